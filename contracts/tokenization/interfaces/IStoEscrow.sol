@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: MIT
+pragma solidity ^0.8.28;
+
+/// @title IStoEscrow
+/// @notice One escrow per security token; runs that token's offerings one at a time. Investors pay in the token's
+///         payment token; tokens are delivered (minted from reserved supply) only after a successful close, and the
+///         payment is refunded after a failed one.
+///
+/// State machine of an offering (`status`):
+///   NONE ──newOffering──► PENDING (now < start) ──time──► ACTIVE (start ≤ now < end, hard cap not reached)
+///   ACTIVE ──pause──► PAUSED ──unpause──► ACTIVE          (tokenizer only; invest refused while paused)
+///   ACTIVE ──end reached or hard cap filled──► ENDED      (awaiting close; anyone may close)
+///   PENDING | ACTIVE | PAUSED | ENDED ──close──► COMPLETED (raised ≥ soft cap: funds to tokenizer, tokens claimable)
+///                                          └──► FAILED    (raised < soft cap: payments claimable back)
+///   The tokenizer may close at any time; anyone may close once ENDED. No state holds funds without a way out.
+interface IStoEscrow {
+    enum Status {
+        NONE,
+        PENDING,
+        ACTIVE,
+        PAUSED,
+        ENDED,
+        COMPLETED,
+        FAILED
+    }
+
+    /// @notice Stored state of one offering. Amounts in payment-token units unless named otherwise.
+    struct Offering {
+        uint256 tokenAmount; // token units offered
+        uint256 price; // payment units per whole token (10**decimals token units), = hardCap * 10**decimals / tokenAmount
+        uint256 softCap;
+        uint256 hardCap;
+        uint256 minInvestment;
+        uint256 maxInvestment; // cumulative per investor
+        uint64 startTime;
+        uint64 endTime;
+        uint256 raised;
+        uint256 tokensSold; // token units owed to investors
+        bool closed;
+        bool succeeded;
+        bool paused;
+    }
+
+    error NotTokenizer(address caller);
+    error AlreadyInitialized();
+    error ZeroAddress();
+    error OfferingInProgress(uint256 offeringId);
+    error InvalidTokenAmount();
+    error InvalidCaps(uint256 softCap, uint256 hardCap);
+    error InvalidInvestmentLimits(uint256 minInvestment, uint256 maxInvestment);
+    error InvalidWindow(uint256 startTime, uint256 endTime);
+    error PriceMismatch(uint256 given, uint256 derived);
+    error UnknownOffering(uint256 offeringId);
+    error OfferingNotStarted(uint256 startTime);
+    error OfferingEnded(uint256 endTime);
+    error OfferingIsPaused(uint256 offeringId);
+    error OfferingNotPaused(uint256 offeringId);
+    error OfferingAlreadyClosed(uint256 offeringId);
+    error OfferingNotClosed(uint256 offeringId);
+    error HardCapReached(uint256 hardCap);
+    error InvestorNotWhitelisted(address investor);
+    error ZeroAmount();
+    error BelowMinimumInvestment(uint256 amount, uint256 minInvestment);
+    error AboveMaximumInvestment(uint256 total, uint256 maxInvestment);
+    error NotAllowedToClose(address caller);
+    error NothingToClaim(address investor);
+    error AlreadyClaimed(address investor);
+
+    event OfferingCreated(
+        uint256 indexed offeringId,
+        uint256 tokenAmount,
+        uint256 price,
+        uint256 softCap,
+        uint256 hardCap,
+        uint256 minInvestment,
+        uint256 maxInvestment,
+        uint64 startTime,
+        uint64 endTime
+    );
+    /// @notice `amount` was kept, `tokens` are owed to the investor, `refunded` (the part above the hard cap) was never taken.
+    event Invested(uint256 indexed offeringId, address indexed investor, uint256 amount, uint256 tokens, uint256 refunded);
+    event OfferingPaused(uint256 indexed offeringId, bool paused);
+    event OfferingClosed(uint256 indexed offeringId, bool succeeded, uint256 raised, uint256 tokensSold);
+    event Claimed(uint256 indexed offeringId, address indexed investor, uint256 tokens, uint256 refund);
+
+    function initialize(address token_) external;
+    function token() external view returns (address);
+    function currentOfferingId() external view returns (uint256);
+    function offering(uint256 offeringId) external view returns (Offering memory);
+    function status(uint256 offeringId) external view returns (Status);
+    function invested(uint256 offeringId, address investor) external view returns (uint256);
+    function tokensOwed(uint256 offeringId, address investor) external view returns (uint256);
+    function claimed(uint256 offeringId, address investor) external view returns (bool);
+
+    function newOffering(
+        uint256 tokenAmount,
+        uint256 price,
+        uint256 softCap,
+        uint256 hardCap,
+        uint256 minInvestment,
+        uint256 maxInvestment,
+        uint64 startTime,
+        uint64 endTime
+    ) external returns (uint256 offeringId);
+    function invest(uint256 amount) external;
+    function setPaused(bool paused) external;
+    function close() external;
+    function claim(uint256 offeringId, address investor) external;
+}

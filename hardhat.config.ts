@@ -1,0 +1,42 @@
+import path from "node:path";
+import { subtask } from "hardhat/config";
+import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD } from "hardhat/builtin-tasks/task-names";
+import type { HardhatUserConfig } from "hardhat/config";
+import "@nomicfoundation/hardhat-toolbox";
+
+/** The compiler comes from the `solc` npm package: Hardhat cannot download compilers on offline machines. */
+const SOLC_VERSION = "0.8.28";
+
+subtask(TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD).setAction(async (args: { solcVersion: string }, _hre, runSuper) => {
+  if (args.solcVersion !== SOLC_VERSION) return runSuper(args);
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const solc = require("solc");
+  return {
+    compilerPath: path.join(path.dirname(require.resolve("solc/package.json")), "soljson.js"),
+    isSolcJs: true,
+    version: SOLC_VERSION,
+    longVersion: solc.version(),
+  };
+});
+
+/** A deployer key for the public testnets, read from the environment; never committed. */
+const deployerAccounts = process.env.DEPLOYER_PRIVATE_KEY ? [process.env.DEPLOYER_PRIVATE_KEY] : [];
+
+const config: HardhatUserConfig = {
+  solidity: {
+    version: SOLC_VERSION,
+    settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: "cancun" },
+  },
+  networks: {
+    hardhat: { chainId: 31337 },
+    localSepolia: { url: process.env.SEPOLIA_LOCAL_RPC_URL ?? "http://127.0.0.1:8545", chainId: 11155111 },
+    localBaseSepolia: { url: process.env.BASE_SEPOLIA_LOCAL_RPC_URL ?? "http://127.0.0.1:8546", chainId: 84532 },
+    sepolia: { url: process.env.SEPOLIA_RPC_URL ?? "", chainId: 11155111, accounts: deployerAccounts },
+    baseSepolia: { url: process.env.BASE_SEPOLIA_RPC_URL ?? "", chainId: 84532, accounts: deployerAccounts },
+  },
+  mocha: { timeout: 120_000 },
+  typechain: { outDir: "typechain-types", target: "ethers-v6" },
+  gasReporter: { enabled: false },
+};
+
+export default config;
