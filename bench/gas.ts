@@ -1,0 +1,117 @@
+import type { HardhatRuntimeEnvironment } from "hardhat/types";
+import type { ContractTransactionResponse } from "ethers";
+import type { ITokenFactory } from "../typechain-types";
+
+export interface GasRow {
+  operation: string;
+  gas: bigint;
+  ratio: number;
+}
+
+/** Row names, shared with bench/run.ts (targets) and anyone reading bench/results/gas.json. */
+export const OPS = {
+  plainExisting: "plain ERC20 transfer (existing recipient)",
+  plainNew: "plain ERC20 transfer (new recipient)",
+  wlExisting: "whitelisted transfer (existing recipient)",
+  wlNew: "whitelisted transfer (new recipient)",
+  wlTransferFrom: "whitelisted transferFrom (existing recipient)",
+  mint: "mint (tokenizer to one investor)",
+  burn: "burn",
+  whitelist: "setWhitelisted (one address)",
+  distribute: "distributeDividends",
+  claim: "claimDividends",
+  newTokenization: "newTokenization (no premints)",
+  newTokenizationPremints: "newTokenization (2 premints)",
+  wlExistingAfterDividend: "whitelisted transfer after a distribution (existing recipient)",
+} as const;
+
+async function gasOf(tx: Promise<ContractTransactionResponse>): Promise<bigint> {
+  const receipt = await (await tx).wait();
+  if (!receipt) throw new Error("no receipt");
+  return receipt.gasUsed;
+}
+
+/**
+ * Deploys the contracts on the in-process Hardhat network and measures, from receipts, the gas of the plain OZ ERC-20
+ * baselines and of the security-token operations. Security-token numbers are taken on a clone made by the factory.
+ * Ratios: whitelisted transfers against the plain transfer of the same kind, every other row against the plain
+ * transfer to an existing holder.
+ */
+export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow[]> {
+  const { ethers } = hre;
+  const [tokenizer, alice, bob, carol, dave, erin] = await ethers.getSigners();
+  const unit = 10n ** 18n;
+
+  // Baseline: a plain OpenZeppelin ERC-20 with a constructor premint.
+  const plain = await ethers.deployContract("PlainERC20", [alice.address, 1_000_000n * unit]);
+  await (await plain.connect(alice).transfer(bob.address, unit)).wait(); // bob becomes an existing holder
+  const plainExisting = await gasOf(plain.connect(alice).transfer(bob.address, unit));
+  const plainNew = await gasOf(plain.connect(alice).transfer(carol.address, unit));
+
+  const usdc = await ethers.deployContract("TestERC20", ["USD Coin", "USDC", 6]);
+  const tokenImpl = await ethers.deployContract("SecurityToken");
+  const escrowImpl = await ethers.deployContract("StoEscrow");
+  const factory = await ethers.deployContract("TokenFactory", [
+    await tokenImpl.getAddress(),
+    await escrowImpl.getAddress(),
+  ]);
+
+  const params = (holders: string[], preMints: bigint[]): ITokenFactory.TokenizationParamsStruct => ({
+    name: "Harbour Office Building",
+    symbol: "HOB",
+    decimals: 18,
+    supplyCap: 10_000_000n * unit,
+    paymentToken: usdc.target as string,
+    initialHolders: holders,
+    preMints,
+  });
+  const create = async (p: ITokenFactory.TokenizationParamsStruct) => {
+    const receipt = await (await factory.connect(tokenizer).newTokenization(p)).wait();
+    if (!receipt) throw new Error("no receipt");
+    const event = receipt.logs
+      .map((log) => factory.interface.parseLog(log))
+      .find((parsed) => parsed?.name === "TokenCreated");
+    if (!event) throw new Error("TokenCreated not emitted");
+    return { gas: receipt.gasUsed, token: await ethers.getContractAt("SecurityToken", event.args.token as string) };
+  };
+
+  const newTokenization = (await create(params([], []))).gas;
+  const { gas: newTokenizationPremints, token } = await create(
+    params([alice.address, bob.address], [1_000_000n * unit, 1_000n * unit]),
+  );
+
+  const whitelist = await gasOf(token.connect(tokenizer).setWhitelisted(carol.address, true));
+  await (await token.connect(tokenizer).setWhitelisted(erin.address, true)).wait();
+
+  const wlExisting = await gasOf(token.connect(alice).transfer(bob.address, unit));
+  const wlNew = await gasOf(token.connect(alice).transfer(carol.address, unit));
+  await (await token.connect(alice).approve(dave.address, 1_000n * unit)).wait(); // the spender needs no whitelist
+  const wlTransferFrom = await gasOf(token.connect(dave).transferFrom(alice.address, bob.address, unit));
+  const mint = await gasOf(token.connect(tokenizer).mint(erin.address, 100n * unit));
+  const burn = await gasOf(token.connect(alice).burn(unit));
+
+  const dividend = 10_000n * 10n ** 6n;
+  await (await usdc.mint(tokenizer.address, dividend)).wait();
+  await (await usdc.connect(tokenizer).approve(token.target, dividend)).wait();
+  const distribute = await gasOf(token.connect(tokenizer).distributeDividends(dividend));
+  const wlExistingAfterDividend = await gasOf(token.connect(alice).transfer(bob.address, unit));
+  const claim = await gasOf(token.connect(bob).claimDividends());
+
+  const ratio = (gas: bigint, base: bigint) => Math.round((Number(gas) / Number(base)) * 1000) / 1000;
+  const rows: Array<[string, bigint, bigint]> = [
+    [OPS.plainExisting, plainExisting, plainExisting],
+    [OPS.plainNew, plainNew, plainNew],
+    [OPS.wlExisting, wlExisting, plainExisting],
+    [OPS.wlNew, wlNew, plainNew],
+    [OPS.wlTransferFrom, wlTransferFrom, plainExisting],
+    [OPS.mint, mint, plainExisting],
+    [OPS.burn, burn, plainExisting],
+    [OPS.whitelist, whitelist, plainExisting],
+    [OPS.distribute, distribute, plainExisting],
+    [OPS.claim, claim, plainExisting],
+    [OPS.newTokenization, newTokenization, plainExisting],
+    [OPS.newTokenizationPremints, newTokenizationPremints, plainExisting],
+    [OPS.wlExistingAfterDividend, wlExistingAfterDividend, plainExisting],
+  ];
+  return rows.map(([operation, gas, base]) => ({ operation, gas, ratio: ratio(gas, base) }));
+}

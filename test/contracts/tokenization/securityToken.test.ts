@@ -1,0 +1,366 @@
+import { expect } from "chai";
+import { ethers } from "hardhat";
+import { loadFixture, setBalance } from "@nomicfoundation/hardhat-network-helpers";
+import { TOKENS, createTokenization, tokenFixture, tokenizationParams } from "./helpers";
+
+/** tokenFixture plus a capped token (cap 2000, alice 1000 preminted) and a signer impersonating its escrow. */
+async function cappedFixture() {
+  const base = await tokenFixture();
+  const { factory, tokenizer, alice, usdc } = base;
+  const { token: capped, escrow } = await createTokenization(
+    factory,
+    tokenizer,
+    tokenizationParams(await usdc.getAddress(), {
+      supplyCap: TOKENS(2000),
+      initialHolders: [alice.address],
+      preMints: [TOKENS(1000)],
+    }),
+  );
+  await setBalance(await escrow.getAddress(), 10n ** 18n);
+  const escrowSigner = await ethers.getImpersonatedSigner(await escrow.getAddress());
+  return { ...base, capped, escrowSigner };
+}
+
+describe("SecurityToken", function () {
+  describe("whitelist", function () {
+    it("whitelists and blacklists one account, emitting every time (also when unchanged)", async function () {
+      const { token, tokenizer, dave } = await loadFixture(tokenFixture);
+      expect(await token.isWhitelisted(dave.address)).to.equal(false);
+      await expect(token.connect(tokenizer).setWhitelisted(dave.address, true))
+        .to.emit(token, "WhitelistUpdated")
+        .withArgs(dave.address, true);
+      expect(await token.isWhitelisted(dave.address)).to.equal(true);
+      await expect(token.connect(tokenizer).setWhitelisted(dave.address, true))
+        .to.emit(token, "WhitelistUpdated")
+        .withArgs(dave.address, true);
+      await expect(token.connect(tokenizer).setWhitelisted(dave.address, false))
+        .to.emit(token, "WhitelistUpdated")
+        .withArgs(dave.address, false);
+      expect(await token.isWhitelisted(dave.address)).to.equal(false);
+    });
+
+    it("blacklisting keeps the balance", async function () {
+      const { token, tokenizer, alice } = await loadFixture(tokenFixture);
+      await token.connect(tokenizer).setWhitelisted(alice.address, false);
+      expect(await token.balanceOf(alice.address)).to.equal(TOKENS(1000));
+      await token.connect(tokenizer).setWhitelisted(alice.address, true);
+      expect(await token.balanceOf(alice.address)).to.equal(TOKENS(1000));
+    });
+
+    it("is tokenizer only and rejects the zero address", async function () {
+      const { token, tokenizer, alice, dave } = await loadFixture(tokenFixture);
+      await expect(token.connect(alice).setWhitelisted(dave.address, true))
+        .to.be.revertedWithCustomError(token, "NotTokenizer")
+        .withArgs(alice.address);
+      await expect(
+        token.connect(tokenizer).setWhitelisted(ethers.ZeroAddress, true),
+      ).to.be.revertedWithCustomError(token, "ZeroAddress");
+    });
+
+    it("batch: updates every account and emits one event each", async function () {
+      const { token, tokenizer, alice, dave, outsider } = await loadFixture(tokenFixture);
+      const tx = token.connect(tokenizer).setWhitelistedBatch([dave.address, outsider.address, alice.address], [
+        true,
+        true,
+        false,
+      ]);
+      await expect(tx).to.emit(token, "WhitelistUpdated").withArgs(dave.address, true);
+      await expect(tx).to.emit(token, "WhitelistUpdated").withArgs(outsider.address, true);
+      await expect(tx).to.emit(token, "WhitelistUpdated").withArgs(alice.address, false);
+      expect(await token.isWhitelisted(dave.address)).to.equal(true);
+      expect(await token.isWhitelisted(outsider.address)).to.equal(true);
+      expect(await token.isWhitelisted(alice.address)).to.equal(false);
+      await expect(token.connect(tokenizer).setWhitelistedBatch([], [])).to.not.emit(token, "WhitelistUpdated");
+    });
+
+    it("batch: tokenizer only, equal lengths, no zero address (atomically)", async function () {
+      const { token, tokenizer, alice, dave } = await loadFixture(tokenFixture);
+      await expect(token.connect(alice).setWhitelistedBatch([dave.address], [true]))
+        .to.be.revertedWithCustomError(token, "NotTokenizer")
+        .withArgs(alice.address);
+      await expect(token.connect(tokenizer).setWhitelistedBatch([dave.address], [true, false]))
+        .to.be.revertedWithCustomError(token, "LengthMismatch")
+        .withArgs(1, 2);
+      await expect(
+        token.connect(tokenizer).setWhitelistedBatch([dave.address, ethers.ZeroAddress], [true, true]),
+      ).to.be.revertedWithCustomError(token, "ZeroAddress");
+      expect(await token.isWhitelisted(dave.address)).to.equal(false);
+    });
+  });
+
+  describe("transfers", function () {
+    it("transfer between whitelisted holders", async function () {
+      const { token, alice, bob } = await loadFixture(tokenFixture);
+      await expect(token.connect(alice).transfer(bob.address, TOKENS(100)))
+        .to.emit(token, "Transfer")
+        .withArgs(alice.address, bob.address, TOKENS(100));
+      expect(await token.balanceOf(alice.address)).to.equal(TOKENS(900));
+      expect(await token.balanceOf(bob.address)).to.equal(TOKENS(600));
+      expect(await token.totalSupply()).to.equal(TOKENS(1500));
+    });
+
+    it("transfer to a whitelisted account with no balance, and to oneself", async function () {
+      const { token, alice, carol } = await loadFixture(tokenFixture);
+      await expect(token.connect(alice).transfer(carol.address, TOKENS(1))).to.changeTokenBalances(
+        token,
+        [alice, carol],
+        [-TOKENS(1), TOKENS(1)],
+      );
+      await expect(token.connect(alice).transfer(alice.address, TOKENS(10))).to.changeTokenBalance(token, alice, 0n);
+    });
+
+    it("refuses a non-whitelisted sender, naming it", async function () {
+      const { token, tokenizer, alice, bob } = await loadFixture(tokenFixture);
+      await token.connect(tokenizer).setWhitelisted(alice.address, false);
+      await expect(token.connect(alice).transfer(bob.address, 1n))
+        .to.be.revertedWithCustomError(token, "ERC7943CannotSend")
+        .withArgs(alice.address);
+    });
+
+    it("refuses a non-whitelisted recipient, naming it (even if the amount exceeds the balance)", async function () {
+      const { token, alice, dave } = await loadFixture(tokenFixture);
+      await expect(token.connect(alice).transfer(dave.address, 1n))
+        .to.be.revertedWithCustomError(token, "ERC7943CannotReceive")
+        .withArgs(dave.address);
+      await expect(token.connect(alice).transfer(dave.address, TOKENS(5000)))
+        .to.be.revertedWithCustomError(token, "ERC7943CannotReceive")
+        .withArgs(dave.address);
+    });
+
+    it("names the sender first when neither side is whitelisted", async function () {
+      const { token, tokenizer, alice, dave } = await loadFixture(tokenFixture);
+      await token.connect(tokenizer).setWhitelisted(alice.address, false);
+      await expect(token.connect(alice).transfer(dave.address, 1n))
+        .to.be.revertedWithCustomError(token, "ERC7943CannotSend")
+        .withArgs(alice.address);
+    });
+
+    it("keeps the ERC-20 errors for balance and the zero address", async function () {
+      const { token, alice, bob, carol } = await loadFixture(tokenFixture);
+      await expect(token.connect(carol).transfer(bob.address, 1n))
+        .to.be.revertedWithCustomError(token, "ERC20InsufficientBalance")
+        .withArgs(carol.address, 0n, 1n);
+      await expect(token.connect(alice).transfer(ethers.ZeroAddress, 1n))
+        .to.be.revertedWithCustomError(token, "ERC20InvalidReceiver")
+        .withArgs(ethers.ZeroAddress);
+    });
+
+    it("transferFrom between whitelisted holders; the spender needs no whitelist", async function () {
+      const { token, alice, bob, outsider } = await loadFixture(tokenFixture);
+      await expect(token.connect(alice).approve(outsider.address, TOKENS(50)))
+        .to.emit(token, "Approval")
+        .withArgs(alice.address, outsider.address, TOKENS(50));
+      await expect(token.connect(outsider).transferFrom(alice.address, bob.address, TOKENS(20)))
+        .to.emit(token, "Transfer")
+        .withArgs(alice.address, bob.address, TOKENS(20));
+      expect(await token.allowance(alice.address, outsider.address)).to.equal(TOKENS(30));
+      expect(await token.balanceOf(bob.address)).to.equal(TOKENS(520));
+    });
+
+    it("transferFrom enforces the whitelist on both sides, the allowance and the balance", async function () {
+      const { token, tokenizer, alice, bob, carol, dave, outsider } = await loadFixture(tokenFixture);
+      await token.connect(alice).approve(outsider.address, TOKENS(5000));
+      await token.connect(carol).approve(outsider.address, TOKENS(1));
+      await expect(token.connect(outsider).transferFrom(alice.address, dave.address, 1n))
+        .to.be.revertedWithCustomError(token, "ERC7943CannotReceive")
+        .withArgs(dave.address);
+      await expect(token.connect(outsider).transferFrom(carol.address, bob.address, 1n))
+        .to.be.revertedWithCustomError(token, "ERC20InsufficientBalance")
+        .withArgs(carol.address, 0n, 1n);
+      await expect(token.connect(outsider).transferFrom(bob.address, alice.address, 1n))
+        .to.be.revertedWithCustomError(token, "ERC20InsufficientAllowance")
+        .withArgs(outsider.address, 0n, 1n);
+      await token.connect(tokenizer).setWhitelisted(alice.address, false);
+      await expect(token.connect(outsider).transferFrom(alice.address, bob.address, 1n))
+        .to.be.revertedWithCustomError(token, "ERC7943CannotSend")
+        .withArgs(alice.address);
+    });
+  });
+
+  describe("ERC-7943 views", function () {
+    it("canSend / canReceive follow the whitelist", async function () {
+      const { token, tokenizer, alice, carol, dave } = await loadFixture(tokenFixture);
+      expect(await token.canSend(alice.address)).to.equal(true);
+      expect(await token.canReceive(carol.address)).to.equal(true);
+      expect(await token.canSend(dave.address)).to.equal(false);
+      expect(await token.canReceive(dave.address)).to.equal(false);
+      await token.connect(tokenizer).setWhitelisted(alice.address, false);
+      expect(await token.canSend(alice.address)).to.equal(false);
+      expect(await token.canReceive(alice.address)).to.equal(false);
+    });
+
+    it("canTransfer needs both sides whitelisted and enough balance", async function () {
+      const { token, tokenizer, alice, bob, dave } = await loadFixture(tokenFixture);
+      expect(await token.canTransfer(alice.address, bob.address, TOKENS(1000))).to.equal(true);
+      expect(await token.canTransfer(alice.address, bob.address, TOKENS(1000) + 1n)).to.equal(false);
+      expect(await token.canTransfer(alice.address, dave.address, 1n)).to.equal(false);
+      await token.connect(tokenizer).setWhitelisted(alice.address, false);
+      expect(await token.canTransfer(alice.address, bob.address, 1n)).to.equal(false);
+    });
+  });
+
+  describe("mint and burn", function () {
+    it("the tokenizer mints to a whitelisted account", async function () {
+      const { token, tokenizer, carol } = await loadFixture(tokenFixture);
+      await expect(token.connect(tokenizer).mint(carol.address, TOKENS(7)))
+        .to.emit(token, "Transfer")
+        .withArgs(ethers.ZeroAddress, carol.address, TOKENS(7));
+      expect(await token.balanceOf(carol.address)).to.equal(TOKENS(7));
+      expect(await token.totalSupply()).to.equal(TOKENS(1507));
+    });
+
+    it("mint: tokenizer only, non-zero amount, whitelisted non-zero recipient", async function () {
+      const { token, tokenizer, alice, dave } = await loadFixture(tokenFixture);
+      await expect(token.connect(alice).mint(alice.address, 1n))
+        .to.be.revertedWithCustomError(token, "NotTokenizer")
+        .withArgs(alice.address);
+      await expect(token.connect(tokenizer).mint(alice.address, 0n)).to.be.revertedWithCustomError(
+        token,
+        "ZeroAmount",
+      );
+      await expect(token.connect(tokenizer).mint(dave.address, 1n))
+        .to.be.revertedWithCustomError(token, "ERC7943CannotReceive")
+        .withArgs(dave.address);
+      await expect(token.connect(tokenizer).mint(ethers.ZeroAddress, 1n))
+        .to.be.revertedWithCustomError(token, "ERC20InvalidReceiver")
+        .withArgs(ethers.ZeroAddress);
+    });
+
+    it("without a cap the supply is bounded only by uint248", async function () {
+      const { token, tokenizer, carol } = await loadFixture(tokenFixture);
+      const room = 2n ** 248n - 1n - TOKENS(1500);
+      await token.connect(tokenizer).mint(carol.address, room);
+      expect(await token.totalSupply()).to.equal(2n ** 248n - 1n);
+      await expect(token.connect(tokenizer).mint(carol.address, 1n))
+        .to.be.revertedWithCustomError(token, "SafeCastOverflowedUintDowncast")
+        .withArgs(248, 2n ** 248n);
+    });
+
+    it("the cap limits tokenizer mints", async function () {
+      const { capped, tokenizer, alice } = await loadFixture(cappedFixture);
+      await expect(capped.connect(tokenizer).mint(alice.address, TOKENS(1000) + 1n))
+        .to.be.revertedWithCustomError(capped, "SupplyCapExceeded")
+        .withArgs(TOKENS(2000), TOKENS(2000) + 1n);
+      await capped.connect(tokenizer).mint(alice.address, TOKENS(1000));
+      expect(await capped.totalSupply()).to.equal(TOKENS(2000));
+    });
+
+    it("the cap counts reserved supply, and burning frees room", async function () {
+      const { capped, tokenizer, alice, escrowSigner } = await loadFixture(cappedFixture);
+      await capped.connect(escrowSigner).reserveSupply(TOKENS(600));
+      await expect(capped.connect(tokenizer).mint(alice.address, TOKENS(401)))
+        .to.be.revertedWithCustomError(capped, "SupplyCapExceeded")
+        .withArgs(TOKENS(2000), TOKENS(2001));
+      await capped.connect(tokenizer).mint(alice.address, TOKENS(400));
+      await capped.connect(alice).burn(TOKENS(1));
+      await capped.connect(tokenizer).mint(alice.address, TOKENS(1));
+    });
+
+    it("any holder burns its own balance, even when no longer whitelisted", async function () {
+      const { token, tokenizer, alice } = await loadFixture(tokenFixture);
+      await expect(token.connect(alice).burn(TOKENS(100)))
+        .to.emit(token, "Transfer")
+        .withArgs(alice.address, ethers.ZeroAddress, TOKENS(100));
+      expect(await token.totalSupply()).to.equal(TOKENS(1400));
+      await token.connect(tokenizer).setWhitelisted(alice.address, false);
+      await token.connect(alice).burn(TOKENS(900));
+      expect(await token.balanceOf(alice.address)).to.equal(0n);
+      expect(await token.totalSupply()).to.equal(TOKENS(500));
+    });
+
+    it("burn: non-zero amount within the balance", async function () {
+      const { token, alice, outsider } = await loadFixture(tokenFixture);
+      await expect(token.connect(alice).burn(0n)).to.be.revertedWithCustomError(token, "ZeroAmount");
+      await expect(token.connect(alice).burn(TOKENS(1000) + 1n))
+        .to.be.revertedWithCustomError(token, "ERC20InsufficientBalance")
+        .withArgs(alice.address, TOKENS(1000), TOKENS(1000) + 1n);
+      await expect(token.connect(outsider).burn(1n))
+        .to.be.revertedWithCustomError(token, "ERC20InsufficientBalance")
+        .withArgs(outsider.address, 0n, 1n);
+    });
+  });
+
+  describe("reserved supply (escrow only)", function () {
+    it("reserve, release and mint reserved supply, with events", async function () {
+      const { capped, escrowSigner, alice } = await loadFixture(cappedFixture);
+      await expect(capped.connect(escrowSigner).reserveSupply(TOKENS(600)))
+        .to.emit(capped, "SupplyReserved")
+        .withArgs(TOKENS(600), TOKENS(600));
+      await expect(capped.connect(escrowSigner).reserveSupply(TOKENS(400)))
+        .to.emit(capped, "SupplyReserved")
+        .withArgs(TOKENS(400), TOKENS(1000));
+      expect(await capped.reservedSupply()).to.equal(TOKENS(1000));
+
+      await expect(capped.connect(escrowSigner).mintReserved(alice.address, TOKENS(300)))
+        .to.emit(capped, "Transfer")
+        .withArgs(ethers.ZeroAddress, alice.address, TOKENS(300));
+      expect(await capped.reservedSupply()).to.equal(TOKENS(700));
+      expect(await capped.totalSupply()).to.equal(TOKENS(1300));
+
+      await expect(capped.connect(escrowSigner).releaseReservedSupply(TOKENS(200)))
+        .to.emit(capped, "ReservationReleased")
+        .withArgs(TOKENS(200), TOKENS(500));
+      expect(await capped.reservedSupply()).to.equal(TOKENS(500));
+    });
+
+    it("reserveSupply respects the cap (supply + reserved) and rejects 0", async function () {
+      const { capped, escrowSigner, tokenizer, alice } = await loadFixture(cappedFixture);
+      await expect(capped.connect(escrowSigner).reserveSupply(TOKENS(1000) + 1n))
+        .to.be.revertedWithCustomError(capped, "SupplyCapExceeded")
+        .withArgs(TOKENS(2000), TOKENS(2000) + 1n);
+      await capped.connect(escrowSigner).reserveSupply(TOKENS(500));
+      await capped.connect(tokenizer).mint(alice.address, TOKENS(400));
+      await expect(capped.connect(escrowSigner).reserveSupply(TOKENS(101)))
+        .to.be.revertedWithCustomError(capped, "SupplyCapExceeded")
+        .withArgs(TOKENS(2000), TOKENS(2001));
+      await expect(capped.connect(escrowSigner).reserveSupply(0n)).to.be.revertedWithCustomError(
+        capped,
+        "ZeroAmount",
+      );
+    });
+
+    it("without a cap any reservation is accepted", async function () {
+      const { token, escrow } = await loadFixture(tokenFixture);
+      await setBalance(await escrow.getAddress(), 10n ** 18n);
+      const escrowSigner = await ethers.getImpersonatedSigner(await escrow.getAddress());
+      await token.connect(escrowSigner).reserveSupply(2n ** 200n);
+      expect(await token.reservedSupply()).to.equal(2n ** 200n);
+    });
+
+    it("release and mintReserved cannot exceed the reservation, reject 0, and mint only to the whitelist", async function () {
+      const { capped, escrowSigner, alice, dave } = await loadFixture(cappedFixture);
+      await capped.connect(escrowSigner).reserveSupply(TOKENS(100));
+      await expect(capped.connect(escrowSigner).releaseReservedSupply(TOKENS(100) + 1n))
+        .to.be.revertedWithCustomError(capped, "ReservationExceeded")
+        .withArgs(TOKENS(100), TOKENS(100) + 1n);
+      await expect(capped.connect(escrowSigner).mintReserved(alice.address, TOKENS(100) + 1n))
+        .to.be.revertedWithCustomError(capped, "ReservationExceeded")
+        .withArgs(TOKENS(100), TOKENS(100) + 1n);
+      await expect(capped.connect(escrowSigner).releaseReservedSupply(0n)).to.be.revertedWithCustomError(
+        capped,
+        "ZeroAmount",
+      );
+      await expect(capped.connect(escrowSigner).mintReserved(alice.address, 0n)).to.be.revertedWithCustomError(
+        capped,
+        "ZeroAmount",
+      );
+      await expect(capped.connect(escrowSigner).mintReserved(dave.address, 1n))
+        .to.be.revertedWithCustomError(capped, "ERC7943CannotReceive")
+        .withArgs(dave.address);
+      expect(await capped.reservedSupply()).to.equal(TOKENS(100));
+    });
+
+    it("reserve, release and mintReserved are escrow only (not even the tokenizer)", async function () {
+      const { capped, tokenizer, alice } = await loadFixture(cappedFixture);
+      await expect(capped.connect(tokenizer).reserveSupply(1n))
+        .to.be.revertedWithCustomError(capped, "NotEscrow")
+        .withArgs(tokenizer.address);
+      await expect(capped.connect(alice).releaseReservedSupply(1n))
+        .to.be.revertedWithCustomError(capped, "NotEscrow")
+        .withArgs(alice.address);
+      await expect(capped.connect(tokenizer).mintReserved(alice.address, 1n))
+        .to.be.revertedWithCustomError(capped, "NotEscrow")
+        .withArgs(tokenizer.address);
+    });
+  });
+});
