@@ -1,0 +1,32 @@
+import type { Request } from "express";
+import { badRequest, unauthorized } from "../errors";
+import type { Services } from "../services";
+import type { ApiKeyRecord } from "../store/api-keys";
+
+/** How an endpoint answers a missing key; the spec gives different answers on different endpoints. */
+export type MissingKeyAnswer = "endpoint" | "headers" | "method";
+
+export const KEY_REQUIRED_FOR_ENDPOINT = "API key is required for this endpoint";
+export const KEY_MISSING_FROM_HEADERS = "API key is missing from headers.";
+export const KEY_REQUIRED_FOR_METHOD = "API key is required for this method";
+
+export function presentedKey(req: Request): string | undefined {
+  const value = req.header("x-api-key");
+  return value && value.trim() ? value.trim() : undefined;
+}
+
+/** The caller's key record when an x-api-key header is present; a present but invalid key is a 401. */
+export async function optionalApiKey(services: Services, req: Request): Promise<ApiKeyRecord | undefined> {
+  const key = presentedKey(req);
+  if (!key) return undefined;
+  const record = await services.apiKeys.verify(key);
+  if (!record) throw unauthorized("Invalid API key", { header: "x-api-key" });
+  return record;
+}
+
+export async function requireApiKey(services: Services, req: Request, missing: MissingKeyAnswer): Promise<ApiKeyRecord> {
+  const record = await optionalApiKey(services, req);
+  if (record) return record;
+  if (missing === "headers") throw badRequest(KEY_MISSING_FROM_HEADERS, { header: "x-api-key" });
+  throw unauthorized(missing === "endpoint" ? KEY_REQUIRED_FOR_ENDPOINT : KEY_REQUIRED_FOR_METHOD, { header: "x-api-key" });
+}

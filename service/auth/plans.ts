@@ -1,0 +1,30 @@
+/** Initial credits per metered method, by plan (API-SPEC "Credits per plan"). */
+export const PLAN_CREDITS = { Starter: 10, Professional: 100, Enterprise: 10_000 } as const;
+export type Plan = keyof typeof PLAN_CREDITS;
+export const PLANS = Object.keys(PLAN_CREDITS) as Plan[];
+
+/** Methods whose every send (or call, for patch-token-docs) spends one credit of its own balance. */
+export const METERED_METHODS = [
+  "newTokenization",
+  "whitelist",
+  "mintToken",
+  "burnToken",
+  "transferTo",
+  "transferFrom",
+  "approve",
+  "dividendDistribution",
+  "newSto",
+  "newInvest",
+  "claimTokens",
+  "closeOffer",
+  "patch-token-docs",
+] as const;
+export type MeteredMethod = (typeof METERED_METHODS)[number];
+
+/** The governance-token faucet has its own balance: 10 lifetime claims per key, on every plan. */
+export const FAUCET_CREDIT_METHOD = "faucet";
+export const FAUCET_CREDITS = 10;
+
+export function isMetered(method: string): method is MeteredMethod {
+  return (METERED_METHODS as readonly string[]).includes(method);
+}

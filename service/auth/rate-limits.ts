@@ -1,0 +1,98 @@
+import type { Request } from "express";
+import { BurstyRateLimiter, RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
+import { ApiError } from "../errors";
+import type { Db } from "../store/db";
+
+/**
+ * Limits on POST /prepare-transactions (API-SPEC "Rate limits"), kept in the database through rate-limiter-flexible's
+ * Postgres store so every service instance on one database shares the counters.
+ *
+ *                 burst          per minute                 concurrent
+ *   without key   30 per IP      10 per IP, 5 per wallet    20 per IP
+ *   with a key    120 per key    60 per key                 500 per key
+ *
+ * "Burst over per-minute" is a token bucket: the per-minute limiter refills every minute, and a burst allowance on top
+ * of it refills over the time the steady rate needs to earn it back.
+ */
+export interface PrepareLimits {
+  burst: number;
+  perMinute: number;
+  perWalletPerMinute?: number;
+  concurrent: number;
+}
+
+export const ANONYMOUS_LIMITS: PrepareLimits = { burst: 30, perMinute: 10, perWalletPerMinute: 5, concurrent: 20 };
+export const KEYED_LIMITS: PrepareLimits = { burst: 120, perMinute: 60, concurrent: 500 };
+
+const RETRY_AFTER_SECONDS = "60";
+/** A request that never finishes (crashed process) stops counting against concurrency after this long. */
+const CONCURRENCY_LEASE_SECONDS = 120;
+
+function rateLimited(limit: string): ApiError {
+  return new ApiError(429, "RATE_LIMITED", `Too many requests: ${limit} exceeded; retry after 60 seconds`, { limit }, {
+    "Retry-After": RETRY_AFTER_SECONDS,
+  });
+}
+
+interface Tier {
+  rate: BurstyRateLimiter;
+  wallet?: RateLimiterPostgres;
+  concurrency: RateLimiterPostgres;
+}
+
+export class PrepareRateLimiter {
+  private readonly anonymous: Tier;
+  private readonly keyed: Tier;
+
+  constructor(db: Db) {
+    const store = (keyPrefix: string, points: number, duration: number) =>
+      new RateLimiterPostgres({
+        storeClient: db.rateLimiterClient(),
+        storeType: "client",
+        tableName: "rate_limits",
+        tableCreated: true,
+        clearExpiredByTimeout: false,
+        keyPrefix,
+        points,
+        duration,
+      });
+    const tier = (name: string, limits: PrepareLimits): Tier => {
+      const extra = limits.burst - limits.perMinute;
+      const refillSeconds = Math.ceil((extra / limits.perMinute) * 60);
+      return {
+        rate: new BurstyRateLimiter(store(`${name}_min`, limits.perMinute, 60), store(`${name}_burst`, extra, refillSeconds)),
+        wallet: limits.perWalletPerMinute ? store(`${name}_wallet`, limits.perWalletPerMinute, 60) : undefined,
+        concurrency: store(`${name}_conc`, limits.concurrent, CONCURRENCY_LEASE_SECONDS),
+      };
+    };
+    this.anonymous = tier("prep_anon", ANONYMOUS_LIMITS);
+    this.keyed = tier("prep_key", KEYED_LIMITS);
+  }
+
+  /**
+   * Counts one prepare against the caller's limits (the key when one is presented, else the client IP, plus the
+   * signer wallet without a key) and holds a concurrency slot. Returns the release function; throws a 429.
+   */
+  async admit(req: Request, apiKeyHeader: string | undefined, wallet: string | undefined): Promise<() => Promise<void>> {
+    const tier = apiKeyHeader ? this.keyed : this.anonymous;
+    const subject = apiKeyHeader ? `key:${apiKeyHeader.slice(0, 24)}` : `ip:${req.ip ?? "unknown"}`;
+    await consume(tier.rate, subject, apiKeyHeader ? "per-key request rate" : "per-IP request rate");
+    if (tier.wallet && wallet) await consume(tier.wallet, `wallet:${wallet.toLowerCase()}`, "per-wallet request rate");
+    await consume(tier.concurrency, subject, "concurrent requests");
+    let released = false;
+    return async () => {
+      if (released) return;
+      released = true;
+      await tier.concurrency.reward(subject, 1).catch(() => undefined);
+    };
+  }
+}
+
+async function consume(limiter: BurstyRateLimiter | RateLimiterPostgres, key: string, limit: string): Promise<void> {
+  try {
+    await limiter.consume(key, 1);
+  } catch (error) {
+    if (error instanceof RateLimiterRes || (error as { msBeforeNext?: number })?.msBeforeNext !== undefined) throw rateLimited(limit);
+    throw error;
+  }
+}

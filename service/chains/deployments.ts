@@ -1,0 +1,48 @@
+import fs from "node:fs";
+import path from "node:path";
+import { z } from "zod";
+
+const address = z.string().regex(/^0x[0-9a-fA-F]{40}$/);
+
+/** deployments/<chainId>.json, written by scripts/deploy.ts. */
+export const deploymentSchema = z.object({
+  chainId: z.number().int().positive(),
+  chainName: z.string(),
+  currencyName: z.string(),
+  blockExplorerUrl: z.string(),
+  deploymentBlock: z.number().int().nonnegative(),
+  deployer: address,
+  deployedAt: z.string(),
+  contracts: z.object({
+    TokenFactory: address,
+    SecurityTokenImplementation: address,
+    StoEscrowImplementation: address,
+    USDC: address,
+    USDT: address,
+    BKN: address,
+  }),
+});
+
+export type Deployment = z.infer<typeof deploymentSchema>;
+export type ContractName = keyof Deployment["contracts"];
+
+export function deploymentPath(dir: string, chainId: number): string {
+  return path.resolve(dir, `${chainId}.json`);
+}
+
+/** Reads a deployment file; undefined when the chain has none. Throws when the file exists but is malformed. */
+export function readDeployment(dir: string, chainId: number): Deployment | undefined {
+  const file = deploymentPath(dir, chainId);
+  if (!fs.existsSync(file)) return undefined;
+  const parsed = deploymentSchema.safeParse(JSON.parse(fs.readFileSync(file, "utf8")));
+  if (!parsed.success) throw new Error(`${file} is not a valid deployment: ${parsed.error.issues[0].message}`);
+  if (parsed.data.chainId !== chainId) throw new Error(`${file} describes chain ${parsed.data.chainId}, not ${chainId}`);
+  return parsed.data;
+}
+
+export function writeDeployment(dir: string, deployment: Deployment): string {
+  const file = deploymentPath(dir, deployment.chainId);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, JSON.stringify(deploymentSchema.parse(deployment), null, 2) + "\n");
+  return file;
+}

@@ -1,0 +1,141 @@
+import { randomBytes } from "node:crypto";
+import { toBeHex } from "ethers";
+import type { Chain } from "../chains/registry";
+import { decodeRevert, revertDataOf } from "../chains/contracts";
+import { forbidden, preflightError } from "../errors";
+import type { MethodDefinition } from "../methods/types";
+import type { Services } from "../services";
+import type { ApiKeyRecord } from "../store/api-keys";
+import type { PlannedCall, UnsignedTransaction } from "./types";
+
+/** Headroom over a gas estimate: state can move a little between prepare and broadcast. */
+const GAS_HEADROOM_PERCENT = 125n;
+
+export interface BuildOptions {
+  /** Client-chosen first nonce (WIRE-COMPAT §3); default: the signer's pending nonce. */
+  nonce?: number;
+  /** Client-chosen gas limit applied to every transaction. */
+  gasLimit?: bigint;
+}
+
+/** A fresh internal batch id: 0x + 32 random bytes (not a blockchain hash). */
+export function newTxId(): string {
+  return "0x" + randomBytes(32).toString("hex");
+}
+
+/**
+ * Turns planned calls into unsigned EIP-1559 transactions with sequential nonces, current fees and gas limits.
+ * The first call is estimated against the chain as it is; a later call may depend on an earlier one not yet mined,
+ * so its estimate is only trusted when it succeeds, and its declared ceiling is the floor (and the fallback).
+ */
+export async function buildTransactions(
+  chain: Chain,
+  signer: string,
+  calls: PlannedCall[],
+  options: BuildOptions = {},
+): Promise<UnsignedTransaction[]> {
+  const provider = chain.provider;
+  const [startNonce, fees] = await Promise.all([
+    options.nonce ?? provider.getTransactionCount(signer, "pending"),
+    provider.getFeeData(),
+  ]);
+  const maxFeePerGas = fees.maxFeePerGas ?? fees.gasPrice ?? 0n;
+  const maxPriorityFeePerGas = fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n;
+
+  const transactions: UnsignedTransaction[] = [];
+  for (const [index, call] of calls.entries()) {
+    const gasLimit = options.gasLimit ?? (await gasFor(chain, signer, call, index, calls.length));
+    transactions.push({
+      from: signer,
+      to: call.to,
+      value: call.value ? toBeHex(call.value) : "0x00",
+      nonce: Number(startNonce) + index,
+      chainId: chain.chainId,
+      data: call.data,
+      type: 2,
+      maxPriorityFeePerGas: maxPriorityFeePerGas.toString(),
+      maxFeePerGas: maxFeePerGas.toString(),
+      gasLimit: toBeHex(gasLimit),
+    });
+  }
+  return transactions;
+}
+
+async function gasFor(chain: Chain, from: string, call: PlannedCall, index: number, count: number): Promise<bigint> {
+  try {
+    const estimate = await chain.provider.estimateGas({ from, to: call.to, data: call.data, value: call.value ?? 0n });
+    const padded = (estimate * GAS_HEADROOM_PERCENT + 99n) / 100n;
+    return index > 0 && call.gasCeiling && call.gasCeiling > padded ? call.gasCeiling : padded;
+  } catch (error) {
+    if (index > 0 && call.gasCeiling) return call.gasCeiling;
+    const reason = decodeRevert(revertDataOf(error)) ?? shortMessage(error);
+    throw preflightError(`Transaction ${index + 1} of ${count} (${call.description}) would revert: ${reason}`, {
+      transactionIndex: index,
+      reason,
+    });
+  }
+}
+
+function shortMessage(error: unknown): string {
+  const e = error as { shortMessage?: string; message?: string };
+  return e.shortMessage ?? e.message ?? String(error);
+}
+
+
+export interface PrepareInput {
+  method: MethodDefinition;
+  /** The method's parsed body. */
+  body: Record<string, any>;
+  apiKey?: ApiKeyRecord;
+}
+
+/**
+ * The prepare half of a write: resolve the chain, check the signer is whitelisted, let the method plan its calls,
+ * build the unsigned transactions and persist them as a batch before answering.
+ */
+export async function prepareBatch(services: Services, input: PrepareInput) {
+  const { method, body, apiKey } = input;
+  const chain = services.chains.resolve(body.chainId);
+  const signer = method.signerOf(body);
+  if (!(await services.signers.isAllowed(signer))) {
+    throw forbidden(`Signer ${signer} is not whitelisted: ask the operator to whitelist this wallet before preparing with it`, {
+      field: "signerAddress",
+      signerAddress: signer,
+    });
+  }
+  const executionMode = body.executionMode ?? "client-signed";
+  const plan = await method.plan({ services, chain, apiKey }, body);
+  const transactions = await buildTransactions(chain, plan.signer, plan.calls, {
+    nonce: body.nonce === undefined ? undefined : Number(BigInt(body.nonce)),
+    gasLimit: body.gasLimit === undefined ? undefined : BigInt(body.gasLimit),
+  });
+  const txId = newTxId();
+  const info = {
+    ...Object.fromEntries(Object.entries(plan.info).filter(([, v]) => v !== undefined)),
+    method: method.name,
+    chainId: chain.chainId,
+    steps: plan.calls.map((c) => c.description),
+  };
+  await services.batches.create({
+    txId,
+    chainId: chain.chainId,
+    method: method.name,
+    executionMode,
+    signer: plan.signer,
+    apiKeyId: apiKey?.id ?? null,
+    body,
+    plan: plan.record ?? {},
+    info,
+    transactions: transactions.map((unsigned, index) => ({
+      index,
+      unsigned,
+      signedRaw: null,
+      txHash: null,
+      status: "prepared" as const,
+      blockNumber: null,
+      gasUsed: null,
+      error: null,
+    })),
+  });
+  return { txId, transactions, info, executionMode };
+}

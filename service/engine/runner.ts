@@ -1,0 +1,218 @@
+import { Transaction, type TransactionReceipt } from "ethers";
+import type { Chain } from "../chains/registry";
+import type { Logger } from "../logger";
+import type { MethodDefinition } from "../methods/types";
+import type { Services } from "../services";
+import type { Batch, BatchTransaction } from "./types";
+
+const POLL_MS = 250;
+/** A broadcast transaction the node forgot (dropped from its pool) is sent again this often, same bytes, same hash. */
+const REBROADCAST_MS = 30_000;
+
+/** Signs a service-relayed transaction right before its broadcast (the relayer). Absent for client-signed batches. */
+export type RelaySigner = (batch: Batch, tx: BatchTransaction) => Promise<{ signedRaw: string; txHash: string }>;
+
+/**
+ * Drives sending batches to an end: broadcast each transaction in order, wait until it is confirmed, and only then
+ * the next; stop at the first revert or refusal. Every step is read from and written to the store first, so a batch
+ * interrupted by a crash resumes where it stopped: re-sending the same signed bytes can never send anything twice.
+ */
+export class BatchRunner {
+  private readonly active = new Map<string, Promise<void>>();
+  private sweeper?: NodeJS.Timeout;
+  private stopped = false;
+  relaySigner?: RelaySigner;
+
+  constructor(
+    private readonly services: Services,
+    private readonly methods: (name: string) => MethodDefinition | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  /** Runs (or joins the run of) one batch in this process. */
+  run(txId: string): Promise<void> {
+    const running = this.active.get(txId);
+    if (running) return running;
+    const run = this.drive(txId)
+      .catch((error) => this.log.error({ txId, err: error }, "batch run failed; it will be resumed"))
+      .finally(() => this.active.delete(txId));
+    this.active.set(txId, run);
+    return run;
+  }
+
+  /** Resolves when the batch's run ends or after `ms`, whichever is first. */
+  async waitFor(txId: string, ms: number): Promise<void> {
+    const run = this.active.get(txId);
+    if (!run) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([run, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    clearTimeout(timer);
+  }
+
+  /** Resumes every batch left mid-flight (after a restart), and keeps doing so periodically. */
+  async resumeAll(): Promise<number> {
+    const inFlight = await this.services.batches.inFlight();
+    for (const txId of inFlight) void this.run(txId);
+    return inFlight.length;
+  }
+
+  startSweeper(intervalMs = 30_000): void {
+    this.sweeper = setInterval(() => void this.resumeAll().catch(() => undefined), intervalMs);
+    this.sweeper.unref();
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.sweeper) clearInterval(this.sweeper);
+    await Promise.allSettled([...this.active.values()]);
+  }
+
+  private async drive(txId: string): Promise<void> {
+    const { batches, chains, config } = this.services;
+    let batch = await batches.get(txId);
+    if (!batch || batch.status !== "sending") return;
+    const chain = chains.find(batch.chainId);
+    if (!chain) throw new Error(`chain ${batch.chainId} of batch ${txId} is not served`);
+    const receipts: TransactionReceipt[] = [];
+
+    for (const tx of batch.transactions) {
+      if (this.stopped) return;
+      if (tx.status === "reverted" || tx.status === "refused") return;
+      let current = tx;
+      if (current.status === "prepared") {
+        if (!this.relaySigner || batch.executionMode !== "service-relayed") throw new Error(`transaction ${tx.index} of ${txId} was never signed`);
+        const signed = await this.relaySigner(batch, current);
+        current = { ...current, ...signed, status: "signed" };
+      }
+      const receipt = await this.untilMined(batch, chain, current);
+      if (!receipt) return; // refused, mismatched, or timed out (left for the sweeper)
+      if (receipt.status !== 1) {
+        await batches.reject(txId, current.index, "reverted", `transaction ${current.index + 1} reverted on-chain`, receipt);
+        this.log.warn({ txId, index: current.index, hash: receipt.hash }, "transaction reverted; batch rejected");
+        return;
+      }
+      await this.untilConfirmed(chain, receipt, config.CONFIRMATIONS);
+      if (current.status !== "confirmed") await batches.setTxConfirmed(txId, current.index, receipt.blockNumber, receipt.gasUsed);
+      receipts.push(receipt);
+    }
+
+    batch = (await batches.get(txId))!;
+    await this.finish(batch, chain, receipts);
+  }
+
+  /** Broadcasts if needed and polls for the receipt. Undefined when the batch ended (refused) or the wait timed out. */
+  private async untilMined(batch: Batch, chain: Chain, tx: BatchTransaction): Promise<TransactionReceipt | undefined> {
+    const { batches, config } = this.services;
+    const hash = tx.txHash!;
+    const deadline = Date.now() + config.RECEIPT_TIMEOUT_MS;
+    let lastBroadcast = 0;
+    while (!this.stopped) {
+      const receipt = await chain.provider.getTransactionReceipt(hash);
+      if (receipt) {
+        if (tx.status === "broadcast" && !tx.signedRaw) {
+          const mismatch = await this.checkReportedTransaction(chain, batch, tx);
+          if (mismatch) {
+            await batches.reject(batch.txId, tx.index, "refused", mismatch);
+            return undefined;
+          }
+        }
+        return receipt;
+      }
+      if (tx.signedRaw && Date.now() - lastBroadcast >= REBROADCAST_MS) {
+        const known = tx.status === "broadcast" && lastBroadcast === 0 ? await chain.provider.getTransaction(hash) : null;
+        if (!known) {
+          const refusal = await this.broadcast(chain, tx.signedRaw, hash);
+          if (refusal) {
+            await batches.reject(batch.txId, tx.index, "refused", refusal);
+            await this.onRefused(batch, tx);
+            this.log.warn({ txId: batch.txId, index: tx.index, refusal }, "node refused the transaction; batch rejected");
+            return undefined;
+          }
+        }
+        if (tx.status === "signed") {
+          await batches.setTxBroadcast(batch.txId, tx.index);
+          tx = { ...tx, status: "broadcast" };
+        }
+        lastBroadcast = Date.now();
+      }
+      if (Date.now() > deadline) {
+        this.log.warn({ txId: batch.txId, index: tx.index, hash }, "no receipt yet; batch stays pending");
+        return undefined;
+      }
+      await sleep(POLL_MS);
+    }
+    return undefined;
+  }
+
+  /** Sends raw bytes; returns the node's refusal, or undefined when the node has the transaction (now or already). */
+  private async broadcast(chain: Chain, signedRaw: string, hash: string): Promise<string | undefined> {
+    try {
+      await chain.provider.send("eth_sendRawTransaction", [signedRaw]);
+      return undefined;
+    } catch (error) {
+      const [known, receipt] = await Promise.all([
+        chain.provider.getTransaction(hash).catch(() => null),
+        chain.provider.getTransactionReceipt(hash).catch(() => null),
+      ]);
+      if (known || receipt) return undefined; // "already known", or mined meanwhile
+      const e = error as { error?: { message?: string }; shortMessage?: string; message?: string };
+      return e.error?.message ?? e.shortMessage ?? e.message ?? String(error);
+    }
+  }
+
+  /** A client-reported hash must be the prepared transaction: same sender, target, data, value and nonce. */
+  private async checkReportedTransaction(chain: Chain, batch: Batch, tx: BatchTransaction): Promise<string | undefined> {
+    const onChain = await chain.provider.getTransaction(tx.txHash!);
+    if (!onChain) return undefined;
+    const p = tx.unsigned;
+    const same =
+      onChain.from.toLowerCase() === p.from.toLowerCase() &&
+      (onChain.to ?? "").toLowerCase() === p.to.toLowerCase() &&
+      onChain.data.toLowerCase() === p.data.toLowerCase() &&
+      onChain.nonce === p.nonce &&
+      onChain.value === BigInt(p.value);
+    return same ? undefined : `reported hash ${tx.txHash} is not transaction ${tx.index + 1} of batch ${batch.txId}`;
+  }
+
+  private async untilConfirmed(chain: Chain, receipt: TransactionReceipt, confirmations: number): Promise<void> {
+    while (!this.stopped && confirmations > 1) {
+      const latest = await chain.provider.getBlockNumber();
+      if (latest - receipt.blockNumber + 1 >= confirmations) return;
+      await sleep(POLL_MS);
+    }
+  }
+
+  /** Nothing of a batch whose first transaction was refused reached the chain: its credit goes back. */
+  private async onRefused(batch: Batch, tx: BatchTransaction): Promise<void> {
+    if (tx.index !== 0) return;
+    await this.services.db.transaction((q) => this.services.credits.refund(q, batch.txId));
+  }
+
+  /** Records what the receipts prove and marks the batch successful, atomically and at most once. */
+  private async finish(batch: Batch, chain: Chain, receipts: TransactionReceipt[]): Promise<void> {
+    const method = this.methods(batch.method);
+    await this.services.db.transaction(async (q) => {
+      const status = await this.services.batches.lock(q, batch.txId);
+      if (status !== "sending") return;
+      await method?.onConfirmed?.(q, {
+        services: this.services,
+        txId: batch.txId,
+        chain,
+        method: batch.method,
+        signer: batch.signer,
+        apiKeyId: batch.apiKeyId,
+        record: batch.plan,
+        receipts,
+      });
+      await this.services.batches.markSuccess(q, batch.txId);
+    });
+    this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
+  }
+}
+
+/** The hash of signed raw bytes (what the chain will call the transaction). */
+export function hashOfRaw(signedRaw: string): string {
+  return Transaction.from(signedRaw).hash!;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

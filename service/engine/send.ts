@@ -1,0 +1,119 @@
+import { Transaction, getAddress } from "ethers";
+import { z } from "zod";
+import { ApiError, badRequest, conflict, notFound } from "../errors";
+import type { Services } from "../services";
+import type { Queryable } from "../store/db";
+import type { Batch, BatchTransaction, BatchTxStatus } from "./types";
+
+const hexString = z.string().trim().regex(/^0x[0-9a-fA-F]*$/, "must be 0x-prefixed hex");
+const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item).min(1)]);
+
+/** Every body form existing clients send (WIRE-COMPAT §12 A–E, client-broadcast, relayed C). Unknown keys ignored. */
+export const sendBodySchema = z.object({
+  txId: oneOrMany(z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, "must be the txId returned by prepare (0x + 64 hex)")),
+  signedTransactions: oneOrMany(hexString).optional(),
+  txHash: oneOrMany(z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, "must be a 0x-prefixed 32-byte transaction hash")).optional(),
+  transactions: z.array(z.object({ to: z.string().optional(), data: z.string().optional(), value: z.unknown().optional() })).optional(),
+});
+export type SendBody = z.infer<typeof sendBodySchema>;
+
+export type SendRequest =
+  | { kind: "signed"; txId: string; signedTransactions: string[] }
+  | { kind: "reported"; txId: string; txHashes: string[] }
+  | { kind: "relayed"; txId: string };
+
+const asArray = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
+
+/** Reduces the body forms to one request. A txId array must repeat one id (the CLI repeats it once per transaction). */
+export function normalizeSendBody(body: SendBody): SendRequest {
+  const ids = [...new Set(asArray(body.txId).map((id) => id.toLowerCase()))];
+  if (ids.length !== 1) throw badRequest("txId: an array of txIds must repeat the same batch id", { field: "txId" });
+  const txId = ids[0];
+  const signed = asArray(body.signedTransactions);
+  if (signed.length) return { kind: "signed", txId, signedTransactions: signed };
+  const hashes = asArray(body.txHash);
+  if (hashes.length) return { kind: "reported", txId, txHashes: hashes.map((h) => h.toLowerCase()) };
+  return { kind: "relayed", txId };
+}
+
+/**
+ * Decodes each signed transaction and checks it against its prepared twin: signer, chain, nonce, target, value, data.
+ * Throws a 400 naming the index and the first field that differs.
+ */
+export function verifySignedTransactions(batch: Batch, signed: string[]): { index: number; signedRaw: string; txHash: string }[] {
+  const prepared = batch.transactions;
+  if (signed.length !== prepared.length) {
+    throw badRequest(`signedTransactions: expected ${prepared.length} signed transaction(s) for this txId, got ${signed.length}`, {
+      field: "signedTransactions",
+      expected: prepared.length,
+      actual: signed.length,
+    });
+  }
+  return prepared.map((twin, index) => {
+    const raw = signed[index];
+    let tx: Transaction;
+    try {
+      tx = Transaction.from(raw);
+    } catch {
+      throw badRequest(`signedTransactions[${index}] is not a serialized transaction`, { transactionIndex: index });
+    }
+    if (!tx.signature || !tx.from) throw badRequest(`signedTransactions[${index}] is not signed`, { transactionIndex: index });
+    const expected = twin.unsigned;
+    if (getAddress(tx.from) !== getAddress(expected.from)) {
+      throw new ApiError(400, "INVALID_SIGNATURE", `signedTransactions[${index}] is signed by ${tx.from}, not by ${expected.from}`, {
+        transactionIndex: index,
+        expectedSigner: expected.from,
+        actualSigner: tx.from,
+      });
+    }
+    const checks: [string, unknown, unknown][] = [
+      ["chainId", BigInt(expected.chainId), tx.chainId],
+      ["nonce", expected.nonce, tx.nonce],
+      ["to", expected.to.toLowerCase(), (tx.to ?? "").toLowerCase()],
+      ["value", BigInt(expected.value), tx.value],
+      ["data", expected.data.toLowerCase(), tx.data.toLowerCase()],
+    ];
+    for (const [field, want, got] of checks) {
+      if (want !== got) {
+        throw new ApiError(
+          400,
+          "TRANSACTION_MISMATCH",
+          `signedTransactions[${index}]: ${field} does not match the prepared transaction (expected ${String(want)}, got ${String(got)})`,
+          { transactionIndex: index, field, expected: String(want), actual: String(got) },
+        );
+      }
+    }
+    return { index, signedRaw: raw, txHash: tx.hash! };
+  });
+}
+
+/** Loads a batch for sending, or explains why it cannot be sent (unknown, pending, already done). */
+export async function loadSendableBatch(services: Services, txId: string, q?: Queryable): Promise<Batch> {
+  const batch = await services.batches.get(txId, q);
+  if (!batch) throw notFound(`No prepared transactions with txId ${txId}`, { txId });
+  if (batch.status === "sending") throw conflict(`txId ${txId} is pending: it was already sent and is not confirmed yet`, { txId, status: "pending" });
+  if (batch.status !== "prepared") throw conflict(`txId ${txId} was already sent (status ${batch.status})`, { txId, status: batch.status });
+  return batch;
+}
+
+/** What to write for each transaction when a client-signed or client-broadcast batch starts sending. */
+export function sendingState(batch: Batch, request: SendRequest): { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[] {
+  if (request.kind === "signed") {
+    return verifySignedTransactions(batch, request.signedTransactions).map((s) => ({ ...s, status: "signed" as const }));
+  }
+  if (request.kind === "reported") {
+    if (request.txHashes.length !== batch.transactions.length) {
+      throw badRequest(`txHash: expected ${batch.transactions.length} hash(es) for this txId, got ${request.txHashes.length}`, {
+        field: "txHash",
+      });
+    }
+    return batch.transactions.map((t: BatchTransaction, index) => ({
+      index: t.index,
+      signedRaw: null,
+      txHash: request.txHashes[index],
+      status: "broadcast" as const,
+    }));
+  }
+  throw badRequest("signedTransactions is required (or txHash for client-broadcast)", { field: "signedTransactions" });
+}
+

@@ -1,0 +1,62 @@
+/** One contract call a method wants made, before the engine turns it into a transaction. */
+export interface PlannedCall {
+  to: string;
+  data: string;
+  value?: bigint;
+  /** What the call does, e.g. "whitelist 0xabc…" (shown in info and logs). */
+  description: string;
+  /**
+   * Gas ceiling for a call whose outcome depends on an earlier call of the same batch: its own estimate, taken
+   * against today's state, would fail or come out too low (e.g. mint before the whitelist is mined).
+   */
+  gasCeiling?: bigint;
+}
+
+/** An unsigned transaction exactly as the API returns it (API-SPEC "Unsigned transaction"). */
+export interface UnsignedTransaction {
+  from: string;
+  to: string;
+  /** Hex; zero is "0x00". */
+  value: string;
+  nonce: number;
+  chainId: number;
+  data: string;
+  type: 2;
+  /** Decimal strings without 0x. */
+  maxPriorityFeePerGas: string;
+  maxFeePerGas: string;
+  /** Hex. */
+  gasLimit: string;
+}
+
+export type BatchStatus = "prepared" | "sending" | "success" | "rejected";
+export type BatchTxStatus = "prepared" | "signed" | "broadcast" | "confirmed" | "reverted" | "refused";
+
+export interface BatchTransaction {
+  index: number;
+  unsigned: UnsignedTransaction;
+  signedRaw: string | null;
+  txHash: string | null;
+  status: BatchTxStatus;
+  blockNumber: number | null;
+  gasUsed: string | null;
+  error: string | null;
+}
+
+export interface Batch {
+  txId: string;
+  chainId: number;
+  method: string;
+  executionMode: "client-signed" | "client-broadcast" | "service-relayed";
+  signer: string;
+  apiKeyId: string | null;
+  status: BatchStatus;
+  body: Record<string, unknown>;
+  /** Method-specific facts its onConfirmed hook needs (JSON; amounts as strings). */
+  plan: Record<string, unknown>;
+  info: Record<string, unknown>;
+  failedIndex: number | null;
+  error: string | null;
+  createdAt: string;
+  transactions: BatchTransaction[];
+}

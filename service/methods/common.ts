@@ -1,0 +1,105 @@
+import { formatUnits, parseUnits } from "ethers";
+import { z } from "zod";
+import { IERC20Metadata__factory, SecurityToken__factory } from "../../typechain-types";
+import { badRequest, forbidden, preflightError } from "../errors";
+import { address, chainIdInput, executionMode, integerString } from "../http/fields";
+import type { TokenRecord } from "../store/tokens";
+import type { MethodContext } from "./types";
+
+/** Fields every prepare body may carry (API-SPEC "Common body", WIRE-COMPAT §3). */
+export const commonFields = {
+  method: z.string().optional(),
+  chainId: chainIdInput,
+  executionMode: executionMode.optional(),
+  gasLimit: integerString.optional().meta({ description: "Overrides the estimated gas limit of every transaction" }),
+  nonce: integerString.optional().meta({ description: "First nonce to use instead of the signer's pending nonce" }),
+};
+
+export const signerFields = { ...commonFields, signerAddress: address };
+
+/** Payment-token symbols every key may use (exempt from the token-symbol scoping rule). */
+export const PAYMENT_TOKEN_SYMBOLS = ["HAI", "BKN", "USDC", "USDt", "USDT"] as const;
+
+export function isPaymentTokenSymbol(symbol: string): boolean {
+  return (PAYMENT_TOKEN_SYMBOLS as readonly string[]).includes(symbol);
+}
+
+/** An ERC-20 a method acts on: a security token recorded here, or one of the chain's payment tokens. */
+export interface Asset {
+  symbol: string;
+  address: string;
+  decimals: number;
+  token?: TokenRecord;
+}
+
+/** The chain's payment token for a symbol (USDC, USDT/USDt, BKN). */
+export function paymentAsset(ctx: MethodContext, symbol: string, field = "tokenSymbol"): Asset {
+  const c = ctx.chain.deployment.contracts;
+  switch (symbol) {
+    case "USDC":
+      return { symbol: "USDC", address: c.USDC, decimals: 6 };
+    case "USDT":
+    case "USDt":
+      return { symbol: "USDT", address: c.USDT, decimals: 6 };
+    case "BKN":
+      return { symbol: "BKN", address: c.BKN, decimals: 18 };
+    default:
+      throw badRequest(`${field} ${symbol} is not deployed on chain ${ctx.chain.chainId}`, { field });
+  }
+}
+
+/**
+ * The token a key may act on: it must exist (tokenized through this service), be on the request's chain, and have
+ * been tokenized under this key's tokenizer e-mail ("Unauthorized token symbol" otherwise).
+ */
+export async function authorizedToken(ctx: MethodContext, symbol: string): Promise<TokenRecord> {
+  const token = await ctx.services.tokens.bySymbol(symbol);
+  if (!token) throw badRequest("No company found with this token symbol", { field: "tokenSymbol", tokenSymbol: symbol });
+  if (!ctx.apiKey || !(await ctx.services.tokens.keyMayUse(ctx.apiKey.id, token))) {
+    throw forbidden("Unauthorized token symbol", { tokenSymbol: symbol });
+  }
+  if (token.chainId !== ctx.chain.chainId) {
+    throw badRequest(`tokenSymbol ${symbol} lives on chain ${token.chainId}, not on chain ${ctx.chain.chainId}`, {
+      field: "chainId",
+      tokenChainId: token.chainId,
+    });
+  }
+  return token;
+}
+
+/** A security token or payment token by symbol (payment tokens are exempt from key scoping). */
+export async function resolveAsset(ctx: MethodContext, symbol: string): Promise<Asset> {
+  if (isPaymentTokenSymbol(symbol)) return paymentAsset(ctx, symbol);
+  const token = await authorizedToken(ctx, symbol);
+  return { symbol: token.symbol, address: token.tokenAddress, decimals: token.decimals, token };
+}
+
+/** Human amount ("12.5") to base units; a 400 naming the field when it has too many decimals or is zero. */
+export function toUnits(amount: string, decimals: number, field: string, options: { allowZero?: boolean } = {}): bigint {
+  const [, fraction = ""] = amount.split(".");
+  if (fraction.length > decimals) throw badRequest(`${field} has more than ${decimals} decimal places`, { field, decimals });
+  const units = parseUnits(amount, decimals);
+  if (units === 0n && !options.allowZero) throw badRequest(`${field} must be greater than 0`, { field });
+  return units;
+}
+
+export const fromUnits = (units: bigint, decimals: number) => formatUnits(units, decimals).replace(/\.0$/, "");
+
+export function securityToken(ctx: MethodContext, token: TokenRecord) {
+  return SecurityToken__factory.connect(token.tokenAddress, ctx.chain.provider);
+}
+
+export function erc20(ctx: MethodContext, tokenAddress: string) {
+  return IERC20Metadata__factory.connect(tokenAddress, ctx.chain.provider);
+}
+
+/** Only the tokenizer of a token may mint, whitelist and distribute its dividends. */
+export function requireTokenizer(token: TokenRecord, signer: string, action: string): void {
+  if (token.tokenizerAddress.toLowerCase() !== signer.toLowerCase()) {
+    throw preflightError(`signerAddress ${signer} is not the tokenizer of ${token.symbol} (${token.tokenizerAddress}); only the tokenizer may ${action}`, {
+      field: "signerAddress",
+      tokenizer: token.tokenizerAddress,
+    });
+  }
+}
+

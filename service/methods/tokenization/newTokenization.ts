@@ -1,0 +1,172 @@
+import { randomUUID } from "node:crypto";
+import { getAddress } from "ethers";
+import { z } from "zod";
+import { tokenFactoryInterface } from "../../chains/contracts";
+import { badRequest, preflightError } from "../../errors";
+import { address, decimalAmount, email, integerString } from "../../http/fields";
+import { fromUnits, paymentAsset, signerFields, toUnits } from "../common";
+import { recordTokenEvents } from "../token-events";
+import { defineMethod } from "../types";
+
+export const TOKEN_TYPES = ["EQUITY", "DEBT", "BILL_FACTORING", "ICO", "STABLECOIN", "REVENUE_SHARE", "RWA_TOKEN", "PROFIT_SHARING"] as const;
+
+const preMint = z.looseObject({
+  amount: decimalAmount,
+  investorAddress: address.optional(),
+  investorEmail: email.optional(),
+});
+const initialHolder = z.looseObject({ walletAddress: address.optional(), email: email.optional() });
+
+const body = z.looseObject({
+  ...signerFields,
+  tokenizerEmail: email,
+  name: z.string().trim().min(1).max(100).optional().meta({ description: "Company or asset name (CLI-3 sends tokenName)" }),
+  tokenName: z.string().trim().min(1).max(100).optional(),
+  tokenizerCompanyName: z.string().trim().min(1).max(100).optional(),
+  tokenSymbol: z.string().trim().regex(/^[A-Z0-9]{2,5}$/, "must be 2 to 5 characters A-Z or 0-9").optional(),
+  symbol: z.string().trim().regex(/^[A-Z0-9]{2,5}$/, "must be 2 to 5 characters A-Z or 0-9").optional(),
+  tokenType: z.enum(TOKEN_TYPES).default("EQUITY"),
+  supplyCap: decimalAmount.default("0").meta({ description: "Maximum supply in whole tokens; 0 = no cap" }),
+  url: z.string().trim().max(2048).default(""),
+  decimals: integerString.optional().meta({ description: "Token decimals, 0-18 (default 18)" }),
+  tokenizerAddress: address.optional().meta({ description: "Company wallet shown in the token record (default: signer)" }),
+  paymentTokenAddress: address.optional(),
+  paymentTokenSymbol: z.enum(["USDC", "USDT", "USDt"]).optional(),
+  preMints: z.array(preMint).default([]),
+  initialHolders: z.array(initialHolder).default([]),
+});
+type Body = z.infer<typeof body>;
+
+/** Creates the token and its offering escrow through the factory; the signer becomes the tokenizer. */
+export const newTokenization = defineMethod({
+  name: "newTokenization",
+  area: "tokenization",
+  summary: "Tokenize an asset: deploy a security token (and its STO escrow), premint to initial holders",
+  body,
+  metered: true,
+  signerOf: (b: Body) => b.signerAddress,
+  async plan(ctx, b) {
+    const symbol = b.tokenSymbol ?? b.symbol;
+    if (!symbol) throw badRequest("tokenSymbol is required", { field: "tokenSymbol" });
+    const tokenName = b.tokenName ?? b.name;
+    if (!tokenName) throw badRequest("name is required", { field: "name" });
+    const decimals = b.decimals === undefined ? 18 : Number(b.decimals);
+    if (!Number.isInteger(decimals) || decimals > 18) throw badRequest("decimals must be an integer from 0 to 18", { field: "decimals" });
+
+    const existing = await ctx.services.tokens.bySymbol(symbol);
+    if (existing) throw preflightError(`Token symbol ${symbol} already exists`, { field: "tokenSymbol" });
+
+    const payment = resolvePaymentToken(ctx, b);
+    const supplyCap = toUnits(b.supplyCap, decimals, "supplyCap", { allowZero: true });
+
+    if (b.preMints.length !== b.initialHolders.length && b.initialHolders.length > 0) {
+      throw badRequest(`initialHolders must pair with preMints (got ${b.initialHolders.length} holders for ${b.preMints.length} preMints)`, {
+        field: "initialHolders",
+      });
+    }
+    const holders = b.preMints.map((p, i) => {
+      const wallet = b.initialHolders[i]?.walletAddress ?? p.investorAddress;
+      if (!wallet) throw badRequest(`initialHolders.${i}.walletAddress is required to premint`, { field: `initialHolders.${i}.walletAddress` });
+      return {
+        address: getAddress(wallet),
+        amount: toUnits(p.amount, decimals, `preMints.${i}.amount`, { allowZero: true }),
+        email: b.initialHolders[i]?.email ?? p.investorEmail ?? null,
+      };
+    });
+    const initialSupply = holders.reduce((sum, h) => sum + h.amount, 0n);
+    if (supplyCap > 0n && initialSupply > supplyCap) {
+      throw preflightError(`preMints total ${fromUnits(initialSupply, decimals)} exceeds supplyCap ${b.supplyCap}`, { field: "preMints" });
+    }
+
+    const data = tokenFactoryInterface.encodeFunctionData("newTokenization", [
+      {
+        name: tokenName,
+        symbol,
+        decimals,
+        supplyCap,
+        paymentToken: payment.address,
+        initialHolders: holders.map((h) => h.address),
+        preMints: holders.map((h) => h.amount),
+      },
+    ]);
+    return {
+      signer: b.signerAddress,
+      calls: [{ to: ctx.chain.deployment.contracts.TokenFactory, data, description: `create token ${symbol}` }],
+      info: { tokenizerEmail: b.tokenizerEmail, tokenSymbol: symbol },
+      record: {
+        symbol,
+        name: b.tokenizerCompanyName ?? b.name ?? tokenName,
+        tokenName,
+        tokenType: b.tokenType,
+        tokenizerEmail: b.tokenizerEmail,
+        companyWalletAddress: b.tokenizerAddress ?? b.signerAddress,
+        paymentToken: { symbol: payment.symbol, address: payment.address, decimals: payment.decimals },
+        decimals,
+        supplyCap: supplyCap.toString(),
+        initialSupply: initialSupply.toString(),
+        url: b.url,
+        holders: holders.map((h) => ({ address: h.address, email: h.email })),
+      },
+    };
+  },
+  async onConfirmed(tx, batch) {
+    const r = batch.record as {
+      symbol: string;
+      name: string;
+      tokenName: string;
+      tokenType: string;
+      tokenizerEmail: string;
+      companyWalletAddress: string;
+      paymentToken: { symbol: string; address: string; decimals: number };
+      decimals: number;
+      supplyCap: string;
+      initialSupply: string;
+      url: string;
+      holders: { address: string; email: string | null }[];
+    };
+    const receipt = batch.receipts[0];
+    const factory = batch.chain.deployment.contracts.TokenFactory.toLowerCase();
+    const created = receipt.logs
+      .filter((log) => log.address.toLowerCase() === factory)
+      .map((log) => tokenFactoryInterface.parseLog(log))
+      .find((parsed) => parsed?.name === "TokenCreated");
+    if (!created) throw new Error(`newTokenization receipt ${receipt.hash} has no TokenCreated event`);
+    const token = {
+      id: randomUUID(),
+      chainId: batch.chain.chainId,
+      symbol: r.symbol,
+      name: r.name,
+      tokenName: r.tokenName,
+      tokenType: r.tokenType,
+      tokenizerEmail: r.tokenizerEmail,
+      tokenizerAddress: getAddress(created.args.tokenizer),
+      companyWalletAddress: r.companyWalletAddress,
+      apiKeyId: batch.apiKeyId,
+      tokenAddress: getAddress(created.args.token),
+      escrowAddress: getAddress(created.args.escrow),
+      paymentToken: r.paymentToken,
+      decimals: r.decimals,
+      supplyCap: r.supplyCap,
+      initialSupply: r.initialSupply,
+      url: r.url,
+      createdTxId: batch.txId,
+      createdTxHash: receipt.hash,
+      createdBlock: receipt.blockNumber,
+    };
+    await batch.services.tokens.insert(tx, token);
+    const stored = await batch.services.tokens.bySymbol(r.symbol, tx);
+    if (!stored) return;
+    const emails = new Map(r.holders.map((h) => [h.address.toLowerCase(), h.email]));
+    await recordTokenEvents(tx, batch, stored, emails);
+  },
+});
+
+function resolvePaymentToken(ctx: Parameters<typeof paymentAsset>[0], b: Body) {
+  if (b.paymentTokenAddress) {
+    const c = ctx.chain.deployment.contracts;
+    const match = [c.USDC, c.USDT].find((a) => a.toLowerCase() === b.paymentTokenAddress!.toLowerCase());
+    if (!match) throw badRequest("paymentTokenAddress must be the chain's USDC or USDT", { field: "paymentTokenAddress" });
+    return paymentAsset(ctx, match === c.USDC ? "USDC" : "USDT", "paymentTokenAddress");
+  }
+  return paymentAsset(ctx, b.paymentTokenSymbol ?? "USDC", "paymentTokenSymbol");
+}

@@ -1,0 +1,190 @@
+import { z } from "zod";
+import { IERC20Metadata__factory } from "../../../typechain-types";
+import { preflightError } from "../../errors";
+import { address, decimalAmount, email } from "../../http/fields";
+import { erc20, fromUnits, resolveAsset, securityToken, signerFields, toUnits, type Asset } from "../common";
+import { recordEventsOfRecordedToken } from "../token-events";
+import { defineMethod, type MethodContext } from "../types";
+
+const erc20Interface = IERC20Metadata__factory.createInterface();
+
+/** Balance and, for security tokens, the whitelist of both sides: the errors a user can act on, before signing. */
+async function checkTransfer(ctx: MethodContext, asset: Asset, from: string, to: string, units: bigint, amount: string) {
+  const balance = await erc20(ctx, asset.address).balanceOf(from);
+  if (balance < units) {
+    throw preflightError(`Insufficient ${asset.symbol} balance: ${from} holds ${fromUnits(balance, asset.decimals)}, needs ${amount}`, {
+      field: "amount",
+      balance: balance.toString(),
+    });
+  }
+  if (!asset.token) return;
+  const token = securityToken(ctx, asset.token);
+  if (!(await token.canSend(from))) throw preflightError(`${from} is not whitelisted for ${asset.symbol} and cannot send it`, { field: "from" });
+  if (!(await token.canReceive(to))) throw preflightError(`${to} is not whitelisted for ${asset.symbol} and cannot receive it`, { field: "to" });
+}
+
+const transferToBody = z.looseObject({
+  ...signerFields,
+  tokenSymbol: z.string().trim().min(1),
+  to: address.optional(),
+  recipientAddress: address.optional(),
+  amount: decimalAmount,
+});
+type TransferToBody = z.infer<typeof transferToBody>;
+
+/** Transfers from the signer's own balance. */
+export const transferTo = defineMethod({
+  name: "transferTo",
+  area: "tokenization",
+  summary: "Transfer tokens from the signer to a whitelisted wallet",
+  body: transferToBody,
+  metered: true,
+  signerOf: (b: TransferToBody) => b.signerAddress,
+  async plan(ctx, b) {
+    const to = b.to ?? b.recipientAddress;
+    if (!to) throw preflightError("to is required", { field: "to" });
+    const asset = await resolveAsset(ctx, b.tokenSymbol);
+    const units = toUnits(b.amount, asset.decimals, "amount");
+    await checkTransfer(ctx, asset, b.signerAddress, to, units, b.amount);
+    return {
+      signer: b.signerAddress,
+      calls: [{ to: asset.address, data: erc20Interface.encodeFunctionData("transfer", [to, units]), description: `transfer ${b.amount} ${asset.symbol} to ${to}` }],
+      info: { tokenSymbol: asset.symbol, tokenizerEmail: asset.token?.tokenizerEmail },
+      record: { tokenSymbol: asset.token?.symbol },
+    };
+  },
+  onConfirmed: recordEventsOfRecordedToken(),
+});
+
+const transferFromBody = z.looseObject({
+  ...signerFields,
+  tokenSymbol: z.string().trim().min(1),
+  from: address,
+  to: address,
+  amount: decimalAmount,
+});
+type TransferFromBody = z.infer<typeof transferFromBody>;
+
+/** Transfers from an owner that approved the signer. */
+export const transferFrom = defineMethod({
+  name: "transferFrom",
+  area: "tokenization",
+  summary: "Transfer tokens from an owner that approved the signer",
+  body: transferFromBody,
+  metered: true,
+  signerOf: (b: TransferFromBody) => b.signerAddress,
+  async plan(ctx, b) {
+    const asset = await resolveAsset(ctx, b.tokenSymbol);
+    const units = toUnits(b.amount, asset.decimals, "amount");
+    const allowance = await erc20(ctx, asset.address).allowance(b.from, b.signerAddress);
+    if (allowance < units) {
+      throw preflightError(`Insufficient allowance: ${b.from} approved ${b.signerAddress} for ${fromUnits(allowance, asset.decimals)} ${asset.symbol}, needs ${b.amount}`, {
+        field: "amount",
+        allowance: allowance.toString(),
+      });
+    }
+    await checkTransfer(ctx, asset, b.from, b.to, units, b.amount);
+    return {
+      signer: b.signerAddress,
+      calls: [
+        {
+          to: asset.address,
+          data: erc20Interface.encodeFunctionData("transferFrom", [b.from, b.to, units]),
+          description: `transfer ${b.amount} ${asset.symbol} from ${b.from} to ${b.to}`,
+        },
+      ],
+      info: { tokenSymbol: asset.symbol, tokenizerEmail: asset.token?.tokenizerEmail },
+      record: { tokenSymbol: asset.token?.symbol },
+    };
+  },
+  onConfirmed: recordEventsOfRecordedToken(),
+});
+
+/** Allowance writes from zero cost ~20k more gas than the estimate taken while the old allowance still stands. */
+const APPROVE_GAS_CEILING = 80_000n;
+
+const approveBody = z.looseObject({
+  ...signerFields,
+  tokenSymbol: z.string().trim().min(1),
+  spenderAddress: address.optional(),
+  spender: address.optional(),
+  amount: decimalAmount,
+  investorAddress: address.optional().meta({ description: "Owner; must equal signerAddress when given" }),
+  tokenizerEmail: email.optional(),
+  tokenizerAddress: address.optional(),
+});
+type ApproveBody = z.infer<typeof approveBody>;
+
+/**
+ * Approves a spender. An existing different allowance is reset to zero first (two transactions), which tokens such
+ * as USDT require and which closes the allowance front-running window.
+ */
+export const approve = defineMethod({
+  name: "approve",
+  area: "tokenization",
+  summary: "Approve a spender (for dividends: the security token's address on the payment token)",
+  body: approveBody,
+  metered: true,
+  signerOf: (b: ApproveBody) => b.signerAddress,
+  async plan(ctx, b) {
+    const spender = b.spenderAddress ?? b.spender;
+    if (!spender) throw preflightError("Missing spender address parameter", { field: "spenderAddress" });
+    if (b.investorAddress && b.investorAddress !== b.signerAddress) {
+      throw preflightError("investorAddress (the owner) must be the signerAddress: an allowance is granted by its owner", { field: "investorAddress" });
+    }
+    const asset = await resolveAsset(ctx, b.tokenSymbol);
+    const units = toUnits(b.amount, asset.decimals, "amount", { allowZero: true });
+    const current = await erc20(ctx, asset.address).allowance(b.signerAddress, spender);
+    const calls = [];
+    if (current > 0n && current !== units && units > 0n) {
+      calls.push({ to: asset.address, data: erc20Interface.encodeFunctionData("approve", [spender, 0n]), description: `reset the ${asset.symbol} allowance of ${spender} to 0` });
+    }
+    calls.push({
+      to: asset.address,
+      data: erc20Interface.encodeFunctionData("approve", [spender, units]),
+      description: `approve ${spender} for ${b.amount} ${asset.symbol}`,
+      gasCeiling: APPROVE_GAS_CEILING,
+    });
+    return {
+      signer: b.signerAddress,
+      calls,
+      info: { tokenSymbol: asset.symbol, tokenizerEmail: asset.token?.tokenizerEmail ?? b.tokenizerEmail, spenderAddress: spender },
+      record: { tokenSymbol: asset.token?.symbol },
+    };
+  },
+});
+
+const burnBody = z.looseObject({
+  ...signerFields,
+  tokenSymbol: z.string().trim().min(1),
+  amount: decimalAmount,
+  investorEmail: email.optional(),
+});
+type BurnBody = z.infer<typeof burnBody>;
+
+/** Burns from the signer's own balance (any holder). */
+export const burnToken = defineMethod({
+  name: "burnToken",
+  area: "tokenization",
+  summary: "Burn tokens from the signer's own balance",
+  body: burnBody,
+  metered: true,
+  signerOf: (b: BurnBody) => b.signerAddress,
+  async plan(ctx, b) {
+    const asset = await resolveAsset(ctx, b.tokenSymbol);
+    if (!asset.token) throw preflightError(`${asset.symbol} cannot be burned through this API`, { field: "tokenSymbol" });
+    const units = toUnits(b.amount, asset.decimals, "amount");
+    const balance = await erc20(ctx, asset.address).balanceOf(b.signerAddress);
+    if (balance < units) {
+      throw preflightError(`Insufficient ${asset.symbol} balance to burn: ${b.signerAddress} holds ${fromUnits(balance, asset.decimals)}`, { field: "amount" });
+    }
+    const token = securityToken(ctx, asset.token);
+    return {
+      signer: b.signerAddress,
+      calls: [{ to: asset.address, data: token.interface.encodeFunctionData("burn", [units]), description: `burn ${b.amount} ${asset.symbol}` }],
+      info: { tokenSymbol: asset.symbol, tokenizerEmail: asset.token.tokenizerEmail, investorEmail: b.investorEmail },
+      record: { tokenSymbol: asset.symbol },
+    };
+  },
+  onConfirmed: recordEventsOfRecordedToken(),
+});

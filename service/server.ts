@@ -1,0 +1,112 @@
+import fs from "node:fs";
+import type { AddressInfo } from "node:net";
+import path from "node:path";
+import type { Server } from "node:http";
+import { createApp } from "./app";
+import { ChainRegistry } from "./chains/registry";
+import type { Config } from "./config";
+import { createLogger, type Logger } from "./logger";
+import type { Services } from "./services";
+import { checkChainInstances } from "./store/chain-instances";
+import { ApiKeys } from "./store/api-keys";
+import { Credits } from "./store/credits";
+import { openDb, type Db } from "./store/db";
+import { Signers } from "./store/signers";
+import { Tokens } from "./store/tokens";
+import { Investors } from "./store/investors";
+import { Dividends } from "./store/dividends";
+import { Documents } from "./store/documents";
+import { Batches } from "./store/batches";
+import { PrepareRateLimiter } from "./auth/rate-limits";
+import { BatchRunner } from "./engine/runner";
+import { findMethod } from "./methods";
+import { migrate } from "./store/migrate";
+
+export interface RunningService {
+  services: Services;
+  server: Server;
+  /** http://host:port the service listens on. */
+  url: string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  /** Use this database instead of opening the configured one (tests share one). */
+  db?: Db;
+  logger?: Logger;
+}
+
+/** Opens the store, migrates, checks the chains, builds the app and listens. Used by main.ts, dev.ts and tests. */
+export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
+  const logger = options.logger ?? createLogger(config.LOG_LEVEL);
+  const db =
+    options.db ??
+    (await openDb({ databaseUrl: config.DATABASE_URL, dataDir: path.join(config.environmentDir, "pglite") }));
+  const applied = await migrate(db);
+  if (applied.length) logger.info({ applied }, "database migrated");
+  const chains = new ChainRegistry(config);
+  const services = {
+    config,
+    logger,
+    db,
+    chains,
+    apiKeys: new ApiKeys(db),
+    credits: new Credits(db),
+    signers: new Signers(db),
+    tokens: new Tokens(db),
+    investors: new Investors(db),
+    dividends: new Dividends(db),
+    documents: new Documents(db),
+    batches: new Batches(db),
+    rateLimiter: new PrepareRateLimiter(db),
+  } as Services;
+  services.runner = new BatchRunner(services, findMethod, logger.child({ component: "runner" }));
+  await checkChainInstances(services);
+
+  const app = createApp(services);
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.PORT, config.HOST, () => resolve(s));
+    s.once("error", reject);
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.HOST}:${port}`;
+  writeRuntimeFile(config, { pid: process.pid, url });
+  logger.info({ url, environment: config.ENVIRONMENT, chains: chains.list().map((c) => c.chainId), db: db.kind }, "service listening");
+  const resumed = await services.runner.resumeAll();
+  if (resumed) logger.info({ resumed }, "resuming batches left mid-flight");
+  services.runner.startSweeper();
+
+  let stopped = false;
+  return {
+    services,
+    server,
+    url,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeAllConnections?.();
+      await closed;
+      await services.runner.stop();
+      chains.destroy();
+      removeRuntimeFile(config);
+      if (!options.db) await db.close();
+    },
+  };
+}
+
+/** <environmentDir>/service.json tells operator tools that a service owns the embedded database right now. */
+export function runtimeFilePath(config: Config): string {
+  return path.join(config.environmentDir, "service.json");
+}
+
+function writeRuntimeFile(config: Config, facts: { pid: number; url: string }) {
+  if (config.DATABASE_URL) return;
+  fs.mkdirSync(config.environmentDir, { recursive: true });
+  fs.writeFileSync(runtimeFilePath(config), JSON.stringify(facts, null, 2), { mode: 0o600 });
+}
+
+function removeRuntimeFile(config: Config) {
+  if (config.DATABASE_URL) return;
+  fs.rmSync(runtimeFilePath(config), { force: true });
+}

@@ -1,0 +1,32 @@
+import type { ChainRegistry } from "./chains/registry";
+import type { Config } from "./config";
+import type { Logger } from "./logger";
+import type { PrepareRateLimiter } from "./auth/rate-limits";
+import type { BatchRunner } from "./engine/runner";
+import type { ApiKeys } from "./store/api-keys";
+import type { Batches } from "./store/batches";
+import type { Dividends } from "./store/dividends";
+import type { Documents } from "./store/documents";
+import type { Investors } from "./store/investors";
+import type { Tokens } from "./store/tokens";
+import type { Credits } from "./store/credits";
+import type { Db } from "./store/db";
+import type { Signers } from "./store/signers";
+
+/** Everything a route, a method or the engine may use; built once per process by main.ts (or by a test). */
+export interface Services {
+  config: Config;
+  logger: Logger;
+  db: Db;
+  chains: ChainRegistry;
+  apiKeys: ApiKeys;
+  credits: Credits;
+  signers: Signers;
+  tokens: Tokens;
+  investors: Investors;
+  dividends: Dividends;
+  documents: Documents;
+  batches: Batches;
+  rateLimiter: PrepareRateLimiter;
+  runner: BatchRunner;
+}

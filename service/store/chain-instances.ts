@@ -1,0 +1,52 @@
+import type { Services } from "../services";
+
+/**
+ * Local chains started by `npm start` begin empty every time, while the embedded database survives. A chain whose
+ * genesis block changed no longer holds what the database recorded for it, so those records are dropped (sandbox) or
+ * the service refuses to start (production). The database never claims what the chain does not show.
+ */
+export async function checkChainInstances(services: Services): Promise<void> {
+  const { db, chains, config, logger } = services;
+  for (const chain of chains.list()) {
+    let genesis: string | undefined;
+    try {
+      genesis = (await chain.provider.getBlock(0))?.hash ?? undefined;
+    } catch (error) {
+      logger.warn({ chainId: chain.chainId, err: (error as Error).message }, "chain unreachable at start; genesis not checked");
+      continue;
+    }
+    if (!genesis) continue;
+    const rows = await db.query<{ genesis_hash: string }>("SELECT genesis_hash FROM chain_instances WHERE chain_id = $1", [
+      chain.chainId,
+    ]);
+    if (rows.length && rows[0].genesis_hash !== genesis) {
+      if (config.ENVIRONMENT === "production") {
+        throw new Error(`Chain ${chain.chainId} has a different genesis block than the one recorded; refusing to start`);
+      }
+      logger.warn({ chainId: chain.chainId }, "chain was reset: dropping the records of its previous instance");
+      await forgetChain(services, chain.chainId);
+    }
+    await db.query(
+      `INSERT INTO chain_instances (chain_id, genesis_hash) VALUES ($1, $2)
+       ON CONFLICT (chain_id) DO UPDATE SET genesis_hash = EXCLUDED.genesis_hash, seen_at = now()`,
+      [chain.chainId, genesis],
+    );
+  }
+}
+
+/** Deletes every record that describes state of one chain (tokens and their children, batches). Credit charges stay: they are the ledger. */
+async function forgetChain(services: Services, chainId: number): Promise<void> {
+  await services.db.transaction(async (tx) => {
+    for (const table of chainScopedTables) await tx.query(table.sql, [chainId]);
+  });
+}
+
+/** Child tables first. Later migrations add their tables here. */
+export const chainScopedTables: { sql: string }[] = [
+  { sql: "DELETE FROM investors WHERE token_id IN (SELECT id FROM tokens WHERE chain_id = $1)" },
+  { sql: "DELETE FROM dividend_distributions WHERE token_id IN (SELECT id FROM tokens WHERE chain_id = $1)" },
+  { sql: "DELETE FROM dividend_claims WHERE token_id IN (SELECT id FROM tokens WHERE chain_id = $1)" },
+  { sql: "DELETE FROM tokens WHERE chain_id = $1" },
+  { sql: "DELETE FROM batch_transactions WHERE tx_id IN (SELECT tx_id FROM batches WHERE chain_id = $1)" },
+  { sql: "DELETE FROM batches WHERE chain_id = $1" },
+];

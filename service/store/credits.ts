@@ -1,0 +1,54 @@
+import type { Db, Queryable } from "./db";
+
+export type SpendResult = { ok: true; balance: number } | { ok: false; reason: "out_of_credits" | "already_charged" };
+
+/** Per-key, per-method credit balances and the ledger of charged batches. */
+export class Credits {
+  constructor(private readonly db: Db) {}
+
+  /**
+   * Spends one credit of `method` for batch `txId`, inside the caller's transaction. The conditional UPDATE makes two
+   * concurrent spends of the last credit serialize on the row: exactly one succeeds. A batch is charged at most once.
+   */
+  async spend(tx: Queryable, keyId: string, method: string, txId: string): Promise<SpendResult> {
+    const charged = await tx.query("SELECT 1 FROM credit_charges WHERE tx_id = $1", [txId]);
+    if (charged.length) return { ok: false, reason: "already_charged" };
+    const rows = await tx.query<{ balance: number }>(
+      "UPDATE credit_balances SET balance = balance - 1 WHERE key_id = $1 AND method = $2 AND balance > 0 RETURNING balance",
+      [keyId, method],
+    );
+    if (!rows.length) return { ok: false, reason: "out_of_credits" };
+    await tx.query("INSERT INTO credit_charges (tx_id, key_id, method) VALUES ($1, $2, $3)", [txId, keyId, method]);
+    return { ok: true, balance: rows[0].balance };
+  }
+
+  /** Gives back the credit of a batch that never reached the chain. Idempotent. */
+  async refund(tx: Queryable, txId: string): Promise<boolean> {
+    const rows = await tx.query<{ key_id: string; method: string }>(
+      "UPDATE credit_charges SET refunded_at = now() WHERE tx_id = $1 AND refunded_at IS NULL RETURNING key_id, method",
+      [txId],
+    );
+    if (!rows.length) return false;
+    await tx.query("UPDATE credit_balances SET balance = balance + 1 WHERE key_id = $1 AND method = $2", [rows[0].key_id, rows[0].method]);
+    return true;
+  }
+
+  /** Operator top-up; creates the balance row when the method had none. */
+  async add(keyId: string, method: string, amount: number): Promise<number> {
+    const rows = await this.db.query<{ balance: number }>(
+      `INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)
+       ON CONFLICT (key_id, method) DO UPDATE SET balance = credit_balances.balance + EXCLUDED.balance
+       RETURNING balance`,
+      [keyId, method, amount],
+    );
+    return rows[0].balance;
+  }
+
+  async balances(keyId: string): Promise<Record<string, number>> {
+    const rows = await this.db.query<{ method: string; balance: number }>(
+      "SELECT method, balance FROM credit_balances WHERE key_id = $1 ORDER BY method",
+      [keyId],
+    );
+    return Object.fromEntries(rows.map((r) => [r.method, r.balance]));
+  }
+}

@@ -1,0 +1,122 @@
+import fs from "node:fs";
+import path from "node:path";
+import { PGlite } from "@electric-sql/pglite";
+import { Pool, types as pgTypes } from "pg";
+
+/** Something SQL can run on: the database itself or an open transaction. */
+export interface Queryable {
+  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+}
+
+/**
+ * The one small interface both backends satisfy: the embedded PGlite (default, in-process, on disk) and a PostgreSQL
+ * server through `pg` (DATABASE_URL; several service instances may share it). Postgres dialect everywhere.
+ */
+export interface Db extends Queryable {
+  readonly kind: "pglite" | "postgres";
+  /** Runs `fn` in one transaction; rolls back if it throws. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /** An object with the `query({ text, values })` shape that rate-limiter-flexible's Postgres store expects. */
+  rateLimiterClient(): { query(q: { text: string; values?: unknown[] }): Promise<{ rows: unknown[] }> };
+  close(): Promise<void>;
+}
+
+// int8 and numeric come back as strings from both backends: amounts never pass through JS numbers.
+pgTypes.setTypeParser(20, (v) => v);
+
+class PgliteDb implements Db {
+  readonly kind = "pglite" as const;
+  private constructor(private readonly pg: PGlite) {}
+
+  static async open(dataDir?: string): Promise<PgliteDb> {
+    if (dataDir) fs.mkdirSync(path.dirname(dataDir), { recursive: true });
+    const pg = new PGlite(dataDir, { parsers: { 20: (v: string) => v } });
+    await pg.waitReady;
+    return new PgliteDb(pg);
+  }
+
+  async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const result = await this.pg.query<T>(sql, params as unknown[]);
+    return result.rows;
+  }
+
+  transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    return this.pg.transaction(async (tx) =>
+      fn({
+        query: async <R>(sql: string, params: readonly unknown[] = []) =>
+          (await tx.query<R>(sql, params as unknown[])).rows,
+      }),
+    );
+  }
+
+  rateLimiterClient() {
+    return { query: async (q: { text: string; values?: unknown[] }) => this.pg.query(q.text, q.values ?? []) };
+  }
+
+  async close() {
+    if (!this.pg.closed) await this.pg.close();
+  }
+}
+
+class PostgresDb implements Db {
+  readonly kind = "postgres" as const;
+  constructor(private readonly pool: Pool) {}
+
+  async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const result = await this.pool.query(sql, params as unknown[]);
+    return result.rows as T[];
+  }
+
+  async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    const client = await this.pool.connect();
+    try {
+      await client.query("BEGIN");
+      const value = await fn({
+        query: async <R>(sql: string, params: readonly unknown[] = []) =>
+          (await client.query(sql, params as unknown[])).rows as R[],
+      });
+      await client.query("COMMIT");
+      return value;
+    } catch (error) {
+      await client.query("ROLLBACK").catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  rateLimiterClient() {
+    return { query: (q: { text: string; values?: unknown[] }) => this.pool.query(q.text, q.values) };
+  }
+
+  async close() {
+    await this.pool.end();
+  }
+}
+
+export interface OpenDbOptions {
+  /** postgres://… to use a server; otherwise the embedded database. */
+  databaseUrl?: string;
+  /** Directory of the embedded database; omit for an in-memory one (tests). */
+  dataDir?: string;
+  /** Server only: run every query in this schema (created if missing). Lets test runs share one database. */
+  schema?: string;
+}
+
+export async function openDb(options: OpenDbOptions): Promise<Db> {
+  if (!options.databaseUrl) return PgliteDb.open(options.dataDir);
+  const schema = options.schema;
+  if (schema && !/^[a-z_][a-z0-9_]*$/.test(schema)) throw new Error(`Invalid schema name ${schema}`);
+  if (schema) {
+    const bootstrap = new Pool({ connectionString: options.databaseUrl, max: 1 });
+    await bootstrap.query(`CREATE SCHEMA IF NOT EXISTS ${schema}`);
+    await bootstrap.end();
+  }
+  const pool = new Pool({
+    connectionString: options.databaseUrl,
+    max: 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  pool.on("error", () => undefined); // an idle client's error must not crash the process; the next query reports it
+  return new PostgresDb(pool);
+}

@@ -1,0 +1,105 @@
+import type { Db, Queryable } from "./db";
+
+export interface InvestorRecord {
+  tokenId: string;
+  address: string;
+  email: string | null;
+  firstName: string | null;
+  lastName: string | null;
+  investorType: string | null;
+  whitelisted: boolean;
+  receivedTokens: boolean;
+  updatedAt: string;
+}
+
+interface InvestorRow {
+  token_id: string;
+  address: string;
+  email: string | null;
+  first_name: string | null;
+  last_name: string | null;
+  investor_type: string | null;
+  whitelisted: boolean;
+  received_tokens: boolean;
+  updated_at: Date | string;
+}
+
+const toRecord = (r: InvestorRow): InvestorRecord => ({
+  tokenId: r.token_id,
+  address: r.address,
+  email: r.email,
+  firstName: r.first_name,
+  lastName: r.last_name,
+  investorType: r.investor_type,
+  whitelisted: r.whitelisted,
+  receivedTokens: r.received_tokens,
+  updatedAt: new Date(r.updated_at).toISOString(),
+});
+
+/** Facts about an investor of one token: from the request (e-mail, names) and from receipts (whitelist, tokens). */
+export interface InvestorFacts {
+  email?: string | null;
+  firstName?: string | null;
+  lastName?: string | null;
+  investorType?: string | null;
+  whitelisted?: boolean;
+  whitelistTxHash?: string;
+  receivedTokens?: boolean;
+}
+
+/** Wallets known per token. Each fact only overwrites when given, so events and request data merge. */
+export class Investors {
+  constructor(private readonly db: Db) {}
+
+  async upsert(tx: Queryable, tokenId: string, address: string, facts: InvestorFacts): Promise<void> {
+    await tx.query(
+      `INSERT INTO investors (token_id, address, email, first_name, last_name, investor_type, whitelisted, whitelist_tx_hash, received_tokens)
+       VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7, false), $8, COALESCE($9, false))
+       ON CONFLICT (token_id, address) DO UPDATE SET
+         email = COALESCE(EXCLUDED.email, investors.email),
+         first_name = COALESCE(EXCLUDED.first_name, investors.first_name),
+         last_name = COALESCE(EXCLUDED.last_name, investors.last_name),
+         investor_type = COALESCE(EXCLUDED.investor_type, investors.investor_type),
+         whitelisted = COALESCE($7, investors.whitelisted),
+         whitelist_tx_hash = COALESCE($8, investors.whitelist_tx_hash),
+         received_tokens = investors.received_tokens OR COALESCE($9, false),
+         updated_at = now()`,
+      [
+        tokenId,
+        address.toLowerCase(),
+        facts.email ?? null,
+        facts.firstName ?? null,
+        facts.lastName ?? null,
+        facts.investorType ?? null,
+        facts.whitelisted ?? null,
+        facts.whitelistTxHash ?? null,
+        facts.receivedTokens ?? null,
+      ],
+    );
+  }
+
+  async byAddress(tokenId: string, address: string): Promise<InvestorRecord | undefined> {
+    const [row] = await this.db.query<InvestorRow>("SELECT * FROM investors WHERE token_id = $1 AND address = $2", [
+      tokenId,
+      address.toLowerCase(),
+    ]);
+    return row && toRecord(row);
+  }
+
+  async byEmail(tokenId: string, email: string): Promise<InvestorRecord[]> {
+    const rows = await this.db.query<InvestorRow>(
+      "SELECT * FROM investors WHERE token_id = $1 AND lower(email) = lower($2) ORDER BY updated_at DESC",
+      [tokenId, email],
+    );
+    return rows.map(toRecord);
+  }
+
+  /** Wallets that ever received the token (candidates for balances and dividends). */
+  async holders(tokenId: string): Promise<InvestorRecord[]> {
+    const rows = await this.db.query<InvestorRow>(
+      "SELECT * FROM investors WHERE token_id = $1 AND received_tokens ORDER BY address",
+      [tokenId],
+    );
+    return rows.map(toRecord);
+  }
+}

@@ -1,0 +1,39 @@
+import fs from "node:fs";
+import path from "node:path";
+import type { Db } from "./db";
+
+const MIGRATIONS_DIR = path.join(__dirname, "migrations");
+/** Arbitrary constant: serializes migrations when several service instances start on one PostgreSQL server. */
+const MIGRATION_LOCK_ID = 80_042_26;
+
+/** Applies every migrations/NNN_name.sql not applied yet, in order, each in its own transaction. */
+export async function migrate(db: Db): Promise<string[]> {
+  const files = fs
+    .readdirSync(MIGRATIONS_DIR)
+    .filter((f) => /^\d+_.+\.sql$/.test(f))
+    .sort();
+  const applied: string[] = [];
+  await db.transaction(async (tx) => {
+    await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_ID]);
+    await tx.query(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
+    const done = new Set((await tx.query<{ version: string }>("SELECT version FROM schema_migrations")).map((r) => r.version));
+    for (const file of files) {
+      if (done.has(file)) continue;
+      const sql = fs.readFileSync(path.join(MIGRATIONS_DIR, file), "utf8");
+      for (const statement of splitStatements(sql)) await tx.query(statement);
+      await tx.query("INSERT INTO schema_migrations (version) VALUES ($1)", [file]);
+      applied.push(file);
+    }
+  });
+  return applied;
+}
+
+/** Splits a migration on semicolons at line ends (migrations hold no functions or quoted semicolons). */
+function splitStatements(sql: string): string[] {
+  return sql
+    .split(/;\s*(?:\r?\n|$)/)
+    .map((s) => s.replace(/^\s*--.*$/gm, "").trim())
+    .filter(Boolean);
+}

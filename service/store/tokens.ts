@@ -1,0 +1,174 @@
+import type { Db, Queryable } from "./db";
+
+/** A tokenized asset as recorded from its newTokenization receipt. */
+export interface TokenRecord {
+  id: string;
+  chainId: number;
+  symbol: string;
+  name: string;
+  tokenName: string;
+  tokenType: string;
+  tokenizerEmail: string;
+  tokenizerAddress: string;
+  companyWalletAddress: string;
+  apiKeyId: string | null;
+  tokenAddress: string;
+  escrowAddress: string;
+  paymentToken: { symbol: string; address: string; decimals: number };
+  decimals: number;
+  supplyCap: string;
+  initialSupply: string;
+  url: string;
+  logotypeRef: string | null;
+  subscriptionAgreementRef: string | null;
+  legalDocsRef: string | null;
+  createdTxId: string;
+  createdTxHash: string;
+  createdBlock: number;
+  createdAt: string;
+}
+
+interface TokenRow {
+  id: string;
+  chain_id: number;
+  symbol: string;
+  name: string;
+  token_name: string;
+  token_type: string;
+  tokenizer_email: string;
+  tokenizer_address: string;
+  company_wallet_address: string;
+  api_key_id: string | null;
+  token_address: string;
+  escrow_address: string;
+  payment_token_symbol: string;
+  payment_token_address: string;
+  payment_token_decimals: number;
+  decimals: number;
+  supply_cap: string;
+  initial_supply: string;
+  url: string;
+  logotype_ref: string | null;
+  subscription_agreement_ref: string | null;
+  legal_docs_ref: string | null;
+  created_tx_id: string;
+  created_tx_hash: string;
+  created_block: string;
+  created_at: Date | string;
+}
+
+const toRecord = (r: TokenRow): TokenRecord => ({
+  id: r.id,
+  chainId: r.chain_id,
+  symbol: r.symbol,
+  name: r.name,
+  tokenName: r.token_name,
+  tokenType: r.token_type,
+  tokenizerEmail: r.tokenizer_email,
+  tokenizerAddress: r.tokenizer_address,
+  companyWalletAddress: r.company_wallet_address,
+  apiKeyId: r.api_key_id,
+  tokenAddress: r.token_address,
+  escrowAddress: r.escrow_address,
+  paymentToken: { symbol: r.payment_token_symbol, address: r.payment_token_address, decimals: r.payment_token_decimals },
+  decimals: r.decimals,
+  supplyCap: r.supply_cap,
+  initialSupply: r.initial_supply,
+  url: r.url,
+  logotypeRef: r.logotype_ref,
+  subscriptionAgreementRef: r.subscription_agreement_ref,
+  legalDocsRef: r.legal_docs_ref,
+  createdTxId: r.created_tx_id,
+  createdTxHash: r.created_tx_hash,
+  createdBlock: Number(r.created_block),
+  createdAt: new Date(r.created_at).toISOString(),
+});
+
+export type NewToken = Omit<TokenRecord, "createdAt" | "logotypeRef" | "subscriptionAgreementRef" | "legalDocsRef">;
+
+export type TokenDocument = "logotype" | "subscriptionAgreement" | "legalDocs";
+const documentColumn: Record<TokenDocument, string> = {
+  logotype: "logotype_ref",
+  subscriptionAgreement: "subscription_agreement_ref",
+  legalDocs: "legal_docs_ref",
+};
+
+/** Token records, and which API key may act on which symbol (API-SPEC Authentication, rule 4). */
+export class Tokens {
+  constructor(private readonly db: Db) {}
+
+  async bySymbol(symbol: string, q: Queryable = this.db): Promise<TokenRecord | undefined> {
+    const [row] = await q.query<TokenRow>("SELECT * FROM tokens WHERE symbol = $1", [symbol]);
+    return row && toRecord(row);
+  }
+
+  async byAddress(chainId: number, tokenAddress: string): Promise<TokenRecord | undefined> {
+    const [row] = await this.db.query<TokenRow>("SELECT * FROM tokens WHERE chain_id = $1 AND lower(token_address) = lower($2)", [
+      chainId,
+      tokenAddress,
+    ]);
+    return row && toRecord(row);
+  }
+
+  /** A key may act on a token whose tokenizer e-mail matches a newTokenization done under that key. */
+  async keyMayUse(keyId: string, token: TokenRecord): Promise<boolean> {
+    const rows = await this.db.query("SELECT 1 FROM tokens WHERE api_key_id = $1 AND tokenizer_email = $2 LIMIT 1", [
+      keyId,
+      token.tokenizerEmail,
+    ]);
+    return rows.length > 0;
+  }
+
+  /** Symbols and tokenizer e-mails a key may see. */
+  async visibleTo(keyId: string): Promise<{ tokenSymbols: string[]; tokenizerEmails: string[] }> {
+    const rows = await this.db.query<{ symbol: string; tokenizer_email: string }>(
+      `SELECT symbol, tokenizer_email FROM tokens
+       WHERE tokenizer_email IN (SELECT tokenizer_email FROM tokens WHERE api_key_id = $1)
+       ORDER BY created_at, symbol`,
+      [keyId],
+    );
+    return {
+      tokenSymbols: rows.map((r) => r.symbol),
+      tokenizerEmails: [...new Set(rows.map((r) => r.tokenizer_email))],
+    };
+  }
+
+  /** Records a token from its creation receipt; a second insert of the same token is ignored. */
+  async insert(tx: Queryable, t: NewToken): Promise<void> {
+    await tx.query(
+      `INSERT INTO tokens (id, chain_id, symbol, name, token_name, token_type, tokenizer_email, tokenizer_address,
+         company_wallet_address, api_key_id, token_address, escrow_address, payment_token_symbol, payment_token_address,
+         payment_token_decimals, decimals, supply_cap, initial_supply, url, created_tx_id, created_tx_hash, created_block)
+       VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14,$15,$16,$17,$18,$19,$20,$21,$22)
+       ON CONFLICT DO NOTHING`,
+      [
+        t.id,
+        t.chainId,
+        t.symbol,
+        t.name,
+        t.tokenName,
+        t.tokenType,
+        t.tokenizerEmail,
+        t.tokenizerAddress,
+        t.companyWalletAddress,
+        t.apiKeyId,
+        t.tokenAddress,
+        t.escrowAddress,
+        t.paymentToken.symbol,
+        t.paymentToken.address,
+        t.paymentToken.decimals,
+        t.decimals,
+        t.supplyCap,
+        t.initialSupply,
+        t.url,
+        t.createdTxId,
+        t.createdTxHash,
+        t.createdBlock,
+      ],
+    );
+  }
+
+  async setDocument(tokenId: string, document: TokenDocument, ref: string, q: Queryable = this.db): Promise<void> {
+    await q.query(`UPDATE tokens SET ${documentColumn[document]} = $2 WHERE id = $1`, [tokenId, ref]);
+  }
+}
