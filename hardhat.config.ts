@@ -1,6 +1,6 @@
 import path from "node:path";
 import { subtask } from "hardhat/config";
-import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD } from "hardhat/builtin-tasks/task-names";
+import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD, TASK_TEST_GET_TEST_FILES } from "hardhat/builtin-tasks/task-names";
 import type { HardhatUserConfig } from "hardhat/config";
 import "@nomicfoundation/hardhat-toolbox";
 
@@ -17,6 +17,16 @@ subtask(TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD).setAction(async (args: { solcVersi
     version: SOLC_VERSION,
     longVersion: solc.version(),
   };
+});
+
+/**
+ * `hardhat test` with no files runs everything under test/ except test/postgres/, the suite that needs a PostgreSQL
+ * server (`npm run test:pg`, run by .ci/run).
+ */
+subtask(TASK_TEST_GET_TEST_FILES).setAction(async (args: { testFiles: string[] }, _hre, runSuper) => {
+  const files: string[] = await runSuper(args);
+  if (args.testFiles.length) return files;
+  return files.filter((file) => !file.split(path.sep).join("/").includes("/test/postgres/"));
 });
 
 /** A deployer key for the public testnets, read from the environment; never committed. */

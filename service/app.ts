@@ -3,6 +3,7 @@ import express, { type NextFunction, type Request, type Response } from "express
 import { ApiError } from "./errors";
 import { buildOpenApi } from "./http/openapi";
 import { defineRoute, mountRoute, type RouteDefinition } from "./http/route";
+import { adminRoutes } from "./routes/admin";
 import { metaRoutes } from "./routes/meta";
 import { readRoutes } from "./routes/reads";
 import { writeRoutes } from "./routes/write";
@@ -16,7 +17,7 @@ export function allRoutes(services: Services): RouteDefinition<any, any>[] {
 }
 
 /** The Express app without listen(): main.ts serves it, tests mount it on an ephemeral port. */
-export function createApp(services: Services): express.Express {
+export function createApp(services: Services, options: { adminToken: string }): express.Express {
   const app = express();
   app.disable("x-powered-by");
   app.set("trust proxy", "loopback");
@@ -59,7 +60,7 @@ export function createApp(services: Services): express.Express {
     handler: async (): Promise<unknown> => buildOpenApi([...routes, openApiRoute], { version: API_VERSION, serverUrl: services.config.PUBLIC_BASE_URL }),
   });
   const router = express.Router();
-  for (const route of [...routes, openApiRoute]) mountRoute(router, route);
+  for (const route of [...routes, openApiRoute, ...adminRoutes(services, options.adminToken)]) mountRoute(router, route);
   app.use(router);
 
   app.use((req: Request, _res: Response, next: NextFunction) => {

@@ -1,4 +1,3 @@
-import fs from "node:fs";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
 import type { Server } from "node:http";
@@ -20,6 +19,7 @@ import { Batches } from "./store/batches";
 import { PrepareRateLimiter } from "./auth/rate-limits";
 import { BatchRunner } from "./engine/runner";
 import { findMethod } from "./methods";
+import { ensureAdminToken, removeRuntimeFile, writeRuntimeFile } from "./runtime-files";
 import { migrate } from "./store/migrate";
 
 export interface RunningService {
@@ -63,7 +63,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   services.runner = new BatchRunner(services, findMethod, logger.child({ component: "runner" }));
   await checkChainInstances(services);
 
-  const app = createApp(services);
+  const app = createApp(services, { adminToken: ensureAdminToken(config) });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.PORT, config.HOST, () => resolve(s));
     s.once("error", reject);
@@ -93,20 +93,4 @@ export async function startService(config: Config, options: StartOptions = {}): 
       if (!options.db) await db.close();
     },
   };
-}
-
-/** <environmentDir>/service.json tells operator tools that a service owns the embedded database right now. */
-export function runtimeFilePath(config: Config): string {
-  return path.join(config.environmentDir, "service.json");
-}
-
-function writeRuntimeFile(config: Config, facts: { pid: number; url: string }) {
-  if (config.DATABASE_URL) return;
-  fs.mkdirSync(config.environmentDir, { recursive: true });
-  fs.writeFileSync(runtimeFilePath(config), JSON.stringify(facts, null, 2), { mode: 0o600 });
-}
-
-function removeRuntimeFile(config: Config) {
-  if (config.DATABASE_URL) return;
-  fs.rmSync(runtimeFilePath(config), { force: true });
 }

@@ -1,0 +1,64 @@
+import { getAddress, isAddress } from "ethers";
+import { FAUCET_CREDIT_METHOD, METERED_METHODS, PLANS, type Plan } from "../auth/plans";
+import { badRequest, notFound } from "../errors";
+import type { ApiKeys } from "../store/api-keys";
+import type { Credits } from "../store/credits";
+import type { Signers } from "../store/signers";
+
+/** What operator commands need; satisfied by the running service and by a direct database connection. */
+export interface AdminStores {
+  apiKeys: ApiKeys;
+  credits: Credits;
+  signers: Signers;
+}
+
+export type AdminCommand =
+  | { command: "keys.create"; email: string; plan: string }
+  | { command: "keys.list" }
+  | { command: "keys.revoke"; keyId: string }
+  | { command: "credits.add"; keyId: string; method: string; amount: number }
+  | { command: "signers.add"; address: string }
+  | { command: "signers.remove"; address: string }
+  | { command: "signers.list" };
+
+const CREDIT_METHODS = [...METERED_METHODS, FAUCET_CREDIT_METHOD] as string[];
+
+/** Runs one operator command; the result is printed as JSON by scripts/admin.ts. */
+export async function runAdminCommand(stores: AdminStores, cmd: AdminCommand): Promise<unknown> {
+  switch (cmd.command) {
+    case "keys.create": {
+      if (!/^[^@\s]+@[^@\s]+$/.test(cmd.email ?? "")) throw badRequest("--email must be an e-mail address", { field: "email" });
+      if (!PLANS.includes(cmd.plan as Plan)) throw badRequest(`--plan must be one of ${PLANS.join(", ")}`, { field: "plan" });
+      const { key, record } = await stores.apiKeys.create({ email: cmd.email, plan: cmd.plan as Plan });
+      return { ...record, apiKey: key, credits: await stores.credits.balances(record.id), note: "the key is shown once; only its hash is stored" };
+    }
+    case "keys.list": {
+      const keys = await stores.apiKeys.list();
+      return Promise.all(keys.map(async (k) => ({ ...k, credits: await stores.credits.balances(k.id) })));
+    }
+    case "keys.revoke": {
+      if (!(await stores.apiKeys.revoke(cmd.keyId))) throw notFound(`No key with id ${cmd.keyId}`, { field: "keyId" });
+      return stores.apiKeys.get(cmd.keyId);
+    }
+    case "credits.add": {
+      if (!(await stores.apiKeys.get(cmd.keyId))) throw notFound(`No key with id ${cmd.keyId}`, { field: "keyId" });
+      if (!CREDIT_METHODS.includes(cmd.method)) throw badRequest(`--method must be one of ${CREDIT_METHODS.join(", ")}`, { field: "method" });
+      if (!Number.isInteger(cmd.amount) || cmd.amount <= 0) throw badRequest("--amount must be a positive integer", { field: "amount" });
+      const balance = await stores.credits.add(cmd.keyId, cmd.method, cmd.amount);
+      return { keyId: cmd.keyId, method: cmd.method, balance };
+    }
+    case "signers.add":
+    case "signers.remove": {
+      if (!isAddress(cmd.address ?? "")) throw badRequest("address must be a 0x-prefixed 20-byte hex address", { field: "address" });
+      const address = getAddress(cmd.address.toLowerCase());
+      if (cmd.command === "signers.add") {
+        await stores.signers.add(address);
+        return { address, whitelisted: true };
+      }
+      if (!(await stores.signers.remove(address))) throw notFound(`${address} is not a whitelisted signer`, { field: "address" });
+      return { address, whitelisted: false };
+    }
+    case "signers.list":
+      return stores.signers.list();
+  }
+}

@@ -1,0 +1,34 @@
+import { timingSafeEqual } from "node:crypto";
+import type { Request } from "express";
+import { z } from "zod";
+import { runAdminCommand, type AdminCommand } from "../admin/commands";
+import { unauthorized } from "../errors";
+import { defineRoute } from "../http/route";
+import type { Services } from "../services";
+
+/**
+ * Operator commands over HTTP, so `npm run admin` works while the service holds the embedded (single-process)
+ * database. Guarded by the admin token the service writes to <DATA_DIR>/<environment>/admin-token; not in OpenAPI.
+ */
+export function adminRoutes(services: Services, adminToken: string) {
+  const expected = Buffer.from(adminToken);
+  const authorize = (req: Request) => {
+    const given = Buffer.from(req.header("x-admin-token") ?? "");
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unauthorized("Admin token required", { header: "x-admin-token" });
+  };
+  return [
+    defineRoute({
+      method: "post",
+      path: "/admin/command",
+      summary: "Run an operator command",
+      tags: ["admin"],
+      auth: "admin",
+      hidden: true,
+      body: z.looseObject({ command: z.string() }),
+      handler: async ({ req, body }) => {
+        authorize(req);
+        return { result: await runAdminCommand(services, body as unknown as AdminCommand) };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,33 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import type { Config } from "./config";
+
+/**
+ * Files a service running on the embedded database leaves in <DATA_DIR>/<environment>/ so operator tools can reach
+ * it (PGlite is single-process): service.json (pid, url) and admin-token (mode 0600).
+ */
+export const runtimeFilePath = (config: Config) => path.join(config.environmentDir, "service.json");
+export const adminTokenPath = (config: Config) => path.join(config.environmentDir, "admin-token");
+
+/** The admin token: ADMIN_TOKEN, else the one kept in the data directory, else a new one written there. */
+export function ensureAdminToken(config: Config): string {
+  if (config.ADMIN_TOKEN) return config.ADMIN_TOKEN;
+  const file = adminTokenPath(config);
+  if (fs.existsSync(file)) return fs.readFileSync(file, "utf8").trim();
+  fs.mkdirSync(config.environmentDir, { recursive: true });
+  const token = randomBytes(32).toString("base64url");
+  fs.writeFileSync(file, token, { mode: 0o600 });
+  return token;
+}
+
+export function writeRuntimeFile(config: Config, facts: { pid: number; url: string }) {
+  if (config.DATABASE_URL) return;
+  fs.mkdirSync(config.environmentDir, { recursive: true });
+  fs.writeFileSync(runtimeFilePath(config), JSON.stringify(facts, null, 2), { mode: 0o600 });
+}
+
+export function removeRuntimeFile(config: Config) {
+  if (config.DATABASE_URL) return;
+  fs.rmSync(runtimeFilePath(config), { force: true });
+}

@@ -1,0 +1,170 @@
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
+import { expect } from "chai";
+import { parseUnits, type Wallet } from "ethers";
+import { SecurityToken__factory, USDC__factory } from "../../typechain-types";
+import { execute, prepareAndSign } from "../helpers/flow";
+import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
+import { startTestService, type ApiClient, type TestService } from "../helpers/service";
+
+const run = promisify(execFile);
+
+/** The operator CLI, as `npm run admin -- …` runs it, against the running test service's data directory. */
+async function admin(service: TestService, ...args: string[]) {
+  const { stdout } = await run(process.execPath, ["-r", "ts-node/register/transpile-only", "scripts/admin.ts", ...args], {
+    env: { ...process.env, DATA_DIR: service.dataDir, ENVIRONMENT: "sandbox", TS_NODE_TRANSPILE_ONLY: "true" },
+  });
+  return JSON.parse(stdout);
+}
+
+describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends through HTTP only", function () {
+  this.timeout(180_000);
+  let sandbox: Sandbox;
+  let service: TestService;
+  let api: ApiClient;
+  let issuer: Wallet, alice: Wallet, bob: Wallet, carol: Wallet, dave: Wallet;
+  const symbol = "ACME";
+  const chainId = "aa36a7";
+  let tokenAddress: string;
+
+  before(async () => {
+    sandbox = await getSandbox();
+    service = await startTestService(sandbox);
+    [issuer, alice, bob, carol, dave] = [1, 2, 3, 4, 5].map((i) => sandbox.accounts[i]);
+    const created = await admin(service, "keys", "create", "--email", "ops@acme.test", "--plan", "Enterprise");
+    expect(created.apiKey).to.match(/^tak_/);
+    expect(created.plan).to.equal("Enterprise");
+    for (const w of [issuer, alice, bob, carol, dave]) await admin(service, "signers", "add", w.address);
+    api = service.api.withKey(created.apiKey);
+  });
+
+  after(async () => service?.stop());
+
+  it("runs the whole lifecycle and every read shows the right numbers", async () => {
+    // newTokenization with two premints
+    const created = await execute(api, issuer, {
+      method: "newTokenization",
+      chainId,
+      tokenizerEmail: "issuer@acme.test",
+      name: "Acme Real Estate",
+      tokenSymbol: symbol,
+      tokenType: "RWA_TOKEN",
+      supplyCap: "1000000",
+      url: "https://acme.test",
+      preMints: [{ amount: "1000" }, { amount: "500" }],
+      initialHolders: [
+        { walletAddress: alice.address, email: "alice@acme.test" },
+        { walletAddress: bob.address, email: "bob@acme.test" },
+      ],
+    });
+    expect(created.prepared.info).to.include({ tokenSymbol: symbol, tokenizerEmail: "issuer@acme.test" });
+
+    const tokenizer = await api.get("/get-tokenizer-info", { tokenSymbol: symbol });
+    expect(tokenizer.status).to.equal(200);
+    tokenAddress = tokenizer.body.tokenAddress;
+    expect(tokenizer.body.paymentTokenAddress).to.equal(sandbox.deployments[11155111].contracts.USDC);
+    expect(tokenizer.body.escrowAddress).to.match(/^0x[0-9a-fA-F]{40}$/);
+    const token = SecurityToken__factory.connect(tokenAddress, providerFor(sandbox.sepolia));
+    expect(await token.tokenizer()).to.equal(issuer.address);
+
+    // mintToken to a new investor: whitelist first, then mint (two transactions)
+    const minted = await execute(api, issuer, {
+      method: "mintToken",
+      chainId,
+      tokenSymbol: symbol,
+      userToMint: [{ investorEmail: "carol@acme.test", investorAddress: carol.address, amount: "250" }],
+    });
+    expect(minted.prepared.transactions).to.have.length(2);
+    expect(minted.prepared.transactions.map((t) => t.nonce)).to.deep.equal([minted.prepared.transactions[0].nonce, minted.prepared.transactions[0].nonce + 1]);
+    expect(minted.sent.totalTransactions).to.equal(2);
+    expect(minted.sent.successfulTransactions).to.equal(2);
+
+    // whitelist dave
+    await execute(api, issuer, {
+      method: "whitelist",
+      chainId,
+      tokenSymbol: symbol,
+      userToWhitelist: [{ investorAddress: dave.address, investorEmail: "dave@acme.test", whitelistStatus: "true" }],
+    });
+
+    // transferTo: alice → dave 100
+    await execute(api, alice, { method: "transferTo", chainId, tokenSymbol: symbol, to: dave.address, amount: "100" });
+
+    // approve + transferFrom: alice approves bob for 50, bob moves 50 from alice to carol
+    await execute(api, alice, { method: "approve", chainId, tokenSymbol: symbol, spenderAddress: bob.address, amount: "50" });
+    await execute(api, bob, { method: "transferFrom", chainId, tokenSymbol: symbol, from: alice.address, to: carol.address, amount: "50" });
+
+    // dividends: approve USDC with the TOKEN as spender, then distribute 1,000 USDC
+    await execute(api, issuer, { method: "approve", chainId, tokenSymbol: "USDC", spenderAddress: tokenAddress, amount: "1000", tokenizerAddress: issuer.address });
+    await execute(api, issuer, { method: "dividendDistribution", chainId, tokenSymbol: symbol, amount: "1000" });
+
+    // balances now: alice 850, bob 500, carol 300, dave 100 (total 1750)
+    const expected: Record<string, string> = { [alice.address]: "850", [bob.address]: "500", [carol.address]: "300", [dave.address]: "100" };
+    for (const [address, balance] of Object.entries(expected)) {
+      const read = await api.get("/get-balance-whitelist", { tokenSymbol: symbol, investorAddress: address });
+      expect(read.status).to.equal(200);
+      expect(read.body.tokenBalance).to.equal(balance);
+      expect(read.body.whitelisted).to.equal(true);
+    }
+
+    // the holder claims
+    const usdc = USDC__factory.connect(sandbox.deployments[11155111].contracts.USDC, providerFor(sandbox.sepolia));
+    const before = await usdc.balanceOf(alice.address);
+    await execute(api, alice, { method: "claimDividends", chainId, tokenSymbol: symbol });
+    const aliceShare = (parseUnits("1000", 6) * 850n) / 1750n;
+    expect((await usdc.balanceOf(alice.address)) - before).to.equal(aliceShare);
+
+    // reads
+    const info = await api.get("/get-token-info", { tokenSymbol: symbol });
+    expect(info.status).to.equal(200);
+    expect(info.body).to.include({ tokenSymbol: symbol, tokenType: "RWA_TOKEN", tokenizerEmail: "issuer@acme.test", initialTokenSupply: "1500", maxTokenSupply: "1000000", allowedTokenDecimals: 18 });
+    expect(info.body.paymentToken).to.deep.include({ symbol: "USDC", decimals: 6 });
+    expect(info.body.paymentToken.blockchain).to.deep.equal({ chainId: "0xaa36a7", chainName: "Sepolia", blockExplorerUrl: "https://sepolia.etherscan.io" });
+    expect(info.body).to.not.have.property("tokenAddress");
+
+    const list = await api.get("/get-token-info");
+    expect(list.body).to.deep.equal({ tokenSymbols: [symbol], tokenizerEmails: ["issuer@acme.test"] });
+
+    const byEmail = await api.get("/get-balance-whitelist", { tokenSymbol: symbol, investorEmail: "carol@acme.test" });
+    expect(byEmail.body).to.include({ investorAddress: carol.address, tokenBalance: "300", whitelisted: true });
+
+    const status = await api.get("/get-whitelist-status", { tokenSymbol: symbol, investorAddress: dave.address });
+    expect(status.body.whitelistStatus).to.equal(true);
+    const notListed = await api.get("/get-whitelist-status", { tokenSymbol: symbol, investorAddress: sandbox.accounts[6].address });
+    expect(notListed.body.whitelistStatus).to.equal(false);
+
+    const allowance = await api.get("/get-allowance", { tokenSymbol: symbol, ownerAddress: alice.address, spenderAddress: bob.address });
+    expect(allowance.body.allowance).to.equal("0");
+    const usdcAllowance = await api.get("/get-allowance", { tokenSymbol: "USDC", chainId, ownerAddress: issuer.address, spenderAddress: tokenAddress });
+    expect(usdcAllowance.body.allowance).to.equal("0");
+
+    const investor = await api.get("/get-investor-info", { tokenSymbol: symbol, email: "carol@acme.test" });
+    expect(investor.status).to.equal(200);
+    expect(investor.body).to.include({ email: "carol@acme.test", walletAddress: carol.address, tokenBalance: "300", whitelisted: true });
+
+    const dividends = await api.get("/get-dividend-distribution", { tokenSymbol: symbol });
+    expect(dividends.status).to.equal(200);
+    expect(dividends.body.totalDistributed).to.equal("1000");
+    expect(dividends.body.distributions).to.have.length(1);
+    expect(dividends.body.distributions[0].amount).to.equal("1000");
+    const holders = Object.fromEntries(dividends.body.holders.map((h: any) => [h.address, h]));
+    expect(holders[alice.address].withdrawableRaw).to.equal("0");
+    expect(holders[alice.address].withdrawnRaw).to.equal(aliceShare.toString());
+    for (const [wallet, units] of [[bob, 500n], [carol, 300n], [dave, 100n]] as const) {
+      expect(holders[wallet.address].withdrawableRaw).to.equal(((parseUnits("1000", 6) * units) / 1750n).toString());
+    }
+  });
+
+  it("accepts a client-broadcast batch reported by hash", async () => {
+    const { prepared, signedTransactions } = await prepareAndSign(api, alice, { method: "transferTo", chainId, tokenSymbol: symbol, to: dave.address, amount: "1", executionMode: "client-broadcast" });
+    const provider = providerFor(sandbox.sepolia);
+    const sent = await provider.broadcastTransaction(signedTransactions[0]);
+    await sent.wait();
+    const reported = await api.post("/send-transactions", { txId: prepared.txId, txHash: sent.hash });
+    expect(reported.status).to.equal(200);
+    expect(reported.body.status).to.equal("success");
+    const status = await api.get("/get-transaction-status", { hash: sent.hash });
+    expect(status.body).to.include({ status: "success", txId: prepared.txId, txHash: sent.hash.toLowerCase() });
+    expect(status.body.blockNumber).to.be.a("number");
+  });
+});

@@ -1,0 +1,100 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { loadConfig, type Config } from "../../service/config";
+import { createLogger } from "../../service/logger";
+import { startService, type RunningService } from "../../service/server";
+import { openDb, type Db } from "../../service/store/db";
+import { RELAYER_INDEX, SETTLEMENT_INDEX, type Sandbox } from "./sandbox";
+
+export interface TestService extends RunningService {
+  config: Config;
+  api: ApiClient;
+  dataDir: string;
+}
+
+export interface TestServiceOptions {
+  env?: Record<string, string>;
+  db?: Db;
+  /** Keep the data directory (restart tests). */
+  dataDir?: string;
+}
+
+/** The environment a test service runs with: the sandbox chains, an ephemeral port, a private data directory. */
+export function testEnv(sandbox: Sandbox, dataDir: string, extra: Record<string, string> = {}): Record<string, string> {
+  return {
+    ENVIRONMENT: "sandbox",
+    HOST: "127.0.0.1",
+    PORT: "0",
+    DATA_DIR: dataDir,
+    DEPLOYMENTS_DIR: sandbox.deploymentsDir,
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? "silent",
+    [`RPC_URL_${sandbox.sepolia.chainId}`]: sandbox.sepolia.url,
+    [`RPC_URL_${sandbox.baseSepolia.chainId}`]: sandbox.baseSepolia.url,
+    RELAYER_PRIVATE_KEY: sandbox.accounts[RELAYER_INDEX].privateKey,
+    X402_SETTLEMENT_PRIVATE_KEY: sandbox.accounts[SETTLEMENT_INDEX].privateKey,
+    SEND_WAIT_MS: "20000",
+    ...extra,
+  };
+}
+
+/** Starts the real service in this process on an ephemeral port, on an in-memory PGlite unless a Db is given. */
+export async function startTestService(sandbox: Sandbox, options: TestServiceOptions = {}): Promise<TestService> {
+  const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "tak-data-"));
+  const config = loadConfig(testEnv(sandbox, dataDir, options.env));
+  const db = options.db ?? (config.DATABASE_URL ? undefined : await openDb({}));
+  const running = await startService(config, { db, logger: createLogger(config.LOG_LEVEL) });
+  const stop = async () => {
+    await running.stop();
+    if (!options.db && db) await db.close();
+  };
+  return { ...running, stop, config, dataDir, api: new ApiClient(running.url) };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  body: T;
+  headers: Headers;
+}
+
+/** Minimal HTTP client for the API: JSON in, JSON out, optional key. */
+export class ApiClient {
+  constructor(
+    readonly baseUrl: string,
+    readonly apiKey?: string,
+  ) {}
+
+  withKey(apiKey: string | undefined): ApiClient {
+    return new ApiClient(this.baseUrl, apiKey);
+  }
+
+  async request<T = any>(method: string, pathAndQuery: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
+    const response = await fetch(this.baseUrl + pathAndQuery, {
+      method,
+      headers: {
+        "content-type": "application/json",
+        ...(this.apiKey ? { "x-api-key": this.apiKey } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      // non-JSON body (documents)
+    }
+    return { status: response.status, body: parsed as T, headers: response.headers };
+  }
+
+  get<T = any>(pathname: string, query: Record<string, string | undefined> = {}, headers?: Record<string, string>) {
+    const params = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined) as [string, string][]);
+    const qs = params.toString();
+    return this.request<T>("GET", qs ? `${pathname}?${qs}` : pathname, undefined, headers);
+  }
+
+  post<T = any>(pathname: string, body: unknown, headers?: Record<string, string>) {
+    return this.request<T>("POST", pathname, body, headers);
+  }
+}
