@@ -70,15 +70,21 @@ export class PrepareRateLimiter {
   }
 
   /**
-   * Counts one prepare against the caller's limits (the key when one is presented, else the client IP, plus the
-   * signer wallet without a key) and holds a concurrency slot. Returns the release function; throws a 429.
+   * Counts one prepare against the caller's limits (the validated key when there is one, else the client IP, plus
+   * the signer wallet without a key) and holds a concurrency slot. Returns the release function; throws a 429.
    */
-  async admit(req: Request, apiKeyHeader: string | undefined, wallet: string | undefined): Promise<() => Promise<void>> {
-    const tier = apiKeyHeader ? this.keyed : this.anonymous;
-    const subject = apiKeyHeader ? `key:${apiKeyHeader.slice(0, 24)}` : `ip:${req.ip ?? "unknown"}`;
-    await consume(tier.rate, subject, apiKeyHeader ? "per-key request rate" : "per-IP request rate");
+  async admit(req: Request, apiKeyId: string | undefined, wallet: string | undefined): Promise<() => Promise<void>> {
+    const tier = apiKeyId ? this.keyed : this.anonymous;
+    const subject = apiKeyId ? `key:${apiKeyId}` : `ip:${req.ip ?? "unknown"}`;
+    await consume(tier.rate, subject, apiKeyId ? "per-key request rate" : "per-IP request rate");
     if (tier.wallet && wallet) await consume(tier.wallet, `wallet:${wallet.toLowerCase()}`, "per-wallet request rate");
-    await consume(tier.concurrency, subject, "concurrent requests");
+    try {
+      await consume(tier.concurrency, subject, "concurrent requests");
+    } catch (error) {
+      // A refused admission still counted a point: give it back, or every refusal would shrink the limit.
+      await tier.concurrency.reward(subject, 1).catch(() => undefined);
+      throw error;
+    }
     let released = false;
     return async () => {
       if (released) return;

@@ -77,8 +77,9 @@ export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { versio
       const properties = { ...((body.properties as object) ?? {}) } as Record<string, unknown>;
       for (const file of route.multipartFiles) properties[file] = { type: "string", format: "binary" };
       operation.requestBody = { required: true, content: { "multipart/form-data": { schema: { ...body, properties } } } };
-    } else if (route.body) {
-      operation.requestBody = { required: true, content: { "application/json": { schema: schemaOf(route.body) } } };
+    } else if (route.body ?? route.documentedBody) {
+      const schema = schemaOf((route.body ?? route.documentedBody)!);
+      operation.requestBody = { required: true, content: { "application/json": { schema } } };
     }
     (paths[route.path] ??= {})[route.method] = operation;
   }

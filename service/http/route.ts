@@ -22,6 +22,8 @@ export interface RouteDefinition<Q = unknown, B = unknown> {
   description?: string;
   query?: ZodType<Q>;
   body?: ZodType<B>;
+  /** Body schema shown in /openapi.json when the handler validates the body itself (e.g. per method). */
+  documentedBody?: ZodType;
   /** Request is multipart/form-data; files are described here for the OpenAPI document. */
   multipartFiles?: string[];
   /** Hidden routes are mounted but left out of /openapi.json (operator endpoints). */

@@ -1,6 +1,6 @@
 import type { Request } from "express";
 import { z } from "zod";
-import { optionalApiKey, presentedKey, requireApiKey } from "../auth/api-key";
+import { optionalApiKey, requireApiKey } from "../auth/api-key";
 import { isMetered } from "../auth/plans";
 import { chainIdHex } from "../chains/networks";
 import { prepareBatch } from "../engine/prepare";
@@ -26,9 +26,10 @@ const statusQuery = z.object({ hash: hash32.optional(), txId: hash32.optional() 
 export function writeRoutes(services: Services) {
   async function prepare(req: Request, method: MethodDefinition, rawBody: unknown) {
     const wallet = typeof (rawBody as { signerAddress?: unknown })?.signerAddress === "string" ? (rawBody as { signerAddress: string }).signerAddress : undefined;
-    const release = await services.rateLimiter.admit(req, presentedKey(req), wallet);
+    const presented = await optionalApiKey(services, req);
+    const release = await services.rateLimiter.admit(req, presented?.id, wallet);
     try {
-      const apiKey = await requireApiKey(services, req, "method");
+      const apiKey = presented ?? (await requireApiKey(services, req, "method"));
       const body = parseInput(method.body, rawBody, "body");
       if (body.executionMode === "service-relayed") {
         throw badRequest(`${method.name} cannot be service-relayed: it must be signed by ${method.area === "tokenization" ? "the token holder or tokenizer" : "the investor or tokenizer"}`, {
@@ -48,7 +49,7 @@ export function writeRoutes(services: Services) {
       summary: "Prepare the unsigned transactions of one method; sign them locally, then call /send-transactions",
       tags: ["write"],
       auth: "apiKey",
-      body: prepareBodyDoc,
+      documentedBody: prepareBodyDoc,
       handler: async ({ req }) => {
         const name = (req.body as { method?: unknown })?.method;
         if (name === undefined || name === null || name === "") throw badRequest("method is required", { field: "method", methods: methodNames });
@@ -64,7 +65,7 @@ export function writeRoutes(services: Services) {
         summary: method.summary,
         tags: ["write", method.area],
         auth: "apiKey",
-        body: method.body,
+        documentedBody: method.body,
         handler: async ({ req }) => prepare(req, method, req.body),
       }),
     ),
