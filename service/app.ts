@@ -6,6 +6,7 @@ import { defineRoute, mountRoute, type RouteDefinition } from "./http/route";
 import { adminRoutes } from "./routes/admin";
 import { metaRoutes } from "./routes/meta";
 import { readRoutes } from "./routes/reads";
+import { stoReadRoutes } from "./routes/sto-reads";
 import { writeRoutes } from "./routes/write";
 import type { Services } from "./services";
 
@@ -13,7 +14,7 @@ export const API_VERSION = "2.0.0";
 
 /** Every route of the API, in one list: the router and /openapi.json are both built from it. */
 export function allRoutes(services: Services): RouteDefinition<any, any>[] {
-  return [...metaRoutes(services), ...writeRoutes(services), ...readRoutes(services)];
+  return [...metaRoutes(services), ...writeRoutes(services), ...readRoutes(services), ...stoReadRoutes(services)];
 }
 
 /** The Express app without listen(): main.ts serves it, tests mount it on an ephemeral port. */

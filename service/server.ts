@@ -13,6 +13,7 @@ import { openDb, type Db } from "./store/db";
 import { Signers } from "./store/signers";
 import { Tokens } from "./store/tokens";
 import { Investors } from "./store/investors";
+import { Offerings } from "./store/offerings";
 import { Dividends } from "./store/dividends";
 import { Documents } from "./store/documents";
 import { Batches } from "./store/batches";
@@ -56,6 +57,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     tokens: new Tokens(db),
     investors: new Investors(db),
     dividends: new Dividends(db),
+    offerings: new Offerings(db),
     documents: new Documents(db),
     batches: new Batches(db),
     rateLimiter: new PrepareRateLimiter(db),

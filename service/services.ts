@@ -8,6 +8,7 @@ import type { Batches } from "./store/batches";
 import type { Dividends } from "./store/dividends";
 import type { Documents } from "./store/documents";
 import type { Investors } from "./store/investors";
+import type { Offerings } from "./store/offerings";
 import type { Tokens } from "./store/tokens";
 import type { Credits } from "./store/credits";
 import type { Db } from "./store/db";
@@ -25,6 +26,7 @@ export interface Services {
   tokens: Tokens;
   investors: Investors;
   dividends: Dividends;
+  offerings: Offerings;
   documents: Documents;
   batches: Batches;
   rateLimiter: PrepareRateLimiter;

@@ -32,6 +32,8 @@ export class ChainRegistry {
         staticNetwork: EthersNetwork.from(chainId),
         pollingInterval: 500,
         batchMaxCount: 20,
+        // Preflight checks read state a previous request just changed: never answer from ethers' 250 ms cache.
+        cacheTimeout: -1,
       });
       this.chains.set(chainId, { chainId, network, deployment, rpcUrl, provider });
     }

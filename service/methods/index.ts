@@ -3,6 +3,10 @@ import { claimDividends, dividendDistribution } from "./tokenization/dividends";
 import { mintToken } from "./tokenization/mintToken";
 import { newTokenization } from "./tokenization/newTokenization";
 import { whitelist } from "./tokenization/whitelist";
+import { claimTokens } from "./sto/claimTokens";
+import { closeOffer } from "./sto/closeOffer";
+import { newInvest } from "./sto/newInvest";
+import { newSto } from "./sto/newSto";
 import type { MethodDefinition } from "./types";
 
 /** Every prepare method. Adding a method is one module and one line here. */
@@ -16,6 +20,10 @@ export const METHODS: MethodDefinition[] = [
   approve,
   dividendDistribution,
   claimDividends,
+  newSto,
+  newInvest,
+  claimTokens,
+  closeOffer,
 ];
 
 const byName = new Map<string, MethodDefinition>();

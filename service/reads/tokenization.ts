@@ -145,6 +145,17 @@ export async function investorInfoView(ctx: MethodContext, token: TokenRecord, e
     whitelisted: balances[0].whitelisted,
     tokenBalance: balances[0].tokenBalance,
     wallets: balances,
+    investments: (await ctx.services.offerings.investmentsByEmail(token.id, email)).map((i) => ({
+      id: i.id,
+      date: i.createdAt,
+      txHash: i.txHash,
+      currency: token.paymentToken.symbol,
+      amountInUSDT: fromUnits(BigInt(i.amount), token.paymentToken.decimals),
+      status: i.status,
+      tokenSymbol: token.symbol,
+      offeringId: i.offeringId,
+      offeringName: i.offeringName,
+    })),
   };
 }
 

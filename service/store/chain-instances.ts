@@ -41,8 +41,10 @@ async function forgetChain(services: Services, chainId: number): Promise<void> {
   });
 }
 
-/** Child tables first. Later migrations add their tables here. */
+/** Child tables first. */
 export const chainScopedTables: { sql: string }[] = [
+  { sql: "DELETE FROM investments WHERE offering_id IN (SELECT o.id FROM offerings o JOIN tokens t ON t.id = o.token_id WHERE t.chain_id = $1)" },
+  { sql: "DELETE FROM offerings WHERE token_id IN (SELECT id FROM tokens WHERE chain_id = $1)" },
   { sql: "DELETE FROM investors WHERE token_id IN (SELECT id FROM tokens WHERE chain_id = $1)" },
   { sql: "DELETE FROM dividend_distributions WHERE token_id IN (SELECT id FROM tokens WHERE chain_id = $1)" },
   { sql: "DELETE FROM dividend_claims WHERE token_id IN (SELECT id FROM tokens WHERE chain_id = $1)" },

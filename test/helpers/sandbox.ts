@@ -61,5 +61,5 @@ async function createSandbox(): Promise<Sandbox> {
 
 /** A JSON-RPC provider on one of the sandbox chains. */
 export function providerFor(chain: LocalChain): JsonRpcProvider {
-  return new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, pollingInterval: 100 });
+  return new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, pollingInterval: 100, cacheTimeout: -1 });
 }

@@ -1,0 +1,66 @@
+import { getAddress } from "ethers";
+import { z } from "zod";
+import { stoEscrowInterface } from "../../chains/contracts";
+import { badRequest, preflightError } from "../../errors";
+import { address, email, integerString } from "../../http/fields";
+import { authorizedToken, commonFields, fromUnits, securityToken } from "../common";
+import { defineMethod } from "../types";
+import { escrowOf, recordOfferingEvents } from "./common";
+
+const body = z.looseObject({
+  ...commonFields,
+  investorAddress: address.optional(),
+  signerAddress: address.optional(),
+  investorEmail: email.optional(),
+  tokenSymbol: z.string().trim().min(1),
+  offeringId: integerString.optional().meta({ description: "On-chain offering number; default: the latest" }),
+  paymentTokenSymbol: z.string().optional(),
+});
+type Body = z.infer<typeof body>;
+
+const signer = (b: Body) => {
+  const wallet = b.investorAddress ?? b.signerAddress;
+  if (!wallet) throw badRequest("investorAddress is required", { field: "investorAddress" });
+  return wallet;
+};
+
+/** After the offering closes: the investor's tokens (success) or its payment back (failure). Once per investor. */
+export const claimTokens = defineMethod({
+  name: "claimTokens",
+  area: "sto",
+  summary: "Claim tokens from a successful offering, or the payment back from a failed one",
+  body,
+  metered: true,
+  signerOf: signer,
+  async plan(ctx, b) {
+    const investor = getAddress(signer(b));
+    const token = await authorizedToken(ctx, b.tokenSymbol);
+    const escrow = escrowOf(ctx, token);
+    const id = b.offeringId !== undefined ? Number(b.offeringId) : Number(await escrow.currentOfferingId());
+    if (id === 0 || id > Number(await escrow.currentOfferingId())) throw preflightError(`${token.symbol} has no offering ${b.offeringId ?? ""}`.trim(), { field: "offeringId" });
+    const [o, invested, tokensOwed, claimed] = await Promise.all([
+      escrow.offering(id),
+      escrow.invested(id, investor),
+      escrow.tokensOwed(id, investor),
+      escrow.claimed(id, investor),
+    ]);
+    if (!o.closed) throw preflightError(`The offering of ${token.symbol} is not closed yet: claims open after closeOffer`, { field: "tokenSymbol" });
+    if (invested === 0n) throw preflightError(`Nothing to claim: ${investor} did not invest in offering ${id} of ${token.symbol}`, { field: "investorAddress" });
+    if (claimed) throw preflightError(`${investor} already claimed from offering ${id} of ${token.symbol}`, { field: "investorAddress" });
+    if (o.succeeded && !(await securityToken(ctx, token).isWhitelisted(investor))) {
+      throw preflightError(`${investor} is no longer whitelisted for ${token.symbol}: the tokenizer must whitelist it before it can receive its tokens`, {
+        field: "investorAddress",
+      });
+    }
+    const what = o.succeeded
+      ? `${fromUnits(tokensOwed, token.decimals)} ${token.symbol}`
+      : `a refund of ${fromUnits(invested, token.paymentToken.decimals)} ${token.paymentToken.symbol}`;
+    return {
+      signer: investor,
+      calls: [{ to: token.escrowAddress, data: stoEscrowInterface.encodeFunctionData("claim", [BigInt(id), investor]), description: `claim ${what}` }],
+      info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, investorEmail: b.investorEmail, offeringId: id, outcome: o.succeeded ? "tokens" : "refund" },
+      record: { tokenSymbol: token.symbol, investorEmail: b.investorEmail ?? null },
+    };
+  },
+  onConfirmed: (tx, batch) => recordOfferingEvents(tx, batch, { investorEmail: batch.record.investorEmail as string | null }),
+});

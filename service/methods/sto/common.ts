@@ -1,0 +1,103 @@
+import { getAddress } from "ethers";
+import { StoEscrow__factory } from "../../../typechain-types";
+import { stoEscrowInterface } from "../../chains/contracts";
+import { preflightError } from "../../errors";
+import type { Queryable } from "../../store/db";
+import type { TokenRecord } from "../../store/tokens";
+import { recordTokenEvents } from "../token-events";
+import type { ConfirmedBatch, MethodContext } from "../types";
+
+/** Names of IStoEscrow.Status, in enum order. */
+export const STO_STATUS = ["NONE", "PENDING", "ACTIVE", "PAUSED", "ENDED", "COMPLETED", "FAILED"] as const;
+export type StoStatus = (typeof STO_STATUS)[number];
+
+export function escrowOf(ctx: MethodContext, token: TokenRecord) {
+  return StoEscrow__factory.connect(token.escrowAddress, ctx.chain.provider);
+}
+
+/** The chain's clock (a local chain may run ahead of the wall clock). */
+export async function chainNow(ctx: MethodContext): Promise<number> {
+  const block = await ctx.chain.provider.getBlock("latest");
+  return block!.timestamp;
+}
+
+/** The token's latest offering with its live status; id 0 when it never had one. */
+export async function currentOffering(ctx: MethodContext, token: TokenRecord) {
+  const escrow = escrowOf(ctx, token);
+  const id = Number(await escrow.currentOfferingId());
+  if (id === 0) return { id, status: "NONE" as StoStatus, offering: undefined };
+  const [offering, status] = await Promise.all([escrow.offering(id), escrow.status(id)]);
+  return { id, status: STO_STATUS[Number(status)], offering };
+}
+
+export function requireOpenOffering(current: Awaited<ReturnType<typeof currentOffering>>, symbol: string) {
+  if (!current.offering || current.offering.closed) {
+    throw preflightError(`${symbol} has no ongoing offering`, { field: "tokenSymbol", status: current.status });
+  }
+  return current.offering;
+}
+
+/**
+ * Records what escrow and token events of a batch prove: offerings created and closed, investments, claims (and,
+ * through the token's events, the wallets that received tokens).
+ */
+export async function recordOfferingEvents(tx: Queryable, batch: ConfirmedBatch, hints: { offeringName?: string; investorEmail?: string | null } = {}) {
+  const symbol = batch.record.tokenSymbol as string;
+  const token = await batch.services.tokens.bySymbol(symbol, tx);
+  if (!token) return;
+  const { offerings } = batch.services;
+  const escrow = token.escrowAddress.toLowerCase();
+  for (const receipt of batch.receipts) {
+    for (const log of receipt.logs) {
+      if (log.address.toLowerCase() !== escrow) continue;
+      const event = stoEscrowInterface.parseLog(log);
+      if (!event) continue;
+      const onchainId = Number(event.args.offeringId);
+      switch (event.name) {
+        case "OfferingCreated":
+          await offerings.insert(tx, {
+            tokenId: token.id,
+            onchainId,
+            name: hints.offeringName ?? `${token.symbol} offering ${onchainId}`,
+            acceptedCoin: token.paymentToken.symbol,
+            tokenAmount: event.args.tokenAmount.toString(),
+            price: event.args.price.toString(),
+            softCap: event.args.softCap.toString(),
+            hardCap: event.args.hardCap.toString(),
+            minInvestment: event.args.minInvestment.toString(),
+            maxInvestment: event.args.maxInvestment.toString(),
+            startTime: new Date(Number(event.args.startTime) * 1000).toISOString(),
+            endTime: new Date(Number(event.args.endTime) * 1000).toISOString(),
+            createdTxHash: receipt.hash,
+          });
+          break;
+        case "Invested": {
+          const offering = await offerings.byOnchainId(token.id, onchainId, tx);
+          if (!offering) break;
+          await offerings.recordInvestment(tx, {
+            offeringId: offering.id,
+            investorAddress: getAddress(event.args.investor),
+            investorEmail: hints.investorEmail ?? null,
+            amount: event.args.amount,
+            refunded: event.args.refunded,
+            tokens: event.args.tokens,
+            txHash: receipt.hash,
+            logIndex: log.index,
+            blockNumber: receipt.blockNumber,
+          });
+          if (hints.investorEmail) await batch.services.investors.upsert(tx, token.id, event.args.investor, { email: hints.investorEmail });
+          break;
+        }
+        case "Claimed": {
+          const offering = await offerings.byOnchainId(token.id, onchainId, tx);
+          if (offering) await offerings.markClaimed(tx, offering.id, event.args.investor, event.args.refund > 0n ? "refund" : "claimTokens");
+          break;
+        }
+        case "OfferingClosed":
+          await offerings.markClosed(tx, token.id, onchainId, { succeeded: event.args.succeeded, raised: event.args.raised, txHash: receipt.hash });
+          break;
+      }
+    }
+  }
+  await recordTokenEvents(tx, batch, token);
+}

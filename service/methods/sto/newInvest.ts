@@ -1,0 +1,110 @@
+import { getAddress } from "ethers";
+import { z } from "zod";
+import { IERC20Metadata__factory } from "../../../typechain-types";
+import { stoEscrowInterface } from "../../chains/contracts";
+import { badRequest, preflightError } from "../../errors";
+import { address, decimalAmount, email } from "../../http/fields";
+import { authorizedToken, commonFields, erc20, fromUnits, securityToken, toUnits } from "../common";
+import { defineMethod } from "../types";
+import { chainNow, currentOffering, escrowOf, recordOfferingEvents } from "./common";
+
+/** ~95k gas measured for a first investment; the ceiling covers an invest whose approval is not mined yet. */
+const INVEST_GAS_CEILING = 200_000n;
+
+const body = z.looseObject({
+  ...commonFields,
+  investorAddress: address.optional(),
+  signerAddress: address.optional(),
+  investorEmail: email.optional(),
+  tokenSymbol: z.string().trim().min(1),
+  investmentAmount: decimalAmount.meta({ description: "Payment-token amount, human units" }),
+  paymentTokenSymbol: z.string().trim().optional(),
+});
+type Body = z.infer<typeof body>;
+
+const signer = (b: Body) => {
+  const wallet = b.investorAddress ?? b.signerAddress;
+  if (!wallet) throw badRequest("investorAddress is required", { field: "investorAddress" });
+  return wallet;
+};
+
+/**
+ * Invests in the token's ongoing offering. When the investor's allowance to the escrow is short, the batch approves
+ * first (two transactions). The part above the hard cap is never taken.
+ */
+export const newInvest = defineMethod({
+  name: "newInvest",
+  area: "sto",
+  summary: "Invest in the ongoing offering (approve first when the allowance is short)",
+  body,
+  metered: true,
+  signerOf: signer,
+  async plan(ctx, b) {
+    const investor = getAddress(signer(b));
+    const token = await authorizedToken(ctx, b.tokenSymbol);
+    if (b.paymentTokenSymbol && b.paymentTokenSymbol.toUpperCase() !== token.paymentToken.symbol) {
+      throw badRequest(`paymentTokenSymbol must be ${token.paymentToken.symbol}`, { field: "paymentTokenSymbol" });
+    }
+    const pd = token.paymentToken.decimals;
+    const amount = toUnits(b.investmentAmount, pd, "investmentAmount");
+    const current = await currentOffering(ctx, token);
+    const o = current.offering;
+    if (!o || o.closed) throw preflightError(`${token.symbol} has no ongoing offering`, { field: "tokenSymbol" });
+    const now = await chainNow(ctx);
+    if (o.paused) throw preflightError(`The offering of ${token.symbol} is paused`, { field: "tokenSymbol" });
+    if (now < Number(o.startTime)) {
+      throw preflightError(`The offering of ${token.symbol} has not started: it opens at ${new Date(Number(o.startTime) * 1000).toISOString()}`, { field: "tokenSymbol" });
+    }
+    if (now >= Number(o.endTime)) throw preflightError(`The offering of ${token.symbol} has ended`, { field: "tokenSymbol" });
+    if (!(await securityToken(ctx, token).isWhitelisted(investor))) {
+      throw preflightError(`Investor ${investor} is not whitelisted for ${token.symbol}`, { field: "investorAddress" });
+    }
+    const remaining = o.hardCap - o.raised;
+    if (remaining === 0n) throw preflightError(`The offering of ${token.symbol} reached its hard cap`, { field: "investmentAmount" });
+    const accepted = amount < remaining ? amount : remaining;
+    if (accepted < o.minInvestment && remaining >= o.minInvestment) {
+      throw preflightError(`investmentAmount ${b.investmentAmount} is below the minimum investment of ${fromUnits(o.minInvestment, pd)}`, { field: "investmentAmount" });
+    }
+    const already = await escrowOf(ctx, token).invested(current.id, investor);
+    if (already + accepted > o.maxInvestment) {
+      throw preflightError(
+        `investmentAmount ${b.investmentAmount} takes ${investor} above the maximum investment of ${fromUnits(o.maxInvestment, pd)} (already invested ${fromUnits(already, pd)})`,
+        { field: "investmentAmount" },
+      );
+    }
+    const payment = erc20(ctx, token.paymentToken.address);
+    const [balance, allowance] = await Promise.all([payment.balanceOf(investor), payment.allowance(investor, token.escrowAddress)]);
+    if (balance < accepted) throw preflightError(`Insufficient ${token.paymentToken.symbol} balance: ${fromUnits(balance, pd)}`, { field: "investmentAmount" });
+
+    const calls = [];
+    if (allowance < accepted) {
+      calls.push({
+        to: token.paymentToken.address,
+        data: IERC20Metadata__factory.createInterface().encodeFunctionData("approve", [token.escrowAddress, accepted]),
+        description: `approve the offering escrow for ${fromUnits(accepted, pd)} ${token.paymentToken.symbol}`,
+      });
+    }
+    calls.push({
+      to: token.escrowAddress,
+      data: stoEscrowInterface.encodeFunctionData("invest", [accepted]),
+      description: `invest ${fromUnits(accepted, pd)} ${token.paymentToken.symbol} in ${token.symbol}`,
+      gasCeiling: INVEST_GAS_CEILING,
+    });
+    const tokens = (accepted * o.tokenAmount) / o.hardCap;
+    return {
+      signer: investor,
+      calls,
+      info: {
+        tokenizerEmail: token.tokenizerEmail,
+        tokenSymbol: token.symbol,
+        investorEmail: b.investorEmail,
+        offeringId: current.id,
+        acceptedAmount: fromUnits(accepted, pd),
+        refundedAmount: fromUnits(amount - accepted, pd),
+        expectedTokens: fromUnits(tokens, token.decimals),
+      },
+      record: { tokenSymbol: token.symbol, investorEmail: b.investorEmail ?? null },
+    };
+  },
+  onConfirmed: (tx, batch) => recordOfferingEvents(tx, batch, { investorEmail: batch.record.investorEmail as string | null }),
+});

@@ -1,0 +1,103 @@
+import { z } from "zod";
+import { stoEscrowInterface } from "../../chains/contracts";
+import { badRequest, preflightError } from "../../errors";
+import { decimalAmount, email } from "../../http/fields";
+import { authorizedToken, fromUnits, requireTokenizer, securityToken, signerFields, toUnits } from "../common";
+import { defineMethod } from "../types";
+import { chainNow, currentOffering, recordOfferingEvents } from "./common";
+
+const isoDate = z
+  .string()
+  .trim()
+  .refine((v) => !Number.isNaN(Date.parse(v)), "must be an ISO 8601 date-time")
+  .meta({ format: "date-time", example: "2027-01-01T00:00:00Z" });
+
+const body = z.looseObject({
+  ...signerFields,
+  tokenizerEmail: email.optional(),
+  tokenSymbol: z.string().trim().min(1),
+  offeringName: z.string().trim().min(1).max(200).optional(),
+  tokenAmount: decimalAmount.optional().meta({ description: "Tokens offered, whole tokens (CLI-3: issuanceAmount)" }),
+  issuanceAmount: decimalAmount.optional(),
+  acceptedCoin: z.string().trim().optional().meta({ description: "Payment token symbol; must be the token's (USDC or USDT)" }),
+  paymentTokenSymbol: z.string().trim().optional(),
+  startDate: isoDate,
+  endDate: isoDate,
+  minRaiseUSD: decimalAmount.optional().meta({ description: "Soft cap, payment-token units (CLI-3: softCap)" }),
+  maxRaiseUSD: decimalAmount.optional().meta({ description: "Hard cap, payment-token units (CLI-3: hardCap)" }),
+  softCap: decimalAmount.optional(),
+  hardCap: decimalAmount.optional(),
+  minInvestment: decimalAmount,
+  maxInvestment: decimalAmount,
+  tokenPrice: decimalAmount.optional().meta({ description: "Checked against maxRaiseUSD / tokenAmount when given" }),
+});
+type Body = z.infer<typeof body>;
+
+function required<T>(value: T | undefined, field: string): T {
+  if (value === undefined) throw badRequest(`${field} is required`, { field });
+  return value;
+}
+
+/** Opens an offering on the token's escrow (one at a time). Tokenizer only. */
+export const newSto = defineMethod({
+  name: "newSto",
+  area: "sto",
+  summary: "Create a security token offering (soft/hard cap, min/max ticket, window)",
+  body,
+  metered: true,
+  signerOf: (b: Body) => b.signerAddress,
+  async plan(ctx, b) {
+    const token = await authorizedToken(ctx, b.tokenSymbol);
+    requireTokenizer(token, b.signerAddress, "create offerings");
+    const coin = b.acceptedCoin ?? b.paymentTokenSymbol ?? token.paymentToken.symbol;
+    if (coin.toUpperCase() !== token.paymentToken.symbol) {
+      throw badRequest(`acceptedCoin must be ${token.paymentToken.symbol}, the payment token of ${token.symbol}`, { field: "acceptedCoin" });
+    }
+    const pd = token.paymentToken.decimals;
+    const tokenAmount = toUnits(required(b.tokenAmount ?? b.issuanceAmount, "tokenAmount"), token.decimals, "tokenAmount");
+    const softCap = toUnits(required(b.minRaiseUSD ?? b.softCap, "minRaiseUSD"), pd, "minRaiseUSD", { allowZero: true });
+    const hardCap = toUnits(required(b.maxRaiseUSD ?? b.hardCap, "maxRaiseUSD"), pd, "maxRaiseUSD");
+    const minInvestment = toUnits(b.minInvestment, pd, "minInvestment", { allowZero: true });
+    const maxInvestment = toUnits(b.maxInvestment, pd, "maxInvestment");
+    const start = Math.floor(Date.parse(b.startDate) / 1000);
+    const end = Math.floor(Date.parse(b.endDate) / 1000);
+
+    if (softCap > hardCap) throw badRequest("minRaiseUSD (soft cap) cannot exceed maxRaiseUSD (hard cap)", { field: "minRaiseUSD" });
+    if (minInvestment > maxInvestment) throw badRequest("minInvestment cannot exceed maxInvestment", { field: "minInvestment" });
+    if (end <= start) throw badRequest("endDate must be after startDate", { field: "endDate" });
+    const now = await chainNow(ctx);
+    if (start <= now) throw badRequest(`startDate must be in the future (chain time is ${new Date(now * 1000).toISOString()})`, { field: "startDate" });
+
+    const derivedPrice = (hardCap * 10n ** BigInt(token.decimals)) / tokenAmount;
+    if (b.tokenPrice !== undefined && toUnits(b.tokenPrice, pd, "tokenPrice", { allowZero: true }) !== derivedPrice) {
+      throw badRequest(`tokenPrice ${b.tokenPrice} does not match maxRaiseUSD / tokenAmount = ${fromUnits(derivedPrice, pd)}`, { field: "tokenPrice" });
+    }
+
+    const current = await currentOffering(ctx, token);
+    if (current.offering && !current.offering.closed) {
+      throw preflightError("Tokenizer already has an ongoing STO", { field: "tokenSymbol", offeringId: current.id, status: current.status });
+    }
+    const contract = securityToken(ctx, token);
+    const [cap, supply, reserved] = await Promise.all([contract.supplyCap(), contract.totalSupply(), contract.reservedSupply()]);
+    if (cap > 0n && supply + reserved + tokenAmount > cap) {
+      throw preflightError(`tokenAmount exceeds the room under ${token.symbol}'s supply cap (${fromUnits(cap - supply - reserved, token.decimals)} left)`, {
+        field: "tokenAmount",
+      });
+    }
+
+    const name = b.offeringName ?? `${token.symbol} offering`;
+    return {
+      signer: b.signerAddress,
+      calls: [
+        {
+          to: token.escrowAddress,
+          data: stoEscrowInterface.encodeFunctionData("newOffering", [tokenAmount, 0n, softCap, hardCap, minInvestment, maxInvestment, BigInt(start), BigInt(end)]),
+          description: `open offering "${name}" of ${fromUnits(tokenAmount, token.decimals)} ${token.symbol}`,
+        },
+      ],
+      info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, offeringName: name, tokenPrice: fromUnits(derivedPrice, pd) },
+      record: { tokenSymbol: token.symbol, offeringName: name },
+    };
+  },
+  onConfirmed: (tx, batch) => recordOfferingEvents(tx, batch, { offeringName: batch.record.offeringName as string }),
+});

@@ -1,0 +1,67 @@
+import { z } from "zod";
+import { requireApiKey } from "../auth/api-key";
+import { defineRoute } from "../http/route";
+import { investmentListView, offeringById, offeringView, stoBalanceView } from "../reads/sto";
+import { tokenContext } from "../reads/tokenization";
+import type { Services } from "../services";
+
+const symbol = z.string().trim().min(1);
+const stoId = z.string().trim().uuid("must be the STO uuid");
+
+/** Offering reads. Without a key they answer 400 "API key is missing from headers." (the spec's get-stos answer). */
+export function stoReadRoutes(services: Services) {
+  const context = async (req: Parameters<typeof requireApiKey>[1], tokenSymbol: string) =>
+    tokenContext(services, await requireApiKey(services, req, "headers"), tokenSymbol);
+  return [
+    defineRoute({
+      method: "get",
+      path: "/get-stos",
+      summary: "The offerings of a token, with live status and amount raised",
+      tags: ["sto"],
+      auth: "apiKey",
+      query: z.object({ tokenSymbol: symbol, chainId: z.string().optional() }),
+      handler: async ({ req, query }) => {
+        const { ctx, token } = await context(req, query.tokenSymbol);
+        const offerings = await services.offerings.byToken(token.id);
+        const items = await Promise.all(offerings.map((o) => offeringView(ctx, token, o)));
+        return { status: items, total: items.length };
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/get-sto-by-id",
+      summary: "One offering by its uuid",
+      tags: ["sto"],
+      auth: "apiKey",
+      query: z.object({ tokenSymbol: symbol, id: stoId }),
+      handler: async ({ req, query }) => {
+        const { ctx, token } = await context(req, query.tokenSymbol);
+        return offeringView(ctx, token, await offeringById(ctx, token, query.id));
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/get-investments-by-sto-id",
+      summary: "Investments in an offering: { offeringTransactionsList, total }",
+      tags: ["sto"],
+      auth: "apiKey",
+      query: z.object({ tokenSymbol: symbol, id: stoId }),
+      handler: async ({ req, query }) => {
+        const { ctx, token } = await context(req, query.tokenSymbol);
+        return investmentListView(ctx, token, await offeringById(ctx, token, query.id));
+      },
+    }),
+    defineRoute({
+      method: "get",
+      path: "/get-sto-balance",
+      summary: "STO balance record: caps, window, price, currentAmountRaised and availableAmount (live)",
+      tags: ["sto"],
+      auth: "apiKey",
+      query: z.object({ tokenSymbol: symbol, id: stoId }),
+      handler: async ({ req, query }) => {
+        const { ctx, token } = await context(req, query.tokenSymbol);
+        return stoBalanceView(ctx, token, await offeringById(ctx, token, query.id));
+      },
+    }),
+  ];
+}
