@@ -23,6 +23,11 @@ export const OPS = {
   newTokenization: "newTokenization (no premints)",
   newTokenizationPremints: "newTokenization (2 premints)",
   wlExistingAfterDividend: "whitelisted transfer after a distribution (existing recipient)",
+  newSto: "newSto (escrow.newOffering)",
+  newInvest: "newInvest (escrow.invest, first ticket)",
+  newInvestApprove: "newInvest approval (payment token approve)",
+  closeOffer: "closeOffer (successful close, pays the tokenizer)",
+  claimTokens: "claimTokens (escrow.claim, mints the investor's tokens)",
 } as const;
 
 async function gasOf(tx: Promise<ContractTransactionResponse>): Promise<bigint> {
@@ -97,6 +102,20 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
   const wlExistingAfterDividend = await gasOf(token.connect(alice).transfer(bob.address, unit));
   const claim = await gasOf(token.connect(bob).claimDividends());
 
+  // Offering on the same token: carol (whitelisted above) invests, the tokenizer closes, carol claims.
+  const escrow = await ethers.getContractAt("StoEscrow", await token.escrow());
+  const now = (await ethers.provider.getBlock("latest"))!.timestamp;
+  const usdcUnit = 10n ** 6n;
+  const newSto = await gasOf(
+    escrow.connect(tokenizer).newOffering(1_000n * unit, 0n, 1_000n * usdcUnit, 10_000n * usdcUnit, 100n * usdcUnit, 10_000n * usdcUnit, now + 60, now + 86_400),
+  );
+  await hre.network.provider.send("evm_increaseTime", [120]);
+  await (await usdc.mint(carol.address, 5_000n * usdcUnit)).wait();
+  const newInvestApprove = await gasOf(usdc.connect(carol).approve(escrow.target, 5_000n * usdcUnit));
+  const newInvest = await gasOf(escrow.connect(carol).invest(5_000n * usdcUnit));
+  const closeOffer = await gasOf(escrow.connect(tokenizer).close());
+  const claimTokens = await gasOf(escrow.connect(carol).claim(1n, carol.address));
+
   const ratio = (gas: bigint, base: bigint) => Math.round((Number(gas) / Number(base)) * 1000) / 1000;
   const rows: Array<[string, bigint, bigint]> = [
     [OPS.plainExisting, plainExisting, plainExisting],
@@ -112,6 +131,11 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
     [OPS.newTokenization, newTokenization, plainExisting],
     [OPS.newTokenizationPremints, newTokenizationPremints, plainExisting],
     [OPS.wlExistingAfterDividend, wlExistingAfterDividend, plainExisting],
+    [OPS.newSto, newSto, plainExisting],
+    [OPS.newInvestApprove, newInvestApprove, plainExisting],
+    [OPS.newInvest, newInvest, plainExisting],
+    [OPS.closeOffer, closeOffer, plainExisting],
+    [OPS.claimTokens, claimTokens, plainExisting],
   ];
   return rows.map(([operation, gas, base]) => ({ operation, gas, ratio: ratio(gas, base) }));
 }

@@ -8,8 +8,8 @@ import { authorizedToken, commonFields, erc20, fromUnits, securityToken, toUnits
 import { defineMethod } from "../types";
 import { chainNow, currentOffering, escrowOf, recordOfferingEvents } from "./common";
 
-/** ~95k gas measured for a first investment; the ceiling covers an invest whose approval is not mined yet. */
-const INVEST_GAS_CEILING = 200_000n;
+/** A first investment measured 172k gas (npm run bench); the ceiling covers an invest whose approval is not mined yet. */
+const INVEST_GAS_CEILING = 260_000n;
 
 const body = z.looseObject({
   ...commonFields,
