@@ -173,6 +173,8 @@ contract StoEscrow is ReentrancyGuardTransient, IStoEscrow {
 
         // Floor: the whole hard cap buys at most tokenAmount.
         uint256 tokens = (accepted * o.tokenAmount) / hardCap;
+        // A ticket buying 0 token units would leave the investor with neither tokens nor money after a success.
+        if (tokens == 0) revert InvestmentBuysNoTokens(accepted);
         p.invested = total;
         p.tokensOwed += tokens;
         o.raised += accepted;
@@ -234,8 +236,9 @@ contract StoEscrow is ReentrancyGuardTransient, IStoEscrow {
         if (o.succeeded) {
             uint256 tokens = p.tokensOwed;
             emit Claimed(offeringId, investor, tokens, 0);
-            // Rounding can leave a tiny ticket with 0 tokens; it is still marked claimed.
-            if (tokens != 0) token_.mintReserved(investor, tokens);
+            // Never 0: invest refuses a ticket that buys no token unit, so invested != 0 implies tokensOwed != 0
+            // (and mintReserved reverts on 0 rather than marking a position claimed for nothing).
+            token_.mintReserved(investor, tokens);
         } else {
             emit Claimed(offeringId, investor, 0, amount);
             IERC20(token_.paymentToken()).safeTransfer(investor, amount);

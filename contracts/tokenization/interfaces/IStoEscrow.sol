@@ -62,6 +62,10 @@ interface IStoEscrow {
     error ZeroAmount();
     error BelowMinimumInvestment(uint256 amount, uint256 minInvestment);
     error AboveMaximumInvestment(uint256 total, uint256 maxInvestment);
+    /// @notice The accepted part of an investment, `amount` (payment units, after capping at the hard cap), is worth
+    ///         less than one token unit: `amount * tokenAmount / hardCap` floors to 0. Such a ticket is refused so that
+    ///         every investor ends with either its tokens or its money.
+    error InvestmentBuysNoTokens(uint256 amount);
     error NotAllowedToClose(address caller);
     error NothingToClaim(address investor);
     error AlreadyClaimed(address investor);

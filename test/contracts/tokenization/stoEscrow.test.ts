@@ -527,18 +527,47 @@ describe("StoEscrow", function () {
         .withArgs(alice.address);
     });
 
-    it("a ticket worth 0 tokens after rounding is still marked claimed", async function () {
-      const { escrow, token, tokenizer, alice, args } = await loadFixture(escrowFixture);
-      // 3 token units for 10,000 USDC: a 100 USDC ticket owes 0.03 units, floored to 0.
+    it("refuses a ticket that buys 0 token units, with the accepted amount", async function () {
+      const { escrow, tokenizer, alice, bob, carol, args } = await loadFixture(escrowFixture);
+      // 3 token units for 10,000 USDC: one unit costs 3333.333334 USDC (rounded up); a 100 USDC ticket owes 0.03 units.
       await newOffering(escrow, tokenizer, { ...args, tokenAmount: 3n, softCap: 0n });
       await time.increaseTo(args.startTime);
       await expect(escrow.connect(alice).invest(USDC(100)))
+        .to.be.revertedWithCustomError(escrow, "InvestmentBuysNoTokens")
+        .withArgs(USDC(100));
+      // One payment unit short of a token unit.
+      await expect(escrow.connect(alice).invest(3_333_333_333n))
+        .to.be.revertedWithCustomError(escrow, "InvestmentBuysNoTokens")
+        .withArgs(3_333_333_333n);
+      // The argument is the accepted part: above the remaining 600 USDC only 600 USDC would be taken (0.18 units).
+      await escrow.connect(alice).invest(USDC(6000)); // 1.8 -> 1 unit
+      await escrow.connect(bob).invest(USDC(3400)); // 1.02 -> 1 unit
+      await expect(escrow.connect(carol).invest(USDC(1000)))
+        .to.be.revertedWithCustomError(escrow, "InvestmentBuysNoTokens")
+        .withArgs(USDC(600));
+      // Nothing was recorded or pulled for the refused tickets.
+      const o = await escrow.offering(1);
+      expect([o.raised, o.tokensSold]).to.deep.equal([USDC(9400), 2n]);
+      expect(await escrow.invested(1, carol.address)).to.equal(0n);
+      expect(await escrow.tokensOwed(1, carol.address)).to.equal(0n);
+    });
+
+    it("the smallest ticket buying exactly 1 token unit is accepted and delivers it", async function () {
+      const { escrow, token, usdc, tokenizer, alice, args } = await loadFixture(escrowFixture);
+      await newOffering(escrow, tokenizer, { ...args, tokenAmount: 3n, softCap: 0n });
+      await time.increaseTo(args.startTime);
+      const ticket = 3_333_333_334n; // ceil(10,000 USDC / 3): 3_333_333_334 * 3 / 10_000_000_000 = 1
+      const before = await usdc.balanceOf(alice.address);
+      await expect(escrow.connect(alice).invest(ticket))
         .to.emit(escrow, "Invested")
-        .withArgs(1n, alice.address, USDC(100), 0n, 0n);
+        .withArgs(1n, alice.address, ticket, 1n, 0n);
+      expect(await escrow.tokensOwed(1, alice.address)).to.equal(1n);
       await escrow.connect(tokenizer).close();
       const claim = escrow.claim(1, alice.address);
-      await expect(claim).to.emit(escrow, "Claimed").withArgs(1n, alice.address, 0n, 0n);
-      await expect(claim).to.not.emit(token, "Transfer");
+      await expect(claim).to.emit(escrow, "Claimed").withArgs(1n, alice.address, 1n, 0n);
+      await expect(claim).to.emit(token, "Transfer").withArgs(ethers.ZeroAddress, alice.address, 1n);
+      expect(await token.balanceOf(alice.address)).to.equal(1n);
+      expect(await usdc.balanceOf(alice.address)).to.equal(before - ticket);
       expect(await escrow.claimed(1, alice.address)).to.equal(true);
     });
 
