@@ -8,13 +8,14 @@ import { metaRoutes } from "./routes/meta";
 import { readRoutes } from "./routes/reads";
 import { stoReadRoutes } from "./routes/sto-reads";
 import { writeRoutes } from "./routes/write";
+import { x402Routes } from "./routes/x402";
 import type { Services } from "./services";
 
 export const API_VERSION = "2.0.0";
 
 /** Every route of the API, in one list: the router and /openapi.json are both built from it. */
 export function allRoutes(services: Services): RouteDefinition<any, any>[] {
-  return [...metaRoutes(services), ...writeRoutes(services), ...readRoutes(services), ...stoReadRoutes(services)];
+  return [...metaRoutes(services), ...writeRoutes(services), ...readRoutes(services), ...stoReadRoutes(services), ...x402Routes(services)];
 }
 
 /** The Express app without listen(): main.ts serves it, tests mount it on an ephemeral port. */

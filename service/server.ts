@@ -20,6 +20,12 @@ import { Batches } from "./store/batches";
 import { PrepareRateLimiter } from "./auth/rate-limits";
 import { BatchRunner } from "./engine/runner";
 import { findMethod } from "./methods";
+import { Relayer } from "./engine/relayer";
+import { ExternalFacilitator, InProcessFacilitator } from "./payments/facilitator";
+import { Prices } from "./payments/pricing";
+import { X402 } from "./payments/x402";
+import { Payments } from "./store/payments";
+import { WalletNonces } from "./store/wallet-nonces";
 import { ensureAdminToken, removeRuntimeFile, writeRuntimeFile } from "./runtime-files";
 import { migrate } from "./store/migrate";
 
@@ -61,9 +67,20 @@ export async function startService(config: Config, options: StartOptions = {}): 
     documents: new Documents(db),
     batches: new Batches(db),
     rateLimiter: new PrepareRateLimiter(db),
+    walletNonces: new WalletNonces(db),
+    payments: new Payments(db),
+    prices: new Prices(db, config.ENVIRONMENT),
   } as Services;
   services.runner = new BatchRunner(services, findMethod, logger.child({ component: "runner" }));
+  services.relayer = new Relayer(services, logger.child({ component: "relayer" }));
+  services.runner.relaySigner = (batch, tx) => services.relayer.sign(batch, tx);
   await checkChainInstances(services);
+  services.x402 = await X402.create(services, (chain) => {
+    if (config.X402_FACILITATOR_URL) return new ExternalFacilitator(config.X402_FACILITATOR_URL);
+    if (!config.X402_SETTLEMENT_PRIVATE_KEY) throw new Error("x402 needs X402_SETTLEMENT_PRIVATE_KEY or X402_FACILITATOR_URL (or X402_ENABLED=false)");
+    return new InProcessFacilitator(services, chain, config.X402_SETTLEMENT_PRIVATE_KEY);
+  });
+  await services.relayer.syncNonces();
 
   const app = createApp(services, { adminToken: ensureAdminToken(config) });
   const server = await new Promise<Server>((resolve, reject) => {
@@ -76,6 +93,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   logger.info({ url, environment: config.ENVIRONMENT, chains: chains.list().map((c) => c.chainId), db: db.kind }, "service listening");
   const resumed = await services.runner.resumeAll();
   if (resumed) logger.info({ resumed }, "resuming batches left mid-flight");
+  await services.x402?.recover();
   services.runner.startSweeper();
 
   let stopped = false;

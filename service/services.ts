@@ -9,6 +9,11 @@ import type { Dividends } from "./store/dividends";
 import type { Documents } from "./store/documents";
 import type { Investors } from "./store/investors";
 import type { Offerings } from "./store/offerings";
+import type { Payments } from "./store/payments";
+import type { WalletNonces } from "./store/wallet-nonces";
+import type { Prices } from "./payments/pricing";
+import type { X402 } from "./payments/x402";
+import type { Relayer } from "./engine/relayer";
 import type { Tokens } from "./store/tokens";
 import type { Credits } from "./store/credits";
 import type { Db } from "./store/db";
@@ -31,4 +36,10 @@ export interface Services {
   batches: Batches;
   rateLimiter: PrepareRateLimiter;
   runner: BatchRunner;
+  walletNonces: WalletNonces;
+  payments: Payments;
+  prices: Prices;
+  relayer: Relayer;
+  /** The x402 payment gate; undefined when x402 is disabled or not configured on this deployment. */
+  x402?: X402;
 }

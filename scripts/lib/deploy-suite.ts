@@ -3,7 +3,16 @@ import path from "node:path";
 import type { ContractFactory, Signer } from "ethers";
 import { deploymentPath, readDeployment, writeDeployment, type ContractName, type Deployment } from "../../service/chains/deployments";
 import { networkById } from "../../service/chains/networks";
-import { BKN__factory, SecurityToken__factory, StoEscrow__factory, TokenFactory__factory, USDC__factory, USDT__factory } from "../../typechain-types";
+import {
+  AgentTokenFactory__factory,
+  AgentToken__factory,
+  BKN__factory,
+  SecurityToken__factory,
+  StoEscrow__factory,
+  TokenFactory__factory,
+  USDC__factory,
+  USDT__factory,
+} from "../../typechain-types";
 
 export interface DeployOptions {
   /** Where <chainId>.json is written. */
@@ -71,6 +80,8 @@ export async function deploySuite(deployer: Signer, options: DeployOptions): Pro
   const tokenImpl = await step("SecurityTokenImplementation", viaFactory(new SecurityToken__factory(deployer)));
   const escrowImpl = await step("StoEscrowImplementation", viaFactory(new StoEscrow__factory(deployer)));
   await step("TokenFactory", viaFactory(new TokenFactory__factory(deployer), tokenImpl, escrowImpl));
+  const agentTokenImpl = await step("AgentTokenImplementation", viaFactory(new AgentToken__factory(deployer)));
+  await step("AgentTokenFactory", viaFactory(new AgentTokenFactory__factory(deployer), agentTokenImpl));
 
   const deployment: Deployment = {
     chainId,
@@ -87,6 +98,8 @@ export async function deploySuite(deployer: Signer, options: DeployOptions): Pro
       USDC: progress.USDC!,
       USDT: progress.USDT!,
       BKN: progress.BKN!,
+      AgentTokenImplementation: progress.AgentTokenImplementation!,
+      AgentTokenFactory: progress.AgentTokenFactory!,
     },
   };
   writeDeployment(options.deploymentsDir, deployment);

@@ -1,5 +1,7 @@
 import { Interface, type InterfaceAbi } from "ethers";
 import {
+  AgentTokenFactory__factory,
+  AgentToken__factory,
   BKN__factory,
   SecurityToken__factory,
   StoEscrow__factory,
@@ -13,6 +15,8 @@ export const securityTokenInterface = SecurityToken__factory.createInterface();
 export const stoEscrowInterface = StoEscrow__factory.createInterface();
 export const tokenFactoryInterface = TokenFactory__factory.createInterface();
 export const usdcInterface = USDC__factory.createInterface();
+export const bknInterface = BKN__factory.createInterface();
+export const agentTokenFactoryInterface = AgentTokenFactory__factory.createInterface();
 
 /** Every custom error any of our contracts can raise, for decoding revert data. */
 const errorInterface = new Interface(
@@ -23,6 +27,8 @@ const errorInterface = new Interface(
     USDC__factory.abi,
     USDT__factory.abi,
     BKN__factory.abi,
+    AgentToken__factory.abi,
+    AgentTokenFactory__factory.abi,
   ]),
 );
 

@@ -20,6 +20,8 @@ export const deploymentSchema = z.object({
     USDC: address,
     USDT: address,
     BKN: address,
+    AgentTokenImplementation: address,
+    AgentTokenFactory: address,
   }),
 });
 

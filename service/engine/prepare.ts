@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { toBeHex } from "ethers";
 import type { Chain } from "../chains/registry";
 import { decodeRevert, revertDataOf } from "../chains/contracts";
-import { forbidden, preflightError } from "../errors";
+import { badRequest, forbidden, preflightError } from "../errors";
+import type { ExecutionMode } from "../http/fields";
 import type { MethodDefinition } from "../methods/types";
 import type { Services } from "../services";
 import type { ApiKeyRecord } from "../store/api-keys";
@@ -87,34 +88,42 @@ export interface PrepareInput {
   /** The method's parsed body. */
   body: Record<string, any>;
   apiKey?: ApiKeyRecord;
+  executionMode: ExecutionMode;
+  /** Use this batch id (a payment taken before the batch exists is bound to it). */
+  txId?: string;
 }
 
 /**
- * The prepare half of a write: resolve the chain, check the signer is whitelisted, let the method plan its calls,
- * build the unsigned transactions and persist them as a batch before answering.
+ * The prepare half of a write: resolve the chain, settle who signs (the body's signer, whitelisted by the operator
+ * when a key is used, or the service's relayer), let the method plan its calls, build the unsigned transactions and
+ * persist them as a batch before answering.
  */
 export async function prepareBatch(services: Services, input: PrepareInput) {
-  const { method, body, apiKey } = input;
+  const { method, body, apiKey, executionMode } = input;
   const chain = services.chains.resolve(body.chainId);
-  const signer = method.signerOf(body);
-  if (!(await services.signers.isAllowed(signer))) {
+  if (method.chains && !method.chains.includes(chain.chainId)) {
+    throw badRequest(`${method.name} runs on chain ${method.chains.join(" or ")} only, not on ${chain.chainId}`, { field: "chainId" });
+  }
+  const relayed = executionMode === "service-relayed";
+  const signer = relayed ? services.relayer.address(chain.chainId) : method.signerOf(body);
+  if (apiKey && !(await services.signers.isAllowed(signer))) {
     throw forbidden(`Signer ${signer} is not whitelisted: ask the operator to whitelist this wallet before preparing with it`, {
       field: "signerAddress",
       signerAddress: signer,
     });
   }
-  const executionMode = body.executionMode ?? "client-signed";
-  const plan = await method.plan({ services, chain, apiKey }, body);
+  const plan = await method.plan({ services, chain, apiKey, signer, executionMode }, body);
   const transactions = await buildTransactions(chain, plan.signer, plan.calls, {
-    nonce: body.nonce === undefined ? undefined : Number(BigInt(body.nonce)),
+    nonce: body.nonce === undefined || relayed ? undefined : Number(BigInt(body.nonce)),
     gasLimit: body.gasLimit === undefined ? undefined : BigInt(body.gasLimit),
   });
-  const txId = newTxId();
+  const txId = input.txId ?? newTxId();
   const info = {
     ...Object.fromEntries(Object.entries(plan.info).filter(([, v]) => v !== undefined)),
     method: method.name,
     chainId: chain.chainId,
     steps: plan.calls.map((c) => c.description),
+    ...(relayed ? { relayer: plan.signer, note: "the relayer signs at send time; nonce and fees shown here are provisional" } : {}),
   };
   await services.batches.create({
     txId,

@@ -6,6 +6,7 @@ import type { Services } from "../services";
 import type { Batch, BatchTransaction } from "./types";
 
 const POLL_MS = 250;
+const NONCE_USED = /nonce too low|nonce has already been used|NONCE_EXPIRED|already been used/i;
 /** A broadcast transaction the node forgot (dropped from its pool) is sent again this often, same bytes, same hash. */
 const REBROADCAST_MS = 30_000;
 
@@ -87,7 +88,7 @@ export class BatchRunner {
       const receipt = await this.untilMined(batch, chain, current);
       if (!receipt) return; // refused, mismatched, or timed out (left for the sweeper)
       if (receipt.status !== 1) {
-        await batches.reject(txId, current.index, "reverted", `transaction ${current.index + 1} reverted on-chain`, receipt);
+        await this.reject(batch, current, "reverted", `transaction ${current.index + 1} reverted on-chain`, receipt);
         this.log.warn({ txId, index: current.index, hash: receipt.hash }, "transaction reverted; batch rejected");
         return;
       }
@@ -101,7 +102,7 @@ export class BatchRunner {
   }
 
   /** Broadcasts if needed and polls for the receipt. Undefined when the batch ended (refused) or the wait timed out. */
-  private async untilMined(batch: Batch, chain: Chain, tx: BatchTransaction): Promise<TransactionReceipt | undefined> {
+  private async untilMined(batch: Batch, chain: Chain, tx: BatchTransaction, resigned = 0): Promise<TransactionReceipt | undefined> {
     const { batches, config } = this.services;
     const hash = tx.txHash!;
     const deadline = Date.now() + config.RECEIPT_TIMEOUT_MS;
@@ -112,7 +113,7 @@ export class BatchRunner {
         if (tx.status === "broadcast" && !tx.signedRaw) {
           const mismatch = await this.checkReportedTransaction(chain, batch, tx);
           if (mismatch) {
-            await batches.reject(batch.txId, tx.index, "refused", mismatch);
+            await this.reject(batch, tx, "refused", mismatch);
             return undefined;
           }
         }
@@ -122,9 +123,15 @@ export class BatchRunner {
         const known = tx.status === "broadcast" && lastBroadcast === 0 ? await chain.provider.getTransaction(hash) : null;
         if (!known) {
           const refusal = await this.broadcast(chain, tx.signedRaw, hash);
+          if (refusal && batch.executionMode === "service-relayed" && NONCE_USED.test(refusal) && resigned < 3 && this.relaySigner) {
+            // Someone else used the relayer's nonce: take a fresh one and sign again (the old bytes can never be mined).
+            resigned++;
+            await this.services.relayer.syncNonces();
+            tx = { ...tx, ...(await this.relaySigner(batch, tx)), status: "signed" };
+            return this.untilMined(batch, chain, tx, resigned);
+          }
           if (refusal) {
-            await batches.reject(batch.txId, tx.index, "refused", refusal);
-            await this.onRefused(batch, tx);
+            await this.reject(batch, tx, "refused", refusal);
             this.log.warn({ txId: batch.txId, index: tx.index, refusal }, "node refused the transaction; batch rejected");
             return undefined;
           }
@@ -182,10 +189,24 @@ export class BatchRunner {
     }
   }
 
-  /** Nothing of a batch whose first transaction was refused reached the chain: its credit goes back. */
-  private async onRefused(batch: Batch, tx: BatchTransaction): Promise<void> {
-    if (tx.index !== 0) return;
-    await this.services.db.transaction((q) => this.services.credits.refund(q, batch.txId));
+  /**
+   * Ends a batch at a reverted or refused transaction. Its payment is released (nothing charged); its credit comes
+   * back when the caller got nothing from it: a relayed batch, or one whose first transaction never reached the chain.
+   */
+  private async reject(
+    batch: Batch,
+    tx: BatchTransaction,
+    status: "reverted" | "refused",
+    error: string,
+    receipt?: { blockNumber: number; gasUsed: bigint },
+  ): Promise<void> {
+    await this.services.batches.reject(batch.txId, tx.index, status, error, receipt);
+    const relayed = batch.executionMode === "service-relayed";
+    if (relayed && status === "refused") await this.services.relayer.onRefused(this.services.chains.find(batch.chainId)!, tx);
+    if (relayed || (tx.index === 0 && status === "refused")) {
+      await this.services.db.transaction((q) => this.services.credits.refund(q, batch.txId));
+    }
+    await this.services.x402?.releaseForBatch(batch.txId, `the operation failed: ${error}`);
   }
 
   /** Records what the receipts prove and marks the batch successful, atomically and at most once. */
@@ -194,7 +215,7 @@ export class BatchRunner {
     await this.services.db.transaction(async (q) => {
       const status = await this.services.batches.lock(q, batch.txId);
       if (status !== "sending") return;
-      await method?.onConfirmed?.(q, {
+      const outcome = await method?.onConfirmed?.(q, {
         services: this.services,
         txId: batch.txId,
         chain,
@@ -204,9 +225,11 @@ export class BatchRunner {
         record: batch.plan,
         receipts,
       });
+      if (outcome) await this.services.batches.setOutcome(q, batch.txId, outcome);
       await this.services.batches.markSuccess(q, batch.txId);
     });
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
+    await this.services.x402?.settleForBatch(batch.txId);
   }
 }
 

@@ -55,6 +55,7 @@ export function sendSummary(batch: Batch) {
     totalTransactions: txs.length,
     successfulTransactions: accepted,
     failedTransactions: failed,
+    ...(batch.outcome ? { outcome: batch.outcome } : {}),
     ...(batch.error ? { error: batch.error, failedIndex: batch.failedIndex } : {}),
     results: [
       {
@@ -85,6 +86,7 @@ export function statusView(batch: Batch, hash?: string) {
     blockNumber: focus?.blockNumber ?? null,
     gasUsed: focus?.gasUsed ?? null,
     totalGasUsed: gasUsed.toString(),
+    ...(batch.outcome ? { outcome: batch.outcome } : {}),
     ...(batch.error ? { error: batch.error, failedIndex: batch.failedIndex } : {}),
     transactions: txs.map((t) => describeTx(batch, t)),
   };

@@ -57,6 +57,8 @@ export interface Batch {
   info: Record<string, unknown>;
   failedIndex: number | null;
   error: string | null;
+  /** What the confirmed batch produced (e.g. the address of a created token). */
+  outcome: Record<string, unknown> | null;
   createdAt: string;
   transactions: BatchTransaction[];
 }

@@ -7,6 +7,8 @@ import { claimTokens } from "./sto/claimTokens";
 import { closeOffer } from "./sto/closeOffer";
 import { newInvest } from "./sto/newInvest";
 import { newSto } from "./sto/newSto";
+import { agentCreateToken } from "./agents/agentCreateToken";
+import { faucetBkn } from "./faucetBkn";
 import type { MethodDefinition } from "./types";
 
 /** Every prepare method. Adding a method is one module and one line here. */
@@ -24,7 +26,12 @@ export const METHODS: MethodDefinition[] = [
   newInvest,
   claimTokens,
   closeOffer,
+  agentCreateToken,
+  faucetBkn,
 ];
+
+/** Methods a client may name on /prepare-transactions. */
+export const PUBLIC_METHODS = METHODS.filter((m) => !m.internal);
 
 const byName = new Map<string, MethodDefinition>();
 for (const method of METHODS) {
@@ -34,4 +41,9 @@ for (const method of METHODS) {
 
 export function findMethod(name: string): MethodDefinition | undefined {
   return byName.get(name);
+}
+
+export function findPublicMethod(name: string): MethodDefinition | undefined {
+  const method = byName.get(name);
+  return method && !method.internal ? method : undefined;
 }

@@ -1,5 +1,7 @@
 import type { TransactionReceipt } from "ethers";
 import type { ZodType } from "zod";
+import type { ExecutionMode } from "../http/fields";
+import type { PriceTier } from "../payments/pricing";
 import type { Chain } from "../chains/registry";
 import type { PlannedCall } from "../engine/types";
 import type { Services } from "../services";
@@ -11,6 +13,9 @@ export interface MethodContext {
   services: Services;
   chain: Chain;
   apiKey?: ApiKeyRecord;
+  /** Who will sign: the body's signer, or the service's relayer in service-relayed mode. */
+  signer?: string;
+  executionMode?: ExecutionMode;
 }
 
 /** A method's decision: who signs, which calls in which order, what to tell the client, what to remember. */
@@ -38,7 +43,7 @@ export interface MethodDefinition<B = any> {
   name: string;
   /** Other method values clients send for it. */
   aliases?: string[];
-  area: "tokenization" | "sto";
+  area: "tokenization" | "sto" | "agents" | "faucet";
   summary: string;
   /** The full request body (common fields included); unknown keys are ignored. */
   body: ZodType<B>;
@@ -46,10 +51,21 @@ export interface MethodDefinition<B = any> {
   signerOf(body: B): string;
   /** Spends one credit of its own balance per send. */
   metered: boolean;
+  /** Agentic methods may be paid per call through x402 (absent: API key only). */
+  x402?: { tier: PriceTier };
+  /** The service's relayer may sign and send it (service-relayed). */
+  relayable?: boolean;
+  /** Chains it runs on (absent: every served chain). */
+  chains?: number[];
+  /** Internal methods back other endpoints (the faucet) and are not exposed under /prepare-transactions. */
+  internal?: boolean;
   /** Reads the chain and the database, never writes; returns the calls to make. */
   plan(ctx: MethodContext, body: B): Promise<MethodPlan>;
-  /** Writes what the receipts prove, inside the transaction that marks the batch successful. Must be idempotent. */
-  onConfirmed?(tx: Queryable, batch: ConfirmedBatch): Promise<void>;
+  /**
+   * Writes what the receipts prove, inside the transaction that marks the batch successful. Must be idempotent.
+   * May return the batch's outcome (e.g. the address of a token it created), shown by status and send.
+   */
+  onConfirmed?(tx: Queryable, batch: ConfirmedBatch): Promise<Record<string, unknown> | void>;
 }
 
 export function defineMethod<B>(method: MethodDefinition<B>): MethodDefinition<B> {

@@ -14,6 +14,7 @@ interface BatchRow {
   info: Record<string, unknown>;
   failed_index: number | null;
   error: string | null;
+  outcome: Record<string, unknown> | null;
   created_at: Date | string;
 }
 
@@ -43,7 +44,7 @@ const toTx = (row: TxRow): BatchTransaction => ({
 export class Batches {
   constructor(private readonly db: Db) {}
 
-  async create(batch: Omit<Batch, "status" | "failedIndex" | "error" | "createdAt">): Promise<void> {
+  async create(batch: Omit<Batch, "status" | "failedIndex" | "error" | "outcome" | "createdAt">): Promise<void> {
     await this.db.transaction(async (tx) => {
       await tx.query(
         `INSERT INTO batches (tx_id, chain_id, method, execution_mode, signer, api_key_id, status, body, plan, info)
@@ -87,6 +88,7 @@ export class Batches {
       info: row.info,
       failedIndex: row.failed_index,
       error: row.error,
+      outcome: row.outcome,
       createdAt: new Date(row.created_at).toISOString(),
       transactions: txs.map(toTx),
     };
@@ -123,13 +125,16 @@ export class Batches {
     }
   }
 
-  async setTxSigned(txId: string, index: number, signedRaw: string, txHash: string, q: Queryable = this.db): Promise<void> {
-    await q.query("UPDATE batch_transactions SET signed_raw = $3, tx_hash = $4, status = 'signed' WHERE tx_id = $1 AND index = $2", [
-      txId,
-      index,
-      signedRaw,
-      txHash.toLowerCase(),
-    ]);
+  /** Records the signed form of one transaction (for a relayed one, also its final nonce and fees). */
+  async setTxSigned(txId: string, index: number, signedRaw: string, txHash: string, q: Queryable = this.db, unsigned?: UnsignedTransaction): Promise<void> {
+    await q.query(
+      "UPDATE batch_transactions SET signed_raw = $3, tx_hash = $4, status = 'signed', unsigned = COALESCE($5, unsigned) WHERE tx_id = $1 AND index = $2",
+      [txId, index, signedRaw, txHash.toLowerCase(), unsigned ? JSON.stringify(unsigned) : null],
+    );
+  }
+
+  async setOutcome(tx: Queryable, txId: string, outcome: Record<string, unknown>): Promise<void> {
+    await tx.query("UPDATE batches SET outcome = $2 WHERE tx_id = $1", [txId, JSON.stringify(outcome)]);
   }
 
   async setTxBroadcast(txId: string, index: number): Promise<void> {

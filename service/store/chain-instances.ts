@@ -49,6 +49,10 @@ export const chainScopedTables: { sql: string }[] = [
   { sql: "DELETE FROM dividend_distributions WHERE token_id IN (SELECT id FROM tokens WHERE chain_id = $1)" },
   { sql: "DELETE FROM dividend_claims WHERE token_id IN (SELECT id FROM tokens WHERE chain_id = $1)" },
   { sql: "DELETE FROM tokens WHERE chain_id = $1" },
+  { sql: "UPDATE payments SET status = 'released', release_reason = 'payment chain was reset' WHERE network = 'eip155:' || $1::text AND status IN ('reserved', 'settling')" },
+  { sql: "DELETE FROM agent_tokens WHERE chain_id = $1" },
+  { sql: "DELETE FROM wallet_nonces WHERE chain_id = $1" },
+  { sql: "DELETE FROM faucet_claims WHERE tx_id IN (SELECT tx_id FROM batches WHERE chain_id = $1)" },
   { sql: "DELETE FROM batch_transactions WHERE tx_id IN (SELECT tx_id FROM batches WHERE chain_id = $1)" },
   { sql: "DELETE FROM batches WHERE chain_id = $1" },
 ];

@@ -1,0 +1,101 @@
+import { Transaction, Wallet } from "ethers";
+import type { Chain } from "../chains/registry";
+import { badRequest } from "../errors";
+import type { Logger } from "../logger";
+import type { Services } from "../services";
+import type { Batch, BatchTransaction } from "./types";
+
+/**
+ * The service's own wallet per chain for service-relayed execution: it signs, pays gas and broadcasts. A relayed
+ * transaction gets its nonce and its signature right before its broadcast (never ahead: a failed predecessor must not
+ * strand later nonces), and both are persisted before the bytes leave the process.
+ */
+export class Relayer {
+  private readonly wallets = new Map<number, Wallet>();
+
+  constructor(
+    private readonly services: Services,
+    private readonly log: Logger,
+  ) {
+    for (const [chainId, key] of services.config.relayerKeys) this.wallets.set(chainId, new Wallet(key));
+  }
+
+  has(chainId: number): boolean {
+    return this.wallets.has(chainId);
+  }
+
+  address(chainId: number): string {
+    const wallet = this.wallets.get(chainId);
+    if (!wallet) throw badRequest(`Service-relayed execution is not configured for chain ${chainId}`, { field: "chainId" });
+    return wallet.address;
+  }
+
+  /** Raises every relayer's nonce counter to its chain's pending count (on start). */
+  async syncNonces(): Promise<void> {
+    for (const chain of this.services.chains.list()) {
+      const wallet = this.wallets.get(chain.chainId);
+      if (!wallet) continue;
+      try {
+        const pending = await chain.provider.getTransactionCount(wallet.address, "pending");
+        const next = await this.services.walletNonces.syncFloor(chain.chainId, wallet.address, pending);
+        this.log.info({ chainId: chain.chainId, relayer: wallet.address, next }, "relayer nonce synced");
+      } catch (error) {
+        this.log.warn({ chainId: chain.chainId, err: (error as Error).message }, "relayer nonce not synced; chain unreachable");
+      }
+    }
+  }
+
+  /** Takes a nonce, re-prices and signs `tx` of a relayed batch, and persists it, all in one database transaction. */
+  async sign(batch: Batch, tx: BatchTransaction): Promise<{ signedRaw: string; txHash: string }> {
+    const chain = this.services.chains.find(batch.chainId)!;
+    const wallet = this.wallets.get(chain.chainId);
+    if (!wallet) throw new Error(`no relayer key for chain ${chain.chainId}`);
+    const fees = await chain.provider.getFeeData();
+    return this.services.db.transaction(async (q) => {
+      const nonce = await this.services.walletNonces.take(q, chain.chainId, wallet.address, () =>
+        chain.provider.getTransactionCount(wallet.address, "pending"),
+      );
+      const unsigned = {
+        ...tx.unsigned,
+        from: wallet.address,
+        nonce,
+        maxFeePerGas: (fees.maxFeePerGas ?? fees.gasPrice ?? 0n).toString(),
+        maxPriorityFeePerGas: (fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n).toString(),
+      };
+      const signedRaw = await wallet.signTransaction({ ...unsigned, from: undefined });
+      const txHash = Transaction.from(signedRaw).hash!;
+      await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
+      return { signedRaw, txHash };
+    });
+  }
+
+  /**
+   * A relayed transaction the node refused never used its nonce. Give it back when it was the last one taken;
+   * otherwise later transactions wait behind the gap, so fill it with a zero-value transfer to self.
+   */
+  async onRefused(chain: Chain, tx: BatchTransaction): Promise<void> {
+    const wallet = this.wallets.get(chain.chainId);
+    if (!wallet || tx.unsigned.from.toLowerCase() !== wallet.address.toLowerCase()) return;
+    const nonce = tx.unsigned.nonce;
+    if (await this.services.walletNonces.giveBack(chain.chainId, wallet.address, nonce)) return;
+    const onChain = await chain.provider.getTransactionCount(wallet.address, "latest");
+    if (onChain > nonce) return; // something already used it
+    const fees = await chain.provider.getFeeData();
+    const filler = await wallet.signTransaction({
+      to: wallet.address,
+      value: 0n,
+      nonce,
+      chainId: chain.chainId,
+      type: 2,
+      gasLimit: 21_000n,
+      maxFeePerGas: (fees.maxFeePerGas ?? fees.gasPrice ?? 0n) * 2n,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n,
+    });
+    try {
+      await chain.provider.send("eth_sendRawTransaction", [filler]);
+      this.log.warn({ chainId: chain.chainId, nonce }, "filled a relayer nonce gap with a no-op transfer");
+    } catch (error) {
+      this.log.error({ chainId: chain.chainId, nonce, err: (error as Error).message }, "could not fill a relayer nonce gap");
+    }
+  }
+}

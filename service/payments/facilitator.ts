@@ -1,0 +1,111 @@
+import { HTTPFacilitatorClient } from "@x402/core/server";
+import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
+import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
+import { Transaction, Wallet } from "ethers";
+import { concatHex, createPublicClient, encodeFunctionData, http, type Abi, type Hex } from "viem";
+import type { Chain } from "../chains/registry";
+import type { Services } from "../services";
+import type { PaymentRecord } from "../store/payments";
+
+/** Verifies and settles x402 payments: in-process with the service's settlement key, or an external facilitator. */
+export interface PaymentFacilitator {
+  verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
+  settle(payment: PaymentRecord): Promise<SettleResponse>;
+  /** Address that signs settlements (in-process only). */
+  readonly settlementAddress?: string;
+}
+
+export class ExternalFacilitator implements PaymentFacilitator {
+  private readonly client: HTTPFacilitatorClient;
+  constructor(url: string) {
+    this.client = new HTTPFacilitatorClient({ url });
+  }
+  verify(payload: PaymentPayload, requirements: PaymentRequirements) {
+    return this.client.verify(payload, requirements);
+  }
+  settle(payment: PaymentRecord) {
+    return this.client.settle(payment.payload, payment.requirements);
+  }
+}
+
+/**
+ * The official EVM `exact` facilitator (EIP-3009 transferWithAuthorization) run in-process against the payment
+ * chain's RPC. Its signer's writes go through the service's nonce manager, and each settlement transaction is stored
+ * on its payment before it is broadcast, so a crash mid-settlement is resumed, never repeated.
+ */
+export class InProcessFacilitator implements PaymentFacilitator {
+  private readonly wallet: Wallet;
+  private readonly client;
+  readonly settlementAddress: string;
+
+  constructor(
+    private readonly services: Services,
+    private readonly chain: Chain,
+    settlementKey: string,
+  ) {
+    this.wallet = new Wallet(settlementKey);
+    this.settlementAddress = this.wallet.address;
+    this.client = createPublicClient({ transport: http(chain.rpcUrl), pollingInterval: 200 });
+  }
+
+  verify(payload: PaymentPayload, requirements: PaymentRequirements) {
+    return new ExactEvmScheme(this.signer()).verify(payload, requirements);
+  }
+
+  settle(payment: PaymentRecord) {
+    return new ExactEvmScheme(this.signer(payment.id)).settle(payment.payload, payment.requirements);
+  }
+
+  private signer(paymentId?: string) {
+    const c = this.client;
+    return {
+      getAddresses: () => [this.wallet.address as Hex],
+      readContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args?: readonly unknown[] }) =>
+        c.readContract({ ...args, abi: args.abi as Abi } as never),
+      verifyTypedData: (args: Record<string, unknown>) => c.verifyTypedData(args as never),
+      getCode: (args: { address: Hex }) => c.getCode(args),
+      waitForTransactionReceipt: (args: { hash: Hex }) => c.waitForTransactionReceipt({ ...args, pollingInterval: 200, timeout: 120_000 }),
+      writeContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args: readonly unknown[]; gas?: bigint; dataSuffix?: Hex }) => {
+        const data = encodeFunctionData({ abi: args.abi as Abi, functionName: args.functionName, args: args.args } as never);
+        return this.send(paymentId, args.address, args.dataSuffix ? concatHex([data, args.dataSuffix]) : data, args.gas);
+      },
+      sendTransaction: (args: { to: Hex; data: Hex }) => this.send(paymentId, args.to, args.data),
+    };
+  }
+
+  private async send(paymentId: string | undefined, to: Hex, data: Hex, gas?: bigint, retried = false): Promise<Hex> {
+    const { provider, chainId } = this.chain;
+    const from = this.wallet.address;
+    const [fees, estimate] = await Promise.all([provider.getFeeData(), gas ? Promise.resolve(gas) : provider.estimateGas({ from, to, data })]);
+    const { raw, hash, nonce } = await this.services.db.transaction(async (q) => {
+      const nonce = await this.services.walletNonces.take(q, chainId, from, () => provider.getTransactionCount(from, "pending"));
+      const raw = await this.wallet.signTransaction({
+        to,
+        data,
+        nonce,
+        chainId,
+        type: 2,
+        gasLimit: (estimate * 12n) / 10n,
+        maxFeePerGas: fees.maxFeePerGas ?? fees.gasPrice ?? 0n,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n,
+      });
+      const hash = Transaction.from(raw).hash!;
+      if (paymentId) await this.services.payments.markSettling(q, paymentId, raw, hash);
+      return { raw, hash, nonce };
+    });
+    try {
+      await provider.send("eth_sendRawTransaction", [raw]);
+    } catch (error) {
+      if (!(await provider.getTransaction(hash))) {
+        await this.services.walletNonces.giveBack(chainId, from, nonce);
+        if (!retried && /nonce too low|already been used/i.test((error as Error).message)) {
+          // The settlement key was used elsewhere: catch up with the chain and sign again once.
+          await this.services.walletNonces.syncFloor(chainId, from, await provider.getTransactionCount(from, "pending"));
+          return this.send(paymentId, to, data, gas, true);
+        }
+        throw error;
+      }
+    }
+    return hash as Hex;
+  }
+}

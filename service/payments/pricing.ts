@@ -1,0 +1,66 @@
+import { formatUnits, parseUnits } from "ethers";
+import type { Environment } from "../config";
+import type { Db } from "../store/db";
+
+/** Price tiers; an operation belongs to one. Amounts in USDC (6 decimals). */
+export type PriceTier = "write" | "faucet" | "agentGetter" | "ramsRead";
+
+/**
+ * Default prices per environment (API-SPEC "Prices"): the sandbox charges a flat 0.01 USDC per write; agent getters
+ * 0.000001 USDC; RAMS reads a cheaper getter tier; the faucet 0.01 USDC. Production write prices are the operator's
+ * to set: stored overrides (npm run admin -- prices set) win over these defaults.
+ */
+export const DEFAULT_PRICES: Record<Environment, Record<PriceTier, string>> = {
+  sandbox: { write: "0.01", faucet: "0.01", agentGetter: "0.000001", ramsRead: "0.001" },
+  production: { write: "0.98", faucet: "0.01", agentGetter: "0.000001", ramsRead: "0.001" },
+};
+
+export const USDC_DECIMALS = 6;
+
+export type PaymentStep = "prepare" | "send";
+export type PricedMode = "client-signed" | "client-broadcast" | "service-relayed";
+
+/**
+ * Each operation is priced once. Client-signed and client-broadcast pay half at prepare and half at send (the send
+ * half takes the odd unit); service-relayed prepares free and pays everything at send.
+ */
+export function shareOf(price: bigint, mode: PricedMode, step: PaymentStep): bigint {
+  if (mode === "service-relayed") return step === "prepare" ? 0n : price;
+  const prepareHalf = price / 2n;
+  return step === "prepare" ? prepareHalf : price - prepareHalf;
+}
+
+export const displayPrice = (amount: bigint) => `${formatUnits(amount, USDC_DECIMALS).replace(/\.?0+$/, "") || "0"} USDC`;
+
+/** Prices of this environment: the stored override of an operation, else its tier's default. */
+export class Prices {
+  constructor(
+    private readonly db: Db,
+    private readonly environment: Environment,
+  ) {}
+
+  async of(operation: string, tier: PriceTier): Promise<bigint> {
+    const [row] = await this.db.query<{ amount: string }>("SELECT amount FROM prices WHERE environment = $1 AND operation = $2", [
+      this.environment,
+      operation,
+    ]);
+    return row ? BigInt(row.amount) : parseUnits(DEFAULT_PRICES[this.environment][tier], USDC_DECIMALS);
+  }
+
+  async set(operation: string, usdc: string): Promise<bigint> {
+    const amount = parseUnits(usdc, USDC_DECIMALS);
+    await this.db.query(
+      `INSERT INTO prices (environment, operation, amount) VALUES ($1, $2, $3)
+       ON CONFLICT (environment, operation) DO UPDATE SET amount = EXCLUDED.amount`,
+      [this.environment, operation, amount.toString()],
+    );
+    return amount;
+  }
+
+  async overrides(): Promise<{ operation: string; amount: string }[]> {
+    const rows = await this.db.query<{ operation: string; amount: string }>("SELECT operation, amount FROM prices WHERE environment = $1 ORDER BY operation", [
+      this.environment,
+    ]);
+    return rows.map((r) => ({ operation: r.operation, amount: formatUnits(BigInt(r.amount), USDC_DECIMALS) }));
+  }
+}

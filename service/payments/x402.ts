@@ -1,0 +1,280 @@
+import type { Request } from "express";
+import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
+import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
+import { getAddress } from "ethers";
+import { USDC__factory } from "../../typechain-types";
+import type { Chain } from "../chains/registry";
+import { ApiError, unauthorized } from "../errors";
+import type { Logger } from "../logger";
+import type { Services } from "../services";
+import { PaymentConflict, type PaymentRecord } from "../store/payments";
+import { displayPrice } from "./pricing";
+import type { PaymentFacilitator } from "./facilitator";
+
+export const X402_DISABLED = "API key is required. x402 payment is not enabled.";
+export const X402_DISABLED_ON_CHAIN = "API key is required for this endpoint on the requested chain.";
+export const RELAYED_NEEDS_X402 = "service-relayed (brickken-relayed) execution requires x402 payment; API keys are not accepted";
+
+/** Headers a client may carry its payment in (API-SPEC Authentication); Express lower-cases header names. */
+const PAYMENT_HEADERS = ["x-payment", "payment-signature"];
+
+export function paymentHeaderOf(req: Request): string | undefined {
+  for (const name of PAYMENT_HEADERS) {
+    const value = req.header(name);
+    if (value && value.trim()) return value.trim();
+  }
+  return undefined;
+}
+
+export interface Charge {
+  /** What is being paid for; one payment per subject (e.g. "send:<txId>"). */
+  subject: string;
+  /** "POST /send-transactions" … (extra.routeKey). */
+  routeKey: string;
+  amount: bigint;
+  resourceUrl: string;
+  description: string;
+  txId?: string;
+}
+
+/**
+ * x402 v2 on the official packages: quotes in PAYMENT-REQUIRED, payments read from X-PAYMENT (or PAYMENT-SIGNATURE),
+ * verification and settlement by a facilitator, settlement returned in PAYMENT-RESPONSE. Payments follow the spec's
+ * state machine: reserved while the operation runs, settled once it is confirmed, released (nothing charged) on a
+ * revert, an error or an expired authorization.
+ */
+export class X402 {
+  private constructor(
+    private readonly services: Services,
+    readonly paymentChain: Chain,
+    private readonly facilitator: PaymentFacilitator,
+    readonly asset: string,
+    readonly payTo: string,
+    private readonly domain: { name: string; version: string },
+    private readonly log: Logger,
+  ) {}
+
+  static async create(services: Services, facilitator: (chain: Chain) => PaymentFacilitator): Promise<X402 | undefined> {
+    const { config } = services;
+    if (!config.X402_ENABLED) return undefined;
+    const chain = services.chains.find(config.X402_PAYMENT_CHAIN_ID);
+    if (!chain) {
+      services.logger.warn({ chainId: config.X402_PAYMENT_CHAIN_ID }, "x402 disabled: the payment chain is not served");
+      return undefined;
+    }
+    const f = facilitator(chain);
+    if (f.settlementAddress) {
+      const pending = await chain.provider.getTransactionCount(f.settlementAddress, "pending");
+      await services.walletNonces.syncFloor(chain.chainId, f.settlementAddress, pending);
+    }
+    const payTo = config.X402_PAY_TO ?? f.settlementAddress;
+    if (!payTo) {
+      services.logger.warn("x402 disabled: set X402_PAY_TO or X402_SETTLEMENT_PRIVATE_KEY");
+      return undefined;
+    }
+    const asset = chain.deployment.contracts.USDC;
+    const usdc = USDC__factory.connect(asset, chain.provider);
+    // The EIP-712 domain clients sign with must be the token's own (name() and version()).
+    const [name, version] = await Promise.all([usdc.name(), usdc.version().catch(() => "2")]);
+    return new X402(services, chain, f, getAddress(asset), getAddress(payTo), { name, version }, services.logger.child({ component: "x402" }));
+  }
+
+  get network(): string {
+    return `eip155:${this.paymentChain.chainId}`;
+  }
+
+  requirements(charge: Charge): PaymentRequirements {
+    return {
+      scheme: "exact",
+      network: this.network as PaymentRequirements["network"],
+      asset: this.asset,
+      amount: charge.amount.toString(),
+      payTo: this.payTo,
+      maxTimeoutSeconds: this.services.config.X402_MAX_TIMEOUT_SECONDS,
+      extra: {
+        name: this.domain.name,
+        version: this.domain.version,
+        tokenSymbol: "USDC",
+        displayPrice: displayPrice(charge.amount),
+        assetTransferMethod: "eip3009",
+        routeKey: charge.routeKey,
+        paymentChainId: String(this.paymentChain.chainId),
+      },
+    };
+  }
+
+  /** The 402 answer: the quote in PAYMENT-REQUIRED (base64 JSON), a readable reason in the body. */
+  paymentRequired(charge: Charge, reason?: string, details: Record<string, unknown> = {}): ApiError {
+    const header = encodePaymentRequiredHeader({
+      x402Version: 2,
+      ...(reason ? { error: reason } : {}),
+      resource: { url: charge.resourceUrl, description: charge.description, mimeType: "application/json" },
+      accepts: [this.requirements(charge)],
+    });
+    return new ApiError(
+      402,
+      "PAYMENT_REQUIRED",
+      reason ? `Payment Required: ${reason}` : "Payment Required",
+      { price: displayPrice(charge.amount), network: this.network, ...details },
+      { "PAYMENT-REQUIRED": header },
+    );
+  }
+
+  /**
+   * Verifies the request's payment for `charge` and reserves it. Throws a 402 (with a fresh quote) when there is no
+   * payment or it does not pay exactly this charge: wrong chain, asset, recipient or amount, bad signature, expired,
+   * insufficient balance, or an authorization already used.
+   */
+  async reserve(req: Request, charge: Charge): Promise<PaymentRecord> {
+    const header = paymentHeaderOf(req);
+    if (!header) throw this.paymentRequired(charge);
+    let payload: PaymentPayload;
+    try {
+      payload = decodePaymentSignatureHeader(header);
+    } catch {
+      throw this.paymentRequired(charge, "invalid payment header: not base64-encoded x402 JSON");
+    }
+    const required = this.requirements(charge);
+    const mismatch = compareAccepted(payload, required);
+    if (mismatch) throw this.paymentRequired(charge, mismatch);
+    const authorization = (payload.payload as { authorization?: Record<string, string> })?.authorization;
+    if (!authorization?.from || !authorization.nonce) throw this.paymentRequired(charge, "payment payload has no EIP-3009 authorization");
+    const verification = await this.facilitator.verify(payload, required).catch((error: Error) => ({ isValid: false, invalidReason: error.message }));
+    if (!verification.isValid) {
+      throw this.paymentRequired(charge, `payment verification failed: ${verification.invalidReason ?? "invalid"}`, {
+        invalidReason: verification.invalidReason,
+      });
+    }
+    try {
+      const payment = await this.services.payments.reserve({
+        subject: charge.subject,
+        route: charge.routeKey,
+        txId: charge.txId ?? null,
+        network: required.network,
+        asset: required.asset,
+        payTo: required.payTo,
+        amount: required.amount,
+        payer: getAddress(authorization.from),
+        authorizationNonce: authorization.nonce,
+        validBefore: Number(authorization.validBefore ?? 0),
+        payload,
+        requirements: required,
+      });
+      this.log.info({ paymentId: payment.id, subject: charge.subject, amount: required.amount }, "payment reserved");
+      return payment;
+    } catch (error) {
+      if (error instanceof PaymentConflict) {
+        throw error.reason === "subject_paid"
+          ? new ApiError(409, "ALREADY_PAID", `${charge.subject} is already paid for`, { subject: charge.subject })
+          : this.paymentRequired(charge, "payment authorization was already used");
+      }
+      throw error;
+    }
+  }
+
+  /** Settles a reserved payment (the operation it paid for is confirmed). Released instead when it expired. */
+  async settle(paymentId: string): Promise<SettleResponse | undefined> {
+    const payment = await this.services.payments.get(paymentId);
+    if (!payment || payment.status === "released") return undefined;
+    if (payment.status === "settled") return payment.settlement;
+    if (payment.status === "reserved" && payment.validBefore && payment.validBefore <= Math.floor(Date.now() / 1000)) {
+      await this.release(payment.id, "authorization expired before the operation was confirmed");
+      return undefined;
+    }
+    let result: SettleResponse;
+    try {
+      result = payment.status === "settling" && payment.settleTxHash ? await this.awaitSettlement(payment) : await this.facilitator.settle(payment);
+    } catch (error) {
+      this.log.error({ paymentId, err: (error as Error).message }, "settlement failed");
+      const fresh = await this.services.payments.get(paymentId);
+      if (fresh?.status === "reserved") await this.release(paymentId, `settlement failed: ${(error as Error).message}`);
+      return undefined;
+    }
+    if (!result.success) {
+      await this.services.db.query("UPDATE payments SET status = 'reserved' WHERE id = $1 AND status = 'settling'", [paymentId]);
+      await this.release(paymentId, `settlement refused: ${result.errorReason ?? "unknown"}`);
+      return undefined;
+    }
+    await this.services.payments.markSettled(paymentId, result);
+    this.log.info({ paymentId, transaction: result.transaction }, "payment settled");
+    return result;
+  }
+
+  async release(paymentId: string, reason: string): Promise<void> {
+    if (await this.services.payments.markReleased(paymentId, reason)) this.log.info({ paymentId, reason }, "payment released");
+  }
+
+  async settleForBatch(txId: string): Promise<void> {
+    for (const p of await this.services.payments.forBatch(txId)) if (p.status === "reserved" || p.status === "settling") await this.settle(p.id);
+  }
+
+  async releaseForBatch(txId: string, reason: string): Promise<void> {
+    for (const p of await this.services.payments.forBatch(txId)) if (p.status === "reserved") await this.release(p.id, reason);
+  }
+
+  /** The PAYMENT-RESPONSE header of a settled payment. */
+  responseHeader(settlement: SettleResponse | undefined): Record<string, string> {
+    return settlement ? { "PAYMENT-RESPONSE": encodePaymentResponseHeader(settlement) } : {};
+  }
+
+  /**
+   * After a restart: a settlement already broadcast is awaited (re-sent if the node lost it), a payment whose
+   * operation confirmed is settled, one whose operation failed or never ran is released.
+   */
+  async recover(): Promise<void> {
+    for (const payment of await this.services.payments.unfinished()) {
+      if (payment.status === "settling") {
+        void this.settle(payment.id);
+        continue;
+      }
+      const batch = payment.txId ? await this.services.batches.get(payment.txId) : undefined;
+      if (!batch) await this.release(payment.id, "the operation never ran");
+      else if (batch.status === "success") void this.settle(payment.id);
+      else if (batch.status === "rejected") await this.release(payment.id, "the operation failed");
+      else if (batch.status === "prepared" && payment.subject.startsWith("prepare:")) void this.settle(payment.id);
+      else if (batch.status === "prepared") await this.release(payment.id, "the operation never ran");
+    }
+  }
+
+  /** A settlement transaction sent before a crash: wait for its receipt, re-sending the stored bytes if needed. */
+  private async awaitSettlement(payment: PaymentRecord): Promise<SettleResponse> {
+    const { provider } = this.paymentChain;
+    const hash = payment.settleTxHash!;
+    for (let i = 0; i < 600; i++) {
+      const receipt = await provider.getTransactionReceipt(hash);
+      if (receipt) {
+        return receipt.status === 1
+          ? { success: true, transaction: hash, network: payment.network as SettleResponse["network"], payer: getAddress(payment.payer) }
+          : { success: false, errorReason: "settlement_reverted", transaction: hash, network: payment.network as SettleResponse["network"], payer: payment.payer };
+      }
+      if (i === 0 && payment.settleTxRaw && !(await provider.getTransaction(hash))) {
+        await provider.send("eth_sendRawTransaction", [payment.settleTxRaw]).catch(() => undefined);
+      }
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    throw new Error(`settlement ${hash} not mined`);
+  }
+}
+
+/** The payload must accept exactly what was quoted (extra, when present, only as a subset). */
+function compareAccepted(payload: PaymentPayload, required: PaymentRequirements): string | undefined {
+  if (payload?.x402Version !== 2) return "unsupported x402Version (expected 2)";
+  const a = payload.accepted;
+  if (!a) return "payment payload has no accepted requirements";
+  if (a.scheme !== required.scheme) return `wrong scheme ${a.scheme} (expected exact)`;
+  if (a.network !== required.network) return `wrong network ${a.network} (expected ${required.network})`;
+  if (String(a.asset).toLowerCase() !== required.asset.toLowerCase()) return `wrong asset ${a.asset} (expected ${required.asset})`;
+  if (String(a.payTo).toLowerCase() !== required.payTo.toLowerCase()) return `wrong recipient ${a.payTo} (expected ${required.payTo})`;
+  if (String(a.amount) !== required.amount) return `wrong amount ${a.amount} (expected ${required.amount})`;
+  const auth = (payload.payload as { authorization?: { to?: string; value?: string } })?.authorization;
+  if (auth?.to && auth.to.toLowerCase() !== required.payTo.toLowerCase()) return `authorization pays ${auth.to}, not ${required.payTo}`;
+  if (auth?.value !== undefined && String(auth.value) !== required.amount) return `authorization value ${auth.value} is not the price ${required.amount}`;
+  return undefined;
+}
+
+/** Throws the spec's 401 when x402 cannot be used for `chainId` (disabled on the deployment, or for that chain). */
+export function assertX402Available(services: Services, chainId: number): X402 {
+  if (!services.x402) throw unauthorized(X402_DISABLED);
+  if (services.config.x402DisabledChains.has(chainId)) throw unauthorized(X402_DISABLED_ON_CHAIN, { chainId });
+  return services.x402;
+}

@@ -1,0 +1,43 @@
+import type { Db, Queryable } from "./db";
+
+/**
+ * Nonces of the wallets the service itself signs with (relayer, x402 settlement), kept in the database. A nonce is
+ * taken under a row lock, in the same transaction that stores the transaction signed with it, so a nonce is never
+ * used twice, never skipped by a crash, and shared safely by several service instances on one PostgreSQL server.
+ */
+export class WalletNonces {
+  constructor(private readonly db: Db) {}
+
+  /** Takes the next nonce inside `tx` (which must also persist the signed transaction). */
+  async take(tx: Queryable, chainId: number, address: string, chainPending: () => Promise<number>): Promise<number> {
+    const key = [chainId, address.toLowerCase()];
+    let [row] = await tx.query<{ next_nonce: string }>("SELECT next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2 FOR UPDATE", key);
+    if (!row) {
+      await tx.query("INSERT INTO wallet_nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [...key, await chainPending()]);
+      [row] = await tx.query<{ next_nonce: string }>("SELECT next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2 FOR UPDATE", key);
+    }
+    const nonce = Number(row.next_nonce);
+    await tx.query("UPDATE wallet_nonces SET next_nonce = $3 WHERE chain_id = $1 AND address = $2", [...key, nonce + 1]);
+    return nonce;
+  }
+
+  /** Raises the counter to the chain's pending count (never lowers it: signed, unsent transactions hold the gap). */
+  async syncFloor(chainId: number, address: string, chainPending: number): Promise<number> {
+    const [row] = await this.db.query<{ next_nonce: string }>(
+      `INSERT INTO wallet_nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3)
+       ON CONFLICT (chain_id, address) DO UPDATE SET next_nonce = GREATEST(wallet_nonces.next_nonce, EXCLUDED.next_nonce)
+       RETURNING next_nonce`,
+      [chainId, address.toLowerCase(), chainPending],
+    );
+    return Number(row.next_nonce);
+  }
+
+  /** Gives back `nonce` if it is the last one taken (its transaction never reached the chain). True when given back. */
+  async giveBack(chainId: number, address: string, nonce: number): Promise<boolean> {
+    const rows = await this.db.query(
+      "UPDATE wallet_nonces SET next_nonce = $3 WHERE chain_id = $1 AND address = $2 AND next_nonce = $4 RETURNING next_nonce",
+      [chainId, address.toLowerCase(), nonce, nonce + 1],
+    );
+    return rows.length > 0;
+  }
+}

@@ -1,0 +1,200 @@
+import { randomUUID } from "node:crypto";
+import { expect } from "chai";
+import { Wallet, parseUnits } from "ethers";
+import { privateKeyToAccount } from "viem/accounts";
+import { x402Client, wrapFetchWithPayment } from "@x402/fetch";
+import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { AgentToken__factory, BKN__factory, USDC__factory } from "../../typechain-types";
+import { getSandbox, providerFor, SETTLEMENT_INDEX, type Sandbox } from "../helpers/sandbox";
+import { startTestService, type ApiClient, type TestService } from "../helpers/service";
+import { decodePaymentResponse, payWithEthers, quoteOf } from "../helpers/x402";
+
+const PRICE = 10_000n; // 0.01 USDC, the sandbox's flat write price
+
+describe("e2e: x402 payments and service-relayed execution", function () {
+  this.timeout(180_000);
+  let sandbox: Sandbox;
+  let service: TestService;
+  let api: ApiClient;
+  let payer: Wallet;
+  let payTo: string;
+  let ipCounter = 1;
+
+  const usdcBase = () => USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, providerFor(sandbox.baseSepolia));
+  const balances = async () => ({ payer: await usdcBase().balanceOf(payer.address), payTo: await usdcBase().balanceOf(payTo) });
+  /** Distinct client addresses (behind the loopback proxy) so the per-IP prepare limit does not interfere. */
+  const asClient = () => ({ "x-forwarded-for": `10.1.0.${ipCounter++ % 250}` });
+  const relayedCreate = async (symbol: string, agentWallet = sandbox.accounts[6].address) => {
+    const res = await api.post("/x402/token/create", { chainId: "14a34", name: `Agent ${symbol}`, symbol, agentWallet, premint: "1000" }, asClient());
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    return res.body as { txId: string; executionMode: string; x402Requirements: any; transactions: any[] };
+  };
+
+  before(async () => {
+    sandbox = await getSandbox();
+    service = await startTestService(sandbox);
+    api = service.api;
+    payer = sandbox.accounts[2];
+    payTo = sandbox.accounts[SETTLEMENT_INDEX].address;
+  });
+  after(async () => service?.stop());
+
+  it("relayed: free prepare, 402 quote at send, a hand-built ethers payment (X-PAYMENT) pays, settles after confirmation", async () => {
+    const prepared = await relayedCreate("AGNT");
+    expect(prepared.executionMode).to.equal("service-relayed");
+    expect(prepared.x402Requirements).to.include({ scheme: "exact", network: "eip155:84532", amount: PRICE.toString(), payTo });
+
+    const unpaid = await api.post("/send-transactions", { txId: prepared.txId });
+    const quote = quoteOf(unpaid);
+    expect(unpaid.headers.get("access-control-expose-headers")).to.match(/PAYMENT-REQUIRED/).and.to.match(/PAYMENT-RESPONSE/);
+    expect(quote.x402Version).to.equal(2);
+    expect(quote.accepts[0]).to.deep.include({
+      scheme: "exact",
+      network: "eip155:84532",
+      asset: sandbox.deployments[84532].contracts.USDC,
+      amount: "10000",
+      payTo,
+      maxTimeoutSeconds: 300,
+    });
+    expect(quote.accepts[0].extra).to.include({ name: "USDC", version: "2", tokenSymbol: "USDC", displayPrice: "0.01 USDC", assetTransferMethod: "eip3009", routeKey: "POST /send-transactions" });
+
+    const before = await balances();
+    const paid = await api.post("/send-transactions", { txId: prepared.txId, transactions: prepared.transactions.map((t) => ({ to: t.to, data: t.data, value: "0x0" })) }, {
+      "X-PAYMENT": await payWithEthers(payer, quote.accepts[0]),
+    });
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
+    expect(paid.body.status).to.equal("success");
+    const settlement = decodePaymentResponse(paid);
+    expect(settlement).to.include({ success: true, network: "eip155:84532" });
+    expect(settlement.payer.toLowerCase()).to.equal(payer.address.toLowerCase());
+    const after = await balances();
+    expect(before.payer - after.payer).to.equal(PRICE);
+    expect(after.payTo - before.payTo).to.equal(PRICE);
+
+    const status = await api.get("/get-transaction-status", { txId: prepared.txId });
+    expect(status.body).to.include({ status: "success", executionMode: "service-relayed" });
+    expect(status.body.payments).to.have.length(1);
+    expect(status.body.payments[0]).to.include({ status: "settled", step: "send", settlementTransaction: settlement.transaction });
+    const tokenAddress = status.body.outcome.tokenAddress;
+    const token = AgentToken__factory.connect(tokenAddress, providerFor(sandbox.baseSepolia));
+    expect(await token.owner()).to.equal(sandbox.accounts[6].address);
+    expect(await token.balanceOf(sandbox.accounts[6].address)).to.equal(parseUnits("1000", 18));
+    const sent = status.body.transactions[0];
+    expect(sent.from).to.equal(service.services.relayer.address(84532));
+
+    // the same payment cannot pay again, nor can the txId be paid twice
+    const replay = await api.post("/send-transactions", { txId: (await relayedCreate("AGNX")).txId }, { "X-PAYMENT": paid.body ? await payWithEthers(payer, quote.accepts[0], { nonce: (await service.services.payments.forBatch(prepared.txId))[0].authorizationNonce }) : "" });
+    expect(quoteOf(replay).error).to.match(/already used|verification failed/);
+    expect((await api.post("/send-transactions", { txId: prepared.txId }, { "X-PAYMENT": await payWithEthers(payer, quote.accepts[0]) })).status).to.equal(409);
+    expect(await balances()).to.deep.equal(after);
+  });
+
+  it("the official @x402/fetch client pays for a relayed send and gets the result", async () => {
+    const prepared = await relayedCreate("FETCH");
+    const client = new x402Client();
+    registerExactEvmScheme(client, { signer: privateKeyToAccount(payer.privateKey as `0x${string}`) });
+    client.setSpendControls({ allowedAssets: [{ network: "eip155:84532", asset: sandbox.deployments[84532].contracts.USDC, maxAmountPerPayment: "1000000" }] } as never);
+    const payingFetch = wrapFetchWithPayment(fetch, client);
+    const before = await balances();
+    const response = await payingFetch(`${service.url}/send-transactions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ txId: prepared.txId }),
+    });
+    const body = await response.json();
+    expect(response.status, JSON.stringify(body)).to.equal(200);
+    expect(body).to.include({ success: true, status: "success" });
+    expect(response.headers.get("payment-response")).to.be.a("string");
+    const after = await balances();
+    expect(before.payer - after.payer).to.equal(PRICE);
+    expect(after.payTo - before.payTo).to.equal(PRICE);
+  });
+
+  it("refuses replayed, under-paid, wrong-recipient, wrong-chain, expired and forged payments with 402; no USDC moves", async () => {
+    const prepared = await relayedCreate("REFUSE");
+    const quote = quoteOf(await api.post("/send-transactions", { txId: prepared.txId })).accepts[0];
+    const now = Math.floor(Date.now() / 1000);
+    const sepoliaUsdc = sandbox.deployments[11155111].contracts.USDC;
+    const cases: [string, string, RegExp][] = [
+      ["under-paid", await payWithEthers(payer, quote, { amount: "9999" }), /wrong amount 9999/],
+      ["under-paid authorization", await payWithEthers(payer, quote, { value: "9999" }), /authorization value 9999/],
+      ["wrong recipient", await payWithEthers(payer, quote, { payTo: sandbox.accounts[3].address }), /wrong recipient/],
+      ["wrong chain", await payWithEthers(payer, quote, { network: "eip155:11155111", asset: sepoliaUsdc }), /wrong network eip155:11155111/],
+      ["expired", await payWithEthers(payer, quote, { validAfter: now - 900, validBefore: now - 300 }), /verification failed/],
+      ["not yet valid", await payWithEthers(payer, quote, { validAfter: now + 3600, validBefore: now + 7200 }), /verification failed/],
+      ["forged", (await payWithEthers(new Wallet(Wallet.createRandom().privateKey), quote)).replace(/.{8}$/, ""), /invalid payment header|verification failed/],
+      ["not base64", "%%%not-base64%%%", /invalid payment header/],
+      ["signed for another chain", await payWithEthers(payer, quote, { chainId: 11155111 }), /verification failed/],
+    ];
+    const before = await balances();
+    for (const [label, header, reason] of cases) {
+      const res = await api.post("/send-transactions", { txId: prepared.txId }, { "X-PAYMENT": header });
+      expect(res.status, label).to.equal(402);
+      expect(quoteOf(res).error, label).to.match(reason);
+      expect(res.body.error.code, label).to.equal("PAYMENT_REQUIRED");
+    }
+    const broke = new Wallet(Wallet.createRandom().privateKey);
+    const noFunds = await api.post("/send-transactions", { txId: prepared.txId }, { "payment-signature": await payWithEthers(broke, quote) });
+    expect(quoteOf(noFunds).error).to.match(/verification failed: .*insufficient/i);
+    expect(await balances()).to.deep.equal(before);
+    expect((await api.get("/get-transaction-status", { txId: prepared.txId })).body.status).to.equal("prepared");
+
+    // a valid payment still works, then replaying it is refused
+    const header = await payWithEthers(payer, quote);
+    expect((await api.post("/send-transactions", { txId: prepared.txId }, { "x-payment": header })).status).to.equal(200);
+    const other = await relayedCreate("REPLAY");
+    const replay = await api.post("/send-transactions", { txId: other.txId }, { "X-Payment": header });
+    expect(replay.status).to.equal(402);
+    expect((await balances()).payer).to.equal(before.payer - PRICE);
+  });
+
+  it("an operation that reverts leaves the payer's USDC untouched (payment released)", async () => {
+    // Two claims for one fresh recipient race: both pass the cooldown pre-check, the second reverts on-chain.
+    const recipient = Wallet.createRandom().address;
+    const quote = quoteOf(await api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID() })).accepts[0];
+    expect(quote.extra.routeKey).to.equal("POST /faucet/bkn");
+    const before = await balances();
+    const [a, b] = await Promise.all(
+      [0, 1].map(async () => api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID(), "X-PAYMENT": await payWithEthers(payer, quote) })),
+    );
+    const outcomes = [a.body.status, b.body.status].sort();
+    expect(outcomes, JSON.stringify([a.body, b.body])).to.deep.equal(["confirmed", "failed"]);
+    const failed = a.body.status === "failed" ? a : b;
+    expect(failed.body.payment).to.include({ status: "released" });
+    expect(failed.headers.get("payment-response")).to.equal(null);
+    const after = await balances();
+    expect(before.payer - after.payer).to.equal(PRICE); // charged once, for the claim that happened
+    const bkn = BKN__factory.connect(sandbox.deployments[11155111].contracts.BKN, providerFor(sandbox.sepolia));
+    expect(await bkn.balanceOf(recipient)).to.equal(parseUnits("100", 18));
+  });
+
+  it("client-signed agentic calls pay half at prepare and half at send; a key replaces payment on both steps", async () => {
+    const body = { method: "agentCreateToken", chainId: "84532", signerAddress: payer.address, name: "Half", symbol: "HALF", agentWallet: payer.address };
+    const challenge = await api.post("/prepare-transactions", body, asClient());
+    const quote = quoteOf(challenge).accepts[0];
+    expect(quote).to.include({ amount: "5000" });
+    expect(quote.extra.routeKey).to.equal("POST /prepare-transactions");
+    const before = await balances();
+    const prepared = await api.post("/prepare-transactions", body, { ...asClient(), "X-PAYMENT": await payWithEthers(payer, quote) });
+    expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
+    expect(decodePaymentResponse(prepared)).to.include({ success: true });
+    expect(prepared.body.x402Requirements.amount).to.equal("5000");
+    const signed = [await payer.signTransaction(prepared.body.transactions[0])];
+    const sendQuote = quoteOf(await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: signed })).accepts[0];
+    expect(sendQuote.amount).to.equal("5000");
+    const sent = await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: signed }, { "X-PAYMENT": await payWithEthers(payer, sendQuote) });
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+    expect(sent.body.status).to.equal("success");
+    expect(before.payer - (await balances()).payer).to.equal(PRICE);
+
+    const { key } = await service.services.apiKeys.create({ email: "agent@x402.test", plan: "Starter" });
+    await service.services.signers.add(payer.address);
+    const keyed = api.withKey(key);
+    const withKeyBefore = await balances();
+    const kp = await keyed.post("/prepare-transactions", { ...body, symbol: "KEYED" }, { "X-PAYMENT": "ignored-when-a-key-is-present" });
+    expect(kp.status, JSON.stringify(kp.body)).to.equal(200);
+    const ks = await keyed.post("/send-transactions", { txId: kp.body.txId, signedTransactions: [await payer.signTransaction(kp.body.transactions[0])] });
+    expect(ks.status).to.equal(200);
+    expect(await balances()).to.deep.equal(withKeyBefore);
+  });
+});
