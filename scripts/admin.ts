@@ -9,6 +9,7 @@ import { Credits } from "../service/store/credits";
 import { openDb } from "../service/store/db";
 import { migrate } from "../service/store/migrate";
 import { Signers } from "../service/store/signers";
+import { Prices } from "../service/payments/pricing";
 
 const USAGE = `usage: npm run admin -- <command>
   keys create --email E --plan Starter|Professional|Enterprise
@@ -18,6 +19,8 @@ const USAGE = `usage: npm run admin -- <command>
   signers add <address>
   signers remove <address>
   signers list
+  prices set --operation agentCreateToken|faucet|<method> --amount <USDC, e.g. 0.25>
+  prices list
 Environment: ENVIRONMENT (sandbox), DATA_DIR (.data) or DATABASE_URL. Output is JSON.`;
 
 function parse(argv: string[]): AdminCommand {
@@ -43,6 +46,10 @@ function parse(argv: string[]): AdminCommand {
       return { command: "signers.remove", address: flags.address ?? positional[0] };
     case "signers list":
       return { command: "signers.list" };
+    case "prices set":
+      return { command: "prices.set", operation: flags.operation, amount: flags.amount };
+    case "prices list":
+      return { command: "prices.list" };
     default:
       throw new UsageError(USAGE);
   }
@@ -78,10 +85,13 @@ async function main() {
     if (!response.ok) throw new Error(body.message ?? `service answered ${response.status}`);
     result = body.result;
   } else {
-    const db = await openDb({ databaseUrl: config.DATABASE_URL, dataDir: path.join(config.environmentDir, "pglite") });
+    const db = await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: path.join(config.environmentDir, "pglite") });
     try {
       await migrate(db);
-      result = await runAdminCommand({ apiKeys: new ApiKeys(db), credits: new Credits(db), signers: new Signers(db) }, command);
+      result = await runAdminCommand(
+        { apiKeys: new ApiKeys(db), credits: new Credits(db), signers: new Signers(db), prices: new Prices(db, config.ENVIRONMENT) },
+        command,
+      );
     } finally {
       await db.close();
     }

@@ -22,6 +22,8 @@ const configSchema = z.object({
   DATA_DIR: z.string().default(".data"),
   /** A PostgreSQL server; when absent the embedded PGlite database under DATA_DIR/<environment>/pglite is used. */
   DATABASE_URL: z.string().optional(),
+  /** PostgreSQL schema to use (created if missing); lets several deployments or test runs share one database. */
+  DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/).optional(),
   DEPLOYMENTS_DIR: z.string().default("deployments"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
   /** Confirmations a transaction needs before the next one of its batch is broadcast. */

@@ -48,7 +48,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const logger = options.logger ?? createLogger(config.LOG_LEVEL);
   const db =
     options.db ??
-    (await openDb({ databaseUrl: config.DATABASE_URL, dataDir: path.join(config.environmentDir, "pglite") }));
+    (await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: path.join(config.environmentDir, "pglite") }));
   const applied = await migrate(db);
   if (applied.length) logger.info({ applied }, "database migrated");
   const chains = new ChainRegistry(config);

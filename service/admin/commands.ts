@@ -4,12 +4,14 @@ import { badRequest, notFound } from "../errors";
 import type { ApiKeys } from "../store/api-keys";
 import type { Credits } from "../store/credits";
 import type { Signers } from "../store/signers";
+import { DEFAULT_PRICES, type Prices } from "../payments/pricing";
 
 /** What operator commands need; satisfied by the running service and by a direct database connection. */
 export interface AdminStores {
   apiKeys: ApiKeys;
   credits: Credits;
   signers: Signers;
+  prices: Prices;
 }
 
 export type AdminCommand =
@@ -19,7 +21,9 @@ export type AdminCommand =
   | { command: "credits.add"; keyId: string; method: string; amount: number }
   | { command: "signers.add"; address: string }
   | { command: "signers.remove"; address: string }
-  | { command: "signers.list" };
+  | { command: "signers.list" }
+  | { command: "prices.set"; operation: string; amount: string }
+  | { command: "prices.list" };
 
 const CREDIT_METHODS = [...METERED_METHODS, FAUCET_CREDIT_METHOD] as string[];
 
@@ -60,5 +64,13 @@ export async function runAdminCommand(stores: AdminStores, cmd: AdminCommand): P
     }
     case "signers.list":
       return stores.signers.list();
+    case "prices.set": {
+      if (!/^[A-Za-z][\w-]{1,63}$/.test(cmd.operation ?? "")) throw badRequest("--operation must be a method name or faucet", { field: "operation" });
+      if (!/^\d+(\.\d{1,6})?$/.test(cmd.amount ?? "")) throw badRequest("--amount must be a USDC amount with at most 6 decimals", { field: "amount" });
+      const amount = await stores.prices.set(cmd.operation, cmd.amount);
+      return { operation: cmd.operation, amount: cmd.amount, amountRaw: amount.toString() };
+    }
+    case "prices.list":
+      return { defaults: DEFAULT_PRICES, overrides: await stores.prices.overrides() };
   }
 }

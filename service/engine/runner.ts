@@ -1,4 +1,5 @@
 import { Transaction, type TransactionReceipt } from "ethers";
+import { sendRaw } from "../chains/broadcast";
 import type { Chain } from "../chains/registry";
 import type { Logger } from "../logger";
 import type { MethodDefinition } from "../methods/types";
@@ -122,7 +123,7 @@ export class BatchRunner {
       if (tx.signedRaw && Date.now() - lastBroadcast >= REBROADCAST_MS) {
         const known = tx.status === "broadcast" && lastBroadcast === 0 ? await chain.provider.getTransaction(hash) : null;
         if (!known) {
-          const refusal = await this.broadcast(chain, tx.signedRaw, hash);
+          const refusal = await sendRaw(chain.provider, tx.signedRaw, hash);
           if (refusal && batch.executionMode === "service-relayed" && NONCE_USED.test(refusal) && resigned < 3 && this.relaySigner) {
             // Someone else used the relayer's nonce: take a fresh one and sign again (the old bytes can never be mined).
             resigned++;
@@ -149,22 +150,6 @@ export class BatchRunner {
       await sleep(POLL_MS);
     }
     return undefined;
-  }
-
-  /** Sends raw bytes; returns the node's refusal, or undefined when the node has the transaction (now or already). */
-  private async broadcast(chain: Chain, signedRaw: string, hash: string): Promise<string | undefined> {
-    try {
-      await chain.provider.send("eth_sendRawTransaction", [signedRaw]);
-      return undefined;
-    } catch (error) {
-      const [known, receipt] = await Promise.all([
-        chain.provider.getTransaction(hash).catch(() => null),
-        chain.provider.getTransactionReceipt(hash).catch(() => null),
-      ]);
-      if (known || receipt) return undefined; // "already known", or mined meanwhile
-      const e = error as { error?: { message?: string }; shortMessage?: string; message?: string };
-      return e.error?.message ?? e.shortMessage ?? e.message ?? String(error);
-    }
   }
 
   /** A client-reported hash must be the prepared transaction: same sender, target, data, value and nonce. */

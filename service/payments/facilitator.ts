@@ -3,6 +3,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyRespons
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { Transaction, Wallet } from "ethers";
 import { concatHex, createPublicClient, encodeFunctionData, http, type Abi, type Hex } from "viem";
+import { sendRaw } from "../chains/broadcast";
 import type { Chain } from "../chains/registry";
 import type { Services } from "../services";
 import type { PaymentRecord } from "../store/payments";
@@ -93,18 +94,16 @@ export class InProcessFacilitator implements PaymentFacilitator {
       if (paymentId) await this.services.payments.markSettling(q, paymentId, raw, hash);
       return { raw, hash, nonce };
     });
-    try {
-      await provider.send("eth_sendRawTransaction", [raw]);
-    } catch (error) {
-      if (!(await provider.getTransaction(hash))) {
-        await this.services.walletNonces.giveBack(chainId, from, nonce);
-        if (!retried && /nonce too low|already been used/i.test((error as Error).message)) {
-          // The settlement key was used elsewhere: catch up with the chain and sign again once.
-          await this.services.walletNonces.syncFloor(chainId, from, await provider.getTransactionCount(from, "pending"));
-          return this.send(paymentId, to, data, gas, true);
-        }
-        throw error;
+    const refusal = await sendRaw(provider, raw, hash);
+    if (refusal) {
+      await this.services.walletNonces.giveBack(chainId, from, nonce);
+      if (paymentId) await this.services.payments.unmarkSettling(paymentId);
+      if (!retried && /nonce too low|already been used/i.test(refusal)) {
+        // The settlement key was used elsewhere: catch up with the chain and sign again once.
+        await this.services.walletNonces.syncFloor(chainId, from, await provider.getTransactionCount(from, "pending"));
+        return this.send(paymentId, to, data, gas, true);
       }
+      throw new Error(`settlement transaction refused: ${refusal}`);
     }
     return hash as Hex;
   }

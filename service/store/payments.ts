@@ -110,6 +110,14 @@ export class Payments {
     await q.query("UPDATE payments SET status = 'settling', settle_tx_raw = $2, settle_tx_hash = $3, updated_at = now() WHERE id = $1", [id, raw, hash.toLowerCase()]);
   }
 
+  /** A settlement transaction the node refused never happened: back to reserved. */
+  async unmarkSettling(id: string): Promise<void> {
+    await this.db.query(
+      "UPDATE payments SET status = 'reserved', settle_tx_raw = NULL, settle_tx_hash = NULL, updated_at = now() WHERE id = $1 AND status = 'settling'",
+      [id],
+    );
+  }
+
   async markSettled(id: string, settlement: unknown): Promise<void> {
     await this.db.query("UPDATE payments SET status = 'settled', settlement = $2, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling')", [
       id,

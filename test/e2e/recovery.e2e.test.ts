@@ -1,45 +1,21 @@
-import { spawn, type ChildProcess } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import type { Wallet } from "ethers";
 import { SecurityToken__factory } from "../../typechain-types";
+import { killHard, startServiceProcess } from "../helpers/child-service";
 import { execute, prepareAndSign } from "../helpers/flow";
+import { payWithEthers, quoteOf } from "../helpers/x402";
+import { RELAYER_INDEX, SETTLEMENT_INDEX } from "../helpers/sandbox";
+import { USDC__factory } from "../../typechain-types";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
-import { ApiClient, testEnv } from "../helpers/service";
+import { testEnv } from "../helpers/service";
 import { ApiKeys } from "../../service/store/api-keys";
 import { openDb } from "../../service/store/db";
 import { migrate } from "../../service/store/migrate";
 import { Signers } from "../../service/store/signers";
-
-/** The service as its own process (service/main.ts), on an embedded database in `dataDir`, so it can be killed. */
-async function startServiceProcess(env: Record<string, string>, dataDir: string): Promise<{ child: ChildProcess; api: ApiClient }> {
-  const runtimeFile = path.join(dataDir, "sandbox", "service.json");
-  fs.rmSync(runtimeFile, { force: true });
-  const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "service/main.ts"], {
-    env: { ...process.env, ...env, TS_NODE_TRANSPILE_ONLY: "true" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let output = "";
-  child.stdout!.on("data", (d) => (output += d));
-  child.stderr!.on("data", (d) => (output += d));
-  const deadline = Date.now() + 60_000;
-  while (!fs.existsSync(runtimeFile)) {
-    if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`);
-    if (Date.now() > deadline) throw new Error(`service did not start:\n${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  const { url } = JSON.parse(fs.readFileSync(runtimeFile, "utf8"));
-  return { child, api: new ApiClient(url) };
-}
-
-async function killHard(child: ChildProcess) {
-  if (child.exitCode !== null) return;
-  const exited = new Promise((r) => child.once("exit", r));
-  child.kill("SIGKILL");
-  await exited;
-}
 
 describe("e2e: a batch interrupted by a crash completes after restart, nothing sent twice", function () {
   this.timeout(180_000);
@@ -53,6 +29,7 @@ describe("e2e: a batch interrupted by a crash completes after restart, nothing s
   });
   after(async () => {
     await sandbox.sepolia.provider.request({ method: "evm_setAutomine", params: [true] });
+    await sandbox.baseSepolia.provider.request({ method: "evm_setAutomine", params: [true] });
     if (child) await killHard(child);
   });
 
@@ -67,7 +44,7 @@ describe("e2e: a batch interrupted by a crash completes after restart, nothing s
     await new Signers(db).add(issuer.address);
     await db.close();
 
-    let started = await startServiceProcess(env, dataDir);
+    let started = await startServiceProcess(env);
     child = started.child;
     let api = started.api.withKey(key);
     await execute(api, issuer, {
@@ -108,7 +85,7 @@ describe("e2e: a batch interrupted by a crash completes after restart, nothing s
     await sandbox.sepolia.provider.request({ method: "evm_setAutomine", params: [true] });
     expect((await provider.getTransactionReceipt(firstHash))?.status).to.equal(1);
 
-    started = await startServiceProcess(env, dataDir);
+    started = await startServiceProcess(env);
     child = started.child;
     api = started.api.withKey(key);
     let status: any;
@@ -129,5 +106,53 @@ describe("e2e: a batch interrupted by a crash completes after restart, nothing s
     expect(read.body).to.include({ tokenBalance: "42", whitelisted: true });
     const again = await api.post("/send-transactions", { txId: prepared.txId, signedTransactions });
     expect(again.status).to.equal(409);
+  });
+
+  it("kill -9 while a paid relayed transaction is pending, restart: one confirmed transaction, one settled payment", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-relayed-recovery-"));
+    const env = testEnv(sandbox, dataDir, { SEND_WAIT_MS: "1500" });
+    let started = await startServiceProcess(env);
+    child = started.child;
+    const provider = providerFor(sandbox.baseSepolia);
+    const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, provider);
+    const payer = sandbox.accounts[5];
+    const payTo = sandbox.accounts[SETTLEMENT_INDEX].address;
+    const relayer = sandbox.accounts[RELAYER_INDEX].address;
+
+    const prepared = await started.api.post("/x402/token/create", { chainId: "84532", name: "Crash Agent", symbol: "CRASH", agentWallet: payer.address, premint: "5" });
+    expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
+    const txId = prepared.body.txId;
+    const quote = quoteOf(await started.api.post("/send-transactions", { txId })).accepts[0];
+    const before = { payer: await usdc.balanceOf(payer.address), payTo: await usdc.balanceOf(payTo), relayerNonce: await provider.getTransactionCount(relayer, "latest") };
+
+    await sandbox.baseSepolia.provider.request({ method: "evm_setAutomine", params: [false] });
+    const sent = await started.api.post("/send-transactions", { txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(202);
+    expect(sent.body.payment.status).to.equal("reserved");
+    const hash = sent.body.txHashes[0];
+    expect(await provider.getTransaction(hash)).to.not.equal(null); // in the mempool
+    await killHard(child);
+
+    await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
+    await sandbox.baseSepolia.provider.request({ method: "evm_setAutomine", params: [true] });
+    expect((await provider.getTransactionReceipt(hash))?.status).to.equal(1);
+    expect(await usdc.balanceOf(payer.address)).to.equal(before.payer); // not charged while the service was down
+
+    started = await startServiceProcess(env);
+    child = started.child;
+    let status: any;
+    for (let i = 0; i < 100; i++) {
+      status = (await started.api.get("/get-transaction-status", { txId })).body;
+      if (status.status !== "pending" && status.payments?.[0]?.status === "settled") break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status.status).to.equal("success");
+    expect(status.txHashes).to.deep.equal([hash]);
+    expect(status.payments).to.have.length(1);
+    expect(status.payments[0].status).to.equal("settled");
+    expect(await provider.getTransactionCount(relayer, "latest")).to.equal(before.relayerNonce + 1);
+    expect(before.payer - (await usdc.balanceOf(payer.address))).to.equal(10_000n);
+    expect((await usdc.balanceOf(payTo)) - before.payTo).to.equal(10_000n);
+    expect(status.outcome.tokenAddress).to.match(/^0x[0-9a-fA-F]{40}$/);
   });
 });

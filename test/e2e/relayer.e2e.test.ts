@@ -1,0 +1,57 @@
+import { expect } from "chai";
+import { TransactionReceipt } from "ethers";
+import { USDC__factory } from "../../typechain-types";
+import { payRelayedSend, prepareRelayedToken } from "../helpers/relayed";
+import { getSandbox, providerFor, RELAYER_INDEX, SETTLEMENT_INDEX, type Sandbox } from "../helpers/sandbox";
+import { startTestService, type TestService } from "../helpers/service";
+
+const SENDS = 50;
+
+describe("e2e: concurrent service-relayed sends", function () {
+  this.timeout(300_000);
+  let sandbox: Sandbox;
+  let service: TestService;
+
+  before(async () => {
+    sandbox = await getSandbox();
+    service = await startTestService(sandbox);
+  });
+  after(async () => service?.stop());
+
+  it(`${SENDS} concurrent paid relayed sends all confirm, with contiguous relayer nonces and one settlement each`, async () => {
+    const provider = providerFor(sandbox.baseSepolia);
+    const relayer = sandbox.accounts[RELAYER_INDEX].address;
+    const settler = sandbox.accounts[SETTLEMENT_INDEX].address;
+    const payer = sandbox.accounts[3];
+    const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, provider);
+    const txIds: string[] = [];
+    for (let i = 0; i < SENDS; i++) txIds.push(await prepareRelayedToken(service.api, `CC${i}`, sandbox.accounts[6].address));
+    const [relayerNonce, settlerNonce, payerBefore] = await Promise.all([
+      provider.getTransactionCount(relayer, "latest"),
+      provider.getTransactionCount(settler, "latest"),
+      usdc.balanceOf(payer.address),
+    ]);
+
+    const results = await Promise.all(txIds.map((txId) => payRelayedSend(service.api, txId, payer)));
+    for (const r of results) {
+      expect(r.status, JSON.stringify(r.body)).to.equal(200);
+      expect(r.body.status, JSON.stringify(r.body)).to.equal("success");
+      expect(r.body.payment.status).to.equal("settled");
+    }
+
+    const nonces = [];
+    for (const txId of txIds) {
+      const status = (await service.api.get("/get-transaction-status", { txId })).body;
+      const receipt = (await provider.getTransactionReceipt(status.txHash)) as TransactionReceipt;
+      expect(receipt.status).to.equal(1);
+      const tx = await provider.getTransaction(status.txHash);
+      expect(tx!.from).to.equal(relayer);
+      nonces.push(tx!.nonce);
+    }
+    nonces.sort((a, b) => a - b);
+    expect(nonces).to.deep.equal(Array.from({ length: SENDS }, (_, i) => relayerNonce + i)); // no gap, no reuse
+    expect(await provider.getTransactionCount(relayer, "latest")).to.equal(relayerNonce + SENDS);
+    expect(await provider.getTransactionCount(settler, "latest")).to.equal(settlerNonce + SENDS);
+    expect(payerBefore - (await usdc.balanceOf(payer.address))).to.equal(BigInt(SENDS) * 10_000n);
+  });
+});
