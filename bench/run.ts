@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import hre from "hardhat";
 import { measureGas, OPS, type GasRow } from "./gas";
+import { measureLatency } from "./http";
 
 /** Hard targets: the whitelisted transfers against the plain transfer of the same kind, and the factory call. */
 const TARGETS: Record<string, (row: GasRow) => boolean> = {
@@ -32,6 +33,17 @@ async function main(): Promise<void> {
   const json = rows.map((r) => ({ operation: r.operation, gas: Number(r.gas), ratio: r.ratio }));
   fs.writeFileSync(out, JSON.stringify(json, null, 2) + "\n");
   console.log(`\nwritten ${path.relative(process.cwd(), out)}`);
+
+  console.log("\nHTTP latency (real service, embedded database, in-process chain mining instantly)");
+  const latency = await measureLatency(hre);
+  const opWidth = Math.max(...latency.map((r) => r.operation.length));
+  console.log(`${"operation".padEnd(opWidth)}  calls    p50 ms    p95 ms   mean ms`);
+  for (const r of latency) {
+    console.log(`${r.operation.padEnd(opWidth)}  ${String(r.calls).padStart(5)}  ${r.p50Ms.toFixed(1).padStart(8)}  ${r.p95Ms.toFixed(1).padStart(8)}  ${r.meanMs.toFixed(1).padStart(8)}`);
+  }
+  const latencyOut = path.join(__dirname, "results", "http.json");
+  fs.writeFileSync(latencyOut, JSON.stringify(latency, null, 2) + "\n");
+  console.log(`\nwritten ${path.relative(process.cwd(), latencyOut)}`);
 
   if (failed) {
     console.error("gas target FAILED");

@@ -73,7 +73,8 @@ export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { versio
     }
     if (parameters.length) operation.parameters = parameters;
     if (route.multipartFiles) {
-      const body = route.body ? schemaOf(route.body) : { type: "object", properties: {} };
+      const documented = route.body ?? route.documentedBody;
+      const body = documented ? schemaOf(documented) : { type: "object", properties: {} };
       const properties = { ...((body.properties as object) ?? {}) } as Record<string, unknown>;
       for (const file of route.multipartFiles) properties[file] = { type: "string", format: "binary" };
       operation.requestBody = { required: true, content: { "multipart/form-data": { schema: { ...body, properties } } } };

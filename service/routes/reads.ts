@@ -132,7 +132,8 @@ export function readRoutes(services: Services) {
       summary: "Upload token documents (multipart: tokenLogotype, subscriptionAgreement, legalDocs); content-addressed",
       tags: ["reads"],
       auth: "apiKey",
-      body: z.object({ tokenSymbol: symbol }),
+      // Multipart: the handler parses it (multer), so the schema only documents the text field.
+      documentedBody: z.object({ tokenSymbol: symbol }),
       multipartFiles: DOCUMENT_FIELDS.map((d) => d.field),
       handler: async ({ req, res }) => {
         await new Promise<void>((resolve, reject) =>
