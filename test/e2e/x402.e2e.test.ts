@@ -20,6 +20,10 @@ describe("e2e: x402 payments and service-relayed execution", function () {
   let payTo: string;
   let ipCounter = 1;
 
+  /** `X402_BALANCE_REPORT=1 npx hardhat test test/e2e/x402.e2e.test.ts` prints each case's USDC balances. */
+  const report: { case: string; payerBefore: string; payerAfter: string; payToBefore: string; payToAfter: string }[] = [];
+  const note = (label: string, before: { payer: bigint; payTo: bigint }, after: { payer: bigint; payTo: bigint }) =>
+    report.push({ case: label, payerBefore: before.payer.toString(), payerAfter: after.payer.toString(), payToBefore: before.payTo.toString(), payToAfter: after.payTo.toString() });
   const usdcBase = () => USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, providerFor(sandbox.baseSepolia));
   const balances = async () => ({ payer: await usdcBase().balanceOf(payer.address), payTo: await usdcBase().balanceOf(payTo) });
   /** Distinct client addresses (behind the loopback proxy) so the per-IP prepare limit does not interfere. */
@@ -37,7 +41,10 @@ describe("e2e: x402 payments and service-relayed execution", function () {
     payer = sandbox.accounts[2];
     payTo = sandbox.accounts[SETTLEMENT_INDEX].address;
   });
-  after(async () => service?.stop());
+  after(async () => {
+    if (process.env.X402_BALANCE_REPORT) console.table(report);
+    await service?.stop();
+  });
 
   it("relayed: free prepare, 402 quote at send, a hand-built ethers payment (X-PAYMENT) pays, settles after confirmation", async () => {
     const prepared = await relayedCreate("AGNT");
@@ -68,6 +75,7 @@ describe("e2e: x402 payments and service-relayed execution", function () {
     expect(settlement).to.include({ success: true, network: "eip155:84532" });
     expect(settlement.payer.toLowerCase()).to.equal(payer.address.toLowerCase());
     const after = await balances();
+    note("(2) relayed send paid with a hand-built ethers X-PAYMENT", before, after);
     expect(before.payer - after.payer).to.equal(PRICE);
     expect(after.payTo - before.payTo).to.equal(PRICE);
 
@@ -86,6 +94,7 @@ describe("e2e: x402 payments and service-relayed execution", function () {
     const replay = await api.post("/send-transactions", { txId: (await relayedCreate("AGNX")).txId }, { "X-PAYMENT": paid.body ? await payWithEthers(payer, quote.accepts[0], { nonce: (await service.services.payments.forBatch(prepared.txId))[0].authorizationNonce }) : "" });
     expect(quoteOf(replay).error).to.match(/already used|verification failed/);
     expect((await api.post("/send-transactions", { txId: prepared.txId }, { "X-PAYMENT": await payWithEthers(payer, quote.accepts[0]) })).status).to.equal(409);
+    note("(3) replayed authorization, and a second payment for a paid txId", after, await balances());
     expect(await balances()).to.deep.equal(after);
   });
 
@@ -106,6 +115,7 @@ describe("e2e: x402 payments and service-relayed execution", function () {
     expect(body).to.include({ success: true, status: "success" });
     expect(response.headers.get("payment-response")).to.be.a("string");
     const after = await balances();
+    note("(1) official @x402/fetch client, relayed send", before, after);
     expect(before.payer - after.payer).to.equal(PRICE);
     expect(after.payTo - before.payTo).to.equal(PRICE);
   });
@@ -133,6 +143,7 @@ describe("e2e: x402 payments and service-relayed execution", function () {
       expect(quoteOf(res).error, label).to.match(reason);
       expect(res.body.error.code, label).to.equal("PAYMENT_REQUIRED");
     }
+    note("(3) under-paid, wrong recipient, wrong chain, expired, not yet valid, forged, malformed", before, await balances());
     const broke = new Wallet(Wallet.createRandom().privateKey);
     const noFunds = await api.post("/send-transactions", { txId: prepared.txId }, { "payment-signature": await payWithEthers(broke, quote) });
     expect(quoteOf(noFunds).error).to.match(/verification failed: .*insufficient/i);
@@ -163,6 +174,7 @@ describe("e2e: x402 payments and service-relayed execution", function () {
     expect(failed.body.payment).to.include({ status: "released" });
     expect(failed.headers.get("payment-response")).to.equal(null);
     const after = await balances();
+    note("(4) two paid faucet claims race: one confirmed (settled), one reverted (released)", before, after);
     expect(before.payer - after.payer).to.equal(PRICE); // charged once, for the claim that happened
     const bkn = BKN__factory.connect(sandbox.deployments[11155111].contracts.BKN, providerFor(sandbox.sepolia));
     expect(await bkn.balanceOf(recipient)).to.equal(parseUnits("100", 18));
@@ -185,6 +197,7 @@ describe("e2e: x402 payments and service-relayed execution", function () {
     const sent = await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: signed }, { "X-PAYMENT": await payWithEthers(payer, sendQuote) });
     expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
     expect(sent.body.status).to.equal("success");
+    note("client-signed agentic call: 5000 at prepare + 5000 at send", before, await balances());
     expect(before.payer - (await balances()).payer).to.equal(PRICE);
 
     const { key } = await service.services.apiKeys.create({ email: "agent@x402.test", plan: "Starter" });
