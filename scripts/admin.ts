@@ -63,8 +63,11 @@ function runningService(runtimeFile: string, tokenFile: string): { url: string; 
   const { pid, url } = JSON.parse(fs.readFileSync(runtimeFile, "utf8")) as { pid: number; url: string };
   try {
     process.kill(pid, 0);
-  } catch {
-    return undefined; // stale file of a process that died
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === "ESRCH") return undefined; // stale file of a process that died
+  }
+  if (!process.env.ADMIN_TOKEN && !fs.existsSync(tokenFile)) {
+    throw new Error(`The service (pid ${pid}) owns the database, but ${tokenFile} is missing: set ADMIN_TOKEN to the token it was started with`);
   }
   const token = process.env.ADMIN_TOKEN ?? fs.readFileSync(tokenFile, "utf8").trim();
   return { url, token };

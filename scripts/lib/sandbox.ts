@@ -62,7 +62,7 @@ export async function createSandbox(hre: HardhatRuntimeEnvironment, options: San
   const baseSepolia = await startLocalChain(hre, { chainId: SANDBOX_CHAIN_IDS.baseSepolia, port: options.ports?.baseSepolia ?? 0 });
   const deployments: Record<number, Deployment> = {};
   for (const chain of [sepolia, baseSepolia]) {
-    const provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true });
+    const provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, cacheTimeout: -1 });
     const deployer = new NonceManager(accounts[0].connect(provider));
     const { deployment } = await deploySuite(deployer, { deploymentsDir: options.deploymentsDir, log });
     await fund(deployer, deployment, accounts.slice(0, options.fundAccounts ?? ACCOUNT_ROLES.length));

@@ -11,14 +11,20 @@ export class Credits {
    * concurrent spends of the last credit serialize on the row: exactly one succeeds. A batch is charged at most once.
    */
   async spend(tx: Queryable, keyId: string, method: string, txId: string): Promise<SpendResult> {
-    const charged = await tx.query("SELECT 1 FROM credit_charges WHERE tx_id = $1", [txId]);
-    if (charged.length) return { ok: false, reason: "already_charged" };
+    // The charge row first: a concurrent spend of the same txId waits on it and then finds it taken.
+    const charged = await tx.query(
+      "INSERT INTO credit_charges (tx_id, key_id, method) VALUES ($1, $2, $3) ON CONFLICT (tx_id) DO NOTHING RETURNING tx_id",
+      [txId, keyId, method],
+    );
+    if (!charged.length) return { ok: false, reason: "already_charged" };
     const rows = await tx.query<{ balance: number }>(
       "UPDATE credit_balances SET balance = balance - 1 WHERE key_id = $1 AND method = $2 AND balance > 0 RETURNING balance",
       [keyId, method],
     );
-    if (!rows.length) return { ok: false, reason: "out_of_credits" };
-    await tx.query("INSERT INTO credit_charges (tx_id, key_id, method) VALUES ($1, $2, $3)", [txId, keyId, method]);
+    if (!rows.length) {
+      await tx.query("DELETE FROM credit_charges WHERE tx_id = $1", [txId]);
+      return { ok: false, reason: "out_of_credits" };
+    }
     return { ok: true, balance: rows[0].balance };
   }
 

@@ -47,6 +47,7 @@ export async function startTestService(sandbox: Sandbox, options: TestServiceOpt
   const stop = async () => {
     await running.stop();
     if (!options.db && db) await db.close();
+    if (!options.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   };
   return { ...running, stop, config, dataDir, api: new ApiClient(running.url) };
 }

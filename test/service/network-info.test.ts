@@ -1,0 +1,278 @@
+import fs from "node:fs";
+import http from "node:http";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { expect } from "chai";
+import { getSandbox, type Sandbox } from "../helpers/sandbox";
+import { startTestService, type ApiResponse, type TestService } from "../helpers/service";
+
+/** A GET that carries a JSON body, as N8N sends it (fetch refuses bodies on GET). */
+function getWithJsonBody(baseUrl: string, pathname: string, body: unknown): Promise<ApiResponse> {
+  const url = new URL(pathname, baseUrl);
+  const payload = Buffer.from(JSON.stringify(body));
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      url,
+      { method: "GET", headers: { "content-type": "application/json", "content-length": String(payload.length) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (c: Buffer) => chunks.push(c));
+        res.on("end", () => {
+          const text = Buffer.concat(chunks).toString("utf8");
+          resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined, headers: new Headers() });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(payload);
+  });
+}
+
+/** A local port nothing listens on. */
+async function closedPort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+function expectErrorShape(body: any, status: number) {
+  expect(body, JSON.stringify(body)).to.be.an("object");
+  expect(body.error).to.be.an("object");
+  expect(body.error.code).to.be.a("string").and.not.equal("");
+  expect(body.error.message).to.be.a("string").and.not.equal("");
+  expect(body.message).to.equal(body.error.message);
+  const allowed = ["code", "message", "details"];
+  expect(Object.keys(body.error).every((k) => allowed.includes(k)), Object.keys(body.error).join()).to.equal(true);
+  if ("details" in body.error) expect(body.error.details).to.be.an("object");
+  expect(Object.keys(body).sort(), `status ${status}`).to.deep.equal(["error", "message"]);
+}
+
+describe("network info, health and OpenAPI (HTTP)", function () {
+  this.timeout(120_000);
+  let sandbox: Sandbox;
+  let service: TestService;
+
+  before(async () => {
+    sandbox = await getSandbox();
+    service = await startTestService(sandbox);
+  });
+
+  after(async () => {
+    await service?.stop();
+    if (service) fs.rmSync(service.dataDir, { recursive: true, force: true });
+  });
+
+  const expectNetworkInfo = (response: ApiResponse, chainId: 11155111 | 84532) => {
+    const deployment = sandbox.deployments[chainId];
+    expect(response.status, JSON.stringify(response.body)).to.equal(200);
+    expect(response.body).to.deep.include({
+      factoryAddress: deployment.contracts.TokenFactory,
+      BKNAddress: deployment.contracts.BKN,
+      USDTAddress: deployment.contracts.USDT,
+      USDCAddress: deployment.contracts.USDC,
+      currencyName: deployment.currencyName,
+      blockExplorerUrl: deployment.blockExplorerUrl,
+    });
+    expect(response.body.chainId).to.equal("0x" + chainId.toString(16));
+    for (const field of ["currencyName", "blockExplorerUrl", "factoryAddress", "BKNAddress", "USDTAddress", "USDCAddress"]) {
+      expect(response.body[field], field).to.be.a("string").and.not.equal("");
+    }
+  };
+
+  describe("GET /get-network-info", () => {
+    it("answers Sepolia for aa36a7, 0xaa36a7, 0XAA36A7 and 11155111 with the sandbox deployment", async () => {
+      for (const chainId of ["aa36a7", "AA36A7", "0xaa36a7", "0XAA36A7", "11155111"]) {
+        const response = await service.api.get("/get-network-info", { chainId });
+        expectNetworkInfo(response, 11155111);
+      }
+      const response = await service.api.get("/get-network-info", { chainId: "aa36a7" });
+      expect(response.body).to.deep.include({ currencyName: "SepoliaETH", blockExplorerUrl: "https://sepolia.etherscan.io" });
+    });
+
+    it("answers Base Sepolia for 14a34, 0x14a34 and 84532 with its own deployment", async () => {
+      for (const chainId of ["14a34", "0x14a34", "84532"]) {
+        expectNetworkInfo(await service.api.get("/get-network-info", { chainId }), 84532);
+      }
+      expect(sandbox.deployments[84532].contracts.TokenFactory).to.not.equal(undefined);
+      const base = await service.api.get("/get-network-info", { chainId: "84532" });
+      expect(base.body.blockExplorerUrl).to.equal("https://sepolia.basescan.org");
+    });
+
+    it("/get-api-network-info answers the same", async () => {
+      for (const chainId of ["aa36a7", "0xaa36a7", "11155111", "14a34", "84532"]) {
+        const a = await service.api.get("/get-network-info", { chainId });
+        const b = await service.api.get("/get-api-network-info", { chainId });
+        expect(b.status).to.equal(200);
+        expect(b.body).to.deep.equal(a.body);
+      }
+      const missing = await service.api.get("/get-api-network-info");
+      expect(missing.status).to.equal(400);
+    });
+
+    it("reads chainId from the JSON body of a GET (N8N); the query string wins over the body", async () => {
+      expectNetworkInfo(await getWithJsonBody(service.url, "/get-network-info", { chainId: "aa36a7" }), 11155111);
+      expectNetworkInfo(await getWithJsonBody(service.url, "/get-network-info", { chainId: 84532 }), 84532);
+      expectNetworkInfo(await getWithJsonBody(service.url, "/get-api-network-info", { chainId: "14a34" }), 84532);
+      expectNetworkInfo(await getWithJsonBody(service.url, "/get-network-info?chainId=14a34", { chainId: "aa36a7" }), 84532);
+    });
+
+    it("needs no API key (and ignores a wrong one)", async () => {
+      expectNetworkInfo(await service.api.withKey(undefined).get("/get-network-info", { chainId: "aa36a7" }), 11155111);
+      expectNetworkInfo(await service.api.withKey("tak_0000000000000000_" + "A".repeat(43)).get("/get-network-info", { chainId: "aa36a7" }), 11155111);
+    });
+
+    it("missing chainId → 400 naming chainId, in the error shape", async () => {
+      for (const response of [
+        await service.api.get("/get-network-info"),
+        await service.api.get("/get-network-info", { chainId: "" }),
+        await getWithJsonBody(service.url, "/get-network-info", {}),
+      ]) {
+        expect(response.status, JSON.stringify(response.body)).to.equal(400);
+        expectErrorShape(response.body, 400);
+        expect(response.body.message).to.include("chainId");
+      }
+    });
+
+    it("unsupported chainId (zz, 999999, 0, -1, 7a69, 31337) → 400 naming chainId", async () => {
+      for (const chainId of ["zz", "999999", "0", "-1", "7a69", "31337"]) {
+        const response = await service.api.get("/get-network-info", { chainId });
+        expect(response.status, `${chainId}: ${JSON.stringify(response.body)}`).to.equal(400);
+        expectErrorShape(response.body, 400);
+        expect(response.body.message).to.include("chainId");
+      }
+      const zz = await service.api.get("/get-network-info", { chainId: "zz" });
+      expect(zz.body.message).to.include("zz");
+      expect(zz.body.error.code).to.equal("BAD_REQUEST");
+    });
+
+    it("a known chain this deployment does not serve (1, 2105, 38, 89, 13882) → 400 naming the chain", async () => {
+      const cases: [string, number, string][] = [
+        ["1", 1, "Ethereum mainnet"],
+        ["2105", 8453, "Base mainnet"],
+        ["0x2105", 8453, "Base mainnet"],
+        ["38", 56, "BNB Smart Chain"],
+        ["89", 137, "Polygon mainnet"],
+        ["13882", 80002, "Polygon Amoy"],
+      ];
+      for (const [chainId, decimal, name] of cases) {
+        const response = await service.api.get("/get-network-info", { chainId });
+        expect(response.status, chainId).to.equal(400);
+        expectErrorShape(response.body, 400);
+        expect(response.body.message, chainId).to.include(String(decimal));
+        expect(response.body.message, chainId).to.include(name);
+        expect(response.body.error.details.available).to.have.members([11155111, 84532]);
+      }
+    });
+  });
+
+  describe("GET /health", () => {
+    it("is 200 with the database and every chain answering", async () => {
+      const response = await service.api.get("/health");
+      expect(response.status, JSON.stringify(response.body)).to.equal(200);
+      expect(response.body.status).to.equal("ok");
+      expect(response.body.environment).to.equal("sandbox");
+      expect(response.body.database).to.deep.equal({ ok: true, kind: "pglite" });
+      const chains = response.body.chains as { chainId: number; ok: boolean; blockNumber: number }[];
+      expect(chains.map((c) => c.chainId)).to.have.members([11155111, 84532]);
+      for (const chain of chains) {
+        expect(chain.ok).to.equal(true);
+        expect(chain.blockNumber).to.be.a("number").and.greaterThan(0);
+      }
+    });
+
+    describe("with a configured chain whose RPC does not answer", () => {
+      let broken: TestService;
+      let deploymentsDir: string;
+
+      before(async () => {
+        deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-deployments-broken-"));
+        for (const file of fs.readdirSync(sandbox.deploymentsDir)) {
+          if (file.endsWith(".json")) fs.copyFileSync(path.join(sandbox.deploymentsDir, file), path.join(deploymentsDir, file));
+        }
+        const sepolia = JSON.parse(fs.readFileSync(path.join(sandbox.deploymentsDir, "11155111.json"), "utf8"));
+        fs.writeFileSync(path.join(deploymentsDir, "80002.json"), JSON.stringify({ ...sepolia, chainId: 80002, chainName: "Polygon Amoy" }, null, 2));
+        const port = await closedPort();
+        broken = await startTestService(sandbox, {
+          env: { DEPLOYMENTS_DIR: deploymentsDir, RPC_URL_80002: `http://127.0.0.1:${port}` },
+        });
+      });
+
+      after(async () => {
+        await broken?.stop();
+        if (broken) fs.rmSync(broken.dataDir, { recursive: true, force: true });
+        if (deploymentsDir) fs.rmSync(deploymentsDir, { recursive: true, force: true });
+      });
+
+      it("serves the extra chain (network info) but /health answers 503 naming it", async () => {
+        const info = await broken.api.get("/get-network-info", { chainId: "13882" });
+        expect(info.status, JSON.stringify(info.body)).to.equal(200);
+        expect(info.body.factoryAddress).to.equal(sandbox.deployments[11155111].contracts.TokenFactory);
+
+        const response = await broken.api.get("/health");
+        expect(response.status, JSON.stringify(response.body)).to.equal(503);
+        expectErrorShape(response.body, 503);
+        expect(response.body.error.code).to.equal("UNAVAILABLE");
+        const details = response.body.error.details;
+        expect(details.database.ok).to.equal(true);
+        const byId = Object.fromEntries((details.chains as { chainId: number; ok: boolean }[]).map((c) => [c.chainId, c]));
+        expect(byId[80002].ok).to.equal(false);
+        expect(byId[11155111].ok).to.equal(true);
+        expect(byId[84532].ok).to.equal(true);
+      });
+    });
+  });
+
+  describe("OpenAPI and errors", () => {
+    it("GET /openapi.json is OpenAPI 3.1.0 with the public paths and without the operator endpoint", async () => {
+      const response = await service.api.get("/openapi.json");
+      expect(response.status).to.equal(200);
+      expect(response.body.openapi).to.equal("3.1.0");
+      const paths = Object.keys(response.body.paths);
+      expect(paths).to.include.members(["/get-network-info", "/get-api-network-info", "/prepare-transactions", "/send-transactions", "/get-transaction-status", "/health", "/openapi.json"]);
+      expect(paths.some((p) => p.startsWith("/admin"))).to.equal(false);
+      expect(JSON.stringify(response.body)).to.not.include("/admin/command");
+      const parameters = response.body.paths["/get-network-info"].get.parameters as { name: string; in: string; required: boolean }[];
+      expect(parameters.find((p) => p.name === "chainId")).to.deep.include({ in: "query", required: true });
+      expect(response.body.paths["/get-network-info"].get.security).to.deep.equal([]);
+    });
+
+    it("an unknown path → 404 in the error shape", async () => {
+      for (const [method, pathname] of [
+        ["GET", "/no-such-endpoint"],
+        ["POST", "/no-such-endpoint"],
+        ["GET", "/admin/command"],
+      ]) {
+        const response = await service.api.request(method, pathname, method === "POST" ? {} : undefined);
+        expect(response.status, pathname).to.equal(404);
+        expectErrorShape(response.body, 404);
+        expect(response.body.error.code).to.equal("NOT_FOUND");
+        expect(response.body.message).to.include(pathname);
+      }
+    });
+
+    it("a malformed JSON body on a POST → 400 in the error shape", async () => {
+      for (const pathname of ["/prepare-transactions", "/send-transactions", "/admin/command"]) {
+        const response = await fetch(service.url + pathname, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: '{"method": "whitelist", ',
+        });
+        expect(response.status, pathname).to.equal(400);
+        const body = (await response.json()) as any;
+        expectErrorShape(body, 400);
+        expect(body.error.code).to.equal("MALFORMED_JSON");
+      }
+    });
+
+    it("every answer carries an x-request-id, echoing the client's", async () => {
+      const response = await service.api.get("/get-network-info", { chainId: "aa36a7" }, { "x-request-id": "abc-123" });
+      expect(response.headers.get("x-request-id")).to.equal("abc-123");
+      const other = await service.api.get("/nowhere");
+      expect(other.headers.get("x-request-id")).to.match(/^[0-9a-f-]{36}$/);
+    });
+  });
+});
