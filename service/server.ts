@@ -73,7 +73,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   } as Services;
   services.runner = new BatchRunner(services, findMethod, logger.child({ component: "runner" }));
   services.relayer = new Relayer(services, logger.child({ component: "relayer" }));
-  services.runner.relaySigner = (batch, tx) => services.relayer.sign(batch, tx);
+  services.runner.relaySigner = (batch, tx, replacing) => services.relayer.sign(batch, tx, replacing);
   await checkChainInstances(services);
   services.x402 = await X402.create(services, (chain) => {
     if (config.X402_FACILITATOR_URL) return new ExternalFacilitator(config.X402_FACILITATOR_URL);

@@ -45,13 +45,22 @@ export class Relayer {
     }
   }
 
-  /** Takes a nonce, re-prices and signs `tx` of a relayed batch, and persists it, all in one database transaction. */
-  async sign(batch: Batch, tx: BatchTransaction): Promise<{ signedRaw: string; txHash: string }> {
+  /**
+   * Takes a nonce, re-prices and signs `tx` of a relayed batch, and persists it, all in one database transaction
+   * that holds the transaction's row: when several runners (or instances) reach the same transaction, only the first
+   * signs and the others get its bytes. `replacing` re-signs with a fresh nonce, only if the stored bytes are still
+   * those (their nonce was taken by someone else).
+   */
+  async sign(batch: Batch, tx: BatchTransaction, replacing?: string): Promise<{ signedRaw: string; txHash: string }> {
     const chain = this.services.chains.find(batch.chainId)!;
     const wallet = this.wallets.get(chain.chainId);
     if (!wallet) throw new Error(`no relayer key for chain ${chain.chainId}`);
     const fees = await chain.provider.getFeeData();
     return this.services.db.transaction(async (q) => {
+      const current = await this.services.batches.lockTransaction(q, batch.txId, tx.index);
+      if (current.signedRaw && current.txHash && current.txHash !== replacing?.toLowerCase()) {
+        return { signedRaw: current.signedRaw, txHash: current.txHash };
+      }
       const nonce = await this.services.walletNonces.take(q, chain.chainId, wallet.address, () =>
         chain.provider.getTransactionCount(wallet.address, "pending"),
       );

@@ -12,7 +12,7 @@ const NONCE_USED = /nonce too low|nonce has already been used|NONCE_EXPIRED|alre
 const REBROADCAST_MS = 30_000;
 
 /** Signs a service-relayed transaction right before its broadcast (the relayer). Absent for client-signed batches. */
-export type RelaySigner = (batch: Batch, tx: BatchTransaction) => Promise<{ signedRaw: string; txHash: string }>;
+export type RelaySigner = (batch: Batch, tx: BatchTransaction, replacing?: string) => Promise<{ signedRaw: string; txHash: string }>;
 
 /**
  * Drives sending batches to an end: broadcast each transaction in order, wait until it is confirmed, and only then
@@ -128,7 +128,7 @@ export class BatchRunner {
             // Someone else used the relayer's nonce: take a fresh one and sign again (the old bytes can never be mined).
             resigned++;
             await this.services.relayer.syncNonces();
-            tx = { ...tx, ...(await this.relaySigner(batch, tx)), status: "signed" };
+            tx = { ...tx, ...(await this.relaySigner(batch, tx, hash)), status: "signed" };
             return this.untilMined(batch, chain, tx, resigned);
           }
           if (refusal) {
@@ -197,9 +197,9 @@ export class BatchRunner {
   /** Records what the receipts prove and marks the batch successful, atomically and at most once. */
   private async finish(batch: Batch, chain: Chain, receipts: TransactionReceipt[]): Promise<void> {
     const method = this.methods(batch.method);
-    await this.services.db.transaction(async (q) => {
+    const marked = await this.services.db.transaction(async (q) => {
       const status = await this.services.batches.lock(q, batch.txId);
-      if (status !== "sending") return;
+      if (status !== "sending") return false;
       const outcome = await method?.onConfirmed?.(q, {
         services: this.services,
         txId: batch.txId,
@@ -212,7 +212,9 @@ export class BatchRunner {
       });
       if (outcome) await this.services.batches.setOutcome(q, batch.txId, outcome);
       await this.services.batches.markSuccess(q, batch.txId);
+      return true;
     });
+    if (!marked) return; // another runner (or instance) finished it
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
     await this.services.x402?.settleForBatch(batch.txId);
   }

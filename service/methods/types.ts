@@ -55,6 +55,8 @@ export interface MethodDefinition<B = any> {
   x402?: { tier: PriceTier };
   /** The service's relayer may sign and send it (service-relayed). */
   relayable?: boolean;
+  /** Path of its x402 facade, which always prepares in service-relayed mode (e.g. /x402/token/create). */
+  facadePath?: string;
   /** Chains it runs on (absent: every served chain). */
   chains?: number[];
   /** Internal methods back other endpoints (the faucet) and are not exposed under /prepare-transactions. */

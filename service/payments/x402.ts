@@ -181,18 +181,18 @@ export class X402 {
       await this.release(payment.id, "authorization expired before the operation was confirmed");
       return undefined;
     }
+    const sent = payment.status === "settling" && payment.settleTxHash;
+    if (!sent && !(await this.services.payments.claimForSettlement(paymentId))) return undefined; // another settler has it
     let result: SettleResponse;
     try {
-      result = payment.status === "settling" && payment.settleTxHash ? await this.awaitSettlement(payment) : await this.facilitator.settle(payment);
+      result = sent ? await this.awaitSettlement(payment) : await this.facilitator.settle(payment);
     } catch (error) {
       this.log.error({ paymentId, err: (error as Error).message }, "settlement failed");
-      const fresh = await this.services.payments.get(paymentId);
-      if (fresh?.status === "reserved") await this.release(paymentId, `settlement failed: ${(error as Error).message}`);
+      await this.release(paymentId, `settlement failed: ${(error as Error).message}`, true);
       return undefined;
     }
     if (!result.success) {
-      await this.services.db.query("UPDATE payments SET status = 'reserved' WHERE id = $1 AND status = 'settling'", [paymentId]);
-      await this.release(paymentId, `settlement refused: ${result.errorReason ?? "unknown"}`);
+      await this.release(paymentId, `settlement refused: ${result.errorReason ?? "unknown"}`, true);
       return undefined;
     }
     await this.services.payments.markSettled(paymentId, result);
@@ -200,8 +200,8 @@ export class X402 {
     return result;
   }
 
-  async release(paymentId: string, reason: string): Promise<void> {
-    if (await this.services.payments.markReleased(paymentId, reason)) this.log.info({ paymentId, reason }, "payment released");
+  async release(paymentId: string, reason: string, settlementFailed = false): Promise<void> {
+    if (await this.services.payments.markReleased(paymentId, reason, settlementFailed)) this.log.info({ paymentId, reason }, "payment released");
   }
 
   async settleForBatch(txId: string): Promise<void> {

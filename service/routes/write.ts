@@ -186,10 +186,10 @@ export function writeRoutes(services: Services) {
         handler: async ({ req }) => prepare(req, method, req.body),
       }),
     ),
-    ...PUBLIC_METHODS.filter((m) => m.relayable).map((method) =>
+    ...PUBLIC_METHODS.filter((m) => m.facadePath).map((method) =>
       defineRoute({
         method: "post",
-        path: method.name === "agentCreateToken" ? "/x402/token/create" : `/x402/${method.name}`,
+        path: method.facadePath!,
         summary: `${method.summary} — facade: always service-relayed, free to prepare, paid at send`,
         tags: ["x402", method.area],
         auth: "payment",

@@ -100,6 +100,12 @@ export class Batches {
     return row?.status;
   }
 
+  /** Locks one transaction's row for the rest of the database transaction and returns it. */
+  async lockTransaction(tx: Queryable, txId: string, index: number): Promise<BatchTransaction> {
+    const [row] = await tx.query<TxRow>("SELECT * FROM batch_transactions WHERE tx_id = $1 AND index = $2 FOR UPDATE", [txId, index]);
+    return toTx(row);
+  }
+
   async txIdByHash(hash: string): Promise<string | undefined> {
     const [row] = await this.db.query<{ tx_id: string }>("SELECT tx_id FROM batch_transactions WHERE tx_hash = $1", [
       hash.toLowerCase(),

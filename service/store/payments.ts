@@ -105,6 +105,20 @@ export class Payments {
     return (await this.db.query("SELECT * FROM payments WHERE status IN ('reserved', 'settling') ORDER BY created_at")).map(toRecord);
   }
 
+  /**
+   * Claims a payment for settlement (reserved → settling), so one settler at a time, across instances, sends it. A
+   * claim without a stored transaction that is old was left by a crash before anything was sent: it may be retaken.
+   */
+  async claimForSettlement(id: string): Promise<boolean> {
+    const rows = await this.db.query(
+      `UPDATE payments SET status = 'settling', updated_at = now()
+       WHERE id = $1 AND (status = 'reserved' OR (status = 'settling' AND settle_tx_hash IS NULL AND updated_at < now() - interval '2 minutes'))
+       RETURNING id`,
+      [id],
+    );
+    return rows.length > 0;
+  }
+
   /** The settlement transaction, persisted before it is broadcast (write-ahead). */
   async markSettling(q: Queryable, id: string, raw: string, hash: string): Promise<void> {
     await q.query("UPDATE payments SET status = 'settling', settle_tx_raw = $2, settle_tx_hash = $3, updated_at = now() WHERE id = $1", [id, raw, hash.toLowerCase()]);
@@ -125,10 +139,15 @@ export class Payments {
     ]);
   }
 
-  async markReleased(id: string, reason: string): Promise<boolean> {
+  /**
+   * Releases a payment nothing was charged for: reserved, or claimed for settlement before any transaction was stored.
+   * `settlementFailed`: the caller holds the claim and its settlement failed or reverted, so it releases in any case.
+   */
+  async markReleased(id: string, reason: string, settlementFailed = false): Promise<boolean> {
     const rows = await this.db.query(
-      "UPDATE payments SET status = 'released', release_reason = $2, updated_at = now() WHERE id = $1 AND status = 'reserved' RETURNING id",
-      [id, reason],
+      `UPDATE payments SET status = 'released', release_reason = $2, updated_at = now()
+       WHERE id = $1 AND (status = 'reserved' OR (status = 'settling' AND (settle_tx_hash IS NULL OR $3))) RETURNING id`,
+      [id, reason, settlementFailed],
     );
     return rows.length > 0;
   }

@@ -35,6 +35,7 @@ export const agentCreateToken = defineMethod({
   metered: false,
   x402: { tier: "write" },
   relayable: true,
+  facadePath: "/x402/token/create",
   chains: [8453, 84532],
   signerOf: (b: Body) => {
     if (!b.signerAddress) throw badRequest("signerAddress is required for a client-signed prepare", { field: "signerAddress" });
