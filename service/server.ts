@@ -54,6 +54,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const chains = new ChainRegistry(config);
   const services = {
     config,
+    baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`,
     logger,
     db,
     chains,
@@ -89,6 +90,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.HOST}:${port}`;
+  services.baseUrl = config.PUBLIC_BASE_URL?.replace(/\/$/, "") ?? url;
   writeRuntimeFile(config, { pid: process.pid, url });
   logger.info({ url, environment: config.ENVIRONMENT, chains: chains.list().map((c) => c.chainId), db: db.kind }, "service listening");
   const resumed = await services.runner.resumeAll();

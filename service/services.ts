@@ -22,6 +22,8 @@ import type { Signers } from "./store/signers";
 /** Everything a route, a method or the engine may use; built once per process by main.ts (or by a test). */
 export interface Services {
   config: Config;
+  /** Where clients reach this service: PUBLIC_BASE_URL, else the address it listens on (set once listening). */
+  baseUrl: string;
   logger: Logger;
   db: Db;
   chains: ChainRegistry;

@@ -19,8 +19,7 @@ export async function tokenContext(services: Services, apiKey: ApiKeyRecord, sym
 
 export function documentUrl(services: Services, ref: string | null): string | null {
   if (!ref) return null;
-  const base = services.config.PUBLIC_BASE_URL ?? `http://${services.config.HOST}:${services.config.PORT}`;
-  return `${base.replace(/\/$/, "")}/documents/${ref.replace(/^sha256:/, "")}`;
+  return `${services.baseUrl}/documents/${ref.replace(/^sha256:/, "")}`;
 }
 
 /** The token record of API-SPEC ("Token record"): no contract address, no balances. */

@@ -167,4 +167,38 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
     expect(status.body).to.include({ status: "success", txId: prepared.txId, txHash: sent.hash.toLowerCase() });
     expect(status.body.blockNumber).to.be.a("number");
   });
+
+  it("PATCH /patch-token-docs stores documents content-addressed, shows them in get-token-info, and spends one credit", async () => {
+    const logo = Buffer.from("\x89PNG fake logo bytes");
+    const agreement = Buffer.from("%PDF-1.7 subscription agreement");
+    const upload = async (files: Record<string, [Buffer, string, string]>, tokenSymbol = symbol) => {
+      const form = new FormData();
+      form.append("tokenSymbol", tokenSymbol);
+      for (const [field, [bytes, type, name]] of Object.entries(files)) form.append(field, new Blob([bytes], { type }), name);
+      const res = await fetch(`${service.url}/patch-token-docs`, { method: "PATCH", headers: { "x-api-key": api.apiKey! }, body: form });
+      return { status: res.status, body: (await res.json()) as any };
+    };
+    const keyId = (await service.services.apiKeys.verify(api.apiKey!))!.id;
+    const creditsBefore = (await service.services.credits.balances(keyId))["patch-token-docs"];
+    const sha = (b: Buffer) => `sha256:${require("node:crypto").createHash("sha256").update(b).digest("hex")}`;
+
+    const res = await upload({ tokenLogotype: [logo, "image/png", "logo.png"], subscriptionAgreement: [agreement, "application/pdf", "sa.pdf"] });
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body).to.include({ success: true, tokenSymbol: symbol, tokenLogotypeRef: sha(logo), subscriptionAgreementRef: sha(agreement), legalDocsRef: null });
+    expect((await service.services.credits.balances(keyId))["patch-token-docs"]).to.equal(creditsBefore - 1);
+
+    const info = (await api.get("/get-token-info", { tokenSymbol: symbol })).body;
+    expect(info.subscriptionAgreement).to.equal(sha(agreement));
+    expect(info.tokenLogotype).to.equal(`${service.url}/documents/${sha(logo).slice(7)}`);
+    const served = await fetch(info.tokenLogotype);
+    expect(served.headers.get("content-type")).to.equal("image/png");
+    expect(Buffer.from(await served.arrayBuffer())).to.deep.equal(logo);
+
+    // the same bytes again: the same reference
+    const again = await upload({ legalDocs: [agreement, "application/pdf", "legal.pdf"] });
+    expect(again.body.legalDocsRef).to.equal(sha(agreement));
+    expect((await upload({})).status).to.equal(400);
+    expect((await upload({ somethingElse: [logo, "image/png", "x.png"] })).status).to.equal(400);
+    expect((await upload({ legalDocs: [logo, "image/png", "x.png"] }, "NOPE")).status).to.equal(400);
+  });
 });
