@@ -1,28 +1,18 @@
 import { getAddress } from "ethers";
 import { z } from "zod";
 import { stoEscrowInterface } from "../../chains/contracts";
-import { badRequest, preflightError } from "../../errors";
-import { address, email, integerString } from "../../http/fields";
-import { authorizedToken, commonFields, fromUnits, securityToken } from "../common";
+import { preflightError } from "../../errors";
+import { integerString } from "../../http/fields";
+import { authorizedToken, fromUnits, securityToken } from "../common";
 import { defineMethod } from "../types";
-import { escrowOf, recordOfferingEvents } from "./common";
+import { escrowOf, investorFields, investorSigner, recordOfferingEvents } from "./common";
 
 const body = z.looseObject({
-  ...commonFields,
-  investorAddress: address.optional(),
-  signerAddress: address.optional(),
-  investorEmail: email.optional(),
-  tokenSymbol: z.string().trim().min(1),
+  ...investorFields,
   offeringId: integerString.optional().meta({ description: "On-chain offering number; default: the latest" }),
   paymentTokenSymbol: z.string().optional(),
 });
 type Body = z.infer<typeof body>;
-
-const signer = (b: Body) => {
-  const wallet = b.investorAddress ?? b.signerAddress;
-  if (!wallet) throw badRequest("investorAddress is required", { field: "investorAddress" });
-  return wallet;
-};
 
 /** After the offering closes: the investor's tokens (success) or its payment back (failure). Once per investor. */
 export const claimTokens = defineMethod({
@@ -31,9 +21,9 @@ export const claimTokens = defineMethod({
   summary: "Claim tokens from a successful offering, or the payment back from a failed one",
   body,
   metered: true,
-  signerOf: signer,
+  signerOf: (b: Body) => investorSigner(b),
   async plan(ctx, b) {
-    const investor = getAddress(signer(b));
+    const investor = getAddress(investorSigner(b));
     const token = await authorizedToken(ctx, b.tokenSymbol);
     const escrow = escrowOf(ctx, token);
     const id = b.offeringId !== undefined ? Number(b.offeringId) : Number(await escrow.currentOfferingId());

@@ -1,11 +1,30 @@
 import { getAddress } from "ethers";
 import { StoEscrow__factory } from "../../../typechain-types";
 import { stoEscrowInterface } from "../../chains/contracts";
-import { preflightError } from "../../errors";
+import { z } from "zod";
+import { badRequest, preflightError } from "../../errors";
+import { address, email } from "../../http/fields";
+import { commonFields } from "../common";
 import type { Queryable } from "../../store/db";
 import type { TokenRecord } from "../../store/tokens";
 import { recordTokenEvents } from "../token-events";
 import type { ConfirmedBatch, MethodContext } from "../types";
+
+/** Body fields of the investor-signed methods (newInvest, claimTokens): investorAddress stands in for signerAddress. */
+export const investorFields = {
+  ...commonFields,
+  investorAddress: address.optional(),
+  signerAddress: address.optional(),
+  investorEmail: email.optional(),
+  tokenSymbol: z.string().trim().min(1),
+};
+
+/** The wallet that signs an investor's transaction. */
+export function investorSigner(b: { investorAddress?: string; signerAddress?: string }): string {
+  const wallet = b.investorAddress ?? b.signerAddress;
+  if (!wallet) throw badRequest("investorAddress is required", { field: "investorAddress" });
+  return wallet;
+}
 
 /** Names of IStoEscrow.Status, in enum order. */
 export const STO_STATUS = ["NONE", "PENDING", "ACTIVE", "PAUSED", "ENDED", "COMPLETED", "FAILED"] as const;

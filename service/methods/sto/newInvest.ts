@@ -3,30 +3,20 @@ import { z } from "zod";
 import { IERC20Metadata__factory } from "../../../typechain-types";
 import { stoEscrowInterface } from "../../chains/contracts";
 import { badRequest, preflightError } from "../../errors";
-import { address, decimalAmount, email } from "../../http/fields";
-import { authorizedToken, commonFields, erc20, fromUnits, securityToken, toUnits } from "../common";
+import { decimalAmount } from "../../http/fields";
+import { authorizedToken, erc20, fromUnits, securityToken, toUnits } from "../common";
 import { defineMethod } from "../types";
-import { chainNow, currentOffering, escrowOf, recordOfferingEvents } from "./common";
+import { chainNow, currentOffering, escrowOf, investorFields, investorSigner, recordOfferingEvents } from "./common";
 
 /** A first investment measured 172k gas (npm run bench); the ceiling covers an invest whose approval is not mined yet. */
 const INVEST_GAS_CEILING = 260_000n;
 
 const body = z.looseObject({
-  ...commonFields,
-  investorAddress: address.optional(),
-  signerAddress: address.optional(),
-  investorEmail: email.optional(),
-  tokenSymbol: z.string().trim().min(1),
+  ...investorFields,
   investmentAmount: decimalAmount.meta({ description: "Payment-token amount, human units" }),
   paymentTokenSymbol: z.string().trim().optional(),
 });
 type Body = z.infer<typeof body>;
-
-const signer = (b: Body) => {
-  const wallet = b.investorAddress ?? b.signerAddress;
-  if (!wallet) throw badRequest("investorAddress is required", { field: "investorAddress" });
-  return wallet;
-};
 
 /**
  * Invests in the token's ongoing offering. When the investor's allowance to the escrow is short, the batch approves
@@ -38,9 +28,9 @@ export const newInvest = defineMethod({
   summary: "Invest in the ongoing offering (approve first when the allowance is short)",
   body,
   metered: true,
-  signerOf: signer,
+  signerOf: (b: Body) => investorSigner(b),
   async plan(ctx, b) {
-    const investor = getAddress(signer(b));
+    const investor = getAddress(investorSigner(b));
     const token = await authorizedToken(ctx, b.tokenSymbol);
     if (b.paymentTokenSymbol && b.paymentTokenSymbol.toUpperCase() !== token.paymentToken.symbol) {
       throw badRequest(`paymentTokenSymbol must be ${token.paymentToken.symbol}`, { field: "paymentTokenSymbol" });
