@@ -26,8 +26,9 @@ export const claimTokens = defineMethod({
     const investor = getAddress(investorSigner(b));
     const token = await authorizedToken(ctx, b.tokenSymbol);
     const escrow = escrowOf(ctx, token);
-    const id = b.offeringId !== undefined ? Number(b.offeringId) : Number(await escrow.currentOfferingId());
-    if (id === 0 || id > Number(await escrow.currentOfferingId())) throw preflightError(`${token.symbol} has no offering ${b.offeringId ?? ""}`.trim(), { field: "offeringId" });
+    const latest = Number(await escrow.currentOfferingId());
+    const id = b.offeringId !== undefined ? Number(b.offeringId) : latest;
+    if (id === 0 || id > latest) throw preflightError(`${token.symbol} has no offering ${b.offeringId ?? ""}`.trim(), { field: "offeringId" });
     const [o, invested, tokensOwed, claimed] = await Promise.all([
       escrow.offering(id),
       escrow.invested(id, investor),
