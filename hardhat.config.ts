@@ -39,10 +39,13 @@ const config: HardhatUserConfig = {
   },
   networks: {
     hardhat: { chainId: 31337 },
+    /** A standalone `npx hardhat node` on any port (HARDHAT_NODE_URL); the contract suite runs on it with `--network localhost`. */
+    localhost: { url: process.env.HARDHAT_NODE_URL ?? "http://127.0.0.1:8545", chainId: 31337 },
     localSepolia: { url: process.env.SEPOLIA_LOCAL_RPC_URL ?? "http://127.0.0.1:8545", chainId: 11155111 },
     localBaseSepolia: { url: process.env.BASE_SEPOLIA_LOCAL_RPC_URL ?? "http://127.0.0.1:8546", chainId: 84532 },
     sepolia: { url: process.env.SEPOLIA_RPC_URL ?? "", chainId: 11155111, accounts: deployerAccounts },
     baseSepolia: { url: process.env.BASE_SEPOLIA_RPC_URL ?? "", chainId: 84532, accounts: deployerAccounts },
+    base: { url: process.env.BASE_RPC_URL ?? "", chainId: 8453, accounts: deployerAccounts },
   },
   mocha: { timeout: 120_000 },
   typechain: { outDir: "typechain-types", target: "ethers-v6" },

@@ -2,6 +2,8 @@ import fs from "node:fs";
 import path from "node:path";
 import hre from "hardhat";
 import { measureGas, OPS, type GasRow } from "./gas";
+import { measureAgentGas } from "./gas-agents";
+import { measureRamsGas, ramsExecuteOverhead, RAMS_EXECUTE_OVERHEAD_TARGET } from "./gas-rams";
 import { measureLatency } from "./http";
 
 /** Hard targets: the whitelisted transfers against the plain transfer of the same kind, and the factory call. */
@@ -11,9 +13,8 @@ const TARGETS: Record<string, (row: GasRow) => boolean> = {
   [OPS.newTokenization]: (row) => row.gas <= 350_000n,
 };
 
-async function main(): Promise<void> {
-  const rows = await measureGas(hre);
-
+function printGasTable(title: string, rows: GasRow[]): boolean {
+  console.log(`\n${title}`);
   const width = Math.max(...rows.map((r) => r.operation.length));
   const gasWidth = Math.max(...rows.map((r) => r.gas.toString().length), 3);
   console.log(`${"operation".padEnd(width)}  ${"gas".padStart(gasWidth)}  ${"ratio".padStart(6)}  target`);
@@ -23,16 +24,32 @@ async function main(): Promise<void> {
     const pass = check ? check(row) : undefined;
     if (pass === false) failed = true;
     const mark = pass === undefined ? "" : pass ? "PASS" : "FAIL";
-    console.log(
-      `${row.operation.padEnd(width)}  ${row.gas.toString().padStart(gasWidth)}  ${row.ratio.toFixed(3).padStart(6)}  ${mark}`,
-    );
+    console.log(`${row.operation.padEnd(width)}  ${row.gas.toString().padStart(gasWidth)}  ${row.ratio.toFixed(3).padStart(6)}  ${mark}`);
   }
+  return failed;
+}
 
-  const out = path.join(__dirname, "results", "gas.json");
+function writeResults(name: string, rows: GasRow[]): void {
+  const out = path.join(__dirname, "results", name);
   fs.mkdirSync(path.dirname(out), { recursive: true });
-  const json = rows.map((r) => ({ operation: r.operation, gas: Number(r.gas), ratio: r.ratio }));
-  fs.writeFileSync(out, JSON.stringify(json, null, 2) + "\n");
-  console.log(`\nwritten ${path.relative(process.cwd(), out)}`);
+  fs.writeFileSync(out, JSON.stringify(rows.map((r) => ({ operation: r.operation, gas: Number(r.gas), ratio: r.ratio })), null, 2) + "\n");
+  console.log(`written ${path.relative(process.cwd(), out)}`);
+}
+
+async function main(): Promise<void> {
+  const tokenRows = await measureGas(hre);
+  let failed = printGasTable("Gas: security tokens and offerings (ratio against a plain ERC-20 transfer)", tokenRows);
+  writeResults("gas.json", tokenRows);
+  const agentRows = await measureAgentGas(hre);
+  failed = printGasTable("Gas: ERC-8004 registries and agent tokens (ratio against a plain ERC-20 transfer)", agentRows) || failed;
+  writeResults("gas-agents.json", agentRows);
+  const ramsRows = await measureRamsGas(hre);
+  failed = printGasTable("Gas: ERC-8226 RAMS (ratio against a direct ERC-20 transferFrom)", ramsRows) || failed;
+  const overhead = ramsExecuteOverhead(ramsRows);
+  const overheadOk = overhead <= RAMS_EXECUTE_OVERHEAD_TARGET;
+  console.log(`executor execute − direct transferFrom = ${overhead} gas (target ≤ ${RAMS_EXECUTE_OVERHEAD_TARGET}) ${overheadOk ? "PASS" : "FAIL"}`);
+  failed = failed || !overheadOk;
+  writeResults("gas-rams.json", ramsRows);
 
   console.log("\nHTTP latency (real service, embedded database, in-process chain mining instantly)");
   const latency = await measureLatency(hre);

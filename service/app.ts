@@ -1,10 +1,16 @@
 import { randomUUID } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { ApiError } from "./errors";
+import { errorFacts } from "./logger";
+import { metricsOf } from "./metrics";
 import { buildOpenApi } from "./http/openapi";
-import { defineRoute, mountRoute, type RouteDefinition } from "./http/route";
+import { mountRoute, type RouteDefinition } from "./http/route";
 import { adminRoutes } from "./routes/admin";
+import { agentRoutes } from "./routes/agents";
+import { docsAssets, docsRoutes } from "./routes/docs";
 import { metaRoutes } from "./routes/meta";
+import { ramsRoutes } from "./routes/rams";
+import { onboardingRoutes } from "./routes/onboarding";
 import { readRoutes } from "./routes/reads";
 import { stoReadRoutes } from "./routes/sto-reads";
 import { writeRoutes } from "./routes/write";
@@ -15,8 +21,33 @@ export const API_VERSION = "2.0.0";
 
 /** Every route of the API, in one list: the router and /openapi.json are both built from it. */
 export function allRoutes(services: Services): RouteDefinition<any, any>[] {
-  return [...metaRoutes(services), ...writeRoutes(services), ...readRoutes(services), ...stoReadRoutes(services), ...x402Routes(services)];
+  return [
+    ...metaRoutes(services),
+    ...writeRoutes(services),
+    ...readRoutes(services),
+    ...stoReadRoutes(services),
+    ...agentRoutes(services),
+    ...ramsRoutes(services),
+    ...x402Routes(services),
+    ...onboardingRoutes(services),
+    ...docsRoutes(services, { document: () => apiDocument(services), version: API_VERSION }),
+  ];
 }
+
+const documents = new WeakMap<Services, object>();
+
+/**
+ * The OpenAPI 3.1 document of this API (built once per service instance). `services` may be a bare stand-in: building
+ * the routes reads nothing from it (scripts/generate-client.ts builds the document without a running service).
+ */
+export function apiDocument(services: Services): object {
+  let document = documents.get(services);
+  if (!document) documents.set(services, (document = buildOpenApi(allRoutes(services), { version: API_VERSION, serverUrl: services.config?.PUBLIC_BASE_URL })));
+  return document;
+}
+
+/** A caller's x-request-id is kept when it is a plain token (letters, digits, ._:-, up to 100); otherwise a fresh one. */
+const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 
 /** The Express app without listen(): main.ts serves it, tests mount it on an ephemeral port. */
 export function createApp(services: Services, options: { adminToken: string }): express.Express {
@@ -24,15 +55,21 @@ export function createApp(services: Services, options: { adminToken: string }): 
   app.disable("x-powered-by");
   app.set("trust proxy", "loopback");
 
+  const metrics = metricsOf(services, API_VERSION);
   app.use((req: Request, res: Response, next: NextFunction) => {
-    const requestId = (req.header("x-request-id") ?? "").slice(0, 100) || randomUUID();
+    const given = req.header("x-request-id") ?? "";
+    const requestId = REQUEST_ID.test(given) ? given : randomUUID();
     res.locals.requestId = requestId;
     res.locals.log = services.logger.child({ requestId });
     res.setHeader("x-request-id", requestId);
     const started = process.hrtime.bigint();
     res.on("finish", () => {
-      const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      res.locals.log.info({ method: req.method, path: req.path, status: res.statusCode, ms: Math.round(ms) }, "request");
+      const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+      // The route template, never the raw path: paths may carry capabilities (a document's hash) and would explode metrics.
+      const route: string = res.locals.route ?? "(unmatched)";
+      metrics.observe(req.method, route, res.statusCode, seconds);
+      const unmatched = res.locals.route === undefined ? { path: req.path.slice(0, 200) } : {};
+      res.locals.log.info({ method: req.method, route, ...unmatched, status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
     });
     next();
   });
@@ -52,17 +89,9 @@ export function createApp(services: Services, options: { adminToken: string }): 
   // Clients send Content-Type: application/json on GETs too, sometimes with an empty body.
   app.use(express.json({ limit: "1mb", type: ["application/json", "application/*+json"] }));
 
-  const routes = allRoutes(services);
-  const openApiRoute: RouteDefinition = defineRoute({
-    method: "get",
-    path: "/openapi.json",
-    summary: "This document: OpenAPI 3.1, generated from the request schemas",
-    tags: ["meta"],
-    auth: "none",
-    handler: async (): Promise<unknown> => buildOpenApi([...routes, openApiRoute], { version: API_VERSION, serverUrl: services.config.PUBLIC_BASE_URL }),
-  });
   const router = express.Router();
-  for (const route of [...routes, openApiRoute, ...adminRoutes(services, options.adminToken)]) mountRoute(router, route);
+  router.get("/docs/assets/:file", docsAssets);
+  for (const route of [...allRoutes(services), ...adminRoutes(services, options.adminToken)]) mountRoute(router, route, services);
   app.use(router);
 
   app.use((req: Request, _res: Response, next: NextFunction) => {
@@ -71,7 +100,7 @@ export function createApp(services: Services, options: { adminToken: string }): 
 
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
     const apiError = toApiError(error);
-    if (apiError.status >= 500) res.locals.log?.error({ err: error, path: req.path }, "request failed");
+    if (apiError.status >= 500) res.locals.log?.error({ err: errorFacts(error), path: req.path }, "request failed");
     for (const [name, value] of Object.entries(apiError.headers ?? {})) res.setHeader(name, value);
     res.status(apiError.status).json(apiError.toBody());
   });
@@ -79,10 +108,42 @@ export function createApp(services: Services, options: { adminToken: string }): 
   return app;
 }
 
-function toApiError(error: unknown): ApiError {
+/**
+ * Every error a request can end in, as the one ApiError shape. Known error types map to their status: body-parser's
+ * (unsupported charset or encoding, bad compressed data, malformed JSON, too large), URI decoding, database
+ * constraints reached by hostile input. Anything else is a bug: a 500 whose request id finds it in the logs.
+ */
+export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
-  const e = error as { type?: string; status?: number; message?: string };
-  if (e?.type === "entity.parse.failed") return new ApiError(400, "MALFORMED_JSON", "Request body is not valid JSON");
-  if (e?.type === "entity.too.large") return new ApiError(413, "PAYLOAD_TOO_LARGE", "Request body is too large");
+  const e = error as { type?: string; status?: number; statusCode?: number; message?: string; code?: string; constraint?: string; expose?: boolean };
+  switch (e?.type) {
+    case "entity.parse.failed":
+      return new ApiError(400, "MALFORMED_JSON", "Request body is not valid JSON");
+    case "entity.too.large":
+      return new ApiError(413, "PAYLOAD_TOO_LARGE", "Request body is too large");
+    case "charset.unsupported":
+      return new ApiError(415, "UNSUPPORTED_CHARSET", "Request body charset is not supported: send JSON as UTF-8 (Content-Type: application/json; charset=utf-8)");
+    case "encoding.unsupported":
+      return new ApiError(415, "UNSUPPORTED_ENCODING", "Content-Encoding is not supported: send the body uncompressed, or gzip, deflate or br");
+    case "request.aborted":
+      return new ApiError(400, "REQUEST_ABORTED", "The request body was not received completely");
+  }
+  if (error instanceof URIError || /Failed to decode param/i.test(e?.message ?? "")) {
+    return new ApiError(400, "MALFORMED_URL", "The URL has an undecodable %-escape");
+  }
+  const status = e?.status ?? e?.statusCode;
+  if (typeof status === "number" && status >= 400 && status < 500) {
+    // Other client errors from the HTTP layer (e.g. a body that claims gzip but is not): no internals in the message.
+    return new ApiError(status, "BAD_REQUEST", status === 415 ? "Unsupported request body encoding" : "The request body could not be read (is its Content-Encoding right?)");
+  }
+  switch (e?.code) {
+    case "23505":
+      return new ApiError(409, "CONFLICT", "This request conflicts with a record that already exists");
+    case "22P02":
+    case "22003":
+    case "22021":
+    case "54001":
+      return new ApiError(400, "BAD_REQUEST", "A value of this request cannot be stored (out of range or not valid text)");
+  }
   return new ApiError(500, "INTERNAL_ERROR", "Internal error; the request id in x-request-id identifies it in the logs");
 }

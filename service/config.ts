@@ -32,14 +32,18 @@ const configSchema = z.object({
   SEND_WAIT_MS: z.coerce.number().int().min(0).default(25_000),
   /** Give up waiting for a receipt after this long; the batch stays pending and is resumed on the next start. */
   RECEIPT_TIMEOUT_MS: z.coerce.number().int().min(1000).default(10 * 60_000),
+  /** On SIGTERM/SIGINT: how long requests in flight may take to finish before their connections are closed. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+  /** When set, GET /metrics needs `Authorization: Bearer <METRICS_TOKEN>`; unset, it is public (scrape it on a private network). */
+  METRICS_TOKEN: z.string().min(16).optional(),
   /** Shared secret for the operator endpoints (/admin/*). Generated into DATA_DIR when not set. */
   ADMIN_TOKEN: z.string().min(24).optional(),
   RELAYER_PRIVATE_KEY: privateKey.optional(),
   X402_ENABLED: booleanFromEnv.default(true),
   /** Key the in-process facilitator settles EIP-3009 payments with (pays the settlement gas). */
   X402_SETTLEMENT_PRIVATE_KEY: privateKey.optional(),
-  /** Chain whose USDC takes the payments. */
-  X402_PAYMENT_CHAIN_ID: z.coerce.number().int().positive().default(84532),
+  /** Chain whose USDC takes the payments; default: the environment's Base chain (Base Sepolia in the sandbox, Base in production). */
+  X402_PAYMENT_CHAIN_ID: z.coerce.number().int().positive().optional(),
   /** Address that receives payments; defaults to the settlement key's address. */
   X402_PAY_TO: z.string().regex(/^0x[0-9a-fA-F]{40}$/).optional(),
   /** Use an external facilitator instead of the in-process one. */
@@ -47,6 +51,12 @@ const configSchema = z.object({
   /** Comma-separated chain ids on which x402 payments are refused. */
   X402_DISABLED_CHAINS: z.string().default(""),
   X402_MAX_TIMEOUT_SECONDS: z.coerce.number().int().min(30).default(300),
+  /** SMTP server that sends KYC invitations (smtp://user:pass@host:587, smtps://…:465); without it the issuer delivers the link. */
+  SMTP_URL: z.string().regex(/^smtps?:\/\/.+/, "must be an smtp:// or smtps:// URL").optional(),
+  /** Sender of KYC invitations. */
+  SMTP_FROM: z.string().min(3).default("Investor onboarding <no-reply@localhost>"),
+  /** How long a KYC link stays valid, in hours (fractions allowed); default 7 days. */
+  KYC_LINK_TTL_HOURS: z.coerce.number().positive().max(24 * 366).default(168),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;
@@ -57,6 +67,8 @@ export interface Config extends RawConfig {
   /** Relayer key per chain id: RELAYER_PRIVATE_KEY_<chainId>, else RELAYER_PRIVATE_KEY. */
   relayerKeys: Map<number, string>;
   x402DisabledChains: Set<number>;
+  /** X402_PAYMENT_CHAIN_ID, else the environment's Base chain. */
+  x402PaymentChainId: number;
   /** Directory of this environment's embedded database and operator files. */
   environmentDir: string;
 }
@@ -98,6 +110,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rpcUrls,
     relayerKeys,
     x402DisabledChains,
+    x402PaymentChainId: raw.X402_PAYMENT_CHAIN_ID ?? (raw.ENVIRONMENT === "production" ? 8453 : 84532),
     environmentDir: path.resolve(raw.DATA_DIR, raw.ENVIRONMENT),
   };
 }

@@ -1,6 +1,6 @@
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import type { Server } from "node:http";
+import type { Server, ServerResponse } from "node:http";
 import { createApp } from "./app";
 import { ChainRegistry } from "./chains/registry";
 import type { Config } from "./config";
@@ -12,6 +12,8 @@ import { Credits } from "./store/credits";
 import { openDb, type Db } from "./store/db";
 import { Signers } from "./store/signers";
 import { Tokens } from "./store/tokens";
+import { Agents } from "./store/agents";
+import { RamsExecutors } from "./store/rams";
 import { Investors } from "./store/investors";
 import { Offerings } from "./store/offerings";
 import { Dividends } from "./store/dividends";
@@ -23,11 +25,14 @@ import { findMethod } from "./methods";
 import { Relayer } from "./engine/relayer";
 import { ExternalFacilitator, InProcessFacilitator } from "./payments/facilitator";
 import { Prices } from "./payments/pricing";
-import { X402 } from "./payments/x402";
+import { X402, X402ConfigError } from "./payments/x402";
 import { Payments } from "./store/payments";
 import { WalletNonces } from "./store/wallet-nonces";
 import { ensureAdminToken, removeRuntimeFile, writeRuntimeFile } from "./runtime-files";
 import { migrate } from "./store/migrate";
+import { KycStore } from "./store/kyc";
+import { OperatorKycProvider } from "./onboarding/provider";
+import { createMailer } from "./onboarding/mailer";
 
 export interface RunningService {
   services: Services;
@@ -62,6 +67,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
     credits: new Credits(db),
     signers: new Signers(db),
     tokens: new Tokens(db),
+    agents: new Agents(db),
+    ramsExecutors: new RamsExecutors(db),
     investors: new Investors(db),
     dividends: new Dividends(db),
     offerings: new Offerings(db),
@@ -71,22 +78,38 @@ export async function startService(config: Config, options: StartOptions = {}): 
     walletNonces: new WalletNonces(db),
     payments: new Payments(db),
     prices: new Prices(db, config.ENVIRONMENT),
+    kyc: new KycStore(db),
+    mailer: createMailer(config),
   } as Services;
+  services.kycProvider = new OperatorKycProvider(db, services.kyc);
   services.runner = new BatchRunner(services, findMethod, logger.child({ component: "runner" }));
   services.relayer = new Relayer(services, logger.child({ component: "relayer" }));
-  services.runner.relaySigner = (batch, tx, replacing) => services.relayer.sign(batch, tx, replacing);
-  await checkChainInstances(services);
-  services.x402 = await X402.create(services, (chain) => {
-    if (config.X402_FACILITATOR_URL) return new ExternalFacilitator(config.X402_FACILITATOR_URL);
-    if (!config.X402_SETTLEMENT_PRIVATE_KEY) throw new Error("x402 needs X402_SETTLEMENT_PRIVATE_KEY or X402_FACILITATOR_URL (or X402_ENABLED=false)");
-    return new InProcessFacilitator(services, chain, config.X402_SETTLEMENT_PRIVATE_KEY);
-  });
-  await services.relayer.syncNonces();
+  services.runner.relaySigner = (batch, tx, options) => services.relayer.sign(batch, tx, options);
+  try {
+    await checkChainInstances(services);
+    services.x402 = await X402.create(services, (chain) => {
+      if (config.X402_FACILITATOR_URL) return new ExternalFacilitator(config.X402_FACILITATOR_URL);
+      if (!config.X402_SETTLEMENT_PRIVATE_KEY) throw new X402ConfigError("x402 needs X402_SETTLEMENT_PRIVATE_KEY or X402_FACILITATOR_URL (or X402_ENABLED=false)");
+      return new InProcessFacilitator(services, chain, config.X402_SETTLEMENT_PRIVATE_KEY);
+    });
+    await services.relayer.syncNonces();
+  } catch (error) {
+    // A start refused for its configuration leaves nothing open behind it.
+    chains.destroy();
+    if (!options.db) await db.close();
+    throw error;
+  }
 
   const app = createApp(services, { adminToken: ensureAdminToken(config) });
   const server = await new Promise<Server>((resolve, reject) => {
     const s = app.listen(config.PORT, config.HOST, () => resolve(s));
     s.once("error", reject);
+  });
+  // Requests in flight, so a stop can let them finish.
+  let inFlight = 0;
+  server.on("request", (_req, res: ServerResponse) => {
+    inFlight++;
+    res.once("close", () => inFlight--);
   });
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.HOST}:${port}`;
@@ -103,13 +126,23 @@ export async function startService(config: Config, options: StartOptions = {}): 
     services,
     server,
     url,
+    /**
+     * Stops gracefully: no new connections; the batch runner stops at its next step (a send waiting on its batch then
+     * answers 202 pending; the batch stays "sending" in the database and is resumed by the next start); requests in
+     * flight get up to SHUTDOWN_TIMEOUT_MS to finish before their connections are closed; then the database closes.
+     */
     async stop() {
       if (stopped) return;
       stopped = true;
+      const started = Date.now();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeAllConnections?.();
-      await closed;
+      server.closeIdleConnections();
       await services.runner.stop();
+      while (inFlight > 0 && Date.now() - started < config.SHUTDOWN_TIMEOUT_MS) await new Promise((r) => setTimeout(r, 20));
+      if (inFlight > 0) logger.warn({ inFlight, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "closing connections of requests still in flight");
+      server.closeAllConnections();
+      await closed;
+      services.mailer?.close();
       chains.destroy();
       removeRuntimeFile(config);
       if (!options.db) await db.close();

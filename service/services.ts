@@ -15,9 +15,14 @@ import type { Prices } from "./payments/pricing";
 import type { X402 } from "./payments/x402";
 import type { Relayer } from "./engine/relayer";
 import type { Tokens } from "./store/tokens";
+import type { Agents } from "./store/agents";
 import type { Credits } from "./store/credits";
 import type { Db } from "./store/db";
 import type { Signers } from "./store/signers";
+import type { RamsExecutors } from "./store/rams";
+import type { KycStore } from "./store/kyc";
+import type { KycProvider } from "./onboarding/provider";
+import type { Mailer } from "./onboarding/mailer";
 
 /** Everything a route, a method or the engine may use; built once per process by main.ts (or by a test). */
 export interface Services {
@@ -31,6 +36,9 @@ export interface Services {
   credits: Credits;
   signers: Signers;
   tokens: Tokens;
+  agents: Agents;
+  /** RAMS executors the operator set up (default executor of a principal). */
+  ramsExecutors: RamsExecutors;
   investors: Investors;
   dividends: Dividends;
   offerings: Offerings;
@@ -44,4 +52,8 @@ export interface Services {
   relayer: Relayer;
   /** The x402 payment gate; undefined when x402 is disabled or not configured on this deployment. */
   x402?: X402;
+  /** Investor onboarding: records and links, who decides (the operator), and the mailer (undefined without SMTP_URL). */
+  kyc: KycStore;
+  kycProvider: KycProvider;
+  mailer?: Mailer;
 }

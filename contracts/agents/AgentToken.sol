@@ -30,13 +30,15 @@ contract AgentToken is ERC20, Ownable {
         _initialized = true;
     }
 
-    /// @notice Sets up a fresh clone; callable once. Emits OwnershipTransferred and, if `premint` is not zero,
-    ///         `Transfer(address(0), owner_, premint)`.
+    /// @notice Sets up a fresh clone; callable once. Emits OwnershipTransferred and then always the ERC-20 creation
+    ///         event `Transfer(address(0), owner_, premint)`, also with value 0 when nothing is preminted: a client
+    ///         finds the token's address as the emitter of the first zero-address Transfer log of the creation
+    ///         receipt.
     /// @param name_ Token name.
     /// @param symbol_ Token symbol.
     /// @param decimals_ Token decimals, at most 18.
     /// @param owner_ The agent's wallet: owner of the token and receiver of the premint.
-    /// @param premint Amount minted to `owner_`, in base units; 0 mints nothing.
+    /// @param premint Amount minted to `owner_`, in base units; 0 mints nothing but still emits a zero-value Transfer.
     function initialize(
         string calldata name_,
         string calldata symbol_,
@@ -53,7 +55,8 @@ contract AgentToken is ERC20, Ownable {
         _tokenName = name_;
         _tokenSymbol = symbol_;
         _transferOwnership(owner_);
-        if (premint != 0) _mint(owner_, premint);
+        // OpenZeppelin's _mint emits Transfer for any amount, 0 included.
+        _mint(owner_, premint);
     }
 
     /// @notice Mints `amount` to `to`. Owner only.

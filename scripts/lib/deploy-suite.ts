@@ -4,9 +4,13 @@ import type { ContractFactory, Signer } from "ethers";
 import { deploymentPath, readDeployment, writeDeployment, type ContractName, type Deployment } from "../../service/chains/deployments";
 import { networkById } from "../../service/chains/networks";
 import {
+  AgentMandate__factory,
   AgentTokenFactory__factory,
   AgentToken__factory,
   BKN__factory,
+  ComplianceProvider__factory,
+  IdentityRegistry__factory,
+  ReputationRegistry__factory,
   SecurityToken__factory,
   StoEscrow__factory,
   TokenFactory__factory,
@@ -17,6 +21,13 @@ import {
 export interface DeployOptions {
   /** Where <chainId>.json is written. */
   deploymentsDir: string;
+  /**
+   * "local": a local chain gets our own payment assets (USDC with EIP-3009, USDT). "network" (the default): a public
+   * network's real ones are named from the network table (service/chains/networks.ts), never deployed.
+   */
+  paymentAssets?: "local" | "network";
+  /** The governance token on a production network; our BKN (with its faucet) is deployed on testnets and local chains only. */
+  governanceToken?: string;
   log?: (line: string) => void;
 }
 
@@ -30,7 +41,9 @@ export interface DeployResult {
 type Progress = Partial<Record<ContractName, string>> & { deploymentBlock?: number };
 
 /**
- * Deploys the suite (payment assets, token and escrow implementations, factory) with `deployer`, and writes
+ * Deploys the suite (token and escrow implementations and factory, agent-token factory, ERC-8004 registries, RAMS
+ * registry and compliance provider, the governance token on testnets, and the payment assets on local chains only)
+ * with `deployer`, and writes
  * <deploymentsDir>/<chainId>.json. Idempotent: a complete deployment whose contracts all have code is left alone,
  * and an interrupted run resumes from <chainId>.partial.json, reusing what it already deployed.
  */
@@ -41,14 +54,27 @@ export async function deploySuite(deployer: Signer, options: DeployOptions): Pro
   const network = networkById(chainId);
   const file = deploymentPath(options.deploymentsDir, chainId);
 
-  const existing = readDeployment(options.deploymentsDir, chainId);
-  if (existing && (await allHaveCode(deployer, Object.values(existing.contracts)))) {
+  const local = options.paymentAssets === "local";
+  const production = network?.environment === "production";
+  if (production && !options.governanceToken) {
+    throw new Error(`chain ${chainId} (${network!.name}) is a production network: give the governance token's address (BKN_ADDRESS); BKN with a faucet is deployed on testnets and local chains only`);
+  }
+  // What this suite deploys itself (the network's payment assets and a production governance token are named, not ours).
+  const ours = (contracts: Deployment["contracts"]) =>
+    Object.entries(contracts)
+      .filter(([name]) => (local || (name !== "USDC" && name !== "USDT")) && !(production && name === "BKN"))
+      .map(([, address]) => address)
+      .filter((address): address is string => !!address);
+
+  const existing = readOlderDeployment(options.deploymentsDir, chainId, log);
+  if (existing.complete && (await allHaveCode(deployer, ours(existing.complete.contracts)))) {
     log(`chain ${chainId}: complete deployment found in ${file}; nothing to do`);
-    return { deployment: existing, deployed: false, file };
+    return { deployment: existing.complete, deployed: false, file };
   }
 
   const progressFile = file.replace(/\.json$/, ".partial.json");
-  const progress: Progress = fs.existsSync(progressFile) ? JSON.parse(fs.readFileSync(progressFile, "utf8")) : {};
+  // A file written before later contracts joined the suite resumes like an interrupted run: what it names is reused.
+  const progress: Progress = fs.existsSync(progressFile) ? JSON.parse(fs.readFileSync(progressFile, "utf8")) : { ...existing.older };
   const save = () => {
     fs.mkdirSync(path.dirname(progressFile), { recursive: true });
     fs.writeFileSync(progressFile, JSON.stringify(progress, null, 2));
@@ -74,14 +100,29 @@ export async function deploySuite(deployer: Signer, options: DeployOptions): Pro
     return { address: await contract.getAddress(), block: receipt!.blockNumber };
   };
 
-  await step("USDC", viaFactory(new USDC__factory(deployer)));
-  await step("USDT", viaFactory(new USDT__factory(deployer)));
-  await step("BKN", viaFactory(new BKN__factory(deployer)));
+  if (local) {
+    await step("USDC", viaFactory(new USDC__factory(deployer)));
+    await step("USDT", viaFactory(new USDT__factory(deployer)));
+  } else {
+    const assets = network?.paymentAssets ?? {};
+    progress.USDC = assets.USDC;
+    progress.USDT = assets.USDT;
+    log(`chain ${chainId}: payment assets of the network: USDC ${assets.USDC ?? "none"}, USDT ${assets.USDT ?? "none"}`);
+  }
+  if (production) progress.BKN = options.governanceToken;
+  else await step("BKN", viaFactory(new BKN__factory(deployer)));
   const tokenImpl = await step("SecurityTokenImplementation", viaFactory(new SecurityToken__factory(deployer)));
   const escrowImpl = await step("StoEscrowImplementation", viaFactory(new StoEscrow__factory(deployer)));
   await step("TokenFactory", viaFactory(new TokenFactory__factory(deployer), tokenImpl, escrowImpl));
   const agentTokenImpl = await step("AgentTokenImplementation", viaFactory(new AgentToken__factory(deployer)));
   await step("AgentTokenFactory", viaFactory(new AgentTokenFactory__factory(deployer), agentTokenImpl));
+  const identityRegistry = await step("IdentityRegistry", viaFactory(new IdentityRegistry__factory(deployer)));
+  await step("ReputationRegistry", viaFactory(new ReputationRegistry__factory(deployer), identityRegistry));
+  // ERC-8226 (RAMS): the deployer is the registry admin and the compliance provider's first owner; the roles are
+  // handed out afterwards (scripts/lib/rams-roles.ts), so every contract here stays one deployment transaction.
+  const deployerAddress = await deployer.getAddress();
+  await step("AgentMandate", viaFactory(new AgentMandate__factory(deployer), deployerAddress));
+  await step("ComplianceProvider", viaFactory(new ComplianceProvider__factory(deployer), deployerAddress));
 
   const deployment: Deployment = {
     chainId,
@@ -95,17 +136,41 @@ export async function deploySuite(deployer: Signer, options: DeployOptions): Pro
       TokenFactory: progress.TokenFactory!,
       SecurityTokenImplementation: progress.SecurityTokenImplementation!,
       StoEscrowImplementation: progress.StoEscrowImplementation!,
-      USDC: progress.USDC!,
-      USDT: progress.USDT!,
+      ...(progress.USDC ? { USDC: progress.USDC } : {}),
+      ...(progress.USDT ? { USDT: progress.USDT } : {}),
       BKN: progress.BKN!,
       AgentTokenImplementation: progress.AgentTokenImplementation!,
       AgentTokenFactory: progress.AgentTokenFactory!,
+      IdentityRegistry: progress.IdentityRegistry!,
+      ReputationRegistry: progress.ReputationRegistry!,
+      AgentMandate: progress.AgentMandate!,
+      ComplianceProvider: progress.ComplianceProvider!,
     },
   };
   writeDeployment(options.deploymentsDir, deployment);
   fs.rmSync(progressFile, { force: true });
   log(`chain ${chainId}: deployment written to ${file}`);
   return { deployment, deployed: true, file };
+}
+
+/**
+ * The deployment file of a chain: complete (valid under today's schema), or written for this chain by an older suite
+ * that lacked later contracts, whose addresses then seed the progress of this run. Anything else still throws.
+ */
+function readOlderDeployment(dir: string, chainId: number, log: (line: string) => void): { complete?: Deployment; older?: Progress } {
+  try {
+    return { complete: readDeployment(dir, chainId) };
+  } catch (error) {
+    const raw = JSON.parse(fs.readFileSync(deploymentPath(dir, chainId), "utf8")) as { chainId?: unknown; contracts?: unknown; deploymentBlock?: unknown };
+    if (raw.chainId !== chainId || typeof raw.contracts !== "object" || raw.contracts === null) throw error;
+    const older: Progress = {};
+    for (const [name, address] of Object.entries(raw.contracts)) {
+      if (typeof address === "string" && /^0x[0-9a-fA-F]{40}$/.test(address)) older[name as ContractName] = address;
+    }
+    if (typeof raw.deploymentBlock === "number") older.deploymentBlock = raw.deploymentBlock;
+    log(`chain ${chainId}: ${(error as Error).message}; completing it`);
+    return { older };
+  }
 }
 
 async function allHaveCode(signer: Signer, addresses: string[]): Promise<boolean> {

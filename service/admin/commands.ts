@@ -1,10 +1,15 @@
 import { getAddress, isAddress } from "ethers";
-import { FAUCET_CREDIT_METHOD, METERED_METHODS, PLANS, type Plan } from "../auth/plans";
+import { FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD, METERED_METHODS, PLANS, type Plan } from "../auth/plans";
 import { badRequest, notFound } from "../errors";
 import type { ApiKeys } from "../store/api-keys";
 import type { Credits } from "../store/credits";
 import type { Signers } from "../store/signers";
+import type { Tokens } from "../store/tokens";
 import { DEFAULT_PRICES, type Prices } from "../payments/pricing";
+import type { RamsExecutors } from "../store/rams";
+import type { Db } from "../store/db";
+import { KYC_STATUSES, type KycInvestorRecord, type KycStatus, type KycStore } from "../store/kyc";
+import { OperatorKycProvider } from "../onboarding/provider";
 
 /** What operator commands need; satisfied by the running service and by a direct database connection. */
 export interface AdminStores {
@@ -12,20 +17,52 @@ export interface AdminStores {
   credits: Credits;
   signers: Signers;
   prices: Prices;
+  tokens: Tokens;
+  ramsExecutors: RamsExecutors;
+  db: Db;
+  kyc: KycStore;
 }
 
 export type AdminCommand =
   | { command: "keys.create"; email: string; plan: string }
   | { command: "keys.list" }
   | { command: "keys.revoke"; keyId: string }
+  | { command: "keys.bind-email"; keyId: string; email: string }
+  | { command: "keys.unbind-email"; keyId: string; email: string }
   | { command: "credits.add"; keyId: string; method: string; amount: number }
   | { command: "signers.add"; address: string }
   | { command: "signers.remove"; address: string }
   | { command: "signers.list" }
   | { command: "prices.set"; operation: string; amount: string }
-  | { command: "prices.list" };
+  | { command: "prices.list" }
+  | { command: "rams.executors.record"; chainId: number; executor: string; registry: string; principal: string; owner: string }
+  | { command: "rams.executors.list"; chainId?: number }
+  | { command: "kyc.list"; status?: string; email?: string; keyId?: string }
+  | { command: "kyc.approve"; email: string; keyId?: string }
+  | { command: "kyc.reject"; email: string; reason: string; keyId?: string };
 
-const CREDIT_METHODS = [...METERED_METHODS, FAUCET_CREDIT_METHOD] as string[];
+const CREDIT_METHODS = [...METERED_METHODS, FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD] as string[];
+
+/** An onboarding record as the operator sees it (the proof's signature and the link tokens stay in the database). */
+function kycRecordView(r: KycInvestorRecord) {
+  return {
+    email: r.email,
+    keyId: r.apiKeyId,
+    status: r.status,
+    needKyc: r.needKyc,
+    firstName: r.firstName,
+    lastName: r.lastName,
+    country: r.country,
+    walletAddress: r.walletAddress,
+    signedMessage: r.proofMessage,
+    submittedAt: r.submittedAt,
+    reviewedBy: r.reviewedBy,
+    reviewedAt: r.reviewedAt,
+    reason: r.reviewReason,
+    createdAt: r.createdAt,
+    updatedAt: r.updatedAt,
+  };
+}
 
 /** Runs one operator command; the result is printed as JSON by scripts/admin.ts. */
 export async function runAdminCommand(stores: AdminStores, cmd: AdminCommand): Promise<unknown> {
@@ -43,6 +80,17 @@ export async function runAdminCommand(stores: AdminStores, cmd: AdminCommand): P
     case "keys.revoke": {
       if (!(await stores.apiKeys.revoke(cmd.keyId))) throw notFound(`No key with id ${cmd.keyId}`, { field: "keyId" });
       return stores.apiKeys.get(cmd.keyId);
+    }
+    case "keys.bind-email":
+    case "keys.unbind-email": {
+      if (!(await stores.apiKeys.get(cmd.keyId))) throw notFound(`No key with id ${cmd.keyId}`, { field: "keyId" });
+      if (!/^[^@\s]+@[^@\s]+$/.test(cmd.email ?? "")) throw badRequest("--email must be an e-mail address", { field: "email" });
+      if (cmd.command === "keys.bind-email") {
+        await stores.tokens.bindEmail(cmd.email, cmd.keyId);
+        return { keyId: cmd.keyId, email: cmd.email.toLowerCase(), bound: true, keys: await stores.tokens.emailKeys(cmd.email) };
+      }
+      if (!(await stores.tokens.unbindEmail(cmd.email, cmd.keyId))) throw notFound(`${cmd.email} is not bound to key ${cmd.keyId}`, { field: "email" });
+      return { keyId: cmd.keyId, email: cmd.email.toLowerCase(), bound: false, keys: await stores.tokens.emailKeys(cmd.email) };
     }
     case "credits.add": {
       if (!(await stores.apiKeys.get(cmd.keyId))) throw notFound(`No key with id ${cmd.keyId}`, { field: "keyId" });
@@ -72,5 +120,29 @@ export async function runAdminCommand(stores: AdminStores, cmd: AdminCommand): P
     }
     case "prices.list":
       return { defaults: DEFAULT_PRICES, overrides: await stores.prices.overrides() };
+    case "rams.executors.record": {
+      // The chain steps ran in the CLI (service/admin/rams-setup.ts); this records the principal's default executor.
+      for (const field of ["executor", "registry", "principal", "owner"] as const) {
+        if (!isAddress(cmd[field] ?? "")) throw badRequest(`${field} must be a 0x-prefixed 20-byte hex address`, { field });
+      }
+      if (!Number.isInteger(cmd.chainId) || cmd.chainId <= 0) throw badRequest("chainId must be a positive integer", { field: "chainId" });
+      return stores.ramsExecutors.record(cmd);
+    }
+    case "rams.executors.list":
+      return stores.ramsExecutors.list(cmd.chainId);
+    case "kyc.list": {
+      if (cmd.status !== undefined && !KYC_STATUSES.includes(cmd.status as KycStatus)) {
+        throw badRequest(`--status must be one of ${KYC_STATUSES.join(", ")}`, { field: "status" });
+      }
+      const records = await stores.kyc.list({ status: cmd.status as KycStatus | undefined, email: cmd.email, keyId: cmd.keyId });
+      return records.map(kycRecordView);
+    }
+    case "kyc.approve":
+    case "kyc.reject": {
+      // The operator's provider; a vendor's provider would call the same transition from its webhook.
+      const provider = new OperatorKycProvider(stores.db, stores.kyc);
+      const decision = cmd.command === "kyc.approve" ? ({ decision: "approve" } as const) : ({ decision: "reject", reason: cmd.reason } as const);
+      return kycRecordView(await provider.decide({ email: cmd.email, keyId: cmd.keyId }, decision));
+    }
   }
 }

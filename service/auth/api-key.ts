@@ -1,5 +1,5 @@
 import type { Request } from "express";
-import { badRequest, unauthorized } from "../errors";
+import { ApiError, badRequest, unauthorized } from "../errors";
 import type { Services } from "../services";
 import type { ApiKeyRecord } from "../store/api-keys";
 
@@ -27,6 +27,11 @@ export async function optionalApiKey(services: Services, req: Request): Promise<
 export async function requireApiKey(services: Services, req: Request, missing: MissingKeyAnswer): Promise<ApiKeyRecord> {
   const record = await optionalApiKey(services, req);
   if (record) return record;
-  if (missing === "headers") throw badRequest(KEY_MISSING_FROM_HEADERS, { header: "x-api-key" });
-  throw unauthorized(missing === "endpoint" ? KEY_REQUIRED_FOR_ENDPOINT : KEY_REQUIRED_FOR_METHOD, { header: "x-api-key" });
+  throw missingKeyError(missing);
+}
+
+/** The spec's answer to a missing key, which differs per endpoint (API-SPEC rule 6). */
+export function missingKeyError(missing: MissingKeyAnswer): ApiError {
+  if (missing === "headers") return badRequest(KEY_MISSING_FROM_HEADERS, { header: "x-api-key" });
+  return unauthorized(missing === "endpoint" ? KEY_REQUIRED_FOR_ENDPOINT : KEY_REQUIRED_FOR_METHOD, { header: "x-api-key" });
 }

@@ -25,6 +25,12 @@ export type MeteredMethod = (typeof METERED_METHODS)[number];
 export const FAUCET_CREDIT_METHOD = "faucet";
 export const FAUCET_CREDITS = 10;
 
+/**
+ * POST /create-kyc-link has its own balance, "invitation": the plan's credits (10 / 100 / 10000), one per accepted call
+ * (answered "Invitation credit limit exceeded" when spent, WIRE-COMPAT §15).
+ */
+export const INVITATION_CREDIT_METHOD = "invitation";
+
 export function isMetered(method: string): method is MeteredMethod {
   return (METERED_METHODS as readonly string[]).includes(method);
 }

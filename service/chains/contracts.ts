@@ -1,8 +1,12 @@
 import { Interface, type InterfaceAbi } from "ethers";
 import {
+  AgentExecutor__factory,
+  AgentMandate__factory,
   AgentTokenFactory__factory,
   AgentToken__factory,
   BKN__factory,
+  ComplianceProvider__factory,
+  IERC7943Fungible__factory,
   SecurityToken__factory,
   StoEscrow__factory,
   TokenFactory__factory,
@@ -17,6 +21,44 @@ export const tokenFactoryInterface = TokenFactory__factory.createInterface();
 export const usdcInterface = USDC__factory.createInterface();
 export const bknInterface = BKN__factory.createInterface();
 export const agentTokenFactoryInterface = AgentTokenFactory__factory.createInterface();
+export const agentTokenInterface = AgentToken__factory.createInterface();
+/** ERC-8226 (RAMS): the registry, the compliance provider and the per-principal executor. */
+export const agentMandateInterface = AgentMandate__factory.createInterface();
+export const complianceProviderInterface = ComplianceProvider__factory.createInterface();
+export const agentExecutorInterface = AgentExecutor__factory.createInterface();
+
+/** ERC-8004 identity registry (the reference ABI, which our IdentityRegistry implements exactly). */
+export const identityRegistryInterface = new Interface([
+  "event Registered(uint256 indexed agentId, string agentURI, address indexed owner)",
+  "event MetadataSet(uint256 indexed agentId, string indexed indexedMetadataKey, string metadataKey, bytes metadataValue)",
+  "event URIUpdated(uint256 indexed agentId, string newURI, address indexed updatedBy)",
+  "event Transfer(address indexed from, address indexed to, uint256 indexed tokenId)",
+  "function register(string agentURI) returns (uint256 agentId)",
+  "function setAgentURI(uint256 agentId, string newURI)",
+  "function setMetadata(uint256 agentId, string metadataKey, bytes metadataValue)",
+  "function getMetadata(uint256 agentId, string metadataKey) view returns (bytes)",
+  "function setAgentWallet(uint256 agentId, address newWallet, uint256 deadline, bytes signature)",
+  "function getAgentWallet(uint256 agentId) view returns (address)",
+  "function isAuthorizedOrOwner(address spender, uint256 agentId) view returns (bool)",
+  "function ownerOf(uint256 tokenId) view returns (address)",
+  "function tokenURI(uint256 tokenId) view returns (string)",
+  "function transferFrom(address from, address to, uint256 tokenId)",
+  "function eip712Domain() view returns (bytes1 fields, string name, string version, uint256 chainId, address verifyingContract, bytes32 salt, uint256[] extensions)",
+]);
+
+/** ERC-8004 reputation registry (reference ABI). */
+export const reputationRegistryInterface = new Interface([
+  "event NewFeedback(uint256 indexed agentId, address indexed clientAddress, uint64 feedbackIndex, int128 value, uint8 valueDecimals, string indexed indexedTag1, string tag1, string tag2, string endpoint, string feedbackURI, bytes32 feedbackHash)",
+  "event FeedbackRevoked(uint256 indexed agentId, address indexed clientAddress, uint64 indexed feedbackIndex)",
+  "event ResponseAppended(uint256 indexed agentId, address indexed clientAddress, uint64 feedbackIndex, address indexed responder, string responseURI, bytes32 responseHash)",
+  "function giveFeedback(uint256 agentId, int128 value, uint8 valueDecimals, string tag1, string tag2, string endpoint, string feedbackURI, bytes32 feedbackHash)",
+  "function revokeFeedback(uint256 agentId, uint64 feedbackIndex)",
+  "function appendResponse(uint256 agentId, address clientAddress, uint64 feedbackIndex, string responseURI, bytes32 responseHash)",
+  "function readFeedback(uint256 agentId, address clientAddress, uint64 feedbackIndex) view returns (int128 value, uint8 valueDecimals, string tag1, string tag2, bool isRevoked)",
+  "function getLastIndex(uint256 agentId, address clientAddress) view returns (uint64)",
+  "function getSummary(uint256 agentId, address[] clientAddresses, string tag1, string tag2) view returns (uint64 count, int128 summaryValue, uint8 summaryValueDecimals)",
+  "function getClients(uint256 agentId) view returns (address[])",
+]);
 
 /** Every custom error any of our contracts can raise, for decoding revert data. */
 const errorInterface = new Interface(
@@ -29,6 +71,11 @@ const errorInterface = new Interface(
     BKN__factory.abi,
     AgentToken__factory.abi,
     AgentTokenFactory__factory.abi,
+    // RAMS: the revert errors are declared only in the contracts; ERC-7943 errors of regulated assets an executor calls.
+    AgentMandate__factory.abi,
+    ComplianceProvider__factory.abi,
+    AgentExecutor__factory.abi,
+    IERC7943Fungible__factory.abi,
   ]),
 );
 

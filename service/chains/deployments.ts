@@ -17,11 +17,18 @@ export const deploymentSchema = z.object({
     TokenFactory: address,
     SecurityTokenImplementation: address,
     StoEscrowImplementation: address,
-    USDC: address,
-    USDT: address,
+    /** Payment assets: ours on local chains, the network's real ones elsewhere (absent where the network has none). */
+    USDC: address.optional(),
+    USDT: address.optional(),
     BKN: address,
     AgentTokenImplementation: address,
     AgentTokenFactory: address,
+    /** ERC-8004 registries (the agent surface serves them on Base and Base Sepolia). */
+    IdentityRegistry: address,
+    ReputationRegistry: address,
+    /** ERC-8226 (RAMS) registry and compliance provider (the RAMS surface serves them on Sepolia). */
+    AgentMandate: address,
+    ComplianceProvider: address,
   }),
 });
 

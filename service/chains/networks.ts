@@ -12,17 +12,24 @@ export interface Network {
   blockExplorerUrl: string;
   /** Native or payment-chain facts used by the x402 surface. */
   x402Payments?: boolean;
+  /** Method areas another environment serves on it too (RAMS runs on Sepolia in both environments). */
+  alsoServes?: Partial<Record<Environment, string[]>>;
+  /**
+   * The network's real payment assets, which a deployment to it names instead of deploying its own: Circle's USDC
+   * (EIP-3009, EIP-712 "USDC" / "2") wherever Circle issues it, Tether's USDT where Tether issues it.
+   */
+  paymentAssets?: { USDC?: string; USDT?: string };
 }
 
 export const NETWORKS: readonly Network[] = [
-  { chainId: 1, name: "Ethereum mainnet", hexCode: "1", environment: "production", currencyName: "ETH", blockExplorerUrl: "https://etherscan.io" },
-  { chainId: 8453, name: "Base mainnet", hexCode: "2105", environment: "production", currencyName: "ETH", blockExplorerUrl: "https://basescan.org", x402Payments: true },
-  { chainId: 56, name: "BNB Smart Chain", hexCode: "38", environment: "production", currencyName: "BNB", blockExplorerUrl: "https://bscscan.com" },
-  { chainId: 43114, name: "Avalanche C-Chain", hexCode: "a86a", environment: "production", currencyName: "AVAX", blockExplorerUrl: "https://snowtrace.io" },
-  { chainId: 137, name: "Polygon mainnet", hexCode: "89", environment: "listed", currencyName: "POL", blockExplorerUrl: "https://polygonscan.com" },
-  { chainId: 11155111, name: "Sepolia", hexCode: "aa36a7", environment: "sandbox", currencyName: "SepoliaETH", blockExplorerUrl: "https://sepolia.etherscan.io" },
-  { chainId: 84532, name: "Base Sepolia", hexCode: "14a34", environment: "sandbox", currencyName: "ETH", blockExplorerUrl: "https://sepolia.basescan.org", x402Payments: true },
-  { chainId: 80002, name: "Polygon Amoy", hexCode: "13882", environment: "listed", currencyName: "POL", blockExplorerUrl: "https://amoy.polygonscan.com" },
+  { chainId: 1, name: "Ethereum mainnet", hexCode: "1", environment: "production", currencyName: "ETH", blockExplorerUrl: "https://etherscan.io", paymentAssets: { USDC: "0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48", USDT: "0xdAC17F958D2ee523a2206206994597C13D831ec7" } },
+  { chainId: 8453, name: "Base mainnet", hexCode: "2105", environment: "production", currencyName: "ETH", blockExplorerUrl: "https://basescan.org", x402Payments: true, paymentAssets: { USDC: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" } },
+  { chainId: 56, name: "BNB Smart Chain", hexCode: "38", environment: "production", currencyName: "BNB", blockExplorerUrl: "https://bscscan.com", paymentAssets: { USDT: "0x55d398326f99059fF775485246999027B3197955" } },
+  { chainId: 43114, name: "Avalanche C-Chain", hexCode: "a86a", environment: "production", currencyName: "AVAX", blockExplorerUrl: "https://snowtrace.io", paymentAssets: { USDC: "0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E", USDT: "0x9702230A8Ea53601f5cD2dc00fDBc13d4dF4A8c7" } },
+  { chainId: 137, name: "Polygon mainnet", hexCode: "89", environment: "listed", currencyName: "POL", blockExplorerUrl: "https://polygonscan.com", paymentAssets: { USDC: "0x3c499c542cEF5E3811e1192ce70d8cC03d5c3359", USDT: "0xc2132D05D31c914a87C6611C10748AEb04B58e8F" } },
+  { chainId: 11155111, name: "Sepolia", hexCode: "aa36a7", environment: "sandbox", currencyName: "SepoliaETH", blockExplorerUrl: "https://sepolia.etherscan.io", alsoServes: { production: ["rams"] }, paymentAssets: { USDC: "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238" } },
+  { chainId: 84532, name: "Base Sepolia", hexCode: "14a34", environment: "sandbox", currencyName: "ETH", blockExplorerUrl: "https://sepolia.basescan.org", x402Payments: true, paymentAssets: { USDC: "0x036CbD53842c5426634e7929541eC2318f3dCF7e" } },
+  { chainId: 80002, name: "Polygon Amoy", hexCode: "13882", environment: "listed", currencyName: "POL", blockExplorerUrl: "https://amoy.polygonscan.com", paymentAssets: { USDC: "0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582" } },
 ];
 
 const byId = new Map(NETWORKS.map((n) => [n.chainId, n]));

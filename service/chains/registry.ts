@@ -11,6 +11,8 @@ export interface Chain {
   deployment: Deployment;
   rpcUrl: string;
   provider: JsonRpcProvider;
+  /** The only method areas served on it (a sandbox chain a production deployment serves for RAMS); absent: all. */
+  areas?: string[];
 }
 
 /** A network is served by an environment when it belongs to it or is only "listed" (usable wherever configured). */
@@ -18,16 +20,22 @@ function servedBy(network: Network, environment: Config["ENVIRONMENT"]): boolean
   return network.environment === environment || network.environment === "listed";
 }
 
-/** The chains this deployment can act on: in its environment, with an RPC URL and a deployment file. */
+/**
+ * The chains this deployment can act on: each chain with an RPC URL (RPC_URL_<chainId>) and a deployment file. A chain
+ * of the spec's table is served only by its environment (or anywhere when "listed"); any other EVM chain an operator
+ * configures, such as 31337 for `npx hardhat node`, is served as it is.
+ */
 export class ChainRegistry {
   private readonly chains = new Map<number, Chain>();
 
   constructor(private readonly config: Config) {
     for (const [chainId, rpcUrl] of config.rpcUrls) {
-      const network = networkById(chainId);
-      if (!network || !servedBy(network, config.ENVIRONMENT)) continue;
+      const known = networkById(chainId);
+      const areas = known && !servedBy(known, config.ENVIRONMENT) ? known.alsoServes?.[config.ENVIRONMENT] : undefined;
+      if (known && !servedBy(known, config.ENVIRONMENT) && !areas) continue;
       const deployment = readDeployment(config.DEPLOYMENTS_DIR, chainId);
       if (!deployment) continue;
+      const network = known ?? operatorNetwork(chainId, deployment);
       const provider = new JsonRpcProvider(rpcUrl, chainId, {
         staticNetwork: EthersNetwork.from(chainId),
         pollingInterval: 500,
@@ -35,7 +43,7 @@ export class ChainRegistry {
         // Preflight checks read state a previous request just changed: never answer from ethers' 250 ms cache.
         cacheTimeout: -1,
       });
-      this.chains.set(chainId, { chainId, network, deployment, rpcUrl, provider });
+      this.chains.set(chainId, { chainId, network, deployment, rpcUrl, provider, ...(areas ? { areas } : {}) });
     }
   }
 
@@ -54,22 +62,32 @@ export class ChainRegistry {
   resolve(input: unknown, field = "chainId"): Chain {
     if (input === undefined || input === null || input === "") throw badRequest(`${field} is required`, { field });
     const chainId = parseChainId(input);
+    const served = chainId === undefined ? undefined : this.chains.get(chainId);
+    if (served) return served;
     const network = chainId === undefined ? undefined : networkById(chainId);
     if (chainId === undefined || !network) {
-      throw badRequest(`Unsupported ${field}: ${String(input)}`, { field, value: String(input) });
+      throw badRequest(`Unsupported ${field}: ${String(input)}`, { field, value: String(input), available: this.list().map((c) => c.chainId) });
     }
-    const chain = this.chains.get(chainId);
-    if (!chain) {
-      throw badRequest(`${field} ${chainId} (${network.name}) is not available on the ${this.config.ENVIRONMENT} deployment`, {
-        field,
-        chainId,
-        available: this.list().map((c) => c.chainId),
-      });
-    }
-    return chain;
+    throw badRequest(`${field} ${chainId} (${network.name}) is not available on the ${this.config.ENVIRONMENT} deployment`, {
+      field,
+      chainId,
+      available: this.list().map((c) => c.chainId),
+    });
   }
 
   destroy(): void {
     for (const chain of this.chains.values()) chain.provider.destroy();
   }
+}
+
+/** A chain outside the spec's table that the operator configured: described by its deployment file. */
+function operatorNetwork(chainId: number, deployment: Deployment): Network {
+  return {
+    chainId,
+    name: deployment.chainName,
+    hexCode: chainId.toString(16),
+    environment: "listed",
+    currencyName: deployment.currencyName,
+    blockExplorerUrl: deployment.blockExplorerUrl,
+  };
 }

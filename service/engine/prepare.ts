@@ -63,6 +63,7 @@ export async function buildTransactions(
 }
 
 async function gasFor(chain: Chain, from: string, call: PlannedCall, index: number, count: number): Promise<bigint> {
+  if (call.completedAtSend && call.gasCeiling) return call.gasCeiling;
   try {
     const estimate = await chain.provider.estimateGas({ from, to: call.to, data: call.data, value: call.value ?? 0n });
     const padded = (estimate * GAS_HEADROOM_PERCENT + 99n) / 100n;
@@ -89,24 +90,46 @@ export interface PrepareInput {
   body: Record<string, any>;
   apiKey?: ApiKeyRecord;
   executionMode: ExecutionMode;
-  /** Use this batch id (a payment taken before the batch exists is bound to it). */
-  txId?: string;
 }
 
-/**
- * The prepare half of a write: resolve the chain, settle who signs (the body's signer, whitelisted by the operator
- * when a key is used, or the service's relayer), let the method plan its calls, build the unsigned transactions and
- * persist them as a batch before answering.
- */
-export async function prepareBatch(services: Services, input: PrepareInput) {
-  const { method, body, apiKey, executionMode } = input;
-  const chain = services.chains.resolve(body.chainId);
+/** A batch fully planned and built, not yet stored: what a prepare answers once it is persisted. */
+export interface PlannedBatch {
+  method: MethodDefinition;
+  chain: Chain;
+  body: Record<string, any>;
+  apiKeyId: string | null;
+  executionMode: ExecutionMode;
+  signer: string;
+  transactions: UnsignedTransaction[];
+  info: Record<string, unknown>;
+  record: Record<string, unknown>;
+}
+
+/** The chain a method's body names, refused when the method does not run there. */
+export function chainFor(services: Services, method: MethodDefinition, body: { chainId?: unknown }): Chain {
+  const requested = body.chainId ?? method.defaultChainId?.(services.config.ENVIRONMENT);
+  const chain = services.chains.resolve(requested);
   if (method.chains && !method.chains.includes(chain.chainId)) {
     throw badRequest(`${method.name} runs on chain ${method.chains.join(" or ")} only, not on ${chain.chainId}`, { field: "chainId" });
   }
+  if (chain.areas && !chain.areas.includes(method.area)) {
+    throw badRequest(`chain ${chain.chainId} serves only ${chain.areas.join(", ")} on the ${services.config.ENVIRONMENT} deployment, not ${method.name}`, { field: "chainId" });
+  }
+  return chain;
+}
+
+/**
+ * The prepare half of a write up to the point where it could be stored: resolve the chain, settle who signs (the
+ * body's signer, which the operator must have whitelisted, or the service's relayer), let the method plan its calls
+ * (its pre-checks read the chain) and build the unsigned transactions. Everything a client could get wrong is found
+ * here, before anyone is asked to pay.
+ */
+export async function planBatch(services: Services, input: PrepareInput): Promise<PlannedBatch> {
+  const { method, body, apiKey, executionMode } = input;
+  const chain = chainFor(services, method, body);
   const relayed = executionMode === "service-relayed";
   const signer = relayed ? services.relayer.address(chain.chainId) : method.signerOf(body);
-  if (apiKey && !(await services.signers.isAllowed(signer))) {
+  if (!relayed && !(await services.signers.isAllowed(signer))) {
     throw forbidden(`Signer ${signer} is not whitelisted: ask the operator to whitelist this wallet before preparing with it`, {
       field: "signerAddress",
       signerAddress: signer,
@@ -117,25 +140,30 @@ export async function prepareBatch(services: Services, input: PrepareInput) {
     nonce: body.nonce === undefined || relayed ? undefined : Number(BigInt(body.nonce)),
     gasLimit: body.gasLimit === undefined ? undefined : BigInt(body.gasLimit),
   });
-  const txId = input.txId ?? newTxId();
   const info = {
-    ...Object.fromEntries(Object.entries(plan.info).filter(([, v]) => v !== undefined)),
     method: method.name,
     chainId: chain.chainId,
+    ...Object.fromEntries(Object.entries(plan.info).filter(([, v]) => v !== undefined)),
     steps: plan.calls.map((c) => c.description),
     ...(relayed ? { relayer: plan.signer, note: "the relayer signs at send time; nonce and fees shown here are provisional" } : {}),
   };
+  return { method, chain, body, apiKeyId: apiKey?.id ?? null, executionMode, signer: plan.signer, transactions, info, record: plan.record ?? {} };
+}
+
+/** Persists a planned batch under `txId` (write-ahead: nothing is sent before this). Returns the prepare response. */
+export async function storeBatch(services: Services, planned: PlannedBatch, txId: string) {
   await services.batches.create({
     txId,
-    chainId: chain.chainId,
-    method: method.name,
-    executionMode,
-    signer: plan.signer,
-    apiKeyId: apiKey?.id ?? null,
-    body,
-    plan: plan.record ?? {},
-    info,
-    transactions: transactions.map((unsigned, index) => ({
+    chainId: planned.chain.chainId,
+    method: planned.method.name,
+    executionMode: planned.executionMode,
+    signer: planned.signer,
+    apiKeyId: planned.apiKeyId,
+    // What the schema parsed (unknown keys are gone), minus signatures, which live only in the calldata.
+    body: Object.fromEntries(Object.entries(planned.body).filter(([k, v]) => k !== "signature" && v !== undefined)),
+    plan: planned.record,
+    info: planned.info,
+    transactions: planned.transactions.map((unsigned, index) => ({
       index,
       unsigned,
       signedRaw: null,
@@ -146,5 +174,10 @@ export async function prepareBatch(services: Services, input: PrepareInput) {
       error: null,
     })),
   });
-  return { txId, transactions, info, executionMode };
+  return { txId, transactions: planned.transactions, info: planned.info, executionMode: planned.executionMode };
+}
+
+/** plan + store in one step, for internal callers that take no payment at prepare (the faucet). */
+export async function prepareBatch(services: Services, input: PrepareInput & { txId?: string }) {
+  return storeBatch(services, await planBatch(services, input), input.txId ?? newTxId());
 }

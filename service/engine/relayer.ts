@@ -1,7 +1,7 @@
-import { Transaction, Wallet } from "ethers";
+import { Transaction, Wallet, toBeHex } from "ethers";
 import type { Chain } from "../chains/registry";
 import { badRequest } from "../errors";
-import type { Logger } from "../logger";
+import { errorFacts, type Logger } from "../logger";
 import type { Services } from "../services";
 import type { Batch, BatchTransaction } from "./types";
 
@@ -40,7 +40,7 @@ export class Relayer {
         const next = await this.services.walletNonces.syncFloor(chain.chainId, wallet.address, pending);
         this.log.info({ chainId: chain.chainId, relayer: wallet.address, next }, "relayer nonce synced");
       } catch (error) {
-        this.log.warn({ chainId: chain.chainId, err: (error as Error).message }, "relayer nonce not synced; chain unreachable");
+        this.log.warn({ chainId: chain.chainId, err: errorFacts(error) }, "relayer nonce not synced; chain unreachable");
       }
     }
   }
@@ -51,11 +51,21 @@ export class Relayer {
    * signs and the others get its bytes. `replacing` re-signs with a fresh nonce, only if the stored bytes are still
    * those (their nonce was taken by someone else).
    */
-  async sign(batch: Batch, tx: BatchTransaction, replacing?: string): Promise<{ signedRaw: string; txHash: string }> {
+  async sign(batch: Batch, tx: BatchTransaction, options: { replacing?: string; data?: string } = {}): Promise<{ signedRaw: string; txHash: string }> {
+    const { replacing } = options;
     const chain = this.services.chains.find(batch.chainId)!;
     const wallet = this.wallets.get(chain.chainId);
     if (!wallet) throw new Error(`no relayer key for chain ${chain.chainId}`);
     const fees = await chain.provider.getFeeData();
+    // Calldata bound at send time (it names the payer) gets its own gas estimate; the prepared limit is the fallback.
+    const data = options.data ?? tx.unsigned.data;
+    const gasLimit =
+      options.data && options.data !== tx.unsigned.data
+        ? await chain.provider
+            .estimateGas({ from: wallet.address, to: tx.unsigned.to, data, value: BigInt(tx.unsigned.value) })
+            .then((g) => toBeHex((g * 125n + 99n) / 100n))
+            .catch(() => tx.unsigned.gasLimit)
+        : tx.unsigned.gasLimit;
     return this.services.db.transaction(async (q) => {
       const current = await this.services.batches.lockTransaction(q, batch.txId, tx.index);
       if (current.signedRaw && current.txHash && current.txHash !== replacing?.toLowerCase()) {
@@ -66,6 +76,8 @@ export class Relayer {
       );
       const unsigned = {
         ...tx.unsigned,
+        data,
+        gasLimit,
         from: wallet.address,
         nonce,
         maxFeePerGas: (fees.maxFeePerGas ?? fees.gasPrice ?? 0n).toString(),
@@ -104,7 +116,7 @@ export class Relayer {
       await chain.provider.send("eth_sendRawTransaction", [filler]);
       this.log.warn({ chainId: chain.chainId, nonce }, "filled a relayer nonce gap with a no-op transfer");
     } catch (error) {
-      this.log.error({ chainId: chain.chainId, nonce, err: (error as Error).message }, "could not fill a relayer nonce gap");
+      this.log.error({ chainId: chain.chainId, nonce, err: errorFacts(error) }, "could not fill a relayer nonce gap");
     }
   }
 }

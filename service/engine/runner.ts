@@ -1,18 +1,20 @@
 import { Transaction, type TransactionReceipt } from "ethers";
 import { sendRaw } from "../chains/broadcast";
 import type { Chain } from "../chains/registry";
-import type { Logger } from "../logger";
+import { errorFacts, type Logger } from "../logger";
 import type { MethodDefinition } from "../methods/types";
 import type { Services } from "../services";
 import type { Batch, BatchTransaction } from "./types";
 
 const POLL_MS = 250;
+/** How often a reported hash with no receipt is looked up (is the node aware of it, was its nonce used?). */
+const UNSEEN_CHECK_MS = 2_000;
 const NONCE_USED = /nonce too low|nonce has already been used|NONCE_EXPIRED|already been used/i;
 /** A broadcast transaction the node forgot (dropped from its pool) is sent again this often, same bytes, same hash. */
 const REBROADCAST_MS = 30_000;
 
 /** Signs a service-relayed transaction right before its broadcast (the relayer). Absent for client-signed batches. */
-export type RelaySigner = (batch: Batch, tx: BatchTransaction, replacing?: string) => Promise<{ signedRaw: string; txHash: string }>;
+export type RelaySigner = (batch: Batch, tx: BatchTransaction, options?: { replacing?: string; data?: string }) => Promise<{ signedRaw: string; txHash: string }>;
 
 /**
  * Drives sending batches to an end: broadcast each transaction in order, wait until it is confirmed, and only then
@@ -36,7 +38,7 @@ export class BatchRunner {
     const running = this.active.get(txId);
     if (running) return running;
     const run = this.drive(txId)
-      .catch((error) => this.log.error({ txId, err: error }, "batch run failed; it will be resumed"))
+      .catch((error) => this.log.error({ txId, err: errorFacts(error) }, "batch run failed; it will be resumed"))
       .finally(() => this.active.delete(txId));
     this.active.set(txId, run);
     return run;
@@ -79,11 +81,14 @@ export class BatchRunner {
 
     for (const tx of batch.transactions) {
       if (this.stopped) return;
-      if (tx.status === "reverted" || tx.status === "refused") return;
+      if (tx.status === "reverted" || tx.status === "refused" || tx.status === "unseen") return;
       let current = tx;
       if (current.status === "prepared") {
         if (!this.relaySigner || batch.executionMode !== "service-relayed") throw new Error(`transaction ${tx.index} of ${txId} was never signed`);
-        const signed = await this.relaySigner(batch, current);
+        const method = this.methods(batch.method);
+        const payer = method?.bindRelayed ? await this.payerOf(batch) : undefined;
+        const data = method?.bindRelayed && payer ? await method.bindRelayed(this.services, batch, current.index, payer) : undefined;
+        const signed = await this.relaySigner(batch, current, { data });
         current = { ...current, ...signed, status: "signed" };
       }
       const receipt = await this.untilMined(batch, chain, current);
@@ -108,8 +113,21 @@ export class BatchRunner {
     const hash = tx.txHash!;
     const deadline = Date.now() + config.RECEIPT_TIMEOUT_MS;
     let lastBroadcast = 0;
+    let lastSeenCheck = 0;
+    let nonceTakenSeen = 0;
     while (!this.stopped) {
       const receipt = await chain.provider.getTransactionReceipt(hash);
+      if (!receipt && !tx.signedRaw && Date.now() - lastSeenCheck >= UNSEEN_CHECK_MS) {
+        // A reported hash the service has no bytes for: it may never appear (a typo, a dropped or replaced transaction).
+        lastSeenCheck = Date.now();
+        const verdict = await this.unseenVerdict(chain, tx, nonceTakenSeen);
+        if (verdict === "nonce taken once") nonceTakenSeen++;
+        else if (verdict) {
+          await this.reject(batch, tx, "unseen", verdict);
+          this.log.warn({ txId: batch.txId, index: tx.index, hash }, "reported transaction never appeared; batch rejected");
+          return undefined;
+        }
+      }
       if (receipt) {
         if (tx.status === "broadcast" && !tx.signedRaw) {
           const mismatch = await this.checkReportedTransaction(chain, batch, tx);
@@ -128,7 +146,7 @@ export class BatchRunner {
             // Someone else used the relayer's nonce: take a fresh one and sign again (the old bytes can never be mined).
             resigned++;
             await this.services.relayer.syncNonces();
-            tx = { ...tx, ...(await this.relaySigner(batch, tx, hash)), status: "signed" };
+            tx = { ...tx, ...(await this.relaySigner(batch, tx, { replacing: hash })), status: "signed" };
             return this.untilMined(batch, chain, tx, resigned);
           }
           if (refusal) {
@@ -143,11 +161,32 @@ export class BatchRunner {
         }
         lastBroadcast = Date.now();
       }
-      if (Date.now() > deadline) {
+      // A reported hash has its own bound (the unseen verdict above); only transactions with bytes wait for the sweeper.
+      if (tx.signedRaw && Date.now() > deadline) {
         this.log.warn({ txId: batch.txId, index: tx.index, hash }, "no receipt yet; batch stays pending");
         return undefined;
       }
       await sleep(POLL_MS);
+    }
+    return undefined;
+  }
+
+  /**
+   * Why a reported hash will never be mined, or undefined while it still may be: its nonce went to another transaction
+   * (seen on two checks in a row, so a lagging node does not decide it), or it stayed unknown for RECEIPT_TIMEOUT_MS.
+   */
+  private async unseenVerdict(chain: Chain, tx: BatchTransaction, nonceTakenSeen: number): Promise<string | "nonce taken once" | undefined> {
+    const hash = tx.txHash!;
+    if (await chain.provider.getTransaction(hash)) return undefined;
+    const { from, nonce } = tx.unsigned;
+    if ((await chain.provider.getTransactionCount(from, "latest")) > nonce) {
+      if (nonceTakenSeen === 0) return "nonce taken once";
+      return `reported hash ${hash} is not on chain ${chain.chainId} and nonce ${nonce} of ${from} was used by another transaction; report the right hash for this txId`;
+    }
+    const since = tx.broadcastAt ? Date.parse(tx.broadcastAt) : Date.now();
+    const timeout = this.services.config.RECEIPT_TIMEOUT_MS;
+    if (Date.now() - since >= timeout) {
+      return `reported hash ${hash} did not appear on chain ${chain.chainId} within ${Math.round(timeout / 1000)} s; report the right hash for this txId`;
     }
     return undefined;
   }
@@ -181,22 +220,31 @@ export class BatchRunner {
   private async reject(
     batch: Batch,
     tx: BatchTransaction,
-    status: "reverted" | "refused",
+    status: "reverted" | "refused" | "unseen",
     error: string,
     receipt?: { blockNumber: number; gasUsed: bigint },
   ): Promise<void> {
     await this.services.batches.reject(batch.txId, tx.index, status, error, receipt);
     const relayed = batch.executionMode === "service-relayed";
     if (relayed && status === "refused") await this.services.relayer.onRefused(this.services.chains.find(batch.chainId)!, tx);
-    if (relayed || (tx.index === 0 && status === "refused")) {
+    if (relayed || (tx.index === 0 && status !== "reverted")) {
       await this.services.db.transaction((q) => this.services.credits.refund(q, batch.txId));
     }
     await this.services.x402?.releaseForBatch(batch.txId, `the operation failed: ${error}`);
   }
 
+  /** The wallet whose x402 payment pays for a batch: its send payment's payer, else its prepare payment's. */
+  private async payerOf(batch: Batch): Promise<string | undefined> {
+    if (batch.apiKeyId) return undefined;
+    const payments = await this.services.payments.forBatch(batch.txId);
+    const paid = payments.filter((p) => p.status !== "released");
+    return (paid.find((p) => p.subject.startsWith("send:")) ?? paid[0])?.payer;
+  }
+
   /** Records what the receipts prove and marks the batch successful, atomically and at most once. */
   private async finish(batch: Batch, chain: Chain, receipts: TransactionReceipt[]): Promise<void> {
     const method = this.methods(batch.method);
+    const payer = await this.payerOf(batch);
     const marked = await this.services.db.transaction(async (q) => {
       const status = await this.services.batches.lock(q, batch.txId);
       if (status !== "sending") return false;
@@ -207,6 +255,8 @@ export class BatchRunner {
         method: batch.method,
         signer: batch.signer,
         apiKeyId: batch.apiKeyId,
+        executionMode: batch.executionMode,
+        payer,
         record: batch.plan,
         receipts,
       });

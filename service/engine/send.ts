@@ -36,9 +36,22 @@ export function normalizeSendBody(body: SendBody): SendRequest {
   return { kind: "relayed", txId };
 }
 
+/** How far above the prepared maxFeePerGas a signed transaction's fee may go (wallets re-price; tampering does not). */
+export const FEE_CEILING_FACTOR = 3n;
+
+function mismatch(index: number, field: string, want: unknown, got: unknown): ApiError {
+  return new ApiError(400, "TRANSACTION_MISMATCH", `signedTransactions[${index}]: ${field} does not match the prepared transaction (expected ${String(want)}, got ${String(got)})`, {
+    transactionIndex: index,
+    field,
+    expected: String(want),
+    actual: String(got),
+  });
+}
+
 /**
- * Decodes each signed transaction and checks it against its prepared twin: signer, chain, nonce, target, value, data.
- * Throws a 400 naming the index and the first field that differs.
+ * Decodes each signed transaction and checks it against its prepared twin. Everything must be identical (signer, type
+ * 2, chain, nonce, target, value, data, gas limit, no access list) except the fees, which a wallet may re-price up to
+ * FEE_CEILING_FACTOR × the prepared maxFeePerGas. Throws a 400 naming the index and the first field that differs.
  */
 export function verifySignedTransactions(batch: Batch, signed: string[]): { index: number; signedRaw: string; txHash: string }[] {
   const prepared = batch.transactions;
@@ -67,21 +80,24 @@ export function verifySignedTransactions(batch: Batch, signed: string[]): { inde
       });
     }
     const checks: [string, unknown, unknown][] = [
+      ["type", expected.type, tx.type],
       ["chainId", BigInt(expected.chainId), tx.chainId],
       ["nonce", expected.nonce, tx.nonce],
       ["to", expected.to.toLowerCase(), (tx.to ?? "").toLowerCase()],
       ["value", BigInt(expected.value), tx.value],
       ["data", expected.data.toLowerCase(), tx.data.toLowerCase()],
+      ["gasLimit", BigInt(expected.gasLimit), tx.gasLimit],
+      ["accessList", 0, tx.accessList?.length ?? 0],
     ];
     for (const [field, want, got] of checks) {
-      if (want !== got) {
-        throw new ApiError(
-          400,
-          "TRANSACTION_MISMATCH",
-          `signedTransactions[${index}]: ${field} does not match the prepared transaction (expected ${String(want)}, got ${String(got)})`,
-          { transactionIndex: index, field, expected: String(want), actual: String(got) },
-        );
-      }
+      if (want !== got) throw mismatch(index, field, want, got);
+    }
+    // A wallet may re-price fees (the chain moved since prepare), within a bound: never above FEE_CEILING_FACTOR × the
+    // prepared maxFeePerGas, and a priority fee no higher than the max fee. Lower fees are the signer's own risk.
+    const feeCeiling = BigInt(expected.maxFeePerGas) * FEE_CEILING_FACTOR;
+    if ((tx.maxFeePerGas ?? 0n) > feeCeiling) throw mismatch(index, "maxFeePerGas", `at most ${feeCeiling}`, tx.maxFeePerGas);
+    if ((tx.maxPriorityFeePerGas ?? 0n) > (tx.maxFeePerGas ?? 0n)) {
+      throw mismatch(index, "maxPriorityFeePerGas", `at most maxFeePerGas ${tx.maxFeePerGas}`, tx.maxPriorityFeePerGas);
     }
     return { index, signedRaw: raw, txHash: tx.hash! };
   });
@@ -92,8 +108,13 @@ export async function loadSendableBatch(services: Services, txId: string, q?: Qu
   const batch = await services.batches.get(txId, q);
   if (!batch) throw notFound(`No prepared transactions with txId ${txId}`, { txId });
   if (batch.status === "sending") throw conflict(`txId ${txId} is pending: it was already sent and is not confirmed yet`, { txId, status: "pending" });
-  if (batch.status !== "prepared") throw conflict(`txId ${txId} was already sent (status ${batch.status})`, { txId, status: batch.status });
+  if (batch.status !== "prepared" && !reportable(batch)) throw conflict(`txId ${txId} was already sent (status ${batch.status})`, { txId, status: batch.status });
   return batch;
+}
+
+/** A batch rejected because a reported hash never appeared may be reported again, with the right hashes. */
+export function reportable(batch: Batch): boolean {
+  return batch.status === "rejected" && batch.transactions.some((t) => t.status === "unseen");
 }
 
 /** What to write for each transaction when a client-signed or client-broadcast batch starts sending. */
@@ -117,3 +138,14 @@ export function sendingState(batch: Batch, request: SendRequest): { index: numbe
   throw badRequest("signedTransactions is required (or txHash for client-broadcast)", { field: "signedTransactions" });
 }
 
+
+/** A transaction (signed bytes or a reported hash) belongs to one batch: sending it for another is a 409 naming that batch. */
+export async function assertHashesFree(services: Services, batch: Batch, state: { index: number; txHash: string | null }[]): Promise<void> {
+  for (const { index, txHash } of state) {
+    if (!txHash) continue;
+    const owner = await services.batches.txIdByHash(txHash);
+    if (owner && owner !== batch.txId) {
+      throw conflict(`transaction ${index + 1} (${txHash}) is already recorded for another batch, txId ${owner}`, { transactionIndex: index, txHash, txId: owner });
+    }
+  }
+}

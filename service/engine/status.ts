@@ -44,7 +44,7 @@ function describeTx(batch: Batch, tx: BatchTransaction) {
 export function sendSummary(batch: Batch) {
   const status = publicStatus(batch.status);
   const txs = batch.transactions;
-  const failed = txs.filter((t) => t.status === "reverted" || t.status === "refused").length;
+  const failed = txs.filter((t) => t.status === "reverted" || t.status === "refused" || t.status === "unseen").length;
   const accepted = txs.filter((t) => t.status === "confirmed" || t.status === "broadcast").length;
   const success = status !== "rejected";
   return {

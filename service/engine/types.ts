@@ -10,6 +10,11 @@ export interface PlannedCall {
    * against today's state, would fail or come out too low (e.g. mint before the whitelist is mined).
    */
   gasCeiling?: bigint;
+  /**
+   * The calldata is completed at send time (service-relayed: it names the payer, known only then), so its gas is
+   * estimated when the relayer signs; `gasCeiling` stands in until then.
+   */
+  completedAtSend?: boolean;
 }
 
 /** An unsigned transaction exactly as the API returns it (API-SPEC "Unsigned transaction"). */
@@ -30,10 +35,13 @@ export interface UnsignedTransaction {
 }
 
 export type BatchStatus = "prepared" | "sending" | "success" | "rejected";
-export type BatchTxStatus = "prepared" | "signed" | "broadcast" | "confirmed" | "reverted" | "refused";
+/** unseen: a client-reported hash that never appeared on the chain (the client may report the right one). */
+export type BatchTxStatus = "prepared" | "signed" | "broadcast" | "confirmed" | "reverted" | "refused" | "unseen";
 
 export interface BatchTransaction {
   index: number;
+  /** When it was broadcast (or its hash reported), ISO 8601. */
+  broadcastAt?: string | null;
   unsigned: UnsignedTransaction;
   signedRaw: string | null;
   txHash: string | null;

@@ -1,62 +1,186 @@
 import { z, type ZodType } from "zod";
-import type { RouteDefinition } from "./route";
+import { securityOf, type AccessRule } from "../access/rules";
+import { ErrorBody, PaymentRequired, PaymentSettlement } from "./responses";
+import type { ResponseDoc, RouteDefinition, SuccessResponses } from "./route";
 
-/** JSON Schema of what a client sends (input side of transforms). */
-function schemaOf(type: ZodType): Record<string, unknown> {
-  const schema = z.toJSONSchema(type, { io: "input", unrepresentable: "any", target: "draft-2020-12" }) as Record<string, unknown>;
-  delete schema.$schema;
-  return schema;
+/**
+ * The OpenAPI 3.1 document, generated from the route definitions: the request schemas that validate requests, the
+ * response schemas the tests check real answers against, and the access rules (security, 402). zod is the single
+ * source: every schema is zod 4's JSON Schema (draft 2020-12, which OpenAPI 3.1 uses as is); a zod schema with an
+ * `id` (`.meta({ id })`) becomes a component and is referenced, the others are inlined.
+ */
+
+type Json = Record<string, unknown>;
+type Io = "input" | "output";
+
+const REF_PREFIX = "#/components/schemas/";
+
+/** Collects the components the converted schemas name, and refuses two different schemas under one id. */
+class Components {
+  readonly schemas: Record<string, Json> = {};
+
+  /** JSON Schema of `type` (what a client sends for "input", what it receives for "output"), refs to components. */
+  schema(type: ZodType, io: Io): Json {
+    const converted = z.toJSONSchema(type, { io, unrepresentable: "any", target: "draft-2020-12" }) as Json;
+    delete converted.$schema;
+    const defs = (converted.$defs ?? {}) as Record<string, Json>;
+    delete converted.$defs;
+    for (const [id, def] of Object.entries(defs)) this.add(id, rewriteRefs(def) as Json);
+    return rewriteRefs(converted) as Json;
+  }
+
+  /** A reference to the component `type` (which must carry an id). */
+  ref(type: ZodType, io: Io): Json {
+    const schema = this.schema(type, io);
+    if (typeof schema.$ref !== "string") throw new Error("ref() needs a schema with .meta({ id })");
+    return schema;
+  }
+
+  private add(id: string, def: Json): void {
+    const existing = this.schemas[id];
+    if (existing && JSON.stringify(existing) !== JSON.stringify(def)) {
+      throw new Error(`Two different schemas are documented as the component ${id} (a schema used for both input and output?)`);
+    }
+    this.schemas[id] = def;
+  }
 }
 
-const securitySchemes = {
-  apiKey: { type: "apiKey", in: "header", name: "x-api-key" },
+function rewriteRefs(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(rewriteRefs);
+  if (value === null || typeof value !== "object") return value;
+  const out: Json = {};
+  for (const [key, v] of Object.entries(value as Json)) {
+    out[key] = key === "$ref" && typeof v === "string" && v.startsWith("#/$defs/") ? REF_PREFIX + v.slice("#/$defs/".length) : rewriteRefs(v);
+  }
+  return out;
+}
+
+export const securitySchemes = {
+  apiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "The API key the operator issued (plan credits per method)." },
   x402: {
     type: "apiKey",
     in: "header",
     name: "X-PAYMENT",
-    description: "Base64 x402 v2 payment payload (also accepted: X-Payment, x-payment, payment-signature).",
+    description:
+      "Pay per call in USDC instead of a key (x402 v2): call without it, read the quote from the 402's PAYMENT-REQUIRED header, sign an EIP-3009 " +
+      "authorization and repeat the call with the base64 payment payload in X-PAYMENT (also accepted: X-Payment, x-payment, PAYMENT-SIGNATURE).",
   },
+  metricsToken: { type: "http", scheme: "bearer", description: "GET /metrics when the operator set METRICS_TOKEN." },
 };
 
-function security(auth: RouteDefinition["auth"]) {
-  switch (auth) {
+/** Who may call: a key, a payment (rules with an x402 price), or nobody in particular. */
+function security(rule: AccessRule, route: RouteDefinition<any, any>): Json[] {
+  if (route.path === "/metrics") return [{ metricsToken: [] }, {}];
+  switch (securityOf(rule)) {
     case "apiKey":
       return [{ apiKey: [] }];
     case "apiKeyOrPayment":
-      return [{ apiKey: [] }, { x402: [] }, {}];
-    case "payment":
-      return [{ x402: [] }];
+      // A service-relayed prepare needs no credential at all (its send is paid): agentic writes also take none.
+      return rule.name === "agenticWrite" ? [{ apiKey: [] }, { x402: [] }, {}] : [{ apiKey: [] }, { x402: [] }];
     default:
       return [];
   }
 }
 
-const errorSchema = {
-  type: "object",
-  required: ["error", "message"],
-  properties: {
-    error: {
-      type: "object",
-      required: ["code", "message"],
-      properties: { code: { type: "string" }, message: { type: "string" }, details: { type: "object" } },
-    },
-    message: { type: "string" },
-  },
-};
+/** The rule can take an x402 payment: an optional key with a price (service/access/rules.ts). */
+export const takesPayment = (rule: AccessRule) => rule.key === "optional" && rule.price !== undefined;
 
-/** The OpenAPI 3.1 document, generated from the same zod schemas that validate requests. */
+const TAGS = [
+  { name: "write", description: "Prepare unsigned transactions, send them signed, follow their status." },
+  { name: "tokenization", description: "Security tokens: tokenize, mint, whitelist, transfer, burn, dividends." },
+  { name: "sto", description: "Security token offerings: create, invest, close, claim; their reads." },
+  { name: "reads", description: "Key-scoped reads of tokens, investors, allowances and dividends." },
+  { name: "agents", description: "ERC-8004 agent identity and reputation, agent-owned tokens, agent getters." },
+  { name: "rams", description: "ERC-8226 mandates (RAMS): reads, EIP-712 typed data and the ten write methods." },
+  { name: "x402", description: "Paid per call in USDC: the facades, discovery, the sandbox faucet." },
+  { name: "onboarding", description: "Investor onboarding (KYC links, the investor's page)." },
+  { name: "network", description: "Contract addresses per network." },
+  { name: "meta", description: "Health, this document, the reference page, metrics." },
+];
+
+const DESCRIPTION = `Prepares unsigned EVM transactions for tokenized assets, agents and mandates, takes them back signed, broadcasts them
+in order and reports their status.
+
+* **Credentials**: an API key (\`x-api-key\`, plan credits), or an x402 payment in USDC (\`X-PAYMENT\`) where the operation says so. A call that
+  must be paid and carries neither answers **402** with the quote in the \`PAYMENT-REQUIRED\` header.
+* **Errors**: every error is \`{ "error": { "code", "message", "details"? }, "message" }\`; the \`x-request-id\` header of any answer finds it in the
+  service's logs.
+* **Rate limits**: the prepare routes answer **429** with \`Retry-After\` (seconds) when a client goes too fast.
+* **Amounts** are decimal strings; unsigned transactions are ethers-style (sign them as they are).`;
+
+const REQUEST_ID_HEADER = { $ref: "#/components/headers/RequestId" };
+
+function jsonContent(schema: Json) {
+  return { "application/json": { schema } };
+}
+
+function operationIdOf(route: RouteDefinition<any, any>): string {
+  if (route.operationId) return route.operationId;
+  const words = route.path
+    .replace(/\{\w+\}/g, "")
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean);
+  return words.map((w, i) => (i === 0 ? w[0].toLowerCase() + w.slice(1) : w[0].toUpperCase() + w.slice(1))).join("");
+}
+
+function isZod(value: unknown): value is ZodType {
+  return typeof value === "object" && value !== null && "_zod" in value;
+}
+
+/** The success answers a route documents, as { status: ResponseDoc }. */
+export function successResponses(route: RouteDefinition<any, any>): SuccessResponses {
+  return isZod(route.response) ? { 200: { description: "OK", schema: route.response } } : route.response;
+}
+
+function responseObject(doc: ResponseDoc, components: Components, extraHeaders: Json = {}): Json {
+  const headers: Json = { "x-request-id": REQUEST_ID_HEADER, ...extraHeaders };
+  for (const [name, h] of Object.entries(doc.headers ?? {})) headers[name] = { description: h.description, schema: h.schema ?? { type: "string" } };
+  const out: Json = { description: doc.description, headers };
+  const content: Json = {};
+  if (doc.schema) content["application/json"] = { schema: components.schema(doc.schema, "output") };
+  if (doc.content) content[doc.content.mediaType] = { schema: doc.content.schema };
+  if (Object.keys(content).length) out.content = content;
+  return out;
+}
+
+/** The OpenAPI 3.1 document of `routes` (hidden routes left out). */
 export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { version: string; serverUrl?: string }) {
+  const components = new Components();
+  const errorRef = components.ref(ErrorBody, "output");
+  const paymentRequiredRef = components.ref(PaymentRequired, "output");
+  const settlementRef = components.ref(PaymentSettlement, "output");
+  const error = (description: string, headers: Json = {}) => ({ description, headers: { "x-request-id": REQUEST_ID_HEADER, ...headers }, content: jsonContent(errorRef) });
+  const paymentResponseHeader = {
+    description: "When x402 paid the call: the settlement (base64 JSON)",
+    schema: { type: "string", contentEncoding: "base64", contentMediaType: "application/json", contentSchema: settlementRef },
+  };
+
   const paths: Record<string, Record<string, unknown>> = {};
+  const operationIds = new Set<string>();
   for (const route of routes) {
     if (route.hidden) continue;
+    const operationId = operationIdOf(route);
+    if (operationIds.has(operationId)) throw new Error(`Two routes have the operationId ${operationId}; give one an operationId`);
+    operationIds.add(operationId);
+    const paid = takesPayment(route.access);
+
+    const responses: Record<string, unknown> = {};
+    for (const [status, doc] of Object.entries(successResponses(route))) {
+      if (doc) responses[status] = responseObject(doc, components, paid ? { "PAYMENT-RESPONSE": paymentResponseHeader } : {});
+    }
+    responses["400"] = { $ref: "#/components/responses/BadRequest" };
+    if (route.access.key !== "none") responses["401"] = { $ref: "#/components/responses/Unauthorized" };
+    if (paid) responses["402"] = { $ref: "#/components/responses/PaymentRequired" };
+    if (route.rateLimited) responses["429"] = { $ref: "#/components/responses/TooManyRequests" };
+    responses["4XX"] = { $ref: "#/components/responses/ClientError" };
+    responses["5XX"] = { $ref: "#/components/responses/ServerError" };
+
     const operation: Record<string, unknown> = {
+      operationId,
       summary: route.summary,
       tags: route.tags,
-      security: security(route.auth),
-      responses: {
-        "200": { description: "Success" },
-        "4XX": { description: "Client error", content: { "application/json": { schema: { $ref: "#/components/schemas/Error" } } } },
-      },
+      security: security(route.access, route),
+      responses,
     };
     if (route.description) operation.description = route.description;
     const parameters: unknown[] = [];
@@ -64,31 +188,58 @@ export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { versio
       parameters.push({ name: match[1], in: "path", required: true, schema: { type: "string" } });
     }
     if (route.query) {
-      const schema = schemaOf(route.query);
-      const properties = (schema.properties ?? {}) as Record<string, unknown>;
+      const schema = components.schema(route.query, "input");
+      const properties = (schema.properties ?? {}) as Record<string, Json>;
       const required = new Set((schema.required as string[] | undefined) ?? []);
       for (const [name, propertySchema] of Object.entries(properties)) {
-        parameters.push({ name, in: "query", required: required.has(name), schema: propertySchema });
+        const { description, ...rest } = propertySchema;
+        parameters.push({ name, in: "query", required: required.has(name), ...(description ? { description } : {}), schema: rest });
       }
     }
     if (parameters.length) operation.parameters = parameters;
+    const documented = route.body ?? route.documentedBody;
     if (route.multipartFiles) {
-      const documented = route.body ?? route.documentedBody;
-      const body = documented ? schemaOf(documented) : { type: "object", properties: {} };
+      const body = documented ? components.schema(documented, "input") : { type: "object", properties: {} };
       const properties = { ...((body.properties as object) ?? {}) } as Record<string, unknown>;
       for (const file of route.multipartFiles) properties[file] = { type: "string", format: "binary" };
       operation.requestBody = { required: true, content: { "multipart/form-data": { schema: { ...body, properties } } } };
-    } else if (route.body ?? route.documentedBody) {
-      const schema = schemaOf((route.body ?? route.documentedBody)!);
-      operation.requestBody = { required: true, content: { "application/json": { schema } } };
+    } else if (documented) {
+      operation.requestBody = { required: true, content: jsonContent(components.schema(documented, "input")) };
     }
     (paths[route.path] ??= {})[route.method] = operation;
   }
   return {
     openapi: "3.1.0",
-    info: { title: "Tokenized-Asset Transaction API", version: info.version },
+    info: { title: "Tokenized-Asset Transaction API", version: info.version, description: DESCRIPTION },
     ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
+    tags: TAGS,
     paths,
-    components: { securitySchemes, schemas: { Error: errorSchema } },
+    components: {
+      securitySchemes,
+      responses: {
+        BadRequest: error("The request is invalid: the message names the field (or the pre-check that failed)"),
+        Unauthorized: error("The API key is missing (where a key is required) or not valid"),
+        PaymentRequired: error("Payment required: no key and no (valid) payment. Pay the quote in PAYMENT-REQUIRED and repeat the call with X-PAYMENT", {
+          "PAYMENT-REQUIRED": {
+            required: true,
+            description: "The x402 quote (base64 JSON); read chain, asset, amount and recipient from it, never hard-code them",
+            schema: { type: "string", contentEncoding: "base64", contentMediaType: "application/json", contentSchema: paymentRequiredRef },
+          },
+        }),
+        TooManyRequests: error("Too many requests: wait the seconds in Retry-After", {
+          "Retry-After": { required: true, description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 0 } },
+        }),
+        ClientError: error("Another client error (403 not allowed or out of credits, 404 unknown, 409 conflict, 410 gone, 413, 415)"),
+        ServerError: error("A failure of the service or of a chain it depends on; x-request-id identifies it in the logs"),
+      },
+      headers: {
+        RequestId: { description: "The request's id (the caller's own x-request-id when it sent a valid one); the logs carry it", schema: { type: "string" } },
+      },
+      schemas: sortKeys(components.schemas),
+    },
   };
+}
+
+function sortKeys<T>(record: Record<string, T>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => a.localeCompare(b)));
 }

@@ -1,11 +1,13 @@
 import type { NextFunction, Request, Response, Router } from "express";
 import { z, type ZodType } from "zod";
+import { CallPayment, identify, type Caller } from "../access/gate";
+import type { AccessRule } from "../access/rules";
 import { validationError } from "../errors";
+import { typeName } from "./fields";
+import { guardInput } from "./input-guard";
+import type { Services } from "../services";
 
 export type HttpMethod = "get" | "post" | "patch";
-
-/** Who may call a route, for the OpenAPI document (the handler enforces it). */
-export type RouteAuth = "none" | "apiKey" | "apiKeyOrPayment" | "payment" | "admin";
 
 export interface RouteResult {
   status?: number;
@@ -13,12 +15,31 @@ export interface RouteResult {
   headers?: Record<string, string>;
 }
 
+/** One documented answer of a route. */
+export interface ResponseDoc {
+  description: string;
+  /** The JSON body (application/json). */
+  schema?: ZodType;
+  /** A body that is not JSON: its media type and JSON Schema (e.g. text/html as a string). */
+  content?: { mediaType: string; schema: Record<string, unknown> };
+  /** Response headers beyond the ones every answer carries (x-request-id). */
+  headers?: Record<string, { description: string; schema?: Record<string, unknown> }>;
+}
+
+/** The success answers of a route by status (200, 202…). */
+export type SuccessResponses = Partial<Record<200 | 201 | 202 | 204, ResponseDoc>>;
+
 export interface RouteDefinition<Q = unknown, B = unknown> {
   method: HttpMethod;
   path: string;
   summary: string;
   tags: string[];
-  auth: RouteAuth;
+  /**
+   * Who may call it and who pays (service/access/rules.ts). The router checks the key before the handler runs; a paid
+   * handler takes its payment with `payment.take(...)` after its own checks, and the router settles it on success.
+   * Routes whose rule depends on the body (prepare, send) get an optional-key rule and let the write flow decide.
+   */
+  access: AccessRule;
   description?: string;
   query?: ZodType<Q>;
   body?: ZodType<B>;
@@ -26,9 +47,18 @@ export interface RouteDefinition<Q = unknown, B = unknown> {
   documentedBody?: ZodType;
   /** Request is multipart/form-data; files are described here for the OpenAPI document. */
   multipartFiles?: string[];
+  /**
+   * What a successful call answers: the schema of its 200 JSON body, or each success status with its content. Error
+   * answers (the error body, 402, 429) are added by the OpenAPI generator from the access rule and `rateLimited`.
+   */
+  response: ZodType | SuccessResponses;
+  /** Answers 429 with Retry-After when the caller goes too fast (the prepare routes, the faucet's cooldown). */
+  rateLimited?: boolean;
+  /** The OpenAPI operationId; default: the path in camelCase (/get-token-info → getTokenInfo). */
+  operationId?: string;
   /** Hidden routes are mounted but left out of /openapi.json (operator endpoints). */
   hidden?: boolean;
-  handler: (input: { query: Q; body: B; req: Request; res: Response }) => Promise<RouteResult | unknown>;
+  handler: (input: { query: Q; body: B; req: Request; res: Response; caller: Caller; payment: CallPayment }) => Promise<RouteResult | unknown>;
 }
 
 export function defineRoute<Q = unknown, B = unknown>(route: RouteDefinition<Q, B>): RouteDefinition<Q, B> {
@@ -39,33 +69,55 @@ export function defineRoute<Q = unknown, B = unknown>(route: RouteDefinition<Q, 
 export function parseInput<T>(schema: ZodType<T>, input: unknown, where: string): T {
   const result = schema.safeParse(input ?? {});
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => ({ field: issue.path.join("."), message: describeIssue(issue) }));
+  const issues = result.error.issues.map((issue) => ({ field: issue.path.join("."), message: describeIssue(issue, input) }));
   const first = issues[0];
   const message = first.field ? `${first.field} ${first.message}` : first.message;
   throw validationError(message, { in: where, issues });
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === "invalid_type" && (issue as { input?: unknown }).input === undefined) return "is required";
-  if (issue.code === "invalid_union" && (issue as { input?: unknown }).input === undefined) return "is required";
+/** "is required" only when the field is really absent; a field of the wrong type gets a message saying what was expected. */
+function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
+  const missing = valueAt(input, issue.path) === undefined;
+  if (missing && (issue.code === "invalid_type" || issue.code === "invalid_union")) return "is required";
+  // Zod's own wording ("Invalid input: expected …") is replaced; a schema's custom message is kept.
+  if (issue.code === "invalid_type" && /^Invalid input/.test(issue.message)) return `must be ${article(issue.expected)}, not ${typeName(valueAt(input, issue.path))}`;
   return issue.message;
 }
 
-/** Mounts a route: parses query and body with its schemas, runs the handler, writes the JSON result. */
-export function mountRoute(router: Router, route: RouteDefinition<any, any>): void {
+function valueAt(input: unknown, path: PropertyKey[]): unknown {
+  let value = input;
+  for (const key of path) {
+    if (value === null || typeof value !== "object") return undefined;
+    value = (value as Record<PropertyKey, unknown>)[key];
+  }
+  return value;
+}
+
+const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);
+
+/** Mounts a route: checks the caller's key, parses query and body, runs the handler, settles its payment, writes JSON. */
+export function mountRoute(router: Router, route: RouteDefinition<any, any>, services: Services): void {
   const expressPath = route.path.replace(/\{(\w+)\}/g, ":$1");
   router[route.method](expressPath, async (req: Request, res: Response, next: NextFunction) => {
+    let payment: CallPayment | undefined;
+    res.locals.route = route.path; // the template, for metrics and logs (never the raw path)
     try {
+      guardInput(req.query, "query");
+      guardInput(req.body, "body");
+      const caller = await identify(services, req, route.access);
       // Some clients put GET parameters in a JSON body (WIRE-COMPAT §11): the query string wins.
       const rawQuery = route.method === "get" ? { ...(isObject(req.body) ? req.body : {}), ...req.query } : req.query;
       const query = route.query ? parseInput(route.query, rawQuery, "query") : rawQuery;
       const body = route.body ? parseInput(route.body, req.body, "body") : req.body;
-      const result = await route.handler({ query, body, req, res });
+      payment = new CallPayment(services, req, route.access, caller);
+      const result = await route.handler({ query, body, req, res, caller, payment });
       if (res.headersSent) return;
       const shaped = isRouteResult(result) ? result : { body: result };
-      for (const [name, value] of Object.entries(shaped.headers ?? {})) res.setHeader(name, value);
+      const settled = await payment.settle();
+      for (const [name, value] of Object.entries({ ...shaped.headers, ...settled })) res.setHeader(name, value);
       res.status(shaped.status ?? 200).json(shaped.body);
     } catch (error) {
+      await payment?.release(`the call failed: ${(error as Error).message}`).catch(() => undefined);
       next(error);
     }
   });

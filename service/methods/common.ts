@@ -2,7 +2,7 @@ import { formatUnits, parseUnits } from "ethers";
 import { z } from "zod";
 import { IERC20Metadata__factory, SecurityToken__factory } from "../../typechain-types";
 import { badRequest, forbidden, preflightError } from "../errors";
-import { address, chainIdInput, executionMode, integerString } from "../http/fields";
+import { address, chainIdInput, executionMode, gasLimitField, nonceField } from "../http/fields";
 import type { TokenRecord } from "../store/tokens";
 import type { MethodContext } from "./types";
 
@@ -11,8 +11,8 @@ export const commonFields = {
   method: z.string().optional(),
   chainId: chainIdInput,
   executionMode: executionMode.optional(),
-  gasLimit: integerString.optional().meta({ description: "Overrides the estimated gas limit of every transaction" }),
-  nonce: integerString.optional().meta({ description: "First nonce to use instead of the signer's pending nonce" }),
+  gasLimit: gasLimitField.optional().meta({ description: "Overrides the estimated gas limit of every transaction" }),
+  nonce: nonceField.optional().meta({ description: "First nonce to use instead of the signer's pending nonce" }),
 };
 
 export const signerFields = { ...commonFields, signerAddress: address };
@@ -37,9 +37,11 @@ export function paymentAsset(ctx: MethodContext, symbol: string, field = "tokenS
   const c = ctx.chain.deployment.contracts;
   switch (symbol) {
     case "USDC":
+      if (!c.USDC) throw badRequest(`USDC is not available on chain ${ctx.chain.chainId}`, { field });
       return { symbol: "USDC", address: c.USDC, decimals: 6 };
     case "USDT":
     case "USDt":
+      if (!c.USDT) throw badRequest(`USDT is not available on chain ${ctx.chain.chainId}`, { field });
       return { symbol: "USDT", address: c.USDT, decimals: 6 };
     case "BKN":
       return { symbol: "BKN", address: c.BKN, decimals: 18 };
@@ -74,12 +76,15 @@ export async function resolveAsset(ctx: MethodContext, symbol: string): Promise<
   return { symbol: token.symbol, address: token.tokenAddress, decimals: token.decimals, token };
 }
 
-/** Human amount ("12.5") to base units; a 400 naming the field when it has too many decimals or is zero. */
+export const MAX_UINT256 = 2n ** 256n - 1n;
+
+/** Human amount ("12.5") to base units; a 400 naming the field when it has too many decimals, is zero or exceeds uint256. */
 export function toUnits(amount: string, decimals: number, field: string, options: { allowZero?: boolean } = {}): bigint {
   const [, fraction = ""] = amount.split(".");
   if (fraction.length > decimals) throw badRequest(`${field} has more than ${decimals} decimal places`, { field, decimals });
   const units = parseUnits(amount, decimals);
   if (units === 0n && !options.allowZero) throw badRequest(`${field} must be greater than 0`, { field });
+  if (units > MAX_UINT256) throw badRequest(`${field} is too large: ${amount} with ${decimals} decimals exceeds uint256`, { field });
   return units;
 }
 

@@ -2,8 +2,9 @@ import { z } from "zod";
 import { bknInterface } from "../chains/contracts";
 import { address, chainIdInput } from "../http/fields";
 import { defineMethod } from "./types";
+import { ACCESS } from "../access/rules";
 
-const body = z.looseObject({ chainId: chainIdInput, recipientAddress: address });
+const body = z.object({ chainId: chainIdInput, recipientAddress: address });
 type Body = z.infer<typeof body>;
 
 /** The governance-token faucet claim behind POST /faucet/bkn, always sent by the relayer. Internal. */
@@ -13,7 +14,7 @@ export const faucetBkn = defineMethod({
   internal: true,
   summary: "BKN faucet claim (relayed)",
   body,
-  metered: false,
+  access: ACCESS.faucet,
   relayable: true,
   signerOf: (b: Body) => b.recipientAddress,
   async plan(ctx, b) {

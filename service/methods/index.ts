@@ -7,7 +7,30 @@ import { claimTokens } from "./sto/claimTokens";
 import { closeOffer } from "./sto/closeOffer";
 import { newInvest } from "./sto/newInvest";
 import { newSto } from "./sto/newSto";
+import { agentAppendFeedbackResponse } from "./agents/agentAppendFeedbackResponse";
+import { agentApproveToken } from "./agents/agentApproveToken";
+import { agentBurnToken } from "./agents/agentBurnToken";
 import { agentCreateToken } from "./agents/agentCreateToken";
+import { agentGiveFeedback } from "./agents/agentGiveFeedback";
+import { agentMintToken } from "./agents/agentMintToken";
+import { agentRegister } from "./agents/agentRegister";
+import { agentRevokeFeedback } from "./agents/agentRevokeFeedback";
+import { agentSetMetadata } from "./agents/agentSetMetadata";
+import { agentSetURI } from "./agents/agentSetURI";
+import { agentSetWallet } from "./agents/agentSetWallet";
+import { agentTransferFromToken } from "./agents/agentTransferFromToken";
+import { agentTransferOwnership } from "./agents/agentTransferOwnership";
+import { agentTransferToken } from "./agents/agentTransferToken";
+import { ramsExecute } from "./rams/ramsExecute";
+import { ramsExtendMandate } from "./rams/ramsExtendMandate";
+import { ramsFreezeAgent } from "./rams/ramsFreezeAgent";
+import { ramsGrantMandate } from "./rams/ramsGrantMandate";
+import { ramsGrantPrincipal } from "./rams/ramsGrantPrincipal";
+import { ramsRevokeMandate } from "./rams/ramsRevokeMandate";
+import { ramsRevokePrincipal } from "./rams/ramsRevokePrincipal";
+import { ramsSetExecutorAction } from "./rams/ramsSetExecutorAction";
+import { ramsSetOperator } from "./rams/ramsSetOperator";
+import { ramsUnfreezeAgent } from "./rams/ramsUnfreezeAgent";
 import { faucetBkn } from "./faucetBkn";
 import type { MethodDefinition } from "./types";
 
@@ -26,7 +49,30 @@ export const METHODS: MethodDefinition[] = [
   newInvest,
   claimTokens,
   closeOffer,
+  agentRegister,
+  agentSetURI,
+  agentSetMetadata,
+  agentSetWallet,
+  agentTransferOwnership,
+  agentGiveFeedback,
+  agentRevokeFeedback,
+  agentAppendFeedbackResponse,
   agentCreateToken,
+  agentMintToken,
+  agentBurnToken,
+  agentTransferToken,
+  agentTransferFromToken,
+  agentApproveToken,
+  ramsGrantPrincipal,
+  ramsRevokePrincipal,
+  ramsGrantMandate,
+  ramsRevokeMandate,
+  ramsExtendMandate,
+  ramsSetOperator,
+  ramsExecute,
+  ramsSetExecutorAction,
+  ramsFreezeAgent,
+  ramsUnfreezeAgent,
   faucetBkn,
 ];
 
@@ -46,4 +92,18 @@ export function findMethod(name: string): MethodDefinition | undefined {
 export function findPublicMethod(name: string): MethodDefinition | undefined {
   const method = byName.get(name);
   return method && !method.internal ? method : undefined;
+}
+
+/**
+ * The method a /prepare-transactions body means. The published CLI sends `tx prepare --method mintToken|burnToken` as
+ * agentMintToken / agentBurnToken carrying the security-token fields (WIRE-COMPAT §8): a body that names a tokenSymbol
+ * and no tokenAddress is the security-token method it meant.
+ */
+export function methodForBody(name: string, body: unknown): MethodDefinition | undefined {
+  const method = findPublicMethod(name);
+  const fields = (body ?? {}) as Record<string, unknown>;
+  const meantSecurityToken = fields.tokenSymbol !== undefined && fields.tokenAddress === undefined;
+  if (method === agentMintToken && meantSecurityToken && fields.userToMint !== undefined) return mintToken;
+  if (method === agentBurnToken && meantSecurityToken) return burnToken;
+  return method;
 }

@@ -1,12 +1,14 @@
 import type { TransactionReceipt } from "ethers";
 import type { ZodType } from "zod";
 import type { ExecutionMode } from "../http/fields";
-import type { PriceTier } from "../payments/pricing";
+import type { AccessRule } from "../access/rules";
 import type { Chain } from "../chains/registry";
 import type { PlannedCall } from "../engine/types";
 import type { Services } from "../services";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { Queryable } from "../store/db";
+import type { Batch } from "../engine/types";
+import type { Environment } from "../config";
 
 /** What a method's plan sees: the services, the resolved chain and the caller's key. */
 export interface MethodContext {
@@ -35,6 +37,9 @@ export interface ConfirmedBatch {
   method: string;
   signer: string;
   apiKeyId: string | null;
+  executionMode: Batch["executionMode"];
+  /** The wallet whose x402 payment paid for the batch (its send share, else its prepare share), if any. */
+  payer?: string;
   record: Record<string, unknown>;
   receipts: TransactionReceipt[];
 }
@@ -43,22 +48,29 @@ export interface MethodDefinition<B = any> {
   name: string;
   /** Other method values clients send for it. */
   aliases?: string[];
-  area: "tokenization" | "sto" | "agents" | "faucet";
+  area: "tokenization" | "sto" | "agents" | "rams" | "faucet";
   summary: string;
   /** The full request body (common fields included); unknown keys are ignored. */
   body: ZodType<B>;
   /** The wallet that must sign (and be whitelisted). */
   signerOf(body: B): string;
-  /** Spends one credit of its own balance per send. */
-  metered: boolean;
-  /** Agentic methods may be paid per call through x402 (absent: API key only). */
-  x402?: { tier: PriceTier };
+  /**
+   * Who may call it and who pays (service/access/rules.ts): ACCESS.keyMethod for the key surface (metered per
+   * METERED_METHODS), ACCESS.agenticWrite for methods a key or an x402 payment may pay for.
+   */
+  access: AccessRule;
   /** The service's relayer may sign and send it (service-relayed). */
   relayable?: boolean;
-  /** Path of its x402 facade, which always prepares in service-relayed mode (e.g. /x402/token/create). */
+  /** Path of its x402 facade (WIRE-COMPAT §5, e.g. /x402/token/create). */
   facadePath?: string;
+  /** The facade's execution mode when the body names none (default: service-relayed). */
+  facadeMode?: ExecutionMode;
+  /** "data": the facade answers `{ data: <prepare response> }` (RAMS facades, WIRE-COMPAT §5); absent: unwrapped. */
+  facadeEnvelope?: "data";
   /** Chains it runs on (absent: every served chain). */
   chains?: number[];
+  /** The chain used when the body names none (absent: chainId is required). */
+  defaultChainId?: (environment: Environment) => number;
   /** Internal methods back other endpoints (the faucet) and are not exposed under /prepare-transactions. */
   internal?: boolean;
   /** Reads the chain and the database, never writes; returns the calls to make. */
@@ -68,6 +80,16 @@ export interface MethodDefinition<B = any> {
    * May return the batch's outcome (e.g. the address of a token it created), shown by status and send.
    */
   onConfirmed?(tx: Queryable, batch: ConfirmedBatch): Promise<Record<string, unknown> | void>;
+  /**
+   * Service-relayed only: refusals that depend on who pays (e.g. only the wallet an agent is held for may pay for
+   * changes to it). Runs at send once the payment header names its payer, before the payment is verified or held.
+   */
+  checkRelayedPayer?(services: Services, batch: Batch, payer: string): Promise<void>;
+  /**
+   * Service-relayed only: the calldata of transaction `index` once the payer is known (e.g. a transfer of the payer's
+   * own tokens), computed right before the relayer signs it; undefined keeps the prepared calldata.
+   */
+  bindRelayed?(services: Services, batch: Batch, index: number, payer: string): Promise<string | undefined>;
 }
 
 export function defineMethod<B>(method: MethodDefinition<B>): MethodDefinition<B> {

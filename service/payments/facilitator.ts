@@ -61,8 +61,11 @@ export class InProcessFacilitator implements PaymentFacilitator {
     const c = this.client;
     return {
       getAddresses: () => [this.wallet.address as Hex],
+      // Simulations run on the pending block: on "latest", an idle local chain (automine, no block for a minute)
+      // reports that block's old timestamp, and an authorization valid from now-60 s (what the CLI signs) looks
+      // not yet valid.
       readContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args?: readonly unknown[] }) =>
-        c.readContract({ ...args, abi: args.abi as Abi } as never),
+        c.readContract({ ...args, abi: args.abi as Abi, blockTag: "pending" } as never),
       verifyTypedData: (args: Record<string, unknown>) => c.verifyTypedData(args as never),
       getCode: (args: { address: Hex }) => c.getCode(args),
       waitForTransactionReceipt: (args: { hash: Hex }) => c.waitForTransactionReceipt({ ...args, pollingInterval: 200, timeout: 120_000 }),

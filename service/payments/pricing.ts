@@ -17,19 +17,6 @@ export const DEFAULT_PRICES: Record<Environment, Record<PriceTier, string>> = {
 
 export const USDC_DECIMALS = 6;
 
-export type PaymentStep = "prepare" | "send";
-export type PricedMode = "client-signed" | "client-broadcast" | "service-relayed";
-
-/**
- * Each operation is priced once. Client-signed and client-broadcast pay half at prepare and half at send (the send
- * half takes the odd unit); service-relayed prepares free and pays everything at send.
- */
-export function shareOf(price: bigint, mode: PricedMode, step: PaymentStep): bigint {
-  if (mode === "service-relayed") return step === "prepare" ? 0n : price;
-  const prepareHalf = price / 2n;
-  return step === "prepare" ? prepareHalf : price - prepareHalf;
-}
-
 export const displayPrice = (amount: bigint) => `${formatUnits(amount, USDC_DECIMALS).replace(/\.?0+$/, "") || "0"} USDC`;
 
 /** Prices of this environment: the stored override of an operation, else its tier's default. */

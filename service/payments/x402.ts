@@ -1,11 +1,11 @@
 import type { Request } from "express";
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
-import { getAddress } from "ethers";
+import { getAddress, ZeroAddress, ZeroHash } from "ethers";
 import { USDC__factory } from "../../typechain-types";
 import type { Chain } from "../chains/registry";
 import { ApiError, unauthorized } from "../errors";
-import type { Logger } from "../logger";
+import { errorFacts, type Logger } from "../logger";
 import type { Services } from "../services";
 import { PaymentConflict, type PaymentRecord } from "../store/payments";
 import { displayPrice } from "./pricing";
@@ -13,7 +13,8 @@ import type { PaymentFacilitator } from "./facilitator";
 
 export const X402_DISABLED = "API key is required. x402 payment is not enabled.";
 export const X402_DISABLED_ON_CHAIN = "API key is required for this endpoint on the requested chain.";
-export const RELAYED_NEEDS_X402 = "service-relayed (brickken-relayed) execution requires x402 payment; API keys are not accepted";
+/** API-SPEC Errors, word for word (clients match on it). */
+export const RELAYED_NEEDS_X402 = "relayed execution requires x402 payment; API keys are not accepted";
 
 /** Headers a client may carry its payment in (API-SPEC Authentication); Express lower-cases header names. */
 const PAYMENT_HEADERS = ["x-payment", "payment-signature"];
@@ -25,6 +26,9 @@ export function paymentHeaderOf(req: Request): string | undefined {
   }
   return undefined;
 }
+
+/** A check of the paying wallet, run after the payment header is decoded and before it is verified or reserved. */
+export type PayerCheck = (payer: string) => void | Promise<void>;
 
 export interface Charge {
   /** What is being paid for; one payment per subject (e.g. "send:<txId>"). */
@@ -54,29 +58,32 @@ export class X402 {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * The x402 gate of this deployment, or undefined when X402_ENABLED=false. Refuses to start (throws) with a
+   * configuration that cannot take the payments it would advertise: the payment chain not served, no settlement key
+   * and no facilitator, no payee, or a payment asset without EIP-3009 or without its EIP-712 name and version.
+   */
   static async create(services: Services, facilitator: (chain: Chain) => PaymentFacilitator): Promise<X402 | undefined> {
     const { config } = services;
     if (!config.X402_ENABLED) return undefined;
-    const chain = services.chains.find(config.X402_PAYMENT_CHAIN_ID);
+    const chainId = config.x402PaymentChainId;
+    const chain = services.chains.find(chainId);
     if (!chain) {
-      services.logger.warn({ chainId: config.X402_PAYMENT_CHAIN_ID }, "x402 disabled: the payment chain is not served");
-      return undefined;
+      throw new X402ConfigError(
+        `x402 takes payments on chain ${chainId}, which this ${config.ENVIRONMENT} deployment does not serve: set RPC_URL_${chainId} (and its deployment file), choose another X402_PAYMENT_CHAIN_ID, or X402_ENABLED=false`,
+      );
     }
     const f = facilitator(chain);
+    const payTo = config.X402_PAY_TO ?? f.settlementAddress;
+    if (!payTo) throw new X402ConfigError("x402 needs a payee: set X402_PAY_TO or X402_SETTLEMENT_PRIVATE_KEY (or X402_ENABLED=false)");
+    const asset = chain.deployment.contracts.USDC;
+    if (!asset) throw new X402ConfigError(`x402 takes payments in USDC, and chain ${chainId}'s deployment names none`);
+    const domain = await eip3009Domain(chain, asset);
     if (f.settlementAddress) {
       const pending = await chain.provider.getTransactionCount(f.settlementAddress, "pending");
       await services.walletNonces.syncFloor(chain.chainId, f.settlementAddress, pending);
     }
-    const payTo = config.X402_PAY_TO ?? f.settlementAddress;
-    if (!payTo) {
-      services.logger.warn("x402 disabled: set X402_PAY_TO or X402_SETTLEMENT_PRIVATE_KEY");
-      return undefined;
-    }
-    const asset = chain.deployment.contracts.USDC;
-    const usdc = USDC__factory.connect(asset, chain.provider);
-    // The EIP-712 domain clients sign with must be the token's own (name() and version()).
-    const [name, version] = await Promise.all([usdc.name(), usdc.version().catch(() => "2")]);
-    return new X402(services, chain, f, getAddress(asset), getAddress(payTo), { name, version }, services.logger.child({ component: "x402" }));
+    return new X402(services, chain, f, getAddress(asset), getAddress(payTo), domain, services.logger.child({ component: "x402" }));
   }
 
   get network(): string {
@@ -104,7 +111,7 @@ export class X402 {
   }
 
   /** The 402 answer: the quote in PAYMENT-REQUIRED (base64 JSON), a readable reason in the body. */
-  paymentRequired(charge: Charge, reason?: string, details: Record<string, unknown> = {}): ApiError {
+  paymentRequired(charge: Charge, reason?: string, details: Record<string, unknown> = {}, verbatim = false): ApiError {
     const header = encodePaymentRequiredHeader({
       x402Version: 2,
       ...(reason ? { error: reason } : {}),
@@ -114,7 +121,7 @@ export class X402 {
     return new ApiError(
       402,
       "PAYMENT_REQUIRED",
-      reason ? `Payment Required: ${reason}` : "Payment Required",
+      reason ? (verbatim ? reason : `Payment Required: ${reason}`) : "Payment Required",
       { price: displayPrice(charge.amount), network: this.network, ...details },
       { "PAYMENT-REQUIRED": header },
     );
@@ -125,7 +132,7 @@ export class X402 {
    * payment or it does not pay exactly this charge: wrong chain, asset, recipient or amount, bad signature, expired,
    * insufficient balance, or an authorization already used.
    */
-  async reserve(req: Request, charge: Charge): Promise<PaymentRecord> {
+  async reserve(req: Request, charge: Charge, checkPayer?: PayerCheck): Promise<PaymentRecord> {
     const header = paymentHeaderOf(req);
     if (!header) throw this.paymentRequired(charge);
     let payload: PaymentPayload;
@@ -139,11 +146,14 @@ export class X402 {
     if (mismatch) throw this.paymentRequired(charge, mismatch);
     const authorization = (payload.payload as { authorization?: Record<string, string> })?.authorization;
     if (!authorization?.from || !authorization.nonce) throw this.paymentRequired(charge, "payment payload has no EIP-3009 authorization");
+    if (!/^0x[0-9a-fA-F]{40}$/.test(String(authorization.from))) throw this.paymentRequired(charge, "authorization.from is not an address");
+    // Refusals that depend on who pays (a getter of someone else's agent, …) come before anything is verified or held.
+    await checkPayer?.(getAddress(String(authorization.from).toLowerCase()));
     const verification = await this.facilitator.verify(payload, required).catch((error: Error) => ({ isValid: false, invalidReason: error.message }));
     if (!verification.isValid) {
-      throw this.paymentRequired(charge, `payment verification failed: ${verification.invalidReason ?? "invalid"}`, {
+      throw this.paymentRequired(charge, `Payment verification failed: ${verification.invalidReason ?? "invalid"}`, {
         invalidReason: verification.invalidReason,
-      });
+      }, true);
     }
     try {
       const payment = await this.services.payments.reserve({
@@ -187,7 +197,7 @@ export class X402 {
     try {
       result = sent ? await this.awaitSettlement(payment) : await this.facilitator.settle(payment);
     } catch (error) {
-      this.log.error({ paymentId, err: (error as Error).message }, "settlement failed");
+      this.log.error({ paymentId, err: errorFacts(error) }, "settlement failed");
       await this.release(paymentId, `settlement failed: ${(error as Error).message}`, true);
       return undefined;
     }
@@ -253,6 +263,29 @@ export class X402 {
       await new Promise((r) => setTimeout(r, 200));
     }
     throw new Error(`settlement ${hash} not mined`);
+  }
+}
+
+export class X402ConfigError extends Error {}
+
+/**
+ * The EIP-712 domain clients sign payments with is the token's own (name() and version(), e.g. Circle's "USDC" / "2").
+ * A token without EIP-3009 (authorizationState) or without them cannot take x402 payments.
+ */
+async function eip3009Domain(chain: Chain, asset: string): Promise<{ name: string; version: string }> {
+  const usdc = USDC__factory.connect(asset, chain.provider);
+  const code = await chain.provider.getCode(asset);
+  if (code === "0x") throw new X402ConfigError(`The payment asset ${asset} on chain ${chain.chainId} has no code`);
+  try {
+    await usdc.authorizationState(ZeroAddress, ZeroHash);
+  } catch {
+    throw new X402ConfigError(`The payment asset ${asset} on chain ${chain.chainId} does not implement EIP-3009 (authorizationState): x402 cannot take payments in it`);
+  }
+  try {
+    const [name, version] = await Promise.all([usdc.name(), usdc.version()]);
+    return { name, version };
+  } catch {
+    throw new X402ConfigError(`The payment asset ${asset} on chain ${chain.chainId} does not expose the EIP-712 name() and version() payments are signed with`);
   }
 }
 

@@ -1,4 +1,6 @@
 import { getAddress } from "ethers";
+import { z } from "zod";
+import { responseFields } from "../http/responses";
 import { notFound } from "../errors";
 import { fromUnits } from "../methods/common";
 import { escrowOf, STO_STATUS } from "../methods/sto/common";
@@ -6,8 +8,62 @@ import type { MethodContext } from "../methods/types";
 import type { OfferingRecord } from "../store/offerings";
 import type { TokenRecord } from "../store/tokens";
 
+const { address, hash32, int } = responseFields;
+const amount = z.string().regex(/^\d+(\.\d+)?$/);
+const status = z.enum(STO_STATUS).meta({ description: "Live from the escrow" });
+
+const balanceFields = {
+  uuid: z.string().meta({ description: "The STO id" }),
+  name: z.string(),
+  companyName: z.string(),
+  status,
+  tokenAmount: amount.meta({ description: "Tokens offered" }),
+  hardCap: amount,
+  softCap: amount,
+  minInvestment: amount,
+  maxInvestment: amount,
+  startDate: z.string().meta({ description: "ISO 8601" }),
+  endDate: z.string().meta({ description: "ISO 8601" }),
+  tokenPrice: amount,
+  tokenSymbol: z.string(),
+  currentAmountRaised: amount,
+  availableAmount: amount.meta({ description: "Tokens still for sale" }),
+};
+
+/** The STO balance record of API-SPEC: exactly its fields. */
+export const StoBalance = z.strictObject(balanceFields).meta({ id: "StoBalance" });
+
+export const Offering = z
+  .strictObject({
+    ...balanceFields,
+    offeringId: int.meta({ description: "The escrow's offering number" }),
+    acceptedCoin: z.string(),
+    escrowAddress: address,
+    createdTxHash: hash32,
+  })
+  .meta({ id: "Offering" });
+
+export const OfferingList = z.strictObject({ status: z.array(Offering).meta({ description: "The offerings (the spec's name for the list)" }), total: int }).meta({ id: "OfferingList" });
+
+export const InvestmentList = z
+  .strictObject({
+    offeringTransactionsList: z.array(
+      z.strictObject({
+        id: z.string(),
+        date: z.string(),
+        txHash: hash32.nullable(),
+        user: z.string().meta({ description: "The investor's e-mail (its wallet when none was given)" }),
+        currency: z.string().nullable(),
+        amountInUSD: amount,
+        status: z.string().meta({ description: "invest, claimTokens or refund" }),
+      }),
+    ),
+    total: int,
+  })
+  .meta({ id: "InvestmentList" });
+
 /** An offering with its live status, raised amount and tokens left (chain), and its record (database). */
-export async function offeringView(ctx: MethodContext, token: TokenRecord, offering: OfferingRecord) {
+export async function offeringView(ctx: MethodContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof Offering>> {
   const escrow = escrowOf(ctx, token);
   const [live, status] = await Promise.all([escrow.offering(offering.onchainId), escrow.status(offering.onchainId)]);
   const pd = token.paymentToken.decimals;
@@ -42,7 +98,7 @@ export async function offeringById(ctx: MethodContext, token: TokenRecord, id: s
 }
 
 /** The STO balance record of API-SPEC: exactly its fields. */
-export async function stoBalanceView(ctx: MethodContext, token: TokenRecord, offering: OfferingRecord) {
+export async function stoBalanceView(ctx: MethodContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof StoBalance>> {
   const v = await offeringView(ctx, token, offering);
   return {
     uuid: v.uuid,
@@ -64,7 +120,7 @@ export async function stoBalanceView(ctx: MethodContext, token: TokenRecord, off
 }
 
 /** The investment list in the spec's schema form: { offeringTransactionsList, total }. */
-export async function investmentListView(ctx: MethodContext, token: TokenRecord, offering: OfferingRecord) {
+export async function investmentListView(ctx: MethodContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof InvestmentList>> {
   const investments = await ctx.services.offerings.investments(offering.id);
   const pd = token.paymentToken.decimals;
   return {

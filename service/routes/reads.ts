@@ -1,16 +1,28 @@
 import { randomUUID } from "node:crypto";
 import multer from "multer";
 import { z } from "zod";
-import { requireApiKey } from "../auth/api-key";
+import { ACCESS } from "../access/rules";
 import { ApiError, badRequest, notFound } from "../errors";
-import { address, chainIdInput, email } from "../http/fields";
+import { address, chainIdInput, email, pageFields } from "../http/fields";
+import { KYC_STATUSES } from "../store/kyc";
 import { defineRoute } from "../http/route";
 import {
+  Allowance,
+  BalanceWhitelist,
+  DividendDistribution,
+  InvestorInfo,
+  InvestorList,
+  TokenDocsUpload,
+  TokenizerInfo,
+  TokenRecordView,
+  VisibleTokens,
+  WhitelistStatus,
   allowanceView,
   balanceWhitelistView,
   dividendView,
   documentUrl,
   investorInfoView,
+  investorsView,
   investorWallet,
   tokenContext,
   tokenizerInfoView,
@@ -35,10 +47,11 @@ export function readRoutes(services: Services) {
       path: "/get-token-info",
       summary: "The token record of tokenSymbol, or the symbols and tokenizer e-mails the key may see",
       tags: ["reads"],
-      auth: "apiKey",
+      access: ACCESS.keyEndpoint,
+      response: z.union([TokenRecordView, VisibleTokens]),
       query: z.object({ tokenSymbol: symbol.optional(), chainId: chainIdInput.optional() }),
-      handler: async ({ req, query }) => {
-        const apiKey = await requireApiKey(services, req, "endpoint");
+      handler: async ({ query, caller }) => {
+        const apiKey = caller.apiKey!;
         if (!query.tokenSymbol) return services.tokens.visibleTo(apiKey.id);
         const { token } = await tokenContext(services, apiKey, query.tokenSymbol);
         return tokenRecordView(services, token);
@@ -49,10 +62,11 @@ export function readRoutes(services: Services) {
       path: "/get-tokenizer-info",
       summary: "Token, payment-token and escrow addresses of a token, with its tokenizer",
       tags: ["reads"],
-      auth: "apiKey",
+      access: ACCESS.keyEndpoint,
+      response: TokenizerInfo,
       query: z.object({ tokenSymbol: symbol }),
-      handler: async ({ req, query }) => {
-        const apiKey = await requireApiKey(services, req, "endpoint");
+      handler: async ({ query, caller }) => {
+        const apiKey = caller.apiKey!;
         return tokenizerInfoView((await tokenContext(services, apiKey, query.tokenSymbol)).token);
       },
     }),
@@ -61,10 +75,11 @@ export function readRoutes(services: Services) {
       path: "/get-balance-whitelist",
       summary: "An investor's token balance (tokenBalance) and whitelist status, by address or recorded e-mail",
       tags: ["reads"],
-      auth: "apiKey",
+      access: ACCESS.keyEndpoint,
+      response: BalanceWhitelist,
       query: z.object({ tokenSymbol: symbol, investorAddress: address.optional(), walletAddress: address.optional(), investorEmail: email.optional() }),
-      handler: async ({ req, query }) => {
-        const apiKey = await requireApiKey(services, req, "endpoint");
+      handler: async ({ query, caller }) => {
+        const apiKey = caller.apiKey!;
         const { ctx, token } = await tokenContext(services, apiKey, query.tokenSymbol);
         const wallet = await investorWallet(services, token, query.investorAddress ?? query.walletAddress, query.investorEmail);
         return balanceWhitelistView(ctx, token, wallet);
@@ -75,15 +90,17 @@ export function readRoutes(services: Services) {
       path: "/get-whitelist-status",
       summary: "Whether a wallet is whitelisted for a token (read from the chain)",
       tags: ["reads"],
-      auth: "apiKey",
+      access: ACCESS.keyEndpoint,
+      response: WhitelistStatus,
       query: z.object({ tokenSymbol: symbol, investorAddress: address.optional(), address: address.optional() }),
-      handler: async ({ req, query }) => {
-        const apiKey = await requireApiKey(services, req, "endpoint");
+      handler: async ({ query, caller }) => {
+        const apiKey = caller.apiKey!;
         const wallet = query.investorAddress ?? query.address;
         if (!wallet) throw badRequest("investorAddress is required", { field: "investorAddress" });
         const { ctx, token } = await tokenContext(services, apiKey, query.tokenSymbol);
         const whitelisted = await securityToken(ctx, token).isWhitelisted(wallet);
-        return { tokenSymbol: token.symbol, investorAddress: wallet, whitelistStatus: whitelisted, whitelisted };
+        const answer: z.infer<typeof WhitelistStatus> = { tokenSymbol: token.symbol, investorAddress: wallet, whitelistStatus: whitelisted, whitelisted };
+        return answer;
       },
     }),
     defineRoute({
@@ -91,22 +108,24 @@ export function readRoutes(services: Services) {
       path: "/get-allowance",
       summary: "Allowance of spenderAddress over ownerAddress's tokens (payment tokens need chainId)",
       tags: ["reads"],
-      auth: "apiKey",
+      access: ACCESS.keyEndpoint,
+      response: Allowance,
       query: z.object({ tokenSymbol: symbol, ownerAddress: address, spenderAddress: address, chainId: chainIdInput.optional() }),
-      handler: async ({ req, query }) => {
-        const apiKey = await requireApiKey(services, req, "endpoint");
+      handler: async ({ query, caller }) => {
+        const apiKey = caller.apiKey!;
         return allowanceView(services, apiKey, { ...query, chainId: query.chainId === undefined ? undefined : String(query.chainId) });
       },
     }),
     defineRoute({
       method: "get",
       path: "/get-investor-info",
-      summary: "An investor of a token by e-mail: names, wallets, balances, whitelist status",
+      summary: "An investor of a token by e-mail: names, wallets, balances, whitelist status, KYC status and kycUrl",
       tags: ["reads"],
-      auth: "apiKey",
+      access: ACCESS.keyEndpoint,
+      response: InvestorInfo,
       query: z.object({ tokenSymbol: symbol, email: email.optional(), investorEmail: email.optional() }),
-      handler: async ({ req, query }) => {
-        const apiKey = await requireApiKey(services, req, "endpoint");
+      handler: async ({ query, caller }) => {
+        const apiKey = caller.apiKey!;
         const investorEmail = query.email ?? query.investorEmail;
         if (!investorEmail) throw badRequest("email is required", { field: "email" });
         const { ctx, token } = await tokenContext(services, apiKey, query.tokenSymbol);
@@ -115,13 +134,28 @@ export function readRoutes(services: Services) {
     }),
     defineRoute({
       method: "get",
+      path: "/get-investors",
+      summary: "Investors with their KYC status, kycUrl (while pending) and wallets: of a token, or onboarded in the key's scope",
+      tags: ["reads", "onboarding"],
+      access: ACCESS.keyEndpoint,
+      response: InvestorList,
+      query: z.object({ tokenSymbol: symbol.optional(), kycStatus: z.enum(KYC_STATUSES).optional(), ...pageFields }),
+      handler: async ({ query, caller }) => {
+        const apiKey = caller.apiKey!;
+        const token = query.tokenSymbol ? (await tokenContext(services, apiKey, query.tokenSymbol)).token : undefined;
+        return investorsView(services, apiKey, { token, kycStatus: query.kycStatus, limit: query.limit, offset: query.offset });
+      },
+    }),
+    defineRoute({
+      method: "get",
       path: "/get-dividend-distribution",
       summary: "Dividend distributions of a token and each holder's withdrawable and withdrawn amounts",
       tags: ["reads"],
-      auth: "apiKey",
+      access: ACCESS.keyEndpoint,
+      response: DividendDistribution,
       query: z.object({ tokenSymbol: symbol, holderAddress: address.optional() }),
-      handler: async ({ req, query }) => {
-        const apiKey = await requireApiKey(services, req, "endpoint");
+      handler: async ({ query, caller }) => {
+        const apiKey = caller.apiKey!;
         const { ctx, token } = await tokenContext(services, apiKey, query.tokenSymbol);
         return dividendView(ctx, token, query.holderAddress);
       },
@@ -131,17 +165,18 @@ export function readRoutes(services: Services) {
       path: "/patch-token-docs",
       summary: "Upload token documents (multipart: tokenLogotype, subscriptionAgreement, legalDocs); content-addressed",
       tags: ["reads"],
-      auth: "apiKey",
+      access: ACCESS.keyEndpoint,
+      response: TokenDocsUpload,
       // Multipart: the handler parses it (multer), so the schema only documents the text field.
       documentedBody: z.object({ tokenSymbol: symbol }),
       multipartFiles: DOCUMENT_FIELDS.map((d) => d.field),
-      handler: async ({ req, res }) => {
+      handler: async ({ req, res, caller }) => {
         await new Promise<void>((resolve, reject) =>
           upload.fields(DOCUMENT_FIELDS.map((d) => ({ name: d.field, maxCount: 1 })))(req, res, (error: unknown) =>
             error ? reject(badRequest(`Upload rejected: ${(error as Error).message}`, { field: (error as { field?: string }).field })) : resolve(),
           ),
         );
-        const apiKey = await requireApiKey(services, req, "endpoint");
+        const apiKey = caller.apiKey!;
         const tokenSymbol = typeof req.body?.tokenSymbol === "string" ? req.body.tokenSymbol.trim() : "";
         if (!tokenSymbol) throw badRequest("tokenSymbol is required", { field: "tokenSymbol" });
         const { token } = await tokenContext(services, apiKey, tokenSymbol);
@@ -158,7 +193,7 @@ export function readRoutes(services: Services) {
             await services.tokens.setDocument(token.id, d.document, refs[d.field], q);
           }
         });
-        return {
+        const answer: z.infer<typeof TokenDocsUpload> = {
           success: true,
           tokenSymbol: token.symbol,
           tokenLogotypeRef: refs.tokenLogotype ?? null,
@@ -168,6 +203,7 @@ export function readRoutes(services: Services) {
           subscriptionAgreementIpfs: refs.subscriptionAgreement ?? null,
           legalDocsIpfs: refs.legalDocs ?? null,
         };
+        return answer;
       },
     }),
     defineRoute({
@@ -175,7 +211,8 @@ export function readRoutes(services: Services) {
       path: "/documents/{sha256}",
       summary: "A token document by its content hash (the hash is the capability)",
       tags: ["reads"],
-      auth: "none",
+      access: ACCESS.public,
+      response: { 200: { description: "The document, with the media type it was uploaded with", content: { mediaType: "application/octet-stream", schema: { type: "string", format: "binary" } } } },
       handler: async ({ req, res }) => {
         const sha = String(req.params.sha256 ?? "").toLowerCase();
         if (!/^[0-9a-f]{64}$/.test(sha)) throw badRequest("sha256 must be 64 hex characters", { field: "sha256" });

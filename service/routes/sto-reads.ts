@@ -1,7 +1,8 @@
 import { z } from "zod";
-import { requireApiKey } from "../auth/api-key";
+import { ACCESS } from "../access/rules";
+import type { Caller } from "../access/gate";
 import { defineRoute } from "../http/route";
-import { investmentListView, offeringById, offeringView, stoBalanceView } from "../reads/sto";
+import { InvestmentList, investmentListView, Offering, OfferingList, offeringById, offeringView, StoBalance, stoBalanceView } from "../reads/sto";
 import { tokenContext } from "../reads/tokenization";
 import type { Services } from "../services";
 
@@ -10,18 +11,18 @@ const stoId = z.string().trim().uuid("must be the STO uuid");
 
 /** Offering reads. Without a key they answer 400 "API key is missing from headers." (the spec's get-stos answer). */
 export function stoReadRoutes(services: Services) {
-  const context = async (req: Parameters<typeof requireApiKey>[1], tokenSymbol: string) =>
-    tokenContext(services, await requireApiKey(services, req, "headers"), tokenSymbol);
+  const context = (caller: Caller, tokenSymbol: string) => tokenContext(services, caller.apiKey!, tokenSymbol);
   return [
     defineRoute({
       method: "get",
       path: "/get-stos",
       summary: "The offerings of a token, with live status and amount raised",
       tags: ["sto"],
-      auth: "apiKey",
+      access: ACCESS.keyHeaders,
+      response: OfferingList,
       query: z.object({ tokenSymbol: symbol, chainId: z.string().optional() }),
-      handler: async ({ req, query }) => {
-        const { ctx, token } = await context(req, query.tokenSymbol);
+      handler: async ({ query, caller }) => {
+        const { ctx, token } = await context(caller, query.tokenSymbol);
         const offerings = await services.offerings.byToken(token.id);
         const items = await Promise.all(offerings.map((o) => offeringView(ctx, token, o)));
         return { status: items, total: items.length };
@@ -32,10 +33,11 @@ export function stoReadRoutes(services: Services) {
       path: "/get-sto-by-id",
       summary: "One offering by its uuid",
       tags: ["sto"],
-      auth: "apiKey",
+      access: ACCESS.keyHeaders,
+      response: Offering,
       query: z.object({ tokenSymbol: symbol, id: stoId }),
-      handler: async ({ req, query }) => {
-        const { ctx, token } = await context(req, query.tokenSymbol);
+      handler: async ({ query, caller }) => {
+        const { ctx, token } = await context(caller, query.tokenSymbol);
         return offeringView(ctx, token, await offeringById(ctx, token, query.id));
       },
     }),
@@ -44,10 +46,11 @@ export function stoReadRoutes(services: Services) {
       path: "/get-investments-by-sto-id",
       summary: "Investments in an offering: { offeringTransactionsList, total }",
       tags: ["sto"],
-      auth: "apiKey",
+      access: ACCESS.keyHeaders,
+      response: InvestmentList,
       query: z.object({ tokenSymbol: symbol, id: stoId }),
-      handler: async ({ req, query }) => {
-        const { ctx, token } = await context(req, query.tokenSymbol);
+      handler: async ({ query, caller }) => {
+        const { ctx, token } = await context(caller, query.tokenSymbol);
         return investmentListView(ctx, token, await offeringById(ctx, token, query.id));
       },
     }),
@@ -56,10 +59,11 @@ export function stoReadRoutes(services: Services) {
       path: "/get-sto-balance",
       summary: "STO balance record: caps, window, price, currentAmountRaised and availableAmount (live)",
       tags: ["sto"],
-      auth: "apiKey",
+      access: ACCESS.keyHeaders,
+      response: StoBalance,
       query: z.object({ tokenSymbol: symbol, id: stoId }),
-      handler: async ({ req, query }) => {
-        const { ctx, token } = await context(req, query.tokenSymbol);
+      handler: async ({ query, caller }) => {
+        const { ctx, token } = await context(caller, query.tokenSymbol);
         return stoBalanceView(ctx, token, await offeringById(ctx, token, query.id));
       },
     }),

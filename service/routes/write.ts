@@ -1,114 +1,82 @@
 import type { Request } from "express";
 import { z } from "zod";
-import { optionalApiKey, requireApiKey } from "../auth/api-key";
-import { isMetered } from "../auth/plans";
+import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../access/gate";
+import { ACCESS } from "../access/rules";
 import { chainIdHex } from "../chains/networks";
-import { newTxId, prepareBatch } from "../engine/prepare";
-import { loadSendableBatch, normalizeSendBody, sendBodySchema, sendingState, type SendBody } from "../engine/send";
+import { chainFor, newTxId, planBatch, storeBatch } from "../engine/prepare";
+import { assertHashesFree, loadSendableBatch, reportable, normalizeSendBody, sendBodySchema, sendingState, type SendBody } from "../engine/send";
 import { sendSummary, statusView } from "../engine/status";
 import type { Batch } from "../engine/types";
-import { ApiError, badRequest, forbidden, notFound } from "../errors";
-import type { ExecutionMode } from "../http/fields";
+import { ApiError, badRequest, notFound } from "../errors";
+import { echoedExecutionMode, type ExecutionMode } from "../http/fields";
+import { ChainTransactionStatus, FacadePrepareResponse, PaymentView, PrepareResponse, SendSummary, TransactionStatus } from "../http/responses";
 import { defineRoute, parseInput } from "../http/route";
-import { findPublicMethod, PUBLIC_METHODS } from "../methods";
+import { findPublicMethod, methodForBody, PUBLIC_METHODS } from "../methods";
 import type { MethodDefinition } from "../methods/types";
-import { shareOf } from "../payments/pricing";
-import { assertX402Available, RELAYED_NEEDS_X402, type Charge } from "../payments/x402";
 import type { Services } from "../services";
 import type { PaymentRecord } from "../store/payments";
 
 const methodNames = PUBLIC_METHODS.map((m) => m.name);
 
-/** Body schema of /prepare-transactions for the OpenAPI document: one variant per method. */
-const prepareBodyDoc = z.union(
-  PUBLIC_METHODS.map((m) => (m.body as z.ZodObject).extend({ method: z.literal(m.name) })) as unknown as [z.ZodObject, z.ZodObject],
-);
+const pascal = (name: string) => name[0].toUpperCase() + name.slice(1);
+
+/** A method's body as documented: the component <Method>Body (the same schema that validates it). */
+const documentedBodies = new Map(PUBLIC_METHODS.map((m) => [m.name, (m.body as z.ZodType).meta({ id: `${pascal(m.name)}Body`, description: m.summary })]));
+export const documentedMethodBody = (method: MethodDefinition): z.ZodType => documentedBodies.get(method.name)!;
+
+/**
+ * Body of /prepare-transactions for the OpenAPI document: one request schema per method (<Method>Request = its body
+ * and `method`), discriminated by `method` (aliases map to the method they name).
+ */
+const prepareBodyDoc = z
+  .union(
+    PUBLIC_METHODS.map((m) =>
+      z
+        .object({ method: z.enum([m.name, ...(m.aliases ?? [])]).meta({ description: m.aliases?.length ? `${m.name} (alias ${m.aliases.join(", ")})` : m.name }) })
+        .and(documentedMethodBody(m))
+        .meta({ id: `${pascal(m.name)}Request`, description: m.summary }),
+    ) as unknown as [z.ZodType, z.ZodType],
+  )
+  .meta({
+    description: "The method's body and its name in `method`",
+    discriminator: {
+      propertyName: "method",
+      mapping: Object.fromEntries(PUBLIC_METHODS.flatMap((m) => [m.name, ...(m.aliases ?? [])].map((name) => [name, `#/components/schemas/${pascal(m.name)}Request`]))),
+    },
+  });
 
 const hash32 = z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x + 64 hex characters");
 const statusQuery = z.object({ hash: hash32.optional(), txId: hash32.optional() });
 
-/** The URL a client called, for x402 resource descriptions. */
-export function resourceUrl(services: Services, req: Request): string {
-  const base = services.config.PUBLIC_BASE_URL ?? `${req.protocol}://${req.get("host")}`;
-  return `${base.replace(/\/$/, "")}${req.originalUrl.split("?")[0]}`;
-}
-
 /**
- * The prepare / send / status flow, with the access matrix of the spec: tokenization and STO methods take an API key
- * only; agentic methods take a key or x402 (half at prepare and half at send when client-signed, free prepare and the
- * full price at send when service-relayed); a present key skips x402 entirely and cannot be relayed.
+ * The prepare / send / status flow. Routes only adapt HTTP: who may call and who pays is decided by service/access,
+ * what to do by the method, how to do it on-chain by the engine.
  */
 export function writeRoutes(services: Services) {
-  async function prepare(req: Request, method: MethodDefinition, rawBody: unknown, forcedMode?: ExecutionMode) {
-    const presented = await optionalApiKey(services, req);
+  async function prepare(req: Request, caller: Caller, method: MethodDefinition, rawBody: unknown, defaultMode?: ExecutionMode) {
     const wallet = typeof (rawBody as { signerAddress?: unknown })?.signerAddress === "string" ? (rawBody as { signerAddress: string }).signerAddress : undefined;
-    const release = await services.rateLimiter.admit(req, presented?.id, wallet);
+    const release = await services.rateLimiter.admit(req, caller.apiKey?.id, wallet);
     try {
-      if (!method.x402) {
-        const apiKey = presented ?? (await requireApiKey(services, req, "method"));
-        const body = parseInput(method.body, rawBody, "body");
-        const mode: ExecutionMode = forcedMode ?? body.executionMode ?? "client-signed";
-        if (mode === "service-relayed") {
-          throw badRequest(`${method.name} cannot be service-relayed: the token holder, investor or tokenizer signs it`, { field: "executionMode" });
-        }
-        return await prepareBatch(services, { method, body, apiKey, executionMode: mode });
-      }
+      requireKeyOf(caller, method.access);
       const body = parseInput(method.body, rawBody, "body");
-      const mode: ExecutionMode = forcedMode ?? body.executionMode ?? "client-signed";
-      if (presented) {
-        if (mode === "service-relayed") throw badRequest(RELAYED_NEEDS_X402, { field: "executionMode" });
-        return await prepareBatch(services, { method, body, apiKey: presented, executionMode: mode });
-      }
-      const chain = services.chains.resolve(body.chainId);
-      const x402 = assertX402Available(services, chain.chainId);
-      const price = await services.prices.of(method.name, method.x402.tier);
-      const sendCharge = (txId: string): Charge => ({
-        subject: `send:${txId}`,
-        routeKey: "POST /send-transactions",
-        amount: shareOf(price, mode, "send"),
-        resourceUrl: resourceUrl(services, req).replace(/\/(prepare-transactions.*|x402\/.*)$/, "/send-transactions"),
-        description: `${method.name}: send`,
-        txId,
-      });
-      if (mode === "service-relayed") {
-        if (!method.relayable) throw badRequest(`${method.name} cannot be service-relayed`, { field: "executionMode" });
-        const prepared = await prepareBatch(services, { method, body, executionMode: mode });
-        return { ...prepared, x402Requirements: x402.requirements(sendCharge(prepared.txId)) };
-      }
+      const mode: ExecutionMode = body.executionMode ?? defaultMode ?? "client-signed";
+      const chain = chainFor(services, method, body);
+      const access = await admitPrepare(services, caller, method, mode, chain.chainId);
+      const planned = await planBatch(services, { method, body, apiKey: access.apiKey, executionMode: mode });
       const txId = newTxId();
-      const payment = await x402.reserve(req, {
-        subject: `prepare:${txId}`,
-        routeKey: "POST /prepare-transactions",
-        amount: shareOf(price, mode, "prepare"),
-        resourceUrl: resourceUrl(services, req),
-        description: `${method.name}: prepare`,
-        txId,
-      });
-      let prepared;
-      try {
-        prepared = await prepareBatch(services, { method, body, executionMode: mode, txId });
-      } catch (error) {
-        await x402.release(payment.id, `prepare failed: ${(error as Error).message}`);
-        throw error;
-      }
-      const settlement = await x402.settle(payment.id);
-      return { body: { ...prepared, x402Requirements: x402.requirements(sendCharge(txId)) }, headers: x402.responseHeader(settlement) };
+      const charged = await chargePrepare(services, req, access, { method, mode, txId }, () => storeBatch(services, planned, txId));
+      return { ...charged, body: { ...charged.body, executionMode: echoedExecutionMode((rawBody as { executionMode?: unknown })?.executionMode, mode) } };
     } finally {
       await release();
     }
   }
 
-  /** Runs the checks and the payment of one send, then starts broadcasting; returns the payment taken, if any. */
-  async function startSend(req: Request, batch: Batch, body: SendBody): Promise<PaymentRecord | undefined> {
+  /** Checks one send (body against the batch first, then credentials and payment), then starts broadcasting. */
+  async function startSend(req: Request, caller: Caller, batch: Batch, body: SendBody): Promise<PaymentRecord | undefined> {
     const request = normalizeSendBody(body);
-    const presented = await optionalApiKey(services, req);
-    const method = findPublicMethod(batch.method) ?? undefined;
+    const method = findPublicMethod(batch.method);
     let state: ReturnType<typeof sendingState> = [];
-    let payment: PaymentRecord | undefined;
-    let chargeCredit: string | undefined;
-
     if (batch.executionMode === "service-relayed") {
-      if (presented) throw badRequest(RELAYED_NEEDS_X402, { header: "x-api-key" });
       if (request.kind !== "relayed") {
         throw badRequest("A service-relayed txId is sent as { txId } (optionally with transactions) and an x402 payment, without signed transactions", {
           field: "signedTransactions",
@@ -122,31 +90,21 @@ export function writeRoutes(services: Services) {
       }
     } else {
       state = sendingState(batch, request);
-      if (batch.apiKeyId) {
-        if (!presented) await requireApiKey(services, req, "method");
-        if (presented!.id !== batch.apiKeyId) throw forbidden("This txId was prepared under another API key", { txId: batch.txId });
-        if (isMetered(batch.method)) chargeCredit = batch.apiKeyId;
-      }
+      await assertHashesFree(services, batch, state);
     }
-    const paidByX402 = !batch.apiKeyId && !presented && method?.x402;
-    if (paidByX402) {
-      const x402 = assertX402Available(services, batch.chainId);
-      const price = await services.prices.of(batch.method, method.x402!.tier);
-      payment = await x402.reserve(req, {
-        subject: `send:${batch.txId}`,
-        routeKey: "POST /send-transactions",
-        amount: shareOf(price, batch.executionMode, "send"),
-        resourceUrl: resourceUrl(services, req),
-        description: `${batch.method}: send`,
-        txId: batch.txId,
-      });
-    }
+    const access = admitSend(services, caller, batch, method);
+    const checkPayer = method?.checkRelayedPayer && batch.executionMode === "service-relayed" ? (payer: string) => method.checkRelayedPayer!(services, batch, payer) : undefined;
+    const payment = method ? await chargeSend(services, req, access, batch, method, checkPayer) : undefined;
     try {
       await services.db.transaction(async (q) => {
         // Re-checked under the row lock: of two concurrent sends of one txId, the second gets the 409.
         if ((await services.batches.lock(q, batch.txId)) !== "prepared") await loadSendableBatch(services, batch.txId, q);
-        if (chargeCredit) {
-          const spent = await services.credits.spend(q, chargeCredit, batch.method, batch.txId);
+        if (reportable(batch)) {
+          if (request.kind !== "reported") throw badRequest("This txId's reported hash never appeared: report the right hash with { txId, txHash }", { field: "txHash" });
+          await services.batches.reopen(q, batch.txId);
+        }
+        if (access.creditKeyId) {
+          const spent = await services.credits.spend(q, access.creditKeyId, batch.method, batch.txId);
           if (!spent.ok) throw new ApiError(403, "OUT_OF_CREDITS", `Out of credits for ${batch.method}`, { method: batch.method });
         }
         await services.batches.markSending(q, batch.txId, state);
@@ -165,14 +123,16 @@ export function writeRoutes(services: Services) {
       path: "/prepare-transactions",
       summary: "Prepare the unsigned transactions of one method; sign them locally, then call /send-transactions",
       tags: ["write"],
-      auth: "apiKeyOrPayment",
+      access: ACCESS.agenticWrite,
       documentedBody: prepareBodyDoc,
-      handler: async ({ req }) => {
+      response: PrepareResponse,
+      rateLimited: true,
+      handler: async ({ req, caller }) => {
         const name = (req.body as { method?: unknown })?.method;
         if (name === undefined || name === null || name === "") throw badRequest("method is required", { field: "method", methods: methodNames });
-        const method = typeof name === "string" ? findPublicMethod(name) : undefined;
+        const method = typeof name === "string" ? methodForBody(name, req.body) : undefined;
         if (!method) throw badRequest(`Unknown method: ${String(name)}`, { field: "method", methods: methodNames });
-        return prepare(req, method, req.body);
+        return prepare(req, caller, method, req.body);
       },
     }),
     ...PUBLIC_METHODS.map((method) =>
@@ -181,20 +141,27 @@ export function writeRoutes(services: Services) {
         path: `/prepare-transactions/${method.name}`,
         summary: method.summary,
         tags: ["write", method.area],
-        auth: method.x402 ? "apiKeyOrPayment" : "apiKey",
-        documentedBody: method.body,
-        handler: async ({ req }) => prepare(req, method, req.body),
+        access: method.access,
+        documentedBody: documentedMethodBody(method),
+        response: PrepareResponse,
+        rateLimited: true,
+        handler: async ({ req, caller }) => prepare(req, caller, method, req.body),
       }),
     ),
     ...PUBLIC_METHODS.filter((m) => m.facadePath).map((method) =>
       defineRoute({
         method: "post",
         path: method.facadePath!,
-        summary: `${method.summary} — facade: always service-relayed, free to prepare, paid at send`,
+        summary: `${method.summary} — facade (default execution mode: ${method.facadeMode ?? "service-relayed"})`,
         tags: ["x402", method.area],
-        auth: "payment",
-        documentedBody: method.body,
-        handler: async ({ req }) => prepare(req, method, req.body, "service-relayed"),
+        access: ACCESS.agenticWrite,
+        documentedBody: documentedMethodBody(method),
+        response: method.facadeEnvelope === "data" ? FacadePrepareResponse : PrepareResponse,
+        rateLimited: true,
+        handler: async ({ req, caller }) => {
+          const prepared = await prepare(req, caller, method, req.body, method.facadeMode ?? "service-relayed");
+          return method.facadeEnvelope === "data" ? { body: { data: prepared.body }, headers: prepared.headers } : prepared;
+        },
       }),
     ),
     defineRoute({
@@ -206,11 +173,15 @@ export function writeRoutes(services: Services) {
         "service-relayed batches, { txId, transactions? } with an x402 payment. Each signed transaction must match its " +
         "prepared twin. Answers 200 when the batch ended and 202 while it is still pending.",
       tags: ["write"],
-      auth: "apiKeyOrPayment",
+      access: ACCESS.agenticWrite,
       body: sendBodySchema,
-      handler: async ({ req, body }) => {
+      response: {
+        200: { description: "The batch ended: success, or rejected (see error and failedIndex)", schema: SendSummary },
+        202: { description: "Accepted; the batch is still pending: poll GET /get-transaction-status?txId=…", schema: SendSummary },
+      },
+      handler: async ({ req, body, caller }) => {
         const batch = await loadSendableBatch(services, normalizeSendBody(body).txId);
-        const payment = await startSend(req, batch, body);
+        const payment = await startSend(req, caller, batch, body);
         await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS);
         const after = (await services.batches.get(batch.txId))!;
         const settled = payment ? await services.payments.get(payment.id) : undefined;
@@ -226,8 +197,9 @@ export function writeRoutes(services: Services) {
       path: "/get-transaction-status",
       summary: "Status of a prepared batch (txId) or of one transaction (hash): prepared, pending, success or rejected",
       tags: ["write"],
-      auth: "none",
+      access: ACCESS.public,
       query: statusQuery,
+      response: TransactionStatus,
       handler: async ({ query }) => {
         if (!query.hash && !query.txId) throw badRequest("hash or txId is required", { field: "hash" });
         const txId = query.txId ?? (await services.batches.txIdByHash(query.hash!));
@@ -243,7 +215,7 @@ export function writeRoutes(services: Services) {
   ];
 }
 
-export function paymentView(p: PaymentRecord) {
+export function paymentView(p: PaymentRecord): z.infer<typeof PaymentView> {
   return {
     status: p.status,
     amount: p.amount,
@@ -256,7 +228,7 @@ export function paymentView(p: PaymentRecord) {
 }
 
 /** A hash this service never saw: answer from the chains it serves. */
-async function chainTransactionStatus(services: Services, hash: string) {
+async function chainTransactionStatus(services: Services, hash: string): Promise<z.infer<typeof ChainTransactionStatus>> {
   for (const chain of services.chains.list()) {
     const [receipt, tx] = await Promise.all([chain.provider.getTransactionReceipt(hash), chain.provider.getTransaction(hash)]);
     if (receipt) {

@@ -3,19 +3,62 @@ import type { Request } from "express";
 import { formatUnits } from "ethers";
 import { z } from "zod";
 import { BKN__factory } from "../../typechain-types";
-import { optionalApiKey } from "../auth/api-key";
+import { resourceUrl, type Caller } from "../access/gate";
+import { ACCESS, shareOf } from "../access/rules";
 import { FAUCET_CREDIT_METHOD } from "../auth/plans";
 import { newTxId, prepareBatch } from "../engine/prepare";
 import type { Batch } from "../engine/types";
 import { ApiError, badRequest, conflict, notFound } from "../errors";
 import { address } from "../http/fields";
+import { PaymentRequirements, PaymentView, responseFields } from "../http/responses";
 import { defineRoute } from "../http/route";
 import { findMethod, PUBLIC_METHODS } from "../methods";
-import { shareOf } from "../payments/pricing";
 import { assertX402Available } from "../payments/x402";
 import type { Services } from "../services";
 import type { PaymentRecord } from "../store/payments";
-import { paymentView, resourceUrl } from "./write";
+import { paymentView } from "./write";
+
+const { address: addressOut, hash32, integerText, int } = responseFields;
+
+const Discovery = z
+  .strictObject({
+    x402Version: int,
+    enabled: z.boolean(),
+    network: z.string().optional().meta({ example: "eip155:84532" }),
+    asset: addressOut.optional(),
+    payTo: addressOut.optional(),
+    resources: z.array(
+      z.strictObject({
+        resource: z.string(),
+        method: z.string(),
+        operation: z.string(),
+        executionMode: z
+          .enum(["client-signed", "service-relayed", "read"])
+          .meta({ description: "How the operation runs; read is a paid GET (an agent getter or a RAMS read)" }),
+        step: z.enum(["prepare", "send", "call"]).meta({ description: "The call that takes this payment; call is the paid GET itself" }),
+        accepts: z.array(PaymentRequirements),
+      }),
+    ),
+  })
+  .meta({ id: "X402Discovery" });
+
+const FaucetClaim = z
+  .strictObject({
+    claimId: z.string(),
+    status: z.enum(["submitted", "confirmed", "failed"]),
+    chainId: z.string(),
+    recipientAddress: addressOut,
+    amount: z.string().meta({ example: "100" }),
+    amountRaw: integerText,
+    token: z.strictObject({ address: addressOut, symbol: z.literal("BKN"), decimals: int }),
+    transactionHash: hash32.nullable(),
+    explorerUrl: z.string().nullable(),
+    cooldownEndsAt: z.string().nullable(),
+    txId: hash32,
+    error: z.string().optional(),
+    payment: PaymentView.optional(),
+  })
+  .meta({ id: "FaucetClaim" });
 
 const FAUCET_CHAIN_ID = 11155111;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
@@ -29,7 +72,7 @@ export function x402Routes(services: Services) {
     const tx = batch.transactions[0];
     const outcome = (await services.db.query<{ outcome: Record<string, string> | null }>("SELECT outcome FROM batches WHERE tx_id = $1", [batch.txId]))[0]
       ?.outcome;
-    const status = batch.status === "success" ? "confirmed" : batch.status === "rejected" ? "failed" : "submitted";
+    const status = batch.status === "success" ? "confirmed" : batch.status === "rejected" ? "failed" : ("submitted" as const);
     const bkn = BKN__factory.connect(chain.deployment.contracts.BKN, chain.provider);
     const amountRaw = outcome?.amountRaw ?? (await bkn.FAUCET_AMOUNT()).toString();
     return {
@@ -48,12 +91,12 @@ export function x402Routes(services: Services) {
         txId: batch.txId,
         ...(batch.error ? { error: batch.error } : {}),
         ...(payment ? { payment: paymentView(payment) } : {}),
-      },
+      } satisfies z.infer<typeof FaucetClaim>,
       headers: payment?.status === "settled" ? services.x402!.responseHeader(payment.settlement) : {},
     };
   }
 
-  async function claimFaucet(req: Request, recipient: string) {
+  async function claimFaucet(req: Request, caller: Caller, recipient: string) {
     if (services.config.ENVIRONMENT !== "sandbox") throw notFound("The BKN faucet exists only in the sandbox");
     const idempotencyKey = (req.header("idempotency-key") ?? "").trim();
     if (!UUID_V4.test(idempotencyKey)) throw badRequest("Idempotency-Key header is required (a UUID v4)", { header: "Idempotency-Key" });
@@ -72,7 +115,7 @@ export function x402Routes(services: Services) {
     }
 
     // A key pays with its own faucet balance (and skips x402 entirely); without one, x402 pays.
-    const apiKey = await optionalApiKey(services, req);
+    const { apiKey } = caller;
     const x402 = apiKey ? undefined : assertX402Available(services, chain.chainId);
 
     const bkn = BKN__factory.connect(chain.deployment.contracts.BKN, chain.provider);
@@ -131,14 +174,15 @@ export function x402Routes(services: Services) {
       path: "/.well-known/x402",
       summary: "Paid resources and their prices (x402 v2 discovery)",
       tags: ["x402"],
-      auth: "none",
+      access: ACCESS.public,
+      response: Discovery,
       handler: async ({ req }) => {
         const x402 = services.x402;
         if (!x402) return { x402Version: 2, enabled: false, resources: [] };
         const base = resourceUrl(services, req).replace(/\/\.well-known\/x402$/, "");
         const resources = [];
-        for (const method of PUBLIC_METHODS.filter((m) => m.x402)) {
-          const price = await services.prices.of(method.name, method.x402!.tier);
+        for (const method of PUBLIC_METHODS.filter((m) => m.access.price)) {
+          const price = await services.prices.of(method.name, method.access.price!);
           const entry = (path: string, routeKey: string, mode: "client-signed" | "service-relayed", step: "prepare" | "send") => ({
             resource: `${base}${path}`,
             method: "POST",
@@ -150,8 +194,22 @@ export function x402Routes(services: Services) {
           resources.push(
             entry("/prepare-transactions", "POST /prepare-transactions", "client-signed", "prepare"),
             entry("/send-transactions", "POST /send-transactions", "client-signed", "send"),
-            entry("/send-transactions", "POST /send-transactions", "service-relayed", "send"),
+            ...(method.relayable ? [entry("/send-transactions", "POST /send-transactions", "service-relayed", "send")] : []),
           );
+        }
+        // Paid reads (agent getters, RAMS reads): one call, one payment.
+        const { allRoutes } = await import("../app");
+        for (const route of allRoutes(services).filter((r) => r.method === "get" && r.access.key === "optional" && r.access.price)) {
+          const amount = await services.prices.of(route.path.replace(/^\//, ""), route.access.price!);
+          const url = `${base}${route.path}`;
+          resources.push({
+            resource: url,
+            method: "GET",
+            operation: route.path.replace(/^\//, ""),
+            executionMode: "read",
+            step: "call",
+            accepts: [x402.requirements({ subject: "", routeKey: `GET ${route.path}`, amount, resourceUrl: url, description: route.summary })],
+          });
         }
         if (services.config.ENVIRONMENT === "sandbox") {
           const amount = shareOf(await services.prices.of("faucet", "faucet"), "service-relayed", "send");
@@ -172,9 +230,14 @@ export function x402Routes(services: Services) {
       path: "/faucet/bkn",
       summary: "Sandbox: 100 BKN to a recipient (Idempotency-Key header; an API key's 10 claims, or 0.01 USDC via x402)",
       tags: ["x402"],
-      auth: "apiKeyOrPayment",
+      access: ACCESS.faucet,
+      response: {
+        200: { description: "The claim was confirmed (status confirmed), or failed (status failed; an x402 payment was released)", schema: FaucetClaim },
+        202: { description: "Submitted, not yet confirmed", schema: FaucetClaim },
+      },
+      rateLimited: true,
       body: z.looseObject({ recipientAddress: address.refine((a) => !/^0x0{40}$/i.test(a), "must not be the zero address") }),
-      handler: async ({ req, body }) => claimFaucet(req, body.recipientAddress),
+      handler: async ({ req, body, caller }) => claimFaucet(req, caller, body.recipientAddress),
     }),
   ];
 }

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { FAUCET_CREDIT_METHOD, FAUCET_CREDITS, METERED_METHODS, PLAN_CREDITS, type Plan } from "../auth/plans";
+import { FAUCET_CREDIT_METHOD, FAUCET_CREDITS, INVITATION_CREDIT_METHOD, METERED_METHODS, PLAN_CREDITS, type Plan } from "../auth/plans";
 import type { Db, Queryable } from "./db";
 
 export interface ApiKeyRecord {
@@ -93,6 +93,7 @@ async function grantInitialCredits(tx: Queryable, keyId: string, plan: Plan) {
     await tx.query("INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)", [keyId, method, PLAN_CREDITS[plan]]);
   }
   await tx.query("INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)", [keyId, FAUCET_CREDIT_METHOD, FAUCET_CREDITS]);
+  await tx.query("INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)", [keyId, INVITATION_CREDIT_METHOD, PLAN_CREDITS[plan]]);
 }
 
 /** The per-database pepper, created on first use (racing instances agree through ON CONFLICT). */

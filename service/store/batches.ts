@@ -19,6 +19,7 @@ interface BatchRow {
 }
 
 interface TxRow {
+  broadcast_at: Date | string | null;
   index: number;
   unsigned: UnsignedTransaction;
   signed_raw: string | null;
@@ -30,6 +31,7 @@ interface TxRow {
 }
 
 const toTx = (row: TxRow): BatchTransaction => ({
+  broadcastAt: row.broadcast_at === null || row.broadcast_at === undefined ? null : new Date(row.broadcast_at).toISOString(),
   index: row.index,
   unsigned: row.unsigned,
   signedRaw: row.signed_raw,
@@ -121,14 +123,31 @@ export class Batches {
   ): Promise<void> {
     await tx.query("UPDATE batches SET status = 'sending', sent_at = now(), updated_at = now() WHERE tx_id = $1", [txId]);
     for (const s of signed) {
-      await tx.query("UPDATE batch_transactions SET signed_raw = $3, tx_hash = $4, status = $5 WHERE tx_id = $1 AND index = $2", [
+      await tx.query(
+        "UPDATE batch_transactions SET signed_raw = $3, tx_hash = $4, status = $5, broadcast_at = CASE WHEN $5 = 'broadcast' THEN now() ELSE NULL END WHERE tx_id = $1 AND index = $2",
+        [
         txId,
         s.index,
         s.signedRaw,
         s.txHash?.toLowerCase() ?? null,
-        s.status,
-      ]);
+          s.status,
+        ],
+      );
     }
+  }
+
+  /**
+   * A client-broadcast batch whose reported hash never appeared ends rejected; the client may then report the right
+   * hashes for the same txId: the batch goes back to prepared. Its refunded credit charge may be charged again and its
+   * released payments keep their history under a new subject, so the send can be paid again.
+   */
+  async reopen(q: Queryable, txId: string): Promise<void> {
+    await q.query("UPDATE batches SET status = 'prepared', failed_index = NULL, error = NULL, sent_at = NULL, completed_at = NULL, updated_at = now() WHERE tx_id = $1", [txId]);
+    await q.query(
+      "UPDATE batch_transactions SET status = 'prepared', tx_hash = NULL, signed_raw = NULL, error = NULL, broadcast_at = NULL, block_number = NULL, gas_used = NULL WHERE tx_id = $1",
+      [txId],
+    );
+    await q.query("UPDATE payments SET subject = subject || '#released-' || id WHERE tx_id = $1 AND status = 'released' AND subject NOT LIKE '%#released-%'", [txId]);
   }
 
   /** Records the signed form of one transaction (for a relayed one, also its final nonce and fees). */
@@ -161,7 +180,7 @@ export class Batches {
   async reject(
     txId: string,
     index: number,
-    txStatus: "reverted" | "refused",
+    txStatus: "reverted" | "refused" | "unseen",
     error: string,
     receipt?: { blockNumber: number; gasUsed: bigint },
     q: Queryable = this.db,

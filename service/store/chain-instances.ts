@@ -1,4 +1,5 @@
 import type { Services } from "../services";
+import { errorFacts } from "../logger";
 
 /**
  * Local chains started by `npm start` begin empty every time, while the embedded database survives. A chain whose
@@ -12,7 +13,7 @@ export async function checkChainInstances(services: Services): Promise<void> {
     try {
       genesis = (await chain.provider.getBlock(0))?.hash ?? undefined;
     } catch (error) {
-      logger.warn({ chainId: chain.chainId, err: (error as Error).message }, "chain unreachable at start; genesis not checked");
+      logger.warn({ chainId: chain.chainId, err: errorFacts(error) }, "chain unreachable at start; genesis not checked");
       continue;
     }
     if (!genesis) continue;
@@ -23,8 +24,8 @@ export async function checkChainInstances(services: Services): Promise<void> {
       if (config.ENVIRONMENT === "production") {
         throw new Error(`Chain ${chain.chainId} has a different genesis block than the one recorded; refusing to start`);
       }
-      logger.warn({ chainId: chain.chainId }, "chain was reset: dropping the records of its previous instance");
-      await forgetChain(services, chain.chainId);
+      const refunded = await forgetChain(services, chain.chainId);
+      logger.warn({ chainId: chain.chainId, abandonedBatches: refunded }, "chain was reset: dropped the records of its previous instance, refunded abandoned batches");
     }
     await db.query(
       `INSERT INTO chain_instances (chain_id, genesis_hash) VALUES ($1, $2)
@@ -34,10 +35,20 @@ export async function checkChainInstances(services: Services): Promise<void> {
   }
 }
 
-/** Deletes every record that describes state of one chain (tokens and their children, batches). Credit charges stay: they are the ledger. */
-async function forgetChain(services: Services, chainId: number): Promise<void> {
-  await services.db.transaction(async (tx) => {
+/**
+ * Deletes every record that describes state of one chain (tokens and their children, batches). Credit charges stay:
+ * they are the ledger. Batches the reset abandoned mid-flight (sending) give their credit back and release their
+ * payments first: their transactions went with the chain, so the caller got nothing for them.
+ */
+async function forgetChain(services: Services, chainId: number): Promise<number> {
+  return services.db.transaction(async (tx) => {
+    const abandoned = await tx.query<{ tx_id: string }>("SELECT tx_id FROM batches WHERE chain_id = $1 AND status = 'sending'", [chainId]);
+    for (const { tx_id } of abandoned) {
+      await services.credits.refund(tx, tx_id);
+      await tx.query("UPDATE payments SET status = 'released', release_reason = 'the chain was reset before the operation confirmed', updated_at = now() WHERE tx_id = $1 AND status = 'reserved'", [tx_id]);
+    }
     for (const table of chainScopedTables) await tx.query(table.sql, [chainId]);
+    return abandoned.length;
   });
 }
 
@@ -51,7 +62,11 @@ export const chainScopedTables: { sql: string }[] = [
   { sql: "DELETE FROM tokens WHERE chain_id = $1" },
   { sql: "UPDATE payments SET status = 'released', release_reason = 'payment chain was reset' WHERE network = 'eip155:' || $1::text AND status IN ('reserved', 'settling')" },
   { sql: "DELETE FROM agent_tokens WHERE chain_id = $1" },
+  { sql: "DELETE FROM agent_activity WHERE chain_id = $1" },
+  { sql: "DELETE FROM relayed_feedback WHERE chain_id = $1" },
+  { sql: "DELETE FROM agents WHERE chain_id = $1" },
   { sql: "DELETE FROM wallet_nonces WHERE chain_id = $1" },
+  { sql: "DELETE FROM rams_executors WHERE chain_id = $1" },
   { sql: "DELETE FROM faucet_claims WHERE tx_id IN (SELECT tx_id FROM batches WHERE chain_id = $1)" },
   { sql: "DELETE FROM batch_transactions WHERE tx_id IN (SELECT tx_id FROM batches WHERE chain_id = $1)" },
   { sql: "DELETE FROM batches WHERE chain_id = $1" },

@@ -11,9 +11,11 @@ export class Credits {
    * concurrent spends of the last credit serialize on the row: exactly one succeeds. A batch is charged at most once.
    */
   async spend(tx: Queryable, keyId: string, method: string, txId: string): Promise<SpendResult> {
-    // The charge row first: a concurrent spend of the same txId waits on it and then finds it taken.
+    // The charge row first: a concurrent spend of the same txId waits on it and then finds it taken. A refunded charge
+    // (a reopened batch) is charged again.
     const charged = await tx.query(
-      "INSERT INTO credit_charges (tx_id, key_id, method) VALUES ($1, $2, $3) ON CONFLICT (tx_id) DO NOTHING RETURNING tx_id",
+      `INSERT INTO credit_charges (tx_id, key_id, method) VALUES ($1, $2, $3)
+       ON CONFLICT (tx_id) DO UPDATE SET refunded_at = NULL, charged_at = now() WHERE credit_charges.refunded_at IS NOT NULL RETURNING tx_id`,
       [txId, keyId, method],
     );
     if (!charged.length) return { ok: false, reason: "already_charged" };

@@ -94,6 +94,27 @@ export class Investors {
     return rows.map(toRecord);
   }
 
+  /** Every wallet recorded for a token (e-mail order, wallets without one last). */
+  async ofToken(tokenId: string): Promise<InvestorRecord[]> {
+    const rows = await this.db.query<InvestorRow>(
+      "SELECT * FROM investors WHERE token_id = $1 ORDER BY lower(email) NULLS LAST, updated_at DESC, address",
+      [tokenId],
+    );
+    return rows.map(toRecord);
+  }
+
+  /** Distinct wallets recorded with an e-mail on any token of these tokenizer e-mails (newest first). */
+  async walletsOfEmail(tokenizerEmails: string[], email: string): Promise<string[]> {
+    if (!tokenizerEmails.length) return [];
+    const rows = await this.db.query<{ address: string }>(
+      `SELECT i.address FROM investors i JOIN tokens t ON t.id = i.token_id
+       WHERE t.tokenizer_email = ANY($1) AND lower(i.email) = lower($2)
+       GROUP BY i.address ORDER BY max(i.updated_at) DESC`,
+      [tokenizerEmails, email],
+    );
+    return rows.map((r) => r.address);
+  }
+
   /** Wallets that ever received the token (candidates for balances and dividends). */
   async holders(tokenId: string): Promise<InvestorRecord[]> {
     const rows = await this.db.query<InvestorRow>(

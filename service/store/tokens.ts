@@ -111,11 +111,9 @@ export class Tokens {
   }
 
   /** A key may act on a token whose tokenizer e-mail matches a newTokenization done under that key. */
+  /** A key may act on the tokens of the tokenizer e-mails it owns (tokenized first with them, or bound by the operator). */
   async keyMayUse(keyId: string, token: TokenRecord): Promise<boolean> {
-    const rows = await this.db.query("SELECT 1 FROM tokens WHERE api_key_id = $1 AND tokenizer_email = $2 LIMIT 1", [
-      keyId,
-      token.tokenizerEmail,
-    ]);
+    const rows = await this.db.query("SELECT 1 FROM tokenizer_email_keys WHERE email = lower($1) AND api_key_id = $2 LIMIT 1", [token.tokenizerEmail, keyId]);
     return rows.length > 0;
   }
 
@@ -123,7 +121,7 @@ export class Tokens {
   async visibleTo(keyId: string): Promise<{ tokenSymbols: string[]; tokenizerEmails: string[] }> {
     const rows = await this.db.query<{ symbol: string; tokenizer_email: string }>(
       `SELECT symbol, tokenizer_email FROM tokens
-       WHERE tokenizer_email IN (SELECT tokenizer_email FROM tokens WHERE api_key_id = $1)
+       WHERE lower(tokenizer_email) IN (SELECT email FROM tokenizer_email_keys WHERE api_key_id = $1)
        ORDER BY created_at, symbol`,
       [keyId],
     );
@@ -131,6 +129,33 @@ export class Tokens {
       tokenSymbols: rows.map((r) => r.symbol),
       tokenizerEmails: [...new Set(rows.map((r) => r.tokenizer_email))],
     };
+  }
+
+  /** The keys a tokenizer e-mail belongs to (empty: nobody tokenized with it yet). */
+  async emailKeys(email: string): Promise<string[]> {
+    const rows = await this.db.query<{ api_key_id: string }>("SELECT api_key_id FROM tokenizer_email_keys WHERE email = lower($1)", [email]);
+    return rows.map((r) => r.api_key_id);
+  }
+
+  /** The first tokenization with an e-mail makes it its key's; later ones (refused at prepare unless bound) change nothing. */
+  async claimEmail(q: Queryable, email: string, keyId: string): Promise<void> {
+    await q.query(
+      `INSERT INTO tokenizer_email_keys (email, api_key_id, bound_by)
+       SELECT lower($1), $2, 'tokenization' WHERE NOT EXISTS (SELECT 1 FROM tokenizer_email_keys WHERE email = lower($1))`,
+      [email, keyId],
+    );
+  }
+
+  /** Operator: let `keyId` act on `email`'s tokens too (npm run admin -- keys bind-email). */
+  async bindEmail(email: string, keyId: string): Promise<void> {
+    await this.db.query(
+      "INSERT INTO tokenizer_email_keys (email, api_key_id, bound_by) VALUES (lower($1), $2, 'operator') ON CONFLICT (email, api_key_id) DO NOTHING",
+      [email, keyId],
+    );
+  }
+
+  async unbindEmail(email: string, keyId: string): Promise<boolean> {
+    return (await this.db.query("DELETE FROM tokenizer_email_keys WHERE email = lower($1) AND api_key_id = $2 RETURNING email", [email, keyId])).length > 0;
   }
 
   /** Records a token from its creation receipt; a second insert of the same token is ignored. */

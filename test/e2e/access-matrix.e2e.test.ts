@@ -94,6 +94,8 @@ describe("e2e: access matrix (which credential works where)", function () {
     keyId = record.id;
     keyed = api.withKey(key);
     for (const w of [issuer, keyedSigner, sandbox.accounts[5]]) await service.services.signers.add(w.address);
+    // Rule 3 holds for x402 client-signed prepares too: the anonymous signers are whitelisted by the operator.
+    for (let i = 10; i < 20; i++) await service.services.signers.add(sandbox.accounts[i].address);
     tokenSymbol = `MX${run}`;
     await execute(keyed, issuer, {
       method: "newTokenization",
@@ -392,6 +394,14 @@ describe("e2e: access matrix (which credential works where)", function () {
       const relayed = find("agentCreateToken", "service-relayed", "send");
       expect(relayed.accepts[0].amount).to.equal("10000");
       expect(relayed.accepts[0].extra.routeKey).to.equal("POST /send-transactions");
+      // Only relayable methods are offered relayed; paid reads are listed at their tiers.
+      expect(resources.find((r) => r.operation === "agentMintToken" && r.executionMode === "service-relayed")).to.equal(undefined);
+      expect(resources.find((r) => r.operation === "agentMintToken" && r.executionMode === "client-signed")).to.not.equal(undefined);
+      const getters = resources.find((r) => r.operation === "get-agents")!;
+      expect(getters).to.include({ executionMode: "read", step: "call" });
+      expect(getters.accepts[0]).to.include({ amount: "1" });
+      expect(getters.accepts[0].extra.routeKey).to.equal("GET /get-agents");
+      expect(resources.find((r) => r.operation === "rams/mandate")!.accepts[0].amount).to.equal("1000");
       const faucet = resources.find((r) => /\/faucet\/bkn$/.test(r.resource));
       expect(faucet, "faucet resource").to.not.equal(undefined);
       expect(faucet!.accepts[0].amount).to.equal("10000");
@@ -443,36 +453,82 @@ describe("e2e: access matrix (which credential works where)", function () {
       expect(before.payer - (await balances()).payer).to.equal(WRITE_PRICE);
     });
 
-    it("Rule 3: a keyed prepare with a signer the operator has not whitelisted is rejected", async () => {
-      const stranger = sandbox.accounts[12];
-      const res = await keyed.post("/prepare-transactions", agentBody(stranger));
-      expect(res.status, JSON.stringify(res.body)).to.be.within(400, 403);
+    it("Rule 3: a keyed prepare with a signer the operator has not whitelisted is rejected with 403", async () => {
+      const stranger = Wallet.createRandom();
+      const res = await keyed.post("/prepare-transactions", agentBody(stranger as unknown as Wallet));
+      expect(res.status, JSON.stringify(res.body)).to.equal(403);
       expect(res.body.message).to.match(/not whitelisted/);
       const tokenization = await keyed.post("/prepare-transactions", { ...whitelistBody(), signerAddress: stranger.address });
-      expect(tokenization.status).to.be.within(400, 403);
+      expect(tokenization.status).to.equal(403);
       expect(tokenization.body.message).to.match(/not whitelisted/);
+    });
+
+    it("Rule 3: an x402 client-signed prepare with a signer that is not whitelisted → 403 before any 402; no USDC moves", async () => {
+      const stranger = Wallet.createRandom();
+      const before = await balances();
+      const unpaid = await api.post("/prepare-transactions", agentBody(stranger as unknown as Wallet), asClient());
+      expectError(unpaid, 403, /not whitelisted/);
+      expect(unpaid.headers.get("payment-required")).to.equal(null);
+      const paid = await api.post("/prepare-transactions", agentBody(stranger as unknown as Wallet), { ...asClient(), "X-PAYMENT": await validPayment(HALF) });
+      expectError(paid, 403, /not whitelisted/);
+      expect(paid.headers.get("payment-response")).to.equal(null);
+      expect(await balances()).to.deep.equal(before);
+    });
+
+    it("validation runs before the 402 challenge: a bad body, chain or pre-check → 400 without PAYMENT-REQUIRED, even with a payment; no USDC moves", async () => {
+      const before = await balances();
+      const cases: [string, Record<string, unknown>, RegExp][] = [
+        ["missing name", { name: undefined }, /^name /],
+        ["bad symbol", { symbol: "bad symbol" }, /^symbol /],
+        ["wrong chain", { chainId: "aa36a7" }, /runs on chain/],
+        ["unknown chain", { chainId: "zz" }, /Unsupported chainId/],
+        ["too many decimals", { premint: "1.1234567", decimals: "6" }, /premint has more than 6 decimal places/],
+      ];
+      for (const [label, change, message] of cases) {
+        const body = { ...agentBody(anonSigner()), ...change };
+        const unpaid = await api.post("/prepare-transactions", body, asClient());
+        expect(unpaid.status, `${label}: ${JSON.stringify(unpaid.body)}`).to.equal(400);
+        expect(unpaid.body.message, label).to.match(message);
+        expect(unpaid.headers.get("payment-required"), label).to.equal(null);
+        const paid = await api.post("/prepare-transactions", body, { ...asClient(), "X-PAYMENT": await validPayment(HALF) });
+        expect(paid.status, `${label} (paid): ${JSON.stringify(paid.body)}`).to.equal(400);
+        expect(paid.headers.get("payment-response"), label).to.equal(null);
+      }
+      // A relayed txId sent with signed transactions is refused before the quote, too.
+      const prepared = await relayedPrepare();
+      const wrongForm = await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: ["0x02"] });
+      expect(wrongForm.status, JSON.stringify(wrongForm.body)).to.equal(400);
+      expect(wrongForm.headers.get("payment-required")).to.equal(null);
+      expect(await balances()).to.deep.equal(before);
     });
 
     it("Rule 4: a key acts only on symbols it tokenized (Unauthorized token symbol); payment-token symbols are exempt", async () => {
       const other = api.withKey((await service.services.apiKeys.create({ email: "other@matrix.test", plan: "Starter" })).key);
-      const info = await other.get("/get-token-info", { tokenSymbol });
-      expect(info.status, JSON.stringify(info.body)).to.be.within(400, 403);
-      expect(info.body.message).to.equal("Unauthorized token symbol");
-      const stos = await other.get("/get-stos", { tokenSymbol });
-      expect(stos.body.message).to.equal("Unauthorized token symbol");
+      expectError(await other.get("/get-token-info", { tokenSymbol }), 403, "Unauthorized token symbol");
+      expectError(await other.get("/get-stos", { tokenSymbol }), 403, "Unauthorized token symbol");
       const allowance = await other.get("/get-allowance", { tokenSymbol: "USDC", chainId: "aa36a7", ownerAddress: issuer.address, spenderAddress: payTo });
       expect(allowance.status, JSON.stringify(allowance.body)).to.equal(200);
       expect(allowance.body.tokenSymbol).to.equal("USDC");
     });
 
-    it("Rule 5: a key is bound to one deployment: this sandbox key is unknown to another deployment", async () => {
-      const elsewhere = await startTestService(sandbox, { env: { ENVIRONMENT: "production" } });
+    it("Rule 5: a key is bound to one deployment: each deployment knows only its own keys; a key carries no environment flag", async () => {
+      // A real production deployment: its own database (with its own key pepper) and its own key; x402 off, as it has
+      // no Base chain here.
+      const production = await startTestService(sandbox, { env: { ENVIRONMENT: "production", X402_ENABLED: "false" } });
       try {
-        const res = await elsewhere.api.withKey(keyed.apiKey).get("/get-token-info", { tokenSymbol });
-        expect(res.status, JSON.stringify(res.body)).to.equal(401);
-        expect(keyed.apiKey).to.not.match(/sandbox|production|test|live/i);
+        const { key: productionKey } = await production.services.apiKeys.create({ email: "ops@production.test", plan: "Starter" });
+        expect((await production.api.withKey(productionKey).get("/get-token-info")).status).to.equal(200);
+        expectError(await production.api.withKey(keyed.apiKey).get("/get-token-info"), 401, "Invalid API key");
+        expectError(await api.withKey(productionKey).get("/get-token-info"), 401, "Invalid API key");
+        expect((await keyed.get("/get-token-info")).status).to.equal(200);
+        // tak_<16 hex id>_<43 base64url secret>: the visible part that could carry a flag is the prefix and the id.
+        for (const key of [keyed.apiKey!, productionKey]) {
+          const [prefix, id] = key.split("_");
+          expect(key).to.match(/^tak_[0-9a-f]{16}_[A-Za-z0-9_-]{43}$/);
+          expect([prefix, id]).to.satisfy(([p, i]: string[]) => p === "tak" && /^[0-9a-f]+$/.test(i));
+        }
       } finally {
-        await elsewhere.stop();
+        await production.stop();
       }
     });
 

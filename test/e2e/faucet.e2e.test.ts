@@ -227,7 +227,7 @@ describe("e2e: BKN faucet (POST /faucet/bkn)", function () {
   describe("production deployment", () => {
     let production: TestService;
     before(async () => {
-      production = await startTestService(sandbox, { env: { ENVIRONMENT: "production" } });
+      production = await startTestService(sandbox, { env: { ENVIRONMENT: "production", X402_ENABLED: "false" } });
     });
     after(async () => production?.stop());
 

@@ -5,7 +5,7 @@ import path from "node:path";
 import { expect } from "chai";
 import type { Wallet } from "ethers";
 import { SecurityToken__factory } from "../../typechain-types";
-import { killHard, startServiceProcess } from "../helpers/child-service";
+import { killHard, startServiceProcess, stopGracefully } from "../helpers/child-service";
 import { execute, prepareAndSign } from "../helpers/flow";
 import { payWithEthers, quoteOf } from "../helpers/x402";
 import { RELAYER_INDEX, SETTLEMENT_INDEX } from "../helpers/sandbox";
@@ -17,7 +17,7 @@ import { openDb } from "../../service/store/db";
 import { migrate } from "../../service/store/migrate";
 import { Signers } from "../../service/store/signers";
 
-describe("e2e: a batch interrupted by a crash completes after restart, nothing sent twice", function () {
+describe("e2e: a batch interrupted by a crash or a shutdown completes after restart, nothing sent twice", function () {
   this.timeout(180_000);
   let sandbox: Sandbox;
   let child: ChildProcess | undefined;
@@ -154,5 +154,69 @@ describe("e2e: a batch interrupted by a crash completes after restart, nothing s
     expect(before.payer - (await usdc.balanceOf(payer.address))).to.equal(10_000n);
     expect((await usdc.balanceOf(payTo)) - before.payTo).to.equal(10_000n);
     expect(status.outcome.tokenAddress).to.match(/^0x[0-9a-fA-F]{40}$/);
+  });
+
+  it("SIGTERM with a send in flight: the send answers (202 pending), the process exits 0, the next start finishes the batch", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-shutdown-"));
+    const env = testEnv(sandbox, dataDir, { SEND_WAIT_MS: "30000", SHUTDOWN_TIMEOUT_MS: "15000" });
+    const db = await openDb({ dataDir: path.join(dataDir, "sandbox", "pglite") });
+    await migrate(db);
+    const { key } = await new ApiKeys(db).create({ email: "ops@shutdown.test", plan: "Enterprise" });
+    await new Signers(db).add(issuer.address);
+    await db.close();
+
+    let started = await startServiceProcess(env);
+    child = started.child;
+    let api = started.api.withKey(key);
+    await execute(api, issuer, { method: "newTokenization", chainId: "aa36a7", tokenizerEmail: "issuer@shutdown.test", name: "Shutdown", tokenSymbol: "SHUT" });
+    const investor = sandbox.accounts[13].address;
+    const { prepared, signedTransactions } = await prepareAndSign(api, issuer, {
+      method: "mintToken",
+      chainId: "aa36a7",
+      tokenSymbol: "SHUT",
+      userToMint: [{ investorAddress: investor, investorEmail: "inv@shutdown.test", amount: "7" }],
+    });
+    expect(prepared.transactions).to.have.length(2);
+    const provider = providerFor(sandbox.sepolia);
+    const nonceBefore = await provider.getTransactionCount(issuer.address, "latest");
+
+    // Blocks stop: the send broadcasts the first transaction and waits for it (up to SEND_WAIT_MS, 30 s).
+    await sandbox.sepolia.provider.request({ method: "evm_setAutomine", params: [false] });
+    const inFlight = api.post("/send-transactions", { txId: prepared.txId, signedTransactions });
+    for (let i = 0; i < 100 && (await provider.getTransactionCount(issuer.address, "pending")) === nonceBefore; i++) await new Promise((r) => setTimeout(r, 100));
+    expect(await provider.getTransactionCount(issuer.address, "pending")).to.equal(nonceBefore + 1);
+
+    const exited = new Promise<number | null>((resolve) => child!.once("exit", (code) => resolve(code)));
+    const signalledAt = Date.now();
+    child.kill("SIGTERM");
+    const answer = await inFlight;
+    expect(Date.now() - signalledAt, "the send answered right after SIGTERM, not after SEND_WAIT_MS").to.be.below(10_000);
+    expect(answer.status, JSON.stringify(answer.body)).to.equal(202);
+    expect(answer.body).to.include({ status: "pending", txId: prepared.txId });
+    expect(await exited).to.equal(0);
+    const log = started.output();
+    expect(log).to.include('"shutting down: finishing requests in flight"').and.include('"signal":"SIGTERM"').and.include('"stopped"');
+    await fetch(`${started.url}/health`).then(
+      () => expect.fail("the service still answers after SIGTERM"),
+      () => undefined,
+    );
+
+    // While it is down the first transaction is mined; the next start broadcasts the second, once.
+    await sandbox.sepolia.provider.request({ method: "evm_mine", params: [] });
+    await sandbox.sepolia.provider.request({ method: "evm_setAutomine", params: [true] });
+    started = await startServiceProcess(env);
+    child = started.child;
+    api = started.api.withKey(key);
+    let status: any;
+    for (let i = 0; i < 100; i++) {
+      status = (await api.get("/get-transaction-status", { txId: prepared.txId })).body;
+      if (status.status !== "pending") break;
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    expect(status.status, JSON.stringify(status)).to.equal("success");
+    expect(status.txHashes).to.deep.equal(answer.body.txHashes);
+    expect(await provider.getTransactionCount(issuer.address, "latest")).to.equal(nonceBefore + 2);
+    expect((await api.get("/get-balance-whitelist", { tokenSymbol: "SHUT", investorAddress: investor })).body.tokenBalance).to.equal("7");
+    await stopGracefully(child);
   });
 });

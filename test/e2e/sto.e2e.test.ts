@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import { parseUnits, type Wallet } from "ethers";
 import { SecurityToken__factory, USDC__factory } from "../../typechain-types";
+import { unwrap } from "../../client";
 import { execute } from "../helpers/flow";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";
@@ -81,9 +82,10 @@ describe("e2e: security token offerings through HTTP", function () {
     expect(created.prepared.info.tokenPrice).to.equal("10");
     await expectPreflight(prepare(offering), /Tokenizer already has an ongoing STO/);
 
-    const stos = await api.get("/get-stos", { tokenSymbol: symbol });
-    expect(stos.body.status).to.have.length(1);
-    const sto = stos.body.status[0];
+    // Reads through the typed client (client/): typed from /openapi.json.
+    const stos = unwrap(await api.typed.GET("/get-stos", { params: { query: { tokenSymbol: symbol } } }));
+    expect(stos.status).to.have.length(1);
+    const sto = stos.status[0];
     expect(sto).to.include({ name: "Series A", status: "PENDING", tokenAmount: "1000", hardCap: "10000", softCap: "4000", tokenPrice: "10", acceptedCoin: "USDC" });
 
     await expectPreflight(prepare({ method: "newInvest", investorAddress: alice.address, investmentAmount: "1000" }), /has not started/);
@@ -101,9 +103,8 @@ describe("e2e: security token offerings through HTTP", function () {
     expect(capped.prepared.info).to.include({ acceptedAmount: "1000", refundedAmount: "2000", expectedTokens: "100" });
     expect(before[carol.address] - (await usdcToken.balanceOf(carol.address))).to.equal(usdc("1000"));
 
-    const balance = await api.get("/get-sto-balance", { tokenSymbol: symbol, id: sto.uuid });
-    expect(balance.status).to.equal(200);
-    expect(balance.body).to.deep.equal({
+    const balance = unwrap(await api.typed.GET("/get-sto-balance", { params: { query: { tokenSymbol: symbol, id: sto.uuid } } }));
+    expect(balance).to.deep.equal({
       uuid: sto.uuid,
       name: "Series A",
       companyName: "Sto Holdings",
@@ -135,22 +136,22 @@ describe("e2e: security token offerings through HTTP", function () {
     await expectPreflight(prepare({ method: "claimTokens", investorAddress: dave.address }), /Nothing to claim/);
     expect(await token.reservedSupply()).to.equal(0n);
 
-    const list = await api.get("/get-investments-by-sto-id", { tokenSymbol: symbol, id: sto.uuid });
-    expect(list.body.total).to.equal(3);
-    expect(list.body.offeringTransactionsList.map((i: any) => [i.user, i.amountInUSD, i.currency, i.status])).to.deep.equal([
+    const list = unwrap(await api.typed.GET("/get-investments-by-sto-id", { params: { query: { tokenSymbol: symbol, id: sto.uuid } } }));
+    expect(list.total).to.equal(3);
+    expect(list.offeringTransactionsList.map((i) => [i.user, i.amountInUSD, i.currency, i.status])).to.deep.equal([
       [`${alice.address.slice(2, 8)}@sto.test`, "5000", "USDC", "claimTokens"],
       [`${bob.address.slice(2, 8)}@sto.test`, "4000", "USDC", "claimTokens"],
       [`${carol.address.slice(2, 8)}@sto.test`, "1000", "USDC", "claimTokens"],
     ]);
-    for (const item of list.body.offeringTransactionsList) {
+    for (const item of list.offeringTransactionsList) {
       expect(Object.keys(item).sort()).to.deep.equal(["amountInUSD", "currency", "date", "id", "status", "txHash", "user"]);
       expect(item.txHash).to.match(/^0x[0-9a-f]{64}$/);
     }
-    const byId = await api.get("/get-sto-by-id", { tokenSymbol: symbol, id: sto.uuid });
-    expect(byId.body).to.include({ status: "COMPLETED", currentAmountRaised: "10000" });
-    const investor = await api.get("/get-investor-info", { tokenSymbol: symbol, email: `${alice.address.slice(2, 8)}@sto.test` });
-    expect(investor.body.investments).to.have.length(1);
-    expect(investor.body.investments[0]).to.include({ amountInUSDT: "5000", status: "claimTokens", offeringName: "Series A" });
+    const byId = unwrap(await api.typed.GET("/get-sto-by-id", { params: { query: { tokenSymbol: symbol, id: sto.uuid } } }));
+    expect(byId).to.include({ status: "COMPLETED", currentAmountRaised: "10000" });
+    const investor = unwrap(await api.typed.GET("/get-investor-info", { params: { query: { tokenSymbol: symbol, email: `${alice.address.slice(2, 8)}@sto.test` } } }));
+    expect(investor.investments).to.have.length(1);
+    expect(investor.investments[0]).to.include({ amountInUSDT: "5000", status: "claimTokens", offeringName: "Series A" });
   });
 
   it("a failed offering: soft cap missed, anyone closes after the end, everyone is refunded", async () => {

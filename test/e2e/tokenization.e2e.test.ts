@@ -3,6 +3,7 @@ import { promisify } from "node:util";
 import { expect } from "chai";
 import { parseUnits, type Wallet } from "ethers";
 import { SecurityToken__factory, USDC__factory } from "../../typechain-types";
+import { reportHash, sendWithEip1193, unwrap, waitForStatus, type Eip1193Provider } from "../../client";
 import { execute, prepareAndSign } from "../helpers/flow";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";
@@ -59,11 +60,11 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
     });
     expect(created.prepared.info).to.include({ tokenSymbol: symbol, tokenizerEmail: "issuer@acme.test" });
 
-    const tokenizer = await api.get("/get-tokenizer-info", { tokenSymbol: symbol });
-    expect(tokenizer.status).to.equal(200);
-    tokenAddress = tokenizer.body.tokenAddress;
-    expect(tokenizer.body.paymentTokenAddress).to.equal(sandbox.deployments[11155111].contracts.USDC);
-    expect(tokenizer.body.escrowAddress).to.match(/^0x[0-9a-fA-F]{40}$/);
+    // Reads through the typed client: paths, queries and answers typed from /openapi.json.
+    const tokenizer = unwrap(await api.typed.GET("/get-tokenizer-info", { params: { query: { tokenSymbol: symbol } } }));
+    tokenAddress = tokenizer.tokenAddress;
+    expect(tokenizer.paymentTokenAddress).to.equal(sandbox.deployments[11155111].contracts.USDC);
+    expect(tokenizer.escrowAddress).to.match(/^0x[0-9a-fA-F]{40}$/);
     const token = SecurityToken__factory.connect(tokenAddress, providerFor(sandbox.sepolia));
     expect(await token.tokenizer()).to.equal(issuer.address);
 
@@ -101,10 +102,9 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
     // balances now: alice 850, bob 500, carol 300, dave 100 (total 1750)
     const expected: Record<string, string> = { [alice.address]: "850", [bob.address]: "500", [carol.address]: "300", [dave.address]: "100" };
     for (const [address, balance] of Object.entries(expected)) {
-      const read = await api.get("/get-balance-whitelist", { tokenSymbol: symbol, investorAddress: address });
-      expect(read.status).to.equal(200);
-      expect(read.body.tokenBalance).to.equal(balance);
-      expect(read.body.whitelisted).to.equal(true);
+      const read = unwrap(await api.typed.GET("/get-balance-whitelist", { params: { query: { tokenSymbol: symbol, investorAddress: address } } }));
+      expect(read.tokenBalance).to.equal(balance);
+      expect(read.whitelisted).to.equal(true);
     }
 
     // the holder claims
@@ -115,44 +115,54 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
     expect((await usdc.balanceOf(alice.address)) - before).to.equal(aliceShare);
 
     // reads
-    const info = await api.get("/get-token-info", { tokenSymbol: symbol });
-    expect(info.status).to.equal(200);
-    expect(info.body).to.include({ tokenSymbol: symbol, tokenType: "RWA_TOKEN", tokenizerEmail: "issuer@acme.test", initialTokenSupply: "1500", maxTokenSupply: "1000000", allowedTokenDecimals: 18 });
-    expect(info.body.paymentToken).to.deep.include({ symbol: "USDC", decimals: 6 });
-    expect(info.body.paymentToken.blockchain).to.deep.equal({ chainId: "0xaa36a7", chainName: "Sepolia", blockExplorerUrl: "https://sepolia.etherscan.io" });
-    expect(info.body).to.not.have.property("tokenAddress");
+    const read = api.typed;
+    const info = unwrap(await read.GET("/get-token-info", { params: { query: { tokenSymbol: symbol } } }));
+    expect(info).to.include({ tokenSymbol: symbol, tokenType: "RWA_TOKEN", tokenizerEmail: "issuer@acme.test", initialTokenSupply: "1500", maxTokenSupply: "1000000", allowedTokenDecimals: 18 });
+    expect("paymentToken" in info && info.paymentToken).to.deep.include({ symbol: "USDC", decimals: 6 });
+    expect("paymentToken" in info && info.paymentToken.blockchain).to.deep.equal({ chainId: "0xaa36a7", chainName: "Sepolia", blockExplorerUrl: "https://sepolia.etherscan.io" });
+    expect(info).to.not.have.property("tokenAddress");
 
-    const list = await api.get("/get-token-info");
-    expect(list.body).to.deep.equal({ tokenSymbols: [symbol], tokenizerEmails: ["issuer@acme.test"] });
+    const list = unwrap(await read.GET("/get-token-info"));
+    expect(list).to.deep.equal({ tokenSymbols: [symbol], tokenizerEmails: ["issuer@acme.test"] });
 
-    const byEmail = await api.get("/get-balance-whitelist", { tokenSymbol: symbol, investorEmail: "carol@acme.test" });
-    expect(byEmail.body).to.include({ investorAddress: carol.address, tokenBalance: "300", whitelisted: true });
+    const byEmail = unwrap(await read.GET("/get-balance-whitelist", { params: { query: { tokenSymbol: symbol, investorEmail: "carol@acme.test" } } }));
+    expect(byEmail).to.include({ investorAddress: carol.address, tokenBalance: "300", whitelisted: true });
 
-    const status = await api.get("/get-whitelist-status", { tokenSymbol: symbol, investorAddress: dave.address });
-    expect(status.body.whitelistStatus).to.equal(true);
-    const notListed = await api.get("/get-whitelist-status", { tokenSymbol: symbol, investorAddress: sandbox.accounts[6].address });
-    expect(notListed.body.whitelistStatus).to.equal(false);
+    const status = unwrap(await read.GET("/get-whitelist-status", { params: { query: { tokenSymbol: symbol, investorAddress: dave.address } } }));
+    expect(status.whitelistStatus).to.equal(true);
+    const notListed = unwrap(await read.GET("/get-whitelist-status", { params: { query: { tokenSymbol: symbol, investorAddress: sandbox.accounts[6].address } } }));
+    expect(notListed.whitelistStatus).to.equal(false);
 
-    const allowance = await api.get("/get-allowance", { tokenSymbol: symbol, ownerAddress: alice.address, spenderAddress: bob.address });
-    expect(allowance.body.allowance).to.equal("0");
-    const usdcAllowance = await api.get("/get-allowance", { tokenSymbol: "USDC", chainId, ownerAddress: issuer.address, spenderAddress: tokenAddress });
-    expect(usdcAllowance.body.allowance).to.equal("0");
+    const allowance = unwrap(await read.GET("/get-allowance", { params: { query: { tokenSymbol: symbol, ownerAddress: alice.address, spenderAddress: bob.address } } }));
+    expect(allowance.allowance).to.equal("0");
+    const usdcAllowance = unwrap(await read.GET("/get-allowance", { params: { query: { tokenSymbol: "USDC", chainId, ownerAddress: issuer.address, spenderAddress: tokenAddress } } }));
+    expect(usdcAllowance.allowance).to.equal("0");
 
-    const investor = await api.get("/get-investor-info", { tokenSymbol: symbol, email: "carol@acme.test" });
-    expect(investor.status).to.equal(200);
-    expect(investor.body).to.include({ email: "carol@acme.test", walletAddress: carol.address, tokenBalance: "300", whitelisted: true });
+    const investor = unwrap(await read.GET("/get-investor-info", { params: { query: { tokenSymbol: symbol, email: "carol@acme.test" } } }));
+    expect(investor).to.include({ email: "carol@acme.test", walletAddress: carol.address, tokenBalance: "300", whitelisted: true });
 
-    const dividends = await api.get("/get-dividend-distribution", { tokenSymbol: symbol });
-    expect(dividends.status).to.equal(200);
-    expect(dividends.body.totalDistributed).to.equal("1000");
-    expect(dividends.body.distributions).to.have.length(1);
-    expect(dividends.body.distributions[0].amount).to.equal("1000");
-    const holders = Object.fromEntries(dividends.body.holders.map((h: any) => [h.address, h]));
+    const dividends = unwrap(await read.GET("/get-dividend-distribution", { params: { query: { tokenSymbol: symbol } } }));
+    expect(dividends.totalDistributed).to.equal("1000");
+    expect(dividends.distributions).to.have.length(1);
+    expect(dividends.distributions[0].amount).to.equal("1000");
+    const holders = Object.fromEntries(dividends.holders.map((h) => [h.address, h]));
     expect(holders[alice.address].withdrawableRaw).to.equal("0");
     expect(holders[alice.address].withdrawnRaw).to.equal(aliceShare.toString());
     for (const [wallet, units] of [[bob, 500n], [carol, 300n], [dave, 100n]] as const) {
       expect(holders[wallet.address].withdrawableRaw).to.equal(((parseUnits("1000", 6) * units) / 1750n).toString());
     }
+  });
+
+  it("burnToken burns from the signer's own balance; more than it holds is refused at prepare", async () => {
+    const before = (await api.get("/get-balance-whitelist", { tokenSymbol: symbol, investorAddress: carol.address })).body.tokenBalance;
+    const { prepared, sent } = await execute(api, carol, { method: "burnToken", chainId, tokenSymbol: symbol, amount: "25.5", investorEmail: "carol@acme.test" });
+    expect(prepared.info).to.include({ tokenSymbol: symbol, investorEmail: "carol@acme.test" });
+    expect(sent.status).to.equal("success");
+    const after = (await api.get("/get-balance-whitelist", { tokenSymbol: symbol, investorAddress: carol.address })).body.tokenBalance;
+    expect(Number(before) - Number(after)).to.equal(25.5);
+    const tooMuch = await api.post("/prepare-transactions", { method: "burnToken", chainId, signerAddress: carol.address, tokenSymbol: symbol, amount: "1000000" });
+    expect(tooMuch.status).to.equal(400);
+    expect(tooMuch.body.message).to.match(/Insufficient .* balance to burn/);
   });
 
   it("accepts a client-broadcast batch reported by hash", async () => {
@@ -166,6 +176,35 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
     const status = await api.get("/get-transaction-status", { hash: sent.hash });
     expect(status.body).to.include({ status: "success", txId: prepared.txId, txHash: sent.hash.toLowerCase() });
     expect(status.body.blockNumber).to.be.a("number");
+  });
+
+  it("an injected wallet (EIP-1193) sends a prepared transaction: toEip1193 (hex, gas, no nonce or fees), chain switched first, the hash reported", async () => {
+    // A stand-in for a browser wallet: the local chain's own EIP-1193 provider (its test accounts are unlocked), which
+    // answers wallet_switchEthereumChain for its chain only (4902 otherwise, as wallets do for unknown chains).
+    const requests: { method: string; params?: unknown[] }[] = [];
+    const wallet: Eip1193Provider = {
+      async request(args) {
+        requests.push(args);
+        if (args.method === "wallet_switchEthereumChain") {
+          const wanted = (args.params![0] as { chainId: string }).chainId;
+          if (wanted !== (await sandbox.sepolia.provider.request({ method: "eth_chainId" }))) throw Object.assign(new Error("Unrecognized chain"), { code: 4902 });
+          return null;
+        }
+        return sandbox.sepolia.provider.request(args);
+      },
+    };
+    const { prepared } = await prepareAndSign(api, alice, { method: "transferTo", chainId, tokenSymbol: symbol, to: dave.address, amount: "2", executionMode: "client-broadcast" });
+    const hash = await sendWithEip1193(wallet, prepared.transactions[0]);
+    expect(requests.map((r) => r.method)).to.deep.equal(["wallet_switchEthereumChain", "eth_sendTransaction"]);
+    expect(requests[0].params).to.deep.equal([{ chainId: "0xaa36a7" }]);
+    const sent = requests[1].params![0] as Record<string, string>;
+    expect(Object.keys(sent).sort()).to.deep.equal(["data", "from", "gas", "to", "value"]);
+    expect(sent.gas).to.equal("0x" + BigInt(prepared.transactions[0].gasLimit).toString(16));
+    const reported = await reportHash(api.typed, prepared.txId, hash);
+    expect(reported.summary.status, JSON.stringify(reported.summary)).to.be.oneOf(["success", "pending"]);
+    expect((await waitForStatus(api.typed, prepared.txId, { intervalMs: 200, timeoutMs: 20_000 })).status).to.equal("success");
+    const status = unwrap(await api.typed.GET("/get-transaction-status", { params: { query: { hash } } }));
+    expect(status).to.include({ txId: prepared.txId, txHash: hash.toLowerCase() });
   });
 
   it("PATCH /patch-token-docs stores documents content-addressed, shows them in get-token-info, and spends one credit", async () => {

@@ -8,6 +8,8 @@ import { AgentToken__factory, BKN__factory, USDC__factory } from "../../typechai
 import { getSandbox, providerFor, SETTLEMENT_INDEX, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";
 import { decodePaymentResponse, payWithEthers, quoteOf } from "../helpers/x402";
+import { send, unwrap } from "../../client";
+import { payingClient } from "../helpers/client";
 
 const PRICE = 10_000n; // 0.01 USDC, the sandbox's flat write price
 
@@ -28,11 +30,9 @@ describe("e2e: x402 payments and service-relayed execution", function () {
   const balances = async () => ({ payer: await usdcBase().balanceOf(payer.address), payTo: await usdcBase().balanceOf(payTo) });
   /** Distinct client addresses (behind the loopback proxy) so the per-IP prepare limit does not interfere. */
   const asClient = () => ({ "x-forwarded-for": `10.1.0.${ipCounter++ % 250}` });
-  const relayedCreate = async (symbol: string, agentWallet = sandbox.accounts[6].address) => {
-    const res = await api.post("/x402/token/create", { chainId: "14a34", name: `Agent ${symbol}`, symbol, agentWallet, premint: "1000" }, asClient());
-    expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    return res.body as { txId: string; executionMode: string; x402Requirements: any; transactions: any[] };
-  };
+  /** A relayed agentCreateToken prepared through the typed client's facade (free: the send pays). */
+  const relayedCreate = async (symbol: string, agentWallet = sandbox.accounts[6].address) =>
+    unwrap(await api.typed.POST("/x402/token/create", { body: { chainId: "14a34", name: `Agent ${symbol}`, symbol, agentWallet, premint: "1000" }, headers: asClient() }));
 
   before(async () => {
     sandbox = await getSandbox();
@@ -44,6 +44,19 @@ describe("e2e: x402 payments and service-relayed execution", function () {
   after(async () => {
     if (process.env.X402_BALANCE_REPORT) console.table(report);
     await service?.stop();
+  });
+
+  it("an authorization valid from a moment ago pays on an idle local chain (its latest block older than validAfter)", async () => {
+    // The CLI signs validAfter = now - 60 s; a local chain with no block for a minute has a latest block older than
+    // that. Simulating on that block would call the authorization not yet valid: the facilitator simulates on pending.
+    const prepared = await relayedCreate("IDLE");
+    const quote = quoteOf(await api.post("/send-transactions", { txId: prepared.txId })).accepts[0];
+    await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
+    const latest = Number((await providerFor(sandbox.baseSepolia).getBlock("latest"))!.timestamp);
+    await new Promise((r) => setTimeout(r, Math.max(0, (latest + 3) * 1000 - Date.now())));
+    const paid = await api.post("/send-transactions", { txId: prepared.txId }, { "X-PAYMENT": await payWithEthers(payer, quote, { validAfter: latest + 1 }) });
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
+    expect(decodePaymentResponse(paid)).to.include({ success: true });
   });
 
   it("relayed: free prepare, 402 quote at send, a hand-built ethers payment (X-PAYMENT) pays, settles after confirmation", async () => {
@@ -98,26 +111,44 @@ describe("e2e: x402 payments and service-relayed execution", function () {
     expect(await balances()).to.deep.equal(after);
   });
 
-  it("the official @x402/fetch client pays for a relayed send and gets the result", async () => {
+  it("the typed client pays for a relayed send through the official @x402/fetch client (an ethers signer) and gets the result", async () => {
     const prepared = await relayedCreate("FETCH");
+    const paying = await payingClient(service.url, payer);
+    const before = await balances();
+    const sent = await send(paying, prepared.txId);
+    expect(sent.httpStatus, JSON.stringify(sent.summary)).to.equal(200);
+    expect(sent.summary).to.include({ success: true, status: "success" });
+    expect(sent.settlement).to.include({ success: true, network: "eip155:84532" });
+    expect(sent.summary.payment).to.include({ status: "settled", payer: payer.address.toLowerCase() });
+    const after = await balances();
+    note("(1) typed client + official @x402/fetch client, relayed send", before, after);
+    expect(before.payer - after.payer).to.equal(PRICE);
+    expect(after.payTo - before.payTo).to.equal(PRICE);
+
+    // A viem account through @x402/fetch directly, as its documentation shows, pays the same way.
+    const other = await relayedCreate("FETCV");
     const client = new x402Client();
     registerExactEvmScheme(client, { signer: privateKeyToAccount(payer.privateKey as `0x${string}`) });
     client.setSpendControls({ allowedAssets: [{ network: "eip155:84532", asset: sandbox.deployments[84532].contracts.USDC, maxAmountPerPayment: "1000000" }] } as never);
-    const payingFetch = wrapFetchWithPayment(fetch, client);
-    const before = await balances();
-    const response = await payingFetch(`${service.url}/send-transactions`, {
+    const response = await wrapFetchWithPayment(fetch, client)(`${service.url}/send-transactions`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ txId: prepared.txId }),
+      body: JSON.stringify({ txId: other.txId }),
     });
-    const body = await response.json();
-    expect(response.status, JSON.stringify(body)).to.equal(200);
-    expect(body).to.include({ success: true, status: "success" });
+    expect(response.status).to.equal(200);
     expect(response.headers.get("payment-response")).to.be.a("string");
-    const after = await balances();
-    note("(1) official @x402/fetch client, relayed send", before, after);
-    expect(before.payer - after.payer).to.equal(PRICE);
-    expect(after.payTo - before.payTo).to.equal(PRICE);
+    expect(before.payer - (await balances()).payer).to.equal(2n * PRICE);
+
+    // A payment above the client's cap is refused by the client itself: nothing is signed, nothing moves.
+    const capped = await payingClient(service.url, payer, "9999");
+    const third = await relayedCreate("CAPD");
+    const payerBefore = (await balances()).payer;
+    const refused = await send(capped, third.txId).then(
+      () => undefined,
+      (error: Error) => error,
+    );
+    expect(refused?.message).to.match(/maxAmountPerPayment/);
+    expect((await balances()).payer).to.equal(payerBefore);
   });
 
   it("refuses replayed, under-paid, wrong-recipient, wrong-chain, expired and forged payments with 402; no USDC moves", async () => {
@@ -182,6 +213,7 @@ describe("e2e: x402 payments and service-relayed execution", function () {
 
   it("client-signed agentic calls pay half at prepare and half at send; a key replaces payment on both steps", async () => {
     const body = { method: "agentCreateToken", chainId: "84532", signerAddress: payer.address, name: "Half", symbol: "HALF", agentWallet: payer.address };
+    await service.services.signers.add(payer.address); // rule 3 holds with or without a key
     const challenge = await api.post("/prepare-transactions", body, asClient());
     const quote = quoteOf(challenge).accepts[0];
     expect(quote).to.include({ amount: "5000" });
@@ -201,7 +233,6 @@ describe("e2e: x402 payments and service-relayed execution", function () {
     expect(before.payer - (await balances()).payer).to.equal(PRICE);
 
     const { key } = await service.services.apiKeys.create({ email: "agent@x402.test", plan: "Starter" });
-    await service.services.signers.add(payer.address);
     const keyed = api.withKey(key);
     const withKeyBefore = await balances();
     const kp = await keyed.post("/prepare-transactions", { ...body, symbol: "KEYED" }, { "X-PAYMENT": "ignored-when-a-key-is-present" });

@@ -2,9 +2,12 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { loadConfig, type Config } from "../../service/config";
-import { createLogger } from "../../service/logger";
+import { createLogger, type Logger } from "../../service/logger";
 import { startService, type RunningService } from "../../service/server";
 import { openDb, type Db } from "../../service/store/db";
+import type { ApiClient as TypedClient } from "../../client";
+import { documentedClient } from "./client";
+import { checkDocumented } from "./documented";
 import { RELAYER_INDEX, SETTLEMENT_INDEX, type Sandbox } from "./sandbox";
 
 export interface TestService extends RunningService {
@@ -18,6 +21,8 @@ export interface TestServiceOptions {
   db?: Db;
   /** Keep the data directory (restart tests). */
   dataDir?: string;
+  /** Where the service logs (default: a logger at TEST_LOG_LEVEL, silent unless set). */
+  logger?: Logger;
 }
 
 /** The environment a test service runs with: the sandbox chains, an ephemeral port, a private data directory. */
@@ -43,7 +48,14 @@ export async function startTestService(sandbox: Sandbox, options: TestServiceOpt
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "tak-data-"));
   const config = loadConfig(testEnv(sandbox, dataDir, options.env));
   const db = options.db ?? (config.DATABASE_URL ? undefined : await openDb({}));
-  const running = await startService(config, { db, logger: createLogger(config.LOG_LEVEL) });
+  let running: RunningService;
+  try {
+    running = await startService(config, { db, logger: options.logger ?? createLogger(config.LOG_LEVEL) });
+  } catch (error) {
+    if (!options.db && db) await db.close();
+    if (!options.dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    throw error;
+  }
   const stop = async () => {
     await running.stop();
     if (!options.db && db) await db.close();
@@ -58,7 +70,10 @@ export interface ApiResponse<T = any> {
   headers: Headers;
 }
 
-/** Minimal HTTP client for the API: JSON in, JSON out, optional key. */
+/**
+ * Minimal HTTP client for the API: JSON in, JSON out, optional key. Every answer is checked against what
+ * /openapi.json documents for it (test/helpers/documented.ts); a mismatch fails the request.
+ */
 export class ApiClient {
   constructor(
     readonly baseUrl: string,
@@ -67,6 +82,12 @@ export class ApiClient {
 
   withKey(apiKey: string | undefined): ApiClient {
     return new ApiClient(this.baseUrl, apiKey);
+  }
+
+  private typedClient?: TypedClient;
+  /** The repository's typed client (client/) for the same service and key, its answers checked against the document. */
+  get typed(): TypedClient {
+    return (this.typedClient ??= documentedClient(this.baseUrl, this.apiKey));
   }
 
   async request<T = any>(method: string, pathAndQuery: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
@@ -86,6 +107,7 @@ export class ApiClient {
     } catch {
       // non-JSON body (documents)
     }
+    checkDocumented({ method, path: pathAndQuery.split("?")[0], status: response.status, headers: response.headers, body: parsed });
     return { status: response.status, body: parsed as T, headers: response.headers };
   }
 

@@ -1,58 +1,21 @@
-import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { Wallet } from "ethers";
+import { cliError, cliJson, runAdminCli, type CliResult } from "../helpers/admin-cli";
 import { getSandbox, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
 
 const ROOT = path.resolve(__dirname, "../..");
 
-interface CliResult {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** The environment of the operator CLI: nothing of this process's service configuration leaks in. */
-function cliEnv(dataDir: string): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = { ...process.env, ENVIRONMENT: "sandbox", DATA_DIR: dataDir };
-  for (const name of Object.keys(env)) {
-    if (name === "DATABASE_URL" || name === "ADMIN_TOKEN" || /^RPC_URL_/.test(name) || /^RELAYER_PRIVATE_KEY/.test(name)) delete env[name];
-  }
-  return env;
-}
-
-/** `npm run admin -- <args>` is `ts-node --transpile-only scripts/admin.ts <args>`; this is the same, without npm. */
-function admin(dataDir: string, ...args: string[]): Promise<CliResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "scripts/admin.ts", ...args], {
-      cwd: ROOT,
-      env: cliEnv(dataDir),
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-    child.on("error", reject);
-    child.on("close", (code) => resolve({ code, stdout, stderr }));
-  });
-}
-
-function json(result: CliResult): any {
-  expect(result.code, `exit ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`).to.equal(0);
-  return JSON.parse(result.stdout);
-}
-
-/** The JSON error line the CLI prints on stderr. */
-function errorOf(result: CliResult): string {
-  const line = result.stderr.trim().split("\n").filter(Boolean).pop() ?? "";
-  const parsed = JSON.parse(line);
-  expect(parsed).to.have.property("error").that.is.a("string");
-  return parsed.error;
-}
+const admin = (dataDir: string, ...args: string[]) => runAdminCli(dataDir, args);
+const json = cliJson;
+const errorOf = (result: CliResult) => {
+  const error = cliError(result);
+  expect(error).to.be.a("string");
+  return error;
+};
 
 describe("operator CLI (scripts/admin.ts)", function () {
   this.timeout(180_000);

@@ -96,7 +96,9 @@ describe("errors: the spec's error table, bad bodies and send mismatches", funct
       expectError(await api.post("/prepare-transactions", body), 400, "tokenSymbol is required");
     });
     it("missing array entry field names its path", async () => {
-      expectError(await api.post("/prepare-transactions", { ...base(), userToWhitelist: [{ investorEmail: "a@b.co" }] }), 400, "userToWhitelist.0.investorAddress is required");
+      expectError(await api.post("/prepare-transactions", { ...base(), userToWhitelist: [{ whitelistStatus: true }] }), 400, "userToWhitelist.0.investorAddress is required");
+      // An e-mail alone names the investor, whose wallet must then be known (test/e2e/kyc.e2e.test.ts).
+      expectError(await api.post("/prepare-transactions", { ...base(), userToWhitelist: [{ investorEmail: "a@b.co" }] }), 400, /^userToWhitelist\.0\.investorEmail a@b\.co: no wallet known/);
     });
     it("bad address", async () => {
       expectError(await api.post("/prepare-transactions", { ...base(), signerAddress: "0x123" }), 400, /^signerAddress must be a 0x-prefixed 20-byte hex address/);

@@ -4,6 +4,10 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import hre from "hardhat";
+import { JsonRpcProvider, NonceManager } from "ethers";
+import { deploySuite } from "../../scripts/lib/deploy-suite";
+import { startLocalChain, type LocalChain } from "../../scripts/lib/local-chain";
 import { getSandbox, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiResponse, type TestService } from "../helpers/service";
 
@@ -74,6 +78,9 @@ describe("network info, health and OpenAPI (HTTP)", function () {
       BKNAddress: deployment.contracts.BKN,
       USDTAddress: deployment.contracts.USDT,
       USDCAddress: deployment.contracts.USDC,
+      agentTokenFactoryAddress: deployment.contracts.AgentTokenFactory,
+      identityRegistryAddress: deployment.contracts.IdentityRegistry,
+      reputationRegistryAddress: deployment.contracts.ReputationRegistry,
       currencyName: deployment.currencyName,
       blockExplorerUrl: deployment.blockExplorerUrl,
     });
@@ -182,6 +189,59 @@ describe("network info, health and OpenAPI (HTTP)", function () {
         expect(chain.ok).to.equal(true);
         expect(chain.blockNumber).to.be.a("number").and.greaterThan(0);
       }
+    });
+
+    describe("with a chain outside the spec's table that the operator configures (31337, as `npx hardhat node`)", () => {
+      let custom: TestService;
+      let chain: LocalChain;
+      let deploymentsDir: string;
+
+      before(async () => {
+        deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-deployments-31337-"));
+        for (const file of fs.readdirSync(sandbox.deploymentsDir)) {
+          if (file.endsWith(".json")) fs.copyFileSync(path.join(sandbox.deploymentsDir, file), path.join(deploymentsDir, file));
+        }
+        chain = await startLocalChain(hre, { chainId: 31337 });
+        const provider = new JsonRpcProvider(chain.url, 31337, { staticNetwork: true, cacheTimeout: -1 });
+        await deploySuite(new NonceManager(sandbox.accounts[0].connect(provider)), { deploymentsDir, paymentAssets: "local" });
+        provider.destroy();
+        custom = await startTestService(sandbox, { env: { DEPLOYMENTS_DIR: deploymentsDir, RPC_URL_31337: chain.url } });
+      });
+
+      after(async () => {
+        await custom?.stop();
+        await chain?.close();
+        if (deploymentsDir) fs.rmSync(deploymentsDir, { recursive: true, force: true });
+      });
+
+      it("serves it from its RPC URL and deployment file: network info, health, and a prepare on it", async () => {
+        const deployment = JSON.parse(fs.readFileSync(path.join(deploymentsDir, "31337.json"), "utf8"));
+        for (const chainId of ["31337", "0x7a69", "7a69"]) {
+          const info = await custom.api.get("/get-network-info", { chainId });
+          expect(info.status, JSON.stringify(info.body)).to.equal(200);
+          expect(info.body).to.include({ chainId: "0x7a69", factoryAddress: deployment.contracts.TokenFactory });
+        }
+        const health = await custom.api.get("/health");
+        expect(health.body.chains.map((c: { chainId: number }) => c.chainId)).to.include(31337);
+        const { key } = await custom.services.apiKeys.create({ email: "local@custom-chain.test", plan: "Starter" });
+        await custom.services.signers.add(sandbox.accounts[1].address);
+        const prepared = await custom.api.withKey(key).post("/prepare-transactions", {
+          method: "newTokenization",
+          chainId: "31337",
+          signerAddress: sandbox.accounts[1].address,
+          tokenizerEmail: "local@custom-chain.test",
+          name: "Local",
+          tokenSymbol: "LOCAL",
+        });
+        expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
+        expect(prepared.body.transactions[0]).to.include({ chainId: 31337, to: deployment.contracts.TokenFactory });
+      });
+
+      it("an unconfigured chain keeps its clear error", async () => {
+        const res = await custom.api.get("/get-network-info", { chainId: "31338" });
+        expect(res.status).to.equal(400);
+        expect(res.body.message).to.equal("Unsupported chainId: 31338");
+      });
     });
 
     describe("with a configured chain whose RPC does not answer", () => {

@@ -1,115 +1,12 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import { ScriptProcess, type Credentials } from "../helpers/script-process";
 import { Contract, JsonRpcProvider, parseUnits } from "ethers";
 
 const ROOT = path.resolve(__dirname, "../..");
 const BANNER = "sandbox is up";
-const CONFIG_VARIABLES = [
-  "ENVIRONMENT",
-  "HOST",
-  "PUBLIC_BASE_URL",
-  "DATABASE_URL",
-  "DEPLOYMENTS_DIR",
-  "ADMIN_TOKEN",
-  "RELAYER_PRIVATE_KEY",
-  "X402_ENABLED",
-  "X402_SETTLEMENT_PRIVATE_KEY",
-  "X402_PAYMENT_CHAIN_ID",
-  "X402_PAY_TO",
-  "X402_FACILITATOR_URL",
-  "X402_DISABLED_CHAINS",
-  "HARDHAT_NETWORK",
-];
-
-interface Credentials {
-  baseUrl: string;
-  apiKey: string;
-  chains: Record<string, { rpcUrl: string; deployment: { chainId: number; contracts: Record<string, string> } }>;
-  accounts: { address: string; privateKey: string; role?: string }[];
-}
-
-/**
- * The main job as `npm start` runs it after compiling (`node -r ts-node/register/transpile-only scripts/dev.ts`), as a
- * child process in its own process group, so SIGINT reaches it as Ctrl-C does.
- */
-class DevProcess {
-  readonly child: ChildProcess;
-  stdout = "";
-  stderr = "";
-  exit?: { code: number | null; signal: NodeJS.Signals | null };
-  private readonly exited: Promise<void>;
-  /** Resolves once every holder of the stdout/stderr pipes (dev.ts included) has gone. */
-  readonly closed: Promise<void>;
-
-  constructor(dataDir: string) {
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    for (const name of Object.keys(env)) {
-      if (CONFIG_VARIABLES.includes(name) || /^RPC_URL_\d+$/.test(name) || /^RELAYER_PRIVATE_KEY_\d+$/.test(name)) delete env[name];
-    }
-    Object.assign(env, { LOCAL_SEPOLIA_PORT: "0", LOCAL_BASE_SEPOLIA_PORT: "0", PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn" });
-    this.child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "scripts/dev.ts"], {
-      cwd: ROOT,
-      env: { ...env, TS_NODE_TRANSPILE_ONLY: "true" },
-      detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    this.child.stdout!.on("data", (c: Buffer) => (this.stdout += c.toString()));
-    this.child.stderr!.on("data", (c: Buffer) => (this.stderr += c.toString()));
-    this.closed = new Promise((resolve) => this.child.on("close", () => resolve()));
-    this.exited = new Promise((resolve) =>
-      this.child.on("exit", (code, signal) => {
-        this.exit = { code, signal };
-        resolve();
-      }),
-    );
-  }
-
-  get alive(): boolean {
-    return this.exit === undefined;
-  }
-
-  /** Waits until `ready()` holds; fails at once if the process ends first. */
-  async waitFor(what: string, ready: () => boolean, ms: number): Promise<void> {
-    const deadline = Date.now() + ms;
-    while (!ready()) {
-      if (!this.alive) throw new Error(`dev.ts exited (${JSON.stringify(this.exit)}) before ${what}\n${this.output()}`);
-      if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms\n${this.output()}`);
-      await new Promise((r) => setTimeout(r, 200));
-    }
-  }
-
-  /** Sends `signal` to the child's whole process group (npm, the hardhat CLI and dev.ts), as a terminal's Ctrl-C does. */
-  signalGroup(signal: NodeJS.Signals) {
-    if (this.alive && this.child.pid) {
-      try {
-        process.kill(-this.child.pid, signal);
-      } catch {
-        // already gone
-      }
-    }
-  }
-
-  /** The pid of the process running dev.ts (npm start runs it directly, without a wrapper that outlives it). */
-  scriptPid(): number {
-    return this.child.pid!;
-  }
-
-  /** Resolves true when the process exited within `ms`. */
-  async exitedWithin(ms: number): Promise<boolean> {
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
-    const result = await Promise.race([this.exited.then(() => true), timeout]);
-    clearTimeout(timer);
-    return result;
-  }
-
-  output(): string {
-    return `--- stdout ---\n${this.stdout.slice(-4000)}\n--- stderr ---\n${this.stderr.slice(-4000)}`;
-  }
-}
 
 const ERC20_ABI = ["function balanceOf(address) view returns (uint256)", "function decimals() view returns (uint8)"];
 
@@ -117,7 +14,7 @@ describe("npm start (scripts/dev.ts) end to end", function () {
   this.timeout(180_000);
   let dataDir: string;
   let credentialsFile: string;
-  const processes: DevProcess[] = [];
+  const processes: ScriptProcess[] = [];
 
   before(() => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-npm-start-"));
@@ -138,8 +35,8 @@ describe("npm start (scripts/dev.ts) end to end", function () {
     if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
   });
 
-  async function start(): Promise<{ dev: DevProcess; credentials: Credentials }> {
-    const dev = new DevProcess(dataDir);
+  async function start(): Promise<{ dev: ScriptProcess; credentials: Credentials }> {
+    const dev = new ScriptProcess(dataDir);
     processes.push(dev);
     await dev.waitFor("banner and credentials file", () => dev.stdout.includes(BANNER) && fs.existsSync(credentialsFile), 150_000);
     const credentials = JSON.parse(fs.readFileSync(credentialsFile, "utf8")) as Credentials;
@@ -152,7 +49,7 @@ describe("npm start (scripts/dev.ts) end to end", function () {
   }
 
   /** SIGINT to dev.ts: it stops the service and the chains and exits 0. */
-  async function stop(dev: DevProcess) {
+  async function stop(dev: ScriptProcess) {
     process.kill(dev.scriptPid(), "SIGINT");
     const exited = await dev.exitedWithin(20_000);
     expect(exited, `dev.ts still running 20 s after SIGINT\n${dev.output()}`).to.equal(true);

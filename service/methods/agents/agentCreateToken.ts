@@ -2,23 +2,22 @@ import { getAddress } from "ethers";
 import { z } from "zod";
 import { agentTokenFactoryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
-import { address, decimalAmount, email, integerString } from "../../http/fields";
-import { commonFields, toUnits } from "../common";
+import { address, decimalAmount, integerString } from "../../http/fields";
+import { toUnits } from "../common";
+import { agentCommonFields, agenticMethod, ownerEmailOf, recordAgentActivity } from "./common";
 import { defineMethod } from "../types";
+import { ACCESS } from "../../access/rules";
 
 const agentSymbol = z.string().trim().regex(/^[A-Z0-9]{2,11}$/, "must match ^[A-Z0-9]{2,11}$");
 
-const body = z.looseObject({
-  ...commonFields,
-  signerAddress: address.optional().meta({ description: "Required for a client-signed prepare; omitted when service-relayed" }),
+const body = z.object({
+  ...agentCommonFields,
   name: z.string().trim().min(1).max(100),
   symbol: agentSymbol.optional(),
   tokenSymbol: agentSymbol.optional(),
   agentWallet: address.meta({ description: "Owns the token and may mint it" }),
   premint: decimalAmount.default("0").meta({ description: "Human units minted to agentWallet" }),
   decimals: integerString.default("18"),
-  ownerEmail: email.optional(),
-  email: email.optional(),
 });
 type Body = z.infer<typeof body>;
 
@@ -27,21 +26,15 @@ type Body = z.infer<typeof body>;
  * per call through x402 or with a key, and the service's relayer may send it, since ownership does not follow the sender.
  */
 export const agentCreateToken = defineMethod({
+  ...agenticMethod,
   name: "agentCreateToken",
   aliases: ["createToken"],
-  area: "agents",
   summary: "Create an agent-owned ERC-20 (Base / Base Sepolia); x402-payable, relayable",
   body,
-  metered: false,
-  x402: { tier: "write" },
+  access: ACCESS.agenticWrite,
   relayable: true,
   facadePath: "/x402/token/create",
-  chains: [8453, 84532],
-  signerOf: (b: Body) => {
-    if (!b.signerAddress) throw badRequest("signerAddress is required for a client-signed prepare", { field: "signerAddress" });
-    return b.signerAddress;
-  },
-  async plan(ctx, b) {
+  async plan(ctx, b: Body) {
     const symbol = b.symbol ?? b.tokenSymbol;
     if (!symbol) throw badRequest("symbol is required", { field: "symbol" });
     const decimals = Number(b.decimals);
@@ -57,8 +50,8 @@ export const agentCreateToken = defineMethod({
           description: `create agent token ${symbol} owned by ${b.agentWallet}`,
         },
       ],
-      info: { tokenSymbol: symbol, agentWallet: b.agentWallet, contract: factory, ownerEmail: b.ownerEmail ?? b.email },
-      record: { ownerEmail: b.ownerEmail ?? b.email ?? null },
+      info: { tokenSymbol: symbol, agentWallet: b.agentWallet, contract: factory, ownerEmail: ownerEmailOf(b) },
+      record: { ownerEmail: ownerEmailOf(b) ?? null },
     };
   },
   async onConfirmed(tx, batch) {
@@ -86,6 +79,7 @@ export const agentCreateToken = defineMethod({
             receipt.hash,
           ],
         );
+        await recordAgentActivity(tx, batch, { tokenAddress }, { tokenAddress, symbol: event.args.symbol, agentWallet: getAddress(event.args.agentWallet), premintRaw: event.args.premint.toString() });
         return { tokenAddress, agentWallet: getAddress(event.args.agentWallet), symbol: event.args.symbol };
       }
     }

@@ -6,8 +6,9 @@ import { integerString } from "../../http/fields";
 import { authorizedToken, fromUnits, securityToken } from "../common";
 import { defineMethod } from "../types";
 import { escrowOf, investorFields, investorSigner, recordOfferingEvents } from "./common";
+import { ACCESS } from "../../access/rules";
 
-const body = z.looseObject({
+const body = z.object({
   ...investorFields,
   offeringId: integerString.optional().meta({ description: "On-chain offering number; default: the latest" }),
   paymentTokenSymbol: z.string().optional(),
@@ -20,7 +21,7 @@ export const claimTokens = defineMethod({
   area: "sto",
   summary: "Claim tokens from a successful offering, or the payment back from a failed one",
   body,
-  metered: true,
+  access: ACCESS.keyMethod,
   signerOf: (b: Body) => investorSigner(b),
   async plan(ctx, b) {
     const investor = getAddress(investorSigner(b));

@@ -5,8 +5,9 @@ import { email } from "../../http/fields";
 import { authorizedToken, fromUnits, signerFields } from "../common";
 import { defineMethod } from "../types";
 import { currentOffering, recordOfferingEvents, requireOpenOffering } from "./common";
+import { ACCESS } from "../../access/rules";
 
-const body = z.looseObject({ ...signerFields, tokenizerEmail: email.optional(), tokenSymbol: z.string().trim().min(1) });
+const body = z.object({ ...signerFields, tokenizerEmail: email.optional(), tokenSymbol: z.string().trim().min(1) });
 type Body = z.infer<typeof body>;
 
 /**
@@ -18,7 +19,7 @@ export const closeOffer = defineMethod({
   area: "sto",
   summary: "Close the ongoing offering (success pays the tokenizer; failure opens refunds)",
   body,
-  metered: true,
+  access: ACCESS.keyMethod,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);

@@ -34,7 +34,7 @@ export function escrowOf(ctx: MethodContext, token: TokenRecord) {
   return StoEscrow__factory.connect(token.escrowAddress, ctx.chain.provider);
 }
 
-/** The chain's clock (a local chain may run ahead of the wall clock). */
+/** The chain's clock: the latest block's timestamp (local chains follow the wall clock too, see scripts/lib/local-chain.ts). */
 export async function chainNow(ctx: MethodContext): Promise<number> {
   const block = await ctx.chain.provider.getBlock("latest");
   return block!.timestamp;

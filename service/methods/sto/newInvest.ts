@@ -7,11 +7,12 @@ import { decimalAmount } from "../../http/fields";
 import { authorizedToken, erc20, fromUnits, securityToken, toUnits } from "../common";
 import { defineMethod } from "../types";
 import { chainNow, currentOffering, escrowOf, investorFields, investorSigner, recordOfferingEvents } from "./common";
+import { ACCESS } from "../../access/rules";
 
 /** A first investment measured 172k gas (npm run bench); the ceiling covers an invest whose approval is not mined yet. */
 const INVEST_GAS_CEILING = 260_000n;
 
-const body = z.looseObject({
+const body = z.object({
   ...investorFields,
   investmentAmount: decimalAmount.meta({ description: "Payment-token amount, human units" }),
   paymentTokenSymbol: z.string().trim().optional(),
@@ -27,7 +28,7 @@ export const newInvest = defineMethod({
   area: "sto",
   summary: "Invest in the ongoing offering (approve first when the allowance is short)",
   body,
-  metered: true,
+  access: ACCESS.keyMethod,
   signerOf: (b: Body) => investorSigner(b),
   async plan(ctx, b) {
     const investor = getAddress(investorSigner(b));

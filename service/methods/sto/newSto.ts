@@ -3,8 +3,9 @@ import { stoEscrowInterface } from "../../chains/contracts";
 import { badRequest, preflightError } from "../../errors";
 import { decimalAmount, email } from "../../http/fields";
 import { authorizedToken, fromUnits, requireTokenizer, securityToken, signerFields, toUnits } from "../common";
-import { defineMethod } from "../types";
+import { defineMethod, type MethodContext } from "../types";
 import { chainNow, currentOffering, recordOfferingEvents } from "./common";
+import { ACCESS } from "../../access/rules";
 
 const isoDate = z
   .string()
@@ -12,7 +13,7 @@ const isoDate = z
   .refine((v) => !Number.isNaN(Date.parse(v)), "must be an ISO 8601 date-time")
   .meta({ format: "date-time", example: "2027-01-01T00:00:00Z" });
 
-const body = z.looseObject({
+const body = z.object({
   ...signerFields,
   tokenizerEmail: email.optional(),
   tokenSymbol: z.string().trim().min(1),
@@ -33,6 +34,19 @@ const body = z.looseObject({
 });
 type Body = z.infer<typeof body>;
 
+const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
+
+/**
+ * The earliest time the block opening the offering can carry: the later of the latest block's timestamp and the
+ * service's clock. Public networks and the local chains keep the wall clock, so the next block is never older than
+ * now even when the latest one is (a 12 s Sepolia slot, an idle local chain); a chain moved ahead (evm_increaseTime)
+ * is ahead of both. The escrow refuses a start before its block (InvalidWindow): this refuses it before signing.
+ */
+async function openingTime(ctx: MethodContext): Promise<{ chainTime: number; latestBlockTime: number }> {
+  const latestBlockTime = await chainNow(ctx);
+  return { chainTime: Math.max(latestBlockTime, Math.floor(Date.now() / 1000)), latestBlockTime };
+}
+
 function required<T>(value: T | undefined, field: string): T {
   if (value === undefined) throw badRequest(`${field} is required`, { field });
   return value;
@@ -44,7 +58,7 @@ export const newSto = defineMethod({
   area: "sto",
   summary: "Create a security token offering (soft/hard cap, min/max ticket, window)",
   body,
-  metered: true,
+  access: ACCESS.keyMethod,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);
@@ -65,8 +79,17 @@ export const newSto = defineMethod({
     if (softCap > hardCap) throw badRequest("minRaiseUSD (soft cap) cannot exceed maxRaiseUSD (hard cap)", { field: "minRaiseUSD" });
     if (minInvestment > maxInvestment) throw badRequest("minInvestment cannot exceed maxInvestment", { field: "minInvestment" });
     if (end <= start) throw badRequest("endDate must be after startDate", { field: "endDate" });
-    const now = await chainNow(ctx);
-    if (start <= now) throw badRequest(`startDate must be in the future (chain time is ${new Date(now * 1000).toISOString()})`, { field: "startDate" });
+    const now = await openingTime(ctx);
+    if (start <= now.chainTime) {
+      // A start that is not in the future (a client clock a little behind, a request that took a few seconds) is
+      // refused, naming the chain's time, rather than moved: the offering's window is what the tokenizer signs.
+      throw badRequest(`startDate must be in the future (chain time is ${iso(now.chainTime)})`, {
+        field: "startDate",
+        startDate: iso(start),
+        chainTime: iso(now.chainTime),
+        latestBlockTime: iso(now.latestBlockTime),
+      });
+    }
 
     const derivedPrice = (hardCap * 10n ** BigInt(token.decimals)) / tokenAmount;
     if (b.tokenPrice !== undefined && toUnits(b.tokenPrice, pd, "tokenPrice", { allowZero: true }) !== derivedPrice) {

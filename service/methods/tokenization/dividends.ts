@@ -5,8 +5,9 @@ import { address, decimalAmount } from "../../http/fields";
 import { authorizedToken, erc20, fromUnits, requireTokenizer, securityToken, signerFields, toUnits } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod } from "../types";
+import { ACCESS } from "../../access/rules";
 
-const distributionBody = z.looseObject({
+const distributionBody = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
   amount: decimalAmount.meta({ description: "Payment-token amount in human units, e.g. 1000 (USDC)" }),
@@ -23,7 +24,7 @@ export const dividendDistribution = defineMethod({
   area: "tokenization",
   summary: "Distribute payment-token dividends to holders (approve the token address first)",
   body: distributionBody,
-  metered: true,
+  access: ACCESS.keyMethod,
   signerOf: (b: DistributionBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);
@@ -66,7 +67,7 @@ export const dividendDistribution = defineMethod({
   onConfirmed: recordEventsOfRecordedToken(),
 });
 
-const claimBody = z.looseObject({ ...signerFields, tokenSymbol: z.string().trim().min(1) });
+const claimBody = z.object({ ...signerFields, tokenSymbol: z.string().trim().min(1) });
 type ClaimBody = z.infer<typeof claimBody>;
 
 /** Sends a holder its withdrawable dividends (beyond the spec's method list: holders must be able to collect). */
@@ -75,7 +76,7 @@ export const claimDividends = defineMethod({
   area: "tokenization",
   summary: "Withdraw the signer's accumulated dividends",
   body: claimBody,
-  metered: false,
+  access: ACCESS.keyMethod,
   signerOf: (b: ClaimBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);

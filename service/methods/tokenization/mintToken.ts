@@ -5,11 +5,13 @@ import { address, booleanish, decimalAmount, email } from "../../http/fields";
 import { authorizedToken, fromUnits, requireTokenizer, securityToken, signerFields, toUnits } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod } from "../types";
+import { ACCESS } from "../../access/rules";
+import { knownWallet, type KnownWallet } from "../../onboarding/wallets";
 
 /** Measured mint to a fresh holder is ~75k gas; the ceiling covers a mint whose whitelist is not mined yet. */
 const MINT_GAS_CEILING = 150_000n;
 
-const mintEntry = z.looseObject({
+const mintEntry = z.object({
   investorEmail: email.optional(),
   email: email.optional(),
   investorAddress: address.optional(),
@@ -19,29 +21,42 @@ const mintEntry = z.looseObject({
   surname: z.string().optional(),
 });
 
-const body = z.looseObject({
+const body = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
   userToMint: z.array(mintEntry).min(1),
 });
 type Body = z.infer<typeof body>;
 
-/** Mints to investors; a recipient not yet whitelisted is whitelisted first, in the same batch. Tokenizer only. */
+/**
+ * Mints to investors; a recipient not yet whitelisted is whitelisted first, in the same batch. Tokenizer only. An entry
+ * with an e-mail and no address mints to the wallet known for that investor (service/onboarding/wallets.ts).
+ */
 export const mintToken = defineMethod({
   name: "mintToken",
   area: "tokenization",
   summary: "Mint to one or more investors (whitelisting new recipients first)",
   body,
-  metered: true,
+  access: ACCESS.keyMethod,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);
     requireTokenizer(token, b.signerAddress, "mint");
     const contract = securityToken(ctx, token);
-    const entries = b.userToMint.map((u, i) => {
-      if (!u.investorAddress) throw badRequest(`userToMint.${i}.investorAddress is required`, { field: `userToMint.${i}.investorAddress` });
-      return { ...u, investorAddress: u.investorAddress, units: toUnits(u.amount, token.decimals, `userToMint.${i}.amount`) };
-    });
+    const entries = [];
+    for (const [i, u] of b.userToMint.entries()) {
+      const units = toUnits(u.amount, token.decimals, `userToMint.${i}.amount`);
+      let investorAddress = u.investorAddress;
+      let known: KnownWallet | undefined;
+      if (!investorAddress) {
+        // E-mail only (WIRE-COMPAT §10): the wallet this service knows for the investor, KYC-cleared when KYC was asked.
+        const email = u.investorEmail ?? u.email;
+        if (!email) throw badRequest(`userToMint.${i}.investorAddress or userToMint.${i}.investorEmail is required`, { field: `userToMint.${i}.investorAddress` });
+        known = await knownWallet(ctx, { email, field: `userToMint.${i}.${u.investorEmail ? "investorEmail" : "email"}`, purpose: "mint", token });
+        investorAddress = known.address;
+      }
+      entries.push({ ...u, investorAddress, units, name: u.name ?? known?.kyc?.firstName ?? undefined, surname: u.surname ?? known?.kyc?.lastName ?? undefined });
+    }
 
     const [supply, reserved, cap] = await Promise.all([contract.totalSupply(), contract.reservedSupply(), contract.supplyCap()]);
     const total = entries.reduce((s, e) => s + e.units, 0n);

@@ -1,23 +1,25 @@
 import { randomUUID } from "node:crypto";
-import { getAddress } from "ethers";
+import { getAddress, ZeroAddress } from "ethers";
 import { z } from "zod";
 import { tokenFactoryInterface } from "../../chains/contracts";
-import { badRequest, preflightError } from "../../errors";
+import { badRequest, forbidden, preflightError } from "../../errors";
 import { address, decimalAmount, email, integerString } from "../../http/fields";
 import { fromUnits, paymentAsset, signerFields, toUnits } from "../common";
 import { recordTokenEvents } from "../token-events";
 import { defineMethod } from "../types";
+import { ACCESS } from "../../access/rules";
+import { knownWallet } from "../../onboarding/wallets";
 
 export const TOKEN_TYPES = ["EQUITY", "DEBT", "BILL_FACTORING", "ICO", "STABLECOIN", "REVENUE_SHARE", "RWA_TOKEN", "PROFIT_SHARING"] as const;
 
-const preMint = z.looseObject({
+const preMint = z.object({
   amount: decimalAmount,
   investorAddress: address.optional(),
   investorEmail: email.optional(),
 });
-const initialHolder = z.looseObject({ walletAddress: address.optional(), email: email.optional() });
+const initialHolder = z.object({ walletAddress: address.optional(), email: email.optional() });
 
-const body = z.looseObject({
+const body = z.object({
   ...signerFields,
   tokenizerEmail: email,
   name: z.string().trim().min(1).max(100).optional().meta({ description: "Company or asset name (CLI-3 sends tokenName)" }),
@@ -43,7 +45,7 @@ export const newTokenization = defineMethod({
   area: "tokenization",
   summary: "Tokenize an asset: deploy a security token (and its STO escrow), premint to initial holders",
   body,
-  metered: true,
+  access: ACCESS.keyMethod,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const symbol = b.tokenSymbol ?? b.symbol;
@@ -55,6 +57,13 @@ export const newTokenization = defineMethod({
 
     const existing = await ctx.services.tokens.bySymbol(symbol);
     if (existing) throw preflightError(`Token symbol ${symbol} already exists`, { field: "tokenSymbol" });
+    const owners = await ctx.services.tokens.emailKeys(b.tokenizerEmail);
+    if (owners.length && !owners.includes(ctx.apiKey!.id)) {
+      throw forbidden(`tokenizerEmail ${b.tokenizerEmail} belongs to another API key; the operator can bind it to this key (npm run admin -- keys bind-email)`, {
+        field: "tokenizerEmail",
+      });
+    }
+    if (b.tokenizerAddress === ZeroAddress) throw badRequest("tokenizerAddress must not be the zero address", { field: "tokenizerAddress" });
 
     const payment = resolvePaymentToken(ctx, b);
     const supplyCap = toUnits(b.supplyCap, decimals, "supplyCap", { allowZero: true });
@@ -64,15 +73,19 @@ export const newTokenization = defineMethod({
         field: "initialHolders",
       });
     }
-    const holders = b.preMints.map((p, i) => {
-      const wallet = b.initialHolders[i]?.walletAddress ?? p.investorAddress;
-      if (!wallet) throw badRequest(`initialHolders.${i}.walletAddress is required to premint`, { field: `initialHolders.${i}.walletAddress` });
-      return {
-        address: getAddress(wallet),
-        amount: toUnits(p.amount, decimals, `preMints.${i}.amount`, { allowZero: true }),
-        email: b.initialHolders[i]?.email ?? p.investorEmail ?? null,
-      };
-    });
+    const holders = [];
+    for (const [i, p] of b.preMints.entries()) {
+      const amount = toUnits(p.amount, decimals, `preMints.${i}.amount`, { allowZero: true });
+      const email = b.initialHolders[i]?.email ?? p.investorEmail ?? null;
+      let wallet = b.initialHolders[i]?.walletAddress ?? p.investorAddress;
+      if (!wallet) {
+        if (!email) throw badRequest(`initialHolders.${i}.walletAddress is required to premint`, { field: `initialHolders.${i}.walletAddress` });
+        // E-mail only: the wallet known for the investor in the key's scope (KYC-approved when KYC was asked).
+        const field = b.initialHolders[i]?.email ? `initialHolders.${i}.email` : `preMints.${i}.investorEmail`;
+        wallet = (await knownWallet(ctx, { email, field, purpose: "premint" })).address;
+      }
+      holders.push({ address: getAddress(wallet), amount, email });
+    }
     const initialSupply = holders.reduce((sum, h) => sum + h.amount, 0n);
     if (supplyCap > 0n && initialSupply > supplyCap) {
       throw preflightError(`preMints total ${fromUnits(initialSupply, decimals)} exceeds supplyCap ${b.supplyCap}`, { field: "preMints" });
@@ -154,6 +167,7 @@ export const newTokenization = defineMethod({
       createdBlock: receipt.blockNumber,
     };
     await batch.services.tokens.insert(tx, token);
+    if (batch.apiKeyId) await batch.services.tokens.claimEmail(tx, r.tokenizerEmail, batch.apiKeyId);
     const stored = await batch.services.tokens.bySymbol(r.symbol, tx);
     if (!stored) return;
     const emails = new Map(r.holders.map((h) => [h.address.toLowerCase(), h.email]));
@@ -164,7 +178,7 @@ export const newTokenization = defineMethod({
 function resolvePaymentToken(ctx: Parameters<typeof paymentAsset>[0], b: Body) {
   if (b.paymentTokenAddress) {
     const c = ctx.chain.deployment.contracts;
-    const match = [c.USDC, c.USDT].find((a) => a.toLowerCase() === b.paymentTokenAddress!.toLowerCase());
+    const match = [c.USDC, c.USDT].find((a) => a?.toLowerCase() === b.paymentTokenAddress!.toLowerCase());
     if (!match) throw badRequest("paymentTokenAddress must be the chain's USDC or USDT", { field: "paymentTokenAddress" });
     return paymentAsset(ctx, match === c.USDC ? "USDC" : "USDT", "paymentTokenAddress");
   }

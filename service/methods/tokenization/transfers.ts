@@ -5,6 +5,7 @@ import { address, decimalAmount, email } from "../../http/fields";
 import { erc20, fromUnits, resolveAsset, securityToken, signerFields, toUnits, type Asset } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod, type MethodContext } from "../types";
+import { ACCESS } from "../../access/rules";
 
 const erc20Interface = IERC20Metadata__factory.createInterface();
 
@@ -23,7 +24,7 @@ async function checkTransfer(ctx: MethodContext, asset: Asset, from: string, to:
   if (!(await token.canReceive(to))) throw preflightError(`${to} is not whitelisted for ${asset.symbol} and cannot receive it`, { field: "to" });
 }
 
-const transferToBody = z.looseObject({
+const transferToBody = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
   to: address.optional(),
@@ -38,7 +39,7 @@ export const transferTo = defineMethod({
   area: "tokenization",
   summary: "Transfer tokens from the signer to a whitelisted wallet",
   body: transferToBody,
-  metered: true,
+  access: ACCESS.keyMethod,
   signerOf: (b: TransferToBody) => b.signerAddress,
   async plan(ctx, b) {
     const to = b.to ?? b.recipientAddress;
@@ -56,7 +57,7 @@ export const transferTo = defineMethod({
   onConfirmed: recordEventsOfRecordedToken(),
 });
 
-const transferFromBody = z.looseObject({
+const transferFromBody = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
   from: address,
@@ -71,7 +72,7 @@ export const transferFrom = defineMethod({
   area: "tokenization",
   summary: "Transfer tokens from an owner that approved the signer",
   body: transferFromBody,
-  metered: true,
+  access: ACCESS.keyMethod,
   signerOf: (b: TransferFromBody) => b.signerAddress,
   async plan(ctx, b) {
     const asset = await resolveAsset(ctx, b.tokenSymbol);
@@ -103,7 +104,7 @@ export const transferFrom = defineMethod({
 /** Allowance writes from zero cost ~20k more gas than the estimate taken while the old allowance still stands. */
 const APPROVE_GAS_CEILING = 80_000n;
 
-const approveBody = z.looseObject({
+const approveBody = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
   spenderAddress: address.optional(),
@@ -124,7 +125,7 @@ export const approve = defineMethod({
   area: "tokenization",
   summary: "Approve a spender (for dividends: the security token's address on the payment token)",
   body: approveBody,
-  metered: true,
+  access: ACCESS.keyMethod,
   signerOf: (b: ApproveBody) => b.signerAddress,
   async plan(ctx, b) {
     const spender = b.spenderAddress ?? b.spender;
@@ -154,7 +155,7 @@ export const approve = defineMethod({
   },
 });
 
-const burnBody = z.looseObject({
+const burnBody = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
   amount: decimalAmount,
@@ -168,7 +169,7 @@ export const burnToken = defineMethod({
   area: "tokenization",
   summary: "Burn tokens from the signer's own balance",
   body: burnBody,
-  metered: true,
+  access: ACCESS.keyMethod,
   signerOf: (b: BurnBody) => b.signerAddress,
   async plan(ctx, b) {
     const asset = await resolveAsset(ctx, b.tokenSymbol);

@@ -5,19 +5,22 @@ import { authorizedToken, requireTokenizer, signerFields } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod } from "../types";
 import { investorHints } from "./mintToken";
+import { ACCESS } from "../../access/rules";
+import { badRequest } from "../../errors";
+import { knownWallet } from "../../onboarding/wallets";
 
-const entry = z.looseObject({
-  investorAddress: address,
+const entry = z.object({
+  investorAddress: address.optional().meta({ description: "Omit to use the wallet known for investorEmail (KYC-approved when KYC was asked)" }),
   investorEmail: email.optional(),
   whitelistStatus: booleanish.default(true).meta({ description: "true whitelists, false blacklists" }),
 });
 
-const body = z.looseObject({
+const body = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
   userToWhitelist: z.array(entry).min(1),
   newInvestor: z
-    .looseObject({
+    .object({
       name: z.string().optional(),
       surname: z.string().optional(),
       middleName: z.string().optional(),
@@ -34,25 +37,36 @@ export const whitelist = defineMethod({
   area: "tokenization",
   summary: "Whitelist or blacklist investor wallets",
   body,
-  metered: true,
+  access: ACCESS.keyMethod,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);
     requireTokenizer(token, b.signerAddress, "whitelist investors");
-    const accounts = b.userToWhitelist.map((u) => u.investorAddress);
-    const statuses = b.userToWhitelist.map((u) => u.whitelistStatus);
+    const entries = [];
+    for (const [i, u] of b.userToWhitelist.entries()) {
+      let investorAddress = u.investorAddress;
+      if (!investorAddress) {
+        // E-mail only: the wallet known for the investor; adding it needs KYC clearance, removing it does not.
+        if (!u.investorEmail) throw badRequest(`userToWhitelist.${i}.investorAddress is required`, { field: `userToWhitelist.${i}.investorAddress` });
+        const purpose = u.whitelistStatus ? "whitelist" : "unwhitelist";
+        investorAddress = (await knownWallet(ctx, { email: u.investorEmail, field: `userToWhitelist.${i}.investorEmail`, purpose, token })).address;
+      }
+      entries.push({ ...u, investorAddress });
+    }
+    const accounts = entries.map((u) => u.investorAddress);
+    const statuses = entries.map((u) => u.whitelistStatus);
     const data =
       accounts.length === 1
         ? securityTokenInterface.encodeFunctionData("setWhitelisted", [accounts[0], statuses[0]])
         : securityTokenInterface.encodeFunctionData("setWhitelistedBatch", [accounts, statuses]);
-    const single = b.userToWhitelist.length === 1 ? b.userToWhitelist[0] : undefined;
+    const single = entries.length === 1 ? entries[0] : undefined;
     return {
       signer: b.signerAddress,
       calls: [{ to: token.tokenAddress, data, description: `update the whitelist of ${token.symbol} for ${accounts.length} wallet(s)` }],
       info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, investorEmail: single?.investorEmail },
       record: {
         tokenSymbol: token.symbol,
-        investors: b.userToWhitelist.map((u) => ({
+        investors: entries.map((u) => ({
           address: u.investorAddress,
           email: u.investorEmail ?? null,
           firstName: single ? (b.newInvestor?.name ?? null) : null,

@@ -56,6 +56,21 @@ describe("AgentToken", function () {
       expect(await token.totalSupply()).to.equal(UNITS(1000));
     });
 
+    it("emits OwnershipTransferred then the creation Transfer(0, owner, premint), also for a zero premint", async function () {
+      const { factory, agent } = await loadFixture(agentTokenFixture);
+      for (const premint of [0n, UNITS(3)]) {
+        const address = await factory.createAgentToken.staticCall("Agent", "AGT", 18, agent.address, premint);
+        const receipt = await (await factory.createAgentToken("Agent", "AGT", 18, agent.address, premint)).wait();
+        const token = await ethers.getContractAt("AgentToken", address);
+        const tokenEvents = receipt!.logs
+          .filter((log) => log.address === address)
+          .map((log) => token.interface.parseLog(log)!);
+        expect(tokenEvents.map((e) => e.name)).to.deep.equal(["OwnershipTransferred", "Transfer"]);
+        expect([...tokenEvents[1].args]).to.deep.equal([ethers.ZeroAddress, agent.address, premint]);
+        expect(await token.totalSupply()).to.equal(premint);
+      }
+    });
+
     it("cannot be called again on a clone", async function () {
       const { token, stranger } = await loadFixture(agentTokenFixture);
       await expect(

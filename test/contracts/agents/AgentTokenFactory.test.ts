@@ -92,15 +92,35 @@ describe("AgentTokenFactory", function () {
       await expect(receipt.hash).to.emit(token, "Transfer").withArgs(ethers.ZeroAddress, agent.address, PREMINT);
     });
 
-    it("emits no Transfer when the premint is 0", async function () {
+    it("emits a zero-value creation Transfer(0, agentWallet, 0) when the premint is 0", async function () {
       const { factory, agent } = await loadFixture(factoryFixture);
       const { token, receipt } = await create(factory, "Agent", "AGT", 18, agent.address, 0n);
-      await expect(receipt.hash).to.not.emit(token, "Transfer");
+      await expect(receipt.hash).to.emit(token, "Transfer").withArgs(ethers.ZeroAddress, agent.address, 0n);
       await expect(receipt.hash)
         .to.emit(token, "OwnershipTransferred")
         .withArgs(ethers.ZeroAddress, agent.address);
+      const transfers = receipt.logs.filter((log) => token.interface.parseLog(log)?.name === "Transfer");
+      expect(transfers).to.have.length(1);
       expect(await token.totalSupply()).to.equal(0n);
+      expect(await token.balanceOf(agent.address)).to.equal(0n);
     });
+
+    for (const premint of [0n, PREMINT]) {
+      it(`the first zero-address Transfer log of the creation receipt is emitted by the new token (premint ${premint === 0n ? "0" : "> 0"})`, async function () {
+        const { factory, agent, relayer } = await loadFixture(factoryFixture);
+        const returned = await factory.connect(relayer).createAgentToken.staticCall("Agent", "AGT", 18, agent.address, premint);
+        const { token, receipt } = await create(factory.connect(relayer), "Agent", "AGT", 18, agent.address, premint);
+        expect(token.target).to.equal(returned);
+        // What a client does without the factory's ABI: the ERC-20 Transfer topic with `from` = address(0).
+        const transferTopic = ethers.id("Transfer(address,address,uint256)");
+        const zeroTopic = ethers.zeroPadValue(ethers.ZeroAddress, 32);
+        const first = receipt.logs.find((log) => log.topics[0] === transferTopic && log.topics[1] === zeroTopic);
+        expect(first, "no zero-address Transfer log").to.not.equal(undefined);
+        expect(first!.address).to.equal(returned);
+        expect(first!.topics[2]).to.equal(ethers.zeroPadValue(agent.address, 32));
+        expect(BigInt(first!.data)).to.equal(premint);
+      });
+    }
 
     it("creates a new, independent clone on every call, even with the same arguments", async function () {
       const { factory, agent, other } = await loadFixture(factoryFixture);

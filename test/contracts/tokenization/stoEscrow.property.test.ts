@@ -1,13 +1,14 @@
 /**
  * Model-based property tests for StoEscrow: random action sequences over ONE offering, driven against the real
- * contracts on the in-process Hardhat network and checked, step by step, against a small TypeScript model of the
- * rules in IStoEscrow's NatSpec.
+ * contracts (on the in-process Hardhat network, or on a standalone `npx hardhat node` with `--network localhost`) and
+ * checked, step by step, against a small TypeScript model of the rules in IStoEscrow's NatSpec.
  *
  * Time is fully controlled: every transaction is mined at exactly `model.t + 1` (evm_setNextBlockTimestamp) and is
  * sent with an explicit gas limit, so a reverting transaction is still mined (Hardhat automine) instead of failing
  * in eth_estimateGas; view calls run against the latest block, whose timestamp is `model.t`.
  *
  * Reproduce / widen a run: FC_SEED=<seed> FC_NUM_RUNS=<n> npx hardhat test test/contracts/tokenization/stoEscrow.property.test.ts
+ * On a node: HARDHAT_NODE_URL=http://127.0.0.1:<port> npx hardhat test <this file> --network localhost
  */
 import { expect } from "chai";
 import fc from "fast-check";
@@ -373,6 +374,23 @@ const norm = (v: unknown): string => (typeof v === "string" ? v.toLowerCase() : 
 const fmtArgs = (args: unknown[]) => args.map(norm).join(", ");
 const fmtErr = (e: Expected) => `${e.name}(${fmtArgs(e.args)})`;
 
+/**
+ * The revert bytes of a failed send, in whichever shape the network reports them: the in-process Hardhat network
+ * throws them as the error's `data` string; a node over JSON-RPC (`npx hardhat node`, `--network localhost`)
+ * answers `{ message, txHash, data }` as the JSON-RPC error's data, so the bytes are at `data.data`; ethers may wrap
+ * either (`error`, `info.error`, `parent`, `cause`). Undefined when the error carries no revert data at all.
+ */
+function revertDataOf(error: unknown, depth = 0): string | undefined {
+  if (typeof error === "string") return /^0x(?:[0-9a-fA-F]{2})*$/.test(error) ? error : undefined;
+  if (depth > 4 || typeof error !== "object" || error === null) return undefined;
+  const e = error as Record<string, unknown>;
+  for (const key of ["data", "error", "info", "parent", "cause"]) {
+    const found = revertDataOf(e[key], depth + 1);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
 class Runner {
   readonly trace: string[] = [];
   /** Coverage of the interesting invest paths, reported at the end. */
@@ -427,8 +445,8 @@ class Runner {
       if (!receipt) throw new Error("no receipt");
       outcome = { ok: true, receipt };
     } catch (e) {
-      const data = (e as { data?: string }).data;
-      if (typeof data !== "string") throw e;
+      const data = revertDataOf(e);
+      if (data === undefined) throw e;
       const parsed = this.ifaces.map((i) => i.parseError(data)).find((d) => d !== null);
       outcome = parsed ? { ok: false, name: parsed.name, args: [...parsed.args] } : { ok: false, name: `raw:${data}`, args: [] };
     }

@@ -1,0 +1,54 @@
+import { ZeroHash } from "ethers";
+import { z } from "zod";
+import { ACCESS } from "../../access/rules";
+import { reputationRegistryInterface } from "../../chains/contracts";
+import { badRequest } from "../../errors";
+import { address } from "../../http/fields";
+import { defineMethod } from "../types";
+import { agentOnChain, agenticMethod, recordAgentActivity, registries } from "./common";
+import { bytes32, feedbackEntry, feedbackEntryFields } from "./feedback";
+
+const body = z.object({
+  ...feedbackEntryFields,
+  agentUuid: z.string().trim().uuid().optional(),
+  clientAddress: address.meta({ description: "The client that gave the feedback" }),
+  responseURI: z.string().trim().max(2048).optional(),
+  responseUri: z.string().trim().max(2048).optional().meta({ description: "Alias of responseURI" }),
+  responseHash: bytes32.optional(),
+});
+type Body = z.infer<typeof body>;
+
+/** Appends a response to a feedback entry (anyone may respond, also to revoked feedback). */
+export const agentAppendFeedbackResponse = defineMethod({
+  ...agenticMethod,
+  name: "agentAppendFeedbackResponse",
+  summary: "Append a response to feedback on an agent",
+  body,
+  access: ACCESS.agenticWrite,
+  relayable: true,
+  facadePath: "/x402/agent/feedback/respond",
+  async plan(ctx, b: Body) {
+    const responseURI = b.responseURI ?? b.responseUri;
+    if (!responseURI) throw badRequest("responseURI is required", { field: "responseURI" });
+    const { agentId, agent } = await agentOnChain(ctx, { agentId: b.agentId });
+    const feedbackIndex = BigInt(b.feedbackIndex);
+    await feedbackEntry(ctx, agentId, b.clientAddress, feedbackIndex);
+    const { reputation } = registries(ctx.chain);
+    return {
+      signer: ctx.signer!,
+      calls: [
+        {
+          to: reputation,
+          data: reputationRegistryInterface.encodeFunctionData("appendResponse", [agentId, b.clientAddress, feedbackIndex, responseURI, b.responseHash ?? ZeroHash]),
+          description: `respond to feedback ${feedbackIndex} of ${b.clientAddress} on agent ${agentId}`,
+        },
+      ],
+      info: { agentUuid: agent?.uuid, agentId: agentId.toString(), clientAddress: b.clientAddress, feedbackIndex: feedbackIndex.toString(), responseURI },
+      record: { agentUuid: agent?.uuid ?? null, agentId: agentId.toString(), clientAddress: b.clientAddress, feedbackIndex: feedbackIndex.toString(), responseURI },
+    };
+  },
+  async onConfirmed(tx, batch) {
+    const { agentUuid, ...details } = batch.record;
+    await recordAgentActivity(tx, batch, { agentUuid: agentUuid as string | null }, { ...details, responder: batch.signer });
+  },
+});

@@ -1,0 +1,186 @@
+import { getAddress } from "ethers";
+import { z } from "zod";
+import { identityRegistryInterface, reputationRegistryInterface } from "../../chains/contracts";
+import type { Chain } from "../../chains/registry";
+import type { Environment } from "../../config";
+import { badRequest, forbidden, preflightError } from "../../errors";
+import { address, chainIdInput, email, executionMode, gasLimitField, integerString, nonceField } from "../../http/fields";
+import type { Services } from "../../services";
+import type { Queryable } from "../../store/db";
+import type { AgentCategory, AgentRecord } from "../../store/agents";
+import type { ConfirmedBatch, MethodContext } from "../types";
+
+/** Agent identity and agent tokens run on Base and Base Sepolia only. */
+export const AGENT_CHAINS = [8453, 84532];
+
+/** The environment's Base chain: the default when an agent call names no chain. */
+export const baseChainOf = (environment: Environment) => (environment === "production" ? 8453 : 84532);
+
+export const AGENT_NOT_FOUND = "A stored tokenized agent reference is required via agentUuid or agentId";
+
+/** Fields every agentic body may carry (API-SPEC "Paid facades", WIRE-COMPAT §3 and §6). */
+export const agentCommonFields = {
+  method: z.string().optional(),
+  chainId: chainIdInput.optional().meta({ description: "8453 or 84532 (default: the environment's Base chain)" }),
+  executionMode: executionMode.optional(),
+  signerAddress: address.optional().meta({ description: "Required when client-signed; omitted when service-relayed" }),
+  gasLimit: gasLimitField.optional(),
+  nonce: nonceField.optional(),
+  privateRpcUrl: z.string().optional().meta({ description: "Accepted for compatibility; the service uses its own RPC" }),
+  ownerEmail: email.optional(),
+  email: email.optional().meta({ description: "Alias of ownerEmail" }),
+};
+
+/** An agent named by agentUuid (this service's handle) or agentId (its ERC-721 id on the chain's registry). */
+export const agentRefFields = {
+  agentUuid: z.string().trim().uuid("must be the agentUuid returned by agentRegister").optional(),
+  agentId: integerString.optional().meta({ description: "The ERC-8004 agentId (decimal)" }),
+};
+
+/** What an agentic method's definition shares: chains, default chain, signer rule. */
+export const agenticMethod = {
+  area: "agents" as const,
+  chains: AGENT_CHAINS,
+  defaultChainId: baseChainOf,
+  signerOf: (b: { signerAddress?: string }) => {
+    if (!b.signerAddress) throw badRequest("signerAddress is required for a client-signed prepare", { field: "signerAddress" });
+    return b.signerAddress;
+  },
+};
+
+export function registries(chain: Chain): { identity: string; reputation: string } {
+  return { identity: chain.deployment.contracts.IdentityRegistry, reputation: chain.deployment.contracts.ReputationRegistry };
+}
+
+/** A stored agent by agentUuid or agentId; "A stored tokenized agent reference is required …" otherwise. */
+export async function storedAgent(ctx: MethodContext, ref: { agentUuid?: string; agentId?: string }): Promise<AgentRecord> {
+  const { identity } = registries(ctx.chain);
+  let agent: AgentRecord | undefined;
+  if (ref.agentUuid) {
+    agent = await ctx.services.agents.byUuid(ref.agentUuid);
+    if (agent && ref.agentId !== undefined && agent.agentId !== BigInt(ref.agentId).toString()) {
+      throw badRequest(`agentUuid ${ref.agentUuid} is agent ${agent.agentId}, not ${ref.agentId}`, { field: "agentId" });
+    }
+  } else if (ref.agentId !== undefined) {
+    agent = await ctx.services.agents.byAgentId(ctx.chain.chainId, identity, BigInt(ref.agentId));
+  }
+  if (!agent) throw badRequest(AGENT_NOT_FOUND, { field: ref.agentUuid ? "agentUuid" : "agentId" });
+  if (agent.chainId !== ctx.chain.chainId) {
+    throw badRequest(`agent ${agent.uuid} lives on chain ${agent.chainId}, not on chain ${ctx.chain.chainId}`, { field: "chainId" });
+  }
+  return agent;
+}
+
+/** The on-chain agentId of a reference: a stored agent, or an agentId that exists on the registry (feedback may rate any agent). */
+export async function agentOnChain(ctx: MethodContext, ref: { agentUuid?: string; agentId?: string }): Promise<{ agentId: bigint; owner: string; agent?: AgentRecord }> {
+  if (ref.agentUuid) {
+    const agent = await storedAgent(ctx, ref);
+    return { agentId: BigInt(agent.agentId), owner: await ownerOf(ctx, BigInt(agent.agentId)), agent };
+  }
+  if (ref.agentId === undefined) throw badRequest(AGENT_NOT_FOUND, { field: "agentId" });
+  const agentId = BigInt(ref.agentId);
+  const owner = await ownerOf(ctx, agentId).catch(() => undefined);
+  if (!owner) throw badRequest(`agentId ${agentId} is not registered on the identity registry of chain ${ctx.chain.chainId}`, { field: "agentId" });
+  const { identity } = registries(ctx.chain);
+  return { agentId, owner, agent: await ctx.services.agents.byAgentId(ctx.chain.chainId, identity, agentId) };
+}
+
+export async function ownerOf(ctx: { chain: Chain }, agentId: bigint): Promise<string> {
+  const { identity } = registries(ctx.chain);
+  const data = identityRegistryInterface.encodeFunctionData("ownerOf", [agentId]);
+  const result = await ctx.chain.provider.call({ to: identity, data });
+  return getAddress(identityRegistryInterface.decodeFunctionResult("ownerOf", result)[0]);
+}
+
+/**
+ * Who sends a change to a stored agent, and who must pay for it when relayed. Client-signed: the signer must be the
+ * agent's on-chain owner (or an operator it approved). Relayed: only agents the relayer holds in custody, for the
+ * wallet that paid their registration; that wallet must pay (checked at send).
+ */
+export async function authorizeAgentChange(ctx: MethodContext, agent: AgentRecord, action: string): Promise<{ sender: string; record: Record<string, unknown> }> {
+  const agentId = BigInt(agent.agentId);
+  const sender = ctx.signer!;
+  const relayed = ctx.executionMode === "service-relayed";
+  if (relayed) {
+    const owner = await ownerOf(ctx, agentId);
+    if (owner.toLowerCase() !== sender.toLowerCase()) {
+      throw badRequest(
+        `agent ${agent.agentId} is held by its owner ${owner}, not by the service's relayer: ${action} must be client-signed by the owner`,
+        { field: "executionMode", owner },
+      );
+    }
+    return { sender, record: { requiredPayer: agent.ownerWallet } };
+  }
+  const { identity } = registries(ctx.chain);
+  const data = identityRegistryInterface.encodeFunctionData("isAuthorizedOrOwner", [sender, agentId]);
+  const [authorized] = identityRegistryInterface.decodeFunctionResult("isAuthorizedOrOwner", await ctx.chain.provider.call({ to: identity, data }));
+  if (!authorized) {
+    const owner = await ownerOf(ctx, agentId);
+    const held = owner.toLowerCase() === ctx.services.relayer.address(ctx.chain.chainId).toLowerCase();
+    throw preflightError(
+      held
+        ? `agent ${agent.agentId} is held by the service's relayer for ${agent.ownerWallet}: ${action} must be service-relayed and paid by that wallet (or take ownership first with agentTransferOwnership)`
+        : `signerAddress ${sender} is not the owner (${owner}) of agent ${agent.agentId} nor approved by it; only the owner may ${action}`,
+      { field: "signerAddress", owner },
+    );
+  }
+  return { sender, record: {} };
+}
+
+/**
+ * The relayed-payer rules a plan recorded: `requiredPayer` (only the wallet an agent is held for may pay for changes
+ * to it) and `refusedPayers` (e.g. an agent's owner may not pay for feedback on it). Checked at send, before the
+ * payment is verified or held.
+ */
+export async function relayedPayerRule(_services: Services, batch: { plan: Record<string, unknown> }, payer: string): Promise<void> {
+  const required = batch.plan.requiredPayer as string | undefined;
+  if (required && required.toLowerCase() !== payer.toLowerCase()) {
+    const why = (batch.plan.requiredPayerReason as string | undefined) ?? `Only ${required}, for whom the service holds this agent, may pay for changes to it`;
+    throw forbidden(`${why}; the payment is from ${payer}`, {
+      payer,
+      requiredPayer: required,
+    });
+  }
+  for (const refused of (batch.plan.refusedPayers as { address: string; reason: string }[] | undefined) ?? []) {
+    if (refused.address.toLowerCase() === payer.toLowerCase()) throw badRequest(refused.reason, { payer });
+  }
+}
+
+/** Reputation-registry calls go to the chain's reputation registry; a helper to read its views. */
+export async function reputationView<T = unknown>(ctx: { chain: Chain }, fn: string, args: unknown[]): Promise<T[]> {
+  const { reputation } = registries(ctx.chain);
+  const result = await ctx.chain.provider.call({ to: reputation, data: reputationRegistryInterface.encodeFunctionData(fn, args) });
+  return reputationRegistryInterface.decodeFunctionResult(fn, result) as unknown as T[];
+}
+
+export async function identityView<T = unknown>(ctx: { chain: Chain }, fn: string, args: unknown[]): Promise<T[]> {
+  const { identity } = registries(ctx.chain);
+  const result = await ctx.chain.provider.call({ to: identity, data: identityRegistryInterface.encodeFunctionData(fn, args) });
+  return identityRegistryInterface.decodeFunctionResult(fn, result) as unknown as T[];
+}
+
+/** The agent's agentURI: stable, served by this service from its stored registration file. */
+export function registrationUrl(services: Services, uuid: string): string {
+  return `${services.baseUrl.replace(/\/$/, "")}/agents/${uuid}/registration.json`;
+}
+
+export const ownerEmailOf = (b: { ownerEmail?: string; email?: string }) => b.ownerEmail ?? b.email;
+
+/** One line of an agent's (or agent token's) history, written when its batch is confirmed. */
+export function recordAgentActivity(
+  tx: Queryable,
+  batch: ConfirmedBatch,
+  subject: { agentUuid?: string | null; tokenAddress?: string | null; category?: AgentCategory },
+  details: Record<string, unknown>,
+): Promise<void> {
+  return batch.services.agents.recordActivity(tx, {
+    txId: batch.txId,
+    chainId: batch.chain.chainId,
+    agentUuid: subject.agentUuid ?? null,
+    tokenAddress: subject.tokenAddress ?? null,
+    category: subject.category ?? (subject.tokenAddress ? "agentToken" : "erc8004"),
+    method: batch.method,
+    txHashes: batch.receipts.map((r) => r.hash),
+    details: { ...details, executionMode: batch.executionMode, ...(batch.payer ? { paidBy: batch.payer } : {}) },
+  });
+}

@@ -1,0 +1,194 @@
+import { formatEther } from "ethers";
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import type { Services } from "./services";
+
+/**
+ * Prometheus metrics (GET /metrics), one registry per service instance (tests run several in one process):
+ *
+ * | metric                                   | type      | labels                 | from                                   |
+ * |------------------------------------------|-----------|------------------------|----------------------------------------|
+ * | tak_http_requests_total                  | counter   | method, route, status  | every answer (route = the template)    |
+ * | tak_http_request_duration_seconds        | histogram | method, route, status  | every answer                           |
+ * | tak_batches                              | gauge     | status                 | the database, on scrape                |
+ * | tak_payments                             | gauge     | state                  | the database, on scrape (x402)         |
+ * | tak_relayer_balance_eth                  | gauge     | chain_id, address      | each chain, on scrape                  |
+ * | tak_relayer_nonce_lag                    | gauge     | chain_id, address      | database counter − chain pending nonce |
+ * | tak_chain_up                             | gauge     | chain_id               | 1 when the chain answered the scrape   |
+ * | tak_db_pool_connections                  | gauge     | state (total/idle/waiting) | the PostgreSQL pool; PGlite: total 1 |
+ * | tak_info                                 | gauge     | version, environment, database | 1                              |
+ * | tak_process_* , tak_nodejs_*             | (default) |                        | prom-client's process metrics          |
+ *
+ * Route labels are route templates (/documents/{sha256}), never raw paths; unmatched paths count as "(unmatched)".
+ */
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests: Counter<"method" | "route" | "status">;
+  private readonly duration: Histogram<"method" | "route" | "status">;
+
+  constructor(services: Services, version: string) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry, prefix: "tak_" });
+    this.requests = new Counter({ name: "tak_http_requests_total", help: "HTTP requests answered, by route template and status", labelNames: ["method", "route", "status"], registers });
+    this.duration = new Histogram({
+      name: "tak_http_request_duration_seconds",
+      help: "Time to answer an HTTP request, by route template and status",
+      labelNames: ["method", "route", "status"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    new Gauge({
+      name: "tak_info",
+      help: "This service: API version, environment, database kind",
+      labelNames: ["version", "environment", "database"],
+      registers,
+      collect() {
+        this.set({ version, environment: services.config.ENVIRONMENT, database: services.db.kind }, 1);
+      },
+    });
+    new Gauge({
+      name: "tak_batches",
+      help: "Prepared batches by status (prepared, sending, success, rejected)",
+      labelNames: ["status"],
+      registers,
+      async collect() {
+        const rows = await services.db.query<{ status: string; n: string }>("SELECT status, count(*)::text AS n FROM batches GROUP BY status");
+        this.reset();
+        for (const status of ["prepared", "sending", "success", "rejected"]) this.set({ status }, 0);
+        for (const row of rows) this.set({ status: row.status }, Number(row.n));
+      },
+    });
+    new Gauge({
+      name: "tak_payments",
+      help: "x402 payments by state (reserved, settling, settled, released)",
+      labelNames: ["state"],
+      registers,
+      async collect() {
+        const rows = await services.db.query<{ status: string; n: string }>("SELECT status, count(*)::text AS n FROM payments GROUP BY status");
+        this.reset();
+        for (const state of ["reserved", "settling", "settled", "released"]) this.set({ state }, 0);
+        for (const row of rows) this.set({ state: row.status }, Number(row.n));
+      },
+    });
+    // The chain gauges share one read of the chains per scrape (prom-client collects every metric concurrently).
+    let chainRead: { at: number; done: Promise<ChainFacts[]> } | undefined;
+    const chainFacts = () => {
+      if (!chainRead || Date.now() - chainRead.at > 1000) chainRead = { at: Date.now(), done: readChains(services) };
+      return chainRead.done;
+    };
+    new Gauge({
+      name: "tak_chain_up",
+      help: "1 when the chain's RPC answered this scrape (within 3 s), else 0",
+      labelNames: ["chain_id"],
+      registers,
+      async collect() {
+        const facts = await chainFacts();
+        this.reset();
+        for (const f of facts) this.set({ chain_id: f.chainId }, f.up ? 1 : 0);
+      },
+    });
+    new Gauge({
+      name: "tak_relayer_balance_eth",
+      help: "Native balance of the service's relayer wallet per chain",
+      labelNames: ["chain_id", "address"],
+      registers,
+      async collect() {
+        const facts = await chainFacts();
+        this.reset();
+        for (const f of facts) if (f.relayer?.balance !== undefined) this.set({ chain_id: f.chainId, address: f.relayer.address }, f.relayer.balance);
+      },
+    });
+    new Gauge({
+      name: "tak_relayer_nonce_lag",
+      help: "Relayer nonces taken but not yet seen by the chain: the database's next nonce minus the chain's pending nonce",
+      labelNames: ["chain_id", "address"],
+      registers,
+      async collect() {
+        const facts = await chainFacts();
+        this.reset();
+        for (const f of facts) if (f.relayer?.nonceLag !== undefined) this.set({ chain_id: f.chainId, address: f.relayer.address }, f.relayer.nonceLag);
+      },
+    });
+    new Gauge({
+      name: "tak_db_pool_connections",
+      help: "Database connections: the PostgreSQL pool's total, idle and waiting clients (the embedded PGlite: one, in process)",
+      labelNames: ["state"],
+      registers,
+      collect() {
+        this.reset();
+        const pool = poolOf(services);
+        if (!pool) return void this.set({ state: "total" }, 1);
+        this.set({ state: "total" }, pool.totalCount);
+        this.set({ state: "idle" }, pool.idleCount);
+        this.set({ state: "waiting" }, pool.waitingCount);
+      },
+    });
+  }
+
+  /** Counts one answered request. */
+  observe(method: string, route: string, status: number, seconds: number): void {
+    const labels = { method, route, status: String(status) };
+    this.requests.inc(labels);
+    this.duration.observe(labels, seconds);
+  }
+}
+
+interface ChainFacts {
+  chainId: string;
+  up: boolean;
+  relayer?: { address: string; balance?: number; nonceLag?: number };
+}
+
+/** Each served chain: does it answer, the relayer's balance, and its nonce lag (database counter − pending nonce). */
+async function readChains(services: Services): Promise<ChainFacts[]> {
+  return Promise.all(
+    services.chains.list().map(async (chain): Promise<ChainFacts> => {
+      const facts: ChainFacts = { chainId: String(chain.chainId), up: false };
+      try {
+        await withTimeout(chain.provider.getBlockNumber(), 3000);
+        facts.up = true;
+        if (!services.relayer.has(chain.chainId)) return facts;
+        const address = services.relayer.address(chain.chainId);
+        facts.relayer = { address };
+        const [wei, pending, rows] = await Promise.all([
+          withTimeout(chain.provider.getBalance(address), 3000),
+          withTimeout(chain.provider.getTransactionCount(address, "pending"), 3000),
+          services.db.query<{ next_nonce: string }>("SELECT next_nonce::text AS next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2", [
+            chain.chainId,
+            address.toLowerCase(),
+          ]),
+        ]);
+        facts.relayer.balance = Number(formatEther(wei));
+        facts.relayer.nonceLag = rows[0] ? Number(rows[0].next_nonce) - pending : 0;
+      } catch {
+        // A chain that does not answer (in time) is reported by tak_chain_up; its relayer values are left out.
+      }
+      return facts;
+    }),
+  );
+}
+
+/**
+ * The `pg` pool behind a PostgreSQL database (read, never used). The store keeps it private; reading it here keeps the
+ * store's interface unchanged (a `stats()` on Db would be the cleaner home once the store is touched anyway).
+ */
+function poolOf(services: Services): { totalCount: number; idleCount: number; waitingCount: number } | undefined {
+  if (services.db.kind !== "postgres") return undefined;
+  const pool = (services.db as unknown as { pool?: { totalCount: number; idleCount: number; waitingCount: number } }).pool;
+  return pool && typeof pool.totalCount === "number" ? pool : undefined;
+}
+
+function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]).finally(() =>
+    clearTimeout(timer),
+  );
+}
+
+const instances = new WeakMap<Services, Metrics>();
+
+/** The metrics of a service instance (created on first use). */
+export function metricsOf(services: Services, version: string): Metrics {
+  let metrics = instances.get(services);
+  if (!metrics) instances.set(services, (metrics = new Metrics(services, version)));
+  return metrics;
+}

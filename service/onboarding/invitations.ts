@@ -1,0 +1,90 @@
+import { randomUUID } from "node:crypto";
+import { INVITATION_CREDIT_METHOD } from "../auth/plans";
+import { ApiError, conflict } from "../errors";
+import type { Services } from "../services";
+import type { ApiKeyRecord } from "../store/api-keys";
+import type { KycInvestorRecord, KycLinkRecord } from "../store/kyc";
+import { linkExpiry, linkUrl, newLinkToken, newNonce } from "./links";
+import { invitationMail } from "./mailer";
+
+export const INVITATION_LIMIT_MESSAGE = "Invitation credit limit exceeded";
+
+export interface KycLinkResponse {
+  email: string;
+  needKyc: boolean;
+  userCreated: boolean;
+  invitationSent: boolean;
+  url: string | null;
+  kycStatus: KycInvestorRecord["status"];
+  expiresAt: string | null;
+}
+
+/**
+ * POST /create-kyc-link: registers the investor in the key's tokenizer scope and, with needKyc, issues a fresh
+ * single-use link (voiding the previous ones). One invitation credit per accepted call; refusals write nothing.
+ *
+ * | current \ call | needKyc true                       | needKyc false                     |
+ * |----------------|------------------------------------|-----------------------------------|
+ * | (unknown)      | invited, new link (userCreated)    | none, no link (userCreated)       |
+ * | none           | invited, new link                  | none, no link                     |
+ * | invited        | invited, fresh link, old voided    | 409 (KYC was requested)           |
+ * | submitted      | invited, fresh link (submission discarded) | 409                       |
+ * | rejected       | invited, fresh link (a new attempt) | 409                              |
+ * | approved       | 409 (already approved)             | 409                               |
+ *
+ * The e-mail goes out after the records are committed: a mail failure leaves a valid link (returned in `url`) and
+ * answers invitationSent false.
+ */
+export async function createKycLink(services: Services, apiKey: ApiKeyRecord, input: { email: string; needKyc: boolean }): Promise<KycLinkResponse> {
+  const email = input.email.trim().toLowerCase();
+  const { kyc } = services;
+  const { investor, link, userCreated } = await services.db.transaction(async (q) => {
+    // Serializes invitations of one e-mail, so two concurrent calls cannot both create it.
+    await q.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`kyc:${email}`]);
+    const scope = await kyc.scopeOfKey(apiKey.id, q);
+    const found = await kyc.findInScope(scope, apiKey.id, email, q);
+    let current = found && (await kyc.lock(q, found.id));
+    if (current?.status === "approved") {
+      throw conflict(`${email} is already approved (wallet ${current.walletAddress}); the operator must reject it before it is onboarded again`, {
+        field: "email",
+        kycStatus: current.status,
+      });
+    }
+    if (current && !input.needKyc && current.needKyc) {
+      throw conflict(`${email} was invited with KYC (status ${current.status}); needKyc cannot be withdrawn`, { field: "needKyc", kycStatus: current.status });
+    }
+    const spent = await services.credits.spend(q, apiKey.id, INVITATION_CREDIT_METHOD, `kyc:${randomUUID()}`);
+    if (!spent.ok) throw new ApiError(403, "OUT_OF_CREDITS", INVITATION_LIMIT_MESSAGE, { method: INVITATION_CREDIT_METHOD });
+
+    const created = !current;
+    if (!current) {
+      current = await kyc.insert(q, { id: randomUUID(), apiKeyId: apiKey.id, email, needKyc: input.needKyc, status: input.needKyc ? "invited" : "none" });
+      await kyc.addEvent(q, current.id, "created", `key:${apiKey.id}`, { needKyc: input.needKyc });
+    } else if (input.needKyc) {
+      const voided = await kyc.voidLinks(q, current.id);
+      const previousStatus = current.status;
+      current = await kyc.restart(q, current.id, true, "invited");
+      await kyc.addEvent(q, current.id, "reinvited", `key:${apiKey.id}`, { previousStatus, voidedLinks: voided });
+    }
+    let issued: KycLinkRecord | undefined;
+    if (input.needKyc) {
+      issued = await kyc.insertLink(q, { token: newLinkToken(), investorId: current.id, nonce: newNonce(), expiresAt: linkExpiry(services.config.KYC_LINK_TTL_HOURS) });
+      await kyc.addEvent(q, current.id, "link", `key:${apiKey.id}`, { expiresAt: issued.expiresAt });
+    }
+    return { investor: current, link: issued, userCreated: created };
+  });
+
+  const url = link ? linkUrl(services.baseUrl, link.token) : null;
+  let invitationSent = false;
+  if (link && url && services.mailer) {
+    try {
+      const { messageId } = await services.mailer.send(invitationMail({ to: email, url, expiresAt: link.expiresAt }));
+      await kyc.recordInvitation(link.token, { messageId });
+      invitationSent = true;
+    } catch (error) {
+      services.logger.warn({ err: (error as Error).message, investorId: investor.id }, "KYC invitation e-mail was not sent");
+      await kyc.recordInvitation(link.token, { error: (error as Error).message });
+    }
+  }
+  return { email, needKyc: input.needKyc, userCreated, invitationSent, url, kycStatus: investor.status, expiresAt: link?.expiresAt ?? null };
+}

@@ -1,0 +1,296 @@
+import type { Db, Queryable } from "./db";
+
+/**
+ * KYC statuses. none: known without KYC (needKyc false); invited: a live link was issued; submitted: the investor
+ * proved a wallet and gave its details, awaiting review; approved / rejected: the provider's decision.
+ */
+export const KYC_STATUSES = ["none", "invited", "submitted", "approved", "rejected"] as const;
+export type KycStatus = (typeof KYC_STATUSES)[number];
+
+export interface KycInvestorRecord {
+  id: string;
+  apiKeyId: string;
+  email: string;
+  needKyc: boolean;
+  status: KycStatus;
+  firstName: string | null;
+  lastName: string | null;
+  country: string | null;
+  walletAddress: string | null;
+  proofMessage: string | null;
+  submittedAt: string | null;
+  reviewedBy: string | null;
+  reviewedAt: string | null;
+  reviewReason: string | null;
+  createdAt: string;
+  updatedAt: string;
+}
+
+export interface KycLinkRecord {
+  token: string;
+  investorId: string;
+  nonce: string;
+  createdAt: string;
+  expiresAt: string;
+  usedAt: string | null;
+  voidedAt: string | null;
+  invitationMessageId: string | null;
+  invitationSentAt: string | null;
+  invitationError: string | null;
+}
+
+/**
+ * What an investor submitted through its link: every field is covered by the wallet's signature, which was verified at
+ * submission and is not stored (walletAddress is the address it recovered to).
+ */
+export interface KycSubmissionFacts {
+  firstName: string;
+  lastName: string;
+  country: string;
+  walletAddress: string;
+  proofMessage: string;
+}
+
+interface InvestorRow {
+  id: string;
+  api_key_id: string;
+  email: string;
+  need_kyc: boolean;
+  status: KycStatus;
+  first_name: string | null;
+  last_name: string | null;
+  country: string | null;
+  wallet_address: string | null;
+  proof_message: string | null;
+  submitted_at: Date | string | null;
+  reviewed_by: string | null;
+  reviewed_at: Date | string | null;
+  review_reason: string | null;
+  created_at: Date | string;
+  updated_at: Date | string;
+}
+
+interface LinkRow {
+  token: string;
+  investor_id: string;
+  nonce: string;
+  created_at: Date | string;
+  expires_at: Date | string;
+  used_at: Date | string | null;
+  voided_at: Date | string | null;
+  invitation_message_id: string | null;
+  invitation_sent_at: Date | string | null;
+  invitation_error: string | null;
+}
+
+const iso = (v: Date | string) => new Date(v).toISOString();
+const isoOrNull = (v: Date | string | null) => (v === null ? null : iso(v));
+
+const toInvestor = (r: InvestorRow): KycInvestorRecord => ({
+  id: r.id,
+  apiKeyId: r.api_key_id,
+  email: r.email,
+  needKyc: r.need_kyc,
+  status: r.status,
+  firstName: r.first_name,
+  lastName: r.last_name,
+  country: r.country,
+  walletAddress: r.wallet_address,
+  proofMessage: r.proof_message,
+  submittedAt: isoOrNull(r.submitted_at),
+  reviewedBy: r.reviewed_by,
+  reviewedAt: isoOrNull(r.reviewed_at),
+  reviewReason: r.review_reason,
+  createdAt: iso(r.created_at),
+  updatedAt: iso(r.updated_at),
+});
+
+const toLink = (r: LinkRow): KycLinkRecord => ({
+  token: r.token,
+  investorId: r.investor_id,
+  nonce: r.nonce,
+  createdAt: iso(r.created_at),
+  expiresAt: iso(r.expires_at),
+  usedAt: isoOrNull(r.used_at),
+  voidedAt: isoOrNull(r.voided_at),
+  invitationMessageId: r.invitation_message_id,
+  invitationSentAt: isoOrNull(r.invitation_sent_at),
+  invitationError: r.invitation_error,
+});
+
+/** Columns of kyc_investors a listing returns (the proof's signature stays in the table). */
+const INVESTOR_COLUMNS = `id, api_key_id, email, need_kyc, status, first_name, last_name, country, wallet_address, proof_message,
+  submitted_at, reviewed_by, reviewed_at, review_reason, created_at, updated_at`;
+
+/** Scope keys first (the caller's own record wins), then the most recently changed. */
+const PREFERENCE = "ORDER BY (api_key_id = $2) DESC, updated_at DESC, id";
+
+/**
+ * Onboarding records: investors per (API key, e-mail), their single-use links and their history.
+ *
+ * The key's tokenizer scope: a key and every key that shares one of its tokenizer e-mails (tokenizer_email_keys: the
+ * key that first tokenized with an e-mail and the keys the operator bound to it, i.e. the keys that may act on the same
+ * tokens, API-SPEC rule 4). An investor record belongs to the key that first invited the e-mail and is
+ * seen by its whole scope; for one token, the scope is the keys that tokenized under that token's tokenizer e-mail.
+ */
+export class KycStore {
+  constructor(private readonly db: Db) {}
+
+  /** The key and every key that shares one of its tokenizer e-mails. */
+  async scopeOfKey(keyId: string, q: Queryable = this.db): Promise<string[]> {
+    const rows = await q.query<{ api_key_id: string }>(
+      `SELECT DISTINCT k2.api_key_id FROM tokenizer_email_keys k1 JOIN tokenizer_email_keys k2 ON k2.email = k1.email
+       WHERE k1.api_key_id = $1`,
+      [keyId],
+    );
+    return [...new Set([keyId, ...rows.map((r) => r.api_key_id)])];
+  }
+
+  /** The keys a tokenizer e-mail belongs to (the scope of that tokenizer's tokens), plus the caller. */
+  async scopeOfTokenizer(tokenizerEmail: string, callerKeyId: string, q: Queryable = this.db): Promise<string[]> {
+    const rows = await q.query<{ api_key_id: string }>("SELECT api_key_id FROM tokenizer_email_keys WHERE email = lower($1)", [tokenizerEmail]);
+    return [...new Set([callerKeyId, ...rows.map((r) => r.api_key_id)])];
+  }
+
+  /** The investor record of `email` in a scope: the caller's own if it has one, else the most recently changed. */
+  async findInScope(scope: string[], callerKeyId: string, email: string, q: Queryable = this.db): Promise<KycInvestorRecord | undefined> {
+    const [row] = await q.query<InvestorRow>(
+      `SELECT ${INVESTOR_COLUMNS} FROM kyc_investors WHERE api_key_id = ANY($1) AND email = $3 ${PREFERENCE} LIMIT 1`,
+      [scope, callerKeyId, email.toLowerCase()],
+    );
+    return row && toInvestor(row);
+  }
+
+  /** Every investor of a scope, one per e-mail (the caller's own record wins), ordered by e-mail. */
+  async listInScope(scope: string[], callerKeyId: string, filter: { status?: KycStatus } = {}): Promise<KycInvestorRecord[]> {
+    const rows = await this.db.query<InvestorRow>(
+      `SELECT * FROM (
+         SELECT DISTINCT ON (email) ${INVESTOR_COLUMNS} FROM kyc_investors WHERE api_key_id = ANY($1)
+         ORDER BY email, (api_key_id = $2) DESC, updated_at DESC, id
+       ) chosen WHERE $3::text IS NULL OR status = $3 ORDER BY email`,
+      [scope, callerKeyId, filter.status ?? null],
+    );
+    return rows.map(toInvestor);
+  }
+
+  /** Every record, for the operator (optionally one status, one e-mail, one key). */
+  async list(filter: { status?: KycStatus; email?: string; keyId?: string } = {}, q: Queryable = this.db): Promise<KycInvestorRecord[]> {
+    const rows = await q.query<InvestorRow>(
+      `SELECT ${INVESTOR_COLUMNS} FROM kyc_investors
+       WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR email = $2) AND ($3::text IS NULL OR api_key_id = $3)
+       ORDER BY created_at, email`,
+      [filter.status ?? null, filter.email?.toLowerCase() ?? null, filter.keyId ?? null],
+    );
+    return rows.map(toInvestor);
+  }
+
+  async get(id: string, q: Queryable = this.db): Promise<KycInvestorRecord | undefined> {
+    const [row] = await q.query<InvestorRow>(`SELECT ${INVESTOR_COLUMNS} FROM kyc_investors WHERE id = $1`, [id]);
+    return row && toInvestor(row);
+  }
+
+  /** Locks an investor row for a transition (inside `q`'s transaction). */
+  async lock(q: Queryable, id: string): Promise<KycInvestorRecord | undefined> {
+    const [row] = await q.query<InvestorRow>(`SELECT ${INVESTOR_COLUMNS} FROM kyc_investors WHERE id = $1 FOR UPDATE`, [id]);
+    return row && toInvestor(row);
+  }
+
+  async insert(q: Queryable, r: { id: string; apiKeyId: string; email: string; needKyc: boolean; status: KycStatus }): Promise<KycInvestorRecord> {
+    const [row] = await q.query<InvestorRow>(
+      `INSERT INTO kyc_investors (id, api_key_id, email, need_kyc, status) VALUES ($1, $2, $3, $4, $5) RETURNING ${INVESTOR_COLUMNS}`,
+      [r.id, r.apiKeyId, r.email.toLowerCase(), r.needKyc, r.status],
+    );
+    return toInvestor(row);
+  }
+
+  /** A new start (re-invitation, or needKyc false): the previous submission and decision are cleared (kyc_events keeps them). */
+  async restart(q: Queryable, id: string, needKyc: boolean, status: "none" | "invited"): Promise<KycInvestorRecord> {
+    const [row] = await q.query<InvestorRow>(
+      `UPDATE kyc_investors SET need_kyc = $2, status = $3, first_name = NULL, last_name = NULL, country = NULL,
+         wallet_address = NULL, proof_message = NULL, submitted_at = NULL, reviewed_by = NULL,
+         reviewed_at = NULL, review_reason = NULL, updated_at = now()
+       WHERE id = $1 RETURNING ${INVESTOR_COLUMNS}`,
+      [id, needKyc, status],
+    );
+    return toInvestor(row);
+  }
+
+  async submit(q: Queryable, id: string, s: KycSubmissionFacts): Promise<KycInvestorRecord> {
+    const [row] = await q.query<InvestorRow>(
+      `UPDATE kyc_investors SET status = 'submitted', first_name = $2, last_name = $3, country = $4, wallet_address = $5,
+         proof_message = $6, submitted_at = now(), updated_at = now()
+       WHERE id = $1 RETURNING ${INVESTOR_COLUMNS}`,
+      [id, s.firstName, s.lastName, s.country, s.walletAddress, s.proofMessage],
+    );
+    return toInvestor(row);
+  }
+
+  async decide(q: Queryable, id: string, status: "approved" | "rejected", by: string, reason: string | null): Promise<KycInvestorRecord> {
+    const [row] = await q.query<InvestorRow>(
+      `UPDATE kyc_investors SET status = $2, reviewed_by = $3, reviewed_at = now(), review_reason = $4, updated_at = now()
+       WHERE id = $1 RETURNING ${INVESTOR_COLUMNS}`,
+      [id, status, by, reason],
+    );
+    return toInvestor(row);
+  }
+
+  async addEvent(q: Queryable, investorId: string, event: string, actor: string, detail: Record<string, unknown> = {}): Promise<void> {
+    await q.query("INSERT INTO kyc_events (investor_id, event, actor, detail) VALUES ($1, $2, $3, $4)", [investorId, event, actor, JSON.stringify(detail)]);
+  }
+
+  async events(investorId: string): Promise<{ event: string; actor: string; detail: Record<string, unknown>; at: string }[]> {
+    const rows = await this.db.query<{ event: string; actor: string; detail: Record<string, unknown>; created_at: Date | string }>(
+      "SELECT event, actor, detail, created_at FROM kyc_events WHERE investor_id = $1 ORDER BY id",
+      [investorId],
+    );
+    return rows.map((r) => ({ event: r.event, actor: r.actor, detail: r.detail, at: iso(r.created_at) }));
+  }
+
+  // -------------------------------------------------------------------------------------------------------------
+  // Links
+
+  async insertLink(q: Queryable, l: { token: string; investorId: string; nonce: string; expiresAt: Date }): Promise<KycLinkRecord> {
+    const [row] = await q.query<LinkRow>(
+      "INSERT INTO kyc_links (token, investor_id, nonce, expires_at) VALUES ($1, $2, $3, $4) RETURNING *",
+      [l.token, l.investorId, l.nonce, l.expiresAt.toISOString()],
+    );
+    return toLink(row);
+  }
+
+  /** Voids every unused link of an investor (a newer link, or a decision, replaces them); returns how many. */
+  async voidLinks(q: Queryable, investorId: string): Promise<number> {
+    const rows = await q.query("UPDATE kyc_links SET voided_at = now() WHERE investor_id = $1 AND used_at IS NULL AND voided_at IS NULL RETURNING token", [
+      investorId,
+    ]);
+    return rows.length;
+  }
+
+  async linkByToken(token: string, q: Queryable = this.db, forUpdate = false): Promise<KycLinkRecord | undefined> {
+    const [row] = await q.query<LinkRow>(`SELECT * FROM kyc_links WHERE token = $1${forUpdate ? " FOR UPDATE" : ""}`, [token]);
+    return row && toLink(row);
+  }
+
+  /** The newest link of an investor that is neither used nor voided (it may have expired). */
+  async openLink(investorId: string, q: Queryable = this.db): Promise<KycLinkRecord | undefined> {
+    const [row] = await q.query<LinkRow>(
+      "SELECT * FROM kyc_links WHERE investor_id = $1 AND used_at IS NULL AND voided_at IS NULL ORDER BY created_at DESC LIMIT 1",
+      [investorId],
+    );
+    return row && toLink(row);
+  }
+
+  async markLinkUsed(q: Queryable, token: string): Promise<void> {
+    await q.query("UPDATE kyc_links SET used_at = now() WHERE token = $1", [token]);
+  }
+
+  async recordInvitation(token: string, outcome: { messageId: string } | { error: string }): Promise<void> {
+    if ("messageId" in outcome) {
+      await this.db.query("UPDATE kyc_links SET invitation_message_id = $2, invitation_sent_at = now(), invitation_error = NULL WHERE token = $1", [
+        token,
+        outcome.messageId,
+      ]);
+    } else {
+      await this.db.query("UPDATE kyc_links SET invitation_error = $2 WHERE token = $1", [token, outcome.error.slice(0, 500)]);
+    }
+  }
+}

@@ -1,0 +1,47 @@
+import { spawn } from "node:child_process";
+import path from "node:path";
+import { expect } from "chai";
+
+const ROOT = path.resolve(__dirname, "../..");
+
+export interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * `npm run admin -- <args>` is `ts-node --transpile-only scripts/admin.ts <args>`; this runs the same, without npm, on
+ * `dataDir`'s sandbox deployment. Nothing of this process's service configuration leaks in (database, admin token,
+ * RPC URLs, service and RAMS keys, SMTP); `env` adds what the command needs.
+ */
+export function runAdminCli(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<CliResult> {
+  const base: NodeJS.ProcessEnv = { ...process.env, ENVIRONMENT: "sandbox", DATA_DIR: dataDir, TS_NODE_TRANSPILE_ONLY: "true" };
+  for (const name of Object.keys(base)) {
+    if (name === "DATABASE_URL" || name === "ADMIN_TOKEN" || /^(RPC_URL_|RELAYER_PRIVATE_KEY|RAMS_|SMTP_)/.test(name)) delete base[name];
+  }
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "scripts/admin.ts", ...args], {
+      cwd: ROOT,
+      env: { ...base, ...env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+/** The JSON a successful command printed. */
+export function cliJson(result: CliResult): any {
+  expect(result.code, `exit ${result.code}\nstdout: ${result.stdout}\nstderr: ${result.stderr}`).to.equal(0);
+  return JSON.parse(result.stdout);
+}
+
+/** The JSON error line a failed command printed on stderr. */
+export function cliError(result: CliResult): string {
+  return JSON.parse(result.stderr.trim().split("\n").filter(Boolean).pop() ?? "{}").error as string;
+}
