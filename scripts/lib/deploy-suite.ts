@@ -3,20 +3,18 @@ import path from "node:path";
 import type { ContractFactory, Signer } from "ethers";
 import { deploymentPath, readDeployment, writeDeployment, type ContractName, type Deployment } from "../../service/chains/deployments";
 import { networkById } from "../../service/chains/networks";
-import {
-  AgentMandate__factory,
-  AgentTokenFactory__factory,
-  AgentToken__factory,
-  BKN__factory,
-  ComplianceProvider__factory,
-  IdentityRegistry__factory,
-  ReputationRegistry__factory,
-  SecurityToken__factory,
-  StoEscrow__factory,
-  TokenFactory__factory,
-  USDC__factory,
-  USDT__factory,
-} from "../../typechain-types";
+import { AgentMandate__factory } from "../../typechain-types/factories/contracts/rams/AgentMandate__factory";
+import { AgentTokenFactory__factory } from "../../typechain-types/factories/contracts/agents/AgentTokenFactory__factory";
+import { AgentToken__factory } from "../../typechain-types/factories/contracts/agents/AgentToken__factory";
+import { BKN__factory } from "../../typechain-types/factories/contracts/payments/BKN__factory";
+import { ComplianceProvider__factory } from "../../typechain-types/factories/contracts/rams/ComplianceProvider__factory";
+import { IdentityRegistry__factory } from "../../typechain-types/factories/contracts/agents/IdentityRegistry__factory";
+import { ReputationRegistry__factory } from "../../typechain-types/factories/contracts/agents/ReputationRegistry__factory";
+import { SecurityToken__factory } from "../../typechain-types/factories/contracts/tokenization/SecurityToken__factory";
+import { StoEscrow__factory } from "../../typechain-types/factories/contracts/tokenization/StoEscrow__factory";
+import { TokenFactory__factory } from "../../typechain-types/factories/contracts/tokenization/TokenFactory__factory";
+import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
+import { USDT__factory } from "../../typechain-types/factories/contracts/payments/USDT__factory";
 
 export interface DeployOptions {
   /** Where <chainId>.json is written. */

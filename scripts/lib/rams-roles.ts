@@ -1,6 +1,7 @@
 import { getAddress, type Signer } from "ethers";
 import type { Deployment } from "../../service/chains/deployments";
-import { AgentMandate__factory, ComplianceProvider__factory } from "../../typechain-types";
+import { AgentMandate__factory } from "../../typechain-types/factories/contracts/rams/AgentMandate__factory";
+import { ComplianceProvider__factory } from "../../typechain-types/factories/contracts/rams/ComplianceProvider__factory";
 
 export interface RamsRoles {
   /** Receives ENFORCER_ROLE on the registry (freeze / unfreeze); must not be the registry admin. */

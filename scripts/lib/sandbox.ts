@@ -1,7 +1,9 @@
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { HDNodeWallet, JsonRpcProvider, Mnemonic, NonceManager, Wallet, parseUnits } from "ethers";
 import type { Deployment } from "../../service/chains/deployments";
-import { BKN__factory, USDC__factory, USDT__factory } from "../../typechain-types";
+import { BKN__factory } from "../../typechain-types/factories/contracts/payments/BKN__factory";
+import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
+import { USDT__factory } from "../../typechain-types/factories/contracts/payments/USDT__factory";
 import { deploySuite } from "./deploy-suite";
 import { setupRamsRoles } from "./rams-roles";
 import { blockTimeMs, startLocalChain, type LocalChain } from "./local-chain";

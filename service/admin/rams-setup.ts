@@ -1,6 +1,8 @@
 import { getAddress, Interface, MaxUint256, type JsonRpcProvider, type Wallet } from "ethers";
 import { badRequest } from "../errors";
-import { AgentExecutor__factory, AgentMandate__factory, ComplianceProvider__factory } from "../../typechain-types";
+import { AgentExecutor__factory } from "../../typechain-types/factories/contracts/rams/AgentExecutor__factory";
+import { AgentMandate__factory } from "../../typechain-types/factories/contracts/rams/AgentMandate__factory";
+import { ComplianceProvider__factory } from "../../typechain-types/factories/contracts/rams/ComplianceProvider__factory";
 
 /**
  * The operator's set-up of a principal's AgentExecutor, in the order of API-SPEC "Executor setup order":

@@ -1,18 +1,16 @@
 import { Interface, type InterfaceAbi } from "ethers";
-import {
-  AgentExecutor__factory,
-  AgentMandate__factory,
-  AgentTokenFactory__factory,
-  AgentToken__factory,
-  BKN__factory,
-  ComplianceProvider__factory,
-  IERC7943Fungible__factory,
-  SecurityToken__factory,
-  StoEscrow__factory,
-  TokenFactory__factory,
-  USDC__factory,
-  USDT__factory,
-} from "../../typechain-types";
+import { AgentExecutor__factory } from "../../typechain-types/factories/contracts/rams/AgentExecutor__factory";
+import { AgentMandate__factory } from "../../typechain-types/factories/contracts/rams/AgentMandate__factory";
+import { AgentTokenFactory__factory } from "../../typechain-types/factories/contracts/agents/AgentTokenFactory__factory";
+import { AgentToken__factory } from "../../typechain-types/factories/contracts/agents/AgentToken__factory";
+import { BKN__factory } from "../../typechain-types/factories/contracts/payments/BKN__factory";
+import { ComplianceProvider__factory } from "../../typechain-types/factories/contracts/rams/ComplianceProvider__factory";
+import { IERC7943Fungible__factory } from "../../typechain-types/factories/contracts/rams/test/IERC7943Fungible__factory";
+import { SecurityToken__factory } from "../../typechain-types/factories/contracts/tokenization/SecurityToken__factory";
+import { StoEscrow__factory } from "../../typechain-types/factories/contracts/tokenization/StoEscrow__factory";
+import { TokenFactory__factory } from "../../typechain-types/factories/contracts/tokenization/TokenFactory__factory";
+import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
+import { USDT__factory } from "../../typechain-types/factories/contracts/payments/USDT__factory";
 
 /** Contract interfaces (ABIs from TypeChain) used to encode calls and decode events and errors. */
 export const securityTokenInterface = SecurityToken__factory.createInterface();

@@ -1,6 +1,7 @@
 import { formatUnits, parseUnits } from "ethers";
 import { z } from "zod";
-import { IERC20Metadata__factory, SecurityToken__factory } from "../../typechain-types";
+import { IERC20Metadata__factory } from "../../typechain-types/factories/@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata__factory";
+import { SecurityToken__factory } from "../../typechain-types/factories/contracts/tokenization/SecurityToken__factory";
 import { badRequest, forbidden, preflightError } from "../errors";
 import { address, chainIdInput, executionMode, gasLimitField, nonceField } from "../http/fields";
 import type { TokenRecord } from "../store/tokens";

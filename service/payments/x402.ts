@@ -2,7 +2,7 @@ import type { Request } from "express";
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import { getAddress, ZeroAddress, ZeroHash } from "ethers";
-import { USDC__factory } from "../../typechain-types";
+import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
 import type { Chain } from "../chains/registry";
 import { ApiError, unauthorized } from "../errors";
 import { errorFacts, type Logger } from "../logger";

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Request } from "express";
 import { formatUnits } from "ethers";
 import { z } from "zod";
-import { BKN__factory } from "../../typechain-types";
+import { BKN__factory } from "../../typechain-types/factories/contracts/payments/BKN__factory";
 import { resourceUrl, type Caller } from "../access/gate";
 import { ACCESS, shareOf } from "../access/rules";
 import { FAUCET_CREDIT_METHOD } from "../auth/plans";

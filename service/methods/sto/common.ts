@@ -1,5 +1,5 @@
 import { getAddress } from "ethers";
-import { StoEscrow__factory } from "../../../typechain-types";
+import { StoEscrow__factory } from "../../../typechain-types/factories/contracts/tokenization/StoEscrow__factory";
 import { stoEscrowInterface } from "../../chains/contracts";
 import { z } from "zod";
 import { badRequest, preflightError } from "../../errors";

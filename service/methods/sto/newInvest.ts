@@ -1,6 +1,6 @@
 import { getAddress } from "ethers";
 import { z } from "zod";
-import { IERC20Metadata__factory } from "../../../typechain-types";
+import { IERC20Metadata__factory } from "../../../typechain-types/factories/@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata__factory";
 import { stoEscrowInterface } from "../../chains/contracts";
 import { badRequest, preflightError } from "../../errors";
 import { decimalAmount } from "../../http/fields";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { IERC20Metadata__factory } from "../../../typechain-types";
+import { IERC20Metadata__factory } from "../../../typechain-types/factories/@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata__factory";
 import { preflightError } from "../../errors";
 import { address, decimalAmount, email } from "../../http/fields";
 import { erc20, fromUnits, resolveAsset, securityToken, signerFields, toUnits, type Asset } from "../common";
