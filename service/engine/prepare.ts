@@ -36,16 +36,22 @@ export async function buildTransactions(
   options: BuildOptions = {},
 ): Promise<UnsignedTransaction[]> {
   const provider = chain.provider;
-  const [startNonce, fees] = await Promise.all([
+  // Nonce, fees and every estimate are independent reads: asked together, they travel as one JSON-RPC batch.
+  const estimates = calls.map((call, index) =>
+    options.gasLimit !== undefined ? Promise.resolve(options.gasLimit) : gasFor(chain, signer, call, index, calls.length).catch((error: unknown) => error as Error),
+  );
+  const [startNonce, fees, gasLimits] = await Promise.all([
     options.nonce ?? provider.getTransactionCount(signer, "pending"),
     provider.getFeeData(),
+    Promise.all(estimates),
   ]);
   const maxFeePerGas = fees.maxFeePerGas ?? fees.gasPrice ?? 0n;
   const maxPriorityFeePerGas = fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n;
 
   const transactions: UnsignedTransaction[] = [];
   for (const [index, call] of calls.entries()) {
-    const gasLimit = options.gasLimit ?? (await gasFor(chain, signer, call, index, calls.length));
+    const gasLimit = gasLimits[index];
+    if (gasLimit instanceof Error) throw gasLimit; // the first call that would revert, in order
     transactions.push({
       from: signer,
       to: call.to,
