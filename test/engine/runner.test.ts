@@ -41,7 +41,7 @@ describe("engine: the batch runner's answer is what it stored", function () {
       method: "mintToken",
       chainId,
       tokenSymbol: symbol,
-      userToMint: [{ investorAddress: Wallet.createRandom().address, amount: "5" }],
+      userToMint: [{ investorEmail: "holder@engine.test", investorAddress: Wallet.createRandom().address, amount: "5" }],
     });
     expect(prepared.transactions.length).to.equal(2); // whitelist, then mint: two runs of the wait, in order
     expect(sent).to.deep.equal(await stored(prepared.txId));
