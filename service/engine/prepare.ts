@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { toBeHex } from "ethers";
 import type { Chain } from "../chains/registry";
 import { decodeRevert, revertDataOf } from "../chains/contracts";
+import { feeData } from "../chains/fees";
 import { badRequest, forbidden, preflightError } from "../errors";
 import type { ExecutionMode } from "../http/fields";
 import type { MethodDefinition } from "../methods/types";
@@ -42,7 +43,7 @@ export async function buildTransactions(
   );
   const [startNonce, fees, gasLimits] = await Promise.all([
     options.nonce ?? provider.getTransactionCount(signer, "pending"),
-    provider.getFeeData(),
+    feeData(chain),
     Promise.all(estimates),
   ]);
   const maxFeePerGas = fees.maxFeePerGas ?? fees.gasPrice ?? 0n;
@@ -135,13 +136,20 @@ export async function planBatch(services: Services, input: PrepareInput): Promis
   const chain = chainFor(services, method, body);
   const relayed = executionMode === "service-relayed";
   const signer = relayed ? services.relayer.address(chain.chainId) : method.signerOf(body);
-  if (!relayed && !(await services.signers.isAllowed(signer))) {
+  // The whitelist check and the method's own checks are independent reads: run together, the whitelist answers first.
+  const [allowed, planned] = await Promise.allSettled([
+    relayed || services.signers.isAllowed(signer),
+    method.plan({ services, chain, apiKey, signer, executionMode }, body),
+  ]);
+  if (allowed.status === "rejected") throw allowed.reason;
+  if (!allowed.value) {
     throw forbidden(`Signer ${signer} is not whitelisted: ask the operator to whitelist this wallet before preparing with it`, {
       field: "signerAddress",
       signerAddress: signer,
     });
   }
-  const plan = await method.plan({ services, chain, apiKey, signer, executionMode }, body);
+  if (planned.status === "rejected") throw planned.reason;
+  const plan = planned.value;
   const transactions = await buildTransactions(chain, plan.signer, plan.calls, {
     nonce: body.nonce === undefined || relayed ? undefined : Number(BigInt(body.nonce)),
     gasLimit: body.gasLimit === undefined ? undefined : BigInt(body.gasLimit),
