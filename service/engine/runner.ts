@@ -26,6 +26,9 @@ export class BatchRunner {
   private readonly active = new Map<string, Promise<Batch | undefined>>();
   private sweeper?: NodeJS.Timeout;
   private stopped = false;
+  /** Resolves on stop(): block waits end at once, so a shutdown never waits out a block interval. */
+  private stopping!: () => void;
+  private readonly stopSignal = new Promise<void>((resolve) => (this.stopping = resolve));
   relaySigner?: RelaySigner;
 
   constructor(
@@ -76,6 +79,7 @@ export class BatchRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping();
     if (this.sweeper) clearInterval(this.sweeper);
     await Promise.allSettled([...this.active.values()]);
   }
@@ -198,7 +202,7 @@ export class BatchRunner {
         tx = { ...tx, status: "broadcast", broadcastAt: tx.broadcastAt ?? new Date().toISOString() };
         update(batch, tx.index, { status: "broadcast", broadcastAt: tx.broadcastAt });
       }
-      await chain.blocks.next(head, RECHECK_MS);
+      await Promise.race([chain.blocks.next(head, RECHECK_MS), this.stopSignal]);
     }
     return undefined;
   }
@@ -240,7 +244,7 @@ export class BatchRunner {
   /** Waits until the receipt's block has `confirmations` blocks on top of it, counting itself; false when stopped. */
   private async untilConfirmed(chain: Chain, receipt: TransactionReceipt, confirmations: number): Promise<boolean> {
     const target = receipt.blockNumber + confirmations - 1;
-    while (!this.stopped && chain.blocks.head < target) await chain.blocks.reach(target, RECHECK_MS);
+    while (!this.stopped && chain.blocks.head < target) await Promise.race([chain.blocks.reach(target, RECHECK_MS), this.stopSignal]);
     return !this.stopped;
   }
 
