@@ -79,19 +79,23 @@ describe("engine: the per-chain block watcher", function () {
   });
 
   it("learns the block interval of an interval-mining chain, and untilFound returns a receipt once its block exists", async () => {
-    const watcher = new BlockWatcher(provider);
-    await chain.setBlockTime(0.3);
+    // A chain of its own, mining on an interval from the start (switching a chain back to instant mining mid-interval
+    // can trip EDR's block logger).
+    const interval = await startLocalChain(hre, { chainId: 31_998, blockTime: 0.3 });
+    const own = new JsonRpcProvider(interval.url, interval.chainId, { staticNetwork: true, cacheTimeout: -1 });
+    const watcher = new BlockWatcher(own);
     try {
-      const wallet = testAccounts(1)[0].connect(provider);
+      const wallet = testAccounts(1)[0].connect(own);
       const sent = await wallet.sendTransaction({ to: Wallet.createRandom().address, value: parseEther("0.001") });
-      const receipt = await untilFound(watcher, () => provider.getTransactionReceipt(sent.hash), { timeoutMs: 30_000 });
+      const receipt = await untilFound(watcher, () => own.getTransactionReceipt(sent.hash), { timeoutMs: 30_000 });
       expect(receipt.status).to.equal(1);
       expect(watcher.head).to.be.at.least(receipt.blockNumber);
       for (let i = 0; i < 3; i++) await watcher.next(watcher.head, 30_000);
       expect(watcher.intervalMs, "an interval was observed").to.be.a("number").and.greaterThan(0);
     } finally {
-      await chain.setBlockTime(0);
       watcher.destroy();
+      own.destroy();
+      await interval.close();
     }
   });
 
