@@ -1,11 +1,12 @@
 import type { Request } from "express";
-import { BurstyRateLimiter, RateLimiterPostgres, RateLimiterRes } from "rate-limiter-flexible";
+import { BurstyRateLimiter, RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { ApiError } from "../errors";
 import type { Db } from "../store/db";
 
 /**
  * Limits on POST /prepare-transactions (API-SPEC "Rate limits"), kept in the database through rate-limiter-flexible's
- * Postgres store so every service instance on one database shares the counters.
+ * Postgres store so every service instance on one database shares the counters. The embedded database belongs to one
+ * process, so there the counters stay in that process's memory (three statements fewer per prepare).
  *
  *                 burst          per minute                 concurrent
  *   without key   30 per IP      10 per IP, 5 per wallet    20 per IP
@@ -36,8 +37,8 @@ function rateLimited(limit: string): ApiError {
 
 interface Tier {
   rate: BurstyRateLimiter;
-  wallet?: RateLimiterPostgres;
-  concurrency: RateLimiterPostgres;
+  wallet?: RateLimiterAbstract;
+  concurrency: RateLimiterAbstract;
 }
 
 export class PrepareRateLimiter {
@@ -45,8 +46,10 @@ export class PrepareRateLimiter {
   private readonly keyed: Tier;
 
   constructor(db: Db) {
-    const store = (keyPrefix: string, points: number, duration: number) =>
-      new RateLimiterPostgres({
+    const store = (keyPrefix: string, points: number, duration: number): RateLimiterAbstract =>
+      db.kind === "pglite"
+        ? new RateLimiterMemory({ keyPrefix, points, duration })
+        : new RateLimiterPostgres({
         storeClient: db.rateLimiterClient(),
         storeType: "client",
         tableName: "rate_limits",
@@ -94,7 +97,7 @@ export class PrepareRateLimiter {
   }
 }
 
-async function consume(limiter: BurstyRateLimiter | RateLimiterPostgres, key: string, limit: string): Promise<void> {
+async function consume(limiter: BurstyRateLimiter | RateLimiterAbstract, key: string, limit: string): Promise<void> {
   try {
     await limiter.consume(key, 1);
   } catch (error) {

@@ -1,6 +1,7 @@
 import { JsonRpcProvider, Network as EthersNetwork } from "ethers";
 import type { Config } from "../config";
 import { badRequest } from "../errors";
+import { BlockWatcher } from "./blocks";
 import { readDeployment, type Deployment } from "./deployments";
 import { networkById, parseChainId, type Network } from "./networks";
 
@@ -11,6 +12,8 @@ export interface Chain {
   deployment: Deployment;
   rpcUrl: string;
   provider: JsonRpcProvider;
+  /** The chain's head, watched while someone waits for a block (one watcher per chain). */
+  blocks: BlockWatcher;
   /** The only method areas served on it (a sandbox chain a production deployment serves for RAMS); absent: all. */
   areas?: string[];
 }
@@ -40,10 +43,13 @@ export class ChainRegistry {
         staticNetwork: EthersNetwork.from(chainId),
         pollingInterval: 500,
         batchMaxCount: 20,
+        // Calls made together (a prepare's nonce, fees and estimate) still go as one batch; ethers' default 10 ms
+        // stall would add itself to every round trip.
+        batchStallTime: 1,
         // Preflight checks read state a previous request just changed: never answer from ethers' 250 ms cache.
         cacheTimeout: -1,
       });
-      this.chains.set(chainId, { chainId, network, deployment, rpcUrl, provider, ...(areas ? { areas } : {}) });
+      this.chains.set(chainId, { chainId, network, deployment, rpcUrl, provider, blocks: new BlockWatcher(provider), ...(areas ? { areas } : {}) });
     }
   }
 
@@ -76,7 +82,10 @@ export class ChainRegistry {
   }
 
   destroy(): void {
-    for (const chain of this.chains.values()) chain.provider.destroy();
+    for (const chain of this.chains.values()) {
+      chain.blocks.destroy();
+      chain.provider.destroy();
+    }
   }
 }
 

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { toBeHex } from "ethers";
 import type { Chain } from "../chains/registry";
 import { decodeRevert, revertDataOf } from "../chains/contracts";
+import { feeData } from "../chains/fees";
 import { badRequest, forbidden, preflightError } from "../errors";
 import type { ExecutionMode } from "../http/fields";
 import type { MethodDefinition } from "../methods/types";
@@ -36,16 +37,22 @@ export async function buildTransactions(
   options: BuildOptions = {},
 ): Promise<UnsignedTransaction[]> {
   const provider = chain.provider;
-  const [startNonce, fees] = await Promise.all([
+  // Nonce, fees and every estimate are independent reads: asked together, they travel as one JSON-RPC batch.
+  const estimates = calls.map((call, index) =>
+    options.gasLimit !== undefined ? Promise.resolve(options.gasLimit) : gasFor(chain, signer, call, index, calls.length).catch((error: unknown) => error as Error),
+  );
+  const [startNonce, fees, gasLimits] = await Promise.all([
     options.nonce ?? provider.getTransactionCount(signer, "pending"),
-    provider.getFeeData(),
+    feeData(chain),
+    Promise.all(estimates),
   ]);
   const maxFeePerGas = fees.maxFeePerGas ?? fees.gasPrice ?? 0n;
   const maxPriorityFeePerGas = fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n;
 
   const transactions: UnsignedTransaction[] = [];
   for (const [index, call] of calls.entries()) {
-    const gasLimit = options.gasLimit ?? (await gasFor(chain, signer, call, index, calls.length));
+    const gasLimit = gasLimits[index];
+    if (gasLimit instanceof Error) throw gasLimit; // the first call that would revert, in order
     transactions.push({
       from: signer,
       to: call.to,
@@ -129,13 +136,20 @@ export async function planBatch(services: Services, input: PrepareInput): Promis
   const chain = chainFor(services, method, body);
   const relayed = executionMode === "service-relayed";
   const signer = relayed ? services.relayer.address(chain.chainId) : method.signerOf(body);
-  if (!relayed && !(await services.signers.isAllowed(signer))) {
+  // The whitelist check and the method's own checks are independent reads: run together, the whitelist answers first.
+  const [allowed, planned] = await Promise.allSettled([
+    relayed || services.signers.isAllowed(signer),
+    method.plan({ services, chain, apiKey, signer, executionMode }, body),
+  ]);
+  if (allowed.status === "rejected") throw allowed.reason;
+  if (!allowed.value) {
     throw forbidden(`Signer ${signer} is not whitelisted: ask the operator to whitelist this wallet before preparing with it`, {
       field: "signerAddress",
       signerAddress: signer,
     });
   }
-  const plan = await method.plan({ services, chain, apiKey, signer, executionMode }, body);
+  if (planned.status === "rejected") throw planned.reason;
+  const plan = planned.value;
   const transactions = await buildTransactions(chain, plan.signer, plan.calls, {
     nonce: body.nonce === undefined || relayed ? undefined : Number(BigInt(body.nonce)),
     gasLimit: body.gasLimit === undefined ? undefined : BigInt(body.gasLimit),

@@ -6,9 +6,10 @@ import type { MethodDefinition } from "../methods/types";
 import type { Services } from "../services";
 import type { Batch, BatchTransaction } from "./types";
 
-const POLL_MS = 250;
 /** How often a reported hash with no receipt is looked up (is the node aware of it, was its nonce used?). */
 const UNSEEN_CHECK_MS = 2_000;
+/** Between blocks a waiting transaction's receipt is looked up at least this often (a lagging or load-balanced node). */
+const RECHECK_MS = 2_000;
 const NONCE_USED = /nonce too low|nonce has already been used|NONCE_EXPIRED|already been used/i;
 /** A broadcast transaction the node forgot (dropped from its pool) is sent again this often, same bytes, same hash. */
 const REBROADCAST_MS = 30_000;
@@ -22,9 +23,12 @@ export type RelaySigner = (batch: Batch, tx: BatchTransaction, options?: { repla
  * interrupted by a crash resumes where it stopped: re-sending the same signed bytes can never send anything twice.
  */
 export class BatchRunner {
-  private readonly active = new Map<string, Promise<void>>();
+  private readonly active = new Map<string, Promise<Batch | undefined>>();
   private sweeper?: NodeJS.Timeout;
   private stopped = false;
+  /** Resolves on stop(): block waits end at once, so a shutdown never waits out a block interval. */
+  private stopping!: () => void;
+  private readonly stopSignal = new Promise<void>((resolve) => (this.stopping = resolve));
   relaySigner?: RelaySigner;
 
   constructor(
@@ -33,24 +37,32 @@ export class BatchRunner {
     private readonly log: Logger,
   ) {}
 
-  /** Runs (or joins the run of) one batch in this process. */
-  run(txId: string): Promise<void> {
+  /**
+   * Runs (or joins the run of) one batch in this process. `sending` is the batch as its send just stored it (status
+   * sending), which spares reading it back. Resolves with the batch as the run left it (what the store now holds), or
+   * undefined when the run did not end it here.
+   */
+  run(txId: string, sending?: Batch): Promise<Batch | undefined> {
     const running = this.active.get(txId);
     if (running) return running;
-    const run = this.drive(txId)
-      .catch((error) => this.log.error({ txId, err: errorFacts(error) }, "batch run failed; it will be resumed"))
+    const run = this.drive(txId, sending)
+      .catch((error) => {
+        this.log.error({ txId, err: errorFacts(error) }, "batch run failed; it will be resumed");
+        return undefined;
+      })
       .finally(() => this.active.delete(txId));
     this.active.set(txId, run);
     return run;
   }
 
-  /** Resolves when the batch's run ends or after `ms`, whichever is first. */
-  async waitFor(txId: string, ms: number): Promise<void> {
+  /** Resolves when the batch's run ends (with its ended batch, see run) or after `ms` (undefined), whichever is first. */
+  async waitFor(txId: string, ms: number): Promise<Batch | undefined> {
     const run = this.active.get(txId);
-    if (!run) return;
+    if (!run) return undefined;
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([run, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
+    const ended = await Promise.race([run, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
     clearTimeout(timer);
+    return ended;
   }
 
   /** Resumes every batch left mid-flight (after a restart), and keeps doing so periodically. */
@@ -67,21 +79,24 @@ export class BatchRunner {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping();
     if (this.sweeper) clearInterval(this.sweeper);
     await Promise.allSettled([...this.active.values()]);
   }
 
-  private async drive(txId: string): Promise<void> {
+  private async drive(txId: string, sending?: Batch): Promise<Batch | undefined> {
     const { batches, chains, config } = this.services;
-    let batch = await batches.get(txId);
-    if (!batch || batch.status !== "sending") return;
+    const stored = sending ?? (await batches.get(txId));
+    if (!stored || stored.status !== "sending") return undefined;
+    // Our own copy, kept equal to the rows as this run writes them (see `update`).
+    const batch: Batch = { ...stored, transactions: [...stored.transactions] };
     const chain = chains.find(batch.chainId);
     if (!chain) throw new Error(`chain ${batch.chainId} of batch ${txId} is not served`);
     const receipts: TransactionReceipt[] = [];
 
     for (const tx of batch.transactions) {
-      if (this.stopped) return;
-      if (tx.status === "reverted" || tx.status === "refused" || tx.status === "unseen") return;
+      if (this.stopped) return undefined;
+      if (tx.status === "reverted" || tx.status === "refused" || tx.status === "unseen") return batch;
       let current = tx;
       if (current.status === "prepared") {
         if (!this.relaySigner || batch.executionMode !== "service-relayed") throw new Error(`transaction ${tx.index} of ${txId} was never signed`);
@@ -92,22 +107,36 @@ export class BatchRunner {
         current = { ...current, ...signed, status: "signed" };
       }
       const receipt = await this.untilMined(batch, chain, current);
-      if (!receipt) return; // refused, mismatched, or timed out (left for the sweeper)
+      if (!receipt) return this.stopped ? undefined : this.ended(batch); // refused, mismatched, or timed out (left for the sweeper)
       if (receipt.status !== 1) {
         await this.reject(batch, current, "reverted", `transaction ${current.index + 1} reverted on-chain`, receipt);
         this.log.warn({ txId, index: current.index, hash: receipt.hash }, "transaction reverted; batch rejected");
-        return;
+        return this.ended(batch);
       }
-      await this.untilConfirmed(chain, receipt, config.CONFIRMATIONS);
-      if (current.status !== "confirmed") await batches.setTxConfirmed(txId, current.index, receipt.blockNumber, receipt.gasUsed);
+      if (!(await this.untilConfirmed(chain, receipt, config.CONFIRMATIONS))) return undefined;
+      if (batch.transactions[current.index].status !== "confirmed") {
+        await batches.setTxConfirmed(txId, current.index, receipt.blockNumber, receipt.gasUsed);
+        const broadcastAt = batch.transactions[current.index].broadcastAt ?? new Date().toISOString();
+        update(batch, current.index, { status: "confirmed", blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed.toString(), broadcastAt });
+      }
       receipts.push(receipt);
     }
 
-    batch = (await batches.get(txId))!;
-    await this.finish(batch, chain, receipts);
+    return (await this.finish(batch, chain, receipts)) ? this.ended(batch) : batches.get(txId);
   }
 
-  /** Broadcasts if needed and polls for the receipt. Undefined when the batch ended (refused) or the wait timed out. */
+  /**
+   * The batch as this run left it. A relayed batch is read back: its relayer re-prices and may re-number its
+   * transactions when it signs them.
+   */
+  private async ended(batch: Batch): Promise<Batch | undefined> {
+    return batch.executionMode === "service-relayed" ? this.services.batches.get(batch.txId) : batch;
+  }
+
+  /**
+   * Broadcasts if needed and waits for the receipt, looking again at every new block of the chain (its shared
+   * watcher). Undefined when the batch ended (refused) or the wait timed out.
+   */
   private async untilMined(batch: Batch, chain: Chain, tx: BatchTransaction, resigned = 0): Promise<TransactionReceipt | undefined> {
     const { batches, config } = this.services;
     const hash = tx.txHash!;
@@ -116,7 +145,11 @@ export class BatchRunner {
     let lastSeenCheck = 0;
     let nonceTakenSeen = 0;
     while (!this.stopped) {
-      const receipt = await chain.provider.getTransactionReceipt(hash);
+      const head = chain.blocks.head; // read before looking: a block landing meanwhile still wakes the wait below
+      // Signed bytes this run has not broadcast yet are sent before anything is looked up (a copy the node has, or
+      // one mined before a crash, is recognised by sendRaw); a hash in flight is looked up first.
+      const freshBytes = tx.status === "signed" && lastBroadcast === 0;
+      const receipt = freshBytes ? null : await chain.provider.getTransactionReceipt(hash);
       if (!receipt && !tx.signedRaw && Date.now() - lastSeenCheck >= UNSEEN_CHECK_MS) {
         // A reported hash the service has no bytes for: it may never appear (a typo, a dropped or replaced transaction).
         lastSeenCheck = Date.now();
@@ -129,6 +162,7 @@ export class BatchRunner {
         }
       }
       if (receipt) {
+        chain.blocks.observe(receipt.blockNumber);
         if (tx.status === "broadcast" && !tx.signedRaw) {
           const mismatch = await this.checkReportedTransaction(chain, batch, tx);
           if (mismatch) {
@@ -155,18 +189,20 @@ export class BatchRunner {
             return undefined;
           }
         }
-        if (tx.status === "signed") {
-          await batches.setTxBroadcast(batch.txId, tx.index);
-          tx = { ...tx, status: "broadcast" };
-        }
         lastBroadcast = Date.now();
+        if (freshBytes) continue; // a chain that mines at once has the receipt already (confirmed is then written at once)
       }
       // A reported hash has its own bound (the unseen verdict above); only transactions with bytes wait for the sweeper.
       if (tx.signedRaw && Date.now() > deadline) {
         this.log.warn({ txId: batch.txId, index: tx.index, hash }, "no receipt yet; batch stays pending");
         return undefined;
       }
-      await sleep(POLL_MS);
+      if (tx.status === "signed" && lastBroadcast > 0) {
+        await batches.setTxBroadcast(batch.txId, tx.index);
+        tx = { ...tx, status: "broadcast", broadcastAt: tx.broadcastAt ?? new Date().toISOString() };
+        update(batch, tx.index, { status: "broadcast", broadcastAt: tx.broadcastAt });
+      }
+      await Promise.race([chain.blocks.next(head, RECHECK_MS), this.stopSignal]);
     }
     return undefined;
   }
@@ -205,12 +241,11 @@ export class BatchRunner {
     return same ? undefined : `reported hash ${tx.txHash} is not transaction ${tx.index + 1} of batch ${batch.txId}`;
   }
 
-  private async untilConfirmed(chain: Chain, receipt: TransactionReceipt, confirmations: number): Promise<void> {
-    while (!this.stopped && confirmations > 1) {
-      const latest = await chain.provider.getBlockNumber();
-      if (latest - receipt.blockNumber + 1 >= confirmations) return;
-      await sleep(POLL_MS);
-    }
+  /** Waits until the receipt's block has `confirmations` blocks on top of it, counting itself; false when stopped. */
+  private async untilConfirmed(chain: Chain, receipt: TransactionReceipt, confirmations: number): Promise<boolean> {
+    const target = receipt.blockNumber + confirmations - 1;
+    while (!this.stopped && chain.blocks.head < target) await Promise.race([chain.blocks.reach(target, RECHECK_MS), this.stopSignal]);
+    return !this.stopped;
   }
 
   /**
@@ -225,6 +260,8 @@ export class BatchRunner {
     receipt?: { blockNumber: number; gasUsed: bigint },
   ): Promise<void> {
     await this.services.batches.reject(batch.txId, tx.index, status, error, receipt);
+    update(batch, tx.index, { status, error, blockNumber: receipt?.blockNumber ?? null, gasUsed: receipt?.gasUsed.toString() ?? null });
+    Object.assign(batch, { status: "rejected", failedIndex: tx.index, error });
     const relayed = batch.executionMode === "service-relayed";
     if (relayed && status === "refused") await this.services.relayer.onRefused(this.services.chains.find(batch.chainId)!, tx);
     if (relayed || (tx.index === 0 && status !== "reverted")) {
@@ -241,8 +278,11 @@ export class BatchRunner {
     return (paid.find((p) => p.subject.startsWith("send:")) ?? paid[0])?.payer;
   }
 
-  /** Records what the receipts prove and marks the batch successful, atomically and at most once. */
-  private async finish(batch: Batch, chain: Chain, receipts: TransactionReceipt[]): Promise<void> {
+  /**
+   * Records what the receipts prove and marks the batch successful, atomically and at most once. False when another
+   * runner (or instance) finished it.
+   */
+  private async finish(batch: Batch, chain: Chain, receipts: TransactionReceipt[]): Promise<boolean> {
     const method = this.methods(batch.method);
     const payer = await this.payerOf(batch);
     const marked = await this.services.db.transaction(async (q) => {
@@ -262,11 +302,14 @@ export class BatchRunner {
       });
       if (outcome) await this.services.batches.setOutcome(q, batch.txId, outcome);
       await this.services.batches.markSuccess(q, batch.txId);
+      if (outcome) batch.outcome = outcome;
       return true;
     });
-    if (!marked) return; // another runner (or instance) finished it
+    if (!marked) return false;
+    batch.status = "success";
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
     await this.services.x402?.settleForBatch(batch.txId);
+    return true;
   }
 }
 
@@ -275,4 +318,7 @@ export function hashOfRaw(signedRaw: string): string {
   return Transaction.from(signedRaw).hash!;
 }
 
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+/** Mirrors a row this run just wrote into its copy of the batch. */
+function update(batch: Batch, index: number, patch: Partial<BatchTransaction>): void {
+  batch.transactions[index] = { ...batch.transactions[index], ...patch };
+}

@@ -70,13 +70,15 @@ export function verifySignedTransactions(batch: Batch, signed: string[]): { inde
     } catch {
       throw badRequest(`signedTransactions[${index}] is not a serialized transaction`, { transactionIndex: index });
     }
-    if (!tx.signature || !tx.from) throw badRequest(`signedTransactions[${index}] is not signed`, { transactionIndex: index });
+    // ethers recovers the signer on every read of `from` (milliseconds of elliptic-curve math): read it once.
+    const from = tx.signature ? tx.from : null;
+    if (!from) throw badRequest(`signedTransactions[${index}] is not signed`, { transactionIndex: index });
     const expected = twin.unsigned;
-    if (getAddress(tx.from) !== getAddress(expected.from)) {
-      throw new ApiError(400, "INVALID_SIGNATURE", `signedTransactions[${index}] is signed by ${tx.from}, not by ${expected.from}`, {
+    if (getAddress(from) !== getAddress(expected.from)) {
+      throw new ApiError(400, "INVALID_SIGNATURE", `signedTransactions[${index}] is signed by ${from}, not by ${expected.from}`, {
         transactionIndex: index,
         expectedSigner: expected.from,
-        actualSigner: tx.from,
+        actualSigner: from,
       });
     }
     const checks: [string, unknown, unknown][] = [

@@ -56,9 +56,10 @@ export function paymentAsset(ctx: MethodContext, symbol: string, field = "tokenS
  * been tokenized under this key's tokenizer e-mail ("Unauthorized token symbol" otherwise).
  */
 export async function authorizedToken(ctx: MethodContext, symbol: string): Promise<TokenRecord> {
-  const token = await ctx.services.tokens.bySymbol(symbol);
+  const found = ctx.apiKey ? await ctx.services.tokens.bySymbolForKey(symbol, ctx.apiKey.id) : undefined;
+  const token = found?.token ?? (ctx.apiKey ? undefined : await ctx.services.tokens.bySymbol(symbol));
   if (!token) throw badRequest("No company found with this token symbol", { field: "tokenSymbol", tokenSymbol: symbol });
-  if (!ctx.apiKey || !(await ctx.services.tokens.keyMayUse(ctx.apiKey.id, token))) {
+  if (!found?.keyMayUse) {
     throw forbidden("Unauthorized token symbol", { tokenSymbol: symbol });
   }
   if (token.chainId !== ctx.chain.chainId) {

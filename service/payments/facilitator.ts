@@ -3,6 +3,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyRespons
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { Transaction, Wallet } from "ethers";
 import { concatHex, createPublicClient, encodeFunctionData, http, type Abi, type Hex } from "viem";
+import { untilFound } from "../chains/blocks";
 import { sendRaw } from "../chains/broadcast";
 import type { Chain } from "../chains/registry";
 import type { Services } from "../services";
@@ -68,7 +69,9 @@ export class InProcessFacilitator implements PaymentFacilitator {
         c.readContract({ ...args, abi: args.abi as Abi, blockTag: "pending" } as never),
       verifyTypedData: (args: Record<string, unknown>) => c.verifyTypedData(args as never),
       getCode: (args: { address: Hex }) => c.getCode(args),
-      waitForTransactionReceipt: (args: { hash: Hex }) => c.waitForTransactionReceipt({ ...args, pollingInterval: 200, timeout: 120_000 }),
+      // Woken by the chain's shared block watcher, like the batch runner's receipt waits.
+      waitForTransactionReceipt: (args: { hash: Hex }) =>
+        untilFound(this.chain.blocks, () => c.getTransactionReceipt(args).catch(() => null), { timeoutMs: 120_000 }),
       writeContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args: readonly unknown[]; gas?: bigint; dataSuffix?: Hex }) => {
         const data = encodeFunctionData({ abi: args.abi as Abi, functionName: args.functionName, args: args.args } as never);
         return this.send(paymentId, args.address, args.dataSuffix ? concatHex([data, args.dataSuffix]) : data, args.gas);

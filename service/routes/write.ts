@@ -113,7 +113,7 @@ export function writeRoutes(services: Services) {
       if (payment) await services.x402!.release(payment.id, `send refused: ${(error as Error).message}`);
       throw error;
     }
-    void services.runner.run(batch.txId);
+    void services.runner.run(batch.txId, sendingBatch(batch, state));
     return payment;
   }
 
@@ -182,8 +182,7 @@ export function writeRoutes(services: Services) {
       handler: async ({ req, body, caller }) => {
         const batch = await loadSendableBatch(services, normalizeSendBody(body).txId);
         const payment = await startSend(req, caller, batch, body);
-        await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS);
-        const after = (await services.batches.get(batch.txId))!;
+        const after = (await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS)) ?? (await services.batches.get(batch.txId))!;
         const settled = payment ? await services.payments.get(payment.id) : undefined;
         return {
           status: after.status === "sending" ? 202 : 200,
@@ -213,6 +212,24 @@ export function writeRoutes(services: Services) {
       },
     }),
   ];
+}
+
+/** The batch as markSending (after a reopen, if any) just stored it: what its runner starts from. */
+function sendingBatch(batch: Batch, state: ReturnType<typeof sendingState>): Batch {
+  const now = new Date().toISOString();
+  const sent = new Map(state.map((s) => [s.index, s]));
+  const reopened = reportable(batch);
+  return {
+    ...batch,
+    status: "sending",
+    ...(reopened ? { failedIndex: null, error: null } : {}),
+    transactions: batch.transactions.map((t) => {
+      const s = sent.get(t.index);
+      const base = reopened ? { ...t, status: "prepared" as const, txHash: null, signedRaw: null, error: null, broadcastAt: null, blockNumber: null, gasUsed: null } : t;
+      if (!s) return base;
+      return { ...base, signedRaw: s.signedRaw, txHash: s.txHash?.toLowerCase() ?? null, status: s.status, broadcastAt: s.status === "broadcast" ? now : null };
+    }),
+  };
 }
 
 export function paymentView(p: PaymentRecord): z.infer<typeof PaymentView> {

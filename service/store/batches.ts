@@ -16,6 +16,8 @@ interface BatchRow {
   error: string | null;
   outcome: Record<string, unknown> | null;
   created_at: Date | string;
+  /** The batch's transactions, aggregated in the same statement (JSON: numbers as text, times as ISO strings). */
+  txs: TxRow[] | null;
 }
 
 interface TxRow {
@@ -46,37 +48,43 @@ const toTx = (row: TxRow): BatchTransaction => ({
 export class Batches {
   constructor(private readonly db: Db) {}
 
+  /** Stores a batch and its transactions in one statement (atomic on its own). */
   async create(batch: Omit<Batch, "status" | "failedIndex" | "error" | "outcome" | "createdAt">): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      await tx.query(
-        `INSERT INTO batches (tx_id, chain_id, method, execution_mode, signer, api_key_id, status, body, plan, info)
-         VALUES ($1, $2, $3, $4, $5, $6, 'prepared', $7, $8, $9)`,
-        [
-          batch.txId,
-          batch.chainId,
-          batch.method,
-          batch.executionMode,
-          batch.signer,
-          batch.apiKeyId,
-          JSON.stringify(batch.body),
-          JSON.stringify(batch.plan),
-          JSON.stringify(batch.info),
-        ],
-      );
-      for (const t of batch.transactions) {
-        await tx.query("INSERT INTO batch_transactions (tx_id, index, unsigned, status) VALUES ($1, $2, $3, 'prepared')", [
-          batch.txId,
-          t.index,
-          JSON.stringify(t.unsigned),
-        ]);
-      }
-    });
+    await this.db.query(
+      `WITH batch AS (
+         INSERT INTO batches (tx_id, chain_id, method, execution_mode, signer, api_key_id, status, body, plan, info)
+         VALUES ($1, $2, $3, $4, $5, $6, 'prepared', $7, $8, $9) RETURNING tx_id
+       )
+       INSERT INTO batch_transactions (tx_id, index, unsigned, status)
+       SELECT batch.tx_id, (t.ordinality - 1)::integer, t.value, 'prepared' FROM batch, jsonb_array_elements($10::jsonb) WITH ORDINALITY AS t`,
+      [
+        batch.txId,
+        batch.chainId,
+        batch.method,
+        batch.executionMode,
+        batch.signer,
+        batch.apiKeyId,
+        JSON.stringify(batch.body),
+        JSON.stringify(batch.plan),
+        JSON.stringify(batch.info),
+        JSON.stringify([...batch.transactions].sort((a, b) => a.index - b.index).map((t) => t.unsigned)),
+      ],
+    );
   }
 
   async get(txId: string, q: Queryable = this.db): Promise<Batch | undefined> {
-    const [row] = await q.query<BatchRow>("SELECT * FROM batches WHERE tx_id = $1", [txId]);
+    const [row] = await q.query<BatchRow>(
+      `SELECT b.*, (
+         SELECT json_agg(json_build_object(
+           'index', t.index, 'unsigned', t.unsigned, 'signed_raw', t.signed_raw, 'tx_hash', t.tx_hash, 'status', t.status,
+           'block_number', t.block_number::text, 'gas_used', t.gas_used::text, 'error', t.error, 'broadcast_at', t.broadcast_at
+         ) ORDER BY t.index) FROM batch_transactions t WHERE t.tx_id = b.tx_id
+       ) AS txs
+       FROM batches b WHERE b.tx_id = $1`,
+      [txId],
+    );
     if (!row) return undefined;
-    const txs = await q.query<TxRow>("SELECT * FROM batch_transactions WHERE tx_id = $1 ORDER BY index", [txId]);
+    const txs = typeof row.txs === "string" ? (JSON.parse(row.txs) as TxRow[]) : (row.txs ?? []);
     return {
       txId: row.tx_id,
       chainId: row.chain_id,
@@ -121,19 +129,16 @@ export class Batches {
     txId: string,
     signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
   ): Promise<void> {
-    await tx.query("UPDATE batches SET status = 'sending', sent_at = now(), updated_at = now() WHERE tx_id = $1", [txId]);
-    for (const s of signed) {
-      await tx.query(
-        "UPDATE batch_transactions SET signed_raw = $3, tx_hash = $4, status = $5, broadcast_at = CASE WHEN $5 = 'broadcast' THEN now() ELSE NULL END WHERE tx_id = $1 AND index = $2",
-        [
-        txId,
-        s.index,
-        s.signedRaw,
-        s.txHash?.toLowerCase() ?? null,
-          s.status,
-        ],
-      );
-    }
+    // One statement: the batch row and every transaction's row.
+    await tx.query(
+      `WITH batch AS (UPDATE batches SET status = 'sending', sent_at = now(), updated_at = now() WHERE tx_id = $1 RETURNING tx_id)
+       UPDATE batch_transactions t
+       SET signed_raw = s.signed_raw, tx_hash = s.tx_hash, status = s.status,
+           broadcast_at = CASE WHEN s.status = 'broadcast' THEN now() ELSE NULL END
+       FROM batch, jsonb_to_recordset($2::jsonb) AS s(index integer, signed_raw text, tx_hash text, status text)
+       WHERE t.tx_id = batch.tx_id AND t.index = s.index`,
+      [txId, JSON.stringify(signed.map((s) => ({ index: s.index, signed_raw: s.signedRaw, tx_hash: s.txHash?.toLowerCase() ?? null, status: s.status })))],
+    );
   }
 
   /**
@@ -171,7 +176,7 @@ export class Batches {
 
   async setTxConfirmed(txId: string, index: number, blockNumber: number, gasUsed: bigint): Promise<void> {
     await this.db.query(
-      "UPDATE batch_transactions SET status = 'confirmed', block_number = $3, gas_used = $4, confirmed_at = now() WHERE tx_id = $1 AND index = $2",
+      "UPDATE batch_transactions SET status = 'confirmed', block_number = $3, gas_used = $4, confirmed_at = now(), broadcast_at = COALESCE(broadcast_at, now()) WHERE tx_id = $1 AND index = $2",
       [txId, index, blockNumber, gasUsed.toString()],
     );
   }

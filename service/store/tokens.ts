@@ -112,6 +112,16 @@ export class Tokens {
 
   /** A key may act on a token whose tokenizer e-mail matches a newTokenization done under that key. */
   /** A key may act on the tokens of the tokenizer e-mails it owns (tokenized first with them, or bound by the operator). */
+  /** A token by symbol and whether the key may use it (keyMayUse), in one statement. */
+  async bySymbolForKey(symbol: string, keyId: string): Promise<{ token: TokenRecord; keyMayUse: boolean } | undefined> {
+    const [row] = await this.db.query<TokenRow & { key_may_use: boolean }>(
+      `SELECT t.*, EXISTS (SELECT 1 FROM tokenizer_email_keys k WHERE k.email = lower(t.tokenizer_email) AND k.api_key_id = $2) AS key_may_use
+       FROM tokens t WHERE t.symbol = $1`,
+      [symbol, keyId],
+    );
+    return row && { token: toRecord(row), keyMayUse: row.key_may_use };
+  }
+
   async keyMayUse(keyId: string, token: TokenRecord): Promise<boolean> {
     const rows = await this.db.query("SELECT 1 FROM tokenizer_email_keys WHERE email = lower($1) AND api_key_id = $2 LIMIT 1", [token.tokenizerEmail, keyId]);
     return rows.length > 0;

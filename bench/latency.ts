@@ -1,0 +1,187 @@
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { HardhatRuntimeEnvironment } from "hardhat/types";
+import { JsonRpcProvider, Transaction, Wallet, type TransactionRequest } from "ethers";
+import { createSandbox } from "../scripts/lib/sandbox";
+import { loadConfig } from "../service/config";
+import { securityTokenInterface } from "../service/chains/contracts";
+import { startService } from "../service/server";
+
+export interface LatencyOptions {
+  /** Seconds between blocks of the local chains; 0 (default) mines each transaction at once. */
+  blockTime?: number;
+  /** Samples per operation, service and raw each (default 50). */
+  rounds?: number;
+}
+
+export interface LatencyRow {
+  operation: string;
+  serviceP50Ms: number;
+  serviceP95Ms: number;
+  rawP50Ms: number;
+  /** serviceP50Ms / rawP50Ms */
+  ratio: number;
+  target: string;
+  pass: boolean;
+  /**
+   * Context, not a target: p50 of a request the service refuses after checking its key (HTTP, routing, one store
+   * read, no chain work), measured in the same run: the part of serviceP50Ms no RPC batching can remove.
+   */
+  requestFloorP50Ms: number;
+}
+
+const SEPOLIA = 11155111;
+
+function percentile(samples: number[], q: number): number {
+  const sorted = [...samples].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
+}
+
+const round1 = (v: number) => Math.round(v * 10) / 10;
+
+/** A row: the service's figures beside the raw JSON-RPC work the same operation needs, measured in the same run. */
+function row(operation: string, service: number[], raw: number[], floor: number[], target: { text: string; ok: (serviceP50: number, rawP50: number) => boolean }): LatencyRow {
+  const serviceP50 = percentile(service, 0.5);
+  const rawP50 = percentile(raw, 0.5);
+  return {
+    operation,
+    serviceP50Ms: round1(serviceP50),
+    serviceP95Ms: round1(percentile(service, 0.95)),
+    rawP50Ms: round1(rawP50),
+    ratio: Math.round((serviceP50 / rawP50) * 100) / 100,
+    target: target.text,
+    pass: target.ok(serviceP50, rawP50),
+    requestFloorP50Ms: round1(percentile(floor, 0.5)),
+  };
+}
+
+/**
+ * Latency of the write flow against the real service (embedded database on disk) and in-process local chains, each
+ * beside its raw baseline: the JSON-RPC calls the operation cannot avoid, made directly with a plain ethers provider
+ * against the same chain, interleaved round by round with the service's samples so both see the same machine load.
+ *
+ * - prepare (whitelist, 1 tx): POST /prepare-transactions vs. pending nonce + fee data + estimateGas + one eth_call,
+ *   made together (one JSON-RPC batch, as the service makes them). Target: service p50 ≤ 2 × raw p50.
+ * - send until confirmed (1 tx): POST /send-transactions vs. eth_sendRawTransaction then eth_getTransactionReceipt in a
+ *   tight loop until the receipt is there. Target: ≤ 2 × raw on a chain mining at once; ≤ raw + one block interval on
+ *   an interval-mining chain (the service may see the block up to one poll later than a loop that never rests).
+ */
+export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: LatencyOptions = {}): Promise<LatencyRow[]> {
+  const blockTime = opts.blockTime ?? 0;
+  const rounds = opts.rounds ?? 50;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-bench-"));
+  const sandbox = await createSandbox(hre, { deploymentsDir: path.join(dir, "deployments"), blockTime });
+  const config = loadConfig({
+    ENVIRONMENT: "sandbox",
+    PORT: "0",
+    DATA_DIR: dir,
+    DEPLOYMENTS_DIR: sandbox.deploymentsDir,
+    LOG_LEVEL: "silent",
+    RPC_URL_11155111: sandbox.sepolia.url,
+    RPC_URL_84532: sandbox.baseSepolia.url,
+    X402_ENABLED: "false",
+  });
+  const service = await startService(config);
+  // The raw side: a plain provider set up like the service's (calls made together travel as one batch), no cache.
+  const raw = new JsonRpcProvider(sandbox.sepolia.url, SEPOLIA, { staticNetwork: true, cacheTimeout: -1, batchMaxCount: 20, batchStallTime: 1 });
+  // On an interval-mining chain a send's wait depends on where in the interval it starts: start each sample at a
+  // random point, so neither side is phase-locked to the blocks the other one just waited for.
+  const randomPhase = () => (blockTime ? new Promise((resolve) => setTimeout(resolve, Math.random() * blockTime * 1000)) : Promise.resolve());
+  const issuer = sandbox.accounts[1].connect(raw);
+  try {
+    await service.services.signers.add(issuer.address);
+    const call = async (key: string, pathname: string, body: unknown, expected = 200) => {
+      const started = performance.now();
+      const res = await fetch(service.url + pathname, { method: "POST", headers: { "content-type": "application/json", "x-api-key": key }, body: JSON.stringify(body) });
+      const json = (await res.json()) as any;
+      const ms = performance.now() - started;
+      if (res.status !== expected) throw new Error(`${pathname} answered ${res.status}: ${JSON.stringify(json)}`);
+      return { ms, json };
+    };
+    const floor: number[] = [];
+    // Each phase under its own key, so the per-key prepare rate limit stays out of the measurement.
+    const tokenFor = async (symbol: string) => {
+      const email = `${symbol.toLowerCase()}@bench.example.com`;
+      const { key } = await service.services.apiKeys.create({ email, plan: "Enterprise" });
+      const prepared = await call(key, "/prepare-transactions", { method: "newTokenization", chainId: "aa36a7", signerAddress: issuer.address, tokenizerEmail: email, name: symbol, tokenSymbol: symbol });
+      const signed = await Promise.all(prepared.json.transactions.map((t: object) => issuer.signTransaction(t)));
+      const sent = await call(key, "/send-transactions", { txId: prepared.json.txId, signedTransactions: signed });
+      if (sent.json.status !== "success") throw new Error(`token ${symbol} not created: ${JSON.stringify(sent.json)}`);
+      const token = await service.services.tokens.bySymbol(symbol);
+      return { key, address: token!.tokenAddress };
+    };
+    const whitelistBody = (symbol: string, address: string) => ({
+      method: "whitelist",
+      chainId: "aa36a7",
+      signerAddress: issuer.address,
+      tokenSymbol: symbol,
+      userToWhitelist: [{ investorAddress: address, whitelistStatus: true }],
+    });
+    const whitelistData = (address: string) => securityTokenInterface.encodeFunctionData("setWhitelisted", [address, true]);
+
+    // prepare
+    const a = await tokenFor("BNCHA");
+    const servicePrepare: number[] = [];
+    const rawPrepare: number[] = [];
+    const investor = Wallet.createRandom().address;
+    for (let i = 0; i < rounds; i++) {
+      const started = performance.now();
+      await Promise.all([
+        raw.getTransactionCount(issuer.address, "pending"),
+        raw.getFeeData(),
+        raw.estimateGas({ from: issuer.address, to: a.address, data: whitelistData(investor) }),
+        raw.call({ to: a.address, data: securityTokenInterface.encodeFunctionData("isWhitelisted", [investor]) }),
+      ]);
+      rawPrepare.push(performance.now() - started);
+      servicePrepare.push((await call(a.key, "/prepare-transactions", whitelistBody("BNCHA", investor))).ms);
+      floor.push((await call(a.key, "/prepare-transactions", { chainId: "aa36a7" }, 400)).ms); // "method is required"
+    }
+
+    // send until confirmed
+    const b = await tokenFor("BNCHB");
+    const serviceSend: number[] = [];
+    const rawSend: number[] = [];
+    for (let i = 0; i < rounds; i++) {
+      const [nonce, fees] = await Promise.all([raw.getTransactionCount(issuer.address, "pending"), raw.getFeeData()]);
+      const request: TransactionRequest = {
+        to: b.address,
+        data: whitelistData(Wallet.createRandom().address),
+        nonce,
+        chainId: SEPOLIA,
+        type: 2,
+        gasLimit: 100_000n,
+        maxFeePerGas: fees.maxFeePerGas,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+      };
+      const signedRaw = await issuer.signTransaction(request);
+      const hash = Transaction.from(signedRaw).hash!;
+      await randomPhase();
+      // eth_sendRawTransaction itself, not ethers' broadcastTransaction (which also recovers the sender in JavaScript).
+      const started = performance.now();
+      await raw.send("eth_sendRawTransaction", [signedRaw]);
+      while (!(await raw.getTransactionReceipt(hash)));
+      rawSend.push(performance.now() - started);
+
+      const prepared = await call(b.key, "/prepare-transactions", whitelistBody("BNCHB", Wallet.createRandom().address));
+      const signed = [await issuer.signTransaction(prepared.json.transactions[0])];
+      await randomPhase();
+      const result = await call(b.key, "/send-transactions", { txId: prepared.json.txId, signedTransactions: signed });
+      if (result.json.status !== "success") throw new Error(`send did not confirm: ${JSON.stringify(result.json)}`);
+      serviceSend.push(result.ms);
+    }
+
+    const chain = blockTime ? `chain mining every ${blockTime} s` : "chain mining at once";
+    const twice = { text: "service p50 ≤ 2 × raw p50", ok: (s: number, r: number) => s <= 2 * r };
+    const withinBlock = { text: `service p50 ≤ raw p50 + ${blockTime * 1000} ms (one block)`, ok: (s: number, r: number) => s <= r + blockTime * 1000 };
+    return [
+      row(`prepare (whitelist, 1 tx), ${chain}`, servicePrepare, rawPrepare, floor, twice),
+      row(`send until confirmed (1 tx), ${chain}`, serviceSend, rawSend, floor, blockTime ? withinBlock : twice),
+    ];
+  } finally {
+    raw.destroy();
+    await service.stop();
+    await sandbox.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}

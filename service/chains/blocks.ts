@@ -1,0 +1,135 @@
+import type { JsonRpcProvider } from "ethers";
+
+/** Polls this fast while the chain's block interval is not known yet (a wait just began on an idle watcher). */
+const FAST_POLL_MS = 20;
+/** How long a freshly woken watcher polls fast before it settles on the interval it observed. */
+const FAST_PHASE_MS = 400;
+/** Poll at this fraction of the observed block interval (Base 2 s → 333 ms, Sepolia 12 s → 2 s). */
+const INTERVAL_FRACTION = 6;
+const MIN_POLL_MS = 20;
+const MAX_POLL_MS = 2_000;
+/** Until an interval has been seen: a polite default for a remote RPC. */
+const UNKNOWN_INTERVAL_POLL_MS = 250;
+const ERROR_BACKOFF_MS = 1_000;
+
+interface Waiter {
+  after: number;
+  resolve: (head: number) => void;
+  timer?: NodeJS.Timeout;
+}
+
+/**
+ * One head watcher per chain, shared by everything that waits for a block (the batch runner, receipt waits of x402
+ * settlements). It polls eth_blockNumber only while someone waits, starts fast and then backs off to a fraction of the
+ * block interval it observes, and wakes every waiter whose block has come with one request, however many wait.
+ */
+export class BlockWatcher {
+  /** Highest block number seen; -1 before the first poll. */
+  head = -1;
+  /** Observed milliseconds per block (smoothed); undefined until two heads were seen by continuous polling. */
+  intervalMs?: number;
+  private headSeenAt = 0;
+  private readonly waiters = new Set<Waiter>();
+  private timer?: NodeJS.Timeout;
+  private polling = false;
+  private activeSince = 0;
+  private destroyed = false;
+
+  constructor(private readonly provider: Pick<JsonRpcProvider, "getBlockNumber">) {}
+
+  /**
+   * Resolves with the head once a block above `after` exists (at once if one is known already), or with the current
+   * head after `maxWaitMs`, whichever comes first. Callers re-check what they wait for either way.
+   */
+  next(after: number, maxWaitMs: number): Promise<number> {
+    if (this.head > after || this.destroyed) return Promise.resolve(this.head);
+    return new Promise((resolve) => {
+      const waiter: Waiter = { after, resolve };
+      waiter.timer = setTimeout(() => this.settle(waiter), maxWaitMs);
+      this.waiters.add(waiter);
+      this.wake();
+    });
+  }
+
+  /** Resolves once the head reaches `blockNumber` (or after `maxWaitMs`); answers the head then. */
+  async reach(blockNumber: number, maxWaitMs: number): Promise<number> {
+    const deadline = Date.now() + maxWaitMs;
+    while (this.head < blockNumber && !this.destroyed && Date.now() < deadline) {
+      await this.next(this.head, Math.max(0, deadline - Date.now()));
+    }
+    return this.head;
+  }
+
+  /** Learns a head from elsewhere (a receipt's block): waiters below it wake without a poll. */
+  observe(blockNumber: number): void {
+    if (blockNumber <= this.head) return;
+    this.head = blockNumber;
+    this.headSeenAt = Date.now();
+    for (const w of this.waiters) if (this.head > w.after) this.settle(w);
+  }
+
+  destroy(): void {
+    this.destroyed = true;
+    if (this.timer) clearTimeout(this.timer);
+    for (const w of this.waiters) this.settle(w);
+  }
+
+  /** The delay before the next poll: fast at first, then a fraction of the observed block interval. */
+  pollDelay(now = Date.now()): number {
+    if (this.intervalMs === undefined) return now - this.activeSince < FAST_PHASE_MS ? FAST_POLL_MS : UNKNOWN_INTERVAL_POLL_MS;
+    return Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, Math.round(this.intervalMs / INTERVAL_FRACTION)));
+  }
+
+  private settle(waiter: Waiter): void {
+    if (!this.waiters.delete(waiter)) return;
+    clearTimeout(waiter.timer);
+    waiter.resolve(this.head);
+  }
+
+  private wake(): void {
+    if (this.polling || this.timer) return;
+    this.activeSince = Date.now();
+    void this.poll();
+  }
+
+  private async poll(): Promise<void> {
+    this.timer = undefined;
+    if (this.destroyed || this.waiters.size === 0) return;
+    this.polling = true;
+    let delay: number;
+    try {
+      const latest = await this.provider.getBlockNumber();
+      const now = Date.now();
+      // An interval is only learnt from heads seen by continuous polling (the previous head was seen while active).
+      if (latest > this.head && this.head >= 0 && this.headSeenAt >= this.activeSince) {
+        const gap = (now - this.headSeenAt) / (latest - this.head);
+        this.intervalMs = this.intervalMs === undefined ? gap : 0.7 * this.intervalMs + 0.3 * gap;
+      }
+      this.observe(latest);
+      delay = this.pollDelay(now);
+    } catch {
+      delay = ERROR_BACKOFF_MS;
+    } finally {
+      this.polling = false;
+    }
+    if (this.destroyed || this.waiters.size === 0) return;
+    this.timer = setTimeout(() => void this.poll(), delay);
+    this.timer.unref?.();
+  }
+}
+
+/**
+ * Calls `check` now and again at every new block (and at least every `recheckMs`) until it answers something, or
+ * throws after `timeoutMs`. The receipt wait shared by the runner's helpers and the x402 settlement.
+ */
+export async function untilFound<T>(blocks: BlockWatcher, check: () => Promise<T | null | undefined>, options: { timeoutMs: number; recheckMs?: number }): Promise<T> {
+  const deadline = Date.now() + options.timeoutMs;
+  for (;;) {
+    const since = blocks.head; // read before the check: a block landing during it still wakes the wait below
+    const found = await check();
+    if (found !== null && found !== undefined) return found;
+    const left = deadline - Date.now();
+    if (left <= 0) throw new Error(`not found within ${Math.round(options.timeoutMs / 1000)} s`);
+    await blocks.next(since, Math.min(left, options.recheckMs ?? 2_000));
+  }
+}
