@@ -114,6 +114,11 @@ describe("errors: the spec's error table, bad bodies and send mismatches", funct
       expectError(await api.post("/prepare-transactions", { ...mint, userToMint: [{ investorAddress: stranger.address, amount: "-1" }] }), 400, /^userToMint.0.amount/);
       expectError(await api.post("/prepare-transactions", { ...mint, userToMint: [{ investorAddress: stranger.address, amount: "1.0000000000000000001" }] }), 400, "userToMint.0.amount has more than 18 decimal places");
     });
+    it("a mint to an address alone (no e-mail) answers without info.investorEmail (the client checks every answer against /openapi.json)", async () => {
+      const res = await api.post("/prepare-transactions", { method: "mintToken", chainId, signerAddress: issuer.address, tokenSymbol: symbol, userToMint: [{ investorAddress: issuer.address, amount: "1" }] });
+      expect(res.status, JSON.stringify(res.body)).to.equal(200);
+      expect(res.body.info).to.not.have.property("investorEmail");
+    });
     it("unknown extra keys are ignored and strings stand in for booleans and numbers", async () => {
       const res = await api.post("/prepare-transactions", { ...base(), chain: "sepolia", serviceName: "x", userToWhitelist: [{ investorAddress: stranger.address, whitelistStatus: "false" }], gasLimit: "200000" });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);

@@ -104,7 +104,7 @@ export const mintToken = defineMethod({
     return {
       signer: b.signerAddress,
       calls,
-      info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, investorEmail: emails.length === 1 ? emails[0] : emails },
+      info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, investorEmail: emails.length === 0 ? undefined : emails.length === 1 ? emails[0] : emails },
       record: {
         tokenSymbol: token.symbol,
         investors: entries.map((e) => ({
