@@ -1,3 +1,4 @@
+import { coalescedReads } from "../cache/coalesced-reads";
 import { getAddress } from "ethers";
 import { z } from "zod";
 import { responseFields } from "../http/responses";
@@ -236,7 +237,7 @@ export function tokenizerInfoView(token: TokenRecord): z.infer<typeof TokenizerI
 /** An investor wallet from an address, or from an e-mail recorded for this token. */
 export async function investorWallet(services: Services, token: TokenRecord, address?: string, email?: string): Promise<{ address: string; email: string | null }> {
   if (address) {
-    const known = await services.investors.byAddress(token.id, address);
+    const known = await coalescedReads(services).read(`investor:${token.id}:${address.toLowerCase()}`, () => services.investors.byAddress(token.id, address));
     return { address: getAddress(address), email: known?.email ?? email ?? null };
   }
   if (!email) throw badRequest("investorAddress or investorEmail is required", { field: "investorAddress" });
@@ -247,7 +248,10 @@ export async function investorWallet(services: Services, token: TokenRecord, add
 
 export async function balanceWhitelistView(ctx: MethodContext, token: TokenRecord, wallet: { address: string; email: string | null }): Promise<z.infer<typeof BalanceWhitelist>> {
   const contract = securityToken(ctx, token);
-  const [balance, whitelisted] = await Promise.all([contract.balanceOf(wallet.address), contract.isWhitelisted(wallet.address)]);
+  const key = `balanceWhitelist:${token.chainId}:${token.tokenAddress.toLowerCase()}:${wallet.address.toLowerCase()}`;
+  const [balance, whitelisted] = await coalescedReads(ctx.services).read(key, () =>
+    Promise.all([contract.balanceOf(wallet.address), contract.isWhitelisted(wallet.address)]),
+  );
   return {
     tokenSymbol: token.symbol,
     investorAddress: wallet.address,
