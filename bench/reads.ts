@@ -66,7 +66,8 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
 
 /** One autocannon run of GET `pathname`. */
 export async function hammer(url: string, pathname: string, headers: Record<string, string> = {}, seconds = SECONDS) {
-  const result = await autocannon({ url: url + pathname, connections: CONNECTIONS, duration: seconds, headers });
+  // In a worker thread: the chains answer from this process's main thread, which the load generator must not starve.
+  const result = await autocannon({ url: url + pathname, connections: CONNECTIONS, duration: seconds, headers, workers: 1 });
   return {
     reqPerSec: Math.round(result.requests.average),
     p50Ms: result.latency.p50,

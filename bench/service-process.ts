@@ -19,10 +19,11 @@ export interface ServiceProcess {
   stop(): Promise<void>;
 }
 
-export async function startServiceProcess(env: Record<string, string>): Promise<ServiceProcess> {
+/** `nodeArgs`: extra node flags, e.g. ["--cpu-prof"] (BENCH_SERVICE_NODE_ARGS, space-separated, when not given). */
+export async function startServiceProcess(env: Record<string, string>, nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean)): Promise<ServiceProcess> {
   const adminToken = env.ADMIN_TOKEN ?? "bench-admin-token-0123456789abcdef";
   const port = await freePort();
-  const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "service/main.ts"], {
+  const child = spawn(process.execPath, [...nodeArgs, "-r", "ts-node/register/transpile-only", "service/main.ts"], {
     cwd: path.join(__dirname, ".."),
     env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN: adminToken, LOG_LEVEL: env.LOG_LEVEL ?? "warn", TS_NODE_TRANSPILE_ONLY: "true" },
     stdio: ["ignore", "pipe", "pipe"],

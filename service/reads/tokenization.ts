@@ -237,7 +237,7 @@ export function tokenizerInfoView(token: TokenRecord): z.infer<typeof TokenizerI
 /** An investor wallet from an address, or from an e-mail recorded for this token. */
 export async function investorWallet(services: Services, token: TokenRecord, address?: string, email?: string): Promise<{ address: string; email: string | null }> {
   if (address) {
-    const known = await coalescedReads(services).read(`investor:${token.id}:${address.toLowerCase()}`, () => services.investors.byAddress(token.id, address));
+    const known = await services.investors.byAddress(token.id, address);
     return { address: getAddress(address), email: known?.email ?? email ?? null };
   }
   if (!email) throw badRequest("investorAddress or investorEmail is required", { field: "investorAddress" });
