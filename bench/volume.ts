@@ -205,7 +205,10 @@ async function relayedRun(
 async function clientSignedRuns(service: ServiceProcess, provider: JsonRpcProvider, signers: Wallet[], seconds: number, log: (line: string) => void) {
   const agentWallet = Wallet.createRandom().address;
   const keys: string[] = [];
-  for (let i = 0; i < signers.length; i++) keys.push((await service.admin({ command: "keys.create", email: `volume${i}@example.com`, plan: "Enterprise" })).apiKey);
+  for (let i = 0; i < signers.length; i++) {
+    keys.push((await service.admin({ command: "keys.create", email: `volume${i}@example.com`, plan: "Enterprise" })).apiKey);
+    await service.admin({ command: "signers.add", address: signers[i].address });
+  }
   const viaService = await drive("client-signed through the service", [service], signers.length, seconds, log, async (client) => {
     const signer = signers[client];
     const t0 = performance.now();

@@ -16,7 +16,9 @@ export const nonceAheadRetryCount = () => nonceAheadRetries;
  */
 export async function sendRaw(provider: JsonRpcProvider, signedRaw: string, hash: string): Promise<string | undefined> {
   const deadline = Date.now() + NONCE_AHEAD_WAIT_MS;
-  for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
+  // Short waits: the predecessor is usually one commit away (another instance's), and every wait here holds this
+  // wallet's later nonces too.
+  for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
     try {
       await provider.send("eth_sendRawTransaction", [signedRaw]);
       return undefined;
