@@ -17,6 +17,9 @@ async function main() {
   for (const r of result.relayed) {
     console.log(`${r.run}: ${r.txPerSec} tx/s, p50 ${r.p50Ms} ms, p95 ${r.p95Ms} ms, nonces ${r.relayer.contiguous ? "contiguous" : "NOT contiguous"} ${r.pass ? "PASS" : "FAIL"} (target ${r.target})`);
   }
+  const one = result.singleClient;
+  console.log(`1 client alone: ${one.txPerSec} tx/s, p50 ${one.p50Ms} ms (prepare ${one.prepareP50Ms} ms, send ${one.sendP50Ms} ms)`);
+  for (const note of result.notes) console.log(`bound: ${note}`);
   const c = result.clientSigned;
   console.log(`client-signed ${c.service.txPerSec} tx/s vs raw ${c.raw.txPerSec} tx/s (${c.ratio}×)`);
   const m = result.memory;

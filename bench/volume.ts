@@ -55,7 +55,10 @@ export interface VolumeResult {
   cpus: number;
   relayed: RelayedRun[];
   clientSigned: { service: Throughput; raw: Throughput; ratio: number };
-  memory: { idleMiB: number; afterFirstRunMiB: number; afterSecondRunMiB: number; growthMiB: number };
+  /** The embedded-database instance's resident set, and its V8 heap in use (from its /metrics), idle and after each identical relayed run. */
+  memory: { idleMiB: number; afterFirstRunMiB: number; afterSecondRunMiB: number; growthMiB: number; heapUsedMiB: { idle: number; afterFirstRun: number; afterSecondRun: number } };
+  /** One client alone (no contention): the latency of one paid relayed operation end to end. */
+  singleClient: Throughput;
   notes: string[];
 }
 
@@ -89,16 +92,27 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
     let clientSigned: VolumeResult["clientSigned"];
     const relayed: RelayedRun[] = [];
     let memory: VolumeResult["memory"];
+    let singleClient: Throughput;
     try {
-      await sleep(2_000);
+      await sleep(5_000);
       const idleMiB = embedded.rssMiB();
-      log(`service idle: ${idleMiB} MiB RSS`);
+      const idleHeap = await heapUsedMiB(embedded);
+      log(`service idle: ${idleMiB} MiB RSS, heap used ${idleHeap} MiB`);
+      singleClient = await relayedRun(sandbox, provider, [embedded], payers.slice(0, 1), 10, "embedded", "relayed, 1 client alone (latency without contention)", log);
       relayed.push(await relayedRun(sandbox, provider, [embedded], payers, seconds, "embedded", "relayed, 1 instance, embedded database (run 1)", log));
       const afterFirstRunMiB = embedded.rssMiB();
+      const firstHeap = await heapUsedMiB(embedded);
       relayed.push(await relayedRun(sandbox, provider, [embedded], payers, seconds, "embedded", "relayed, 1 instance, embedded database (run 2)", log));
       const afterSecondRunMiB = embedded.rssMiB();
-      memory = { idleMiB, afterFirstRunMiB, afterSecondRunMiB, growthMiB: Math.round((afterSecondRunMiB - afterFirstRunMiB) * 10) / 10 };
-      log(`service RSS: idle ${idleMiB} MiB, after run 1 ${afterFirstRunMiB} MiB, after run 2 ${afterSecondRunMiB} MiB`);
+      const secondHeap = await heapUsedMiB(embedded);
+      memory = {
+        idleMiB,
+        afterFirstRunMiB,
+        afterSecondRunMiB,
+        growthMiB: Math.round((afterSecondRunMiB - afterFirstRunMiB) * 10) / 10,
+        heapUsedMiB: { idle: idleHeap, afterFirstRun: firstHeap, afterSecondRun: secondHeap },
+      };
+      log(`service RSS: idle ${idleMiB} MiB, after run 1 ${afterFirstRunMiB} MiB, after run 2 ${afterSecondRunMiB} MiB; heap used ${idleHeap} / ${firstHeap} / ${secondHeap} MiB`);
       clientSigned = await clientSignedRuns(embedded, provider, signers, clientSignedSeconds, log);
     } finally {
       await embedded.stop();
@@ -117,7 +131,9 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
       }
     }
     provider.destroy();
-    return { measuredAt: new Date().toISOString(), cpus: os.cpus().length, relayed, clientSigned, memory, notes };
+    for (const r of relayed) notes.push(`${r.run}: ${boundOf(r)}`);
+    notes.push(`client-signed: ${boundOf(clientSigned!.service)}; raw: ${boundOf(clientSigned!.raw)}`);
+    return { measuredAt: new Date().toISOString(), cpus: os.cpus().length, relayed, singleClient, clientSigned, memory, notes };
   } finally {
     await sandbox.close();
     fs.rmSync(dir, { recursive: true, force: true });
@@ -293,6 +309,23 @@ async function drive(
     cpu: { services: instances.map((s, i) => share(cpuSeconds(s.child.pid!) - cpuBefore[i])), benchProcess: share((bench.user + bench.system) / 1e6) },
     errors: [...errors].map(([message, n]) => `${n}× ${message}`),
   };
+}
+
+/** What the CPU figures say bounds a run (2 cores: a process near 1.0 holds one of them). */
+function boundOf(run: Throughput): string {
+  const busiest = Math.max(...run.cpu.services);
+  const saturated = [
+    ...(busiest >= 0.85 ? [`a service process (${busiest} of a core)`] : []),
+    ...(run.cpu.benchProcess >= 0.85 ? [`the chains + clients process (${run.cpu.benchProcess} of a core)`] : []),
+  ];
+  const total = run.cpu.services.reduce((a, b) => a + b, 0) + run.cpu.benchProcess;
+  if (saturated.length) return `CPU-bound: ${saturated.join(" and ")}; all processes together ${Math.round(total * 100) / 100} of 2 cores`;
+  return `no process saturated (${run.cpu.services.join("/")} service, ${run.cpu.benchProcess} chains + clients): waits (round trips, locks, polls) bound it`;
+}
+
+async function heapUsedMiB(instance: ServiceProcess): Promise<number> {
+  const text = await fetch(`${instance.url}/metrics`).then((r) => r.text());
+  return Math.round(Number(/^tak_nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? NaN) / 1048576 * 10) / 10;
 }
 
 async function sumRetries(instances: ServiceProcess[]): Promise<number> {
