@@ -1,5 +1,6 @@
 import { formatEther } from "ethers";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+import { nonceAheadRetryCount } from "./chains/broadcast";
 import type { Services } from "./services";
 
 /**
@@ -15,6 +16,7 @@ import type { Services } from "./services";
  * | tak_relayer_nonce_lag                    | gauge     | chain_id, address      | database counter − chain pending nonce |
  * | tak_chain_up                             | gauge     | chain_id               | 1 when the chain answered the scrape   |
  * | tak_db_pool_connections                  | gauge     | state (total/idle/waiting) | the PostgreSQL pool; PGlite: total 1 |
+ * | tak_broadcast_nonce_ahead_retries        | gauge     |                        | re-sends after "nonce too high" (process) |
  * | tak_info                                 | gauge     | version, environment, database | 1                              |
  * | tak_process_* , tak_nodejs_*             | (default) |                        | prom-client's process metrics          |
  *
@@ -35,6 +37,14 @@ export class Metrics {
       labelNames: ["method", "route", "status"],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
+    });
+    new Gauge({
+      name: "tak_broadcast_nonce_ahead_retries",
+      help: "Transactions of this process re-sent after the node answered nonce too high (a predecessor not in the node yet)",
+      registers,
+      collect() {
+        this.set(nonceAheadRetryCount());
+      },
     });
     new Gauge({
       name: "tak_info",

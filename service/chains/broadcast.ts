@@ -4,6 +4,10 @@ import type { JsonRpcProvider } from "ethers";
 const NONCE_AHEAD = /nonce too high|transactions can't be queued/i;
 const NONCE_AHEAD_WAIT_MS = 60_000;
 
+let nonceAheadRetries = 0;
+/** How many times this process re-sent a transaction the node refused as "nonce too high" (exposed in /metrics). */
+export const nonceAheadRetryCount = () => nonceAheadRetries;
+
 /**
  * Sends signed bytes. Returns undefined when the node has the transaction (now, or already: "already known", or
  * mined), else the node's refusal. A nonce ahead of the account's next one is retried for a while: transactions
@@ -12,7 +16,9 @@ const NONCE_AHEAD_WAIT_MS = 60_000;
  */
 export async function sendRaw(provider: JsonRpcProvider, signedRaw: string, hash: string): Promise<string | undefined> {
   const deadline = Date.now() + NONCE_AHEAD_WAIT_MS;
-  for (let delay = 25; ; delay = Math.min(delay * 2, 500)) {
+  // Short waits: the predecessor is usually one commit away (another instance's), and every wait here holds this
+  // wallet's later nonces too.
+  for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
     try {
       await provider.send("eth_sendRawTransaction", [signedRaw]);
       return undefined;
@@ -25,6 +31,7 @@ export async function sendRaw(provider: JsonRpcProvider, signedRaw: string, hash
       const e = error as { error?: { message?: string }; shortMessage?: string; message?: string };
       const refusal = e.error?.message ?? e.shortMessage ?? e.message ?? String(error);
       if (!NONCE_AHEAD.test(refusal) || Date.now() > deadline) return refusal;
+      nonceAheadRetries++;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }

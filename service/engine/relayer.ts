@@ -1,4 +1,6 @@
 import { Transaction, Wallet, toBeHex } from "ethers";
+import { sendRaw } from "../chains/broadcast";
+import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
 import { badRequest } from "../errors";
 import { errorFacts, type Logger } from "../logger";
@@ -8,7 +10,9 @@ import type { Batch, BatchTransaction } from "./types";
 /**
  * The service's own wallet per chain for service-relayed execution: it signs, pays gas and broadcasts. A relayed
  * transaction gets its nonce and its signature right before its broadcast (never ahead: a failed predecessor must not
- * strand later nonces), and both are persisted before the bytes leave the process.
+ * strand later nonces), and both are persisted before the bytes leave the process. The first broadcast follows at once,
+ * in nonce order among this process's relayed transactions (chains/nonce-order.ts), so concurrent sends never reach
+ * the node out of order; the runner then finds the transaction known (or mined) and only waits for its receipt.
  */
 export class Relayer {
   private readonly wallets = new Map<number, Wallet>();
@@ -66,28 +70,42 @@ export class Relayer {
             .then((g) => toBeHex((g * 125n + 99n) / 100n))
             .catch(() => tx.unsigned.gasLimit)
         : tx.unsigned.gasLimit;
-    return this.services.db.transaction(async (q) => {
-      const current = await this.services.batches.lockTransaction(q, batch.txId, tx.index);
-      if (current.signedRaw && current.txHash && current.txHash !== replacing?.toLowerCase()) {
-        return { signedRaw: current.signedRaw, txHash: current.txHash };
-      }
-      const nonce = await this.services.walletNonces.take(q, chain.chainId, wallet.address, () =>
-        chain.provider.getTransactionCount(wallet.address, "pending"),
-      );
-      const unsigned = {
-        ...tx.unsigned,
-        data,
-        gasLimit,
-        from: wallet.address,
-        nonce,
-        maxFeePerGas: (fees.maxFeePerGas ?? fees.gasPrice ?? 0n).toString(),
-        maxPriorityFeePerGas: (fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n).toString(),
-      };
-      const signedRaw = await wallet.signTransaction({ ...unsigned, from: undefined });
-      const txHash = Transaction.from(signedRaw).hash!;
-      await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
-      return { signedRaw, txHash };
-    });
+    let ticket: NonceTicket | undefined;
+    try {
+      const signed = await this.services.db.transaction(async (q) => {
+        ticket?.drop(); // a retried transaction body takes its nonce again
+        ticket = undefined;
+        const current = await this.services.batches.lockTransaction(q, batch.txId, tx.index);
+        if (current.signedRaw && current.txHash && current.txHash !== replacing?.toLowerCase()) {
+          return { signedRaw: current.signedRaw, txHash: current.txHash };
+        }
+        const nonce = await this.services.walletNonces.take(q, chain.chainId, wallet.address, () =>
+          chain.provider.getTransactionCount(wallet.address, "pending"),
+        );
+        ticket = nonceOrderOf(this.services).register(chain.chainId, wallet.address, nonce);
+        const unsigned = {
+          ...tx.unsigned,
+          data,
+          gasLimit,
+          from: wallet.address,
+          nonce,
+          maxFeePerGas: (fees.maxFeePerGas ?? fees.gasPrice ?? 0n).toString(),
+          maxPriorityFeePerGas: (fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n).toString(),
+        };
+        const signedRaw = await wallet.signTransaction({ ...unsigned, from: undefined });
+        const txHash = Transaction.from(signedRaw).hash!;
+        await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
+        return { signedRaw, txHash };
+      });
+      // Committed: hand the bytes to the node in nonce order. A refusal is left to the runner, which sends the same
+      // bytes next and decides (reject, give the nonce back, re-sign).
+      const fresh = ticket as NonceTicket | undefined;
+      ticket = undefined;
+      if (fresh) await fresh.broadcast(() => sendRaw(chain.provider, signed.signedRaw, signed.txHash));
+      return signed;
+    } finally {
+      ticket?.drop();
+    }
   }
 
   /**

@@ -1,3 +1,4 @@
+import { contractAt } from "../chains/contract-at";
 import { formatUnits, parseUnits } from "ethers";
 import { z } from "zod";
 import { IERC20Metadata__factory } from "../../typechain-types/factories/@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata__factory";
@@ -93,11 +94,11 @@ export function toUnits(amount: string, decimals: number, field: string, options
 export const fromUnits = (units: bigint, decimals: number) => formatUnits(units, decimals).replace(/\.0$/, "");
 
 export function securityToken(ctx: MethodContext, token: TokenRecord) {
-  return SecurityToken__factory.connect(token.tokenAddress, ctx.chain.provider);
+  return contractAt(SecurityToken__factory, token.tokenAddress, ctx.chain.provider);
 }
 
 export function erc20(ctx: MethodContext, tokenAddress: string) {
-  return IERC20Metadata__factory.connect(tokenAddress, ctx.chain.provider);
+  return contractAt(IERC20Metadata__factory, tokenAddress, ctx.chain.provider);
 }
 
 /** Only the tokenizer of a token may mint, whitelist and distribute its dividends. */

@@ -5,6 +5,7 @@ import { Transaction, Wallet } from "ethers";
 import { concatHex, createPublicClient, encodeFunctionData, http, type Abi, type Hex } from "viem";
 import { untilFound } from "../chains/blocks";
 import { sendRaw } from "../chains/broadcast";
+import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
 import type { Services } from "../services";
 import type { PaymentRecord } from "../store/payments";
@@ -84,23 +85,36 @@ export class InProcessFacilitator implements PaymentFacilitator {
     const { provider, chainId } = this.chain;
     const from = this.wallet.address;
     const [fees, estimate] = await Promise.all([provider.getFeeData(), gas ? Promise.resolve(gas) : provider.estimateGas({ from, to, data })]);
-    const { raw, hash, nonce } = await this.services.db.transaction(async (q) => {
-      const nonce = await this.services.walletNonces.take(q, chainId, from, () => provider.getTransactionCount(from, "pending"));
-      const raw = await this.wallet.signTransaction({
-        to,
-        data,
-        nonce,
-        chainId,
-        type: 2,
-        gasLimit: (estimate * 12n) / 10n,
-        maxFeePerGas: fees.maxFeePerGas ?? fees.gasPrice ?? 0n,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n,
+    let ticket: NonceTicket | undefined;
+    let refusal: string | undefined;
+    let signed: { raw: string; hash: string; nonce: number };
+    try {
+      signed = await this.services.db.transaction(async (q) => {
+        ticket?.drop(); // a retried transaction body takes its nonce again
+        const nonce = await this.services.walletNonces.take(q, chainId, from, () => provider.getTransactionCount(from, "pending"));
+        ticket = nonceOrderOf(this.services).register(chainId, from, nonce);
+        const raw = await this.wallet.signTransaction({
+          to,
+          data,
+          nonce,
+          chainId,
+          type: 2,
+          gasLimit: (estimate * 12n) / 10n,
+          maxFeePerGas: fees.maxFeePerGas ?? fees.gasPrice ?? 0n,
+          maxPriorityFeePerGas: fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n,
+        });
+        const hash = Transaction.from(raw).hash!;
+        if (paymentId) await this.services.payments.markSettling(q, paymentId, raw, hash);
+        return { raw, hash, nonce };
       });
-      const hash = Transaction.from(raw).hash!;
-      if (paymentId) await this.services.payments.markSettling(q, paymentId, raw, hash);
-      return { raw, hash, nonce };
-    });
-    const refusal = await sendRaw(provider, raw, hash);
+      // Committed: broadcast in nonce order among this process's transactions of the settlement wallet.
+      const committed = ticket as NonceTicket | undefined;
+      ticket = undefined;
+      refusal = await committed!.broadcast(() => sendRaw(provider, signed.raw, signed.hash));
+    } finally {
+      ticket?.drop();
+    }
+    const { hash, nonce } = signed;
     if (refusal) {
       await this.services.walletNonces.giveBack(chainId, from, nonce);
       if (paymentId) await this.services.payments.unmarkSettling(paymentId);

@@ -1,3 +1,4 @@
+import { coalescedReads } from "../cache/coalesced-reads";
 import { getAddress } from "ethers";
 import { z } from "zod";
 import { responseFields } from "../http/responses";
@@ -247,7 +248,10 @@ export async function investorWallet(services: Services, token: TokenRecord, add
 
 export async function balanceWhitelistView(ctx: MethodContext, token: TokenRecord, wallet: { address: string; email: string | null }): Promise<z.infer<typeof BalanceWhitelist>> {
   const contract = securityToken(ctx, token);
-  const [balance, whitelisted] = await Promise.all([contract.balanceOf(wallet.address), contract.isWhitelisted(wallet.address)]);
+  const key = `balanceWhitelist:${token.chainId}:${token.tokenAddress.toLowerCase()}:${wallet.address.toLowerCase()}`;
+  const [balance, whitelisted] = await coalescedReads(ctx.services).read(key, () =>
+    Promise.all([contract.balanceOf(wallet.address), contract.isWhitelisted(wallet.address)]),
+  );
   return {
     tokenSymbol: token.symbol,
     investorAddress: wallet.address,

@@ -2,14 +2,14 @@ import type { Request } from "express";
 import { z } from "zod";
 import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../access/gate";
 import { ACCESS } from "../access/rules";
-import { chainIdHex } from "../chains/networks";
 import { chainFor, newTxId, planBatch, storeBatch } from "../engine/prepare";
 import { assertHashesFree, loadSendableBatch, reportable, normalizeSendBody, sendBodySchema, sendingState, type SendBody } from "../engine/send";
-import { sendSummary, statusView } from "../engine/status";
+import { sendSummary } from "../engine/status";
+import { paymentView, transactionStatus } from "../reads/transaction-status";
 import type { Batch } from "../engine/types";
-import { ApiError, badRequest, notFound } from "../errors";
+import { ApiError, badRequest } from "../errors";
 import { echoedExecutionMode, type ExecutionMode } from "../http/fields";
-import { ChainTransactionStatus, FacadePrepareResponse, PaymentView, PrepareResponse, SendSummary, TransactionStatus } from "../http/responses";
+import { FacadePrepareResponse, PrepareResponse, SendSummary, TransactionStatus } from "../http/responses";
 import { defineRoute, parseInput } from "../http/route";
 import { findPublicMethod, methodForBody, PUBLIC_METHODS } from "../methods";
 import type { MethodDefinition } from "../methods/types";
@@ -199,17 +199,7 @@ export function writeRoutes(services: Services) {
       access: ACCESS.public,
       query: statusQuery,
       response: TransactionStatus,
-      handler: async ({ query }) => {
-        if (!query.hash && !query.txId) throw badRequest("hash or txId is required", { field: "hash" });
-        const txId = query.txId ?? (await services.batches.txIdByHash(query.hash!));
-        if (txId) {
-          const batch = await services.batches.get(txId.toLowerCase());
-          if (!batch) throw notFound(`No prepared transactions with txId ${txId}`, { txId });
-          const payments = await services.payments.forBatch(batch.txId);
-          return { ...statusView(batch, query.hash), payments: payments.map(paymentView) };
-        }
-        return chainTransactionStatus(services, query.hash!);
-      },
+      handler: ({ query }) => transactionStatus(services, query),
     }),
   ];
 }
@@ -231,38 +221,3 @@ function sendingBatch(batch: Batch, state: ReturnType<typeof sendingState>): Bat
     }),
   };
 }
-
-export function paymentView(p: PaymentRecord): z.infer<typeof PaymentView> {
-  return {
-    status: p.status,
-    amount: p.amount,
-    network: p.network,
-    payer: p.payer,
-    step: p.subject.split(":")[0],
-    settlementTransaction: p.settlement?.transaction ?? p.settleTxHash ?? null,
-    ...(p.releaseReason ? { releaseReason: p.releaseReason } : {}),
-  };
-}
-
-/** A hash this service never saw: answer from the chains it serves. */
-async function chainTransactionStatus(services: Services, hash: string): Promise<z.infer<typeof ChainTransactionStatus>> {
-  for (const chain of services.chains.list()) {
-    const [receipt, tx] = await Promise.all([chain.provider.getTransactionReceipt(hash), chain.provider.getTransaction(hash)]);
-    if (receipt) {
-      return {
-        status: receipt.status === 1 ? "success" : "rejected",
-        txId: null,
-        chainId: chain.chainId,
-        chainIdHex: chainIdHex(chain.chainId),
-        txHash: hash,
-        txHashes: [hash],
-        blockNumber: receipt.blockNumber,
-        gasUsed: receipt.gasUsed.toString(),
-        transactions: [],
-      };
-    }
-    if (tx) return { status: "pending", txId: null, chainId: chain.chainId, txHash: hash, txHashes: [hash], blockNumber: null, gasUsed: null, transactions: [] };
-  }
-  throw notFound(`Transaction ${hash} is unknown to this service and to the chains it serves`, { hash });
-}
-

@@ -16,7 +16,7 @@ import { findMethod, PUBLIC_METHODS } from "../methods";
 import { assertX402Available } from "../payments/x402";
 import type { Services } from "../services";
 import type { PaymentRecord } from "../store/payments";
-import { paymentView } from "./write";
+import { paymentView } from "../reads/transaction-status";
 
 const { address: addressOut, hash32, integerText, int } = responseFields;
 

@@ -1,6 +1,13 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { FAUCET_CREDIT_METHOD, FAUCET_CREDITS, INVITATION_CREDIT_METHOD, METERED_METHODS, PLAN_CREDITS, type Plan } from "../auth/plans";
+import { TtlCache } from "../cache/ttl-cache";
 import type { Db, Queryable } from "./db";
+
+/**
+ * How long a verified key is trusted without asking the database again. A revocation made by this process takes
+ * effect at once; one made by another process sharing the database (or the admin CLI on the server) within this bound.
+ */
+export const VERIFIED_KEY_TTL_MS = 1_000;
 
 export interface ApiKeyRecord {
   id: string;
@@ -35,6 +42,8 @@ const toRecord = (row: ApiKeyRow): ApiKeyRecord => ({
  */
 export class ApiKeys {
   private pepper?: Buffer;
+  /** Active key records by the HMAC of the presented key (never the key itself); unknown and revoked keys are not kept. */
+  private readonly verified = new TtlCache<string, ApiKeyRecord>(VERIFIED_KEY_TTL_MS);
 
   constructor(private readonly db: Db) {}
 
@@ -56,12 +65,17 @@ export class ApiKeys {
   /** The active key record for a presented key, or undefined (unknown, malformed or revoked). */
   async verify(presented: string): Promise<ApiKeyRecord | undefined> {
     const match = KEY_PATTERN.exec(presented.trim());
-    const candidate = Buffer.from(await this.hash(presented.trim()), "hex");
+    const candidateHex = await this.hash(presented.trim());
+    const known = this.verified.get(candidateHex);
+    if (known) return known;
+    const candidate = Buffer.from(candidateHex, "hex");
     const rows = match ? await this.db.query<ApiKeyRow>("SELECT * FROM api_keys WHERE id = $1", [match[1]]) : [];
     const stored = Buffer.from(rows[0]?.key_hash ?? "00".repeat(32), "hex");
     const equal = timingSafeEqual(candidate, stored);
     if (!equal || !rows[0] || rows[0].revoked_at) return undefined;
-    return toRecord(rows[0]);
+    const record = toRecord(rows[0]);
+    this.verified.set(candidateHex, record);
+    return record;
   }
 
   async get(id: string): Promise<ApiKeyRecord | undefined> {
@@ -79,6 +93,7 @@ export class ApiKeys {
       "UPDATE api_keys SET revoked_at = COALESCE(revoked_at, now()) WHERE id = $1 RETURNING id",
       [id],
     );
+    this.verified.deleteWhere((record) => record.id === id);
     return rows.length > 0;
   }
 

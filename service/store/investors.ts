@@ -1,3 +1,4 @@
+import { RecordCache } from "../cache/record-cache";
 import type { Db, Queryable } from "./db";
 
 export interface InvestorRecord {
@@ -47,11 +48,18 @@ export interface InvestorFacts {
   receivedTokens?: boolean;
 }
 
+/** How long an investor record read by address is served from memory (another process's changes show within it). */
+export const INVESTOR_CACHE_TTL_MS = 1_000;
+
 /** Wallets known per token. Each fact only overwrites when given, so events and request data merge. */
 export class Investors {
+  /** byAddress answers for INVESTOR_CACHE_TTL_MS (a hot read of get-balance-whitelist); upserts here drop them at once. */
+  private readonly byAddressCache = new RecordCache<InvestorRecord>(INVESTOR_CACHE_TTL_MS);
+
   constructor(private readonly db: Db) {}
 
   async upsert(tx: Queryable, tokenId: string, address: string, facts: InvestorFacts): Promise<void> {
+    this.byAddressCache.markChanged(`${tokenId}:${address.toLowerCase()}`);
     await tx.query(
       `INSERT INTO investors (token_id, address, email, first_name, last_name, investor_type, whitelisted, whitelist_tx_hash, received_tokens)
        VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7, false), $8, COALESCE($9, false))
@@ -79,11 +87,13 @@ export class Investors {
   }
 
   async byAddress(tokenId: string, address: string): Promise<InvestorRecord | undefined> {
-    const [row] = await this.db.query<InvestorRow>("SELECT * FROM investors WHERE token_id = $1 AND address = $2", [
-      tokenId,
-      address.toLowerCase(),
-    ]);
-    return row && toRecord(row);
+    return this.byAddressCache.read(`${tokenId}:${address.toLowerCase()}`, async () => {
+      const [row] = await this.db.query<InvestorRow>("SELECT * FROM investors WHERE token_id = $1 AND address = $2", [
+        tokenId,
+        address.toLowerCase(),
+      ]);
+      return row && toRecord(row);
+    });
   }
 
   async byEmail(tokenId: string, email: string): Promise<InvestorRecord[]> {

@@ -1,4 +1,11 @@
+import { TtlCache } from "../cache/ttl-cache";
 import type { Db, Queryable } from "./db";
+
+/**
+ * How long a token record and a key's right to a tokenizer e-mail are served from memory. Changes made by this process
+ * (documents, bindings) drop them at once; changes made by another process sharing the database show within this bound.
+ */
+export const TOKEN_CACHE_TTL_MS = 1_000;
 
 /** A tokenized asset as recorded from its newTokenization receipt. */
 export interface TokenRecord {
@@ -95,11 +102,23 @@ const documentColumn: Record<TokenDocument, string> = {
 
 /** Token records, and which API key may act on which symbol (API-SPEC Authentication, rule 4). */
 export class Tokens {
+  /** Recorded tokens by symbol (reads outside a transaction only; an unknown symbol is never kept). */
+  private readonly records = new TtlCache<string, TokenRecord>(TOKEN_CACHE_TTL_MS);
+  /** Tokens changed within the last TTL: read from the database only (their change may still be uncommitted). */
+  private readonly changed = new TtlCache<string, true>(TOKEN_CACHE_TTL_MS);
+  /** keyMayUse's "yes" by key id and tokenizer e-mail ("no" is never kept: a confirming tokenization may grant it). */
+  private readonly scopes = new TtlCache<string, true>(TOKEN_CACHE_TTL_MS);
+
   constructor(private readonly db: Db) {}
 
   async bySymbol(symbol: string, q: Queryable = this.db): Promise<TokenRecord | undefined> {
+    const cacheable = q === this.db;
+    const cached = cacheable ? this.records.get(symbol) : undefined;
+    if (cached && !this.changed.get(cached.id)) return cached;
     const [row] = await q.query<TokenRow>("SELECT * FROM tokens WHERE symbol = $1", [symbol]);
-    return row && toRecord(row);
+    const record = row && toRecord(row);
+    if (record && cacheable && !this.changed.get(record.id)) this.records.set(symbol, record);
+    return record;
   }
 
   async byAddress(chainId: number, tokenAddress: string): Promise<TokenRecord | undefined> {
@@ -123,7 +142,10 @@ export class Tokens {
   }
 
   async keyMayUse(keyId: string, token: TokenRecord): Promise<boolean> {
+    const scope = `${keyId}\n${token.tokenizerEmail.toLowerCase()}`;
+    if (this.scopes.get(scope)) return true;
     const rows = await this.db.query("SELECT 1 FROM tokenizer_email_keys WHERE email = lower($1) AND api_key_id = $2 LIMIT 1", [token.tokenizerEmail, keyId]);
+    if (rows.length > 0) this.scopes.set(scope, true);
     return rows.length > 0;
   }
 
@@ -154,6 +176,7 @@ export class Tokens {
        SELECT lower($1), $2, 'tokenization' WHERE NOT EXISTS (SELECT 1 FROM tokenizer_email_keys WHERE email = lower($1))`,
       [email, keyId],
     );
+    this.scopes.clear();
   }
 
   /** Operator: let `keyId` act on `email`'s tokens too (npm run admin -- keys bind-email). */
@@ -165,7 +188,9 @@ export class Tokens {
   }
 
   async unbindEmail(email: string, keyId: string): Promise<boolean> {
-    return (await this.db.query("DELETE FROM tokenizer_email_keys WHERE email = lower($1) AND api_key_id = $2 RETURNING email", [email, keyId])).length > 0;
+    const removed = (await this.db.query("DELETE FROM tokenizer_email_keys WHERE email = lower($1) AND api_key_id = $2 RETURNING email", [email, keyId])).length > 0;
+    this.scopes.clear();
+    return removed;
   }
 
   /** Records a token from its creation receipt; a second insert of the same token is ignored. */
@@ -205,5 +230,7 @@ export class Tokens {
 
   async setDocument(tokenId: string, document: TokenDocument, ref: string, q: Queryable = this.db): Promise<void> {
     await q.query(`UPDATE tokens SET ${documentColumn[document]} = $2 WHERE id = $1`, [tokenId, ref]);
+    this.changed.set(tokenId, true);
+    this.records.deleteWhere((token) => token.id === tokenId);
   }
 }

@@ -1,3 +1,4 @@
+import { contractAt } from "../../chains/contract-at";
 import { getAddress, Interface, ZeroAddress, type TransactionReceipt } from "ethers";
 import { ACCESS } from "../../access/rules";
 import { agentExecutorInterface, agentMandateInterface, complianceProviderInterface, decodeRevert, revertDataOf } from "../../chains/contracts";
@@ -65,9 +66,9 @@ export function complianceRef(chain: Chain, override?: string, field = "complian
     : { address: chain.deployment.contracts.ComplianceProvider, label: "ComplianceProvider" };
 }
 
-export const mandateAt = (chain: Chain, ref: ContractRef) => AgentMandate__factory.connect(ref.address, chain.provider);
-export const complianceAt = (chain: Chain, ref: ContractRef) => ComplianceProvider__factory.connect(ref.address, chain.provider);
-export const executorAt = (chain: Chain, ref: ContractRef) => AgentExecutor__factory.connect(ref.address, chain.provider);
+export const mandateAt = (chain: Chain, ref: ContractRef) => contractAt(AgentMandate__factory, ref.address, chain.provider);
+export const complianceAt = (chain: Chain, ref: ContractRef) => contractAt(ComplianceProvider__factory, ref.address, chain.provider);
+export const executorAt = (chain: Chain, ref: ContractRef) => contractAt(AgentExecutor__factory, ref.address, chain.provider);
 
 /**
  * Reads `what` from a RAMS contract. Failures are errors, never defaults (API-SPEC "Errors"): an address that is not

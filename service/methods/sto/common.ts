@@ -1,3 +1,4 @@
+import { contractAt } from "../../chains/contract-at";
 import { getAddress } from "ethers";
 import { StoEscrow__factory } from "../../../typechain-types/factories/contracts/tokenization/StoEscrow__factory";
 import { stoEscrowInterface } from "../../chains/contracts";
@@ -31,7 +32,7 @@ export const STO_STATUS = ["NONE", "PENDING", "ACTIVE", "PAUSED", "ENDED", "COMP
 export type StoStatus = (typeof STO_STATUS)[number];
 
 export function escrowOf(ctx: MethodContext, token: TokenRecord) {
-  return StoEscrow__factory.connect(token.escrowAddress, ctx.chain.provider);
+  return contractAt(StoEscrow__factory, token.escrowAddress, ctx.chain.provider);
 }
 
 /** The chain's clock: the latest block's timestamp (local chains follow the wall clock too, see scripts/lib/local-chain.ts). */

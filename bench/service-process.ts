@@ -1,0 +1,85 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import path from "node:path";
+
+/**
+ * The service as its own OS process (`service/main.ts`), for benchmarks: the chains stay in the bench process, so the
+ * service's CPU and memory are its own (RSS read from /proc). It logs warnings only (a log line per request would be
+ * part of what is measured), on a free port picked here; it is up once /health answers.
+ */
+export interface ServiceProcess {
+  child: ChildProcess;
+  url: string;
+  output(): string;
+  /** Resident set size in MiB (Linux /proc; NaN elsewhere). */
+  rssMiB(): number;
+  /** POST /admin/command with the operator token. */
+  admin(command: Record<string, unknown>): Promise<any>;
+  stop(): Promise<void>;
+}
+
+/** `nodeArgs`: extra node flags, e.g. ["--cpu-prof"] (BENCH_SERVICE_NODE_ARGS, space-separated, when not given). */
+export async function startServiceProcess(env: Record<string, string>, nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean)): Promise<ServiceProcess> {
+  const adminToken = env.ADMIN_TOKEN ?? "bench-admin-token-0123456789abcdef";
+  const port = await freePort();
+  const child = spawn(process.execPath, [...nodeArgs, "-r", "ts-node/register/transpile-only", "service/main.ts"], {
+    cwd: path.join(__dirname, ".."),
+    env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN: adminToken, LOG_LEVEL: env.LOG_LEVEL ?? "warn", TS_NODE_TRANSPILE_ONLY: "true" },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  const keep = (chunk: unknown) => (output = (output + String(chunk)).slice(-20_000));
+  child.stdout!.on("data", keep);
+  child.stderr!.on("data", keep);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`);
+    if (Date.now() > deadline) throw new Error(`service did not start:\n${output}`);
+    if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  const base = url;
+  return {
+    child,
+    url: base,
+    output: () => output,
+    rssMiB: () => rssMiB(child.pid!),
+    admin: async (command) => {
+      const res = await fetch(`${base}/admin/command`, { method: "POST", headers: { "content-type": "application/json", "x-admin-token": adminToken }, body: JSON.stringify(command) });
+      const json = (await res.json()) as any;
+      if (res.status !== 200) throw new Error(`admin ${command.command}: ${res.status} ${JSON.stringify(json)}`);
+      return json.result;
+    },
+    stop: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      const timer = setTimeout(() => child.kill("SIGKILL"), 15_000);
+      await exited;
+      clearTimeout(timer);
+    },
+  };
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as net.AddressInfo;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export function rssMiB(pid: number): number {
+  try {
+    const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+    return Math.round((kb / 1024) * 10) / 10;
+  } catch {
+    return NaN;
+  }
+}

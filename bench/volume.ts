@@ -1,0 +1,385 @@
+import { randomBytes } from "node:crypto";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import type { HardhatRuntimeEnvironment } from "hardhat/types";
+import { JsonRpcProvider, NonceManager, Wallet, parseEther, parseUnits, type TransactionResponse } from "ethers";
+import { createSandbox, RELAYER_INDEX, type Sandbox } from "../scripts/lib/sandbox";
+import { AgentTokenFactory__factory, USDC__factory } from "../typechain-types";
+import { benchSchema, dropSchema, postJson, serviceEnv } from "./reads";
+import { startServiceProcess, type ServiceProcess } from "./service-process";
+
+export interface VolumeOptions {
+  /** Seconds of each relayed run (default 60). */
+  seconds?: number;
+  /** Concurrent clients, each with its own payer or signer wallet (default 20). */
+  clients?: number;
+  /** Seconds of the client-signed run and of its raw twin (default 15). */
+  clientSignedSeconds?: number;
+  /** Skip the two-instance run on the PostgreSQL server. */
+  skipPostgres?: boolean;
+  log?: (line: string) => void;
+}
+
+export interface Throughput {
+  run: string;
+  clients: number;
+  seconds: number;
+  confirmed: number;
+  failed: number;
+  txPerSec: number;
+  p50Ms: number;
+  p95Ms: number;
+  /** Where the time of one operation goes, from the client: prepare and send (send = verify, sign, broadcast, mine, receipt, records, settle). */
+  prepareP50Ms?: number;
+  sendP50Ms?: number;
+  /** CPU used during the run, as a share of one core: each service process, and the bench process (both chains and all clients). */
+  cpu: { services: number[]; benchProcess: number };
+  errors: string[];
+}
+
+export interface RelayedRun extends Throughput {
+  instances: number;
+  database: "embedded" | "postgres";
+  /** The relayer's nonces over the run: span of its on-chain nonce, relayed transactions, and whether they are exactly that span. */
+  relayer: { nonceSpan: number; relayedTransactions: number; contiguous: boolean; duplicates: number };
+  settlements: number;
+  /** Re-sends after "nonce too high", summed over the instances (their /metrics). */
+  nonceTooHighRetries: number;
+  target: string;
+  pass: boolean;
+}
+
+export interface VolumeResult {
+  measuredAt: string;
+  cpus: number;
+  relayed: RelayedRun[];
+  clientSigned: { service: Throughput; raw: Throughput; ratio: number };
+  /** The embedded-database instance's resident set, and its V8 heap in use (from its /metrics), idle and after each identical relayed run. */
+  memory: { idleMiB: number; afterFirstRunMiB: number; afterSecondRunMiB: number; growthMiB: number; heapUsedMiB: { idle: number; afterFirstRun: number; afterSecondRun: number } };
+  /** One client alone (no contention): the latency of one paid relayed operation end to end. */
+  singleClient: Throughput;
+  notes: string[];
+}
+
+const TARGET_TX_PER_SEC = 100;
+const USDC_PER_PAYER = parseUnits("1000", 6);
+
+/**
+ * Throughput at volume against the real service in its own process (the chains and the clients stay in this one):
+ * service-relayed agentCreateToken paid with x402 by `clients` wallets for `seconds` on one instance (twice: the
+ * second run measures memory growth) and on two instances sharing the PostgreSQL server; then client-signed
+ * agentCreateToken by `clients` signers beside the same signers sending the same call straight to the chain.
+ */
+export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: VolumeOptions = {}): Promise<VolumeResult> {
+  const seconds = opts.seconds ?? 60;
+  const clients = opts.clients ?? 20;
+  const clientSignedSeconds = opts.clientSignedSeconds ?? 15;
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-volume-"));
+  const sandbox = await createSandbox(hre, { deploymentsDir: path.join(dir, "deployments") });
+  const notes: string[] = [];
+  try {
+    const chain = sandbox.baseSepolia;
+    const provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, cacheTimeout: -1 });
+    const payers = Array.from({ length: clients }, () => new Wallet(Wallet.createRandom().privateKey, provider));
+    const signers = Array.from({ length: clients }, () => new Wallet(Wallet.createRandom().privateKey, provider));
+    await fund(sandbox, provider, payers, signers);
+    log(`funded ${clients} payers (USDC) and ${clients} signers (ETH) on chain ${chain.chainId}`);
+
+    // One instance, embedded database: two identical relayed runs (memory before, after each), then client-signed.
+    const embedded = await startServiceProcess(serviceEnv(sandbox, path.join(dir, "one"), "embedded"));
+    let clientSigned: VolumeResult["clientSigned"];
+    const relayed: RelayedRun[] = [];
+    let memory: VolumeResult["memory"];
+    let singleClient: Throughput;
+    try {
+      await sleep(5_000);
+      const idleMiB = embedded.rssMiB();
+      const idleHeap = await heapUsedMiB(embedded);
+      log(`service idle: ${idleMiB} MiB RSS, heap used ${idleHeap} MiB`);
+      singleClient = await relayedRun(sandbox, provider, [embedded], payers.slice(0, 1), 10, "embedded", "relayed, 1 client alone (latency without contention)", log);
+      relayed.push(await relayedRun(sandbox, provider, [embedded], payers, seconds, "embedded", "relayed, 1 instance, embedded database (run 1)", log));
+      const afterFirstRunMiB = embedded.rssMiB();
+      const firstHeap = await heapUsedMiB(embedded);
+      relayed.push(await relayedRun(sandbox, provider, [embedded], payers, seconds, "embedded", "relayed, 1 instance, embedded database (run 2)", log));
+      const afterSecondRunMiB = embedded.rssMiB();
+      const secondHeap = await heapUsedMiB(embedded);
+      memory = {
+        idleMiB,
+        afterFirstRunMiB,
+        afterSecondRunMiB,
+        growthMiB: Math.round((afterSecondRunMiB - afterFirstRunMiB) * 10) / 10,
+        heapUsedMiB: { idle: idleHeap, afterFirstRun: firstHeap, afterSecondRun: secondHeap },
+      };
+      log(`service RSS: idle ${idleMiB} MiB, after run 1 ${afterFirstRunMiB} MiB, after run 2 ${afterSecondRunMiB} MiB; heap used ${idleHeap} / ${firstHeap} / ${secondHeap} MiB`);
+      clientSigned = await clientSignedRuns(embedded, provider, signers, clientSignedSeconds, log);
+    } finally {
+      await embedded.stop();
+    }
+
+    if (!opts.skipPostgres) {
+      const schema = benchSchema();
+      const env = serviceEnv(sandbox, path.join(dir, "pg"), "postgres", schema);
+      const first = await startServiceProcess(env); // the first one migrates; the second finds it done
+      const second = await startServiceProcess(env);
+      try {
+        relayed.push(await relayedRun(sandbox, provider, [first, second], payers, seconds, "postgres", "relayed, 2 instances, PostgreSQL server", log));
+      } finally {
+        await Promise.all([first.stop(), second.stop()]);
+        await dropSchema(schema);
+      }
+    }
+    provider.destroy();
+    for (const r of relayed) notes.push(`${r.run}: ${boundOf(r)}`);
+    notes.push(`client-signed: ${boundOf(clientSigned!.service)}; raw: ${boundOf(clientSigned!.raw)}`);
+    return { measuredAt: new Date().toISOString(), cpus: os.cpus().length, relayed, singleClient, clientSigned, memory, notes };
+  } finally {
+    await sandbox.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** USDC for each payer and ETH for each signer, from the deployer (account #0). */
+async function fund(sandbox: Sandbox, provider: JsonRpcProvider, payers: Wallet[], signers: Wallet[]): Promise<void> {
+  const deployer = new NonceManager(sandbox.accounts[0].connect(provider));
+  const usdc = USDC__factory.connect(sandbox.deployments[sandbox.baseSepolia.chainId].contracts.USDC, deployer);
+  const sent: TransactionResponse[] = [];
+  for (const p of payers) sent.push(await usdc.transfer(p.address, USDC_PER_PAYER));
+  for (const s of signers) sent.push(await deployer.sendTransaction({ to: s.address, value: parseEther("10") }));
+  await Promise.all(sent.map((t) => t.wait()));
+}
+
+let clientIp = 1;
+/** A distinct client address per prepare (the service trusts its loopback proxy): the per-IP prepare limit stays out of it. */
+const distinctClient = () => ({ "x-forwarded-for": `10.${(clientIp >> 16) & 255}.${(clientIp >> 8) & 255}.${clientIp++ & 255}` });
+
+let symbolCounter = 0;
+const nextSymbol = (prefix: string) => `${prefix}${(symbolCounter++).toString(36).toUpperCase().padStart(5, "0")}${randomBytes(1).toString("hex").toUpperCase()}`;
+
+async function relayedRun(
+  sandbox: Sandbox,
+  provider: JsonRpcProvider,
+  instances: ServiceProcess[],
+  payers: Wallet[],
+  seconds: number,
+  database: "embedded" | "postgres",
+  label: string,
+  log: (line: string) => void,
+): Promise<RelayedRun> {
+  const relayer = sandbox.accounts[RELAYER_INDEX].address;
+  const agentWallet = sandbox.accounts[6].address;
+  const retriesBefore = await sumRetries(instances);
+  const nonceBefore = await provider.getTransactionCount(relayer, "latest");
+  const hashes: string[] = [];
+  let settlements = 0;
+  const run = await drive(label, instances, payers.length, seconds, log, async (client, instance) => {
+    const payer = payers[client];
+    const t0 = performance.now();
+    const prepared = await postJson(`${instance.url}/x402/token/create`, { chainId: "84532", name: "Volume agent token", symbol: nextSymbol("V"), agentWallet }, distinctClient());
+    const t1 = performance.now();
+    const payment = await payWithEthers(payer, prepared.x402Requirements);
+    const res = await fetch(`${instance.url}/send-transactions`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "X-PAYMENT": payment },
+      body: JSON.stringify({ txId: prepared.txId }),
+    });
+    const body = (await res.json()) as any;
+    if (res.status !== 200 || body.status !== "success") throw new Error(`send answered ${res.status} ${body.status ?? ""} ${body.error?.message ?? body.error ?? ""}`.slice(0, 200));
+    if (res.headers.get("payment-response")) settlements++;
+    hashes.push(...body.txHashes);
+    return { prepareMs: t1 - t0, sendMs: performance.now() - t1 };
+  });
+  const nonceAfter = await provider.getTransactionCount(relayer, "latest");
+  const nonces: number[] = [];
+  for (let i = 0; i < hashes.length; i += 50) {
+    const txs = await Promise.all(hashes.slice(i, i + 50).map((h) => provider.getTransaction(h)));
+    for (const tx of txs) if (tx && tx.from.toLowerCase() === relayer.toLowerCase()) nonces.push(tx.nonce);
+  }
+  const distinct = new Set(nonces);
+  const span = nonceAfter - nonceBefore;
+  const contiguous = distinct.size === span && nonces.every((n) => n >= nonceBefore && n < nonceAfter);
+  const retries = (await sumRetries(instances)) - retriesBefore;
+  const result: RelayedRun = {
+    ...run,
+    instances: instances.length,
+    database,
+    relayer: { nonceSpan: span, relayedTransactions: nonces.length, contiguous, duplicates: nonces.length - distinct.size },
+    settlements,
+    nonceTooHighRetries: retries,
+    target: `≥ ${TARGET_TX_PER_SEC} confirmed tx/s for ${seconds} s, relayer nonces contiguous`,
+    pass: run.txPerSec >= TARGET_TX_PER_SEC && contiguous,
+  };
+  log(
+    `${label}: ${result.txPerSec} tx/s (${result.confirmed} confirmed, ${result.failed} failed), p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms; ` +
+      `relayer nonce span ${span} = ${nonces.length} relayed txs: ${contiguous ? "contiguous" : "NOT contiguous"}; "nonce too high" re-sends ${retries}; ` +
+      `CPU services ${run.cpu.services.join("/")}, bench process (chains + clients) ${run.cpu.benchProcess}`,
+  );
+  return result;
+}
+
+async function clientSignedRuns(service: ServiceProcess, provider: JsonRpcProvider, signers: Wallet[], seconds: number, log: (line: string) => void) {
+  const agentWallet = Wallet.createRandom().address;
+  const keys: string[] = [];
+  for (let i = 0; i < signers.length; i++) {
+    keys.push((await service.admin({ command: "keys.create", email: `volume${i}@example.com`, plan: "Enterprise" })).apiKey);
+    await service.admin({ command: "signers.add", address: signers[i].address });
+  }
+  const viaService = await drive("client-signed through the service", [service], signers.length, seconds, log, async (client) => {
+    const signer = signers[client];
+    const t0 = performance.now();
+    const prepared = await postJson(
+      `${service.url}/prepare-transactions`,
+      { method: "agentCreateToken", chainId: "84532", signerAddress: signer.address, name: "Volume agent token", symbol: nextSymbol("C"), agentWallet },
+      { "x-api-key": keys[client] },
+    );
+    const t1 = performance.now();
+    const signed = await Promise.all(prepared.transactions.map((t: object) => signer.signTransaction(t)));
+    const sent = await postJson(`${service.url}/send-transactions`, { txId: prepared.txId, signedTransactions: signed }, { "x-api-key": keys[client] });
+    if (sent.status !== "success") throw new Error(`send ended ${sent.status}`);
+    return { prepareMs: t1 - t0, sendMs: performance.now() - t1 };
+  });
+  const factoryAddress = (await fetch(`${service.url}/get-network-info?chainId=84532`).then((r) => r.json()) as any).agentTokenFactoryAddress;
+  const managed = signers.map((s) => new NonceManager(s));
+  const raw = await drive("raw: the same signers straight to the chain", [service], signers.length, seconds, log, async (client) => {
+    const factory = AgentTokenFactory__factory.connect(factoryAddress, managed[client]);
+    const tx = await factory.createAgentToken("Volume agent token", nextSymbol("R"), 18, agentWallet, 0n);
+    const receipt = await tx.wait();
+    if (receipt?.status !== 1) throw new Error("raw transaction reverted");
+    return {};
+  });
+  const ratio = Math.round((viaService.txPerSec / raw.txPerSec) * 100) / 100;
+  log(`client-signed ${viaService.txPerSec} tx/s vs raw ${raw.txPerSec} tx/s: ${ratio}×`);
+  return { service: viaService, raw, ratio };
+}
+
+/** Runs `op` in a loop on each of `clients` clients for `seconds` (client i on instance i mod n), and sums it up. */
+async function drive(
+  label: string,
+  instances: ServiceProcess[],
+  clients: number,
+  seconds: number,
+  log: (line: string) => void,
+  op: (client: number, instance: ServiceProcess) => Promise<{ prepareMs?: number; sendMs?: number }>,
+): Promise<Throughput> {
+  log(`${label}: ${clients} clients for ${seconds} s…`);
+  const latencies: number[] = [];
+  const prepares: number[] = [];
+  const sends: number[] = [];
+  const errors = new Map<string, number>();
+  let failed = 0;
+  const cpuBefore = instances.map((s) => cpuSeconds(s.child.pid!));
+  const benchBefore = process.cpuUsage();
+  const started = performance.now();
+  const end = Date.now() + seconds * 1000;
+  const progress = setInterval(() => log(`  ${label}: ${latencies.length} confirmed, ${failed} failed after ${Math.round((performance.now() - started) / 1000)} s`), 10_000);
+  await Promise.all(
+    Array.from({ length: clients }, async (_, client) => {
+      while (Date.now() < end) {
+        const t0 = performance.now();
+        try {
+          const parts = await op(client, instances[client % instances.length]);
+          latencies.push(performance.now() - t0);
+          if (parts.prepareMs !== undefined) prepares.push(parts.prepareMs);
+          if (parts.sendMs !== undefined) sends.push(parts.sendMs);
+        } catch (error) {
+          failed++;
+          const message = (error as Error).message.slice(0, 160);
+          errors.set(message, (errors.get(message) ?? 0) + 1);
+          await sleep(100);
+        }
+      }
+    }),
+  );
+  clearInterval(progress);
+  const elapsed = (performance.now() - started) / 1000;
+  const bench = process.cpuUsage(benchBefore);
+  const share = (cpu: number) => Math.round((cpu / elapsed) * 100) / 100;
+  return {
+    run: label,
+    clients,
+    seconds: Math.round(elapsed * 10) / 10,
+    confirmed: latencies.length,
+    failed,
+    txPerSec: Math.round((latencies.length / elapsed) * 10) / 10,
+    p50Ms: percentile(latencies, 0.5),
+    p95Ms: percentile(latencies, 0.95),
+    ...(prepares.length ? { prepareP50Ms: percentile(prepares, 0.5) } : {}),
+    ...(sends.length ? { sendP50Ms: percentile(sends, 0.5) } : {}),
+    cpu: { services: instances.map((s, i) => share(cpuSeconds(s.child.pid!) - cpuBefore[i])), benchProcess: share((bench.user + bench.system) / 1e6) },
+    errors: [...errors].map(([message, n]) => `${n}× ${message}`),
+  };
+}
+
+/** What the CPU figures say bounds a run (2 cores: a process near 1.0 holds one of them). */
+function boundOf(run: Throughput): string {
+  const busiest = Math.max(...run.cpu.services);
+  const saturated = [
+    ...(busiest >= 0.85 ? [`a service process (${busiest} of a core)`] : []),
+    ...(run.cpu.benchProcess >= 0.85 ? [`the chains + clients process (${run.cpu.benchProcess} of a core)`] : []),
+  ];
+  const total = run.cpu.services.reduce((a, b) => a + b, 0) + run.cpu.benchProcess;
+  if (saturated.length) return `CPU-bound: ${saturated.join(" and ")}; all processes together ${Math.round(total * 100) / 100} of 2 cores`;
+  return `no process saturated (${run.cpu.services.join("/")} service, ${run.cpu.benchProcess} chains + clients): waits (round trips, locks, polls) bound it`;
+}
+
+async function heapUsedMiB(instance: ServiceProcess): Promise<number> {
+  const text = await fetch(`${instance.url}/metrics`).then((r) => r.text());
+  return Math.round(Number(/^tak_nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? NaN) / 1048576 * 10) / 10;
+}
+
+async function sumRetries(instances: ServiceProcess[]): Promise<number> {
+  let sum = 0;
+  for (const s of instances) {
+    const text = await fetch(`${s.url}/metrics`).then((r) => r.text());
+    sum += Number(/^tak_broadcast_nonce_ahead_retries (\d+)/m.exec(text)?.[1] ?? 0);
+  }
+  return sum;
+}
+
+/** User + system CPU seconds of a process (Linux /proc). */
+function cpuSeconds(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return NaN;
+  }
+}
+
+function percentile(samples: number[], q: number): number {
+  if (!samples.length) return NaN;
+  const sorted = [...samples].sort((a, b) => a - b);
+  return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
+}
+
+/** An x402 v2 `exact` payment (EIP-3009 TransferWithAuthorization) for `req`, as the published clients build it. */
+async function payWithEthers(wallet: Wallet, req: { scheme: string; network: string; asset: string; amount: string; payTo: string; extra: { name: string; version: string } }): Promise<string> {
+  const now = Math.floor(Date.now() / 1000);
+  const accepted = { scheme: req.scheme, network: req.network, asset: req.asset, amount: req.amount, payTo: req.payTo };
+  const authorization = {
+    from: wallet.address,
+    to: req.payTo,
+    value: req.amount,
+    validAfter: String(now - 60),
+    validBefore: String(now + 300),
+    nonce: "0x" + randomBytes(32).toString("hex"),
+  };
+  const signature = await wallet.signTypedData(
+    { name: req.extra.name, version: req.extra.version, chainId: Number(req.network.split(":")[1]), verifyingContract: req.asset },
+    {
+      TransferWithAuthorization: [
+        { name: "from", type: "address" },
+        { name: "to", type: "address" },
+        { name: "value", type: "uint256" },
+        { name: "validAfter", type: "uint256" },
+        { name: "validBefore", type: "uint256" },
+        { name: "nonce", type: "bytes32" },
+      ],
+    },
+    authorization,
+  );
+  return Buffer.from(JSON.stringify({ x402Version: 2, accepted, payload: { signature, authorization } })).toString("base64");
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

@@ -1,0 +1,98 @@
+import type { z } from "zod";
+import { TtlCache } from "../cache/ttl-cache";
+import { chainIdHex } from "../chains/networks";
+import { reportable } from "../engine/send";
+import { statusView } from "../engine/status";
+import type { Batch } from "../engine/types";
+import { badRequest, notFound } from "../errors";
+import type { ChainTransactionStatus, PaymentView } from "../http/responses";
+import type { Services } from "../services";
+import type { PaymentRecord } from "../store/payments";
+
+/** What a final batch's status is made of; it never changes again, so every request may be answered from memory. */
+interface FinalStatus {
+  batch: Batch;
+  payments: PaymentRecord[];
+}
+
+/** Final batches kept per process (oldest dropped first): a few MB at most. */
+const FINAL_STATUSES_KEPT = 2_000;
+
+/**
+ * Final batches' statuses by txId, and their transactions' hashes. Final means nothing about it can change any more:
+ * the batch succeeded or was rejected for good (not a client-broadcast one that may be reported again), and each of its
+ * payments is settled or released. A pending or prepared batch is always read from the database.
+ */
+class FinalStatuses {
+  readonly byTxId = new TtlCache<string, FinalStatus>(Infinity, FINAL_STATUSES_KEPT);
+  readonly txIdByHash = new TtlCache<string, string>(Infinity, FINAL_STATUSES_KEPT * 4);
+
+  keepIfFinal(status: FinalStatus): void {
+    if (!isFinal(status)) return;
+    this.byTxId.set(status.batch.txId, status);
+    for (const t of status.batch.transactions) if (t.txHash) this.txIdByHash.set(t.txHash, status.batch.txId);
+  }
+}
+
+export function isFinal({ batch, payments }: FinalStatus): boolean {
+  const batchFinal = batch.status === "success" || (batch.status === "rejected" && !reportable(batch));
+  return batchFinal && payments.every((p) => p.status === "settled" || p.status === "released");
+}
+
+const finalStatuses = new WeakMap<Services, FinalStatuses>();
+const finalStatusesOf = (services: Services) => {
+  let cache = finalStatuses.get(services);
+  if (!cache) finalStatuses.set(services, (cache = new FinalStatuses()));
+  return cache;
+};
+
+/** GET /get-transaction-status: a batch by txId, or by one of its hashes; a hash this service never saw, from the chains. */
+export async function transactionStatus(services: Services, query: { txId?: string; hash?: string }) {
+  if (!query.hash && !query.txId) throw badRequest("hash or txId is required", { field: "hash" });
+  const cache = finalStatusesOf(services);
+  const hash = query.hash?.toLowerCase();
+  const txId = query.txId?.toLowerCase() ?? (hash && (cache.txIdByHash.get(hash) ?? (await services.batches.txIdByHash(hash))));
+  if (!txId) return chainTransactionStatus(services, query.hash!);
+  let status = cache.byTxId.get(txId);
+  if (!status) {
+    const batch = await services.batches.get(txId);
+    if (!batch) throw notFound(`No prepared transactions with txId ${query.txId ?? txId}`, { txId: query.txId ?? txId });
+    status = { batch, payments: await services.payments.forBatch(batch.txId) };
+    cache.keepIfFinal(status);
+  }
+  return { ...statusView(status.batch, query.hash), payments: status.payments.map(paymentView) };
+}
+
+export function paymentView(p: PaymentRecord): z.infer<typeof PaymentView> {
+  return {
+    status: p.status,
+    amount: p.amount,
+    network: p.network,
+    payer: p.payer,
+    step: p.subject.split(":")[0],
+    settlementTransaction: p.settlement?.transaction ?? p.settleTxHash ?? null,
+    ...(p.releaseReason ? { releaseReason: p.releaseReason } : {}),
+  };
+}
+
+/** A hash this service never saw: answer from the chains it serves. */
+async function chainTransactionStatus(services: Services, hash: string): Promise<z.infer<typeof ChainTransactionStatus>> {
+  for (const chain of services.chains.list()) {
+    const [receipt, tx] = await Promise.all([chain.provider.getTransactionReceipt(hash), chain.provider.getTransaction(hash)]);
+    if (receipt) {
+      return {
+        status: receipt.status === 1 ? "success" : "rejected",
+        txId: null,
+        chainId: chain.chainId,
+        chainIdHex: chainIdHex(chain.chainId),
+        txHash: hash,
+        txHashes: [hash],
+        blockNumber: receipt.blockNumber,
+        gasUsed: receipt.gasUsed.toString(),
+        transactions: [],
+      };
+    }
+    if (tx) return { status: "pending", txId: null, chainId: chain.chainId, txHash: hash, txHashes: [hash], blockNumber: null, gasUsed: null, transactions: [] };
+  }
+  throw notFound(`Transaction ${hash} is unknown to this service and to the chains it serves`, { hash });
+}

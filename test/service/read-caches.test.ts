@@ -1,0 +1,174 @@
+import { expect } from "chai";
+import { Wallet } from "ethers";
+import { CoalescedReads } from "../../service/cache/coalesced-reads";
+import { RecordCache } from "../../service/cache/record-cache";
+import { TtlCache } from "../../service/cache/ttl-cache";
+import { NonceOrder } from "../../service/chains/nonce-order";
+import { getSandbox, type Sandbox } from "../helpers/sandbox";
+import { startTestService, type TestService } from "../helpers/service";
+
+/** A promise with its resolve exposed. */
+function deferred<T>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+const tick = () => new Promise((r) => setImmediate(r));
+
+describe("read caches and their invalidation", function () {
+  this.timeout(120_000);
+
+  describe("building blocks", () => {
+    it("TtlCache: an entry past its time is gone; a full cache drops its oldest entry", () => {
+      const expired = new TtlCache<string, number>(0);
+      expired.set("a", 1);
+      expect(expired.get("a")).to.equal(undefined);
+      const small = new TtlCache<string, number>(Infinity, 2);
+      small.set("a", 1);
+      small.set("b", 2);
+      small.set("c", 3);
+      expect([small.get("a"), small.get("b"), small.get("c")]).to.deep.equal([undefined, 2, 3]);
+      small.deleteWhere((v) => v === 2);
+      expect(small.get("b")).to.equal(undefined);
+    });
+
+    it("RecordCache: a key changed here is read from the store again, even by a read that raced the change", async () => {
+      const cache = new RecordCache<string>(60_000);
+      let stored = "old";
+      expect(await cache.read("k", async () => stored)).to.equal("old");
+      expect(await cache.read("k", async () => "never read")).to.equal("old");
+      // A read that started before the change must not put the old record back.
+      const slow = deferred<string>();
+      const racing = cache.read("k2", () => slow.promise);
+      cache.markChanged("k2");
+      slow.resolve("old");
+      await racing;
+      stored = "new";
+      expect(await cache.read("k2", async () => stored)).to.equal("new");
+      cache.markChanged("k");
+      expect(await cache.read("k", async () => stored)).to.equal("new");
+    });
+
+    it("CoalescedReads: callers share a read that has not started, never one already under way", async () => {
+      const reads = new CoalescedReads();
+      const loads: ReturnType<typeof deferred<number>>[] = [];
+      const load = () => {
+        const d = deferred<number>();
+        loads.push(d);
+        return d.promise;
+      };
+      const first = reads.read("k", load);
+      // Asked while the first read runs: they get a later read, shared between them.
+      const second = reads.read("k", load);
+      const third = reads.read("k", load);
+      expect(loads.length).to.equal(1);
+      loads[0].resolve(1);
+      expect(await first).to.equal(1);
+      await tick();
+      expect(loads.length).to.equal(2);
+      loads[1].resolve(2);
+      expect(await second).to.equal(2);
+      expect(await third).to.equal(2);
+      // Other keys are independent.
+      const other = reads.read("other", async () => 7);
+      expect(await other).to.equal(7);
+    });
+
+    it("NonceOrder: a nonce is broadcast only after this process's lower nonces were broadcast or dropped", async () => {
+      const order = new NonceOrder();
+      const sent: number[] = [];
+      const five = order.register(1, "0xAbC", 5);
+      const six = order.register(1, "0xabc", 6);
+      const seven = order.register(1, "0xabc", 7);
+      const other = order.register(2, "0xabc", 9); // another chain: its own lane
+      const sixSent = six.broadcast(async () => void sent.push(6));
+      const sevenSent = seven.broadcast(async () => void sent.push(7));
+      await other.broadcast(async () => void sent.push(9));
+      await tick();
+      expect(sent).to.deep.equal([9]);
+      await five.broadcast(async () => void sent.push(5));
+      await Promise.all([sixSent, sevenSent]);
+      expect(sent).to.deep.equal([9, 5, 6, 7]);
+      // A dropped nonce (its transaction rolled back) does not hold the next one.
+      const eight = order.register(1, "0xabc", 8);
+      const nine = order.register(1, "0xabc", 9);
+      const nineSent = nine.broadcast(async () => void sent.push(9));
+      eight.drop();
+      await nineSent;
+      expect(sent).to.deep.equal([9, 5, 6, 7, 9]);
+    });
+  });
+
+  describe("through the service", () => {
+    let sandbox: Sandbox;
+    let service: TestService;
+
+    before(async () => {
+      sandbox = await getSandbox();
+      service = await startTestService(sandbox);
+    });
+    after(async () => service?.stop());
+
+    it("a revoked key stops working at once, though its verification was kept", async () => {
+      const { key, record } = await service.services.apiKeys.create({ email: "cache@example.com", plan: "Starter" });
+      const api = service.api.withKey(key);
+      expect((await api.get("/get-token-info")).status).to.equal(200);
+      expect((await api.get("/get-token-info")).status).to.equal(200); // now from memory
+      expect(await service.services.apiKeys.revoke(record.id)).to.equal(true);
+      const refused = await api.get("/get-token-info");
+      expect(refused.status).to.equal(401);
+      expect(refused.body.error.message).to.equal("Invalid API key");
+    });
+
+    it("the status of a pending batch is read fresh; it turns final when the batch confirms, and then stays", async () => {
+      const issuer = sandbox.accounts[1];
+      await service.services.signers.add(issuer.address);
+      const { key } = await service.services.apiKeys.create({ email: "cache-status@example.com", plan: "Enterprise" });
+      const api = service.api.withKey(key);
+      const prepared = await api.post("/prepare-transactions", {
+        method: "newTokenization",
+        chainId: "aa36a7",
+        signerAddress: issuer.address,
+        tokenizerEmail: "cache-status@example.com",
+        name: "CSTAT",
+        tokenSymbol: "CSTAT",
+      });
+      expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
+      const txId = prepared.body.txId;
+      expect((await service.api.get("/get-transaction-status", { txId })).body.status).to.equal("prepared");
+      expect((await service.api.get("/get-transaction-status", { txId })).body.status).to.equal("prepared");
+      const signed = await Promise.all(prepared.body.transactions.map((t: object) => issuer.signTransaction(t)));
+      const sent = await api.post("/send-transactions", { txId, signedTransactions: signed });
+      expect(sent.body.status).to.equal("success");
+      const final = await service.api.get("/get-transaction-status", { txId });
+      expect(final.body.status).to.equal("success");
+      const hash = final.body.txHash;
+      // Final: answered from memory by txId and by hash, the same as from the database.
+      const again = await service.api.get("/get-transaction-status", { txId: txId.toUpperCase().replace(/^0X/, "0x") });
+      expect(again.body).to.deep.equal(final.body);
+      const byHash = await service.api.get("/get-transaction-status", { hash });
+      expect(byHash.body).to.include({ status: "success", txId, txHash: hash });
+    });
+
+    it("get-balance-whitelist reads the chain after the request: a whitelist confirmed just before is seen", async () => {
+      const issuer = sandbox.accounts[1];
+      const { key } = await service.services.apiKeys.create({ email: "cache-status@example.com", plan: "Enterprise" });
+      await service.services.tokens.bindEmail("cache-status@example.com", (await service.services.apiKeys.verify(key))!.id);
+      const api = service.api.withKey(key);
+      const investor = Wallet.createRandom().address;
+      const before = await Promise.all([1, 2, 3].map(() => api.get("/get-balance-whitelist", { tokenSymbol: "CSTAT", investorAddress: investor })));
+      for (const res of before) expect(res.body.whitelisted, JSON.stringify(res.body)).to.equal(false);
+      const prepared = await api.post("/prepare-transactions", {
+        method: "whitelist",
+        chainId: "aa36a7",
+        signerAddress: issuer.address,
+        tokenSymbol: "CSTAT",
+        userToWhitelist: [{ investorAddress: investor, whitelistStatus: true }],
+      });
+      const signed = await Promise.all(prepared.body.transactions.map((t: object) => issuer.signTransaction(t)));
+      expect((await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: signed })).body.status).to.equal("success");
+      const after = await Promise.all([1, 2, 3].map(() => api.get("/get-balance-whitelist", { tokenSymbol: "CSTAT", investorAddress: investor })));
+      for (const res of after) expect(res.body.whitelisted, JSON.stringify(res.body)).to.equal(true);
+    });
+  });
+});
