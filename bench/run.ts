@@ -1,10 +1,13 @@
 import fs from "node:fs";
+import os from "node:os";
 import path from "node:path";
 import hre from "hardhat";
 import { measureGas, OPS, type GasRow } from "./gas";
 import { measureAgentGas } from "./gas-agents";
 import { measureRamsGas, ramsExecuteOverhead, RAMS_EXECUTE_OVERHEAD_TARGET } from "./gas-rams";
 import { measureLatency, type LatencyRow } from "./latency";
+import { measureReads, printReadRows, writeBenchResult, type BenchDatabase, type ReadRow } from "./reads";
+import { measureVolume } from "./volume";
 
 /** Hard targets: the whitelisted transfers against the plain transfer of the same kind, and the factory call. */
 const TARGETS: Record<string, (row: GasRow) => boolean> = {
@@ -36,8 +39,8 @@ function writeResults(name: string, rows: GasRow[]): void {
   console.log(`written ${path.relative(process.cwd(), out)}`);
 }
 
-/** BENCH_ONLY=gas|latency runs one part; unset runs all. */
-const PARTS = ["gas", "latency"] as const;
+/** BENCH_ONLY=gas,latency,reads,volume runs those parts (comma-separated); unset runs all. */
+const PARTS = ["gas", "latency", "reads", "volume"] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(): Set<Part> {
@@ -89,11 +92,54 @@ async function latencyPart(): Promise<boolean> {
   return failed;
 }
 
+/** Read throughput with 50 connections on the embedded database and on PostgreSQL (BENCH_DATABASES=embedded skips the server). */
+async function readsPart(): Promise<boolean> {
+  const databases = (process.env.BENCH_DATABASES ?? "embedded,postgres").split(",") as BenchDatabase[];
+  const rows: ReadRow[] = [];
+  for (const database of databases) {
+    console.log(`\nReads, 50 connections (${database} database)`);
+    rows.push(...(await measureReads(hre, { database })));
+  }
+  console.log("");
+  printReadRows(rows);
+  writeBenchResult("reads.json", { measuredAt: new Date().toISOString(), cpus: os.cpus().length, rows });
+  return rows.some((r) => r.pass === false);
+}
+
+/**
+ * Relayed (x402-paid) and client-signed throughput, relayer nonce contiguity and service memory. BENCH_VOLUME_SECONDS
+ * shortens the relayed runs (default 60), BENCH_SKIP_POSTGRES=1 skips the two-instance run on the PostgreSQL server
+ * (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test).
+ */
+async function volumePart(): Promise<boolean> {
+  console.log("\nVolume: 20 paying clients (service-relayed), 20 signers (client-signed) beside raw, memory");
+  const result = await measureVolume(hre, {
+    seconds: Number(process.env.BENCH_VOLUME_SECONDS ?? 60),
+    clientSignedSeconds: Number(process.env.BENCH_CLIENT_SIGNED_SECONDS ?? 15),
+    skipPostgres: process.env.BENCH_SKIP_POSTGRES === "1",
+  });
+  console.log("");
+  for (const r of result.relayed) {
+    console.log(`${r.run}: ${r.txPerSec} tx/s, p50 ${r.p50Ms} ms, p95 ${r.p95Ms} ms, nonces ${r.relayer.contiguous ? "contiguous" : "NOT contiguous"} ${r.pass ? "PASS" : "FAIL"} (target ${r.target})`);
+  }
+  const one = result.singleClient;
+  console.log(`1 client alone: ${one.txPerSec} tx/s, p50 ${one.p50Ms} ms (prepare ${one.prepareP50Ms} ms, send ${one.sendP50Ms} ms)`);
+  for (const note of result.notes) console.log(`bound: ${note}`);
+  const c = result.clientSigned;
+  console.log(`client-signed ${c.service.txPerSec} tx/s vs raw ${c.raw.txPerSec} tx/s (${c.ratio}×)`);
+  const m = result.memory;
+  console.log(`service RSS idle ${m.idleMiB} MiB, after run 1 ${m.afterFirstRunMiB} MiB, after run 2 ${m.afterSecondRunMiB} MiB (growth ${m.growthMiB} MiB)`);
+  writeBenchResult("volume.json", result);
+  return result.relayed.some((r) => !r.pass);
+}
+
 async function main(): Promise<void> {
   const parts = selectedParts();
   const failed: string[] = [];
   if (parts.has("gas") && (await gasPart())) failed.push("gas");
   if (parts.has("latency") && (await latencyPart())) failed.push("latency");
+  if (parts.has("reads") && (await readsPart())) failed.push("reads");
+  if (parts.has("volume") && (await volumePart())) failed.push("volume");
   if (failed.length) {
     console.error(`${failed.join(" and ")} target FAILED`);
     process.exitCode = 1;
