@@ -129,20 +129,28 @@ export class Tokens {
     return row && toRecord(row);
   }
 
-  /** A key may act on a token whose tokenizer e-mail matches a newTokenization done under that key. */
-  /** A key may act on the tokens of the tokenizer e-mails it owns (tokenized first with them, or bound by the operator). */
-  /** A token by symbol and whether the key may use it (keyMayUse), in one statement. */
+  /**
+   * A token by symbol and whether the key may act on it (keyMayUse): from the caches when both are warm, else in one
+   * statement whose answers fill them.
+   */
   async bySymbolForKey(symbol: string, keyId: string): Promise<{ token: TokenRecord; keyMayUse: boolean } | undefined> {
+    const cached = this.records.get(symbol);
+    if (cached && !this.changed.get(cached.id) && this.scopes.get(scopeKey(keyId, cached))) return { token: cached, keyMayUse: true };
     const [row] = await this.db.query<TokenRow & { key_may_use: boolean }>(
       `SELECT t.*, EXISTS (SELECT 1 FROM tokenizer_email_keys k WHERE k.email = lower(t.tokenizer_email) AND k.api_key_id = $2) AS key_may_use
        FROM tokens t WHERE t.symbol = $1`,
       [symbol, keyId],
     );
-    return row && { token: toRecord(row), keyMayUse: row.key_may_use };
+    if (!row) return undefined;
+    const token = toRecord(row);
+    if (!this.changed.get(token.id)) this.records.set(symbol, token);
+    if (row.key_may_use) this.scopes.set(scopeKey(keyId, token), true);
+    return { token, keyMayUse: row.key_may_use };
   }
 
+  /** A key may act on the tokens of the tokenizer e-mails it owns (tokenized first with them, or bound by the operator). */
   async keyMayUse(keyId: string, token: TokenRecord): Promise<boolean> {
-    const scope = `${keyId}\n${token.tokenizerEmail.toLowerCase()}`;
+    const scope = scopeKey(keyId, token);
     if (this.scopes.get(scope)) return true;
     const rows = await this.db.query("SELECT 1 FROM tokenizer_email_keys WHERE email = lower($1) AND api_key_id = $2 LIMIT 1", [token.tokenizerEmail, keyId]);
     if (rows.length > 0) this.scopes.set(scope, true);
@@ -233,4 +241,9 @@ export class Tokens {
     this.changed.set(tokenId, true);
     this.records.deleteWhere((token) => token.id === tokenId);
   }
+}
+
+/** The scope cache's key: an API key id and a tokenizer e-mail. */
+function scopeKey(keyId: string, token: TokenRecord): string {
+  return `${keyId}\n${token.tokenizerEmail.toLowerCase()}`;
 }
