@@ -37,12 +37,7 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-recovery-"));
     const env = testEnv(sandbox, dataDir, { SEND_WAIT_MS: "1500" });
 
-    // Operator set-up on the embedded database, before the service owns it.
-    const db = await openDb({ dataDir: path.join(dataDir, "sandbox", "pglite") });
-    await migrate(db);
-    const { key } = await new ApiKeys(db).create({ email: "ops@recovery.test", plan: "Enterprise" });
-    await new Signers(db).add(issuer.address);
-    await db.close();
+    const key = await operatorSetUp(dataDir, "ops@recovery.test", issuer.address);
 
     let started = await startServiceProcess(env);
     child = started.child;
@@ -159,11 +154,7 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
   it("SIGTERM with a send in flight: the send answers (202 pending), the process exits 0, the next start finishes the batch", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-shutdown-"));
     const env = testEnv(sandbox, dataDir, { SEND_WAIT_MS: "30000", SHUTDOWN_TIMEOUT_MS: "15000" });
-    const db = await openDb({ dataDir: path.join(dataDir, "sandbox", "pglite") });
-    await migrate(db);
-    const { key } = await new ApiKeys(db).create({ email: "ops@shutdown.test", plan: "Enterprise" });
-    await new Signers(db).add(issuer.address);
-    await db.close();
+    const key = await operatorSetUp(dataDir, "ops@shutdown.test", issuer.address);
 
     let started = await startServiceProcess(env);
     child = started.child;
@@ -220,3 +211,13 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     await stopGracefully(child);
   });
 });
+
+/** Operator set-up on the embedded database, before a service owns it: an Enterprise key and the issuer as signer. */
+async function operatorSetUp(dataDir: string, email: string, signer: string): Promise<string> {
+  const db = await openDb({ dataDir: path.join(dataDir, "sandbox", "pglite") });
+  await migrate(db);
+  const { key } = await new ApiKeys(db).create({ email, plan: "Enterprise" });
+  await new Signers(db).add(signer);
+  await db.close();
+  return key;
+}
