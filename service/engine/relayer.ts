@@ -1,4 +1,4 @@
-import { Transaction, Wallet, toBeHex } from "ethers";
+import { Wallet, keccak256, toBeHex } from "ethers";
 import { sendRaw } from "../chains/broadcast";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
@@ -93,7 +93,7 @@ export class Relayer {
           maxPriorityFeePerGas: (fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n).toString(),
         };
         const signedRaw = await wallet.signTransaction({ ...unsigned, from: undefined });
-        const txHash = Transaction.from(signedRaw).hash!;
+        const txHash = keccak256(signedRaw);
         await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
         return { signedRaw, txHash };
       });

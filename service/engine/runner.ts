@@ -1,4 +1,4 @@
-import { Transaction, type TransactionReceipt } from "ethers";
+import { keccak256, type TransactionReceipt } from "ethers";
 import { sendRaw } from "../chains/broadcast";
 import type { Chain } from "../chains/registry";
 import { errorFacts, type Logger } from "../logger";
@@ -93,6 +93,8 @@ export class BatchRunner {
     const chain = chains.find(batch.chainId);
     if (!chain) throw new Error(`chain ${batch.chainId} of batch ${txId} is not served`);
     const receipts: TransactionReceipt[] = [];
+    // The last transaction's confirmation is written with the batch's end (one database transaction fewer).
+    let lastConfirmed: { index: number; blockNumber: number; gasUsed: bigint } | undefined;
 
     for (const tx of batch.transactions) {
       if (this.stopped) return undefined;
@@ -115,14 +117,16 @@ export class BatchRunner {
       }
       if (!(await this.untilConfirmed(chain, receipt, config.CONFIRMATIONS))) return undefined;
       if (batch.transactions[current.index].status !== "confirmed") {
-        await batches.setTxConfirmed(txId, current.index, receipt.blockNumber, receipt.gasUsed);
+        const confirmed = { index: current.index, blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed };
+        if (current.index === batch.transactions.length - 1) lastConfirmed = confirmed;
+        else await batches.setTxConfirmed(txId, confirmed.index, confirmed.blockNumber, confirmed.gasUsed);
         const broadcastAt = batch.transactions[current.index].broadcastAt ?? new Date().toISOString();
         update(batch, current.index, { status: "confirmed", blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed.toString(), broadcastAt });
       }
       receipts.push(receipt);
     }
 
-    return (await this.finish(batch, chain, receipts)) ? this.ended(batch) : batches.get(txId);
+    return (await this.finish(batch, chain, receipts, lastConfirmed)) ? this.ended(batch) : batches.get(txId);
   }
 
   /**
@@ -282,12 +286,13 @@ export class BatchRunner {
    * Records what the receipts prove and marks the batch successful, atomically and at most once. False when another
    * runner (or instance) finished it.
    */
-  private async finish(batch: Batch, chain: Chain, receipts: TransactionReceipt[]): Promise<boolean> {
+  private async finish(batch: Batch, chain: Chain, receipts: TransactionReceipt[], lastConfirmed?: { index: number; blockNumber: number; gasUsed: bigint }): Promise<boolean> {
     const method = this.methods(batch.method);
     const payer = await this.payerOf(batch);
     const marked = await this.services.db.transaction(async (q) => {
-      const status = await this.services.batches.lock(q, batch.txId);
-      if (status !== "sending") return false;
+      const { batches } = this.services;
+      // Ended first: the row lock makes a second finisher (another runner or instance) find it ended and write nothing.
+      if (!(await batches.markSuccess(q, batch.txId, lastConfirmed))) return false;
       const outcome = await method?.onConfirmed?.(q, {
         services: this.services,
         txId: batch.txId,
@@ -300,9 +305,10 @@ export class BatchRunner {
         record: batch.plan,
         receipts,
       });
-      if (outcome) await this.services.batches.setOutcome(q, batch.txId, outcome);
-      await this.services.batches.markSuccess(q, batch.txId);
-      if (outcome) batch.outcome = outcome;
+      if (outcome) {
+        await batches.setOutcome(q, batch.txId, outcome);
+        batch.outcome = outcome;
+      }
       return true;
     });
     if (!marked) return false;
@@ -315,7 +321,7 @@ export class BatchRunner {
 
 /** The hash of signed raw bytes (what the chain will call the transaction). */
 export function hashOfRaw(signedRaw: string): string {
-  return Transaction.from(signedRaw).hash!;
+  return keccak256(signedRaw);
 }
 
 /** Mirrors a row this run just wrote into its copy of the batch. */

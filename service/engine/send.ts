@@ -1,5 +1,6 @@
-import { Transaction, getAddress } from "ethers";
+import { Transaction, getAddress, keccak256 } from "ethers";
 import { z } from "zod";
+import { recoverSigner } from "../crypto/recover";
 import { ApiError, badRequest, conflict, notFound } from "../errors";
 import type { Services } from "../services";
 import type { Queryable } from "../store/db";
@@ -70,9 +71,13 @@ export function verifySignedTransactions(batch: Batch, signed: string[]): { inde
     } catch {
       throw badRequest(`signedTransactions[${index}] is not a serialized transaction`, { transactionIndex: index });
     }
-    // ethers recovers the signer on every read of `from` (milliseconds of elliptic-curve math): read it once.
-    const from = tx.signature ? tx.from : null;
-    if (!from) throw badRequest(`signedTransactions[${index}] is not signed`, { transactionIndex: index });
+    if (!tx.signature) throw badRequest(`signedTransactions[${index}] is not signed`, { transactionIndex: index });
+    let from: string;
+    try {
+      from = recoverSigner(tx.unsignedHash, tx.signature);
+    } catch {
+      throw new ApiError(400, "INVALID_SIGNATURE", `signedTransactions[${index}] has a signature no key can have made`, { transactionIndex: index });
+    }
     const expected = twin.unsigned;
     if (getAddress(from) !== getAddress(expected.from)) {
       throw new ApiError(400, "INVALID_SIGNATURE", `signedTransactions[${index}] is signed by ${from}, not by ${expected.from}`, {
@@ -101,17 +106,39 @@ export function verifySignedTransactions(batch: Batch, signed: string[]): { inde
     if ((tx.maxPriorityFeePerGas ?? 0n) > (tx.maxFeePerGas ?? 0n)) {
       throw mismatch(index, "maxPriorityFeePerGas", `at most maxFeePerGas ${tx.maxFeePerGas}`, tx.maxPriorityFeePerGas);
     }
-    return { index, signedRaw: raw, txHash: tx.hash! };
+    // What the chain will call these bytes; ethers' tx.hash re-encodes them and differs for a non-canonical encoding.
+    const txHash = keccak256(raw);
+    if (txHash !== tx.hash) throw badRequest(`signedTransactions[${index}] is not canonically encoded`, { transactionIndex: index });
+    return { index, signedRaw: raw, txHash };
   });
 }
 
 /** Loads a batch for sending, or explains why it cannot be sent (unknown, pending, already done). */
 export async function loadSendableBatch(services: Services, txId: string, q?: Queryable): Promise<Batch> {
-  const batch = await services.batches.get(txId, q);
+  return assertSendable(await services.batches.get(txId, q), txId);
+}
+
+/**
+ * The batch a send names, checked as loadSendableBatch does, and (same statement) the other batches that already hold
+ * a transaction this send names: its signed bytes' hashes, or the hashes it reports.
+ */
+export async function loadBatchToSend(services: Services, request: SendRequest): Promise<{ batch: Batch; hashOwners: Map<string, string> }> {
+  const { batch, hashOwners } = await services.batches.getWithHashOwners(request.txId, hashesNamed(request));
+  return { batch: assertSendable(batch, request.txId), hashOwners };
+}
+
+function assertSendable(batch: Batch | undefined, txId: string): Batch {
   if (!batch) throw notFound(`No prepared transactions with txId ${txId}`, { txId });
   if (batch.status === "sending") throw conflict(`txId ${txId} is pending: it was already sent and is not confirmed yet`, { txId, status: "pending" });
   if (batch.status !== "prepared" && !reportable(batch)) throw conflict(`txId ${txId} was already sent (status ${batch.status})`, { txId, status: batch.status });
   return batch;
+}
+
+/** The transaction hashes a send names: what the chain calls its signed bytes, or the hashes it reports. */
+function hashesNamed(request: SendRequest): string[] {
+  if (request.kind === "reported") return request.txHashes;
+  if (request.kind === "signed") return request.signedTransactions.filter((raw) => raw.length % 2 === 0).map((raw) => keccak256(raw));
+  return [];
 }
 
 /** A batch rejected because a reported hash never appeared may be reported again, with the right hashes. */
@@ -142,10 +169,9 @@ export function sendingState(batch: Batch, request: SendRequest): { index: numbe
 
 
 /** A transaction (signed bytes or a reported hash) belongs to one batch: sending it for another is a 409 naming that batch. */
-export async function assertHashesFree(services: Services, batch: Batch, state: { index: number; txHash: string | null }[]): Promise<void> {
+export function assertHashesFree(batch: Batch, state: { index: number; txHash: string | null }[], hashOwners: Map<string, string>): void {
   for (const { index, txHash } of state) {
-    if (!txHash) continue;
-    const owner = await services.batches.txIdByHash(txHash);
+    const owner = txHash ? hashOwners.get(txHash.toLowerCase()) : undefined;
     if (owner && owner !== batch.txId) {
       throw conflict(`transaction ${index + 1} (${txHash}) is already recorded for another batch, txId ${owner}`, { transactionIndex: index, txHash, txId: owner });
     }

@@ -19,7 +19,7 @@ export interface InvestorHints {
 export async function recordTokenEvents(
   tx: Queryable,
   batch: ConfirmedBatch,
-  token: TokenRecord,
+  token: Pick<TokenRecord, "id" | "tokenAddress">,
   hints: Map<string, string | null | InvestorHints> = new Map(),
 ): Promise<void> {
   const { investors, dividends } = batch.services;
@@ -72,7 +72,7 @@ export function recordEventsOfRecordedToken(hintsOf?: (record: Record<string, un
   return async (tx: Queryable, batch: ConfirmedBatch) => {
     const symbol = batch.record.tokenSymbol as string | undefined;
     if (!symbol) return;
-    const token = await batch.services.tokens.bySymbol(symbol, tx);
+    const token = await batch.services.tokens.factsBySymbol(symbol, tx);
     if (!token) return;
     await recordTokenEvents(tx, batch, token, hintsOf?.(batch.record));
   };

@@ -1,7 +1,7 @@
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
-import { Transaction, Wallet } from "ethers";
+import { Wallet, keccak256 } from "ethers";
 import { concatHex, createPublicClient, encodeFunctionData, http, type Abi, type Hex } from "viem";
 import { untilFound } from "../chains/blocks";
 import { sendRaw } from "../chains/broadcast";
@@ -103,7 +103,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
           maxFeePerGas: fees.maxFeePerGas ?? fees.gasPrice ?? 0n,
           maxPriorityFeePerGas: fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n,
         });
-        const hash = Transaction.from(raw).hash!;
+        const hash = keccak256(raw);
         if (paymentId) await this.services.payments.markSettling(q, paymentId, raw, hash);
         return { raw, hash, nonce };
       });

@@ -1,5 +1,6 @@
 import { formatUnits, parseUnits } from "ethers";
 import type { Environment } from "../config";
+import { TtlCache } from "../cache/ttl-cache";
 import type { Db } from "../store/db";
 
 /** Price tiers; an operation belongs to one. Amounts in USDC (6 decimals). */
@@ -19,28 +20,41 @@ export const USDC_DECIMALS = 6;
 
 export const displayPrice = (amount: bigint) => `${formatUnits(amount, USDC_DECIMALS).replace(/\.?0+$/, "") || "0"} USDC`;
 
+/** How long an instance quotes a stored price after reading it: an operator's change reaches other instances within this. */
+const PRICE_CACHE_MS = 1_000;
+
 /** Prices of this environment: the stored override of an operation, else its tier's default. */
 export class Prices {
+  /** operation → its stored override, or null when it has none (a paid call quotes and checks its price twice). */
+  private readonly overridden = new TtlCache<string, bigint | null>(PRICE_CACHE_MS, 1_000);
+
   constructor(
     private readonly db: Db,
     private readonly environment: Environment,
   ) {}
 
   async of(operation: string, tier: PriceTier): Promise<bigint> {
-    const [row] = await this.db.query<{ amount: string }>("SELECT amount FROM prices WHERE environment = $1 AND operation = $2", [
-      this.environment,
-      operation,
-    ]);
-    return row ? BigInt(row.amount) : parseUnits(DEFAULT_PRICES[this.environment][tier], USDC_DECIMALS);
+    let stored = this.overridden.get(operation);
+    if (stored === undefined) {
+      const [row] = await this.db.query<{ amount: string }>("SELECT amount FROM prices WHERE environment = $1 AND operation = $2", [
+        this.environment,
+        operation,
+      ]);
+      stored = row ? BigInt(row.amount) : null;
+      this.overridden.set(operation, stored);
+    }
+    return stored ?? parseUnits(DEFAULT_PRICES[this.environment][tier], USDC_DECIMALS);
   }
 
   async set(operation: string, usdc: string): Promise<bigint> {
     const amount = parseUnits(usdc, USDC_DECIMALS);
+    this.overridden.delete(operation);
     await this.db.query(
       `INSERT INTO prices (environment, operation, amount) VALUES ($1, $2, $3)
        ON CONFLICT (environment, operation) DO UPDATE SET amount = EXCLUDED.amount`,
       [this.environment, operation, amount.toString()],
     );
+    this.overridden.delete(operation);
     return amount;
   }
 

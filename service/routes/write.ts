@@ -3,11 +3,11 @@ import { z } from "zod";
 import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../access/gate";
 import { ACCESS } from "../access/rules";
 import { chainFor, newTxId, planBatch, storeBatch } from "../engine/prepare";
-import { assertHashesFree, loadSendableBatch, reportable, normalizeSendBody, sendBodySchema, sendingState, type SendBody } from "../engine/send";
+import { assertHashesFree, loadBatchToSend, loadSendableBatch, reportable, normalizeSendBody, sendBodySchema, sendingState, type SendBody, type SendRequest } from "../engine/send";
 import { sendSummary } from "../engine/status";
 import { paymentView, transactionStatus } from "../reads/transaction-status";
 import type { Batch } from "../engine/types";
-import { ApiError, badRequest } from "../errors";
+import { ApiError, badRequest, conflict } from "../errors";
 import { echoedExecutionMode, type ExecutionMode } from "../http/fields";
 import { FacadePrepareResponse, PrepareResponse, SendSummary, TransactionStatus } from "../http/responses";
 import { defineRoute, parseInput } from "../http/route";
@@ -72,8 +72,7 @@ export function writeRoutes(services: Services) {
   }
 
   /** Checks one send (body against the batch first, then credentials and payment), then starts broadcasting. */
-  async function startSend(req: Request, caller: Caller, batch: Batch, body: SendBody): Promise<PaymentRecord | undefined> {
-    const request = normalizeSendBody(body);
+  async function startSend(req: Request, caller: Caller, batch: Batch, body: SendBody, request: SendRequest, hashOwners: Map<string, string>): Promise<PaymentRecord | undefined> {
     const method = findPublicMethod(batch.method);
     let state: ReturnType<typeof sendingState> = [];
     if (batch.executionMode === "service-relayed") {
@@ -90,24 +89,27 @@ export function writeRoutes(services: Services) {
       }
     } else {
       state = sendingState(batch, request);
-      await assertHashesFree(services, batch, state);
+      assertHashesFree(batch, state, hashOwners);
     }
     const access = admitSend(services, caller, batch, method);
     const checkPayer = method?.checkRelayedPayer && batch.executionMode === "service-relayed" ? (payer: string) => method.checkRelayedPayer!(services, batch, payer) : undefined;
     const payment = method ? await chargeSend(services, req, access, batch, method, checkPayer) : undefined;
     try {
       await services.db.transaction(async (q) => {
-        // Re-checked under the row lock: of two concurrent sends of one txId, the second gets the 409.
-        if ((await services.batches.lock(q, batch.txId)) !== "prepared") await loadSendableBatch(services, batch.txId, q);
         if (reportable(batch)) {
           if (request.kind !== "reported") throw badRequest("This txId's reported hash never appeared: report the right hash with { txId, txHash }", { field: "txHash" });
+          if ((await services.batches.lock(q, batch.txId)) !== "rejected") await loadSendableBatch(services, batch.txId, q);
           await services.batches.reopen(q, batch.txId);
+        }
+        // Only a prepared batch moves: of two concurrent sends of one txId, the second finds it moved and gets the 409.
+        if (!(await services.batches.markSending(q, batch.txId, state))) {
+          await loadSendableBatch(services, batch.txId, q);
+          throw conflict(`txId ${batch.txId} changed while it was being sent; look it up with GET /get-transaction-status`, { txId: batch.txId });
         }
         if (access.creditKeyId) {
           const spent = await services.credits.spend(q, access.creditKeyId, batch.method, batch.txId);
           if (!spent.ok) throw new ApiError(403, "OUT_OF_CREDITS", `Out of credits for ${batch.method}`, { method: batch.method });
         }
-        await services.batches.markSending(q, batch.txId, state);
       });
     } catch (error) {
       if (payment) await services.x402!.release(payment.id, `send refused: ${(error as Error).message}`);
@@ -180,8 +182,9 @@ export function writeRoutes(services: Services) {
         202: { description: "Accepted; the batch is still pending: poll GET /get-transaction-status?txId=…", schema: SendSummary },
       },
       handler: async ({ req, body, caller }) => {
-        const batch = await loadSendableBatch(services, normalizeSendBody(body).txId);
-        const payment = await startSend(req, caller, batch, body);
+        const request = normalizeSendBody(body);
+        const { batch, hashOwners } = await loadBatchToSend(services, request);
+        const payment = await startSend(req, caller, batch, body, request, hashOwners);
         const after = (await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS)) ?? (await services.batches.get(batch.txId))!;
         const settled = payment ? await services.payments.get(payment.id) : undefined;
         return {

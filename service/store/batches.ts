@@ -73,19 +73,30 @@ export class Batches {
   }
 
   async get(txId: string, q: Queryable = this.db): Promise<Batch | undefined> {
-    const [row] = await q.query<BatchRow>(
+    return (await this.getWithHashOwners(txId, [], q)).batch;
+  }
+
+  /**
+   * A batch and, in the same statement, which other batches already hold any of `hashes` (a send checks that the
+   * transactions it names belong to no other batch): hash → that batch's txId.
+   */
+  async getWithHashOwners(txId: string, hashes: string[], q: Queryable = this.db): Promise<{ batch?: Batch; hashOwners: Map<string, string> }> {
+    const [row] = await q.query<BatchRow & { hash_owners: Record<string, string> | string | null }>(
       `SELECT b.*, (
          SELECT json_agg(json_build_object(
            'index', t.index, 'unsigned', t.unsigned, 'signed_raw', t.signed_raw, 'tx_hash', t.tx_hash, 'status', t.status,
            'block_number', t.block_number::text, 'gas_used', t.gas_used::text, 'error', t.error, 'broadcast_at', t.broadcast_at
          ) ORDER BY t.index) FROM batch_transactions t WHERE t.tx_id = b.tx_id
-       ) AS txs
+       ) AS txs, (
+         SELECT json_object_agg(o.tx_hash, o.tx_id) FROM batch_transactions o WHERE o.tx_hash = ANY($2::text[]) AND o.tx_id <> b.tx_id
+       ) AS hash_owners
        FROM batches b WHERE b.tx_id = $1`,
-      [txId],
+      [txId, hashes.map((h) => h.toLowerCase())],
     );
-    if (!row) return undefined;
+    if (!row) return { hashOwners: new Map() };
+    const owners = typeof row.hash_owners === "string" ? (JSON.parse(row.hash_owners) as Record<string, string>) : (row.hash_owners ?? {});
     const txs = typeof row.txs === "string" ? (JSON.parse(row.txs) as TxRow[]) : (row.txs ?? []);
-    return {
+    const batch: Batch = {
       txId: row.tx_id,
       chainId: row.chain_id,
       method: row.method,
@@ -102,6 +113,7 @@ export class Batches {
       createdAt: new Date(row.created_at).toISOString(),
       transactions: txs.map(toTx),
     };
+    return { batch, hashOwners: new Map(Object.entries(owners)) };
   }
 
   /** Locks the batch row for the rest of the transaction and returns its status. */
@@ -123,22 +135,30 @@ export class Batches {
     return row?.tx_id;
   }
 
-  /** Moves a prepared batch to sending and records each transaction's signed form and hash (before any broadcast). */
+  /**
+   * Moves a prepared batch to sending and records each transaction's signed form and hash (before any broadcast), in
+   * one statement. False when the batch was not prepared (anymore): of two concurrent sends of one txId, the second
+   * waits on the row and then finds nothing to move.
+   */
   async markSending(
     tx: Queryable,
     txId: string,
     signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
-  ): Promise<void> {
-    // One statement: the batch row and every transaction's row.
-    await tx.query(
-      `WITH batch AS (UPDATE batches SET status = 'sending', sent_at = now(), updated_at = now() WHERE tx_id = $1 RETURNING tx_id)
-       UPDATE batch_transactions t
-       SET signed_raw = s.signed_raw, tx_hash = s.tx_hash, status = s.status,
-           broadcast_at = CASE WHEN s.status = 'broadcast' THEN now() ELSE NULL END
-       FROM batch, jsonb_to_recordset($2::jsonb) AS s(index integer, signed_raw text, tx_hash text, status text)
-       WHERE t.tx_id = batch.tx_id AND t.index = s.index`,
+  ): Promise<boolean> {
+    const [row] = await tx.query<{ moved: number }>(
+      `WITH batch AS (
+         UPDATE batches SET status = 'sending', sent_at = now(), updated_at = now() WHERE tx_id = $1 AND status = 'prepared' RETURNING tx_id
+       ), txs AS (
+         UPDATE batch_transactions t
+         SET signed_raw = s.signed_raw, tx_hash = s.tx_hash, status = s.status,
+             broadcast_at = CASE WHEN s.status = 'broadcast' THEN now() ELSE NULL END
+         FROM batch, jsonb_to_recordset($2::jsonb) AS s(index integer, signed_raw text, tx_hash text, status text)
+         WHERE t.tx_id = batch.tx_id AND t.index = s.index
+       )
+       SELECT count(*)::int AS moved FROM batch`,
       [txId, JSON.stringify(signed.map((s) => ({ index: s.index, signed_raw: s.signedRaw, tx_hash: s.txHash?.toLowerCase() ?? null, status: s.status })))],
     );
+    return row.moved > 0;
   }
 
   /**
@@ -161,10 +181,6 @@ export class Batches {
       "UPDATE batch_transactions SET signed_raw = $3, tx_hash = $4, status = 'signed', unsigned = COALESCE($5, unsigned) WHERE tx_id = $1 AND index = $2",
       [txId, index, signedRaw, txHash.toLowerCase(), unsigned ? JSON.stringify(unsigned) : null],
     );
-  }
-
-  async setOutcome(tx: Queryable, txId: string, outcome: Record<string, unknown>): Promise<void> {
-    await tx.query("UPDATE batches SET outcome = $2 WHERE tx_id = $1", [txId, JSON.stringify(outcome)]);
   }
 
   async setTxBroadcast(txId: string, index: number): Promise<void> {
@@ -200,11 +216,29 @@ export class Batches {
     );
   }
 
-  async markSuccess(tx: Queryable, txId: string): Promise<void> {
-    await tx.query(
-      "UPDATE batches SET status = 'success', records_written = true, completed_at = now(), updated_at = now() WHERE tx_id = $1",
-      [txId],
+  /**
+   * Ends a sending batch successfully, and in the same statement records its last transaction's confirmation when
+   * given. The row stays locked for the rest of the database transaction, in which the method records what the batch
+   * did. False (nothing written) when the batch is no longer sending: another runner or instance ended it.
+   */
+  async markSuccess(tx: Queryable, txId: string, lastConfirmed?: { index: number; blockNumber: number; gasUsed: bigint }): Promise<boolean> {
+    const [row] = await tx.query<{ ended: number }>(
+      `WITH ended AS (
+         UPDATE batches SET status = 'success', records_written = true, completed_at = now(), updated_at = now()
+         WHERE tx_id = $1 AND status = 'sending' RETURNING tx_id
+       ), confirmed AS (
+         UPDATE batch_transactions SET status = 'confirmed', block_number = $3, gas_used = $4, confirmed_at = now(), broadcast_at = COALESCE(broadcast_at, now())
+         WHERE tx_id = $1 AND index = $2 AND EXISTS (SELECT 1 FROM ended)
+       )
+       SELECT count(*)::int AS ended FROM ended`,
+      [txId, lastConfirmed?.index ?? -1, lastConfirmed?.blockNumber ?? null, lastConfirmed?.gasUsed.toString() ?? null],
     );
+    return row.ended > 0;
+  }
+
+  /** What a successful batch's method recorded of it (inside the transaction that ended it). */
+  async setOutcome(tx: Queryable, txId: string, outcome: Record<string, unknown>): Promise<void> {
+    await tx.query("UPDATE batches SET outcome = $2 WHERE tx_id = $1", [txId, JSON.stringify(outcome)]);
   }
 
   async inFlight(): Promise<string[]> {

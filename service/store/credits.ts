@@ -11,23 +11,27 @@ export class Credits {
    * concurrent spends of the last credit serialize on the row: exactly one succeeds. A batch is charged at most once.
    */
   async spend(tx: Queryable, keyId: string, method: string, txId: string): Promise<SpendResult> {
-    // The charge row first: a concurrent spend of the same txId waits on it and then finds it taken. A refunded charge
-    // (a reopened batch) is charged again.
-    const charged = await tx.query(
-      `INSERT INTO credit_charges (tx_id, key_id, method) VALUES ($1, $2, $3)
-       ON CONFLICT (tx_id) DO UPDATE SET refunded_at = NULL, charged_at = now() WHERE credit_charges.refunded_at IS NOT NULL RETURNING tx_id`,
+    // One statement. The charge row first: a concurrent spend of the same txId waits on it and then finds it taken, so
+    // the balance is only touched by the spend that charged. A refunded charge (a reopened batch) is charged again.
+    const [row] = await tx.query<{ charged: number; balance: number | null }>(
+      `WITH charge AS (
+         INSERT INTO credit_charges (tx_id, key_id, method) VALUES ($1, $2, $3)
+         ON CONFLICT (tx_id) DO UPDATE SET refunded_at = NULL, charged_at = now() WHERE credit_charges.refunded_at IS NOT NULL
+         RETURNING tx_id
+       ), debit AS (
+         UPDATE credit_balances SET balance = balance - 1
+         WHERE key_id = $2 AND method = $3 AND balance > 0 AND EXISTS (SELECT 1 FROM charge)
+         RETURNING balance
+       )
+       SELECT (SELECT count(*) FROM charge)::int AS charged, (SELECT balance FROM debit) AS balance`,
       [txId, keyId, method],
     );
-    if (!charged.length) return { ok: false, reason: "already_charged" };
-    const rows = await tx.query<{ balance: number }>(
-      "UPDATE credit_balances SET balance = balance - 1 WHERE key_id = $1 AND method = $2 AND balance > 0 RETURNING balance",
-      [keyId, method],
-    );
-    if (!rows.length) {
+    if (!row.charged) return { ok: false, reason: "already_charged" };
+    if (row.balance === null) {
       await tx.query("DELETE FROM credit_charges WHERE tx_id = $1", [txId]);
       return { ok: false, reason: "out_of_credits" };
     }
-    return { ok: true, balance: rows[0].balance };
+    return { ok: true, balance: Number(row.balance) };
   }
 
   /** Gives back the credit of a batch that never reached the chain. Idempotent. */

@@ -2,6 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { Pool, types as pgTypes } from "pg";
+import { PreparedStatements } from "./prepared-statements";
 
 /** Something SQL can run on: the database itself or an open transaction. */
 export interface Queryable {
@@ -26,6 +27,7 @@ pgTypes.setTypeParser(20, (v) => v);
 
 class PgliteDb implements Db {
   readonly kind = "pglite" as const;
+  private readonly statements = new PreparedStatements();
   private constructor(private readonly pg: PGlite) {}
 
   static async open(dataDir?: string): Promise<PgliteDb> {
@@ -35,18 +37,12 @@ class PgliteDb implements Db {
     return new PgliteDb(pg);
   }
 
-  async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    const result = await this.pg.query<T>(sql, params as unknown[]);
-    return result.rows;
+  query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    return this.statements.run<T>(this.pg, sql, params);
   }
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.pg.transaction(async (tx) =>
-      fn({
-        query: async <R>(sql: string, params: readonly unknown[] = []) =>
-          (await tx.query<R>(sql, params as unknown[])).rows,
-      }),
-    );
+    return this.pg.transaction(async (tx) => fn({ query: <R>(sql: string, params: readonly unknown[] = []) => this.statements.run<R>(tx, sql, params) }));
   }
 
   rateLimiterClient() {

@@ -121,6 +121,14 @@ export class Tokens {
     return record;
   }
 
+  /**
+   * A token's fixed facts (id, chain, address, symbol) by symbol: from the cache when it has the token, else read with
+   * `q` (inside a transaction, which a read on the database itself would wait behind on the embedded database).
+   */
+  async factsBySymbol(symbol: string, q: Queryable): Promise<Pick<TokenRecord, "id" | "chainId" | "tokenAddress" | "symbol"> | undefined> {
+    return this.records.get(symbol) ?? (await this.bySymbol(symbol, q));
+  }
+
   async byAddress(chainId: number, tokenAddress: string): Promise<TokenRecord | undefined> {
     const [row] = await this.db.query<TokenRow>("SELECT * FROM tokens WHERE chain_id = $1 AND lower(token_address) = lower($2)", [
       chainId,

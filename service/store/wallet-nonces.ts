@@ -11,14 +11,18 @@ export class WalletNonces {
   /** Takes the next nonce inside `tx` (which must also persist the signed transaction). */
   async take(tx: Queryable, chainId: number, address: string, chainPending: () => Promise<number>): Promise<number> {
     const key = [chainId, address.toLowerCase()];
-    let [row] = await tx.query<{ next_nonce: string }>("SELECT next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2 FOR UPDATE", key);
+    // The UPDATE locks the row until `tx` ends: a concurrent taker waits, then takes the next one.
+    const advance = "UPDATE wallet_nonces SET next_nonce = next_nonce + 1 WHERE chain_id = $1 AND address = $2 RETURNING next_nonce - 1 AS nonce";
+    let [row] = await tx.query<{ nonce: string }>(advance, key);
     if (!row) {
-      await tx.query("INSERT INTO wallet_nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING", [...key, await chainPending()]);
-      [row] = await tx.query<{ next_nonce: string }>("SELECT next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2 FOR UPDATE", key);
+      // A wallet's first nonce comes from the chain; of two first takers, the one whose insert loses advances instead.
+      [row] = await tx.query<{ nonce: string }>(
+        "INSERT INTO wallet_nonces (chain_id, address, next_nonce) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING RETURNING next_nonce - 1 AS nonce",
+        [...key, (await chainPending()) + 1],
+      );
+      if (!row) [row] = await tx.query<{ nonce: string }>(advance, key);
     }
-    const nonce = Number(row.next_nonce);
-    await tx.query("UPDATE wallet_nonces SET next_nonce = $3 WHERE chain_id = $1 AND address = $2", [...key, nonce + 1]);
-    return nonce;
+    return Number(row.nonce);
   }
 
   /** Raises the counter to the chain's pending count (never lowers it: signed, unsent transactions hold the gap). */

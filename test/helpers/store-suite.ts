@@ -519,6 +519,96 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         await batches.reject(txId, 0, "refused", "late", undefined);
         expect((await batches.get(txId))!.status).to.equal("success");
       });
+
+      it("markSending moves only a prepared batch: a second call finds it moved and writes nothing", async () => {
+        const txId = randomBytes(16).toString("hex");
+        await batches.create(newBatch(txId, null));
+        const first = [
+          { index: 0, signedRaw: "0x02e1", txHash: hash(0xe1), status: "signed" as const },
+          { index: 1, signedRaw: "0x02e2", txHash: hash(0xe2), status: "signed" as const },
+        ];
+        expect(await db.transaction((tx) => batches.markSending(tx, txId, first))).to.equal(true);
+        const second = first.map((t) => ({ ...t, signedRaw: "0x02ff", txHash: hash(0xff) }));
+        expect(await db.transaction((tx) => batches.markSending(tx, txId, second))).to.equal(false);
+        const batch = (await batches.get(txId))!;
+        expect(batch.status).to.equal("sending");
+        expect(batch.transactions.map((t) => t.txHash)).to.deep.equal([hash(0xe1), hash(0xe2)]);
+        expect(await db.transaction((tx) => batches.markSending(tx, "no-such-batch", first))).to.equal(false);
+      });
+
+      it("markSuccess with the last confirmation writes both at once, once; getWithHashOwners names other batches' hashes", async () => {
+        const txId = randomBytes(16).toString("hex");
+        await batches.create(newBatch(txId, null));
+        await batches.markSending(db, txId, [
+          { index: 0, signedRaw: "0x02f1", txHash: hash(0xf1), status: "signed" },
+          { index: 1, signedRaw: "0x02f2", txHash: hash(0xf2), status: "signed" },
+        ]);
+        await batches.setTxConfirmed(txId, 0, 60, 1n);
+        expect(await db.transaction((tx) => batches.markSuccess(tx, txId, { index: 1, blockNumber: 61, gasUsed: 2n }))).to.equal(true);
+        expect(await db.transaction((tx) => batches.markSuccess(tx, txId, { index: 1, blockNumber: 99, gasUsed: 9n }))).to.equal(false);
+        const batch = (await batches.get(txId))!;
+        expect(batch.status).to.equal("success");
+        expect(batch.transactions.map((t) => [t.status, t.blockNumber, t.gasUsed])).to.deep.equal([
+          ["confirmed", 60, "1"],
+          ["confirmed", 61, "2"],
+        ]);
+
+        const other = randomBytes(16).toString("hex");
+        await batches.create(newBatch(other, null));
+        const seen = await batches.getWithHashOwners(other, [hash(0xf1), hash(0xF2).toUpperCase().replace("0X", "0x"), hash(0x99)]);
+        expect(seen.batch?.txId).to.equal(other);
+        expect([...seen.hashOwners]).to.deep.equal([
+          [hash(0xf1), txId],
+          [hash(0xf2), txId],
+        ]);
+        // A batch's own hashes are not "owned by another batch".
+        expect([...(await batches.getWithHashOwners(txId, [hash(0xf1)])).hashOwners]).to.deep.equal([]);
+        expect((await batches.getWithHashOwners("no-such-batch", [hash(0xf1)])).batch).to.equal(undefined);
+      });
+    });
+
+    describe("parameters", () => {
+      it("round-trip every kind of value a query is given, quotes and backslashes included, and refuse a NUL", async () => {
+        const text = `it's a "quote", a back\\slash \\x00, a comma, {braces}, ünïcødé 🙂 and E'x'`;
+        const when = new Date("2026-11-23T10:20:30.456Z");
+        const [row] = await db.query<Record<string, unknown>>(
+          `SELECT $1::text AS text, $2::int AS int, $3::int8::text AS big, $4::numeric::text AS amount, $5::boolean AS yes, $6::timestamptz AS at,
+                  $7::text[] AS list, $8::jsonb AS doc, $9::bytea AS bytes, $10::text AS nothing, $11::text[] AS empty`,
+          [text, 42, (2n ** 62n).toString(), "123456789012345678901234567890.5", true, when, ["a", 'b"c', "d\\e", "f,g", "{h}"], JSON.stringify({ text, n: 1 }), Buffer.from([0, 1, 254, 255]), null, []],
+        );
+        expect(row.text).to.equal(text);
+        expect(row.int).to.equal(42);
+        expect(row.big).to.equal((2n ** 62n).toString());
+        expect(row.amount).to.equal("123456789012345678901234567890.5");
+        expect(row.yes).to.equal(true);
+        expect(new Date(row.at as string).toISOString()).to.equal(when.toISOString());
+        expect(row.list).to.deep.equal(["a", 'b"c', "d\\e", "f,g", "{h}"]);
+        expect(row.doc).to.deep.equal({ text, n: 1 });
+        expect(Buffer.from(row.bytes as Uint8Array).equals(Buffer.from([0, 1, 254, 255]))).to.equal(true);
+        expect(row.nothing).to.equal(null);
+        expect(row.empty).to.deep.equal([]);
+        // A value is data, never SQL.
+        const [echo] = await db.query<{ v: string }>("SELECT $1::text AS v", ["'); DROP TABLE batches; --"]);
+        expect(echo.v).to.equal("'); DROP TABLE batches; --");
+        expect(await batches.get("'); DROP TABLE batches; --")).to.equal(undefined);
+        let refused: unknown;
+        await db.query("SELECT $1::text AS v", ["a\u0000b"]).catch((error) => (refused = error));
+        expect(refused).to.be.an("error");
+      });
+
+      it("a statement first run inside a rolled-back transaction, or by many callers at once, runs again later", async () => {
+        const sql = "SELECT $1::int + 1 AS n";
+        await db.transaction(async (tx) => {
+          expect(await tx.query(sql, [1])).to.deep.equal([{ n: 2 }]);
+          throw new Error("roll back");
+        }).catch(() => undefined);
+        expect(await db.query(sql, [2])).to.deep.equal([{ n: 3 }]);
+        const many = await Promise.all(Array.from({ length: 20 }, (_, i) => db.query<{ n: number }>("SELECT $1::int * 2 AS n", [i])));
+        expect(many.map(([r]) => r.n)).to.deep.equal(Array.from({ length: 20 }, (_, i) => i * 2));
+        let failed: unknown;
+        await db.query("SELECT no_such_column FROM batches WHERE tx_id = $1", ["x"]).catch((error) => (failed = error));
+        expect((failed as { code?: string })?.code).to.equal("42703");
+      });
     });
   });
 }
