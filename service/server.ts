@@ -27,6 +27,7 @@ import { ExternalFacilitator, InProcessFacilitator } from "./payments/facilitato
 import { Prices } from "./payments/pricing";
 import { X402, X402ConfigError } from "./payments/x402";
 import { Payments } from "./store/payments";
+import { WalletLocks } from "./store/wallet-locks";
 import { WalletNonces } from "./store/wallet-nonces";
 import { ensureAdminToken, removeRuntimeFile, writeRuntimeFile } from "./runtime-files";
 import { migrate } from "./store/migrate";
@@ -76,6 +77,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     batches: new Batches(db),
     rateLimiter: new PrepareRateLimiter(db),
     walletNonces: new WalletNonces(db),
+    walletLocks: new WalletLocks(db, logger.child({ component: "wallet-locks" })),
     payments: new Payments(db),
     prices: new Prices(db, config.ENVIRONMENT),
     kyc: new KycStore(db),

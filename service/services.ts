@@ -10,6 +10,7 @@ import type { Documents } from "./store/documents";
 import type { Investors } from "./store/investors";
 import type { Offerings } from "./store/offerings";
 import type { Payments } from "./store/payments";
+import type { WalletLocks } from "./store/wallet-locks";
 import type { WalletNonces } from "./store/wallet-nonces";
 import type { Prices } from "./payments/pricing";
 import type { X402 } from "./payments/x402";
@@ -47,6 +48,8 @@ export interface Services {
   rateLimiter: PrepareRateLimiter;
   runner: BatchRunner;
   walletNonces: WalletNonces;
+  /** Held by whoever takes a service wallet's nonce, until its broadcast: keeps instances' broadcasts in nonce order. */
+  walletLocks: WalletLocks;
   payments: Payments;
   prices: Prices;
   relayer: Relayer;

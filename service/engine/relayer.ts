@@ -11,8 +11,10 @@ import type { Batch, BatchTransaction } from "./types";
  * The service's own wallet per chain for service-relayed execution: it signs, pays gas and broadcasts. A relayed
  * transaction gets its nonce and its signature right before its broadcast (never ahead: a failed predecessor must not
  * strand later nonces), and both are persisted before the bytes leave the process. The first broadcast follows at once,
- * in nonce order among this process's relayed transactions (chains/nonce-order.ts), so concurrent sends never reach
- * the node out of order; the runner then finds the transaction known (or mined) and only waits for its receipt.
+ * in nonce order among this process's relayed transactions (chains/nonce-order.ts) and, on a PostgreSQL server,
+ * under the wallet's lock from nonce to broadcast (store/wallet-locks.ts), so concurrent sends of one or several
+ * instances never reach the node out of order; the runner then finds the transaction known (or mined) and only waits
+ * for its receipt.
  */
 export class Relayer {
   private readonly wallets = new Map<number, Wallet>();
@@ -71,6 +73,7 @@ export class Relayer {
             .catch(() => tx.unsigned.gasLimit)
         : tx.unsigned.gasLimit;
     let ticket: NonceTicket | undefined;
+    const release = await this.services.walletLocks.hold(chain.chainId, wallet.address);
     try {
       const signed = await this.services.db.transaction(async (q) => {
         ticket?.drop(); // a retried transaction body takes its nonce again
@@ -105,6 +108,7 @@ export class Relayer {
       return signed;
     } finally {
       ticket?.drop();
+      await release();
     }
   }
 

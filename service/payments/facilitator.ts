@@ -88,6 +88,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
     let ticket: NonceTicket | undefined;
     let refusal: string | undefined;
     let signed: { raw: string; hash: string; nonce: number };
+    const release = await this.services.walletLocks.hold(chainId, from);
     try {
       signed = await this.services.db.transaction(async (q) => {
         ticket?.drop(); // a retried transaction body takes its nonce again
@@ -107,12 +108,14 @@ export class InProcessFacilitator implements PaymentFacilitator {
         if (paymentId) await this.services.payments.markSettling(q, paymentId, raw, hash);
         return { raw, hash, nonce };
       });
-      // Committed: broadcast in nonce order among this process's transactions of the settlement wallet.
+      // Committed: broadcast in nonce order among this process's transactions of the settlement wallet (and, still
+      // under the wallet's lock, ahead of any other instance's next nonce).
       const committed = ticket as NonceTicket | undefined;
       ticket = undefined;
       refusal = await committed!.broadcast(() => sendRaw(provider, signed.raw, signed.hash));
     } finally {
       ticket?.drop();
+      await release();
     }
     const { hash, nonce } = signed;
     if (refusal) {

@@ -17,9 +17,19 @@ export interface Db extends Queryable {
   readonly kind: "pglite" | "postgres";
   /** Runs `fn` in one transaction; rolls back if it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
+  /**
+   * Server only: a connection of its own until released, for session state (advisory locks). `release(error)` closes
+   * it instead of returning it to the pool. Absent on the embedded database (one process, nothing to coordinate).
+   */
+  session?(): Promise<DbSession>;
   /** An object with the `query({ text, values })` shape that rate-limiter-flexible's Postgres store expects. */
   rateLimiterClient(): { query(q: { text: string; values?: unknown[] }): Promise<{ rows: unknown[] }> };
   close(): Promise<void>;
+}
+
+/** A connection held apart from the pool (see Db.session). */
+export interface DbSession extends Queryable {
+  release(error?: Error): void;
 }
 
 // int8 and numeric come back as strings from both backends: amounts never pass through JS numbers.
@@ -79,6 +89,14 @@ class PostgresDb implements Db {
     } finally {
       client.release();
     }
+  }
+
+  async session(): Promise<DbSession> {
+    const client = await this.pool.connect();
+    return {
+      query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[],
+      release: (error?: Error) => client.release(error),
+    };
   }
 
   rateLimiterClient() {
