@@ -30,12 +30,3 @@ export class CoalescedReads {
     return next;
   }
 }
-
-const perService = new WeakMap<object, CoalescedReads>();
-
-/** The coalesced reads of one service instance (`services`), shared by every route of it. */
-export function coalescedReads(services: object): CoalescedReads {
-  let reads = perService.get(services);
-  if (!reads) perService.set(services, (reads = new CoalescedReads()));
-  return reads;
-}

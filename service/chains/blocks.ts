@@ -11,6 +11,18 @@ const MAX_POLL_MS = 2_000;
 /** Until an interval has been seen: a polite default for a remote RPC. */
 const UNKNOWN_INTERVAL_POLL_MS = 250;
 const ERROR_BACKOFF_MS = 1_000;
+/** A head is fresh for cached reads while the poll that saw it was sent at most this long ago (instant chains)… */
+const MIN_READ_AGE_MS = 20;
+/** …or a sixth of the observed block interval, at most this (Base 333 ms, Sepolia 1 s). */
+const MAX_READ_AGE_MS = 1_000;
+/** After the last cached read asked for a fresh head, the watcher keeps polling for readers this long. */
+const READERS_LINGER_MS = 1_000;
+
+/** A reader waiting for a head seen by a poll sent at or after `since`. */
+interface FreshWaiter {
+  since: number;
+  resolve: (head: number | undefined) => void;
+}
 
 interface Waiter {
   after: number;
@@ -22,14 +34,27 @@ interface Waiter {
  * One head watcher per chain, shared by everything that waits for a block (the batch runner, receipt waits of x402
  * settlements). It polls eth_blockNumber only while someone waits, starts fast and then backs off to a fraction of the
  * block interval it observes, and wakes every waiter whose block has come with one request, however many wait.
+ *
+ * Cached chain reads ask it for a fresh head (freshHead): while they ask, it also polls, one poll in flight at most,
+ * a new one sent every half read age (or at once while a reader waits), and stops READERS_LINGER_MS after the last ask.
  */
 export class BlockWatcher {
   /** Highest block number seen; -1 before the first poll. */
   head = -1;
   /** Observed milliseconds per block (smoothed); undefined until two heads were seen by continuous polling. */
   intervalMs?: number;
+  /**
+   * The age bound of freshHead; undefined: derived from the block interval (readAgeMs). Tests fix it to make freshness
+   * independent of time.
+   */
+  fixedReadAgeMs?: number;
   private headSeenAt = 0;
+  /** When the newest answered poll was sent: the head was current at least until then. */
+  private polledAt = -Infinity;
+  private readersUntil = 0;
+  private timerDue = 0;
   private readonly waiters = new Set<Waiter>();
+  private freshWaiters: FreshWaiter[] = [];
   private timer?: NodeJS.Timeout;
   private polling = false;
   private activeSince = 0;
@@ -68,9 +93,41 @@ export class BlockWatcher {
     for (const w of this.waiters) if (this.head > w.after) this.settle(w);
   }
 
+  /**
+   * A head no older than readAgeMs() before this call: the head seen by a poll sent since then (or a block observed
+   * later), at once when the last poll is that recent, else after the next poll. Undefined when that poll failed or
+   * the watcher is destroyed: the caller reads without a cache then. Asking keeps the watcher polling for readers, so
+   * under steady reads the head is fresh without waiting and without an RPC per read.
+   */
+  freshHead(): Promise<number | undefined> {
+    const now = Date.now();
+    this.readersUntil = now + READERS_LINGER_MS;
+    if (this.destroyed) return Promise.resolve(undefined);
+    const since = now - this.readAgeMs();
+    if (this.head >= 0 && this.polledAt >= since) {
+      if (!this.polling && !this.timer) this.startPolling();
+      return Promise.resolve(this.head);
+    }
+    return new Promise((resolve) => {
+      this.freshWaiters.push({ since, resolve });
+      if (this.polling) return; // its answer, or the poll sent right after it, serves this reader
+      if (this.timer) clearTimeout(this.timer);
+      else this.activeSince = now;
+      void this.poll();
+    });
+  }
+
+  /** How old a head freshHead may answer: 20 ms until a block interval is known, then a sixth of it, at most 1 s. */
+  readAgeMs(): number {
+    if (this.fixedReadAgeMs !== undefined) return this.fixedReadAgeMs;
+    if (this.intervalMs === undefined) return MIN_READ_AGE_MS;
+    return Math.min(MAX_READ_AGE_MS, Math.max(MIN_READ_AGE_MS, Math.round(this.intervalMs / INTERVAL_FRACTION)));
+  }
+
   destroy(): void {
     this.destroyed = true;
     if (this.timer) clearTimeout(this.timer);
+    this.answerReaders(Infinity, undefined);
     for (const w of this.waiters) this.settle(w);
   }
 
@@ -87,15 +144,42 @@ export class BlockWatcher {
   }
 
   private wake(): void {
-    if (this.polling || this.timer) return;
+    if (this.polling) return;
+    if (this.timer) {
+      // A poll paced for readers may be further off than a waiter's pace: bring it forward.
+      if (this.timerDue <= Date.now() + this.pollDelay()) return;
+      clearTimeout(this.timer);
+      void this.poll();
+    } else {
+      this.startPolling();
+    }
+  }
+
+  private startPolling(): void {
     this.activeSince = Date.now();
     void this.poll();
   }
 
+  /** Answers the readers a poll sent at `sentAt` serves (all when it failed: they read uncached). */
+  private answerReaders(sentAt: number, head: number | undefined): void {
+    if (!this.freshWaiters.length) return;
+    const waiting = this.freshWaiters;
+    this.freshWaiters = [];
+    for (const w of waiting) {
+      if (w.since <= sentAt) w.resolve(head);
+      else this.freshWaiters.push(w);
+    }
+  }
+
+  private wanted(now: number): boolean {
+    return !this.destroyed && (this.waiters.size > 0 || this.freshWaiters.length > 0 || now < this.readersUntil);
+  }
+
   private async poll(): Promise<void> {
     this.timer = undefined;
-    if (this.destroyed || this.waiters.size === 0) return;
+    if (!this.wanted(Date.now())) return;
     this.polling = true;
+    const sentAt = Date.now();
     let delay: number;
     try {
       const latest = await this.provider.getBlockNumber();
@@ -105,16 +189,27 @@ export class BlockWatcher {
         const gap = (now - this.headSeenAt) / (latest - this.head);
         this.intervalMs = this.intervalMs === undefined ? gap : 0.7 * this.intervalMs + 0.3 * gap;
       }
+      this.polledAt = Math.max(this.polledAt, sentAt);
       this.observe(latest);
-      delay = this.pollDelay(now);
+      this.answerReaders(sentAt, this.head);
+      delay = this.nextDelay(now, sentAt);
     } catch {
+      this.answerReaders(Infinity, undefined);
       delay = ERROR_BACKOFF_MS;
     } finally {
       this.polling = false;
     }
-    if (this.destroyed || this.waiters.size === 0) return;
+    if (!this.wanted(Date.now())) return;
+    this.timerDue = Date.now() + delay;
     this.timer = setTimeout(() => void this.poll(), delay);
     this.timer.unref?.();
+  }
+
+  /** Waiters' pace; while readers ask, also a poll sent every half read age, so the head they get stays fresh. */
+  private nextDelay(now: number, sentAt: number): number {
+    if (this.freshWaiters.length) return 0;
+    const forReaders = now < this.readersUntil ? Math.max(0, sentAt + this.readAgeMs() / 2 - now) : Infinity;
+    return this.waiters.size > 0 ? Math.min(this.pollDelay(now), forReaders) : forReaders;
   }
 }
 

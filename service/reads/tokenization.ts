@@ -1,4 +1,4 @@
-import { coalescedReads } from "../cache/coalesced-reads";
+import { blockReads } from "../cache/block-reads";
 import { getAddress } from "ethers";
 import { z } from "zod";
 import { responseFields } from "../http/responses";
@@ -246,12 +246,22 @@ export async function investorWallet(services: Services, token: TokenRecord, add
   return { address: getAddress(known.address), email: known.email };
 }
 
+/**
+ * A wallet's balance and whitelist status on a security token, from the chain as of a recent head (BlockReads: shared
+ * by the reads of one block, never older than the last block this instance saw). get-balance-whitelist,
+ * get-whitelist-status and get-investor-info read it here.
+ */
+export async function tokenHolding(ctx: MethodContext, token: TokenRecord, address: string): Promise<{ balance: bigint; whitelisted: boolean }> {
+  const key = `holding:${token.tokenAddress.toLowerCase()}:${address.toLowerCase()}`;
+  const [balance, whitelisted] = await blockReads(ctx.chain).read(key, () => {
+    const contract = securityToken(ctx, token);
+    return Promise.all([contract.balanceOf(address), contract.isWhitelisted(address)]);
+  });
+  return { balance, whitelisted };
+}
+
 export async function balanceWhitelistView(ctx: MethodContext, token: TokenRecord, wallet: { address: string; email: string | null }): Promise<z.infer<typeof BalanceWhitelist>> {
-  const contract = securityToken(ctx, token);
-  const key = `balanceWhitelist:${token.chainId}:${token.tokenAddress.toLowerCase()}:${wallet.address.toLowerCase()}`;
-  const [balance, whitelisted] = await coalescedReads(ctx.services).read(key, () =>
-    Promise.all([contract.balanceOf(wallet.address), contract.isWhitelisted(wallet.address)]),
-  );
+  const { balance, whitelisted } = await tokenHolding(ctx, token, wallet.address);
   return {
     tokenSymbol: token.symbol,
     investorAddress: wallet.address,
@@ -301,13 +311,12 @@ export async function investorInfoView(ctx: MethodContext, token: TokenRecord, e
   const record = await kycRecordForToken(ctx.services, token, ctx.apiKey!.id, email);
   if (!wallets.length && !record) throw notFound(`No investor ${email} is recorded for ${token.symbol}`, { field: "email" });
   const kyc = await kycView(ctx.services, record);
-  const contract = securityToken(ctx, token);
   const primary = wallets[0];
   const addresses = wallets.map((w) => getAddress(w.address));
   if (!addresses.length && kyc.walletAddress) addresses.push(getAddress(kyc.walletAddress));
   const balances = await Promise.all(
     addresses.map(async (address) => {
-      const [balance, whitelisted] = await Promise.all([contract.balanceOf(address), contract.isWhitelisted(address)]);
+      const { balance, whitelisted } = await tokenHolding(ctx, token, address);
       return { walletAddress: address, tokenBalance: fromUnits(balance, token.decimals), whitelisted };
     }),
   );

@@ -26,9 +26,9 @@ import {
   investorWallet,
   tokenContext,
   tokenizerInfoView,
+  tokenHolding,
   tokenRecordView,
 } from "../reads/tokenization";
-import { securityToken } from "../methods/common";
 import type { Services } from "../services";
 
 const symbol = z.string().trim().min(1);
@@ -98,7 +98,7 @@ export function readRoutes(services: Services) {
         const wallet = query.investorAddress ?? query.address;
         if (!wallet) throw badRequest("investorAddress is required", { field: "investorAddress" });
         const { ctx, token } = await tokenContext(services, apiKey, query.tokenSymbol);
-        const whitelisted = await securityToken(ctx, token).isWhitelisted(wallet);
+        const { whitelisted } = await tokenHolding(ctx, token, wallet);
         const answer: z.infer<typeof WhitelistStatus> = { tokenSymbol: token.symbol, investorAddress: wallet, whitelistStatus: whitelisted, whitelisted };
         return answer;
       },

@@ -99,6 +99,37 @@ describe("engine: the per-chain block watcher", function () {
     }
   });
 
+  it("freshHead: concurrent readers share one poll, then take the head without a request while it is fresh; a block observed here moves it", async () => {
+    const watcher = new BlockWatcher(counted);
+    watcher.fixedReadAgeMs = 60_000; // freshness that does not depend on the test's timing
+    const head = await provider.getBlockNumber();
+    polls = 0;
+    expect(await Promise.all(Array.from({ length: 10 }, () => watcher.freshHead()))).to.deep.equal(Array(10).fill(head));
+    expect(polls).to.equal(1);
+    expect(await watcher.freshHead()).to.equal(head);
+    watcher.observe(head + 5); // a receipt's block: fresh at once
+    expect(await watcher.freshHead()).to.equal(head + 5);
+    watcher.destroy();
+    expect(await watcher.freshHead(), "destroyed: no head, readers go uncached").to.equal(undefined);
+  });
+
+  it("freshHead answers nothing when its poll fails (readers then read uncached)", async () => {
+    const watcher = new BlockWatcher({ getBlockNumber: () => Promise.reject(new Error("node down")) });
+    expect(await watcher.freshHead()).to.equal(undefined);
+    watcher.destroy();
+  });
+
+  it("freshHead's age bound: 20 ms until an interval is known, then a sixth of it, at most 1 s", () => {
+    const watcher = new BlockWatcher(counted);
+    expect(watcher.readAgeMs()).to.equal(20);
+    watcher.intervalMs = 2_000; // Base
+    expect(watcher.readAgeMs()).to.equal(333);
+    watcher.intervalMs = 12_000; // Sepolia
+    expect(watcher.readAgeMs()).to.equal(1_000);
+    watcher.intervalMs = 10;
+    expect(watcher.readAgeMs()).to.equal(20);
+  });
+
   it("untilFound gives up after its timeout", async () => {
     const watcher = new BlockWatcher(provider);
     const error = await untilFound(watcher, async () => null, { timeoutMs: 50, recheckMs: 10 }).catch((e: Error) => e);

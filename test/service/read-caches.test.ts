@@ -1,10 +1,12 @@
 import { expect } from "chai";
 import { Wallet } from "ethers";
+import { BlockReads } from "../../service/cache/block-reads";
 import { CoalescedReads } from "../../service/cache/coalesced-reads";
+import { BlockWatcher } from "../../service/chains/blocks";
 import { RecordCache } from "../../service/cache/record-cache";
 import { TtlCache } from "../../service/cache/ttl-cache";
 import { NonceOrder } from "../../service/chains/nonce-order";
-import { getSandbox, type Sandbox } from "../helpers/sandbox";
+import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
 
 /** A promise with its resolve exposed. */
@@ -72,6 +74,35 @@ describe("read caches and their invalidation", function () {
       // Other keys are independent.
       const other = reads.read("other", async () => 7);
       expect(await other).to.equal(7);
+    });
+
+    it("BlockReads: a read is shared while the head stays, read again once a newer block is seen; failures are not kept", async () => {
+      const sandbox = await getSandbox();
+      const provider = providerFor(sandbox.sepolia);
+      const watcher = new BlockWatcher(provider);
+      watcher.fixedReadAgeMs = 60_000; // only a block seen here makes entries old, not the test's timing
+      try {
+        const reads = new BlockReads(watcher);
+        let loads = 0;
+        const load = async () => ++loads;
+        expect(await Promise.all([reads.read("k", load), reads.read("k", load)])).to.deep.equal([1, 1]);
+        expect(await reads.read("k", load)).to.equal(1);
+        expect(await reads.read("other", load)).to.equal(2);
+        watcher.observe(watcher.head + 1); // as the runner does with a receipt's block
+        expect(await reads.read("k", load)).to.equal(3);
+        const failing = () => Promise.reject(new Error("node refused"));
+        const error = await reads.read("bad", failing).catch((e: Error) => e);
+        expect(error).to.be.instanceOf(Error);
+        expect(await reads.read("bad", load)).to.equal(4);
+        // A full cache drops its oldest entry.
+        const small = new BlockReads(watcher, 1);
+        await small.read("a", load);
+        await small.read("b", load);
+        expect(await small.read("a", load)).to.equal(7);
+      } finally {
+        watcher.destroy();
+        provider.destroy();
+      }
     });
 
     it("NonceOrder: a nonce is broadcast only after this process's lower nonces were broadcast or dropped", async () => {
@@ -169,6 +200,38 @@ describe("read caches and their invalidation", function () {
       expect((await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: signed })).body.status).to.equal("success");
       const after = await Promise.all([1, 2, 3].map(() => api.get("/get-balance-whitelist", { tokenSymbol: "CSTAT", investorAddress: investor })));
       for (const res of after) expect(res.body.whitelisted, JSON.stringify(res.body)).to.equal(true);
+    });
+
+    it("get-balance-whitelist answers from the cache of its block, and a mint confirmed by this instance is seen by the next read", async () => {
+      const issuer = sandbox.accounts[1];
+      const { key } = await service.services.apiKeys.create({ email: "cache-status@example.com", plan: "Enterprise" });
+      await service.services.tokens.bindEmail("cache-status@example.com", (await service.services.apiKeys.verify(key))!.id);
+      const api = service.api.withKey(key);
+      const investor = Wallet.createRandom().address;
+      const blocks = service.services.chains.find(sandbox.sepolia.chainId)!.blocks;
+      // Freshness that only a block seen by this instance ends: what is tested is that the runner's receipt does.
+      blocks.fixedReadAgeMs = 60_000;
+      try {
+        const read = () => api.get("/get-balance-whitelist", { tokenSymbol: "CSTAT", investorAddress: investor });
+        for (const res of await Promise.all([read(), read()])) expect(res.body.tokenBalance, JSON.stringify(res.body)).to.equal("0");
+        expect((await read()).body.tokenBalance).to.equal("0"); // from the cache of this block
+        const prepared = await api.post("/prepare-transactions", {
+          method: "mintToken",
+          chainId: "aa36a7",
+          signerAddress: issuer.address,
+          tokenSymbol: "CSTAT",
+          userToMint: [{ investorAddress: investor, amount: "250" }],
+        });
+        expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
+        const signed = await Promise.all(prepared.body.transactions.map((t: object) => issuer.signTransaction(t)));
+        expect((await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: signed })).body.status).to.equal("success");
+        const after = await read();
+        expect(after.body, JSON.stringify(after.body)).to.include({ tokenBalance: "250", whitelisted: true });
+        const status = await api.get("/get-whitelist-status", { tokenSymbol: "CSTAT", investorAddress: investor });
+        expect(status.body.whitelisted).to.equal(true);
+      } finally {
+        blocks.fixedReadAgeMs = undefined;
+      }
     });
   });
 });

@@ -1,0 +1,56 @@
+import type { BlockWatcher } from "../chains/blocks";
+import { CoalescedReads } from "./coalesced-reads";
+
+const MAX_ENTRIES = 10_000;
+
+/**
+ * Chain reads (eth_call at "latest") of one chain, answered from memory while the chain's head is the one they were
+ * read at. Each read first takes a fresh head (BlockWatcher.freshHead: one seen by a poll sent at most the read age
+ * before the request, 20 ms on an instant chain, a sixth of the block interval on others, at most 1 s; waiting for
+ * the next poll when the last is older), and is answered by an entry read at that head or a later one. So an answer
+ * reflects the chain at most the read age before the request arrived: a change made elsewhere (another instance,
+ * another wallet) may be missed for that long. A block this instance learns of (a receipt its runner saw:
+ * chain.blocks.observe) retires every older entry at once, so a send confirmed by this instance is always seen by the
+ * reads that follow it. When no fresh head can be had (the poll failed) reads fall back to CoalescedReads, which never
+ * answer from before the question.
+ */
+export class BlockReads {
+  private head = -1;
+  private readonly entries = new Map<string, Promise<unknown>>();
+  private readonly uncached = new CoalescedReads();
+
+  constructor(
+    private readonly blocks: Pick<BlockWatcher, "freshHead">,
+    private readonly maxEntries = MAX_ENTRIES,
+  ) {}
+
+  /** `load`'s answer; callers of one key must load the same thing (the key names what is read). */
+  async read<V>(key: string, load: () => Promise<V>): Promise<V> {
+    const head = await this.blocks.freshHead();
+    if (head === undefined) return this.uncached.read(key, load);
+    // A reader given an older head than the entries' (answers interleaved) may take them: they are newer than it needs.
+    if (head > this.head) {
+      this.entries.clear(); // entries of older heads are never served again
+      this.head = head;
+    }
+    const cached = this.entries.get(key) as Promise<V> | undefined;
+    if (cached) return cached;
+    if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as string);
+    const value = load();
+    this.entries.set(key, value);
+    value.catch(() => {
+      if (this.entries.get(key) === value) this.entries.delete(key);
+    });
+    return value;
+  }
+}
+
+const perChain = new WeakMap<object, BlockReads>();
+
+/** The cached reads of one chain of one service instance (its registry's chain object). */
+export function blockReads(chain: { blocks: BlockWatcher }): BlockReads {
+  let reads = perChain.get(chain);
+  if (!reads) perChain.set(chain, (reads = new BlockReads(chain.blocks)));
+  return reads;
+}
+
