@@ -7,6 +7,7 @@ import { createSandbox } from "../scripts/lib/sandbox";
 import { loadConfig } from "../service/config";
 import { securityTokenInterface } from "../service/chains/contracts";
 import { startService } from "../service/server";
+import { postJsonRaw } from "./http-client";
 
 export interface LatencyOptions {
   /** Seconds between blocks of the local chains; 0 (default) mines each transaction at once. */
@@ -60,6 +61,7 @@ function row(operation: string, service: number[], raw: number[], floor: number[
  * Latency of the write flow against the real service (embedded database on disk) and in-process local chains, each
  * beside its raw baseline: the JSON-RPC calls the operation cannot avoid, made directly with a plain ethers provider
  * against the same chain, interleaved round by round with the service's samples so both see the same machine load.
+ * Both sides use Node's http client over kept-alive connections (ethers' own, for the raw side).
  *
  * - prepare (whitelist, 1 tx): POST /prepare-transactions vs. pending nonce + fee data + estimateGas + one eth_call,
  *   made together (one JSON-RPC batch, as the service makes them). Target: service p50 ≤ 2 × raw p50.
@@ -93,10 +95,9 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
     await service.services.signers.add(issuer.address);
     const call = async (key: string, pathname: string, body: unknown, expected = 200) => {
       const started = performance.now();
-      const res = await fetch(service.url + pathname, { method: "POST", headers: { "content-type": "application/json", "x-api-key": key }, body: JSON.stringify(body) });
-      const json = (await res.json()) as any;
+      const { status, json } = await postJsonRaw(service.url + pathname, body, { "x-api-key": key });
       const ms = performance.now() - started;
-      if (res.status !== expected) throw new Error(`${pathname} answered ${res.status}: ${JSON.stringify(json)}`);
+      if (status !== expected) throw new Error(`${pathname} answered ${status}: ${JSON.stringify(json)}`);
       return { ms, json };
     };
     const floor: number[] = [];

@@ -123,7 +123,7 @@ export async function loadSendableBatch(services: Services, txId: string, q?: Qu
  * a transaction this send names: its signed bytes' hashes, or the hashes it reports.
  */
 export async function loadBatchToSend(services: Services, request: SendRequest): Promise<{ batch: Batch; hashOwners: Map<string, string> }> {
-  const { batch, hashOwners } = await services.batches.getWithHashOwners(request.txId, hashesNamed(request));
+  const { batch, hashOwners } = await services.batches.forSend(request.txId, hashesNamed(request));
   return { batch: assertSendable(batch, request.txId), hashOwners };
 }
 

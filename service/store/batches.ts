@@ -1,5 +1,10 @@
 import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus, UnsignedTransaction } from "../engine/types";
+import { TtlCache } from "../cache/ttl-cache";
 import type { Db, Queryable } from "./db";
+
+/** How long, and how many, prepared batches an instance keeps in memory for their first send. */
+const PREPARED_KEPT_MS = 10 * 60_000;
+const PREPARED_KEPT = 5_000;
 
 interface BatchRow {
   tx_id: string;
@@ -48,28 +53,55 @@ const toTx = (row: TxRow): BatchTransaction => ({
 export class Batches {
   constructor(private readonly db: Db) {}
 
+  /**
+   * Batches this instance prepared and nobody has tried to send yet, as stored (a send is usually the next request):
+   * their content never changes, and the status a send relies on is checked again when it marks the batch sending.
+   */
+  private readonly justPrepared = new TtlCache<string, Batch>(PREPARED_KEPT_MS, PREPARED_KEPT);
+
   /** Stores a batch and its transactions in one statement (atomic on its own). */
   async create(batch: Omit<Batch, "status" | "failedIndex" | "error" | "outcome" | "createdAt">): Promise<void> {
-    await this.db.query(
+    const [body, plan, info] = [JSON.stringify(batch.body), JSON.stringify(batch.plan), JSON.stringify(batch.info)];
+    const transactions = [...batch.transactions].sort((a, b) => a.index - b.index);
+    const rows = await this.db.query<{ created_at: Date | string }>(
       `WITH batch AS (
          INSERT INTO batches (tx_id, chain_id, method, execution_mode, signer, api_key_id, status, body, plan, info)
-         VALUES ($1, $2, $3, $4, $5, $6, 'prepared', $7, $8, $9) RETURNING tx_id
+         VALUES ($1, $2, $3, $4, $5, $6, 'prepared', $7, $8, $9) RETURNING tx_id, created_at
        )
        INSERT INTO batch_transactions (tx_id, index, unsigned, status)
-       SELECT batch.tx_id, (t.ordinality - 1)::integer, t.value, 'prepared' FROM batch, jsonb_array_elements($10::jsonb) WITH ORDINALITY AS t`,
-      [
-        batch.txId,
-        batch.chainId,
-        batch.method,
-        batch.executionMode,
-        batch.signer,
-        batch.apiKeyId,
-        JSON.stringify(batch.body),
-        JSON.stringify(batch.plan),
-        JSON.stringify(batch.info),
-        JSON.stringify([...batch.transactions].sort((a, b) => a.index - b.index).map((t) => t.unsigned)),
-      ],
+       SELECT batch.tx_id, (t.ordinality - 1)::integer, t.value, 'prepared' FROM batch, jsonb_array_elements($10::jsonb) WITH ORDINALITY AS t
+       RETURNING (SELECT created_at FROM batch)`,
+      [batch.txId, batch.chainId, batch.method, batch.executionMode, batch.signer, batch.apiKeyId, body, plan, info, JSON.stringify(transactions.map((t) => t.unsigned))],
     );
+    if (!rows.length) return;
+    // What a read would give back: the JSON as stored, the database's creation time.
+    this.justPrepared.set(batch.txId.toLowerCase(), {
+      ...batch,
+      status: "prepared",
+      body: JSON.parse(body),
+      plan: JSON.parse(plan),
+      info: JSON.parse(info),
+      failedIndex: null,
+      error: null,
+      outcome: null,
+      createdAt: new Date(rows[0].created_at).toISOString(),
+      transactions: transactions.map((t) => ({ ...t, unsigned: JSON.parse(JSON.stringify(t.unsigned)), broadcastAt: null })),
+    });
+  }
+
+  /**
+   * For a send: the batch (from memory when this instance just prepared it, taken out so that only the first send
+   * attempt uses it) and the other batches that hold any of `hashes` (see getWithHashOwners).
+   */
+  async forSend(txId: string, hashes: string[]): Promise<{ batch?: Batch; hashOwners: Map<string, string> }> {
+    const kept = this.justPrepared.get(txId);
+    if (!kept) return this.getWithHashOwners(txId, hashes);
+    this.justPrepared.delete(txId);
+    const rows = await this.db.query<{ tx_hash: string; tx_id: string }>(
+      "SELECT tx_hash, tx_id FROM batch_transactions WHERE tx_hash = ANY($1::text[]) AND tx_id <> $2",
+      [hashes.map((h) => h.toLowerCase()), txId],
+    );
+    return { batch: kept, hashOwners: new Map(rows.map((r) => [r.tx_hash, r.tx_id])) };
   }
 
   async get(txId: string, q: Queryable = this.db): Promise<Batch | undefined> {
