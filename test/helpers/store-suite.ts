@@ -565,6 +565,29 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect([...(await batches.getWithHashOwners(txId, [hash(0xf1)])).hashOwners]).to.deep.equal([]);
         expect((await batches.getWithHashOwners("no-such-batch", [hash(0xf1)])).batch).to.equal(undefined);
       });
+
+      it("forSend: a batch kept for its first send equals what the database gives back, serves one attempt, and its status is checked when marked", async () => {
+        const here = new Batches(db);
+        const elsewhere = new Batches(db); // another instance on the same database
+        const txId = randomBytes(16).toString("hex");
+        await here.create(newBatch(txId, null));
+        const stored = await elsewhere.get(txId);
+        const first = await here.forSend(txId, [hash(0x77)]);
+        expect(first.batch).to.deep.equal(stored);
+        expect([...first.hashOwners]).to.deep.equal([]);
+
+        const again = randomBytes(16).toString("hex");
+        await here.create(newBatch(again, null));
+        // Sent through the other instance meanwhile: the kept copy still says prepared, marking it finds it moved.
+        await elsewhere.markSending(db, again, [{ index: 0, signedRaw: "0x02a7", txHash: hash(0xa7), status: "signed" }]);
+        const kept = await here.forSend(again, [hash(0xa7)]);
+        expect(kept.batch!.status).to.equal("prepared");
+        expect([...kept.hashOwners]).to.deep.equal([]); // its own hash is not another batch's
+        expect(await db.transaction((tx) => here.markSending(tx, again, []))).to.equal(false);
+        // Only the first attempt is served from memory.
+        expect((await here.forSend(again, [])).batch!.status).to.equal("sending");
+        expect([...(await here.forSend(txId, [hash(0xa7)])).hashOwners]).to.deep.equal([[hash(0xa7), again]]);
+      });
     });
 
     describe("parameters", () => {
