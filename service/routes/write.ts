@@ -102,14 +102,13 @@ export function writeRoutes(services: Services) {
           await services.batches.reopen(q, batch.txId);
         }
         // Only a prepared batch moves: of two concurrent sends of one txId, the second finds it moved and gets the 409.
-        if (!(await services.batches.markSending(q, batch.txId, state))) {
+        const credit = access.creditKeyId ? { keyId: access.creditKeyId, method: batch.method } : undefined;
+        const { moved, spent } = await services.batches.markSending(q, batch.txId, state, credit);
+        if (!moved) {
           await loadSendableBatch(services, batch.txId, q);
           throw conflict(`txId ${batch.txId} changed while it was being sent; look it up with GET /get-transaction-status`, { txId: batch.txId });
         }
-        if (access.creditKeyId) {
-          const spent = await services.credits.spend(q, access.creditKeyId, batch.method, batch.txId);
-          if (!spent.ok) throw new ApiError(403, "OUT_OF_CREDITS", `Out of credits for ${batch.method}`, { method: batch.method });
-        }
+        if (!spent) throw new ApiError(403, "OUT_OF_CREDITS", `Out of credits for ${batch.method}`, { method: batch.method });
       });
     } catch (error) {
       if (payment) await services.x402!.release(payment.id, `send refused: ${(error as Error).message}`);

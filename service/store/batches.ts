@@ -169,15 +169,18 @@ export class Batches {
 
   /**
    * Moves a prepared batch to sending and records each transaction's signed form and hash (before any broadcast), in
-   * one statement. False when the batch was not prepared (anymore): of two concurrent sends of one txId, the second
-   * waits on the row and then finds nothing to move.
+   * one statement. `moved` is false when the batch was not prepared (anymore): of two concurrent sends of one txId,
+   * the second waits on the row and then finds nothing to move. With `credit`, the same statement spends one credit of
+   * that key and method on the batch, as Credits.spend does (the charge row first, the balance only by the spend that
+   * charged): `spent` says whether it did; when it did not, the caller rolls the transaction back.
    */
   async markSending(
     tx: Queryable,
     txId: string,
     signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
-  ): Promise<boolean> {
-    const [row] = await tx.query<{ moved: number }>(
+    credit?: { keyId: string; method: string },
+  ): Promise<{ moved: boolean; spent: boolean }> {
+    const [row] = await tx.query<{ moved: number; balance: number | null }>(
       `WITH batch AS (
          UPDATE batches SET status = 'sending', sent_at = now(), updated_at = now() WHERE tx_id = $1 AND status = 'prepared' RETURNING tx_id
        ), txs AS (
@@ -186,11 +189,24 @@ export class Batches {
              broadcast_at = CASE WHEN s.status = 'broadcast' THEN now() ELSE NULL END
          FROM batch, jsonb_to_recordset($2::jsonb) AS s(index integer, signed_raw text, tx_hash text, status text)
          WHERE t.tx_id = batch.tx_id AND t.index = s.index
+       ), charge AS (
+         INSERT INTO credit_charges (tx_id, key_id, method) SELECT batch.tx_id, $3::text, $4::text FROM batch WHERE $3::text IS NOT NULL
+         ON CONFLICT (tx_id) DO UPDATE SET refunded_at = NULL, charged_at = now() WHERE credit_charges.refunded_at IS NOT NULL
+         RETURNING tx_id
+       ), debit AS (
+         UPDATE credit_balances SET balance = balance - 1
+         WHERE key_id = $3::text AND method = $4::text AND balance > 0 AND EXISTS (SELECT 1 FROM charge)
+         RETURNING balance
        )
-       SELECT count(*)::int AS moved FROM batch`,
-      [txId, JSON.stringify(signed.map((s) => ({ index: s.index, signed_raw: s.signedRaw, tx_hash: s.txHash?.toLowerCase() ?? null, status: s.status })))],
+       SELECT (SELECT count(*) FROM batch)::int AS moved, (SELECT balance FROM debit) AS balance`,
+      [
+        txId,
+        JSON.stringify(signed.map((s) => ({ index: s.index, signed_raw: s.signedRaw, tx_hash: s.txHash?.toLowerCase() ?? null, status: s.status }))),
+        credit?.keyId ?? null,
+        credit?.method ?? null,
+      ],
     );
-    return row.moved > 0;
+    return { moved: row.moved > 0, spent: credit ? row.balance !== null : true };
   }
 
   /**

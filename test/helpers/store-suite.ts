@@ -527,13 +527,44 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           { index: 0, signedRaw: "0x02e1", txHash: hash(0xe1), status: "signed" as const },
           { index: 1, signedRaw: "0x02e2", txHash: hash(0xe2), status: "signed" as const },
         ];
-        expect(await db.transaction((tx) => batches.markSending(tx, txId, first))).to.equal(true);
+        expect(await db.transaction((tx) => batches.markSending(tx, txId, first))).to.deep.equal({ moved: true, spent: true });
         const second = first.map((t) => ({ ...t, signedRaw: "0x02ff", txHash: hash(0xff) }));
-        expect(await db.transaction((tx) => batches.markSending(tx, txId, second))).to.equal(false);
+        expect((await db.transaction((tx) => batches.markSending(tx, txId, second))).moved).to.equal(false);
         const batch = (await batches.get(txId))!;
         expect(batch.status).to.equal("sending");
         expect(batch.transactions.map((t) => t.txHash)).to.deep.equal([hash(0xe1), hash(0xe2)]);
-        expect(await db.transaction((tx) => batches.markSending(tx, "no-such-batch", first))).to.equal(false);
+        expect((await db.transaction((tx) => batches.markSending(tx, "no-such-batch", first))).moved).to.equal(false);
+      });
+
+      it("markSending with a credit spends it in the same statement: once per batch, never below 0, nothing without a move", async () => {
+        const { record } = await apiKeys.create({ email: "mark-spend@example.com", plan: "Starter" });
+        await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [record.id]);
+        const credit = { keyId: record.id, method: "whitelist" };
+        const balance = async () => (await db.query<{ balance: number }>("SELECT balance FROM credit_balances WHERE key_id = $1 AND method = 'whitelist'", [record.id]))[0].balance;
+        const signed = (n: number) => [{ index: 0, signedRaw: "0x02c1", txHash: hash(n), status: "signed" as const }];
+
+        const paid = randomBytes(16).toString("hex");
+        await batches.create(newBatch(paid, record.id));
+        expect(await db.transaction((tx) => batches.markSending(tx, paid, signed(0xc1), credit))).to.deep.equal({ moved: true, spent: true });
+        expect(await balance()).to.equal(0);
+        // Not moved again, so not charged again.
+        expect(await db.transaction((tx) => batches.markSending(tx, paid, signed(0xc1), credit))).to.deep.equal({ moved: false, spent: false });
+        expect(await balance()).to.equal(0);
+
+        // Out of credits: moved but not spent; the caller rolls back, and nothing stays.
+        const unpaid = randomBytes(16).toString("hex");
+        await batches.create(newBatch(unpaid, record.id));
+        const result = await db
+          .transaction(async (tx) => {
+            const r = await batches.markSending(tx, unpaid, signed(0xc2), credit);
+            if (!r.spent) throw Object.assign(new Error("out of credits"), { r });
+            return r;
+          })
+          .catch((error) => (error as { r: unknown }).r);
+        expect(result).to.deep.equal({ moved: true, spent: false });
+        expect((await batches.get(unpaid))!.status).to.equal("prepared");
+        expect(await db.query("SELECT 1 FROM credit_charges WHERE tx_id = $1", [unpaid])).to.deep.equal([]);
+        expect(await balance()).to.equal(0);
       });
 
       it("markSuccess with the last confirmation writes both at once, once; getWithHashOwners names other batches' hashes", async () => {
@@ -583,7 +614,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         const kept = await here.forSend(again, [hash(0xa7)]);
         expect(kept.batch!.status).to.equal("prepared");
         expect([...kept.hashOwners]).to.deep.equal([]); // its own hash is not another batch's
-        expect(await db.transaction((tx) => here.markSending(tx, again, []))).to.equal(false);
+        expect((await db.transaction((tx) => here.markSending(tx, again, []))).moved).to.equal(false);
         // Only the first attempt is served from memory.
         expect((await here.forSend(again, [])).batch!.status).to.equal("sending");
         expect([...(await here.forSend(txId, [hash(0xa7)])).hashOwners]).to.deep.equal([[hash(0xa7), again]]);
