@@ -24,7 +24,15 @@ export class TtlCache<K, V> {
   set(key: K, value: V): void {
     this.entries.delete(key); // re-inserted last: the oldest entry is the first one to go
     if (this.entries.size >= this.maxEntries) this.entries.delete(this.entries.keys().next().value as K);
-    this.entries.set(key, { value, expires: Date.now() + this.ttlMs });
+    const now = Date.now();
+    this.entries.set(key, { value, expires: now + this.ttlMs });
+    // Entries set earlier expire earlier: each set drops up to two expired ones from the front, so the map holds about
+    // what was set within one ttl, not maxEntries entries that nobody reads again.
+    for (let i = 0; i < 2; i++) {
+      const oldest = this.entries.entries().next().value;
+      if (!oldest || oldest[1].expires > now) break;
+      this.entries.delete(oldest[0]);
+    }
   }
 
   delete(key: K): void {

@@ -32,6 +32,12 @@ describe("read caches and their invalidation", function () {
       expect([small.get("a"), small.get("b"), small.get("c")]).to.deep.equal([undefined, 2, 3]);
       small.deleteWhere((v) => v === 2);
       expect(small.get("b")).to.equal(undefined);
+      // Expired entries nobody reads again leave as new ones come: the map does not fill up to its bound.
+      for (let i = 0; i < 100; i++) expired.set(`k${i}`, i);
+      expect(expired.size).to.be.at.most(1);
+      const lasting = new TtlCache<string, number>(60_000);
+      for (let i = 0; i < 100; i++) lasting.set(`k${i}`, i);
+      expect(lasting.size).to.equal(100);
     });
 
     it("RecordCache: a key changed here is read from the store again, even by a read that raced the change", async () => {
