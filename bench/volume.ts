@@ -7,6 +7,7 @@ import { JsonRpcProvider, NonceManager, Wallet, parseEther, parseUnits, type Tra
 import { createSandbox, RELAYER_INDEX, type Sandbox } from "../scripts/lib/sandbox";
 import { AgentTokenFactory__factory, USDC__factory } from "../typechain-types";
 import { benchSchema, dropSchema, postJson, serviceEnv } from "./reads";
+import { payWithEthers } from "../test/helpers/x402";
 import { startServiceProcess, type ServiceProcess } from "./service-process";
 
 export interface VolumeOptions {
@@ -351,35 +352,6 @@ function percentile(samples: number[], q: number): number {
   if (!samples.length) return NaN;
   const sorted = [...samples].sort((a, b) => a - b);
   return Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
-}
-
-/** An x402 v2 `exact` payment (EIP-3009 TransferWithAuthorization) for `req`, as the published clients build it. */
-async function payWithEthers(wallet: Wallet, req: { scheme: string; network: string; asset: string; amount: string; payTo: string; extra: { name: string; version: string } }): Promise<string> {
-  const now = Math.floor(Date.now() / 1000);
-  const accepted = { scheme: req.scheme, network: req.network, asset: req.asset, amount: req.amount, payTo: req.payTo };
-  const authorization = {
-    from: wallet.address,
-    to: req.payTo,
-    value: req.amount,
-    validAfter: String(now - 60),
-    validBefore: String(now + 300),
-    nonce: "0x" + randomBytes(32).toString("hex"),
-  };
-  const signature = await wallet.signTypedData(
-    { name: req.extra.name, version: req.extra.version, chainId: Number(req.network.split(":")[1]), verifyingContract: req.asset },
-    {
-      TransferWithAuthorization: [
-        { name: "from", type: "address" },
-        { name: "to", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "validAfter", type: "uint256" },
-        { name: "validBefore", type: "uint256" },
-        { name: "nonce", type: "bytes32" },
-      ],
-    },
-    authorization,
-  );
-  return Buffer.from(JSON.stringify({ x402Version: 2, accepted, payload: { signature, authorization } })).toString("base64");
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
