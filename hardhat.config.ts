@@ -29,6 +29,19 @@ subtask(TASK_TEST_GET_TEST_FILES).setAction(async (args: { testFiles: string[] }
   return files.filter((file) => !file.split(path.sep).join("/").includes("/test/postgres/"));
 });
 
+/**
+ * Test files run in TEST_JOBS worker processes (default 2: most of the suite waits on the child processes and chains it
+ * starts, so two workers nearly halve the run on two cores). TEST_JOBS=1 runs them in this process, one after another.
+ * Against another network (`--network localhost`) the files always run here in order: they share that one node and
+ * its snapshots, and Mocha's workers would not be given the network (they read HARDHAT_NETWORK only).
+ */
+function testWorkers(): { parallel?: boolean; jobs?: number } {
+  const jobs = Number(process.env.TEST_JOBS ?? 2);
+  if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`TEST_JOBS must be a whole number of workers, not ${process.env.TEST_JOBS}`);
+  const otherNetwork = process.argv.includes("--network") || (process.env.HARDHAT_NETWORK ?? "hardhat") !== "hardhat";
+  return jobs > 1 && !otherNetwork ? { parallel: true, jobs } : {};
+}
+
 /** A deployer key for the public testnets, read from the environment; never committed. */
 const deployerAccounts = process.env.DEPLOYER_PRIVATE_KEY ? [process.env.DEPLOYER_PRIVATE_KEY] : [];
 
@@ -47,7 +60,7 @@ const config: HardhatUserConfig = {
     baseSepolia: { url: process.env.BASE_SEPOLIA_RPC_URL ?? "", chainId: 84532, accounts: deployerAccounts },
     base: { url: process.env.BASE_RPC_URL ?? "", chainId: 8453, accounts: deployerAccounts },
   },
-  mocha: { timeout: 120_000 },
+  mocha: { timeout: 120_000, ...testWorkers() },
   typechain: { outDir: "typechain-types", target: "ethers-v6" },
   gasReporter: { enabled: false },
 };
