@@ -4,7 +4,7 @@ import { ApiError } from "./errors";
 import { errorFacts } from "./logger";
 import { metricsOf } from "./metrics";
 import { buildOpenApi } from "./http/openapi";
-import { mountRoute, type RouteDefinition } from "./http/route";
+import { routesRouter, type RouteDefinition } from "./http/route";
 import { adminRoutes } from "./routes/admin";
 import { agentRoutes } from "./routes/agents";
 import { docsAssets, docsRoutes } from "./routes/docs";
@@ -89,10 +89,8 @@ export function createApp(services: Services, options: { adminToken: string }): 
   // Clients send Content-Type: application/json on GETs too, sometimes with an empty body.
   app.use(express.json({ limit: "1mb", type: ["application/json", "application/*+json"] }));
 
-  const router = express.Router();
-  router.get("/docs/assets/:file", docsAssets);
-  for (const route of [...allRoutes(services), ...adminRoutes(services, options.adminToken)]) mountRoute(router, route, services);
-  app.use(router);
+  app.get("/docs/assets/:file", docsAssets);
+  app.use(routesRouter([...allRoutes(services), ...adminRoutes(services, options.adminToken)], services));
 
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(new ApiError(404, "NOT_FOUND", `No route for ${req.method} ${req.path}`));

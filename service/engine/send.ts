@@ -1,4 +1,5 @@
-import { Transaction, getAddress, keccak256 } from "ethers";
+import { Transaction, keccak256 } from "ethers";
+import { checksumAddress } from "../crypto/checksum-address";
 import { z } from "zod";
 import { recoverSigner } from "../crypto/recover";
 import { ApiError, badRequest, conflict, notFound } from "../errors";
@@ -79,7 +80,7 @@ export function verifySignedTransactions(batch: Batch, signed: string[]): { inde
       throw new ApiError(400, "INVALID_SIGNATURE", `signedTransactions[${index}] has a signature no key can have made`, { transactionIndex: index });
     }
     const expected = twin.unsigned;
-    if (getAddress(from) !== getAddress(expected.from)) {
+    if (checksumAddress(from) !== checksumAddress(expected.from)) {
       throw new ApiError(400, "INVALID_SIGNATURE", `signedTransactions[${index}] is signed by ${from}, not by ${expected.from}`, {
         transactionIndex: index,
         expectedSigner: expected.from,

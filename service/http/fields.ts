@@ -1,4 +1,4 @@
-import { getAddress } from "ethers";
+import { checksumAddress } from "../crypto/checksum-address";
 import { z } from "zod";
 
 /**
@@ -16,8 +16,8 @@ export const address = z
   .string({ error: (i) => (i.input === undefined ? "is required" : `must be a string, not ${typeName(i.input)}`) })
   .trim()
   .regex(ADDRESS, "must be a 0x-prefixed 20-byte hex address")
-  .refine((v) => !ADDRESS.test(v) || !hasMixedCase(v.slice(2)) || getAddress(v.toLowerCase()) === v, "has an invalid EIP-55 checksum (mixed case that is not the checksum form)")
-  .transform((v) => getAddress(v.toLowerCase()))
+  .refine((v) => !ADDRESS.test(v) || !hasMixedCase(v.slice(2)) || checksumAddress(v.toLowerCase()) === v, "has an invalid EIP-55 checksum (mixed case that is not the checksum form)")
+  .transform((v) => checksumAddress(v.toLowerCase()))
   .meta({ type: "string", pattern: "^0x[a-fA-F0-9]{40}$", example: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" });
 
 const hasMixedCase = (hex: string) => /[a-f]/.test(hex) && /[A-F]/.test(hex);

@@ -91,7 +91,20 @@ export function toUnits(amount: string, decimals: number, field: string, options
   return units;
 }
 
-export const fromUnits = (units: bigint, decimals: number) => formatUnits(units, decimals).replace(/\.0$/, "");
+/**
+ * Base units to a human amount without trailing zeros ("1.5", "2", "0"): what ethers' formatUnits gives minus its ".0",
+ * in plain bigint arithmetic (formatUnits builds a FixedNumber each call, a measurable share of a hot read).
+ */
+export function fromUnits(units: bigint, decimals: number): string {
+  if (!Number.isInteger(decimals) || decimals < 0 || decimals > 255) throw new RangeError(`decimals must be an ERC-20 uint8, not ${decimals}`);
+  const sign = units < 0n ? "-" : "";
+  const magnitude = units < 0n ? -units : units;
+  if (decimals === 0) return sign + magnitude.toString();
+  const digits = magnitude.toString().padStart(decimals + 1, "0");
+  const whole = digits.slice(0, -decimals);
+  const fraction = digits.slice(-decimals).replace(/0+$/, "");
+  return sign + whole + (fraction ? "." + fraction : "");
+}
 
 export function securityToken(ctx: MethodContext, token: TokenRecord) {
   return contractAt(SecurityToken__factory, token.tokenAddress, ctx.chain.provider);

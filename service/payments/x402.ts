@@ -4,6 +4,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/
 import { getAddress, ZeroAddress, ZeroHash } from "ethers";
 import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
 import type { Chain } from "../chains/registry";
+import { checksumAddress } from "../crypto/checksum-address";
 import { ApiError, unauthorized } from "../errors";
 import { errorFacts, type Logger } from "../logger";
 import type { Services } from "../services";
@@ -148,7 +149,7 @@ export class X402 {
     if (!authorization?.from || !authorization.nonce) throw this.paymentRequired(charge, "payment payload has no EIP-3009 authorization");
     if (!/^0x[0-9a-fA-F]{40}$/.test(String(authorization.from))) throw this.paymentRequired(charge, "authorization.from is not an address");
     // Refusals that depend on who pays (a getter of someone else's agent, …) come before anything is verified or held.
-    await checkPayer?.(getAddress(String(authorization.from).toLowerCase()));
+    await checkPayer?.(checksumAddress(String(authorization.from).toLowerCase()));
     const verification = await this.facilitator.verify(payload, required).catch((error: Error) => ({ isValid: false, invalidReason: error.message }));
     if (!verification.isValid) {
       throw this.paymentRequired(charge, `Payment verification failed: ${verification.invalidReason ?? "invalid"}`, {
@@ -164,7 +165,7 @@ export class X402 {
         asset: required.asset,
         payTo: required.payTo,
         amount: required.amount,
-        payer: getAddress(authorization.from),
+        payer: checksumAddress(authorization.from),
         authorizationNonce: authorization.nonce,
         validBefore: Number(authorization.validBefore ?? 0),
         payload,
@@ -254,7 +255,7 @@ export class X402 {
       const receipt = await provider.getTransactionReceipt(hash);
       if (receipt) {
         return receipt.status === 1
-          ? { success: true, transaction: hash, network: payment.network as SettleResponse["network"], payer: getAddress(payment.payer) }
+          ? { success: true, transaction: hash, network: payment.network as SettleResponse["network"], payer: checksumAddress(payment.payer) }
           : { success: false, errorReason: "settlement_reverted", transaction: hash, network: payment.network as SettleResponse["network"], payer: payment.payer };
       }
       if (i === 0 && payment.settleTxRaw && !(await provider.getTransaction(hash))) {

@@ -1,5 +1,6 @@
 import { blockReads } from "../cache/block-reads";
 import { getAddress } from "ethers";
+import { checksumAddress } from "../crypto/checksum-address";
 import { z } from "zod";
 import { responseFields } from "../http/responses";
 import { KYC_STATUSES } from "../store/kyc";
@@ -238,12 +239,12 @@ export function tokenizerInfoView(token: TokenRecord): z.infer<typeof TokenizerI
 export async function investorWallet(services: Services, token: TokenRecord, address?: string, email?: string): Promise<{ address: string; email: string | null }> {
   if (address) {
     const known = await services.investors.byAddress(token.id, address);
-    return { address: getAddress(address), email: known?.email ?? email ?? null };
+    return { address: checksumAddress(address), email: known?.email ?? email ?? null };
   }
   if (!email) throw badRequest("investorAddress or investorEmail is required", { field: "investorAddress" });
   const [known] = await services.investors.byEmail(token.id, email);
   if (!known) throw notFound(`No wallet is recorded for ${email} on ${token.symbol}`, { field: "investorEmail" });
-  return { address: getAddress(known.address), email: known.email };
+  return { address: checksumAddress(known.address), email: known.email };
 }
 
 /**

@@ -314,6 +314,31 @@ describe("network info, health and OpenAPI (HTTP)", function () {
       }
     });
 
+    it("paths match as express matches them: any letter case, one trailing slash, HEAD by the GET route; not another method", async () => {
+      for (const pathname of ["/get-network-info/?chainId=aa36a7", "/GET-Network-Info?chainId=aa36a7"]) {
+        const response = await fetch(service.url + pathname); // raw: the test client checks paths against the document
+        expect(response.status, pathname).to.equal(200);
+        expect(((await response.json()) as any).chainName).to.equal("Sepolia");
+      }
+      // A route with a path parameter is reached too (its own 404, not "No route").
+      const document = await fetch(service.url + "/Documents/" + "ab".repeat(32) + "/");
+      expect(document.status).to.equal(404);
+      expect(((await document.json()) as any).message).to.equal(`No document ${"ab".repeat(32)}`);
+      const head = await fetch(service.url + "/get-network-info?chainId=aa36a7", { method: "HEAD" });
+      expect(head.status).to.equal(200);
+      expect(head.headers.get("content-type")).to.match(/application\/json/);
+      expect(await head.text()).to.equal("");
+      for (const [method, pathname] of [
+        ["POST", "/get-network-info"],
+        ["GET", "/get-network-info//"],
+        ["GET", "/prepare-transactions"],
+      ]) {
+        const response = await service.api.request(method, pathname, method === "POST" ? {} : undefined);
+        expect(response.status, `${method} ${pathname}`).to.equal(404);
+        expect(response.body.error.code).to.equal("NOT_FOUND");
+      }
+    });
+
     it("a malformed JSON body on a POST → 400 in the error shape", async () => {
       for (const pathname of ["/prepare-transactions", "/send-transactions", "/admin/command"]) {
         const response = await fetch(service.url + pathname, {

@@ -55,11 +55,12 @@ describe("OpenAPI document", function () {
 
   it("the app mounts no route the document leaves out, but the operator's command and the reference page's assets", () => {
     const app = createApp({ config: {}, logger: pino({ level: "silent" }) } as unknown as Services, { adminToken: "t".repeat(32) }) as unknown as { router: Layer };
-    type Layer = { stack?: Layer[]; route?: { path: string; methods: Record<string, boolean> }; handle?: Layer };
+    type Layer = { stack?: Layer[]; route?: { path: string; methods: Record<string, boolean> }; handle?: Layer & { mountedRoutes?: string[] } };
     const mounted: string[] = [];
     const walk = (layers: Layer[]) => {
       for (const layer of layers) {
         if (layer.route) for (const method of Object.keys(layer.route.methods)) mounted.push(`${method} ${layer.route.path.replace(/:(\w+)/g, "{$1}")}`);
+        else if (layer.handle?.mountedRoutes) mounted.push(...layer.handle.mountedRoutes); // the fixed paths' table
         else if (layer.handle?.stack) walk(layer.handle.stack);
       }
     };
@@ -67,6 +68,8 @@ describe("OpenAPI document", function () {
     const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
     const undocumented = mounted.filter((r) => !documented.includes(r));
     expect(undocumented.sort()).to.deep.equal(["get /docs/assets/{file}", "get /rams/typed-data/{operation}", "post /admin/command"]);
+    expect(mounted, "the fixed paths' table is walked").to.include("get /get-network-info");
+    expect(mounted.length).to.be.greaterThan(documented.length);
   });
 
   it("is a valid OpenAPI 3.1 document (@seriousme/openapi-schema-validator) whose every $ref resolves", async () => {
