@@ -7,7 +7,7 @@ import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { Pool } from "pg";
 import { Wallet } from "ethers";
 import { createSandbox, RELAYER_INDEX, SETTLEMENT_INDEX, type Sandbox } from "../scripts/lib/sandbox";
-import { startServiceProcess, type ServiceProcess } from "./service-process";
+import { cpuSeconds, startServiceProcess, type ServiceProcess } from "./service-process";
 
 export type BenchDatabase = "embedded" | "postgres";
 
@@ -19,6 +19,8 @@ export interface ReadRow {
   p99Ms: number;
   errors: number;
   non2xx: number;
+  /** The service's CPU time per request served (user + system over the run / requests): less sensitive to a noisy machine than req/s. */
+  serviceCpuUsPerRequest: number;
   /** req/s over GET /get-network-info's req/s in the same run. */
   ratio: number;
   target: string;
@@ -65,11 +67,14 @@ export async function postJson(url: string, body: unknown, headers: Record<strin
 }
 
 /** One autocannon run of GET `pathname`. */
-export async function hammer(url: string, pathname: string, headers: Record<string, string> = {}, seconds = SECONDS) {
+export async function hammer(url: string, pathname: string, headers: Record<string, string> = {}, seconds = SECONDS, servicePid?: number) {
+  const cpuBefore = servicePid ? cpuSeconds(servicePid) : NaN;
   // In a worker thread: the chains answer from this process's main thread, which the load generator must not starve.
   const result = await autocannon({ url: url + pathname, connections: CONNECTIONS, duration: seconds, headers, workers: 1 });
+  const cpuUsed = servicePid ? cpuSeconds(servicePid) - cpuBefore : NaN;
   return {
     reqPerSec: Math.round(result.requests.average),
+    serviceCpuUsPerRequest: Math.round((cpuUsed / result.requests.total) * 1e6),
     p50Ms: result.latency.p50,
     p99Ms: result.latency.p99,
     errors: result.errors + result.timeouts,
@@ -106,7 +111,7 @@ export async function measureReads(hre: HardhatRuntimeEnvironment, opts: { datab
     const rows: ReadRow[] = [];
     let ceiling = 0;
     for (const r of routes) {
-      const m = await hammer(service.url, r.path, r.headers);
+      const m = await hammer(service.url, r.path, r.headers, SECONDS, service.child.pid);
       if (r.route === "GET /get-network-info") ceiling = m.reqPerSec;
       const ratio = ceiling ? Math.round((m.reqPerSec / ceiling) * 100) / 100 : 1;
       const ok = m.errors === 0 && m.non2xx === 0;
@@ -118,7 +123,7 @@ export async function measureReads(hre: HardhatRuntimeEnvironment, opts: { datab
         target: r.targeted ? `≥ ${MIN_REQ_PER_SEC} req/s and ≥ ${MIN_RATIO}× network-info` : "",
         pass: r.targeted ? ok && m.reqPerSec >= MIN_REQ_PER_SEC && ratio >= MIN_RATIO : ok ? null : false,
       });
-      console.log(`  [${opts.database}] ${r.route}: ${m.reqPerSec} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms, ratio ${ratio}${ok ? "" : ` (errors ${m.errors}, non-2xx ${m.non2xx})`}`);
+      console.log(`  [${opts.database}] ${r.route}: ${m.reqPerSec} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms, service CPU ${m.serviceCpuUsPerRequest} µs/request, ratio ${ratio}${ok ? "" : ` (errors ${m.errors}, non-2xx ${m.non2xx})`}`);
     }
     return rows;
   } finally {
@@ -150,10 +155,10 @@ async function setupReads(service: ServiceProcess, sandbox: Sandbox) {
 
 export function printReadRows(rows: ReadRow[]): void {
   const width = Math.max(...rows.map((r) => r.route.length));
-  console.log(`${"database".padEnd(9)} ${"route".padEnd(width)}  req/s    p50   p99  ratio  pass`);
+  console.log(`${"database".padEnd(9)} ${"route".padEnd(width)}  req/s    p50   p99  µs/req  ratio  pass`);
   for (const r of rows) {
     const pass = r.pass === null ? "" : r.pass ? "PASS" : "FAIL";
-    console.log(`${r.database.padEnd(9)} ${r.route.padEnd(width)} ${String(r.reqPerSec).padStart(6)} ${String(r.p50Ms).padStart(6)} ${String(r.p99Ms).padStart(5)} ${r.ratio.toFixed(2).padStart(6)}  ${pass}`);
+    console.log(`${r.database.padEnd(9)} ${r.route.padEnd(width)} ${String(r.reqPerSec).padStart(6)} ${String(r.p50Ms).padStart(6)} ${String(r.p99Ms).padStart(5)} ${String(r.serviceCpuUsPerRequest).padStart(7)} ${r.ratio.toFixed(2).padStart(6)}  ${pass}`);
   }
 }
 

@@ -128,7 +128,10 @@ async function volumePart(): Promise<boolean> {
   const c = result.clientSigned;
   console.log(`client-signed ${c.service.txPerSec} tx/s vs raw ${c.raw.txPerSec} tx/s (${c.ratio}×)`);
   const m = result.memory;
-  console.log(`service RSS idle ${m.idleMiB} MiB, after run 1 ${m.afterFirstRunMiB} MiB, after run 2 ${m.afterSecondRunMiB} MiB (growth ${m.growthMiB} MiB)`);
+  console.log(
+    `service after a full GC: RSS idle ${m.idle.rssMiB} MiB, after run 1 ${m.afterFirstRun.rssMiB} MiB, after run 2 ${m.afterSecondRun.rssMiB} MiB (growth ${m.growth.rssMiB} MiB); ` +
+      `heap used ${m.idle.heapUsedMiB} / ${m.afterFirstRun.heapUsedMiB} / ${m.afterSecondRun.heapUsedMiB} MiB (growth ${m.growth.heapUsedMiB} MiB)`,
+  );
   writeBenchResult("volume.json", result);
   return result.relayed.some((r) => !r.pass);
 }

@@ -14,22 +14,44 @@ export interface ServiceProcess {
   output(): string;
   /** Resident set size in MiB (Linux /proc; NaN elsewhere). */
   rssMiB(): number;
+  /**
+   * A full garbage collection in the service, done when this resolves: only for a service started with
+   * `{ collectableGarbage: true }` (bench/gc-on-signal.ts).
+   */
+  collectGarbage(): Promise<void>;
   /** POST /admin/command with the operator token. */
   admin(command: Record<string, unknown>): Promise<any>;
   stop(): Promise<void>;
 }
 
-/** `nodeArgs`: extra node flags, e.g. ["--cpu-prof"] (BENCH_SERVICE_NODE_ARGS, space-separated, when not given). */
-export async function startServiceProcess(env: Record<string, string>, nodeArgs = (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean)): Promise<ServiceProcess> {
+/** What bench/gc-on-signal.ts prints after each forced collection. */
+export const GC_DONE_MARKER = "bench-gc-done";
+
+export interface StartOptions {
+  /** Extra node flags, e.g. ["--cpu-prof"]; default BENCH_SERVICE_NODE_ARGS (space-separated). */
+  nodeArgs?: string[];
+  /** Let collectGarbage() force a full collection (node --expose-gc with bench/gc-on-signal.ts preloaded). */
+  collectableGarbage?: boolean;
+}
+
+export async function startServiceProcess(env: Record<string, string>, options: StartOptions = {}): Promise<ServiceProcess> {
+  const nodeArgs = options.nodeArgs ?? (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean);
+  const gcArgs = options.collectableGarbage ? ["--expose-gc"] : [];
+  const gcPreload = options.collectableGarbage ? ["-r", "./bench/gc-on-signal.ts"] : [];
   const adminToken = env.ADMIN_TOKEN ?? "bench-admin-token-0123456789abcdef";
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, "-r", "ts-node/register/transpile-only", "service/main.ts"], {
+  const child = spawn(process.execPath, [...nodeArgs, ...gcArgs, "-r", "ts-node/register/transpile-only", ...gcPreload, "service/main.ts"], {
     cwd: path.join(__dirname, ".."),
     env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN: adminToken, LOG_LEVEL: env.LOG_LEVEL ?? "warn", TS_NODE_TRANSPILE_ONLY: "true" },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
-  const keep = (chunk: unknown) => (output = (output + String(chunk)).slice(-20_000));
+  let collections = 0;
+  const keep = (chunk: unknown) => {
+    const text = String(chunk);
+    collections += text.split(GC_DONE_MARKER).length - 1;
+    output = (output + text).slice(-20_000);
+  };
   child.stdout!.on("data", keep);
   child.stderr!.on("data", keep);
   const url = `http://127.0.0.1:${port}`;
@@ -46,6 +68,14 @@ export async function startServiceProcess(env: Record<string, string>, nodeArgs 
     url: base,
     output: () => output,
     rssMiB: () => rssMiB(child.pid!),
+    collectGarbage: async () => {
+      if (!options.collectableGarbage) throw new Error("collectGarbage needs a service started with { collectableGarbage: true }");
+      const target = collections + 1;
+      child.kill("SIGUSR2");
+      for (const deadline = Date.now() + 30_000; collections < target; await new Promise((r) => setTimeout(r, 50))) {
+        if (Date.now() > deadline) throw new Error(`the service did not report a garbage collection:\n${output}`);
+      }
+    },
     admin: async (command) => {
       const res = await fetch(`${base}/admin/command`, { method: "POST", headers: { "content-type": "application/json", "x-admin-token": adminToken }, body: JSON.stringify(command) });
       const json = (await res.json()) as any;
@@ -79,6 +109,16 @@ export function rssMiB(pid: number): number {
     const status = fs.readFileSync(`/proc/${pid}/status`, "utf8");
     const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
     return Math.round((kb / 1024) * 10) / 10;
+  } catch {
+    return NaN;
+  }
+}
+
+/** CPU time (user + system) a process has used so far, in seconds (Linux /proc; NaN elsewhere). */
+export function cpuSeconds(pid: number): number {
+  try {
+    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
+    return (Number(fields[11]) + Number(fields[12])) / 100;
   } catch {
     return NaN;
   }

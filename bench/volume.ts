@@ -8,7 +8,7 @@ import { createSandbox, RELAYER_INDEX, type Sandbox } from "../scripts/lib/sandb
 import { AgentTokenFactory__factory, USDC__factory } from "../typechain-types";
 import { benchSchema, dropSchema, postJson, serviceEnv } from "./reads";
 import { payWithEthers } from "../test/helpers/x402";
-import { startServiceProcess, type ServiceProcess } from "./service-process";
+import { cpuSeconds, startServiceProcess, type ServiceProcess } from "./service-process";
 
 export interface VolumeOptions {
   /** Seconds of each relayed run (default 60). */
@@ -51,13 +51,21 @@ export interface RelayedRun extends Throughput {
   pass: boolean;
 }
 
+export interface MemorySample {
+  rssMiB: number;
+  heapUsedMiB: number;
+}
+
 export interface VolumeResult {
   measuredAt: string;
   cpus: number;
   relayed: RelayedRun[];
   clientSigned: { service: Throughput; raw: Throughput; ratio: number };
-  /** The embedded-database instance's resident set, and its V8 heap in use (from its /metrics), idle and after each identical relayed run. */
-  memory: { idleMiB: number; afterFirstRunMiB: number; afterSecondRunMiB: number; growthMiB: number; heapUsedMiB: { idle: number; afterFirstRun: number; afterSecondRun: number } };
+  /**
+   * The embedded-database instance's resident set and V8 heap in use (from its /metrics), each read after a forced full
+   * garbage collection: idle, and after each of two identical relayed runs. Growth is run 2 minus run 1.
+   */
+  memory: { idle: MemorySample; afterFirstRun: MemorySample; afterSecondRun: MemorySample; growth: MemorySample };
   /** One client alone (no contention): the latency of one paid relayed operation end to end. */
   singleClient: Throughput;
   notes: string[];
@@ -89,31 +97,27 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
     log(`funded ${clients} payers (USDC) and ${clients} signers (ETH) on chain ${chain.chainId}`);
 
     // One instance, embedded database: two identical relayed runs (memory before, after each), then client-signed.
-    const embedded = await startServiceProcess(serviceEnv(sandbox, path.join(dir, "one"), "embedded"));
+    const embedded = await startServiceProcess(serviceEnv(sandbox, path.join(dir, "one"), "embedded"), { collectableGarbage: true });
     let clientSigned: VolumeResult["clientSigned"];
     const relayed: RelayedRun[] = [];
     let memory: VolumeResult["memory"];
     let singleClient: Throughput;
     try {
       await sleep(5_000);
-      const idleMiB = embedded.rssMiB();
-      const idleHeap = await heapUsedMiB(embedded);
-      log(`service idle: ${idleMiB} MiB RSS, heap used ${idleHeap} MiB`);
+      const idle = await memorySample(embedded);
+      log(`service idle: ${idle.rssMiB} MiB RSS, heap used ${idle.heapUsedMiB} MiB (after a full GC)`);
       singleClient = await relayedRun(sandbox, provider, [embedded], payers.slice(0, 1), 10, "embedded", "relayed, 1 client alone (latency without contention)", log);
       relayed.push(await relayedRun(sandbox, provider, [embedded], payers, seconds, "embedded", "relayed, 1 instance, embedded database (run 1)", log));
-      const afterFirstRunMiB = embedded.rssMiB();
-      const firstHeap = await heapUsedMiB(embedded);
+      const afterFirstRun = await memorySample(embedded);
       relayed.push(await relayedRun(sandbox, provider, [embedded], payers, seconds, "embedded", "relayed, 1 instance, embedded database (run 2)", log));
-      const afterSecondRunMiB = embedded.rssMiB();
-      const secondHeap = await heapUsedMiB(embedded);
-      memory = {
-        idleMiB,
-        afterFirstRunMiB,
-        afterSecondRunMiB,
-        growthMiB: Math.round((afterSecondRunMiB - afterFirstRunMiB) * 10) / 10,
-        heapUsedMiB: { idle: idleHeap, afterFirstRun: firstHeap, afterSecondRun: secondHeap },
-      };
-      log(`service RSS: idle ${idleMiB} MiB, after run 1 ${afterFirstRunMiB} MiB, after run 2 ${afterSecondRunMiB} MiB; heap used ${idleHeap} / ${firstHeap} / ${secondHeap} MiB`);
+      const afterSecondRun = await memorySample(embedded);
+      const tenths = (n: number) => Math.round(n * 10) / 10;
+      const growth = { rssMiB: tenths(afterSecondRun.rssMiB - afterFirstRun.rssMiB), heapUsedMiB: tenths(afterSecondRun.heapUsedMiB - afterFirstRun.heapUsedMiB) };
+      memory = { idle, afterFirstRun, afterSecondRun, growth };
+      log(
+        `service after a full GC: RSS idle ${idle.rssMiB} / after run 1 ${afterFirstRun.rssMiB} / after run 2 ${afterSecondRun.rssMiB} MiB; ` +
+          `heap used ${idle.heapUsedMiB} / ${afterFirstRun.heapUsedMiB} / ${afterSecondRun.heapUsedMiB} MiB; run 2 grew RSS ${growth.rssMiB}, heap ${growth.heapUsedMiB} MiB`,
+      );
       clientSigned = await clientSignedRuns(embedded, provider, signers, clientSignedSeconds, log);
     } finally {
       await embedded.stop();
@@ -324,9 +328,12 @@ function boundOf(run: Throughput): string {
   return `no process saturated (${run.cpu.services.join("/")} service, ${run.cpu.benchProcess} chains + clients): waits (round trips, locks, polls) bound it`;
 }
 
-async function heapUsedMiB(instance: ServiceProcess): Promise<number> {
+/** RSS and heap in use after a forced full collection (the service was started with collectableGarbage). */
+async function memorySample(instance: ServiceProcess): Promise<MemorySample> {
+  await instance.collectGarbage();
   const text = await fetch(`${instance.url}/metrics`).then((r) => r.text());
-  return Math.round(Number(/^tak_nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? NaN) / 1048576 * 10) / 10;
+  const heapUsedMiB = Math.round((Number(/^tak_nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? NaN) / 1048576) * 10) / 10;
+  return { rssMiB: instance.rssMiB(), heapUsedMiB };
 }
 
 async function sumRetries(instances: ServiceProcess[]): Promise<number> {
@@ -336,16 +343,6 @@ async function sumRetries(instances: ServiceProcess[]): Promise<number> {
     sum += Number(/^tak_broadcast_nonce_ahead_retries (\d+)/m.exec(text)?.[1] ?? 0);
   }
   return sum;
-}
-
-/** User + system CPU seconds of a process (Linux /proc). */
-function cpuSeconds(pid: number): number {
-  try {
-    const fields = fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1].split(" ");
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return NaN;
-  }
 }
 
 function percentile(samples: number[], q: number): number {
