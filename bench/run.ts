@@ -7,7 +7,7 @@ import { measureAgentGas } from "./gas-agents";
 import { measureRamsGas, ramsExecuteOverhead, RAMS_EXECUTE_OVERHEAD_TARGET } from "./gas-rams";
 import { measureLatency, type LatencyRow } from "./latency";
 import { measureReads, printReadRows, writeBenchResult, type BenchDatabase, type ReadRow } from "./reads";
-import { measureVolume } from "./volume";
+import { measureVolume, type MemorySample } from "./volume";
 
 /** Hard targets: the whitelisted transfers against the plain transfer of the same kind, and the factory call. */
 const TARGETS: Record<string, (row: GasRow) => boolean> = {
@@ -108,7 +108,8 @@ async function readsPart(): Promise<boolean> {
 
 /**
  * Relayed (x402-paid) and client-signed throughput, relayer nonce contiguity and service memory. BENCH_VOLUME_SECONDS
- * shortens the relayed runs (default 60), BENCH_SKIP_POSTGRES=1 skips the two-instance run on the PostgreSQL server
+ * shortens the relayed runs (default 60), BENCH_IDENTICAL_RUNS sets how many identical runs the memory is read after
+ * (default 2), BENCH_SKIP_POSTGRES=1 skips the two-instance run on the PostgreSQL server
  * (BENCH_DATABASE_URL, default postgres://postgres@127.0.0.1:5432/test).
  */
 async function volumePart(): Promise<boolean> {
@@ -116,6 +117,7 @@ async function volumePart(): Promise<boolean> {
   const result = await measureVolume(hre, {
     seconds: Number(process.env.BENCH_VOLUME_SECONDS ?? 60),
     clientSignedSeconds: Number(process.env.BENCH_CLIENT_SIGNED_SECONDS ?? 15),
+    identicalRuns: Number(process.env.BENCH_IDENTICAL_RUNS ?? 2),
     skipPostgres: process.env.BENCH_SKIP_POSTGRES === "1",
   });
   console.log("");
@@ -128,10 +130,9 @@ async function volumePart(): Promise<boolean> {
   const c = result.clientSigned;
   console.log(`client-signed ${c.service.txPerSec} tx/s vs raw ${c.raw.txPerSec} tx/s (${c.ratio}×)`);
   const m = result.memory;
-  console.log(
-    `service after a full GC: RSS idle ${m.idle.rssMiB} MiB, after run 1 ${m.afterFirstRun.rssMiB} MiB, after run 2 ${m.afterSecondRun.rssMiB} MiB (growth ${m.growth.rssMiB} MiB); ` +
-      `heap used ${m.idle.heapUsedMiB} / ${m.afterFirstRun.heapUsedMiB} / ${m.afterSecondRun.heapUsedMiB} MiB (growth ${m.growth.heapUsedMiB} MiB)`,
-  );
+  const after = (pick: (x: MemorySample) => number) => m.afterRuns.map((x, i) => `after run ${i + 1} ${pick(x)}`).join(", ");
+  console.log(`service after a full GC: RSS idle ${m.idle.rssMiB} MiB, ${after((x) => x.rssMiB)} MiB (last run's growth ${m.growth.rssMiB} MiB)`);
+  console.log(`  heap used idle ${m.idle.heapUsedMiB} MiB, ${after((x) => x.heapUsedMiB)} MiB (last run's growth ${m.growth.heapUsedMiB} MiB)`);
   writeBenchResult("volume.json", result);
   return result.relayed.some((r) => !r.pass);
 }

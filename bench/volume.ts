@@ -17,6 +17,8 @@ export interface VolumeOptions {
   clients?: number;
   /** Seconds of the client-signed run and of its raw twin (default 15). */
   clientSignedSeconds?: number;
+  /** Identical relayed runs on the embedded-database instance, memory read after each (default 2, at least 2). */
+  identicalRuns?: number;
   /** Skip the two-instance run on the PostgreSQL server. */
   skipPostgres?: boolean;
   log?: (line: string) => void;
@@ -63,9 +65,9 @@ export interface VolumeResult {
   clientSigned: { service: Throughput; raw: Throughput; ratio: number };
   /**
    * The embedded-database instance's resident set and V8 heap in use (from its /metrics), each read after a forced full
-   * garbage collection: idle, and after each of two identical relayed runs. Growth is run 2 minus run 1.
+   * garbage collection: idle, and after each identical relayed run. Growth is the last run's (last minus the one before).
    */
-  memory: { idle: MemorySample; afterFirstRun: MemorySample; afterSecondRun: MemorySample; growth: MemorySample };
+  memory: { idle: MemorySample; afterRuns: MemorySample[]; growth: MemorySample };
   /** One client alone (no contention): the latency of one paid relayed operation end to end. */
   singleClient: Throughput;
   notes: string[];
@@ -84,6 +86,7 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
   const seconds = opts.seconds ?? 60;
   const clients = opts.clients ?? 20;
   const clientSignedSeconds = opts.clientSignedSeconds ?? 15;
+  const identicalRuns = Math.max(2, opts.identicalRuns ?? 2);
   const log = opts.log ?? ((line: string) => console.log(line));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-volume-"));
   const sandbox = await createSandbox(hre, { deploymentsDir: path.join(dir, "deployments") });
@@ -96,7 +99,7 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
     await fund(sandbox, provider, payers, signers);
     log(`funded ${clients} payers (USDC) and ${clients} signers (ETH) on chain ${chain.chainId}`);
 
-    // One instance, embedded database: two identical relayed runs (memory before, after each), then client-signed.
+    // One instance, embedded database: identical relayed runs (memory before, after each), then client-signed.
     const embedded = await startServiceProcess(serviceEnv(sandbox, path.join(dir, "one"), "embedded"), { collectableGarbage: true });
     let clientSigned: VolumeResult["clientSigned"];
     const relayed: RelayedRun[] = [];
@@ -107,17 +110,15 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
       const idle = await memorySample(embedded);
       log(`service idle: ${idle.rssMiB} MiB RSS, heap used ${idle.heapUsedMiB} MiB (after a full GC)`);
       singleClient = await relayedRun(sandbox, provider, [embedded], payers.slice(0, 1), 10, "embedded", "relayed, 1 client alone (latency without contention)", log);
-      relayed.push(await relayedRun(sandbox, provider, [embedded], payers, seconds, "embedded", "relayed, 1 instance, embedded database (run 1)", log));
-      const afterFirstRun = await memorySample(embedded);
-      relayed.push(await relayedRun(sandbox, provider, [embedded], payers, seconds, "embedded", "relayed, 1 instance, embedded database (run 2)", log));
-      const afterSecondRun = await memorySample(embedded);
+      const afterRuns: MemorySample[] = [];
+      for (let run = 1; run <= identicalRuns; run++) {
+        relayed.push(await relayedRun(sandbox, provider, [embedded], payers, seconds, "embedded", `relayed, 1 instance, embedded database (run ${run})`, log));
+        afterRuns.push(await memorySample(embedded));
+        log(`service after run ${run} and a full GC: ${afterRuns[run - 1].rssMiB} MiB RSS, heap used ${afterRuns[run - 1].heapUsedMiB} MiB`);
+      }
+      const [before, last] = afterRuns.slice(-2);
       const tenths = (n: number) => Math.round(n * 10) / 10;
-      const growth = { rssMiB: tenths(afterSecondRun.rssMiB - afterFirstRun.rssMiB), heapUsedMiB: tenths(afterSecondRun.heapUsedMiB - afterFirstRun.heapUsedMiB) };
-      memory = { idle, afterFirstRun, afterSecondRun, growth };
-      log(
-        `service after a full GC: RSS idle ${idle.rssMiB} / after run 1 ${afterFirstRun.rssMiB} / after run 2 ${afterSecondRun.rssMiB} MiB; ` +
-          `heap used ${idle.heapUsedMiB} / ${afterFirstRun.heapUsedMiB} / ${afterSecondRun.heapUsedMiB} MiB; run 2 grew RSS ${growth.rssMiB}, heap ${growth.heapUsedMiB} MiB`,
-      );
+      memory = { idle, afterRuns, growth: { rssMiB: tenths(last.rssMiB - before.rssMiB), heapUsedMiB: tenths(last.heapUsedMiB - before.heapUsedMiB) } };
       clientSigned = await clientSignedRuns(embedded, provider, signers, clientSignedSeconds, log);
     } finally {
       await embedded.stop();
