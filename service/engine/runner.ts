@@ -314,7 +314,8 @@ export class BatchRunner {
     if (!marked) return false;
     batch.status = "success";
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
-    await this.services.x402?.settleForBatch(batch.txId);
+    // A batch prepared under a key is never paid with x402 (access/gate.ts admitSend): nothing to settle or look up.
+    if (!batch.apiKeyId) await this.services.x402?.settleForBatch(batch.txId);
     return true;
   }
 }
