@@ -107,7 +107,11 @@ export function routesRouter(routes: RouteDefinition<any, any>[], services: Serv
   const withParameters: RouteDefinition<any, any>[] = [];
   for (const route of routes) {
     if (route.path.includes("{")) withParameters.push(route);
-    else fixed.set(fixedKey(route.method.toUpperCase(), route.path), routeHandler(route, services));
+    else {
+      const key = fixedKey(route.method.toUpperCase(), route.path);
+      if (fixed.has(key)) throw new Error(`two routes answer ${key} (paths match whatever their letter case)`);
+      fixed.set(key, routeHandler(route, services));
+    }
   }
   const fixedPaths = (req: Request, res: Response, next: NextFunction) => {
     const handler = fixed.get(fixedKey(req.method === "HEAD" ? "GET" : req.method, req.path));

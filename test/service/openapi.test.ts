@@ -5,6 +5,7 @@ import pino from "pino";
 import { ACCESS } from "../../service/access/rules";
 import { allRoutes, apiDocument, createApp } from "../../service/app";
 import { successResponses, takesPayment } from "../../service/http/openapi";
+import { routesRouter } from "../../service/http/route";
 import { PUBLIC_METHODS } from "../../service/methods";
 import type { Services } from "../../service/services";
 import { CLIENT_TYPES_FILE, clientTypesSource } from "../../scripts/lib/client-types";
@@ -70,6 +71,13 @@ describe("OpenAPI document", function () {
     expect(undocumented.sort()).to.deep.equal(["get /docs/assets/{file}", "get /rams/typed-data/{operation}", "post /admin/command"]);
     expect(mounted, "the fixed paths' table is walked").to.include("get /get-network-info");
     expect(mounted.length).to.be.greaterThan(documented.length);
+  });
+
+  it("two routes on the same method and path (whatever the letter case) are refused when the app is built", () => {
+    const services = { config: {}, logger: pino({ level: "silent" }) } as unknown as Services;
+    const health = allRoutes(services).find((r) => r.path === "/health")!;
+    expect(() => routesRouter([health, { ...health, path: "/HEALTH" }], services)).to.throw("two routes answer GET /health");
+    expect(() => routesRouter([health, { ...health, method: "post" }], services)).to.not.throw();
   });
 
   it("is a valid OpenAPI 3.1 document (@seriousme/openapi-schema-validator) whose every $ref resolves", async () => {
