@@ -15,10 +15,11 @@ export interface ServiceProcess {
   /** Resident set size in MiB (Linux /proc; NaN elsewhere). */
   rssMiB(): number;
   /**
-   * A full garbage collection in the service, done when this resolves: only for a service started with
-   * `{ collectableGarbage: true }` (bench/gc-on-signal.ts).
+   * A full garbage collection in the service, done when this resolves (with BENCH_HEAP_SNAPSHOTS, after its heap
+   * snapshot, which can take a minute): only for a service started with `{ collectableGarbage: true }`
+   * (bench/gc-on-signal.ts).
    */
-  collectGarbage(): Promise<void>; // (a heap snapshot, BENCH_HEAP_SNAPSHOTS, can take a minute)
+  collectGarbage(): Promise<void>;
   /** POST /admin/command with the operator token. */
   admin(command: Record<string, unknown>): Promise<any>;
   stop(): Promise<void>;

@@ -1,7 +1,7 @@
 import { getAddress } from "ethers";
+import { TtlCache } from "../cache/ttl-cache";
 
-const MAX_ENTRIES = 10_000;
-const known = new Map<string, string>();
+const known = new TtlCache<string, string>(Infinity, 10_000);
 
 /**
  * ethers' getAddress (EIP-55 checksum form; throws on a malformed address or a wrong mixed-case checksum), remembered
@@ -12,7 +12,6 @@ export function checksumAddress(address: string): string {
   const remembered = known.get(address);
   if (remembered !== undefined) return remembered;
   const checksummed = getAddress(address);
-  if (known.size >= MAX_ENTRIES) known.delete(known.keys().next().value as string);
   known.set(address, checksummed);
   return checksummed;
 }

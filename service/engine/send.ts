@@ -1,6 +1,6 @@
 import { Transaction, keccak256 } from "ethers";
-import { checksumAddress } from "../crypto/checksum-address";
 import { z } from "zod";
+import { checksumAddress } from "../crypto/checksum-address";
 import { recoverSigner } from "../crypto/recover";
 import { ApiError, badRequest, conflict, notFound } from "../errors";
 import type { Services } from "../services";

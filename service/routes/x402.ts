@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type { Request } from "express";
-import { formatUnits } from "ethers";
 import { z } from "zod";
 import { BKN__factory } from "../../typechain-types/factories/contracts/payments/BKN__factory";
 import { resourceUrl, type Caller } from "../access/gate";
@@ -13,6 +12,7 @@ import { address } from "../http/fields";
 import { PaymentRequirements, PaymentView, responseFields } from "../http/responses";
 import { defineRoute } from "../http/route";
 import { findMethod, PUBLIC_METHODS } from "../methods";
+import { fromUnits } from "../methods/common";
 import { assertX402Available } from "../payments/x402";
 import type { Services } from "../services";
 import type { PaymentRecord } from "../store/payments";
@@ -82,7 +82,7 @@ export function x402Routes(services: Services) {
         status,
         chainId: String(chain.chainId),
         recipientAddress: claim.recipient,
-        amount: formatUnits(BigInt(amountRaw), 18).replace(/\.0$/, ""),
+        amount: fromUnits(BigInt(amountRaw), 18),
         amountRaw,
         token: { address: chain.deployment.contracts.BKN, symbol: "BKN", decimals: 18 },
         transactionHash: tx.txHash,
