@@ -1,4 +1,4 @@
-import { Interface, type InterfaceAbi } from "ethers";
+import { Interface, LogDescription, type EventFragment, type InterfaceAbi } from "ethers";
 import { AgentExecutor__factory } from "../../typechain-types/factories/contracts/rams/AgentExecutor__factory";
 import { AgentMandate__factory } from "../../typechain-types/factories/contracts/rams/AgentMandate__factory";
 import { AgentTokenFactory__factory } from "../../typechain-types/factories/contracts/agents/AgentTokenFactory__factory";
@@ -125,4 +125,24 @@ export function revertDataOf(error: unknown): string | undefined {
     return undefined;
   };
   return visit(error);
+}
+
+const eventsByTopic = new WeakMap<Interface, Map<string, EventFragment>>();
+
+/**
+ * A log decoded by one of these interfaces, or null when none of its events has the log's topic: what
+ * `Interface.parseLog` answers (and it throws, as that does, on data that does not decode). `parseLog` finds the event
+ * by recomputing every event's topic hash, a keccak each, on every call; the topics here are computed once.
+ */
+export function parseEventLog(iface: Interface, log: { topics: readonly string[]; data: string }): LogDescription | null {
+  let events = eventsByTopic.get(iface);
+  if (!events) {
+    const found = new Map<string, EventFragment>();
+    iface.forEachEvent((event) => found.set(event.topicHash, event));
+    eventsByTopic.set(iface, (events = found));
+  }
+  const topic = log.topics[0]?.toLowerCase();
+  const event = topic === undefined ? undefined : events.get(topic);
+  if (!event || event.anonymous) return null;
+  return new LogDescription(event, topic!, iface.decodeEventLog(event, log.data, log.topics));
 }

@@ -107,10 +107,10 @@ export function verifySignedTransactions(batch: Batch, signed: string[]): { inde
     if ((tx.maxPriorityFeePerGas ?? 0n) > (tx.maxFeePerGas ?? 0n)) {
       throw mismatch(index, "maxPriorityFeePerGas", `at most maxFeePerGas ${tx.maxFeePerGas}`, tx.maxPriorityFeePerGas);
     }
-    // What the chain will call these bytes; ethers' tx.hash re-encodes them and differs for a non-canonical encoding.
-    const txHash = keccak256(raw);
-    if (txHash !== tx.hash) throw badRequest(`signedTransactions[${index}] is not canonically encoded`, { transactionIndex: index });
-    return { index, signedRaw: raw, txHash };
+    // The chain names a transaction by the hash of the bytes it was sent; ethers names it by the hash of its own
+    // re-encoding. The two agree only for the canonical encoding.
+    if (tx.serialized !== raw.toLowerCase()) throw badRequest(`signedTransactions[${index}] is not canonically encoded`, { transactionIndex: index });
+    return { index, signedRaw: raw, txHash: keccak256(raw) };
   });
 }
 
@@ -121,10 +121,12 @@ export async function loadSendableBatch(services: Services, txId: string, q?: Qu
 
 /**
  * The batch a send names, checked as loadSendableBatch does, and (same statement) the other batches that already hold
- * a transaction this send names: its signed bytes' hashes, or the hashes it reports.
+ * a transaction this send names: its signed bytes' hashes, or the hashes it reports. That look-up is made only for a
+ * send that may be asked to pay (`beforePayment`), so that it learns of a taken hash before it pays; every send learns
+ * it anyway from the statement that marks the batch sending (Batches.markSending).
  */
-export async function loadBatchToSend(services: Services, request: SendRequest): Promise<{ batch: Batch; hashOwners: Map<string, string> }> {
-  const { batch, hashOwners } = await services.batches.forSend(request.txId, hashesNamed(request));
+export async function loadBatchToSend(services: Services, request: SendRequest, beforePayment: boolean): Promise<{ batch: Batch; hashOwners: Map<string, string> }> {
+  const { batch, hashOwners } = await services.batches.forSend(request.txId, beforePayment ? hashesNamed(request) : []);
   return { batch: assertSendable(batch, request.txId), hashOwners };
 }
 

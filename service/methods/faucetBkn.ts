@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { bknInterface } from "../chains/contracts";
+import { bknInterface, parseEventLog } from "../chains/contracts";
 import { address, chainIdInput } from "../http/fields";
 import { defineMethod } from "./types";
 import { ACCESS } from "../access/rules";
@@ -29,7 +29,7 @@ export const faucetBkn = defineMethod({
     const bkn = batch.chain.deployment.contracts.BKN.toLowerCase();
     for (const log of batch.receipts.flatMap((r) => r.logs)) {
       if (log.address.toLowerCase() !== bkn) continue;
-      const event = bknInterface.parseLog(log);
+      const event = parseEventLog(bknInterface, log);
       if (event?.name === "FaucetClaimed") {
         return { amountRaw: event.args.amount.toString(), cooldownEndsAt: new Date(Number(event.args.nextClaimAt) * 1000).toISOString() };
       }

@@ -1,5 +1,5 @@
 import { ZeroAddress } from "ethers";
-import { securityTokenInterface } from "../chains/contracts";
+import { securityTokenInterface, parseEventLog } from "../chains/contracts";
 import type { Queryable } from "../store/db";
 import type { TokenRecord } from "../store/tokens";
 import type { ConfirmedBatch } from "./types";
@@ -31,7 +31,7 @@ export async function recordTokenEvents(
   for (const receipt of batch.receipts) {
     for (const log of receipt.logs) {
       if (log.address.toLowerCase() !== tokenAddress) continue;
-      const event = securityTokenInterface.parseLog(log);
+      const event = parseEventLog(securityTokenInterface, log);
       if (!event) continue;
       switch (event.name) {
         case "WhitelistUpdated":

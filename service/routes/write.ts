@@ -103,7 +103,8 @@ export function writeRoutes(services: Services) {
         }
         // Only a prepared batch moves: of two concurrent sends of one txId, the second finds it moved and gets the 409.
         const credit = access.creditKeyId ? { keyId: access.creditKeyId, method: batch.method } : undefined;
-        const { moved, spent } = await services.batches.markSending(q, batch.txId, state, credit);
+        const { moved, spent, hashOwners: taken } = await services.batches.markSending(q, batch.txId, state, credit);
+        assertHashesFree(batch, state, taken);
         if (!moved) {
           await loadSendableBatch(services, batch.txId, q);
           throw conflict(`txId ${batch.txId} changed while it was being sent; look it up with GET /get-transaction-status`, { txId: batch.txId });
@@ -182,7 +183,8 @@ export function writeRoutes(services: Services) {
       },
       handler: async ({ req, body, caller }) => {
         const request = normalizeSendBody(body);
-        const { batch, hashOwners } = await loadBatchToSend(services, request);
+        // A caller without an API key may be asked to pay (x402): a taken hash is refused before that.
+        const { batch, hashOwners } = await loadBatchToSend(services, request, !caller.apiKey);
         const payment = await startSend(req, caller, batch, body, request, hashOwners);
         const after = (await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS)) ?? (await services.batches.get(batch.txId))!;
         const settled = payment ? await services.payments.get(payment.id) : undefined;

@@ -91,12 +91,14 @@ export class Batches {
 
   /**
    * For a send: the batch (from memory when this instance just prepared it, taken out so that only the first send
-   * attempt uses it) and the other batches that hold any of `hashes` (see getWithHashOwners).
+   * attempt uses it) and the other batches that hold any of `hashes` (see getWithHashOwners). With no hashes to look
+   * up, a batch in memory costs no statement.
    */
   async forSend(txId: string, hashes: string[]): Promise<{ batch?: Batch; hashOwners: Map<string, string> }> {
     const kept = this.justPrepared.get(txId);
     if (!kept) return this.getWithHashOwners(txId, hashes);
     this.justPrepared.delete(txId);
+    if (!hashes.length) return { batch: kept, hashOwners: new Map() };
     const rows = await this.db.query<{ tx_hash: string; tx_id: string }>(
       "SELECT tx_hash, tx_id FROM batch_transactions WHERE tx_hash = ANY($1::text[]) AND tx_id <> $2",
       [hashes.map((h) => h.toLowerCase()), txId],
@@ -170,24 +172,31 @@ export class Batches {
   /**
    * Moves a prepared batch to sending and records each transaction's signed form and hash (before any broadcast), in
    * one statement. `moved` is false when the batch was not prepared (anymore): of two concurrent sends of one txId,
-   * the second waits on the row and then finds nothing to move. With `credit`, the same statement spends one credit of
-   * that key and method on the batch, as Credits.spend does (the charge row first, the balance only by the spend that
-   * charged): `spent` says whether it did; when it did not, the caller rolls the transaction back.
+   * the second waits on the row and then finds nothing to move. It is also false when another batch already holds one
+   * of the hashes: `hashOwners` then names them (hash → that batch's txId), and nothing is written. With `credit`, the
+   * same statement spends one credit of that key and method on the batch, as Credits.spend does (the charge row first,
+   * the balance only by the spend that charged): `spent` says whether it did; when it did not, the caller rolls the
+   * transaction back.
    */
   async markSending(
     tx: Queryable,
     txId: string,
     signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
     credit?: { keyId: string; method: string },
-  ): Promise<{ moved: boolean; spent: boolean }> {
-    const [row] = await tx.query<{ moved: number; balance: number | null }>(
-      `WITH batch AS (
-         UPDATE batches SET status = 'sending', sent_at = now(), updated_at = now() WHERE tx_id = $1 AND status = 'prepared' RETURNING tx_id
+  ): Promise<{ moved: boolean; spent: boolean; hashOwners: Map<string, string> }> {
+    const [row] = await tx.query<{ moved: number; balance: number | null; taken: Record<string, string> | string | null }>(
+      `WITH sent AS (
+         SELECT * FROM jsonb_to_recordset($2::jsonb) AS s(index integer, signed_raw text, tx_hash text, status text)
+       ), taken AS (
+         SELECT o.tx_hash, o.tx_id FROM batch_transactions o WHERE o.tx_hash IN (SELECT tx_hash FROM sent) AND o.tx_id <> $1
+       ), batch AS (
+         UPDATE batches SET status = 'sending', sent_at = now(), updated_at = now()
+         WHERE tx_id = $1 AND status = 'prepared' AND NOT EXISTS (SELECT 1 FROM taken) RETURNING tx_id
        ), txs AS (
          UPDATE batch_transactions t
          SET signed_raw = s.signed_raw, tx_hash = s.tx_hash, status = s.status,
              broadcast_at = CASE WHEN s.status = 'broadcast' THEN now() ELSE NULL END
-         FROM batch, jsonb_to_recordset($2::jsonb) AS s(index integer, signed_raw text, tx_hash text, status text)
+         FROM batch, sent AS s
          WHERE t.tx_id = batch.tx_id AND t.index = s.index
        ), charge AS (
          INSERT INTO credit_charges (tx_id, key_id, method) SELECT batch.tx_id, $3::text, $4::text FROM batch WHERE $3::text IS NOT NULL
@@ -198,7 +207,8 @@ export class Batches {
          WHERE key_id = $3::text AND method = $4::text AND balance > 0 AND EXISTS (SELECT 1 FROM charge)
          RETURNING balance
        )
-       SELECT (SELECT count(*) FROM batch)::int AS moved, (SELECT balance FROM debit) AS balance`,
+       SELECT (SELECT count(*) FROM batch)::int AS moved, (SELECT balance FROM debit) AS balance,
+              (SELECT json_object_agg(tx_hash, tx_id) FROM taken) AS taken`,
       [
         txId,
         JSON.stringify(signed.map((s) => ({ index: s.index, signed_raw: s.signedRaw, tx_hash: s.txHash?.toLowerCase() ?? null, status: s.status }))),
@@ -206,7 +216,8 @@ export class Batches {
         credit?.method ?? null,
       ],
     );
-    return { moved: row.moved > 0, spent: credit ? row.balance !== null : true };
+    const taken = typeof row.taken === "string" ? (JSON.parse(row.taken) as Record<string, string>) : (row.taken ?? {});
+    return { moved: row.moved > 0, spent: credit ? row.balance !== null : true, hashOwners: new Map(Object.entries(taken)) };
   }
 
   /**

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { expect } from "chai";
 import pino from "pino";
-import { Transaction, Wallet } from "ethers";
+import { concat, decodeRlp, encodeRlp, Transaction, Wallet } from "ethers";
 import { execute, prepareAndSign } from "../helpers/flow";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type ApiResponse, type TestService } from "../helpers/service";
@@ -93,10 +93,13 @@ describe("e2e: hostile input and tenants", function () {
       const second = await prepareAndSign(keyA, issuer, whitelistBody(sandbox.accounts[12].address, { signerAddress: issuer.address }));
       const replay = await keyA.post("/send-transactions", { txId: second.prepared.txId, signedTransactions: first.signedTransactions });
       expect(replay.status).to.equal(400); // another batch's bytes do not match this batch's prepared transaction
+      const keyId = (await service.services.apiKeys.verify(keyA.apiKey!))!.id;
+      const credits = (await service.services.credits.balances(keyId)).whitelist;
       const reported = await keyA.post("/send-transactions", { txId: second.prepared.txId, txHash: sent.body.txHashes[0] });
       expectError(reported, 409, new RegExp(`already recorded for another batch, txId ${first.prepared.txId}`));
       expect(reported.body.error.details.txId).to.equal(first.prepared.txId);
       expect((await keyA.get("/get-transaction-status", { txId: second.prepared.txId })).body.status).to.equal("prepared");
+      expect((await service.services.credits.balances(keyId)).whitelist, "no credit spent on a refused send").to.equal(credits);
     });
   });
 
@@ -199,6 +202,12 @@ describe("e2e: hostile input and tenants", function () {
         expectError(res, 400, message);
         expect(res.body.error.details.transactionIndex, label).to.equal(0);
       }
+      // Signed bytes that decode to the prepared transaction but are not its canonical encoding (value 0 as a zero byte
+      // instead of the empty string): the chain would name them by a hash that differs from the one ethers computes.
+      const fields = decodeRlp("0x" + (await issuer.signTransaction(tx)).slice(4)) as string[];
+      fields[6] = "0x00";
+      const odd = await keyA.post("/send-transactions", { txId: prepared.txId, signedTransactions: [concat(["0x02", encodeRlp(fields)])] });
+      expectError(odd, 400, "signedTransactions[0] is not canonically encoded");
       const repriced = await issuer.signTransaction({ ...tx, maxFeePerGas: maxFee * 2n });
       const ok = await keyA.post("/send-transactions", { txId: prepared.txId, signedTransactions: [repriced] });
       expect(ok.status, JSON.stringify(ok.body)).to.equal(200);

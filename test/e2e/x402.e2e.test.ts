@@ -232,6 +232,14 @@ describe("e2e: x402 payments and service-relayed execution", function () {
     note("client-signed agentic call: 5000 at prepare + 5000 at send", before, await balances());
     expect(before.payer - (await balances()).payer).to.equal(PRICE);
 
+    // A send that would be paid learns that its transaction belongs to another batch before it is asked to pay.
+    const otherQuote = quoteOf(await api.post("/prepare-transactions", { ...body, symbol: "HALFB" }, asClient())).accepts[0];
+    const other = await api.post("/prepare-transactions", { ...body, symbol: "HALFB" }, { ...asClient(), "X-PAYMENT": await payWithEthers(payer, otherQuote) });
+    expect(other.status, JSON.stringify(other.body)).to.equal(200);
+    const replay = await api.post("/send-transactions", { txId: other.body.txId, txHash: sent.body.txHashes[0] });
+    expect(replay.status, JSON.stringify(replay.body)).to.equal(409);
+    expect(replay.body.error.details.txId).to.equal(prepared.body.txId);
+
     const { key } = await service.services.apiKeys.create({ email: "agent@x402.test", plan: "Starter" });
     const keyed = api.withKey(key);
     const withKeyBefore = await balances();

@@ -527,13 +527,38 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           { index: 0, signedRaw: "0x02e1", txHash: hash(0xe1), status: "signed" as const },
           { index: 1, signedRaw: "0x02e2", txHash: hash(0xe2), status: "signed" as const },
         ];
-        expect(await db.transaction((tx) => batches.markSending(tx, txId, first))).to.deep.equal({ moved: true, spent: true });
+        expect(await db.transaction((tx) => batches.markSending(tx, txId, first))).to.deep.include({ moved: true, spent: true });
         const second = first.map((t) => ({ ...t, signedRaw: "0x02ff", txHash: hash(0xff) }));
         expect((await db.transaction((tx) => batches.markSending(tx, txId, second))).moved).to.equal(false);
         const batch = (await batches.get(txId))!;
         expect(batch.status).to.equal("sending");
         expect(batch.transactions.map((t) => t.txHash)).to.deep.equal([hash(0xe1), hash(0xe2)]);
         expect((await db.transaction((tx) => batches.markSending(tx, "no-such-batch", first))).moved).to.equal(false);
+      });
+
+      it("markSending refuses a hash another batch holds: nothing moves, nothing is spent, and it names that batch", async () => {
+        const { record } = await apiKeys.create({ email: "mark-taken@example.com", plan: "Starter" });
+        await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [record.id]);
+        const credit = { keyId: record.id, method: "whitelist" };
+        const holder = randomBytes(16).toString("hex");
+        await batches.create(newBatch(holder, null));
+        await batches.markSending(db, holder, [{ index: 0, signedRaw: "0x025a", txHash: hash(0x5a), status: "signed" }]);
+        const late = randomBytes(16).toString("hex");
+        await batches.create(newBatch(late, record.id));
+        const claim = [
+          { index: 0, signedRaw: null, txHash: hash(0x5b), status: "broadcast" as const },
+          { index: 1, signedRaw: null, txHash: hash(0x5a).toUpperCase().replace("0X", "0x"), status: "broadcast" as const },
+        ];
+        const result = await db.transaction((tx) => batches.markSending(tx, late, claim, credit));
+        expect(result).to.deep.equal({ moved: false, spent: false, hashOwners: new Map([[hash(0x5a), holder]]) });
+        const batch = (await batches.get(late))!;
+        expect(batch.status).to.equal("prepared");
+        expect(batch.transactions.map((t) => t.txHash)).to.deep.equal([null, null]);
+        expect(await db.query("SELECT 1 FROM credit_charges WHERE tx_id = $1", [late])).to.deep.equal([]);
+        expect((await db.query<{ balance: number }>("SELECT balance FROM credit_balances WHERE key_id = $1 AND method = 'whitelist'", [record.id]))[0].balance).to.equal(1);
+        // A batch's own hashes are not another batch's: the holder, already sending, is just not moved again.
+        const again = await batches.markSending(db, holder, [{ index: 0, signedRaw: "0x025a", txHash: hash(0x5a), status: "signed" }]);
+        expect(again).to.deep.equal({ moved: false, spent: true, hashOwners: new Map() });
       });
 
       it("markSending with a credit spends it in the same statement: once per batch, never below 0, nothing without a move", async () => {
@@ -545,10 +570,10 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
         const paid = randomBytes(16).toString("hex");
         await batches.create(newBatch(paid, record.id));
-        expect(await db.transaction((tx) => batches.markSending(tx, paid, signed(0xc1), credit))).to.deep.equal({ moved: true, spent: true });
+        expect(await db.transaction((tx) => batches.markSending(tx, paid, signed(0xc1), credit))).to.deep.include({ moved: true, spent: true });
         expect(await balance()).to.equal(0);
         // Not moved again, so not charged again.
-        expect(await db.transaction((tx) => batches.markSending(tx, paid, signed(0xc1), credit))).to.deep.equal({ moved: false, spent: false });
+        expect(await db.transaction((tx) => batches.markSending(tx, paid, signed(0xc1), credit))).to.deep.include({ moved: false, spent: false });
         expect(await balance()).to.equal(0);
 
         // Out of credits: moved but not spent; the caller rolls back, and nothing stays.
@@ -561,7 +586,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
             return r;
           })
           .catch((error) => (error as { r: unknown }).r);
-        expect(result).to.deep.equal({ moved: true, spent: false });
+        expect(result).to.deep.include({ moved: true, spent: false });
         expect((await batches.get(unpaid))!.status).to.equal("prepared");
         expect(await db.query("SELECT 1 FROM credit_charges WHERE tx_id = $1", [unpaid])).to.deep.equal([]);
         expect(await balance()).to.equal(0);

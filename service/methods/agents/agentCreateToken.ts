@@ -1,6 +1,6 @@
 import { getAddress } from "ethers";
 import { z } from "zod";
-import { agentTokenFactoryInterface } from "../../chains/contracts";
+import { agentTokenFactoryInterface, parseEventLog } from "../../chains/contracts";
 import { badRequest } from "../../errors";
 import { address, decimalAmount, integerString } from "../../http/fields";
 import { toUnits } from "../common";
@@ -59,7 +59,7 @@ export const agentCreateToken = defineMethod({
     for (const receipt of batch.receipts) {
       for (const log of receipt.logs) {
         if (log.address.toLowerCase() !== factory) continue;
-        const event = agentTokenFactoryInterface.parseLog(log);
+        const event = parseEventLog(agentTokenFactoryInterface, log);
         if (event?.name !== "AgentTokenCreated") continue;
         const tokenAddress = getAddress(event.args.token);
         await tx.query(

@@ -1,7 +1,7 @@
 import { ZeroHash } from "ethers";
 import { z } from "zod";
 import { ACCESS } from "../../access/rules";
-import { reputationRegistryInterface } from "../../chains/contracts";
+import { reputationRegistryInterface, parseEventLog } from "../../chains/contracts";
 import { badRequest } from "../../errors";
 import { defineMethod } from "../types";
 import { agentCommonFields, agenticMethod, agentOnChain, agentRefFields, recordAgentActivity, registries, relayedPayerRule } from "./common";
@@ -104,7 +104,7 @@ export const agentGiveFeedback = defineMethod({
     const { reputation } = registries(batch.chain);
     for (const log of batch.receipts.flatMap((r) => r.logs)) {
       if (log.address.toLowerCase() !== reputation.toLowerCase()) continue;
-      const event = reputationRegistryInterface.parseLog(log);
+      const event = parseEventLog(reputationRegistryInterface, log);
       if (event?.name !== "NewFeedback") continue;
       const feedbackIndex = event.args.feedbackIndex.toString();
       const client = event.args.clientAddress as string;

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { getAddress } from "ethers";
 import { z } from "zod";
 import { ACCESS } from "../../access/rules";
-import { identityRegistryInterface } from "../../chains/contracts";
+import { identityRegistryInterface, parseEventLog } from "../../chains/contracts";
 import { defineMethod } from "../types";
 import { agentCommonFields, agenticMethod, ownerEmailOf, recordAgentActivity, registrationUrl, registries } from "./common";
 import { profileFields, profileOf, registrationFile } from "./profile";
@@ -55,7 +55,7 @@ export const agentRegister = defineMethod({
     const { identity } = registries(batch.chain);
     for (const log of batch.receipts.flatMap((r) => r.logs)) {
       if (log.address.toLowerCase() !== identity.toLowerCase()) continue;
-      const event = identityRegistryInterface.parseLog(log);
+      const event = parseEventLog(identityRegistryInterface, log);
       if (event?.name !== "Registered") continue;
       const agentId = event.args.agentId.toString();
       const owner = getAddress(event.args.owner);

@@ -1,7 +1,7 @@
 import { contractAt } from "../../chains/contract-at";
 import { getAddress, Interface, ZeroAddress, type TransactionReceipt } from "ethers";
 import { ACCESS } from "../../access/rules";
-import { agentExecutorInterface, agentMandateInterface, complianceProviderInterface, decodeRevert, revertDataOf } from "../../chains/contracts";
+import { agentExecutorInterface, agentMandateInterface, complianceProviderInterface, decodeRevert, revertDataOf, parseEventLog } from "../../chains/contracts";
 import type { Chain } from "../../chains/registry";
 import { ApiError, badRequest, preflightError } from "../../errors";
 import { AgentExecutor__factory } from "../../../typechain-types/factories/contracts/rams/AgentExecutor__factory";
@@ -543,7 +543,7 @@ export function ramsEvents(batch: ConfirmedBatch): { contract: string; event: st
       for (const iface of [agentMandateInterface, complianceProviderInterface, agentExecutorInterface]) {
         let parsed;
         try {
-          parsed = iface.parseLog(log);
+          parsed = parseEventLog(iface, log);
         } catch {
           parsed = null;
         }

@@ -1,7 +1,7 @@
 import { contractAt } from "../../chains/contract-at";
 import { getAddress } from "ethers";
 import { StoEscrow__factory } from "../../../typechain-types/factories/contracts/tokenization/StoEscrow__factory";
-import { stoEscrowInterface } from "../../chains/contracts";
+import { stoEscrowInterface, parseEventLog } from "../../chains/contracts";
 import { z } from "zod";
 import { badRequest, preflightError } from "../../errors";
 import { address, email } from "../../http/fields";
@@ -70,7 +70,7 @@ export async function recordOfferingEvents(tx: Queryable, batch: ConfirmedBatch,
   for (const receipt of batch.receipts) {
     for (const log of receipt.logs) {
       if (log.address.toLowerCase() !== escrow) continue;
-      const event = stoEscrowInterface.parseLog(log);
+      const event = parseEventLog(stoEscrowInterface, log);
       if (!event) continue;
       const onchainId = Number(event.args.offeringId);
       switch (event.name) {

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { getAddress, ZeroAddress } from "ethers";
 import { z } from "zod";
-import { tokenFactoryInterface } from "../../chains/contracts";
+import { tokenFactoryInterface, parseEventLog } from "../../chains/contracts";
 import { badRequest, forbidden, preflightError } from "../../errors";
 import { address, decimalAmount, email, integerString } from "../../http/fields";
 import { fromUnits, paymentAsset, signerFields, toUnits } from "../common";
@@ -141,7 +141,7 @@ export const newTokenization = defineMethod({
     const factory = batch.chain.deployment.contracts.TokenFactory.toLowerCase();
     const created = receipt.logs
       .filter((log) => log.address.toLowerCase() === factory)
-      .map((log) => tokenFactoryInterface.parseLog(log))
+      .map((log) => parseEventLog(tokenFactoryInterface, log))
       .find((parsed) => parsed?.name === "TokenCreated");
     if (!created) throw new Error(`newTokenization receipt ${receipt.hash} has no TokenCreated event`);
     const token = {
