@@ -188,7 +188,7 @@ export class Batches {
       `WITH sent AS (
          SELECT * FROM jsonb_to_recordset($2::jsonb) AS s(index integer, signed_raw text, tx_hash text, status text)
        ), taken AS (
-         SELECT o.tx_hash, o.tx_id FROM batch_transactions o WHERE o.tx_hash IN (SELECT tx_hash FROM sent) AND o.tx_id <> $1
+         SELECT o.tx_hash, o.tx_id FROM batch_transactions o WHERE o.tx_hash = ANY($5::text[]) AND o.tx_id <> $1
        ), batch AS (
          UPDATE batches SET status = 'sending', sent_at = now(), updated_at = now()
          WHERE tx_id = $1 AND status = 'prepared' AND NOT EXISTS (SELECT 1 FROM taken) RETURNING tx_id
@@ -214,6 +214,7 @@ export class Batches {
         JSON.stringify(signed.map((s) => ({ index: s.index, signed_raw: s.signedRaw, tx_hash: s.txHash?.toLowerCase() ?? null, status: s.status }))),
         credit?.keyId ?? null,
         credit?.method ?? null,
+        signed.flatMap((s) => (s.txHash ? [s.txHash.toLowerCase()] : [])),
       ],
     );
     const taken = typeof row.taken === "string" ? (JSON.parse(row.taken) as Record<string, string>) : (row.taken ?? {});
