@@ -11,6 +11,8 @@ const MAX_POLL_MS = 2_000;
 /** Until an interval has been seen: a polite default for a remote RPC. */
 const UNKNOWN_INTERVAL_POLL_MS = 250;
 const ERROR_BACKOFF_MS = 1_000;
+/** A block change seen by a poll sent at most this long after the one before it is timed well enough to learn from. */
+const PINNED_CHANGE_MS = 300;
 /** A head is fresh for cached reads while the poll that saw it was sent at most this long ago (instant chains)… */
 const MIN_READ_AGE_MS = 20;
 /** …or a sixth of the observed block interval, at most this (Base 333 ms, Sepolia 1 s). */
@@ -48,7 +50,10 @@ export class BlockWatcher {
    * independent of time.
    */
   fixedReadAgeMs?: number;
-  private headSeenAt = 0;
+  /** The last poll's answer and when it was sent. */
+  private lastPoll?: { head: number; sentAt: number };
+  /** The last block change a poll pinned down in time (see poll): where the next one measures the interval from. */
+  private lastChange?: { head: number; at: number };
   /** When the newest answered poll was sent: the head was current at least until then. */
   private polledAt = -Infinity;
   private readersUntil = 0;
@@ -89,7 +94,6 @@ export class BlockWatcher {
   observe(blockNumber: number): void {
     if (blockNumber <= this.head) return;
     this.head = blockNumber;
-    this.headSeenAt = Date.now();
     for (const w of this.waiters) if (this.head > w.after) this.settle(w);
   }
 
@@ -184,11 +188,7 @@ export class BlockWatcher {
     try {
       const latest = await this.provider.getBlockNumber();
       const now = Date.now();
-      // An interval is only learnt from heads seen by continuous polling (the previous head was seen while active).
-      if (latest > this.head && this.head >= 0 && this.headSeenAt >= this.activeSince) {
-        const gap = (now - this.headSeenAt) / (latest - this.head);
-        this.intervalMs = this.intervalMs === undefined ? gap : 0.7 * this.intervalMs + 0.3 * gap;
-      }
+      this.learnInterval(latest, sentAt, now);
       this.polledAt = Math.max(this.polledAt, sentAt);
       this.observe(latest);
       this.answerReaders(sentAt, this.head);
@@ -203,6 +203,24 @@ export class BlockWatcher {
     this.timerDue = Date.now() + delay;
     this.timer = setTimeout(() => void this.poll(), delay);
     this.timer.unref?.();
+  }
+
+  /**
+   * Learns the block interval from block changes whose time a poll pinned down: the head moved between two polls sent
+   * close together, so it changed within that window. Two such changes, however far apart (the watcher sleeps while
+   * nobody waits), give the mean interval of the blocks between them. A head learnt from a receipt pins down nothing.
+   */
+  private learnInterval(latest: number, sentAt: number, now: number): void {
+    const previous = this.lastPoll;
+    this.lastPoll = { head: latest, sentAt };
+    if (!previous || latest <= previous.head) return;
+    const window = now - previous.sentAt;
+    if (window > Math.max(PINNED_CHANGE_MS, (this.intervalMs ?? 0) / 3)) return;
+    if (this.lastChange && latest > this.lastChange.head) {
+      const gap = (now - this.lastChange.at) / (latest - this.lastChange.head);
+      this.intervalMs = this.intervalMs === undefined ? gap : 0.7 * this.intervalMs + 0.3 * gap;
+    }
+    this.lastChange = { head: latest, at: now };
   }
 
   /** Waiters' pace; while readers ask, also a poll sent every half read age, so the head they get stays fresh. */

@@ -99,6 +99,26 @@ describe("engine: the per-chain block watcher", function () {
     }
   });
 
+  it("learns the interval from block changes seen by separate waits, the watcher asleep in between", async () => {
+    const interval = await startLocalChain(hre, { chainId: 31_997, blockTime: 0.3 });
+    const own = new JsonRpcProvider(interval.url, interval.chainId, { staticNetwork: true, cacheTimeout: -1 });
+    const watcher = new BlockWatcher(own);
+    try {
+      await watcher.next(-1, 30_000);
+      for (const idleMs of [50, 150, 400, 700, 250]) {
+        await new Promise((resolve) => setTimeout(resolve, idleMs));
+        // One wait per block, as the runner waits for one transaction at a time; nobody waits while it sleeps.
+        await watcher.next(watcher.head, 30_000);
+      }
+      expect(watcher.intervalMs, "the chain mines every 300 ms").to.be.within(150, 600);
+      expect(watcher.pollDelay()).to.be.within(25, 100);
+    } finally {
+      watcher.destroy();
+      own.destroy();
+      await interval.close();
+    }
+  });
+
   it("freshHead: concurrent readers share one poll, then take the head without a request while it is fresh; a block observed here moves it", async () => {
     const watcher = new BlockWatcher(counted);
     watcher.fixedReadAgeMs = 60_000; // freshness that does not depend on the test's timing
