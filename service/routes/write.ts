@@ -14,6 +14,7 @@ import { defineRoute, parseInput } from "../http/route";
 import { findPublicMethod, methodForBody, PUBLIC_METHODS } from "../methods";
 import type { MethodDefinition } from "../methods/types";
 import type { Services } from "../services";
+import type { Queryable } from "../store/db";
 import type { PaymentRecord } from "../store/payments";
 
 const methodNames = PUBLIC_METHODS.map((m) => m.name);
@@ -94,23 +95,27 @@ export function writeRoutes(services: Services) {
     const access = admitSend(services, caller, batch, method);
     const checkPayer = method?.checkRelayedPayer && batch.executionMode === "service-relayed" ? (payer: string) => method.checkRelayedPayer!(services, batch, payer) : undefined;
     const payment = method ? await chargeSend(services, req, access, batch, method, checkPayer) : undefined;
+    // One statement marks the batch sending; a reported batch being sent again is first reopened, in one transaction.
+    const markSending = async (q: Queryable) => {
+      const credit = access.creditKeyId ? { keyId: access.creditKeyId, method: batch.method } : undefined;
+      const { moved, outOfCredits, hashOwners: taken } = await services.batches.markSending(q, batch.txId, state, credit);
+      assertHashesFree(batch, state, taken);
+      if (moved) return;
+      // Only a prepared batch moves: of two concurrent sends of one txId, the second finds it moved and gets the 409.
+      await loadSendableBatch(services, batch.txId, q);
+      if (outOfCredits) throw new ApiError(403, "OUT_OF_CREDITS", `Out of credits for ${batch.method}`, { method: batch.method });
+      throw conflict(`txId ${batch.txId} changed while it was being sent; look it up with GET /get-transaction-status`, { txId: batch.txId });
+    };
     try {
-      await services.db.transaction(async (q) => {
-        if (reportable(batch)) {
+      if (!reportable(batch)) await markSending(services.db);
+      else {
+        await services.db.transaction(async (q) => {
           if (request.kind !== "reported") throw badRequest("This txId's reported hash never appeared: report the right hash with { txId, txHash }", { field: "txHash" });
           if ((await services.batches.lock(q, batch.txId)) !== "rejected") await loadSendableBatch(services, batch.txId, q);
           await services.batches.reopen(q, batch.txId);
-        }
-        // Only a prepared batch moves: of two concurrent sends of one txId, the second finds it moved and gets the 409.
-        const credit = access.creditKeyId ? { keyId: access.creditKeyId, method: batch.method } : undefined;
-        const { moved, spent, hashOwners: taken } = await services.batches.markSending(q, batch.txId, state, credit);
-        assertHashesFree(batch, state, taken);
-        if (!moved) {
-          await loadSendableBatch(services, batch.txId, q);
-          throw conflict(`txId ${batch.txId} changed while it was being sent; look it up with GET /get-transaction-status`, { txId: batch.txId });
-        }
-        if (!spent) throw new ApiError(403, "OUT_OF_CREDITS", `Out of credits for ${batch.method}`, { method: batch.method });
-      });
+          await markSending(q);
+        });
+      }
     } catch (error) {
       if (payment) await services.x402!.release(payment.id, `send refused: ${(error as Error).message}`);
       throw error;

@@ -171,32 +171,36 @@ export class Batches {
 
   /**
    * Moves a prepared batch to sending and records each transaction's signed form and hash (before any broadcast), in
-   * one statement. `moved` is false when the batch was not prepared (anymore): of two concurrent sends of one txId,
-   * the second waits on the row and then finds nothing to move. It is also false when another batch already holds one
-   * of the hashes: `hashOwners` then names them (hash → that batch's txId), and nothing is written. With `credit`, the
-   * same statement spends one credit of that key and method on the batch, as Credits.spend does (the charge row first,
-   * the balance only by the spend that charged): `spent` says whether it did; when it did not, the caller rolls the
-   * transaction back.
+   * one statement, so that it needs no transaction of its own. `moved` is false, and nothing is written, when:
+   * - the batch is not prepared (anymore): of two concurrent sends of one txId, the second waits on the row and then
+   *   finds nothing to move;
+   * - another batch already holds one of the hashes: `hashOwners` names them (hash → that batch's txId);
+   * - with `credit`, that key has no credit left for the method (`outOfCredits`).
+   * With `credit`, the batch that moves spends one credit of that key and method, as Credits.spend does (the charge
+   * row first, the balance only by the spend that charged, so a batch is charged once). The balance row is locked
+   * before it is read, so two sends on the last credit cannot both move.
    */
   async markSending(
-    tx: Queryable,
+    q: Queryable,
     txId: string,
     signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
     credit?: { keyId: string; method: string },
-  ): Promise<{ moved: boolean; spent: boolean; hashOwners: Map<string, string> }> {
-    const [row] = await tx.query<{ moved: number; balance: number | null; taken: Record<string, string> | string | null }>(
-      `WITH sent AS (
-         SELECT * FROM jsonb_to_recordset($2::jsonb) AS s(index integer, signed_raw text, tx_hash text, status text)
-       ), taken AS (
+  ): Promise<{ moved: boolean; outOfCredits: boolean; hashOwners: Map<string, string> }> {
+    const [row] = await q.query<{ moved: number; out_of_credits: boolean; taken: Record<string, string> | string | null }>(
+      `WITH taken AS (
          SELECT o.tx_hash, o.tx_id FROM batch_transactions o WHERE o.tx_hash = ANY($5::text[]) AND o.tx_id <> $1
+       ), funds AS (
+         SELECT balance FROM credit_balances WHERE key_id = $3::text AND method = $4::text FOR UPDATE
        ), batch AS (
          UPDATE batches SET status = 'sending', sent_at = now(), updated_at = now()
-         WHERE tx_id = $1 AND status = 'prepared' AND NOT EXISTS (SELECT 1 FROM taken) RETURNING tx_id
+         WHERE tx_id = $1 AND status = 'prepared' AND NOT EXISTS (SELECT 1 FROM taken)
+           AND ($3::text IS NULL OR COALESCE((SELECT balance FROM funds), 0) > 0)
+         RETURNING tx_id
        ), txs AS (
          UPDATE batch_transactions t
          SET signed_raw = s.signed_raw, tx_hash = s.tx_hash, status = s.status,
              broadcast_at = CASE WHEN s.status = 'broadcast' THEN now() ELSE NULL END
-         FROM batch, sent AS s
+         FROM batch, jsonb_to_recordset($2::jsonb) AS s(index integer, signed_raw text, tx_hash text, status text)
          WHERE t.tx_id = batch.tx_id AND t.index = s.index
        ), charge AS (
          INSERT INTO credit_charges (tx_id, key_id, method) SELECT batch.tx_id, $3::text, $4::text FROM batch WHERE $3::text IS NOT NULL
@@ -205,9 +209,9 @@ export class Batches {
        ), debit AS (
          UPDATE credit_balances SET balance = balance - 1
          WHERE key_id = $3::text AND method = $4::text AND balance > 0 AND EXISTS (SELECT 1 FROM charge)
-         RETURNING balance
        )
-       SELECT (SELECT count(*) FROM batch)::int AS moved, (SELECT balance FROM debit) AS balance,
+       SELECT (SELECT count(*) FROM batch)::int AS moved,
+              ($3::text IS NOT NULL AND COALESCE((SELECT balance FROM funds), 0) <= 0) AS out_of_credits,
               (SELECT json_object_agg(tx_hash, tx_id) FROM taken) AS taken`,
       [
         txId,
@@ -218,7 +222,7 @@ export class Batches {
       ],
     );
     const taken = typeof row.taken === "string" ? (JSON.parse(row.taken) as Record<string, string>) : (row.taken ?? {});
-    return { moved: row.moved > 0, spent: credit ? row.balance !== null : true, hashOwners: new Map(Object.entries(taken)) };
+    return { moved: row.moved > 0, outOfCredits: row.out_of_credits, hashOwners: new Map(Object.entries(taken)) };
   }
 
   /**

@@ -527,7 +527,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           { index: 0, signedRaw: "0x02e1", txHash: hash(0xe1), status: "signed" as const },
           { index: 1, signedRaw: "0x02e2", txHash: hash(0xe2), status: "signed" as const },
         ];
-        expect(await db.transaction((tx) => batches.markSending(tx, txId, first))).to.deep.include({ moved: true, spent: true });
+        expect(await db.transaction((tx) => batches.markSending(tx, txId, first))).to.deep.include({ moved: true, outOfCredits: false });
         const second = first.map((t) => ({ ...t, signedRaw: "0x02ff", txHash: hash(0xff) }));
         expect((await db.transaction((tx) => batches.markSending(tx, txId, second))).moved).to.equal(false);
         const batch = (await batches.get(txId))!;
@@ -550,7 +550,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           { index: 1, signedRaw: null, txHash: hash(0x5a).toUpperCase().replace("0X", "0x"), status: "broadcast" as const },
         ];
         const result = await db.transaction((tx) => batches.markSending(tx, late, claim, credit));
-        expect(result).to.deep.equal({ moved: false, spent: false, hashOwners: new Map([[hash(0x5a), holder]]) });
+        expect(result).to.deep.equal({ moved: false, outOfCredits: false, hashOwners: new Map([[hash(0x5a), holder]]) });
         const batch = (await batches.get(late))!;
         expect(batch.status).to.equal("prepared");
         expect(batch.transactions.map((t) => t.txHash)).to.deep.equal([null, null]);
@@ -558,10 +558,10 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect((await db.query<{ balance: number }>("SELECT balance FROM credit_balances WHERE key_id = $1 AND method = 'whitelist'", [record.id]))[0].balance).to.equal(1);
         // A batch's own hashes are not another batch's: the holder, already sending, is just not moved again.
         const again = await batches.markSending(db, holder, [{ index: 0, signedRaw: "0x025a", txHash: hash(0x5a), status: "signed" }]);
-        expect(again).to.deep.equal({ moved: false, spent: true, hashOwners: new Map() });
+        expect(again).to.deep.equal({ moved: false, outOfCredits: false, hashOwners: new Map() });
       });
 
-      it("markSending with a credit spends it in the same statement: once per batch, never below 0, nothing without a move", async () => {
+      it("markSending with a credit spends it in the same statement: once per batch, never below 0, nothing without a credit", async () => {
         const { record } = await apiKeys.create({ email: "mark-spend@example.com", plan: "Starter" });
         await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [record.id]);
         const credit = { keyId: record.id, method: "whitelist" };
@@ -570,26 +570,41 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
         const paid = randomBytes(16).toString("hex");
         await batches.create(newBatch(paid, record.id));
-        expect(await db.transaction((tx) => batches.markSending(tx, paid, signed(0xc1), credit))).to.deep.include({ moved: true, spent: true });
+        expect(await batches.markSending(db, paid, signed(0xc1), credit)).to.deep.include({ moved: true, outOfCredits: false });
         expect(await balance()).to.equal(0);
         // Not moved again, so not charged again.
-        expect(await db.transaction((tx) => batches.markSending(tx, paid, signed(0xc1), credit))).to.deep.include({ moved: false, spent: false });
+        expect((await batches.markSending(db, paid, signed(0xc1), credit)).moved).to.equal(false);
         expect(await balance()).to.equal(0);
 
-        // Out of credits: moved but not spent; the caller rolls back, and nothing stays.
+        // Out of credits: nothing moves and nothing is written, with no transaction to roll back.
         const unpaid = randomBytes(16).toString("hex");
         await batches.create(newBatch(unpaid, record.id));
-        const result = await db
-          .transaction(async (tx) => {
-            const r = await batches.markSending(tx, unpaid, signed(0xc2), credit);
-            if (!r.spent) throw Object.assign(new Error("out of credits"), { r });
-            return r;
-          })
-          .catch((error) => (error as { r: unknown }).r);
-        expect(result).to.deep.include({ moved: true, spent: false });
-        expect((await batches.get(unpaid))!.status).to.equal("prepared");
+        expect(await batches.markSending(db, unpaid, signed(0xc2), credit)).to.deep.include({ moved: false, outOfCredits: true });
+        const batch = (await batches.get(unpaid))!;
+        expect(batch.status).to.equal("prepared");
+        expect(batch.transactions.map((t) => t.txHash)).to.deep.equal([null, null]);
         expect(await db.query("SELECT 1 FROM credit_charges WHERE tx_id = $1", [unpaid])).to.deep.equal([]);
         expect(await balance()).to.equal(0);
+      });
+
+      it("markSending: of sends of two batches on a key's last credit, made at once, exactly one moves and spends it", async () => {
+        const { record } = await apiKeys.create({ email: "mark-race@example.com", plan: "Starter" });
+        const credit = { keyId: record.id, method: "whitelist" };
+        for (let round = 0; round < 5; round++) {
+          await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [record.id]);
+          const ids = [randomBytes(16).toString("hex"), randomBytes(16).toString("hex")];
+          for (const id of ids) await batches.create(newBatch(id, record.id));
+          const results = await Promise.all(ids.map((id) => batches.markSending(db, id, [{ index: 0, signedRaw: "0x02c9", txHash: "0x" + randomBytes(32).toString("hex"), status: "signed" }], credit)));
+          expect(results.map((r) => [r.moved, r.outOfCredits]).sort(), `round ${round}`).to.deep.equal([
+            [false, true],
+            [true, false],
+          ]);
+          const [row] = await db.query<{ balance: number; charges: number }>(
+            "SELECT balance, (SELECT count(*)::int FROM credit_charges WHERE tx_id = ANY($2::text[])) AS charges FROM credit_balances WHERE key_id = $1 AND method = 'whitelist'",
+            [record.id, ids],
+          );
+          expect(row).to.deep.equal({ balance: 0, charges: 1 });
+        }
       });
 
       it("markSuccess with the last confirmation writes both at once, once; getWithHashOwners names other batches' hashes", async () => {
