@@ -214,8 +214,8 @@ export class BlockWatcher {
     const previous = this.lastPoll;
     this.lastPoll = { head: latest, sentAt };
     if (!previous || latest <= previous.head) return;
-    const window = now - previous.sentAt;
-    if (window > Math.max(PINNED_CHANGE_MS, (this.intervalMs ?? 0) / 3)) return;
+    const changedWithin = now - previous.sentAt;
+    if (changedWithin > Math.max(PINNED_CHANGE_MS, (this.intervalMs ?? 0) / 3)) return;
     if (this.lastChange && latest > this.lastChange.head) {
       const gap = (now - this.lastChange.at) / (latest - this.lastChange.head);
       this.intervalMs = this.intervalMs === undefined ? gap : 0.7 * this.intervalMs + 0.3 * gap;
