@@ -128,8 +128,7 @@ export class Batches {
       [txId, hashes.map((h) => h.toLowerCase())],
     );
     if (!row) return { hashOwners: new Map() };
-    const owners = typeof row.hash_owners === "string" ? (JSON.parse(row.hash_owners) as Record<string, string>) : (row.hash_owners ?? {});
-    const txs = typeof row.txs === "string" ? (JSON.parse(row.txs) as TxRow[]) : (row.txs ?? []);
+    const txs = jsonColumn<TxRow[]>(row.txs) ?? [];
     const batch: Batch = {
       txId: row.tx_id,
       chainId: row.chain_id,
@@ -147,7 +146,7 @@ export class Batches {
       createdAt: new Date(row.created_at).toISOString(),
       transactions: txs.map(toTx),
     };
-    return { batch, hashOwners: new Map(Object.entries(owners)) };
+    return { batch, hashOwners: hashOwnersOf(row.hash_owners) };
   }
 
   /** Locks the batch row for the rest of the transaction and returns its status. */
@@ -221,8 +220,7 @@ export class Batches {
         signed.flatMap((s) => (s.txHash ? [s.txHash.toLowerCase()] : [])),
       ],
     );
-    const taken = typeof row.taken === "string" ? (JSON.parse(row.taken) as Record<string, string>) : (row.taken ?? {});
-    return { moved: row.moved > 0, outOfCredits: row.out_of_credits, hashOwners: new Map(Object.entries(taken)) };
+    return { moved: row.moved > 0, outOfCredits: row.out_of_credits, hashOwners: hashOwnersOf(row.taken) };
   }
 
   /**
@@ -309,4 +307,14 @@ export class Batches {
     const rows = await this.db.query<{ tx_id: string }>("SELECT tx_id FROM batches WHERE status = 'sending' ORDER BY sent_at");
     return rows.map((r) => r.tx_id);
   }
+}
+
+/** A json column as its value: node-postgres parses json, PGlite's EXECUTE path may hand it over as text. */
+function jsonColumn<T>(value: T | string | null): T | null {
+  return typeof value === "string" ? (JSON.parse(value) as T) : value;
+}
+
+/** A json_object_agg of hash → txId (NULL when no row matched) as a map. */
+function hashOwnersOf(value: Record<string, string> | string | null): Map<string, string> {
+  return new Map(Object.entries(jsonColumn(value) ?? {}));
 }
