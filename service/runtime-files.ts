@@ -9,16 +9,25 @@ import type { Config } from "./config";
  */
 export const runtimeFilePath = (config: Config) => path.join(config.environmentDir, "service.json");
 export const adminTokenPath = (config: Config) => path.join(config.environmentDir, "admin-token");
+export const dataEncryptionKeyPath = (config: Config) => path.join(config.environmentDir, "data-encryption-key");
 
 /** The admin token: ADMIN_TOKEN, else the one kept in the data directory, else a new one written there. */
 export function ensureAdminToken(config: Config): string {
-  if (config.ADMIN_TOKEN) return config.ADMIN_TOKEN;
-  const file = adminTokenPath(config);
+  return config.ADMIN_TOKEN ?? keptSecret(config, adminTokenPath(config));
+}
+
+/** The data encryption key (crypto/sealed.ts): DATA_ENCRYPTION_KEY, else the one kept in the data directory, else a new one. */
+export function ensureDataEncryptionKey(config: Config): string {
+  return config.DATA_ENCRYPTION_KEY ?? keptSecret(config, dataEncryptionKeyPath(config));
+}
+
+/** A random secret kept in a file of the environment's directory (mode 0600), made on first use. */
+function keptSecret(config: Config, file: string): string {
   if (fs.existsSync(file)) return fs.readFileSync(file, "utf8").trim();
-  fs.mkdirSync(config.environmentDir, { recursive: true });
-  const token = randomBytes(32).toString("base64url");
-  fs.writeFileSync(file, token, { mode: 0o600 });
-  return token;
+  fs.mkdirSync(config.environmentDir, { recursive: true, mode: 0o700 });
+  const secret = randomBytes(32).toString("base64url");
+  fs.writeFileSync(file, secret, { mode: 0o600 });
+  return secret;
 }
 
 export function writeRuntimeFile(config: Config, facts: { pid: number; url: string }) {

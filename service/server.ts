@@ -29,7 +29,8 @@ import { X402, X402ConfigError } from "./payments/x402";
 import { Payments } from "./store/payments";
 import { WalletLocks } from "./store/wallet-locks";
 import { WalletNonces } from "./store/wallet-nonces";
-import { ensureAdminToken, removeRuntimeFile, writeRuntimeFile } from "./runtime-files";
+import { ensureAdminToken, ensureDataEncryptionKey, removeRuntimeFile, writeRuntimeFile } from "./runtime-files";
+import { Sealer } from "./crypto/sealed";
 import { migrate } from "./store/migrate";
 import { KycStore } from "./store/kyc";
 import { OperatorKycProvider } from "./onboarding/provider";
@@ -63,6 +64,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`,
     logger,
     db,
+    sealer: new Sealer(ensureDataEncryptionKey(config)),
     chains,
     apiKeys: new ApiKeys(db),
     credits: new Credits(db),

@@ -24,6 +24,7 @@ import type { RamsExecutors } from "./store/rams";
 import type { KycStore } from "./store/kyc";
 import type { KycProvider } from "./onboarding/provider";
 import type { Mailer } from "./onboarding/mailer";
+import type { Sealer } from "./crypto/sealed";
 
 /** Everything a route, a method or the engine may use; built once per process by main.ts (or by a test). */
 export interface Services {
@@ -32,6 +33,8 @@ export interface Services {
   baseUrl: string;
   logger: Logger;
   db: Db;
+  /** Seals what the database may hold only encrypted (crypto/sealed.ts). */
+  sealer: Sealer;
   chains: ChainRegistry;
   apiKeys: ApiKeys;
   credits: Credits;
