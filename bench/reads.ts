@@ -46,6 +46,7 @@ export function serviceEnv(sandbox: Sandbox, dataDir: string, database: BenchDat
     RELAYER_PRIVATE_KEY: sandbox.accounts[RELAYER_INDEX].privateKey,
     X402_SETTLEMENT_PRIVATE_KEY: sandbox.accounts[SETTLEMENT_INDEX].privateKey,
     SEND_WAIT_MS: "60000",
+    CONFIRMATIONS: "1",
     ...(database === "postgres" ? { DATABASE_URL: BENCH_DATABASE_URL, DATABASE_SCHEMA: schema ?? benchSchema() } : {}),
   };
 }

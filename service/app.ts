@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
+import { ChainUnavailableError, isChainUnavailable } from "./chains/rpc-errors";
 import { ApiError } from "./errors";
 import { errorFacts } from "./logger";
 import { metricsOf } from "./metrics";
@@ -113,6 +114,8 @@ export function createApp(services: Services, options: { adminToken: string }): 
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  const unavailable = chainUnavailable(error);
+  if (unavailable) return unavailable;
   const e = error as { type?: string; status?: number; statusCode?: number; message?: string; code?: string; constraint?: string; expose?: boolean };
   switch (e?.type) {
     case "entity.parse.failed":
@@ -144,4 +147,23 @@ export function toApiError(error: unknown): ApiError {
       return new ApiError(400, "BAD_REQUEST", "A value of this request cannot be stored (out of range or not valid text)");
   }
   return new ApiError(500, "INTERNAL_ERROR", "Internal error; the request id in x-request-id identifies it in the logs");
+}
+
+/**
+ * A chain that could not be asked (every RPC URL failed or throttled within the retry budget) is a 503 naming the
+ * chain, with Retry-After: never a 500, and never a verdict such as "would revert".
+ */
+function chainUnavailable(error: unknown): ApiError | undefined {
+  if (!isChainUnavailable(error)) return undefined;
+  const known = error instanceof ChainUnavailableError ? error : undefined;
+  const chainId = known?.chainId ?? (error as { chainId?: number })?.chainId;
+  const retryAfter = known?.retryAfterSeconds ?? 5;
+  const what = chainId === undefined ? "A chain" : `Chain ${chainId}`;
+  return new ApiError(
+    503,
+    "CHAIN_UNAVAILABLE",
+    `${what} is not answering right now (its RPC providers failed or are rate limiting); nothing was charged or sent: try again in ${retryAfter} s`,
+    { ...(chainId === undefined ? {} : { chainId }), retryAfterSeconds: retryAfter },
+    { "Retry-After": String(retryAfter) },
+  );
 }

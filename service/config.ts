@@ -26,8 +26,21 @@ const configSchema = z.object({
   DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/).optional(),
   DEPLOYMENTS_DIR: z.string().default("deployments"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
-  /** Confirmations a transaction needs before the next one of its batch is broadcast. */
-  CONFIRMATIONS: z.coerce.number().int().min(1).max(64).default(1),
+  /**
+   * Blocks on the canonical chain (counting its own) a transaction needs before it counts as confirmed, for every
+   * chain; unset, each chain's default (service/chains/networks.ts). CONFIRMATIONS_<chainId> sets one chain.
+   */
+  CONFIRMATIONS: z.coerce.number().int().min(1).max(64).optional(),
+  /** After its confirmations, a transaction's block is still watched for a deeper reorg until this many blocks are on top of it. */
+  REORG_WATCH_BLOCKS: z.coerce.number().int().min(1).max(10_000).default(64),
+  /** A relayed transaction not mined after this many blocks is replaced with higher fees (also when its fee cap falls below the base fee). */
+  RELAYER_BUMP_AFTER_BLOCKS: z.coerce.number().int().min(1).max(1_000).default(3),
+  /** The highest fee cap (maxFeePerGas) the relayer and the settlement wallet ever sign, in gwei (fractions allowed). */
+  RELAYER_MAX_FEE_GWEI: z.coerce.number().positive().default(1_000),
+  /** Per RPC attempt: no answer by then and the call is tried again (on the next URL of RPC_URL_<chainId> when there is one). */
+  RPC_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
+  /** Per RPC call: retried with backoff for this long at most, then the chain counts as unavailable (a 503 for a read). */
+  RPC_RETRY_BUDGET_MS: z.coerce.number().int().min(100).default(15_000),
   /** How long POST /send-transactions waits for a batch to finish before answering with status pending. */
   SEND_WAIT_MS: z.coerce.number().int().min(0).default(25_000),
   /** Give up waiting for a receipt after this long; the batch stays pending and is resumed on the next start. */
@@ -68,8 +81,12 @@ const configSchema = z.object({
 export type RawConfig = z.infer<typeof configSchema>;
 
 export interface Config extends RawConfig {
-  /** RPC URL per chain id, from RPC_URL_<chainId>. */
+  /** The first RPC URL per chain id, from RPC_URL_<chainId>. */
   rpcUrls: Map<number, string>;
+  /** Every RPC URL per chain id: RPC_URL_<chainId> is a comma-separated list, tried in order of health. */
+  rpcEndpoints: Map<number, string[]>;
+  /** Confirmations per chain id set by CONFIRMATIONS_<chainId>. */
+  confirmationsByChain: Map<number, number>;
   /** Relayer key per chain id: RELAYER_PRIVATE_KEY_<chainId>, else RELAYER_PRIVATE_KEY. */
   relayerKeys: Map<number, string>;
   x402DisabledChains: Set<number>;
@@ -90,11 +107,26 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   }
   const raw = parsed.data;
   const rpcUrls = new Map<number, string>();
+  const rpcEndpoints = new Map<number, string[]>();
+  const confirmationsByChain = new Map<number, number>();
   const relayerKeys = new Map<number, string>();
   for (const [name, value] of Object.entries(env)) {
     if (!value) continue;
     const rpc = /^RPC_URL_(\d+)$/.exec(name);
-    if (rpc) rpcUrls.set(Number(rpc[1]), value);
+    if (rpc) {
+      const urls = value.split(",").map((u) => u.trim()).filter(Boolean);
+      for (const url of urls) {
+        if (!/^https?:\/\/[^\s]+$/.test(url)) throw new ConfigError(`Invalid configuration: ${name}: every URL must be http(s):// (comma-separated), got ${JSON.stringify(url.replace(/\/\/.*@/, "//…@"))}`);
+      }
+      rpcUrls.set(Number(rpc[1]), urls[0]);
+      rpcEndpoints.set(Number(rpc[1]), urls);
+    }
+    const confirmations = /^CONFIRMATIONS_(\d+)$/.exec(name);
+    if (confirmations) {
+      const n = Number(value);
+      if (!Number.isInteger(n) || n < 1 || n > 64) throw new ConfigError(`Invalid configuration: ${name}: must be a whole number of blocks from 1 to 64`);
+      confirmationsByChain.set(Number(confirmations[1]), n);
+    }
     const relayer = /^RELAYER_PRIVATE_KEY_(\d+)$/.exec(name);
     if (relayer) {
       const checked = privateKey.safeParse(value);
@@ -114,6 +146,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
     ...raw,
     rpcUrls,
+    rpcEndpoints,
+    confirmationsByChain,
     relayerKeys,
     x402DisabledChains,
     x402PaymentChainId: raw.X402_PAYMENT_CHAIN_ID ?? (raw.ENVIRONMENT === "production" ? 8453 : 84532),

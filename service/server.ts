@@ -58,7 +58,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     (await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: path.join(config.environmentDir, "pglite") }));
   const applied = await migrate(db);
   if (applied.length) logger.info({ applied }, "database migrated");
-  const chains = new ChainRegistry(config);
+  const chains = new ChainRegistry(config, logger);
   const services = {
     config,
     baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`,
@@ -123,6 +123,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const resumed = await services.runner.resumeAll();
   if (resumed) logger.info({ resumed }, "resuming batches left mid-flight");
   await services.x402?.recover();
+  await services.runner.watchRecent().catch((error) => logger.warn({ err: (error as Error).message }, "recent confirmations not watched for reorgs"));
   services.runner.startSweeper();
 
   let stopped = false;
@@ -141,6 +142,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       const started = Date.now();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      services.x402?.stop();
       await services.runner.stop();
       while (inFlight > 0 && Date.now() - started < config.SHUTDOWN_TIMEOUT_MS) await new Promise((r) => setTimeout(r, 20));
       if (inFlight > 0) logger.warn({ inFlight, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "closing connections of requests still in flight");

@@ -58,6 +58,8 @@ export async function startSandboxService(options: SandboxServiceOptions): Promi
     DEPLOYMENTS_DIR: options.deploymentsDir,
     RELAYER_PRIVATE_KEY: process.env.RELAYER_PRIVATE_KEY ?? accounts[RELAYER_INDEX].privateKey,
     X402_SETTLEMENT_PRIVATE_KEY: process.env.X402_SETTLEMENT_PRIVATE_KEY ?? accounts[SETTLEMENT_INDEX].privateKey,
+    // Local chains never reorg: one block is final there (the public networks' defaults would only slow the sandbox).
+    CONFIRMATIONS: process.env.CONFIRMATIONS ?? "1",
   };
   for (const chain of options.chains) env[`RPC_URL_${chain.chainId}`] = chain.url;
   const service = await startService(loadConfig(env));

@@ -1,36 +1,37 @@
 import type { JsonRpcProvider } from "ethers";
+import { broadcastVerdict, type BroadcastVerdict } from "./rpc-errors";
 
 /** A predecessor nonce is not in the node yet (another request or instance took it a moment earlier). */
-const NONCE_AHEAD = /nonce too high|transactions can't be queued/i;
-const NONCE_AHEAD_WAIT_MS = 60_000;
+const NONCE_AHEAD_WAIT_MS = 10_000;
 
 let nonceAheadRetries = 0;
 /** How many times this process re-sent a transaction the node refused as "nonce too high" (exposed in /metrics). */
 export const nonceAheadRetryCount = () => nonceAheadRetries;
 
 /**
- * Sends signed bytes. Returns undefined when the node has the transaction (now, or already: "already known", or
- * mined), else the node's refusal. A nonce ahead of the account's next one is retried for a while: transactions
- * signed concurrently by one service wallet can reach the node out of order, and nodes that do not queue them
- * (Hardhat automine) refuse the early one.
+ * Sends signed bytes and says what the node made of them (chains/rpc-errors.ts). "accepted" also when the node
+ * refused them but has the transaction anyway ("already known", an answer lost on the way, or mined already). A nonce
+ * ahead of the account's next one is retried for a short while: transactions signed concurrently by one service
+ * wallet can reach the node out of order, and nodes that do not queue them (Hardhat automine) refuse the early one.
+ * Passing RPC failures were already retried by the provider; they come back as "transient", never as a refusal.
  */
-export async function sendRaw(provider: JsonRpcProvider, signedRaw: string, hash: string): Promise<string | undefined> {
+export async function broadcast(provider: JsonRpcProvider, signedRaw: string, hash: string): Promise<BroadcastVerdict> {
   const deadline = Date.now() + NONCE_AHEAD_WAIT_MS;
   // Short waits: the predecessor is usually one commit away (another instance's), and every wait here holds this
   // wallet's later nonces too.
   for (let delay = 10; ; delay = Math.min(delay * 2, 100)) {
     try {
       await provider.send("eth_sendRawTransaction", [signedRaw]);
-      return undefined;
+      return { kind: "accepted" };
     } catch (error) {
+      const verdict = broadcastVerdict(error);
+      if (verdict.kind === "accepted") return verdict;
       const [known, receipt] = await Promise.all([
         provider.getTransaction(hash).catch(() => null),
         provider.getTransactionReceipt(hash).catch(() => null),
       ]);
-      if (known || receipt) return undefined;
-      const e = error as { error?: { message?: string }; shortMessage?: string; message?: string };
-      const refusal = e.error?.message ?? e.shortMessage ?? e.message ?? String(error);
-      if (!NONCE_AHEAD.test(refusal) || Date.now() > deadline) return refusal;
+      if (known || receipt) return { kind: "accepted" };
+      if (verdict.kind !== "nonce-ahead" || Date.now() > deadline) return verdict;
       nonceAheadRetries++;
       await new Promise((resolve) => setTimeout(resolve, delay));
     }

@@ -1,19 +1,29 @@
-import { JsonRpcProvider, Network as EthersNetwork } from "ethers";
 import type { Config } from "../config";
 import { badRequest } from "../errors";
+import type { Logger } from "../logger";
 import { BlockWatcher } from "./blocks";
 import { readDeployment, type Deployment } from "./deployments";
-import { networkById, parseChainId, type Network } from "./networks";
+import { DEFAULT_CONFIRMATIONS, networkById, parseChainId, type Network } from "./networks";
+import { ReorgWatch } from "./reorg-watch";
+import { ResilientRpcProvider, type RpcObserver } from "./rpc";
 
 /** A chain this deployment serves: its table row, its deployed contracts and an RPC provider. */
 export interface Chain {
   chainId: number;
   network: Network;
   deployment: Deployment;
-  rpcUrl: string;
-  provider: JsonRpcProvider;
+  /** Its RPC URLs (RPC_URL_<chainId>, comma-separated), in the operator's order. */
+  rpcUrls: string[];
+  /** Every call fails over between the URLs and retries passing failures (chains/rpc.ts). */
+  provider: ResilientRpcProvider;
+  /** Blocks (counting its own) before a transaction on this chain counts as confirmed. */
+  confirmations: number;
   /** The chain's head, watched while someone waits for a block (one watcher per chain). */
   blocks: BlockWatcher;
+  /** Blocks of recently confirmed transactions, watched for reorgs deeper than their confirmations. */
+  reorgWatch: ReorgWatch;
+  /** Reorgs that took a transaction off this chain before its confirmations were reached. */
+  shallowReorgs: number;
   /** The only method areas served on it (a sandbox chain a production deployment serves for RAMS); absent: all. */
   areas?: string[];
 }
@@ -31,25 +41,27 @@ function servedBy(network: Network, environment: Config["ENVIRONMENT"]): boolean
 export class ChainRegistry {
   private readonly chains = new Map<number, Chain>();
 
-  constructor(private readonly config: Config) {
-    for (const [chainId, rpcUrl] of config.rpcUrls) {
+  constructor(
+    private readonly config: Config,
+    logger?: Logger,
+  ) {
+    for (const [chainId, rpcUrls] of config.rpcEndpoints) {
       const known = networkById(chainId);
       const areas = known && !servedBy(known, config.ENVIRONMENT) ? known.alsoServes?.[config.ENVIRONMENT] : undefined;
       if (known && !servedBy(known, config.ENVIRONMENT) && !areas) continue;
       const deployment = readDeployment(config.DEPLOYMENTS_DIR, chainId);
       if (!deployment) continue;
       const network = known ?? operatorNetwork(chainId, deployment);
-      const provider = new JsonRpcProvider(rpcUrl, chainId, {
-        staticNetwork: EthersNetwork.from(chainId),
-        pollingInterval: 500,
-        batchMaxCount: 20,
-        // Calls made together (a prepare's nonce, fees and estimate) still go as one batch; ethers' default 10 ms
-        // stall would add itself to every round trip.
-        batchStallTime: 1,
-        // Preflight checks read state a previous request just changed: never answer from ethers' 250 ms cache.
-        cacheTimeout: -1,
-      });
-      this.chains.set(chainId, { chainId, network, deployment, rpcUrl, provider, blocks: new BlockWatcher(provider), ...(areas ? { areas } : {}) });
+      const provider = new ResilientRpcProvider(
+        chainId,
+        rpcUrls,
+        { attemptTimeoutMs: config.RPC_TIMEOUT_MS, budgetMs: config.RPC_RETRY_BUDGET_MS, failuresBeforeRest: 3, restMs: 30_000 },
+        logger ? logFailovers(logger.child({ component: "rpc", chainId })) : undefined,
+      );
+      const confirmations = config.confirmationsByChain.get(chainId) ?? config.CONFIRMATIONS ?? network.confirmations;
+      const blocks = new BlockWatcher(provider);
+      const reorgWatch = new ReorgWatch(provider, blocks, Math.max(config.REORG_WATCH_BLOCKS, confirmations));
+      this.chains.set(chainId, { chainId, network, deployment, rpcUrls, provider, confirmations, blocks, reorgWatch, shallowReorgs: 0, ...(areas ? { areas } : {}) });
     }
   }
 
@@ -83,6 +95,7 @@ export class ChainRegistry {
 
   destroy(): void {
     for (const chain of this.chains.values()) {
+      chain.reorgWatch.destroy();
       chain.blocks.destroy();
       chain.provider.destroy();
     }
@@ -98,5 +111,14 @@ function operatorNetwork(chainId: number, deployment: Deployment): Network {
     environment: "listed",
     currencyName: deployment.currencyName,
     blockExplorerUrl: deployment.blockExplorerUrl,
+    confirmations: DEFAULT_CONFIRMATIONS,
+  };
+}
+
+/** Logs a URL's failures once they make it rest (not every passing error: public providers fail all the time). */
+function logFailovers(log: Logger): RpcObserver {
+  return ({ endpoint, outcome, detail }) => {
+    if (outcome === "ok" || outcome === "throttled") return;
+    if (endpoint.failures === 3) log.warn({ endpoint: endpoint.label, outcome, detail }, "RPC URL failing; others are tried first for a while");
   };
 }

@@ -2,7 +2,8 @@ import { randomBytes } from "node:crypto";
 import { toBeHex } from "ethers";
 import type { Chain } from "../chains/registry";
 import { decodeRevert, revertDataOf } from "../chains/contracts";
-import { feeData } from "../chains/fees";
+import { marketFees } from "../chains/fees";
+import { isChainUnavailable } from "../chains/rpc-errors";
 import { badRequest, forbidden, preflightError } from "../errors";
 import type { ExecutionMode } from "../http/fields";
 import type { MethodDefinition } from "../methods/types";
@@ -18,6 +19,17 @@ export interface BuildOptions {
   nonce?: number;
   /** Client-chosen gas limit applied to every transaction. */
   gasLimit?: bigint;
+  /**
+   * The signer's highest nonce the service holds in a batch being sent (it may not be in the node's pool: dropped, or
+   * taken off the chain by a reorg and not re-broadcast yet); the default nonce comes after it.
+   */
+  heldNonce?: Promise<number | undefined>;
+}
+
+/** The signer's next nonce: its pending count on chain, or past the last one the service holds for it. */
+async function nextNonce(chain: Chain, signer: string, held?: Promise<number | undefined>): Promise<number> {
+  const [pending, highest] = await Promise.all([chain.provider.getTransactionCount(signer, "pending"), held ?? Promise.resolve(undefined)]);
+  return highest === undefined ? pending : Math.max(pending, highest + 1);
 }
 
 /** A fresh internal batch id: 0x + 32 random bytes (not a blockchain hash). */
@@ -42,12 +54,11 @@ export async function buildTransactions(
     options.gasLimit !== undefined ? Promise.resolve(options.gasLimit) : gasFor(chain, signer, call, index, calls.length).catch((error: unknown) => error as Error),
   );
   const [startNonce, fees, gasLimits] = await Promise.all([
-    options.nonce ?? provider.getTransactionCount(signer, "pending"),
-    feeData(chain),
+    options.nonce ?? nextNonce(chain, signer, options.heldNonce),
+    marketFees(chain),
     Promise.all(estimates),
   ]);
-  const maxFeePerGas = fees.maxFeePerGas ?? fees.gasPrice ?? 0n;
-  const maxPriorityFeePerGas = fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n;
+  const { maxFeePerGas, maxPriorityFeePerGas } = fees;
 
   const transactions: UnsignedTransaction[] = [];
   for (const [index, call] of calls.entries()) {
@@ -76,6 +87,8 @@ async function gasFor(chain: Chain, from: string, call: PlannedCall, index: numb
     const padded = (estimate * GAS_HEADROOM_PERCENT + 99n) / 100n;
     return index > 0 && call.gasCeiling && call.gasCeiling > padded ? call.gasCeiling : padded;
   } catch (error) {
+    // The chain could not be asked: not a verdict on the call (a 503 for the caller, never "would revert").
+    if (isChainUnavailable(error)) throw error;
     if (index > 0 && call.gasCeiling) return call.gasCeiling;
     const reason = decodeRevert(revertDataOf(error)) ?? shortMessage(error);
     throw preflightError(`Transaction ${index + 1} of ${count} (${call.description}) would revert: ${reason}`, {
@@ -153,6 +166,7 @@ export async function planBatch(services: Services, input: PrepareInput): Promis
   const transactions = await buildTransactions(chain, plan.signer, plan.calls, {
     nonce: body.nonce === undefined || relayed ? undefined : Number(BigInt(body.nonce)),
     gasLimit: body.gasLimit === undefined ? undefined : BigInt(body.gasLimit),
+    heldNonce: relayed || body.nonce !== undefined ? undefined : services.batches.highestNonceInFlight(chain.chainId, plan.signer),
   });
   const info = {
     method: method.name,

@@ -1,11 +1,17 @@
 import { Wallet, keccak256, toBeHex } from "ethers";
-import { sendRaw } from "../chains/broadcast";
+import { broadcast } from "../chains/broadcast";
+import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
+import type { BroadcastVerdict } from "../chains/rpc-errors";
 import { badRequest } from "../errors";
 import { errorFacts, type Logger } from "../logger";
 import type { Services } from "../services";
+import { feeCapWei, type Fees } from "./fee-bump";
 import type { Batch, BatchTransaction } from "./types";
+
+/** Nonce healing (fill gaps, rewind a drifted counter) runs at most this often per wallet. */
+const HEAL_INTERVAL_MS = 10_000;
 
 /**
  * The service's own wallet per chain for service-relayed execution: it signs, pays gas and broadcasts. A relayed
@@ -18,6 +24,7 @@ import type { Batch, BatchTransaction } from "./types";
  */
 export class Relayer {
   private readonly wallets = new Map<number, Wallet>();
+  private readonly lastHeal = new Map<number, number>();
 
   constructor(
     private readonly services: Services,
@@ -62,7 +69,8 @@ export class Relayer {
     const chain = this.services.chains.find(batch.chainId)!;
     const wallet = this.wallets.get(chain.chainId);
     if (!wallet) throw new Error(`no relayer key for chain ${chain.chainId}`);
-    const fees = await chain.provider.getFeeData();
+    const fees = await marketFees(chain);
+    const cap = feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI);
     // Calldata bound at send time (it names the payer) gets its own gas estimate; the prepared limit is the fallback.
     const data = options.data ?? tx.unsigned.data;
     const gasLimit =
@@ -92,8 +100,8 @@ export class Relayer {
           gasLimit,
           from: wallet.address,
           nonce,
-          maxFeePerGas: (fees.maxFeePerGas ?? fees.gasPrice ?? 0n).toString(),
-          maxPriorityFeePerGas: (fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n).toString(),
+          maxFeePerGas: (fees.maxFeePerGas > cap ? cap : fees.maxFeePerGas).toString(),
+          maxPriorityFeePerGas: (fees.maxPriorityFeePerGas > cap ? cap : fees.maxPriorityFeePerGas).toString(),
         };
         const signedRaw = await wallet.signTransaction({ ...unsigned, from: undefined });
         const txHash = keccak256(signedRaw);
@@ -104,7 +112,7 @@ export class Relayer {
       // bytes next and decides (reject, give the nonce back, re-sign).
       const fresh = ticket as NonceTicket | undefined;
       ticket = undefined;
-      if (fresh) await fresh.broadcast(() => sendRaw(chain.provider, signed.signedRaw, signed.txHash));
+      if (fresh) await fresh.broadcast(() => broadcast(chain.provider, signed.signedRaw, signed.txHash));
       return signed;
     } finally {
       ticket?.drop();
@@ -113,17 +121,55 @@ export class Relayer {
   }
 
   /**
-   * A relayed transaction the node refused never used its nonce. Give it back when it was the last one taken;
-   * otherwise later transactions wait behind the gap, so fill it with a zero-value transfer to self.
+   * Replaces a relayed transaction that is not mined with the same nonce and higher `fees`: signed, stored (the
+   * current form kept as replaced) and broadcast. Undefined when the stored transaction is no longer `tx` (another
+   * runner or instance replaced it first, or it was mined).
    */
-  async onRefused(chain: Chain, tx: BatchTransaction): Promise<void> {
+  async replace(batch: Batch, tx: BatchTransaction, fees: Fees): Promise<{ tx: BatchTransaction; verdict: BroadcastVerdict } | undefined> {
+    const chain = this.services.chains.find(batch.chainId)!;
     const wallet = this.wallets.get(chain.chainId);
-    if (!wallet || tx.unsigned.from.toLowerCase() !== wallet.address.toLowerCase()) return;
-    const nonce = tx.unsigned.nonce;
-    if (await this.services.walletNonces.giveBack(chain.chainId, wallet.address, nonce)) return;
-    const onChain = await chain.provider.getTransactionCount(wallet.address, "latest");
-    if (onChain > nonce) return; // something already used it
-    const fees = await chain.provider.getFeeData();
+    if (!wallet || tx.unsigned.from.toLowerCase() !== wallet.address.toLowerCase()) return undefined;
+    const unsigned = { ...tx.unsigned, maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString() };
+    const signedRaw = await wallet.signTransaction({ ...unsigned, from: undefined });
+    const txHash = keccak256(signedRaw);
+    const current = { maxFeePerGas: BigInt(tx.unsigned.maxFeePerGas), maxPriorityFeePerGas: BigInt(tx.unsigned.maxPriorityFeePerGas) };
+    if (!(await this.services.batches.replaceSigned(this.services.db, batch.txId, tx.index, tx.txHash!, { signedRaw, txHash, unsigned }, current))) return undefined;
+    const verdict = await broadcast(chain.provider, signedRaw, txHash);
+    const stored = await this.services.batches.transaction(batch.txId, tx.index);
+    return { tx: stored ?? { ...tx, signedRaw, txHash, unsigned }, verdict };
+  }
+
+  /**
+   * Keeps the wallet's nonces in line with the chain (at most every HEAL_INTERVAL_MS): a counter that drifted above
+   * every nonce still in use (transactions dropped for good, a chain that went back) is rewound to the chain's, and a
+   * nonce below one in use that nothing of ours fills (its transaction ended without reaching the chain) is filled with
+   * a zero-value transfer to self, so the later ones can be mined. Runs under the wallet's lock: no nonce is taken meanwhile.
+   */
+  async healNonces(chain: Chain, force = false): Promise<void> {
+    const wallet = this.wallets.get(chain.chainId);
+    if (!wallet) return;
+    const last = this.lastHeal.get(chain.chainId) ?? 0;
+    if (!force && Date.now() - last < HEAL_INTERVAL_MS) return;
+    this.lastHeal.set(chain.chainId, Date.now());
+    const release = await this.services.walletLocks.hold(chain.chainId, wallet.address);
+    try {
+      const onChain = await chain.provider.getTransactionCount(wallet.address, "latest");
+      const held = await this.services.walletNonces.held(chain.chainId, wallet.address, onChain);
+      const rewound = await this.services.walletNonces.rewind(chain.chainId, wallet.address, held.length ? Math.max(onChain, held[held.length - 1] + 1) : onChain);
+      if (rewound) this.log.warn({ chainId: chain.chainId, relayer: wallet.address, next: rewound.next, was: rewound.was }, "relayer nonce counter was ahead of the chain; rewound");
+      const highest = held.length ? held[held.length - 1] : onChain - 1;
+      const inUse = new Set(held);
+      for (let nonce = onChain; nonce < highest; nonce++) if (!inUse.has(nonce)) await this.fillNonce(chain, wallet, nonce);
+    } catch (error) {
+      this.log.warn({ chainId: chain.chainId, err: errorFacts(error) }, "relayer nonces not checked; trying again later");
+    } finally {
+      await release();
+    }
+  }
+
+  /** A nonce nothing of ours will use, below one that is in use: a zero-value transfer to self takes it. */
+  private async fillNonce(chain: Chain, wallet: Wallet, nonce: number): Promise<void> {
+    const fees = await marketFees(chain);
     const filler = await wallet.signTransaction({
       to: wallet.address,
       value: 0n,
@@ -131,14 +177,22 @@ export class Relayer {
       chainId: chain.chainId,
       type: 2,
       gasLimit: 21_000n,
-      maxFeePerGas: (fees.maxFeePerGas ?? fees.gasPrice ?? 0n) * 2n,
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n,
+      maxFeePerGas: fees.maxFeePerGas * 2n,
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     });
-    try {
-      await chain.provider.send("eth_sendRawTransaction", [filler]);
-      this.log.warn({ chainId: chain.chainId, nonce }, "filled a relayer nonce gap with a no-op transfer");
-    } catch (error) {
-      this.log.error({ chainId: chain.chainId, nonce, err: errorFacts(error) }, "could not fill a relayer nonce gap");
-    }
+    const verdict = await broadcast(chain.provider, filler, keccak256(filler));
+    if (verdict.kind === "accepted") this.log.warn({ chainId: chain.chainId, nonce }, "filled a relayer nonce gap with a no-op transfer");
+    else this.log.error({ chainId: chain.chainId, nonce, verdict }, "could not fill a relayer nonce gap");
+  }
+
+  /**
+   * A relayed transaction the node refused never used its nonce. Give it back when it was the last one taken;
+   * otherwise later transactions wait behind the gap, which healing fills.
+   */
+  async onRefused(chain: Chain, tx: BatchTransaction): Promise<void> {
+    const wallet = this.wallets.get(chain.chainId);
+    if (!wallet || tx.unsigned.from.toLowerCase() !== wallet.address.toLowerCase()) return;
+    if (await this.services.walletNonces.giveBack(chain.chainId, wallet.address, tx.unsigned.nonce)) return;
+    await this.healNonces(chain, true);
   }
 }

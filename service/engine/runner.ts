@@ -1,41 +1,55 @@
 import { keccak256, type TransactionReceipt } from "ethers";
-import { sendRaw } from "../chains/broadcast";
 import type { Chain } from "../chains/registry";
+import type { WatchedBlock } from "../chains/reorg-watch";
+import { isChainUnavailable } from "../chains/rpc-errors";
 import { errorFacts, type Logger } from "../logger";
 import type { MethodDefinition } from "../methods/types";
 import type { Services } from "../services";
+import { untilConfirmed } from "./confirmations";
+import { TransactionTracker, type TrackerDeps } from "./tracker";
 import type { Batch, BatchTransaction } from "./types";
 
-/** How often a reported hash with no receipt is looked up (is the node aware of it, was its nonce used?). */
-const UNSEEN_CHECK_MS = 2_000;
-/** Between blocks a waiting transaction's receipt is looked up at least this often (a lagging or load-balanced node). */
-const RECHECK_MS = 2_000;
-const NONCE_USED = /nonce too low|nonce has already been used|NONCE_EXPIRED|already been used/i;
-/** A broadcast transaction the node forgot (dropped from its pool) is sent again this often, same bytes, same hash. */
-const REBROADCAST_MS = 30_000;
+/** A run that could not reach its chain tries again after this long, doubling up to RETRY_MAX_MS. */
+const RETRY_START_MS = 500;
+const RETRY_MAX_MS = 15_000;
 
 /** Signs a service-relayed transaction right before its broadcast (the relayer). Absent for client-signed batches. */
 export type RelaySigner = (batch: Batch, tx: BatchTransaction, options?: { replacing?: string; data?: string }) => Promise<{ signedRaw: string; txHash: string }>;
 
+/** What the last transaction's confirmation writes together with the batch's end. */
+interface Confirmation {
+  index: number;
+  blockNumber: number;
+  blockHash: string;
+  gasUsed: bigint;
+}
+
 /**
- * Drives sending batches to an end: broadcast each transaction in order, wait until it is confirmed, and only then
- * the next; stop at the first revert or refusal. Every step is read from and written to the store first, so a batch
- * interrupted by a crash resumes where it stopped: re-sending the same signed bytes can never send anything twice.
+ * Drives sending batches to an end: broadcast each transaction in order, wait until it is confirmed on the canonical
+ * chain, and only then the next; stop at the first revert or refusal. Every step is read from and written to the
+ * store first, so a batch interrupted by a crash resumes where it stopped: re-sending the same signed bytes can never
+ * send anything twice. A chain that cannot be reached pauses the run, never ends it. Confirmed transactions stay
+ * watched for deeper reorgs (chains/reorg-watch.ts): one taken off the chain is sent again.
  */
 export class BatchRunner {
   private readonly active = new Map<string, Promise<Batch | undefined>>();
+  /** Trackers of transactions waiting to be mined, by "<txId>:<index>" (a client's replacement tells them). */
+  private readonly waiting = new Map<string, TransactionTracker>();
   private sweeper?: NodeJS.Timeout;
   private stopped = false;
   /** Resolves on stop(): block waits end at once, so a shutdown never waits out a block interval. */
   private stopping!: () => void;
   private readonly stopSignal = new Promise<void>((resolve) => (this.stopping = resolve));
+  private readonly stop$ = { stopped: () => this.stopped, signal: this.stopSignal };
   relaySigner?: RelaySigner;
 
   constructor(
     private readonly services: Services,
     private readonly methods: (name: string) => MethodDefinition | undefined,
     private readonly log: Logger,
-  ) {}
+  ) {
+    for (const chain of services.chains.list()) chain.reorgWatch.onReorg = (entry) => void this.afterDeepReorg(chain, entry);
+  }
 
   /**
    * Runs (or joins the run of) one batch in this process. `sending` is the batch as its send just stored it (status
@@ -45,7 +59,7 @@ export class BatchRunner {
   run(txId: string, sending?: Batch): Promise<Batch | undefined> {
     const running = this.active.get(txId);
     if (running) return running;
-    const run = this.drive(txId, sending)
+    const run = this.driveThroughOutages(txId, sending)
       .catch((error) => {
         this.log.error({ txId, err: errorFacts(error) }, "batch run failed; it will be resumed");
         return undefined;
@@ -65,11 +79,28 @@ export class BatchRunner {
     return ended;
   }
 
+  /** A transaction of a batch in flight was replaced through the API: its tracker in this process picks it up now. */
+  async replaced(txId: string, index: number): Promise<void> {
+    await this.waiting.get(`${txId}:${index}`)?.reload();
+  }
+
   /** Resumes every batch left mid-flight (after a restart), and keeps doing so periodically. */
   async resumeAll(): Promise<number> {
     const inFlight = await this.services.batches.inFlight();
     for (const txId of inFlight) void this.run(txId);
     return inFlight.length;
+  }
+
+  /** Watches the blocks of recently confirmed transactions again (after a restart), and re-sends those a reorg took away. */
+  async watchRecent(): Promise<void> {
+    for (const chain of this.services.chains.list()) {
+      const head = await chain.provider.getBlockNumber().catch(() => undefined);
+      if (head === undefined) continue;
+      for (const t of await this.services.batches.recentlyConfirmed(chain.chainId, head - this.services.config.REORG_WATCH_BLOCKS)) {
+        if (t.reorged) void this.bringBack(chain, t.txId, t.index);
+        else chain.reorgWatch.add({ key: `${t.txId}:${t.index}`, blockNumber: t.blockNumber, blockHash: t.blockHash });
+      }
+    }
   }
 
   startSweeper(intervalMs = 30_000): void {
@@ -84,8 +115,23 @@ export class BatchRunner {
     await Promise.allSettled([...this.active.values()]);
   }
 
+  /** drive, again after a pause whenever the chain could not be reached (nothing it did is lost: it is all stored). */
+  private async driveThroughOutages(txId: string, sending?: Batch): Promise<Batch | undefined> {
+    for (let pause = RETRY_START_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
+      try {
+        return await this.drive(txId, sending);
+      } catch (error) {
+        if (this.stopped || !isChainUnavailable(error)) throw error;
+        this.log.warn({ txId, err: errorFacts(error), retryInMs: pause }, "chain not reachable; the batch waits and goes on");
+        sending = undefined; // read back what the run stored
+        await Promise.race([new Promise((resolve) => setTimeout(resolve, pause)), this.stopSignal]);
+        if (this.stopped) return undefined;
+      }
+    }
+  }
+
   private async drive(txId: string, sending?: Batch): Promise<Batch | undefined> {
-    const { batches, chains, config } = this.services;
+    const { batches, chains } = this.services;
     const stored = sending ?? (await batches.get(txId));
     if (!stored || stored.status !== "sending") return undefined;
     // Our own copy, kept equal to the rows as this run writes them (see `update`).
@@ -94,39 +140,138 @@ export class BatchRunner {
     if (!chain) throw new Error(`chain ${batch.chainId} of batch ${txId} is not served`);
     const receipts: TransactionReceipt[] = [];
     // The last transaction's confirmation is written with the batch's end (one database transaction fewer).
-    let lastConfirmed: { index: number; blockNumber: number; gasUsed: bigint } | undefined;
+    let lastConfirmed: Confirmation | undefined;
 
     for (const tx of batch.transactions) {
       if (this.stopped) return undefined;
       if (tx.status === "reverted" || tx.status === "refused" || tx.status === "unseen") return batch;
-      let current = tx;
-      if (current.status === "prepared") {
-        if (!this.relaySigner || batch.executionMode !== "service-relayed") throw new Error(`transaction ${tx.index} of ${txId} was never signed`);
-        const method = this.methods(batch.method);
-        const payer = method?.bindRelayed ? await this.payerOf(batch) : undefined;
-        const data = method?.bindRelayed && payer ? await method.bindRelayed(this.services, batch, current.index, payer) : undefined;
-        const signed = await this.relaySigner(batch, current, { data });
-        current = { ...current, ...signed, status: "signed" };
+      const current = tx.status === "prepared" ? await this.signRelayed(batch, tx) : tx;
+      const outcome = await this.untilConfirmedOnChain(batch, chain, current);
+      if (outcome.kind === "stopped" || outcome.kind === "timeout") return undefined; // resumed later
+      if (outcome.kind === "ended") {
+        await this.reject(batch, outcome.tx, outcome.status, outcome.error);
+        return this.ended(batch);
       }
-      const receipt = await this.untilMined(batch, chain, current);
-      if (!receipt) return this.stopped ? undefined : this.ended(batch); // refused, mismatched, or timed out (left for the sweeper)
+      const { receipt } = outcome;
       if (receipt.status !== 1) {
-        await this.reject(batch, current, "reverted", `transaction ${current.index + 1} reverted on-chain`, receipt);
+        await this.reject(batch, outcome.tx, "reverted", `transaction ${current.index + 1} reverted on-chain`, receipt);
         this.log.warn({ txId, index: current.index, hash: receipt.hash }, "transaction reverted; batch rejected");
         return this.ended(batch);
       }
-      if (!(await this.untilConfirmed(chain, receipt, config.CONFIRMATIONS))) return undefined;
       if (batch.transactions[current.index].status !== "confirmed") {
-        const confirmed = { index: current.index, blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed };
+        const confirmed: Confirmation = { index: current.index, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash, gasUsed: receipt.gasUsed };
         if (current.index === batch.transactions.length - 1) lastConfirmed = confirmed;
-        else await batches.setTxConfirmed(txId, confirmed.index, confirmed.blockNumber, confirmed.gasUsed);
+        else await batches.setTxConfirmed(txId, confirmed.index, confirmed.blockNumber, confirmed.gasUsed, confirmed.blockHash);
         const broadcastAt = batch.transactions[current.index].broadcastAt ?? new Date().toISOString();
-        update(batch, current.index, { status: "confirmed", blockNumber: receipt.blockNumber, gasUsed: receipt.gasUsed.toString(), broadcastAt });
+        update(batch, current.index, { ...outcome.tx, status: "confirmed", blockNumber: receipt.blockNumber, blockHash: receipt.blockHash, gasUsed: receipt.gasUsed.toString(), broadcastAt, waiting: null });
       }
+      this.watchForDeepReorg(chain, txId, current.index, receipt);
       receipts.push(receipt);
     }
 
     return (await this.finish(batch, chain, receipts, lastConfirmed)) ? this.ended(batch) : batches.get(txId);
+  }
+
+  /** A relayed transaction is signed (nonce, fees, calldata naming the payer) right before its broadcast. */
+  private async signRelayed(batch: Batch, tx: BatchTransaction): Promise<BatchTransaction> {
+    if (!this.relaySigner || batch.executionMode !== "service-relayed") throw new Error(`transaction ${tx.index} of ${batch.txId} was never signed`);
+    const method = this.methods(batch.method);
+    const payer = method?.bindRelayed ? await this.payerOf(batch) : undefined;
+    const data = method?.bindRelayed && payer ? await method.bindRelayed(this.services, batch, tx.index, payer) : undefined;
+    const signed = await this.relaySigner(batch, tx, { data });
+    // The relayer re-priced (and numbered) it: read back what it stored.
+    return (await this.services.batches.transaction(batch.txId, tx.index)) ?? { ...tx, ...signed, status: "signed" };
+  }
+
+  /**
+   * Mined, then confirmed on the canonical chain: a reorg that takes the transaction away before its confirmations
+   * sends it back to be mined again (its bytes are broadcast again if the node lost them).
+   */
+  private async untilConfirmedOnChain(batch: Batch, chain: Chain, tx: BatchTransaction) {
+    const key = `${batch.txId}:${tx.index}`;
+    const tracker = new TransactionTracker(this.trackerDeps(batch, chain), batch, chain, tx);
+    this.waiting.set(key, tracker);
+    try {
+      for (;;) {
+        const mined = await tracker.untilMined();
+        if (mined.kind !== "mined") return mined;
+        const confirmed = await untilConfirmed(chain, mined.receipt, chain.confirmations, this.stop$);
+        if (confirmed.kind === "confirmed") return { kind: "mined" as const, receipt: confirmed.receipt, tx: mined.tx };
+        if (confirmed.kind === "stopped") return confirmed;
+        chain.shallowReorgs++;
+        await this.services.batches.markReorged(batch.txId, tx.index, false);
+        this.log.warn({ txId: batch.txId, index: tx.index, hash: mined.receipt.hash, blockNumber: confirmed.blockNumber }, "reorg took the transaction off the chain before its confirmations; waiting for it again");
+      }
+    } finally {
+      if (this.waiting.get(key) === tracker) this.waiting.delete(key);
+    }
+  }
+
+  private trackerDeps(batch: Batch, chain: Chain): TrackerDeps {
+    const relayed = batch.executionMode === "service-relayed" && !!this.relaySigner;
+    const { relayer, batches, config } = this.services;
+    return {
+      batches,
+      config,
+      log: this.log,
+      stop: this.stop$,
+      ...(relayed
+        ? {
+            resign: async (tx: BatchTransaction) => {
+              // Someone else used the relayer's nonce: take a fresh one and sign again (the old bytes can never be mined).
+              await relayer.syncNonces();
+              await this.relaySigner!(batch, tx, { replacing: tx.txHash!, data: tx.unsigned.data });
+              return (await batches.transaction(batch.txId, tx.index))!;
+            },
+            replace: (tx: BatchTransaction, fees) => relayer.replace(batch, tx, fees),
+            healNonces: () => relayer.healNonces(chain),
+          }
+        : {}),
+    };
+  }
+
+  /** Keeps a confirmed transaction's block in the chain's reorg watch until it is deep enough. */
+  private watchForDeepReorg(chain: Chain, txId: string, index: number, receipt: TransactionReceipt): void {
+    chain.reorgWatch.add({ key: `${txId}:${index}`, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash });
+  }
+
+  /**
+   * A reorg deeper than its confirmations took a transaction off the chain. Its records stay (they took effect once),
+   * but status says it is pending again, and the bytes are sent again until it is back on chain.
+   */
+  private async afterDeepReorg(chain: Chain, entry: WatchedBlock): Promise<void> {
+    if (entry.key.startsWith("payment:")) return this.services.x402?.afterDeepReorg(entry.key.slice("payment:".length));
+    const [txId, index] = [entry.key.slice(0, entry.key.lastIndexOf(":")), Number(entry.key.slice(entry.key.lastIndexOf(":") + 1))];
+    this.log.error({ txId, index, chainId: chain.chainId, blockNumber: entry.blockNumber, blockHash: entry.blockHash }, "reorg deeper than the confirmations took a confirmed transaction off the chain; sending it again");
+    await this.services.batches.markReorged(txId, index, true).catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg"));
+    await this.bringBack(chain, txId, index);
+  }
+
+  /** Gets a transaction a deep reorg took away back on chain (same bytes, or a higher-fee replacement if relayed). */
+  private async bringBack(chain: Chain, txId: string, index: number): Promise<void> {
+    const key = `${txId}:${index}:back`;
+    if (this.active.has(key)) return;
+    const run = (async () => {
+      for (let pause = RETRY_START_MS; !this.stopped; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
+        try {
+          const batch = await this.services.batches.get(txId);
+          const tx = batch?.transactions[index];
+          if (!batch || !tx?.txHash) return undefined;
+          const outcome = await this.untilConfirmedOnChain(batch, chain, { ...tx, status: "broadcast" });
+          if (outcome.kind !== "mined") return undefined;
+          await this.services.batches.markBackOnChain(txId, index, outcome.receipt);
+          this.watchForDeepReorg(chain, txId, index, outcome.receipt);
+          if (outcome.receipt.status !== 1) this.log.error({ txId, index, hash: outcome.receipt.hash }, "transaction taken off the chain by a reorg reverted when it was mined again");
+          else this.log.info({ txId, index, hash: outcome.receipt.hash }, "transaction taken off the chain by a reorg is back on chain");
+          return undefined;
+        } catch (error) {
+          if (!isChainUnavailable(error)) this.log.error({ txId, index, err: errorFacts(error) }, "could not bring a reorged transaction back; trying again");
+          await Promise.race([new Promise((resolve) => setTimeout(resolve, pause)), this.stopSignal]);
+        }
+      }
+      return undefined;
+    })().finally(() => this.active.delete(key));
+    this.active.set(key, run);
   }
 
   /**
@@ -135,121 +280,6 @@ export class BatchRunner {
    */
   private async ended(batch: Batch): Promise<Batch | undefined> {
     return batch.executionMode === "service-relayed" ? this.services.batches.get(batch.txId) : batch;
-  }
-
-  /**
-   * Broadcasts if needed and waits for the receipt, looking again at every new block of the chain (its shared
-   * watcher). Undefined when the batch ended (refused) or the wait timed out.
-   */
-  private async untilMined(batch: Batch, chain: Chain, tx: BatchTransaction, resigned = 0): Promise<TransactionReceipt | undefined> {
-    const { batches, config } = this.services;
-    const hash = tx.txHash!;
-    const deadline = Date.now() + config.RECEIPT_TIMEOUT_MS;
-    let lastBroadcast = 0;
-    let lastSeenCheck = 0;
-    let nonceTakenSeen = 0;
-    while (!this.stopped) {
-      const head = chain.blocks.head; // read before looking: a block landing meanwhile still wakes the wait below
-      // Signed bytes this run has not broadcast yet are sent before anything is looked up (a copy the node has, or
-      // one mined before a crash, is recognised by sendRaw); a hash in flight is looked up first.
-      const freshBytes = tx.status === "signed" && lastBroadcast === 0;
-      const receipt = freshBytes ? null : await chain.provider.getTransactionReceipt(hash);
-      if (!receipt && !tx.signedRaw && Date.now() - lastSeenCheck >= UNSEEN_CHECK_MS) {
-        // A reported hash the service has no bytes for: it may never appear (a typo, a dropped or replaced transaction).
-        lastSeenCheck = Date.now();
-        const verdict = await this.unseenVerdict(chain, tx, nonceTakenSeen);
-        if (verdict === "nonce taken once") nonceTakenSeen++;
-        else if (verdict) {
-          await this.reject(batch, tx, "unseen", verdict);
-          this.log.warn({ txId: batch.txId, index: tx.index, hash }, "reported transaction never appeared; batch rejected");
-          return undefined;
-        }
-      }
-      if (receipt) {
-        chain.blocks.observe(receipt.blockNumber);
-        if (tx.status === "broadcast" && !tx.signedRaw) {
-          const mismatch = await this.checkReportedTransaction(chain, batch, tx);
-          if (mismatch) {
-            await this.reject(batch, tx, "refused", mismatch);
-            return undefined;
-          }
-        }
-        return receipt;
-      }
-      if (tx.signedRaw && Date.now() - lastBroadcast >= REBROADCAST_MS) {
-        const known = tx.status === "broadcast" && lastBroadcast === 0 ? await chain.provider.getTransaction(hash) : null;
-        if (!known) {
-          const refusal = await sendRaw(chain.provider, tx.signedRaw, hash);
-          if (refusal && batch.executionMode === "service-relayed" && NONCE_USED.test(refusal) && resigned < 3 && this.relaySigner) {
-            // Someone else used the relayer's nonce: take a fresh one and sign again (the old bytes can never be mined).
-            resigned++;
-            await this.services.relayer.syncNonces();
-            tx = { ...tx, ...(await this.relaySigner(batch, tx, { replacing: hash })), status: "signed" };
-            return this.untilMined(batch, chain, tx, resigned);
-          }
-          if (refusal) {
-            await this.reject(batch, tx, "refused", refusal);
-            this.log.warn({ txId: batch.txId, index: tx.index, refusal }, "node refused the transaction; batch rejected");
-            return undefined;
-          }
-        }
-        lastBroadcast = Date.now();
-        if (freshBytes) continue; // a chain that mines at once has the receipt already (confirmed is then written at once)
-      }
-      // A reported hash has its own bound (the unseen verdict above); only transactions with bytes wait for the sweeper.
-      if (tx.signedRaw && Date.now() > deadline) {
-        this.log.warn({ txId: batch.txId, index: tx.index, hash }, "no receipt yet; batch stays pending");
-        return undefined;
-      }
-      if (tx.status === "signed" && lastBroadcast > 0) {
-        await batches.setTxBroadcast(batch.txId, tx.index);
-        tx = { ...tx, status: "broadcast", broadcastAt: tx.broadcastAt ?? new Date().toISOString() };
-        update(batch, tx.index, { status: "broadcast", broadcastAt: tx.broadcastAt });
-      }
-      await Promise.race([chain.blocks.next(head, RECHECK_MS), this.stopSignal]);
-    }
-    return undefined;
-  }
-
-  /**
-   * Why a reported hash will never be mined, or undefined while it still may be: its nonce went to another transaction
-   * (seen on two checks in a row, so a lagging node does not decide it), or it stayed unknown for RECEIPT_TIMEOUT_MS.
-   */
-  private async unseenVerdict(chain: Chain, tx: BatchTransaction, nonceTakenSeen: number): Promise<string | "nonce taken once" | undefined> {
-    const hash = tx.txHash!;
-    if (await chain.provider.getTransaction(hash)) return undefined;
-    const { from, nonce } = tx.unsigned;
-    if ((await chain.provider.getTransactionCount(from, "latest")) > nonce) {
-      if (nonceTakenSeen === 0) return "nonce taken once";
-      return `reported hash ${hash} is not on chain ${chain.chainId} and nonce ${nonce} of ${from} was used by another transaction; report the right hash for this txId`;
-    }
-    const since = tx.broadcastAt ? Date.parse(tx.broadcastAt) : Date.now();
-    const timeout = this.services.config.RECEIPT_TIMEOUT_MS;
-    if (Date.now() - since >= timeout) {
-      return `reported hash ${hash} did not appear on chain ${chain.chainId} within ${Math.round(timeout / 1000)} s; report the right hash for this txId`;
-    }
-    return undefined;
-  }
-
-  /** A client-reported hash must be the prepared transaction: same sender, target, data, value and nonce. */
-  private async checkReportedTransaction(chain: Chain, batch: Batch, tx: BatchTransaction): Promise<string | undefined> {
-    const onChain = await chain.provider.getTransaction(tx.txHash!);
-    if (!onChain) return undefined;
-    const p = tx.unsigned;
-    const same =
-      onChain.from.toLowerCase() === p.from.toLowerCase() &&
-      (onChain.to ?? "").toLowerCase() === p.to.toLowerCase() &&
-      onChain.data.toLowerCase() === p.data.toLowerCase() &&
-      onChain.nonce === p.nonce &&
-      onChain.value === BigInt(p.value);
-    return same ? undefined : `reported hash ${tx.txHash} is not transaction ${tx.index + 1} of batch ${batch.txId}`;
-  }
-
-  /** Waits until the receipt's block has `confirmations` blocks on top of it, counting itself; false when stopped. */
-  private async untilConfirmed(chain: Chain, receipt: TransactionReceipt, confirmations: number): Promise<boolean> {
-    const target = receipt.blockNumber + confirmations - 1;
-    while (!this.stopped && chain.blocks.head < target) await Promise.race([chain.blocks.reach(target, RECHECK_MS), this.stopSignal]);
-    return !this.stopped;
   }
 
   /**
@@ -286,7 +316,7 @@ export class BatchRunner {
    * Records what the receipts prove and marks the batch successful, atomically and at most once. False when another
    * runner (or instance) finished it.
    */
-  private async finish(batch: Batch, chain: Chain, receipts: TransactionReceipt[], lastConfirmed?: { index: number; blockNumber: number; gasUsed: bigint }): Promise<boolean> {
+  private async finish(batch: Batch, chain: Chain, receipts: TransactionReceipt[], lastConfirmed?: Confirmation): Promise<boolean> {
     const method = this.methods(batch.method);
     const payer = await this.payerOf(batch);
     const marked = await this.services.db.transaction(async (q) => {

@@ -38,6 +38,26 @@ export type BatchStatus = "prepared" | "sending" | "success" | "rejected";
 /** unseen: a client-reported hash that never appeared on the chain (the client may report the right one). */
 export type BatchTxStatus = "prepared" | "signed" | "broadcast" | "confirmed" | "reverted" | "refused" | "unseen";
 
+/** An earlier signed form of a transaction, replaced by one with the same nonce and higher fees. */
+export interface ReplacedTransaction {
+  hash: string;
+  signedRaw: string | null;
+  maxFeePerGas: string | null;
+  maxPriorityFeePerGas: string | null;
+  replacedAt: string;
+}
+
+/** Why a broadcast transaction is not mined yet, and what would be mined now. */
+export interface TransactionWait {
+  reason: string;
+  /** The latest block's base fee when this was noticed (decimal wei). */
+  baseFeePerGas: string;
+  /** Fees that would be mined now (decimal wei): a client may sign a replacement with them for the same txId. */
+  suggestedMaxFeePerGas: string;
+  suggestedMaxPriorityFeePerGas: string;
+  since: string;
+}
+
 export interface BatchTransaction {
   index: number;
   /** When it was broadcast (or its hash reported), ISO 8601. */
@@ -49,6 +69,16 @@ export interface BatchTransaction {
   blockNumber: number | null;
   gasUsed: string | null;
   error: string | null;
+  /** The block the receipt named (a reorg changes it, or takes the receipt away). */
+  blockHash?: string | null;
+  /** Earlier signed forms replaced by this one (oldest first). */
+  replaced?: ReplacedTransaction[];
+  /** Why it waits (see TransactionWait); null when nothing is known to hold it back. */
+  waiting?: TransactionWait | null;
+  /** Set while a reorg has taken it off the chain after it counted as confirmed. */
+  reorgedAt?: string | null;
+  /** Reorgs that took it off the chain so far. */
+  reorgs?: number;
 }
 
 export interface Batch {

@@ -106,6 +106,9 @@ in order and reports their status.
 * **Errors**: every error is \`{ "error": { "code", "message", "details"? }, "message" }\`; the \`x-request-id\` header of any answer finds it in the
   service's logs.
 * **Rate limits**: the prepare routes answer **429** with \`Retry-After\` (seconds) when a client goes too fast.
+* **Chains that do not answer**: when every RPC provider of a chain fails or rate-limits for longer than the retry budget, a call that needs
+  that chain answers **503** \`CHAIN_UNAVAILABLE\` with \`Retry-After\`: nothing was sent or charged; try again. A batch already being sent
+  is never failed by such an outage: it waits and goes on.
 * **Amounts** are decimal strings; unsigned transactions are ethers-style (sign them as they are).`;
 
 const REQUEST_ID_HEADER = { $ref: "#/components/headers/RequestId" };
@@ -173,6 +176,7 @@ export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { versio
     if (paid) responses["402"] = { $ref: "#/components/responses/PaymentRequired" };
     if (route.rateLimited) responses["429"] = { $ref: "#/components/responses/TooManyRequests" };
     responses["4XX"] = { $ref: "#/components/responses/ClientError" };
+    responses["503"] = { $ref: "#/components/responses/ChainUnavailable" };
     responses["5XX"] = { $ref: "#/components/responses/ServerError" };
 
     const operation: Record<string, unknown> = {
@@ -230,6 +234,9 @@ export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { versio
           "Retry-After": { required: true, description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 0 } },
         }),
         ClientError: error("Another client error (403 not allowed or out of credits, 404 unknown, 409 conflict, 410 gone, 413, 415)"),
+        ChainUnavailable: error("A chain this call needs is not answering (every RPC provider failed or rate-limited): nothing was sent or charged; try again after Retry-After", {
+          "Retry-After": { required: true, description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 1 } },
+        }),
         ServerError: error("A failure of the service or of a chain it depends on; x-request-id identifies it in the logs"),
       },
       headers: {

@@ -1,19 +1,46 @@
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
 import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
-import { Wallet, keccak256 } from "ethers";
-import { concatHex, createPublicClient, encodeFunctionData, http, type Abi, type Hex } from "viem";
-import { untilFound } from "../chains/blocks";
-import { sendRaw } from "../chains/broadcast";
+import { Transaction, Wallet, keccak256 } from "ethers";
+import { concatHex, createPublicClient, custom, encodeFunctionData, type Abi, type Hex } from "viem";
+import { broadcast } from "../chains/broadcast";
+import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
+import { untilConfirmed } from "../engine/confirmations";
+import { feeCapWei, replacementFees } from "../engine/fee-bump";
 import type { Services } from "../services";
 import type { PaymentRecord } from "../store/payments";
+
+/** Between blocks, a settlement waiting to be mined is looked at again at least this often. */
+const RECHECK_MS = 2_000;
+/** A settlement the node lost is sent again at most this often. */
+const REBROADCAST_MIN_MS = 1_000;
+/** After the authorization's validBefore (plus this margin for clocks), an unmined settlement can never succeed. */
+const EXPIRY_MARGIN_S = 30;
+
+/**
+ * A settlement that can no longer succeed (`final`: reverted, refused by the node, its authorization expired or used
+ * elsewhere), or one that failed in passing (the chain could not be asked): then it is tried again, never released.
+ */
+export class SettlementError extends Error {
+  constructor(
+    message: string,
+    readonly final: boolean,
+  ) {
+    super(message);
+  }
+}
 
 /** Verifies and settles x402 payments: in-process with the service's settlement key, or an external facilitator. */
 export interface PaymentFacilitator {
   verify(payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse>;
   settle(payment: PaymentRecord): Promise<SettleResponse>;
+  /**
+   * A settlement whose transaction was already sent: its fate on chain, once confirmed. Throws SettlementError (final
+   * or not). In-process only: an external facilitator keeps its own transactions.
+   */
+  awaitSettlement?(payment: PaymentRecord): Promise<SettleResponse>;
   /** Address that signs settlements (in-process only). */
   readonly settlementAddress?: string;
 }
@@ -48,7 +75,11 @@ export class InProcessFacilitator implements PaymentFacilitator {
   ) {
     this.wallet = new Wallet(settlementKey);
     this.settlementAddress = this.wallet.address;
-    this.client = createPublicClient({ transport: http(chain.rpcUrl), pollingInterval: 200 });
+    // Through the chain's provider: its failover and retries cover the facilitator's reads too.
+    this.client = createPublicClient({
+      transport: custom({ request: ({ method, params }) => chain.provider.request(method, (params ?? []) as unknown[]) }, { retryCount: 0 }),
+      pollingInterval: 200,
+    });
   }
 
   verify(payload: PaymentPayload, requirements: PaymentRequirements) {
@@ -70,9 +101,8 @@ export class InProcessFacilitator implements PaymentFacilitator {
         c.readContract({ ...args, abi: args.abi as Abi, blockTag: "pending" } as never),
       verifyTypedData: (args: Record<string, unknown>) => c.verifyTypedData(args as never),
       getCode: (args: { address: Hex }) => c.getCode(args),
-      // Woken by the chain's shared block watcher, like the batch runner's receipt waits.
-      waitForTransactionReceipt: (args: { hash: Hex }) =>
-        untilFound(this.chain.blocks, () => c.getTransactionReceipt(args).catch(() => null), { timeoutMs: 120_000 }),
+      // Mined and confirmed on the canonical chain, sent again or replaced with higher fees on the way (untilMined).
+      waitForTransactionReceipt: async (args: { hash: Hex }) => c.getTransactionReceipt({ hash: (await this.untilMined(paymentId, args.hash)) as Hex }),
       writeContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args: readonly unknown[]; gas?: bigint; dataSuffix?: Hex }) => {
         const data = encodeFunctionData({ abi: args.abi as Abi, functionName: args.functionName, args: args.args } as never);
         return this.send(paymentId, args.address, args.dataSuffix ? concatHex([data, args.dataSuffix]) : data, args.gas);
@@ -84,9 +114,10 @@ export class InProcessFacilitator implements PaymentFacilitator {
   private async send(paymentId: string | undefined, to: Hex, data: Hex, gas?: bigint, retried = false): Promise<Hex> {
     const { provider, chainId } = this.chain;
     const from = this.wallet.address;
-    const [fees, estimate] = await Promise.all([provider.getFeeData(), gas ? Promise.resolve(gas) : provider.estimateGas({ from, to, data })]);
+    const [fees, estimate] = await Promise.all([marketFees(this.chain), gas ? Promise.resolve(gas) : provider.estimateGas({ from, to, data })]);
+    const cap = feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI);
     let ticket: NonceTicket | undefined;
-    let refusal: string | undefined;
+    let verdict: Awaited<ReturnType<typeof broadcast>>;
     let signed: { raw: string; hash: string; nonce: number };
     const release = await this.services.walletLocks.hold(chainId, from);
     try {
@@ -101,33 +132,116 @@ export class InProcessFacilitator implements PaymentFacilitator {
           chainId,
           type: 2,
           gasLimit: (estimate * 12n) / 10n,
-          maxFeePerGas: fees.maxFeePerGas ?? fees.gasPrice ?? 0n,
-          maxPriorityFeePerGas: fees.maxPriorityFeePerGas ?? fees.gasPrice ?? 0n,
+          maxFeePerGas: fees.maxFeePerGas > cap ? cap : fees.maxFeePerGas,
+          maxPriorityFeePerGas: fees.maxPriorityFeePerGas > cap ? cap : fees.maxPriorityFeePerGas,
         });
         const hash = keccak256(raw);
-        if (paymentId) await this.services.payments.markSettling(q, paymentId, raw, hash);
+        if (paymentId) await this.services.payments.markSettling(q, paymentId, raw, hash, { from, nonce });
         return { raw, hash, nonce };
       });
       // Committed: broadcast in nonce order among this process's transactions of the settlement wallet (and, still
       // under the wallet's lock, ahead of any other instance's next nonce).
       const committed = ticket as NonceTicket | undefined;
       ticket = undefined;
-      refusal = await committed!.broadcast(() => sendRaw(provider, signed.raw, signed.hash));
+      verdict = await committed!.broadcast(() => broadcast(provider, signed.raw, signed.hash));
     } finally {
       ticket?.drop();
       await release();
     }
     const { hash, nonce } = signed;
-    if (refusal) {
-      await this.services.walletNonces.giveBack(chainId, from, nonce);
-      if (paymentId) await this.services.payments.unmarkSettling(paymentId);
-      if (!retried && /nonce too low|already been used/i.test(refusal)) {
-        // The settlement key was used elsewhere: catch up with the chain and sign again once.
-        await this.services.walletNonces.syncFloor(chainId, from, await provider.getTransactionCount(from, "pending"));
-        return this.send(paymentId, to, data, gas, true);
-      }
-      throw new Error(`settlement transaction refused: ${refusal}`);
+    // Taken, or not taken in passing (an RPC failure, fees below the base fee): the wait sends it again or replaces it.
+    if (verdict.kind !== "refused" && verdict.kind !== "nonce-used") return hash as Hex;
+    await this.services.walletNonces.giveBack(chainId, from, nonce);
+    if (paymentId) await this.services.payments.unmarkSettling(paymentId);
+    if (!retried && verdict.kind === "nonce-used") {
+      // The settlement key was used elsewhere: catch up with the chain and sign again once.
+      await this.services.walletNonces.syncFloor(chainId, from, await provider.getTransactionCount(from, "pending"));
+      return this.send(paymentId, to, data, gas, true);
     }
-    return hash as Hex;
+    throw new SettlementError(`settlement transaction refused: ${verdict.message}`, true);
+  }
+
+  async awaitSettlement(payment: PaymentRecord): Promise<SettleResponse> {
+    const network = payment.network as SettleResponse["network"];
+    const hash = await this.untilMined(payment.id, payment.settleTxHash!);
+    const receipt = await this.chain.provider.getTransactionReceipt(hash);
+    if (receipt?.status !== 1) throw new SettlementError(`settlement ${hash} reverted`, true);
+    return { success: true, transaction: hash, network, payer: payment.payer };
+  }
+
+  /**
+   * Waits until one of the payment's settlement transactions is mined and confirmed on the canonical chain, and
+   * answers its hash: the bytes are sent again when the node lost them, and replaced with higher fees (same nonce)
+   * when they are not mined after RELAYER_BUMP_AFTER_BLOCKS or their fee cap fell below the base fee. Throws a final
+   * SettlementError once the authorization expired unmined; an RPC failure is waited out.
+   */
+  private async untilMined(paymentId: string | undefined, hash: string): Promise<string> {
+    if (!paymentId) return this.untilReceipt(hash);
+    let sentAt = Date.now();
+    let sentAtHead = this.chain.blocks.head;
+    for (;;) {
+      const head = this.chain.blocks.head;
+      const payment = await this.services.payments.get(paymentId);
+      if (!payment?.settleTxHash || !payment.settleTxRaw) throw new SettlementError(`payment ${paymentId} has no settlement transaction`, false);
+      const mined = await this.minedSettlement(payment);
+      if (mined) return mined;
+      if (Date.now() / 1000 > payment.validBefore + EXPIRY_MARGIN_S) {
+        throw new SettlementError(`the authorization expired before the settlement was mined`, true);
+      }
+      if (Date.now() - sentAt >= REBROADCAST_MIN_MS && !(await this.chain.provider.getTransaction(payment.settleTxHash))) {
+        const verdict = await broadcast(this.chain.provider, payment.settleTxRaw, payment.settleTxHash);
+        sentAt = Date.now();
+        if (verdict.kind === "refused") throw new SettlementError(`settlement transaction refused: ${verdict.message}`, true);
+      }
+      if (await this.bumpIfStuck(payment, head - sentAtHead)) [sentAt, sentAtHead] = [Date.now(), head];
+      await this.chain.blocks.next(head, RECHECK_MS);
+    }
+  }
+
+  /** The hash of whichever of the payment's settlement transactions is mined and confirmed, if any. */
+  private async minedSettlement(payment: PaymentRecord): Promise<string | undefined> {
+    const hashes = [payment.settleTxHash!, ...payment.settleTxReplaced.map((r) => r.hash)];
+    const receipts = await Promise.all(hashes.map((h) => this.chain.provider.getTransactionReceipt(h)));
+    const receipt = receipts.find((r) => r !== null);
+    if (!receipt) return undefined;
+    this.chain.blocks.observe(receipt.blockNumber);
+    const confirmed = await untilConfirmed(this.chain, receipt, this.chain.confirmations, { stopped: () => false, signal: new Promise(() => undefined) });
+    if (confirmed.kind !== "confirmed") return undefined; // taken off the chain: looked for again
+    if (receipt.hash.toLowerCase() !== payment.settleTxHash!.toLowerCase()) await this.services.payments.promoteSettlement(payment.id, receipt.hash);
+    this.chain.reorgWatch.add({ key: `payment:${payment.id}`, blockNumber: confirmed.receipt.blockNumber, blockHash: confirmed.receipt.blockHash });
+    return confirmed.receipt.hash;
+  }
+
+  /** Replaces a stuck settlement with higher fees (same nonce). True when a replacement was sent. */
+  private async bumpIfStuck(payment: PaymentRecord, blocksWaited: number): Promise<boolean> {
+    const current = Transaction.from(payment.settleTxRaw!);
+    const market = await marketFees(this.chain);
+    const fees = { maxFeePerGas: current.maxFeePerGas ?? 0n, maxPriorityFeePerGas: current.maxPriorityFeePerGas ?? 0n };
+    if (blocksWaited < this.services.config.RELAYER_BUMP_AFTER_BLOCKS && fees.maxFeePerGas >= market.baseFeePerGas) return false;
+    const next = replacementFees(fees, market, feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI));
+    if (!next) return false;
+    const raw = await this.wallet.signTransaction({
+      to: current.to,
+      data: current.data,
+      nonce: current.nonce,
+      chainId: this.chain.chainId,
+      type: 2,
+      gasLimit: current.gasLimit,
+      ...next,
+    });
+    const hash = keccak256(raw);
+    if (!(await this.services.payments.replaceSettlement(payment.id, payment.settleTxHash!, raw, hash))) return false;
+    await broadcast(this.chain.provider, raw, hash);
+    this.services.logger.info({ paymentId: payment.id, hash, maxFeePerGas: next.maxFeePerGas.toString() }, "settlement replaced with higher fees");
+    return true;
+  }
+
+  /** A transaction of the facilitator that belongs to no payment (a smart-wallet deployment): its receipt. */
+  private async untilReceipt(hash: string): Promise<string> {
+    for (;;) {
+      const head = this.chain.blocks.head;
+      if (await this.chain.provider.getTransactionReceipt(hash)) return hash;
+      await this.chain.blocks.next(head, RECHECK_MS);
+    }
   }
 }

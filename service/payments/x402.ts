@@ -10,7 +10,10 @@ import { errorFacts, type Logger } from "../logger";
 import type { Services } from "../services";
 import { PaymentConflict, type PaymentRecord } from "../store/payments";
 import { displayPrice } from "./pricing";
-import type { PaymentFacilitator } from "./facilitator";
+import { SettlementError, type PaymentFacilitator } from "./facilitator";
+
+/** A settlement is not started this close to its authorization's expiry (the facilitator needs validBefore ≥ now + 6 s). */
+const SETTLE_MARGIN_S = 10;
 
 export const X402_DISABLED = "API key is required. x402 payment is not enabled.";
 export const X402_DISABLED_ON_CHAIN = "API key is required for this endpoint on the requested chain.";
@@ -183,7 +186,12 @@ export class X402 {
     }
   }
 
-  /** Settles a reserved payment (the operation it paid for is confirmed). Released instead when it expired. */
+  /**
+   * Settles a reserved payment (the operation it paid for is confirmed), once: its settlement transaction confirmed on
+   * the canonical chain. Released only when the payment can no longer be taken: its authorization expired before a
+   * settlement was sent, or the settlement reverted, was refused, or expired unmined. A passing failure (the chain
+   * could not be asked, a node that lost the transaction) never releases it: the settlement is tried again shortly.
+   */
   async settle(paymentId: string): Promise<SettleResponse | undefined> {
     const payment = await this.services.payments.get(paymentId);
     if (!payment || payment.status === "released") return undefined;
@@ -197,18 +205,76 @@ export class X402 {
     let result: SettleResponse;
     try {
       result = sent ? await this.awaitSettlement(payment) : await this.facilitator.settle(payment);
+      // The library's own wait may give up in passing: a transaction on its way decides by its fate on chain.
+      if (!result.success && !sent) {
+        const stored = await this.services.payments.get(paymentId);
+        if (stored?.settleTxHash) result = await this.awaitSettlement(stored);
+      }
     } catch (error) {
-      this.log.error({ paymentId, err: errorFacts(error) }, "settlement failed");
-      await this.release(paymentId, `settlement failed: ${(error as Error).message}`, true);
-      return undefined;
+      return this.settlementFailed(paymentId, error);
     }
-    if (!result.success) {
-      await this.release(paymentId, `settlement refused: ${result.errorReason ?? "unknown"}`, true);
-      return undefined;
-    }
+    if (!result.success) return this.settlementFailed(paymentId, new SettlementError(`settlement refused: ${result.errorReason ?? "unknown"}`, !(await this.stillSettleable(paymentId))));
     await this.services.payments.markSettled(paymentId, result);
     this.log.info({ paymentId, transaction: result.transaction }, "payment settled");
     return result;
+  }
+
+  /** After a failed settlement: release it when it can never succeed, else give it back and try again shortly. */
+  private async settlementFailed(paymentId: string, error: unknown): Promise<undefined> {
+    const final = error instanceof SettlementError ? error.final : !(await this.stillSettleable(paymentId));
+    const reason = (error as Error).message;
+    if (final) {
+      this.log.warn({ paymentId, reason }, "settlement failed for good");
+      await this.release(paymentId, `settlement failed: ${reason}`, true);
+      return undefined;
+    }
+    this.log.warn({ paymentId, reason }, "settlement failed in passing; trying again");
+    await this.services.payments.unclaim(paymentId).catch(() => undefined);
+    this.retryLater(paymentId);
+    return undefined;
+  }
+
+  /** Whether a payment whose settlement has not been sent can still be settled: its authorization not (nearly) expired. */
+  private async stillSettleable(paymentId: string): Promise<boolean> {
+    const payment = await this.services.payments.get(paymentId);
+    if (!payment || payment.status === "released" || payment.status === "settled") return false;
+    if (payment.settleTxHash) return true; // on its way: its fate on chain decides
+    return payment.validBefore - Math.floor(Date.now() / 1000) > SETTLE_MARGIN_S;
+  }
+
+  private readonly retries = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
+
+  /** Settles again after a backoff (1 s doubling to 30 s) while this process runs; recover() covers restarts. */
+  private retryLater(paymentId: string): void {
+    if (this.stopped) return;
+    const attempt = (this.retries.get(paymentId)?.attempt ?? 0) + 1;
+    clearTimeout(this.retries.get(paymentId)?.timer);
+    const timer = setTimeout(() => {
+      void this.settle(paymentId).then((settled) => {
+        if (settled) this.retries.delete(paymentId);
+      });
+    }, Math.min(30_000, 1000 * 2 ** (attempt - 1)));
+    timer.unref();
+    this.retries.set(paymentId, { timer, attempt });
+  }
+
+  private stopped = false;
+
+  /** No more retries from this process (a stop); unfinished payments are recovered by the next start. */
+  stop(): void {
+    this.stopped = true;
+    for (const { timer } of this.retries.values()) clearTimeout(timer);
+    this.retries.clear();
+  }
+
+  /**
+   * A reorg deeper than its confirmations took a settlement off the chain: the payment is settling again (the
+   * transaction is sent again while its bytes are kept) until it is back on chain.
+   */
+  async afterDeepReorg(paymentId: string): Promise<void> {
+    this.log.error({ paymentId }, "reorg deeper than the confirmations took a settlement off the chain; settling it again");
+    await this.services.payments.unsettle(paymentId);
+    void this.settle(paymentId);
   }
 
   async release(paymentId: string, reason: string, settlementFailed = false): Promise<void> {
@@ -247,23 +313,10 @@ export class X402 {
     }
   }
 
-  /** A settlement transaction sent before a crash: wait for its receipt, re-sending the stored bytes if needed. */
+  /** A settlement transaction already sent (before a crash, or by the library's flow): its fate on chain. */
   private async awaitSettlement(payment: PaymentRecord): Promise<SettleResponse> {
-    const { provider } = this.paymentChain;
-    const hash = payment.settleTxHash!;
-    for (let i = 0; i < 600; i++) {
-      const receipt = await provider.getTransactionReceipt(hash);
-      if (receipt) {
-        return receipt.status === 1
-          ? { success: true, transaction: hash, network: payment.network as SettleResponse["network"], payer: checksumAddress(payment.payer) }
-          : { success: false, errorReason: "settlement_reverted", transaction: hash, network: payment.network as SettleResponse["network"], payer: payment.payer };
-      }
-      if (i === 0 && payment.settleTxRaw && !(await provider.getTransaction(hash))) {
-        await provider.send("eth_sendRawTransaction", [payment.settleTxRaw]).catch(() => undefined);
-      }
-      await new Promise((r) => setTimeout(r, 200));
-    }
-    throw new Error(`settlement ${hash} not mined`);
+    if (!this.facilitator.awaitSettlement) throw new SettlementError("the external facilitator keeps its own settlement transactions", false);
+    return this.facilitator.awaitSettlement(payment);
   }
 }
 

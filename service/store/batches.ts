@@ -1,4 +1,4 @@
-import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus, UnsignedTransaction } from "../engine/types";
+import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus, ReplacedTransaction, TransactionWait, UnsignedTransaction } from "../engine/types";
 import { TtlCache } from "../cache/ttl-cache";
 import type { Db, Queryable } from "./db";
 
@@ -35,7 +35,38 @@ interface TxRow {
   block_number: string | null;
   gas_used: string | null;
   error: string | null;
+  block_hash?: string | null;
+  waiting?: TransactionWait | string | null;
+  reorged_at?: Date | string | null;
+  reorgs?: number | null;
+  replaced?: ReplacedRow[] | null;
 }
+
+interface ReplacedRow {
+  tx_hash: string;
+  signed_raw: string | null;
+  max_fee_per_gas: string | null;
+  max_priority_fee_per_gas: string | null;
+  replaced_at: Date | string;
+}
+
+const toReplaced = (r: ReplacedRow): ReplacedTransaction => ({
+  hash: r.tx_hash,
+  signedRaw: r.signed_raw,
+  maxFeePerGas: r.max_fee_per_gas === null ? null : String(r.max_fee_per_gas),
+  maxPriorityFeePerGas: r.max_priority_fee_per_gas === null ? null : String(r.max_priority_fee_per_gas),
+  replacedAt: new Date(r.replaced_at).toISOString(),
+});
+
+/** The columns of one transaction and its replaced forms, as JSON (one row per transaction). */
+const TX_JSON = `json_build_object(
+  'index', t.index, 'unsigned', t.unsigned, 'signed_raw', t.signed_raw, 'tx_hash', t.tx_hash, 'status', t.status,
+  'block_number', t.block_number::text, 'gas_used', t.gas_used::text, 'error', t.error, 'broadcast_at', t.broadcast_at,
+  'block_hash', t.block_hash, 'waiting', t.waiting, 'reorged_at', t.reorged_at, 'reorgs', t.reorgs,
+  'replaced', (SELECT json_agg(json_build_object('tx_hash', r.tx_hash, 'signed_raw', r.signed_raw, 'max_fee_per_gas', r.max_fee_per_gas::text,
+                 'max_priority_fee_per_gas', r.max_priority_fee_per_gas::text, 'replaced_at', r.replaced_at) ORDER BY r.replaced_at)
+               FROM batch_transaction_replacements r WHERE r.tx_id = t.tx_id AND r.index = t.index)
+)`;
 
 const toTx = (row: TxRow): BatchTransaction => ({
   broadcastAt: row.broadcast_at === null || row.broadcast_at === undefined ? null : new Date(row.broadcast_at).toISOString(),
@@ -47,6 +78,11 @@ const toTx = (row: TxRow): BatchTransaction => ({
   blockNumber: row.block_number === null ? null : Number(row.block_number),
   gasUsed: row.gas_used,
   error: row.error,
+  blockHash: row.block_hash ?? null,
+  waiting: jsonColumn(row.waiting ?? null),
+  reorgedAt: row.reorged_at === null || row.reorged_at === undefined ? null : new Date(row.reorged_at).toISOString(),
+  reorgs: row.reorgs ?? 0,
+  replaced: (jsonColumn(row.replaced ?? null) ?? []).map(toReplaced),
 });
 
 /** Persistence of prepared batches and their transactions: the engine's write-ahead log. */
@@ -100,7 +136,8 @@ export class Batches {
     this.justPrepared.delete(txId);
     if (!hashes.length) return { batch: kept, hashOwners: new Map() };
     const rows = await this.db.query<{ tx_hash: string; tx_id: string }>(
-      "SELECT tx_hash, tx_id FROM batch_transactions WHERE tx_hash = ANY($1::text[]) AND tx_id <> $2",
+      `SELECT tx_hash, tx_id FROM batch_transactions WHERE tx_hash = ANY($1::text[]) AND tx_id <> $2
+       UNION ALL SELECT tx_hash, tx_id FROM batch_transaction_replacements WHERE tx_hash = ANY($1::text[]) AND tx_id <> $2`,
       [hashes.map((h) => h.toLowerCase()), txId],
     );
     return { batch: kept, hashOwners: new Map(rows.map((r) => [r.tx_hash, r.tx_id])) };
@@ -117,12 +154,12 @@ export class Batches {
   async getWithHashOwners(txId: string, hashes: string[], q: Queryable = this.db): Promise<{ batch?: Batch; hashOwners: Map<string, string> }> {
     const [row] = await q.query<BatchRow & { hash_owners: Record<string, string> | string | null }>(
       `SELECT b.*, (
-         SELECT json_agg(json_build_object(
-           'index', t.index, 'unsigned', t.unsigned, 'signed_raw', t.signed_raw, 'tx_hash', t.tx_hash, 'status', t.status,
-           'block_number', t.block_number::text, 'gas_used', t.gas_used::text, 'error', t.error, 'broadcast_at', t.broadcast_at
-         ) ORDER BY t.index) FROM batch_transactions t WHERE t.tx_id = b.tx_id
+         SELECT json_agg(${TX_JSON} ORDER BY t.index) FROM batch_transactions t WHERE t.tx_id = b.tx_id
        ) AS txs, (
-         SELECT json_object_agg(o.tx_hash, o.tx_id) FROM batch_transactions o WHERE o.tx_hash = ANY($2::text[]) AND o.tx_id <> b.tx_id
+         SELECT json_object_agg(o.tx_hash, o.tx_id) FROM (
+           SELECT tx_hash, tx_id FROM batch_transactions WHERE tx_hash = ANY($2::text[]) AND tx_id <> b.tx_id
+           UNION ALL SELECT tx_hash, tx_id FROM batch_transaction_replacements WHERE tx_hash = ANY($2::text[]) AND tx_id <> b.tx_id
+         ) o
        ) AS hash_owners
        FROM batches b WHERE b.tx_id = $1`,
       [txId, hashes.map((h) => h.toLowerCase())],
@@ -161,11 +198,125 @@ export class Batches {
     return toTx(row);
   }
 
+  /** One transaction of a batch as stored now, with its replaced forms (a runner re-reads it after another party replaced it). */
+  async transaction(txId: string, index: number): Promise<BatchTransaction | undefined> {
+    const [row] = await this.db.query<{ tx: TxRow | string }>(`SELECT ${TX_JSON} AS tx FROM batch_transactions t WHERE t.tx_id = $1 AND t.index = $2`, [txId, index]);
+    return row ? toTx(jsonColumn(row.tx)!) : undefined;
+  }
+
+  /** The batch a transaction hash belongs to: its current hash, or one it replaced. */
   async txIdByHash(hash: string): Promise<string | undefined> {
-    const [row] = await this.db.query<{ tx_id: string }>("SELECT tx_id FROM batch_transactions WHERE tx_hash = $1", [
-      hash.toLowerCase(),
-    ]);
+    const [row] = await this.db.query<{ tx_id: string }>(
+      "SELECT tx_id FROM batch_transactions WHERE tx_hash = $1 UNION ALL SELECT tx_id FROM batch_transaction_replacements WHERE tx_hash = $1 LIMIT 1",
+      [hash.toLowerCase()],
+    );
     return row?.tx_id;
+  }
+
+  /**
+   * Replaces the signed form of a transaction that is not mined yet with one of the same nonce and higher fees: the
+   * current form moves to the replacements, the new one takes its place (and, for a relayed one, its fees go into
+   * `unsigned`). False, and nothing written, when the current hash is no longer `replacing` (someone replaced it first,
+   * or it is mined).
+   */
+  async replaceSigned(
+    q: Queryable,
+    txId: string,
+    index: number,
+    replacing: string,
+    next: { signedRaw: string; txHash: string; unsigned?: UnsignedTransaction },
+    replacedFees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
+  ): Promise<boolean> {
+    const [row] = await q.query<{ moved: number }>(
+      `WITH current AS (
+         SELECT tx_id, index, tx_hash, signed_raw FROM batch_transactions
+         WHERE tx_id = $1 AND index = $2 AND tx_hash = $3 AND status IN ('signed', 'broadcast') FOR UPDATE
+       ), kept AS (
+         INSERT INTO batch_transaction_replacements (tx_hash, tx_id, index, signed_raw, max_fee_per_gas, max_priority_fee_per_gas)
+         SELECT tx_hash, tx_id, index, signed_raw, $7, $8 FROM current RETURNING tx_hash
+       ), swapped AS (
+         UPDATE batch_transactions t SET signed_raw = $4, tx_hash = $5, unsigned = COALESCE($6::jsonb, t.unsigned), waiting = NULL
+         FROM kept WHERE t.tx_id = $1 AND t.index = $2 RETURNING t.tx_id
+       )
+       SELECT count(*)::int AS moved FROM swapped`,
+      [txId, index, replacing.toLowerCase(), next.signedRaw, next.txHash.toLowerCase(), next.unsigned ? JSON.stringify(next.unsigned) : null, replacedFees.maxFeePerGas.toString(), replacedFees.maxPriorityFeePerGas.toString()],
+    );
+    return row.moved > 0;
+  }
+
+  /**
+   * An earlier form of a transaction was mined instead of the current one: the two swap places, so that the
+   * transaction's hash is the one on chain and the other is listed as replaced.
+   */
+  async promoteReplaced(txId: string, index: number, winner: string): Promise<void> {
+    await this.db.transaction(async (q) => {
+      const [won] = await q.query<ReplacedRow>("DELETE FROM batch_transaction_replacements WHERE tx_hash = $1 AND tx_id = $2 AND index = $3 RETURNING *", [
+        winner.toLowerCase(),
+        txId,
+        index,
+      ]);
+      if (!won) return;
+      const [current] = await q.query<{ tx_hash: string; signed_raw: string | null }>(
+        "SELECT tx_hash, signed_raw FROM batch_transactions WHERE tx_id = $1 AND index = $2 FOR UPDATE",
+        [txId, index],
+      );
+      await q.query("UPDATE batch_transactions SET tx_hash = $3, signed_raw = $4 WHERE tx_id = $1 AND index = $2", [txId, index, won.tx_hash, won.signed_raw]);
+      await q.query("INSERT INTO batch_transaction_replacements (tx_hash, tx_id, index, signed_raw) VALUES ($1, $2, $3, $4)", [
+        current.tx_hash,
+        txId,
+        index,
+        current.signed_raw,
+      ]);
+    });
+  }
+
+  /** Why a broadcast transaction waits (null: nothing known holds it back). */
+  async setWaiting(txId: string, index: number, waiting: TransactionWait | null): Promise<void> {
+    await this.db.query("UPDATE batch_transactions SET waiting = $3 WHERE tx_id = $1 AND index = $2", [txId, index, waiting ? JSON.stringify(waiting) : null]);
+  }
+
+  /**
+   * A reorg took a transaction off the chain: back to broadcast (it is sent again) and counted. `afterConfirmation`:
+   * it had counted as confirmed, which the row keeps saying, with reorged_at set until it is back on chain.
+   */
+  async markReorged(txId: string, index: number, afterConfirmation: boolean): Promise<void> {
+    await this.db.query(
+      afterConfirmation
+        ? "UPDATE batch_transactions SET reorged_at = now(), reorgs = reorgs + 1 WHERE tx_id = $1 AND index = $2"
+        : "UPDATE batch_transactions SET reorgs = reorgs + 1, block_number = NULL, block_hash = NULL WHERE tx_id = $1 AND index = $2",
+      [txId, index],
+    );
+  }
+
+  /** A transaction a reorg took off the chain after its confirmation is confirmed again (maybe in another block). */
+  async markBackOnChain(txId: string, index: number, receipt: { blockNumber: number; blockHash: string; gasUsed: bigint }): Promise<void> {
+    await this.db.query(
+      "UPDATE batch_transactions SET reorged_at = NULL, block_number = $3, block_hash = $4, gas_used = $5 WHERE tx_id = $1 AND index = $2",
+      [txId, index, receipt.blockNumber, receipt.blockHash, receipt.gasUsed.toString()],
+    );
+  }
+
+  /**
+   * Confirmed transactions of one chain mined at or above `fromBlock` (recent enough that a reorg may still take them
+   * away): what the reorg watch looks after on start.
+   */
+  async recentlyConfirmed(chainId: number, fromBlock: number): Promise<{ txId: string; index: number; blockNumber: number; blockHash: string; reorged: boolean }[]> {
+    const rows = await this.db.query<{ tx_id: string; index: number; block_number: string; block_hash: string; reorged: boolean }>(
+      `SELECT t.tx_id, t.index, t.block_number::text, t.block_hash, t.reorged_at IS NOT NULL AS reorged FROM batch_transactions t JOIN batches b ON b.tx_id = t.tx_id
+       WHERE b.chain_id = $1 AND t.status = 'confirmed' AND t.block_hash IS NOT NULL AND (t.block_number >= $2 OR t.reorged_at IS NOT NULL)`,
+      [chainId, fromBlock],
+    );
+    return rows.map((r) => ({ txId: r.tx_id, index: r.index, blockNumber: Number(r.block_number), blockHash: r.block_hash, reorged: r.reorged }));
+  }
+
+  /** The highest nonce of `signer`'s transactions in batches being sent on a chain (held by us, maybe not in the node's pool). */
+  async highestNonceInFlight(chainId: number, signer: string): Promise<number | undefined> {
+    const [row] = await this.db.query<{ nonce: number | null }>(
+      `SELECT max((t.unsigned->>'nonce')::bigint)::int AS nonce FROM batches b JOIN batch_transactions t ON t.tx_id = b.tx_id
+       WHERE b.status = 'sending' AND b.chain_id = $1 AND lower(t.unsigned->>'from') = $2 AND t.status IN ('signed', 'broadcast')`,
+      [chainId, signer.toLowerCase()],
+    );
+    return row?.nonce ?? undefined;
   }
 
   /**
@@ -188,6 +339,7 @@ export class Batches {
     const [row] = await q.query<{ moved: number; out_of_credits: boolean; taken: Record<string, string> | string | null }>(
       `WITH taken AS (
          SELECT o.tx_hash, o.tx_id FROM batch_transactions o WHERE o.tx_hash = ANY($5::text[]) AND o.tx_id <> $1
+         UNION ALL SELECT r.tx_hash, r.tx_id FROM batch_transaction_replacements r WHERE r.tx_hash = ANY($5::text[]) AND r.tx_id <> $1
        ), funds AS (
          SELECT balance FROM credit_balances WHERE key_id = $3::text AND method = $4::text FOR UPDATE
        ), batch AS (
@@ -252,10 +404,10 @@ export class Batches {
     );
   }
 
-  async setTxConfirmed(txId: string, index: number, blockNumber: number, gasUsed: bigint): Promise<void> {
+  async setTxConfirmed(txId: string, index: number, blockNumber: number, gasUsed: bigint, blockHash: string | null = null): Promise<void> {
     await this.db.query(
-      "UPDATE batch_transactions SET status = 'confirmed', block_number = $3, gas_used = $4, confirmed_at = now(), broadcast_at = COALESCE(broadcast_at, now()) WHERE tx_id = $1 AND index = $2",
-      [txId, index, blockNumber, gasUsed.toString()],
+      "UPDATE batch_transactions SET status = 'confirmed', block_number = $3, gas_used = $4, block_hash = $5, waiting = NULL, confirmed_at = now(), broadcast_at = COALESCE(broadcast_at, now()) WHERE tx_id = $1 AND index = $2",
+      [txId, index, blockNumber, gasUsed.toString(), blockHash],
     );
   }
 
@@ -283,17 +435,17 @@ export class Batches {
    * given. The row stays locked for the rest of the database transaction, in which the method records what the batch
    * did. False (nothing written) when the batch is no longer sending: another runner or instance ended it.
    */
-  async markSuccess(tx: Queryable, txId: string, lastConfirmed?: { index: number; blockNumber: number; gasUsed: bigint }): Promise<boolean> {
+  async markSuccess(tx: Queryable, txId: string, lastConfirmed?: { index: number; blockNumber: number; gasUsed: bigint; blockHash?: string }): Promise<boolean> {
     const [row] = await tx.query<{ ended: number }>(
       `WITH ended AS (
          UPDATE batches SET status = 'success', records_written = true, completed_at = now(), updated_at = now()
          WHERE tx_id = $1 AND status = 'sending' RETURNING tx_id
        ), confirmed AS (
-         UPDATE batch_transactions SET status = 'confirmed', block_number = $3, gas_used = $4, confirmed_at = now(), broadcast_at = COALESCE(broadcast_at, now())
+         UPDATE batch_transactions SET status = 'confirmed', block_number = $3, gas_used = $4, block_hash = $5, waiting = NULL, confirmed_at = now(), broadcast_at = COALESCE(broadcast_at, now())
          WHERE tx_id = $1 AND index = $2 AND EXISTS (SELECT 1 FROM ended)
        )
        SELECT count(*)::int AS ended FROM ended`,
-      [txId, lastConfirmed?.index ?? -1, lastConfirmed?.blockNumber ?? null, lastConfirmed?.gasUsed.toString() ?? null],
+      [txId, lastConfirmed?.index ?? -1, lastConfirmed?.blockNumber ?? null, lastConfirmed?.gasUsed.toString() ?? null, lastConfirmed?.blockHash ?? null],
     );
     return row.ended > 0;
   }

@@ -68,6 +68,7 @@ export const chainScopedTables: { sql: string }[] = [
   { sql: "DELETE FROM wallet_nonces WHERE chain_id = $1" },
   { sql: "DELETE FROM rams_executors WHERE chain_id = $1" },
   { sql: "DELETE FROM faucet_claims WHERE tx_id IN (SELECT tx_id FROM batches WHERE chain_id = $1)" },
+  { sql: "DELETE FROM batch_transaction_replacements WHERE tx_id IN (SELECT tx_id FROM batches WHERE chain_id = $1)" },
   { sql: "DELETE FROM batch_transactions WHERE tx_id IN (SELECT tx_id FROM batches WHERE chain_id = $1)" },
   { sql: "DELETE FROM batches WHERE chain_id = $1" },
 ];

@@ -20,6 +20,8 @@ export interface PaymentRecord {
   status: PaymentStatus;
   settleTxRaw: string | null;
   settleTxHash: string | null;
+  /** Earlier settlement transactions replaced by the current one (same nonce, higher fees): any of them may be mined. */
+  settleTxReplaced: { hash: string; raw: string }[];
   settlement: any;
   releaseReason: string | null;
 }
@@ -41,6 +43,7 @@ const toRecord = (r: any): PaymentRecord => ({
   status: r.status,
   settleTxRaw: r.settle_tx_raw,
   settleTxHash: r.settle_tx_hash,
+  settleTxReplaced: (typeof r.settle_tx_replaced === "string" ? JSON.parse(r.settle_tx_replaced) : r.settle_tx_replaced) ?? [],
   settlement: r.settlement,
   releaseReason: r.release_reason,
 });
@@ -56,7 +59,7 @@ export class Payments {
   constructor(private readonly db: Db) {}
 
   /** Records a verified payment as reserved; refuses a reused authorization or a second payment for one subject. */
-  async reserve(p: Omit<PaymentRecord, "id" | "status" | "settleTxRaw" | "settleTxHash" | "settlement" | "releaseReason">): Promise<PaymentRecord> {
+  async reserve(p: Omit<PaymentRecord, "id" | "status" | "settleTxRaw" | "settleTxHash" | "settleTxReplaced" | "settlement" | "releaseReason">): Promise<PaymentRecord> {
     try {
       const [row] = await this.db.query(
         `INSERT INTO payments (id, subject, route, tx_id, network, asset, pay_to, amount, payer, authorization_nonce, valid_before, payload, requirements, status)
@@ -119,17 +122,56 @@ export class Payments {
     return rows.length > 0;
   }
 
-  /** The settlement transaction, persisted before it is broadcast (write-ahead). */
-  async markSettling(q: Queryable, id: string, raw: string, hash: string): Promise<void> {
-    await q.query("UPDATE payments SET status = 'settling', settle_tx_raw = $2, settle_tx_hash = $3, updated_at = now() WHERE id = $1", [id, raw, hash.toLowerCase()]);
+  /** The settlement transaction, persisted before it is broadcast (write-ahead), with its sender and nonce. */
+  async markSettling(q: Queryable, id: string, raw: string, hash: string, sender?: { from: string; nonce: number }): Promise<void> {
+    await q.query(
+      "UPDATE payments SET status = 'settling', settle_tx_raw = $2, settle_tx_hash = $3, settle_tx_from = $4, settle_tx_nonce = $5, updated_at = now() WHERE id = $1",
+      [id, raw, hash.toLowerCase(), sender?.from.toLowerCase() ?? null, sender?.nonce ?? null],
+    );
+  }
+
+  /**
+   * Replaces the settlement transaction (not mined) with one of the same nonce and higher fees; the current one is kept
+   * among the replaced. False when the current hash is no longer `replacing` (someone else replaced it first).
+   */
+  async replaceSettlement(id: string, replacing: string, raw: string, hash: string): Promise<boolean> {
+    const rows = await this.db.query(
+      `UPDATE payments SET settle_tx_replaced = settle_tx_replaced || jsonb_build_array(jsonb_build_object('hash', settle_tx_hash, 'raw', settle_tx_raw)),
+         settle_tx_raw = $3, settle_tx_hash = $4, updated_at = now()
+       WHERE id = $1 AND status = 'settling' AND settle_tx_hash = $2 RETURNING id`,
+      [id, replacing.toLowerCase(), raw, hash.toLowerCase()],
+    );
+    return rows.length > 0;
+  }
+
+  /** An earlier settlement transaction was mined instead of the current one: it becomes the settlement's hash. */
+  async promoteSettlement(id: string, winner: string): Promise<void> {
+    await this.db.query(
+      `UPDATE payments SET settle_tx_hash = w.hash, settle_tx_raw = w.raw,
+         settle_tx_replaced = (SELECT COALESCE(jsonb_agg(e), '[]'::jsonb) FROM jsonb_array_elements(settle_tx_replaced) e WHERE e->>'hash' <> $2)
+           || jsonb_build_array(jsonb_build_object('hash', settle_tx_hash, 'raw', settle_tx_raw))
+       FROM (SELECT e->>'hash' AS hash, e->>'raw' AS raw FROM payments p, jsonb_array_elements(p.settle_tx_replaced) e WHERE p.id = $1 AND e->>'hash' = $2) w
+       WHERE id = $1`,
+      [id, winner.toLowerCase()],
+    );
   }
 
   /** A settlement transaction the node refused never happened: back to reserved. */
   async unmarkSettling(id: string): Promise<void> {
     await this.db.query(
-      "UPDATE payments SET status = 'reserved', settle_tx_raw = NULL, settle_tx_hash = NULL, updated_at = now() WHERE id = $1 AND status = 'settling'",
+      "UPDATE payments SET status = 'reserved', settle_tx_raw = NULL, settle_tx_hash = NULL, settle_tx_from = NULL, settle_tx_nonce = NULL, updated_at = now() WHERE id = $1 AND status = 'settling'",
       [id],
     );
+  }
+
+  /** A settlement claimed but never sent (a passing failure before its transaction was stored): back to reserved, to be tried again. */
+  async unclaim(id: string): Promise<void> {
+    await this.db.query("UPDATE payments SET status = 'reserved', updated_at = now() WHERE id = $1 AND status = 'settling' AND settle_tx_hash IS NULL", [id]);
+  }
+
+  /** A settled payment a reorg deeper than its confirmations took off the chain: settling again until it is back. */
+  async unsettle(id: string): Promise<void> {
+    await this.db.query("UPDATE payments SET status = 'settling', updated_at = now() WHERE id = $1 AND status = 'settled'", [id]);
   }
 
   async markSettled(id: string, settlement: unknown): Promise<void> {

@@ -36,6 +36,32 @@ export class WalletNonces {
     return Number(row.next_nonce);
   }
 
+  /**
+   * Nonces at or above `from` that transactions of this wallet still hold: relayed transactions signed or broadcast
+   * and not ended, and x402 settlements being sent. Ascending.
+   */
+  async held(chainId: number, address: string, from: number): Promise<number[]> {
+    const addr = address.toLowerCase();
+    const rows = await this.db.query<{ nonce: string }>(
+      `SELECT (t.unsigned->>'nonce')::bigint::text AS nonce FROM batch_transactions t JOIN batches b ON b.tx_id = t.tx_id
+       WHERE b.chain_id = $1 AND lower(t.unsigned->>'from') = $2 AND t.status IN ('signed', 'broadcast') AND (t.unsigned->>'nonce')::bigint >= $3
+       UNION SELECT settle_tx_nonce::text FROM payments WHERE status = 'settling' AND settle_tx_nonce IS NOT NULL AND network = 'eip155:' || $1::text
+         AND lower(settle_tx_from) = $2 AND settle_tx_nonce >= $3`,
+      [chainId, addr, from],
+    );
+    return rows.map((r) => Number(r.nonce)).sort((a, b) => a - b);
+  }
+
+  /** Lowers the counter to `next` when it is above it (never raises it). The counter before, or undefined when unchanged. */
+  async rewind(chainId: number, address: string, next: number): Promise<{ was: number; next: number } | undefined> {
+    const [row] = await this.db.query<{ was: string }>(
+      `UPDATE wallet_nonces w SET next_nonce = $3 FROM (SELECT next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2 FOR UPDATE) old
+       WHERE w.chain_id = $1 AND w.address = $2 AND w.next_nonce > $3 RETURNING old.next_nonce::text AS was`,
+      [chainId, address.toLowerCase(), next],
+    );
+    return row ? { was: Number(row.was), next } : undefined;
+  }
+
   /** Gives back `nonce` if it is the last one taken (its transaction never reached the chain). True when given back. */
   async giveBack(chainId: number, address: string, nonce: number): Promise<boolean> {
     const rows = await this.db.query(

@@ -39,6 +39,8 @@ export function testEnv(sandbox: Sandbox, dataDir: string, extra: Record<string,
     RELAYER_PRIVATE_KEY: sandbox.accounts[RELAYER_INDEX].privateKey,
     X402_SETTLEMENT_PRIVATE_KEY: sandbox.accounts[SETTLEMENT_INDEX].privateKey,
     SEND_WAIT_MS: "20000",
+    // The sandbox chains carry the public ids but never reorg: one block is final (chaos tests set more).
+    CONFIRMATIONS: "1",
     ...extra,
   };
 }
