@@ -17,6 +17,8 @@ import type { Services } from "./services";
  * | tak_chain_up                             | gauge     | chain_id               | 1 when the chain answered the scrape   |
  * | tak_db_pool_connections                  | gauge     | state (total/idle/waiting) | the PostgreSQL pool; PGlite: total 1 |
  * | tak_broadcast_nonce_ahead_retries        | gauge     |                        | re-sends after "nonce too high" (process) |
+ * | tak_reorgs_total                         | counter   | chain_id, depth        | transactions a reorg took off the chain: before or after their confirmations |
+ * | tak_rpc_calls_total                      | counter   | chain_id, endpoint, outcome | RPC requests per URL (scheme and host only): ok, failed, throttled |
  * | tak_info                                 | gauge     | version, environment, database | 1                              |
  * | tak_process_* , tak_nodejs_*             | (default) |                        | prom-client's process metrics          |
  *
@@ -44,6 +46,36 @@ export class Metrics {
       registers,
       collect() {
         this.set(nonceAheadRetryCount());
+      },
+    });
+    new Gauge({
+      name: "tak_reorgs_total",
+      help: "Transactions a reorg took off the chain, by chain and depth: before their confirmations (sent again) or after them (deep: logged, status pending until back)",
+      labelNames: ["chain_id", "depth"],
+      registers,
+      collect() {
+        this.reset();
+        for (const chain of services.chains.list()) {
+          this.set({ chain_id: String(chain.chainId), depth: "before_confirmations" }, chain.shallowReorgs);
+          this.set({ chain_id: String(chain.chainId), depth: "after_confirmations" }, chain.reorgWatch.deepReorgs);
+        }
+      },
+    });
+    new Gauge({
+      name: "tak_rpc_calls_total",
+      help: "RPC requests per chain and URL (scheme and host only), by outcome: ok, failed (error, timeout, reset: tried again elsewhere), throttled (429)",
+      labelNames: ["chain_id", "endpoint", "outcome"],
+      registers,
+      collect() {
+        this.reset();
+        for (const chain of services.chains.list()) {
+          for (const e of chain.provider.endpoints) {
+            const labels = { chain_id: String(chain.chainId), endpoint: `${e.priority}:${e.label}` };
+            this.set({ ...labels, outcome: "ok" }, e.answered);
+            this.set({ ...labels, outcome: "failed" }, e.failed);
+            this.set({ ...labels, outcome: "throttled" }, e.throttled);
+          }
+        }
       },
     });
     new Gauge({

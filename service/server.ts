@@ -21,6 +21,7 @@ import { Documents } from "./store/documents";
 import { Batches } from "./store/batches";
 import { PrepareRateLimiter } from "./auth/rate-limits";
 import { BatchRunner } from "./engine/runner";
+import { forgetFinalStatus } from "./reads/transaction-status";
 import { findMethod } from "./methods";
 import { Relayer } from "./engine/relayer";
 import { ExternalFacilitator, InProcessFacilitator } from "./payments/facilitator";
@@ -89,6 +90,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   services.runner = new BatchRunner(services, findMethod, logger.child({ component: "runner" }));
   services.relayer = new Relayer(services, logger.child({ component: "relayer" }));
   services.runner.relaySigner = (batch, tx, options) => services.relayer.sign(batch, tx, options);
+  services.runner.onReorged = (txId) => forgetFinalStatus(services, txId);
   try {
     await checkChainInstances(services);
     services.x402 = await X402.create(services, (chain) => {

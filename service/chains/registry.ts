@@ -119,6 +119,6 @@ function operatorNetwork(chainId: number, deployment: Deployment): Network {
 function logFailovers(log: Logger): RpcObserver {
   return ({ endpoint, outcome, detail }) => {
     if (outcome === "ok" || outcome === "throttled") return;
-    if (endpoint.failures === 3) log.warn({ endpoint: endpoint.label, outcome, detail }, "RPC URL failing; others are tried first for a while");
+    if (endpoint.failures === 3) log.warn({ endpoint: endpoint.label, outcome, detail }, "RPC URL failing (3 in a row); retrying, other URLs first when configured");
   };
 }

@@ -29,7 +29,7 @@ export class RpcEndpoint {
   failures = 0;
   /** Tried after the others until this time (it failed several times in a row). */
   restUntil = 0;
-  /** Not to be asked before this time: the provider's Retry-After. */
+  /** Asked after the others until this time: the provider's Retry-After. */
   throttledUntil = 0;
   /** Smoothed latency of answered calls, ms. */
   latencyMs?: number;
@@ -109,9 +109,11 @@ export class ResilientRpcProvider extends JsonRpcProvider {
     const deadline = Date.now() + this.policy.budgetMs;
     let lastFailure = "no attempt";
     let retryAfterMs = 0;
+    /** This call's own wait after a 429 (other calls are not held: the provider answered them). */
+    let throttledUntil = 0;
     for (let attempt = 0; ; attempt++) {
       const endpoint = this.pick();
-      const wait = Math.max(endpoint.throttledUntil - Date.now(), attempt === 0 ? 0 : backoff(attempt));
+      const wait = Math.max(endpoint === this.lastThrottled ? throttledUntil - Date.now() : 0, attempt === 0 ? 0 : backoff(attempt));
       if (Date.now() + wait >= deadline) break;
       if (wait > 0) await sleep(wait);
       const items = [...pending.values()];
@@ -133,7 +135,11 @@ export class ResilientRpcProvider extends JsonRpcProvider {
         continue;
       }
       lastFailure = outcome.detail;
-      if (outcome.kind === "throttled") retryAfterMs = outcome.retryAfterMs;
+      if (outcome.kind === "throttled") {
+        retryAfterMs = outcome.retryAfterMs;
+        throttledUntil = Date.now() + retryAfterMs;
+        this.lastThrottled = endpoint;
+      }
     }
     throw new ChainUnavailableError(this.chainId, lastFailure, Math.max(1, Math.ceil(Math.max(retryAfterMs, 1000) / 1000)));
   }
@@ -149,6 +155,8 @@ export class ResilientRpcProvider extends JsonRpcProvider {
   }
 
   private rawIds = 1_000_000_000;
+  /** The URL that last answered 429 (the call that got it waits out its Retry-After before asking it again). */
+  private lastThrottled?: RpcEndpoint;
 
   /** The URL to try next: not resting first, then fewer failures in a row, then the operator's order. */
   private pick(): RpcEndpoint {

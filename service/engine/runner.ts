@@ -42,6 +42,8 @@ export class BatchRunner {
   private readonly stopSignal = new Promise<void>((resolve) => (this.stopping = resolve));
   private readonly stop$ = { stopped: () => this.stopped, signal: this.stopSignal };
   relaySigner?: RelaySigner;
+  /** Told when a reorg changed a batch that may have been final (read caches forget it). */
+  onReorged: (txId: string) => void = () => undefined;
 
   constructor(
     private readonly services: Services,
@@ -79,10 +81,18 @@ export class BatchRunner {
     return ended;
   }
 
-  /** A transaction of a batch in flight was replaced through the API: its tracker in this process picks it up now. */
+  /**
+   * A transaction of a batch in flight was replaced through the API: its tracker in this process picks it up now, or
+   * the run reads it again when it gets to it.
+   */
   async replaced(txId: string, index: number): Promise<void> {
-    await this.waiting.get(`${txId}:${index}`)?.reload();
+    const tracker = this.waiting.get(`${txId}:${index}`);
+    if (tracker) await tracker.reload();
+    else this.replacedAhead.add(`${txId}:${index}`);
   }
+
+  /** Transactions replaced before their run got to them (their run's copy is stale). */
+  private readonly replacedAhead = new Set<string>();
 
   /** Resumes every batch left mid-flight (after a restart), and keeps doing so periodically. */
   async resumeAll(): Promise<number> {
@@ -145,7 +155,7 @@ export class BatchRunner {
     for (const tx of batch.transactions) {
       if (this.stopped) return undefined;
       if (tx.status === "reverted" || tx.status === "refused" || tx.status === "unseen") return batch;
-      const current = tx.status === "prepared" ? await this.signRelayed(batch, tx) : tx;
+      const current = tx.status === "prepared" ? await this.signRelayed(batch, tx) : await this.latest(batch, tx);
       const outcome = await this.untilConfirmedOnChain(batch, chain, current);
       if (outcome.kind === "stopped" || outcome.kind === "timeout") return undefined; // resumed later
       if (outcome.kind === "ended") {
@@ -170,6 +180,12 @@ export class BatchRunner {
     }
 
     return (await this.finish(batch, chain, receipts, lastConfirmed)) ? this.ended(batch) : batches.get(txId);
+  }
+
+  /** The run's copy of a transaction, or what is stored when it was replaced meanwhile. */
+  private async latest(batch: Batch, tx: BatchTransaction): Promise<BatchTransaction> {
+    if (!this.replacedAhead.delete(`${batch.txId}:${tx.index}`)) return tx;
+    return (await this.services.batches.transaction(batch.txId, tx.index)) ?? tx;
   }
 
   /** A relayed transaction is signed (nonce, fees, calldata naming the payer) right before its broadcast. */
@@ -240,10 +256,17 @@ export class BatchRunner {
    * but status says it is pending again, and the bytes are sent again until it is back on chain.
    */
   private async afterDeepReorg(chain: Chain, entry: WatchedBlock): Promise<void> {
-    if (entry.key.startsWith("payment:")) return this.services.x402?.afterDeepReorg(entry.key.slice("payment:".length));
+    if (entry.key.startsWith("payment:")) {
+      const paymentId = entry.key.slice("payment:".length);
+      const txId = (await this.services.payments.get(paymentId))?.txId;
+      await this.services.x402?.afterDeepReorg(paymentId);
+      if (txId) this.onReorged(txId);
+      return;
+    }
     const [txId, index] = [entry.key.slice(0, entry.key.lastIndexOf(":")), Number(entry.key.slice(entry.key.lastIndexOf(":") + 1))];
     this.log.error({ txId, index, chainId: chain.chainId, blockNumber: entry.blockNumber, blockHash: entry.blockHash }, "reorg deeper than the confirmations took a confirmed transaction off the chain; sending it again");
     await this.services.batches.markReorged(txId, index, true).catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg"));
+    this.onReorged(txId);
     await this.bringBack(chain, txId, index);
   }
 
@@ -260,6 +283,7 @@ export class BatchRunner {
           const outcome = await this.untilConfirmedOnChain(batch, chain, { ...tx, status: "broadcast" });
           if (outcome.kind !== "mined") return undefined;
           await this.services.batches.markBackOnChain(txId, index, outcome.receipt);
+          this.onReorged(txId);
           this.watchForDeepReorg(chain, txId, index, outcome.receipt);
           if (outcome.receipt.status !== 1) this.log.error({ txId, index, hash: outcome.receipt.hash }, "transaction taken off the chain by a reorg reverted when it was mined again");
           else this.log.info({ txId, index, hash: outcome.receipt.hash }, "transaction taken off the chain by a reorg is back on chain");

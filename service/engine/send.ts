@@ -5,6 +5,8 @@ import { recoverSigner } from "../crypto/recover";
 import { ApiError, badRequest, conflict, notFound } from "../errors";
 import type { Services } from "../services";
 import type { Queryable } from "../store/db";
+import { isValidReplacement, type Fees } from "./fee-bump";
+import { feesOf } from "./tracker";
 import type { Batch, BatchTransaction, BatchTxStatus } from "./types";
 
 const hexString = z.string().trim().regex(/^0x[0-9a-fA-F]*$/, "must be 0x-prefixed hex");
@@ -55,7 +57,7 @@ function mismatch(index: number, field: string, want: unknown, got: unknown): Ap
  * 2, chain, nonce, target, value, data, gas limit, no access list) except the fees, which a wallet may re-price up to
  * FEE_CEILING_FACTOR × the prepared maxFeePerGas. Throws a 400 naming the index and the first field that differs.
  */
-export function verifySignedTransactions(batch: Batch, signed: string[]): { index: number; signedRaw: string; txHash: string }[] {
+export function verifySignedTransactions(batch: Batch, signed: string[], feeCeilingBase?: bigint): { index: number; signedRaw: string; txHash: string }[] {
   const prepared = batch.transactions;
   if (signed.length !== prepared.length) {
     throw badRequest(`signedTransactions: expected ${prepared.length} signed transaction(s) for this txId, got ${signed.length}`, {
@@ -102,7 +104,8 @@ export function verifySignedTransactions(batch: Batch, signed: string[]): { inde
     }
     // A wallet may re-price fees (the chain moved since prepare), within a bound: never above FEE_CEILING_FACTOR × the
     // prepared maxFeePerGas, and a priority fee no higher than the max fee. Lower fees are the signer's own risk.
-    const feeCeiling = BigInt(expected.maxFeePerGas) * FEE_CEILING_FACTOR;
+    const prepared = BigInt(expected.maxFeePerGas);
+    const feeCeiling = (feeCeilingBase !== undefined && feeCeilingBase > prepared ? feeCeilingBase : prepared) * FEE_CEILING_FACTOR;
     if ((tx.maxFeePerGas ?? 0n) > feeCeiling) throw mismatch(index, "maxFeePerGas", `at most ${feeCeiling}`, tx.maxFeePerGas);
     if ((tx.maxPriorityFeePerGas ?? 0n) > (tx.maxFeePerGas ?? 0n)) {
       throw mismatch(index, "maxPriorityFeePerGas", `at most maxFeePerGas ${tx.maxFeePerGas}`, tx.maxPriorityFeePerGas);
@@ -179,4 +182,49 @@ export function assertHashesFree(batch: Batch, state: { index: number; txHash: s
       throw conflict(`transaction ${index + 1} (${txHash}) is already recorded for another batch, txId ${owner}`, { transactionIndex: index, txHash, txId: owner });
     }
   }
+}
+
+/** A transaction of a pending batch to be replaced by a client-signed form with higher fees. */
+export interface ClientReplacement {
+  index: number;
+  replacing: string;
+  signedRaw: string;
+  txHash: string;
+  replacedFees: Fees;
+}
+
+/**
+ * A client's replacement for a pending client-signed batch (its transactions re-signed with the same nonce and higher
+ * fees, e.g. with the fees its status suggests while it waits below the base fee): every signed transaction must match
+ * its prepared twin except the fees, which may go up to FEE_CEILING_FACTOR × today's market fee cap. A transaction
+ * given again unchanged stays; a changed one must not be mined yet and must raise both fees by at least 10%.
+ */
+export function clientReplacements(batch: Batch, signed: string[], marketMaxFee: bigint): ClientReplacement[] {
+  if (batch.executionMode !== "client-signed") {
+    throw conflict(`txId ${batch.txId} is pending; only a client-signed batch's transactions can be replaced with higher fees`, { txId: batch.txId, status: "pending" });
+  }
+  const replacements: ClientReplacement[] = [];
+  for (const next of verifySignedTransactions(batch, signed, marketMaxFee)) {
+    const current = batch.transactions[next.index];
+    if (current.txHash === next.txHash.toLowerCase()) continue;
+    if (current.status !== "signed" && current.status !== "broadcast") {
+      throw conflict(`transaction ${next.index + 1} of txId ${batch.txId} is ${current.status === "confirmed" ? "already mined" : "ended"}: it cannot be replaced`, {
+        transactionIndex: next.index,
+        txId: batch.txId,
+      });
+    }
+    const fees = feesOf({ ...current, signedRaw: next.signedRaw });
+    const replacedFees = feesOf(current);
+    if (!isValidReplacement(fees, replacedFees)) {
+      throw new ApiError(400, "REPLACEMENT_UNDERPRICED", `signedTransactions[${next.index}]: a replacement must raise maxFeePerGas and maxPriorityFeePerGas by at least 10% (now ${replacedFees.maxFeePerGas} and ${replacedFees.maxPriorityFeePerGas})`, {
+        transactionIndex: next.index,
+        field: "signedTransactions",
+        currentMaxFeePerGas: replacedFees.maxFeePerGas.toString(),
+        currentMaxPriorityFeePerGas: replacedFees.maxPriorityFeePerGas.toString(),
+      });
+    }
+    replacements.push({ index: next.index, replacing: current.txHash!, signedRaw: next.signedRaw, txHash: next.txHash, replacedFees });
+  }
+  if (!replacements.length) throw conflict(`txId ${batch.txId} is pending with these transactions already: nothing to replace`, { txId: batch.txId, status: "pending" });
+  return replacements;
 }

@@ -6,6 +6,7 @@ export function publicStatus(status: BatchStatus): "prepared" | "pending" | "suc
 }
 
 function txStatus(tx: BatchTransaction): "prepared" | "pending" | "success" | "rejected" {
+  if (tx.reorgedAt) return "pending"; // confirmed once, then taken off the chain by a reorg: not on chain now
   switch (tx.status) {
     case "prepared":
       return "prepared";
@@ -37,12 +38,22 @@ function describeTx(batch: Batch, tx: BatchTransaction) {
     gasLimit: tx.unsigned.gasLimit,
     maxFeePerGas: tx.unsigned.maxFeePerGas,
     maxPriorityFeePerGas: tx.unsigned.maxPriorityFeePerGas,
+    blockHash: tx.blockHash ?? null,
+    ...(tx.replaced?.length ? { replacedHashes: tx.replaced.map((r) => r.hash) } : {}),
+    ...(tx.waiting ? { waiting: tx.waiting } : {}),
+    ...(tx.reorgedAt ? { reorged: true } : {}),
+    ...(tx.reorgs ? { reorgs: tx.reorgs } : {}),
   };
+}
+
+/** A successful batch one of whose transactions a deep reorg took off the chain is pending again until it is back. */
+function batchStatusOf(batch: Batch): "prepared" | "pending" | "success" | "rejected" {
+  return batch.status === "success" && batch.transactions.some((t) => t.reorgedAt) ? "pending" : publicStatus(batch.status);
 }
 
 /** The batch summary POST /send-transactions answers with (WIRE-COMPAT §12), plus status and txHashes. */
 export function sendSummary(batch: Batch) {
-  const status = publicStatus(batch.status);
+  const status = batchStatusOf(batch);
   const txs = batch.transactions;
   const failed = txs.filter((t) => t.status === "reverted" || t.status === "refused" || t.status === "unseen").length;
   const accepted = txs.filter((t) => t.status === "confirmed" || t.status === "broadcast").length;
@@ -72,7 +83,7 @@ export function sendSummary(batch: Batch) {
 export function statusView(batch: Batch, hash?: string) {
   const txs = batch.transactions;
   const focus = hash ? txs.find((t) => t.txHash === hash.toLowerCase()) : [...txs].reverse().find((t) => t.txHash);
-  const batchStatus = publicStatus(batch.status);
+  const batchStatus = batchStatusOf(batch);
   const gasUsed = txs.reduce((sum, t) => sum + BigInt(t.gasUsed ?? 0), 0n);
   return {
     status: hash && focus ? txStatus(focus) : batchStatus,

@@ -146,8 +146,11 @@ export class TransactionTracker {
   /** Broadcasts the current bytes and acts on the node's verdict. */
   private async send(head: number): Promise<MinedOutcome | undefined> {
     const verdict = await broadcast(this.chain.provider, this.tx.signedRaw!, this.tx.txHash!);
+    this.deps.log.debug({ txId: this.batch.txId, index: this.tx.index, hash: this.tx.txHash, verdict }, this.lastBroadcast ? "transaction sent again" : "transaction sent");
     this.lastBroadcast = Date.now();
-    if (this.sentAtHead < 0) this.sentAtHead = head;
+    // Blocks are counted (for a fee bump) from the last time the node took the bytes: a node that lost them, or a
+    // reorg that took them away, starts the count again.
+    if (verdict.kind === "accepted" || this.sentAtHead < 0) this.sentAtHead = head;
     switch (verdict.kind) {
       case "accepted":
       case "transient":

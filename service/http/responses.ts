@@ -146,6 +146,16 @@ export const FacadePrepareResponse = dataEnvelope(PrepareResponse, "DataPrepareR
 
 const publicStatus = z.enum(["prepared", "pending", "success", "rejected"]);
 
+const TransactionWaitView = z
+  .strictObject({
+    reason: z.string(),
+    baseFeePerGas: integerText.meta({ description: "The latest block's base fee when this was noticed (wei)" }),
+    suggestedMaxFeePerGas: integerText.meta({ description: "A fee cap that would be mined now (wei): sign a replacement with it" }),
+    suggestedMaxPriorityFeePerGas: integerText,
+    since: z.string().meta({ description: "ISO 8601" }),
+  })
+  .meta({ id: "TransactionWait", description: "Why a broadcast transaction waits, and the fees that would be mined now" });
+
 export const TransactionView = z
   .strictObject({
     index: int,
@@ -164,6 +174,16 @@ export const TransactionView = z
     gasLimit: hex,
     maxFeePerGas: integerText,
     maxPriorityFeePerGas: integerText,
+    blockHash: hash32.nullable().optional().meta({ description: "The block it was mined in (a reorg may change it)" }),
+    replacedHashes: z
+      .array(hash32)
+      .optional()
+      .meta({ description: "Earlier forms replaced by `hash` (same nonce, higher fees: the relayer's fee bumps, or a client's replacement); any of them may still be the one mined" }),
+    waiting: TransactionWaitView.nullable()
+      .optional()
+      .meta({ description: "Why it is not mined yet, when the service knows (e.g. its fee cap is below the base fee), with fees that would be mined now" }),
+    reorged: z.boolean().optional().meta({ description: "true while a reorg deeper than the confirmations has taken it off the chain (status is pending until it is back)" }),
+    reorgs: int.optional().meta({ description: "How many reorgs took it off the chain so far (absent: none)" }),
   })
   .meta({ id: "BatchTransaction", description: "One transaction of a batch: what was prepared, and where it is" });
 

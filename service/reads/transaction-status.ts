@@ -25,26 +25,57 @@ const FINAL_STATUSES_KEPT = 2_000;
  */
 class FinalStatuses {
   readonly byTxId = new TtlCache<string, FinalStatus>(Infinity, FINAL_STATUSES_KEPT);
+  /**
+   * Final batches whose blocks a deep reorg may still take away (younger than REORG_WATCH_BLOCKS): kept briefly, so
+   * that a reorg noticed by another instance shows here within RECENT_FINAL_MS (this instance's own is forgotten at once).
+   */
+  readonly recentByTxId = new TtlCache<string, FinalStatus>(RECENT_FINAL_MS, FINAL_STATUSES_KEPT);
   readonly txIdByHash = new TtlCache<string, string>(Infinity, FINAL_STATUSES_KEPT * 4);
+
+  constructor(private readonly services: Services) {}
+
+  get(txId: string): FinalStatus | undefined {
+    return this.byTxId.get(txId) ?? this.recentByTxId.get(txId);
+  }
 
   keepIfFinal(status: FinalStatus): void {
     if (!isFinal(status)) return;
-    this.byTxId.set(status.batch.txId, status);
+    (this.deepEnough(status.batch) ? this.byTxId : this.recentByTxId).set(status.batch.txId, status);
     for (const t of status.batch.transactions) if (t.txHash) this.txIdByHash.set(t.txHash, status.batch.txId);
+  }
+
+  forget(txId: string): void {
+    this.byTxId.delete(txId);
+    this.recentByTxId.delete(txId);
+  }
+
+  /** Every mined transaction of the batch has REORG_WATCH_BLOCKS on top of it (a rejected batch that never mined: too). */
+  private deepEnough(batch: Batch): boolean {
+    const head = this.services.chains.find(batch.chainId)?.blocks.head ?? -1;
+    const newest = Math.max(-1, ...batch.transactions.map((t) => t.blockNumber ?? -1));
+    return newest < 0 || (head >= 0 && head - newest >= this.services.config.REORG_WATCH_BLOCKS);
   }
 }
 
+/** How long a recently final status is answered from memory. */
+const RECENT_FINAL_MS = 1_000;
+
 export function isFinal({ batch, payments }: FinalStatus): boolean {
-  const batchFinal = batch.status === "success" || (batch.status === "rejected" && !reportable(batch));
+  const batchFinal = (batch.status === "success" && !batch.transactions.some((t) => t.reorgedAt)) || (batch.status === "rejected" && !reportable(batch));
   return batchFinal && payments.every((p) => p.status === "settled" || p.status === "released");
 }
 
 const finalStatuses = new WeakMap<Services, FinalStatuses>();
 const finalStatusesOf = (services: Services) => {
   let cache = finalStatuses.get(services);
-  if (!cache) finalStatuses.set(services, (cache = new FinalStatuses()));
+  if (!cache) finalStatuses.set(services, (cache = new FinalStatuses(services)));
   return cache;
 };
+
+/** A batch a reorg changed: its status is read from the database again. */
+export function forgetFinalStatus(services: Services, txId: string): void {
+  finalStatuses.get(services)?.forget(txId.toLowerCase());
+}
 
 /** GET /get-transaction-status: a batch by txId, or by one of its hashes; a hash this service never saw, from the chains. */
 export async function transactionStatus(services: Services, query: { txId?: string; hash?: string }) {
@@ -53,7 +84,7 @@ export async function transactionStatus(services: Services, query: { txId?: stri
   const hash = query.hash?.toLowerCase();
   const txId = query.txId?.toLowerCase() ?? (hash && (cache.txIdByHash.get(hash) ?? (await services.batches.txIdByHash(hash))));
   if (!txId) return chainTransactionStatus(services, query.hash!);
-  let status = cache.byTxId.get(txId);
+  let status = cache.get(txId);
   if (!status) {
     const batch = await services.batches.get(txId);
     if (!batch) throw notFound(`No prepared transactions with txId ${query.txId ?? txId}`, { txId: query.txId ?? txId });

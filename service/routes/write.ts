@@ -4,6 +4,7 @@ import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type 
 import { ACCESS } from "../access/rules";
 import { chainFor, newTxId, planBatch, storeBatch } from "../engine/prepare";
 import { assertHashesFree, loadBatchToSend, loadSendableBatch, reportable, normalizeSendBody, sendBodySchema, sendingState, type SendBody, type SendRequest } from "../engine/send";
+import { replacePendingTransactions } from "../engine/replace";
 import { sendSummary } from "../engine/status";
 import { paymentView, transactionStatus } from "../reads/transaction-status";
 import type { Batch } from "../engine/types";
@@ -178,7 +179,9 @@ export function writeRoutes(services: Services) {
       description:
         "Accepts { txId, signedTransactions } with either field a string or an array, { txId, txHash } and, for " +
         "service-relayed batches, { txId, transactions? } with an x402 payment. Each signed transaction must match its " +
-        "prepared twin. Answers 200 when the batch ended and 202 while it is still pending.",
+        "prepared twin. Answers 200 when the batch ended and 202 while it is still pending. Signed transactions for a " +
+        "pending client-signed txId replace its unmined ones when they raise both fees by at least 10% (same nonces): " +
+        "the service keeps every hash and whichever is mined wins.",
       tags: ["write"],
       access: ACCESS.agenticWrite,
       body: sendBodySchema,
@@ -189,7 +192,16 @@ export function writeRoutes(services: Services) {
       handler: async ({ req, body, caller }) => {
         const request = normalizeSendBody(body);
         // A caller without an API key may be asked to pay (x402): a taken hash is refused before that.
-        const { batch, hashOwners } = await loadBatchToSend(services, request, !caller.apiKey);
+        const loaded = await loadBatchToSend(services, request, !caller.apiKey).catch((error: unknown) => {
+          // Signed transactions for a pending batch: a replacement with higher fees (same nonces), when they are one.
+          if (request.kind === "signed" && error instanceof ApiError && error.status === 409 && error.details?.status === "pending") return undefined;
+          throw error;
+        });
+        if (!loaded) {
+          const replaced = await replacePendingTransactions(services, caller.apiKey?.id, request.txId, (request as { signedTransactions: string[] }).signedTransactions);
+          return { status: 202, body: sendSummary(replaced) };
+        }
+        const { batch, hashOwners } = loaded;
         const payment = await startSend(req, caller, batch, body, request, hashOwners);
         const after = (await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS)) ?? (await services.batches.get(batch.txId))!;
         const settled = payment ? await services.payments.get(payment.id) : undefined;

@@ -1,0 +1,219 @@
+import { clientSignedOperation, relayedOperation, type OpRecord } from "./operations";
+import type { ChaosWorld } from "./world";
+
+/** One fault, applied between the service and the payment chain while operations run. */
+export interface Scenario {
+  name: string;
+  description: string;
+  run(world: ChaosWorld): Promise<OpRecord[]>;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** `n` paid relayed operations and `n` client-signed ones, side by side. */
+function operations(world: ChaosWorld, tag: string, n = 2): Promise<OpRecord>[] {
+  const ops: Promise<OpRecord>[] = [];
+  for (let i = 0; i < n; i++) ops.push(relayedOperation(world, `${tag}R`), clientSignedOperation(world, `${tag}C`, world.signers[i % world.signers.length]));
+  return ops;
+}
+
+/** Runs `ops` with `during` happening meanwhile; every fault is cleared and mining resumed whatever happens. */
+async function withFaults(world: ChaosWorld, ops: Promise<OpRecord>[], during: () => Promise<void> = async () => undefined): Promise<OpRecord[]> {
+  try {
+    await during();
+    return await Promise.all(ops);
+  } finally {
+    world.base.proxy.clear();
+    await world.base.mining.resume();
+  }
+}
+
+/** Waits until the pool holds at least `count` transactions (the operations' broadcasts), or `ms`. */
+async function untilPooled(world: ChaosWorld, count: number, ms = 20_000): Promise<string[]> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const pending = await world.base.mining.pending();
+    if (pending.length >= count || Date.now() > deadline) return pending;
+    await sleep(100);
+  }
+}
+
+/** Every read or write method the service sends: a fault "on everything". */
+const ALL = undefined;
+
+export const SCENARIOS: Scenario[] = [
+  {
+    name: "rate-limit-429",
+    description: "a third of requests answered HTTP 429 with Retry-After: 1",
+    run: (world) => {
+      world.base.proxy.add({ kind: "http", status: 429, retryAfter: "1", rate: 0.33, methods: ALL });
+      return withFaults(world, operations(world, "RL"));
+    },
+  },
+  {
+    name: "timeouts",
+    description: "a quarter of requests stall 2.5 s (above the service's 1 s attempt timeout)",
+    run: (world) => {
+      world.base.proxy.add({ kind: "stall", ms: 2_500, rate: 0.25 });
+      return withFaults(world, operations(world, "TO"));
+    },
+  },
+  {
+    name: "connection-resets",
+    description: "a fifth of connections reset before the node sees the request",
+    run: (world) => {
+      world.base.proxy.add({ kind: "reset", rate: 0.2 });
+      return withFaults(world, operations(world, "RS"));
+    },
+  },
+  {
+    name: "outage-5s",
+    description: "the provider refuses every connection for 5 s while the operations are sent",
+    run: (world) => {
+      const ops = operations(world, "OU");
+      return withFaults(world, ops, async () => {
+        await sleep(300);
+        await world.base.proxy.outage(5_000);
+      });
+    },
+  },
+  {
+    name: "rpc-errors",
+    description: "`header not found` on the first two eth_sendRawTransaction, and on 20% of reads",
+    run: (world) => {
+      world.base.proxy.add({ kind: "rpc-error", code: -32000, message: "header not found", methods: ["eth_sendRawTransaction"], times: 2 });
+      world.base.proxy.add({
+        kind: "rpc-error",
+        code: -32000,
+        message: "header not found",
+        rate: 0.2,
+        methods: ["eth_getTransactionReceipt", "eth_getTransactionByHash", "eth_call", "eth_estimateGas", "eth_getBlockByNumber", "eth_getTransactionCount", "eth_getCode", "eth_blockNumber"],
+      });
+      return withFaults(world, operations(world, "HE"));
+    },
+  },
+  {
+    name: "lost-answer",
+    description: "the node takes eth_sendRawTransaction but the answer is lost (4 times)",
+    run: (world) => {
+      world.base.proxy.add({ kind: "lose-answer", methods: ["eth_sendRawTransaction"], times: 4 });
+      return withFaults(world, operations(world, "LA"));
+    },
+  },
+  {
+    name: "lagging-node",
+    description: "the provider's node is 3 blocks behind (head, receipts, latest reads)",
+    run: async (world) => {
+      world.base.proxy.add({ kind: "lag", blocks: 3 });
+      // A lagging node only shows what is 3 blocks old: keep blocks coming.
+      const stop = keepMining(world, 700);
+      try {
+        return await withFaults(world, operations(world, "LG"));
+      } finally {
+        stop();
+      }
+    },
+  },
+  {
+    name: "dropped-from-mempool",
+    description: "every operation's transaction is dropped from the node's pool once (hardhat_dropTransaction) before a block takes it",
+    run: async (world) => {
+      await world.base.mining.hold();
+      const ops = operations(world, "DR");
+      return withFaults(world, ops, async () => {
+        const dropped = new Set<string>();
+        const deadline = Date.now() + 15_000;
+        // Drop whatever reaches the pool, once per hash, until every operation's transaction was dropped.
+        while (dropped.size < ops.length && Date.now() < deadline) {
+          for (const hash of await world.base.mining.pending()) if (!dropped.has(hash) && (await world.base.mining.drop(hash))) dropped.add(hash);
+          await sleep(100);
+        }
+        await sleep(500);
+        await world.base.mining.resume();
+      });
+    },
+  },
+  {
+    name: "base-fee-spike",
+    description: "the base fee jumps to 50 gwei (50× and more) for 10 blocks while the operations wait in the pool",
+    run: async (world) => {
+      await world.base.mining.hold();
+      const ops = operations(world, "FS");
+      return withFaults(world, ops, async () => {
+        await untilPooled(world, ops.length);
+        const before = await world.base.mining.baseFee();
+        const spike = before * 50n > 50_000_000_000n ? before * 50n : 50_000_000_000n;
+        for (let i = 0; i < 10; i++) {
+          await world.base.mining.mine(1, spike);
+          await sleep(700);
+        }
+        await world.base.mining.resume();
+      });
+    },
+  },
+  {
+    name: "reorg-before-confirmations",
+    description: "the block holding the operations is reorged away (1 block) before their confirmations; the new chain lacks them",
+    run: async (world) => {
+      await world.base.mining.hold();
+      const ops = operations(world, "RB");
+      return withFaults(world, ops, async () => {
+        const pooled = await untilPooled(world, ops.length);
+        const snapshot = await world.base.mining.snapshot();
+        await world.base.mining.mine(1);
+        await sleep(1_500); // the service sees the receipts and waits for its confirmations
+        await world.base.mining.revert(snapshot);
+        for (const hash of [...pooled, ...(await world.base.mining.pending())]) await world.base.mining.drop(hash);
+        await world.base.mining.mine(2); // another chain, one block longer, without them
+        await world.base.mining.resume();
+      });
+    },
+  },
+  {
+    name: "reorg-after-confirmations",
+    description: "a 3-block-deeper reorg takes the confirmed operations and their settlements off the chain after they succeeded",
+    run: async (world) => {
+      const snapshot = await world.base.mining.snapshot();
+      const startHead = await world.base.mining.head();
+      const first = await Promise.all(operations(world, "RA"));
+      const reachedHead = await world.base.mining.head();
+      await world.base.mining.hold();
+      await world.base.mining.revert(snapshot);
+      for (const hash of await world.base.mining.pending()) await world.base.mining.drop(hash);
+      // The new chain is at least as high as the old one (and 3 blocks more), so the old blocks' numbers exist again.
+      await world.base.mining.mine(reachedHead - startHead + 3);
+      await world.base.mining.resume();
+      // The operations were final once; now the service must notice, say pending, and bring them back.
+      return withFaults(world, first.map((op) => untilBackOnChain(world, op)));
+    },
+  },
+];
+
+/** Mines a block every `ms` until stopped (a chain that keeps going while a node lags behind it). */
+function keepMining(world: ChaosWorld, ms: number): () => void {
+  if (world.blockTime > 0) return () => undefined;
+  const timer = setInterval(() => void world.base.mining.mine(1).catch(() => undefined), ms);
+  return () => clearInterval(timer);
+}
+
+/**
+ * After a deep reorg: the operation's status must leave success (pending: reorged) and come back to success once its
+ * transaction is on the new chain. The record keeps the client's view at the end.
+ */
+async function untilBackOnChain(world: ChaosWorld, op: OpRecord): Promise<OpRecord> {
+  if (op.status !== "success") return op;
+  const api = world.api.withKey(op.kind === "client-signed" ? world.apiKey : undefined);
+  const started = Date.now();
+  const deadline = started + world.opDeadlineMs;
+  let sawReorg = false;
+  for (;;) {
+    const res = await api.get("/get-transaction-status", { txId: op.txId });
+    if (res.status >= 500) op.http5xx++;
+    const status = res.body;
+    const paymentsDone = (status?.payments ?? []).every((p: { status: string }) => p.status === "settled" || p.status === "released");
+    if (status?.batchStatus === "pending") sawReorg = true;
+    if (sawReorg && status?.batchStatus === "success" && paymentsDone) return { ...op, msToTerminal: Date.now() - started };
+    if (Date.now() > deadline) return { ...op, status: "pending", note: sawReorg ? "reorged, never back on chain" : "the reorg was never reported" };
+    await sleep(250);
+  }
+}
