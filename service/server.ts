@@ -35,6 +35,7 @@ import { migrate } from "./store/migrate";
 import { KycStore } from "./store/kyc";
 import { OperatorKycProvider } from "./onboarding/provider";
 import { createMailer } from "./onboarding/mailer";
+import { WalletBalances } from "./wallet-balances";
 
 export interface RunningService {
   services: Services;
@@ -124,6 +125,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
   if (resumed) logger.info({ resumed }, "resuming batches left mid-flight");
   await services.x402?.recover();
   services.runner.startSweeper();
+  services.walletBalances = WalletBalances.forService(services);
+  services.walletBalances.start();
 
   let stopped = false;
   return {
@@ -141,6 +144,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       const started = Date.now();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      services.walletBalances?.stop();
       await services.runner.stop();
       while (inFlight > 0 && Date.now() - started < config.SHUTDOWN_TIMEOUT_MS) await new Promise((r) => setTimeout(r, 20));
       if (inFlight > 0) logger.warn({ inFlight, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "closing connections of requests still in flight");
