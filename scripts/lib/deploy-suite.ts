@@ -41,6 +41,8 @@ export type Progress = Partial<Record<ContractName, string>> & { deploymentBlock
 /** One contract the suite deploys: its factory and constructor arguments from what is deployed before it. */
 interface SuiteStep {
   name: ContractName;
+  /** The Solidity contract it deploys. */
+  contract: string;
   factory: new (signer: Signer) => ContractFactory;
   args: (deployed: Progress, deployer: string) => unknown[];
 }
@@ -50,20 +52,20 @@ const none = () => [];
 /** The contracts the suite deploys itself, in order (payment assets on local chains only, BKN off production). */
 export function suiteSteps(what: { local: boolean; production: boolean }): SuiteStep[] {
   const steps: SuiteStep[] = [];
-  if (what.local) steps.push({ name: "USDC", factory: USDC__factory, args: none }, { name: "USDT", factory: USDT__factory, args: none });
-  if (!what.production) steps.push({ name: "BKN", factory: BKN__factory, args: none });
+  if (what.local) steps.push({ name: "USDC", contract: "USDC", factory: USDC__factory, args: none }, { name: "USDT", contract: "USDT", factory: USDT__factory, args: none });
+  if (!what.production) steps.push({ name: "BKN", contract: "BKN", factory: BKN__factory, args: none });
   steps.push(
-    { name: "SecurityTokenImplementation", factory: SecurityToken__factory, args: none },
-    { name: "StoEscrowImplementation", factory: StoEscrow__factory, args: none },
-    { name: "TokenFactory", factory: TokenFactory__factory, args: (d) => [d.SecurityTokenImplementation, d.StoEscrowImplementation] },
-    { name: "AgentTokenImplementation", factory: AgentToken__factory, args: none },
-    { name: "AgentTokenFactory", factory: AgentTokenFactory__factory, args: (d) => [d.AgentTokenImplementation] },
-    { name: "IdentityRegistry", factory: IdentityRegistry__factory, args: none },
-    { name: "ReputationRegistry", factory: ReputationRegistry__factory, args: (d) => [d.IdentityRegistry] },
+    { name: "SecurityTokenImplementation", contract: "SecurityToken", factory: SecurityToken__factory, args: none },
+    { name: "StoEscrowImplementation", contract: "StoEscrow", factory: StoEscrow__factory, args: none },
+    { name: "TokenFactory", contract: "TokenFactory", factory: TokenFactory__factory, args: (d) => [d.SecurityTokenImplementation, d.StoEscrowImplementation] },
+    { name: "AgentTokenImplementation", contract: "AgentToken", factory: AgentToken__factory, args: none },
+    { name: "AgentTokenFactory", contract: "AgentTokenFactory", factory: AgentTokenFactory__factory, args: (d) => [d.AgentTokenImplementation] },
+    { name: "IdentityRegistry", contract: "IdentityRegistry", factory: IdentityRegistry__factory, args: none },
+    { name: "ReputationRegistry", contract: "ReputationRegistry", factory: ReputationRegistry__factory, args: (d) => [d.IdentityRegistry] },
     // ERC-8226 (RAMS): the deployer is the registry admin and the compliance provider's first owner; the roles are
     // handed out afterwards (scripts/lib/rams-roles.ts), so every contract here stays one deployment transaction.
-    { name: "AgentMandate", factory: AgentMandate__factory, args: (_d, deployer) => [deployer] },
-    { name: "ComplianceProvider", factory: ComplianceProvider__factory, args: (_d, deployer) => [deployer] },
+    { name: "AgentMandate", contract: "AgentMandate", factory: AgentMandate__factory, args: (_d, deployer) => [deployer] },
+    { name: "ComplianceProvider", contract: "ComplianceProvider", factory: ComplianceProvider__factory, args: (_d, deployer) => [deployer] },
   );
   return steps;
 }

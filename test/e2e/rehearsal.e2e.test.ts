@@ -5,7 +5,7 @@ import path from "node:path";
 import { expect } from "chai";
 import hre from "hardhat";
 import { Contract, Interface, JsonRpcProvider, TypedDataEncoder, Wallet, getAddress, parseUnits } from "ethers";
-import { createRehearsal, type Rehearsal, type RehearsalChain } from "../../scripts/lib/rehearsal";
+import { createRehearsal, runDeployScript, type Rehearsal, type RehearsalChain } from "../../scripts/lib/rehearsal";
 import { fiatTokenProxyArtifact, fiatTokenV2_2Artifact, PROXY_ADMIN_SLOT, PROXY_IMPLEMENTATION_SLOT } from "../../scripts/lib/circle-usdc";
 import type { ServiceProcess } from "../../scripts/lib/service-process";
 import { AgentMandate__factory, BKN__factory, ComplianceProvider__factory } from "../../typechain-types";
@@ -79,6 +79,18 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
     expect(await mandate.hasRole(await mandate.DEFAULT_ADMIN_ROLE(), rehearsal.wallets.deployer.address)).to.equal(true);
     const compliance = ComplianceProvider__factory.connect(sepolia.contracts.ComplianceProvider, providerFor(rehearsal.sepolia));
     expect(await compliance.owner()).to.equal(rehearsal.wallets.ramsComplianceOwner.address);
+  });
+
+  it("scripts/deploy.ts refuses an empty deployer before sending anything, naming the cost and what to send", async () => {
+    const empty = Wallet.createRandom();
+    const otherDir = path.join(dir, "refused");
+    let failure = "";
+    await runDeployScript(rehearsal.sepolia, { deployerKey: empty.privateKey, deploymentsDir: otherDir }).catch((error: Error) => (failure = error.message));
+    expect(failure).to.include(`The deployer ${empty.address} holds 0.0 SepoliaETH on Sepolia (chain 11155111), not enough to deploy`);
+    expect(failure).to.match(/10 contract\(s\) and 0 role transaction\(s\), [\d,]+ gas; at the base fee of [\d.]+ gwei/);
+    expect(failure).to.match(new RegExp(`Send at least [\\d.]+ SepoliaETH more to ${empty.address}`));
+    expect(await providerFor(rehearsal.sepolia).getTransactionCount(empty.address)).to.equal(0);
+    expect(fs.existsSync(otherDir)).to.equal(false);
   });
 
   it("the token at Circle's address is Circle's FiatToken v2.2 behind FiatTokenProxy, initialised as the public tokens are (name USDC, version 2, 6 decimals)", async () => {
@@ -181,5 +193,21 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
     expect(await usdc.balanceOf(payee)).to.equal(before.payee + FAUCET_PRICE);
     const bkn = BKN__factory.connect(rehearsal.deployments[11155111].contracts.BKN, providerFor(rehearsal.sepolia));
     expect(await bkn.balanceOf(recipient)).to.equal(parseUnits("100", 18));
+  });
+
+  it("GET /metrics (METRICS_TOKEN) shows the funded relayer and settlement wallets' balances, neither low", async () => {
+    expect((await request("GET", "/metrics")).status).to.equal(401);
+    const metrics = await request("GET", "/metrics", undefined, { authorization: `Bearer ${rehearsal.serviceEnv().METRICS_TOKEN}` });
+    expect(metrics.status).to.equal(200);
+    const lines = (metrics.body as string).split("\n");
+    const value = (name: string, chainId: number, wallet: string, address: string) =>
+      lines.find((l) => l.startsWith(`${name}{`) && l.includes(`chain_id="${chainId}"`) && l.includes(`wallet="${wallet}"`) && l.includes(`address="${address}"`))?.split(" ").pop();
+    const { relayer, settlement } = rehearsal.wallets;
+    for (const chainId of [11155111, 84532]) {
+      expect(Number(value("tak_wallet_balance_eth", chainId, "relayer", relayer.address)), String(chainId)).to.be.within(0.4, 0.5);
+      expect(value("tak_wallet_balance_low", chainId, "relayer", relayer.address)).to.equal("0");
+    }
+    expect(Number(value("tak_wallet_balance_eth", 84532, "settlement", settlement.address))).to.be.within(0.09, 0.1);
+    expect(value("tak_wallet_balance_low", 84532, "settlement", settlement.address)).to.equal("0");
   });
 });
