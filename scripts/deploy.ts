@@ -27,8 +27,8 @@ async function main() {
   const [name, currency] = [network?.name ?? hre.network.name, network?.currencyName ?? "ETH"];
   const estimate = await estimateDeployment(deployer, { ...options, roleTransactions: [roles.enforcer, roles.complianceOwner].filter(Boolean).length });
   const balance = await hre.ethers.provider.getBalance(deployer.address);
-  console.log(`deployer ${deployer.address}: ${hre.ethers.formatEther(balance)} ${currency}; cost estimate: ${describeEstimate(estimate, name, currency)}`);
   checkDeployerBalance(estimate, deployer.address, balance, name, currency);
+  console.log(`deployer ${deployer.address} holds ${hre.ethers.formatEther(balance)} ${currency}; cost estimate: ${describeEstimate(estimate, name, currency)}`);
 
   const result = await deploySuite(deployer, options);
   await setupRamsRoles(deployer, result.deployment, roles, (line) => console.log(line));

@@ -78,7 +78,7 @@ async function main() {
     title: "rehearsal network is up (public test networks as they really are)",
     blocks: [
       ...rehearsal.chains.map(
-        (c) => `  blocks ${String(c.chainId).padEnd(8)}every ${rehearsal.blockTimes[c.chainId]} s (${c.network.blockTimeVariable}); base fee from ${formatUnits(c.network.initialBaseFeePerGas, "gwei")} gwei, moved by EIP-1559; Circle's USDC at ${c.usdc}`,
+        (c) => `  blocks ${String(c.chainId).padEnd(9)}every ${rehearsal.blockTimes[c.chainId]} s (${c.network.blockTimeVariable}); base fee from ${formatUnits(c.network.initialBaseFeePerGas, "gwei")} gwei, moved by EIP-1559; Circle's USDC at ${c.usdc}`,
       ),
     ],
     more: [
