@@ -415,7 +415,7 @@ export async function runDeployScript(chain: RehearsalChain, options: DeployScri
   return output;
 }
 
-/** Reads and removes nothing: the directory a rehearsal started with `dataDir` keeps its files under. */
+/** Where the service of a rehearsal with `dataDir` keeps its files (ENVIRONMENT=sandbox): database, tokens, credentials. */
 export const rehearsalServiceDir = (dataDir: string) => path.join(dataDir, "sandbox");
 
 /** Empties a deployments directory of a previous rehearsal (the chains start empty, so its files name nothing). */

@@ -1,3 +1,4 @@
+import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
@@ -24,6 +25,9 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
   let dir: string;
   let rehearsal: Rehearsal;
   let service: ServiceProcess;
+  const emptyDeployer = Wallet.createRandom();
+  let refusal: Promise<string>;
+  const children = new Set<ChildProcess>();
   const providers: JsonRpcProvider[] = [];
 
   const providerFor = (chain: RehearsalChain) => {
@@ -51,12 +55,18 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
   before(async function () {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-rehearsal-"));
     rehearsal = await createRehearsal(hre, { deploymentsDir: path.join(dir, "deployments"), dataDir: dir, blockTimes: { 11155111: 1, 84532: 0.5 } });
+    // The deploy script with an empty deployer runs while the service starts (both are processes of their own).
+    refusal = runDeployScript(rehearsal.sepolia, { deployerKey: emptyDeployer.privateKey, deploymentsDir: path.join(dir, "refused"), children }).then(
+      () => "",
+      (error: Error) => error.message,
+    );
     service = await rehearsal.startService({ SEND_WAIT_MS: "60000" });
   });
 
   after(async function () {
     this.timeout(60_000);
     for (const provider of providers) provider.destroy();
+    for (const child of children) child.kill("SIGKILL");
     await rehearsal?.close();
     if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
@@ -82,10 +92,9 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
   });
 
   it("scripts/deploy.ts refuses an empty deployer before sending anything, naming the cost and what to send", async () => {
-    const empty = Wallet.createRandom();
+    const empty = emptyDeployer;
     const otherDir = path.join(dir, "refused");
-    let failure = "";
-    await runDeployScript(rehearsal.sepolia, { deployerKey: empty.privateKey, deploymentsDir: otherDir }).catch((error: Error) => (failure = error.message));
+    const failure = await refusal;
     expect(failure).to.include(`The deployer ${empty.address} holds 0.0 SepoliaETH on Sepolia (chain 11155111), not enough to deploy`);
     expect(failure).to.match(/10 contract\(s\) and 0 role transaction\(s\), [\d,]+ gas; at the base fee of [\d.]+ gwei/);
     expect(failure).to.match(new RegExp(`Send at least [\\d.]+ SepoliaETH more to ${empty.address}`));
