@@ -3,6 +3,7 @@ import { subtask } from "hardhat/config";
 import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD, TASK_TEST_GET_TEST_FILES } from "hardhat/builtin-tasks/task-names";
 import type { HardhatUserConfig } from "hardhat/config";
 import "@nomicfoundation/hardhat-toolbox";
+import { etherscanConfig } from "./scripts/lib/verify-config";
 
 /** The compiler comes from the `solc` npm package: Hardhat cannot download compilers on offline machines. */
 const SOLC_VERSION = "0.8.28";
@@ -63,6 +64,9 @@ const config: HardhatUserConfig = {
   mocha: { timeout: 120_000, ...testWorkers() },
   typechain: { outDir: "typechain-types", target: "ethers-v6" },
   gasReporter: { enabled: false },
+  /** `npx hardhat run scripts/verify.ts --network sepolia|baseSepolia` (ETHERSCAN_API_KEY); see scripts/lib/verify-config.ts. */
+  etherscan: etherscanConfig(),
+  sourcify: { enabled: false },
 };
 
 export default config;

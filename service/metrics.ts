@@ -14,6 +14,8 @@ import type { Services } from "./services";
  * | tak_payments                             | gauge     | state                  | the database, on scrape (x402)         |
  * | tak_relayer_balance_eth                  | gauge     | chain_id, address      | each chain, on scrape                  |
  * | tak_relayer_nonce_lag                    | gauge     | chain_id, address      | database counter − chain pending nonce |
+ * | tak_wallet_balance_eth                   | gauge     | chain_id, wallet, address | wallet-balances.ts (relayer, settlement) |
+ * | tak_wallet_balance_low                   | gauge     | chain_id, wallet, address | 1 below 100 transactions at current fees |
  * | tak_chain_up                             | gauge     | chain_id               | 1 when the chain answered the scrape   |
  * | tak_db_pool_connections                  | gauge     | state (total/idle/waiting) | the PostgreSQL pool; PGlite: total 1 |
  * | tak_broadcast_nonce_ahead_retries        | gauge     |                        | re-sends after "nonce too high" (process) |
@@ -148,6 +150,30 @@ export class Metrics {
         const facts = await chainFacts();
         this.reset();
         for (const f of facts) if (f.relayer?.nonceLag !== undefined) this.set({ chain_id: f.chainId, address: f.relayer.address }, f.relayer.nonceLag);
+      },
+    });
+    // Read in the background (service/wallet-balances.ts): a scrape waits at most 1 s for a stale reading.
+    const walletReadings = () => services.walletBalances?.current() ?? Promise.resolve([]);
+    new Gauge({
+      name: "tak_wallet_balance_eth",
+      help: "Native balance of the service's relayer and x402 settlement wallets per chain (last reading)",
+      labelNames: ["chain_id", "wallet", "address"],
+      registers,
+      async collect() {
+        const readings = await walletReadings();
+        this.reset();
+        for (const b of readings) if (b.wei !== undefined) this.set({ chain_id: String(b.chainId), wallet: b.role, address: b.address }, Number(formatEther(b.wei)));
+      },
+    });
+    new Gauge({
+      name: "tak_wallet_balance_low",
+      help: "1 when the wallet could pay for fewer than 100 transactions of 200,000 gas at the chain's current max fee",
+      labelNames: ["chain_id", "wallet", "address"],
+      registers,
+      async collect() {
+        const readings = await walletReadings();
+        this.reset();
+        for (const b of readings) if (b.low !== undefined) this.set({ chain_id: String(b.chainId), wallet: b.role, address: b.address }, b.low ? 1 : 0);
       },
     });
     new Gauge({

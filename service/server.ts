@@ -36,6 +36,7 @@ import { migrate } from "./store/migrate";
 import { KycStore } from "./store/kyc";
 import { OperatorKycProvider } from "./onboarding/provider";
 import { createMailer } from "./onboarding/mailer";
+import { WalletBalances } from "./wallet-balances";
 
 export interface RunningService {
   services: Services;
@@ -127,6 +128,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
   await services.x402?.recover();
   await services.runner.watchRecent().catch((error) => logger.warn({ err: (error as Error).message }, "recent confirmations not watched for reorgs"));
   services.runner.startSweeper();
+  services.walletBalances = WalletBalances.forService(services);
+  services.walletBalances.start();
 
   let stopped = false;
   return {
@@ -145,6 +148,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       services.x402?.stop();
+      services.walletBalances?.stop();
       await services.runner.stop();
       while (inFlight > 0 && Date.now() - started < config.SHUTDOWN_TIMEOUT_MS) await new Promise((r) => setTimeout(r, 20));
       if (inFlight > 0) logger.warn({ inFlight, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "closing connections of requests still in flight");

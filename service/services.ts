@@ -25,6 +25,7 @@ import type { KycStore } from "./store/kyc";
 import type { KycProvider } from "./onboarding/provider";
 import type { Mailer } from "./onboarding/mailer";
 import type { Sealer } from "./crypto/sealed";
+import type { WalletBalances } from "./wallet-balances";
 
 /** Everything a route, a method or the engine may use; built once per process by main.ts (or by a test). */
 export interface Services {
@@ -58,6 +59,8 @@ export interface Services {
   relayer: Relayer;
   /** The x402 payment gate; undefined when x402 is disabled or not configured on this deployment. */
   x402?: X402;
+  /** Balances of the relayer and settlement wallets, read in the background (set once the service listens). */
+  walletBalances?: WalletBalances;
   /** Investor onboarding: records and links, who decides (the operator), and the mailer (undefined without SMTP_URL). */
   kyc: KycStore;
   kycProvider: KycProvider;

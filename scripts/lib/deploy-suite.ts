@@ -36,22 +36,57 @@ export interface DeployResult {
   file: string;
 }
 
-type Progress = Partial<Record<ContractName, string>> & { deploymentBlock?: number };
+export type Progress = Partial<Record<ContractName, string>> & { deploymentBlock?: number };
 
-/**
- * Deploys the suite (token and escrow implementations and factory, agent-token factory, ERC-8004 registries, RAMS
- * registry and compliance provider, the governance token on testnets, and the payment assets on local chains only)
- * with `deployer`, and writes
- * <deploymentsDir>/<chainId>.json. Idempotent: a complete deployment whose contracts all have code is left alone,
- * and an interrupted run resumes from <chainId>.partial.json, reusing what it already deployed.
- */
-export async function deploySuite(deployer: Signer, options: DeployOptions): Promise<DeployResult> {
-  const log = options.log ?? (() => undefined);
-  const provider = deployer.provider!;
-  const chainId = Number((await provider.getNetwork()).chainId);
+/** One contract the suite deploys: its factory and constructor arguments from what is deployed before it. */
+interface SuiteStep {
+  name: ContractName;
+  /** The Solidity contract it deploys. */
+  contract: string;
+  factory: new (signer: Signer) => ContractFactory;
+  args: (deployed: Progress, deployer: string) => unknown[];
+}
+
+const none = () => [];
+
+/** The contracts the suite deploys itself, in order (payment assets on local chains only, BKN off production). */
+export function suiteSteps(what: { local: boolean; production: boolean }): SuiteStep[] {
+  const steps: SuiteStep[] = [];
+  if (what.local) steps.push({ name: "USDC", contract: "USDC", factory: USDC__factory, args: none }, { name: "USDT", contract: "USDT", factory: USDT__factory, args: none });
+  if (!what.production) steps.push({ name: "BKN", contract: "BKN", factory: BKN__factory, args: none });
+  steps.push(
+    { name: "SecurityTokenImplementation", contract: "SecurityToken", factory: SecurityToken__factory, args: none },
+    { name: "StoEscrowImplementation", contract: "StoEscrow", factory: StoEscrow__factory, args: none },
+    { name: "TokenFactory", contract: "TokenFactory", factory: TokenFactory__factory, args: (d) => [d.SecurityTokenImplementation, d.StoEscrowImplementation] },
+    { name: "AgentTokenImplementation", contract: "AgentToken", factory: AgentToken__factory, args: none },
+    { name: "AgentTokenFactory", contract: "AgentTokenFactory", factory: AgentTokenFactory__factory, args: (d) => [d.AgentTokenImplementation] },
+    { name: "IdentityRegistry", contract: "IdentityRegistry", factory: IdentityRegistry__factory, args: none },
+    { name: "ReputationRegistry", contract: "ReputationRegistry", factory: ReputationRegistry__factory, args: (d) => [d.IdentityRegistry] },
+    // ERC-8226 (RAMS): the deployer is the registry admin and the compliance provider's first owner; the roles are
+    // handed out afterwards (scripts/lib/rams-roles.ts), so every contract here stays one deployment transaction.
+    { name: "AgentMandate", contract: "AgentMandate", factory: AgentMandate__factory, args: (_d, deployer) => [deployer] },
+    { name: "ComplianceProvider", contract: "ComplianceProvider", factory: ComplianceProvider__factory, args: (_d, deployer) => [deployer] },
+  );
+  return steps;
+}
+
+/** Where a run stands on a chain: the deployment file, whether it is complete, and what an interrupted run left. */
+export interface DeployState {
+  chainId: number;
+  network: ReturnType<typeof networkById>;
+  file: string;
+  local: boolean;
+  production: boolean;
+  /** A complete deployment whose contracts all have code: nothing to do. */
+  complete?: Deployment;
+  progress: Progress;
+  progressFile: string;
+}
+
+export async function deployState(deployer: Signer, options: DeployOptions, log: (line: string) => void = () => undefined): Promise<DeployState> {
+  const chainId = Number((await deployer.provider!.getNetwork()).chainId);
   const network = networkById(chainId);
   const file = deploymentPath(options.deploymentsDir, chainId);
-
   const local = options.paymentAssets === "local";
   const production = network?.environment === "production";
   if (production && !options.governanceToken) {
@@ -63,64 +98,55 @@ export async function deploySuite(deployer: Signer, options: DeployOptions): Pro
       .filter(([name]) => (local || (name !== "USDC" && name !== "USDT")) && !(production && name === "BKN"))
       .map(([, address]) => address)
       .filter((address): address is string => !!address);
-
   const existing = readOlderDeployment(options.deploymentsDir, chainId, log);
-  if (existing.complete && (await allHaveCode(deployer, ours(existing.complete.contracts)))) {
-    log(`chain ${chainId}: complete deployment found in ${file}; nothing to do`);
-    return { deployment: existing.complete, deployed: false, file };
-  }
-
   const progressFile = file.replace(/\.json$/, ".partial.json");
+  const state: DeployState = { chainId, network, file, local, production, progressFile, progress: {} };
+  if (existing.complete && (await allHaveCode(deployer, ours(existing.complete.contracts)))) return { ...state, complete: existing.complete };
   // A file written before later contracts joined the suite resumes like an interrupted run: what it names is reused.
-  const progress: Progress = fs.existsSync(progressFile) ? JSON.parse(fs.readFileSync(progressFile, "utf8")) : { ...existing.older };
+  state.progress = fs.existsSync(progressFile) ? JSON.parse(fs.readFileSync(progressFile, "utf8")) : { ...existing.older };
+  return state;
+}
+
+/**
+ * Deploys the suite (token and escrow implementations and factory, agent-token factory, ERC-8004 registries, RAMS
+ * registry and compliance provider, the governance token on testnets, and the payment assets on local chains only)
+ * with `deployer`, and writes
+ * <deploymentsDir>/<chainId>.json. Idempotent: a complete deployment whose contracts all have code is left alone,
+ * and an interrupted run resumes from <chainId>.partial.json, reusing what it already deployed.
+ */
+export async function deploySuite(deployer: Signer, options: DeployOptions): Promise<DeployResult> {
+  const log = options.log ?? (() => undefined);
+  const { chainId, network, file, local, production, complete, progress, progressFile } = await deployState(deployer, options, log);
+  if (complete) {
+    log(`chain ${chainId}: complete deployment found in ${file}; nothing to do`);
+    return { deployment: complete, deployed: false, file };
+  }
   const save = () => {
     fs.mkdirSync(path.dirname(progressFile), { recursive: true });
     fs.writeFileSync(progressFile, JSON.stringify(progress, null, 2));
   };
 
-  const step = async (name: ContractName, deploy: () => Promise<{ address: string; block: number }>) => {
-    const known = progress[name];
-    if (known && (await allHaveCode(deployer, [known]))) {
-      log(`chain ${chainId}: ${name} already at ${known}`);
-      return known;
-    }
-    const { address, block } = await deploy();
-    progress[name] = address;
-    progress.deploymentBlock ??= block;
-    save();
-    log(`chain ${chainId}: ${name} deployed at ${address}`);
-    return address;
-  };
-
-  const viaFactory = (factory: ContractFactory, ...args: unknown[]) => async () => {
-    const contract = await factory.deploy(...args);
-    const receipt = await contract.deploymentTransaction()!.wait();
-    return { address: await contract.getAddress(), block: receipt!.blockNumber };
-  };
-
-  if (local) {
-    await step("USDC", viaFactory(new USDC__factory(deployer)));
-    await step("USDT", viaFactory(new USDT__factory(deployer)));
-  } else {
+  if (!local) {
     const assets = network?.paymentAssets ?? {};
     progress.USDC = assets.USDC;
     progress.USDT = assets.USDT;
     log(`chain ${chainId}: payment assets of the network: USDC ${assets.USDC ?? "none"}, USDT ${assets.USDT ?? "none"}`);
   }
   if (production) progress.BKN = options.governanceToken;
-  else await step("BKN", viaFactory(new BKN__factory(deployer)));
-  const tokenImpl = await step("SecurityTokenImplementation", viaFactory(new SecurityToken__factory(deployer)));
-  const escrowImpl = await step("StoEscrowImplementation", viaFactory(new StoEscrow__factory(deployer)));
-  await step("TokenFactory", viaFactory(new TokenFactory__factory(deployer), tokenImpl, escrowImpl));
-  const agentTokenImpl = await step("AgentTokenImplementation", viaFactory(new AgentToken__factory(deployer)));
-  await step("AgentTokenFactory", viaFactory(new AgentTokenFactory__factory(deployer), agentTokenImpl));
-  const identityRegistry = await step("IdentityRegistry", viaFactory(new IdentityRegistry__factory(deployer)));
-  await step("ReputationRegistry", viaFactory(new ReputationRegistry__factory(deployer), identityRegistry));
-  // ERC-8226 (RAMS): the deployer is the registry admin and the compliance provider's first owner; the roles are
-  // handed out afterwards (scripts/lib/rams-roles.ts), so every contract here stays one deployment transaction.
   const deployerAddress = await deployer.getAddress();
-  await step("AgentMandate", viaFactory(new AgentMandate__factory(deployer), deployerAddress));
-  await step("ComplianceProvider", viaFactory(new ComplianceProvider__factory(deployer), deployerAddress));
+  for (const step of suiteSteps({ local, production })) {
+    const known = progress[step.name];
+    if (known && (await allHaveCode(deployer, [known]))) {
+      log(`chain ${chainId}: ${step.name} already at ${known}`);
+      continue;
+    }
+    const contract = await new step.factory(deployer).deploy(...step.args(progress, deployerAddress));
+    const receipt = await contract.deploymentTransaction()!.wait();
+    progress[step.name] = await contract.getAddress();
+    progress.deploymentBlock ??= receipt!.blockNumber;
+    save();
+    log(`chain ${chainId}: ${step.name} deployed at ${progress[step.name]}`);
+  }
 
   const deployment: Deployment = {
     chainId,

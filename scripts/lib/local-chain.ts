@@ -33,6 +33,15 @@ export interface LocalChainOptions {
    * holding transactions in the mempool) and under interval mining (which already mines on a schedule).
    */
   idleBlockTime?: number;
+  /** The genesis block's base fee in wei (default: Hardhat's, 1 gwei); EIP-1559 moves it from there with each block's gas. */
+  initialBaseFeePerGas?: bigint;
+  /** Gas limit of every block (default: Hardhat's, 60,000,000); the base fee rises only when blocks are more than half full. */
+  blockGasLimit?: number;
+  /**
+   * The genesis accounts as private keys and balances in wei (default: the 20 Hardhat test accounts with 10,000 ETH
+   * each). An account given balance 0 starts empty, as a fresh wallet on a public network does.
+   */
+  accounts?: { privateKey: string; balance: bigint }[];
 }
 
 /** Milliseconds of a block time in seconds; refuses what a chain cannot do. */
@@ -65,6 +74,9 @@ export async function startLocalChain(hre: HardhatRuntimeEnvironment, options: L
     loggingEnabled: false,
     allowBlocksWithSameTimestamp: true,
     mining: { ...hre.config.networks.hardhat.mining, auto: true, interval: 0 },
+    ...(options.initialBaseFeePerGas !== undefined ? { initialBaseFeePerGas: Number(options.initialBaseFeePerGas) } : {}),
+    ...(options.blockGasLimit !== undefined ? { blockGasLimit: options.blockGasLimit } : {}),
+    ...(options.accounts ? { accounts: options.accounts.map((a) => ({ privateKey: a.privateKey, balance: a.balance.toString() })) } : {}),
   };
   // No initial date: EDR then starts the chain at its own "now". Hardhat resolves the config's default once, when the
   // process loads its config, so a chain started minutes later (a test's own sandbox) would begin, and stay, minutes

@@ -103,15 +103,24 @@ export function blockTimeLine(blockTime: number): string {
   return `  blocks         ${blockTime ? `every ${blockTime} s (LOCAL_BLOCK_TIME)` : "mined at once, one per transaction (LOCAL_BLOCK_TIME=2 mines every 2 s)"}; chain time follows the wall clock`;
 }
 
-export function printServiceBanner(credentials: SandboxCredentials, file: string, stops: string): void {
+/** What another kind of run (`npm run rehearsal`) says instead of the sandbox's title, blocks and funding lines. */
+export interface BannerText {
+  title: string;
+  blocks: string[];
+  accounts: string;
+  more?: string[];
+}
+
+export function printServiceBanner(credentials: SandboxCredentials, file: string, stops: string, text?: BannerText): void {
   const lines = [
     "",
-    "Tokenized-Asset Transaction API — sandbox is up",
+    `Tokenized-Asset Transaction API — ${text?.title ?? "sandbox is up"}`,
     `  API            ${credentials.baseUrl}   (try: curl '${credentials.baseUrl}/get-network-info?chainId=aa36a7')`,
     `  API key        ${credentials.apiKey}   (header x-api-key)`,
     ...Object.entries(credentials.chains).map(([id, c]) => `  chain ${id.padEnd(9)}${c.rpcUrl}`),
-    blockTimeLine(credentials.blockTime),
-    "  accounts (Hardhat test mnemonic; each funded with ETH, 1,000,000 USDC and USDT, 100,000 BKN on both chains):",
+    ...(text?.blocks ?? [blockTimeLine(credentials.blockTime)]),
+    ...(text?.more ?? []),
+    text?.accounts ?? "  accounts (Hardhat test mnemonic; each funded with ETH, 1,000,000 USDC and USDT, 100,000 BKN on both chains):",
     ...credentials.accounts.map((a, i) => `    #${i} ${a.address}  ${a.role}`),
     `  everything above, with private keys: ${file}`,
     `  Ctrl-C stops ${stops}.`,

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { serviceCommand } from "../../scripts/lib/service-process";
 import { ApiClient } from "./service";
 
 export interface ChildService {
@@ -11,13 +12,15 @@ export interface ChildService {
 }
 
 /**
- * The service as its own OS process (`service/main.ts`), so a test can kill it or run two against one database.
+ * The service as its own OS process (scripts/lib/service-process.ts says how), so a test can kill it or run two
+ * against one database.
  * Its URL comes from its "service listening" log line (LOG_LEVEL must be info or lower).
  */
 export async function startServiceProcess(env: Record<string, string>): Promise<ChildService> {
   if (env.DATA_DIR && !env.DATABASE_URL) fs.rmSync(path.join(env.DATA_DIR, "sandbox", "service.json"), { force: true });
-  const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "service/main.ts"], {
-    env: { ...process.env, ...env, LOG_LEVEL: "info", TS_NODE_TRANSPILE_ONLY: "true" },
+  const command = serviceCommand();
+  const child = spawn(command.command, command.args, {
+    env: { ...process.env, ...env, LOG_LEVEL: "info", ...command.env },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";

@@ -1,0 +1,86 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import path from "node:path";
+
+const ROOT = path.resolve(__dirname, "../..");
+
+/**
+ * How the service is started as a process of its own, as in production: the one place that says it. Today it runs
+ * the sources through ts-node; once the compiled build lands (`npm run build`), this becomes
+ * `node dist/service/main.js`.
+ */
+export function serviceCommand(): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
+  return { command: process.execPath, args: ["-r", "ts-node/register/transpile-only", "service/main.ts"], env: { TS_NODE_TRANSPILE_ONLY: "true" } };
+}
+
+export interface ServiceProcess {
+  child: ChildProcess;
+  /** Where it listens (from its "service listening" log line). */
+  url: string;
+  /** Everything it printed so far (stdout and stderr, interleaved). */
+  output(): string;
+  /** SIGTERM, then SIGKILL after `graceMs` (default 15 s) if it has not exited; resolves once it has. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+export interface ServiceProcessOptions {
+  /** Called with every line the service prints (JSON log lines, or a start-up error). */
+  onLine?: (line: string) => void;
+  /** How long to wait for it to listen (default 60 s). */
+  startTimeoutMs?: number;
+}
+
+/**
+ * Starts the service (service/main.ts) as its own process with exactly `env` (plus PATH and HOME) in the repository's
+ * directory, waits until it listens and answers with its URL. LOG_LEVEL is forced to info at most verbose enough to
+ * see its "service listening" line. A service that exits or does not listen in time is killed and reported with its
+ * output.
+ */
+export async function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
+  const { command, args, env: commandEnv } = serviceCommand();
+  const level = env.LOG_LEVEL && ["trace", "debug", "info"].includes(env.LOG_LEVEL) ? env.LOG_LEVEL : "info";
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...commandEnv, ...env, LOG_LEVEL: level },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  let url: string | undefined;
+  let partial = { stdout: "", stderr: "" };
+  const take = (stream: "stdout" | "stderr") => (chunk: Buffer) => {
+    const text = partial[stream] + chunk.toString();
+    const lines = text.split("\n");
+    partial[stream] = lines.pop() ?? "";
+    for (const line of lines) {
+      output += line + "\n";
+      if (output.length > 2_000_000) output = output.slice(-1_000_000);
+      if (!url && line.includes('"service listening"')) {
+        try {
+          url = JSON.parse(line).url;
+        } catch {
+          // not a whole JSON line
+        }
+      }
+      options.onLine?.(line);
+    }
+  };
+  child.stdout!.on("data", take("stdout"));
+  child.stderr!.on("data", take("stderr"));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const stop = async (graceMs = 15_000) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill("SIGTERM");
+    const timer = setTimeout(() => child.kill("SIGKILL"), graceMs);
+    await exited;
+    clearTimeout(timer);
+  };
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  while (!url) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited before listening (${child.exitCode ?? child.signalCode}):\n${output.slice(-4000)}`);
+    if (Date.now() > deadline) {
+      await stop(1000);
+      throw new Error(`the service did not listen within ${options.startTimeoutMs ?? 60_000} ms:\n${output.slice(-4000)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return { child, url, output: () => output, stop };
+}
