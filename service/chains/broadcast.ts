@@ -2,7 +2,7 @@ import type { JsonRpcProvider } from "ethers";
 import { broadcastVerdict, type BroadcastVerdict } from "./rpc-errors";
 
 /** A predecessor nonce is not in the node yet (another request or instance took it a moment earlier). */
-const NONCE_AHEAD_WAIT_MS = 10_000;
+const NONCE_AHEAD_WAIT_MS = 3_000;
 
 let nonceAheadRetries = 0;
 /** How many times this process re-sent a transaction the node refused as "nonce too high" (exposed in /metrics). */

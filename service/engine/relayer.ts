@@ -11,7 +11,7 @@ import { feeCapWei, type Fees } from "./fee-bump";
 import type { Batch, BatchTransaction } from "./types";
 
 /** Nonce healing (fill gaps, rewind a drifted counter) runs at most this often per wallet. */
-const HEAL_INTERVAL_MS = 10_000;
+const HEAL_INTERVAL_MS = 3_000;
 
 /**
  * The service's own wallet per chain for service-relayed execution: it signs, pays gas and broadcasts. A relayed
@@ -43,7 +43,10 @@ export class Relayer {
     return wallet.address;
   }
 
-  /** Raises every relayer's nonce counter to its chain's pending count (on start). */
+  /**
+   * Brings every relayer's nonce counter in line with its chain (on start, and when someone else used a nonce): raised
+   * to the chain's pending count, and rewound or its gaps filled by healNonces.
+   */
   async syncNonces(): Promise<void> {
     for (const chain of this.services.chains.list()) {
       const wallet = this.wallets.get(chain.chainId);
@@ -52,6 +55,7 @@ export class Relayer {
         const pending = await chain.provider.getTransactionCount(wallet.address, "pending");
         const next = await this.services.walletNonces.syncFloor(chain.chainId, wallet.address, pending);
         this.log.info({ chainId: chain.chainId, relayer: wallet.address, next }, "relayer nonce synced");
+        await this.healNonces(chain, true);
       } catch (error) {
         this.log.warn({ chainId: chain.chainId, err: errorFacts(error) }, "relayer nonce not synced; chain unreachable");
       }

@@ -31,6 +31,8 @@ class FinalStatuses {
    */
   readonly recentByTxId = new TtlCache<string, FinalStatus>(RECENT_FINAL_MS, FINAL_STATUSES_KEPT);
   readonly txIdByHash = new TtlCache<string, string>(Infinity, FINAL_STATUSES_KEPT * 4);
+  /** When a batch was last forgotten: a status read from the database before that is not kept. */
+  private readonly forgottenAt = new TtlCache<string, number>(60_000, FINAL_STATUSES_KEPT);
 
   constructor(private readonly services: Services) {}
 
@@ -38,8 +40,8 @@ class FinalStatuses {
     return this.byTxId.get(txId) ?? this.recentByTxId.get(txId);
   }
 
-  keepIfFinal(status: FinalStatus): void {
-    if (!isFinal(status)) return;
+  keepIfFinal(status: FinalStatus, readAt: number): void {
+    if (!isFinal(status) || (this.forgottenAt.get(status.batch.txId) ?? -Infinity) >= readAt) return;
     (this.deepEnough(status.batch) ? this.byTxId : this.recentByTxId).set(status.batch.txId, status);
     for (const t of status.batch.transactions) if (t.txHash) this.txIdByHash.set(t.txHash, status.batch.txId);
   }
@@ -47,6 +49,7 @@ class FinalStatuses {
   forget(txId: string): void {
     this.byTxId.delete(txId);
     this.recentByTxId.delete(txId);
+    this.forgottenAt.set(txId, Date.now());
   }
 
   /** Every mined transaction of the batch has REORG_WATCH_BLOCKS on top of it (a rejected batch that never mined: too). */
@@ -86,10 +89,11 @@ export async function transactionStatus(services: Services, query: { txId?: stri
   if (!txId) return chainTransactionStatus(services, query.hash!);
   let status = cache.get(txId);
   if (!status) {
+    const readAt = Date.now();
     const batch = await services.batches.get(txId);
     if (!batch) throw notFound(`No prepared transactions with txId ${query.txId ?? txId}`, { txId: query.txId ?? txId });
     status = { batch, payments: await services.payments.forBatch(batch.txId) };
-    cache.keepIfFinal(status);
+    cache.keepIfFinal(status, readAt);
   }
   return { ...statusView(status.batch, query.hash), payments: status.payments.map(paymentView) };
 }

@@ -21,6 +21,8 @@ export interface OpRecord {
   http5xx: number;
   /** What went wrong when it did not start (a 4xx at prepare or send). */
   note?: string;
+  /** The 5xx answers it got (status and message). */
+  errors?: string[];
 }
 
 const POLL_MS = 250;
@@ -39,6 +41,7 @@ async function call(record: OpRecord, deadline: number, request: () => Promise<A
     const res = await request().catch((error: Error) => ({ status: 599, body: { message: error.message }, headers: new Headers() }) as ApiResponse);
     if (res.status < 500) return res;
     record.http5xx++;
+    record.errors = [...(record.errors ?? []), `${res.status} ${String(res.body?.message ?? "").slice(0, 200)}`];
     if (Date.now() > deadline) return res;
     await sleep(Number(res.headers.get("retry-after") ?? 1) * 1000);
   }

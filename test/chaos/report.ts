@@ -83,6 +83,7 @@ export async function reportScenario(world: ChaosWorld, scenario: string, fromBl
     if (op.kind === "relayed" && onChain > 0 && charged === 0) report.unpaid++;
     if ((op.status === "success") !== onChain > 0 && op.status !== "pending") report.wrongStatus++;
     report.http5xx += op.http5xx;
+    for (const e of op.errors ?? []) report.notes.push(`${op.kind} ${op.symbol}: ${e}`);
     if (op.note) report.notes.push(`${op.kind} ${op.symbol}: ${op.note}`);
     else if (op.status !== "success") report.notes.push(`${op.kind} ${op.symbol} (${op.txId}): ${op.status}`);
   }

@@ -197,8 +197,8 @@ function keepMining(world: ChaosWorld, ms: number): () => void {
 }
 
 /**
- * After a deep reorg: the operation's status must leave success (pending: reorged) and come back to success once its
- * transaction is on the new chain. The record keeps the client's view at the end.
+ * After a deep reorg: the service must notice it (status pending while reorged; the transaction's `reorgs` count) and
+ * bring the operation back to success once its transaction is on the new chain. The record keeps the client's view.
  */
 async function untilBackOnChain(world: ChaosWorld, op: OpRecord): Promise<OpRecord> {
   if (op.status !== "success") return op;
@@ -211,7 +211,7 @@ async function untilBackOnChain(world: ChaosWorld, op: OpRecord): Promise<OpReco
     if (res.status >= 500) op.http5xx++;
     const status = res.body;
     const paymentsDone = (status?.payments ?? []).every((p: { status: string }) => p.status === "settled" || p.status === "released");
-    if (status?.batchStatus === "pending") sawReorg = true;
+    if (status?.batchStatus === "pending" || (status?.transactions ?? []).some((t: { reorgs?: number }) => (t.reorgs ?? 0) > 0)) sawReorg = true;
     if (sawReorg && status?.batchStatus === "success" && paymentsDone) return { ...op, msToTerminal: Date.now() - started };
     if (Date.now() > deadline) return { ...op, status: "pending", note: sawReorg ? "reorged, never back on chain" : "the reorg was never reported" };
     await sleep(250);

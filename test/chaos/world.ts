@@ -11,7 +11,11 @@ import type { ApiClient } from "../helpers/service";
  */
 export class MiningControl {
   private held = false;
-  constructor(readonly chain: LocalChain) {}
+  constructor(
+    readonly chain: LocalChain,
+    /** A chain that keeps a base-fee floor of its own (the rehearsal's Base Sepolia): spikes go through it. */
+    private readonly floor?: { set(wei: bigint): void; normal: bigint },
+  ) {}
 
   private rpc(method: string, params: unknown[] = []): Promise<unknown> {
     return this.chain.provider.request({ method, params });
@@ -27,9 +31,13 @@ export class MiningControl {
   /** Mines `n` blocks, each with what the pool holds (subject to the base fee), optionally at a set base fee. */
   async mine(n = 1, baseFeePerGas?: bigint): Promise<void> {
     for (let i = 0; i < n; i++) {
-      if (baseFeePerGas !== undefined) await this.rpc("hardhat_setNextBlockBaseFeePerGas", ["0x" + baseFeePerGas.toString(16)]);
+      if (baseFeePerGas !== undefined) {
+        this.floor?.set(baseFeePerGas);
+        await this.rpc("hardhat_setNextBlockBaseFeePerGas", ["0x" + baseFeePerGas.toString(16)]);
+      }
       await this.rpc("evm_mine");
     }
+    if (baseFeePerGas !== undefined) this.floor?.set(this.floor.normal);
   }
 
   async resume(): Promise<void> {
