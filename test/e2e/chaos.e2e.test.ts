@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
+import { keccak256 } from "ethers";
 import { SCENARIOS } from "../chaos/scenarios";
 import { failures, reportScenario, reportTable, type ScenarioReport } from "../chaos/report";
 import { MiningControl, directProvider, type ChaosWorld } from "../chaos/world";
@@ -73,6 +74,64 @@ describe("e2e: chaos — faults of public networks between the service and its c
     await service?.stop();
     await proxy?.close();
     await sandbox?.close();
+  });
+
+  it("a call whose chain cannot be asked within the retry budget is a 503 naming the chain, with Retry-After (nothing charged)", async () => {
+    proxy.add({ kind: "reset" });
+    try {
+      const [prepare, lookup] = await Promise.all([
+        service.api.post("/x402/token/create", { chainId: "84532", name: "Down", symbol: "DOWN1", agentWallet: world.agentWallet }, { "x-forwarded-for": "10.9.9.9" }),
+        service.api.get("/get-transaction-status", { hash: "0x" + "ab".repeat(32) }),
+      ]);
+      for (const res of [prepare, lookup]) {
+        expect(res.status, JSON.stringify(res.body)).to.equal(503);
+        expect(res.body.error.code).to.equal("CHAIN_UNAVAILABLE");
+        expect(res.body.error.details.chainId).to.equal(84532);
+        expect(res.body.message).to.match(/Chain 84532 is not answering/);
+        expect(Number(res.headers.get("retry-after"))).to.be.at.least(1);
+      }
+    } finally {
+      proxy.clear();
+    }
+  });
+
+  it("a client's replacement is refused when it raises a fee by less than 10% (400), from another key (403), and once mined (409)", async () => {
+    const signer = world.signers[0];
+    const api = world.api.withKey(world.apiKey);
+    await world.base.mining.hold();
+    try {
+      const prepared = await api.post("/prepare-transactions", { method: "agentCreateToken", chainId: "84532", signerAddress: signer.address, name: "Replaced", symbol: "REPL1", agentWallet: world.agentWallet });
+      expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
+      const unsigned = prepared.body.transactions[0];
+      const sent = await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: [await signer.signTransaction(unsigned)] });
+      expect(sent.status, JSON.stringify(sent.body)).to.equal(202);
+      const raise = (percent: bigint) => signer.signTransaction({ ...unsigned, maxFeePerGas: (BigInt(unsigned.maxFeePerGas) * (100n + percent)) / 100n, maxPriorityFeePerGas: (BigInt(unsigned.maxPriorityFeePerGas) * (100n + percent)) / 100n });
+      const tooLittle = await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: [await raise(5n)] });
+      expect(tooLittle.status, JSON.stringify(tooLittle.body)).to.equal(400);
+      expect(tooLittle.body.error.code).to.equal("REPLACEMENT_UNDERPRICED");
+      const { key: otherKey } = await service.services.apiKeys.create({ email: "other@example.com", plan: "Enterprise" });
+      const otherTenant = await world.api.withKey(otherKey).post("/send-transactions", { txId: prepared.body.txId, signedTransactions: [await raise(20n)] });
+      expect(otherTenant.status, JSON.stringify(otherTenant.body)).to.equal(403);
+      const replacement = await raise(20n);
+      const replaced = await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: [replacement] });
+      expect(replaced.status, JSON.stringify(replaced.body)).to.equal(202);
+      const status = (await api.get("/get-transaction-status", { txId: prepared.body.txId })).body;
+      expect(status.transactions[0].hash).to.equal(keccak256(replacement));
+      expect(status.transactions[0].replacedHashes).to.have.length(1);
+      await world.base.mining.resume();
+      const deadline = Date.now() + 30_000;
+      let final = status;
+      while (final.batchStatus === "pending" && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 250));
+        final = (await api.get("/get-transaction-status", { txId: prepared.body.txId })).body;
+      }
+      expect(final.batchStatus).to.equal("success");
+      expect(final.transactions[0].hash).to.equal(keccak256(replacement)); // the replacement was mined, not the first
+      const late = await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: [await raise(50n)] });
+      expect(late.status, JSON.stringify(late.body)).to.equal(409);
+    } finally {
+      await world.base.mining.resume();
+    }
   });
 
   for (const scenario of SCENARIOS) {
