@@ -1123,7 +1123,7 @@ export interface paths {
         put?: never;
         /**
          * Send signed transactions (or report client-broadcast hashes, or pay for a relayed txId); broadcast in order
-         * @description Accepts { txId, signedTransactions } with either field a string or an array, { txId, txHash } and, for service-relayed batches, { txId, transactions? } with an x402 payment. Each signed transaction must match its prepared twin. Answers 200 when the batch ended and 202 while it is still pending.
+         * @description Accepts { txId, signedTransactions } with either field a string or an array, { txId, txHash } and, for service-relayed batches, { txId, transactions? } with an x402 payment. Each signed transaction must match its prepared twin. Answers 200 when the batch ended and 202 while it is still pending. Signed transactions for a pending client-signed txId replace its unmined ones when they raise both fees by at least 10% (same nonces): the service keeps every hash and whichever is mined wins.
          */
         post: operations["sendTransactions"];
         delete?: never;
@@ -2858,6 +2858,16 @@ export interface components {
             gasLimit: string;
             maxFeePerGas: string;
             maxPriorityFeePerGas: string;
+            /** @description The block it was mined in (a reorg may change it) */
+            blockHash?: string | null;
+            /** @description Earlier forms replaced by `hash` (same nonce, higher fees: the relayer's fee bumps, or a client's replacement); any of them may still be the one mined */
+            replacedHashes?: string[];
+            /** @description Why it is not mined yet, when the service knows (e.g. its fee cap is below the base fee), with fees that would be mined now */
+            waiting?: components["schemas"]["TransactionWait"] | null;
+            /** @description true while a reorg deeper than the confirmations has taken it off the chain (status is pending until it is back) */
+            reorged?: boolean;
+            /** @description How many reorgs took it off the chain so far (absent: none) */
+            reorgs?: number;
         };
         /** @description Burn tokens from the signer's own balance */
         BurnTokenBody: {
@@ -4519,6 +4529,17 @@ export interface components {
             };
         };
         TransactionStatus: components["schemas"]["BatchStatus"] | components["schemas"]["ChainTransactionStatus"];
+        /** @description Why a broadcast transaction waits, and the fees that would be mined now */
+        TransactionWait: {
+            reason: string;
+            /** @description The latest block's base fee when this was noticed (wei) */
+            baseFeePerGas: string;
+            /** @description A fee cap that would be mined now (wei): sign a replacement with it */
+            suggestedMaxFeePerGas: string;
+            suggestedMaxPriorityFeePerGas: string;
+            /** @description ISO 8601 */
+            since: string;
+        };
         /** @description Transfer tokens from an owner that approved the signer */
         TransferFromBody: {
             method?: string;

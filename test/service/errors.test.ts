@@ -207,17 +207,45 @@ describe("errors: the spec's error table, bad bodies and send mismatches", funct
       expectError(await service.api.withKey(key).post("/send-transactions", { txId: prepared.txId, signedTransactions }), 403, /another API key/);
     });
 
-    it("a transaction the node refuses rejects the batch and gives the credit back", async () => {
+    it("a transaction the node refuses (its signer cannot pay the gas) rejects the batch and gives the credit back", async () => {
       const keyed = api;
       const record = (await service.services.apiKeys.verify(api.apiKey!))!;
       const balance = (await service.services.credits.balances(record.id)).whitelist;
-      const { prepared } = await prepareAndSign(keyed, issuer, whitelistBody(sandbox.accounts[17].address));
-      // Sign with a fee cap below the base fee: the node refuses it.
-      const raw = await issuer.signTransaction({ ...prepared.transactions[0], maxFeePerGas: "1", maxPriorityFeePerGas: "1" });
-      const res = await keyed.post("/send-transactions", { txId: prepared.txId, signedTransactions: [raw] });
-      expect(res.status).to.equal(200);
-      expect(res.body).to.include({ success: false, status: "rejected", failedTransactions: 1 });
+      const { prepared, signedTransactions } = await prepareAndSign(keyed, issuer, whitelistBody(sandbox.accounts[17].address));
+      const chain = sandbox.sepolia.provider;
+      const funds = (await chain.request({ method: "eth_getBalance", params: [issuer.address, "latest"] })) as string;
+      await chain.request({ method: "hardhat_setBalance", params: [issuer.address, "0x0"] });
+      try {
+        const res = await keyed.post("/send-transactions", { txId: prepared.txId, signedTransactions });
+        expect(res.status).to.equal(200);
+        expect(res.body).to.include({ success: false, status: "rejected", failedTransactions: 1 });
+        expect(res.body.error).to.match(/insufficient funds/i);
+      } finally {
+        await chain.request({ method: "hardhat_setBalance", params: [issuer.address, funds] });
+      }
       expect((await service.services.credits.balances(record.id)).whitelist).to.equal(balance);
+    });
+
+    it("a transaction whose fee cap is below the base fee is not refused: it waits (202), and status says why and which fees would be mined now", async () => {
+      const { prepared } = await prepareAndSign(api, issuer, whitelistBody(sandbox.accounts[18].address));
+      const raw = await issuer.signTransaction({ ...prepared.transactions[0], maxFeePerGas: "1", maxPriorityFeePerGas: "1" });
+      const res = await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: [raw] });
+      expect(res.status, JSON.stringify(res.body)).to.equal(202);
+      expect(res.body.status).to.equal("pending");
+      const tx = (await api.get("/get-transaction-status", { txId: prepared.txId })).body.transactions[0];
+      expect(tx.status).to.equal("pending");
+      expect(tx.waiting.reason).to.match(/too low|below the base fee/i);
+      expect(BigInt(tx.waiting.suggestedMaxFeePerGas)).to.be.greaterThan(BigInt(tx.waiting.baseFeePerGas));
+      // The client follows the advice: the same transaction with the suggested fees replaces it and is mined.
+      const replacement = await issuer.signTransaction({ ...prepared.transactions[0], maxFeePerGas: tx.waiting.suggestedMaxFeePerGas, maxPriorityFeePerGas: tx.waiting.suggestedMaxPriorityFeePerGas });
+      expect((await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: [replacement] })).status).to.equal(202);
+      const deadline = Date.now() + 20_000;
+      let status = "pending";
+      while (status === "pending" && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        status = (await api.get("/get-transaction-status", { txId: prepared.txId })).body.batchStatus;
+      }
+      expect(status).to.equal("success");
     });
   });
 });
