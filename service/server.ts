@@ -59,12 +59,13 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const applied = await migrate(db);
   if (applied.length) logger.info({ applied }, "database migrated");
   const chains = new ChainRegistry(config);
+  const sealer = new Sealer(ensureDataEncryptionKey(config));
   const services = {
     config,
     baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`,
     logger,
     db,
-    sealer: new Sealer(ensureDataEncryptionKey(config)),
+    sealer,
     chains,
     apiKeys: new ApiKeys(db),
     credits: new Credits(db),
@@ -80,12 +81,14 @@ export async function startService(config: Config, options: StartOptions = {}): 
     rateLimiter: new PrepareRateLimiter(db),
     walletNonces: new WalletNonces(db),
     walletLocks: new WalletLocks(db, logger.child({ component: "wallet-locks" })),
-    payments: new Payments(db),
+    payments: new Payments(db, sealer),
     prices: new Prices(db, config.ENVIRONMENT),
     kyc: new KycStore(db),
     mailer: createMailer(config),
   } as Services;
   services.kycProvider = new OperatorKycProvider(db, services.kyc);
+  const sealed = await services.payments.sealClearSecrets();
+  if (sealed) logger.info({ payments: sealed }, "sealed payment authorizations stored in clear before this version");
   services.runner = new BatchRunner(services, findMethod, logger.child({ component: "runner" }));
   services.relayer = new Relayer(services, logger.child({ component: "relayer" }));
   services.runner.relaySigner = (batch, tx, options) => services.relayer.sign(batch, tx, options);

@@ -108,7 +108,7 @@ export function onboardingRoutes(services: Services) {
           const { link, investor } = await liveLink(services, query.token ?? "");
           if (wantsJson) return { email: investor.email, kycStatus: investor.status, expiresAt: link.expiresAt };
           const basePath = new URL(services.baseUrl).pathname.replace(/\/$/, "");
-          sendPage(res, 200, onboardingPage({ token: link.token, email: investor.email, expiresAt: link.expiresAt, basePath }));
+          sendPage(res, 200, onboardingPage({ token: query.token!, email: investor.email, expiresAt: link.expiresAt, basePath }));
         } catch (error) {
           if (wantsJson || !(error instanceof ApiError)) throw error;
           const problem = error as Partial<LinkProblem> & ApiError;

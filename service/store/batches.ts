@@ -276,6 +276,14 @@ export class Batches {
       "UPDATE batches SET status = 'rejected', failed_index = $2, error = $3, completed_at = now(), updated_at = now() WHERE tx_id = $1 AND status = 'sending'",
       [txId, index, error],
     );
+    // Signed transactions the chain does not hold could still be broadcast by whoever reads the table (their nonce may
+    // be free): a rejected batch keeps only the bytes of mined ones, whose nonce is spent.
+    await q.query(
+      `UPDATE batch_transactions SET signed_raw = NULL
+       WHERE tx_id = $1 AND signed_raw IS NOT NULL AND status NOT IN ('confirmed', 'reverted')
+         AND EXISTS (SELECT 1 FROM batches WHERE tx_id = $1 AND status = 'rejected')`,
+      [txId],
+    );
   }
 
   /**
