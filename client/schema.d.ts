@@ -1139,7 +1139,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Status of a prepared batch (txId) or of one transaction (hash): prepared, pending, success or rejected */
+        /**
+         * Status of a prepared batch (txId) or of one transaction (hash): prepared, pending, success or rejected
+         * @description A batch prepared under an API key is read with that key; one prepared without a key (paid with x402, or service-relayed) by whoever names it: its txId (32 random bytes) or one of its transaction hashes. Other callers get 404 for the txId, and for a hash only what the chain shows.
+         */
         get: operations["getTransactionStatus"];
         put?: never;
         post?: never;
@@ -6967,6 +6970,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8024,6 +8028,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8065,6 +8070,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8107,6 +8113,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            429: components["responses"]["TooManyRequests"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
