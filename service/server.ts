@@ -77,7 +77,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
     dividends: new Dividends(db),
     offerings: new Offerings(db),
     documents: new Documents(db),
-    batches: new Batches(db),
+    batches: new Batches(db, sealer),
     rateLimiter: new PrepareRateLimiter(db),
     walletNonces: new WalletNonces(db),
     walletLocks: new WalletLocks(db, logger.child({ component: "wallet-locks" })),
@@ -87,8 +87,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
     mailer: createMailer(config),
   } as Services;
   services.kycProvider = new OperatorKycProvider(db, services.kyc);
-  const sealed = await services.payments.sealClearSecrets();
-  if (sealed) logger.info({ payments: sealed }, "sealed payment authorizations stored in clear before this version");
+  const sealed = { payments: await services.payments.sealClearSecrets(), transactions: await services.batches.sealClearSigned() };
+  if (sealed.payments || sealed.transactions) logger.info(sealed, "sealed what this database held in clear before this version");
   services.runner = new BatchRunner(services, findMethod, logger.child({ component: "runner" }));
   services.relayer = new Relayer(services, logger.child({ component: "relayer" }));
   services.runner.relaySigner = (batch, tx, options) => services.relayer.sign(batch, tx, options);

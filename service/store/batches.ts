@@ -1,5 +1,6 @@
 import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus, UnsignedTransaction } from "../engine/types";
 import { TtlCache } from "../cache/ttl-cache";
+import type { Sealer } from "../crypto/sealed";
 import type { Db, Queryable } from "./db";
 
 /** How long, and how many, prepared batches an instance keeps in memory for their first send. */
@@ -37,11 +38,33 @@ interface TxRow {
   error: string | null;
 }
 
-const toTx = (row: TxRow): BatchTransaction => ({
+/**
+ * Signed transactions are stored sealed (crypto/sealed.ts), bound to their hash: until it is mined, whoever holds a
+ * signed transaction can broadcast it, and rows the service later clears still linger in the database's files.
+ * Rows written before sealing existed hold 0x hex and are read as is.
+ */
+const signedPurpose = (txHash: string) => `signed-tx:${txHash.toLowerCase()}`;
+
+function sealSigned(sealer: Sealer, signedRaw: string | null, txHash: string | null): string | null {
+  if (signedRaw === null) return null;
+  if (!txHash) throw new Error("a signed transaction is stored with its hash");
+  return sealer.seal(signedRaw, signedPurpose(txHash));
+}
+
+function openSigned(sealer: Sealer, stored: string | null, txHash: string | null): string | null {
+  if (stored === null || stored.startsWith("0x")) return stored;
+  try {
+    return sealer.open(stored, signedPurpose(txHash ?? ""));
+  } catch {
+    return null; // not readable with this DATA_ENCRYPTION_KEY: the transaction is followed by its hash alone
+  }
+}
+
+const toTx = (row: TxRow, sealer: Sealer): BatchTransaction => ({
   broadcastAt: row.broadcast_at === null || row.broadcast_at === undefined ? null : new Date(row.broadcast_at).toISOString(),
   index: row.index,
   unsigned: row.unsigned,
-  signedRaw: row.signed_raw,
+  signedRaw: openSigned(sealer, row.signed_raw, row.tx_hash),
   txHash: row.tx_hash,
   status: row.status,
   blockNumber: row.block_number === null ? null : Number(row.block_number),
@@ -51,7 +74,10 @@ const toTx = (row: TxRow): BatchTransaction => ({
 
 /** Persistence of prepared batches and their transactions: the engine's write-ahead log. */
 export class Batches {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly sealer: Sealer,
+  ) {}
 
   /**
    * Batches this instance prepared and nobody has tried to send yet, as stored (a send is usually the next request):
@@ -144,7 +170,7 @@ export class Batches {
       error: row.error,
       outcome: row.outcome,
       createdAt: new Date(row.created_at).toISOString(),
-      transactions: txs.map(toTx),
+      transactions: txs.map((t) => toTx(t, this.sealer)),
     };
     return { batch, hashOwners: hashOwnersOf(row.hash_owners) };
   }
@@ -158,7 +184,7 @@ export class Batches {
   /** Locks one transaction's row for the rest of the database transaction and returns it. */
   async lockTransaction(tx: Queryable, txId: string, index: number): Promise<BatchTransaction> {
     const [row] = await tx.query<TxRow>("SELECT * FROM batch_transactions WHERE tx_id = $1 AND index = $2 FOR UPDATE", [txId, index]);
-    return toTx(row);
+    return toTx(row, this.sealer);
   }
 
   async txIdByHash(hash: string): Promise<string | undefined> {
@@ -214,7 +240,7 @@ export class Batches {
               (SELECT json_object_agg(tx_hash, tx_id) FROM taken) AS taken`,
       [
         txId,
-        JSON.stringify(signed.map((s) => ({ index: s.index, signed_raw: s.signedRaw, tx_hash: s.txHash?.toLowerCase() ?? null, status: s.status }))),
+        JSON.stringify(signed.map((s) => ({ index: s.index, signed_raw: sealSigned(this.sealer, s.signedRaw, s.txHash), tx_hash: s.txHash?.toLowerCase() ?? null, status: s.status }))),
         credit?.keyId ?? null,
         credit?.method ?? null,
         signed.flatMap((s) => (s.txHash ? [s.txHash.toLowerCase()] : [])),
@@ -237,11 +263,30 @@ export class Batches {
     await q.query("UPDATE payments SET subject = subject || '#released-' || id WHERE tx_id = $1 AND status = 'released' AND subject NOT LIKE '%#released-%'", [txId]);
   }
 
+  /**
+   * Seals the signed transactions rows written before sealing existed hold in clear, of transactions not mined yet
+   * (mined ones cannot be sent again: their nonce is spent). Run at start; returns how many.
+   */
+  async sealClearSigned(): Promise<number> {
+    const rows = await this.db.query<{ tx_id: string; index: number; signed_raw: string; tx_hash: string }>(
+      "SELECT tx_id, index, signed_raw, tx_hash FROM batch_transactions WHERE signed_raw LIKE '0x%' AND tx_hash IS NOT NULL AND status NOT IN ('confirmed', 'reverted')",
+    );
+    for (const r of rows) {
+      await this.db.query("UPDATE batch_transactions SET signed_raw = $3 WHERE tx_id = $1 AND index = $2 AND signed_raw = $4", [
+        r.tx_id,
+        r.index,
+        sealSigned(this.sealer, r.signed_raw, r.tx_hash),
+        r.signed_raw,
+      ]);
+    }
+    return rows.length;
+  }
+
   /** Records the signed form of one transaction (for a relayed one, also its final nonce and fees). */
   async setTxSigned(txId: string, index: number, signedRaw: string, txHash: string, q: Queryable = this.db, unsigned?: UnsignedTransaction): Promise<void> {
     await q.query(
       "UPDATE batch_transactions SET signed_raw = $3, tx_hash = $4, status = 'signed', unsigned = COALESCE($5, unsigned) WHERE tx_id = $1 AND index = $2",
-      [txId, index, signedRaw, txHash.toLowerCase(), unsigned ? JSON.stringify(unsigned) : null],
+      [txId, index, sealSigned(this.sealer, signedRaw, txHash), txHash.toLowerCase(), unsigned ? JSON.stringify(unsigned) : null],
     );
   }
 

@@ -3,6 +3,7 @@ import { expect } from "chai";
 import { Sealer } from "../../service/crypto/sealed";
 import type { Db } from "../../service/store/db";
 import { migrate } from "../../service/store/migrate";
+import { Batches } from "../../service/store/batches";
 import { Payments } from "../../service/store/payments";
 
 /** A signed-looking EIP-3009 payment payload: what must never stay usable in the database. */
@@ -133,7 +134,7 @@ export function describeAtRest(label: string, open: () => Promise<Db>, cleanup?:
       await tx("0xsending", 0, raws.pendingBatch, "signed");
 
       expect(await migrate(db)).to.include("007_security.sql");
-      const dump = async () => JSON.stringify(await Promise.all(["payments", "kyc_links", "batch_transactions"].map((t) => db.query(`SELECT * FROM ${t}`))));
+      const dump = async (): Promise<string> => JSON.stringify(await Promise.all(["payments", "kyc_links", "batch_transactions"].map((t) => db.query(`SELECT * FROM ${t}`))));
       let all = await dump();
       for (const status of ["settled", "released"] as const) expect(all, `${status} payment's signature`).not.to.include(payloads[status].signature.slice(2));
       expect(all, "link token").not.to.include(token);
@@ -152,6 +153,14 @@ export function describeAtRest(label: string, open: () => Promise<Db>, cleanup?:
       expect((await payments.get(ids.reserved))!.payload).to.deep.equal(payloads.reserved.payload);
       expect((await payments.get(ids.settling))!.settleTxRaw).to.equal(settleRaw);
       expect(await payments.sealClearSecrets()).to.equal(0);
+      // So is a signed transaction not mined yet; mined ones stay as they are (their nonce is spent).
+      const batches = new Batches(db, sealer);
+      expect(await batches.sealClearSigned()).to.equal(1);
+      all = await dump();
+      expect(all, "a pending batch's signed transaction is sealed").not.to.include(raws.pendingBatch.slice(2));
+      expect((await batches.get("0xsending"))!.transactions[0].signedRaw).to.equal(raws.pendingBatch);
+      expect((await batches.get("0xrejected"))!.transactions.map((t) => t.signedRaw)).to.deep.equal([raws.confirmed, raws.reverted, null]);
+      expect(await batches.sealClearSigned()).to.equal(0);
     });
   });
 }

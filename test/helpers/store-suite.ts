@@ -6,6 +6,7 @@ import type { UnsignedTransaction } from "../../service/engine/types";
 import { FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD, METERED_METHODS, PLANS, PLAN_CREDITS } from "../../service/auth/plans";
 import { ApiKeys } from "../../service/store/api-keys";
 import { Batches } from "../../service/store/batches";
+import { Sealer } from "../../service/crypto/sealed";
 import { Credits } from "../../service/store/credits";
 import type { Db } from "../../service/store/db";
 import { migrate } from "../../service/store/migrate";
@@ -25,13 +26,14 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
     let credits: Credits;
     let signers: Signers;
     let batches: Batches;
+    const sealer = new Sealer("s".repeat(64));
 
     before(async () => {
       db = await open();
       apiKeys = new ApiKeys(db);
       credits = new Credits(db);
       signers = new Signers(db);
-      batches = new Batches(db);
+      batches = new Batches(db, sealer);
     });
 
     after(async () => {
@@ -486,6 +488,9 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           ["signed", "0x02aa", hash(0xa1)],
           ["signed", "0x02bb", hash(0xb2)],
         ]);
+        // Stored sealed, bound to its hash: the column holds no signed bytes.
+        const stored = await db.query<{ signed_raw: string }>("SELECT signed_raw FROM batch_transactions WHERE tx_id = $1 ORDER BY index", [txId]);
+        expect(stored.map((r) => r.signed_raw.slice(0, 3))).to.deep.equal(["v1.", "v1."]);
         expect(await batches.inFlight()).to.include(txId);
         expect(await batches.txIdByHash(hash(0xa1).toUpperCase().replace("0X", "0x"))).to.equal(txId);
 
@@ -672,8 +677,8 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
       });
 
       it("forSend: a batch kept for its first send equals what the database gives back, serves one attempt, and its status is checked when marked", async () => {
-        const here = new Batches(db);
-        const elsewhere = new Batches(db); // another instance on the same database
+        const here = new Batches(db, sealer);
+        const elsewhere = new Batches(db, sealer); // another instance on the same database
         const txId = randomBytes(16).toString("hex");
         await here.create(newBatch(txId, null));
         const stored = await elsewhere.get(txId);

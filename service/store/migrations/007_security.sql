@@ -27,3 +27,9 @@ ALTER TABLE kyc_links ADD COLUMN locked_at timestamptz;
 UPDATE batch_transactions SET signed_raw = NULL
   WHERE signed_raw IS NOT NULL AND status NOT IN ('confirmed', 'reverted')
     AND tx_id IN (SELECT tx_id FROM batches WHERE status = 'rejected');
+
+-- Rewrite the three tables, so the values cleared above (and the dropped token column) do not linger in their files
+-- as dead row versions. (Older WAL segments and backups taken before this migration may still hold them.)
+CLUSTER payments USING payments_pkey;
+CLUSTER kyc_links USING kyc_links_pkey;
+CLUSTER batch_transactions USING batch_transactions_pkey;
