@@ -31,6 +31,7 @@ import { WalletLocks } from "./store/wallet-locks";
 import { WalletNonces } from "./store/wallet-nonces";
 import { ensureAdminToken, ensureDataEncryptionKey, removeRuntimeFile, writeRuntimeFile } from "./runtime-files";
 import { Sealer } from "./crypto/sealed";
+import { assertDataKey } from "./crypto/key-check";
 import { migrate } from "./store/migrate";
 import { KycStore } from "./store/kyc";
 import { OperatorKycProvider } from "./onboarding/provider";
@@ -58,8 +59,14 @@ export async function startService(config: Config, options: StartOptions = {}): 
     (await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: path.join(config.environmentDir, "pglite") }));
   const applied = await migrate(db);
   if (applied.length) logger.info({ applied }, "database migrated");
-  const chains = new ChainRegistry(config);
   const sealer = new Sealer(ensureDataEncryptionKey(config));
+  try {
+    await assertDataKey(db, sealer);
+  } catch (error) {
+    if (!options.db) await db.close();
+    throw error;
+  }
+  const chains = new ChainRegistry(config);
   const services = {
     config,
     baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`,
