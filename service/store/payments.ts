@@ -60,8 +60,9 @@ function toRecord(r: any, sealer: Sealer): PaymentRecord {
     releaseReason: r.release_reason,
   } as PaymentRecord;
   let opened: unknown;
+  // Enumerable, so a copy of the record (spread) still carries the payload to whoever settles it.
   Object.defineProperty(record, "payload", {
-    enumerable: false,
+    enumerable: true,
     get() {
       if (opened !== undefined) return opened;
       if (r.payload_sealed) {
