@@ -1123,7 +1123,7 @@ export interface paths {
         put?: never;
         /**
          * Send signed transactions (or report client-broadcast hashes, or pay for a relayed txId); broadcast in order
-         * @description Accepts { txId, signedTransactions } with either field a string or an array, { txId, txHash } and, for service-relayed batches, { txId, transactions? } with an x402 payment. Each signed transaction must match its prepared twin. Answers 200 when the batch ended and 202 while it is still pending. Signed transactions for a pending client-signed txId replace its unmined ones when they raise both fees by at least 10% (same nonces): the service keeps every hash and whichever is mined wins.
+         * @description Accepts { txId, signedTransactions } with either field a string or an array, { txId, txHash } and, for service-relayed batches, { txId, transactions? } with an x402 payment. Each signed transaction must match its prepared twin. Answers 200 when the batch ended and 202 while it is still pending.
          */
         post: operations["sendTransactions"];
         delete?: never;
@@ -1139,7 +1139,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Status of a prepared batch (txId) or of one transaction (hash): prepared, pending, success or rejected */
+        /**
+         * Status of a prepared batch (txId) or of one transaction (hash): prepared, pending, success or rejected
+         * @description A batch prepared under an API key is read with that key; one prepared without a key (paid with x402, or service-relayed) by whoever names it: its txId (32 random bytes) or one of its transaction hashes. Other callers get 404 for the txId, and for a hash only what the chain shows.
+         */
         get: operations["getTransactionStatus"];
         put?: never;
         post?: never;
@@ -2858,16 +2861,6 @@ export interface components {
             gasLimit: string;
             maxFeePerGas: string;
             maxPriorityFeePerGas: string;
-            /** @description The block it was mined in (a reorg may change it) */
-            blockHash?: string | null;
-            /** @description Earlier forms replaced by `hash` (same nonce, higher fees: the relayer's fee bumps, or a client's replacement); any of them may still be the one mined */
-            replacedHashes?: string[];
-            /** @description Why it is not mined yet, when the service knows (e.g. its fee cap is below the base fee), with fees that would be mined now */
-            waiting?: components["schemas"]["TransactionWait"] | null;
-            /** @description true while a reorg deeper than the confirmations has taken it off the chain (status is pending until it is back) */
-            reorged?: boolean;
-            /** @description How many reorgs took it off the chain so far (absent: none) */
-            reorgs?: number;
         };
         /** @description Burn tokens from the signer's own balance */
         BurnTokenBody: {
@@ -4529,17 +4522,6 @@ export interface components {
             };
         };
         TransactionStatus: components["schemas"]["BatchStatus"] | components["schemas"]["ChainTransactionStatus"];
-        /** @description Why a broadcast transaction waits, and the fees that would be mined now */
-        TransactionWait: {
-            reason: string;
-            /** @description The latest block's base fee when this was noticed (wei) */
-            baseFeePerGas: string;
-            /** @description A fee cap that would be mined now (wei): sign a replacement with it */
-            suggestedMaxFeePerGas: string;
-            suggestedMaxPriorityFeePerGas: string;
-            /** @description ISO 8601 */
-            since: string;
-        };
         /** @description Transfer tokens from an owner that approved the signer */
         TransferFromBody: {
             method?: string;
@@ -4790,18 +4772,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A chain this call needs is not answering (every RPC provider failed or rate-limited): nothing was sent or charged; try again after Retry-After */
-        ChainUnavailable: {
-            headers: {
-                "x-request-id": components["headers"]["RequestId"];
-                /** @description Seconds to wait before trying again */
-                "Retry-After": number;
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description A failure of the service or of a chain it depends on; x-request-id identifies it in the logs */
         ServerError: {
             headers: {
@@ -4859,7 +4829,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -4887,7 +4856,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -4915,7 +4883,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -4949,7 +4916,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -4980,7 +4946,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5011,7 +4976,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5042,7 +5006,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5073,7 +5036,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5104,7 +5066,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5135,7 +5096,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5166,7 +5126,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5197,7 +5156,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5228,7 +5186,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5259,7 +5216,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5290,7 +5246,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5321,7 +5276,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5352,7 +5306,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5386,7 +5339,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5420,7 +5372,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5454,7 +5405,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5488,7 +5438,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5522,7 +5471,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5556,7 +5504,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5590,7 +5537,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5624,7 +5570,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5658,7 +5603,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5692,7 +5636,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5726,7 +5669,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5760,7 +5702,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5794,7 +5735,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5828,7 +5768,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5862,7 +5801,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5896,7 +5834,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5930,7 +5867,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5964,7 +5900,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5998,7 +5933,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6032,7 +5966,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6066,7 +5999,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6100,7 +6032,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6134,7 +6065,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6168,7 +6098,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6202,7 +6131,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6236,7 +6164,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6270,7 +6197,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6304,7 +6230,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6338,7 +6263,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6372,7 +6296,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6406,7 +6329,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6440,7 +6362,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6474,7 +6395,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6508,7 +6428,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6542,7 +6461,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6576,7 +6494,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6610,7 +6527,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6644,7 +6560,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6678,7 +6593,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6712,7 +6626,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6746,7 +6659,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6780,7 +6692,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6814,7 +6725,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6848,7 +6758,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6882,7 +6791,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6916,7 +6824,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6950,7 +6857,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6984,7 +6890,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7038,7 +6943,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7066,7 +6970,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            503: components["responses"]["ChainUnavailable"];
+            401: components["responses"]["Unauthorized"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7096,7 +7000,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7124,7 +7027,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7155,7 +7057,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7185,7 +7086,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7217,7 +7117,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7247,7 +7146,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7278,7 +7176,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7307,7 +7204,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7345,7 +7241,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7372,7 +7267,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7401,7 +7295,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7430,7 +7323,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7459,7 +7351,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7488,7 +7379,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7515,7 +7405,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7550,7 +7439,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7584,7 +7472,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7620,7 +7507,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7658,7 +7544,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7695,7 +7580,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7734,7 +7618,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7777,7 +7660,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7815,7 +7697,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7877,7 +7758,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7917,7 +7797,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7959,7 +7838,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8002,7 +7880,6 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8027,7 +7904,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8078,7 +7954,6 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8120,7 +7995,6 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8154,7 +8028,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            503: components["responses"]["ChainUnavailable"];
+            429: components["responses"]["TooManyRequests"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8196,7 +8070,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            503: components["responses"]["ChainUnavailable"];
+            429: components["responses"]["TooManyRequests"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8239,7 +8113,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            503: components["responses"]["ChainUnavailable"];
+            429: components["responses"]["TooManyRequests"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8274,7 +8148,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8299,7 +8172,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8324,7 +8196,6 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
-            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };

@@ -83,6 +83,8 @@ export function createApp(services: Services, options: { adminToken: string }): 
     );
     res.setHeader("Access-Control-Allow-Methods", "GET, POST, PATCH, OPTIONS");
     res.setHeader("Access-Control-Expose-Headers", "PAYMENT-REQUIRED, PAYMENT-RESPONSE, Retry-After, x-request-id");
+    // Answers echo user text (an agent's registration file, error messages): never let a browser sniff them into HTML.
+    res.setHeader("X-Content-Type-Options", "nosniff");
     if (req.method === "OPTIONS") return void res.status(204).end();
     next();
   });

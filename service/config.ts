@@ -52,9 +52,10 @@ const configSchema = z.object({
   /** Shared secret for the operator endpoints (/admin/*). Generated into DATA_DIR when not set. */
   ADMIN_TOKEN: z.string().min(24).optional(),
   /**
-   * Secret that seals what the database may hold only encrypted (pending x402 authorisations, webhook secrets).
-   * Generated into DATA_DIR (data-encryption-key, mode 0600) when not set; on a shared database server give every
-   * instance the same value, kept apart from the database's backups.
+   * Secret that seals what the database may hold only encrypted (pending x402 authorisations and settlement
+   * transactions, signed transactions of batches, open KYC links' tokens, webhook secrets). Generated into DATA_DIR
+   * (data-encryption-key, mode 0600) when not set; on a shared database server give every instance the same value,
+   * kept apart from the database's backups (a start with another key than the database's is refused).
    */
   DATA_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters (e.g. 32 random bytes, hex)").optional(),
   RELAYER_PRIVATE_KEY: privateKey.optional(),

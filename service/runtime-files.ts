@@ -21,13 +21,24 @@ export function ensureDataEncryptionKey(config: Config): string {
   return config.DATA_ENCRYPTION_KEY ?? keptSecret(config, dataEncryptionKeyPath(config));
 }
 
-/** A random secret kept in a file of the environment's directory (mode 0600), made on first use. */
+/**
+ * A random secret kept in a file of the environment's directory (mode 0600), made on first use. Made whole under a
+ * temporary name and linked into place, so processes starting together on one data directory all end up with the
+ * first one's secret (never one each, never a half-written file).
+ */
 function keptSecret(config: Config, file: string): string {
   if (fs.existsSync(file)) return fs.readFileSync(file, "utf8").trim();
   fs.mkdirSync(config.environmentDir, { recursive: true, mode: 0o700 });
-  const secret = randomBytes(32).toString("base64url");
-  fs.writeFileSync(file, secret, { mode: 0o600 });
-  return secret;
+  const draft = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;
+  fs.writeFileSync(draft, randomBytes(32).toString("base64url"), { mode: 0o600 });
+  try {
+    fs.linkSync(draft, file);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+  } finally {
+    fs.rmSync(draft, { force: true });
+  }
+  return fs.readFileSync(file, "utf8").trim();
 }
 
 export function writeRuntimeFile(config: Config, facts: { pid: number; url: string }) {

@@ -32,6 +32,7 @@ import { WalletLocks } from "./store/wallet-locks";
 import { WalletNonces } from "./store/wallet-nonces";
 import { ensureAdminToken, ensureDataEncryptionKey, removeRuntimeFile, writeRuntimeFile } from "./runtime-files";
 import { Sealer } from "./crypto/sealed";
+import { assertDataKey } from "./crypto/key-check";
 import { migrate } from "./store/migrate";
 import { KycStore } from "./store/kyc";
 import { OperatorKycProvider } from "./onboarding/provider";
@@ -60,13 +61,20 @@ export async function startService(config: Config, options: StartOptions = {}): 
     (await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: path.join(config.environmentDir, "pglite") }));
   const applied = await migrate(db);
   if (applied.length) logger.info({ applied }, "database migrated");
+  const sealer = new Sealer(ensureDataEncryptionKey(config));
+  try {
+    await assertDataKey(db, sealer);
+  } catch (error) {
+    if (!options.db) await db.close();
+    throw error;
+  }
   const chains = new ChainRegistry(config, logger);
   const services = {
     config,
     baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`,
     logger,
     db,
-    sealer: new Sealer(ensureDataEncryptionKey(config)),
+    sealer,
     chains,
     apiKeys: new ApiKeys(db),
     credits: new Credits(db),
@@ -78,16 +86,18 @@ export async function startService(config: Config, options: StartOptions = {}): 
     dividends: new Dividends(db),
     offerings: new Offerings(db),
     documents: new Documents(db),
-    batches: new Batches(db),
+    batches: new Batches(db, sealer),
     rateLimiter: new PrepareRateLimiter(db),
     walletNonces: new WalletNonces(db),
     walletLocks: new WalletLocks(db, logger.child({ component: "wallet-locks" })),
-    payments: new Payments(db),
+    payments: new Payments(db, sealer),
     prices: new Prices(db, config.ENVIRONMENT),
     kyc: new KycStore(db),
     mailer: createMailer(config),
   } as Services;
   services.kycProvider = new OperatorKycProvider(db, services.kyc);
+  const sealed = { payments: await services.payments.sealClearSecrets(), transactions: await services.batches.sealClearSigned() };
+  if (sealed.payments || sealed.transactions) logger.info(sealed, "sealed what this database held in clear before this version");
   services.runner = new BatchRunner(services, findMethod, logger.child({ component: "runner" }));
   services.relayer = new Relayer(services, logger.child({ component: "relayer" }));
   services.runner.relaySigner = (batch, tx, options) => services.relayer.sign(batch, tx, options);

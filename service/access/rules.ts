@@ -9,6 +9,7 @@ import type { PriceTier } from "../payments/pricing";
  * | rule           | API key                      | x402 without a key                              |
  * |----------------|------------------------------|-------------------------------------------------|
  * | public         | ignored                      | not needed                                      |
+ * | keyScoped      | checked when sent; scopes it | not needed                                      |
  * | keyEndpoint    | required (401 for endpoint)  | not accepted                                    |
  * | keyHeaders     | required (400 missing)       | not accepted                                    |
  * | keyMethod      | required (401 for method)    | not accepted                                    |
@@ -31,6 +32,7 @@ export interface AccessRule {
 
 export const ACCESS = {
   public: { name: "public", key: "none" },
+  keyScoped: { name: "keyScoped", key: "optional" },
   keyEndpoint: { name: "keyEndpoint", key: "required", missingKey: "endpoint" },
   keyHeaders: { name: "keyHeaders", key: "required", missingKey: "headers" },
   keyMethod: { name: "keyMethod", key: "required", missingKey: "method" },
@@ -59,7 +61,8 @@ export function shareOf(price: bigint, mode: ExecutionMode, step: PaymentStep): 
 }
 
 /** How the OpenAPI document describes a rule's credentials. */
-export function securityOf(rule: AccessRule): "none" | "apiKey" | "apiKeyOrPayment" {
+export function securityOf(rule: AccessRule): "none" | "apiKey" | "apiKeyOrPayment" | "optionalApiKey" {
   if (rule.key === "none") return "none";
-  return rule.key === "required" ? "apiKey" : "apiKeyOrPayment";
+  if (rule.key === "required") return "apiKey";
+  return rule.price ? "apiKeyOrPayment" : "optionalApiKey";
 }

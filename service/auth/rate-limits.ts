@@ -29,6 +29,25 @@ const RETRY_AFTER_SECONDS = "60";
 /** A request that never finishes (crashed process) stops counting against concurrency after this long. */
 const CONCURRENCY_LEASE_SECONDS = 120;
 
+/**
+ * A counter of `points` per `duration` seconds: in the database (table rate_limits) on a PostgreSQL server, shared by
+ * every instance; in this process's memory on the embedded database, which belongs to one process.
+ */
+export function limiterStore(db: Db, keyPrefix: string, points: number, duration: number): RateLimiterAbstract {
+  return db.kind === "pglite"
+    ? new RateLimiterMemory({ keyPrefix, points, duration })
+    : new RateLimiterPostgres({
+        storeClient: db.rateLimiterClient(),
+        storeType: "client",
+        tableName: "rate_limits",
+        tableCreated: true,
+        clearExpiredByTimeout: false,
+        keyPrefix,
+        points,
+        duration,
+      });
+}
+
 function rateLimited(limit: string): ApiError {
   return new ApiError(429, "RATE_LIMITED", `Too many requests: ${limit} exceeded; retry after 60 seconds`, { limit }, {
     "Retry-After": RETRY_AFTER_SECONDS,
@@ -46,19 +65,7 @@ export class PrepareRateLimiter {
   private readonly keyed: Tier;
 
   constructor(db: Db) {
-    const store = (keyPrefix: string, points: number, duration: number): RateLimiterAbstract =>
-      db.kind === "pglite"
-        ? new RateLimiterMemory({ keyPrefix, points, duration })
-        : new RateLimiterPostgres({
-        storeClient: db.rateLimiterClient(),
-        storeType: "client",
-        tableName: "rate_limits",
-        tableCreated: true,
-        clearExpiredByTimeout: false,
-        keyPrefix,
-        points,
-        duration,
-      });
+    const store = (keyPrefix: string, points: number, duration: number) => limiterStore(db, keyPrefix, points, duration);
     const tier = (name: string, limits: PrepareLimits): Tier => {
       const extra = limits.burst - limits.perMinute;
       const refillSeconds = Math.ceil((extra / limits.perMinute) * 60);

@@ -77,6 +77,8 @@ function security(rule: AccessRule, route: RouteDefinition<any, any>): Json[] {
     case "apiKeyOrPayment":
       // A service-relayed prepare needs no credential at all (its send is paid): agentic writes also take none.
       return rule.name === "agenticWrite" ? [{ apiKey: [] }, { x402: [] }, {}] : [{ apiKey: [] }, { x402: [] }];
+    case "optionalApiKey":
+      return [{ apiKey: [] }, {}];
     default:
       return [];
   }

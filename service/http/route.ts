@@ -54,6 +54,8 @@ export interface RouteDefinition<Q = unknown, B = unknown> {
   response: ZodType | SuccessResponses;
   /** Answers 429 with Retry-After when the caller goes too fast (the prepare routes, the faucet's cooldown). */
   rateLimited?: boolean;
+  /** Runs first, before the key is checked and the input parsed: throws to refuse the request (per-IP limits). */
+  admit?: (req: Request) => Promise<void>;
   /** The OpenAPI operationId; default: the path in camelCase (/get-token-info → getTokenInfo). */
   operationId?: string;
   /** Hidden routes are mounted but left out of /openapi.json (operator endpoints). */
@@ -135,6 +137,7 @@ function routeHandler(route: RouteDefinition<any, any>, services: Services): Req
     let payment: CallPayment | undefined;
     res.locals.route = route.path; // the template, for metrics and logs (never the raw path)
     try {
+      await route.admit?.(req);
       guardInput(req.query, "query");
       guardInput(req.body, "body");
       const caller = await identify(services, req, route.access);

@@ -81,6 +81,12 @@ export interface MethodDefinition<B = any> {
    */
   onConfirmed?(tx: Queryable, batch: ConfirmedBatch): Promise<Record<string, unknown> | void>;
   /**
+   * Re-checks at send, before the service broadcasts or relays the batch and before anything is paid or spent, what
+   * the prepare checked and the chain may have changed since (RAMS execute: compliance, mandate state, caps, expiry).
+   * Throws the client's 4xx; the batch stays prepared and may be sent again. Not run for client-broadcast reports.
+   */
+  checkAtSend?(services: Services, batch: Batch): Promise<void>;
+  /**
    * Service-relayed only: refusals that depend on who pays (e.g. only the wallet an agent is held for may pay for
    * changes to it). Runs at send once the payment header names its payer, before the payment is verified or held.
    */

@@ -4,7 +4,7 @@ import { ApiError, conflict } from "../errors";
 import type { Services } from "../services";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { KycInvestorRecord, KycLinkRecord } from "../store/kyc";
-import { linkExpiry, linkUrl, newLinkToken, newNonce } from "./links";
+import { linkExpiry, linkUrl, newLinkToken, newNonce, sealLinkToken } from "./links";
 import { invitationMail } from "./mailer";
 
 export const INVITATION_LIMIT_MESSAGE = "Invitation credit limit exceeded";
@@ -38,7 +38,7 @@ export interface KycLinkResponse {
 export async function createKycLink(services: Services, apiKey: ApiKeyRecord, input: { email: string; needKyc: boolean }): Promise<KycLinkResponse> {
   const email = input.email.trim().toLowerCase();
   const { kyc } = services;
-  const { investor, link, userCreated } = await services.db.transaction(async (q) => {
+  const { investor, link, token, userCreated } = await services.db.transaction(async (q) => {
     // Serializes invitations of one e-mail, so two concurrent calls cannot both create it.
     await q.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`kyc:${email}`]);
     const scope = await kyc.scopeOfKey(apiKey.id, q);
@@ -66,24 +66,32 @@ export async function createKycLink(services: Services, apiKey: ApiKeyRecord, in
       current = await kyc.restart(q, current.id, true, "invited");
       await kyc.addEvent(q, current.id, "reinvited", `key:${apiKey.id}`, { previousStatus, voidedLinks: voided });
     }
-    let issued: KycLinkRecord | undefined;
+    let issued: { record: KycLinkRecord; token: string } | undefined;
     if (input.needKyc) {
-      issued = await kyc.insertLink(q, { token: newLinkToken(), investorId: current.id, nonce: newNonce(), expiresAt: linkExpiry(services.config.KYC_LINK_TTL_HOURS) });
-      await kyc.addEvent(q, current.id, "link", `key:${apiKey.id}`, { expiresAt: issued.expiresAt });
+      const token = newLinkToken();
+      const record = await kyc.insertLink(q, {
+        token,
+        tokenSealed: sealLinkToken(services.sealer, token),
+        investorId: current.id,
+        nonce: newNonce(),
+        expiresAt: linkExpiry(services.config.KYC_LINK_TTL_HOURS),
+      });
+      await kyc.addEvent(q, current.id, "link", `key:${apiKey.id}`, { expiresAt: record.expiresAt });
+      issued = { record, token };
     }
-    return { investor: current, link: issued, userCreated: created };
+    return { investor: current, link: issued?.record, token: issued?.token, userCreated: created };
   });
 
-  const url = link ? linkUrl(services.baseUrl, link.token) : null;
+  const url = link && token ? linkUrl(services.baseUrl, token) : null;
   let invitationSent = false;
   if (link && url && services.mailer) {
     try {
       const { messageId } = await services.mailer.send(invitationMail({ to: email, url, expiresAt: link.expiresAt }));
-      await kyc.recordInvitation(link.token, { messageId });
+      await kyc.recordInvitation(link.tokenHash, { messageId });
       invitationSent = true;
     } catch (error) {
       services.logger.warn({ err: (error as Error).message, investorId: investor.id }, "KYC invitation e-mail was not sent");
-      await kyc.recordInvitation(link.token, { error: (error as Error).message });
+      await kyc.recordInvitation(link.tokenHash, { error: (error as Error).message });
     }
   }
   return { email, needKyc: input.needKyc, userCreated, invitationSent, url, kycStatus: investor.status, expiresAt: link?.expiresAt ?? null };

@@ -4,7 +4,7 @@ import { address } from "../http/fields";
 import type { Services } from "../services";
 import type { KycInvestorRecord, KycLinkRecord } from "../store/kyc";
 import { isCountryCode } from "./countries";
-import { LINK_TOKEN_PATTERN, linkState, type LinkState } from "./links";
+import { LINK_TOKEN_PATTERN, linkState, MAX_LINK_FAILURES, type LinkState } from "./links";
 import { issueMessage, renderMessage, verifyWalletProof } from "./wallet-proof";
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -46,6 +46,11 @@ const LINK_PROBLEMS: Record<Exclude<LinkState, "live">, { code: string; title: s
   used: { code: "LINK_USED", title: "This link has already been used", message: "Your details were already submitted with this link. Your issuer will contact you if anything else is needed." },
   voided: { code: "LINK_REPLACED", title: "This link is no longer valid", message: "A newer link replaced it, or the onboarding was closed. Use the most recent link your issuer sent you." },
   expired: { code: "LINK_EXPIRED", title: "This link has expired", message: "Ask your issuer for a new onboarding link." },
+  locked: {
+    code: "LINK_LOCKED",
+    title: "This link is locked",
+    message: `It was locked after ${MAX_LINK_FAILURES} refused submissions. Ask your issuer for a new onboarding link.`,
+  },
 };
 
 export type LinkProblem = ApiError & { title: string; explanation: string };
@@ -96,21 +101,28 @@ export async function issueSignInMessage(services: Services, body: z.infer<typeo
 export async function submitWalletProof(services: Services, body: z.infer<typeof submitRequest>) {
   const { link, investor } = await liveLink(services, body.token);
   const claims = { email: investor.email, firstName: body.firstName, lastName: body.lastName, country: body.country };
-  const { address: wallet } = verifyWalletProof({
-    message: body.message,
-    signature: body.signature,
-    walletAddress: body.walletAddress,
-    nonce: link.nonce,
-    baseUrl: services.baseUrl,
-    claims,
-  });
+  let wallet: string;
+  try {
+    wallet = verifyWalletProof({
+      message: body.message,
+      signature: body.signature,
+      walletAddress: body.walletAddress,
+      nonce: link.nonce,
+      baseUrl: services.baseUrl,
+      claims,
+    }).address;
+  } catch (error) {
+    // Each refused proof counts against the link; after MAX_LINK_FAILURES it is locked (a fresh link is needed).
+    if (error instanceof ApiError && error.status < 500) await services.kyc.recordLinkFailure(link.tokenHash, MAX_LINK_FAILURES);
+    throw error;
+  }
   const submitted = await services.db.transaction(async (q) => {
-    const locked = (await services.kyc.linkByToken(link.token, q, true))!;
+    const locked = (await services.kyc.linkByToken(body.token, q, true))!;
     const state = linkState(locked);
     if (state !== "live") throw linkError(state);
     const current = (await services.kyc.lock(q, locked.investorId))!;
     if (current.status !== "invited") throw conflict(`This onboarding is ${current.status}; it no longer takes submissions`, { kycStatus: current.status });
-    await services.kyc.markLinkUsed(q, locked.token);
+    await services.kyc.markLinkUsed(q, locked.tokenHash);
     const updated = await services.kyc.submit(q, current.id, {
       firstName: claims.firstName,
       lastName: claims.lastName,

@@ -2,7 +2,7 @@ import { z } from "zod";
 import type { Services } from "../services";
 import { KYC_STATUSES, type KycInvestorRecord } from "../store/kyc";
 import type { TokenRecord } from "../store/tokens";
-import { linkState, linkUrl } from "./links";
+import { linkState, linkUrl, openLinkToken } from "./links";
 
 /** The onboarding state of an investor as reads show it (its response schema, and its type). */
 export const KycViewSchema = z
@@ -43,11 +43,11 @@ const NO_RECORD: KycView = {
 export async function kycView(services: Services, record: KycInvestorRecord | undefined): Promise<KycView> {
   if (!record) return NO_RECORD;
   const link = record.status === "invited" ? await services.kyc.openLink(record.id) : undefined;
-  const live = link !== undefined && linkState(link) === "live";
+  const token = link !== undefined && linkState(link) === "live" ? openLinkToken(services.sealer, link) : null;
   return {
     status: record.status,
     needKyc: record.needKyc,
-    url: live ? linkUrl(services.baseUrl, link.token) : null,
+    url: token ? linkUrl(services.baseUrl, token) : null,
     linkExpiresAt: link?.expiresAt ?? null,
     walletAddress: record.walletAddress,
     firstName: record.firstName,

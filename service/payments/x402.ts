@@ -9,6 +9,7 @@ import { ApiError, unauthorized } from "../errors";
 import { errorFacts, type Logger } from "../logger";
 import type { Services } from "../services";
 import { PaymentConflict, type PaymentRecord } from "../store/payments";
+import { acceptedMismatch } from "./accepted";
 import { displayPrice } from "./pricing";
 import { SettlementError, type PaymentFacilitator } from "./facilitator";
 
@@ -146,7 +147,7 @@ export class X402 {
       throw this.paymentRequired(charge, "invalid payment header: not base64-encoded x402 JSON");
     }
     const required = this.requirements(charge);
-    const mismatch = compareAccepted(payload, required);
+    const mismatch = acceptedMismatch(payload, required);
     if (mismatch) throw this.paymentRequired(charge, mismatch);
     const authorization = (payload.payload as { authorization?: Record<string, string> })?.authorization;
     if (!authorization?.from || !authorization.nonce) throw this.paymentRequired(charge, "payment payload has no EIP-3009 authorization");
@@ -341,22 +342,6 @@ async function eip3009Domain(chain: Chain, asset: string): Promise<{ name: strin
   } catch {
     throw new X402ConfigError(`The payment asset ${asset} on chain ${chain.chainId} does not expose the EIP-712 name() and version() payments are signed with`);
   }
-}
-
-/** The payload must accept exactly what was quoted (extra, when present, only as a subset). */
-function compareAccepted(payload: PaymentPayload, required: PaymentRequirements): string | undefined {
-  if (payload?.x402Version !== 2) return "unsupported x402Version (expected 2)";
-  const a = payload.accepted;
-  if (!a) return "payment payload has no accepted requirements";
-  if (a.scheme !== required.scheme) return `wrong scheme ${a.scheme} (expected exact)`;
-  if (a.network !== required.network) return `wrong network ${a.network} (expected ${required.network})`;
-  if (String(a.asset).toLowerCase() !== required.asset.toLowerCase()) return `wrong asset ${a.asset} (expected ${required.asset})`;
-  if (String(a.payTo).toLowerCase() !== required.payTo.toLowerCase()) return `wrong recipient ${a.payTo} (expected ${required.payTo})`;
-  if (String(a.amount) !== required.amount) return `wrong amount ${a.amount} (expected ${required.amount})`;
-  const auth = (payload.payload as { authorization?: { to?: string; value?: string } })?.authorization;
-  if (auth?.to && auth.to.toLowerCase() !== required.payTo.toLowerCase()) return `authorization pays ${auth.to}, not ${required.payTo}`;
-  if (auth?.value !== undefined && String(auth.value) !== required.amount) return `authorization value ${auth.value} is not the price ${required.amount}`;
-  return undefined;
 }
 
 /** Throws the spec's 401 when x402 cannot be used for `chainId` (disabled on the deployment, or for that chain). */

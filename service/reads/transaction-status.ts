@@ -80,20 +80,38 @@ export function forgetFinalStatus(services: Services, txId: string): void {
   finalStatuses.get(services)?.forget(txId.toLowerCase());
 }
 
-/** GET /get-transaction-status: a batch by txId, or by one of its hashes; a hash this service never saw, from the chains. */
-export async function transactionStatus(services: Services, query: { txId?: string; hash?: string }) {
+/**
+ * Who may read a batch: a batch prepared under an API key, only that key; a batch prepared without one (paid with
+ * x402, or relayed), whoever names it. Its txId is 32 random bytes (engine/prepare.ts newTxId), so naming it is a
+ * capability; its transactions' hashes are public on the chain once sent, and so is what they carry.
+ */
+export function mayReadBatch(batch: Pick<Batch, "apiKeyId">, callerKeyId: string | undefined): boolean {
+  return batch.apiKeyId === null || batch.apiKeyId === callerKeyId;
+}
+
+/**
+ * GET /get-transaction-status: a batch by txId, or by one of its hashes; a hash this service never saw, from the chains.
+ * A batch the caller may not read is answered as if the service did not know it: 404 by txId, the chain's public facts
+ * by hash.
+ */
+export async function transactionStatus(services: Services, query: { txId?: string; hash?: string }, callerKeyId?: string) {
   if (!query.hash && !query.txId) throw badRequest("hash or txId is required", { field: "hash" });
   const cache = finalStatusesOf(services);
   const hash = query.hash?.toLowerCase();
   const txId = query.txId?.toLowerCase() ?? (hash && (cache.txIdByHash.get(hash) ?? (await services.batches.txIdByHash(hash))));
   if (!txId) return chainTransactionStatus(services, query.hash!);
+  const unknown = () => notFound(`No prepared transactions with txId ${query.txId ?? txId}`, { txId: query.txId ?? txId });
   let status = cache.get(txId);
   if (!status) {
     const readAt = Date.now();
     const batch = await services.batches.get(txId);
-    if (!batch) throw notFound(`No prepared transactions with txId ${query.txId ?? txId}`, { txId: query.txId ?? txId });
+    if (!batch) throw unknown();
     status = { batch, payments: await services.payments.forBatch(batch.txId) };
     cache.keepIfFinal(status, readAt);
+  }
+  if (!mayReadBatch(status.batch, callerKeyId)) {
+    if (query.txId) throw unknown();
+    return chainTransactionStatus(services, query.hash!);
   }
   return { ...statusView(status.batch, query.hash), payments: status.payments.map(paymentView) };
 }

@@ -1,4 +1,5 @@
-import type { Response } from "express";
+import type { Request, Response } from "express";
+import { OnboardingRateLimiter } from "../auth/onboarding-limits";
 import { z } from "zod";
 import { ACCESS } from "../access/rules";
 import { ApiError } from "../errors";
@@ -73,6 +74,21 @@ function sendPage(res: Response, status: number, page: RenderedPage): void {
  * protected by the link's single-use token.
  */
 export function onboardingRoutes(services: Services) {
+  // Made on first use: the OpenAPI document builds these routes without a database.
+  let made: OnboardingRateLimiter | undefined;
+  const limiter = () => (made ??= new OnboardingRateLimiter(services.db));
+  /** Every investor-page request counts against its IP's limits, malformed ones included (before parsing). */
+  const admit = (req: Request) => limiter().admit(req);
+  /** A token no link has counts against the IP. */
+  const limited = async <T>(req: Request, handle: () => Promise<T>): Promise<T> => {
+    try {
+      return await handle();
+    } catch (error) {
+      if (isUnknownLink(error)) await limiter().unknownLink(req);
+      throw error;
+    }
+  };
+
   return [
     defineRoute({
       method: "post",
@@ -102,13 +118,15 @@ export function onboardingRoutes(services: Services) {
         },
       },
       query: z.object({ token: z.string().optional().meta({ description: "The link's token" }) }),
+      rateLimited: true,
+      admit,
       handler: async ({ query, req, res }) => {
         const wantsJson = req.accepts(["html", "json"]) === "json";
         try {
-          const { link, investor } = await liveLink(services, query.token ?? "");
+          const { link, investor } = await limited(req, () => liveLink(services, query.token ?? ""));
           if (wantsJson) return { email: investor.email, kycStatus: investor.status, expiresAt: link.expiresAt };
           const basePath = new URL(services.baseUrl).pathname.replace(/\/$/, "");
-          sendPage(res, 200, onboardingPage({ token: link.token, email: investor.email, expiresAt: link.expiresAt, basePath }));
+          sendPage(res, 200, onboardingPage({ token: query.token!, email: investor.email, expiresAt: link.expiresAt, basePath }));
         } catch (error) {
           if (wantsJson || !(error instanceof ApiError)) throw error;
           const problem = error as Partial<LinkProblem> & ApiError;
@@ -124,7 +142,9 @@ export function onboardingRoutes(services: Services) {
       access: ACCESS.public,
       response: SignInMessage,
       body: messageRequest,
-      handler: async ({ body }) => issueSignInMessage(services, body),
+      rateLimited: true,
+      admit,
+      handler: async ({ body, req }) => limited(req, () => issueSignInMessage(services, body)),
     }),
     defineRoute({
       method: "post",
@@ -134,7 +154,12 @@ export function onboardingRoutes(services: Services) {
       access: ACCESS.public,
       response: KycSubmitted,
       body: submitRequest,
-      handler: async ({ body }) => submitWalletProof(services, body),
+      rateLimited: true,
+      admit,
+      handler: async ({ body, req }) => limited(req, () => submitWalletProof(services, body)),
     }),
   ];
 }
+
+/** The 404 of a token no link has (onboarding/submission.ts linkError("unknown")). */
+const isUnknownLink = (error: unknown) => error instanceof ApiError && error.status === 404 && error.details?.field === "token";

@@ -94,6 +94,7 @@ export function writeRoutes(services: Services) {
       assertHashesFree(batch, state, hashOwners);
     }
     const access = admitSend(services, caller, batch, method);
+    if (request.kind !== "reported") await method?.checkAtSend?.(services, batch);
     const checkPayer = method?.checkRelayedPayer && batch.executionMode === "service-relayed" ? (payer: string) => method.checkRelayedPayer!(services, batch, payer) : undefined;
     const payment = method ? await chargeSend(services, req, access, batch, method, checkPayer) : undefined;
     // One statement marks the batch sending; a reported batch being sent again is first reopened, in one transaction.
@@ -216,11 +217,15 @@ export function writeRoutes(services: Services) {
       method: "get",
       path: "/get-transaction-status",
       summary: "Status of a prepared batch (txId) or of one transaction (hash): prepared, pending, success or rejected",
+      description:
+        "A batch prepared under an API key is read with that key; one prepared without a key (paid with x402, or " +
+        "service-relayed) by whoever names it: its txId (32 random bytes) or one of its transaction hashes. Other " +
+        "callers get 404 for the txId, and for a hash only what the chain shows.",
       tags: ["write"],
-      access: ACCESS.public,
+      access: ACCESS.keyScoped,
       query: statusQuery,
       response: TransactionStatus,
-      handler: ({ query }) => transactionStatus(services, query),
+      handler: ({ query, caller }) => transactionStatus(services, query, caller.apiKey?.id),
     }),
   ];
 }

@@ -1,5 +1,6 @@
 import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus, ReplacedTransaction, TransactionWait, UnsignedTransaction } from "../engine/types";
 import { TtlCache } from "../cache/ttl-cache";
+import type { Sealer } from "../crypto/sealed";
 import type { Db, Queryable } from "./db";
 
 /** How long, and how many, prepared batches an instance keeps in memory for their first send. */
@@ -42,6 +43,28 @@ interface TxRow {
   replaced?: ReplacedRow[] | null;
 }
 
+/**
+ * Signed transactions are stored sealed (crypto/sealed.ts), bound to their hash: until it is mined, whoever holds a
+ * signed transaction can broadcast it, and rows the service later clears still linger in the database's files.
+ * Rows written before sealing existed hold 0x hex and are read as is.
+ */
+const signedPurpose = (txHash: string) => `signed-tx:${txHash.toLowerCase()}`;
+
+function sealSigned(sealer: Sealer, signedRaw: string | null, txHash: string | null): string | null {
+  if (signedRaw === null) return null;
+  if (!txHash) throw new Error("a signed transaction is stored with its hash");
+  return sealer.seal(signedRaw, signedPurpose(txHash));
+}
+
+function openSigned(sealer: Sealer, stored: string | null, txHash: string | null): string | null {
+  if (stored === null || stored.startsWith("0x")) return stored;
+  try {
+    return sealer.open(stored, signedPurpose(txHash ?? ""));
+  } catch {
+    return null; // not readable with this DATA_ENCRYPTION_KEY: the transaction is followed by its hash alone
+  }
+}
+
 interface ReplacedRow {
   tx_hash: string;
   signed_raw: string | null;
@@ -50,9 +73,9 @@ interface ReplacedRow {
   replaced_at: Date | string;
 }
 
-const toReplaced = (r: ReplacedRow): ReplacedTransaction => ({
+const toReplaced = (r: ReplacedRow, sealer: Sealer): ReplacedTransaction => ({
   hash: r.tx_hash,
-  signedRaw: r.signed_raw,
+  signedRaw: openSigned(sealer, r.signed_raw, r.tx_hash),
   maxFeePerGas: r.max_fee_per_gas === null ? null : String(r.max_fee_per_gas),
   maxPriorityFeePerGas: r.max_priority_fee_per_gas === null ? null : String(r.max_priority_fee_per_gas),
   replacedAt: new Date(r.replaced_at).toISOString(),
@@ -68,11 +91,12 @@ const TX_JSON = `json_build_object(
                FROM batch_transaction_replacements r WHERE r.tx_id = t.tx_id AND r.index = t.index)
 )`;
 
-const toTx = (row: TxRow): BatchTransaction => ({
+
+const toTx = (row: TxRow, sealer: Sealer): BatchTransaction => ({
   broadcastAt: row.broadcast_at === null || row.broadcast_at === undefined ? null : new Date(row.broadcast_at).toISOString(),
   index: row.index,
   unsigned: row.unsigned,
-  signedRaw: row.signed_raw,
+  signedRaw: openSigned(sealer, row.signed_raw, row.tx_hash),
   txHash: row.tx_hash,
   status: row.status,
   blockNumber: row.block_number === null ? null : Number(row.block_number),
@@ -82,12 +106,15 @@ const toTx = (row: TxRow): BatchTransaction => ({
   waiting: jsonColumn(row.waiting ?? null),
   reorgedAt: row.reorged_at === null || row.reorged_at === undefined ? null : new Date(row.reorged_at).toISOString(),
   reorgs: row.reorgs ?? 0,
-  replaced: (jsonColumn(row.replaced ?? null) ?? []).map(toReplaced),
+  replaced: (jsonColumn(row.replaced ?? null) ?? []).map((r) => toReplaced(r, sealer)),
 });
 
 /** Persistence of prepared batches and their transactions: the engine's write-ahead log. */
 export class Batches {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly sealer: Sealer,
+  ) {}
 
   /**
    * Batches this instance prepared and nobody has tried to send yet, as stored (a send is usually the next request):
@@ -181,7 +208,7 @@ export class Batches {
       error: row.error,
       outcome: row.outcome,
       createdAt: new Date(row.created_at).toISOString(),
-      transactions: txs.map(toTx),
+      transactions: txs.map((t) => toTx(t, this.sealer)),
     };
     return { batch, hashOwners: hashOwnersOf(row.hash_owners) };
   }
@@ -195,13 +222,13 @@ export class Batches {
   /** Locks one transaction's row for the rest of the database transaction and returns it. */
   async lockTransaction(tx: Queryable, txId: string, index: number): Promise<BatchTransaction> {
     const [row] = await tx.query<TxRow>("SELECT * FROM batch_transactions WHERE tx_id = $1 AND index = $2 FOR UPDATE", [txId, index]);
-    return toTx(row);
+    return toTx(row, this.sealer);
   }
 
   /** One transaction of a batch as stored now, with its replaced forms (a runner re-reads it after another party replaced it). */
   async transaction(txId: string, index: number): Promise<BatchTransaction | undefined> {
     const [row] = await this.db.query<{ tx: TxRow | string }>(`SELECT ${TX_JSON} AS tx FROM batch_transactions t WHERE t.tx_id = $1 AND t.index = $2`, [txId, index]);
-    return row ? toTx(jsonColumn(row.tx)!) : undefined;
+    return row ? toTx(jsonColumn(row.tx)!, this.sealer) : undefined;
   }
 
   /** The batch a transaction hash belongs to: its current hash, or one it replaced. */
@@ -239,7 +266,7 @@ export class Batches {
          FROM kept WHERE t.tx_id = $1 AND t.index = $2 RETURNING t.tx_id
        )
        SELECT count(*)::int AS moved FROM swapped`,
-      [txId, index, replacing.toLowerCase(), next.signedRaw, next.txHash.toLowerCase(), next.unsigned ? JSON.stringify(next.unsigned) : null, replacedFees.maxFeePerGas.toString(), replacedFees.maxPriorityFeePerGas.toString()],
+      [txId, index, replacing.toLowerCase(), sealSigned(this.sealer, next.signedRaw, next.txHash), next.txHash.toLowerCase(), next.unsigned ? JSON.stringify(next.unsigned) : null, replacedFees.maxFeePerGas.toString(), replacedFees.maxPriorityFeePerGas.toString()],
     );
     return row.moved > 0;
   }
@@ -366,7 +393,7 @@ export class Batches {
               (SELECT json_object_agg(tx_hash, tx_id) FROM taken) AS taken`,
       [
         txId,
-        JSON.stringify(signed.map((s) => ({ index: s.index, signed_raw: s.signedRaw, tx_hash: s.txHash?.toLowerCase() ?? null, status: s.status }))),
+        JSON.stringify(signed.map((s) => ({ index: s.index, signed_raw: sealSigned(this.sealer, s.signedRaw, s.txHash), tx_hash: s.txHash?.toLowerCase() ?? null, status: s.status }))),
         credit?.keyId ?? null,
         credit?.method ?? null,
         signed.flatMap((s) => (s.txHash ? [s.txHash.toLowerCase()] : [])),
@@ -381,6 +408,7 @@ export class Batches {
    * released payments keep their history under a new subject, so the send can be paid again.
    */
   async reopen(q: Queryable, txId: string): Promise<void> {
+    await q.query("DELETE FROM batch_transaction_replacements WHERE tx_id = $1", [txId]);
     await q.query("UPDATE batches SET status = 'prepared', failed_index = NULL, error = NULL, sent_at = NULL, completed_at = NULL, updated_at = now() WHERE tx_id = $1", [txId]);
     await q.query(
       "UPDATE batch_transactions SET status = 'prepared', tx_hash = NULL, signed_raw = NULL, error = NULL, broadcast_at = NULL, block_number = NULL, gas_used = NULL WHERE tx_id = $1",
@@ -389,11 +417,30 @@ export class Batches {
     await q.query("UPDATE payments SET subject = subject || '#released-' || id WHERE tx_id = $1 AND status = 'released' AND subject NOT LIKE '%#released-%'", [txId]);
   }
 
+  /**
+   * Seals the signed transactions rows written before sealing existed hold in clear, of transactions not mined yet
+   * (mined ones cannot be sent again: their nonce is spent). Run at start; returns how many.
+   */
+  async sealClearSigned(): Promise<number> {
+    const rows = await this.db.query<{ tx_id: string; index: number; signed_raw: string; tx_hash: string }>(
+      "SELECT tx_id, index, signed_raw, tx_hash FROM batch_transactions WHERE signed_raw LIKE '0x%' AND tx_hash IS NOT NULL AND status NOT IN ('confirmed', 'reverted')",
+    );
+    for (const r of rows) {
+      await this.db.query("UPDATE batch_transactions SET signed_raw = $3 WHERE tx_id = $1 AND index = $2 AND signed_raw = $4", [
+        r.tx_id,
+        r.index,
+        sealSigned(this.sealer, r.signed_raw, r.tx_hash),
+        r.signed_raw,
+      ]);
+    }
+    return rows.length;
+  }
+
   /** Records the signed form of one transaction (for a relayed one, also its final nonce and fees). */
   async setTxSigned(txId: string, index: number, signedRaw: string, txHash: string, q: Queryable = this.db, unsigned?: UnsignedTransaction): Promise<void> {
     await q.query(
       "UPDATE batch_transactions SET signed_raw = $3, tx_hash = $4, status = 'signed', unsigned = COALESCE($5, unsigned) WHERE tx_id = $1 AND index = $2",
-      [txId, index, signedRaw, txHash.toLowerCase(), unsigned ? JSON.stringify(unsigned) : null],
+      [txId, index, sealSigned(this.sealer, signedRaw, txHash), txHash.toLowerCase(), unsigned ? JSON.stringify(unsigned) : null],
     );
   }
 
@@ -427,6 +474,14 @@ export class Batches {
     await q.query(
       "UPDATE batches SET status = 'rejected', failed_index = $2, error = $3, completed_at = now(), updated_at = now() WHERE tx_id = $1 AND status = 'sending'",
       [txId, index, error],
+    );
+    // Signed transactions the chain does not hold could still be broadcast by whoever reads the table (their nonce may
+    // be free): a rejected batch keeps only the bytes of mined ones, whose nonce is spent.
+    await q.query(
+      `UPDATE batch_transactions SET signed_raw = NULL
+       WHERE tx_id = $1 AND signed_raw IS NOT NULL AND status NOT IN ('confirmed', 'reverted')
+         AND EXISTS (SELECT 1 FROM batches WHERE tx_id = $1 AND status = 'rejected')`,
+      [txId],
     );
   }
 

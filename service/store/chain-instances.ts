@@ -1,5 +1,6 @@
 import type { Services } from "../services";
 import { errorFacts } from "../logger";
+import { ENDED_CLEARS } from "./payments";
 
 /**
  * Local chains started by `npm start` begin empty every time, while the embedded database survives. A chain whose
@@ -45,7 +46,7 @@ async function forgetChain(services: Services, chainId: number): Promise<number>
     const abandoned = await tx.query<{ tx_id: string }>("SELECT tx_id FROM batches WHERE chain_id = $1 AND status = 'sending'", [chainId]);
     for (const { tx_id } of abandoned) {
       await services.credits.refund(tx, tx_id);
-      await tx.query("UPDATE payments SET status = 'released', release_reason = 'the chain was reset before the operation confirmed', updated_at = now() WHERE tx_id = $1 AND status = 'reserved'", [tx_id]);
+      await tx.query(`UPDATE payments SET status = 'released', release_reason = 'the chain was reset before the operation confirmed', ${ENDED_CLEARS}, updated_at = now() WHERE tx_id = $1 AND status = 'reserved'`, [tx_id]);
     }
     for (const table of chainScopedTables) await tx.query(table.sql, [chainId]);
     return abandoned.length;
@@ -60,7 +61,7 @@ export const chainScopedTables: { sql: string }[] = [
   { sql: "DELETE FROM dividend_distributions WHERE token_id IN (SELECT id FROM tokens WHERE chain_id = $1)" },
   { sql: "DELETE FROM dividend_claims WHERE token_id IN (SELECT id FROM tokens WHERE chain_id = $1)" },
   { sql: "DELETE FROM tokens WHERE chain_id = $1" },
-  { sql: "UPDATE payments SET status = 'released', release_reason = 'payment chain was reset' WHERE network = 'eip155:' || $1::text AND status IN ('reserved', 'settling')" },
+  { sql: `UPDATE payments SET status = 'released', release_reason = 'payment chain was reset', ${ENDED_CLEARS} WHERE network = 'eip155:' || $1::text AND status IN ('reserved', 'settling')` },
   { sql: "DELETE FROM agent_tokens WHERE chain_id = $1" },
   { sql: "DELETE FROM agent_activity WHERE chain_id = $1" },
   { sql: "DELETE FROM relayed_feedback WHERE chain_id = $1" },

@@ -1,8 +1,8 @@
-import fs from "node:fs";
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
 import { Pool, types as pgTypes } from "pg";
 import { PreparedStatements } from "./prepared-statements";
+import { makePrivate, privateDirectory } from "./private-files";
 
 /** Something SQL can run on: the database itself or an open transaction. */
 export interface Queryable {
@@ -38,13 +38,21 @@ pgTypes.setTypeParser(20, (v) => v);
 class PgliteDb implements Db {
   readonly kind = "pglite" as const;
   private readonly statements = new PreparedStatements();
-  private constructor(private readonly pg: PGlite) {}
+  private constructor(
+    private readonly pg: PGlite,
+    private readonly dataDir?: string,
+  ) {}
 
+  /** On disk, the database's directory and its parent are private to the service's user (0700, files 0600). */
   static async open(dataDir?: string): Promise<PgliteDb> {
-    if (dataDir) fs.mkdirSync(path.dirname(dataDir), { recursive: true });
+    if (dataDir) {
+      privateDirectory(path.dirname(dataDir));
+      privateDirectory(dataDir);
+    }
     const pg = new PGlite(dataDir, { parsers: { 20: (v: string) => v } });
     await pg.waitReady;
-    return new PgliteDb(pg);
+    if (dataDir) makePrivate(dataDir);
+    return new PgliteDb(pg, dataDir);
   }
 
   query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -61,6 +69,7 @@ class PgliteDb implements Db {
 
   async close() {
     if (!this.pg.closed) await this.pg.close();
+    if (this.dataDir) makePrivate(this.dataDir);
   }
 }
 

@@ -6,11 +6,15 @@ const MIGRATIONS_DIR = path.join(__dirname, "migrations");
 /** Arbitrary constant: serializes migrations when several service instances start on one PostgreSQL server. */
 const MIGRATION_LOCK_ID = 80_042_26;
 
-/** Applies every migrations/NNN_name.sql not applied yet, in order, each in its own transaction. */
-export async function migrate(db: Db): Promise<string[]> {
+/**
+ * Applies every migrations/NNN_name.sql not applied yet, in order, each in its own transaction. `before` stops at the
+ * first file that does not sort before it (tests that fill a database as an older version left it).
+ */
+export async function migrate(db: Db, options: { before?: string } = {}): Promise<string[]> {
   const files = fs
     .readdirSync(MIGRATIONS_DIR)
     .filter((f) => /^\d+_.+\.sql$/.test(f))
+    .filter((f) => options.before === undefined || f < options.before)
     .sort();
   const applied: string[] = [];
   await db.transaction(async (tx) => {

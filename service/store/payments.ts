@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import type { Sealer } from "../crypto/sealed";
 import type { Db, Queryable } from "./db";
 
 export type PaymentStatus = "reserved" | "settling" | "settled" | "released";
@@ -15,9 +16,15 @@ export interface PaymentRecord {
   payer: string;
   authorizationNonce: string;
   validBefore: number;
+  /**
+   * The payer's signed payment payload (its EIP-3009 authorization): held sealed only while the payment is reserved or
+   * settling, opened when read here (so a dump of the table holds nothing usable); null once settled or released.
+   */
   payload: any;
+  /** The quote it paid (scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra): nothing in it can move money. */
   requirements: any;
   status: PaymentStatus;
+  /** The signed settlement transaction (sealed at rest), kept while settling so a restart can re-send it; null once ended. */
   settleTxRaw: string | null;
   settleTxHash: string | null;
   /** Earlier settlement transactions replaced by the current one (same nonce, higher fees): any of them may be mined. */
@@ -26,27 +33,68 @@ export interface PaymentRecord {
   releaseReason: string | null;
 }
 
-const toRecord = (r: any): PaymentRecord => ({
-  id: r.id,
-  subject: r.subject,
-  route: r.route,
-  txId: r.tx_id,
-  network: r.network,
-  asset: r.asset,
-  payTo: r.pay_to,
-  amount: r.amount,
-  payer: r.payer,
-  authorizationNonce: r.authorization_nonce,
-  validBefore: Number(r.valid_before),
-  payload: r.payload,
-  requirements: r.requirements,
-  status: r.status,
-  settleTxRaw: r.settle_tx_raw,
-  settleTxHash: r.settle_tx_hash,
-  settleTxReplaced: (typeof r.settle_tx_replaced === "string" ? JSON.parse(r.settle_tx_replaced) : r.settle_tx_replaced) ?? [],
-  settlement: r.settlement,
-  releaseReason: r.release_reason,
-});
+/** A payment's sealed payload and settlement transaction are bound to the payment (the sealed value's purpose). */
+const payloadPurpose = (id: string) => `payment:${id}`;
+const settlementPurpose = (id: string) => `payment-settlement:${id}`;
+
+/**
+ * A payment row as a record. The sealed payload is opened only when `payload` is read (most reads never need it); a
+ * value that cannot be opened (DATA_ENCRYPTION_KEY changed) throws then, with a reason the settlement reports.
+ */
+function toRecord(r: any, sealer: Sealer): PaymentRecord {
+  const record = {
+    id: r.id,
+    subject: r.subject,
+    route: r.route,
+    txId: r.tx_id,
+    network: r.network,
+    asset: r.asset,
+    payTo: r.pay_to,
+    amount: r.amount,
+    payer: r.payer,
+    authorizationNonce: r.authorization_nonce,
+    validBefore: Number(r.valid_before),
+    requirements: r.requirements,
+    status: r.status,
+    settleTxRaw: r.settle_tx_raw === null ? null : openSettlement(sealer, r.id, r.settle_tx_raw),
+    settleTxHash: r.settle_tx_hash,
+    settleTxReplaced: ((typeof r.settle_tx_replaced === "string" ? JSON.parse(r.settle_tx_replaced) : r.settle_tx_replaced) ?? []).map(
+      (e: { hash: string; raw?: string | null }) => ({ hash: e.hash, raw: e.raw ? openSettlement(sealer, r.id, e.raw) : null }),
+    ),
+    settlement: r.settlement,
+    releaseReason: r.release_reason,
+  } as PaymentRecord;
+  let opened: unknown;
+  // Enumerable, so a copy of the record (spread) still carries the payload to whoever settles it.
+  Object.defineProperty(record, "payload", {
+    enumerable: true,
+    get() {
+      if (opened !== undefined) return opened;
+      if (r.payload_sealed) {
+        try {
+          opened = JSON.parse(sealer.open(r.payload_sealed, payloadPurpose(r.id)));
+        } catch {
+          throw new Error("the payment's sealed authorization cannot be opened with this DATA_ENCRYPTION_KEY");
+        }
+      } else {
+        // A payload stored in clear before sealing existed (sealClearSecrets seals it at start), or none (ended).
+        opened = typeof r.payload === "string" ? JSON.parse(r.payload) : (r.payload ?? null);
+      }
+      return opened;
+    },
+  });
+  return record;
+}
+
+/** A settlement transaction stored before sealing existed is still 0x hex; anything else is sealed. */
+function openSettlement(sealer: Sealer, id: string, stored: string): string | null {
+  if (stored.startsWith("0x")) return stored;
+  try {
+    return sealer.open(stored, settlementPurpose(id));
+  } catch {
+    return null; // unreadable with this key: the settlement is awaited by its hash alone
+  }
+}
 
 export class PaymentConflict extends Error {
   constructor(readonly reason: "authorization_used" | "subject_paid") {
@@ -54,18 +102,33 @@ export class PaymentConflict extends Error {
   }
 }
 
+/**
+ * What a payment that ended (settled or released) stops holding: the payer's signed authorization and the signed
+ * settlement transaction. Every statement that ends a payment sets these; the table's CHECK (migration 007) refuses
+ * an ended payment that still holds either.
+ */
+export const ENDED_CLEARS =
+  "payload = NULL, payload_sealed = NULL, settle_tx_raw = NULL, " +
+  "settle_tx_replaced = (SELECT COALESCE(jsonb_agg(jsonb_build_object('hash', e->>'hash')), '[]'::jsonb) FROM jsonb_array_elements(payments.settle_tx_replaced) e)";
+
 /** x402 payments and their state machine (reserved → settling → settled, or released). */
 export class Payments {
-  constructor(private readonly db: Db) {}
+  constructor(
+    private readonly db: Db,
+    private readonly sealer: Sealer,
+  ) {}
+
+  private record = (row: any): PaymentRecord => toRecord(row, this.sealer);
 
   /** Records a verified payment as reserved; refuses a reused authorization or a second payment for one subject. */
   async reserve(p: Omit<PaymentRecord, "id" | "status" | "settleTxRaw" | "settleTxHash" | "settleTxReplaced" | "settlement" | "releaseReason">): Promise<PaymentRecord> {
+    const id = randomUUID();
     try {
       const [row] = await this.db.query(
-        `INSERT INTO payments (id, subject, route, tx_id, network, asset, pay_to, amount, payer, authorization_nonce, valid_before, payload, requirements, status)
+        `INSERT INTO payments (id, subject, route, tx_id, network, asset, pay_to, amount, payer, authorization_nonce, valid_before, payload_sealed, requirements, status)
          VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,'reserved') RETURNING *`,
         [
-          randomUUID(),
+          id,
           p.subject,
           p.route,
           p.txId,
@@ -76,11 +139,11 @@ export class Payments {
           p.payer.toLowerCase(),
           p.authorizationNonce.toLowerCase(),
           p.validBefore,
-          JSON.stringify(p.payload),
+          this.sealer.seal(JSON.stringify(p.payload), payloadPurpose(id)),
           JSON.stringify(p.requirements),
         ],
       );
-      return toRecord(row);
+      return this.record(row);
     } catch (error) {
       const e = error as { code?: string; constraint?: string; message?: string };
       if (e.code === "23505" || /unique|duplicate/i.test(e.message ?? "")) {
@@ -92,20 +155,20 @@ export class Payments {
 
   async get(id: string, q: Queryable = this.db): Promise<PaymentRecord | undefined> {
     const [row] = await q.query("SELECT * FROM payments WHERE id = $1", [id]);
-    return row && toRecord(row);
+    return row && this.record(row);
   }
 
   async bySubject(subject: string): Promise<PaymentRecord | undefined> {
     const [row] = await this.db.query("SELECT * FROM payments WHERE subject = $1", [subject]);
-    return row && toRecord(row);
+    return row && this.record(row);
   }
 
   async forBatch(txId: string): Promise<PaymentRecord[]> {
-    return (await this.db.query("SELECT * FROM payments WHERE tx_id = $1 ORDER BY created_at", [txId])).map(toRecord);
+    return (await this.db.query("SELECT * FROM payments WHERE tx_id = $1 ORDER BY created_at", [txId])).map(this.record);
   }
 
   async unfinished(): Promise<PaymentRecord[]> {
-    return (await this.db.query("SELECT * FROM payments WHERE status IN ('reserved', 'settling') ORDER BY created_at")).map(toRecord);
+    return (await this.db.query("SELECT * FROM payments WHERE status IN ('reserved', 'settling') ORDER BY created_at")).map(this.record);
   }
 
   /**
@@ -122,11 +185,11 @@ export class Payments {
     return rows.length > 0;
   }
 
-  /** The settlement transaction, persisted before it is broadcast (write-ahead), with its sender and nonce. */
+  /** The settlement transaction (sealed), persisted before it is broadcast (write-ahead), with its sender and nonce. */
   async markSettling(q: Queryable, id: string, raw: string, hash: string, sender?: { from: string; nonce: number }): Promise<void> {
     await q.query(
       "UPDATE payments SET status = 'settling', settle_tx_raw = $2, settle_tx_hash = $3, settle_tx_from = $4, settle_tx_nonce = $5, updated_at = now() WHERE id = $1",
-      [id, raw, hash.toLowerCase(), sender?.from.toLowerCase() ?? null, sender?.nonce ?? null],
+      [id, this.sealer.seal(raw, settlementPurpose(id)), hash.toLowerCase(), sender?.from.toLowerCase() ?? null, sender?.nonce ?? null],
     );
   }
 
@@ -139,7 +202,7 @@ export class Payments {
       `UPDATE payments SET settle_tx_replaced = settle_tx_replaced || jsonb_build_array(jsonb_build_object('hash', settle_tx_hash, 'raw', settle_tx_raw)),
          settle_tx_raw = $3, settle_tx_hash = $4, updated_at = now()
        WHERE id = $1 AND status = 'settling' AND settle_tx_hash = $2 RETURNING id`,
-      [id, replacing.toLowerCase(), raw, hash.toLowerCase()],
+      [id, replacing.toLowerCase(), this.sealer.seal(raw, settlementPurpose(id)), hash.toLowerCase()],
     );
     return rows.length > 0;
   }
@@ -174,8 +237,9 @@ export class Payments {
     await this.db.query("UPDATE payments SET status = 'settling', updated_at = now() WHERE id = $1 AND status = 'settled'", [id]);
   }
 
+  /** Settled: the authorization is used and its transaction mined, so neither is kept (ENDED_CLEARS). */
   async markSettled(id: string, settlement: unknown): Promise<void> {
-    await this.db.query("UPDATE payments SET status = 'settled', settlement = $2, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling')", [
+    await this.db.query(`UPDATE payments SET status = 'settled', settlement = $2, ${ENDED_CLEARS}, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling')`, [
       id,
       JSON.stringify(settlement),
     ]);
@@ -187,11 +251,33 @@ export class Payments {
    */
   async markReleased(id: string, reason: string, settlementFailed = false): Promise<boolean> {
     const rows = await this.db.query(
-      `UPDATE payments SET status = 'released', release_reason = $2, updated_at = now()
+      `UPDATE payments SET status = 'released', release_reason = $2, ${ENDED_CLEARS}, updated_at = now()
        WHERE id = $1 AND (status = 'reserved' OR (status = 'settling' AND (settle_tx_hash IS NULL OR $3))) RETURNING id`,
       [id, reason, settlementFailed],
     );
     return rows.length > 0;
+  }
+
+  /**
+   * Seals what rows written before sealing existed hold in clear (the payload of a payment still reserved or settling,
+   * its settlement transaction); migration 007 already cleared ended payments. Run at start; returns how many rows.
+   */
+  async sealClearSecrets(): Promise<number> {
+    const rows = await this.db.query<{ id: string; payload: unknown; settle_tx_raw: string | null }>(
+      "SELECT id, payload, settle_tx_raw FROM payments WHERE payload IS NOT NULL OR settle_tx_raw LIKE '0x%'",
+    );
+    for (const r of rows) {
+      const payload = r.payload === null ? null : typeof r.payload === "string" ? r.payload : JSON.stringify(r.payload);
+      await this.db.query(
+        `UPDATE payments SET payload = NULL, payload_sealed = COALESCE($2, payload_sealed), settle_tx_raw = COALESCE($3, settle_tx_raw) WHERE id = $1`,
+        [
+          r.id,
+          payload === null ? null : this.sealer.seal(payload, payloadPurpose(r.id)),
+          r.settle_tx_raw?.startsWith("0x") ? this.sealer.seal(r.settle_tx_raw, settlementPurpose(r.id)) : null,
+        ],
+      );
+    }
+    return rows.length;
   }
 
   async attachBatch(id: string, txId: string): Promise<void> {

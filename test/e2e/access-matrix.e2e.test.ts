@@ -425,7 +425,7 @@ describe("e2e: access matrix (which credential works where)", function () {
       expect(sent.body.status).to.equal("success");
       expect(sent.headers.get("payment-response")).to.equal(null);
       expect(await balances()).to.deep.equal(before);
-      const status = await api.get("/get-transaction-status", { txId: prepared.body.txId });
+      const status = await keyed.get("/get-transaction-status", { txId: prepared.body.txId });
       expect(status.body.payments).to.deep.equal([]);
     });
 

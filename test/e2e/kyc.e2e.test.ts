@@ -6,6 +6,7 @@ import { Wallet, type HDNodeWallet } from "ethers";
 import { SecurityToken__factory } from "../../typechain-types";
 import { runAdminCommand } from "../../service/admin/commands";
 import { INVITATION_CREDIT_METHOD } from "../../service/auth/plans";
+import { linkTokenHash } from "../../service/store/kyc";
 import { runAdminCli } from "../helpers/admin-cli";
 import { execute } from "../helpers/flow";
 import { requestMessage, submitThroughLink, tokenOf } from "../helpers/kyc";
@@ -94,8 +95,8 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       expect(mail.subject).to.equal("Complete your investor onboarding");
       expect(mail.decoded).to.include(res.body.url);
       const [link] = await service.services.db.query<{ invitation_message_id: string; invitation_sent_at: Date }>(
-        "SELECT invitation_message_id, invitation_sent_at FROM kyc_links WHERE token = $1",
-        [tokenOf(res.body.url)],
+        "SELECT invitation_message_id, invitation_sent_at FROM kyc_links WHERE token_hash = $1",
+        [linkTokenHash(tokenOf(res.body.url))],
       );
       expect(link.invitation_message_id).to.equal(mail.messageId);
       expect(link.invitation_sent_at).to.not.equal(null);

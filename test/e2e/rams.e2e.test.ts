@@ -193,7 +193,8 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
     expect(typed.typedDataId).to.equal(TypedDataEncoder.hash(typed.typedData.domain, typed.typedData.types, typed.typedData.message));
     expect(verifyTypedData(typed.typedData.domain, typed.typedData.types, typed.typedData.message, signature)).to.equal(principal.address);
     // The same payload fetched with caps in 0x hex is the same message.
-    const hexCaps = await read("/rams/typed-data/grant-mandate", { ...params, actions: TRANSFER_FROM, maxCumulativeValue: "0x5dc" });
+    // (Same deadline: the default one moves with the chain's clock, which ticks every second.)
+    const hexCaps = await read("/rams/typed-data/grant-mandate", { ...params, actions: TRANSFER_FROM, maxCumulativeValue: "0x5dc", deadline: typed.deadline });
     expect(hexCaps.typedDataId).to.equal(typed.typedDataId);
 
     expect(relayed.executionMode).to.equal("brickken-relayed");
@@ -708,6 +709,68 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
       expect(await m.hasRole(await m.DEFAULT_ADMIN_ROLE(), sandbox.accounts[RELAYER_INDEX].address)).to.equal(false);
       expect(await m.hasRole(await m.RECORDER_ROLE(), executor)).to.equal(true);
       expect(await ComplianceProvider__factory.connect(complianceProvider, provider).owner()).to.equal(complianceOwner.address);
+    });
+  });
+
+  describe("checks again at send (the chain may have changed since the prepare)", () => {
+    /** A fresh agent wallet with gas, whitelisted as a signer, holding a direct mandate from the principal under `ref`. */
+    async function freshAgent(ref: string): Promise<Wallet> {
+      const fresh = new Wallet(Wallet.createRandom().privateKey, provider);
+      await (await admin.connect(provider).sendTransaction({ to: fresh.address, value: 10n ** 18n })).wait();
+      await service.services.signers.add(fresh.address);
+      await grantDirect(fresh, { identityRef: ref });
+      return fresh;
+    }
+    const executeBody = (a: Wallet, amount: string) => ({ signerAddress: a.address, asset: tokenAddress, from: principal.address, to: recipient.address, amount });
+
+    it("an execute prepared while the principal was compliant and sent after its compliance was revoked is refused with can-execute's reason, before anyone pays; nothing moves; sent again once compliant, the same signature goes through", async () => {
+      const ref = keccakId("kyc:checked-at-send");
+      await keyedCall("/x402/rams/grant-principal", complianceOwner, { principal: principal.address, identityRef: ref });
+      const agentD = await freshAgent(ref);
+
+      // One execute prepared under the key, one prepared without a key and paid with x402 (its prepare half).
+      const keyedPrepared = await keyedPrepare("/x402/rams/execute", agentD, executeBody(agentD, "5"));
+      const keyedSigned = [await agentD.signTransaction(keyedPrepared.transactions[0])];
+      const quote = quoteOf(await api.post("/x402/rams/execute", executeBody(agentD, "6"), distinctClient())).accepts[0];
+      const paidPrepare = await api.post("/x402/rams/execute", executeBody(agentD, "6"), { ...distinctClient(), "X-PAYMENT": await payWithEthers(payer, quote) });
+      const keyless = ok(paidPrepare, "x402 prepare").data;
+      const keylessSigned = [await agentD.signTransaction(keyless.transactions[0])];
+
+      await keyedCall("/x402/rams/revoke-principal", complianceOwner, { principal: principal.address, reason: "AML_FLAG" });
+      const check = await canExecute(agentD, "5");
+      expect(check).to.include({ canExecute: true, allowed: false });
+      const recipientBefore = await token.balanceOf(recipient.address);
+      const payerBefore = await usdcOf(payer.address);
+
+      const refused = expectError(await keyed.post("/send-transactions", { txId: keyedPrepared.txId, signedTransactions: keyedSigned }), 400, /^ramsExecute refused at send: principal .* is not compliant .*AML_FLAG/);
+      expect(refused.code).to.equal("PREFLIGHT_FAILED");
+      expect(refused.details).to.deep.include({ reason: check.reason.code, check: check.reason.check, canExecute: true });
+      expect(refused.details.checks.compliance).to.deep.include({ pass: false, reason: "AML_FLAG" });
+      // Without a key the refusal comes before the 402: nothing is asked for, nothing is paid.
+      const unpaid = await api.post("/send-transactions", { txId: keyless.txId, signedTransactions: keylessSigned });
+      expectError(unpaid, 400, /^ramsExecute refused at send: .*not compliant/);
+      expect(unpaid.headers.get("payment-required")).to.equal(null);
+      expect(await token.balanceOf(recipient.address)).to.equal(recipientBefore);
+      expect(await usdcOf(payer.address)).to.equal(payerBefore);
+      expect((await keyed.get("/get-transaction-status", { txId: keyedPrepared.txId })).body.status).to.equal("prepared");
+
+      await keyedCall("/x402/rams/grant-principal", complianceOwner, { principal: principal.address, identityRef: ref });
+      const sent = ok(await keyed.post("/send-transactions", { txId: keyedPrepared.txId, signedTransactions: keyedSigned }), "send after re-grant");
+      expect(sent.status).to.equal("success");
+      expect(await token.balanceOf(recipient.address)).to.equal(recipientBefore + 5n);
+      // Restore the principal's eligibility for the other tests.
+      await keyedCall("/x402/rams/grant-principal", complianceOwner, { principal: principal.address, identityRef });
+    });
+
+    it("a mandate revoked after the prepare: the send is refused (revoked); ramsExecute without executorAddress names the revocation instead of asking for an executor", async () => {
+      const agentE = await freshAgent(identityRef);
+      const prepared = await keyedPrepare("/x402/rams/execute", agentE, executeBody(agentE, "3"));
+      const signedTransactions = [await agentE.signTransaction(prepared.transactions[0])];
+      await keyedCall("/x402/rams/revoke-mandate", principal, { agent: agentE.address, principal: principal.address });
+      const refused = expectError(await keyed.post("/send-transactions", { txId: prepared.txId, signedTransactions }), 400, /^ramsExecute refused at send: the mandate is revoked/);
+      expect(refused.details).to.include({ reason: "revoked", check: "lifecycle" });
+      const again = expectError(await keyed.post("/x402/rams/execute", executeBody(agentE, "3")), 400, /^ramsExecute refused: the mandate is revoked/);
+      expect(again.details).to.include({ reason: "revoked", check: "lifecycle" });
     });
   });
 });

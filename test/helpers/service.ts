@@ -23,6 +23,8 @@ export interface TestServiceOptions {
   dataDir?: string;
   /** Where the service logs (default: a logger at TEST_LOG_LEVEL, silent unless set). */
   logger?: Logger;
+  /** The embedded database on disk under the data directory, as the service opens it itself (default: in memory). */
+  onDisk?: boolean;
 }
 
 /** The environment a test service runs with: the sandbox chains, an ephemeral port, a private data directory. */
@@ -49,7 +51,7 @@ export function testEnv(sandbox: Sandbox, dataDir: string, extra: Record<string,
 export async function startTestService(sandbox: Sandbox, options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "tak-data-"));
   const config = loadConfig(testEnv(sandbox, dataDir, options.env));
-  const db = options.db ?? (config.DATABASE_URL ? undefined : await openDb({}));
+  const db = options.db ?? (config.DATABASE_URL || options.onDisk ? undefined : await openDb({}));
   let running: RunningService;
   try {
     running = await startService(config, { db, logger: options.logger ?? createLogger(config.LOG_LEVEL) });

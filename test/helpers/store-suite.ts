@@ -6,11 +6,12 @@ import type { UnsignedTransaction } from "../../service/engine/types";
 import { FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD, METERED_METHODS, PLANS, PLAN_CREDITS } from "../../service/auth/plans";
 import { ApiKeys } from "../../service/store/api-keys";
 import { Batches } from "../../service/store/batches";
+import { Sealer } from "../../service/crypto/sealed";
 import { Credits } from "../../service/store/credits";
 import type { Db } from "../../service/store/db";
 import { migrate } from "../../service/store/migrate";
 import { Signers } from "../../service/store/signers";
-import { KycStore } from "../../service/store/kyc";
+import { KycStore, linkTokenHash } from "../../service/store/kyc";
 import { Tokens } from "../../service/store/tokens";
 
 /**
@@ -25,13 +26,14 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
     let credits: Credits;
     let signers: Signers;
     let batches: Batches;
+    const sealer = new Sealer("s".repeat(64));
 
     before(async () => {
       db = await open();
       apiKeys = new ApiKeys(db);
       credits = new Credits(db);
       signers = new Signers(db);
-      batches = new Batches(db);
+      batches = new Batches(db, sealer);
     });
 
     after(async () => {
@@ -357,22 +359,35 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(duplicate, "one record per (key, e-mail)").to.be.instanceOf(Error);
       });
 
-      it("links: insert, void the open ones, use; submissions and decisions; the event log", async () => {
+      it("links: stored by the token's hash (never the token); void the open ones, use, lock after failures; submissions and decisions; the event log", async () => {
         const kyc = new KycStore(db);
         const key = (await apiKeys.create({ email: "links@kyc.example", plan: "Starter" })).record.id;
         const investor = await db.transaction((q) => kyc.insert(q, { id: randomUUID(), apiKeyId: key, email: "l@kyc.example", needKyc: true, status: "invited" }));
         const expiresAt = new Date(Date.now() + 3600_000);
-        const first = await db.transaction((q) => kyc.insertLink(q, { token: "t".repeat(43), investorId: investor.id, nonce: "nonce0001", expiresAt }));
-        expect(first).to.deep.include({ usedAt: null, voidedAt: null, expiresAt: expiresAt.toISOString() });
+        const tokens = { first: "t".repeat(43), second: "u".repeat(43), third: "v".repeat(43) };
+        const first = await db.transaction((q) => kyc.insertLink(q, { token: tokens.first, tokenSealed: "sealed-first", investorId: investor.id, nonce: "nonce0001", expiresAt }));
+        expect(first).to.deep.include({ usedAt: null, voidedAt: null, lockedAt: null, failedAttempts: 0, expiresAt: expiresAt.toISOString(), tokenSealed: "sealed-first" });
+        expect(first.tokenHash).to.equal(linkTokenHash(tokens.first)).and.to.match(/^[0-9a-f]{64}$/);
+        const stored = JSON.stringify(await db.query("SELECT * FROM kyc_links"));
+        expect(stored, "the token itself is not stored").not.to.include(tokens.first);
         expect(await db.transaction((q) => kyc.voidLinks(q, investor.id))).to.equal(1);
-        const second = await db.transaction((q) => kyc.insertLink(q, { token: "u".repeat(43), investorId: investor.id, nonce: "nonce0002", expiresAt }));
-        expect((await kyc.openLink(investor.id))?.token).to.equal(second.token);
-        expect((await kyc.linkByToken(first.token))?.voidedAt).to.be.a("string");
-        await kyc.recordInvitation(second.token, { messageId: "<m@x>" });
-        expect((await kyc.linkByToken(second.token))?.invitationMessageId).to.equal("<m@x>");
+        expect((await kyc.linkByToken(tokens.first))?.tokenSealed, "a voided link keeps no sealed token").to.equal(null);
+        const second = await db.transaction((q) => kyc.insertLink(q, { token: tokens.second, tokenSealed: "sealed-second", investorId: investor.id, nonce: "nonce0002", expiresAt }));
+        expect((await kyc.openLink(investor.id))?.tokenHash).to.equal(second.tokenHash);
+        expect((await kyc.linkByToken(tokens.first))?.voidedAt).to.be.a("string");
+        expect(await kyc.linkByToken("w".repeat(43))).to.equal(undefined);
+        await kyc.recordInvitation(second.tokenHash, { messageId: "<m@x>" });
+        expect((await kyc.linkByToken(tokens.second))?.invitationMessageId).to.equal("<m@x>");
+        // A third investor's link is locked at the limit of refused submissions and keeps no sealed token.
+        const other = await db.transaction((q) => kyc.insert(q, { id: randomUUID(), apiKeyId: key, email: "lock@kyc.example", needKyc: true, status: "invited" }));
+        const third = await db.transaction((q) => kyc.insertLink(q, { token: tokens.third, tokenSealed: "sealed-third", investorId: other.id, nonce: "nonce0003", expiresAt }));
+        expect(await kyc.recordLinkFailure(third.tokenHash, 2)).to.deep.equal({ failedAttempts: 1, locked: false });
+        expect(await kyc.recordLinkFailure(third.tokenHash, 2)).to.deep.equal({ failedAttempts: 2, locked: true });
+        expect(await kyc.linkByToken(tokens.third)).to.deep.include({ failedAttempts: 2, tokenSealed: null });
+        expect((await kyc.linkByToken(tokens.third))?.lockedAt).to.be.a("string");
         await db.transaction(async (q) => {
-          expect((await kyc.linkByToken(second.token, q, true))?.usedAt).to.equal(null);
-          await kyc.markLinkUsed(q, second.token);
+          expect((await kyc.linkByToken(tokens.second, q, true))?.usedAt).to.equal(null);
+          await kyc.markLinkUsed(q, second.tokenHash);
           const submitted = await kyc.submit(q, investor.id, {
             firstName: "Zoë",
             lastName: "O'Neil",
@@ -384,6 +399,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           await kyc.addEvent(q, investor.id, "submitted", "investor", { walletAddress: wallet });
         });
         expect(await kyc.openLink(investor.id)).to.equal(undefined);
+        expect((await kyc.linkByToken(tokens.second))?.tokenSealed, "a used link keeps no sealed token").to.equal(null);
         const approved = await db.transaction((q) => kyc.decide(q, investor.id, "approved", "operator", null));
         expect(approved).to.deep.include({ status: "approved", reviewedBy: "operator", reviewReason: null });
         const restarted = await db.transaction((q) => kyc.restart(q, investor.id, true, "invited"));
@@ -472,6 +488,9 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           ["signed", "0x02aa", hash(0xa1)],
           ["signed", "0x02bb", hash(0xb2)],
         ]);
+        // Stored sealed, bound to its hash: the column holds no signed bytes.
+        const stored = await db.query<{ signed_raw: string }>("SELECT signed_raw FROM batch_transactions WHERE tx_id = $1 ORDER BY index", [txId]);
+        expect(stored.map((r) => r.signed_raw.slice(0, 3))).to.deep.equal(["v1.", "v1."]);
         expect(await batches.inFlight()).to.include(txId);
         expect(await batches.txIdByHash(hash(0xa1).toUpperCase().replace("0X", "0x"))).to.equal(txId);
 
@@ -490,6 +509,26 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           error: "execution reverted: NotWhitelisted",
         });
         expect(await batches.inFlight()).to.not.include(txId);
+      });
+
+      it("reject: a transaction the node refused, and the signed ones after it, lose their signed bytes (still broadcastable); mined ones keep them", async () => {
+        const txId = randomBytes(16).toString("hex");
+        const batch = newBatch(txId, null);
+        batch.transactions.push({ ...batch.transactions[1], index: 2, unsigned: unsigned(9) });
+        await batches.create(batch);
+        await batches.markSending(db, txId, [
+          { index: 0, signedRaw: "0x02a0", txHash: hash(0xa0), status: "signed" },
+          { index: 1, signedRaw: "0x02a1", txHash: hash(0xa1a), status: "signed" },
+          { index: 2, signedRaw: "0x02a2", txHash: hash(0xa2), status: "signed" },
+        ]);
+        await batches.setTxConfirmed(txId, 0, 60, 21_000n);
+        await batches.reject(txId, 1, "refused", "replacement transaction underpriced");
+        const rejected = (await batches.get(txId))!;
+        expect(rejected.transactions.map((t) => [t.status, t.signedRaw])).to.deep.equal([
+          ["confirmed", "0x02a0"],
+          ["refused", null],
+          ["signed", null],
+        ]);
       });
 
       it("markSuccess ends a sending batch as success with its records written", async () => {
@@ -638,8 +677,8 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
       });
 
       it("forSend: a batch kept for its first send equals what the database gives back, serves one attempt, and its status is checked when marked", async () => {
-        const here = new Batches(db);
-        const elsewhere = new Batches(db); // another instance on the same database
+        const here = new Batches(db, sealer);
+        const elsewhere = new Batches(db, sealer); // another instance on the same database
         const txId = randomBytes(16).toString("hex");
         await here.create(newBatch(txId, null));
         const stored = await elsewhere.get(txId);

@@ -35,6 +35,8 @@ export interface PaymentOverrides {
   validAfter?: number;
   validBefore?: number;
   nonce?: string;
+  /** The payload's `accepted` as given (default: the CLI's echo, without maxTimeoutSeconds and extra). */
+  accepted?: Record<string, unknown>;
 }
 
 /**
@@ -45,6 +47,7 @@ export async function payWithEthers(wallet: Wallet, req: Requirements, o: Paymen
   const now = Math.floor(Date.now() / 1000);
   const network = o.network ?? req.network;
   const accepted = { scheme: req.scheme, network, asset: o.asset ?? req.asset, amount: o.amount ?? req.amount, payTo: o.payTo ?? req.payTo };
+  const declared = o.accepted ?? accepted;
   const authorization = {
     from: wallet.address,
     to: accepted.payTo,
@@ -67,5 +70,5 @@ export async function payWithEthers(wallet: Wallet, req: Requirements, o: Paymen
     },
     authorization,
   );
-  return Buffer.from(JSON.stringify({ x402Version: 2, accepted, payload: { signature, authorization } })).toString("base64");
+  return Buffer.from(JSON.stringify({ x402Version: 2, accepted: declared, payload: { signature, authorization } })).toString("base64");
 }

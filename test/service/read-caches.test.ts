@@ -172,19 +172,22 @@ describe("read caches and their invalidation", function () {
       });
       expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
       const txId = prepared.body.txId;
-      expect((await service.api.get("/get-transaction-status", { txId })).body.status).to.equal("prepared");
-      expect((await service.api.get("/get-transaction-status", { txId })).body.status).to.equal("prepared");
+      expect((await api.get("/get-transaction-status", { txId })).body.status).to.equal("prepared");
+      expect((await api.get("/get-transaction-status", { txId })).body.status).to.equal("prepared");
       const signed = await Promise.all(prepared.body.transactions.map((t: object) => issuer.signTransaction(t)));
       const sent = await api.post("/send-transactions", { txId, signedTransactions: signed });
       expect(sent.body.status).to.equal("success");
-      const final = await service.api.get("/get-transaction-status", { txId });
+      const final = await api.get("/get-transaction-status", { txId });
       expect(final.body.status).to.equal("success");
       const hash = final.body.txHash;
       // Final: answered from memory by txId and by hash, the same as from the database.
-      const again = await service.api.get("/get-transaction-status", { txId: txId.toUpperCase().replace(/^0X/, "0x") });
+      const again = await api.get("/get-transaction-status", { txId: txId.toUpperCase().replace(/^0X/, "0x") });
       expect(again.body).to.deep.equal(final.body);
-      const byHash = await service.api.get("/get-transaction-status", { hash });
+      const byHash = await api.get("/get-transaction-status", { hash });
       expect(byHash.body).to.include({ status: "success", txId, txHash: hash });
+      // Another caller (no key) learns nothing from the cache either: the txId is unknown to it, the hash only on chain.
+      expect((await service.api.get("/get-transaction-status", { txId })).status).to.equal(404);
+      expect((await service.api.get("/get-transaction-status", { hash })).body).to.include({ txId: null, status: "success" });
     });
 
     it("get-balance-whitelist reads the chain after the request: a whitelist confirmed just before is seen", async () => {

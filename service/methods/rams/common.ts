@@ -510,18 +510,24 @@ export async function resolveExecutor(
   return { ref, principal: getAddress(principal), owner: getAddress(owner), registry: { address: getAddress(rams), label: "AgentMandate" } };
 }
 
-/** Recorded executors whose principal granted `agent` a mandate that still exists (not revoked). */
+/**
+ * Recorded executors whose principal granted `agent` a mandate that is not revoked; when there is none, those whose
+ * mandate was revoked, so that an execution after a revocation is refused for the revocation (the lifecycle check),
+ * not for a missing executorAddress.
+ */
 async function candidatesForAgent(ctx: { services: MethodContext["services"]; chain: Chain }, agent: string | undefined) {
   if (!agent) return [];
-  const latest = new Map<string, Awaited<ReturnType<MethodContext["services"]["ramsExecutors"]["list"]>>[number]>();
+  type Recorded = Awaited<ReturnType<MethodContext["services"]["ramsExecutors"]["list"]>>[number];
+  const latest = new Map<string, Recorded>();
   for (const record of await ctx.services.ramsExecutors.list(ctx.chain.chainId)) latest.set(`${record.registry}:${record.principal}`, record);
-  const found = [];
+  const live: Recorded[] = [];
+  const revoked: Recorded[] = [];
   for (const record of latest.values()) {
     const registry: ContractRef = { address: record.registry, label: "AgentMandate" };
     const mandate = await readMandate(ctx.chain, registry, agent, record.principal).catch(() => undefined);
-    if (mandate && !mandate.revoked) found.push(record);
+    if (mandate) (mandate.revoked ? revoked : live).push(record);
   }
-  return found;
+  return live.length ? live : revoked;
 }
 
 /** The action label of a selector: left-aligned in a bytes32. */

@@ -4,7 +4,8 @@ import { agentExecutorInterface } from "../../chains/contracts";
 import { badRequest, preflightError } from "../../errors";
 import { address } from "../../http/fields";
 import { defineMethod } from "../types";
-import { actionOf, evaluateExecution, executorAt, onChain, ramsMethod, ramsOutcome, requireClientSigned, resolveExecutor, simulate } from "./common";
+import type { Chain } from "../../chains/registry";
+import { actionOf, evaluateExecution, executorAt, onChain, ramsMethod, ramsOutcome, requireClientSigned, resolveExecutor, simulate, type ContractRef } from "./common";
 import { ramsCommonFields, rawAmount } from "./fields";
 
 const body = z.object({
@@ -83,11 +84,8 @@ export const ramsExecute = defineMethod({
       amount = BigInt(dataSlice(call.data, offset, offset + 32));
     }
     const action = actionOf(selector);
-    const evaluation = await evaluateExecution(ctx.chain, executor.registry, { agent, principal: executor.principal, asset: call.target, action, amount });
-    if (!evaluation.allowed) {
-      const reason = evaluation.reason!;
-      throw preflightError(`ramsExecute refused: ${reason.message}`, { reason: reason.code, check: reason.check, canExecute: evaluation.canExecute, checks: evaluation.checks });
-    }
+    const execution: ExecutionFacts = { registry: executor.registry.address, agent, principal: executor.principal, asset: getAddress(call.target), action, amount: amount.toString() };
+    await requireExecutable(ctx.chain, execution, "ramsExecute refused");
     const data = agentExecutorInterface.encodeFunctionData("execute", [call.target, call.data]);
     await simulate(ctx.chain, { from: agent, to: executor.ref.address, data }, "execute");
     return {
@@ -108,7 +106,47 @@ export const ramsExecute = defineMethod({
         amountIndex: Number(spec.amountIndex),
         ...(spec.hasAmount ? {} : { warning: `${selector} is registered without an amount: the mandate's caps are not applied to it` }),
       },
+      record: { execution },
     };
+  },
+  /**
+   * The chain may have changed since the prepare (the principal's compliance revoked, the mandate revoked, frozen,
+   * expired, its cumulative cap used by another execution): every check is made again before the signed execute is
+   * broadcast, with the same reasons as can-execute. The registry checks caps and expiry itself on-chain; compliance
+   * only the service checks.
+   */
+  async checkAtSend(services, batch) {
+    const execution = (batch.plan as { execution?: ExecutionFacts }).execution ?? executionFromInfo(batch.info);
+    const chain = services.chains.find(batch.chainId);
+    if (!execution || !chain) return;
+    await requireExecutable(chain, execution, "ramsExecute refused at send");
   },
   onConfirmed: ramsOutcome,
 });
+
+/** What an execution is checked against: kept with the batch (plan.execution) for the check at send. */
+interface ExecutionFacts {
+  registry: string;
+  agent: string;
+  principal: string;
+  asset: string;
+  action: string;
+  /** Base units, decimal. */
+  amount: string;
+}
+
+/** A batch prepared before plan.execution was kept: the same facts from its info. */
+function executionFromInfo(info: Record<string, unknown>): ExecutionFacts | undefined {
+  const { agentMandateAddress, agent, principal, target, action, amount } = info as Record<string, string | undefined>;
+  if (!agentMandateAddress || !agent || !principal || !target || !action || amount === undefined) return undefined;
+  return { registry: agentMandateAddress, agent, principal, asset: target, action, amount };
+}
+
+/** Every check of can-execute plus compliance; the first failing one is the 400, with the checks as can-execute shows them. */
+async function requireExecutable(chain: Chain, e: ExecutionFacts, prefix: string): Promise<void> {
+  const registry: ContractRef = { address: e.registry, label: "AgentMandate" };
+  const evaluation = await evaluateExecution(chain, registry, { agent: e.agent, principal: e.principal, asset: e.asset, action: e.action, amount: BigInt(e.amount) });
+  if (evaluation.allowed) return;
+  const reason = evaluation.reason!;
+  throw preflightError(`${prefix}: ${reason.message}`, { reason: reason.code, check: reason.check, canExecute: evaluation.canExecute, checks: evaluation.checks });
+}

@@ -1,0 +1,166 @@
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import { expect } from "chai";
+import { Sealer } from "../../service/crypto/sealed";
+import type { Db } from "../../service/store/db";
+import { migrate } from "../../service/store/migrate";
+import { Batches } from "../../service/store/batches";
+import { Payments } from "../../service/store/payments";
+
+/** A signed-looking EIP-3009 payment payload: what must never stay usable in the database. */
+export function fakePaymentPayload() {
+  const signature = "0x" + randomBytes(65).toString("hex");
+  const nonce = "0x" + randomBytes(32).toString("hex");
+  return {
+    signature,
+    nonce,
+    payload: {
+      x402Version: 2,
+      accepted: { scheme: "exact", network: "eip155:84532", asset: "0x" + "11".repeat(20), amount: "10000", payTo: "0x" + "22".repeat(20) },
+      payload: { signature, authorization: { from: "0x" + "33".repeat(20), to: "0x" + "22".repeat(20), value: "10000", validAfter: "0", validBefore: "9999999999", nonce } },
+    },
+  };
+}
+
+const requirements = { scheme: "exact", network: "eip155:84532", asset: "0x" + "11".repeat(20), amount: "10000", payTo: "0x" + "22".repeat(20), maxTimeoutSeconds: 300, extra: { name: "USDC", version: "2" } };
+
+/**
+ * Payments at rest and migration 007 against one backend. `open` returns an empty, unmigrated database each call.
+ */
+export function describeAtRest(label: string, open: () => Promise<Db>, cleanup?: () => Promise<void>): void {
+  describe(`nothing usable at rest, on ${label}`, function () {
+    this.timeout(60_000);
+    const sealer = new Sealer("k".repeat(64));
+    const opened: Db[] = [];
+    const fresh = async () => {
+      const db = await open();
+      opened.push(db);
+      return db;
+    };
+    after(async () => {
+      for (const db of opened) await db.close();
+      await cleanup?.();
+    });
+
+    it("a payment's authorization is stored sealed while reserved, opened when read, and gone once settled or released; so is its settlement transaction", async () => {
+      const db = await fresh();
+      await migrate(db);
+      const payments = new Payments(db, sealer);
+      const reserve = (p: ReturnType<typeof fakePaymentPayload>) =>
+        payments.reserve({
+          subject: `send:${randomUUID()}`,
+          route: "POST /send-transactions",
+          txId: null,
+          network: "eip155:84532",
+          asset: requirements.asset,
+          payTo: requirements.payTo,
+          amount: "10000",
+          payer: "0x" + "33".repeat(20),
+          authorizationNonce: p.nonce,
+          validBefore: 9999999999,
+          payload: p.payload,
+          requirements,
+        });
+      const raw = async () => JSON.stringify(await db.query("SELECT * FROM payments"));
+
+      const a = fakePaymentPayload();
+      const reserved = await reserve(a);
+      expect(await raw(), "the signature is not in any column").not.to.include(a.signature.slice(2));
+      expect((await payments.get(reserved.id))!.payload).to.deep.equal(a.payload);
+      const settleTx = "0x02" + randomBytes(120).toString("hex");
+      await db.transaction((q) => payments.markSettling(q, reserved.id, settleTx, "0x" + "ab".repeat(32)));
+      expect(await raw(), "the settlement transaction is sealed while settling").not.to.include(settleTx.slice(2));
+      expect((await payments.get(reserved.id))!.settleTxRaw).to.equal(settleTx);
+      await payments.markSettled(reserved.id, { success: true, transaction: "0x" + "ab".repeat(32), network: "eip155:84532", payer: "0x" + "33".repeat(20) });
+      const settled = (await payments.get(reserved.id))!;
+      expect(settled).to.deep.include({ status: "settled", settleTxRaw: null, settleTxHash: "0x" + "ab".repeat(32), authorizationNonce: a.nonce, amount: "10000" });
+      expect(settled.payload).to.equal(null);
+      const [row] = await db.query<Record<string, unknown>>("SELECT payload, payload_sealed, settle_tx_raw FROM payments WHERE id = $1", [reserved.id]);
+      expect(row).to.deep.equal({ payload: null, payload_sealed: null, settle_tx_raw: null });
+
+      const b = fakePaymentPayload();
+      const released = await reserve(b);
+      expect(await payments.markReleased(released.id, "the operation failed")).to.equal(true);
+      const [releasedRow] = await db.query<Record<string, unknown>>("SELECT payload, payload_sealed, settle_tx_raw, status FROM payments WHERE id = $1", [released.id]);
+      expect(releasedRow).to.deep.equal({ payload: null, payload_sealed: null, settle_tx_raw: null, status: "released" });
+
+      // Sealed for one payment, it cannot be opened as another's; with another key it cannot be opened at all.
+      const c = fakePaymentPayload();
+      const other = await reserve(c);
+      await db.query("UPDATE payments SET payload_sealed = (SELECT payload_sealed FROM payments WHERE id = $2) WHERE id = $1", [other.id, (await reserve(fakePaymentPayload())).id]);
+      let moved: unknown;
+      await payments.get(other.id).then((p) => p!.payload).catch((e) => (moved = e));
+      expect((moved as Error)?.message).to.match(/cannot be opened/);
+      let otherKey: unknown;
+      const d = await reserve(fakePaymentPayload());
+      await new Payments(db, new Sealer("z".repeat(64))).get(d.id).then((p) => p!.payload).catch((e) => (otherKey = e));
+      expect((otherKey as Error)?.message).to.match(/cannot be opened/);
+
+      // The table itself refuses an ended payment that still holds an authorization.
+      let refused: unknown;
+      await db.query("UPDATE payments SET payload_sealed = 'v1.x.y.z' WHERE id = $1", [released.id]).catch((e) => (refused = e));
+      expect(refused, "CHECK payments_ended_hold_nothing_usable").to.be.an("error");
+    });
+
+    it("migration 007 scrubs what older versions stored: ended payments' authorizations and settlement transactions, link tokens, unsent signed transactions of rejected batches", async () => {
+      const db = await fresh();
+      const before = await migrate(db, { before: "007" });
+      expect(before).to.include("006_rams.sql").and.not.to.include("007_security.sql");
+      const payloads = { settled: fakePaymentPayload(), released: fakePaymentPayload(), reserved: fakePaymentPayload(), settling: fakePaymentPayload() };
+      const settleRaw = "0x02" + randomBytes(100).toString("hex");
+      const ids: Record<string, string> = {};
+      for (const [status, p] of Object.entries(payloads)) {
+        ids[status] = randomUUID();
+        await db.query(
+          `INSERT INTO payments (id, subject, route, network, asset, pay_to, amount, payer, authorization_nonce, valid_before, payload, requirements, status, settle_tx_raw, settle_tx_hash)
+           VALUES ($1, $2, 'POST /send-transactions', 'eip155:84532', 'a', 'b', 10000, 'p', $3, 9999999999, $4, $5, $6, $7, $8)`,
+          [ids[status], `send:${status}`, p.nonce, JSON.stringify(p.payload), JSON.stringify(requirements), status, status === "settled" || status === "settling" ? settleRaw : null, status === "settled" || status === "settling" ? "0x" + "cd".repeat(32) : null],
+        );
+      }
+      await db.query("INSERT INTO api_keys (id, key_hash, email, plan) VALUES ('k1', 'h', 'e@x', 'Starter')");
+      const investor = randomUUID();
+      await db.query("INSERT INTO kyc_investors (id, api_key_id, email, need_kyc, status) VALUES ($1, 'k1', 'i@x', true, 'invited')", [investor]);
+      const token = randomBytes(32).toString("base64url");
+      await db.query("INSERT INTO kyc_links (token, investor_id, nonce, expires_at) VALUES ($1, $2, 'n1', now() + interval '1 day')", [token, investor]);
+      const signedRaw = (n: number) => "0x02f8" + n.toString(16).padStart(2, "0") + randomBytes(90).toString("hex");
+      const raws = { confirmed: signedRaw(1), reverted: signedRaw(2), signed: signedRaw(3), pendingBatch: signedRaw(4) };
+      for (const [txId, status] of [["0xrejected", "rejected"], ["0xsending", "sending"]]) {
+        await db.query("INSERT INTO batches (tx_id, chain_id, method, execution_mode, signer, status, body, plan, info) VALUES ($1, 1, 'm', 'client-signed', 's', $2, '{}', '{}', '{}')", [txId, status]);
+      }
+      const tx = (txId: string, index: number, raw: string, status: string) =>
+        db.query("INSERT INTO batch_transactions (tx_id, index, unsigned, signed_raw, tx_hash, status) VALUES ($1, $2, '{}', $3, $4, $5)", [txId, index, raw, "0x" + randomBytes(32).toString("hex"), status]);
+      await tx("0xrejected", 0, raws.confirmed, "confirmed");
+      await tx("0xrejected", 1, raws.reverted, "reverted");
+      await tx("0xrejected", 2, raws.signed, "signed");
+      await tx("0xsending", 0, raws.pendingBatch, "signed");
+
+      expect(await migrate(db)).to.include("007_security.sql");
+      const dump = async (): Promise<string> => JSON.stringify(await Promise.all(["payments", "kyc_links", "batch_transactions"].map((t) => db.query(`SELECT * FROM ${t}`))));
+      let all = await dump();
+      for (const status of ["settled", "released"] as const) expect(all, `${status} payment's signature`).not.to.include(payloads[status].signature.slice(2));
+      expect(all, "link token").not.to.include(token);
+      expect(all, "an unsent transaction of a rejected batch").not.to.include(raws.signed.slice(2));
+      expect(all, "a sending batch keeps its signed transaction").to.include(raws.pendingBatch.slice(2));
+      expect(all, "mined transactions are kept (not usable: their nonce is spent)").to.include(raws.confirmed.slice(2));
+      const [link] = await db.query<{ token_hash: string }>("SELECT token_hash FROM kyc_links");
+      expect(link.token_hash).to.equal(createHash("sha256").update(token).digest("hex"));
+
+      // What is still waiting to be settled is sealed at the service's next start, and stays usable by the service.
+      const payments = new Payments(db, sealer);
+      expect(await payments.sealClearSecrets()).to.equal(2);
+      all = await dump();
+      for (const status of ["reserved", "settling"] as const) expect(all, `${status} payment's signature`).not.to.include(payloads[status].signature.slice(2));
+      expect(all, "a settlement transaction being settled is sealed").not.to.include(settleRaw.slice(2));
+      expect((await payments.get(ids.reserved))!.payload).to.deep.equal(payloads.reserved.payload);
+      expect((await payments.get(ids.settling))!.settleTxRaw).to.equal(settleRaw);
+      expect(await payments.sealClearSecrets()).to.equal(0);
+      // So is a signed transaction not mined yet; mined ones stay as they are (their nonce is spent).
+      const batches = new Batches(db, sealer);
+      expect(await batches.sealClearSigned()).to.equal(1);
+      all = await dump();
+      expect(all, "a pending batch's signed transaction is sealed").not.to.include(raws.pendingBatch.slice(2));
+      expect((await batches.get("0xsending"))!.transactions[0].signedRaw).to.equal(raws.pendingBatch);
+      expect((await batches.get("0xrejected"))!.transactions.map((t) => t.signedRaw)).to.deep.equal([raws.confirmed, raws.reverted, null]);
+      expect(await batches.sealClearSigned()).to.equal(0);
+    });
+  });
+}
