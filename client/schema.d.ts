@@ -1123,7 +1123,7 @@ export interface paths {
         put?: never;
         /**
          * Send signed transactions (or report client-broadcast hashes, or pay for a relayed txId); broadcast in order
-         * @description Accepts { txId, signedTransactions } with either field a string or an array, { txId, txHash } and, for service-relayed batches, { txId, transactions? } with an x402 payment. Each signed transaction must match its prepared twin. Answers 200 when the batch ended and 202 while it is still pending.
+         * @description Accepts { txId, signedTransactions } with either field a string or an array, { txId, txHash } and, for service-relayed batches, { txId, transactions? } with an x402 payment. Each signed transaction must match its prepared twin. Answers 200 when the batch ended and 202 while it is still pending. Signed transactions for a pending client-signed txId replace its unmined ones when they raise both fees by at least 10% (same nonces): the service keeps every hash and whichever is mined wins.
          */
         post: operations["sendTransactions"];
         delete?: never;
@@ -2861,6 +2861,16 @@ export interface components {
             gasLimit: string;
             maxFeePerGas: string;
             maxPriorityFeePerGas: string;
+            /** @description The block it was mined in (a reorg may change it) */
+            blockHash?: string | null;
+            /** @description Earlier forms replaced by `hash` (same nonce, higher fees: the relayer's fee bumps, or a client's replacement); any of them may still be the one mined */
+            replacedHashes?: string[];
+            /** @description Why it is not mined yet, when the service knows (e.g. its fee cap is below the base fee), with fees that would be mined now */
+            waiting?: components["schemas"]["TransactionWait"] | null;
+            /** @description true while a reorg deeper than the confirmations has taken it off the chain (status is pending until it is back) */
+            reorged?: boolean;
+            /** @description How many reorgs took it off the chain so far (absent: none) */
+            reorgs?: number;
         };
         /** @description Burn tokens from the signer's own balance */
         BurnTokenBody: {
@@ -4522,6 +4532,17 @@ export interface components {
             };
         };
         TransactionStatus: components["schemas"]["BatchStatus"] | components["schemas"]["ChainTransactionStatus"];
+        /** @description Why a broadcast transaction waits, and the fees that would be mined now */
+        TransactionWait: {
+            reason: string;
+            /** @description The latest block's base fee when this was noticed (wei) */
+            baseFeePerGas: string;
+            /** @description A fee cap that would be mined now (wei): sign a replacement with it */
+            suggestedMaxFeePerGas: string;
+            suggestedMaxPriorityFeePerGas: string;
+            /** @description ISO 8601 */
+            since: string;
+        };
         /** @description Transfer tokens from an owner that approved the signer */
         TransferFromBody: {
             method?: string;
@@ -4772,6 +4793,18 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A chain this call needs is not answering (every RPC provider failed or rate-limited): nothing was sent or charged; try again after Retry-After */
+        ChainUnavailable: {
+            headers: {
+                "x-request-id": components["headers"]["RequestId"];
+                /** @description Seconds to wait before trying again */
+                "Retry-After": number;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": components["schemas"]["Error"];
+            };
+        };
         /** @description A failure of the service or of a chain it depends on; x-request-id identifies it in the logs */
         ServerError: {
             headers: {
@@ -4829,6 +4862,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -4856,6 +4890,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -4883,6 +4918,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -4916,6 +4952,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -4946,6 +4983,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -4976,6 +5014,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5006,6 +5045,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5036,6 +5076,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5066,6 +5107,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5096,6 +5138,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5126,6 +5169,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5156,6 +5200,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5186,6 +5231,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5216,6 +5262,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5246,6 +5293,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5276,6 +5324,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5306,6 +5355,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5339,6 +5389,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5372,6 +5423,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5405,6 +5457,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5438,6 +5491,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5471,6 +5525,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5504,6 +5559,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5537,6 +5593,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5570,6 +5627,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5603,6 +5661,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5636,6 +5695,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5669,6 +5729,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5702,6 +5763,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5735,6 +5797,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5768,6 +5831,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5801,6 +5865,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5834,6 +5899,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5867,6 +5933,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5900,6 +5967,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5933,6 +6001,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5966,6 +6035,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -5999,6 +6069,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6032,6 +6103,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6065,6 +6137,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6098,6 +6171,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6131,6 +6205,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6164,6 +6239,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6197,6 +6273,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6230,6 +6307,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6263,6 +6341,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6296,6 +6375,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6329,6 +6409,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6362,6 +6443,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6395,6 +6477,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6428,6 +6511,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6461,6 +6545,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6494,6 +6579,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6527,6 +6613,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6560,6 +6647,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6593,6 +6681,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6626,6 +6715,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6659,6 +6749,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6692,6 +6783,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6725,6 +6817,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6758,6 +6851,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6791,6 +6885,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6824,6 +6919,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6857,6 +6953,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6890,6 +6987,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6943,6 +7041,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -6971,6 +7070,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7000,6 +7100,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7027,6 +7128,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7057,6 +7159,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7086,6 +7189,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7117,6 +7221,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7146,6 +7251,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7176,6 +7282,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7204,6 +7311,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7241,6 +7349,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7267,6 +7376,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7295,6 +7405,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7323,6 +7434,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7351,6 +7463,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7379,6 +7492,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7405,6 +7519,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7439,6 +7554,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7472,6 +7588,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7507,6 +7624,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7544,6 +7662,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7580,6 +7699,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7618,6 +7738,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7660,6 +7781,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7697,6 +7819,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7758,6 +7881,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7797,6 +7921,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7838,6 +7963,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7880,6 +8006,7 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7904,6 +8031,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7954,6 +8082,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             402: components["responses"]["PaymentRequired"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -7995,6 +8124,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8029,6 +8159,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8071,6 +8202,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8114,6 +8246,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8148,6 +8281,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8172,6 +8306,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };
@@ -8196,6 +8331,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
         };

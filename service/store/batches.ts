@@ -109,6 +109,9 @@ const toTx = (row: TxRow, sealer: Sealer): BatchTransaction => ({
   replaced: (jsonColumn(row.replaced ?? null) ?? []).map((r) => toReplaced(r, sealer)),
 });
 
+/** What a freshly stored transaction holds besides what was prepared (as a read gives it back). */
+export const NEW_TX_STATE: Pick<BatchTransaction, "broadcastAt" | "blockHash" | "waiting" | "reorgedAt" | "reorgs" | "replaced"> = { broadcastAt: null, blockHash: null, waiting: null, reorgedAt: null, reorgs: 0, replaced: [] };
+
 /** Persistence of prepared batches and their transactions: the engine's write-ahead log. */
 export class Batches {
   constructor(
@@ -148,7 +151,7 @@ export class Batches {
       error: null,
       outcome: null,
       createdAt: new Date(rows[0].created_at).toISOString(),
-      transactions: transactions.map((t) => ({ ...t, unsigned: JSON.parse(JSON.stringify(t.unsigned)), broadcastAt: null })),
+      transactions: transactions.map((t) => ({ ...t, unsigned: JSON.parse(JSON.stringify(t.unsigned)), ...NEW_TX_STATE })),
     });
   }
 

@@ -305,8 +305,13 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
     for (const row of rows) {
       expect(row, JSON.stringify(row)).to.include({ payload: null, payload_sealed: null, settle_tx_raw: null });
       expect(Object.keys(row).sort()).to.deep.equal(
-        ["amount", "asset", "authorization_nonce", "created_at", "id", "network", "pay_to", "payer", "payload", "payload_sealed", "release_reason", "requirements", "route", "settle_tx_hash", "settle_tx_raw", "settlement", "status", "subject", "tx_id", "updated_at", "valid_before"].sort(),
+        [
+          "amount", "asset", "authorization_nonce", "created_at", "id", "network", "pay_to", "payer", "payload", "payload_sealed", "release_reason", "requirements", "route",
+          "settle_tx_from", "settle_tx_hash", "settle_tx_nonce", "settle_tx_raw", "settle_tx_replaced", "settlement", "status", "subject", "tx_id", "updated_at", "valid_before",
+        ].sort(),
       );
+      // Settlement transactions replaced with higher fees are remembered by hash only once the payment ended.
+      for (const replaced of row.settle_tx_replaced) expect(Object.keys(replaced)).to.deep.equal(["hash"]);
       if (row.status === "settled") expect(row.settle_tx_hash).to.match(/^0x[0-9a-f]{64}$/);
       else expect(row.release_reason).to.be.a("string");
     }

@@ -5,7 +5,7 @@ import { expect } from "chai";
 import type { UnsignedTransaction } from "../../service/engine/types";
 import { FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD, METERED_METHODS, PLANS, PLAN_CREDITS } from "../../service/auth/plans";
 import { ApiKeys } from "../../service/store/api-keys";
-import { Batches } from "../../service/store/batches";
+import { Batches, NEW_TX_STATE } from "../../service/store/batches";
 import { Sealer } from "../../service/crypto/sealed";
 import { Credits } from "../../service/store/credits";
 import type { Db } from "../../service/store/db";
@@ -467,7 +467,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           error: null,
         });
         expect(new Date(batch!.createdAt).toISOString()).to.equal(batch!.createdAt);
-        expect(batch!.transactions).to.deep.equal(input.transactions.map((t) => ({ ...t, broadcastAt: null })));
+        expect(batch!.transactions).to.deep.equal(input.transactions.map((t) => ({ ...t, ...NEW_TX_STATE })));
         expect(await batches.get("no-such-batch")).to.equal(undefined);
         expect(await batches.inFlight()).to.not.include(txId);
       });
