@@ -182,11 +182,17 @@ export class InProcessFacilitator implements PaymentFacilitator {
     for (;;) {
       const head = this.chain.blocks.head;
       const payment = await this.services.payments.get(paymentId);
-      if (!payment?.settleTxHash || !payment.settleTxRaw) throw new SettlementError(`payment ${paymentId} has no settlement transaction`, false);
+      if (!payment?.settleTxHash) throw new SettlementError(`payment ${paymentId} has no settlement transaction`, false);
       const mined = await this.minedSettlement(payment);
       if (mined) return mined;
       if (Date.now() / 1000 > payment.validBefore + EXPIRY_MARGIN_S) {
         throw new SettlementError(`the authorization expired before the settlement was mined`, true);
+      }
+      // Without its bytes (a settlement that had ended, then a deep reorg took it away) it is only looked for: the
+      // nodes put a reorged transaction back in their pools.
+      if (!payment.settleTxRaw) {
+        await this.chain.blocks.next(head, RECHECK_MS);
+        continue;
       }
       if (Date.now() - sentAt >= REBROADCAST_MIN_MS && !(await this.chain.provider.getTransaction(payment.settleTxHash))) {
         const verdict = await broadcast(this.chain.provider, payment.settleTxRaw, payment.settleTxHash);

@@ -1,3 +1,4 @@
+import { Transaction } from "ethers";
 import { clientSignedOperation, relayedOperation, type OpRecord } from "./operations";
 import type { ChaosWorld } from "./world";
 
@@ -171,23 +172,42 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: "reorg-after-confirmations",
-    description: "a 3-block-deeper reorg takes the confirmed operations and their settlements off the chain after they succeeded",
+    description:
+      "a reorg 3 blocks deeper than the confirmations takes the succeeded operations and their settlements off the chain; the nodes put the settlements back in their pools (as geth does), the operations' transactions are lost",
     run: async (world) => {
       const snapshot = await world.base.mining.snapshot();
       const startHead = await world.base.mining.head();
       const first = await Promise.all(operations(world, "RA"));
       const reachedHead = await world.base.mining.head();
+      // A settlement ended (settled) is no longer held by the service (nothing usable at rest): after a real reorg the
+      // nodes return it to their pools, which the revert below does not do by itself.
+      const settlements = await settlementBytes(world, first);
       await world.base.mining.hold();
       await world.base.mining.revert(snapshot);
       for (const hash of await world.base.mining.pending()) await world.base.mining.drop(hash);
       // The new chain is at least as high as the old one (and 3 blocks more), so the old blocks' numbers exist again.
       await world.base.mining.mine(reachedHead - startHead + 3);
+      for (const raw of settlements) await world.base.provider.send("eth_sendRawTransaction", [raw]).catch(() => undefined);
       await world.base.mining.resume();
       // The operations were final once; now the service must notice, say pending, and bring them back.
       return withFaults(world, first.map((op) => untilBackOnChain(world, op)));
     },
   },
 ];
+
+/** The signed bytes of the operations' settlement transactions, read from the chain (they are public once mined). */
+async function settlementBytes(world: ChaosWorld, ops: OpRecord[]): Promise<string[]> {
+  const raws: string[] = [];
+  for (const op of ops) {
+    if (op.kind !== "relayed" || !op.txId) continue;
+    const status = (await world.api.get("/get-transaction-status", { txId: op.txId })).body;
+    for (const payment of status.payments ?? []) {
+      const tx = payment.settlementTransaction ? await world.base.provider.getTransaction(payment.settlementTransaction) : null;
+      if (tx) raws.push(Transaction.from(tx).serialized);
+    }
+  }
+  return raws;
+}
 
 /** Mines a block every `ms` until stopped (a chain that keeps going while a node lags behind it). */
 function keepMining(world: ChaosWorld, ms: number): () => void {
