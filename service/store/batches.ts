@@ -1,5 +1,8 @@
 import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus, UnsignedTransaction } from "../engine/types";
 import { TtlCache } from "../cache/ttl-cache";
+import { broadcastEvent, completedEvent, confirmedEvent, factsOf, failedEvent, type BatchFactsRow } from "../events/batch-events";
+import { emitEvents } from "../events/outbox";
+import type { NewEvent } from "../events/types";
 import type { Db, Queryable } from "./db";
 
 /** How long, and how many, prepared batches an instance keeps in memory for their first send. */
@@ -40,7 +43,7 @@ interface TxRow {
 const toTx = (row: TxRow): BatchTransaction => ({
   broadcastAt: row.broadcast_at === null || row.broadcast_at === undefined ? null : new Date(row.broadcast_at).toISOString(),
   index: row.index,
-  unsigned: row.unsigned,
+  unsigned: jsonColumn(row.unsigned)!,
   signedRaw: row.signed_raw,
   txHash: row.tx_hash,
   status: row.status,
@@ -185,6 +188,23 @@ export class Batches {
     signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
     credit?: { keyId: string; method: string },
   ): Promise<{ moved: boolean; outOfCredits: boolean; hashOwners: Map<string, string> }> {
+    // Reported hashes (client-broadcast) are out already: their transaction.broadcast events are written with the move.
+    if (!signed.some((s) => s.status === "broadcast")) return this.moveToSending(q, txId, signed, credit);
+    const move = async (tx: Queryable) => {
+      const result = await this.moveToSending(tx, txId, signed, credit);
+      const batch = result.moved ? await this.get(txId, tx) : undefined;
+      if (batch) await emitEvents(tx, batch.transactions.filter((t) => t.status === "broadcast").map((t) => broadcastEvent(batch, t)));
+      return result;
+    };
+    return q === this.db ? this.db.transaction(move) : move(q);
+  }
+
+  private async moveToSending(
+    q: Queryable,
+    txId: string,
+    signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
+    credit?: { keyId: string; method: string },
+  ): Promise<{ moved: boolean; outOfCredits: boolean; hashOwners: Map<string, string> }> {
     const [row] = await q.query<{ moved: number; out_of_credits: boolean; taken: Record<string, string> | string | null }>(
       `WITH taken AS (
          SELECT o.tx_hash, o.tx_id FROM batch_transactions o WHERE o.tx_hash = ANY($5::text[]) AND o.tx_id <> $1
@@ -245,18 +265,37 @@ export class Batches {
     );
   }
 
+  /** A signed transaction went out; its transaction.broadcast event is written in the same transaction. */
   async setTxBroadcast(txId: string, index: number): Promise<void> {
-    await this.db.query(
-      "UPDATE batch_transactions SET status = 'broadcast', broadcast_at = COALESCE(broadcast_at, now()) WHERE tx_id = $1 AND index = $2 AND status IN ('signed', 'broadcast')",
-      [txId, index],
-    );
+    await this.db.transaction(async (q) => {
+      const [row] = await q.query<TxRow & BatchFactsRow>(
+        `UPDATE batch_transactions t SET status = 'broadcast', broadcast_at = COALESCE(t.broadcast_at, now())
+         FROM batches b WHERE t.tx_id = $1 AND t.index = $2 AND t.status = 'signed' AND b.tx_id = t.tx_id
+         RETURNING t.*, ${BATCH_FACTS}`,
+        [txId, index],
+      );
+      if (row) await emitEvents(q, [broadcastEvent(factsOf(txId, row), toTx(row))]);
+    });
   }
 
+  /**
+   * A transaction (not the batch's last: see markSuccess) has its confirmations: transaction.confirmed (after its
+   * transaction.broadcast, if the broadcast was never recorded) in the same transaction. A transaction already
+   * confirmed is left as it is (another runner got there first).
+   */
   async setTxConfirmed(txId: string, index: number, blockNumber: number, gasUsed: bigint): Promise<void> {
-    await this.db.query(
-      "UPDATE batch_transactions SET status = 'confirmed', block_number = $3, gas_used = $4, confirmed_at = now(), broadcast_at = COALESCE(broadcast_at, now()) WHERE tx_id = $1 AND index = $2",
-      [txId, index, blockNumber, gasUsed.toString()],
-    );
+    await this.db.transaction(async (q) => {
+      const [row] = await q.query<TxRow & BatchFactsRow>(
+        `UPDATE batch_transactions t SET status = 'confirmed', block_number = $3, gas_used = $4, confirmed_at = now(), broadcast_at = COALESCE(t.broadcast_at, now())
+         FROM batches b WHERE t.tx_id = $1 AND t.index = $2 AND t.status <> 'confirmed' AND b.tx_id = t.tx_id
+         RETURNING t.*, ${BATCH_FACTS}`,
+        [txId, index, blockNumber, gasUsed.toString()],
+      );
+      if (!row) return;
+      const facts = factsOf(txId, row);
+      const tx = toTx(row);
+      await emitEvents(q, [broadcastEvent(facts, tx), confirmedEvent(facts, tx)]);
+    });
   }
 
   /** Ends a batch as rejected because transaction `index` reverted or was refused by the node. */
@@ -268,14 +307,24 @@ export class Batches {
     receipt?: { blockNumber: number; gasUsed: bigint },
     q: Queryable = this.db,
   ): Promise<void> {
-    await q.query(
-      "UPDATE batch_transactions SET status = $3, error = $4, block_number = $5, gas_used = $6 WHERE tx_id = $1 AND index = $2",
-      [txId, index, txStatus, error, receipt?.blockNumber ?? null, receipt?.gasUsed.toString() ?? null],
-    );
-    await q.query(
-      "UPDATE batches SET status = 'rejected', failed_index = $2, error = $3, completed_at = now(), updated_at = now() WHERE tx_id = $1 AND status = 'sending'",
-      [txId, index, error],
-    );
+    const rejectIn = async (tx: Queryable) => {
+      await tx.query(
+        "UPDATE batch_transactions SET status = $3, error = $4, block_number = $5, gas_used = $6 WHERE tx_id = $1 AND index = $2",
+        [txId, index, txStatus, error, receipt?.blockNumber ?? null, receipt?.gasUsed.toString() ?? null],
+      );
+      const ended = await tx.query(
+        "UPDATE batches SET status = 'rejected', failed_index = $2, error = $3, completed_at = now(), updated_at = now() WHERE tx_id = $1 AND status = 'sending' RETURNING tx_id",
+        [txId, index, error],
+      );
+      // Events only from the writer that ended the batch: transaction.failed (a mined revert was broadcast first), batch.completed.
+      const batch = ended.length ? await this.get(txId, tx) : undefined;
+      const failed = batch?.transactions[index];
+      if (!batch || !failed) return;
+      const events: NewEvent[] = txStatus === "reverted" ? [broadcastEvent(batch, failed)] : [];
+      events.push(failedEvent(batch, failed, txStatus), completedEvent(batch));
+      await emitEvents(tx, events);
+    };
+    await (q === this.db ? this.db.transaction(rejectIn) : rejectIn(q));
   }
 
   /**
@@ -295,12 +344,25 @@ export class Batches {
        SELECT count(*)::int AS ended FROM ended`,
       [txId, lastConfirmed?.index ?? -1, lastConfirmed?.blockNumber ?? null, lastConfirmed?.gasUsed.toString() ?? null],
     );
-    return row.ended > 0;
+    if (row.ended === 0) return false;
+    // The last transaction's transaction.confirmed (and .broadcast, if never recorded) and batch.completed, read back
+    // as ended; the method's own events follow from its onConfirmed hook, in this transaction too.
+    const batch = (await this.get(txId, tx))!;
+    const last = lastConfirmed && batch.transactions[lastConfirmed.index];
+    await emitEvents(tx, [...(last ? [broadcastEvent(batch, last), confirmedEvent(batch, last)] : []), completedEvent(batch)]);
+    return true;
   }
 
-  /** What a successful batch's method recorded of it (inside the transaction that ended it). */
+  /**
+   * What a successful batch's method recorded of it (inside the transaction that ended it), also added to the
+   * batch.completed event that transaction wrote (not committed yet: it has no position).
+   */
   async setOutcome(tx: Queryable, txId: string, outcome: Record<string, unknown>): Promise<void> {
-    await tx.query("UPDATE batches SET outcome = $2 WHERE tx_id = $1", [txId, JSON.stringify(outcome)]);
+    await tx.query(
+      `WITH batch AS (UPDATE batches SET outcome = $2 WHERE tx_id = $1)
+       UPDATE events SET data = jsonb_set(data, '{outcome}', $2::jsonb) WHERE tx_id = $1 AND type = 'batch.completed' AND position IS NULL`,
+      [txId, JSON.stringify(outcome)],
+    );
   }
 
   async inFlight(): Promise<string[]> {
@@ -308,6 +370,9 @@ export class Batches {
     return rows.map((r) => r.tx_id);
   }
 }
+
+/** The batch columns a transaction event needs, beside a batch_transactions row (see BatchFactsRow). */
+const BATCH_FACTS = "b.chain_id, b.method, b.execution_mode, b.api_key_id";
 
 /** A json column as its value: node-postgres parses json, PGlite's EXECUTE path may hand it over as text. */
 function jsonColumn<T>(value: T | string | null): T | null {

@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { emitEvent } from "../events/outbox";
+import { PAYMENT_EVENT_COLUMNS, paymentEvent, type PaymentEventRow } from "../events/payment-events";
 import type { Db, Queryable } from "./db";
 
 export type PaymentStatus = "reserved" | "settling" | "settled" | "released";
@@ -133,10 +135,14 @@ export class Payments {
   }
 
   async markSettled(id: string, settlement: unknown): Promise<void> {
-    await this.db.query("UPDATE payments SET status = 'settled', settlement = $2, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling')", [
-      id,
-      JSON.stringify(settlement),
-    ]);
+    await this.db.transaction(async (q) => {
+      const [row] = await q.query<PaymentEventRow>(
+        `UPDATE payments SET status = 'settled', settlement = $2, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling') RETURNING ${PAYMENT_EVENT_COLUMNS}`,
+        [id, JSON.stringify(settlement)],
+      );
+      const event = row && paymentEvent("payment.settled", row);
+      if (event) await emitEvent(q, event);
+    });
   }
 
   /**
@@ -144,12 +150,16 @@ export class Payments {
    * `settlementFailed`: the caller holds the claim and its settlement failed or reverted, so it releases in any case.
    */
   async markReleased(id: string, reason: string, settlementFailed = false): Promise<boolean> {
-    const rows = await this.db.query(
-      `UPDATE payments SET status = 'released', release_reason = $2, updated_at = now()
-       WHERE id = $1 AND (status = 'reserved' OR (status = 'settling' AND (settle_tx_hash IS NULL OR $3))) RETURNING id`,
-      [id, reason, settlementFailed],
-    );
-    return rows.length > 0;
+    return this.db.transaction(async (q) => {
+      const [row] = await q.query<PaymentEventRow>(
+        `UPDATE payments SET status = 'released', release_reason = $2, updated_at = now()
+         WHERE id = $1 AND (status = 'reserved' OR (status = 'settling' AND (settle_tx_hash IS NULL OR $3))) RETURNING ${PAYMENT_EVENT_COLUMNS}`,
+        [id, reason, settlementFailed],
+      );
+      const event = row && paymentEvent("payment.released", row);
+      if (event) await emitEvent(q, event);
+      return row !== undefined;
+    });
   }
 
   async attachBatch(id: string, txId: string): Promise<void> {
