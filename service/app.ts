@@ -15,6 +15,9 @@ import { readRoutes } from "./routes/reads";
 import { stoReadRoutes } from "./routes/sto-reads";
 import { writeRoutes } from "./routes/write";
 import { x402Routes } from "./routes/x402";
+import { eventRoutes } from "./routes/events";
+import { webhookRoutes } from "./routes/webhooks";
+import { Event, EVENT_CATALOGUE, EVENT_ENVELOPES, EVENT_TYPES } from "./events/types";
 import type { Services } from "./services";
 
 export const API_VERSION = "2.0.0";
@@ -30,6 +33,8 @@ export function allRoutes(services: Services): RouteDefinition<any, any>[] {
     ...ramsRoutes(services),
     ...x402Routes(services),
     ...onboardingRoutes(services),
+    ...webhookRoutes(services),
+    ...eventRoutes(services),
     ...docsRoutes(services, { document: () => apiDocument(services), version: API_VERSION }),
   ];
 }
@@ -42,7 +47,10 @@ const documents = new WeakMap<Services, object>();
  */
 export function apiDocument(services: Services): object {
   let document = documents.get(services);
-  if (!document) documents.set(services, (document = buildOpenApi(allRoutes(services), { version: API_VERSION, serverUrl: services.config?.PUBLIC_BASE_URL })));
+  if (!document) {
+    const webhooks = Object.fromEntries(EVENT_TYPES.map((type) => [type, { summary: EVENT_CATALOGUE[type].summary, schema: EVENT_ENVELOPES[type] }]));
+    documents.set(services, (document = buildOpenApi(allRoutes(services), { version: API_VERSION, serverUrl: services.config?.PUBLIC_BASE_URL, webhooks, event: Event })));
+  }
   return document;
 }
 
@@ -78,9 +86,9 @@ export function createApp(services: Services, options: { adminToken: string }): 
     res.setHeader("Access-Control-Allow-Origin", "*");
     res.setHeader(
       "Access-Control-Allow-Headers",
-      "Content-Type, x-api-key, X-PAYMENT, payment-signature, Idempotency-Key, x-request-id",
+      "Content-Type, x-api-key, X-PAYMENT, payment-signature, Idempotency-Key, x-request-id, Last-Event-ID",
     );
-    res.setHeader("Access-Control-Allow-Methods", "GET, POST, PATCH, OPTIONS");
+    res.setHeader("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS");
     res.setHeader("Access-Control-Expose-Headers", "PAYMENT-REQUIRED, PAYMENT-RESPONSE, Retry-After, x-request-id");
     if (req.method === "OPTIONS") return void res.status(204).end();
     next();

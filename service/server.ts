@@ -35,6 +35,10 @@ import { migrate } from "./store/migrate";
 import { KycStore } from "./store/kyc";
 import { OperatorKycProvider } from "./onboarding/provider";
 import { createMailer } from "./onboarding/mailer";
+import { Webhooks } from "./store/webhooks";
+import { EventNotifier } from "./events/notifier";
+import { WebhookDispatcher } from "./events/dispatcher";
+import { EventStreams } from "./events/stream";
 
 export interface RunningService {
   services: Services;
@@ -86,6 +90,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
     mailer: createMailer(config),
   } as Services;
   services.kycProvider = new OperatorKycProvider(db, services.kyc);
+  services.webhooks = new Webhooks(db, services.sealer);
+  services.eventNotifier = new EventNotifier(db);
+  services.webhookDispatcher = new WebhookDispatcher(services, logger.child({ component: "webhooks" }));
+  services.eventStreams = new EventStreams(services, logger.child({ component: "event-stream" }));
   services.runner = new BatchRunner(services, findMethod, logger.child({ component: "runner" }));
   services.relayer = new Relayer(services, logger.child({ component: "relayer" }));
   services.runner.relaySigner = (batch, tx, options) => services.relayer.sign(batch, tx, options);
@@ -124,6 +132,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
   if (resumed) logger.info({ resumed }, "resuming batches left mid-flight");
   await services.x402?.recover();
   services.runner.startSweeper();
+  await services.eventNotifier.start();
+  await services.webhookDispatcher.start();
 
   let stopped = false;
   return {
@@ -141,7 +151,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
       const started = Date.now();
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
+      services.eventStreams.stop();
       await services.runner.stop();
+      await services.webhookDispatcher.stop();
+      await services.eventNotifier.stop();
       while (inFlight > 0 && Date.now() - started < config.SHUTDOWN_TIMEOUT_MS) await new Promise((r) => setTimeout(r, 20));
       if (inFlight > 0) logger.warn({ inFlight, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "closing connections of requests still in flight");
       server.closeAllConnections();
