@@ -99,10 +99,16 @@ export class WebhookDispatcher {
     }
   }
 
+  /**
+   * How long to sleep when nothing was claimable: until the next delivery falls due (at most POLL_MS). One already due
+   * but not claimed waits behind an earlier delivery of its txId, or another instance holds it: the end of that attempt
+   * wakes every instance (recordAttempt notifies), so it is not polled for in a loop.
+   */
   private async untilNextDue(): Promise<number> {
     try {
       const next = await this.services.webhooks.nextDue();
-      return next ? Math.max(0, Math.min(POLL_MS, next.getTime() - Date.now())) : POLL_MS;
+      const wait = next ? next.getTime() - Date.now() : POLL_MS;
+      return wait > 0 ? Math.min(POLL_MS, wait) : POLL_MS;
     } catch {
       return POLL_MS;
     }

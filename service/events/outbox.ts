@@ -1,5 +1,6 @@
 import type { Queryable } from "../store/db";
-import { KEYLESS_TYPES, type EventEnvelope, type EventType, type NewEvent } from "./types";
+import { KEYLESS_EVENT_TYPES } from "./keyless";
+import type { EventEnvelope, EventType, NewEvent } from "./types";
 
 /**
  * The outbox's writing side: the one way an event is recorded. Call it with the Queryable of the database transaction
@@ -16,7 +17,7 @@ export async function emitEvent(q: Queryable, event: NewEvent): Promise<void> {
   await emitEvents(q, [event]);
 }
 
-const keyless = new Set<string>(KEYLESS_TYPES);
+const keyless = new Set<string>(KEYLESS_EVENT_TYPES);
 
 /** Several events, in this order (their positions follow it). transaction.broadcast is written once per hash. */
 export async function emitEvents(q: Queryable, events: NewEvent[]): Promise<void> {

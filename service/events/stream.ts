@@ -71,6 +71,8 @@ export class EventStreams {
     const onClose = () => stream.end();
     req.on("close", onClose);
     res.on("close", onClose);
+    // A heartbeat goes out when nothing was written for a heartbeat interval (wake-ups of other streams' events do not count).
+    let lastWrite = Date.now();
     try {
       while (!closed) {
         if (woken) {
@@ -82,23 +84,26 @@ export class EventStreams {
               if (closed) break;
               if (!res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) await drained(res);
               cursor = event.id;
+              lastWrite = Date.now();
             }
           } while (page.length === PAGE && !closed);
+        }
+        const quiet = Date.now() - lastWrite;
+        if (quiet >= config.EVENT_STREAM_HEARTBEAT_MS) {
+          res.write(": heartbeat\n\n");
+          lastWrite = Date.now();
+          woken = true; // also a poll, should a wake-up have been lost
           continue;
         }
-        const heartbeat = await new Promise<boolean>((resolve) => {
-          const timer = setTimeout(() => resolve(true), config.EVENT_STREAM_HEARTBEAT_MS);
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, config.EVENT_STREAM_HEARTBEAT_MS - quiet);
           wakeUp = () => {
             clearTimeout(timer);
-            resolve(false);
+            resolve();
           };
           if (woken || closed) wakeUp();
         });
         wakeUp = undefined;
-        if (heartbeat && !closed) {
-          res.write(": heartbeat\n\n");
-          woken = true; // also a poll, should a wake-up have been lost
-        }
       }
     } catch (error) {
       if (!closed) this.log.warn({ err: errorFacts(error) }, "event stream ended by an error");

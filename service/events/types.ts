@@ -4,6 +4,7 @@ import { KycViewSchema } from "../onboarding/views";
 import { AgentSummary } from "../reads/agents";
 import { Offering } from "../reads/sto";
 import { TokenizerInfo } from "../reads/tokenization";
+import { KEYLESS_EVENT_TYPES } from "./keyless";
 
 /**
  * The event catalogue: every event type, what its `data` holds (a zod schema, also the OpenAPI `webhooks` section and
@@ -106,22 +107,17 @@ export const WebhookTestData = z.strictObject({ endpointId: z.string(), message:
 interface CatalogueEntry {
   summary: string;
   data: ZodType;
-  /**
-   * Sent for batches prepared without an API key too, to the webhooks and streams of their txId: the data is what
-   * GET /get-transaction-status already shows anyone who knows the txId.
-   */
-  keyless?: true;
 }
 
 export const EVENT_CATALOGUE = {
-  "transaction.broadcast": { summary: "A transaction of a batch went out to the chain (or its client-broadcast hash was reported)", data: TransactionEventData, keyless: true },
-  "transaction.confirmed": { summary: "A transaction has the confirmations the service waits for", data: TransactionEventData, keyless: true },
-  "transaction.failed": { summary: "A transaction reverted, was refused by the node or never appeared; its batch is rejected", data: TransactionFailedData, keyless: true },
-  "transaction.replaced": { summary: "A transaction was replaced by another with the same nonce (fee bump, re-signed)", data: TransactionReplacedData, keyless: true },
-  "transaction.reorged": { summary: "A confirmed transaction's block left the canonical chain; it is pending again", data: TransactionReorgedData, keyless: true },
-  "batch.completed": { summary: "A batch ended: success (every transaction confirmed, its outcome recorded) or rejected", data: BatchCompletedData, keyless: true },
-  "payment.settled": { summary: "An x402 payment of a batch was settled on its payment chain", data: PaymentEventData, keyless: true },
-  "payment.released": { summary: "An x402 payment of a batch was released: nothing was charged", data: PaymentEventData, keyless: true },
+  "transaction.broadcast": { summary: "A transaction of a batch went out to the chain (or its client-broadcast hash was reported)", data: TransactionEventData },
+  "transaction.confirmed": { summary: "A transaction has the confirmations the service waits for", data: TransactionEventData },
+  "transaction.failed": { summary: "A transaction reverted, was refused by the node or never appeared; its batch is rejected", data: TransactionFailedData },
+  "transaction.replaced": { summary: "A transaction was replaced by another with the same nonce (fee bump, re-signed)", data: TransactionReplacedData },
+  "transaction.reorged": { summary: "A confirmed transaction's block left the canonical chain; it is pending again", data: TransactionReorgedData },
+  "batch.completed": { summary: "A batch ended: success (every transaction confirmed, its outcome recorded) or rejected", data: BatchCompletedData },
+  "payment.settled": { summary: "An x402 payment of a batch was settled on its payment chain", data: PaymentEventData },
+  "payment.released": { summary: "An x402 payment of a batch was released: nothing was charged", data: PaymentEventData },
   "token.created": { summary: "newTokenization confirmed: the security token, its escrow and its record", data: TokenizerInfo },
   "offering.created": { summary: "newSto confirmed: an offering of a token", data: OfferingCreatedData },
   "offering.closed": { summary: "closeOffer confirmed: the offering completed (soft cap reached) or failed", data: OfferingClosedData },
@@ -139,8 +135,8 @@ export type EventType = keyof typeof EVENT_CATALOGUE;
 export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];
 /** Types an endpoint or a stream may ask for (the test event is sent on request only). */
 export const SUBSCRIBABLE_TYPES = EVENT_TYPES.filter((t) => t !== "webhook.test");
-/** Types emitted for batches prepared without a key (see CatalogueEntry.keyless). */
-export const KEYLESS_TYPES = EVENT_TYPES.filter((t) => (EVENT_CATALOGUE[t] as CatalogueEntry).keyless);
+/** Types emitted for batches prepared without a key (./keyless.ts). */
+export const KEYLESS_TYPES: EventType[] = [...KEYLESS_EVENT_TYPES];
 
 export type EventData<T extends EventType> = z.infer<(typeof EVENT_CATALOGUE)[T]["data"]>;
 

@@ -282,6 +282,8 @@ export class Webhooks {
         [d.id, instance, d.attempt, status, outcome.startedAt.toISOString(), outcome.statusCode, outcome.error, retryIn ?? 0],
       );
       if (!held) return undefined;
+      // Wakes every instance's dispatcher at commit: the next delivery of this txId may be claimed now.
+      await q.query("SELECT pg_notify('tak_events', '')");
       await q.query(
         "INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, response_body, error) VALUES ($1, $2, $3, $4, $5, $6, $7)",
         [d.id, d.attempt, outcome.startedAt.toISOString(), outcome.durationMs, outcome.statusCode, outcome.response, outcome.error],
