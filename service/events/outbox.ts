@@ -82,7 +82,7 @@ export async function eventsAfter(q: Queryable, audience: EventAudience, after: 
        AND (CASE WHEN $2::text IS NULL THEN api_key_id IS NULL AND tx_id = $3::text ELSE api_key_id = $2::text END)
        AND ($3::text IS NULL OR tx_id = $3::text)
        AND ($4::text[] IS NULL OR type = ANY ($4::text[]))
-     ORDER BY position LIMIT $5`,
+     ORDER BY events.position LIMIT $5`,
     [after, audience.apiKeyId, audience.txId?.toLowerCase() ?? null, options.types?.length ? options.types : null, options.limit ?? 500],
   );
   return rows.map(toEnvelope);

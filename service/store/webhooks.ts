@@ -285,8 +285,8 @@ export class Webhooks {
       // Wakes every instance's dispatcher at commit: the next delivery of this txId may be claimed now.
       await q.query("SELECT pg_notify('tak_events', '')");
       await q.query(
-        "INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, response_body, error) VALUES ($1, $2, $3, $4, $5, $6, $7)",
-        [d.id, d.attempt, outcome.startedAt.toISOString(), outcome.durationMs, outcome.statusCode, outcome.response, outcome.error],
+        "INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, response_body, error, instance) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
+        [d.id, d.attempt, outcome.startedAt.toISOString(), outcome.durationMs, outcome.statusCode, outcome.response, outcome.error, instance],
       );
       if (outcome.ok) {
         await q.query("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL", [d.endpointId]);

@@ -242,7 +242,7 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       expect(ids, "strictly increasing, no duplicate").to.deep.equal([...new Set(ids)].sort((a, b) => (a < b ? -1 : 1)));
       // Exactly the key's events of the outbox from the first connection's start on.
       const stored = await service.services.db.query<{ position: string }>(
-        "SELECT position::text AS position FROM events WHERE api_key_id = $1 AND endpoint_id IS NULL AND position >= $2::bigint ORDER BY position",
+        "SELECT position::text AS position FROM events WHERE api_key_id = $1 AND endpoint_id IS NULL AND position >= $2::bigint ORDER BY events.position",
         [keyId, first.events[0].id],
       );
       expect(seen.map((e) => e.id)).to.deep.equal(stored.map((r) => r.position).filter((p) => BigInt(p) <= ids.at(-1)!));

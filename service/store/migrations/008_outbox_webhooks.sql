@@ -92,7 +92,9 @@ CREATE TABLE webhook_attempts (
   duration_ms integer NOT NULL,
   status_code integer,
   response_body text,
-  error text
+  error text,
+  -- The service instance (process) that made the attempt.
+  instance text
 );
 CREATE INDEX webhook_attempts_delivery ON webhook_attempts (delivery_id, attempt);
 
