@@ -438,6 +438,19 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
     });
   });
 
+  describe("metrics", () => {
+    it("/metrics counts this process's deliveries by outcome and shows what the outbox still owes and since when", async () => {
+      const text = await (await fetch(`${service.url}/metrics`)).text();
+      const value = (line: RegExp) => Number(line.exec(text)?.[1]);
+      expect(value(/^tak_webhook_deliveries_total\{outcome="delivered"\} (\d+)/m)).to.be.greaterThan(30);
+      expect(value(/^tak_webhook_deliveries_total\{outcome="retry"\} (\d+)/m)).to.be.greaterThan(2);
+      expect(value(/^tak_webhook_deliveries_total\{outcome="failed"\} (\d+)/m)).to.be.greaterThan(0);
+      expect(value(/^tak_webhook_deliveries_owed\{state="pending"\} (\d+)/m)).to.be.a("number");
+      expect(value(/^tak_events_oldest_undelivered_seconds ([\d.e+-]+)/m)).to.be.at.least(0);
+      expect(value(/^tak_event_streams (\d+)/m)).to.be.a("number");
+    });
+  });
+
   describe("retention", () => {
     it("a stream resuming from before the pruned events is told so (410), and a fresh one works", async () => {
       const [row] = await service.services.db.query<{ position: string }>("SELECT min(position)::text AS position FROM events WHERE api_key_id = $1", [keyId]);
