@@ -11,6 +11,8 @@ import { signedHeaders } from "./signing";
 const POLL_MS = 1_000;
 /** The outbox's retention sweep runs this often (and at start). */
 const PRUNE_EVERY_MS = 60 * 60_000;
+/** The embedded database's planner statistics of the outbox are refreshed this often (and at start). */
+const STATISTICS_EVERY_MS = 60_000;
 
 export type DeliveryOutcomeLabel = "delivered" | "retry" | "failed" | "lost_lease";
 
@@ -29,6 +31,7 @@ export class WebhookDispatcher {
   private loop?: Promise<void>;
   private unsubscribe?: () => void;
   private pruner?: NodeJS.Timeout;
+  private statistics?: NodeJS.Timeout;
   /** Called with each attempt's outcome (metrics). */
   onOutcome?: (label: DeliveryOutcomeLabel, endpointId: string) => void;
 
@@ -48,6 +51,9 @@ export class WebhookDispatcher {
     if (db.kind === "pglite") {
       const released = await webhooks.releaseAllClaims();
       if (released) this.log.info({ released }, "deliveries a stopped process had claimed are due again");
+      await webhooks.refreshStatistics();
+      this.statistics = setInterval(() => void webhooks.refreshStatistics().catch(() => undefined), STATISTICS_EVERY_MS);
+      this.statistics.unref();
     }
     this.unsubscribe = this.services.eventNotifier.subscribe(() => this.wake());
     this.loop = this.run();
@@ -67,6 +73,7 @@ export class WebhookDispatcher {
     if (!this.running) return;
     this.running = false;
     clearInterval(this.pruner);
+    clearInterval(this.statistics);
     this.wake();
     await this.loop;
     await Promise.allSettled([...this.inFlight]);

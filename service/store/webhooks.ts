@@ -271,37 +271,54 @@ export class Webhooks {
    * tracked: a success clears them, and an endpoint failing for `disableAfterMs` is disabled.
    */
   async recordAttempt(instance: string, d: ClaimedDelivery, outcome: AttemptOutcome, schedule: number[], disableAfterMs: number): Promise<DeliveryStatus | undefined> {
-    return this.db.transaction(async (q) => {
-      const retryIn = schedule[d.attempt - 1];
-      const status: DeliveryStatus = outcome.ok ? "delivered" : retryIn === undefined ? "failed" : "pending";
-      const [held] = await q.query<{ id: string }>(
-        `UPDATE webhook_deliveries SET status = $4, lease_until = NULL, claimed_by = NULL, last_attempt_at = $5, last_status_code = $6, last_error = $7,
+    const retryIn = schedule[d.attempt - 1];
+    const status: DeliveryStatus = outcome.ok ? "delivered" : retryIn === undefined ? "failed" : "pending";
+    // One statement: the delivery (only while this instance holds it), its attempt, the endpoint's failure record, and a
+    // wake-up for every instance at commit (the next delivery of this txId may be claimed now).
+    const [row] = await this.db.query<{ held: number }>(
+      `WITH held AS (
+         UPDATE webhook_deliveries SET status = $4, lease_until = NULL, claimed_by = NULL, last_attempt_at = $5, last_status_code = $6, last_error = $7,
            next_attempt_at = CASE WHEN $4 = 'pending' THEN now() + $8::bigint * interval '1 millisecond' ELSE next_attempt_at END,
            delivered_at = CASE WHEN $4 = 'delivered' THEN now() ELSE NULL END
-         WHERE id = $1 AND status = 'delivering' AND claimed_by = $2 AND attempts = $3 RETURNING id`,
-        [d.id, instance, d.attempt, status, outcome.startedAt.toISOString(), outcome.statusCode, outcome.error, retryIn ?? 0],
-      );
-      if (!held) return undefined;
-      // Wakes every instance's dispatcher at commit: the next delivery of this txId may be claimed now.
-      await q.query("SELECT pg_notify('tak_events', '')");
-      await q.query(
-        "INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, response_body, error, instance) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)",
-        [d.id, d.attempt, outcome.startedAt.toISOString(), outcome.durationMs, outcome.statusCode, outcome.response, outcome.error, instance],
-      );
-      if (outcome.ok) {
-        await q.query("UPDATE webhook_endpoints SET failing_since = NULL WHERE id = $1 AND failing_since IS NOT NULL", [d.endpointId]);
-      } else {
-        await q.query(
-          `UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, $2::timestamptz),
-             disabled_at = CASE WHEN disabled_at IS NULL AND COALESCE(failing_since, $2::timestamptz) <= now() - $3::bigint * interval '1 millisecond' THEN now() ELSE disabled_at END,
-             disabled_reason = CASE WHEN disabled_at IS NULL AND COALESCE(failing_since, $2::timestamptz) <= now() - $3::bigint * interval '1 millisecond'
-               THEN 'every delivery failed for ' || $4 ELSE disabled_reason END
-           WHERE id = $1`,
-          [d.endpointId, outcome.startedAt.toISOString(), disableAfterMs, describeMs(disableAfterMs)],
-        );
-      }
-      return status;
-    });
+         WHERE id = $1 AND status = 'delivering' AND claimed_by = $2 AND attempts = $3 RETURNING id, endpoint_id
+       ), attempt AS (
+         INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code, response_body, error, instance)
+         SELECT id, $3, $5, $9, $6, $10, $7, $2 FROM held
+       ), endpoint AS (
+         UPDATE webhook_endpoints w SET
+           failing_since = CASE WHEN $11::boolean THEN NULL ELSE COALESCE(w.failing_since, $5::timestamptz) END,
+           disabled_at = CASE WHEN NOT $11::boolean AND w.disabled_at IS NULL AND COALESCE(w.failing_since, $5::timestamptz) <= now() - $12::bigint * interval '1 millisecond'
+             THEN now() ELSE w.disabled_at END,
+           disabled_reason = CASE WHEN NOT $11::boolean AND w.disabled_at IS NULL AND COALESCE(w.failing_since, $5::timestamptz) <= now() - $12::bigint * interval '1 millisecond'
+             THEN 'every delivery failed for ' || $13 ELSE w.disabled_reason END
+         FROM held WHERE w.id = held.endpoint_id AND (NOT $11::boolean OR w.failing_since IS NOT NULL)
+       )
+       SELECT count(*)::int AS held FROM held, LATERAL (SELECT pg_notify('tak_events', '')) AS woken`,
+      [
+        d.id,
+        instance,
+        d.attempt,
+        status,
+        outcome.startedAt.toISOString(),
+        outcome.statusCode,
+        outcome.error,
+        retryIn ?? 0,
+        outcome.durationMs,
+        outcome.response,
+        outcome.ok,
+        disableAfterMs,
+        describeMs(disableAfterMs),
+      ],
+    );
+    return row.held > 0 ? status : undefined;
+  }
+
+  /**
+   * Planner statistics of the outbox tables. The embedded database has no autovacuum: without them a claim plans as if
+   * the tables were empty and sorts every delivery owed (PostgreSQL's autovacuum keeps its own).
+   */
+  async refreshStatistics(): Promise<void> {
+    await this.db.query("ANALYZE events, webhook_deliveries, webhook_endpoints");
   }
 
   /** On the embedded database only one process delivers: claims left by a killed one are taken back at start. */

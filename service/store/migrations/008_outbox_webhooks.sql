@@ -79,6 +79,8 @@ CREATE TABLE webhook_deliveries (
   created_at timestamptz NOT NULL DEFAULT now()
 );
 CREATE INDEX webhook_deliveries_due ON webhook_deliveries (next_attempt_at) WHERE status IN ('pending', 'delivering');
+-- Claims walk the deliveries owed oldest event first and stop at their limit.
+CREATE INDEX webhook_deliveries_owed ON webhook_deliveries (position) WHERE status IN ('pending', 'delivering');
 CREATE INDEX webhook_deliveries_order ON webhook_deliveries (endpoint_id, ordering_key, position) WHERE status IN ('pending', 'delivering');
 CREATE INDEX webhook_deliveries_endpoint ON webhook_deliveries (endpoint_id, id);
 CREATE INDEX webhook_deliveries_event ON webhook_deliveries (event_id);
