@@ -8,6 +8,7 @@ import { measureRamsGas, ramsExecuteOverhead, RAMS_EXECUTE_OVERHEAD_TARGET } fro
 import { measureLatency, type LatencyRow } from "./latency";
 import { measureReads, printReadRows, writeBenchResult, type BenchDatabase, type ReadRow } from "./reads";
 import { measureVolume, type MemorySample } from "./volume";
+import { measureEvents } from "./events";
 
 /** Hard targets: the whitelisted transfers against the plain transfer of the same kind, and the factory call. */
 const TARGETS: Record<string, (row: GasRow) => boolean> = {
@@ -39,8 +40,8 @@ function writeResults(name: string, rows: GasRow[]): void {
   console.log(`written ${path.relative(process.cwd(), out)}`);
 }
 
-/** BENCH_ONLY=gas,latency,reads,volume runs those parts (comma-separated); unset runs all. */
-const PARTS = ["gas", "latency", "reads", "volume"] as const;
+/** BENCH_ONLY=gas,latency,reads,volume,events runs those parts (comma-separated); unset runs all. */
+const PARTS = ["gas", "latency", "reads", "volume", "events"] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(): Set<Part> {
@@ -137,6 +138,23 @@ async function volumePart(): Promise<boolean> {
   return result.relayed.some((r) => !r.pass);
 }
 
+/**
+ * Webhook delivery: latency from commit to receiver (p50, p95) for batches' events and single test events, and the
+ * events per second one instance delivers from a backlog (BENCH_EVENTS_BACKLOG, default 4000). Figures, no target.
+ */
+async function eventsPart(): Promise<boolean> {
+  console.log("\nEvents: webhook delivery latency (commit → receiver) and one instance's delivery rate (embedded database)");
+  const result = await measureEvents(hre, { backlog: Number(process.env.BENCH_EVENTS_BACKLOG ?? 4000) });
+  const l = result.latency;
+  console.log(`batch events: p50 ${l.batchEvents.p50Ms} ms, p95 ${l.batchEvents.p95Ms} ms, max ${l.batchEvents.maxMs} ms (${l.batchEvents.samples} events)`);
+  console.log(`test events one at a time: p50 ${l.testEvents.p50Ms} ms, p95 ${l.testEvents.p95Ms} ms, max ${l.testEvents.maxMs} ms (${l.testEvents.samples} events)`);
+  const t = result.throughput;
+  console.log(`one instance drained ${t.events} events in ${t.seconds} s: ${t.eventsPerSec} events/s (WEBHOOK_CONCURRENCY ${t.concurrency})`);
+  for (const note of result.notes) console.log(`note: ${note}`);
+  writeBenchResult("events.json", result);
+  return false;
+}
+
 async function main(): Promise<void> {
   const parts = selectedParts();
   const failed: string[] = [];
@@ -144,6 +162,7 @@ async function main(): Promise<void> {
   if (parts.has("latency") && (await latencyPart())) failed.push("latency");
   if (parts.has("reads") && (await readsPart())) failed.push("reads");
   if (parts.has("volume") && (await volumePart())) failed.push("volume");
+  if (parts.has("events") && (await eventsPart())) failed.push("events");
   if (failed.length) {
     console.error(`${failed.join(" and ")} target FAILED`);
     process.exitCode = 1;

@@ -32,6 +32,13 @@ export type TransactionStatus = Schemas["TransactionStatus"];
 export type PaymentRequired = Schemas["PaymentRequired"];
 export type PaymentSettlement = Schemas["PaymentSettlement"];
 export type ErrorBody = Schemas["Error"];
+/** An event as a webhook receives it (body) and the stream sends it (`data:`), discriminated by `type` (docs/events.md). */
+export type ApiEvent = Schemas["Event"];
+export type ApiEventType = ApiEvent["type"];
+/** The event of one type, its `data` typed: `EventOf<"batch.completed">["data"]["outcome"]`. */
+export type EventOf<T extends ApiEventType> = Extract<ApiEvent, { type: T }>;
+export type WebhookEndpoint = Schemas["WebhookEndpoint"];
+export type WebhookDelivery = Schemas["WebhookDelivery"];
 
 /** A /prepare-transactions body: one per method, discriminated by `method`. */
 export type PrepareRequest = paths["/prepare-transactions"]["post"]["requestBody"]["content"]["application/json"];

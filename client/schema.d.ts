@@ -1725,6 +1725,147 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This key's webhook endpoints, with their state (enabled, failing since, disabled and why) */
+        get: operations["listWebhooks"];
+        put?: never;
+        /**
+         * Register a webhook endpoint: its signing secret is in this answer only
+         * @description With an API key: every event of the key (or the `eventTypes` named) is POSTed to `url`, signed per Standard Webhooks. Without a key: `txId` names a batch prepared without one and not sent yet, whose transaction.*, batch.completed and payment.* events are sent (at most 3 endpoints per txId).
+         */
+        post: operations["createWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One webhook endpoint of this key */
+        get: operations["getWebhook"];
+        put?: never;
+        post?: never;
+        /** Delete a webhook endpoint and its pending deliveries */
+        delete: operations["deleteWebhook"];
+        options?: never;
+        head?: never;
+        /** Change a webhook endpoint's URL, event types or description; enable or disable it */
+        patch: operations["updateWebhook"];
+        trace?: never;
+    };
+    "/webhooks/{id}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret (in this answer only); the previous one keeps signing beside it for a grace period
+         * @description During the grace period each delivery carries two signatures in webhook-signature (space-separated): the new secret's and the previous one's.
+         */
+        post: operations["rotateWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a webhook.test event to this endpoint (signed and delivered like any event) */
+        post: operations["sendWebhookTest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** This endpoint's recent deliveries, newest first, with every attempt and what the receiver answered */
+        get: operations["listWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{id}/deliveries/{deliveryId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deliver one delivery's event again, now (same webhook-id: receivers drop duplicates by it) */
+        post: operations["redeliverWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The live event stream (Server-Sent Events), resumable with Last-Event-ID
+         * @description Server-Sent Events. Each event is `id: <event id>`, `event: <type>`, `data: <Event JSON>` (the body a webhook receives;
+         *     schema `Event`). A comment line (`: heartbeat`) is sent every EVENT_STREAM_HEARTBEAT_MS (15 s) while nothing happens.
+         *
+         *     * **Resume** with the `Last-Event-ID` header (browsers' EventSource send it on their own) or `lastEventId`: every event of the
+         *       stream after that id follows, none missed. Ids grow in commit order. An id this service never issued is a 400; one older than
+         *       the retention window (EVENT_RETENTION_DAYS, default 7) a 410: start again without it and read the current state from the getters.
+         *     * **Without** a resume id the stream starts with the events committed after the connection; with `txId`, with that batch's
+         *       retained events from its first.
+         *     * **Who sees what**: with an API key, the key's events. Without one, `txId` must name a batch prepared without a key: its
+         *       transaction.*, batch.completed and payment.* events, which carry what GET /get-transaction-status already tells anyone
+         *       who knows the txId.
+         */
+        get: operations["streamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -1780,7 +1921,331 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "transaction.broadcast": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A transaction of a batch went out to the chain (or its client-broadcast hash was reported) */
+        post: operations["transactionBroadcastEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transaction.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A transaction has the confirmations the service waits for */
+        post: operations["transactionConfirmedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transaction.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A transaction reverted, was refused by the node or never appeared; its batch is rejected */
+        post: operations["transactionFailedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transaction.replaced": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A transaction was replaced by another with the same nonce (fee bump, re-signed) */
+        post: operations["transactionReplacedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "transaction.reorged": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A confirmed transaction's block left the canonical chain; it is pending again */
+        post: operations["transactionReorgedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "batch.completed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A batch ended: success (every transaction confirmed, its outcome recorded) or rejected */
+        post: operations["batchCompletedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.settled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An x402 payment of a batch was settled on its payment chain */
+        post: operations["paymentSettledEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.released": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An x402 payment of a batch was released: nothing was charged */
+        post: operations["paymentReleasedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** newTokenization confirmed: the security token, its escrow and its record */
+        post: operations["tokenCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "offering.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** newSto confirmed: an offering of a token */
+        post: operations["offeringCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "offering.closed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** closeOffer confirmed: the offering completed (soft cap reached) or failed */
+        post: operations["offeringClosedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "agent.registered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** agentRegister confirmed: an ERC-8004 agent */
+        post: operations["agentRegisteredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "mandate.granted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A RAMS mandate was granted to an agent */
+        post: operations["mandateGrantedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "mandate.revoked": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A RAMS mandate was revoked */
+        post: operations["mandateRevokedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "mandate.executed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An agent executed a call within its RAMS mandate */
+        post: operations["mandateExecutedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "kyc.submitted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An invited investor proved its wallet and submitted its details */
+        post: operations["kycSubmittedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "kyc.approved": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An investor's KYC was approved */
+        post: operations["kycApprovedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "kyc.rejected": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An investor's KYC was rejected (with the reason) */
+        post: operations["kycRejectedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook.test": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A test event sent to one endpoint on request (POST /webhooks/{id}/test); never on the stream */
+        post: operations["webhookTestEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description Append a response to feedback on an agent */
@@ -2260,6 +2725,20 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+        };
+        /** @description agentRegister confirmed: an ERC-8004 agent */
+        AgentRegisteredEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "agent.registered";
+            data: components["schemas"]["AgentSummary"];
         };
         /** @description Register an AI agent on the ERC-8004 identity registry (registration file served by this service) */
         AgentRegisterRequest: {
@@ -2812,6 +3291,47 @@ export interface components {
             whitelisted: boolean;
             whitelistStatus: boolean;
         };
+        /** @description The batch as get-transaction-status?txId= shows it (its payments follow as payment.* events) */
+        BatchCompletedData: {
+            /**
+             * @description Of the batch, or (asked by hash) of that transaction
+             * @enum {string}
+             */
+            status: "prepared" | "pending" | "success" | "rejected";
+            /** @enum {string} */
+            batchStatus: "prepared" | "pending" | "success" | "rejected";
+            txId: string;
+            method: string;
+            chainId: number;
+            /** @enum {string} */
+            executionMode: "client-signed" | "client-broadcast" | "service-relayed";
+            txHash: string | null;
+            txHashes: string[];
+            blockNumber: number | null;
+            gasUsed: string | null;
+            totalGasUsed: string;
+            /** @description What the confirmed batch produced (e.g. tokenAddress, agentId, events) */
+            outcome?: {
+                [key: string]: unknown;
+            };
+            error?: string;
+            failedIndex?: number | null;
+            transactions: components["schemas"]["BatchTransaction"][];
+        };
+        /** @description A batch ended: success (every transaction confirmed, its outcome recorded) or rejected */
+        BatchCompletedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "batch.completed";
+            data: components["schemas"]["BatchCompletedData"];
+        };
         /** @description A batch this service prepared */
         BatchStatus: {
             /**
@@ -3103,6 +3623,18 @@ export interface components {
             /** @description 0: no expiry */
             expiresAt: number;
         };
+        CreateWebhookRequest: {
+            /**
+             * @description Where events are POSTed: https (http and local addresses in the sandbox only)
+             * @example https://example.com/webhooks/tak
+             */
+            url: string;
+            /** @description The event types to receive; empty or absent: all of them */
+            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
+            description?: string;
+            /** @description Without an API key: the batch (prepared without a key, not sent yet) whose events to receive */
+            txId?: string;
+        };
         DataPrepareResponse: {
             data: components["schemas"]["PrepareResponse"];
         };
@@ -3194,6 +3726,8 @@ export interface components {
             /** @description The same message, for clients that read it at the top level */
             message: string;
         };
+        /** @description An event: its id (position), type, time, the txId / chain / hash it concerns, and its data */
+        Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
         ExecutorAction: {
             chainId: string;
             /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
@@ -3313,6 +3847,26 @@ export interface components {
             limit: number;
             offset: number;
         };
+        /** @description An investor's KYC was approved */
+        KycApprovedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "kyc.approved";
+            data: components["schemas"]["KycEventData"];
+        };
+        /** @description The investor's onboarding state as get-investor-info shows it (`kyc`) */
+        KycEventData: {
+            investorId: string;
+            email: string;
+            kyc: components["schemas"]["KycState"];
+        };
         KycLink: {
             email: string;
             needKyc: boolean;
@@ -3325,6 +3879,20 @@ export interface components {
             /** @enum {string} */
             kycStatus: "none" | "invited" | "submitted" | "approved" | "rejected";
             expiresAt: string | null;
+        };
+        /** @description An investor's KYC was rejected (with the reason) */
+        KycRejectedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "kyc.rejected";
+            data: components["schemas"]["KycEventData"];
         };
         KycSignInMessage: {
             /** @description The EIP-4361 message for the wallet to sign (personal_sign) */
@@ -3360,6 +3928,20 @@ export interface components {
             walletAddress: string | null;
             submittedAt: string | null;
         };
+        /** @description An invited investor proved its wallet and submitted its details */
+        KycSubmittedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "kyc.submitted";
+            data: components["schemas"]["KycEventData"];
+        };
         Mandate: {
             /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
             agent: string;
@@ -3384,6 +3966,68 @@ export interface components {
             unlimitedTransactionValue: boolean;
             unlimitedCumulativeValue: boolean;
         };
+        /** @description What the registry's ExecutionRecorded event proves */
+        MandateExecutedData: {
+            chainId: number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            agentMandateAddress: string;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            agent: string;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            principal: string;
+            action: string;
+            /** @description Base units recorded against the mandate */
+            amount: string;
+            /** @description The mandate's total after this execution */
+            cumulativeUsed: string;
+        };
+        /** @description An agent executed a call within its RAMS mandate */
+        MandateExecutedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "mandate.executed";
+            data: components["schemas"]["MandateExecutedData"];
+        };
+        /** @description What the registry's MandateGranted and ActionEnabled events prove; GET /rams/mandate reads the live mandate */
+        MandateGrantedData: {
+            chainId: number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            agentMandateAddress: string;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            agent: string;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            principal: string;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            complianceProvider: string;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            asset: string;
+            validFrom: number;
+            validUntil: number;
+            metadata: string;
+            /** @description The action labels enabled (a selector left-aligned in 32 bytes) */
+            actions: string[];
+        };
+        /** @description A RAMS mandate was granted to an agent */
+        MandateGrantedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "mandate.granted";
+            data: components["schemas"]["MandateGrantedData"];
+        };
         MandateRead: {
             chainId: string;
             /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
@@ -3403,6 +4047,31 @@ export interface components {
             /** @description The principal's current EIP-712 nonce */
             nonce: string;
             chainTime: number;
+        };
+        MandateRevokedData: {
+            chainId: number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            agentMandateAddress: string;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            agent: string;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            principal: string;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            revokedBy: string;
+        };
+        /** @description A RAMS mandate was revoked */
+        MandateRevokedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "mandate.revoked";
+            data: components["schemas"]["MandateRevokedData"];
         };
         /** @description Mint to one or more investors (whitelisting new recipients first) */
         MintTokenBody: {
@@ -3735,6 +4404,92 @@ export interface components {
             escrowAddress: string;
             createdTxHash: string;
         };
+        OfferingClosedData: {
+            offering: {
+                /** @description The STO id */
+                uuid: string;
+                name: string;
+                companyName: string;
+                /** @description Tokens offered */
+                tokenAmount: string;
+                hardCap: string;
+                softCap: string;
+                minInvestment: string;
+                maxInvestment: string;
+                /** @description ISO 8601 */
+                startDate: string;
+                /** @description ISO 8601 */
+                endDate: string;
+                tokenPrice: string;
+                tokenSymbol: string;
+                /** @description The escrow's offering number */
+                offeringId: number;
+                acceptedCoin: string;
+                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                escrowAddress: string;
+                createdTxHash: string;
+            };
+            /** @enum {string} */
+            status: "COMPLETED" | "FAILED";
+            /** @description In the payment token's units */
+            raised: string;
+            closedTxHash: string;
+        };
+        /** @description closeOffer confirmed: the offering completed (soft cap reached) or failed */
+        OfferingClosedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "offering.closed";
+            data: components["schemas"]["OfferingClosedData"];
+        };
+        /** @description The offering as get-sto-by-id shows it, without the live fields (status, raised, available): read them there */
+        OfferingCreatedData: {
+            offering: {
+                /** @description The STO id */
+                uuid: string;
+                name: string;
+                companyName: string;
+                /** @description Tokens offered */
+                tokenAmount: string;
+                hardCap: string;
+                softCap: string;
+                minInvestment: string;
+                maxInvestment: string;
+                /** @description ISO 8601 */
+                startDate: string;
+                /** @description ISO 8601 */
+                endDate: string;
+                tokenPrice: string;
+                tokenSymbol: string;
+                /** @description The escrow's offering number */
+                offeringId: number;
+                acceptedCoin: string;
+                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                escrowAddress: string;
+                createdTxHash: string;
+            };
+        };
+        /** @description newSto confirmed: an offering of a token */
+        OfferingCreatedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "offering.created";
+            data: components["schemas"]["OfferingCreatedData"];
+        };
         OfferingList: {
             /** @description The offerings (the spec's name for the list) */
             status: components["schemas"]["Offering"][];
@@ -3751,6 +4506,24 @@ export interface components {
             step: string;
             settlementTransaction: string | null;
             releaseReason?: string;
+        };
+        PaymentEventData: {
+            txId: string;
+            payment: components["schemas"]["Payment"];
+        };
+        /** @description An x402 payment of a batch was released: nothing was charged */
+        PaymentReleasedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "payment.released";
+            data: components["schemas"]["PaymentEventData"];
         };
         /** @description The x402 quote, base64 JSON in the PAYMENT-REQUIRED header of a 402 */
         PaymentRequired: {
@@ -3801,6 +4574,20 @@ export interface components {
             } & {
                 [key: string]: unknown;
             };
+        };
+        /** @description An x402 payment of a batch was settled on its payment chain */
+        PaymentSettledEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "payment.settled";
+            data: components["schemas"]["PaymentEventData"];
         };
         /** @description The settlement, base64 JSON in the PAYMENT-RESPONSE header of a paid answer */
         PaymentSettlement: {
@@ -4401,6 +5188,10 @@ export interface components {
              */
             method: "ramsUnfreezeAgent";
         } & components["schemas"]["RamsUnfreezeAgentBody"];
+        RotateWebhookSecretRequest: {
+            /** @description How long the previous secret keeps signing beside the new one (default 86400; at most 7 days) */
+            gracePeriodSeconds?: number;
+        };
         /** @description The batch after the send: 200 once it ended (success or rejected), 202 while pending */
         SendSummary: {
             /** @description false once the batch is rejected */
@@ -4455,6 +5246,20 @@ export interface components {
             currentAmountRaised: string;
             /** @description Tokens still for sale */
             availableAmount: string;
+        };
+        /** @description newTokenization confirmed: the security token, its escrow and its record */
+        TokenCreatedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "token.created";
+            data: components["schemas"]["TokenizerInfo"];
         };
         /** @description Content references (sha256:…) of the uploaded documents */
         TokenDocsUpload: {
@@ -4530,6 +5335,120 @@ export interface components {
                     blockExplorerUrl: string;
                 };
             };
+        };
+        /** @description A transaction of a batch went out to the chain (or its client-broadcast hash was reported) */
+        TransactionBroadcastEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "transaction.broadcast";
+            data: components["schemas"]["TransactionEventData"];
+        };
+        /** @description A transaction has the confirmations the service waits for */
+        TransactionConfirmedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "transaction.confirmed";
+            data: components["schemas"]["TransactionEventData"];
+        };
+        /** @description A transaction of a batch, as get-transaction-status shows it (`transactions[]`) */
+        TransactionEventData: {
+            /** @description The batch */
+            txId: string;
+            method: string;
+            /** @enum {string} */
+            executionMode: "client-signed" | "client-broadcast" | "service-relayed";
+            transaction: components["schemas"]["BatchTransaction"];
+        };
+        TransactionFailedData: {
+            /** @description The batch */
+            txId: string;
+            method: string;
+            /** @enum {string} */
+            executionMode: "client-signed" | "client-broadcast" | "service-relayed";
+            transaction: components["schemas"]["BatchTransaction"];
+            /**
+             * @description reverted: mined and reverted (transaction.error has the revert reason); refused: the node refused it; unseen: a reported hash never appeared
+             * @enum {string}
+             */
+            reason: "reverted" | "refused" | "unseen";
+        };
+        /** @description A transaction reverted, was refused by the node or never appeared; its batch is rejected */
+        TransactionFailedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "transaction.failed";
+            data: components["schemas"]["TransactionFailedData"];
+        };
+        /** @description `transaction` is pending again */
+        TransactionReorgedData: {
+            /** @description The batch */
+            txId: string;
+            method: string;
+            /** @enum {string} */
+            executionMode: "client-signed" | "client-broadcast" | "service-relayed";
+            transaction: components["schemas"]["BatchTransaction"];
+            /** @description The block that held it and is no longer on the canonical chain */
+            removedBlockNumber: number;
+        };
+        /** @description A confirmed transaction's block left the canonical chain; it is pending again */
+        TransactionReorgedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "transaction.reorged";
+            data: components["schemas"]["TransactionReorgedData"];
+        };
+        /** @description `transaction` is the replacement */
+        TransactionReplacedData: {
+            /** @description The batch */
+            txId: string;
+            method: string;
+            /** @enum {string} */
+            executionMode: "client-signed" | "client-broadcast" | "service-relayed";
+            transaction: components["schemas"]["BatchTransaction"];
+            /** @description The hash the new transaction replaces (same nonce) */
+            replacedHash: string;
+        };
+        /** @description A transaction was replaced by another with the same nonce (fee bump, re-signed) */
+        TransactionReplacedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "transaction.replaced";
+            data: components["schemas"]["TransactionReplacedData"];
         };
         TransactionStatus: components["schemas"]["BatchStatus"] | components["schemas"]["ChainTransactionStatus"];
         /** @description Why a broadcast transaction waits, and the fees that would be mined now */
@@ -4648,10 +5567,130 @@ export interface components {
              */
             gasLimit: string;
         };
+        UpdateWebhookRequest: {
+            /**
+             * @description Where events are POSTed: https (http and local addresses in the sandbox only)
+             * @example https://example.com/webhooks/tak
+             */
+            url?: string;
+            /** @description The event types to receive; empty or absent: all of them */
+            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
+            description?: string | null;
+            /** @description true re-enables a disabled endpoint (its failures forgotten); false disables it */
+            enabled?: boolean;
+        };
         /** @description Without tokenSymbol: the symbols and tokenizer e-mails the key may see */
         VisibleTokens: {
             tokenSymbols: string[];
             tokenizerEmails: string[];
+        };
+        WebhookDeleted: {
+            id: string;
+            /** @constant */
+            deleted: true;
+        };
+        WebhookDelivery: {
+            id: string;
+            /** @description The event's id (its webhook-id) */
+            eventId: string;
+            eventType: string;
+            txId: string | null;
+            /** @description A redelivery asked for with POST …/redeliver */
+            manual: boolean;
+            /** @enum {string} */
+            status: "pending" | "delivering" | "delivered" | "failed";
+            attempts: {
+                attempt: number;
+                /** @description ISO 8601 */
+                at: string;
+                durationMs: number;
+                /** @description The receiver's HTTP status; null when none came (timeout, refused connection) */
+                statusCode: number | null;
+                /** @description The first KiB of the receiver's answer */
+                response: string | null;
+                error: string | null;
+            }[];
+            nextAttemptAt: string | null;
+            deliveredAt: string | null;
+            /** @description ISO 8601 */
+            createdAt: string;
+        };
+        WebhookDeliveryList: {
+            deliveries: components["schemas"]["WebhookDelivery"][];
+        };
+        WebhookEndpoint: {
+            /** @example wh_4f1c2b9e0d7a6c5b4a392817 */
+            id: string;
+            url: string;
+            description: string | null;
+            /** @description Empty: every type */
+            eventTypes: string[];
+            /** @description A keyless endpoint's batch; null for a key's endpoint */
+            txId: string | null;
+            enabled: boolean;
+            disabledAt: string | null;
+            /** @description Why it was disabled, e.g. every delivery failed for 24 h */
+            disabledReason: string | null;
+            /** @description Since when every attempt failed (null after a success) */
+            failingSince: string | null;
+            /** @description After a rotation: until when the previous secret also signs */
+            previousSecretValidUntil: string | null;
+            pendingDeliveries: number;
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description ISO 8601 */
+            updatedAt: string;
+        };
+        WebhookEndpointWithSecret: {
+            /** @example wh_4f1c2b9e0d7a6c5b4a392817 */
+            id: string;
+            url: string;
+            description: string | null;
+            /** @description Empty: every type */
+            eventTypes: string[];
+            /** @description A keyless endpoint's batch; null for a key's endpoint */
+            txId: string | null;
+            enabled: boolean;
+            disabledAt: string | null;
+            /** @description Why it was disabled, e.g. every delivery failed for 24 h */
+            disabledReason: string | null;
+            /** @description Since when every attempt failed (null after a success) */
+            failingSince: string | null;
+            /** @description After a rotation: until when the previous secret also signs */
+            previousSecretValidUntil: string | null;
+            pendingDeliveries: number;
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description ISO 8601 */
+            updatedAt: string;
+            /** @description The signing secret (Standard Webhooks `whsec_…`): shown this once, store it now */
+            secret: string;
+        };
+        WebhookList: {
+            webhooks: components["schemas"]["WebhookEndpoint"][];
+        };
+        /** @description The test event was written; its delivery is listed under …/deliveries */
+        WebhookTestAccepted: {
+            eventId: string;
+            deliveryId: string;
+        };
+        WebhookTestData: {
+            endpointId: string;
+            message: string;
+        };
+        /** @description A test event sent to one endpoint on request (POST /webhooks/{id}/test); never on the stream */
+        WebhookTestEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "webhook.test";
+            data: components["schemas"]["WebhookTestData"];
         };
         /** @description Whitelist or blacklist investor wallets */
         WhitelistBody: {
@@ -8251,6 +9290,304 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    listWebhooks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    createWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description Created; `secret` is shown this once */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    getWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    deleteWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeleted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    updateWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    rotateWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretRequest"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    sendWebhookTest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Written; it is delivered shortly (see …/deliveries) */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookTestAccepted"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    listWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description 1–100, default 20 */
+                limit?: number;
+                status?: "pending" | "delivering" | "delivered" | "failed";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    redeliverWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                deliveryId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A new delivery of the event, due now */
+            202: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    streamEvents: {
+        parameters: {
+            query?: {
+                /** @description Comma-separated event types to receive (default: all): transaction.broadcast, transaction.confirmed, transaction.failed, transaction.replaced, transaction.reorged, batch.completed, payment.settled, payment.released, token.created, offering.created, offering.closed, agent.registered, mandate.granted, mandate.revoked, mandate.executed, kyc.submitted, kyc.approved, kyc.rejected */
+                types?: string;
+                /** @description Only this batch's events. Without an API key: required, a batch prepared without a key */
+                txId?: string;
+                /** @description Resume after this event id: for clients that cannot send the Last-Event-ID header (which wins when both are sent) */
+                lastEventId?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream until the client leaves (or the service stops: reconnect with Last-Event-ID) */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     openapiJson: {
         parameters: {
             query?: never;
@@ -8334,6 +9671,690 @@ export interface operations {
             503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
+        };
+    };
+    transactionBroadcastEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransactionBroadcastEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    transactionConfirmedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransactionConfirmedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    transactionFailedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransactionFailedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    transactionReplacedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransactionReplacedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    transactionReorgedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransactionReorgedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    batchCompletedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["BatchCompletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentSettledEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentSettledEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentReleasedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentReleasedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    offeringCreatedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OfferingCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    offeringClosedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OfferingClosedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    agentRegisteredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AgentRegisteredEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    mandateGrantedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MandateGrantedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    mandateRevokedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MandateRevokedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    mandateExecutedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["MandateExecutedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    kycSubmittedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KycSubmittedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    kycApprovedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KycApprovedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    kycRejectedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["KycRejectedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    webhookTestEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookTestEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -16,6 +16,7 @@ import {
   type PrepareRequest,
 } from "../client";
 import { parseSelectorSpec, setupExecutor } from "../service/admin/rams-setup";
+import { firstStreamedEvent, WebhookListener, type ListenedEvent } from "./lib/webhook-listener";
 
 /**
  * `npm run demo`: a guided tour of the API against a running `npm start`, through the typed client (client/).
@@ -23,6 +24,8 @@ import { parseSelectorSpec, setupExecutor } from "../service/admin/rams-setup";
  *   tokenization → offering → investment → close → claim → dividend     (API key, client-signed by the sandbox accounts)
  *   an agent registered by the service's relayer and paid with x402       (no key: USDC on Base Sepolia, @x402/fetch)
  *   a RAMS mandate granted by signature and executed within its caps     (the EIP-712 round trip, a capped execution)
+ *   every change of the tour received as a signed webhook by a local receiver, verified (Standard Webhooks), and the
+ *   event stream (GET /events) resumed from an event id
  *
  * Each step prints a progress line, the transactions it sent and the reads that prove it. It reads the sandbox's
  * <DATA_DIR>/sandbox/dev-credentials.json (what `npm start` writes), or DEMO_CREDENTIALS; DEMO_BASE_URL overrides the
@@ -40,7 +43,7 @@ interface Credentials {
 
 const SEPOLIA = "11155111";
 const BASE_SEPOLIA = "84532";
-const STEPS = 13;
+const STEPS = 15;
 let step = 0;
 let stepStarted = 0;
 
@@ -103,7 +106,16 @@ async function main() {
   }
   done();
 
-  // 2. Tokenization.
+  // 2. Webhooks: a local receiver for every event of the key, each verified as it arrives.
+  begin("Webhooks: a local receiver for every event of this key, signed per Standard Webhooks and verified as they arrive");
+  const short = (id: string | null) => (id ? `${id.slice(0, 10)}…` : "");
+  const listener = await WebhookListener.start((event: ListenedEvent) => console.log(dim(`        ⚡ event ${event.id} ${event.type} ${short(event.txId)} (signature verified)`)));
+  const endpoint = unwrap(await api.POST("/webhooks", { body: { url: listener.url, description: "npm run demo" } }));
+  listener.useSecret(endpoint.secret);
+  say(`endpoint ${endpoint.id} → ${listener.url}; its secret ${endpoint.secret.slice(0, 10)}… is shown once, at creation`);
+  done();
+
+  // 3. Tokenization.
   begin(`Tokenize an asset: newTokenization ${symbol} (the issuer signs, the service broadcasts)`);
   const tokenized = await execute(api, issuer, {
     method: "newTokenization",
@@ -122,7 +134,7 @@ async function main() {
   proof("get-token-info", `${"tokenType" in record ? `${record.tokenType}, max supply ${record.maxTokenSupply}, ${record.allowedTokenDecimals} decimals` : ""}`);
   done();
 
-  // 3. Whitelist.
+  // 4. Whitelist.
   begin("Whitelist the investor (only whitelisted wallets may hold the security token)");
   const whitelisted = await execute(api, issuer, {
     method: "whitelist",
@@ -136,7 +148,7 @@ async function main() {
   proof("get-whitelist-status", `${investor.address} whitelisted: ${listed.whitelistStatus}`);
   done();
 
-  // 4. The offering.
+  // 5. The offering.
   // The start must still be ahead when the block that opens the offering is mined: on 12 s blocks that is up to a
   // block and a half away (the send waits for the next block, which may be stamped a little later).
   const blockTime = credentials.chains[SEPOLIA].blockTime ?? credentials.blockTime ?? 0;
@@ -174,7 +186,7 @@ async function main() {
   proof("get-sto-balance", `status ${current.status}`);
   done();
 
-  // 5. Investment.
+  // 6. Investment.
   begin("Invest: the investor puts in 2,000 USDC (approve, then invest: two transactions, in order)");
   const invested = await execute(api, investor, {
     method: "newInvest",
@@ -189,14 +201,14 @@ async function main() {
   proof("get-sto-balance", `raised ${current.currentAmountRaised} USDC, ${current.availableAmount} tokens still for sale`);
   done();
 
-  // 6. Close.
+  // 7. Close.
   begin("Close the offering: closeOffer (raised ≥ soft cap: COMPLETED, the funds go to the issuer)");
   transactions("closeOffer", await execute(api, issuer, { method: "closeOffer", chainId, signerAddress: issuer.address, tokenizerEmail, tokenSymbol: symbol } as PrepareRequest));
   current = await balance();
   proof("get-sto-balance", `status ${current.status}, raised ${current.currentAmountRaised} USDC`);
   done();
 
-  // 7. Claim.
+  // 8. Claim.
   begin("Claim: the investor's tokens are minted to it (claimTokens)");
   transactions("claimTokens", await execute(api, investor, { method: "claimTokens", chainId, investorAddress: investor.address, investorEmail, tokenSymbol: symbol } as PrepareRequest));
   const holding = unwrap(await api.GET("/get-balance-whitelist", { params: { query: { tokenSymbol: symbol, investorAddress: investor.address } } }));
@@ -205,7 +217,7 @@ async function main() {
   proof("get-investments-by-sto-id", investments.offeringTransactionsList.map((i) => `${i.user} ${i.amountInUSD} ${i.currency} (${i.status})`).join("; "));
   done();
 
-  // 8. Dividend.
+  // 9. Dividend.
   begin("Pay a dividend: the issuer approves 500 USDC to the token and distributes it; the holder withdraws its share");
   transactions(
     "approve",
@@ -217,7 +229,7 @@ async function main() {
   proof("get-dividend-distribution", `${dividends.totalDistributed} ${dividends.paymentToken.symbol} distributed; ${dividends.holders.map((h) => `${h.address} withdrew ${h.withdrawn}`).join("; ")}`);
   done();
 
-  // 9. An agent, paid with x402.
+  // 10. An agent, paid with x402.
   begin("Register an AI agent (ERC-8004), relayed by the service and paid with x402 — no API key");
   const anonymous = createApiClient({ baseUrl: credentials.baseUrl });
   const terms = await paymentTerms(anonymous);
@@ -243,7 +255,7 @@ async function main() {
   proof("get-agent-info (paid by its owner, 0.000001 USDC)", `agentId ${agentInfo.agentId}, owner ${agentInfo.ownerWalletAddress}, NFT held by the relayer ${agentInfo.heldByRelayer}, URI ${agentInfo.agentURI}`);
   done();
 
-  // 10. RAMS: the operator's set-up and the principal's eligibility.
+  // 11. RAMS: the operator's set-up and the principal's eligibility.
   begin("RAMS set-up: an executor for the principal (operator step) and the principal made eligible (grant-principal)");
   const identityRef = keccakId(`demo:${run}:principal`);
   const sepoliaProvider = new JsonRpcProvider(credentials.chains[SEPOLIA].rpcUrl, Number(SEPOLIA), { staticNetwork: true, cacheTimeout: -1 });
@@ -264,7 +276,7 @@ async function main() {
   proof("rams/compliance-status", `${principal.address} eligible: ${compliance.eligible} (${compliance.reason})`);
   done();
 
-  // 11. RAMS: the mandate, by the principal's signature, relayed and paid with x402.
+  // 12. RAMS: the mandate, by the principal's signature, relayed and paid with x402.
   begin("RAMS mandate: typed data → the principal signs → granted by the relayer, paid with x402 (caps 100 / 150 USDC)");
   const existing = unwrap(await api.GET("/rams/mandate", { params: { query: { chainId, agent: agent.address, principal: principal.address } } })).data;
   if (existing.status === "active" || existing.status === "pending") {
@@ -291,7 +303,7 @@ async function main() {
   proof("rams/mandate", `status ${mandate.status}, caps ${formatUnits(mandate.mandate!.maxTransactionValue, 6)} per transaction / ${formatUnits(mandate.mandate!.maxCumulativeValue, 6)} in all`);
   done();
 
-  // 12. RAMS: a capped execution.
+  // 13. RAMS: a capped execution.
   begin("RAMS execution: the agent moves 60 USDC of the principal's through the executor; 120 is refused (over the cap)");
   const executed: Executed = await execute(api, agent, {
     method: "ramsExecute",
@@ -315,7 +327,24 @@ async function main() {
   proof("rams/can-execute 100 USDC", `allowed ${check.allowed}: ${check.reason?.code} (${check.reason?.message})`);
   done();
 
-  // 13. Done.
+  // 14. Events.
+  begin("Events: every change of the tour arrived as a signed webhook; the stream replays from an event id");
+  for (let i = 0; i < 100 && unwrap(await api.GET("/webhooks/{id}", { params: { path: { id: endpoint.id } } })).pendingDeliveries > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  await new Promise((r) => setTimeout(r, 300));
+  const byType = new Map<string, number>();
+  for (const e of listener.events) byType.set(e.type, (byType.get(e.type) ?? 0) + 1);
+  if (listener.unverified) throw new Error(`${listener.unverified} webhook(s) failed signature verification`);
+  proof("webhooks", `${listener.events.length} events received, every signature verified (standardwebhooks): ${[...byType].map(([t, n]) => `${t} ×${n}`).join(", ")}`);
+  const tokenEvent = listener.events.find((e) => e.type === "token.created");
+  if (tokenEvent) {
+    const replayed = await firstStreamedEvent(credentials.baseUrl, credentials.apiKey, { lastEventId: String(BigInt(tokenEvent.id) - 1n), types: "token.created" });
+    proof("GET /events (Server-Sent Events) from Last-Event-ID", `${replayed?.type} ${replayed?.id} for ${(replayed?.data as { tokenSymbol?: string })?.tokenSymbol}, the event the webhook got`);
+  }
+  await api.DELETE("/webhooks/{id}", { params: { path: { id: endpoint.id } } });
+  await listener.close();
+  done();
+
+  // 15. Done.
   begin("Done");
   const status = unwrap(await api.GET("/get-transaction-status", { params: { query: { txId: executed.prepared.txId } } }));
   proof("get-transaction-status", `the last batch ${executed.prepared.txId} is ${status.status}`);

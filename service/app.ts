@@ -16,6 +16,9 @@ import { readRoutes } from "./routes/reads";
 import { stoReadRoutes } from "./routes/sto-reads";
 import { writeRoutes } from "./routes/write";
 import { x402Routes } from "./routes/x402";
+import { eventRoutes } from "./routes/events";
+import { webhookRoutes } from "./routes/webhooks";
+import { Event, EVENT_CATALOGUE, EVENT_ENVELOPES, EVENT_TYPES } from "./events/types";
 import type { Services } from "./services";
 
 export const API_VERSION = "2.0.0";
@@ -31,6 +34,8 @@ export function allRoutes(services: Services): RouteDefinition<any, any>[] {
     ...ramsRoutes(services),
     ...x402Routes(services),
     ...onboardingRoutes(services),
+    ...webhookRoutes(services),
+    ...eventRoutes(services),
     ...docsRoutes(services, { document: () => apiDocument(services), version: API_VERSION }),
   ];
 }
@@ -43,7 +48,10 @@ const documents = new WeakMap<Services, object>();
  */
 export function apiDocument(services: Services): object {
   let document = documents.get(services);
-  if (!document) documents.set(services, (document = buildOpenApi(allRoutes(services), { version: API_VERSION, serverUrl: services.config?.PUBLIC_BASE_URL })));
+  if (!document) {
+    const webhooks = Object.fromEntries(EVENT_TYPES.map((type) => [type, { summary: EVENT_CATALOGUE[type].summary, schema: EVENT_ENVELOPES[type] }]));
+    documents.set(services, (document = buildOpenApi(allRoutes(services), { version: API_VERSION, serverUrl: services.config?.PUBLIC_BASE_URL, webhooks, event: Event })));
+  }
   return document;
 }
 
@@ -79,9 +87,9 @@ export function createApp(services: Services, options: { adminToken: string }): 
     res.setHeader("Access-Control-Allow-Origin", "*");
     res.setHeader(
       "Access-Control-Allow-Headers",
-      "Content-Type, x-api-key, X-PAYMENT, payment-signature, Idempotency-Key, x-request-id",
+      "Content-Type, x-api-key, X-PAYMENT, payment-signature, Idempotency-Key, x-request-id, Last-Event-ID",
     );
-    res.setHeader("Access-Control-Allow-Methods", "GET, POST, PATCH, OPTIONS");
+    res.setHeader("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS");
     res.setHeader("Access-Control-Expose-Headers", "PAYMENT-REQUIRED, PAYMENT-RESPONSE, Retry-After, x-request-id");
     // Answers echo user text (an agent's registration file, error messages): never let a browser sniff them into HTML.
     res.setHeader("X-Content-Type-Options", "nosniff");

@@ -13,6 +13,34 @@ const booleanFromEnv = z
   .enum(["true", "false", "1", "0"])
   .transform((v) => v === "true" || v === "1");
 
+/** "500ms", "5s", "30m", "2h", "1d" (or a bare number of milliseconds) as milliseconds. */
+export function parseDuration(text: string): number {
+  const match = /^(\d+(?:\.\d+)?)(ms|s|m|h|d)?$/.exec(text.trim());
+  if (!match) throw new Error(`"${text}" is not a duration (e.g. 500ms, 5s, 30m, 2h, 1d)`);
+  const unit = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 }[(match[2] ?? "ms") as "ms"];
+  return Math.round(Number(match[1]) * unit);
+}
+
+const duration = z.string().transform((text, ctx) => {
+  try {
+    return parseDuration(text);
+  } catch (error) {
+    ctx.addIssue({ code: "custom", message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
+const durations = z.string().transform((text, ctx) => {
+  try {
+    const list = text.split(",").map((d) => parseDuration(d));
+    if (!list.length || list.some((d) => d <= 0)) throw new Error("every delay must be positive");
+    return list;
+  } catch (error) {
+    ctx.addIssue({ code: "custom", message: (error as Error).message });
+    return z.NEVER;
+  }
+});
+
 const configSchema = z.object({
   ENVIRONMENT: z.enum(environments).default("sandbox"),
   HOST: z.string().default("127.0.0.1"),
@@ -77,6 +105,25 @@ const configSchema = z.object({
   SMTP_FROM: z.string().min(3).default("Investor onboarding <no-reply@localhost>"),
   /** How long a KYC link stays valid, in hours (fractions allowed); default 7 days. */
   KYC_LINK_TTL_HOURS: z.coerce.number().positive().max(24 * 366).default(168),
+  /** Delays between a webhook delivery's attempts (the first attempt is at once); after the last one it has failed. */
+  WEBHOOK_RETRY_SCHEDULE: durations.prefault(["5s", "5m", "30m", "2h", "5h", "10h"].join(",")),
+  /** An attempt (connect, answer, body) gives up after this long. */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(10_000),
+  /** Bytes of a receiver's answer read at most (the rest is dropped with the connection); the first KiB is kept. */
+  WEBHOOK_RESPONSE_LIMIT_BYTES: z.coerce.number().int().min(1024).default(64 * 1024),
+  /** An endpoint whose every attempt failed for this long is disabled (shown in its listing; re-enable it with PATCH). */
+  WEBHOOK_DISABLE_AFTER: duration.prefault("24h"),
+  /** Webhook deliveries in flight at once per instance. */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  /**
+   * Webhook URLs may name loopback and private addresses (and use http). Default: allowed in the sandbox (local
+   * receivers), refused in production. Link-local and cloud metadata addresses are refused always.
+   */
+  WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: booleanFromEnv.optional(),
+  /** Events are kept (for streams resuming with Last-Event-ID, and deliveries) this many days. */
+  EVENT_RETENTION_DAYS: z.coerce.number().positive().max(3660).default(7),
+  /** A stream with nothing to say sends a comment line this often, so proxies keep it open. */
+  EVENT_STREAM_HEARTBEAT_MS: z.coerce.number().int().min(100).default(15_000),
 });
 
 export type RawConfig = z.infer<typeof configSchema>;

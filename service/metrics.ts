@@ -22,6 +22,10 @@ import type { Services } from "./services";
  * | tak_reorgs_total                         | counter   | chain_id, depth        | transactions a reorg took off the chain: before or after their confirmations |
  * | tak_rpc_calls_total                      | counter   | chain_id, endpoint, outcome | RPC requests per URL (scheme and host only): ok, failed, throttled |
  * | tak_info                                 | gauge     | version, environment, database | 1                              |
+ * | tak_webhook_deliveries_total             | counter   | outcome                | this process's attempts: delivered, retry, failed, lost_lease |
+ * | tak_webhook_deliveries_owed              | gauge     | state (pending/delivering) | the database, on scrape            |
+ * | tak_events_oldest_undelivered_seconds    | gauge     |                        | age of the oldest event still owed to an endpoint |
+ * | tak_event_streams                        | gauge     |                        | open GET /events streams of this process |
  * | tak_process_* , tak_nodejs_*             | (default) |                        | prom-client's process metrics          |
  *
  * Route labels are route templates (/documents/{sha256}), never raw paths; unmatched paths count as "(unmatched)".
@@ -87,6 +91,47 @@ export class Metrics {
       registers,
       collect() {
         this.set({ version, environment: services.config.ENVIRONMENT, database: services.db.kind }, 1);
+      },
+    });
+    const deliveries = new Counter({
+      name: "tak_webhook_deliveries_total",
+      help: "Webhook delivery attempts of this process by outcome: delivered (2xx), retry (failed, another attempt scheduled), failed (schedule spent), lost_lease (answer not recorded: another instance took the delivery)",
+      labelNames: ["outcome"],
+      registers,
+    });
+    for (const outcome of ["delivered", "retry", "failed", "lost_lease"]) deliveries.inc({ outcome }, 0);
+    if (services.webhookDispatcher) services.webhookDispatcher.onOutcome = (outcome) => deliveries.inc({ outcome });
+    // The two outbox gauges share one read per scrape.
+    let backlogRead: { at: number; done: Promise<{ pending: number; delivering: number; oldestUndeliveredSeconds: number }> } | undefined;
+    const backlog = () => {
+      if (!backlogRead || Date.now() - backlogRead.at > 1000) backlogRead = { at: Date.now(), done: services.webhooks.backlog() };
+      return backlogRead.done;
+    };
+    new Gauge({
+      name: "tak_webhook_deliveries_owed",
+      help: "Webhook deliveries not done yet: pending (due now or later) and delivering (an attempt in flight), all instances",
+      labelNames: ["state"],
+      registers,
+      async collect() {
+        const b = await backlog();
+        this.set({ state: "pending" }, b.pending);
+        this.set({ state: "delivering" }, b.delivering);
+      },
+    });
+    new Gauge({
+      name: "tak_events_oldest_undelivered_seconds",
+      help: "Age of the oldest event still owed to a webhook endpoint (0 when none is)",
+      registers,
+      async collect() {
+        this.set((await backlog()).oldestUndeliveredSeconds);
+      },
+    });
+    new Gauge({
+      name: "tak_event_streams",
+      help: "Open event streams (GET /events) of this process",
+      registers,
+      collect() {
+        this.set(services.eventStreams?.size ?? 0);
       },
     });
     new Gauge({

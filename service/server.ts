@@ -38,6 +38,10 @@ import { KycStore } from "./store/kyc";
 import { OperatorKycProvider } from "./onboarding/provider";
 import { createMailer } from "./onboarding/mailer";
 import { WalletBalances } from "./wallet-balances";
+import { Webhooks } from "./store/webhooks";
+import { EventNotifier } from "./events/notifier";
+import { WebhookDispatcher } from "./events/dispatcher";
+import { EventStreams } from "./events/stream";
 
 export interface RunningService {
   services: Services;
@@ -98,6 +102,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
   services.kycProvider = new OperatorKycProvider(db, services.kyc);
   const sealed = { payments: await services.payments.sealClearSecrets(), transactions: await services.batches.sealClearSigned() };
   if (sealed.payments || sealed.transactions) logger.info(sealed, "sealed what this database held in clear before this version");
+  services.webhooks = new Webhooks(db, services.sealer);
+  services.eventNotifier = new EventNotifier(db);
+  services.webhookDispatcher = new WebhookDispatcher(services, logger.child({ component: "webhooks" }));
+  services.eventStreams = new EventStreams(services, logger.child({ component: "event-stream" }));
   services.runner = new BatchRunner(services, findMethod, logger.child({ component: "runner" }));
   services.relayer = new Relayer(services, logger.child({ component: "relayer" }));
   services.runner.relaySigner = (batch, tx, options) => services.relayer.sign(batch, tx, options);
@@ -140,6 +148,8 @@ export async function startService(config: Config, options: StartOptions = {}): 
   services.runner.startSweeper();
   services.walletBalances = WalletBalances.forService(services);
   services.walletBalances.start();
+  await services.eventNotifier.start();
+  await services.webhookDispatcher.start();
 
   let stopped = false;
   return {
@@ -159,7 +169,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
       server.closeIdleConnections();
       services.x402?.stop();
       services.walletBalances?.stop();
+      services.eventStreams.stop();
       await services.runner.stop();
+      await services.webhookDispatcher.stop();
+      await services.eventNotifier.stop();
       while (inFlight > 0 && Date.now() - started < config.SHUTDOWN_TIMEOUT_MS) await new Promise((r) => setTimeout(r, 20));
       if (inFlight > 0) logger.warn({ inFlight, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "closing connections of requests still in flight");
       server.closeAllConnections();

@@ -26,6 +26,10 @@ import type { KycProvider } from "./onboarding/provider";
 import type { Mailer } from "./onboarding/mailer";
 import type { Sealer } from "./crypto/sealed";
 import type { WalletBalances } from "./wallet-balances";
+import type { Webhooks } from "./store/webhooks";
+import type { EventNotifier } from "./events/notifier";
+import type { WebhookDispatcher } from "./events/dispatcher";
+import type { EventStreams } from "./events/stream";
 
 /** Everything a route, a method or the engine may use; built once per process by main.ts (or by a test). */
 export interface Services {
@@ -65,4 +69,9 @@ export interface Services {
   kyc: KycStore;
   kycProvider: KycProvider;
   mailer?: Mailer;
+  /** Events (service/events/): webhook endpoints and deliveries, the commit wake-ups, the dispatcher, the SSE streams. */
+  webhooks: Webhooks;
+  eventNotifier: EventNotifier;
+  webhookDispatcher: WebhookDispatcher;
+  eventStreams: EventStreams;
 }

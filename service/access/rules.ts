@@ -17,6 +17,7 @@ import type { PriceTier } from "../payments/pricing";
  * | agentGetter    | accepted (scoped to its own) | the agent-getter price; payer must be the owner |
  * | ramsRead       | accepted                     | the RAMS read price                             |
  * | faucet         | accepted (faucet credits)    | the faucet price                                |
+ * | keyOrTxId      | accepted (its own events)    | free, for one txId prepared without a key       |
  */
 export interface AccessRule {
   name: string;
@@ -40,6 +41,8 @@ export const ACCESS = {
   agentGetter: { name: "agentGetter", key: "optional", price: "agentGetter", payerMustOwn: true },
   ramsRead: { name: "ramsRead", key: "optional", price: "ramsRead" },
   faucet: { name: "faucet", key: "optional", price: "faucet" },
+  /** Events: a key's own, or (no key) those of one batch prepared without a key; the handler checks which. */
+  keyOrTxId: { name: "keyOrTxId", key: "optional" },
 } as const satisfies Record<string, AccessRule>;
 
 export type PaymentStep = "prepare" | "send";

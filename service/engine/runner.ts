@@ -215,7 +215,7 @@ export class BatchRunner {
         if (confirmed.kind === "confirmed") return { kind: "mined" as const, receipt: confirmed.receipt, tx: mined.tx };
         if (confirmed.kind === "stopped") return confirmed;
         chain.shallowReorgs++;
-        await this.services.batches.markReorged(batch.txId, tx.index, false);
+        await this.services.batches.markReorged(batch.txId, tx.index, false, confirmed.blockNumber);
         this.log.warn({ txId: batch.txId, index: tx.index, hash: mined.receipt.hash, blockNumber: confirmed.blockNumber }, "reorg took the transaction off the chain before its confirmations; waiting for it again");
       }
     } finally {
@@ -265,7 +265,7 @@ export class BatchRunner {
     }
     const [txId, index] = [entry.key.slice(0, entry.key.lastIndexOf(":")), Number(entry.key.slice(entry.key.lastIndexOf(":") + 1))];
     this.log.error({ txId, index, chainId: chain.chainId, blockNumber: entry.blockNumber, blockHash: entry.blockHash }, "reorg deeper than the confirmations took a confirmed transaction off the chain; sending it again");
-    await this.services.batches.markReorged(txId, index, true).catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg"));
+    await this.services.batches.markReorged(txId, index, true, entry.blockNumber).catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg"));
     this.onReorged(txId);
     await this.bringBack(chain, txId, index);
   }

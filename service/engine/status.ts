@@ -20,7 +20,8 @@ function txStatus(tx: BatchTransaction): "prepared" | "pending" | "success" | "r
   }
 }
 
-function describeTx(batch: Batch, tx: BatchTransaction) {
+/** One transaction as the status and send answers show it (`transactions[]`, `txResponses[]`); events carry it too. */
+export function transactionView(tx: BatchTransaction) {
   return {
     index: tx.index,
     hash: tx.txHash,
@@ -73,7 +74,7 @@ export function sendSummary(batch: Batch) {
         txId: batch.txId,
         success,
         status,
-        result: { txResponses: txs.filter((t) => t.txHash).map((t) => describeTx(batch, t)) },
+        result: { txResponses: txs.filter((t) => t.txHash).map((t) => transactionView(t)) },
       },
     ],
   };
@@ -99,6 +100,6 @@ export function statusView(batch: Batch, hash?: string) {
     totalGasUsed: gasUsed.toString(),
     ...(batch.outcome ? { outcome: batch.outcome } : {}),
     ...(batch.error ? { error: batch.error, failedIndex: batch.failedIndex } : {}),
-    transactions: txs.map((t) => describeTx(batch, t)),
+    transactions: txs.map((t) => transactionView(t)),
   };
 }

@@ -75,6 +75,8 @@ function security(rule: AccessRule, route: RouteDefinition<any, any>): Json[] {
     case "apiKey":
       return [{ apiKey: [] }];
     case "apiKeyOrPayment":
+      // Optional key, nothing to pay: a key, or no credential at all (the route says what it then serves).
+      if (rule.price === undefined) return [{ apiKey: [] }, {}];
       // A service-relayed prepare needs no credential at all (its send is paid): agentic writes also take none.
       return rule.name === "agenticWrite" ? [{ apiKey: [] }, { x402: [] }, {}] : [{ apiKey: [] }, { x402: [] }];
     case "optionalApiKey":
@@ -96,6 +98,12 @@ const TAGS = [
   { name: "rams", description: "ERC-8226 mandates (RAMS): reads, EIP-712 typed data and the ten write methods." },
   { name: "x402", description: "Paid per call in USDC: the facades, discovery, the sandbox faucet." },
   { name: "onboarding", description: "Investor onboarding (KYC links, the investor's page)." },
+  {
+    name: "webhooks",
+    description:
+      "Signed webhooks (Standard Webhooks): register endpoints, rotate secrets, test, list deliveries and redeliver. The events they receive are in the document's `webhooks` section.",
+  },
+  { name: "events", description: "The live event stream (Server-Sent Events), resumable with Last-Event-ID." },
   { name: "network", description: "Contract addresses per network." },
   { name: "meta", description: "Health, this document, the reference page, metrics." },
 ];
@@ -148,8 +156,25 @@ function responseObject(doc: ResponseDoc, components: Components, extraHeaders: 
   return out;
 }
 
-/** The OpenAPI 3.1 document of `routes` (hidden routes left out). */
-export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { version: string; serverUrl?: string }) {
+/** An event the API POSTs to webhook endpoints: OpenAPI 3.1's top-level `webhooks`, keyed by event type. */
+export interface WebhookDoc {
+  summary: string;
+  /** The request body (the event envelope). */
+  schema: ZodType;
+}
+
+const SIGNATURE_HEADERS = [
+  { name: "webhook-id", description: "The event's id: the same on every retry (drop duplicates by it)", example: "1042" },
+  { name: "webhook-timestamp", description: "Seconds since the epoch when this attempt was signed (refuse old ones: replay)", example: "1767225600" },
+  {
+    name: "webhook-signature",
+    description: "Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret",
+    example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
+  },
+];
+
+/** The OpenAPI 3.1 document of `routes` (hidden routes left out) and of the events webhooks receive. */
+export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { version: string; serverUrl?: string; webhooks?: Record<string, WebhookDoc>; event?: ZodType }) {
   const components = new Components();
   const errorRef = components.ref(ErrorBody, "output");
   const paymentRequiredRef = components.ref(PaymentRequired, "output");
@@ -214,12 +239,30 @@ export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { versio
     }
     (paths[route.path] ??= {})[route.method] = operation;
   }
+  if (info.event) components.ref(info.event, "output"); // the union of every event (the stream's data lines), a component
+  const webhooks: Record<string, unknown> = {};
+  for (const [type, hook] of Object.entries(info.webhooks ?? {})) {
+    webhooks[type] = {
+      post: {
+        operationId: `${type.replace(/[._](\w)/g, (_m, c: string) => c.toUpperCase())}Event`,
+        summary: hook.summary,
+        tags: ["webhooks"],
+        parameters: SIGNATURE_HEADERS.map((h) => ({ name: h.name, in: "header", required: true, description: h.description, schema: { type: "string", example: h.example } })),
+        requestBody: { required: true, content: jsonContent(components.ref(hook.schema, "output")) },
+        responses: {
+          "2XX": { description: "Received: any 2xx ends the delivery (answer fast; redirects are not followed)" },
+          default: { description: "Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h)" },
+        },
+      },
+    };
+  }
   return {
     openapi: "3.1.0",
     info: { title: "Tokenized-Asset Transaction API", version: info.version, description: DESCRIPTION },
     ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
     tags: TAGS,
     paths,
+    ...(Object.keys(webhooks).length ? { webhooks } : {}),
     components: {
       securitySchemes,
       responses: {

@@ -7,7 +7,7 @@ import { typeName } from "./fields";
 import { guardInput } from "./input-guard";
 import type { Services } from "../services";
 
-export type HttpMethod = "get" | "post" | "patch";
+export type HttpMethod = "get" | "post" | "patch" | "delete";
 
 export interface RouteResult {
   status?: number;

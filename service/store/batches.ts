@@ -1,6 +1,9 @@
 import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus, ReplacedTransaction, TransactionWait, UnsignedTransaction } from "../engine/types";
 import { TtlCache } from "../cache/ttl-cache";
 import type { Sealer } from "../crypto/sealed";
+import { broadcastEvent, completedEvent, confirmedEvent, factsOf, failedEvent, transactionEventData, type BatchFactsRow } from "../events/batch-events";
+import { emitEvents } from "../events/outbox";
+import type { NewEvent } from "../events/types";
 import type { Db, Queryable } from "./db";
 
 /** How long, and how many, prepared batches an instance keeps in memory for their first send. */
@@ -95,7 +98,7 @@ const TX_JSON = `json_build_object(
 const toTx = (row: TxRow, sealer: Sealer): BatchTransaction => ({
   broadcastAt: row.broadcast_at === null || row.broadcast_at === undefined ? null : new Date(row.broadcast_at).toISOString(),
   index: row.index,
-  unsigned: row.unsigned,
+  unsigned: jsonColumn(row.unsigned)!,
   signedRaw: openSigned(sealer, row.signed_raw, row.tx_hash),
   txHash: row.tx_hash,
   status: row.status,
@@ -257,21 +260,44 @@ export class Batches {
     next: { signedRaw: string; txHash: string; unsigned?: UnsignedTransaction },
     replacedFees: { maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
   ): Promise<boolean> {
-    const [row] = await q.query<{ moved: number }>(
-      `WITH current AS (
-         SELECT tx_id, index, tx_hash, signed_raw FROM batch_transactions
-         WHERE tx_id = $1 AND index = $2 AND tx_hash = $3 AND status IN ('signed', 'broadcast') FOR UPDATE
-       ), kept AS (
-         INSERT INTO batch_transaction_replacements (tx_hash, tx_id, index, signed_raw, max_fee_per_gas, max_priority_fee_per_gas)
-         SELECT tx_hash, tx_id, index, signed_raw, $7, $8 FROM current RETURNING tx_hash
-       ), swapped AS (
-         UPDATE batch_transactions t SET signed_raw = $4, tx_hash = $5, unsigned = COALESCE($6::jsonb, t.unsigned), waiting = NULL
-         FROM kept WHERE t.tx_id = $1 AND t.index = $2 RETURNING t.tx_id
-       )
-       SELECT count(*)::int AS moved FROM swapped`,
-      [txId, index, replacing.toLowerCase(), sealSigned(this.sealer, next.signedRaw, next.txHash), next.txHash.toLowerCase(), next.unsigned ? JSON.stringify(next.unsigned) : null, replacedFees.maxFeePerGas.toString(), replacedFees.maxPriorityFeePerGas.toString()],
+    const replaceIn = async (tx: Queryable) => {
+      const [row] = await tx.query<{ moved: number }>(
+        `WITH current AS (
+           SELECT tx_id, index, tx_hash, signed_raw FROM batch_transactions
+           WHERE tx_id = $1 AND index = $2 AND tx_hash = $3 AND status IN ('signed', 'broadcast') FOR UPDATE
+         ), kept AS (
+           INSERT INTO batch_transaction_replacements (tx_hash, tx_id, index, signed_raw, max_fee_per_gas, max_priority_fee_per_gas)
+           SELECT tx_hash, tx_id, index, signed_raw, $7, $8 FROM current RETURNING tx_hash
+         ), swapped AS (
+           UPDATE batch_transactions t SET signed_raw = $4, tx_hash = $5, unsigned = COALESCE($6::jsonb, t.unsigned), waiting = NULL
+           FROM kept WHERE t.tx_id = $1 AND t.index = $2 RETURNING t.tx_id
+         )
+         SELECT count(*)::int AS moved FROM swapped`,
+        [txId, index, replacing.toLowerCase(), sealSigned(this.sealer, next.signedRaw, next.txHash), next.txHash.toLowerCase(), next.unsigned ? JSON.stringify(next.unsigned) : null, replacedFees.maxFeePerGas.toString(), replacedFees.maxPriorityFeePerGas.toString()],
+      );
+      if (!row.moved) return false;
+      await this.emitTransactionEvent(tx, txId, index, "transaction.replaced", { replacedHash: replacing.toLowerCase() });
+      return true;
+    };
+    return q === this.db ? this.db.transaction(replaceIn) : replaceIn(q);
+  }
+
+  /** A transaction.* event about one transaction as it now stands, written in `q` (the change's own transaction). */
+  private async emitTransactionEvent(
+    q: Queryable,
+    txId: string,
+    index: number,
+    type: "transaction.replaced" | "transaction.reorged",
+    extra: { replacedHash: string } | { removedBlockNumber: number },
+  ): Promise<void> {
+    const [row] = await q.query<{ tx: TxRow | string } & BatchFactsRow>(
+      `SELECT ${TX_JSON} AS tx, b.chain_id, b.method, b.execution_mode, b.api_key_id FROM batch_transactions t JOIN batches b ON b.tx_id = t.tx_id WHERE t.tx_id = $1 AND t.index = $2`,
+      [txId, index],
     );
-    return row.moved > 0;
+    if (!row) return;
+    const facts = factsOf(txId, row);
+    const tx = toTx(jsonColumn(row.tx)!, this.sealer);
+    await emitEvents(q, [{ type, apiKeyId: facts.apiKeyId, txId, chainId: facts.chainId, hash: tx.txHash, data: { ...transactionEventData(facts, tx), ...extra } } as NewEvent]);
   }
 
   /**
@@ -309,13 +335,16 @@ export class Batches {
    * A reorg took a transaction off the chain: back to broadcast (it is sent again) and counted. `afterConfirmation`:
    * it had counted as confirmed, which the row keeps saying, with reorged_at set until it is back on chain.
    */
-  async markReorged(txId: string, index: number, afterConfirmation: boolean): Promise<void> {
-    await this.db.query(
-      afterConfirmation
-        ? "UPDATE batch_transactions SET reorged_at = now(), reorgs = reorgs + 1 WHERE tx_id = $1 AND index = $2"
-        : "UPDATE batch_transactions SET reorgs = reorgs + 1, block_number = NULL, block_hash = NULL WHERE tx_id = $1 AND index = $2",
-      [txId, index],
-    );
+  async markReorged(txId: string, index: number, afterConfirmation: boolean, removedBlockNumber: number): Promise<void> {
+    await this.db.transaction(async (q) => {
+      await q.query(
+        afterConfirmation
+          ? "UPDATE batch_transactions SET reorged_at = now(), reorgs = reorgs + 1 WHERE tx_id = $1 AND index = $2"
+          : "UPDATE batch_transactions SET reorgs = reorgs + 1, block_number = NULL, block_hash = NULL WHERE tx_id = $1 AND index = $2",
+        [txId, index],
+      );
+      await this.emitTransactionEvent(q, txId, index, "transaction.reorged", { removedBlockNumber });
+    });
   }
 
   /** A transaction a reorg took off the chain after its confirmation is confirmed again (maybe in another block). */
@@ -361,6 +390,23 @@ export class Batches {
    * before it is read, so two sends on the last credit cannot both move.
    */
   async markSending(
+    q: Queryable,
+    txId: string,
+    signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
+    credit?: { keyId: string; method: string },
+  ): Promise<{ moved: boolean; outOfCredits: boolean; hashOwners: Map<string, string> }> {
+    // Reported hashes (client-broadcast) are out already: their transaction.broadcast events are written with the move.
+    if (!signed.some((s) => s.status === "broadcast")) return this.moveToSending(q, txId, signed, credit);
+    const move = async (tx: Queryable) => {
+      const result = await this.moveToSending(tx, txId, signed, credit);
+      const batch = result.moved ? await this.get(txId, tx) : undefined;
+      if (batch) await emitEvents(tx, batch.transactions.filter((t) => t.status === "broadcast").map((t) => broadcastEvent(batch, t)));
+      return result;
+    };
+    return q === this.db ? this.db.transaction(move) : move(q);
+  }
+
+  private async moveToSending(
     q: Queryable,
     txId: string,
     signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
@@ -447,18 +493,37 @@ export class Batches {
     );
   }
 
+  /** A signed transaction went out; its transaction.broadcast event is written in the same transaction. */
   async setTxBroadcast(txId: string, index: number): Promise<void> {
-    await this.db.query(
-      "UPDATE batch_transactions SET status = 'broadcast', broadcast_at = COALESCE(broadcast_at, now()) WHERE tx_id = $1 AND index = $2 AND status IN ('signed', 'broadcast')",
-      [txId, index],
-    );
+    await this.db.transaction(async (q) => {
+      const [row] = await q.query<TxRow & BatchFactsRow>(
+        `UPDATE batch_transactions t SET status = 'broadcast', broadcast_at = COALESCE(t.broadcast_at, now())
+         FROM batches b WHERE t.tx_id = $1 AND t.index = $2 AND t.status = 'signed' AND b.tx_id = t.tx_id
+         RETURNING t.*, ${BATCH_FACTS}`,
+        [txId, index],
+      );
+      if (row) await emitEvents(q, [broadcastEvent(factsOf(txId, row), toTx(row, this.sealer))]);
+    });
   }
 
+  /**
+   * A transaction (not the batch's last: see markSuccess) has its confirmations: transaction.confirmed (after its
+   * transaction.broadcast, if the broadcast was never recorded) in the same transaction. A transaction already
+   * confirmed is left as it is (another runner got there first).
+   */
   async setTxConfirmed(txId: string, index: number, blockNumber: number, gasUsed: bigint, blockHash: string | null = null): Promise<void> {
-    await this.db.query(
-      "UPDATE batch_transactions SET status = 'confirmed', block_number = $3, gas_used = $4, block_hash = $5, waiting = NULL, confirmed_at = now(), broadcast_at = COALESCE(broadcast_at, now()) WHERE tx_id = $1 AND index = $2",
-      [txId, index, blockNumber, gasUsed.toString(), blockHash],
-    );
+    await this.db.transaction(async (q) => {
+      const [row] = await q.query<TxRow & BatchFactsRow>(
+        `UPDATE batch_transactions t SET status = 'confirmed', block_number = $3, gas_used = $4, block_hash = $5, waiting = NULL, confirmed_at = now(), broadcast_at = COALESCE(t.broadcast_at, now())
+         FROM batches b WHERE t.tx_id = $1 AND t.index = $2 AND t.status <> 'confirmed' AND b.tx_id = t.tx_id
+         RETURNING t.*, ${BATCH_FACTS}`,
+        [txId, index, blockNumber, gasUsed.toString(), blockHash],
+      );
+      if (!row) return;
+      const facts = factsOf(txId, row);
+      const tx = toTx(row, this.sealer);
+      await emitEvents(q, [broadcastEvent(facts, tx), confirmedEvent(facts, tx)]);
+    });
   }
 
   /** Ends a batch as rejected because transaction `index` reverted or was refused by the node. */
@@ -470,22 +535,27 @@ export class Batches {
     receipt?: { blockNumber: number; gasUsed: bigint },
     q: Queryable = this.db,
   ): Promise<void> {
-    await q.query(
-      "UPDATE batch_transactions SET status = $3, error = $4, block_number = $5, gas_used = $6 WHERE tx_id = $1 AND index = $2",
-      [txId, index, txStatus, error, receipt?.blockNumber ?? null, receipt?.gasUsed.toString() ?? null],
-    );
-    await q.query(
-      "UPDATE batches SET status = 'rejected', failed_index = $2, error = $3, completed_at = now(), updated_at = now() WHERE tx_id = $1 AND status = 'sending'",
-      [txId, index, error],
-    );
-    // Signed transactions the chain does not hold could still be broadcast by whoever reads the table (their nonce may
-    // be free): a rejected batch keeps only the bytes of mined ones, whose nonce is spent.
-    await q.query(
-      `UPDATE batch_transactions SET signed_raw = NULL
-       WHERE tx_id = $1 AND signed_raw IS NOT NULL AND status NOT IN ('confirmed', 'reverted')
-         AND EXISTS (SELECT 1 FROM batches WHERE tx_id = $1 AND status = 'rejected')`,
-      [txId],
-    );
+    const rejectIn = async (tx: Queryable) => {
+      await tx.query(
+        "UPDATE batch_transactions SET status = $3, error = $4, block_number = $5, gas_used = $6 WHERE tx_id = $1 AND index = $2",
+        [txId, index, txStatus, error, receipt?.blockNumber ?? null, receipt?.gasUsed.toString() ?? null],
+      );
+      const ended = await tx.query(
+        "UPDATE batches SET status = 'rejected', failed_index = $2, error = $3, completed_at = now(), updated_at = now() WHERE tx_id = $1 AND status = 'sending' RETURNING tx_id",
+        [txId, index, error],
+      );
+      // Events only from the writer that ended the batch: transaction.failed (a mined revert was broadcast first), batch.completed.
+      const batch = ended.length ? await this.get(txId, tx) : undefined;
+      const failed = batch?.transactions[index];
+      if (!batch || !failed) return;
+      const events: NewEvent[] = txStatus === "reverted" ? [broadcastEvent(batch, failed)] : [];
+      events.push(failedEvent(batch, failed, txStatus), completedEvent(batch));
+      await emitEvents(tx, events);
+      // Signed transactions the chain does not hold could still be broadcast by whoever reads the table (their nonce
+      // may be free): a rejected batch keeps only the bytes of mined ones, whose nonce is spent.
+      await tx.query("UPDATE batch_transactions SET signed_raw = NULL WHERE tx_id = $1 AND signed_raw IS NOT NULL AND status NOT IN ('confirmed', 'reverted')", [txId]);
+    };
+    await (q === this.db ? this.db.transaction(rejectIn) : rejectIn(q));
   }
 
   /**
@@ -505,12 +575,25 @@ export class Batches {
        SELECT count(*)::int AS ended FROM ended`,
       [txId, lastConfirmed?.index ?? -1, lastConfirmed?.blockNumber ?? null, lastConfirmed?.gasUsed.toString() ?? null, lastConfirmed?.blockHash ?? null],
     );
-    return row.ended > 0;
+    if (row.ended === 0) return false;
+    // The last transaction's transaction.confirmed (and .broadcast, if never recorded) and batch.completed, read back
+    // as ended; the method's own events follow from its onConfirmed hook, in this transaction too.
+    const batch = (await this.get(txId, tx))!;
+    const last = lastConfirmed && batch.transactions[lastConfirmed.index];
+    await emitEvents(tx, [...(last ? [broadcastEvent(batch, last), confirmedEvent(batch, last)] : []), completedEvent(batch)]);
+    return true;
   }
 
-  /** What a successful batch's method recorded of it (inside the transaction that ended it). */
+  /**
+   * What a successful batch's method recorded of it (inside the transaction that ended it), also added to the
+   * batch.completed event that transaction wrote (not committed yet: it has no position).
+   */
   async setOutcome(tx: Queryable, txId: string, outcome: Record<string, unknown>): Promise<void> {
-    await tx.query("UPDATE batches SET outcome = $2 WHERE tx_id = $1", [txId, JSON.stringify(outcome)]);
+    await tx.query(
+      `WITH batch AS (UPDATE batches SET outcome = $2 WHERE tx_id = $1)
+       UPDATE events SET data = jsonb_set(data, '{outcome}', $2::jsonb) WHERE tx_id = $1 AND type = 'batch.completed' AND position IS NULL`,
+      [txId, JSON.stringify(outcome)],
+    );
   }
 
   async inFlight(): Promise<string[]> {
@@ -518,6 +601,9 @@ export class Batches {
     return rows.map((r) => r.tx_id);
   }
 }
+
+/** The batch columns a transaction event needs, beside a batch_transactions row (see BatchFactsRow). */
+const BATCH_FACTS = "b.chain_id, b.method, b.execution_mode, b.api_key_id";
 
 /** A json column as its value: node-postgres parses json, PGlite's EXECUTE path may hand it over as text. */
 function jsonColumn<T>(value: T | string | null): T | null {

@@ -1,6 +1,6 @@
 import path from "node:path";
 import { PGlite } from "@electric-sql/pglite";
-import { Pool, types as pgTypes } from "pg";
+import { Pool, types as pgTypes, type PoolClient } from "pg";
 import { PreparedStatements } from "./prepared-statements";
 import { makePrivate, privateDirectory } from "./private-files";
 
@@ -22,6 +22,11 @@ export interface Db extends Queryable {
    * it instead of returning it to the pool. Absent on the embedded database (one process, nothing to coordinate).
    */
   session?(): Promise<DbSession>;
+  /**
+   * Calls `onNotify` whenever a committed transaction NOTIFYs `channel` (any instance on the server). Resolves with the
+   * function that stops listening. On the server it holds one connection, and takes a new one if that one fails.
+   */
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
   /** An object with the `query({ text, values })` shape that rate-limiter-flexible's Postgres store expects. */
   rateLimiterClient(): { query(q: { text: string; values?: unknown[] }): Promise<{ rows: unknown[] }> };
   close(): Promise<void>;
@@ -61,6 +66,10 @@ class PgliteDb implements Db {
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return this.pg.transaction(async (tx) => fn({ query: <R>(sql: string, params: readonly unknown[] = []) => this.statements.run<R>(tx, sql, params) }));
+  }
+
+  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+    return this.pg.listen(channel, () => onNotify());
   }
 
   rateLimiterClient() {
@@ -105,6 +114,39 @@ class PostgresDb implements Db {
     return {
       query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[],
       release: (error?: Error) => client.release(error),
+    };
+  }
+
+  async listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+    if (!/^[a-z_][a-z0-9_]*$/.test(channel)) throw new Error(`Invalid channel name ${channel}`);
+    let client: PoolClient | undefined;
+    let stopped = false;
+    let retry: NodeJS.Timeout | undefined;
+    const connect = async (): Promise<void> => {
+      try {
+        const c = await this.pool.connect();
+        c.on("notification", (message) => message.channel === channel && onNotify());
+        c.once("error", (error) => {
+          // The connection failed: a fresh one listens again (a wake-up may be lost meanwhile; listeners also poll).
+          if (client === c) client = undefined;
+          c.release(error);
+          if (!stopped) retry = setTimeout(() => void connect(), 1000);
+        });
+        await c.query(`LISTEN ${channel}`);
+        if (stopped) return c.release();
+        client = c;
+        onNotify(); // anything committed while no connection listened
+      } catch {
+        if (!stopped) retry = setTimeout(() => void connect(), 1000);
+      }
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      clearTimeout(retry);
+      const c = client;
+      client = undefined;
+      if (c) await c.query(`UNLISTEN ${channel}`).then(() => c.release(), (error: Error) => c.release(error));
     };
   }
 

@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { emitEvent } from "../events/outbox";
 import type { Db, Queryable } from "./db";
 
 /**
@@ -240,7 +241,9 @@ export class KycStore {
        WHERE id = $1 RETURNING ${INVESTOR_COLUMNS}`,
       [id, s.firstName, s.lastName, s.country, s.walletAddress, s.proofMessage],
     );
-    return toInvestor(row);
+    const submitted = toInvestor(row);
+    await emitEvent(q, kycEvent("kyc.submitted", submitted));
+    return submitted;
   }
 
   async decide(q: Queryable, id: string, status: "approved" | "rejected", by: string, reason: string | null): Promise<KycInvestorRecord> {
@@ -249,7 +252,9 @@ export class KycStore {
        WHERE id = $1 RETURNING ${INVESTOR_COLUMNS}`,
       [id, status, by, reason],
     );
-    return toInvestor(row);
+    const decided = toInvestor(row);
+    await emitEvent(q, kycEvent(status === "approved" ? "kyc.approved" : "kyc.rejected", decided));
+    return decided;
   }
 
   async addEvent(q: Queryable, investorId: string, event: string, actor: string, detail: Record<string, unknown> = {}): Promise<void> {
@@ -329,4 +334,34 @@ export class KycStore {
       await this.db.query("UPDATE kyc_links SET invitation_error = $2 WHERE token_hash = $1", [tokenHash, outcome.error.slice(0, 500)]);
     }
   }
+}
+
+/**
+ * A KYC event of the inviting key, in the investor's own order (kyc:<investor id>). Its `kyc` is the onboarding state
+ * get-investor-info shows (onboarding/views.ts): after a submission the link is used, so no url is shown.
+ */
+function kycEvent(type: "kyc.submitted" | "kyc.approved" | "kyc.rejected", r: KycInvestorRecord) {
+  return {
+    type,
+    apiKeyId: r.apiKeyId,
+    orderingKey: `kyc:${r.id}`,
+    data: {
+      investorId: r.id,
+      email: r.email,
+      kyc: {
+        status: r.status,
+        needKyc: r.needKyc,
+        url: null,
+        linkExpiresAt: null,
+        walletAddress: r.walletAddress,
+        firstName: r.firstName,
+        lastName: r.lastName,
+        country: r.country,
+        submittedAt: r.submittedAt,
+        reviewedAt: r.reviewedAt,
+        reviewedBy: r.reviewedBy,
+        reason: r.reviewReason,
+      },
+    },
+  } as const;
 }

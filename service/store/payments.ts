@@ -1,5 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Sealer } from "../crypto/sealed";
+import { emitEvent } from "../events/outbox";
+import { PAYMENT_EVENT_COLUMNS, paymentEvent, type PaymentEventRow } from "../events/payment-events";
 import type { Db, Queryable } from "./db";
 
 export type PaymentStatus = "reserved" | "settling" | "settled" | "released";
@@ -239,10 +241,14 @@ export class Payments {
 
   /** Settled: the authorization is used and its transaction mined, so neither is kept (ENDED_CLEARS). */
   async markSettled(id: string, settlement: unknown): Promise<void> {
-    await this.db.query(`UPDATE payments SET status = 'settled', settlement = $2, ${ENDED_CLEARS}, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling')`, [
-      id,
-      JSON.stringify(settlement),
-    ]);
+    await this.db.transaction(async (q) => {
+      const [row] = await q.query<PaymentEventRow>(
+        `UPDATE payments SET status = 'settled', settlement = $2, ${ENDED_CLEARS}, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling') RETURNING ${PAYMENT_EVENT_COLUMNS}`,
+        [id, JSON.stringify(settlement)],
+      );
+      const event = row && paymentEvent("payment.settled", row);
+      if (event) await emitEvent(q, event);
+    });
   }
 
   /**
@@ -250,12 +256,16 @@ export class Payments {
    * `settlementFailed`: the caller holds the claim and its settlement failed or reverted, so it releases in any case.
    */
   async markReleased(id: string, reason: string, settlementFailed = false): Promise<boolean> {
-    const rows = await this.db.query(
-      `UPDATE payments SET status = 'released', release_reason = $2, ${ENDED_CLEARS}, updated_at = now()
-       WHERE id = $1 AND (status = 'reserved' OR (status = 'settling' AND (settle_tx_hash IS NULL OR $3))) RETURNING id`,
-      [id, reason, settlementFailed],
-    );
-    return rows.length > 0;
+    return this.db.transaction(async (q) => {
+      const [row] = await q.query<PaymentEventRow>(
+        `UPDATE payments SET status = 'released', release_reason = $2, ${ENDED_CLEARS}, updated_at = now()
+         WHERE id = $1 AND (status = 'reserved' OR (status = 'settling' AND (settle_tx_hash IS NULL OR $3))) RETURNING ${PAYMENT_EVENT_COLUMNS}`,
+        [id, reason, settlementFailed],
+      );
+      const event = row && paymentEvent("payment.released", row);
+      if (event) await emitEvent(q, event);
+      return row !== undefined;
+    });
   }
 
   /**

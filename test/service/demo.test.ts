@@ -39,10 +39,10 @@ describe("npm run demo against npm start", function () {
     });
   }
 
-  it("walks through tokenization, offering, investment, claim, dividend, an x402-paid agent and a capped RAMS mandate; exit 0", async () => {
+  it("walks through tokenization, offering, investment, claim, dividend, an x402-paid agent, a capped RAMS mandate and their signed webhook events; exit 0", async () => {
     const { code, stdout, stderr } = await runDemo();
     expect(code, `${stdout}\n${stderr}`).to.equal(0);
-    for (let step = 1; step <= 13; step++) expect(stdout, `progress line ${step}`).to.include(`[${String(step).padStart(2)}/13]`);
+    for (let step = 1; step <= 15; step++) expect(stdout, `progress line ${step}`).to.include(`[${String(step).padStart(2)}/15]`);
     const hashes = stdout.match(/ tx 0x[0-9a-f]{64}/g) ?? [];
     expect(hashes.length, stdout).to.be.greaterThanOrEqual(15);
     for (const proof of [
@@ -61,6 +61,9 @@ describe("npm run demo against npm start", function () {
       /refused before anything is signed: 400 .*per-transaction cap/,
       /allowed false: exceeds_cumulative_cap/,
       /the last batch 0x[0-9a-f]{64} is success/,
+      /⚡ event \d+ token\.created 0x[0-9a-f]{8}… \(signature verified\)/,
+      /✓ webhooks: \d+ events received, every signature verified \(standardwebhooks\): transaction\.broadcast ×\d+/,
+      /✓ GET \/events \(Server-Sent Events\) from Last-Event-ID: token\.created \d+ for D[0-9A-F]{4}/,
     ]) {
       expect(stdout, String(proof)).to.match(proof);
     }

@@ -4,6 +4,8 @@ import { z } from "zod";
 import { ACCESS } from "../../access/rules";
 import { identityRegistryInterface, parseEventLog } from "../../chains/contracts";
 import { defineMethod } from "../types";
+import { emitEvent } from "../../events/outbox";
+import { agentSummary } from "../../reads/agents";
 import { agentCommonFields, agenticMethod, ownerEmailOf, recordAgentActivity, registrationUrl, registries } from "./common";
 import { profileFields, profileOf, registrationFile } from "./profile";
 
@@ -77,6 +79,8 @@ export const agentRegister = defineMethod({
         prepareTxId: batch.txId,
       });
       await recordAgentActivity(tx, batch, { agentUuid }, { agentId, owner, agentURI: batch.record.agentURI, ...(relayed ? { heldForPayer: true } : {}) });
+      const agent = await batch.services.agents.byUuid(agentUuid, tx);
+      if (agent) await emitEvent(tx, { type: "agent.registered", apiKeyId: batch.apiKeyId, txId: batch.txId, chainId: batch.chain.chainId, hash: log.transactionHash, data: agentSummary(agent) });
       return { agentUuid, agentId, owner, agentURI: batch.record.agentURI as string };
     }
   },

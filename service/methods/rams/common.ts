@@ -12,6 +12,8 @@ import { MAX_UINT256, REASONS, ZERO_BYTES32 } from "./fields";
 import { ramsTypedData, recoverSigner, typedDataDigest, type RamsPrimaryType, type RamsTypedData } from "./typed-data";
 import type { Queryable } from "../../store/db";
 import { recordAgentActivity } from "../agents/common";
+import { emitEvents } from "../../events/outbox";
+import type { NewEvent } from "../../events/types";
 
 /** RAMS runs on Sepolia only, in both environments (API-SPEC "Supported networks"). */
 export const RAMS_CHAIN_ID = 11155111;
@@ -578,7 +580,31 @@ export async function ramsOutcome(tx: Queryable, batch: ConfirmedBatch): Promise
   const wallets = [...new Set(events.map((e) => e.args.agent).filter((a): a is string => typeof a === "string"))];
   const agent = wallets.length ? await batch.services.agents.byWallet(wallets, tx) : undefined;
   if (agent) await recordAgentActivity(tx, batch, { agentUuid: agent.uuid, category: "rams" }, { agentWallet: agent.agentWallet, events });
+  await emitEvents(tx, mandateEvents(batch, events));
   return { events };
+}
+
+/**
+ * mandate.granted / .revoked / .executed from the registry's events of a confirmed batch (the key's: a relayed batch
+ * has none, and its txId's subscribers get its outcome in batch.completed).
+ */
+function mandateEvents(batch: ConfirmedBatch, events: ReturnType<typeof ramsEvents>): NewEvent[] {
+  const envelope = { apiKeyId: batch.apiKeyId, txId: batch.txId, chainId: batch.chain.chainId, hash: batch.receipts.at(-1)?.hash ?? null };
+  const out: NewEvent[] = [];
+  for (const e of events) {
+    const a = e.args as Record<string, string>;
+    const pair = { chainId: batch.chain.chainId, agentMandateAddress: e.contract, agent: a.agent, principal: a.principal };
+    if (e.event === "MandateGranted") {
+      const actions = events.filter((x) => x.event === "ActionEnabled" && x.contract === e.contract && x.args.agent === a.agent && x.args.principal === a.principal).map((x) => String(x.args.action));
+      const data = { ...pair, complianceProvider: a.complianceProvider, asset: a.asset, validFrom: Number(a.validFrom), validUntil: Number(a.validUntil), metadata: a.metadata, actions };
+      out.push({ ...envelope, type: "mandate.granted", data });
+    } else if (e.event === "MandateRevoked") {
+      out.push({ ...envelope, type: "mandate.revoked", data: { ...pair, revokedBy: a.revokedBy } });
+    } else if (e.event === "ExecutionRecorded") {
+      out.push({ ...envelope, type: "mandate.executed", data: { ...pair, action: a.action, amount: a.amount, cumulativeUsed: a.cumulativeUsed } });
+    }
+  }
+  return out;
 }
 
 export { ZERO_BYTES32 };

@@ -5,10 +5,12 @@ import { stoEscrowInterface, parseEventLog } from "../../chains/contracts";
 import { z } from "zod";
 import { badRequest, preflightError } from "../../errors";
 import { address, email } from "../../http/fields";
-import { commonFields } from "../common";
+import { commonFields, fromUnits } from "../common";
 import type { Queryable } from "../../store/db";
 import type { TokenRecord } from "../../store/tokens";
 import { recordTokenEvents } from "../token-events";
+import { emitEvent } from "../../events/outbox";
+import { offeringRecordView } from "../../events/offering-events";
 import type { ConfirmedBatch, MethodContext } from "../types";
 
 /** Body fields of the investor-signed methods (newInvest, claimTokens): investorAddress stands in for signerAddress. */
@@ -74,7 +76,7 @@ export async function recordOfferingEvents(tx: Queryable, batch: ConfirmedBatch,
       if (!event) continue;
       const onchainId = Number(event.args.offeringId);
       switch (event.name) {
-        case "OfferingCreated":
+        case "OfferingCreated": {
           await offerings.insert(tx, {
             tokenId: token.id,
             onchainId,
@@ -90,7 +92,10 @@ export async function recordOfferingEvents(tx: Queryable, batch: ConfirmedBatch,
             endTime: new Date(Number(event.args.endTime) * 1000).toISOString(),
             createdTxHash: receipt.hash,
           });
+          const created = await offerings.byOnchainId(token.id, onchainId, tx);
+          if (created) await emitEvent(tx, { ...offeringEnvelope(batch, token, receipt.hash), type: "offering.created", data: { offering: offeringRecordView(token, created) } });
           break;
+        }
         case "Invested": {
           const offering = await offerings.byOnchainId(token.id, onchainId, tx);
           if (!offering) break;
@@ -113,11 +118,29 @@ export async function recordOfferingEvents(tx: Queryable, batch: ConfirmedBatch,
           if (offering) await offerings.markClaimed(tx, offering.id, event.args.investor, event.args.refund > 0n ? "refund" : "claimTokens");
           break;
         }
-        case "OfferingClosed":
+        case "OfferingClosed": {
           await offerings.markClosed(tx, token.id, onchainId, { succeeded: event.args.succeeded, raised: event.args.raised, txHash: receipt.hash });
+          const closed = await offerings.byOnchainId(token.id, onchainId, tx);
+          if (!closed) break;
+          await emitEvent(tx, {
+            ...offeringEnvelope(batch, token, receipt.hash),
+            type: "offering.closed",
+            data: {
+              offering: offeringRecordView(token, closed),
+              status: event.args.succeeded ? "COMPLETED" : "FAILED",
+              raised: fromUnits(event.args.raised, token.paymentToken.decimals),
+              closedTxHash: receipt.hash,
+            },
+          });
           break;
+        }
       }
     }
   }
   await recordTokenEvents(tx, batch, token);
+}
+
+/** Offering events belong to the token's key (whoever closed it), in the batch's order. */
+function offeringEnvelope(batch: ConfirmedBatch, token: TokenRecord, hash: string) {
+  return { apiKeyId: token.apiKeyId ?? batch.apiKeyId, txId: batch.txId, chainId: batch.chain.chainId, hash };
 }

@@ -9,6 +9,8 @@ import { recordTokenEvents } from "../token-events";
 import { defineMethod } from "../types";
 import { ACCESS } from "../../access/rules";
 import { knownWallet } from "../../onboarding/wallets";
+import { emitEvent } from "../../events/outbox";
+import { tokenizerInfoView } from "../../reads/tokenization";
 
 export const TOKEN_TYPES = ["EQUITY", "DEBT", "BILL_FACTORING", "ICO", "STABLECOIN", "REVENUE_SHARE", "RWA_TOKEN", "PROFIT_SHARING"] as const;
 
@@ -170,6 +172,7 @@ export const newTokenization = defineMethod({
     if (batch.apiKeyId) await batch.services.tokens.claimEmail(tx, r.tokenizerEmail, batch.apiKeyId);
     const stored = await batch.services.tokens.bySymbol(r.symbol, tx);
     if (!stored) return;
+    await emitEvent(tx, { type: "token.created", apiKeyId: batch.apiKeyId, txId: batch.txId, chainId: batch.chain.chainId, hash: receipt.hash, data: tokenizerInfoView(stored) });
     const emails = new Map(r.holders.map((h) => [h.address.toLowerCase(), h.email]));
     await recordTokenEvents(tx, batch, stored, emails);
   },

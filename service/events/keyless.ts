@@ -1,0 +1,15 @@
+/**
+ * The event types written for batches prepared without an API key, and delivered to their txId's webhooks and streams:
+ * their data is what GET /get-transaction-status already shows anyone who knows the txId. (A module of its own, with no
+ * imports: the store writes events and must not load the catalogue's schemas, which load the store.)
+ */
+export const KEYLESS_EVENT_TYPES = [
+  "transaction.broadcast",
+  "transaction.confirmed",
+  "transaction.failed",
+  "transaction.replaced",
+  "transaction.reorged",
+  "batch.completed",
+  "payment.settled",
+  "payment.released",
+] as const;

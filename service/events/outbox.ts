@@ -1,0 +1,122 @@
+import type { Queryable } from "../store/db";
+import { KEYLESS_EVENT_TYPES } from "./keyless";
+import type { EventEnvelope, EventType, NewEvent } from "./types";
+
+/**
+ * The outbox's writing side: the one way an event is recorded. Call it with the Queryable of the database transaction
+ * that makes the change (or inside the single statement's own transaction), so the event exists if and only if the
+ * change does. At commit the database gives it its position, its webhook deliveries and a wake-up to every listener
+ * (migration 008). Writing costs one INSERT for any number of events.
+ *
+ * ```ts
+ * await emitEvent(q, { type: "transaction.replaced", apiKeyId: batch.apiKeyId, txId, chainId, hash: newHash,
+ *                      data: { ...transactionEventData(batch, tx), replacedHash } });
+ * ```
+ */
+export async function emitEvent(q: Queryable, event: NewEvent): Promise<void> {
+  await emitEvents(q, [event]);
+}
+
+const keyless = new Set<string>(KEYLESS_EVENT_TYPES);
+
+/** Several events, in this order (their positions follow it). transaction.broadcast is written once per hash. */
+export async function emitEvents(q: Queryable, events: NewEvent[]): Promise<void> {
+  // An event without a tenant reaches only its txId's subscribers, and only the kinds the public status already shows.
+  const kept = events.filter((e) => e.apiKeyId || (e.txId && keyless.has(e.type)));
+  if (!kept.length) return;
+  const rows = kept.map((e) => ({
+    type: e.type,
+    api_key_id: e.apiKeyId,
+    tx_id: e.txId?.toLowerCase() ?? null,
+    chain_id: e.chainId ?? null,
+    hash: e.hash?.toLowerCase() ?? null,
+    ordering_key: e.orderingKey === undefined ? (e.txId?.toLowerCase() ?? null) : e.orderingKey,
+    data: e.data,
+  }));
+  await q.query(
+    `INSERT INTO events (type, api_key_id, tx_id, chain_id, hash, ordering_key, data)
+     SELECT e.value->>'type', e.value->>'api_key_id', e.value->>'tx_id', (e.value->>'chain_id')::integer, e.value->>'hash',
+            e.value->>'ordering_key', e.value->'data'
+     FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(value, n) ORDER BY e.n
+     ON CONFLICT (tx_id, hash) WHERE type = 'transaction.broadcast' DO NOTHING`,
+    [JSON.stringify(rows)],
+  );
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reading
+
+interface EventRow {
+  position: string;
+  type: EventType;
+  tx_id: string | null;
+  chain_id: number | null;
+  hash: string | null;
+  data: unknown;
+  created_at: Date | string;
+}
+
+export const EVENT_COLUMNS = "position::text AS position, type, tx_id, chain_id, hash, data, created_at";
+
+/** A stored event as receivers get it. */
+export function toEnvelope(row: EventRow): EventEnvelope {
+  return {
+    id: row.position,
+    type: row.type,
+    timestamp: new Date(row.created_at).toISOString(),
+    txId: row.tx_id,
+    chainId: row.chain_id,
+    hash: row.hash,
+    data: typeof row.data === "string" ? JSON.parse(row.data) : row.data,
+  } as EventEnvelope;
+}
+
+/** Whose events a stream reads: an API key's (optionally one txId's), or one keyless batch's. */
+export type EventAudience = { apiKeyId: string; txId?: string } | { apiKeyId: null; txId: string };
+
+/** Events of `audience` after position `after` (committed ones only), oldest first; test events are never read here. */
+export async function eventsAfter(q: Queryable, audience: EventAudience, after: string, options: { types?: string[]; limit?: number } = {}): Promise<EventEnvelope[]> {
+  const rows = await q.query<EventRow>(
+    `SELECT ${EVENT_COLUMNS} FROM events
+     WHERE position > $1::bigint AND endpoint_id IS NULL
+       AND (CASE WHEN $2::text IS NULL THEN api_key_id IS NULL AND tx_id = $3::text ELSE api_key_id = $2::text END)
+       AND ($3::text IS NULL OR tx_id = $3::text)
+       AND ($4::text[] IS NULL OR type = ANY ($4::text[]))
+     ORDER BY events.position LIMIT $5`,
+    [after, audience.apiKeyId, audience.txId?.toLowerCase() ?? null, options.types?.length ? options.types : null, options.limit ?? 500],
+  );
+  return rows.map(toEnvelope);
+}
+
+/** The positions a resuming stream can be checked against: the last one ever assigned, and the last one pruned. */
+export async function positionBounds(q: Queryable): Promise<{ issued: bigint; prunedThrough: bigint }> {
+  const [row] = await q.query<{ issued: string; pruned_through: string }>(
+    `SELECT (SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM event_positions)::text AS issued,
+            (SELECT pruned_through FROM event_retention)::text AS pruned_through`,
+  );
+  return { issued: BigInt(row.issued), prunedThrough: BigInt(row.pruned_through) };
+}
+
+/**
+ * Deletes events older than the retention window whose deliveries are all done (and keyless endpoints as old), and
+ * remembers the highest position pruned, so a stream resuming from before it is told it may have missed events.
+ */
+export async function pruneEvents(q: Queryable, retentionMs: number): Promise<number> {
+  const [row] = await q.query<{ pruned: number }>(
+    `WITH doomed AS (
+       SELECT e.id FROM events e
+       WHERE e.created_at < now() - $1::bigint * interval '1 millisecond' AND e.position IS NOT NULL
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'delivering'))
+       ORDER BY e.id LIMIT 10000
+     ), gone AS (
+       DELETE FROM events WHERE id IN (SELECT id FROM doomed) RETURNING position
+     ), floor AS (
+       UPDATE event_retention SET pruned_through = GREATEST(pruned_through, COALESCE((SELECT max(position) FROM gone), 0))
+     ), endpoints AS (
+       DELETE FROM webhook_endpoints WHERE tx_id IS NOT NULL AND created_at < now() - $1::bigint * interval '1 millisecond'
+     )
+     SELECT count(*)::int AS pruned FROM gone`,
+    [retentionMs],
+  );
+  return row.pruned;
+}

@@ -1,0 +1,191 @@
+import { z, type ZodType } from "zod";
+import { BatchStatus, PaymentView, responseFields, TransactionView } from "../http/responses";
+import { KycViewSchema } from "../onboarding/views";
+import { AgentSummary } from "../reads/agents";
+import { Offering } from "../reads/sto";
+import { TokenizerInfo } from "../reads/tokenization";
+import { KEYLESS_EVENT_TYPES } from "./keyless";
+
+/**
+ * The event catalogue: every event type, what its `data` holds (a zod schema, also the OpenAPI `webhooks` section and
+ * the typed client's types) and who may receive it. Events are written by `emitEvent` (./outbox.ts) in the database
+ * transaction of the change they report; webhooks and the stream read them back.
+ */
+
+const { address, hash32, int, integerText } = responseFields;
+
+// ---------------------------------------------------------------------------------------------------------------
+// Payloads
+
+const executionMode = z.enum(["client-signed", "client-broadcast", "service-relayed"]);
+
+/** A transaction of a batch: the batch it belongs to and the transaction as GET /get-transaction-status shows it. */
+const transactionFields = {
+  txId: hash32.meta({ description: "The batch" }),
+  method: z.string(),
+  executionMode,
+  transaction: TransactionView,
+};
+
+export const TransactionEventData = z
+  .strictObject(transactionFields)
+  .meta({ id: "TransactionEventData", description: "A transaction of a batch, as get-transaction-status shows it (`transactions[]`)" });
+
+export const TransactionFailedData = z
+  .strictObject({
+    ...transactionFields,
+    reason: z.enum(["reverted", "refused", "unseen"]).meta({
+      description: "reverted: mined and reverted (transaction.error has the revert reason); refused: the node refused it; unseen: a reported hash never appeared",
+    }),
+  })
+  .meta({ id: "TransactionFailedData" });
+
+export const TransactionReplacedData = z
+  .strictObject({ ...transactionFields, replacedHash: hash32.meta({ description: "The hash the new transaction replaces (same nonce)" }) })
+  .meta({ id: "TransactionReplacedData", description: "`transaction` is the replacement" });
+
+export const TransactionReorgedData = z
+  .strictObject({ ...transactionFields, removedBlockNumber: int.meta({ description: "The block that held it and is no longer on the canonical chain" }) })
+  .meta({ id: "TransactionReorgedData", description: "`transaction` is pending again" });
+
+export const BatchCompletedData = BatchStatus.omit({ payments: true }).meta({
+  id: "BatchCompletedData",
+  description: "The batch as get-transaction-status?txId= shows it (its payments follow as payment.* events)",
+});
+
+export const PaymentEventData = z.strictObject({ txId: hash32, payment: PaymentView }).meta({ id: "PaymentEventData" });
+
+const OfferingRecordView = Offering.omit({ status: true, currentAmountRaised: true, availableAmount: true });
+
+export const OfferingCreatedData = z
+  .strictObject({ offering: OfferingRecordView })
+  .meta({ id: "OfferingCreatedData", description: "The offering as get-sto-by-id shows it, without the live fields (status, raised, available): read them there" });
+
+export const OfferingClosedData = z
+  .strictObject({
+    offering: OfferingRecordView,
+    status: z.enum(["COMPLETED", "FAILED"]),
+    raised: z.string().regex(/^\d+(\.\d+)?$/).meta({ description: "In the payment token's units" }),
+    closedTxHash: hash32,
+  })
+  .meta({ id: "OfferingClosedData" });
+
+const MandatePair = { chainId: int, agentMandateAddress: address, agent: address, principal: address };
+
+export const MandateGrantedData = z
+  .strictObject({
+    ...MandatePair,
+    complianceProvider: address,
+    asset: address,
+    validFrom: int,
+    validUntil: int,
+    metadata: hash32,
+    actions: z.array(hash32).meta({ description: "The action labels enabled (a selector left-aligned in 32 bytes)" }),
+  })
+  .meta({ id: "MandateGrantedData", description: "What the registry's MandateGranted and ActionEnabled events prove; GET /rams/mandate reads the live mandate" });
+
+export const MandateRevokedData = z.strictObject({ ...MandatePair, revokedBy: address }).meta({ id: "MandateRevokedData" });
+
+export const MandateExecutedData = z
+  .strictObject({
+    ...MandatePair,
+    action: hash32,
+    amount: integerText.meta({ description: "Base units recorded against the mandate" }),
+    cumulativeUsed: integerText.meta({ description: "The mandate's total after this execution" }),
+  })
+  .meta({ id: "MandateExecutedData", description: "What the registry's ExecutionRecorded event proves" });
+
+export const KycEventData = z
+  .strictObject({ investorId: z.string(), email: z.string(), kyc: KycViewSchema })
+  .meta({ id: "KycEventData", description: "The investor's onboarding state as get-investor-info shows it (`kyc`)" });
+
+export const WebhookTestData = z.strictObject({ endpointId: z.string(), message: z.string() }).meta({ id: "WebhookTestData" });
+
+// ---------------------------------------------------------------------------------------------------------------
+// The catalogue
+
+interface CatalogueEntry {
+  summary: string;
+  data: ZodType;
+}
+
+export const EVENT_CATALOGUE = {
+  "transaction.broadcast": { summary: "A transaction of a batch went out to the chain (or its client-broadcast hash was reported)", data: TransactionEventData },
+  "transaction.confirmed": { summary: "A transaction has the confirmations the service waits for", data: TransactionEventData },
+  "transaction.failed": { summary: "A transaction reverted, was refused by the node or never appeared; its batch is rejected", data: TransactionFailedData },
+  "transaction.replaced": { summary: "A transaction was replaced by another with the same nonce (fee bump, re-signed)", data: TransactionReplacedData },
+  "transaction.reorged": { summary: "A confirmed transaction's block left the canonical chain; it is pending again", data: TransactionReorgedData },
+  "batch.completed": { summary: "A batch ended: success (every transaction confirmed, its outcome recorded) or rejected", data: BatchCompletedData },
+  "payment.settled": { summary: "An x402 payment of a batch was settled on its payment chain", data: PaymentEventData },
+  "payment.released": { summary: "An x402 payment of a batch was released: nothing was charged", data: PaymentEventData },
+  "token.created": { summary: "newTokenization confirmed: the security token, its escrow and its record", data: TokenizerInfo },
+  "offering.created": { summary: "newSto confirmed: an offering of a token", data: OfferingCreatedData },
+  "offering.closed": { summary: "closeOffer confirmed: the offering completed (soft cap reached) or failed", data: OfferingClosedData },
+  "agent.registered": { summary: "agentRegister confirmed: an ERC-8004 agent", data: AgentSummary },
+  "mandate.granted": { summary: "A RAMS mandate was granted to an agent", data: MandateGrantedData },
+  "mandate.revoked": { summary: "A RAMS mandate was revoked", data: MandateRevokedData },
+  "mandate.executed": { summary: "An agent executed a call within its RAMS mandate", data: MandateExecutedData },
+  "kyc.submitted": { summary: "An invited investor proved its wallet and submitted its details", data: KycEventData },
+  "kyc.approved": { summary: "An investor's KYC was approved", data: KycEventData },
+  "kyc.rejected": { summary: "An investor's KYC was rejected (with the reason)", data: KycEventData },
+  "webhook.test": { summary: "A test event sent to one endpoint on request (POST /webhooks/{id}/test); never on the stream", data: WebhookTestData },
+} as const satisfies Record<string, CatalogueEntry>;
+
+export type EventType = keyof typeof EVENT_CATALOGUE;
+export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];
+/** Types an endpoint or a stream may ask for (the test event is sent on request only). */
+export const SUBSCRIBABLE_TYPES = EVENT_TYPES.filter((t) => t !== "webhook.test");
+/** Types emitted for batches prepared without a key (./keyless.ts). */
+export const KEYLESS_TYPES: EventType[] = [...KEYLESS_EVENT_TYPES];
+
+export type EventData<T extends EventType> = z.infer<(typeof EVENT_CATALOGUE)[T]["data"]>;
+
+/**
+ * An event to write, for `emitEvent(q, event)`. `apiKeyId` names the tenant (null for a batch prepared without a key:
+ * only KEYLESS_TYPES are then delivered, to its txId's subscribers). `orderingKey` defaults to `txId`: events with one
+ * key reach each receiver in the order they were committed.
+ */
+export type NewEvent = {
+  [T in EventType]: {
+    type: T;
+    apiKeyId: string | null;
+    txId?: string | null;
+    chainId?: number | null;
+    hash?: string | null;
+    orderingKey?: string | null;
+    data: EventData<T>;
+  };
+}[EventType];
+
+// ---------------------------------------------------------------------------------------------------------------
+// What receivers get: the envelope (webhook body, SSE data)
+
+const envelopeFields = {
+  id: z.string().regex(/^\d+$/).meta({ description: "The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID" }),
+  timestamp: z.string().meta({ description: "When the change was committed (ISO 8601)" }),
+  txId: hash32.nullable(),
+  chainId: int.nullable(),
+  hash: hash32.nullable().meta({ description: "The transaction hash the event is about, where one applies" }),
+};
+
+const pascal = (type: string) => type.replace(/(^|[._])(\w)/g, (_m, _s, c: string) => c.toUpperCase());
+
+/** Each type's envelope, a component named after the type (transaction.confirmed → TransactionConfirmedEvent). */
+export const EVENT_ENVELOPES = Object.fromEntries(
+  EVENT_TYPES.map((type) => [
+    type,
+    z
+      .strictObject({ ...envelopeFields, type: z.literal(type), data: EVENT_CATALOGUE[type].data })
+      .meta({ id: `${pascal(type)}Event`, description: EVENT_CATALOGUE[type].summary }),
+  ]),
+) as unknown as { [T in EventType]: ZodType };
+
+/** Any event, discriminated by `type`: what a webhook receives in its body and the stream in each `data:` line. */
+export const Event = z
+  .discriminatedUnion(
+    "type",
+    EVENT_TYPES.map((t) => EVENT_ENVELOPES[t]) as unknown as [z.ZodObject<{ type: z.ZodLiteral<string> }>, ...z.ZodObject<{ type: z.ZodLiteral<string> }>[]],
+  )
+  .meta({ id: "Event", description: "An event: its id (position), type, time, the txId / chain / hash it concerns, and its data" });
+
+export type EventEnvelope = { [T in EventType]: { id: string; type: T; timestamp: string; txId: string | null; chainId: number | null; hash: string | null; data: EventData<T> } }[EventType];
