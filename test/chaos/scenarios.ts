@@ -53,9 +53,9 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: "timeouts",
-    description: "a quarter of requests stall 2.5 s (above the service's 1 s attempt timeout)",
+    description: "a quarter of requests stall 4 s (above the service's 2 s attempt timeout)",
     run: (world) => {
-      world.base.proxy.add({ kind: "stall", ms: 2_500, rate: 0.25 });
+      world.base.proxy.add({ kind: "stall", ms: 4_000, rate: 0.25 });
       return withFaults(world, operations(world, "TO"));
     },
   },

@@ -31,8 +31,8 @@ describe("e2e: chaos — faults of public networks between the service and its c
     service = await startTestService(sandbox, {
       env: {
         RPC_URL_84532: proxy.url,
-        RPC_TIMEOUT_MS: "1000",
-        RPC_RETRY_BUDGET_MS: "15000",
+        RPC_TIMEOUT_MS: "2000",
+        RPC_RETRY_BUDGET_MS: "20000",
         CONFIRMATIONS: "2",
         RELAYER_BUMP_AFTER_BLOCKS: "2",
         SEND_WAIT_MS: "1500",
