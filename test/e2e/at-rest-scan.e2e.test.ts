@@ -99,7 +99,8 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
   before(async () => {
     sandbox = await getSandbox();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-scan-"));
-    service = await startTestService(sandbox, { dataDir, onDisk: true });
+    // The data encryption key kept beside the database (no DATA_ENCRYPTION_KEY): the scan checks it stays out of it.
+    service = await startTestService(sandbox, { dataDir, onDisk: true, env: { DATA_ENCRYPTION_KEY: undefined as unknown as string } });
     environmentDir = service.config.environmentDir;
     api = service.api;
     const { key } = await service.services.apiKeys.create({ email: "scan@at-rest.test", plan: "Enterprise" });

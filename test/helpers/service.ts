@@ -43,6 +43,9 @@ export function testEnv(sandbox: Sandbox, dataDir: string, extra: Record<string,
     SEND_WAIT_MS: "20000",
     // The sandbox chains carry the public ids but never reorg: one block is final (chaos tests set more).
     CONFIRMATIONS: "1",
+    // One key for every test service: tests that share a database between services (another data directory each)
+    // must open each other's sealed values, as instances of one deployment do.
+    DATA_ENCRYPTION_KEY: "test-data-encryption-key-shared-by-every-test-service",
     ...extra,
   };
 }
