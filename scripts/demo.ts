@@ -93,8 +93,8 @@ async function main() {
 
   // 1. The service and its chains.
   begin("Connect: the service, its chains and their contracts");
-  const health = unwrap(await api.GET("/health"));
-  say(`service ${health.status} (${health.environment}, database ${health.database.kind}); chains ${health.chains.map((c) => `${c.chainId} at block ${c.blockNumber}`).join(", ")}`);
+  const ready = unwrap(await api.GET("/ready"));
+  say(`service ${ready.status} (${ready.environment}, database ${ready.database.kind}); chains ${ready.chains.map((c) => `${c.chainId} at block ${c.blockNumber}`).join(", ")}`);
   for (const id of ["aa36a7", "14a34"]) {
     const info = unwrap(await api.GET("/get-network-info", { params: { query: { chainId: id } } }));
     proof(`get-network-info ${info.chainName}`, `factory ${info.factoryAddress}, USDC ${info.USDCAddress}`);

@@ -26,6 +26,8 @@ const configSchema = z.object({
   DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/).optional(),
   DEPLOYMENTS_DIR: z.string().default("deployments"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** `json` (one JSON object a line, for log shippers; the default) or `pretty` (readable lines; the sandbox's npm start). */
+  LOG_FORMAT: z.enum(["json", "pretty"]).default("json"),
   /** Confirmations a transaction needs before the next one of its batch is broadcast. */
   CONFIRMATIONS: z.coerce.number().int().min(1).max(64).default(1),
   /** How long POST /send-transactions waits for a batch to finish before answering with status pending. */

@@ -6,6 +6,7 @@ import { expect } from "chai";
 import type { Wallet } from "ethers";
 import { SecurityToken__factory } from "../../typechain-types";
 import { killHard, startServiceProcess, stopGracefully } from "../helpers/child-service";
+import { stopStartedProcesses } from "../helpers/processes";
 import { execute, prepareAndSign } from "../helpers/flow";
 import { payWithEthers, quoteOf } from "../helpers/x402";
 import { RELAYER_INDEX, SETTLEMENT_INDEX } from "../helpers/sandbox";
@@ -27,10 +28,11 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     sandbox = await getSandbox();
     issuer = sandbox.accounts[1];
   });
+  // Every service a test started (each restart starts another) ends with the test, whatever failed.
+  afterEach(stopStartedProcesses);
   after(async () => {
     await sandbox.sepolia.provider.request({ method: "evm_setAutomine", params: [true] });
     await sandbox.baseSepolia.provider.request({ method: "evm_setAutomine", params: [true] });
-    if (child) await killHard(child);
   });
 
   it("kill -9 between the two transactions of a mintToken batch, restart, the batch completes", async () => {
@@ -208,7 +210,7 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     expect(status.txHashes).to.deep.equal(answer.body.txHashes);
     expect(await provider.getTransactionCount(issuer.address, "latest")).to.equal(nonceBefore + 2);
     expect((await api.get("/get-balance-whitelist", { tokenSymbol: "SHUT", investorAddress: investor })).body.tokenBalance).to.equal("7");
-    await stopGracefully(child);
+    expect(await stopGracefully(child)).to.equal(0);
   });
 });
 

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { trackProcess } from "./processes";
 import { ApiClient } from "./service";
 
 export interface ChildService {
@@ -10,16 +11,27 @@ export interface ChildService {
   output: () => string;
 }
 
+export interface ServiceProcessOptions {
+  /** Run this built entry point (e.g. dist/service/main.js) with plain node instead of the sources under ts-node. */
+  entry?: string;
+  cwd?: string;
+}
+
 /**
  * The service as its own OS process (`service/main.ts`), so a test can kill it or run two against one database.
- * Its URL comes from its "service listening" log line (LOG_LEVEL must be info or lower).
+ * Its URL comes from its "service listening" log line (LOG_LEVEL must be info or lower). The process is tracked
+ * (helpers/processes.ts): a suite's `after(stopStartedProcesses)` ends it whatever happened.
  */
-export async function startServiceProcess(env: Record<string, string>): Promise<ChildService> {
+export async function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ChildService> {
   if (env.DATA_DIR && !env.DATABASE_URL) fs.rmSync(path.join(env.DATA_DIR, "sandbox", "service.json"), { force: true });
-  const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "service/main.ts"], {
-    env: { ...process.env, ...env, LOG_LEVEL: "info", TS_NODE_TRANSPILE_ONLY: "true" },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const args = options.entry ? [options.entry] : ["-r", "ts-node/register/transpile-only", "service/main.ts"];
+  const child = trackProcess(
+    spawn(process.execPath, args, {
+      cwd: options.cwd,
+      env: { ...process.env, ...env, LOG_LEVEL: "info", LOG_FORMAT: "json", TS_NODE_TRANSPILE_ONLY: "true" },
+      stdio: ["ignore", "pipe", "pipe"],
+    }),
+  );
   let output = "";
   let url: string | undefined;
   child.stdout!.on("data", (chunk) => {
@@ -52,9 +64,18 @@ export async function killHard(child: ChildProcess): Promise<void> {
   await exited;
 }
 
-export async function stopGracefully(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((r) => child.once("exit", r));
+/** SIGTERM, then the exit code; SIGKILL and a failure when it has not exited within `ms`. */
+export async function stopGracefully(child: ChildProcess, ms = 30_000): Promise<number | null> {
+  if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
+  const exited = new Promise<number | null>((r) => child.once("exit", (code) => r(code)));
   child.kill("SIGTERM");
-  await exited;
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<"late">((r) => (timer = setTimeout(() => r("late"), ms)));
+  const code = await Promise.race([exited, late]);
+  clearTimeout(timer);
+  if (code === "late") {
+    await killHard(child);
+    throw new Error(`the service did not exit within ${ms} ms of SIGTERM`);
+  }
+  return code;
 }
