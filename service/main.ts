@@ -1,6 +1,5 @@
 import { ConfigError, loadConfig, type Config } from "./config";
-import { X402ConfigError } from "./payments/x402";
-import { startService, type RunningService } from "./server";
+import type { RunningService } from "./server";
 
 /** Beyond SHUTDOWN_TIMEOUT_MS, what a stop may take to close the database and the connections before exiting anyway. */
 const STOP_GRACE_MS = 7_000;
@@ -52,8 +51,9 @@ function main() {
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
 
-  const starting = startService(config).then((started) => {
-    running = started;
+  // The service's modules load once the configuration is known to be valid: a refused start answers at once.
+  const starting = import("./server").then(async ({ startService }) => {
+    running = await startService(config);
   });
   starting.catch(refuseToStart);
 }
@@ -65,7 +65,7 @@ function main() {
  */
 function refuseToStart(error: unknown): never {
   const message = error instanceof Error ? error.message : String(error);
-  const configuration = error instanceof ConfigError || error instanceof X402ConfigError;
+  const configuration = error instanceof ConfigError || (error instanceof Error && error.name === "X402ConfigError");
   console.error(configuration ? message : `Could not start: ${message}`);
   if (!configuration && /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? "") && error instanceof Error && error.stack) console.error(error.stack);
   process.exit(1);
