@@ -53,8 +53,8 @@ export async function startServiceProcess(env: Record<string, string>, options: 
     collections += text.split(GC_DONE_MARKER).length - 1;
     output = (output + text).slice(-20_000);
   };
-  child.stdout!.on("data", keep);
-  child.stderr!.on("data", keep);
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
   for (;;) {
@@ -80,7 +80,7 @@ export async function startServiceProcess(env: Record<string, string>, options: 
     admin: async (command) => {
       const res = await fetch(`${base}/admin/command`, { method: "POST", headers: { "content-type": "application/json", "x-admin-token": adminToken }, body: JSON.stringify(command) });
       const json = (await res.json()) as any;
-      if (res.status !== 200) throw new Error(`admin ${command.command}: ${res.status} ${JSON.stringify(json)}`);
+      if (res.status !== 200) throw new Error(`admin ${String(command.command)}: ${res.status} ${JSON.stringify(json)}`);
       return json.result;
     },
     stop: async () => {

@@ -52,7 +52,7 @@ export function prettyLine(json: string): string {
   const fields = Object.entries(entry)
     .filter(([key]) => !OMITTED.has(key))
     .map(([key, value]) => `${key}=${typeof value === "string" ? value : JSON.stringify(value)}`);
-  return `${time} ${level} ${String(entry.msg ?? "")}${fields.length ? `  ${fields.join(" ")}` : ""}\n`;
+  return `${time} ${level} ${typeof entry.msg === "string" ? entry.msg : JSON.stringify(entry.msg ?? "")}${fields.length ? `  ${fields.join(" ")}` : ""}\n`;
 }
 
 /** Long hex strings (signed transactions, signatures, calldata) are cut out of logged error texts. */

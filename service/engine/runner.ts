@@ -214,8 +214,9 @@ export class BatchRunner {
   /**
    * Why a reported hash will never be mined, or undefined while it still may be: its nonce went to another transaction
    * (seen on two checks in a row, so a lagging node does not decide it), or it stayed unknown for RECEIPT_TIMEOUT_MS.
+   * "nonce taken once" after the first such check.
    */
-  private async unseenVerdict(chain: Chain, tx: BatchTransaction, nonceTakenSeen: number): Promise<string | "nonce taken once" | undefined> {
+  private async unseenVerdict(chain: Chain, tx: BatchTransaction, nonceTakenSeen: number): Promise<string | undefined> {
     const hash = tx.txHash!;
     if (await chain.provider.getTransaction(hash)) return undefined;
     const { from, nonce } = tx.unsigned;

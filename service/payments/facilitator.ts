@@ -74,7 +74,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
       waitForTransactionReceipt: (args: { hash: Hex }) =>
         untilFound(this.chain.blocks, () => c.getTransactionReceipt(args).catch(() => null), { timeoutMs: 120_000 }),
       writeContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args: readonly unknown[]; gas?: bigint; dataSuffix?: Hex }) => {
-        const data = encodeFunctionData({ abi: args.abi as Abi, functionName: args.functionName, args: args.args } as never);
+        const data = encodeFunctionData({ abi: args.abi as Abi, functionName: args.functionName, args: args.args });
         return this.send(paymentId, args.address, args.dataSuffix ? concatHex([data, args.dataSuffix]) : data, args.gas);
       },
       sendTransaction: (args: { to: Hex; data: Hex }) => this.send(paymentId, args.to, args.data),
@@ -110,7 +110,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
       });
       // Committed: broadcast in nonce order among this process's transactions of the settlement wallet (and, still
       // under the wallet's lock, ahead of any other instance's next nonce).
-      const committed = ticket as NonceTicket | undefined;
+      const committed = ticket;
       ticket = undefined;
       refusal = await committed!.broadcast(() => sendRaw(provider, signed.raw, signed.hash));
     } finally {

@@ -34,7 +34,7 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   );
   let output = "";
   let url: string | undefined;
-  child.stdout!.on("data", (chunk) => {
+  child.stdout.on("data", (chunk) => {
     output += chunk;
     for (const line of String(chunk).split("\n")) {
       if (!line.includes('"service listening"')) continue;
@@ -45,7 +45,7 @@ export async function startServiceProcess(env: Record<string, string>, options: 
       }
     }
   });
-  child.stderr!.on("data", (chunk) => (output += chunk));
+  child.stderr.on("data", (chunk) => (output += chunk));
   const deadline = Date.now() + 60_000;
   while (!url) {
     if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`);

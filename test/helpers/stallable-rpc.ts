@@ -16,22 +16,22 @@ export class StallableRpc {
   ) {}
 
   static async start(target: string): Promise<StallableRpc> {
-    let self: StallableRpc | undefined;
+    const holder: { self?: StallableRpc } = {};
     const server = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
         const forward = () =>
-          fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body: Buffer.concat(chunks) })
-            .then(async (answer) => res.writeHead(answer.status, { "content-type": "application/json" }).end(Buffer.from(await answer.arrayBuffer())))
+          void fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body: Buffer.concat(chunks) })
+            .then(async (answer) => void res.writeHead(answer.status, { "content-type": "application/json" }).end(Buffer.from(await answer.arrayBuffer())))
             .catch(() => res.destroy());
-        if (self?.stalled) self.held.push(forward);
+        if (holder.self?.stalled) holder.self.held.push(forward);
         else void forward();
       });
     });
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    self = new StallableRpc(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
-    return self;
+    holder.self = new StallableRpc(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+    return holder.self;
   }
 
   stall(): void {

@@ -180,7 +180,7 @@ describe("network info, health and OpenAPI (HTTP)", function () {
     it("/health is 200 with what the process knows, without asking the database or a chain", async () => {
       const queries: string[] = [];
       const query = service.services.db.query.bind(service.services.db);
-      service.services.db.query = ((sql: string, params?: unknown[]) => (queries.push(sql), query(sql, params))) as typeof query;
+      service.services.db.query = ((sql: string, params?: unknown[]) => (queries.push(sql), query(sql, params)));
       try {
         const response = await service.api.get("/health");
         expect(response.status, JSON.stringify(response.body)).to.equal(200);
