@@ -135,7 +135,7 @@ export async function measureReads(hre: HardhatRuntimeEnvironment, opts: { datab
 }
 
 /** A key, a token it created (client-signed by the issuer) and a whitelisted investor: what the reads read. */
-async function setupReads(service: ServiceProcess, sandbox: Sandbox) {
+export async function setupReads(service: ServiceProcess, sandbox: Sandbox) {
   const issuer = sandbox.accounts[1];
   const investor = Wallet.createRandom().address;
   const { apiKey: key } = await service.admin({ command: "keys.create", email: "bench@example.com", plan: "Enterprise" });

@@ -8,6 +8,7 @@ import { measureRamsGas, ramsExecuteOverhead, RAMS_EXECUTE_OVERHEAD_TARGET } fro
 import { measureLatency, type LatencyRow } from "./latency";
 import { measureReads, printReadRows, writeBenchResult, type BenchDatabase, type ReadRow } from "./reads";
 import { measureVolume, type MemorySample } from "./volume";
+import { measureMemory, MEMORY_TARGETS } from "./memory";
 
 /** Hard targets: the whitelisted transfers against the plain transfer of the same kind, and the factory call. */
 const TARGETS: Record<string, (row: GasRow) => boolean> = {
@@ -39,8 +40,8 @@ function writeResults(name: string, rows: GasRow[]): void {
   console.log(`written ${path.relative(process.cwd(), out)}`);
 }
 
-/** BENCH_ONLY=gas,latency,reads,volume runs those parts (comma-separated); unset runs all. */
-const PARTS = ["gas", "latency", "reads", "volume"] as const;
+/** BENCH_ONLY=gas,latency,reads,volume,memory runs those parts (comma-separated); unset runs all. */
+const PARTS = ["gas", "latency", "reads", "volume", "memory"] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(): Set<Part> {
@@ -137,6 +138,22 @@ async function volumePart(): Promise<boolean> {
   return result.relayed.some((r) => !r.pass);
 }
 
+async function memoryPart(): Promise<boolean> {
+  console.log("\nMemory and start-up of the built service (node dist/service/main.js, production dependencies only)");
+  const result = await measureMemory(hre);
+  const t = MEMORY_TARGETS;
+  console.log(`database  state     /health after  RSS at 20 s  heap used  external`);
+  for (const s of result.starts) {
+    console.log(`${s.database.padEnd(9)} ${s.state.padEnd(9)} ${`${s.healthAfterMs} ms`.padStart(13)}  ${`${s.rssMiB} MiB`.padStart(11)}  ${`${s.heapUsedMiB}`.padStart(9)}  ${`${s.externalMiB}`.padStart(8)}`);
+  }
+  console.log(`postgres after ${result.load.afterRunsMiB.length} identical load runs: ${result.load.afterRunsMiB.join(", ")} MiB RSS (idle before ${result.load.idleMiB}; last run ${result.load.flatMiB >= 0 ? "+" : ""}${result.load.flatMiB} MiB)`);
+  const mark = (ok: boolean) => (ok ? "PASS" : "FAIL");
+  console.log(`postgres RSS 20 s after launch ≤ ${t.postgresIdleMiB} MiB: ${mark(result.pass.postgresIdle)}; after load ≤ ${t.postgresAfterLoadMiB} MiB: ${mark(result.pass.postgresAfterLoad)}; flat (±${t.flatMiB} MiB): ${mark(result.pass.flatBetweenRuns)}`);
+  console.log(`/health ≤ ${t.healthFreshMs} ms after launch on a fresh database: ${mark(result.pass.healthFresh)}; ≤ ${t.healthExistingMs} ms on an existing one: ${mark(result.pass.healthExisting)}`);
+  writeBenchResult("memory.json", result);
+  return Object.values(result.pass).some((ok) => !ok);
+}
+
 async function main(): Promise<void> {
   const parts = selectedParts();
   const failed: string[] = [];
@@ -144,6 +161,7 @@ async function main(): Promise<void> {
   if (parts.has("latency") && (await latencyPart())) failed.push("latency");
   if (parts.has("reads") && (await readsPart())) failed.push("reads");
   if (parts.has("volume") && (await volumePart())) failed.push("volume");
+  if (parts.has("memory") && (await memoryPart())) failed.push("memory");
   if (failed.length) {
     console.error(`${failed.join(" and ")} target FAILED`);
     process.exitCode = 1;

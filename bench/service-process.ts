@@ -10,6 +10,9 @@ import path from "node:path";
  */
 export interface ServiceProcess {
   child: ChildProcess;
+  /** When the process was spawned (ms since the epoch), and how long until /health first answered 200. */
+  launchedAt: number;
+  healthyAfterMs: number;
   url: string;
   output(): string;
   /** Resident set size in MiB (Linux /proc; NaN elsewhere). */
@@ -33,6 +36,9 @@ export interface StartOptions {
   nodeArgs?: string[];
   /** Let collectGarbage() force a full collection (node --expose-gc with bench/gc-on-signal.ts preloaded). */
   collectableGarbage?: boolean;
+  /** Run this compiled entry point (dist/service/main.js) with plain node, from `cwd`, instead of the sources under ts-node. */
+  entry?: string;
+  cwd?: string;
 }
 
 export async function startServiceProcess(env: Record<string, string>, options: StartOptions = {}): Promise<ServiceProcess> {
@@ -41,8 +47,11 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   const gcPreload = options.collectableGarbage ? ["-r", "./bench/gc-on-signal.ts"] : [];
   const adminToken = env.ADMIN_TOKEN ?? "bench-admin-token-0123456789abcdef";
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, ...gcArgs, "-r", "ts-node/register/transpile-only", ...gcPreload, "service/main.ts"], {
-    cwd: path.join(__dirname, ".."),
+  if (options.entry && options.collectableGarbage) throw new Error("collectableGarbage needs the sources (bench/gc-on-signal.ts is TypeScript)");
+  const program = options.entry ? [options.entry] : ["-r", "ts-node/register/transpile-only", ...gcPreload, "service/main.ts"];
+  const launchedAt = Date.now();
+  const child = spawn(process.execPath, [...nodeArgs, ...gcArgs, ...program], {
+    cwd: options.cwd ?? path.join(__dirname, ".."),
     env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN: adminToken, LOG_LEVEL: env.LOG_LEVEL ?? "warn", TS_NODE_TRANSPILE_ONLY: "true" },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -61,11 +70,14 @@ export async function startServiceProcess(env: Record<string, string>, options: 
     if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`);
     if (Date.now() > deadline) throw new Error(`service did not start:\n${output}`);
     if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 20));
   }
+  const healthyAfterMs = Date.now() - launchedAt;
   const base = url;
   return {
     child,
+    launchedAt,
+    healthyAfterMs,
     url: base,
     output: () => output,
     rssMiB: () => rssMiB(child.pid!),

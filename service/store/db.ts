@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import { Pool, types as pgTypes } from "pg";
 import { PreparedStatements } from "./prepared-statements";
 
@@ -42,6 +42,8 @@ class PgliteDb implements Db {
 
   static async open(dataDir?: string): Promise<PgliteDb> {
     if (dataDir) fs.mkdirSync(path.dirname(dataDir), { recursive: true });
+    // Loaded only for the embedded database: a service on PostgreSQL never pays for PGlite's code.
+    const { PGlite } = await import("@electric-sql/pglite");
     const pg = new PGlite(dataDir, { parsers: { 20: (v: string) => v } });
     await pg.waitReady;
     return new PgliteDb(pg);
