@@ -13,6 +13,8 @@ export interface ServiceProcess {
   /** When the process was spawned (ms since the epoch), and how long until /health first answered 200. */
   launchedAt: number;
   healthyAfterMs: number;
+  /** CPU time (user + system) the process had used by then: the start's own cost, whatever else the machine runs. */
+  healthyCpuSeconds: number;
   url: string;
   output(): string;
   /** Resident set size in MiB (Linux /proc; NaN elsewhere). */
@@ -73,11 +75,13 @@ export async function startServiceProcess(env: Record<string, string>, options: 
     await new Promise((r) => setTimeout(r, 20));
   }
   const healthyAfterMs = Date.now() - launchedAt;
+  const healthyCpuSeconds = cpuSeconds(child.pid!);
   const base = url;
   return {
     child,
     launchedAt,
     healthyAfterMs,
+    healthyCpuSeconds,
     url: base,
     output: () => output,
     rssMiB: () => rssMiB(child.pid!),

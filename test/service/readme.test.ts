@@ -19,13 +19,15 @@ interface Snippet {
   code: string;
 }
 
-/** Every fenced block of README.md with its info string: ```lang how. */
+/** Every fenced block of README.md with its info string: ```lang how (```text alone for text). */
 function snippets(): Snippet[] {
   const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
   const found: Snippet[] = [];
   const fence = /^```([^\n]*)\n([\s\S]*?)^```$/gm;
   for (let match = fence.exec(readme); match; match = fence.exec(readme)) {
-    const [lang = "", how = ""] = match[1].trim().split(/\s+/);
+    const [lang = "", tag = ""] = match[1].trim().split(/\s+/);
+    // A ```text block (a diagram, a message, a listing) needs no second word.
+    const how = lang === "text" && !tag ? "text" : tag;
     found.push({ line: readme.slice(0, match.index).split("\n").length, lang, how, code: match[2] });
   }
   return found;
