@@ -52,7 +52,11 @@ export interface MemoryResult {
   loadAverage: number[];
   service: string;
   starts: StartSample[];
-  load: { database: BenchDatabase; idleMiB: number; afterRunsMiB: number[]; flatMiB: number; readSeconds: number; writes: number };
+  /**
+   * afterRunsMiB: RSS as an operator sees it after each run (≤ 200 MiB); afterGcMiB: RSS after a forced full collection,
+   * and heapAfterGcMiB the V8 heap then: flatMiB is the last run's change in RSS after the collection.
+   */
+  load: { database: BenchDatabase; idleMiB: number; afterRunsMiB: number[]; afterGcMiB: number[]; heapAfterGcMiB: number[]; flatMiB: number; readSeconds: number; writes: number };
   pass: Record<string, boolean>;
 }
 
@@ -76,8 +80,11 @@ export async function measureMemory(hre: HardhatRuntimeEnvironment, log: (line: 
 
   const sandbox = await createSandbox(hre, { deploymentsDir: path.join(work, "deployments") });
   const schema = benchSchema();
-  const start = (database: BenchDatabase, dataDir: string) =>
-    startServiceProcess({ ...serviceEnv(sandbox, dataDir, database, schema), ADMIN_TOKEN: "bench-admin-token-0123456789abcdef" }, { entry: "dist/service/main.js", cwd: installDir, nodeArgs: serveNodeArgs() });
+  const start = (database: BenchDatabase, dataDir: string, collectableGarbage = false) =>
+    startServiceProcess(
+      { ...serviceEnv(sandbox, dataDir, database, schema), ADMIN_TOKEN: "bench-admin-token-0123456789abcdef" },
+      { entry: "dist/service/main.js", cwd: installDir, nodeArgs: serveNodeArgs(), collectableGarbage },
+    );
   const starts: StartSample[] = [];
   try {
     for (const database of ["postgres", "embedded"] as const) {
@@ -92,7 +99,8 @@ export async function measureMemory(hre: HardhatRuntimeEnvironment, log: (line: 
         }
       }
     }
-    const service = await start("postgres", path.join(work, "data-postgres"));
+    // Forced collections after the runs tell growth from garbage not collected yet (node --expose-gc, bench/gc-on-signal.js).
+    const service = await start("postgres", path.join(work, "data-postgres"), true);
     try {
       const load = await loadRuns(service, sandbox, log);
       const byKey = (database: BenchDatabase, state: string) => starts.find((s) => s.database === database && s.state === state)!;
@@ -118,8 +126,7 @@ async function idleSample(service: ServiceProcess, database: BenchDatabase, stat
   const wait = service.launchedAt + IDLE_AFTER_MS - Date.now();
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   const rssMiB = service.rssMiB();
-  const metrics = await fetch(`${service.url}/metrics`).then((r) => r.text());
-  const metric = (name: string) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(metrics)?.[1] ?? NaN);
+  const metric = await metricsOf(service);
   return {
     database,
     state,
@@ -139,6 +146,8 @@ async function loadRuns(service: ServiceProcess, sandbox: Sandbox, log: (line: s
   const idleMiB = service.rssMiB();
   log(`  postgres under load: ${idleMiB} MiB RSS before the runs`);
   const afterRunsMiB: number[] = [];
+  const afterGcMiB: number[] = [];
+  const heapAfterGcMiB: number[] = [];
   for (let run = 1; run <= RUNS; run++) {
     for (let i = 0; i < LOAD_WRITES; i++) {
       const body = { method: "whitelist", chainId: "aa36a7", signerAddress: issuer.address, tokenSymbol: symbol, userToWhitelist: [{ investorAddress: Wallet.createRandom().address, whitelistStatus: true }] };
@@ -151,7 +160,21 @@ async function loadRuns(service: ServiceProcess, sandbox: Sandbox, log: (line: s
     }
     await new Promise((r) => setTimeout(r, SETTLE_MS));
     afterRunsMiB.push(service.rssMiB());
-    log(`  postgres after run ${run} (${LOAD_WRITES} writes, 3 × ${LOAD_READ_SECONDS} s of reads): ${afterRunsMiB.at(-1)} MiB RSS`);
+    await service.collectGarbage();
+    afterGcMiB.push(service.rssMiB());
+    heapAfterGcMiB.push(await heapUsedMiB(service));
+    log(`  postgres after run ${run} (${LOAD_WRITES} writes, 3 × ${LOAD_READ_SECONDS} s of reads): ${afterRunsMiB.at(-1)} MiB RSS; after a full GC ${afterGcMiB.at(-1)} MiB RSS, heap ${heapAfterGcMiB.at(-1)} MiB`);
   }
-  return { database: "postgres" as const, idleMiB, afterRunsMiB, flatMiB: Math.round((afterRunsMiB[RUNS - 1] - afterRunsMiB[RUNS - 2]) * 10) / 10, readSeconds: LOAD_READ_SECONDS, writes: LOAD_WRITES };
+  const flatMiB = Math.round((afterGcMiB[RUNS - 1] - afterGcMiB[RUNS - 2]) * 10) / 10;
+  return { database: "postgres" as const, idleMiB, afterRunsMiB, afterGcMiB, heapAfterGcMiB, flatMiB, readSeconds: LOAD_READ_SECONDS, writes: LOAD_WRITES };
+}
+
+/** One number of the service's /metrics (prom-client's process and Node.js metrics, prefixed tak_). */
+async function metricsOf(service: ServiceProcess): Promise<(name: string) => number> {
+  const metrics = await fetch(`${service.url}/metrics`).then((r) => r.text());
+  return (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(metrics)?.[1] ?? NaN);
+}
+
+async function heapUsedMiB(service: ServiceProcess): Promise<number> {
+  return mib((await metricsOf(service))("tak_nodejs_heap_size_used_bytes"));
 }

@@ -146,7 +146,7 @@ async function memoryPart(): Promise<boolean> {
   for (const s of result.starts) {
     console.log(`${s.database.padEnd(9)} ${s.state.padEnd(9)} ${`${s.healthAfterMs} ms`.padStart(13)}  ${`${s.startCpuSeconds} s`.padStart(9)}  ${`${s.rssMiB} MiB`.padStart(11)}  ${`${s.heapUsedMiB}`.padStart(9)}  ${`${s.externalMiB}`.padStart(8)}`);
   }
-  console.log(`postgres after ${result.load.afterRunsMiB.length} identical load runs: ${result.load.afterRunsMiB.join(", ")} MiB RSS (idle before ${result.load.idleMiB}; last run ${result.load.flatMiB >= 0 ? "+" : ""}${result.load.flatMiB} MiB)`);
+  console.log(`postgres after ${result.load.afterRunsMiB.length} identical load runs: ${result.load.afterRunsMiB.join(", ")} MiB RSS (idle before ${result.load.idleMiB}); after a full GC ${result.load.afterGcMiB.join(", ")} MiB RSS, heap ${result.load.heapAfterGcMiB.join(", ")} MiB (last run ${result.load.flatMiB >= 0 ? "+" : ""}${result.load.flatMiB} MiB)`);
   const mark = (ok: boolean) => (ok ? "PASS" : "FAIL");
   console.log(`postgres RSS 20 s after launch ≤ ${t.postgresIdleMiB} MiB: ${mark(result.pass.postgresIdle)}; after load ≤ ${t.postgresAfterLoadMiB} MiB: ${mark(result.pass.postgresAfterLoad)}; flat (±${t.flatMiB} MiB): ${mark(result.pass.flatBetweenRuns)}`);
   console.log(`machine load average while measuring: ${result.loadAverage.join(", ")} on ${result.cpus} cores`);

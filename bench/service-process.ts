@@ -49,8 +49,9 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   const gcPreload = options.collectableGarbage ? ["-r", "./bench/gc-on-signal.ts"] : [];
   const adminToken = env.ADMIN_TOKEN ?? "bench-admin-token-0123456789abcdef";
   const port = await freePort();
-  if (options.entry && options.collectableGarbage) throw new Error("collectableGarbage needs the sources (bench/gc-on-signal.ts is TypeScript)");
-  const program = options.entry ? [options.entry] : ["-r", "ts-node/register/transpile-only", ...gcPreload, "service/main.ts"];
+  // The compiled service preloads the plain-JavaScript twin of bench/gc-on-signal.ts.
+  const compiledGcPreload = options.collectableGarbage ? ["-r", path.join(__dirname, "gc-on-signal.js")] : [];
+  const program = options.entry ? [...compiledGcPreload, options.entry] : ["-r", "ts-node/register/transpile-only", ...gcPreload, "service/main.ts"];
   const launchedAt = Date.now();
   const child = spawn(process.execPath, [...nodeArgs, ...gcArgs, ...program], {
     cwd: options.cwd ?? path.join(__dirname, ".."),
