@@ -118,7 +118,7 @@ describe("README.md: every snippet is run", function () {
       return file;
     });
     try {
-      const config = ts.readConfigFile(path.join(ROOT, "tsconfig.json"), ts.sys.readFile);
+      const config = ts.readConfigFile(path.join(ROOT, "tsconfig.json"), (file) => ts.sys.readFile(file));
       const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT);
       const program = ts.createProgram(files, { ...options, noEmit: true, noUnusedLocals: false });
       const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
