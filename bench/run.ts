@@ -9,6 +9,7 @@ import { measureLatency, type LatencyRow } from "./latency";
 import { measureReads, printReadRows, writeBenchResult, type BenchDatabase, type ReadRow } from "./reads";
 import { measureVolume, type MemorySample } from "./volume";
 import { measureMemory, MEMORY_TARGETS } from "./memory";
+import { measureSandboxMemory } from "./sandbox-memory";
 
 /** Hard targets: the whitelisted transfers against the plain transfer of the same kind, and the factory call. */
 const TARGETS: Record<string, (row: GasRow) => boolean> = {
@@ -40,8 +41,8 @@ function writeResults(name: string, rows: GasRow[]): void {
   console.log(`written ${path.relative(process.cwd(), out)}`);
 }
 
-/** BENCH_ONLY=gas,latency,reads,volume,memory runs those parts (comma-separated); unset runs all. */
-const PARTS = ["gas", "latency", "reads", "volume", "memory"] as const;
+/** BENCH_ONLY=gas,latency,reads,volume,memory,sandbox runs those parts (comma-separated); unset runs all. */
+const PARTS = ["gas", "latency", "reads", "volume", "memory", "sandbox"] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(): Set<Part> {
@@ -155,6 +156,13 @@ async function memoryPart(): Promise<boolean> {
   return Object.values(result.pass).some((ok) => !ok);
 }
 
+async function sandboxPart(): Promise<boolean> {
+  console.log("\nMemory of npm start (both halves in one process, from the sources) and of each half on its own");
+  const result = await measureSandboxMemory();
+  writeBenchResult("sandbox-memory.json", result);
+  return false; // reported, no target: the embedded database's share is explained in bench/results/memory.md
+}
+
 async function main(): Promise<void> {
   const parts = selectedParts();
   const failed: string[] = [];
@@ -163,6 +171,7 @@ async function main(): Promise<void> {
   if (parts.has("reads") && (await readsPart())) failed.push("reads");
   if (parts.has("volume") && (await volumePart())) failed.push("volume");
   if (parts.has("memory") && (await memoryPart())) failed.push("memory");
+  if (parts.has("sandbox") && (await sandboxPart())) failed.push("sandbox");
   if (failed.length) {
     console.error(`${failed.join(" and ")} target FAILED`);
     process.exitCode = 1;
