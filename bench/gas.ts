@@ -66,7 +66,7 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
     symbol: "HOB",
     decimals: 18,
     supplyCap: 10_000_000n * unit,
-    paymentToken: usdc.target as string,
+    paymentToken: usdc.target,
     initialHolders: holders,
     preMints,
   });

@@ -17,7 +17,7 @@ export function postJsonRaw(url: string, body: unknown, headers: Record<string, 
         try {
           resolve({ status: res.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString("utf8")) });
         } catch (error) {
-          reject(error);
+          reject(error instanceof Error ? error : new Error(String(error)));
         }
       });
       res.on("error", reject);

@@ -136,7 +136,7 @@ export async function measureReads(hre: HardhatRuntimeEnvironment, opts: { datab
 }
 
 /** A key, a token it created (client-signed by the issuer) and a whitelisted investor: what the reads read. */
-async function setupReads(service: ServiceProcess, sandbox: Sandbox) {
+export async function setupReads(service: ServiceProcess, sandbox: Sandbox) {
   const issuer = sandbox.accounts[1];
   const investor = Wallet.createRandom().address;
   const { apiKey: key } = await service.admin({ command: "keys.create", email: "bench@example.com", plan: "Enterprise" });
@@ -146,7 +146,7 @@ async function setupReads(service: ServiceProcess, sandbox: Sandbox) {
     const prepared = await postJson(`${service.url}/prepare-transactions`, { chainId: "aa36a7", signerAddress: issuer.address, ...body }, { "x-api-key": key });
     const signed = await Promise.all(prepared.transactions.map((t: object) => issuer.signTransaction(t)));
     const sent = await postJson(`${service.url}/send-transactions`, { txId: prepared.txId, signedTransactions: signed }, { "x-api-key": key });
-    if (sent.status !== "success") throw new Error(`setup ${body.method} ended ${sent.status}`);
+    if (sent.status !== "success") throw new Error(`setup ${String(body.method)} ended ${String(sent.status)}`);
     return prepared.txId as string;
   };
   await send({ method: "newTokenization", tokenizerEmail: "bench@example.com", name: symbol, tokenSymbol: symbol });

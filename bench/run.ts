@@ -9,6 +9,8 @@ import { measureLatency, type LatencyRow } from "./latency";
 import { measureReads, printReadRows, writeBenchResult, type BenchDatabase, type ReadRow } from "./reads";
 import { measureVolume, type MemorySample } from "./volume";
 import { measureEvents } from "./events";
+import { measureMemory, MEMORY_TARGETS } from "./memory";
+import { measureSandboxMemory } from "./sandbox-memory";
 
 /** Hard targets: the whitelisted transfers against the plain transfer of the same kind, and the factory call. */
 const TARGETS: Record<string, (row: GasRow) => boolean> = {
@@ -40,8 +42,8 @@ function writeResults(name: string, rows: GasRow[]): void {
   console.log(`written ${path.relative(process.cwd(), out)}`);
 }
 
-/** BENCH_ONLY=gas,latency,reads,volume,events runs those parts (comma-separated); unset runs all. */
-const PARTS = ["gas", "latency", "reads", "volume", "events"] as const;
+/** BENCH_ONLY=gas,latency,reads,volume,events,memory,sandbox runs those parts (comma-separated); unset runs all. */
+const PARTS = ["gas", "latency", "reads", "volume", "events", "memory", "sandbox"] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(): Set<Part> {
@@ -155,6 +157,30 @@ async function eventsPart(): Promise<boolean> {
   return false;
 }
 
+async function memoryPart(): Promise<boolean> {
+  console.log("\nMemory and start-up of the built service (node dist/service/main.js, production dependencies only)");
+  const result = await measureMemory(hre);
+  const t = MEMORY_TARGETS;
+  console.log(`database  state     /health after  start CPU  RSS at 20 s  heap used  external`);
+  for (const s of result.starts) {
+    console.log(`${s.database.padEnd(9)} ${s.state.padEnd(9)} ${`${s.healthAfterMs} ms`.padStart(13)}  ${`${s.startCpuSeconds} s`.padStart(9)}  ${`${s.rssMiB} MiB`.padStart(11)}  ${`${s.heapUsedMiB}`.padStart(9)}  ${`${s.externalMiB}`.padStart(8)}`);
+  }
+  console.log(`postgres after ${result.load.afterRunsMiB.length} identical load runs: ${result.load.afterRunsMiB.join(", ")} MiB RSS (idle before ${result.load.idleMiB}); after a full GC ${result.load.afterGcMiB.join(", ")} MiB RSS, heap ${result.load.heapAfterGcMiB.join(", ")} MiB (last run ${result.load.flatMiB >= 0 ? "+" : ""}${result.load.flatMiB} MiB)`);
+  const mark = (ok: boolean) => (ok ? "PASS" : "FAIL");
+  console.log(`postgres RSS 20 s after launch ≤ ${t.postgresIdleMiB} MiB: ${mark(result.pass.postgresIdle)}; after load ≤ ${t.postgresAfterLoadMiB} MiB: ${mark(result.pass.postgresAfterLoad)}; heap after a full GC flat (±${t.flatHeapMiB} MiB): ${mark(result.pass.flatBetweenRuns)}`);
+  console.log(`machine load average while measuring: ${result.loadAverage.join(", ")} on ${result.cpus} cores`);
+  console.log(`/health ≤ ${t.healthFreshMs} ms after launch on a fresh database: ${mark(result.pass.healthFresh)}; ≤ ${t.healthExistingMs} ms on an existing one: ${mark(result.pass.healthExisting)}`);
+  writeBenchResult("memory.json", result);
+  return Object.values(result.pass).some((ok) => !ok);
+}
+
+async function sandboxPart(): Promise<boolean> {
+  console.log("\nMemory of npm start (both halves in one process, from the sources) and of each half on its own");
+  const result = await measureSandboxMemory();
+  writeBenchResult("sandbox-memory.json", result);
+  return false; // reported, no target: the embedded database's share is explained in bench/results/memory.md
+}
+
 async function main(): Promise<void> {
   const parts = selectedParts();
   const failed: string[] = [];
@@ -163,6 +189,8 @@ async function main(): Promise<void> {
   if (parts.has("reads") && (await readsPart())) failed.push("reads");
   if (parts.has("volume") && (await volumePart())) failed.push("volume");
   if (parts.has("events") && (await eventsPart())) failed.push("events");
+  if (parts.has("memory") && (await memoryPart())) failed.push("memory");
+  if (parts.has("sandbox") && (await sandboxPart())) failed.push("sandbox");
   if (failed.length) {
     console.error(`${failed.join(" and ")} target FAILED`);
     process.exitCode = 1;

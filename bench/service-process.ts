@@ -10,6 +10,11 @@ import path from "node:path";
  */
 export interface ServiceProcess {
   child: ChildProcess;
+  /** When the process was spawned (ms since the epoch), and how long until /health first answered 200. */
+  launchedAt: number;
+  healthyAfterMs: number;
+  /** CPU time (user + system) the process had used by then: the start's own cost, whatever else the machine runs. */
+  healthyCpuSeconds: number;
   url: string;
   output(): string;
   /** Resident set size in MiB (Linux /proc; NaN elsewhere). */
@@ -33,6 +38,9 @@ export interface StartOptions {
   nodeArgs?: string[];
   /** Let collectGarbage() force a full collection (node --expose-gc with bench/gc-on-signal.ts preloaded). */
   collectableGarbage?: boolean;
+  /** Run this compiled entry point (dist/service/main.js) with plain node, from `cwd`, instead of the sources under ts-node. */
+  entry?: string;
+  cwd?: string;
 }
 
 export async function startServiceProcess(env: Record<string, string>, options: StartOptions = {}): Promise<ServiceProcess> {
@@ -41,8 +49,12 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   const gcPreload = options.collectableGarbage ? ["-r", "./bench/gc-on-signal.ts"] : [];
   const adminToken = env.ADMIN_TOKEN ?? "bench-admin-token-0123456789abcdef";
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, ...gcArgs, "-r", "ts-node/register/transpile-only", ...gcPreload, "service/main.ts"], {
-    cwd: path.join(__dirname, ".."),
+  // The compiled service preloads the plain-JavaScript twin of bench/gc-on-signal.ts.
+  const compiledGcPreload = options.collectableGarbage ? ["-r", path.join(__dirname, "gc-on-signal.js")] : [];
+  const program = options.entry ? [...compiledGcPreload, options.entry] : ["-r", "ts-node/register/transpile-only", ...gcPreload, "service/main.ts"];
+  const launchedAt = Date.now();
+  const child = spawn(process.execPath, [...nodeArgs, ...gcArgs, ...program], {
+    cwd: options.cwd ?? path.join(__dirname, ".."),
     env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN: adminToken, LOG_LEVEL: env.LOG_LEVEL ?? "warn", TS_NODE_TRANSPILE_ONLY: "true" },
     stdio: ["ignore", "pipe", "pipe"],
   });
@@ -53,19 +65,24 @@ export async function startServiceProcess(env: Record<string, string>, options: 
     collections += text.split(GC_DONE_MARKER).length - 1;
     output = (output + text).slice(-20_000);
   };
-  child.stdout!.on("data", keep);
-  child.stderr!.on("data", keep);
+  child.stdout.on("data", keep);
+  child.stderr.on("data", keep);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`);
     if (Date.now() > deadline) throw new Error(`service did not start:\n${output}`);
     if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
-    await new Promise((r) => setTimeout(r, 200));
+    await new Promise((r) => setTimeout(r, 20));
   }
+  const healthyAfterMs = Date.now() - launchedAt;
+  const healthyCpuSeconds = cpuSeconds(child.pid!);
   const base = url;
   return {
     child,
+    launchedAt,
+    healthyAfterMs,
+    healthyCpuSeconds,
     url: base,
     output: () => output,
     rssMiB: () => rssMiB(child.pid!),
@@ -80,7 +97,7 @@ export async function startServiceProcess(env: Record<string, string>, options: 
     admin: async (command) => {
       const res = await fetch(`${base}/admin/command`, { method: "POST", headers: { "content-type": "application/json", "x-admin-token": adminToken }, body: JSON.stringify(command) });
       const json = (await res.json()) as any;
-      if (res.status !== 200) throw new Error(`admin ${command.command}: ${res.status} ${JSON.stringify(json)}`);
+      if (res.status !== 200) throw new Error(`admin ${String(command.command)}: ${res.status} ${JSON.stringify(json)}`);
       return json.result;
     },
     stop: async () => {

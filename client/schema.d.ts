@@ -12,10 +12,30 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * 200 once the database and every configured chain answer
-         * @description Otherwise 503 with the same checks in error.details.
+         * Liveness: 200 while the process serves requests
+         * @description Cheap enough to poll often: it asks neither the database nor a chain, so it answers while a chain or the database is slow or down. Whether those answer is GET /ready.
          */
         get: operations["health"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Readiness: 200 once the database and every configured chain answer
+         * @description The database must answer within 2000 ms and each chain's RPC within 3000 ms; otherwise 503 with the same checks in error.details. Probes arriving together share one check.
+         */
+        get: operations["ready"];
         put?: never;
         post?: never;
         delete?: never;
@@ -3773,6 +3793,13 @@ export interface components {
             error?: string;
             payment?: components["schemas"]["Payment"];
         };
+        Health: {
+            /** @constant */
+            status: "ok";
+            environment: string;
+            /** @description Seconds since this process started serving */
+            uptimeSeconds: number;
+        };
         InvestmentList: {
             offeringTransactionsList: {
                 id: string;
@@ -5188,6 +5215,23 @@ export interface components {
              */
             method: "ramsUnfreezeAgent";
         } & components["schemas"]["RamsUnfreezeAgentBody"];
+        Readiness: {
+            /** @constant */
+            status: "ready";
+            environment: string;
+            database: {
+                ok: boolean;
+                /** @enum {string} */
+                kind: "pglite" | "postgres";
+                error?: string;
+            };
+            chains: {
+                chainId: number;
+                ok: boolean;
+                blockNumber?: number;
+                error?: string;
+            }[];
+        };
         RotateWebhookSecretRequest: {
             /** @description How long the previous secret keeps signing beside the new one (default 86400; at most 7 days) */
             gracePeriodSeconds?: number;
@@ -5881,23 +5925,32 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        /** @constant */
-                        status: "ok";
-                        environment: string;
-                        database: {
-                            ok: boolean;
-                            /** @enum {string} */
-                            kind: "pglite" | "postgres";
-                            error?: string;
-                        };
-                        chains: {
-                            chainId: number;
-                            ok: boolean;
-                            blockNumber?: number;
-                            error?: string;
-                        }[];
-                    };
+                    "application/json": components["schemas"]["Health"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    ready: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Readiness"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -1,6 +1,7 @@
 import fs from "node:fs";
 import path from "node:path";
 import { runAdminCommand, type AdminCommand } from "../service/admin/commands";
+import { findDataDir } from "../service/admin/data-dir";
 import { loadConfig } from "../service/config";
 import { ApiError } from "../service/errors";
 import { adminTokenPath, runtimeFilePath } from "../service/runtime-files";
@@ -37,7 +38,8 @@ const USAGE = `usage: npm run admin -- <command>
                       [--asset A [--allowance N]] [--enforcer E] [--identity-ref R [--expires-at T]] [--executor X]
                       [--chain-id 11155111] [--registry R] [--compliance C]
   rams executors [--chain-id N]
-Environment: ENVIRONMENT (sandbox), DATA_DIR (.data) or DATABASE_URL. Output is JSON.
+Environment: ENVIRONMENT (sandbox), DATA_DIR or DATABASE_URL; without either, the sandbox's .data (the current
+directory's, else the checkout's) when it holds a database. Output is JSON.
 rams setup-executor: RPC_URL_<chainId> and DEPLOYMENTS_DIR (else the sandbox's dev-credentials.json); keys from
   RAMS_ADMIN_PRIVATE_KEY (registry admin, required), RAMS_EXECUTOR_OWNER_PRIVATE_KEY, RAMS_PRINCIPAL_PRIVATE_KEY,
   RAMS_COMPLIANCE_PRIVATE_KEY (optional: without one, that wallet's step is printed as a prepared transaction).`;
@@ -116,7 +118,8 @@ function runningService(runtimeFile: string, tokenFile: string): { url: string; 
 
 async function main() {
   const command = parse(process.argv.slice(2));
-  const config = loadConfig();
+  const dataDir = findDataDir(process.env, [".data", path.resolve(__dirname, "..", ".data")]);
+  const config = loadConfig({ ...process.env, ...(dataDir ? { DATA_DIR: dataDir } : {}) });
   const service = config.DATABASE_URL ? undefined : runningService(runtimeFilePath(config), adminTokenPath(config));
   const run = (cmd: AdminCommand) => (service ? viaService(service, cmd) : viaDatabase(config, cmd));
   const result = command.command === "rams.setup-executor" ? await ramsSetupExecutor(config, command, run) : await run(command);

@@ -13,7 +13,6 @@ import {
   x402Fetch,
   type ApiClient,
   type Executed,
-  type PrepareRequest,
 } from "../client";
 import { parseSelectorSpec, setupExecutor } from "../service/admin/rams-setup";
 import { firstStreamedEvent, WebhookListener, type ListenedEvent } from "./lib/webhook-listener";
@@ -98,8 +97,8 @@ async function main() {
 
   // 1. The service and its chains.
   begin("Connect: the service, its chains and their contracts");
-  const health = unwrap(await api.GET("/health"));
-  say(`service ${health.status} (${health.environment}, database ${health.database.kind}); chains ${health.chains.map((c) => `${c.chainId} at block ${c.blockNumber}`).join(", ")}`);
+  const ready = unwrap(await api.GET("/ready"));
+  say(`service ${ready.status} (${ready.environment}, database ${ready.database.kind}); chains ${ready.chains.map((c) => `${c.chainId} at block ${c.blockNumber}`).join(", ")}`);
   for (const id of ["aa36a7", "14a34"]) {
     const info = unwrap(await api.GET("/get-network-info", { params: { query: { chainId: id } } }));
     proof(`get-network-info ${info.chainName}`, `factory ${info.factoryAddress}, USDC ${info.USDCAddress}`);
@@ -126,7 +125,7 @@ async function main() {
     tokenSymbol: symbol,
     tokenType: "RWA_TOKEN",
     supplyCap: "1000000",
-  } as PrepareRequest);
+  });
   transactions("newTokenization", tokenized);
   const tokenizer = unwrap(await api.GET("/get-tokenizer-info", { params: { query: { tokenSymbol: symbol } } }));
   proof("get-tokenizer-info", `token ${tokenizer.tokenAddress}, its offering escrow ${tokenizer.escrowAddress}, pays in ${tokenizer.paymentTokenSymbol}`);
@@ -142,7 +141,7 @@ async function main() {
     signerAddress: issuer.address,
     tokenSymbol: symbol,
     userToWhitelist: [{ investorAddress: investor.address, investorEmail, whitelistStatus: true }],
-  } as PrepareRequest);
+  });
   transactions("whitelist", whitelisted);
   const listed = unwrap(await api.GET("/get-whitelist-status", { params: { query: { tokenSymbol: symbol, investorAddress: investor.address } } }));
   proof("get-whitelist-status", `${investor.address} whitelisted: ${listed.whitelistStatus}`);
@@ -172,7 +171,7 @@ async function main() {
     maxRaiseUSD: "10000",
     minInvestment: "100",
     maxInvestment: "5000",
-  } as PrepareRequest);
+  });
   transactions("newSto", offering);
   const sto = unwrap(await api.GET("/get-stos", { params: { query: { tokenSymbol: symbol } } })).status[0];
   proof("get-stos", `offering ${sto.uuid} "${sto.name}" is ${sto.status}, ${sto.tokenAmount} tokens at ${sto.tokenPrice} ${sto.acceptedCoin}`);
@@ -195,7 +194,7 @@ async function main() {
     investorEmail,
     tokenSymbol: symbol,
     investmentAmount: "2000",
-  } as PrepareRequest);
+  });
   transactions("newInvest", invested);
   current = await balance();
   proof("get-sto-balance", `raised ${current.currentAmountRaised} USDC, ${current.availableAmount} tokens still for sale`);
@@ -203,14 +202,14 @@ async function main() {
 
   // 7. Close.
   begin("Close the offering: closeOffer (raised ≥ soft cap: COMPLETED, the funds go to the issuer)");
-  transactions("closeOffer", await execute(api, issuer, { method: "closeOffer", chainId, signerAddress: issuer.address, tokenizerEmail, tokenSymbol: symbol } as PrepareRequest));
+  transactions("closeOffer", await execute(api, issuer, { method: "closeOffer", chainId, signerAddress: issuer.address, tokenizerEmail, tokenSymbol: symbol }));
   current = await balance();
   proof("get-sto-balance", `status ${current.status}, raised ${current.currentAmountRaised} USDC`);
   done();
 
   // 8. Claim.
   begin("Claim: the investor's tokens are minted to it (claimTokens)");
-  transactions("claimTokens", await execute(api, investor, { method: "claimTokens", chainId, investorAddress: investor.address, investorEmail, tokenSymbol: symbol } as PrepareRequest));
+  transactions("claimTokens", await execute(api, investor, { method: "claimTokens", chainId, investorAddress: investor.address, investorEmail, tokenSymbol: symbol }));
   const holding = unwrap(await api.GET("/get-balance-whitelist", { params: { query: { tokenSymbol: symbol, investorAddress: investor.address } } }));
   proof("get-balance-whitelist", `${investor.address} holds ${holding.tokenBalance} ${symbol}`);
   const investments = unwrap(await api.GET("/get-investments-by-sto-id", { params: { query: { tokenSymbol: symbol, id: sto.uuid } } }));
@@ -221,10 +220,10 @@ async function main() {
   begin("Pay a dividend: the issuer approves 500 USDC to the token and distributes it; the holder withdraws its share");
   transactions(
     "approve",
-    await execute(api, issuer, { method: "approve", chainId, signerAddress: issuer.address, tokenSymbol: "USDC", spenderAddress: tokenizer.tokenAddress, amount: "500", tokenizerAddress: issuer.address } as PrepareRequest),
+    await execute(api, issuer, { method: "approve", chainId, signerAddress: issuer.address, tokenSymbol: "USDC", spenderAddress: tokenizer.tokenAddress, amount: "500", tokenizerAddress: issuer.address }),
   );
-  transactions("dividendDistribution", await execute(api, issuer, { method: "dividendDistribution", chainId, signerAddress: issuer.address, tokenSymbol: symbol, amount: "500" } as PrepareRequest));
-  transactions("claimDividends", await execute(api, investor, { method: "claimDividends", chainId, signerAddress: investor.address, tokenSymbol: symbol } as PrepareRequest));
+  transactions("dividendDistribution", await execute(api, issuer, { method: "dividendDistribution", chainId, signerAddress: issuer.address, tokenSymbol: symbol, amount: "500" }));
+  transactions("claimDividends", await execute(api, investor, { method: "claimDividends", chainId, signerAddress: investor.address, tokenSymbol: symbol }));
   const dividends = unwrap(await api.GET("/get-dividend-distribution", { params: { query: { tokenSymbol: symbol } } }));
   proof("get-dividend-distribution", `${dividends.totalDistributed} ${dividends.paymentToken.symbol} distributed; ${dividends.holders.map((h) => `${h.address} withdrew ${h.withdrawn}`).join("; ")}`);
   done();
@@ -270,7 +269,7 @@ async function main() {
     keys: { admin, principal },
   });
   say(`(npm run admin -- rams setup-executor) executor ${setup.executor}: ${setup.steps.map((s) => `${s.name} ${s.status}`).join(", ")}`);
-  const granted = await execute(api, complianceOwner, { method: "ramsGrantPrincipal", chainId, signerAddress: complianceOwner.address, principal: principal.address, identityRef } as PrepareRequest);
+  const granted = await execute(api, complianceOwner, { method: "ramsGrantPrincipal", chainId, signerAddress: complianceOwner.address, principal: principal.address, identityRef });
   transactions("ramsGrantPrincipal", granted);
   const compliance = unwrap(await api.GET("/rams/compliance-status", { params: { query: { chainId, principal: principal.address, identityRef } } })).data;
   proof("rams/compliance-status", `${principal.address} eligible: ${compliance.eligible} (${compliance.reason})`);
@@ -281,7 +280,7 @@ async function main() {
   const existing = unwrap(await api.GET("/rams/mandate", { params: { query: { chainId, agent: agent.address, principal: principal.address } } })).data;
   if (existing.status === "active" || existing.status === "pending") {
     say(`an earlier run left its mandate ${existing.status}: the principal revokes it first`);
-    await execute(api, principal, { method: "ramsRevokeMandate", chainId, signerAddress: principal.address, agent: agent.address, principal: principal.address } as PrepareRequest);
+    await execute(api, principal, { method: "ramsRevokeMandate", chainId, signerAddress: principal.address, agent: agent.address, principal: principal.address });
   }
   const usdc = (amount: string) => parseUnits(amount, 6).toString();
   const params = {
@@ -314,12 +313,12 @@ async function main() {
     from: principal.address,
     to: investor.address,
     amount: usdc("60"),
-  } as PrepareRequest);
+  });
   transactions("ramsExecute", executed);
   mandate = unwrap(await api.GET("/rams/mandate", { params: { query: { chainId, agent: agent.address, principal: principal.address } } })).data;
   proof("rams/mandate", `cumulativeUsed ${formatUnits(mandate.mandate!.cumulativeUsed, 6)} USDC, ${formatUnits(mandate.mandate!.remainingCumulativeValue, 6)} left`);
   const refused = await api.POST("/prepare-transactions", {
-    body: { method: "ramsExecute", chainId, signerAddress: agent.address, executorAddress: setup.executor, asset: sepolia.USDC, from: principal.address, to: investor.address, amount: usdc("120") } as PrepareRequest,
+    body: { method: "ramsExecute", chainId, signerAddress: agent.address, executorAddress: setup.executor, asset: sepolia.USDC, from: principal.address, to: investor.address, amount: usdc("120") },
   });
   if (refused.response.status !== 400) throw new Error(`an execution above the cap was not refused (${refused.response.status})`);
   proof("prepare ramsExecute 120 USDC", `refused before anything is signed: ${refused.response.status} ${refused.error?.message}`);

@@ -54,6 +54,8 @@ const configSchema = z.object({
   DATABASE_SCHEMA: z.string().regex(/^[a-z_][a-z0-9_]*$/).optional(),
   DEPLOYMENTS_DIR: z.string().default("deployments"),
   LOG_LEVEL: z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"),
+  /** `json` (one JSON object a line, for log shippers; the default) or `pretty` (readable lines; the sandbox's npm start). */
+  LOG_FORMAT: z.enum(["json", "pretty"]).default("json"),
   /**
    * Blocks on the canonical chain (counting its own) a transaction needs before it counts as confirmed, for every
    * chain; unset, each chain's default (service/chains/networks.ts). CONFIRMATIONS_<chainId> sets one chain.

@@ -42,6 +42,7 @@ import { Webhooks } from "./store/webhooks";
 import { EventNotifier } from "./events/notifier";
 import { WebhookDispatcher } from "./events/dispatcher";
 import { EventStreams } from "./events/stream";
+import { settledWithin } from "./lifecycle/bounded";
 
 export interface RunningService {
   services: Services;
@@ -59,7 +60,7 @@ export interface StartOptions {
 
 /** Opens the store, migrates, checks the chains, builds the app and listens. Used by main.ts, dev.ts and tests. */
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
-  const logger = options.logger ?? createLogger(config.LOG_LEVEL);
+  const logger = options.logger ?? createLogger(config.LOG_LEVEL, config.LOG_FORMAT);
   const db =
     options.db ??
     (await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: path.join(config.environmentDir, "pglite") }));
@@ -157,30 +158,35 @@ export async function startService(config: Config, options: StartOptions = {}): 
     server,
     url,
     /**
-     * Stops gracefully: no new connections; the batch runner stops at its next step (a send waiting on its batch then
-     * answers 202 pending; the batch stays "sending" in the database and is resumed by the next start); requests in
-     * flight get up to SHUTDOWN_TIMEOUT_MS to finish before their connections are closed; then the database closes.
+     * Stops gracefully, within SHUTDOWN_TIMEOUT_MS whatever the state: no new connections; the batch runner stops at
+     * its next step (a send waiting on its batch then answers 202 pending; the batch stays "sending" in the database and
+     * is resumed by the next start), and a run stuck in a call to an unresponsive RPC is not waited for past the bound;
+     * requests in flight get what is left of it before their connections are closed; then the database closes (its
+     * close bounded too).
      */
     async stop() {
       if (stopped) return;
       stopped = true;
-      const started = Date.now();
+      const deadline = Date.now() + config.SHUTDOWN_TIMEOUT_MS;
+      const left = () => Math.max(0, deadline - Date.now());
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
       services.x402?.stop();
       services.walletBalances?.stop();
       services.eventStreams.stop();
-      await services.runner.stop();
-      await services.webhookDispatcher.stop();
-      await services.eventNotifier.stop();
-      while (inFlight > 0 && Date.now() - started < config.SHUTDOWN_TIMEOUT_MS) await new Promise((r) => setTimeout(r, 20));
+      if (!(await settledWithin(services.runner.stop(), left()))) logger.warn({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "batch runs still waiting on a chain; they resume at the next start");
+      if (!(await settledWithin(Promise.all([services.webhookDispatcher.stop(), services.eventNotifier.stop()]), left()))) logger.warn("webhook deliveries still in flight; they are retried at the next start");
+      while (inFlight > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       if (inFlight > 0) logger.warn({ inFlight, timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "closing connections of requests still in flight");
       server.closeAllConnections();
-      await closed;
+      await settledWithin(closed, 1_000);
       services.mailer?.close();
       chains.destroy();
       removeRuntimeFile(config);
-      if (!options.db) await db.close();
+      if (!options.db && !(await settledWithin(db.close(), DB_CLOSE_MS))) logger.warn({ timeoutMs: DB_CLOSE_MS }, "the database did not close in time");
     },
   };
 }
+
+/** How long a stop waits for the database to close (PGlite writes its files; a pool ends its connections). */
+const DB_CLOSE_MS = 5_000;

@@ -90,7 +90,7 @@ export async function deployState(deployer: Signer, options: DeployOptions, log:
   const local = options.paymentAssets === "local";
   const production = network?.environment === "production";
   if (production && !options.governanceToken) {
-    throw new Error(`chain ${chainId} (${network!.name}) is a production network: give the governance token's address (BKN_ADDRESS); BKN with a faucet is deployed on testnets and local chains only`);
+    throw new Error(`chain ${chainId} (${network.name}) is a production network: give the governance token's address (BKN_ADDRESS); BKN with a faucet is deployed on testnets and local chains only`);
   }
   // What this suite deploys itself (the network's payment assets and a production governance token are named, not ours).
   const ours = (contracts: Deployment["contracts"]) =>

@@ -54,6 +54,7 @@ export async function startSandboxService(options: SandboxServiceOptions): Promi
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     ENVIRONMENT: "sandbox",
+    LOG_FORMAT: process.env.LOG_FORMAT ?? "pretty",
     DATA_DIR: dataDir,
     DEPLOYMENTS_DIR: options.deploymentsDir,
     RELAYER_PRIVATE_KEY: process.env.RELAYER_PRIVATE_KEY ?? accounts[RELAYER_INDEX].privateKey,

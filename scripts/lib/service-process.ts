@@ -1,14 +1,22 @@
 import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 
 const ROOT = path.resolve(__dirname, "../..");
 
+/** The compiled service (`npm run build`). */
+export const BUILT_SERVICE = path.join(ROOT, "dist", "service", "main.js");
+
 /**
- * How the service is started as a process of its own, as in production: the one place that says it. Today it runs
- * the sources through ts-node; once the compiled build lands (`npm run build`), this becomes
- * `node dist/service/main.js`.
+ * How the service is started as a process of its own: the one place that says it. With SERVICE_BUILD=dist (the
+ * rehearsal scripts set it after `npm run build`) it is the build, as in production (`node dist/service/main.js`);
+ * otherwise the sources through ts-node (tests, which must not depend on a build being there).
  */
 export function serviceCommand(): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
+  if (process.env.SERVICE_BUILD === "dist") {
+    if (!fs.existsSync(BUILT_SERVICE)) throw new Error(`SERVICE_BUILD=dist but ${BUILT_SERVICE} is missing: run npm run build first`);
+    return { command: process.execPath, args: ["--max-semi-space-size=2", BUILT_SERVICE], env: {} };
+  }
   return { command: process.execPath, args: ["-r", "ts-node/register/transpile-only", "service/main.ts"], env: { TS_NODE_TRANSPILE_ONLY: "true" } };
 }
 

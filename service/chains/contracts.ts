@@ -144,5 +144,5 @@ export function parseEventLog(iface: Interface, log: { topics: readonly string[]
   const topic = log.topics[0]?.toLowerCase();
   const event = topic === undefined ? undefined : events.get(topic);
   if (!event || event.anonymous) return null;
-  return new LogDescription(event, topic!, iface.decodeEventLog(event, log.data, log.topics));
+  return new LogDescription(event, topic, iface.decodeEventLog(event, log.data, log.topics));
 }

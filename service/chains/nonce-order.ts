@@ -25,8 +25,8 @@ export class NonceOrder {
     const end = () => {
       if (ended) return;
       ended = true;
-      if (lane!.get(nonce) === done) lane!.delete(nonce);
-      if (lane!.size === 0 && this.lanes.get(laneKey) === lane) this.lanes.delete(laneKey);
+      if (lane.get(nonce) === done) lane.delete(nonce);
+      if (lane.size === 0 && this.lanes.get(laneKey) === lane) this.lanes.delete(laneKey);
       finish();
     };
     return {

@@ -84,7 +84,8 @@ export class ChainRegistry {
     if (served) return served;
     const network = chainId === undefined ? undefined : networkById(chainId);
     if (chainId === undefined || !network) {
-      throw badRequest(`Unsupported ${field}: ${String(input)}`, { field, value: String(input), available: this.list().map((c) => c.chainId) });
+      const value = typeof input === "object" ? JSON.stringify(input) : (input as string | number | boolean | bigint).toString();
+      throw badRequest(`Unsupported ${field}: ${value}`, { field, value, available: this.list().map((c) => c.chainId) });
     }
     throw badRequest(`${field} ${chainId} (${network.name}) is not available on the ${this.config.ENVIRONMENT} deployment`, {
       field,

@@ -10,6 +10,7 @@ type Native = { ecdsaRecover(sig: Uint8Array, recid: number, msg32: Uint8Array, 
 function loadNative(): Native | undefined {
   try {
     // The bindings entry only (not the package index, which silently falls back to a JavaScript implementation).
+    // eslint-disable-next-line @typescript-eslint/no-require-imports -- an optional native build, loaded only if present
     return require("secp256k1/bindings") as Native;
   } catch {
     return undefined;

@@ -114,7 +114,7 @@ export class Relayer {
       });
       // Committed: hand the bytes to the node in nonce order. A refusal is left to the runner, which sends the same
       // bytes next and decides (reject, give the nonce back, re-sign).
-      const fresh = ticket as NonceTicket | undefined;
+      const fresh = ticket;
       ticket = undefined;
       if (fresh) await fresh.broadcast(() => broadcast(chain.provider, signed.signedRaw, signed.txHash));
       return signed;

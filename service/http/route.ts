@@ -60,7 +60,7 @@ export interface RouteDefinition<Q = unknown, B = unknown> {
   operationId?: string;
   /** Hidden routes are mounted but left out of /openapi.json (operator endpoints). */
   hidden?: boolean;
-  handler: (input: { query: Q; body: B; req: Request; res: Response; caller: Caller; payment: CallPayment }) => Promise<RouteResult | unknown>;
+  handler: (input: { query: Q; body: B; req: Request; res: Response; caller: Caller; payment: CallPayment }) => Promise<unknown>; // a RouteResult, or the body itself
 }
 
 export function defineRoute<Q = unknown, B = unknown>(route: RouteDefinition<Q, B>): RouteDefinition<Q, B> {

@@ -1,5 +1,5 @@
 import { contractAt } from "../chains/contract-at";
-import { formatUnits, parseUnits } from "ethers";
+import { parseUnits } from "ethers";
 import { z } from "zod";
 import { IERC20Metadata__factory } from "../../typechain-types/factories/@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata__factory";
 import { SecurityToken__factory } from "../../typechain-types/factories/contracts/tokenization/SecurityToken__factory";

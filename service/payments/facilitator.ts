@@ -104,7 +104,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
       // Mined and confirmed on the canonical chain, sent again or replaced with higher fees on the way (untilMined).
       waitForTransactionReceipt: async (args: { hash: Hex }) => c.getTransactionReceipt({ hash: (await this.untilMined(paymentId, args.hash)) as Hex }),
       writeContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args: readonly unknown[]; gas?: bigint; dataSuffix?: Hex }) => {
-        const data = encodeFunctionData({ abi: args.abi as Abi, functionName: args.functionName, args: args.args } as never);
+        const data = encodeFunctionData({ abi: args.abi as Abi, functionName: args.functionName, args: args.args });
         return this.send(paymentId, args.address, args.dataSuffix ? concatHex([data, args.dataSuffix]) : data, args.gas);
       },
       sendTransaction: (args: { to: Hex; data: Hex }) => this.send(paymentId, args.to, args.data),
@@ -141,7 +141,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
       });
       // Committed: broadcast in nonce order among this process's transactions of the settlement wallet (and, still
       // under the wallet's lock, ahead of any other instance's next nonce).
-      const committed = ticket as NonceTicket | undefined;
+      const committed = ticket;
       ticket = undefined;
       verdict = await committed!.broadcast(() => broadcast(provider, signed.raw, signed.hash));
     } finally {

@@ -321,7 +321,9 @@ export class X402 {
   }
 }
 
-export class X402ConfigError extends Error {}
+export class X402ConfigError extends Error {
+  override name = "X402ConfigError";
+}
 
 /**
  * The EIP-712 domain clients sign payments with is the token's own (name() and version(), e.g. Circle's "USDC" / "2").

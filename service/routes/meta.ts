@@ -6,6 +6,7 @@ import { ACCESS } from "../access/rules";
 import { responseFields } from "../http/responses";
 import { defineRoute } from "../http/route";
 import type { Services } from "../services";
+import { CHAIN_CHECK_MS, DATABASE_CHECK_MS, ReadinessCheck } from "../lifecycle/readiness";
 
 const networkInfoQuery = z.object({ chainId: chainIdInput });
 
@@ -30,15 +31,27 @@ export const NetworkInfo = z
   })
   .meta({ id: "NetworkInfo" });
 
-const Health = z.strictObject({
-  status: z.literal("ok"),
-  environment: z.string(),
-  database: z.strictObject({ ok: z.boolean(), kind: z.enum(["pglite", "postgres"]), error: z.string().optional() }),
-  chains: z.array(z.strictObject({ chainId: int, ok: z.boolean(), blockNumber: int.optional(), error: z.string().optional() })),
-});
+const Health = z
+  .strictObject({
+    status: z.literal("ok"),
+    environment: z.string(),
+    uptimeSeconds: z.number().meta({ description: "Seconds since this process started serving" }),
+  })
+  .meta({ id: "Health" });
 
-/** Health, network information and the generated OpenAPI document. */
+const Readiness = z
+  .strictObject({
+    status: z.literal("ready"),
+    environment: z.string(),
+    database: z.strictObject({ ok: z.boolean(), kind: z.enum(["pglite", "postgres"]), error: z.string().optional() }),
+    chains: z.array(z.strictObject({ chainId: int, ok: z.boolean(), blockNumber: int.optional(), error: z.string().optional() })),
+  })
+  .meta({ id: "Readiness" });
+
+/** Liveness, readiness and network information. */
 export function metaRoutes(services: Services) {
+  const startedAt = Date.now();
+  const readiness = new ReadinessCheck(services);
   const networkInfo = (path: string) =>
     defineRoute({
       method: "get",
@@ -73,48 +86,33 @@ export function metaRoutes(services: Services) {
     defineRoute({
       method: "get",
       path: "/health",
-      summary: "200 once the database and every configured chain answer",
-      description: "Otherwise 503 with the same checks in error.details.",
+      summary: "Liveness: 200 while the process serves requests",
+      description:
+        "Cheap enough to poll often: it asks neither the database nor a chain, so it answers while a chain or the database is slow or down. Whether those answer is GET /ready.",
       tags: ["meta"],
       access: ACCESS.public,
       response: Health,
-      handler: async () => {
-        const checks: Record<string, unknown> = {};
-        let healthy = true;
-        try {
-          await services.db.query("SELECT 1");
-          checks.database = { ok: true, kind: services.db.kind };
-        } catch (error) {
-          healthy = false;
-          checks.database = { ok: false, error: (error as Error).message };
-        }
-        const chains = await Promise.all(
-          services.chains.list().map(async (chain) => {
-            try {
-              const blockNumber = await withTimeout(chain.provider.getBlockNumber(), 5000);
-              return { chainId: chain.chainId, ok: true, blockNumber };
-            } catch (error) {
-              healthy = false;
-              return { chainId: chain.chainId, ok: false, error: (error as Error).message };
-            }
-          }),
-        );
-        checks.chains = chains;
-        if (!healthy) throw unavailable("Service is not healthy", checks);
-        return { status: "ok", environment: services.config.ENVIRONMENT, ...checks };
+      handler: async (): Promise<z.infer<typeof Health>> => ({
+        status: "ok",
+        environment: services.config.ENVIRONMENT,
+        uptimeSeconds: Math.round((Date.now() - startedAt) / 1000),
+      }),
+    }),
+    defineRoute({
+      method: "get",
+      path: "/ready",
+      summary: "Readiness: 200 once the database and every configured chain answer",
+      description: `The database must answer within ${DATABASE_CHECK_MS} ms and each chain's RPC within ${CHAIN_CHECK_MS} ms; otherwise 503 with the same checks in error.details. Probes arriving together share one check.`,
+      tags: ["meta"],
+      access: ACCESS.public,
+      response: Readiness,
+      handler: async (): Promise<z.infer<typeof Readiness>> => {
+        const { ready, database, chains } = await readiness.check();
+        if (!ready) throw unavailable("Service is not ready", { database, chains });
+        return { status: "ready", environment: services.config.ENVIRONMENT, database, chains };
       },
     }),
     networkInfo("/get-network-info"),
     networkInfo("/get-api-network-info"),
   ];
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms);
-    promise.then(
-      (v) => (clearTimeout(timer), resolve(v)),
-      (e) => (clearTimeout(timer), reject(e)),
-    );
-  });
 }

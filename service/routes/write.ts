@@ -140,7 +140,7 @@ export function writeRoutes(services: Services) {
         const name = (req.body as { method?: unknown })?.method;
         if (name === undefined || name === null || name === "") throw badRequest("method is required", { field: "method", methods: methodNames });
         const method = typeof name === "string" ? methodForBody(name, req.body) : undefined;
-        if (!method) throw badRequest(`Unknown method: ${String(name)}`, { field: "method", methods: methodNames });
+        if (!method) throw badRequest(`Unknown method: ${typeof name === "string" ? name : JSON.stringify(name)}`, { field: "method", methods: methodNames });
         return prepare(req, caller, method, req.body);
       },
     }),

@@ -1,5 +1,5 @@
 import path from "node:path";
-import { PGlite } from "@electric-sql/pglite";
+import type { PGlite } from "@electric-sql/pglite";
 import { Pool, types as pgTypes, type PoolClient } from "pg";
 import { PreparedStatements } from "./prepared-statements";
 import { makePrivate, privateDirectory } from "./private-files";
@@ -54,6 +54,8 @@ class PgliteDb implements Db {
       privateDirectory(path.dirname(dataDir));
       privateDirectory(dataDir);
     }
+    // Loaded only for the embedded database: a service on PostgreSQL never pays for PGlite's code.
+    const { PGlite } = await import("@electric-sql/pglite");
     const pg = new PGlite(dataDir, { parsers: { 20: (v: string) => v } });
     await pg.waitReady;
     if (dataDir) makePrivate(dataDir);

@@ -27,7 +27,6 @@ describe("e2e: access matrix (which credential works where)", function () {
   let service: TestService;
   let api: ApiClient;
   let keyed: ApiClient;
-  let keyId: string;
   let issuer: Wallet;
   let payer: Wallet;
   let keyedSigner: Wallet;
@@ -90,8 +89,7 @@ describe("e2e: access matrix (which credential works where)", function () {
     payer = sandbox.accounts[3];
     keyedSigner = sandbox.accounts[4];
     payTo = sandbox.accounts[SETTLEMENT_INDEX].address;
-    const { key, record } = await service.services.apiKeys.create({ email: "ops@matrix.test", plan: "Enterprise" });
-    keyId = record.id;
+    const { key } = await service.services.apiKeys.create({ email: "ops@matrix.test", plan: "Enterprise" });
     keyed = api.withKey(key);
     for (const w of [issuer, keyedSigner, sandbox.accounts[5]]) await service.services.signers.add(w.address);
     // Rule 3 holds for x402 client-signed prepares too: the anonymous signers are whitelisted by the operator.

@@ -38,8 +38,8 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
   const reputation = new Interface(["function readFeedback(uint256, address, uint64) view returns (int128, uint8, string, string, bool)"]);
 
   const base = () => providerFor(sandbox.baseSepolia);
-  const registry = () => new Contract(sandbox.deployments[84532].contracts.IdentityRegistry!, identity, base());
-  const reputationRegistry = () => new Contract(sandbox.deployments[84532].contracts.ReputationRegistry!, reputation, base());
+  const registry = () => new Contract(sandbox.deployments[84532].contracts.IdentityRegistry, identity, base());
+  const reputationRegistry = () => new Contract(sandbox.deployments[84532].contracts.ReputationRegistry, reputation, base());
   const usdc = () => USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, base());
   const usdcOf = async (...wallets: string[]) => Promise.all(wallets.map((w) => usdc().balanceOf(w)));
 
@@ -183,7 +183,7 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
 
     it("agentSetWallet: the new wallet's EIP-712 AgentWalletSet signature sets it; a signature by another key is refused", async () => {
       const deadline = BigInt((await base().getBlock("latest"))!.timestamp + 200);
-      const typed = agentWalletTypedData(84532, sandbox.deployments[84532].contracts.IdentityRegistry!, { agentId: BigInt(agentId), newWallet: newWallet.address, owner: owner.address, deadline });
+      const typed = agentWalletTypedData(84532, sandbox.deployments[84532].contracts.IdentityRegistry, { agentId: BigInt(agentId), newWallet: newWallet.address, owner: owner.address, deadline });
       const bad = await stranger.signTypedData(typed.domain, typed.types, typed.message);
       expectError(await keyed.post("/x402/agent/set-wallet", { signerAddress: owner.address, executionMode: "client-signed", agentUuid, newWallet: newWallet.address, deadline: deadline.toString(), signature: bad }), 400, /AgentWalletSet signature/);
       const signature = await newWallet.signTypedData(typed.domain, typed.types, typed.message);
@@ -287,7 +287,7 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
 
     it("set-wallet relayed: the new wallet signs with owner = the relayer (the NFT holder)", async () => {
       const deadline = BigInt((await base().getBlock("latest"))!.timestamp + 200);
-      const typed = agentWalletTypedData(84532, sandbox.deployments[84532].contracts.IdentityRegistry!, { agentId: BigInt(agentId), newWallet: payer.address, owner: relayer, deadline });
+      const typed = agentWalletTypedData(84532, sandbox.deployments[84532].contracts.IdentityRegistry, { agentId: BigInt(agentId), newWallet: payer.address, owner: relayer, deadline });
       const signature = await payer.signTypedData(typed.domain, typed.types, typed.message);
       await relayedCall("/x402/agent/set-wallet", payer, { agentUuid, newWallet: payer.address, deadline: deadline.toString(), signature });
       expect(await registry().getAgentWallet(agentId)).to.equal(payer.address);

@@ -1,7 +1,7 @@
 import { Writable } from "node:stream";
 import { expect } from "chai";
 import pino from "pino";
-import { concat, decodeRlp, encodeRlp, Transaction, Wallet } from "ethers";
+import { concat, decodeRlp, encodeRlp, Wallet } from "ethers";
 import { execute, prepareAndSign } from "../helpers/flow";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type ApiResponse, type TestService } from "../helpers/service";

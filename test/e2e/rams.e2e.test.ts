@@ -458,7 +458,7 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
   });
 
   describe("input rules", () => {
-    const typedGrant = async (extra: Record<string, string>) => keyed.get("/rams/typed-data/grant-mandate", { ...(await grantBody(sandbox.accounts[17])), actions: TRANSFER_FROM, ...extra } as any);
+    const typedGrant = async (extra: Record<string, string>) => keyed.get("/rams/typed-data/grant-mandate", { ...(await grantBody(sandbox.accounts[17])), actions: TRANSFER_FROM, ...extra });
 
     it("actions: a bytes32 or a 4-byte selector right-padded, comma-joined in queries, arrays in bodies; at least one", async () => {
       const res = ok(await typedGrant({ chainId: "aa36a7", actions: `${TRANSFER_FROM},0x095ea7b3${"0".repeat(56)}` }));
@@ -681,7 +681,7 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
         ["/rams/typed-data/transfer", { chainId: "aa36a7" }, /^operation must be one of grant-mandate, revoke-mandate, extend-mandate, set-operator/],
         ["/rams/typed-data/extend-mandate", { chainId: "aa36a7", agent: agent.address, principal: principal.address }, /^newValidUntil is required/],
       ] as const) {
-        const res = await api.get(path, q as Record<string, string>, { "X-PAYMENT": await payWithEthers(payer, quote) });
+        const res = await api.get(path, q, { "X-PAYMENT": await payWithEthers(payer, quote) });
         expect(res.status, `${path} ${JSON.stringify(res.body)}`).to.equal(400);
         expect(res.body.message, path).to.match(message);
         expect(res.headers.get("payment-response")).to.equal(null);
@@ -695,7 +695,7 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
       expect(none.nonce).to.match(/^\d+$/);
       const check = await canExecute(agent, "5");
       expect(Object.keys(check.checks)).to.deep.equal(["lifecycle", "freeze", "asset", "action", "transactionCap", "cumulativeCap", "compliance"]);
-      for (const c of Object.values(check.checks) as any[]) expect(c.pass).to.be.a("boolean");
+      for (const c of Object.values<any>(check.checks)) expect(c.pass).to.be.a("boolean");
       expect(check).to.include.keys(["canExecute", "allowed", "reason", "status", "frozen", "checks", "agentMandateAddress", "asset", "action", "amount"]);
       const info = ok(await api.get("/get-network-info", { chainId: "aa36a7" }));
       expect(info).to.include({ agentMandateAddress: registry, complianceProviderAddress: complianceProvider });

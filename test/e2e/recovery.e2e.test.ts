@@ -6,16 +6,14 @@ import { expect } from "chai";
 import type { Wallet } from "ethers";
 import { SecurityToken__factory } from "../../typechain-types";
 import { killHard, startServiceProcess, stopGracefully } from "../helpers/child-service";
+import { setUpOperator } from "../helpers/operator";
+import { stopStartedProcesses } from "../helpers/processes";
 import { execute, prepareAndSign } from "../helpers/flow";
 import { payWithEthers, quoteOf } from "../helpers/x402";
 import { RELAYER_INDEX, SETTLEMENT_INDEX } from "../helpers/sandbox";
 import { USDC__factory } from "../../typechain-types";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { testEnv } from "../helpers/service";
-import { ApiKeys } from "../../service/store/api-keys";
-import { openDb } from "../../service/store/db";
-import { migrate } from "../../service/store/migrate";
-import { Signers } from "../../service/store/signers";
 
 describe("e2e: a batch interrupted by a crash or a shutdown completes after restart, nothing sent twice", function () {
   this.timeout(180_000);
@@ -27,17 +25,18 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     sandbox = await getSandbox();
     issuer = sandbox.accounts[1];
   });
+  // Every service a test started (each restart starts another) ends with the test, whatever failed.
+  afterEach(stopStartedProcesses);
   after(async () => {
     await sandbox.sepolia.provider.request({ method: "evm_setAutomine", params: [true] });
     await sandbox.baseSepolia.provider.request({ method: "evm_setAutomine", params: [true] });
-    if (child) await killHard(child);
   });
 
   it("kill -9 between the two transactions of a mintToken batch, restart, the batch completes", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-recovery-"));
     const env = testEnv(sandbox, dataDir, { SEND_WAIT_MS: "1500" });
 
-    const key = await operatorSetUp(dataDir, "ops@recovery.test", issuer.address);
+    const key = await setUpOperator(dataDir, "ops@recovery.test", issuer.address);
 
     let started = await startServiceProcess(env);
     child = started.child;
@@ -154,7 +153,7 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
   it("SIGTERM with a send in flight: the send answers (202 pending), the process exits 0, the next start finishes the batch", async () => {
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-shutdown-"));
     const env = testEnv(sandbox, dataDir, { SEND_WAIT_MS: "30000", SHUTDOWN_TIMEOUT_MS: "15000" });
-    const key = await operatorSetUp(dataDir, "ops@shutdown.test", issuer.address);
+    const key = await setUpOperator(dataDir, "ops@shutdown.test", issuer.address);
 
     let started = await startServiceProcess(env);
     child = started.child;
@@ -208,16 +207,6 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     expect(status.txHashes).to.deep.equal(answer.body.txHashes);
     expect(await provider.getTransactionCount(issuer.address, "latest")).to.equal(nonceBefore + 2);
     expect((await api.get("/get-balance-whitelist", { tokenSymbol: "SHUT", investorAddress: investor })).body.tokenBalance).to.equal("7");
-    await stopGracefully(child);
+    expect(await stopGracefully(child)).to.equal(0);
   });
 });
-
-/** Operator set-up on the embedded database, before a service owns it: an Enterprise key and the issuer as signer. */
-async function operatorSetUp(dataDir: string, email: string, signer: string): Promise<string> {
-  const db = await openDb({ dataDir: path.join(dataDir, "sandbox", "pglite") });
-  await migrate(db);
-  const { key } = await new ApiKeys(db).create({ email, plan: "Enterprise" });
-  await new Signers(db).add(signer);
-  await db.close();
-  return key;
-}

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { expect } from "chai";
@@ -219,7 +220,7 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
     };
     const keyId = (await service.services.apiKeys.verify(api.apiKey!))!.id;
     const creditsBefore = (await service.services.credits.balances(keyId))["patch-token-docs"];
-    const sha = (b: Buffer) => `sha256:${require("node:crypto").createHash("sha256").update(b).digest("hex")}`;
+    const sha = (b: Buffer) => `sha256:${createHash("sha256").update(b).digest("hex")}`;
 
     const res = await upload({ tokenLogotype: [logo, "image/png", "logo.png"], subscriptionAgreement: [agreement, "application/pdf", "sa.pdf"] });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);

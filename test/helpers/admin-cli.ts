@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import path from "node:path";
 import { expect } from "chai";
+import { trackProcess } from "./processes";
 
 const ROOT = path.resolve(__dirname, "../..");
 
@@ -21,11 +22,13 @@ export function runAdminCli(dataDir: string, args: string[], env: Record<string,
     if (name === "DATABASE_URL" || name === "ADMIN_TOKEN" || /^(RPC_URL_|RELAYER_PRIVATE_KEY|RAMS_|SMTP_)/.test(name)) delete base[name];
   }
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "scripts/admin.ts", ...args], {
-      cwd: ROOT,
-      env: { ...base, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = trackProcess(
+      spawn(process.execPath, ["-r", "ts-node/register/transpile-only", "scripts/admin.ts", ...args], {
+        cwd: ROOT,
+        env: { ...base, ...env },
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    );
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));

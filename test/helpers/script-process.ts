@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
+import { trackProcess } from "./processes";
 
 const ROOT = path.resolve(__dirname, "../..");
 const CONFIG_VARIABLES = [
@@ -31,6 +32,7 @@ export interface Credentials {
  * A sandbox script as npm runs it after compiling (`node -r ts-node/register/transpile-only scripts/<name>.ts`: dev.ts
  * for `npm start`, chains.ts, service.ts), as a child process in its own process group, so SIGINT reaches it as Ctrl-C
  * does. The environment is cleaned of every service variable, then given ephemeral ports and the data directory.
+ * Tracked (helpers/processes.ts): `after(stopStartedProcesses)` kills its group whatever happened.
  */
 export class ScriptProcess {
   readonly child: ChildProcess;
@@ -53,6 +55,8 @@ export class ScriptProcess {
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });
+    // Its whole process group ends with the suite (after(stopStartedProcesses)) or with this Mocha process.
+    trackProcess(this.child, { group: true });
     this.child.stdout!.on("data", (c: Buffer) => (this.stdout += c.toString()));
     this.child.stderr!.on("data", (c: Buffer) => (this.stderr += c.toString()));
     this.closed = new Promise((resolve) => this.child.on("close", () => resolve()));

@@ -4,7 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { Pool } from "pg";
-import { killHard, startServiceProcess, type ChildService } from "../helpers/child-service";
+import { startServiceProcess, type ChildService } from "../helpers/child-service";
+import { stopStartedProcesses } from "../helpers/processes";
 import { payRelayedSend, prepareRelayedToken } from "../helpers/relayed";
 import { getSandbox, providerFor, RELAYER_INDEX, type Sandbox } from "../helpers/sandbox";
 import { testEnv } from "../helpers/service";
@@ -32,7 +33,7 @@ describe("PostgreSQL server: two service processes share one relayer", function 
     services.push(...(await Promise.all([startServiceProcess(env), startServiceProcess(env)])));
   });
   after(async () => {
-    for (const s of services) await killHard(s.child);
+    await stopStartedProcesses();
     const pool = new Pool({ connectionString: DATABASE_URL });
     await pool.query(`DROP SCHEMA IF EXISTS ${schema} CASCADE`);
     await pool.end();

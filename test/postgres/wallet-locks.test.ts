@@ -80,7 +80,7 @@ describe("PostgreSQL server: a service wallet's lock across instances", function
       }
     };
     const failure = await broadcast().catch((error: Error) => error);
-    expect((failure as Error).message).to.equal("node refused");
+    expect((failure).message).to.equal("node refused");
     expect(await lockIsFree()).to.equal(true);
   });
 });

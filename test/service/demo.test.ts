@@ -3,6 +3,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import { trackProcess } from "../helpers/processes";
 import { ScriptProcess } from "../helpers/script-process";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -30,7 +31,7 @@ describe("npm run demo against npm start", function () {
 
   function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      const child = spawn("npm", ["run", "--silent", "demo"], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir }, stdio: ["ignore", "pipe", "pipe"] });
+      const child = trackProcess(spawn("npm", ["run", "--silent", "demo"], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir }, stdio: ["ignore", "pipe", "pipe"] }));
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (c) => (stdout += c));
@@ -70,7 +71,7 @@ describe("npm run demo against npm start", function () {
   });
 
   it("without a sandbox it says what to start", async () => {
-    const child = spawn("npm", ["run", "--silent", "demo"], { cwd: ROOT, env: { ...process.env, DATA_DIR: path.join(dataDir, "nothing-here") }, stdio: ["ignore", "pipe", "pipe"] });
+    const child = trackProcess(spawn("npm", ["run", "--silent", "demo"], { cwd: ROOT, env: { ...process.env, DATA_DIR: path.join(dataDir, "nothing-here") }, stdio: ["ignore", "pipe", "pipe"] }));
     let stderr = "";
     child.stderr.on("data", (c) => (stderr += c));
     const code = await new Promise((resolve) => child.on("close", resolve));

@@ -1,6 +1,5 @@
 import { expect } from "chai";
 import fc from "fast-check";
-import { z } from "zod";
 import { allRoutes } from "../../service/app";
 import { METHODS } from "../../service/methods";
 import { getSandbox, type Sandbox } from "../helpers/sandbox";
@@ -16,7 +15,7 @@ describe("fuzz: no 5xx on any route", function () {
   this.timeout(120_000);
   let sandbox: Sandbox;
   let service: TestService;
-  let keys: string[] = [];
+  const keys: string[] = [];
   let signer: string;
   let sent = 0;
 

@@ -176,11 +176,26 @@ describe("network info, health and OpenAPI (HTTP)", function () {
     });
   });
 
-  describe("GET /health", () => {
-    it("is 200 with the database and every chain answering", async () => {
-      const response = await service.api.get("/health");
+  describe("GET /health (liveness) and GET /ready (readiness)", () => {
+    it("/health is 200 with what the process knows, without asking the database or a chain", async () => {
+      const queries: string[] = [];
+      const query = service.services.db.query.bind(service.services.db);
+      service.services.db.query = ((sql: string, params?: unknown[]) => (queries.push(sql), query(sql, params)));
+      try {
+        const response = await service.api.get("/health");
+        expect(response.status, JSON.stringify(response.body)).to.equal(200);
+        expect(response.body).to.include({ status: "ok", environment: "sandbox" });
+        expect(response.body.uptimeSeconds).to.be.a("number").and.at.least(0);
+      } finally {
+        service.services.db.query = query;
+      }
+      expect(queries, "queries made by /health").to.deep.equal([]);
+    });
+
+    it("/ready is 200 with the database and every chain answering", async () => {
+      const response = await service.api.get("/ready");
       expect(response.status, JSON.stringify(response.body)).to.equal(200);
-      expect(response.body.status).to.equal("ok");
+      expect(response.body.status).to.equal("ready");
       expect(response.body.environment).to.equal("sandbox");
       expect(response.body.database).to.deep.equal({ ok: true, kind: "pglite" });
       const chains = response.body.chains as { chainId: number; ok: boolean; blockNumber: number }[];
@@ -221,8 +236,8 @@ describe("network info, health and OpenAPI (HTTP)", function () {
           expect(info.status, JSON.stringify(info.body)).to.equal(200);
           expect(info.body).to.include({ chainId: "0x7a69", factoryAddress: deployment.contracts.TokenFactory });
         }
-        const health = await custom.api.get("/health");
-        expect(health.body.chains.map((c: { chainId: number }) => c.chainId)).to.include(31337);
+        const ready = await custom.api.get("/ready");
+        expect(ready.body.chains.map((c: { chainId: number }) => c.chainId)).to.include(31337);
         const { key } = await custom.services.apiKeys.create({ email: "local@custom-chain.test", plan: "Starter" });
         await custom.services.signers.add(sandbox.accounts[1].address);
         const prepared = await custom.api.withKey(key).post("/prepare-transactions", {
@@ -267,12 +282,13 @@ describe("network info, health and OpenAPI (HTTP)", function () {
         if (deploymentsDir) fs.rmSync(deploymentsDir, { recursive: true, force: true });
       });
 
-      it("serves the extra chain (network info) but /health answers 503 naming it", async () => {
+      it("serves the extra chain (network info) but /ready answers 503 naming it, while /health stays 200", async () => {
         const info = await broken.api.get("/get-network-info", { chainId: "13882" });
         expect(info.status, JSON.stringify(info.body)).to.equal(200);
         expect(info.body.factoryAddress).to.equal(sandbox.deployments[11155111].contracts.TokenFactory);
 
-        const response = await broken.api.get("/health");
+        expect((await broken.api.get("/health")).status).to.equal(200);
+        const response = await broken.api.get("/ready");
         expect(response.status, JSON.stringify(response.body)).to.equal(503);
         expectErrorShape(response.body, 503);
         expect(response.body.error.code).to.equal("UNAVAILABLE");
@@ -292,7 +308,7 @@ describe("network info, health and OpenAPI (HTTP)", function () {
       expect(response.status).to.equal(200);
       expect(response.body.openapi).to.equal("3.1.0");
       const paths = Object.keys(response.body.paths);
-      expect(paths).to.include.members(["/get-network-info", "/get-api-network-info", "/prepare-transactions", "/send-transactions", "/get-transaction-status", "/health", "/openapi.json"]);
+      expect(paths).to.include.members(["/get-network-info", "/get-api-network-info", "/prepare-transactions", "/send-transactions", "/get-transaction-status", "/health", "/ready", "/openapi.json"]);
       expect(paths.some((p) => p.startsWith("/admin"))).to.equal(false);
       expect(JSON.stringify(response.body)).to.not.include("/admin/command");
       const parameters = response.body.paths["/get-network-info"].get.parameters as { name: string; in: string; required: boolean }[];

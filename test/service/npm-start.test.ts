@@ -5,7 +5,6 @@ import { expect } from "chai";
 import { ScriptProcess, type Credentials } from "../helpers/script-process";
 import { Contract, JsonRpcProvider, parseUnits } from "ethers";
 
-const ROOT = path.resolve(__dirname, "../..");
 const BANNER = "sandbox is up";
 
 const ERC20_ABI = ["function balanceOf(address) view returns (uint256)", "function decimals() view returns (uint8)"];

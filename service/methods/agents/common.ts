@@ -150,13 +150,13 @@ export async function relayedPayerRule(_services: Services, batch: { plan: Recor
 export async function reputationView<T = unknown>(ctx: { chain: Chain }, fn: string, args: unknown[]): Promise<T[]> {
   const { reputation } = registries(ctx.chain);
   const result = await ctx.chain.provider.call({ to: reputation, data: reputationRegistryInterface.encodeFunctionData(fn, args) });
-  return reputationRegistryInterface.decodeFunctionResult(fn, result) as unknown as T[];
+  return reputationRegistryInterface.decodeFunctionResult(fn, result);
 }
 
 export async function identityView<T = unknown>(ctx: { chain: Chain }, fn: string, args: unknown[]): Promise<T[]> {
   const { identity } = registries(ctx.chain);
   const result = await ctx.chain.provider.call({ to: identity, data: identityRegistryInterface.encodeFunctionData(fn, args) });
-  return identityRegistryInterface.decodeFunctionResult(fn, result) as unknown as T[];
+  return identityRegistryInterface.decodeFunctionResult(fn, result);
 }
 
 /** The agent's agentURI: stable, served by this service from its stored registration file. */

@@ -48,7 +48,7 @@ export type Profile = Partial<{ [K in keyof typeof profileFields]: z.infer<(type
 
 /** The profile fields present in a parsed body. */
 export function profileOf(body: Record<string, unknown>): Profile {
-  return Object.fromEntries(PROFILE_KEYS.filter((k) => body[k] !== undefined).map((k) => [k, body[k]])) as Profile;
+  return Object.fromEntries(PROFILE_KEYS.filter((k) => body[k] !== undefined).map((k) => [k, body[k]]));
 }
 
 /**

@@ -1,5 +1,5 @@
 import { contractAt } from "../../chains/contract-at";
-import { getAddress, Interface, ZeroAddress, type TransactionReceipt } from "ethers";
+import { getAddress, Interface, ZeroAddress } from "ethers";
 import { ACCESS } from "../../access/rules";
 import { agentExecutorInterface, agentMandateInterface, complianceProviderInterface, decodeRevert, revertDataOf, parseEventLog } from "../../chains/contracts";
 import type { Chain } from "../../chains/registry";
@@ -275,7 +275,7 @@ function firstFailure(checks: ExecutionEvaluation["checks"], q: ExecutionQuery, 
   if (!c.lifecycle.pass) {
     const status = c.lifecycle.status as MandateStatus;
     const text: Record<MandateStatus, string> = {
-      none: `principal ${q.principal} has granted agent ${q.agent} no mandate`,
+      none: `principal ${String(q.principal)} has granted agent ${String(q.agent)} no mandate`,
       revoked: "the mandate is revoked",
       pending: `the mandate is not valid before ${m?.validFrom} (pending)`,
       expired: `the mandate expired at ${m?.validUntil}`,
@@ -283,21 +283,21 @@ function firstFailure(checks: ExecutionEvaluation["checks"], q: ExecutionQuery, 
     };
     return { check: "lifecycle", code: status === "none" ? "no_mandate" : status, message: text[status] };
   }
-  if (!c.freeze.pass) return { check: "freeze", code: "frozen", message: `agent ${q.agent} is frozen by an enforcer` };
-  if (!c.asset.pass) return { check: "asset", code: "asset_mismatch", message: `asset ${c.asset.asset} is not the mandate's asset ${c.asset.mandateAsset}` };
-  if (!c.action.pass) return { check: "action", code: "action_not_enabled", message: `action ${q.action} is not enabled by the mandate` };
+  if (!c.freeze.pass) return { check: "freeze", code: "frozen", message: `agent ${String(q.agent)} is frozen by an enforcer` };
+  if (!c.asset.pass) return { check: "asset", code: "asset_mismatch", message: `asset ${String(c.asset.asset)} is not the mandate's asset ${String(c.asset.mandateAsset)}` };
+  if (!c.action.pass) return { check: "action", code: "action_not_enabled", message: `action ${String(q.action)} is not enabled by the mandate` };
   if (!c.transactionCap.pass) {
-    return { check: "transactionCap", code: "exceeds_transaction_cap", message: `amount ${q.amount} is over the per-transaction cap ${c.transactionCap.maxTransactionValue}` };
+    return { check: "transactionCap", code: "exceeds_transaction_cap", message: `amount ${String(q.amount)} is over the per-transaction cap ${String(c.transactionCap.maxTransactionValue)}` };
   }
   if (!c.cumulativeCap.pass) {
     return {
       check: "cumulativeCap",
       code: "exceeds_cumulative_cap",
-      message: `amount ${q.amount} is over what remains of the cumulative cap (${c.cumulativeCap.remainingCumulativeValue} of ${c.cumulativeCap.maxCumulativeValue}; ${c.cumulativeCap.cumulativeUsed} used)`,
+      message: `amount ${String(q.amount)} is over what remains of the cumulative cap (${String(c.cumulativeCap.remainingCumulativeValue)} of ${String(c.cumulativeCap.maxCumulativeValue)}; ${String(c.cumulativeCap.cumulativeUsed)} used)`,
     };
   }
   if (!c.compliance.pass) {
-    return { check: "compliance", code: "not_compliant", message: `principal ${q.principal} is not compliant at its compliance provider (${c.compliance.reason})` };
+    return { check: "compliance", code: "not_compliant", message: `principal ${String(q.principal)} is not compliant at its compliance provider (${String(c.compliance.reason)})` };
   }
   return null;
 }
@@ -501,7 +501,7 @@ export async function resolveExecutor(
             : `no executor set up here serves a principal that granted agent ${input.agent} a mandate`;
       throw badRequest(`executorAddress is required: ${why} (operators: npm run admin -- rams setup-executor)`, { field: "executorAddress" });
     }
-    ref = { address: candidates[0]!.executor, label: "AgentExecutor" };
+    ref = { address: candidates[0].executor, label: "AgentExecutor" };
   }
   const executor = executorAt(chain, ref);
   const [principal, owner, rams] = await Promise.all([
@@ -546,7 +546,7 @@ export function selectorOf(action: string): string | undefined {
 /** The RAMS events of a confirmed batch, decoded (integers as decimal strings): its outcome. */
 export function ramsEvents(batch: ConfirmedBatch): { contract: string; event: string; args: Record<string, unknown> }[] {
   const events = [];
-  for (const receipt of batch.receipts as TransactionReceipt[]) {
+  for (const receipt of batch.receipts) {
     for (const log of receipt.logs) {
       for (const iface of [agentMandateInterface, complianceProviderInterface, agentExecutorInterface]) {
         let parsed;
@@ -556,7 +556,7 @@ export function ramsEvents(batch: ConfirmedBatch): { contract: string; event: st
           parsed = null;
         }
         if (!parsed) continue;
-        const args = Object.fromEntries(parsed.fragment.inputs.map((input, i) => [input.name, jsonValue(parsed!.args[i])]));
+        const args = Object.fromEntries(parsed.fragment.inputs.map((input, i) => [input.name, jsonValue(parsed.args[i])]));
         events.push({ contract: getAddress(log.address), event: parsed.name, args });
         break;
       }

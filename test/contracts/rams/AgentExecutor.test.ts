@@ -222,10 +222,10 @@ describe("RAMS AgentExecutor", () => {
     it("setAction, actions and the executor's errors have the reference selectors and shapes", async () => {
       const { executor } = await loadFixture(deployFixture);
       const iface = executor.interface;
-      expect(iface.getFunction("setAction")!.format("sighash")).to.equal("setAction(bytes4,bool,bool,uint8)");
-      expect(iface.getFunction("setAction")!.selector).to.equal("0xa4a22854");
-      expect(iface.getFunction("actions")!.selector).to.equal("0x7b37e5f4");
-      expect(iface.getFunction("actions")!.format("full")).to.equal(
+      expect(iface.getFunction("setAction").format("sighash")).to.equal("setAction(bytes4,bool,bool,uint8)");
+      expect(iface.getFunction("setAction").selector).to.equal("0xa4a22854");
+      expect(iface.getFunction("actions").selector).to.equal("0x7b37e5f4");
+      expect(iface.getFunction("actions").format("full")).to.equal(
         "function actions(bytes4 selector) view returns (bool supported, bool hasAmount, uint8 amountIndex)",
       );
       const errors: Record<string, [string, string]> = {
@@ -518,11 +518,11 @@ const OZ_BASES = [
 ];
 
 /** The compiler's userdoc or devdoc of a contract, read from the metadata kept in its build info. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+ 
 async function docsOf(file: string, name: string, kind: "userdoc" | "devdoc"): Promise<any> {
   const buildInfo = await hre.artifacts.getBuildInfo(`${file}:${name}`);
   if (!buildInfo) throw new Error(`no build info for ${name}`);
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+   
   const metadata = JSON.parse((buildInfo.output.contracts[file][name] as any).metadata);
   return metadata.output[kind];
 }

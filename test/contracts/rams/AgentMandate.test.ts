@@ -560,7 +560,7 @@ describe("RAMS AgentMandate", () => {
 
     it("the Mandate struct returned by getMandate has the ERC's field names, types and order", async () => {
       const { mandate } = await loadFixture(deployFixture);
-      const output = mandate.interface.getFunction("getMandate")!.outputs;
+      const output = mandate.interface.getFunction("getMandate").outputs;
       expect(output.length).to.equal(1);
       expect(output[0].format("full")).to.equal(
         "(address agent, uint48 validFrom, uint48 validUntil, address principal, bool revoked, address complianceProvider, bytes32 identityRef, address asset, uint256 maxTransactionValue, uint256 maxCumulativeValue, uint256 cumulativeUsed, bytes32 metadata)",
@@ -886,7 +886,7 @@ describe("RAMS AgentMandate", () => {
     });
 
     it("grantMandate: a compliance provider without code makes the grant revert (no data)", async () => {
-      const { mandate, stranger, grant } = await loadFixture(deployFixture);
+      const { stranger, grant } = await loadFixture(deployFixture);
       await expect(grant({ complianceProvider: stranger.address })).to.be.revertedWithoutReason();
     });
 
@@ -1237,7 +1237,7 @@ describe("RAMS AgentMandate", () => {
         mandate,
         "InvalidSignature",
       );
-      expect(await mandate.canExecute(agent.address, principal.address, p.asset as string, ACTION, 1)).to.equal(false);
+      expect(await mandate.canExecute(agent.address, principal.address, p.asset, ACTION, 1)).to.equal(false);
     });
 
     it("nonces are per principal", async () => {
@@ -1486,7 +1486,7 @@ describe("RAMS AgentMandate", () => {
         complianceAddress,
         tokenAddress,
         3n,
-        BigInt(p.validUntil as number),
+        BigInt(p.validUntil),
         ethers.id("legal-text"),
       ]);
       expect([...logs[1].args]).to.deep.equal([agent.address, principal.address, OTHER_ACTION]);

@@ -146,18 +146,18 @@ describe("RAMS ComplianceProvider", () => {
     it("function, event and error selectors match ERC-8226", async () => {
       const { provider } = await loadFixture(deployFixture);
       const iface = provider.interface;
-      expect(iface.getFunction("grantPrincipal")!.selector).to.equal("0xdbca38d3");
-      expect(iface.getFunction("revokePrincipal")!.selector).to.equal("0x20e03072");
-      expect(iface.getFunction("checkPrincipal")!.selector).to.equal("0x01003112");
+      expect(iface.getFunction("grantPrincipal").selector).to.equal("0xdbca38d3");
+      expect(iface.getFunction("revokePrincipal").selector).to.equal("0x20e03072");
+      expect(iface.getFunction("checkPrincipal").selector).to.equal("0x01003112");
       expect(iface.getError("ZeroIdentityRef")!.selector).to.equal("0x66b49514");
       expect(iface.getError("NotActive")!.selector).to.equal("0x4022bc55");
-      expect(iface.getEvent("PrincipalGranted")!.format("full")).to.equal(
+      expect(iface.getEvent("PrincipalGranted").format("full")).to.equal(
         "event PrincipalGranted(address indexed principal, bytes32 indexed identityRef)",
       );
-      expect(iface.getEvent("PrincipalRevoked")!.format("full")).to.equal(
+      expect(iface.getEvent("PrincipalRevoked").format("full")).to.equal(
         "event PrincipalRevoked(address indexed principal, bytes32 indexed identityRef, uint8 reason)",
       );
-      expect(iface.getFunction("checkPrincipal")!.format("full")).to.equal(
+      expect(iface.getFunction("checkPrincipal").format("full")).to.equal(
         "function checkPrincipal(address principal, bytes32 identityRef) view returns (bool eligible, uint8 reason, uint48 expiresAt)",
       );
     });

@@ -472,7 +472,7 @@ class Runner {
 
   event(receipt: ContractTransactionReceipt, name: string): string[] {
     const found = receipt.logs
-      .filter((l) => l.address.toLowerCase() === this.ctx.escrow.target.toString().toLowerCase())
+      .filter((l) => l.address.toLowerCase() === (this.ctx.escrow.target as string).toLowerCase())
       .map((l) => this.ctx.escrow.interface.parseLog(l))
       .filter((d) => d?.name === name);
     expect(found.length, `one ${name} event`).to.equal(1);
@@ -488,7 +488,7 @@ class Runner {
 
   async create(spec: ParamsSpec): Promise<void> {
     const { escrow, usdc, tokenizer } = this.ctx;
-    for (const a of [...this.watched(), this.tokenizer, escrow.target.toString().toLowerCase()]) {
+    for (const a of [...this.watched(), this.tokenizer, (escrow.target as string).toLowerCase()]) {
       this.initialUsdc.set(a, await usdc.balanceOf(a));
     }
     const hardCap = spec.hardCap;
@@ -646,7 +646,7 @@ class Runner {
     const m = this.m;
     const { o } = m;
     const watched = this.watched();
-    const escrowAddr = escrow.target.toString().toLowerCase();
+    const escrowAddr = (escrow.target as string).toLowerCase();
     const [off, status, escrowBal, tokenizerBal, reserved, supply, views] = await Promise.all([
       escrow.offering(OFFERING_ID),
       escrow.status(OFFERING_ID),

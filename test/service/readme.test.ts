@@ -1,0 +1,130 @@
+import { execFile } from "node:child_process";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
+import { promisify } from "node:util";
+import { expect } from "chai";
+import ts from "typescript";
+import { createOwnSandbox, type Sandbox } from "../helpers/sandbox";
+import { startTestService, type TestService } from "../helpers/service";
+
+const ROOT = path.resolve(__dirname, "../..");
+const run = promisify(execFile);
+
+interface Snippet {
+  line: number;
+  lang: string;
+  /** How it is run: "run", "test=<file>", "typecheck=<module>" or "text". */
+  how: string;
+  code: string;
+}
+
+/** Every fenced block of README.md with its info string: ```lang how (```text alone for text). */
+function snippets(): Snippet[] {
+  const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+  const found: Snippet[] = [];
+  const fence = /^```([^\n]*)\n([\s\S]*?)^```$/gm;
+  for (let match = fence.exec(readme); match; match = fence.exec(readme)) {
+    const [lang = "", tag = ""] = match[1].trim().split(/\s+/);
+    // A ```text block (a diagram, a message, a listing) needs no second word.
+    const how = lang === "text" && !tag ? "text" : tag;
+    found.push({ line: readme.slice(0, match.index).split("\n").length, lang, how, code: match[2] });
+  }
+  return found;
+}
+
+/**
+ * README.md's code, as a reader would use it: each fenced block says how it is run (its info string after the
+ * language). `run` blocks run here against a sandbox of their own, `typecheck=` blocks are compiled against the module
+ * they describe, `test=` blocks are run by the file they name, `text` blocks are diagrams, messages and listings.
+ */
+describe("README.md: every snippet is run", function () {
+  this.timeout(600_000);
+  let sandbox: Sandbox;
+  let service: TestService;
+  let work: string;
+  const all = snippets();
+  const runnable = (lang: string) => all.filter((s) => s.how === "run" && s.lang === lang);
+
+  before(async () => {
+    sandbox = await createOwnSandbox();
+    service = await startTestService(sandbox);
+    work = fs.mkdtempSync(path.join(os.tmpdir(), "tak-readme-"));
+    // What `npm start` leaves for a reader: the sandbox key and the accounts in .data/sandbox/dev-credentials.json.
+    const { key } = await service.services.apiKeys.create({ email: "sandbox@localhost", plan: "Enterprise" });
+    for (const account of sandbox.accounts.slice(1, 6)) await service.services.signers.add(account.address);
+    fs.mkdirSync(path.join(work, ".data", "sandbox"), { recursive: true });
+    const accounts = sandbox.accounts.slice(0, 10).map((a) => ({ address: a.address, privateKey: a.privateKey }));
+    fs.writeFileSync(path.join(work, ".data", "sandbox", "dev-credentials.json"), JSON.stringify({ baseUrl: service.url, apiKey: key, accounts }));
+  });
+  after(async () => {
+    await service?.stop();
+    await sandbox?.close();
+    if (work) fs.rmSync(work, { recursive: true, force: true });
+  });
+
+  it("every fenced block says how it is run, and a block run elsewhere names a file that exists", () => {
+    expect(all.length).to.be.greaterThan(15);
+    for (const s of all) {
+      expect(s.how, `README.md line ${s.line}: a fenced block without "run", "test=…", "typecheck=…" or "text"`).to.match(/^(run|text|test=\S+|typecheck=\S+)$/);
+      if (s.how.startsWith("test=")) expect(fs.existsSync(path.join(ROOT, s.how.slice(5))), `README.md line ${s.line}: ${s.how}`).to.equal(true);
+    }
+    expect(runnable("sh")).to.have.length(1);
+    expect(runnable("ts")).to.have.length(2);
+  });
+
+  it("the shell snippet takes API_KEY and ISSUER_KEY from the credentials file npm start writes", async () => {
+    const [snippet] = runnable("sh");
+    const { stdout } = await run("bash", ["-euo", "pipefail", "-c", `${snippet.code}\necho "$API_KEY"; echo "$ISSUER_KEY"`], { cwd: work });
+    const credentials = JSON.parse(fs.readFileSync(path.join(work, ".data", "sandbox", "dev-credentials.json"), "utf8"));
+    expect(stdout.trim().split("\n")).to.deep.equal([credentials.apiKey, sandbox.accounts[1].privateKey]);
+  });
+
+  it("the TypeScript examples run with ts-node from the repository's root: a tokenization with the key, an agent paid with x402", async () => {
+    const credentials = JSON.parse(fs.readFileSync(path.join(work, ".data", "sandbox", "dev-credentials.json"), "utf8"));
+    const env = { ...process.env, BASE_URL: service.url, API_KEY: credentials.apiKey, ISSUER_KEY: sandbox.accounts[1].privateKey, PAYER_KEY: sandbox.accounts[3].privateKey };
+    const outputs: string[] = [];
+    for (const [index, snippet] of runnable("ts").entries()) {
+      const file = path.join(ROOT, `readme-example-${process.pid}-${index}.ts`);
+      fs.writeFileSync(file, snippet.code);
+      try {
+        // `npx ts-node example.ts`: type-checked, as a reader runs it.
+        const { stdout } = await run(process.execPath, ["-r", "ts-node/register", file], { cwd: ROOT, env: { ...env, TS_NODE_TRANSPILE_ONLY: "false" }, timeout: 300_000 });
+        outputs.push(stdout);
+      } catch (error) {
+        const e = error as { stdout?: string; stderr?: string };
+        throw new Error(`README.md line ${snippet.line} failed:\n${e.stdout ?? ""}\n${e.stderr ?? String(error)}`);
+      } finally {
+        fs.rmSync(file, { force: true });
+      }
+    }
+    expect(outputs[0]).to.match(/^ACME is 0x[0-9a-fA-F]{40} \(batch success\)$/m);
+    expect(outputs[1]).to.match(/^agent [0-9a-f-]{36}: success, paid 0x[0-9a-f]{64}$/m);
+  });
+
+  it("the typecheck= blocks match the code they describe", () => {
+    const blocks = all.filter((s) => s.how.startsWith("typecheck="));
+    expect(blocks).to.have.length.greaterThan(0);
+    const files = blocks.map((block, index) => {
+      const module = `./${block.how.slice("typecheck=".length)}`;
+      const name = /interface (\w+)/.exec(block.code)![1];
+      const file = path.join(ROOT, `readme-typecheck-${process.pid}-${index}.ts`);
+      // The block's declaration must be assignable both ways to the one the module exports.
+      fs.writeFileSync(
+        file,
+        `import type * as Described from "${module}";\nimport type { KycInvestorRecord } from "./service/store/kyc";\n${block.code}\n` +
+          `export const fromReadme = (x: ${name}): Described.${name} => x;\nexport const toReadme = (x: Described.${name}): ${name} => x;\n`,
+      );
+      return file;
+    });
+    try {
+      const config = ts.readConfigFile(path.join(ROOT, "tsconfig.json"), (file) => ts.sys.readFile(file));
+      const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT);
+      const program = ts.createProgram(files, { ...options, noEmit: true, noUnusedLocals: false });
+      const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+      expect(problems).to.deep.equal([]);
+    } finally {
+      for (const file of files) fs.rmSync(file, { force: true });
+    }
+  });
+});
