@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
-import { createApiClient, execute, type PrepareRequest } from "../client";
+import { createApiClient, execute } from "../client";
 import { createSandbox } from "../scripts/lib/sandbox";
 import { emitEvents } from "../service/events/outbox";
 import type { NewEvent } from "../service/events/types";
@@ -81,7 +81,7 @@ export async function measureEvents(hre: HardhatRuntimeEnvironment, opts: { writ
     const batchIds = new Set<string>();
     const run = Math.random().toString(36).slice(2, 4).toUpperCase().replace(/[^A-Z0-9]/g, "B");
     for (let i = 0; i < writes; i++) {
-      await execute(api, issuer, { method: "newTokenization", chainId: "aa36a7", signerAddress: issuer.address, tokenizerEmail: "bench@events.test", name: "Bench", tokenSymbol: `B${run}${i}` } as PrepareRequest);
+      await execute(api, issuer, { method: "newTokenization", chainId: "aa36a7", signerAddress: issuer.address, tokenizerEmail: "bench@events.test", name: "Bench", tokenSymbol: `B${run}${i}` });
     }
     await receiver.waitFor("the batches' events", (r) => r.length >= writes * 4, 60_000);
     for (const r of receiver.received) batchIds.add(r.headers["webhook-id"]);

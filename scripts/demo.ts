@@ -41,7 +41,6 @@ interface Credentials {
 }
 
 const SEPOLIA = "11155111";
-const BASE_SEPOLIA = "84532";
 const STEPS = 15;
 let step = 0;
 let stepStarted = 0;

@@ -46,7 +46,7 @@ export async function estimateDeployment(deployer: Signer, options: DeployOption
       const args = step.args(state.progress, from).map(stand);
       const tx = await new step.factory(deployer).getDeployTransaction(...args);
       contracts.push({ name: step.name, gas: await provider.estimateGas({ ...tx, from }) });
-      l1Fee += await l1DataFee(deployer, getBytes(tx.data!).length);
+      l1Fee += await l1DataFee(deployer, getBytes(tx.data).length);
     }
   }
   const roleTransactions = options.roleTransactions ?? 0;

@@ -290,7 +290,7 @@ export async function createRehearsal(hre: HardhatRuntimeEnvironment, options: R
             body: JSON.stringify(command),
           });
           const body = (await response.json()) as { result?: any; message?: string };
-          if (!response.ok) throw new Error(`admin ${command.command}: ${response.status} ${body.message}`);
+          if (!response.ok) throw new Error(`admin ${String(command.command)}: ${response.status} ${String(body.message)}`);
           return body.result;
         };
         const created = await admin({ command: "keys.create", email, plan: "Enterprise" });
@@ -350,7 +350,7 @@ async function startRehearsalChain(
     floor = wei;
     checkedBlock = -1;
   };
-  const closeLocal = local.close;
+  const closeLocal = () => local.close();
   chain.close = async () => {
     clearInterval(keeper);
     await closeLocal();
@@ -405,8 +405,8 @@ export async function runDeployScript(chain: RehearsalChain, options: DeployScri
   const collect = (chunk: Buffer) => {
     output += chunk.toString();
   };
-  child.stdout!.on("data", collect);
-  child.stderr!.on("data", collect);
+  child.stdout.on("data", collect);
+  child.stderr.on("data", collect);
   const code = await new Promise<number | null>((resolve) => child.once("close", (c) => resolve(c)));
   options.children?.delete(child);
   // Its progress lines (not the deployment it prints at the end, which is in the file).

@@ -53,7 +53,7 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   });
   let output = "";
   let url: string | undefined;
-  let partial = { stdout: "", stderr: "" };
+  const partial = { stdout: "", stderr: "" };
   const take = (stream: "stdout" | "stderr") => (chunk: Buffer) => {
     const text = partial[stream] + chunk.toString();
     const lines = text.split("\n");
@@ -71,8 +71,8 @@ export async function startServiceProcess(env: Record<string, string>, options: 
       options.onLine?.(line);
     }
   };
-  child.stdout!.on("data", take("stdout"));
-  child.stderr!.on("data", take("stderr"));
+  child.stdout.on("data", take("stdout"));
+  child.stderr.on("data", take("stderr"));
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   const stop = async (graceMs = 15_000) => {
     if (child.exitCode !== null || child.signalCode !== null) return;

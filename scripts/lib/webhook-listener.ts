@@ -26,6 +26,7 @@ export class WebhookListener {
   ) {}
 
   static async start(onEvent: (event: ListenedEvent) => void): Promise<WebhookListener> {
+    // eslint-disable-next-line prefer-const -- assigned below, read by the request handler defined first
     let listener!: WebhookListener;
     const server = http.createServer((req, res) => listener.handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
@@ -68,7 +69,7 @@ export async function firstStreamedEvent(baseUrl: string, apiKey: string, query:
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
   try {
-    const res = await fetch(`${baseUrl}/events?${new URLSearchParams(query)}`, { headers: { "x-api-key": apiKey, accept: "text/event-stream" }, signal: abort.signal });
+    const res = await fetch(`${baseUrl}/events?${new URLSearchParams(query).toString()}`, { headers: { "x-api-key": apiKey, accept: "text/event-stream" }, signal: abort.signal });
     if (res.status !== 200 || !res.body) throw new Error(`GET /events answered ${res.status}: ${await res.text()}`);
     const decoder = new TextDecoder();
     let buffer = "";

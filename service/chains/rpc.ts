@@ -122,7 +122,7 @@ export class ResilientRpcProvider extends JsonRpcProvider {
         for (const answer of outcome.answers) {
           const request = pending.get(answer.id);
           if (!request) continue;
-          if ("error" in answer && isTransientRpcError(answer.error as RpcErrorObject)) {
+          if ("error" in answer && isTransientRpcError(answer.error)) {
             lastFailure = `${request.method}: ${(answer.error as RpcErrorObject).message ?? "error"}`;
             continue; // asked again below
           }

@@ -48,7 +48,6 @@ export async function buildTransactions(
   calls: PlannedCall[],
   options: BuildOptions = {},
 ): Promise<UnsignedTransaction[]> {
-  const provider = chain.provider;
   // Nonce, fees and every estimate are independent reads: asked together, they travel as one JSON-RPC batch.
   const estimates = calls.map((call, index) =>
     options.gasLimit !== undefined ? Promise.resolve(options.gasLimit) : gasFor(chain, signer, call, index, calls.length).catch((error: unknown) => error as Error),

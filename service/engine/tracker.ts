@@ -263,7 +263,7 @@ export class TransactionTracker {
    * Why a reported hash will never be mined, or undefined while it still may be: its nonce went to another transaction
    * (seen on two checks in a row, so a lagging node does not decide it), or it stayed unknown for RECEIPT_TIMEOUT_MS.
    */
-  private async unseenVerdict(): Promise<string | "nonce taken once" | undefined> {
+  private async unseenVerdict(): Promise<string | undefined> {
     const hash = this.tx.txHash!;
     const chainId = this.chain.chainId;
     if (await this.chain.provider.getTransaction(hash)) return undefined;

@@ -137,11 +137,11 @@ export function checkedLookup(policy: DestinationPolicy): LookupFunction {
   return (hostname, options, callback) => {
     dns.lookup(hostname, { all: true, verbatim: true, family: options.family }, (error, found) => {
       if (error) return callback(error, "", 4);
-      const addresses = found as dns.LookupAddress[];
+      const addresses = found;
       const refused = addresses.map((a) => refusalOf(a.address, policy)).find(Boolean);
       if (!addresses.length || refused) {
         const reason = new DestinationRefused(refused ? `${hostname} resolves to ${refused}, where webhooks may not go` : `${hostname} does not resolve`);
-        return callback(reason as NodeJS.ErrnoException, "", 4);
+        return callback(reason, "", 4);
       }
       if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);
       callback(null, addresses[0].address, addresses[0].family);

@@ -68,7 +68,7 @@ export function toEnvelope(row: EventRow): EventEnvelope {
     chainId: row.chain_id,
     hash: row.hash,
     data: typeof row.data === "string" ? JSON.parse(row.data) : row.data,
-  } as EventEnvelope;
+  };
 }
 
 /** Whose events a stream reads: an API key's (optionally one txId's), or one keyless batch's. */

@@ -6,7 +6,7 @@ import { USDC__factory } from "../../typechain-types/factories/contracts/payment
 import type { Chain } from "../chains/registry";
 import { checksumAddress } from "../crypto/checksum-address";
 import { ApiError, unauthorized } from "../errors";
-import { errorFacts, type Logger } from "../logger";
+import type { Logger } from "../logger";
 import type { Services } from "../services";
 import { PaymentConflict, type PaymentRecord } from "../store/payments";
 import { acceptedMismatch } from "./accepted";

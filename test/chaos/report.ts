@@ -105,5 +105,5 @@ export function reportTable(reports: ScenarioReport[]): string {
 /** The figures that must be 0 in every scenario, with what is not. */
 export function failures(report: ScenarioReport): string[] {
   const zero: (keyof ScenarioReport)[] = ["rejected", "stuck", "sentTwice", "chargedTwice", "chargedWithoutOperation", "unpaid", "wrongStatus", "http5xx"];
-  return zero.filter((k) => report[k] !== 0).map((k) => `${report.scenario}: ${k} = ${report[k]}`);
+  return zero.filter((k) => report[k] !== 0).map((k) => `${report.scenario}: ${k} = ${String(report[k])}`);
 }

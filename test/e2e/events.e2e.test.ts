@@ -9,7 +9,7 @@ import { USDC__factory } from "../../typechain-types";
 import { EventStreamClient } from "../helpers/event-stream";
 import { execute } from "../helpers/flow";
 import { submitThroughLink } from "../helpers/kyc";
-import { distinctClient, payRelayedSend, prepareRelayedToken } from "../helpers/relayed";
+import { payRelayedSend, prepareRelayedToken } from "../helpers/relayed";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type ApiResponse, type TestService } from "../helpers/service";
 import { verifyWith, WebhookReceiver, type Received } from "../helpers/webhook-receiver";

@@ -152,13 +152,13 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
       const floor = chain.network.minBaseFeePerGas;
       if (floor === 0n) {
         // Sepolia: from 1 gwei, each nearly empty block takes up to 12.5% off.
-        expect(fees[3], `${chain.chainId}: ${fees}`).to.be.lessThan(fees[0]);
+        expect(fees[3], `${chain.chainId}: ${fees.join(", ")}`).to.be.lessThan(fees[0]);
         for (const fee of fees) expect(fee).to.be.at.most(chain.network.initialBaseFeePerGas);
       } else {
         // Base Sepolia: down to its 200,000 wei floor within seconds, and held there (a block mined before the
         // floor's keeper saw its parent, on a busy machine, may sit an EIP-1559 step or two, 12.5% each, under it).
-        for (const fee of fees) expect(fee, `${chain.chainId}: ${fees}`).to.be.within((floor * 3n) / 4n, chain.network.initialBaseFeePerGas);
-        expect(fees.filter((fee) => fee === floor).length, `${chain.chainId}: ${fees}`).to.be.at.least(2);
+        for (const fee of fees) expect(fee, `${chain.chainId}: ${fees.join(", ")}`).to.be.within((floor * 3n) / 4n, chain.network.initialBaseFeePerGas);
+        expect(fees.filter((fee) => fee === floor).length, `${chain.chainId}: ${fees.join(", ")}`).to.be.at.least(2);
       }
       expect((await provider.getBlock("latest"))!.gasLimit).to.equal(BigInt(chain.network.blockGasLimit));
     }

@@ -24,7 +24,7 @@ export class EventStreamClient {
   static open(baseUrl: string, query: Record<string, string | undefined>, headers: Record<string, string> = {}): Promise<EventStreamClient> {
     const client = new EventStreamClient();
     const params = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined) as [string, string][]);
-    const url = `${baseUrl}/events${params.size ? `?${params}` : ""}`;
+    const url = `${baseUrl}/events${params.size ? `?${params.toString()}` : ""}`;
     return new Promise((resolve, reject) => {
       client.request = http.get(url, { headers: { accept: "text/event-stream", ...headers } }, (res) => {
         client.status = res.statusCode ?? 0;

@@ -39,6 +39,7 @@ export class WebhookReceiver {
   ) {}
 
   static async start(): Promise<WebhookReceiver> {
+    // eslint-disable-next-line prefer-const -- assigned below, read by the request handler defined first
     let receiver!: WebhookReceiver;
     const server = http.createServer((req, res) => receiver.handle(req, res));
     server.keepAliveTimeout = 1000;

@@ -38,7 +38,7 @@ describe("the data encryption key", () => {
       expect(ensureDataEncryptionKey(config)).to.equal(first);
       expect(fs.statSync(dataEncryptionKeyPath(config)).mode & 0o777).to.equal(0o600);
       expect(fs.readdirSync(config.environmentDir)).to.deep.equal(["data-encryption-key"]);
-      expect(ensureDataEncryptionKey({ ...config, DATA_ENCRYPTION_KEY: "given".repeat(8) } as Config)).to.equal("given".repeat(8));
+      expect(ensureDataEncryptionKey({ ...config, DATA_ENCRYPTION_KEY: "given".repeat(8) })).to.equal("given".repeat(8));
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
