@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { promisify } from "node:util";
 import { expect } from "chai";
+import { Wallet } from "ethers";
 import ts from "typescript";
 import { createOwnSandbox, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
@@ -69,12 +70,20 @@ describe("README.md: every snippet is run", function () {
       expect(s.how, `README.md line ${s.line}: a fenced block without "run", "test=…", "typecheck=…" or "text"`).to.match(/^(run|text|test=\S+|typecheck=\S+)$/);
       if (s.how.startsWith("test=")) expect(fs.existsSync(path.join(ROOT, s.how.slice(5))), `README.md line ${s.line}: ${s.how}`).to.equal(true);
     }
-    expect(runnable("sh")).to.have.length(1);
+    expect(runnable("sh")).to.have.length(2);
     expect(runnable("ts")).to.have.length(2);
   });
 
+  it("the deploy guide's wallet snippet prints a fresh address and private key for each role", async () => {
+    const snippet = runnable("sh").find((s) => s.code.includes("Wallet.createRandom"))!;
+    const { stdout } = await run("bash", ["-euo", "pipefail", "-c", snippet.code], { cwd: ROOT });
+    const rows = stdout.trim().split("\n").map((line) => line.split(" "));
+    expect(rows.map((r) => r[0])).to.deep.equal(["deployer", "relayer", "settlement"]);
+    for (const [, address, key] of rows) expect(new Wallet(key).address).to.equal(address);
+  });
+
   it("the shell snippet takes API_KEY and ISSUER_KEY from the credentials file npm start writes", async () => {
-    const [snippet] = runnable("sh");
+    const snippet = runnable("sh").find((s) => s.code.includes("API_KEY"))!;
     const { stdout } = await run("bash", ["-euo", "pipefail", "-c", `${snippet.code}\necho "$API_KEY"; echo "$ISSUER_KEY"`], { cwd: work });
     const credentials = JSON.parse(fs.readFileSync(path.join(work, ".data", "sandbox", "dev-credentials.json"), "utf8"));
     expect(stdout.trim().split("\n")).to.deep.equal([credentials.apiKey, sandbox.accounts[1].privateKey]);
