@@ -1,7 +1,16 @@
 import { formatEther } from "ethers";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { nonceAheadRetryCount } from "./chains/broadcast";
-import type { Services } from "./services";
+import type { Stores } from "./store/stores";
+import type { ChainRegistry } from "./chains/registry";
+import type { Config } from "./config";
+import type { EventStreams } from "./events/stream";
+import type { Relayer } from "./engine/relayer";
+import type { WalletBalances } from "./wallet-balances";
+import type { WebhookDispatcher } from "./events/dispatcher";
+
+/** What the metrics read. */
+export type MetricsSources = Pick<Stores, "db" | "webhooks"> & { chains: ChainRegistry; config: Config; eventStreams: EventStreams; relayer: Relayer; walletBalances?: WalletBalances; webhookDispatcher: WebhookDispatcher };
 
 /**
  * Prometheus metrics (GET /metrics), one registry per service instance (tests run several in one process):
@@ -35,7 +44,7 @@ export class Metrics {
   private readonly requests: Counter<"method" | "route" | "status">;
   private readonly duration: Histogram<"method" | "route" | "status">;
 
-  constructor(services: Services, version: string) {
+  constructor(services: MetricsSources, version: string) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "tak_" });
     this.requests = new Counter({ name: "tak_http_requests_total", help: "HTTP requests answered, by route template and status", labelNames: ["method", "route", "status"], registers });
@@ -252,7 +261,7 @@ interface ChainFacts {
 }
 
 /** Each served chain: does it answer, the relayer's balance, and its nonce lag (database counter − pending nonce). */
-async function readChains(services: Services): Promise<ChainFacts[]> {
+async function readChains(services: MetricsSources): Promise<ChainFacts[]> {
   return Promise.all(
     services.chains.list().map(async (chain): Promise<ChainFacts> => {
       const facts: ChainFacts = { chainId: String(chain.chainId), up: false };
@@ -284,7 +293,7 @@ async function readChains(services: Services): Promise<ChainFacts[]> {
  * The `pg` pool behind a PostgreSQL database (read, never used). The store keeps it private; reading it here keeps the
  * store's interface unchanged (a `stats()` on Db would be the cleaner home once the store is touched anyway).
  */
-function poolOf(services: Services): { totalCount: number; idleCount: number; waitingCount: number } | undefined {
+function poolOf(services: MetricsSources): { totalCount: number; idleCount: number; waitingCount: number } | undefined {
   if (services.db.kind !== "postgres") return undefined;
   const pool = (services.db as unknown as { pool?: { totalCount: number; idleCount: number; waitingCount: number } }).pool;
   return pool && typeof pool.totalCount === "number" ? pool : undefined;
@@ -297,10 +306,10 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   );
 }
 
-const instances = new WeakMap<Services, Metrics>();
+const instances = new WeakMap<MetricsSources, Metrics>();
 
 /** The metrics of a service instance (created on first use). */
-export function metricsOf(services: Services, version: string): Metrics {
+export function metricsOf(services: MetricsSources, version: string): Metrics {
   let metrics = instances.get(services);
   if (!metrics) instances.set(services, (metrics = new Metrics(services, version)));
   return metrics;

@@ -1,6 +1,11 @@
 import { formatEther, Wallet, type Provider } from "ethers";
 import type { Logger } from "./logger";
-import type { Services } from "./services";
+import type { ChainRegistry } from "./chains/registry";
+import type { Config } from "./config";
+import type { X402 } from "./payments/x402";
+
+/** What the wallet-balance reader uses. */
+export type BalanceServices = { chains: ChainRegistry; config: Config; logger: Logger; x402?: X402 };
 
 /** A wallet the service signs with and pays gas from, on one chain. */
 export interface ServiceWallet {
@@ -52,7 +57,7 @@ export class WalletBalances {
   }
 
   /** The wallets of a running service: its relayer on each served chain, its settlement key on the x402 payment chain. */
-  static forService(services: Services): WalletBalances {
+  static forService(services: BalanceServices): WalletBalances {
     const { config } = services;
     const wallets: ServiceWallet[] = [];
     for (const chain of services.chains.list()) {

@@ -1,6 +1,6 @@
 import openapiTS, { astToString } from "openapi-typescript";
 import { apiDocument } from "../../service/app";
-import type { Services } from "../../service/services";
+import type { Services } from "../../service/composition";
 
 export const CLIENT_TYPES_FILE = "client/schema.d.ts";
 

@@ -8,10 +8,16 @@ import type { ExecutionMode } from "../http/fields";
 import type { MethodDefinition } from "../methods/types";
 import { assertX402Available, RELAYED_NEEDS_X402, type Charge, type PayerCheck, type X402 } from "../payments/x402";
 import type { PaymentRequirements, SettleResponse } from "@x402/core/types";
-import type { Services } from "../services";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { PaymentRecord } from "../store/payments";
 import { shareOf, type AccessRule } from "./rules";
+import type { Config } from "../config";
+import type { KeyServices } from "../auth/api-key";
+import type { X402Services } from "../payments/x402";
+import type { Prices } from "../payments/pricing";
+
+/** What the access gate uses: who may call, who pays. */
+export type GateServices = KeyServices & X402Services & { prices: Prices };
 
 /**
  * The one place that decides who may call and who pays: API keys per the rule of a route or method, x402 payments
@@ -24,7 +30,7 @@ export interface Caller {
 }
 
 /** The credential a rule asks for, checked before anything else: a present but invalid key is a 401 everywhere. */
-export async function identify(services: Services, req: Request, rule: AccessRule): Promise<Caller> {
+export async function identify(services: GateServices, req: Request, rule: AccessRule): Promise<Caller> {
   if (rule.key === "none") return {};
   return requireKeyOf({ apiKey: await optionalApiKey(services, req) }, rule);
 }
@@ -36,7 +42,7 @@ export function requireKeyOf(caller: Caller, rule: AccessRule): Caller {
 }
 
 /** The URL a client called, for x402 resource descriptions. */
-export function resourceUrl(services: Services, req: Request, path?: string): string {
+export function resourceUrl(services: GateServices, req: Request, path?: string): string {
   const base = services.config.PUBLIC_BASE_URL ?? `${req.protocol}://${req.get("host")}`;
   return `${base.replace(/\/$/, "")}${path ?? req.originalUrl.split("?")[0]}`;
 }
@@ -52,7 +58,7 @@ export class CallPayment {
   private payment?: PaymentRecord;
 
   constructor(
-    private readonly services: Services,
+    private readonly services: GateServices,
     private readonly req: Request,
     private readonly rule: AccessRule,
     readonly caller: Caller,
@@ -115,7 +121,7 @@ export interface PrepareAccess extends Caller {
  * paid here.
  */
 export async function admitPrepare(
-  services: Services,
+  services: GateServices,
   caller: Caller,
   method: MethodDefinition,
   mode: ExecutionMode,
@@ -142,7 +148,7 @@ export async function admitPrepare(
  * released if storing fails. Returns the response additions: the send quote and the PAYMENT-RESPONSE header.
  */
 export async function chargePrepare<T extends { txId: string }>(
-  services: Services,
+  services: GateServices,
   req: Request,
   access: PrepareAccess,
   input: { method: MethodDefinition; mode: ExecutionMode; txId: string },
@@ -194,7 +200,7 @@ export interface SendAccess extends Caller {
  * Credentials of a send: a relayed batch refuses keys (rule 2) and is paid with x402; a batch prepared under a key
  * needs that key; a batch prepared without one is paid with x402 unless a key is presented (rule 1).
  */
-export function admitSend(services: Services, caller: Caller, batch: Batch, method: MethodDefinition | undefined): SendAccess {
+export function admitSend(services: GateServices, caller: Caller, batch: Batch, method: MethodDefinition | undefined): SendAccess {
   const presented = caller.apiKey;
   if (batch.executionMode === "service-relayed") {
     if (presented) throw badRequest(RELAYED_NEEDS_X402, { header: "x-api-key" });
@@ -212,7 +218,7 @@ export function admitSend(services: Services, caller: Caller, batch: Batch, meth
 
 /** The send share of an x402-paid batch, reserved (402 without a payment header); `checkPayer` refuses a wrong payer first. */
 export async function chargeSend(
-  services: Services,
+  services: GateServices,
   req: Request,
   access: SendAccess,
   batch: Batch,

@@ -1,7 +1,10 @@
 import type { Request } from "express";
 import { ApiError, badRequest, unauthorized } from "../errors";
-import type { Services } from "../services";
 import type { ApiKeyRecord } from "../store/api-keys";
+import type { Stores } from "../store/stores";
+
+/** What API-key checks read. */
+export type KeyServices = Pick<Stores, "apiKeys">;
 
 /** How an endpoint answers a missing key; the spec gives different answers on different endpoints. */
 export type MissingKeyAnswer = "endpoint" | "headers" | "method";
@@ -16,7 +19,7 @@ export function presentedKey(req: Request): string | undefined {
 }
 
 /** The caller's key record when an x-api-key header is present; a present but invalid key is a 401. */
-export async function optionalApiKey(services: Services, req: Request): Promise<ApiKeyRecord | undefined> {
+export async function optionalApiKey(services: KeyServices, req: Request): Promise<ApiKeyRecord | undefined> {
   const key = presentedKey(req);
   if (!key) return undefined;
   const record = await services.apiKeys.verify(key);
@@ -24,7 +27,7 @@ export async function optionalApiKey(services: Services, req: Request): Promise<
   return record;
 }
 
-export async function requireApiKey(services: Services, req: Request, missing: MissingKeyAnswer): Promise<ApiKeyRecord> {
+export async function requireApiKey(services: KeyServices, req: Request, missing: MissingKeyAnswer): Promise<ApiKeyRecord> {
   const record = await optionalApiKey(services, req);
   if (record) return record;
   throw missingKeyError(missing);

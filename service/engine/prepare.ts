@@ -6,10 +6,13 @@ import { marketFees } from "../chains/fees";
 import { isChainUnavailable } from "../chains/rpc-errors";
 import { badRequest, forbidden, preflightError } from "../errors";
 import type { ExecutionMode } from "../http/fields";
-import type { MethodDefinition } from "../methods/types";
-import type { Services } from "../services";
+import type { MethodDefinition, MethodServices } from "../methods/types";
+import type { Stores } from "../store/stores";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { PlannedCall, UnsignedTransaction } from "./types";
+
+/** What a prepare uses: what methods use to plan, the signer whitelist and the batches it stores. */
+export type PrepareServices = MethodServices & Pick<Stores, "signers" | "batches">;
 
 /** Headroom over a gas estimate: state can move a little between prepare and broadcast. */
 const GAS_HEADROOM_PERCENT = 125n;
@@ -125,7 +128,7 @@ export interface PlannedBatch {
 }
 
 /** The chain a method's body names, refused when the method does not run there. */
-export function chainFor(services: Services, method: MethodDefinition, body: { chainId?: unknown }): Chain {
+export function chainFor(services: PrepareServices, method: MethodDefinition, body: { chainId?: unknown }): Chain {
   const requested = body.chainId ?? method.defaultChainId?.(services.config.ENVIRONMENT);
   const chain = services.chains.resolve(requested);
   if (method.chains && !method.chains.includes(chain.chainId)) {
@@ -143,7 +146,7 @@ export function chainFor(services: Services, method: MethodDefinition, body: { c
  * (its pre-checks read the chain) and build the unsigned transactions. Everything a client could get wrong is found
  * here, before anyone is asked to pay.
  */
-export async function planBatch(services: Services, input: PrepareInput): Promise<PlannedBatch> {
+export async function planBatch(services: PrepareServices, input: PrepareInput): Promise<PlannedBatch> {
   const { method, body, apiKey, executionMode } = input;
   const chain = chainFor(services, method, body);
   const relayed = executionMode === "service-relayed";
@@ -178,7 +181,7 @@ export async function planBatch(services: Services, input: PrepareInput): Promis
 }
 
 /** Persists a planned batch under `txId` (write-ahead: nothing is sent before this). Returns the prepare response. */
-export async function storeBatch(services: Services, planned: PlannedBatch, txId: string) {
+export async function storeBatch(services: PrepareServices, planned: PlannedBatch, txId: string) {
   await services.batches.create({
     txId,
     chainId: planned.chain.chainId,
@@ -205,6 +208,6 @@ export async function storeBatch(services: Services, planned: PlannedBatch, txId
 }
 
 /** plan + store in one step, for internal callers that take no payment at prepare (the faucet). */
-export async function prepareBatch(services: Services, input: PrepareInput & { txId?: string }) {
+export async function prepareBatch(services: PrepareServices, input: PrepareInput & { txId?: string }) {
   return storeBatch(services, await planBatch(services, input), input.txId ?? newTxId());
 }

@@ -6,9 +6,14 @@ import type { Chain } from "../chains/registry";
 import type { BroadcastVerdict } from "../chains/rpc-errors";
 import { badRequest } from "../errors";
 import { errorFacts, type Logger } from "../logger";
-import type { Services } from "../services";
 import { feeCapWei, type Fees } from "./fee-bump";
 import type { Batch, BatchTransaction } from "./types";
+import type { Stores } from "../store/stores";
+import type { ChainRegistry } from "../chains/registry";
+import type { Config } from "../config";
+
+/** What the relayer uses. */
+export type RelayerServices = Pick<Stores, "batches" | "db" | "walletLocks" | "walletNonces"> & { chains: ChainRegistry; config: Config };
 
 /** Nonce healing (fill gaps, rewind a drifted counter) runs at most this often per wallet. */
 const HEAL_INTERVAL_MS = 3_000;
@@ -27,7 +32,7 @@ export class Relayer {
   private readonly lastHeal = new Map<number, number>();
 
   constructor(
-    private readonly services: Services,
+    private readonly services: RelayerServices,
     private readonly log: Logger,
   ) {
     for (const [chainId, key] of services.config.relayerKeys) this.wallets.set(chainId, new Wallet(key));

@@ -1,9 +1,15 @@
 import { broadcast } from "../chains/broadcast";
 import { marketFees } from "../chains/fees";
 import { forbidden, conflict } from "../errors";
-import type { Services } from "../services";
 import { clientReplacements } from "./send";
 import type { Batch } from "./types";
+import type { Stores } from "../store/stores";
+import type { ChainRegistry } from "../chains/registry";
+import type { Logger } from "../logger";
+import type { BatchRunner } from "../engine/runner";
+
+/** What a client's replacement uses. */
+export type ReplaceServices = Pick<Stores, "batches" | "db"> & { chains: ChainRegistry; logger: Logger; runner: BatchRunner };
 
 /**
  * A client replaces transactions of its pending client-signed batch with higher fees (same txId, same nonces): each
@@ -11,7 +17,7 @@ import type { Batch } from "./types";
  * (whichever is mined wins), and broadcast. Nothing is charged again. A batch prepared under a key takes replacements
  * only with that key; a keyless one from whoever holds the signer's key (the signature proves it).
  */
-export async function replacePendingTransactions(services: Services, callerKeyId: string | undefined, txId: string, signed: string[]): Promise<Batch> {
+export async function replacePendingTransactions(services: ReplaceServices, callerKeyId: string | undefined, txId: string, signed: string[]): Promise<Batch> {
   const batch = await services.batches.get(txId);
   if (!batch || batch.status !== "sending") throw conflict(`txId ${txId} is not pending`, { txId });
   if (batch.apiKeyId && batch.apiKeyId !== callerKeyId) throw forbidden("Only the API key that prepared this txId may replace its transactions", { txId });

@@ -3,8 +3,11 @@ import type { Chain } from "../chains/registry";
 import type { WatchedBlock } from "../chains/reorg-watch";
 import { isChainUnavailable } from "../chains/rpc-errors";
 import { errorFacts, type Logger } from "../logger";
-import type { MethodDefinition } from "../methods/types";
-import type { Services } from "../services";
+import type { ChainRegistry } from "../chains/registry";
+import type { Config } from "../config";
+import type { Queryable } from "../store/db";
+import type { Stores } from "../store/stores";
+import type { Relayer } from "./relayer";
 import { untilConfirmed } from "./confirmations";
 import { TransactionTracker, type TrackerDeps } from "./tracker";
 import type { Batch, BatchTransaction } from "./types";
@@ -15,6 +18,39 @@ const RETRY_MAX_MS = 15_000;
 
 /** Signs a service-relayed transaction right before its broadcast (the relayer). Absent for client-signed batches. */
 export type RelaySigner = (batch: Batch, tx: BatchTransaction, options?: { replacing?: string; data?: string }) => Promise<{ signedRaw: string; txHash: string }>;
+
+/** What the runner uses: the stores it writes, the chains, the configuration and the relayer. */
+export type RunnerDeps = Pick<Stores, "batches" | "credits" | "db" | "payments"> & { chains: ChainRegistry; config: Config; relayer: Relayer };
+
+/** A confirmed batch as the runner hands it to its method (methods/hooks.ts adds what methods may use). */
+export interface ConfirmedFacts {
+  txId: string;
+  chain: Chain;
+  method: string;
+  signer: string;
+  apiKeyId: string | null;
+  executionMode: Batch["executionMode"];
+  /** The wallet whose x402 payment paid for the batch (its send share, else its prepare share), if any. */
+  payer?: string;
+  record: Record<string, unknown>;
+  receipts: TransactionReceipt[];
+}
+
+/** What a batch's method does around the engine (bound to the method by methods/hooks.ts). */
+export interface BatchHooks {
+  /** Service-relayed: the calldata of transaction `index` once the payer is known; undefined keeps the prepared one. */
+  bindRelayed?(batch: Batch, index: number, payer: string): Promise<string | undefined>;
+  /** Writes what the receipts prove inside the transaction that ends the batch; may answer the batch's outcome. */
+  onConfirmed?(q: Queryable, confirmed: ConfirmedFacts): Promise<Record<string, unknown> | void>;
+}
+
+/** Where the x402 payments of a batch are settled or released (payments/x402.ts), when x402 is on. */
+export interface SettlementPort {
+  settleForBatch(txId: string): Promise<void>;
+  releaseForBatch(txId: string, reason: string): Promise<void>;
+  /** A reorg deeper than its confirmations took a settlement off the chain. */
+  afterDeepReorg(paymentId: string): Promise<void>;
+}
 
 /** What the last transaction's confirmation writes together with the batch's end. */
 interface Confirmation {
@@ -44,10 +80,12 @@ export class BatchRunner {
   relaySigner?: RelaySigner;
   /** Told when a reorg changed a batch that may have been final (read caches forget it). */
   onReorged: (txId: string) => void = () => undefined;
+  /** Where payments of batches go once they end (x402), when it is on. */
+  settlement?: SettlementPort;
 
   constructor(
-    private readonly services: Services,
-    private readonly methods: (name: string) => MethodDefinition | undefined,
+    private readonly services: RunnerDeps,
+    private readonly methods: (name: string) => BatchHooks | undefined,
     private readonly log: Logger,
   ) {
     for (const chain of services.chains.list()) chain.reorgWatch.onReorg = (entry) => void this.afterDeepReorg(chain, entry);
@@ -193,7 +231,7 @@ export class BatchRunner {
     if (!this.relaySigner || batch.executionMode !== "service-relayed") throw new Error(`transaction ${tx.index} of ${batch.txId} was never signed`);
     const method = this.methods(batch.method);
     const payer = method?.bindRelayed ? await this.payerOf(batch) : undefined;
-    const data = method?.bindRelayed && payer ? await method.bindRelayed(this.services, batch, tx.index, payer) : undefined;
+    const data = method?.bindRelayed && payer ? await method.bindRelayed(batch, tx.index, payer) : undefined;
     const signed = await this.relaySigner(batch, tx, { data });
     // The relayer re-priced (and numbered) it: read back what it stored.
     return (await this.services.batches.transaction(batch.txId, tx.index)) ?? { ...tx, ...signed, status: "signed" };
@@ -259,7 +297,7 @@ export class BatchRunner {
     if (entry.key.startsWith("payment:")) {
       const paymentId = entry.key.slice("payment:".length);
       const txId = (await this.services.payments.get(paymentId))?.txId;
-      await this.services.x402?.afterDeepReorg(paymentId);
+      await this.settlement?.afterDeepReorg(paymentId);
       if (txId) this.onReorged(txId);
       return;
     }
@@ -325,7 +363,7 @@ export class BatchRunner {
     if (relayed || (tx.index === 0 && status !== "reverted")) {
       await this.services.db.transaction((q) => this.services.credits.refund(q, batch.txId));
     }
-    await this.services.x402?.releaseForBatch(batch.txId, `the operation failed: ${error}`);
+    await this.settlement?.releaseForBatch(batch.txId, `the operation failed: ${error}`);
   }
 
   /** The wallet whose x402 payment pays for a batch: its send payment's payer, else its prepare payment's. */
@@ -348,7 +386,6 @@ export class BatchRunner {
       // Ended first: the row lock makes a second finisher (another runner or instance) find it ended and write nothing.
       if (!(await batches.markSuccess(q, batch.txId, lastConfirmed))) return false;
       const outcome = await method?.onConfirmed?.(q, {
-        services: this.services,
         txId: batch.txId,
         chain,
         method: batch.method,
@@ -369,7 +406,7 @@ export class BatchRunner {
     batch.status = "success";
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
     // A batch prepared under a key is never paid with x402 (access/gate.ts admitSend): nothing to settle or look up.
-    if (!batch.apiKeyId) await this.services.x402?.settleForBatch(batch.txId);
+    if (!batch.apiKeyId) await this.settlement?.settleForBatch(batch.txId);
     return true;
   }
 }

@@ -3,11 +3,14 @@ import { z } from "zod";
 import { checksumAddress } from "../crypto/checksum-address";
 import { recoverSigner } from "../crypto/recover";
 import { ApiError, badRequest, conflict, notFound } from "../errors";
-import type { Services } from "../services";
 import type { Queryable } from "../store/db";
 import { isValidReplacement, type Fees } from "./fee-bump";
 import { feesOf } from "./tracker";
 import type { Batch, BatchTransaction, BatchTxStatus } from "./types";
+import type { Stores } from "../store/stores";
+
+/** What a send's checks read. */
+export type SendServices = Pick<Stores, "batches">;
 
 const hexString = z.string().trim().regex(/^0x[0-9a-fA-F]*$/, "must be 0x-prefixed hex");
 const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item).min(1)]);
@@ -118,7 +121,7 @@ export function verifySignedTransactions(batch: Batch, signed: string[], feeCeil
 }
 
 /** Loads a batch for sending, or explains why it cannot be sent (unknown, pending, already done). */
-export async function loadSendableBatch(services: Services, txId: string, q?: Queryable): Promise<Batch> {
+export async function loadSendableBatch(services: SendServices, txId: string, q?: Queryable): Promise<Batch> {
   return assertSendable(await services.batches.get(txId, q), txId);
 }
 
@@ -128,7 +131,7 @@ export async function loadSendableBatch(services: Services, txId: string, q?: Qu
  * send that may be asked to pay (`beforePayment`), so that it learns of a taken hash before it pays; every send learns
  * it anyway from the statement that marks the batch sending (Batches.markSending).
  */
-export async function loadBatchToSend(services: Services, request: SendRequest, beforePayment: boolean): Promise<{ batch: Batch; hashOwners: Map<string, string> }> {
+export async function loadBatchToSend(services: SendServices, request: SendRequest, beforePayment: boolean): Promise<{ batch: Batch; hashOwners: Map<string, string> }> {
   const { batch, hashOwners } = await services.batches.forSend(request.txId, beforePayment ? hashesNamed(request) : []);
   return { batch: assertSendable(batch, request.txId), hashOwners };
 }

@@ -1,11 +1,16 @@
 import { randomUUID } from "node:crypto";
 import { errorFacts, type Logger } from "../logger";
-import type { Services } from "../services";
 import type { AttemptOutcome, ClaimedDelivery, DeliveryStatus } from "../store/webhooks";
 import { postWebhook } from "./delivery";
 import { pruneEvents } from "./outbox";
 import { destinationPolicy } from "./policy";
 import { signedHeaders } from "./signing";
+import type { Stores } from "../store/stores";
+import type { Config } from "../config";
+import type { EventNotifier } from "../events/notifier";
+
+/** What the webhook dispatcher uses. */
+export type DispatcherServices = Pick<Stores, "db" | "webhooks"> & { config: Config; eventNotifier: EventNotifier };
 
 /** Without a wake-up (NOTIFY), due deliveries are looked for at least this often. */
 const POLL_MS = 1_000;
@@ -36,7 +41,7 @@ export class WebhookDispatcher {
   onOutcome?: (label: DeliveryOutcomeLabel, endpointId: string) => void;
 
   constructor(
-    private readonly services: Services,
+    private readonly services: DispatcherServices,
     private readonly log: Logger,
   ) {}
 

@@ -1,8 +1,13 @@
 import type { Request, Response } from "express";
 import { errorFacts, type Logger } from "../logger";
-import type { Services } from "../services";
 import { eventsAfter, type EventAudience } from "./outbox";
 import type { EventEnvelope } from "./types";
+import type { Stores } from "../store/stores";
+import type { Config } from "../config";
+import type { EventNotifier } from "../events/notifier";
+
+/** What the event streams use. */
+export type StreamServices = Pick<Stores, "db"> & { config: Config; eventNotifier: EventNotifier };
 
 /** Events read per query while a stream catches up. */
 const PAGE = 500;
@@ -24,7 +29,7 @@ export class EventStreams {
   private stopped = false;
 
   constructor(
-    private readonly services: Services,
+    private readonly services: StreamServices,
     private readonly log: Logger,
   ) {}
 

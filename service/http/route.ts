@@ -1,11 +1,10 @@
 import { Router as expressRouter, type NextFunction, type Request, type RequestHandler, type Response, type Router } from "express";
 import { z, type ZodType } from "zod";
-import { CallPayment, identify, type Caller } from "../access/gate";
+import { CallPayment, identify, type Caller, type GateServices } from "../access/gate";
 import type { AccessRule } from "../access/rules";
 import { validationError } from "../errors";
 import { typeName } from "./fields";
 import { guardInput } from "./input-guard";
-import type { Services } from "../services";
 
 export type HttpMethod = "get" | "post" | "patch" | "delete";
 
@@ -103,7 +102,7 @@ const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${t
  * ({sha256}) are mounted on the Router after the table. Matching stays express's: case-insensitive, one trailing slash
  * allowed, HEAD answered by the GET route.
  */
-export function routesRouter(routes: RouteDefinition<any, any>[], services: Services): Router {
+export function routesRouter(routes: RouteDefinition<any, any>[], services: GateServices): Router {
   const router = expressRouter();
   const fixed = new Map<string, RequestHandler>();
   const withParameters: RouteDefinition<any, any>[] = [];
@@ -132,7 +131,7 @@ function fixedKey(method: string, path: string): string {
 }
 
 /** One route's handler: checks the caller's key, parses query and body, runs the handler, settles its payment, writes JSON. */
-function routeHandler(route: RouteDefinition<any, any>, services: Services): RequestHandler {
+function routeHandler(route: RouteDefinition<any, any>, services: GateServices): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     let payment: CallPayment | undefined;
     res.locals.route = route.path; // the template, for metrics and logs (never the raw path)

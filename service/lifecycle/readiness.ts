@@ -1,4 +1,5 @@
-import type { Services } from "../services";
+import type { ChainRegistry } from "../chains/registry";
+import type { Db } from "../store/db";
 import { withTimeout } from "./bounded";
 
 /** How long the database may take to answer `SELECT 1`, and each chain `eth_blockNumber`, before it counts as down. */
@@ -22,7 +23,7 @@ const publicError = (error: Error) => error.message.replace(/\b[a-z][a-z0-9+.-]*
 export class ReadinessCheck {
   private running?: Promise<Readiness>;
 
-  constructor(private readonly services: Pick<Services, "db" | "chains">) {}
+  constructor(private readonly services: { db: Db; chains: ChainRegistry }) {}
 
   check(): Promise<Readiness> {
     this.running ??= this.run().finally(() => (this.running = undefined));

@@ -1,18 +1,33 @@
-import type { TransactionReceipt } from "ethers";
 import type { ZodType } from "zod";
 import type { ExecutionMode } from "../http/fields";
 import type { AccessRule } from "../access/rules";
-import type { Chain } from "../chains/registry";
+import type { Chain, ChainRegistry } from "../chains/registry";
+import type { ConfirmedFacts } from "../engine/runner";
 import type { PlannedCall } from "../engine/types";
-import type { Services } from "../services";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { Queryable } from "../store/db";
+import type { Stores } from "../store/stores";
 import type { Batch } from "../engine/types";
-import type { Environment } from "../config";
+import type { Config, Environment } from "../config";
+
+/** The service's own relayer, as methods see it: which chains it serves, and its address there. */
+export interface RelayerAddresses {
+  has(chainId: number): boolean;
+  address(chainId: number): string;
+}
+
+/** What methods may use of the service (the composition root's object is handed to them). */
+export type MethodServices = Pick<Stores, "agents" | "tokens" | "ramsExecutors" | "investors" | "kyc" | "offerings" | "dividends" | "documents" | "payments" | "sealer"> & {
+  config: Config;
+  chains: ChainRegistry;
+  /** Where clients reach this service (agent registration files are served from it). */
+  baseUrl: string;
+  relayer: RelayerAddresses;
+};
 
 /** What a method's plan sees: the services, the resolved chain and the caller's key. */
 export interface MethodContext {
-  services: Services;
+  services: MethodServices;
   chain: Chain;
   apiKey?: ApiKeyRecord;
   /** Who will sign: the body's signer, or the service's relayer in service-relayed mode. */
@@ -30,18 +45,8 @@ export interface MethodPlan {
 }
 
 /** A batch whose transactions all confirmed, handed to its method's hook. */
-export interface ConfirmedBatch {
-  services: Services;
-  txId: string;
-  chain: Chain;
-  method: string;
-  signer: string;
-  apiKeyId: string | null;
-  executionMode: Batch["executionMode"];
-  /** The wallet whose x402 payment paid for the batch (its send share, else its prepare share), if any. */
-  payer?: string;
-  record: Record<string, unknown>;
-  receipts: TransactionReceipt[];
+export interface ConfirmedBatch extends ConfirmedFacts {
+  services: MethodServices;
 }
 
 export interface MethodDefinition<B = any> {
@@ -85,17 +90,17 @@ export interface MethodDefinition<B = any> {
    * the prepare checked and the chain may have changed since (RAMS execute: compliance, mandate state, caps, expiry).
    * Throws the client's 4xx; the batch stays prepared and may be sent again. Not run for client-broadcast reports.
    */
-  checkAtSend?(services: Services, batch: Batch): Promise<void>;
+  checkAtSend?(services: MethodServices, batch: Batch): Promise<void>;
   /**
    * Service-relayed only: refusals that depend on who pays (e.g. only the wallet an agent is held for may pay for
    * changes to it). Runs at send once the payment header names its payer, before the payment is verified or held.
    */
-  checkRelayedPayer?(services: Services, batch: Batch, payer: string): Promise<void>;
+  checkRelayedPayer?(services: MethodServices, batch: Batch, payer: string): Promise<void>;
   /**
    * Service-relayed only: the calldata of transaction `index` once the payer is known (e.g. a transfer of the payer's
    * own tokens), computed right before the relayer signs it; undefined keeps the prepared calldata.
    */
-  bindRelayed?(services: Services, batch: Batch, index: number, payer: string): Promise<string | undefined>;
+  bindRelayed?(services: MethodServices, batch: Batch, index: number, payer: string): Promise<string | undefined>;
 }
 
 export function defineMethod<B>(method: MethodDefinition<B>): MethodDefinition<B> {

@@ -1,11 +1,17 @@
 import { randomUUID } from "node:crypto";
 import { INVITATION_CREDIT_METHOD } from "../auth/plans";
 import { ApiError, conflict } from "../errors";
-import type { Services } from "../services";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { KycInvestorRecord, KycLinkRecord } from "../store/kyc";
 import { linkExpiry, linkUrl, newLinkToken, newNonce, sealLinkToken } from "./links";
 import { invitationMail } from "./mailer";
+import type { Stores } from "../store/stores";
+import type { Config } from "../config";
+import type { Logger } from "../logger";
+import type { Mailer } from "../onboarding/mailer";
+
+/** What a KYC invitation uses. */
+export type InvitationServices = Pick<Stores, "credits" | "db" | "kyc" | "sealer"> & { baseUrl: string; config: Config; logger: Logger; mailer?: Mailer };
 
 export const INVITATION_LIMIT_MESSAGE = "Invitation credit limit exceeded";
 
@@ -35,7 +41,7 @@ export interface KycLinkResponse {
  * The e-mail goes out after the records are committed: a mail failure leaves a valid link (returned in `url`) and
  * answers invitationSent false.
  */
-export async function createKycLink(services: Services, apiKey: ApiKeyRecord, input: { email: string; needKyc: boolean }): Promise<KycLinkResponse> {
+export async function createKycLink(services: InvitationServices, apiKey: ApiKeyRecord, input: { email: string; needKyc: boolean }): Promise<KycLinkResponse> {
   const email = input.email.trim().toLowerCase();
   const { kyc } = services;
   const { investor, link, token, userCreated } = await services.db.transaction(async (q) => {

@@ -1,11 +1,16 @@
 import { z } from "zod";
 import { ApiError, conflict, notFound } from "../errors";
 import { address } from "../http/fields";
-import type { Services } from "../services";
 import type { KycInvestorRecord, KycLinkRecord } from "../store/kyc";
 import { isCountryCode } from "./countries";
 import { LINK_TOKEN_PATTERN, linkState, MAX_LINK_FAILURES, type LinkState } from "./links";
 import { issueMessage, renderMessage, verifyWalletProof } from "./wallet-proof";
+import type { Stores } from "../store/stores";
+import type { KycProvider } from "../onboarding/provider";
+import type { Logger } from "../logger";
+
+/** What an investor's submission uses. */
+export type SubmissionServices = Pick<Stores, "db" | "kyc"> & { baseUrl: string; kycProvider: KycProvider; logger: Logger };
 
 // ---------------------------------------------------------------------------------------------------------------
 // Request fields of the investor's page
@@ -68,7 +73,7 @@ export function linkError(state: LinkState | "unknown"): LinkProblem {
 }
 
 /** A link and its investor, when the link can still be used; 404 for an unknown token, 410 for a used, replaced or expired one. */
-export async function liveLink(services: Services, token: string): Promise<{ link: KycLinkRecord; investor: KycInvestorRecord }> {
+export async function liveLink(services: SubmissionServices, token: string): Promise<{ link: KycLinkRecord; investor: KycInvestorRecord }> {
   const link = LINK_TOKEN_PATTERN.test(token) ? await services.kyc.linkByToken(token) : undefined;
   if (!link) throw linkError("unknown");
   const state = linkState(link);
@@ -81,7 +86,7 @@ export async function liveLink(services: Services, token: string): Promise<{ lin
 // The two steps of the page
 
 /** Step 1: the sign-in message for these details and this wallet. Writes nothing. */
-export async function issueSignInMessage(services: Services, body: z.infer<typeof messageRequest>) {
+export async function issueSignInMessage(services: SubmissionServices, body: z.infer<typeof messageRequest>) {
   const { link, investor } = await liveLink(services, body.token);
   const message = issueMessage({
     baseUrl: services.baseUrl,
@@ -98,7 +103,7 @@ export async function issueSignInMessage(services: Services, body: z.infer<typeo
  * Step 2: the signed message. Verified against the link's nonce, the service's site, the details and the wallet; then,
  * under the link's row lock, the link is used and the investor becomes submitted. Refusals write nothing.
  */
-export async function submitWalletProof(services: Services, body: z.infer<typeof submitRequest>) {
+export async function submitWalletProof(services: SubmissionServices, body: z.infer<typeof submitRequest>) {
   const { link, investor } = await liveLink(services, body.token);
   const claims = { email: investor.email, firstName: body.firstName, lastName: body.lastName, country: body.country };
   let wallet: string;

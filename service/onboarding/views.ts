@@ -1,8 +1,11 @@
 import { z } from "zod";
-import type { Services } from "../services";
 import { KYC_STATUSES, type KycInvestorRecord } from "../store/kyc";
 import type { TokenRecord } from "../store/tokens";
 import { linkState, linkUrl, openLinkToken } from "./links";
+import type { Stores } from "../store/stores";
+
+/** What the KYC views read. */
+export type KycViewServices = Pick<Stores, "kyc" | "sealer"> & { baseUrl: string };
 
 /** The onboarding state of an investor as reads show it (its response schema, and its type). */
 export const KycViewSchema = z
@@ -40,7 +43,7 @@ const NO_RECORD: KycView = {
 };
 
 /** The onboarding state shown by get-investor-info and get-investors. */
-export async function kycView(services: Services, record: KycInvestorRecord | undefined): Promise<KycView> {
+export async function kycView(services: KycViewServices, record: KycInvestorRecord | undefined): Promise<KycView> {
   if (!record) return NO_RECORD;
   const link = record.status === "invited" ? await services.kyc.openLink(record.id) : undefined;
   const token = link !== undefined && linkState(link) === "live" ? openLinkToken(services.sealer, link) : null;
@@ -61,7 +64,7 @@ export async function kycView(services: Services, record: KycInvestorRecord | un
 }
 
 /** The onboarding record of an investor as the caller sees it for one token (the token's tokenizer scope). */
-export async function kycRecordForToken(services: Services, token: TokenRecord, callerKeyId: string, email: string) {
+export async function kycRecordForToken(services: KycViewServices, token: TokenRecord, callerKeyId: string, email: string) {
   const scope = await services.kyc.scopeOfTokenizer(token.tokenizerEmail, callerKeyId);
   return services.kyc.findInScope(scope, callerKeyId, email);
 }

@@ -9,8 +9,13 @@ import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
 import { untilConfirmed } from "../engine/confirmations";
 import { feeCapWei, replacementFees } from "../engine/fee-bump";
-import type { Services } from "../services";
 import type { PaymentRecord } from "../store/payments";
+import type { Stores } from "../store/stores";
+import type { Config } from "../config";
+import type { Logger } from "../logger";
+
+/** What the in-process facilitator uses. */
+export type FacilitatorServices = Pick<Stores, "db" | "payments" | "walletLocks" | "walletNonces"> & { config: Config; logger: Logger };
 
 /** Between blocks, a settlement waiting to be mined is looked at again at least this often. */
 const RECHECK_MS = 2_000;
@@ -69,7 +74,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
   readonly settlementAddress: string;
 
   constructor(
-    private readonly services: Services,
+    private readonly services: FacilitatorServices,
     private readonly chain: Chain,
     settlementKey: string,
   ) {

@@ -7,11 +7,16 @@ import type { Chain } from "../chains/registry";
 import { checksumAddress } from "../crypto/checksum-address";
 import { ApiError, unauthorized } from "../errors";
 import type { Logger } from "../logger";
-import type { Services } from "../services";
 import { PaymentConflict, type PaymentRecord } from "../store/payments";
 import { acceptedMismatch } from "./accepted";
 import { displayPrice } from "./pricing";
 import { SettlementError, type PaymentFacilitator } from "./facilitator";
+import type { Stores } from "../store/stores";
+import type { ChainRegistry } from "../chains/registry";
+import type { Config } from "../config";
+
+/** What the x402 gate uses. */
+export type X402Services = Pick<Stores, "batches" | "payments" | "walletNonces"> & { chains: ChainRegistry; config: Config; logger: Logger; x402?: X402 };
 
 /** A settlement is not started this close to its authorization's expiry (the facilitator needs validBefore ≥ now + 6 s). */
 const SETTLE_MARGIN_S = 10;
@@ -54,7 +59,7 @@ export interface Charge {
  */
 export class X402 {
   private constructor(
-    private readonly services: Services,
+    private readonly services: X402Services,
     readonly paymentChain: Chain,
     private readonly facilitator: PaymentFacilitator,
     readonly asset: string,
@@ -68,7 +73,7 @@ export class X402 {
    * configuration that cannot take the payments it would advertise: the payment chain not served, no settlement key
    * and no facilitator, no payee, or a payment asset without EIP-3009 or without its EIP-712 name and version.
    */
-  static async create(services: Services, facilitator: (chain: Chain) => PaymentFacilitator): Promise<X402 | undefined> {
+  static async create(services: X402Services, facilitator: (chain: Chain) => PaymentFacilitator): Promise<X402 | undefined> {
     const { config } = services;
     if (!config.X402_ENABLED) return undefined;
     const chainId = config.x402PaymentChainId;
@@ -347,7 +352,7 @@ async function eip3009Domain(chain: Chain, asset: string): Promise<{ name: strin
 }
 
 /** Throws the spec's 401 when x402 cannot be used for `chainId` (disabled on the deployment, or for that chain). */
-export function assertX402Available(services: Services, chainId: number): X402 {
+export function assertX402Available(services: X402Services, chainId: number): X402 {
   if (!services.x402) throw unauthorized(X402_DISABLED);
   if (services.config.x402DisabledChains.has(chainId)) throw unauthorized(X402_DISABLED_ON_CHAIN, { chainId });
   return services.x402;

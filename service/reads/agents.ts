@@ -5,9 +5,13 @@ import { chainIdHex } from "../chains/networks";
 import type { Chain } from "../chains/registry";
 import { badRequest, notFound } from "../errors";
 import { AGENT_CHAINS, identityView } from "../methods/agents/common";
-import type { Services } from "../services";
 import type { AgentActivity, AgentRecord } from "../store/agents";
 import type { Caller } from "../access/gate";
+import type { Stores } from "../store/stores";
+import type { ChainRegistry } from "../chains/registry";
+
+/** What the agent reads use. */
+export type AgentReadServices = Pick<Stores, "agents"> & { chains: ChainRegistry };
 
 const { address, hash32, int } = responseFields;
 
@@ -148,7 +152,7 @@ export function activityView(a: AgentActivity): z.infer<typeof AgentActivityView
  * The agent a getter names (agentUuid, or agentId + chainId). With a key, only the key's own agents are visible; paid
  * with x402, the caller must pay from the agent's owner wallet (checked when the payment is taken).
  */
-export async function agentForGetter(services: Services, caller: Caller, ref: { agentUuid?: string; agentId?: string; chainId?: string | number }): Promise<{ agent: AgentRecord; chain: Chain }> {
+export async function agentForGetter(services: AgentReadServices, caller: Caller, ref: { agentUuid?: string; agentId?: string; chainId?: string | number }): Promise<{ agent: AgentRecord; chain: Chain }> {
   let agent: AgentRecord | undefined;
   if (ref.agentUuid) agent = await services.agents.byUuid(ref.agentUuid);
   else if (ref.agentId !== undefined) {
@@ -170,7 +174,7 @@ export async function agentForGetter(services: Services, caller: Caller, ref: { 
 }
 
 /** A chain that serves agents (8453 / 84532), from a getter's chainId. */
-export function agentChain(services: Services, chainId: string | number): Chain {
+export function agentChain(services: AgentReadServices, chainId: string | number): Chain {
   const chain = services.chains.resolve(chainId);
   if (!AGENT_CHAINS.includes(chain.chainId)) throw badRequest(`agents live on chain ${AGENT_CHAINS.join(" or ")}, not on ${chain.chainId}`, { field: "chainId" });
   return chain;

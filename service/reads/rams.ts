@@ -27,7 +27,11 @@ import { extendMessage } from "../methods/rams/ramsExtendMandate";
 import { revokeMessage } from "../methods/rams/ramsRevokeMandate";
 import { operatorMessage } from "../methods/rams/ramsSetOperator";
 import { ramsTypedData, SIGNED_OPERATIONS, typedDataDigest, type RamsTypedData, type SignedOperation } from "../methods/rams/typed-data";
-import type { Services } from "../services";
+import type { ChainRegistry } from "../chains/registry";
+import type { MethodServices } from "../methods/types";
+
+/** What the RAMS reads use. */
+export type RamsReadServices = MethodServices;
 
 /**
  * The RAMS read views (API-SPEC "RAMS records", WIRE-COMPAT §9.2-9.3). Every value comes from the chain as it is now;
@@ -179,7 +183,7 @@ export const TypedDataRead = dataEnvelope(
 type DataOf<T extends z.ZodType> = z.infer<T> extends { data: infer D } ? D : never;
 
 /** The chain of a RAMS read: Sepolia (11155111) only. */
-export function ramsChain(services: Services, chainId: unknown): Chain {
+export function ramsChain(services: RamsReadServices, chainId: unknown): Chain {
   const chain = services.chains.resolve(chainId);
   if (chain.chainId !== RAMS_CHAIN_ID) throw badRequest(`RAMS runs on chain ${RAMS_CHAIN_ID} (Sepolia) only, not on ${chain.chainId}`, { field: "chainId" });
   return chain;
@@ -269,7 +273,7 @@ export async function canExecuteRead(
 
 /** GET /rams/executor-action: a selector's ActionSpec on an executor, with the executor's principal, owner and registry. */
 export async function executorActionRead(
-  services: Services,
+  services: RamsReadServices,
   chain: Chain,
   q: { action: string; executorAddress?: string; principal?: string },
 ): Promise<DataOf<typeof ExecutorActionRead>> {

@@ -7,12 +7,17 @@ import { KYC_STATUSES } from "../store/kyc";
 import { chainIdHex, networkById } from "../chains/networks";
 import { badRequest, notFound } from "../errors";
 import { authorizedToken, erc20, fromUnits, isPaymentTokenSymbol, paymentAsset, securityToken } from "../methods/common";
-import type { MethodContext } from "../methods/types";
-import type { Services } from "../services";
+import type { MethodContext, MethodServices } from "../methods/types";
+import type { KycViewServices } from "../onboarding/views";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { KycStatus } from "../store/kyc";
 import type { TokenRecord } from "../store/tokens";
 import { kycRecordForToken, kycView, KycViewSchema } from "../onboarding/views";
+import type { Stores } from "../store/stores";
+import type { ChainRegistry } from "../chains/registry";
+
+/** What the tokenization reads use. */
+export type TokenizationReadServices = MethodServices & KycViewServices;
 
 // Response schemas of the tokenization reads (GET /get-*): the views below return exactly these.
 
@@ -172,7 +177,7 @@ export const TokenDocsUpload = z
   .meta({ id: "TokenDocsUpload", description: "Content references (sha256:…) of the uploaded documents" });
 
 /** Read context for one token: the key must be allowed to see it (Unauthorized token symbol otherwise). */
-export async function tokenContext(services: Services, apiKey: ApiKeyRecord, symbol: string): Promise<{ ctx: MethodContext; token: TokenRecord }> {
+export async function tokenContext(services: TokenizationReadServices, apiKey: ApiKeyRecord, symbol: string): Promise<{ ctx: MethodContext; token: TokenRecord }> {
   const record = await services.tokens.bySymbol(symbol);
   if (!record) throw badRequest("No company found with this token symbol", { field: "tokenSymbol", tokenSymbol: symbol });
   const chain = services.chains.find(record.chainId);
@@ -181,13 +186,13 @@ export async function tokenContext(services: Services, apiKey: ApiKeyRecord, sym
   return { ctx, token: await authorizedToken(ctx, symbol) };
 }
 
-export function documentUrl(services: Services, ref: string | null): string | null {
+export function documentUrl(services: TokenizationReadServices, ref: string | null): string | null {
   if (!ref) return null;
   return `${services.baseUrl}/documents/${ref.replace(/^sha256:/, "")}`;
 }
 
 /** The token record of API-SPEC ("Token record"): no contract address, no balances. */
-export function tokenRecordView(services: Services, token: TokenRecord): z.infer<typeof TokenRecordView> {
+export function tokenRecordView(services: TokenizationReadServices, token: TokenRecord): z.infer<typeof TokenRecordView> {
   const network = networkById(token.chainId);
   return {
     uuid: token.id,
@@ -236,7 +241,7 @@ export function tokenizerInfoView(token: TokenRecord): z.infer<typeof TokenizerI
 }
 
 /** An investor wallet from an address, or from an e-mail recorded for this token. */
-export async function investorWallet(services: Services, token: TokenRecord, address?: string, email?: string): Promise<{ address: string; email: string | null }> {
+export async function investorWallet(services: TokenizationReadServices, token: TokenRecord, address?: string, email?: string): Promise<{ address: string; email: string | null }> {
   if (address) {
     const known = await services.investors.byAddress(token.id, address);
     return { address: checksumAddress(address), email: known?.email ?? email ?? null };
@@ -276,7 +281,7 @@ export async function balanceWhitelistView(ctx: MethodContext, token: TokenRecor
 
 /** Allowance of a security token or a payment token (which needs the chain to be named). */
 export async function allowanceView(
-  services: Services,
+  services: TokenizationReadServices,
   apiKey: ApiKeyRecord,
   q: { tokenSymbol: string; ownerAddress: string; spenderAddress: string; chainId?: string },
 ): Promise<z.infer<typeof Allowance>> {
@@ -357,7 +362,7 @@ type InvestorListEntry = z.infer<typeof InvestorListEntry>;
  * entry per e-mail, ordered by e-mail, paged.
  */
 export async function investorsView(
-  services: Services,
+  services: TokenizationReadServices,
   apiKey: ApiKeyRecord,
   query: { token?: TokenRecord; kycStatus?: KycStatus; limit: number; offset: number },
 ): Promise<z.infer<typeof InvestorList>> {

@@ -6,8 +6,13 @@ import { statusView } from "../engine/status";
 import type { Batch } from "../engine/types";
 import { badRequest, notFound } from "../errors";
 import type { ChainTransactionStatus, PaymentView } from "../http/responses";
-import type { Services } from "../services";
 import type { PaymentRecord } from "../store/payments";
+import type { Stores } from "../store/stores";
+import type { ChainRegistry } from "../chains/registry";
+import type { Config } from "../config";
+
+/** What transaction-status reads. */
+export type StatusServices = Pick<Stores, "batches" | "payments"> & { chains: ChainRegistry; config: Config };
 
 /** What a final batch's status is made of; it never changes again, so every request may be answered from memory. */
 interface FinalStatus {
@@ -34,7 +39,7 @@ class FinalStatuses {
   /** When a batch was last forgotten: a status read from the database before that is not kept. */
   private readonly forgottenAt = new TtlCache<string, number>(60_000, FINAL_STATUSES_KEPT);
 
-  constructor(private readonly services: Services) {}
+  constructor(private readonly services: StatusServices) {}
 
   get(txId: string): FinalStatus | undefined {
     return this.byTxId.get(txId) ?? this.recentByTxId.get(txId);
@@ -68,15 +73,15 @@ export function isFinal({ batch, payments }: FinalStatus): boolean {
   return batchFinal && payments.every((p) => p.status === "settled" || p.status === "released");
 }
 
-const finalStatuses = new WeakMap<Services, FinalStatuses>();
-const finalStatusesOf = (services: Services) => {
+const finalStatuses = new WeakMap<StatusServices, FinalStatuses>();
+const finalStatusesOf = (services: StatusServices) => {
   let cache = finalStatuses.get(services);
   if (!cache) finalStatuses.set(services, (cache = new FinalStatuses(services)));
   return cache;
 };
 
 /** A batch a reorg changed: its status is read from the database again. */
-export function forgetFinalStatus(services: Services, txId: string): void {
+export function forgetFinalStatus(services: StatusServices, txId: string): void {
   finalStatuses.get(services)?.forget(txId.toLowerCase());
 }
 
@@ -94,7 +99,7 @@ export function mayReadBatch(batch: Pick<Batch, "apiKeyId">, callerKeyId: string
  * A batch the caller may not read is answered as if the service did not know it: 404 by txId, the chain's public facts
  * by hash.
  */
-export async function transactionStatus(services: Services, query: { txId?: string; hash?: string }, callerKeyId?: string) {
+export async function transactionStatus(services: StatusServices, query: { txId?: string; hash?: string }, callerKeyId?: string) {
   if (!query.hash && !query.txId) throw badRequest("hash or txId is required", { field: "hash" });
   const cache = finalStatusesOf(services);
   const hash = query.hash?.toLowerCase();
@@ -129,7 +134,7 @@ export function paymentView(p: PaymentRecord): z.infer<typeof PaymentView> {
 }
 
 /** A hash this service never saw: answer from the chains it serves. */
-async function chainTransactionStatus(services: Services, hash: string): Promise<z.infer<typeof ChainTransactionStatus>> {
+async function chainTransactionStatus(services: StatusServices, hash: string): Promise<z.infer<typeof ChainTransactionStatus>> {
   for (const chain of services.chains.list()) {
     const [receipt, tx] = await Promise.all([chain.provider.getTransactionReceipt(hash), chain.provider.getTransaction(hash)]);
     if (receipt) {

@@ -4,7 +4,7 @@ import { badRequest, notFound } from "../errors";
 import { address, chainIdInput, integerString, pageFields } from "../http/fields";
 import { defineRoute } from "../http/route";
 import { activityView, AgentInfo, AgentList, AgentTransactions, agentChain, agentForGetter, agentSummary, onchainAgent, RegistrationFile } from "../reads/agents";
-import type { Services } from "../services";
+import type { Services } from "../composition";
 
 const agentRef = {
   agentUuid: z.string().trim().uuid("must be the agentUuid returned by agentRegister").optional(),

@@ -7,7 +7,7 @@ import { ACCESS } from "../access/rules";
 import { notFound, unauthorized } from "../errors";
 import { defineRoute } from "../http/route";
 import { metricsOf } from "../metrics";
-import type { Services } from "../services";
+import type { Services } from "../composition";
 
 /**
  * The API explains itself: GET /openapi.json (the document), GET /docs (an interactive reference rendered from it by

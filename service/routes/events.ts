@@ -6,7 +6,7 @@ import { positionBounds, type EventAudience } from "../events/outbox";
 import { SUBSCRIBABLE_TYPES } from "../events/types";
 import { responseFields } from "../http/responses";
 import { defineRoute } from "../http/route";
-import type { Services } from "../services";
+import type { Services } from "../composition";
 
 const subscribable = new Set<string>(SUBSCRIBABLE_TYPES);
 

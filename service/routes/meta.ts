@@ -5,7 +5,7 @@ import { chainIdInput } from "../http/fields";
 import { ACCESS } from "../access/rules";
 import { responseFields } from "../http/responses";
 import { defineRoute } from "../http/route";
-import type { Services } from "../services";
+import type { Services } from "../composition";
 import { CHAIN_CHECK_MS, DATABASE_CHECK_MS, ReadinessCheck } from "../lifecycle/readiness";
 
 const networkInfoQuery = z.object({ chainId: chainIdInput });

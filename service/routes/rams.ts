@@ -29,7 +29,7 @@ import {
   typedDataRead,
   type TypedDataQuery,
 } from "../reads/rams";
-import type { Services } from "../services";
+import type { Services } from "../composition";
 
 const chainId = chainIdInput.meta({ description: "11155111 (decimal, 0xaa36a7 or aa36a7): RAMS runs on Sepolia only" });
 const registryOverride = { agentMandateAddress: address.optional().meta({ description: "Overrides the chain's AgentMandate registry" }) };

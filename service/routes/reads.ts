@@ -29,7 +29,7 @@ import {
   tokenHolding,
   tokenRecordView,
 } from "../reads/tokenization";
-import type { Services } from "../services";
+import type { Services } from "../composition";
 
 const symbol = z.string().trim().min(1);
 const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: 10 * 1024 * 1024, files: 3 } });

@@ -7,7 +7,7 @@ import { destinationPolicy } from "../events/policy";
 import { KEYLESS_TYPES, SUBSCRIBABLE_TYPES } from "../events/types";
 import { responseFields } from "../http/responses";
 import { defineRoute } from "../http/route";
-import type { Services } from "../services";
+import type { Services } from "../composition";
 import type { DeliveryRecord, WebhookEndpointRecord } from "../store/webhooks";
 
 const { hash32, int } = responseFields;

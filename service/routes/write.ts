@@ -14,7 +14,7 @@ import { FacadePrepareResponse, PrepareResponse, SendSummary, TransactionStatus 
 import { defineRoute, parseInput } from "../http/route";
 import { findPublicMethod, methodForBody, PUBLIC_METHODS } from "../methods";
 import type { MethodDefinition } from "../methods/types";
-import type { Services } from "../services";
+import type { Services } from "../composition";
 import type { Queryable } from "../store/db";
 import type { PaymentRecord } from "../store/payments";
 

@@ -14,7 +14,7 @@ import { defineRoute } from "../http/route";
 import { findMethod, PUBLIC_METHODS } from "../methods";
 import { fromUnits } from "../methods/common";
 import { assertX402Available } from "../payments/x402";
-import type { Services } from "../services";
+import type { Services } from "../composition";
 import type { PaymentRecord } from "../store/payments";
 import { paymentView } from "../reads/transaction-status";
 

@@ -1,13 +1,19 @@
-import type { Services } from "../services";
 import { errorFacts } from "../logger";
 import { ENDED_CLEARS } from "./payments";
+import type { Stores } from "../store/stores";
+import type { ChainRegistry } from "../chains/registry";
+import type { Config } from "../config";
+import type { Logger } from "../logger";
+
+/** What the chain-instance check uses. */
+export type ChainInstanceServices = Pick<Stores, "credits" | "db"> & { chains: ChainRegistry; config: Config; logger: Logger };
 
 /**
  * Local chains started by `npm start` begin empty every time, while the embedded database survives. A chain whose
  * genesis block changed no longer holds what the database recorded for it, so those records are dropped (sandbox) or
  * the service refuses to start (production). The database never claims what the chain does not show.
  */
-export async function checkChainInstances(services: Services): Promise<void> {
+export async function checkChainInstances(services: ChainInstanceServices): Promise<void> {
   const { db, chains, config, logger } = services;
   for (const chain of chains.list()) {
     let genesis: string | undefined;
@@ -41,7 +47,7 @@ export async function checkChainInstances(services: Services): Promise<void> {
  * they are the ledger. Batches the reset abandoned mid-flight (sending) give their credit back and release their
  * payments first: their transactions went with the chain, so the caller got nothing for them.
  */
-async function forgetChain(services: Services, chainId: number): Promise<number> {
+async function forgetChain(services: ChainInstanceServices, chainId: number): Promise<number> {
   return services.db.transaction(async (tx) => {
     const abandoned = await tx.query<{ tx_id: string }>("SELECT tx_id FROM batches WHERE chain_id = $1 AND status = 'sending'", [chainId]);
     for (const { tx_id } of abandoned) {

@@ -2,7 +2,7 @@ import path from "node:path";
 import { expect } from "chai";
 import type { Browser } from "playwright-core";
 import { apiDocument } from "../../service/app";
-import type { Services } from "../../service/services";
+import type { Services } from "../../service/composition";
 import { ARTIFACTS, launchChromium } from "../helpers/browser";
 import { getSandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";

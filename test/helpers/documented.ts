@@ -4,7 +4,7 @@ import { successResponses, takesPayment } from "../../service/http/openapi";
 import { ErrorBody, PaymentRequired, PaymentSettlement } from "../../service/http/responses";
 import type { RouteDefinition } from "../../service/http/route";
 import { adminRoutes } from "../../service/routes/admin";
-import type { Services } from "../../service/services";
+import type { Services } from "../../service/composition";
 
 /**
  * Real answers checked against the schemas /openapi.json is generated from (the same zod schemas, strict objects: a

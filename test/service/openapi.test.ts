@@ -7,7 +7,7 @@ import { allRoutes, apiDocument, createApp } from "../../service/app";
 import { successResponses, takesPayment } from "../../service/http/openapi";
 import { routesRouter } from "../../service/http/route";
 import { PUBLIC_METHODS } from "../../service/methods";
-import type { Services } from "../../service/services";
+import type { Services } from "../../service/composition";
 import { CLIENT_TYPES_FILE, clientTypesSource } from "../../scripts/lib/client-types";
 import { toEip1193 } from "../../client";
 import { checkDocumented, UndocumentedResponse } from "../helpers/documented";

@@ -5,10 +5,9 @@ import type { Chain } from "../../chains/registry";
 import type { Environment } from "../../config";
 import { badRequest, forbidden, preflightError } from "../../errors";
 import { address, chainIdInput, email, executionMode, gasLimitField, integerString, nonceField } from "../../http/fields";
-import type { Services } from "../../services";
 import type { Queryable } from "../../store/db";
 import type { AgentCategory, AgentRecord } from "../../store/agents";
-import type { ConfirmedBatch, MethodContext } from "../types";
+import type { ConfirmedBatch, MethodContext, MethodServices } from "../types";
 
 /** Agent identity and agent tokens run on Base and Base Sepolia only. */
 export const AGENT_CHAINS = [8453, 84532];
@@ -132,7 +131,7 @@ export async function authorizeAgentChange(ctx: MethodContext, agent: AgentRecor
  * to it) and `refusedPayers` (e.g. an agent's owner may not pay for feedback on it). Checked at send, before the
  * payment is verified or held.
  */
-export async function relayedPayerRule(_services: Services, batch: { plan: Record<string, unknown> }, payer: string): Promise<void> {
+export async function relayedPayerRule(_services: MethodServices, batch: { plan: Record<string, unknown> }, payer: string): Promise<void> {
   const required = batch.plan.requiredPayer as string | undefined;
   if (required && required.toLowerCase() !== payer.toLowerCase()) {
     const why = (batch.plan.requiredPayerReason as string | undefined) ?? `Only ${required}, for whom the service holds this agent, may pay for changes to it`;
@@ -160,7 +159,7 @@ export async function identityView<T = unknown>(ctx: { chain: Chain }, fn: strin
 }
 
 /** The agent's agentURI: stable, served by this service from its stored registration file. */
-export function registrationUrl(services: Services, uuid: string): string {
+export function registrationUrl(services: MethodServices, uuid: string): string {
   return `${services.baseUrl.replace(/\/$/, "")}/agents/${uuid}/registration.json`;
 }
 

@@ -1,0 +1,169 @@
+import path from "node:path";
+import type { PrepareRateLimiter } from "./auth/rate-limits";
+import { PrepareRateLimiter as RateLimiter } from "./auth/rate-limits";
+import { ChainRegistry, type Chain } from "./chains/registry";
+import type { Config } from "./config";
+import { assertDataKey } from "./crypto/key-check";
+import { Sealer } from "./crypto/sealed";
+import { Relayer } from "./engine/relayer";
+import { BatchRunner } from "./engine/runner";
+import { WebhookDispatcher } from "./events/dispatcher";
+import { EventNotifier } from "./events/notifier";
+import { EventStreams } from "./events/stream";
+import { settledWithin } from "./lifecycle/bounded";
+import { createLogger, type Logger } from "./logger";
+import { methodHooks } from "./methods/hooks";
+import { createMailer, type Mailer } from "./onboarding/mailer";
+import { OperatorKycProvider, type KycProvider } from "./onboarding/provider";
+import { ExternalFacilitator, InProcessFacilitator } from "./payments/facilitator";
+import { Prices } from "./payments/pricing";
+import { X402, X402ConfigError } from "./payments/x402";
+import { forgetFinalStatus } from "./reads/transaction-status";
+import { ensureDataEncryptionKey } from "./runtime-files";
+import { checkChainInstances } from "./store/chain-instances";
+import { openDb, type Db } from "./store/db";
+import { migrate } from "./store/migrate";
+import { openStores, type Stores } from "./store/stores";
+import { WalletBalances } from "./wallet-balances";
+
+/**
+ * Everything the service is made of, built once per process by compose(). Only the top of the house holds it whole
+ * (the app, the routes, this module and server.ts); every part below is handed the narrow view it declares it needs.
+ */
+export interface Services extends Stores {
+  config: Config;
+  /** Where clients reach this service: PUBLIC_BASE_URL, else the address it listens on (set once listening). */
+  baseUrl: string;
+  logger: Logger;
+  chains: ChainRegistry;
+  rateLimiter: PrepareRateLimiter;
+  runner: BatchRunner;
+  prices: Prices;
+  relayer: Relayer;
+  /** The x402 payment gate; undefined when x402 is disabled or not configured on this deployment. */
+  x402?: X402;
+  /** Balances of the relayer and settlement wallets, read in the background (set once the service listens). */
+  walletBalances?: WalletBalances;
+  /** Who decides a KYC review (the operator), and the mailer of invitations (undefined without SMTP_URL). */
+  kycProvider: KycProvider;
+  mailer?: Mailer;
+  /** Events (service/events/): the commit wake-ups, the webhook dispatcher, the SSE streams. */
+  eventNotifier: EventNotifier;
+  webhookDispatcher: WebhookDispatcher;
+  eventStreams: EventStreams;
+}
+
+export interface ComposeOptions {
+  /** Use this database instead of opening the configured one (tests share one); it is not closed by dispose. */
+  db?: Db;
+  logger?: Logger;
+}
+
+/** The composed service and how to close what compose opened. */
+export interface Composed {
+  services: Services;
+  /** Closes the chains' providers and the database compose opened (bounded). */
+  dispose(): Promise<void>;
+}
+
+/** How long a stop waits for the database to close (PGlite writes its files; a pool ends its connections). */
+const DB_CLOSE_MS = 5_000;
+
+/**
+ * The composition root: opens and migrates the database, builds the stores, the chains, the engine (runner and
+ * relayer), the payments (x402 and its facilitator) and the events once, and wires each part to the others. A start
+ * refused for its configuration (a payment chain not served, a key that cannot open the database's sealed values)
+ * leaves nothing open behind it.
+ */
+export async function compose(config: Config, options: ComposeOptions = {}): Promise<Composed> {
+  const logger = options.logger ?? createLogger(config.LOG_LEVEL, config.LOG_FORMAT);
+  const db = options.db ?? (await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: path.join(config.environmentDir, "pglite") }));
+  const chains = new ChainRegistry(config, logger);
+  const dispose = async () => {
+    chains.destroy();
+    if (!options.db && !(await settledWithin(db.close(), DB_CLOSE_MS))) logger.warn({ timeoutMs: DB_CLOSE_MS }, "the database did not close in time");
+  };
+  try {
+    const services = await buildServices(config, db, chains, logger);
+    return { services, dispose };
+  } catch (error) {
+    await dispose();
+    throw error;
+  }
+}
+
+async function buildServices(config: Config, db: Db, chains: ChainRegistry, logger: Logger): Promise<Services> {
+  const applied = await migrate(db);
+  if (applied.length) logger.info({ applied }, "database migrated");
+  const sealer = new Sealer(ensureDataEncryptionKey(config));
+  await assertDataKey(db, sealer);
+  const stores = openStores(db, sealer, logger);
+  const sealed = { payments: await stores.payments.sealClearSecrets(), transactions: await stores.batches.sealClearSigned() };
+  if (sealed.payments || sealed.transactions) logger.info(sealed, "sealed what this database held in clear before this version");
+  const services = {
+    ...stores,
+    config,
+    baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`,
+    logger,
+    chains,
+    rateLimiter: new RateLimiter(db),
+    prices: new Prices(db, config.ENVIRONMENT),
+    kycProvider: new OperatorKycProvider(db, stores.kyc),
+    mailer: createMailer(config),
+    eventNotifier: new EventNotifier(db),
+  } as Partial<Services> as Services; // the engine, payments and events are wired in just below
+  services.webhookDispatcher = new WebhookDispatcher(services, logger.child({ component: "webhooks" }));
+  services.eventStreams = new EventStreams(services, logger.child({ component: "event-stream" }));
+  services.relayer = new Relayer(services, logger.child({ component: "relayer" }));
+  services.runner = new BatchRunner(services, methodHooks(services), logger.child({ component: "runner" }));
+  services.runner.relaySigner = (batch, tx, signOptions) => services.relayer.sign(batch, tx, signOptions);
+  services.runner.onReorged = (txId) => forgetFinalStatus(services, txId);
+  await checkChainInstances(services);
+  services.x402 = await X402.create(services, (chain) => facilitatorFor(services, chain));
+  services.runner.settlement = services.x402;
+  await services.relayer.syncNonces();
+  return services;
+}
+
+/** Who verifies and settles x402 payments: an external facilitator, or the in-process one with the settlement key. */
+function facilitatorFor(services: Services, chain: Chain) {
+  const { config } = services;
+  if (config.X402_FACILITATOR_URL) return new ExternalFacilitator(config.X402_FACILITATOR_URL);
+  if (!config.X402_SETTLEMENT_PRIVATE_KEY) throw new X402ConfigError("x402 needs X402_SETTLEMENT_PRIVATE_KEY or X402_FACILITATOR_URL (or X402_ENABLED=false)");
+  return new InProcessFacilitator(services, chain, config.X402_SETTLEMENT_PRIVATE_KEY);
+}
+
+/**
+ * The background work of a listening service: batches left mid-flight resumed, payments recovered, recent
+ * confirmations watched for reorgs, the sweeper, the wallets' balances, event wake-ups and webhook deliveries.
+ */
+export async function beginWork(services: Services): Promise<void> {
+  const { logger } = services;
+  const resumed = await services.runner.resumeAll();
+  if (resumed) logger.info({ resumed }, "resuming batches left mid-flight");
+  await services.x402?.recover();
+  await services.runner.watchRecent().catch((error) => logger.warn({ err: (error as Error).message }, "recent confirmations not watched for reorgs"));
+  services.runner.startSweeper();
+  services.walletBalances = WalletBalances.forService(services);
+  services.walletBalances.start();
+  await services.eventNotifier.start();
+  await services.webhookDispatcher.start();
+}
+
+/**
+ * Ends the background work within `ms`: runs waiting on a chain stay resumable (the next start resumes them), webhook
+ * deliveries in flight are retried at the next start.
+ */
+export async function endWork(services: Services, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  const left = () => Math.max(0, deadline - Date.now());
+  const { logger } = services;
+  services.x402?.stop();
+  services.walletBalances?.stop();
+  services.eventStreams.stop();
+  if (!(await settledWithin(services.runner.stop(), left()))) logger.warn({ timeoutMs: ms }, "batch runs still waiting on a chain; they resume at the next start");
+  if (!(await settledWithin(Promise.all([services.webhookDispatcher.stop(), services.eventNotifier.stop()]), left()))) {
+    logger.warn("webhook deliveries still in flight; they are retried at the next start");
+  }
+  services.mailer?.close();
+}

@@ -1,0 +1,72 @@
+import type { Sealer } from "../crypto/sealed";
+import type { Logger } from "../logger";
+import { Agents } from "./agents";
+import { ApiKeys } from "./api-keys";
+import { Batches } from "./batches";
+import { Credits } from "./credits";
+import type { Db } from "./db";
+import { Dividends } from "./dividends";
+import { Documents } from "./documents";
+import { Investors } from "./investors";
+import { KycStore } from "./kyc";
+import { Offerings } from "./offerings";
+import { Payments } from "./payments";
+import { RamsExecutors } from "./rams";
+import { Signers } from "./signers";
+import { Tokens } from "./tokens";
+import { WalletLocks } from "./wallet-locks";
+import { WalletNonces } from "./wallet-nonces";
+import { Webhooks } from "./webhooks";
+
+/**
+ * Every aggregate of the store over one database. A part of the service that needs some of them says which, e.g.
+ * `Pick<Stores, "batches" | "payments">`, and is handed the composition root's object (service/composition.ts).
+ */
+export interface Stores {
+  db: Db;
+  /** Seals what the database may hold only encrypted (crypto/sealed.ts). */
+  sealer: Sealer;
+  apiKeys: ApiKeys;
+  credits: Credits;
+  signers: Signers;
+  tokens: Tokens;
+  agents: Agents;
+  /** RAMS executors the operator set up (default executor of a principal). */
+  ramsExecutors: RamsExecutors;
+  investors: Investors;
+  dividends: Dividends;
+  offerings: Offerings;
+  documents: Documents;
+  batches: Batches;
+  walletNonces: WalletNonces;
+  /** Held by whoever takes a service wallet's nonce, until its broadcast: keeps instances' broadcasts in nonce order. */
+  walletLocks: WalletLocks;
+  payments: Payments;
+  kyc: KycStore;
+  /** Webhook endpoints and deliveries (events/). */
+  webhooks: Webhooks;
+}
+
+/** The aggregates over `db`, built once per process. */
+export function openStores(db: Db, sealer: Sealer, logger: Logger): Stores {
+  return {
+    db,
+    sealer,
+    apiKeys: new ApiKeys(db),
+    credits: new Credits(db),
+    signers: new Signers(db),
+    tokens: new Tokens(db),
+    agents: new Agents(db),
+    ramsExecutors: new RamsExecutors(db),
+    investors: new Investors(db),
+    dividends: new Dividends(db),
+    offerings: new Offerings(db),
+    documents: new Documents(db),
+    batches: new Batches(db, sealer),
+    walletNonces: new WalletNonces(db),
+    walletLocks: new WalletLocks(db, logger.child({ component: "wallet-locks" })),
+    payments: new Payments(db, sealer),
+    kyc: new KycStore(db),
+    webhooks: new Webhooks(db, sealer),
+  };
+}
