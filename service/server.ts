@@ -27,7 +27,9 @@ export interface StartOptions {
  * tests. The answer's stop() stops gracefully, within SHUTDOWN_TIMEOUT_MS whatever the state.
  */
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
-  const { services, dispose } = await compose(config, options);
+  const composed = await compose(config, options);
+  const { services } = composed;
+  const dispose = () => composed.dispose();
   const { logger, chains, db } = services;
   const app = createApp(services, { adminToken: ensureAdminToken(config) });
   const server = await new Promise<Server>((resolve, reject) => {

@@ -11,7 +11,6 @@ import type { PaymentRequirements, SettleResponse } from "@x402/core/types";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { PaymentRecord } from "../store/payments";
 import { shareOf, type AccessRule } from "./rules";
-import type { Config } from "../config";
 import type { KeyServices } from "../auth/api-key";
 import type { X402Services } from "../payments/x402";
 import type { Prices } from "../payments/pricing";

@@ -10,10 +10,9 @@ export function methodHooks(services: MethodServices): (name: string) => BatchHo
   return (name) => {
     const method = findMethod(name);
     if (!method) return undefined;
-    const { bindRelayed, onConfirmed } = method;
     return {
-      ...(bindRelayed ? { bindRelayed: (batch, index, payer) => bindRelayed(services, batch, index, payer) } : {}),
-      ...(onConfirmed ? { onConfirmed: (q, confirmed) => onConfirmed(q, { ...confirmed, services }) } : {}),
+      ...(method.bindRelayed ? { bindRelayed: (batch, index, payer) => method.bindRelayed!(services, batch, index, payer) } : {}),
+      ...(method.onConfirmed ? { onConfirmed: (q, confirmed) => method.onConfirmed!(q, { ...confirmed, services }) } : {}),
     };
   };
 }

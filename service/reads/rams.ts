@@ -27,7 +27,6 @@ import { extendMessage } from "../methods/rams/ramsExtendMandate";
 import { revokeMessage } from "../methods/rams/ramsRevokeMandate";
 import { operatorMessage } from "../methods/rams/ramsSetOperator";
 import { ramsTypedData, SIGNED_OPERATIONS, typedDataDigest, type RamsTypedData, type SignedOperation } from "../methods/rams/typed-data";
-import type { ChainRegistry } from "../chains/registry";
 import type { MethodServices } from "../methods/types";
 
 /** What the RAMS reads use. */

@@ -13,8 +13,6 @@ import type { ApiKeyRecord } from "../store/api-keys";
 import type { KycStatus } from "../store/kyc";
 import type { TokenRecord } from "../store/tokens";
 import { kycRecordForToken, kycView, KycViewSchema } from "../onboarding/views";
-import type { Stores } from "../store/stores";
-import type { ChainRegistry } from "../chains/registry";
 
 /** What the tokenization reads use. */
 export type TokenizationReadServices = MethodServices & KycViewServices;
