@@ -25,6 +25,7 @@ export const API_VERSION = "2.0.0";
 
 /** Every route of the API, in one list: the router and /openapi.json are both built from it. */
 export function allRoutes(services: Services): RouteDefinition<any, any>[] {
+  const paidReads = () => allRoutes(services).filter((r) => r.method === "get" && r.access.key === "optional" && r.access.price);
   return [
     ...metaRoutes(services),
     ...writeRoutes(services),
@@ -32,7 +33,7 @@ export function allRoutes(services: Services): RouteDefinition<any, any>[] {
     ...stoReadRoutes(services),
     ...agentRoutes(services),
     ...ramsRoutes(services),
-    ...x402Routes(services),
+    ...x402Routes(services, paidReads),
     ...onboardingRoutes(services),
     ...webhookRoutes(services),
     ...eventRoutes(services),

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Request } from "express";
 import { missingKeyError, optionalApiKey } from "../auth/api-key";
 import { isMetered } from "../auth/plans";
-import type { Batch } from "../engine/types";
+import type { Batch } from "../model/batch";
 import { badRequest, forbidden } from "../errors";
 import type { ExecutionMode } from "../http/fields";
 import type { MethodDefinition } from "../methods/types";
@@ -10,7 +10,7 @@ import { assertX402Available, RELAYED_NEEDS_X402, type Charge, type PayerCheck, 
 import type { PaymentRequirements, SettleResponse } from "@x402/core/types";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { PaymentRecord } from "../store/payments";
-import { shareOf, type AccessRule } from "./rules";
+import { shareOf, type AccessRule } from "../auth/access-rules";
 import type { KeyServices } from "../auth/api-key";
 import type { X402Services } from "../payments/x402";
 import type { Prices } from "../payments/pricing";

@@ -9,7 +9,7 @@ import type { ExecutionMode } from "../http/fields";
 import type { MethodDefinition, MethodServices } from "../methods/types";
 import type { Stores } from "../store/stores";
 import type { ApiKeyRecord } from "../store/api-keys";
-import type { PlannedCall, UnsignedTransaction } from "./types";
+import type { PlannedCall, UnsignedTransaction } from "../model/batch";
 
 /** What a prepare uses: what methods use to plan, the signer whitelist and the batches it stores. */
 export type PrepareServices = MethodServices & Pick<Stores, "signers" | "batches">;

@@ -7,7 +7,7 @@ import type { BroadcastVerdict } from "../chains/rpc-errors";
 import { badRequest } from "../errors";
 import { errorFacts, type Logger } from "../logger";
 import { feeCapWei, type Fees } from "./fee-bump";
-import type { Batch, BatchTransaction } from "./types";
+import type { Batch, BatchTransaction } from "../model/batch";
 import type { Stores } from "../store/stores";
 import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";

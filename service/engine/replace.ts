@@ -2,11 +2,11 @@ import { broadcast } from "../chains/broadcast";
 import { marketFees } from "../chains/fees";
 import { forbidden, conflict } from "../errors";
 import { clientReplacements } from "./send";
-import type { Batch } from "./types";
+import type { Batch } from "../model/batch";
 import type { Stores } from "../store/stores";
 import type { ChainRegistry } from "../chains/registry";
 import type { Logger } from "../logger";
-import type { BatchRunner } from "../engine/runner";
+import type { BatchRunner } from "./runner";
 
 /** What a client's replacement uses. */
 export type ReplaceServices = Pick<Stores, "batches" | "db"> & { chains: ChainRegistry; logger: Logger; runner: BatchRunner };

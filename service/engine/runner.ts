@@ -10,7 +10,7 @@ import type { Stores } from "../store/stores";
 import type { Relayer } from "./relayer";
 import { untilConfirmed } from "./confirmations";
 import { TransactionTracker, type TrackerDeps } from "./tracker";
-import type { Batch, BatchTransaction } from "./types";
+import type { Batch, BatchTransaction } from "../model/batch";
 
 /** A run that could not reach its chain tries again after this long, doubling up to RETRY_MAX_MS. */
 const RETRY_START_MS = 500;

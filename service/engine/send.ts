@@ -6,7 +6,7 @@ import { ApiError, badRequest, conflict, notFound } from "../errors";
 import type { Queryable } from "../store/db";
 import { isValidReplacement, type Fees } from "./fee-bump";
 import { feesOf } from "./tracker";
-import type { Batch, BatchTransaction, BatchTxStatus } from "./types";
+import type { Batch, BatchTransaction, BatchTxStatus } from "../model/batch";
 import type { Stores } from "../store/stores";
 
 /** What a send's checks read. */

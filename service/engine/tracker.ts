@@ -7,7 +7,7 @@ import type { Config } from "../config";
 import type { Logger } from "../logger";
 import type { Batches } from "../store/batches";
 import { feeCapWei, replacementFees, type Fees } from "./fee-bump";
-import type { Batch, BatchTransaction } from "./types";
+import type { Batch, BatchTransaction } from "../model/batch";
 
 /** How often a reported hash with no receipt is looked up (is the node aware of it, was its nonce used?). */
 const UNSEEN_CHECK_MS = 2_000;

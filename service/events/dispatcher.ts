@@ -2,12 +2,12 @@ import { randomUUID } from "node:crypto";
 import { errorFacts, type Logger } from "../logger";
 import type { AttemptOutcome, ClaimedDelivery, DeliveryStatus } from "../store/webhooks";
 import { postWebhook } from "./delivery";
-import { pruneEvents } from "./outbox";
+import { pruneEvents } from "../store/outbox";
 import { destinationPolicy } from "./policy";
 import { signedHeaders } from "./signing";
 import type { Stores } from "../store/stores";
 import type { Config } from "../config";
-import type { EventNotifier } from "../events/notifier";
+import type { EventNotifier } from "./notifier";
 
 /** What the webhook dispatcher uses. */
 export type DispatcherServices = Pick<Stores, "db" | "webhooks"> & { config: Config; eventNotifier: EventNotifier };

@@ -1,10 +1,10 @@
 import type { Request, Response } from "express";
 import { errorFacts, type Logger } from "../logger";
-import { eventsAfter, type EventAudience } from "./outbox";
-import type { EventEnvelope } from "./types";
+import { eventsAfter, type EventAudience } from "../store/outbox";
+import type { EventEnvelope } from "../store/outbox";
 import type { Stores } from "../store/stores";
 import type { Config } from "../config";
-import type { EventNotifier } from "../events/notifier";
+import type { EventNotifier } from "./notifier";
 
 /** What the event streams use. */
 export type StreamServices = Pick<Stores, "db"> & { config: Config; eventNotifier: EventNotifier };

@@ -4,7 +4,7 @@ import { KycViewSchema } from "../onboarding/views";
 import { AgentSummary } from "../reads/agents";
 import { Offering } from "../reads/sto";
 import { TokenizerInfo } from "../reads/tokenization";
-import { KEYLESS_EVENT_TYPES } from "./keyless";
+import { KEYLESS_EVENT_TYPES } from "../store/keyless-events";
 
 /**
  * The event catalogue: every event type, what its `data` holds (a zod schema, also the OpenAPI `webhooks` section and

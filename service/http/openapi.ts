@@ -1,5 +1,5 @@
 import { z, type ZodType } from "zod";
-import { securityOf, type AccessRule } from "../access/rules";
+import { securityOf, type AccessRule } from "../auth/access-rules";
 import { ErrorBody, PaymentRequired, PaymentSettlement } from "./responses";
 import type { ResponseDoc, RouteDefinition, SuccessResponses } from "./route";
 

@@ -1,7 +1,7 @@
 import { Router as expressRouter, type NextFunction, type Request, type RequestHandler, type Response, type Router } from "express";
 import { z, type ZodType } from "zod";
 import { CallPayment, identify, type Caller, type GateServices } from "../access/gate";
-import type { AccessRule } from "../access/rules";
+import type { AccessRule } from "../auth/access-rules";
 import { validationError } from "../errors";
 import { typeName } from "./fields";
 import { guardInput } from "./input-guard";

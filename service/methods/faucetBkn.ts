@@ -2,7 +2,7 @@ import { z } from "zod";
 import { bknInterface, parseEventLog } from "../chains/contracts";
 import { address, chainIdInput } from "../http/fields";
 import { defineMethod } from "./types";
-import { ACCESS } from "../access/rules";
+import { ACCESS } from "../auth/access-rules";
 
 const body = z.object({ chainId: chainIdInput, recipientAddress: address });
 type Body = z.infer<typeof body>;

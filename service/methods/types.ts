@@ -1,13 +1,13 @@
 import type { ZodType } from "zod";
 import type { ExecutionMode } from "../http/fields";
-import type { AccessRule } from "../access/rules";
+import type { AccessRule } from "../auth/access-rules";
 import type { Chain, ChainRegistry } from "../chains/registry";
 import type { ConfirmedFacts } from "../engine/runner";
-import type { PlannedCall } from "../engine/types";
+import type { PlannedCall } from "../model/batch";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { Queryable } from "../store/db";
 import type { Stores } from "../store/stores";
-import type { Batch } from "../engine/types";
+import type { Batch } from "../model/batch";
 import type { Config, Environment } from "../config";
 
 /** The service's own relayer, as methods see it: which chains it serves, and its address there. */

@@ -8,7 +8,7 @@ import { invitationMail } from "./mailer";
 import type { Stores } from "../store/stores";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
-import type { Mailer } from "../onboarding/mailer";
+import type { Mailer } from "./mailer";
 
 /** What a KYC invitation uses. */
 export type InvitationServices = Pick<Stores, "credits" | "db" | "kyc" | "sealer"> & { baseUrl: string; config: Config; logger: Logger; mailer?: Mailer };

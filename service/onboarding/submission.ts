@@ -6,7 +6,7 @@ import { isCountryCode } from "./countries";
 import { LINK_TOKEN_PATTERN, linkState, MAX_LINK_FAILURES, type LinkState } from "./links";
 import { issueMessage, renderMessage, verifyWalletProof } from "./wallet-proof";
 import type { Stores } from "../store/stores";
-import type { KycProvider } from "../onboarding/provider";
+import type { KycProvider } from "./provider";
 import type { Logger } from "../logger";
 
 /** What an investor's submission uses. */

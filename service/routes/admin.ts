@@ -3,7 +3,7 @@ import type { Request } from "express";
 import { z } from "zod";
 import { runAdminCommand, type AdminCommand } from "../admin/commands";
 import { unauthorized } from "../errors";
-import { ACCESS } from "../access/rules";
+import { ACCESS } from "../auth/access-rules";
 import { defineRoute } from "../http/route";
 import type { Services } from "../composition";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ACCESS } from "../access/rules";
+import { ACCESS } from "../auth/access-rules";
 import { badRequest, notFound } from "../errors";
 import { address, chainIdInput, integerString, pageFields } from "../http/fields";
 import { defineRoute } from "../http/route";

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import type { NextFunction, Request, Response } from "express";
 import { z } from "zod";
-import { ACCESS } from "../access/rules";
+import { ACCESS } from "../auth/access-rules";
 import { notFound, unauthorized } from "../errors";
 import { defineRoute } from "../http/route";
 import { metricsOf } from "../metrics";

@@ -1,8 +1,8 @@
 import type { Request } from "express";
 import { z } from "zod";
-import { ACCESS } from "../access/rules";
+import { ACCESS } from "../auth/access-rules";
 import { ApiError, forbidden, notFound, unauthorized, validationError } from "../errors";
-import { positionBounds, type EventAudience } from "../events/outbox";
+import { positionBounds, type EventAudience } from "../store/outbox";
 import { SUBSCRIBABLE_TYPES } from "../events/types";
 import { responseFields } from "../http/responses";
 import { defineRoute } from "../http/route";

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { chainIdHex } from "../chains/networks";
 import { unavailable } from "../errors";
 import { chainIdInput } from "../http/fields";
-import { ACCESS } from "../access/rules";
+import { ACCESS } from "../auth/access-rules";
 import { responseFields } from "../http/responses";
 import { defineRoute } from "../http/route";
 import type { Services } from "../composition";

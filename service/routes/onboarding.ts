@@ -1,7 +1,7 @@
 import type { Request, Response } from "express";
 import { OnboardingRateLimiter } from "../auth/onboarding-limits";
 import { z } from "zod";
-import { ACCESS } from "../access/rules";
+import { ACCESS } from "../auth/access-rules";
 import { ApiError } from "../errors";
 import { email } from "../http/fields";
 import { defineRoute } from "../http/route";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ACCESS } from "../access/rules";
+import { ACCESS } from "../auth/access-rules";
 import { badRequest } from "../errors";
 import { address, chainIdInput } from "../http/fields";
 import { ErrorBody } from "../http/responses";

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import multer from "multer";
 import { z } from "zod";
-import { ACCESS } from "../access/rules";
+import { ACCESS } from "../auth/access-rules";
 import { ApiError, badRequest, notFound } from "../errors";
 import { address, chainIdInput, email, pageFields } from "../http/fields";
 import { KYC_STATUSES } from "../store/kyc";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ACCESS } from "../access/rules";
+import { ACCESS } from "../auth/access-rules";
 import type { Caller } from "../access/gate";
 import { defineRoute } from "../http/route";
 import { InvestmentList, investmentListView, Offering, OfferingList, offeringById, offeringView, StoBalance, stoBalanceView } from "../reads/sto";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ACCESS } from "../access/rules";
+import { ACCESS } from "../auth/access-rules";
 import type { Caller } from "../access/gate";
 import { conflict, forbidden, notFound, unauthorized, validationError } from "../errors";
 import { checkDestination, DestinationRefused, parseWebhookUrl } from "../events/destination";

@@ -1,13 +1,13 @@
 import type { Request } from "express";
 import { z } from "zod";
 import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../access/gate";
-import { ACCESS } from "../access/rules";
+import { ACCESS } from "../auth/access-rules";
 import { chainFor, newTxId, planBatch, storeBatch } from "../engine/prepare";
 import { assertHashesFree, loadBatchToSend, loadSendableBatch, reportable, normalizeSendBody, sendBodySchema, sendingState, type SendBody, type SendRequest } from "../engine/send";
 import { replacePendingTransactions } from "../engine/replace";
-import { sendSummary } from "../engine/status";
+import { sendSummary } from "../model/batch-views";
 import { paymentView, transactionStatus } from "../reads/transaction-status";
-import type { Batch } from "../engine/types";
+import type { Batch } from "../model/batch";
 import { ApiError, badRequest, conflict } from "../errors";
 import { echoedExecutionMode, type ExecutionMode } from "../http/fields";
 import { FacadePrepareResponse, PrepareResponse, SendSummary, TransactionStatus } from "../http/responses";

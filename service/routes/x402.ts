@@ -3,14 +3,14 @@ import type { Request } from "express";
 import { z } from "zod";
 import { BKN__factory } from "../../typechain-types/factories/contracts/payments/BKN__factory";
 import { resourceUrl, type Caller } from "../access/gate";
-import { ACCESS, shareOf } from "../access/rules";
+import { ACCESS, shareOf } from "../auth/access-rules";
 import { FAUCET_CREDIT_METHOD } from "../auth/plans";
 import { newTxId, prepareBatch } from "../engine/prepare";
-import type { Batch } from "../engine/types";
+import type { Batch } from "../model/batch";
 import { ApiError, badRequest, conflict, notFound } from "../errors";
 import { address } from "../http/fields";
 import { PaymentRequirements, PaymentView, responseFields } from "../http/responses";
-import { defineRoute } from "../http/route";
+import { defineRoute, type RouteDefinition } from "../http/route";
 import { findMethod, PUBLIC_METHODS } from "../methods";
 import { fromUnits } from "../methods/common";
 import { assertX402Available } from "../payments/x402";
@@ -63,8 +63,11 @@ const FaucetClaim = z
 const FAUCET_CHAIN_ID = 11155111;
 const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 
-/** Discovery of the paid resources, and the sandbox governance-token faucet. */
-export function x402Routes(services: Services) {
+/**
+ * Discovery of the paid resources, and the sandbox governance-token faucet. `paidReads` lists the API's paid GET routes
+ * (the app's route list; handed in, since the app is built from these routes).
+ */
+export function x402Routes(services: Services, paidReads: () => RouteDefinition<any, any>[]) {
   const faucetMethod = findMethod("faucetBkn")!;
 
   async function faucetResponse(batch: Batch, claim: { id: string; recipient: string }, payment?: PaymentRecord) {
@@ -198,8 +201,7 @@ export function x402Routes(services: Services) {
           );
         }
         // Paid reads (agent getters, RAMS reads): one call, one payment.
-        const { allRoutes } = await import("../app");
-        for (const route of allRoutes(services).filter((r) => r.method === "get" && r.access.key === "optional" && r.access.price)) {
+        for (const route of paidReads()) {
           const amount = await services.prices.of(route.path.replace(/^\//, ""), route.access.price!);
           const url = `${base}${route.path}`;
           resources.push({

@@ -1,9 +1,9 @@
-import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus, ReplacedTransaction, TransactionWait, UnsignedTransaction } from "../engine/types";
+import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus, ReplacedTransaction, TransactionWait, UnsignedTransaction } from "../model/batch";
 import { TtlCache } from "../cache/ttl-cache";
 import type { Sealer } from "../crypto/sealed";
-import { broadcastEvent, completedEvent, confirmedEvent, factsOf, failedEvent, transactionEventData, type BatchFactsRow } from "../events/batch-events";
-import { emitEvents } from "../events/outbox";
-import type { NewEvent } from "../events/types";
+import { broadcastEvent, completedEvent, confirmedEvent, factsOf, failedEvent, transactionEventData, type BatchFactsRow } from "./batch-events";
+import { emitEvents } from "./outbox";
+import type { NewEvent } from "./outbox";
 import type { Db, Queryable } from "./db";
 
 /** How long, and how many, prepared batches an instance keeps in memory for their first send. */

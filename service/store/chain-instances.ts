@@ -1,6 +1,6 @@
 import { errorFacts } from "../logger";
 import { ENDED_CLEARS } from "./payments";
-import type { Stores } from "../store/stores";
+import type { Stores } from "./stores";
 import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
 import type { Logger } from "../logger";

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { emitEvent } from "../events/outbox";
+import { emitEvent } from "./outbox";
 import type { Db, Queryable } from "./db";
 
 /**

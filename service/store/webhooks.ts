@@ -1,8 +1,8 @@
 import { randomBytes } from "node:crypto";
 import type { Sealer } from "../crypto/sealed";
-import { toEnvelope } from "../events/outbox";
+import { toEnvelope } from "./outbox";
 import { newWebhookSecret } from "../events/signing";
-import type { EventEnvelope } from "../events/types";
+import type { EventEnvelope } from "./outbox";
 import type { Db, Queryable } from "./db";
 
 export interface WebhookEndpointRecord {

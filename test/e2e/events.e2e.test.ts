@@ -3,7 +3,7 @@ import { id as keccakId, parseUnits, Wallet } from "ethers";
 import { RAMS_COMPLIANCE_OWNER_INDEX } from "../../scripts/lib/sandbox";
 import { parseSelectorSpec, setupExecutor } from "../../service/admin/rams-setup";
 import { runAdminCommand } from "../../service/admin/commands";
-import { pruneEvents } from "../../service/events/outbox";
+import { pruneEvents } from "../../service/store/outbox";
 import { Event } from "../../service/events/types";
 import { USDC__factory } from "../../typechain-types";
 import { EventStreamClient } from "../helpers/event-stream";

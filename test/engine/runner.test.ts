@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { sendSummary } from "../../service/engine/status";
+import { sendSummary } from "../../service/model/batch-views";
 import { execute, prepareAndSign } from "../helpers/flow";
 import { getSandbox, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";

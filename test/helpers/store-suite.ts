@@ -2,7 +2,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
-import type { UnsignedTransaction } from "../../service/engine/types";
+import type { UnsignedTransaction } from "../../service/model/batch";
 import { METERED_METHODS, PLANS, PLAN_CREDITS } from "../../service/auth/plans";
 import { ApiKeys } from "../../service/store/api-keys";
 import { Batches, NEW_TX_STATE } from "../../service/store/batches";

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { expect } from "chai";
 import { Pool } from "pg";
-import { emitEvent, eventsAfter } from "../../service/events/outbox";
+import { emitEvent, eventsAfter } from "../../service/store/outbox";
 import { openDb, type Db, type Queryable } from "../../service/store/db";
 import { migrate } from "../../service/store/migrate";
 

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
 import pino from "pino";
-import { ACCESS } from "../../service/access/rules";
+import { ACCESS } from "../../service/auth/access-rules";
 import { allRoutes, apiDocument, createApp } from "../../service/app";
 import { successResponses, takesPayment } from "../../service/http/openapi";
 import { routesRouter } from "../../service/http/route";

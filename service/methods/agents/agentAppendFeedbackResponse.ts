@@ -1,6 +1,6 @@
 import { ZeroHash } from "ethers";
 import { z } from "zod";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 import { reputationRegistryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
 import { address } from "../../http/fields";

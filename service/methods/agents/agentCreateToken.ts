@@ -6,7 +6,7 @@ import { address, decimalAmount, integerString } from "../../http/fields";
 import { toUnits } from "../common";
 import { agentCommonFields, agenticMethod, ownerEmailOf, recordAgentActivity } from "./common";
 import { defineMethod } from "../types";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 
 const agentSymbol = z.string().trim().regex(/^[A-Z0-9]{2,11}$/, "must match ^[A-Z0-9]{2,11}$");
 

@@ -1,6 +1,6 @@
 import { ZeroAddress } from "ethers";
 import { z } from "zod";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 import { badRequest, preflightError } from "../../errors";
 import { address } from "../../http/fields";
 import { defineMethod } from "../types";

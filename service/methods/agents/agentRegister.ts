@@ -1,10 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { getAddress } from "ethers";
 import { z } from "zod";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 import { identityRegistryInterface, parseEventLog } from "../../chains/contracts";
 import { defineMethod } from "../types";
-import { emitEvent } from "../../events/outbox";
+import { emitEvent } from "../../store/outbox";
 import { agentSummary } from "../../reads/agents";
 import { agentCommonFields, agenticMethod, ownerEmailOf, recordAgentActivity, registrationUrl, registries } from "./common";
 import { profileFields, profileOf, registrationFile } from "./profile";

@@ -1,6 +1,6 @@
 import { hexlify, toUtf8Bytes } from "ethers";
 import { z } from "zod";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 import { identityRegistryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
 import { defineMethod } from "../types";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 import { identityRegistryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
 import { defineMethod } from "../types";

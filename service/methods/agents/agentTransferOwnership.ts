@@ -1,6 +1,6 @@
 import { getAddress, ZeroAddress } from "ethers";
 import { z } from "zod";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 import { identityRegistryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
 import { address } from "../../http/fields";

@@ -1,6 +1,6 @@
 import { contractAt } from "../../chains/contract-at";
 import { getAddress, Interface, ZeroAddress } from "ethers";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 import { agentExecutorInterface, agentMandateInterface, complianceProviderInterface, decodeRevert, revertDataOf, parseEventLog } from "../../chains/contracts";
 import type { Chain } from "../../chains/registry";
 import { ApiError, badRequest, preflightError } from "../../errors";
@@ -12,7 +12,7 @@ import { MAX_UINT256, REASONS, ZERO_BYTES32 } from "./fields";
 import { ramsTypedData, recoverSigner, typedDataDigest, type RamsPrimaryType, type RamsTypedData } from "./typed-data";
 import type { Queryable } from "../../store/db";
 import { recordAgentActivity } from "../agents/common";
-import { emitEvents } from "../../events/outbox";
+import { emitEvents } from "../../store/outbox";
 import type { NewEvent } from "../../events/types";
 
 /** RAMS runs on Sepolia only, in both environments (API-SPEC "Supported networks"). */

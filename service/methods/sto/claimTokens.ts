@@ -6,7 +6,7 @@ import { integerString } from "../../http/fields";
 import { authorizedToken, fromUnits, securityToken } from "../common";
 import { defineMethod } from "../types";
 import { escrowOf, investorFields, investorSigner, recordOfferingEvents } from "./common";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 
 const body = z.object({
   ...investorFields,

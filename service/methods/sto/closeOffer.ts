@@ -5,7 +5,7 @@ import { email } from "../../http/fields";
 import { authorizedToken, fromUnits, signerFields } from "../common";
 import { defineMethod } from "../types";
 import { currentOffering, recordOfferingEvents, requireOpenOffering } from "./common";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 
 const body = z.object({ ...signerFields, tokenizerEmail: email.optional(), tokenSymbol: z.string().trim().min(1) });
 type Body = z.infer<typeof body>;

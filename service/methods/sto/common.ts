@@ -9,7 +9,7 @@ import { commonFields, fromUnits } from "../common";
 import type { Queryable } from "../../store/db";
 import type { TokenRecord } from "../../store/tokens";
 import { recordTokenEvents } from "../token-events";
-import { emitEvent } from "../../events/outbox";
+import { emitEvent } from "../../store/outbox";
 import { offeringRecordView } from "../../events/offering-events";
 import type { ConfirmedBatch, MethodContext } from "../types";
 

@@ -7,7 +7,7 @@ import { decimalAmount } from "../../http/fields";
 import { authorizedToken, erc20, fromUnits, securityToken, toUnits } from "../common";
 import { defineMethod } from "../types";
 import { chainNow, currentOffering, escrowOf, investorFields, investorSigner, recordOfferingEvents } from "./common";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 
 /** A first investment measured 172k gas (npm run bench); the ceiling covers an invest whose approval is not mined yet. */
 const INVEST_GAS_CEILING = 260_000n;

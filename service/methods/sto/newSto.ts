@@ -5,7 +5,7 @@ import { decimalAmount, email } from "../../http/fields";
 import { authorizedToken, fromUnits, requireTokenizer, securityToken, signerFields, toUnits } from "../common";
 import { defineMethod, type MethodContext } from "../types";
 import { chainNow, currentOffering, recordOfferingEvents } from "./common";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 
 const isoDate = z
   .string()

@@ -5,7 +5,7 @@ import { address, decimalAmount } from "../../http/fields";
 import { authorizedToken, erc20, fromUnits, requireTokenizer, securityToken, signerFields, toUnits } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod } from "../types";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 
 const distributionBody = z.object({
   ...signerFields,

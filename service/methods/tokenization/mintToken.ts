@@ -5,7 +5,7 @@ import { address, booleanish, decimalAmount, email } from "../../http/fields";
 import { authorizedToken, fromUnits, requireTokenizer, securityToken, signerFields, toUnits } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod } from "../types";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 import { knownWallet, type KnownWallet } from "../../onboarding/wallets";
 
 /** Measured mint to a fresh holder is ~75k gas; the ceiling covers a mint whose whitelist is not mined yet. */

@@ -7,9 +7,9 @@ import { address, decimalAmount, email, integerString } from "../../http/fields"
 import { fromUnits, paymentAsset, signerFields, toUnits } from "../common";
 import { recordTokenEvents } from "../token-events";
 import { defineMethod } from "../types";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 import { knownWallet } from "../../onboarding/wallets";
-import { emitEvent } from "../../events/outbox";
+import { emitEvent } from "../../store/outbox";
 import { tokenizerInfoView } from "../../reads/tokenization";
 
 export const TOKEN_TYPES = ["EQUITY", "DEBT", "BILL_FACTORING", "ICO", "STABLECOIN", "REVENUE_SHARE", "RWA_TOKEN", "PROFIT_SHARING"] as const;

@@ -5,7 +5,7 @@ import { address, decimalAmount, email } from "../../http/fields";
 import { erc20, fromUnits, resolveAsset, securityToken, signerFields, toUnits, type Asset } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod, type MethodContext } from "../types";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 
 const erc20Interface = IERC20Metadata__factory.createInterface();
 

@@ -5,7 +5,7 @@ import { authorizedToken, requireTokenizer, signerFields } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod } from "../types";
 import { investorHints } from "./mintToken";
-import { ACCESS } from "../../access/rules";
+import { ACCESS } from "../../auth/access-rules";
 import { badRequest } from "../../errors";
 import { knownWallet } from "../../onboarding/wallets";
 

@@ -1,6 +1,6 @@
-import { statusView, transactionView } from "../engine/status";
-import type { Batch, BatchTransaction } from "../engine/types";
-import type { NewEvent } from "./types";
+import { statusView, transactionView } from "../model/batch-views";
+import type { Batch, BatchTransaction } from "../model/batch";
+import type { NewEvent } from "./outbox";
 
 /** What a transaction event needs of its batch. */
 export interface BatchFacts {

@@ -1,6 +1,32 @@
-import type { Queryable } from "../store/db";
-import { KEYLESS_EVENT_TYPES } from "./keyless";
-import type { EventEnvelope, EventType, NewEvent } from "./types";
+import type { Queryable } from "./db";
+import { KEYLESS_EVENT_TYPES, type EventType } from "./keyless-events";
+
+/**
+ * An event to write. `type` names an entry of the catalogue (events/types.ts: the types, their payload schemas, what
+ * the OpenAPI document shows), whose schema `data` follows; `apiKeyId` names the tenant (null for a batch prepared
+ * without a key: only KEYLESS_EVENT_TYPES are then delivered, to its txId's subscribers). `orderingKey` defaults to
+ * `txId`: events with one key reach each receiver in the order they were committed.
+ */
+export interface NewEvent {
+  type: EventType;
+  apiKeyId: string | null;
+  txId?: string | null;
+  chainId?: number | null;
+  hash?: string | null;
+  orderingKey?: string | null;
+  data: unknown;
+}
+
+/** An event as written (webhook body, SSE data): its position, type, commit time, what it concerns, its data. */
+export interface EventEnvelope {
+  id: string;
+  type: EventType;
+  timestamp: string;
+  txId: string | null;
+  chainId: number | null;
+  hash: string | null;
+  data: unknown;
+}
 
 /**
  * The outbox's writing side: the one way an event is recorded. Call it with the Queryable of the database transaction

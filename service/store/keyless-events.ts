@@ -13,3 +13,21 @@ export const KEYLESS_EVENT_TYPES = [
   "payment.settled",
   "payment.released",
 ] as const;
+
+/** The catalogue's event types (events/types.ts describes each and its payload). */
+export const EVENT_TYPE_NAMES = [
+  ...KEYLESS_EVENT_TYPES,
+  "token.created",
+  "offering.created",
+  "offering.closed",
+  "agent.registered",
+  "mandate.granted",
+  "mandate.revoked",
+  "mandate.executed",
+  "kyc.submitted",
+  "kyc.approved",
+  "kyc.rejected",
+  "webhook.test",
+] as const;
+
+export type EventType = (typeof EVENT_TYPE_NAMES)[number];

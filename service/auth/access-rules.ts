@@ -1,4 +1,4 @@
-import type { MissingKeyAnswer } from "../auth/api-key";
+import type { MissingKeyAnswer } from "./api-key";
 import type { ExecutionMode } from "../http/fields";
 import type { PriceTier } from "../payments/pricing";
 

@@ -1,4 +1,4 @@
-import type { Batch, BatchStatus, BatchTransaction } from "./types";
+import type { Batch, BatchStatus, BatchTransaction } from "./batch";
 
 /** Public name of a batch status: a sending batch is "pending" (broadcast or about to be, not yet confirmed). */
 export function publicStatus(status: BatchStatus): "prepared" | "pending" | "success" | "rejected" {
