@@ -1,5 +1,5 @@
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
-import { RAMS_TYPES } from "../service/methods/rams/typed-data";
+import { RAMS_TYPES } from "../service/domains/rams/typed-data";
 import type { ContractTransactionResponse } from "ethers";
 
 /** Row names of the RAMS (ERC-8226) gas figures. */

@@ -4,7 +4,7 @@ import { missingKeyError, optionalApiKey } from "../auth/api-key";
 import { isMetered } from "../auth/plans";
 import type { Batch } from "../model/batch";
 import { badRequest, forbidden } from "../errors";
-import type { ExecutionMode } from "../http/fields";
+import type { ExecutionMode } from "../wire/fields";
 import type { MethodDefinition } from "../methods/types";
 import { assertX402Available, RELAYED_NEEDS_X402, type Charge, type PayerCheck, type X402 } from "../payments/x402";
 import type { PaymentRequirements, SettleResponse } from "@x402/core/types";

@@ -1,5 +1,5 @@
 import type { MissingKeyAnswer } from "./api-key";
-import type { ExecutionMode } from "../http/fields";
+import type { ExecutionMode } from "../wire/fields";
 import type { PriceTier } from "../payments/pricing";
 
 /**

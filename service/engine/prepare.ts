@@ -5,7 +5,7 @@ import { decodeRevert, revertDataOf } from "../chains/contracts";
 import { marketFees } from "../chains/fees";
 import { isChainUnavailable } from "../chains/rpc-errors";
 import { badRequest, forbidden, preflightError } from "../errors";
-import type { ExecutionMode } from "../http/fields";
+import type { ExecutionMode } from "../wire/fields";
 import type { MethodDefinition, MethodServices } from "../methods/types";
 import type { Stores } from "../store/stores";
 import type { ApiKeyRecord } from "../store/api-keys";

@@ -6,7 +6,7 @@ import type { Chain } from "../chains/registry";
 import type { BroadcastVerdict } from "../chains/rpc-errors";
 import { badRequest } from "../errors";
 import { errorFacts, type Logger } from "../logger";
-import { feeCapWei, type Fees } from "./fee-bump";
+import { feeCapWei, type Fees } from "../chains/fee-bump";
 import type { Batch, BatchTransaction } from "../model/batch";
 import type { Stores } from "../store/stores";
 import type { ChainRegistry } from "../chains/registry";

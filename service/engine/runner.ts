@@ -8,7 +8,7 @@ import type { Config } from "../config";
 import type { Queryable } from "../store/db";
 import type { Stores } from "../store/stores";
 import type { Relayer } from "./relayer";
-import { untilConfirmed } from "./confirmations";
+import { untilConfirmed } from "../chains/confirmations";
 import { TransactionTracker, type TrackerDeps } from "./tracker";
 import type { Batch, BatchTransaction } from "../model/batch";
 

@@ -4,7 +4,7 @@ import { checksumAddress } from "../crypto/checksum-address";
 import { recoverSigner } from "../crypto/recover";
 import { ApiError, badRequest, conflict, notFound } from "../errors";
 import type { Queryable } from "../store/db";
-import { isValidReplacement, type Fees } from "./fee-bump";
+import { isValidReplacement, type Fees } from "../chains/fee-bump";
 import { feesOf } from "./tracker";
 import type { Batch, BatchTransaction, BatchTxStatus } from "../model/batch";
 import type { Stores } from "../store/stores";

@@ -6,7 +6,7 @@ import type { BroadcastVerdict } from "../chains/rpc-errors";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
 import type { Batches } from "../store/batches";
-import { feeCapWei, replacementFees, type Fees } from "./fee-bump";
+import { feeCapWei, replacementFees, type Fees } from "../chains/fee-bump";
 import type { Batch, BatchTransaction } from "../model/batch";
 
 /** How often a reported hash with no receipt is looked up (is the node aware of it, was its nonce used?). */

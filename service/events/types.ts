@@ -1,5 +1,5 @@
 import { z, type ZodType } from "zod";
-import { BatchStatus, PaymentView, responseFields, TransactionView } from "../http/responses";
+import { BatchStatus, PaymentView, responseFields, TransactionView } from "../wire/responses";
 import { KycViewSchema } from "../onboarding/views";
 import { AgentSummary } from "../reads/agents";
 import { Offering } from "../reads/sto";

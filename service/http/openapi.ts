@@ -1,6 +1,6 @@
 import { z, type ZodType } from "zod";
 import { securityOf, type AccessRule } from "../auth/access-rules";
-import { ErrorBody, PaymentRequired, PaymentSettlement } from "./responses";
+import { ErrorBody, PaymentRequired, PaymentSettlement } from "../wire/responses";
 import type { ResponseDoc, RouteDefinition, SuccessResponses } from "./route";
 
 /**

@@ -3,7 +3,7 @@ import { z, type ZodType } from "zod";
 import { CallPayment, identify, type Caller, type GateServices } from "../access/gate";
 import type { AccessRule } from "../auth/access-rules";
 import { validationError } from "../errors";
-import { typeName } from "./fields";
+import { typeName } from "../wire/fields";
 import { guardInput } from "./input-guard";
 
 export type HttpMethod = "get" | "post" | "patch" | "delete";

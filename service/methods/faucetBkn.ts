@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { bknInterface, parseEventLog } from "../chains/contracts";
-import { address, chainIdInput } from "../http/fields";
+import { address, chainIdInput } from "../wire/fields";
 import { defineMethod } from "./types";
 import { ACCESS } from "../auth/access-rules";
 

@@ -1,5 +1,5 @@
 import type { ZodType } from "zod";
-import type { ExecutionMode } from "../http/fields";
+import type { ExecutionMode } from "../wire/fields";
 import type { AccessRule } from "../auth/access-rules";
 import type { Chain, ChainRegistry } from "../chains/registry";
 import type { ConfirmedFacts } from "../engine/runner";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ApiError, conflict, notFound } from "../errors";
-import { address } from "../http/fields";
+import { address } from "../wire/fields";
 import type { KycInvestorRecord, KycLinkRecord } from "../store/kyc";
 import { isCountryCode } from "./countries";
 import { LINK_TOKEN_PATTERN, linkState, MAX_LINK_FAILURES, type LinkState } from "./links";

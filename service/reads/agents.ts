@@ -1,14 +1,14 @@
 import { hexlify, toUtf8String } from "ethers";
 import { z } from "zod";
-import { responseFields } from "../http/responses";
+import { responseFields } from "../wire/responses";
 import { chainIdHex } from "../chains/networks";
 import type { Chain } from "../chains/registry";
 import { badRequest, notFound } from "../errors";
-import { AGENT_CHAINS, identityView } from "../methods/agents/common";
 import type { AgentActivity, AgentRecord } from "../store/agents";
 import type { Caller } from "../access/gate";
 import type { Stores } from "../store/stores";
 import type { ChainRegistry } from "../chains/registry";
+import { AGENT_CHAINS, identityView } from "../domains/agents/agents";
 
 /** What the agent reads use. */
 export type AgentReadServices = Pick<Stores, "agents"> & { chains: ChainRegistry };

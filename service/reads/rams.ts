@@ -1,33 +1,15 @@
 import { getAddress } from "ethers";
 import { z } from "zod";
-import { dataEnvelope, responseFields } from "../http/responses";
+import { dataEnvelope, responseFields } from "../wire/responses";
 import type { Chain } from "../chains/registry";
 import { badRequest } from "../errors";
-import {
-  actionOf,
-  chainNow,
-  checkPrincipal,
-  DEFAULT_DEADLINE_SECONDS,
-  evaluateExecution,
-  executorAt,
-  mandateAt,
-  mandateStatus,
-  mandateView,
-  onChain,
-  RAMS_CHAIN_ID,
-  readMandate,
-  registryRef,
-  requireDeadline,
-  resolveExecutor,
-  selectorOf,
-  type ContractRef,
-} from "../methods/rams/common";
 import { grantMessage, grantParams, type GrantInput } from "../methods/rams/ramsGrantMandate";
 import { extendMessage } from "../methods/rams/ramsExtendMandate";
 import { revokeMessage } from "../methods/rams/ramsRevokeMandate";
 import { operatorMessage } from "../methods/rams/ramsSetOperator";
-import { ramsTypedData, SIGNED_OPERATIONS, typedDataDigest, type RamsTypedData, type SignedOperation } from "../methods/rams/typed-data";
+import { ramsTypedData, SIGNED_OPERATIONS, typedDataDigest, type RamsTypedData, type SignedOperation } from "../domains/rams/typed-data";
 import type { MethodServices } from "../methods/types";
+import { actionOf, chainNow, checkPrincipal, DEFAULT_DEADLINE_SECONDS, evaluateExecution, executorAt, mandateAt, mandateStatus, mandateView, onChain, RAMS_CHAIN_ID, readMandate, registryRef, requireDeadline, resolveExecutor, selectorOf, type ContractRef } from "../domains/rams/mandates";
 
 /** What the RAMS reads use. */
 export type RamsReadServices = MethodServices;

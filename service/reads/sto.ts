@@ -1,12 +1,12 @@
 import { getAddress } from "ethers";
 import { z } from "zod";
-import { responseFields } from "../http/responses";
+import { responseFields } from "../wire/responses";
 import { notFound } from "../errors";
-import { fromUnits } from "../methods/common";
-import { escrowOf, STO_STATUS } from "../methods/sto/common";
 import type { MethodContext } from "../methods/types";
 import type { OfferingRecord } from "../store/offerings";
 import type { TokenRecord } from "../store/tokens";
+import { fromUnits } from "../model/units";
+import { escrowOf, STO_STATUS } from "../domains/offerings/offerings";
 
 const { address, hash32, int } = responseFields;
 const amount = z.string().regex(/^\d+(\.\d+)?$/);

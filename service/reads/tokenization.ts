@@ -2,17 +2,18 @@ import { blockReads } from "../cache/block-reads";
 import { getAddress } from "ethers";
 import { checksumAddress } from "../crypto/checksum-address";
 import { z } from "zod";
-import { responseFields } from "../http/responses";
+import { responseFields } from "../wire/responses";
 import { KYC_STATUSES } from "../store/kyc";
 import { chainIdHex, networkById } from "../chains/networks";
 import { badRequest, notFound } from "../errors";
-import { authorizedToken, erc20, fromUnits, isPaymentTokenSymbol, paymentAsset, securityToken } from "../methods/common";
 import type { MethodContext, MethodServices } from "../methods/types";
 import type { KycViewServices } from "../onboarding/views";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { KycStatus } from "../store/kyc";
 import type { TokenRecord } from "../store/tokens";
 import { kycRecordForToken, kycView, KycViewSchema } from "../onboarding/views";
+import { fromUnits } from "../model/units";
+import { authorizedToken, erc20, isPaymentTokenSymbol, paymentAsset, securityToken } from "../domains/tokenization/tokens";
 
 /** What the tokenization reads use. */
 export type TokenizationReadServices = MethodServices & KycViewServices;

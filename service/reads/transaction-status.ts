@@ -5,7 +5,7 @@ import { reportable } from "../engine/send";
 import { statusView } from "../model/batch-views";
 import type { Batch } from "../model/batch";
 import { badRequest, notFound } from "../errors";
-import type { ChainTransactionStatus, PaymentView } from "../http/responses";
+import type { ChainTransactionStatus, PaymentView } from "../wire/responses";
 import type { PaymentRecord } from "../store/payments";
 import type { Stores } from "../store/stores";
 import type { ChainRegistry } from "../chains/registry";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
 import { badRequest, notFound } from "../errors";
-import { address, chainIdInput, integerString, pageFields } from "../http/fields";
+import { address, chainIdInput, integerString, pageFields } from "../wire/fields";
 import { defineRoute } from "../http/route";
 import { activityView, AgentInfo, AgentList, AgentTransactions, agentChain, agentForGetter, agentSummary, onchainAgent, RegistrationFile } from "../reads/agents";
 import type { Services } from "../composition";

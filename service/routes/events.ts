@@ -4,7 +4,7 @@ import { ACCESS } from "../auth/access-rules";
 import { ApiError, forbidden, notFound, unauthorized, validationError } from "../errors";
 import { positionBounds, type EventAudience } from "../store/outbox";
 import { SUBSCRIBABLE_TYPES } from "../events/types";
-import { responseFields } from "../http/responses";
+import { responseFields } from "../wire/responses";
 import { defineRoute } from "../http/route";
 import type { Services } from "../composition";
 

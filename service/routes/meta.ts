@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { chainIdHex } from "../chains/networks";
 import { unavailable } from "../errors";
-import { chainIdInput } from "../http/fields";
+import { chainIdInput } from "../wire/fields";
 import { ACCESS } from "../auth/access-rules";
-import { responseFields } from "../http/responses";
+import { responseFields } from "../wire/responses";
 import { defineRoute } from "../http/route";
 import type { Services } from "../composition";
 import { CHAIN_CHECK_MS, DATABASE_CHECK_MS, ReadinessCheck } from "../lifecycle/readiness";

@@ -3,7 +3,7 @@ import { OnboardingRateLimiter } from "../auth/onboarding-limits";
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
 import { ApiError } from "../errors";
-import { email } from "../http/fields";
+import { email } from "../wire/fields";
 import { defineRoute } from "../http/route";
 import { KYC_STATUSES } from "../store/kyc";
 import { createKycLink } from "../onboarding/invitations";

@@ -1,16 +1,15 @@
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
 import { badRequest } from "../errors";
-import { address, chainIdInput } from "../http/fields";
-import { ErrorBody } from "../http/responses";
+import { address, chainIdInput } from "../wire/fields";
+import { ErrorBody } from "../wire/responses";
 import { defineRoute } from "../http/route";
-import { complianceRef, registryRef, TRANSFER_FROM_SELECTOR } from "../methods/rams/common";
 import { action, bytes32, deadline, rawAmount, selector } from "../methods/rams/fields";
 import { extendFields } from "../methods/rams/ramsExtendMandate";
 import { grantFields } from "../methods/rams/ramsGrantMandate";
 import { pairFields } from "../methods/rams/ramsRevokeMandate";
 import { operatorFields } from "../methods/rams/ramsSetOperator";
-import { SIGNED_OPERATIONS, type SignedOperation } from "../methods/rams/typed-data";
+import { SIGNED_OPERATIONS, type SignedOperation } from "../domains/rams/typed-data";
 import {
   CanExecuteRead,
   ComplianceRead,
@@ -30,6 +29,7 @@ import {
   type TypedDataQuery,
 } from "../reads/rams";
 import type { Services } from "../composition";
+import { complianceRef, registryRef, TRANSFER_FROM_SELECTOR } from "../domains/rams/mandates";
 
 const chainId = chainIdInput.meta({ description: "11155111 (decimal, 0xaa36a7 or aa36a7): RAMS runs on Sepolia only" });
 const registryOverride = { agentMandateAddress: address.optional().meta({ description: "Overrides the chain's AgentMandate registry" }) };

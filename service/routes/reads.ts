@@ -3,7 +3,7 @@ import multer from "multer";
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
 import { ApiError, badRequest, notFound } from "../errors";
-import { address, chainIdInput, email, pageFields } from "../http/fields";
+import { address, chainIdInput, email, pageFields } from "../wire/fields";
 import { KYC_STATUSES } from "../store/kyc";
 import { defineRoute } from "../http/route";
 import {

@@ -5,7 +5,7 @@ import { conflict, forbidden, notFound, unauthorized, validationError } from "..
 import { checkDestination, DestinationRefused, parseWebhookUrl } from "../events/destination";
 import { destinationPolicy } from "../events/policy";
 import { KEYLESS_TYPES, SUBSCRIBABLE_TYPES } from "../events/types";
-import { responseFields } from "../http/responses";
+import { responseFields } from "../wire/responses";
 import { defineRoute } from "../http/route";
 import type { Services } from "../composition";
 import type { DeliveryRecord, WebhookEndpointRecord } from "../store/webhooks";

@@ -8,15 +8,15 @@ import { FAUCET_CREDIT_METHOD } from "../auth/plans";
 import { newTxId, prepareBatch } from "../engine/prepare";
 import type { Batch } from "../model/batch";
 import { ApiError, badRequest, conflict, notFound } from "../errors";
-import { address } from "../http/fields";
-import { PaymentRequirements, PaymentView, responseFields } from "../http/responses";
+import { address } from "../wire/fields";
+import { PaymentRequirements, PaymentView, responseFields } from "../wire/responses";
 import { defineRoute, type RouteDefinition } from "../http/route";
 import { findMethod, PUBLIC_METHODS } from "../methods";
-import { fromUnits } from "../methods/common";
 import { assertX402Available } from "../payments/x402";
 import type { Services } from "../composition";
 import type { PaymentRecord } from "../store/payments";
 import { paymentView } from "../reads/transaction-status";
+import { fromUnits } from "../model/units";
 
 const { address: addressOut, hash32, integerText, int } = responseFields;
 

@@ -297,7 +297,7 @@ export class Batches {
     if (!row) return;
     const facts = factsOf(txId, row);
     const tx = toTx(jsonColumn(row.tx)!, this.sealer);
-    await emitEvents(q, [{ type, apiKeyId: facts.apiKeyId, txId, chainId: facts.chainId, hash: tx.txHash, data: { ...transactionEventData(facts, tx), ...extra } } as NewEvent]);
+    await emitEvents(q, [{ type, apiKeyId: facts.apiKeyId, txId, chainId: facts.chainId, hash: tx.txHash, data: { ...transactionEventData(facts, tx), ...extra } }]);
   }
 
   /**

@@ -1,7 +1,7 @@
 import type { ZodType } from "zod";
 import { allRoutes } from "../../service/app";
 import { successResponses, takesPayment } from "../../service/http/openapi";
-import { ErrorBody, PaymentRequired, PaymentSettlement } from "../../service/http/responses";
+import { ErrorBody, PaymentRequired, PaymentSettlement } from "../../service/wire/responses";
 import type { RouteDefinition } from "../../service/http/route";
 import { adminRoutes } from "../../service/routes/admin";
 import type { Services } from "../../service/composition";

@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { formatUnits } from "ethers";
-import { fromUnits } from "../../service/methods/common";
+import { fromUnits } from "../../service/model/units";
 
 describe("fromUnits: base units to the human amount a response shows", () => {
   it("answers ethers' formatUnits without its trailing .0, for any size, sign and decimals", () => {

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { Wallet, getAddress } from "ethers";
 import { checksumAddress } from "../../service/crypto/checksum-address";
-import { address } from "../../service/http/fields";
+import { address } from "../../service/wire/fields";
 
 describe("checksumAddress: getAddress remembered", () => {
   it("answers what getAddress answers for lower, upper and checksummed input, the first time and again", () => {

@@ -3,10 +3,11 @@ import { z } from "zod";
 import { ACCESS } from "../../auth/access-rules";
 import { reputationRegistryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
-import { address } from "../../http/fields";
+import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { agentOnChain, agenticMethod, recordAgentActivity, registries } from "./common";
+import { agenticMethod, recordAgentActivity } from "./common";
 import { bytes32, feedbackEntry, feedbackEntryFields } from "./feedback";
+import { agentOnChain, registries } from "../../domains/agents/agents";
 
 const body = z.object({
   ...feedbackEntryFields,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ACCESS } from "../../auth/access-rules";
 import { badRequest } from "../../errors";
-import { address } from "../../http/fields";
+import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { agenticMethod } from "./common";
 import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, tokenInfo } from "./agentTokens";

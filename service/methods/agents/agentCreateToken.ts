@@ -2,11 +2,11 @@ import { getAddress } from "ethers";
 import { z } from "zod";
 import { agentTokenFactoryInterface, parseEventLog } from "../../chains/contracts";
 import { badRequest } from "../../errors";
-import { address, decimalAmount, integerString } from "../../http/fields";
-import { toUnits } from "../common";
+import { address, decimalAmount, integerString } from "../../wire/fields";
 import { agentCommonFields, agenticMethod, ownerEmailOf, recordAgentActivity } from "./common";
 import { defineMethod } from "../types";
 import { ACCESS } from "../../auth/access-rules";
+import { toUnits } from "../../model/units";
 
 const agentSymbol = z.string().trim().regex(/^[A-Z0-9]{2,11}$/, "must match ^[A-Z0-9]{2,11}$");
 

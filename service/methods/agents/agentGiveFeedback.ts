@@ -4,8 +4,9 @@ import { ACCESS } from "../../auth/access-rules";
 import { reputationRegistryInterface, parseEventLog } from "../../chains/contracts";
 import { badRequest } from "../../errors";
 import { defineMethod } from "../types";
-import { agentCommonFields, agenticMethod, agentOnChain, agentRefFields, recordAgentActivity, registries, relayedPayerRule } from "./common";
+import { agentCommonFields, agenticMethod, agentRefFields, recordAgentActivity, relayedPayerRule } from "./common";
 import { bytes32, isOwnerOrOperator } from "./feedback";
+import { agentOnChain, registries } from "../../domains/agents/agents";
 
 /** The reputation registry's bound on |value|. */
 const MAX_ABS_VALUE = 10n ** 38n;

@@ -2,7 +2,7 @@ import { ZeroAddress } from "ethers";
 import { z } from "zod";
 import { ACCESS } from "../../auth/access-rules";
 import { badRequest, preflightError } from "../../errors";
-import { address } from "../../http/fields";
+import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { agenticMethod } from "./common";
 import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, tokenInfo, tokenOwner } from "./agentTokens";

@@ -6,8 +6,9 @@ import { identityRegistryInterface, parseEventLog } from "../../chains/contracts
 import { defineMethod } from "../types";
 import { emitEvent } from "../../store/outbox";
 import { agentSummary } from "../../reads/agents";
-import { agentCommonFields, agenticMethod, ownerEmailOf, recordAgentActivity, registrationUrl, registries } from "./common";
+import { agentCommonFields, agenticMethod, ownerEmailOf, recordAgentActivity } from "./common";
 import { profileFields, profileOf, registrationFile } from "./profile";
+import { registrationUrl, registries } from "../../domains/agents/agents";
 
 const body = z.object({ ...agentCommonFields, ...profileFields });
 type Body = z.infer<typeof body>;

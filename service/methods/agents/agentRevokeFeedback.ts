@@ -3,8 +3,9 @@ import { ACCESS } from "../../auth/access-rules";
 import { reputationRegistryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
 import { defineMethod } from "../types";
-import { agentOnChain, agenticMethod, recordAgentActivity, registries, relayedPayerRule } from "./common";
+import { agenticMethod, recordAgentActivity, relayedPayerRule } from "./common";
 import { feedbackEntry, feedbackEntryFields } from "./feedback";
+import { agentOnChain, registries } from "../../domains/agents/agents";
 
 const body = z.object({ ...feedbackEntryFields, agentUuid: z.string().trim().uuid().optional() });
 type Body = z.infer<typeof body>;

@@ -4,7 +4,8 @@ import { ACCESS } from "../../auth/access-rules";
 import { identityRegistryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
 import { defineMethod } from "../types";
-import { agentCommonFields, agenticMethod, agentRefFields, authorizeAgentChange, recordAgentActivity, registries, relayedPayerRule, storedAgent } from "./common";
+import { agentCommonFields, agenticMethod, agentRefFields, authorizeAgentChange, recordAgentActivity, relayedPayerRule } from "./common";
+import { registries, storedAgent } from "../../domains/agents/agents";
 
 /** The registry reserves this key for the verified agent wallet (set with agentSetWallet). */
 const RESERVED_KEY = "agentWallet";

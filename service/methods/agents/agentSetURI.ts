@@ -3,8 +3,9 @@ import { ACCESS } from "../../auth/access-rules";
 import { identityRegistryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
 import { defineMethod } from "../types";
-import { agentCommonFields, agenticMethod, agentRefFields, authorizeAgentChange, recordAgentActivity, registries, relayedPayerRule, storedAgent } from "./common";
+import { agentCommonFields, agenticMethod, agentRefFields, authorizeAgentChange, recordAgentActivity, relayedPayerRule } from "./common";
 import { profileFields, profileOf, registrationFile } from "./profile";
+import { registries, storedAgent } from "../../domains/agents/agents";
 
 const optionalProfile = Object.fromEntries(Object.entries(profileFields).map(([k, v]) => [k, v.optional()])) as {
   [K in keyof typeof profileFields]: z.ZodOptional<(typeof profileFields)[K]>;

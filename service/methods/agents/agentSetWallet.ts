@@ -3,9 +3,10 @@ import { z } from "zod";
 import { ACCESS } from "../../auth/access-rules";
 import { identityRegistryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
-import { address, integerString } from "../../http/fields";
+import { address, integerString } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { agentCommonFields, agenticMethod, agentRefFields, authorizeAgentChange, ownerOf, recordAgentActivity, registries, relayedPayerRule, storedAgent } from "./common";
+import { agentCommonFields, agenticMethod, agentRefFields, authorizeAgentChange, recordAgentActivity, relayedPayerRule } from "./common";
+import { ownerOf, registries, storedAgent } from "../../domains/agents/agents";
 
 /** The registry accepts a wallet signature whose deadline is at most this far ahead of the block. */
 const MAX_DEADLINE_SECONDS = 300;

@@ -4,12 +4,12 @@ import { agentTokenInterface as typedInterface } from "../../chains/contracts";
 
 const agentTokenInterface = typedInterface as unknown as Interface;
 import { badRequest, preflightError } from "../../errors";
-import { address, decimalAmount, integerString } from "../../http/fields";
+import { address, decimalAmount, integerString } from "../../wire/fields";
 import type { AgentTokenRecord } from "../../store/agents";
-import { fromUnits, toUnits } from "../common";
 import type { ConfirmedBatch, MethodContext } from "../types";
 import type { Queryable } from "../../store/db";
 import { agentCommonFields, recordAgentActivity } from "./common";
+import { fromUnits, toUnits } from "../../model/units";
 
 /** Body fields every agent-token method shares (WIRE-COMPAT §8): the token, a human amount and its decimals. */
 export const agentTokenFields = {

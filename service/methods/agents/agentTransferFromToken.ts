@@ -2,7 +2,7 @@ import { ZeroAddress } from "ethers";
 import { z } from "zod";
 import { ACCESS } from "../../auth/access-rules";
 import { badRequest } from "../../errors";
-import { address } from "../../http/fields";
+import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { agenticMethod, relayedPayerRule } from "./common";
 import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, requireAllowance, requireBalance, tokenInfo } from "./agentTokens";

@@ -3,9 +3,10 @@ import { z } from "zod";
 import { ACCESS } from "../../auth/access-rules";
 import { identityRegistryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
-import { address } from "../../http/fields";
+import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { agentCommonFields, agenticMethod, agentRefFields, authorizeAgentChange, ownerOf, recordAgentActivity, registries, relayedPayerRule, storedAgent } from "./common";
+import { agentCommonFields, agenticMethod, agentRefFields, authorizeAgentChange, recordAgentActivity, relayedPayerRule } from "./common";
+import { ownerOf, registries, storedAgent } from "../../domains/agents/agents";
 
 const body = z.object({ ...agentCommonFields, ...agentRefFields, newOwner: address });
 type Body = z.infer<typeof body>;

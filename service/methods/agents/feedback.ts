@@ -1,8 +1,9 @@
 import { z } from "zod";
-import { boundedIntegerString, integerString } from "../../http/fields";
+import { boundedIntegerString, integerString } from "../../wire/fields";
 import { badRequest } from "../../errors";
-import { agentCommonFields, identityView, reputationView } from "./common";
+import { agentCommonFields } from "./common";
 import type { MethodContext } from "../types";
+import { identityView, reputationView } from "../../domains/agents/agents";
 
 /** Body fields of the three feedback methods that name one feedback entry. */
 export const feedbackEntryFields = {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { booleanish } from "../../http/fields";
+import { booleanish } from "../../wire/fields";
 
 /** The ERC-8004 registration file type (reference: "registration-v1"). */
 export const REGISTRATION_TYPE = "https://eips.ethereum.org/EIPS/eip-8004#registration-v1";

@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { agentMandateInterface } from "../../chains/contracts";
 import { preflightError } from "../../errors";
-import { address } from "../../http/fields";
+import { address } from "../../wire/fields";
 import { defineMethod, type MethodDefinition } from "../types";
-import { mandateAt, onChain, ramsMethod, ramsOutcome, registryRef, requireClientSigned, simulate } from "./common";
+import { ramsMethod, ramsOutcome, requireClientSigned } from "./common";
 import { ramsCommonFields } from "./fields";
+import { mandateAt, onChain, registryRef, simulate } from "../../domains/rams/mandates";
 
 const body = z.object({
   ...ramsCommonFields,

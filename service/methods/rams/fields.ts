@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { address, booleanish, chainIdInput, executionMode, integerString } from "../../http/fields";
+import { address, booleanish, chainIdInput, executionMode, integerString } from "../../wire/fields";
+import { REASONS, type ReasonName } from "../../domains/rams/mandates";
 
 /**
  * Request fields of the RAMS surface (API-SPEC "Actions and caps (RAMS)", WIRE-COMPAT §9): the same parsers serve the
@@ -10,21 +11,6 @@ import { address, booleanish, chainIdInput, executionMode, integerString } from 
 export const MAX_UINT256 = 2n ** 256n - 1n;
 export const UINT48_MAX = 2 ** 48 - 1;
 export const ZERO_BYTES32 = "0x" + "0".repeat(64);
-
-/** The ComplianceProvider's ReasonCode enumeration, in order (name = code). */
-export const REASONS = [
-  "COMPLIANT",
-  "KYC_EXPIRED",
-  "AML_FLAG",
-  "NOT_ACCREDITED",
-  "NOT_QUALIFIED",
-  "JURISDICTION_BLOCKED",
-  "IDENTITY_NOT_FOUND",
-  "ATTESTATION_REVOKED",
-  "OTHER",
-] as const;
-export type ReasonName = (typeof REASONS)[number];
-
 const hex = (bytes: number) => new RegExp(`^0x[0-9a-fA-F]{${bytes * 2}}$`);
 
 /** A bytes32 (0x + 64 hex), lower-cased. */

@@ -2,11 +2,12 @@ import { dataSlice, getAddress, Interface, ZeroAddress } from "ethers";
 import { z } from "zod";
 import { agentExecutorInterface } from "../../chains/contracts";
 import { badRequest, preflightError } from "../../errors";
-import { address } from "../../http/fields";
+import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import type { Chain } from "../../chains/registry";
-import { actionOf, evaluateExecution, executorAt, onChain, ramsMethod, ramsOutcome, requireClientSigned, resolveExecutor, simulate, type ContractRef } from "./common";
+import { ramsMethod, ramsOutcome, requireClientSigned } from "./common";
 import { ramsCommonFields, rawAmount } from "./fields";
+import { actionOf, evaluateExecution, executorAt, onChain, resolveExecutor, simulate, type ContractRef } from "../../domains/rams/mandates";
 
 const body = z.object({
   ...ramsCommonFields,

@@ -2,9 +2,10 @@ import { z } from "zod";
 import { agentMandateInterface } from "../../chains/contracts";
 import { badRequest, preflightError } from "../../errors";
 import { defineMethod } from "../types";
-import { authInfo, authorize, requireRelayedSignature, chainNow, mandateStatus, ramsMethod, ramsOutcome, readMandate, registryRef, simulate } from "./common";
+import { authInfo, authorize, requireRelayedSignature, ramsMethod, ramsOutcome } from "./common";
 import { ramsCommonFields, signedFields, uint48 } from "./fields";
 import { pairFields } from "./ramsRevokeMandate";
+import { chainNow, mandateStatus, readMandate, registryRef, simulate } from "../../domains/rams/mandates";
 
 /** Also the query of GET /rams/typed-data/extend-mandate. */
 export const extendFields = { ...pairFields, newValidUntil: uint48.meta({ type: "integer", description: "Unix seconds (uint48); after the current validUntil" }) };

@@ -3,10 +3,11 @@ import { z } from "zod";
 import { agentMandateInterface } from "../../chains/contracts";
 import type { Chain } from "../../chains/registry";
 import { badRequest, preflightError } from "../../errors";
-import { address } from "../../http/fields";
+import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { authInfo, authorize, requireRelayedSignature, chainNow, checkPrincipal, complianceRef, mandateStatus, ramsMethod, ramsOutcome, readMandate, registryRef, simulate, type ContractRef } from "./common";
+import { authInfo, authorize, requireRelayedSignature, ramsMethod, ramsOutcome } from "./common";
 import { actions, bytes32, cap, nonZeroBytes32, ramsCommonFields, signedFields, uint48, ZERO_BYTES32 } from "./fields";
+import { chainNow, checkPrincipal, complianceRef, mandateStatus, readMandate, registryRef, simulate, type ContractRef } from "../../domains/rams/mandates";
 
 /** The mandate's parameters (API-SPEC "grant-mandate body"); also the query of GET /rams/typed-data/grant-mandate. */
 export const grantFields = {

@@ -2,10 +2,11 @@ import { ZeroAddress } from "ethers";
 import { z } from "zod";
 import { complianceProviderInterface } from "../../chains/contracts";
 import { badRequest, preflightError } from "../../errors";
-import { address } from "../../http/fields";
+import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { chainNow, complianceAt, complianceRef, onChain, ramsMethod, ramsOutcome, requireClientSigned, simulate } from "./common";
+import { ramsMethod, ramsOutcome, requireClientSigned } from "./common";
 import { nonZeroBytes32, ramsCommonFields, uint48 } from "./fields";
+import { chainNow, complianceAt, complianceRef, onChain, simulate } from "../../domains/rams/mandates";
 
 const body = z.object({
   ...ramsCommonFields,

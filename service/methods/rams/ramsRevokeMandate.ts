@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { agentMandateInterface } from "../../chains/contracts";
 import { preflightError } from "../../errors";
-import { address } from "../../http/fields";
+import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { authInfo, authorize, requireRelayedSignature, chainNow, mandateStatus, ramsMethod, ramsOutcome, readMandate, registryRef, simulate } from "./common";
+import { authInfo, authorize, requireRelayedSignature, ramsMethod, ramsOutcome } from "./common";
 import { ramsCommonFields, signedFields } from "./fields";
+import { chainNow, mandateStatus, readMandate, registryRef, simulate } from "../../domains/rams/mandates";
 
 /** The pair of a mandate; also the query of GET /rams/typed-data/revoke-mandate. */
 export const pairFields = { agent: address, principal: address };

@@ -1,10 +1,12 @@
 import { z } from "zod";
 import { complianceProviderInterface } from "../../chains/contracts";
 import { preflightError } from "../../errors";
-import { address } from "../../http/fields";
+import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { complianceAt, complianceRef, onChain, ramsMethod, ramsOutcome, requireClientSigned, simulate } from "./common";
-import { ramsCommonFields, reason, REASONS } from "./fields";
+import { ramsMethod, ramsOutcome, requireClientSigned } from "./common";
+import { ramsCommonFields, reason } from "./fields";
+import { complianceAt, complianceRef, onChain, simulate } from "../../domains/rams/mandates";
+import { REASONS } from "../../domains/rams/mandates";
 
 const body = z.object({
   ...ramsCommonFields,

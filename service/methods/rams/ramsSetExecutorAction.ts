@@ -1,10 +1,11 @@
 import { z } from "zod";
 import { agentExecutorInterface } from "../../chains/contracts";
 import { badRequest, preflightError } from "../../errors";
-import { address, booleanish } from "../../http/fields";
+import { address, booleanish } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { actionOf, executorAt, onChain, ramsMethod, ramsOutcome, requireClientSigned, resolveExecutor, selectorOf, simulate } from "./common";
+import { ramsMethod, ramsOutcome, requireClientSigned } from "./common";
 import { action, amountIndex, ramsCommonFields, selector } from "./fields";
+import { actionOf, executorAt, onChain, resolveExecutor, selectorOf, simulate } from "../../domains/rams/mandates";
 
 const body = z.object({
   ...ramsCommonFields,

@@ -2,10 +2,11 @@ import { ZeroAddress } from "ethers";
 import { z } from "zod";
 import { agentMandateInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
-import { address, booleanish } from "../../http/fields";
+import { address, booleanish } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { authInfo, authorize, requireRelayedSignature, mandateAt, onChain, ramsMethod, ramsOutcome, registryRef, simulate } from "./common";
+import { authInfo, authorize, requireRelayedSignature, ramsMethod, ramsOutcome } from "./common";
 import { ramsCommonFields, signedFields } from "./fields";
+import { mandateAt, onChain, registryRef, simulate } from "../../domains/rams/mandates";
 
 /** Also the query of GET /rams/typed-data/set-operator. */
 export const operatorFields = {

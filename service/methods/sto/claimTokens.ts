@@ -2,11 +2,13 @@ import { getAddress } from "ethers";
 import { z } from "zod";
 import { stoEscrowInterface } from "../../chains/contracts";
 import { preflightError } from "../../errors";
-import { integerString } from "../../http/fields";
-import { authorizedToken, fromUnits, securityToken } from "../common";
+import { integerString } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { escrowOf, investorFields, investorSigner, recordOfferingEvents } from "./common";
+import { investorFields, investorSigner, recordOfferingEvents } from "./common";
 import { ACCESS } from "../../auth/access-rules";
+import { fromUnits } from "../../model/units";
+import { authorizedToken, securityToken } from "../../domains/tokenization/tokens";
+import { escrowOf } from "../../domains/offerings/offerings";
 
 const body = z.object({
   ...investorFields,

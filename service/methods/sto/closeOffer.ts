@@ -1,11 +1,14 @@
 import { z } from "zod";
 import { stoEscrowInterface } from "../../chains/contracts";
 import { preflightError } from "../../errors";
-import { email } from "../../http/fields";
-import { authorizedToken, fromUnits, signerFields } from "../common";
+import { email } from "../../wire/fields";
+import { signerFields } from "../common";
 import { defineMethod } from "../types";
-import { currentOffering, recordOfferingEvents, requireOpenOffering } from "./common";
+import { recordOfferingEvents, requireOpenOffering } from "./common";
 import { ACCESS } from "../../auth/access-rules";
+import { fromUnits } from "../../model/units";
+import { authorizedToken } from "../../domains/tokenization/tokens";
+import { currentOffering } from "../../domains/offerings/offerings";
 
 const body = z.object({ ...signerFields, tokenizerEmail: email.optional(), tokenSymbol: z.string().trim().min(1) });
 type Body = z.infer<typeof body>;

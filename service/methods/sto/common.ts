@@ -1,17 +1,17 @@
-import { contractAt } from "../../chains/contract-at";
 import { getAddress } from "ethers";
-import { StoEscrow__factory } from "../../../typechain-types/factories/contracts/tokenization/StoEscrow__factory";
 import { stoEscrowInterface, parseEventLog } from "../../chains/contracts";
 import { z } from "zod";
 import { badRequest, preflightError } from "../../errors";
-import { address, email } from "../../http/fields";
-import { commonFields, fromUnits } from "../common";
+import { address, email } from "../../wire/fields";
+import { commonFields } from "../common";
 import type { Queryable } from "../../store/db";
 import type { TokenRecord } from "../../store/tokens";
 import { recordTokenEvents } from "../token-events";
 import { emitEvent } from "../../store/outbox";
-import { offeringRecordView } from "../../events/offering-events";
-import type { ConfirmedBatch, MethodContext } from "../types";
+import { offeringRecordView } from "../../domains/offerings/views";
+import type { ConfirmedBatch } from "../types";
+import { fromUnits } from "../../model/units";
+import { currentOffering } from "../../domains/offerings/offerings";
 
 /** Body fields of the investor-signed methods (newInvest, claimTokens): investorAddress stands in for signerAddress. */
 export const investorFields = {
@@ -27,29 +27,6 @@ export function investorSigner(b: { investorAddress?: string; signerAddress?: st
   const wallet = b.investorAddress ?? b.signerAddress;
   if (!wallet) throw badRequest("investorAddress is required", { field: "investorAddress" });
   return wallet;
-}
-
-/** Names of IStoEscrow.Status, in enum order. */
-export const STO_STATUS = ["NONE", "PENDING", "ACTIVE", "PAUSED", "ENDED", "COMPLETED", "FAILED"] as const;
-export type StoStatus = (typeof STO_STATUS)[number];
-
-export function escrowOf(ctx: MethodContext, token: TokenRecord) {
-  return contractAt(StoEscrow__factory, token.escrowAddress, ctx.chain.provider);
-}
-
-/** The chain's clock: the latest block's timestamp (local chains follow the wall clock too, see scripts/lib/local-chain.ts). */
-export async function chainNow(ctx: MethodContext): Promise<number> {
-  const block = await ctx.chain.provider.getBlock("latest");
-  return block!.timestamp;
-}
-
-/** The token's latest offering with its live status; id 0 when it never had one. */
-export async function currentOffering(ctx: MethodContext, token: TokenRecord) {
-  const escrow = escrowOf(ctx, token);
-  const id = Number(await escrow.currentOfferingId());
-  if (id === 0) return { id, status: "NONE" as StoStatus, offering: undefined };
-  const [offering, status] = await Promise.all([escrow.offering(id), escrow.status(id)]);
-  return { id, status: STO_STATUS[Number(status)], offering };
 }
 
 export function requireOpenOffering(current: Awaited<ReturnType<typeof currentOffering>>, symbol: string) {

@@ -3,11 +3,13 @@ import { z } from "zod";
 import { IERC20Metadata__factory } from "../../../typechain-types/factories/@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata__factory";
 import { stoEscrowInterface } from "../../chains/contracts";
 import { badRequest, preflightError } from "../../errors";
-import { decimalAmount } from "../../http/fields";
-import { authorizedToken, erc20, fromUnits, securityToken, toUnits } from "../common";
+import { decimalAmount } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { chainNow, currentOffering, escrowOf, investorFields, investorSigner, recordOfferingEvents } from "./common";
+import { investorFields, investorSigner, recordOfferingEvents } from "./common";
 import { ACCESS } from "../../auth/access-rules";
+import { fromUnits, toUnits } from "../../model/units";
+import { authorizedToken, erc20, securityToken } from "../../domains/tokenization/tokens";
+import { chainNow, currentOffering, escrowOf } from "../../domains/offerings/offerings";
 
 /** A first investment measured 172k gas (npm run bench); the ceiling covers an invest whose approval is not mined yet. */
 const INVEST_GAS_CEILING = 260_000n;

@@ -1,11 +1,14 @@
 import { z } from "zod";
 import { stoEscrowInterface } from "../../chains/contracts";
 import { badRequest, preflightError } from "../../errors";
-import { decimalAmount, email } from "../../http/fields";
-import { authorizedToken, fromUnits, requireTokenizer, securityToken, signerFields, toUnits } from "../common";
+import { decimalAmount, email } from "../../wire/fields";
+import { signerFields } from "../common";
 import { defineMethod, type MethodContext } from "../types";
-import { chainNow, currentOffering, recordOfferingEvents } from "./common";
+import { recordOfferingEvents } from "./common";
 import { ACCESS } from "../../auth/access-rules";
+import { fromUnits, toUnits } from "../../model/units";
+import { authorizedToken, requireTokenizer, securityToken } from "../../domains/tokenization/tokens";
+import { chainNow, currentOffering } from "../../domains/offerings/offerings";
 
 const isoDate = z
   .string()

@@ -1,11 +1,13 @@
 import { z } from "zod";
 import { securityTokenInterface } from "../../chains/contracts";
 import { badRequest, preflightError } from "../../errors";
-import { address, decimalAmount } from "../../http/fields";
-import { authorizedToken, erc20, fromUnits, requireTokenizer, securityToken, signerFields, toUnits } from "../common";
+import { address, decimalAmount } from "../../wire/fields";
+import { signerFields } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod } from "../types";
 import { ACCESS } from "../../auth/access-rules";
+import { fromUnits, toUnits } from "../../model/units";
+import { authorizedToken, erc20, requireTokenizer, securityToken } from "../../domains/tokenization/tokens";
 
 const distributionBody = z.object({
   ...signerFields,

@@ -1,12 +1,14 @@
 import { z } from "zod";
 import { securityTokenInterface } from "../../chains/contracts";
 import { badRequest, preflightError } from "../../errors";
-import { address, booleanish, decimalAmount, email } from "../../http/fields";
-import { authorizedToken, fromUnits, requireTokenizer, securityToken, signerFields, toUnits } from "../common";
+import { address, booleanish, decimalAmount, email } from "../../wire/fields";
+import { signerFields } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod } from "../types";
 import { ACCESS } from "../../auth/access-rules";
 import { knownWallet, type KnownWallet } from "../../onboarding/wallets";
+import { fromUnits, toUnits } from "../../model/units";
+import { authorizedToken, requireTokenizer, securityToken } from "../../domains/tokenization/tokens";
 
 /** Measured mint to a fresh holder is ~75k gas; the ceiling covers a mint whose whitelist is not mined yet. */
 const MINT_GAS_CEILING = 150_000n;

@@ -3,14 +3,16 @@ import { getAddress, ZeroAddress } from "ethers";
 import { z } from "zod";
 import { tokenFactoryInterface, parseEventLog } from "../../chains/contracts";
 import { badRequest, forbidden, preflightError } from "../../errors";
-import { address, decimalAmount, email, integerString } from "../../http/fields";
-import { fromUnits, paymentAsset, signerFields, toUnits } from "../common";
+import { address, decimalAmount, email, integerString } from "../../wire/fields";
+import { signerFields } from "../common";
 import { recordTokenEvents } from "../token-events";
 import { defineMethod } from "../types";
 import { ACCESS } from "../../auth/access-rules";
 import { knownWallet } from "../../onboarding/wallets";
 import { emitEvent } from "../../store/outbox";
 import { tokenizerInfoView } from "../../reads/tokenization";
+import { fromUnits, toUnits } from "../../model/units";
+import { paymentAsset } from "../../domains/tokenization/tokens";
 
 export const TOKEN_TYPES = ["EQUITY", "DEBT", "BILL_FACTORING", "ICO", "STABLECOIN", "REVENUE_SHARE", "RWA_TOKEN", "PROFIT_SHARING"] as const;
 

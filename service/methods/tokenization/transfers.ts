@@ -1,11 +1,13 @@
 import { z } from "zod";
 import { IERC20Metadata__factory } from "../../../typechain-types/factories/@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata__factory";
 import { preflightError } from "../../errors";
-import { address, decimalAmount, email } from "../../http/fields";
-import { erc20, fromUnits, resolveAsset, securityToken, signerFields, toUnits, type Asset } from "../common";
+import { address, decimalAmount, email } from "../../wire/fields";
+import { signerFields } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod, type MethodContext } from "../types";
 import { ACCESS } from "../../auth/access-rules";
+import { fromUnits, toUnits } from "../../model/units";
+import { erc20, resolveAsset, securityToken, type Asset } from "../../domains/tokenization/tokens";
 
 const erc20Interface = IERC20Metadata__factory.createInterface();
 

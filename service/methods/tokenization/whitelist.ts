@@ -1,13 +1,14 @@
 import { z } from "zod";
 import { securityTokenInterface } from "../../chains/contracts";
-import { address, booleanish, email } from "../../http/fields";
-import { authorizedToken, requireTokenizer, signerFields } from "../common";
+import { address, booleanish, email } from "../../wire/fields";
+import { signerFields } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod } from "../types";
 import { investorHints } from "./mintToken";
 import { ACCESS } from "../../auth/access-rules";
 import { badRequest } from "../../errors";
 import { knownWallet } from "../../onboarding/wallets";
+import { authorizedToken, requireTokenizer } from "../../domains/tokenization/tokens";
 
 const entry = z.object({
   investorAddress: address.optional().meta({ description: "Omit to use the wallet known for investorEmail (KYC-approved when KYC was asked)" }),

@@ -1,5 +1,5 @@
 import type { TransactionReceipt } from "ethers";
-import type { Chain } from "../chains/registry";
+import type { Chain } from "./registry";
 
 /** Between blocks, a receipt waiting for confirmations is looked at again at least this often. */
 const RECHECK_MS = 2_000;

@@ -1,5 +1,5 @@
 import { parseUnits } from "ethers";
-import type { MarketFees } from "../chains/fees";
+import type { MarketFees } from "./fees";
 
 /**
  * A replacement must raise both the fee cap and the tip by at least 10% (geth's default price bump; nodes refuse

@@ -1,6 +1,6 @@
-import { fromUnits } from "../methods/common";
-import type { OfferingRecord } from "../store/offerings";
-import type { TokenRecord } from "../store/tokens";
+import type { OfferingRecord } from "../../store/offerings";
+import type { TokenRecord } from "../../store/tokens";
+import { fromUnits } from "../../model/units";
 
 /** An offering as get-sto-by-id shows it, without what it reads live from the escrow (status, raised, available). */
 export function offeringRecordView(token: TokenRecord, offering: OfferingRecord) {
