@@ -19,7 +19,7 @@ import { x402Routes } from "./routes/x402";
 import { eventRoutes } from "./routes/events";
 import { webhookRoutes } from "./routes/webhooks";
 import { Event, EVENT_CATALOGUE, EVENT_ENVELOPES, EVENT_TYPES } from "./events/types";
-import type { Services } from "./composition";
+import type { Services } from "./usecases/services";
 
 export const API_VERSION = "2.0.0";
 

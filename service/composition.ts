@@ -1,9 +1,8 @@
 import path from "node:path";
-import type { PrepareRateLimiter } from "./auth/rate-limits";
 import { PrepareRateLimiter as RateLimiter } from "./auth/rate-limits";
 import { ChainRegistry, type Chain } from "./chains/registry";
 import type { Config } from "./config";
-import { assertDataKey } from "./crypto/key-check";
+import { assertDataKey } from "./store/key-check";
 import { Sealer } from "./crypto/sealed";
 import { Relayer } from "./engine/relayer";
 import { BatchRunner } from "./engine/runner";
@@ -13,8 +12,8 @@ import { EventStreams } from "./events/stream";
 import { settledWithin } from "./lifecycle/bounded";
 import { createLogger, type Logger } from "./logger";
 import { methodHooks } from "./methods/hooks";
-import { createMailer, type Mailer } from "./onboarding/mailer";
-import { OperatorKycProvider, type KycProvider } from "./onboarding/provider";
+import { createMailer } from "./onboarding/mailer";
+import { OperatorKycProvider } from "./onboarding/provider";
 import { ExternalFacilitator, InProcessFacilitator } from "./payments/facilitator";
 import { Prices } from "./payments/pricing";
 import { X402, X402ConfigError } from "./payments/x402";
@@ -23,35 +22,11 @@ import { ensureDataEncryptionKey } from "./runtime-files";
 import { checkChainInstances } from "./store/chain-instances";
 import { openDb, type Db } from "./store/db";
 import { migrate } from "./store/migrate";
-import { openStores, type Stores } from "./store/stores";
+import { openStores } from "./store/stores";
 import { WalletBalances } from "./wallet-balances";
+import type { Services } from "./usecases/services";
 
-/**
- * Everything the service is made of, built once per process by compose(). Only the top of the house holds it whole
- * (the app, the routes, this module and server.ts); every part below is handed the narrow view it declares it needs.
- */
-export interface Services extends Stores {
-  config: Config;
-  /** Where clients reach this service: PUBLIC_BASE_URL, else the address it listens on (set once listening). */
-  baseUrl: string;
-  logger: Logger;
-  chains: ChainRegistry;
-  rateLimiter: PrepareRateLimiter;
-  runner: BatchRunner;
-  prices: Prices;
-  relayer: Relayer;
-  /** The x402 payment gate; undefined when x402 is disabled or not configured on this deployment. */
-  x402?: X402;
-  /** Balances of the relayer and settlement wallets, read in the background (set once the service listens). */
-  walletBalances?: WalletBalances;
-  /** Who decides a KYC review (the operator), and the mailer of invitations (undefined without SMTP_URL). */
-  kycProvider: KycProvider;
-  mailer?: Mailer;
-  /** Events (service/events/): the commit wake-ups, the webhook dispatcher, the SSE streams. */
-  eventNotifier: EventNotifier;
-  webhookDispatcher: WebhookDispatcher;
-  eventStreams: EventStreams;
-}
+export type { Services };
 
 export interface ComposeOptions {
   /** Use this database instead of opening the configured one (tests share one); it is not closed by dispose. */

@@ -25,10 +25,14 @@ export interface DeployEstimate {
   requiredBalance: bigint;
 }
 
+/** Calldata for an address whose bytes are all non-zero costs at most 20 × (16 − 4) gas more than the stand-in's. */
+const STAND_IN_HEADROOM_GAS = 20n * 12n;
+
 /**
  * What deploying the rest of the suite with `deployer` will cost on its chain now: each contract's deployment
  * transaction is estimated by the node (eth_estimateGas, with the deployer's own address standing in for a contract
- * that is not deployed yet: the constructors only refuse the zero address), plus {@link ROLE_TRANSACTION_GAS} per
+ * that is not deployed yet: the constructors only refuse the zero address, with headroom for the real address's
+ * calldata), plus {@link ROLE_TRANSACTION_GAS} per
  * RAMS role to hand out, priced at the node's current fees; on an OP Stack chain the L1 data fee is added from the
  * GasPriceOracle's upper bound.
  */
@@ -39,13 +43,15 @@ export async function estimateDeployment(deployer: Signer, options: DeployOption
   const contracts: DeployEstimate["contracts"] = [];
   let l1Fee = 0n;
   if (!state.complete) {
-    const stand = (value: unknown) => value ?? from;
     for (const step of suiteSteps(state)) {
       const known = state.progress[step.name];
       if (known && (await provider.getCode(known)) !== "0x") continue;
-      const args = step.args(state.progress, from).map(stand);
-      const tx = await new step.factory(deployer).getDeployTransaction(...args);
-      contracts.push({ name: step.name, gas: await provider.estimateGas({ ...tx, from }) });
+      const given = step.args(state.progress, from);
+      const stoodIn = given.filter((value) => value === undefined).length;
+      const tx = await new step.factory(deployer).getDeployTransaction(...given.map((value) => value ?? from));
+      // The real address may have fewer zero bytes than the stand-in: each of its 20 bytes can cost 12 gas more.
+      const gas = (await provider.estimateGas({ ...tx, from })) + BigInt(stoodIn) * STAND_IN_HEADROOM_GAS;
+      contracts.push({ name: step.name, gas });
       l1Fee += await l1DataFee(deployer, getBytes(tx.data).length);
     }
   }

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Request } from "express";
 import { missingKeyError, optionalApiKey } from "../auth/api-key";
-import { isMetered } from "../auth/plans";
+import { isMetered } from "../model/plans";
 import type { Batch } from "../model/batch";
 import { badRequest, forbidden } from "../errors";
 import type { ExecutionMode } from "../wire/fields";

@@ -1,5 +1,5 @@
 import { getAddress, isAddress } from "ethers";
-import { FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD, METERED_METHODS, PLANS, type Plan } from "../auth/plans";
+import { FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD, METERED_METHODS, PLANS, type Plan } from "../model/plans";
 import { badRequest, notFound } from "../errors";
 import type { ApiKeys } from "../store/api-keys";
 import type { Credits } from "../store/credits";

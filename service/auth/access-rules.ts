@@ -1,6 +1,5 @@
 import type { MissingKeyAnswer } from "./api-key";
 import type { ExecutionMode } from "../wire/fields";
-import type { PriceTier } from "../payments/pricing";
 
 /**
  * The spec's access matrix ("Which credential works where", API-SPEC Authentication) as data. Every route and every
@@ -19,6 +18,9 @@ import type { PriceTier } from "../payments/pricing";
  * | faucet         | accepted (faucet credits)    | the faucet price                                |
  * | keyOrTxId      | accepted (its own events)    | free, for one txId prepared without a key       |
  */
+/** Price tiers; an operation belongs to one. Amounts in USDC (6 decimals). */
+export type PriceTier = "write" | "faucet" | "agentGetter" | "ramsRead";
+
 export interface AccessRule {
   name: string;
   /** required: no key → the spec's 401/400; optional: a key is used when sent, else x402 pays; none: credentials are ignored. */

@@ -4,7 +4,7 @@ import type { AttemptOutcome, ClaimedDelivery, DeliveryStatus } from "../store/w
 import { postWebhook } from "./delivery";
 import { pruneEvents } from "../store/outbox";
 import { destinationPolicy } from "./policy";
-import { signedHeaders } from "./signing";
+import { signedHeaders } from "../crypto/webhook-signing";
 import type { Stores } from "../store/stores";
 import type { Config } from "../config";
 import type { EventNotifier } from "./notifier";

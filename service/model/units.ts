@@ -1,4 +1,4 @@
-import { parseUnits } from "../../node_modules/ethers/lib.commonjs/index.d";
+import { parseUnits } from "ethers";
 import { badRequest } from "../errors";
 // Token amounts: human units (decimal strings) and base units (bigint), bounded by uint256.
 

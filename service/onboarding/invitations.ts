@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { INVITATION_CREDIT_METHOD } from "../auth/plans";
+import { INVITATION_CREDIT_METHOD } from "../model/plans";
 import { ApiError, conflict } from "../errors";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { KycInvestorRecord, KycLinkRecord } from "../store/kyc";

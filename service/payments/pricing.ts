@@ -2,9 +2,9 @@ import { formatUnits, parseUnits } from "ethers";
 import type { Environment } from "../config";
 import { TtlCache } from "../cache/ttl-cache";
 import type { Db } from "../store/db";
+import type { PriceTier } from "../auth/access-rules";
 
-/** Price tiers; an operation belongs to one. Amounts in USDC (6 decimals). */
-export type PriceTier = "write" | "faucet" | "agentGetter" | "ramsRead";
+export type { PriceTier };
 
 /**
  * Default prices per environment (API-SPEC "Prices"): the sandbox charges a flat 0.01 USDC per write; agent getters

@@ -1,4 +1,4 @@
-import { blockReads } from "../cache/block-reads";
+import { blockReads } from "../chains/block-reads";
 import { getAddress } from "ethers";
 import { checksumAddress } from "../crypto/checksum-address";
 import { z } from "zod";

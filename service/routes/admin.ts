@@ -5,7 +5,7 @@ import { runAdminCommand, type AdminCommand } from "../admin/commands";
 import { unauthorized } from "../errors";
 import { ACCESS } from "../auth/access-rules";
 import { defineRoute } from "../http/route";
-import type { Services } from "../composition";
+import type { Services } from "../usecases/services";
 
 /**
  * Operator commands over HTTP, so `npm run admin` works while the service holds the embedded (single-process)

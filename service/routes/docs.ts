@@ -7,7 +7,7 @@ import { ACCESS } from "../auth/access-rules";
 import { notFound, unauthorized } from "../errors";
 import { defineRoute } from "../http/route";
 import { metricsOf } from "../metrics";
-import type { Services } from "../composition";
+import type { Services } from "../usecases/services";
 
 /**
  * The API explains itself: GET /openapi.json (the document), GET /docs (an interactive reference rendered from it by

@@ -6,7 +6,7 @@ import { positionBounds, type EventAudience } from "../store/outbox";
 import { SUBSCRIBABLE_TYPES } from "../events/types";
 import { responseFields } from "../wire/responses";
 import { defineRoute } from "../http/route";
-import type { Services } from "../composition";
+import type { Services } from "../usecases/services";
 
 const subscribable = new Set<string>(SUBSCRIBABLE_TYPES);
 

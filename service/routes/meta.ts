@@ -5,7 +5,7 @@ import { chainIdInput } from "../wire/fields";
 import { ACCESS } from "../auth/access-rules";
 import { responseFields } from "../wire/responses";
 import { defineRoute } from "../http/route";
-import type { Services } from "../composition";
+import type { Services } from "../usecases/services";
 import { CHAIN_CHECK_MS, DATABASE_CHECK_MS, ReadinessCheck } from "../lifecycle/readiness";
 
 const networkInfoQuery = z.object({ chainId: chainIdInput });

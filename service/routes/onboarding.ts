@@ -9,7 +9,7 @@ import { KYC_STATUSES } from "../store/kyc";
 import { createKycLink } from "../onboarding/invitations";
 import { linkProblemPage, onboardingPage, type RenderedPage } from "../onboarding/page";
 import { issueSignInMessage, liveLink, messageRequest, submitRequest, submitWalletProof, type LinkProblem } from "../onboarding/submission";
-import type { Services } from "../composition";
+import type { Services } from "../usecases/services";
 
 /** Exactly { email, needKyc? } (WIRE-COMPAT §14): any other key is refused, naming it. */
 const createKycLinkBody = z.strictObject(

@@ -29,7 +29,7 @@ import {
   tokenHolding,
   tokenRecordView,
 } from "../reads/tokenization";
-import type { Services } from "../composition";
+import type { Services } from "../usecases/services";
 
 const symbol = z.string().trim().min(1);
 const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: 10 * 1024 * 1024, files: 3 } });

@@ -4,7 +4,7 @@ import type { Caller } from "../access/gate";
 import { defineRoute } from "../http/route";
 import { InvestmentList, investmentListView, Offering, OfferingList, offeringById, offeringView, StoBalance, stoBalanceView } from "../reads/sto";
 import { tokenContext } from "../reads/tokenization";
-import type { Services } from "../composition";
+import type { Services } from "../usecases/services";
 
 const symbol = z.string().trim().min(1);
 const stoId = z.string().trim().uuid("must be the STO uuid");

@@ -7,7 +7,7 @@ import { destinationPolicy } from "../events/policy";
 import { KEYLESS_TYPES, SUBSCRIBABLE_TYPES } from "../events/types";
 import { responseFields } from "../wire/responses";
 import { defineRoute } from "../http/route";
-import type { Services } from "../composition";
+import type { Services } from "../usecases/services";
 import type { DeliveryRecord, WebhookEndpointRecord } from "../store/webhooks";
 
 const { hash32, int } = responseFields;

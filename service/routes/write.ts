@@ -2,7 +2,8 @@ import type { Request } from "express";
 import { z } from "zod";
 import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../access/gate";
 import { ACCESS } from "../auth/access-rules";
-import { chainFor, newTxId, planBatch, storeBatch } from "../engine/prepare";
+import { newTxId } from "../engine/prepare";
+import { chainFor, planBatch, storeBatch } from "../methods/prepare";
 import { assertHashesFree, loadBatchToSend, loadSendableBatch, reportable, normalizeSendBody, sendBodySchema, sendingState, type SendBody, type SendRequest } from "../engine/send";
 import { replacePendingTransactions } from "../engine/replace";
 import { sendSummary } from "../model/batch-views";
@@ -14,7 +15,7 @@ import { FacadePrepareResponse, PrepareResponse, SendSummary, TransactionStatus 
 import { defineRoute, parseInput } from "../http/route";
 import { findPublicMethod, methodForBody, PUBLIC_METHODS } from "../methods";
 import type { MethodDefinition } from "../methods/types";
-import type { Services } from "../composition";
+import type { Services } from "../usecases/services";
 import type { Queryable } from "../store/db";
 import type { PaymentRecord } from "../store/payments";
 

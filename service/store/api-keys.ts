@@ -1,5 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { FAUCET_CREDIT_METHOD, FAUCET_CREDITS, INVITATION_CREDIT_METHOD, METERED_METHODS, PLAN_CREDITS, type Plan } from "../auth/plans";
+import { FAUCET_CREDIT_METHOD, FAUCET_CREDITS, INVITATION_CREDIT_METHOD, METERED_METHODS, PLAN_CREDITS, type Plan } from "../model/plans";
 import { TtlCache } from "../cache/ttl-cache";
 import type { Db, Queryable } from "./db";
 

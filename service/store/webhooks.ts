@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import type { Sealer } from "../crypto/sealed";
 import { toEnvelope } from "./outbox";
-import { newWebhookSecret } from "../events/signing";
+import { newWebhookSecret } from "../crypto/webhook-signing";
 import type { EventEnvelope } from "./outbox";
 import type { Db, Queryable } from "./db";
 

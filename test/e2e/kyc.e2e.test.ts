@@ -5,7 +5,7 @@ import { expect } from "chai";
 import { Wallet, type HDNodeWallet } from "ethers";
 import { SecurityToken__factory } from "../../typechain-types";
 import { runAdminCommand } from "../../service/admin/commands";
-import { INVITATION_CREDIT_METHOD } from "../../service/auth/plans";
+import { INVITATION_CREDIT_METHOD } from "../../service/model/plans";
 import { linkTokenHash } from "../../service/store/kyc";
 import { runAdminCli } from "../helpers/admin-cli";
 import { execute } from "../helpers/flow";

@@ -3,7 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
 import type { UnsignedTransaction } from "../../service/model/batch";
-import { METERED_METHODS, PLANS, PLAN_CREDITS } from "../../service/auth/plans";
+import { METERED_METHODS, PLANS, PLAN_CREDITS } from "../../service/model/plans";
 import { ApiKeys } from "../../service/store/api-keys";
 import { Batches, NEW_TX_STATE } from "../../service/store/batches";
 import { Sealer } from "../../service/crypto/sealed";

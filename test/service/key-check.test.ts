@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { assertDataKey, DataKeyMismatch } from "../../service/crypto/key-check";
+import { assertDataKey, DataKeyMismatch } from "../../service/store/key-check";
 import { Sealer } from "../../service/crypto/sealed";
 import type { Config } from "../../service/config";
 import { dataEncryptionKeyPath, ensureDataEncryptionKey } from "../../service/runtime-files";

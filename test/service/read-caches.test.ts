@@ -1,6 +1,6 @@
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { BlockReads } from "../../service/cache/block-reads";
+import { BlockReads } from "../../service/chains/block-reads";
 import { CoalescedReads } from "../../service/cache/coalesced-reads";
 import { BlockWatcher } from "../../service/chains/blocks";
 import { RecordCache } from "../../service/cache/record-cache";

@@ -1,4 +1,4 @@
-import { getAddress } from "../../../node_modules/ethers/lib.commonjs/index.d";
+import { getAddress } from "ethers";
 import { identityRegistryInterface, reputationRegistryInterface } from "../../chains/contracts";
 import type { Chain } from "../../chains/registry";
 import type { Environment } from "../../config";

@@ -1,5 +1,5 @@
 import { contractAt } from "../../chains/contract-at";
-import { getAddress, ZeroAddress } from "../../../node_modules/ethers/lib.commonjs/index.d";
+import { getAddress, ZeroAddress } from "ethers";
 import { agentExecutorInterface, decodeRevert, revertDataOf } from "../../chains/contracts";
 import type { Chain } from "../../chains/registry";
 import { ApiError, badRequest, preflightError } from "../../errors";

@@ -1,5 +1,5 @@
-import type { BlockWatcher } from "../chains/blocks";
-import { CoalescedReads } from "./coalesced-reads";
+import type { BlockWatcher } from "./blocks";
+import { CoalescedReads } from "../cache/coalesced-reads";
 
 const MAX_ENTRIES = 10_000;
 

@@ -1,5 +1,5 @@
-import type { Db } from "../store/db";
-import type { Sealer } from "./sealed";
+import type { Db } from "./db";
+import type { Sealer } from "../crypto/sealed";
 
 const CHECK_KEY = "data_encryption_key_check";
 const CHECK_PURPOSE = "data-encryption-key-check";

@@ -1,0 +1,28 @@
+/**
+ * `npm run architecture`: the shape of service/ as the code has it — files, imports, circles, imports that break the
+ * layer order, and functions longer than 60 lines (those docs/ARCHITECTURE.md explains are marked).
+ */
+import fs from "node:fs";
+import path from "node:path";
+import { circles, documentedLongFunctions, importEdges, layerBreaks, LAYERS, layerOf, longFunctions, serviceFiles } from "./lib/architecture";
+
+const files = serviceFiles();
+const edges = importEdges(files);
+const document = fs.readFileSync(path.join(__dirname, "..", "docs", "ARCHITECTURE.md"), "utf8");
+const explained = documentedLongFunctions(document);
+
+console.log(`service/: ${files.length} files, ${edges.length} imports (${edges.filter((e) => e.typeOnly).length} type-only)`);
+for (const [index, layer] of LAYERS.entries()) {
+  console.log(`  layer ${index} ${layer.name}: ${files.filter((f) => layerOf(f) === index).length} files (${layer.members.join(" ")})`);
+}
+const unlayered = files.filter((f) => layerOf(f) === undefined);
+console.log(`files in no layer: ${unlayered.length}${unlayered.length ? ": " + unlayered.join(", ") : ""}`);
+const found = circles(edges);
+console.log(`import circles: ${found.length}`);
+for (const group of found) console.log(`  ${group.join(" <-> ")}`);
+const breaks = layerBreaks(edges);
+console.log(`imports from a lower layer to a higher one: ${breaks.length}`);
+for (const e of breaks) console.log(`  ${e.from} -> ${e.to}${e.typeOnly ? " (type-only)" : ""}`);
+const long = longFunctions(60, files);
+console.log(`functions over 60 lines: ${long.length} (${long.filter((f) => explained.has(`${f.file}:${f.name}`)).length} explained in docs/ARCHITECTURE.md)`);
+for (const f of long) console.log(`  ${String(f.lines).padStart(4)}  ${f.file}:${f.name} (line ${f.line})${explained.has(`${f.file}:${f.name}`) ? "  explained" : ""}`);

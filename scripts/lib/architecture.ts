@@ -1,0 +1,212 @@
+/**
+ * Reads service/'s shape from its source: the import graph (with type-only imports marked), its circles, the
+ * imports that break the layer order, and the functions longer than a limit. `npm run architecture` prints it;
+ * test/service/architecture.test.ts holds the code to it and to docs/ARCHITECTURE.md.
+ */
+import fs from "node:fs";
+import path from "node:path";
+import ts from "typescript";
+
+export interface ImportEdge {
+  from: string; // path relative to the repository root, e.g. service/engine/runner.ts
+  to: string;
+  typeOnly: boolean;
+}
+
+export interface LongFunction {
+  file: string;
+  name: string;
+  line: number;
+  lines: number;
+}
+
+/**
+ * The layers of service/, lowest first. A module may import from its own layer and from layers below it; an import
+ * that runs back up is a break (type-only ones included: the rule is about what a reader has to know).
+ * Each entry names directories (`dir/`) or top-level files (`file.ts`).
+ */
+export const LAYERS: { name: string; members: string[] }[] = [
+  { name: "foundation", members: ["config.ts", "errors.ts", "error-codes.ts", "logger.ts", "runtime-files.ts"] },
+  { name: "primitives", members: ["crypto/", "model/", "wire/", "cache/"] },
+  { name: "chains", members: ["chains/"] },
+  { name: "store", members: ["store/"] },
+  { name: "auth", members: ["auth/"] },
+  { name: "domains", members: ["domains/"] },
+  { name: "engine and payments", members: ["engine/", "payments/"] },
+  { name: "use cases", members: ["methods/", "onboarding/", "access/", "reads/", "events/", "admin/", "lifecycle/", "metrics.ts", "wallet-balances.ts"] },
+  { name: "http", members: ["http/"] },
+  { name: "routes", members: ["routes/"] },
+  { name: "composition", members: ["app.ts", "composition.ts", "server.ts", "main.ts"] },
+];
+
+const ROOT = path.resolve(__dirname, "..", "..");
+const SERVICE = path.join(ROOT, "service");
+
+export function serviceFiles(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      const full = path.join(dir, entry.name);
+      if (entry.isDirectory()) walk(full);
+      else if (entry.name.endsWith(".ts") && !entry.name.endsWith(".d.ts")) out.push(path.relative(ROOT, full));
+    }
+  };
+  walk(SERVICE);
+  return out.sort();
+}
+
+/** The directories under service/ (relative to service/, with a trailing slash), migrations included. */
+export function serviceDirectories(): string[] {
+  const out: string[] = [];
+  const walk = (dir: string) => {
+    for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      const full = path.join(dir, entry.name);
+      out.push(path.relative(SERVICE, full) + "/");
+      walk(full);
+    }
+  };
+  walk(SERVICE);
+  return out.sort();
+}
+
+function parse(file: string): ts.SourceFile {
+  return ts.createSourceFile(file, fs.readFileSync(path.join(ROOT, file), "utf8"), ts.ScriptTarget.Latest, true);
+}
+
+function resolveImport(from: string, specifier: string): string | undefined {
+  if (!specifier.startsWith(".")) return undefined;
+  const base = path.join(path.dirname(path.join(ROOT, from)), specifier);
+  for (const candidate of [base + ".ts", path.join(base, "index.ts"), base]) {
+    if (fs.existsSync(candidate) && fs.statSync(candidate).isFile()) return path.relative(ROOT, candidate);
+  }
+  return undefined;
+}
+
+function isTypeOnlyImport(node: ts.ImportDeclaration | ts.ExportDeclaration): boolean {
+  if (ts.isExportDeclaration(node)) return node.isTypeOnly;
+  const clause = node.importClause;
+  if (!clause) return false; // a side-effect import runs the module
+  if (clause.isTypeOnly) return true;
+  if (clause.name) return false;
+  const bindings = clause.namedBindings;
+  return !!bindings && ts.isNamedImports(bindings) && bindings.elements.length > 0 && bindings.elements.every((e) => e.isTypeOnly);
+}
+
+/** Every import (static, re-export, dynamic `import()` and `require`) from one service file to another. */
+export function importEdges(files = serviceFiles()): ImportEdge[] {
+  const edges: ImportEdge[] = [];
+  for (const file of files) {
+    const source = parse(file);
+    const add = (specifier: string, typeOnly: boolean) => {
+      const to = resolveImport(file, specifier);
+      if (to && to.startsWith("service" + path.sep)) edges.push({ from: file, to, typeOnly });
+    };
+    const visit = (node: ts.Node) => {
+      if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+        add(node.moduleSpecifier.text, isTypeOnlyImport(node));
+      } else if (ts.isCallExpression(node) && node.arguments.length === 1 && ts.isStringLiteral(node.arguments[0])) {
+        const callee = node.expression;
+        if (callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && callee.text === "require")) add(node.arguments[0].text, false);
+      } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal)) {
+        add(node.argument.literal.text, true);
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return edges;
+}
+
+/** Strongly connected groups of more than one file (Tarjan): each is an import circle. */
+export function circles(edges: ImportEdge[]): string[][] {
+  const next = new Map<string, string[]>();
+  for (const e of edges) next.set(e.from, [...(next.get(e.from) ?? []), e.to]);
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const onStack = new Set<string>();
+  const found: string[][] = [];
+  let counter = 0;
+  const connect = (v: string) => {
+    index.set(v, counter);
+    low.set(v, counter++);
+    stack.push(v);
+    onStack.add(v);
+    for (const w of next.get(v) ?? []) {
+      if (!index.has(w)) {
+        connect(w);
+        low.set(v, Math.min(low.get(v)!, low.get(w)!));
+      } else if (onStack.has(w)) low.set(v, Math.min(low.get(v)!, index.get(w)!));
+    }
+    if (low.get(v) === index.get(v)) {
+      const group: string[] = [];
+      let w: string;
+      do {
+        w = stack.pop()!;
+        onStack.delete(w);
+        group.push(w);
+      } while (w !== v);
+      if (group.length > 1 || (next.get(v) ?? []).includes(v)) found.push(group.sort());
+    }
+  };
+  for (const v of new Set(edges.flatMap((e) => [e.from, e.to]))) if (!index.has(v)) connect(v);
+  return found;
+}
+
+/** The layer a service file belongs to (its index in LAYERS), or undefined when no layer names it. */
+export function layerOf(file: string): number | undefined {
+  const inside = path.relative("service", file).split(path.sep).join("/");
+  const index = LAYERS.findIndex((layer) => layer.members.some((m) => (m.endsWith("/") ? inside.startsWith(m) : inside === m)));
+  return index < 0 ? undefined : index;
+}
+
+/** Imports from a lower layer to a higher one. */
+export function layerBreaks(edges: ImportEdge[]): ImportEdge[] {
+  return edges.filter((e) => {
+    const from = layerOf(e.from);
+    const to = layerOf(e.to);
+    return from !== undefined && to !== undefined && to > from;
+  });
+}
+
+function functionName(node: ts.Node): string {
+  if ((ts.isFunctionDeclaration(node) || ts.isMethodDeclaration(node)) && node.name) return node.name.getText();
+  if (ts.isConstructorDeclaration(node)) return "constructor";
+  const parent = node.parent;
+  if (parent && ts.isVariableDeclaration(parent)) return parent.name.getText();
+  if (parent && ts.isPropertyAssignment(parent)) return parent.name.getText();
+  if (parent && ts.isPropertyDeclaration(parent)) return parent.name.getText();
+  return "(anonymous)";
+}
+
+/** Functions (declarations, methods, arrows, expressions) whose body spans more than `limit` lines. */
+export function longFunctions(limit: number, files = serviceFiles()): LongFunction[] {
+  const out: LongFunction[] = [];
+  for (const file of files) {
+    const source = parse(file);
+    const visit = (node: ts.Node) => {
+      if (
+        ts.isFunctionDeclaration(node) ||
+        ts.isMethodDeclaration(node) ||
+        ts.isConstructorDeclaration(node) ||
+        ts.isArrowFunction(node) ||
+        ts.isFunctionExpression(node)
+      ) {
+        const start = source.getLineAndCharacterOfPosition(node.getStart(source)).line;
+        const end = source.getLineAndCharacterOfPosition(node.getEnd()).line;
+        const lines = end - start + 1;
+        if (lines > limit) out.push({ file, name: functionName(node), line: start + 1, lines });
+      }
+      ts.forEachChild(node, visit);
+    };
+    visit(source);
+  }
+  return out.sort((a, b) => b.lines - a.lines);
+}
+
+/** `file:name` entries that docs/ARCHITECTURE.md lists under its long-functions heading, with the reason given. */
+export function documentedLongFunctions(document: string): Set<string> {
+  const section = /^## Functions longer than 60 lines[\s\S]*?(?=^## |(?![\s\S]))/m.exec(document)?.[0] ?? "";
+  return new Set([...section.matchAll(/`(service\/[^`:]+\.ts):([A-Za-z0-9_$]+)`/g)].map((m) => `${m[1]}:${m[2]}`));
+}

@@ -1,0 +1,122 @@
+import type { Chain } from "../chains/registry";
+import { buildTransactions, newTxId } from "../engine/prepare";
+import { badRequest, forbidden } from "../errors";
+import type { UnsignedTransaction } from "../model/batch";
+import type { ApiKeyRecord } from "../store/api-keys";
+import type { Stores } from "../store/stores";
+import type { ExecutionMode } from "../wire/fields";
+import type { MethodDefinition, MethodServices } from "./types";
+
+/**
+ * The prepare use case: a method plans its calls, the engine builds them into unsigned transactions, the batch is
+ * stored before anything is sent. Routes (write, x402 facades, the faucet) call this; nothing below knows methods.
+ */
+
+/** What a prepare uses: what methods use to plan, the signer whitelist and the batches it stores. */
+export type PrepareServices = MethodServices & Pick<Stores, "signers" | "batches">;
+
+export interface PrepareInput {
+  method: MethodDefinition;
+  /** The method's parsed body. */
+  body: Record<string, any>;
+  apiKey?: ApiKeyRecord;
+  executionMode: ExecutionMode;
+}
+
+/** A batch fully planned and built, not yet stored: what a prepare answers once it is persisted. */
+export interface PlannedBatch {
+  method: MethodDefinition;
+  chain: Chain;
+  body: Record<string, any>;
+  apiKeyId: string | null;
+  executionMode: ExecutionMode;
+  signer: string;
+  transactions: UnsignedTransaction[];
+  info: Record<string, unknown>;
+  record: Record<string, unknown>;
+}
+
+/** The chain a method's body names, refused when the method does not run there. */
+export function chainFor(services: PrepareServices, method: MethodDefinition, body: { chainId?: unknown }): Chain {
+  const requested = body.chainId ?? method.defaultChainId?.(services.config.ENVIRONMENT);
+  const chain = services.chains.resolve(requested);
+  if (method.chains && !method.chains.includes(chain.chainId)) {
+    throw badRequest(`${method.name} runs on chain ${method.chains.join(" or ")} only, not on ${chain.chainId}`, { field: "chainId" });
+  }
+  if (chain.areas && !chain.areas.includes(method.area)) {
+    throw badRequest(`chain ${chain.chainId} serves only ${chain.areas.join(", ")} on the ${services.config.ENVIRONMENT} deployment, not ${method.name}`, { field: "chainId" });
+  }
+  return chain;
+}
+
+/**
+ * The prepare half of a write up to the point where it could be stored: resolve the chain, settle who signs (the
+ * body's signer, which the operator must have whitelisted, or the service's relayer), let the method plan its calls
+ * (its pre-checks read the chain) and build the unsigned transactions. Everything a client could get wrong is found
+ * here, before anyone is asked to pay.
+ */
+export async function planBatch(services: PrepareServices, input: PrepareInput): Promise<PlannedBatch> {
+  const { method, body, apiKey, executionMode } = input;
+  const chain = chainFor(services, method, body);
+  const relayed = executionMode === "service-relayed";
+  const signer = relayed ? services.relayer.address(chain.chainId) : method.signerOf(body);
+  // The whitelist check and the method's own checks are independent reads: run together, the whitelist answers first.
+  const [allowed, planned] = await Promise.allSettled([
+    relayed || services.signers.isAllowed(signer),
+    method.plan({ services, chain, apiKey, signer, executionMode }, body),
+  ]);
+  if (allowed.status === "rejected") throw allowed.reason;
+  if (!allowed.value) {
+    throw forbidden(`Signer ${signer} is not whitelisted: ask the operator to whitelist this wallet before preparing with it`, {
+      field: "signerAddress",
+      signerAddress: signer,
+    });
+  }
+  if (planned.status === "rejected") throw planned.reason;
+  const plan = planned.value;
+  const transactions = await buildTransactions(chain, plan.signer, plan.calls, {
+    nonce: body.nonce === undefined || relayed ? undefined : Number(BigInt(body.nonce)),
+    gasLimit: body.gasLimit === undefined ? undefined : BigInt(body.gasLimit),
+    heldNonce: relayed || body.nonce !== undefined ? undefined : services.batches.highestNonceInFlight(chain.chainId, plan.signer),
+  });
+  const info = {
+    method: method.name,
+    chainId: chain.chainId,
+    ...Object.fromEntries(Object.entries(plan.info).filter(([, v]) => v !== undefined)),
+    steps: plan.calls.map((c) => c.description),
+    ...(relayed ? { relayer: plan.signer, note: "the relayer signs at send time; nonce and fees shown here are provisional" } : {}),
+  };
+  return { method, chain, body, apiKeyId: apiKey?.id ?? null, executionMode, signer: plan.signer, transactions, info, record: plan.record ?? {} };
+}
+
+/** Persists a planned batch under `txId` (write-ahead: nothing is sent before this). Returns the prepare response. */
+export async function storeBatch(services: PrepareServices, planned: PlannedBatch, txId: string) {
+  await services.batches.create({
+    txId,
+    chainId: planned.chain.chainId,
+    method: planned.method.name,
+    executionMode: planned.executionMode,
+    signer: planned.signer,
+    apiKeyId: planned.apiKeyId,
+    // What the schema parsed (unknown keys are gone), minus signatures, which live only in the calldata.
+    body: Object.fromEntries(Object.entries(planned.body).filter(([k, v]) => k !== "signature" && v !== undefined)),
+    plan: planned.record,
+    info: planned.info,
+    transactions: planned.transactions.map((unsigned, index) => ({
+      index,
+      unsigned,
+      signedRaw: null,
+      txHash: null,
+      status: "prepared" as const,
+      blockNumber: null,
+      gasUsed: null,
+      error: null,
+    })),
+  });
+  return { txId, transactions: planned.transactions, info: planned.info, executionMode: planned.executionMode };
+}
+
+/** plan + store in one step, for internal callers that take no payment at prepare (the faucet). */
+export async function prepareBatch(services: PrepareServices, input: PrepareInput & { txId?: string }) {
+  return storeBatch(services, await planBatch(services, input), input.txId ?? newTxId());
+}

@@ -1,0 +1,44 @@
+import type { PrepareRateLimiter } from "../auth/rate-limits";
+import type { ChainRegistry } from "../chains/registry";
+import type { Config } from "../config";
+import type { Relayer } from "../engine/relayer";
+import type { BatchRunner } from "../engine/runner";
+import type { WebhookDispatcher } from "../events/dispatcher";
+import type { EventNotifier } from "../events/notifier";
+import type { EventStreams } from "../events/stream";
+import type { Logger } from "../logger";
+import type { Mailer } from "../onboarding/mailer";
+import type { KycProvider } from "../onboarding/provider";
+import type { Prices } from "../payments/pricing";
+import type { X402 } from "../payments/x402";
+import type { Stores } from "../store/stores";
+import type { WalletBalances } from "../wallet-balances";
+
+/**
+ * Everything the service is made of, as the routes and the app receive it; built once per process by compose()
+ * (service/composition.ts). Only the top of the house holds it whole
+ * (the app, the routes, this module and server.ts); every part below is handed the narrow view it declares it needs.
+ */
+export interface Services extends Stores {
+  config: Config;
+  /** Where clients reach this service: PUBLIC_BASE_URL, else the address it listens on (set once listening). */
+  baseUrl: string;
+  logger: Logger;
+  chains: ChainRegistry;
+  rateLimiter: PrepareRateLimiter;
+  runner: BatchRunner;
+  prices: Prices;
+  relayer: Relayer;
+  /** The x402 payment gate; undefined when x402 is disabled or not configured on this deployment. */
+  x402?: X402;
+  /** Balances of the relayer and settlement wallets, read in the background (set once the service listens). */
+  walletBalances?: WalletBalances;
+  /** Who decides a KYC review (the operator), and the mailer of invitations (undefined without SMTP_URL). */
+  kycProvider: KycProvider;
+  mailer?: Mailer;
+  /** Events (service/events/): the commit wake-ups, the webhook dispatcher, the SSE streams. */
+  eventNotifier: EventNotifier;
+  webhookDispatcher: WebhookDispatcher;
+  eventStreams: EventStreams;
+}
+
