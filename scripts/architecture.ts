@@ -8,7 +8,8 @@ import { circles, documentedLongFunctions, importEdges, layerBreaks, LAYERS, lay
 
 const files = serviceFiles();
 const edges = importEdges(files);
-const document = fs.readFileSync(path.join(__dirname, "..", "docs", "ARCHITECTURE.md"), "utf8");
+const documentPath = path.join(__dirname, "..", "docs", "ARCHITECTURE.md");
+const document = fs.existsSync(documentPath) ? fs.readFileSync(documentPath, "utf8") : "";
 const explained = documentedLongFunctions(document);
 
 console.log(`service/: ${files.length} files, ${edges.length} imports (${edges.filter((e) => e.typeOnly).length} type-only)`);

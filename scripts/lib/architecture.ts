@@ -33,8 +33,9 @@ export const LAYERS: { name: string; members: string[] }[] = [
   { name: "auth", members: ["auth/"] },
   { name: "domains", members: ["domains/"] },
   { name: "engine and payments", members: ["engine/", "payments/"] },
-  { name: "use cases", members: ["methods/", "onboarding/", "access/", "reads/", "events/", "admin/", "lifecycle/", "metrics.ts", "wallet-balances.ts"] },
+  { name: "features", members: ["methods/", "onboarding/", "access/", "reads/", "events/", "admin/", "lifecycle/", "metrics.ts", "wallet-balances.ts"] },
   { name: "http", members: ["http/"] },
+  { name: "use cases", members: ["usecases/"] },
   { name: "routes", members: ["routes/"] },
   { name: "composition", members: ["app.ts", "composition.ts", "server.ts", "main.ts"] },
 ];

@@ -1,3 +1,4 @@
+import { FaucetClaims } from "./faucet-claims";
 import type { Sealer } from "../crypto/sealed";
 import type { Logger } from "../logger";
 import { Agents } from "./agents";
@@ -45,6 +46,7 @@ export interface Stores {
   kyc: KycStore;
   /** Webhook endpoints and deliveries (events/). */
   webhooks: Webhooks;
+  faucetClaims: FaucetClaims;
 }
 
 /** The aggregates over `db`, built once per process. */
@@ -68,5 +70,6 @@ export function openStores(db: Db, sealer: Sealer, logger: Logger): Stores {
     payments: new Payments(db, sealer),
     kyc: new KycStore(db),
     webhooks: new Webhooks(db, sealer),
+    faucetClaims: new FaucetClaims(db),
   };
 }

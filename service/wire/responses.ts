@@ -249,3 +249,22 @@ export const ChainTransactionStatus = z
   .meta({ id: "ChainTransactionStatus", description: "A transaction this service never prepared, found on a chain it serves" });
 
 export const TransactionStatus = z.union([BatchStatus, ChainTransactionStatus]).meta({ id: "TransactionStatus" });
+
+/** The answer of POST /faucet/bkn. */
+export const FaucetClaim = z
+  .strictObject({
+    claimId: z.string(),
+    status: z.enum(["submitted", "confirmed", "failed"]),
+    chainId: z.string(),
+    recipientAddress: address,
+    amount: z.string().meta({ example: "100" }),
+    amountRaw: integerText,
+    token: z.strictObject({ address: address, symbol: z.literal("BKN"), decimals: int }),
+    transactionHash: hash32.nullable(),
+    explorerUrl: z.string().nullable(),
+    cooldownEndsAt: z.string().nullable(),
+    txId: hash32,
+    error: z.string().optional(),
+    payment: PaymentView.optional(),
+  })
+  .meta({ id: "FaucetClaim" });

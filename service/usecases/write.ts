@@ -1,0 +1,138 @@
+import type { Request } from "express";
+import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../access/gate";
+import { newTxId } from "../engine/prepare";
+import { replacePendingTransactions } from "../engine/replace";
+import { assertHashesFree, loadBatchToSend, loadSendableBatch, normalizeSendBody, reportable, sendingState, type SendBody, type SendRequest } from "../engine/send";
+import { ApiError, badRequest, conflict } from "../errors";
+import { parseInput } from "../http/route";
+import { findPublicMethod } from "../methods";
+import { chainFor, planBatch, storeBatch } from "../methods/prepare";
+import type { MethodDefinition } from "../methods/types";
+import type { Batch } from "../model/batch";
+import { sendSummary } from "../model/batch-views";
+import { paymentView } from "../reads/transaction-status";
+import type { Queryable } from "../store/db";
+import type { PaymentRecord } from "../store/payments";
+import { echoedExecutionMode, type ExecutionMode } from "../wire/fields";
+import type { Services } from "./services";
+
+/**
+ * Prepare one method's batch: rate limit, key, body, chain, access (key or payment), the method's plan and the engine's
+ * unsigned transactions; the batch is stored, and paid for when x402 pays, in one step (access/gate.chargePrepare).
+ */
+export async function prepareWrite(services: Services, req: Request, caller: Caller, method: MethodDefinition, rawBody: unknown, defaultMode?: ExecutionMode) {
+  const wallet = typeof (rawBody as { signerAddress?: unknown })?.signerAddress === "string" ? (rawBody as { signerAddress: string }).signerAddress : undefined;
+  const release = await services.rateLimiter.admit(req, caller.apiKey?.id, wallet);
+  try {
+    requireKeyOf(caller, method.access);
+    const body = parseInput(method.body, rawBody, "body");
+    const mode: ExecutionMode = body.executionMode ?? defaultMode ?? "client-signed";
+    const chain = chainFor(services, method, body);
+    const access = await admitPrepare(services, caller, method, mode, chain.chainId);
+    const planned = await planBatch(services, { method, body, apiKey: access.apiKey, executionMode: mode });
+    const txId = newTxId();
+    const charged = await chargePrepare(services, req, access, { method, mode, txId }, () => storeBatch(services, planned, txId));
+    return { ...charged, body: { ...charged.body, executionMode: echoedExecutionMode((rawBody as { executionMode?: unknown })?.executionMode, mode) } };
+  } finally {
+    await release();
+  }
+}
+
+/** Checks one send (body against the batch first, then credentials and payment), then starts broadcasting. */
+async function startSend(services: Services, req: Request, caller: Caller, batch: Batch, body: SendBody, request: SendRequest, hashOwners: Map<string, string>): Promise<PaymentRecord | undefined> {
+  const method = findPublicMethod(batch.method);
+  let state: ReturnType<typeof sendingState> = [];
+  if (batch.executionMode === "service-relayed") {
+    if (request.kind !== "relayed") {
+      throw badRequest("A service-relayed txId is sent as { txId } (optionally with transactions) and an x402 payment, without signed transactions", {
+        field: "signedTransactions",
+      });
+    }
+    for (const [index, t] of (body.transactions ?? []).entries()) {
+      const twin = batch.transactions[index];
+      if (!twin || (t.to && t.to.toLowerCase() !== twin.unsigned.to.toLowerCase()) || (t.data && t.data.toLowerCase() !== twin.unsigned.data.toLowerCase())) {
+        throw badRequest(`transactions[${index}] is not the prepared transaction ${index + 1} of this txId`, { transactionIndex: index });
+      }
+    }
+  } else {
+    state = sendingState(batch, request);
+    assertHashesFree(batch, state, hashOwners);
+  }
+  const access = admitSend(services, caller, batch, method);
+  if (request.kind !== "reported") await method?.checkAtSend?.(services, batch);
+  const checkPayer = method?.checkRelayedPayer && batch.executionMode === "service-relayed" ? (payer: string) => method.checkRelayedPayer!(services, batch, payer) : undefined;
+  const payment = method ? await chargeSend(services, req, access, batch, method, checkPayer) : undefined;
+  // One statement marks the batch sending; a reported batch being sent again is first reopened, in one transaction.
+  const markSending = async (q: Queryable) => {
+    const credit = access.creditKeyId ? { keyId: access.creditKeyId, method: batch.method } : undefined;
+    const { moved, outOfCredits, hashOwners: taken } = await services.batches.markSending(q, batch.txId, state, credit);
+    assertHashesFree(batch, state, taken);
+    if (moved) return;
+    // Only a prepared batch moves: of two concurrent sends of one txId, the second finds it moved and gets the 409.
+    await loadSendableBatch(services, batch.txId, q);
+    if (outOfCredits) throw new ApiError(403, "OUT_OF_CREDITS", `Out of credits for ${batch.method}`, { method: batch.method });
+    throw conflict(`txId ${batch.txId} changed while it was being sent; look it up with GET /get-transaction-status`, { txId: batch.txId });
+  };
+  try {
+    if (!reportable(batch)) await markSending(services.db);
+    else {
+      await services.db.transaction(async (q) => {
+        if (request.kind !== "reported") throw badRequest("This txId's reported hash never appeared: report the right hash with { txId, txHash }", { field: "txHash" });
+        if ((await services.batches.lock(q, batch.txId)) !== "rejected") await loadSendableBatch(services, batch.txId, q);
+        await services.batches.reopen(q, batch.txId);
+        await markSending(q);
+      });
+    }
+  } catch (error) {
+    if (payment) await services.x402!.release(payment.id, `send refused: ${(error as Error).message}`);
+    throw error;
+  }
+  void services.runner.run(batch.txId, sendingBatch(batch, state));
+  return payment;
+}
+
+  /**
+ * Send a prepared batch: signed transactions, client-reported hashes, or a paid relayed txId; a pending client-signed
+ * batch's signed transactions with higher fees replace its unmined ones. Answers once the batch ended (200) or after
+ * SEND_WAIT_MS while it is still pending (202).
+ */
+export async function sendWrite(services: Services, req: Request, caller: Caller, body: SendBody) {
+    const request = normalizeSendBody(body);
+    // A caller without an API key may be asked to pay (x402): a taken hash is refused before that.
+    const loaded = await loadBatchToSend(services, request, !caller.apiKey).catch((error: unknown) => {
+      // Signed transactions for a pending batch: a replacement with higher fees (same nonces), when they are one.
+      if (request.kind === "signed" && error instanceof ApiError && error.status === 409 && error.details?.status === "pending") return undefined;
+      throw error;
+    });
+    if (!loaded) {
+      const replaced = await replacePendingTransactions(services, caller.apiKey?.id, request.txId, (request as { signedTransactions: string[] }).signedTransactions);
+      return { status: 202, body: sendSummary(replaced) };
+    }
+    const { batch, hashOwners } = loaded;
+    const payment = await startSend(services, req, caller, batch, body, request, hashOwners);
+    const after = (await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS)) ?? (await services.batches.get(batch.txId))!;
+    const settled = payment ? await services.payments.get(payment.id) : undefined;
+    return {
+      status: after.status === "sending" ? 202 : 200,
+      body: { ...sendSummary(after), ...(settled ? { payment: paymentView(settled) } : {}) },
+      headers: settled?.status === "settled" ? services.x402!.responseHeader(settled.settlement) : {},
+    };
+  }
+
+/** The batch as markSending (after a reopen, if any) just stored it: what its runner starts from. */
+function sendingBatch(batch: Batch, state: ReturnType<typeof sendingState>): Batch {
+  const now = new Date().toISOString();
+  const sent = new Map(state.map((s) => [s.index, s]));
+  const reopened = reportable(batch);
+  return {
+    ...batch,
+    status: "sending",
+    ...(reopened ? { failedIndex: null, error: null } : {}),
+    transactions: batch.transactions.map((t) => {
+      const s = sent.get(t.index);
+      const base = reopened ? { ...t, status: "prepared" as const, txHash: null, signedRaw: null, error: null, broadcastAt: null, blockNumber: null, gasUsed: null } : t;
+      if (!s) return base;
+      return { ...base, signedRaw: s.signedRaw, txHash: s.txHash?.toLowerCase() ?? null, status: s.status, broadcastAt: s.status === "broadcast" ? now : null };
+    }),
+  };
+}
