@@ -48,40 +48,42 @@ const Readiness = z
   })
   .meta({ id: "Readiness" });
 
+/** GET <path>: one network's contract addresses and explorer (two paths answer it). */
+function networkInfoRoute(services: Services, path: string) {
+  return defineRoute({
+    method: "get",
+    path,
+    summary: "Contract addresses and explorer of one network (public)",
+    tags: ["network"],
+    access: ACCESS.public,
+    query: networkInfoQuery,
+    response: NetworkInfo,
+    handler: async ({ query }): Promise<z.infer<typeof NetworkInfo>> => {
+      const chain = services.chains.resolve(query.chainId);
+      const { contracts } = chain.deployment;
+      return {
+        chainId: chainIdHex(chain.chainId),
+        chainName: chain.network.name,
+        currencyName: chain.deployment.currencyName,
+        blockExplorerUrl: chain.deployment.blockExplorerUrl,
+        factoryAddress: contracts.TokenFactory,
+        BKNAddress: contracts.BKN,
+        USDTAddress: contracts.USDT ?? null,
+        USDCAddress: contracts.USDC ?? null,
+        agentTokenFactoryAddress: contracts.AgentTokenFactory,
+        identityRegistryAddress: contracts.IdentityRegistry,
+        reputationRegistryAddress: contracts.ReputationRegistry,
+        agentMandateAddress: contracts.AgentMandate,
+        complianceProviderAddress: contracts.ComplianceProvider,
+      };
+    },
+  });
+}
+
 /** Liveness, readiness and network information. */
 export function metaRoutes(services: Services) {
   const startedAt = Date.now();
   const readiness = new ReadinessCheck(services);
-  const networkInfo = (path: string) =>
-    defineRoute({
-      method: "get",
-      path,
-      summary: "Contract addresses and explorer of one network (public)",
-      tags: ["network"],
-      access: ACCESS.public,
-      query: networkInfoQuery,
-      response: NetworkInfo,
-      handler: async ({ query }): Promise<z.infer<typeof NetworkInfo>> => {
-        const chain = services.chains.resolve(query.chainId);
-        const { contracts } = chain.deployment;
-        return {
-          chainId: chainIdHex(chain.chainId),
-          chainName: chain.network.name,
-          currencyName: chain.deployment.currencyName,
-          blockExplorerUrl: chain.deployment.blockExplorerUrl,
-          factoryAddress: contracts.TokenFactory,
-          BKNAddress: contracts.BKN,
-          USDTAddress: contracts.USDT ?? null,
-          USDCAddress: contracts.USDC ?? null,
-          agentTokenFactoryAddress: contracts.AgentTokenFactory,
-          identityRegistryAddress: contracts.IdentityRegistry,
-          reputationRegistryAddress: contracts.ReputationRegistry,
-          agentMandateAddress: contracts.AgentMandate,
-          complianceProviderAddress: contracts.ComplianceProvider,
-        };
-      },
-    });
-
   return [
     defineRoute({
       method: "get",
@@ -112,7 +114,7 @@ export function metaRoutes(services: Services) {
         return { status: "ready", environment: services.config.ENVIRONMENT, database, chains };
       },
     }),
-    networkInfo("/get-network-info"),
-    networkInfo("/get-api-network-info"),
+    networkInfoRoute(services, "/get-network-info"),
+    networkInfoRoute(services, "/get-api-network-info"),
   ];
 }

@@ -69,96 +69,126 @@ function sendPage(res: Response, status: number, page: RenderedPage): void {
   res.end(page.html);
 }
 
+/** The investor page's rate limits (per IP), made on first use: the OpenAPI document builds these routes without a database. */
+interface PageLimits {
+  /** Every investor-page request counts against its IP's limits, malformed ones included (before parsing). */
+  admit: (req: Request) => Promise<void>;
+  /** Runs `handle`; a token no link has counts against the IP. */
+  limited: <T>(req: Request, handle: () => Promise<T>) => Promise<T>;
+}
+
+function pageLimits(services: Services): PageLimits {
+  let made: OnboardingRateLimiter | undefined;
+  const limiter = () => (made ??= new OnboardingRateLimiter(services.db));
+  return {
+    admit: (req) => limiter().admit(req),
+    limited: async (req, handle) => {
+      try {
+        return await handle();
+      } catch (error) {
+        if (isUnknownLink(error)) await limiter().unknownLink(req);
+        throw error;
+      }
+    },
+  };
+}
+/** POST /create-kyc-link */
+function createKycLinkRoute(services: Services) {
+  return defineRoute({
+    method: "post",
+    path: "/create-kyc-link",
+    summary: "Invite an investor: a single-use KYC link (e-mailed when SMTP is configured); needKyc false registers it without one",
+    description:
+      "Answers { email, needKyc, userCreated, invitationSent, url } (plus kycStatus and expiresAt). Calling again for a " +
+      "pending investor returns a fresh link and voids the old one. Spends one invitation credit.",
+    tags: ["onboarding"],
+    access: ACCESS.keyEndpoint,
+    response: KycLink,
+    body: createKycLinkBody,
+    handler: async ({ body, caller }) => createKycLink(services, caller.apiKey!, body),
+  });
+}
+
+/** GET /kyc */
+function kycRoute(services: Services, limits: PageLimits) {
+  return defineRoute({
+    method: "get",
+    path: "/kyc",
+    summary: "The investor's onboarding page for a link (HTML; JSON with Accept: application/json)",
+    description: "Unknown links answer 404, used, replaced or expired ones 410, as a page or as a JSON error.",
+    tags: ["onboarding"],
+    access: ACCESS.public,
+    response: {
+      200: {
+        description: "The page (text/html); with Accept: application/json, the link's state",
+        schema: KycLinkState,
+        content: { mediaType: "text/html", schema: { type: "string" } },
+      },
+    },
+    query: z.object({ token: z.string().optional().meta({ description: "The link's token" }) }),
+    rateLimited: true,
+    admit: limits.admit,
+    handler: async ({ query, req, res }) => {
+      const wantsJson = req.accepts(["html", "json"]) === "json";
+      try {
+        const { link, investor } = await limits.limited(req, () => liveLink(services, query.token ?? ""));
+        if (wantsJson) return { email: investor.email, kycStatus: investor.status, expiresAt: link.expiresAt };
+        const basePath = new URL(services.baseUrl).pathname.replace(/\/$/, "");
+        sendPage(res, 200, onboardingPage({ token: query.token!, email: investor.email, expiresAt: link.expiresAt, basePath }));
+      } catch (error) {
+        if (wantsJson || !(error instanceof ApiError)) throw error;
+        const problem = error as Partial<LinkProblem> & ApiError;
+        sendPage(res, error.status, linkProblemPage(problem.title ?? "Investor onboarding", problem.explanation ?? error.message));
+      }
+    },
+  });
+}
+
+/** POST /kyc/message */
+function kycMessageRoute(services: Services, limits: PageLimits) {
+  return defineRoute({
+    method: "post",
+    path: "/kyc/message",
+    summary: "The sign-in message (EIP-4361) the investor's wallet signs for its details; writes nothing",
+    tags: ["onboarding"],
+    access: ACCESS.public,
+    response: SignInMessage,
+    body: messageRequest,
+    rateLimited: true,
+    admit: limits.admit,
+    handler: async ({ body, req }) => limits.limited(req, () => issueSignInMessage(services, body)),
+  });
+}
+
+/** POST /kyc/submit */
+function kycSubmitRoute(services: Services, limits: PageLimits) {
+  return defineRoute({
+    method: "post",
+    path: "/kyc/submit",
+    summary: "The investor's details and the signed message: verified, then the link is used and the investor awaits review",
+    tags: ["onboarding"],
+    access: ACCESS.public,
+    response: KycSubmitted,
+    body: submitRequest,
+    rateLimited: true,
+    admit: limits.admit,
+    handler: async ({ body, req }) => limits.limited(req, () => submitWalletProof(services, body)),
+  });
+}
+
+
 /**
  * Investor onboarding: the issuer's KYC link (API key, invitation credits) and the investor's page, which is public and
  * protected by the link's single-use token.
  */
 export function onboardingRoutes(services: Services) {
-  // Made on first use: the OpenAPI document builds these routes without a database.
-  let made: OnboardingRateLimiter | undefined;
-  const limiter = () => (made ??= new OnboardingRateLimiter(services.db));
-  /** Every investor-page request counts against its IP's limits, malformed ones included (before parsing). */
-  const admit = (req: Request) => limiter().admit(req);
-  /** A token no link has counts against the IP. */
-  const limited = async <T>(req: Request, handle: () => Promise<T>): Promise<T> => {
-    try {
-      return await handle();
-    } catch (error) {
-      if (isUnknownLink(error)) await limiter().unknownLink(req);
-      throw error;
-    }
-  };
-
+  const limits = pageLimits(services);
   return [
-    defineRoute({
-      method: "post",
-      path: "/create-kyc-link",
-      summary: "Invite an investor: a single-use KYC link (e-mailed when SMTP is configured); needKyc false registers it without one",
-      description:
-        "Answers { email, needKyc, userCreated, invitationSent, url } (plus kycStatus and expiresAt). Calling again for a " +
-        "pending investor returns a fresh link and voids the old one. Spends one invitation credit.",
-      tags: ["onboarding"],
-      access: ACCESS.keyEndpoint,
-      response: KycLink,
-      body: createKycLinkBody,
-      handler: async ({ body, caller }) => createKycLink(services, caller.apiKey!, body),
-    }),
-    defineRoute({
-      method: "get",
-      path: "/kyc",
-      summary: "The investor's onboarding page for a link (HTML; JSON with Accept: application/json)",
-      description: "Unknown links answer 404, used, replaced or expired ones 410, as a page or as a JSON error.",
-      tags: ["onboarding"],
-      access: ACCESS.public,
-      response: {
-        200: {
-          description: "The page (text/html); with Accept: application/json, the link's state",
-          schema: KycLinkState,
-          content: { mediaType: "text/html", schema: { type: "string" } },
-        },
-      },
-      query: z.object({ token: z.string().optional().meta({ description: "The link's token" }) }),
-      rateLimited: true,
-      admit,
-      handler: async ({ query, req, res }) => {
-        const wantsJson = req.accepts(["html", "json"]) === "json";
-        try {
-          const { link, investor } = await limited(req, () => liveLink(services, query.token ?? ""));
-          if (wantsJson) return { email: investor.email, kycStatus: investor.status, expiresAt: link.expiresAt };
-          const basePath = new URL(services.baseUrl).pathname.replace(/\/$/, "");
-          sendPage(res, 200, onboardingPage({ token: query.token!, email: investor.email, expiresAt: link.expiresAt, basePath }));
-        } catch (error) {
-          if (wantsJson || !(error instanceof ApiError)) throw error;
-          const problem = error as Partial<LinkProblem> & ApiError;
-          sendPage(res, error.status, linkProblemPage(problem.title ?? "Investor onboarding", problem.explanation ?? error.message));
-        }
-      },
-    }),
-    defineRoute({
-      method: "post",
-      path: "/kyc/message",
-      summary: "The sign-in message (EIP-4361) the investor's wallet signs for its details; writes nothing",
-      tags: ["onboarding"],
-      access: ACCESS.public,
-      response: SignInMessage,
-      body: messageRequest,
-      rateLimited: true,
-      admit,
-      handler: async ({ body, req }) => limited(req, () => issueSignInMessage(services, body)),
-    }),
-    defineRoute({
-      method: "post",
-      path: "/kyc/submit",
-      summary: "The investor's details and the signed message: verified, then the link is used and the investor awaits review",
-      tags: ["onboarding"],
-      access: ACCESS.public,
-      response: KycSubmitted,
-      body: submitRequest,
-      rateLimited: true,
-      admit,
-      handler: async ({ body, req }) => limited(req, () => submitWalletProof(services, body)),
-    }),
-  ];
+      createKycLinkRoute(services),
+      kycRoute(services, limits),
+      kycMessageRoute(services, limits),
+      kycSubmitRoute(services, limits),
+    ];
 }
 
 /** The 404 of a token no link has (onboarding/submission.ts linkError("unknown")). */

@@ -1,8 +1,7 @@
-import { randomUUID } from "node:crypto";
 import multer from "multer";
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
-import { ApiError, badRequest, notFound } from "../errors";
+import { badRequest, notFound } from "../errors";
 import { address, chainIdInput, email, pageFields } from "../wire/fields";
 import { KYC_STATUSES } from "../store/kyc";
 import { defineRoute } from "../http/route";
@@ -20,7 +19,6 @@ import {
   allowanceView,
   balanceWhitelistView,
   dividendView,
-  documentUrl,
   investorInfoView,
   investorsView,
   investorWallet,
@@ -30,14 +28,10 @@ import {
   tokenRecordView,
 } from "../reads/tokenization";
 import type { Services } from "../usecases/services";
+import { DOCUMENT_FIELDS, storeTokenDocuments } from "../usecases/token-documents";
 
 const symbol = z.string().trim().min(1);
 const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: 10 * 1024 * 1024, files: 3 } });
-const DOCUMENT_FIELDS = [
-  { field: "tokenLogotype", document: "logotype" },
-  { field: "subscriptionAgreement", document: "subscriptionAgreement" },
-  { field: "legalDocs", document: "legalDocs" },
-] as const;
 /** GET /get-token-info */
 function getTokenInfoRoute(services: Services) {
   return defineRoute({
@@ -206,34 +200,8 @@ function patchTokenDocsRoute(services: Services) {
           error ? reject(badRequest(`Upload rejected: ${(error as Error).message}`, { field: (error as { field?: string }).field })) : resolve(),
         ),
       );
-      const apiKey = caller.apiKey!;
       const tokenSymbol = typeof req.body?.tokenSymbol === "string" ? req.body.tokenSymbol.trim() : "";
-      if (!tokenSymbol) throw badRequest("tokenSymbol is required", { field: "tokenSymbol" });
-      const { token } = await tokenContext(services, apiKey, tokenSymbol);
-      const files = (req.files ?? {}) as Record<string, Express.Multer.File[]>;
-      const present = DOCUMENT_FIELDS.filter((d) => files[d.field]?.[0]);
-      if (!present.length) throw badRequest("At least one of tokenLogotype, subscriptionAgreement, legalDocs is required", { field: "tokenLogotype" });
-      const refs: Record<string, string> = {};
-      await services.db.transaction(async (q) => {
-        const spent = await services.credits.spend(q, apiKey.id, "patch-token-docs", `docs:${randomUUID()}`);
-        if (!spent.ok) throw new ApiError(403, "OUT_OF_CREDITS", "Out of credits for patch-token-docs", { method: "patch-token-docs" });
-        for (const d of present) {
-          const file = files[d.field][0];
-          refs[d.field] = await services.documents.put(q, file.buffer, file.mimetype || "application/octet-stream");
-          await services.tokens.setDocument(token.id, d.document, refs[d.field], q);
-        }
-      });
-      const answer: z.infer<typeof TokenDocsUpload> = {
-        success: true,
-        tokenSymbol: token.symbol,
-        tokenLogotypeRef: refs.tokenLogotype ?? null,
-        tokenLogotype: documentUrl(services, refs.tokenLogotype ?? null),
-        subscriptionAgreementRef: refs.subscriptionAgreement ?? null,
-        legalDocsRef: refs.legalDocs ?? null,
-        subscriptionAgreementIpfs: refs.subscriptionAgreement ?? null,
-        legalDocsIpfs: refs.legalDocs ?? null,
-      };
-      return answer;
+      return storeTokenDocuments(services, caller.apiKey!, tokenSymbol, (req.files ?? {}) as Record<string, Express.Multer.File[]>);
     },
   });
 }
