@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import multer from "multer";
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
-import { ApiError, badRequest, notFound } from "../errors";
+import { badRequest, notFound, outOfCredits } from "../errors";
 import { address, chainIdInput, email, pageFields } from "../wire/fields";
 import { KYC_STATUSES } from "../store/kyc";
 import { defineRoute } from "../http/route";
@@ -186,7 +186,7 @@ export function readRoutes(services: Services) {
         const refs: Record<string, string> = {};
         await services.db.transaction(async (q) => {
           const spent = await services.credits.spend(q, apiKey.id, "patch-token-docs", `docs:${randomUUID()}`);
-          if (!spent.ok) throw new ApiError(403, "OUT_OF_CREDITS", "Out of credits for patch-token-docs", { method: "patch-token-docs" });
+          if (!spent.ok) throw outOfCredits("patch-token-docs");
           for (const d of present) {
             const file = files[d.field][0];
             refs[d.field] = await services.documents.put(q, file.buffer, file.mimetype || "application/octet-stream");

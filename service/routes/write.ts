@@ -8,7 +8,7 @@ import { replacePendingTransactions } from "../engine/replace";
 import { sendSummary } from "../model/batch-views";
 import { paymentView, transactionStatus } from "../reads/transaction-status";
 import type { Batch } from "../model/batch";
-import { ApiError, badRequest, conflict } from "../errors";
+import { ApiError, badRequest, conflict, outOfCredits as outOfCreditsError } from "../errors";
 import { echoedExecutionMode, type ExecutionMode } from "../wire/fields";
 import { FacadePrepareResponse, PrepareResponse, SendSummary, TransactionStatus } from "../wire/responses";
 import { defineRoute, parseInput } from "../http/route";
@@ -105,7 +105,7 @@ export function writeRoutes(services: Services) {
       if (moved) return;
       // Only a prepared batch moves: of two concurrent sends of one txId, the second finds it moved and gets the 409.
       await loadSendableBatch(services, batch.txId, q);
-      if (outOfCredits) throw new ApiError(403, "OUT_OF_CREDITS", `Out of credits for ${batch.method}`, { method: batch.method });
+      if (outOfCredits) throw outOfCreditsError(batch.method);
       throw conflict(`txId ${batch.txId} changed while it was being sent; look it up with GET /get-transaction-status`, { txId: batch.txId });
     };
     try {

@@ -7,7 +7,7 @@ import { ACCESS, shareOf } from "../auth/access-rules";
 import { FAUCET_CREDIT_METHOD } from "../auth/plans";
 import { newTxId, prepareBatch } from "../engine/prepare";
 import type { Batch } from "../model/batch";
-import { ApiError, badRequest, conflict, notFound } from "../errors";
+import { ApiError, badRequest, conflict, notFound, outOfCredits } from "../errors";
 import { address } from "../wire/fields";
 import { PaymentRequirements, PaymentView, responseFields } from "../wire/responses";
 import { defineRoute, type RouteDefinition } from "../http/route";
@@ -125,7 +125,7 @@ export function x402Routes(services: Services, paidReads: () => RouteDefinition<
     const [availableAt, block] = await Promise.all([bkn.faucetAvailableAt(recipient), chain.provider.getBlock("latest")]);
     if (Number(availableAt) > block!.timestamp) {
       const wait = Number(availableAt) - block!.timestamp;
-      throw new ApiError(429, "FAUCET_COOLDOWN", `${recipient} claimed recently; it may claim again at ${new Date(Number(availableAt) * 1000).toISOString()}`, {
+      throw new ApiError("FAUCET_COOLDOWN", `${recipient} claimed recently; it may claim again at ${new Date(Number(availableAt) * 1000).toISOString()}`, {
         recipientAddress: recipient,
         cooldownEndsAt: new Date(Number(availableAt) * 1000).toISOString(),
       }, { "Retry-After": String(wait) });
@@ -149,7 +149,7 @@ export function x402Routes(services: Services, paidReads: () => RouteDefinition<
       await services.db.transaction(async (q) => {
         if (apiKey) {
           const spent = await services.credits.spend(q, apiKey.id, FAUCET_CREDIT_METHOD, prepared.txId);
-          if (!spent.ok) throw new ApiError(403, "OUT_OF_CREDITS", "Out of credits for faucet", { method: FAUCET_CREDIT_METHOD });
+          if (!spent.ok) throw outOfCredits(FAUCET_CREDIT_METHOD);
         }
         await q.query("INSERT INTO faucet_claims (id, idempotency_key, recipient, tx_id, api_key_id) VALUES ($1, $2, $3, $4, $5)", [
           claimId,
