@@ -154,7 +154,8 @@ export function routesRouter(routes: RouteDefinition<any, any>[], services: Gate
 function methodNotAllowed(routes: RouteDefinition<any, any>[]): RequestHandler {
   const byPath = new Map<string, Set<string>>();
   const patterns: { pattern: RegExp; method: string }[] = [];
-  for (const route of routes) {
+  // Hidden routes (the operator's command) stay unknown to anyone who tries another method: a 404.
+  for (const route of routes.filter((r) => !r.hidden)) {
     const method = route.method.toUpperCase();
     if (route.path.includes("{")) {
       const source = route.path
