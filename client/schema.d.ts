@@ -3735,10 +3735,14 @@ export interface components {
         /** @description Every error: a code, a message naming the field or rule, optional details */
         Error: {
             error: {
-                /** @example VALIDATION_ERROR */
-                code: string;
+                code: components["schemas"]["ErrorCode"];
                 message: string;
-                /** @description What the error is about, e.g. { field } or { transactionIndex } */
+                /**
+                 * @description The request field at fault, where there is one (a dotted path into the body or query, e.g. `userToMint.0.amount`)
+                 * @example tokenSymbol
+                 */
+                param?: string;
+                /** @description What the error is about, e.g. { field, issues: [{ field, message }] } for invalid input, or { transactionIndex } */
                 details?: {
                     [key: string]: unknown;
                 };
@@ -3746,6 +3750,45 @@ export interface components {
             /** @description The same message, for clients that read it at the top level */
             message: string;
         };
+        /**
+         * @description Every error code, its HTTP status and what it means:
+         *
+         *     | Code | Status | Meaning |
+         *     | --- | --- | --- |
+         *     | `BAD_REQUEST` | 400 | The request is invalid: a field is missing or wrong (error.param names it), or a rule about the request failed |
+         *     | `PREFLIGHT_FAILED` | 400 | A check against the chain failed: the transaction would revert or make no sense now |
+         *     | `TRANSACTION_MISMATCH` | 400 | A signed transaction differs from the one prepared for this txId (details name the index and the field) |
+         *     | `INVALID_SIGNATURE` | 400 | A signed transaction is not signed by the prepared signer, or its signature cannot be recovered |
+         *     | `REPLACEMENT_UNDERPRICED` | 400 | A replacement for a pending transaction does not raise both fees by at least 10% |
+         *     | `MALFORMED_JSON` | 400 | The request body is not valid JSON |
+         *     | `MALFORMED_URL` | 400 | The URL has a %-escape that does not decode |
+         *     | `REQUEST_ABORTED` | 400 | The request body was not received completely |
+         *     | `UNAUTHORIZED` | 401 | An API key is needed and none was sent, or the key sent is not valid |
+         *     | `PAYMENT_REQUIRED` | 402 | The call must be paid: pay the x402 quote in the PAYMENT-REQUIRED header and repeat it with X-PAYMENT |
+         *     | `FORBIDDEN` | 403 | The caller may not do this (another key's token or batch, a signer not whitelisted, …) |
+         *     | `OUT_OF_CREDITS` | 403 | The API key has no credit left for this method (or for invitations, the faucet) |
+         *     | `NOT_FOUND` | 404 | No such route, record or document |
+         *     | `METHOD_NOT_ALLOWED` | 405 | The path exists but does not answer this HTTP method: the Allow header lists the ones it does |
+         *     | `CONFLICT` | 409 | The request conflicts with what is recorded (already sent, already exists, changed meanwhile) |
+         *     | `ALREADY_PAID` | 409 | What this payment is for has already been paid |
+         *     | `LINK_USED` | 410 | The onboarding link was already used to submit the investor's details |
+         *     | `LINK_REPLACED` | 410 | The onboarding link was replaced by a newer one, or the onboarding was closed |
+         *     | `LINK_EXPIRED` | 410 | The onboarding link has expired |
+         *     | `LINK_LOCKED` | 410 | The onboarding link was locked after too many refused submissions |
+         *     | `EVENT_ID_EXPIRED` | 410 | The event id to resume from is older than the retention window: reconnect without it |
+         *     | `PAYLOAD_TOO_LARGE` | 413 | The request body is larger than the service accepts (1 MB for JSON) |
+         *     | `UNSUPPORTED_MEDIA_TYPE` | 415 | The body is not in the content type this route reads (JSON: Content-Type: application/json) |
+         *     | `UNSUPPORTED_CHARSET` | 415 | The body's charset is not UTF-8 |
+         *     | `UNSUPPORTED_ENCODING` | 415 | The body's Content-Encoding is not one the service decodes (none, gzip, deflate, br) |
+         *     | `RATE_LIMITED` | 429 | Too many requests: wait the seconds in Retry-After |
+         *     | `FAUCET_COOLDOWN` | 429 | This recipient claimed from the faucet recently: it may claim again after Retry-After |
+         *     | `INTERNAL_ERROR` | 500 | A bug: the x-request-id header finds it in the service's logs |
+         *     | `CHAIN_READ_FAILED` | 502 | A read from a chain failed (a contract that does not answer, a node that returned nothing) |
+         *     | `UNAVAILABLE` | 503 | The service is not ready: its database or a chain does not answer (GET /ready; details list each check) |
+         *     | `CHAIN_UNAVAILABLE` | 503 | A chain this call needs is not answering: nothing was sent or charged; try again after Retry-After |
+         * @enum {string}
+         */
+        ErrorCode: "BAD_REQUEST" | "PREFLIGHT_FAILED" | "TRANSACTION_MISMATCH" | "INVALID_SIGNATURE" | "REPLACEMENT_UNDERPRICED" | "MALFORMED_JSON" | "MALFORMED_URL" | "REQUEST_ABORTED" | "UNAUTHORIZED" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "OUT_OF_CREDITS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_PAID" | "LINK_USED" | "LINK_REPLACED" | "LINK_EXPIRED" | "LINK_LOCKED" | "EVENT_ID_EXPIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_CHARSET" | "UNSUPPORTED_ENCODING" | "RATE_LIMITED" | "FAUCET_COOLDOWN" | "INTERNAL_ERROR" | "CHAIN_READ_FAILED" | "UNAVAILABLE" | "CHAIN_UNAVAILABLE";
         /** @description An event: its id (position), type, time, the txId / chain / hash it concerns, and its data */
         Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
         ExecutorAction: {
@@ -5866,7 +5909,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Another client error (403 not allowed or out of credits, 404 unknown, 409 conflict, 410 gone, 413, 415) */
+        /** @description Another client error (403 not allowed or out of credits, 404 unknown, 405 method not allowed, 409 conflict, 410 gone, 413, 415); the codes are in the ErrorCode schema */
         ClientError: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];

@@ -105,7 +105,7 @@ export function createApp(services: Services, options: { adminToken: string }): 
   app.use(routesRouter([...allRoutes(services), ...adminRoutes(services, options.adminToken)], services));
 
   app.use((req: Request, _res: Response, next: NextFunction) => {
-    next(new ApiError(404, "NOT_FOUND", `No route for ${req.method} ${req.path}`));
+    next(new ApiError("NOT_FOUND", `No route for ${req.method} ${req.path}`));
   });
 
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
@@ -130,34 +130,36 @@ export function toApiError(error: unknown): ApiError {
   const e = error as { type?: string; status?: number; statusCode?: number; message?: string; code?: string; constraint?: string; expose?: boolean };
   switch (e?.type) {
     case "entity.parse.failed":
-      return new ApiError(400, "MALFORMED_JSON", "Request body is not valid JSON");
+      return new ApiError("MALFORMED_JSON", "Request body is not valid JSON");
     case "entity.too.large":
-      return new ApiError(413, "PAYLOAD_TOO_LARGE", "Request body is too large");
+      return new ApiError("PAYLOAD_TOO_LARGE", "Request body is too large");
     case "charset.unsupported":
-      return new ApiError(415, "UNSUPPORTED_CHARSET", "Request body charset is not supported: send JSON as UTF-8 (Content-Type: application/json; charset=utf-8)");
+      return new ApiError("UNSUPPORTED_CHARSET", "Request body charset is not supported: send JSON as UTF-8 (Content-Type: application/json; charset=utf-8)");
     case "encoding.unsupported":
-      return new ApiError(415, "UNSUPPORTED_ENCODING", "Content-Encoding is not supported: send the body uncompressed, or gzip, deflate or br");
+      return new ApiError("UNSUPPORTED_ENCODING", "Content-Encoding is not supported: send the body uncompressed, or gzip, deflate or br");
     case "request.aborted":
-      return new ApiError(400, "REQUEST_ABORTED", "The request body was not received completely");
+      return new ApiError("REQUEST_ABORTED", "The request body was not received completely");
   }
   if (error instanceof URIError || /Failed to decode param/i.test(e?.message ?? "")) {
-    return new ApiError(400, "MALFORMED_URL", "The URL has an undecodable %-escape");
+    return new ApiError("MALFORMED_URL", "The URL has an undecodable %-escape");
   }
   const status = e?.status ?? e?.statusCode;
   if (typeof status === "number" && status >= 400 && status < 500) {
     // Other client errors from the HTTP layer (e.g. a body that claims gzip but is not): no internals in the message.
-    return new ApiError(status, "BAD_REQUEST", status === 415 ? "Unsupported request body encoding" : "The request body could not be read (is its Content-Encoding right?)");
+    if (status === 415) return new ApiError("UNSUPPORTED_ENCODING", "Unsupported request body encoding");
+    if (status === 413) return new ApiError("PAYLOAD_TOO_LARGE", "Request body is too large");
+    return new ApiError("BAD_REQUEST", "The request body could not be read (is its Content-Encoding right?)");
   }
   switch (e?.code) {
     case "23505":
-      return new ApiError(409, "CONFLICT", "This request conflicts with a record that already exists");
+      return new ApiError("CONFLICT", "This request conflicts with a record that already exists");
     case "22P02":
     case "22003":
     case "22021":
     case "54001":
-      return new ApiError(400, "BAD_REQUEST", "A value of this request cannot be stored (out of range or not valid text)");
+      return new ApiError("BAD_REQUEST", "A value of this request cannot be stored (out of range or not valid text)");
   }
-  return new ApiError(500, "INTERNAL_ERROR", "Internal error; the request id in x-request-id identifies it in the logs");
+  return new ApiError("INTERNAL_ERROR", "Internal error; the request id in x-request-id identifies it in the logs");
 }
 
 /**
@@ -171,7 +173,6 @@ function chainUnavailable(error: unknown): ApiError | undefined {
   const retryAfter = known?.retryAfterSeconds ?? 5;
   const what = chainId === undefined ? "A chain" : `Chain ${chainId}`;
   return new ApiError(
-    503,
     "CHAIN_UNAVAILABLE",
     `${what} is not answering right now (its RPC providers failed or are rate limiting); nothing was charged or sent: try again in ${retryAfter} s`,
     { ...(chainId === undefined ? {} : { chainId }), retryAfterSeconds: retryAfter },

@@ -52,7 +52,7 @@ const subjectOf = (req: Request) => `ip:${req.ip ?? "unknown"}`;
 
 function tooMany(limit: string, msBeforeNext: number): ApiError {
   const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
-  return new ApiError(429, "RATE_LIMITED", `Too many requests: ${limit} exceeded; retry after ${seconds} seconds`, { limit, retryAfterSeconds: seconds }, {
+  return new ApiError("RATE_LIMITED", `Too many requests: ${limit} exceeded; retry after ${seconds} seconds`, { limit, retryAfterSeconds: seconds }, {
     "Retry-After": String(seconds),
   });
 }

@@ -49,7 +49,7 @@ export function limiterStore(db: Db, keyPrefix: string, points: number, duration
 }
 
 function rateLimited(limit: string): ApiError {
-  return new ApiError(429, "RATE_LIMITED", `Too many requests: ${limit} exceeded; retry after 60 seconds`, { limit }, {
+  return new ApiError("RATE_LIMITED", `Too many requests: ${limit} exceeded; retry after 60 seconds`, { limit }, {
     "Retry-After": RETRY_AFTER_SECONDS,
   });
 }

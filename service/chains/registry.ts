@@ -3,7 +3,7 @@ import { badRequest } from "../errors";
 import type { Logger } from "../logger";
 import { BlockWatcher } from "./blocks";
 import { readDeployment, type Deployment } from "./deployments";
-import { DEFAULT_CONFIRMATIONS, networkById, parseChainId, type Network } from "./networks";
+import { chainIdHex, DEFAULT_CONFIRMATIONS, networkById, parseChainId, type Network } from "./networks";
 import { ReorgWatch } from "./reorg-watch";
 import { ResilientRpcProvider, type RpcObserver } from "./rpc";
 
@@ -85,13 +85,29 @@ export class ChainRegistry {
     const network = chainId === undefined ? undefined : networkById(chainId);
     if (chainId === undefined || !network) {
       const value = typeof input === "object" ? JSON.stringify(input) : (input as string | number | boolean | bigint).toString();
-      throw badRequest(`Unsupported ${field}: ${value}`, { field, value, available: this.list().map((c) => c.chainId) });
+      throw badRequest(`Unsupported ${field}: ${value}. ${this.acceptedForms(field, value)}`, { field, value, available: this.list().map((c) => c.chainId) });
     }
     throw badRequest(`${field} ${chainId} (${network.name}) is not available on the ${this.config.ENVIRONMENT} deployment`, {
       field,
       chainId,
       available: this.list().map((c) => c.chainId),
     });
+  }
+
+  /**
+   * What a chain id may look like, with the chains this deployment serves, and a guess when the value names one of them
+   * ("sepolia", "Base Sepolia", "base-sepolia"): names are not chain ids, but the hint says which id was meant.
+   */
+  private acceptedForms(field: string, value: string): string {
+    const served = this.list();
+    const squeeze = (text: string) => text.toLowerCase().replace(/[^a-z0-9]/g, "");
+    const named = served.find((c) => squeeze(c.network.name) === squeeze(value));
+    const example = served[0];
+    const forms = example
+      ? `a decimal number (${example.chainId}), 0x hex (${chainIdHex(example.chainId)}) or the network's hex code (${example.network.hexCode})`
+      : "a decimal number, 0x hex or the network's hex code";
+    const list = served.map((c) => `${c.chainId} (${c.network.name})`).join(", ");
+    return `${named ? `Did you mean ${named.chainId} (${named.network.name})? ` : ""}${field} is ${forms}; this deployment serves ${list || "no chain"}`;
   }
 
   destroy(): void {

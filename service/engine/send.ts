@@ -3,6 +3,7 @@ import { z } from "zod";
 import { checksumAddress } from "../crypto/checksum-address";
 import { recoverSigner } from "../crypto/recover";
 import { ApiError, badRequest, conflict, notFound } from "../errors";
+import { typeName } from "../wire/fields";
 import type { Queryable } from "../store/db";
 import { isValidReplacement, type Fees } from "../chains/fee-bump";
 import { feesOf } from "./tracker";
@@ -13,19 +14,20 @@ import type { Stores } from "../store/stores";
 export type SendServices = Pick<Stores, "batches">;
 
 const hexString = z.string().trim().regex(/^0x[0-9a-fA-F]*$/, "must be 0x-prefixed hex");
-const oneOrMany = <T extends z.ZodType>(item: T) => z.union([item, z.array(item).min(1)]);
+const oneOrMany = <T extends z.ZodType>(item: T, what: string) =>
+  z.union([item, z.array(item).min(1)], { error: (i) => (i.input === undefined ? "is required" : `must be ${what}, not ${typeName(i.input)}`) });
 
 /** Every body form existing clients send (WIRE-COMPAT §12 A–E, client-broadcast, relayed C). Unknown keys ignored. */
 export const sendBodySchema = z.object({
-  txId: oneOrMany(z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, "must be the txId returned by prepare (0x + 64 hex)")),
-  signedTransactions: oneOrMany(hexString).optional(),
-  txHash: oneOrMany(z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, "must be a 0x-prefixed 32-byte transaction hash")).optional(),
+  txId: oneOrMany(z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, "must be the txId returned by prepare (0x + 64 hex)"), "the txId returned by prepare (0x + 64 hex)"),
+  signedTransactions: oneOrMany(hexString, "an array of signed transactions (0x-prefixed hex strings, one per prepared transaction)").optional(),
+  txHash: oneOrMany(z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, "must be a 0x-prefixed 32-byte transaction hash"), "a 0x-prefixed 32-byte transaction hash (or an array of them)").optional(),
   transactions: z.array(z.object({ to: z.string().optional(), data: z.string().optional(), value: z.unknown().optional() })).optional(),
 });
 export type SendBody = z.infer<typeof sendBodySchema>;
 
 export type SendRequest =
-  | { kind: "signed"; txId: string; signedTransactions: string[] }
+  | { kind: "signed"; txId: string; signedTransactions: string[]; oneString?: boolean }
   | { kind: "reported"; txId: string; txHashes: string[] }
   | { kind: "relayed"; txId: string };
 
@@ -37,7 +39,7 @@ export function normalizeSendBody(body: SendBody): SendRequest {
   if (ids.length !== 1) throw badRequest("txId: an array of txIds must repeat the same batch id", { field: "txId" });
   const txId = ids[0];
   const signed = asArray(body.signedTransactions);
-  if (signed.length) return { kind: "signed", txId, signedTransactions: signed };
+  if (signed.length) return { kind: "signed", txId, signedTransactions: signed, ...(typeof body.signedTransactions === "string" ? { oneString: true } : {}) };
   const hashes = asArray(body.txHash);
   if (hashes.length) return { kind: "reported", txId, txHashes: hashes.map((h) => h.toLowerCase()) };
   return { kind: "relayed", txId };
@@ -47,7 +49,7 @@ export function normalizeSendBody(body: SendBody): SendRequest {
 export const FEE_CEILING_FACTOR = 3n;
 
 function mismatch(index: number, field: string, want: unknown, got: unknown): ApiError {
-  return new ApiError(400, "TRANSACTION_MISMATCH", `signedTransactions[${index}]: ${field} does not match the prepared transaction (expected ${String(want)}, got ${String(got)})`, {
+  return new ApiError("TRANSACTION_MISMATCH", `signedTransactions[${index}]: ${field} does not match the prepared transaction (expected ${String(want)}, got ${String(got)})`, {
     transactionIndex: index,
     field,
     expected: String(want),
@@ -60,8 +62,15 @@ function mismatch(index: number, field: string, want: unknown, got: unknown): Ap
  * 2, chain, nonce, target, value, data, gas limit, no access list) except the fees, which a wallet may re-price up to
  * FEE_CEILING_FACTOR × the prepared maxFeePerGas. Throws a 400 naming the index and the first field that differs.
  */
-export function verifySignedTransactions(batch: Batch, signed: string[], feeCeilingBase?: bigint): { index: number; signedRaw: string; txHash: string }[] {
+export function verifySignedTransactions(batch: Batch, signed: string[], feeCeilingBase?: bigint, oneString = false): { index: number; signedRaw: string; txHash: string }[] {
   const prepared = batch.transactions;
+  if (oneString && prepared.length > 1) {
+    // A lone string stands for a one-transaction batch (WIRE-COMPAT §12 A); this batch has more.
+    throw badRequest(
+      `signedTransactions must be an array of signed transaction hex strings, one per prepared transaction in order: this txId has ${prepared.length}, and one string was sent`,
+      { field: "signedTransactions", expected: prepared.length, actual: 1 },
+    );
+  }
   if (signed.length !== prepared.length) {
     throw badRequest(`signedTransactions: expected ${prepared.length} signed transaction(s) for this txId, got ${signed.length}`, {
       field: "signedTransactions",
@@ -82,11 +91,11 @@ export function verifySignedTransactions(batch: Batch, signed: string[], feeCeil
     try {
       from = recoverSigner(tx.unsignedHash, tx.signature);
     } catch {
-      throw new ApiError(400, "INVALID_SIGNATURE", `signedTransactions[${index}] has a signature no key can have made`, { transactionIndex: index });
+      throw new ApiError("INVALID_SIGNATURE", `signedTransactions[${index}] has a signature no key can have made`, { transactionIndex: index });
     }
     const expected = twin.unsigned;
     if (checksumAddress(from) !== checksumAddress(expected.from)) {
-      throw new ApiError(400, "INVALID_SIGNATURE", `signedTransactions[${index}] is signed by ${from}, not by ${expected.from}`, {
+      throw new ApiError("INVALID_SIGNATURE", `signedTransactions[${index}] is signed by ${from}, not by ${expected.from}`, {
         transactionIndex: index,
         expectedSigner: expected.from,
         actualSigner: from,
@@ -158,7 +167,7 @@ export function reportable(batch: Batch): boolean {
 /** What to write for each transaction when a client-signed or client-broadcast batch starts sending. */
 export function sendingState(batch: Batch, request: SendRequest): { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[] {
   if (request.kind === "signed") {
-    return verifySignedTransactions(batch, request.signedTransactions).map((s) => ({ ...s, status: "signed" as const }));
+    return verifySignedTransactions(batch, request.signedTransactions, undefined, request.oneString).map((s) => ({ ...s, status: "signed" as const }));
   }
   if (request.kind === "reported") {
     if (request.txHashes.length !== batch.transactions.length) {
@@ -219,7 +228,7 @@ export function clientReplacements(batch: Batch, signed: string[], marketMaxFee:
     const fees = feesOf({ ...current, signedRaw: next.signedRaw });
     const replacedFees = feesOf(current);
     if (!isValidReplacement(fees, replacedFees)) {
-      throw new ApiError(400, "REPLACEMENT_UNDERPRICED", `signedTransactions[${next.index}]: a replacement must raise maxFeePerGas and maxPriorityFeePerGas by at least 10% (now ${replacedFees.maxFeePerGas} and ${replacedFees.maxPriorityFeePerGas})`, {
+      throw new ApiError("REPLACEMENT_UNDERPRICED", `signedTransactions[${next.index}]: a replacement must raise maxFeePerGas and maxPriorityFeePerGas by at least 10% (now ${replacedFees.maxFeePerGas} and ${replacedFees.maxPriorityFeePerGas})`, {
         transactionIndex: next.index,
         field: "signedTransactions",
         currentMaxFeePerGas: replacedFees.maxFeePerGas.toString(),

@@ -1,6 +1,6 @@
 import { z, type ZodType } from "zod";
 import { securityOf, type AccessRule } from "../auth/access-rules";
-import { ErrorBody, PaymentRequired, PaymentSettlement } from "../wire/responses";
+import { ErrorBody, errorCodeTable, PaymentRequired, PaymentSettlement } from "../wire/responses";
 import type { ResponseDoc, RouteDefinition, SuccessResponses } from "./route";
 
 /**
@@ -113,13 +113,18 @@ in order and reports their status.
 
 * **Credentials**: an API key (\`x-api-key\`, plan credits), or an x402 payment in USDC (\`X-PAYMENT\`) where the operation says so. A call that
   must be paid and carries neither answers **402** with the quote in the \`PAYMENT-REQUIRED\` header.
-* **Errors**: every error is \`{ "error": { "code", "message", "details"? }, "message" }\`; the \`x-request-id\` header of any answer finds it in the
-  service's logs.
+* **Errors**: every error is \`{ "error": { "code", "message", "param"?, "details"? }, "message" }\`; the \`x-request-id\` header of any answer
+  finds it in the service's logs. Invalid input is always \`BAD_REQUEST\` with \`param\` naming the field at fault (also in \`details.field\`) and
+  \`details.issues[]\` (\`{ field, message }\`). The codes are listed below (*Error codes*) and in the \`ErrorCode\` schema.
 * **Rate limits**: the prepare routes answer **429** with \`Retry-After\` (seconds) when a client goes too fast.
 * **Chains that do not answer**: when every RPC provider of a chain fails or rate-limits for longer than the retry budget, a call that needs
   that chain answers **503** \`CHAIN_UNAVAILABLE\` with \`Retry-After\`: nothing was sent or charged; try again. A batch already being sent
   is never failed by such an outage: it waits and goes on.
-* **Amounts** are decimal strings; unsigned transactions are ethers-style (sign them as they are).`;
+* **Amounts** are decimal strings; unsigned transactions are ethers-style (sign them as they are).
+
+### Error codes
+
+${errorCodeTable()}`;
 
 const REQUEST_ID_HEADER = { $ref: "#/components/headers/RequestId" };
 
@@ -278,7 +283,7 @@ export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { versio
         TooManyRequests: error("Too many requests: wait the seconds in Retry-After", {
           "Retry-After": { required: true, description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 0 } },
         }),
-        ClientError: error("Another client error (403 not allowed or out of credits, 404 unknown, 409 conflict, 410 gone, 413, 415)"),
+        ClientError: error("Another client error (403 not allowed or out of credits, 404 unknown, 405 method not allowed, 409 conflict, 410 gone, 413, 415); the codes are in the ErrorCode schema"),
         ChainUnavailable: error("A chain this call needs is not answering (every RPC provider failed or rate-limited): nothing was sent or charged; try again after Retry-After", {
           "Retry-After": { required: true, description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 1 } },
         }),

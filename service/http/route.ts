@@ -2,9 +2,10 @@ import { Router as expressRouter, type NextFunction, type Request, type RequestH
 import { z, type ZodType } from "zod";
 import { CallPayment, identify, type Caller, type GateServices } from "../access/gate";
 import type { AccessRule } from "../auth/access-rules";
-import { validationError } from "../errors";
+import { ApiError, badRequest } from "../errors";
 import { typeName } from "../wire/fields";
 import { guardInput } from "./input-guard";
+import { closestName, knownKeys, withMisspellingHint } from "./input-hints";
 
 export type HttpMethod = "get" | "post" | "patch" | "delete";
 
@@ -66,20 +67,40 @@ export function defineRoute<Q = unknown, B = unknown>(route: RouteDefinition<Q, 
   return route;
 }
 
-/** Parses `input` with `schema` or throws a 400 whose message names the first offending field. */
+/**
+ * Parses `input` with `schema` or throws the 400 of invalid input: BAD_REQUEST, its message naming the first offending
+ * field, `param` and `details.field` that field, `details.issues` every problem found.
+ */
 export function parseInput<T>(schema: ZodType<T>, input: unknown, where: string): T {
   const result = schema.safeParse(input ?? {});
   if (result.success) return result.data;
-  const issues = result.error.issues.map((issue) => ({ field: issue.path.join("."), message: describeIssue(issue, input) }));
-  const first = issues[0];
-  const message = first.field ? `${first.field} ${first.message}` : first.message;
-  throw validationError(message, { in: where, issues });
+  const described = result.error.issues.flatMap((issue) => describeIssues(issue, input, schema));
+  const first = described[0];
+  const message = first.sentence ?? (first.field ? `${first.field} ${first.message}` : first.message);
+  const issues = described.map(({ field, message }) => ({ field, message }));
+  throw badRequest(message, { ...(first.field ? { field: first.field } : {}), in: where, issues });
+}
+
+/** One issue per field: a strict object's unknown keys become one issue each, named by their path. */
+function describeIssues(issue: z.core.$ZodIssue, input: unknown, schema: ZodType): { field: string; message: string; sentence?: string }[] {
+  if (issue.code === "unrecognized_keys" && /^Unrecognized key/.test(issue.message)) {
+    // Only at the top level do we know the schema's fields; deeper, the key is named without a guess.
+    const known = issue.path.length === 0 ? knownKeys(schema) : new Set<string>();
+    return issue.keys.map((key) => {
+      const guess = closestName(key, known);
+      const field = [...issue.path, key].join(".");
+      return { field, message: `is not a known parameter${guess ? ` (did you mean ${guess}?)` : ""}`, sentence: `Received unknown parameter: ${field}${guess ? `. Did you mean ${guess}?` : ""}` };
+    });
+  }
+  return [{ field: issue.path.join("."), message: describeIssue(issue, input) }];
 }
 
 /** "is required" only when the field is really absent; a field of the wrong type gets a message saying what was expected. */
 function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
   const missing = valueAt(input, issue.path) === undefined;
   if (missing && (issue.code === "invalid_type" || issue.code === "invalid_union")) return "is required";
+  // A union's own wording ("Invalid input") says nothing: say what was sent instead.
+  if (issue.code === "invalid_union" && /^Invalid input$/.test(issue.message)) return `has the wrong type (${typeName(valueAt(input, issue.path))})`;
   // Zod's own wording ("Invalid input: expected …") is replaced; a schema's custom message is kept.
   if (issue.code === "invalid_type" && /^Invalid input/.test(issue.message)) return `must be ${article(issue.expected)}, not ${typeName(valueAt(input, issue.path))}`;
   return issue.message;
@@ -122,7 +143,62 @@ export function routesRouter(routes: RouteDefinition<any, any>[], services: Gate
   // What the table serves ("get /health"), for whoever lists the app's routes (the OpenAPI test walks the app).
   router.use(Object.assign(fixedPaths, { mountedRoutes: routes.filter((r) => !withParameters.includes(r)).map((r) => `${r.method} ${r.path}`) }));
   for (const route of withParameters) router[route.method](route.path.replace(/\{(\w+)\}/g, ":$1"), routeHandler(route, services));
+  router.use(methodNotAllowed(routes));
   return router;
+}
+
+/**
+ * Reached when no route answered: a path that exists under other methods is a 405 with Allow (GET on a POST route, and
+ * the reverse); a path that does not exist at all goes on to the 404.
+ */
+function methodNotAllowed(routes: RouteDefinition<any, any>[]): RequestHandler {
+  const byPath = new Map<string, Set<string>>();
+  const patterns: { pattern: RegExp; method: string }[] = [];
+  // Hidden routes (the operator's command) stay unknown to anyone who tries another method: a 404.
+  for (const route of routes.filter((r) => !r.hidden)) {
+    const method = route.method.toUpperCase();
+    if (route.path.includes("{")) {
+      const source = route.path
+        .split(/\{\w+\}/)
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+        .join("[^/]+");
+      patterns.push({ pattern: new RegExp(`^${source}/?$`, "i"), method });
+    } else {
+      const key = fixedKey("", route.path);
+      if (!byPath.has(key)) byPath.set(key, new Set());
+      byPath.get(key)!.add(method);
+    }
+  }
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const allowed = new Set(byPath.get(fixedKey("", req.path)));
+    for (const { pattern, method } of patterns) if (pattern.test(req.path)) allowed.add(method);
+    if (!allowed.size) return next();
+    const answers = [...allowed].sort().join(" or ");
+    if (allowed.has("GET")) allowed.add("HEAD");
+    const methods = [...allowed].sort();
+    const allow = [...methods, "OPTIONS"].join(", ");
+    next(new ApiError("METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${req.path}: it answers ${answers}`, { method: req.method, allowed: methods }, { Allow: allow }));
+  };
+}
+
+/** The media types a JSON body is read from (express.json's own list). */
+const JSON_TYPES = ["application/json", "application/*+json"];
+
+/**
+ * A route that reads a JSON body refuses a body of another type (a form post, text) with a 415 that says what to send,
+ * rather than a "field is required" about a body it never read. Multipart routes parse their own bodies; GET bodies
+ * are optional extras (WIRE-COMPAT §11).
+ */
+function assertJsonBody(route: RouteDefinition<any, any>, req: Request): void {
+  if (route.method === "get" || route.multipartFiles || !(route.body || route.documentedBody)) return;
+  if (req.is(JSON_TYPES) !== false) return; // JSON, or no body at all
+  const given = req.header("content-type") ?? "";
+  const type = given.split(";")[0].trim().toLowerCase();
+  throw new ApiError(
+    "UNSUPPORTED_MEDIA_TYPE",
+    `${route.method.toUpperCase()} ${route.path} reads a JSON body: send it with Content-Type: application/json${type ? `, not ${type}` : " (none was given)"}`,
+    { contentType: type || null, expected: "application/json" },
+  );
 }
 
 function fixedKey(method: string, path: string): string {
@@ -137,6 +213,7 @@ function routeHandler(route: RouteDefinition<any, any>, services: GateServices):
     res.locals.route = route.path; // the template, for metrics and logs (never the raw path)
     try {
       await route.admit?.(req);
+      assertJsonBody(route, req);
       guardInput(req.query, "query");
       guardInput(req.body, "body");
       const caller = await identify(services, req, route.access);
@@ -153,9 +230,18 @@ function routeHandler(route: RouteDefinition<any, any>, services: GateServices):
       res.status(shaped.status ?? 200).json(shaped.body);
     } catch (error) {
       await payment?.release(`the call failed: ${(error as Error).message}`).catch(() => undefined);
-      next(error);
+      next(misspellingHint(route, req, error));
     }
   };
+}
+
+/** The error, naming a near-miss unknown key when it is about a field the request lacks (input-hints.ts). */
+function misspellingHint(route: RouteDefinition<any, any>, req: Request, error: unknown): unknown {
+  if (!(error instanceof ApiError) || !error.param) return error;
+  const fromQuery = error.details?.in === "query" || route.method === "get";
+  const input = fromQuery ? { ...(isObject(req.body) ? req.body : {}), ...req.query } : req.body;
+  const known = knownKeys(fromQuery ? route.query : (route.body ?? route.documentedBody));
+  return withMisspellingHint(error, input, known);
 }
 
 function isObject(v: unknown): v is Record<string, unknown> {

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { INVITATION_CREDIT_METHOD } from "../model/plans";
-import { ApiError, conflict } from "../errors";
+import { conflict, outOfCredits } from "../errors";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { KycInvestorRecord, KycLinkRecord } from "../store/kyc";
 import { linkExpiry, linkUrl, newLinkToken, newNonce, sealLinkToken } from "./links";
@@ -60,7 +60,7 @@ export async function createKycLink(services: InvitationServices, apiKey: ApiKey
       throw conflict(`${email} was invited with KYC (status ${current.status}); needKyc cannot be withdrawn`, { field: "needKyc", kycStatus: current.status });
     }
     const spent = await services.credits.spend(q, apiKey.id, INVITATION_CREDIT_METHOD, `kyc:${randomUUID()}`);
-    if (!spent.ok) throw new ApiError(403, "OUT_OF_CREDITS", INVITATION_LIMIT_MESSAGE, { method: INVITATION_CREDIT_METHOD });
+    if (!spent.ok) throw outOfCredits(INVITATION_CREDIT_METHOD, INVITATION_LIMIT_MESSAGE);
 
     const created = !current;
     if (!current) {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ApiError, conflict, notFound } from "../errors";
+import { ApiError, conflict, notFound, type ErrorCode } from "../errors";
 import { address } from "../wire/fields";
 import type { KycInvestorRecord, KycLinkRecord } from "../store/kyc";
 import { isCountryCode } from "./countries";
@@ -47,7 +47,7 @@ export const submitRequest = z.strictObject({
 // ---------------------------------------------------------------------------------------------------------------
 // Links
 
-const LINK_PROBLEMS: Record<Exclude<LinkState, "live">, { code: string; title: string; message: string }> = {
+const LINK_PROBLEMS: Record<Exclude<LinkState, "live">, { code: ErrorCode; title: string; message: string }> = {
   used: { code: "LINK_USED", title: "This link has already been used", message: "Your details were already submitted with this link. Your issuer will contact you if anything else is needed." },
   voided: { code: "LINK_REPLACED", title: "This link is no longer valid", message: "A newer link replaced it, or the onboarding was closed. Use the most recent link your issuer sent you." },
   expired: { code: "LINK_EXPIRED", title: "This link has expired", message: "Ask your issuer for a new onboarding link." },
@@ -69,7 +69,7 @@ export function linkError(state: LinkState | "unknown"): LinkProblem {
   }
   if (state === "live") throw new Error("a live link is not an error");
   const p = LINK_PROBLEMS[state];
-  return Object.assign(new ApiError(410, p.code, `${p.title}. ${p.message}`, { field: "token", linkState: state }), { title: p.title, explanation: p.message });
+  return Object.assign(new ApiError(p.code, `${p.title}. ${p.message}`, { field: "token", linkState: state }), { title: p.title, explanation: p.message });
 }
 
 /** A link and its investor, when the link can still be used; 404 for an unknown token, 410 for a used, replaced or expired one. */

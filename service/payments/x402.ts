@@ -129,7 +129,6 @@ export class X402 {
       accepts: [this.requirements(charge)],
     });
     return new ApiError(
-      402,
       "PAYMENT_REQUIRED",
       reason ? (verbatim ? reason : `Payment Required: ${reason}`) : "Payment Required",
       { price: displayPrice(charge.amount), network: this.network, ...details },
@@ -185,7 +184,7 @@ export class X402 {
     } catch (error) {
       if (error instanceof PaymentConflict) {
         throw error.reason === "subject_paid"
-          ? new ApiError(409, "ALREADY_PAID", `${charge.subject} is already paid for`, { subject: charge.subject })
+          ? new ApiError("ALREADY_PAID", `${charge.subject} is already paid for`, { subject: charge.subject })
           : this.paymentRequired(charge, "payment authorization was already used");
       }
       throw error;

@@ -47,7 +47,7 @@ async function resumeFrom(services: Services, req: Request, fromQuery: string | 
   const id = BigInt(given);
   if (id > issued) throw validationError(`${field} ${given} is not an event id this service issued (the latest is ${issued})`, { field, latest: issued.toString() });
   if (id < prunedThrough) {
-    throw new ApiError(410, "EVENT_ID_EXPIRED", `${field} ${given} is older than the retention window (${services.config.EVENT_RETENTION_DAYS} days): events after it were pruned; reconnect without it and read the current state from the getters`, {
+    throw new ApiError("EVENT_ID_EXPIRED", `${field} ${given} is older than the retention window (${services.config.EVENT_RETENTION_DAYS} days): events after it were pruned; reconnect without it and read the current state from the getters`, {
       field,
       oldestResumable: prunedThrough.toString(),
     });

@@ -6,7 +6,7 @@ import { resourceUrl, type Caller } from "../access/gate";
 import { shareOf } from "../auth/access-rules";
 import type { Chain } from "../chains/registry";
 import { newTxId } from "../engine/prepare";
-import { ApiError, badRequest, conflict, notFound } from "../errors";
+import { ApiError, badRequest, conflict, notFound, outOfCredits } from "../errors";
 import { findMethod } from "../methods";
 import { prepareBatch } from "../methods/prepare";
 import type { Batch } from "../model/batch";
@@ -61,7 +61,7 @@ export async function claimFaucet(services: Services, req: Request, caller: Call
     await prepareBatch(services, { method: findMethod("faucetBkn")!, body: { chainId: FAUCET_CHAIN_ID, recipientAddress: recipient }, executionMode: "service-relayed", txId: claim.txId });
     await services.db.transaction(async (q) => {
       if (apiKey && !(await services.credits.spend(q, apiKey.id, FAUCET_CREDIT_METHOD, claim.txId)).ok) {
-        throw new ApiError(403, "OUT_OF_CREDITS", "Out of credits for faucet", { method: FAUCET_CREDIT_METHOD });
+        throw outOfCredits(FAUCET_CREDIT_METHOD);
       }
       await services.faucetClaims.insert(q, claim);
       await services.batches.markSending(q, claim.txId, []);
@@ -83,7 +83,7 @@ async function assertFaucetReady(chain: Chain, recipient: string): Promise<void>
   const [availableAt, block] = await Promise.all([bkn.faucetAvailableAt(recipient), chain.provider.getBlock("latest")]);
   if (Number(availableAt) <= block!.timestamp) return;
   const cooldownEndsAt = new Date(Number(availableAt) * 1000).toISOString();
-  throw new ApiError(429, "FAUCET_COOLDOWN", `${recipient} claimed recently; it may claim again at ${cooldownEndsAt}`, { recipientAddress: recipient, cooldownEndsAt }, {
+  throw new ApiError("FAUCET_COOLDOWN", `${recipient} claimed recently; it may claim again at ${cooldownEndsAt}`, { recipientAddress: recipient, cooldownEndsAt }, {
     "Retry-After": String(Number(availableAt) - block!.timestamp),
   });
 }

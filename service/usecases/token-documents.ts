@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
-import { ApiError, badRequest } from "../errors";
+import { badRequest, outOfCredits } from "../errors";
 import { documentUrl, tokenContext, type TokenDocsUpload } from "../reads/tokenization";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { Services } from "./services";
@@ -30,7 +30,7 @@ export async function storeTokenDocuments(services: Services, apiKey: ApiKeyReco
   const refs: Record<string, string> = {};
   await services.db.transaction(async (q) => {
     const spent = await services.credits.spend(q, apiKey.id, "patch-token-docs", `docs:${randomUUID()}`);
-    if (!spent.ok) throw new ApiError(403, "OUT_OF_CREDITS", "Out of credits for patch-token-docs", { method: "patch-token-docs" });
+    if (!spent.ok) throw outOfCredits("patch-token-docs");
     for (const d of present) {
       const file = files[d.field][0];
       refs[d.field] = await services.documents.put(q, file.buffer, file.mimetype || "application/octet-stream");

@@ -3,7 +3,7 @@ import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type 
 import { newTxId } from "../engine/prepare";
 import { replacePendingTransactions } from "../engine/replace";
 import { assertHashesFree, loadBatchToSend, loadSendableBatch, normalizeSendBody, reportable, sendingState, type SendBody, type SendRequest } from "../engine/send";
-import { ApiError, badRequest, conflict } from "../errors";
+import { ApiError, badRequest, conflict, outOfCredits as outOfCreditsError } from "../errors";
 import { parseInput } from "../http/route";
 import { findPublicMethod } from "../methods";
 import { chainFor, planBatch, storeBatch } from "../methods/prepare";
@@ -70,7 +70,7 @@ async function startSend(services: Services, req: Request, caller: Caller, batch
     if (moved) return;
     // Only a prepared batch moves: of two concurrent sends of one txId, the second finds it moved and gets the 409.
     await loadSendableBatch(services, batch.txId, q);
-    if (outOfCredits) throw new ApiError(403, "OUT_OF_CREDITS", `Out of credits for ${batch.method}`, { method: batch.method });
+    if (outOfCredits) throw outOfCreditsError(batch.method);
     throw conflict(`txId ${batch.txId} changed while it was being sent; look it up with GET /get-transaction-status`, { txId: batch.txId });
   };
   try {

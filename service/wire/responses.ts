@@ -1,4 +1,5 @@
 import { z, type ZodType } from "zod";
+import { ERROR_CODE_LIST, ERROR_CODES } from "../error-codes";
 
 /**
  * Response schemas shared by several routes: the error body, the write flow (prepare, send, status), the x402 quote.
@@ -16,13 +17,36 @@ const int = z.number().int();
 
 export const responseFields = { address, hex, hash32, integerText, int };
 
-/** `{ error: { code, message, details? }, message }`: every 4xx and 5xx. */
+/**
+ * The catalogue of error codes as a schema: the enum, a table of status and meaning in the description, and the same
+ * table as data in `x-error-codes` ({ code: { status, meaning } }), which a test compares with ERROR_CODES.
+ */
+export const ErrorCodeSchema = z.enum(ERROR_CODE_LIST).meta({
+  id: "ErrorCode",
+  description: `Every error code, its HTTP status and what it means:\n\n${errorCodeTable()}`,
+  "x-error-codes": ERROR_CODES,
+});
+
+/** The catalogue as a Markdown table (the ErrorCode schema and the document's description show it). */
+export function errorCodeTable(): string {
+  const rows = ERROR_CODE_LIST.map((code) => `| \`${code}\` | ${ERROR_CODES[code].status} | ${ERROR_CODES[code].meaning.replace(/\|/g, "\\|")} |`);
+  return ["| Code | Status | Meaning |", "| --- | --- | --- |", ...rows].join("\n");
+}
+
+/** `{ error: { code, message, param?, details? }, message }`: every 4xx and 5xx. */
 export const ErrorBody = z
   .strictObject({
     error: z.strictObject({
-      code: z.string().meta({ example: "VALIDATION_ERROR" }),
+      code: ErrorCodeSchema,
       message: z.string(),
-      details: z.record(z.string(), z.unknown()).optional().meta({ description: "What the error is about, e.g. { field } or { transactionIndex }" }),
+      param: z.string().optional().meta({
+        description: "The request field at fault, where there is one (a dotted path into the body or query, e.g. `userToMint.0.amount`)",
+        example: "tokenSymbol",
+      }),
+      details: z
+        .record(z.string(), z.unknown())
+        .optional()
+        .meta({ description: "What the error is about, e.g. { field, issues: [{ field, message }] } for invalid input, or { transactionIndex }" }),
     }),
     message: z.string().meta({ description: "The same message, for clients that read it at the top level" }),
   })

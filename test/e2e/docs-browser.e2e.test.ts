@@ -3,6 +3,7 @@ import { expect } from "chai";
 import type { Browser } from "playwright-core";
 import { apiDocument } from "../../service/app";
 import type { Services } from "../../service/composition";
+import { ERROR_CODE_LIST } from "../../service/error-codes";
 import { ARTIFACTS, launchChromium } from "../helpers/browser";
 import { getSandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
@@ -63,6 +64,10 @@ describe("e2e (browser): the API reference page at /docs", function () {
     const operation = page.locator("#operations-write-prepareTransactions");
     await operation.waitFor({ timeout: 60_000 });
     expect(await page.locator(".info .title").first().textContent()).to.include("Tokenized-Asset Transaction API");
+    // The catalogue of error codes, a table in the document's description, is on the page.
+    const codes = page.locator(".info table").filter({ hasText: "METHOD_NOT_ALLOWED" });
+    expect(await codes.locator("tbody tr").count()).to.equal(ERROR_CODE_LIST.length);
+    expect(await codes.textContent()).to.include("CHAIN_UNAVAILABLE").and.include("Retry-After");
     expect(await operation.locator(".opblock-summary-path").first().textContent()).to.include("/prepare-transactions");
     await operation.locator(".opblock-summary").first().click();
     await operation.locator(".opblock-section-request-body").waitFor({ timeout: 30_000 });

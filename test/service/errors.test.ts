@@ -104,7 +104,7 @@ describe("errors: the spec's error table, bad bodies and send mismatches", funct
       expectError(await api.post("/prepare-transactions", { ...base(), signerAddress: "0x123" }), 400, /^signerAddress must be a 0x-prefixed 20-byte hex address/);
     });
     it("bad chainId, missing chainId, chain not served", async () => {
-      expectError(await api.post("/prepare-transactions", { ...base(), chainId: "nochain" }), 400, "Unsupported chainId: nochain");
+      expectError(await api.post("/prepare-transactions", { ...base(), chainId: "nochain" }), 400, /^Unsupported chainId: nochain\. chainId is a decimal number \(11155111\), 0x hex \(0xaa36a7\) or the network's hex code \(aa36a7\); this deployment serves /);
       const { chainId: _c, ...noChain } = base();
       expectError(await api.post("/prepare-transactions", noChain), 400, /chainId is required/);
       expectError(await api.post("/prepare-transactions", { ...base(), chainId: "1" }), 400, /not available on the sandbox deployment/);

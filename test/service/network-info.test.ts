@@ -49,9 +49,10 @@ function expectErrorShape(body: any, status: number) {
   expect(body.error.code).to.be.a("string").and.not.equal("");
   expect(body.error.message).to.be.a("string").and.not.equal("");
   expect(body.message).to.equal(body.error.message);
-  const allowed = ["code", "message", "details"];
+  const allowed = ["code", "message", "param", "details"];
   expect(Object.keys(body.error).every((k) => allowed.includes(k)), Object.keys(body.error).join()).to.equal(true);
   if ("details" in body.error) expect(body.error.details).to.be.an("object");
+  if ("param" in body.error) expect(body.error.param).to.be.a("string").and.equal(body.error.details?.field ?? body.error.param);
   expect(Object.keys(body).sort(), `status ${status}`).to.deep.equal(["error", "message"]);
 }
 
@@ -255,7 +256,7 @@ describe("network info, health and OpenAPI (HTTP)", function () {
       it("an unconfigured chain keeps its clear error", async () => {
         const res = await custom.api.get("/get-network-info", { chainId: "31338" });
         expect(res.status).to.equal(400);
-        expect(res.body.message).to.equal("Unsupported chainId: 31338");
+        expect(res.body.message).to.match(/^Unsupported chainId: 31338\. chainId is a decimal number/);
       });
     });
 
@@ -330,7 +331,7 @@ describe("network info, health and OpenAPI (HTTP)", function () {
       }
     });
 
-    it("paths match as express matches them: any letter case, one trailing slash, HEAD by the GET route; not another method", async () => {
+    it("paths match as express matches them: any letter case, one trailing slash, HEAD by the GET route; another method is a 405 with Allow", async () => {
       for (const pathname of ["/get-network-info/?chainId=aa36a7", "/GET-Network-Info?chainId=aa36a7"]) {
         const response = await fetch(service.url + pathname); // raw: the test client checks paths against the document
         expect(response.status, pathname).to.equal(200);
@@ -344,12 +345,21 @@ describe("network info, health and OpenAPI (HTTP)", function () {
       expect(head.status).to.equal(200);
       expect(head.headers.get("content-type")).to.match(/application\/json/);
       expect(await head.text()).to.equal("");
-      for (const [method, pathname] of [
-        ["POST", "/get-network-info"],
-        ["GET", "/get-network-info//"],
-        ["GET", "/prepare-transactions"],
+      for (const [method, pathname, allow] of [
+        ["POST", "/get-network-info", "GET, HEAD, OPTIONS"],
+        ["GET", "/prepare-transactions", "POST, OPTIONS"],
       ]) {
         const response = await service.api.request(method, pathname, method === "POST" ? {} : undefined);
+        expect(response.status, `${method} ${pathname}`).to.equal(405);
+        expect(response.body.error.code).to.equal("METHOD_NOT_ALLOWED");
+        expect(response.headers.get("allow")).to.equal(allow);
+      }
+      // Not a path at all (two trailing slashes), or the operator's hidden command: 404, as for any unknown path.
+      for (const [method, pathname] of [
+        ["GET", "/get-network-info//"],
+        ["GET", "/admin/command"],
+      ]) {
+        const response = await service.api.request(method, pathname);
         expect(response.status, `${method} ${pathname}`).to.equal(404);
         expect(response.body.error.code).to.equal("NOT_FOUND");
       }

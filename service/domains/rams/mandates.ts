@@ -61,9 +61,9 @@ export async function onChain<T>(chain: Chain, ref: ContractRef, what: string, r
       const why = bytecode === "0x" ? "has no contract code" : `does not answer ${what}`;
       const message = `${ref.field ?? ref.label} ${ref.address} ${why} on chain ${chain.chainId}: it is not ${/^[AEIOU]/.test(ref.label) ? "an" : "a"} ${ref.label}`;
       if (ref.field) throw badRequest(message, { field: ref.field, contract: ref.address });
-      throw new ApiError(502, "CHAIN_READ_FAILED", message, { contract: ref.address });
+      throw new ApiError("CHAIN_READ_FAILED", message, { contract: ref.address });
     }
-    throw new ApiError(502, "CHAIN_READ_FAILED", `Reading ${what} from ${ref.label} ${ref.address} on chain ${chain.chainId} failed: ${shortMessage(error)}`, {
+    throw new ApiError("CHAIN_READ_FAILED", `Reading ${what} from ${ref.label} ${ref.address} on chain ${chain.chainId} failed: ${shortMessage(error)}`, {
       contract: ref.address,
     });
   }
@@ -72,7 +72,7 @@ export async function onChain<T>(chain: Chain, ref: ContractRef, what: string, r
 /** The chain's clock: the latest block's timestamp (what the next block's checks compare against, at the least). */
 export async function chainNow(chain: Chain): Promise<number> {
   const block = await chain.provider.getBlock("latest");
-  if (!block) throw new ApiError(502, "CHAIN_READ_FAILED", `Chain ${chain.chainId} returned no latest block`);
+  if (!block) throw new ApiError("CHAIN_READ_FAILED", `Chain ${chain.chainId} returned no latest block`);
   return block.timestamp;
 }
 
@@ -336,7 +336,7 @@ export async function simulate(chain: Chain, call: { from: string; to: string; d
       const reason = describeRevert(data);
       throw preflightError(`${what} would revert: ${reason.message}`, { reason: reason.error, ...(data ? { revertData: data } : {}) });
     }
-    throw new ApiError(502, "CHAIN_READ_FAILED", `Simulating ${what} on chain ${chain.chainId} failed: ${shortMessage(error)}`);
+    throw new ApiError("CHAIN_READ_FAILED", `Simulating ${what} on chain ${chain.chainId} failed: ${shortMessage(error)}`);
   }
 }
 
