@@ -110,158 +110,200 @@ export function parseSelectorSpec(text: string): SelectorSpec {
   return { selector, hasAmount: true, amountIndex, name: known ? head : undefined };
 }
 
+/** What every set-up step shares: the options, the admin's signer, the registry, and the list of steps taken. */
+interface SetupContext {
+  o: ExecutorSetupOptions;
+  admin: Wallet;
+  adminAddress: string;
+  principal: string;
+  owner: string;
+  registry: ReturnType<typeof AgentMandate__factory.connect>;
+  registryAddress: string;
+  steps: SetupStep[];
+  log: (line: string) => void;
+  prepared: (from: string, to: string, data: string, description: string) => PreparedTransaction;
+  requireKey: (wallet: Wallet | undefined, expected: string, variable: string) => Wallet | undefined;
+  sent: (tx: Promise<{ hash: string; wait(): Promise<unknown> }>) => Promise<string>;
+}
+
+/**
+ * Sets up a RAMS executor for a principal, step by step and idempotently (a step already done on chain is reported
+ * "already"): 1 the executor, 2 its RECORDER_ROLE, 3 its selectors, 4 the principal's approval on the asset, 5 an
+ * enforcer, 6 the principal's eligibility. A step whose signer's key is not given is answered as a prepared transaction.
+ */
 export async function setupExecutor(o: ExecutorSetupOptions): Promise<ExecutorSetupResult> {
-  const log = o.log ?? (() => undefined);
   const admin = o.keys.admin.connect(o.provider);
   const adminAddress = getAddress(admin.address);
-  const principal = getAddress(o.principal);
-  const owner = getAddress(o.owner ?? adminAddress);
   const registry = AgentMandate__factory.connect(getAddress(o.registry), admin);
-  const registryAddress = await registry.getAddress();
-  const steps: SetupStep[] = [];
-  const prepared = (from: string, to: string, data: string, description: string): PreparedTransaction => ({ from, to, data, value: "0x00", chainId: o.chainId, description });
-  const requireKey = (wallet: Wallet | undefined, expected: string, variable: string) => {
-    if (wallet && getAddress(wallet.address) !== expected) throw badRequest(`${variable} is the key of ${wallet.address}, not of ${expected}`, { field: variable });
-    return wallet?.connect(o.provider);
+  const c: SetupContext = {
+    o,
+    admin,
+    adminAddress,
+    principal: getAddress(o.principal),
+    owner: getAddress(o.owner ?? adminAddress),
+    registry,
+    registryAddress: await registry.getAddress(),
+    steps: [],
+    log: o.log ?? (() => undefined),
+    prepared: (from, to, data, description) => ({ from, to, data, value: "0x00", chainId: o.chainId, description }),
+    requireKey: (wallet, expected, variable) => {
+      if (wallet && getAddress(wallet.address) !== expected) throw badRequest(`${variable} is the key of ${wallet.address}, not of ${expected}`, { field: variable });
+      return wallet?.connect(o.provider);
+    },
+    sent: async (tx) => {
+      const response = await tx;
+      await response.wait();
+      return response.hash;
+    },
   };
-  const sent = async (tx: Promise<{ hash: string; wait(): Promise<unknown> }>) => {
-    const response = await tx;
-    await response.wait();
-    return response.hash;
-  };
-
   if (!(await registry.hasRole(await registry.DEFAULT_ADMIN_ROLE(), adminAddress))) {
-    throw badRequest(`${adminAddress} (RAMS_ADMIN_PRIVATE_KEY) is not an admin of AgentMandate ${registryAddress}`, { field: "RAMS_ADMIN_PRIVATE_KEY" });
+    throw badRequest(`${adminAddress} (RAMS_ADMIN_PRIVATE_KEY) is not an admin of AgentMandate ${c.registryAddress}`, { field: "RAMS_ADMIN_PRIVATE_KEY" });
   }
+  const executorAddress = await executorStep(c);
+  const executor = AgentExecutor__factory.connect(executorAddress, o.provider);
+  const executorOwner = getAddress(await executor.owner());
+  // 2. RECORDER_ROLE for the executor (it is neither the asset nor the principal).
+  const recorderRole = await registry.RECORDER_ROLE();
+  if (await registry.hasRole(recorderRole, executorAddress)) c.steps.push({ step: 2, name: "grant-recorder-role", status: "already" });
+  else c.steps.push({ step: 2, name: "grant-recorder-role", status: "done", txHash: await c.sent(registry.grantRole(recorderRole, executorAddress)) });
+  await selectorSteps(c, executor, executorAddress, executorOwner);
+  await approvalStep(c, executorAddress);
+  await enforcerStep(c);
+  const complianceAddress = await eligibilityStep(c);
+  const pending = c.steps.filter((s) => s.transaction).map((s) => s.transaction!);
+  return {
+    chainId: o.chainId,
+    registry: c.registryAddress,
+    complianceProvider: complianceAddress,
+    principal: c.principal,
+    executor: executorAddress,
+    owner: executorOwner,
+    steps: c.steps,
+    pending,
+    complete: pending.length === 0 && c.steps.every((s) => s.status !== "skipped"),
+  };
+}
 
-  // 1. The executor.
-  let executorAddress: string;
-  if (o.executor) {
-    executorAddress = getAddress(o.executor);
-    const existing = AgentExecutor__factory.connect(executorAddress, o.provider);
+/** 1. The executor: the one given (checked to serve this principal on this registry), or a new one. */
+async function executorStep(c: SetupContext): Promise<string> {
+  if (c.o.executor) {
+    const executorAddress = getAddress(c.o.executor);
+    const existing = AgentExecutor__factory.connect(executorAddress, c.o.provider);
     const [p, r] = await Promise.all([existing.principal(), existing.rams()]).catch(() => {
       throw badRequest(`--executor ${executorAddress} is not an AgentExecutor`, { field: "executor" });
     });
-    if (getAddress(p) !== principal || getAddress(r) !== registryAddress) {
-      throw badRequest(`--executor ${executorAddress} serves principal ${p} on registry ${r}, not ${principal} on ${registryAddress}`, { field: "executor" });
+    if (getAddress(p) !== c.principal || getAddress(r) !== c.registryAddress) {
+      throw badRequest(`--executor ${executorAddress} serves principal ${p} on registry ${r}, not ${c.principal} on ${c.registryAddress}`, { field: "executor" });
     }
-    steps.push({ step: 1, name: "deploy-executor", status: "already", executor: executorAddress, owner: getAddress(await existing.owner()) });
-  } else {
-    const contract = await new AgentExecutor__factory(admin).deploy(registryAddress, principal, owner);
-    const receipt = await contract.deploymentTransaction()!.wait();
-    executorAddress = getAddress(await contract.getAddress());
-    steps.push({ step: 1, name: "deploy-executor", status: "done", txHash: receipt!.hash, executor: executorAddress, owner });
-    log(`executor ${executorAddress} deployed for ${principal}`);
+    c.steps.push({ step: 1, name: "deploy-executor", status: "already", executor: executorAddress, owner: getAddress(await existing.owner()) });
+    return executorAddress;
   }
-  const executor = AgentExecutor__factory.connect(executorAddress, o.provider);
-  const executorOwner = getAddress(await executor.owner());
+  {
+    const contract = await new AgentExecutor__factory(c.admin).deploy(c.registryAddress, c.principal, c.owner);
+    const receipt = await contract.deploymentTransaction()!.wait();
+    const executorAddress = getAddress(await contract.getAddress());
+    c.steps.push({ step: 1, name: "deploy-executor", status: "done", txHash: receipt!.hash, executor: executorAddress, owner: c.owner });
+    c.log(`executor ${executorAddress} deployed for ${c.principal}`);
+    return executorAddress;
+  }
+}
 
-  // 2. RECORDER_ROLE for the executor (it is neither the asset nor the principal).
-  const recorderRole = await registry.RECORDER_ROLE();
-  if (await registry.hasRole(recorderRole, executorAddress)) steps.push({ step: 2, name: "grant-recorder-role", status: "already" });
-  else steps.push({ step: 2, name: "grant-recorder-role", status: "done", txHash: await sent(registry.grantRole(recorderRole, executorAddress)) });
-
-  // 3. The selectors.
-  const ownerKey = executorOwner === adminAddress ? admin : requireKey(o.keys.owner, executorOwner, "RAMS_EXECUTOR_OWNER_PRIVATE_KEY");
-  for (const spec of o.selectors) {
+/** 3. The selectors the executor accepts, each with where its amount is (or none). */
+async function selectorSteps(c: SetupContext, executor: ReturnType<typeof AgentExecutor__factory.connect>, executorAddress: string, executorOwner: string): Promise<void> {
+  const ownerKey = executorOwner === c.adminAddress ? c.admin : c.requireKey(c.o.keys.owner, executorOwner, "RAMS_EXECUTOR_OWNER_PRIVATE_KEY");
+  for (const spec of c.o.selectors) {
     const current = await executor.actions(spec.selector);
     const detail = { selector: spec.selector, ...(spec.name ? { selectorName: spec.name } : {}), hasAmount: spec.hasAmount, amountIndex: spec.amountIndex };
     const warning = spec.hasAmount ? {} : { warning: `${spec.selector} without amount is gated at 0: a value-moving call bypasses the mandate's caps` };
     if (current.supported && current.hasAmount === spec.hasAmount && Number(current.amountIndex) === spec.amountIndex) {
-      steps.push({ step: 3, name: "set-action", status: "already", ...detail, ...warning });
+      c.steps.push({ step: 3, name: "set-action", status: "already", ...detail, ...warning });
       continue;
     }
     const data = executor.interface.encodeFunctionData("setAction", [spec.selector, true, spec.hasAmount, spec.amountIndex]);
     if (ownerKey) {
-      steps.push({ step: 3, name: "set-action", status: "done", txHash: await sent(ownerKey.sendTransaction({ to: executorAddress, data })), ...detail, ...warning });
+      c.steps.push({ step: 3, name: "set-action", status: "done", txHash: await c.sent(ownerKey.sendTransaction({ to: executorAddress, data })), ...detail, ...warning });
     } else {
-      steps.push({
+      c.steps.push({
         step: 3,
         name: "set-action",
         status: "prepared",
-        transaction: prepared(executorOwner, executorAddress, data, `register ${spec.selector} on executor ${executorAddress}`),
-        api: { method: "ramsSetExecutorAction", body: { chainId: String(o.chainId), signerAddress: executorOwner, executorAddress, selector: spec.selector, supported: true, hasAmount: spec.hasAmount, amountIndex: spec.amountIndex } },
+        transaction: c.prepared(executorOwner, executorAddress, data, `register ${spec.selector} on executor ${executorAddress}`),
+        api: { method: "ramsSetExecutorAction", body: { chainId: String(c.o.chainId), signerAddress: executorOwner, executorAddress, selector: spec.selector, supported: true, hasAmount: spec.hasAmount, amountIndex: spec.amountIndex } },
         note: `the executor's owner ${executorOwner} signs this (or give RAMS_EXECUTOR_OWNER_PRIVATE_KEY)`,
         ...detail,
         ...warning,
       });
     }
   }
+}
 
-  // 4. The principal's approval of the executor on the asset (the mandate does not check it).
-  if (!o.asset) {
-    steps.push({ step: 4, name: "principal-approval", status: "skipped", note: `no --asset given: ${principal} must approve ${executorAddress} on the mandate's asset (ERC-20 approve)` });
+/** 4. The principal's approval of the executor on the asset (the mandate does not check it). */
+async function approvalStep(c: SetupContext, executorAddress: string): Promise<void> {
+  if (!c.o.asset) {
+    c.steps.push({ step: 4, name: "principal-approval", status: "skipped", note: `no --asset given: ${c.principal} must approve ${executorAddress} on the mandate's asset (ERC-20 approve)` });
   } else {
-    const asset = getAddress(o.asset);
-    const amount = o.allowance ?? MaxUint256;
-    const [current] = erc20.decodeFunctionResult("allowance", await o.provider.call({ to: asset, data: erc20.encodeFunctionData("allowance", [principal, executorAddress]) }));
+    const asset = getAddress(c.o.asset);
+    const amount = c.o.allowance ?? MaxUint256;
+    const [current] = erc20.decodeFunctionResult("allowance", await c.o.provider.call({ to: asset, data: erc20.encodeFunctionData("allowance", [c.principal, executorAddress]) }));
     const data = erc20.encodeFunctionData("approve", [executorAddress, amount]);
-    const principalKey = requireKey(o.keys.principal, principal, "RAMS_PRINCIPAL_PRIVATE_KEY");
+    const principalKey = c.requireKey(c.o.keys.principal, c.principal, "RAMS_PRINCIPAL_PRIVATE_KEY");
     const detail = { asset, allowance: amount.toString() };
-    if ((current as bigint) >= amount) steps.push({ step: 4, name: "principal-approval", status: "already", ...detail, current: (current as bigint).toString() });
-    else if (principalKey) steps.push({ step: 4, name: "principal-approval", status: "done", txHash: await sent(principalKey.sendTransaction({ to: asset, data })), ...detail });
+    if ((current as bigint) >= amount) c.steps.push({ step: 4, name: "principal-approval", status: "already", ...detail, current: (current as bigint).toString() });
+    else if (principalKey) c.steps.push({ step: 4, name: "principal-approval", status: "done", txHash: await c.sent(principalKey.sendTransaction({ to: asset, data })), ...detail });
     else {
-      steps.push({
+      c.steps.push({
         step: 4,
         name: "principal-approval",
         status: "prepared",
-        transaction: prepared(principal, asset, data, `approve executor ${executorAddress} for ${amount} on ${asset}`),
-        note: `the principal ${principal} signs this (or give RAMS_PRINCIPAL_PRIVATE_KEY)`,
+        transaction: c.prepared(c.principal, asset, data, `approve executor ${executorAddress} for ${amount} on ${asset}`),
+        note: `the principal ${c.principal} signs this (or give RAMS_PRINCIPAL_PRIVATE_KEY)`,
         ...detail,
       });
     }
   }
+}
 
-  // 5. An enforcer, never the admin.
-  const enforcerRole = await registry.ENFORCER_ROLE();
-  if (!o.enforcer) {
-    steps.push({ step: 5, name: "enforcer", status: "skipped", note: "no --enforcer given: freeze / unfreeze need an ENFORCER_ROLE holder other than the registry admin" });
+/** 5. An enforcer, never the admin. */
+async function enforcerStep(c: SetupContext): Promise<void> {
+  const enforcerRole = await c.registry.ENFORCER_ROLE();
+  if (!c.o.enforcer) {
+    c.steps.push({ step: 5, name: "enforcer", status: "skipped", note: "no --enforcer given: freeze / unfreeze need an ENFORCER_ROLE holder other than the registry admin" });
   } else {
-    const enforcer = getAddress(o.enforcer);
-    if (await registry.hasRole(enforcerRole, enforcer)) steps.push({ step: 5, name: "enforcer", status: "already", enforcer });
-    else if (await registry.hasRole(await registry.DEFAULT_ADMIN_ROLE(), enforcer)) {
+    const enforcer = getAddress(c.o.enforcer);
+    if (await c.registry.hasRole(enforcerRole, enforcer)) c.steps.push({ step: 5, name: "enforcer", status: "already", enforcer });
+    else if (await c.registry.hasRole(await c.registry.DEFAULT_ADMIN_ROLE(), enforcer)) {
       throw badRequest(`--enforcer ${enforcer} is a registry admin: the registry refuses one account holding both roles (AdminEnforcerOverlap)`, { field: "enforcer" });
-    } else steps.push({ step: 5, name: "enforcer", status: "done", enforcer, txHash: await sent(registry.grantRole(enforcerRole, enforcer)) });
+    } else c.steps.push({ step: 5, name: "enforcer", status: "done", enforcer, txHash: await c.sent(c.registry.grantRole(enforcerRole, enforcer)) });
   }
+}
 
-  // 6. The principal's eligibility at the compliance provider.
-  const compliance = ComplianceProvider__factory.connect(getAddress(o.complianceProvider), o.provider);
+/** 6. The principal's eligibility at the compliance provider; returns the provider's address. */
+async function eligibilityStep(c: SetupContext): Promise<string> {
+  const compliance = ComplianceProvider__factory.connect(getAddress(c.o.complianceProvider), c.o.provider);
   const complianceAddress = await compliance.getAddress();
-  if (!o.identityRef) {
-    steps.push({ step: 6, name: "grant-principal", status: "skipped", note: "no --identity-ref given: the compliance provider's owner runs ramsGrantPrincipal before any grant-mandate" });
+  if (!c.o.identityRef) {
+    c.steps.push({ step: 6, name: "grant-principal", status: "skipped", note: "no --identity-ref given: the compliance provider's owner runs ramsGrantPrincipal before any grant-mandate" });
   } else {
-    const [eligible] = await compliance.checkPrincipal(principal, o.identityRef);
+    const [eligible] = await compliance.checkPrincipal(c.principal, c.o.identityRef);
     const complianceOwner = getAddress(await compliance.owner());
-    const detail = { complianceProvider: complianceAddress, identityRef: o.identityRef, expiresAt: o.expiresAt ?? 0 };
-    if (eligible) steps.push({ step: 6, name: "grant-principal", status: "already", ...detail });
+    const detail = { complianceProvider: complianceAddress, identityRef: c.o.identityRef, expiresAt: c.o.expiresAt ?? 0 };
+    if (eligible) c.steps.push({ step: 6, name: "grant-principal", status: "already", ...detail });
     else {
-      const data = compliance.interface.encodeFunctionData("grantPrincipal", [principal, o.identityRef, o.expiresAt ?? 0]);
-      const key = complianceOwner === adminAddress ? admin : requireKey(o.keys.compliance, complianceOwner, "RAMS_COMPLIANCE_PRIVATE_KEY");
-      if (key) steps.push({ step: 6, name: "grant-principal", status: "done", txHash: await sent(key.sendTransaction({ to: complianceAddress, data })), ...detail });
+      const data = compliance.interface.encodeFunctionData("grantPrincipal", [c.principal, c.o.identityRef, c.o.expiresAt ?? 0]);
+      const key = complianceOwner === c.adminAddress ? c.admin : c.requireKey(c.o.keys.compliance, complianceOwner, "RAMS_COMPLIANCE_PRIVATE_KEY");
+      if (key) c.steps.push({ step: 6, name: "grant-principal", status: "done", txHash: await c.sent(key.sendTransaction({ to: complianceAddress, data })), ...detail });
       else {
-        steps.push({
+        c.steps.push({
           step: 6,
           name: "grant-principal",
           status: "prepared",
-          transaction: prepared(complianceOwner, complianceAddress, data, `make ${principal} eligible under ${o.identityRef}`),
-          api: { method: "ramsGrantPrincipal", body: { chainId: String(o.chainId), signerAddress: complianceOwner, principal, identityRef: o.identityRef, expiresAt: o.expiresAt ?? 0 } },
+          transaction: c.prepared(complianceOwner, complianceAddress, data, `make ${c.principal} eligible under ${c.o.identityRef}`),
+          api: { method: "ramsGrantPrincipal", body: { chainId: String(c.o.chainId), signerAddress: complianceOwner, principal: c.principal, identityRef: c.o.identityRef, expiresAt: c.o.expiresAt ?? 0 } },
           note: `the compliance provider's owner ${complianceOwner} signs this (or give RAMS_COMPLIANCE_PRIVATE_KEY)`,
           ...detail,
         });
       }
     }
   }
-
-  const pending = steps.filter((s) => s.transaction).map((s) => s.transaction!);
-  return {
-    chainId: o.chainId,
-    registry: registryAddress,
-    complianceProvider: complianceAddress,
-    principal,
-    executor: executorAddress,
-    owner: executorOwner,
-    steps,
-    pending,
-    complete: pending.length === 0 && steps.every((s) => s.status !== "skipped"),
-  };
+  return complianceAddress;
 }

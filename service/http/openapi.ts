@@ -181,15 +181,11 @@ const SIGNATURE_HEADERS = [
 /** The OpenAPI 3.1 document of `routes` (hidden routes left out) and of the events webhooks receive. */
 export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { version: string; serverUrl?: string; webhooks?: Record<string, WebhookDoc>; event?: ZodType }) {
   const components = new Components();
-  const errorRef = components.ref(ErrorBody, "output");
-  const paymentRequiredRef = components.ref(PaymentRequired, "output");
   const settlementRef = components.ref(PaymentSettlement, "output");
-  const error = (description: string, headers: Json = {}) => ({ description, headers: { "x-request-id": REQUEST_ID_HEADER, ...headers }, content: jsonContent(errorRef) });
   const paymentResponseHeader = {
     description: "When x402 paid the call: the settlement (base64 JSON)",
     schema: { type: "string", contentEncoding: "base64", contentMediaType: "application/json", contentSchema: settlementRef },
   };
-
   const paths: Record<string, Record<string, unknown>> = {};
   const operationIds = new Set<string>();
   for (const route of routes) {
@@ -197,56 +193,80 @@ export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { versio
     const operationId = operationIdOf(route);
     if (operationIds.has(operationId)) throw new Error(`Two routes have the operationId ${operationId}; give one an operationId`);
     operationIds.add(operationId);
-    const paid = takesPayment(route.access);
-
-    const responses: Record<string, unknown> = {};
-    for (const [status, doc] of Object.entries(successResponses(route))) {
-      if (doc) responses[status] = responseObject(doc, components, paid ? { "PAYMENT-RESPONSE": paymentResponseHeader } : {});
-    }
-    responses["400"] = { $ref: "#/components/responses/BadRequest" };
-    if (route.access.key !== "none") responses["401"] = { $ref: "#/components/responses/Unauthorized" };
-    if (paid) responses["402"] = { $ref: "#/components/responses/PaymentRequired" };
-    if (route.rateLimited) responses["429"] = { $ref: "#/components/responses/TooManyRequests" };
-    responses["4XX"] = { $ref: "#/components/responses/ClientError" };
-    responses["503"] = { $ref: "#/components/responses/ChainUnavailable" };
-    responses["5XX"] = { $ref: "#/components/responses/ServerError" };
-
-    const operation: Record<string, unknown> = {
-      operationId,
-      summary: route.summary,
-      tags: route.tags,
-      security: security(route.access, route),
-      responses,
-    };
-    if (route.description) operation.description = route.description;
-    const parameters: unknown[] = [];
-    for (const match of route.path.matchAll(/\{(\w+)\}/g)) {
-      parameters.push({ name: match[1], in: "path", required: true, schema: { type: "string" } });
-    }
-    if (route.query) {
-      const schema = components.schema(route.query, "input");
-      const properties = (schema.properties ?? {}) as Record<string, Json>;
-      const required = new Set((schema.required as string[] | undefined) ?? []);
-      for (const [name, propertySchema] of Object.entries(properties)) {
-        const { description, ...rest } = propertySchema;
-        parameters.push({ name, in: "query", required: required.has(name), ...(description ? { description } : {}), schema: rest });
-      }
-    }
-    if (parameters.length) operation.parameters = parameters;
-    const documented = route.body ?? route.documentedBody;
-    if (route.multipartFiles) {
-      const body = documented ? components.schema(documented, "input") : { type: "object", properties: {} };
-      const properties = { ...((body.properties as object) ?? {}) } as Record<string, unknown>;
-      for (const file of route.multipartFiles) properties[file] = { type: "string", format: "binary" };
-      operation.requestBody = { required: true, content: { "multipart/form-data": { schema: { ...body, properties } } } };
-    } else if (documented) {
-      operation.requestBody = { required: true, content: jsonContent(components.schema(documented, "input")) };
-    }
-    (paths[route.path] ??= {})[route.method] = operation;
+    (paths[route.path] ??= {})[route.method] = operationOf(route, operationId, components, paymentResponseHeader);
   }
   if (info.event) components.ref(info.event, "output"); // the union of every event (the stream's data lines), a component
+  const webhooks = webhooksOf(info.webhooks ?? {}, components);
+  return {
+    openapi: "3.1.0",
+    info: { title: "Tokenized-Asset Transaction API", version: info.version, description: DESCRIPTION },
+    ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
+    tags: TAGS,
+    paths,
+    ...(Object.keys(webhooks).length ? { webhooks } : {}),
+    components: {
+      securitySchemes,
+      responses: sharedResponses(components),
+      headers: {
+        RequestId: { description: "The request's id (the caller's own x-request-id when it sent a valid one); the logs carry it", schema: { type: "string" } },
+      },
+      schemas: sortKeys(components.schemas),
+    },
+  };
+}
+
+/** One route's operation: its responses (the shared error responses by reference), parameters and request body. */
+function operationOf(route: RouteDefinition<any, any>, operationId: string, components: Components, paymentResponseHeader: Json): Record<string, unknown> {
+  const paid = takesPayment(route.access);
+  const responses: Record<string, unknown> = {};
+  for (const [status, doc] of Object.entries(successResponses(route))) {
+    if (doc) responses[status] = responseObject(doc, components, paid ? { "PAYMENT-RESPONSE": paymentResponseHeader } : {});
+  }
+  responses["400"] = { $ref: "#/components/responses/BadRequest" };
+  if (route.access.key !== "none") responses["401"] = { $ref: "#/components/responses/Unauthorized" };
+  if (paid) responses["402"] = { $ref: "#/components/responses/PaymentRequired" };
+  if (route.rateLimited) responses["429"] = { $ref: "#/components/responses/TooManyRequests" };
+  responses["4XX"] = { $ref: "#/components/responses/ClientError" };
+  responses["503"] = { $ref: "#/components/responses/ChainUnavailable" };
+  responses["5XX"] = { $ref: "#/components/responses/ServerError" };
+  const operation: Record<string, unknown> = {
+    operationId,
+    summary: route.summary,
+    tags: route.tags,
+    security: security(route.access, route),
+    responses,
+  };
+  if (route.description) operation.description = route.description;
+  const parameters: unknown[] = [];
+  for (const match of route.path.matchAll(/\{(\w+)\}/g)) {
+    parameters.push({ name: match[1], in: "path", required: true, schema: { type: "string" } });
+  }
+  if (route.query) {
+    const schema = components.schema(route.query, "input");
+    const properties = (schema.properties ?? {}) as Record<string, Json>;
+    const required = new Set((schema.required as string[] | undefined) ?? []);
+    for (const [name, propertySchema] of Object.entries(properties)) {
+      const { description, ...rest } = propertySchema;
+      parameters.push({ name, in: "query", required: required.has(name), ...(description ? { description } : {}), schema: rest });
+    }
+  }
+  if (parameters.length) operation.parameters = parameters;
+  const documented = route.body ?? route.documentedBody;
+  if (route.multipartFiles) {
+    const body = documented ? components.schema(documented, "input") : { type: "object", properties: {} };
+    const properties = { ...((body.properties as object) ?? {}) } as Record<string, unknown>;
+    for (const file of route.multipartFiles) properties[file] = { type: "string", format: "binary" };
+    operation.requestBody = { required: true, content: { "multipart/form-data": { schema: { ...body, properties } } } };
+  } else if (documented) {
+    operation.requestBody = { required: true, content: jsonContent(components.schema(documented, "input")) };
+  }
+  return operation;
+}
+
+/** The webhooks section: one POST per event type, with the Standard Webhooks signature headers. */
+function webhooksOf(hooks: Record<string, WebhookDoc>, components: Components): Record<string, unknown> {
   const webhooks: Record<string, unknown> = {};
-  for (const [type, hook] of Object.entries(info.webhooks ?? {})) {
+  for (const [type, hook] of Object.entries(hooks)) {
     webhooks[type] = {
       post: {
         operationId: `${type.replace(/[._](\w)/g, (_m, c: string) => c.toUpperCase())}Event`,
@@ -261,39 +281,32 @@ export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { versio
       },
     };
   }
+  return webhooks;
+}
+
+/** The error responses every operation refers to. */
+function sharedResponses(components: Components): Record<string, unknown> {
+  const errorRef = components.ref(ErrorBody, "output");
+  const paymentRequiredRef = components.ref(PaymentRequired, "output");
+  const error = (description: string, headers: Json = {}) => ({ description, headers: { "x-request-id": REQUEST_ID_HEADER, ...headers }, content: jsonContent(errorRef) });
   return {
-    openapi: "3.1.0",
-    info: { title: "Tokenized-Asset Transaction API", version: info.version, description: DESCRIPTION },
-    ...(info.serverUrl ? { servers: [{ url: info.serverUrl }] } : {}),
-    tags: TAGS,
-    paths,
-    ...(Object.keys(webhooks).length ? { webhooks } : {}),
-    components: {
-      securitySchemes,
-      responses: {
-        BadRequest: error("The request is invalid: the message names the field (or the pre-check that failed)"),
-        Unauthorized: error("The API key is missing (where a key is required) or not valid"),
-        PaymentRequired: error("Payment required: no key and no (valid) payment. Pay the quote in PAYMENT-REQUIRED and repeat the call with X-PAYMENT", {
-          "PAYMENT-REQUIRED": {
-            required: true,
-            description: "The x402 quote (base64 JSON); read chain, asset, amount and recipient from it, never hard-code them",
-            schema: { type: "string", contentEncoding: "base64", contentMediaType: "application/json", contentSchema: paymentRequiredRef },
-          },
-        }),
-        TooManyRequests: error("Too many requests: wait the seconds in Retry-After", {
-          "Retry-After": { required: true, description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 0 } },
-        }),
-        ClientError: error("Another client error (403 not allowed or out of credits, 404 unknown, 405 method not allowed, 409 conflict, 410 gone, 413, 415); the codes are in the ErrorCode schema"),
-        ChainUnavailable: error("A chain this call needs is not answering (every RPC provider failed or rate-limited): nothing was sent or charged; try again after Retry-After", {
-          "Retry-After": { required: true, description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 1 } },
-        }),
-        ServerError: error("A failure of the service or of a chain it depends on; x-request-id identifies it in the logs"),
+    BadRequest: error("The request is invalid: the message names the field (or the pre-check that failed)"),
+    Unauthorized: error("The API key is missing (where a key is required) or not valid"),
+    PaymentRequired: error("Payment required: no key and no (valid) payment. Pay the quote in PAYMENT-REQUIRED and repeat the call with X-PAYMENT", {
+      "PAYMENT-REQUIRED": {
+        required: true,
+        description: "The x402 quote (base64 JSON); read chain, asset, amount and recipient from it, never hard-code them",
+        schema: { type: "string", contentEncoding: "base64", contentMediaType: "application/json", contentSchema: paymentRequiredRef },
       },
-      headers: {
-        RequestId: { description: "The request's id (the caller's own x-request-id when it sent a valid one); the logs carry it", schema: { type: "string" } },
-      },
-      schemas: sortKeys(components.schemas),
-    },
+    }),
+    TooManyRequests: error("Too many requests: wait the seconds in Retry-After", {
+      "Retry-After": { required: true, description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 0 } },
+    }),
+    ClientError: error("Another client error (403 not allowed or out of credits, 404 unknown, 405 method not allowed, 409 conflict, 410 gone, 413, 415); the codes are in the ErrorCode schema"),
+    ChainUnavailable: error("A chain this call needs is not answering (every RPC provider failed or rate-limited): nothing was sent or charged; try again after Retry-After", {
+      "Retry-After": { required: true, description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 1 } },
+    }),
+    ServerError: error("A failure of the service or of a chain it depends on; x-request-id identifies it in the logs"),
   };
 }
 
