@@ -21,7 +21,7 @@ export interface ReadRow {
   non2xx: number;
   /** The service's CPU time per request served (user + system over the run / requests): less sensitive to a noisy machine than req/s. */
   serviceCpuUsPerRequest: number;
-  /** req/s over GET /get-network-info's req/s in the same run. */
+  /** req/s over the req/s of GET /get-network-info measured right before it (its baseline row). */
   ratio: number;
   target: string;
   pass: boolean | null;
@@ -30,8 +30,12 @@ export interface ReadRow {
 export const BENCH_DATABASE_URL = process.env.BENCH_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const CONNECTIONS = 50;
 const SECONDS = Number(process.env.BENCH_READ_SECONDS ?? 5);
-const MIN_REQ_PER_SEC = 3000;
-const MIN_RATIO = 0.6;
+/**
+ * Targets, as ratios to GET /get-network-info's req/s in the same run (absolute req/s on a shared, busy machine says
+ * more about the machine than the service): every keyed read ≥ 0.8×, the liveness probe ≥ 0.9×.
+ */
+export const MIN_KEYED_RATIO = 0.8;
+export const MIN_HEALTH_RATIO = 0.9;
 
 /** The service's environment against a sandbox: the embedded database in `dataDir`, or a fresh schema on the server. */
 export function serviceEnv(sandbox: Sandbox, dataDir: string, database: BenchDatabase, schema?: string): Record<string, string> {
@@ -95,35 +99,41 @@ export async function measureReads(hre: HardhatRuntimeEnvironment, opts: { datab
   const service = await startServiceProcess(serviceEnv(sandbox, dir, opts.database, schema));
   try {
     const setup = await setupReads(service, sandbox);
-    const routes: { route: string; path: string; headers?: Record<string, string>; targeted: boolean }[] = [
-      { route: "GET /get-network-info", path: "/get-network-info?chainId=aa36a7", targeted: false },
-      { route: "GET /health", path: "/health", targeted: false },
-      { route: "GET /get-transaction-status (final batch)", path: `/get-transaction-status?txId=${setup.txId}`, targeted: true },
-      { route: "GET /get-token-info", path: `/get-token-info?tokenSymbol=${setup.symbol}`, headers: { "x-api-key": setup.key }, targeted: true },
+    const routes: { route: string; path: string; headers?: Record<string, string>; minRatio?: number }[] = [
+      { route: "GET /get-network-info", path: "/get-network-info?chainId=aa36a7" },
+      { route: "GET /health", path: "/health", minRatio: MIN_HEALTH_RATIO },
+      // A batch prepared under a key is read with that key (another caller gets 404).
+      { route: "GET /get-transaction-status (final batch)", path: `/get-transaction-status?txId=${setup.txId}`, headers: { "x-api-key": setup.key }, minRatio: MIN_KEYED_RATIO },
+      { route: "GET /get-token-info", path: `/get-token-info?tokenSymbol=${setup.symbol}`, headers: { "x-api-key": setup.key }, minRatio: MIN_KEYED_RATIO },
       {
         route: "GET /get-balance-whitelist",
         path: `/get-balance-whitelist?tokenSymbol=${setup.symbol}&investorAddress=${setup.investor}`,
         headers: { "x-api-key": setup.key },
-        targeted: true,
+        minRatio: MIN_KEYED_RATIO,
       },
     ];
     // Warm-up (JIT, pools, caches), then the measured runs.
     for (const r of routes) await hammer(service.url, r.path, r.headers, 1);
     const rows: ReadRow[] = [];
-    let ceiling = 0;
-    for (const r of routes) {
+    // Each read is measured right after its own baseline run of network-info, so a machine that gets busier or quieter
+    // during the part moves both sides of a ratio together.
+    const [baselineRoute, ...reads] = routes;
+    for (const r of reads) {
+      const base = await hammer(service.url, baselineRoute.path, baselineRoute.headers, SECONDS, service.child.pid);
       const m = await hammer(service.url, r.path, r.headers, SECONDS, service.child.pid);
-      if (r.route === "GET /get-network-info") ceiling = m.reqPerSec;
-      const ratio = ceiling ? Math.round((m.reqPerSec / ceiling) * 100) / 100 : 1;
+      const ratio = Math.round((m.reqPerSec / base.reqPerSec) * 100) / 100;
       const ok = m.errors === 0 && m.non2xx === 0;
+      const baseOk = base.errors === 0 && base.non2xx === 0;
+      rows.push({ database: opts.database, route: `${baselineRoute.route} (baseline of the next row)`, ...base, ratio: 1, target: "", pass: baseOk ? null : false });
       rows.push({
         database: opts.database,
         route: r.route,
         ...m,
         ratio,
-        target: r.targeted ? `≥ ${MIN_REQ_PER_SEC} req/s and ≥ ${MIN_RATIO}× network-info` : "",
-        pass: r.targeted ? ok && m.reqPerSec >= MIN_REQ_PER_SEC && ratio >= MIN_RATIO : ok ? null : false,
+        target: r.minRatio ? `≥ ${r.minRatio}× network-info` : "",
+        pass: r.minRatio ? ok && ratio >= r.minRatio : ok ? null : false,
       });
+      console.log(`  [${opts.database}] ${baselineRoute.route}: ${base.reqPerSec} req/s, service CPU ${base.serviceCpuUsPerRequest} µs/request`);
       console.log(`  [${opts.database}] ${r.route}: ${m.reqPerSec} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms, service CPU ${m.serviceCpuUsPerRequest} µs/request, ratio ${ratio}${ok ? "" : ` (errors ${m.errors}, non-2xx ${m.non2xx})`}`);
     }
     return rows;
@@ -156,9 +166,9 @@ export async function setupReads(service: ServiceProcess, sandbox: Sandbox) {
 
 export function printReadRows(rows: ReadRow[]): void {
   const width = Math.max(...rows.map((r) => r.route.length));
-  console.log(`${"database".padEnd(9)} ${"route".padEnd(width)}  req/s    p50   p99  µs/req  ratio  pass`);
+  console.log(`${"database".padEnd(9)} ${"route".padEnd(width)}  req/s    p50   p99  µs/req  ratio  target`);
   for (const r of rows) {
-    const pass = r.pass === null ? "" : r.pass ? "PASS" : "FAIL";
+    const pass = r.pass === null ? "baseline" : `${r.pass ? "PASS" : "FAIL"} (${r.target})`;
     console.log(`${r.database.padEnd(9)} ${r.route.padEnd(width)} ${String(r.reqPerSec).padStart(6)} ${String(r.p50Ms).padStart(6)} ${String(r.p99Ms).padStart(5)} ${String(r.serviceCpuUsPerRequest).padStart(7)} ${r.ratio.toFixed(2).padStart(6)}  ${pass}`);
   }
 }

@@ -8,6 +8,7 @@ import { measureRamsGas, ramsExecuteOverhead, RAMS_EXECUTE_OVERHEAD_TARGET } fro
 import { measureLatency, type LatencyRow } from "./latency";
 import { measureReads, printReadRows, writeBenchResult, type BenchDatabase, type ReadRow } from "./reads";
 import { measureVolume, type MemorySample } from "./volume";
+import { measureScaleOut } from "./scale-out";
 import { measureEvents } from "./events";
 import { measureMemory, MEMORY_TARGETS } from "./memory";
 import { measureSandboxMemory } from "./sandbox-memory";
@@ -42,8 +43,8 @@ function writeResults(name: string, rows: GasRow[]): void {
   console.log(`written ${path.relative(process.cwd(), out)}`);
 }
 
-/** BENCH_ONLY=gas,latency,reads,volume,events,memory,sandbox runs those parts (comma-separated); unset runs all. */
-const PARTS = ["gas", "latency", "reads", "volume", "events", "memory", "sandbox"] as const;
+/** BENCH_ONLY=gas,latency,reads,volume,scaleout,events,memory,sandbox runs those parts (comma-separated); unset runs all. */
+const PARTS = ["gas", "latency", "reads", "volume", "scaleout", "events", "memory", "sandbox"] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(): Set<Part> {
@@ -85,7 +86,9 @@ function printLatencyTable(rows: LatencyRow[]): boolean {
 async function latencyPart(): Promise<boolean> {
   const blockTime = Number(process.env.LOCAL_BLOCK_TIME) || 1;
   console.log("\nLatency: the service against the raw JSON-RPC work it needs (real HTTP, embedded database, in-process chains)");
-  const rows = [...(await measureLatency(hre, { blockTime: 0 })), ...(await measureLatency(hre, { blockTime }))];
+  // BENCH_LATENCY_INTERVAL=0 measures the chain mining at once only.
+  const interval = process.env.BENCH_LATENCY_INTERVAL !== "0";
+  const rows = [...(await measureLatency(hre, { blockTime: 0 })), ...(interval ? await measureLatency(hre, { blockTime }) : [])];
   const failed = printLatencyTable(rows);
   console.log("floor: p50 of a request refused after its key check (HTTP, routing, one store read), same run; context, not a target");
   const out = path.join(__dirname, "results", "latency.json");
@@ -141,6 +144,29 @@ async function volumePart(): Promise<boolean> {
 }
 
 /**
+ * Scale-out on the PostgreSQL server (BENCH_DATABASE_URL): one instance, then two sharing one schema, driven by the
+ * same paying clients for BENCH_SCALE_OUT_SECONDS each (default 30). Passes when both keep the relayer's nonces
+ * contiguous and settle every payment once; the throughputs are figures, with what bounds them.
+ */
+async function scaleOutPart(): Promise<boolean> {
+  console.log("\nScale-out: relayed x402-paid operations through 1 and 2 instances sharing one PostgreSQL database");
+  const result = await measureScaleOut(hre, { seconds: Number(process.env.BENCH_SCALE_OUT_SECONDS ?? 30) });
+  console.log("");
+  for (const r of result.runs) {
+    const x = r.relayed;
+    console.log(
+      `${r.instances} instance${r.instances > 1 ? "s" : ""}: ${x.txPerSec} relayed ops/s (${x.confirmed} confirmed, ${x.failed} failed), p50 ${x.p50Ms} ms; ` +
+        `relayer nonces ${x.relayer.contiguous ? "contiguous" : "NOT contiguous"} (${x.relayer.nonceSpan} span, ${x.relayer.duplicates} duplicates); ` +
+        `${r.payments.settled} payments ${r.payments.settledOnce ? "each settled once" : "NOT settled once"}; CPU services ${x.cpu.services.join("/")}, chains + clients ${x.cpu.benchProcess}`,
+    );
+  }
+  console.log(`2 instances / 1 instance: ${result.speedup}× ; nonces contiguous and payments settled once: ${result.pass ? "PASS" : "FAIL"}`);
+  for (const note of result.notes) console.log(`bound: ${note}`);
+  writeBenchResult("scale-out.json", result);
+  return !result.pass;
+}
+
+/**
  * Webhook delivery: latency from commit to receiver (p50, p95) for batches' events and single test events, and the
  * events per second one instance delivers from a backlog (BENCH_EVENTS_BACKLOG, default 4000). Figures, no target.
  */
@@ -188,6 +214,7 @@ async function main(): Promise<void> {
   if (parts.has("latency") && (await latencyPart())) failed.push("latency");
   if (parts.has("reads") && (await readsPart())) failed.push("reads");
   if (parts.has("volume") && (await volumePart())) failed.push("volume");
+  if (parts.has("scaleout") && (await scaleOutPart())) failed.push("scaleout");
   if (parts.has("events") && (await eventsPart())) failed.push("events");
   if (parts.has("memory") && (await memoryPart())) failed.push("memory");
   if (parts.has("sandbox") && (await sandboxPart())) failed.push("sandbox");

@@ -147,7 +147,7 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
 }
 
 /** USDC for each payer and ETH for each signer, from the deployer (account #0). */
-async function fund(sandbox: Sandbox, provider: JsonRpcProvider, payers: Wallet[], signers: Wallet[]): Promise<void> {
+export async function fund(sandbox: Sandbox, provider: JsonRpcProvider, payers: Wallet[], signers: Wallet[]): Promise<void> {
   const deployer = new NonceManager(sandbox.accounts[0].connect(provider));
   const usdc = USDC__factory.connect(sandbox.deployments[sandbox.baseSepolia.chainId].contracts.USDC, deployer);
   const sent: TransactionResponse[] = [];
@@ -163,7 +163,7 @@ const distinctClient = () => ({ "x-forwarded-for": `10.${(clientIp >> 16) & 255}
 let symbolCounter = 0;
 const nextSymbol = (prefix: string) => `${prefix}${(symbolCounter++).toString(36).toUpperCase().padStart(5, "0")}${randomBytes(1).toString("hex").toUpperCase()}`;
 
-async function relayedRun(
+export async function relayedRun(
   sandbox: Sandbox,
   provider: JsonRpcProvider,
   instances: ServiceProcess[],
@@ -318,7 +318,7 @@ async function drive(
 }
 
 /** What the CPU figures say bounds a run (2 cores: a process near 1.0 holds one of them). */
-function boundOf(run: Throughput): string {
+export function boundOf(run: Throughput): string {
   const busiest = Math.max(...run.cpu.services);
   const saturated = [
     ...(busiest >= 0.85 ? [`a service process (${busiest} of a core)`] : []),

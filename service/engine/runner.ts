@@ -104,7 +104,10 @@ export class BatchRunner {
         this.log.error({ txId, err: errorFacts(error) }, "batch run failed; it will be resumed");
         return undefined;
       })
-      .finally(() => this.active.delete(txId));
+      .finally(() => {
+        this.active.delete(txId);
+        this.reorgedDuringRun.delete(txId);
+      });
     this.active.set(txId, run);
     return run;
   }
@@ -131,6 +134,8 @@ export class BatchRunner {
 
   /** Transactions replaced before their run got to them (their run's copy is stale). */
   private readonly replacedAhead = new Set<string>();
+  /** Batches whose rows a reorg changed while their run was under way (its copy may not show it): read back at the end. */
+  private readonly reorgedDuringRun = new Set<string>();
 
   /** Resumes every batch left mid-flight (after a restart), and keeps doing so periodically. */
   async resumeAll(): Promise<number> {
@@ -253,6 +258,7 @@ export class BatchRunner {
         if (confirmed.kind === "confirmed") return { kind: "mined" as const, receipt: confirmed.receipt, tx: mined.tx };
         if (confirmed.kind === "stopped") return confirmed;
         chain.shallowReorgs++;
+        this.reorgedDuringRun.add(batch.txId);
         await this.services.batches.markReorged(batch.txId, tx.index, false, confirmed.blockNumber);
         this.log.warn({ txId: batch.txId, index: tx.index, hash: mined.receipt.hash, blockNumber: confirmed.blockNumber }, "reorg took the transaction off the chain before its confirmations; waiting for it again");
       }
@@ -303,6 +309,7 @@ export class BatchRunner {
     }
     const [txId, index] = [entry.key.slice(0, entry.key.lastIndexOf(":")), Number(entry.key.slice(entry.key.lastIndexOf(":") + 1))];
     this.log.error({ txId, index, chainId: chain.chainId, blockNumber: entry.blockNumber, blockHash: entry.blockHash }, "reorg deeper than the confirmations took a confirmed transaction off the chain; sending it again");
+    if (this.active.has(txId)) this.reorgedDuringRun.add(txId);
     await this.services.batches.markReorged(txId, index, true, entry.blockNumber).catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg"));
     this.onReorged(txId);
     await this.bringBack(chain, txId, index);
@@ -384,7 +391,10 @@ export class BatchRunner {
     const marked = await this.services.db.transaction(async (q) => {
       const { batches } = this.services;
       // Ended first: the row lock makes a second finisher (another runner or instance) find it ended and write nothing.
-      if (!(await batches.markSuccess(q, batch.txId, lastConfirmed))) return false;
+      // The run's copy (equal to the rows it wrote) gives the events, written by the same statement, unless a reorg
+      // changed the rows meanwhile.
+      const ended = this.reorgedDuringRun.has(batch.txId) ? undefined : { ...batch, status: "success" as const };
+      if (!(await batches.markSuccess(q, batch.txId, lastConfirmed, ended))) return false;
       const outcome = await method?.onConfirmed?.(q, {
         txId: batch.txId,
         chain,

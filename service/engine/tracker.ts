@@ -20,6 +20,12 @@ const RELOAD_MS = 5_000;
 /** A relayed transaction is bumped at most this often, however fast blocks come (instant chains). */
 const MIN_BUMP_INTERVAL_MS = 1_000;
 
+/** A look-up of a transaction's receipts under way, for the hash it had when it was asked. */
+interface ReceiptsAsked {
+  current: string;
+  receipts: Promise<(TransactionReceipt | null)[]>;
+}
+
 export type MinedOutcome =
   | { kind: "mined"; receipt: TransactionReceipt; tx: BatchTransaction }
   /** The batch ends at this transaction: refused by the node, or a reported hash that never appeared. */
@@ -88,11 +94,17 @@ export class TransactionTracker {
       // Signed bytes this run has not broadcast yet are sent before anything is looked up (a copy the node has, or one
       // mined before a crash, is recognised as accepted); a hash in flight is looked up first.
       const freshBytes = !!this.tx.signedRaw && this.tx.status === "signed" && this.lastBroadcast === 0;
+      let asked: ReceiptsAsked | undefined;
       if (freshBytes) {
-        const ended = await this.send(head);
+        // The receipt is asked for together with the broadcast: both calls travel in one JSON-RPC batch, which the node
+        // answers in order, so a chain that mines at once answers with it (one round trip, not two). A passing failure of
+        // that look-up is no verdict: it is looked up again below.
+        const sending = this.send(head);
+        asked = this.askReceipts();
+        const ended = await sending;
         if (ended) return ended;
       }
-      const mined = await this.findReceipt();
+      const mined = await this.findReceipt(asked);
       if (mined) return mined;
       const ended = this.tx.signedRaw ? await this.keepMoving(head) : await this.checkReported();
       if (ended) return ended;
@@ -108,10 +120,21 @@ export class TransactionTracker {
     return { kind: "stopped" };
   }
 
-  /** The receipt of whichever hash sent for this transaction was mined (the current one, or one it replaced). */
-  private async findReceipt(): Promise<MinedOutcome | undefined> {
+  /** The receipts of every hash sent for this transaction (the current one, and those it replaced), asked for now. */
+  private askReceipts(): ReceiptsAsked {
     const hashes = [this.tx.txHash!, ...(this.tx.replaced ?? []).map((r) => r.hash)];
-    const receipts = await Promise.all(hashes.map((h) => this.chain.provider.getTransactionReceipt(h)));
+    const receipts = Promise.all(hashes.map((h) => this.chain.provider.getTransactionReceipt(h)));
+    receipts.catch(() => undefined); // awaited (or dropped) by findReceipt
+    return { current: this.tx.txHash!, receipts };
+  }
+
+  /**
+   * The receipt of whichever hash sent for this transaction was mined (the current one, or one it replaced). `asked`
+   * is a look-up already under way; it is used when it found a receipt for the transaction as it stands now.
+   */
+  private async findReceipt(asked?: ReceiptsAsked): Promise<MinedOutcome | undefined> {
+    const early = asked && asked.current === this.tx.txHash ? await asked.receipts.catch(() => undefined) : undefined;
+    const receipts = early ?? (await this.askReceipts().receipts);
     const receipt = receipts.find((r) => r !== null);
     if (!receipt) return undefined;
     this.chain.blocks.observe(receipt.blockNumber);

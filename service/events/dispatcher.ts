@@ -88,9 +88,17 @@ export class WebhookDispatcher {
   private async run(): Promise<void> {
     const { config, webhooks } = this.services;
     while (this.running) {
+      // A wake-up comes from inside a commit: whatever that commit's caller does next (answer its request) runs first.
+      // On the embedded database a claim runs on this thread and would hold that answer back.
+      await new Promise((resolve) => setImmediate(resolve));
       this.woken = false;
       let claimed: ClaimedDelivery[] = [];
       const room = config.WEBHOOK_CONCURRENCY - this.inFlight.size;
+      if (room > 0 && !(await this.mayHaveDeliveries())) {
+        if (this.woken || !this.running) continue;
+        await this.sleep(POLL_MS);
+        continue;
+      }
       if (room > 0) {
         try {
           claimed = await webhooks.claim(this.instance, room, this.leaseMs);
@@ -110,6 +118,25 @@ export class WebhookDispatcher {
       await this.sleep(room > 0 ? await this.untilNextDue() : POLL_MS);
     }
   }
+
+  /**
+   * Whether a delivery may be claimable. On the embedded database this process makes every endpoint change, so while no
+   * endpoint is enabled (known for at most POLL_MS, and never across a change made here) the claims, which would run on
+   * this thread after every commit that wrote events, are skipped. On the server other instances change endpoints: it
+   * always claims.
+   */
+  private async mayHaveDeliveries(): Promise<boolean> {
+    const { db, webhooks } = this.services;
+    if (db.kind !== "pglite") return true;
+    const known = this.endpointsKnown;
+    if (known && known.changes === webhooks.endpointChanges && Date.now() < known.until) return known.any;
+    const changes = webhooks.endpointChanges;
+    const any = await webhooks.anyEnabledEndpoint().catch(() => true);
+    this.endpointsKnown = { any, changes, until: Date.now() + POLL_MS };
+    return any;
+  }
+
+  private endpointsKnown?: { any: boolean; changes: number; until: number };
 
   /**
    * How long to sleep when nothing was claimable: until the next delivery falls due (at most POLL_MS). One already due

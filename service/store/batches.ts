@@ -2,7 +2,7 @@ import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus, ReplacedTrans
 import { TtlCache } from "../cache/ttl-cache";
 import type { Sealer } from "../crypto/sealed";
 import { broadcastEvent, completedEvent, confirmedEvent, factsOf, failedEvent, transactionEventData, type BatchFactsRow } from "./batch-events";
-import { emitEvents } from "./outbox";
+import { emitEvents, eventRows, insertEventsSql } from "./outbox";
 import type { NewEvent } from "./outbox";
 import type { Db, Queryable } from "./db";
 
@@ -562,8 +562,13 @@ export class Batches {
    * Ends a sending batch successfully, and in the same statement records its last transaction's confirmation when
    * given. The row stays locked for the rest of the database transaction, in which the method records what the batch
    * did. False (nothing written) when the batch is no longer sending: another runner or instance ended it.
+   *
+   * Its events (the last transaction's transaction.confirmed, and .broadcast if never recorded, then batch.completed)
+   * are written by the same statement when the caller hands over `ended`, the batch as the statement leaves it (a runner
+   * keeps its copy equal to the rows it wrote); without it they are read back first (one statement more).
    */
-  async markSuccess(tx: Queryable, txId: string, lastConfirmed?: { index: number; blockNumber: number; gasUsed: bigint; blockHash?: string }): Promise<boolean> {
+  async markSuccess(tx: Queryable, txId: string, lastConfirmed?: { index: number; blockNumber: number; gasUsed: bigint; blockHash?: string }, ended?: Batch): Promise<boolean> {
+    const events = ended ? eventRows(successEvents(ended, lastConfirmed?.index)) : null;
     const [row] = await tx.query<{ ended: number }>(
       `WITH ended AS (
          UPDATE batches SET status = 'success', records_written = true, completed_at = now(), updated_at = now()
@@ -571,16 +576,17 @@ export class Batches {
        ), confirmed AS (
          UPDATE batch_transactions SET status = 'confirmed', block_number = $3, gas_used = $4, block_hash = $5, waiting = NULL, confirmed_at = now(), broadcast_at = COALESCE(broadcast_at, now())
          WHERE tx_id = $1 AND index = $2 AND EXISTS (SELECT 1 FROM ended)
+       ), events AS (
+         ${insertEventsSql("$6", "EXISTS (SELECT 1 FROM ended)")}
        )
        SELECT count(*)::int AS ended FROM ended`,
-      [txId, lastConfirmed?.index ?? -1, lastConfirmed?.blockNumber ?? null, lastConfirmed?.gasUsed.toString() ?? null, lastConfirmed?.blockHash ?? null],
+      [txId, lastConfirmed?.index ?? -1, lastConfirmed?.blockNumber ?? null, lastConfirmed?.gasUsed.toString() ?? null, lastConfirmed?.blockHash ?? null, events],
     );
     if (row.ended === 0) return false;
-    // The last transaction's transaction.confirmed (and .broadcast, if never recorded) and batch.completed, read back
-    // as ended; the method's own events follow from its onConfirmed hook, in this transaction too.
+    if (ended) return true;
+    // The method's own events follow from its onConfirmed hook, in this transaction too.
     const batch = (await this.get(txId, tx))!;
-    const last = lastConfirmed && batch.transactions[lastConfirmed.index];
-    await emitEvents(tx, [...(last ? [broadcastEvent(batch, last), confirmedEvent(batch, last)] : []), completedEvent(batch)]);
+    await emitEvents(tx, successEvents(batch, lastConfirmed?.index));
     return true;
   }
 
@@ -600,6 +606,12 @@ export class Batches {
     const rows = await this.db.query<{ tx_id: string }>("SELECT tx_id FROM batches WHERE status = 'sending' ORDER BY sent_at");
     return rows.map((r) => r.tx_id);
   }
+}
+
+/** A successful batch's events: its last transaction's confirmation (when confirmed by the ending), batch.completed. */
+function successEvents(batch: Batch, lastIndex?: number): NewEvent[] {
+  const last = lastIndex === undefined ? undefined : batch.transactions[lastIndex];
+  return [...(last ? [broadcastEvent(batch, last), confirmedEvent(batch, last)] : []), completedEvent(batch)];
 }
 
 /** The batch columns a transaction event needs, beside a batch_transactions row (see BatchFactsRow). */

@@ -47,26 +47,41 @@ const keyless = new Set<string>(KEYLESS_EVENT_TYPES);
 
 /** Several events, in this order (their positions follow it). transaction.broadcast is written once per hash. */
 export async function emitEvents(q: Queryable, events: NewEvent[]): Promise<void> {
-  // An event without a tenant reaches only its txId's subscribers, and only the kinds the public status already shows.
+  const rows = eventRows(events);
+  if (rows === null) return;
+  await q.query(insertEventsSql("$1"), [rows]);
+}
+
+/**
+ * The events to write as one JSON parameter for insertEventsSql (null when none is kept). An event without a tenant
+ * reaches only its txId's subscribers, and only the kinds the public status already shows.
+ */
+export function eventRows(events: NewEvent[]): string | null {
   const kept = events.filter((e) => e.apiKeyId || (e.txId && keyless.has(e.type)));
-  if (!kept.length) return;
-  const rows = kept.map((e) => ({
-    type: e.type,
-    api_key_id: e.apiKeyId,
-    tx_id: e.txId?.toLowerCase() ?? null,
-    chain_id: e.chainId ?? null,
-    hash: e.hash?.toLowerCase() ?? null,
-    ordering_key: e.orderingKey === undefined ? (e.txId?.toLowerCase() ?? null) : e.orderingKey,
-    data: e.data,
-  }));
-  await q.query(
-    `INSERT INTO events (type, api_key_id, tx_id, chain_id, hash, ordering_key, data)
+  if (!kept.length) return null;
+  return JSON.stringify(
+    kept.map((e) => ({
+      type: e.type,
+      api_key_id: e.apiKeyId,
+      tx_id: e.txId?.toLowerCase() ?? null,
+      chain_id: e.chainId ?? null,
+      hash: e.hash?.toLowerCase() ?? null,
+      ordering_key: e.orderingKey === undefined ? (e.txId?.toLowerCase() ?? null) : e.orderingKey,
+      data: e.data,
+    })),
+  );
+}
+
+/**
+ * The INSERT that writes eventRows' JSON (the parameter `param`), usable as a statement of its own or as a data-modifying
+ * CTE of a larger one; `onlyIf` (a SQL condition) writes them only when it holds, e.g. when the change they tell of was made.
+ */
+export function insertEventsSql(param: string, onlyIf = "true"): string {
+  return `INSERT INTO events (type, api_key_id, tx_id, chain_id, hash, ordering_key, data)
      SELECT e.value->>'type', e.value->>'api_key_id', e.value->>'tx_id', (e.value->>'chain_id')::integer, e.value->>'hash',
             e.value->>'ordering_key', e.value->'data'
-     FROM jsonb_array_elements($1::jsonb) WITH ORDINALITY AS e(value, n) ORDER BY e.n
-     ON CONFLICT (tx_id, hash) WHERE type = 'transaction.broadcast' DO NOTHING`,
-    [JSON.stringify(rows)],
-  );
+     FROM jsonb_array_elements(${param}::jsonb) WITH ORDINALITY AS e(value, n) WHERE ${onlyIf} ORDER BY e.n
+     ON CONFLICT (tx_id, hash) WHERE type = 'transaction.broadcast' DO NOTHING`;
 }
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -117,6 +117,9 @@ export const secretPurpose = (endpointId: string) => `webhook-secret:${endpointI
  * deliver one at once.
  */
 export class Webhooks {
+  /** Counts this process's endpoint creations and changes (a dispatcher's "no endpoint" knowledge is older when it moved). */
+  endpointChanges = 0;
+
   constructor(
     private readonly db: Db,
     private readonly sealer: Sealer,
@@ -134,6 +137,7 @@ export class Webhooks {
        VALUES ($1, $2, $3, $4, $5, $6::text[], $7) RETURNING ${ENDPOINT_COLUMNS}`,
       [id, e.apiKeyId, e.txId?.toLowerCase() ?? null, e.url, e.description, e.eventTypes, this.sealer.seal(secret, secretPurpose(id))],
     );
+    this.endpointChanges++; // after the write: a dispatcher that looked before it looks again
     return { endpoint: toEndpoint(row), secret };
   }
 
@@ -167,6 +171,7 @@ export class Webhooks {
        WHERE id = $1 AND api_key_id = $2 RETURNING ${ENDPOINT_COLUMNS}`,
       [id, apiKeyId, patch.url ?? null, patch.description !== undefined, patch.description ?? null, patch.eventTypes ?? null, patch.enabled ?? null],
     );
+    this.endpointChanges++;
     return row && toEndpoint(row);
   }
 
@@ -324,6 +329,12 @@ export class Webhooks {
   /** On the embedded database only one process delivers: claims left by a killed one are taken back at start. */
   async releaseAllClaims(): Promise<number> {
     return (await this.db.query("UPDATE webhook_deliveries SET status = 'pending', lease_until = NULL, claimed_by = NULL WHERE status = 'delivering' RETURNING id")).length;
+  }
+
+  /** Whether any endpoint is enabled (none: no delivery can be claimed). */
+  async anyEnabledEndpoint(): Promise<boolean> {
+    const [row] = await this.db.query<{ any: boolean }>("SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL) AS any");
+    return row.any;
   }
 
   /** When the next pending delivery is due (of endpoints not disabled), if any. */
