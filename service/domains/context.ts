@@ -1,11 +1,28 @@
-import type { Chain } from "../chains/registry";
+import type { Chain, ChainRegistry } from "../chains/registry";
+import type { Config } from "../config";
 import type { ApiKeyRecord } from "../store/api-keys";
+import type { Stores } from "../store/stores";
+
+/** The service's own relayer, as domain logic sees it: which chains it serves, and its address there. */
+export interface RelayerAddresses {
+  has(chainId: number): boolean;
+  address(chainId: number): string;
+}
+
+/** What domain logic, the prepare methods and the read views may use of the service: records, chains, the relayer's addresses. */
+export type DomainServices = Pick<Stores, "agents" | "tokens" | "ramsExecutors" | "investors" | "kyc" | "offerings" | "dividends" | "documents" | "payments" | "sealer"> & {
+  config: Config;
+  chains: ChainRegistry;
+  /** Where clients reach this service (agent registration files are served from it). */
+  baseUrl: string;
+  relayer: RelayerAddresses;
+};
 
 /**
  * What domain logic works with: the records it reads (`services`, a narrow view of the stores), the chain, and the
  * caller's key where records are scoped to it. A method's context and a read's both are one.
  */
-export interface DomainContext<S = object> {
+export interface DomainContext<S = DomainServices> {
   services: S;
   chain: Chain;
   apiKey?: ApiKeyRecord;

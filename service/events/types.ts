@@ -1,10 +1,10 @@
 import { z, type ZodType } from "zod";
 import { BatchStatus, PaymentView, responseFields, TransactionView } from "../wire/responses";
 import { KycViewSchema } from "../onboarding/views";
-import { AgentSummary } from "../reads/agents";
 import { Offering } from "../reads/sto";
-import { TokenizerInfo } from "../reads/tokenization";
 import { KEYLESS_EVENT_TYPES } from "../store/keyless-events";
+import { AgentSummary } from "../domains/agents/views";
+import { TokenizerInfo } from "../domains/tokenization/views";
 
 /**
  * The event catalogue: every event type, what its `data` holds (a zod schema, also the OpenAPI `webhooks` section and

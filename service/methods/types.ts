@@ -1,35 +1,19 @@
 import type { ZodType } from "zod";
 import type { ExecutionMode } from "../wire/fields";
 import type { AccessRule } from "../auth/access-rules";
-import type { Chain, ChainRegistry } from "../chains/registry";
 import type { ConfirmedFacts } from "../engine/runner";
 import type { PlannedCall } from "../model/batch";
-import type { ApiKeyRecord } from "../store/api-keys";
 import type { Queryable } from "../store/db";
-import type { Stores } from "../store/stores";
 import type { Batch } from "../model/batch";
-import type { Config, Environment } from "../config";
-
-/** The service's own relayer, as methods see it: which chains it serves, and its address there. */
-export interface RelayerAddresses {
-  has(chainId: number): boolean;
-  address(chainId: number): string;
-}
+import type { Environment } from "../config";
+import type { DomainContext, DomainServices, RelayerAddresses } from "../domains/context";
 
 /** What methods may use of the service (the composition root's object is handed to them). */
-export type MethodServices = Pick<Stores, "agents" | "tokens" | "ramsExecutors" | "investors" | "kyc" | "offerings" | "dividends" | "documents" | "payments" | "sealer"> & {
-  config: Config;
-  chains: ChainRegistry;
-  /** Where clients reach this service (agent registration files are served from it). */
-  baseUrl: string;
-  relayer: RelayerAddresses;
-};
+export type MethodServices = DomainServices;
+export type { RelayerAddresses };
 
 /** What a method's plan sees: the services, the resolved chain and the caller's key. */
-export interface MethodContext {
-  services: MethodServices;
-  chain: Chain;
-  apiKey?: ApiKeyRecord;
+export interface MethodContext extends DomainContext<MethodServices> {
   /** Who will sign: the body's signer, or the service's relayer in service-relayed mode. */
   signer?: string;
   executionMode?: ExecutionMode;

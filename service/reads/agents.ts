@@ -1,7 +1,6 @@
 import { hexlify, toUtf8String } from "ethers";
 import { z } from "zod";
 import { responseFields } from "../wire/responses";
-import { chainIdHex } from "../chains/networks";
 import type { Chain } from "../chains/registry";
 import { badRequest, notFound } from "../errors";
 import type { AgentActivity, AgentRecord } from "../store/agents";
@@ -9,6 +8,7 @@ import type { Caller } from "../access/gate";
 import type { Stores } from "../store/stores";
 import type { ChainRegistry } from "../chains/registry";
 import { AGENT_CHAINS, identityView } from "../domains/agents/agents";
+import { AgentSummary } from "../domains/agents/views";
 
 /** What the agent reads use. */
 export type AgentReadServices = Pick<Stores, "agents"> & { chains: ChainRegistry };
@@ -28,30 +28,6 @@ export const RegistrationFile = z
     registrations: z.array(z.record(z.string(), z.unknown())).optional(),
   })
   .meta({ id: "AgentRegistrationFile", description: "The ERC-8004 registration file this service hosts at the agentURI" });
-
-export const AgentSummary = z
-  .strictObject({
-    uuid: z.string(),
-    agentUuid: z.string(),
-    agentId: z.string().regex(/^\d+$/).meta({ description: "The registry's token id (decimal string)" }),
-    chainId: int,
-    chainIdHex: z.string(),
-    registryAddress: address,
-    agentURI: z.string(),
-    name: z.string().nullable(),
-    description: z.string().nullable(),
-    image: z.string().nullable(),
-    active: z.boolean(),
-    ownerWalletAddress: address.meta({ description: "Its owner: the NFT holder, or the wallet the relayer holds it for" }),
-    heldByRelayer: address.nullable().meta({ description: "The relayer holding the NFT for the owner (relayed registration), else null" }),
-    agentWallet: address.nullable(),
-    ownerEmail: z.string().nullable(),
-    status: z.literal("registered"),
-    createdAt: z.string(),
-    updatedAt: z.string(),
-  })
-  .meta({ id: "AgentSummary" });
-
 export const AgentList = z.strictObject({ agents: z.array(AgentSummary), total: int, limit: int, offset: int }).meta({ id: "AgentList" });
 
 const OnchainAgent = z.strictObject({
@@ -82,31 +58,6 @@ const AgentActivityView = z.strictObject({
 export const AgentTransactions = z
   .strictObject({ agentUuid: z.string(), transactions: z.array(AgentActivityView), total: int, limit: int, offset: int })
   .meta({ id: "AgentTransactions" });
-
-/** The list summary of an agent (GET /get-agents); the detail adds the registration file and on-chain state. */
-export function agentSummary(agent: AgentRecord): z.infer<typeof AgentSummary> {
-  const file = agent.registration as { name?: string; description?: string; image?: string; active?: boolean };
-  return {
-    uuid: agent.uuid,
-    agentUuid: agent.uuid,
-    agentId: agent.agentId,
-    chainId: agent.chainId,
-    chainIdHex: chainIdHex(agent.chainId),
-    registryAddress: agent.registry,
-    agentURI: agent.agentUri,
-    name: file.name ?? null,
-    description: file.description ?? null,
-    image: file.image ?? null,
-    active: file.active ?? true,
-    ownerWalletAddress: agent.ownerWallet,
-    heldByRelayer: agent.custodian,
-    agentWallet: agent.agentWallet,
-    ownerEmail: agent.ownerEmail,
-    status: "registered" as const,
-    createdAt: agent.createdAt,
-    updatedAt: agent.updatedAt,
-  };
-}
 
 /** What the registry says now: owner, agent wallet, URI and the metadata keys set through this service (read failures are errors). */
 export async function onchainAgent(chain: Chain, agent: AgentRecord): Promise<z.infer<typeof OnchainAgent>> {

@@ -3,16 +3,13 @@ import { z } from "zod";
 import { dataEnvelope, responseFields } from "../wire/responses";
 import type { Chain } from "../chains/registry";
 import { badRequest } from "../errors";
-import { grantMessage, grantParams, type GrantInput } from "../methods/rams/ramsGrantMandate";
-import { extendMessage } from "../methods/rams/ramsExtendMandate";
-import { revokeMessage } from "../methods/rams/ramsRevokeMandate";
-import { operatorMessage } from "../methods/rams/ramsSetOperator";
 import { ramsTypedData, SIGNED_OPERATIONS, typedDataDigest, type RamsTypedData, type SignedOperation } from "../domains/rams/typed-data";
-import type { MethodServices } from "../methods/types";
+import type { DomainServices } from "../domains/context";
 import { actionOf, chainNow, checkPrincipal, DEFAULT_DEADLINE_SECONDS, evaluateExecution, executorAt, mandateAt, mandateStatus, mandateView, onChain, RAMS_CHAIN_ID, readMandate, registryRef, requireDeadline, resolveExecutor, selectorOf, type ContractRef } from "../domains/rams/mandates";
+import { type GrantInput, grantParams, grantMessage, extendMessage, revokeMessage, operatorMessage } from "../domains/rams/messages";
 
 /** What the RAMS reads use. */
-export type RamsReadServices = MethodServices;
+export type RamsReadServices = DomainServices;
 
 /**
  * The RAMS read views (API-SPEC "RAMS records", WIRE-COMPAT §9.2-9.3). Every value comes from the chain as it is now;

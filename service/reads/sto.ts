@@ -2,7 +2,7 @@ import { getAddress } from "ethers";
 import { z } from "zod";
 import { responseFields } from "../wire/responses";
 import { notFound } from "../errors";
-import type { MethodContext } from "../methods/types";
+import type { DomainContext } from "../domains/context";
 import type { OfferingRecord } from "../store/offerings";
 import type { TokenRecord } from "../store/tokens";
 import { fromUnits } from "../model/units";
@@ -63,7 +63,7 @@ export const InvestmentList = z
   .meta({ id: "InvestmentList" });
 
 /** An offering with its live status, raised amount and tokens left (chain), and its record (database). */
-export async function offeringView(ctx: MethodContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof Offering>> {
+export async function offeringView(ctx: DomainContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof Offering>> {
   const escrow = escrowOf(ctx, token);
   const [live, status] = await Promise.all([escrow.offering(offering.onchainId), escrow.status(offering.onchainId)]);
   const pd = token.paymentToken.decimals;
@@ -91,14 +91,14 @@ export async function offeringView(ctx: MethodContext, token: TokenRecord, offer
   };
 }
 
-export async function offeringById(ctx: MethodContext, token: TokenRecord, id: string): Promise<OfferingRecord> {
+export async function offeringById(ctx: DomainContext, token: TokenRecord, id: string): Promise<OfferingRecord> {
   const offering = await ctx.services.offerings.byId(id);
   if (!offering || offering.tokenId !== token.id) throw notFound(`No offering ${id} for ${token.symbol}`, { field: "id" });
   return offering;
 }
 
 /** The STO balance record of API-SPEC: exactly its fields. */
-export async function stoBalanceView(ctx: MethodContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof StoBalance>> {
+export async function stoBalanceView(ctx: DomainContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof StoBalance>> {
   const v = await offeringView(ctx, token, offering);
   return {
     uuid: v.uuid,
@@ -120,7 +120,7 @@ export async function stoBalanceView(ctx: MethodContext, token: TokenRecord, off
 }
 
 /** The investment list in the spec's schema form: { offeringTransactionsList, total }. */
-export async function investmentListView(ctx: MethodContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof InvestmentList>> {
+export async function investmentListView(ctx: DomainContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof InvestmentList>> {
   const investments = await ctx.services.offerings.investments(offering.id);
   const pd = token.paymentToken.decimals;
   return {

@@ -6,7 +6,7 @@ import { responseFields } from "../wire/responses";
 import { KYC_STATUSES } from "../store/kyc";
 import { chainIdHex, networkById } from "../chains/networks";
 import { badRequest, notFound } from "../errors";
-import type { MethodContext, MethodServices } from "../methods/types";
+import type { DomainContext, DomainServices } from "../domains/context";
 import type { KycViewServices } from "../onboarding/views";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { KycStatus } from "../store/kyc";
@@ -16,7 +16,7 @@ import { fromUnits } from "../model/units";
 import { authorizedToken, erc20, isPaymentTokenSymbol, paymentAsset, securityToken } from "../domains/tokenization/tokens";
 
 /** What the tokenization reads use. */
-export type TokenizationReadServices = MethodServices & KycViewServices;
+export type TokenizationReadServices = DomainServices & KycViewServices;
 
 // Response schemas of the tokenization reads (GET /get-*): the views below return exactly these.
 
@@ -52,25 +52,6 @@ export const TokenRecordView = z
 export const VisibleTokens = z
   .strictObject({ tokenSymbols: z.array(z.string()), tokenizerEmails: z.array(z.string()) })
   .meta({ id: "VisibleTokens", description: "Without tokenSymbol: the symbols and tokenizer e-mails the key may see" });
-
-export const TokenizerInfo = z
-  .strictObject({
-    tokenSymbol: z.string(),
-    tokenAddress: address,
-    paymentTokenAddress: address,
-    paymentTokenSymbol: z.string(),
-    escrowAddress: address.meta({ description: "The token's StoEscrow" }),
-    chainId: z.string().meta({ description: "0x hex" }),
-    tokenizerAddress: address,
-    companyWalletAddress: address,
-    email: z.string(),
-    tokenizerEmail: z.string(),
-    name: z.string(),
-    createdTxHash: hash32,
-    createdBlock: int,
-  })
-  .meta({ id: "TokenizerInfo" });
-
 export const BalanceWhitelist = z
   .strictObject({
     tokenSymbol: z.string(),
@@ -176,7 +157,7 @@ export const TokenDocsUpload = z
   .meta({ id: "TokenDocsUpload", description: "Content references (sha256:…) of the uploaded documents" });
 
 /** Read context for one token: the key must be allowed to see it (Unauthorized token symbol otherwise). */
-export async function tokenContext(services: TokenizationReadServices, apiKey: ApiKeyRecord, symbol: string): Promise<{ ctx: MethodContext; token: TokenRecord }> {
+export async function tokenContext(services: TokenizationReadServices, apiKey: ApiKeyRecord, symbol: string): Promise<{ ctx: DomainContext; token: TokenRecord }> {
   const record = await services.tokens.bySymbol(symbol);
   if (!record) throw badRequest("No company found with this token symbol", { field: "tokenSymbol", tokenSymbol: symbol });
   const chain = services.chains.find(record.chainId);
@@ -221,24 +202,6 @@ export function tokenRecordView(services: TokenizationReadServices, token: Token
   };
 }
 
-export function tokenizerInfoView(token: TokenRecord): z.infer<typeof TokenizerInfo> {
-  return {
-    tokenSymbol: token.symbol,
-    tokenAddress: token.tokenAddress,
-    paymentTokenAddress: token.paymentToken.address,
-    paymentTokenSymbol: token.paymentToken.symbol,
-    escrowAddress: token.escrowAddress,
-    chainId: chainIdHex(token.chainId),
-    tokenizerAddress: token.tokenizerAddress,
-    companyWalletAddress: token.companyWalletAddress,
-    email: token.tokenizerEmail,
-    tokenizerEmail: token.tokenizerEmail,
-    name: token.name,
-    createdTxHash: token.createdTxHash,
-    createdBlock: token.createdBlock,
-  };
-}
-
 /** An investor wallet from an address, or from an e-mail recorded for this token. */
 export async function investorWallet(services: TokenizationReadServices, token: TokenRecord, address?: string, email?: string): Promise<{ address: string; email: string | null }> {
   if (address) {
@@ -256,7 +219,7 @@ export async function investorWallet(services: TokenizationReadServices, token: 
  * by the reads of one block, never older than the last block this instance saw). get-balance-whitelist,
  * get-whitelist-status and get-investor-info read it here.
  */
-export async function tokenHolding(ctx: MethodContext, token: TokenRecord, address: string): Promise<{ balance: bigint; whitelisted: boolean }> {
+export async function tokenHolding(ctx: DomainContext, token: TokenRecord, address: string): Promise<{ balance: bigint; whitelisted: boolean }> {
   const key = `holding:${token.tokenAddress.toLowerCase()}:${address.toLowerCase()}`;
   const [balance, whitelisted] = await blockReads(ctx.chain).read(key, () => {
     const contract = securityToken(ctx, token);
@@ -265,7 +228,7 @@ export async function tokenHolding(ctx: MethodContext, token: TokenRecord, addre
   return { balance, whitelisted };
 }
 
-export async function balanceWhitelistView(ctx: MethodContext, token: TokenRecord, wallet: { address: string; email: string | null }): Promise<z.infer<typeof BalanceWhitelist>> {
+export async function balanceWhitelistView(ctx: DomainContext, token: TokenRecord, wallet: { address: string; email: string | null }): Promise<z.infer<typeof BalanceWhitelist>> {
   const { balance, whitelisted } = await tokenHolding(ctx, token, wallet.address);
   return {
     tokenSymbol: token.symbol,
@@ -284,7 +247,7 @@ export async function allowanceView(
   apiKey: ApiKeyRecord,
   q: { tokenSymbol: string; ownerAddress: string; spenderAddress: string; chainId?: string },
 ): Promise<z.infer<typeof Allowance>> {
-  let ctx: MethodContext;
+  let ctx: DomainContext;
   let asset: { symbol: string; address: string; decimals: number };
   if (isPaymentTokenSymbol(q.tokenSymbol)) {
     if (!q.chainId) throw badRequest(`chainId is required for the payment token ${q.tokenSymbol}`, { field: "chainId" });
@@ -311,7 +274,7 @@ export async function allowanceView(
  * chain) and its onboarding state (KYC status, the live link while pending, the verified wallet). 404 when neither
  * exists. Without a recorded wallet, the wallet the investor proved by signature stands in.
  */
-export async function investorInfoView(ctx: MethodContext, token: TokenRecord, email: string): Promise<z.infer<typeof InvestorInfo>> {
+export async function investorInfoView(ctx: DomainContext, token: TokenRecord, email: string): Promise<z.infer<typeof InvestorInfo>> {
   const wallets = await ctx.services.investors.byEmail(token.id, email);
   const record = await kycRecordForToken(ctx.services, token, ctx.apiKey!.id, email);
   if (!wallets.length && !record) throw notFound(`No investor ${email} is recorded for ${token.symbol}`, { field: "email" });
@@ -418,7 +381,7 @@ export async function investorsView(
 }
 
 /** Distributions from the records; totals and per-holder withdrawable live from the chain. */
-export async function dividendView(ctx: MethodContext, token: TokenRecord, holderAddress?: string): Promise<z.infer<typeof DividendDistribution>> {
+export async function dividendView(ctx: DomainContext, token: TokenRecord, holderAddress?: string): Promise<z.infer<typeof DividendDistribution>> {
   const contract = securityToken(ctx, token);
   const pd = token.paymentToken.decimals;
   const [distributions, totalDistributed] = await Promise.all([

@@ -3,8 +3,9 @@ import { ACCESS } from "../auth/access-rules";
 import { badRequest, notFound } from "../errors";
 import { address, chainIdInput, integerString, pageFields } from "../wire/fields";
 import { defineRoute } from "../http/route";
-import { activityView, AgentInfo, AgentList, AgentTransactions, agentChain, agentForGetter, agentSummary, onchainAgent, RegistrationFile } from "../reads/agents";
+import { activityView, AgentInfo, AgentList, AgentTransactions, agentChain, agentForGetter, onchainAgent, RegistrationFile } from "../reads/agents";
 import type { Services } from "../usecases/services";
+import { agentSummary } from "../domains/agents/views";
 
 const agentRef = {
   agentUuid: z.string().trim().uuid("must be the agentUuid returned by agentRegister").optional(),

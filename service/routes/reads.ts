@@ -12,7 +12,6 @@ import {
   InvestorInfo,
   InvestorList,
   TokenDocsUpload,
-  TokenizerInfo,
   TokenRecordView,
   VisibleTokens,
   WhitelistStatus,
@@ -23,12 +22,12 @@ import {
   investorsView,
   investorWallet,
   tokenContext,
-  tokenizerInfoView,
   tokenHolding,
   tokenRecordView,
 } from "../reads/tokenization";
 import type { Services } from "../usecases/services";
 import { DOCUMENT_FIELDS, storeTokenDocuments } from "../usecases/token-documents";
+import { TokenizerInfo, tokenizerInfoView } from "../domains/tokenization/views";
 
 const symbol = z.string().trim().min(1);
 const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: 10 * 1024 * 1024, files: 3 } });

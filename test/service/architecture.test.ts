@@ -45,6 +45,15 @@ describe("the architecture of service/ (docs/ARCHITECTURE.md, scripts/lib/archit
     expect(layerBreaks(edges).map((e) => `${e.from} -> ${e.to}`)).to.deep.equal([]);
   });
 
+  it("keeps the prepare side and the read side apart: what both need lives in domains/; routes run no SQL", () => {
+    const across = edges.filter(
+      (e) => (e.from.startsWith("service/reads/") && e.to.startsWith("service/methods/")) || (e.from.startsWith("service/methods/") && e.to.startsWith("service/reads/")),
+    );
+    expect(across.map((e) => `${e.from} -> ${e.to}`)).to.deep.equal([]);
+    const sql = files.filter((f) => f.startsWith("service/routes/") && /\.query(<[^>]*>)?\(|\bSELECT\b|\bINSERT INTO\b/.test(fs.readFileSync(path.join(ROOT, f), "utf8")));
+    expect(sql).to.deep.equal([]);
+  });
+
   it("imports packages by name, never by a path into node_modules", () => {
     const offenders = files.filter((f) => /from\s+["'][^"']*node_modules\//.test(fs.readFileSync(path.join(ROOT, f), "utf8")));
     expect(offenders).to.deep.equal([]);

@@ -5,10 +5,10 @@ import { ACCESS } from "../../auth/access-rules";
 import { identityRegistryInterface, parseEventLog } from "../../chains/contracts";
 import { defineMethod } from "../types";
 import { emitEvent } from "../../store/outbox";
-import { agentSummary } from "../../reads/agents";
 import { agentCommonFields, agenticMethod, ownerEmailOf, recordAgentActivity } from "./common";
 import { profileFields, profileOf, registrationFile } from "./profile";
 import { registrationUrl, registries } from "../../domains/agents/agents";
+import { agentSummary } from "../../domains/agents/views";
 
 const body = z.object({ ...agentCommonFields, ...profileFields });
 type Body = z.infer<typeof body>;

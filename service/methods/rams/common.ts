@@ -11,6 +11,7 @@ import { recordAgentActivity } from "../agents/common";
 import { emitEvents } from "../../store/outbox";
 import type { NewEvent } from "../../events/types";
 import { mandateAt, onChain, RAMS_CHAIN_ID, requireDeadline, type ContractRef } from "../../domains/rams/mandates";
+
 /** What every RAMS method's definition shares: chain, access, facade defaults, signer rule. */
 export const ramsMethod = {
   area: "rams" as const,

@@ -6,20 +6,13 @@ import { authInfo, authorize, requireRelayedSignature, ramsMethod, ramsOutcome }
 import { ramsCommonFields, signedFields, uint48 } from "./fields";
 import { pairFields } from "./ramsRevokeMandate";
 import { chainNow, mandateStatus, readMandate, registryRef, simulate } from "../../domains/rams/mandates";
+import { extendMessage } from "../../domains/rams/messages";
 
 /** Also the query of GET /rams/typed-data/extend-mandate. */
 export const extendFields = { ...pairFields, newValidUntil: uint48.meta({ type: "integer", description: "Unix seconds (uint48); after the current validUntil" }) };
 
 const body = z.object({ ...ramsCommonFields, ...extendFields, ...signedFields });
 type Body = z.infer<typeof body>;
-
-export const extendMessage = (agent: string, principal: string, newValidUntil: number) => (nonce: bigint, deadline: bigint) => ({
-  agent,
-  principal,
-  newValidUntil: String(newValidUntil),
-  nonce: nonce.toString(),
-  deadline: deadline.toString(),
-});
 
 /**
  * Moves a pending or active mandate's validUntil later; cumulativeUsed is kept. Same authorisation as revoke. An

@@ -1,13 +1,13 @@
-import { getAddress, ZeroAddress } from "ethers";
+import { getAddress } from "ethers";
 import { z } from "zod";
 import { agentMandateInterface } from "../../chains/contracts";
-import type { Chain } from "../../chains/registry";
-import { badRequest, preflightError } from "../../errors";
+import { preflightError } from "../../errors";
 import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { authInfo, authorize, requireRelayedSignature, ramsMethod, ramsOutcome } from "./common";
-import { actions, bytes32, cap, nonZeroBytes32, ramsCommonFields, signedFields, uint48, ZERO_BYTES32 } from "./fields";
-import { chainNow, checkPrincipal, complianceRef, mandateStatus, readMandate, registryRef, simulate, type ContractRef } from "../../domains/rams/mandates";
+import { actions, bytes32, cap, nonZeroBytes32, ramsCommonFields, signedFields, uint48 } from "./fields";
+import { checkPrincipal, mandateStatus, readMandate, simulate } from "../../domains/rams/mandates";
+import { grantParams, grantMessage } from "../../domains/rams/messages";
 
 /** The mandate's parameters (API-SPEC "grant-mandate body"); also the query of GET /rams/typed-data/grant-mandate. */
 export const grantFields = {
@@ -27,70 +27,6 @@ export const grantFields = {
 
 const body = z.object({ ...ramsCommonFields, ...grantFields, ...signedFields });
 type Body = z.infer<typeof body>;
-export type GrantInput = Pick<Body, keyof typeof grantFields | "agentMandateAddress">;
-
-/** GrantMandateParams without the deadline, as the registry stores them. */
-export interface GrantParams {
-  agent: string;
-  validFrom: number;
-  validUntil: number;
-  principal: string;
-  complianceProvider: string;
-  identityRef: string;
-  asset: string;
-  maxTransactionValue: bigint;
-  maxCumulativeValue: bigint;
-  metadata: string;
-  actions: string[];
-}
-
-/** The registry and the parameters a grant (or its typed data) names, defaults applied; refuses the input rules. */
-export async function grantParams(chain: Chain, b: GrantInput): Promise<{ registry: ContractRef; provider: ContractRef; params: GrantParams; now: number }> {
-  const registry = registryRef(chain, b.agentMandateAddress);
-  const providerField = b.complianceProvider ? "complianceProvider" : "complianceProviderAddress";
-  const provider = complianceRef(chain, b.complianceProvider ?? b.complianceProviderAddress, providerField);
-  for (const field of ["agent", "principal", "asset"] as const) {
-    if (b[field] === ZeroAddress) throw badRequest(`${field} must not be the zero address`, { field });
-  }
-  if (provider.address === ZeroAddress) throw badRequest(`${providerField} must not be the zero address`, { field: providerField });
-  const validFrom = b.validFrom ?? 0;
-  const now = await chainNow(chain);
-  if (b.validUntil <= now) throw badRequest(`validUntil ${b.validUntil} must be after now (chain time ${now})`, { field: "validUntil", now });
-  if (b.validUntil <= validFrom) throw badRequest(`validUntil ${b.validUntil} must be after validFrom ${validFrom}`, { field: "validUntil" });
-  const params: GrantParams = {
-    agent: b.agent,
-    validFrom,
-    validUntil: b.validUntil,
-    principal: b.principal,
-    complianceProvider: provider.address,
-    identityRef: b.identityRef,
-    asset: b.asset,
-    maxTransactionValue: BigInt(b.maxTransactionValue),
-    maxCumulativeValue: BigInt(b.maxCumulativeValue),
-    metadata: b.metadata ?? ZERO_BYTES32,
-    actions: b.actions,
-  };
-  return { registry, provider, params, now };
-}
-
-/** The GrantMandate typed-data message of these parameters. */
-export function grantMessage(p: GrantParams, nonce: bigint, deadline: bigint) {
-  return {
-    agent: p.agent,
-    validFrom: String(p.validFrom),
-    validUntil: String(p.validUntil),
-    principal: p.principal,
-    complianceProvider: p.complianceProvider,
-    identityRef: p.identityRef,
-    asset: p.asset,
-    maxTransactionValue: p.maxTransactionValue.toString(),
-    maxCumulativeValue: p.maxCumulativeValue.toString(),
-    metadata: p.metadata,
-    actions: p.actions,
-    nonce: nonce.toString(),
-    deadline: deadline.toString(),
-  };
-}
 
 /**
  * The principal grants an agent a mandate over one asset: directly (signerAddress = principal) or with the principal's

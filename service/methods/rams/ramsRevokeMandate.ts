@@ -6,19 +6,13 @@ import { defineMethod } from "../types";
 import { authInfo, authorize, requireRelayedSignature, ramsMethod, ramsOutcome } from "./common";
 import { ramsCommonFields, signedFields } from "./fields";
 import { chainNow, mandateStatus, readMandate, registryRef, simulate } from "../../domains/rams/mandates";
+import { revokeMessage } from "../../domains/rams/messages";
 
 /** The pair of a mandate; also the query of GET /rams/typed-data/revoke-mandate. */
 export const pairFields = { agent: address, principal: address };
 
 const body = z.object({ ...ramsCommonFields, ...pairFields, ...signedFields });
 type Body = z.infer<typeof body>;
-
-export const revokeMessage = (agent: string, principal: string) => (nonce: bigint, deadline: bigint) => ({
-  agent,
-  principal,
-  nonce: nonce.toString(),
-  deadline: deadline.toString(),
-});
 
 /**
  * Revokes a mandate (pending, active or expired; not one already revoked): directly by the principal or an operator it

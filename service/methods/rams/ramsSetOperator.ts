@@ -7,6 +7,7 @@ import { defineMethod } from "../types";
 import { authInfo, authorize, requireRelayedSignature, ramsMethod, ramsOutcome } from "./common";
 import { ramsCommonFields, signedFields } from "./fields";
 import { mandateAt, onChain, registryRef, simulate } from "../../domains/rams/mandates";
+import { operatorMessage } from "../../domains/rams/messages";
 
 /** Also the query of GET /rams/typed-data/set-operator. */
 export const operatorFields = {
@@ -17,14 +18,6 @@ export const operatorFields = {
 
 const body = z.object({ ...ramsCommonFields, ...operatorFields, ...signedFields });
 type Body = z.infer<typeof body>;
-
-export const operatorMessage = (principal: string, operator: string, approved: boolean) => (nonce: bigint, deadline: bigint) => ({
-  principal,
-  operator,
-  approved,
-  nonce: nonce.toString(),
-  deadline: deadline.toString(),
-});
 
 /** The principal approves (or withdraws) an operator: directly, or with its SetOperator signature (relayable). */
 export const ramsSetOperator = defineMethod({

@@ -10,9 +10,9 @@ import { defineMethod } from "../types";
 import { ACCESS } from "../../auth/access-rules";
 import { knownWallet } from "../../onboarding/wallets";
 import { emitEvent } from "../../store/outbox";
-import { tokenizerInfoView } from "../../reads/tokenization";
 import { fromUnits, toUnits } from "../../model/units";
 import { paymentAsset } from "../../domains/tokenization/tokens";
+import { tokenizerInfoView } from "../../domains/tokenization/views";
 
 export const TOKEN_TYPES = ["EQUITY", "DEBT", "BILL_FACTORING", "ICO", "STABLECOIN", "REVENUE_SHARE", "RWA_TOKEN", "PROFIT_SHARING"] as const;
 
