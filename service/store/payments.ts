@@ -280,7 +280,9 @@ export class Payments {
   async markReleased(id: string, reason: string, settlementFailed = false): Promise<boolean> {
     return this.db.transaction(async (q) => {
       const [row] = await q.query<PaymentEventRow>(
-        `UPDATE payments SET status = 'released', release_reason = $2, ${ENDED_CLEARS}, updated_at = now()
+        // A payment released with its operation's transaction names no settlement transaction: that one settled nothing.
+        `UPDATE payments SET status = 'released', release_reason = $2, ${ENDED_CLEARS}, updated_at = now(),
+           settle_tx_hash = CASE WHEN settle_in_operation THEN NULL ELSE settle_tx_hash END
          WHERE id = $1 AND (status = 'reserved' OR (status = 'settling' AND (settle_tx_hash IS NULL OR $3))) RETURNING ${PAYMENT_EVENT_COLUMNS}`,
         [id, reason, settlementFailed],
       );
