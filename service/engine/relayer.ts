@@ -218,7 +218,7 @@ export class Relayer {
           chain.provider.getTransactionCount(wallet.address, "pending"),
         );
         ticket = nonceOrderOf(this.services).register(chain.chainId, wallet.address, nonce);
-        const bound = wrapped && (await settle!.bind(q));
+        const bound = wrapped && (await settle.bind(q));
         const unsigned = {
           ...tx.unsigned,
           ...(bound ? { to: wrapped.to, data: wrapped.data, gasLimit: wrappedGas! } : { data, gasLimit }),
@@ -229,7 +229,7 @@ export class Relayer {
         };
         const signedRaw = await wallet.signTransaction({ ...unsigned, from: undefined });
         const txHash = keccak256(signedRaw);
-        if (bound) await settle!.setHash(q, txHash);
+        if (bound) await settle.setHash(q, txHash);
         await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
         return { signedRaw, txHash };
       });

@@ -449,7 +449,7 @@ export function assertX402Available(services: X402Services, chainId: number): X4
 }
 
 /** AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce) of EIP-3009. */
-const AUTHORIZATION_USED_TOPIC = usdcInterface.getEvent("AuthorizationUsed")!.topicHash;
+const AUTHORIZATION_USED_TOPIC = usdcInterface.getEvent("AuthorizationUsed").topicHash;
 
 /**
  * The calldata of `transferWithAuthorization` for an x402 `exact` EVM payload: the (v, r, s) form for a 65-byte
