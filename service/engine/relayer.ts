@@ -21,7 +21,10 @@ export type RelayerServices = Pick<Stores, "batches" | "db" | "walletLocks" | "w
 const HEAL_INTERVAL_MS = 3_000;
 /** The delegation transaction (EIP-7702) is awaited this long at start; without it, payments settle on their own. */
 const DELEGATION_WAIT_MS = 60_000;
-/** Gas the settlement adds to a relayed operation when it cannot be estimated (the operation would revert). */
+/**
+ * Gas the settlement adds to a relayed operation's limit: transferWithAuthorization (signature recovery, two balances,
+ * the authorization's slot: about 60,000 cold), the delegate's checks and calls, with room to spare.
+ */
 const SETTLEMENT_GAS = 120_000n;
 
 const delegateInterface = PaidRelayDelegate__factory.createInterface();
@@ -198,12 +201,8 @@ export class Relayer {
       to: wallet.address,
       data: delegateInterface.encodeFunctionData("settleAndCall", [settle.asset, settle.calldata, tx.unsigned.to, data]),
     };
-    const wrappedGas =
-      wrapped &&
-      (await chain.provider
-        .estimateGas({ from: wallet.address, to: wrapped.to, data: wrapped.data, value: BigInt(tx.unsigned.value) })
-        .then((g) => toBeHex((g * 125n + 99n) / 100n))
-        .catch(() => toBeHex(BigInt(gasLimit) + SETTLEMENT_GAS)));
+    // The operation's own limit plus what the settlement and the delegate add (no second estimate: one round trip less).
+    const wrappedGas = wrapped && toBeHex(BigInt(gasLimit) + SETTLEMENT_GAS);
     let ticket: NonceTicket | undefined;
     const release = await this.services.walletLocks.hold(chain.chainId, wallet.address);
     try {
