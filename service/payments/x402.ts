@@ -231,6 +231,10 @@ export class X402 {
       return this.settlementFailed(paymentId, error);
     }
     if (!result.success) return this.settlementFailed(paymentId, new SettlementError(`settlement refused: ${result.errorReason ?? "unknown"}`, !(await this.stillSettleable(paymentId))));
+    // The library answers the hash it first sent; a re-priced replacement (same nonce) may be the one mined, and the
+    // payment row names whichever was (promoteSettlement): that is the settlement's transaction.
+    const mined = (await this.services.payments.get(paymentId))?.settleTxHash;
+    if (mined && result.transaction && mined !== result.transaction.toLowerCase()) result = { ...result, transaction: mined };
     await this.services.payments.markSettled(paymentId, result);
     this.log.info({ paymentId, transaction: result.transaction }, "payment settled");
     return result;
