@@ -21,6 +21,8 @@ export type RelayerServices = Pick<Stores, "batches" | "db" | "walletLocks" | "w
 const HEAL_INTERVAL_MS = 3_000;
 /** The delegation transaction (EIP-7702) is awaited this long at start; without it, payments settle on their own. */
 const DELEGATION_WAIT_MS = 60_000;
+/** How often the relayer's delegation is looked at again on chain while payments are settled with operations. */
+const DELEGATION_RECHECK_MS = 30_000;
 /**
  * Gas the settlement adds to a relayed operation's limit: transferWithAuthorization (signature recovery, two balances,
  * the authorization's slot: about 60,000 cold), the delegate's checks and calls, with room to spare.
@@ -84,6 +86,25 @@ export class Relayer {
     return this.delegates.get(chainId);
   }
 
+  private readonly delegationCheckedAt = new Map<number, number>();
+
+  /**
+   * Whether the relayer of `chain` still runs the delegate's code, looked at on chain at most every
+   * DELEGATION_RECHECK_MS: a relayer key re-delegated elsewhere (or cleared) must not receive settleAndCall calldata,
+   * which an account without that code would accept and ignore. Forgets the delegate when it is gone.
+   */
+  private async stillDelegated(chain: Chain, wallet: Wallet): Promise<boolean> {
+    const target = this.delegates.get(chain.chainId);
+    if (!target) return false;
+    if (Date.now() - (this.delegationCheckedAt.get(chain.chainId) ?? 0) < DELEGATION_RECHECK_MS) return true;
+    const code = (await chain.provider.getCode(wallet.address)).toLowerCase();
+    this.delegationCheckedAt.set(chain.chainId, Date.now());
+    if (code === concat(["0xef0100", target]).toLowerCase()) return true;
+    this.delegates.delete(chain.chainId);
+    this.log.error({ chainId: chain.chainId, relayer: wallet.address, code: code.slice(0, 48) }, "the relayer no longer delegates to PaidRelayDelegate; payments are settled on their own");
+    return false;
+  }
+
   /**
    * Makes the relayer account of `chain` delegate to the chain's PaidRelayDelegate (EIP-7702), once: a type-4
    * transaction the relayer sends to itself carries its own authorization (authorization nonce = transaction nonce + 1,
@@ -131,7 +152,10 @@ export class Relayer {
       hash = keccak256(raw);
       const verdict = await broadcast(chain.provider, raw, hash);
       if (verdict.kind === "refused" || verdict.kind === "nonce-used") {
-        this.log.warn({ chainId: chain.chainId, verdict: verdict.kind }, "relayer delegation (EIP-7702) refused; payments are settled on their own");
+        // Another instance starting at the same time may have taken that nonce with the same delegation.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        if (await delegated()) this.delegates.set(chain.chainId, getAddress(target));
+        else this.log.warn({ chainId: chain.chainId, verdict: verdict.kind }, "relayer delegation (EIP-7702) refused; payments are settled on their own");
         return;
       }
       // Both nonces are the chain's now (the transaction's and the authorization's).
@@ -196,7 +220,7 @@ export class Relayer {
             .catch(() => tx.unsigned.gasLimit)
         : tx.unsigned.gasLimit;
     // With a payment to settle in it: sent to the relayer itself, whose delegate settles and then calls the target.
-    const settle = options.settle && this.delegates.has(chain.chainId) ? options.settle : undefined;
+    const settle = options.settle && (await this.stillDelegated(chain, wallet)) ? options.settle : undefined;
     const wrapped = settle && {
       to: wallet.address,
       data: delegateInterface.encodeFunctionData("settleAndCall", [settle.asset, settle.calldata, tx.unsigned.to, data]),
