@@ -50,7 +50,7 @@ export interface BatchHooks {
 
 /** Where the x402 payments of a batch are settled or released (payments/x402.ts), when x402 is on. */
 export interface SettlementPort {
-  settleForBatch(txId: string): Promise<void>;
+  settleForBatch(txId: string, receipts?: TransactionReceipt[]): Promise<void>;
   releaseForBatch(txId: string, reason: string): Promise<void>;
   /** A reorg deeper than its confirmations took a settlement off the chain. */
   afterDeepReorg(paymentId: string): Promise<void>;
@@ -420,7 +420,7 @@ export class BatchRunner {
     batch.status = "success";
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
     // A batch prepared under a key is never paid with x402 (access/gate.ts admitSend): nothing to settle or look up.
-    if (!batch.apiKeyId) await this.settlement?.settleForBatch(batch.txId);
+    if (!batch.apiKeyId) await this.settlement?.settleForBatch(batch.txId, receipts);
     return true;
   }
 }

@@ -1,7 +1,7 @@
 import type { Request } from "express";
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
-import { getAddress, Signature, ZeroAddress, ZeroHash, zeroPadValue } from "ethers";
+import { getAddress, Signature, ZeroAddress, ZeroHash, zeroPadValue, type TransactionReceipt } from "ethers";
 import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
 import type { Chain } from "../chains/registry";
 import { checksumAddress } from "../crypto/checksum-address";
@@ -208,11 +208,20 @@ export class X402 {
    * settlement was sent, or the settlement reverted, was refused, or expired unmined. A passing failure (the chain
    * could not be asked, a node that lost the transaction) never releases it: the settlement is tried again shortly.
    */
-  async settle(paymentId: string): Promise<SettleResponse | undefined> {
+  async settle(paymentId: string, operationReceipt?: TransactionReceipt): Promise<SettleResponse | undefined> {
     const payment = await this.services.payments.get(paymentId);
     if (!payment || payment.status === "released") return undefined;
     if (payment.status === "settled") return payment.settlement;
-    if (payment.settleInOperation) return this.settleWithOperation(payment);
+    if (payment.settleInOperation) {
+      try {
+        return await this.settleWithOperation(payment, operationReceipt);
+      } catch (error) {
+        // The chain could not be asked (or answered late): looked at again shortly, never released for it.
+        this.log.warn({ paymentId, reason: (error as Error).message }, "payment settled with its operation not checked yet; trying again");
+        this.retryLater(paymentId);
+        return undefined;
+      }
+    }
     if (payment.status === "reserved" && payment.validBefore && payment.validBefore <= Math.floor(Date.now() / 1000)) {
       await this.release(payment.id, "authorization expired before the operation was confirmed");
       return undefined;
@@ -330,7 +339,7 @@ export class X402 {
    * hash its replacements gave it) is confirmed and its receipt shows the payer's authorization used; released when
    * it reverted (the payment reverted with it). Undefined while the operation is still on its way.
    */
-  private async settleWithOperation(payment: PaymentRecord): Promise<SettleResponse | undefined> {
+  private async settleWithOperation(payment: PaymentRecord, known?: TransactionReceipt): Promise<SettleResponse | undefined> {
     const batch = payment.txId ? await this.services.batches.get(payment.txId) : undefined;
     const last = batch?.transactions[batch.transactions.length - 1];
     if (!batch || !last) {
@@ -341,20 +350,24 @@ export class X402 {
       await this.release(payment.id, `the operation failed: ${batch.error ?? last.error ?? "rejected"}`, true);
       return undefined;
     }
-    if (batch.status !== "success" || last.status !== "confirmed" || !last.txHash) return undefined;
-    const receipt = await this.paymentChain.provider.getTransactionReceipt(last.txHash);
-    if (!receipt) return undefined; // taken off the chain: the runner brings it back, then settles again
+    if (batch.status !== "success" || last.status !== "confirmed" || !last.txHash) return undefined; // the runner settles it at the end
+    // The runner hands over the receipt it confirmed; after a restart or a reorg it is asked for.
+    const receipt = known?.hash.toLowerCase() === last.txHash.toLowerCase() ? known : await this.paymentChain.provider.getTransactionReceipt(last.txHash);
+    if (!receipt) {
+      // A node behind the one that confirmed it, or a reorg (then the runner brings it back and settles again).
+      this.retryLater(payment.id);
+      return undefined;
+    }
     if (receipt.status !== 1) {
       await this.release(payment.id, "the operation reverted (its payment with it)", true);
       return undefined;
     }
-    const used = receipt.logs.some(
-      (log) =>
-        log.address.toLowerCase() === payment.asset.toLowerCase() &&
-        log.topics[0] === AUTHORIZATION_USED_TOPIC &&
-        log.topics[1]?.toLowerCase() === zeroPadValue(payment.payer, 32).toLowerCase() &&
-        log.topics[2]?.toLowerCase() === payment.authorizationNonce.toLowerCase(),
-    );
+    // As the facilitator requires of its own settlement: the payer's authorization used, and the transfer it paid.
+    const ofAsset = receipt.logs.filter((log) => log.address.toLowerCase() === payment.asset.toLowerCase());
+    const word = (address: string) => zeroPadValue(address, 32).toLowerCase();
+    const used =
+      ofAsset.some((log) => log.topics[0] === AUTHORIZATION_USED_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === payment.authorizationNonce.toLowerCase()) &&
+      ofAsset.some((log) => log.topics[0] === TRANSFER_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === word(payment.payTo) && BigInt(log.data) === BigInt(payment.amount));
     if (!used) {
       // Signed with the payment but mined without it: cannot happen with PaidRelayDelegate's code; never claim it.
       this.log.error({ paymentId: payment.id, transaction: receipt.hash }, "the operation's transaction does not show the payment's authorization used");
@@ -377,8 +390,9 @@ export class X402 {
     }
   }
 
-  async settleForBatch(txId: string): Promise<void> {
-    for (const p of await this.services.payments.forBatch(txId)) if (p.status === "reserved" || p.status === "settling") await this.settle(p.id);
+  /** Settles a confirmed batch's payments; `receipts` (the runner's, in order) spare a payment settled in the last one a lookup. */
+  async settleForBatch(txId: string, receipts?: TransactionReceipt[]): Promise<void> {
+    for (const p of await this.services.payments.forBatch(txId)) if (p.status === "reserved" || p.status === "settling") await this.settle(p.id, receipts?.[receipts.length - 1]);
   }
 
   async releaseForBatch(txId: string, reason: string): Promise<void> {
@@ -454,6 +468,8 @@ export function assertX402Available(services: X402Services, chainId: number): X4
 
 /** AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce) of EIP-3009. */
 const AUTHORIZATION_USED_TOPIC = usdcInterface.getEvent("AuthorizationUsed").topicHash;
+/** Transfer(address indexed from, address indexed to, uint256 value) of the payment asset. */
+const TRANSFER_TOPIC = usdcInterface.getEvent("Transfer").topicHash;
 
 /**
  * The calldata of `transferWithAuthorization` for an x402 `exact` EVM payload: the (v, r, s) form for a 65-byte
