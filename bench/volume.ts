@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { JsonRpcProvider, NonceManager, Wallet, parseEther, parseUnits, type TransactionResponse } from "ethers";
-import { createSandbox, RELAYER_INDEX, type Sandbox } from "../scripts/lib/sandbox";
+import { createSandbox, RELAYER_INDEX, SETTLEMENT_INDEX, type Sandbox } from "../scripts/lib/sandbox";
 import { AgentTokenFactory__factory, USDC__factory } from "../typechain-types";
 import { benchSchema, dropSchema, postJson, serviceEnv } from "./reads";
 import { payWithEthers } from "../test/helpers/x402";
@@ -144,6 +144,132 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
     await sandbox.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+export interface PaidRelayOptions {
+  /** Clients on the instant chain: paying clients for the relayed run, signers for the raw run (default 20). */
+  clients?: number;
+  /** Seconds of each instant-chain run (default 20). */
+  seconds?: number;
+  /** Paying clients on the chain mining every `blockSeconds` (default 9). */
+  blockClients?: number;
+  /** Seconds of the run on that chain (default 40). */
+  blockRunSeconds?: number;
+  /** Its block time (default 2 s). */
+  blockSeconds?: number;
+  log?: (line: string) => void;
+}
+
+export interface PaidRelayResult {
+  measuredAt: string;
+  cpus: number;
+  /** Instant (automine) chain: paid relayed operations/s beside the same chain's raw transactions/s (N signers sending the same call themselves). */
+  instant: {
+    relayed: Throughput;
+    raw: Throughput;
+    ratio: number;
+    /** Chain transactions per paid operation: the relayer's and the settlement key's, over the confirmed operations. */
+    txPerOperation: number;
+    target: string;
+    pass: boolean;
+  };
+  /** Chain mining every blockSeconds: a paid relayed operation's p50 (prepare → paid send answered confirmed) in blocks. */
+  blocks: { blockSeconds: number; relayed: Throughput; p50Blocks: number; p95Blocks: number; txPerOperation: number; target: string; pass: boolean };
+  pass: boolean;
+}
+
+const PAID_RATIO_TARGET = 0.9;
+const PAID_P50_BLOCKS_TARGET = 1.5;
+
+/**
+ * Paid relayed operations against what the chain does: on an instant chain, `clients` paying clients for `seconds`
+ * (service-relayed agentCreateToken, x402 on the same chain), then the same number of signers sending the same call
+ * straight to the chain (the raw ceiling); then, on the same chain mining every `blockSeconds`, `blockClients` paying
+ * clients and each operation's latency in blocks. One service process (embedded database).
+ */
+export async function measurePaidRelay(hre: HardhatRuntimeEnvironment, opts: PaidRelayOptions = {}): Promise<PaidRelayResult> {
+  const clients = opts.clients ?? 20;
+  const seconds = opts.seconds ?? 20;
+  const blockClients = opts.blockClients ?? 9;
+  const blockRunSeconds = opts.blockRunSeconds ?? 40;
+  const blockSeconds = opts.blockSeconds ?? 2;
+  const log = opts.log ?? ((line: string) => console.log(line));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-paid-"));
+  const sandbox = await createSandbox(hre, { deploymentsDir: path.join(dir, "deployments") });
+  try {
+    const chain = sandbox.baseSepolia;
+    const provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, cacheTimeout: -1 });
+    const payers = Array.from({ length: Math.max(clients, blockClients) }, () => new Wallet(Wallet.createRandom().privateKey, provider));
+    const signers = Array.from({ length: clients }, () => new Wallet(Wallet.createRandom().privateKey, provider));
+    await fund(sandbox, provider, payers, signers);
+    const service = await startServiceProcess(serviceEnv(sandbox, path.join(dir, "one"), "embedded"));
+    try {
+      await sleep(2_000);
+      const txCounts = async () => ({
+        relayer: await provider.getTransactionCount(sandbox.accounts[RELAYER_INDEX].address, "latest"),
+        settlement: await provider.getTransactionCount(sandbox.accounts[SETTLEMENT_INDEX].address, "latest"),
+      });
+      const perOperation = (before: { relayer: number; settlement: number }, after: { relayer: number; settlement: number }, ops: number) =>
+        ops ? Math.round(((after.relayer - before.relayer + after.settlement - before.settlement) / ops) * 100) / 100 : NaN;
+
+      // Instant chain: paid relayed, then raw.
+      let before = await txCounts();
+      const relayed = await relayedRun(sandbox, provider, [service], payers.slice(0, clients), seconds, "embedded", `paid relayed, instant chain, ${clients} clients`, log);
+      const instantPerOp = perOperation(before, await txCounts(), relayed.confirmed);
+      const factoryAddress = sandbox.deployments[chain.chainId].contracts.AgentTokenFactory;
+      const managed = signers.map((w) => new NonceManager(w));
+      const agentWallet = sandbox.accounts[6].address;
+      const raw = await drive(`raw, instant chain: ${clients} signers send the same call straight to the chain`, [service], clients, seconds, log, async (client) => {
+        const factory = AgentTokenFactory__factory.connect(factoryAddress, managed[client]);
+        const tx = await factory.createAgentToken("Volume agent token", nextSymbol("R"), 18, agentWallet, 0n);
+        const receipt = await tx.wait();
+        if (receipt?.status !== 1) throw new Error("raw transaction reverted");
+        return {};
+      });
+      const ratio = Math.round((relayed.txPerSec / raw.txPerSec) * 100) / 100;
+      const instant = {
+        relayed: stripRelayed(relayed),
+        raw,
+        ratio,
+        txPerOperation: instantPerOp,
+        target: `paid relayed operations/s ≥ ${PAID_RATIO_TARGET}× raw transactions/s`,
+        pass: ratio >= PAID_RATIO_TARGET && relayed.failed === 0,
+      };
+      log(`instant chain: ${relayed.txPerSec} paid relayed ops/s vs raw ${raw.txPerSec} tx/s = ${ratio}× (${instantPerOp} chain transactions per operation) ${instant.pass ? "PASS" : "FAIL"}`);
+
+      // The same chain mining every blockSeconds.
+      await chain.setBlockTime(blockSeconds);
+      await sleep(blockSeconds * 1000);
+      before = await txCounts();
+      const onBlocks = await relayedRun(sandbox, provider, [service], payers.slice(0, blockClients), blockRunSeconds, "embedded", `paid relayed, ${blockSeconds} s blocks, ${blockClients} clients`, log);
+      const blocksPerOp = perOperation(before, await txCounts(), onBlocks.confirmed);
+      await chain.setBlockTime(0);
+      const inBlocks = (ms: number) => Math.round((ms / (blockSeconds * 1000)) * 100) / 100;
+      const blocks = {
+        blockSeconds,
+        relayed: stripRelayed(onBlocks),
+        p50Blocks: inBlocks(onBlocks.p50Ms),
+        p95Blocks: inBlocks(onBlocks.p95Ms),
+        txPerOperation: blocksPerOp,
+        target: `a paid relayed operation's p50 ≤ ${PAID_P50_BLOCKS_TARGET} blocks`,
+        pass: inBlocks(onBlocks.p50Ms) <= PAID_P50_BLOCKS_TARGET && onBlocks.failed === 0,
+      };
+      log(`${blockSeconds} s blocks: p50 ${onBlocks.p50Ms} ms = ${blocks.p50Blocks} blocks, p95 ${blocks.p95Blocks} blocks, ${onBlocks.txPerSec} ops/s (${blocksPerOp} chain transactions per operation) ${blocks.pass ? "PASS" : "FAIL"}`);
+      provider.destroy();
+      return { measuredAt: new Date().toISOString(), cpus: os.cpus().length, instant, blocks, pass: instant.pass && blocks.pass };
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    await sandbox.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A relayed run's throughput figures, without the ≥ 100 tx/s target of the volume runs. */
+function stripRelayed(run: RelayedRun): Throughput {
+  const { instances: _i, database: _d, relayer: _r, settlements: _s, nonceTooHighRetries: _n, target: _t, pass: _p, ...throughput } = run;
+  return throughput;
 }
 
 /** USDC for each payer and ETH for each signer, from the deployer (account #0). */

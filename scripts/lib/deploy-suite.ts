@@ -13,6 +13,7 @@ import { ReputationRegistry__factory } from "../../typechain-types/factories/con
 import { SecurityToken__factory } from "../../typechain-types/factories/contracts/tokenization/SecurityToken__factory";
 import { StoEscrow__factory } from "../../typechain-types/factories/contracts/tokenization/StoEscrow__factory";
 import { TokenFactory__factory } from "../../typechain-types/factories/contracts/tokenization/TokenFactory__factory";
+import { PaidRelayDelegate__factory } from "../../typechain-types/factories/contracts/payments/PaidRelayDelegate__factory";
 import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
 import { USDT__factory } from "../../typechain-types/factories/contracts/payments/USDT__factory";
 
@@ -66,6 +67,8 @@ export function suiteSteps(what: { local: boolean; production: boolean }): Suite
     // handed out afterwards (scripts/lib/rams-roles.ts), so every contract here stays one deployment transaction.
     { name: "AgentMandate", contract: "AgentMandate", factory: AgentMandate__factory, args: (_d, deployer) => [deployer] },
     { name: "ComplianceProvider", contract: "ComplianceProvider", factory: ComplianceProvider__factory, args: (_d, deployer) => [deployer] },
+    // The relayer's EIP-7702 code: an x402 payment settled in the relayed operation's own transaction.
+    { name: "PaidRelayDelegate", contract: "PaidRelayDelegate", factory: PaidRelayDelegate__factory, args: none },
   );
   return steps;
 }
@@ -101,7 +104,11 @@ export async function deployState(deployer: Signer, options: DeployOptions, log:
   const existing = readOlderDeployment(options.deploymentsDir, chainId, log);
   const progressFile = file.replace(/\.json$/, ".partial.json");
   const state: DeployState = { chainId, network, file, local, production, progressFile, progress: {} };
-  if (existing.complete && (await allHaveCode(deployer, ours(existing.complete.contracts)))) return { ...state, complete: existing.complete };
+  if (existing.complete && existing.complete.contracts.PaidRelayDelegate && (await allHaveCode(deployer, ours(existing.complete.contracts)))) {
+    return { ...state, complete: existing.complete };
+  }
+  // A file without the relayer's delegate (written before it joined the suite) is completed: the rest is reused.
+  if (existing.complete && !existing.complete.contracts.PaidRelayDelegate) existing.older = { ...existing.complete.contracts, deploymentBlock: existing.complete.deploymentBlock };
   // A file written before later contracts joined the suite resumes like an interrupted run: what it names is reused.
   state.progress = fs.existsSync(progressFile) ? JSON.parse(fs.readFileSync(progressFile, "utf8")) : { ...existing.older };
   return state;
@@ -169,6 +176,7 @@ export async function deploySuite(deployer: Signer, options: DeployOptions): Pro
       ReputationRegistry: progress.ReputationRegistry!,
       AgentMandate: progress.AgentMandate!,
       ComplianceProvider: progress.ComplianceProvider!,
+      PaidRelayDelegate: progress.PaidRelayDelegate!,
     },
   };
   writeDeployment(options.deploymentsDir, deployment);

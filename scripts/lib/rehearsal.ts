@@ -350,7 +350,8 @@ async function startRehearsalChain(
     floor = wei;
     checkedBlock = -1;
   };
-  const closeLocal = () => local.close();
+  // `chain` is `local`: keep its own close before replacing it (calling local.close() would call this one again).
+  const closeLocal = local.close.bind(local);
   chain.close = async () => {
     clearInterval(keeper);
     await closeLocal();

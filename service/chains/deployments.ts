@@ -29,6 +29,12 @@ export const deploymentSchema = z.object({
     /** ERC-8226 (RAMS) registry and compliance provider (the RAMS surface serves them on Sepolia). */
     AgentMandate: address,
     ComplianceProvider: address,
+    /**
+     * EIP-7702 code of the relayer (contracts/payments/PaidRelayDelegate.sol): settles an x402 payment and runs the
+     * relayed operation it pays for in one transaction. Absent in files written before it joined the suite: payments
+     * on that chain are then settled in a transaction of their own.
+     */
+    PaidRelayDelegate: address.optional(),
   }),
 });
 

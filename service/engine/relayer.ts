@@ -1,4 +1,5 @@
-import { Wallet, keccak256, toBeHex } from "ethers";
+import { Wallet, keccak256, toBeHex, concat, getAddress } from "ethers";
+import { PaidRelayDelegate__factory } from "../../typechain-types/factories/contracts/payments/PaidRelayDelegate__factory";
 import { broadcast } from "../chains/broadcast";
 import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
@@ -8,6 +9,7 @@ import { badRequest } from "../errors";
 import { errorFacts, type Logger } from "../logger";
 import { feeCapWei, type Fees } from "../chains/fee-bump";
 import type { Batch, BatchTransaction } from "../model/batch";
+import type { Queryable } from "../store/db";
 import type { Stores } from "../store/stores";
 import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
@@ -17,6 +19,32 @@ export type RelayerServices = Pick<Stores, "batches" | "db" | "walletLocks" | "w
 
 /** Nonce healing (fill gaps, rewind a drifted counter) runs at most this often per wallet. */
 const HEAL_INTERVAL_MS = 3_000;
+/** The delegation transaction (EIP-7702) is awaited this long at start; without it, payments settle on their own. */
+const DELEGATION_WAIT_MS = 60_000;
+/** How often the relayer's delegation is looked at again on chain while payments are settled with operations. */
+const DELEGATION_RECHECK_MS = 30_000;
+/**
+ * Gas the settlement adds to a relayed operation's limit: transferWithAuthorization (signature recovery, two balances,
+ * the authorization's slot: about 60,000 cold), the delegate's checks and calls, with room to spare.
+ */
+const SETTLEMENT_GAS = 120_000n;
+
+const delegateInterface = PaidRelayDelegate__factory.createInterface();
+
+/**
+ * An x402 payment settled inside a relayed operation's transaction: the relayer sends the transaction to itself and
+ * its EIP-7702 code (PaidRelayDelegate) runs `asset.transferWithAuthorization(...)` and then the operation, atomically.
+ */
+export interface OperationSettlement {
+  /** The payment asset (USDC). */
+  asset: string;
+  /** The complete calldata of transferWithAuthorization, from the payer's signed authorization. */
+  calldata: string;
+  /** Binds the payment to the transaction being signed (inside its database transaction); false: sign without it. */
+  bind(q: Queryable): Promise<boolean>;
+  /** Records the signed transaction's hash on the payment (same database transaction). */
+  setHash(q: Queryable, hash: string): Promise<void>;
+}
 
 /**
  * The service's own wallet per chain for service-relayed execution: it signs, pays gas and broadcasts. A relayed
@@ -30,6 +58,8 @@ const HEAL_INTERVAL_MS = 3_000;
 export class Relayer {
   private readonly wallets = new Map<number, Wallet>();
   private readonly lastHeal = new Map<number, number>();
+  /** Chains whose relayer account runs PaidRelayDelegate's code (EIP-7702), checked on chain: its address. */
+  private readonly delegates = new Map<number, string>();
 
   constructor(
     private readonly services: RelayerServices,
@@ -49,6 +79,101 @@ export class Relayer {
   }
 
   /**
+   * The address of the code (PaidRelayDelegate) the relayer account of `chainId` delegates to, when it does: payments
+   * on that chain can then be settled inside the relayed operation's transaction.
+   */
+  delegate(chainId: number): string | undefined {
+    return this.delegates.get(chainId);
+  }
+
+  private readonly delegationCheckedAt = new Map<number, number>();
+
+  /**
+   * Whether the relayer of `chain` still runs the delegate's code, looked at on chain at most every
+   * DELEGATION_RECHECK_MS: a relayer key re-delegated elsewhere (or cleared) must not receive settleAndCall calldata,
+   * which an account without that code would accept and ignore. Forgets the delegate when it is gone.
+   */
+  private async stillDelegated(chain: Chain, wallet: Wallet): Promise<boolean> {
+    const target = this.delegates.get(chain.chainId);
+    if (!target) return false;
+    if (Date.now() - (this.delegationCheckedAt.get(chain.chainId) ?? 0) < DELEGATION_RECHECK_MS) return true;
+    const code = (await chain.provider.getCode(wallet.address)).toLowerCase();
+    this.delegationCheckedAt.set(chain.chainId, Date.now());
+    if (code === concat(["0xef0100", target]).toLowerCase()) return true;
+    this.delegates.delete(chain.chainId);
+    this.log.error({ chainId: chain.chainId, relayer: wallet.address, code: code.slice(0, 48) }, "the relayer no longer delegates to PaidRelayDelegate; payments are settled on their own");
+    return false;
+  }
+
+  /**
+   * Makes the relayer account of `chain` delegate to the chain's PaidRelayDelegate (EIP-7702), once: a type-4
+   * transaction the relayer sends to itself carries its own authorization (authorization nonce = transaction nonce + 1,
+   * so it takes two nonces). Sent only while no relayed transaction holds a nonce (at start, before any is signed), so
+   * it can never take a nonce a stored transaction was signed with. Anything that fails leaves the chain without the
+   * delegate: its payments are then settled in transactions of their own, as before.
+   */
+  private async ensureDelegation(chain: Chain, wallet: Wallet): Promise<void> {
+    const target = chain.deployment.contracts.PaidRelayDelegate;
+    if (!target) return;
+    const designator = concat(["0xef0100", target]).toLowerCase();
+    const delegated = async () => (await chain.provider.getCode(wallet.address)).toLowerCase() === designator;
+    if (await delegated()) {
+      this.delegates.set(chain.chainId, getAddress(target));
+      return;
+    }
+    if ((await chain.provider.getCode(target)) === "0x") {
+      this.log.warn({ chainId: chain.chainId, delegate: target }, "PaidRelayDelegate has no code on this chain; payments are settled on their own");
+      return;
+    }
+    const release = await this.services.walletLocks.hold(chain.chainId, wallet.address);
+    let hash: string;
+    try {
+      const latest = await chain.provider.getTransactionCount(wallet.address, "latest");
+      const pending = await chain.provider.getTransactionCount(wallet.address, "pending");
+      const held = await this.services.walletNonces.held(chain.chainId, wallet.address, latest);
+      if (held.length || pending !== latest) {
+        this.log.info({ chainId: chain.chainId }, "relayer has transactions in flight; its delegation (EIP-7702) waits for the next start");
+        return;
+      }
+      const fees = await marketFees(chain);
+      const authorization = wallet.authorizeSync({ address: target, nonce: latest + 1, chainId: chain.chainId });
+      const raw = await wallet.signTransaction({
+        type: 4,
+        to: wallet.address,
+        value: 0n,
+        data: "0x",
+        nonce: latest,
+        chainId: chain.chainId,
+        gasLimit: 100_000n,
+        maxFeePerGas: fees.maxFeePerGas * 2n,
+        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+        authorizationList: [authorization],
+      });
+      hash = keccak256(raw);
+      const verdict = await broadcast(chain.provider, raw, hash);
+      if (verdict.kind === "refused" || verdict.kind === "nonce-used") {
+        // Another instance starting at the same time may have taken that nonce with the same delegation.
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        if (await delegated()) this.delegates.set(chain.chainId, getAddress(target));
+        else this.log.warn({ chainId: chain.chainId, verdict: verdict.kind }, "relayer delegation (EIP-7702) refused; payments are settled on their own");
+        return;
+      }
+      // Both nonces are the chain's now (the transaction's and the authorization's).
+      await this.services.walletNonces.syncFloor(chain.chainId, wallet.address, latest + 2);
+    } finally {
+      await release();
+    }
+    const deadline = Date.now() + DELEGATION_WAIT_MS;
+    while (Date.now() < deadline && !(await chain.provider.getTransactionReceipt(hash))) await new Promise((resolve) => setTimeout(resolve, 250));
+    if (await delegated()) {
+      this.delegates.set(chain.chainId, getAddress(target));
+      this.log.info({ chainId: chain.chainId, relayer: wallet.address, delegate: target, hash }, "relayer delegates to PaidRelayDelegate (EIP-7702): payments settle with their operations");
+    } else {
+      this.log.warn({ chainId: chain.chainId, hash }, "relayer delegation (EIP-7702) not in effect yet; payments are settled on their own until a later start");
+    }
+  }
+
+  /**
    * Brings every relayer's nonce counter in line with its chain (on start, and when someone else used a nonce): raised
    * to the chain's pending count, and rewound or its gaps filled by healNonces.
    */
@@ -61,6 +186,7 @@ export class Relayer {
         const next = await this.services.walletNonces.syncFloor(chain.chainId, wallet.address, pending);
         this.log.info({ chainId: chain.chainId, relayer: wallet.address, next }, "relayer nonce synced");
         await this.healNonces(chain, true);
+        if (!this.delegates.has(chain.chainId)) await this.ensureDelegation(chain, wallet);
       } catch (error) {
         this.log.warn({ chainId: chain.chainId, err: errorFacts(error) }, "relayer nonce not synced; chain unreachable");
       }
@@ -73,22 +199,18 @@ export class Relayer {
    * signs and the others get its bytes. `replacing` re-signs with a fresh nonce, only if the stored bytes are still
    * those (their nonce was taken by someone else).
    */
-  async sign(batch: Batch, tx: BatchTransaction, options: { replacing?: string; data?: string } = {}): Promise<{ signedRaw: string; txHash: string }> {
+  async sign(
+    batch: Batch,
+    tx: BatchTransaction,
+    options: { replacing?: string; data?: string; settle?: OperationSettlement } = {},
+  ): Promise<{ signedRaw: string; txHash: string }> {
     const { replacing } = options;
     const chain = this.services.chains.find(batch.chainId)!;
     const wallet = this.wallets.get(chain.chainId);
     if (!wallet) throw new Error(`no relayer key for chain ${chain.chainId}`);
     const fees = await marketFees(chain);
     const cap = feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI);
-    // Calldata bound at send time (it names the payer) gets its own gas estimate; the prepared limit is the fallback.
-    const data = options.data ?? tx.unsigned.data;
-    const gasLimit =
-      options.data && options.data !== tx.unsigned.data
-        ? await chain.provider
-            .estimateGas({ from: wallet.address, to: tx.unsigned.to, data, value: BigInt(tx.unsigned.value) })
-            .then((g) => toBeHex((g * 125n + 99n) / 100n))
-            .catch(() => tx.unsigned.gasLimit)
-        : tx.unsigned.gasLimit;
+    const { data, gasLimit, settle, wrapped, wrappedGas } = await this.callOf(chain, wallet, tx, options);
     let ticket: NonceTicket | undefined;
     const release = await this.services.walletLocks.hold(chain.chainId, wallet.address);
     try {
@@ -103,10 +225,10 @@ export class Relayer {
           chain.provider.getTransactionCount(wallet.address, "pending"),
         );
         ticket = nonceOrderOf(this.services).register(chain.chainId, wallet.address, nonce);
+        const bound = wrapped && settle && (await settle.bind(q));
         const unsigned = {
           ...tx.unsigned,
-          data,
-          gasLimit,
+          ...(bound ? { to: wrapped.to, data: wrapped.data, gasLimit: wrappedGas! } : { data, gasLimit }),
           from: wallet.address,
           nonce,
           maxFeePerGas: (fees.maxFeePerGas > cap ? cap : fees.maxFeePerGas).toString(),
@@ -114,6 +236,7 @@ export class Relayer {
         };
         const signedRaw = await wallet.signTransaction({ ...unsigned, from: undefined });
         const txHash = keccak256(signedRaw);
+        if (bound && settle) await settle.setHash(q, txHash);
         await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
         return { signedRaw, txHash };
       });
@@ -127,6 +250,31 @@ export class Relayer {
       ticket?.drop();
       await release();
     }
+  }
+
+  /**
+   * What the relayer sends for `tx`: its calldata and gas limit, and, with a payment to settle in it (the delegate
+   * still in place), the call to the relayer itself whose delegate settles and then calls the target.
+   */
+  private async callOf(chain: Chain, wallet: Wallet, tx: BatchTransaction, options: { data?: string; settle?: OperationSettlement }) {
+    // Calldata bound at send time (it names the payer) gets its own gas estimate; the prepared limit is the fallback.
+    const data = options.data ?? tx.unsigned.data;
+    const gasLimit =
+      options.data && options.data !== tx.unsigned.data
+        ? await chain.provider
+            .estimateGas({ from: wallet.address, to: tx.unsigned.to, data, value: BigInt(tx.unsigned.value) })
+            .then((g) => toBeHex((g * 125n + 99n) / 100n))
+            .catch(() => tx.unsigned.gasLimit)
+        : tx.unsigned.gasLimit;
+    // With a payment to settle in it: sent to the relayer itself, whose delegate settles and then calls the target.
+    const settle = options.settle && (await this.stillDelegated(chain, wallet)) ? options.settle : undefined;
+    const wrapped = settle && {
+      to: wallet.address,
+      data: delegateInterface.encodeFunctionData("settleAndCall", [settle.asset, settle.calldata, tx.unsigned.to, data]),
+    };
+    // The operation's own limit plus what the settlement and the delegate add (no second estimate: one round trip less).
+    const wrappedGas = wrapped && toBeHex(BigInt(gasLimit) + SETTLEMENT_GAS);
+    return { data, gasLimit, settle, wrapped, wrappedGas };
   }
 
   /**
@@ -185,7 +333,7 @@ export class Relayer {
       nonce,
       chainId: chain.chainId,
       type: 2,
-      gasLimit: 21_000n,
+      gasLimit: 60_000n, // a call to itself runs its delegate's receive() (EIP-7702), beyond a plain transfer
       maxFeePerGas: fees.maxFeePerGas * 2n,
       maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
     });

@@ -7,7 +7,7 @@ import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
 import type { Queryable } from "../store/db";
 import type { Stores } from "../store/stores";
-import type { Relayer } from "./relayer";
+import type { OperationSettlement, Relayer } from "./relayer";
 import { untilConfirmed } from "../chains/confirmations";
 import { TransactionTracker, type TrackerDeps } from "./tracker";
 import type { Batch, BatchTransaction } from "../model/batch";
@@ -17,7 +17,11 @@ const RETRY_START_MS = 500;
 const RETRY_MAX_MS = 15_000;
 
 /** Signs a service-relayed transaction right before its broadcast (the relayer). Absent for client-signed batches. */
-export type RelaySigner = (batch: Batch, tx: BatchTransaction, options?: { replacing?: string; data?: string }) => Promise<{ signedRaw: string; txHash: string }>;
+export type RelaySigner = (
+  batch: Batch,
+  tx: BatchTransaction,
+  options?: { replacing?: string; data?: string; settle?: OperationSettlement },
+) => Promise<{ signedRaw: string; txHash: string }>;
 
 /** What the runner uses: the stores it writes, the chains, the configuration and the relayer. */
 export type RunnerDeps = Pick<Stores, "batches" | "credits" | "db" | "payments"> & { chains: ChainRegistry; config: Config; relayer: Relayer };
@@ -46,10 +50,14 @@ export interface BatchHooks {
 
 /** Where the x402 payments of a batch are settled or released (payments/x402.ts), when x402 is on. */
 export interface SettlementPort {
-  settleForBatch(txId: string): Promise<void>;
+  settleForBatch(txId: string, receipts?: TransactionReceipt[]): Promise<void>;
   releaseForBatch(txId: string, reason: string): Promise<void>;
   /** A reorg deeper than its confirmations took a settlement off the chain. */
   afterDeepReorg(paymentId: string): Promise<void>;
+  /** The payment to settle inside a relayed batch's last transaction (same chain, the relayer's EIP-7702 delegate), if any. */
+  operationSettlement?(txId: string, chainId: number): Promise<OperationSettlement | undefined>;
+  /** A deep reorg took a batch's transaction off the chain: a payment settled in it is settling again. */
+  afterOperationReorg?(txId: string): Promise<void>;
 }
 
 /** What the last transaction's confirmation writes together with the batch's end. */
@@ -237,7 +245,10 @@ export class BatchRunner {
     const method = this.methods(batch.method);
     const payer = method?.bindRelayed ? await this.payerOf(batch) : undefined;
     const data = method?.bindRelayed && payer ? await method.bindRelayed(batch, tx.index, payer) : undefined;
-    const signed = await this.relaySigner(batch, tx, { data });
+    // The last transaction carries the batch's payment when the relayer can settle it in the same transaction.
+    const last = tx.index === batch.transactions.length - 1;
+    const settle = last && this.services.relayer.delegate(batch.chainId) ? await this.settlement?.operationSettlement?.(batch.txId, batch.chainId) : undefined;
+    const signed = await this.relaySigner(batch, tx, { data, settle });
     // The relayer re-priced (and numbered) it: read back what it stored.
     return (await this.services.batches.transaction(batch.txId, tx.index)) ?? { ...tx, ...signed, status: "signed" };
   }
@@ -311,6 +322,7 @@ export class BatchRunner {
     this.log.error({ txId, index, chainId: chain.chainId, blockNumber: entry.blockNumber, blockHash: entry.blockHash }, "reorg deeper than the confirmations took a confirmed transaction off the chain; sending it again");
     if (this.active.has(txId)) this.reorgedDuringRun.add(txId);
     await this.services.batches.markReorged(txId, index, true, entry.blockNumber).catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg"));
+    await this.settlement?.afterOperationReorg?.(txId).catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg of a payment"));
     this.onReorged(txId);
     await this.bringBack(chain, txId, index);
   }
@@ -332,6 +344,8 @@ export class BatchRunner {
           this.watchForDeepReorg(chain, txId, index, outcome.receipt);
           if (outcome.receipt.status !== 1) this.log.error({ txId, index, hash: outcome.receipt.hash }, "transaction taken off the chain by a reorg reverted when it was mined again");
           else this.log.info({ txId, index, hash: outcome.receipt.hash }, "transaction taken off the chain by a reorg is back on chain");
+          // A payment settled in it follows its fate (settled again, or released if it reverted this time).
+          await this.settlement?.settleForBatch(txId);
           return undefined;
         } catch (error) {
           if (!isChainUnavailable(error)) this.log.error({ txId, index, err: errorFacts(error) }, "could not bring a reorged transaction back; trying again");
@@ -416,7 +430,7 @@ export class BatchRunner {
     batch.status = "success";
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
     // A batch prepared under a key is never paid with x402 (access/gate.ts admitSend): nothing to settle or look up.
-    if (!batch.apiKeyId) await this.settlement?.settleForBatch(batch.txId);
+    if (!batch.apiKeyId) await this.settlement?.settleForBatch(batch.txId, receipts);
     return true;
   }
 }

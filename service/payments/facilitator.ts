@@ -48,6 +48,12 @@ export interface PaymentFacilitator {
   awaitSettlement?(payment: PaymentRecord): Promise<SettleResponse>;
   /** Address that signs settlements (in-process only). */
   readonly settlementAddress?: string;
+  /**
+   * Whether the service may settle a payment itself inside the relayed operation's transaction (the relayer's EIP-7702
+   * delegate calls transferWithAuthorization): true for the in-process facilitator; an external facilitator settles
+   * every payment itself.
+   */
+  readonly settlesInOperation?: boolean;
 }
 
 export class ExternalFacilitator implements PaymentFacilitator {
@@ -72,6 +78,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
   private readonly wallet: Wallet;
   private readonly client;
   readonly settlementAddress: string;
+  readonly settlesInOperation = true;
 
   constructor(
     private readonly services: FacilitatorServices,

@@ -1,7 +1,7 @@
 import type { Request } from "express";
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
-import { getAddress, ZeroAddress, ZeroHash } from "ethers";
+import { getAddress, Signature, ZeroAddress, ZeroHash, zeroPadValue, type TransactionReceipt } from "ethers";
 import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
 import type { Chain } from "../chains/registry";
 import { checksumAddress } from "../crypto/checksum-address";
@@ -14,12 +14,22 @@ import { SettlementError, type PaymentFacilitator } from "./facilitator";
 import type { Stores } from "../store/stores";
 import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
+import type { OperationSettlement } from "../engine/relayer";
 
 /** What the x402 gate uses. */
 export type X402Services = Pick<Stores, "batches" | "payments" | "walletNonces"> & { chains: ChainRegistry; config: Config; logger: Logger; x402?: X402 };
 
 /** A settlement is not started this close to its authorization's expiry (the facilitator needs validBefore ≥ now + 6 s). */
 const SETTLE_MARGIN_S = 10;
+/**
+ * A payment is settled inside its operation's transaction only when its authorization stays valid at least this long:
+ * that transaction must be mined before validBefore (else it reverts, operation included). Closer to its expiry, the
+ * operation is sent alone and the payment settled after it (or released), as before.
+ */
+const IN_OPERATION_MARGIN_S = 60;
+/** ERC-6492 signatures (a smart wallet not deployed yet) need the facilitator's deployment step: never settled in operation. */
+const ERC6492_SUFFIX = "6492649264926492649264926492649264926492649264926492649264926492";
+const usdcInterface = USDC__factory.createInterface();
 
 export const X402_DISABLED = "API key is required. x402 payment is not enabled.";
 export const X402_DISABLED_ON_CHAIN = "API key is required for this endpoint on the requested chain.";
@@ -197,10 +207,20 @@ export class X402 {
    * settlement was sent, or the settlement reverted, was refused, or expired unmined. A passing failure (the chain
    * could not be asked, a node that lost the transaction) never releases it: the settlement is tried again shortly.
    */
-  async settle(paymentId: string): Promise<SettleResponse | undefined> {
+  async settle(paymentId: string, operationReceipt?: TransactionReceipt): Promise<SettleResponse | undefined> {
     const payment = await this.services.payments.get(paymentId);
     if (!payment || payment.status === "released") return undefined;
     if (payment.status === "settled") return payment.settlement;
+    if (payment.settleInOperation) {
+      try {
+        return await this.settleWithOperation(payment, operationReceipt);
+      } catch (error) {
+        // The chain could not be asked (or answered late): looked at again shortly, never released for it.
+        this.log.warn({ paymentId, reason: (error as Error).message }, "payment settled with its operation not checked yet; trying again");
+        this.retryLater(paymentId);
+        return undefined;
+      }
+    }
     if (payment.status === "reserved" && payment.validBefore && payment.validBefore <= Math.floor(Date.now() / 1000)) {
       await this.release(payment.id, "authorization expired before the operation was confirmed");
       return undefined;
@@ -219,6 +239,10 @@ export class X402 {
       return this.settlementFailed(paymentId, error);
     }
     if (!result.success) return this.settlementFailed(paymentId, new SettlementError(`settlement refused: ${result.errorReason ?? "unknown"}`, !(await this.stillSettleable(paymentId))));
+    // The library answers the hash it first sent; a re-priced replacement (same nonce) may be the one mined, and the
+    // payment row names whichever was (promoteSettlement): that is the settlement's transaction.
+    const mined = (await this.services.payments.get(paymentId))?.settleTxHash;
+    if (mined && result.transaction && mined !== result.transaction.toLowerCase()) result = { ...result, transaction: mined };
     await this.services.payments.markSettled(paymentId, result);
     this.log.info({ paymentId, transaction: result.transaction }, "payment settled");
     return result;
@@ -286,12 +310,96 @@ export class X402 {
     if (await this.services.payments.markReleased(paymentId, reason, settlementFailed)) this.log.info({ paymentId, reason }, "payment released");
   }
 
-  async settleForBatch(txId: string): Promise<void> {
-    for (const p of await this.services.payments.forBatch(txId)) if (p.status === "reserved" || p.status === "settling") await this.settle(p.id);
+  /**
+   * The payment of a relayed batch to settle inside its last transaction (the relayer's EIP-7702 delegate runs the
+   * EIP-3009 transfer and the operation atomically), or undefined when it must be settled on its own: an external
+   * facilitator (it sends its own transactions), a payment on another chain than the operation, not exactly one
+   * reserved payment, an authorization close to its expiry, or a signature only the facilitator can use (ERC-6492).
+   */
+  async operationSettlement(txId: string, chainId: number): Promise<OperationSettlement | undefined> {
+    if (!this.facilitator.settlesInOperation || chainId !== this.paymentChain.chainId) return undefined;
+    const reserved = (await this.services.payments.forBatch(txId)).filter((p) => p.status === "reserved");
+    if (reserved.length !== 1) return undefined;
+    const [payment] = reserved;
+    if (payment.validBefore - Math.floor(Date.now() / 1000) <= IN_OPERATION_MARGIN_S) return undefined;
+    const calldata = transferWithAuthorizationCalldata(payment.payload);
+    if (!calldata) return undefined;
+    const { payments } = this.services;
+    return {
+      asset: payment.asset,
+      calldata,
+      bind: (q) => payments.bindToOperation(q, payment.id),
+      setHash: (q, hash) => payments.setOperationHash(q, payment.id, hash),
+    };
+  }
+
+  /**
+   * A payment settled inside its operation's transaction: settled once that transaction (the batch's last, whatever
+   * hash its replacements gave it) is confirmed and its receipt shows the payer's authorization used; released when
+   * it reverted (the payment reverted with it). Undefined while the operation is still on its way.
+   */
+  private async settleWithOperation(payment: PaymentRecord, known?: TransactionReceipt): Promise<SettleResponse | undefined> {
+    const batch = payment.txId ? await this.services.batches.get(payment.txId) : undefined;
+    const last = batch?.transactions[batch.transactions.length - 1];
+    if (!batch || !last) {
+      await this.release(payment.id, "the operation never ran", true);
+      return undefined;
+    }
+    if (batch.status === "rejected") {
+      await this.release(payment.id, `the operation failed: ${batch.error ?? last.error ?? "rejected"}`, true);
+      return undefined;
+    }
+    if (batch.status !== "success" || last.status !== "confirmed" || !last.txHash) return undefined; // the runner settles it at the end
+    // The runner hands over the receipt it confirmed; after a restart or a reorg it is asked for.
+    const receipt = known?.hash.toLowerCase() === last.txHash.toLowerCase() ? known : await this.paymentChain.provider.getTransactionReceipt(last.txHash);
+    if (!receipt) {
+      // A node behind the one that confirmed it, or a reorg (then the runner brings it back and settles again).
+      this.retryLater(payment.id);
+      return undefined;
+    }
+    if (receipt.status !== 1) {
+      await this.release(payment.id, "the operation reverted (its payment with it)", true);
+      return undefined;
+    }
+    // As the facilitator requires of its own settlement: the payer's authorization used, and the transfer it paid.
+    const ofAsset = receipt.logs.filter((log) => log.address.toLowerCase() === payment.asset.toLowerCase());
+    const word = (address: string) => zeroPadValue(address, 32).toLowerCase();
+    const used =
+      ofAsset.some((log) => log.topics[0] === AUTHORIZATION_USED_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === payment.authorizationNonce.toLowerCase()) &&
+      ofAsset.some((log) => log.topics[0] === TRANSFER_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === word(payment.payTo) && BigInt(log.data) === BigInt(payment.amount));
+    if (!used) {
+      // Signed with the payment but mined without it: cannot happen with PaidRelayDelegate's code; never claim it.
+      this.log.error({ paymentId: payment.id, transaction: receipt.hash }, "the operation's transaction does not show the payment's authorization used");
+      await this.release(payment.id, "the operation's transaction did not settle the payment", true);
+      return undefined;
+    }
+    const result: SettleResponse = { success: true, transaction: receipt.hash, network: payment.network as SettleResponse["network"], payer: payment.payer };
+    await this.services.payments.markSettled(payment.id, result);
+    this.log.info({ paymentId: payment.id, transaction: receipt.hash }, "payment settled with its operation");
+    return result;
+  }
+
+  /**
+   * A reorg deeper than its confirmations took a batch's transaction off the chain: a payment settled in it is
+   * settling again, and settled (or released) once the runner has it back on chain (settleForBatch).
+   */
+  async afterOperationReorg(txId: string): Promise<void> {
+    for (const p of await this.services.payments.forBatch(txId)) {
+      if (p.settleInOperation && p.status === "settled") await this.services.payments.unsettle(p.id);
+    }
+  }
+
+  /** Settles a confirmed batch's payments; `receipts` (the runner's, in order) spare a payment settled in the last one a lookup. */
+  async settleForBatch(txId: string, receipts?: TransactionReceipt[]): Promise<void> {
+    for (const p of await this.services.payments.forBatch(txId)) if (p.status === "reserved" || p.status === "settling") await this.settle(p.id, receipts?.[receipts.length - 1]);
   }
 
   async releaseForBatch(txId: string, reason: string): Promise<void> {
-    for (const p of await this.services.payments.forBatch(txId)) if (p.status === "reserved") await this.release(p.id, reason);
+    for (const p of await this.services.payments.forBatch(txId)) {
+      if (p.status === "reserved") await this.release(p.id, reason);
+      // Settled in the operation's transaction, which reverted or never reached the chain: the payment went with it.
+      else if (p.status === "settling" && p.settleInOperation) await this.release(p.id, reason, true);
+    }
   }
 
   /** The PAYMENT-RESPONSE header of a settled payment. */
@@ -355,4 +463,27 @@ export function assertX402Available(services: X402Services, chainId: number): X4
   if (!services.x402) throw unauthorized(X402_DISABLED);
   if (services.config.x402DisabledChains.has(chainId)) throw unauthorized(X402_DISABLED_ON_CHAIN, { chainId });
   return services.x402;
+}
+
+/** AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce) of EIP-3009. */
+const AUTHORIZATION_USED_TOPIC = usdcInterface.getEvent("AuthorizationUsed").topicHash;
+/** Transfer(address indexed from, address indexed to, uint256 value) of the payment asset. */
+const TRANSFER_TOPIC = usdcInterface.getEvent("Transfer").topicHash;
+
+/**
+ * The calldata of `transferWithAuthorization` for an x402 `exact` EVM payload: the (v, r, s) form for a 65-byte
+ * signature, the `bytes signature` form (FiatToken v2.2, ERC-1271 wallets) otherwise; undefined for an ERC-6492
+ * signature or a payload without an authorization.
+ */
+export function transferWithAuthorizationCalldata(payload: PaymentPayload): string | undefined {
+  const inner = payload?.payload as { signature?: string; authorization?: Record<string, string> } | undefined;
+  const a = inner?.authorization;
+  const signature = inner?.signature;
+  if (!a || typeof signature !== "string" || !/^0x([0-9a-fA-F]{2})+$/.test(signature) || signature.toLowerCase().endsWith(ERC6492_SUFFIX)) return undefined;
+  const head = [a.from, a.to, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce] as const;
+  if (signature.length === 132) {
+    const { v, r, s } = Signature.from(signature);
+    return usdcInterface.encodeFunctionData("transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)", [...head, v, r, s]);
+  }
+  return usdcInterface.encodeFunctionData("transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)", [...head, signature]);
 }

@@ -32,6 +32,11 @@ export interface PaymentRecord {
   settleTxReplaced: { hash: string; raw: string }[];
   settlement: any;
   releaseReason: string | null;
+  /**
+   * Settled inside the relayed operation's own transaction (EIP-7702, contracts/payments/PaidRelayDelegate.sol), not
+   * by a transaction of its own: its fate is that transaction's.
+   */
+  settleInOperation: boolean;
 }
 
 /** A payment's sealed payload and settlement transaction are bound to the payment (the sealed value's purpose). */
@@ -64,6 +69,7 @@ function toRecord(r: any, sealer: Sealer): PaymentRecord {
     ),
     settlement: r.settlement,
     releaseReason: r.release_reason,
+    settleInOperation: r.settle_in_operation === true,
   } as PaymentRecord;
   let opened: unknown;
   // Enumerable, so a copy of the record (spread) still carries the payload to whoever settles it.
@@ -122,7 +128,7 @@ export class Payments {
   private record = (row: any): PaymentRecord => toRecord(row, this.sealer);
 
   /** Records a verified payment as reserved; refuses a reused authorization or a second payment for one subject. */
-  async reserve(p: Omit<PaymentRecord, "id" | "status" | "settleTxRaw" | "settleTxHash" | "settleTxReplaced" | "settlement" | "releaseReason">): Promise<PaymentRecord> {
+  async reserve(p: Omit<PaymentRecord, "id" | "status" | "settleTxRaw" | "settleTxHash" | "settleTxReplaced" | "settlement" | "releaseReason" | "settleInOperation">): Promise<PaymentRecord> {
     const id = randomUUID();
     try {
       const [row] = await this.db.query(
@@ -179,11 +185,28 @@ export class Payments {
   async claimForSettlement(id: string): Promise<boolean> {
     const rows = await this.db.query(
       `UPDATE payments SET status = 'settling', updated_at = now()
-       WHERE id = $1 AND (status = 'reserved' OR (status = 'settling' AND settle_tx_hash IS NULL AND updated_at < now() - interval '2 minutes'))
+       WHERE id = $1 AND NOT settle_in_operation
+         AND (status = 'reserved' OR (status = 'settling' AND settle_tx_hash IS NULL AND updated_at < now() - interval '2 minutes'))
        RETURNING id`,
       [id],
     );
     return rows.length > 0;
+  }
+
+  /**
+   * Binds a reserved payment to the relayed transaction that settles it with its operation (reserved → settling,
+   * settled in operation), inside the database transaction that stores that transaction's signed bytes: both or
+   * neither. False when the payment is no longer reserved (another settler has it): the operation is then signed
+   * without it.
+   */
+  async bindToOperation(q: Queryable, id: string): Promise<boolean> {
+    const rows = await q.query("UPDATE payments SET status = 'settling', settle_in_operation = true, updated_at = now() WHERE id = $1 AND status = 'reserved' RETURNING id", [id]);
+    return rows.length > 0;
+  }
+
+  /** The hash of the relayed transaction a payment bound by bindToOperation is settled in (same database transaction). */
+  async setOperationHash(q: Queryable, id: string, hash: string): Promise<void> {
+    await q.query("UPDATE payments SET settle_tx_hash = $2, updated_at = now() WHERE id = $1 AND settle_in_operation", [id, hash.toLowerCase()]);
   }
 
   /** The settlement transaction (sealed), persisted before it is broadcast (write-ahead), with its sender and nonce. */
@@ -230,7 +253,7 @@ export class Payments {
 
   /** A settlement claimed but never sent (a passing failure before its transaction was stored): back to reserved, to be tried again. */
   async unclaim(id: string): Promise<void> {
-    await this.db.query("UPDATE payments SET status = 'reserved', updated_at = now() WHERE id = $1 AND status = 'settling' AND settle_tx_hash IS NULL", [id]);
+    await this.db.query("UPDATE payments SET status = 'reserved', updated_at = now() WHERE id = $1 AND status = 'settling' AND settle_tx_hash IS NULL AND NOT settle_in_operation", [id]);
   }
 
   /** A settled payment a reorg deeper than its confirmations took off the chain: settling again until it is back. */
@@ -257,7 +280,9 @@ export class Payments {
   async markReleased(id: string, reason: string, settlementFailed = false): Promise<boolean> {
     return this.db.transaction(async (q) => {
       const [row] = await q.query<PaymentEventRow>(
-        `UPDATE payments SET status = 'released', release_reason = $2, ${ENDED_CLEARS}, updated_at = now()
+        // A payment released with its operation's transaction names no settlement transaction: that one settled nothing.
+        `UPDATE payments SET status = 'released', release_reason = $2, ${ENDED_CLEARS}, updated_at = now(),
+           settle_tx_hash = CASE WHEN settle_in_operation THEN NULL ELSE settle_tx_hash END
          WHERE id = $1 AND (status = 'reserved' OR (status = 'settling' AND (settle_tx_hash IS NULL OR $3))) RETURNING ${PAYMENT_EVENT_COLUMNS}`,
         [id, reason, settlementFailed],
       );

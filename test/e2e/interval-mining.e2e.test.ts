@@ -162,7 +162,7 @@ describe(`e2e: a whole flow on chains that mine every ${BLOCK_TIME} s, with CONF
     expect((await api.get("/get-sto-by-id", { tokenSymbol: symbol, id: sto.uuid })).body).to.include({ status: "COMPLETED" });
   });
 
-  it("a service-relayed x402 call: paid at send, relayed, confirmed twice, then settled", async () => {
+  it("a service-relayed x402 call: paid at send, relayed with its payment in one transaction, confirmed twice, then settled", async () => {
     const payer = sandbox.accounts[4];
     const payment = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, base);
     const paidBefore = await payment.balanceOf(payer.address);
@@ -178,9 +178,11 @@ describe(`e2e: a whole flow on chains that mine every ${BLOCK_TIME} s, with CONF
 
     const status = (await service.api.get("/get-transaction-status", { txId })).body;
     expect(status).to.include({ status: "success", executionMode: "service-relayed" });
-    const receipt = await expectTwoConfirmations(base, status.txHash);
-    // The settlement is sent only after the operation is confirmed.
-    expect((await base.getTransactionReceipt(settlement.transaction))!.blockNumber).to.be.greaterThan(receipt.blockNumber);
+    await expectTwoConfirmations(base, status.txHash);
+    // Same chain: the operation's own transaction carried the payment (the relayer's EIP-7702 delegate), and the
+    // payment counts as settled only once that transaction has its two confirmations.
+    expect(settlement.transaction).to.equal(status.txHash);
+    expect(status.payments[0]).to.include({ status: "settled", settlementTransaction: status.txHash });
     const agentToken = AgentToken__factory.connect(status.outcome.tokenAddress, base);
     expect(await agentToken.owner()).to.equal(sandbox.accounts[6].address);
   });

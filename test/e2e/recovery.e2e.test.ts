@@ -122,15 +122,18 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     await sandbox.baseSepolia.provider.request({ method: "evm_setAutomine", params: [false] });
     const sent = await started.api.post("/send-transactions", { txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
     expect(sent.status, JSON.stringify(sent.body)).to.equal(202);
-    expect(sent.body.payment.status).to.equal("reserved");
+    // Bound to the operation's transaction (same chain: the relayer's EIP-7702 delegate settles it in that transaction).
+    expect(sent.body.payment.status).to.equal("settling");
     const hash = sent.body.txHashes[0];
     expect(await provider.getTransaction(hash)).to.not.equal(null); // in the mempool
     await killHard(child);
 
+    const settlementNonce = await provider.getTransactionCount(payTo, "latest");
     await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
     await sandbox.baseSepolia.provider.request({ method: "evm_setAutomine", params: [true] });
     expect((await provider.getTransactionReceipt(hash))?.status).to.equal(1);
-    expect(await usdc.balanceOf(payer.address)).to.equal(before.payer); // not charged while the service was down
+    // Charged once, by the operation's own transaction, while the service was down.
+    expect(before.payer - (await usdc.balanceOf(payer.address))).to.equal(10_000n);
 
     started = await startServiceProcess(env);
     child = started.child;
@@ -144,8 +147,10 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     expect(status.txHashes).to.deep.equal([hash]);
     expect(status.payments).to.have.length(1);
     expect(status.payments[0].status).to.equal("settled");
+    expect(status.payments[0].settlementTransaction).to.equal(hash);
     expect(await provider.getTransactionCount(relayer, "latest")).to.equal(before.relayerNonce + 1);
-    expect(before.payer - (await usdc.balanceOf(payer.address))).to.equal(10_000n);
+    expect(await provider.getTransactionCount(payTo, "latest")).to.equal(settlementNonce); // no settlement sent after the restart
+    expect(before.payer - (await usdc.balanceOf(payer.address))).to.equal(10_000n); // never charged twice
     expect((await usdc.balanceOf(payTo)) - before.payTo).to.equal(10_000n);
     expect(status.outcome.tokenAddress).to.match(/^0x[0-9a-fA-F]{40}$/);
   });

@@ -96,7 +96,7 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
     const otherDir = path.join(dir, "refused");
     const failure = await refusal;
     expect(failure).to.include(`The deployer ${empty.address} holds 0.0 SepoliaETH on Sepolia (chain 11155111), not enough to deploy`);
-    expect(failure).to.match(/10 contract\(s\) and 0 role transaction\(s\), [\d,]+ gas; at the base fee of [\d.]+ gwei/);
+    expect(failure).to.match(/11 contract\(s\) and 0 role transaction\(s\), [\d,]+ gas; at the base fee of [\d.]+ gwei/);
     expect(failure).to.match(new RegExp(`Send at least [\\d.]+ SepoliaETH more to ${empty.address}`));
     expect(await providerFor(rehearsal.sepolia).getTransactionCount(empty.address)).to.equal(0);
     expect(fs.existsSync(otherDir)).to.equal(false);

@@ -18,7 +18,7 @@ describe("e2e: concurrent service-relayed sends", function () {
   });
   after(async () => service?.stop());
 
-  it(`${SENDS} concurrent paid relayed sends all confirm, with contiguous relayer nonces and one settlement each`, async () => {
+  it(`${SENDS} concurrent paid relayed sends all confirm, with contiguous relayer nonces, one transaction each carrying its payment`, async () => {
     const provider = providerFor(sandbox.baseSepolia);
     const relayer = sandbox.accounts[RELAYER_INDEX].address;
     const settler = sandbox.accounts[SETTLEMENT_INDEX].address;
@@ -46,12 +46,14 @@ describe("e2e: concurrent service-relayed sends", function () {
       expect(receipt.status).to.equal(1);
       const tx = await provider.getTransaction(status.txHash);
       expect(tx!.from).to.equal(relayer);
+      // Same chain: the payment was settled by the operation's own transaction (the relayer's EIP-7702 delegate).
+      expect(status.payments[0]).to.include({ status: "settled", settlementTransaction: status.txHash });
       nonces.push(tx!.nonce);
     }
     nonces.sort((a, b) => a - b);
     expect(nonces).to.deep.equal(Array.from({ length: SENDS }, (_, i) => relayerNonce + i)); // no gap, no reuse
     expect(await provider.getTransactionCount(relayer, "latest")).to.equal(relayerNonce + SENDS);
-    expect(await provider.getTransactionCount(settler, "latest")).to.equal(settlerNonce + SENDS);
+    expect(await provider.getTransactionCount(settler, "latest")).to.equal(settlerNonce); // no settlement transaction of its own
     expect(payerBefore - (await usdc.balanceOf(payer.address))).to.equal(BigInt(SENDS) * 10_000n);
   });
 });

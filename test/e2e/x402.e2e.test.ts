@@ -4,7 +4,7 @@ import { Wallet, parseUnits } from "ethers";
 import { privateKeyToAccount } from "viem/accounts";
 import { x402Client, wrapFetchWithPayment } from "@x402/fetch";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
-import { AgentToken__factory, BKN__factory, USDC__factory } from "../../typechain-types";
+import { AgentTokenFactory__factory, AgentToken__factory, BKN__factory, PaidRelayDelegate__factory, USDC__factory } from "../../typechain-types";
 import { getSandbox, providerFor, SETTLEMENT_INDEX, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";
 import { decodePaymentResponse, payWithEthers, quoteOf } from "../helpers/x402";
@@ -209,6 +209,79 @@ describe("e2e: x402 payments and service-relayed execution", function () {
     expect(before.payer - after.payer).to.equal(PRICE); // charged once, for the claim that happened
     const bkn = BKN__factory.connect(sandbox.deployments[11155111].contracts.BKN, providerFor(sandbox.sepolia));
     expect(await bkn.balanceOf(recipient)).to.equal(parseUnits("100", 18));
+  });
+
+  it("same chain: one transaction carries the payment and the operation (the relayer's EIP-7702 delegate), no settlement transaction of its own", async () => {
+    const provider = providerFor(sandbox.baseSepolia);
+    const relayer = service.services.relayer.address(84532);
+    const delegate = sandbox.deployments[84532].contracts.PaidRelayDelegate!;
+    expect(service.services.relayer.delegate(84532)).to.equal(delegate);
+    expect((await provider.getCode(relayer)).toLowerCase()).to.equal(`0xef0100${delegate.slice(2).toLowerCase()}`);
+    const settlementNonce = await provider.getTransactionCount(payTo, "latest");
+    const relayerNonce = await provider.getTransactionCount(relayer, "latest");
+
+    const prepared = await relayedCreate("ONETX");
+    const quote = quoteOf(await api.post("/send-transactions", { txId: prepared.txId })).accepts[0];
+    const before = await balances();
+    const paid = await api.post("/send-transactions", { txId: prepared.txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
+    expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
+    const settlement = decodePaymentResponse(paid);
+    expect(paid.body.txHashes).to.have.length(1);
+    expect(settlement).to.include({ success: true, transaction: paid.body.txHashes[0] }); // the settlement IS the operation's transaction
+
+    const receipt = (await provider.getTransactionReceipt(settlement.transaction))!;
+    expect(receipt.status).to.equal(1);
+    expect(receipt.from).to.equal(relayer);
+    expect(receipt.to).to.equal(relayer); // sent to itself: its delegate settles, then calls the factory
+    const usdc = usdcBase();
+    const transfers = receipt.logs.filter((l) => l.address === usdc.target).map((l) => usdc.interface.parseLog(l)).filter((e) => e?.name === "Transfer");
+    expect(transfers.map((e) => [e!.args.from, e!.args.to, e!.args.value])).to.deep.equal([[payer.address, payTo, PRICE]]);
+    const factory = AgentTokenFactory__factory.createInterface();
+    const factoryAddress = sandbox.deployments[84532].contracts.AgentTokenFactory;
+    const created = receipt.logs.filter((l) => l.address === factoryAddress).map((l) => factory.parseLog(l)).find((e) => e?.name === "AgentTokenCreated");
+    expect(created, "the operation's event in the same transaction").to.not.equal(undefined);
+    const paidCall = receipt.logs.filter((l) => l.address === relayer).map((l) => PaidRelayDelegate__factory.createInterface().parseLog(l));
+    expect(paidCall.map((e) => [e!.name, e!.args.payer, e!.args.target])).to.deep.equal([["PaidCall", payer.address, factoryAddress]]);
+
+    const after = await balances();
+    expect(before.payer - after.payer).to.equal(PRICE);
+    expect(after.payTo - before.payTo).to.equal(PRICE);
+    expect(await provider.getTransactionCount(payTo, "latest")).to.equal(settlementNonce); // the settlement key sent nothing
+    expect(await provider.getTransactionCount(relayer, "latest")).to.equal(relayerNonce + 1); // one transaction for both
+    const [payment] = await service.services.payments.forBatch(prepared.txId);
+    expect(payment).to.include({ status: "settled", settleInOperation: true });
+    const status = (await api.get("/get-transaction-status", { txId: prepared.txId })).body;
+    expect(status.payments[0]).to.include({ status: "settled", settlementTransaction: settlement.transaction });
+  });
+
+  it("same chain: an operation that reverts on chain reverts its payment with it; nothing charged, the payment released", async () => {
+    const provider = providerFor(sandbox.baseSepolia);
+    const relayer = service.services.relayer.address(84532);
+    const factoryAddress = sandbox.deployments[84532].contracts.AgentTokenFactory;
+    const prepared = await relayedCreate("REVRT");
+    const quote = quoteOf(await api.post("/send-transactions", { txId: prepared.txId })).accepts[0];
+    const before = await balances();
+    // The factory reverts every call while this send runs (its code swapped for `revert(0, 0)`, put back after).
+    const code = await provider.getCode(factoryAddress);
+    await sandbox.baseSepolia.provider.request({ method: "hardhat_setCode", params: [factoryAddress, "0x60006000fd"] });
+    let sent;
+    try {
+      sent = await api.post("/send-transactions", { txId: prepared.txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
+    } finally {
+      await sandbox.baseSepolia.provider.request({ method: "hardhat_setCode", params: [factoryAddress, code] });
+    }
+    expect(sent.body.status, JSON.stringify(sent.body)).to.equal("rejected");
+    expect(sent.body.payment).to.include({ status: "released", settlementTransaction: null });
+    expect(sent.headers.get("payment-response")).to.equal(null);
+    const [payment] = await service.services.payments.forBatch(prepared.txId);
+    expect(payment).to.include({ status: "released", settleInOperation: true });
+    const hash = sent.body.txHashes[0];
+    const receipt = (await provider.getTransactionReceipt(hash))!;
+    expect(receipt.status).to.equal(0); // mined and reverted: the operation and the payment together
+    expect(receipt.to).to.equal(relayer);
+    expect(await usdcBase().authorizationState(payer.address, payment.authorizationNonce)).to.equal(false);
+    note("reverted relayed operation (payment in the same transaction)", before, await balances());
+    expect(await balances()).to.deep.equal(before);
   });
 
   it("client-signed agentic calls pay half at prepare and half at send; a key replaces payment on both steps", async () => {

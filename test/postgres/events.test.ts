@@ -57,7 +57,15 @@ describe("PostgreSQL server: two service processes deliver one outbox", function
       const endpoint = created.body.id;
 
       const run = Math.random().toString(36).slice(2, 5).toUpperCase().replace(/[^A-Z0-9]/g, "P");
-      const writes = Promise.all([a, b].map((api, i) => execute(api, issuer, { method: "newTokenization", chainId: "aa36a7", tokenizerEmail: `pg-${run.toLowerCase()}@events.test`, name: "PG", tokenSymbol: `P${run}${i}` })));
+      // One issuer, one write through each process, one after the other: prepared at once, both would take the
+      // issuer's same pending nonce (a prepare holds none), and the second would be refused by the chain.
+      const writes = (async () => {
+        const done = [];
+        for (const [i, api] of [a, b].entries()) {
+          done.push(await execute(api, issuer, { method: "newTokenization", chainId: "aa36a7", tokenizerEmail: `pg-${run.toLowerCase()}@events.test`, name: "PG", tokenSymbol: `P${run}${i}` }));
+        }
+        return done;
+      })();
       const tests = await Promise.all(Array.from({ length: TEST_EVENTS }, (_, i) => (i % 2 ? a : b).post(`/webhooks/${endpoint}/test`, {})));
       for (const t of tests) expect(t.status, JSON.stringify(t.body)).to.equal(202);
       const txIds = (await writes).map((w) => w.prepared.txId);

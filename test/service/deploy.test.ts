@@ -171,7 +171,7 @@ describe("deploySuite on a public network: its real payment assets, never ours",
     expect(result.deployment.contracts).to.not.have.property("USDT"); // Tether issues no USDT on Base Sepolia
     const deployed = CONTRACTS.filter((name) => name !== "USDC" && name !== "USDT");
     expect(await provider.getTransactionCount(deployer.address)).to.equal(before + deployed.length);
-    for (const name of deployed) expect(await provider.getCode(result.deployment.contracts[name]), name).to.not.equal("0x");
+    for (const name of deployed) expect(await provider.getCode(result.deployment.contracts[name]!), name).to.not.equal("0x");
     expect(deploymentSchema.parse(JSON.parse(fs.readFileSync(result.file, "utf8")))).to.deep.equal(result.deployment);
     const again = await deploySuite(new NonceManager(deployer), { deploymentsDir: dir });
     expect(again.deployed).to.equal(false);
