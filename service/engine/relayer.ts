@@ -1,4 +1,4 @@
-import { Wallet, keccak256, toBeHex, concat, getAddress } from "ethers";
+import { Transaction, Wallet, keccak256, toBeHex, concat, getAddress } from "ethers";
 import { PaidRelayDelegate__factory } from "../../typechain-types/factories/contracts/payments/PaidRelayDelegate__factory";
 import { broadcast } from "../chains/broadcast";
 import { marketFees } from "../chains/fees";
@@ -228,13 +228,16 @@ export class Relayer {
         const bound = wrapped && settle && (await settle.bind(q));
         const unsigned = {
           ...tx.unsigned,
-          ...(bound ? { to: wrapped.to, data: wrapped.data, gasLimit: wrappedGas! } : { data, gasLimit }),
+          data,
+          gasLimit: bound ? wrappedGas! : gasLimit,
           from: wallet.address,
           nonce,
           maxFeePerGas: (fees.maxFeePerGas > cap ? cap : fees.maxFeePerGas).toString(),
           maxPriorityFeePerGas: (fees.maxPriorityFeePerGas > cap ? cap : fees.maxPriorityFeePerGas).toString(),
         };
-        const signedRaw = await wallet.signTransaction({ ...unsigned, from: undefined });
+        // With a payment in it, the bytes carry the payer's authorisation: they are stored sealed only; the clear
+        // `unsigned` keeps the operation's own target and calldata (what the client prepared).
+        const signedRaw = await wallet.signTransaction({ ...unsigned, ...(bound ? { to: wrapped.to, data: wrapped.data } : {}), from: undefined });
         const txHash = keccak256(signedRaw);
         if (bound && settle) await settle.setHash(q, txHash);
         await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
@@ -287,7 +290,13 @@ export class Relayer {
     const wallet = this.wallets.get(chain.chainId);
     if (!wallet || tx.unsigned.from.toLowerCase() !== wallet.address.toLowerCase()) return undefined;
     const unsigned = { ...tx.unsigned, maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString() };
-    const signedRaw = await wallet.signTransaction({ ...unsigned, from: undefined });
+    // Target, calldata and gas as signed before (a payment settled in the operation is only in the sealed bytes).
+    const before = tx.signedRaw ? Transaction.from(tx.signedRaw) : undefined;
+    const signedRaw = await wallet.signTransaction({
+      ...unsigned,
+      ...(before ? { to: before.to!, data: before.data, gasLimit: before.gasLimit.toString() } : {}),
+      from: undefined,
+    });
     const txHash = keccak256(signedRaw);
     const current = { maxFeePerGas: BigInt(tx.unsigned.maxFeePerGas), maxPriorityFeePerGas: BigInt(tx.unsigned.maxPriorityFeePerGas) };
     if (!(await this.services.batches.replaceSigned(this.services.db, batch.txId, tx.index, tx.txHash!, { signedRaw, txHash, unsigned }, current))) return undefined;

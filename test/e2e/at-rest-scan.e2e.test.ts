@@ -164,11 +164,12 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
     const viaFetch = await send(paying, await prepareRelayedToken(api, `F${run}`, sandbox.accounts[6].address));
     expect(viaFetch.summary.status).to.equal("success");
 
-    // A payment released without being used: two paid faucet claims for one fresh recipient; the second reverts.
+    // A payment released without being used: two paid faucet claims for one fresh recipient; the second reverts on chain,
+    // or is refused by its gas estimate when the first is mined first (its payment released either way).
     const recipient = Wallet.createRandom().address;
     const faucetQuote = quoteOf(await api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID() })).accepts[0];
     const claims = await Promise.all([0, 1].map(async () => api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID(), "X-PAYMENT": await pay(payer, faucetQuote) })));
-    expect(claims.map((c) => c.body.status).sort()).to.deep.equal(["confirmed", "failed"]);
+    expect([["confirmed", "failed"], ["PREFLIGHT_FAILED", "confirmed"]]).to.deep.include(claims.map((c) => c.body.status ?? c.body.error?.code).sort());
 
     // RAMS: eligibility, the executor set up by the operator's code, a mandate granted by the principal's EIP-712
     // signature (relayed, paid through @x402/fetch), an execution under the key, a paid read.
@@ -308,7 +309,7 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
       expect(Object.keys(row).sort()).to.deep.equal(
         [
           "amount", "asset", "authorization_nonce", "created_at", "id", "network", "pay_to", "payer", "payload", "payload_sealed", "release_reason", "requirements", "route",
-          "settle_tx_from", "settle_tx_hash", "settle_tx_nonce", "settle_tx_raw", "settle_tx_replaced", "settlement", "status", "subject", "tx_id", "updated_at", "valid_before",
+          "settle_in_operation", "settle_tx_from", "settle_tx_hash", "settle_tx_nonce", "settle_tx_raw", "settle_tx_replaced", "settlement", "status", "subject", "tx_id", "updated_at", "valid_before",
         ].sort(),
       );
       // Settlement transactions replaced with higher fees are remembered by hash only once the payment ended.

@@ -41,7 +41,7 @@ describe("deploy cost estimate and balance check (scripts/lib/deploy-cost.ts)", 
     const signer = deployer.connect(provider);
     const estimate = await estimateDeployment(signer, { deploymentsDir: dir, roleTransactions: 2 });
     expect(estimate.chainId).to.equal(11155111);
-    // BKN and the nine contracts of the suite; the network's USDC is named, not deployed.
+    // BKN and the ten contracts of the suite; the network's USDC is named, not deployed.
     expect(estimate.contracts.map((c) => c.name)).to.deep.equal([
       "BKN",
       "SecurityTokenImplementation",
@@ -53,6 +53,7 @@ describe("deploy cost estimate and balance check (scripts/lib/deploy-cost.ts)", 
       "ReputationRegistry",
       "AgentMandate",
       "ComplianceProvider",
+      "PaidRelayDelegate",
     ]);
     for (const c of estimate.contracts) expect(c.gas, c.name).to.be.greaterThan(100_000n);
     expect(estimate.gas).to.equal(estimate.contracts.reduce((s, c) => s + c.gas, 0n) + 2n * ROLE_TRANSACTION_GAS);
@@ -71,7 +72,7 @@ describe("deploy cost estimate and balance check (scripts/lib/deploy-cost.ts)", 
     }
     expect(refusal).to.be.instanceOf(InsufficientDeployerFunds);
     expect(refusal!.message).to.include(`The deployer ${deployer.address} holds 0.0 SepoliaETH on Sepolia (chain 11155111), not enough to deploy`);
-    expect(refusal!.message).to.match(/10 contract\(s\) and 2 role transaction\(s\), [\d,]+ gas/);
+    expect(refusal!.message).to.match(/11 contract\(s\) and 2 role transaction\(s\), [\d,]+ gas/);
     expect(refusal!.message).to.include(`Send at least ${hre.ethers.formatEther(estimate.requiredBalance)} SepoliaETH more to ${deployer.address}`);
     expect(() => checkDeployerBalance(estimate, deployer.address, estimate.requiredBalance - 1n, "Sepolia", "SepoliaETH")).to.throw(InsufficientDeployerFunds, /Send at least 0.000000000000000001 SepoliaETH more/);
     expect(() => checkDeployerBalance(estimate, deployer.address, estimate.requiredBalance, "Sepolia", "SepoliaETH")).to.not.throw();
