@@ -1,8 +1,7 @@
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
-import { ExactEvmScheme } from "@x402/evm/exact/facilitator";
 import { Transaction, Wallet, keccak256 } from "ethers";
-import { concatHex, createPublicClient, custom, encodeFunctionData, type Abi, type Hex } from "viem";
+import type { Abi, Hex, PublicClient } from "viem";
 import { broadcast } from "../chains/broadcast";
 import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
@@ -74,9 +73,16 @@ export class ExternalFacilitator implements PaymentFacilitator {
  * chain's RPC. Its signer's writes go through the service's nonce manager, and each settlement transaction is stored
  * on its payment before it is broadcast, so a crash mid-settlement is resumed, never repeated.
  */
+/**
+ * viem and x402's EVM scheme take ~0.4 s to load: they are loaded with the first payment verified, not at start (a
+ * start answers /health sooner).
+ */
+let evmModules: Promise<{ viem: typeof import("viem"); exact: typeof import("@x402/evm/exact/facilitator") }> | undefined;
+const loadEvmModules = () => (evmModules ??= Promise.all([import("viem"), import("@x402/evm/exact/facilitator")]).then(([viem, exact]) => ({ viem, exact })));
+
 export class InProcessFacilitator implements PaymentFacilitator {
   private readonly wallet: Wallet;
-  private readonly client;
+  private client?: PublicClient;
   readonly settlementAddress: string;
   readonly settlesInOperation = true;
 
@@ -87,23 +93,25 @@ export class InProcessFacilitator implements PaymentFacilitator {
   ) {
     this.wallet = new Wallet(settlementKey);
     this.settlementAddress = this.wallet.address;
+  }
+
+  async verify(payload: PaymentPayload, requirements: PaymentRequirements) {
+    const { exact } = await loadEvmModules();
+    return new exact.ExactEvmScheme(await this.signer()).verify(payload, requirements);
+  }
+
+  async settle(payment: PaymentRecord) {
+    const { exact } = await loadEvmModules();
+    return new exact.ExactEvmScheme(await this.signer(payment.id)).settle(payment.payload, payment.requirements);
+  }
+
+  private async signer(paymentId?: string) {
+    const { viem } = await loadEvmModules();
     // Through the chain's provider: its failover and retries cover the facilitator's reads too.
-    this.client = createPublicClient({
-      transport: custom({ request: ({ method, params }) => chain.provider.request(method, (params ?? []) as unknown[]) }, { retryCount: 0 }),
+    const c = (this.client ??= viem.createPublicClient({
+      transport: viem.custom({ request: ({ method, params }) => this.chain.provider.request(method, (params ?? []) as unknown[]) }, { retryCount: 0 }),
       pollingInterval: 200,
-    });
-  }
-
-  verify(payload: PaymentPayload, requirements: PaymentRequirements) {
-    return new ExactEvmScheme(this.signer()).verify(payload, requirements);
-  }
-
-  settle(payment: PaymentRecord) {
-    return new ExactEvmScheme(this.signer(payment.id)).settle(payment.payload, payment.requirements);
-  }
-
-  private signer(paymentId?: string) {
-    const c = this.client;
+    }));
     return {
       getAddresses: () => [this.wallet.address as Hex],
       // Simulations run on the pending block: on "latest", an idle local chain (automine, no block for a minute)
@@ -116,8 +124,8 @@ export class InProcessFacilitator implements PaymentFacilitator {
       // Mined and confirmed on the canonical chain, sent again or replaced with higher fees on the way (untilMined).
       waitForTransactionReceipt: async (args: { hash: Hex }) => c.getTransactionReceipt({ hash: (await this.untilMined(paymentId, args.hash)) as Hex }),
       writeContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args: readonly unknown[]; gas?: bigint; dataSuffix?: Hex }) => {
-        const data = encodeFunctionData({ abi: args.abi as Abi, functionName: args.functionName, args: args.args });
-        return this.send(paymentId, args.address, args.dataSuffix ? concatHex([data, args.dataSuffix]) : data, args.gas);
+        const data = viem.encodeFunctionData({ abi: args.abi as Abi, functionName: args.functionName, args: args.args });
+        return this.send(paymentId, args.address, args.dataSuffix ? viem.concatHex([data, args.dataSuffix]) : data, args.gas);
       },
       sendTransaction: (args: { to: Hex; data: Hex }) => this.send(paymentId, args.to, args.data),
     };
