@@ -59,11 +59,12 @@ export function knownKeys(schema: ZodType | undefined): Set<string> {
   return keys;
 }
 
-function valueAt(input: unknown, path: string[]): unknown {
+/** The value at `path` inside `input` (undefined where the path leaves the objects). */
+export function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
   let value = input;
   for (const key of path) {
     if (value === null || typeof value !== "object") return undefined;
-    value = (value as Record<string, unknown>)[key];
+    value = (value as Record<PropertyKey, unknown>)[key];
   }
   return value;
 }

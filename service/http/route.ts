@@ -5,7 +5,7 @@ import type { AccessRule } from "../auth/access-rules";
 import { ApiError, badRequest } from "../errors";
 import { typeName } from "../wire/fields";
 import { guardInput } from "./input-guard";
-import { closestName, knownKeys, withMisspellingHint } from "./input-hints";
+import { closestName, knownKeys, valueAt, withMisspellingHint } from "./input-hints";
 
 export type HttpMethod = "get" | "post" | "patch" | "delete";
 
@@ -104,15 +104,6 @@ function describeIssue(issue: z.core.$ZodIssue, input: unknown): string {
   // Zod's own wording ("Invalid input: expected …") is replaced; a schema's custom message is kept.
   if (issue.code === "invalid_type" && /^Invalid input/.test(issue.message)) return `must be ${article(issue.expected)}, not ${typeName(valueAt(input, issue.path))}`;
   return issue.message;
-}
-
-function valueAt(input: unknown, path: PropertyKey[]): unknown {
-  let value = input;
-  for (const key of path) {
-    if (value === null || typeof value !== "object") return undefined;
-    value = (value as Record<PropertyKey, unknown>)[key];
-  }
-  return value;
 }
 
 const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${type}`);

@@ -7,6 +7,7 @@ import type { OfferingRecord } from "../store/offerings";
 import type { TokenRecord } from "../store/tokens";
 import { fromUnits } from "../model/units";
 import { escrowOf, STO_STATUS } from "../domains/offerings/offerings";
+import { offeringRecordView } from "../domains/offerings/views";
 
 const { address, hash32, int } = responseFields;
 const amount = z.string().regex(/^\d+(\.\d+)?$/);
@@ -68,26 +69,11 @@ export async function offeringView(ctx: DomainContext, token: TokenRecord, offer
   const [live, status] = await Promise.all([escrow.offering(offering.onchainId), escrow.status(offering.onchainId)]);
   const pd = token.paymentToken.decimals;
   return {
-    uuid: offering.id,
-    offeringId: offering.onchainId,
-    name: offering.name,
-    companyName: token.name,
+    ...offeringRecordView(token, offering),
     status: STO_STATUS[Number(status)],
-    tokenSymbol: token.symbol,
-    acceptedCoin: offering.acceptedCoin,
-    tokenAmount: fromUnits(BigInt(offering.tokenAmount), token.decimals),
-    tokenPrice: fromUnits(BigInt(offering.price), pd),
-    hardCap: fromUnits(BigInt(offering.hardCap), pd),
-    softCap: fromUnits(BigInt(offering.softCap), pd),
-    minInvestment: fromUnits(BigInt(offering.minInvestment), pd),
-    maxInvestment: fromUnits(BigInt(offering.maxInvestment), pd),
-    startDate: offering.startTime,
-    endDate: offering.endTime,
     currentAmountRaised: fromUnits(live.raised, pd),
     // Tokens still for sale: none once the offering is closed (unsold supply went back to the token).
     availableAmount: fromUnits(live.closed ? 0n : live.tokenAmount - live.tokensSold, token.decimals),
-    escrowAddress: token.escrowAddress,
-    createdTxHash: offering.createdTxHash,
   };
 }
 

@@ -2,6 +2,18 @@ import { randomBytes } from "node:crypto";
 import { expect } from "chai";
 import type { Wallet } from "ethers";
 
+/** EIP-3009's TransferWithAuthorization typed-data types (what x402's `exact` scheme signs). */
+export const TRANSFER_WITH_AUTHORIZATION_TYPES = {
+  TransferWithAuthorization: [
+    { name: "from", type: "address" },
+    { name: "to", type: "address" },
+    { name: "value", type: "uint256" },
+    { name: "validAfter", type: "uint256" },
+    { name: "validBefore", type: "uint256" },
+    { name: "nonce", type: "bytes32" },
+  ],
+};
+
 export interface Requirements {
   scheme: string;
   network: string;
@@ -58,16 +70,7 @@ export async function payWithEthers(wallet: Wallet, req: Requirements, o: Paymen
   };
   const signature = await wallet.signTypedData(
     { name: req.extra.name, version: req.extra.version, chainId: o.chainId ?? Number(network.split(":")[1]), verifyingContract: accepted.asset },
-    {
-      TransferWithAuthorization: [
-        { name: "from", type: "address" },
-        { name: "to", type: "address" },
-        { name: "value", type: "uint256" },
-        { name: "validAfter", type: "uint256" },
-        { name: "validBefore", type: "uint256" },
-        { name: "nonce", type: "bytes32" },
-      ],
-    },
+    TRANSFER_WITH_AUTHORIZATION_TYPES,
     authorization,
   );
   return Buffer.from(JSON.stringify({ x402Version: 2, accepted: declared, payload: { signature, authorization } })).toString("base64");

@@ -3,6 +3,7 @@ import hre from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import { Wallet, type TypedDataDomain } from "ethers";
 import type { IdentityRegistry, PaidRelayDelegate, USDC } from "../../../typechain-types";
+import { TRANSFER_WITH_AUTHORIZATION_TYPES } from "../../helpers/x402";
 
 const { ethers } = hre;
 
@@ -10,16 +11,6 @@ const ONE_USDC = 10n ** 6n;
 const PRICE = 10_000n;
 const TRANSFER_VRS = "transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)";
 const TRANSFER_BYTES = "transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)";
-const TRANSFER_TYPES = {
-  TransferWithAuthorization: [
-    { name: "from", type: "address" },
-    { name: "to", type: "address" },
-    { name: "value", type: "uint256" },
-    { name: "validAfter", type: "uint256" },
-    { name: "validBefore", type: "uint256" },
-    { name: "nonce", type: "bytes32" },
-  ],
-};
 
 /**
  * PaidRelayDelegate as the service runs it: the relayer account delegates to it (EIP-7702, a type-4 transaction it
@@ -61,7 +52,7 @@ describe("PaidRelayDelegate (EIP-7702 code of the relayer)", () => {
       validBefore: options.validBefore ?? BigInt(await time.latest()) + 300n,
       nonce: options.nonce ?? ethers.hexlify(ethers.randomBytes(32)),
     };
-    const signature = await (options.signer ?? f.payer).signTypedData(f.domain, TRANSFER_TYPES, auth);
+    const signature = await (options.signer ?? f.payer).signTypedData(f.domain, TRANSFER_WITH_AUTHORIZATION_TYPES, auth);
     const head = [auth.from, auth.to, auth.value, auth.validAfter, auth.validBefore, auth.nonce];
     if (options.form === "bytes") return { auth, calldata: f.usdc.interface.encodeFunctionData(TRANSFER_BYTES as never, [...head, signature] as never) };
     const { v, r, s } = ethers.Signature.from(signature);
