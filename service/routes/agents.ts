@@ -12,6 +12,7 @@ const agentRef = {
   agentId: integerString.optional(),
   chainId: chainIdInput.optional(),
 };
+
 /** GET /agents/{uuid}/registration.json */
 function agentsByUuidRegistrationJsonRoute(services: Services) {
   return defineRoute({

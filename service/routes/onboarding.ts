@@ -92,6 +92,7 @@ function pageLimits(services: Services): PageLimits {
     },
   };
 }
+
 /** POST /create-kyc-link */
 function createKycLinkRoute(services: Services) {
   return defineRoute({

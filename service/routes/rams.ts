@@ -41,6 +41,7 @@ const typedDataQueries: Record<SignedOperation, z.ZodObject> = {
   "extend-mandate": z.object({ ...signedQuery, ...extendFields }),
   "set-operator": z.object({ ...signedQuery, ...operatorFields }),
 };
+
 /** GET /rams/mandate */
 function ramsMandateRoute(services: Services) {
   return defineRoute({

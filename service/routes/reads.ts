@@ -31,6 +31,7 @@ import { TokenizerInfo, tokenizerInfoView } from "../domains/tokenization/views"
 
 const symbol = z.string().trim().min(1);
 const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: 10 * 1024 * 1024, files: 3 } });
+
 /** GET /get-token-info */
 function getTokenInfoRoute(services: Services) {
   return defineRoute({

@@ -165,6 +165,7 @@ const keyOf = (caller: Caller) => caller.apiKey!.id;
 async function withPending(services: Services, endpoint: WebhookEndpointRecord) {
   return endpointView(endpoint, (await services.webhooks.pendingCounts([endpoint.id])).get(endpoint.id) ?? 0);
 }
+
 /** POST /webhooks */
 function webhooksRoute(services: Services) {
   return defineRoute({

@@ -9,6 +9,7 @@ import { methodForBody, PUBLIC_METHODS } from "../methods";
 import type { MethodDefinition } from "../methods/types";
 import type { Services } from "../usecases/services";
 import { prepareWrite, sendWrite } from "../usecases/write";
+
 const methodNames = PUBLIC_METHODS.map((m) => m.name);
 
 const pascal = (name: string) => name[0].toUpperCase() + name.slice(1);
@@ -40,6 +41,7 @@ const prepareBodyDoc = z
 
 const hash32 = z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x + 64 hex characters");
 const statusQuery = z.object({ hash: hash32.optional(), txId: hash32.optional() });
+
 /** POST /prepare-transactions */
 function prepareTransactionsRoute(services: Services) {
   return defineRoute({

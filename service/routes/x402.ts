@@ -7,6 +7,7 @@ import { defineRoute, type RouteDefinition } from "../http/route";
 import type { Services } from "../usecases/services";
 import { claimFaucet } from "../usecases/faucet-claim";
 import { x402Discovery } from "../usecases/x402-discovery";
+
 const { address: addressOut, int } = responseFields;
 
 const Discovery = z

@@ -97,27 +97,27 @@ async function startSend(services: Services, req: Request, caller: Caller, batch
  * SEND_WAIT_MS while it is still pending (202).
  */
 export async function sendWrite(services: Services, req: Request, caller: Caller, body: SendBody) {
-    const request = normalizeSendBody(body);
-    // A caller without an API key may be asked to pay (x402): a taken hash is refused before that.
-    const loaded = await loadBatchToSend(services, request, !caller.apiKey).catch((error: unknown) => {
-      // Signed transactions for a pending batch: a replacement with higher fees (same nonces), when they are one.
-      if (request.kind === "signed" && error instanceof ApiError && error.status === 409 && error.details?.status === "pending") return undefined;
-      throw error;
-    });
-    if (!loaded) {
-      const replaced = await replacePendingTransactions(services, caller.apiKey?.id, request.txId, (request as { signedTransactions: string[] }).signedTransactions);
-      return { status: 202, body: sendSummary(replaced) };
-    }
-    const { batch, hashOwners } = loaded;
-    const payment = await startSend(services, req, caller, batch, body, request, hashOwners);
-    const after = (await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS)) ?? (await services.batches.get(batch.txId))!;
-    const settled = payment ? await services.payments.get(payment.id) : undefined;
-    return {
-      status: after.status === "sending" ? 202 : 200,
-      body: { ...sendSummary(after), ...(settled ? { payment: paymentView(settled) } : {}) },
-      headers: settled?.status === "settled" ? services.x402!.responseHeader(settled.settlement) : {},
-    };
+  const request = normalizeSendBody(body);
+  // A caller without an API key may be asked to pay (x402): a taken hash is refused before that.
+  const loaded = await loadBatchToSend(services, request, !caller.apiKey).catch((error: unknown) => {
+    // Signed transactions for a pending batch: a replacement with higher fees (same nonces), when they are one.
+    if (request.kind === "signed" && error instanceof ApiError && error.status === 409 && error.details?.status === "pending") return undefined;
+    throw error;
+  });
+  if (!loaded) {
+    const replaced = await replacePendingTransactions(services, caller.apiKey?.id, request.txId, (request as { signedTransactions: string[] }).signedTransactions);
+    return { status: 202, body: sendSummary(replaced) };
   }
+  const { batch, hashOwners } = loaded;
+  const payment = await startSend(services, req, caller, batch, body, request, hashOwners);
+  const after = (await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS)) ?? (await services.batches.get(batch.txId))!;
+  const settled = payment ? await services.payments.get(payment.id) : undefined;
+  return {
+    status: after.status === "sending" ? 202 : 200,
+    body: { ...sendSummary(after), ...(settled ? { payment: paymentView(settled) } : {}) },
+    headers: settled?.status === "settled" ? services.x402!.responseHeader(settled.settlement) : {},
+  };
+}
 
 /** The batch as markSending (after a reopen, if any) just stored it: what its runner starts from. */
 function sendingBatch(batch: Batch, state: ReturnType<typeof sendingState>): Batch {
