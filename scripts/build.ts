@@ -1,12 +1,15 @@
 import { execFileSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { openDb } from "../service/store/db";
+import { migrate } from "../service/store/migrate";
+import { pgliteTemplateDir } from "../service/store/pglite-template";
 
 /**
  * `npm run build` (after `hardhat compile`, which generates the contract bindings in typechain-types/): type-checks and
  * compiles the service with tsconfig.build.json into dist/ (dist/service/main.js, and the bindings it imports under
- * dist/typechain-types/), then copies what the compiled code reads at run time: the SQL migrations. `npm run serve`
- * runs the result with only the production dependencies installed.
+ * dist/typechain-types/), copies what the compiled code reads at run time (the SQL migrations) and writes the embedded
+ * database's template. `npm run serve` runs the result with only the production dependencies installed.
  */
 const ROOT = path.resolve(__dirname, "..");
 const DIST = path.join(ROOT, "dist");
@@ -15,5 +18,31 @@ fs.rmSync(DIST, { recursive: true, force: true });
 execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", path.join(ROOT, "tsconfig.build.json")], { cwd: ROOT, stdio: "inherit" });
 const migrations = path.join("service", "store", "migrations");
 fs.cpSync(path.join(ROOT, migrations), path.join(DIST, migrations), { recursive: true, filter: (file) => fs.statSync(file).isDirectory() || file.endsWith(".sql") });
-const files = fs.readdirSync(DIST, { recursive: true, encoding: "utf8" }).filter((f) => !fs.statSync(path.join(DIST, f)).isDirectory());
-console.log(`built dist/ (${files.length} files): node dist/service/main.js`);
+
+/**
+ * The embedded database's template (service/store/pglite-template.ts): a cluster created and migrated here, closed,
+ * readable by whichever user runs the service (each database copied from it is made private to that user).
+ */
+async function writePgliteTemplate(): Promise<string> {
+  const template = path.join(DIST, "service", "store", path.basename(pgliteTemplateDir()));
+  const db = await openDb({ dataDir: template });
+  await migrate(db);
+  await db.close();
+  makeReadable(template);
+  fs.chmodSync(path.dirname(template), 0o755); // opening the database made its parent private
+  return template;
+}
+
+function makeReadable(dir: string): void {
+  fs.chmodSync(dir, 0o755);
+  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+    if (entry.isDirectory()) makeReadable(path.join(dir, entry.name));
+    else fs.chmodSync(path.join(dir, entry.name), 0o644);
+  }
+}
+
+void writePgliteTemplate().then((template) => {
+  console.log(`wrote ${path.relative(ROOT, template)}`);
+  const files = fs.readdirSync(DIST, { recursive: true, encoding: "utf8" }).filter((f) => !fs.statSync(path.join(DIST, f)).isDirectory());
+  console.log(`built dist/ (${files.length} files): node dist/service/main.js`);
+});

@@ -2,6 +2,7 @@ import path from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import { Pool, types as pgTypes, type PoolClient } from "pg";
 import { PreparedStatements } from "./prepared-statements";
+import { copyPgliteTemplate } from "./pglite-template";
 import { makePrivate, privateDirectory } from "./private-files";
 
 /** Something SQL can run on: the database itself or an open transaction. */
@@ -56,6 +57,7 @@ class PgliteDb implements Db {
     }
     // Loaded only for the embedded database: a service on PostgreSQL never pays for PGlite's code.
     const { PGlite } = await import("@electric-sql/pglite");
+    if (dataDir) copyPgliteTemplate(dataDir);
     const pg = new PGlite(dataDir, { parsers: { 20: (v: string) => v } });
     await pg.waitReady;
     if (dataDir) makePrivate(dataDir);

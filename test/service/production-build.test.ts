@@ -6,6 +6,9 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { Wallet } from "ethers";
+import { openDb } from "../../service/store/db";
+import { migrate } from "../../service/store/migrate";
+import { copyPgliteTemplate, pgliteTemplateDir } from "../../service/store/pglite-template";
 import { startServiceProcess, stopGracefully } from "../helpers/child-service";
 import { execute } from "../helpers/flow";
 import { setUpOperator } from "../helpers/operator";
@@ -48,11 +51,21 @@ describe("the production build: npm run build, npm ci --omit=dev, npm run serve"
     if (installDir) fs.rmSync(installDir, { recursive: true, force: true });
   });
 
-  it("dist/ holds the service, its migrations and the contract bindings it imports; every package it loads is a production dependency", () => {
+  it("dist/ holds the service, its migrations, the embedded database's template and the contract bindings it imports; every package it loads is a production dependency", async () => {
     const dist = path.join(ROOT, "dist");
     expect(fs.existsSync(path.join(dist, "service", "main.js"))).to.equal(true);
     const migrations = fs.readdirSync(path.join(ROOT, "service", "store", "migrations")).filter((f) => f.endsWith(".sql"));
     expect(fs.readdirSync(path.join(dist, "service", "store", "migrations")).sort()).to.deep.equal(migrations.sort());
+    // A new embedded database starts as a copy of the template, which holds every migration already.
+    const copy = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "tak-template-copy-")), "pglite");
+    expect(copyPgliteTemplate(copy, path.join(dist, "service", "store", path.basename(pgliteTemplateDir())))).to.equal(true);
+    const db = await openDb({ dataDir: copy });
+    try {
+      expect(await migrate(db)).to.deep.equal([]);
+    } finally {
+      await db.close();
+      fs.rmSync(path.dirname(copy), { recursive: true, force: true });
+    }
     expect(fs.existsSync(path.join(dist, "typechain-types", "factories", "contracts", "tokenization", "TokenFactory__factory.js"))).to.equal(true);
 
     const { dependencies } = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { dependencies: Record<string, string> };
