@@ -104,7 +104,10 @@ export class TransactionTracker {
         const ended = await sending;
         if (ended) return ended;
       }
-      const mined = await this.findReceipt(asked);
+      // A node may answer the batched look-up before it has mined the bytes it was sent with (Hardhat runs a batch's
+      // calls concurrently): fresh bytes are looked up once more before their broadcast is recorded, so a chain that
+      // mines at once costs a second look, not a store write and a look.
+      const mined = (await this.findReceipt(asked)) ?? (freshBytes ? await this.findReceipt() : undefined);
       if (mined) return mined;
       const ended = this.tx.signedRaw ? await this.keepMoving(head) : await this.checkReported();
       if (ended) return ended;
