@@ -42,6 +42,9 @@ function percentile(samples: number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 }
 
+/** Rounds of each phase run before the measured ones, on both sides. */
+const WARMUP_ROUNDS = 10;
+
 const round1 = (v: number) => Math.round(v * 10) / 10;
 
 /** A row: the service's figures beside the raw JSON-RPC work the same operation needs, measured in the same run. */
@@ -64,7 +67,8 @@ function row(operation: string, service: number[], raw: number[], floor: number[
  * Latency of the write flow against the real service (embedded database on disk) and in-process local chains, each
  * beside its raw baseline: the JSON-RPC calls the operation cannot avoid, made directly with a plain ethers provider
  * against the same chain, interleaved round by round with the service's samples so both see the same machine load.
- * Both sides use Node's http client over kept-alive connections (ethers' own, for the raw side).
+ * Both sides use Node's http client over kept-alive connections (ethers' own, for the raw side). Each phase starts with
+ * WARMUP_ROUNDS rounds on both sides that are not counted (the first run of each statement prepares it; code compiles).
  *
  * - prepare (whitelist, 1 tx): POST /prepare-transactions vs. pending nonce + fee data + estimateGas + one eth_call,
  *   made together (one JSON-RPC batch, as the service makes them). Target: service p50 ≤ LATENCY_RATIO (1.5) × raw p50.
@@ -132,7 +136,9 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
     const servicePrepare: number[] = [];
     const rawPrepare: number[] = [];
     const investor = Wallet.createRandom().address;
-    for (let i = 0; i < rounds; i++) {
+    // Warm-up rounds first (not counted, either side): each statement's first run prepares it, code is compiled.
+    const measured = (i: number) => i >= WARMUP_ROUNDS;
+    for (let i = 0; i < WARMUP_ROUNDS + rounds; i++) {
       const started = performance.now();
       await Promise.all([
         raw.getTransactionCount(issuer.address, "pending"),
@@ -140,16 +146,20 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
         raw.estimateGas({ from: issuer.address, to: a.address, data: whitelistData(investor) }),
         raw.call({ to: a.address, data: securityTokenInterface.encodeFunctionData("isWhitelisted", [investor]) }),
       ]);
-      rawPrepare.push(performance.now() - started);
-      servicePrepare.push((await call(a.key, "/prepare-transactions", whitelistBody("BNCHA", investor))).ms);
-      floor.push((await call(a.key, "/prepare-transactions", { chainId: "aa36a7" }, 400)).ms); // "method is required"
+      const rawMs = performance.now() - started;
+      const serviceMs = (await call(a.key, "/prepare-transactions", whitelistBody("BNCHA", investor))).ms;
+      const floorMs = (await call(a.key, "/prepare-transactions", { chainId: "aa36a7" }, 400)).ms; // "method is required"
+      if (!measured(i)) continue;
+      rawPrepare.push(rawMs);
+      servicePrepare.push(serviceMs);
+      floor.push(floorMs);
     }
 
     // send until confirmed
     const b = await tokenFor("BNCHB");
     const serviceSend: number[] = [];
     const rawSend: number[] = [];
-    for (let i = 0; i < rounds; i++) {
+    for (let i = 0; i < WARMUP_ROUNDS + rounds; i++) {
       const [nonce, fees] = await Promise.all([raw.getTransactionCount(issuer.address, "pending"), raw.getFeeData()]);
       const request: TransactionRequest = {
         to: b.address,
@@ -168,13 +178,15 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
       const started = performance.now();
       await raw.send("eth_sendRawTransaction", [signedRaw]);
       while (!(await raw.getTransactionReceipt(hash)));
-      rawSend.push(performance.now() - started);
+      const rawMs = performance.now() - started;
 
       const prepared = await call(b.key, "/prepare-transactions", whitelistBody("BNCHB", Wallet.createRandom().address));
       const signed = [await issuer.signTransaction(prepared.json.transactions[0])];
       await randomPhase();
       const result = await call(b.key, "/send-transactions", { txId: prepared.json.txId, signedTransactions: signed });
       if (result.json.status !== "success") throw new Error(`send did not confirm: ${JSON.stringify(result.json)}`);
+      if (!measured(i)) continue;
+      rawSend.push(rawMs);
       serviceSend.push(result.ms);
     }
 

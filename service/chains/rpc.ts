@@ -1,6 +1,6 @@
 import http from "node:http";
 import https from "node:https";
-import { JsonRpcProvider, Network as EthersNetwork, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult } from "ethers";
+import { JsonRpcProvider, makeError, Network as EthersNetwork, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult } from "ethers";
 
 type JsonRpcAnswer = JsonRpcResult | JsonRpcError;
 import { ChainUnavailableError, isTransientHttpStatus, isTransientRpcError, type RpcErrorObject } from "./rpc-errors";
@@ -22,6 +22,15 @@ const BACKOFF_START_MS = 100;
 const BACKOFF_MAX_MS = 2_000;
 /** A Retry-After longer than this is not waited out by one call: it fails over or gives up with a 503. */
 const RETRY_AFTER_CAP_MS = 10_000;
+/** At most this many calls travel in one JSON-RPC batch. */
+const RPC_BATCH_MAX = 20;
+
+/** A call waiting for the end of the current turn of the event loop, when its batch leaves. */
+interface QueuedCall {
+  payload: JsonRpcPayload;
+  resolve: (result: unknown) => void;
+  reject: (error: unknown) => void;
+}
 
 /** One configured URL and what we learnt about it. */
 export class RpcEndpoint {
@@ -88,14 +97,55 @@ export class ResilientRpcProvider extends JsonRpcProvider {
     super(urls[0], chainId, {
       staticNetwork: EthersNetwork.from(chainId),
       pollingInterval: 500,
-      batchMaxCount: 20,
-      // Calls made together (a prepare's nonce, fees and estimate) still go as one batch; ethers' default 10 ms
-      // stall would add itself to every round trip.
+      // Only ethers' own calls made before the provider is up use its batching (see send).
+      batchMaxCount: RPC_BATCH_MAX,
       batchStallTime: 1,
       // Preflight checks read state a previous request just changed: never answer from ethers' 250 ms cache.
       cacheTimeout: -1,
     });
     this.endpoints = urls.map((url, i) => new RpcEndpoint(url, i));
+  }
+
+  /** Calls made in one turn of the event loop, sent together as one JSON-RPC batch at the end of it. */
+  private queued: QueuedCall[] = [];
+  private nextCallId = 1;
+
+  /**
+   * What ethers' own send does (calls made together travel as one batch, each answered or refused as ethers would),
+   * except when the batch leaves: at the end of the current turn of the event loop (setImmediate) instead of after a
+   * timer, which Node never fires sooner than 1 ms. Every round trip to the chain is that much shorter.
+   */
+  override async send(method: string, params: unknown[] | Record<string, unknown>): Promise<any> {
+    if (this.destroyed) return super.send(method, params as unknown[]); // ethers' "provider destroyed" refusal
+    this._start();
+    return new Promise((resolve, reject) => {
+      this.queued.push({ payload: { method, params: params as unknown[], id: this.nextCallId++, jsonrpc: "2.0" }, resolve, reject });
+      if (this.queued.length === 1) setImmediate(() => this.sendQueued());
+    });
+  }
+
+  private sendQueued(): void {
+    const calls = this.queued;
+    this.queued = [];
+    for (let i = 0; i < calls.length; i += RPC_BATCH_MAX) void this.sendBatch(calls.slice(i, i + RPC_BATCH_MAX));
+  }
+
+  private async sendBatch(batch: QueuedCall[]): Promise<void> {
+    try {
+      const answers = await this._send(batch.length === 1 ? batch[0].payload : batch.map((c) => c.payload));
+      for (const { payload, resolve, reject } of batch) {
+        if (this.destroyed) {
+          reject(makeError("provider destroyed; cancelled request", "UNSUPPORTED_OPERATION", { operation: payload.method }));
+          continue;
+        }
+        const answer = (answers as JsonRpcAnswer[]).find((a) => a.id === payload.id);
+        if (!answer) reject(makeError("missing response for request", "BAD_DATA", { value: answers, info: { payload } }));
+        else if ("error" in answer) reject(this.getRpcError(payload, answer));
+        else resolve(answer.result);
+      }
+    } catch (error) {
+      for (const { reject } of batch) reject(error);
+    }
   }
 
   // JsonRpcProvider declares JsonRpcResult[]; errors travel in the same array (JsonRpcApiProvider reads both).

@@ -113,6 +113,32 @@ describe("chains/rpc: failover, retries and verdicts against a misbehaving provi
     expect(isChainUnavailable(error)).to.equal(true);
   });
 
+  it("calls made in one turn of the event loop travel as one batch, each answered or refused on its own as ethers would", async () => {
+    const p = await proxy();
+    const rpc = provider([p.url]);
+    await rpc.getBlockNumber();
+    const before = { ...p.stats };
+    const [head, chainId, missing, refused] = await Promise.all([
+      rpc.getBlockNumber(),
+      rpc.send("eth_chainId", []),
+      rpc.getTransactionReceipt(keccak256("0x01")),
+      rpc.send("eth_noSuchMethod", []).catch((e: unknown) => e),
+    ]);
+    expect(p.stats.requests - before.requests).to.equal(1);
+    expect(p.stats.items - before.items).to.equal(4);
+    expect(head).to.be.a("number");
+    expect(Number(chainId)).to.equal(CHAIN_ID);
+    expect(missing).to.equal(null);
+    expect(refused).to.be.instanceOf(Error);
+    expect((refused as { code?: string }).code).to.be.a("string"); // ethers' error for the node's refusal
+    // A call made after the batch left goes in the next one.
+    await rpc.getBlockNumber();
+    expect(p.stats.requests - before.requests).to.equal(2);
+    // A destroyed provider refuses at once, as ethers' own does.
+    rpc.destroy();
+    expect(await rpc.getBlockNumber().catch((e: { code?: string }) => e.code)).to.equal("UNSUPPORTED_OPERATION");
+  });
+
   it("a lost answer to eth_sendRawTransaction is a transaction the node took: broadcast says accepted", async () => {
     const p = await proxy();
     const rpc = provider([p.url]);
