@@ -6,14 +6,17 @@ import path from "node:path";
 /**
  * The service as its own OS process (`service/main.ts`), for benchmarks: the chains stay in the bench process, so the
  * service's CPU and memory are its own (RSS read from /proc). It logs warnings only (a log line per request would be
- * part of what is measured), on a free port picked here; it is up once /health answers.
+ * part of what is measured), on a free port picked here; it is up once /health answers "ok" (it answers "starting"
+ * from the moment its port opens until the service is composed).
  */
 export interface ServiceProcess {
   child: ChildProcess;
-  /** When the process was spawned (ms since the epoch), and how long until /health first answered 200. */
+  /** When the process was spawned (ms since the epoch), and how long until /health first answered 200 (liveness). */
   launchedAt: number;
   healthyAfterMs: number;
-  /** CPU time (user + system) the process had used by then: the start's own cost, whatever else the machine runs. */
+  /** How long until /health answered "ok": the API serves from then on. */
+  servingAfterMs: number;
+  /** CPU time (user + system) the process had used by then (serving): the start's own cost, whatever else the machine runs. */
   healthyCpuSeconds: number;
   url: string;
   output(): string;
@@ -69,19 +72,26 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   child.stderr.on("data", keep);
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
+  let healthyAfterMs: number | undefined;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`service exited early:\n${output}`);
     if (Date.now() > deadline) throw new Error(`service did not start:\n${output}`);
-    if (await fetch(`${url}/health`).then((r) => r.ok, () => false)) break;
+    const status = await fetch(`${url}/health`).then(
+      async (r) => (r.ok ? ((await r.json()) as { status: string }).status : undefined),
+      () => undefined,
+    );
+    if (status) healthyAfterMs ??= Date.now() - launchedAt;
+    if (status === "ok") break;
     await new Promise((r) => setTimeout(r, 20));
   }
-  const healthyAfterMs = Date.now() - launchedAt;
+  const servingAfterMs = Date.now() - launchedAt;
   const healthyCpuSeconds = cpuSeconds(child.pid!);
   const base = url;
   return {
     child,
     launchedAt,
-    healthyAfterMs,
+    healthyAfterMs: healthyAfterMs ?? servingAfterMs,
+    servingAfterMs,
     healthyCpuSeconds,
     url: base,
     output: () => output,

@@ -13,7 +13,7 @@ export interface paths {
         };
         /**
          * Liveness: 200 while the process serves requests
-         * @description Cheap enough to poll often: it asks neither the database nor a chain, so it answers while a chain or the database is slow or down. Whether those answer is GET /ready.
+         * @description Cheap enough to poll often: it asks neither the database nor a chain, so it answers while a chain or the database is slow or down. Whether those answer is GET /ready. It answers from the moment the port opens: status "starting" while the service opens its database and checks its chains (every other route answers 503 UNAVAILABLE with Retry-After then), "ok" after.
          */
         get: operations["health"];
         put?: never;
@@ -3837,8 +3837,11 @@ export interface components {
             payment?: components["schemas"]["Payment"];
         };
         Health: {
-            /** @constant */
-            status: "ok";
+            /**
+             * @description "starting" (every other route answers 503 UNAVAILABLE) until the service is composed
+             * @enum {string}
+             */
+            status: "ok" | "starting";
             environment: string;
             /** @description Seconds since this process started serving */
             uptimeSeconds: number;

@@ -1,9 +1,10 @@
 import type { AddressInfo } from "node:net";
-import type { Server, ServerResponse } from "node:http";
+import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
 import { createApp } from "./app";
 import { beginWork, compose, endWork, type Services } from "./composition";
 import type { Config } from "./config";
 import { settledWithin } from "./lifecycle/bounded";
+import { startingResponder } from "./lifecycle/starting";
 import type { Logger } from "./logger";
 import { ensureAdminToken, removeRuntimeFile, writeRuntimeFile } from "./runtime-files";
 import type { Db } from "./store/db";
@@ -20,28 +21,39 @@ export interface StartOptions {
   /** Use this database instead of opening the configured one (tests share one). */
   db?: Db;
   logger?: Logger;
+  /** Told the URL as soon as the port is open, before the service is composed (it answers "starting" until then). */
+  onListening?: (url: string) => void;
 }
 
 /**
- * Composes the service (service/composition.ts), listens, and starts its background work. Used by main.ts, dev.ts and
- * tests. The answer's stop() stops gracefully, within SHUTDOWN_TIMEOUT_MS whatever the state.
+ * Opens the port, composes the service (service/composition.ts) and starts its background work. Used by main.ts,
+ * dev.ts and tests. While it composes, the port answers as lifecycle/starting.ts says (`/health` 200 "starting",
+ * everything else 503 with Retry-After); then the API. The answer's stop() stops gracefully, within
+ * SHUTDOWN_TIMEOUT_MS whatever the state.
  */
 export async function startService(config: Config, options: StartOptions = {}): Promise<RunningService> {
-  const composed = await compose(config, options);
+  let answer: RequestListener = startingResponder(config.ENVIRONMENT);
+  const server = createServer((req, res) => answer(req, res));
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(config.PORT, config.HOST, () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const { port } = server.address() as AddressInfo;
+  const url = `http://${config.HOST}:${port}`;
+  options.onListening?.(url);
+  const composed = await compose(config, options).catch(async (error: unknown) => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    throw error;
+  });
   const { services } = composed;
   const dispose = () => composed.dispose();
   const { logger, chains, db } = services;
-  const app = createApp(services, { adminToken: ensureAdminToken(config) });
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.PORT, config.HOST, () => resolve(s));
-    s.once("error", reject);
-  }).catch(async (error: unknown) => {
-    await dispose();
-    throw error;
-  });
+  answer = createApp(services, { adminToken: ensureAdminToken(config) });
   const inFlight = countRequests(server);
-  const { port } = server.address() as AddressInfo;
-  const url = `http://${config.HOST}:${port}`;
   services.baseUrl = config.PUBLIC_BASE_URL?.replace(/\/$/, "") ?? url;
   writeRuntimeFile(config, { pid: process.pid, url });
   logger.info({ url, environment: config.ENVIRONMENT, chains: chains.list().map((c) => c.chainId), db: db.kind }, "service listening");

@@ -33,7 +33,7 @@ export const NetworkInfo = z
 
 const Health = z
   .strictObject({
-    status: z.literal("ok"),
+    status: z.enum(["ok", "starting"]).meta({ description: '"starting" (every other route answers 503 UNAVAILABLE) until the service is composed' }),
     environment: z.string(),
     uptimeSeconds: z.number().meta({ description: "Seconds since this process started serving" }),
   })
@@ -90,7 +90,7 @@ export function metaRoutes(services: Services) {
       path: "/health",
       summary: "Liveness: 200 while the process serves requests",
       description:
-        "Cheap enough to poll often: it asks neither the database nor a chain, so it answers while a chain or the database is slow or down. Whether those answer is GET /ready.",
+        "Cheap enough to poll often: it asks neither the database nor a chain, so it answers while a chain or the database is slow or down. Whether those answer is GET /ready. It answers from the moment the port opens: status \"starting\" while the service opens its database and checks its chains (every other route answers 503 UNAVAILABLE with Retry-After then), \"ok\" after.",
       tags: ["meta"],
       access: ACCESS.public,
       response: Health,

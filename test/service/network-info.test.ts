@@ -9,7 +9,10 @@ import { JsonRpcProvider, NonceManager } from "ethers";
 import { deploySuite } from "../../scripts/lib/deploy-suite";
 import { startLocalChain, type LocalChain } from "../../scripts/lib/local-chain";
 import { getSandbox, type Sandbox } from "../helpers/sandbox";
-import { startTestService, type ApiResponse, type TestService } from "../helpers/service";
+import { loadConfig } from "../../service/config";
+import { startService, type RunningService } from "../../service/server";
+import { openDb, type Db, type Queryable } from "../../service/store/db";
+import { startTestService, testEnv, type ApiResponse, type TestService } from "../helpers/service";
 
 /** A GET that carries a JSON body, as N8N sends it (fetch refuses bodies on GET). */
 function getWithJsonBody(baseUrl: string, pathname: string, body: unknown): Promise<ApiResponse> {
@@ -191,6 +194,56 @@ describe("network info, health and OpenAPI (HTTP)", function () {
         service.services.db.query = query;
       }
       expect(queries, "queries made by /health").to.deep.equal([]);
+    });
+
+    it("from the moment its port opens: /health 200 \"starting\", every other route 503 with Retry-After, until the service is composed", async () => {
+      // The database answers nothing until the test lets it: the start waits in its migrations meanwhile.
+      const db = await openDb({});
+      let release!: () => void;
+      const gate = new Promise<void>((resolve) => (release = resolve));
+      const gated: Db = Object.assign(Object.create(db) as Db, {
+        query: async (sql: string, params?: unknown[]) => (await gate, db.query(sql, params)),
+        transaction: async <T>(fn: (q: Queryable) => Promise<T>) => (await gate, db.transaction(fn)),
+      });
+      const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-starting-"));
+      const config = loadConfig(testEnv(sandbox, dataDir));
+      let url = "";
+      let opened!: () => void;
+      const listening = new Promise<void>((resolve) => (opened = resolve));
+      const starting: Promise<RunningService> = startService(config, {
+        db: gated,
+        onListening: (u) => {
+          url = u;
+          opened();
+        },
+      });
+      starting.catch(() => undefined); // awaited below, once the gate is open
+      await listening;
+      try {
+        const health = await fetch(`${url}/health`);
+        expect(health.status).to.equal(200);
+        expect(await health.json()).to.include({ status: "starting", environment: "sandbox" });
+        for (const [method, pathname] of [["GET", "/ready"], ["GET", "/get-network-info?chainId=aa36a7"], ["POST", "/prepare-transactions"]]) {
+          const answer = await fetch(url + pathname, { method, headers: { "content-type": "application/json" }, body: method === "POST" ? "{}" : undefined });
+          expect(answer.status, `${method} ${pathname}`).to.equal(503);
+          expect(answer.headers.get("retry-after")).to.equal("1");
+          const body = (await answer.json()) as { error: { code: string; details: { starting: boolean } } };
+          expect(body.error.code).to.equal("UNAVAILABLE");
+          expect(body.error.details.starting).to.equal(true);
+        }
+      } finally {
+        release();
+      }
+      const running = await starting;
+      try {
+        expect(running.url).to.equal(url);
+        expect(((await (await fetch(`${url}/health`)).json()) as { status: string }).status).to.equal("ok");
+        expect((await fetch(`${url}/get-network-info?chainId=aa36a7`)).status).to.equal(200);
+      } finally {
+        await running.stop();
+        await db.close();
+        fs.rmSync(dataDir, { recursive: true, force: true });
+      }
     });
 
     it("/ready is 200 with the database and every chain answering", async () => {
