@@ -1,7 +1,6 @@
 import type { AddressInfo } from "node:net";
 import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
-import { createApp } from "./app";
-import { beginWork, compose, endWork, type Services } from "./composition";
+import type { Services } from "./composition";
 import type { Config } from "./config";
 import { settledWithin } from "./lifecycle/bounded";
 import { startingResponder } from "./lifecycle/starting";
@@ -44,7 +43,12 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const { port } = server.address() as AddressInfo;
   const url = `http://${config.HOST}:${port}`;
   options.onListening?.(url);
-  const composed = await compose(config, options).catch(async (error: unknown) => {
+  const starting = async () => {
+    // The API's modules load once the port is open: until then only /health's "starting" is there to answer.
+    const [{ createApp }, composition] = await Promise.all([import("./app"), import("./composition")]);
+    return { createApp, ...composition, composed: await composition.compose(config, options) };
+  };
+  const { createApp, beginWork, endWork, composed } = await starting().catch(async (error: unknown) => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
     throw error;
