@@ -5,7 +5,7 @@ import path from "node:path";
 import { expect } from "chai";
 import { openDb } from "../../service/store/db";
 import { migrate } from "../../service/store/migrate";
-import { copyPgliteTemplate, pgliteTemplateDir } from "../../service/store/pglite-template";
+import { bareClusterFile, copyPgliteTemplate, pgliteTemplateDir, readBareCluster } from "../../service/store/pglite-template";
 
 /** Every file and directory under `dir` with its permission bits. */
 function modes(dir: string): number[] {
@@ -65,5 +65,25 @@ describe("the embedded database's template (a new database copied from a migrate
     expect(copyPgliteTemplate(dataDir, broken)).to.equal(false);
     expect(fs.readdirSync(dataDir)).to.deep.equal([]);
     expect(fs.readdirSync(work).filter((f) => f.includes(".partial"))).to.deep.equal([]);
+  });
+
+  it("an in-memory database starts from the cached bare cluster, reads int8 as text as on disk, and a damaged cache is replaced", async () => {
+    const file = bareClusterFile()!;
+    expect(file).to.match(/node_modules\/\.cache\/tokenized-asset-api\/pglite-bare-/);
+    const check = async () => {
+      const db = await openDb({});
+      try {
+        expect(await db.query("SELECT 9007199254740993::int8 AS n")).to.deep.equal([{ n: "9007199254740993" }]);
+        expect(await migrate(db)).to.have.length.above(0); // the cluster holds nothing of ours: every migration runs
+      } finally {
+        await db.close();
+      }
+    };
+    await check();
+    expect(readBareCluster(), "cached after the first new database").to.not.equal(undefined);
+    fs.writeFileSync(file, "not a tarball");
+    await check(); // the damaged cache does not load: initdb, and a fresh cache
+    expect(fs.readFileSync(file).subarray(0, 2)).to.deep.equal(Buffer.from([0x1f, 0x8b])); // gzip again
+    await check();
   });
 });
