@@ -4,6 +4,7 @@ import path from "node:path";
 import { openDb } from "../service/store/db";
 import { migrate } from "../service/store/migrate";
 import { pgliteTemplateDir } from "../service/store/pglite-template";
+import { setTreeModes } from "../service/store/private-files";
 
 /**
  * `npm run build` (after `hardhat compile`, which generates the contract bindings in typechain-types/): type-checks and
@@ -28,17 +29,9 @@ async function writePgliteTemplate(): Promise<string> {
   const db = await openDb({ dataDir: template });
   await migrate(db);
   await db.close();
-  makeReadable(template);
+  setTreeModes(template, 0o755, 0o644);
   fs.chmodSync(path.dirname(template), 0o755); // opening the database made its parent private
   return template;
-}
-
-function makeReadable(dir: string): void {
-  fs.chmodSync(dir, 0o755);
-  for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
-    if (entry.isDirectory()) makeReadable(path.join(dir, entry.name));
-    else fs.chmodSync(path.join(dir, entry.name), 0o644);
-  }
 }
 
 void writePgliteTemplate().then((template) => {

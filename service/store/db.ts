@@ -1,9 +1,8 @@
-import fs from "node:fs";
 import path from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import { Pool, types as pgTypes, type PoolClient } from "pg";
 import { PreparedStatements } from "./prepared-statements";
-import { cacheBareCluster, copyPgliteTemplate, dropBareCluster, readBareCluster } from "./pglite-template";
+import { openPglite } from "./pglite-template";
 import { makePrivate, privateDirectory } from "./private-files";
 
 /** Something SQL can run on: the database itself or an open transaction. */
@@ -56,27 +55,7 @@ class PgliteDb implements Db {
       privateDirectory(path.dirname(dataDir));
       privateDirectory(dataDir);
     }
-    // Loaded only for the embedded database: a service on PostgreSQL never pays for PGlite's code.
-    const { PGlite } = await import("@electric-sql/pglite");
-    if (dataDir) copyPgliteTemplate(dataDir);
-    const isNew = !dataDir || !fs.existsSync(path.join(dataDir, "PG_VERSION"));
-    const bare = isNew ? readBareCluster() : undefined;
-    // One options object: PGlite's constructor ignores its second argument when the first (the directory) is absent,
-    // which left in-memory databases with PGlite's own int8 parser and created every one of them with initdb.
-    const options = { dataDir, parsers: { 20: (v: string) => v } };
-    let pg = new PGlite(bare ? { ...options, loadDataDir: bare } : options);
-    let created = isNew && !bare;
-    try {
-      await pg.waitReady;
-    } catch (error) {
-      if (!bare) throw error;
-      dropBareCluster();
-      if (dataDir) for (const entry of fs.readdirSync(dataDir)) fs.rmSync(path.join(dataDir, entry), { recursive: true, force: true });
-      pg = new PGlite(options);
-      await pg.waitReady;
-      created = true;
-    }
-    if (created) await cacheBareCluster(pg);
+    const pg = await openPglite(dataDir);
     if (dataDir) makePrivate(dataDir);
     return new PgliteDb(pg, dataDir);
   }

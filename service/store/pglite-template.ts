@@ -1,5 +1,38 @@
 import fs from "node:fs";
 import path from "node:path";
+import type { PGlite } from "@electric-sql/pglite";
+
+/** int8 and numeric come back as strings: amounts never pass through JS numbers. */
+const PARSERS = { 20: (v: string) => v };
+
+/**
+ * Opens the embedded database in `dataDir` (in memory without one). A new one starts from the migrated template when
+ * there is one, else from the cached bare cluster, else from initdb (and then fills the cache); an existing one opens
+ * as it is.
+ */
+export async function openPglite(dataDir?: string): Promise<PGlite> {
+  // Loaded only for the embedded database: a service on PostgreSQL never pays for PGlite's code.
+  const { PGlite } = await import("@electric-sql/pglite");
+  if (dataDir) copyPgliteTemplate(dataDir);
+  const isNew = !dataDir || !fs.existsSync(path.join(dataDir, "PG_VERSION"));
+  const bare = isNew ? readBareCluster() : undefined;
+  // One options object: PGlite's constructor ignores its second argument when the first (the directory) is absent.
+  const options = { dataDir, parsers: PARSERS };
+  if (bare) {
+    const pg = new PGlite({ ...options, loadDataDir: bare });
+    const loaded = await pg.waitReady.then(
+      () => true,
+      () => false,
+    );
+    if (loaded) return pg;
+    dropBareCluster(); // damaged: this database is created by initdb, which fills the cache again
+    if (dataDir) for (const entry of fs.readdirSync(dataDir)) fs.rmSync(path.join(dataDir, entry), { recursive: true, force: true });
+  }
+  const pg = new PGlite(options);
+  await pg.waitReady;
+  if (isNew) await cacheBareCluster(pg);
+  return pg;
+}
 
 /**
  * A new embedded database on disk starts as a copy of a template: the files of a PGlite cluster that was created
@@ -63,7 +96,7 @@ export function readBareCluster(): Blob | undefined {
 }
 
 /** Keeps the files of `pg`, a cluster just created by initdb, as the cache's tarball (written atomically; best effort). */
-export async function cacheBareCluster(pg: { dumpDataDir(compression: "gzip"): Promise<Blob | File> }): Promise<void> {
+async function cacheBareCluster(pg: PGlite): Promise<void> {
   const file = bareClusterFile();
   if (!file) return;
   const partial = `${file}.${process.pid}.partial`;
@@ -78,7 +111,7 @@ export async function cacheBareCluster(pg: { dumpDataDir(compression: "gzip"): P
 }
 
 /** A cached tarball that did not load (damaged): dropped, so the next new database makes a fresh one. */
-export function dropBareCluster(): void {
+function dropBareCluster(): void {
   const file = bareClusterFile();
   if (file) fs.rmSync(file, { force: true });
 }

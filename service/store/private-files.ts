@@ -7,12 +7,17 @@ import path from "node:path";
  * creates later are 0600; so the tree is tightened when the database opens and again when it closes.
  */
 export function makePrivate(dir: string): void {
+  setTreeModes(dir, 0o700, 0o600);
+}
+
+/** Sets every directory under `dir` (itself included) to `dirMode` and every file to `fileMode`. */
+export function setTreeModes(dir: string, dirMode: number, fileMode: number): void {
   if (!fs.existsSync(dir)) return;
-  fs.chmodSync(dir, 0o700);
+  fs.chmodSync(dir, dirMode);
   for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
     const target = path.join(dir, entry.name);
-    if (entry.isDirectory()) makePrivate(target);
-    else if (entry.isFile()) fs.chmodSync(target, 0o600);
+    if (entry.isDirectory()) setTreeModes(target, dirMode, fileMode);
+    else if (entry.isFile()) fs.chmodSync(target, fileMode);
   }
 }
 
