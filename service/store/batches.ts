@@ -592,12 +592,14 @@ export class Batches {
 
   /**
    * What a successful batch's method recorded of it (inside the transaction that ended it), also added to the
-   * batch.completed event that transaction wrote (not committed yet: it has no position).
+   * batch.completed event that transaction wrote (not committed yet: the latest of its txId, the row lock of the batch
+   * keeps any other finisher waiting).
    */
   async setOutcome(tx: Queryable, txId: string, outcome: Record<string, unknown>): Promise<void> {
     await tx.query(
       `WITH batch AS (UPDATE batches SET outcome = $2 WHERE tx_id = $1)
-       UPDATE events SET data = jsonb_set(data, '{outcome}', $2::jsonb) WHERE tx_id = $1 AND type = 'batch.completed' AND position IS NULL`,
+       UPDATE events SET data = jsonb_set(data, '{outcome}', $2::jsonb)
+       WHERE id = (SELECT max(id) FROM events WHERE tx_id = $1 AND type = 'batch.completed')`,
       [txId, JSON.stringify(outcome)],
     );
   }

@@ -56,6 +56,8 @@ class PgliteDb implements Db {
       privateDirectory(dataDir);
     }
     const pg = await openPglite(dataDir);
+    // This connection runs every transaction, one after the other: events are numbered as they are inserted (migration 013).
+    await pg.exec("SET tak.single_writer = 'on'");
     if (dataDir) makePrivate(dataDir);
     return new PgliteDb(pg, dataDir);
   }

@@ -559,6 +559,39 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect((await batches.get(txId))!.status).to.equal("success");
       });
 
+      it("markSuccess's events are numbered in commit order (the embedded database numbers them as they are inserted), each gets its deliveries, and setOutcome reaches the batch.completed of that transaction", async () => {
+        const { record } = await apiKeys.create({ email: `outbox-${randomUUID()}@example.com`, plan: "Starter" });
+        await db.query("INSERT INTO webhook_endpoints (id, api_key_id, url, secret_sealed) VALUES ($1, $2, 'https://example.com/', 'sealed')", [`wh_${record.id}`, record.id]);
+        const finish = async (txId: string, outcome: Record<string, unknown>) => {
+          await batches.create({ ...newBatch(txId, record.id), transactions: newBatch(txId, record.id).transactions.slice(0, 1) });
+          await batches.markSending(db, txId, [{ index: 0, signedRaw: "0x02ee", txHash: hash(Number.parseInt(txId.slice(0, 6), 16)), status: "signed" }]);
+          const sending = (await batches.get(txId))!;
+          const ended = { ...sending, status: "success" as const, transactions: [{ ...sending.transactions[0], status: "confirmed" as const, blockNumber: 9 }] };
+          return db.transaction(async (tx) => {
+            expect(await batches.markSuccess(tx, txId, { index: 0, blockNumber: 9, gasUsed: 21_000n, blockHash: hash(9) }, ended)).to.equal(true);
+            await batches.setOutcome(tx, txId, outcome);
+            return tx.query<{ position: string | null }>("SELECT position::text AS position FROM events WHERE tx_id = $1", [txId]);
+          });
+        };
+        const [first, second] = [randomBytes(16).toString("hex"), randomBytes(16).toString("hex")];
+        const pending = await finish(first, { first: true });
+        expect(pending).to.have.length(3); // transaction.broadcast, transaction.confirmed, batch.completed
+        // Inside the writing transaction: numbered already on the embedded database, at commit on the server.
+        for (const row of pending) expect(row.position === null).to.equal(db.kind === "postgres");
+        await finish(second, { second: true });
+        const rows = await db.query<{ position: string; tx_id: string; type: string; outcome: unknown; deliveries: number }>(
+          `SELECT e.position::text AS position, e.tx_id, e.type, e.data->'outcome' AS outcome,
+                  (SELECT count(*)::int FROM webhook_deliveries d WHERE d.event_id = e.id) AS deliveries
+           FROM events e WHERE e.tx_id IN ($1, $2) ORDER BY e.id`,
+          [first, second],
+        );
+        expect(rows.map((r) => [r.tx_id, r.type])).to.deep.equal([first, second].flatMap((t) => [[t, "transaction.broadcast"], [t, "transaction.confirmed"], [t, "batch.completed"]]));
+        const positions = rows.map((r) => BigInt(r.position));
+        expect(positions.every((p, i) => i === 0 || p > positions[i - 1]), "positions grow in the order the transactions committed").to.equal(true);
+        expect(rows.map((r) => r.deliveries)).to.deep.equal([1, 1, 1, 1, 1, 1]);
+        expect(rows.filter((r) => r.type === "batch.completed").map((r) => (typeof r.outcome === "string" ? JSON.parse(r.outcome) : r.outcome))).to.deep.equal([{ first: true }, { second: true }]);
+      });
+
       it("markSending moves only a prepared batch: a second call finds it moved and writes nothing", async () => {
         const txId = randomBytes(16).toString("hex");
         await batches.create(newBatch(txId, null));
