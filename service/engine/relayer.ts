@@ -46,6 +46,16 @@ export interface OperationSettlement {
   setHash(q: Queryable, hash: string): Promise<void>;
 }
 
+/** What Relayer.sign did: the bytes to send and, when this call signed them, what it stored and whether the node took them. */
+export interface RelayedSignature {
+  signedRaw: string;
+  txHash: string;
+  /** The transaction as this call stored it; undefined when another runner had signed it, or it replaced a stored form (read it back). */
+  stored?: BatchTransaction;
+  /** When the node accepted this call's broadcast of the bytes (they need not be sent again right away). */
+  acceptedAt?: number;
+}
+
 /**
  * The service's own wallet per chain for service-relayed execution: it signs, pays gas and broadcasts. A relayed
  * transaction gets its nonce and its signature right before its broadcast (never ahead: a failed predecessor must not
@@ -203,7 +213,7 @@ export class Relayer {
     batch: Batch,
     tx: BatchTransaction,
     options: { replacing?: string; data?: string; settle?: OperationSettlement } = {},
-  ): Promise<{ signedRaw: string; txHash: string }> {
+  ): Promise<RelayedSignature> {
     const { replacing } = options;
     const chain = this.services.chains.find(batch.chainId)!;
     const wallet = this.wallets.get(chain.chainId);
@@ -214,7 +224,7 @@ export class Relayer {
     let ticket: NonceTicket | undefined;
     const release = await this.services.walletLocks.hold(chain.chainId, wallet.address);
     try {
-      const signed = await this.services.db.transaction(async (q) => {
+      const signed = await this.services.db.transaction(async (q): Promise<RelayedSignature> => {
         ticket?.drop(); // a retried transaction body takes its nonce again
         ticket = undefined;
         const current = await this.services.batches.lockTransaction(q, batch.txId, tx.index);
@@ -241,14 +251,16 @@ export class Relayer {
         const txHash = keccak256(signedRaw);
         if (bound && settle) await settle.setHash(q, txHash);
         await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
-        return { signedRaw, txHash };
+        // What the row holds now (lockTransaction reads no replaced forms: a replacement is read back by its caller).
+        return { signedRaw, txHash, stored: replacing ? undefined : { ...current, unsigned, signedRaw, txHash, status: "signed" } };
       });
       // Committed: hand the bytes to the node in nonce order. A refusal is left to the runner, which sends the same
       // bytes next and decides (reject, give the nonce back, re-sign).
       const fresh = ticket;
       ticket = undefined;
-      if (fresh) await fresh.broadcast(() => broadcast(chain.provider, signed.signedRaw, signed.txHash));
-      return signed;
+      if (!fresh) return signed;
+      const verdict = await fresh.broadcast(() => broadcast(chain.provider, signed.signedRaw, signed.txHash));
+      return verdict.kind === "accepted" ? { ...signed, acceptedAt: Date.now() } : signed;
     } finally {
       ticket?.drop();
       await release();

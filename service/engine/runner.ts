@@ -7,7 +7,7 @@ import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
 import type { Queryable } from "../store/db";
 import type { Stores } from "../store/stores";
-import type { OperationSettlement, Relayer } from "./relayer";
+import type { OperationSettlement, RelayedSignature, Relayer } from "./relayer";
 import { untilConfirmed } from "../chains/confirmations";
 import { TransactionTracker, type TrackerDeps } from "./tracker";
 import type { Batch, BatchTransaction } from "../model/batch";
@@ -21,7 +21,7 @@ export type RelaySigner = (
   batch: Batch,
   tx: BatchTransaction,
   options?: { replacing?: string; data?: string; settle?: OperationSettlement },
-) => Promise<{ signedRaw: string; txHash: string }>;
+) => Promise<RelayedSignature>;
 
 /** What the runner uses: the stores it writes, the chains, the configuration and the relayer. */
 export type RunnerDeps = Pick<Stores, "batches" | "credits" | "db" | "payments"> & { chains: ChainRegistry; config: Config; relayer: Relayer };
@@ -206,8 +206,8 @@ export class BatchRunner {
     for (const tx of batch.transactions) {
       if (this.stopped) return undefined;
       if (tx.status === "reverted" || tx.status === "refused" || tx.status === "unseen") return batch;
-      const current = tx.status === "prepared" ? await this.signRelayed(batch, tx) : await this.latest(batch, tx);
-      const outcome = await this.untilConfirmedOnChain(batch, chain, current);
+      const { current, acceptedAt } = tx.status === "prepared" ? await this.signRelayed(batch, tx) : { current: await this.latest(batch, tx), acceptedAt: undefined };
+      const outcome = await this.untilConfirmedOnChain(batch, chain, current, acceptedAt);
       if (outcome.kind === "stopped" || outcome.kind === "timeout") return undefined; // resumed later
       if (outcome.kind === "ended") {
         await this.reject(batch, outcome.tx, outcome.status, outcome.error);
@@ -239,8 +239,11 @@ export class BatchRunner {
     return (await this.services.batches.transaction(batch.txId, tx.index)) ?? tx;
   }
 
-  /** A relayed transaction is signed (nonce, fees, calldata naming the payer) right before its broadcast. */
-  private async signRelayed(batch: Batch, tx: BatchTransaction): Promise<BatchTransaction> {
+  /**
+   * A relayed transaction is signed (nonce, fees, calldata naming the payer) right before its broadcast, which the
+   * relayer makes: `acceptedAt` when the node took the bytes.
+   */
+  private async signRelayed(batch: Batch, tx: BatchTransaction): Promise<{ current: BatchTransaction; acceptedAt?: number }> {
     if (!this.relaySigner || batch.executionMode !== "service-relayed") throw new Error(`transaction ${tx.index} of ${batch.txId} was never signed`);
     const method = this.methods(batch.method);
     const payer = method?.bindRelayed ? await this.payerOf(batch) : undefined;
@@ -248,18 +251,19 @@ export class BatchRunner {
     // The last transaction carries the batch's payment when the relayer can settle it in the same transaction.
     const last = tx.index === batch.transactions.length - 1;
     const settle = last && this.services.relayer.delegate(batch.chainId) ? await this.settlement?.operationSettlement?.(batch.txId, batch.chainId) : undefined;
-    const signed = await this.relaySigner(batch, tx, { data, settle });
-    // The relayer re-priced (and numbered) it: read back what it stored.
-    return (await this.services.batches.transaction(batch.txId, tx.index)) ?? { ...tx, ...signed, status: "signed" };
+    const { signedRaw, txHash, stored, acceptedAt } = await this.relaySigner(batch, tx, { data, settle });
+    // The relayer re-priced (and numbered) it: what it stored, or read back when another runner signed it first.
+    const current = stored ?? (await this.services.batches.transaction(batch.txId, tx.index)) ?? { ...tx, signedRaw, txHash, status: "signed" as const };
+    return { current, acceptedAt: stored ? acceptedAt : undefined };
   }
 
   /**
    * Mined, then confirmed on the canonical chain: a reorg that takes the transaction away before its confirmations
    * sends it back to be mined again (its bytes are broadcast again if the node lost them).
    */
-  private async untilConfirmedOnChain(batch: Batch, chain: Chain, tx: BatchTransaction) {
+  private async untilConfirmedOnChain(batch: Batch, chain: Chain, tx: BatchTransaction, acceptedAt?: number) {
     const key = `${batch.txId}:${tx.index}`;
-    const tracker = new TransactionTracker(this.trackerDeps(batch, chain), batch, chain, tx);
+    const tracker = new TransactionTracker(this.trackerDeps(batch, chain), batch, chain, tx, acceptedAt);
     this.waiting.set(key, tracker);
     try {
       for (;;) {

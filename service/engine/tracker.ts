@@ -66,12 +66,19 @@ export class TransactionTracker {
   private nonceTakenSeen = 0;
   private resigned = 0;
 
+  /** `acceptedAt`: the node took these bytes then (the relayer broadcast them): they are looked up, not sent again. */
   constructor(
     private readonly deps: TrackerDeps,
     private readonly batch: Batch,
     private readonly chain: Chain,
     private tx: BatchTransaction,
-  ) {}
+    acceptedAt?: number,
+  ) {
+    if (acceptedAt) {
+      this.lastBroadcast = acceptedAt;
+      this.sentAtHead = chain.blocks.head;
+    }
+  }
 
   get current(): BatchTransaction {
     return this.tx;
