@@ -230,7 +230,8 @@ export class BatchRunner {
       receipts.push(receipt);
     }
 
-    return (await this.finish(batch, chain, receipts, lastConfirmed)) ? this.ended(batch) : batches.get(txId);
+    // The run's copy holds what the relayer signed and what the trackers ended with: no read-back for a success.
+    return (await this.finish(batch, chain, receipts, lastConfirmed)) ? batch : batches.get(txId);
   }
 
   /** The run's copy of a transaction, or what is stored when it was replaced meanwhile. */
@@ -362,8 +363,8 @@ export class BatchRunner {
   }
 
   /**
-   * The batch as this run left it. A relayed batch is read back: its relayer re-prices and may re-number its
-   * transactions when it signs them.
+   * The batch as a run that ended it early (a revert, a refusal) left it. A relayed batch is read back: a transaction
+   * the relayer re-signed or replaced on the way is only partly in the run's copy.
    */
   private async ended(batch: Batch): Promise<Batch | undefined> {
     return batch.executionMode === "service-relayed" ? this.services.batches.get(batch.txId) : batch;

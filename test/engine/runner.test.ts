@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { Wallet } from "ethers";
 import { sendSummary } from "../../service/model/batch-views";
 import { execute, prepareAndSign } from "../helpers/flow";
+import { payRelayedSend, prepareRelayedToken } from "../helpers/relayed";
 import { getSandbox, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";
 
@@ -51,6 +52,15 @@ describe("engine: the batch runner's answer is what it stored", function () {
       expect(row.confirmed_at).to.not.equal(null);
       expect(row.block_number).to.not.equal(null);
     }
+  });
+
+  it("a paid relayed batch: the send's summary (signed, numbered and priced by the relayer) equals the stored batch", async () => {
+    const txId = await prepareRelayedToken(service.api, "RUNRL", sandbox.accounts[6].address);
+    const res = await payRelayedSend(service.api, txId, sandbox.accounts[3]);
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    expect(res.body.status).to.equal("success");
+    const { payment: _payment, ...summary } = res.body;
+    expect(summary).to.deep.equal(await stored(txId));
   });
 
   it("a batch that reverts on-chain: the send's summary equals the stored, rejected batch", async () => {
