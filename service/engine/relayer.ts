@@ -1,6 +1,7 @@
 import { Transaction, Wallet, keccak256, toBeHex, concat, getAddress } from "ethers";
 import { PaidRelayDelegate__factory } from "../../typechain-types/factories/contracts/payments/PaidRelayDelegate__factory";
 import { broadcast } from "../chains/broadcast";
+import { signTransaction } from "../crypto/secp256k1";
 import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
@@ -36,6 +37,8 @@ const delegateInterface = PaidRelayDelegate__factory.createInterface();
  * its EIP-7702 code (PaidRelayDelegate) runs `asset.transferWithAuthorization(...)` and then the operation, atomically.
  */
 export interface OperationSettlement {
+  /** The wallet that pays. */
+  payer: string;
   /** The payment asset (USDC). */
   asset: string;
   /** The complete calldata of transferWithAuthorization, from the payer's signed authorization. */
@@ -147,7 +150,7 @@ export class Relayer {
       }
       const fees = await marketFees(chain);
       const authorization = wallet.authorizeSync({ address: target, nonce: latest + 1, chainId: chain.chainId });
-      const raw = await wallet.signTransaction({
+      const raw = await signTransaction(wallet, {
         type: 4,
         to: wallet.address,
         value: 0n,
@@ -247,7 +250,7 @@ export class Relayer {
         };
         // With a payment in it, the bytes carry the payer's authorisation: they are stored sealed only; the clear
         // `unsigned` keeps the operation's own target and calldata (what the client prepared).
-        const signedRaw = await wallet.signTransaction({ ...unsigned, ...(bound ? { to: wrapped.to, data: wrapped.data } : {}), from: undefined });
+        const signedRaw = await signTransaction(wallet, { ...unsigned, ...(bound ? { to: wrapped.to, data: wrapped.data } : {}), from: undefined });
         const txHash = keccak256(signedRaw);
         if (bound && settle) await settle.setHash(q, txHash);
         await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
@@ -304,7 +307,7 @@ export class Relayer {
     const unsigned = { ...tx.unsigned, maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString() };
     // Target, calldata and gas as signed before (a payment settled in the operation is only in the sealed bytes).
     const before = tx.signedRaw ? Transaction.from(tx.signedRaw) : undefined;
-    const signedRaw = await wallet.signTransaction({
+    const signedRaw = await signTransaction(wallet, {
       ...unsigned,
       ...(before ? { to: before.to!, data: before.data, gasLimit: before.gasLimit.toString() } : {}),
       from: undefined,
@@ -348,7 +351,7 @@ export class Relayer {
   /** A nonce nothing of ours will use, below one that is in use: a zero-value transfer to self takes it. */
   private async fillNonce(chain: Chain, wallet: Wallet, nonce: number): Promise<void> {
     const fees = await marketFees(chain);
-    const filler = await wallet.signTransaction({
+    const filler = await signTransaction(wallet, {
       to: wallet.address,
       value: 0n,
       nonce,

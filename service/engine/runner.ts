@@ -50,7 +50,8 @@ export interface BatchHooks {
 
 /** Where the x402 payments of a batch are settled or released (payments/x402.ts), when x402 is on. */
 export interface SettlementPort {
-  settleForBatch(txId: string, receipts?: TransactionReceipt[]): Promise<void>;
+  /** `ended`: the batch as the run that confirmed it just stored it. */
+  settleForBatch(txId: string, receipts?: TransactionReceipt[], ended?: Batch): Promise<void>;
   releaseForBatch(txId: string, reason: string): Promise<void>;
   /** A reorg deeper than its confirmations took a settlement off the chain. */
   afterDeepReorg(paymentId: string): Promise<void>;
@@ -115,6 +116,7 @@ export class BatchRunner {
       .finally(() => {
         this.active.delete(txId);
         this.reorgedDuringRun.delete(txId);
+        this.payers.delete(txId);
       });
     this.active.set(txId, run);
     return run;
@@ -252,6 +254,7 @@ export class BatchRunner {
     // The last transaction carries the batch's payment when the relayer can settle it in the same transaction.
     const last = tx.index === batch.transactions.length - 1;
     const settle = last && this.services.relayer.delegate(batch.chainId) ? await this.settlement?.operationSettlement?.(batch.txId, batch.chainId) : undefined;
+    if (settle) this.payers.set(batch.txId, settle.payer);
     const { signedRaw, txHash, stored, acceptedAt } = await this.relaySigner(batch, tx, { data, settle });
     // The relayer re-priced (and numbered) it: what it stored, or read back when another runner signed it first.
     const current = stored ?? (await this.services.batches.transaction(batch.txId, tx.index)) ?? { ...tx, signedRaw, txHash, status: "signed" as const };
@@ -392,9 +395,14 @@ export class BatchRunner {
     await this.settlement?.releaseForBatch(batch.txId, `the operation failed: ${error}`);
   }
 
+  /** Payers this process's runs learnt on the way (the payment their last transaction carries), by txId. */
+  private readonly payers = new Map<string, string>();
+
   /** The wallet whose x402 payment pays for a batch: its send payment's payer, else its prepare payment's. */
   private async payerOf(batch: Batch): Promise<string | undefined> {
     if (batch.apiKeyId) return undefined;
+    const known = this.payers.get(batch.txId);
+    if (known) return known;
     const payments = await this.services.payments.forBatch(batch.txId);
     const paid = payments.filter((p) => p.status !== "released");
     return (paid.find((p) => p.subject.startsWith("send:")) ?? paid[0])?.payer;
@@ -435,7 +443,7 @@ export class BatchRunner {
     batch.status = "success";
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
     // A batch prepared under a key is never paid with x402 (access/gate.ts admitSend): nothing to settle or look up.
-    if (!batch.apiKeyId) await this.settlement?.settleForBatch(batch.txId, receipts);
+    if (!batch.apiKeyId) await this.settlement?.settleForBatch(batch.txId, receipts, batch);
     return true;
   }
 }

@@ -1,7 +1,7 @@
 import { Transaction, keccak256 } from "ethers";
 import { z } from "zod";
 import { checksumAddress } from "../crypto/checksum-address";
-import { recoverSigner } from "../crypto/recover";
+import { recoverSigner } from "../crypto/secp256k1";
 import { ApiError, badRequest, conflict, notFound } from "../errors";
 import { typeName } from "../wire/fields";
 import type { Queryable } from "../store/db";

@@ -3,6 +3,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyRespons
 import { Transaction, Wallet, keccak256 } from "ethers";
 import type { Abi, Hex, PublicClient } from "viem";
 import { broadcast } from "../chains/broadcast";
+import { recoverSigner, signTransaction } from "../crypto/secp256k1";
 import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
@@ -80,6 +81,18 @@ export class ExternalFacilitator implements PaymentFacilitator {
 let evmModules: Promise<{ viem: typeof import("viem"); exact: typeof import("@x402/evm/exact/facilitator") }> | undefined;
 const loadEvmModules = () => (evmModules ??= Promise.all([import("viem"), import("@x402/evm/exact/facilitator")]).then(([viem, exact]) => ({ viem, exact })));
 
+/** Whether `args.signature` (65 bytes) over the typed data recovers to `args.address`; false for anything else. */
+function signedByAccount(viem: typeof import("viem"), args: Record<string, unknown>): boolean {
+  const { address, signature } = args as { address?: string; signature?: string };
+  if (typeof address !== "string" || typeof signature !== "string" || !/^0x[0-9a-fA-F]{130}$/.test(signature)) return false;
+  try {
+    const digest = viem.hashTypedData(args as Parameters<typeof viem.hashTypedData>[0]);
+    return recoverSigner(digest, signature).toLowerCase() === address.toLowerCase();
+  } catch {
+    return false;
+  }
+}
+
 export class InProcessFacilitator implements PaymentFacilitator {
   private readonly wallet: Wallet;
   private client?: PublicClient;
@@ -119,7 +132,9 @@ export class InProcessFacilitator implements PaymentFacilitator {
       // not yet valid.
       readContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args?: readonly unknown[] }) =>
         c.readContract({ ...args, abi: args.abi as Abi, blockTag: "pending" } as never),
-      verifyTypedData: (args: Record<string, unknown>) => c.verifyTypedData(args as never),
+      // A plain account's signature is checked here, natively; any other (a smart account's: ERC-1271, ERC-6492) as
+      // viem checks it, against the chain.
+      verifyTypedData: async (args: Record<string, unknown>) => signedByAccount(viem, args) || c.verifyTypedData(args as never),
       getCode: (args: { address: Hex }) => c.getCode(args),
       // Mined and confirmed on the canonical chain, sent again or replaced with higher fees on the way (untilMined).
       waitForTransactionReceipt: async (args: { hash: Hex }) => c.getTransactionReceipt({ hash: (await this.untilMined(paymentId, args.hash)) as Hex }),
@@ -145,7 +160,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
         ticket?.drop(); // a retried transaction body takes its nonce again
         const nonce = await this.services.walletNonces.take(q, chainId, from, () => provider.getTransactionCount(from, "pending"));
         ticket = nonceOrderOf(this.services).register(chainId, from, nonce);
-        const raw = await this.wallet.signTransaction({
+        const raw = await signTransaction(this.wallet, {
           to,
           data,
           nonce,
@@ -246,7 +261,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
     if (blocksWaited < this.services.config.RELAYER_BUMP_AFTER_BLOCKS && fees.maxFeePerGas >= market.baseFeePerGas) return false;
     const next = replacementFees(fees, market, feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI));
     if (!next) return false;
-    const raw = await this.wallet.signTransaction({
+    const raw = await signTransaction(this.wallet, {
       to: current.to,
       data: current.data,
       nonce: current.nonce,

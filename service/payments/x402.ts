@@ -15,6 +15,7 @@ import type { Stores } from "../store/stores";
 import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
 import type { OperationSettlement } from "../engine/relayer";
+import type { Batch } from "../model/batch";
 
 /** What the x402 gate uses. */
 export type X402Services = Pick<Stores, "batches" | "payments" | "walletNonces"> & { chains: ChainRegistry; config: Config; logger: Logger; x402?: X402 };
@@ -207,13 +208,13 @@ export class X402 {
    * settlement was sent, or the settlement reverted, was refused, or expired unmined. A passing failure (the chain
    * could not be asked, a node that lost the transaction) never releases it: the settlement is tried again shortly.
    */
-  async settle(paymentId: string, operationReceipt?: TransactionReceipt): Promise<SettleResponse | undefined> {
-    const payment = await this.services.payments.get(paymentId);
+  async settle(paymentId: string, operationReceipt?: TransactionReceipt, known?: { payment: PaymentRecord; batch?: Batch }): Promise<SettleResponse | undefined> {
+    const payment = known?.payment.id === paymentId ? known.payment : await this.services.payments.get(paymentId);
     if (!payment || payment.status === "released") return undefined;
     if (payment.status === "settled") return payment.settlement;
     if (payment.settleInOperation) {
       try {
-        return await this.settleWithOperation(payment, operationReceipt);
+        return await this.settleWithOperation(payment, operationReceipt, known?.batch);
       } catch (error) {
         // The chain could not be asked (or answered late): looked at again shortly, never released for it.
         this.log.warn({ paymentId, reason: (error as Error).message }, "payment settled with its operation not checked yet; trying again");
@@ -326,6 +327,7 @@ export class X402 {
     if (!calldata) return undefined;
     const { payments } = this.services;
     return {
+      payer: payment.payer,
       asset: payment.asset,
       calldata,
       bind: (q) => payments.bindToOperation(q, payment.id),
@@ -338,8 +340,8 @@ export class X402 {
    * hash its replacements gave it) is confirmed and its receipt shows the payer's authorization used; released when
    * it reverted (the payment reverted with it). Undefined while the operation is still on its way.
    */
-  private async settleWithOperation(payment: PaymentRecord, known?: TransactionReceipt): Promise<SettleResponse | undefined> {
-    const batch = payment.txId ? await this.services.batches.get(payment.txId) : undefined;
+  private async settleWithOperation(payment: PaymentRecord, known?: TransactionReceipt, ended?: Batch): Promise<SettleResponse | undefined> {
+    const batch = !payment.txId ? undefined : ended?.txId === payment.txId ? ended : await this.services.batches.get(payment.txId);
     const last = batch?.transactions[batch.transactions.length - 1];
     if (!batch || !last) {
       await this.release(payment.id, "the operation never ran", true);
@@ -389,9 +391,14 @@ export class X402 {
     }
   }
 
-  /** Settles a confirmed batch's payments; `receipts` (the runner's, in order) spare a payment settled in the last one a lookup. */
-  async settleForBatch(txId: string, receipts?: TransactionReceipt[]): Promise<void> {
-    for (const p of await this.services.payments.forBatch(txId)) if (p.status === "reserved" || p.status === "settling") await this.settle(p.id, receipts?.[receipts.length - 1]);
+  /**
+   * Settles a confirmed batch's payments. The runner hands over what it has: its `receipts` (in order) spare a payment
+   * settled in the last one a lookup, and `ended` (the batch as its run just stored it) a read of the batch.
+   */
+  async settleForBatch(txId: string, receipts?: TransactionReceipt[], ended?: Batch): Promise<void> {
+    for (const p of await this.services.payments.forBatch(txId)) {
+      if (p.status === "reserved" || p.status === "settling") await this.settle(p.id, receipts?.[receipts.length - 1], { payment: p, batch: ended });
+    }
   }
 
   async releaseForBatch(txId: string, reason: string): Promise<void> {

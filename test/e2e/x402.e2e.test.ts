@@ -166,6 +166,7 @@ describe("e2e: x402 payments and service-relayed execution", function () {
       ["forged", (await payWithEthers(new Wallet(Wallet.createRandom().privateKey), quote)).replace(/.{8}$/, ""), /invalid payment header|verification failed/],
       ["not base64", "%%%not-base64%%%", /invalid payment header/],
       ["signed for another chain", await payWithEthers(payer, quote, { chainId: 11155111 }), /verification failed/],
+      ["the payer's authorization signed by another key", await payWithEthers(new Wallet(Wallet.createRandom().privateKey), quote, { from: payer.address }), /verification failed/],
     ];
     const before = await balances();
     for (const [label, header, reason] of cases) {

@@ -89,8 +89,9 @@ describe("engine: the per-chain block watcher", function () {
       const sent = await wallet.sendTransaction({ to: Wallet.createRandom().address, value: parseEther("0.001") });
       const receipt = await untilFound(watcher, () => own.getTransactionReceipt(sent.hash), { timeoutMs: 30_000 });
       expect(receipt.status).to.equal(1);
-      expect(watcher.head).to.be.at.least(receipt.blockNumber);
+      // (A loaded machine may find the receipt at the first look, before the watcher saw any block: head is read after.)
       for (let i = 0; i < 3; i++) await watcher.next(watcher.head, 30_000);
+      expect(watcher.head).to.be.at.least(receipt.blockNumber);
       expect(watcher.intervalMs, "an interval was observed").to.be.a("number").and.greaterThan(0);
     } finally {
       watcher.destroy();

@@ -47,6 +47,8 @@ export interface PaymentOverrides {
   validAfter?: number;
   validBefore?: number;
   nonce?: string;
+  /** The authorization's payer (default: the signing wallet): another wallet's address makes a forged authorization. */
+  from?: string;
   /** The payload's `accepted` as given (default: the CLI's echo, without maxTimeoutSeconds and extra). */
   accepted?: Record<string, unknown>;
 }
@@ -61,7 +63,7 @@ export async function payWithEthers(wallet: Wallet, req: Requirements, o: Paymen
   const accepted = { scheme: req.scheme, network, asset: o.asset ?? req.asset, amount: o.amount ?? req.amount, payTo: o.payTo ?? req.payTo };
   const declared = o.accepted ?? accepted;
   const authorization = {
-    from: wallet.address,
+    from: o.from ?? wallet.address,
     to: accepted.payTo,
     value: o.value ?? accepted.amount,
     validAfter: String(o.validAfter ?? now - 60),
