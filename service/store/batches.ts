@@ -123,7 +123,8 @@ export class Batches {
   ) {}
 
   /**
-   * Batches this instance prepared and nobody has tried to send yet, as stored (a send is usually the next request):
+   * Batches this instance prepared and nobody has tried to send yet (or a send was only quoted a price), as stored (a
+   * send is usually the next request):
    * their content never changes, and the status a send relies on is checked again when it marks the batch sending.
    */
   private readonly justPrepared = new TtlCache<string, Batch>(PREPARED_KEPT_MS, PREPARED_KEPT);
@@ -174,6 +175,14 @@ export class Batches {
       [hashes.map((h) => h.toLowerCase()), txId],
     );
     return { batch: kept, hashOwners: new Map(rows.map((r) => [r.tx_hash, r.tx_id])) };
+  }
+
+  /**
+   * A batch a send looked at and left as it was (its 402 quote): kept for the paid attempt that usually follows, as
+   * create keeps it. Only a prepared batch, exactly as read: its status is checked again when it is marked sending.
+   */
+  keepForSend(batch: Batch): void {
+    if (batch.status === "prepared") this.justPrepared.set(batch.txId.toLowerCase(), batch);
   }
 
   async get(txId: string, q: Queryable = this.db): Promise<Batch | undefined> {

@@ -109,7 +109,12 @@ export async function sendWrite(services: Services, req: Request, caller: Caller
     return { status: 202, body: sendSummary(replaced) };
   }
   const { batch, hashOwners } = loaded;
-  const payment = await startSend(services, req, caller, batch, body, request, hashOwners);
+  const payment = await startSend(services, req, caller, batch, body, request, hashOwners).catch((error: unknown) => {
+    // Quoted its price and nothing else (the 402 comes before the batch is marked sending): the paid retry that usually
+    // follows finds the batch in memory.
+    if (error instanceof ApiError && error.code === "PAYMENT_REQUIRED") services.batches.keepForSend(batch);
+    throw error;
+  });
   const after = (await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS)) ?? (await services.batches.get(batch.txId))!;
   const settled = payment ? await services.payments.get(payment.id) : undefined;
   return {

@@ -709,7 +709,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect((await batches.getWithHashOwners("no-such-batch", [hash(0xf1)])).batch).to.equal(undefined);
       });
 
-      it("forSend: a batch kept for its first send equals what the database gives back, serves one attempt, and its status is checked when marked", async () => {
+      it("forSend: a batch kept for its first send equals what the database gives back, serves one attempt (or one after a 402 quote), and its status is checked when marked", async () => {
         const here = new Batches(db, sealer);
         const elsewhere = new Batches(db, sealer); // another instance on the same database
         const txId = randomBytes(16).toString("hex");
@@ -730,6 +730,18 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         // Only the first attempt is served from memory.
         expect((await here.forSend(again, [])).batch!.status).to.equal("sending");
         expect([...(await here.forSend(txId, [hash(0xa7)])).hashOwners]).to.deep.equal([[hash(0xa7), again]]);
+
+        // A send only quoted (402) gives its prepared copy back for the paid attempt; a batch no longer prepared is not kept.
+        const quoted = randomBytes(16).toString("hex");
+        await here.create(newBatch(quoted, null));
+        const looked = (await here.forSend(quoted, [])).batch!;
+        here.keepForSend(looked);
+        expect((await here.forSend(quoted, [])).batch).to.equal(looked); // the same object: from memory, no statement
+        const sending = (await here.forSend(again, [])).batch!;
+        here.keepForSend(sending);
+        const reread = (await here.forSend(again, [])).batch!;
+        expect(reread).to.not.equal(sending); // read from the database again
+        expect(reread.status).to.equal("sending");
       });
     });
 
