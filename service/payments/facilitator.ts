@@ -3,7 +3,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyRespons
 import { Transaction, Wallet, keccak256 } from "ethers";
 import type { Abi, Hex, PublicClient } from "viem";
 import { broadcast } from "../chains/broadcast";
-import { recoverSigner, signTransaction } from "../crypto/secp256k1";
+import { signTransaction } from "../crypto/secp256k1";
 import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
@@ -81,18 +81,6 @@ export class ExternalFacilitator implements PaymentFacilitator {
 let evmModules: Promise<{ viem: typeof import("viem"); exact: typeof import("@x402/evm/exact/facilitator") }> | undefined;
 const loadEvmModules = () => (evmModules ??= Promise.all([import("viem"), import("@x402/evm/exact/facilitator")]).then(([viem, exact]) => ({ viem, exact })));
 
-/** Whether `args.signature` (65 bytes) over the typed data recovers to `args.address`; false for anything else. */
-function signedByAccount(viem: typeof import("viem"), args: Record<string, unknown>): boolean {
-  const { address, signature } = args as { address?: string; signature?: string };
-  if (typeof address !== "string" || typeof signature !== "string" || !/^0x[0-9a-fA-F]{130}$/.test(signature)) return false;
-  try {
-    const digest = viem.hashTypedData(args as Parameters<typeof viem.hashTypedData>[0]);
-    return recoverSigner(digest, signature).toLowerCase() === address.toLowerCase();
-  } catch {
-    return false;
-  }
-}
-
 export class InProcessFacilitator implements PaymentFacilitator {
   private readonly wallet: Wallet;
   private client?: PublicClient;
@@ -132,9 +120,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
       // not yet valid.
       readContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args?: readonly unknown[] }) =>
         c.readContract({ ...args, abi: args.abi as Abi, blockTag: "pending" } as never),
-      // A plain account's signature is checked here, natively; any other (a smart account's: ERC-1271, ERC-6492) as
-      // viem checks it, against the chain.
-      verifyTypedData: async (args: Record<string, unknown>) => signedByAccount(viem, args) || c.verifyTypedData(args as never),
+      verifyTypedData: (args: Record<string, unknown>) => c.verifyTypedData(args as never),
       getCode: (args: { address: Hex }) => c.getCode(args),
       // Mined and confirmed on the canonical chain, sent again or replaced with higher fees on the way (untilMined).
       waitForTransactionReceipt: async (args: { hash: Hex }) => c.getTransactionReceipt({ hash: (await this.untilMined(paymentId, args.hash)) as Hex }),
