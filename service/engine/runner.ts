@@ -258,7 +258,7 @@ export class BatchRunner {
     const { signedRaw, txHash, stored, acceptedAt } = await this.relaySigner(batch, tx, { data, settle });
     // The relayer re-priced (and numbered) it: what it stored, or read back when another runner signed it first.
     const current = stored ?? (await this.services.batches.transaction(batch.txId, tx.index)) ?? { ...tx, signedRaw, txHash, status: "signed" as const };
-    return { current, acceptedAt: stored ? acceptedAt : undefined };
+    return { current, acceptedAt };
   }
 
   /**
