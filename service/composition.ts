@@ -3,6 +3,7 @@ import { PrepareRateLimiter as RateLimiter } from "./auth/rate-limits";
 import { ChainRegistry, type Chain } from "./chains/registry";
 import type { Config } from "./config";
 import { assertDataKey } from "./store/key-check";
+import { useNativeKeccak } from "./crypto/keccak";
 import { Sealer } from "./crypto/sealed";
 import { Relayer } from "./engine/relayer";
 import { BatchRunner } from "./engine/runner";
@@ -52,6 +53,7 @@ const DB_CLOSE_MS = 5_000;
  */
 export async function compose(config: Config, options: ComposeOptions = {}): Promise<Composed> {
   const logger = options.logger ?? createLogger(config.LOG_LEVEL, config.LOG_FORMAT);
+  if (!useNativeKeccak()) logger.warn("no native keccak build for this platform: hashing stays in JavaScript (slower, same results)");
   const db = options.db ?? (await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: path.join(config.environmentDir, "pglite") }));
   const chains = new ChainRegistry(config, logger);
   const dispose = async () => {
