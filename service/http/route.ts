@@ -4,6 +4,7 @@ import { CallPayment, identify, type Caller, type GateServices } from "../access
 import type { AccessRule } from "../auth/access-rules";
 import { ApiError, badRequest } from "../errors";
 import { typeName } from "../wire/fields";
+import { JsonText } from "../wire/json-text";
 import { guardInput } from "./input-guard";
 import { closestName, knownKeys, valueAt, withMisspellingHint } from "./input-hints";
 
@@ -218,7 +219,9 @@ function routeHandler(route: RouteDefinition<any, any>, services: GateServices):
       const shaped = isRouteResult(result) ? result : { body: result };
       const settled = await payment.settle();
       for (const [name, value] of Object.entries({ ...shaped.headers, ...settled })) res.setHeader(name, value);
-      res.status(shaped.status ?? 200).json(shaped.body);
+      res.status(shaped.status ?? 200);
+      if (shaped.body instanceof JsonText) res.type("application/json").send(shaped.body.text);
+      else res.json(shaped.body);
     } catch (error) {
       await payment?.release(`the call failed: ${(error as Error).message}`).catch(() => undefined);
       next(misspellingHint(route, req, error));

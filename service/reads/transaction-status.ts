@@ -10,6 +10,7 @@ import type { PaymentRecord } from "../store/payments";
 import type { Stores } from "../store/stores";
 import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
+import { JsonText } from "../wire/json-text";
 
 /** What transaction-status reads. */
 export type StatusServices = Pick<Stores, "batches" | "payments"> & { chains: ChainRegistry; config: Config };
@@ -18,6 +19,8 @@ export type StatusServices = Pick<Stores, "batches" | "payments"> & { chains: Ch
 interface FinalStatus {
   batch: Batch;
   payments: PaymentRecord[];
+  /** Its answers once serialized, by the hash they were asked with ("" for none). */
+  answers?: Map<string, JsonText>;
 }
 
 /** Final batches kept per process (oldest dropped first): a few MB at most. */
@@ -49,6 +52,19 @@ class FinalStatuses {
     if (!isFinal(status) || (this.forgottenAt.get(status.batch.txId) ?? -Infinity) >= readAt) return;
     (this.deepEnough(status.batch) ? this.byTxId : this.recentByTxId).set(status.batch.txId, status);
     for (const t of status.batch.transactions) if (t.txHash) this.txIdByHash.set(t.txHash, status.batch.txId);
+  }
+
+  /**
+   * A kept status's answer, serialized once for each way it is asked: without a hash, or with one of the batch's own
+   * (any other hash is answered afresh, so callers cannot grow the map).
+   */
+  answer(status: FinalStatus, hash: string | undefined, build: () => unknown): JsonText | unknown {
+    const key = hash?.toLowerCase() ?? "";
+    if (key && !status.batch.transactions.some((t) => t.txHash === key)) return build();
+    const answers = (status.answers ??= new Map());
+    let text = answers.get(key);
+    if (!text) answers.set(key, (text = JsonText.of(build())));
+    return text;
   }
 
   forget(txId: string): void {
@@ -107,6 +123,7 @@ export async function transactionStatus(services: StatusServices, query: { txId?
   if (!txId) return chainTransactionStatus(services, query.hash!);
   const unknown = () => notFound(`No prepared transactions with txId ${query.txId ?? txId}`, { txId: query.txId ?? txId });
   let status = cache.get(txId);
+  const kept = status !== undefined;
   if (!status) {
     const readAt = Date.now();
     const batch = await services.batches.get(txId);
@@ -118,7 +135,9 @@ export async function transactionStatus(services: StatusServices, query: { txId?
     if (query.txId) throw unknown();
     return chainTransactionStatus(services, query.hash!);
   }
-  return { ...statusView(status.batch, query.hash), payments: status.payments.map(paymentView) };
+  const final = status;
+  const answer = () => ({ ...statusView(final.batch, query.hash), payments: final.payments.map(paymentView) });
+  return kept ? cache.answer(final, query.hash, answer) : answer();
 }
 
 export function paymentView(p: PaymentRecord): z.infer<typeof PaymentView> {

@@ -7,6 +7,7 @@ import { RecordCache } from "../../service/cache/record-cache";
 import { TtlCache } from "../../service/cache/ttl-cache";
 import { NonceOrder } from "../../service/chains/nonce-order";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
+import { forgetFinalStatus } from "../../service/reads/transaction-status";
 import { startTestService, type TestService } from "../helpers/service";
 
 /** A promise with its resolve exposed. */
@@ -185,6 +186,21 @@ describe("read caches and their invalidation", function () {
       expect(again.body).to.deep.equal(final.body);
       const byHash = await api.get("/get-transaction-status", { hash });
       expect(byHash.body).to.include({ status: "success", txId, txHash: hash });
+      // Kept answers are sent as serialized the first time: the same bytes and Content-Type as the database's answer.
+      const raw = async (query: string) => {
+        const res = await fetch(`${service.url}/get-transaction-status?${query}`, { headers: { "x-api-key": key } });
+        return { type: res.headers.get("content-type"), text: await res.text() };
+      };
+      const kept = [await raw(`txId=${txId}`), await raw(`txId=${txId}`), await raw(`hash=${hash}`), await raw(`txId=${txId}&hash=${hash.toUpperCase().replace(/^0X/, "0x")}`)];
+      forgetFinalStatus(service.services, txId);
+      const fresh = await raw(`txId=${txId}`);
+      expect(fresh.type).to.equal("application/json; charset=utf-8");
+      for (const answer of kept.slice(0, 2)) expect(answer).to.deep.equal(fresh);
+      expect(JSON.parse(kept[2].text)).to.deep.equal(byHash.body);
+      expect(kept[3]).to.deep.equal(kept[2]);
+      // A hash that is not the batch's own is answered afresh (nothing is kept for it): the batch, no transaction in focus.
+      const stranger = JSON.parse((await raw(`txId=${txId}&hash=0x${"ab".repeat(32)}`)).text);
+      expect(stranger).to.include({ txId, txHash: null, status: "success" });
       // Another caller (no key) learns nothing from the cache either: the txId is unknown to it, the hash only on chain.
       expect((await service.api.get("/get-transaction-status", { txId })).status).to.equal(404);
       expect((await service.api.get("/get-transaction-status", { hash })).body).to.include({ txId: null, status: "success" });
