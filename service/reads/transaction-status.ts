@@ -58,7 +58,7 @@ class FinalStatuses {
    * A kept status's answer, serialized once for each way it is asked: without a hash, or with one of the batch's own
    * (any other hash is answered afresh, so callers cannot grow the map).
    */
-  answer(status: FinalStatus, hash: string | undefined, build: () => unknown): JsonText | unknown {
+  answer(status: FinalStatus, hash: string | undefined, build: () => unknown): unknown {
     const key = hash?.toLowerCase() ?? "";
     if (key && !status.batch.transactions.some((t) => t.txHash === key)) return build();
     const answers = (status.answers ??= new Map());
