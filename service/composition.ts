@@ -24,6 +24,7 @@ import { checkChainInstances } from "./store/chain-instances";
 import { openDb, type Db } from "./store/db";
 import { migrate } from "./store/migrate";
 import { openStores } from "./store/stores";
+import { PlannerStatistics } from "./store/planner-statistics";
 import { WalletBalances } from "./wallet-balances";
 import type { Services } from "./usecases/services";
 
@@ -112,7 +113,8 @@ function facilitatorFor(services: Services, chain: Chain) {
 
 /**
  * The background work of a listening service: batches left mid-flight resumed, payments recovered, recent
- * confirmations watched for reorgs, the sweeper, the wallets' balances, event wake-ups and webhook deliveries.
+ * confirmations watched for reorgs, the sweeper, the wallets' balances, the embedded database's planner statistics,
+ * event wake-ups and webhook deliveries.
  */
 export async function beginWork(services: Services): Promise<void> {
   const { logger } = services;
@@ -123,6 +125,8 @@ export async function beginWork(services: Services): Promise<void> {
   services.runner.startSweeper();
   services.walletBalances = WalletBalances.forService(services);
   services.walletBalances.start();
+  services.plannerStatistics = new PlannerStatistics(services.db, logger.child({ component: "store" }));
+  await services.plannerStatistics.start();
   await services.eventNotifier.start();
   await services.webhookDispatcher.start();
 }
@@ -137,6 +141,7 @@ export async function endWork(services: Services, ms: number): Promise<void> {
   const { logger } = services;
   services.x402?.stop();
   services.walletBalances?.stop();
+  await services.plannerStatistics?.stop();
   services.eventStreams.stop();
   if (!(await settledWithin(services.runner.stop(), left()))) logger.warn({ timeoutMs: ms }, "batch runs still waiting on a chain; they resume at the next start");
   if (!(await settledWithin(Promise.all([services.webhookDispatcher.stop(), services.eventNotifier.stop()]), left()))) {

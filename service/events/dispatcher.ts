@@ -16,8 +16,6 @@ export type DispatcherServices = Pick<Stores, "db" | "webhooks"> & { config: Con
 const POLL_MS = 1_000;
 /** The outbox's retention sweep runs this often (and at start). */
 const PRUNE_EVERY_MS = 60 * 60_000;
-/** The embedded database's planner statistics of the outbox are refreshed this often (and at start). */
-const STATISTICS_EVERY_MS = 60_000;
 
 export type DeliveryOutcomeLabel = "delivered" | "retry" | "failed" | "lost_lease";
 
@@ -36,7 +34,6 @@ export class WebhookDispatcher {
   private loop?: Promise<void>;
   private unsubscribe?: () => void;
   private pruner?: NodeJS.Timeout;
-  private statistics?: NodeJS.Timeout;
   /** Called with each attempt's outcome (metrics). */
   onOutcome?: (label: DeliveryOutcomeLabel, endpointId: string) => void;
 
@@ -56,9 +53,6 @@ export class WebhookDispatcher {
     if (db.kind === "pglite") {
       const released = await webhooks.releaseAllClaims();
       if (released) this.log.info({ released }, "deliveries a stopped process had claimed are due again");
-      await webhooks.refreshStatistics();
-      this.statistics = setInterval(() => void webhooks.refreshStatistics().catch(() => undefined), STATISTICS_EVERY_MS);
-      this.statistics.unref();
     }
     this.unsubscribe = this.services.eventNotifier.subscribe(() => this.wake());
     this.loop = this.run();
@@ -78,7 +72,6 @@ export class WebhookDispatcher {
     if (!this.running) return;
     this.running = false;
     clearInterval(this.pruner);
-    clearInterval(this.statistics);
     this.wake();
     await this.loop;
     await Promise.allSettled([...this.inFlight]);

@@ -164,7 +164,7 @@ export class Agents {
   }
 
   async recordActivity(q: Queryable, a: Omit<AgentActivity, "createdAt">): Promise<void> {
-    await q.query(
+    await q.write(
       `INSERT INTO agent_activity (tx_id, chain_id, agent_uuid, token_address, category, method, tx_hashes, details)
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8) ON CONFLICT (tx_id) DO NOTHING`,
       [a.txId, a.chainId, a.agentUuid, a.tokenAddress, a.category, a.method, JSON.stringify(a.txHashes), JSON.stringify(a.details)],
@@ -185,7 +185,7 @@ export class Agents {
   }
 
   async recordRelayedFeedback(q: Queryable, f: { chainId: number; agentId: string; client: string; feedbackIndex: string; payer: string; txId: string }): Promise<void> {
-    await q.query(
+    await q.write(
       `INSERT INTO relayed_feedback (chain_id, agent_id, client, feedback_index, payer, tx_id) VALUES ($1,$2,$3,$4,$5,$6) ON CONFLICT DO NOTHING`,
       [f.chainId, f.agentId, f.client.toLowerCase(), f.feedbackIndex, f.payer.toLowerCase(), f.txId],
     );

@@ -496,7 +496,7 @@ export class Batches {
 
   /** Records the signed form of one transaction (for a relayed one, also its final nonce and fees). */
   async setTxSigned(txId: string, index: number, signedRaw: string, txHash: string, q: Queryable = this.db, unsigned?: UnsignedTransaction): Promise<void> {
-    await q.query(
+    await q.write(
       "UPDATE batch_transactions SET signed_raw = $3, tx_hash = $4, status = 'signed', unsigned = COALESCE($5, unsigned) WHERE tx_id = $1 AND index = $2",
       [txId, index, sealSigned(this.sealer, signedRaw, txHash), txHash.toLowerCase(), unsigned ? JSON.stringify(unsigned) : null],
     );
@@ -605,7 +605,7 @@ export class Batches {
    * keeps any other finisher waiting).
    */
   async setOutcome(tx: Queryable, txId: string, outcome: Record<string, unknown>): Promise<void> {
-    await tx.query(
+    await tx.write(
       `WITH batch AS (UPDATE batches SET outcome = $2 WHERE tx_id = $1)
        UPDATE events SET data = jsonb_set(data, '{outcome}', $2::jsonb)
        WHERE id = (SELECT max(id) FROM events WHERE tx_id = $1 AND type = 'batch.completed')`,

@@ -2,13 +2,12 @@ import path from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import { Pool, types as pgTypes, type PoolClient } from "pg";
 import { PreparedStatements } from "./prepared-statements";
+import { PgliteTransaction, Serial } from "./pglite-transaction";
 import { openPglite } from "./pglite-template";
 import { makePrivate, privateDirectory } from "./private-files";
+import { TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
 
-/** Something SQL can run on: the database itself or an open transaction. */
-export interface Queryable {
-  query<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
-}
+export type { Queryable } from "./queryable";
 
 /**
  * The one small interface both backends satisfy: the embedded PGlite (default, in-process, on disk) and a PostgreSQL
@@ -38,12 +37,17 @@ export interface DbSession extends Queryable {
   release(error?: Error): void;
 }
 
+/** The embedded database's planner cost of a page read out of order (see PgliteDb.open). */
+export const EMBEDDED_RANDOM_PAGE_COST = 1.1;
+
 // int8 and numeric come back as strings from both backends: amounts never pass through JS numbers.
 pgTypes.setTypeParser(20, (v) => v);
 
 class PgliteDb implements Db {
   readonly kind = "pglite" as const;
   private readonly statements = new PreparedStatements();
+  /** The one connection runs one statement or transaction at a time (PgliteTransaction sends BEGIN itself). */
+  private readonly turns = new Serial();
   private constructor(
     private readonly pg: PGlite,
     private readonly dataDir?: string,
@@ -58,24 +62,34 @@ class PgliteDb implements Db {
     const pg = await openPglite(dataDir);
     // This connection runs every transaction, one after the other: events are numbered as they are inserted (migration 013).
     await pg.exec("SET tak.single_writer = 'on'");
+    // Its pages are always in memory (its own buffers or the OS cache): a page read out of order costs about what the
+    // next page does. At PostgreSQL's default (4, for disks) the planner scanned tables of a few hundred rows whole
+    // where an index finds the row (measured: bench/results/speed-runs.md, fifth session). Plans made before a table
+    // grew are made again by PlannerStatistics.
+    await pg.exec(`SET random_page_cost = ${EMBEDDED_RANDOM_PAGE_COST}`);
     if (dataDir) makePrivate(dataDir);
     return new PgliteDb(pg, dataDir);
   }
 
   query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    return this.statements.run<T>(this.pg, sql, params);
+    return this.turns.run(() => this.statements.run<T>(this.pg, sql, params));
+  }
+
+  async write(sql: string, params: readonly unknown[] = []): Promise<void> {
+    await this.query(sql, params);
   }
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.pg.transaction(async (tx) => fn({ query: <R>(sql: string, params: readonly unknown[] = []) => this.statements.run<R>(tx, sql, params) }));
+    return this.turns.run(() => new PgliteTransaction(this.pg, this.statements).run(fn));
   }
 
-  listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {
-    return this.pg.listen(channel, () => onNotify());
+  async listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {
+    const unlisten = await this.turns.run(() => this.pg.listen(channel, () => onNotify()));
+    return () => this.turns.run(unlisten);
   }
 
   rateLimiterClient() {
-    return { query: async (q: { text: string; values?: unknown[] }) => this.pg.query(q.text, q.values ?? []) };
+    return { query: (q: { text: string; values?: unknown[] }) => this.turns.run(() => this.pg.query(q.text, q.values ?? [])) };
   }
 
   async close() {
@@ -93,15 +107,17 @@ class PostgresDb implements Db {
     return result.rows as T[];
   }
 
+  async write(sql: string, params: readonly unknown[] = []): Promise<void> {
+    await this.pool.query(sql, params as unknown[]);
+  }
+
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
       await client.query("BEGIN");
-      const value = await fn({
-        query: async <R>(sql: string, params: readonly unknown[] = []) =>
-          (await client.query(sql, params as unknown[])).rows as R[],
-      });
-      await client.query("COMMIT");
+      const value = await fn(clientQueryable(client));
+      // COMMIT of a transaction that failed earlier (an error caught inside `fn`) rolls back: say so, as PGlite does.
+      if ((await client.query("COMMIT")).command === "ROLLBACK") throw new Error(TRANSACTION_ROLLED_BACK);
       return value;
     } catch (error) {
       await client.query("ROLLBACK").catch(() => undefined);
@@ -113,10 +129,7 @@ class PostgresDb implements Db {
 
   async session(): Promise<DbSession> {
     const client = await this.pool.connect();
-    return {
-      query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[],
-      release: (error?: Error) => client.release(error),
-    };
+    return { ...clientQueryable(client), release: (error?: Error) => client.release(error) };
   }
 
   async listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {
@@ -159,6 +172,14 @@ class PostgresDb implements Db {
   async close() {
     await this.pool.end();
   }
+}
+
+/** A server connection as a Queryable: each statement runs at once. */
+function clientQueryable(client: PoolClient): Queryable {
+  return {
+    query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[],
+    write: async (sql: string, params: readonly unknown[] = []) => void (await client.query(sql, params as unknown[])),
+  };
 }
 
 export interface OpenDbOptions {

@@ -34,7 +34,7 @@ export class Dividends {
   constructor(private readonly db: Db) {}
 
   async recordDistribution(tx: Queryable, tokenId: string, d: { amount: bigint; distributor: string; txHash: string; blockNumber: number }) {
-    await tx.query(
+    await tx.write(
       `INSERT INTO dividend_distributions (id, token_id, amount, distributor, tx_hash, block_number)
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tx_hash) DO NOTHING`,
       [randomUUID(), tokenId, d.amount.toString(), d.distributor.toLowerCase(), d.txHash.toLowerCase(), d.blockNumber],
@@ -42,7 +42,7 @@ export class Dividends {
   }
 
   async recordClaim(tx: Queryable, tokenId: string, c: { amount: bigint; holder: string; txHash: string; blockNumber: number }) {
-    await tx.query(
+    await tx.write(
       `INSERT INTO dividend_claims (id, token_id, holder, amount, tx_hash, block_number)
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tx_hash) DO NOTHING`,
       [randomUUID(), tokenId, c.holder.toLowerCase(), c.amount.toString(), c.txHash.toLowerCase(), c.blockNumber],

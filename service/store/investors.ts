@@ -60,7 +60,7 @@ export class Investors {
 
   async upsert(tx: Queryable, tokenId: string, address: string, facts: InvestorFacts): Promise<void> {
     this.byAddressCache.markChanged(`${tokenId}:${address.toLowerCase()}`);
-    await tx.query(
+    await tx.write(
       `INSERT INTO investors (token_id, address, email, first_name, last_name, investor_type, whitelisted, whitelist_tx_hash, received_tokens)
        VALUES ($1, $2, $3, $4, $5, $6, COALESCE($7, false), $8, COALESCE($9, false))
        ON CONFLICT (token_id, address) DO UPDATE SET

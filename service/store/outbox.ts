@@ -49,7 +49,7 @@ const keyless = new Set<string>(KEYLESS_EVENT_TYPES);
 export async function emitEvents(q: Queryable, events: NewEvent[]): Promise<void> {
   const rows = eventRows(events);
   if (rows === null) return;
-  await q.query(insertEventsSql("$1"), [rows]);
+  await q.write(insertEventsSql("$1"), [rows]);
 }
 
 /**

@@ -206,12 +206,12 @@ export class Payments {
 
   /** The hash of the relayed transaction a payment bound by bindToOperation is settled in (same database transaction). */
   async setOperationHash(q: Queryable, id: string, hash: string): Promise<void> {
-    await q.query("UPDATE payments SET settle_tx_hash = $2, updated_at = now() WHERE id = $1 AND settle_in_operation", [id, hash.toLowerCase()]);
+    await q.write("UPDATE payments SET settle_tx_hash = $2, updated_at = now() WHERE id = $1 AND settle_in_operation", [id, hash.toLowerCase()]);
   }
 
   /** The settlement transaction (sealed), persisted before it is broadcast (write-ahead), with its sender and nonce. */
   async markSettling(q: Queryable, id: string, raw: string, hash: string, sender?: { from: string; nonce: number }): Promise<void> {
-    await q.query(
+    await q.write(
       "UPDATE payments SET status = 'settling', settle_tx_raw = $2, settle_tx_hash = $3, settle_tx_from = $4, settle_tx_nonce = $5, updated_at = now() WHERE id = $1",
       [id, this.sealer.seal(raw, settlementPurpose(id)), hash.toLowerCase(), sender?.from.toLowerCase() ?? null, sender?.nonce ?? null],
     );

@@ -24,12 +24,21 @@ export class PreparedStatements {
   constructor(private readonly max = 1_000) {}
 
   async run<T>(target: PgliteTarget, sql: string, params: readonly unknown[]): Promise<T[]> {
-    if (!params.length || !PREPARABLE.test(sql) || (!this.names.has(sql) && this.names.size >= this.max)) {
-      return (await target.query<T>(sql, params as unknown[])).rows;
-    }
-    const name = await this.nameOf(target, sql);
-    const [result] = await target.exec(`EXECUTE ${name}(${params.map(literal).join(", ")})`);
+    const text = await this.executable(target, sql, params);
+    if (text === undefined) return (await target.query<T>(sql, params as unknown[])).rows;
+    const [result] = await target.exec(text);
     return result.rows as T[];
+  }
+
+  /**
+   * The statement as SQL text that `exec` runs (an EXECUTE of its prepared form, parameters as literals), so that it
+   * can travel with other statements in one trip; undefined when it runs through `query` instead (no parameters, not
+   * preparable, or the cache is full). Prepares the statement the first time.
+   */
+  async executable(target: PgliteTarget, sql: string, params: readonly unknown[]): Promise<string | undefined> {
+    if (!params.length || !PREPARABLE.test(sql) || (!this.names.has(sql) && this.names.size >= this.max)) return undefined;
+    const args = params.map(literal).join(", ");
+    return `EXECUTE ${await this.nameOf(target, sql)}(${args})`;
   }
 
   private nameOf(target: PgliteTarget, sql: string): Promise<string> {

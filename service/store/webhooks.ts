@@ -318,14 +318,6 @@ export class Webhooks {
     return row.held > 0 ? status : undefined;
   }
 
-  /**
-   * Planner statistics of the outbox tables. The embedded database has no autovacuum: without them a claim plans as if
-   * the tables were empty and sorts every delivery owed (PostgreSQL's autovacuum keeps its own).
-   */
-  async refreshStatistics(): Promise<void> {
-    await this.db.query("ANALYZE events, webhook_deliveries, webhook_endpoints");
-  }
-
   /** On the embedded database only one process delivers: claims left by a killed one are taken back at start. */
   async releaseAllClaims(): Promise<number> {
     return (await this.db.query("UPDATE webhook_deliveries SET status = 'pending', lease_until = NULL, claimed_by = NULL WHERE status = 'delivering' RETURNING id")).length;

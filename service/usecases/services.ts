@@ -12,6 +12,7 @@ import type { KycProvider } from "../onboarding/provider";
 import type { Prices } from "../payments/pricing";
 import type { X402 } from "../payments/x402";
 import type { Stores } from "../store/stores";
+import type { PlannerStatistics } from "../store/planner-statistics";
 import type { WalletBalances } from "../wallet-balances";
 
 /**
@@ -33,6 +34,8 @@ export interface Services extends Stores {
   x402?: X402;
   /** Balances of the relayer and settlement wallets, read in the background (set once the service listens). */
   walletBalances?: WalletBalances;
+  /** The embedded database's planner statistics, refreshed in the background (set once the service listens). */
+  plannerStatistics?: PlannerStatistics;
   /** Who decides a KYC review (the operator), and the mailer of invitations (undefined without SMTP_URL). */
   kycProvider: KycProvider;
   mailer?: Mailer;

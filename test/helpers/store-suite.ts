@@ -788,5 +788,110 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect((failed as { code?: string })?.code).to.equal("42703");
       });
     });
+
+    describe("transactions", () => {
+      before(async () => {
+        await db.query("CREATE TABLE IF NOT EXISTS tx_probe (id int PRIMARY KEY, v text)");
+      });
+      const probe = async (id: number) => (await db.query<{ v: string }>("SELECT v FROM tx_probe WHERE id = $1", [id]))[0]?.v;
+
+      it("a write whose rows nobody reads is committed with the transaction, and read back by its later statements", async () => {
+        const seen = await db.transaction(async (tx) => {
+          await tx.write("INSERT INTO tx_probe (id, v) VALUES ($1, $2)", [1, "one"]);
+          await tx.write("UPDATE tx_probe SET v = v || $2 WHERE id = $1", [1, "+"]);
+          return (await tx.query<{ v: string }>("SELECT v FROM tx_probe WHERE id = $1", [1]))[0]?.v;
+        });
+        expect(seen).to.equal("one+");
+        expect(await probe(1)).to.equal("one+");
+        // Only writes (the first one without parameters): committed all the same.
+        await db.transaction(async (tx) => {
+          await tx.write("UPDATE tx_probe SET v = 'bare' WHERE id = 1");
+          await tx.write("UPDATE tx_probe SET v = v || $2 WHERE id = $1", [1, "!"]);
+        });
+        expect(await probe(1)).to.equal("bare!");
+        // Nothing at all: nothing to commit, and the connection is free afterwards.
+        expect(await db.transaction(async () => 7)).to.equal(7);
+        expect(await probe(1)).to.equal("bare!");
+      });
+
+      it("a failing write fails its transaction (at the latest when it commits): nothing of it stays, and the error is thrown", async () => {
+        await db.query("INSERT INTO tx_probe (id, v) VALUES ($1, $2) ON CONFLICT (id) DO NOTHING", [2, "kept"]);
+        let failed: unknown;
+        await db
+          .transaction(async (tx) => {
+            await tx.write("UPDATE tx_probe SET v = $2 WHERE id = $1", [2, "changed"]);
+            await tx.write("INSERT INTO tx_probe (id, v) VALUES ($1, $2)", [2, "duplicate"]);
+          })
+          .catch((error) => (failed = error));
+        expect((failed as { code?: string })?.code).to.equal("23505");
+        expect(await probe(2)).to.equal("kept");
+        // A statement after a failing write does not run either, and the error reaches its caller.
+        let reached = false;
+        failed = undefined;
+        await db
+          .transaction(async (tx) => {
+            await tx.write("INSERT INTO tx_probe (id, v) VALUES ($1, $2)", [2, "duplicate"]);
+            await tx.query("UPDATE tx_probe SET v = $2 WHERE id = $1", [2, "after"]);
+            reached = true;
+          })
+          .catch((error) => (failed = error));
+        expect((failed as { code?: string })?.code).to.equal("23505");
+        expect(reached).to.equal(false);
+        expect(await probe(2)).to.equal("kept");
+        // An error caught inside the transaction still ends it without committing anything.
+        failed = undefined;
+        await db
+          .transaction(async (tx) => {
+            await tx.query("UPDATE tx_probe SET v = $2 WHERE id = $1", [2, "lost"]);
+            await tx.query("INSERT INTO tx_probe (id, v) VALUES ($1, $2)", [2, "duplicate"]).catch(() => undefined);
+          })
+          .catch((error) => (failed = error));
+        expect(failed).to.be.an("error");
+        expect(await probe(2)).to.equal("kept");
+        // The connection is usable afterwards.
+        await db.transaction((tx) => tx.write("UPDATE tx_probe SET v = $2 WHERE id = $1", [2, "later"]));
+        expect(await probe(2)).to.equal("later");
+      });
+
+      it("a transaction that throws leaves nothing of its writes, queued or run", async () => {
+        await db
+          .transaction(async (tx) => {
+            await tx.query("INSERT INTO tx_probe (id, v) VALUES ($1, $2)", [3, "ran"]);
+            await tx.write("INSERT INTO tx_probe (id, v) VALUES ($1, $2)", [4, "queued"]);
+            throw new Error("changed my mind");
+          })
+          .catch(() => undefined);
+        expect(await probe(3)).to.equal(undefined);
+        expect(await probe(4)).to.equal(undefined);
+        // Thrown before any statement ran: nothing to roll back.
+        await db
+          .transaction(async (tx) => {
+            await tx.write("INSERT INTO tx_probe (id, v) VALUES ($1, $2)", [4, "queued"]);
+            throw new Error("before the first trip");
+          })
+          .catch(() => undefined);
+        expect(await probe(4)).to.equal(undefined);
+      });
+
+      it("statements from outside a transaction never see or join its uncommitted work", async () => {
+        await db.query("INSERT INTO tx_probe (id, v) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v", [5, "before"]);
+        let release!: () => void;
+        const held = new Promise<void>((resolve) => (release = resolve));
+        let outside: Promise<string | undefined> | undefined;
+        const inside = db.transaction(async (tx) => {
+          await tx.query("UPDATE tx_probe SET v = $2 WHERE id = $1", [5, "inside"]);
+          outside = probe(5);
+          await held;
+          await tx.write("UPDATE tx_probe SET v = v || $2 WHERE id = $1", [5, "+"]);
+          throw new Error("roll back");
+        });
+        await new Promise((resolve) => setTimeout(resolve, 20));
+        release();
+        await inside.catch(() => undefined);
+        // Ran after the transaction (embedded database: one connection) or beside it (server): never saw "inside".
+        expect(await outside).to.equal("before");
+        expect(await probe(5)).to.equal("before");
+      });
+    });
   });
 }

@@ -37,13 +37,15 @@ function getWithJsonBody(baseUrl: string, pathname: string, body: unknown): Prom
   });
 }
 
-/** A local port nothing listens on. */
-async function closedPort(): Promise<number> {
-  const server = net.createServer();
+/**
+ * A local port whose every connection is dropped unanswered: a chain RPC that does not answer. Held by the test (a port
+ * merely closed could be taken meanwhile by another process of the suite, which would answer).
+ */
+async function deadPort(): Promise<{ port: number; close: () => Promise<void> }> {
+  const server = net.createServer((socket) => socket.destroy());
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", () => resolve()));
   const { port } = server.address() as net.AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
+  return { port, close: () => new Promise<void>((resolve) => server.close(() => resolve())) };
 }
 
 function expectErrorShape(body: any, status: number) {
@@ -316,6 +318,7 @@ describe("network info, health and OpenAPI (HTTP)", function () {
     describe("with a configured chain whose RPC does not answer", () => {
       let broken: TestService;
       let deploymentsDir: string;
+      let dead: Awaited<ReturnType<typeof deadPort>> | undefined;
 
       before(async () => {
         deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-deployments-broken-"));
@@ -324,14 +327,15 @@ describe("network info, health and OpenAPI (HTTP)", function () {
         }
         const sepolia = JSON.parse(fs.readFileSync(path.join(sandbox.deploymentsDir, "11155111.json"), "utf8"));
         fs.writeFileSync(path.join(deploymentsDir, "80002.json"), JSON.stringify({ ...sepolia, chainId: 80002, chainName: "Polygon Amoy" }, null, 2));
-        const port = await closedPort();
+        dead = await deadPort();
         broken = await startTestService(sandbox, {
-          env: { DEPLOYMENTS_DIR: deploymentsDir, RPC_URL_80002: `http://127.0.0.1:${port}` },
+          env: { DEPLOYMENTS_DIR: deploymentsDir, RPC_URL_80002: `http://127.0.0.1:${dead.port}` },
         });
       });
 
       after(async () => {
         await broken?.stop();
+        await dead?.close();
         if (broken) fs.rmSync(broken.dataDir, { recursive: true, force: true });
         if (deploymentsDir) fs.rmSync(deploymentsDir, { recursive: true, force: true });
       });

@@ -62,7 +62,7 @@ export const agentCreateToken = defineMethod({
         const event = parseEventLog(agentTokenFactoryInterface, log);
         if (event?.name !== "AgentTokenCreated") continue;
         const tokenAddress = getAddress(event.args.token);
-        await tx.query(
+        await tx.write(
           `INSERT INTO agent_tokens (token_address, chain_id, agent_wallet, creator, name, symbol, decimals, premint, owner_email, tx_id, tx_hash)
            VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11) ON CONFLICT (token_address) DO NOTHING`,
           [

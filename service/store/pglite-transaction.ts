@@ -1,0 +1,79 @@
+import type { PGlite } from "@electric-sql/pglite";
+import { TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
+import type { PreparedStatements } from "./prepared-statements";
+
+/** Runs one job at a time, in the order they were asked for: the embedded database has one connection. */
+export class Serial {
+  private tail: Promise<unknown> = Promise.resolve();
+
+  run<T>(job: () => Promise<T>): Promise<T> {
+    const result = this.tail.then(job);
+    this.tail = result.catch(() => undefined);
+    return result;
+  }
+}
+
+/**
+ * One transaction on the embedded database, with fewer trips into its engine than BEGIN, each statement and COMMIT
+ * apart (each trip costs ~0.15–0.3 ms of the request's thread whatever the statement does):
+ * - BEGIN travels with the transaction's first statement;
+ * - a statement nobody reads the rows of (`write`) waits and travels with the next statement, or with COMMIT.
+ * A statement that fails in a combined trip fails the transaction there, as it would have alone: the statements after
+ * it in that trip do not run, the transaction is rolled back and the error is thrown from the `query` (or the
+ * commit) that carried it. The caller (PgliteDb) holds the connection for the transaction's whole length.
+ */
+export class PgliteTransaction implements Queryable {
+  /** Statements (as SQL text) to run ahead of the next one: BEGIN until it was sent, then deferred writes. */
+  private readonly waiting: string[] = ["BEGIN"];
+  private begun = false;
+
+  constructor(
+    private readonly pg: PGlite,
+    private readonly statements: PreparedStatements,
+  ) {}
+
+  async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const text = await this.statements.executable(this.pg, sql, params);
+    if (text === undefined) {
+      await this.flush();
+      return (await this.pg.query<T>(sql, params as unknown[])).rows;
+    }
+    const results = await this.send([text]);
+    return results[results.length - 1].rows as T[];
+  }
+
+  async write(sql: string, params: readonly unknown[] = []): Promise<void> {
+    const text = await this.statements.executable(this.pg, sql, params);
+    if (text === undefined) await this.query(sql, params);
+    else this.waiting.push(text);
+  }
+
+  /** Runs `fn` in this transaction: commits what it did, or rolls it back and throws what it threw. */
+  async run<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    let value: T;
+    try {
+      value = await fn(this);
+      if (!this.begun && this.waiting.length === 1) return value; // nothing ran: nothing to commit
+      const results = await this.send(["COMMIT"]);
+      // COMMIT of a transaction that failed earlier (an error caught inside `fn`) answers ROLLBACK.
+      if (results[results.length - 1].command === "ROLLBACK") throw new Error(TRANSACTION_ROLLED_BACK);
+      return value;
+    } catch (error) {
+      if (this.begun) await this.pg.exec("ROLLBACK").catch(() => undefined);
+      throw error;
+    }
+  }
+
+  private async flush(): Promise<void> {
+    if (this.waiting.length) await this.send([]);
+  }
+
+  /** One trip: what waits, then `texts`. */
+  private send(texts: string[]): Promise<{ rows: unknown[]; command?: string }[]> {
+    const batch = [...this.waiting, ...texts];
+    this.waiting.length = 0;
+    // BEGIN is in this trip: whatever fails in it, the transaction is open (aborted) and must be rolled back.
+    this.begun = true;
+    return this.pg.exec(batch.join(";\n"));
+  }
+}
