@@ -38,7 +38,7 @@ export interface DbSession extends Queryable {
 }
 
 /** The embedded database's planner cost of a page read out of order (see PgliteDb.open). */
-export const EMBEDDED_RANDOM_PAGE_COST = 1.1;
+const EMBEDDED_RANDOM_PAGE_COST = 1.1;
 
 // int8 and numeric come back as strings from both backends: amounts never pass through JS numbers.
 pgTypes.setTypeParser(20, (v) => v);

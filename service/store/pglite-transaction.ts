@@ -34,25 +34,21 @@ export class PgliteTransaction implements Queryable {
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     const text = await this.statements.executable(this.pg, sql, params);
-    if (text === undefined) {
-      await this.flush();
-      return (await this.pg.query<T>(sql, params as unknown[])).rows;
-    }
+    if (text === undefined) return this.unprepared<T>(sql, params);
     const results = await this.send([text]);
     return results[results.length - 1].rows as T[];
   }
 
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {
     const text = await this.statements.executable(this.pg, sql, params);
-    if (text === undefined) await this.query(sql, params);
+    if (text === undefined) await this.unprepared(sql, params);
     else this.waiting.push(text);
   }
 
   /** Runs `fn` in this transaction: commits what it did, or rolls it back and throws what it threw. */
   async run<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    let value: T;
     try {
-      value = await fn(this);
+      const value = await fn(this);
       if (!this.begun && this.waiting.length === 1) return value; // nothing ran: nothing to commit
       const results = await this.send(["COMMIT"]);
       // COMMIT of a transaction that failed earlier (an error caught inside `fn`) answers ROLLBACK.
@@ -64,8 +60,10 @@ export class PgliteTransaction implements Queryable {
     }
   }
 
-  private async flush(): Promise<void> {
+  /** A statement that runs through PGlite's own `query` (see PreparedStatements.executable), after what waits. */
+  private async unprepared<T>(sql: string, params: readonly unknown[]): Promise<T[]> {
     if (this.waiting.length) await this.send([]);
+    return (await this.pg.query<T>(sql, params as unknown[])).rows;
   }
 
   /** One trip: what waits, then `texts`. */
