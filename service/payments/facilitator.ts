@@ -3,6 +3,7 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyRespons
 import { Transaction, Wallet, keccak256 } from "ethers";
 import type { Abi, Hex, PublicClient } from "viem";
 import { broadcast } from "../chains/broadcast";
+import { verifyPlainTransferAuthorization } from "./eip3009";
 import { signTransaction } from "../crypto/secp256k1";
 import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
@@ -96,7 +97,13 @@ export class InProcessFacilitator implements PaymentFacilitator {
     this.settlementAddress = this.wallet.address;
   }
 
+  /** A plain account's EIP-3009 payment is checked natively (payments/eip3009.ts); any other by the library. */
   async verify(payload: PaymentPayload, requirements: PaymentRequirements) {
+    return (await verifyPlainTransferAuthorization(this.chain, payload, requirements)) ?? this.verifyWithLibrary(payload, requirements);
+  }
+
+  /** x402's own `exact` verification (@x402/evm): smart wallets, ERC-6492, Permit2; tests hold the native one to it. */
+  async verifyWithLibrary(payload: PaymentPayload, requirements: PaymentRequirements) {
     const { exact } = await loadEvmModules();
     return new exact.ExactEvmScheme(await this.signer()).verify(payload, requirements);
   }
@@ -113,6 +120,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
       transport: viem.custom({ request: ({ method, params }) => this.chain.provider.request(method, (params ?? []) as unknown[]) }, { retryCount: 0 }),
       pollingInterval: 200,
     }));
+    const codes = new Map<string, ReturnType<typeof c.getCode>>();
     return {
       getAddresses: () => [this.wallet.address as Hex],
       // Simulations run on the pending block: on "latest", an idle local chain (automine, no block for a minute)
@@ -121,7 +129,17 @@ export class InProcessFacilitator implements PaymentFacilitator {
       readContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args?: readonly unknown[] }) =>
         c.readContract({ ...args, abi: args.abi as Abi, blockTag: "pending" } as never),
       verifyTypedData: (args: Record<string, unknown>) => c.verifyTypedData(args as never),
-      getCode: (args: { address: Hex }) => c.getCode(args),
+      // The library asks twice for the payer's code in one verification: one answer serves both.
+      getCode: (args: { address: Hex }) => {
+        const key = args.address.toLowerCase();
+        let code = codes.get(key);
+        if (!code) {
+          code = c.getCode(args);
+          codes.set(key, code);
+          code.catch(() => codes.delete(key));
+        }
+        return code;
+      },
       // Mined and confirmed on the canonical chain, sent again or replaced with higher fees on the way (untilMined).
       waitForTransactionReceipt: async (args: { hash: Hex }) => c.getTransactionReceipt({ hash: (await this.untilMined(paymentId, args.hash)) as Hex }),
       writeContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args: readonly unknown[]; gas?: bigint; dataSuffix?: Hex }) => {

@@ -1,14 +1,16 @@
 import type { Request } from "express";
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
-import { getAddress, Signature, ZeroAddress, ZeroHash, zeroPadValue, type TransactionReceipt } from "ethers";
+import { getAddress, ZeroAddress, ZeroHash, zeroPadValue, type TransactionReceipt } from "ethers";
 import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
 import type { Chain } from "../chains/registry";
 import { checksumAddress } from "../crypto/checksum-address";
 import { ApiError, unauthorized } from "../errors";
 import type { Logger } from "../logger";
 import { PaymentConflict, type PaymentRecord } from "../store/payments";
+import { TtlCache } from "../cache/ttl-cache";
 import { acceptedMismatch } from "./accepted";
+import { transferWithAuthorizationCalldata } from "./eip3009";
 import { displayPrice } from "./pricing";
 import { SettlementError, type PaymentFacilitator } from "./facilitator";
 import type { Stores } from "../store/stores";
@@ -28,8 +30,8 @@ const SETTLE_MARGIN_S = 10;
  * operation is sent alone and the payment settled after it (or released), as before.
  */
 const IN_OPERATION_MARGIN_S = 60;
-/** ERC-6492 signatures (a smart wallet not deployed yet) need the facilitator's deployment step: never settled in operation. */
-const ERC6492_SUFFIX = "6492649264926492649264926492649264926492649264926492649264926492";
+/** How long a payment settled here is kept for the send waiting on it (a send waits SEND_WAIT_MS at most, then reads). */
+const JUST_SETTLED_MS = 30_000;
 const usdcInterface = USDC__factory.createInterface();
 
 export const X402_DISABLED = "API key is required. x402 payment is not enabled.";
@@ -244,7 +246,7 @@ export class X402 {
     // payment row names whichever was (promoteSettlement): that is the settlement's transaction.
     const mined = (await this.services.payments.get(paymentId))?.settleTxHash;
     if (mined && result.transaction && mined !== result.transaction.toLowerCase()) result = { ...result, transaction: mined };
-    await this.services.payments.markSettled(paymentId, result);
+    this.keepSettled(await this.services.payments.markSettled(paymentId, result));
     this.log.info({ paymentId, transaction: result.transaction }, "payment settled");
     return result;
   }
@@ -270,6 +272,21 @@ export class X402 {
     if (!payment || payment.status === "released" || payment.status === "settled") return false;
     if (payment.settleTxHash) return true; // on its way: its fate on chain decides
     return payment.validBefore - Math.floor(Date.now() / 1000) > SETTLE_MARGIN_S;
+  }
+
+  /** Payments this process just settled, as stored: the send that paid for one answers with it without reading it back. */
+  private readonly justSettled = new TtlCache<string, PaymentRecord>(JUST_SETTLED_MS, 1_000);
+
+  private keepSettled(payment: PaymentRecord | undefined): void {
+    if (payment) this.justSettled.set(payment.id, payment);
+  }
+
+  /** The payment as this process just settled it (once), else as stored. */
+  async settledOrStored(paymentId: string): Promise<PaymentRecord | undefined> {
+    const kept = this.justSettled.get(paymentId);
+    if (!kept) return this.services.payments.get(paymentId);
+    this.justSettled.delete(paymentId);
+    return kept;
   }
 
   private readonly retries = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
@@ -376,7 +393,7 @@ export class X402 {
       return undefined;
     }
     const result: SettleResponse = { success: true, transaction: receipt.hash, network: payment.network as SettleResponse["network"], payer: payment.payer };
-    await this.services.payments.markSettled(payment.id, result);
+    this.keepSettled(await this.services.payments.markSettled(payment.id, result));
     this.log.info({ paymentId: payment.id, transaction: receipt.hash }, "payment settled with its operation");
     return result;
   }
@@ -476,21 +493,3 @@ export function assertX402Available(services: X402Services, chainId: number): X4
 const AUTHORIZATION_USED_TOPIC = usdcInterface.getEvent("AuthorizationUsed").topicHash;
 /** Transfer(address indexed from, address indexed to, uint256 value) of the payment asset. */
 const TRANSFER_TOPIC = usdcInterface.getEvent("Transfer").topicHash;
-
-/**
- * The calldata of `transferWithAuthorization` for an x402 `exact` EVM payload: the (v, r, s) form for a 65-byte
- * signature, the `bytes signature` form (FiatToken v2.2, ERC-1271 wallets) otherwise; undefined for an ERC-6492
- * signature or a payload without an authorization.
- */
-export function transferWithAuthorizationCalldata(payload: PaymentPayload): string | undefined {
-  const inner = payload?.payload as { signature?: string; authorization?: Record<string, string> } | undefined;
-  const a = inner?.authorization;
-  const signature = inner?.signature;
-  if (!a || typeof signature !== "string" || !/^0x([0-9a-fA-F]{2})+$/.test(signature) || signature.toLowerCase().endsWith(ERC6492_SUFFIX)) return undefined;
-  const head = [a.from, a.to, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce] as const;
-  if (signature.length === 132) {
-    const { v, r, s } = Signature.from(signature);
-    return usdcInterface.encodeFunctionData("transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)", [...head, v, r, s]);
-  }
-  return usdcInterface.encodeFunctionData("transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)", [...head, signature]);
-}

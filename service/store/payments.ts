@@ -262,14 +262,16 @@ export class Payments {
   }
 
   /** Settled: the authorization is used and its transaction mined, so neither is kept (ENDED_CLEARS). */
-  async markSettled(id: string, settlement: unknown): Promise<void> {
-    await this.db.transaction(async (q) => {
+  /** The payment as it stands once settled; undefined when it was not reserved or settling (nothing changed). */
+  async markSettled(id: string, settlement: unknown): Promise<PaymentRecord | undefined> {
+    return this.db.transaction(async (q) => {
       const [row] = await q.query<PaymentEventRow>(
-        `UPDATE payments SET status = 'settled', settlement = $2, ${ENDED_CLEARS}, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling') RETURNING ${PAYMENT_EVENT_COLUMNS}`,
+        `UPDATE payments SET status = 'settled', settlement = $2, ${ENDED_CLEARS}, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling') RETURNING *, ${PAYMENT_EVENT_COLUMNS}`,
         [id, JSON.stringify(settlement)],
       );
       const event = row && paymentEvent("payment.settled", row);
       if (event) await emitEvent(q, event);
+      return row && this.record(row);
     });
   }
 

@@ -116,7 +116,7 @@ export async function sendWrite(services: Services, req: Request, caller: Caller
     throw error;
   });
   const after = (await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS)) ?? (await services.batches.get(batch.txId))!;
-  const settled = payment ? await services.payments.get(payment.id) : undefined;
+  const settled = payment ? await services.x402!.settledOrStored(payment.id) : undefined;
   return {
     status: after.status === "sending" ? 202 : 200,
     body: { ...sendSummary(after), ...(settled ? { payment: paymentView(settled) } : {}) },
