@@ -230,15 +230,21 @@ export class Relayer {
       const signed = await this.services.db.transaction(async (q): Promise<RelayedSignature> => {
         ticket?.drop(); // a retried transaction body takes its nonce again
         ticket = undefined;
-        const current = await this.services.batches.lockTransaction(q, batch.txId, tx.index);
-        if (current.signedRaw && current.txHash && current.txHash !== replacing?.toLowerCase()) {
-          return { signedRaw: current.signedRaw, txHash: current.txHash };
-        }
-        const nonce = await this.services.walletNonces.take(q, chain.chainId, wallet.address, () =>
-          chain.provider.getTransactionCount(wallet.address, "pending"),
+        // The row's lock, a nonce and the payment's binding, asked together (one trip into the embedded database). If
+        // another runner signed first, its bytes are the answer and the nonce and binding are rolled back.
+        const [current, nonce, boundHere] = await q.together(
+          () =>
+            [
+              this.services.batches.lockTransaction(q, batch.txId, tx.index),
+              this.services.walletNonces.take(q, chain.chainId, wallet.address, () => chain.provider.getTransactionCount(wallet.address, "pending")),
+              wrapped && settle ? settle.bind(q) : Promise.resolve(false),
+            ] as const,
         );
+        if (current.signedRaw && current.txHash && current.txHash !== replacing?.toLowerCase()) {
+          throw new SignedElsewhere({ signedRaw: current.signedRaw, txHash: current.txHash });
+        }
         ticket = nonceOrderOf(this.services).register(chain.chainId, wallet.address, nonce);
-        const bound = wrapped && settle && (await settle.bind(q));
+        const bound = boundHere && wrapped;
         const unsigned = {
           ...tx.unsigned,
           data,
@@ -256,6 +262,9 @@ export class Relayer {
         await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
         // What the row holds now (lockTransaction reads no replaced forms: a replacement is read back by its caller).
         return { signedRaw, txHash, stored: replacing ? undefined : { ...current, unsigned, signedRaw, txHash, status: "signed" } };
+      }).catch((error: unknown) => {
+        if (error instanceof SignedElsewhere) return error.signature;
+        throw error;
       });
       // Committed: hand the bytes to the node in nonce order. A refusal is left to the runner, which sends the same
       // bytes next and decides (reject, give the nonce back, re-sign).
@@ -375,5 +384,12 @@ export class Relayer {
     if (!wallet || tx.unsigned.from.toLowerCase() !== wallet.address.toLowerCase()) return;
     if (await this.services.walletNonces.giveBack(chain.chainId, wallet.address, tx.unsigned.nonce)) return;
     await this.healNonces(chain, true);
+  }
+}
+
+/** Thrown out of the signing transaction (rolling back its nonce and binding) when another runner signed first. */
+class SignedElsewhere extends Error {
+  constructor(readonly signature: RelayedSignature) {
+    super("the transaction was signed by another runner");
   }
 }

@@ -5,7 +5,7 @@ import { PreparedStatements } from "./prepared-statements";
 import { PgliteTransaction, Serial } from "./pglite-transaction";
 import { openPglite } from "./pglite-template";
 import { makePrivate, privateDirectory } from "./private-files";
-import { TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
+import { allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
 
 export type { Queryable } from "./queryable";
 
@@ -79,6 +79,8 @@ class PgliteDb implements Db {
     await this.query(sql, params);
   }
 
+  together = allIssued;
+
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return this.turns.run(() => new PgliteTransaction(this.pg, this.statements).run(fn));
   }
@@ -110,6 +112,8 @@ class PostgresDb implements Db {
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {
     await this.pool.query(sql, params as unknown[]);
   }
+
+  together = allIssued;
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
@@ -179,6 +183,7 @@ function clientQueryable(client: PoolClient): Queryable {
   return {
     query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[],
     write: async (sql: string, params: readonly unknown[] = []) => void (await client.query(sql, params as unknown[])),
+    together: allIssued,
   };
 }
 

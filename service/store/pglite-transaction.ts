@@ -1,5 +1,5 @@
 import type { PGlite } from "@electric-sql/pglite";
-import { TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
+import { allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
 import type { PreparedStatements } from "./prepared-statements";
 
 /** Runs one job at a time, in the order they were asked for: the embedded database has one connection. */
@@ -26,6 +26,8 @@ export class PgliteTransaction implements Queryable {
   /** Statements (as SQL text) to run ahead of the next one: BEGIN until it was sent, then deferred writes. */
   private readonly waiting: string[] = ["BEGIN"];
   private begun = false;
+  /** While `together` issues its statements: those gathered for its one trip. */
+  private gathering?: { text: string; resolve(rows: unknown[]): void; reject(error: unknown): void }[];
 
   constructor(
     private readonly pg: PGlite,
@@ -33,6 +35,8 @@ export class PgliteTransaction implements Queryable {
   ) {}
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const gathered = this.gathering && this.statements.readyText(sql, params);
+    if (gathered) return new Promise<T[]>((resolve, reject) => this.gathering!.push({ text: gathered, resolve: (rows) => resolve(rows as T[]), reject }));
     const text = await this.statements.executable(this.pg, sql, params);
     if (text === undefined) return this.unprepared<T>(sql, params);
     const results = await this.send([text]);
@@ -43,6 +47,28 @@ export class PgliteTransaction implements Queryable {
     const text = await this.statements.executable(this.pg, sql, params);
     if (text === undefined) await this.unprepared(sql, params);
     else this.waiting.push(text);
+  }
+
+  /**
+   * The statements `issue` starts, gathered into one trip (after what waits). A statement not prepared yet runs on its
+   * own, as `query` runs it: the statements are independent, so their order does not matter.
+   */
+  together<T extends readonly unknown[]>(issue: () => { readonly [K in keyof T]: Promise<T[K]> }): Promise<T> {
+    const gathered: NonNullable<PgliteTransaction["gathering"]> = [];
+    this.gathering = gathered;
+    let issued: { readonly [K in keyof T]: Promise<T[K]> };
+    try {
+      issued = issue();
+    } finally {
+      this.gathering = undefined;
+    }
+    if (gathered.length) {
+      this.send(gathered.map((g) => g.text)).then(
+        (results) => gathered.forEach((g, i) => g.resolve(results[results.length - gathered.length + i].rows)),
+        (error: unknown) => gathered.forEach((g) => g.reject(error)),
+      );
+    }
+    return allIssued(() => issued);
   }
 
   /** Runs `fn` in this transaction: commits what it did, or rolls it back and throws what it threw. */

@@ -19,6 +19,8 @@ const PREPARABLE = /^\s*(select|insert|update|delete|with|values)\b/i;
 export class PreparedStatements {
   /** SQL text → its statement's name (a preparation under way is awaited by whoever asks meanwhile). */
   private readonly names = new Map<string, Promise<string>>();
+  /** SQL text → its statement's name, once prepared. */
+  private readonly ready = new Map<string, string>();
 
   /** `max` bounds how many statements are kept; SQL beyond it runs unprepared. */
   constructor(private readonly max = 1_000) {}
@@ -41,11 +43,20 @@ export class PreparedStatements {
     return `EXECUTE ${await this.nameOf(target, sql)}(${args})`;
   }
 
+  /** executable()'s text, without waiting, for a statement already prepared; undefined for any other. */
+  readyText(sql: string, params: readonly unknown[]): string | undefined {
+    const name = params.length ? this.ready.get(sql) : undefined;
+    return name && `EXECUTE ${name}(${params.map(literal).join(", ")})`;
+  }
+
   private nameOf(target: PgliteTarget, sql: string): Promise<string> {
     let name = this.names.get(sql);
     if (!name) {
       const chosen = `tak_${this.names.size + 1}`;
-      name = target.exec(`PREPARE ${chosen} AS ${sql}`).then(() => chosen);
+      name = target.exec(`PREPARE ${chosen} AS ${sql}`).then(() => {
+        this.ready.set(sql, chosen);
+        return chosen;
+      });
       this.names.set(sql, name);
       // A statement that cannot be prepared fails here as it would have failed unprepared; it is tried anew next time.
       name.catch(() => this.names.delete(sql));

@@ -7,6 +7,17 @@ export interface Queryable {
    * transaction fails there. Everywhere else it runs at once.
    */
   write(sql: string, params?: readonly unknown[]): Promise<void>;
+  /**
+   * Statements none of which needs another's rows, each issued by `issue` through a store method whose first step is
+   * its statement (e.g. `() => [a.lock(q), b.take(q)] as const`). In a transaction on the embedded database they travel
+   * in one trip into the engine; everywhere else they run as issued. If one fails, the transaction fails.
+   */
+  together<T extends readonly unknown[]>(issue: () => { readonly [K in keyof T]: Promise<T[K]> }): Promise<T>;
+}
+
+/** `together` where statements run as issued: the promises, awaited. */
+export function allIssued<T extends readonly unknown[]>(issue: () => { readonly [K in keyof T]: Promise<T[K]> }): Promise<T> {
+  return Promise.all(issue() as readonly Promise<unknown>[]) as Promise<unknown> as Promise<T>;
 }
 
 /** Thrown by a transaction whose COMMIT rolled back: a statement in it had failed (and its error was caught). */

@@ -18,6 +18,20 @@ describe("e2e: concurrent service-relayed sends", function () {
   });
   after(async () => service?.stop());
 
+  it("a runner that reaches a transaction another runner already signed gets its bytes, and takes no nonce", async () => {
+    const relayer = sandbox.accounts[RELAYER_INDEX].address;
+    const txId = await prepareRelayedToken(service.api, "TWICE", sandbox.accounts[6].address);
+    const batch = (await service.services.batches.get(txId))!;
+    const counter = () => service.services.walletNonces.syncFloor(84532, relayer, 0);
+    const first = await service.services.relayer.sign(batch, batch.transactions[0]);
+    const after = await counter();
+    // The same, as a second runner (or instance) holding the batch as it was before the first one signed.
+    const second = await service.services.relayer.sign(batch, batch.transactions[0]);
+    expect(second).to.include({ signedRaw: first.signedRaw, txHash: first.txHash });
+    expect(await counter()).to.equal(after);
+    expect((await service.services.batches.transaction(txId, 0))?.txHash).to.equal(first.txHash);
+  });
+
   it(`${SENDS} concurrent paid relayed sends all confirm, with contiguous relayer nonces, one transaction each carrying its payment, broadcast once`, async () => {
     const provider = providerFor(sandbox.baseSepolia);
     const relayer = sandbox.accounts[RELAYER_INDEX].address;

@@ -853,6 +853,41 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(await probe(2)).to.equal("later");
       });
 
+      it("statements issued together each answer with their own rows; one failing fails the transaction", async () => {
+        await db.query("INSERT INTO tx_probe (id, v) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v", [6, "six"]);
+        const read = "SELECT v FROM tx_probe WHERE id = $1";
+        const bump = "UPDATE tx_probe SET v = v || $2 WHERE id = $1 RETURNING v";
+        await db.query(read, [6]);
+        await db.query(bump, [0, "prepared"]);
+        const [before, bumped, fresh] = await db.transaction(async (tx) => {
+          await tx.write("UPDATE tx_probe SET v = v || $2 WHERE id = $1", [6, "+"]);
+          return tx.together(
+            () =>
+              [
+                tx.query<{ v: string }>(read, [6]),
+                tx.query<{ v: string }>(bump, [7, "never"]),
+                // Not run before (on the embedded database: prepared now, in its own trip).
+                tx.query<{ n: number }>("SELECT $1::int + 1 AS n", [41]),
+              ] as const,
+          );
+        });
+        expect(before).to.deep.equal([{ v: "six+" }]);
+        expect(bumped).to.deep.equal([]);
+        expect(fresh).to.deep.equal([{ n: 42 }]);
+        expect(await probe(6)).to.equal("six+");
+
+        let failed: unknown;
+        await db
+          .transaction(async (tx) => {
+            await tx.together(() => [tx.query(bump, [6, "!"]), tx.query("INSERT INTO tx_probe (id, v) VALUES ($1, $2)", [6, "duplicate"])] as const);
+          })
+          .catch((error) => (failed = error));
+        expect((failed as { code?: string })?.code).to.equal("23505");
+        expect(await probe(6)).to.equal("six+");
+        // Outside a transaction they run as issued.
+        expect(await db.together(() => [db.query<{ v: string }>(read, [6]), db.query<{ n: number }>("SELECT $1::int + 1 AS n", [1])] as const)).to.deep.equal([[{ v: "six+" }], [{ n: 2 }]]);
+      });
+
       it("a transaction that throws leaves nothing of its writes, queued or run", async () => {
         await db
           .transaction(async (tx) => {
