@@ -7,6 +7,7 @@ import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
 import type { Queryable } from "../store/db";
 import type { Stores } from "../store/stores";
+import type { PaymentRecord } from "../store/payments";
 import type { OperationSettlement, RelayedSignature, Relayer } from "./relayer";
 import { untilConfirmed } from "../chains/confirmations";
 import { TransactionTracker, type TrackerDeps } from "./tracker";
@@ -50,8 +51,8 @@ export interface BatchHooks {
 
 /** Where the x402 payments of a batch are settled or released (payments/x402.ts), when x402 is on. */
 export interface SettlementPort {
-  /** `ended`: the batch as the run that confirmed it just stored it. */
-  settleForBatch(txId: string, receipts?: TransactionReceipt[], ended?: Batch): Promise<void>;
+  /** `ended`: the batch as the run that confirmed it just stored it; `payments`: its payments, read as it ended. */
+  settleForBatch(txId: string, receipts?: TransactionReceipt[], ended?: Batch, payments?: PaymentRecord[]): Promise<void>;
   releaseForBatch(txId: string, reason: string): Promise<void>;
   /** A reorg deeper than its confirmations took a settlement off the chain. */
   afterDeepReorg(paymentId: string): Promise<void>;
@@ -415,13 +416,18 @@ export class BatchRunner {
   private async finish(batch: Batch, chain: Chain, receipts: TransactionReceipt[], lastConfirmed?: Confirmation): Promise<boolean> {
     const method = this.methods(batch.method);
     const payer = await this.payerOf(batch);
+    // A batch prepared under a key is never paid with x402 (access/gate.ts admitSend): nothing to settle or look up.
+    const paid = !batch.apiKeyId && this.settlement;
     const marked = await this.services.db.transaction(async (q) => {
-      const { batches } = this.services;
+      const { batches, payments } = this.services;
       // Ended first: the row lock makes a second finisher (another runner or instance) find it ended and write nothing.
       // The run's copy (equal to the rows it wrote) gives the events, written by the same statement, unless a reorg
-      // changed the rows meanwhile.
+      // changed the rows meanwhile. The payments to settle are read with it (one trip).
       const ended = this.reorgedDuringRun.has(batch.txId) ? undefined : { ...batch, status: "success" as const };
-      if (!(await batches.markSuccess(q, batch.txId, lastConfirmed, ended))) return false;
+      const [success, toSettle] = await q.together(
+        () => [batches.markSuccess(q, batch.txId, lastConfirmed, ended), paid ? payments.forBatch(batch.txId, q) : Promise.resolve(undefined)] as const,
+      );
+      if (!success) return false;
       const outcome = await method?.onConfirmed?.(q, {
         txId: batch.txId,
         chain,
@@ -437,13 +443,12 @@ export class BatchRunner {
         await batches.setOutcome(q, batch.txId, outcome);
         batch.outcome = outcome;
       }
-      return true;
+      return { toSettle };
     });
     if (!marked) return false;
     batch.status = "success";
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
-    // A batch prepared under a key is never paid with x402 (access/gate.ts admitSend): nothing to settle or look up.
-    if (!batch.apiKeyId) await this.settlement?.settleForBatch(batch.txId, receipts, batch);
+    if (paid) await paid.settleForBatch(batch.txId, receipts, batch, marked.toSettle);
     return true;
   }
 }

@@ -410,10 +410,11 @@ export class X402 {
 
   /**
    * Settles a confirmed batch's payments. The runner hands over what it has: its `receipts` (in order) spare a payment
-   * settled in the last one a lookup, and `ended` (the batch as its run just stored it) a read of the batch.
+   * settled in the last one a lookup, `ended` (the batch as its run just stored it) a read of the batch, and
+   * `payments` (read in the transaction that ended it) a read of its payments.
    */
-  async settleForBatch(txId: string, receipts?: TransactionReceipt[], ended?: Batch): Promise<void> {
-    for (const p of await this.services.payments.forBatch(txId)) {
+  async settleForBatch(txId: string, receipts?: TransactionReceipt[], ended?: Batch, payments?: PaymentRecord[]): Promise<void> {
+    for (const p of payments ?? (await this.services.payments.forBatch(txId))) {
       if (p.status === "reserved" || p.status === "settling") await this.settle(p.id, receipts?.[receipts.length - 1], { payment: p, batch: ended });
     }
   }

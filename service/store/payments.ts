@@ -170,8 +170,8 @@ export class Payments {
     return row && this.record(row);
   }
 
-  async forBatch(txId: string): Promise<PaymentRecord[]> {
-    return (await this.db.query("SELECT * FROM payments WHERE tx_id = $1 ORDER BY created_at", [txId])).map(this.record);
+  async forBatch(txId: string, q: Queryable = this.db): Promise<PaymentRecord[]> {
+    return (await q.query("SELECT * FROM payments WHERE tx_id = $1 ORDER BY created_at", [txId])).map(this.record);
   }
 
   async unfinished(): Promise<PaymentRecord[]> {
