@@ -393,7 +393,7 @@ export class X402 {
       return undefined;
     }
     const result: SettleResponse = { success: true, transaction: receipt.hash, network: payment.network as SettleResponse["network"], payer: payment.payer };
-    this.keepSettled(await this.services.payments.markSettled(payment.id, result));
+    this.keepSettled(await this.services.payments.markSettled(payment.id, result, { payment, apiKeyId: batch.apiKeyId }));
     this.log.info({ paymentId: payment.id, transaction: receipt.hash }, "payment settled with its operation");
     return result;
   }

@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Sealer } from "../crypto/sealed";
-import { emitEvent, type NewEvent } from "./outbox";
+import { emitEvent, eventRows, insertEventsSql, type NewEvent } from "./outbox";
 import type { Db, Queryable } from "./db";
 
 export type PaymentStatus = "reserved" | "settling" | "settled" | "released";
@@ -262,8 +262,38 @@ export class Payments {
   }
 
   /** Settled: the authorization is used and its transaction mined, so neither is kept (ENDED_CLEARS). */
-  /** The payment as it stands once settled; undefined when it was not reserved or settling (nothing changed). */
-  async markSettled(id: string, settlement: unknown): Promise<PaymentRecord | undefined> {
+  /**
+   * The payment as it stands once settled; undefined when it was not reserved or settling (nothing changed). With the
+   * payment as just read (`known`, and its batch's key), one statement does it all: its payment.settled event is built
+   * from what is known (what the event shows of a payment never changes once it is reserved, but its status, and the
+   * event is written only if this statement is the one that settles it).
+   */
+  async markSettled(id: string, settlement: { transaction?: string; [field: string]: unknown }, known?: { payment: PaymentRecord; apiKeyId: string | null }): Promise<PaymentRecord | undefined> {
+    if (known?.payment.id === id) {
+      const { payment } = known;
+      const event = paymentEvent("payment.settled", {
+        subject: payment.subject,
+        tx_id: payment.txId,
+        network: payment.network,
+        amount: payment.amount,
+        payer: payment.payer,
+        status: "settled",
+        settle_tx_hash: payment.settleTxHash,
+        settlement,
+        release_reason: null,
+        api_key_id: known.apiKeyId,
+      });
+      const [row] = await this.db.query(
+        `WITH settled AS (
+           UPDATE payments SET status = 'settled', settlement = $2, ${ENDED_CLEARS}, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling') RETURNING *
+         ), events AS (
+           ${insertEventsSql("$3", "EXISTS (SELECT 1 FROM settled)")}
+         )
+         SELECT * FROM settled`,
+        [id, JSON.stringify(settlement), event ? eventRows([event]) : null],
+      );
+      return row && this.record(row);
+    }
     return this.db.transaction(async (q) => {
       const [row] = await q.query<PaymentEventRow>(
         `UPDATE payments SET status = 'settled', settlement = $2, ${ENDED_CLEARS}, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling') RETURNING *, ${PAYMENT_EVENT_COLUMNS}`,

@@ -101,6 +101,55 @@ export function describeAtRest(label: string, open: () => Promise<Db>, cleanup?:
       expect(refused, "CHECK payments_ended_hold_nothing_usable").to.be.an("error");
     });
 
+    it("a payment settled with what is known (one statement) ends as one settled by id: same row, same event, once", async () => {
+      const db = await fresh();
+      await migrate(db);
+      const payments = new Payments(db, sealer);
+      const settleOne = async (known: boolean) => {
+        const txId = "0x" + randomBytes(32).toString("hex");
+        await db.query(
+          "INSERT INTO batches (tx_id, chain_id, method, execution_mode, signer, status, body, plan, info) VALUES ($1, 84532, 'agentCreateToken', 'service-relayed', $2, 'success', '{}', '{}', '{}')",
+          [txId, "0x" + "44".repeat(20)],
+        );
+        const p = fakePaymentPayload();
+        const reserved = await payments.reserve({
+          subject: `send:${txId}`,
+          route: "POST /send-transactions",
+          txId,
+          network: "eip155:84532",
+          asset: requirements.asset,
+          payTo: requirements.payTo,
+          amount: "10000",
+          payer: "0x" + "33".repeat(20),
+          authorizationNonce: p.nonce,
+          validBefore: 9999999999,
+          payload: p.payload,
+          requirements,
+        });
+        await db.transaction(async (q) => {
+          await payments.bindToOperation(q, reserved.id);
+          await payments.setOperationHash(q, reserved.id, "0x" + "cd".repeat(32));
+        });
+        const bound = (await payments.get(reserved.id))!;
+        const settlement = { success: true, transaction: "0x" + "cd".repeat(32), network: "eip155:84532", payer: bound.payer };
+        const answered = await payments.markSettled(bound.id, settlement, known ? { payment: bound, apiKeyId: null } : undefined);
+        const again = await payments.markSettled(bound.id, settlement, known ? { payment: bound, apiKeyId: null } : undefined);
+        const events = await db.query<{ type: string; hash: string; data: { txId: string } }>("SELECT type, hash, data FROM events WHERE tx_id = $1", [txId]);
+        const stored = (await payments.get(bound.id))!;
+        const same = (r: typeof stored) => ({ ...r, id: "id", subject: "subject", txId: "txId", authorizationNonce: "nonce" });
+        return { answered: answered && same(answered), again, stored: same(stored), events: events.map((e) => ({ ...e, data: { ...e.data, txId: "txId" } })) };
+      };
+      const byId = await settleOne(false);
+      const withKnown = await settleOne(true);
+      expect(withKnown.stored).to.deep.include({ status: "settled", payload: null, settleTxRaw: null, settleTxHash: "0x" + "cd".repeat(32) });
+      expect(withKnown.answered).to.deep.equal(withKnown.stored);
+      expect(withKnown.again).to.equal(undefined);
+      expect(withKnown.events).to.have.length(1);
+      expect(withKnown.events[0]).to.deep.include({ type: "payment.settled", hash: "0x" + "cd".repeat(32) });
+      expect(withKnown.events).to.deep.equal(byId.events);
+      expect(withKnown.stored).to.deep.equal(byId.stored);
+    });
+
     it("migration 007 scrubs what older versions stored: ended payments' authorizations and settlement transactions, link tokens, unsent signed transactions of rejected batches", async () => {
       const db = await fresh();
       const before = await migrate(db, { before: "007" });
