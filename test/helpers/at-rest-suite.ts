@@ -23,6 +23,24 @@ export function fakePaymentPayload() {
 
 const requirements = { scheme: "exact", network: "eip155:84532", asset: "0x" + "11".repeat(20), amount: "10000", payTo: "0x" + "22".repeat(20), maxTimeoutSeconds: 300, extra: { name: "USDC", version: "2" } };
 
+/** A payment of 0.01 USDC for the send of `txId` (or of nothing), reserved. */
+function reservePayment(payments: Payments, p: ReturnType<typeof fakePaymentPayload>, txId: string | null = null) {
+  return payments.reserve({
+    subject: `send:${txId ?? randomUUID()}`,
+    route: "POST /send-transactions",
+    txId,
+    network: "eip155:84532",
+    asset: requirements.asset,
+    payTo: requirements.payTo,
+    amount: "10000",
+    payer: "0x" + "33".repeat(20),
+    authorizationNonce: p.nonce,
+    validBefore: 9999999999,
+    payload: p.payload,
+    requirements,
+  });
+}
+
 /**
  * Payments at rest and migration 007 against one backend. `open` returns an empty, unmigrated database each call.
  */
@@ -45,21 +63,7 @@ export function describeAtRest(label: string, open: () => Promise<Db>, cleanup?:
       const db = await fresh();
       await migrate(db);
       const payments = new Payments(db, sealer);
-      const reserve = (p: ReturnType<typeof fakePaymentPayload>) =>
-        payments.reserve({
-          subject: `send:${randomUUID()}`,
-          route: "POST /send-transactions",
-          txId: null,
-          network: "eip155:84532",
-          asset: requirements.asset,
-          payTo: requirements.payTo,
-          amount: "10000",
-          payer: "0x" + "33".repeat(20),
-          authorizationNonce: p.nonce,
-          validBefore: 9999999999,
-          payload: p.payload,
-          requirements,
-        });
+      const reserve = (p: ReturnType<typeof fakePaymentPayload>) => reservePayment(payments, p);
       const raw = async () => JSON.stringify(await db.query("SELECT * FROM payments"));
 
       const a = fakePaymentPayload();
@@ -111,21 +115,7 @@ export function describeAtRest(label: string, open: () => Promise<Db>, cleanup?:
           "INSERT INTO batches (tx_id, chain_id, method, execution_mode, signer, status, body, plan, info) VALUES ($1, 84532, 'agentCreateToken', 'service-relayed', $2, 'success', '{}', '{}', '{}')",
           [txId, "0x" + "44".repeat(20)],
         );
-        const p = fakePaymentPayload();
-        const reserved = await payments.reserve({
-          subject: `send:${txId}`,
-          route: "POST /send-transactions",
-          txId,
-          network: "eip155:84532",
-          asset: requirements.asset,
-          payTo: requirements.payTo,
-          amount: "10000",
-          payer: "0x" + "33".repeat(20),
-          authorizationNonce: p.nonce,
-          validBefore: 9999999999,
-          payload: p.payload,
-          requirements,
-        });
+        const reserved = await reservePayment(payments, fakePaymentPayload(), txId);
         await db.transaction(async (q) => {
           await payments.bindToOperation(q, reserved.id);
           await payments.setOperationHash(q, reserved.id, "0x" + "cd".repeat(32));
