@@ -230,19 +230,8 @@ export class Relayer {
       const signed = await this.services.db.transaction(async (q): Promise<RelayedSignature> => {
         ticket?.drop(); // a retried transaction body takes its nonce again
         ticket = undefined;
-        // The row's lock, a nonce and the payment's binding, asked together (one trip into the embedded database). If
-        // another runner signed first, its bytes are the answer and the nonce and binding are rolled back.
-        const [current, nonce, boundHere] = await q.together(
-          () =>
-            [
-              this.services.batches.lockTransaction(q, batch.txId, tx.index),
-              this.services.walletNonces.take(q, chain.chainId, wallet.address, () => chain.provider.getTransactionCount(wallet.address, "pending")),
-              wrapped && settle ? settle.bind(q) : Promise.resolve(false),
-            ] as const,
-        );
-        if (current.signedRaw && current.txHash && current.txHash !== replacing?.toLowerCase()) {
-          throw new SignedElsewhere({ signedRaw: current.signedRaw, txHash: current.txHash });
-        }
+        const bind = wrapped && settle ? (within: Queryable) => settle.bind(within) : undefined;
+        const { current, nonce, boundHere } = await this.lockNonceAndBind(q, chain, wallet, batch, tx, replacing, bind);
         ticket = nonceOrderOf(this.services).register(chain.chainId, wallet.address, nonce);
         const bound = boundHere && wrapped;
         const unsigned = {
@@ -277,6 +266,26 @@ export class Relayer {
       ticket?.drop();
       await release();
     }
+  }
+
+  /**
+   * The transaction's row locked, the relayer's next nonce taken and, with a payment to settle in it, the payment bound,
+   * asked together (one trip into the embedded database). When another runner signed the transaction first, throws
+   * SignedElsewhere with its bytes: the signing transaction rolls the nonce and the binding back.
+   */
+  private async lockNonceAndBind(q: Queryable, chain: Chain, wallet: Wallet, batch: Batch, tx: BatchTransaction, replacing?: string, bind?: (q: Queryable) => Promise<boolean>) {
+    const [current, nonce, boundHere] = await q.together(
+      () =>
+        [
+          this.services.batches.lockTransaction(q, batch.txId, tx.index),
+          this.services.walletNonces.take(q, chain.chainId, wallet.address, () => chain.provider.getTransactionCount(wallet.address, "pending")),
+          bind ? bind(q) : Promise.resolve(false),
+        ] as const,
+    );
+    if (current.signedRaw && current.txHash && current.txHash !== replacing?.toLowerCase()) {
+      throw new SignedElsewhere({ signedRaw: current.signedRaw, txHash: current.txHash });
+    }
+    return { current, nonce, boundHere };
   }
 
   /**
