@@ -1,5 +1,5 @@
 import type { PaymentPayload, PaymentRequirements, VerifyResponse } from "@x402/core/types";
-import { AbiCoder, concat, getAddress, Interface, keccak256, Signature, toUtf8Bytes, TypedDataEncoder } from "ethers";
+import { AbiCoder, concat, getAddress, Interface, isAddress as ethersIsAddress, keccak256, Signature, toUtf8Bytes, TypedDataEncoder } from "ethers";
 import type { Chain } from "../chains/registry";
 import { usdcInterface } from "../chains/contracts";
 import { recoverSigner } from "../crypto/secp256k1";
@@ -52,7 +52,8 @@ const TRANSFER_WITH_AUTHORIZATION_TYPEHASH = keccak256(
 const STRUCT_FIELDS = ["bytes32", "address", "address", "uint256", "uint256", "uint256", "bytes32"];
 const abi = AbiCoder.defaultAbiCoder();
 
-const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+/** A 0x-prefixed 20-byte hex address whose mixed case, if any, is its EIP-55 checksum. */
+const isAddress = (value: string) => /^0x[0-9a-fA-F]{40}$/.test(value) && ethersIsAddress(value);
 const UINT256 = /^[0-9]{1,78}$/;
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
 const SIGNATURE_65 = /^0x[0-9a-fA-F]{130}$/;
@@ -93,7 +94,8 @@ function plainAuthorization(payload: PaymentPayload): { authorization: Authoriza
   const fields = [a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce];
   if (!fields.every((f) => typeof f === "string")) return undefined;
   const authorization = a as unknown as Authorization;
-  if (!ADDRESS.test(authorization.from) || !ADDRESS.test(authorization.to) || !BYTES32.test(authorization.nonce)) return undefined;
+  // A mixed-case address with a wrong checksum is left to the library (it refuses it as a bad signature).
+  if (!isAddress(authorization.from) || !isAddress(authorization.to) || !BYTES32.test(authorization.nonce)) return undefined;
   if (![authorization.value, authorization.validAfter, authorization.validBefore].every((n) => UINT256.test(n) && BigInt(n) < 2n ** 256n)) return undefined;
   return { authorization, signature };
 }
@@ -108,7 +110,7 @@ function plainAuthorization(payload: PaymentPayload): { authorization: Authoriza
  */
 export async function verifyPlainTransferAuthorization(chain: Chain, payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse | undefined> {
   const plain = plainAuthorization(payload);
-  if (!plain || !ADDRESS.test(requirements.asset) || !ADDRESS.test(requirements.payTo)) return undefined;
+  if (!plain || !isAddress(requirements.asset) || !isAddress(requirements.payTo)) return undefined;
   const { authorization: a, signature } = plain;
   const payer = a.from;
   const invalid = (invalidReason: string): VerifyResponse => ({ isValid: false, invalidReason, payer });

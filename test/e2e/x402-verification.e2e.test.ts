@@ -89,6 +89,12 @@ describe("e2e: x402 verification, native beside the library", function () {
     const inner = valid.payload as { authorization: Record<string, string>; signature: string };
     const hexValue = { ...valid, payload: { ...inner, authorization: { ...inner.authorization, value: "0x2710" } } };
     expect(await verifyPlainTransferAuthorization(chain, hexValue, requirements)).to.equal(undefined);
+    const wrongChecksum = inner.authorization.from.replace(/[a-f]/, (c) => c.toUpperCase()).replace(/[A-F]/, (c) => c.toLowerCase());
+    const badChecksum = { ...valid, payload: { ...inner, authorization: { ...inner.authorization, from: wrongChecksum } } };
+    if (wrongChecksum !== inner.authorization.from) {
+      expect(await verifyPlainTransferAuthorization(chain, badChecksum, requirements)).to.equal(undefined);
+      expect(await facilitator.verify(badChecksum, requirements)).to.include({ isValid: false });
+    }
     const erc6492 = { ...valid, payload: { ...inner, signature: inner.signature + "6492".repeat(16) } };
     expect(await verifyPlainTransferAuthorization(chain, erc6492, requirements)).to.equal(undefined);
     const otherChain = { ...requirements, network: "eip155:11155111" };
