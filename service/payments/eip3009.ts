@@ -148,20 +148,20 @@ export async function verifyPlainTransferAuthorization(chain: Chain, payload: Pa
   return invalid(await whySimulationFailed(chain, asset, a, extra.name, extra.version, requirements.amount));
 }
 
-const diagnosisReads = new Interface([
-  "function balanceOf(address) view returns (uint256)",
-  "function name() view returns (string)",
-  "function version() view returns (string)",
-  "function authorizationState(address, bytes32) view returns (bool)",
-]);
+/** The payment token's functions, looked up by name (the typed interface only takes literal names). */
+const token: Interface = usdcInterface;
 
 /** The library's diagnosis of a transfer that would not go through: the first of these that explains it. */
 async function whySimulationFailed(chain: Chain, asset: string, a: Authorization, name: string, version: string, amount: string): Promise<string> {
-  const read = (fn: string, args: unknown[] = []) =>
-    chain.provider.call({ to: asset, data: diagnosisReads.encodeFunctionData(fn, args), blockTag: "pending" }).then(
-      (data) => ({ ok: true as const, value: diagnosisReads.decodeFunctionResult(fn, data)[0] as unknown }),
-      () => ({ ok: false as const, value: undefined }),
-    ).catch(() => ({ ok: false as const, value: undefined })); // an answer that does not decode: a failed read
+  // A call that reverts, or answers something that does not decode, is a failed read.
+  const read = async (fn: string, args: unknown[] = []) => {
+    try {
+      const data = await chain.provider.call({ to: asset, data: token.encodeFunctionData(fn, args), blockTag: "pending" });
+      return { ok: true as const, value: token.decodeFunctionResult(fn, data)[0] as unknown };
+    } catch {
+      return { ok: false as const, value: undefined };
+    }
+  };
   const [balance, tokenName, tokenVersion, used] = await Promise.all([read("balanceOf", [a.from]), read("name"), read("version"), read("authorizationState", [a.from, a.nonce])]);
   if (!used.ok) return INVALID.notEip3009;
   if (used.value === true) return INVALID.nonceUsed;

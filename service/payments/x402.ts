@@ -3,6 +3,7 @@ import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymen
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import { getAddress, ZeroAddress, ZeroHash, zeroPadValue, type TransactionReceipt } from "ethers";
 import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
+import { usdcInterface } from "../chains/contracts";
 import type { Chain } from "../chains/registry";
 import { checksumAddress } from "../crypto/checksum-address";
 import { ApiError, unauthorized } from "../errors";
@@ -32,7 +33,6 @@ const SETTLE_MARGIN_S = 10;
 const IN_OPERATION_MARGIN_S = 60;
 /** How long a payment settled here is kept for the send waiting on it (a send waits SEND_WAIT_MS at most, then reads). */
 const JUST_SETTLED_MS = 30_000;
-const usdcInterface = USDC__factory.createInterface();
 
 export const X402_DISABLED = "API key is required. x402 payment is not enabled.";
 export const X402_DISABLED_ON_CHAIN = "API key is required for this endpoint on the requested chain.";

@@ -118,6 +118,10 @@ export const ENDED_CLEARS =
   "payload = NULL, payload_sealed = NULL, settle_tx_raw = NULL, " +
   "settle_tx_replaced = (SELECT COALESCE(jsonb_agg(jsonb_build_object('hash', e->>'hash')), '[]'::jsonb) FROM jsonb_array_elements(payments.settle_tx_replaced) e)";
 
+/** The UPDATE that settles payment $1 with settlement $2, if it was reserved or settling, answering `returning`. */
+const settleStatement = (returning: string) =>
+  `UPDATE payments SET status = 'settled', settlement = $2, ${ENDED_CLEARS}, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling') RETURNING ${returning}`;
+
 /** x402 payments and their state machine (reserved → settling → settled, or released). */
 export class Payments {
   constructor(
@@ -261,9 +265,9 @@ export class Payments {
     await this.db.query("UPDATE payments SET status = 'settling', updated_at = now() WHERE id = $1 AND status = 'settled'", [id]);
   }
 
-  /** Settled: the authorization is used and its transaction mined, so neither is kept (ENDED_CLEARS). */
   /**
-   * The payment as it stands once settled; undefined when it was not reserved or settling (nothing changed). With the
+   * Settled: the authorization is used and its transaction mined, so neither is kept (ENDED_CLEARS). Answers the
+   * payment as it stands then; undefined when it was not reserved or settling (nothing changed). With the
    * payment as just read (`known`, and its batch's key), one statement does it all: its payment.settled event is built
    * from what is known (what the event shows of a payment never changes once it is reserved, but its status, and the
    * event is written only if this statement is the one that settles it).
@@ -284,9 +288,7 @@ export class Payments {
         api_key_id: known.apiKeyId,
       });
       const [row] = await this.db.query(
-        `WITH settled AS (
-           UPDATE payments SET status = 'settled', settlement = $2, ${ENDED_CLEARS}, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling') RETURNING *
-         ), events AS (
+        `WITH settled AS (${settleStatement("*")}), events AS (
            ${insertEventsSql("$3", "EXISTS (SELECT 1 FROM settled)")}
          )
          SELECT * FROM settled`,
@@ -296,7 +298,7 @@ export class Payments {
     }
     return this.db.transaction(async (q) => {
       const [row] = await q.query<PaymentEventRow>(
-        `UPDATE payments SET status = 'settled', settlement = $2, ${ENDED_CLEARS}, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling') RETURNING *, ${PAYMENT_EVENT_COLUMNS}`,
+        settleStatement(`*, ${PAYMENT_EVENT_COLUMNS}`),
         [id, JSON.stringify(settlement)],
       );
       const event = row && paymentEvent("payment.settled", row);
