@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { FAUCET_CREDIT_METHOD, FAUCET_CREDITS, INVITATION_CREDIT_METHOD, METERED_METHODS, PLAN_CREDITS, type Plan } from "../model/plans";
 import { TtlCache } from "../cache/ttl-cache";
 import type { Db, Queryable } from "./db";
@@ -42,7 +42,11 @@ const toRecord = (row: ApiKeyRow): ApiKeyRecord => ({
  */
 export class ApiKeys {
   private pepper?: Buffer;
-  /** Active key records by the HMAC of the presented key (never the key itself); unknown and revoked keys are not kept. */
+  /**
+   * Active key records by a SHA-256 fingerprint of the presented key (never the key itself: a fingerprint cannot be
+   * presented), so a key verified within VERIFIED_KEY_TTL_MS costs one plain hash, not the HMAC and a database read.
+   * Unknown and revoked keys are not kept.
+   */
   private readonly verified = new TtlCache<string, ApiKeyRecord>(VERIFIED_KEY_TTL_MS);
 
   constructor(private readonly db: Db) {}
@@ -64,17 +68,19 @@ export class ApiKeys {
 
   /** The active key record for a presented key, or undefined (unknown, malformed or revoked). */
   async verify(presented: string): Promise<ApiKeyRecord | undefined> {
-    const match = KEY_PATTERN.exec(presented.trim());
-    const candidateHex = await this.hash(presented.trim());
-    const known = this.verified.get(candidateHex);
+    const key = presented.trim();
+    const fingerprint = createHash("sha256").update(key).digest("base64");
+    const known = this.verified.get(fingerprint);
     if (known) return known;
+    const match = KEY_PATTERN.exec(key);
+    const candidateHex = await this.hash(key);
     const candidate = Buffer.from(candidateHex, "hex");
     const rows = match ? await this.db.query<ApiKeyRow>("SELECT * FROM api_keys WHERE id = $1", [match[1]]) : [];
     const stored = Buffer.from(rows[0]?.key_hash ?? "00".repeat(32), "hex");
     const equal = timingSafeEqual(candidate, stored);
     if (!equal || !rows[0] || rows[0].revoked_at) return undefined;
     const record = toRecord(rows[0]);
-    this.verified.set(candidateHex, record);
+    this.verified.set(fingerprint, record);
     return record;
   }
 

@@ -4,7 +4,7 @@ import path from "node:path";
 import { expect } from "chai";
 import type { UnsignedTransaction } from "../../service/model/batch";
 import { METERED_METHODS, PLANS, PLAN_CREDITS } from "../../service/model/plans";
-import { ApiKeys } from "../../service/store/api-keys";
+import { ApiKeys, VERIFIED_KEY_TTL_MS } from "../../service/store/api-keys";
 import { Batches, NEW_TX_STATE } from "../../service/store/batches";
 import { Sealer } from "../../service/crypto/sealed";
 import { Credits } from "../../service/store/credits";
@@ -107,6 +107,20 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(await apiKeys.revoke(record.id)).to.equal(true);
         expect((await apiKeys.get(record.id))?.revokedAt).to.equal(revoked!.revokedAt);
         expect(await apiKeys.revoke("0000000000000000")).to.equal(false);
+      });
+
+      it("answers a key verified moments ago from memory, holding neither the key nor its secret, for at most VERIFIED_KEY_TTL_MS", async () => {
+        const { key, record } = await apiKeys.create({ email: "cached@example.com", plan: "Starter" });
+        expect((await apiKeys.verify(key))?.id).to.equal(record.id);
+        // Revoked behind this instance's back (another instance, or the admin CLI on the server).
+        await db.query("UPDATE api_keys SET revoked_at = now() WHERE id = $1", [record.id]);
+        expect((await apiKeys.verify(key))?.id, "still trusted within the TTL").to.equal(record.id);
+        const cached = [...(apiKeys as unknown as { verified: { entries: Map<string, unknown> } }).verified.entries.keys()];
+        expect(cached).to.have.length.greaterThan(0);
+        const secret = key.split("_")[2];
+        for (const entry of cached) expect(entry.includes(secret) || entry.includes(key), entry).to.equal(false);
+        await new Promise((resolve) => setTimeout(resolve, VERIFIED_KEY_TTL_MS + 50));
+        expect(await apiKeys.verify(key), "revocation seen after the TTL").to.equal(undefined);
       });
 
       it("keeps the pepper in the database: a new ApiKeys instance on it accepts earlier keys", async () => {
