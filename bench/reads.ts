@@ -8,6 +8,7 @@ import { Pool } from "pg";
 import { Wallet } from "ethers";
 import { createSandbox, RELAYER_INDEX, SETTLEMENT_INDEX, type Sandbox } from "../scripts/lib/sandbox";
 import { cpuSeconds, startServiceProcess, type ServiceProcess } from "./service-process";
+import { relayerKeysEnv } from "./relayer-keys";
 
 export type BenchDatabase = "embedded" | "postgres";
 
@@ -42,7 +43,10 @@ const SLICE_SECONDS = 1;
 export const MIN_KEYED_RATIO = 0.8;
 export const MIN_HEALTH_RATIO = 0.9;
 
-/** The service's environment against a sandbox: the embedded database in `dataDir`, or a fresh schema on the server. */
+/**
+ * The service's environment against a sandbox: the embedded database in `dataDir`, or a fresh schema on the server;
+ * with the relayer's extra keys when the part funded them (bench/relayer-keys.ts).
+ */
 export function serviceEnv(sandbox: Sandbox, dataDir: string, database: BenchDatabase, schema?: string): Record<string, string> {
   return {
     ENVIRONMENT: "sandbox",
@@ -54,6 +58,7 @@ export function serviceEnv(sandbox: Sandbox, dataDir: string, database: BenchDat
     [`RPC_URL_${sandbox.baseSepolia.chainId}`]: sandbox.baseSepolia.url,
     RELAYER_PRIVATE_KEY: sandbox.accounts[RELAYER_INDEX].privateKey,
     X402_SETTLEMENT_PRIVATE_KEY: sandbox.accounts[SETTLEMENT_INDEX].privateKey,
+    ...relayerKeysEnv(sandbox),
     SEND_WAIT_MS: "60000",
     CONFIRMATIONS: "1",
     ...(database === "postgres" ? { DATABASE_URL: BENCH_DATABASE_URL, DATABASE_SCHEMA: schema ?? benchSchema() } : {}),

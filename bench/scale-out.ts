@@ -9,6 +9,7 @@ import { USDC__factory } from "../typechain-types";
 import { BENCH_DATABASE_URL, benchSchema, dropSchema, serviceEnv } from "./reads";
 import { startServiceProcess, type ServiceProcess } from "./service-process";
 import { boundOf, fund, relayedRun, type RelayedRun } from "./volume";
+import { fundRelayerKeys } from "./relayer-keys";
 
 export interface ScaleOutRun {
   instances: number;
@@ -48,6 +49,7 @@ export async function measureScaleOut(hre: HardhatRuntimeEnvironment, opts: { se
   try {
     const payers = Array.from({ length: clients }, () => new Wallet(Wallet.createRandom().privateKey, provider));
     await fund(sandbox, provider, payers, []);
+    await fundRelayerKeys(sandbox);
     const runs: ScaleOutRun[] = [];
     for (const instances of [1, 2]) runs.push(await oneRun(sandbox, provider, payers, instances, seconds, dir, log));
     const [one, two] = runs;

@@ -4,11 +4,12 @@ import os from "node:os";
 import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { JsonRpcProvider, NonceManager, Wallet, parseEther, parseUnits, type TransactionResponse } from "ethers";
-import { createSandbox, RELAYER_INDEX, SETTLEMENT_INDEX, type Sandbox } from "../scripts/lib/sandbox";
+import { createSandbox, SETTLEMENT_INDEX, type Sandbox } from "../scripts/lib/sandbox";
 import { AgentTokenFactory__factory, USDC__factory } from "../typechain-types";
 import { benchSchema, dropSchema, postJson, serviceEnv } from "./reads";
 import { payWithEthers } from "../test/helpers/x402";
 import { cpuSeconds, startServiceProcess, type ServiceProcess } from "./service-process";
+import { fundRelayerKeys, relayerAddresses } from "./relayer-keys";
 
 export interface VolumeOptions {
   /** Seconds of each relayed run (default 60). */
@@ -44,8 +45,11 @@ export interface Throughput {
 export interface RelayedRun extends Throughput {
   instances: number;
   database: "embedded" | "postgres";
-  /** The relayer's nonces over the run: span of its on-chain nonce, relayed transactions, and whether they are exactly that span. */
-  relayer: { nonceSpan: number; relayedTransactions: number; contiguous: boolean; duplicates: number };
+  /**
+   * The relayer's nonces over the run, over its `keys`: the span of their on-chain nonces, the relayed transactions, and
+   * whether each key's are exactly its span.
+   */
+  relayer: { keys: number; nonceSpan: number; relayedTransactions: number; contiguous: boolean; duplicates: number };
   settlements: number;
   /** Re-sends after "nonce too high", summed over the instances (their /metrics). */
   nonceTooHighRetries: number;
@@ -97,6 +101,7 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
     const payers = Array.from({ length: clients }, () => new Wallet(Wallet.createRandom().privateKey, provider));
     const signers = Array.from({ length: clients }, () => new Wallet(Wallet.createRandom().privateKey, provider));
     await fund(sandbox, provider, payers, signers);
+    await fundRelayerKeys(sandbox);
     log(`funded ${clients} payers (USDC) and ${clients} signers (ETH) on chain ${chain.chainId}`);
 
     // One instance, embedded database: identical relayed runs (memory before, after each), then client-signed.
@@ -202,11 +207,12 @@ export async function measurePaidRelay(hre: HardhatRuntimeEnvironment, opts: Pai
     const payers = Array.from({ length: Math.max(clients, blockClients) }, () => new Wallet(Wallet.createRandom().privateKey, provider));
     const signers = Array.from({ length: clients }, () => new Wallet(Wallet.createRandom().privateKey, provider));
     await fund(sandbox, provider, payers, signers);
+    await fundRelayerKeys(sandbox);
     const service = await startServiceProcess(serviceEnv(sandbox, path.join(dir, "one"), "embedded"));
     try {
       await sleep(2_000);
       const txCounts = async () => ({
-        relayer: await provider.getTransactionCount(sandbox.accounts[RELAYER_INDEX].address, "latest"),
+        relayer: (await Promise.all(relayerAddresses(sandbox).map((a) => provider.getTransactionCount(a, "latest")))).reduce((sum, n) => sum + n, 0),
         settlement: await provider.getTransactionCount(sandbox.accounts[SETTLEMENT_INDEX].address, "latest"),
       });
       const perOperation = (before: { relayer: number; settlement: number }, after: { relayer: number; settlement: number }, ops: number) =>
@@ -299,10 +305,11 @@ export async function relayedRun(
   label: string,
   log: (line: string) => void,
 ): Promise<RelayedRun> {
-  const relayer = sandbox.accounts[RELAYER_INDEX].address;
+  const relayers = relayerAddresses(sandbox);
   const agentWallet = sandbox.accounts[6].address;
   const retriesBefore = await sumRetries(instances);
-  const nonceBefore = await provider.getTransactionCount(relayer, "latest");
+  const noncesOnChain = () => Promise.all(relayers.map((r) => provider.getTransactionCount(r, "latest")));
+  const nonceBefore = await noncesOnChain();
   const hashes: string[] = [];
   let settlements = 0;
   const run = await drive(label, instances, payers.length, seconds, log, async (client, instance) => {
@@ -322,21 +329,27 @@ export async function relayedRun(
     hashes.push(...body.txHashes);
     return { prepareMs: t1 - t0, sendMs: performance.now() - t1 };
   });
-  const nonceAfter = await provider.getTransactionCount(relayer, "latest");
-  const nonces: number[] = [];
+  const nonceAfter = await noncesOnChain();
+  // Each relayer key's nonces: every one the key used during the run is one of the run's operations, once.
+  const nonces = relayers.map((): number[] => []);
   for (let i = 0; i < hashes.length; i += 50) {
     const txs = await Promise.all(hashes.slice(i, i + 50).map((h) => provider.getTransaction(h)));
-    for (const tx of txs) if (tx && tx.from.toLowerCase() === relayer.toLowerCase()) nonces.push(tx.nonce);
+    for (const tx of txs) {
+      const key = tx ? relayers.findIndex((r) => r.toLowerCase() === tx.from.toLowerCase()) : -1;
+      if (key >= 0) nonces[key].push(tx!.nonce);
+    }
   }
-  const distinct = new Set(nonces);
-  const span = nonceAfter - nonceBefore;
-  const contiguous = distinct.size === span && nonces.every((n) => n >= nonceBefore && n < nonceAfter);
+  const spans = relayers.map((_, k) => nonceAfter[k] - nonceBefore[k]);
+  const span = spans.reduce((sum, n) => sum + n, 0);
+  const relayedTransactions = nonces.reduce((sum, n) => sum + n.length, 0);
+  const distinctCount = nonces.reduce((sum, n) => sum + new Set(n).size, 0);
+  const contiguous = relayers.every((_, k) => new Set(nonces[k]).size === spans[k] && nonces[k].every((n) => n >= nonceBefore[k] && n < nonceAfter[k]));
   const retries = (await sumRetries(instances)) - retriesBefore;
   const result: RelayedRun = {
     ...run,
     instances: instances.length,
     database,
-    relayer: { nonceSpan: span, relayedTransactions: nonces.length, contiguous, duplicates: nonces.length - distinct.size },
+    relayer: { keys: relayers.length, nonceSpan: span, relayedTransactions, contiguous, duplicates: relayedTransactions - distinctCount },
     settlements,
     nonceTooHighRetries: retries,
     target: `≥ ${TARGET_TX_PER_SEC} confirmed tx/s for ${seconds} s, relayer nonces contiguous`,
@@ -344,7 +357,7 @@ export async function relayedRun(
   };
   log(
     `${label}: ${result.txPerSec} tx/s (${result.confirmed} confirmed, ${result.failed} failed), p50 ${result.p50Ms} ms, p95 ${result.p95Ms} ms; ` +
-      `relayer nonce span ${span} = ${nonces.length} relayed txs: ${contiguous ? "contiguous" : "NOT contiguous"}; "nonce too high" re-sends ${retries}; ` +
+      `relayer nonce span ${span} over ${relayers.length} key(s) = ${relayedTransactions} relayed txs: ${contiguous ? "contiguous" : "NOT contiguous"}; "nonce too high" re-sends ${retries}; ` +
       `CPU services ${run.cpu.services.join("/")}, bench process (chains + clients) ${run.cpu.benchProcess}`,
   );
   return result;

@@ -89,6 +89,12 @@ const configSchema = z.object({
    */
   DATA_ENCRYPTION_KEY: z.string().min(32, "must be at least 32 characters (e.g. 32 random bytes, hex)").optional(),
   RELAYER_PRIVATE_KEY: privateKey.optional(),
+  /**
+   * Further relayer keys (comma-separated), each with its own nonces, on every chain the relayer serves
+   * (RELAYER_EXTRA_PRIVATE_KEYS_<chainId> for one chain): operations whose outcome does not depend on which key sends
+   * them (agentCreateToken) are spread over all keys, so one key's nonce sequence does not bound the relayer's rate.
+   */
+  RELAYER_EXTRA_PRIVATE_KEYS: z.string().optional(),
   X402_ENABLED: booleanFromEnv.default(true),
   /** Key the in-process facilitator settles EIP-3009 payments with (pays the settlement gas). */
   X402_SETTLEMENT_PRIVATE_KEY: privateKey.optional(),
@@ -139,6 +145,8 @@ export interface Config extends RawConfig {
   confirmationsByChain: Map<number, number>;
   /** Relayer key per chain id: RELAYER_PRIVATE_KEY_<chainId>, else RELAYER_PRIVATE_KEY. */
   relayerKeys: Map<number, string>;
+  /** The relayer's further keys per chain id (RELAYER_EXTRA_PRIVATE_KEYS[_<chainId>]); only chains with a relayer key. */
+  relayerExtraKeys: Map<number, string[]>;
   x402DisabledChains: Set<number>;
   /** X402_PAYMENT_CHAIN_ID, else the environment's Base chain. */
   x402PaymentChainId: number;
@@ -199,8 +207,36 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     rpcEndpoints,
     confirmationsByChain,
     relayerKeys,
+    relayerExtraKeys: extraRelayerKeysByChain(env, relayerKeys, raw.X402_SETTLEMENT_PRIVATE_KEY),
     x402DisabledChains,
     x402PaymentChainId: raw.X402_PAYMENT_CHAIN_ID ?? (raw.ENVIRONMENT === "production" ? 8453 : 84532),
     environmentDir: path.resolve(raw.DATA_DIR, raw.ENVIRONMENT),
   };
+}
+
+/** Per chain with a relayer key: RELAYER_EXTRA_PRIVATE_KEYS_<chainId>, else RELAYER_EXTRA_PRIVATE_KEYS. */
+function extraRelayerKeysByChain(env: NodeJS.ProcessEnv, relayerKeys: Map<number, string>, settlementKey?: string): Map<number, string[]> {
+  const byChain = new Map<number, string[]>();
+  for (const [chainId, home] of relayerKeys) {
+    const variable = env[`RELAYER_EXTRA_PRIVATE_KEYS_${chainId}`] ? `RELAYER_EXTRA_PRIVATE_KEYS_${chainId}` : "RELAYER_EXTRA_PRIVATE_KEYS";
+    const keys = extraRelayerKeys(variable, env[variable], [home, settlementKey]);
+    if (keys.length) byChain.set(chainId, keys);
+  }
+  return byChain;
+}
+
+/**
+ * The keys of a RELAYER_EXTRA_PRIVATE_KEYS variable: each a private key, none twice, none the relayer's own or the
+ * settlement key (`taken`), whose nonces would then be shared by two roles.
+ */
+function extraRelayerKeys(variable: string, value: string | undefined, taken: (string | undefined)[]): string[] {
+  const keys = (value ?? "").split(",").map((k) => k.trim()).filter(Boolean);
+  const seen = new Set(taken.filter(Boolean).map((k) => k!.toLowerCase()));
+  keys.forEach((key, i) => {
+    const checked = privateKey.safeParse(key);
+    if (!checked.success) throw new ConfigError(`Invalid configuration: ${variable}: key ${i + 1}: ${checked.error.issues[0].message}`);
+    if (seen.has(key.toLowerCase())) throw new ConfigError(`Invalid configuration: ${variable}: key ${i + 1} is given twice, or is the relayer's or the settlement key`);
+    seen.add(key.toLowerCase());
+  });
+  return keys;
 }

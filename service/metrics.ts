@@ -192,7 +192,7 @@ export class Metrics {
       async collect() {
         const facts = await chainFacts();
         this.reset();
-        for (const f of facts) if (f.relayer?.balance !== undefined) this.set({ chain_id: f.chainId, address: f.relayer.address }, f.relayer.balance);
+        for (const f of facts) for (const r of f.relayers) if (r.balance !== undefined) this.set({ chain_id: f.chainId, address: r.address }, r.balance);
       },
     });
     new Gauge({
@@ -203,7 +203,7 @@ export class Metrics {
       async collect() {
         const facts = await chainFacts();
         this.reset();
-        for (const f of facts) if (f.relayer?.nonceLag !== undefined) this.set({ chain_id: f.chainId, address: f.relayer.address }, f.relayer.nonceLag);
+        for (const f of facts) for (const r of f.relayers) if (r.nonceLag !== undefined) this.set({ chain_id: f.chainId, address: r.address }, r.nonceLag);
       },
     });
     // Read in the background (service/wallet-balances.ts): a scrape waits at most 1 s for a stale reading.
@@ -257,20 +257,22 @@ export class Metrics {
 interface ChainFacts {
   chainId: string;
   up: boolean;
-  relayer?: { address: string; balance?: number; nonceLag?: number };
+  /** Each relayer key's (its own first); a key whose readings did not answer in time has none. */
+  relayers: { address: string; balance?: number; nonceLag?: number }[];
 }
 
-/** Each served chain: does it answer, the relayer's balance, and its nonce lag (database counter − pending nonce). */
+/** Each served chain: does it answer, each relayer key's balance and nonce lag (database counter − pending nonce). */
 async function readChains(services: MetricsSources): Promise<ChainFacts[]> {
   return Promise.all(
     services.chains.list().map(async (chain): Promise<ChainFacts> => {
-      const facts: ChainFacts = { chainId: String(chain.chainId), up: false };
+      const facts: ChainFacts = { chainId: String(chain.chainId), up: false, relayers: [] };
       try {
         await withTimeout(chain.provider.getBlockNumber(), 3000);
         facts.up = true;
-        if (!services.relayer.has(chain.chainId)) return facts;
-        const address = services.relayer.address(chain.chainId);
-        facts.relayer = { address };
+      } catch {
+        return facts; // reported by tak_chain_up; its relayer values are left out
+      }
+      const readKey = async (address: string) => {
         const [wei, pending, rows] = await Promise.all([
           withTimeout(chain.provider.getBalance(address), 3000),
           withTimeout(chain.provider.getTransactionCount(address, "pending"), 3000),
@@ -279,11 +281,10 @@ async function readChains(services: MetricsSources): Promise<ChainFacts[]> {
             address.toLowerCase(),
           ]),
         ]);
-        facts.relayer.balance = Number(formatEther(wei));
-        facts.relayer.nonceLag = rows[0] ? Number(rows[0].next_nonce) - pending : 0;
-      } catch {
-        // A chain that does not answer (in time) is reported by tak_chain_up; its relayer values are left out.
-      }
+        return { address, balance: Number(formatEther(wei)), nonceLag: rows[0] ? Number(rows[0].next_nonce) - pending : 0 };
+      };
+      const read = await Promise.allSettled(services.relayer.addresses(chain.chainId).map(readKey));
+      facts.relayers = read.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
       return facts;
     }),
   );

@@ -56,13 +56,14 @@ export class WalletBalances {
     this.balances = wallets.map((w) => ({ role: w.role, chainId: w.chainId, address: w.address }));
   }
 
-  /** The wallets of a running service: its relayer on each served chain, its settlement key on the x402 payment chain. */
+  /** The wallets of a running service: its relayer keys on each served chain, its settlement key on the x402 payment chain. */
   static forService(services: BalanceServices): WalletBalances {
     const { config } = services;
     const wallets: ServiceWallet[] = [];
     for (const chain of services.chains.list()) {
       const key = config.relayerKeys.get(chain.chainId);
-      if (key) wallets.push({ role: "relayer", chainId: chain.chainId, address: new Wallet(key).address, provider: chain.provider });
+      const keys = key ? [key, ...(config.relayerExtraKeys.get(chain.chainId) ?? [])] : [];
+      for (const k of keys) wallets.push({ role: "relayer", chainId: chain.chainId, address: new Wallet(k).address, provider: chain.provider });
     }
     const paymentChain = services.chains.find(config.x402PaymentChainId);
     if (services.x402 && config.X402_SETTLEMENT_PRIVATE_KEY && !config.X402_FACILITATOR_URL && paymentChain) {

@@ -3,10 +3,13 @@ import type { Config } from "../config";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { Stores } from "../store/stores";
 
-/** The service's own relayer, as domain logic sees it: which chains it serves, and its address there. */
+/** The service's own relayer, as domain logic sees it: which chains it serves, and its addresses there. */
 export interface RelayerAddresses {
   has(chainId: number): boolean;
+  /** Its own key's address: the one clients approve, and that holds agents for their payers. */
   address(chainId: number): string;
+  /** One of its keys' addresses, each in turn (RELAYER_EXTRA_PRIVATE_KEYS), for batches any key may send. */
+  nextKeyAddress(chainId: number): string;
 }
 
 /** What domain logic, the prepare methods and the read views may use of the service: records, chains, the relayer's addresses. */

@@ -69,57 +69,89 @@ export interface RelayedSignature {
  * for its receipt.
  */
 export class Relayer {
-  private readonly wallets = new Map<number, Wallet>();
-  private readonly lastHeal = new Map<number, number>();
-  /** Chains whose relayer account runs PaidRelayDelegate's code (EIP-7702), checked on chain: its address. */
-  private readonly delegates = new Map<number, string>();
+  /** The relayer's keys per chain: its own key first (RELAYER_PRIVATE_KEY), then RELAYER_EXTRA_PRIVATE_KEYS. */
+  private readonly wallets = new Map<number, Wallet[]>();
+  /** Per chain, the position of the key the next batch that any key may send is prepared for. */
+  private readonly turn = new Map<number, number>();
+  /** Per key (keyOf), when its nonces were last healed. */
+  private readonly lastHeal = new Map<string, number>();
+  /** Per key (keyOf) whose account runs PaidRelayDelegate's code (EIP-7702), checked on chain: its address. */
+  private readonly delegates = new Map<string, string>();
+  private readonly delegationCheckedAt = new Map<string, number>();
 
   constructor(
     private readonly services: RelayerServices,
     private readonly log: Logger,
   ) {
-    for (const [chainId, key] of services.config.relayerKeys) this.wallets.set(chainId, new Wallet(key));
+    for (const [chainId, key] of services.config.relayerKeys) {
+      this.wallets.set(chainId, [key, ...(services.config.relayerExtraKeys.get(chainId) ?? [])].map((k) => new Wallet(k)));
+    }
   }
 
   has(chainId: number): boolean {
     return this.wallets.has(chainId);
   }
 
+  /** The relayer's own address on `chainId` (the one clients approve, and that holds agents for their payers). */
   address(chainId: number): string {
-    const wallet = this.wallets.get(chainId);
-    if (!wallet) throw badRequest(`Service-relayed execution is not configured for chain ${chainId}`, { field: "chainId" });
-    return wallet.address;
+    return this.keysOf(chainId)[0].address;
   }
 
   /**
-   * The address of the code (PaidRelayDelegate) the relayer account of `chainId` delegates to, when it does: payments
-   * on that chain can then be settled inside the relayed operation's transaction.
+   * The address a new batch is prepared for when any of the relayer's keys may send it: each key in turn, so batches
+   * spread over every key's nonces (a key's transactions reach the chain one nonce after the other).
    */
-  delegate(chainId: number): string | undefined {
-    return this.delegates.get(chainId);
+  nextKeyAddress(chainId: number): string {
+    const keys = this.keysOf(chainId);
+    const position = (this.turn.get(chainId) ?? 0) % keys.length;
+    this.turn.set(chainId, position + 1);
+    return keys[position].address;
   }
 
-  private readonly delegationCheckedAt = new Map<number, number>();
+  /** Every relayer key's address on `chainId`, its own first. */
+  addresses(chainId: number): string[] {
+    return (this.wallets.get(chainId) ?? []).map((w) => w.address);
+  }
 
   /**
-   * Whether the relayer of `chain` still runs the delegate's code, looked at on chain at most every
+   * The address of the code (PaidRelayDelegate) the relayer key `sender` (default: the relayer's own) of `chainId`
+   * delegates to, when it does: payments on that chain can then be settled inside the relayed operation's transaction.
+   */
+  delegate(chainId: number, sender = this.wallets.get(chainId)?.[0].address): string | undefined {
+    return sender ? this.delegates.get(keyOf(chainId, sender)) : undefined;
+  }
+
+  private keysOf(chainId: number): Wallet[] {
+    const wallets = this.wallets.get(chainId);
+    if (!wallets) throw badRequest(`Service-relayed execution is not configured for chain ${chainId}`, { field: "chainId" });
+    return wallets;
+  }
+
+  /** The relayer key of `chainId` whose address is `address`, if it is one. */
+  private walletOf(chainId: number, address: string): Wallet | undefined {
+    return this.wallets.get(chainId)?.find((w) => w.address.toLowerCase() === address.toLowerCase());
+  }
+
+  /**
+   * Whether the relayer key `wallet` of `chain` still runs the delegate's code, looked at on chain at most every
    * DELEGATION_RECHECK_MS: a relayer key re-delegated elsewhere (or cleared) must not receive settleAndCall calldata,
    * which an account without that code would accept and ignore. Forgets the delegate when it is gone.
    */
   private async stillDelegated(chain: Chain, wallet: Wallet): Promise<boolean> {
-    const target = this.delegates.get(chain.chainId);
+    const key = keyOf(chain.chainId, wallet.address);
+    const target = this.delegates.get(key);
     if (!target) return false;
-    if (Date.now() - (this.delegationCheckedAt.get(chain.chainId) ?? 0) < DELEGATION_RECHECK_MS) return true;
+    if (Date.now() - (this.delegationCheckedAt.get(key) ?? 0) < DELEGATION_RECHECK_MS) return true;
     const code = (await chain.provider.getCode(wallet.address)).toLowerCase();
-    this.delegationCheckedAt.set(chain.chainId, Date.now());
+    this.delegationCheckedAt.set(key, Date.now());
     if (code === concat(["0xef0100", target]).toLowerCase()) return true;
-    this.delegates.delete(chain.chainId);
+    this.delegates.delete(key);
     this.log.error({ chainId: chain.chainId, relayer: wallet.address, code: code.slice(0, 48) }, "the relayer no longer delegates to PaidRelayDelegate; payments are settled on their own");
     return false;
   }
 
   /**
-   * Makes the relayer account of `chain` delegate to the chain's PaidRelayDelegate (EIP-7702), once: a type-4
+   * Makes the relayer key `wallet` of `chain` delegate to the chain's PaidRelayDelegate (EIP-7702), once: a type-4
    * transaction the relayer sends to itself carries its own authorization (authorization nonce = transaction nonce + 1,
    * so it takes two nonces). Sent only while no relayed transaction holds a nonce (at start, before any is signed), so
    * it can never take a nonce a stored transaction was signed with. Anything that fails leaves the chain without the
@@ -131,7 +163,7 @@ export class Relayer {
     const designator = concat(["0xef0100", target]).toLowerCase();
     const delegated = async () => (await chain.provider.getCode(wallet.address)).toLowerCase() === designator;
     if (await delegated()) {
-      this.delegates.set(chain.chainId, getAddress(target));
+      this.delegates.set(keyOf(chain.chainId, wallet.address), getAddress(target));
       return;
     }
     if ((await chain.provider.getCode(target)) === "0x") {
@@ -167,7 +199,7 @@ export class Relayer {
       if (verdict.kind === "refused" || verdict.kind === "nonce-used") {
         // Another instance starting at the same time may have taken that nonce with the same delegation.
         await new Promise((resolve) => setTimeout(resolve, 1_000));
-        if (await delegated()) this.delegates.set(chain.chainId, getAddress(target));
+        if (await delegated()) this.delegates.set(keyOf(chain.chainId, wallet.address), getAddress(target));
         else this.log.warn({ chainId: chain.chainId, verdict: verdict.kind }, "relayer delegation (EIP-7702) refused; payments are settled on their own");
         return;
       }
@@ -179,7 +211,7 @@ export class Relayer {
     const deadline = Date.now() + DELEGATION_WAIT_MS;
     while (Date.now() < deadline && !(await chain.provider.getTransactionReceipt(hash))) await new Promise((resolve) => setTimeout(resolve, 250));
     if (await delegated()) {
-      this.delegates.set(chain.chainId, getAddress(target));
+      this.delegates.set(keyOf(chain.chainId, wallet.address), getAddress(target));
       this.log.info({ chainId: chain.chainId, relayer: wallet.address, delegate: target, hash }, "relayer delegates to PaidRelayDelegate (EIP-7702): payments settle with their operations");
     } else {
       this.log.warn({ chainId: chain.chainId, hash }, "relayer delegation (EIP-7702) not in effect yet; payments are settled on their own until a later start");
@@ -187,21 +219,21 @@ export class Relayer {
   }
 
   /**
-   * Brings every relayer's nonce counter in line with its chain (on start, and when someone else used a nonce): raised
+   * Brings every relayer key's nonce counter in line with its chain (on start, and when someone else used a nonce): raised
    * to the chain's pending count, and rewound or its gaps filled by healNonces.
    */
   async syncNonces(): Promise<void> {
     for (const chain of this.services.chains.list()) {
-      const wallet = this.wallets.get(chain.chainId);
-      if (!wallet) continue;
-      try {
-        const pending = await chain.provider.getTransactionCount(wallet.address, "pending");
-        const next = await this.services.walletNonces.syncFloor(chain.chainId, wallet.address, pending);
-        this.log.info({ chainId: chain.chainId, relayer: wallet.address, next }, "relayer nonce synced");
-        await this.healNonces(chain, true);
-        if (!this.delegates.has(chain.chainId)) await this.ensureDelegation(chain, wallet);
-      } catch (error) {
-        this.log.warn({ chainId: chain.chainId, err: errorFacts(error) }, "relayer nonce not synced; chain unreachable");
+      for (const wallet of this.wallets.get(chain.chainId) ?? []) {
+        try {
+          const pending = await chain.provider.getTransactionCount(wallet.address, "pending");
+          const next = await this.services.walletNonces.syncFloor(chain.chainId, wallet.address, pending);
+          this.log.info({ chainId: chain.chainId, relayer: wallet.address, next }, "relayer nonce synced");
+          await this.healKey(chain, wallet, true);
+          if (!this.delegates.has(keyOf(chain.chainId, wallet.address))) await this.ensureDelegation(chain, wallet);
+        } catch (error) {
+          this.log.warn({ chainId: chain.chainId, relayer: wallet.address, err: errorFacts(error) }, "relayer nonce not synced; chain unreachable");
+        }
       }
     }
   }
@@ -219,8 +251,8 @@ export class Relayer {
   ): Promise<RelayedSignature> {
     const { replacing } = options;
     const chain = this.services.chains.find(batch.chainId)!;
-    const wallet = this.wallets.get(chain.chainId);
-    if (!wallet) throw new Error(`no relayer key for chain ${chain.chainId}`);
+    const wallet = this.walletOf(chain.chainId, tx.unsigned.from);
+    if (!wallet) throw new Error(`transaction ${tx.index} of ${batch.txId} was prepared for relayer ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`);
     const fees = await marketFees(chain);
     const cap = feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI);
     const { data, gasLimit, settle, wrapped, wrappedGas } = await this.callOf(chain, wallet, tx, options);
@@ -320,8 +352,8 @@ export class Relayer {
    */
   async replace(batch: Batch, tx: BatchTransaction, fees: Fees): Promise<{ tx: BatchTransaction; verdict: BroadcastVerdict } | undefined> {
     const chain = this.services.chains.find(batch.chainId)!;
-    const wallet = this.wallets.get(chain.chainId);
-    if (!wallet || tx.unsigned.from.toLowerCase() !== wallet.address.toLowerCase()) return undefined;
+    const wallet = this.walletOf(chain.chainId, tx.unsigned.from);
+    if (!wallet) return undefined;
     const unsigned = { ...tx.unsigned, maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString() };
     // Target, calldata and gas as signed before (a payment settled in the operation is only in the sealed bytes).
     const before = tx.signedRaw ? Transaction.from(tx.signedRaw) : undefined;
@@ -339,17 +371,19 @@ export class Relayer {
   }
 
   /**
-   * Keeps the wallet's nonces in line with the chain (at most every HEAL_INTERVAL_MS): a counter that drifted above
+   * Keeps each relayer key's nonces in line with the chain (at most every HEAL_INTERVAL_MS): a counter that drifted above
    * every nonce still in use (transactions dropped for good, a chain that went back) is rewound to the chain's, and a
    * nonce below one in use that nothing of ours fills (its transaction ended without reaching the chain) is filled with
    * a zero-value transfer to self, so the later ones can be mined. Runs under the wallet's lock: no nonce is taken meanwhile.
    */
   async healNonces(chain: Chain, force = false): Promise<void> {
-    const wallet = this.wallets.get(chain.chainId);
-    if (!wallet) return;
-    const last = this.lastHeal.get(chain.chainId) ?? 0;
-    if (!force && Date.now() - last < HEAL_INTERVAL_MS) return;
-    this.lastHeal.set(chain.chainId, Date.now());
+    for (const wallet of this.wallets.get(chain.chainId) ?? []) await this.healKey(chain, wallet, force);
+  }
+
+  private async healKey(chain: Chain, wallet: Wallet, force: boolean): Promise<void> {
+    const key = keyOf(chain.chainId, wallet.address);
+    if (!force && Date.now() - (this.lastHeal.get(key) ?? 0) < HEAL_INTERVAL_MS) return;
+    this.lastHeal.set(key, Date.now());
     const release = await this.services.walletLocks.hold(chain.chainId, wallet.address);
     try {
       const onChain = await chain.provider.getTransactionCount(wallet.address, "latest");
@@ -389,10 +423,10 @@ export class Relayer {
    * otherwise later transactions wait behind the gap, which healing fills.
    */
   async onRefused(chain: Chain, tx: BatchTransaction): Promise<void> {
-    const wallet = this.wallets.get(chain.chainId);
-    if (!wallet || tx.unsigned.from.toLowerCase() !== wallet.address.toLowerCase()) return;
+    const wallet = this.walletOf(chain.chainId, tx.unsigned.from);
+    if (!wallet) return;
     if (await this.services.walletNonces.giveBack(chain.chainId, wallet.address, tx.unsigned.nonce)) return;
-    await this.healNonces(chain, true);
+    await this.healKey(chain, wallet, true);
   }
 }
 
@@ -402,3 +436,6 @@ class SignedElsewhere extends Error {
     super("the transaction was signed by another runner");
   }
 }
+
+/** A relayer key's entry in the per-key maps. */
+const keyOf = (chainId: number, address: string) => `${chainId}:${address.toLowerCase()}`;

@@ -254,7 +254,7 @@ export class BatchRunner {
     const data = method?.bindRelayed && payer ? await method.bindRelayed(batch, tx.index, payer) : undefined;
     // The last transaction carries the batch's payment when the relayer can settle it in the same transaction.
     const last = tx.index === batch.transactions.length - 1;
-    const settle = last && this.services.relayer.delegate(batch.chainId) ? await this.settlement?.operationSettlement?.(batch.txId, batch.chainId) : undefined;
+    const settle = last && this.services.relayer.delegate(batch.chainId, tx.unsigned.from) ? await this.settlement?.operationSettlement?.(batch.txId, batch.chainId) : undefined;
     if (settle) this.payers.set(batch.txId, settle.payer);
     const { signedRaw, txHash, stored, acceptedAt } = await this.relaySigner(batch, tx, { data, settle });
     // The relayer re-priced (and numbered) it: what it stored, or read back when another runner signed it first.

@@ -59,7 +59,7 @@ export async function planBatch(services: PrepareServices, input: PrepareInput):
   const { method, body, apiKey, executionMode } = input;
   const chain = chainFor(services, method, body);
   const relayed = executionMode === "service-relayed";
-  const signer = relayed ? services.relayer.address(chain.chainId) : method.signerOf(body);
+  const signer = !relayed ? method.signerOf(body) : method.anyRelayerKey ? services.relayer.nextKeyAddress(chain.chainId) : services.relayer.address(chain.chainId);
   // The whitelist check and the method's own checks are independent reads: run together, the whitelist answers first.
   const [allowed, planned] = await Promise.allSettled([
     relayed || services.signers.isAllowed(signer),

@@ -50,6 +50,11 @@ export interface MethodDefinition<B = any> {
   access: AccessRule;
   /** The service's relayer may sign and send it (service-relayed). */
   relayable?: boolean;
+  /**
+   * Relayed, any of the relayer's keys may send it: no role, allowance or ownership follows the sender, so new batches
+   * are spread over all its keys (RELAYER_EXTRA_PRIVATE_KEYS). Absent: the relayer's own key sends it.
+   */
+  anyRelayerKey?: boolean;
   /** Path of its x402 facade (WIRE-COMPAT §5, e.g. /x402/token/create). */
   facadePath?: string;
   /** The facade's execution mode when the body names none (default: service-relayed). */

@@ -33,6 +33,7 @@ export const agentCreateToken = defineMethod({
   body,
   access: ACCESS.agenticWrite,
   relayable: true,
+  anyRelayerKey: true,
   facadePath: "/x402/token/create",
   async plan(ctx, b: Body) {
     const symbol = b.symbol ?? b.tokenSymbol;
