@@ -1,5 +1,6 @@
 import { Transaction, Wallet, keccak256, toBeHex, concat, getAddress } from "ethers";
 import { PaidRelayDelegate__factory } from "../../typechain-types/factories/contracts/payments/PaidRelayDelegate__factory";
+import { encodeCall } from "../chains/abi-words";
 import { broadcast } from "../chains/broadcast";
 import { signTransaction } from "../crypto/secp256k1";
 import { marketFees } from "../chains/fees";
@@ -30,7 +31,7 @@ const DELEGATION_RECHECK_MS = 30_000;
  */
 const SETTLEMENT_GAS = 120_000n;
 
-const delegateInterface = PaidRelayDelegate__factory.createInterface();
+const SETTLE_AND_CALL = PaidRelayDelegate__factory.createInterface().getFunction("settleAndCall").selector;
 
 /**
  * An x402 payment settled inside a relayed operation's transaction: the relayer sends the transaction to itself and
@@ -338,7 +339,7 @@ export class Relayer {
     const settle = options.settle && (await this.stillDelegated(chain, wallet)) ? options.settle : undefined;
     const wrapped = settle && {
       to: wallet.address,
-      data: delegateInterface.encodeFunctionData("settleAndCall", [settle.asset, settle.calldata, tx.unsigned.to, data]),
+      data: encodeCall(SETTLE_AND_CALL, [{ address: settle.asset }, { bytes: settle.calldata }, { address: tx.unsigned.to }, { bytes: data }]),
     };
     // The operation's own limit plus what the settlement and the delegate add (no second estimate: one round trip less).
     const wrappedGas = wrapped && toBeHex(BigInt(gasLimit) + SETTLEMENT_GAS);

@@ -1,6 +1,7 @@
 import type { PaymentPayload, PaymentRequirements, VerifyResponse } from "@x402/core/types";
-import { AbiCoder, concat, getAddress, Interface, isAddress as ethersIsAddress, keccak256, Signature, toUtf8Bytes, TypedDataEncoder } from "ethers";
+import { concat, getAddress, type Interface, isAddress as ethersIsAddress, keccak256, Signature, toUtf8Bytes, TypedDataEncoder } from "ethers";
 import type { Chain } from "../chains/registry";
+import { encodeAbi, encodeCall, type AbiValue } from "../chains/abi-words";
 import { usdcInterface } from "../chains/contracts";
 import { recoverSigner } from "../crypto/secp256k1";
 
@@ -17,13 +18,16 @@ export function transferWithAuthorizationCalldata(payload: PaymentPayload): stri
   const a = inner?.authorization;
   const signature = inner?.signature;
   if (!a || typeof signature !== "string" || !/^0x([0-9a-fA-F]{2})+$/.test(signature) || signature.toLowerCase().endsWith(ERC6492_SUFFIX)) return undefined;
-  const head = [a.from, a.to, BigInt(a.value), BigInt(a.validAfter), BigInt(a.validBefore), a.nonce] as const;
+  const head: AbiValue[] = [{ address: a.from }, { address: a.to }, { uint: BigInt(a.value) }, { uint: BigInt(a.validAfter) }, { uint: BigInt(a.validBefore) }, { bytes32: a.nonce }];
   if (signature.length === 132) {
     const { v, r, s } = Signature.from(signature);
-    return usdcInterface.encodeFunctionData("transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)", [...head, v, r, s]);
+    return encodeCall(TRANSFER_WITH_VRS, [...head, { uint: BigInt(v) }, { bytes32: r }, { bytes32: s }]);
   }
-  return usdcInterface.encodeFunctionData("transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)", [...head, signature]);
+  return encodeCall(TRANSFER_WITH_BYTES, [...head, { bytes: signature }]);
 }
+
+const TRANSFER_WITH_VRS = usdcInterface.getFunction("transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)").selector;
+const TRANSFER_WITH_BYTES = usdcInterface.getFunction("transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)").selector;
 
 /** The `invalidReason`s of x402's EVM `exact` facilitator (@x402/evm), given as it gives them. */
 const INVALID = {
@@ -49,8 +53,6 @@ const VALID_BEFORE_MARGIN_S = 6;
 const TRANSFER_WITH_AUTHORIZATION_TYPEHASH = keccak256(
   toUtf8Bytes("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"),
 );
-const STRUCT_FIELDS = ["bytes32", "address", "address", "uint256", "uint256", "uint256", "bytes32"];
-const abi = AbiCoder.defaultAbiCoder();
 
 /** A 0x-prefixed 20-byte hex address whose mixed case, if any, is its EIP-55 checksum. */
 const isAddress = (value: string) => /^0x[0-9a-fA-F]{40}$/.test(value) && ethersIsAddress(value);
@@ -81,7 +83,18 @@ function domainSeparator(name: string, version: string, chainId: number, verifyi
 
 /** The EIP-712 digest the payer signed: TransferWithAuthorization over the token's domain. */
 export function transferAuthorizationDigest(domain: { name: string; version: string; chainId: number; verifyingContract: string }, a: Authorization): string {
-  const struct = keccak256(abi.encode(STRUCT_FIELDS, [TRANSFER_WITH_AUTHORIZATION_TYPEHASH, a.from, a.to, a.value, a.validAfter, a.validBefore, a.nonce]));
+  const struct = keccak256(
+    "0x" +
+      encodeAbi([
+        { bytes32: TRANSFER_WITH_AUTHORIZATION_TYPEHASH },
+        { address: a.from },
+        { address: a.to },
+        { uint: BigInt(a.value) },
+        { uint: BigInt(a.validAfter) },
+        { uint: BigInt(a.validBefore) },
+        { bytes32: a.nonce },
+      ]),
+  );
   return keccak256(concat(["0x1901", domainSeparator(domain.name, domain.version, domain.chainId, domain.verifyingContract), struct]));
 }
 
