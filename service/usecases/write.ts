@@ -38,6 +38,21 @@ export async function prepareWrite(services: Services, req: Request, caller: Cal
   }
 }
 
+/**
+ * A relayed batch is sent by the relayer key it was prepared for: when the service no longer has that key (removed from
+ * RELAYER_EXTRA_PRIVATE_KEYS since), the batch is refused before anyone pays; preparing it again picks a key it has.
+ */
+function assertRelayerStillHas(services: Services, batch: Batch): void {
+  const keys = new Set(services.relayer.addresses(batch.chainId).map((a) => a.toLowerCase()));
+  const gone = batch.transactions.find((t) => !keys.has(t.unsigned.from.toLowerCase()));
+  if (gone) {
+    throw conflict(`txId ${batch.txId} was prepared for the relayer key ${gone.unsigned.from}, which this service no longer sends with: prepare it again`, {
+      txId: batch.txId,
+      relayer: gone.unsigned.from,
+    });
+  }
+}
+
 /** Checks one send (body against the batch first, then credentials and payment), then starts broadcasting. */
 async function startSend(services: Services, req: Request, caller: Caller, batch: Batch, body: SendBody, request: SendRequest, hashOwners: Map<string, string>): Promise<PaymentRecord | undefined> {
   const method = findPublicMethod(batch.method);
@@ -54,6 +69,7 @@ async function startSend(services: Services, req: Request, caller: Caller, batch
         throw badRequest(`transactions[${index}] is not the prepared transaction ${index + 1} of this txId`, { transactionIndex: index });
       }
     }
+    assertRelayerStillHas(services, batch);
   } else {
     state = sendingState(batch, request);
     assertHashesFree(batch, state, hashOwners);

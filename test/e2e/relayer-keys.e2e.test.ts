@@ -4,6 +4,8 @@ import { USDC__factory } from "../../typechain-types";
 import { distinctClient, payRelayedSend, prepareRelayedToken } from "../helpers/relayed";
 import { getSandbox, providerFor, RELAYER_INDEX, SETTLEMENT_INDEX, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
+import { openDb, type Db } from "../../service/store/db";
+import { quoteOf, payWithEthers } from "../helpers/x402";
 
 const PER_KEY = 4;
 
@@ -15,6 +17,7 @@ describe("e2e: a relayer with several keys", function () {
   this.timeout(300_000);
   let sandbox: Sandbox;
   let service: TestService;
+  let db: Db;
   const extra = [Wallet.createRandom(), Wallet.createRandom()];
 
   before(async () => {
@@ -22,9 +25,13 @@ describe("e2e: a relayer with several keys", function () {
     for (const chain of [sandbox.sepolia, sandbox.baseSepolia]) {
       for (const key of extra) await providerFor(chain).send("hardhat_setBalance", [key.address, "0x56BC75E2D63100000"]); // 100 ETH
     }
-    service = await startTestService(sandbox, { env: { RELAYER_EXTRA_PRIVATE_KEYS: extra.map((k) => k.privateKey).join(",") } });
+    db = await openDb({});
+    service = await startTestService(sandbox, { db, env: { RELAYER_EXTRA_PRIVATE_KEYS: extra.map((k) => k.privateKey).join(",") } });
   });
-  after(async () => service?.stop());
+  after(async () => {
+    await service?.stop();
+    await db?.close();
+  });
 
   it("delegates every key to PaidRelayDelegate at start, so each settles payments inside its operations", async () => {
     const provider = providerFor(sandbox.baseSepolia);
@@ -90,6 +97,38 @@ describe("e2e: a relayer with several keys", function () {
     for (const key of [sandbox.accounts[RELAYER_INDEX], ...extra]) {
       expect(text).to.match(new RegExp(`tak_relayer_balance_eth\\{chain_id="84532",address="${key.address}"\\} \\d`));
       expect(text).to.match(new RegExp(`tak_relayer_nonce_lag\\{chain_id="84532",address="${key.address}"\\} 0`));
+    }
+  });
+
+  it("a batch prepared for a key the service no longer has is refused (409) before anyone pays; prepared again, it is sent", async () => {
+    const home = sandbox.accounts[RELAYER_INDEX].address;
+    // Prepared by this service until one is for an extra key, then sent through an instance on the same database
+    // started without the extra keys (the operator removed them).
+    let txId: string;
+    let from: string;
+    do {
+      txId = await prepareRelayedToken(service.api, `GONE${Math.floor(Math.random() * 1e6)}`, sandbox.accounts[6].address);
+      from = (await service.services.batches.get(txId))!.transactions[0].unsigned.from;
+    } while (from === home);
+    const reduced = await startTestService(sandbox, { db });
+    try {
+      const payer = sandbox.accounts[3];
+      const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, providerFor(sandbox.baseSepolia));
+      const before = await usdc.balanceOf(payer.address);
+      const unpaid = await reduced.api.post("/send-transactions", { txId });
+      expect(unpaid.status, JSON.stringify(unpaid.body)).to.equal(409);
+      expect(unpaid.body.message).to.include(`relayer key ${from}`);
+      // Even with a payment attached: refused before it is verified or held.
+      const quote = quoteOf(await service.api.post("/send-transactions", { txId })).accepts[0];
+      const paid = await reduced.api.post("/send-transactions", { txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
+      expect(paid.status, JSON.stringify(paid.body)).to.equal(409);
+      expect(await usdc.balanceOf(payer.address)).to.equal(before);
+      expect((await reduced.services.batches.get(txId))!.status).to.equal("prepared");
+      const again = await prepareRelayedToken(reduced.api, "AGAIN", sandbox.accounts[6].address);
+      const sent = await payRelayedSend(reduced.api, again, payer);
+      expect(sent.body.status, JSON.stringify(sent.body)).to.equal("success");
+    } finally {
+      await reduced.stop();
     }
   });
 });
