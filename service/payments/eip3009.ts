@@ -1,6 +1,7 @@
 import type { PaymentPayload, PaymentRequirements, VerifyResponse } from "@x402/core/types";
 import { concat, getAddress, type Interface, isAddress as ethersIsAddress, keccak256, Signature, toUtf8Bytes, TypedDataEncoder } from "ethers";
 import type { Chain } from "../chains/registry";
+import { isChainUnavailable } from "../chains/rpc-errors";
 import { encodeAbi, encodeCall, type AbiValue } from "../chains/abi-words";
 import { usdcInterface } from "../chains/contracts";
 import { recoverSigner } from "../crypto/secp256k1";
@@ -151,11 +152,15 @@ export async function verifyPlainTransferAuthorization(chain: Chain, payload: Pa
   if (BigInt(a.validAfter) > BigInt(now)) return invalid(INVALID.validAfter);
   if (BigInt(a.value) !== BigInt(requirements.amount)) return invalid(INVALID.value);
 
-  // The transfer itself, on the pending block (an idle local chain's latest block may predate validAfter).
+  // The transfer itself, on the pending block (an idle local chain's latest block may predate validAfter). Only the
+  // chain's answer is a verdict: a chain that could not be asked throws (the caller answers 503, nothing charged).
   const calldata = transferWithAuthorizationCalldata(payload)!;
   const simulated = await chain.provider.call({ to: asset, data: calldata, blockTag: "pending" }).then(
     () => true,
-    () => false,
+    (error: unknown) => {
+      if (isChainUnavailable(error)) throw error;
+      return false;
+    },
   );
   if (simulated) return { isValid: true, invalidReason: undefined, payer };
   return invalid(await whySimulationFailed(chain, asset, a, extra.name, extra.version, requirements.amount));
@@ -166,12 +171,14 @@ const token: Interface = usdcInterface;
 
 /** The library's diagnosis of a transfer that would not go through: the first of these that explains it. */
 async function whySimulationFailed(chain: Chain, asset: string, a: Authorization, name: string, version: string, amount: string): Promise<string> {
-  // A call that reverts, or answers something that does not decode, is a failed read.
+  // A call that reverts, or answers something that does not decode, is a failed read; a chain that could not be
+  // asked is no reason at all (thrown).
   const read = async (fn: string, args: unknown[] = []) => {
     try {
       const data = await chain.provider.call({ to: asset, data: token.encodeFunctionData(fn, args), blockTag: "pending" });
       return { ok: true as const, value: token.decodeFunctionResult(fn, data)[0] as unknown };
-    } catch {
+    } catch (error) {
+      if (isChainUnavailable(error)) throw error;
       return { ok: false as const, value: undefined };
     }
   };

@@ -5,6 +5,7 @@ import { getAddress, ZeroAddress, ZeroHash, zeroPadValue, type TransactionReceip
 import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
 import { usdcInterface } from "../chains/contracts";
 import type { Chain } from "../chains/registry";
+import { isChainUnavailable } from "../chains/rpc-errors";
 import { checksumAddress } from "../crypto/checksum-address";
 import { ApiError, unauthorized } from "../errors";
 import type { Logger } from "../logger";
@@ -171,7 +172,11 @@ export class X402 {
     if (!/^0x[0-9a-fA-F]{40}$/.test(String(authorization.from))) throw this.paymentRequired(charge, "authorization.from is not an address");
     // Refusals that depend on who pays (a getter of someone else's agent, …) come before anything is verified or held.
     await checkPayer?.(checksumAddress(String(authorization.from).toLowerCase()));
-    const verification = await this.facilitator.verify(payload, required).catch((error: Error) => ({ isValid: false, invalidReason: error.message }));
+    // A chain that could not be asked is a 503 (nothing held, try again), never a refused payment.
+    const verification = await this.facilitator.verify(payload, required).catch((error: Error) => {
+      if (isChainUnavailable(error)) throw error;
+      return { isValid: false, invalidReason: error.message };
+    });
     if (!verification.isValid) {
       throw this.paymentRequired(charge, `Payment verification failed: ${verification.invalidReason ?? "invalid"}`, {
         invalidReason: verification.invalidReason,

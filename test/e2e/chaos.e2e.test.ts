@@ -9,6 +9,8 @@ import { RpcFaultProxy } from "../helpers/rpc-faults";
 import { ARTIFACTS } from "../helpers/browser";
 import { createOwnSandbox, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
+import { payWithEthers, quoteOf } from "../helpers/x402";
+import { USDC__factory } from "../../typechain-types";
 
 /**
  * The chaos suite on instant chains: every fault of a public network between the service and the payment chain (Base
@@ -93,6 +95,29 @@ describe("e2e: chaos — faults of public networks between the service and its c
     } finally {
       proxy.clear();
     }
+  });
+
+  it("a paid send whose payment cannot be simulated (every eth_call fails) is a 503, not a refused payment; the same payment goes through once the chain answers", async () => {
+    const prepared = await service.api.post("/x402/token/create", { chainId: "84532", name: "Sim down", symbol: "SIMDN1", agentWallet: world.agentWallet }, { "x-forwarded-for": "10.9.9.10" });
+    expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
+    const txId = prepared.body.txId;
+    const payment = await payWithEthers(world.payer, quoteOf(await service.api.post("/send-transactions", { txId })).accepts[0]);
+    const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, world.base.provider);
+    const before = await usdc.balanceOf(world.payer.address);
+    proxy.add({ kind: "reset", methods: ["eth_call"] });
+    try {
+      const res = await service.api.post("/send-transactions", { txId }, { "X-PAYMENT": payment });
+      expect(res.status, JSON.stringify(res.body)).to.equal(503);
+      expect(res.body.error.code).to.equal("CHAIN_UNAVAILABLE");
+      expect(Number(res.headers.get("retry-after"))).to.be.at.least(1);
+    } finally {
+      proxy.clear();
+    }
+    expect((await service.api.get("/get-transaction-status", { txId })).body.batchStatus).to.equal("prepared");
+    expect(await usdc.balanceOf(world.payer.address)).to.equal(before);
+    const sent = await service.api.post("/send-transactions", { txId }, { "X-PAYMENT": payment });
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+    expect(sent.body.status).to.equal("success");
   });
 
   it("a client's replacement is refused when it raises a fee by less than 10% (400), from another key (403), and once mined (409)", async () => {
