@@ -34,7 +34,10 @@ describe("e2e: chaos — faults of public networks between the service and its c
       env: {
         RPC_URL_84532: proxy.url,
         RPC_TIMEOUT_MS: "2000",
-        RPC_RETRY_BUDGET_MS: "20000",
+        // Room for ~10 attempts of 2 s: in "timeouts" a quarter of requests stall, and a scenario makes a few thousand
+        // (status polls included). With 20 s (~7 attempts, 0.25^7 ≈ 6e-5 per request) a client saw a 503 in several
+        // runs of this file; at 0.25^10 ≈ 1e-6 a scenario's client seeing one means the service gave up too early.
+        RPC_RETRY_BUDGET_MS: "30000",
         CONFIRMATIONS: "2",
         RELAYER_BUMP_AFTER_BLOCKS: "2",
         SEND_WAIT_MS: "1500",
@@ -97,29 +100,6 @@ describe("e2e: chaos — faults of public networks between the service and its c
     }
   });
 
-  it("a paid send whose payment cannot be simulated (every eth_call fails) is a 503, not a refused payment; the same payment goes through once the chain answers", async () => {
-    const prepared = await service.api.post("/x402/token/create", { chainId: "84532", name: "Sim down", symbol: "SIMDN1", agentWallet: world.agentWallet }, { "x-forwarded-for": "10.9.9.10" });
-    expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
-    const txId = prepared.body.txId;
-    const payment = await payWithEthers(world.payer, quoteOf(await service.api.post("/send-transactions", { txId })).accepts[0]);
-    const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, world.base.provider);
-    const before = await usdc.balanceOf(world.payer.address);
-    proxy.add({ kind: "reset", methods: ["eth_call"] });
-    try {
-      const res = await service.api.post("/send-transactions", { txId }, { "X-PAYMENT": payment });
-      expect(res.status, JSON.stringify(res.body)).to.equal(503);
-      expect(res.body.error.code).to.equal("CHAIN_UNAVAILABLE");
-      expect(Number(res.headers.get("retry-after"))).to.be.at.least(1);
-    } finally {
-      proxy.clear();
-    }
-    expect((await service.api.get("/get-transaction-status", { txId })).body.batchStatus).to.equal("prepared");
-    expect(await usdc.balanceOf(world.payer.address)).to.equal(before);
-    const sent = await service.api.post("/send-transactions", { txId }, { "X-PAYMENT": payment });
-    expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
-    expect(sent.body.status).to.equal("success");
-  });
-
   it("a client's replacement is refused when it raises a fee by less than 10% (400), from another key (403), and once mined (409)", async () => {
     const signer = world.signers[0];
     const api = world.api.withKey(world.apiKey);
@@ -169,4 +149,27 @@ describe("e2e: chaos — faults of public networks between the service and its c
       expect(report.terminal, JSON.stringify(report, null, 2)).to.equal(report.operations);
     });
   }
+
+  it("a paid send whose payment cannot be simulated (every eth_call fails) is a 503, not a refused payment; the same payment goes through once the chain answers", async () => {
+    const prepared = await service.api.post("/x402/token/create", { chainId: "84532", name: "Sim down", symbol: "SIMDN1", agentWallet: world.agentWallet }, { "x-forwarded-for": "10.9.9.10" });
+    expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
+    const txId = prepared.body.txId;
+    const payment = await payWithEthers(world.payer, quoteOf(await service.api.post("/send-transactions", { txId })).accepts[0]);
+    const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, world.base.provider);
+    const before = await usdc.balanceOf(world.payer.address);
+    proxy.add({ kind: "reset", methods: ["eth_call"] });
+    try {
+      const res = await service.api.post("/send-transactions", { txId }, { "X-PAYMENT": payment });
+      expect(res.status, JSON.stringify(res.body)).to.equal(503);
+      expect(res.body.error.code).to.equal("CHAIN_UNAVAILABLE");
+      expect(Number(res.headers.get("retry-after"))).to.be.at.least(1);
+    } finally {
+      proxy.clear();
+    }
+    expect((await service.api.get("/get-transaction-status", { txId })).body.batchStatus).to.equal("prepared");
+    expect(await usdc.balanceOf(world.payer.address)).to.equal(before);
+    const sent = await service.api.post("/send-transactions", { txId }, { "X-PAYMENT": payment });
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+    expect(sent.body.status).to.equal("success");
+  });
 });
