@@ -3,9 +3,10 @@ import type { Logger } from "./logger";
 import type { ChainRegistry } from "./chains/registry";
 import type { Config } from "./config";
 import type { X402 } from "./payments/x402";
+import type { Relayer } from "./engine/relayer";
 
 /** What the wallet-balance reader uses. */
-export type BalanceServices = { chains: ChainRegistry; config: Config; logger: Logger; x402?: X402 };
+export type BalanceServices = { chains: ChainRegistry; config: Config; logger: Logger; relayer: Pick<Relayer, "addresses">; x402?: X402 };
 
 /** A wallet the service signs with and pays gas from, on one chain. */
 export interface ServiceWallet {
@@ -61,9 +62,7 @@ export class WalletBalances {
     const { config } = services;
     const wallets: ServiceWallet[] = [];
     for (const chain of services.chains.list()) {
-      const key = config.relayerKeys.get(chain.chainId);
-      const keys = key ? [key, ...(config.relayerExtraKeys.get(chain.chainId) ?? [])] : [];
-      for (const k of keys) wallets.push({ role: "relayer", chainId: chain.chainId, address: new Wallet(k).address, provider: chain.provider });
+      for (const address of services.relayer.addresses(chain.chainId)) wallets.push({ role: "relayer", chainId: chain.chainId, address, provider: chain.provider });
     }
     const paymentChain = services.chains.find(config.x402PaymentChainId);
     if (services.x402 && config.X402_SETTLEMENT_PRIVATE_KEY && !config.X402_FACILITATOR_URL && paymentChain) {

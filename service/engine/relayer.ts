@@ -128,6 +128,11 @@ export class Relayer {
     return wallets;
   }
 
+  /** Whether `address` is one of the relayer's keys on `chainId`. */
+  hasKey(chainId: number, address: string): boolean {
+    return this.walletOf(chainId, address) !== undefined;
+  }
+
   /** The relayer key of `chainId` whose address is `address`, if it is one. */
   private walletOf(chainId: number, address: string): Wallet | undefined {
     return this.wallets.get(chainId)?.find((w) => w.address.toLowerCase() === address.toLowerCase());

@@ -1,9 +1,10 @@
 import type { PaymentPayload, PaymentRequirements, VerifyResponse } from "@x402/core/types";
-import { concat, getAddress, type Interface, isAddress as ethersIsAddress, keccak256, Signature, toUtf8Bytes, TypedDataEncoder } from "ethers";
+import { concat, getAddress, type Interface, keccak256, Signature, toUtf8Bytes, TypedDataEncoder } from "ethers";
 import type { Chain } from "../chains/registry";
 import { isChainUnavailable } from "../chains/rpc-errors";
 import { encodeAbi, encodeCall, type AbiValue } from "../chains/abi-words";
 import { usdcInterface } from "../chains/contracts";
+import { checksumAddress } from "../crypto/checksum-address";
 import { recoverSigner } from "../crypto/secp256k1";
 
 /** The magic suffix of an ERC-6492 signature (a wallet not deployed yet): only the library's facilitator handles it. */
@@ -55,8 +56,19 @@ const TRANSFER_WITH_AUTHORIZATION_TYPEHASH = keccak256(
   toUtf8Bytes("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"),
 );
 
-/** A 0x-prefixed 20-byte hex address whose mixed case, if any, is its EIP-55 checksum. */
-const isAddress = (value: string) => /^0x[0-9a-fA-F]{40}$/.test(value) && ethersIsAddress(value);
+/**
+ * A 0x-prefixed 20-byte hex address whose mixed case, if any, is its EIP-55 checksum (checksumAddress throws
+ * otherwise; it remembers the answer, which the calldata's encoding asks for again).
+ */
+function isAddress(value: string): boolean {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(value)) return false;
+  try {
+    checksumAddress(value);
+    return true;
+  } catch {
+    return false;
+  }
+}
 const UINT256 = /^[0-9]{1,78}$/;
 const BYTES32 = /^0x[0-9a-fA-F]{64}$/;
 const SIGNATURE_65 = /^0x[0-9a-fA-F]{130}$/;

@@ -43,8 +43,7 @@ export async function prepareWrite(services: Services, req: Request, caller: Cal
  * RELAYER_EXTRA_PRIVATE_KEYS since), the batch is refused before anyone pays; preparing it again picks a key it has.
  */
 function assertRelayerStillHas(services: Services, batch: Batch): void {
-  const keys = new Set(services.relayer.addresses(batch.chainId).map((a) => a.toLowerCase()));
-  const gone = batch.transactions.find((t) => !keys.has(t.unsigned.from.toLowerCase()));
+  const gone = batch.transactions.find((t) => !services.relayer.hasKey(batch.chainId, t.unsigned.from));
   if (gone) {
     throw conflict(`txId ${batch.txId} was prepared for the relayer key ${gone.unsigned.from}, which this service no longer sends with: prepare it again`, {
       txId: batch.txId,
