@@ -34,9 +34,10 @@ describe("e2e: chaos — faults of public networks between the service and its c
       env: {
         RPC_URL_84532: proxy.url,
         RPC_TIMEOUT_MS: "2000",
-        // Room for ~10 attempts of 2 s: in "timeouts" a quarter of requests stall, and a scenario makes many (a client
-        // polls each operation's status every 250 ms). With 20 s (~7 attempts, 0.25^7 ≈ 6e-5 per request) a client
-        // saw a 503 in several runs of this file; at 0.25^10 ≈ 1e-6 one means the service gave up too early.
+        // Room for ~10 attempts of 2 s: in "timeouts" a quarter of requests stall, and a scenario makes thousands (a
+        // client polls each operation's status every 250 ms): at 0.25^10 ≈ 1e-6 per call, a 503 means the service gave
+        // up too early. (Clients once saw 503s here because the proxy drew a batch's fault once per item, so a batch of
+        // eight stalled ~90 % of the time; it draws once per request now, as the rates say.)
         RPC_RETRY_BUDGET_MS: "30000",
         CONFIRMATIONS: "2",
         RELAYER_BUMP_AFTER_BLOCKS: "2",

@@ -130,12 +130,13 @@ export class RpcFaultProxy {
     this.url = `http://127.0.0.1:${this.port}`;
   }
 
-  /** The first rule matching `method` that fires (counting its hit), of the given kinds. */
-  private fire(method: string, kinds: Fault["kind"][]): FaultRule | undefined {
+  /** The first rule of the given kinds naming one of `methods` that fires (counting its hit). */
+  private fire(methods: string | string[], kinds: Fault["kind"][]): FaultRule | undefined {
+    const named = typeof methods === "string" ? [methods] : methods;
     for (const active of this.rules) {
       const { rule } = active;
       if (!kinds.includes(rule.kind)) continue;
-      if (rule.methods && !rule.methods.includes(method)) continue;
+      if (rule.methods && !named.some((method) => rule.methods!.includes(method))) continue;
       if (rule.times !== undefined && active.hits >= rule.times) continue;
       if (rule.rate !== undefined && this.random() >= rule.rate) continue;
       // Lag is a state of the node, not a hit: it is not counted against `times` per item.
@@ -161,9 +162,9 @@ export class RpcFaultProxy {
     }
     const items = Array.isArray(parsed) ? parsed : [parsed];
     this.stats.items += items.length;
-    // Faults of the whole HTTP request: the first item's method decides (batches are named by what they carry).
-    let whole: FaultRule | undefined;
-    for (const item of items) if ((whole = this.fire(item.method, ["http", "stall", "reset", "lose-answer"]))) break;
+    // Faults of the whole HTTP request: one draw per request, by the first rule that names a method the request
+    // carries. Drawing once per item would make a batch of eight stall or be throttled almost every time.
+    const whole = this.fire(items.map((item) => item.method), ["http", "stall", "reset", "lose-answer"]);
     if (whole?.kind === "http") {
       res.writeHead(whole.status, { "content-type": "application/json", ...(whole.retryAfter ? { "retry-after": whole.retryAfter } : {}) });
       res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32005, message: `HTTP ${whole.status} from the fault proxy` } }));
