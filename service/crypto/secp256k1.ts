@@ -1,4 +1,6 @@
-import { computeAddress, getAddress, getBytes, hexlify, recoverAddress, Signature, Transaction, type SignatureLike, type BaseWallet, type TransactionRequest } from "ethers";
+import { computeAddress, getBytes, hexlify, recoverAddress, Signature, Transaction, type SignatureLike, type BaseWallet, type TransactionRequest } from "ethers";
+import { checksumAddress } from "./checksum-address";
+import { eip1559Fields, serializeSigned, unsignedDigest } from "./eip1559";
 
 /**
  * ECDSA on secp256k1 for the request thread: recovering who signed, and signing with the service's own wallets.
@@ -37,12 +39,18 @@ export function recoverSigner(digest: string | Uint8Array, signature: SignatureL
 
 /**
  * `wallet.signTransaction(request)` (same bytes), signed natively when it can be: for requests that name their
- * addresses (no ENS name to resolve) and whose `from`, if given, is the wallet.
+ * addresses (no ENS name to resolve) and whose `from`, if given, is the wallet. A plain EIP-1559 request is also
+ * serialized without ethers (crypto/eip1559.ts).
  */
 export async function signTransaction(wallet: BaseWallet, request: TransactionRequest): Promise<string> {
   if (!native) return wallet.signTransaction(request);
   const { from, ...fields } = request;
-  if (from != null && getAddress(from as string) !== wallet.address) throw new Error("transaction from address mismatch");
+  if (from != null && checksumAddress(from as string) !== wallet.address) throw new Error("transaction from address mismatch");
+  const plain = eip1559Fields(fields);
+  if (plain) {
+    const { signature, recid } = native.ecdsaSign(unsignedDigest(plain), Buffer.from(wallet.privateKey.slice(2), "hex"));
+    return serializeSigned(plain, signature, recid === 1 ? 1 : 0);
+  }
   const tx = Transaction.from(fields as Parameters<typeof Transaction.from>[0]);
   const { signature, recid } = native.ecdsaSign(getBytes(tx.unsignedHash), getBytes(wallet.privateKey));
   tx.signature = Signature.from({ r: hexlify(signature.subarray(0, 32)), s: hexlify(signature.subarray(32)), yParity: recid === 1 ? 1 : 0 });

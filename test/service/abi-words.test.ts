@@ -1,7 +1,8 @@
 import { expect } from "chai";
 import { AbiCoder, hexlify, type Interface, randomBytes, Wallet } from "ethers";
-import { encodeAbi, encodeCall, type AbiValue } from "../../service/chains/abi-words";
-import { usdcInterface } from "../../service/chains/contracts";
+import { decodeAbi, encodeAbi, encodeCall, type AbiValue } from "../../service/chains/abi-words";
+import { agentTokenFactoryInterface, parseEventLog, usdcInterface } from "../../service/chains/contracts";
+import { agentTokenCreated } from "../../service/methods/agents/agentCreateToken";
 import { PaidRelayDelegate__factory } from "../../typechain-types";
 
 /** service/chains/abi-words.ts against ethers' ABI encoder: the same bytes for every value, the same refusals. */
@@ -61,5 +62,63 @@ describe("ABI words (the hot x402 path's encoder) against ethers", () => {
       expect(() => encodeAbi([value]), JSON.stringify(value, (_, v) => (typeof v === "bigint" ? v.toString() : v))).to.throw();
       expect(() => abi.encode([type], [raw]), `ethers refuses ${String(raw)} too`).to.throw();
     }
+  });
+
+  const strings = ["", "A", "Agent token", "x".repeat(31), "y".repeat(32), "z".repeat(33), "Ünïcödé 名前 🚀", "🚀".repeat(40)];
+
+  it("encodes UTF-8 strings as ethers does, and createAgentToken's calldata as the factory's interface does", () => {
+    for (const text of strings) {
+      expect("0x" + encodeAbi([{ string: text }, { uint: 18n }, { string: text + "!" }]), JSON.stringify(text)).to.equal(abi.encode(["string", "uint256", "string"], [text, 18n, text + "!"]));
+    }
+    const create = agentTokenFactoryInterface.getFunction("createAgentToken");
+    const [wallet, premint] = [address(), uint()];
+    expect(encodeCall(create.selector, [{ string: "Agent Ünï 🚀" }, { string: "AGT1" }, { uint: 6n }, { address: wallet }, { uint: premint }])).to.equal(
+      agentTokenFactoryInterface.encodeFunctionData("createAgentToken", ["Agent Ünï 🚀", "AGT1", 6, wallet, premint]),
+    );
+    // A lone surrogate has no UTF-8 form: both refuse it.
+    expect(() => encodeAbi([{ string: "bad \ud800 name" }])).to.throw();
+    expect(() => abi.encode(["string"], ["bad \ud800 name"])).to.throw();
+  });
+
+  it("decodes what ethers decodes: addresses, uints and strings, and AgentTokenCreated logs as parseEventLog reads them", () => {
+    for (const text of strings) {
+      const values = [address(), uint(), text, 0n, text.toUpperCase() + "2"];
+      const data = abi.encode(["address", "uint256", "string", "uint256", "string"], values);
+      expect(decodeAbi(["address", "uint", "string", "uint", "string"], data)).to.deep.equal([...abi.decode(["address", "uint256", "string", "uint256", "string"], data)]);
+    }
+    const event = agentTokenFactoryInterface.getEvent("AgentTokenCreated");
+    for (const [i, name] of strings.filter(Boolean).entries()) {
+      const args = [address(), address(), address(), name, `S${i}`, i % 19, uint()];
+      const log = agentTokenFactoryInterface.encodeEventLog(event, args);
+      const theirs = parseEventLog(agentTokenFactoryInterface, log)!.args;
+      expect(agentTokenCreated(log)).to.deep.equal({
+        token: theirs.token,
+        agentWallet: theirs.agentWallet,
+        creator: theirs.creator,
+        name: theirs.name,
+        symbol: theirs.symbol,
+        decimals: theirs.decimals,
+        premint: theirs.premint,
+      });
+    }
+    // Another event of the factory, or another contract's, is not it.
+    const other = usdcInterface.encodeEventLog(usdcInterface.getEvent("Transfer"), [address(), address(), 5n]);
+    expect(agentTokenCreated(other)).to.equal(undefined);
+  });
+
+  it("refuses to decode what ethers refuses: data cut short, a string pointing past the end, bytes that are not UTF-8; and an address word with high bits", () => {
+    const data = abi.encode(["address", "string"], [address(), "a name longer than one word of thirty-two bytes"]);
+    const cases: [string, string[]][] = [
+      [data.slice(0, data.length - 64), ["address", "string"]],
+      [abi.encode(["uint256", "uint256"], [2n ** 20n, 0n]), ["string", "uint"]],
+      [abi.encode(["bytes"], ["0xc328"]), ["string"]],
+    ];
+    for (const [bad, types] of cases) {
+      expect(() => decodeAbi(types as ("address" | "uint" | "string")[], bad), bad.slice(0, 80)).to.throw();
+      // ethers defers an item's error until the item is read: reading them all throws it.
+      expect(() => abi.decode(types.map((t) => (t === "uint" ? "uint256" : t)), bad).toArray(), `ethers refuses ${bad.slice(0, 80)} too`).to.throw();
+    }
+    // Stricter than ethers, which drops them: an address word with bits above its 20 bytes (no Solidity address has any).
+    expect(() => decodeAbi(["address", "string"], "0x" + "ff".repeat(12) + data.slice(26))).to.throw(/not an address word/);
   });
 });
