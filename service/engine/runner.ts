@@ -56,8 +56,11 @@ export interface SettlementPort {
   releaseForBatch(txId: string, reason: string): Promise<void>;
   /** A reorg deeper than its confirmations took a settlement off the chain. */
   afterDeepReorg(paymentId: string): Promise<void>;
-  /** The payment to settle inside a relayed batch's last transaction (same chain, the relayer's EIP-7702 delegate), if any. */
-  operationSettlement?(txId: string, chainId: number): Promise<OperationSettlement | undefined>;
+  /**
+   * The payment to settle inside a relayed batch's last transaction (same chain, the relayer's EIP-7702 delegate), if
+   * any. `payments`: the batch's payments when the caller knows them all (else they are read).
+   */
+  operationSettlement?(txId: string, chainId: number, payments?: PaymentRecord[]): Promise<OperationSettlement | undefined>;
   /** A deep reorg took a batch's transaction off the chain: a payment settled in it is settling again. */
   afterOperationReorg?(txId: string): Promise<void>;
 }
@@ -106,9 +109,10 @@ export class BatchRunner {
    * sending), which spares reading it back. Resolves with the batch as the run left it (what the store now holds), or
    * undefined when the run did not end it here.
    */
-  run(txId: string, sending?: Batch): Promise<Batch | undefined> {
+  run(txId: string, sending?: Batch, payment?: PaymentRecord): Promise<Batch | undefined> {
     const running = this.active.get(txId);
     if (running) return running;
+    if (payment) this.sendPayments.set(txId, payment);
     const run = this.driveThroughOutages(txId, sending)
       .catch((error) => {
         this.log.error({ txId, err: errorFacts(error) }, "batch run failed; it will be resumed");
@@ -118,6 +122,7 @@ export class BatchRunner {
         this.active.delete(txId);
         this.reorgedDuringRun.delete(txId);
         this.payers.delete(txId);
+        this.sendPayments.delete(txId);
       });
     this.active.set(txId, run);
     return run;
@@ -254,7 +259,8 @@ export class BatchRunner {
     const data = method?.bindRelayed && payer ? await method.bindRelayed(batch, tx.index, payer) : undefined;
     // The last transaction carries the batch's payment when the relayer can settle it in the same transaction.
     const last = tx.index === batch.transactions.length - 1;
-    const settle = last && this.services.relayer.delegate(batch.chainId, tx.unsigned.from) ? await this.settlement?.operationSettlement?.(batch.txId, batch.chainId) : undefined;
+    const sent = this.sendPayments.get(batch.txId);
+    const settle = last && this.services.relayer.delegate(batch.chainId, tx.unsigned.from) ? await this.settlement?.operationSettlement?.(batch.txId, batch.chainId, sent && [sent]) : undefined;
     if (settle) this.payers.set(batch.txId, settle.payer);
     const { signedRaw, txHash, stored, acceptedAt } = await this.relaySigner(batch, tx, { data, settle });
     // The relayer re-priced (and numbered) it: what it stored, or read back when another runner signed it first.
@@ -398,6 +404,11 @@ export class BatchRunner {
 
   /** Payers this process's runs learnt on the way (the payment their last transaction carries), by txId. */
   private readonly payers = new Map<string, string>();
+  /**
+   * The payment a send reserved just before it started its batch's run here, by txId. A service-relayed batch has no
+   * other (its prepare is free, and a subject is paid once), so it is all of the batch's payments: not read back.
+   */
+  private readonly sendPayments = new Map<string, PaymentRecord>();
 
   /** The wallet whose x402 payment pays for a batch: its send payment's payer, else its prepare payment's. */
   private async payerOf(batch: Batch): Promise<string | undefined> {

@@ -338,10 +338,11 @@ export class X402 {
    * EIP-3009 transfer and the operation atomically), or undefined when it must be settled on its own: an external
    * facilitator (it sends its own transactions), a payment on another chain than the operation, not exactly one
    * reserved payment, an authorization close to its expiry, or a signature only the facilitator can use (ERC-6492).
+   * `known`: all of the batch's payments, when the caller has them (else they are read).
    */
-  async operationSettlement(txId: string, chainId: number): Promise<OperationSettlement | undefined> {
+  async operationSettlement(txId: string, chainId: number, known?: PaymentRecord[]): Promise<OperationSettlement | undefined> {
     if (!this.facilitator.settlesInOperation || chainId !== this.paymentChain.chainId) return undefined;
-    const reserved = (await this.services.payments.forBatch(txId)).filter((p) => p.status === "reserved");
+    const reserved = (known ?? (await this.services.payments.forBatch(txId))).filter((p) => p.status === "reserved");
     if (reserved.length !== 1) return undefined;
     const [payment] = reserved;
     if (payment.validBefore - Math.floor(Date.now() / 1000) <= IN_OPERATION_MARGIN_S) return undefined;

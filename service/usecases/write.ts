@@ -102,7 +102,7 @@ async function startSend(services: Services, req: Request, caller: Caller, batch
     if (payment) await services.x402!.release(payment.id, `send refused: ${(error as Error).message}`);
     throw error;
   }
-  void services.runner.run(batch.txId, sendingBatch(batch, state));
+  void services.runner.run(batch.txId, sendingBatch(batch, state), batch.executionMode === "service-relayed" ? payment : undefined);
   return payment;
 }
 
