@@ -63,6 +63,12 @@ export interface SettlementPort {
   operationSettlement?(txId: string, chainId: number, payments?: PaymentRecord[]): Promise<OperationSettlement | undefined>;
   /** A deep reorg took a batch's transaction off the chain: a payment settled in it is settling again. */
   afterOperationReorg?(txId: string): Promise<void>;
+  /**
+   * Inside the transaction that ends a batch successfully: settles the payments its last transaction carried (the
+   * receipt shows them paid); answers them, for keepSettledAfterCommit once that transaction committed.
+   */
+  settleWithinFinish?(q: Queryable, batch: Batch, receipt: TransactionReceipt | undefined, payments: PaymentRecord[]): Promise<PaymentRecord[]>;
+  keepSettledAfterCommit?(settled: PaymentRecord[]): void;
 }
 
 /** What the last transaction's confirmation writes together with the batch's end. */
@@ -454,12 +460,18 @@ export class BatchRunner {
         await batches.setOutcome(q, batch.txId, outcome);
         batch.outcome = outcome;
       }
-      return { toSettle };
+      // A payment settled inside the last transaction is settled with the batch's end: one commit, no trip of its own.
+      const settledHere = paid && toSettle && paid.settleWithinFinish ? await paid.settleWithinFinish(q, batch, receipts[receipts.length - 1], toSettle) : [];
+      return { toSettle, settledHere };
     });
     if (!marked) return false;
     batch.status = "success";
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
-    if (paid) await paid.settleForBatch(batch.txId, receipts, batch, marked.toSettle);
+    if (paid) {
+      paid.keepSettledAfterCommit?.(marked.settledHere);
+      const settled = new Set(marked.settledHere.map((p) => p.id));
+      await paid.settleForBatch(batch.txId, receipts, batch, marked.toSettle?.filter((p) => !settled.has(p.id)));
+    }
     return true;
   }
 }

@@ -20,6 +20,7 @@ import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
 import type { OperationSettlement } from "../engine/relayer";
 import type { Batch } from "../model/batch";
+import type { Queryable } from "../store/db";
 
 /** What the x402 gate uses. */
 export type X402Services = Pick<Stores, "batches" | "payments" | "walletNonces"> & { chains: ChainRegistry; config: Config; logger: Logger; x402?: X402 };
@@ -386,13 +387,7 @@ export class X402 {
       await this.release(payment.id, "the operation reverted (its payment with it)", true);
       return undefined;
     }
-    // As the facilitator requires of its own settlement: the payer's authorization used, and the transfer it paid.
-    const ofAsset = receipt.logs.filter((log) => log.address.toLowerCase() === payment.asset.toLowerCase());
-    const word = (address: string) => zeroPadValue(address, 32).toLowerCase();
-    const used =
-      ofAsset.some((log) => log.topics[0] === AUTHORIZATION_USED_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === payment.authorizationNonce.toLowerCase()) &&
-      ofAsset.some((log) => log.topics[0] === TRANSFER_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === word(payment.payTo) && BigInt(log.data) === BigInt(payment.amount));
-    if (!used) {
+    if (!paidIn(receipt, payment)) {
       // Signed with the payment but mined without it: cannot happen with PaidRelayDelegate's code; never claim it.
       this.log.error({ paymentId: payment.id, transaction: receipt.hash }, "the operation's transaction does not show the payment's authorization used");
       await this.release(payment.id, "the operation's transaction did not settle the payment", true);
@@ -402,6 +397,33 @@ export class X402 {
     this.keepSettled(await this.services.payments.markSettled(payment.id, result, { payment, apiKeyId: batch.apiKeyId }));
     this.log.info({ paymentId: payment.id, transaction: receipt.hash }, "payment settled with its operation");
     return result;
+  }
+
+  /**
+   * Inside the database transaction that ends a relayed batch successfully (`q`): settles the payments its last
+   * transaction carried (`receipt`, mined with status 1 and showing each one's authorization used), so the batch's
+   * success and its payment's settlement are one commit and cost no trip of their own. Answers the payments it
+   * settled, to be kept for the send's answer once that transaction committed (keepSettledAfterCommit); the rest are
+   * left to settleForBatch.
+   */
+  async settleWithinFinish(q: Queryable, batch: Batch, receipt: TransactionReceipt | undefined, payments: PaymentRecord[]): Promise<PaymentRecord[]> {
+    const last = batch.transactions[batch.transactions.length - 1];
+    if (!receipt || receipt.status !== 1 || !last?.txHash || receipt.hash.toLowerCase() !== last.txHash.toLowerCase()) return [];
+    const settled: PaymentRecord[] = [];
+    for (const payment of payments) {
+      if (!payment.settleInOperation || payment.status !== "settling" || !paidIn(receipt, payment)) continue;
+      const result: SettleResponse = { success: true, transaction: receipt.hash, network: payment.network as SettleResponse["network"], payer: payment.payer };
+      settled.push(await this.services.payments.settleWithin(q, payment, result, batch.apiKeyId));
+    }
+    return settled;
+  }
+
+  /** What settleWithinFinish settled, once its transaction committed: logged, and kept for the send's answer. */
+  keepSettledAfterCommit(settled: PaymentRecord[]): void {
+    for (const payment of settled) {
+      this.keepSettled(payment);
+      this.log.info({ paymentId: payment.id, transaction: payment.settlement?.transaction }, "payment settled with its operation");
+    }
   }
 
   /**
@@ -497,6 +519,19 @@ export function assertX402Available(services: X402Services, chainId: number): X4
 }
 
 /** AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce) of EIP-3009. */
+/**
+ * As the facilitator requires of its own settlement: `receipt` shows the payer's authorization used and the transfer
+ * it paid (amount to payTo), both logged by the payment's asset.
+ */
+function paidIn(receipt: TransactionReceipt, payment: PaymentRecord): boolean {
+  const ofAsset = receipt.logs.filter((log) => log.address.toLowerCase() === payment.asset.toLowerCase());
+  const word = (address: string) => zeroPadValue(address, 32).toLowerCase();
+  return (
+    ofAsset.some((log) => log.topics[0] === AUTHORIZATION_USED_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === payment.authorizationNonce.toLowerCase()) &&
+    ofAsset.some((log) => log.topics[0] === TRANSFER_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === word(payment.payTo) && BigInt(log.data) === BigInt(payment.amount))
+  );
+}
+
 const AUTHORIZATION_USED_TOPIC = usdcInterface.getEvent("AuthorizationUsed").topicHash;
 /** Transfer(address indexed from, address indexed to, uint256 value) of the payment asset. */
 const TRANSFER_TOPIC = usdcInterface.getEvent("Transfer").topicHash;

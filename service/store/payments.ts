@@ -122,6 +122,42 @@ export const ENDED_CLEARS =
 const settleStatement = (returning: string) =>
   `UPDATE payments SET status = 'settled', settlement = $2, ${ENDED_CLEARS}, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling') RETURNING ${returning}`;
 
+type Settlement = { transaction?: string; [field: string]: unknown };
+
+/** settleStatement with the payment.settled event, written only when this statement is the one that settles. */
+const settleWithEventSql = (returning: string) =>
+  `WITH settled AS (${settleStatement(returning)}), events AS (
+     ${insertEventsSql("$3", "EXISTS (SELECT 1 FROM settled)")}
+   )
+   SELECT * FROM settled`;
+
+/**
+ * Its parameters for a payment as just read: the event is built from what is known (what the event shows of a
+ * payment never changes once it is reserved, but its status).
+ */
+function settleWithEventParams(payment: PaymentRecord, settlement: Settlement, apiKeyId: string | null): unknown[] {
+  const event = paymentEvent("payment.settled", {
+    subject: payment.subject,
+    tx_id: payment.txId,
+    network: payment.network,
+    amount: payment.amount,
+    payer: payment.payer,
+    status: "settled",
+    settle_tx_hash: payment.settleTxHash,
+    settlement,
+    release_reason: null,
+    api_key_id: apiKeyId,
+  });
+  return [payment.id, JSON.stringify(settlement), event ? eventRows([event]) : null];
+}
+
+/** A record's fields but its payload (read without opening it: the payload getter unseals). */
+function fieldsOf(p: PaymentRecord): Omit<PaymentRecord, "payload"> {
+  const { id, subject, route, txId, network, asset, payTo, amount, payer, authorizationNonce, validBefore, requirements, status } = p;
+  const { settleTxRaw, settleTxHash, settleTxReplaced, settlement, releaseReason, settleInOperation } = p;
+  return { id, subject, route, txId, network, asset, payTo, amount, payer, authorizationNonce, validBefore, requirements, status, settleTxRaw, settleTxHash, settleTxReplaced, settlement, releaseReason, settleInOperation };
+}
+
 /** x402 payments and their state machine (reserved → settling → settled, or released). */
 export class Payments {
   constructor(
@@ -272,28 +308,9 @@ export class Payments {
    * from what is known (what the event shows of a payment never changes once it is reserved, but its status, and the
    * event is written only if this statement is the one that settles it).
    */
-  async markSettled(id: string, settlement: { transaction?: string; [field: string]: unknown }, known?: { payment: PaymentRecord; apiKeyId: string | null }): Promise<PaymentRecord | undefined> {
+  async markSettled(id: string, settlement: Settlement, known?: { payment: PaymentRecord; apiKeyId: string | null }): Promise<PaymentRecord | undefined> {
     if (known?.payment.id === id) {
-      const { payment } = known;
-      const event = paymentEvent("payment.settled", {
-        subject: payment.subject,
-        tx_id: payment.txId,
-        network: payment.network,
-        amount: payment.amount,
-        payer: payment.payer,
-        status: "settled",
-        settle_tx_hash: payment.settleTxHash,
-        settlement,
-        release_reason: null,
-        api_key_id: known.apiKeyId,
-      });
-      const [row] = await this.db.query(
-        `WITH settled AS (${settleStatement("*")}), events AS (
-           ${insertEventsSql("$3", "EXISTS (SELECT 1 FROM settled)")}
-         )
-         SELECT * FROM settled`,
-        [id, JSON.stringify(settlement), event ? eventRows([event]) : null],
-      );
+      const [row] = await this.db.query(settleWithEventSql("*"), settleWithEventParams(known.payment, settlement, known.apiKeyId));
       return row && this.record(row);
     }
     return this.db.transaction(async (q) => {
@@ -305,6 +322,24 @@ export class Payments {
       if (event) await emitEvent(q, event);
       return row && this.record(row);
     });
+  }
+
+  /**
+   * markSettled inside the caller's transaction `q`, for a payment just read in it: the statement's rows are not read
+   * back (on the embedded database it travels with the transaction's next statement or its COMMIT). Answers the
+   * payment as it stands once that transaction commits; if another process settled it first, nothing is written.
+   */
+  async settleWithin(q: Queryable, payment: PaymentRecord, settlement: Settlement, apiKeyId: string | null): Promise<PaymentRecord> {
+    await q.write(settleWithEventSql("id"), settleWithEventParams(payment, settlement, apiKeyId));
+    return {
+      ...fieldsOf(payment),
+      payload: null,
+      status: "settled",
+      settleTxRaw: null,
+      settleTxReplaced: payment.settleTxReplaced.map((e) => ({ hash: e.hash, raw: null as unknown as string })),
+      settlement,
+      releaseReason: null,
+    };
   }
 
   /**
