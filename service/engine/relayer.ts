@@ -1,4 +1,4 @@
-import { Transaction, Wallet, keccak256, toBeHex, concat, getAddress } from "ethers";
+import { Transaction, Wallet, keccak256, toBeHex, concat, getAddress, type TransactionReceipt } from "ethers";
 import { PaidRelayDelegate__factory } from "../../typechain-types/factories/contracts/payments/PaidRelayDelegate__factory";
 import { encodeCall } from "../chains/abi-words";
 import { broadcast } from "../chains/broadcast";
@@ -58,6 +58,11 @@ export interface RelayedSignature {
   stored?: BatchTransaction;
   /** When the node accepted this call's broadcast of the bytes (they need not be sent again right away). */
   acceptedAt?: number;
+  /**
+   * The transaction's receipt, asked for with the broadcast (one JSON-RPC batch, answered in order: a chain that mines
+   * at once answers with it). Null when the node had not mined it then; a failed look-up is looked up again.
+   */
+  receipt?: Promise<TransactionReceipt | null>;
 }
 
 /**
@@ -298,8 +303,14 @@ export class Relayer {
       const fresh = ticket;
       ticket = undefined;
       if (!fresh) return signed;
-      const verdict = await fresh.broadcast(() => broadcast(chain.provider, signed.signedRaw, signed.txHash));
-      return verdict.kind === "accepted" ? { ...signed, acceptedAt: Date.now() } : signed;
+      let receipt: Promise<TransactionReceipt | null> | undefined;
+      const verdict = await fresh.broadcast(() => {
+        const sent = broadcast(chain.provider, signed.signedRaw, signed.txHash);
+        receipt = chain.provider.getTransactionReceipt(signed.txHash); // same turn of the event loop: the same batch
+        receipt.catch(() => undefined); // awaited (or dropped) by the run's tracker
+        return sent;
+      });
+      return verdict.kind === "accepted" ? { ...signed, acceptedAt: Date.now(), receipt } : signed;
     } finally {
       ticket?.drop();
       await release();

@@ -220,8 +220,8 @@ export class BatchRunner {
     for (const tx of batch.transactions) {
       if (this.stopped) return undefined;
       if (tx.status === "reverted" || tx.status === "refused" || tx.status === "unseen") return batch;
-      const { current, acceptedAt } = tx.status === "prepared" ? await this.signRelayed(batch, tx) : { current: await this.latest(batch, tx), acceptedAt: undefined };
-      const outcome = await this.untilConfirmedOnChain(batch, chain, current, acceptedAt);
+      const { current, acceptedAt, receipt: asked } = tx.status === "prepared" ? await this.signRelayed(batch, tx) : { current: await this.latest(batch, tx), acceptedAt: undefined, receipt: undefined };
+      const outcome = await this.untilConfirmedOnChain(batch, chain, current, acceptedAt, asked);
       if (outcome.kind === "stopped" || outcome.kind === "timeout") return undefined; // resumed later
       if (outcome.kind === "ended") {
         await this.reject(batch, outcome.tx, outcome.status, outcome.error);
@@ -258,7 +258,7 @@ export class BatchRunner {
    * A relayed transaction is signed (nonce, fees, calldata naming the payer) right before its broadcast, which the
    * relayer makes: `acceptedAt` when the node took the bytes.
    */
-  private async signRelayed(batch: Batch, tx: BatchTransaction): Promise<{ current: BatchTransaction; acceptedAt?: number }> {
+  private async signRelayed(batch: Batch, tx: BatchTransaction): Promise<{ current: BatchTransaction; acceptedAt?: number; receipt?: Promise<TransactionReceipt | null> }> {
     if (!this.relaySigner || batch.executionMode !== "service-relayed") throw new Error(`transaction ${tx.index} of ${batch.txId} was never signed`);
     const method = this.methods(batch.method);
     const payer = method?.bindRelayed ? await this.payerOf(batch) : undefined;
@@ -268,19 +268,19 @@ export class BatchRunner {
     const sent = this.sendPayments.get(batch.txId);
     const settle = last && this.services.relayer.delegate(batch.chainId, tx.unsigned.from) ? await this.settlement?.operationSettlement?.(batch.txId, batch.chainId, sent && [sent]) : undefined;
     if (settle) this.payers.set(batch.txId, settle.payer);
-    const { signedRaw, txHash, stored, acceptedAt } = await this.relaySigner(batch, tx, { data, settle });
+    const { signedRaw, txHash, stored, acceptedAt, receipt } = await this.relaySigner(batch, tx, { data, settle });
     // The relayer re-priced (and numbered) it: what it stored, or read back when another runner signed it first.
     const current = stored ?? (await this.services.batches.transaction(batch.txId, tx.index)) ?? { ...tx, signedRaw, txHash, status: "signed" as const };
-    return { current, acceptedAt };
+    return { current, acceptedAt, receipt };
   }
 
   /**
    * Mined, then confirmed on the canonical chain: a reorg that takes the transaction away before its confirmations
    * sends it back to be mined again (its bytes are broadcast again if the node lost them).
    */
-  private async untilConfirmedOnChain(batch: Batch, chain: Chain, tx: BatchTransaction, acceptedAt?: number) {
+  private async untilConfirmedOnChain(batch: Batch, chain: Chain, tx: BatchTransaction, acceptedAt?: number, receipt?: Promise<TransactionReceipt | null>) {
     const key = `${batch.txId}:${tx.index}`;
-    const tracker = new TransactionTracker(this.trackerDeps(batch, chain), batch, chain, tx, acceptedAt);
+    const tracker = new TransactionTracker(this.trackerDeps(batch, chain), batch, chain, tx, acceptedAt, receipt);
     this.waiting.set(key, tracker);
     try {
       for (;;) {

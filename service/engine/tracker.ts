@@ -66,17 +66,25 @@ export class TransactionTracker {
   private nonceTakenSeen = 0;
   private resigned = 0;
 
-  /** `acceptedAt`: the node took these bytes then (the relayer broadcast them): they are looked up, not sent again. */
+  /** A receipt look-up made with the relayer's broadcast, used by the first look. */
+  private asked?: ReceiptsAsked;
+
+  /**
+   * `acceptedAt`: the node took these bytes then (the relayer broadcast them): they are looked up, not sent again;
+   * `receipt`: their receipt, asked for with that broadcast.
+   */
   constructor(
     private readonly deps: TrackerDeps,
     private readonly batch: Batch,
     private readonly chain: Chain,
     private tx: BatchTransaction,
     acceptedAt?: number,
+    receipt?: Promise<TransactionReceipt | null>,
   ) {
     if (acceptedAt) {
       this.lastBroadcast = acceptedAt;
       this.sentAtHead = chain.blocks.head;
+      if (receipt && tx.txHash) this.asked = { current: tx.txHash, receipts: receipt.then((r) => [r]) };
     }
   }
 
@@ -101,7 +109,8 @@ export class TransactionTracker {
       // Signed bytes this run has not broadcast yet are sent before anything is looked up (a copy the node has, or one
       // mined before a crash, is recognised as accepted); a hash in flight is looked up first.
       const freshBytes = !!this.tx.signedRaw && this.tx.status === "signed" && this.lastBroadcast === 0;
-      let asked: ReceiptsAsked | undefined;
+      let asked = this.asked;
+      this.asked = undefined;
       if (freshBytes) {
         // The receipt is asked for together with the broadcast: both calls travel in one JSON-RPC batch, which the node
         // answers in order, so a chain that mines at once answers with it (one round trip, not two). A passing failure of
