@@ -146,37 +146,46 @@ export async function verifyPlainTransferAuthorization(chain: Chain, payload: Pa
   if (payload.accepted.network !== requirements.network) return invalid(INVALID.network);
   const chainId = Number(/^eip155:(\d+)$/.exec(requirements.network)?.[1]);
   if (chainId !== chain.chainId) return undefined;
-  // A wallet with code (a smart account, an EIP-7702 delegation) answers for its signature itself (ERC-1271).
-  // (Raw JSON-RPC here and for the simulation: ethers' getCode and call re-checksum every address, ~0.1 ms a payment.)
-  if ((await chain.provider.send("eth_getCode", [payer.toLowerCase(), "latest"])) !== "0x") return undefined;
-
   const asset = checksumAddress(requirements.asset);
-  const digest = transferAuthorizationDigest({ name: extra.name, version: extra.version, chainId, verifyingContract: asset }, a);
+  const refusal = offChainRefusal({ name: extra.name, version: extra.version, chainId, verifyingContract: asset }, a, signature, requirements);
+
+  // Two questions for the chain, asked together (one JSON-RPC batch): does the payer have code, and does the transfer
+  // go through, on the pending block (an idle local chain's latest block may predate validAfter)? The transfer is
+  // only asked about when nothing off-chain refuses it. Raw JSON-RPC: ethers' getCode and call re-checksum each address.
+  const code: Promise<string> = chain.provider.send("eth_getCode", [payer.toLowerCase(), "latest"]);
+  const simulation: Promise<{ ok: boolean } | { unavailable: unknown }> | undefined = refusal
+    ? undefined
+    : chain.provider.send("eth_call", [{ to: asset.toLowerCase(), data: transferWithAuthorizationCalldata(payload)! }, "pending"]).then(
+        () => ({ ok: true }),
+        (error: unknown) => (isChainUnavailable(error) ? { unavailable: error } : { ok: false }),
+      );
+  // A wallet with code (a smart account, an EIP-7702 delegation) answers for its signature itself (ERC-1271): the
+  // library verifies it, whatever the rest says.
+  if ((await code) !== "0x") return undefined;
+  if (refusal) return invalid(refusal);
+  // Only the chain's answer is a verdict: a chain that could not be asked throws (the caller answers 503, nothing charged).
+  const simulated = await simulation!;
+  if ("unavailable" in simulated) throw simulated.unavailable;
+  if (simulated.ok) return { isValid: true, invalidReason: undefined, payer };
+  return invalid(await whySimulationFailed(chain, asset, a, extra.name, extra.version, requirements.amount));
+}
+
+/** The first reason, in the library's order, to refuse an authorization that needs no chain to see: signer, recipient, time, value. */
+function offChainRefusal(domain: { name: string; version: string; chainId: number; verifyingContract: string }, a: Authorization, signature: string, requirements: PaymentRequirements): string | undefined {
+  const digest = transferAuthorizationDigest(domain, a);
   let signer: string | undefined;
   try {
     signer = recoverSigner(digest, signature);
   } catch {
     signer = undefined;
   }
-  if (!signer || signer !== checksumAddress(payer)) return invalid(INVALID.signature);
-  if (checksumAddress(a.to) !== checksumAddress(requirements.payTo)) return invalid(INVALID.recipient);
+  if (!signer || signer !== checksumAddress(a.from)) return INVALID.signature;
+  if (checksumAddress(a.to) !== checksumAddress(requirements.payTo)) return INVALID.recipient;
   const now = Math.floor(Date.now() / 1000);
-  if (BigInt(a.validBefore) < BigInt(now + VALID_BEFORE_MARGIN_S)) return invalid(INVALID.validBefore);
-  if (BigInt(a.validAfter) > BigInt(now)) return invalid(INVALID.validAfter);
-  if (BigInt(a.value) !== BigInt(requirements.amount)) return invalid(INVALID.value);
-
-  // The transfer itself, on the pending block (an idle local chain's latest block may predate validAfter). Only the
-  // chain's answer is a verdict: a chain that could not be asked throws (the caller answers 503, nothing charged).
-  const calldata = transferWithAuthorizationCalldata(payload)!;
-  const simulated = await chain.provider.send("eth_call", [{ to: asset.toLowerCase(), data: calldata }, "pending"]).then(
-    () => true,
-    (error: unknown) => {
-      if (isChainUnavailable(error)) throw error;
-      return false;
-    },
-  );
-  if (simulated) return { isValid: true, invalidReason: undefined, payer };
-  return invalid(await whySimulationFailed(chain, asset, a, extra.name, extra.version, requirements.amount));
+  if (BigInt(a.validBefore) < BigInt(now + VALID_BEFORE_MARGIN_S)) return INVALID.validBefore;
+  if (BigInt(a.validAfter) > BigInt(now)) return INVALID.validAfter;
+  if (BigInt(a.value) !== BigInt(requirements.amount)) return INVALID.value;
+  return undefined;
 }
 
 /** The payment token's functions, looked up by name (the typed interface only takes literal names). */
