@@ -1,6 +1,6 @@
 import type { Chain } from "./registry";
 
-/** At most this old, and never older than the newest block the chain's watcher has seen. */
+/** At most this old, and (unless the caller takes a lag) read at the newest block the chain's watcher has seen. */
 const FEE_TTL_MS = 1_000;
 /** Tip when the node cannot suggest one (eth_maxPriorityFeePerGas missing). */
 const DEFAULT_TIP = 1_000_000_000n;
@@ -25,12 +25,14 @@ const cache = new WeakMap<Chain, Cached>();
 /**
  * The chain's fees now (latest block's base fee, suggested tip), shared by everything of one block instead of two
  * RPC calls each: prepares, the relayer's signing and fee bumps, waiting notes. Prepared fees are provisional anyway:
- * a wallet may re-price within the send's bound and the relayer re-prices when it signs.
+ * a wallet may re-price within the send's bound and the relayer re-prices when it signs. `lagBlocks`: fees read up to
+ * that many blocks before the newest one will do (still within FEE_TTL_MS).
  */
-export function marketFees(chain: Chain): Promise<MarketFees> {
+export function marketFees(chain: Chain, lagBlocks = 0): Promise<MarketFees> {
   const now = Date.now();
   const cached = cache.get(chain);
-  if (cached && cached.head === chain.blocks.head && now - cached.at < FEE_TTL_MS) return cached.value;
+  const behind = cached ? chain.blocks.head - cached.head : -1;
+  if (cached && behind >= 0 && behind <= lagBlocks && now - cached.at < FEE_TTL_MS) return cached.value;
   const value = readMarketFees(chain);
   cache.set(chain, { head: chain.blocks.head, at: now, value });
   value.catch(() => {

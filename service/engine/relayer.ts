@@ -26,6 +26,12 @@ const DELEGATION_WAIT_MS = 60_000;
 /** How often the relayer's delegation is looked at again on chain while payments are settled with operations. */
 const DELEGATION_RECHECK_MS = 30_000;
 /**
+ * The relayer signs with fees read up to this many blocks ago (within a second): a fee cap of twice the base fee
+ * outlasts several blocks of the steepest rise EIP-1559 allows (12.5 % a block), and a chain that mines a block per
+ * transaction would otherwise have every signature wait for a read of its own.
+ */
+const SIGNING_FEE_LAG_BLOCKS = 2;
+/**
  * Gas the settlement adds to a relayed operation's limit: transferWithAuthorization (signature recovery, two balances,
  * the authorization's slot: about 60,000 cold), the delegate's checks and calls, with room to spare.
  */
@@ -264,7 +270,7 @@ export class Relayer {
     const chain = this.services.chains.find(batch.chainId)!;
     const wallet = this.walletOf(chain.chainId, tx.unsigned.from);
     if (!wallet) throw new Error(`transaction ${tx.index} of ${batch.txId} was prepared for relayer ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`);
-    const fees = await marketFees(chain);
+    const fees = await marketFees(chain, SIGNING_FEE_LAG_BLOCKS);
     const cap = feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI);
     const { data, gasLimit, settle, wrapped, wrappedGas } = await this.callOf(chain, wallet, tx, options);
     let ticket: NonceTicket | undefined;
