@@ -304,19 +304,10 @@ export class Relayer {
         if (error instanceof SignedElsewhere) return error.signature;
         throw error;
       });
-      // Committed: hand the bytes to the node in nonce order. A refusal is left to the runner, which sends the same
-      // bytes next and decides (reject, give the nonce back, re-sign).
+      // Committed: the bytes go to the node (in nonce order), unless another runner had signed them.
       const fresh = ticket;
       ticket = undefined;
-      if (!fresh) return signed;
-      let receipt: Promise<TransactionReceipt | null> | undefined;
-      const verdict = await fresh.broadcast(() => {
-        const sent = broadcast(chain.provider, signed.signedRaw, signed.txHash);
-        receipt = chain.provider.getTransactionReceipt(signed.txHash); // same turn of the event loop: the same batch
-        receipt.catch(() => undefined); // awaited (or dropped) by the run's tracker
-        return sent;
-      });
-      return verdict.kind === "accepted" ? { ...signed, acceptedAt: Date.now(), receipt } : signed;
+      return fresh ? await broadcastSigned(chain, fresh, signed) : signed;
     } finally {
       ticket?.drop();
       await release();
@@ -451,6 +442,22 @@ export class Relayer {
     if (await this.services.walletNonces.giveBack(chain.chainId, wallet.address, tx.unsigned.nonce)) return;
     await this.healKey(chain, wallet, true);
   }
+}
+
+/**
+ * Hands bytes this call signed to the node in nonce order (`ticket`), asking for their receipt in the same JSON-RPC
+ * batch (the same turn of the event loop). A refusal is left to the runner, which sends the same bytes next and
+ * decides (reject, give the nonce back, re-sign).
+ */
+async function broadcastSigned(chain: Chain, ticket: NonceTicket, signed: RelayedSignature): Promise<RelayedSignature> {
+  let receipt: Promise<TransactionReceipt | null> | undefined;
+  const verdict = await ticket.broadcast(() => {
+    const sent = broadcast(chain.provider, signed.signedRaw, signed.txHash);
+    receipt = chain.provider.getTransactionReceipt(signed.txHash);
+    receipt.catch(() => undefined); // awaited (or dropped) by the run's tracker
+    return sent;
+  });
+  return verdict.kind === "accepted" ? { ...signed, acceptedAt: Date.now(), receipt } : signed;
 }
 
 /** Thrown out of the signing transaction (rolling back its nonce and binding) when another runner signed first. */
