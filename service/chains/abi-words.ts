@@ -35,8 +35,7 @@ export function encodeAbi(values: AbiValue[]): string {
       // ethers refuses a lone surrogate (it has no UTF-8 form) rather than writing U+FFFD for it.
       if (LONE_SURROGATE.test(value.string)) throw new TypeError("invalid surrogate pair in a string");
       data = Buffer.from(value.string, "utf8").toString("hex");
-    }
-    else if ("bytes" in value) {
+    } else if ("bytes" in value) {
       if (!HEX_BYTES.test(value.bytes)) throw new TypeError("bytes must be 0x-prefixed hex of whole bytes");
       data = value.bytes.slice(2).toLowerCase();
     } else {

@@ -393,7 +393,7 @@ export class X402 {
       await this.release(payment.id, "the operation's transaction did not settle the payment", true);
       return undefined;
     }
-    const result: SettleResponse = { success: true, transaction: receipt.hash, network: payment.network as SettleResponse["network"], payer: payment.payer };
+    const result = settledBy(receipt, payment);
     this.keepSettled(await this.services.payments.markSettled(payment.id, result, { payment, apiKeyId: batch.apiKeyId }));
     this.log.info({ paymentId: payment.id, transaction: receipt.hash }, "payment settled with its operation");
     return result;
@@ -412,8 +412,7 @@ export class X402 {
     const settled: PaymentRecord[] = [];
     for (const payment of payments) {
       if (!payment.settleInOperation || payment.status !== "settling" || !paidIn(receipt, payment)) continue;
-      const result: SettleResponse = { success: true, transaction: receipt.hash, network: payment.network as SettleResponse["network"], payer: payment.payer };
-      settled.push(await this.services.payments.settleWithin(q, payment, result, batch.apiKeyId));
+      settled.push(await this.services.payments.settleWithin(q, payment, settledBy(receipt, payment), batch.apiKeyId));
     }
     return settled;
   }
@@ -518,7 +517,6 @@ export function assertX402Available(services: X402Services, chainId: number): X4
   return services.x402;
 }
 
-/** AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce) of EIP-3009. */
 /**
  * As the facilitator requires of its own settlement: `receipt` shows the payer's authorization used and the transfer
  * it paid (amount to payTo), both logged by the payment's asset.
@@ -532,6 +530,12 @@ function paidIn(receipt: TransactionReceipt, payment: PaymentRecord): boolean {
   );
 }
 
+/** The settlement of a payment its operation's transaction carried (`receipt`: mined, and paidIn it). */
+function settledBy(receipt: TransactionReceipt, payment: PaymentRecord): SettleResponse {
+  return { success: true, transaction: receipt.hash, network: payment.network as SettleResponse["network"], payer: payment.payer };
+}
+
+/** AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce) of EIP-3009. */
 const AUTHORIZATION_USED_TOPIC = usdcInterface.getEvent("AuthorizationUsed").topicHash;
 /** Transfer(address indexed from, address indexed to, uint256 value) of the payment asset. */
 const TRANSFER_TOPIC = usdcInterface.getEvent("Transfer").topicHash;
