@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { randomBytes, randomUUID } from "node:crypto";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
@@ -178,6 +178,11 @@ export interface PaidRelayResult {
     target: string;
     pass: boolean;
   };
+  /**
+   * Payments on another chain than their operation (faucet claims minted on Sepolia, paid on Base Sepolia, both
+   * instant): each is settled after its operation, gathered with the others into settlement batches.
+   */
+  crossChain: { relayed: Throughput; payments: number; settlementTransactions: number; paymentsPerSettlement: number; target: string; pass: boolean };
   /** Chain mining every blockSeconds: a paid relayed operation's p50 (prepare → paid send answered confirmed) in blocks. */
   blocks: { blockSeconds: number; relayed: Throughput; p50Blocks: number; p95Blocks: number; txPerOperation: number; target: string; pass: boolean };
   pass: boolean;
@@ -243,6 +248,8 @@ export async function measurePaidRelay(hre: HardhatRuntimeEnvironment, opts: Pai
       };
       log(`instant chain: ${relayed.txPerSec} paid relayed ops/s vs raw ${raw.txPerSec} tx/s = ${ratio}× (${instantPerOp} chain transactions per operation) ${instant.pass ? "PASS" : "FAIL"}`);
 
+      const crossChain = await crossChainRun(sandbox, service, payers.slice(0, clients), seconds, log);
+
       // The same chain mining every blockSeconds.
       await chain.setBlockTime(blockSeconds);
       await sleep(blockSeconds * 1000);
@@ -262,7 +269,7 @@ export async function measurePaidRelay(hre: HardhatRuntimeEnvironment, opts: Pai
       };
       log(`${blockSeconds} s blocks: p50 ${onBlocks.p50Ms} ms = ${blocks.p50Blocks} blocks, p95 ${blocks.p95Blocks} blocks, ${onBlocks.txPerSec} ops/s (${blocksPerOp} chain transactions per operation) ${blocks.pass ? "PASS" : "FAIL"}`);
       provider.destroy();
-      return { measuredAt: new Date().toISOString(), cpus: os.cpus().length, instant, blocks, pass: instant.pass && blocks.pass };
+      return { measuredAt: new Date().toISOString(), cpus: os.cpus().length, instant, crossChain, blocks, pass: instant.pass && crossChain.pass && blocks.pass };
     } finally {
       await service.stop();
     }
@@ -270,6 +277,45 @@ export async function measurePaidRelay(hre: HardhatRuntimeEnvironment, opts: Pai
     await sandbox.close();
     fs.rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * `payers` claim from the faucet (minted on Sepolia by the relayer) paying on Base Sepolia for `seconds`: each payment
+ * is settled after its claim is confirmed, in a settlement batch. Counts the distinct settlement transactions the
+ * answers' PAYMENT-RESPONSE name against the payments they settled.
+ */
+async function crossChainRun(sandbox: Sandbox, service: ServiceProcess, payers: Wallet[], seconds: number, log: (line: string) => void): Promise<PaidRelayResult["crossChain"]> {
+  const claim = (headers: Record<string, string>) =>
+    fetch(`${service.url}/faucet/bkn`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "Idempotency-Key": randomUUID(), ...distinctClient(), ...headers },
+      body: JSON.stringify({ recipientAddress: Wallet.createRandom().address }),
+    });
+  const quoted = await claim({});
+  const quote = JSON.parse(Buffer.from(quoted.headers.get("payment-required")!, "base64").toString()).accepts[0];
+  const settlementOf = new Map<string, number>();
+  const label = `paid on another chain (faucet claims on ${sandbox.sepolia.chainId}, paid on ${sandbox.baseSepolia.chainId}), ${payers.length} clients`;
+  const relayed = await drive(label, [service], payers.length, seconds, log, async (client) => {
+    const res = await claim({ "X-PAYMENT": await payWithEthers(payers[client], quote) });
+    const body = (await res.json()) as any;
+    const header = res.headers.get("payment-response");
+    if (res.status !== 200 || body.status !== "confirmed" || !header) throw new Error(`claim answered ${res.status} ${body.status ?? ""} ${body.error?.message ?? ""}`.slice(0, 200));
+    const transaction = JSON.parse(Buffer.from(header, "base64").toString()).transaction as string;
+    settlementOf.set(transaction, (settlementOf.get(transaction) ?? 0) + 1);
+    return {};
+  });
+  const payments = [...settlementOf.values()].reduce((sum, n) => sum + n, 0);
+  const paymentsPerSettlement = settlementOf.size ? Math.round((payments / settlementOf.size) * 100) / 100 : 0;
+  const result = {
+    relayed,
+    payments,
+    settlementTransactions: settlementOf.size,
+    paymentsPerSettlement,
+    target: "payments settled in batches: fewer settlement transactions than payments",
+    pass: relayed.failed === 0 && payments > 0 && settlementOf.size < payments,
+  };
+  log(`${label}: ${relayed.txPerSec} ops/s, p50 ${relayed.p50Ms} ms; ${payments} payments in ${settlementOf.size} settlement transactions = ${paymentsPerSettlement} per transaction ${result.pass ? "PASS" : "FAIL"}`);
+  return result;
 }
 
 /** A relayed run's throughput figures, without the ≥ 100 tx/s target of the volume runs. */

@@ -107,6 +107,12 @@ const configSchema = z.object({
   /** Comma-separated chain ids on which x402 payments are refused. */
   X402_DISABLED_CHAINS: z.string().default(""),
   X402_MAX_TIMEOUT_SECONDS: z.coerce.number().int().min(30).default(300),
+  /**
+   * Payments settled in transactions of their own (not with their operation: a payment on another chain, a paid read)
+   * are gathered for up to this long and settled together, one transaction per batch; a payment that comes when none
+   * went out for this long goes at once. 0 sends each as it comes.
+   */
+  X402_SETTLEMENT_BATCH_MS: z.coerce.number().int().min(0).max(60_000).default(250),
   /** SMTP server that sends KYC invitations (smtp://user:pass@host:587, smtps://…:465); without it the issuer delivers the link. */
   SMTP_URL: z.string().regex(/^smtps?:\/\/.+/, "must be an smtp:// or smtps:// URL").optional(),
   /** Sender of KYC invitations. */

@@ -2,7 +2,7 @@ import type { EIP1193Provider, HardhatNetworkConfig, HardhatRuntimeEnvironment }
 import { createProvider } from "hardhat/internal/core/providers/construction";
 import { JsonRpcServer } from "hardhat/internal/hardhat-network/jsonrpc/server";
 
-export const MULTICALL3_ADDRESS = "0xcA11bde05977b3631167028862bE2a173976CA11";
+import { MULTICALL3_ADDRESS } from "../../service/chains/networks";
 
 /** An in-process Hardhat chain with a chosen chain id, served over JSON-RPC on 127.0.0.1. */
 export interface LocalChain {

@@ -11,12 +11,14 @@ import { StoEscrow__factory } from "../../typechain-types/factories/contracts/to
 import { TokenFactory__factory } from "../../typechain-types/factories/contracts/tokenization/TokenFactory__factory";
 import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
 import { USDT__factory } from "../../typechain-types/factories/contracts/payments/USDT__factory";
+import { Multicall3__factory } from "../../typechain-types/factories/contracts/payments/Multicall3__factory";
 
 /** Contract interfaces (ABIs from TypeChain) used to encode calls and decode events and errors. */
 export const securityTokenInterface = SecurityToken__factory.createInterface();
 export const stoEscrowInterface = StoEscrow__factory.createInterface();
 export const tokenFactoryInterface = TokenFactory__factory.createInterface();
 export const usdcInterface = USDC__factory.createInterface();
+export const multicall3Interface = Multicall3__factory.createInterface();
 export const bknInterface = BKN__factory.createInterface();
 export const agentTokenFactoryInterface = AgentTokenFactory__factory.createInterface();
 export const agentTokenInterface = AgentToken__factory.createInterface();

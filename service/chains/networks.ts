@@ -37,6 +37,12 @@ export const NETWORKS: readonly Network[] = [
   { chainId: 80002, name: "Polygon Amoy", hexCode: "13882", environment: "listed", currencyName: "POL", blockExplorerUrl: "https://amoy.polygonscan.com", paymentAssets: { USDC: "0x41E94Eb019C0762f9Bfcf9Fb1E58725BfB0e7582" }, confirmations: 5 },
 ];
 
+/**
+ * Multicall3's canonical address, the same on every public chain (https://www.multicall3.com); local chains get the
+ * project's stand-in there (scripts/lib/local-chain.ts).
+ */
+export const MULTICALL3_ADDRESS = "0xcA11bde05977b3631167028862bE2a173976CA11";
+
 /** Confirmations on a chain outside the table (an operator's own node): one block, as a local node never reorgs. */
 export const DEFAULT_CONFIRMATIONS = 1;
 

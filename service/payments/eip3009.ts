@@ -1,5 +1,5 @@
 import type { PaymentPayload, PaymentRequirements, VerifyResponse } from "@x402/core/types";
-import { concat, type Interface, keccak256, Signature, toUtf8Bytes, TypedDataEncoder } from "ethers";
+import { concat, type Interface, keccak256, Signature, toUtf8Bytes, type TransactionReceipt, TypedDataEncoder, zeroPadValue } from "ethers";
 import type { Chain } from "../chains/registry";
 import { isChainUnavailable } from "../chains/rpc-errors";
 import { encodeAbi, encodeCall, type AbiValue } from "../chains/abi-words";
@@ -212,3 +212,31 @@ async function whySimulationFailed(chain: Chain, asset: string, a: Authorization
   if (balance.ok && (balance.value as bigint) < BigInt(amount)) return INVALID.balance;
   return INVALID.simulation;
 }
+
+/** What a receipt is checked against: the payment's authorization and the transfer it pays. */
+export interface AuthorizedTransfer {
+  asset: string;
+  payer: string;
+  payTo: string;
+  amount: string;
+  authorizationNonce: string;
+}
+
+/**
+ * As the facilitator requires of its own settlement: `receipt` shows the payer's authorization used and the transfer
+ * it paid (amount to payTo), both logged by the payment's asset. A transaction that settles several payments (or
+ * carries the payment with its operation) is read per payment this way: its status alone says nothing of each.
+ */
+export function paidIn(receipt: Pick<TransactionReceipt, "logs">, payment: AuthorizedTransfer): boolean {
+  const ofAsset = receipt.logs.filter((log) => log.address.toLowerCase() === payment.asset.toLowerCase());
+  const word = (address: string) => zeroPadValue(address, 32).toLowerCase();
+  return (
+    ofAsset.some((log) => log.topics[0] === AUTHORIZATION_USED_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === payment.authorizationNonce.toLowerCase()) &&
+    ofAsset.some((log) => log.topics[0] === TRANSFER_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === word(payment.payTo) && BigInt(log.data) === BigInt(payment.amount))
+  );
+}
+
+/** AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce) of EIP-3009. */
+const AUTHORIZATION_USED_TOPIC = usdcInterface.getEvent("AuthorizationUsed").topicHash;
+/** Transfer(address indexed from, address indexed to, uint256 value) of the payment asset. */
+const TRANSFER_TOPIC = usdcInterface.getEvent("Transfer").topicHash;

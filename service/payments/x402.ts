@@ -1,9 +1,8 @@
 import type { Request } from "express";
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader, encodePaymentResponseHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
-import { getAddress, ZeroAddress, ZeroHash, zeroPadValue, type TransactionReceipt } from "ethers";
+import { getAddress, ZeroAddress, ZeroHash, type TransactionReceipt } from "ethers";
 import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
-import { usdcInterface } from "../chains/contracts";
 import type { Chain } from "../chains/registry";
 import { isChainUnavailable } from "../chains/rpc-errors";
 import { checksumAddress } from "../crypto/checksum-address";
@@ -12,7 +11,7 @@ import type { Logger } from "../logger";
 import { PaymentConflict, type PaymentRecord } from "../store/payments";
 import { TtlCache } from "../cache/ttl-cache";
 import { acceptedMismatch } from "./accepted";
-import { transferWithAuthorizationCalldata } from "./eip3009";
+import { paidIn, transferWithAuthorizationCalldata } from "./eip3009";
 import { displayPrice } from "./pricing";
 import { SettlementError, type PaymentFacilitator } from "./facilitator";
 import type { Stores } from "../store/stores";
@@ -517,25 +516,7 @@ export function assertX402Available(services: X402Services, chainId: number): X4
   return services.x402;
 }
 
-/**
- * As the facilitator requires of its own settlement: `receipt` shows the payer's authorization used and the transfer
- * it paid (amount to payTo), both logged by the payment's asset.
- */
-function paidIn(receipt: TransactionReceipt, payment: PaymentRecord): boolean {
-  const ofAsset = receipt.logs.filter((log) => log.address.toLowerCase() === payment.asset.toLowerCase());
-  const word = (address: string) => zeroPadValue(address, 32).toLowerCase();
-  return (
-    ofAsset.some((log) => log.topics[0] === AUTHORIZATION_USED_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === payment.authorizationNonce.toLowerCase()) &&
-    ofAsset.some((log) => log.topics[0] === TRANSFER_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === word(payment.payTo) && BigInt(log.data) === BigInt(payment.amount))
-  );
-}
-
 /** The settlement of a payment its operation's transaction carried (`receipt`: mined, and paidIn it). */
 function settledBy(receipt: TransactionReceipt, payment: PaymentRecord): SettleResponse {
-  return { success: true, transaction: receipt.hash, network: payment.network as SettleResponse["network"], payer: payment.payer };
+  return { success: true, transaction: receipt.hash, network: payment.network as SettleResponse["network"], payer: checksumAddress(payment.payer) };
 }
-
-/** AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce) of EIP-3009. */
-const AUTHORIZATION_USED_TOPIC = usdcInterface.getEvent("AuthorizationUsed").topicHash;
-/** Transfer(address indexed from, address indexed to, uint256 value) of the payment asset. */
-const TRANSFER_TOPIC = usdcInterface.getEvent("Transfer").topicHash;

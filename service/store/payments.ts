@@ -258,28 +258,47 @@ export class Payments {
   }
 
   /**
-   * Replaces the settlement transaction (not mined) with one of the same nonce and higher fees; the current one is kept
-   * among the replaced. False when the current hash is no longer `replacing` (someone else replaced it first).
+   * The payments a settlement transaction carries: every payment whose current settlement is `hash` (one, or the several
+   * a batched settlement pays), oldest first.
    */
-  async replaceSettlement(id: string, replacing: string, raw: string, hash: string): Promise<boolean> {
-    const rows = await this.db.query(
-      `UPDATE payments SET settle_tx_replaced = settle_tx_replaced || jsonb_build_array(jsonb_build_object('hash', settle_tx_hash, 'raw', settle_tx_raw)),
-         settle_tx_raw = $3, settle_tx_hash = $4, updated_at = now()
-       WHERE id = $1 AND status = 'settling' AND settle_tx_hash = $2 RETURNING id`,
-      [id, replacing.toLowerCase(), this.sealer.seal(raw, settlementPurpose(id)), hash.toLowerCase()],
-    );
-    return rows.length > 0;
+  async carriedBy(hash: string): Promise<PaymentRecord[]> {
+    return (await this.db.query("SELECT * FROM payments WHERE settle_tx_hash = $1 ORDER BY created_at", [hash.toLowerCase()])).map(this.record);
   }
 
-  /** An earlier settlement transaction was mined instead of the current one: it becomes the settlement's hash. */
-  async promoteSettlement(id: string, winner: string): Promise<void> {
+  /**
+   * Replaces a settlement transaction (not mined) with one of the same nonce and higher fees, on every payment still
+   * settling with it (a batched settlement is shared); the current one is kept among the replaced, and the new bytes
+   * are sealed for each payment. False when no payment is settling with `replacing` any more (someone else replaced it
+   * first, or it ended).
+   */
+  async replaceSettlement(replacing: string, raw: string, hash: string): Promise<boolean> {
+    return this.db.transaction(async (q) => {
+      const ids = await q.query<{ id: string }>("SELECT id FROM payments WHERE settle_tx_hash = $1 AND status = 'settling' ORDER BY id FOR UPDATE", [replacing.toLowerCase()]);
+      for (const { id } of ids) {
+        await q.write(
+          `UPDATE payments SET settle_tx_replaced = settle_tx_replaced || jsonb_build_array(jsonb_build_object('hash', settle_tx_hash, 'raw', settle_tx_raw)),
+             settle_tx_raw = $3, settle_tx_hash = $4, updated_at = now()
+           WHERE id = $1 AND settle_tx_hash = $2`,
+          [id, replacing.toLowerCase(), this.sealer.seal(raw, settlementPurpose(id)), hash.toLowerCase()],
+        );
+      }
+      return ids.length > 0;
+    });
+  }
+
+  /**
+   * An earlier settlement transaction (`winner`) was mined instead of the current one (`current`): it becomes the
+   * settlement's transaction of every payment that names `current` and kept `winner` among its replaced.
+   */
+  async promoteSettlement(current: string, winner: string): Promise<void> {
+    // Every expression on the right reads the row as it was before this UPDATE.
     await this.db.query(
-      `UPDATE payments SET settle_tx_hash = w.hash, settle_tx_raw = w.raw,
-         settle_tx_replaced = (SELECT COALESCE(jsonb_agg(e), '[]'::jsonb) FROM jsonb_array_elements(settle_tx_replaced) e WHERE e->>'hash' <> $2)
+      `UPDATE payments SET settle_tx_hash = $2::text,
+         settle_tx_raw = (SELECT e->>'raw' FROM jsonb_array_elements(settle_tx_replaced) e WHERE e->>'hash' = $2::text LIMIT 1),
+         settle_tx_replaced = (SELECT COALESCE(jsonb_agg(e), '[]'::jsonb) FROM jsonb_array_elements(settle_tx_replaced) e WHERE e->>'hash' <> $2::text)
            || jsonb_build_array(jsonb_build_object('hash', settle_tx_hash, 'raw', settle_tx_raw))
-       FROM (SELECT e->>'hash' AS hash, e->>'raw' AS raw FROM payments p, jsonb_array_elements(p.settle_tx_replaced) e WHERE p.id = $1 AND e->>'hash' = $2) w
-       WHERE id = $1`,
-      [id, winner.toLowerCase()],
+       WHERE settle_tx_hash = $1 AND settle_tx_replaced @> jsonb_build_array(jsonb_build_object('hash', $2::text))`,
+      [current.toLowerCase(), winner.toLowerCase()],
     );
   }
 

@@ -10,6 +10,8 @@ import { createRehearsal, runDeployScript, type Rehearsal, type RehearsalChain }
 import { fiatTokenProxyArtifact, fiatTokenV2_2Artifact, PROXY_ADMIN_SLOT, PROXY_IMPLEMENTATION_SLOT } from "../../scripts/lib/circle-usdc";
 import type { ServiceProcess } from "../../scripts/lib/service-process";
 import { AgentMandate__factory, BKN__factory, ComplianceProvider__factory } from "../../typechain-types";
+import { multicall3Interface } from "../../service/chains/contracts";
+import { MULTICALL3_ADDRESS } from "../../service/chains/networks";
 import { decodePaymentResponse, payWithEthers, quoteOf } from "../helpers/x402";
 
 const CIRCLE = { 11155111: "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238", 84532: "0x036CbD53842c5426634e7929541eC2318f3dCF7e" } as const;
@@ -185,11 +187,15 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
     expect(settlement.payer).to.equal(payer.address);
 
     const base = providerFor(rehearsal.baseSepolia);
+    // Settled in a batch: Multicall3's aggregate3 calls the FiatToken's transferWithAuthorization, failure allowed.
     const tx = await base.getTransaction(settlement.transaction);
-    expect(tx!.to).to.equal(CIRCLE[84532]);
+    expect(tx!.to).to.equal(MULTICALL3_ADDRESS);
     expect(tx!.from).to.equal(payee);
+    const [calls] = multicall3Interface.parseTransaction({ data: tx!.data })!.args;
+    expect(calls.map((c: { target: string }) => c.target)).to.deep.equal([CIRCLE[84532]]);
+    expect(calls[0].allowFailure).to.equal(true);
     const fiatToken = new Interface(fiatTokenV2_2Artifact().abi);
-    expect(fiatToken.parseTransaction({ data: tx!.data })!.name).to.equal("transferWithAuthorization");
+    expect(fiatToken.parseTransaction({ data: calls[0].callData })!.name).to.equal("transferWithAuthorization");
     const receipt = await base.getTransactionReceipt(settlement.transaction);
     expect(receipt!.status).to.equal(1);
     const events = receipt!.logs.filter((l) => l.address === CIRCLE[84532]).map((l) => fiatToken.parseLog(l)!);

@@ -140,6 +140,37 @@ export function describeAtRest(label: string, open: () => Promise<Db>, cleanup?:
       expect(withKnown.stored).to.deep.equal(byId.stored);
     });
 
+    it("a settlement transaction shared by several payments is replaced and promoted on all of them at once, sealed for each", async () => {
+      const db = await fresh();
+      await migrate(db);
+      const payments = new Payments(db, sealer);
+      const hash = (n: number) => "0x" + n.toString(16).padStart(2, "0").repeat(32);
+      const rawOf = (n: number) => "0x02" + n.toString(16).padStart(2, "0").repeat(100);
+      const batch = await Promise.all([0, 1, 2].map(() => reservePayment(payments, fakePaymentPayload())));
+      const other = await reservePayment(payments, fakePaymentPayload());
+      await db.transaction(async (q) => {
+        for (const p of batch) await payments.markSettling(q, p.id, rawOf(1), hash(1), { from: "0x" + "44".repeat(20), nonce: 7 });
+        await payments.markSettling(q, other.id, rawOf(9), hash(9));
+      });
+      expect((await payments.carriedBy(hash(1))).map((p) => p.id).sort()).to.deep.equal(batch.map((p) => p.id).sort());
+
+      expect(await payments.replaceSettlement(hash(1), rawOf(2), hash(2))).to.equal(true);
+      expect(await payments.replaceSettlement(hash(1), rawOf(3), hash(3)), "already replaced").to.equal(false);
+      const replaced = await payments.carriedBy(hash(2));
+      expect(replaced).to.have.length(3);
+      for (const p of replaced) expect(p).to.deep.include({ settleTxRaw: rawOf(2), settleTxReplaced: [{ hash: hash(1), raw: rawOf(1) }] });
+      const sealedRaws = await db.query<{ settle_tx_raw: string }>("SELECT settle_tx_raw FROM payments WHERE settle_tx_hash = $1", [hash(2)]);
+      expect(new Set(sealedRaws.map((r) => r.settle_tx_raw)).size, "each payment's copy is sealed for it").to.equal(3);
+      expect(JSON.stringify(sealedRaws)).not.to.include(rawOf(2).slice(4));
+
+      // The replaced one was mined after all: it is every payment's settlement again, the replacement kept as replaced.
+      await payments.promoteSettlement(hash(2), hash(1));
+      const promoted = await payments.carriedBy(hash(1));
+      expect(promoted).to.have.length(3);
+      for (const p of promoted) expect(p).to.deep.include({ settleTxRaw: rawOf(1), settleTxReplaced: [{ hash: hash(2), raw: rawOf(2) }] });
+      expect(await payments.get(other.id)).to.deep.include({ settleTxHash: hash(9), settleTxRaw: rawOf(9), settleTxReplaced: [] });
+    });
+
     it("migration 007 scrubs what older versions stored: ended payments' authorizations and settlement transactions, link tokens, unsent signed transactions of rejected batches", async () => {
       const db = await fresh();
       const before = await migrate(db, { before: "007" });

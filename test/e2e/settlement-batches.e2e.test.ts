@@ -1,0 +1,96 @@
+import { randomUUID } from "node:crypto";
+import { expect } from "chai";
+import { Wallet, zeroPadValue } from "ethers";
+import { USDC__factory } from "../../typechain-types";
+import { MULTICALL3_ADDRESS } from "../../service/chains/networks";
+import { getSandbox, providerFor, SETTLEMENT_INDEX, type Sandbox } from "../helpers/sandbox";
+import { startTestService, type ApiClient, type TestService } from "../helpers/service";
+import { payWithEthers, quoteOf } from "../helpers/x402";
+
+/**
+ * A payment on another chain than its operation cannot ride in the operation's transaction: faucet claims mint on
+ * Sepolia (11155111) and are paid on Base Sepolia (84532). Such payments are gathered and settled together, one
+ * transaction of the settlement wallet (Multicall3's aggregate3, each payment's transferWithAuthorization allowed to
+ * fail alone) per batch; each payment's verdict is read from that transaction's receipt.
+ */
+
+const PRICE = 10_000n;
+const GATHER_MS = 2_000;
+
+describe("e2e: payments settled in batches (a payment on another chain than its operation)", function () {
+  this.timeout(120_000);
+  let sandbox: Sandbox;
+  let service: TestService;
+  let api: ApiClient;
+  let payTo: string;
+  let ip = 1;
+
+  const usdc = () => USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, providerFor(sandbox.baseSepolia));
+  const claimQuote = async () => quoteOf(await api.post("/faucet/bkn", { recipientAddress: Wallet.createRandom().address }, { "Idempotency-Key": randomUUID() })).accepts[0];
+  /** A paid faucet claim; answers its payment once it is settled or released. */
+  const paidClaim = async (payer: Wallet, quote: Awaited<ReturnType<typeof claimQuote>>) => {
+    const idempotencyKey = randomUUID();
+    const res = await api.post(
+      "/faucet/bkn",
+      { recipientAddress: Wallet.createRandom().address },
+      { "Idempotency-Key": idempotencyKey, "X-PAYMENT": await payWithEthers(payer, quote), "x-forwarded-for": `10.9.0.${ip++ % 250}` },
+    );
+    expect(res.status, JSON.stringify(res.body)).to.equal(200);
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      const payment = await service.services.payments.bySubject(`faucet:${idempotencyKey}`);
+      if (payment?.status === "settled" || payment?.status === "released") return payment;
+    }
+    throw new Error(`the payment of claim ${idempotencyKey} neither settled nor released`);
+  };
+  const authorizationUsedIn = async (hash: string, payer: string, nonce: string) => {
+    const receipt = (await providerFor(sandbox.baseSepolia).getTransactionReceipt(hash))!;
+    const topic = USDC__factory.createInterface().getEvent("AuthorizationUsed").topicHash;
+    return receipt.logs.some((l) => l.topics[0] === topic && l.topics[1] === zeroPadValue(payer.toLowerCase(), 32) && l.topics[2] === nonce.toLowerCase());
+  };
+
+  before(async () => {
+    sandbox = await getSandbox();
+    service = await startTestService(sandbox, { env: { X402_SETTLEMENT_BATCH_MS: String(GATHER_MS) } });
+    api = service.api;
+    payTo = sandbox.accounts[SETTLEMENT_INDEX].address;
+  });
+  after(async () => service?.stop());
+
+  it("payments made together share one settlement transaction (Multicall3); each payer is charged once and each payment names it", async () => {
+    const payer = sandbox.accounts[2];
+    const quote = await claimQuote();
+    const before = { payer: await usdc().balanceOf(payer.address), payTo: await usdc().balanceOf(payTo) };
+    // The first goes at once (nothing went out for GATHER_MS); the others, coming within it, are gathered.
+    const payments = await Promise.all(Array.from({ length: 5 }, () => paidClaim(payer, quote)));
+    expect(payments.map((p) => p.status)).to.deep.equal(Array(5).fill("settled"));
+    const hashes = new Set(payments.map((p) => p.settlement.transaction));
+    expect(hashes.size, [...hashes].join(" ")).to.be.lessThan(5);
+    for (const p of payments) {
+      expect(p.settleTxHash).to.equal(p.settlement.transaction);
+      expect(await authorizationUsedIn(p.settlement.transaction, p.payer, p.authorizationNonce), p.id).to.equal(true);
+      const tx = await providerFor(sandbox.baseSepolia).getTransaction(p.settlement.transaction);
+      expect(tx!.to).to.equal(MULTICALL3_ADDRESS);
+    }
+    expect(before.payer - (await usdc().balanceOf(payer.address))).to.equal(5n * PRICE);
+    expect((await usdc().balanceOf(payTo)) - before.payTo).to.equal(5n * PRICE);
+  });
+
+  it("a payment whose transfer fails on chain is released alone (nothing charged for it); the rest of its batch is settled", async () => {
+    // A payer holding one price: each of its two payments verifies, only one can be paid.
+    const poor = new Wallet(Wallet.createRandom().privateKey);
+    const funder = sandbox.accounts[3].connect(providerFor(sandbox.baseSepolia));
+    await (await USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, funder).transfer(poor.address, PRICE)).wait();
+    const quote = await claimQuote();
+    const beforePayTo = await usdc().balanceOf(payTo);
+    const [a, b, c] = await Promise.all([paidClaim(poor, quote), paidClaim(poor, quote), paidClaim(sandbox.accounts[2], quote)]);
+    const poorOnes = [a, b];
+    expect(poorOnes.map((p) => p.status).sort()).to.deep.equal(["released", "settled"]);
+    expect(c.status).to.equal("settled");
+    const released = poorOnes.find((p) => p.status === "released")!;
+    expect(released.releaseReason).to.match(/did not use the payment's authorization/);
+    expect(released.payload, "an ended payment holds no authorization").to.equal(null);
+    expect(await authorizationUsedIn(released.settleTxHash!, poor.address, released.authorizationNonce)).to.equal(false);
+    expect(await usdc().balanceOf(poor.address)).to.equal(0n);
+    expect((await usdc().balanceOf(payTo)) - beforePayTo).to.equal(2n * PRICE);
+  });
+});
