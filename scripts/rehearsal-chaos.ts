@@ -41,6 +41,7 @@ async function main() {
         mining: new MiningControl(base, { set: (wei) => base.setMinBaseFee(wei), normal: base.network.minBaseFeePerGas }),
         deployment: rehearsal.deployments[84532],
       },
+      faucet: { provider: directProvider(rehearsal.sepolia), bkn: rehearsal.deployments[11155111].contracts.BKN },
       signers: [rehearsal.accounts[2], rehearsal.accounts[5]],
       payer: rehearsal.accounts[3],
       agentWallet: rehearsal.accounts[4].address,
@@ -60,6 +61,7 @@ async function main() {
       for (const note of report.notes) console.log(`  ${note}`);
     }
     world.base.provider.destroy();
+    world.faucet.provider.destroy();
   } finally {
     await service?.stop();
     await proxy?.close();

@@ -1,5 +1,5 @@
-import { randomBytes } from "node:crypto";
-import { Transaction, type Wallet } from "ethers";
+import { randomBytes, randomUUID } from "node:crypto";
+import { Transaction, Wallet } from "ethers";
 import { distinctClient } from "../helpers/relayed";
 import type { ApiClient, ApiResponse } from "../helpers/service";
 import { payWithEthers, quoteOf } from "../helpers/x402";
@@ -7,9 +7,12 @@ import type { ChaosWorld } from "./world";
 
 /** One operation a scenario ran, as its client saw it; the chain's view is added by the checks (report.ts). */
 export interface OpRecord {
-  kind: "relayed" | "client-signed";
-  /** The agent token's symbol: unique, so the chain says how often the operation happened. */
+  /** "paid-elsewhere": a faucet claim on the faucet's chain, paid on the payment chain (settled after it, in a batch). */
+  kind: "relayed" | "client-signed" | "paid-elsewhere";
+  /** The agent token's symbol: unique, so the chain says how often the operation happened (a claim's label). */
   symbol: string;
+  /** A faucet claim's recipient: a fresh address, so its BKN balance says how often the claim was minted. */
+  recipient?: string;
   txId?: string;
   /** The x402 authorisation nonces this client paid with (relayed): the chain says which were used. */
   paymentNonces: string[];
@@ -84,6 +87,33 @@ export async function relayedOperation(world: ChaosWorld, tag: string): Promise<
   const sent = await call(record, deadline, () => world.api.post("/send-transactions", { txId: record.txId }, { "X-PAYMENT": payment }));
   // Repeating a paid send whose answer was lost answers 409 (already paid): the batch is on its way either way.
   if (sent.status >= 400 && sent.status !== 409) return { ...record, note: `send ${sent.status}: ${sent.body?.message}` };
+  await untilTerminal(world.api, record, started, deadline);
+  return record;
+}
+
+/**
+ * A paid faucet claim: minted on the faucet's chain, paid on the payment chain; its payment is settled once the claim
+ * is confirmed, gathered with others into a settlement batch. A lost or 5xx answer is asked again with the same
+ * Idempotency-Key (the claim is made once); once the claim exists, it is replayed without paying again.
+ */
+export async function paidElsewhereOperation(world: ChaosWorld, tag: string): Promise<OpRecord> {
+  const record: OpRecord = { kind: "paid-elsewhere", symbol: uniqueSymbol(tag), recipient: Wallet.createRandom().address, paymentNonces: [], status: "failed-to-start", http5xx: 0 };
+  const deadline = Date.now() + world.opDeadlineMs;
+  const headers = { "Idempotency-Key": randomUUID(), ...distinctClient() };
+  const claim = (extra: Record<string, string> = {}) => call(record, deadline, () => world.api.post("/faucet/bkn", { recipientAddress: record.recipient }, { ...headers, ...extra }));
+  const quoted = await claim();
+  if (quoted.status !== 402) return { ...record, note: `quote ${quoted.status}: ${quoted.body?.message}` };
+  const nonce = "0x" + randomBytes(32).toString("hex");
+  record.paymentNonces.push(nonce);
+  const started = Date.now();
+  let sent = await claim({ "X-PAYMENT": await payWithEthers(world.payer, quoteOf(quoted).accepts[0], { nonce }) });
+  // 409: the same claim is still being made by the earlier request (its answer lost): replayed once it exists.
+  while (sent.status === 409 && Date.now() < deadline) {
+    await sleep(500);
+    sent = await claim();
+  }
+  if (sent.status !== 200 && sent.status !== 202) return { ...record, note: `claim ${sent.status}: ${sent.body?.message}` };
+  record.txId = sent.body.txId;
   await untilTerminal(world.api, record, started, deadline);
   return record;
 }

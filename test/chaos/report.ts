@@ -1,6 +1,7 @@
 import { Interface } from "ethers";
 import { AgentTokenFactory__factory } from "../../typechain-types/factories/contracts/agents/AgentTokenFactory__factory";
 import { USDC__factory } from "../../typechain-types/factories/contracts/payments/USDC__factory";
+import { BKN__factory } from "../../typechain-types/factories/contracts/payments/BKN__factory";
 import type { OpRecord } from "./operations";
 import type { ChaosWorld } from "./world";
 
@@ -71,8 +72,10 @@ export async function reportScenario(world: ChaosWorld, scenario: string, fromBl
     http5xx: 0,
     notes: [],
   };
+  const bkn = BKN__factory.connect(world.faucet.bkn, world.faucet.provider);
+  const faucetAmount = await bkn.FAUCET_AMOUNT();
   for (const op of ops) {
-    const onChain = created.get(op.symbol) ?? 0;
+    const onChain = op.kind === "paid-elsewhere" ? Number((await bkn.balanceOf(op.recipient!)) / faucetAmount) : (created.get(op.symbol) ?? 0);
     const charged = (await Promise.all(op.paymentNonces.map((n) => usdc.authorizationState(world.payer.address, n)))).filter(Boolean).length;
     if (op.status === "success" || op.status === "rejected") report.terminal++;
     else if (op.status === "pending") report.stuck++;
@@ -80,7 +83,7 @@ export async function reportScenario(world: ChaosWorld, scenario: string, fromBl
     if (onChain > 1) report.sentTwice++;
     if (charged > 1) report.chargedTwice++;
     if (charged > 0 && onChain === 0) report.chargedWithoutOperation++;
-    if (op.kind === "relayed" && onChain > 0 && charged === 0) report.unpaid++;
+    if (op.kind !== "client-signed" && onChain > 0 && charged === 0) report.unpaid++;
     if ((op.status === "success") !== onChain > 0 && op.status !== "pending") report.wrongStatus++;
     report.http5xx += op.http5xx;
     for (const e of op.errors ?? []) report.notes.push(`${op.kind} ${op.symbol}: ${e}`);

@@ -1,5 +1,5 @@
 import { Transaction } from "ethers";
-import { clientSignedOperation, relayedOperation, type OpRecord } from "./operations";
+import { clientSignedOperation, paidElsewhereOperation, relayedOperation, type OpRecord } from "./operations";
 import type { ChaosWorld } from "./world";
 
 /** One fault, applied between the service and the payment chain while operations run. */
@@ -11,11 +11,16 @@ export interface Scenario {
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** `n` paid relayed operations and `n` client-signed ones, side by side. */
-function operations(world: ChaosWorld, tag: string, n = 2): Promise<OpRecord>[] {
+/**
+ * `n` paid relayed operations, `n` client-signed ones and `n + 1` faucet claims paid on the payment chain, side by
+ * side (the first claim's settlement goes at once, the others' are gathered into a batch). `pooled`: the payment
+ * chain transactions they make at least (one per operation, one settlement for the claims).
+ */
+function operations(world: ChaosWorld, tag: string, n = 2): Promise<OpRecord>[] & { pooled: number } {
   const ops: Promise<OpRecord>[] = [];
   for (let i = 0; i < n; i++) ops.push(relayedOperation(world, `${tag}R`), clientSignedOperation(world, `${tag}C`, world.signers[i % world.signers.length]));
-  return ops;
+  for (let i = 0; i <= n; i++) ops.push(paidElsewhereOperation(world, `${tag}F`));
+  return Object.assign(ops, { pooled: 2 * n + 1 });
 }
 
 /** Runs `ops` with `during` happening meanwhile; every fault is cleared and mining resumed whatever happens. */
@@ -125,7 +130,7 @@ export const SCENARIOS: Scenario[] = [
         const dropped = new Set<string>();
         const deadline = Date.now() + 15_000;
         // Drop whatever reaches the pool, once per hash, until every operation's transaction was dropped.
-        while (dropped.size < ops.length && Date.now() < deadline) {
+        while (dropped.size < ops.pooled && Date.now() < deadline) {
           for (const hash of await world.base.mining.pending()) if (!dropped.has(hash) && (await world.base.mining.drop(hash))) dropped.add(hash);
           await sleep(100);
         }
@@ -141,7 +146,7 @@ export const SCENARIOS: Scenario[] = [
       await world.base.mining.hold();
       const ops = operations(world, "FS");
       return withFaults(world, ops, async () => {
-        await untilPooled(world, ops.length);
+        await untilPooled(world, ops.pooled);
         const before = await world.base.mining.baseFee();
         const spike = before * 50n > 50_000_000_000n ? before * 50n : 50_000_000_000n;
         for (let i = 0; i < 10; i++) {
@@ -159,7 +164,7 @@ export const SCENARIOS: Scenario[] = [
       await world.base.mining.hold();
       const ops = operations(world, "RB");
       return withFaults(world, ops, async () => {
-        const pooled = await untilPooled(world, ops.length);
+        const pooled = await untilPooled(world, ops.pooled);
         const snapshot = await world.base.mining.snapshot();
         await world.base.mining.mine(1);
         await sleep(1_500); // the service sees the receipts and waits for its confirmations
@@ -177,7 +182,7 @@ export const SCENARIOS: Scenario[] = [
     run: async (world) => {
       const snapshot = await world.base.mining.snapshot();
       const startHead = await world.base.mining.head();
-      const first = await Promise.all(operations(world, "RA"));
+      const first = await Promise.all([...operations(world, "RA")]);
       const reachedHead = await world.base.mining.head();
       // A settlement ended (settled) is no longer held by the service (nothing usable at rest): after a real reorg the
       // nodes return it to their pools, which the revert below does not do by itself.
@@ -197,16 +202,34 @@ export const SCENARIOS: Scenario[] = [
 
 /** The signed bytes of the operations' settlement transactions, read from the chain (they are public once mined). */
 async function settlementBytes(world: ChaosWorld, ops: OpRecord[]): Promise<string[]> {
-  const raws: string[] = [];
+  const raws = new Set<string>();
   for (const op of ops) {
-    if (op.kind !== "relayed" || !op.txId) continue;
+    if (op.kind === "client-signed" || !op.txId) continue;
     const status = (await world.api.get("/get-transaction-status", { txId: op.txId })).body;
     for (const payment of status.payments ?? []) {
       const tx = payment.settlementTransaction ? await world.base.provider.getTransaction(payment.settlementTransaction) : null;
-      if (tx) raws.push(Transaction.from(tx).serialized);
+      if (tx) raws.add(Transaction.from(tx).serialized); // a settlement batch serves several claims: sent back once
     }
   }
-  return raws;
+  return [...raws];
+}
+
+/**
+ * After a deep reorg on the payment chain, a faucet claim (minted on its own chain, untouched) is back when its
+ * payment is settled by a transaction the new chain holds.
+ */
+async function untilSettlementBack(world: ChaosWorld, op: OpRecord): Promise<OpRecord> {
+  const started = Date.now();
+  const deadline = started + world.opDeadlineMs;
+  for (;;) {
+    const res = await world.api.get("/get-transaction-status", { txId: op.txId });
+    if (res.status >= 500) op.http5xx++;
+    const payment = res.body?.payments?.[0];
+    const receipt = payment?.status === "settled" ? await world.base.provider.getTransactionReceipt(payment.settlementTransaction) : null;
+    if (receipt?.status === 1) return { ...op, msToTerminal: Date.now() - started };
+    if (Date.now() > deadline) return { ...op, status: "pending", note: `its settlement never came back on chain (payment ${payment?.status})` };
+    await sleep(250);
+  }
 }
 
 /** Mines a block every `ms` until stopped (a chain that keeps going while a node lags behind it). */
@@ -222,6 +245,7 @@ function keepMining(world: ChaosWorld, ms: number): () => void {
  */
 async function untilBackOnChain(world: ChaosWorld, op: OpRecord): Promise<OpRecord> {
   if (op.status !== "success") return op;
+  if (op.kind === "paid-elsewhere") return untilSettlementBack(world, op);
   const api = world.api.withKey(op.kind === "client-signed" ? world.apiKey : undefined);
   const started = Date.now();
   const deadline = started + world.opDeadlineMs;

@@ -98,6 +98,11 @@ export interface ChaosWorld {
   apiKey: string;
   base: ChaosChain;
   /**
+   * The faucet's chain (Sepolia, no faults): its claims are paid on `base`, so their payments are settled after them,
+   * in settlement batches, through the faults.
+   */
+  faucet: { provider: JsonRpcProvider; bkn: string };
+  /**
    * Whitelisted signers for client-signed operations, one per operation running at once (a wallet's operations
    * prepared together would share a nonce); a payer with USDC for relayed ones; the agents' wallet.
    */

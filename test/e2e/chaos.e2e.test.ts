@@ -15,7 +15,7 @@ import { USDC__factory } from "../../typechain-types";
 /**
  * The chaos suite on instant chains: every fault of a public network between the service and the payment chain (Base
  * Sepolia, where paid relayed operations and their x402 settlements run), with paid relayed and client-signed
- * operations side by side. Per scenario: operations, terminal, stuck, sent twice, charged twice, charged without the
+ * operations and faucet claims paid there (their payments settled in batches after the claims) side by side. Per scenario: operations, terminal, stuck, sent twice, charged twice, charged without the
  * operation, unpaid, wrong status, 5xx — every figure but the first two must be 0. `npm run rehearsal:chaos` runs the
  * same scenarios on the rehearsal network, with blocks at their public intervals.
  */
@@ -43,6 +43,8 @@ describe("e2e: chaos — faults of public networks between the service and its c
         RELAYER_BUMP_AFTER_BLOCKS: "2",
         SEND_WAIT_MS: "1500",
         REORG_WATCH_BLOCKS: "64",
+        // Claims' payments made together are settled together: the faults meet batches of several.
+        X402_SETTLEMENT_BATCH_MS: "1500",
       },
     });
     const { key } = await service.services.apiKeys.create({ email: "chaos@example.com", plan: "Enterprise" });
@@ -60,6 +62,7 @@ describe("e2e: chaos — faults of public networks between the service and its c
         mining: new MiningControl(sandbox.baseSepolia),
         deployment: sandbox.deployments[84532],
       },
+      faucet: { provider: directProvider(sandbox.sepolia), bkn: sandbox.deployments[11155111].contracts.BKN },
       signers,
       payer,
       agentWallet: agent.address,
@@ -77,6 +80,7 @@ describe("e2e: chaos — faults of public networks between the service and its c
       fs.writeFileSync(path.join(ARTIFACTS, "chaos-instant.json"), JSON.stringify(reports, null, 2));
     }
     world?.base.provider.destroy();
+    world?.faucet.provider.destroy();
     await service?.stop();
     await proxy?.close();
     await sandbox?.close();

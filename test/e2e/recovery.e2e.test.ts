@@ -3,7 +3,8 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import type { Wallet } from "ethers";
+import { randomUUID } from "node:crypto";
+import { Wallet } from "ethers";
 import { SecurityToken__factory } from "../../typechain-types";
 import { killHard, startServiceProcess, stopGracefully } from "../helpers/child-service";
 import { setUpOperator } from "../helpers/operator";
@@ -153,6 +154,56 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     expect(before.payer - (await usdc.balanceOf(payer.address))).to.equal(10_000n); // never charged twice
     expect((await usdc.balanceOf(payTo)) - before.payTo).to.equal(10_000n);
     expect(status.outcome.tokenAddress).to.match(/^0x[0-9a-fA-F]{40}$/);
+  });
+
+  it("kill -9 while a settlement batch waits in the mempool, restart: every payment of the batch is settled by it, none sent again", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-batch-recovery-"));
+    const env = testEnv(sandbox, dataDir, { SEND_WAIT_MS: "1000", X402_SETTLEMENT_BATCH_MS: "1500" });
+    let started = await startServiceProcess(env);
+    child = started.child;
+    const provider = providerFor(sandbox.baseSepolia);
+    const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, provider);
+    const payer = sandbox.accounts[5];
+    const payTo = sandbox.accounts[SETTLEMENT_INDEX].address;
+    const claim = (headers: Record<string, string> = {}) =>
+      started.api.post("/faucet/bkn", { recipientAddress: Wallet.createRandom().address }, { "Idempotency-Key": randomUUID(), ...headers });
+    const quote = quoteOf(await claim()).accepts[0];
+    const before = { payer: await usdc.balanceOf(payer.address), payTo: await usdc.balanceOf(payTo) };
+
+    // The claims mint on Sepolia (instant); their payments' settlements wait in Base Sepolia's mempool.
+    await sandbox.baseSepolia.provider.request({ method: "evm_setAutomine", params: [false] });
+    const claims = await Promise.all([1, 2, 3].map(async (i) => claim({ "X-PAYMENT": await payWithEthers(payer, quote), "x-forwarded-for": `10.7.0.${i}` })));
+    const txIds = claims.map((c) => {
+      expect(c.status, JSON.stringify(c.body)).to.equal(200);
+      return c.body.txId as string;
+    });
+    const settling = async () => Promise.all(txIds.map(async (txId) => (await started.api.get("/get-transaction-status", { txId })).body.payments[0]));
+    let payments: any[] = [];
+    for (let i = 0; i < 100 && !(payments.length && payments.every((p) => p.status === "settling" && p.settlementTransaction)); i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      payments = await settling();
+    }
+    const hashes = [...new Set(payments.map((p) => p.settlementTransaction as string))];
+    expect(hashes.length, JSON.stringify(payments)).to.be.lessThan(3); // the first went at once, the others together
+    for (const h of hashes) expect(await provider.getTransaction(h), h).to.not.equal(null);
+    await killHard(child);
+
+    const settlementNonce = await provider.getTransactionCount(payTo, "pending");
+    await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
+    await sandbox.baseSepolia.provider.request({ method: "evm_setAutomine", params: [true] });
+    for (const h of hashes) expect((await provider.getTransactionReceipt(h))?.status).to.equal(1);
+
+    started = await startServiceProcess(env);
+    child = started.child;
+    for (let i = 0; i < 100 && !payments.every((p) => p.status === "settled"); i++) {
+      await new Promise((r) => setTimeout(r, 200));
+      payments = await settling();
+    }
+    expect(payments.map((p) => p.status)).to.deep.equal(["settled", "settled", "settled"]);
+    expect(new Set(payments.map((p) => p.settlementTransaction))).to.deep.equal(new Set(hashes));
+    expect(await provider.getTransactionCount(payTo, "latest"), "no settlement sent after the restart").to.equal(settlementNonce);
+    expect(before.payer - (await usdc.balanceOf(payer.address))).to.equal(3n * 10_000n);
+    expect((await usdc.balanceOf(payTo)) - before.payTo).to.equal(3n * 10_000n);
   });
 
   it("SIGTERM with a send in flight: the send answers (202 pending), the process exits 0, the next start finishes the batch", async () => {
