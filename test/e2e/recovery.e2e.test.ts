@@ -26,6 +26,16 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     sandbox = await getSandbox();
     issuer = sandbox.accounts[1];
   });
+  /** A service process on a fresh data directory; the payment chain's USDC, a payer (#5) and the payee. */
+  async function startPaying(prefix: string, extraEnv: Record<string, string>) {
+    const env = testEnv(sandbox, fs.mkdtempSync(path.join(os.tmpdir(), prefix)), extraEnv);
+    const started = await startServiceProcess(env);
+    child = started.child;
+    const provider = providerFor(sandbox.baseSepolia);
+    const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, provider);
+    return { env, started, provider, usdc, payer: sandbox.accounts[5], payTo: sandbox.accounts[SETTLEMENT_INDEX].address };
+  }
+
   // Every service a test started (each restart starts another) ends with the test, whatever failed.
   afterEach(stopStartedProcesses);
   after(async () => {
@@ -104,14 +114,9 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
   });
 
   it("kill -9 while a paid relayed transaction is pending, restart: one confirmed transaction, one settled payment", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-relayed-recovery-"));
-    const env = testEnv(sandbox, dataDir, { SEND_WAIT_MS: "1500" });
-    let started = await startServiceProcess(env);
-    child = started.child;
-    const provider = providerFor(sandbox.baseSepolia);
-    const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, provider);
-    const payer = sandbox.accounts[5];
-    const payTo = sandbox.accounts[SETTLEMENT_INDEX].address;
+    const paying = await startPaying("tak-relayed-recovery-", { SEND_WAIT_MS: "1500" });
+    let { started } = paying;
+    const { env, provider, usdc, payer, payTo } = paying;
     const relayer = sandbox.accounts[RELAYER_INDEX].address;
 
     const prepared = await started.api.post("/x402/token/create", { chainId: "84532", name: "Crash Agent", symbol: "CRASH", agentWallet: payer.address, premint: "5" });
@@ -127,7 +132,7 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     expect(sent.body.payment.status).to.equal("settling");
     const hash = sent.body.txHashes[0];
     expect(await provider.getTransaction(hash)).to.not.equal(null); // in the mempool
-    await killHard(child);
+    await killHard(started.child);
 
     const settlementNonce = await provider.getTransactionCount(payTo, "latest");
     await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
@@ -157,14 +162,9 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
   });
 
   it("kill -9 while a settlement batch waits in the mempool, restart: every payment of the batch is settled by it, none sent again", async () => {
-    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-batch-recovery-"));
-    const env = testEnv(sandbox, dataDir, { SEND_WAIT_MS: "1000", X402_SETTLEMENT_BATCH_MS: "1500" });
-    let started = await startServiceProcess(env);
-    child = started.child;
-    const provider = providerFor(sandbox.baseSepolia);
-    const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, provider);
-    const payer = sandbox.accounts[5];
-    const payTo = sandbox.accounts[SETTLEMENT_INDEX].address;
+    const paying = await startPaying("tak-batch-recovery-", { SEND_WAIT_MS: "1000", X402_SETTLEMENT_BATCH_MS: "1500" });
+    let { started } = paying;
+    const { env, provider, usdc, payer, payTo } = paying;
     const claim = (headers: Record<string, string> = {}) =>
       started.api.post("/faucet/bkn", { recipientAddress: Wallet.createRandom().address }, { "Idempotency-Key": randomUUID(), ...headers });
     const quote = quoteOf(await claim()).accepts[0];
@@ -186,7 +186,7 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     const hashes = [...new Set(payments.map((p) => p.settlementTransaction as string))];
     expect(hashes.length, JSON.stringify(payments)).to.be.lessThan(3); // the first went at once, the others together
     for (const h of hashes) expect(await provider.getTransaction(h), h).to.not.equal(null);
-    await killHard(child);
+    await killHard(started.child);
 
     const settlementNonce = await provider.getTransactionCount(payTo, "pending");
     await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
