@@ -127,7 +127,11 @@ export class InProcessFacilitator implements PaymentFacilitator {
     const calldata = transferWithAuthorizationCalldata(payment.payload);
     if (calldata && (await this.batchesCanBeSent())) {
       const hash = await this.batches.add({ payment, calldata });
-      return this.awaitSettlement({ ...payment, status: "settling", settleTxHash: hash });
+      try {
+        return await this.awaitSettlement({ ...payment, status: "settling", settleTxHash: hash });
+      } finally {
+        this.batches.previousEnded();
+      }
     }
     const { exact } = await loadEvmModules();
     return new exact.ExactEvmScheme(await this.signer(payment.id)).settle(payment.payload, payment.requirements);

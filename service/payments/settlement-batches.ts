@@ -3,8 +3,9 @@
  * each, payments/facilitator.ts).
  *
  * A payment that arrives when no batch went out for `gatherMs` goes at once (an idle service adds no wait); while
- * payments keep coming, they are gathered and a batch goes out at most once per `gatherMs`, or as soon as `max` are
- * waiting. One batch is handed on at a time: those that arrive while it is being sent wait for the next.
+ * payments keep coming, they are gathered and a batch goes out once `gatherMs` passed since the previous one, once the
+ * previous one ended (previousEnded), or as soon as `max` are waiting. One batch is handed on at a time: those that
+ * arrive while it is being sent wait for the next.
  */
 export class SettlementBatches<T, R> {
   private waiting: { item: T; resolve: (result: R) => void; reject: (error: unknown) => void }[] = [];
@@ -24,6 +25,18 @@ export class SettlementBatches<T, R> {
       this.waiting.push({ item, resolve, reject });
       this.schedule();
     });
+  }
+
+  /**
+   * The previous batch ended (its transaction mined and confirmed): what waits goes now, without waiting out the rest
+   * of `gatherMs`. On a chain that mines at once the batches follow each other as fast as they are mined; on one with
+   * block times above `gatherMs` nothing changes.
+   */
+  previousEnded(): void {
+    if (this.sending || this.waiting.length === 0) return;
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    void this.sendNext();
   }
 
   /** Items waiting for their batch. */

@@ -258,11 +258,11 @@ export class Payments {
   }
 
   /**
-   * The payments a settlement transaction carries: every payment whose current settlement is `hash` (one, or the several
-   * a batched settlement pays), oldest first.
+   * The payments a settlement transaction of their own carries: every payment whose current settlement is `hash` (one,
+   * or the several a batched settlement pays), oldest first.
    */
   async carriedBy(hash: string): Promise<PaymentRecord[]> {
-    return (await this.db.query("SELECT * FROM payments WHERE settle_tx_hash = $1 ORDER BY created_at", [hash.toLowerCase()])).map(this.record);
+    return (await this.db.query("SELECT * FROM payments WHERE settle_tx_hash = $1 AND NOT settle_in_operation ORDER BY created_at", [hash.toLowerCase()])).map(this.record);
   }
 
   /**
@@ -273,7 +273,7 @@ export class Payments {
    */
   async replaceSettlement(replacing: string, raw: string, hash: string): Promise<boolean> {
     return this.db.transaction(async (q) => {
-      const ids = await q.query<{ id: string }>("SELECT id FROM payments WHERE settle_tx_hash = $1 AND status = 'settling' ORDER BY id FOR UPDATE", [replacing.toLowerCase()]);
+      const ids = await q.query<{ id: string }>("SELECT id FROM payments WHERE settle_tx_hash = $1 AND NOT settle_in_operation AND status = 'settling' ORDER BY id FOR UPDATE", [replacing.toLowerCase()]);
       for (const { id } of ids) {
         await q.write(
           `UPDATE payments SET settle_tx_replaced = settle_tx_replaced || jsonb_build_array(jsonb_build_object('hash', settle_tx_hash, 'raw', settle_tx_raw)),
@@ -297,7 +297,7 @@ export class Payments {
          settle_tx_raw = (SELECT e->>'raw' FROM jsonb_array_elements(settle_tx_replaced) e WHERE e->>'hash' = $2::text LIMIT 1),
          settle_tx_replaced = (SELECT COALESCE(jsonb_agg(e), '[]'::jsonb) FROM jsonb_array_elements(settle_tx_replaced) e WHERE e->>'hash' <> $2::text)
            || jsonb_build_array(jsonb_build_object('hash', settle_tx_hash, 'raw', settle_tx_raw))
-       WHERE settle_tx_hash = $1 AND settle_tx_replaced @> jsonb_build_array(jsonb_build_object('hash', $2::text))`,
+       WHERE settle_tx_hash = $1 AND NOT settle_in_operation AND settle_tx_replaced @> jsonb_build_array(jsonb_build_object('hash', $2::text))`,
       [current.toLowerCase(), winner.toLowerCase()],
     );
   }

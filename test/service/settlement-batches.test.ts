@@ -35,6 +35,21 @@ describe("SettlementBatches: payments gathered into one settlement per batch", (
     expect(sent[1].at - sent[0].at).to.be.at.least(290);
   });
 
+  it("once the previous batch ended, what waits goes at once instead of waiting out gatherMs", async () => {
+    const { sent, send } = recorder();
+    const batches = new SettlementBatches(send, { gatherMs: 10_000, max: 50 });
+    await batches.add(1);
+    const second = batches.add(2);
+    const third = batches.add(3);
+    await sleep(50);
+    expect(sent, "gathering").to.have.length(1);
+    batches.previousEnded();
+    expect(await Promise.all([second, third])).to.deep.equal(["tx-of-2:2", "tx-of-2:3"]);
+    expect(sent[1].at - sent[0].at).to.be.lessThan(5_000);
+    batches.previousEnded(); // nothing waits: nothing is sent
+    expect(sent).to.have.length(2);
+  });
+
   it("one batch is sent at a time: those that come while it is out wait for the next; `max` splits a crowd", async () => {
     const { sent, send } = recorder(100);
     const batches = new SettlementBatches(send, { gatherMs: 0, max: 3 });

@@ -26,15 +26,21 @@ describe("embedded database: statements planned over small tables use their inde
        SELECT 'tx' || g, 0, jsonb_build_object('data', repeat('ab', 200)), '0xhash' || g, 'confirmed' FROM generate_series(${from}, ${to}) g`,
     );
     await db.query(
-      `INSERT INTO payments (id, subject, route, tx_id, network, asset, pay_to, amount, payer, authorization_nonce, valid_before, requirements, status)
+      `INSERT INTO payments (id, subject, route, tx_id, network, asset, pay_to, amount, payer, authorization_nonce, valid_before, requirements, status, settle_tx_hash)
        SELECT gen_random_uuid(), 'send:tx' || g, '/send-transactions', 'tx' || g, 'eip155:84532', '0xasset', '0xpayto', 1000, '0xpayer', '0xnonce' || g, 0,
-              jsonb_build_object('extra', repeat('cd', 200)), 'settled'
+              jsonb_build_object('extra', repeat('cd', 200)), 'settled', '0xsettle' || (g / 5)
        FROM generate_series(${from}, ${to}) g`,
     );
   };
 
   const LOOKUPS = [
     { name: "probe_payments", sql: "SELECT * FROM payments WHERE tx_id = $1 ORDER BY created_at", args: "'tx7'", index: "payments_tx_idx" },
+    {
+      name: "probe_settlement",
+      sql: "SELECT * FROM payments WHERE settle_tx_hash = $1 AND NOT settle_in_operation ORDER BY created_at",
+      args: "'0xsettle7'",
+      index: "payments_settle_tx_idx",
+    },
     {
       name: "probe_hashes",
       sql: "SELECT o.tx_hash, o.tx_id FROM batch_transactions o WHERE o.tx_hash = ANY($1::text[]) AND o.tx_id <> $2",
