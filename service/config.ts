@@ -109,8 +109,8 @@ const configSchema = z.object({
   X402_MAX_TIMEOUT_SECONDS: z.coerce.number().int().min(30).default(300),
   /**
    * Payments settled in transactions of their own (not with their operation: a payment on another chain, a paid read)
-   * are gathered and settled together, one transaction per batch: the next batch leaves once the previous one is
-   * confirmed or this long after it, whichever comes first; a payment that comes when none went out for this long goes
+   * are gathered and settled together, one transaction per batch: the next batch leaves once an earlier one is
+   * confirmed or this long after the last one, whichever comes first; a payment that comes when none went out for this long goes
    * at once. 0: no wait (payments of the same moment, or that come while a batch is being sent, still go together).
    */
   X402_SETTLEMENT_BATCH_MS: z.coerce.number().int().min(0).max(60_000).default(250),

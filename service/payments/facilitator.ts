@@ -130,7 +130,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
       try {
         return await this.awaitSettlement({ ...payment, status: "settling", settleTxHash: hash });
       } finally {
-        this.batches.previousEnded();
+        this.batches.batchEnded();
       }
     }
     const { exact } = await loadEvmModules();

@@ -3,8 +3,8 @@
  * each, payments/facilitator.ts).
  *
  * A payment that arrives when no batch went out for `gatherMs` goes at once (an idle service adds no wait); while
- * payments keep coming, they are gathered and a batch goes out once `gatherMs` passed since the previous one, once the
- * previous one ended (previousEnded), or as soon as `max` are waiting. One batch is handed on at a time: those that
+ * payments keep coming, they are gathered and a batch goes out once `gatherMs` passed since the previous one, once an
+ * earlier one ended (batchEnded), or as soon as `max` are waiting. One batch is handed on at a time: those that
  * arrive while it is being sent wait for the next.
  */
 export class SettlementBatches<T, R> {
@@ -28,11 +28,11 @@ export class SettlementBatches<T, R> {
   }
 
   /**
-   * The previous batch ended (its transaction mined and confirmed): what waits goes now, without waiting out the rest
-   * of `gatherMs`. On a chain that mines at once the batches follow each other as fast as they are mined; on one with
-   * block times above `gatherMs` nothing changes.
+   * A batch sent earlier ended (its transaction mined and confirmed): what waits goes now, without waiting out the rest
+   * of `gatherMs`. On a chain that mines at once the batches follow each other as fast as they are mined; where blocks
+   * take longer than `gatherMs`, a confirmation brings the next batch forward at most once.
    */
-  previousEnded(): void {
+  batchEnded(): void {
     if (this.sending || this.waiting.length === 0) return;
     clearTimeout(this.timer);
     this.timer = undefined;

@@ -43,10 +43,10 @@ describe("SettlementBatches: payments gathered into one settlement per batch", (
     const third = batches.add(3);
     await sleep(50);
     expect(sent, "gathering").to.have.length(1);
-    batches.previousEnded();
+    batches.batchEnded();
     expect(await Promise.all([second, third])).to.deep.equal(["tx-of-2:2", "tx-of-2:3"]);
     expect(sent[1].at - sent[0].at).to.be.lessThan(5_000);
-    batches.previousEnded(); // nothing waits: nothing is sent
+    batches.batchEnded(); // nothing waits: nothing is sent
     expect(sent).to.have.length(2);
   });
 
