@@ -1,4 +1,4 @@
-import type { PaymentPayload, PaymentRequirements, VerifyResponse } from "@x402/core/types";
+import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
 import { concat, type Interface, keccak256, Signature, toUtf8Bytes, type TransactionReceipt, TypedDataEncoder, zeroPadValue } from "ethers";
 import type { Chain } from "../chains/registry";
 import { isChainUnavailable } from "../chains/rpc-errors";
@@ -234,6 +234,11 @@ export function paidIn(receipt: Pick<TransactionReceipt, "logs">, payment: Autho
     ofAsset.some((log) => log.topics[0] === AUTHORIZATION_USED_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === payment.authorizationNonce.toLowerCase()) &&
     ofAsset.some((log) => log.topics[0] === TRANSFER_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === word(payment.payTo) && BigInt(log.data) === BigInt(payment.amount))
   );
+}
+
+/** The settlement `receipt` is for `payment` (mined, and paidIn it), as PAYMENT-RESPONSE carries it. */
+export function settledBy(receipt: Pick<TransactionReceipt, "hash">, payment: { network: string; payer: string }): SettleResponse {
+  return { success: true, transaction: receipt.hash, network: payment.network as SettleResponse["network"], payer: checksumAddress(payment.payer) };
 }
 
 /** AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce) of EIP-3009. */

@@ -3,12 +3,11 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyRespons
 import { Transaction, Wallet, keccak256, type TransactionReceipt } from "ethers";
 import type { Abi, Hex, PublicClient } from "viem";
 import { broadcast } from "../chains/broadcast";
-import { paidIn, transferWithAuthorizationCalldata, verifyPlainTransferAuthorization } from "./eip3009";
+import { paidIn, settledBy, transferWithAuthorizationCalldata, verifyPlainTransferAuthorization } from "./eip3009";
 import { SettlementBatches } from "./settlement-batches";
 import { multicall3Interface } from "../chains/contracts";
 import { MULTICALL3_ADDRESS } from "../chains/networks";
 import { isChainUnavailable } from "../chains/rpc-errors";
-import { checksumAddress } from "../crypto/checksum-address";
 import { signTransaction } from "../crypto/secp256k1";
 import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
@@ -276,11 +275,10 @@ export class InProcessFacilitator implements PaymentFacilitator {
    * a final SettlementError when it reverted or did not use the authorization.
    */
   async awaitSettlement(payment: PaymentRecord): Promise<SettleResponse> {
-    const network = payment.network as SettleResponse["network"];
     const receipt = await this.untilMined(payment.id, payment.settleTxHash!);
     if (receipt.status !== 1) throw new SettlementError(`settlement ${receipt.hash} reverted`, true);
     if (!paidIn(receipt, payment)) throw new SettlementError(`settlement ${receipt.hash} did not use the payment's authorization`, true);
-    return { success: true, transaction: receipt.hash, network, payer: checksumAddress(payment.payer) };
+    return settledBy(receipt, payment);
   }
 
   /** Waits on settlement transactions in progress, by every hash they had: the payments of one batch share one wait. */

@@ -33,10 +33,7 @@ export class SettlementBatches<T, R> {
    * take longer than `gatherMs`, a confirmation brings the next batch forward at most once.
    */
   batchEnded(): void {
-    if (this.sending || this.waiting.length === 0) return;
-    clearTimeout(this.timer);
-    this.timer = undefined;
-    void this.sendNext();
+    if (!this.sending && this.waiting.length > 0) this.sendNow();
   }
 
   /** Items waiting for their batch. */
@@ -46,12 +43,7 @@ export class SettlementBatches<T, R> {
 
   private schedule(): void {
     if (this.sending || this.waiting.length === 0) return;
-    if (this.waiting.length >= this.options.max) {
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      void this.sendNext();
-      return;
-    }
+    if (this.waiting.length >= this.options.max) return this.sendNow();
     if (this.timer) return;
     // Even with no wait, the batch leaves on a timer: payments of the same moment (one event-loop turn) go together.
     const wait = Math.max(0, this.lastSentAt + this.options.gatherMs - Date.now());
@@ -59,6 +51,13 @@ export class SettlementBatches<T, R> {
       this.timer = undefined;
       void this.sendNext();
     }, wait);
+  }
+
+  /** What waits leaves now, whatever timer was set for it. */
+  private sendNow(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    void this.sendNext();
   }
 
   private async sendNext(): Promise<void> {

@@ -11,7 +11,7 @@ import type { Logger } from "../logger";
 import { PaymentConflict, type PaymentRecord } from "../store/payments";
 import { TtlCache } from "../cache/ttl-cache";
 import { acceptedMismatch } from "./accepted";
-import { paidIn, transferWithAuthorizationCalldata } from "./eip3009";
+import { paidIn, settledBy, transferWithAuthorizationCalldata } from "./eip3009";
 import { displayPrice } from "./pricing";
 import { SettlementError, type PaymentFacilitator } from "./facilitator";
 import type { Stores } from "../store/stores";
@@ -514,9 +514,4 @@ export function assertX402Available(services: X402Services, chainId: number): X4
   if (!services.x402) throw unauthorized(X402_DISABLED);
   if (services.config.x402DisabledChains.has(chainId)) throw unauthorized(X402_DISABLED_ON_CHAIN, { chainId });
   return services.x402;
-}
-
-/** The settlement of a payment its operation's transaction carried (`receipt`: mined, and paidIn it). */
-function settledBy(receipt: TransactionReceipt, payment: PaymentRecord): SettleResponse {
-  return { success: true, transaction: receipt.hash, network: payment.network as SettleResponse["network"], payer: checksumAddress(payment.payer) };
 }
