@@ -28,6 +28,20 @@ export const OPS = {
   newInvestApprove: "newInvest approval (payment token approve)",
   closeOffer: "closeOffer (successful close, pays the tokenizer)",
   claimTokens: "claimTokens (escrow.claim, mints the investor's tokens)",
+  wlPartiallyFrozen: "whitelisted transfer by a holder with frozen tokens (existing recipient)",
+  pause: "pause",
+  unpause: "unpause",
+  freezeAddress: "setAddressFrozen (freeze one address)",
+  setFrozenTokens: "setFrozenTokens (first freeze of a holder)",
+  freezePartial: "freezePartialTokens (add to a freeze)",
+  unfreezePartial: "unfreezePartialTokens (lower a freeze)",
+  forcedTransfer: "forcedTransfer (existing recipient, unfrozen tokens)",
+  forcedTransferFrozen: "forcedTransfer taking frozen tokens",
+  recovery: "recoveryAddress (balance, freeze and dividends to a new wallet)",
+  grantRole: "grantRole (an agent's first role)",
+  revokeRole: "revokeRole",
+  redirectClaim: "redirectClaim (escrow: tokens of a removed investor to its new wallet)",
+  refundClaim: "refundClaim (escrow: investment of a removed investor paid back)",
 } as const;
 
 async function gasOf(tx: Promise<ContractTransactionResponse>): Promise<bigint> {
@@ -116,6 +130,40 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
   const closeOffer = await gasOf(escrow.connect(tokenizer).close());
   const claimTokens = await gasOf(escrow.connect(carol).claim(1n, carol.address));
 
+  // Issuer controls, on the same token (a distribution has happened, so moves write dividend corrections).
+  const grantRole = await gasOf(token.connect(tokenizer).grantRole(await token.FREEZER_ROLE(), dave.address));
+  const revokeRole = await gasOf(token.connect(tokenizer).revokeRole(await token.FREEZER_ROLE(), dave.address));
+  const setFrozenTokens = await gasOf(token.connect(tokenizer).setFrozenTokens(alice.address, 1_000n * unit));
+  const freezePartial = await gasOf(token.connect(tokenizer).freezePartialTokens(alice.address, 100n * unit));
+  const unfreezePartial = await gasOf(token.connect(tokenizer).unfreezePartialTokens(alice.address, 100n * unit));
+  await (await token.connect(bob).transfer(alice.address, unit)).wait(); // both sides corrected already
+  const wlPartiallyFrozen = await gasOf(token.connect(alice).transfer(bob.address, unit));
+  const forcedTransfer = await gasOf(token.connect(tokenizer).forcedTransfer(alice.address, bob.address, unit));
+  await (await token.connect(tokenizer).setFrozenTokens(bob.address, await token.balanceOf(bob.address))).wait();
+  const forcedTransferFrozen = await gasOf(token.connect(tokenizer).forcedTransfer(bob.address, alice.address, unit));
+  const freezeAddress = await gasOf(token.connect(tokenizer).setAddressFrozen(erin.address, true));
+  const pause = await gasOf(token.connect(tokenizer).pause());
+  const unpause = await gasOf(token.connect(tokenizer).unpause());
+  const heir = ethers.Wallet.createRandom().address;
+  await (await token.connect(tokenizer).setWhitelisted(heir, true)).wait();
+  const recovery = await gasOf(token.connect(tokenizer).recoveryAddress(bob.address, heir));
+
+  // A second offering: two investors, both removed from the whitelist after the close.
+  const now2 = (await ethers.provider.getBlock("latest"))!.timestamp;
+  await (await escrow.connect(tokenizer).newOffering(1_000n * unit, 0n, 1_000n * usdcUnit, 10_000n * usdcUnit, 100n * usdcUnit, 10_000n * usdcUnit, now2 + 60, now2 + 86_400)).wait();
+  await hre.network.provider.send("evm_increaseTime", [120]);
+  for (const investor of [carol, erin]) {
+    await (await token.connect(tokenizer).setAddressFrozen(investor.address, false)).wait();
+    await (await usdc.mint(investor.address, 2_000n * usdcUnit)).wait();
+    await (await usdc.connect(investor).approve(escrow.target, 2_000n * usdcUnit)).wait();
+    await (await escrow.connect(investor).invest(2_000n * usdcUnit)).wait();
+  }
+  await (await escrow.connect(tokenizer).close()).wait();
+  await (await token.connect(tokenizer).setWhitelistedBatch([carol.address, erin.address], [false, false])).wait();
+  const redirectClaim = await gasOf(escrow.connect(tokenizer).redirectClaim(2n, carol.address, heir));
+  await (await usdc.connect(tokenizer).approve(escrow.target, 2_000n * usdcUnit)).wait();
+  const refundClaim = await gasOf(escrow.connect(tokenizer).refundClaim(2n, erin.address));
+
   const ratio = (gas: bigint, base: bigint) => Math.round((Number(gas) / Number(base)) * 1000) / 1000;
   const rows: Array<[string, bigint, bigint]> = [
     [OPS.plainExisting, plainExisting, plainExisting],
@@ -136,6 +184,20 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
     [OPS.newInvest, newInvest, plainExisting],
     [OPS.closeOffer, closeOffer, plainExisting],
     [OPS.claimTokens, claimTokens, plainExisting],
+    [OPS.wlPartiallyFrozen, wlPartiallyFrozen, plainExisting],
+    [OPS.pause, pause, plainExisting],
+    [OPS.unpause, unpause, plainExisting],
+    [OPS.freezeAddress, freezeAddress, plainExisting],
+    [OPS.setFrozenTokens, setFrozenTokens, plainExisting],
+    [OPS.freezePartial, freezePartial, plainExisting],
+    [OPS.unfreezePartial, unfreezePartial, plainExisting],
+    [OPS.forcedTransfer, forcedTransfer, plainExisting],
+    [OPS.forcedTransferFrozen, forcedTransferFrozen, plainExisting],
+    [OPS.recovery, recovery, plainExisting],
+    [OPS.grantRole, grantRole, plainExisting],
+    [OPS.revokeRole, revokeRole, plainExisting],
+    [OPS.redirectClaim, redirectClaim, plainExisting],
+    [OPS.refundClaim, refundClaim, plainExisting],
   ];
   return rows.map(([operation, gas, base]) => ({ operation, gas, ratio: ratio(gas, base) }));
 }

@@ -13,10 +13,13 @@ import { measureEvents } from "./events";
 import { measureMemory, MEMORY_TARGETS } from "./memory";
 import { measureSandboxMemory } from "./sandbox-memory";
 
-/** Hard targets: the whitelisted transfers against the plain transfer of the same kind, and the factory call. */
+/**
+ * Hard targets: the whitelisted transfers against the plain transfer of the same kind (1.16×: the bound before the
+ * issuer controls existed, which pause and freeze checks must not raise), and the factory call.
+ */
 const TARGETS: Record<string, (row: GasRow) => boolean> = {
-  [OPS.wlExisting]: (row) => row.ratio <= 1.25,
-  [OPS.wlNew]: (row) => row.ratio <= 1.25,
+  [OPS.wlExisting]: (row) => row.ratio <= 1.16,
+  [OPS.wlNew]: (row) => row.ratio <= 1.16,
   [OPS.newTokenization]: (row) => row.gas <= 350_000n,
 };
 

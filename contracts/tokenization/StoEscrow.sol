@@ -222,26 +222,69 @@ contract StoEscrow is ReentrancyGuardTransient, IStoEscrow {
     }
 
     /// @inheritdoc IStoEscrow
+    /// @dev After a success, an investor the token refuses (see {redirectClaim}) is answered with the token's
+    ///      restriction code before anything changes.
     function claim(uint256 offeringId, address investor) external nonReentrant {
         if (offeringId == 0 || offeringId > _currentOfferingId) revert UnknownOffering(offeringId);
         Offering storage o = _offerings[offeringId];
         if (!o.closed) revert OfferingNotClosed(offeringId);
-        Position storage p = _positions[offeringId][investor];
-        if (p.claimed) revert AlreadyClaimed(investor);
-        uint256 amount = p.invested;
-        if (amount == 0) revert NothingToClaim(investor);
+        Position storage p = _unclaimedPosition(offeringId, investor);
         p.claimed = true;
 
         ISecurityToken token_ = ISecurityToken(_token);
         if (o.succeeded) {
+            if (!token_.canReceive(investor)) {
+                revert InvestorCannotReceive(offeringId, investor, token_.detectTransferRestriction(address(0), investor, 0));
+            }
             uint256 tokens = p.tokensOwed;
             emit Claimed(offeringId, investor, tokens, 0);
             // Never 0: invest refuses a ticket that buys no token unit, so invested != 0 implies tokensOwed != 0
             // (and mintReserved reverts on 0 rather than marking a position claimed for nothing).
             token_.mintReserved(investor, tokens);
         } else {
+            uint256 amount = p.invested;
             emit Claimed(offeringId, investor, 0, amount);
             IERC20(token_.paymentToken()).safeTransfer(investor, amount);
         }
+    }
+
+    /// @inheritdoc IStoEscrow
+    function redirectClaim(uint256 offeringId, address investor, address recipient) external nonReentrant onlyTokenizer {
+        Position storage p = _refusedPosition(offeringId, investor);
+        p.claimed = true;
+        uint256 tokens = p.tokensOwed;
+        emit Claimed(offeringId, investor, tokens, 0);
+        emit ClaimResolved(offeringId, investor, recipient, tokens, 0);
+        // The token refuses a recipient that may not receive (ERC7943CannotReceive) or the zero address.
+        ISecurityToken(_token).mintReserved(recipient, tokens);
+    }
+
+    /// @inheritdoc IStoEscrow
+    /// @dev The raised funds went to the tokenizer at close, so the refund comes from the tokenizer.
+    function refundClaim(uint256 offeringId, address investor) external nonReentrant onlyTokenizer {
+        Position storage p = _refusedPosition(offeringId, investor);
+        p.claimed = true;
+        uint256 amount = p.invested;
+        emit Claimed(offeringId, investor, 0, amount);
+        emit ClaimResolved(offeringId, investor, investor, 0, amount);
+        ISecurityToken token_ = ISecurityToken(_token);
+        token_.releaseReservedSupply(p.tokensOwed);
+        IERC20(token_.paymentToken()).safeTransferFrom(msg.sender, investor, amount);
+    }
+
+    /// @dev The unclaimed, non-empty position of `investor` in a successful offering, when the token refuses it.
+    function _refusedPosition(uint256 offeringId, address investor) private view returns (Position storage p) {
+        if (offeringId == 0 || offeringId > _currentOfferingId) revert UnknownOffering(offeringId);
+        Offering storage o = _offerings[offeringId];
+        if (!o.closed) revert OfferingNotClosed(offeringId);
+        if (!o.succeeded) revert OfferingNotSucceeded(offeringId);
+        p = _unclaimedPosition(offeringId, investor);
+        if (ISecurityToken(_token).canReceive(investor)) revert InvestorCanClaim(investor);
+    }
+
+    function _unclaimedPosition(uint256 offeringId, address investor) private view returns (Position storage p) {
+        p = _positions[offeringId][investor];
+        if (p.claimed) revert AlreadyClaimed(investor);
+        if (p.invested == 0) revert NothingToClaim(investor);
     }
 }

@@ -2,12 +2,16 @@
 pragma solidity ^0.8.28;
 
 import {IERC20Metadata} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata.sol";
+import {IERC1404} from "./IERC1404.sol";
+import {IERC7943Fungible} from "./IERC7943Fungible.sol";
 
 /// @title ISecurityToken
-/// @notice A permissioned ERC-20 for a tokenized asset: one tokenizer role, a KYC whitelist enforced on both sides of
-///         every transfer, an optional supply cap, supply reserved for the token's offering escrow, ERC-7943-style
-///         transfer-eligibility views, and payment-token dividends paid through an accumulated dividend per share.
-interface ISecurityToken is IERC20Metadata {
+/// @notice A permissioned ERC-20 for a tokenized asset: one tokenizer, a KYC whitelist enforced on both sides of every
+///         transfer, an optional supply cap, supply reserved for the token's offering escrow, payment-token dividends
+///         paid through an accumulated dividend per share, and the issuer controls of a regulated security: ERC-7943
+///         frozen amounts and forced transfers, whole-address freezes, pause, recovery of a lost wallet, ERC-1404
+///         restriction codes, and roles the tokenizer grants to agents (OpenZeppelin AccessControl).
+interface ISecurityToken is IERC20Metadata, IERC7943Fungible, IERC1404 {
     /// @notice Static configuration fixed at initialization.
     struct TokenConfig {
         string name;
@@ -23,10 +27,6 @@ interface ISecurityToken is IERC20Metadata {
     error NotTokenizer(address caller);
     /// @notice The caller is not this token's offering escrow.
     error NotEscrow(address caller);
-    /// @notice `account` is not whitelisted, so it cannot send tokens.
-    error ERC7943CannotSend(address account);
-    /// @notice `account` is not whitelisted, so it cannot receive tokens.
-    error ERC7943CannotReceive(address account);
     /// @notice Minting would take the supply (including supply reserved for the escrow) above the cap.
     error SupplyCapExceeded(uint256 cap, uint256 requestedSupply);
     /// @notice The escrow asked to mint or release more than it has reserved.
@@ -43,6 +43,16 @@ interface ISecurityToken is IERC20Metadata {
     error NothingToClaim(address holder);
     /// @notice Decimals above 18 are not supported.
     error InvalidDecimals(uint8 decimals);
+    /// @notice Holders cannot move or burn tokens while the token is paused.
+    error EnforcedPause();
+    /// @notice `unpause` was called on a token that is not paused.
+    error ExpectedPause();
+    /// @notice Unfreezing `amount` of `account`, which has only `frozen` frozen.
+    error InsufficientFrozenTokens(address account, uint256 frozen, uint256 amount);
+    /// @notice A recovery names the same wallet twice, or the zero address.
+    error InvalidRecovery(address lostWallet, address newWallet);
+    /// @notice `lostWallet` holds no balance, frozen amount or unclaimed dividend to recover.
+    error NothingToRecover(address lostWallet);
 
     /// @notice Emitted when `account` joins (true) or leaves (false) the whitelist.
     event WhitelistUpdated(address indexed account, bool status);
@@ -54,6 +64,14 @@ interface ISecurityToken is IERC20Metadata {
     event DividendsDistributed(address indexed distributor, uint256 amount, uint256 magnifiedDividendPerShare);
     /// @notice Emitted when `holder` withdraws `amount` of the payment token.
     event DividendClaimed(address indexed holder, uint256 amount);
+    /// @notice Holder transfers and burns stopped by `account`.
+    event Paused(address account);
+    /// @notice Holder transfers and burns resumed by `account`.
+    event Unpaused(address account);
+    /// @notice `account` may (`isFrozen` false) or may not (true) send and receive; set by `agent`.
+    event AddressFrozen(address indexed account, bool indexed isFrozen, address indexed agent);
+    /// @notice The balance, frozen amount and dividend entitlement of `lostWallet` moved to `newWallet`, by `agent`.
+    event RecoverySuccess(address indexed lostWallet, address indexed newWallet, address indexed agent);
 
     /// @notice One-time setup by the factory on a fresh clone: stores the configuration, whitelists and premints
     ///         `preMints[i]` to `initialHolders[i]`.
@@ -100,10 +118,37 @@ interface ISecurityToken is IERC20Metadata {
     function accumulativeDividendOf(address holder) external view returns (uint256);
     function totalDividendsDistributed() external view returns (uint256);
 
-    /// @notice ERC-7943: whether `account` may send tokens.
-    function canSend(address account) external view returns (bool);
-    /// @notice ERC-7943: whether `account` may receive tokens.
-    function canReceive(address account) external view returns (bool);
-    /// @notice ERC-7943: whether `from` may transfer `amount` to `to` right now.
-    function canTransfer(address from, address to, uint256 amount) external view returns (bool);
+    // ───────────── issuer controls: each needs the role named, which the tokenizer holds implicitly ─────────────
+
+    /// @notice May freeze and unfreeze addresses and amounts.
+    function FREEZER_ROLE() external view returns (bytes32);
+    /// @notice May force transfers.
+    function ENFORCER_ROLE() external view returns (bytes32);
+    /// @notice May recover a lost wallet.
+    function RECOVERY_ROLE() external view returns (bytes32);
+    /// @notice May pause and unpause.
+    function PAUSER_ROLE() external view returns (bytes32);
+
+    /// @notice Stops holder transfers and burns (issuance, forced transfers and recoveries go on). PAUSER_ROLE.
+    function pause() external;
+    /// @notice Resumes holder transfers and burns. PAUSER_ROLE.
+    function unpause() external;
+    function paused() external view returns (bool);
+
+    /// @notice Freezes (`frozen` true) or unfreezes a whole address: it can neither send nor receive. FREEZER_ROLE.
+    function setAddressFrozen(address account, bool frozen) external;
+    /// @notice Whether the whole address is frozen.
+    function isFrozen(address account) external view returns (bool);
+    /// @notice Adds `amount` to the frozen amount of `account`. FREEZER_ROLE.
+    function freezePartialTokens(address account, uint256 amount) external;
+    /// @notice Takes `amount` off the frozen amount of `account`. FREEZER_ROLE.
+    function unfreezePartialTokens(address account, uint256 amount) external;
+
+    /// @notice Moves the whole balance, frozen amount, address freeze and unclaimed dividends of `lostWallet` to
+    ///         `newWallet` (which must be allowed to receive), and removes `lostWallet` from the whitelist.
+    ///         RECOVERY_ROLE. ERC-3643's third argument (the investor's identity contract) has no counterpart here.
+    function recoveryAddress(address lostWallet, address newWallet) external returns (bool);
+
+    /// @notice ERC-7943's Last Call draft name for eligibility: `canSend(account) && canReceive(account)`.
+    function canTransact(address account) external view returns (bool);
 }

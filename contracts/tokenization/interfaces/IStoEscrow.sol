@@ -12,7 +12,10 @@ pragma solidity ^0.8.28;
 ///   ACTIVE ──end reached or hard cap filled──► ENDED      (awaiting close; anyone may close)
 ///   PENDING | ACTIVE | PAUSED | ENDED ──close──► COMPLETED (raised ≥ soft cap: funds to tokenizer, tokens claimable)
 ///                                          └──► FAILED    (raised < soft cap: payments claimable back)
-///   The tokenizer may close at any time; anyone may close once ENDED. No state holds funds without a way out.
+///   The tokenizer may close at any time; anyone may close once ENDED. No state holds funds without a way out:
+///   after a success, an investor who can no longer receive the token (removed from the whitelist, frozen, or
+///   recovered to a new wallet) is answered with the token's restriction code, and the tokenizer either delivers its
+///   tokens to another wallet of the investor (`redirectClaim`) or pays its investment back (`refundClaim`).
 interface IStoEscrow {
     enum Status {
         NONE,
@@ -69,6 +72,12 @@ interface IStoEscrow {
     error NotAllowedToClose(address caller);
     error NothingToClaim(address investor);
     error AlreadyClaimed(address investor);
+    /// @notice After a success, `investor` cannot receive the token: `restriction` is the token's ERC-1404 code.
+    error InvestorCannotReceive(uint256 offeringId, address investor, uint8 restriction);
+    /// @notice A claim may be redirected or refunded only for an investor that cannot receive the token.
+    error InvestorCanClaim(address investor);
+    /// @notice The offering failed: investors claim their refunds themselves.
+    error OfferingNotSucceeded(uint256 offeringId);
 
     event OfferingCreated(
         uint256 indexed offeringId,
@@ -86,6 +95,15 @@ interface IStoEscrow {
     event OfferingPaused(uint256 indexed offeringId, bool paused);
     event OfferingClosed(uint256 indexed offeringId, bool succeeded, uint256 raised, uint256 tokensSold);
     event Claimed(uint256 indexed offeringId, address indexed investor, uint256 tokens, uint256 refund);
+    /// @notice The tokenizer resolved the position of `investor`, who could not receive the token: `tokens` were
+    ///         delivered to `recipient`, or (`refund` not 0) the investment was paid back to `recipient`, the investor.
+    event ClaimResolved(
+        uint256 indexed offeringId,
+        address indexed investor,
+        address indexed recipient,
+        uint256 tokens,
+        uint256 refund
+    );
 
     function initialize(address token_) external;
     function token() external view returns (address);
@@ -110,4 +128,11 @@ interface IStoEscrow {
     function setPaused(bool paused) external;
     function close() external;
     function claim(uint256 offeringId, address investor) external;
+    /// @notice After a success, delivers the tokens owed to `investor`, who cannot receive them, to `recipient` (the
+    ///         investor's recovery wallet, which must be allowed to receive). Tokenizer only.
+    function redirectClaim(uint256 offeringId, address investor, address recipient) external;
+    /// @notice After a success, pays the investment of `investor`, who cannot receive the token, back from the
+    ///         tokenizer (which approves this escrow on the payment token) and releases its tokens' reservation.
+    ///         Tokenizer only.
+    function refundClaim(uint256 offeringId, address investor) external;
 }

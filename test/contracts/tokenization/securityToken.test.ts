@@ -256,27 +256,31 @@ describe("SecurityToken", function () {
       await capped.connect(tokenizer).mint(alice.address, TOKENS(1));
     });
 
-    it("any holder burns its own balance, even when no longer whitelisted", async function () {
+    it("a holder allowed to send burns its own balance (ERC-7943: a public burn respects canSend)", async function () {
       const { token, tokenizer, alice } = await loadFixture(tokenFixture);
       await expect(token.connect(alice).burn(TOKENS(100)))
         .to.emit(token, "Transfer")
         .withArgs(alice.address, ethers.ZeroAddress, TOKENS(100));
       expect(await token.totalSupply()).to.equal(TOKENS(1400));
       await token.connect(tokenizer).setWhitelisted(alice.address, false);
+      await expect(token.connect(alice).burn(TOKENS(900)))
+        .to.be.revertedWithCustomError(token, "ERC7943CannotSend")
+        .withArgs(alice.address);
+      await token.connect(tokenizer).setWhitelisted(alice.address, true);
       await token.connect(alice).burn(TOKENS(900));
       expect(await token.balanceOf(alice.address)).to.equal(0n);
       expect(await token.totalSupply()).to.equal(TOKENS(500));
     });
 
     it("burn: non-zero amount within the balance", async function () {
-      const { token, alice, outsider } = await loadFixture(tokenFixture);
+      const { token, alice, carol } = await loadFixture(tokenFixture);
       await expect(token.connect(alice).burn(0n)).to.be.revertedWithCustomError(token, "ZeroAmount");
       await expect(token.connect(alice).burn(TOKENS(1000) + 1n))
         .to.be.revertedWithCustomError(token, "ERC20InsufficientBalance")
         .withArgs(alice.address, TOKENS(1000), TOKENS(1000) + 1n);
-      await expect(token.connect(outsider).burn(1n))
+      await expect(token.connect(carol).burn(1n))
         .to.be.revertedWithCustomError(token, "ERC20InsufficientBalance")
-        .withArgs(outsider.address, 0n, 1n);
+        .withArgs(carol.address, 0n, 1n);
     });
   });
 

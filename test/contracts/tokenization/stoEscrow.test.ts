@@ -571,18 +571,118 @@ describe("StoEscrow", function () {
       expect(await escrow.claimed(1, alice.address)).to.equal(true);
     });
 
-    it("token delivery waits while the investor is off the whitelist", async function () {
+    it("token delivery waits while the investor is off the whitelist, answering the token's restriction code", async function () {
       const { escrow, token, tokenizer, alice } = await loadFixture(activeFixture);
       await escrow.connect(alice).invest(USDC(4000));
       await escrow.connect(tokenizer).close();
       await token.connect(tokenizer).setWhitelisted(alice.address, false);
       await expect(escrow.claim(1, alice.address))
-        .to.be.revertedWithCustomError(token, "ERC7943CannotReceive")
-        .withArgs(alice.address);
+        .to.be.revertedWithCustomError(escrow, "InvestorCannotReceive")
+        .withArgs(1n, alice.address, 3n);
+      await token.connect(tokenizer).setWhitelisted(alice.address, true);
+      await token.connect(tokenizer).setAddressFrozen(alice.address, true);
+      await expect(escrow.claim(1, alice.address))
+        .to.be.revertedWithCustomError(escrow, "InvestorCannotReceive")
+        .withArgs(1n, alice.address, 5n);
+      await token.connect(tokenizer).setAddressFrozen(alice.address, false);
+      await token.connect(tokenizer).setWhitelisted(alice.address, false);
       expect(await escrow.claimed(1, alice.address)).to.equal(false);
       await token.connect(tokenizer).setWhitelisted(alice.address, true);
       await escrow.claim(1, alice.address);
       expect(await token.balanceOf(alice.address)).to.equal(TOKENS(400));
+    });
+  });
+
+  describe("investors the token refuses after a success", function () {
+    /** alice invested 4000 (400 tokens), bob 2000 (200); closed successfully; alice then left the whitelist. */
+    async function removedInvestorFixture() {
+      const base = await activeFixture();
+      const { escrow, token, usdc, tokenizer, alice, bob } = base;
+      await escrow.connect(alice).invest(USDC(4000));
+      await escrow.connect(bob).invest(USDC(2000));
+      await escrow.connect(tokenizer).close();
+      await token.connect(tokenizer).setWhitelisted(alice.address, false);
+      await usdc.mint(tokenizer.address, USDC(10_000));
+      return base;
+    }
+
+    it("redirectClaim delivers the tokens owed to the investor's recovery wallet", async function () {
+      const { escrow, token, tokenizer, alice, carol } = await loadFixture(removedInvestorFixture);
+      const reserved = await token.reservedSupply();
+      const tx = escrow.connect(tokenizer).redirectClaim(1, alice.address, carol.address);
+      await expect(tx).to.emit(escrow, "Claimed").withArgs(1n, alice.address, TOKENS(400), 0n);
+      await expect(tx).to.emit(escrow, "ClaimResolved").withArgs(1n, alice.address, carol.address, TOKENS(400), 0n);
+      await expect(tx).to.emit(token, "Transfer").withArgs(ethers.ZeroAddress, carol.address, TOKENS(400));
+      expect(await token.balanceOf(carol.address)).to.equal(TOKENS(400));
+      expect(await token.reservedSupply()).to.equal(reserved - TOKENS(400));
+      expect(await escrow.claimed(1, alice.address)).to.equal(true);
+      await expect(escrow.claim(1, alice.address)).to.be.revertedWithCustomError(escrow, "AlreadyClaimed").withArgs(alice.address);
+    });
+
+    it("refundClaim pays the investment back from the tokenizer and releases the reservation", async function () {
+      const { escrow, token, usdc, tokenizer, alice } = await loadFixture(removedInvestorFixture);
+      const reserved = await token.reservedSupply();
+      await usdc.connect(tokenizer).approve(escrow.target, USDC(4000));
+      const tx = escrow.connect(tokenizer).refundClaim(1, alice.address);
+      await expect(tx).to.emit(escrow, "Claimed").withArgs(1n, alice.address, 0n, USDC(4000));
+      await expect(tx).to.emit(escrow, "ClaimResolved").withArgs(1n, alice.address, alice.address, 0n, USDC(4000));
+      await expect(tx).to.emit(token, "ReservationReleased").withArgs(TOKENS(400), reserved - TOKENS(400));
+      await expect(tx).to.changeTokenBalances(usdc, [tokenizer, alice], [-USDC(4000), USDC(4000)]);
+      expect(await token.reservedSupply()).to.equal(reserved - TOKENS(400));
+      expect(await escrow.claimed(1, alice.address)).to.equal(true);
+    });
+
+    it("refundClaim needs the tokenizer's allowance", async function () {
+      const { escrow, usdc, tokenizer, alice } = await loadFixture(removedInvestorFixture);
+      await expect(escrow.connect(tokenizer).refundClaim(1, alice.address))
+        .to.be.revertedWithCustomError(usdc, "ERC20InsufficientAllowance")
+        .withArgs(escrow.target, 0n, USDC(4000));
+      expect(await escrow.claimed(1, alice.address)).to.equal(false);
+    });
+
+    it("both are refused for an investor the token accepts, and after the position is settled", async function () {
+      const { escrow, usdc, tokenizer, alice, bob, carol } = await loadFixture(removedInvestorFixture);
+      await expect(escrow.connect(tokenizer).redirectClaim(1, bob.address, carol.address))
+        .to.be.revertedWithCustomError(escrow, "InvestorCanClaim")
+        .withArgs(bob.address);
+      await expect(escrow.connect(tokenizer).refundClaim(1, bob.address)).to.be.revertedWithCustomError(escrow, "InvestorCanClaim").withArgs(bob.address);
+      await escrow.connect(tokenizer).redirectClaim(1, alice.address, carol.address);
+      await usdc.connect(tokenizer).approve(escrow.target, USDC(4000));
+      await expect(escrow.connect(tokenizer).refundClaim(1, alice.address)).to.be.revertedWithCustomError(escrow, "AlreadyClaimed").withArgs(alice.address);
+      await expect(escrow.connect(tokenizer).redirectClaim(1, alice.address, carol.address)).to.be.revertedWithCustomError(escrow, "AlreadyClaimed");
+    });
+
+    it("both are tokenizer only; the recipient must be allowed to receive", async function () {
+      const { escrow, token, tokenizer, alice, bob, dave } = await loadFixture(removedInvestorFixture);
+      await expect(escrow.connect(bob).redirectClaim(1, alice.address, bob.address)).to.be.revertedWithCustomError(escrow, "NotTokenizer").withArgs(bob.address);
+      await expect(escrow.connect(bob).refundClaim(1, alice.address)).to.be.revertedWithCustomError(escrow, "NotTokenizer").withArgs(bob.address);
+      await expect(escrow.connect(tokenizer).redirectClaim(1, alice.address, dave.address))
+        .to.be.revertedWithCustomError(token, "ERC7943CannotReceive")
+        .withArgs(dave.address);
+      await expect(escrow.connect(tokenizer).redirectClaim(1, alice.address, ethers.ZeroAddress))
+        .to.be.revertedWithCustomError(token, "ERC20InvalidReceiver")
+        .withArgs(ethers.ZeroAddress);
+    });
+
+    it("both are refused for unknown, open and failed offerings and for non-investors", async function () {
+      const { escrow, token, tokenizer, alice, bob, carol, dave, args } = await loadFixture(escrowFixture);
+      await expect(escrow.connect(tokenizer).redirectClaim(0, alice.address, bob.address)).to.be.revertedWithCustomError(escrow, "UnknownOffering").withArgs(0n);
+      await expect(escrow.connect(tokenizer).refundClaim(1, alice.address)).to.be.revertedWithCustomError(escrow, "UnknownOffering").withArgs(1n);
+      await newOffering(escrow, tokenizer, args);
+      await time.increaseTo(args.startTime);
+      await escrow.connect(alice).invest(USDC(1000));
+      await expect(escrow.connect(tokenizer).redirectClaim(1, alice.address, bob.address)).to.be.revertedWithCustomError(escrow, "OfferingNotClosed").withArgs(1n);
+      await escrow.connect(tokenizer).close(); // below the soft cap: failed
+      await token.connect(tokenizer).setWhitelisted(alice.address, false);
+      await expect(escrow.connect(tokenizer).refundClaim(1, alice.address)).to.be.revertedWithCustomError(escrow, "OfferingNotSucceeded").withArgs(1n);
+      // The investor claims its own refund after a failure, whitelisted or not.
+      await escrow.claim(1, alice.address);
+
+      await newOffering(escrow, tokenizer, { ...args, startTime: (await time.latest()) + 10, endTime: (await time.latest()) + WEEK });
+      await time.increase(20);
+      await escrow.connect(bob).invest(USDC(5000));
+      await escrow.connect(tokenizer).close();
+      await expect(escrow.connect(tokenizer).redirectClaim(2, dave.address, carol.address)).to.be.revertedWithCustomError(escrow, "NothingToClaim").withArgs(dave.address);
     });
   });
 
