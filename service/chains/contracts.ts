@@ -5,7 +5,7 @@ import { AgentTokenFactory__factory } from "../../typechain-types/factories/cont
 import { AgentToken__factory } from "../../typechain-types/factories/contracts/agents/AgentToken__factory";
 import { BKN__factory } from "../../typechain-types/factories/contracts/payments/BKN__factory";
 import { ComplianceProvider__factory } from "../../typechain-types/factories/contracts/rams/ComplianceProvider__factory";
-import { IERC7943Fungible__factory } from "../../typechain-types/factories/contracts/rams/test/IERC7943Fungible__factory";
+import { IERC7943Fungible__factory } from "../../typechain-types/factories/contracts/tokenization/interfaces/IERC7943Fungible__factory";
 import { SecurityToken__factory } from "../../typechain-types/factories/contracts/tokenization/SecurityToken__factory";
 import { StoEscrow__factory } from "../../typechain-types/factories/contracts/tokenization/StoEscrow__factory";
 import { TokenFactory__factory } from "../../typechain-types/factories/contracts/tokenization/TokenFactory__factory";
