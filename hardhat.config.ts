@@ -43,6 +43,12 @@ function testWorkers(): { parallel?: boolean; jobs?: number } {
   return jobs > 1 && !otherNetwork ? { parallel: true, jobs } : {};
 }
 
+/**
+ * A network's RPC URL for the deploy and verify scripts: RPC_URL_<chainId>, the variable the service reads (its first
+ * URL when it lists several), so one .env serves both.
+ */
+const rpcUrl = (chainId: number) => (process.env[`RPC_URL_${chainId}`] ?? "").split(",")[0].trim();
+
 /** A deployer key for the public testnets, read from the environment; never committed. */
 const deployerAccounts = process.env.DEPLOYER_PRIVATE_KEY ? [process.env.DEPLOYER_PRIVATE_KEY] : [];
 
@@ -57,9 +63,9 @@ const config: HardhatUserConfig = {
     localhost: { url: process.env.HARDHAT_NODE_URL ?? "http://127.0.0.1:8545", chainId: 31337 },
     localSepolia: { url: process.env.SEPOLIA_LOCAL_RPC_URL ?? "http://127.0.0.1:8545", chainId: 11155111 },
     localBaseSepolia: { url: process.env.BASE_SEPOLIA_LOCAL_RPC_URL ?? "http://127.0.0.1:8546", chainId: 84532 },
-    sepolia: { url: process.env.SEPOLIA_RPC_URL ?? "", chainId: 11155111, accounts: deployerAccounts },
-    baseSepolia: { url: process.env.BASE_SEPOLIA_RPC_URL ?? "", chainId: 84532, accounts: deployerAccounts },
-    base: { url: process.env.BASE_RPC_URL ?? "", chainId: 8453, accounts: deployerAccounts },
+    sepolia: { url: rpcUrl(11155111), chainId: 11155111, accounts: deployerAccounts },
+    baseSepolia: { url: rpcUrl(84532), chainId: 84532, accounts: deployerAccounts },
+    base: { url: rpcUrl(8453), chainId: 8453, accounts: deployerAccounts },
   },
   mocha: { timeout: 120_000, ...testWorkers() },
   typechain: { outDir: "typechain-types", target: "ethers-v6" },

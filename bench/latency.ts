@@ -93,7 +93,7 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
     // The raw side waits for the receipt (one confirmation); the service waits for the same (Sepolia's default is 3,
     // which on a chain mining at once would wait for blocks nobody mines).
     CONFIRMATIONS: "1",
-  });
+  }, { profile: "local" });
   const service = await startService(config);
   // The raw side: a plain provider set up like the service's (calls made together travel as one batch), no cache.
   const raw = new JsonRpcProvider(sandbox.sepolia.url, SEPOLIA, { staticNetwork: true, cacheTimeout: -1, batchMaxCount: 20, batchStallTime: 1 });

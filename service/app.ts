@@ -19,6 +19,7 @@ import { x402Routes } from "./routes/x402";
 import { eventRoutes } from "./routes/events";
 import { webhookRoutes } from "./routes/webhooks";
 import { Event, EVENT_CATALOGUE, EVENT_ENVELOPES, EVENT_TYPES } from "./events/types";
+import { PUBLIC_METHODS } from "./methods";
 import type { Services } from "./usecases/services";
 
 export const API_VERSION = "2.0.0";
@@ -39,6 +40,15 @@ export function allRoutes(services: Services): RouteDefinition<any, any>[] {
     ...eventRoutes(services),
     ...docsRoutes(services, { document: () => apiDocument(services), version: API_VERSION }),
   ];
+}
+
+/**
+ * Every operation with a price, the names `npm run admin -- prices set --operation` takes: each priced prepare method,
+ * each paid read (its path without the leading slash), the faucet.
+ */
+export function pricedOperations(): string[] {
+  const paidReads = allRoutes({} as Services).filter((r) => r.method === "get" && r.access.key === "optional" && r.access.price);
+  return [...PUBLIC_METHODS.filter((m) => m.access.price).map((m) => m.name), ...paidReads.map((r) => r.path.replace(/^\//, "")), "faucet"];
 }
 
 const documents = new WeakMap<Services, object>();
@@ -63,7 +73,8 @@ const REQUEST_ID = /^[A-Za-z0-9._:-]{1,100}$/;
 export function createApp(services: Services, options: { adminToken: string }): express.Express {
   const app = express();
   app.disable("x-powered-by");
-  app.set("trust proxy", "loopback");
+  // Which proxies may name the client (X-Forwarded-For) for req.ip, which the per-IP limits count: TRUST_PROXY.
+  app.set("trust proxy", services.config?.trustProxy ?? "loopback");
 
   const metrics = metricsOf(services, API_VERSION);
   app.use((req: Request, res: Response, next: NextFunction) => {
@@ -102,7 +113,7 @@ export function createApp(services: Services, options: { adminToken: string }): 
   app.use(express.json({ limit: "1mb", type: ["application/json", "application/*+json"] }));
 
   app.get("/docs/assets/:file", docsAssets);
-  app.use(routesRouter([...allRoutes(services), ...adminRoutes(services, options.adminToken)], services));
+  app.use(routesRouter([...allRoutes(services), ...adminRoutes(services, { token: options.adminToken, operations: pricedOperations() })], services));
 
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(new ApiError("NOT_FOUND", `No route for ${req.method} ${req.path}`));

@@ -23,6 +23,7 @@ import { ensureDataEncryptionKey } from "./runtime-files";
 import { checkChainInstances } from "./store/chain-instances";
 import { openDb, type Db } from "./store/db";
 import { migrate } from "./store/migrate";
+import { assertSchemaCurrent } from "./store/schema-version";
 import { openStores } from "./store/stores";
 import { PlannerStatistics } from "./store/planner-statistics";
 import { WalletBalances } from "./wallet-balances";
@@ -47,7 +48,8 @@ export interface Composed {
 const DB_CLOSE_MS = 5_000;
 
 /**
- * The composition root: opens and migrates the database, builds the stores, the chains, the engine (runner and
+ * The composition root: opens the database (migrated in the local sandbox, checked against this version's schema in
+ * production), builds the stores, the chains, the engine (runner and
  * relayer), the payments (x402 and its facilitator) and the events once, and wires each part to the others. A start
  * refused for its configuration (a payment chain not served, a key that cannot open the database's sealed values)
  * leaves nothing open behind it.
@@ -71,8 +73,11 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
 }
 
 async function buildServices(config: Config, db: Db, chains: ChainRegistry, logger: Logger): Promise<Services> {
-  const applied = await migrate(db);
-  if (applied.length) logger.info({ applied }, "database migrated");
+  // The local sandbox migrates as it starts; a production start only checks: `npm run migrate` changes its schema.
+  if (config.profile === "local") {
+    const applied = await migrate(db);
+    if (applied.length) logger.info({ applied }, "database migrated");
+  } else await assertSchemaCurrent(db, "this service");
   const sealer = new Sealer(ensureDataEncryptionKey(config));
   await assertDataKey(db, sealer);
   const stores = openStores(db, sealer, logger);

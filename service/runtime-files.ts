@@ -1,24 +1,33 @@
 import { randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import type { Config } from "./config";
+import { ConfigError, type Config } from "./config";
 
 /**
  * Files a service running on the embedded database leaves in <DATA_DIR>/<environment>/ so operator tools can reach
- * it (PGlite is single-process): service.json (pid, url) and admin-token (mode 0600).
+ * it (PGlite is single-process): service.json (pid, url); in the local sandbox also the secrets it made up,
+ * admin-token and data-encryption-key (mode 0600).
  */
-export const runtimeFilePath = (config: Config) => path.join(config.environmentDir, "service.json");
-export const adminTokenPath = (config: Config) => path.join(config.environmentDir, "admin-token");
-export const dataEncryptionKeyPath = (config: Config) => path.join(config.environmentDir, "data-encryption-key");
+type Dirs = Pick<Config, "environmentDir">;
+export const runtimeFilePath = (config: Dirs) => path.join(config.environmentDir, "service.json");
+export const adminTokenPath = (config: Dirs) => path.join(config.environmentDir, "admin-token");
+export const dataEncryptionKeyPath = (config: Dirs) => path.join(config.environmentDir, "data-encryption-key");
 
-/** The admin token: ADMIN_TOKEN, else the one kept in the data directory, else a new one written there. */
-export function ensureAdminToken(config: Config): string {
-  return config.ADMIN_TOKEN ?? keptSecret(config, adminTokenPath(config));
+/**
+ * The admin token: ADMIN_TOKEN; in the local sandbox only, else the one kept in the data directory, else a new one
+ * written there. A production start never makes a secret up (loadConfig already refused one without it).
+ */
+export function ensureAdminToken(config: Pick<Config, "ADMIN_TOKEN" | "profile" | "environmentDir">): string {
+  if (config.ADMIN_TOKEN) return config.ADMIN_TOKEN;
+  if (config.profile !== "local") throw new ConfigError("Invalid configuration: ADMIN_TOKEN: required outside the local sandbox");
+  return keptSecret(config, adminTokenPath(config));
 }
 
-/** The data encryption key (crypto/sealed.ts): DATA_ENCRYPTION_KEY, else the one kept in the data directory, else a new one. */
-export function ensureDataEncryptionKey(config: Config): string {
-  return config.DATA_ENCRYPTION_KEY ?? keptSecret(config, dataEncryptionKeyPath(config));
+/** The data encryption key (crypto/sealed.ts): DATA_ENCRYPTION_KEY; in the local sandbox only, else the kept one, else a new one. */
+export function ensureDataEncryptionKey(config: Pick<Config, "DATA_ENCRYPTION_KEY" | "profile" | "environmentDir">): string {
+  if (config.DATA_ENCRYPTION_KEY) return config.DATA_ENCRYPTION_KEY;
+  if (config.profile !== "local") throw new ConfigError("Invalid configuration: DATA_ENCRYPTION_KEY: required outside the local sandbox");
+  return keptSecret(config, dataEncryptionKeyPath(config));
 }
 
 /**
@@ -26,7 +35,7 @@ export function ensureDataEncryptionKey(config: Config): string {
  * temporary name and linked into place, so processes starting together on one data directory all end up with the
  * first one's secret (never one each, never a half-written file).
  */
-function keptSecret(config: Config, file: string): string {
+export function keptSecret(config: Pick<Config, "environmentDir">, file: string): string {
   if (fs.existsSync(file)) return fs.readFileSync(file, "utf8").trim();
   fs.mkdirSync(config.environmentDir, { recursive: true, mode: 0o700 });
   const draft = `${file}.${process.pid}.${randomBytes(4).toString("hex")}`;

@@ -6,12 +6,11 @@ import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { formatEther, JsonRpcProvider, NonceManager, parseEther, parseUnits, type Wallet } from "ethers";
 import { readDeployment, type Deployment } from "../../service/chains/deployments";
 import { networkById } from "../../service/chains/networks";
-import type { Config } from "../../service/config";
-import { ensureAdminToken } from "../../service/runtime-files";
+import { adminTokenPath, dataEncryptionKeyPath, keptSecret } from "../../service/runtime-files";
 import { installCircleUsdc, mintCircleUsdc } from "./circle-usdc";
 import { blockTimeMs, startLocalChain, type LocalChain } from "./local-chain";
 import { ACCOUNT_ROLES, RAMS_COMPLIANCE_OWNER_INDEX, RAMS_ENFORCER_INDEX, RELAYER_INDEX, SETTLEMENT_INDEX, testAccounts } from "./sandbox";
-import { startServiceProcess, type ServiceProcess, type ServiceProcessOptions } from "./service-process";
+import { migrateDatabase, startServiceProcess, type ServiceProcess, type ServiceProcessOptions } from "./service-process";
 
 const ROOT = path.resolve(__dirname, "../..");
 
@@ -44,7 +43,7 @@ export const REHEARSAL_NETWORKS: readonly RehearsalNetwork[] = [
     key: "sepolia",
     chainId: 11155111,
     hardhatNetwork: "sepolia",
-    rpcUrlVariable: "SEPOLIA_RPC_URL",
+    rpcUrlVariable: "RPC_URL_11155111",
     blockTime: 12,
     blockTimeVariable: "REHEARSAL_BLOCK_TIME_11155111",
     initialBaseFeePerGas: parseUnits("1", "gwei"),
@@ -55,7 +54,7 @@ export const REHEARSAL_NETWORKS: readonly RehearsalNetwork[] = [
     key: "baseSepolia",
     chainId: 84532,
     hardhatNetwork: "baseSepolia",
-    rpcUrlVariable: "BASE_SEPOLIA_RPC_URL",
+    rpcUrlVariable: "RPC_URL_84532",
     blockTime: 2,
     blockTimeVariable: "REHEARSAL_BLOCK_TIME_84532",
     initialBaseFeePerGas: parseUnits("0.001", "gwei"),
@@ -174,7 +173,7 @@ export function blockTimesFromEnv(env: NodeJS.ProcessEnv = process.env): Record<
  * Starts the rehearsal network: two local chains with the public ids 11155111 and 84532, their public block times
  * and an EIP-1559 base fee; Circle's USDC (FiatToken v2.2 behind its proxy) at Circle's addresses, minted to accounts
  * #0..#9; the deployer funded from the faucet account and the suite deployed by `scripts/deploy.ts --network sepolia`
- * / `baseSepolia` run as a developer runs it (a child process with SEPOLIA_RPC_URL / BASE_SEPOLIA_RPC_URL,
+ * / `baseSepolia` run as a developer runs it (a child process with RPC_URL_11155111 / RPC_URL_84532,
  * DEPLOYER_PRIVATE_KEY, DEPLOYMENTS_DIR and the RAMS role addresses); then the relayer and settlement wallets funded.
  * The set-up mines each transaction at once (so a start takes seconds, not minutes of 12 s blocks); then the base fee
  * is put back to the network's starting value and the chains mine on their interval.
@@ -249,6 +248,7 @@ export async function createRehearsal(hre: HardhatRuntimeEnvironment, options: R
     }
 
     const [sepolia, baseSepolia] = chains;
+    const serviceDirs = { environmentDir: rehearsalServiceDir(options.dataDir) };
     const serviceEnv = (overrides: Record<string, string | undefined> = {}): Record<string, string> => {
       const env: Record<string, string | undefined> = {
         ENVIRONMENT: "sandbox",
@@ -257,7 +257,9 @@ export async function createRehearsal(hre: HardhatRuntimeEnvironment, options: R
         DATA_DIR: options.dataDir,
         DEPLOYMENTS_DIR: options.deploymentsDir,
         ...(process.env.DATABASE_URL ? { DATABASE_URL: process.env.DATABASE_URL } : {}),
-        ADMIN_TOKEN: ensureAdminToken({ environmentDir: path.resolve(options.dataDir, "sandbox") } as Config),
+        // The production posture needs both secrets given: the rehearsal keeps its own beside its database.
+        ADMIN_TOKEN: keptSecret(serviceDirs, adminTokenPath(serviceDirs)),
+        DATA_ENCRYPTION_KEY: keptSecret(serviceDirs, dataEncryptionKeyPath(serviceDirs)),
         METRICS_TOKEN: metricsToken,
         RELAYER_PRIVATE_KEY: wallets.relayer.privateKey,
         X402_SETTLEMENT_PRIVATE_KEY: wallets.settlement.privateKey,
@@ -278,6 +280,8 @@ export async function createRehearsal(hre: HardhatRuntimeEnvironment, options: R
       blockTimes,
       serviceEnv,
       async startService(overrides, serviceOptions) {
+        // As the deploy guide says: the schema first (`npm run migrate`), then the service, which only checks it.
+        await migrateDatabase(serviceEnv(overrides));
         const service = await startServiceProcess(serviceEnv(overrides), serviceOptions);
         services.push(service);
         return service;

@@ -63,7 +63,7 @@ export async function startSandboxService(options: SandboxServiceOptions): Promi
     CONFIRMATIONS: process.env.CONFIRMATIONS ?? "1",
   };
   for (const chain of options.chains) env[`RPC_URL_${chain.chainId}`] = chain.url;
-  const service = await startService(loadConfig(env));
+  const service = await startService(loadConfig(env, { profile: "local" }));
   const { apiKeys, signers } = service.services;
 
   const credentialsFile = path.join(sandboxDir(dataDir), "dev-credentials.json");

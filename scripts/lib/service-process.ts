@@ -7,10 +7,14 @@ const ROOT = path.resolve(__dirname, "../..");
 /** The compiled service (`npm run build`). */
 export const BUILT_SERVICE = path.join(ROOT, "dist", "service", "main.js");
 
+/** The service from the sources with the local sandbox's posture (the test helpers' child processes). */
+export const LOCAL_SERVICE_ARGS = ["-r", "ts-node/register/transpile-only", "scripts/local-service.ts"];
+
 /**
- * How the service is started as a process of its own: the one place that says it. With SERVICE_BUILD=dist (the
- * rehearsal scripts set it after `npm run build`) it is the build, as in production (`node dist/service/main.js`);
- * otherwise the sources through ts-node (tests, which must not depend on a build being there).
+ * How the service is started as a process of its own with the production posture: the one place that says it. With
+ * SERVICE_BUILD=dist (the rehearsal scripts set it after `npm run build`) it is the build, as in production
+ * (`node dist/service/main.js`); otherwise the same entry point from the sources through ts-node (tests, which must not
+ * depend on a build being there).
  */
 export function serviceCommand(): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
   if (process.env.SERVICE_BUILD === "dist") {
@@ -18,6 +22,26 @@ export function serviceCommand(): { command: string; args: string[]; env: NodeJS
     return { command: process.execPath, args: ["--max-semi-space-size=2", BUILT_SERVICE], env: {} };
   }
   return { command: process.execPath, args: ["-r", "ts-node/register/transpile-only", "service/main.ts"], env: { TS_NODE_TRANSPILE_ONLY: "true" } };
+}
+
+/**
+ * `npm run migrate` as the deploy guide runs it before a start, with the service's environment: the build's tool with
+ * SERVICE_BUILD=dist, else the same from the sources. Rejects with its output when it fails.
+ */
+export async function migrateDatabase(env: Record<string, string>): Promise<string> {
+  const built = process.env.SERVICE_BUILD === "dist";
+  const args = built ? [path.join(ROOT, "dist", "service", "operator", "migrate.js")] : ["-r", "ts-node/register/transpile-only", "service/operator/migrate.ts"];
+  const child = spawn(process.execPath, args, {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...(built ? {} : { TS_NODE_TRANSPILE_ONLY: "true" }), ...env },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let output = "";
+  child.stdout.on("data", (c: Buffer) => (output += c.toString()));
+  child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+  const code = await new Promise<number | null>((resolve) => child.once("close", resolve));
+  if (code !== 0) throw new Error(`npm run migrate failed (exit ${code}):\n${output.slice(-4000)}`);
+  return output;
 }
 
 export interface ServiceProcess {

@@ -41,7 +41,12 @@ export type AdminCommand =
   | { command: "kyc.approve"; email: string; keyId?: string }
   | { command: "kyc.reject"; email: string; reason: string; keyId?: string };
 
-const CREDIT_METHODS = [...METERED_METHODS, FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD] as string[];
+export const CREDIT_METHODS = [...METERED_METHODS, FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD] as string[];
+
+/** What commands check against that lives above this layer: the operations with a price (app.ts pricedOperations). */
+export interface AdminContext {
+  operations: string[];
+}
 
 /** An onboarding record as the operator sees it (the proof's signature and the link tokens stay in the database). */
 function kycRecordView(r: KycInvestorRecord) {
@@ -65,7 +70,7 @@ function kycRecordView(r: KycInvestorRecord) {
 }
 
 /** Runs one operator command; the result is printed as JSON by scripts/admin.ts. */
-export async function runAdminCommand(stores: AdminStores, cmd: AdminCommand): Promise<unknown> {
+export async function runAdminCommand(stores: AdminStores, cmd: AdminCommand, context: AdminContext = { operations: [] }): Promise<unknown> {
   switch (cmd.command) {
     case "keys.create": {
       if (!/^[^@\s]+@[^@\s]+$/.test(cmd.email ?? "")) throw badRequest("--email must be an e-mail address", { field: "email" });
@@ -113,7 +118,7 @@ export async function runAdminCommand(stores: AdminStores, cmd: AdminCommand): P
     case "signers.list":
       return stores.signers.list();
     case "prices.set": {
-      if (!/^[A-Za-z][\w-]{1,63}$/.test(cmd.operation ?? "")) throw badRequest("--operation must be a method name or faucet", { field: "operation" });
+      if (!context.operations.includes(cmd.operation)) throw badRequest(`--operation must be one of ${context.operations.join(", ")}`, { field: "operation" });
       if (!/^\d+(\.\d{1,6})?$/.test(cmd.amount ?? "")) throw badRequest("--amount must be a USDC amount with at most 6 decimals", { field: "amount" });
       const amount = await stores.prices.set(cmd.operation, cmd.amount);
       return { operation: cmd.operation, amount: cmd.amount, amountRaw: amount.toString() };

@@ -2,6 +2,7 @@ import type { Request } from "express";
 import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { ApiError } from "../errors";
 import type { Db } from "../store/db";
+import { clientSubject } from "./client-address";
 import { limiterStore } from "./rate-limits";
 
 /**
@@ -48,7 +49,7 @@ export class OnboardingRateLimiter {
   }
 }
 
-const subjectOf = (req: Request) => `ip:${req.ip ?? "unknown"}`;
+const subjectOf = (req: Request) => clientSubject(req);
 
 function tooMany(limit: string, msBeforeNext: number): ApiError {
   const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));

@@ -1,6 +1,7 @@
 import type { Request } from "express";
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { ApiError } from "../errors";
+import { clientSubject } from "./client-address";
 import type { Db } from "../store/db";
 
 /**
@@ -9,7 +10,7 @@ import type { Db } from "../store/db";
  * process, so there the counters stay in that process's memory (three statements fewer per prepare).
  *
  *                 burst          per minute                 concurrent
- *   without key   30 per IP      10 per IP, 5 per wallet    20 per IP
+ *   without key   30 per IP      10 per IP, 5 per wallet    20 per IP          (IP: an IPv4 address or an IPv6 /64)
  *   with a key    120 per key    60 per key                 500 per key
  *
  * "Burst over per-minute" is a token bucket: the per-minute limiter refills every minute, and a burst allowance on top
@@ -85,7 +86,7 @@ export class PrepareRateLimiter {
    */
   async admit(req: Request, apiKeyId: string | undefined, wallet: string | undefined): Promise<() => Promise<void>> {
     const tier = apiKeyId ? this.keyed : this.anonymous;
-    const subject = apiKeyId ? `key:${apiKeyId}` : `ip:${req.ip ?? "unknown"}`;
+    const subject = apiKeyId ? `key:${apiKeyId}` : clientSubject(req);
     await consume(tier.rate, subject, apiKeyId ? "per-key request rate" : "per-IP request rate");
     if (tier.wallet && wallet) await consume(tier.wallet, `wallet:${wallet.toLowerCase()}`, "per-wallet request rate");
     try {

@@ -1,4 +1,4 @@
-import type { Config } from "../config";
+import { ConfigError, type Config } from "../config";
 import { badRequest } from "../errors";
 import type { Logger } from "../logger";
 import { BlockWatcher } from "./blocks";
@@ -36,7 +36,8 @@ function servedBy(network: Network, environment: Config["ENVIRONMENT"]): boolean
 /**
  * The chains this deployment can act on: each chain with an RPC URL (RPC_URL_<chainId>) and a deployment file. A chain
  * of the spec's table is served only by its environment (or anywhere when "listed"); any other EVM chain an operator
- * configures, such as 31337 for `npx hardhat node`, is served as it is.
+ * configures, such as 31337 for `npx hardhat node`, is served as it is. A configured chain that cannot be served (no
+ * deployment file, or a network of the other environment) stops the start with a ConfigError saying what to do.
  */
 export class ChainRegistry {
   private readonly chains = new Map<number, Chain>();
@@ -45,12 +46,19 @@ export class ChainRegistry {
     private readonly config: Config,
     logger?: Logger,
   ) {
+    const problems: string[] = [];
     for (const [chainId, rpcUrls] of config.rpcEndpoints) {
       const known = networkById(chainId);
       const areas = known && !servedBy(known, config.ENVIRONMENT) ? known.alsoServes?.[config.ENVIRONMENT] : undefined;
-      if (known && !servedBy(known, config.ENVIRONMENT) && !areas) continue;
+      if (known && !servedBy(known, config.ENVIRONMENT) && !areas) {
+        problems.push(`RPC_URL_${chainId}: ${known.name} is a ${known.environment} network, not served with ENVIRONMENT=${config.ENVIRONMENT}; remove RPC_URL_${chainId} or set ENVIRONMENT=${known.environment}`);
+        continue;
+      }
       const deployment = readDeployment(config.DEPLOYMENTS_DIR, chainId);
-      if (!deployment) continue;
+      if (!deployment) {
+        problems.push(`RPC_URL_${chainId}: no deployment file ${chainId}.json in DEPLOYMENTS_DIR (${config.DEPLOYMENTS_DIR}); deploy there first (npx hardhat run scripts/deploy.ts) or remove RPC_URL_${chainId}`);
+        continue;
+      }
       const network = known ?? operatorNetwork(chainId, deployment);
       const provider = new ResilientRpcProvider(
         chainId,
@@ -62,6 +70,10 @@ export class ChainRegistry {
       const blocks = new BlockWatcher(provider);
       const reorgWatch = new ReorgWatch(provider, blocks, Math.max(config.REORG_WATCH_BLOCKS, confirmations));
       this.chains.set(chainId, { chainId, network, deployment, rpcUrls, provider, confirmations, blocks, reorgWatch, shallowReorgs: 0, ...(areas ? { areas } : {}) });
+    }
+    if (problems.length) {
+      this.destroy();
+      throw new ConfigError(`Invalid configuration: ${problems.join("; ")}`);
     }
   }
 

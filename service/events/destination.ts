@@ -100,7 +100,7 @@ export function parseWebhookUrl(text: string, policy: DestinationPolicy): URL {
     throw new DestinationRefused("must be an absolute URL");
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") throw new DestinationRefused("must be an https URL");
-  if (url.protocol === "http:" && policy.httpsOnly) throw new DestinationRefused("must be an https URL (http is accepted in the sandbox only)");
+  if (url.protocol === "http:" && policy.httpsOnly) throw new DestinationRefused("must be an https URL (http is accepted in the local sandbox only)");
   if (url.username || url.password) throw new DestinationRefused("must not carry credentials (user:password@): authenticate the webhook by its signature");
   if (url.hash) throw new DestinationRefused("must not have a #fragment");
   return url;

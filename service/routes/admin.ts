@@ -1,7 +1,7 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Request } from "express";
 import { z } from "zod";
-import { runAdminCommand, type AdminCommand } from "../admin/commands";
+import { runAdminCommand, type AdminCommand, type AdminContext } from "../admin/commands";
 import { unauthorized } from "../errors";
 import { ACCESS } from "../auth/access-rules";
 import { defineRoute } from "../http/route";
@@ -9,10 +9,11 @@ import type { Services } from "../usecases/services";
 
 /**
  * Operator commands over HTTP, so `npm run admin` works while the service holds the embedded (single-process)
- * database. Guarded by the admin token the service writes to <DATA_DIR>/<environment>/admin-token; not in OpenAPI.
+ * database. Guarded by ADMIN_TOKEN (in the local sandbox, the token it keeps in <DATA_DIR>/sandbox/admin-token); not
+ * in OpenAPI.
  */
-export function adminRoutes(services: Services, adminToken: string) {
-  const expected = Buffer.from(adminToken);
+export function adminRoutes(services: Services, options: { token: string } & AdminContext) {
+  const expected = Buffer.from(options.token);
   const authorize = (req: Request) => {
     const given = Buffer.from(req.header("x-admin-token") ?? "");
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unauthorized("Admin token required", { header: "x-admin-token" });
@@ -29,7 +30,7 @@ export function adminRoutes(services: Services, adminToken: string) {
       body: z.looseObject({ command: z.string() }),
       handler: async ({ req, body }) => {
         authorize(req);
-        return { result: await runAdminCommand(services, body as unknown as AdminCommand) };
+        return { result: await runAdminCommand(services, body as unknown as AdminCommand, { operations: options.operations }) };
       },
     }),
   ];

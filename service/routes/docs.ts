@@ -46,12 +46,14 @@ export function docsRoutes(services: Services, options: { document: () => object
       method: "get",
       path: "/metrics",
       summary: "Prometheus metrics: requests and latencies per route, batches, payments, relayer balance and nonce lag, database pool",
-      description: "Public unless the operator set METRICS_TOKEN; then `Authorization: Bearer <METRICS_TOKEN>`.",
+      description:
+        "With METRICS_TOKEN set, `Authorization: Bearer <METRICS_TOKEN>`. Without it: off (404) on a production start, public in the local sandbox.",
       tags: ["meta"],
       access: ACCESS.public,
       response: { 200: { description: "Prometheus text exposition format", content: { mediaType: "text/plain", schema: { type: "string" } } } },
       handler: async ({ req, res }) => {
         const token = services.config.METRICS_TOKEN;
+        if (!token && services.config.profile !== "local") throw notFound("No route for GET /metrics: metrics are off (set METRICS_TOKEN to serve them)");
         if (token && !sameSecret(req.header("authorization") ?? "", `Bearer ${token}`)) {
           throw unauthorized("GET /metrics needs Authorization: Bearer <METRICS_TOKEN>", { header: "authorization" });
         }

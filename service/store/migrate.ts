@@ -11,11 +11,7 @@ const MIGRATION_LOCK_ID = 80_042_26;
  * first file that does not sort before it (tests that fill a database as an older version left it).
  */
 export async function migrate(db: Db, options: { before?: string } = {}): Promise<string[]> {
-  const files = fs
-    .readdirSync(MIGRATIONS_DIR)
-    .filter((f) => /^\d+_.+\.sql$/.test(f))
-    .filter((f) => options.before === undefined || f < options.before)
-    .sort();
+  const files = migrationFiles().filter((f) => options.before === undefined || f < options.before);
   const applied: string[] = [];
   await db.transaction(async (tx) => {
     await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_ID]);
@@ -32,6 +28,14 @@ export async function migrate(db: Db, options: { before?: string } = {}): Promis
     }
   });
   return applied;
+}
+
+/** The migrations this version knows (migrations/NNN_name.sql), in order. */
+export function migrationFiles(): string[] {
+  return fs
+    .readdirSync(MIGRATIONS_DIR)
+    .filter((f) => /^\d+_.+\.sql$/.test(f))
+    .sort();
 }
 
 /** Splits a migration on semicolons at line ends (migrations hold no functions or quoted semicolons). */

@@ -4,6 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import type { Wallet } from "ethers";
+import { LOCAL_SERVICE_ARGS } from "../../scripts/lib/service-process";
 import { startServiceProcess } from "../helpers/child-service";
 import { prepareAndSign } from "../helpers/flow";
 import { setUpOperator } from "../helpers/operator";
@@ -29,7 +30,8 @@ function exitOf(child: ChildProcess, since: number, ms = EXIT_BOUND_MS): Promise
   });
 }
 
-const mainTs = ["-r", "ts-node/register/transpile-only", "service/main.ts"];
+/** The service process as the test helpers start it (the local sandbox's posture; service/process.ts either way). */
+const mainTs = LOCAL_SERVICE_ARGS;
 
 describe("e2e: the service process starts, logs and stops as an operator expects", function () {
   this.timeout(300_000);

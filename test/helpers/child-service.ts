@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { serviceCommand } from "../../scripts/lib/service-process";
+import { LOCAL_SERVICE_ARGS } from "../../scripts/lib/service-process";
 import { trackProcess } from "./processes";
 import { ApiClient } from "./service";
 
@@ -19,18 +19,18 @@ export interface ServiceProcessOptions {
 }
 
 /**
- * The service as its own OS process (scripts/lib/service-process.ts says how; `entry` runs another, e.g. the build),
+ * The service as its own OS process with the local sandbox's posture (scripts/local-service.ts under ts-node; `entry`
+ * runs another, e.g. the build, which is always production),
  * so a test can kill it or run two against one database. Its URL comes from its "service listening" log line (LOG_LEVEL
  * must be info or lower). The process is tracked (helpers/processes.ts): a suite's `after(stopStartedProcesses)` ends
  * it whatever happened.
  */
 export async function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ChildService> {
   if (env.DATA_DIR && !env.DATABASE_URL) fs.rmSync(path.join(env.DATA_DIR, "sandbox", "service.json"), { force: true });
-  const command = serviceCommand();
   const child = trackProcess(
-    spawn(process.execPath, options.entry ? [options.entry] : command.args, {
+    spawn(process.execPath, options.entry ? [options.entry] : LOCAL_SERVICE_ARGS, {
       cwd: options.cwd,
-      env: { ...process.env, ...env, LOG_LEVEL: "info", LOG_FORMAT: "json", ...command.env },
+      env: { ...process.env, ...env, LOG_LEVEL: "info", LOG_FORMAT: "json", TS_NODE_TRANSPILE_ONLY: "true" },
       stdio: ["ignore", "pipe", "pipe"],
     }),
   );

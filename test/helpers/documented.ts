@@ -22,7 +22,7 @@ let known: Known[] | undefined;
 function routes(): Known[] {
   const services = { config: {} } as Services;
   // The operator's command is hidden from the document but still answers with its route's own response schema.
-  known ??= [...allRoutes(services), ...adminRoutes(services, "-".repeat(32))].map((route) => ({
+  known ??= [...allRoutes(services), ...adminRoutes(services, { token: "-".repeat(32), operations: [] })].map((route) => ({
     route,
     pattern: new RegExp(`^${route.path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{\w+\}/g, "[^/]+")}$`),
   }));

@@ -46,14 +46,19 @@ export function testEnv(sandbox: Sandbox, dataDir: string, extra: Record<string,
     // One key for every test service: tests that share a database between services (another data directory each)
     // must open each other's sealed values, as instances of one deployment do.
     DATA_ENCRYPTION_KEY: "test-data-encryption-key-shared-by-every-test-service",
+    // Base Sepolia is a sandbox network: a production deployment here serves Sepolia (for RAMS) only.
+    ...(extra.ENVIRONMENT === "production" ? { [`RPC_URL_${sandbox.baseSepolia.chainId}`]: "" } : {}),
     ...extra,
   };
 }
 
-/** Starts the real service in this process on an ephemeral port, on an in-memory PGlite unless a Db is given. */
+/**
+ * Starts the real service in this process on an ephemeral port, on an in-memory PGlite unless a Db is given, with the
+ * local sandbox's posture (config.ts Profile).
+ */
 export async function startTestService(sandbox: Sandbox, options: TestServiceOptions = {}): Promise<TestService> {
   const dataDir = options.dataDir ?? fs.mkdtempSync(path.join(os.tmpdir(), "tak-data-"));
-  const config = loadConfig(testEnv(sandbox, dataDir, options.env));
+  const config = loadConfig(testEnv(sandbox, dataDir, options.env), { profile: "local" });
   const db = options.db ?? (config.DATABASE_URL || options.onDisk ? undefined : await openDb({}));
   let running: RunningService;
   try {

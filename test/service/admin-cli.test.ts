@@ -3,7 +3,9 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { cliError, cliJson, runAdminCli, type CliResult } from "../helpers/admin-cli";
+import { openDb } from "../../service/store/db";
+import { migrate, migrationFiles } from "../../service/store/migrate";
+import { cliError, cliJson, migrateWithCli, runAdminCli, type CliResult } from "../helpers/admin-cli";
 import { getSandbox, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
 
@@ -20,9 +22,92 @@ const errorOf = (result: CliResult) => {
 describe("operator CLI (scripts/admin.ts)", function () {
   this.timeout(180_000);
 
-  it("package.json runs it with ts-node --transpile-only", () => {
+  it("package.json runs it and the migrations through bin/run.js (the build on a server, the sources in a checkout)", () => {
     const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8"));
-    expect(pkg.scripts.admin).to.equal("ts-node --transpile-only scripts/admin.ts");
+    expect(pkg.scripts.admin).to.equal("node bin/run.js admin");
+    expect(pkg.scripts.migrate).to.equal("node bin/run.js migrate");
+  });
+
+  it("--help and <command> --help print readable usage on stdout, exit 0; no command or an unknown one is exit 2 naming the commands", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-admin-help-"));
+    try {
+      const help = await admin(dataDir, "--help");
+      expect(help.code).to.equal(0);
+      expect(help.stderr).to.equal("");
+      expect(help.stdout).to.match(/^usage: npm run admin -- <command>/);
+      expect(help.stdout).to.include("\n  keys create --email E --plan Starter|Professional|Enterprise\n");
+      expect(help.stdout).to.include("prices set --operation OP --amount USDC");
+      const one = await admin(dataDir, "prices", "set", "--help");
+      expect(one.code).to.equal(0);
+      expect(one.stdout).to.match(/^usage: npm run admin -- prices set --operation OP --amount USDC\n/);
+      expect(one.stdout).to.include("--operation OP (required)");
+      for (const args of [["frobnicate"], ["keys", "delete"], []]) {
+        const result = await admin(dataDir, ...args);
+        expect(result.code, args.join(" ")).to.equal(2);
+        expect(result.stdout).to.equal("");
+        expect(errorOf(result)).to.include("commands: keys create, keys list");
+      }
+      expect(fs.readdirSync(dataDir), "nothing opened").to.deep.equal([]);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("every argument is checked before anything is opened, exit 2 with the valid values: operations from the price table, plans, methods, addresses, statuses, unknown flags", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-admin-args-"));
+    try {
+      const refused: [string[], string][] = [
+        [["prices", "set", "--operation", "mintTokn", "--amount", "1"], "prices set: --operation must be one of "],
+        [["prices", "set", "--operation", "agentCreateToken", "--amount", "1.1234567"], "--amount must be a USDC amount with at most 6 decimals"],
+        [["prices", "set", "--operation", "mintToken", "--amount", "1"], "prices set: --operation must be one of "],
+        [["keys", "create", "--email", "a@b.co", "--plan", "Gold"], '--plan must be one of Starter, Professional, Enterprise, got "Gold"'],
+        [["keys", "create", "--email", "a@b.co"], "keys create: --plan is required"],
+        [["credits", "add", "--key-id", "0123456789abcdef", "--method", "nope", "--amount", "5"], "--method must be one of "],
+        [["credits", "add", "--key-id", "0123456789abcdef", "--method", "mintToken", "--amount", "-3"], "--amount must be a positive whole number"],
+        [["signers", "add", "0x1234"], "--address must be a 0x-prefixed 20-byte hex address"],
+        [["kyc", "list", "--status", "done"], "--status must be one of none, invited, submitted, approved, rejected"],
+        [["keys", "list", "--plan", "Starter"], "keys list: unknown flag --plan"],
+        [["keys", "revoke", "not-an-id"], "--key-id must be a key id"],
+      ];
+      for (const [args, message] of refused) {
+        const result = await admin(dataDir, ...args);
+        expect(result.code, args.join(" ")).to.equal(2);
+        expect(errorOf(result), args.join(" ")).to.include(message);
+      }
+      const operations = errorOf(await admin(dataDir, "prices", "set", "--operation", "x", "--amount", "1"));
+      for (const name of ["agentCreateToken", "ramsExecute", "get-agent-info", "rams/mandate", "faucet"]) expect(operations).to.include(name);
+      expect(fs.readdirSync(dataDir)).to.deep.equal([]);
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+
+  it("refuses a database whose schema is older or newer than it knows, saying which; npm run migrate brings it up", async () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-admin-schema-"));
+    try {
+      const files = migrationFiles();
+      const db = await openDb({ dataDir: path.join(dataDir, "sandbox", "pglite") });
+      await migrate(db, { before: files.at(-1) });
+      await db.close();
+      const older = await admin(dataDir, "keys", "list");
+      expect(older.code).to.equal(1);
+      expect(errorOf(older)).to.equal(`The database's schema is older than this admin tool: 1 migration(s) not applied (${files.at(-1)}). Run \`npm run migrate\` with the same configuration, then start again.`);
+      const migrated = cliJson(await runAdminCli(dataDir, [], {}, "migrate"));
+      expect(migrated).to.deep.include({ applied: [files.at(-1)], schema: files.at(-1), database: "pglite" });
+      expect(cliJson(await runAdminCli(dataDir, [], {}, "migrate")).applied).to.deep.equal([]);
+      expect(json(await admin(dataDir, "keys", "list"))).to.deep.equal([]);
+
+      const again = await openDb({ dataDir: path.join(dataDir, "sandbox", "pglite") });
+      await again.query("INSERT INTO schema_migrations (version) VALUES ('999_from_the_future.sql')");
+      await again.close();
+      const newer = await admin(dataDir, "keys", "list");
+      expect(errorOf(newer)).to.match(/^The database's schema is newer than this admin tool knows: it has 999_from_the_future\.sql, migrated by a newer version/);
+      const refused = await runAdminCli(dataDir, [], {}, "migrate");
+      expect(refused.code).to.equal(1);
+      expect(errorOf(refused)).to.include("newer than this version");
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
   });
 
   describe("without a running service: opens the embedded database in DATA_DIR", () => {
@@ -31,8 +116,9 @@ describe("operator CLI (scripts/admin.ts)", function () {
     let apiKey: string;
     const signer = Wallet.createRandom().address;
 
-    before(() => {
+    before(async () => {
       dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-admin-"));
+      await migrateWithCli(dataDir);
     });
 
     after(() => {
@@ -70,13 +156,7 @@ describe("operator CLI (scripts/admin.ts)", function () {
       expect(listed.credits.whitelist).to.equal(10);
     });
 
-    it("credits add refuses an unknown method, a bad amount and an unknown key (exit 1, JSON error)", async () => {
-      const method = await admin(dataDir, "credits", "add", "--key-id", keyId, "--method", "nope", "--amount", "5");
-      expect(method.code).to.equal(1);
-      expect(errorOf(method)).to.include("--method");
-      const amount = await admin(dataDir, "credits", "add", "--key-id", keyId, "--method", "mintToken", "--amount", "-3");
-      expect(amount.code).to.equal(1);
-      expect(errorOf(amount)).to.include("--amount");
+    it("credits add refuses an unknown key (exit 1, JSON error)", async () => {
       const key = await admin(dataDir, "credits", "add", "--key-id", "0000000000000000", "--method", "mintToken", "--amount", "5");
       expect(key.code).to.equal(1);
       expect(errorOf(key)).to.include("0000000000000000");
@@ -90,9 +170,6 @@ describe("operator CLI (scripts/admin.ts)", function () {
       const again = await admin(dataDir, "signers", "remove", signer);
       expect(again.code).to.equal(1);
       expect(errorOf(again)).to.include("not a whitelisted signer");
-      const bad = await admin(dataDir, "signers", "add", "0x1234");
-      expect(bad.code).to.equal(1);
-      expect(errorOf(bad)).to.include("address");
     });
 
     it("keys revoke marks the key revoked", async () => {
@@ -106,23 +183,9 @@ describe("operator CLI (scripts/admin.ts)", function () {
       expect(errorOf(unknown)).to.include("0000000000000000");
     });
 
-    it("a bad plan or e-mail → exit code 1 and a JSON error on stderr", async () => {
-      const plan = await admin(dataDir, "keys", "create", "--email", "a@b.co", "--plan", "Gold");
-      expect(plan.code).to.equal(1);
-      expect(plan.stdout).to.equal("");
-      expect(errorOf(plan)).to.include("--plan");
-      const email = await admin(dataDir, "keys", "create", "--email", "nobody", "--plan", "Starter");
-      expect(email.code).to.equal(1);
-      expect(errorOf(email)).to.include("--email");
-      expect(json(await admin(dataDir, "keys", "list"))).to.have.length(1);
-    });
-
-    it("an unknown command → exit code 2 with the usage", async () => {
-      for (const args of [["frobnicate"], ["keys", "delete"], []]) {
-        const result = await admin(dataDir, ...args);
-        expect(result.code, args.join(" ")).to.equal(2);
-        expect(errorOf(result)).to.include("usage:");
-      }
+    it("prices set takes an operation of the price table and lists it", async () => {
+      expect(json(await admin(dataDir, "prices", "set", "--operation", "agentCreateToken", "--amount", "0.25"))).to.deep.equal({ operation: "agentCreateToken", amount: "0.25", amountRaw: "250000" });
+      expect(json(await admin(dataDir, "prices", "list")).overrides).to.deep.include({ operation: "agentCreateToken", amount: "0.25" });
     });
   });
 
@@ -178,9 +241,9 @@ describe("operator CLI (scripts/admin.ts)", function () {
     });
 
     it("errors of a routed command keep exit code 1 and a JSON error", async () => {
-      const bad = await admin(dataDir, "keys", "create", "--email", "a@b.co", "--plan", "Gold");
+      const bad = await admin(dataDir, "keys", "revoke", "0000000000000000");
       expect(bad.code).to.equal(1);
-      expect(errorOf(bad)).to.include("--plan");
+      expect(errorOf(bad)).to.include("No key with id 0000000000000000");
     });
 
     it("POST /admin/command without or with a wrong x-admin-token → 401", async () => {

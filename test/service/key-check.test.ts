@@ -29,10 +29,12 @@ describe("the data encryption key", () => {
     expect(row.value, "the check holds a sealed value, not the key").to.match(/^v1\./).and.not.include("first");
   });
 
-  it("without DATA_ENCRYPTION_KEY: one made once in the data directory (0600), then kept", () => {
+  it("without DATA_ENCRYPTION_KEY, in the local sandbox: one made once in the data directory (0600), then kept; a production start never makes one", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-key-"));
     try {
-      const config = { environmentDir: path.join(dir, "sandbox") } as Config;
+      expect(() => ensureDataEncryptionKey({ environmentDir: path.join(dir, "production"), profile: "production" })).to.throw(/DATA_ENCRYPTION_KEY: required outside the local sandbox/);
+      expect(fs.existsSync(path.join(dir, "production"))).to.equal(false);
+      const config = { environmentDir: path.join(dir, "sandbox"), profile: "local" } as Config;
       const first = ensureDataEncryptionKey(config);
       expect(first).to.match(/^[A-Za-z0-9_-]{43}$/);
       expect(ensureDataEncryptionKey(config)).to.equal(first);

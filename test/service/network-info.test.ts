@@ -208,7 +208,7 @@ describe("network info, health and OpenAPI (HTTP)", function () {
         transaction: async <T>(fn: (q: Queryable) => Promise<T>) => (await gate, db.transaction(fn)),
       });
       const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-starting-"));
-      const config = loadConfig(testEnv(sandbox, dataDir));
+      const config = loadConfig(testEnv(sandbox, dataDir), { profile: "local" });
       let url = "";
       let opened!: () => void;
       const listening = new Promise<void>((resolve) => (opened = resolve));

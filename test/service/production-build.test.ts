@@ -1,4 +1,4 @@
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import { builtinModules } from "node:module";
@@ -11,10 +11,9 @@ import { migrate } from "../../service/store/migrate";
 import { copyPgliteTemplate, pgliteTemplateDir } from "../../service/store/pglite-template";
 import { startServiceProcess, stopGracefully } from "../helpers/child-service";
 import { execute } from "../helpers/flow";
-import { setUpOperator } from "../helpers/operator";
 import { stopStartedProcesses } from "../helpers/processes";
 import { getSandbox, type Sandbox } from "../helpers/sandbox";
-import { testEnv } from "../helpers/service";
+import { ApiClient, testEnv } from "../helpers/service";
 import { payWithEthers, quoteOf } from "../helpers/x402";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -30,6 +29,15 @@ function requiredPackages(js: string): string[] {
     names.add(specifier.startsWith("@") ? parts.slice(0, 2).join("/") : parts[0]);
   }
   return [...names];
+}
+
+/** Runs a command in `cwd` with exactly `env` (plus PATH and HOME); resolves with its exit code and output, never rejects. */
+function runIn(cwd: string, command: string, args: string[], env: Record<string, string>, timeout = 120_000): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(command, args, { cwd, env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...env }, timeout }, (error, stdout, stderr) => {
+      resolve({ code: error ? (typeof error.code === "number" ? error.code : 1) : 0, stdout, stderr });
+    });
+  });
 }
 
 /**
@@ -82,15 +90,66 @@ describe("the production build: npm run build, npm ci --omit=dev, npm run serve"
     installDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-production-"));
     for (const file of ["package.json", "package-lock.json"]) fs.copyFileSync(path.join(ROOT, file), path.join(installDir, file));
     execFileSync(npm, ["ci", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: installDir, stdio: ["ignore", "pipe", "pipe"], timeout: 480_000 });
-    fs.cpSync(path.join(ROOT, "dist"), path.join(installDir, "dist"), { recursive: true });
+    for (const dir of ["dist", "bin"]) fs.cpSync(path.join(ROOT, dir), path.join(installDir, dir), { recursive: true });
     // (typescript itself is there: viem names it as a peer dependency, which npm installs.)
     for (const devOnly of ["ts-node", "hardhat", "typechain", "mocha", "playwright-core"]) expect(fs.existsSync(path.join(installDir, "node_modules", devOnly)), devOnly).to.equal(false);
 
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-production-data-"));
     const issuer = sandbox.accounts[1];
-    const key = await setUpOperator(dataDir, "ops@production-build.test", issuer.address);
-    const service = await startServiceProcess(testEnv(sandbox, dataDir), { entry: "dist/service/main.js", cwd: installDir });
+    // The secrets as files, as the deploy guide's step 7 gives them; the rest of the configuration as the tests' own.
+    const secrets = fs.mkdtempSync(path.join(os.tmpdir(), "tak-production-secrets-"));
+    const secret = (name: string, value: string) => {
+      fs.writeFileSync(path.join(secrets, name), value + "\n", { mode: 0o600 });
+      return path.join(secrets, name);
+    };
+    const { DATA_ENCRYPTION_KEY, RELAYER_PRIVATE_KEY, X402_SETTLEMENT_PRIVATE_KEY, ...configured } = testEnv(sandbox, dataDir);
+    const adminToken = "production-build-admin-token-0123456789";
+    const env: Record<string, string> = {
+      ...configured,
+      ADMIN_TOKEN_FILE: secret("admin-token", adminToken),
+      DATA_ENCRYPTION_KEY_FILE: secret("data-encryption-key", DATA_ENCRYPTION_KEY),
+      RELAYER_PRIVATE_KEY_FILE: secret("relayer-key", RELAYER_PRIVATE_KEY),
+      X402_SETTLEMENT_PRIVATE_KEY_FILE: secret("settlement-key", X402_SETTLEMENT_PRIVATE_KEY),
+    };
+    const npmIn = (args: string[], extra: Record<string, string> = {}) => runIn(installDir, npm, ["run", "--silent", ...args], { ...env, ...extra });
+
+    // The operator tools run from the production install (the build's, no ts-node there): the schema first, then the key.
+    const migrated = await npmIn(["migrate"]);
+    expect(migrated.code, migrated.stderr).to.equal(0);
+    expect(JSON.parse(migrated.stdout).database).to.equal("pglite");
+    const help = await npmIn(["admin", "--", "--help"]);
+    expect(help.code).to.equal(0);
+    expect(help.stdout).to.match(/^usage: npm run admin -- <command>/);
+    const created = await npmIn(["admin", "--", "keys", "create", "--email", "ops@production-build.test", "--plan", "Enterprise"]);
+    expect(created.code, created.stderr).to.equal(0);
+    const key = JSON.parse(created.stdout).apiKey as string;
+    expect((await npmIn(["admin", "--", "signers", "add", issuer.address])).code).to.equal(0);
+
+    // Refused starts: each missing secret named; a misspelt variable with the closest name.
+    const entry = [path.join("dist", "service", "main.js")];
+    const without = await runIn(installDir, process.execPath, entry, { ...env, ADMIN_TOKEN_FILE: "", DATA_ENCRYPTION_KEY_FILE: "" });
+    expect(without.code).to.equal(1);
+    expect(without.stderr).to.match(/^Invalid configuration: ADMIN_TOKEN: required outside the local sandbox .*; DATA_ENCRYPTION_KEY: required outside the local sandbox/);
+    const typo = await runIn(installDir, process.execPath, entry, { ...env, RPC_URL_SEPOLIA: "https://rpc.example" });
+    expect(typo.code).to.equal(1);
+    expect(typo.stderr.trim()).to.equal("Invalid configuration: RPC_URL_SEPOLIA is not a variable of this service (did you mean RPC_URL_11155111?)");
+
+    const service = await startServiceProcess(env, { entry: "dist/service/main.js", cwd: installDir });
     expect(service.output()).to.include('"service listening"');
+    // Secrets never reach the log.
+    for (const value of [adminToken, DATA_ENCRYPTION_KEY, RELAYER_PRIVATE_KEY.slice(2), X402_SETTLEMENT_PRIVATE_KEY.slice(2)]) expect(service.output()).to.not.include(value);
+
+    // The production posture whatever ENVIRONMENT (sandbox networks here): no webhook to this machine or a private
+    // network, http refused; /metrics off without METRICS_TOKEN; the admin route needs the token.
+    const keyed = service.api.withKey(key);
+    for (const url of ["https://127.0.0.1/hook", "https://[::1]/hook", "https://localhost/hook", "https://2130706433/hook", "https://10.0.0.8/hook", "https://192.168.1.1/hook", "http://example.com/hook"]) {
+      const refused = await keyed.post("/webhooks", { url });
+      expect(refused.status, `${url}: ${JSON.stringify(refused.body)}`).to.equal(400);
+      expect(refused.body.message, url).to.match(/public addresses only|https URL/);
+    }
+    expect((await service.api.get("/metrics")).status).to.equal(404);
+    expect((await service.api.post("/admin/command", { command: "keys.list" })).status).to.equal(401);
+    expect((await service.api.post("/admin/command", { command: "keys.list" }, { "x-admin-token": adminToken })).status).to.equal(200);
 
     expect((await service.api.get("/ready")).status).to.equal(200);
     expect((await service.api.get("/get-network-info", { chainId: "aa36a7" })).body.factoryAddress).to.equal(sandbox.deployments[11155111].contracts.TokenFactory);
@@ -111,5 +170,28 @@ describe("the production build: npm run build, npm ci --omit=dev, npm run serve"
     expect(paid.body.status).to.equal("confirmed");
 
     expect(await stopGracefully(service.child)).to.equal(0);
+
+    // With METRICS_TOKEN (from a file), /metrics needs it.
+    const metricsToken = "production-build-metrics-token";
+    const metered = await startServiceProcess({ ...env, METRICS_TOKEN_FILE: secret("metrics-token", metricsToken) }, { entry: "dist/service/main.js", cwd: installDir });
+    const metrics = new ApiClient(metered.url);
+    expect((await metrics.get("/metrics")).status).to.equal(401);
+    expect((await metrics.get("/metrics", undefined, { authorization: `Bearer ${metricsToken}` })).status).to.equal(200);
+    expect(await stopGracefully(metered.child)).to.equal(0);
+
+    // A schema older than the build's is refused, naming the step; the admin tool does the same.
+    const older = fs.mkdtempSync(path.join(os.tmpdir(), "tak-production-older-"));
+    const db = await openDb({ dataDir: path.join(older, "sandbox", "pglite") });
+    const files = fs.readdirSync(path.join(ROOT, "service", "store", "migrations")).filter((f) => f.endsWith(".sql")).sort();
+    await migrate(db, { before: files.at(-1) });
+    await db.close();
+    const refusedOld = await runIn(installDir, process.execPath, entry, { ...env, DATA_DIR: older });
+    expect(refusedOld.code).to.equal(1);
+    expect(refusedOld.stderr.trim()).to.equal(`The database's schema is older than this service: 1 migration(s) not applied (${files.at(-1)}). Run \`npm run migrate\` with the same configuration, then start again.`);
+    const adminOld = await npmIn(["admin", "--", "keys", "list"], { DATA_DIR: older });
+    expect(adminOld.code).to.equal(1);
+    expect(adminOld.stderr).to.include("older than this admin tool");
+    fs.rmSync(older, { recursive: true, force: true });
+    fs.rmSync(secrets, { recursive: true, force: true });
   });
 });

@@ -11,13 +11,13 @@ describe("configuration: the relayer's extra keys", () => {
     RELAYER_PRIVATE_KEY: home,
     X402_SETTLEMENT_PRIVATE_KEY: settlement,
   };
-  const load = (env: Record<string, string>) => loadConfig({ ...base, ...env });
+  const load = (env: Record<string, string>) => loadConfig({ ...base, ...env }, { profile: "local" });
 
   it("apply to every chain with a relayer key; RELAYER_EXTRA_PRIVATE_KEYS_<chainId> replaces them for one chain", () => {
     const config = load({ RELAYER_EXTRA_PRIVATE_KEYS: ` ${a}, ${b} `, RELAYER_EXTRA_PRIVATE_KEYS_84532: c });
     expect(config.relayerExtraKeys.get(11155111)).to.deep.equal([a, b]);
     expect(config.relayerExtraKeys.get(84532)).to.deep.equal([c]);
-    expect(loadConfig(base).relayerExtraKeys.size).to.equal(0);
+    expect(load({}).relayerExtraKeys.size).to.equal(0);
   });
 
   it("refuse a malformed key, a key given twice, and the relayer's or the settlement key, naming the variable and the key's position", () => {

@@ -8,8 +8,10 @@ import { destinationPolicy } from "../../service/events/policy";
 
 /** Where webhooks may go (SSRF): address classes, the environments' policies, the check at delivery against rebinding. */
 describe("webhook destinations", () => {
-  const production = destinationPolicy(loadConfig({ ENVIRONMENT: "production" }));
-  const sandbox = destinationPolicy(loadConfig({ ENVIRONMENT: "sandbox" }));
+  const secrets = { ADMIN_TOKEN: "a".repeat(24), DATA_ENCRYPTION_KEY: "k".repeat(32) };
+  // Every start but the local sandbox is production, whatever networks it serves (ENVIRONMENT).
+  const production = destinationPolicy(loadConfig({ ENVIRONMENT: "sandbox", ...secrets }));
+  const sandbox = destinationPolicy(loadConfig({ ENVIRONMENT: "sandbox" }, { profile: "local" }));
 
   it("classifies loopback, private, link-local, metadata and reserved addresses, IPv4 inside IPv6 included", () => {
     const cases: [string, string][] = [
@@ -47,7 +49,7 @@ describe("webhook destinations", () => {
   it("production: https only, public addresses only; the sandbox also takes http and local receivers, never metadata or link-local", async () => {
     expect(production).to.deep.equal({ httpsOnly: true, allowPrivate: false });
     expect(sandbox).to.deep.equal({ httpsOnly: false, allowPrivate: true });
-    expect(destinationPolicy(loadConfig({ ENVIRONMENT: "production", WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: "true" }))).to.deep.equal({ httpsOnly: true, allowPrivate: true });
+    expect(destinationPolicy(loadConfig({ ENVIRONMENT: "production", WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: "true", ...secrets }))).to.deep.equal({ httpsOnly: true, allowPrivate: true });
 
     expect(() => parseWebhookUrl("http://8.8.8.8/hook", production)).to.throw(DestinationRefused, /https/);
     expect(() => parseWebhookUrl("https://user:secret@example.com/hook", production)).to.throw(DestinationRefused, /credentials/);

@@ -1,0 +1,184 @@
+import { isAddress } from "ethers";
+import { z } from "zod";
+import { CREDIT_METHODS, type AdminCommand } from "../admin/commands";
+import { PLANS } from "../model/plans";
+import { KYC_STATUSES } from "../store/kyc";
+
+/**
+ * The admin tool's command line: every command, its flags, each flag's rule (zod), and the help text, from one table.
+ * A bad argument is a UsageError naming the flag, with the valid values where there is a list of them.
+ */
+
+export class UsageError extends Error {}
+
+/** `rams setup-executor` runs its chain steps in the tool itself (keys of this process) before recording through the store. */
+export interface SetupExecutorCommand {
+  command: "rams.setup-executor";
+  flags: Record<string, string>;
+  selectors: string[];
+}
+export type CliCommand = AdminCommand | SetupExecutorCommand;
+
+interface Flag {
+  schema: z.ZodType;
+  /** Shown in the usage line: `--email E`. */
+  placeholder: string;
+  required?: boolean;
+  /** May be given several times (collected in order). */
+  repeated?: boolean;
+}
+
+interface CommandSpec {
+  name: string;
+  about: string;
+  flags: Record<string, Flag>;
+  /** The flag a bare argument stands for (`keys revoke <keyId>` is `--key-id`). */
+  positional?: string;
+  build(values: Record<string, unknown>): CliCommand;
+}
+
+const oneOf = (values: readonly string[], what: string) =>
+  z.string().refine((v) => values.includes(v), { message: `must be one of ${values.join(", ")}${what ? ` (${what})` : ""}` });
+const email = z.string().regex(/^[^@\s]+@[^@\s]+$/, "must be an e-mail address");
+const keyId = z.string().regex(/^[0-9a-f]{16}$/, "must be a key id: 16 hex characters, as `keys list` shows them");
+const address = z.string().refine((v) => isAddress(v), "must be a 0x-prefixed 20-byte hex address");
+const positiveInteger = z.string().regex(/^[1-9]\d{0,15}$/, "must be a positive whole number").transform(Number);
+const usdc = z.string().regex(/^\d+(\.\d{1,6})?$/, "must be a USDC amount with at most 6 decimals (e.g. 0.25)");
+const text = z.string().min(1, "must not be empty");
+
+/** The admin tool's commands; `operations` are the names with a price (app.ts pricedOperations). */
+export function commandTable(operations: string[]): CommandSpec[] {
+  const flag = (schema: z.ZodType, placeholder: string, more: Partial<Flag> = {}): Flag => ({ schema, placeholder, ...more });
+  return [
+    { name: "keys create", about: "create an API key (shown once)", flags: { email: flag(email, "E", { required: true }), plan: flag(oneOf(PLANS, ""), PLANS.join("|"), { required: true }) }, build: (v) => ({ command: "keys.create", email: v.email as string, plan: v.plan as string }) },
+    { name: "keys list", about: "list the keys with their credits (never the keys themselves)", flags: {}, build: () => ({ command: "keys.list" }) },
+    { name: "keys revoke", about: "revoke a key", flags: { "key-id": flag(keyId, "K", { required: true }) }, positional: "key-id", build: (v) => ({ command: "keys.revoke", keyId: v["key-id"] as string }) },
+    { name: "keys bind-email", about: "let key K act on the tokens of tokenizer e-mail E too", flags: { "key-id": flag(keyId, "K", { required: true }), email: flag(email, "E", { required: true }) }, build: (v) => ({ command: "keys.bind-email", keyId: v["key-id"] as string, email: v.email as string }) },
+    { name: "keys unbind-email", about: "undo a bind-email", flags: { "key-id": flag(keyId, "K", { required: true }), email: flag(email, "E", { required: true }) }, build: (v) => ({ command: "keys.unbind-email", keyId: v["key-id"] as string, email: v.email as string }) },
+    {
+      name: "credits add",
+      about: "top up one method's credits of a key",
+      flags: { "key-id": flag(keyId, "K", { required: true }), method: flag(oneOf(CREDIT_METHODS, ""), "M", { required: true }), amount: flag(positiveInteger, "N", { required: true }) },
+      build: (v) => ({ command: "credits.add", keyId: v["key-id"] as string, method: v.method as string, amount: v.amount as number }),
+    },
+    { name: "signers add", about: "whitelist a signer wallet", flags: { address: flag(address, "A", { required: true }) }, positional: "address", build: (v) => ({ command: "signers.add", address: v.address as string }) },
+    { name: "signers remove", about: "remove a signer from the whitelist", flags: { address: flag(address, "A", { required: true }) }, positional: "address", build: (v) => ({ command: "signers.remove", address: v.address as string }) },
+    { name: "signers list", about: "list the whitelisted signers", flags: {}, build: () => ({ command: "signers.list" }) },
+    {
+      name: "prices set",
+      about: "set an operation's x402 price in this ENVIRONMENT",
+      flags: { operation: flag(oneOf(operations, ""), "OP", { required: true }), amount: flag(usdc, "USDC", { required: true }) },
+      build: (v) => ({ command: "prices.set", operation: v.operation as string, amount: v.amount as string }),
+    },
+    { name: "prices list", about: "the default prices and the stored overrides", flags: {}, build: () => ({ command: "prices.list" }) },
+    {
+      name: "kyc list",
+      about: "investors' onboarding records",
+      flags: { status: flag(oneOf(KYC_STATUSES, ""), KYC_STATUSES.join("|")), email: flag(email, "E"), "key-id": flag(keyId, "K") },
+      build: (v) => ({ command: "kyc.list", status: v.status as string | undefined, email: v.email as string | undefined, keyId: v["key-id"] as string | undefined }),
+    },
+    { name: "kyc approve", about: "approve an investor", flags: { email: flag(email, "E", { required: true }), "key-id": flag(keyId, "K") }, positional: "email", build: (v) => ({ command: "kyc.approve", email: v.email as string, keyId: v["key-id"] as string | undefined }) },
+    {
+      name: "kyc reject",
+      about: "reject an investor, with the reason",
+      flags: { email: flag(email, "E", { required: true }), reason: flag(text, '"why"', { required: true }), "key-id": flag(keyId, "K") },
+      positional: "email",
+      build: (v) => ({ command: "kyc.reject", email: v.email as string, reason: v.reason as string, keyId: v["key-id"] as string | undefined }),
+    },
+    {
+      name: "rams setup-executor",
+      about: "deploy and set up a principal's AgentExecutor (chain steps with the RAMS_* keys), then record it",
+      flags: {
+        principal: flag(address, "P", { required: true }),
+        selector: flag(text, "transferFrom:2", { required: true, repeated: true }),
+        owner: flag(address, "O"),
+        asset: flag(address, "A"),
+        allowance: flag(z.string().regex(/^\d+$/, "must be a whole number of the asset's smallest unit"), "N"),
+        enforcer: flag(address, "E"),
+        "identity-ref": flag(z.string().regex(/^0x[0-9a-fA-F]{64}$/, "must be 32 bytes of hex"), "R"),
+        "expires-at": flag(z.string().regex(/^\d+$/, "must be a unix time in seconds"), "T"),
+        executor: flag(address, "X"),
+        "chain-id": flag(z.string().regex(/^\d+$/, "must be a decimal chain id"), "11155111"),
+        registry: flag(address, "R"),
+        compliance: flag(address, "C"),
+      },
+      build: (v) => ({
+        command: "rams.setup-executor",
+        selectors: v.selector as string[],
+        flags: Object.fromEntries(Object.entries(v).filter(([name, value]) => name !== "selector" && value !== undefined)) as Record<string, string>,
+      }),
+    },
+    { name: "rams executors", about: "the recorded executors", flags: { "chain-id": flag(positiveInteger, "N") }, build: (v) => ({ command: "rams.executors.list", chainId: v["chain-id"] as number | undefined }) },
+  ];
+}
+
+const usageLine = (spec: CommandSpec) =>
+  [spec.name, ...Object.entries(spec.flags).map(([name, f]) => {
+    const shown = spec.positional === name ? `<${f.placeholder}>` : `--${name} ${f.placeholder}`;
+    return f.required ? `${shown}${f.repeated ? " ..." : ""}` : `[${shown}]`;
+  })].join(" ");
+
+export function helpText(table: CommandSpec[], spec?: CommandSpec): string {
+  if (spec) {
+    const flags = Object.entries(spec.flags).map(([name, f]) => `  --${name} ${f.placeholder}${f.required ? " (required)" : ""}${f.repeated ? " (repeatable)" : ""}`);
+    return [`usage: npm run admin -- ${usageLine(spec)}`, "", `${spec.about}.`, ...(flags.length ? ["", ...flags] : [])].join("\n");
+  }
+  return [
+    "usage: npm run admin -- <command> [flags]        (on a server: node dist/service/operator/admin.js <command> …)",
+    "",
+    ...table.map((s) => `  ${usageLine(s)}\n      ${s.about}`),
+    "",
+    "npm run admin -- <command> --help   one command's flags.",
+    "Configuration: the service's own (the environment, and ENV_FILE or ./.env): ENVIRONMENT, DATABASE_URL or DATA_DIR,",
+    "ADMIN_TOKEN; see docs/configuration.md. On the embedded database, while the service runs, commands go through it",
+    "(POST /admin/command with ADMIN_TOKEN). Output is JSON. The schema must be this version's: `npm run migrate` first.",
+  ].join("\n");
+}
+
+export type Parsed = { help: string } | { command: CliCommand };
+
+/** Parses argv (after the tool's name): a command, or the help asked for; throws UsageError for anything else. */
+export function parseArguments(argv: string[], operations: string[]): Parsed {
+  const table = commandTable(operations);
+  const wantsHelp = argv.some((a) => a === "--help" || a === "-h") || argv[0] === "help";
+  const [group, action, ...rest] = argv.filter((a) => a !== "help" || argv[0] !== "help");
+  const spec = table.find((s) => s.name === `${group} ${action}`);
+  if (wantsHelp) return { help: helpText(table, spec) };
+  if (!spec) {
+    const named = group ? `unknown command "${[group, action].filter(Boolean).join(" ")}"; ` : "";
+    throw new UsageError(`${named}commands: ${table.map((s) => s.name).join(", ")} (npm run admin -- --help)`);
+  }
+  const given: Record<string, string[]> = {};
+  const positional: string[] = [];
+  for (let i = 0; i < rest.length; i++) {
+    const token = rest[i];
+    if (!token.startsWith("--")) {
+      positional.push(token);
+      continue;
+    }
+    const name = token.slice(2);
+    if (!spec.flags[name]) throw new UsageError(`${spec.name}: unknown flag --${name}; its flags: ${Object.keys(spec.flags).map((f) => `--${f}`).join(", ") || "none"}`);
+    const value = rest[i + 1];
+    if (value === undefined || value.startsWith("--")) throw new UsageError(`${spec.name}: --${name} needs a value (${spec.flags[name].placeholder})`);
+    (given[name] ??= []).push(value);
+    i++;
+  }
+  if (positional.length > (spec.positional ? 1 : 0)) throw new UsageError(`${spec.name}: unexpected argument ${JSON.stringify(positional.at(-1))}; usage: ${usageLine(spec)}`);
+  if (positional.length && spec.positional) (given[spec.positional] ??= []).unshift(positional[0]);
+  const values: Record<string, unknown> = {};
+  for (const [name, flag] of Object.entries(spec.flags)) {
+    const list = given[name] ?? [];
+    if (!list.length) {
+      if (flag.required) throw new UsageError(`${spec.name}: --${name} is required; usage: ${usageLine(spec)}`);
+      continue;
+    }
+    if (list.length > 1 && !flag.repeated) throw new UsageError(`${spec.name}: --${name} is given ${list.length} times`);
+    const parsed = list.map((value) => {
+      const checked = flag.schema.safeParse(value);
+      if (!checked.success) throw new UsageError(`${spec.name}: --${name} ${checked.error.issues[0].message}, got ${JSON.stringify(value)}`);
+      return checked.data;
+    });
+    values[name] = flag.repeated ? parsed : parsed[0];
+  }
+  return { command: spec.build(values) };
+}
