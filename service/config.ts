@@ -1,5 +1,6 @@
 import path from "node:path";
 import { describeUnknown, unknownNames } from "./configuration/names";
+import { readKeystores } from "./configuration/keystores";
 import { readSecretFiles } from "./configuration/secret-files";
 import { CHAIN_VARIABLES, chainVariableOf, configSchema, privateKeySchema, type RawConfig, type TrustProxy } from "./configuration/variables";
 
@@ -62,7 +63,9 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, options: Load
   const { env, problems } = readSecretFiles(given);
   problems.push(...describeUnknown(unknownNames(env)));
   // An empty variable is an unset one (`FOO=` in an env file, or a test clearing one).
-  const set = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ""));
+  const keystores = readKeystores(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== "")));
+  problems.push(...keystores.problems);
+  const set = keystores.env;
   const parsed = configSchema.safeParse(set);
   if (!parsed.success) problems.push(...parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
   const perChain = readChainVariables(set, problems);

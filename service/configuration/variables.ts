@@ -200,6 +200,12 @@ export const variables = {
     local: "the sandbox's funded test account",
     example: "<0x… 32-byte hex key>",
   }),
+  RELAYER_KEYSTORE: variable(z.string().optional(), {
+    group: "relayer",
+    about: "The relayer's key as an encrypted JSON keystore (Web3 Secret Storage v3, as geth, Foundry's `cast wallet`, ethers and OpenZeppelin Relayer write it), decrypted at start with RELAYER_KEYSTORE_PASSWORD: instead of RELAYER_PRIVATE_KEY.",
+    rule: "a file path",
+  }),
+  RELAYER_KEYSTORE_PASSWORD: variable(z.string().optional(), { group: "relayer", about: "The password of RELAYER_KEYSTORE (give it as RELAYER_KEYSTORE_PASSWORD_FILE).", secret: true }),
   RELAYER_EXTRA_PRIVATE_KEYS: variable(z.string().optional(), {
     group: "relayer",
     about: "Further relayer keys, each with its own nonces, on every chain the relayer serves (RELAYER_EXTRA_PRIVATE_KEYS_<chainId> for one chain): operations whose outcome does not depend on the key (agentCreateToken) are spread over all keys.",
@@ -217,6 +223,12 @@ export const variables = {
     local: "the sandbox's funded test account",
     example: "<0x… 32-byte hex key>",
   }),
+  X402_SETTLEMENT_KEYSTORE: variable(z.string().optional(), {
+    group: "x402",
+    about: "The settlement key as an encrypted JSON keystore, decrypted at start with X402_SETTLEMENT_KEYSTORE_PASSWORD: instead of X402_SETTLEMENT_PRIVATE_KEY.",
+    rule: "a file path",
+  }),
+  X402_SETTLEMENT_KEYSTORE_PASSWORD: variable(z.string().optional(), { group: "x402", about: "The password of X402_SETTLEMENT_KEYSTORE (give it as X402_SETTLEMENT_KEYSTORE_PASSWORD_FILE).", secret: true }),
   X402_PAYMENT_CHAIN_ID: variable(z.coerce.number().int().positive().optional(), { group: "x402", about: "Chain whose USDC takes the payments. Default: the environment's Base chain (84532 in the sandbox, 8453 in production)." }),
   X402_PAY_TO: variable(z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address").optional(), { group: "x402", about: "Address that receives payments; default: the settlement key's address." }),
   X402_FACILITATOR_URL: variable(z.string().url().optional(), { group: "x402", about: "An external facilitator instead of the in-process one." }),
