@@ -82,15 +82,16 @@ export async function measureMemory(hre: HardhatRuntimeEnvironment, log: (line: 
   fs.mkdirSync(installDir);
   for (const file of ["package.json", "package-lock.json"]) fs.copyFileSync(path.join(ROOT, file), path.join(installDir, file));
   execFileSync("npm", ["ci", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: installDir, stdio: ["ignore", "ignore", "inherit"] });
-  fs.cpSync(path.join(ROOT, "dist"), path.join(installDir, "dist"), { recursive: true });
+  for (const dir of ["dist", "bin"]) fs.cpSync(path.join(ROOT, dir), path.join(installDir, dir), { recursive: true });
 
   const sandbox = await createSandbox(hre, { deploymentsDir: path.join(work, "deployments") });
   const schema = benchSchema();
-  const start = (database: BenchDatabase, dataDir: string, collectableGarbage = false) =>
-    startServiceProcess(
-      { ...serviceEnv(sandbox, dataDir, database, schema), ADMIN_TOKEN: "bench-admin-token-0123456789abcdef" },
-      { entry: "dist/service/main.js", cwd: installDir, nodeArgs: serveNodeArgs(), collectableGarbage },
-    );
+  // The built service has the production posture: its secrets given, the schema migrated first (npm run migrate).
+  const env = (database: BenchDatabase, dataDir: string) => ({ ...serviceEnv(sandbox, dataDir, database, schema), ADMIN_TOKEN: "bench-admin-token-0123456789abcdef", DATA_ENCRYPTION_KEY: "bench-data-encryption-key-0123456789abcdef" });
+  const start = (database: BenchDatabase, dataDir: string, collectableGarbage = false) => {
+    execFileSync(process.execPath, ["dist/service/operator/migrate.js"], { cwd: installDir, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env(database, dataDir) }, stdio: ["ignore", "ignore", "inherit"] });
+    return startServiceProcess(env(database, dataDir), { entry: "dist/service/main.js", cwd: installDir, nodeArgs: serveNodeArgs(), collectableGarbage });
+  };
   const starts: StartSample[] = [];
   try {
     for (const database of ["postgres", "embedded"] as const) {

@@ -4,7 +4,7 @@ import net from "node:net";
 import path from "node:path";
 
 /**
- * The service as its own OS process (`service/main.ts`), for benchmarks: the chains stay in the bench process, so the
+ * The service as its own OS process (scripts/local-service.ts, or the build), for benchmarks: the chains stay in the bench process, so the
  * service's CPU and memory are its own (RSS read from /proc). It logs warnings only (a log line per request would be
  * part of what is measured), on a free port picked here; it is up once /health answers "ok" (it answers "starting"
  * from the moment its port opens until the service is composed).
@@ -54,7 +54,8 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   const port = await freePort();
   // The compiled service preloads the plain-JavaScript twin of bench/gc-on-signal.ts.
   const compiledGcPreload = options.collectableGarbage ? ["-r", path.join(__dirname, "gc-on-signal.js")] : [];
-  const program = options.entry ? [...compiledGcPreload, options.entry] : ["-r", "ts-node/register/transpile-only", ...gcPreload, "service/main.ts"];
+  // From the sources, the local sandbox's service process (scripts/local-service.ts); a build is the production one.
+  const program = options.entry ? [...compiledGcPreload, options.entry] : ["-r", "ts-node/register/transpile-only", ...gcPreload, "scripts/local-service.ts"];
   const launchedAt = Date.now();
   const child = spawn(process.execPath, [...nodeArgs, ...gcArgs, ...program], {
     cwd: options.cwd ?? path.join(__dirname, ".."),
