@@ -248,6 +248,159 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/prepare-transactions/freezeTokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Freeze an amount of a holder's tokens (ERC-7943); tokenizer or FREEZER_ROLE */
+        post: operations["prepareTransactionsFreezeTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/unfreezeTokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Unfreeze an amount of a holder's frozen tokens; tokenizer or FREEZER_ROLE */
+        post: operations["prepareTransactionsUnfreezeTokens"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/freezeAddress": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Freeze (or unfreeze) a whole address: it neither sends nor receives; tokenizer or FREEZER_ROLE */
+        post: operations["prepareTransactionsFreezeAddress"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/forcedTransfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Force a transfer from a holder (court order, enforcement); tokenizer or ENFORCER_ROLE */
+        post: operations["prepareTransactionsForcedTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/recoverWallet": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Recover an investor's lost wallet to its new one (balance, freezes, dividends); tokenizer or RECOVERY_ROLE */
+        post: operations["prepareTransactionsRecoverWallet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/pauseToken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Pause a token: holders can neither transfer nor burn (issuance, forced transfers and recoveries go on); tokenizer or PAUSER_ROLE */
+        post: operations["prepareTransactionsPauseToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/unpauseToken": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Unpause a token; tokenizer or PAUSER_ROLE */
+        post: operations["prepareTransactionsUnpauseToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/grantTokenRole": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE */
+        post: operations["prepareTransactionsGrantTokenRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/revokeTokenRole": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE */
+        post: operations["prepareTransactionsRevokeTokenRole"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/prepare-transactions/newSto": {
         parameters: {
             query?: never;
@@ -310,6 +463,23 @@ export interface paths {
         put?: never;
         /** Close the ongoing offering (success pays the tokenizer; failure opens refunds) */
         post: operations["prepareTransactionsCloseOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/resolveOfferingClaim": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Settle the offering position of an investor the token refuses: tokens to its recovery wallet, or the investment back */
+        post: operations["prepareTransactionsResolveOfferingClaim"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1308,6 +1478,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/check-transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Whether the token lets from send amount to to now: its ERC-1404 restriction code and message */
+        get: operations["checkTransfer"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/get-holders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The cap table as of a block: holders, balances, frozen amounts and share of supply, from the token's events (CSV with format=csv) */
+        get: operations["getHolders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/get-token-controls": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Issuer controls confirmed on a token (freezes, forced transfers, recoveries, pauses, role changes), oldest first */
+        get: operations["getTokenControls"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/patch-token-docs": {
         parameters: {
             query?: never;
@@ -1929,7 +2150,7 @@ export interface paths {
         };
         /**
          * Prometheus metrics: requests and latencies per route, batches, payments, relayer balance and nonce lag, database pool
-         * @description Public unless the operator set METRICS_TOKEN; then `Authorization: Bearer <METRICS_TOKEN>`.
+         * @description With METRICS_TOKEN set, `Authorization: Bearer <METRICS_TOKEN>`. Without it: off (404) on a production start, public in the local sandbox.
          */
         get: operations["metrics"];
         put?: never;
@@ -2089,6 +2310,108 @@ export interface webhooks {
         put?: never;
         /** newTokenization confirmed: the security token, its escrow and its record */
         post: operations["tokenCreatedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.frozen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A holder's frozen amount changed (ERC-7943 Frozen: freezeTokens, unfreezeTokens, or a forced transfer or recovery) */
+        post: operations["tokenFrozenEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.address_frozen": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A whole address was frozen or unfrozen (freezeAddress, or a recovery carrying the freeze) */
+        post: operations["tokenAddressFrozenEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.forced_transfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Tokens were moved from a holder without its consent (forcedTransfer) */
+        post: operations["tokenForcedTransferEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.wallet_recovered": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (recoverWallet) */
+        post: operations["tokenWalletRecoveredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.paused": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A token was paused or unpaused (pauseToken, unpauseToken) */
+        post: operations["tokenPausedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.role_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An agent was granted or lost a role on a token (grantTokenRole, revokeTokenRole) */
+        post: operations["tokenRoleChangedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3310,6 +3633,21 @@ export interface components {
             tokenBalanceRaw: string;
             whitelisted: boolean;
             whitelistStatus: boolean;
+            /**
+             * @description Tokens frozen by the issuer (ERC-7943 getFrozenTokens); may exceed the balance
+             * @example 100
+             */
+            frozenAmount: string;
+            frozenAmountRaw: string;
+            /**
+             * @description What the holder may move: the balance less the frozen amount, at least 0
+             * @example 100
+             */
+            unfrozenBalance: string;
+            /** @description The whole address is frozen: it neither sends nor receives */
+            addressFrozen: boolean;
+            /** @description The token is paused: no holder transfers or burns */
+            tokenPaused: boolean;
         };
         /** @description The batch as get-transaction-status?txId= shows it (its payments follow as payment.* events) */
         BatchCompletedData: {
@@ -3513,6 +3851,38 @@ export interface components {
             };
             chainTime: number;
         };
+        /** @description Who holds the token as of a block, built from the token's own events (largest holding first, then address) */
+        CapTable: {
+            tokenSymbol: string;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            tokenAddress: string;
+            /** @description The block the table is as of (its end) */
+            blockNumber: number;
+            totalSupply: string;
+            totalSupplyRaw: string;
+            holders: {
+                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                address: string;
+                /** @description The investor's e-mail recorded for the wallet, if any */
+                email: string | null;
+                balance: string;
+                balanceRaw: string;
+                frozenAmount: string;
+                frozenAmountRaw: string;
+                addressFrozen: boolean;
+                /** @description Percent of the total supply, 6 decimals ("12.5") */
+                shareOfSupply: string;
+            }[];
+            /** @description Holders with a non-zero balance at that block */
+            total: number;
+            limit: number;
+            offset: number;
+            /**
+             * @description The page's balances and frozen amounts and the total supply equal balanceOf, getFrozenTokens and totalSupply at that block
+             * @constant
+             */
+            checkedAgainstChain: true;
+        };
         /** @description A transaction this service never prepared, found on a chain it serves */
         ChainTransactionStatus: {
             /** @enum {string} */
@@ -3650,7 +4020,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to receive; empty or absent: all of them */
-            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
+            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
             description?: string;
             /** @description Without an API key: the batch (prepared without a key, not sent yet) whose events to receive */
             txId?: string;
@@ -3790,7 +4160,7 @@ export interface components {
          */
         ErrorCode: "BAD_REQUEST" | "PREFLIGHT_FAILED" | "TRANSACTION_MISMATCH" | "INVALID_SIGNATURE" | "REPLACEMENT_UNDERPRICED" | "MALFORMED_JSON" | "MALFORMED_URL" | "REQUEST_ABORTED" | "UNAUTHORIZED" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "OUT_OF_CREDITS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_PAID" | "LINK_USED" | "LINK_REPLACED" | "LINK_EXPIRED" | "LINK_LOCKED" | "EVENT_ID_EXPIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_CHARSET" | "UNSUPPORTED_ENCODING" | "RATE_LIMITED" | "FAUCET_COOLDOWN" | "INTERNAL_ERROR" | "CHAIN_READ_FAILED" | "UNAVAILABLE" | "CHAIN_UNAVAILABLE";
         /** @description An event: its id (position), type, time, the txId / chain / hash it concerns, and its data */
-        Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
+        Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["TokenFrozenEvent"] | components["schemas"]["TokenAddressFrozenEvent"] | components["schemas"]["TokenForcedTransferEvent"] | components["schemas"]["TokenWalletRecoveredEvent"] | components["schemas"]["TokenPausedEvent"] | components["schemas"]["TokenRoleChangedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
         ExecutorAction: {
             chainId: string;
             /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
@@ -3836,6 +4206,169 @@ export interface components {
             error?: string;
             payment?: components["schemas"]["Payment"];
         };
+        /** @description Force a transfer from a holder (court order, enforcement); tokenizer or ENFORCER_ROLE */
+        ForcedTransferBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description The holder the tokens are taken from (its consent, whitelist status and freezes are not needed)
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            from: string;
+            /**
+             * @description The receiver: must be whitelisted and not frozen
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            to: string;
+            /** @example 100 */
+            amount: string | number;
+            /** @description Why (a court order's reference, …): kept with the batch */
+            reason?: string;
+        };
+        /** @description Force a transfer from a holder (court order, enforcement); tokenizer or ENFORCER_ROLE */
+        ForcedTransferRequest: {
+            /**
+             * @description forcedTransfer
+             * @enum {string}
+             */
+            method: "forcedTransfer";
+        } & components["schemas"]["ForcedTransferBody"];
+        /** @description Freeze (or unfreeze) a whole address: it neither sends nor receives; tokenizer or FREEZER_ROLE */
+        FreezeAddressBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description The holder whose tokens or address are frozen
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            investorAddress: string;
+            /** @description true (default) freezes the address, false unfreezes it */
+            freeze?: boolean | ("true" | "false" | "TRUE" | "FALSE" | "True" | "False");
+        };
+        /** @description Freeze (or unfreeze) a whole address: it neither sends nor receives; tokenizer or FREEZER_ROLE */
+        FreezeAddressRequest: {
+            /**
+             * @description freezeAddress
+             * @enum {string}
+             */
+            method: "freezeAddress";
+        } & components["schemas"]["FreezeAddressBody"];
+        /** @description Freeze an amount of a holder's tokens (ERC-7943); tokenizer or FREEZER_ROLE */
+        FreezeTokensBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description The holder whose tokens or address are frozen
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            investorAddress: string;
+            /**
+             * @description Token amount (human units): added to the frozen amount, or the new frozen amount with mode set
+             * @example 100
+             */
+            amount: string | number;
+            /**
+             * @description add (default): freezePartialTokens; set: ERC-7943 setFrozenTokens, overwriting (0 unfreezes all)
+             * @default add
+             * @enum {string}
+             */
+            mode?: "add" | "set";
+        };
+        /** @description Freeze an amount of a holder's tokens (ERC-7943); tokenizer or FREEZER_ROLE */
+        FreezeTokensRequest: {
+            /**
+             * @description freezeTokens
+             * @enum {string}
+             */
+            method: "freezeTokens";
+        } & components["schemas"]["FreezeTokensBody"];
+        /** @description Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE */
+        GrantTokenRoleBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE, PAUSER_ROLE or DEFAULT_ADMIN_ROLE (case-insensitive; the _ROLE suffix may be left out, admin for DEFAULT_ADMIN_ROLE)
+             * @enum {string}
+             */
+            role: "DEFAULT_ADMIN_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
+            /**
+             * @description The agent's wallet
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            account: string;
+        };
+        /** @description Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE */
+        GrantTokenRoleRequest: {
+            /**
+             * @description grantTokenRole
+             * @enum {string}
+             */
+            method: "grantTokenRole";
+        } & components["schemas"]["GrantTokenRoleBody"];
         Health: {
             /**
              * @description "starting" (every other route answers 503 UNAVAILABLE) until the service is composed
@@ -3875,12 +4408,42 @@ export interface components {
             whitelisted: boolean;
             /** @example 100 */
             tokenBalance: string;
+            /**
+             * @description Tokens frozen by the issuer (ERC-7943 getFrozenTokens); may exceed the balance
+             * @example 100
+             */
+            frozenAmount: string;
+            frozenAmountRaw: string;
+            /**
+             * @description What the holder may move: the balance less the frozen amount, at least 0
+             * @example 100
+             */
+            unfrozenBalance: string;
+            /** @description The whole address is frozen: it neither sends nor receives */
+            addressFrozen: boolean;
+            /** @description The token is paused: no holder transfers or burns */
+            tokenPaused: boolean;
             wallets: {
                 /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
                 walletAddress: string;
                 /** @example 100 */
                 tokenBalance: string;
                 whitelisted: boolean;
+                /**
+                 * @description Tokens frozen by the issuer (ERC-7943 getFrozenTokens); may exceed the balance
+                 * @example 100
+                 */
+                frozenAmount: string;
+                frozenAmountRaw: string;
+                /**
+                 * @description What the holder may move: the balance less the frozen amount, at least 0
+                 * @example 100
+                 */
+                unfrozenBalance: string;
+                /** @description The whole address is frozen: it neither sends nor receives */
+                addressFrozen: boolean;
+                /** @description The token is paused: no holder transfers or burns */
+                tokenPaused: boolean;
             }[];
             kyc: components["schemas"]["KycState"];
             investments: {
@@ -4568,6 +5131,35 @@ export interface components {
             status: components["schemas"]["Offering"][];
             total: number;
         };
+        /** @description Pause a token: holders can neither transfer nor burn (issuance, forced transfers and recoveries go on); tokenizer or PAUSER_ROLE */
+        PauseTokenBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+        };
+        /** @description Pause a token: holders can neither transfer nor burn (issuance, forced transfers and recoveries go on); tokenizer or PAUSER_ROLE */
+        PauseTokenRequest: {
+            /**
+             * @description pauseToken
+             * @enum {string}
+             */
+            method: "pauseToken";
+        } & components["schemas"]["PauseTokenBody"];
         Payment: {
             /** @enum {string} */
             status: "reserved" | "settling" | "settled" | "released";
@@ -5278,6 +5870,133 @@ export interface components {
                 error?: string;
             }[];
         };
+        /** @description Recover an investor's lost wallet to its new one (balance, freezes, dividends); tokenizer or RECOVERY_ROLE */
+        RecoverWalletBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description The wallet whose keys the investor lost
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            lostWallet: string;
+            /**
+             * @description The investor's new wallet: receives the balance, frozen amount and unclaimed dividends
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            newWallet: string;
+            /**
+             * Format: email
+             * @description Recorded for the new wallet (default: the lost wallet's)
+             * @example issuer@example.com
+             */
+            investorEmail?: string;
+        };
+        /** @description Recover an investor's lost wallet to its new one (balance, freezes, dividends); tokenizer or RECOVERY_ROLE */
+        RecoverWalletRequest: {
+            /**
+             * @description recoverWallet
+             * @enum {string}
+             */
+            method: "recoverWallet";
+        } & components["schemas"]["RecoverWalletBody"];
+        /** @description Settle the offering position of an investor the token refuses: tokens to its recovery wallet, or the investment back */
+        ResolveOfferingClaimBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description The investor the token no longer accepts (removed from the whitelist, frozen, or recovered)
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            investorAddress: string;
+            /** @description On-chain offering number; default: the latest */
+            offeringId?: string | number;
+            /**
+             * @description Deliver the investor's tokens to this wallet of the investor (its recovery wallet); must be allowed to receive
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            deliverTo?: string;
+            /** @description true: pay the investment back from the tokenizer (approving the escrow first when needed) */
+            refund?: boolean | ("true" | "false" | "TRUE" | "FALSE" | "True" | "False");
+        };
+        /** @description Settle the offering position of an investor the token refuses: tokens to its recovery wallet, or the investment back */
+        ResolveOfferingClaimRequest: {
+            /**
+             * @description resolveOfferingClaim
+             * @enum {string}
+             */
+            method: "resolveOfferingClaim";
+        } & components["schemas"]["ResolveOfferingClaimBody"];
+        /** @description Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE */
+        RevokeTokenRoleBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE, PAUSER_ROLE or DEFAULT_ADMIN_ROLE (case-insensitive; the _ROLE suffix may be left out, admin for DEFAULT_ADMIN_ROLE)
+             * @enum {string}
+             */
+            role: "DEFAULT_ADMIN_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
+            /**
+             * @description The agent's wallet
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            account: string;
+        };
+        /** @description Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE */
+        RevokeTokenRoleRequest: {
+            /**
+             * @description revokeTokenRole
+             * @enum {string}
+             */
+            method: "revokeTokenRole";
+        } & components["schemas"]["RevokeTokenRoleBody"];
         RotateWebhookSecretRequest: {
             /** @description How long the previous secret keeps signing beside the new one (default 86400; at most 7 days) */
             gracePeriodSeconds?: number;
@@ -5337,6 +6056,63 @@ export interface components {
             /** @description Tokens still for sale */
             availableAmount: string;
         };
+        /** @description A whole address was frozen or unfrozen (freezeAddress, or a recovery carrying the freeze) */
+        TokenAddressFrozenEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "token.address_frozen";
+            data: components["schemas"]["TokenControlData"];
+        };
+        /** @description An issuer control the token's events prove; GET /get-token-controls lists them */
+        TokenControlData: {
+            tokenSymbol: string;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            tokenAddress: string;
+            /** @enum {string} */
+            action: "frozen" | "address_frozen" | "address_unfrozen" | "forced_transfer" | "recovery" | "paused" | "unpaused" | "role_granted" | "role_revoked";
+            /** @description The holder acted on (forced transfer, recovery: the one tokens left; role: the agent) */
+            account: string | null;
+            /** @description Forced transfer: the receiver; recovery: the new wallet */
+            counterparty: string | null;
+            /** @description Token amount moved, or the frozen amount after a freeze (human units) */
+            amount: string | null;
+            amountRaw: string | null;
+            /** @description The role granted or revoked (e.g. FREEZER_ROLE) */
+            role: string | null;
+            /** @description Who acted (the tokenizer or an agent holding the role) */
+            agent: string | null;
+            txHash: string;
+            blockNumber: number;
+        };
+        /** @description Issuer controls confirmed on the token, oldest first (freezes, forced transfers, recoveries, pauses, roles) */
+        TokenControlList: {
+            tokenSymbol: string;
+            controls: {
+                id: string;
+                /** @enum {string} */
+                action: "frozen" | "address_frozen" | "address_unfrozen" | "forced_transfer" | "recovery" | "paused" | "unpaused" | "role_granted" | "role_revoked";
+                account: string | null;
+                counterparty: string | null;
+                /** @description Moved, or the frozen amount after a freeze (human units) */
+                amount: string | null;
+                amountRaw: string | null;
+                role: string | null;
+                agent: string | null;
+                txHash: string;
+                blockNumber: number;
+                date: string;
+            }[];
+            total: number;
+            limit: number;
+            offset: number;
+        };
         /** @description newTokenization confirmed: the security token, its escrow and its record */
         TokenCreatedEvent: {
             /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
@@ -5363,6 +6139,34 @@ export interface components {
             subscriptionAgreementIpfs: string | null;
             legalDocsIpfs: string | null;
         };
+        /** @description Tokens were moved from a holder without its consent (forcedTransfer) */
+        TokenForcedTransferEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "token.forced_transfer";
+            data: components["schemas"]["TokenControlData"];
+        };
+        /** @description A holder's frozen amount changed (ERC-7943 Frozen: freezeTokens, unfreezeTokens, or a forced transfer or recovery) */
+        TokenFrozenEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "token.frozen";
+            data: components["schemas"]["TokenControlData"];
+        };
         TokenizerInfo: {
             tokenSymbol: string;
             /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
@@ -5386,6 +6190,20 @@ export interface components {
             name: string;
             createdTxHash: string;
             createdBlock: number;
+        };
+        /** @description A token was paused or unpaused (pauseToken, unpauseToken) */
+        TokenPausedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "token.paused";
+            data: components["schemas"]["TokenControlData"];
         };
         /** @description A token record: no contract address (get-tokenizer-info) and no balances */
         TokenRecord: {
@@ -5425,6 +6243,34 @@ export interface components {
                     blockExplorerUrl: string;
                 };
             };
+        };
+        /** @description An agent was granted or lost a role on a token (grantTokenRole, revokeTokenRole) */
+        TokenRoleChangedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "token.role_changed";
+            data: components["schemas"]["TokenControlData"];
+        };
+        /** @description A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (recoverWallet) */
+        TokenWalletRecoveredEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "token.wallet_recovered";
+            data: components["schemas"]["TokenControlData"];
         };
         /** @description A transaction of a batch went out to the chain (or its client-broadcast hash was reported) */
         TransactionBroadcastEvent: {
@@ -5552,6 +6398,23 @@ export interface components {
             /** @description ISO 8601 */
             since: string;
         };
+        /** @description Whether the token would let from move amount to to now. from 0x000…0 checks an issuance, to 0x000…0 a burn. Codes: 0 SUCCESS, 1 PAUSED, 2 SENDER_NOT_WHITELISTED, 3 RECEIVER_NOT_WHITELISTED, 4 SENDER_FROZEN, 5 RECEIVER_FROZEN, 6 INSUFFICIENT_BALANCE, 7 INSUFFICIENT_UNFROZEN_BALANCE, 8 SUPPLY_CAP_EXCEEDED */
+        TransferCheck: {
+            tokenSymbol: string;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            from: string;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            to: string;
+            amount: string;
+            amountRaw: string;
+            allowed: boolean;
+            /** @description ERC-1404 detectTransferRestriction: 0 when allowed */
+            restrictionCode: number;
+            /** @enum {string} */
+            restriction: "SUCCESS" | "PAUSED" | "SENDER_NOT_WHITELISTED" | "RECEIVER_NOT_WHITELISTED" | "SENDER_FROZEN" | "RECEIVER_FROZEN" | "INSUFFICIENT_BALANCE" | "INSUFFICIENT_UNFROZEN_BALANCE" | "SUPPLY_CAP_EXCEEDED" | "UNKNOWN";
+            /** @description The token's messageForTransferRestriction for the code */
+            message: string;
+        };
         /** @description Transfer tokens from an owner that approved the signer */
         TransferFromBody: {
             method?: string;
@@ -5622,6 +6485,74 @@ export interface components {
              */
             method: "transferTo";
         } & components["schemas"]["TransferToBody"];
+        /** @description Unfreeze an amount of a holder's frozen tokens; tokenizer or FREEZER_ROLE */
+        UnfreezeTokensBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description The holder whose tokens or address are frozen
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            investorAddress: string;
+            /**
+             * @description Token amount (human units) taken off the frozen amount
+             * @example 100
+             */
+            amount: string | number;
+        };
+        /** @description Unfreeze an amount of a holder's frozen tokens; tokenizer or FREEZER_ROLE */
+        UnfreezeTokensRequest: {
+            /**
+             * @description unfreezeTokens
+             * @enum {string}
+             */
+            method: "unfreezeTokens";
+        } & components["schemas"]["UnfreezeTokensBody"];
+        /** @description Unpause a token; tokenizer or PAUSER_ROLE */
+        UnpauseTokenBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+        };
+        /** @description Unpause a token; tokenizer or PAUSER_ROLE */
+        UnpauseTokenRequest: {
+            /**
+             * @description unpauseToken
+             * @enum {string}
+             */
+            method: "unpauseToken";
+        } & components["schemas"]["UnpauseTokenBody"];
         /** @description An ethers-style unsigned EIP-1559 transaction: sign it as is (ethers `wallet.signTransaction(tx)`). For an injected browser wallet (EIP-1193) convert numbers to hex, rename gasLimit to gas, leave nonce and fees to the wallet and switch chains first (client: toEip1193). */
         UnsignedTransaction: {
             /**
@@ -5664,7 +6595,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types to receive; empty or absent: all of them */
-            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
+            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
             description?: string | null;
             /** @description true re-enables a disabled endpoint (its failures forgotten); false disables it */
             enabled?: boolean;
@@ -6070,7 +7001,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NewTokenizationRequest"] | components["schemas"]["MintTokenRequest"] | components["schemas"]["WhitelistRequest"] | components["schemas"]["BurnTokenRequest"] | components["schemas"]["TransferToRequest"] | components["schemas"]["TransferFromRequest"] | components["schemas"]["ApproveRequest"] | components["schemas"]["DividendDistributionRequest"] | components["schemas"]["ClaimDividendsRequest"] | components["schemas"]["NewStoRequest"] | components["schemas"]["NewInvestRequest"] | components["schemas"]["ClaimTokensRequest"] | components["schemas"]["CloseOfferRequest"] | components["schemas"]["AgentRegisterRequest"] | components["schemas"]["AgentSetURIRequest"] | components["schemas"]["AgentSetMetadataRequest"] | components["schemas"]["AgentSetWalletRequest"] | components["schemas"]["AgentTransferOwnershipRequest"] | components["schemas"]["AgentGiveFeedbackRequest"] | components["schemas"]["AgentRevokeFeedbackRequest"] | components["schemas"]["AgentAppendFeedbackResponseRequest"] | components["schemas"]["AgentCreateTokenRequest"] | components["schemas"]["AgentMintTokenRequest"] | components["schemas"]["AgentBurnTokenRequest"] | components["schemas"]["AgentTransferTokenRequest"] | components["schemas"]["AgentTransferFromTokenRequest"] | components["schemas"]["AgentApproveTokenRequest"] | components["schemas"]["RamsGrantPrincipalRequest"] | components["schemas"]["RamsRevokePrincipalRequest"] | components["schemas"]["RamsGrantMandateRequest"] | components["schemas"]["RamsRevokeMandateRequest"] | components["schemas"]["RamsExtendMandateRequest"] | components["schemas"]["RamsSetOperatorRequest"] | components["schemas"]["RamsExecuteRequest"] | components["schemas"]["RamsSetExecutorActionRequest"] | components["schemas"]["RamsFreezeAgentRequest"] | components["schemas"]["RamsUnfreezeAgentRequest"];
+                "application/json": components["schemas"]["NewTokenizationRequest"] | components["schemas"]["MintTokenRequest"] | components["schemas"]["WhitelistRequest"] | components["schemas"]["BurnTokenRequest"] | components["schemas"]["TransferToRequest"] | components["schemas"]["TransferFromRequest"] | components["schemas"]["ApproveRequest"] | components["schemas"]["DividendDistributionRequest"] | components["schemas"]["ClaimDividendsRequest"] | components["schemas"]["FreezeTokensRequest"] | components["schemas"]["UnfreezeTokensRequest"] | components["schemas"]["FreezeAddressRequest"] | components["schemas"]["ForcedTransferRequest"] | components["schemas"]["RecoverWalletRequest"] | components["schemas"]["PauseTokenRequest"] | components["schemas"]["UnpauseTokenRequest"] | components["schemas"]["GrantTokenRoleRequest"] | components["schemas"]["RevokeTokenRoleRequest"] | components["schemas"]["NewStoRequest"] | components["schemas"]["NewInvestRequest"] | components["schemas"]["ClaimTokensRequest"] | components["schemas"]["CloseOfferRequest"] | components["schemas"]["ResolveOfferingClaimRequest"] | components["schemas"]["AgentRegisterRequest"] | components["schemas"]["AgentSetURIRequest"] | components["schemas"]["AgentSetMetadataRequest"] | components["schemas"]["AgentSetWalletRequest"] | components["schemas"]["AgentTransferOwnershipRequest"] | components["schemas"]["AgentGiveFeedbackRequest"] | components["schemas"]["AgentRevokeFeedbackRequest"] | components["schemas"]["AgentAppendFeedbackResponseRequest"] | components["schemas"]["AgentCreateTokenRequest"] | components["schemas"]["AgentMintTokenRequest"] | components["schemas"]["AgentBurnTokenRequest"] | components["schemas"]["AgentTransferTokenRequest"] | components["schemas"]["AgentTransferFromTokenRequest"] | components["schemas"]["AgentApproveTokenRequest"] | components["schemas"]["RamsGrantPrincipalRequest"] | components["schemas"]["RamsRevokePrincipalRequest"] | components["schemas"]["RamsGrantMandateRequest"] | components["schemas"]["RamsRevokeMandateRequest"] | components["schemas"]["RamsExtendMandateRequest"] | components["schemas"]["RamsSetOperatorRequest"] | components["schemas"]["RamsExecuteRequest"] | components["schemas"]["RamsSetExecutorActionRequest"] | components["schemas"]["RamsFreezeAgentRequest"] | components["schemas"]["RamsUnfreezeAgentRequest"];
             };
         };
         responses: {
@@ -6374,6 +7305,285 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    prepareTransactionsFreezeTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FreezeTokensBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsUnfreezeTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnfreezeTokensBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsFreezeAddress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["FreezeAddressBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsForcedTransfer: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ForcedTransferBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsRecoverWallet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RecoverWalletBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsPauseToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PauseTokenBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsUnpauseToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UnpauseTokenBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsGrantTokenRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GrantTokenRoleBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsRevokeTokenRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RevokeTokenRoleBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     prepareTransactionsNewSto: {
         parameters: {
             query?: never;
@@ -6477,6 +7687,37 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CloseOfferBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsResolveOfferingClaim: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ResolveOfferingClaimBody"];
             };
         };
         responses: {
@@ -8454,6 +9695,102 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    checkTransfer: {
+        parameters: {
+            query: {
+                tokenSymbol: string;
+                from: string;
+                to: string;
+                amount: string | number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TransferCheck"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    getHolders: {
+        parameters: {
+            query: {
+                tokenSymbol: string;
+                /** @description Default: the latest block */
+                blockNumber?: string | number;
+                format?: "json" | "csv";
+                limit?: number | string;
+                offset?: number | string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The cap table (JSON), or its page as CSV for a registrar (format=csv or Accept: text/csv) */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CapTable"];
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    getTokenControls: {
+        parameters: {
+            query: {
+                tokenSymbol: string;
+                account?: string;
+                limit?: number | string;
+                offset?: number | string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenControlList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     patchTokenDocs: {
         parameters: {
             query?: never;
@@ -9657,7 +10994,7 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description Comma-separated event types to receive (default: all): transaction.broadcast, transaction.confirmed, transaction.failed, transaction.replaced, transaction.reorged, batch.completed, payment.settled, payment.released, token.created, offering.created, offering.closed, agent.registered, mandate.granted, mandate.revoked, mandate.executed, kyc.submitted, kyc.approved, kyc.rejected */
+                /** @description Comma-separated event types to receive (default: all): transaction.broadcast, transaction.confirmed, transaction.failed, transaction.replaced, transaction.reorged, batch.completed, payment.settled, payment.released, token.created, token.frozen, token.address_frozen, token.forced_transfer, token.wallet_recovered, token.paused, token.role_changed, offering.created, offering.closed, agent.registered, mandate.granted, mandate.revoked, mandate.executed, kyc.submitted, kyc.approved, kyc.rejected */
                 types?: string;
                 /** @description Only this batch's events. Without an API key: required, a batch prepared without a key */
                 txId?: string;
@@ -10077,6 +11414,222 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TokenCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenFrozenEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenFrozenEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenAddressFrozenEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenAddressFrozenEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenForcedTransferEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenForcedTransferEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenWalletRecoveredEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenWalletRecoveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenPausedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenPausedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenRoleChangedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenRoleChangedEvent"];
             };
         };
         responses: {

@@ -99,6 +99,22 @@ export const KycEventData = z
   .strictObject({ investorId: z.string(), email: z.string(), kyc: KycViewSchema })
   .meta({ id: "KycEventData", description: "The investor's onboarding state as get-investor-info shows it (`kyc`)" });
 
+export const TokenControlData = z
+  .strictObject({
+    tokenSymbol: z.string(),
+    tokenAddress: address,
+    action: z.enum(["frozen", "address_frozen", "address_unfrozen", "forced_transfer", "recovery", "paused", "unpaused", "role_granted", "role_revoked"]),
+    account: address.nullable().meta({ description: "The holder acted on (forced transfer, recovery: the one tokens left; role: the agent)" }),
+    counterparty: address.nullable().meta({ description: "Forced transfer: the receiver; recovery: the new wallet" }),
+    amount: z.string().regex(/^\d+(\.\d+)?$/).nullable().meta({ description: "Token amount moved, or the frozen amount after a freeze (human units)" }),
+    amountRaw: integerText.nullable(),
+    role: z.string().nullable().meta({ description: "The role granted or revoked (e.g. FREEZER_ROLE)" }),
+    agent: address.nullable().meta({ description: "Who acted (the tokenizer or an agent holding the role)" }),
+    txHash: hash32,
+    blockNumber: int,
+  })
+  .meta({ id: "TokenControlData", description: "An issuer control the token's events prove; GET /get-token-controls lists them" });
+
 export const WebhookTestData = z.strictObject({ endpointId: z.string(), message: z.string() }).meta({ id: "WebhookTestData" });
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -119,6 +135,12 @@ export const EVENT_CATALOGUE = {
   "payment.settled": { summary: "An x402 payment of a batch was settled on its payment chain", data: PaymentEventData },
   "payment.released": { summary: "An x402 payment of a batch was released: nothing was charged", data: PaymentEventData },
   "token.created": { summary: "newTokenization confirmed: the security token, its escrow and its record", data: TokenizerInfo },
+  "token.frozen": { summary: "A holder's frozen amount changed (ERC-7943 Frozen: freezeTokens, unfreezeTokens, or a forced transfer or recovery)", data: TokenControlData },
+  "token.address_frozen": { summary: "A whole address was frozen or unfrozen (freezeAddress, or a recovery carrying the freeze)", data: TokenControlData },
+  "token.forced_transfer": { summary: "Tokens were moved from a holder without its consent (forcedTransfer)", data: TokenControlData },
+  "token.wallet_recovered": { summary: "A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (recoverWallet)", data: TokenControlData },
+  "token.paused": { summary: "A token was paused or unpaused (pauseToken, unpauseToken)", data: TokenControlData },
+  "token.role_changed": { summary: "An agent was granted or lost a role on a token (grantTokenRole, revokeTokenRole)", data: TokenControlData },
   "offering.created": { summary: "newSto confirmed: an offering of a token", data: OfferingCreatedData },
   "offering.closed": { summary: "closeOffer confirmed: the offering completed (soft cap reached) or failed", data: OfferingClosedData },
   "agent.registered": { summary: "agentRegister confirmed: an ERC-8004 agent", data: AgentSummary },

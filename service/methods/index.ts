@@ -3,6 +3,12 @@ import { claimDividends, dividendDistribution } from "./tokenization/dividends";
 import { mintToken } from "./tokenization/mintToken";
 import { newTokenization } from "./tokenization/newTokenization";
 import { whitelist } from "./tokenization/whitelist";
+import { freezeAddress, freezeTokens, unfreezeTokens } from "./tokenization/freezes";
+import { forcedTransfer } from "./tokenization/forcedTransfer";
+import { recoverWallet } from "./tokenization/recoverWallet";
+import { pauseToken, unpauseToken } from "./tokenization/pause";
+import { grantTokenRole, revokeTokenRole } from "./tokenization/tokenRoles";
+import { resolveOfferingClaim } from "./sto/resolveOfferingClaim";
 import { claimTokens } from "./sto/claimTokens";
 import { closeOffer } from "./sto/closeOffer";
 import { newInvest } from "./sto/newInvest";
@@ -45,10 +51,20 @@ export const METHODS: MethodDefinition[] = [
   approve,
   dividendDistribution,
   claimDividends,
+  freezeTokens,
+  unfreezeTokens,
+  freezeAddress,
+  forcedTransfer,
+  recoverWallet,
+  pauseToken,
+  unpauseToken,
+  grantTokenRole,
+  revokeTokenRole,
   newSto,
   newInvest,
   claimTokens,
   closeOffer,
+  resolveOfferingClaim,
   agentRegister,
   agentSetURI,
   agentSetMetadata,

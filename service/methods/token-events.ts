@@ -3,6 +3,7 @@ import { securityTokenInterface, parseEventLog } from "../chains/contracts";
 import type { Queryable } from "../store/db";
 import type { TokenRecord } from "../store/tokens";
 import type { ConfirmedBatch } from "./types";
+import { recordControlEvent } from "./control-events";
 
 export interface InvestorHints {
   email?: string | null;
@@ -13,13 +14,14 @@ export interface InvestorHints {
 
 /**
  * Records what a batch's receipts prove about a security token: whitelist changes, wallets that received tokens,
- * dividend distributions and claims. Every method that touches a token uses it, so the records follow the events,
- * never the request. `hints` adds request facts (e-mail, names) for the wallets the events mention.
+ * dividend distributions and claims, issuer controls (freezes, forced transfers, recoveries, pauses, roles). Every
+ * method that touches a token uses it, so the records follow the events, never the request. `hints` adds request facts
+ * (e-mail, names) for the wallets the events mention.
  */
 export async function recordTokenEvents(
   tx: Queryable,
   batch: ConfirmedBatch,
-  token: Pick<TokenRecord, "id" | "tokenAddress">,
+  token: Pick<TokenRecord, "id" | "tokenAddress" | "symbol" | "decimals" | "apiKeyId">,
   hints: Map<string, string | null | InvestorHints> = new Map(),
 ): Promise<void> {
   const { investors, dividends } = batch.services;
@@ -33,6 +35,7 @@ export async function recordTokenEvents(
       if (log.address.toLowerCase() !== tokenAddress) continue;
       const event = parseEventLog(securityTokenInterface, log);
       if (!event) continue;
+      if (await recordControlEvent(tx, batch, token, event, receipt, log)) continue;
       switch (event.name) {
         case "WhitelistUpdated":
           await investors.upsert(tx, token.id, event.args.account, {

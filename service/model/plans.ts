@@ -18,6 +18,17 @@ export const METERED_METHODS = [
   "claimTokens",
   "closeOffer",
   "patch-token-docs",
+  // Issuer controls (beyond the spec's list): metered like the tokenizer's other writes.
+  "freezeTokens",
+  "unfreezeTokens",
+  "freezeAddress",
+  "forcedTransfer",
+  "recoverWallet",
+  "pauseToken",
+  "unpauseToken",
+  "grantTokenRole",
+  "revokeTokenRole",
+  "resolveOfferingClaim",
 ] as const;
 export type MeteredMethod = (typeof METERED_METHODS)[number];
 

@@ -52,6 +52,17 @@ export const TokenRecordView = z
 export const VisibleTokens = z
   .strictObject({ tokenSymbols: z.array(z.string()), tokenizerEmails: z.array(z.string()) })
   .meta({ id: "VisibleTokens", description: "Without tokenSymbol: the symbols and tokenizer e-mails the key may see" });
+/** What the issuer controls add to a holding (additive fields of get-balance-whitelist and get-investor-info). */
+function holdingControlFields() {
+  return {
+    frozenAmount: amount.meta({ description: "Tokens frozen by the issuer (ERC-7943 getFrozenTokens); may exceed the balance" }),
+    frozenAmountRaw: integerText,
+    unfrozenBalance: amount.meta({ description: "What the holder may move: the balance less the frozen amount, at least 0" }),
+    addressFrozen: z.boolean().meta({ description: "The whole address is frozen: it neither sends nor receives" }),
+    tokenPaused: z.boolean().meta({ description: "The token is paused: no holder transfers or burns" }),
+  };
+}
+
 export const BalanceWhitelist = z
   .strictObject({
     tokenSymbol: z.string(),
@@ -61,6 +72,7 @@ export const BalanceWhitelist = z
     tokenBalanceRaw: integerText,
     whitelisted: z.boolean(),
     whitelistStatus: z.boolean(),
+    ...holdingControlFields(),
   })
   .meta({ id: "BalanceWhitelist" });
 
@@ -85,7 +97,8 @@ export const InvestorInfo = z
     tokenSymbol: z.string(),
     whitelisted: z.boolean(),
     tokenBalance: amount,
-    wallets: z.array(z.strictObject({ walletAddress: address, tokenBalance: amount, whitelisted: z.boolean() })),
+    ...holdingControlFields(),
+    wallets: z.array(z.strictObject({ walletAddress: address, tokenBalance: amount, whitelisted: z.boolean(), ...holdingControlFields() })),
     kyc: KycViewSchema,
     investments: z.array(
       z.strictObject({
@@ -214,30 +227,51 @@ export async function investorWallet(services: TokenizationReadServices, token: 
   return { address: checksumAddress(known.address), email: known.email };
 }
 
+/** A wallet's holding of a security token: balance, whitelist status and the issuer controls on it. */
+export interface TokenHolding {
+  balance: bigint;
+  whitelisted: boolean;
+  frozenAmount: bigint;
+  addressFrozen: boolean;
+  tokenPaused: boolean;
+}
+
 /**
- * A wallet's balance and whitelist status on a security token, from the chain as of a recent head (BlockReads: shared
- * by the reads of one block, never older than the last block this instance saw). get-balance-whitelist,
- * get-whitelist-status and get-investor-info read it here.
+ * A wallet's holding on a security token, from the chain as of a recent head (BlockReads: shared by the reads of one
+ * block, never older than the last block this instance saw). get-balance-whitelist, get-whitelist-status and
+ * get-investor-info read it here.
  */
-export async function tokenHolding(ctx: DomainContext, token: TokenRecord, address: string): Promise<{ balance: bigint; whitelisted: boolean }> {
+export async function tokenHolding(ctx: DomainContext, token: TokenRecord, address: string): Promise<TokenHolding> {
   const key = `holding:${token.tokenAddress.toLowerCase()}:${address.toLowerCase()}`;
-  const [balance, whitelisted] = await blockReads(ctx.chain).read(key, () => {
+  const [balance, whitelisted, frozenAmount, addressFrozen, tokenPaused] = await blockReads(ctx.chain).read(key, () => {
     const contract = securityToken(ctx, token);
-    return Promise.all([contract.balanceOf(address), contract.isWhitelisted(address)]);
+    return Promise.all([contract.balanceOf(address), contract.isWhitelisted(address), contract.getFrozenTokens(address), contract.isFrozen(address), contract.paused()]);
   });
-  return { balance, whitelisted };
+  return { balance, whitelisted, frozenAmount, addressFrozen, tokenPaused };
+}
+
+/** The issuer-control fields of a holding, in the token's human units. */
+function holdingControlView(token: TokenRecord, h: TokenHolding) {
+  return {
+    frozenAmount: fromUnits(h.frozenAmount, token.decimals),
+    frozenAmountRaw: h.frozenAmount.toString(),
+    unfrozenBalance: fromUnits(h.balance > h.frozenAmount ? h.balance - h.frozenAmount : 0n, token.decimals),
+    addressFrozen: h.addressFrozen,
+    tokenPaused: h.tokenPaused,
+  };
 }
 
 export async function balanceWhitelistView(ctx: DomainContext, token: TokenRecord, wallet: { address: string; email: string | null }): Promise<z.infer<typeof BalanceWhitelist>> {
-  const { balance, whitelisted } = await tokenHolding(ctx, token, wallet.address);
+  const holding = await tokenHolding(ctx, token, wallet.address);
   return {
     tokenSymbol: token.symbol,
     investorAddress: wallet.address,
     investorEmail: wallet.email,
-    tokenBalance: fromUnits(balance, token.decimals),
-    tokenBalanceRaw: balance.toString(),
-    whitelisted,
-    whitelistStatus: whitelisted,
+    tokenBalance: fromUnits(holding.balance, token.decimals),
+    tokenBalanceRaw: holding.balance.toString(),
+    whitelisted: holding.whitelisted,
+    whitelistStatus: holding.whitelisted,
+    ...holdingControlView(token, holding),
   };
 }
 
@@ -284,10 +318,12 @@ export async function investorInfoView(ctx: DomainContext, token: TokenRecord, e
   if (!addresses.length && kyc.walletAddress) addresses.push(getAddress(kyc.walletAddress));
   const balances = await Promise.all(
     addresses.map(async (address) => {
-      const { balance, whitelisted } = await tokenHolding(ctx, token, address);
-      return { walletAddress: address, tokenBalance: fromUnits(balance, token.decimals), whitelisted };
+      const holding = await tokenHolding(ctx, token, address);
+      return { walletAddress: address, tokenBalance: fromUnits(holding.balance, token.decimals), whitelisted: holding.whitelisted, ...holdingControlView(token, holding) };
     }),
   );
+  const none = { frozenAmount: "0", frozenAmountRaw: "0", unfrozenBalance: "0", addressFrozen: false, tokenPaused: false };
+  const { walletAddress: _primary, tokenBalance: _balance, whitelisted: _whitelisted, ...primaryControls } = balances[0] ?? { walletAddress: "", tokenBalance: "0", whitelisted: false, ...none };
   return {
     email: primary?.email ?? record!.email,
     firstName: primary?.firstName ?? kyc.firstName,
@@ -300,6 +336,7 @@ export async function investorInfoView(ctx: DomainContext, token: TokenRecord, e
     tokenSymbol: token.symbol,
     whitelisted: balances[0]?.whitelisted ?? false,
     tokenBalance: balances[0]?.tokenBalance ?? "0",
+    ...primaryControls,
     wallets: balances,
     kyc,
     investments: (await ctx.services.offerings.investmentsByEmail(token.id, email)).map((i) => ({

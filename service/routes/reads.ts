@@ -2,7 +2,7 @@ import multer from "multer";
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
 import { badRequest, notFound } from "../errors";
-import { address, chainIdInput, email, pageFields } from "../wire/fields";
+import { address, boundedIntegerString, chainIdInput, decimalAmount, email, pageFields } from "../wire/fields";
 import { KYC_STATUSES } from "../store/kyc";
 import { defineRoute } from "../http/route";
 import {
@@ -28,6 +28,8 @@ import {
 import type { Services } from "../usecases/services";
 import { DOCUMENT_FIELDS, storeTokenDocuments } from "../usecases/token-documents";
 import { TokenizerInfo, tokenizerInfoView } from "../domains/tokenization/views";
+import { TokenControlList, TransferCheck, tokenControlsView, transferCheckView } from "../reads/issuer-controls";
+import { CapTable, capTableCsv, capTableView } from "../reads/cap-table";
 
 const symbol = z.string().trim().min(1);
 const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: 10 * 1024 * 1024, files: 3 } });
@@ -182,6 +184,73 @@ function getDividendDistributionRoute(services: Services) {
   });
 }
 
+/** GET /check-transfer */
+function checkTransferRoute(services: Services) {
+  return defineRoute({
+    method: "get",
+    path: "/check-transfer",
+    summary: "Whether the token lets from send amount to to now: its ERC-1404 restriction code and message",
+    tags: ["reads"],
+    access: ACCESS.keyEndpoint,
+    response: TransferCheck,
+    query: z.object({ tokenSymbol: symbol, from: address, to: address, amount: decimalAmount }),
+    handler: async ({ query, caller }) => {
+      const { ctx, token } = await tokenContext(services, caller.apiKey!, query.tokenSymbol);
+      return transferCheckView(ctx, token, query);
+    },
+  });
+}
+
+/** GET /get-holders */
+function getHoldersRoute(services: Services) {
+  return defineRoute({
+    method: "get",
+    path: "/get-holders",
+    summary: "The cap table as of a block: holders, balances, frozen amounts and share of supply, from the token's events (CSV with format=csv)",
+    tags: ["reads"],
+    access: ACCESS.keyEndpoint,
+    response: {
+      200: {
+        description: "The cap table (JSON), or its page as CSV for a registrar (format=csv or Accept: text/csv)",
+        schema: CapTable,
+        content: { mediaType: "text/csv", schema: { type: "string", description: "address,email,balance,balanceRaw,frozenAmount,frozenAmountRaw,addressFrozen,shareOfSupply" } },
+      },
+    },
+    query: z.object({
+      tokenSymbol: symbol,
+      blockNumber: boundedIntegerString(BigInt(Number.MAX_SAFE_INTEGER), "2^53-1").optional().meta({ description: "Default: the latest block" }),
+      format: z.enum(["json", "csv"]).optional(),
+      ...pageFields,
+    }),
+    handler: async ({ query, caller, req, res }) => {
+      const { ctx, token } = await tokenContext(services, caller.apiKey!, query.tokenSymbol);
+      const table = await capTableView(ctx, token, { blockNumber: query.blockNumber === undefined ? undefined : Number(query.blockNumber), limit: query.limit, offset: query.offset });
+      const csv = query.format === "csv" || (query.format === undefined && /\btext\/csv\b/.test(req.get("accept") ?? ""));
+      if (!csv) return table;
+      res.setHeader("Content-Type", "text/csv; charset=utf-8");
+      res.setHeader("Content-Disposition", `attachment; filename="${token.symbol}-holders-${table.blockNumber}.csv"`);
+      res.status(200).end(capTableCsv(table));
+    },
+  });
+}
+
+/** GET /get-token-controls */
+function getTokenControlsRoute(services: Services) {
+  return defineRoute({
+    method: "get",
+    path: "/get-token-controls",
+    summary: "Issuer controls confirmed on a token (freezes, forced transfers, recoveries, pauses, role changes), oldest first",
+    tags: ["reads"],
+    access: ACCESS.keyEndpoint,
+    response: TokenControlList,
+    query: z.object({ tokenSymbol: symbol, account: address.optional(), ...pageFields }),
+    handler: async ({ query, caller }) => {
+      const { ctx, token } = await tokenContext(services, caller.apiKey!, query.tokenSymbol);
+      return tokenControlsView(ctx, token, query);
+    },
+  });
+}
+
 /** PATCH /patch-token-docs */
 function patchTokenDocsRoute(services: Services) {
   return defineRoute({
@@ -239,6 +308,9 @@ export function readRoutes(services: Services) {
       getInvestorInfoRoute(services),
       getInvestorsRoute(services),
       getDividendDistributionRoute(services),
+      checkTransferRoute(services),
+      getHoldersRoute(services),
+      getTokenControlsRoute(services),
       patchTokenDocsRoute(services),
       documentsBySha256Route(services),
     ];

@@ -18,6 +18,12 @@ export const KEYLESS_EVENT_TYPES = [
 export const EVENT_TYPE_NAMES = [
   ...KEYLESS_EVENT_TYPES,
   "token.created",
+  "token.frozen",
+  "token.address_frozen",
+  "token.forced_transfer",
+  "token.wallet_recovered",
+  "token.paused",
+  "token.role_changed",
   "offering.created",
   "offering.closed",
   "agent.registered",

@@ -14,6 +14,7 @@ import { Offerings } from "./offerings";
 import { Payments } from "./payments";
 import { RamsExecutors } from "./rams";
 import { Signers } from "./signers";
+import { TokenControls } from "./token-controls";
 import { Tokens } from "./tokens";
 import { WalletLocks } from "./wallet-locks";
 import { WalletNonces } from "./wallet-nonces";
@@ -36,6 +37,8 @@ export interface Stores {
   ramsExecutors: RamsExecutors;
   investors: Investors;
   dividends: Dividends;
+  /** Issuer controls confirmed on each token (freezes, forced transfers, recoveries, pauses, roles). */
+  tokenControls: TokenControls;
   offerings: Offerings;
   documents: Documents;
   batches: Batches;
@@ -62,6 +65,7 @@ export function openStores(db: Db, sealer: Sealer, logger: Logger): Stores {
     ramsExecutors: new RamsExecutors(db),
     investors: new Investors(db),
     dividends: new Dividends(db),
+    tokenControls: new TokenControls(db),
     offerings: new Offerings(db),
     documents: new Documents(db),
     batches: new Batches(db, sealer),

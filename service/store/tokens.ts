@@ -125,7 +125,7 @@ export class Tokens {
    * A token's fixed facts (id, chain, address, symbol) by symbol: from the cache when it has the token, else read with
    * `q` (inside a transaction, which a read on the database itself would wait behind on the embedded database).
    */
-  async factsBySymbol(symbol: string, q: Queryable): Promise<Pick<TokenRecord, "id" | "chainId" | "tokenAddress" | "symbol"> | undefined> {
+  async factsBySymbol(symbol: string, q: Queryable): Promise<Pick<TokenRecord, "id" | "chainId" | "tokenAddress" | "symbol" | "decimals" | "apiKeyId"> | undefined> {
     return this.records.get(symbol) ?? (await this.bySymbol(symbol, q));
   }
 

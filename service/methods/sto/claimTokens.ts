@@ -7,7 +7,8 @@ import { defineMethod } from "../types";
 import { investorFields, investorSigner, recordOfferingEvents } from "./common";
 import { ACCESS } from "../../auth/access-rules";
 import { fromUnits } from "../../model/units";
-import { authorizedToken, securityToken } from "../../domains/tokenization/tokens";
+import { authorizedToken } from "../../domains/tokenization/tokens";
+import { receiverRestriction, restrictionError } from "../../domains/tokenization/restrictions";
 import { escrowOf } from "../../domains/offerings/offerings";
 
 const body = z.object({
@@ -41,10 +42,16 @@ export const claimTokens = defineMethod({
     if (!o.closed) throw preflightError(`The offering of ${token.symbol} is not closed yet: claims open after closeOffer`, { field: "tokenSymbol" });
     if (invested === 0n) throw preflightError(`Nothing to claim: ${investor} did not invest in offering ${id} of ${token.symbol}`, { field: "investorAddress" });
     if (claimed) throw preflightError(`${investor} already claimed from offering ${id} of ${token.symbol}`, { field: "investorAddress" });
-    if (o.succeeded && !(await securityToken(ctx, token).isWhitelisted(investor))) {
-      throw preflightError(`${investor} is no longer whitelisted for ${token.symbol}: the tokenizer must whitelist it before it can receive its tokens`, {
-        field: "investorAddress",
-      });
+    if (o.succeeded) {
+      const refused = await receiverRestriction(ctx, token, investor);
+      if (refused.code !== 0) {
+        throw restrictionError(
+          token,
+          refused,
+          { from: "investorAddress", to: "investorAddress" },
+          `${investor} cannot receive ${token.symbol} (${refused.message}): the tokenizer must whitelist or unfreeze it, or settle its position with resolveOfferingClaim (deliver to its recovery wallet, or refund)`,
+        );
+      }
     }
     const what = o.succeeded
       ? `${fromUnits(tokensOwed, token.decimals)} ${token.symbol}`

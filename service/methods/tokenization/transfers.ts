@@ -1,3 +1,4 @@
+import { ZeroAddress } from "ethers";
 import { z } from "zod";
 import { IERC20Metadata__factory } from "../../../typechain-types/factories/@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata__factory";
 import { preflightError } from "../../errors";
@@ -8,22 +9,36 @@ import { defineMethod, type MethodContext } from "../types";
 import { ACCESS } from "../../auth/access-rules";
 import { fromUnits, toUnits } from "../../model/units";
 import { erc20, resolveAsset, securityToken, type Asset } from "../../domains/tokenization/tokens";
+import { restrictionError, transferRestriction, type TransferRestriction } from "../../domains/tokenization/restrictions";
 
 const erc20Interface = IERC20Metadata__factory.createInterface();
 
-/** Balance and, for security tokens, the whitelist of both sides: the errors a user can act on, before signing. */
-async function checkTransfer(ctx: MethodContext, asset: Asset, from: string, to: string, units: bigint, amount: string) {
+/**
+ * Balance and, for security tokens, every rule the token enforces (ERC-1404 detectTransferRestriction: pause, whitelist
+ * and freezes of both sides, frozen tokens): the errors a user can act on, before signing. A refusal carries the token's
+ * restriction code, name and message in details.
+ */
+async function checkTransfer(ctx: MethodContext, asset: Asset, from: string, to: string, units: bigint, amount: string, fields = { from: "from", to: "to" }) {
   const balance = await erc20(ctx, asset.address).balanceOf(from);
   if (balance < units) {
     throw preflightError(`Insufficient ${asset.symbol} balance: ${from} holds ${fromUnits(balance, asset.decimals)}, needs ${amount}`, {
       field: "amount",
       balance: balance.toString(),
+      ...(asset.token ? { restrictionCode: 6, restriction: "INSUFFICIENT_BALANCE" } : {}),
     });
   }
   if (!asset.token) return;
-  const token = securityToken(ctx, asset.token);
-  if (!(await token.canSend(from))) throw preflightError(`${from} is not whitelisted for ${asset.symbol} and cannot send it`, { field: "from" });
-  if (!(await token.canReceive(to))) throw preflightError(`${to} is not whitelisted for ${asset.symbol} and cannot receive it`, { field: "to" });
+  const r = await transferRestriction(ctx, asset.token, from, to, units);
+  if (r.code === 0) return;
+  const messages: Partial<Record<TransferRestriction["name"], string>> = {
+    SENDER_NOT_WHITELISTED: `${from} is not whitelisted for ${asset.symbol} and cannot send it`,
+    RECEIVER_NOT_WHITELISTED: `${to} is not whitelisted for ${asset.symbol} and cannot receive it`,
+    SENDER_FROZEN: `${from} is frozen on ${asset.symbol} and cannot send it`,
+    RECEIVER_FROZEN: `${to} is frozen on ${asset.symbol} and cannot receive it`,
+    INSUFFICIENT_UNFROZEN_BALANCE: `${from} cannot move ${amount} ${asset.symbol}: part of its balance is frozen`,
+    PAUSED: `${asset.symbol} is paused: holders cannot transfer or burn it`,
+  };
+  throw restrictionError(asset.token, r, fields, messages[r.name]);
 }
 
 const transferToBody = z.object({
@@ -48,7 +63,7 @@ export const transferTo = defineMethod({
     if (!to) throw preflightError("to is required", { field: "to" });
     const asset = await resolveAsset(ctx, b.tokenSymbol);
     const units = toUnits(b.amount, asset.decimals, "amount");
-    await checkTransfer(ctx, asset, b.signerAddress, to, units, b.amount);
+    await checkTransfer(ctx, asset, b.signerAddress, to, units, b.amount, { from: "signerAddress", to: b.to ? "to" : "recipientAddress" });
     return {
       signer: b.signerAddress,
       calls: [{ to: asset.address, data: erc20Interface.encodeFunctionData("transfer", [to, units]), description: `transfer ${b.amount} ${asset.symbol} to ${to}` }],
@@ -179,8 +194,15 @@ export const burnToken = defineMethod({
     const units = toUnits(b.amount, asset.decimals, "amount");
     const balance = await erc20(ctx, asset.address).balanceOf(b.signerAddress);
     if (balance < units) {
-      throw preflightError(`Insufficient ${asset.symbol} balance to burn: ${b.signerAddress} holds ${fromUnits(balance, asset.decimals)}`, { field: "amount" });
+      throw preflightError(`Insufficient ${asset.symbol} balance to burn: ${b.signerAddress} holds ${fromUnits(balance, asset.decimals)}`, {
+        field: "amount",
+        restrictionCode: 6,
+        restriction: "INSUFFICIENT_BALANCE",
+      });
     }
+    // A burn is a holder's move like a transfer (ERC-7943): not while paused, frozen, or off the whitelist.
+    const r = await transferRestriction(ctx, asset.token, b.signerAddress, ZeroAddress, units);
+    if (r.code !== 0) throw restrictionError(asset.token, r, { from: "signerAddress", to: "signerAddress" }, `${b.signerAddress} cannot burn ${b.amount} ${asset.symbol}: ${r.message}`);
     const token = securityToken(ctx, asset.token);
     return {
       signer: b.signerAddress,

@@ -1,0 +1,53 @@
+import { id, ZeroHash } from "ethers";
+import { badRequest, forbidden, preflightError } from "../../errors";
+import type { TokenRecord } from "../../store/tokens";
+import { securityToken } from "./tokens";
+import type { DomainContext } from "../context";
+import type { Stores } from "../../store/stores";
+
+type Context = DomainContext<Pick<Stores, "tokens">>;
+
+/**
+ * The roles of a SecurityToken (OpenZeppelin AccessControl) and what each allows. The tokenizer holds all of them
+ * without a grant; DEFAULT_ADMIN_ROLE grants and revokes the others.
+ */
+export const TOKEN_ROLES = {
+  DEFAULT_ADMIN_ROLE: { hash: ZeroHash, allows: "grant and revoke the token's roles" },
+  FREEZER_ROLE: { hash: id("FREEZER_ROLE"), allows: "freeze and unfreeze addresses and amounts" },
+  ENFORCER_ROLE: { hash: id("ENFORCER_ROLE"), allows: "force transfers" },
+  RECOVERY_ROLE: { hash: id("RECOVERY_ROLE"), allows: "recover a lost wallet" },
+  PAUSER_ROLE: { hash: id("PAUSER_ROLE"), allows: "pause and unpause the token" },
+} as const;
+export type TokenRole = keyof typeof TOKEN_ROLES;
+export const TOKEN_ROLE_NAMES = Object.keys(TOKEN_ROLES) as [TokenRole, ...TokenRole[]];
+
+/** "freezer", "FREEZER_ROLE", "admin" … to the role's constant name; undefined when it names none. */
+export function parseTokenRole(text: string): TokenRole | undefined {
+  const upper = text.trim().toUpperCase().replace(/[\s-]+/g, "_");
+  const name = upper === "ADMIN" || upper === "DEFAULT_ADMIN" ? "DEFAULT_ADMIN_ROLE" : upper.endsWith("_ROLE") ? upper : `${upper}_ROLE`;
+  return name in TOKEN_ROLES ? (name as TokenRole) : undefined;
+}
+
+export function holdsTokenRole(ctx: Context, token: TokenRecord, role: TokenRole, account: string): Promise<boolean> {
+  return securityToken(ctx, token).hasRole(TOKEN_ROLES[role].hash, account);
+}
+
+/**
+ * The token an issuer control acts on, for the signer that will sign it. The caller's key is the tokenizer's (the key
+ * may use the token) or the key of an agent: either way the signer must hold `role` on chain (the tokenizer holds
+ * every role). Another key whose signer holds no role gets "Unauthorized token symbol", as for any token it may not see.
+ */
+export async function tokenForRoleHolder(ctx: Context, symbol: string, signer: string, role: TokenRole): Promise<TokenRecord> {
+  const found = ctx.apiKey ? await ctx.services.tokens.bySymbolForKey(symbol, ctx.apiKey.id) : undefined;
+  const token = found?.token;
+  if (!token) throw badRequest("No company found with this token symbol", { field: "tokenSymbol", tokenSymbol: symbol });
+  if (token.chainId !== ctx.chain.chainId) {
+    throw badRequest(`tokenSymbol ${symbol} lives on chain ${token.chainId}, not on chain ${ctx.chain.chainId}`, { field: "chainId", tokenChainId: token.chainId });
+  }
+  if (await holdsTokenRole(ctx, token, role, signer)) return token;
+  if (!found.keyMayUse) throw forbidden("Unauthorized token symbol", { tokenSymbol: symbol });
+  throw preflightError(
+    `signerAddress ${signer} does not hold ${role} on ${symbol}: only the tokenizer (${token.tokenizerAddress}) or an agent it granted ${role} may ${TOKEN_ROLES[role].allows}`,
+    { field: "signerAddress", role, tokenizer: token.tokenizerAddress },
+  );
+}
