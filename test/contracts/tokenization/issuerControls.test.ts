@@ -499,6 +499,22 @@ describe("SecurityToken issuer controls", function () {
     });
   });
 
+  describe("the pause flag's slot", function () {
+    it("a distribution that would take the dividend per share above uint248 reverts (it shares a slot with the pause flag)", async function () {
+      const { factory, tokenizer, alice, usdc } = await loadFixture(controlsFixture);
+      const { token } = await createTokenization(factory, tokenizer, tokenizationParams(await usdc.getAddress(), { initialHolders: [alice.address], preMints: [1n] }));
+      await usdc.mint(tokenizer.address, 2n ** 121n);
+      await usdc.connect(tokenizer).approve(token.target, ethers.MaxUint256);
+      await expect(token.connect(tokenizer).distributeDividends(2n ** 120n))
+        .to.be.revertedWithCustomError(token, "SafeCastOverflowedUintDowncast")
+        .withArgs(248, 2n ** 248n);
+      await token.connect(tokenizer).distributeDividends(2n ** 120n - 1n);
+      await token.connect(tokenizer).pause();
+      expect(await token.paused()).to.equal(true);
+      expect(await token.withdrawableDividendOf(alice.address)).to.equal(2n ** 120n - 1n);
+    });
+  });
+
   describe("ERC-165", function () {
     it("declares ERC-7943 (Final 0x3edbb4c4 and the Last Call draft), ERC-1404, ERC-20, AccessControl and ERC-165", async function () {
       const { token } = await loadFixture(controlsFixture);
