@@ -420,10 +420,10 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       expect(history.map((e) => e.event)).to.deep.equal(["created", "link", "submitted", "rejected", "reinvited", "link"]);
     });
 
-    it("the CLI refuses a rejection without --reason (exit 1, JSON error)", async () => {
+    it("the CLI refuses a rejection without --reason before anything is opened (exit 2, JSON error naming the flag)", async () => {
       const res = await adminCli(dataDir, "kyc", "reject", emailOf("erin"));
-      expect(res.code).to.equal(1);
-      expect(JSON.parse(res.stderr.trim().split("\n").pop()!).error).to.include("--reason");
+      expect(res.code).to.equal(2);
+      expect(JSON.parse(res.stderr.trim().split("\n").pop()!).error).to.include("kyc reject: --reason is required");
     });
 
     async function expectAdminError(cmd: Parameters<typeof runAdminCommand>[1], status: number, message: RegExp) {
