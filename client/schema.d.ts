@@ -3771,6 +3771,7 @@ export interface components {
          *     | `METHOD_NOT_ALLOWED` | 405 | The path exists but does not answer this HTTP method: the Allow header lists the ones it does |
          *     | `CONFLICT` | 409 | The request conflicts with what is recorded (already sent, already exists, changed meanwhile) |
          *     | `ALREADY_PAID` | 409 | What this payment is for has already been paid |
+         *     | `IDEMPOTENCY_CONFLICT` | 409 | This Idempotency-Key was used for another request (another route or body), or a request with it is still being answered |
          *     | `LINK_USED` | 410 | The onboarding link was already used to submit the investor's details |
          *     | `LINK_REPLACED` | 410 | The onboarding link was replaced by a newer one, or the onboarding was closed |
          *     | `LINK_EXPIRED` | 410 | The onboarding link has expired |
@@ -3785,10 +3786,11 @@ export interface components {
          *     | `INTERNAL_ERROR` | 500 | A bug: the x-request-id header finds it in the service's logs |
          *     | `CHAIN_READ_FAILED` | 502 | A read from a chain failed (a contract that does not answer, a node that returned nothing) |
          *     | `UNAVAILABLE` | 503 | The service is not ready: its database or a chain does not answer (GET /ready; details list each check) |
+         *     | `PAYMENT_NOT_SETTLED` | 503 | The payment could not be settled now, for a reason of the service's: nothing delivered, nothing charged (unless details.settlementInFlight); try again |
          *     | `CHAIN_UNAVAILABLE` | 503 | A chain this call needs is not answering: nothing was sent or charged; try again after Retry-After |
          * @enum {string}
          */
-        ErrorCode: "BAD_REQUEST" | "PREFLIGHT_FAILED" | "TRANSACTION_MISMATCH" | "INVALID_SIGNATURE" | "REPLACEMENT_UNDERPRICED" | "MALFORMED_JSON" | "MALFORMED_URL" | "REQUEST_ABORTED" | "UNAUTHORIZED" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "OUT_OF_CREDITS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_PAID" | "LINK_USED" | "LINK_REPLACED" | "LINK_EXPIRED" | "LINK_LOCKED" | "EVENT_ID_EXPIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_CHARSET" | "UNSUPPORTED_ENCODING" | "RATE_LIMITED" | "FAUCET_COOLDOWN" | "INTERNAL_ERROR" | "CHAIN_READ_FAILED" | "UNAVAILABLE" | "CHAIN_UNAVAILABLE";
+        ErrorCode: "BAD_REQUEST" | "PREFLIGHT_FAILED" | "TRANSACTION_MISMATCH" | "INVALID_SIGNATURE" | "REPLACEMENT_UNDERPRICED" | "MALFORMED_JSON" | "MALFORMED_URL" | "REQUEST_ABORTED" | "UNAUTHORIZED" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "OUT_OF_CREDITS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_PAID" | "IDEMPOTENCY_CONFLICT" | "LINK_USED" | "LINK_REPLACED" | "LINK_EXPIRED" | "LINK_LOCKED" | "EVENT_ID_EXPIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_CHARSET" | "UNSUPPORTED_ENCODING" | "RATE_LIMITED" | "FAUCET_COOLDOWN" | "INTERNAL_ERROR" | "CHAIN_READ_FAILED" | "UNAVAILABLE" | "PAYMENT_NOT_SETTLED" | "CHAIN_UNAVAILABLE";
         /** @description An event: its id (position), type, time, the txId / chain / hash it concerns, and its data */
         Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
         ExecutorAction: {
@@ -6064,7 +6066,10 @@ export interface operations {
     prepareTransactions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6080,6 +6085,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6098,7 +6105,10 @@ export interface operations {
     prepareTransactionsNewTokenization: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6112,6 +6122,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6129,7 +6141,10 @@ export interface operations {
     prepareTransactionsMintToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6143,6 +6158,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6160,7 +6177,10 @@ export interface operations {
     prepareTransactionsWhitelist: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6174,6 +6194,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6191,7 +6213,10 @@ export interface operations {
     prepareTransactionsBurnToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6205,6 +6230,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6222,7 +6249,10 @@ export interface operations {
     prepareTransactionsTransferTo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6236,6 +6266,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6253,7 +6285,10 @@ export interface operations {
     prepareTransactionsTransferFrom: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6267,6 +6302,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6284,7 +6321,10 @@ export interface operations {
     prepareTransactionsApprove: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6298,6 +6338,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6315,7 +6357,10 @@ export interface operations {
     prepareTransactionsDividendDistribution: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6329,6 +6374,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6346,7 +6393,10 @@ export interface operations {
     prepareTransactionsClaimDividends: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6360,6 +6410,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6377,7 +6429,10 @@ export interface operations {
     prepareTransactionsNewSto: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6391,6 +6446,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6408,7 +6465,10 @@ export interface operations {
     prepareTransactionsNewInvest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6422,6 +6482,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6439,7 +6501,10 @@ export interface operations {
     prepareTransactionsClaimTokens: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6453,6 +6518,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6470,7 +6537,10 @@ export interface operations {
     prepareTransactionsCloseOffer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6484,6 +6554,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6501,7 +6573,10 @@ export interface operations {
     prepareTransactionsAgentRegister: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6517,6 +6592,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6535,7 +6612,10 @@ export interface operations {
     prepareTransactionsAgentSetURI: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6551,6 +6631,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6569,7 +6651,10 @@ export interface operations {
     prepareTransactionsAgentSetMetadata: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6585,6 +6670,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6603,7 +6690,10 @@ export interface operations {
     prepareTransactionsAgentSetWallet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6619,6 +6709,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6637,7 +6729,10 @@ export interface operations {
     prepareTransactionsAgentTransferOwnership: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6653,6 +6748,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6671,7 +6768,10 @@ export interface operations {
     prepareTransactionsAgentGiveFeedback: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6687,6 +6787,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6705,7 +6807,10 @@ export interface operations {
     prepareTransactionsAgentRevokeFeedback: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6721,6 +6826,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6739,7 +6846,10 @@ export interface operations {
     prepareTransactionsAgentAppendFeedbackResponse: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6755,6 +6865,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6773,7 +6885,10 @@ export interface operations {
     prepareTransactionsAgentCreateToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6789,6 +6904,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6807,7 +6924,10 @@ export interface operations {
     prepareTransactionsAgentMintToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6823,6 +6943,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6841,7 +6963,10 @@ export interface operations {
     prepareTransactionsAgentBurnToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6857,6 +6982,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6875,7 +7002,10 @@ export interface operations {
     prepareTransactionsAgentTransferToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6891,6 +7021,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6909,7 +7041,10 @@ export interface operations {
     prepareTransactionsAgentTransferFromToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6925,6 +7060,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6943,7 +7080,10 @@ export interface operations {
     prepareTransactionsAgentApproveToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6959,6 +7099,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -6977,7 +7119,10 @@ export interface operations {
     prepareTransactionsRamsGrantPrincipal: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -6993,6 +7138,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7011,7 +7158,10 @@ export interface operations {
     prepareTransactionsRamsRevokePrincipal: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7027,6 +7177,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7045,7 +7197,10 @@ export interface operations {
     prepareTransactionsRamsGrantMandate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7061,6 +7216,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7079,7 +7236,10 @@ export interface operations {
     prepareTransactionsRamsRevokeMandate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7095,6 +7255,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7113,7 +7275,10 @@ export interface operations {
     prepareTransactionsRamsExtendMandate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7129,6 +7294,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7147,7 +7314,10 @@ export interface operations {
     prepareTransactionsRamsSetOperator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7163,6 +7333,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7181,7 +7353,10 @@ export interface operations {
     prepareTransactionsRamsExecute: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7197,6 +7372,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7215,7 +7392,10 @@ export interface operations {
     prepareTransactionsRamsSetExecutorAction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7231,6 +7411,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7249,7 +7431,10 @@ export interface operations {
     prepareTransactionsRamsFreezeAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7265,6 +7450,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7283,7 +7470,10 @@ export interface operations {
     prepareTransactionsRamsUnfreezeAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7299,6 +7489,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7317,7 +7509,10 @@ export interface operations {
     x402AgentRegister: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7333,6 +7528,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7351,7 +7548,10 @@ export interface operations {
     x402AgentSetUri: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7367,6 +7567,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7385,7 +7587,10 @@ export interface operations {
     x402AgentSetMetadata: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7401,6 +7606,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7419,7 +7626,10 @@ export interface operations {
     x402AgentSetWallet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7435,6 +7645,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7453,7 +7665,10 @@ export interface operations {
     x402AgentTransferOwnership: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7469,6 +7684,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7487,7 +7704,10 @@ export interface operations {
     x402AgentFeedbackGive: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7503,6 +7723,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7521,7 +7743,10 @@ export interface operations {
     x402AgentFeedbackRevoke: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7537,6 +7762,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7555,7 +7782,10 @@ export interface operations {
     x402AgentFeedbackRespond: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7571,6 +7801,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7589,7 +7821,10 @@ export interface operations {
     x402TokenCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7605,6 +7840,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7623,7 +7860,10 @@ export interface operations {
     x402TokenMint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7639,6 +7879,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7657,7 +7899,10 @@ export interface operations {
     x402TokenBurn: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7673,6 +7918,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7691,7 +7938,10 @@ export interface operations {
     x402TokenTransfer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7707,6 +7957,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7725,7 +7977,10 @@ export interface operations {
     x402TokenTransferFrom: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7741,6 +7996,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7759,7 +8016,10 @@ export interface operations {
     x402TokenApprove: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7775,6 +8035,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7793,7 +8055,10 @@ export interface operations {
     x402RamsGrantPrincipal: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7809,6 +8074,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7827,7 +8094,10 @@ export interface operations {
     x402RamsRevokePrincipal: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7843,6 +8113,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7861,7 +8133,10 @@ export interface operations {
     x402RamsGrantMandate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7877,6 +8152,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7895,7 +8172,10 @@ export interface operations {
     x402RamsRevokeMandate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7911,6 +8191,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7929,7 +8211,10 @@ export interface operations {
     x402RamsExtendMandate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7945,6 +8230,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7963,7 +8250,10 @@ export interface operations {
     x402RamsSetOperator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7979,6 +8269,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7997,7 +8289,10 @@ export interface operations {
     x402RamsExecute: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8013,6 +8308,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8031,7 +8328,10 @@ export interface operations {
     x402RamsSetExecutorAction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8047,6 +8347,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8065,7 +8367,10 @@ export interface operations {
     x402RamsFreezeAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8081,6 +8386,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8099,7 +8406,10 @@ export interface operations {
     x402RamsUnfreezeAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8115,6 +8425,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8133,7 +8445,10 @@ export interface operations {
     sendTransactions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8158,6 +8473,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8170,6 +8487,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8671,7 +8990,10 @@ export interface operations {
                 limit?: number | string;
                 offset?: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8683,6 +9005,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8705,7 +9029,10 @@ export interface operations {
                 /** @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7) */
                 chainId?: string | number;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8717,6 +9044,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8741,7 +9070,10 @@ export interface operations {
                 limit?: number | string;
                 offset?: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8753,6 +9085,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8777,7 +9111,10 @@ export interface operations {
                 /** @description Overrides the chain's AgentMandate registry */
                 agentMandateAddress?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8789,6 +9126,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8814,7 +9153,10 @@ export interface operations {
                 identityRef: string;
                 complianceProviderAddress?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8826,6 +9168,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8853,7 +9197,10 @@ export interface operations {
                 /** @description Overrides the chain's AgentMandate registry */
                 agentMandateAddress?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8865,6 +9212,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8896,7 +9245,10 @@ export interface operations {
                 /** @description Overrides the chain's AgentMandate registry */
                 agentMandateAddress?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8908,6 +9260,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8934,7 +9288,10 @@ export interface operations {
                 executorAddress?: string;
                 principal?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8946,6 +9303,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8996,7 +9355,10 @@ export interface operations {
                 /** @description bytes32 actions or 4-byte selectors (right-padded); at least one */
                 actions: string[] | string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9008,6 +9370,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9036,7 +9400,10 @@ export interface operations {
                 agent: string;
                 principal: string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9048,6 +9415,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9078,7 +9447,10 @@ export interface operations {
                 /** @description Unix seconds (uint48); after the current validUntil */
                 newValidUntil: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9090,6 +9462,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9121,7 +9495,10 @@ export interface operations {
                 /** @description true approves, false withdraws the approval */
                 approved: boolean | ("true" | "false" | "TRUE" | "FALSE" | "True" | "False");
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9133,6 +9510,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {

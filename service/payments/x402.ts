@@ -8,7 +8,7 @@ import { isChainUnavailable } from "../chains/rpc-errors";
 import { checksumAddress } from "../crypto/checksum-address";
 import { ApiError, unauthorized } from "../errors";
 import type { Logger } from "../logger";
-import { PaymentConflict, PaymentShortfall, type PaymentRecord } from "../store/payments";
+import { PaymentConflict, PaymentShortfall, type PaymentRecord, type Payments } from "../store/payments";
 import { TtlCache } from "../cache/ttl-cache";
 import { acceptedMismatch } from "./accepted";
 import { paidIn, settledBy, transferWithAuthorizationCalldata } from "./eip3009";
@@ -196,8 +196,7 @@ export class X402 {
     }
     const validBefore = Number(authorization.validBefore ?? 0);
     this.assertLastsLongEnough(charge, validBefore);
-    const payer = checksumAddress(authorization.from);
-    const record = {
+    return this.hold(charge, {
       subject: charge.subject,
       route: charge.routeKey,
       txId: charge.txId ?? null,
@@ -205,23 +204,28 @@ export class X402 {
       asset: required.asset,
       payTo: required.payTo,
       amount: required.amount,
-      payer,
+      payer: checksumAddress(authorization.from),
       authorizationNonce: authorization.nonce,
       validBefore,
       payload,
       requirements: required,
-    };
+    });
+  }
+
+  /**
+   * Records a verified payment as reserved, if the payer's balance covers it with the payer's other open payments (the
+   * verification proved it covers this one alone: the balance is read only when the payer owes others).
+   */
+  private async hold(charge: Charge, record: Parameters<Payments["reserve"]>[0]): Promise<PaymentRecord> {
+    const { payments } = this.services;
     try {
-      // The verification proved the balance covers this payment alone: read it only when the payer owes others.
-      const owes = (await this.services.payments.openAmount(payer, required.asset)) > 0n;
-      const payment = await this.services.payments
-        .reserve(record, owes ? await this.balanceOf(payer) : undefined)
-        .catch(async (error: unknown) => {
-          // Another of the payer's payments was taken meanwhile: its balance decides.
-          if (error instanceof PaymentShortfall && error.balance === undefined) return this.services.payments.reserve(record, await this.balanceOf(payer));
-          throw error;
-        });
-      this.log.info({ paymentId: payment.id, subject: charge.subject, amount: required.amount }, "payment reserved");
+      const owes = (await payments.openAmount(record.payer, record.asset)) > 0n;
+      const payment = await payments.reserve(record, owes ? await this.balanceOf(record.payer) : undefined).catch(async (error: unknown) => {
+        // Another of the payer's payments was taken meanwhile: its balance decides.
+        if (error instanceof PaymentShortfall && error.balance === undefined) return payments.reserve(record, await this.balanceOf(record.payer));
+        throw error;
+      });
+      this.log.info({ paymentId: payment.id, subject: charge.subject, amount: record.amount }, "payment reserved");
       return payment;
     } catch (error) {
       if (error instanceof PaymentConflict) {
@@ -229,7 +233,7 @@ export class X402 {
           ? new ApiError("ALREADY_PAID", `${charge.subject} is already paid for`, { subject: charge.subject })
           : this.paymentRequired(charge, "payment authorization was already used");
       }
-      if (error instanceof PaymentShortfall) throw this.shortfall(charge, payer, error);
+      if (error instanceof PaymentShortfall) throw this.shortfall(charge, record.payer, error);
       throw error;
     }
   }

@@ -114,8 +114,9 @@ async function startSend(services: Services, req: Request, caller: Caller, batch
  */
 export async function sendWrite(services: Services, req: Request, caller: Caller, body: SendBody) {
   const request = normalizeSendBody(body);
-  // A caller without an API key may be asked to pay (x402): a taken hash is refused before that.
-  const loaded = await loadBatchToSend(services, request, !caller.apiKey).catch((error: unknown) => {
+  // A caller without an API key may be asked to pay (x402): a taken hash is refused before that; so is a reported hash
+  // (before it is looked for on chain).
+  const loaded = await loadBatchToSend(services, request, !caller.apiKey || request.kind === "reported").catch((error: unknown) => {
     // Signed transactions for a pending batch: a replacement with higher fees (same nonces), when they are one.
     if (request.kind === "signed" && error instanceof ApiError && error.status === 409 && error.details?.status === "pending") return undefined;
     throw error;
