@@ -1985,7 +1985,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A transaction reverted, was refused by the node or never appeared; its batch is rejected */
+        /** A transaction reverted, was refused (by the node, or by the service before sending it) or never appeared; its batch is rejected */
         post: operations["transactionFailedEvent"];
         delete?: never;
         options?: never;
@@ -5473,12 +5473,12 @@ export interface components {
             executionMode: "client-signed" | "client-broadcast" | "service-relayed";
             transaction: components["schemas"]["BatchTransaction"];
             /**
-             * @description reverted: mined and reverted (transaction.error has the revert reason); refused: the node refused it; unseen: a reported hash never appeared
+             * @description reverted: mined and reverted (transaction.error has the revert reason); refused: the node refused it, or the service before sending it (it would revert, or its payment could not be settled: transaction.error says which); unseen: a reported hash never appeared
              * @enum {string}
              */
             reason: "reverted" | "refused" | "unseen";
         };
-        /** @description A transaction reverted, was refused by the node or never appeared; its batch is rejected */
+        /** @description A transaction reverted, was refused (by the node, or by the service before sending it) or never appeared; its batch is rejected */
         TransactionFailedEvent: {
             /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
             id: string;

@@ -271,6 +271,33 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     expect(await usdc().balanceOf(payer.address)).to.equal(0n);
   });
 
+  it("a relayed transaction replaced with higher fees under a fee spike keeps its payment: the replacement pays and runs", async () => {
+    const payer = await payerWith(PRICE);
+    const { txId, quote } = await relayedToken("SPIKE");
+    const { sending, first } = await holdingBase(async () => {
+      const sending = api.post("/send-transactions", { txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
+      let first: string | null = null;
+      await until("the relayed transaction in the pool", async () => {
+        first = (await statusOf(txId)).transactions?.[0]?.hash ?? null;
+        return first !== null && (await base.getTransaction(first)) !== null;
+      });
+      // The base fee jumps far above the transaction's fee cap: it cannot be mined until it is replaced.
+      await sandbox.baseSepolia.provider.request({ method: "hardhat_setNextBlockBaseFeePerGas", params: ["0xba43b7400"] }); // 50 gwei
+      await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
+      await until("a replacement with higher fees", async () => (await statusOf(txId)).transactions?.[0]?.hash !== first);
+      return { sending, first: first! };
+    });
+    const sent = await sending;
+    expect(sent.body.status, JSON.stringify(sent.body)).to.equal("success");
+    expect(sent.body.txHashes[0]).to.not.equal(first);
+    expect(await base.getTransactionReceipt(first), "the underpriced form was never mined").to.equal(null);
+    const receipt = (await base.getTransactionReceipt(sent.body.txHashes[0]))!;
+    expect(receipt.to, "the replacement is sent to the relayer's delegate, with the payment").to.equal(relayer());
+    expect(receipt.logs.filter((l) => l.address === relayer()).map((l) => PaidRelayDelegate__factory.createInterface().parseLog(l)?.name)).to.deep.equal(["PaidCall"]);
+    expect((await service.services.payments.forBatch(txId))[0]).to.include({ status: "settled", settleInOperation: true });
+    expect(await usdc().balanceOf(payer.address)).to.equal(0n);
+  });
+
   it("a settlement wallet without gas keeps the payment owed: the claim waits, nothing is minted, and it completes once the wallet is funded", async () => {
     const payer = await payerWith(PRICE);
     const recipient = Wallet.createRandom().address;
