@@ -12,6 +12,7 @@ import { measureScaleOut } from "./scale-out";
 import { measureEvents } from "./events";
 import { measureMemory, MEMORY_TARGETS } from "./memory";
 import { measureSandboxMemory } from "./sandbox-memory";
+import { measurePaymentIntegrity } from "./payment-integrity";
 
 /**
  * Hard targets: the whitelisted transfers against the plain transfer of the same kind (1.16×: the bound before the
@@ -46,8 +47,8 @@ function writeResults(name: string, rows: GasRow[]): void {
   console.log(`written ${path.relative(process.cwd(), out)}`);
 }
 
-/** BENCH_ONLY=gas,latency,reads,volume,scaleout,events,memory,sandbox runs those parts (comma-separated); unset runs all. */
-const PARTS = ["gas", "latency", "reads", "volume", "scaleout", "events", "memory", "sandbox"] as const;
+/** BENCH_ONLY=gas,latency,reads,volume,integrity,scaleout,events,memory,sandbox runs those parts (comma-separated); unset runs all. */
+const PARTS = ["gas", "latency", "reads", "volume", "integrity", "scaleout", "events", "memory", "sandbox"] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(): Set<Part> {
@@ -167,6 +168,23 @@ async function paidRelayPart(): Promise<boolean> {
   return !r.pass;
 }
 
+/**
+ * Paid work is never given away: a hostile payer's tries (bench/payment-integrity.ts), BENCH_INTEGRITY_ROUNDS rounds
+ * (default 2). Targets: operations given away 0, relayer gas on unpaid work 0, paid reads given away 0.
+ */
+async function integrityPart(): Promise<boolean> {
+  console.log("\nPayment integrity: a hostile payer against the service (instant chains, the payment chain held where a case needs it)");
+  const r = await measurePaymentIntegrity(hre, { rounds: Number(process.env.BENCH_INTEGRITY_ROUNDS ?? 2) });
+  for (const [name, n] of Object.entries(r.attempts)) console.log(`  ${name}: ${n}`);
+  const mark = (ok: boolean) => (ok ? "PASS" : "FAIL");
+  console.log(`operations given away: ${r.operationsGivenAway} ${mark(r.operationsGivenAway === 0)} (target 0)`);
+  console.log(`relayer gas spent on unpaid work: ${r.relayerGasOnUnpaidWorkWei} wei ${mark(r.relayerGasOnUnpaidWorkWei === "0")} (target 0)`);
+  console.log(`paid reads given away: ${r.paidReadsGivenAway} ${mark(r.paidReadsGivenAway === 0)} (target 0)`);
+  console.log(`payments kept for an operation that then failed (charged for the attempt, the written policy): ${r.chargedForTheAttempt}`);
+  writeBenchResult("payment-integrity.json", r);
+  return !r.pass;
+}
+
 async function volumeRunsPart(): Promise<boolean> {
   console.log("\nVolume: 20 paying clients (service-relayed), 20 signers (client-signed) beside raw, memory");
   const result = await measureVolume(hre, {
@@ -264,6 +282,7 @@ async function main(): Promise<void> {
   if (parts.has("latency") && (await latencyPart())) failed.push("latency");
   if (parts.has("reads") && (await readsPart())) failed.push("reads");
   if (parts.has("volume") && (await volumePart())) failed.push("volume");
+  if (parts.has("integrity") && (await integrityPart())) failed.push("integrity");
   if (parts.has("scaleout") && (await scaleOutPart())) failed.push("scaleout");
   if (parts.has("events") && (await eventsPart())) failed.push("events");
   if (parts.has("memory") && (await memoryPart())) failed.push("memory");

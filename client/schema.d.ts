@@ -2206,7 +2206,7 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A transaction reverted, was refused by the node or never appeared; its batch is rejected */
+        /** A transaction reverted, was refused (by the node, or by the service before sending it) or never appeared; its batch is rejected */
         post: operations["transactionFailedEvent"];
         delete?: never;
         options?: never;
@@ -4141,6 +4141,7 @@ export interface components {
          *     | `METHOD_NOT_ALLOWED` | 405 | The path exists but does not answer this HTTP method: the Allow header lists the ones it does |
          *     | `CONFLICT` | 409 | The request conflicts with what is recorded (already sent, already exists, changed meanwhile) |
          *     | `ALREADY_PAID` | 409 | What this payment is for has already been paid |
+         *     | `IDEMPOTENCY_CONFLICT` | 409 | This Idempotency-Key was used for another request (another route or body), or a request with it is still being answered |
          *     | `LINK_USED` | 410 | The onboarding link was already used to submit the investor's details |
          *     | `LINK_REPLACED` | 410 | The onboarding link was replaced by a newer one, or the onboarding was closed |
          *     | `LINK_EXPIRED` | 410 | The onboarding link has expired |
@@ -4155,10 +4156,11 @@ export interface components {
          *     | `INTERNAL_ERROR` | 500 | A bug: the x-request-id header finds it in the service's logs |
          *     | `CHAIN_READ_FAILED` | 502 | A read from a chain failed (a contract that does not answer, a node that returned nothing) |
          *     | `UNAVAILABLE` | 503 | The service is not ready: its database or a chain does not answer (GET /ready; details list each check) |
+         *     | `PAYMENT_NOT_SETTLED` | 503 | The payment could not be settled now, for a reason of the service's: nothing delivered, nothing charged (unless details.settlementInFlight); try again |
          *     | `CHAIN_UNAVAILABLE` | 503 | A chain this call needs is not answering: nothing was sent or charged; try again after Retry-After |
          * @enum {string}
          */
-        ErrorCode: "BAD_REQUEST" | "PREFLIGHT_FAILED" | "TRANSACTION_MISMATCH" | "INVALID_SIGNATURE" | "REPLACEMENT_UNDERPRICED" | "MALFORMED_JSON" | "MALFORMED_URL" | "REQUEST_ABORTED" | "UNAUTHORIZED" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "OUT_OF_CREDITS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_PAID" | "LINK_USED" | "LINK_REPLACED" | "LINK_EXPIRED" | "LINK_LOCKED" | "EVENT_ID_EXPIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_CHARSET" | "UNSUPPORTED_ENCODING" | "RATE_LIMITED" | "FAUCET_COOLDOWN" | "INTERNAL_ERROR" | "CHAIN_READ_FAILED" | "UNAVAILABLE" | "CHAIN_UNAVAILABLE";
+        ErrorCode: "BAD_REQUEST" | "PREFLIGHT_FAILED" | "TRANSACTION_MISMATCH" | "INVALID_SIGNATURE" | "REPLACEMENT_UNDERPRICED" | "MALFORMED_JSON" | "MALFORMED_URL" | "REQUEST_ABORTED" | "UNAUTHORIZED" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "OUT_OF_CREDITS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_PAID" | "IDEMPOTENCY_CONFLICT" | "LINK_USED" | "LINK_REPLACED" | "LINK_EXPIRED" | "LINK_LOCKED" | "EVENT_ID_EXPIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_CHARSET" | "UNSUPPORTED_ENCODING" | "RATE_LIMITED" | "FAUCET_COOLDOWN" | "INTERNAL_ERROR" | "CHAIN_READ_FAILED" | "UNAVAILABLE" | "PAYMENT_NOT_SETTLED" | "CHAIN_UNAVAILABLE";
         /** @description An event: its id (position), type, time, the txId / chain / hash it concerns, and its data */
         Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["TokenFrozenEvent"] | components["schemas"]["TokenAddressFrozenEvent"] | components["schemas"]["TokenForcedTransferEvent"] | components["schemas"]["TokenWalletRecoveredEvent"] | components["schemas"]["TokenPausedEvent"] | components["schemas"]["TokenRoleChangedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
         ExecutorAction: {
@@ -6317,12 +6319,12 @@ export interface components {
             executionMode: "client-signed" | "client-broadcast" | "service-relayed";
             transaction: components["schemas"]["BatchTransaction"];
             /**
-             * @description reverted: mined and reverted (transaction.error has the revert reason); refused: the node refused it; unseen: a reported hash never appeared
+             * @description reverted: mined and reverted (transaction.error has the revert reason); refused: the node refused it, or the service before sending it (it would revert, or its payment could not be settled: transaction.error says which); unseen: a reported hash never appeared
              * @enum {string}
              */
             reason: "reverted" | "refused" | "unseen";
         };
-        /** @description A transaction reverted, was refused by the node or never appeared; its batch is rejected */
+        /** @description A transaction reverted, was refused (by the node, or by the service before sending it) or never appeared; its batch is rejected */
         TransactionFailedEvent: {
             /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
             id: string;
@@ -6995,7 +6997,10 @@ export interface operations {
     prepareTransactions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7011,6 +7016,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7029,7 +7036,10 @@ export interface operations {
     prepareTransactionsNewTokenization: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7043,6 +7053,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7060,7 +7072,10 @@ export interface operations {
     prepareTransactionsMintToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7074,6 +7089,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7091,7 +7108,10 @@ export interface operations {
     prepareTransactionsWhitelist: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7105,6 +7125,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7122,7 +7144,10 @@ export interface operations {
     prepareTransactionsBurnToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7136,6 +7161,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7153,7 +7180,10 @@ export interface operations {
     prepareTransactionsTransferTo: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7167,6 +7197,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7184,7 +7216,10 @@ export interface operations {
     prepareTransactionsTransferFrom: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7198,6 +7233,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7215,7 +7252,10 @@ export interface operations {
     prepareTransactionsApprove: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7229,6 +7269,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7246,7 +7288,10 @@ export interface operations {
     prepareTransactionsDividendDistribution: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7260,6 +7305,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7277,7 +7324,10 @@ export interface operations {
     prepareTransactionsClaimDividends: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7291,6 +7341,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7587,7 +7639,10 @@ export interface operations {
     prepareTransactionsNewSto: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7601,6 +7656,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7618,7 +7675,10 @@ export interface operations {
     prepareTransactionsNewInvest: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7632,6 +7692,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7649,7 +7711,10 @@ export interface operations {
     prepareTransactionsClaimTokens: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7663,6 +7728,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7680,7 +7747,10 @@ export interface operations {
     prepareTransactionsCloseOffer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7694,6 +7764,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7742,7 +7814,10 @@ export interface operations {
     prepareTransactionsAgentRegister: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7758,6 +7833,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7776,7 +7853,10 @@ export interface operations {
     prepareTransactionsAgentSetURI: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7792,6 +7872,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7810,7 +7892,10 @@ export interface operations {
     prepareTransactionsAgentSetMetadata: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7826,6 +7911,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7844,7 +7931,10 @@ export interface operations {
     prepareTransactionsAgentSetWallet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7860,6 +7950,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7878,7 +7970,10 @@ export interface operations {
     prepareTransactionsAgentTransferOwnership: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7894,6 +7989,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7912,7 +8009,10 @@ export interface operations {
     prepareTransactionsAgentGiveFeedback: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7928,6 +8028,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7946,7 +8048,10 @@ export interface operations {
     prepareTransactionsAgentRevokeFeedback: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7962,6 +8067,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7980,7 +8087,10 @@ export interface operations {
     prepareTransactionsAgentAppendFeedbackResponse: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7996,6 +8106,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8014,7 +8126,10 @@ export interface operations {
     prepareTransactionsAgentCreateToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8030,6 +8145,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8048,7 +8165,10 @@ export interface operations {
     prepareTransactionsAgentMintToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8064,6 +8184,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8082,7 +8204,10 @@ export interface operations {
     prepareTransactionsAgentBurnToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8098,6 +8223,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8116,7 +8243,10 @@ export interface operations {
     prepareTransactionsAgentTransferToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8132,6 +8262,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8150,7 +8282,10 @@ export interface operations {
     prepareTransactionsAgentTransferFromToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8166,6 +8301,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8184,7 +8321,10 @@ export interface operations {
     prepareTransactionsAgentApproveToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8200,6 +8340,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8218,7 +8360,10 @@ export interface operations {
     prepareTransactionsRamsGrantPrincipal: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8234,6 +8379,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8252,7 +8399,10 @@ export interface operations {
     prepareTransactionsRamsRevokePrincipal: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8268,6 +8418,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8286,7 +8438,10 @@ export interface operations {
     prepareTransactionsRamsGrantMandate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8302,6 +8457,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8320,7 +8477,10 @@ export interface operations {
     prepareTransactionsRamsRevokeMandate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8336,6 +8496,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8354,7 +8516,10 @@ export interface operations {
     prepareTransactionsRamsExtendMandate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8370,6 +8535,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8388,7 +8555,10 @@ export interface operations {
     prepareTransactionsRamsSetOperator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8404,6 +8574,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8422,7 +8594,10 @@ export interface operations {
     prepareTransactionsRamsExecute: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8438,6 +8613,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8456,7 +8633,10 @@ export interface operations {
     prepareTransactionsRamsSetExecutorAction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8472,6 +8652,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8490,7 +8672,10 @@ export interface operations {
     prepareTransactionsRamsFreezeAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8506,6 +8691,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8524,7 +8711,10 @@ export interface operations {
     prepareTransactionsRamsUnfreezeAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8540,6 +8730,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8558,7 +8750,10 @@ export interface operations {
     x402AgentRegister: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8574,6 +8769,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8592,7 +8789,10 @@ export interface operations {
     x402AgentSetUri: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8608,6 +8808,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8626,7 +8828,10 @@ export interface operations {
     x402AgentSetMetadata: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8642,6 +8847,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8660,7 +8867,10 @@ export interface operations {
     x402AgentSetWallet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8676,6 +8886,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8694,7 +8906,10 @@ export interface operations {
     x402AgentTransferOwnership: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8710,6 +8925,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8728,7 +8945,10 @@ export interface operations {
     x402AgentFeedbackGive: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8744,6 +8964,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8762,7 +8984,10 @@ export interface operations {
     x402AgentFeedbackRevoke: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8778,6 +9003,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8796,7 +9023,10 @@ export interface operations {
     x402AgentFeedbackRespond: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8812,6 +9042,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8830,7 +9062,10 @@ export interface operations {
     x402TokenCreate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8846,6 +9081,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8864,7 +9101,10 @@ export interface operations {
     x402TokenMint: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8880,6 +9120,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8898,7 +9140,10 @@ export interface operations {
     x402TokenBurn: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8914,6 +9159,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8932,7 +9179,10 @@ export interface operations {
     x402TokenTransfer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8948,6 +9198,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -8966,7 +9218,10 @@ export interface operations {
     x402TokenTransferFrom: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -8982,6 +9237,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9000,7 +9257,10 @@ export interface operations {
     x402TokenApprove: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9016,6 +9276,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9034,7 +9296,10 @@ export interface operations {
     x402RamsGrantPrincipal: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9050,6 +9315,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9068,7 +9335,10 @@ export interface operations {
     x402RamsRevokePrincipal: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9084,6 +9354,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9102,7 +9374,10 @@ export interface operations {
     x402RamsGrantMandate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9118,6 +9393,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9136,7 +9413,10 @@ export interface operations {
     x402RamsRevokeMandate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9152,6 +9432,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9170,7 +9452,10 @@ export interface operations {
     x402RamsExtendMandate: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9186,6 +9471,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9204,7 +9491,10 @@ export interface operations {
     x402RamsSetOperator: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9220,6 +9510,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9238,7 +9530,10 @@ export interface operations {
     x402RamsExecute: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9254,6 +9549,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9272,7 +9569,10 @@ export interface operations {
     x402RamsSetExecutorAction: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9288,6 +9588,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9306,7 +9608,10 @@ export interface operations {
     x402RamsFreezeAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9322,6 +9627,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9340,7 +9647,10 @@ export interface operations {
     x402RamsUnfreezeAgent: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9356,6 +9666,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9374,7 +9686,10 @@ export interface operations {
     sendTransactions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -9399,6 +9714,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -9411,6 +9728,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10008,7 +10327,10 @@ export interface operations {
                 limit?: number | string;
                 offset?: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10020,6 +10342,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10042,7 +10366,10 @@ export interface operations {
                 /** @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7) */
                 chainId?: string | number;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10054,6 +10381,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10078,7 +10407,10 @@ export interface operations {
                 limit?: number | string;
                 offset?: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10090,6 +10422,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10114,7 +10448,10 @@ export interface operations {
                 /** @description Overrides the chain's AgentMandate registry */
                 agentMandateAddress?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10126,6 +10463,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10151,7 +10490,10 @@ export interface operations {
                 identityRef: string;
                 complianceProviderAddress?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10163,6 +10505,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10190,7 +10534,10 @@ export interface operations {
                 /** @description Overrides the chain's AgentMandate registry */
                 agentMandateAddress?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10202,6 +10549,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10233,7 +10582,10 @@ export interface operations {
                 /** @description Overrides the chain's AgentMandate registry */
                 agentMandateAddress?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10245,6 +10597,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10271,7 +10625,10 @@ export interface operations {
                 executorAddress?: string;
                 principal?: string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10283,6 +10640,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10333,7 +10692,10 @@ export interface operations {
                 /** @description bytes32 actions or 4-byte selectors (right-padded); at least one */
                 actions: string[] | string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10345,6 +10707,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10373,7 +10737,10 @@ export interface operations {
                 agent: string;
                 principal: string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10385,6 +10752,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10415,7 +10784,10 @@ export interface operations {
                 /** @description Unix seconds (uint48); after the current validUntil */
                 newValidUntil: number | string;
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10427,6 +10799,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -10458,7 +10832,10 @@ export interface operations {
                 /** @description true approves, false withdraws the approval */
                 approved: boolean | ("true" | "false" | "TRUE" | "FALSE" | "True" | "False");
             };
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -10470,6 +10847,8 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     /** @description When x402 paid the call: the settlement (base64 JSON) */
                     "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {

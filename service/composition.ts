@@ -126,6 +126,7 @@ export async function beginWork(services: Services): Promise<void> {
   const resumed = await services.runner.resumeAll();
   if (resumed) logger.info({ resumed }, "resuming batches left mid-flight");
   await services.x402?.recover();
+  services.x402?.startRecovery();
   await services.runner.watchRecent().catch((error) => logger.warn({ err: (error as Error).message }, "recent confirmations not watched for reorgs"));
   services.runner.startSweeper();
   services.walletBalances = WalletBalances.forService(services);

@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   METHOD_NOT_ALLOWED: { status: 405, meaning: "The path exists but does not answer this HTTP method: the Allow header lists the ones it does" },
   CONFLICT: { status: 409, meaning: "The request conflicts with what is recorded (already sent, already exists, changed meanwhile)" },
   ALREADY_PAID: { status: 409, meaning: "What this payment is for has already been paid" },
+  IDEMPOTENCY_CONFLICT: { status: 409, meaning: "This Idempotency-Key was used for another request (another route or body), or a request with it is still being answered" },
   LINK_USED: { status: 410, meaning: "The onboarding link was already used to submit the investor's details" },
   LINK_REPLACED: { status: 410, meaning: "The onboarding link was replaced by a newer one, or the onboarding was closed" },
   LINK_EXPIRED: { status: 410, meaning: "The onboarding link has expired" },
@@ -38,6 +39,7 @@ export const ERROR_CODES = {
   INTERNAL_ERROR: { status: 500, meaning: "A bug: the x-request-id header finds it in the service's logs" },
   CHAIN_READ_FAILED: { status: 502, meaning: "A read from a chain failed (a contract that does not answer, a node that returned nothing)" },
   UNAVAILABLE: { status: 503, meaning: "The service is not ready: its database or a chain does not answer (GET /ready; details list each check)" },
+  PAYMENT_NOT_SETTLED: { status: 503, meaning: "The payment could not be settled now, for a reason of the service's: nothing delivered, nothing charged (unless details.settlementInFlight); try again" },
   CHAIN_UNAVAILABLE: { status: 503, meaning: "A chain this call needs is not answering: nothing was sent or charged; try again after Retry-After" },
 } as const satisfies Record<string, { status: number; meaning: string }>;
 

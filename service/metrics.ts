@@ -8,9 +8,10 @@ import type { EventStreams } from "./events/stream";
 import type { Relayer } from "./engine/relayer";
 import type { WalletBalances } from "./wallet-balances";
 import type { WebhookDispatcher } from "./events/dispatcher";
+import type { X402 } from "./payments/x402";
 
 /** What the metrics read. */
-export type MetricsSources = Pick<Stores, "db" | "webhooks"> & { chains: ChainRegistry; config: Config; eventStreams: EventStreams; relayer: Relayer; walletBalances?: WalletBalances; webhookDispatcher: WebhookDispatcher };
+export type MetricsSources = Pick<Stores, "db" | "webhooks"> & { chains: ChainRegistry; config: Config; eventStreams: EventStreams; relayer: Relayer; walletBalances?: WalletBalances; webhookDispatcher: WebhookDispatcher; x402?: Pick<X402, "failures"> };
 
 /**
  * Prometheus metrics (GET /metrics), one registry per service instance (tests run several in one process):
@@ -21,6 +22,7 @@ export type MetricsSources = Pick<Stores, "db" | "webhooks"> & { chains: ChainRe
  * | tak_http_request_duration_seconds        | histogram | method, route, status  | every answer                           |
  * | tak_batches                              | gauge     | status                 | the database, on scrape                |
  * | tak_payments                             | gauge     | state                  | the database, on scrape (x402)         |
+ * | tak_x402_settlement_failures_total       | counter   | cause (ours/payer)     | this process's failed settlements: ours stay owed, the payer's release |
  * | tak_relayer_balance_eth                  | gauge     | chain_id, address      | each chain, on scrape                  |
  * | tak_relayer_nonce_lag                    | gauge     | chain_id, address      | database counter − chain pending nonce |
  * | tak_wallet_balance_eth                   | gauge     | chain_id, wallet, address | wallet-balances.ts (relayer, settlement) |
@@ -165,6 +167,17 @@ export class Metrics {
         this.reset();
         for (const state of ["reserved", "settling", "settled", "released"]) this.set({ state }, 0);
         for (const row of rows) this.set({ state: row.status }, Number(row.n));
+      },
+    });
+    new Counter({
+      name: "tak_x402_settlement_failures_total",
+      help: "Settlements this process could not make: cause=ours (the settlement wallet without gas, a chain that did not answer: the payment stays owed and is tried again) or payer (its authorization could no longer be used: released)",
+      labelNames: ["cause"],
+      registers,
+      collect() {
+        this.reset();
+        this.inc({ cause: "ours" }, services.x402?.failures.ours ?? 0);
+        this.inc({ cause: "payer" }, services.x402?.failures.payer ?? 0);
       },
     });
     // The chain gauges share one read of the chains per scrape (prom-client collects every metric concurrently).

@@ -91,12 +91,18 @@ export class CallPayment {
           }
         : undefined;
     this.payment = await x402.reserve(this.req, charge, check);
+    this.charge = charge;
   }
 
-  /** After the handler succeeded: settle, and return the PAYMENT-RESPONSE header. */
+  private charge?: Charge;
+
+  /**
+   * After the handler succeeded, before its answer leaves: settled, and the PAYMENT-RESPONSE header; a payment that
+   * could not be settled withholds the answer (a 402 with the reason, or a 503 for a failure of the service's).
+   */
   async settle(): Promise<Record<string, string>> {
-    if (!this.payment) return {};
-    const settlement = await this.services.x402!.settle(this.payment.id);
+    if (!this.payment || !this.charge) return {};
+    const settlement = await this.services.x402!.settleBeforeAnswer(this.payment, this.charge);
     return this.services.x402!.responseHeader(settlement);
   }
 
@@ -166,14 +172,15 @@ export async function chargePrepare<T extends { txId: string }>(
   });
   const prepareShare = shareOf(price, mode, "prepare");
   if (prepareShare === 0n) return { body: { ...(await store()), x402Requirements: sendQuote }, headers: {} };
-  const payment = await x402.reserve(req, {
+  const charge: Charge = {
     subject: `prepare:${txId}`,
     routeKey: "POST /prepare-transactions",
     amount: prepareShare,
     resourceUrl: resourceUrl(services, req),
     description: `${method.name}: prepare`,
     txId,
-  });
+  };
+  const payment = await x402.reserve(req, charge);
   let stored: T;
   try {
     stored = await store();
@@ -181,7 +188,8 @@ export async function chargePrepare<T extends { txId: string }>(
     await x402.release(payment.id, `prepare failed: ${(error as Error).message}`);
     throw error;
   }
-  const settlement: SettleResponse | undefined = await x402.settle(payment.id);
+  // The prepared transactions are answered only once their share is paid (else a 402 or 503 withholds them).
+  const settlement: SettleResponse = await x402.settleBeforeAnswer(payment, charge);
   return { body: { ...stored, x402Requirements: sendQuote }, headers: x402.responseHeader(settlement) };
 }
 

@@ -1,6 +1,9 @@
-import { Transaction, Wallet, keccak256, toBeHex, concat, getAddress, type TransactionReceipt } from "ethers";
+import { Transaction, Wallet, keccak256, toBeHex, toQuantity, concat, getAddress, type TransactionReceipt } from "ethers";
 import { PaidRelayDelegate__factory } from "../../typechain-types/factories/contracts/payments/PaidRelayDelegate__factory";
 import { encodeCall } from "../chains/abi-words";
+import { decodeRevert, revertDataOf } from "../chains/contracts";
+import { isChainUnavailable } from "../chains/rpc-errors";
+import { describeRevert } from "../domains/rams/mandates";
 import { broadcast } from "../chains/broadcast";
 import { signTransaction } from "../crypto/secp256k1";
 import { marketFees } from "../chains/fees";
@@ -10,6 +13,7 @@ import type { BroadcastVerdict } from "../chains/rpc-errors";
 import { badRequest } from "../errors";
 import { errorFacts, type Logger } from "../logger";
 import { feeCapWei, type Fees } from "../chains/fee-bump";
+import { healWalletNonces } from "./nonce-healing";
 import type { Batch, BatchTransaction } from "../model/batch";
 import type { Queryable } from "../store/db";
 import type { Stores } from "../store/stores";
@@ -37,7 +41,21 @@ const SIGNING_FEE_LAG_BLOCKS = 2;
  */
 const SETTLEMENT_GAS = 120_000n;
 
-const SETTLE_AND_CALL = PaidRelayDelegate__factory.createInterface().getFunction("settleAndCall").selector;
+const delegateInterface = PaidRelayDelegate__factory.createInterface();
+const SETTLE_AND_CALL = delegateInterface.getFunction("settleAndCall").selector;
+
+/** A relayed transaction whose simulation on the pending block reverts: it is not signed, and nothing is spent. */
+export class WouldRevert extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+/**
+ * The payment a relayed transaction was to carry can no longer ride in it (the relayer's delegation is gone, or the
+ * payment is no longer reserved): nothing is signed; the payment is settled on its own first, or the batch refused.
+ */
+export class PaymentNotCarried extends Error {}
 
 /**
  * An x402 payment settled inside a relayed operation's transaction: the relayer sends the transaction to itself and
@@ -270,9 +288,13 @@ export class Relayer {
     const chain = this.services.chains.find(batch.chainId)!;
     const wallet = this.walletOf(chain.chainId, tx.unsigned.from);
     if (!wallet) throw new Error(`transaction ${tx.index} of ${batch.txId} was prepared for relayer ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`);
-    const fees = await marketFees(chain, SIGNING_FEE_LAG_BLOCKS);
+    const call = await this.callOf(chain, wallet, tx, options);
+    const { data, gasLimit, settle, wrapped, wrappedGas } = call;
+    if (options.settle && !wrapped) throw new PaymentNotCarried("the relayer no longer delegates to PaidRelayDelegate");
+    // Simulated on the pending block right before it is signed (with the payment it carries): one that would revert is
+    // never signed, so the relayer spends nothing on it. The fees are read meanwhile (usually cached).
+    const [fees] = await Promise.all([marketFees(chain, SIGNING_FEE_LAG_BLOCKS), this.simulateCall(chain, wallet, tx, call)]);
     const cap = feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI);
-    const { data, gasLimit, settle, wrapped, wrappedGas } = await this.callOf(chain, wallet, tx, options);
     let ticket: NonceTicket | undefined;
     const release = await this.services.walletLocks.hold(chain.chainId, wallet.address);
     try {
@@ -281,6 +303,8 @@ export class Relayer {
         ticket = undefined;
         const bind = wrapped && settle ? (within: Queryable) => settle.bind(within) : undefined;
         const { current, nonce, boundHere } = await this.lockNonceAndBind(q, chain, wallet, batch, tx, replacing, bind);
+        // The payment is not reserved any more (another settler took it): signing without it would give the work away.
+        if (bind && !boundHere) throw new PaymentNotCarried("the payment is no longer reserved for this transaction");
         ticket = nonceOrderOf(this.services).register(chain.chainId, wallet.address, nonce);
         const bound = boundHere && wrapped;
         const unsigned = {
@@ -360,6 +384,33 @@ export class Relayer {
   }
 
   /**
+   * A relayed transaction of `batch` (with calldata completed at send time, `data`) as its relayer key would send it,
+   * run on the pending block: throws WouldRevert with the decoded reason when it would revert.
+   */
+  async simulate(batch: Batch, tx: BatchTransaction, data?: string): Promise<void> {
+    const chain = this.services.chains.find(batch.chainId)!;
+    const wallet = this.walletOf(chain.chainId, tx.unsigned.from);
+    if (!wallet) throw new Error(`transaction ${tx.index} of ${batch.txId} was prepared for ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`);
+    await this.simulateCall(chain, wallet, tx, { data: data ?? tx.unsigned.data });
+  }
+
+  /**
+   * The relayed call (with its payment, when it carries one) run on the pending block from the relayer: throws
+   * WouldRevert with the decoded reason when it would revert; a chain that could not be asked throws as it is.
+   */
+  private async simulateCall(chain: Chain, wallet: Wallet, tx: BatchTransaction, call: { data: string; wrapped?: { to: string; data: string } }): Promise<void> {
+    const request = { from: wallet.address, to: call.wrapped?.to ?? tx.unsigned.to, data: call.wrapped?.data ?? call.data, value: toQuantity(BigInt(tx.unsigned.value)) };
+    try {
+      await chain.provider.send("eth_call", [request, "pending"]);
+    } catch (error) {
+      if (isChainUnavailable(error)) throw error;
+      const revertData = revertDataOf(error);
+      if (revertData === undefined && !/revert/i.test((error as Error).message ?? "")) throw error;
+      throw new WouldRevert(relayedRevertReason(revertData));
+    }
+  }
+
+  /**
    * Replaces a relayed transaction that is not mined with the same nonce and higher `fees`: signed, stored (the
    * current form kept as replaced) and broadcast. Undefined when the stored transaction is no longer `tx` (another
    * runner or instance replaced it first, or it was mined).
@@ -398,38 +449,11 @@ export class Relayer {
     const key = keyOf(chain.chainId, wallet.address);
     if (!force && Date.now() - (this.lastHeal.get(key) ?? 0) < HEAL_INTERVAL_MS) return;
     this.lastHeal.set(key, Date.now());
-    const release = await this.services.walletLocks.hold(chain.chainId, wallet.address);
     try {
-      const onChain = await chain.provider.getTransactionCount(wallet.address, "latest");
-      const held = await this.services.walletNonces.held(chain.chainId, wallet.address, onChain);
-      const rewound = await this.services.walletNonces.rewind(chain.chainId, wallet.address, held.length ? Math.max(onChain, held[held.length - 1] + 1) : onChain);
-      if (rewound) this.log.warn({ chainId: chain.chainId, relayer: wallet.address, next: rewound.next, was: rewound.was }, "relayer nonce counter was ahead of the chain; rewound");
-      const highest = held.length ? held[held.length - 1] : onChain - 1;
-      const inUse = new Set(held);
-      for (let nonce = onChain; nonce < highest; nonce++) if (!inUse.has(nonce)) await this.fillNonce(chain, wallet, nonce);
+      await healWalletNonces(this.services, chain, wallet, this.log);
     } catch (error) {
       this.log.warn({ chainId: chain.chainId, err: errorFacts(error) }, "relayer nonces not checked; trying again later");
-    } finally {
-      await release();
     }
-  }
-
-  /** A nonce nothing of ours will use, below one that is in use: a zero-value transfer to self takes it. */
-  private async fillNonce(chain: Chain, wallet: Wallet, nonce: number): Promise<void> {
-    const fees = await marketFees(chain);
-    const filler = await signTransaction(wallet, {
-      to: wallet.address,
-      value: 0n,
-      nonce,
-      chainId: chain.chainId,
-      type: 2,
-      gasLimit: 60_000n, // a call to itself runs its delegate's receive() (EIP-7702), beyond a plain transfer
-      maxFeePerGas: fees.maxFeePerGas * 2n,
-      maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    });
-    const verdict = await broadcast(chain.provider, filler, keccak256(filler));
-    if (verdict.kind === "accepted") this.log.warn({ chainId: chain.chainId, nonce }, "filled a relayer nonce gap with a no-op transfer");
-    else this.log.error({ chainId: chain.chainId, nonce, verdict }, "could not fill a relayer nonce gap");
   }
 
   /**
@@ -465,6 +489,25 @@ class SignedElsewhere extends Error {
   constructor(readonly signature: RelayedSignature) {
     super("the transaction was signed by another runner");
   }
+}
+
+/**
+ * Why a relayed call would revert, in words: a payment the delegate could not take (the payer's authorization
+ * refused), or the operation's own revert, decoded.
+ */
+function relayedRevertReason(data: string | undefined): string {
+  if (data) {
+    for (const name of ["SettlementFailed", "OperationFailed"] as const) {
+      try {
+        const [inner] = delegateInterface.decodeErrorResult(name, data);
+        const reason = decodeRevert(inner) ?? (inner && inner !== "0x" ? `unknown error ${String(inner).slice(0, 10)}` : "reverted without a reason");
+        return name === "SettlementFailed" ? `the payment could not be taken: ${reason}` : describeRevert(inner).message;
+      } catch {
+        // not this error
+      }
+    }
+  }
+  return describeRevert(data).message;
 }
 
 /** A relayer key's entry in the per-key maps. */

@@ -8,7 +8,7 @@ import type { Config } from "../config";
 import type { Queryable } from "../store/db";
 import type { Stores } from "../store/stores";
 import type { PaymentRecord } from "../store/payments";
-import type { OperationSettlement, RelayedSignature, Relayer } from "./relayer";
+import { PaymentNotCarried, WouldRevert, type OperationSettlement, type RelayedSignature, type Relayer } from "./relayer";
 import { untilConfirmed } from "../chains/confirmations";
 import { TransactionTracker, type TrackerDeps } from "./tracker";
 import type { Batch, BatchTransaction } from "../model/batch";
@@ -51,16 +51,20 @@ export interface BatchHooks {
 
 /** Where the x402 payments of a batch are settled or released (payments/x402.ts), when x402 is on. */
 export interface SettlementPort {
+  /**
+   * Before a batch's first broadcast: the payment its only transaction may carry (`canCarry`: relayed by a key that
+   * delegates to PaidRelayDelegate) and those to settle first. `payments`: the batch's payments, when the caller knows them all.
+   */
+  paymentPlan(txId: string, chainId: number, canCarry: boolean, payments?: PaymentRecord[]): Promise<{ carried?: OperationSettlement; first: PaymentRecord[] }>;
+  /** Settles payments before their operation is broadcast: paid, refused (released: nothing done) or waiting (owed). */
+  settleFirst(payments: PaymentRecord[]): Promise<{ kind: "paid" } | { kind: "refused"; reason: string } | { kind: "waiting"; reason: string }>;
+  /** The payment bound to a relayed batch's transaction, for signing it again with a fresh nonce. */
+  boundSettlement(txId: string): Promise<OperationSettlement | undefined>;
   /** `ended`: the batch as the run that confirmed it just stored it; `payments`: its payments, read as it ended. */
   settleForBatch(txId: string, receipts?: TransactionReceipt[], ended?: Batch, payments?: PaymentRecord[]): Promise<void>;
   releaseForBatch(txId: string, reason: string): Promise<void>;
   /** A reorg deeper than its confirmations took a settlement off the chain. */
   afterDeepReorg(paymentId: string): Promise<void>;
-  /**
-   * The payment to settle inside a relayed batch's last transaction (same chain, the relayer's EIP-7702 delegate), if
-   * any. `payments`: the batch's payments when the caller knows them all (else they are read).
-   */
-  operationSettlement?(txId: string, chainId: number, payments?: PaymentRecord[]): Promise<OperationSettlement | undefined>;
   /** A deep reorg took a batch's transaction off the chain: a payment settled in it is settling again. */
   afterOperationReorg?(txId: string): Promise<void>;
   /**
@@ -216,11 +220,16 @@ export class BatchRunner {
     const receipts: TransactionReceipt[] = [];
     // The last transaction's confirmation is written with the batch's end (one database transaction fewer).
     let lastConfirmed: Confirmation | undefined;
+    const paid = await this.payFirst(batch);
+    if (paid === "stopped") return undefined;
+    if (paid === "refused") return this.ended(batch);
 
     for (const tx of batch.transactions) {
       if (this.stopped) return undefined;
       if (tx.status === "reverted" || tx.status === "refused" || tx.status === "unseen") return batch;
-      const { current, acceptedAt, receipt: asked } = tx.status === "prepared" ? await this.signRelayed(batch, tx) : { current: await this.latest(batch, tx), acceptedAt: undefined, receipt: undefined };
+      const signed = tx.status === "prepared" ? await this.signRelayed(batch, tx, paid.carried) : { current: await this.latest(batch, tx), acceptedAt: undefined, receipt: undefined };
+      if (signed === "refused") return this.ended(batch);
+      const { current, acceptedAt, receipt: asked } = signed;
       const outcome = await this.untilConfirmedOnChain(batch, chain, current, acceptedAt, asked);
       if (outcome.kind === "stopped" || outcome.kind === "timeout") return undefined; // resumed later
       if (outcome.kind === "ended") {
@@ -255,20 +264,94 @@ export class BatchRunner {
   }
 
   /**
-   * A relayed transaction is signed (nonce, fees, calldata naming the payer) right before its broadcast, which the
-   * relayer makes: `acceptedAt` when the node took the bytes.
+   * No work before its payment: before a keyless batch's first broadcast, the payment its only transaction can carry
+   * (relayed on the payment chain by a key that delegates to PaidRelayDelegate) rides in it, and every other payment
+   * is settled first, once a simulation shows the relayed transaction would go through. A payment the payer made
+   * unusable refuses the batch (released: nothing charged, nothing sent); one owed for a failure of ours (the
+   * settlement wallet without gas) is tried again while the batch waits.
    */
-  private async signRelayed(batch: Batch, tx: BatchTransaction): Promise<{ current: BatchTransaction; acceptedAt?: number; receipt?: Promise<TransactionReceipt | null> }> {
-    if (!this.relaySigner || batch.executionMode !== "service-relayed") throw new Error(`transaction ${tx.index} of ${batch.txId} was never signed`);
+  private async payFirst(batch: Batch, canCarry = true): Promise<{ carried?: OperationSettlement } | "refused" | "stopped"> {
+    const settlement = this.settlement;
+    if (batch.apiKeyId || !settlement) return {};
+    const first = batch.transactions[0];
+    const relayedUnsigned = batch.executionMode === "service-relayed" && first.status === "prepared";
+    const carries = canCarry && relayedUnsigned && batch.transactions.length === 1 && !!this.services.relayer.delegate(batch.chainId, first.unsigned.from);
+    let known: PaymentRecord[] | undefined = this.sendPayments.has(batch.txId) ? [this.sendPayments.get(batch.txId)!] : undefined;
+    let simulated = false;
+    for (let pause = RETRY_START_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
+      const plan = await settlement.paymentPlan(batch.txId, batch.chainId, carries, known);
+      known = undefined; // read again after an attempt
+      if (!plan.first.length) return { carried: plan.carried };
+      if (relayedUnsigned && !simulated) {
+        const revert = await this.wouldRevert(batch, first);
+        if (revert) {
+          await this.refuse(batch, first, `transaction ${first.index + 1} would revert: ${revert}; nothing was sent`);
+          return "refused";
+        }
+        simulated = true;
+      }
+      const outcome = await settlement.settleFirst(plan.first);
+      if (outcome.kind === "paid") return {};
+      if (outcome.kind === "refused") {
+        await this.refuse(batch, first, `${outcome.reason}; nothing was sent`);
+        return "refused";
+      }
+      this.log.warn({ txId: batch.txId, reason: outcome.reason, retryInMs: pause }, "the batch's payment is owed and not settled yet; the batch waits for it");
+      await Promise.race([new Promise((resolve) => setTimeout(resolve, pause)), this.stopSignal]);
+      if (this.stopped) return "stopped";
+    }
+  }
+
+  /** Why a relayed transaction would revert now (simulated from its relayer on the pending block), or undefined. */
+  private async wouldRevert(batch: Batch, tx: BatchTransaction): Promise<string | undefined> {
+    if (!this.relaySigner) return undefined;
+    const data = await this.boundData(batch, tx);
+    try {
+      await this.services.relayer.simulate(batch, tx, data);
+      return undefined;
+    } catch (error) {
+      if (error instanceof WouldRevert) return error.reason;
+      throw error;
+    }
+  }
+
+  /** Calldata a relayed transaction is completed with at send time (it names the payer), when its method does so. */
+  private async boundData(batch: Batch, tx: BatchTransaction): Promise<string | undefined> {
     const method = this.methods(batch.method);
     const payer = method?.bindRelayed ? await this.payerOf(batch) : undefined;
-    const data = method?.bindRelayed && payer ? await method.bindRelayed(batch, tx.index, payer) : undefined;
-    // The last transaction carries the batch's payment when the relayer can settle it in the same transaction.
-    const last = tx.index === batch.transactions.length - 1;
-    const sent = this.sendPayments.get(batch.txId);
-    const settle = last && this.services.relayer.delegate(batch.chainId, tx.unsigned.from) ? await this.settlement?.operationSettlement?.(batch.txId, batch.chainId, sent && [sent]) : undefined;
+    return method?.bindRelayed && payer ? method.bindRelayed(batch, tx.index, payer) : undefined;
+  }
+
+  /**
+   * A relayed transaction is signed (nonce, fees, calldata naming the payer) right before its broadcast, which the
+   * relayer makes: `acceptedAt` when the node took the bytes. `carried`: the payment it carries (payFirst). A
+   * transaction that would revert is refused unsigned; a payment that can no longer ride in it is settled first.
+   */
+  private async signRelayed(
+    batch: Batch,
+    tx: BatchTransaction,
+    carried?: OperationSettlement,
+  ): Promise<{ current: BatchTransaction; acceptedAt?: number; receipt?: Promise<TransactionReceipt | null> } | "refused"> {
+    if (!this.relaySigner || batch.executionMode !== "service-relayed") throw new Error(`transaction ${tx.index} of ${batch.txId} was never signed`);
+    const data = await this.boundData(batch, tx);
+    const settle = tx.index === batch.transactions.length - 1 ? carried : undefined;
     if (settle) this.payers.set(batch.txId, settle.payer);
-    const { signedRaw, txHash, stored, acceptedAt, receipt } = await this.relaySigner(batch, tx, { data, settle });
+    let signature: RelayedSignature;
+    try {
+      signature = await this.relaySigner(batch, tx, { data, settle });
+    } catch (error) {
+      if (error instanceof WouldRevert) {
+        await this.refuse(batch, tx, `transaction ${tx.index + 1} would revert: ${error.reason}; nothing was sent`);
+        return "refused";
+      }
+      if (!(error instanceof PaymentNotCarried)) throw error;
+      this.log.warn({ txId: batch.txId, reason: error.message }, "the payment cannot ride in its operation's transaction; it is settled first");
+      const paid = await this.payFirst(batch, false);
+      if (paid === "refused") return "refused";
+      if (paid === "stopped") throw error;
+      return this.signRelayed(batch, tx);
+    }
+    const { signedRaw, txHash, stored, acceptedAt, receipt } = signature;
     // The relayer re-priced (and numbered) it: what it stored, or read back when another runner signed it first.
     const current = stored ?? (await this.services.batches.transaction(batch.txId, tx.index)) ?? { ...tx, signedRaw, txHash, status: "signed" as const };
     return { current, acceptedAt, receipt };
@@ -310,9 +393,11 @@ export class BatchRunner {
       ...(relayed
         ? {
             resign: async (tx: BatchTransaction) => {
-              // Someone else used the relayer's nonce: take a fresh one and sign again (the old bytes can never be mined).
+              // Someone else used the relayer's nonce: take a fresh one and sign again (the old bytes can never be mined),
+              // with the payment the first bytes carried, if any.
               await relayer.syncNonces();
-              await this.relaySigner!(batch, tx, { replacing: tx.txHash!, data: tx.unsigned.data });
+              const settle = tx.index === batch.transactions.length - 1 ? await this.settlement?.boundSettlement(batch.txId) : undefined;
+              await this.relaySigner!(batch, tx, { replacing: tx.txHash!, data: tx.unsigned.data, settle });
               return (await batches.transaction(batch.txId, tx.index))!;
             },
             replace: (tx: BatchTransaction, fees) => relayer.replace(batch, tx, fees),
@@ -401,11 +486,18 @@ export class BatchRunner {
     update(batch, tx.index, { status, error, blockNumber: receipt?.blockNumber ?? null, gasUsed: receipt?.gasUsed.toString() ?? null });
     Object.assign(batch, { status: "rejected", failedIndex: tx.index, error });
     const relayed = batch.executionMode === "service-relayed";
-    if (relayed && status === "refused") await this.services.relayer.onRefused(this.services.chains.find(batch.chainId)!, tx);
+    // A relayed transaction the node refused never used its nonce; one refused before it was signed never had one.
+    if (relayed && status === "refused" && tx.signedRaw) await this.services.relayer.onRefused(this.services.chains.find(batch.chainId)!, tx);
     if (relayed || (tx.index === 0 && status !== "reverted")) {
       await this.services.db.transaction((q) => this.services.credits.refund(q, batch.txId));
     }
     await this.settlement?.releaseForBatch(batch.txId, `the operation failed: ${error}`);
+  }
+
+  /** Ends a batch before anything of it was sent (its transaction would revert, or its payment failed): nothing spent. */
+  private async refuse(batch: Batch, tx: BatchTransaction, error: string): Promise<void> {
+    this.log.warn({ txId: batch.txId, index: tx.index, reason: error }, "batch refused before anything was sent");
+    await this.reject(batch, tx, "refused", error);
   }
 
   /** Payers this process's runs learnt on the way (the payment their last transaction carries), by txId. */

@@ -1,4 +1,5 @@
 import { Transaction, keccak256 } from "ethers";
+import type { Chain } from "../chains/registry";
 import { z } from "zod";
 import { checksumAddress } from "../crypto/checksum-address";
 import { recoverSigner } from "../crypto/secp256k1";
@@ -6,7 +7,7 @@ import { ApiError, badRequest, conflict, notFound } from "../errors";
 import { typeName } from "../wire/fields";
 import type { Queryable } from "../store/db";
 import { isValidReplacement, type Fees } from "../chains/fee-bump";
-import { feesOf } from "./tracker";
+import { feesOf, reportedMismatch } from "./tracker";
 import type { Batch, BatchTransaction, BatchTxStatus } from "../model/batch";
 import type { Stores } from "../store/stores";
 
@@ -185,6 +186,33 @@ export function sendingState(batch: Batch, request: SendRequest): { index: numbe
   throw badRequest("signedTransactions is required (or txHash for client-broadcast)", { field: "signedTransactions" });
 }
 
+
+/**
+ * A client-broadcast batch's reported hashes claim its transactions only when the chain shows them: each hash must
+ * name a transaction the chain's node knows, signed by the prepared signer with the prepared nonce, target, data and
+ * value. Anything else is a 4xx and leaves the batch as it was (so nobody can report another tenant's hash on theirs).
+ */
+export async function assertReportedTransactions(chain: Chain, batch: Batch, reported: { index: number; txHash: string | null }[]): Promise<void> {
+  const found = await Promise.all(reported.map((r) => (r.txHash ? chain.provider.getTransaction(r.txHash) : Promise.resolve(null))));
+  reported.forEach(({ index, txHash }, i) => {
+    const onChain = found[i];
+    if (!onChain) {
+      throw badRequest(`txHash[${index}] ${txHash} is not a transaction chain ${chain.chainId}'s node knows: broadcast transaction ${index + 1} first, then report its hash`, {
+        field: "txHash",
+        transactionIndex: index,
+      });
+    }
+    const mismatch = reportedMismatch(onChain, batch.transactions[index].unsigned);
+    if (mismatch) {
+      throw new ApiError("TRANSACTION_MISMATCH", `txHash[${index}] ${txHash} is not transaction ${index + 1} of txId ${batch.txId}: its ${mismatch.field} is ${mismatch.actual}, the prepared one's ${mismatch.expected}`, {
+        transactionIndex: index,
+        field: mismatch.field,
+        expected: mismatch.expected,
+        actual: mismatch.actual,
+      });
+    }
+  });
+}
 
 /** A transaction (signed bytes or a reported hash) belongs to one batch: sending it for another is a 409 naming that batch. */
 export function assertHashesFree(batch: Batch, state: { index: number; txHash: string | null }[], hashOwners: Map<string, string>): void {

@@ -1,4 +1,4 @@
-import { Transaction, type TransactionReceipt } from "ethers";
+import { Transaction, type TransactionReceipt, type TransactionResponse } from "ethers";
 import { broadcast } from "../chains/broadcast";
 import { marketFees } from "../chains/fees";
 import type { Chain } from "../chains/registry";
@@ -8,6 +8,7 @@ import type { Logger } from "../logger";
 import type { Batches } from "../store/batches";
 import { feeCapWei, replacementFees, type Fees } from "../chains/fee-bump";
 import type { Batch, BatchTransaction } from "../model/batch";
+import { PaymentNotCarried, WouldRevert } from "./relayer";
 
 /** How often a reported hash with no receipt is looked up (is the node aware of it, was its nonce used?). */
 const UNSEEN_CHECK_MS = 2_000;
@@ -222,7 +223,13 @@ export class TransactionTracker {
     if (this.deps.resign && this.resigned < 3) {
       this.resigned++;
       this.nonceTakenSeen = 0;
-      this.tx = await this.deps.resign(this.tx);
+      try {
+        this.tx = await this.deps.resign(this.tx);
+      } catch (error) {
+        // Signed again only if it would still go through, and with the payment it carried: else it ends here unsent.
+        if (!(error instanceof WouldRevert || error instanceof PaymentNotCarried)) throw error;
+        return { kind: "ended", status: "refused", error: `signed again after its nonce was used elsewhere, it ${error instanceof WouldRevert ? `would revert: ${error.reason}` : `cannot carry its payment: ${error.message}`}; nothing was sent`, tx: this.tx };
+      }
       this.lastBroadcast = 0;
       this.sentAtHead = -1;
       return undefined;
@@ -326,14 +333,7 @@ export class TransactionTracker {
   private async checkReportedTransaction(): Promise<string | undefined> {
     const onChain = await this.chain.provider.getTransaction(this.tx.txHash!);
     if (!onChain) return undefined;
-    const p = this.tx.unsigned;
-    const same =
-      onChain.from.toLowerCase() === p.from.toLowerCase() &&
-      (onChain.to ?? "").toLowerCase() === p.to.toLowerCase() &&
-      onChain.data.toLowerCase() === p.data.toLowerCase() &&
-      onChain.nonce === p.nonce &&
-      onChain.value === BigInt(p.value);
-    return same ? undefined : `reported hash ${this.tx.txHash} is not transaction ${this.tx.index + 1} of batch ${this.batch.txId}`;
+    return reportedMismatch(onChain, this.tx.unsigned) ? `reported hash ${this.tx.txHash} is not transaction ${this.tx.index + 1} of batch ${this.batch.txId}` : undefined;
   }
 }
 
@@ -344,4 +344,21 @@ export function feesOf(tx: BatchTransaction): Fees {
     return { maxFeePerGas: signed.maxFeePerGas ?? 0n, maxPriorityFeePerGas: signed.maxPriorityFeePerGas ?? 0n };
   }
   return { maxFeePerGas: BigInt(tx.unsigned.maxFeePerGas), maxPriorityFeePerGas: BigInt(tx.unsigned.maxPriorityFeePerGas) };
+}
+
+/**
+ * The first field in which a transaction found on chain differs from the one prepared (sender, nonce, target, data,
+ * value, chain), or undefined when it is that transaction.
+ */
+export function reportedMismatch(onChain: Pick<TransactionResponse, "from" | "to" | "data" | "nonce" | "value" | "chainId">, prepared: BatchTransaction["unsigned"]): { field: string; expected: string; actual: string } | undefined {
+  const checks: [string, string, string][] = [
+    ["from", prepared.from.toLowerCase(), onChain.from.toLowerCase()],
+    ["chainId", String(prepared.chainId), String(onChain.chainId)],
+    ["nonce", String(prepared.nonce), String(onChain.nonce)],
+    ["to", prepared.to.toLowerCase(), (onChain.to ?? "").toLowerCase()],
+    ["data", prepared.data.toLowerCase(), onChain.data.toLowerCase()],
+    ["value", BigInt(prepared.value).toString(), onChain.value.toString()],
+  ];
+  const [field, expected, actual] = checks.find(([, want, got]) => want !== got) ?? [];
+  return field ? { field, expected: expected!, actual: actual! } : undefined;
 }

@@ -35,7 +35,8 @@ export const TransactionFailedData = z
   .strictObject({
     ...transactionFields,
     reason: z.enum(["reverted", "refused", "unseen"]).meta({
-      description: "reverted: mined and reverted (transaction.error has the revert reason); refused: the node refused it; unseen: a reported hash never appeared",
+      description:
+        "reverted: mined and reverted (transaction.error has the revert reason); refused: the node refused it, or the service before sending it (it would revert, or its payment could not be settled: transaction.error says which); unseen: a reported hash never appeared",
     }),
   })
   .meta({ id: "TransactionFailedData" });
@@ -128,7 +129,7 @@ interface CatalogueEntry {
 export const EVENT_CATALOGUE = {
   "transaction.broadcast": { summary: "A transaction of a batch went out to the chain (or its client-broadcast hash was reported)", data: TransactionEventData },
   "transaction.confirmed": { summary: "A transaction has the confirmations the service waits for", data: TransactionEventData },
-  "transaction.failed": { summary: "A transaction reverted, was refused by the node or never appeared; its batch is rejected", data: TransactionFailedData },
+  "transaction.failed": { summary: "A transaction reverted, was refused (by the node, or by the service before sending it) or never appeared; its batch is rejected", data: TransactionFailedData },
   "transaction.replaced": { summary: "A transaction was replaced by another with the same nonce (fee bump, re-signed)", data: TransactionReplacedData },
   "transaction.reorged": { summary: "A confirmed transaction's block left the canonical chain; it is pending again", data: TransactionReorgedData },
   "batch.completed": { summary: "A batch ended: success (every transaction confirmed, its outcome recorded) or rejected", data: BatchCompletedData },

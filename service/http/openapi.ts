@@ -2,6 +2,7 @@ import { z, type ZodType } from "zod";
 import { securityOf, type AccessRule } from "../auth/access-rules";
 import { ErrorBody, errorCodeTable, PaymentRequired, PaymentSettlement } from "../wire/responses";
 import type { ResponseDoc, RouteDefinition, SuccessResponses } from "./route";
+import { IDEMPOTENCY_HEADER, idempotencyKeySchema, REPLAYED_HEADER } from "./idempotency";
 
 /**
  * The OpenAPI 3.1 document, generated from the route definitions: the request schemas that validate requests, the
@@ -220,7 +221,9 @@ function operationOf(route: RouteDefinition<any, any>, operationId: string, comp
   const paid = takesPayment(route.access);
   const responses: Record<string, unknown> = {};
   for (const [status, doc] of Object.entries(successResponses(route))) {
-    if (doc) responses[status] = responseObject(doc, components, paid ? { "PAYMENT-RESPONSE": paymentResponseHeader } : {});
+    const extra: Json = paid ? { "PAYMENT-RESPONSE": paymentResponseHeader } : {};
+    if (route.idempotent) extra[REPLAYED_HEADER] = { description: "true on an answer given again for a retry under the same Idempotency-Key", schema: { type: "string", enum: ["true"] } };
+    if (doc) responses[status] = responseObject(doc, components, extra);
   }
   responses["400"] = { $ref: "#/components/responses/BadRequest" };
   if (route.access.key !== "none") responses["401"] = { $ref: "#/components/responses/Unauthorized" };
@@ -249,6 +252,11 @@ function operationOf(route: RouteDefinition<any, any>, operationId: string, comp
       const { description, ...rest } = propertySchema;
       parameters.push({ name, in: "query", required: required.has(name), ...(description ? { description } : {}), schema: rest });
     }
+  }
+  if (route.idempotent) {
+    const { description, ...schema } = z.toJSONSchema(idempotencyKeySchema, { io: "input" }) as Json;
+    delete schema.$schema;
+    parameters.push({ name: IDEMPOTENCY_HEADER, in: "header", required: false, description, schema });
   }
   if (parameters.length) operation.parameters = parameters;
   const documented = route.body ?? route.documentedBody;

@@ -5,6 +5,8 @@ import type { AccessRule } from "../auth/access-rules";
 import { ApiError, badRequest } from "../errors";
 import { typeName } from "../wire/fields";
 import { JsonText } from "../wire/json-text";
+import type { IdempotentRequests } from "../store/idempotent-requests";
+import { REPLAYED_HEADER, startIdempotent, type IdempotentRun } from "./idempotency";
 import { guardInput } from "./input-guard";
 import { closestName, knownKeys, valueAt, withMisspellingHint } from "./input-hints";
 
@@ -59,6 +61,11 @@ export interface RouteDefinition<Q = unknown, B = unknown> {
   admit?: (req: Request) => Promise<void>;
   /** The OpenAPI operationId; default: the path in camelCase (/get-token-info → getTokenInfo). */
   operationId?: string;
+  /**
+   * Takes an Idempotency-Key header (the paid write routes): a retry of the same request under the key gets the first
+   * successful answer again and is charged once; another request under it is a 409 (http/idempotency.ts).
+   */
+  idempotent?: boolean;
   /** Hidden routes are mounted but left out of /openapi.json (operator endpoints). */
   hidden?: boolean;
   handler: (input: { query: Q; body: B; req: Request; res: Response; caller: Caller; payment: CallPayment }) => Promise<unknown>; // a RouteResult, or the body itself
@@ -115,7 +122,10 @@ const article = (type: string) => (/^[aeiou]/.test(type) ? `an ${type}` : `a ${t
  * ({sha256}) are mounted on the Router after the table. Matching stays express's: case-insensitive, one trailing slash
  * allowed, HEAD answered by the GET route.
  */
-export function routesRouter(routes: RouteDefinition<any, any>[], services: GateServices): Router {
+/** What the router uses: the access gate's services and the answers kept for Idempotency-Keys. */
+export type RouterServices = GateServices & { idempotentRequests: IdempotentRequests };
+
+export function routesRouter(routes: RouteDefinition<any, any>[], services: RouterServices): Router {
   const router = expressRouter();
   const fixed = new Map<string, RequestHandler>();
   const withParameters: RouteDefinition<any, any>[] = [];
@@ -199,9 +209,10 @@ function fixedKey(method: string, path: string): string {
 }
 
 /** One route's handler: checks the caller's key, parses query and body, runs the handler, settles its payment, writes JSON. */
-function routeHandler(route: RouteDefinition<any, any>, services: GateServices): RequestHandler {
+function routeHandler(route: RouteDefinition<any, any>, services: RouterServices): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     let payment: CallPayment | undefined;
+    let idempotent: IdempotentRun | undefined;
     res.locals.route = route.path; // the template, for metrics and logs (never the raw path)
     try {
       await route.admit?.(req);
@@ -209,6 +220,15 @@ function routeHandler(route: RouteDefinition<any, any>, services: GateServices):
       guardInput(req.query, "query");
       guardInput(req.body, "body");
       const caller = await identify(services, req, route.access);
+      if (route.idempotent) {
+        const started = await startIdempotent(services.idempotentRequests, req, route.path, caller.apiKey?.id ?? "keyless");
+        if (started && "replay" in started) {
+          for (const [name, value] of Object.entries(started.replay.headers)) res.setHeader(name, value);
+          res.setHeader(REPLAYED_HEADER, "true");
+          return void res.status(started.replay.status).json(started.replay.body);
+        }
+        idempotent = started;
+      }
       // Some clients put GET parameters in a JSON body (WIRE-COMPAT §11): the query string wins.
       const rawQuery = route.method === "get" ? { ...(isObject(req.body) ? req.body : {}), ...req.query } : req.query;
       const query = route.query ? parseInput(route.query, rawQuery, "query") : rawQuery;
@@ -218,12 +238,16 @@ function routeHandler(route: RouteDefinition<any, any>, services: GateServices):
       if (res.headersSent) return;
       const shaped = isRouteResult(result) ? result : { body: result };
       const settled = await payment.settle();
-      for (const [name, value] of Object.entries({ ...shaped.headers, ...settled })) res.setHeader(name, value);
+      const headers = { ...shaped.headers, ...settled };
+      // Kept before it leaves: a retry that follows the answer at once finds it.
+      await idempotent?.keep({ status: shaped.status ?? 200, body: shaped.body instanceof JsonText ? JSON.parse(shaped.body.text) : shaped.body, headers });
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
       res.status(shaped.status ?? 200);
       if (shaped.body instanceof JsonText) res.type("application/json").send(shaped.body.text);
       else res.json(shaped.body);
     } catch (error) {
       await payment?.release(`the call failed: ${(error as Error).message}`).catch(() => undefined);
+      await idempotent?.letGo().catch(() => undefined);
       next(misspellingHint(route, req, error));
     }
   };

@@ -5,6 +5,7 @@ import type { Abi, Hex, PublicClient } from "viem";
 import { broadcast } from "../chains/broadcast";
 import { paidIn, settledBy, transferWithAuthorizationCalldata, verifyPlainTransferAuthorization } from "./eip3009";
 import { SettlementBatches } from "./settlement-batches";
+import { healWalletNonces } from "../engine/nonce-healing";
 import { multicall3Interface } from "../chains/contracts";
 import { MULTICALL3_ADDRESS } from "../chains/networks";
 import { isChainUnavailable } from "../chains/rpc-errors";
@@ -35,13 +36,17 @@ const BATCH_GAS_PER_PAYMENT = 150_000n;
 const BATCH_BASE_GAS = 60_000n;
 
 /**
- * A settlement that can no longer succeed (`final`: reverted, refused by the node, its authorization expired or used
- * elsewhere), or one that failed in passing (the chain could not be asked): then it is tried again, never released.
+ * A settlement that failed: `final` when this settlement can no longer succeed (reverted, refused by the node, its
+ * authorization expired or used elsewhere), else in passing (then it is tried again); `minedWithout` when its
+ * transaction was mined without settling the payment. Whether the payment is released is decided by whether the
+ * payer's authorization can still be used (payments/x402.ts): a refusal of ours (the settlement wallet without gas)
+ * keeps it owed.
  */
 export class SettlementError extends Error {
   constructor(
     message: string,
     readonly final: boolean,
+    readonly minedWithout = false,
   ) {
     super(message);
   }
@@ -64,6 +69,8 @@ export interface PaymentFacilitator {
    * every payment itself.
    */
   readonly settlesInOperation?: boolean;
+  /** Fills gaps in the settlement wallet's nonces and rewinds a counter that drifted (in-process only). */
+  healNonces?(): Promise<void>;
 }
 
 export class ExternalFacilitator implements PaymentFacilitator {
@@ -105,6 +112,10 @@ export class InProcessFacilitator implements PaymentFacilitator {
     this.wallet = new Wallet(settlementKey);
     this.settlementAddress = this.wallet.address;
     this.batches = new SettlementBatches((items) => this.settleBatch(items), { gatherMs: services.config.X402_SETTLEMENT_BATCH_MS, max: SETTLEMENT_BATCH_MAX });
+  }
+
+  healNonces(): Promise<void> {
+    return healWalletNonces(this.services, this.chain, this.wallet, this.services.logger.child({ component: "x402" }));
   }
 
   /** A plain account's EIP-3009 payment is checked natively (payments/eip3009.ts); any other by the library. */
@@ -276,8 +287,8 @@ export class InProcessFacilitator implements PaymentFacilitator {
    */
   async awaitSettlement(payment: PaymentRecord): Promise<SettleResponse> {
     const receipt = await this.untilMined(payment.id, payment.settleTxHash!);
-    if (receipt.status !== 1) throw new SettlementError(`settlement ${receipt.hash} reverted`, true);
-    if (!paidIn(receipt, payment)) throw new SettlementError(`settlement ${receipt.hash} did not use the payment's authorization`, true);
+    if (receipt.status !== 1) throw new SettlementError(`settlement ${receipt.hash} reverted`, true, true);
+    if (!paidIn(receipt, payment)) throw new SettlementError(`settlement ${receipt.hash} did not use the payment's authorization`, true, true);
     return settledBy(receipt, payment);
   }
 

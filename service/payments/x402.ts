@@ -8,10 +8,12 @@ import { isChainUnavailable } from "../chains/rpc-errors";
 import { checksumAddress } from "../crypto/checksum-address";
 import { ApiError, unauthorized } from "../errors";
 import type { Logger } from "../logger";
-import { PaymentConflict, type PaymentRecord } from "../store/payments";
+import { PaymentConflict, PaymentShortfall, type PaymentRecord, type Payments } from "../store/payments";
 import { TtlCache } from "../cache/ttl-cache";
 import { acceptedMismatch } from "./accepted";
 import { paidIn, settledBy, transferWithAuthorizationCalldata } from "./eip3009";
+import { encodeCall } from "../chains/abi-words";
+import { usdcInterface } from "../chains/contracts";
 import { displayPrice } from "./pricing";
 import { SettlementError, type PaymentFacilitator } from "./facilitator";
 import type { Stores } from "../store/stores";
@@ -32,6 +34,16 @@ const SETTLE_MARGIN_S = 10;
  * operation is sent alone and the payment settled after it (or released), as before.
  */
 const IN_OPERATION_MARGIN_S = 60;
+/**
+ * An authorization must stay valid at least this long when it is accepted, and longer where its settlement needs it:
+ * the settlement must be sent, mined and confirmed before validBefore (validityNeeded).
+ */
+const MIN_VALIDITY_S = 30;
+/** Until the payment chain's block interval has been seen, a block is taken to last this long. */
+const ASSUMED_BLOCK_S = 2;
+/** Payments left unfinished are looked for this often, and taken up when unchanged for RECOVERY_QUIET_MS. */
+const RECOVERY_MS = 30_000;
+const RECOVERY_QUIET_MS = 120_000;
 /** How long a payment settled here is kept for the send waiting on it (a send waits SEND_WAIT_MS at most, then reads). */
 const JUST_SETTLED_MS = 30_000;
 
@@ -182,22 +194,38 @@ export class X402 {
         invalidReason: verification.invalidReason,
       }, true);
     }
+    const validBefore = Number(authorization.validBefore ?? 0);
+    this.assertLastsLongEnough(charge, validBefore);
+    return this.hold(charge, {
+      subject: charge.subject,
+      route: charge.routeKey,
+      txId: charge.txId ?? null,
+      network: required.network,
+      asset: required.asset,
+      payTo: required.payTo,
+      amount: required.amount,
+      payer: checksumAddress(authorization.from),
+      authorizationNonce: authorization.nonce,
+      validBefore,
+      payload,
+      requirements: required,
+    });
+  }
+
+  /**
+   * Records a verified payment as reserved, if the payer's balance covers it with the payer's other open payments (the
+   * verification proved it covers this one alone: the balance is read only when the payer owes others).
+   */
+  private async hold(charge: Charge, record: Parameters<Payments["reserve"]>[0]): Promise<PaymentRecord> {
+    const { payments } = this.services;
     try {
-      const payment = await this.services.payments.reserve({
-        subject: charge.subject,
-        route: charge.routeKey,
-        txId: charge.txId ?? null,
-        network: required.network,
-        asset: required.asset,
-        payTo: required.payTo,
-        amount: required.amount,
-        payer: checksumAddress(authorization.from),
-        authorizationNonce: authorization.nonce,
-        validBefore: Number(authorization.validBefore ?? 0),
-        payload,
-        requirements: required,
+      const owes = (await payments.openAmount(record.payer, record.asset)) > 0n;
+      const payment = await payments.reserve(record, owes ? await this.balanceOf(record.payer) : undefined).catch(async (error: unknown) => {
+        // Another of the payer's payments was taken meanwhile: its balance decides.
+        if (error instanceof PaymentShortfall && error.balance === undefined) return payments.reserve(record, await this.balanceOf(record.payer));
+        throw error;
       });
-      this.log.info({ paymentId: payment.id, subject: charge.subject, amount: required.amount }, "payment reserved");
+      this.log.info({ paymentId: payment.id, subject: charge.subject, amount: record.amount }, "payment reserved");
       return payment;
     } catch (error) {
       if (error instanceof PaymentConflict) {
@@ -205,15 +233,57 @@ export class X402 {
           ? new ApiError("ALREADY_PAID", `${charge.subject} is already paid for`, { subject: charge.subject })
           : this.paymentRequired(charge, "payment authorization was already used");
       }
+      if (error instanceof PaymentShortfall) throw this.shortfall(charge, record.payer, error);
       throw error;
     }
   }
 
   /**
-   * Settles a reserved payment (the operation it paid for is confirmed), once: its settlement transaction confirmed on
-   * the canonical chain. Released only when the payment can no longer be taken: its authorization expired before a
-   * settlement was sent, or the settlement reverted, was refused, or expired unmined. A passing failure (the chain
-   * could not be asked, a node that lost the transaction) never releases it: the settlement is tried again shortly.
+   * How long an authorization must stay valid when it is accepted: its settlement is gathered, sent, mined and
+   * confirmed before validBefore (blocks of the payment chain as observed, ASSUMED_BLOCK_S until one was seen).
+   */
+  validityNeeded(): number {
+    const chain = this.paymentChain;
+    const blockSeconds = Math.max(1, (chain.blocks.intervalMs ?? ASSUMED_BLOCK_S * 1000) / 1000);
+    const settlement = SETTLE_MARGIN_S + this.services.config.X402_SETTLEMENT_BATCH_MS / 1000 + (chain.confirmations + 2) * blockSeconds;
+    return Math.max(MIN_VALIDITY_S, Math.ceil(settlement));
+  }
+
+  /** A 402 for an authorization that expires before its settlement could be confirmed, naming the validBefore it needs. */
+  private assertLastsLongEnough(charge: Charge, validBefore: number): void {
+    const needed = this.validityNeeded();
+    const now = Math.floor(Date.now() / 1000);
+    if (validBefore >= now + needed) return;
+    const requiredValidBefore = now + needed;
+    throw this.paymentRequired(
+      charge,
+      `the authorization expires too soon: validBefore ${validBefore} leaves ${Math.max(0, validBefore - now)} s, and this payment needs ${needed} s to be settled and confirmed: sign it with validBefore ≥ ${requiredValidBefore}`,
+      { validBefore, requiredValidBefore },
+    );
+  }
+
+  /** The payer's balance of the payment asset, on the pending block. */
+  private async balanceOf(payer: string): Promise<bigint> {
+    const data = encodeCall(BALANCE_OF, [{ address: payer }]);
+    return BigInt(await this.paymentChain.provider.send("eth_call", [{ to: this.asset.toLowerCase(), data }, "pending"]));
+  }
+
+  /** The 402 of a payment the payer's balance does not cover with its other open payments. */
+  private shortfall(charge: Charge, payer: string, error: PaymentShortfall): ApiError {
+    const balance = error.balance ?? 0n;
+    const short = error.open + charge.amount - balance;
+    return this.paymentRequired(
+      charge,
+      `the payer's balance (${displayPrice(balance)}) does not cover this payment (${displayPrice(charge.amount)}) and its other payments not settled yet (${displayPrice(error.open)}): ${displayPrice(short)} short`,
+      { payer, balance: balance.toString(), unsettled: error.open.toString(), shortfall: short.toString() },
+    );
+  }
+
+  /**
+   * Settles a payment in the background: settled once its settlement transaction is confirmed on the canonical chain
+   * (a payment carried by its operation's transaction, once that one is: settleWithOperation). A failure of ours (the
+   * settlement wallet without gas, a chain that could not be asked) keeps it owed and tries again shortly; only a
+   * payment the payer made unusable (expired, moved, cancelled, spent by a sibling) is released.
    */
   async settle(paymentId: string, operationReceipt?: TransactionReceipt, known?: { payment: PaymentRecord; batch?: Batch }): Promise<SettleResponse | undefined> {
     const payment = known?.payment.id === paymentId ? known.payment : await this.services.payments.get(paymentId);
@@ -229,55 +299,118 @@ export class X402 {
         return undefined;
       }
     }
-    if (payment.status === "reserved" && payment.validBefore && payment.validBefore <= Math.floor(Date.now() / 1000)) {
-      await this.release(payment.id, "authorization expired before the operation was confirmed");
-      return undefined;
+    const outcome = await this.settleOutcome(payment);
+    if (outcome.kind === "pending") this.retryLater(paymentId);
+    return outcome.kind === "settled" ? outcome.settlement : undefined;
+  }
+
+  /**
+   * One attempt to settle a payment that has a settlement of its own (not carried by its operation's transaction):
+   * settled; released (the payer's authorization can no longer be used: nothing charged); or pending (a failure of
+   * ours, or another settler has it: the payment stays owed and is tried again).
+   */
+  async settleOutcome(known: PaymentRecord): Promise<SettleOutcome> {
+    const paymentId = known.id;
+    const payment = known.status === "reserved" ? known : await this.services.payments.get(paymentId);
+    if (!payment) return { kind: "released", reason: "no such payment" };
+    if (payment.status === "released") return { kind: "released", reason: payment.releaseReason ?? "released" };
+    if (payment.status === "settled") return { kind: "settled", settlement: payment.settlement };
+    if (payment.settleInOperation) return { kind: "pending", reason: "settled with its operation's transaction" };
+    if (payment.status === "reserved" && payment.validBefore - Math.floor(Date.now() / 1000) <= SETTLE_MARGIN_S) {
+      const reason = "the authorization expired before it could be settled";
+      await this.release(payment.id, reason);
+      return { kind: "released", reason };
     }
     const sent = payment.status === "settling" && payment.settleTxHash;
-    if (!sent && !(await this.services.payments.claimForSettlement(paymentId))) return undefined; // another settler has it
-    let result: SettleResponse;
+    if (!sent && !(await this.services.payments.claimForSettlement(paymentId))) return { kind: "pending", reason: "another settler has it" };
+    this.settling.add(paymentId);
     try {
-      result = sent ? await this.awaitSettlement(payment) : await this.facilitator.settle(payment);
-      // The library's own wait may give up in passing: a transaction on its way decides by its fate on chain.
-      if (!result.success && !sent) {
-        const stored = await this.services.payments.get(paymentId);
-        if (stored?.settleTxHash) result = await this.awaitSettlement(stored);
+      let result: SettleResponse;
+      try {
+        result = sent ? await this.awaitSettlement(payment) : await this.facilitator.settle(payment);
+        // The library's own wait may give up in passing: a transaction on its way decides by its fate on chain.
+        if (!result.success && !sent) {
+          const stored = await this.services.payments.get(paymentId);
+          if (stored?.settleTxHash) result = await this.awaitSettlement(stored);
+        }
+      } catch (error) {
+        return await this.settlementFailed(paymentId, error);
       }
-    } catch (error) {
-      return this.settlementFailed(paymentId, error);
+      if (!result.success) return await this.settlementFailed(paymentId, new SettlementError(`settlement refused: ${result.errorReason ?? "unknown"}`, true));
+      // The library answers the hash it first sent; a re-priced replacement (same nonce) may be the one mined, and the
+      // payment row names whichever was (promoteSettlement): that is the settlement's transaction.
+      const mined = (await this.services.payments.get(paymentId))?.settleTxHash;
+      if (mined && result.transaction && mined !== result.transaction.toLowerCase()) result = { ...result, transaction: mined };
+      const settled = await this.services.payments.markSettled(paymentId, result);
+      this.keepSettled(settled);
+      this.log.info({ paymentId, transaction: result.transaction }, "payment settled");
+      return { kind: "settled", settlement: settled?.settlement ?? result };
+    } finally {
+      this.settling.delete(paymentId);
     }
-    if (!result.success) return this.settlementFailed(paymentId, new SettlementError(`settlement refused: ${result.errorReason ?? "unknown"}`, !(await this.stillSettleable(paymentId))));
-    // The library answers the hash it first sent; a re-priced replacement (same nonce) may be the one mined, and the
-    // payment row names whichever was (promoteSettlement): that is the settlement's transaction.
-    const mined = (await this.services.payments.get(paymentId))?.settleTxHash;
-    if (mined && result.transaction && mined !== result.transaction.toLowerCase()) result = { ...result, transaction: mined };
-    this.keepSettled(await this.services.payments.markSettled(paymentId, result));
-    this.log.info({ paymentId, transaction: result.transaction }, "payment settled");
-    return result;
   }
 
-  /** After a failed settlement: release it when it can never succeed, else give it back and try again shortly. */
-  private async settlementFailed(paymentId: string, error: unknown): Promise<undefined> {
-    const final = error instanceof SettlementError ? error.final : !(await this.stillSettleable(paymentId));
+  /**
+   * After a failed settlement: released when the payer's authorization can no longer be used (expired, cancelled,
+   * used elsewhere, a balance that moved); otherwise the failure is ours or passing (the settlement wallet without gas,
+   * a refusal, a chain that could not be asked): the payment stays owed and is settled again.
+   */
+  private async settlementFailed(paymentId: string, error: unknown): Promise<SettleOutcome> {
     const reason = (error as Error).message;
-    if (final) {
-      this.log.warn({ paymentId, reason }, "settlement failed for good");
-      await this.release(paymentId, `settlement failed: ${reason}`, true);
-      return undefined;
+    const usable = await this.stillUsable(paymentId, error);
+    if (!usable.usable) {
+      this.failures.payer++;
+      this.log.warn({ paymentId, reason, why: usable.why }, "settlement failed for good: the payer's authorization can no longer be used");
+      const released = `settlement failed: ${usable.why ?? reason}`;
+      await this.release(paymentId, released, true);
+      return { kind: "released", reason: released };
     }
-    this.log.warn({ paymentId, reason }, "settlement failed in passing; trying again");
-    await this.services.payments.unclaim(paymentId).catch(() => undefined);
-    this.retryLater(paymentId);
-    return undefined;
+    this.failures.ours++;
+    if (error instanceof SettlementError && error.minedWithout) await this.services.payments.unmarkSettling(paymentId).catch(() => undefined);
+    else await this.services.payments.unclaim(paymentId).catch(() => undefined);
+    const noGas = /insufficient funds/i.test(reason);
+    if (noGas) {
+      this.log.error(
+        { paymentId, wallet: this.facilitator.settlementAddress, chainId: this.paymentChain.chainId, reason },
+        "the x402 settlement wallet cannot pay the settlement's gas: fund it; the payment stays owed and is settled once it can",
+      );
+    } else {
+      this.log.warn({ paymentId, reason }, "settlement failed for a reason of ours or in passing; the payment stays owed and is tried again");
+    }
+    return { kind: "pending", reason };
   }
 
-  /** Whether a payment whose settlement has not been sent can still be settled: its authorization not (nearly) expired. */
-  private async stillSettleable(paymentId: string): Promise<boolean> {
+  /**
+   * Whether a payment's authorization can still be settled: a settlement on its way decides by its fate on chain;
+   * otherwise it must not be (nearly) expired, and its transfer must go through on the pending block.
+   */
+  private async stillUsable(paymentId: string, error: unknown): Promise<{ usable: boolean; why?: string }> {
     const payment = await this.services.payments.get(paymentId);
-    if (!payment || payment.status === "released" || payment.status === "settled") return false;
-    if (payment.settleTxHash) return true; // on its way: its fate on chain decides
-    return payment.validBefore - Math.floor(Date.now() / 1000) > SETTLE_MARGIN_S;
+    if (!payment || payment.status === "released" || payment.status === "settled") return { usable: false };
+    const minedWithout = error instanceof SettlementError && error.minedWithout;
+    if (payment.settleTxHash && !minedWithout && !(error instanceof SettlementError)) return { usable: true }; // on its way
+    if (payment.validBefore - Math.floor(Date.now() / 1000) <= SETTLE_MARGIN_S) return { usable: false, why: "the authorization expired before it was settled" };
+    let calldata: string | undefined;
+    try {
+      calldata = transferWithAuthorizationCalldata(payment.payload);
+    } catch {
+      return { usable: false, why: "the payment's authorization cannot be opened" };
+    }
+    // A payment the library settles (ERC-6492): its own verdict stands.
+    if (!calldata) return { usable: !(error instanceof SettlementError && error.final) };
+    try {
+      await this.paymentChain.provider.send("eth_call", [{ to: payment.asset, data: calldata }, "pending"]);
+      return { usable: true };
+    } catch (simulated) {
+      if (isChainUnavailable(simulated)) return { usable: true }; // not known now: kept, asked again
+      return { usable: false, why: "the payer's authorization can no longer be used (expired, cancelled, used, or the balance moved)" };
+    }
   }
+
+  /** Settlements this process failed, by whose failure (metrics). */
+  readonly failures = { ours: 0, payer: 0 };
+  /** Payments this process is settling now (the periodic recovery leaves them alone). */
+  private readonly settling = new Set<string>();
 
   /** Payments this process just settled, as stored: the send that paid for one answers with it without reading it back. */
   private readonly justSettled = new TtlCache<string, PaymentRecord>(JUST_SETTLED_MS, 1_000);
@@ -301,9 +434,10 @@ export class X402 {
     if (this.stopped) return;
     const attempt = (this.retries.get(paymentId)?.attempt ?? 0) + 1;
     clearTimeout(this.retries.get(paymentId)?.timer);
-    const timer = setTimeout(() => {
-      void this.settle(paymentId).then((settled) => {
-        if (settled) this.retries.delete(paymentId);
+    const timer: NodeJS.Timeout = setTimeout(() => {
+      // A pending outcome schedules the next attempt (another timer); otherwise the payment ended here.
+      void this.settle(paymentId).finally(() => {
+        if (this.retries.get(paymentId)?.timer === timer) this.retries.delete(paymentId);
       });
     }, Math.min(30_000, 1000 * 2 ** (attempt - 1)));
     timer.unref();
@@ -315,6 +449,7 @@ export class X402 {
   /** No more retries from this process (a stop); unfinished payments are recovered by the next start. */
   stop(): void {
     this.stopped = true;
+    clearInterval(this.recovery);
     for (const { timer } of this.retries.values()) clearTimeout(timer);
     this.retries.clear();
   }
@@ -334,28 +469,96 @@ export class X402 {
   }
 
   /**
-   * The payment of a relayed batch to settle inside its last transaction (the relayer's EIP-7702 delegate runs the
-   * EIP-3009 transfer and the operation atomically), or undefined when it must be settled on its own: an external
-   * facilitator (it sends its own transactions), a payment on another chain than the operation, not exactly one
-   * reserved payment, an authorization close to its expiry, or a signature only the facilitator can use (ERC-6492).
-   * `known`: all of the batch's payments, when the caller has them (else they are read).
+   * What a batch's payments need before its first broadcast (PaymentPlan). One payment may ride in the batch's only
+   * transaction (`canCarry`: relayed by a key that delegates to PaidRelayDelegate): the relayer's EIP-7702 delegate
+   * runs the EIP-3009 transfer and the operation atomically, so neither happens without the other. Every other payment
+   * is settled first: an external facilitator (it sends its own transactions), a payment on another chain than the
+   * operation, an authorization close to its expiry, a signature only the facilitator can use (ERC-6492), a batch of
+   * several transactions or one the client signed. `known`: all of the batch's payments, when the caller has them.
    */
-  async operationSettlement(txId: string, chainId: number, known?: PaymentRecord[]): Promise<OperationSettlement | undefined> {
-    if (!this.facilitator.settlesInOperation || chainId !== this.paymentChain.chainId) return undefined;
-    const reserved = (known ?? (await this.services.payments.forBatch(txId))).filter((p) => p.status === "reserved");
-    if (reserved.length !== 1) return undefined;
-    const [payment] = reserved;
-    if (payment.validBefore - Math.floor(Date.now() / 1000) <= IN_OPERATION_MARGIN_S) return undefined;
+  async paymentPlan(txId: string, chainId: number, canCarry: boolean, known?: PaymentRecord[]): Promise<PaymentPlan> {
+    const open = (known ?? (await this.services.payments.forBatch(txId))).filter((p) => p.status === "reserved" || (p.status === "settling" && !p.settleInOperation));
+    const carried = canCarry ? this.carrierOf(open, chainId) : undefined;
+    return { carried, first: open.filter((p) => p !== carried?.payment) };
+  }
+
+  /** The one reserved payment of `open` that can ride in the operation's transaction on `chainId`, if any. */
+  private carrierOf(open: PaymentRecord[], chainId: number): (OperationSettlement & { payment: PaymentRecord }) | undefined {
+    if (!this.facilitator.settlesInOperation || chainId !== this.paymentChain.chainId || open.length !== 1) return undefined;
+    const [payment] = open;
+    if (payment.status !== "reserved" || payment.validBefore - Math.floor(Date.now() / 1000) <= IN_OPERATION_MARGIN_S) return undefined;
     const calldata = transferWithAuthorizationCalldata(payment.payload);
     if (!calldata) return undefined;
     const { payments } = this.services;
     return {
+      payment,
       payer: payment.payer,
       asset: payment.asset,
       calldata,
       bind: (q) => payments.bindToOperation(q, payment.id),
       setHash: (q, hash) => payments.setOperationHash(q, payment.id, hash),
     };
+  }
+
+  /**
+   * The payment already bound to a relayed batch's transaction, for signing that transaction again with a fresh nonce
+   * (its first nonce was used by someone else): the new bytes carry the payment as the first did.
+   */
+  async boundSettlement(txId: string): Promise<OperationSettlement | undefined> {
+    const bound = (await this.services.payments.forBatch(txId)).find((p) => p.status === "settling" && p.settleInOperation);
+    const calldata = bound && transferWithAuthorizationCalldata(bound.payload);
+    if (!bound || !calldata) return undefined;
+    const { payments } = this.services;
+    return {
+      payer: bound.payer,
+      asset: bound.asset,
+      calldata,
+      bind: (q) => payments.stillBoundToOperation(q, bound.id),
+      setHash: (q, hash) => payments.setOperationHash(q, bound.id, hash),
+    };
+  }
+
+  /**
+   * Settles the payment of an answer that is held back until it is paid (a paid read, a prepare's share), as the x402
+   * reference middleware does: the settlement, or a 402 with the reason when the payer's authorization could not be
+   * used. A failure of ours is tried again until SEND_WAIT_MS; then the answer is a 503 and nothing is delivered (the
+   * payment is released unless its settlement transaction is already on its way, which then decides).
+   */
+  async settleBeforeAnswer(reserved: PaymentRecord, charge: Charge): Promise<SettleResponse> {
+    const deadline = Date.now() + this.services.config.SEND_WAIT_MS;
+    let payment = reserved;
+    for (let pause = 250; ; pause = Math.min(pause * 2, 5_000)) {
+      const outcome = await this.settleOutcome(payment);
+      if (outcome.kind === "settled") return outcome.settlement;
+      if (outcome.kind === "released") throw this.paymentRequired(charge, outcome.reason);
+      if (Date.now() + pause >= deadline || this.stopped) {
+        await this.release(payment.id, `not settled in time: ${outcome.reason}`);
+        const inFlight = (await this.services.payments.get(payment.id))?.status === "settling";
+        if (inFlight) this.log.error({ paymentId: payment.id, reason: outcome.reason }, "a paid answer was withheld while its settlement is on its way; it settles or is released by its fate on chain");
+        throw new ApiError(
+          "PAYMENT_NOT_SETTLED",
+          `the payment could not be settled now (${outcome.reason}); nothing was delivered${inFlight ? "; its settlement transaction is on its way and decides whether it is charged" : " and nothing was charged"}: try again`,
+          { paymentId: payment.id, settlementInFlight: inFlight },
+          { "Retry-After": "5" },
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      payment = (await this.services.payments.get(payment.id)) ?? payment;
+    }
+  }
+
+  /**
+   * Settles `payments` before their operation is broadcast, one after the other: paid when every one is settled;
+   * refused when one was released (its authorization can no longer be used: nothing charged, nothing done); waiting
+   * when one is still owed after a failure of ours (the caller tries again shortly).
+   */
+  async settleFirst(payments: PaymentRecord[]): Promise<PaidFirst> {
+    for (const payment of payments) {
+      const outcome = await this.settleOutcome(payment);
+      if (outcome.kind === "released") return { kind: "refused", reason: `the payment could not be settled: ${outcome.reason}` };
+      if (outcome.kind === "pending") return { kind: "waiting", reason: outcome.reason };
+    }
+    return { kind: "paid" };
   }
 
   /**
@@ -459,11 +662,17 @@ export class X402 {
   }
 
   /**
-   * After a restart: a settlement already broadcast is awaited (re-sent if the node lost it), a payment whose
-   * operation confirmed is settled, one whose operation failed or never ran is released.
+   * Payments nobody in this process is finishing (after a restart; and every RECOVERY_MS, for those left behind by an
+   * instance that stopped, or stuck in settling): a settlement already broadcast is awaited (re-sent if the node lost
+   * it), a claim never sent is settled, a payment whose operation confirmed is settled, one whose operation failed or
+   * never ran is released. `quietForMs`: only payments unchanged for that long (a send in progress has just written).
    */
-  async recover(): Promise<void> {
-    for (const payment of await this.services.payments.unfinished()) {
+  async recover(quietForMs = 0): Promise<void> {
+    // A settlement nonce whose transaction never reached the chain would hold every later settlement back.
+    await this.facilitator.healNonces?.().catch((error: Error) => this.log.warn({ reason: error.message }, "settlement wallet nonces not checked; trying again later"));
+    for (const payment of await this.services.payments.unfinished(quietForMs)) {
+      if (this.stopped) return;
+      if (this.settling.has(payment.id) || this.retries.has(payment.id)) continue;
       if (payment.status === "settling") {
         void this.settle(payment.id);
         continue;
@@ -477,12 +686,37 @@ export class X402 {
     }
   }
 
+  private recovery?: NodeJS.Timeout;
+
+  /** Recovers payments left behind every RECOVERY_MS while the service runs (a stop ends it). */
+  startRecovery(intervalMs = RECOVERY_MS): void {
+    this.recovery = setInterval(() => {
+      void this.recover(RECOVERY_QUIET_MS).catch((error: Error) => this.log.warn({ reason: error.message }, "payments not recovered this time; trying again"));
+    }, intervalMs);
+    this.recovery.unref();
+  }
+
   /** A settlement transaction already sent (before a crash, or by the library's flow): its fate on chain. */
   private async awaitSettlement(payment: PaymentRecord): Promise<SettleResponse> {
     if (!this.facilitator.awaitSettlement) throw new SettlementError("the external facilitator keeps its own settlement transactions", false);
     return this.facilitator.awaitSettlement(payment);
   }
 }
+
+/** One attempt to settle a payment (X402.settleOutcome). */
+export type SettleOutcome = { kind: "settled"; settlement: SettleResponse } | { kind: "released"; reason: string } | { kind: "pending"; reason: string };
+
+/** A batch's payments before its first broadcast: the one its transaction carries, and those settled first. */
+export interface PaymentPlan {
+  carried?: OperationSettlement & { payment: PaymentRecord };
+  first: PaymentRecord[];
+}
+
+/** Payments settled before their operation (X402.settleFirst). */
+export type PaidFirst = { kind: "paid" } | { kind: "refused"; reason: string } | { kind: "waiting"; reason: string };
+
+/** balanceOf(address) of the payment asset. */
+const BALANCE_OF = usdcInterface.getFunction("balanceOf").selector;
 
 export class X402ConfigError extends Error {
   override name = "X402ConfigError";

@@ -41,6 +41,7 @@ function getAgentsRoute(services: Services) {
     summary: "Agents: with a key, the key's own (filters optional); paid, those of ownerWalletAddress on chainId (payer = owner)",
     tags: ["agents"],
     access: ACCESS.agentGetter,
+    idempotent: true,
     response: AgentList,
     query: z.object({ chainId: chainIdInput.optional(), ownerWalletAddress: address.optional(), ...pageFields }),
     handler: async ({ query, caller, payment }) => {
@@ -74,6 +75,7 @@ function getAgentInfoRoute(services: Services) {
     summary: "One agent: summary, registration file, on-chain owner, wallet, URI and metadata, prepare txId",
     tags: ["agents"],
     access: ACCESS.agentGetter,
+    idempotent: true,
     response: AgentInfo,
     query: z.object(agentRef),
     handler: async ({ query, caller, payment }) => {
@@ -92,6 +94,7 @@ function getAgentTransactionsRoute(services: Services) {
     summary: "What was done to an agent and to its agent tokens through this service, newest first (category erc8004 | agentToken | rams)",
     tags: ["agents"],
     access: ACCESS.agentGetter,
+    idempotent: true,
     response: AgentTransactions,
     query: z.object({ ...agentRef, ...pageFields }),
     handler: async ({ query, caller, payment }) => {

@@ -50,6 +50,7 @@ function ramsMandateRoute(services: Services) {
     summary: "RAMS: a mandate, its derived status (none, revoked, pending, expired, active), the agent's freeze and the principal's EIP-712 nonce",
     tags: ["rams"],
     access: ACCESS.ramsRead,
+    idempotent: true,
     response: MandateRead,
     query: z.object({ chainId, agent: address, principal: address, ...registryOverride }),
     handler: async ({ query, payment }) => {
@@ -69,6 +70,7 @@ function ramsComplianceStatusRoute(services: Services) {
     summary: "RAMS: a principal's eligibility at the ComplianceProvider under an identityRef (eligible, reason, expiry)",
     tags: ["rams"],
     access: ACCESS.ramsRead,
+    idempotent: true,
     response: ComplianceRead,
     query: z.object({ chainId, principal: address, identityRef: bytes32, complianceProviderAddress: address.optional() }),
     handler: async ({ query, payment }) => {
@@ -88,6 +90,7 @@ function ramsStatusRoute(services: Services) {
     summary: "RAMS: an agent's freeze, the principal's EIP-712 nonce and (with operator) that operator's approval",
     tags: ["rams"],
     access: ACCESS.ramsRead,
+    idempotent: true,
     response: StatusRead,
     query: z.object({ chainId, agent: address, principal: address, operator: address.optional(), ...registryOverride }),
     handler: async ({ query, payment }) => {
@@ -108,6 +111,7 @@ function ramsCanExecuteRoute(services: Services) {
     description: "action (bytes32) or selector (4 bytes); default ERC-20 transferFrom. amount in raw base units; default 0.",
     tags: ["rams"],
     access: ACCESS.ramsRead,
+    idempotent: true,
     response: CanExecuteRead,
     query: z.object({ chainId, agent: address, principal: address, asset: address, amount: rawAmount.optional(), action: action.optional(), selector: selector.optional(), ...registryOverride }),
     handler: async ({ query, payment }) => {
@@ -129,6 +133,7 @@ function ramsExecutorActionRoute(services: Services) {
     description: "executorAddress, or principal for the executor the operator set up for it.",
     tags: ["rams"],
     access: ACCESS.ramsRead,
+    idempotent: true,
     response: ExecutorActionRead,
     query: z.object({ chainId, selector: selector.optional(), action: action.optional(), executorAddress: address.optional(), principal: address.optional() }),
     handler: async ({ query, payment }) => {
@@ -176,6 +181,7 @@ export function ramsRoutes(services: Services) {
           summary: `RAMS: the principal's EIP-712 ${SIGNED_OPERATIONS[operation]} payload over its current nonce, signable as is (types without EIP712Domain)`,
           tags: ["rams"],
           access: ACCESS.ramsRead,
+          idempotent: true,
           response: TypedDataRead,
           query: typedDataQueries[operation],
           handler: async ({ query, payment }) => {

@@ -53,6 +53,7 @@ function prepareTransactionsRoute(services: Services) {
     documentedBody: prepareBodyDoc,
     response: PrepareResponse,
     rateLimited: true,
+    idempotent: true,
     handler: async ({ req, caller }) => {
       const name = (req.body as { method?: unknown })?.method;
       if (name === undefined || name === null || name === "") throw badRequest("method is required", { field: "method", methods: methodNames });
@@ -78,6 +79,7 @@ function sendTransactionsRoute(services: Services) {
     tags: ["write"],
     access: ACCESS.agenticWrite,
     body: sendBodySchema,
+    idempotent: true,
     response: {
       200: { description: "The batch ended: success, or rejected (see error and failedIndex)", schema: SendSummary },
       202: { description: "Accepted; the batch is still pending: poll GET /get-transaction-status?txId=…", schema: SendSummary },
@@ -122,6 +124,7 @@ export function writeRoutes(services: Services) {
           documentedBody: documentedMethodBody(method),
           response: PrepareResponse,
           rateLimited: true,
+          idempotent: true,
           handler: ({ req, caller }) => prepareWrite(services, req, caller, method, req.body),
         }),
       ),
@@ -135,6 +138,7 @@ export function writeRoutes(services: Services) {
           documentedBody: documentedMethodBody(method),
           response: method.facadeEnvelope === "data" ? FacadePrepareResponse : PrepareResponse,
           rateLimited: true,
+          idempotent: true,
           handler: async ({ req, caller }) => {
             const prepared = await prepareWrite(services, req, caller, method, req.body, method.facadeMode ?? "service-relayed");
             return method.facadeEnvelope === "data" ? { body: { data: prepared.body }, headers: prepared.headers } : prepared;

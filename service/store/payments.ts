@@ -109,6 +109,22 @@ export class PaymentConflict extends Error {
   }
 }
 
+/** The payer's balance does not cover a payment with the payer's other open payments (`open`, base units). */
+export class PaymentShortfall extends Error {
+  constructor(
+    readonly open: bigint,
+    readonly balance: bigint | undefined,
+  ) {
+    super("the payer's balance does not cover its open payments");
+  }
+}
+
+/** The payer's lock (per schema, payer and asset), held until the reserving transaction ends. `$1`: "<payer>:<asset>". */
+const PAYER_LOCK_SQL = "SELECT pg_advisory_xact_lock(hashtext('tak:payer'), hashtext(current_schema() || ':' || $1))";
+/** The payer's open payments of an asset (the parameters that name them): reserved or settling, summed. */
+const openSumSql = (payer: string, asset: string) =>
+  `SELECT COALESCE(sum(amount), 0) AS total FROM payments WHERE payer = ${payer} AND asset = ${asset} AND status IN ('reserved', 'settling')`;
+
 /**
  * What a payment that ended (settled or released) stops holding: the payer's signed authorization and the signed
  * settlement transaction. Every statement that ends a payment sets these; the table's CHECK (migration 007) refuses
@@ -167,30 +183,48 @@ export class Payments {
 
   private record = (row: any): PaymentRecord => toRecord(row, this.sealer);
 
-  /** Records a verified payment as reserved; refuses a reused authorization or a second payment for one subject. */
-  async reserve(p: Omit<PaymentRecord, "id" | "status" | "settleTxRaw" | "settleTxHash" | "settleTxReplaced" | "settlement" | "releaseReason" | "settleInOperation">): Promise<PaymentRecord> {
+  /**
+   * Records a verified payment as reserved; refuses a reused authorization or a second open payment for one subject
+   * (PaymentConflict), and a payment the payer's balance does not cover together with the payer's other payments of
+   * the asset that are not settled yet (PaymentShortfall). `balance`: the payer's balance of the asset, when read;
+   * without it the verification's own check stands for it (the balance covers this payment alone), so the payment is
+   * taken only if the payer has no other open payment. The sum and the insert run under the payer's lock (per
+   * schema, payer and asset): of concurrent authorizations against one balance, only those it covers are taken.
+   */
+  async reserve(
+    p: Omit<PaymentRecord, "id" | "status" | "settleTxRaw" | "settleTxHash" | "settleTxReplaced" | "settlement" | "releaseReason" | "settleInOperation">,
+    balance?: bigint,
+  ): Promise<PaymentRecord> {
     const id = randomUUID();
+    const [payer, asset] = [p.payer.toLowerCase(), p.asset.toLowerCase()];
+    const cover = balance ?? BigInt(p.amount);
     try {
-      const [row] = await this.db.query(
-        `INSERT INTO payments (id, subject, route, tx_id, network, asset, pay_to, amount, payer, authorization_nonce, valid_before, payload_sealed, requirements, status)
-         VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,'reserved') RETURNING *`,
-        [
-          id,
-          p.subject,
-          p.route,
-          p.txId,
-          p.network,
-          p.asset.toLowerCase(),
-          p.payTo.toLowerCase(),
-          p.amount,
-          p.payer.toLowerCase(),
-          p.authorizationNonce.toLowerCase(),
-          p.validBefore,
-          this.sealer.seal(JSON.stringify(p.payload), payloadPurpose(id)),
-          JSON.stringify(p.requirements),
-        ],
-      );
-      return this.record(row);
+      return await this.db.transaction(async (q) => {
+        await q.write(PAYER_LOCK_SQL, [`${payer}:${asset}`]);
+        const [row] = await q.query(
+          `WITH open AS (${openSumSql("$9", "$6")})
+           INSERT INTO payments (id, subject, route, tx_id, network, asset, pay_to, amount, payer, authorization_nonce, valid_before, payload_sealed, requirements, status)
+           SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,'reserved' FROM open WHERE open.total + $8::numeric <= $14::numeric RETURNING *`,
+          [
+            id,
+            p.subject,
+            p.route,
+            p.txId,
+            p.network,
+            asset,
+            p.payTo.toLowerCase(),
+            p.amount,
+            payer,
+            p.authorizationNonce.toLowerCase(),
+            p.validBefore,
+            this.sealer.seal(JSON.stringify(p.payload), payloadPurpose(id)),
+            JSON.stringify(p.requirements),
+            cover.toString(),
+          ],
+        );
+        if (!row) throw new PaymentShortfall(await this.openAmount(payer, asset, q), balance);
+        return this.record(row);
+      });
     } catch (error) {
       const e = error as { code?: string; constraint?: string; message?: string };
       if (e.code === "23505" || /unique|duplicate/i.test(e.message ?? "")) {
@@ -200,13 +234,20 @@ export class Payments {
     }
   }
 
+  /** What `payer` owes in `asset` on payments not settled yet (reserved or settling), in base units. */
+  async openAmount(payer: string, asset: string, q: Queryable = this.db): Promise<bigint> {
+    const [row] = await q.query<{ total: string }>(`SELECT total::text AS total FROM (${openSumSql("$1", "$2")}) open`, [payer.toLowerCase(), asset.toLowerCase()]);
+    return BigInt(row?.total ?? "0");
+  }
+
   async get(id: string, q: Queryable = this.db): Promise<PaymentRecord | undefined> {
     const [row] = await q.query("SELECT * FROM payments WHERE id = $1", [id]);
     return row && this.record(row);
   }
 
+  /** The payment of a subject: the open or settled one, else the latest released one. */
   async bySubject(subject: string): Promise<PaymentRecord | undefined> {
-    const [row] = await this.db.query("SELECT * FROM payments WHERE subject = $1", [subject]);
+    const [row] = await this.db.query("SELECT * FROM payments WHERE subject = $1 ORDER BY (status <> 'released') DESC, created_at DESC LIMIT 1", [subject]);
     return row && this.record(row);
   }
 
@@ -214,8 +255,14 @@ export class Payments {
     return (await q.query("SELECT * FROM payments WHERE tx_id = $1 ORDER BY created_at", [txId])).map(this.record);
   }
 
-  async unfinished(): Promise<PaymentRecord[]> {
-    return (await this.db.query("SELECT * FROM payments WHERE status IN ('reserved', 'settling') ORDER BY created_at")).map(this.record);
+  /** Payments not ended (reserved or settling), oldest first; `quietForMs`: only those unchanged for that long. */
+  async unfinished(quietForMs = 0): Promise<PaymentRecord[]> {
+    return (
+      await this.db.query(
+        "SELECT * FROM payments WHERE status IN ('reserved', 'settling') AND updated_at <= now() - make_interval(secs => $1::float8 / 1000) ORDER BY created_at",
+        [quietForMs],
+      )
+    ).map(this.record);
   }
 
   /**
@@ -241,6 +288,15 @@ export class Payments {
    */
   async bindToOperation(q: Queryable, id: string): Promise<boolean> {
     const rows = await q.query("UPDATE payments SET status = 'settling', settle_in_operation = true, updated_at = now() WHERE id = $1 AND status = 'reserved' RETURNING id", [id]);
+    return rows.length > 0;
+  }
+
+  /**
+   * A payment bound to its operation's transaction is still so (settling with it): a transaction signed again with a
+   * fresh nonce carries it as the first did. Inside the database transaction that stores the new bytes.
+   */
+  async stillBoundToOperation(q: Queryable, id: string): Promise<boolean> {
+    const rows = await q.query("UPDATE payments SET updated_at = now() WHERE id = $1 AND status = 'settling' AND settle_in_operation RETURNING id", [id]);
     return rows.length > 0;
   }
 
@@ -302,10 +358,13 @@ export class Payments {
     );
   }
 
-  /** A settlement transaction the node refused never happened: back to reserved. */
+  /**
+   * A settlement transaction the node refused never happened, or one mined without settling this payment (its call
+   * failed alone while the authorization can still be used): back to reserved, without its transactions, to be settled again.
+   */
   async unmarkSettling(id: string): Promise<void> {
     await this.db.query(
-      "UPDATE payments SET status = 'reserved', settle_tx_raw = NULL, settle_tx_hash = NULL, settle_tx_from = NULL, settle_tx_nonce = NULL, updated_at = now() WHERE id = $1 AND status = 'settling'",
+      "UPDATE payments SET status = 'reserved', settle_tx_raw = NULL, settle_tx_hash = NULL, settle_tx_from = NULL, settle_tx_nonce = NULL, settle_tx_replaced = '[]'::jsonb, updated_at = now() WHERE id = $1 AND status = 'settling' AND NOT settle_in_operation",
       [id],
     );
   }

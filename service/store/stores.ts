@@ -8,6 +8,7 @@ import { Credits } from "./credits";
 import type { Db } from "./db";
 import { Dividends } from "./dividends";
 import { Documents } from "./documents";
+import { IdempotentRequests } from "./idempotent-requests";
 import { Investors } from "./investors";
 import { KycStore } from "./kyc";
 import { Offerings } from "./offerings";
@@ -50,6 +51,8 @@ export interface Stores {
   /** Webhook endpoints and deliveries (events/). */
   webhooks: Webhooks;
   faucetClaims: FaucetClaims;
+  /** Answers kept for retries under an Idempotency-Key (the paid write routes). */
+  idempotentRequests: IdempotentRequests;
 }
 
 /** The aggregates over `db`, built once per process. */
@@ -75,5 +78,6 @@ export function openStores(db: Db, sealer: Sealer, logger: Logger): Stores {
     kyc: new KycStore(db),
     webhooks: new Webhooks(db, sealer),
     faucetClaims: new FaucetClaims(db),
+    idempotentRequests: new IdempotentRequests(db),
   };
 }

@@ -40,9 +40,9 @@ export class WalletNonces {
    * Nonces at or above `from` that transactions of this wallet still hold: relayed transactions signed or broadcast
    * and not ended, and x402 settlements being sent. Ascending.
    */
-  async held(chainId: number, address: string, from: number): Promise<number[]> {
+  async held(chainId: number, address: string, from: number, q: Queryable = this.db): Promise<number[]> {
     const addr = address.toLowerCase();
-    const rows = await this.db.query<{ nonce: string }>(
+    const rows = await q.query<{ nonce: string }>(
       `SELECT (t.unsigned->>'nonce')::bigint::text AS nonce FROM batch_transactions t JOIN batches b ON b.tx_id = t.tx_id
        WHERE b.chain_id = $1 AND lower(t.unsigned->>'from') = $2 AND t.status IN ('signed', 'broadcast') AND (t.unsigned->>'nonce')::bigint >= $3
        UNION SELECT settle_tx_nonce::text FROM payments WHERE status = 'settling' AND settle_tx_nonce IS NOT NULL AND network = 'eip155:' || $1::text
@@ -52,9 +52,23 @@ export class WalletNonces {
     return rows.map((r) => Number(r.nonce)).sort((a, b) => a - b);
   }
 
+  /**
+   * The nonces in use at or above `onChain` (held) and, in the same database transaction with the wallet's counter
+   * locked first (no nonce is taken in between), the counter rewound to just above them (or to `onChain`) when it
+   * drifted higher.
+   */
+  async heal(chainId: number, address: string, onChain: number): Promise<{ held: number[]; rewound?: { was: number; next: number } }> {
+    return this.db.transaction(async (q) => {
+      await q.query("SELECT next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2 FOR UPDATE", [chainId, address.toLowerCase()]);
+      const held = await this.held(chainId, address, onChain, q);
+      const next = held.length ? Math.max(onChain, held[held.length - 1] + 1) : onChain;
+      return { held, rewound: await this.rewind(chainId, address, next, q) };
+    });
+  }
+
   /** Lowers the counter to `next` when it is above it (never raises it). The counter before, or undefined when unchanged. */
-  async rewind(chainId: number, address: string, next: number): Promise<{ was: number; next: number } | undefined> {
-    const [row] = await this.db.query<{ was: string }>(
+  async rewind(chainId: number, address: string, next: number, q: Queryable = this.db): Promise<{ was: number; next: number } | undefined> {
+    const [row] = await q.query<{ was: string }>(
       `UPDATE wallet_nonces w SET next_nonce = $3 FROM (SELECT next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2 FOR UPDATE) old
        WHERE w.chain_id = $1 AND w.address = $2 AND w.next_nonce > $3 RETURNING old.next_nonce::text AS was`,
       [chainId, address.toLowerCase(), next],

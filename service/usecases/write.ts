@@ -2,7 +2,7 @@ import type { Request } from "express";
 import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../access/gate";
 import { newTxId } from "../engine/prepare";
 import { replacePendingTransactions } from "../engine/replace";
-import { assertHashesFree, loadBatchToSend, loadSendableBatch, normalizeSendBody, reportable, sendingState, type SendBody, type SendRequest } from "../engine/send";
+import { assertHashesFree, assertReportedTransactions, loadBatchToSend, loadSendableBatch, normalizeSendBody, reportable, sendingState, type SendBody, type SendRequest } from "../engine/send";
 import { ApiError, badRequest, conflict, outOfCredits as outOfCreditsError } from "../errors";
 import { parseInput } from "../http/route";
 import { findPublicMethod } from "../methods";
@@ -72,6 +72,7 @@ async function startSend(services: Services, req: Request, caller: Caller, batch
   } else {
     state = sendingState(batch, request);
     assertHashesFree(batch, state, hashOwners);
+    if (request.kind === "reported") await assertReportedTransactions(services.chains.resolve(batch.chainId), batch, state);
   }
   const access = admitSend(services, caller, batch, method);
   if (request.kind !== "reported") await method?.checkAtSend?.(services, batch);
@@ -113,8 +114,9 @@ async function startSend(services: Services, req: Request, caller: Caller, batch
  */
 export async function sendWrite(services: Services, req: Request, caller: Caller, body: SendBody) {
   const request = normalizeSendBody(body);
-  // A caller without an API key may be asked to pay (x402): a taken hash is refused before that.
-  const loaded = await loadBatchToSend(services, request, !caller.apiKey).catch((error: unknown) => {
+  // A caller without an API key may be asked to pay (x402): a taken hash is refused before that; so is a reported hash
+  // (before it is looked for on chain).
+  const loaded = await loadBatchToSend(services, request, !caller.apiKey || request.kind === "reported").catch((error: unknown) => {
     // Signed transactions for a pending batch: a replacement with higher fees (same nonces), when they are one.
     if (request.kind === "signed" && error instanceof ApiError && error.status === 409 && error.details?.status === "pending") return undefined;
     throw error;

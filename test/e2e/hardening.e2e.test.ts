@@ -220,14 +220,26 @@ describe("e2e: hostile input and tenants", function () {
       const keyRecord = (await service.services.apiKeys.verify(keyA.apiKey!))!;
       const balance = (await service.services.credits.balances(keyRecord.id)).whitelist;
       const { prepared, signedTransactions } = await prepareAndSign(keyA, issuer, { ...whitelistBody(sandbox.accounts[15].address, { signerAddress: issuer.address }), executionMode: "client-broadcast" });
+      // A hash no node knows claims nothing: refused, the batch as it was.
       const bogus = "0x" + "ab".repeat(32);
-      const reported = await keyA.post("/send-transactions", { txId: prepared.txId, txHash: bogus });
-      expect(reported.status).to.be.oneOf([200, 202]);
+      expectError(await keyA.post("/send-transactions", { txId: prepared.txId, txHash: bogus }), 400, /is not a transaction chain 11155111's node knows/);
+      expect((await keyA.get("/get-transaction-status", { txId: prepared.txId })).body.status).to.equal("prepared");
+      // A hash the node knew when it was reported, then dropped from its pool: never mined, so rejected after the timeout.
+      const node = sandbox.sepolia.provider;
+      await node.request({ method: "evm_setAutomine", params: [false] });
       let status: any;
-      for (let i = 0; i < 40; i++) {
-        status = (await keyA.get("/get-transaction-status", { txId: prepared.txId })).body;
-        if (status.status === "rejected") break;
-        await new Promise((r) => setTimeout(r, 250));
+      try {
+        const pending = await providerFor(sandbox.sepolia).broadcastTransaction(signedTransactions[0]);
+        const reported = await keyA.post("/send-transactions", { txId: prepared.txId, txHash: pending.hash });
+        expect(reported.status, JSON.stringify(reported.body)).to.be.oneOf([200, 202]);
+        await node.request({ method: "hardhat_dropTransaction", params: [pending.hash] });
+        for (let i = 0; i < 40; i++) {
+          status = (await keyA.get("/get-transaction-status", { txId: prepared.txId })).body;
+          if (status.status === "rejected") break;
+          await new Promise((r) => setTimeout(r, 250));
+        }
+      } finally {
+        await node.request({ method: "evm_setAutomine", params: [true] });
       }
       expect(status.status, JSON.stringify(status)).to.equal("rejected");
       expect(status.error).to.match(/did not appear on chain 11155111 within 3 s/);

@@ -4,7 +4,7 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { randomUUID } from "node:crypto";
-import { Wallet } from "ethers";
+import { Wallet, parseUnits } from "ethers";
 import { SecurityToken__factory } from "../../typechain-types";
 import { killHard, startServiceProcess, stopGracefully } from "../helpers/child-service";
 import { setUpOperator } from "../helpers/operator";
@@ -12,7 +12,7 @@ import { stopStartedProcesses } from "../helpers/processes";
 import { execute, prepareAndSign } from "../helpers/flow";
 import { payWithEthers, quoteOf } from "../helpers/x402";
 import { RELAYER_INDEX, SETTLEMENT_INDEX } from "../helpers/sandbox";
-import { USDC__factory } from "../../typechain-types";
+import { BKN__factory, USDC__factory } from "../../typechain-types";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { testEnv } from "../helpers/service";
 
@@ -161,20 +161,23 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     expect(status.outcome.tokenAddress).to.match(/^0x[0-9a-fA-F]{40}$/);
   });
 
-  it("kill -9 while a settlement batch waits in the mempool, restart: every payment of the batch is settled by it, none sent again", async () => {
+  it("kill -9 while a settlement batch waits in the mempool, restart: every payment of the batch is settled by it, none sent again, and only then the claims mint", async () => {
     const paying = await startPaying("tak-batch-recovery-", { SEND_WAIT_MS: "1000", X402_SETTLEMENT_BATCH_MS: "1500" });
     let { started } = paying;
     const { env, provider, usdc, payer, payTo } = paying;
-    const claim = (headers: Record<string, string> = {}) =>
-      started.api.post("/faucet/bkn", { recipientAddress: Wallet.createRandom().address }, { "Idempotency-Key": randomUUID(), ...headers });
-    const quote = quoteOf(await claim()).accepts[0];
+    const recipients = [1, 2, 3].map(() => Wallet.createRandom().address);
+    const claim = (recipient: string, headers: Record<string, string> = {}) => started.api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID(), ...headers });
+    const quote = quoteOf(await claim(recipients[0])).accepts[0];
     const before = { payer: await usdc.balanceOf(payer.address), payTo: await usdc.balanceOf(payTo) };
+    const bkn = BKN__factory.connect(sandbox.deployments[11155111].contracts.BKN, providerFor(sandbox.sepolia));
+    const minted = async () => Promise.all(recipients.map((r) => bkn.balanceOf(r)));
 
-    // The claims mint on Sepolia (instant); their payments' settlements wait in Base Sepolia's mempool.
+    // The claims are paid on Base Sepolia before they mint on Sepolia: their settlements wait in Base Sepolia's
+    // mempool, and the claims wait for them (202, nothing minted).
     await sandbox.baseSepolia.provider.request({ method: "evm_setAutomine", params: [false] });
-    const claims = await Promise.all([1, 2, 3].map(async (i) => claim({ "X-PAYMENT": await payWithEthers(payer, quote), "x-forwarded-for": `10.7.0.${i}` })));
+    const claims = await Promise.all(recipients.map(async (r, i) => claim(r, { "X-PAYMENT": await payWithEthers(payer, quote), "x-forwarded-for": `10.7.0.${i + 1}` })));
     const txIds = claims.map((c) => {
-      expect(c.status, JSON.stringify(c.body)).to.equal(200);
+      expect(c.status, JSON.stringify(c.body)).to.equal(202);
       return c.body.txId as string;
     });
     const settling = async () => Promise.all(txIds.map(async (txId) => (await started.api.get("/get-transaction-status", { txId })).body.payments[0]));
@@ -186,6 +189,7 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     const hashes = [...new Set(payments.map((p) => p.settlementTransaction as string))];
     expect(hashes.length, JSON.stringify(payments)).to.be.lessThan(3); // the first went at once, the others together
     for (const h of hashes) expect(await provider.getTransaction(h), h).to.not.equal(null);
+    expect(await minted(), "nothing minted before the payments are settled").to.deep.equal([0n, 0n, 0n]);
     await killHard(started.child);
 
     const settlementNonce = await provider.getTransactionCount(payTo, "pending");
@@ -201,6 +205,8 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     }
     expect(payments.map((p) => p.status)).to.deep.equal(["settled", "settled", "settled"]);
     expect(new Set(payments.map((p) => p.settlementTransaction))).to.deep.equal(new Set(hashes));
+    for (let i = 0; i < 100 && (await minted()).some((b) => b === 0n); i++) await new Promise((r) => setTimeout(r, 200));
+    expect(await minted(), "each claim minted once its payment was settled").to.deep.equal(recipients.map(() => parseUnits("100", 18)));
     expect(await provider.getTransactionCount(payTo, "latest"), "no settlement sent after the restart").to.equal(settlementNonce);
     expect(before.payer - (await usdc.balanceOf(payer.address))).to.equal(3n * 10_000n);
     expect((await usdc.balanceOf(payTo)) - before.payTo).to.equal(3n * 10_000n);

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
-import { Wallet, zeroPadValue } from "ethers";
-import { USDC__factory } from "../../typechain-types";
+import { Wallet, parseEther, parseUnits, zeroPadValue } from "ethers";
+import { BKN__factory, USDC__factory } from "../../typechain-types";
 import { MULTICALL3_ADDRESS } from "../../service/chains/networks";
 import { getSandbox, providerFor, SETTLEMENT_INDEX, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";
@@ -88,22 +88,67 @@ describe("e2e: payments settled in batches (a payment on another chain than its 
     expect((await usdc().balanceOf(payTo)) - before.payTo).to.equal(5n * PRICE);
   });
 
-  it("a payment whose transfer fails on chain is released alone (nothing charged for it); the rest of its batch is settled", async () => {
-    // A payer holding one price: each of its two payments verifies, only one can be paid.
-    const poor = new Wallet(Wallet.createRandom().privateKey);
+  it("a payment whose payer moved its USDC after it was accepted is released alone (nothing charged, its claim mints nothing); the rest of its batch is settled", async () => {
+    // A payer holding one price: its payment verifies and is accepted; while the settlement waits in the pool, the
+    // payer sends the USDC elsewhere with a higher tip (mined first in the same block).
+    const poor = new Wallet(Wallet.createRandom().privateKey, providerFor(sandbox.baseSepolia));
     const funder = sandbox.accounts[3].connect(providerFor(sandbox.baseSepolia));
+    await (await funder.sendTransaction({ to: poor.address, value: parseEther("1") })).wait();
     await (await USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, funder).transfer(poor.address, PRICE)).wait();
     const quote = await claimQuote();
     const beforePayTo = await usdc().balanceOf(payTo);
-    const [a, b, c] = await Promise.all([paidClaim(poor, quote), paidClaim(poor, quote), paidClaim(sandbox.accounts[2], quote)]);
-    const poorOnes = [a, b];
-    expect(poorOnes.map((p) => p.status).sort()).to.deep.equal(["released", "settled"]);
-    expect(c.status).to.equal("settled");
-    const released = poorOnes.find((p) => p.status === "released")!;
-    expect(released.releaseReason).to.match(/did not use the payment's authorization/);
-    expect(released.payload, "an ended payment holds no authorization").to.equal(null);
-    expect(await authorizationUsedIn(released.settleTxHash!, poor.address, released.authorizationNonce)).to.equal(false);
-    expect(await usdc().balanceOf(poor.address)).to.equal(0n);
-    expect((await usdc().balanceOf(payTo)) - beforePayTo).to.equal(2n * PRICE);
+    const bkn = BKN__factory.connect(sandbox.deployments[11155111].contracts.BKN, providerFor(sandbox.sepolia));
+    const [poorRecipient, richRecipient] = [Wallet.createRandom().address, Wallet.createRandom().address];
+    const base = sandbox.baseSepolia.provider;
+    await base.request({ method: "evm_setAutomine", params: [false] });
+    let outcomes: Promise<[any, any]>;
+    try {
+      outcomes = Promise.all([claimFor(poor, quote, poorRecipient), claimFor(sandbox.accounts[2], quote, richRecipient)]);
+      await untilBothSettling(poor.address, sandbox.accounts[2].address);
+      const fees = await providerFor(sandbox.baseSepolia).getFeeData();
+      // No estimate: on the pending block (with the settlement in it) the payer has nothing left to send.
+      await USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, poor).transfer(funder.address, PRICE, {
+        gasLimit: 100_000n,
+        maxPriorityFeePerGas: fees.maxFeePerGas! * 2n,
+        maxFeePerGas: fees.maxFeePerGas! * 4n,
+      });
+    } finally {
+      await base.request({ method: "evm_setAutomine", params: [true] });
+      await base.request({ method: "evm_mine", params: [] });
+    }
+    const [poorClaim, richClaim] = await outcomes;
+    expect(richClaim.payment.status).to.equal("settled");
+    expect(poorClaim.payment.status).to.equal("released");
+    expect(poorClaim.payment.releaseReason).to.match(/can no longer be used/);
+    expect(poorClaim.payment.payload, "an ended payment holds no authorization").to.equal(null);
+    expect(poorClaim.claim.status, JSON.stringify(poorClaim.claim)).to.equal("failed");
+    expect(poorClaim.claim.error).to.match(/the payment could not be settled.*nothing was sent/);
+    expect(await bkn.balanceOf(poorRecipient), "the unpaid claim minted nothing").to.equal(0n);
+    expect(await bkn.balanceOf(richRecipient)).to.equal(parseUnits("100", 18));
+    expect((await usdc().balanceOf(payTo)) - beforePayTo).to.equal(PRICE);
   });
+
+  /** A claim for `recipient`, followed until its payment and the claim ended. */
+  async function claimFor(payer: Wallet, quote: Awaited<ReturnType<typeof claimQuote>>, recipient: string) {
+    const idempotencyKey = randomUUID();
+    const res = await api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": idempotencyKey, "X-PAYMENT": await payWithEthers(payer, quote), "x-forwarded-for": `10.9.1.${ip++ % 250}` });
+    expect([200, 202], JSON.stringify(res.body)).to.include(res.status);
+    for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
+      const claim = (await api.get("/get-transaction-status", { txId: res.body.txId })).body;
+      const payment = await service.services.payments.bySubject(`faucet:${idempotencyKey}`);
+      if ((payment?.status === "settled" || payment?.status === "released") && claim.status !== "pending") {
+        return { payment, claim: { status: claim.status === "success" ? "confirmed" : "failed", error: claim.error } };
+      }
+    }
+    throw new Error(`claim ${idempotencyKey} did not end`);
+  }
+
+  /** Until both payers' payments are in a settlement transaction in the pool. */
+  async function untilBothSettling(...payers: string[]) {
+    for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
+      const rows = await service.services.db.query<{ payer: string }>("SELECT payer FROM payments WHERE status = 'settling' AND settle_tx_hash IS NOT NULL");
+      if (payers.every((p) => rows.some((r) => r.payer === p.toLowerCase()))) return;
+    }
+    throw new Error("the payments were not sent for settlement");
+  }
 });

@@ -1,10 +1,9 @@
-import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { Wallet, parseUnits } from "ethers";
 import { privateKeyToAccount } from "viem/accounts";
 import { x402Client, wrapFetchWithPayment } from "@x402/fetch";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
-import { AgentTokenFactory__factory, AgentToken__factory, BKN__factory, PaidRelayDelegate__factory, USDC__factory } from "../../typechain-types";
+import { AgentTokenFactory__factory, AgentToken__factory, PaidRelayDelegate__factory, USDC__factory } from "../../typechain-types";
 import { getSandbox, providerFor, SETTLEMENT_INDEX, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";
 import { decodePaymentResponse, payWithEthers, quoteOf } from "../helpers/x402";
@@ -191,28 +190,34 @@ describe("e2e: x402 payments and service-relayed execution", function () {
     expect((await balances()).payer).to.equal(before.payer - PRICE);
   });
 
-  it("an operation that reverts leaves the payer's USDC untouched (payment released)", async () => {
-    // Two claims for one fresh recipient race: one is confirmed; the other either passes the pre-checks and reverts on
-    // chain (failed), or, when the first is already mined by then, is refused by its gas estimate (400 PREFLIGHT_FAILED,
-    // before its broadcast). Which one depends on timing; in both the second payment is released and nothing is charged.
-    const recipient = Wallet.createRandom().address;
-    const quote = quoteOf(await api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID() })).accepts[0];
-    expect(quote.extra.routeKey).to.equal("POST /faucet/bkn");
+  it("an operation that would revert is refused before anything is sent: the payment released, the relayer spends nothing", async () => {
+    const provider = providerFor(sandbox.baseSepolia);
+    const relayer = service.services.relayer.address(84532);
+    const factoryAddress = sandbox.deployments[84532].contracts.AgentTokenFactory;
+    const prepared = await relayedCreate("WOULD");
+    const quote = quoteOf(await api.post("/send-transactions", { txId: prepared.txId })).accepts[0];
     const before = await balances();
-    const [a, b] = await Promise.all(
-      [0, 1].map(async () => api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID(), "X-PAYMENT": await payWithEthers(payer, quote) })),
-    );
-    const outcomes = [a, b].map((r) => r.body.status ?? r.body.error?.code).sort();
-    expect([["confirmed", "failed"], ["PREFLIGHT_FAILED", "confirmed"]], JSON.stringify([a.body, b.body])).to.deep.include(outcomes);
-    const second = a.body.status === "confirmed" ? b : a;
-    if (second.body.status === "failed") expect(second.body.payment).to.include({ status: "released" });
-    else expect(second.status).to.equal(400);
-    expect(second.headers.get("payment-response")).to.equal(null);
-    const after = await balances();
-    note("(4) two paid faucet claims race: one confirmed (settled), one reverted or refused (released)", before, after);
-    expect(before.payer - after.payer).to.equal(PRICE); // charged once, for the claim that happened
-    const bkn = BKN__factory.connect(sandbox.deployments[11155111].contracts.BKN, providerFor(sandbox.sepolia));
-    expect(await bkn.balanceOf(recipient)).to.equal(parseUnits("100", 18));
+    const relayerBefore = { nonce: await provider.getTransactionCount(relayer, "latest"), eth: await provider.getBalance(relayer) };
+    // The factory reverts every call while this send runs (its code swapped for `revert(0, 0)`, put back after): the
+    // simulation just before signing sees it.
+    const code = await provider.getCode(factoryAddress);
+    await sandbox.baseSepolia.provider.request({ method: "hardhat_setCode", params: [factoryAddress, "0x60006000fd"] });
+    let sent;
+    try {
+      sent = await api.post("/send-transactions", { txId: prepared.txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
+    } finally {
+      await sandbox.baseSepolia.provider.request({ method: "hardhat_setCode", params: [factoryAddress, code] });
+    }
+    expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
+    expect(sent.body.status).to.equal("rejected");
+    expect(sent.body.error).to.match(/^transaction 1 would revert: .*; nothing was sent$/);
+    expect(sent.body.txHashes ?? []).to.deep.equal([]);
+    expect(sent.body.payment).to.include({ status: "released", settlementTransaction: null });
+    expect(sent.headers.get("payment-response")).to.equal(null);
+    note("(4) a relayed operation that would revert: refused unsigned, payment released", before, await balances());
+    expect(await balances()).to.deep.equal(before);
+    expect(await provider.getTransactionCount(relayer, "latest")).to.equal(relayerBefore.nonce);
+    expect(await provider.getBalance(relayer)).to.equal(relayerBefore.eth);
   });
 
   it("same chain: one transaction carries the payment and the operation (the relayer's EIP-7702 delegate), no settlement transaction of its own", async () => {
@@ -265,14 +270,22 @@ describe("e2e: x402 payments and service-relayed execution", function () {
     const prepared = await relayedCreate("REVRT");
     const quote = quoteOf(await api.post("/send-transactions", { txId: prepared.txId })).accepts[0];
     const before = await balances();
-    // The factory reverts every call while this send runs (its code swapped for `revert(0, 0)`, put back after).
+    // Simulated, signed and sent while the factory works; it reverts when mined (its code swapped for `revert(0, 0)`
+    // while the transaction waits in the pool, put back after).
     const code = await provider.getCode(factoryAddress);
-    await sandbox.baseSepolia.provider.request({ method: "hardhat_setCode", params: [factoryAddress, "0x60006000fd"] });
+    const base = sandbox.baseSepolia.provider;
+    await base.request({ method: "evm_setAutomine", params: [false] });
     let sent;
     try {
-      sent = await api.post("/send-transactions", { txId: prepared.txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
+      const sending = api.post("/send-transactions", { txId: prepared.txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
+      for (let i = 0; i < 200 && !(await service.services.payments.forBatch(prepared.txId)).some((p) => p.settleInOperation); i++) await new Promise((r) => setTimeout(r, 25));
+      await new Promise((r) => setTimeout(r, 200)); // its broadcast follows the commit that bound the payment
+      await base.request({ method: "hardhat_setCode", params: [factoryAddress, "0x60006000fd"] });
+      await base.request({ method: "evm_mine", params: [] });
+      sent = await sending;
     } finally {
-      await sandbox.baseSepolia.provider.request({ method: "hardhat_setCode", params: [factoryAddress, code] });
+      await base.request({ method: "hardhat_setCode", params: [factoryAddress, code] });
+      await base.request({ method: "evm_setAutomine", params: [true] });
     }
     expect(sent.body.status, JSON.stringify(sent.body)).to.equal("rejected");
     expect(sent.body.payment).to.include({ status: "released", settlementTransaction: null });

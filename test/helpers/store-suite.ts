@@ -13,6 +13,9 @@ import { migrate } from "../../service/store/migrate";
 import { Signers } from "../../service/store/signers";
 import { KycStore, linkTokenHash } from "../../service/store/kyc";
 import { Tokens } from "../../service/store/tokens";
+import { PaymentConflict, Payments, PaymentShortfall } from "../../service/store/payments";
+import { IdempotentRequests } from "../../service/store/idempotent-requests";
+import { WalletNonces } from "../../service/store/wallet-nonces";
 
 /**
  * The store's contract, run against one backend. Each call opens its own database (a fresh in-memory PGlite, or a fresh
@@ -760,6 +763,126 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         const reread = (await here.forSend(again, [])).batch!;
         expect(reread).to.not.equal(sending); // read from the database again
         expect(reread.status).to.equal("sending");
+      });
+    });
+
+    describe("Payments", () => {
+      let payments: Payments;
+      before(() => (payments = new Payments(db, sealer)));
+      const asset = "0x" + "a".repeat(40);
+      const reservation = (payer: string, subject = `send:${randomUUID()}`) => ({
+        subject,
+        route: "POST /send-transactions",
+        txId: null,
+        network: "eip155:84532",
+        asset,
+        payTo: "0x" + "b".repeat(40),
+        amount: "10000",
+        payer,
+        authorizationNonce: "0x" + randomBytes(32).toString("hex"),
+        validBefore: Math.floor(Date.now() / 1000) + 300,
+        payload: { payload: { authorization: {} } },
+        requirements: {},
+      });
+      const newPayer = () => "0x" + randomBytes(20).toString("hex");
+
+      it("one balance, one payment: of four reservations at once against a balance of one price, one is taken, three fall short", async () => {
+        const payer = newPayer();
+        const outcomes = await Promise.allSettled([0, 1, 2, 3].map(() => payments.reserve(reservation(payer), 10_000n)));
+        expect(outcomes.filter((o) => o.status === "fulfilled")).to.have.length(1);
+        for (const o of outcomes.filter((x) => x.status === "rejected")) {
+          const error = (o as PromiseRejectedResult).reason;
+          expect(error).to.be.instanceOf(PaymentShortfall);
+          expect(error.open).to.equal(10_000n);
+        }
+        expect(await payments.openAmount(payer, asset)).to.equal(10_000n);
+        // Without a balance read, only a payer with no open payment is taken (the verification covered this one alone).
+        await payments.reserve(reservation(payer), 30_000n);
+        expect(await payments.openAmount(payer, asset)).to.equal(20_000n);
+        const another = newPayer();
+        await payments.reserve(reservation(another));
+        const refused = await payments.reserve(reservation(another)).catch((e) => e);
+        expect(refused).to.be.instanceOf(PaymentShortfall);
+        expect(refused.balance).to.equal(undefined);
+      });
+
+      it("a subject is paid once while its payment is open or settled; a released payment does not block a new one", async () => {
+        const subject = `send:${randomUUID()}`;
+        const first = await payments.reserve(reservation(newPayer(), subject));
+        const second = await payments.reserve(reservation(newPayer(), subject)).catch((e) => e);
+        expect(second).to.be.instanceOf(PaymentConflict);
+        expect(second.reason).to.equal("subject_paid");
+        expect(await payments.markReleased(first.id, "the operation never ran")).to.equal(true);
+        const again = await payments.reserve(reservation(newPayer(), subject));
+        expect((await payments.bySubject(subject))!.id).to.equal(again.id);
+        expect((await payments.get(first.id))!.status).to.equal("released");
+      });
+
+      it("unfinished(quietForMs) leaves out payments changed within that time", async () => {
+        const fresh = await payments.reserve(reservation(newPayer()));
+        expect((await payments.unfinished()).some((p) => p.id === fresh.id)).to.equal(true);
+        expect((await payments.unfinished(60_000)).some((p) => p.id === fresh.id)).to.equal(false);
+      });
+    });
+
+    describe("IdempotentRequests", () => {
+      let kept: IdempotentRequests;
+      before(() => (kept = new IdempotentRequests(db)));
+
+      it("the first request under a key holds it; the same request is answered again once kept; another request, or one still running, is a conflict; a key let go is taken again", async () => {
+        const key = randomUUID();
+        expect(await kept.start("scope-a", key, "/send-transactions", "h1")).to.deep.equal({ kind: "new" });
+        expect(await kept.start("scope-a", key, "/send-transactions", "h1")).to.deep.equal({ kind: "conflict", reason: "in progress" });
+        expect(await kept.start("scope-a", key, "/send-transactions", "h2")).to.deep.equal({ kind: "conflict", reason: "another request" });
+        expect(await kept.start("scope-b", key, "/send-transactions", "h2"), "another scope has its own keys").to.deep.equal({ kind: "new" });
+        await kept.keep("scope-a", key, { status: 202, body: { txId: "0x1", nested: { n: 1 } }, headers: { "PAYMENT-RESPONSE": "abc" } });
+        expect(await kept.start("scope-a", key, "/send-transactions", "h1")).to.deep.equal({
+          kind: "replay",
+          answer: { status: 202, body: { txId: "0x1", nested: { n: 1 } }, headers: { "PAYMENT-RESPONSE": "abc" } },
+        });
+        await kept.letGo("scope-b", key);
+        expect(await kept.start("scope-b", key, "/prepare-transactions", "h3")).to.deep.equal({ kind: "new" });
+      });
+
+      it("of two requests under one new key at once, one holds it and the other is told it is in progress", async () => {
+        const key = randomUUID();
+        const outcomes = await Promise.all([0, 1].map(() => kept.start("scope-c", key, "/x", "h")));
+        expect(outcomes.map((o) => o.kind).sort()).to.deep.equal(["conflict", "new"]);
+      });
+    });
+
+    describe("WalletNonces", () => {
+      it("heal reads the nonces in use and rewinds the counter in one transaction: nonces taken meanwhile are never reused", async () => {
+        const nonces = new WalletNonces(db);
+        const payments = new Payments(db, sealer);
+        const address = "0x" + randomBytes(20).toString("hex");
+        await nonces.syncFloor(1, address, 10);
+        // Each take stores what it signed in its own transaction (here a settlement, as the x402 facilitator does), so
+        // a heal sees it in use once it committed; a heal between a take's nonce and its commit would rewind under it.
+        const take = async () => {
+          const payment = await payments.reserve({
+            subject: `settle:${randomUUID()}`,
+            route: "POST /x",
+            txId: null,
+            network: "eip155:1",
+            asset: "0x" + "a".repeat(40),
+            payTo: "0x" + "b".repeat(40),
+            amount: "1",
+            payer: "0x" + randomBytes(20).toString("hex"),
+            authorizationNonce: "0x" + randomBytes(32).toString("hex"),
+            validBefore: Math.floor(Date.now() / 1000) + 300,
+            payload: {},
+            requirements: {},
+          });
+          return db.transaction(async (q) => {
+            const nonce = await nonces.take(q, 1, address, async () => 0);
+            await payments.markSettling(q, payment.id, "0x00", "0x" + randomBytes(32).toString("hex"), { from: address, nonce });
+            return nonce;
+          });
+        };
+        const taken: number[] = [];
+        await Promise.all([...Array.from({ length: 12 }, async () => taken.push(await take())), ...Array.from({ length: 6 }, () => nonces.heal(1, address, 10))]);
+        expect(new Set(taken).size, `nonces ${taken.sort((a, b) => a - b).join(",")}`).to.equal(taken.length);
       });
     });
 
