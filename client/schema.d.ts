@@ -7360,7 +7360,10 @@ export interface operations {
     prepareTransactionsFreezeTokens: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7374,6 +7377,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7391,7 +7396,10 @@ export interface operations {
     prepareTransactionsUnfreezeTokens: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7405,6 +7413,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7422,7 +7432,10 @@ export interface operations {
     prepareTransactionsFreezeAddress: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7436,6 +7449,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7453,7 +7468,10 @@ export interface operations {
     prepareTransactionsForcedTransfer: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7467,6 +7485,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7484,7 +7504,10 @@ export interface operations {
     prepareTransactionsRecoverWallet: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7498,6 +7521,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7515,7 +7540,10 @@ export interface operations {
     prepareTransactionsPauseToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7529,6 +7557,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7546,7 +7576,10 @@ export interface operations {
     prepareTransactionsUnpauseToken: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7560,6 +7593,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7577,7 +7612,10 @@ export interface operations {
     prepareTransactionsGrantTokenRole: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7591,6 +7629,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7608,7 +7648,10 @@ export interface operations {
     prepareTransactionsRevokeTokenRole: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7622,6 +7665,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {
@@ -7783,7 +7828,10 @@ export interface operations {
     prepareTransactionsResolveOfferingClaim: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
             path?: never;
             cookie?: never;
         };
@@ -7797,6 +7845,8 @@ export interface operations {
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
                     [name: string]: unknown;
                 };
                 content: {

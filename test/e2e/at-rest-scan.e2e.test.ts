@@ -347,4 +347,4 @@ function walk(dir: string): string[] {
 }
 
 /** The bits of a Config the runtime-file paths need. */
-const configOf = (environmentDir: string) => ({ environmentDir }) as Parameters<typeof dataEncryptionKeyPath>[0];
+const configOf = (environmentDir: string) => ({ environmentDir });

@@ -791,7 +791,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         const outcomes = await Promise.allSettled([0, 1, 2, 3].map(() => payments.reserve(reservation(payer), 10_000n)));
         expect(outcomes.filter((o) => o.status === "fulfilled")).to.have.length(1);
         for (const o of outcomes.filter((x) => x.status === "rejected")) {
-          const error = (o as PromiseRejectedResult).reason;
+          const error = (o).reason;
           expect(error).to.be.instanceOf(PaymentShortfall);
           expect(error.open).to.equal(10_000n);
         }
