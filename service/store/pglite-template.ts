@@ -58,7 +58,7 @@ export function copyPgliteTemplate(dataDir: string, template = pgliteTemplateDir
   try {
     fs.rmSync(partial, { recursive: true, force: true });
     fs.mkdirSync(partial, { recursive: true, mode: 0o700 });
-    fs.cpSync(template, partial, { recursive: true });
+    copyTree(template, partial);
     fs.rmSync(dataDir, { recursive: true, force: true });
     fs.renameSync(partial, dataDir);
     return true;
@@ -67,6 +67,22 @@ export function copyPgliteTemplate(dataDir: string, template = pgliteTemplateDir
     fs.rmSync(partial, { recursive: true, force: true });
     fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     return false;
+  }
+}
+
+/**
+ * Copies a cluster's directory: directories, regular files and symbolic links, anything else (a FIFO, a socket) refused
+ * with an error. Not fs.cpSync: on Node 24 it copies FIFOs, and a failure inside its native copy (a path too long for
+ * the copy) aborts the process instead of throwing.
+ */
+function copyTree(from: string, to: string): void {
+  fs.mkdirSync(to, { recursive: true, mode: 0o700 });
+  for (const entry of fs.readdirSync(from, { withFileTypes: true })) {
+    const [source, target] = [path.join(from, entry.name), path.join(to, entry.name)];
+    if (entry.isDirectory()) copyTree(source, target);
+    else if (entry.isFile()) fs.copyFileSync(source, target);
+    else if (entry.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(source), target);
+    else throw new Error(`${source} is neither a file, a directory nor a link: a cluster's template holds none of those`);
   }
 }
 

@@ -1,6 +1,4 @@
 import { createHash } from "node:crypto";
-import { execFile } from "node:child_process";
-import { promisify } from "node:util";
 import { expect } from "chai";
 import { parseUnits, type Wallet } from "ethers";
 import { SecurityToken__factory, USDC__factory } from "../../typechain-types";
@@ -8,15 +6,11 @@ import { reportHash, sendWithEip1193, unwrap, waitForStatus, type Eip1193Provide
 import { execute, prepareAndSign } from "../helpers/flow";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";
-
-const run = promisify(execFile);
+import { cliJson, runAdminCli } from "../helpers/admin-cli";
 
 /** The operator CLI, as `npm run admin -- …` runs it, against the running test service's data directory. */
 async function admin(service: TestService, ...args: string[]) {
-  const { stdout } = await run(process.execPath, ["-r", "ts-node/register/transpile-only", "scripts/admin.ts", ...args], {
-    env: { ...process.env, DATA_DIR: service.dataDir, ENVIRONMENT: "sandbox", TS_NODE_TRANSPILE_ONLY: "true" },
-  });
-  return JSON.parse(stdout);
+  return cliJson(await runAdminCli(service.dataDir, args));
 }
 
 describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends through HTTP only", function () {
