@@ -2107,6 +2107,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The Model Context Protocol endpoint (Streamable HTTP, stateless): every operation of this API as an MCP tool
+         * @description For MCP clients (AI agents): `tools/list` lists a tool per route, named as the hosted server of the API names them where it has one (create_tokenization, get_token_info, agent_register, …), with the route's JSON Schema as input and its answer as structured output; `tools/call` runs the route with the credentials of this request: an API key in x-api-key or Authorization: Bearer, or an x402 payment in `params._meta["x402/payment"]` (a paid tool without one answers isError with the PaymentRequired). Send `Accept: application/json, text/event-stream`. A private key is never taken: the stdio server (npm run --silent mcp) signs locally.
+         */
+        post: operations["mcp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/openapi.json": {
         parameters: {
             query?: never;
@@ -4484,6 +4504,35 @@ export interface components {
             total: number;
             limit: number;
             offset: number;
+        };
+        /** @description The JSON-RPC answer (a tool's result, its errors included, is a result: isError) */
+        JsonRpcAnswer: {
+            /** @constant */
+            jsonrpc: "2.0";
+            id: string | number | null;
+            result?: {
+                [key: string]: unknown;
+            };
+            error?: {
+                code: number;
+                message: string;
+            } & {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A JSON-RPC 2.0 message of the Model Context Protocol (initialize, tools/list, tools/call, …) */
+        JsonRpcMessage: {
+            /** @constant */
+            jsonrpc: "2.0";
+            method?: string;
+            id?: string | number;
+            params?: {
+                [key: string]: unknown;
+            };
+        } & {
+            [key: string]: unknown;
         };
         /** @description An investor's KYC was approved */
         KycApprovedEvent: {
@@ -11448,6 +11497,35 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    mcp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["JsonRpcMessage"];
+            };
+        };
+        responses: {
+            /** @description The JSON-RPC answer (a notification is answered 202 without a body) */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["JsonRpcAnswer"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];

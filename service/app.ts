@@ -18,6 +18,8 @@ import { writeRoutes } from "./routes/write";
 import { x402Routes } from "./routes/x402";
 import { eventRoutes } from "./routes/events";
 import { webhookRoutes } from "./routes/webhooks";
+import { mcpRoutes } from "./routes/mcp";
+import { mcpToolOf } from "./mcp/dispatch";
 import { Event, EVENT_CATALOGUE, EVENT_ENVELOPES, EVENT_TYPES } from "./events/types";
 import { PUBLIC_METHODS } from "./methods";
 import type { Services } from "./usecases/services";
@@ -38,6 +40,7 @@ export function allRoutes(services: Services): RouteDefinition<any, any>[] {
     ...onboardingRoutes(services),
     ...webhookRoutes(services),
     ...eventRoutes(services),
+    ...mcpRoutes(services, () => allRoutes(services), API_VERSION),
     ...docsRoutes(services, { document: () => apiDocument(services), version: API_VERSION }),
   ];
 }
@@ -90,7 +93,9 @@ export function createApp(services: Services, options: { adminToken: string }): 
       const route: string = res.locals.route ?? "(unmatched)";
       metrics.observe(req.method, route, res.statusCode, seconds);
       const unmatched = res.locals.route === undefined ? { path: req.path.slice(0, 200) } : {};
-      res.locals.log.info({ method: req.method, route, ...unmatched, status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
+      // A route called by an MCP tool (service/mcp/dispatch.ts) says which.
+      const tool = mcpToolOf(req);
+      res.locals.log.info({ method: req.method, route, ...unmatched, ...(tool ? { mcpTool: tool } : {}), status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
     });
     next();
   });
@@ -99,7 +104,7 @@ export function createApp(services: Services, options: { adminToken: string }): 
     res.setHeader("Access-Control-Allow-Origin", "*");
     res.setHeader(
       "Access-Control-Allow-Headers",
-      "Content-Type, x-api-key, X-PAYMENT, payment-signature, Idempotency-Key, x-request-id, Last-Event-ID",
+      "Content-Type, x-api-key, Authorization, X-PAYMENT, payment-signature, Idempotency-Key, x-request-id, Last-Event-ID, Mcp-Protocol-Version",
     );
     res.setHeader("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS");
     res.setHeader("Access-Control-Expose-Headers", "PAYMENT-REQUIRED, PAYMENT-RESPONSE, Retry-After, x-request-id");

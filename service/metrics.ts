@@ -37,6 +37,8 @@ export type MetricsSources = Pick<Stores, "db" | "webhooks"> & { chains: ChainRe
  * | tak_webhook_deliveries_owed              | gauge     | state (pending/delivering) | the database, on scrape            |
  * | tak_events_oldest_undelivered_seconds    | gauge     |                        | age of the oldest event still owed to an endpoint |
  * | tak_event_streams                        | gauge     |                        | open GET /events streams of this process |
+ * | tak_mcp_tool_calls_total                 | counter   | tool, outcome          | MCP tool calls (POST /mcp): ok, error, payment_required |
+ * | tak_mcp_tool_call_duration_seconds       | histogram | tool                   | every MCP tool call                    |
  * | tak_process_* , tak_nodejs_*             | (default) |                        | prom-client's process metrics          |
  *
  * Route labels are route templates (/documents/{sha256}), never raw paths; unmatched paths count as "(unmatched)".
@@ -45,6 +47,8 @@ export class Metrics {
   readonly registry = new Registry();
   private readonly requests: Counter<"method" | "route" | "status">;
   private readonly duration: Histogram<"method" | "route" | "status">;
+  private readonly toolCalls: Counter<"tool" | "outcome">;
+  private readonly toolDuration: Histogram<"tool">;
 
   constructor(services: MetricsSources, version: string) {
     const registers = [this.registry];
@@ -55,6 +59,14 @@ export class Metrics {
       help: "Time to answer an HTTP request, by route template and status",
       labelNames: ["method", "route", "status"],
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+      registers,
+    });
+    this.toolCalls = new Counter({ name: "tak_mcp_tool_calls_total", help: "MCP tool calls answered, by tool and outcome (ok, error, payment_required)", labelNames: ["tool", "outcome"], registers });
+    this.toolDuration = new Histogram({
+      name: "tak_mcp_tool_call_duration_seconds",
+      help: "Time to answer an MCP tool call, by tool",
+      labelNames: ["tool"],
+      buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
       registers,
     });
     new Gauge({
@@ -264,6 +276,12 @@ export class Metrics {
     const labels = { method, route, status: String(status) };
     this.requests.inc(labels);
     this.duration.observe(labels, seconds);
+  }
+
+  /** One MCP tool call (`tool` is a name of the generated tool list: a bounded label). */
+  observeTool(tool: string, outcome: "ok" | "error" | "payment_required", seconds: number): void {
+    this.toolCalls.inc({ tool, outcome });
+    this.toolDuration.observe({ tool }, seconds);
   }
 }
 

@@ -36,6 +36,7 @@ export const LAYERS: { name: string; members: string[] }[] = [
   { name: "features", members: ["methods/", "onboarding/", "access/", "reads/", "events/", "admin/", "lifecycle/", "metrics.ts", "wallet-balances.ts"] },
   { name: "http", members: ["http/"] },
   { name: "use cases", members: ["usecases/"] },
+  { name: "mcp", members: ["mcp/"] },
   { name: "routes", members: ["routes/"] },
   { name: "composition", members: ["app.ts", "composition.ts", "server.ts", "process.ts", "main.ts", "operator/"] },
 ];

@@ -106,6 +106,7 @@ const TAGS = [
   },
   { name: "events", description: "The live event stream (Server-Sent Events), resumable with Last-Event-ID." },
   { name: "network", description: "Contract addresses per network." },
+  { name: "mcp", description: "The Model Context Protocol endpoint: every operation of this API as a tool for AI agents (Streamable HTTP)." },
   { name: "meta", description: "Health, this document, the reference page, metrics." },
 ];
 
@@ -133,7 +134,7 @@ function jsonContent(schema: Json) {
   return { "application/json": { schema } };
 }
 
-function operationIdOf(route: RouteDefinition<any, any>): string {
+export function operationIdOf(route: RouteDefinition<any, any>): string {
   if (route.operationId) return route.operationId;
   const words = route.path
     .replace(/\{\w+\}/g, "")

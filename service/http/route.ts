@@ -68,6 +68,17 @@ export interface RouteDefinition<Q = unknown, B = unknown> {
   idempotent?: boolean;
   /** Hidden routes are mounted but left out of /openapi.json (operator endpoints). */
   hidden?: boolean;
+  /**
+   * How the route appears among the MCP tools (service/mcp/catalogue.ts): by default it is a tool named after its
+   * operationId; `name` names it otherwise, `prepares` marks the tool that prepares a method's transactions; `false`
+   * leaves it out (a facade of a method that already is a tool).
+   */
+  tool?: { name?: string; prepares?: string } | false;
+  /**
+   * The route's body is not a request of this API but an envelope of others, each checked by the route it reaches
+   * (POST /mcp: a tool call's arguments go through the input guard of the route the tool calls).
+   */
+  guardsOwnInput?: boolean;
   handler: (input: { query: Q; body: B; req: Request; res: Response; caller: Caller; payment: CallPayment }) => Promise<unknown>; // a RouteResult, or the body itself
 }
 
@@ -218,7 +229,7 @@ function routeHandler(route: RouteDefinition<any, any>, services: RouterServices
       await route.admit?.(req);
       assertJsonBody(route, req);
       guardInput(req.query, "query");
-      guardInput(req.body, "body");
+      if (!route.guardsOwnInput) guardInput(req.body, "body");
       const caller = await identify(services, req, route.access);
       if (route.idempotent) {
         const started = await startIdempotent(services.idempotentRequests, req, route.path, caller.apiKey?.id ?? "keyless");

@@ -50,6 +50,7 @@ function prepareTransactionsRoute(services: Services) {
     summary: "Prepare the unsigned transactions of one method; sign them locally, then call /send-transactions",
     tags: ["write"],
     access: ACCESS.agenticWrite,
+    tool: { prepares: "*" },
     documentedBody: prepareBodyDoc,
     response: PrepareResponse,
     rateLimited: true,
@@ -121,6 +122,7 @@ export function writeRoutes(services: Services) {
           summary: method.summary,
           tags: ["write", method.area],
           access: method.access,
+          tool: { prepares: method.name },
           documentedBody: documentedMethodBody(method),
           response: PrepareResponse,
           rateLimited: true,
@@ -135,6 +137,7 @@ export function writeRoutes(services: Services) {
           summary: `${method.summary} — facade (default execution mode: ${method.facadeMode ?? "service-relayed"})`,
           tags: ["x402", method.area],
           access: ACCESS.agenticWrite,
+          tool: false, // the method's tool is its /prepare-transactions/{method} route
           documentedBody: documentedMethodBody(method),
           response: method.facadeEnvelope === "data" ? FacadePrepareResponse : PrepareResponse,
           rateLimited: true,

@@ -1,0 +1,117 @@
+import type { RequestListener } from "node:http";
+import type { Request, Response } from "express";
+import { Server } from "@modelcontextprotocol/sdk/server/index.js";
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
+import type { Config } from "../config";
+import type { RouteDefinition } from "../http/route";
+import { errorFacts, type Logger } from "../logger";
+import type { Metrics } from "../metrics";
+import { ArgumentError, httpCallOf, paymentRequiredOf, toolError, toolResultOf, type CallToolResult } from "./calls";
+import { routeTools } from "./catalogue";
+import { dispatch, type Origin } from "./dispatch";
+import { configureOverHttp, waitForTransaction } from "./http-session";
+import { sessionTools, type ToolListing } from "./session-tools";
+import type { RouteTool } from "./tool";
+
+/** What the MCP endpoint uses. */
+export interface McpEndpointServices {
+  config: Config;
+  logger: Logger;
+  metrics: Pick<Metrics, "observeTool">;
+}
+
+export const SERVER_NAME = "tokenized-asset-tx-api";
+
+const INSTRUCTIONS = `Tools for the Tokenized-Asset Transaction API: security tokens and offerings, ERC-8004 agents and their tokens, ERC-8226 mandates (RAMS), KYC links, webhooks.
+Writes are prepared (the tool answers unsigned transactions and a txId), signed by the wallet of signerAddress, sent with send_transactions, and followed with wait_for_transaction.
+Credentials: an API key on the connection (x-api-key or Authorization: Bearer), or x402: a paid tool without a key answers isError with the payment requirements; call it again with the payment in _meta["x402/payment"].
+This service never takes a private key: to sign and pay with a local wallet, use the stdio server (npm run --silent mcp) on your own machine.`;
+
+/** The API key a request to /mcp presents: x-api-key, or Authorization: Bearer <key>. */
+export function presentedKey(req: Request): string | undefined {
+  const header = req.header("x-api-key")?.trim();
+  if (header) return header;
+  const bearer = /^Bearer\s+(.+)$/i.exec(req.header("authorization") ?? "")?.[1]?.trim();
+  return bearer || undefined;
+}
+
+/**
+ * POST /mcp: the Model Context Protocol over Streamable HTTP, stateless (no session id: any instance answers any
+ * request, as for the REST API). Each request gets a server and a transport of its own; tool calls go through the
+ * service's own routes in process (dispatch.ts), with the credentials of the MCP request.
+ */
+export class McpEndpoint {
+  private tools?: { byName: Map<string, RouteTool>; listing: ToolListing[] };
+
+  constructor(
+    private readonly services: McpEndpointServices,
+    private readonly routes: () => RouteDefinition<any, any>[],
+    private readonly version: string,
+  ) {}
+
+  /** The tools, generated once from the routes (the session's own tools first). */
+  private catalogue() {
+    if (!this.tools) {
+      const tools = routeTools(this.routes());
+      const listing: ToolListing[] = [...sessionTools("http"), ...tools.map(({ name, title, description, inputSchema, outputSchema, annotations, _meta }) => ({ name, title, description, inputSchema, outputSchema, annotations, _meta }))];
+      this.tools = { byName: new Map(tools.map((t) => [t.name, t])), listing };
+    }
+    return this.tools;
+  }
+
+  async handle(req: Request, res: Response): Promise<void> {
+    const server = new Server({ name: SERVER_NAME, version: this.version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.catalogue().listing }));
+    server.setRequestHandler(CallToolRequestSchema, async (request) => this.call(req, request.params.name, request.params.arguments, request.params._meta));
+    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+    res.on("close", () => {
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  }
+
+  /** One tool call, timed, logged and counted under its tool's name (never its arguments: they may hold signatures). */
+  private async call(req: Request, name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
+    const started = process.hrtime.bigint();
+    const known = this.catalogue().byName.has(name) || sessionTools("http").some((t) => t.name === name);
+    const label = known ? name : "(unknown)";
+    let result: CallToolResult;
+    try {
+      result = await this.run(req, name, args ?? {}, meta ?? {});
+    } catch (error) {
+      if (error instanceof ArgumentError) result = toolError("BAD_REQUEST", error.message, error.param);
+      else {
+        (res(req).locals.log ?? this.services.logger).error({ err: errorFacts(error), tool: label }, "mcp tool call failed");
+        result = toolError("INTERNAL_ERROR", "Internal error; the request id in x-request-id identifies it in the logs");
+      }
+    }
+    const outcome = !result.isError ? "ok" : paymentRequiredOf(result) ? "payment_required" : "error";
+    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    this.services.metrics.observeTool(label, outcome, seconds);
+    const code = result.isError && outcome === "error" ? (result.structuredContent as { error?: { code?: string } } | undefined)?.error?.code : undefined;
+    (res(req).locals.log ?? this.services.logger).info({ tool: label, outcome, ...(code ? { code } : {}), ms: Math.round(seconds * 1000) }, "mcp tool call");
+    return result;
+  }
+
+  private async run(req: Request, name: string, args: Record<string, unknown>, meta: Record<string, unknown>): Promise<CallToolResult> {
+    const key = presentedKey(req);
+    const credentials: Record<string, string> = key ? { "x-api-key": key } : {};
+    const app = req.app as unknown as RequestListener;
+    const origin: Origin = { remoteAddress: req.socket.remoteAddress, forwardedFor: req.header("x-forwarded-for"), host: req.header("host"), requestId: res(req).locals.requestId ?? "mcp" };
+    const session = { config: this.services.config, req, presentedKey: key };
+    if (name === "get_config" || name === "configure") return configureOverHttp(session, name === "configure" ? args : {});
+    if (name === "wait_for_transaction") {
+      const status = this.catalogue().byName.get("get_transaction_status")!;
+      return waitForTransaction(app, status, args, credentials, origin);
+    }
+    const tool = this.catalogue().byName.get(name);
+    if (!tool) return toolError("NOT_FOUND", `No tool named ${name}: tools/list lists them`, "name");
+    const call = httpCallOf(tool, args, meta, credentials);
+    return toolResultOf(await dispatch(app, call, tool.name, origin));
+  }
+}
+
+const res = (req: Request): Response => req.res!;

@@ -1,0 +1,50 @@
+import { z } from "zod";
+import type { AccessRule } from "../auth/access-rules";
+import type { HttpMethod } from "../http/route";
+import type { Json } from "./json-schema";
+
+/** What a tool generated from a route is (catalogue.ts makes them, calls.ts calls them). */
+
+/** The argument a tool takes for the route's Idempotency-Key header. */
+export const IDEMPOTENCY_ARGUMENT = "idempotencyKey";
+
+/** How a tool reaches its route. */
+export interface RouteCall {
+  method: HttpMethod;
+  /** The path template, e.g. /webhooks/{id}. */
+  path: string;
+  /** Names in the path template, taken from the arguments. */
+  pathParameters: string[];
+  /** Arguments sent in the query string (every one, for GET and DELETE). */
+  queryFields: string[] | "all";
+  idempotent: boolean;
+}
+
+export interface RouteTool {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Json;
+  outputSchema: Json;
+  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+  /** Facts a client may use (tak/route, tak/access, tak/paid, tak/prepares): what the tool calls, who pays. */
+  _meta: Record<string, unknown>;
+  call: RouteCall;
+  access: AccessRule;
+  /** The method whose transactions it prepares ("*": the one its `method` argument names). */
+  prepares?: string;
+}
+
+/** A tool's error as structured content: the API's error body (its code is one of /openapi.json's ErrorCode). */
+export const ToolError = z
+  .object({
+    error: z.object({
+      code: z.string().meta({ description: "The API's error code (the ErrorCode list of /openapi.json)", example: "BAD_REQUEST" }),
+      message: z.string(),
+      param: z.string().optional().meta({ description: "The argument at fault, where there is one" }),
+      details: z.record(z.string(), z.unknown()).optional(),
+    }),
+    message: z.string(),
+  })
+  .meta({ id: "ToolError", description: "The call failed: the API's error code and message" });
+export type ToolErrorBody = z.infer<typeof ToolError>;

@@ -1,0 +1,55 @@
+import { z } from "zod";
+import { ACCESS } from "../auth/access-rules";
+import { defineRoute, type RouteDefinition } from "../http/route";
+import { McpEndpoint } from "../mcp/endpoint";
+import { metricsOf } from "../metrics";
+import type { Services } from "../usecases/services";
+
+const JsonRpcMessage = z
+  .looseObject({
+    jsonrpc: z.literal("2.0"),
+    method: z.string().optional(),
+    id: z.union([z.string(), z.number()]).optional(),
+    params: z.record(z.string(), z.unknown()).optional(),
+  })
+  .meta({ id: "JsonRpcMessage", description: "A JSON-RPC 2.0 message of the Model Context Protocol (initialize, tools/list, tools/call, …)" });
+
+const JsonRpcAnswer = z
+  .looseObject({
+    jsonrpc: z.literal("2.0"),
+    id: z.union([z.string(), z.number(), z.null()]),
+    result: z.record(z.string(), z.unknown()).optional(),
+    error: z.looseObject({ code: z.number(), message: z.string() }).optional(),
+  })
+  .meta({ id: "JsonRpcAnswer", description: "The JSON-RPC answer (a tool's result, its errors included, is a result: isError)" });
+
+/**
+ * POST /mcp: every route of this list as an MCP tool (service/mcp/), over Streamable HTTP. `routes` is the list itself,
+ * read when the first call comes (the tools are generated from it).
+ */
+export function mcpRoutes(services: Services, routes: () => RouteDefinition<any, any>[], version: string) {
+  const endpoint = new McpEndpoint({ config: services.config, logger: services.logger, metrics: { observeTool: (...a) => metricsOf(services, version).observeTool(...a) } }, routes, version);
+  return [
+    defineRoute({
+      method: "post",
+      path: "/mcp",
+      operationId: "mcp",
+      summary: "The Model Context Protocol endpoint (Streamable HTTP, stateless): every operation of this API as an MCP tool",
+      description:
+        "For MCP clients (AI agents): `tools/list` lists a tool per route, named as the hosted server of the API names them where it has one " +
+        "(create_tokenization, get_token_info, agent_register, …), with the route's JSON Schema as input and its answer as structured output; " +
+        "`tools/call` runs the route with the credentials of this request: an API key in x-api-key or Authorization: Bearer, or an x402 payment " +
+        'in `params._meta["x402/payment"]` (a paid tool without one answers isError with the PaymentRequired). Send `Accept: application/json, text/event-stream`. ' +
+        "A private key is never taken: the stdio server (npm run --silent mcp) signs locally.",
+      tags: ["mcp"],
+      access: ACCESS.public,
+      tool: false,
+      guardsOwnInput: true,
+      documentedBody: JsonRpcMessage,
+      response: { 200: { description: "The JSON-RPC answer (a notification is answered 202 without a body)", schema: JsonRpcAnswer } },
+      handler: async ({ req, res }) => {
+        await endpoint.handle(req, res);
+      },
+    }),
+  ];
+}
