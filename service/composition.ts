@@ -25,6 +25,7 @@ import { openDb, type Db } from "./store/db";
 import { migrate } from "./store/migrate";
 import { assertSchemaCurrent } from "./store/schema-version";
 import { openStores } from "./store/stores";
+import { openServiceWallets, type ServiceWallets } from "./signers/service-wallets";
 import { PlannerStatistics } from "./store/planner-statistics";
 import { WalletBalances } from "./wallet-balances";
 import type { Services } from "./usecases/services";
@@ -59,12 +60,15 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
   if (!useNativeKeccak()) logger.warn("no native keccak build for this platform: hashing stays in JavaScript (slower, same results)");
   const db = options.db ?? (await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: path.join(config.environmentDir, "pglite") }));
   const chains = new ChainRegistry(config, logger);
+  let wallets: ServiceWallets | undefined;
   const dispose = async () => {
     chains.destroy();
+    await wallets?.close();
     if (!options.db && !(await settledWithin(db.close(), DB_CLOSE_MS))) logger.warn({ timeoutMs: DB_CLOSE_MS }, "the database did not close in time");
   };
   try {
-    const services = await buildServices(config, db, chains, logger);
+    wallets = openServiceWallets(config);
+    const services = await buildServices(config, db, chains, wallets, logger);
     return { services, dispose };
   } catch (error) {
     await dispose();
@@ -72,7 +76,7 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
   }
 }
 
-async function buildServices(config: Config, db: Db, chains: ChainRegistry, logger: Logger): Promise<Services> {
+async function buildServices(config: Config, db: Db, chains: ChainRegistry, wallets: ServiceWallets, logger: Logger): Promise<Services> {
   // The local sandbox migrates as it starts; a production start only checks: `npm run migrate` changes its schema.
   if (config.profile === "local") {
     const applied = await migrate(db);
@@ -86,6 +90,7 @@ async function buildServices(config: Config, db: Db, chains: ChainRegistry, logg
   const services = {
     ...stores,
     config,
+    wallets,
     baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`,
     logger,
     chains,
@@ -97,7 +102,7 @@ async function buildServices(config: Config, db: Db, chains: ChainRegistry, logg
   } as Partial<Services> as Services; // the engine, payments and events are wired in just below
   services.webhookDispatcher = new WebhookDispatcher(services, logger.child({ component: "webhooks" }));
   services.eventStreams = new EventStreams(services, logger.child({ component: "event-stream" }));
-  services.relayer = new Relayer(services, logger.child({ component: "relayer" }));
+  services.relayer = new Relayer(services, logger.child({ component: "relayer" }), wallets.relayer);
   services.runner = new BatchRunner(services, methodHooks(services), logger.child({ component: "runner" }));
   services.runner.relaySigner = (batch, tx, signOptions) => services.relayer.sign(batch, tx, signOptions);
   services.runner.onReorged = (txId) => forgetFinalStatus(services, txId);
@@ -112,8 +117,8 @@ async function buildServices(config: Config, db: Db, chains: ChainRegistry, logg
 function facilitatorFor(services: Services, chain: Chain) {
   const { config } = services;
   if (config.X402_FACILITATOR_URL) return new ExternalFacilitator(config.X402_FACILITATOR_URL);
-  if (!config.X402_SETTLEMENT_PRIVATE_KEY) throw new X402ConfigError("x402 needs X402_SETTLEMENT_PRIVATE_KEY or X402_FACILITATOR_URL (or X402_ENABLED=false)");
-  return new InProcessFacilitator(services, chain, config.X402_SETTLEMENT_PRIVATE_KEY);
+  if (!services.wallets.settlement) throw new X402ConfigError("x402 needs a settlement key (X402_SETTLEMENT_PRIVATE_KEY, X402_SETTLEMENT_KEYSTORE or X402_SETTLEMENT_PKCS11_MODULE) or X402_FACILITATOR_URL (or X402_ENABLED=false)");
+  return new InProcessFacilitator(services, chain, services.wallets.settlement);
 }
 
 /**

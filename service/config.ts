@@ -1,6 +1,7 @@
 import path from "node:path";
 import { describeUnknown, unknownNames } from "./configuration/names";
 import { readKeystores } from "./configuration/keystores";
+import { readPkcs11Keys, type Pkcs11KeyReference } from "./configuration/pkcs11-keys";
 import { readSecretFiles } from "./configuration/secret-files";
 import { CHAIN_VARIABLES, chainVariableOf, configSchema, privateKeySchema, type RawConfig, type TrustProxy } from "./configuration/variables";
 
@@ -28,6 +29,10 @@ export interface Config extends RawConfig {
   relayerKeys: Map<number, string>;
   /** The relayer's further keys per chain id (RELAYER_EXTRA_PRIVATE_KEYS[_<chainId>]); only chains with a relayer key. */
   relayerExtraKeys: Map<number, string[]>;
+  /** The relayer's key on a PKCS#11 token (RELAYER_PKCS11_*): the relayer of every served chain without a raw key of its own. */
+  relayerPkcs11?: Pkcs11KeyReference;
+  /** The settlement key on a PKCS#11 token (X402_SETTLEMENT_PKCS11_*). */
+  settlementPkcs11?: Pkcs11KeyReference;
   x402DisabledChains: Set<number>;
   /** X402_PAYMENT_CHAIN_ID, else the environment's Base chain. */
   x402PaymentChainId: number;
@@ -66,6 +71,8 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, options: Load
   const keystores = readKeystores(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== "")));
   problems.push(...keystores.problems);
   const set = keystores.env;
+  const pkcs11 = readPkcs11Keys(set);
+  problems.push(...pkcs11.problems);
   const parsed = configSchema.safeParse(set);
   if (!parsed.success) problems.push(...parsed.error.issues.map((i) => `${i.path.join(".")}: ${i.message}`));
   const perChain = readChainVariables(set, problems);
@@ -88,7 +95,8 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, options: Load
   }
   let relayerExtraKeys = new Map<number, string[]>();
   try {
-    relayerExtraKeys = extraRelayerKeysByChain(set, relayerKeys, raw.X402_SETTLEMENT_PRIVATE_KEY);
+    const relayerChains = [...rpcEndpoints.keys()].filter((id) => relayerKeys.has(id) || pkcs11.relayer);
+    relayerExtraKeys = extraRelayerKeysByChain(set, relayerChains, relayerKeys, raw.X402_SETTLEMENT_PRIVATE_KEY);
   } catch (error) {
     problems.push((error as Error).message);
   }
@@ -101,6 +109,8 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, options: Load
     confirmationsByChain,
     relayerKeys,
     relayerExtraKeys,
+    relayerPkcs11: pkcs11.relayer,
+    settlementPkcs11: pkcs11.settlement,
     x402DisabledChains: new Set(raw.X402_DISABLED_CHAINS),
     x402PaymentChainId: raw.X402_PAYMENT_CHAIN_ID ?? (raw.ENVIRONMENT === "production" ? 8453 : 84532),
     environmentDir: path.resolve(raw.DATA_DIR, raw.ENVIRONMENT),
@@ -132,12 +142,12 @@ function readChainVariables(env: Record<string, string | undefined>, problems: s
   return { rpcEndpoints, confirmationsByChain, relayerKeys, named };
 }
 
-/** Per chain with a relayer key: RELAYER_EXTRA_PRIVATE_KEYS_<chainId>, else RELAYER_EXTRA_PRIVATE_KEYS. */
-function extraRelayerKeysByChain(env: Record<string, string | undefined>, relayerKeys: Map<number, string>, settlementKey?: string): Map<number, string[]> {
+/** Per chain with a relayer key (`relayerChains`): RELAYER_EXTRA_PRIVATE_KEYS_<chainId>, else RELAYER_EXTRA_PRIVATE_KEYS. */
+function extraRelayerKeysByChain(env: Record<string, string | undefined>, relayerChains: number[], relayerKeys: Map<number, string>, settlementKey?: string): Map<number, string[]> {
   const byChain = new Map<number, string[]>();
-  for (const [chainId, home] of relayerKeys) {
+  for (const chainId of relayerChains) {
     const variable = env[`RELAYER_EXTRA_PRIVATE_KEYS_${chainId}`] ? `RELAYER_EXTRA_PRIVATE_KEYS_${chainId}` : "RELAYER_EXTRA_PRIVATE_KEYS";
-    const keys = extraRelayerKeys(variable, env[variable], [home, settlementKey]);
+    const keys = extraRelayerKeys(variable, env[variable], [relayerKeys.get(chainId), settlementKey]);
     if (keys.length) byChain.set(chainId, keys);
   }
   return byChain;

@@ -59,7 +59,7 @@ export function serveUntilSignalled(env: NodeJS.ProcessEnv, profile: Profile): v
 }
 
 /** Errors that are the configuration's (or the schema's): their message says what to do; no stack trace. */
-const CONFIGURATION_ERRORS = new Set(["X402ConfigError", "SchemaVersionError"]);
+const CONFIGURATION_ERRORS = new Set(["X402ConfigError", "SchemaVersionError", "WalletOpenError"]);
 
 /**
  * A start refused for its configuration (or a database or chain it cannot reach) prints one line naming the variable

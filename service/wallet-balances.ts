@@ -1,12 +1,13 @@
-import { formatEther, Wallet, type Provider } from "ethers";
+import { formatEther, type Provider } from "ethers";
 import type { Logger } from "./logger";
 import type { ChainRegistry } from "./chains/registry";
 import type { Config } from "./config";
 import type { X402 } from "./payments/x402";
 import type { Relayer } from "./engine/relayer";
+import type { ServiceWallets } from "./signers/service-wallets";
 
 /** What the wallet-balance reader uses. */
-export type BalanceServices = { chains: ChainRegistry; config: Config; logger: Logger; relayer: Pick<Relayer, "addresses">; x402?: X402 };
+export type BalanceServices = { chains: ChainRegistry; config: Config; logger: Logger; relayer: Pick<Relayer, "addresses">; x402?: X402; wallets: Pick<ServiceWallets, "settlement"> };
 
 /** A wallet the service signs with and pays gas from, on one chain. */
 export interface ServiceWallet {
@@ -65,8 +66,9 @@ export class WalletBalances {
       for (const address of services.relayer.addresses(chain.chainId)) wallets.push({ role: "relayer", chainId: chain.chainId, address, provider: chain.provider });
     }
     const paymentChain = services.chains.find(config.x402PaymentChainId);
-    if (services.x402 && config.X402_SETTLEMENT_PRIVATE_KEY && !config.X402_FACILITATOR_URL && paymentChain) {
-      wallets.push({ role: "settlement", chainId: paymentChain.chainId, address: new Wallet(config.X402_SETTLEMENT_PRIVATE_KEY).address, provider: paymentChain.provider });
+    const settlement = services.wallets.settlement;
+    if (services.x402 && settlement && !config.X402_FACILITATOR_URL && paymentChain) {
+      wallets.push({ role: "settlement", chainId: paymentChain.chainId, address: settlement.address, provider: paymentChain.provider });
     }
     return new WalletBalances(wallets, services.logger.child({ component: "wallet-balances" }));
   }

@@ -27,7 +27,7 @@ export interface LongFunction {
  */
 export const LAYERS: { name: string; members: string[] }[] = [
   { name: "foundation", members: ["config.ts", "configuration/", "errors.ts", "error-codes.ts", "logger.ts", "runtime-files.ts"] },
-  { name: "primitives", members: ["crypto/", "model/", "wire/", "cache/"] },
+  { name: "primitives", members: ["crypto/", "signers/", "model/", "wire/", "cache/"] },
   { name: "chains", members: ["chains/"] },
   { name: "store", members: ["store/"] },
   { name: "auth", members: ["auth/"] },

@@ -206,6 +206,17 @@ export const variables = {
     rule: "a file path",
   }),
   RELAYER_KEYSTORE_PASSWORD: variable(z.string().optional(), { group: "relayer", about: "The password of RELAYER_KEYSTORE (give it as RELAYER_KEYSTORE_PASSWORD_FILE).", secret: true }),
+  RELAYER_PKCS11_MODULE: variable(z.string().optional(), {
+    group: "relayer",
+    about: "The relayer's key on a PKCS#11 token (an HSM, or SoftHSM 2): the token's PKCS#11 library. The key never leaves the token, which signs each transaction's digest; instead of RELAYER_PRIVATE_KEY and RELAYER_KEYSTORE. Needs RELAYER_PKCS11_TOKEN_LABEL, RELAYER_PKCS11_KEY_LABEL and RELAYER_PKCS11_PIN too.",
+    rule: "a readable file path (e.g. /usr/lib/softhsm/libsofthsm2.so)",
+  }),
+  RELAYER_PKCS11_TOKEN_LABEL: variable(z.string().optional(), { group: "relayer", about: "The label of the token that holds the relayer's key (as `softhsm2-util --show-slots` or `pkcs11-tool --list-slots` shows it)." }),
+  RELAYER_PKCS11_KEY_LABEL: variable(z.string().optional(), {
+    group: "relayer",
+    about: "The label (CKA_LABEL) of the relayer's secp256k1 key pair on the token: the private key signs, the public key beside it (same label) gives the address.",
+  }),
+  RELAYER_PKCS11_PIN: variable(z.string().optional(), { group: "relayer", about: "The token's user PIN (give it as RELAYER_PKCS11_PIN_FILE).", secret: true }),
   RELAYER_EXTRA_PRIVATE_KEYS: variable(z.string().optional(), {
     group: "relayer",
     about: "Further relayer keys, each with its own nonces, on every chain the relayer serves (RELAYER_EXTRA_PRIVATE_KEYS_<chainId> for one chain): operations whose outcome does not depend on the key (agentCreateToken) are spread over all keys.",
@@ -229,6 +240,14 @@ export const variables = {
     rule: "a file path",
   }),
   X402_SETTLEMENT_KEYSTORE_PASSWORD: variable(z.string().optional(), { group: "x402", about: "The password of X402_SETTLEMENT_KEYSTORE (give it as X402_SETTLEMENT_KEYSTORE_PASSWORD_FILE).", secret: true }),
+  X402_SETTLEMENT_PKCS11_MODULE: variable(z.string().optional(), {
+    group: "x402",
+    about: "The settlement key on a PKCS#11 token: the token's PKCS#11 library (the token signs each settlement; instead of X402_SETTLEMENT_PRIVATE_KEY and X402_SETTLEMENT_KEYSTORE). Needs X402_SETTLEMENT_PKCS11_TOKEN_LABEL, X402_SETTLEMENT_PKCS11_KEY_LABEL and X402_SETTLEMENT_PKCS11_PIN too; the relayer's token may be the same one.",
+    rule: "a readable file path",
+  }),
+  X402_SETTLEMENT_PKCS11_TOKEN_LABEL: variable(z.string().optional(), { group: "x402", about: "The label of the token that holds the settlement key." }),
+  X402_SETTLEMENT_PKCS11_KEY_LABEL: variable(z.string().optional(), { group: "x402", about: "The label (CKA_LABEL) of the settlement key pair (secp256k1) on the token." }),
+  X402_SETTLEMENT_PKCS11_PIN: variable(z.string().optional(), { group: "x402", about: "The token's user PIN (give it as X402_SETTLEMENT_PKCS11_PIN_FILE).", secret: true }),
   X402_PAYMENT_CHAIN_ID: variable(z.coerce.number().int().positive().optional(), { group: "x402", about: "Chain whose USDC takes the payments. Default: the environment's Base chain (84532 in the sandbox, 8453 in production)." }),
   X402_PAY_TO: variable(z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address").optional(), { group: "x402", about: "Address that receives payments; default: the settlement key's address." }),
   X402_FACILITATOR_URL: variable(z.string().url().optional(), { group: "x402", about: "An external facilitator instead of the in-process one." }),

@@ -1,9 +1,9 @@
-import { keccak256, type Wallet } from "ethers";
+import { keccak256 } from "ethers";
 import { broadcast } from "../chains/broadcast";
 import { marketFees } from "../chains/fees";
 import type { Chain } from "../chains/registry";
-import { signTransaction } from "../crypto/secp256k1";
 import type { Logger } from "../logger";
+import type { ServiceSigner } from "../signers/signer";
 import type { Stores } from "../store/stores";
 
 /** What healing a service wallet's nonces uses. */
@@ -16,25 +16,25 @@ export type NonceHealingServices = Pick<Stores, "walletLocks" | "walletNonces">;
  * taken in between); and a nonce below one in use that nothing of ours fills (its transaction ended without reaching
  * the chain) is filled with a zero-value transfer to self, so the later ones can be mined.
  */
-export async function healWalletNonces(services: NonceHealingServices, chain: Chain, wallet: Wallet, log: Logger): Promise<void> {
-  const release = await services.walletLocks.hold(chain.chainId, wallet.address);
+export async function healWalletNonces(services: NonceHealingServices, chain: Chain, signer: ServiceSigner, log: Logger): Promise<void> {
+  const release = await services.walletLocks.hold(chain.chainId, signer.address);
   try {
-    const onChain = await chain.provider.getTransactionCount(wallet.address, "latest");
-    const { held, rewound } = await services.walletNonces.heal(chain.chainId, wallet.address, onChain);
-    if (rewound) log.warn({ chainId: chain.chainId, wallet: wallet.address, next: rewound.next, was: rewound.was }, "wallet nonce counter was ahead of the chain; rewound");
+    const onChain = await chain.provider.getTransactionCount(signer.address, "latest");
+    const { held, rewound } = await services.walletNonces.heal(chain.chainId, signer.address, onChain);
+    if (rewound) log.warn({ chainId: chain.chainId, wallet: signer.address, next: rewound.next, was: rewound.was }, "wallet nonce counter was ahead of the chain; rewound");
     const highest = held.length ? held[held.length - 1] : onChain - 1;
     const inUse = new Set(held);
-    for (let nonce = onChain; nonce < highest; nonce++) if (!inUse.has(nonce)) await fillNonce(chain, wallet, nonce, log);
+    for (let nonce = onChain; nonce < highest; nonce++) if (!inUse.has(nonce)) await fillNonce(chain, signer, nonce, log);
   } finally {
     await release();
   }
 }
 
 /** A nonce nothing of ours will use, below one that is in use: a zero-value transfer to self takes it. */
-async function fillNonce(chain: Chain, wallet: Wallet, nonce: number, log: Logger): Promise<void> {
+async function fillNonce(chain: Chain, signer: ServiceSigner, nonce: number, log: Logger): Promise<void> {
   const fees = await marketFees(chain);
-  const filler = await signTransaction(wallet, {
-    to: wallet.address,
+  const filler = await signer.signTransaction({
+    to: signer.address,
     value: 0n,
     nonce,
     chainId: chain.chainId,
@@ -44,6 +44,6 @@ async function fillNonce(chain: Chain, wallet: Wallet, nonce: number, log: Logge
     maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
   });
   const verdict = await broadcast(chain.provider, filler, keccak256(filler));
-  if (verdict.kind === "accepted") log.warn({ chainId: chain.chainId, wallet: wallet.address, nonce }, "filled a wallet nonce gap with a no-op transfer");
-  else log.error({ chainId: chain.chainId, wallet: wallet.address, nonce, verdict }, "could not fill a wallet nonce gap");
+  if (verdict.kind === "accepted") log.warn({ chainId: chain.chainId, wallet: signer.address, nonce }, "filled a wallet nonce gap with a no-op transfer");
+  else log.error({ chainId: chain.chainId, wallet: signer.address, nonce, verdict }, "could not fill a wallet nonce gap");
 }

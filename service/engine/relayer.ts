@@ -1,11 +1,10 @@
-import { Transaction, Wallet, keccak256, toBeHex, toQuantity, concat, getAddress, type TransactionReceipt } from "ethers";
+import { Transaction, keccak256, toBeHex, toQuantity, concat, getAddress, type TransactionReceipt } from "ethers";
 import { PaidRelayDelegate__factory } from "../../typechain-types/factories/contracts/payments/PaidRelayDelegate__factory";
 import { encodeCall } from "../chains/abi-words";
 import { decodeRevert, revertDataOf } from "../chains/contracts";
 import { isChainUnavailable } from "../chains/rpc-errors";
 import { describeRevert } from "../domains/rams/mandates";
 import { broadcast } from "../chains/broadcast";
-import { signTransaction } from "../crypto/secp256k1";
 import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
@@ -19,6 +18,7 @@ import type { Queryable } from "../store/db";
 import type { Stores } from "../store/stores";
 import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
+import type { ServiceSigner } from "../signers/signer";
 
 /** What the relayer uses. */
 export type RelayerServices = Pick<Stores, "batches" | "db" | "walletLocks" | "walletNonces"> & { chains: ChainRegistry; config: Config };
@@ -100,7 +100,7 @@ export interface RelayedSignature {
  */
 export class Relayer {
   /** The relayer's keys per chain: its own key first (RELAYER_PRIVATE_KEY), then RELAYER_EXTRA_PRIVATE_KEYS. */
-  private readonly wallets = new Map<number, Wallet[]>();
+  private readonly keys: Map<number, ServiceSigner[]>;
   /** Per chain, the position of the key the next batch that any key may send is prepared for. */
   private readonly turn = new Map<number, number>();
   /** Per key (keyOf), when its nonces were last healed. */
@@ -112,14 +112,13 @@ export class Relayer {
   constructor(
     private readonly services: RelayerServices,
     private readonly log: Logger,
+    signers: Map<number, ServiceSigner[]>,
   ) {
-    for (const [chainId, key] of services.config.relayerKeys) {
-      this.wallets.set(chainId, [key, ...(services.config.relayerExtraKeys.get(chainId) ?? [])].map((k) => new Wallet(k)));
-    }
+    this.keys = signers;
   }
 
   has(chainId: number): boolean {
-    return this.wallets.has(chainId);
+    return this.keys.has(chainId);
   }
 
   /** The relayer's own address on `chainId` (the one clients approve, and that holds agents for their payers). */
@@ -140,86 +139,86 @@ export class Relayer {
 
   /** Every relayer key's address on `chainId`, its own first. */
   addresses(chainId: number): string[] {
-    return (this.wallets.get(chainId) ?? []).map((w) => w.address);
+    return (this.keys.get(chainId) ?? []).map((w) => w.address);
   }
 
   /**
    * The address of the code (PaidRelayDelegate) the relayer key `sender` (default: the relayer's own) of `chainId`
    * delegates to, when it does: payments on that chain can then be settled inside the relayed operation's transaction.
    */
-  delegate(chainId: number, sender = this.wallets.get(chainId)?.[0].address): string | undefined {
+  delegate(chainId: number, sender = this.keys.get(chainId)?.[0].address): string | undefined {
     return sender ? this.delegates.get(keyOf(chainId, sender)) : undefined;
   }
 
-  private keysOf(chainId: number): Wallet[] {
-    const wallets = this.wallets.get(chainId);
-    if (!wallets) throw badRequest(`Service-relayed execution is not configured for chain ${chainId}`, { field: "chainId" });
-    return wallets;
+  private keysOf(chainId: number): ServiceSigner[] {
+    const keys = this.keys.get(chainId);
+    if (!keys) throw badRequest(`Service-relayed execution is not configured for chain ${chainId}`, { field: "chainId" });
+    return keys;
   }
 
   /** Whether `address` is one of the relayer's keys on `chainId`. */
   hasKey(chainId: number, address: string): boolean {
-    return this.walletOf(chainId, address) !== undefined;
+    return this.signerOf(chainId, address) !== undefined;
   }
 
   /** The relayer key of `chainId` whose address is `address`, if it is one. */
-  private walletOf(chainId: number, address: string): Wallet | undefined {
-    return this.wallets.get(chainId)?.find((w) => w.address.toLowerCase() === address.toLowerCase());
+  private signerOf(chainId: number, address: string): ServiceSigner | undefined {
+    return this.keys.get(chainId)?.find((w) => w.address.toLowerCase() === address.toLowerCase());
   }
 
   /**
-   * Whether the relayer key `wallet` of `chain` still runs the delegate's code, looked at on chain at most every
+   * Whether the relayer key `signer` of `chain` still runs the delegate's code, looked at on chain at most every
    * DELEGATION_RECHECK_MS: a relayer key re-delegated elsewhere (or cleared) must not receive settleAndCall calldata,
    * which an account without that code would accept and ignore. Forgets the delegate when it is gone.
    */
-  private async stillDelegated(chain: Chain, wallet: Wallet): Promise<boolean> {
-    const key = keyOf(chain.chainId, wallet.address);
+  private async stillDelegated(chain: Chain, signer: ServiceSigner): Promise<boolean> {
+    const key = keyOf(chain.chainId, signer.address);
     const target = this.delegates.get(key);
     if (!target) return false;
     if (Date.now() - (this.delegationCheckedAt.get(key) ?? 0) < DELEGATION_RECHECK_MS) return true;
-    const code = (await chain.provider.getCode(wallet.address)).toLowerCase();
+    const code = (await chain.provider.getCode(signer.address)).toLowerCase();
     this.delegationCheckedAt.set(key, Date.now());
     if (code === concat(["0xef0100", target]).toLowerCase()) return true;
     this.delegates.delete(key);
-    this.log.error({ chainId: chain.chainId, relayer: wallet.address, code: code.slice(0, 48) }, "the relayer no longer delegates to PaidRelayDelegate; payments are settled on their own");
+    this.log.error({ chainId: chain.chainId, relayer: signer.address, code: code.slice(0, 48) }, "the relayer no longer delegates to PaidRelayDelegate; payments are settled on their own");
     return false;
   }
 
   /**
-   * Makes the relayer key `wallet` of `chain` delegate to the chain's PaidRelayDelegate (EIP-7702), once: a type-4
+   * Makes the relayer key `signer` of `chain` delegate to the chain's PaidRelayDelegate (EIP-7702), once: a type-4
    * transaction the relayer sends to itself carries its own authorization (authorization nonce = transaction nonce + 1,
    * so it takes two nonces). Sent only while no relayed transaction holds a nonce (at start, before any is signed), so
    * it can never take a nonce a stored transaction was signed with. Anything that fails leaves the chain without the
    * delegate: its payments are then settled in transactions of their own, as before.
    */
-  private async ensureDelegation(chain: Chain, wallet: Wallet): Promise<void> {
+  private async ensureDelegation(chain: Chain, signer: ServiceSigner): Promise<void> {
     const target = chain.deployment.contracts.PaidRelayDelegate;
     if (!target) return;
     const designator = concat(["0xef0100", target]).toLowerCase();
-    const delegated = async () => (await chain.provider.getCode(wallet.address)).toLowerCase() === designator;
+    const delegated = async () => (await chain.provider.getCode(signer.address)).toLowerCase() === designator;
     if (await delegated()) {
-      this.delegates.set(keyOf(chain.chainId, wallet.address), getAddress(target));
+      this.delegates.set(keyOf(chain.chainId, signer.address), getAddress(target));
       return;
     }
     if ((await chain.provider.getCode(target)) === "0x") {
       this.log.warn({ chainId: chain.chainId, delegate: target }, "PaidRelayDelegate has no code on this chain; payments are settled on their own");
       return;
     }
-    const release = await this.services.walletLocks.hold(chain.chainId, wallet.address);
+    const release = await this.services.walletLocks.hold(chain.chainId, signer.address);
     let hash: string;
     try {
-      const latest = await chain.provider.getTransactionCount(wallet.address, "latest");
-      const pending = await chain.provider.getTransactionCount(wallet.address, "pending");
-      const held = await this.services.walletNonces.held(chain.chainId, wallet.address, latest);
+      const latest = await chain.provider.getTransactionCount(signer.address, "latest");
+      const pending = await chain.provider.getTransactionCount(signer.address, "pending");
+      const held = await this.services.walletNonces.held(chain.chainId, signer.address, latest);
       if (held.length || pending !== latest) {
         this.log.info({ chainId: chain.chainId }, "relayer has transactions in flight; its delegation (EIP-7702) waits for the next start");
         return;
       }
       const fees = await marketFees(chain);
-      const authorization = wallet.authorizeSync({ address: target, nonce: latest + 1, chainId: chain.chainId });
-      const raw = await signTransaction(wallet, {
+      const authorization = await signer.authorize({ address: target, nonce: latest + 1, chainId: chain.chainId });
+      const raw = await signer.signTransaction({
         type: 4,
-        to: wallet.address,
+        to: signer.address,
         value: 0n,
         data: "0x",
         nonce: latest,
@@ -234,20 +233,20 @@ export class Relayer {
       if (verdict.kind === "refused" || verdict.kind === "nonce-used") {
         // Another instance starting at the same time may have taken that nonce with the same delegation.
         await new Promise((resolve) => setTimeout(resolve, 1_000));
-        if (await delegated()) this.delegates.set(keyOf(chain.chainId, wallet.address), getAddress(target));
+        if (await delegated()) this.delegates.set(keyOf(chain.chainId, signer.address), getAddress(target));
         else this.log.warn({ chainId: chain.chainId, verdict: verdict.kind }, "relayer delegation (EIP-7702) refused; payments are settled on their own");
         return;
       }
       // Both nonces are the chain's now (the transaction's and the authorization's).
-      await this.services.walletNonces.syncFloor(chain.chainId, wallet.address, latest + 2);
+      await this.services.walletNonces.syncFloor(chain.chainId, signer.address, latest + 2);
     } finally {
       await release();
     }
     const deadline = Date.now() + DELEGATION_WAIT_MS;
     while (Date.now() < deadline && !(await chain.provider.getTransactionReceipt(hash))) await new Promise((resolve) => setTimeout(resolve, 250));
     if (await delegated()) {
-      this.delegates.set(keyOf(chain.chainId, wallet.address), getAddress(target));
-      this.log.info({ chainId: chain.chainId, relayer: wallet.address, delegate: target, hash }, "relayer delegates to PaidRelayDelegate (EIP-7702): payments settle with their operations");
+      this.delegates.set(keyOf(chain.chainId, signer.address), getAddress(target));
+      this.log.info({ chainId: chain.chainId, relayer: signer.address, delegate: target, hash }, "relayer delegates to PaidRelayDelegate (EIP-7702): payments settle with their operations");
     } else {
       this.log.warn({ chainId: chain.chainId, hash }, "relayer delegation (EIP-7702) not in effect yet; payments are settled on their own until a later start");
     }
@@ -259,15 +258,15 @@ export class Relayer {
    */
   async syncNonces(): Promise<void> {
     for (const chain of this.services.chains.list()) {
-      for (const wallet of this.wallets.get(chain.chainId) ?? []) {
+      for (const signer of this.keys.get(chain.chainId) ?? []) {
         try {
-          const pending = await chain.provider.getTransactionCount(wallet.address, "pending");
-          const next = await this.services.walletNonces.syncFloor(chain.chainId, wallet.address, pending);
-          this.log.info({ chainId: chain.chainId, relayer: wallet.address, next }, "relayer nonce synced");
-          await this.healKey(chain, wallet, true);
-          if (!this.delegates.has(keyOf(chain.chainId, wallet.address))) await this.ensureDelegation(chain, wallet);
+          const pending = await chain.provider.getTransactionCount(signer.address, "pending");
+          const next = await this.services.walletNonces.syncFloor(chain.chainId, signer.address, pending);
+          this.log.info({ chainId: chain.chainId, relayer: signer.address, next }, "relayer nonce synced");
+          await this.healKey(chain, signer, true);
+          if (!this.delegates.has(keyOf(chain.chainId, signer.address))) await this.ensureDelegation(chain, signer);
         } catch (error) {
-          this.log.warn({ chainId: chain.chainId, relayer: wallet.address, err: errorFacts(error) }, "relayer nonce not synced; chain unreachable");
+          this.log.warn({ chainId: chain.chainId, relayer: signer.address, err: errorFacts(error) }, "relayer nonce not synced; chain unreachable");
         }
       }
     }
@@ -286,39 +285,39 @@ export class Relayer {
   ): Promise<RelayedSignature> {
     const { replacing } = options;
     const chain = this.services.chains.find(batch.chainId)!;
-    const wallet = this.walletOf(chain.chainId, tx.unsigned.from);
-    if (!wallet) throw new Error(`transaction ${tx.index} of ${batch.txId} was prepared for relayer ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`);
-    const call = await this.callOf(chain, wallet, tx, options);
+    const signer = this.signerOf(chain.chainId, tx.unsigned.from);
+    if (!signer) throw new Error(`transaction ${tx.index} of ${batch.txId} was prepared for relayer ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`);
+    const call = await this.callOf(chain, signer, tx, options);
     const { data, gasLimit, settle, wrapped, wrappedGas } = call;
     if (options.settle && !wrapped) throw new PaymentNotCarried("the relayer no longer delegates to PaidRelayDelegate");
     // Simulated on the pending block right before it is signed (with the payment it carries): one that would revert is
     // never signed, so the relayer spends nothing on it. The fees are read meanwhile (usually cached).
-    const [fees] = await Promise.all([marketFees(chain, SIGNING_FEE_LAG_BLOCKS), this.simulateCall(chain, wallet, tx, call)]);
+    const [fees] = await Promise.all([marketFees(chain, SIGNING_FEE_LAG_BLOCKS), this.simulateCall(chain, signer, tx, call)]);
     const cap = feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI);
     let ticket: NonceTicket | undefined;
-    const release = await this.services.walletLocks.hold(chain.chainId, wallet.address);
+    const release = await this.services.walletLocks.hold(chain.chainId, signer.address);
     try {
       const signed = await this.services.db.transaction(async (q): Promise<RelayedSignature> => {
         ticket?.drop(); // a retried transaction body takes its nonce again
         ticket = undefined;
         const bind = wrapped && settle ? (within: Queryable) => settle.bind(within) : undefined;
-        const { current, nonce, boundHere } = await this.lockNonceAndBind(q, chain, wallet, batch, tx, replacing, bind);
+        const { current, nonce, boundHere } = await this.lockNonceAndBind(q, chain, signer, batch, tx, replacing, bind);
         // The payment is not reserved any more (another settler took it): signing without it would give the work away.
         if (bind && !boundHere) throw new PaymentNotCarried("the payment is no longer reserved for this transaction");
-        ticket = nonceOrderOf(this.services).register(chain.chainId, wallet.address, nonce);
+        ticket = nonceOrderOf(this.services).register(chain.chainId, signer.address, nonce);
         const bound = boundHere && wrapped;
         const unsigned = {
           ...tx.unsigned,
           data,
           gasLimit: bound ? wrappedGas! : gasLimit,
-          from: wallet.address,
+          from: signer.address,
           nonce,
           maxFeePerGas: (fees.maxFeePerGas > cap ? cap : fees.maxFeePerGas).toString(),
           maxPriorityFeePerGas: (fees.maxPriorityFeePerGas > cap ? cap : fees.maxPriorityFeePerGas).toString(),
         };
         // With a payment in it, the bytes carry the payer's authorisation: they are stored sealed only; the clear
         // `unsigned` keeps the operation's own target and calldata (what the client prepared).
-        const signedRaw = await signTransaction(wallet, { ...unsigned, ...(bound ? { to: wrapped.to, data: wrapped.data } : {}), from: undefined });
+        const signedRaw = await signer.signTransaction({ ...unsigned, ...(bound ? { to: wrapped.to, data: wrapped.data } : {}), from: undefined });
         const txHash = keccak256(signedRaw);
         if (bound && settle) await settle.setHash(q, txHash);
         await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
@@ -343,12 +342,12 @@ export class Relayer {
    * asked together (one trip into the embedded database). When another runner signed the transaction first, throws
    * SignedElsewhere with its bytes: the signing transaction rolls the nonce and the binding back.
    */
-  private async lockNonceAndBind(q: Queryable, chain: Chain, wallet: Wallet, batch: Batch, tx: BatchTransaction, replacing?: string, bind?: (q: Queryable) => Promise<boolean>) {
+  private async lockNonceAndBind(q: Queryable, chain: Chain, signer: ServiceSigner, batch: Batch, tx: BatchTransaction, replacing?: string, bind?: (q: Queryable) => Promise<boolean>) {
     const [current, nonce, boundHere] = await q.together(
       () =>
         [
           this.services.batches.lockTransaction(q, batch.txId, tx.index),
-          this.services.walletNonces.take(q, chain.chainId, wallet.address, () => chain.provider.getTransactionCount(wallet.address, "pending")),
+          this.services.walletNonces.take(q, chain.chainId, signer.address, () => chain.provider.getTransactionCount(signer.address, "pending")),
           bind ? bind(q) : Promise.resolve(false),
         ] as const,
     );
@@ -362,20 +361,20 @@ export class Relayer {
    * What the relayer sends for `tx`: its calldata and gas limit, and, with a payment to settle in it (the delegate
    * still in place), the call to the relayer itself whose delegate settles and then calls the target.
    */
-  private async callOf(chain: Chain, wallet: Wallet, tx: BatchTransaction, options: { data?: string; settle?: OperationSettlement }) {
+  private async callOf(chain: Chain, signer: ServiceSigner, tx: BatchTransaction, options: { data?: string; settle?: OperationSettlement }) {
     // Calldata bound at send time (it names the payer) gets its own gas estimate; the prepared limit is the fallback.
     const data = options.data ?? tx.unsigned.data;
     const gasLimit =
       options.data && options.data !== tx.unsigned.data
         ? await chain.provider
-            .estimateGas({ from: wallet.address, to: tx.unsigned.to, data, value: BigInt(tx.unsigned.value) })
+            .estimateGas({ from: signer.address, to: tx.unsigned.to, data, value: BigInt(tx.unsigned.value) })
             .then((g) => toBeHex((g * 125n + 99n) / 100n))
             .catch(() => tx.unsigned.gasLimit)
         : tx.unsigned.gasLimit;
     // With a payment to settle in it: sent to the relayer itself, whose delegate settles and then calls the target.
-    const settle = options.settle && (await this.stillDelegated(chain, wallet)) ? options.settle : undefined;
+    const settle = options.settle && (await this.stillDelegated(chain, signer)) ? options.settle : undefined;
     const wrapped = settle && {
-      to: wallet.address,
+      to: signer.address,
       data: encodeCall(SETTLE_AND_CALL, [{ address: settle.asset }, { bytes: settle.calldata }, { address: tx.unsigned.to }, { bytes: data }]),
     };
     // The operation's own limit plus what the settlement and the delegate add (no second estimate: one round trip less).
@@ -389,17 +388,17 @@ export class Relayer {
    */
   async simulate(batch: Batch, tx: BatchTransaction, data?: string): Promise<void> {
     const chain = this.services.chains.find(batch.chainId)!;
-    const wallet = this.walletOf(chain.chainId, tx.unsigned.from);
-    if (!wallet) throw new Error(`transaction ${tx.index} of ${batch.txId} was prepared for ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`);
-    await this.simulateCall(chain, wallet, tx, { data: data ?? tx.unsigned.data });
+    const signer = this.signerOf(chain.chainId, tx.unsigned.from);
+    if (!signer) throw new Error(`transaction ${tx.index} of ${batch.txId} was prepared for ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`);
+    await this.simulateCall(chain, signer, tx, { data: data ?? tx.unsigned.data });
   }
 
   /**
    * The relayed call (with its payment, when it carries one) run on the pending block from the relayer: throws
    * WouldRevert with the decoded reason when it would revert; a chain that could not be asked throws as it is.
    */
-  private async simulateCall(chain: Chain, wallet: Wallet, tx: BatchTransaction, call: { data: string; wrapped?: { to: string; data: string } }): Promise<void> {
-    const request = { from: wallet.address, to: call.wrapped?.to ?? tx.unsigned.to, data: call.wrapped?.data ?? call.data, value: toQuantity(BigInt(tx.unsigned.value)) };
+  private async simulateCall(chain: Chain, signer: ServiceSigner, tx: BatchTransaction, call: { data: string; wrapped?: { to: string; data: string } }): Promise<void> {
+    const request = { from: signer.address, to: call.wrapped?.to ?? tx.unsigned.to, data: call.wrapped?.data ?? call.data, value: toQuantity(BigInt(tx.unsigned.value)) };
     try {
       await chain.provider.send("eth_call", [request, "pending"]);
     } catch (error) {
@@ -417,12 +416,12 @@ export class Relayer {
    */
   async replace(batch: Batch, tx: BatchTransaction, fees: Fees): Promise<{ tx: BatchTransaction; verdict: BroadcastVerdict } | undefined> {
     const chain = this.services.chains.find(batch.chainId)!;
-    const wallet = this.walletOf(chain.chainId, tx.unsigned.from);
-    if (!wallet) return undefined;
+    const signer = this.signerOf(chain.chainId, tx.unsigned.from);
+    if (!signer) return undefined;
     const unsigned = { ...tx.unsigned, maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString() };
     // Target, calldata and gas as signed before (a payment settled in the operation is only in the sealed bytes).
     const before = tx.signedRaw ? Transaction.from(tx.signedRaw) : undefined;
-    const signedRaw = await signTransaction(wallet, {
+    const signedRaw = await signer.signTransaction({
       ...unsigned,
       ...(before ? { to: before.to!, data: before.data, gasLimit: before.gasLimit.toString() } : {}),
       from: undefined,
@@ -442,15 +441,15 @@ export class Relayer {
    * a zero-value transfer to self, so the later ones can be mined. Runs under the wallet's lock: no nonce is taken meanwhile.
    */
   async healNonces(chain: Chain, force = false): Promise<void> {
-    for (const wallet of this.wallets.get(chain.chainId) ?? []) await this.healKey(chain, wallet, force);
+    for (const signer of this.keys.get(chain.chainId) ?? []) await this.healKey(chain, signer, force);
   }
 
-  private async healKey(chain: Chain, wallet: Wallet, force: boolean): Promise<void> {
-    const key = keyOf(chain.chainId, wallet.address);
+  private async healKey(chain: Chain, signer: ServiceSigner, force: boolean): Promise<void> {
+    const key = keyOf(chain.chainId, signer.address);
     if (!force && Date.now() - (this.lastHeal.get(key) ?? 0) < HEAL_INTERVAL_MS) return;
     this.lastHeal.set(key, Date.now());
     try {
-      await healWalletNonces(this.services, chain, wallet, this.log);
+      await healWalletNonces(this.services, chain, signer, this.log);
     } catch (error) {
       this.log.warn({ chainId: chain.chainId, err: errorFacts(error) }, "relayer nonces not checked; trying again later");
     }
@@ -461,10 +460,10 @@ export class Relayer {
    * otherwise later transactions wait behind the gap, which healing fills.
    */
   async onRefused(chain: Chain, tx: BatchTransaction): Promise<void> {
-    const wallet = this.walletOf(chain.chainId, tx.unsigned.from);
-    if (!wallet) return;
-    if (await this.services.walletNonces.giveBack(chain.chainId, wallet.address, tx.unsigned.nonce)) return;
-    await this.healKey(chain, wallet, true);
+    const signer = this.signerOf(chain.chainId, tx.unsigned.from);
+    if (!signer) return;
+    if (await this.services.walletNonces.giveBack(chain.chainId, signer.address, tx.unsigned.nonce)) return;
+    await this.healKey(chain, signer, true);
   }
 }
 

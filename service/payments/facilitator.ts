@@ -1,6 +1,6 @@
 import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
-import { Transaction, Wallet, keccak256, type TransactionReceipt } from "ethers";
+import { Transaction, keccak256, type TransactionReceipt } from "ethers";
 import type { Abi, Hex, PublicClient } from "viem";
 import { broadcast } from "../chains/broadcast";
 import { paidIn, settledBy, transferWithAuthorizationCalldata, verifyPlainTransferAuthorization } from "./eip3009";
@@ -9,7 +9,6 @@ import { healWalletNonces } from "../engine/nonce-healing";
 import { multicall3Interface } from "../chains/contracts";
 import { MULTICALL3_ADDRESS } from "../chains/networks";
 import { isChainUnavailable } from "../chains/rpc-errors";
-import { signTransaction } from "../crypto/secp256k1";
 import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
@@ -19,6 +18,7 @@ import type { PaymentRecord } from "../store/payments";
 import type { Stores } from "../store/stores";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
+import type { ServiceSigner } from "../signers/signer";
 
 /** What the in-process facilitator uses. */
 export type FacilitatorServices = Pick<Stores, "db" | "payments" | "walletLocks" | "walletNonces"> & { config: Config; logger: Logger };
@@ -99,7 +99,6 @@ let evmModules: Promise<{ viem: typeof import("viem"); exact: typeof import("@x4
 const loadEvmModules = () => (evmModules ??= Promise.all([import("viem"), import("@x402/evm/exact/facilitator")]).then(([viem, exact]) => ({ viem, exact })));
 
 export class InProcessFacilitator implements PaymentFacilitator {
-  private readonly wallet: Wallet;
   private client?: PublicClient;
   readonly settlementAddress: string;
   readonly settlesInOperation = true;
@@ -107,10 +106,9 @@ export class InProcessFacilitator implements PaymentFacilitator {
   constructor(
     private readonly services: FacilitatorServices,
     private readonly chain: Chain,
-    settlementKey: string,
+    private readonly wallet: ServiceSigner,
   ) {
-    this.wallet = new Wallet(settlementKey);
-    this.settlementAddress = this.wallet.address;
+    this.settlementAddress = wallet.address;
     this.batches = new SettlementBatches((items) => this.settleBatch(items), { gatherMs: services.config.X402_SETTLEMENT_BATCH_MS, max: SETTLEMENT_BATCH_MAX });
   }
 
@@ -244,7 +242,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
         ticket?.drop(); // a retried transaction body takes its nonce again
         const nonce = await this.services.walletNonces.take(q, chainId, from, () => provider.getTransactionCount(from, "pending"));
         ticket = nonceOrderOf(this.services).register(chainId, from, nonce);
-        const raw = await signTransaction(this.wallet, {
+        const raw = await this.wallet.signTransaction({
           to,
           data,
           nonce,
@@ -385,7 +383,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
     if (blocksWaited < this.services.config.RELAYER_BUMP_AFTER_BLOCKS && fees.maxFeePerGas >= market.baseFeePerGas) return undefined;
     const next = replacementFees(fees, market, feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI));
     if (!next) return undefined;
-    const replacement = await signTransaction(this.wallet, {
+    const replacement = await this.wallet.signTransaction({
       to: current.to,
       data: current.data,
       nonce: current.nonce,

@@ -11,6 +11,7 @@ import type { Mailer } from "../onboarding/mailer";
 import type { KycProvider } from "../onboarding/provider";
 import type { Prices } from "../payments/pricing";
 import type { X402 } from "../payments/x402";
+import type { ServiceWallets } from "../signers/service-wallets";
 import type { Stores } from "../store/stores";
 import type { PlannerStatistics } from "../store/planner-statistics";
 import type { WalletBalances } from "../wallet-balances";
@@ -30,6 +31,8 @@ export interface Services extends Stores {
   runner: BatchRunner;
   prices: Prices;
   relayer: Relayer;
+  /** The wallets the service signs with (relayer keys, settlement key), wherever their keys are kept. */
+  wallets: ServiceWallets;
   /** The x402 payment gate; undefined when x402 is disabled or not configured on this deployment. */
   x402?: X402;
   /** Balances of the relayer and settlement wallets, read in the background (set once the service listens). */

@@ -180,7 +180,7 @@ describe("e2e: the service process starts, logs and stops as an operator expects
     expect(relayer.stderr.trim()).to.equal("Invalid configuration: RELAYER_PRIVATE_KEY_84532: must be a 0x-prefixed 32-byte hex private key");
     const x402 = await run({}, ["X402_SETTLEMENT_PRIVATE_KEY", "X402_FACILITATOR_URL"]);
     expect(x402.status, `${x402.stdout}\n${x402.stderr}`).to.equal(1);
-    expect(x402.stderr.trim()).to.equal("x402 needs X402_SETTLEMENT_PRIVATE_KEY or X402_FACILITATOR_URL (or X402_ENABLED=false)");
+    expect(x402.stderr.trim()).to.equal("x402 needs a settlement key (X402_SETTLEMENT_PRIVATE_KEY, X402_SETTLEMENT_KEYSTORE or X402_SETTLEMENT_PKCS11_MODULE) or X402_FACILITATOR_URL (or X402_ENABLED=false)");
     for (const result of [port, several, relayer, x402]) {
       expect(result.stderr, "no stack trace").to.not.match(/^\s+at /m);
       expect(result.stdout).to.equal("");

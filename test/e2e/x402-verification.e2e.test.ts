@@ -3,6 +3,7 @@ import { Signature, Wallet } from "ethers";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { USDC__factory } from "../../typechain-types";
 import { InProcessFacilitator } from "../../service/payments/facilitator";
+import { KeySigner } from "../../service/signers/key-signer";
 import { verifyPlainTransferAuthorization } from "../../service/payments/eip3009";
 import type { Chain } from "../../service/chains/registry";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
@@ -34,7 +35,7 @@ describe("e2e: x402 verification, native beside the library", function () {
     sandbox = await getSandbox();
     service = await startTestService(sandbox);
     chain = service.services.chains.find(84532)!;
-    facilitator = new InProcessFacilitator(service.services, chain, Wallet.createRandom().privateKey);
+    facilitator = new InProcessFacilitator(service.services, chain, new KeySigner(Wallet.createRandom().privateKey));
     requirements = service.services.x402!.requirements({ amount: 10_000n, routeKey: "POST /send-transactions", subject: "test", resourceUrl: "http://test/", description: "test" });
     payer = sandbox.accounts[2];
   });
