@@ -1,14 +1,14 @@
 #!/usr/bin/env node
 "use strict";
 /**
- * `npm run admin` and `npm run migrate`: the operator tools, in every install. On a server (`npm ci --omit=dev` with
- * dist/ beside it) the compiled tool, with nothing from the development dependencies; in a checkout with them, the
- * sources through ts-node (no build needed). `node bin/run.js <admin|migrate> [arguments…]`.
+ * `npm run admin`, `npm run migrate` and `npm run --silent mcp` (the MCP stdio server): the tools of every install. On
+ * a server (`npm ci --omit=dev` with dist/ beside it) the compiled tool, with nothing from the development dependencies;
+ * in a checkout with them, the sources through ts-node (no build needed). `node bin/run.js <admin|migrate|mcp> [arguments…]`.
  */
 const fs = require("node:fs");
 const path = require("node:path");
 
-const TOOLS = { admin: "service/operator/admin", migrate: "service/operator/migrate" };
+const TOOLS = { admin: "service/operator/admin", migrate: "service/operator/migrate", mcp: "service/mcp/stdio/main" };
 const root = path.resolve(__dirname, "..");
 const [tool] = process.argv.splice(2, 1);
 if (!TOOLS[tool]) {

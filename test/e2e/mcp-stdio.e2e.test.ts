@@ -1,0 +1,118 @@
+import path from "node:path";
+import { expect } from "chai";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import type { Wallet } from "ethers";
+import { USDC__factory } from "../../typechain-types";
+import { identityRegistryInterface } from "../../service/chains/contracts";
+import { Contract } from "ethers";
+import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
+import { startTestService, type TestService } from "../helpers/service";
+import { ADDED_TOOLS, HOSTED_TOOLS, structured, toolErrorOf } from "../helpers/mcp";
+
+const ROOT = path.resolve(__dirname, "../..");
+const PRICE = 10_000n; // 0.01 USDC, the sandbox's flat write price
+
+/** Whether a process is still running. */
+function alive(pid: number | undefined): boolean {
+  if (!pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe("e2e: the MCP stdio server (node bin/run.js mcp) with the official SDK's client", function () {
+  this.timeout(300_000);
+  let sandbox: Sandbox;
+  let service: TestService;
+  let agentOwner: Wallet;
+  const started: { client: Client; transport: StdioClientTransport }[] = [];
+
+  /** The stdio server as a child process of this test, configured by its environment only. */
+  const stdioClient = async (env: Record<string, string>) => {
+    const transport = new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, "bin", "run.js"), "mcp"], cwd: ROOT, env: { TAK_BASE_URL: service.url, ...env }, stderr: "pipe" });
+    const client = new Client({ name: "tak-test", version: "1.0.0" });
+    await client.connect(transport);
+    started.push({ client, transport });
+    return client;
+  };
+
+  before(async () => {
+    sandbox = await getSandbox();
+    service = await startTestService(sandbox);
+    agentOwner = sandbox.accounts[7];
+    await service.services.signers.add(agentOwner.address);
+  });
+  after(async () => {
+    for (const { client, transport } of started) {
+      const pid = transport.pid ?? undefined;
+      await client.close();
+      for (let i = 0; i < 50 && alive(pid); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(alive(pid), "the stdio server ends when its client closes").to.equal(false);
+    }
+    await service?.stop();
+  });
+
+  it("serves the service's tools by the same names, with configure and get_config of its own; a private key configured here is never sent", async () => {
+    const client = await stdioClient({ TAK_PRIVATE_KEY: agentOwner.privateKey });
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).to.include.members([...HOSTED_TOOLS, ...ADDED_TOOLS]);
+    expect(structured(await client.callTool({ name: "get_config", arguments: {} }))).to.deep.equal({ env: "sandbox", baseUrl: service.url, hasApiKey: false, hasPrivateKey: true });
+    const bad = toolErrorOf(await client.callTool({ name: "configure", arguments: { privateKey: "0x1234" } }));
+    expect(bad).to.include({ code: "BAD_REQUEST", param: "privateKey" });
+    expect(bad.message).to.not.include("0x1234");
+    const wrongEnv = toolErrorOf(await client.callTool({ name: "configure", arguments: { env: "production" } }));
+    expect(wrongEnv).to.include({ param: "env" });
+  });
+
+  it("registers an agent with a private key and x402: checked, signed and sent by the stdio server, which pays the quoted price", async () => {
+    const client = await stdioClient({ TAK_PRIVATE_KEY: agentOwner.privateKey });
+    const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, providerFor(sandbox.baseSepolia));
+    const before = await usdc.balanceOf(agentOwner.address);
+    const result = await client.callTool(
+      {
+        name: "agent_register",
+        arguments: {
+          chainId: "14a34",
+          name: "Stdio agent",
+          description: "An agent registered through the MCP stdio server",
+          image: "https://example.com/agent.png",
+          services: [{ name: "MCP", endpoint: "https://agent.example.com/mcp", version: "2025-06-18" }],
+        },
+      },
+      undefined,
+      { timeout: 240_000 },
+    );
+    const done = structured(result);
+    expect(done.status.status, JSON.stringify(done.status)).to.equal("success");
+    expect(done.prepared.transactions[0].from).to.equal(agentOwner.address);
+    expect(done.signed).to.deep.equal([{ to: sandbox.deployments[84532].contracts.IdentityRegistry, function: "register(string)", arguments: { agentURI: done.prepared.info.agentURI } }]);
+    // Two quotes (client-signed: half at prepare, half at send), both paid from the local wallet.
+    expect(done.payments.map((p: { tool: string }) => p.tool)).to.deep.equal(["agent_register", "send_transactions"]);
+    const quoted = done.payments.reduce((sum: bigint, p: { amount: string }) => sum + BigInt(p.amount), 0n);
+    expect(quoted).to.equal(PRICE);
+    for (const p of done.payments) expect(p.settlement).to.include({ success: true, payer: agentOwner.address });
+    expect(before - (await usdc.balanceOf(agentOwner.address))).to.equal(quoted);
+    const agentId = done.status.outcome.agentId;
+    const registry = new Contract(sandbox.deployments[84532].contracts.IdentityRegistry, identityRegistryInterface, providerFor(sandbox.baseSepolia));
+    expect(await registry.ownerOf(agentId)).to.equal(agentOwner.address);
+  });
+
+  it("without a private key it answers what the service answers: the payment requirements of a paid tool, unsigned transactions once paid", async () => {
+    const client = await stdioClient({});
+    expect(structured(await client.callTool({ name: "get_config", arguments: {} }))).to.include({ hasApiKey: false, hasPrivateKey: false });
+    const unpaid = await client.callTool({
+      name: "agent_register",
+      arguments: { chainId: "14a34", signerAddress: agentOwner.address, name: "Unsigned", description: "d", image: "https://example.com/a.png", services: [{ name: "MCP", endpoint: "https://a.example.com/mcp" }] },
+    });
+    expect(unpaid.isError).to.equal(true);
+    expect(unpaid.structuredContent).to.include({ x402Version: 2 });
+    expect((unpaid.structuredContent as { accepts: { amount: string }[] }).accepts[0].amount).to.equal((PRICE / 2n).toString());
+    const relayed = structured(await client.callTool({ name: "agent_create_token", arguments: { chainId: "14a34", executionMode: "service-relayed", name: "Unsigned Token", symbol: "UNSG", agentWallet: agentOwner.address } }));
+    expect(relayed.transactions[0].from).to.not.equal(agentOwner.address);
+    expect(relayed.txId).to.match(/^0x[0-9a-f]{64}$/);
+  });
+});
