@@ -164,4 +164,34 @@ describe("e2e: MCP over Streamable HTTP (POST /mcp) with the official SDK's clie
     expect(all).to.not.include(issuer.privateKey.slice(2));
     expect(all).to.not.match(/"signature"|x402\/payment"|eyJ4NDAyVmVyc2lvbi/);
   });
+
+  it("idempotencyKey is the route's Idempotency-Key: a retry gets the first answer, another request under the key is refused", async () => {
+    const body = { chainId: "aa36a7", signerAddress: issuer.address, tokenSymbol: "MCPH", userToWhitelist: [{ investorAddress: sandbox.accounts[3].address, investorEmail: "w@mcp.test", whitelistStatus: true }] };
+    const first = await keyed.callTool({ name: "whitelist_investor", arguments: { ...body, idempotencyKey: "mcp-retry-1" } });
+    const again = await keyed.callTool({ name: "whitelist_investor", arguments: { ...body, idempotencyKey: "mcp-retry-1" } });
+    expect(structured(again).txId).to.equal(structured(first).txId);
+    const other = toolErrorOf(await keyed.callTool({ name: "whitelist_investor", arguments: { ...body, userToWhitelist: [], idempotencyKey: "mcp-retry-1" } }));
+    expect(other.code).to.equal("IDEMPOTENCY_CONFLICT");
+  });
+
+  it("hostile calls are tool errors naming what is wrong, never a transport failure", async () => {
+    let deep: Record<string, unknown> = { end: true };
+    for (let i = 0; i < 40; i++) deep = { deep };
+    const cases: [string, Record<string, unknown>, RegExp][] = [
+      ["no_such_tool", {}, /^NOT_FOUND$/],
+      ["get_token_info", { tokenSymbol: "A\u0000B" }, /^BAD_REQUEST$/],
+      ["create_tokenization", { chainId: "aa36a7", signerAddress: issuer.address, tokenizerEmail: "x@mcp.test", name: deep, tokenSymbol: "DEEP" }, /^BAD_REQUEST$/],
+      ["get_webhook", { id: "%zz" }, /^(NOT_FOUND|BAD_REQUEST)$/],
+      ["get_webhook", {}, /^BAD_REQUEST$/],
+      ["send_transactions", { txId: "0x" + "00".repeat(32), signedTransactions: ["0x02"] }, /^(NOT_FOUND|BAD_REQUEST)$/],
+      ["wait_for_transaction", { txId: "nope" }, /^BAD_REQUEST$/],
+      ["send_transactions", { txId: "0x" + "00".repeat(32) }, /^(NOT_FOUND|BAD_REQUEST)$/],
+    ];
+    for (const [name, args, code] of cases) {
+      const error = toolErrorOf(await keyed.callTool({ name, arguments: args }));
+      expect(error.code, `${name} ${JSON.stringify(args).slice(0, 80)}: ${error.message}`).to.match(code);
+    }
+    const paymentNotAnObject = toolErrorOf(await keyless.callTool({ name: "send_transactions", arguments: { txId: "0x" + "00".repeat(32) }, _meta: { "x402/payment": "not a payload" } }));
+    expect(paymentNotAnObject).to.include({ code: "BAD_REQUEST", param: "_meta.x402/payment" });
+  });
 });

@@ -5,6 +5,8 @@ import { builtinModules } from "node:module";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { Wallet } from "ethers";
 import { openDb } from "../../service/store/db";
 import { migrate } from "../../service/store/migrate";
@@ -86,7 +88,7 @@ describe("the production build: npm run build, npm ci --omit=dev, npm run serve"
     expect([...loaded.keys()]).to.include.members(["ethers", "express", "viem", "@electric-sql/pglite", "pg"]);
   });
 
-  it("installed with `npm ci --omit=dev`, it serves the API against a deployment: reads, a signed write confirmed, an x402-paid call", async () => {
+  it("installed with `npm ci --omit=dev`, it serves the API against a deployment: reads, a signed write confirmed, an x402-paid call, the MCP stdio server", async () => {
     installDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-production-"));
     for (const file of ["package.json", "package-lock.json"]) fs.copyFileSync(path.join(ROOT, file), path.join(installDir, file));
     execFileSync(npm, ["ci", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: installDir, stdio: ["ignore", "pipe", "pipe"], timeout: 480_000 });
@@ -168,6 +170,19 @@ describe("the production build: npm run build, npm ci --omit=dev, npm run serve"
     const paid = await service.api.post("/faucet/bkn", { recipientAddress: Wallet.createRandom().address }, { "Idempotency-Key": randomUUID(), "X-PAYMENT": await payWithEthers(sandbox.accounts[4], quote) });
     expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
     expect(paid.body.status).to.equal("confirmed");
+
+    // The MCP stdio server of the install (node bin/run.js mcp: the build's, no ts-node), talking to the service.
+    const stdio = new StdioClientTransport({ command: process.execPath, args: [path.join(installDir, "bin", "run.js"), "mcp"], cwd: installDir, env: { TAK_BASE_URL: service.url, TAK_API_KEY: key }, stderr: "pipe" });
+    const mcp = new Client({ name: "production-build", version: "1.0.0" });
+    await mcp.connect(stdio);
+    try {
+      expect((await mcp.listTools()).tools.map((t) => t.name)).to.include.members(["configure", "create_tokenization", "agent_register", "wait_for_transaction"]);
+      const network = await mcp.callTool({ name: "get_network_info", arguments: { chainId: "aa36a7" } });
+      expect((network.structuredContent as { factoryAddress?: string }).factoryAddress).to.equal(sandbox.deployments[11155111].contracts.TokenFactory);
+      expect((await mcp.callTool({ name: "get_config", arguments: {} })).structuredContent).to.include({ hasApiKey: true, hasPrivateKey: false });
+    } finally {
+      await mcp.close();
+    }
 
     expect(await stopGracefully(service.child)).to.equal(0);
 
