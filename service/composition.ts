@@ -6,6 +6,7 @@ import { assertDataKey } from "./store/key-check";
 import { useNativeKeccak } from "./crypto/keccak";
 import { Sealer } from "./crypto/sealed";
 import { Relayer } from "./engine/relayer";
+import { RelayerKeyRotation } from "./engine/relayer-key-rotation";
 import { BatchRunner } from "./engine/runner";
 import { WebhookDispatcher } from "./events/dispatcher";
 import { EventNotifier } from "./events/notifier";
@@ -61,14 +62,16 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
   const db = options.db ?? (await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: path.join(config.environmentDir, "pglite") }));
   const chains = new ChainRegistry(config, logger);
   let wallets: ServiceWallets | undefined;
+  let services: Services | undefined;
   const dispose = async () => {
     chains.destroy();
+    await services?.relayer.keys.close();
     await wallets?.close();
     if (!options.db && !(await settledWithin(db.close(), DB_CLOSE_MS))) logger.warn({ timeoutMs: DB_CLOSE_MS }, "the database did not close in time");
   };
   try {
     wallets = openServiceWallets(config);
-    const services = await buildServices(config, db, chains, wallets, logger);
+    services = await buildServices(config, db, chains, wallets, logger);
     return { services, dispose };
   } catch (error) {
     await dispose();
@@ -106,6 +109,11 @@ async function buildServices(config: Config, db: Db, chains: ChainRegistry, wall
   services.runner = new BatchRunner(services, methodHooks(services), logger.child({ component: "runner" }));
   services.runner.relaySigner = (batch, tx, signOptions) => services.relayer.sign(batch, tx, signOptions);
   services.runner.onReorged = (txId) => forgetFinalStatus(services, txId);
+  // Keys added on a running service (by an earlier run, or another instance) are held and set up before any batch is
+  // resumed, as the configuration's are by syncNonces below.
+  services.relayerKeyRotation = new RelayerKeyRotation(services, logger.child({ component: "relayer-keys" }));
+  await services.relayerKeyRotation.refresh();
+  await services.relayerKeyRotation.settled();
   await checkChainInstances(services);
   services.x402 = await X402.create(services, (chain) => facilitatorFor(services, chain));
   services.runner.settlement = services.x402;
@@ -134,8 +142,14 @@ export async function beginWork(services: Services): Promise<void> {
   services.x402?.startRecovery();
   await services.runner.watchRecent().catch((error) => logger.warn({ err: (error as Error).message }, "recent confirmations not watched for reorgs"));
   services.runner.startSweeper();
-  services.walletBalances = WalletBalances.forService(services);
-  services.walletBalances.start();
+  services.relayerKeyRotation.start();
+  const watchBalances = () => {
+    services.walletBalances?.stop();
+    services.walletBalances = WalletBalances.forService(services);
+    services.walletBalances.start();
+  };
+  watchBalances();
+  services.relayerKeyRotation.onKeysChanged = watchBalances;
   services.plannerStatistics = new PlannerStatistics(services.db, logger.child({ component: "store" }));
   await services.plannerStatistics.start();
   await services.eventNotifier.start();
@@ -151,6 +165,7 @@ export async function endWork(services: Services, ms: number): Promise<void> {
   const left = () => Math.max(0, deadline - Date.now());
   const { logger } = services;
   services.x402?.stop();
+  await services.relayerKeyRotation.stop();
   services.walletBalances?.stop();
   await services.plannerStatistics?.stop();
   services.eventStreams.stop();

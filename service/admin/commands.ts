@@ -10,6 +10,8 @@ import type { RamsExecutors } from "../store/rams";
 import type { Db } from "../store/db";
 import { KYC_STATUSES, type KycInvestorRecord, type KycStatus, type KycStore } from "../store/kyc";
 import { OperatorKycProvider } from "../onboarding/provider";
+import type { RelayerKeys } from "../store/relayer-keys";
+import { runRelayerKeyCommand, type RelayerKeyCommand, type RelayerKeysContext } from "./relayer-keys";
 
 /** What operator commands need; satisfied by the running service and by a direct database connection. */
 export interface AdminStores {
@@ -21,6 +23,7 @@ export interface AdminStores {
   ramsExecutors: RamsExecutors;
   db: Db;
   kyc: KycStore;
+  relayerKeys: RelayerKeys;
 }
 
 export type AdminCommand =
@@ -39,13 +42,16 @@ export type AdminCommand =
   | { command: "rams.executors.list"; chainId?: number }
   | { command: "kyc.list"; status?: string; email?: string; keyId?: string }
   | { command: "kyc.approve"; email: string; keyId?: string }
-  | { command: "kyc.reject"; email: string; reason: string; keyId?: string };
+  | { command: "kyc.reject"; email: string; reason: string; keyId?: string }
+  | RelayerKeyCommand;
 
 export const CREDIT_METHODS = [...METERED_METHODS, FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD] as string[];
 
 /** What commands check against that lives above this layer: the operations with a price (app.ts pricedOperations). */
 export interface AdminContext {
   operations: string[];
+  /** The relayer's configured keys (and, through the service, how it holds each): what relayer-keys commands check against. */
+  relayer?: RelayerKeysContext;
 }
 
 /** An onboarding record as the operator sees it (the proof's signature and the link tokens stay in the database). */
@@ -72,6 +78,12 @@ function kycRecordView(r: KycInvestorRecord) {
 /** Runs one operator command; the result is printed as JSON by scripts/admin.ts. */
 export async function runAdminCommand(stores: AdminStores, cmd: AdminCommand, context: AdminContext = { operations: [] }): Promise<unknown> {
   switch (cmd.command) {
+    case "relayer-keys.list":
+    case "relayer-keys.add":
+    case "relayer-keys.drain":
+    case "relayer-keys.remove":
+      if (!context.relayer) throw badRequest("relayer-keys commands need the service's relayer configuration", { field: "command" });
+      return runRelayerKeyCommand(stores.relayerKeys, cmd, context.relayer);
     case "keys.create": {
       if (!/^[^@\s]+@[^@\s]+$/.test(cmd.email ?? "")) throw badRequest("--email must be an e-mail address", { field: "email" });
       if (!PLANS.includes(cmd.plan as Plan)) throw badRequest(`--plan must be one of ${PLANS.join(", ")}`, { field: "plan" });

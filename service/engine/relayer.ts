@@ -9,10 +9,11 @@ import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
 import type { BroadcastVerdict } from "../chains/rpc-errors";
-import { badRequest } from "../errors";
+import { badRequest, unavailable } from "../errors";
 import { errorFacts, type Logger } from "../logger";
 import { feeCapWei, type Fees } from "../chains/fee-bump";
 import { healWalletNonces } from "./nonce-healing";
+import { RelayerKeyRing } from "./relayer-keys";
 import type { Batch, BatchTransaction } from "../model/batch";
 import type { Queryable } from "../store/db";
 import type { Stores } from "../store/stores";
@@ -99,8 +100,11 @@ export interface RelayedSignature {
  * for its receipt.
  */
 export class Relayer {
-  /** The relayer's keys per chain: its own key first (RELAYER_PRIVATE_KEY), then RELAYER_EXTRA_PRIVATE_KEYS. */
-  private readonly keys: Map<number, ServiceSigner[]>;
+  /**
+   * The relayer's keys per chain: the configuration's (its own key first, then RELAYER_EXTRA_PRIVATE_KEYS), with the
+   * operator's additions, drains and removals applied while it runs (engine/relayer-key-rotation.ts).
+   */
+  readonly keys: RelayerKeyRing;
   /** Per chain, the position of the key the next batch that any key may send is prepared for. */
   private readonly turn = new Map<number, number>();
   /** Per key (keyOf), when its nonces were last healed. */
@@ -114,14 +118,17 @@ export class Relayer {
     private readonly log: Logger,
     signers: Map<number, ServiceSigner[]>,
   ) {
-    this.keys = signers;
+    this.keys = new RelayerKeyRing(signers);
   }
 
   has(chainId: number): boolean {
     return this.keys.has(chainId);
   }
 
-  /** The relayer's own address on `chainId` (the one clients approve, and that holds agents for their payers). */
+  /**
+   * The relayer's own address on `chainId` (the one clients approve, and that holds agents for their payers): its first
+   * key that takes new batches (after a rotation, the key added in place of a drained one).
+   */
   address(chainId: number): string {
     return this.keysOf(chainId)[0].address;
   }
@@ -137,22 +144,24 @@ export class Relayer {
     return keys[position].address;
   }
 
-  /** Every relayer key's address on `chainId`, its own first. */
+  /** Every relayer key's address on `chainId` (draining ones too), the configuration's first. */
   addresses(chainId: number): string[] {
-    return (this.keys.get(chainId) ?? []).map((w) => w.address);
+    return this.keys.all(chainId).map((w) => w.address);
   }
 
   /**
    * The address of the code (PaidRelayDelegate) the relayer key `sender` (default: the relayer's own) of `chainId`
    * delegates to, when it does: payments on that chain can then be settled inside the relayed operation's transaction.
    */
-  delegate(chainId: number, sender = this.keys.get(chainId)?.[0].address): string | undefined {
+  delegate(chainId: number, sender = this.keys.active(chainId)[0]?.address): string | undefined {
     return sender ? this.delegates.get(keyOf(chainId, sender)) : undefined;
   }
 
+  /** The keys new batches of `chainId` are prepared for. */
   private keysOf(chainId: number): ServiceSigner[] {
-    const keys = this.keys.get(chainId);
-    if (!keys) throw badRequest(`Service-relayed execution is not configured for chain ${chainId}`, { field: "chainId" });
+    if (!this.keys.has(chainId)) throw badRequest(`Service-relayed execution is not configured for chain ${chainId}`, { field: "chainId" });
+    const keys = this.keys.active(chainId);
+    if (!keys.length) throw unavailable(`No relayer key of chain ${chainId} takes new operations right now (each is draining or being set up): try again shortly`, { chainId });
     return keys;
   }
 
@@ -163,7 +172,7 @@ export class Relayer {
 
   /** The relayer key of `chainId` whose address is `address`, if it is one. */
   private signerOf(chainId: number, address: string): ServiceSigner | undefined {
-    return this.keys.get(chainId)?.find((w) => w.address.toLowerCase() === address.toLowerCase());
+    return this.keys.find(chainId, address);
   }
 
   /**
@@ -258,18 +267,28 @@ export class Relayer {
    */
   async syncNonces(): Promise<void> {
     for (const chain of this.services.chains.list()) {
-      for (const signer of this.keys.get(chain.chainId) ?? []) {
+      // A key added while the service runs is set up by the rotation before it takes batches.
+      for (const signer of this.keys.all(chain.chainId).filter((s) => this.keys.standing(chain.chainId, s.address) !== "starting")) {
         try {
-          const pending = await chain.provider.getTransactionCount(signer.address, "pending");
-          const next = await this.services.walletNonces.syncFloor(chain.chainId, signer.address, pending);
-          this.log.info({ chainId: chain.chainId, relayer: signer.address, next }, "relayer nonce synced");
-          await this.healKey(chain, signer, true);
-          if (!this.delegates.has(keyOf(chain.chainId, signer.address))) await this.ensureDelegation(chain, signer);
+          await this.setUpKey(chain, signer);
         } catch (error) {
           this.log.warn({ chainId: chain.chainId, relayer: signer.address, err: errorFacts(error) }, "relayer nonce not synced; chain unreachable");
         }
       }
     }
+  }
+
+  /**
+   * Gets the relayer key `signer` of `chain` ready to send: its nonce counter raised to the chain's pending count, its
+   * gaps healed, and its delegation to PaidRelayDelegate (EIP-7702) made when it has none. Throws when the chain
+   * cannot be reached.
+   */
+  async setUpKey(chain: Chain, signer: ServiceSigner): Promise<void> {
+    const pending = await chain.provider.getTransactionCount(signer.address, "pending");
+    const next = await this.services.walletNonces.syncFloor(chain.chainId, signer.address, pending);
+    this.log.info({ chainId: chain.chainId, relayer: signer.address, next }, "relayer nonce synced");
+    await this.healKey(chain, signer, true);
+    if (!this.delegates.has(keyOf(chain.chainId, signer.address))) await this.ensureDelegation(chain, signer);
   }
 
   /**
@@ -441,7 +460,7 @@ export class Relayer {
    * a zero-value transfer to self, so the later ones can be mined. Runs under the wallet's lock: no nonce is taken meanwhile.
    */
   async healNonces(chain: Chain, force = false): Promise<void> {
-    for (const signer of this.keys.get(chain.chainId) ?? []) await this.healKey(chain, signer, force);
+    for (const signer of this.keys.all(chain.chainId)) await this.healKey(chain, signer, force);
   }
 
   private async healKey(chain: Chain, signer: ServiceSigner, force: boolean): Promise<void> {

@@ -14,6 +14,9 @@ import { RamsExecutors } from "../store/rams";
 import { assertSchemaCurrent } from "../store/schema-version";
 import { Signers } from "../store/signers";
 import { Tokens } from "../store/tokens";
+import { RelayerKeys } from "../store/relayer-keys";
+import type { RelayerKeysContext } from "../admin/relayer-keys";
+import { openServiceWallets } from "../signers/service-wallets";
 import { parseArguments, UsageError, type SetupExecutorCommand } from "./arguments";
 import { operatorConfig, openConfiguredDb, runningService } from "./setup";
 
@@ -54,10 +57,33 @@ async function viaDatabase(config: Config, command: AdminCommand, operations: st
   const db = await openConfiguredDb(config);
   try {
     await assertSchemaCurrent(db, "this admin tool");
-    const stores = { apiKeys: new ApiKeys(db), credits: new Credits(db), signers: new Signers(db), prices: new Prices(db, config.ENVIRONMENT), tokens: new Tokens(db), ramsExecutors: new RamsExecutors(db), db, kyc: new KycStore(db) };
-    return await runAdminCommand(stores, command, { operations });
+    const stores = {
+      apiKeys: new ApiKeys(db),
+      credits: new Credits(db),
+      signers: new Signers(db),
+      prices: new Prices(db, config.ENVIRONMENT),
+      tokens: new Tokens(db),
+      ramsExecutors: new RamsExecutors(db),
+      db,
+      kyc: new KycStore(db),
+      relayerKeys: new RelayerKeys(db),
+    };
+    return await runAdminCommand(stores, command, { operations, relayer: command.command.startsWith("relayer-keys.") ? configuredRelayerKeys(config) : undefined });
   } finally {
     await db.close();
+  }
+}
+
+/** The relayer's keys of this tool's configuration (the service's): a key on a token is opened to learn its address. */
+function configuredRelayerKeys(config: Config): RelayerKeysContext {
+  const wallets = openServiceWallets(config);
+  try {
+    return {
+      configured: new Map([...wallets.relayer].map(([chainId, signers]) => [chainId, signers.map((s) => s.address)])),
+      settlement: wallets.settlement?.address,
+    };
+  } finally {
+    void wallets.close();
   }
 }
 

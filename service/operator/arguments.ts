@@ -1,8 +1,10 @@
+import path from "node:path";
 import { isAddress } from "ethers";
 import { z } from "zod";
 import { CREDIT_METHODS, type AdminCommand } from "../admin/commands";
 import { PLANS } from "../model/plans";
 import { KYC_STATUSES } from "../store/kyc";
+import type { KeySource } from "../signers/key-sources";
 
 /**
  * The admin tool's command line: every command, its flags, each flag's rule (zod), and the help text, from one table.
@@ -109,7 +111,55 @@ export function commandTable(operations: string[]): CommandSpec[] {
       }),
     },
     { name: "rams executors", about: "the recorded executors", flags: { "chain-id": flag(positiveInteger, "N") }, build: (v) => ({ command: "rams.executors.list", chainId: v["chain-id"] as number | undefined }) },
+    { name: "relayer-keys list", about: "the relayer's keys per chain: state (active, draining), origin, work left", flags: {}, build: () => ({ command: "relayer-keys.list" }) },
+    {
+      name: "relayer-keys add",
+      about: "add a relayer key on the running service (every instance takes it up within seconds): from a keystore, or on a PKCS#11 token",
+      flags: {
+        keystore: flag(text, "FILE"),
+        "password-file": flag(text, "FILE"),
+        "pkcs11-module": flag(text, "LIB"),
+        "token-label": flag(text, "T"),
+        "key-label": flag(text, "K"),
+        "pin-file": flag(text, "FILE"),
+        "chain-id": flag(positiveInteger, "N"),
+      },
+      build: (v) => ({ command: "relayer-keys.add", source: keySourceOf(v), chainId: v["chain-id"] as number | undefined }),
+    },
+    {
+      name: "relayer-keys drain",
+      about: "stop preparing new operations for a relayer key; what it has in flight is finished",
+      flags: { address: flag(address, "A", { required: true }), "chain-id": flag(positiveInteger, "N") },
+      positional: "address",
+      build: (v) => ({ command: "relayer-keys.drain", address: v.address as string, chainId: v["chain-id"] as number | undefined }),
+    },
+    {
+      name: "relayer-keys remove",
+      about: "let go of a drained relayer key once it has no work left (refused, with the count, before)",
+      flags: { address: flag(address, "A", { required: true }), "chain-id": flag(positiveInteger, "N") },
+      positional: "address",
+      build: (v) => ({ command: "relayer-keys.remove", address: v.address as string, chainId: v["chain-id"] as number | undefined }),
+    },
   ];
+}
+
+/**
+ * Where `relayer-keys add` finds the key: --keystore with --password-file, or --pkcs11-module with --token-label,
+ * --key-label and --pin-file. Paths are made absolute here (the command may run in the service, elsewhere).
+ */
+function keySourceOf(v: Record<string, unknown>): KeySource {
+  const given = (names: string[]) => names.filter((n) => v[n] !== undefined);
+  const keystore = ["keystore", "password-file"];
+  const pkcs11 = ["pkcs11-module", "token-label", "key-label", "pin-file"];
+  const usage = "give --keystore FILE --password-file FILE, or --pkcs11-module LIB --token-label T --key-label K --pin-file FILE";
+  if (given(keystore).length && given(pkcs11).length) throw new UsageError(`relayer-keys add: a keystore or a PKCS#11 token, not both; ${usage}`);
+  const missing = (names: string[]) => names.filter((n) => v[n] === undefined).map((n) => `--${n}`);
+  if (given(pkcs11).length) {
+    if (missing(pkcs11).length) throw new UsageError(`relayer-keys add: ${missing(pkcs11).join(", ")} required with --pkcs11-module; ${usage}`);
+    return { kind: "pkcs11", module: path.resolve(v["pkcs11-module"] as string), tokenLabel: v["token-label"] as string, keyLabel: v["key-label"] as string, pinFile: path.resolve(v["pin-file"] as string) };
+  }
+  if (missing(keystore).length) throw new UsageError(`relayer-keys add: ${missing(keystore).join(", ")} required; ${usage}`);
+  return { kind: "keystore", keystore: path.resolve(v.keystore as string), passwordFile: path.resolve(v["password-file"] as string) };
 }
 
 const usageLine = (spec: CommandSpec) =>

@@ -427,6 +427,17 @@ export class X402 {
     return kept;
   }
 
+  /**
+   * settle() for work nobody awaits (retries, recovery, a reorg): a failure (a chain or the database gone, a stop under
+   * way) is logged, and the payment is taken up again by the next recovery; it never becomes an unhandled rejection.
+   */
+  private settleInBackground(paymentId: string): Promise<void> {
+    return this.settle(paymentId).then(
+      () => undefined,
+      (error: Error) => this.log.warn({ paymentId, reason: error.message }, "payment not settled this time; the recovery takes it up again"),
+    );
+  }
+
   private readonly retries = new Map<string, { timer: NodeJS.Timeout; attempt: number }>();
 
   /** Settles again after a backoff (1 s doubling to 30 s) while this process runs; recover() covers restarts. */
@@ -436,7 +447,7 @@ export class X402 {
     clearTimeout(this.retries.get(paymentId)?.timer);
     const timer: NodeJS.Timeout = setTimeout(() => {
       // A pending outcome schedules the next attempt (another timer); otherwise the payment ended here.
-      void this.settle(paymentId).finally(() => {
+      void this.settleInBackground(paymentId).finally(() => {
         if (this.retries.get(paymentId)?.timer === timer) this.retries.delete(paymentId);
       });
     }, Math.min(30_000, 1000 * 2 ** (attempt - 1)));
@@ -461,7 +472,7 @@ export class X402 {
   async afterDeepReorg(paymentId: string): Promise<void> {
     this.log.error({ paymentId }, "reorg deeper than the confirmations took a settlement off the chain; settling it again");
     await this.services.payments.unsettle(paymentId);
-    void this.settle(paymentId);
+    void this.settleInBackground(paymentId);
   }
 
   async release(paymentId: string, reason: string, settlementFailed = false): Promise<void> {
@@ -674,14 +685,14 @@ export class X402 {
       if (this.stopped) return;
       if (this.settling.has(payment.id) || this.retries.has(payment.id)) continue;
       if (payment.status === "settling") {
-        void this.settle(payment.id);
+        void this.settleInBackground(payment.id);
         continue;
       }
       const batch = payment.txId ? await this.services.batches.get(payment.txId) : undefined;
       if (!batch) await this.release(payment.id, "the operation never ran");
-      else if (batch.status === "success") void this.settle(payment.id);
+      else if (batch.status === "success") void this.settleInBackground(payment.id);
       else if (batch.status === "rejected") await this.release(payment.id, "the operation failed");
-      else if (batch.status === "prepared" && payment.subject.startsWith("prepare:")) void this.settle(payment.id);
+      else if (batch.status === "prepared" && payment.subject.startsWith("prepare:")) void this.settleInBackground(payment.id);
       else if (batch.status === "prepared") await this.release(payment.id, "the operation never ran");
     }
   }

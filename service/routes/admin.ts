@@ -2,6 +2,7 @@ import { timingSafeEqual } from "node:crypto";
 import type { Request } from "express";
 import { z } from "zod";
 import { runAdminCommand, type AdminCommand, type AdminContext } from "../admin/commands";
+import type { RelayerKeysContext } from "../admin/relayer-keys";
 import { unauthorized } from "../errors";
 import { ACCESS } from "../auth/access-rules";
 import { defineRoute } from "../http/route";
@@ -12,6 +13,15 @@ import type { Services } from "../usecases/services";
  * database. Guarded by ADMIN_TOKEN (in the local sandbox, the token it keeps in <DATA_DIR>/sandbox/admin-token); not
  * in OpenAPI.
  */
+/** The relayer's configured keys and how this instance holds each: what relayer-keys commands check against. */
+function relayerKeysContext(services: Services): RelayerKeysContext {
+  return {
+    configured: new Map([...services.wallets.relayer].map(([chainId, signers]) => [chainId, signers.map((s) => s.address)])),
+    settlement: services.wallets.settlement?.address,
+    standing: (chainId, address) => services.relayer.keys.standing(chainId, address),
+  };
+}
+
 export function adminRoutes(services: Services, options: { token: string } & AdminContext) {
   const expected = Buffer.from(options.token);
   const authorize = (req: Request) => {
@@ -30,7 +40,11 @@ export function adminRoutes(services: Services, options: { token: string } & Adm
       body: z.looseObject({ command: z.string() }),
       handler: async ({ req, body }) => {
         authorize(req);
-        return { result: await runAdminCommand(services, body as unknown as AdminCommand, { operations: options.operations }) };
+        const command = body as unknown as AdminCommand;
+        const result = await runAdminCommand(services, command, { operations: options.operations, relayer: relayerKeysContext(services) });
+        // This instance follows a relayer key decision at once; the others within their next refresh.
+        if (command.command.startsWith("relayer-keys.") && command.command !== "relayer-keys.list") await services.relayerKeyRotation.refresh();
+        return { result };
       },
     }),
   ];

@@ -14,6 +14,7 @@ import { KycStore } from "./kyc";
 import { Offerings } from "./offerings";
 import { Payments } from "./payments";
 import { RamsExecutors } from "./rams";
+import { RelayerKeys } from "./relayer-keys";
 import { Signers } from "./signers";
 import { TokenControls } from "./token-controls";
 import { Tokens } from "./tokens";
@@ -44,6 +45,8 @@ export interface Stores {
   documents: Documents;
   batches: Batches;
   walletNonces: WalletNonces;
+  /** Relayer keys the operator added, drained or removed on a running service (key rotation). */
+  relayerKeys: RelayerKeys;
   /** Held by whoever takes a service wallet's nonce, until its broadcast: keeps instances' broadcasts in nonce order. */
   walletLocks: WalletLocks;
   payments: Payments;
@@ -73,6 +76,7 @@ export function openStores(db: Db, sealer: Sealer, logger: Logger): Stores {
     documents: new Documents(db),
     batches: new Batches(db, sealer),
     walletNonces: new WalletNonces(db),
+    relayerKeys: new RelayerKeys(db),
     walletLocks: new WalletLocks(db, logger.child({ component: "wallet-locks" })),
     payments: new Payments(db, sealer),
     kyc: new KycStore(db),

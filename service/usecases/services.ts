@@ -2,6 +2,7 @@ import type { PrepareRateLimiter } from "../auth/rate-limits";
 import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
 import type { Relayer } from "../engine/relayer";
+import type { RelayerKeyRotation } from "../engine/relayer-key-rotation";
 import type { BatchRunner } from "../engine/runner";
 import type { WebhookDispatcher } from "../events/dispatcher";
 import type { EventNotifier } from "../events/notifier";
@@ -31,6 +32,8 @@ export interface Services extends Stores {
   runner: BatchRunner;
   prices: Prices;
   relayer: Relayer;
+  /** Applies the operator's relayer key additions, drains and removals while the service runs. */
+  relayerKeyRotation: RelayerKeyRotation;
   /** The wallets the service signs with (relayer keys, settlement key), wherever their keys are kept. */
   wallets: ServiceWallets;
   /** The x402 payment gate; undefined when x402 is disabled or not configured on this deployment. */

@@ -11,6 +11,7 @@ import { SoftHsm, softHsmAvailability } from "../helpers/softhsm";
 import { decodePaymentResponse, payWithEthers, quoteOf } from "../helpers/x402";
 
 const TOKEN = "tak-test";
+const ADMIN_TOKEN = "pkcs11-test-admin-token-0123456789";
 
 /**
  * The relayer and the settlement wallet on a PKCS#11 token (SoftHSM 2): the keys never leave the token, which signs
@@ -98,7 +99,7 @@ describe("e2e: the service's wallets on a PKCS#11 token (SoftHSM 2)", function (
 
   describe("a service started with both keys on the token", () => {
     before(async () => {
-      service = await startTestService(sandbox, { env: tokenEnv() });
+      service = await startTestService(sandbox, { env: { ...tokenEnv(), ADMIN_TOKEN } });
     });
 
     it("a paid relayed operation is confirmed, signed on the token: the relayer's EIP-7702 delegation and the operation carrying its payment", async () => {
@@ -146,6 +147,36 @@ describe("e2e: the service's wallets on a PKCS#11 token (SoftHSM 2)", function (
       expect(await BKN__factory.connect(sandbox.deployments[11155111].contracts.BKN, sepolia).balanceOf(recipient)).to.equal(100n * 10n ** 18n);
       base.destroy();
       sepolia.destroy();
+    });
+
+    it("a second relayer key on the token, added on the running service (relayer-keys add --pkcs11-module …), sends operations", async () => {
+      const second = hsm!.generateKey(TOKEN, pin, "relayer-2");
+      const provider = providerFor(sandbox.baseSepolia);
+      await provider.send("hardhat_setBalance", [second, "0x56BC75E2D63100000"]);
+      const source = { kind: "pkcs11", module: hsm!.module, tokenLabel: TOKEN, keyLabel: "relayer-2", pinFile: hsm!.pinFile("relayer-2-pin", pin) };
+      const response = await fetch(`${service!.url}/admin/command`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-admin-token": ADMIN_TOKEN },
+        body: JSON.stringify({ command: "relayer-keys.add", source, chainId: 84532 }),
+      });
+      const added = (await response.json()) as { result: { address: string; origin: string } };
+      expect(response.status, JSON.stringify(added)).to.equal(200);
+      expect(added.result).to.include({ address: second, origin: "pkcs11" });
+      for (
+        const deadline = Date.now() + 30_000;
+        service!.services.relayer.keys.standing(84532, second) !== "active";
+        await new Promise((r) => setTimeout(r, 100))
+      ) {
+        if (Date.now() > deadline) throw new Error("the token's second key was not set up");
+      }
+      let txId: string;
+      do txId = await prepareRelayedToken(service!.api, `HSM${Math.floor(Math.random() * 1e6)}`, sandbox.accounts[5].address);
+      while ((await service!.services.batches.get(txId))!.transactions[0].unsigned.from !== second);
+      const sent = await payRelayedSend(service!.api, txId, sandbox.accounts[3]);
+      expect(sent.body.status, JSON.stringify(sent.body)).to.equal("success");
+      const status = (await service!.api.get("/get-transaction-status", { txId })).body;
+      expect((await provider.getTransaction(status.txHash))!.from).to.equal(second);
+      provider.destroy();
     });
   });
 });

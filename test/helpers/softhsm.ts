@@ -141,11 +141,18 @@ export class SoftHsm {
       if (slot === undefined) throw new Error(`no token ${tokenLabel}`);
       const session = pkcs11.C_OpenSession(slot, b.CKF_SERIAL_SESSION | b.CKF_RW_SESSION);
       try {
-        pkcs11.C_Login(session, b.CKU_USER, pin);
+        // Logging in is per token and process: a service running in this process may have done it (then it stays so).
+        let loggedInHere = true;
+        try {
+          pkcs11.C_Login(session, b.CKU_USER, pin);
+        } catch (error) {
+          if ((error as { code?: number }).code !== b.CKR_USER_ALREADY_LOGGED_IN) throw error;
+          loggedInHere = false;
+        }
         try {
           return use(pkcs11, session);
         } finally {
-          pkcs11.C_Logout(session);
+          if (loggedInHere) pkcs11.C_Logout(session);
         }
       } finally {
         pkcs11.C_CloseSession(session);
