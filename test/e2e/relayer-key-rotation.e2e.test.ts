@@ -5,6 +5,8 @@ import { expect } from "chai";
 import { concat, encryptKeystoreJsonSync, Wallet } from "ethers";
 import { parseArguments, UsageError } from "../../service/operator/arguments";
 import { openDb, type Db } from "../../service/store/db";
+import { cliError, cliJson, migrateWithCli, runAdminCli } from "../helpers/admin-cli";
+import { stopStartedProcesses } from "../helpers/processes";
 import { payRelayedSend, prepareRelayedToken } from "../helpers/relayed";
 import { getSandbox, providerFor, RELAYER_INDEX, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
@@ -31,6 +33,8 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
   this.timeout(300_000);
   let sandbox: Sandbox;
   let service: TestService;
+  /** A second instance on the same database, which only follows the stored decisions (its refresh every 2 s). */
+  let other: TestService;
   let db: Db;
   let dir: string;
   const newKey = Wallet.createRandom();
@@ -67,8 +71,10 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
     fs.writeFileSync(path.join(dir, "new-relayer-password"), "rotation\n", { mode: 0o600 });
     db = await openDb({});
     service = await startTestService(sandbox, { db, env: { ADMIN_TOKEN } });
+    other = await startTestService(sandbox, { db });
   });
   after(async () => {
+    await other?.stop();
     await service?.stop();
     await db?.close();
     fs.rmSync(dir, { recursive: true, force: true });
@@ -174,6 +180,7 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
       expect(added.status, JSON.stringify(added.body)).to.equal(200);
       expect(added.body.result).to.include({ address: newKey.address, state: "active", origin: "keystore" });
       await until("the new key set up", () => relayer.keys.standing(CHAIN, newKey.address) === "active");
+      await until("the other instance holding the new key", () => other.services.relayer.keys.standing(CHAIN, newKey.address) === "active", 10_000);
       // Set up before its first batch: its delegation (EIP-7702) is in place, so payments still ride in the operations.
       expect((await provider.getCode(newKey.address)).toLowerCase()).to.equal(
         concat(["0xef0100", sandbox.deployments[CHAIN].contracts.PaidRelayDelegate!]).toLowerCase()
@@ -190,6 +197,7 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
       const drainedAt = Date.now();
       expect(relayer.keys.standing(CHAIN, oldKey)).to.equal("draining");
       expect(relayer.address(CHAIN)).to.equal(newKey.address);
+      await until("the other instance draining the old key", () => other.services.relayer.keys.standing(CHAIN, oldKey) === "draining", 10_000);
       const early = await admin({ command: "relayer-keys.remove", address: oldKey });
       expect(early.status, JSON.stringify(early.body)).to.equal(409);
       expect(early.body.message)
@@ -212,6 +220,7 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
       await until("the old key removed", async () => (await admin({ command: "relayer-keys.remove", address: oldKey })).status === 200);
       expect(relayer.hasKey(CHAIN, oldKey)).to.equal(false);
       expect(relayer.addresses(CHAIN)).to.deep.equal([newKey.address]);
+      await until("the other instance letting the old key go", () => !other.services.relayer.hasKey(CHAIN, oldKey), 10_000);
       // The wallet balances (low-balance warnings, /metrics) follow the keys.
       await until("the new key's balance in /metrics", async () => {
         const metrics = await (await fetch(`${service.url}/metrics`)).text();
@@ -267,5 +276,61 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
     } finally {
       await again.stop();
     }
+  });
+
+  describe("through the admin tool on the database of a stopped service (as on PostgreSQL)", () => {
+    let dataDir: string;
+    after(async () => {
+      await stopStartedProcesses();
+      if (dataDir) fs.rmSync(dataDir, { recursive: true, force: true });
+    });
+
+    it("npm run admin -- relayer-keys add, drain, remove: stored for the next start, which holds only the new key", async () => {
+      dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-rotation-cli-"));
+      const third = Wallet.createRandom();
+      fs.writeFileSync(
+        path.join(dir, "third.json"),
+        encryptKeystoreJsonSync({ address: third.address, privateKey: third.privateKey }, "third", { scrypt: { N: 1 << 12 } })
+      );
+      fs.writeFileSync(path.join(dir, "third-password"), "third\n");
+      const env = {
+        RPC_URL_84532: sandbox.baseSepolia.url,
+        DEPLOYMENTS_DIR: sandbox.deploymentsDir,
+        RELAYER_PRIVATE_KEY: sandbox.accounts[RELAYER_INDEX].privateKey,
+      };
+      await migrateWithCli(dataDir, env);
+      const relative = path.relative(path.resolve(__dirname, "../.."), path.join(dir, "third.json"));
+      const added = cliJson(
+        await runAdminCli(dataDir, ["relayer-keys", "add", "--keystore", relative, "--password-file", path.join(dir, "third-password")], env)
+      );
+      expect(added).to.include({ address: third.address, state: "active", origin: "keystore" });
+      const refused = await runAdminCli(dataDir, ["relayer-keys", "remove", oldKey], env);
+      expect(refused.code).to.equal(1);
+      expect(cliError(refused)).to.include("drain it first");
+      cliJson(await runAdminCli(dataDir, ["relayer-keys", "drain", oldKey], env));
+      cliJson(await runAdminCli(dataDir, ["relayer-keys", "remove", oldKey], env));
+      const listed = cliJson(await runAdminCli(dataDir, ["relayer-keys", "list"], env)) as {
+        chainId: number;
+        address: string;
+        state: string;
+        origin: string;
+      }[];
+      expect(listed.map((k) => [k.chainId, k.address, k.state, k.origin])).to.deep.equal([[CHAIN, third.address, "active", "keystore"]]);
+
+      for (const chain of [sandbox.sepolia, sandbox.baseSepolia]) {
+        const provider = providerFor(chain);
+        await provider.send("hardhat_setBalance", [third.address, "0x56BC75E2D63100000"]);
+        provider.destroy();
+      }
+      const started = await startTestService(sandbox, { dataDir, onDisk: true });
+      try {
+        expect(started.services.relayer.addresses(CHAIN)).to.deep.equal([third.address]);
+        const txId = await prepareRelayedToken(started.api, "CLI", sandbox.accounts[6].address);
+        const sent = await payRelayedSend(started.api, txId, sandbox.accounts[3]);
+        expect(sent.body.status, JSON.stringify(sent.body)).to.equal("success");
+      } finally {
+        await started.stop();
+      }
+    });
   });
 });
