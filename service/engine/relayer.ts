@@ -216,6 +216,11 @@ export class Relayer {
     const release = await this.services.walletLocks.hold(chain.chainId, signer.address);
     let hash: string;
     try {
+      // Another instance setting up the same key may have delegated it while this one waited for the lock.
+      if (await delegated()) {
+        this.delegates.set(keyOf(chain.chainId, signer.address), getAddress(target));
+        return;
+      }
       const latest = await chain.provider.getTransactionCount(signer.address, "latest");
       const pending = await chain.provider.getTransactionCount(signer.address, "pending");
       const held = await this.services.walletNonces.held(chain.chainId, signer.address, latest);
