@@ -11,10 +11,14 @@ import type { HttpAnswer, HttpCall } from "./calls";
  * the connection carries the MCP client's address, so the per-IP limits count the agent, not the service.
  */
 
-/** Where the call comes from: the MCP request's client address and proxy header (req.ip as for the MCP request). */
+/**
+ * Where the call comes from: the MCP request's client address and proxy headers, so that req.ip, req.protocol and the
+ * host are what they are for the MCP request (TRUST_PROXY decides alike for both).
+ */
 export interface Origin {
   remoteAddress?: string;
-  forwardedFor?: string;
+  /** X-Forwarded-For, X-Forwarded-Proto and X-Forwarded-Host of the MCP request, as it sent them. */
+  forwarded: Record<string, string>;
   /** The MCP request's Host header: the answers name the service as its client sees it (x402 resource URLs). */
   host?: string;
   requestId: string;
@@ -82,8 +86,7 @@ function open(app: RequestListener, call: HttpCall, tool: string, origin: Origin
   toolOfSocket.set(serverEnd, tool);
   serverFor(app).emit("connection", serverEnd);
   const body = call.body === undefined ? undefined : JSON.stringify(call.body);
-  const headers: Record<string, string> = { ...call.headers, "x-request-id": origin.requestId, host: origin.host ?? "localhost", connection: "close" };
-  if (origin.forwardedFor) headers["x-forwarded-for"] = origin.forwardedFor;
+  const headers: Record<string, string> = { ...call.headers, ...origin.forwarded, "x-request-id": origin.requestId, host: origin.host ?? "localhost", connection: "close" };
   if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
   return new Promise((resolve, reject) => {
     const request = http.request({ method: call.method, path: call.url, headers, createConnection: () => clientEnd }, (response) => resolve({ request, response }));

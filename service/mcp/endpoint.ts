@@ -42,7 +42,7 @@ export function presentedKey(req: Request): string | undefined {
  * service's own routes in process (dispatch.ts), with the credentials of the MCP request.
  */
 export class McpEndpoint {
-  private tools?: { byName: Map<string, RouteTool>; listing: ToolListing[] };
+  private tools?: { byName: Map<string, RouteTool>; listing: ToolListing[]; names: Set<string> };
 
   constructor(
     private readonly services: McpEndpointServices,
@@ -55,7 +55,7 @@ export class McpEndpoint {
     if (!this.tools) {
       const tools = routeTools(this.routes());
       const listing: ToolListing[] = [...sessionTools("http"), ...tools.map(({ name, title, description, inputSchema, outputSchema, annotations, _meta }) => ({ name, title, description, inputSchema, outputSchema, annotations, _meta }))];
-      this.tools = { byName: new Map(tools.map((t) => [t.name, t])), listing };
+      this.tools = { byName: new Map(tools.map((t) => [t.name, t])), listing, names: new Set(listing.map((t) => t.name)) };
     }
     return this.tools;
   }
@@ -76,8 +76,7 @@ export class McpEndpoint {
   /** One tool call, timed, logged and counted under its tool's name (never its arguments: they may hold signatures). */
   private async call(req: Request, name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
     const started = process.hrtime.bigint();
-    const known = this.catalogue().byName.has(name) || sessionTools("http").some((t) => t.name === name);
-    const label = known ? name : "(unknown)";
+    const label = this.catalogue().names.has(name) ? name : "(unknown)";
     let result: CallToolResult;
     try {
       result = await this.run(req, name, args ?? {}, meta ?? {});
@@ -100,7 +99,8 @@ export class McpEndpoint {
     const key = presentedKey(req);
     const credentials: Record<string, string> = key ? { "x-api-key": key } : {};
     const app = req.app as unknown as RequestListener;
-    const origin: Origin = { remoteAddress: req.socket.remoteAddress, forwardedFor: req.header("x-forwarded-for"), host: req.header("host"), requestId: res(req).locals.requestId ?? "mcp" };
+    const forwarded = Object.fromEntries(FORWARDED.map((name) => [name, req.header(name)]).filter((entry): entry is [string, string] => entry[1] !== undefined));
+    const origin: Origin = { remoteAddress: req.socket.remoteAddress, forwarded, host: req.header("host"), requestId: res(req).locals.requestId ?? "mcp" };
     const session = { config: this.services.config, req, presentedKey: key };
     if (name === "get_config" || name === "configure") return configureOverHttp(session, name === "configure" ? args : {});
     if (name === "wait_for_transaction") {
@@ -115,3 +115,6 @@ export class McpEndpoint {
 }
 
 const res = (req: Request): Response => req.res!;
+
+/** Proxy headers passed on to the route a tool calls (see dispatch.ts Origin). */
+const FORWARDED = ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"];

@@ -8,7 +8,7 @@ import { signTransactions, type UnsignedTransaction } from "../../client";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
 import { ADDED_TOOLS, HOSTED_TOOLS, httpClient, structured, toolErrorOf } from "../helpers/mcp";
-import { payWithEthers, type Requirements } from "../helpers/x402";
+import { payWithEthers, quoteOf, type Requirements } from "../helpers/x402";
 
 /** An x402 payment as the MCP transport carries it: the PaymentPayload object itself (not its base64 header form). */
 const paymentPayload = async (wallet: Wallet, requirements: Requirements, overrides: Parameters<typeof payWithEthers>[2] = {}) =>
@@ -125,6 +125,13 @@ describe("e2e: MCP over Streamable HTTP (POST /mcp) with the official SDK's clie
     expect(JSON.parse((unpaid.content as { text: string }[])[0].text)).to.deep.equal(required);
     const quote = required.accepts[0];
     expect(quote).to.include({ scheme: "exact", network: "eip155:84532", amount: "10000" });
+    // The REST 402's own quote, for the same client behind the same proxy (X-Forwarded-Proto passed on).
+    const proxied = await connect({ "x-forwarded-proto": "https" });
+    const viaMcp = (await proxied.callTool(send)).structuredContent as { resource: { url: string }; accepts: Requirements[] };
+    const viaRest = quoteOf(await service.api.post("/send-transactions", { txId: prepared.txId }, { "x-forwarded-proto": "https" }));
+    expect(viaMcp.resource).to.deep.equal(viaRest.resource);
+    expect(viaMcp.resource.url).to.match(/^https:\/\/127\.0\.0\.1:\d+\/send-transactions$/);
+    expect(viaMcp.accepts).to.deep.equal(viaRest.accepts);
 
     const before = await usdc.balanceOf(payer.address);
     // Signed for another amount than the quote: refused before anything is done, with the requirements again.
