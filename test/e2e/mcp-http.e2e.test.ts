@@ -36,7 +36,7 @@ describe("e2e: MCP over Streamable HTTP (POST /mcp) with the official SDK's clie
     service = await startTestService(sandbox, { logger: pino({ level: "info" }, sink) });
     issuer = sandbox.accounts[1];
     ({ key: apiKey } = await service.services.apiKeys.create({ email: "agent@mcp.test", plan: "Enterprise" }));
-    await service.services.signers.add(issuer.address);
+    await service.services.signers.add(issuer.address, "all-keys");
     keyed = await connect({ "x-api-key": apiKey });
     keyless = await connect();
   });
@@ -200,5 +200,22 @@ describe("e2e: MCP over Streamable HTTP (POST /mcp) with the official SDK's clie
     }
     const paymentNotAnObject = toolErrorOf(await keyless.callTool({ name: "send_transactions", arguments: { txId: "0x" + "00".repeat(32) }, _meta: { "x402/payment": "not a payload" } }));
     expect(paymentNotAnObject).to.include({ code: "BAD_REQUEST", param: "_meta.x402/payment" });
+  });
+
+  it("rate limits and tenants hold through MCP: past the burst of 30 keyless prepares from one address, RATE_LIMITED; another key's records are not this key's", async () => {
+    const agent = await connect({ "x-forwarded-for": "10.38.0.1" });
+    const prepare = (i: number) =>
+      agent.callTool({ name: "agent_create_token", arguments: { chainId: "14a34", executionMode: "service-relayed", name: `Limited ${i}`, symbol: `LIM${i}`, agentWallet: sandbox.accounts[6].address } });
+    for (let i = 0; i < 30; i++) structured(await prepare(i));
+    const limited = toolErrorOf(await prepare(30));
+    expect(limited.code).to.equal("RATE_LIMITED");
+    // Another address is another count.
+    structured(await (await connect({ "x-forwarded-for": "10.38.0.2" })).callTool({ name: "agent_create_token", arguments: { chainId: "14a34", executionMode: "service-relayed", name: "Other", symbol: "LIMO", agentWallet: sandbox.accounts[6].address } }));
+
+    const { key: otherKey } = await service.services.apiKeys.create({ email: "other@mcp.test", plan: "Starter" });
+    const other = await connect({ "x-api-key": otherKey });
+    const mine = structured(await keyed.callTool({ name: "whitelist_investor", arguments: { chainId: "aa36a7", signerAddress: issuer.address, tokenSymbol: "MCPH", userToWhitelist: [{ investorAddress: sandbox.accounts[4].address, investorEmail: "t@mcp.test", whitelistStatus: true }] } }));
+    expect(toolErrorOf(await other.callTool({ name: "get_tokenizer_info", arguments: { tokenSymbol: "MCPH" } })).code).to.equal("FORBIDDEN");
+    expect(toolErrorOf(await other.callTool({ name: "wait_for_transaction", arguments: { txId: mine.txId, timeoutSeconds: 1 } })).code).to.equal("FORBIDDEN");
   });
 });
