@@ -69,8 +69,8 @@ export async function measureEvents(hre: HardhatRuntimeEnvironment, opts: { writ
   let service = await startServiceProcess(env);
   try {
     const issuer = sandbox.accounts[1];
-    const { apiKey } = await service.admin({ command: "keys.create", email: "bench-events@example.com", plan: "Enterprise" });
-    await service.admin({ command: "signers.add", address: issuer.address });
+    const { apiKey, id: benchKeyId } = await service.admin({ command: "keys.create", email: "bench-events@example.com", plan: "Enterprise" });
+    await service.admin({ command: "signers.add", address: issuer.address, keyId: benchKeyId });
     const created = await fetch(`${service.url}/webhooks`, { method: "POST", headers: { "content-type": "application/json", "x-api-key": apiKey }, body: JSON.stringify({ url: `${receiver.url}/bench` }) });
     const endpoint = (await created.json()) as { id: string };
     if (created.status !== 201) throw new Error(`POST /webhooks answered ${created.status}: ${JSON.stringify(endpoint)}`);

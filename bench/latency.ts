@@ -102,7 +102,7 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
   const randomPhase = () => (blockTime ? new Promise((resolve) => setTimeout(resolve, Math.random() * blockTime * 1000)) : Promise.resolve());
   const issuer = sandbox.accounts[1].connect(raw);
   try {
-    await service.services.signers.add(issuer.address);
+    await service.services.signers.add(issuer.address, "all-keys");
     const call = async (key: string, pathname: string, body: unknown, expected = 200) => {
       const started = performance.now();
       const { status, json } = await postJsonRaw(service.url + pathname, body, { "x-api-key": key });

@@ -187,8 +187,8 @@ export async function measureReads(hre: HardhatRuntimeEnvironment, opts: { datab
 export async function setupReads(service: ServiceProcess, sandbox: Sandbox) {
   const issuer = sandbox.accounts[1];
   const investor = Wallet.createRandom().address;
-  const { apiKey: key } = await service.admin({ command: "keys.create", email: "bench@example.com", plan: "Enterprise" });
-  await service.admin({ command: "signers.add", address: issuer.address });
+  const { apiKey: key, id: keyId } = await service.admin({ command: "keys.create", email: "bench@example.com", plan: "Enterprise" });
+  await service.admin({ command: "signers.add", address: issuer.address, keyId });
   const symbol = "R" + randomBytes(2).toString("hex").toUpperCase();
   const send = async (body: Record<string, unknown>) => {
     const prepared = await postJson(`${service.url}/prepare-transactions`, { chainId: "aa36a7", signerAddress: issuer.address, ...body }, { "x-api-key": key });

@@ -427,8 +427,9 @@ async function clientSignedRuns(service: ServiceProcess, provider: JsonRpcProvid
   const agentWallet = Wallet.createRandom().address;
   const keys: string[] = [];
   for (let i = 0; i < signers.length; i++) {
-    keys.push((await service.admin({ command: "keys.create", email: `volume${i}@example.com`, plan: "Enterprise" })).apiKey);
-    await service.admin({ command: "signers.add", address: signers[i].address });
+    const created = await service.admin({ command: "keys.create", email: `volume${i}@example.com`, plan: "Enterprise" });
+    keys.push(created.apiKey);
+    await service.admin({ command: "signers.add", address: signers[i].address, keyId: created.id });
   }
   const viaService = await drive("client-signed through the service", [service], signers.length, seconds, log, async (client) => {
     const signer = signers[client];

@@ -147,7 +147,7 @@ export interface Rehearsal {
   startService(overrides?: Record<string, string | undefined>, options?: ServiceProcessOptions): Promise<ServiceProcess>;
   /**
    * The operator's first steps on a running service, through its admin command (what `npm run admin` sends to a
-   * running service): an API key on the Enterprise plan and the user accounts whitelisted as signers.
+   * running service): an API key on the Enterprise plan and the user accounts whitelisted as its signers.
    */
   onboard(service: ServiceProcess, email?: string): Promise<{ apiKey: string; keyId: string }>;
   close(): Promise<void>;
@@ -299,7 +299,8 @@ export async function createRehearsal(hre: HardhatRuntimeEnvironment, options: R
         };
         const created = await admin({ command: "keys.create", email, plan: "Enterprise" });
         const users = accounts.slice(0, REHEARSAL_ACCOUNT_ROLES.length).filter((_, i) => i !== SETTLEMENT_INDEX && i !== RELAYER_INDEX);
-        for (const user of users) await admin({ command: "signers.add", address: user.address });
+        // Whitelisted for the rehearsal's key, as an operator whitelists a tenant's signers (signers are per key).
+        for (const user of users) await admin({ command: "signers.add", address: user.address, keyId: created.id });
         return { apiKey: created.apiKey as string, keyId: created.id as string };
       },
       close,

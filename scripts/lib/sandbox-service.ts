@@ -74,7 +74,10 @@ export async function startSandboxService(options: SandboxServiceOptions): Promi
     console.log("created the sandbox API key (Enterprise plan)");
   }
   const userAccounts = accounts.slice(0, ACCOUNT_ROLES.length).filter((_, i) => i !== SETTLEMENT_INDEX && i !== RELAYER_INDEX);
-  for (const account of userAccounts) await signers.add(account.address);
+  // The user accounts are Hardhat's well-known test accounts, whose keys everyone has: the sandbox whitelists them for
+  // every key and for x402 payers (the operator's explicit `signers add --all-keys`), so the sandbox key, keys made
+  // for trying tenants and payers without a key all use them. A real deployment whitelists each signer for its key.
+  for (const account of userAccounts) await signers.add(account.address, "all-keys");
 
   const deployments = Object.fromEntries(
     options.chains.map((c) => [String(c.chainId), { rpcUrl: c.url, deployment: JSON.parse(fs.readFileSync(path.join(options.deploymentsDir, `${c.chainId}.json`), "utf8")) }]),

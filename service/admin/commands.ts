@@ -3,7 +3,7 @@ import { FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD, METERED_METHODS, PLANS,
 import { badRequest, notFound } from "../errors";
 import type { ApiKeys } from "../store/api-keys";
 import type { Credits } from "../store/credits";
-import type { Signers } from "../store/signers";
+import type { SignerScope, Signers } from "../store/signers";
 import type { Tokens } from "../store/tokens";
 import { DEFAULT_PRICES, type Prices } from "../payments/pricing";
 import type { RamsExecutors } from "../store/rams";
@@ -33,9 +33,9 @@ export type AdminCommand =
   | { command: "keys.bind-email"; keyId: string; email: string }
   | { command: "keys.unbind-email"; keyId: string; email: string }
   | { command: "credits.add"; keyId: string; method: string; amount: number }
-  | { command: "signers.add"; address: string }
-  | { command: "signers.remove"; address: string }
-  | { command: "signers.list" }
+  | { command: "signers.add"; address: string; keyId?: string; allKeys?: boolean }
+  | { command: "signers.remove"; address: string; keyId?: string; allKeys?: boolean }
+  | { command: "signers.list"; keyId?: string }
   | { command: "prices.set"; operation: string; amount: string }
   | { command: "prices.list" }
   | { command: "rams.executors.record"; chainId: number; executor: string; registry: string; principal: string; owner: string }
@@ -73,6 +73,18 @@ function kycRecordView(r: KycInvestorRecord) {
     createdAt: r.createdAt,
     updatedAt: r.updatedAt,
   };
+}
+
+/**
+ * For whom a signers command acts: one key (--key-id, which must exist), or every key (--all-keys, the operator's
+ * explicit choice of a deployment-wide whitelist); exactly one of them.
+ */
+async function signerScope(stores: AdminStores, cmd: { keyId?: string; allKeys?: boolean }): Promise<SignerScope> {
+  if (cmd.allKeys && cmd.keyId !== undefined) throw badRequest("give keyId or allKeys, not both", { field: "keyId" });
+  if (cmd.allKeys) return "all-keys";
+  if (cmd.keyId === undefined) throw badRequest("keyId is required: the key that may prepare with this signer (or allKeys: every key, and payers without one)", { field: "keyId" });
+  if (!(await stores.apiKeys.get(cmd.keyId))) throw notFound(`No key with id ${cmd.keyId}`, { field: "keyId" });
+  return { keyId: cmd.keyId };
 }
 
 /** Runs one operator command; the result is printed as JSON by scripts/admin.ts. */
@@ -120,15 +132,20 @@ export async function runAdminCommand(stores: AdminStores, cmd: AdminCommand, co
     case "signers.remove": {
       if (!isAddress(cmd.address ?? "")) throw badRequest("address must be a 0x-prefixed 20-byte hex address", { field: "address" });
       const address = getAddress(cmd.address.toLowerCase());
+      const scope = await signerScope(stores, cmd);
+      const shown = scope === "all-keys" ? { allKeys: true } : { keyId: scope.keyId };
       if (cmd.command === "signers.add") {
-        await stores.signers.add(address);
-        return { address, whitelisted: true };
+        await stores.signers.add(address, scope);
+        return { address, ...shown, whitelisted: true };
       }
-      if (!(await stores.signers.remove(address))) throw notFound(`${address} is not a whitelisted signer`, { field: "address" });
-      return { address, whitelisted: false };
+      if (!(await stores.signers.remove(address, scope))) {
+        throw notFound(`${address} is not a whitelisted signer ${scope === "all-keys" ? "for every key" : `of key ${scope.keyId}`}`, { field: "address" });
+      }
+      return { address, ...shown, whitelisted: false };
     }
     case "signers.list":
-      return stores.signers.list();
+      if (cmd.keyId !== undefined && !(await stores.apiKeys.get(cmd.keyId))) throw notFound(`No key with id ${cmd.keyId}`, { field: "keyId" });
+      return (await stores.signers.list({ keyId: cmd.keyId })).map((e) => (e.keyId ? { address: e.address, keyId: e.keyId } : { address: e.address, allKeys: true }));
     case "prices.set": {
       if (!context.operations.includes(cmd.operation)) throw badRequest(`--operation must be one of ${context.operations.join(", ")}`, { field: "operation" });
       if (!/^\d+(\.\d{1,6})?$/.test(cmd.amount ?? "")) throw badRequest("--amount must be a USDC amount with at most 6 decimals", { field: "amount" });

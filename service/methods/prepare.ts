@@ -51,7 +51,8 @@ export function chainFor(services: PrepareServices, method: MethodDefinition, bo
 
 /**
  * The prepare half of a write up to the point where it could be stored: resolve the chain, settle who signs (the
- * body's signer, which the operator must have whitelisted, or the service's relayer), let the method plan its calls
+ * body's signer, which the operator must have whitelisted for the caller's key, or for every key, or the service's
+ * relayer), let the method plan its calls
  * (its pre-checks read the chain) and build the unsigned transactions. Everything a client could get wrong is found
  * here, before anyone is asked to pay.
  */
@@ -62,12 +63,13 @@ export async function planBatch(services: PrepareServices, input: PrepareInput):
   const signer = !relayed ? method.signerOf(body) : method.anyRelayerKey ? services.relayer.nextKeyAddress(chain.chainId) : services.relayer.address(chain.chainId);
   // The whitelist check and the method's own checks are independent reads: run together, the whitelist answers first.
   const [allowed, planned] = await Promise.allSettled([
-    relayed || services.signers.isAllowed(signer),
+    relayed || services.signers.isAllowed(signer, apiKey?.id),
     method.plan({ services, chain, apiKey, signer, executionMode }, body),
   ]);
   if (allowed.status === "rejected") throw allowed.reason;
   if (!allowed.value) {
-    throw forbidden(`Signer ${signer} is not whitelisted: ask the operator to whitelist this wallet before preparing with it`, {
+    const whom = apiKey ? `for this API key (${apiKey.id})` : "for payers without an API key";
+    throw forbidden(`Signer ${signer} is not whitelisted ${whom}: ask the operator to whitelist this wallet for you before preparing with it`, {
       field: "signerAddress",
       signerAddress: signer,
     });

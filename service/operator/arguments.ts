@@ -28,6 +28,8 @@ interface Flag {
   required?: boolean;
   /** May be given several times (collected in order). */
   repeated?: boolean;
+  /** A switch: given without a value (`--all-keys`), true when present. */
+  boolean?: boolean;
 }
 
 interface CommandSpec {
@@ -63,9 +65,21 @@ export function commandTable(operations: string[]): CommandSpec[] {
       flags: { "key-id": flag(keyId, "K", { required: true }), method: flag(oneOf(CREDIT_METHODS, ""), "M", { required: true }), amount: flag(positiveInteger, "N", { required: true }) },
       build: (v) => ({ command: "credits.add", keyId: v["key-id"] as string, method: v.method as string, amount: v.amount as number }),
     },
-    { name: "signers add", about: "whitelist a signer wallet", flags: { address: flag(address, "A", { required: true }) }, positional: "address", build: (v) => ({ command: "signers.add", address: v.address as string }) },
-    { name: "signers remove", about: "remove a signer from the whitelist", flags: { address: flag(address, "A", { required: true }) }, positional: "address", build: (v) => ({ command: "signers.remove", address: v.address as string }) },
-    { name: "signers list", about: "list the whitelisted signers", flags: {}, build: () => ({ command: "signers.list" }) },
+    {
+      name: "signers add",
+      about: "whitelist a signer wallet for one key (--key-id), or for every key and payers without one (--all-keys)",
+      flags: { address: flag(address, "A", { required: true }), "key-id": flag(keyId, "K"), "all-keys": flag(z.literal(true), "", { boolean: true }) },
+      positional: "address",
+      build: (v) => ({ command: "signers.add", address: v.address as string, ...signerScopeOf("signers add", v) }),
+    },
+    {
+      name: "signers remove",
+      about: "remove a signer from a key's whitelist (--key-id), or from the deployment-wide one (--all-keys)",
+      flags: { address: flag(address, "A", { required: true }), "key-id": flag(keyId, "K"), "all-keys": flag(z.literal(true), "", { boolean: true }) },
+      positional: "address",
+      build: (v) => ({ command: "signers.remove", address: v.address as string, ...signerScopeOf("signers remove", v) }),
+    },
+    { name: "signers list", about: "the whitelisted signers, each with its key (or allKeys); --key-id: those one key may use", flags: { "key-id": flag(keyId, "K") }, build: (v) => ({ command: "signers.list", keyId: v["key-id"] as string | undefined }) },
     {
       name: "prices set",
       about: "set an operation's x402 price in this ENVIRONMENT",
@@ -143,6 +157,15 @@ export function commandTable(operations: string[]): CommandSpec[] {
   ];
 }
 
+/** A signers command's scope: --key-id K or --all-keys, exactly one. */
+function signerScopeOf(command: string, v: Record<string, unknown>): { keyId: string } | { allKeys: true } {
+  const usage = "give --key-id K (the key that may prepare with this signer) or --all-keys (every key, and payers without one)";
+  if (v["key-id"] !== undefined && v["all-keys"]) throw new UsageError(`${command}: --key-id and --all-keys together; ${usage}`);
+  if (v["all-keys"]) return { allKeys: true };
+  if (v["key-id"] === undefined) throw new UsageError(`${command}: --key-id or --all-keys is required; ${usage}`);
+  return { keyId: v["key-id"] as string };
+}
+
 /**
  * Where `relayer-keys add` finds the key: --keystore with --password-file, or --pkcs11-module with --token-label,
  * --key-label and --pin-file. Paths are made absolute here (the command may run in the service, elsewhere).
@@ -164,13 +187,13 @@ function keySourceOf(v: Record<string, unknown>): KeySource {
 
 const usageLine = (spec: CommandSpec) =>
   [spec.name, ...Object.entries(spec.flags).map(([name, f]) => {
-    const shown = spec.positional === name ? `<${f.placeholder}>` : `--${name} ${f.placeholder}`;
+    const shown = spec.positional === name ? `<${f.placeholder}>` : f.boolean ? `--${name}` : `--${name} ${f.placeholder}`;
     return f.required ? `${shown}${f.repeated ? " ..." : ""}` : `[${shown}]`;
   })].join(" ");
 
 export function helpText(table: CommandSpec[], spec?: CommandSpec): string {
   if (spec) {
-    const flags = Object.entries(spec.flags).map(([name, f]) => `  --${name} ${f.placeholder}${f.required ? " (required)" : ""}${f.repeated ? " (repeatable)" : ""}`);
+    const flags = Object.entries(spec.flags).map(([name, f]) => `  --${name}${f.boolean ? "" : ` ${f.placeholder}`}${f.required ? " (required)" : ""}${f.repeated ? " (repeatable)" : ""}`);
     return [`usage: npm run admin -- ${usageLine(spec)}`, "", `${spec.about}.`, ...(flags.length ? ["", ...flags] : [])].join("\n");
   }
   return [
@@ -208,6 +231,10 @@ export function parseArguments(argv: string[], operations: string[]): Parsed {
     }
     const name = token.slice(2);
     if (!spec.flags[name]) throw new UsageError(`${spec.name}: unknown flag --${name}; its flags: ${Object.keys(spec.flags).map((f) => `--${f}`).join(", ") || "none"}`);
+    if (spec.flags[name].boolean) {
+      (given[name] ??= []).push("true");
+      continue;
+    }
     const value = rest[i + 1];
     if (value === undefined || value.startsWith("--")) throw new UsageError(`${spec.name}: --${name} needs a value (${spec.flags[name].placeholder})`);
     (given[name] ??= []).push(value);
@@ -224,6 +251,7 @@ export function parseArguments(argv: string[], operations: string[]): Parsed {
     }
     if (list.length > 1 && !flag.repeated) throw new UsageError(`${spec.name}: --${name} is given ${list.length} times`);
     const parsed = list.map((value) => {
+      if (flag.boolean) return true;
       const checked = flag.schema.safeParse(value);
       if (!checked.success) throw new UsageError(`${spec.name}: --${name} ${checked.error.issues[0].message}, got ${JSON.stringify(value)}`);
       return checked.data;

@@ -91,9 +91,9 @@ describe("e2e: access matrix (which credential works where)", function () {
     payTo = sandbox.accounts[SETTLEMENT_INDEX].address;
     const { key } = await service.services.apiKeys.create({ email: "ops@matrix.test", plan: "Enterprise" });
     keyed = api.withKey(key);
-    for (const w of [issuer, keyedSigner, sandbox.accounts[5]]) await service.services.signers.add(w.address);
+    for (const w of [issuer, keyedSigner, sandbox.accounts[5]]) await service.services.signers.add(w.address, "all-keys");
     // Rule 3 holds for x402 client-signed prepares too: the anonymous signers are whitelisted by the operator.
-    for (let i = 10; i < 20; i++) await service.services.signers.add(sandbox.accounts[i].address);
+    for (let i = 10; i < 20; i++) await service.services.signers.add(sandbox.accounts[i].address, "all-keys");
     tokenSymbol = `MX${run}`;
     await execute(keyed, issuer, {
       method: "newTokenization",

@@ -122,7 +122,7 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
     relayer = sandbox.accounts[RELAYER_INDEX].address;
     const { key } = await service.services.apiKeys.create({ email: "agents@e2e.test", plan: "Enterprise" });
     keyed = api.withKey(key);
-    for (const w of [owner, rater, newWallet, heir, payer]) await service.services.signers.add(w.address);
+    for (const w of [owner, rater, newWallet, heir, payer]) await service.services.signers.add(w.address, "all-keys");
   });
   after(async () => service?.stop());
 
@@ -374,7 +374,7 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
     let spare = 0;
     const nextSigner = () => sandbox.accounts[10 + (spare++ % 10)];
     before(async () => {
-      for (let i = 10; i < 20; i++) await service.services.signers.add(sandbox.accounts[i].address);
+      for (let i = 10; i < 20; i++) await service.services.signers.add(sandbox.accounts[i].address, "all-keys");
     });
     const halfQuote = async () =>
       quoteOf(await api.post("/x402/token/create", { signerAddress: nextSigner().address, executionMode: "client-signed", name: "Q", symbol: "QQQ", agentWallet: payer.address }, distinctClient())).accepts[0];

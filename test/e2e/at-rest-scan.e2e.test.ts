@@ -124,7 +124,7 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
     const payer = sandbox.accounts[2];
     const run = randomBytes(2).toString("hex").toUpperCase();
     const symbol = `A${run}`;
-    await services.signers.add(issuer.address);
+    await services.signers.add(issuer.address, "all-keys");
 
     // Under a key, client-signed: a tokenization; KYC for three investors (one approved and minted to by e-mail, one
     // left invited with a live link, one invited twice so its first link is void).
@@ -147,7 +147,7 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
     expect(minted.prepared.transactions).to.have.length(2); // whitelist, then mint
 
     // x402 without a key, client-signed: half paid at prepare, half at send (hand-built payments, as the CLI builds them).
-    await services.signers.add(payer.address);
+    await services.signers.add(payer.address, "all-keys");
     const agentBody = { method: "agentCreateToken", chainId: "84532", signerAddress: payer.address, name: "Paid", symbol: `P${run}`, agentWallet: payer.address };
     const prepareQuote = quoteOf(await api.post("/prepare-transactions", agentBody, distinctClient())).accepts[0];
     const paidPrepare = ok(await api.post("/prepare-transactions", agentBody, { ...distinctClient(), "X-PAYMENT": await pay(payer, prepareQuote) }), "paid prepare");
@@ -195,7 +195,7 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
       () => token.changeReceiveWhitelist(issuer.address, true),
       () => token.mint(principal.address, 1000n),
     ]) await (await tx()).wait();
-    for (const w of [complianceOwner, principal, agent]) await services.signers.add(w.address);
+    for (const w of [complianceOwner, principal, agent]) await services.signers.add(w.address, "all-keys");
     const identityRef = keccakId(`kyc:at-rest-${run}`);
     await keyedCall("/x402/rams/grant-principal", complianceOwner, { principal: principal.address, identityRef }, true);
     const setup = await setupExecutor({

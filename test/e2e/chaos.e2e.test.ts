@@ -50,7 +50,7 @@ describe("e2e: chaos — faults of public networks between the service and its c
     const { key } = await service.services.apiKeys.create({ email: "chaos@example.com", plan: "Enterprise" });
     const [payer, agent] = [sandbox.accounts[3], sandbox.accounts[4]];
     const signers = sandbox.accounts.slice(10, 14);
-    for (const signer of signers) await service.services.signers.add(signer.address);
+    for (const signer of signers) await service.services.signers.add(signer.address, "all-keys");
     world = {
       api: service.api,
       apiKey: key,

@@ -40,7 +40,7 @@ describe("e2e: webhook deliveries survive kill -9", function () {
     const setUp = await openDb({ dataDir: pglite });
     await migrate(setUp);
     const { key, record } = await new ApiKeys(setUp).create({ email: "ops@events-recovery.test", plan: "Enterprise" });
-    await new Signers(setUp).add(issuer.address);
+    await new Signers(setUp).add(issuer.address, "all-keys");
     await setUp.close();
 
     receiver = await WebhookReceiver.start();

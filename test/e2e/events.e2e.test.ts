@@ -63,7 +63,7 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
     const { key, record } = await service.services.apiKeys.create({ email: `events-${run}@e2e.test`, plan: "Enterprise" });
     keyId = record.id;
     keyed = api.withKey(key);
-    await service.services.signers.add(issuer.address);
+    await service.services.signers.add(issuer.address, "all-keys");
   });
   after(async () => {
     for (const s of streams) s.close();
@@ -181,12 +181,12 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
     const [principal, agent] = [new Wallet(Wallet.createRandom().privateKey, provider), new Wallet(Wallet.createRandom().privateKey, provider)];
     for (const w of [principal, agent]) {
       await provider.send("hardhat_setBalance", [w.address, "0x56BC75E2D63100000"]);
-      await service.services.signers.add(w.address);
+      await service.services.signers.add(w.address, "all-keys");
     }
     const funder = sandbox.accounts[2].connect(provider);
     await (await USDC__factory.connect(contracts.USDC, funder).transfer(principal.address, parseUnits("100", 6))).wait();
     const complianceOwner = sandbox.accounts[RAMS_COMPLIANCE_OWNER_INDEX];
-    await service.services.signers.add(complianceOwner.address);
+    await service.services.signers.add(complianceOwner.address, "all-keys");
     const setup = await setupExecutor({
       provider,
       chainId: SEPOLIA,

@@ -48,7 +48,7 @@ describe("e2e: hostile input and tenants", function () {
     api = service.api;
     issuer = sandbox.accounts[1];
     holder = sandbox.accounts[2];
-    for (const w of [issuer, holder]) await service.services.signers.add(w.address);
+    for (const w of [issuer, holder]) await service.services.signers.add(w.address, "all-keys");
     keyA = api.withKey((await service.services.apiKeys.create({ email: "a@hardening.test", plan: "Enterprise" })).key);
     const b = await service.services.apiKeys.create({ email: "b@hardening.test", plan: "Enterprise" });
     keyB = api.withKey(b.key);

@@ -56,7 +56,7 @@ describe(`e2e: a whole flow on chains that mine every ${BLOCK_TIME} s, with CONF
     [issuer, alice, bob] = [1, 2, 3].map((i) => sandbox.accounts[i]);
     const { key } = await service.services.apiKeys.create({ email: "ops@interval.test", plan: "Enterprise" });
     api = service.api.withKey(key);
-    for (const w of [issuer, alice, bob]) await service.services.signers.add(w.address);
+    for (const w of [issuer, alice, bob]) await service.services.signers.add(w.address, "all-keys");
   });
   after(async () => {
     await service?.stop();

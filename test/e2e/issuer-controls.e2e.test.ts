@@ -38,7 +38,7 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
   const freshWallet = async () => {
     const wallet = Wallet.createRandom();
     await sandbox.sepolia.provider.request({ method: "hardhat_setBalance", params: [wallet.address, "0x8ac7230489e80000"] });
-    await service.services.signers.add(wallet.address);
+    await service.services.signers.add(wallet.address, "all-keys");
     return new Wallet(wallet.privateKey);
   };
   const prepare = (client: ApiClient, body: Record<string, unknown>) => client.post("/prepare-transactions", { chainId, tokenSymbol: symbol, ...body });
@@ -58,7 +58,7 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
     api = service.api.withKey((await keys.create({ email: "ops@ctrl.test", plan: "Enterprise" })).key);
     officerApi = service.api.withKey((await keys.create({ email: "compliance@ctrl.test", plan: "Starter" })).key);
     strangerApi = service.api.withKey((await keys.create({ email: "stranger@ctrl.test", plan: "Starter" })).key);
-    for (const w of [issuer, alice, bob, carol, dave, erin]) await service.services.signers.add(w.address);
+    for (const w of [issuer, alice, bob, carol, dave, erin]) await service.services.signers.add(w.address, "all-keys");
     stream = await EventStreamClient.open(service.url, { types: "token.frozen,token.address_frozen,token.forced_transfer,token.wallet_recovered,token.paused,token.role_changed" }, { "x-api-key": api.apiKey! });
     await execute(api, issuer, {
       method: "newTokenization",

@@ -68,7 +68,7 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
     const { key, record } = await service.services.apiKeys.create({ email: "ops@kyc.test", plan: "Professional" });
     keyId = record.id;
     api = service.api.withKey(key);
-    await service.services.signers.add(issuer.address);
+    await service.services.signers.add(issuer.address, "all-keys");
     await execute(api, issuer, { method: "newTokenization", chainId, tokenizerEmail, name: "KYC Fund", tokenSymbol: symbol });
     tokenAddress = (await api.get("/get-tokenizer-info", { tokenSymbol: symbol })).body.tokenAddress;
   });

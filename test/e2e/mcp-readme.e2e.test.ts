@@ -53,7 +53,7 @@ describe("README.md: the MCP client configurations and the session transcript", 
     sandbox = await createOwnSandbox();
     service = await startTestService(sandbox);
     ({ key: apiKey } = await service.services.apiKeys.create({ email: "readme@mcp.test", plan: "Enterprise" }));
-    await service.services.signers.add(sandbox.accounts[1].address);
+    await service.services.signers.add(sandbox.accounts[1].address, "all-keys");
   });
   after(async () => {
     for (const client of clients) await client.close();

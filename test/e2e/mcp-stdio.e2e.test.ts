@@ -44,7 +44,7 @@ describe("e2e: the MCP stdio server (node bin/run.js mcp) with the official SDK'
     sandbox = await getSandbox();
     service = await startTestService(sandbox);
     agentOwner = sandbox.accounts[7];
-    await service.services.signers.add(agentOwner.address);
+    await service.services.signers.add(agentOwner.address, "all-keys");
   });
   after(async () => {
     for (const { client, transport } of started) {

@@ -33,7 +33,7 @@ describe("e2e: operations (metrics, request ids, logs)", function () {
     const sink = new Writable({ write: (chunk, _enc, done) => (logLines.push(String(chunk)), done()) });
     service = await startTestService(sandbox, { logger: pino({ level: "info" }, sink) });
     apiKey = (await service.services.apiKeys.create({ email: "ops@operations.test", plan: "Enterprise" })).key;
-    await service.services.signers.add(sandbox.accounts[1].address);
+    await service.services.signers.add(sandbox.accounts[1].address, "all-keys");
   });
   after(async () => service?.stop());
 

@@ -329,7 +329,7 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
   it("a foreign hash reported on another tenant's batch is refused (4xx) and leaves both batches as they were", async () => {
     const [a, b] = await Promise.all(["a@tenants.test", "b@tenants.test"].map((email) => service.services.apiKeys.create({ email, plan: "Enterprise" })));
     const [signerA, signerB] = [sandbox.accounts[4].connect(sepolia), sandbox.accounts[5].connect(sepolia)];
-    for (const s of [signerA, signerB]) await service.services.signers.add(s.address);
+    for (const s of [signerA, signerB]) await service.services.signers.add(s.address, "all-keys");
     const prepare = (key: string, signer: Wallet, symbol: string) =>
       api.withKey(key).post("/prepare-transactions", { method: "newTokenization", chainId: "aa36a7", signerAddress: signer.address, tokenizerEmail: `${symbol.toLowerCase()}@tenants.test`, name: symbol, tokenSymbol: symbol, executionMode: "client-broadcast" });
     const [pa, pb] = [ok(await prepare(a.key, signerA, "TNTA")).body, ok(await prepare(b.key, signerB, "TNTB")).body];

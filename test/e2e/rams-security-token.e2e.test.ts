@@ -50,7 +50,7 @@ describe("e2e: RAMS mandates on our SecurityToken", function () {
   const fresh = async () => {
     const wallet = Wallet.createRandom();
     await sandbox.sepolia.provider.request({ method: "hardhat_setBalance", params: [wallet.address, "0x8ac7230489e80000"] });
-    await service.services.signers.add(wallet.address);
+    await service.services.signers.add(wallet.address, "all-keys");
     return new Wallet(wallet.privateKey, provider);
   };
 
@@ -62,7 +62,7 @@ describe("e2e: RAMS mandates on our SecurityToken", function () {
     [issuer, complianceOwner] = [a[1], a[RAMS_COMPLIANCE_OWNER_INDEX]];
     const { key } = await service.services.apiKeys.create({ email: "rams-token@e2e.test", plan: "Enterprise" });
     keyed = service.api.withKey(key);
-    for (const w of [issuer, complianceOwner]) await service.services.signers.add(w.address);
+    for (const w of [issuer, complianceOwner]) await service.services.signers.add(w.address, "all-keys");
     [principal, agent, recipient, stranger] = [await fresh(), await fresh(), await fresh(), await fresh()];
 
     // The issuer tokenizes through the API; the principal holds 10,000 tokens, the recipient is whitelisted.

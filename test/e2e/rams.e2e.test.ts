@@ -114,7 +114,7 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
     complianceProvider = sandbox.deployments[SEPOLIA].contracts.ComplianceProvider;
     const { key } = await service.services.apiKeys.create({ email: "rams@e2e.test", plan: "Enterprise" });
     keyed = api.withKey(key);
-    for (const w of [complianceOwner, enforcer, principal, agent, operator, a[17], a[18]]) await service.services.signers.add(w.address);
+    for (const w of [complianceOwner, enforcer, principal, agent, operator, a[17], a[18]]) await service.services.signers.add(w.address, "all-keys");
 
     // A regulated (ERC-7943) asset: the principal may send, the recipient may receive, the stranger may not.
     const tokenAdmin = admin.connect(provider);
@@ -543,7 +543,7 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
       const notEligible = await keyed.post("/x402/rams/grant-mandate", { ...(await grantBody(recipient)), principal: stranger.address, signerAddress: stranger.address });
       // stranger is not whitelisted: the whitelist rule answers first
       expect(notEligible.status).to.equal(403);
-      await service.services.signers.add(stranger.address);
+      await service.services.signers.add(stranger.address, "all-keys");
       expectError(await keyed.post("/x402/rams/grant-mandate", { ...(await grantBody(recipient)), principal: stranger.address, signerAddress: stranger.address }), 400, /is not eligible at ComplianceProvider .* AML_FLAG/);
       expectError(await keyed.post("/x402/rams/grant-mandate", { ...(await grantBody(recipient)), identityRef: keccakId("another"), signerAddress: principal.address }), 400, /IDENTITY_NOT_FOUND/);
       expectError(await keyed.post("/x402/rams/grant-mandate", { ...(await grantBody(recipient)), signerAddress: operator.address }), 400, /is not the principal .*: only they may grant a mandate directly/);
@@ -577,7 +577,7 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
 
     it("execute after the principal's compliance is revoked: the mandate is unchanged, canExecute stays true, the pre-check refuses (not compliant)", async () => {
       const agentC = sandbox.accounts[19];
-      await service.services.signers.add(agentC.address);
+      await service.services.signers.add(agentC.address, "all-keys");
       const ref = keccakId("kyc:compliance-revoked");
       await keyedCall("/x402/rams/grant-principal", complianceOwner, { principal: principal.address, identityRef: ref });
       await grantDirect(agentC, { identityRef: ref });
@@ -593,7 +593,7 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
 
     it("set-executor-action: only the executor's owner; the selector is registered and read back; hasAmount false carries a warning", async () => {
       expectError(await keyed.post("/x402/rams/set-executor-action", { signerAddress: principal.address, executorAddress: executor, selector: "0x095ea7b3", supported: true, hasAmount: true, amountIndex: "1" }), 400, /is not the owner .* of executor/);
-      await service.services.signers.add(admin.address);
+      await service.services.signers.add(admin.address, "all-keys");
       const { prepared } = await keyedCall("/x402/rams/set-executor-action", admin, { principal: principal.address, action: "0x095ea7b3" + "0".repeat(56), supported: "true", hasAmount: "false" });
       expect(prepared.info).to.include({ executorAddress: executor, selector: "0x095ea7b3", supported: true, hasAmount: false, amountIndex: 0 });
       expect(prepared.info.warning).to.match(/bypasses the mandate's caps/);
@@ -717,7 +717,7 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
     async function freshAgent(ref: string): Promise<Wallet> {
       const fresh = new Wallet(Wallet.createRandom().privateKey, provider);
       await (await admin.connect(provider).sendTransaction({ to: fresh.address, value: 10n ** 18n })).wait();
-      await service.services.signers.add(fresh.address);
+      await service.services.signers.add(fresh.address, "all-keys");
       await grantDirect(fresh, { identityRef: ref });
       return fresh;
     }

@@ -47,7 +47,7 @@ describe("e2e: security (tenants, payment binding, onboarding limits, headers, f
     keyB = api.withKey((await service.services.apiKeys.create({ email: "b@security.test", plan: "Enterprise" })).key);
     issuer = sandbox.accounts[4];
     payer = sandbox.accounts[5];
-    await service.services.signers.add(issuer.address);
+    await service.services.signers.add(issuer.address, "all-keys");
   });
   after(async () => {
     await service?.stop();
@@ -192,7 +192,7 @@ describe("e2e: security (tenants, payment binding, onboarding limits, headers, f
   describe("JSON answers", () => {
     it("carry X-Content-Type-Options: nosniff, the agent registration file (which echoes user text) and errors included", async () => {
       const owner = sandbox.accounts[7];
-      await service.services.signers.add(owner.address);
+      await service.services.signers.add(owner.address, "all-keys");
       const profile = { name: "<script>alert(1)</script>", description: "<img src=x onerror=alert(1)>", image: "https://example.com/a.png", services: [{ name: "A2A", endpoint: "https://a.example/card.json", version: "0.3.0" }] };
       const prepared = ok(await keyA.post("/prepare-transactions", { method: "agentRegister", chainId: "84532", signerAddress: owner.address, ...profile }));
       ok(await keyA.post("/send-transactions", { txId: prepared.txId, signedTransactions: [await owner.signTransaction(prepared.transactions[0])] }));

@@ -34,7 +34,7 @@ describe("e2e: SIGTERM under load drains within its bound and loses nothing", fu
     const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-shutdown-load-"));
     const key = await setUpOperator(dataDir, "ops@shutdown-load.test", signers[0].address);
     const db = await openDb({ dataDir: path.join(dataDir, "sandbox", "pglite") });
-    for (const signer of signers) await new Signers(db).add(signer.address);
+    for (const signer of signers) await new Signers(db).add(signer.address, "all-keys");
     await db.close();
     const env = testEnv(sandbox, dataDir, { SEND_WAIT_MS: "60000", SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS) });
 

@@ -40,7 +40,7 @@ describe("e2e: security token offerings through HTTP", function () {
     [issuer, alice, bob, carol, dave] = [1, 2, 3, 4, 5].map((i) => sandbox.accounts[i]);
     const { key } = await service.services.apiKeys.create({ email: "ops@sto.test", plan: "Enterprise" });
     api = service.api.withKey(key);
-    for (const w of [issuer, alice, bob, carol, dave]) await service.services.signers.add(w.address);
+    for (const w of [issuer, alice, bob, carol, dave]) await service.services.signers.add(w.address, "all-keys");
     await execute(api, issuer, { method: "newTokenization", chainId, tokenizerEmail: "issuer@sto.test", name: "Sto Holdings", tokenSymbol: symbol, supplyCap: "1000000" });
     await execute(api, issuer, {
       method: "whitelist",

@@ -30,7 +30,7 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
     const created = await admin(service, "keys", "create", "--email", "ops@acme.test", "--plan", "Enterprise");
     expect(created.apiKey).to.match(/^tak_/);
     expect(created.plan).to.equal("Enterprise");
-    for (const w of [issuer, alice, bob, carol, dave]) await admin(service, "signers", "add", w.address);
+    for (const w of [issuer, alice, bob, carol, dave]) await admin(service, "signers", "add", w.address, "--key-id", created.id);
     api = service.api.withKey(created.apiKey);
   });
 

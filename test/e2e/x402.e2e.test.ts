@@ -303,7 +303,7 @@ describe("e2e: x402 payments and service-relayed execution", function () {
 
   it("client-signed agentic calls pay half at prepare and half at send; a key replaces payment on both steps", async () => {
     const body = { method: "agentCreateToken", chainId: "84532", signerAddress: payer.address, name: "Half", symbol: "HALF", agentWallet: payer.address };
-    await service.services.signers.add(payer.address); // rule 3 holds with or without a key
+    await service.services.signers.add(payer.address, "all-keys"); // rule 3 holds with or without a key
     const challenge = await api.post("/prepare-transactions", body, asClient());
     const quote = quoteOf(challenge).accepts[0];
     expect(quote).to.include({ amount: "5000" });

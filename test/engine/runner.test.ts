@@ -32,7 +32,7 @@ describe("engine: the batch runner's answer is what it stored", function () {
     issuer = sandbox.accounts[1];
     const { key } = await service.services.apiKeys.create({ email: "runner@engine.test", plan: "Enterprise" });
     api = service.api.withKey(key);
-    await service.services.signers.add(issuer.address);
+    await service.services.signers.add(issuer.address, "all-keys");
     await execute(api, issuer, { method: "newTokenization", chainId, tokenizerEmail: "runner@engine.test", name: "Runner", tokenSymbol: symbol });
   });
   after(async () => service?.stop());

@@ -6,14 +6,14 @@ import { Signers } from "../../service/store/signers";
 
 /**
  * Operator set-up on a data directory's embedded database before a service process owns it: an Enterprise key and
- * `signer` whitelisted. Answers the key.
+ * `signer` whitelisted for it. Answers the key.
  */
 export async function setUpOperator(dataDir: string, email: string, signer: string): Promise<string> {
   const db = await openDb({ dataDir: path.join(dataDir, "sandbox", "pglite") });
   try {
     await migrate(db);
-    const { key } = await new ApiKeys(db).create({ email, plan: "Enterprise" });
-    await new Signers(db).add(signer);
+    const { key, record } = await new ApiKeys(db).create({ email, plan: "Enterprise" });
+    await new Signers(db).add(signer, { keyId: record.id });
     return key;
   } finally {
     await db.close();

@@ -296,25 +296,36 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
       const alice = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
       const bob = "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC";
 
-      it("adds (idempotently, any case), lists checksummed, checks case-insensitively and removes", async () => {
+      it("adds per key (idempotently, any case), lists checksummed, checks case-insensitively and per key, and removes", async () => {
+        const a = (await apiKeys.create({ email: "a@signers.test", plan: "Starter" })).record.id;
+        const b = (await apiKeys.create({ email: "b@signers.test", plan: "Starter" })).record.id;
         expect(await signers.list()).to.deep.equal([]);
-        await signers.add(alice.toLowerCase());
-        await signers.add(alice.toUpperCase().replace("0X", "0x"));
-        await signers.add(bob);
-        expect(await signers.list()).to.have.members([alice, bob]);
+        await signers.add(alice.toLowerCase(), { keyId: a });
+        await signers.add(alice.toUpperCase().replace("0X", "0x"), { keyId: a });
+        await signers.add(bob, "all-keys");
+        await signers.add(bob, "all-keys");
+        expect(await signers.list()).to.have.deep.members([{ address: alice, keyId: a }, { address: bob, keyId: null }]);
         expect(await signers.list()).to.have.length(2);
+        expect(await signers.list({ keyId: b })).to.deep.equal([{ address: bob, keyId: null }]);
         const stored = await db.query<{ address: string }>("SELECT address FROM signers ORDER BY address");
         expect(stored.map((r) => r.address)).to.have.members([alice.toLowerCase(), bob.toLowerCase()]);
 
-        expect(await signers.isAllowed(alice)).to.equal(true);
-        expect(await signers.isAllowed(alice.toLowerCase())).to.equal(true);
-        expect(await signers.isAllowed("0x" + alice.slice(2).toUpperCase())).to.equal(true);
-        expect(await signers.isAllowed("0x90F79bf6EB2c4f870365E785982E1f101E93b906")).to.equal(false);
+        expect(await signers.isAllowed(alice, a)).to.equal(true);
+        expect(await signers.isAllowed(alice.toLowerCase(), a)).to.equal(true);
+        expect(await signers.isAllowed("0x" + alice.slice(2).toUpperCase(), a)).to.equal(true);
+        expect(await signers.isAllowed(alice, b), "another key").to.equal(false);
+        expect(await signers.isAllowed(alice, undefined), "no key").to.equal(false);
+        for (const key of [a, b, undefined]) expect(await signers.isAllowed(bob, key), `bob for ${key}`).to.equal(true);
+        expect(await signers.isAllowed("0x90F79bf6EB2c4f870365E785982E1f101E93b906", a)).to.equal(false);
 
-        expect(await signers.remove(alice.toUpperCase().replace("0X", "0x"))).to.equal(true);
-        expect(await signers.remove(alice)).to.equal(false);
-        expect(await signers.isAllowed(alice)).to.equal(false);
-        expect(await signers.list()).to.deep.equal([bob]);
+        expect(await signers.remove(alice, { keyId: b })).to.equal(false);
+        expect(await signers.remove(alice.toUpperCase().replace("0X", "0x"), { keyId: a })).to.equal(true);
+        expect(await signers.remove(alice, { keyId: a })).to.equal(false);
+        expect(await signers.isAllowed(alice, a)).to.equal(false);
+        expect(await signers.remove(bob, { keyId: a }), "an all-keys entry is removed as such").to.equal(false);
+        expect(await signers.list()).to.deep.equal([{ address: bob, keyId: null }]);
+        expect(await signers.remove(bob, "all-keys")).to.equal(true);
+        expect(await signers.list()).to.deep.equal([]);
       });
     });
 

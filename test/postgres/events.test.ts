@@ -46,7 +46,7 @@ describe("PostgreSQL server: two service processes deliver one outbox", function
     try {
       await migrate(db);
       const { key, record } = await new ApiKeys(db).create({ email: "ops@events-pg.test", plan: "Enterprise" });
-      await new Signers(db).add(issuer.address);
+      await new Signers(db).add(issuer.address, "all-keys");
 
       const env = testEnv(sandbox, fs.mkdtempSync(path.join(os.tmpdir(), "tak-events-pg-")), { DATABASE_URL, DATABASE_SCHEMA: schema, WEBHOOK_CONCURRENCY: "4" });
       services.push(...(await Promise.all([startServiceProcess(env), startServiceProcess(env)])));

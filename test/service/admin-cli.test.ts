@@ -162,14 +162,25 @@ describe("operator CLI (scripts/admin.ts)", function () {
       expect(errorOf(key)).to.include("0000000000000000");
     });
 
-    it("signers add / list / remove", async () => {
-      expect(json(await admin(dataDir, "signers", "add", signer.toLowerCase()))).to.deep.equal({ address: signer, whitelisted: true });
-      expect(json(await admin(dataDir, "signers", "list"))).to.deep.equal([signer]);
-      expect(json(await admin(dataDir, "signers", "remove", signer))).to.deep.equal({ address: signer, whitelisted: false });
+    it("signers add / list / remove, per key (--key-id) or for every key (--all-keys): one of the two, never both", async () => {
+      expect(json(await admin(dataDir, "signers", "add", signer.toLowerCase(), "--key-id", keyId))).to.deep.equal({ address: signer, keyId, whitelisted: true });
+      expect(json(await admin(dataDir, "signers", "list"))).to.deep.equal([{ address: signer, keyId }]);
+      expect(json(await admin(dataDir, "signers", "add", signer, "--all-keys"))).to.deep.equal({ address: signer, allKeys: true, whitelisted: true });
+      expect(json(await admin(dataDir, "signers", "list", "--key-id", keyId))).to.deep.equal([{ address: signer, keyId }, { address: signer, allKeys: true }]);
+      expect(json(await admin(dataDir, "signers", "remove", signer, "--all-keys"))).to.deep.equal({ address: signer, allKeys: true, whitelisted: false });
+      expect(json(await admin(dataDir, "signers", "remove", signer, "--key-id", keyId))).to.deep.equal({ address: signer, keyId, whitelisted: false });
       expect(json(await admin(dataDir, "signers", "list"))).to.deep.equal([]);
-      const again = await admin(dataDir, "signers", "remove", signer);
+      const again = await admin(dataDir, "signers", "remove", signer, "--key-id", keyId);
       expect(again.code).to.equal(1);
       expect(errorOf(again)).to.include("not a whitelisted signer");
+      for (const args of [["signers", "add", signer], ["signers", "add", signer, "--key-id", keyId, "--all-keys"]]) {
+        const refused = await admin(dataDir, ...args);
+        expect(refused.code, args.join(" ")).to.equal(2);
+        expect(refused.stderr).to.match(/--key-id.*--all-keys/);
+      }
+      const unknownKey = await admin(dataDir, "signers", "add", signer, "--key-id", "0000000000000000");
+      expect(unknownKey.code).to.equal(1);
+      expect(errorOf(unknownKey)).to.include("0000000000000000");
     });
 
     it("keys revoke marks the key revoked", async () => {
@@ -233,8 +244,9 @@ describe("operator CLI (scripts/admin.ts)", function () {
       expect((await service.services.credits.balances(created.id)).whitelist).to.equal(107);
 
       const signer = Wallet.createRandom().address;
-      json(await admin(dataDir, "signers", "add", signer));
-      expect(await service.services.signers.isAllowed(signer)).to.equal(true);
+      json(await admin(dataDir, "signers", "add", signer, "--key-id", created.id));
+      expect(await service.services.signers.isAllowed(signer, created.id)).to.equal(true);
+      expect(await service.services.signers.isAllowed(signer, undefined)).to.equal(false);
 
       json(await admin(dataDir, "keys", "revoke", created.id));
       expect(await service.services.apiKeys.verify(created.apiKey)).to.equal(undefined);

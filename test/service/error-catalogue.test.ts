@@ -122,7 +122,7 @@ describe("error catalogue: the errors a new user meets, over HTTP", function () 
     issuer = sandbox.accounts[1];
     const { key } = await service.services.apiKeys.create({ email: "ops@catalogue.test", plan: "Starter" });
     api = service.api.withKey(key);
-    await service.services.signers.add(issuer.address);
+    await service.services.signers.add(issuer.address, "all-keys");
     await execute(api, issuer, { method: "newTokenization", chainId, tokenizerEmail: "issuer@catalogue.test", name: "Catalogue Inc", tokenSymbol: symbol });
   });
   after(async () => service?.stop());

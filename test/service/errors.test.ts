@@ -31,7 +31,7 @@ describe("errors: the spec's error table, bad bodies and send mismatches", funct
     stranger = sandbox.accounts[7];
     const { key } = await service.services.apiKeys.create({ email: "ops@errors.test", plan: "Starter" });
     api = service.api.withKey(key);
-    for (const i of [1, 2, 3]) await service.services.signers.add(sandbox.accounts[i].address);
+    for (const i of [1, 2, 3]) await service.services.signers.add(sandbox.accounts[i].address, "all-keys");
     await execute(api, issuer, {
       method: "newTokenization",
       chainId,

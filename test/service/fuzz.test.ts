@@ -23,7 +23,7 @@ describe("fuzz: no 5xx on any route", function () {
     sandbox = await getSandbox();
     service = await startTestService(sandbox);
     signer = sandbox.accounts[1].address;
-    await service.services.signers.add(signer);
+    await service.services.signers.add(signer, "all-keys");
     for (let i = 0; i < 8; i++) keys.push((await service.services.apiKeys.create({ email: `fuzz${i}@fuzz.test`, plan: "Enterprise" })).key);
   });
   after(async () => service?.stop());

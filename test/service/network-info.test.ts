@@ -295,7 +295,7 @@ describe("network info, health and OpenAPI (HTTP)", function () {
         const ready = await custom.api.get("/ready");
         expect(ready.body.chains.map((c: { chainId: number }) => c.chainId)).to.include(31337);
         const { key } = await custom.services.apiKeys.create({ email: "local@custom-chain.test", plan: "Starter" });
-        await custom.services.signers.add(sandbox.accounts[1].address);
+        await custom.services.signers.add(sandbox.accounts[1].address, "all-keys");
         const prepared = await custom.api.withKey(key).post("/prepare-transactions", {
           method: "newTokenization",
           chainId: "31337",

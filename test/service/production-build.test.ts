@@ -125,7 +125,7 @@ describe("the production build: npm run build, npm ci --omit=dev, npm run serve"
     const created = await npmIn(["admin", "--", "keys", "create", "--email", "ops@production-build.test", "--plan", "Enterprise"]);
     expect(created.code, created.stderr).to.equal(0);
     const key = JSON.parse(created.stdout).apiKey as string;
-    expect((await npmIn(["admin", "--", "signers", "add", issuer.address])).code).to.equal(0);
+    expect((await npmIn(["admin", "--", "signers", "add", issuer.address, "--key-id", JSON.parse(created.stdout).id as string])).code).to.equal(0);
 
     // Refused starts: each missing secret named; a misspelt variable with the closest name.
     const entry = [path.join("dist", "service", "main.js")];

@@ -160,7 +160,7 @@ describe("read caches and their invalidation", function () {
 
     it("the status of a pending batch is read fresh; it turns final when the batch confirms, and then stays", async () => {
       const issuer = sandbox.accounts[1];
-      await service.services.signers.add(issuer.address);
+      await service.services.signers.add(issuer.address, "all-keys");
       const { key } = await service.services.apiKeys.create({ email: "cache-status@example.com", plan: "Enterprise" });
       const api = service.api.withKey(key);
       const prepared = await api.post("/prepare-transactions", {

@@ -53,7 +53,7 @@ describe("README.md: every snippet is run", function () {
     work = fs.mkdtempSync(path.join(os.tmpdir(), "tak-readme-"));
     // What `npm start` leaves for a reader: the sandbox key and the accounts in .data/sandbox/dev-credentials.json.
     const { key } = await service.services.apiKeys.create({ email: "sandbox@localhost", plan: "Enterprise" });
-    for (const account of sandbox.accounts.slice(1, 6)) await service.services.signers.add(account.address);
+    for (const account of sandbox.accounts.slice(1, 6)) await service.services.signers.add(account.address, "all-keys");
     fs.mkdirSync(path.join(work, ".data", "sandbox"), { recursive: true });
     const accounts = sandbox.accounts.slice(0, 10).map((a) => ({ address: a.address, privateKey: a.privateKey }));
     fs.writeFileSync(path.join(work, ".data", "sandbox", "dev-credentials.json"), JSON.stringify({ baseUrl: service.url, apiKey: key, accounts }));

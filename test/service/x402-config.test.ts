@@ -78,7 +78,7 @@ describe("a production deployment serves Sepolia for RAMS only (RAMS runs on Sep
     try {
       const { key } = await production.services.apiKeys.create({ email: "ops@production.test", plan: "Enterprise" });
       const complianceOwner = sandbox.accounts[6];
-      await production.services.signers.add(complianceOwner.address);
+      await production.services.signers.add(complianceOwner.address, "all-keys");
       const api = production.api.withKey(key);
       const rams = await api.post("/prepare-transactions", {
         method: "ramsGrantPrincipal",
