@@ -121,6 +121,7 @@ async function removeKey(store: RelayerKeys, address: string, chains: number[], 
 /** The chains a command acts on: `chainId` (which must have a relayer), else every chain with one. */
 function chainsOf(context: RelayerKeysContext, chainId?: number): number[] {
   const served = [...context.configured.keys()];
+  if (!served.length) throw badRequest("this service has no relayer: configure its first key (RELAYER_PRIVATE_KEY, RELAYER_KEYSTORE or RELAYER_PKCS11_*) and an RPC URL per chain", { field: "chainId" });
   if (chainId === undefined || chainId === 0) return served;
   if (!context.configured.has(chainId))
     throw badRequest(`chain ${chainId} has no relayer in this service; chains with one: ${served.join(", ")}`, { field: "chainId" });

@@ -3,6 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { concat, encryptKeystoreJsonSync, Wallet } from "ethers";
+import { runRelayerKeyCommand } from "../../service/admin/relayer-keys";
 import { parseArguments, UsageError } from "../../service/operator/arguments";
 import { openDb, type Db } from "../../service/store/db";
 import { cliError, cliJson, migrateWithCli, runAdminCli } from "../helpers/admin-cli";
@@ -148,6 +149,9 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
     expect(wrong.status).to.equal(400);
     expect(wrong.body.message).to.include("does not open").and.not.include("not it");
     expect(service.services.relayer.addresses(CHAIN)).to.deep.equal([oldKey]);
+    // A deployment without a relayer has no key to rotate.
+    const none = await runRelayerKeyCommand(service.services.relayerKeys, { command: "relayer-keys.drain", address: oldKey }, { configured: new Map() }).catch((e: Error) => e);
+    expect((none as Error).message).to.include("this service has no relayer");
   });
 
   it("a key added, the old one drained and removed while clients pay for relayed operations: all confirmed, nonces contiguous per key", async () => {
