@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { JsonRpcProvider, Transaction, Wallet, type TransactionRequest } from "ethers";
-import { createSandbox } from "../scripts/lib/sandbox";
+import { createSandboxProcess } from "./chains-process";
 import { loadConfig } from "../service/config";
 import { securityTokenInterface } from "../service/chains/contracts";
 import { startService } from "../service/server";
@@ -30,6 +30,29 @@ export interface LatencyRow {
    * read, no chain work), measured in the same run: the part of serviceP50Ms no RPC batching can remove.
    */
   requestFloorP50Ms: number;
+  /** JSON-RPC calls and HTTP round trips to the chain per operation (mean over the measured rounds), service and raw. */
+  rpc: { serviceCalls: number; serviceRoundTrips: number; rawCalls: number; rawRoundTrips: number };
+}
+
+/** Counts the JSON-RPC calls an ethers provider sends (`send`) and the HTTP requests they travel in (`_send`). */
+class RpcCounter {
+  calls = 0;
+  roundTrips = 0;
+  constructor(provider: { send: (method: string, params: any) => Promise<any>; _send: (payload: any) => Promise<any> }) {
+    const send = provider.send.bind(provider);
+    const post = provider._send.bind(provider);
+    provider.send = (method: string, params: any) => {
+      this.calls++;
+      return send(method, params);
+    };
+    provider._send = (payload: any) => {
+      this.roundTrips++;
+      return post(payload);
+    };
+  }
+  snapshot() {
+    return { calls: this.calls, roundTrips: this.roundTrips };
+  }
 }
 
 const SEPOLIA = 11155111;
@@ -48,10 +71,18 @@ const WARMUP_ROUNDS = 10;
 const round1 = (v: number) => Math.round(v * 10) / 10;
 
 /** A row: the service's figures beside the raw JSON-RPC work the same operation needs, measured in the same run. */
-function row(operation: string, service: number[], raw: number[], floor: number[], target: { text: string; ok: (serviceP50: number, rawP50: number) => boolean }): LatencyRow {
+function row(
+  operation: string,
+  service: number[],
+  raw: number[],
+  floor: number[],
+  target: { text: string; ok: (serviceP50: number, rawP50: number) => boolean },
+  rpc: LatencyRow["rpc"],
+): LatencyRow {
   const serviceP50 = percentile(service, 0.5);
   const rawP50 = percentile(raw, 0.5);
   return {
+    rpc,
     operation,
     serviceP50Ms: round1(serviceP50),
     serviceP95Ms: round1(percentile(service, 0.95)),
@@ -64,7 +95,8 @@ function row(operation: string, service: number[], raw: number[], floor: number[
 }
 
 /**
- * Latency of the write flow against the real service (embedded database on disk) and in-process local chains, each
+ * Latency of the write flow against the real service (embedded database on disk) and the local chains in a process of
+ * their own (reached over HTTP JSON-RPC, as a deployment reaches its nodes), each
  * beside its raw baseline: the JSON-RPC calls the operation cannot avoid, made directly with a plain ethers provider
  * against the same chain, interleaved round by round with the service's samples so both see the same machine load.
  * Both sides use Node's http client over kept-alive connections (ethers' own, for the raw side). Each phase starts with
@@ -80,7 +112,8 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
   const blockTime = opts.blockTime ?? 0;
   const rounds = opts.rounds ?? 50;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-bench-"));
-  const sandbox = await createSandbox(hre, { deploymentsDir: path.join(dir, "deployments"), blockTime });
+  // The chains in a process of their own, reached over HTTP as a deployment reaches its nodes.
+  const sandbox = await createSandboxProcess(hre, { deploymentsDir: path.join(dir, "deployments"), blockTime });
   const config = loadConfig({
     ENVIRONMENT: "sandbox",
     PORT: "0",
@@ -101,6 +134,29 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
   // random point, so neither side is phase-locked to the blocks the other one just waited for.
   const randomPhase = () => (blockTime ? new Promise((resolve) => setTimeout(resolve, Math.random() * blockTime * 1000)) : Promise.resolve());
   const issuer = sandbox.accounts[1].connect(raw);
+  const rawCounter = new RpcCounter(raw);
+  const serviceCounter = new RpcCounter(service.services.chains.find(SEPOLIA)!.provider);
+  /** What each side sends to the chain during the measured part of an operation, summed over the measured rounds. */
+  const tally = () => {
+    const sum = { serviceCalls: 0, serviceRoundTrips: 0, rawCalls: 0, rawRoundTrips: 0 };
+    const during = async <T>(counter: RpcCounter, side: "service" | "raw", counted: boolean, work: () => Promise<T>): Promise<T> => {
+      const before = counter.snapshot();
+      const result = await work();
+      if (counted) {
+        sum[`${side}Calls`] += counter.calls - before.calls;
+        sum[`${side}RoundTrips`] += counter.roundTrips - before.roundTrips;
+      }
+      return result;
+    };
+    return {
+      raw: <T>(counted: boolean, work: () => Promise<T>) => during(rawCounter, "raw", counted, work),
+      service: <T>(counted: boolean, work: () => Promise<T>) => during(serviceCounter, "service", counted, work),
+      perOperation: (n: number): LatencyRow["rpc"] => {
+        const mean = (v: number) => Math.round((v / n) * 10) / 10;
+        return { serviceCalls: mean(sum.serviceCalls), serviceRoundTrips: mean(sum.serviceRoundTrips), rawCalls: mean(sum.rawCalls), rawRoundTrips: mean(sum.rawRoundTrips) };
+      },
+    };
+  };
   try {
     await service.services.signers.add(issuer.address, "all-keys");
     const call = async (key: string, pathname: string, body: unknown, expected = 200) => {
@@ -138,16 +194,19 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
     const investor = Wallet.createRandom().address;
     // Warm-up rounds first (not counted, either side): each statement's first run prepares it, code is compiled.
     const measured = (i: number) => i >= WARMUP_ROUNDS;
+    const prepareRpc = tally();
     for (let i = 0; i < WARMUP_ROUNDS + rounds; i++) {
       const started = performance.now();
-      await Promise.all([
-        raw.getTransactionCount(issuer.address, "pending"),
-        raw.getFeeData(),
-        raw.estimateGas({ from: issuer.address, to: a.address, data: whitelistData(investor) }),
-        raw.call({ to: a.address, data: securityTokenInterface.encodeFunctionData("isWhitelisted", [investor]) }),
-      ]);
+      await prepareRpc.raw(measured(i), () =>
+        Promise.all([
+          raw.getTransactionCount(issuer.address, "pending"),
+          raw.getFeeData(),
+          raw.estimateGas({ from: issuer.address, to: a.address, data: whitelistData(investor) }),
+          raw.call({ to: a.address, data: securityTokenInterface.encodeFunctionData("isWhitelisted", [investor]) }),
+        ]),
+      );
       const rawMs = performance.now() - started;
-      const serviceMs = (await call(a.key, "/prepare-transactions", whitelistBody("BNCHA", investor))).ms;
+      const serviceMs = (await prepareRpc.service(measured(i), () => call(a.key, "/prepare-transactions", whitelistBody("BNCHA", investor)))).ms;
       const floorMs = (await call(a.key, "/prepare-transactions", { chainId: "aa36a7" }, 400)).ms; // "method is required"
       if (!measured(i)) continue;
       rawPrepare.push(rawMs);
@@ -159,6 +218,7 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
     const b = await tokenFor("BNCHB");
     const serviceSend: number[] = [];
     const rawSend: number[] = [];
+    const sendRpc = tally();
     for (let i = 0; i < WARMUP_ROUNDS + rounds; i++) {
       const [nonce, fees] = await Promise.all([raw.getTransactionCount(issuer.address, "pending"), raw.getFeeData()]);
       const request: TransactionRequest = {
@@ -176,14 +236,16 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
       await randomPhase();
       // eth_sendRawTransaction itself, not ethers' broadcastTransaction (which also recovers the sender in JavaScript).
       const started = performance.now();
-      await raw.send("eth_sendRawTransaction", [signedRaw]);
-      while (!(await raw.getTransactionReceipt(hash)));
+      await sendRpc.raw(measured(i), async () => {
+        await raw.send("eth_sendRawTransaction", [signedRaw]);
+        while (!(await raw.getTransactionReceipt(hash)));
+      });
       const rawMs = performance.now() - started;
 
       const prepared = await call(b.key, "/prepare-transactions", whitelistBody("BNCHB", Wallet.createRandom().address));
       const signed = [await issuer.signTransaction(prepared.json.transactions[0])];
       await randomPhase();
-      const result = await call(b.key, "/send-transactions", { txId: prepared.json.txId, signedTransactions: signed });
+      const result = await sendRpc.service(measured(i), () => call(b.key, "/send-transactions", { txId: prepared.json.txId, signedTransactions: signed }));
       if (result.json.status !== "success") throw new Error(`send did not confirm: ${JSON.stringify(result.json)}`);
       if (!measured(i)) continue;
       rawSend.push(rawMs);
@@ -194,8 +256,8 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
     const target = { text: `service p50 ≤ ${LATENCY_RATIO} × raw p50`, ok: (s: number, r: number) => s <= LATENCY_RATIO * r };
     const withinBlock = { text: `service p50 ≤ raw p50 + ${blockTime * 1000} ms (one block)`, ok: (s: number, r: number) => s <= r + blockTime * 1000 };
     return [
-      row(`prepare (whitelist, 1 tx), ${chain}`, servicePrepare, rawPrepare, floor, target),
-      row(`send until confirmed (1 tx), ${chain}`, serviceSend, rawSend, floor, blockTime ? withinBlock : target),
+      row(`prepare (whitelist, 1 tx), ${chain}`, servicePrepare, rawPrepare, floor, target, prepareRpc.perOperation(rounds)),
+      row(`send until confirmed (1 tx), ${chain}`, serviceSend, rawSend, floor, blockTime ? withinBlock : target, sendRpc.perOperation(rounds)),
     ];
   } finally {
     raw.destroy();

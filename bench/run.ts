@@ -82,6 +82,7 @@ function printLatencyTable(rows: LatencyRow[]): boolean {
   for (const r of rows) {
     const cells = [r.serviceP50Ms, r.serviceP95Ms, r.rawP50Ms].map((v) => v.toFixed(1).padStart(11));
     console.log(`${r.operation.padEnd(width)}  ${cells[0]}  ${cells[1]}  ${cells[2].trim().padStart(7)}  ${r.ratio.toFixed(2).padStart(6)}  ${r.requestFloorP50Ms.toFixed(1).padStart(5)}  ${r.pass ? "PASS" : "FAIL"} (${r.target})`);
+    console.log(`${"".padEnd(width)}  RPC per operation: service ${r.rpc.serviceCalls} calls in ${r.rpc.serviceRoundTrips} round trips, raw ${r.rpc.rawCalls} calls in ${r.rpc.rawRoundTrips} round trips`);
   }
   return rows.some((r) => !r.pass);
 }
@@ -89,7 +90,7 @@ function printLatencyTable(rows: LatencyRow[]): boolean {
 /** The write flow's latency beside its raw JSON-RPC baseline: on a chain mining at once, and on an interval-mining one. */
 async function latencyPart(): Promise<boolean> {
   const blockTime = Number(process.env.LOCAL_BLOCK_TIME) || 1;
-  console.log("\nLatency: the service against the raw JSON-RPC work it needs (real HTTP, embedded database, in-process chains)");
+  console.log("\nLatency: the service against the raw JSON-RPC work it needs (real HTTP, embedded database, the chains in their own process over HTTP JSON-RPC)");
   // BENCH_LATENCY_INTERVAL=0 measures the chain mining at once only.
   const interval = process.env.BENCH_LATENCY_INTERVAL !== "0";
   const rows = [...(await measureLatency(hre, { blockTime: 0 })), ...(interval ? await measureLatency(hre, { blockTime }) : [])];

@@ -4,7 +4,8 @@ import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { JsonRpcProvider, Wallet } from "ethers";
 import { Pool } from "pg";
-import { createSandbox, type Sandbox } from "../scripts/lib/sandbox";
+import type { Sandbox } from "../scripts/lib/sandbox";
+import { createSandboxProcess } from "./chains-process";
 import { USDC__factory } from "../typechain-types";
 import { BENCH_DATABASE_URL, benchSchema, dropSchema, serviceEnv } from "./reads";
 import { startServiceProcess, type ServiceProcess } from "./service-process";
@@ -43,7 +44,7 @@ export async function measureScaleOut(hre: HardhatRuntimeEnvironment, opts: { se
   const clients = opts.clients ?? 20;
   const log = opts.log ?? ((line: string) => console.log(line));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-scale-"));
-  const sandbox = await createSandbox(hre, { deploymentsDir: path.join(dir, "deployments") });
+  const sandbox = await createSandboxProcess(hre, { deploymentsDir: path.join(dir, "deployments") });
   const chain = sandbox.baseSepolia;
   const provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, cacheTimeout: -1 });
   try {

@@ -4,7 +4,8 @@ import os from "node:os";
 import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { JsonRpcProvider, NonceManager, Wallet, parseEther, parseUnits, type TransactionResponse } from "ethers";
-import { createSandbox, SETTLEMENT_INDEX, type Sandbox } from "../scripts/lib/sandbox";
+import { SETTLEMENT_INDEX, type Sandbox } from "../scripts/lib/sandbox";
+import { createSandboxProcess } from "./chains-process";
 import { AgentTokenFactory__factory, USDC__factory } from "../typechain-types";
 import { benchSchema, dropSchema, postJson, serviceEnv } from "./reads";
 import { payWithEthers } from "../test/helpers/x402";
@@ -93,7 +94,7 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
   const identicalRuns = Math.max(2, opts.identicalRuns ?? 2);
   const log = opts.log ?? ((line: string) => console.log(line));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-volume-"));
-  const sandbox = await createSandbox(hre, { deploymentsDir: path.join(dir, "deployments") });
+  const sandbox = await createSandboxProcess(hre, { deploymentsDir: path.join(dir, "deployments") });
   const notes: string[] = [];
   try {
     const chain = sandbox.baseSepolia;
@@ -217,7 +218,7 @@ export async function measurePaidRelay(hre: HardhatRuntimeEnvironment, opts: Pai
   const blockSeconds = opts.blockSeconds ?? 2;
   const log = opts.log ?? ((line: string) => console.log(line));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-paid-"));
-  const sandbox = await createSandbox(hre, { deploymentsDir: path.join(dir, "deployments") });
+  const sandbox = await createSandboxProcess(hre, { deploymentsDir: path.join(dir, "deployments") });
   try {
     const chain = sandbox.baseSepolia;
     const provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, cacheTimeout: -1 });

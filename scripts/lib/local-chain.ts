@@ -53,6 +53,23 @@ export function blockTimeMs(seconds: number): number {
 }
 
 /**
+ * Instant mining (0 ms) or interval mining every `ms` on a chain's provider (in this process, or over JSON-RPC).
+ * Answers `ms`.
+ */
+export async function switchMining(provider: Pick<EIP1193Provider, "request">, ms: number): Promise<number> {
+  if (ms === 0) {
+    await provider.request({ method: "evm_setIntervalMining", params: [0] });
+    await provider.request({ method: "evm_setAutomine", params: [true] });
+    // Whatever waited in the mempool under interval mining is mined now.
+    await provider.request({ method: "evm_mine", params: [] });
+  } else {
+    await provider.request({ method: "evm_setAutomine", params: [false] });
+    await provider.request({ method: "evm_setIntervalMining", params: [ms] });
+  }
+  return ms;
+}
+
+/**
  * Starts an EDR (Hardhat network) chain in this process and serves it over HTTP, like `hardhat node` but with any
  * chain id and any number of chains per process. It has the well-known Hardhat test accounts, funded with 10,000 ETH,
  * and Multicall3 at its canonical address.
@@ -97,17 +114,7 @@ export async function startLocalChain(hre: HardhatRuntimeEnvironment, options: L
     provider,
     blockTime: 0,
     async setBlockTime(seconds: number) {
-      const ms = blockTimeMs(seconds);
-      if (ms === 0) {
-        await provider.request({ method: "evm_setIntervalMining", params: [0] });
-        await provider.request({ method: "evm_setAutomine", params: [true] });
-        // Whatever waited in the mempool under interval mining is mined now.
-        await provider.request({ method: "evm_mine", params: [] });
-      } else {
-        await provider.request({ method: "evm_setAutomine", params: [false] });
-        await provider.request({ method: "evm_setIntervalMining", params: [ms] });
-      }
-      chain.blockTime = ms / 1000;
+      chain.blockTime = (await switchMining(provider, blockTimeMs(seconds))) / 1000;
     },
     close: async () => {
       // Stop the timers first so nothing mines into a closed server.
