@@ -1,5 +1,6 @@
 import path from "node:path";
 import { PrepareRateLimiter as RateLimiter } from "./auth/rate-limits";
+import { RequestLimits } from "./auth/request-limits";
 import { ChainRegistry, type Chain } from "./chains/registry";
 import type { Config } from "./config";
 import { assertDataKey } from "./store/key-check";
@@ -98,6 +99,7 @@ async function buildServices(config: Config, db: Db, chains: ChainRegistry, wall
     logger,
     chains,
     rateLimiter: new RateLimiter(db),
+    requestLimits: new RequestLimits(db),
     prices: new Prices(db, config.ENVIRONMENT),
     kycProvider: new OperatorKycProvider(db, stores.kyc),
     mailer: createMailer(config),

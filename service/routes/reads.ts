@@ -1,4 +1,3 @@
-import multer from "multer";
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
 import { badRequest, notFound } from "../errors";
@@ -26,13 +25,14 @@ import {
   tokenRecordView,
 } from "../reads/tokenization";
 import type { Services } from "../usecases/services";
-import { DOCUMENT_FIELDS, storeTokenDocuments } from "../usecases/token-documents";
+import { DOCUMENT_FIELDS, uploadTokenDocuments } from "../usecases/token-documents";
+import { documentTypeOfFile } from "../model/document-types";
+import { clientSubject } from "../auth/client-address";
 import { TokenizerInfo, tokenizerInfoView } from "../domains/tokenization/views";
 import { TokenControlList, TransferCheck, tokenControlsView, transferCheckView } from "../reads/issuer-controls";
 import { CapTable, capTableCsv, capTableView } from "../reads/cap-table";
 
 const symbol = z.string().trim().min(1);
-const upload = multer({ storage: multer.memoryStorage(), limits: { fileSize: 10 * 1024 * 1024, files: 3 } });
 
 /** GET /get-token-info */
 function getTokenInfoRoute(services: Services) {
@@ -256,22 +256,20 @@ function patchTokenDocsRoute(services: Services) {
   return defineRoute({
     method: "patch",
     path: "/patch-token-docs",
-    summary: "Upload token documents (multipart: tokenLogotype, subscriptionAgreement, legalDocs); content-addressed",
+    summary: "Upload token documents (multipart: tokenLogotype, subscriptionAgreement, legalDocs; PDF, PNG, JPEG, WebP or plain text, 10 MB each); content-addressed",
+    description:
+      "Each file's type is taken from its first bytes, never from the declared one: anything but PDF, PNG, JPEG, WebP or plain UTF-8 text is refused " +
+      "with 415 before the rest of it is read. Send tokenSymbol before the files (or in the query): a token of another key is then refused before any file is read.",
     tags: ["reads"],
     access: ACCESS.keyEndpoint,
     response: TokenDocsUpload,
-    // Multipart: the handler parses it (multer), so the schema only documents the text field.
+    rateLimited: true,
+    admit: (req) => services.requestLimits.of("uploadsPerIp").admit(clientSubject(req)),
+    query: z.object({ tokenSymbol: symbol.optional().meta({ description: "The token, here instead of the form field (checked before the body is read)" }) }),
+    // Multipart: the handler parses it (http/checked-upload.ts), so the schema only documents the text field.
     documentedBody: z.object({ tokenSymbol: symbol }),
     multipartFiles: DOCUMENT_FIELDS.map((d) => d.field),
-    handler: async ({ req, res, caller }) => {
-      await new Promise<void>((resolve, reject) =>
-        upload.fields(DOCUMENT_FIELDS.map((d) => ({ name: d.field, maxCount: 1 })))(req, res, (error: unknown) =>
-          error ? reject(badRequest(`Upload rejected: ${(error as Error).message}`, { field: (error as { field?: string }).field })) : resolve(),
-        ),
-      );
-      const tokenSymbol = typeof req.body?.tokenSymbol === "string" ? req.body.tokenSymbol.trim() : "";
-      return storeTokenDocuments(services, caller.apiKey!, tokenSymbol, (req.files ?? {}) as Record<string, Express.Multer.File[]>);
-    },
+    handler: async ({ req, res, caller, query }) => uploadTokenDocuments(services, caller.apiKey!, req, res, query),
   });
 }
 
@@ -280,16 +278,24 @@ function documentsBySha256Route(services: Services) {
   return defineRoute({
     method: "get",
     path: "/documents/{sha256}",
-    summary: "A token document by its content hash (the hash is the capability)",
+    summary: "A token document by its content hash (the hash is the capability), as an attachment",
+    description:
+      "Served as a download (Content-Disposition: attachment) under Content-Security-Policy: sandbox with X-Content-Type-Options: nosniff, with the type " +
+      "its bytes show (PDF, PNG, JPEG, WebP, plain text); anything else stored by an older version is served as application/octet-stream.",
     tags: ["reads"],
     access: ACCESS.public,
-    response: { 200: { description: "The document, with the media type it was uploaded with", content: { mediaType: "application/octet-stream", schema: { type: "string", format: "binary" } } } },
+    response: { 200: { description: "The document, with the type its first bytes show", content: { mediaType: "application/octet-stream", schema: { type: "string", format: "binary" } } } },
     handler: async ({ req, res }) => {
       const sha = String(req.params.sha256 ?? "").toLowerCase();
       if (!/^[0-9a-f]{64}$/.test(sha)) throw badRequest("sha256 must be 64 hex characters", { field: "sha256" });
       const doc = await services.documents.get(sha);
       if (!doc) throw notFound(`No document ${sha}`);
-      res.setHeader("Content-Type", doc.mediaType);
+      // The type is what the bytes are, whatever was declared when they were stored (older versions kept the uploader's).
+      const type = documentTypeOfFile(doc.content);
+      res.setHeader("Content-Type", type?.mediaType ?? "application/octet-stream");
+      res.setHeader("Content-Disposition", `attachment; filename="${sha}.${type?.extension ?? "bin"}"`);
+      res.setHeader("Content-Security-Policy", "sandbox; default-src 'none'");
+      res.setHeader("X-Content-Type-Options", "nosniff");
       res.setHeader("Cache-Control", "public, max-age=31536000, immutable");
       res.status(200).end(doc.content);
     },

@@ -1,4 +1,5 @@
 import type { PrepareRateLimiter } from "../auth/rate-limits";
+import type { RequestLimits } from "../auth/request-limits";
 import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
 import type { Relayer } from "../engine/relayer";
@@ -29,6 +30,8 @@ export interface Services extends Stores {
   logger: Logger;
   chains: ChainRegistry;
   rateLimiter: PrepareRateLimiter;
+  /** Limits on uploads and on status reads that ask the chains (auth/request-limits.ts). */
+  requestLimits: RequestLimits;
   runner: BatchRunner;
   prices: Prices;
   relayer: Relayer;

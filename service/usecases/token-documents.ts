@@ -1,8 +1,11 @@
 import { randomUUID } from "node:crypto";
+import type { Request, Response } from "express";
 import type { z } from "zod";
 import { badRequest, outOfCredits } from "../errors";
+import { receiveCheckedFiles, type CheckedFile } from "../http/checked-upload";
 import { documentUrl, tokenContext, type TokenDocsUpload } from "../reads/tokenization";
 import type { ApiKeyRecord } from "../store/api-keys";
+import type { TokenRecord } from "../store/tokens";
 import type { Services } from "./services";
 
 /** The multipart fields of PATCH /patch-token-docs and the token document each one sets. */
@@ -12,28 +15,51 @@ export const DOCUMENT_FIELDS = [
   { field: "legalDocs", document: "legalDocs" },
 ] as const;
 
-/** An uploaded file as the multipart parser hands it over. */
-export interface UploadedFile {
-  buffer: Buffer;
-  mimetype: string;
+/** The largest document taken. */
+export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
+
+const symbolIn = (value: unknown) => (typeof value === "string" ? value.trim() : "");
+
+/**
+ * PATCH /patch-token-docs: everything that can be refused is refused before the files are kept. Before the body is read:
+ * the key's upload rate, its patch-token-docs credit, a Content-Length over the limits and, when the query names it,
+ * the token's scope; as the body arrives: the token's scope once its tokenSymbol field was read (send it before the
+ * files), each file's kind from its first bytes (415) and its size (413). Then the documents are stored and the credit
+ * spent in one transaction.
+ */
+export async function uploadTokenDocuments(services: Services, apiKey: ApiKeyRecord, req: Request, res: Response, query: { tokenSymbol?: string }) {
+  await services.requestLimits.of("uploadsPerKey").admit(`key:${apiKey.id}`);
+  if (!((await services.credits.balances(apiKey.id))["patch-token-docs"] > 0)) throw outOfCredits("patch-token-docs");
+  let scoped: { symbol: string; token: TokenRecord } | undefined;
+  const inScope = async (symbol: string) => {
+    if (!symbol || scoped?.symbol === symbol) return;
+    scoped = { symbol, token: (await tokenContext(services, apiKey, symbol)).token };
+  };
+  await inScope(symbolIn(query.tokenSymbol));
+  const files = await receiveCheckedFiles(req, res, {
+    fields: DOCUMENT_FIELDS.map((d) => d.field),
+    maxFileBytes: MAX_DOCUMENT_BYTES,
+    beforeFile: (request) => inScope(symbolIn(query.tokenSymbol) || symbolIn(request.body?.tokenSymbol)),
+  });
+  return storeTokenDocuments(services, apiKey, symbolIn(query.tokenSymbol) || symbolIn(req.body?.tokenSymbol), files);
 }
 
 /**
  * Stores a token's uploaded documents (content-addressed) and points the token at them, charging the key one
  * patch-token-docs credit in the same transaction: all of it happens, or none.
  */
-export async function storeTokenDocuments(services: Services, apiKey: ApiKeyRecord, tokenSymbol: string, files: Record<string, UploadedFile[]>) {
+export async function storeTokenDocuments(services: Services, apiKey: ApiKeyRecord, tokenSymbol: string, files: Record<string, CheckedFile>) {
   if (!tokenSymbol) throw badRequest("tokenSymbol is required", { field: "tokenSymbol" });
   const { token } = await tokenContext(services, apiKey, tokenSymbol);
-  const present = DOCUMENT_FIELDS.filter((d) => files[d.field]?.[0]);
+  const present = DOCUMENT_FIELDS.filter((d) => files[d.field]);
   if (!present.length) throw badRequest("At least one of tokenLogotype, subscriptionAgreement, legalDocs is required", { field: "tokenLogotype" });
   const refs: Record<string, string> = {};
   await services.db.transaction(async (q) => {
     const spent = await services.credits.spend(q, apiKey.id, "patch-token-docs", `docs:${randomUUID()}`);
     if (!spent.ok) throw outOfCredits("patch-token-docs");
     for (const d of present) {
-      const file = files[d.field][0];
-      refs[d.field] = await services.documents.put(q, file.buffer, file.mimetype || "application/octet-stream");
+      const file = files[d.field];
+      refs[d.field] = await services.documents.put(q, file.buffer, file.mediaType);
       await services.tokens.setDocument(token.id, d.document, refs[d.field], q);
     }
   });

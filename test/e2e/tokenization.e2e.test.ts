@@ -203,7 +203,8 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
   });
 
   it("PATCH /patch-token-docs stores documents content-addressed, shows them in get-token-info, and spends one credit", async () => {
-    const logo = Buffer.from("\x89PNG fake logo bytes");
+    // A 1×1 PNG: the served type is what the bytes are (PDF, PNG, JPEG, WebP or plain text; anything else is refused).
+    const logo = Buffer.from("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63000100000500010d0a2db40000000049454e44ae426082", "hex");
     const agreement = Buffer.from("%PDF-1.7 subscription agreement");
     const upload = async (files: Record<string, [Buffer, string, string]>, tokenSymbol = symbol) => {
       const form = new FormData();
