@@ -11,6 +11,7 @@ import type { PaymentRecord } from "../store/payments";
 import { PaymentNotCarried, WouldRevert, type OperationSettlement, type RelayedSignature, type Relayer } from "./relayer";
 import { untilConfirmed } from "../chains/confirmations";
 import { TransactionTracker, type TrackerDeps } from "./tracker";
+import { RecordsRefused } from "./records-refused";
 import type { Batch, BatchTransaction } from "../model/batch";
 
 /** A run that could not reach its chain tries again after this long, doubling up to RETRY_MAX_MS. */
@@ -527,7 +528,36 @@ export class BatchRunner {
     const payer = await this.payerOf(batch);
     // A batch prepared under a key is never paid with x402 (access/gate.ts admitSend): nothing to settle or look up.
     const paid = !batch.apiKeyId && this.settlement;
-    const marked = await this.services.db.transaction(async (q) => {
+    let marked: false | { toSettle: PaymentRecord[] | undefined; settledHere: PaymentRecord[] };
+    try {
+      marked = await this.finishIn(batch, chain, receipts, lastConfirmed, method, payer, paid);
+    } catch (error) {
+      if (!(error instanceof RecordsRefused)) throw error;
+      await this.refuseRecords(batch, receipts, lastConfirmed, error.reason);
+      return false;
+    }
+    if (!marked) return false;
+    batch.status = "success";
+    this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
+    if (paid) {
+      paid.keepSettledAfterCommit?.(marked.settledHere);
+      const settled = new Set(marked.settledHere.map((p) => p.id));
+      await paid.settleForBatch(batch.txId, receipts, batch, marked.toSettle?.filter((p) => !settled.has(p.id)));
+    }
+    return true;
+  }
+
+  /** finish's database transaction: the batch ended, the method's records, the payments it carried settled. */
+  private finishIn(
+    batch: Batch,
+    chain: Chain,
+    receipts: TransactionReceipt[],
+    lastConfirmed: Confirmation | undefined,
+    method: BatchHooks | undefined,
+    payer: string | undefined,
+    paid: false | undefined | SettlementPort,
+  ) {
+    return this.services.db.transaction(async (q) => {
       const { batches, payments } = this.services;
       // Ended first: the row lock makes a second finisher (another runner or instance) find it ended and write nothing.
       // The run's copy (equal to the rows it wrote) gives the events, written by the same statement, unless a reorg
@@ -556,15 +586,19 @@ export class BatchRunner {
       const settledHere = paid && toSettle && paid.settleWithinFinish ? await paid.settleWithinFinish(q, batch, receipts[receipts.length - 1], toSettle) : [];
       return { toSettle, settledHere };
     });
-    if (!marked) return false;
-    batch.status = "success";
-    this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
-    if (paid) {
-      paid.keepSettledAfterCommit?.(marked.settledHere);
-      const settled = new Set(marked.settledHere.map((p) => p.id));
-      await paid.settleForBatch(batch.txId, receipts, batch, marked.toSettle?.filter((p) => !settled.has(p.id)));
-    }
-    return true;
+  }
+
+  /**
+   * A confirmed batch whose method refused to record it (it lost a race: RecordsRefused): it ends rejected with the
+   * reason, its transactions confirmed, nothing recorded, its credit back. A payment of a batch without a key is settled
+   * as for a success: the operation ran on chain.
+   */
+  private async refuseRecords(batch: Batch, receipts: TransactionReceipt[], lastConfirmed: Confirmation | undefined, reason: string): Promise<void> {
+    const { batches, credits, db } = this.services;
+    if (!(await batches.rejectConfirmed(batch.txId, lastConfirmed, reason))) return;
+    this.log.warn({ txId: batch.txId, method: batch.method, reason }, "batch confirmed on chain but not recorded: it lost a race; rejected");
+    await db.transaction((q) => credits.refund(q, batch.txId));
+    if (!batch.apiKeyId && this.settlement) await this.settlement.settleForBatch(batch.txId, receipts);
   }
 }
 

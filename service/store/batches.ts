@@ -600,6 +600,34 @@ export class Batches {
   }
 
   /**
+   * Ends a sending batch whose transactions all confirmed but whose method refused to record them (it lost a race):
+   * rejected with `error` (failedIndex: its last transaction), the last transaction's confirmation written as markSuccess
+   * would, and its events (that confirmation, then batch.completed). Undefined when the batch was no longer sending.
+   */
+  async rejectConfirmed(txId: string, lastConfirmed: { index: number; blockNumber: number; gasUsed: bigint; blockHash?: string } | undefined, error: string): Promise<Batch | undefined> {
+    return this.db.transaction(async (q) => {
+      const ended = await q.query<{ last: number }>(
+        `UPDATE batches SET status = 'rejected', failed_index = (SELECT max(index) FROM batch_transactions WHERE tx_id = $1), error = $2,
+           completed_at = now(), updated_at = now()
+         WHERE tx_id = $1 AND status = 'sending' RETURNING tx_id`,
+        [txId, error],
+      );
+      if (!ended.length) return undefined;
+      if (lastConfirmed) {
+        await q.query(
+          `UPDATE batch_transactions SET status = 'confirmed', block_number = $3, gas_used = $4, block_hash = $5, waiting = NULL, confirmed_at = now(),
+             broadcast_at = COALESCE(broadcast_at, now())
+           WHERE tx_id = $1 AND index = $2`,
+          [txId, lastConfirmed.index, lastConfirmed.blockNumber, lastConfirmed.gasUsed.toString(), lastConfirmed.blockHash ?? null],
+        );
+      }
+      const batch = (await this.get(txId, q))!;
+      await emitEvents(q, successEvents(batch, lastConfirmed?.index));
+      return batch;
+    });
+  }
+
+  /**
    * What a successful batch's method recorded of it (inside the transaction that ended it), also added to the
    * batch.completed event that transaction wrote (not committed yet: the latest of its txId, the row lock of the batch
    * keeps any other finisher waiting).
@@ -619,7 +647,10 @@ export class Batches {
   }
 }
 
-/** A successful batch's events: its last transaction's confirmation (when confirmed by the ending), batch.completed. */
+/**
+ * An ended batch's events when its transactions all confirmed: its last transaction's confirmation (when confirmed by
+ * the ending), batch.completed (success, or rejected when its records were refused).
+ */
 function successEvents(batch: Batch, lastIndex?: number): NewEvent[] {
   const last = lastIndex === undefined ? undefined : batch.transactions[lastIndex];
   return [...(last ? [broadcastEvent(batch, last), confirmedEvent(batch, last)] : []), completedEvent(batch)];

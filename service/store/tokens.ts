@@ -180,9 +180,18 @@ export class Tokens {
   }
 
   /** The keys a tokenizer e-mail belongs to (empty: nobody tokenized with it yet). */
-  async emailKeys(email: string): Promise<string[]> {
-    const rows = await this.db.query<{ api_key_id: string }>("SELECT api_key_id FROM tokenizer_email_keys WHERE email = lower($1)", [email]);
+  async emailKeys(email: string, q: Queryable = this.db): Promise<string[]> {
+    const rows = await q.query<{ api_key_id: string }>("SELECT api_key_id FROM tokenizer_email_keys WHERE email = lower($1)", [email]);
     return rows.map((r) => r.api_key_id);
+  }
+
+  /**
+   * The keys a tokenizer e-mail belongs to, read under a lock on the e-mail held to the end of `q`'s transaction: two
+   * tokenizations confirming with one new e-mail at once decide its owner one after the other (claimEmail below).
+   */
+  async emailKeysLocked(q: Queryable, email: string): Promise<string[]> {
+    await q.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`tokenizer-email:${email.toLowerCase()}`]);
+    return this.emailKeys(email, q);
   }
 
   /** The first tokenization with an e-mail makes it its key's; later ones (refused at prepare unless bound) change nothing. */

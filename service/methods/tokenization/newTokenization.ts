@@ -13,6 +13,7 @@ import { emitEvent } from "../../store/outbox";
 import { fromUnits, toUnits } from "../../model/units";
 import { paymentAsset } from "../../domains/tokenization/tokens";
 import { tokenizerInfoView } from "../../domains/tokenization/views";
+import { RecordsRefused } from "../../engine/records-refused";
 
 export const TOKEN_TYPES = ["EQUITY", "DEBT", "BILL_FACTORING", "ICO", "STABLECOIN", "REVENUE_SHARE", "RWA_TOKEN", "PROFIT_SHARING"] as const;
 
@@ -111,6 +112,8 @@ export const newTokenization = defineMethod({
       calls: [{ to: ctx.chain.deployment.contracts.TokenFactory, data, description: `create token ${symbol}` }],
       info: { tokenizerEmail: b.tokenizerEmail, tokenSymbol: symbol },
       record: {
+        // The key the tokenizer e-mail is for, fixed now: checked again when the tokenization confirms.
+        emailOwner: ctx.apiKey!.id,
         symbol,
         name: b.tokenizerCompanyName ?? b.name ?? tokenName,
         tokenName,
@@ -128,6 +131,7 @@ export const newTokenization = defineMethod({
   },
   async onConfirmed(tx, batch) {
     const r = batch.record as {
+      emailOwner?: string;
       symbol: string;
       name: string;
       tokenName: string;
@@ -148,6 +152,16 @@ export const newTokenization = defineMethod({
       .map((log) => parseEventLog(tokenFactoryInterface, log))
       .find((parsed) => parsed?.name === "TokenCreated");
     if (!created) throw new Error(`newTokenization receipt ${receipt.hash} has no TokenCreated event`);
+    const tokenAddress = getAddress(created.args.token);
+    // The e-mail is still free, or this key's: another key that claimed it meanwhile keeps it (and this token is not
+    // put in that key's scope). Read under the e-mail's lock, so two first claims decide one after the other.
+    const owner = r.emailOwner ?? batch.apiKeyId;
+    const owners = await batch.services.tokens.emailKeysLocked(tx, r.tokenizerEmail);
+    if (owners.length && (!owner || !owners.includes(owner))) {
+      throw new RecordsRefused(
+        `tokenizerEmail ${r.tokenizerEmail} was claimed by another API key before this tokenization confirmed: token ${r.symbol} at ${tokenAddress} was created on chain but is not recorded; tokenize again with an e-mail of yours`,
+      );
+    }
     const token = {
       id: randomUUID(),
       chainId: batch.chain.chainId,
@@ -159,7 +173,7 @@ export const newTokenization = defineMethod({
       tokenizerAddress: getAddress(created.args.tokenizer),
       companyWalletAddress: r.companyWalletAddress,
       apiKeyId: batch.apiKeyId,
-      tokenAddress: getAddress(created.args.token),
+      tokenAddress,
       escrowAddress: getAddress(created.args.escrow),
       paymentToken: r.paymentToken,
       decimals: r.decimals,
@@ -171,9 +185,15 @@ export const newTokenization = defineMethod({
       createdBlock: receipt.blockNumber,
     };
     await batch.services.tokens.insert(tx, token);
-    if (batch.apiKeyId) await batch.services.tokens.claimEmail(tx, r.tokenizerEmail, batch.apiKeyId);
     const stored = await batch.services.tokens.bySymbol(r.symbol, tx);
-    if (!stored) return;
+    // The symbol was recorded for another tokenization confirmed first: this one ends rejected, recorded nowhere, and
+    // hears nothing of the other's token.
+    if (!stored || stored.createdTxId !== batch.txId) {
+      throw new RecordsRefused(
+        `tokenSymbol ${r.symbol} was taken by another tokenization confirmed first: this token at ${tokenAddress} was created on chain but is not recorded; tokenize again under another symbol`,
+      );
+    }
+    if (batch.apiKeyId) await batch.services.tokens.claimEmail(tx, r.tokenizerEmail, batch.apiKeyId);
     await emitEvent(tx, { type: "token.created", apiKeyId: batch.apiKeyId, txId: batch.txId, chainId: batch.chain.chainId, hash: receipt.hash, data: tokenizerInfoView(stored) });
     const emails = new Map(r.holders.map((h) => [h.address.toLowerCase(), h.email]));
     await recordTokenEvents(tx, batch, stored, emails);
