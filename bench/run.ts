@@ -13,6 +13,7 @@ import { measureEvents } from "./events";
 import { measureMemory, MEMORY_TARGETS } from "./memory";
 import { measureSandboxMemory } from "./sandbox-memory";
 import { measurePaymentIntegrity } from "./payment-integrity";
+import { LANE_TARGET, measureLanes } from "./lanes";
 
 /**
  * Hard targets: the whitelisted transfers against the plain transfer of the same kind (1.16×: the bound before the
@@ -47,8 +48,8 @@ function writeResults(name: string, rows: GasRow[]): void {
   console.log(`written ${path.relative(process.cwd(), out)}`);
 }
 
-/** BENCH_ONLY=gas,latency,reads,volume,integrity,scaleout,events,memory,sandbox runs those parts (comma-separated); unset runs all. */
-const PARTS = ["gas", "latency", "reads", "volume", "integrity", "scaleout", "events", "memory", "sandbox"] as const;
+/** BENCH_ONLY=gas,latency,reads,volume,integrity,lanes,scaleout,events,memory,sandbox runs those parts (comma-separated); unset runs all. */
+const PARTS = ["gas", "latency", "reads", "volume", "integrity", "lanes", "scaleout", "events", "memory", "sandbox"] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(): Set<Part> {
@@ -186,6 +187,34 @@ async function integrityPart(): Promise<boolean> {
   return !r.pass;
 }
 
+/**
+ * Paid relayed operations per block per relayer wallet on 2 s blocks (bench/lanes.ts): BENCH_LANES_KEYS (default
+ * 1,2,4) × BENCH_LANES_CLIENTS (default 60,150), BENCH_LANES_SECONDS each (default 30). Target: one key carries 100
+ * paid operations per block with p50 within 1.5 blocks.
+ */
+async function lanesPart(): Promise<boolean> {
+  console.log("\nRelayer lanes: paid relayed operations per block, by relayer keys and paying clients (2 s blocks, chains in their own process)");
+  const list = (value: string | undefined, fallback: number[]) => (value ? value.split(",").map(Number) : fallback);
+  const rows = await measureLanes(hre, {
+    keys: list(process.env.BENCH_LANES_KEYS, [1, 2, 4]),
+    clients: list(process.env.BENCH_LANES_CLIENTS, [60, 150]),
+    seconds: Number(process.env.BENCH_LANES_SECONDS ?? 30),
+    database: (process.env.BENCH_LANES_DATABASE ?? "embedded") as BenchDatabase,
+  });
+  console.log("");
+  console.log("keys  clients  ops/block  per key  p50 blocks  p95 blocks  failed  service CPU  chains+clients CPU");
+  for (const r of rows) {
+    console.log(
+      `${String(r.keys).padStart(4)}  ${String(r.clients).padStart(7)}  ${String(r.opsPerBlock).padStart(9)}  ${String(r.opsPerBlockPerKey).padStart(7)}  ${String(r.p50Blocks).padStart(10)}  ${String(r.p95Blocks).padStart(10)}  ${String(r.failed).padStart(6)}  ${String(r.serviceCpu).padStart(11)}  ${String(r.benchCpu).padStart(18)}`,
+    );
+  }
+  const single = rows.filter((r) => r.keys === 1);
+  const pass = single.some((r) => r.opsPerBlockPerKey >= LANE_TARGET.opsPerBlock && r.p50Blocks <= LANE_TARGET.p50Blocks && r.failed === 0);
+  console.log(`one key: ${Math.max(...single.map((r) => r.opsPerBlockPerKey))} ops/block at best: ${pass ? "PASS" : "FAIL"} (target ${LANE_TARGET.opsPerBlock} per block, p50 ≤ ${LANE_TARGET.p50Blocks} blocks)`);
+  writeBenchResult("lanes.json", { measuredAt: new Date().toISOString(), cpus: os.cpus().length, loadAverage: os.loadavg(), rows });
+  return !pass;
+}
+
 async function volumeRunsPart(): Promise<boolean> {
   console.log("\nVolume: 20 paying clients (service-relayed), 20 signers (client-signed) beside raw, memory");
   const result = await measureVolume(hre, {
@@ -284,6 +313,7 @@ async function main(): Promise<void> {
   if (parts.has("reads") && (await readsPart())) failed.push("reads");
   if (parts.has("volume") && (await volumePart())) failed.push("volume");
   if (parts.has("integrity") && (await integrityPart())) failed.push("integrity");
+  if (parts.has("lanes") && (await lanesPart())) failed.push("lanes");
   if (parts.has("scaleout") && (await scaleOutPart())) failed.push("scaleout");
   if (parts.has("events") && (await eventsPart())) failed.push("events");
   if (parts.has("memory") && (await memoryPart())) failed.push("memory");

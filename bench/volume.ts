@@ -351,10 +351,10 @@ export async function fund(sandbox: Sandbox, provider: JsonRpcProvider, payers: 
 
 let clientIp = 1;
 /** A distinct client address per prepare (the service trusts its loopback proxy): the per-IP prepare limit stays out of it. */
-const distinctClient = () => ({ "x-forwarded-for": `10.${(clientIp >> 16) & 255}.${(clientIp >> 8) & 255}.${clientIp++ & 255}` });
+export const distinctClient = () => ({ "x-forwarded-for": `10.${(clientIp >> 16) & 255}.${(clientIp >> 8) & 255}.${clientIp++ & 255}` });
 
 let symbolCounter = 0;
-const nextSymbol = (prefix: string) => `${prefix}${(symbolCounter++).toString(36).toUpperCase().padStart(5, "0")}${randomBytes(1).toString("hex").toUpperCase()}`;
+export const nextSymbol = (prefix: string) => `${prefix}${(symbolCounter++).toString(36).toUpperCase().padStart(5, "0")}${randomBytes(1).toString("hex").toUpperCase()}`;
 
 export async function relayedRun(
   sandbox: Sandbox,
@@ -461,7 +461,7 @@ async function clientSignedRuns(service: ServiceProcess, provider: JsonRpcProvid
 }
 
 /** Runs `op` in a loop on each of `clients` clients for `seconds` (client i on instance i mod n), and sums it up. */
-async function drive(
+export async function drive(
   label: string,
   instances: ServiceProcess[],
   clients: number,
