@@ -9,6 +9,7 @@ import { Sealer } from "./crypto/sealed";
 import { Relayer } from "./engine/relayer";
 import { RelayerKeyRotation } from "./engine/relayer-key-rotation";
 import { BatchRunner } from "./engine/runner";
+import { PreparedExpiry } from "./engine/prepared-expiry";
 import { WebhookDispatcher } from "./events/dispatcher";
 import { EventNotifier } from "./events/notifier";
 import { EventStreams } from "./events/stream";
@@ -111,6 +112,7 @@ async function buildServices(config: Config, db: Db, chains: ChainRegistry, wall
   services.runner = new BatchRunner(services, methodHooks(services), logger.child({ component: "runner" }));
   services.runner.relaySigner = (batch, tx, signOptions) => services.relayer.sign(batch, tx, signOptions);
   services.runner.onReorged = (txId) => forgetFinalStatus(services, txId);
+  services.preparedExpiry = new PreparedExpiry(services, logger.child({ component: "batches" }));
   // Keys added on a running service (by an earlier run, or another instance) are held and set up before any batch is
   // resumed, as the configuration's are by syncNonces below.
   services.relayerKeyRotation = new RelayerKeyRotation(services, logger.child({ component: "relayer-keys" }));
@@ -144,6 +146,7 @@ export async function beginWork(services: Services): Promise<void> {
   services.x402?.startRecovery();
   await services.runner.watchRecent().catch((error) => logger.warn({ err: (error as Error).message }, "recent confirmations not watched for reorgs"));
   services.runner.startSweeper();
+  services.preparedExpiry.start();
   services.relayerKeyRotation.start();
   const watchBalances = () => {
     services.walletBalances?.stop();
@@ -167,6 +170,7 @@ export async function endWork(services: Services, ms: number): Promise<void> {
   const left = () => Math.max(0, deadline - Date.now());
   const { logger } = services;
   services.x402?.stop();
+  services.preparedExpiry.stop();
   await services.relayerKeyRotation.stop();
   services.walletBalances?.stop();
   await services.plannerStatistics?.stop();

@@ -30,6 +30,7 @@ export const ERROR_CODES = {
   LINK_EXPIRED: { status: 410, meaning: "The onboarding link has expired" },
   LINK_LOCKED: { status: 410, meaning: "The onboarding link was locked after too many refused submissions" },
   EVENT_ID_EXPIRED: { status: 410, meaning: "The event id to resume from is older than the retention window: reconnect without it" },
+  BATCH_EXPIRED: { status: 410, meaning: "The prepared batch was never sent and expired (PREPARED_BATCH_TTL_HOURS): prepare it again" },
   PAYLOAD_TOO_LARGE: { status: 413, meaning: "The request body is larger than the service accepts (1 MB for JSON; 10 MB per uploaded document)" },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: "The body is not in the content type this route reads (JSON: Content-Type: application/json), or an uploaded document is not PDF, PNG, JPEG, WebP or plain text" },
   UNSUPPORTED_CHARSET: { status: 415, meaning: "The body's charset is not UTF-8" },

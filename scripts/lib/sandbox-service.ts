@@ -3,6 +3,7 @@ import path from "node:path";
 import type { Wallet } from "ethers";
 import { loadConfig } from "../../service/config";
 import { startService, type RunningService } from "../../service/server";
+import { makePrivate, privateDirectory } from "../../service/store/private-files";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { ACCOUNT_ROLES, createSandbox, RELAYER_INDEX, SETTLEMENT_INDEX, type Sandbox } from "./sandbox";
 
@@ -18,13 +19,27 @@ export const sandboxDir = (dataDir: string) => path.join(dataDir, "sandbox");
 export const chainsFilePath = (dataDir: string) => path.join(sandboxDir(dataDir), "chains.json");
 
 /** The sandbox's two local chains on their ports (LOCAL_SEPOLIA_PORT, LOCAL_BASE_SEPOLIA_PORT; 8545 and 8546), deployed and funded. */
-export function startSandboxChains(hre: HardhatRuntimeEnvironment, dataDir: string, blockTime: number): Promise<Sandbox> {
-  return createSandbox(hre, {
+export async function startSandboxChains(hre: HardhatRuntimeEnvironment, dataDir: string, blockTime: number): Promise<Sandbox> {
+  // Private like everything else in the data directory (the database, the secrets): directories 0700, files 0600.
+  const deploymentsDir = path.join(sandboxDir(dataDir), "deployments");
+  privateDirectory(dataDir);
+  privateDirectory(sandboxDir(dataDir));
+  privateDirectory(deploymentsDir);
+  const sandbox = await createSandbox(hre, {
     blockTime,
-    deploymentsDir: path.join(sandboxDir(dataDir), "deployments"),
+    deploymentsDir,
     ports: { sepolia: Number(process.env.LOCAL_SEPOLIA_PORT ?? 8545), baseSepolia: Number(process.env.LOCAL_BASE_SEPOLIA_PORT ?? 8546) },
     log: (line) => console.log(line),
   });
+  makePrivate(deploymentsDir);
+  return sandbox;
+}
+
+/** Writes a file of the sandbox's data directory, private to this user (0600 in a 0700 directory). */
+export function writePrivateFile(file: string, text: string): void {
+  privateDirectory(path.dirname(file));
+  fs.writeFileSync(file, text, { mode: 0o600 });
+  fs.chmodSync(file, 0o600);
 }
 
 export interface SandboxServiceOptions {

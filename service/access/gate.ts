@@ -82,11 +82,9 @@ export class CallPayment {
     const check: PayerCheck | undefined =
       this.rule.payerMustOwn && owner
         ? (payer) => {
+            // The owner is never named: the refusal says only that the payer (proved by its signature) is not it.
             if (payer.toLowerCase() !== owner.toLowerCase()) {
-              throw forbidden(`The paying wallet ${payer} is not the owner of ${options.ownerLabel ?? "this record"} (${owner}); only the owner may pay to read it`, {
-                payer,
-                owner,
-              });
+              throw forbidden(`The paying wallet ${payer} is not the owner of ${options.ownerLabel ?? "this record"}; only the owner may pay to read it`, { payer });
             }
           }
         : undefined;

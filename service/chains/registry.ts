@@ -26,6 +26,8 @@ export interface Chain {
   shallowReorgs: number;
   /** The only method areas served on it (a sandbox chain a production deployment serves for RAMS); absent: all. */
   areas?: string[];
+  /** Contracts (lower-case) the operator allows a RAMS call to name beyond this version's own code (RAMS_ALLOWED_CONTRACTS). */
+  allowedContracts: ReadonlySet<string>;
 }
 
 /** A network is served by an environment when it belongs to it or is only "listed" (usable wherever configured). */
@@ -69,7 +71,8 @@ export class ChainRegistry {
       const confirmations = config.confirmationsByChain.get(chainId) ?? config.CONFIRMATIONS ?? network.confirmations;
       const blocks = new BlockWatcher(provider);
       const reorgWatch = new ReorgWatch(provider, blocks, Math.max(config.REORG_WATCH_BLOCKS, confirmations));
-      this.chains.set(chainId, { chainId, network, deployment, rpcUrls, provider, confirmations, blocks, reorgWatch, shallowReorgs: 0, ...(areas ? { areas } : {}) });
+      const allowedContracts = new Set((config.RAMS_ALLOWED_CONTRACTS ?? []).map((a) => a.toLowerCase()));
+      this.chains.set(chainId, { chainId, network, deployment, rpcUrls, provider, confirmations, blocks, reorgWatch, shallowReorgs: 0, allowedContracts, ...(areas ? { areas } : {}) });
     }
     if (problems.length) {
       this.destroy();

@@ -12,7 +12,7 @@ import { z } from "zod";
 export const environments = ["sandbox", "production"] as const;
 export type Environment = (typeof environments)[number];
 
-export type Group = "deployment" | "secrets" | "chains" | "relayer" | "x402" | "webhooks" | "kyc" | "operations" | "tools";
+export type Group = "deployment" | "secrets" | "chains" | "relayer" | "x402" | "webhooks" | "kyc" | "console" | "operations" | "tools";
 
 export const GROUP_TITLES: Record<Group, string> = {
   deployment: "Deployment: where it listens, which networks, where its data is",
@@ -22,6 +22,7 @@ export const GROUP_TITLES: Record<Group, string> = {
   x402: "x402 payments",
   webhooks: "Webhooks and event streams",
   kyc: "Investor onboarding (KYC) and mail",
+  console: "The operator console (/console)",
   operations: "Operations: logs, timeouts, shutdown",
   tools: "The deploy script and the admin tool (the service accepts and ignores them, so one .env serves all three)",
 };
@@ -92,6 +93,12 @@ const durations = list((d) => {
   if (ms <= 0) throw new Error("a delay must be positive");
   return ms;
 }, "comma-separated durations (5s,5m,30m)").refine((l) => l.length > 0, "needs at least one delay");
+
+/** An element of an address list, lower-case. */
+const addressElement = (text: string): string => {
+  if (!/^0x[0-9a-fA-F]{40}$/.test(text)) throw new Error("not a 0x-prefixed 20-byte hex address");
+  return text.toLowerCase();
+};
 
 export const chainIdElement = (text: string): number => {
   if (!/^\d+$/.test(text) || Number(text) <= 0 || !Number.isSafeInteger(Number(text))) throw new Error("not a decimal chain id");
@@ -251,6 +258,11 @@ export const variables = {
   X402_PAYMENT_CHAIN_ID: variable(z.coerce.number().int().positive().optional(), { group: "x402", about: "Chain whose USDC takes the payments. Default: the environment's Base chain (84532 in the sandbox, 8453 in production)." }),
   X402_PAY_TO: variable(z.string().regex(/^0x[0-9a-fA-F]{40}$/, "must be a 0x-prefixed 20-byte hex address").optional(), { group: "x402", about: "Address that receives payments; default: the settlement key's address." }),
   X402_FACILITATOR_URL: variable(z.string().url().optional(), { group: "x402", about: "An external facilitator instead of the in-process one." }),
+  RAMS_ALLOWED_CONTRACTS: variable(list(addressElement, "comma-separated 0x addresses").prefault(""), {
+    group: "chains",
+    about: "Contracts a RAMS call may name (agentMandateAddress, complianceProviderAddress, executorAddress, an executor's registry) besides those whose code is this version's own AgentMandate, ComplianceProvider or AgentExecutor; any other is refused with 400.",
+    rule: "comma-separated 0x-prefixed 20-byte hex addresses",
+  }),
   X402_DISABLED_CHAINS: variable(list(chainIdElement, "comma-separated decimal chain ids").prefault(""), {
     group: "x402",
     about: "Chains on which x402 payments are refused.",
@@ -288,8 +300,23 @@ export const variables = {
   SMTP_FROM: variable(z.string().min(3).default("Investor onboarding <no-reply@localhost>"), { group: "kyc", about: "Sender of KYC invitations." }),
   KYC_LINK_TTL_HOURS: variable(z.coerce.number().positive().max(24 * 366).default(168), { group: "kyc", about: "How long a KYC link stays valid, in hours (fractions allowed)." }),
 
+  CONSOLE_SESSION_TTL: variable(duration.prefault("8h"), {
+    group: "console",
+    about: "How long an operator stays signed in to the console (/console) after signing in; then the session ends and the operator signs in again.",
+    rule: "a duration (`30m`, `8h`, `1d`)",
+  }),
+  CONSOLE_SIGN_IN_LINK_TTL: variable(duration.prefault("1h"), {
+    group: "console",
+    about: "How long a one-time sign-in link printed by `npm run admin -- operators add|link` works (once).",
+    rule: "a duration (`15m`, `1h`, `1d`)",
+  }),
+
   LOG_LEVEL: variable(z.enum(["fatal", "error", "warn", "info", "debug", "trace", "silent"]).default("info"), { group: "operations", about: "Log level." }),
   LOG_FORMAT: variable(z.enum(["json", "pretty"]).default("json"), { group: "operations", about: "`json` (one JSON object a line, for log shippers) or `pretty` (readable lines).", local: "pretty in npm start and npm run service" }),
+  PREPARED_BATCH_TTL_HOURS: variable(z.coerce.number().positive().max(24 * 366).default(24), {
+    group: "operations",
+    about: "A prepared batch nobody sent expires after this many hours (fractions allowed): its send is refused with 410 (prepare again), and it is deleted unless a payment names it.",
+  }),
   SEND_WAIT_MS: variable(z.coerce.number().int().min(0).default(25_000), { group: "operations", about: "How long POST /send-transactions waits for a batch to finish before answering with status pending." }),
   RECEIPT_TIMEOUT_MS: variable(z.coerce.number().int().min(1000).default(10 * 60_000), { group: "operations", about: "Give up waiting for a receipt after this long; the batch stays pending and is resumed on the next start." }),
   SHUTDOWN_TIMEOUT_MS: variable(z.coerce.number().int().min(0).default(10_000), { group: "operations", about: "On SIGTERM/SIGINT: how long requests in flight may take to finish before their connections are closed." }),

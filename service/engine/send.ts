@@ -10,9 +10,10 @@ import { isValidReplacement, type Fees } from "../chains/fee-bump";
 import { feesOf, reportedMismatch } from "./tracker";
 import type { Batch, BatchTransaction, BatchTxStatus } from "../model/batch";
 import type { Stores } from "../store/stores";
+import type { Config } from "../config";
 
 /** What a send's checks read. */
-export type SendServices = Pick<Stores, "batches">;
+export type SendServices = Pick<Stores, "batches"> & { config: Pick<Config, "PREPARED_BATCH_TTL_HOURS"> };
 
 const hexString = z.string().trim().regex(/^0x[0-9a-fA-F]*$/, "must be 0x-prefixed hex");
 const oneOrMany = <T extends z.ZodType>(item: T, what: string) =>
@@ -132,7 +133,7 @@ export function verifySignedTransactions(batch: Batch, signed: string[], feeCeil
 
 /** Loads a batch for sending, or explains why it cannot be sent (unknown, pending, already done). */
 export async function loadSendableBatch(services: SendServices, txId: string, q?: Queryable): Promise<Batch> {
-  return assertSendable(await services.batches.get(txId, q), txId);
+  return assertSendable(await services.batches.get(txId, q), txId, services.config.PREPARED_BATCH_TTL_HOURS);
 }
 
 /**
@@ -143,11 +144,17 @@ export async function loadSendableBatch(services: SendServices, txId: string, q?
  */
 export async function loadBatchToSend(services: SendServices, request: SendRequest, beforePayment: boolean): Promise<{ batch: Batch; hashOwners: Map<string, string> }> {
   const { batch, hashOwners } = await services.batches.forSend(request.txId, beforePayment ? hashesNamed(request) : []);
-  return { batch: assertSendable(batch, request.txId), hashOwners };
+  return { batch: assertSendable(batch, request.txId, services.config.PREPARED_BATCH_TTL_HOURS), hashOwners };
 }
 
-function assertSendable(batch: Batch | undefined, txId: string): Batch {
+function assertSendable(batch: Batch | undefined, txId: string, ttlHours: number): Batch {
   if (!batch) throw notFound(`No prepared transactions with txId ${txId}`, { txId });
+  if (batch.status === "prepared" && preparedExpired(batch, ttlHours)) {
+    throw new ApiError("BATCH_EXPIRED", `txId ${txId} was prepared more than ${ttlHours} hours ago and never sent: it expired; prepare it again`, {
+      txId,
+      expiredAt: new Date(Date.parse(batch.createdAt) + ttlHours * 3_600_000).toISOString(),
+    });
+  }
   if (batch.status === "sending") throw conflict(`txId ${txId} is pending: it was already sent and is not confirmed yet`, { txId, status: "pending" });
   if (batch.status !== "prepared" && !reportable(batch)) throw conflict(`txId ${txId} was already sent (status ${batch.status})`, { txId, status: batch.status });
   return batch;
@@ -158,6 +165,11 @@ function hashesNamed(request: SendRequest): string[] {
   if (request.kind === "reported") return request.txHashes;
   if (request.kind === "signed") return request.signedTransactions.filter((raw) => raw.length % 2 === 0).map((raw) => keccak256(raw));
   return [];
+}
+
+/** A prepared batch nobody sent expires PREPARED_BATCH_TTL_HOURS after it was prepared (and is pruned: store/batches.ts). */
+export function preparedExpired(batch: Pick<Batch, "createdAt">, ttlHours: number, now = Date.now()): boolean {
+  return now - Date.parse(batch.createdAt) > ttlHours * 3_600_000;
 }
 
 /** A batch rejected because a reported hash never appeared may be reported again, with the right hashes. */

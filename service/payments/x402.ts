@@ -182,8 +182,6 @@ export class X402 {
     const authorization = (payload.payload as { authorization?: Record<string, string> })?.authorization;
     if (!authorization?.from || !authorization.nonce) throw this.paymentRequired(charge, "payment payload has no EIP-3009 authorization");
     if (!/^0x[0-9a-fA-F]{40}$/.test(String(authorization.from))) throw this.paymentRequired(charge, "authorization.from is not an address");
-    // Refusals that depend on who pays (a getter of someone else's agent, …) come before anything is verified or held.
-    await checkPayer?.(checksumAddress(String(authorization.from).toLowerCase()));
     // A chain that could not be asked is a 503 (nothing held, try again), never a refused payment.
     const verification = await this.facilitator.verify(payload, required).catch((error: Error) => {
       if (isChainUnavailable(error)) throw error;
@@ -196,6 +194,9 @@ export class X402 {
     }
     const validBefore = Number(authorization.validBefore ?? 0);
     this.assertLastsLongEnough(charge, validBefore);
+    // Refusals that depend on who pays (a getter of someone else's agent, …) come once the signature proved the payer,
+    // before anything is held: a payload naming any `from` learns nothing of whom a record belongs to.
+    await checkPayer?.(checksumAddress(String(authorization.from).toLowerCase()));
     return this.hold(charge, {
       subject: charge.subject,
       route: charge.routeKey,

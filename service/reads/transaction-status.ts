@@ -113,14 +113,22 @@ export function mayReadBatch(batch: Pick<Batch, "apiKeyId">, callerKeyId: string
 /**
  * GET /get-transaction-status: a batch by txId, or by one of its hashes; a hash this service never saw, from the chains.
  * A batch the caller may not read is answered as if the service did not know it: 404 by txId, the chain's public facts
- * by hash.
+ * by hash. `beforeChains` runs before the chains are asked about a hash (the caller's limit on such reads).
  */
-export async function transactionStatus(services: StatusServices, query: { txId?: string; hash?: string }, callerKeyId?: string) {
+export async function transactionStatus(
+  services: StatusServices,
+  query: { txId?: string; hash?: string },
+  callerKeyId?: string,
+  beforeChains: () => Promise<void> = async () => undefined,
+) {
   if (!query.hash && !query.txId) throw badRequest("hash or txId is required", { field: "hash" });
   const cache = finalStatusesOf(services);
   const hash = query.hash?.toLowerCase();
   const txId = query.txId?.toLowerCase() ?? (hash && (cache.txIdByHash.get(hash) ?? (await services.batches.txIdByHash(hash))));
-  if (!txId) return chainTransactionStatus(services, query.hash!);
+  if (!txId) {
+    await beforeChains();
+    return chainTransactionStatus(services, query.hash!);
+  }
   const unknown = () => notFound(`No prepared transactions with txId ${query.txId ?? txId}`, { txId: query.txId ?? txId });
   let status = cache.get(txId);
   const kept = status !== undefined;
@@ -133,6 +141,7 @@ export async function transactionStatus(services: StatusServices, query: { txId?
   }
   if (!mayReadBatch(status.batch, callerKeyId)) {
     if (query.txId) throw unknown();
+    await beforeChains();
     return chainTransactionStatus(services, query.hash!);
   }
   const final = status;

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
+import { clientSubject } from "../auth/client-address";
 import { sendBodySchema } from "../engine/send";
 import { transactionStatus } from "../reads/transaction-status";
 import { badRequest } from "../errors";
@@ -98,12 +99,15 @@ function getTransactionStatusRoute(services: Services) {
     description:
       "A batch prepared under an API key is read with that key; one prepared without a key (paid with x402, or " +
       "service-relayed) by whoever names it: its txId (32 random bytes) or one of its transaction hashes. Other " +
-      "callers get 404 for the txId, and for a hash only what the chain shows.",
+      "callers get 404 for the txId, and for a hash only what the chain shows. A hash this service never saw is looked " +
+      "up on every chain it serves: at most 30 such reads a minute per API key, or per client IP without one (429 with Retry-After).",
     tags: ["write"],
     access: ACCESS.keyScoped,
     query: statusQuery,
     response: TransactionStatus,
-    handler: ({ query, caller }) => transactionStatus(services, query, caller.apiKey?.id),
+    rateLimited: true,
+    handler: ({ query, caller, req }) =>
+      transactionStatus(services, query, caller.apiKey?.id, () => services.requestLimits.of("unknownHashes").admit(caller.apiKey ? `key:${caller.apiKey.id}` : clientSubject(req))),
   });
 }
 

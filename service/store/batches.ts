@@ -641,6 +641,27 @@ export class Batches {
     );
   }
 
+  /**
+   * Deletes prepared batches nobody sent within `ttlHours` (their send is refused as expired: engine/send.ts), unless a
+   * payment names them (the prepare share a payer paid stays with what it paid for). Answers how many went.
+   */
+  async pruneExpiredPrepared(ttlHours: number): Promise<number> {
+    const rows = await this.db.query<{ tx_id: string }>(
+      `WITH doomed AS (
+         SELECT b.tx_id FROM batches b
+         WHERE b.status = 'prepared' AND b.created_at < now() - $1::float8 * interval '1 hour'
+           AND NOT EXISTS (SELECT 1 FROM payments p WHERE p.tx_id = b.tx_id)
+         ORDER BY b.created_at LIMIT 10000
+       ), transactions AS (
+         DELETE FROM batch_transactions WHERE tx_id IN (SELECT tx_id FROM doomed)
+       )
+       DELETE FROM batches WHERE tx_id IN (SELECT tx_id FROM doomed) RETURNING tx_id`,
+      [ttlHours],
+    );
+    for (const { tx_id } of rows) this.justPrepared.delete(tx_id);
+    return rows.length;
+  }
+
   async inFlight(): Promise<string[]> {
     const rows = await this.db.query<{ tx_id: string }>("SELECT tx_id FROM batches WHERE status = 'sending' ORDER BY sent_at");
     return rows.map((r) => r.tx_id);

@@ -5,6 +5,7 @@ import type { Config } from "../config";
 import type { Relayer } from "../engine/relayer";
 import type { RelayerKeyRotation } from "../engine/relayer-key-rotation";
 import type { BatchRunner } from "../engine/runner";
+import type { PreparedExpiry } from "../engine/prepared-expiry";
 import type { WebhookDispatcher } from "../events/dispatcher";
 import type { EventNotifier } from "../events/notifier";
 import type { EventStreams } from "../events/stream";
@@ -33,6 +34,8 @@ export interface Services extends Stores {
   /** Limits on uploads and on status reads that ask the chains (auth/request-limits.ts). */
   requestLimits: RequestLimits;
   runner: BatchRunner;
+  /** Deletes prepared batches nobody sent once they expire (PREPARED_BATCH_TTL_HOURS). */
+  preparedExpiry: PreparedExpiry;
   prices: Prices;
   relayer: Relayer;
   /** Applies the operator's relayer key additions, drains and removals while the service runs. */

@@ -62,6 +62,20 @@ describe("npm run chains + npm run service (the sandbox in two processes)", func
   it("a service killed between the two transactions of a batch, restarted alone, finishes it; the chains kept running", async () => {
     const chains = await startChains();
     let { service, credentials, api } = await startService();
+    // Everything the two processes wrote in the data directory is private to this user: chains.json and the deployment
+    // files as the database and the secrets (issue 41: they were 0644 in 0755 directories).
+    const modes: string[] = [];
+    const walk = (dir: string) => {
+      modes.push(`${path.relative(dataDir, dir) || "."}/ ${(fs.statSync(dir).mode & 0o777).toString(8)}`);
+      for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
+        const target = path.join(dir, entry.name);
+        if (entry.isDirectory()) walk(target);
+        else if (entry.isFile()) modes.push(`${path.relative(dataDir, target)} ${(fs.statSync(target).mode & 0o777).toString(8)}`);
+      }
+    };
+    walk(path.join(dataDir, "sandbox"));
+    expect(modes.some((m) => m.startsWith("sandbox/chains.json ")) && modes.some((m) => m.startsWith("sandbox/deployments/11155111.json ")), modes.join("\n")).to.equal(true);
+    expect(modes.filter((m) => !/ (700|600)$/.test(m)), "files and directories others could read").to.deep.equal([]);
     const issuer = new Wallet(credentials.accounts[1].privateKey);
     const sepolia = rpc(credentials, "11155111");
     const prepareSignSend = async (body: Record<string, unknown>) => {

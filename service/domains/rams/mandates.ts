@@ -8,6 +8,7 @@ import { AgentMandate__factory } from "../../../typechain-types/factories/contra
 import { ComplianceProvider__factory } from "../../../typechain-types/factories/contracts/rams/ComplianceProvider__factory";
 import type { Stores } from "../../store/stores";
 import { MAX_UINT256 } from "../../model/units";
+import { assertOwnContract } from "./contract-code";
 // ERC-8226 (RAMS) mandates: the registry and its contracts, what a mandate allows, the executors, revert reasons; for writes and reads alike.
 
 
@@ -49,9 +50,11 @@ export const executorAt = (chain: Chain, ref: ContractRef) => contractAt(AgentEx
 /**
  * Reads `what` from a RAMS contract. Failures are errors, never defaults (API-SPEC "Errors"): an address that is not
  * such a contract is the client's 400 when it sent it (the service's 502 when it is the chain's default); an RPC
- * failure is a 502.
+ * failure is a 502. A contract the client named is read only once its code is known to be this version's own (or the
+ * operator allowed it: contract-code.ts), so no contract of the client's answers a check.
  */
 export async function onChain<T>(chain: Chain, ref: ContractRef, what: string, read: () => Promise<T>): Promise<T> {
+  if (ref.field) await assertOwnContract(chain, ref);
   try {
     return await read();
   } catch (error) {
@@ -377,7 +380,10 @@ export async function resolveExecutor(
     onChain(chain, ref, "owner", () => executor.owner()),
     onChain(chain, ref, "rams", () => executor.rams()),
   ]);
-  return { ref, principal: getAddress(principal), owner: getAddress(owner), registry: { address: getAddress(rams), label: "AgentMandate" } };
+  // The registry an executor the client named works with is the client's choice too: checked as its own field's.
+  const registry: ContractRef = { address: getAddress(rams), label: "AgentMandate", ...(ref.field && getAddress(rams).toLowerCase() !== chain.deployment.contracts.AgentMandate?.toLowerCase() ? { field: ref.field } : {}) };
+  if (registry.field) await assertOwnContract(chain, registry);
+  return { ref, principal: getAddress(principal), owner: getAddress(owner), registry };
 }
 
 /**

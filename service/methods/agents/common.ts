@@ -41,11 +41,19 @@ export const agenticMethod = {
  * agent's on-chain owner (or an operator it approved). Relayed: only agents the relayer holds in custody, for the
  * wallet that paid their registration; that wallet must pay (checked at send).
  */
-export async function authorizeAgentChange(ctx: MethodContext, agent: AgentRecord, action: string): Promise<{ sender: string; record: Record<string, unknown> }> {
+export async function authorizeAgentChange(
+  ctx: MethodContext,
+  agent: Pick<AgentRecord, "agentId"> & { ownerWallet?: AgentRecord["ownerWallet"] | null },
+  action: string,
+): Promise<{ sender: string; record: Record<string, unknown> }> {
   const agentId = BigInt(agent.agentId);
   const sender = ctx.signer!;
   const relayed = ctx.executionMode === "service-relayed";
   if (relayed) {
+    // Only an agent registered here is held for a known payer: any other is acted on by its owner, client-signed.
+    if (!agent.ownerWallet) {
+      throw badRequest(`agent ${agent.agentId} was not registered through this service: ${action} must be client-signed by its owner`, { field: "executionMode" });
+    }
     const owner = await ownerOf(ctx, agentId);
     if (owner.toLowerCase() !== sender.toLowerCase()) {
       throw badRequest(

@@ -155,11 +155,25 @@ export function authInfo(contract: string, auth: Authorization) {
 // ---------------------------------------------------------------------------------------------------------------
 // Receipts
 
-/** The RAMS events of a confirmed batch, decoded (integers as decimal strings): its outcome. */
+/**
+ * The contracts whose events a confirmed RAMS batch may report: those its transactions called (the registry, the
+ * compliance provider, the executor: checked as this version's own at prepare) and the registry an execution recorded
+ * on. A contract an execution called on its way (the raw target) is none of them: what it emits is not a RAMS event.
+ */
+function emittersOf(batch: ConfirmedBatch): Set<string> {
+  const emitters = new Set(batch.receipts.map((r) => r.to?.toLowerCase()).filter((a): a is string => !!a));
+  const registry = (batch.record as { execution?: { registry?: string } }).execution?.registry;
+  if (registry) emitters.add(registry.toLowerCase());
+  return emitters;
+}
+
+/** The RAMS events of a confirmed batch, decoded (integers as decimal strings), from its own contracts only: its outcome. */
 export function ramsEvents(batch: ConfirmedBatch): { contract: string; event: string; args: Record<string, unknown> }[] {
   const events = [];
+  const emitters = emittersOf(batch);
   for (const receipt of batch.receipts) {
     for (const log of receipt.logs) {
+      if (!emitters.has(log.address.toLowerCase())) continue;
       for (const iface of [agentMandateInterface, complianceProviderInterface, agentExecutorInterface]) {
         let parsed;
         try {
