@@ -291,6 +291,14 @@ export const variables = {
   }),
   EVENT_RETENTION_DAYS: variable(z.coerce.number().positive().max(3660).default(7), { group: "webhooks", about: "Events are kept (for streams resuming with Last-Event-ID, and deliveries) this many days." }),
   EVENT_STREAM_HEARTBEAT_MS: variable(z.coerce.number().int().min(100).default(15_000), { group: "webhooks", about: "A stream with nothing to say sends a comment line this often, so proxies keep it open." }),
+  EVENT_STREAMS_PER_KEY: variable(z.coerce.number().int().min(1).max(10_000).default(20), {
+    group: "webhooks",
+    about: "Open GET /events streams one API key may hold on one instance; the next is refused with 429 and Retry-After until one closes.",
+  }),
+  EVENT_STREAMS_PER_CLIENT: variable(z.coerce.number().int().min(1).max(10_000).default(20), {
+    group: "webhooks",
+    about: "Open GET /events streams one client address (an IPv4 address, an IPv6 /64) may hold on one instance, with or without a key; the next is refused with 429 and Retry-After.",
+  }),
 
   SMTP_URL: variable(z.string().regex(/^smtps?:\/\/.+/, "must be an smtp:// or smtps:// URL").optional(), {
     group: "kyc",

@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from "node:crypto";
+import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
 
 /**
  * Authenticated encryption (AES-256-GCM) for what the database may hold only while it is needed and never in clear:
@@ -23,6 +23,16 @@ export class Sealer {
     cipher.setAAD(Buffer.from(purpose, "utf8"));
     const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
     return ["v1", iv.toString("base64url"), body.toString("base64url"), cipher.getAuthTag().toString("base64url")].join(".");
+  }
+
+  /**
+   * A keyed hash of `value` (HMAC-SHA256 under a key derived from the data key for `purpose`, hex): what a query may look
+   * a sealed value up by, and what the service can hand out as a capability (a stream token) without storing it. Without
+   * the data key nobody can compute it, nor tell which value it hides.
+   */
+  keyedHash(value: string, purpose: string): string {
+    const key = createHmac("sha256", this.key).update(`tak-keyed-hash:${purpose}`, "utf8").digest();
+    return createHmac("sha256", key).update(value, "utf8").digest("hex");
   }
 
   /** The plain text, or throws when the value was not sealed with this key for this purpose. */

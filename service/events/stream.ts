@@ -1,9 +1,10 @@
 import type { Request, Response } from "express";
+import { ApiError } from "../errors";
 import { errorFacts, type Logger } from "../logger";
-import { eventsAfter, type EventAudience } from "../store/outbox";
-import type { EventEnvelope } from "../store/outbox";
+import { eventsAfter, inAudience, type AudienceEvent, type EventAudience, type EventEnvelope } from "../store/outbox";
 import type { Stores } from "../store/stores";
 import type { Config } from "../config";
+import { EventFeed } from "./feed";
 import type { EventNotifier } from "./notifier";
 
 /** What the event streams use. */
@@ -13,6 +14,10 @@ export type StreamServices = Pick<Stores, "db"> & { config: Config; eventNotifie
 const PAGE = 500;
 /** How long a client waits before reconnecting after the stream drops (SSE `retry:`). */
 const RETRY_MS = 2_000;
+/** Events a stream may have waiting for its client; past this its client is too slow and the stream ends (it resumes). */
+const MAX_WAITING = 5_000;
+/** Retry-After of a stream refused for the caps: streams end when their clients leave. */
+const RETRY_AFTER_SECONDS = 10;
 
 interface OpenStream {
   wake(): void;
@@ -20,18 +25,25 @@ interface OpenStream {
 }
 
 /**
- * Server-Sent Events from the outbox (GET /events). Each stream reads the committed events of its audience after its
- * cursor, writes them with their position as `id:`, and waits for the next commit (EventNotifier) or the heartbeat.
- * Positions grow in commit order (migration 008), so a client resuming with Last-Event-ID misses nothing.
+ * Server-Sent Events from the outbox (GET /events). A stream first reads its audience's events after its cursor up to
+ * the shared feed's position (its own catch-up), then gets from the feed (events/feed.ts) the events committed since,
+ * each written with its position as `id:`; the feed reads the outbox once per commit for every stream. Positions grow
+ * in commit order (migration 008), so a client resuming with Last-Event-ID misses nothing. Streams are capped per API
+ * key (EVENT_STREAMS_PER_KEY) and per client address (EVENT_STREAMS_PER_CLIENT) on each instance.
  */
 export class EventStreams {
   private readonly open = new Set<OpenStream>();
+  private readonly perKey = new Map<string, number>();
+  private readonly perClient = new Map<string, number>();
   private stopped = false;
+  readonly feed: EventFeed;
 
   constructor(
     private readonly services: StreamServices,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.feed = new EventFeed(services.db, services.eventNotifier, log, services.config.EVENT_STREAM_HEARTBEAT_MS);
+  }
 
   get size(): number {
     return this.open.size;
@@ -45,20 +57,39 @@ export class EventStreams {
     return row.latest;
   }
 
+  /**
+   * Holds a place for one more stream of the key `keyId` (null: without a key) from client address `client`, or throws
+   * the 429 (with Retry-After) when either already holds its limit. Returns the function that gives the place back.
+   */
+  admit(keyId: string | null, client: string): () => void {
+    const { EVENT_STREAMS_PER_KEY: perKey, EVENT_STREAMS_PER_CLIENT: perClient } = this.services.config;
+    const tooMany = (limit: string) =>
+      new ApiError("RATE_LIMITED", `Too many open event streams: ${limit}; close one, or retry after ${RETRY_AFTER_SECONDS} seconds`, { limit, retryAfterSeconds: RETRY_AFTER_SECONDS }, {
+        "Retry-After": String(RETRY_AFTER_SECONDS),
+      });
+    if (keyId && (this.perKey.get(keyId) ?? 0) >= perKey) throw tooMany(`${perKey} per API key`);
+    if ((this.perClient.get(client) ?? 0) >= perClient) throw tooMany(`${perClient} per client address`);
+    const count = (map: Map<string, number>, key: string, by: number) => {
+      const n = (map.get(key) ?? 0) + by;
+      if (n > 0) map.set(key, n);
+      else map.delete(key);
+    };
+    if (keyId) count(this.perKey, keyId, 1);
+    count(this.perClient, client, 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      if (keyId) count(this.perKey, keyId, -1);
+      count(this.perClient, client, -1);
+    };
+  }
+
   /** Streams `audience`'s events after position `after` until the client leaves or the service stops. */
   async serve(req: Request, res: Response, audience: EventAudience, options: { after: string; types?: string[] }): Promise<void> {
-    const { config, db, eventNotifier } = this.services;
-    res.status(200);
-    res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
-    res.setHeader("Cache-Control", "no-cache, no-transform");
-    res.setHeader("Connection", "keep-alive");
-    res.setHeader("X-Accel-Buffering", "no");
-    res.flushHeaders();
-    res.write(`retry: ${RETRY_MS}\n\n`);
-
-    let cursor = options.after;
+    const { config, db } = this.services;
     let closed = this.stopped;
-    let woken = true;
+    let woken = false;
     let wakeUp: (() => void) | undefined;
     const wake = () => {
       woken = true;
@@ -71,33 +102,55 @@ export class EventStreams {
         wake();
       },
     };
+    // The feed's events of this audience, waiting to be written (those at or before the cursor are skipped).
+    const waiting: EventEnvelope[] = [];
+    let overflow = false;
+    const listener = (events: AudienceEvent[]) => {
+      for (const event of events) if (inAudience(event, audience, options.types)) waiting.push(envelopeOf(event));
+      if (waiting.length > MAX_WAITING) overflow = true;
+      if (waiting.length || overflow) wake();
+    };
     this.open.add(stream);
-    const unsubscribe = eventNotifier.subscribe(wake);
     const onClose = () => stream.end();
     req.on("close", onClose);
     res.on("close", onClose);
-    // A heartbeat goes out when nothing was written for a heartbeat interval (wake-ups of other streams' events do not count).
-    let lastWrite = Date.now();
+    let leaveFeed: (() => void) | undefined;
     try {
+      const { from, stop } = await this.feed.subscribe(listener);
+      leaveFeed = stop;
+      res.status(200);
+      res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
+      res.setHeader("Cache-Control", "no-cache, no-transform");
+      res.setHeader("Connection", "keep-alive");
+      res.setHeader("X-Accel-Buffering", "no");
+      res.flushHeaders();
+      res.write(`retry: ${RETRY_MS}\n\n`);
+      let cursor = options.after;
+      let lastWrite = Date.now();
+      const write = async (event: EventEnvelope) => {
+        if (closed || BigInt(event.id) <= BigInt(cursor)) return;
+        if (!res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) await drained(res);
+        cursor = event.id;
+        lastWrite = Date.now();
+      };
+      // Catch up on its own up to where the feed took over.
+      while (!closed && BigInt(cursor) < BigInt(from)) {
+        const page = await eventsAfter(db, audience, cursor, { types: options.types, limit: PAGE, through: from });
+        for (const event of page) await write(event);
+        if (page.length < PAGE) break;
+      }
+      // A heartbeat goes out when nothing was written for a heartbeat interval.
       while (!closed) {
-        if (woken) {
-          woken = false;
-          let page: EventEnvelope[];
-          do {
-            page = await eventsAfter(db, audience, cursor, { types: options.types, limit: PAGE });
-            for (const event of page) {
-              if (closed) break;
-              if (!res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) await drained(res);
-              cursor = event.id;
-              lastWrite = Date.now();
-            }
-          } while (page.length === PAGE && !closed);
+        if (overflow) {
+          this.log.warn({ waiting: waiting.length }, "event stream's client reads too slowly; the stream ends (it resumes with Last-Event-ID)");
+          break;
         }
+        while (waiting.length && !closed) await write(waiting.shift()!);
+        woken = false;
         const quiet = Date.now() - lastWrite;
         if (quiet >= config.EVENT_STREAM_HEARTBEAT_MS) {
           res.write(": heartbeat\n\n");
           lastWrite = Date.now();
-          woken = true; // also a poll, should a wake-up have been lost
           continue;
         }
         await new Promise<void>((resolve) => {
@@ -106,18 +159,19 @@ export class EventStreams {
             clearTimeout(timer);
             resolve();
           };
-          if (woken || closed) wakeUp();
+          if (woken || closed || waiting.length) wakeUp();
         });
         wakeUp = undefined;
       }
     } catch (error) {
       if (!closed) this.log.warn({ err: errorFacts(error) }, "event stream ended by an error");
+      if (!res.headersSent) throw error;
     } finally {
-      unsubscribe();
+      leaveFeed?.();
       this.open.delete(stream);
       req.off("close", onClose);
       res.off("close", onClose);
-      if (!res.writableEnded) res.end();
+      if (res.headersSent && !res.writableEnded) res.end();
     }
   }
 
@@ -125,7 +179,13 @@ export class EventStreams {
   stop(): void {
     this.stopped = true;
     for (const stream of this.open) stream.end();
+    this.feed.stop();
   }
+}
+
+/** The event as clients get it: without the tenant it belongs to. */
+function envelopeOf({ apiKeyId: _tenant, ...event }: AudienceEvent): EventEnvelope {
+  return event;
 }
 
 function drained(res: Response): Promise<void> {

@@ -64,7 +64,8 @@ export function configureOverHttp(session: HttpSession, args: Record<string, unk
 
 /**
  * wait_for_transaction: the batch's events through GET /events (the same gate as any client's stream: the key's own
- * batch, or a batch prepared without a key) until batch.completed or the timeout, then GET /get-transaction-status.
+ * batch, or a batch prepared without a key with its streamToken) until batch.completed or the timeout, then GET
+ * /get-transaction-status.
  */
 export async function waitForTransaction(app: RequestListener, statusTool: RouteTool, args: Record<string, unknown>, credentials: Record<string, string>, origin: Origin): Promise<CallToolResult> {
   const parsed = WaitInput.safeParse(args);
@@ -73,8 +74,8 @@ export async function waitForTransaction(app: RequestListener, statusTool: Route
     const field = issue.path.join(".");
     return toolError("BAD_REQUEST", `${field} ${issue.message}`, field, { field });
   }
-  const { txId, timeoutSeconds = DEFAULT_WAIT_SECONDS } = parsed.data;
-  const query = new URLSearchParams({ txId, types: "batch.completed" });
+  const { txId, streamToken, timeoutSeconds = DEFAULT_WAIT_SECONDS } = parsed.data;
+  const query = new URLSearchParams({ txId, types: "batch.completed", ...(streamToken ? { streamToken } : {}) });
   const stream = await dispatchStream(app, { method: "GET", url: `/events?${query.toString()}`, headers: { accept: "text/event-stream", ...credentials } }, "wait_for_transaction", origin);
   if (stream.status !== 200) {
     const chunks: Buffer[] = [];

@@ -47,6 +47,11 @@ export const WaitInput = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x + 64 hex characters")
     .meta({ description: "The txId a prepare answered" }),
+  streamToken: z
+    .string()
+    .max(100)
+    .optional()
+    .meta({ description: "For a batch prepared without an API key: the streamToken its prepare answered (the proof that lets its events be followed)" }),
   timeoutSeconds: z
     .number()
     .int()
@@ -90,7 +95,7 @@ export function sessionTools(transport: "http" | "stdio"): ToolListing[] {
       name: "wait_for_transaction",
       title: "Wait until a batch ends",
       description:
-        "Follows the batch's events on the event stream (GET /events?txId=…) until it ends (success or rejected) or the timeout passes, then answers its status as get_transaction_status does. A batch prepared under an API key needs that key.",
+        "Follows the batch's events on the event stream (GET /events?txId=…) until it ends (success or rejected) or the timeout passes, then answers its status as get_transaction_status does. A batch prepared under an API key needs that key; one prepared without a key, the streamToken its prepare answered.",
       inputSchema: object(WaitInput, "input"),
       outputSchema: answers(TransactionStatus, ToolError),
       annotations: { title: "Wait until a batch ends", ...readOnly, openWorldHint: true },

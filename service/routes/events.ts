@@ -4,6 +4,8 @@ import { ACCESS } from "../auth/access-rules";
 import { ApiError, forbidden, notFound, unauthorized, validationError } from "../errors";
 import { positionBounds, type EventAudience } from "../store/outbox";
 import { SUBSCRIBABLE_TYPES } from "../events/types";
+import { isStreamToken } from "../events/stream-tokens";
+import { clientSubject } from "../auth/client-address";
 import { responseFields } from "../wire/responses";
 import { defineRoute } from "../http/route";
 import type { Services } from "../usecases/services";
@@ -17,6 +19,11 @@ const StreamQuery = z.strictObject({
     .optional()
     .meta({ description: `Comma-separated event types to receive (default: all): ${SUBSCRIBABLE_TYPES.join(", ")}` }),
   txId: responseFields.hash32.optional().meta({ description: "Only this batch's events. Without an API key: required, a batch prepared without a key" }),
+  streamToken: z
+    .string()
+    .max(100)
+    .optional()
+    .meta({ description: "Without an API key: the streamToken the batch's prepare answered (also accepted as the X-Stream-Token header)" }),
   lastEventId: z
     .string()
     .regex(/^\d{1,18}$/, "must be an event id (digits)")
@@ -32,9 +39,11 @@ schema \`Event\`). A comment line (\`: heartbeat\`) is sent every EVENT_STREAM_H
   the retention window (EVENT_RETENTION_DAYS, default 7) a 410: start again without it and read the current state from the getters.
 * **Without** a resume id the stream starts with the events committed after the connection; with \`txId\`, with that batch's
   retained events from its first.
-* **Who sees what**: with an API key, the key's events. Without one, \`txId\` must name a batch prepared without a key: its
-  transaction.*, batch.completed and payment.* events, which carry what GET /get-transaction-status already tells anyone
-  who knows the txId.`;
+* **Who sees what**: with an API key, the key's events. Without one, \`txId\` must name a batch prepared without a key and
+  \`streamToken\` be the one its prepare answered (its preparer's proof): its transaction.*, batch.completed and payment.*
+  events, which carry what GET /get-transaction-status already tells anyone who knows the txId.
+* **Limits**: at most EVENT_STREAMS_PER_KEY (20) open streams per API key and EVENT_STREAMS_PER_CLIENT (20) per client
+  address (an IPv4 address, an IPv6 /64) on one instance; the next is a 429 with Retry-After until one closes.`;
 
 /** The resume position a client sent (header first), checked against what the outbox issued and still holds. */
 async function resumeFrom(services: Services, req: Request, fromQuery: string | undefined): Promise<string | undefined> {
@@ -65,6 +74,7 @@ export function eventRoutes(services: Services) {
       description: STREAM_DESCRIPTION,
       tags: ["events"],
       access: ACCESS.keyOrTxId,
+      rateLimited: true,
       query: StreamQuery,
       response: {
         200: {
@@ -85,15 +95,23 @@ export function eventRoutes(services: Services) {
           }
           audience = { apiKeyId: caller.apiKey.id, txId: query.txId?.toLowerCase() };
         } else {
-          if (!query.txId) throw unauthorized("API key is required for this endpoint (without one: the txId of a batch prepared without a key)", { header: "x-api-key" });
+          if (!query.txId) throw unauthorized("API key is required for this endpoint (without one: the txId of a batch prepared without a key, and its streamToken)", { header: "x-api-key" });
+          const token = query.streamToken ?? req.header("x-stream-token");
+          if (!token) throw unauthorized("streamToken is required without an API key: the one the batch's prepare answered", { field: "streamToken" });
           const batch = await services.batches.get(query.txId.toLowerCase());
           if (!batch) throw notFound(`No prepared transactions with txId ${query.txId}`, { field: "txId" });
           if (batch.apiKeyId) throw forbidden("This txId was prepared under an API key: stream its events with that key", { field: "txId" });
+          if (!isStreamToken(services.sealer, batch.txId, token)) throw forbidden("streamToken is not this batch's: use the one its prepare answered", { field: "streamToken" });
           audience = { apiKeyId: null, txId: batch.txId };
         }
-        const resume = await resumeFrom(services, req, query.lastEventId);
-        const after = resume ?? (audience.txId ? "0" : await services.eventStreams.latestPosition());
-        await services.eventStreams.serve(req, res, audience, { after, types });
+        const release = services.eventStreams.admit(caller.apiKey?.id ?? null, clientSubject(req));
+        try {
+          const resume = await resumeFrom(services, req, query.lastEventId);
+          const after = resume ?? (audience.txId ? "0" : await services.eventStreams.latestPosition());
+          await services.eventStreams.serve(req, res, audience, { after, types });
+        } finally {
+          release();
+        }
       },
     }),
   ];

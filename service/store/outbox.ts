@@ -115,18 +115,47 @@ export function toEnvelope(row: EventRow): EventEnvelope {
 /** Whose events a stream reads: an API key's (optionally one txId's), or one keyless batch's. */
 export type EventAudience = { apiKeyId: string; txId?: string } | { apiKeyId: null; txId: string };
 
-/** Events of `audience` after position `after` (committed ones only), oldest first; test events are never read here. */
-export async function eventsAfter(q: Queryable, audience: EventAudience, after: string, options: { types?: string[]; limit?: number } = {}): Promise<EventEnvelope[]> {
+/**
+ * Events of `audience` after position `after` (committed ones only) and, with `through`, up to that position, oldest
+ * first; test events are never read here.
+ */
+export async function eventsAfter(
+  q: Queryable,
+  audience: EventAudience,
+  after: string,
+  options: { types?: string[]; limit?: number; through?: string } = {},
+): Promise<EventEnvelope[]> {
   const rows = await q.query<EventRow>(
     `SELECT ${EVENT_COLUMNS} FROM events
-     WHERE position > $1::bigint AND endpoint_id IS NULL
+     WHERE position > $1::bigint AND ($6::bigint IS NULL OR position <= $6::bigint) AND endpoint_id IS NULL
        AND (CASE WHEN $2::text IS NULL THEN api_key_id IS NULL AND tx_id = $3::text ELSE api_key_id = $2::text END)
        AND ($3::text IS NULL OR tx_id = $3::text)
        AND ($4::text[] IS NULL OR type = ANY ($4::text[]))
      ORDER BY events.position LIMIT $5`,
-    [after, audience.apiKeyId, audience.txId?.toLowerCase() ?? null, options.types?.length ? options.types : null, options.limit ?? 500],
+    [after, audience.apiKeyId, audience.txId?.toLowerCase() ?? null, options.types?.length ? options.types : null, options.limit ?? 500, options.through ?? null],
   );
   return rows.map(toEnvelope);
+}
+
+/** A stored event with the tenant it belongs to: what the shared feed hands every stream (events/feed.ts). */
+export interface AudienceEvent extends EventEnvelope {
+  apiKeyId: string | null;
+}
+
+/** Every audience's events after position `after` (committed ones only), oldest first; test events are never read here. */
+export async function allEventsAfter(q: Queryable, after: string, limit = 500): Promise<AudienceEvent[]> {
+  const rows = await q.query<EventRow & { api_key_id: string | null }>(
+    `SELECT ${EVENT_COLUMNS}, api_key_id FROM events WHERE position > $1::bigint AND endpoint_id IS NULL ORDER BY events.position LIMIT $2`,
+    [after, limit],
+  );
+  return rows.map((row) => ({ ...toEnvelope(row), apiKeyId: row.api_key_id }));
+}
+
+/** Whether an event belongs to a stream's audience and types: eventsAfter's filter, for events already read. */
+export function inAudience(event: AudienceEvent, audience: EventAudience, types?: string[]): boolean {
+  if (audience.apiKeyId === null ? event.apiKeyId !== null || event.txId !== audience.txId.toLowerCase() : event.apiKeyId !== audience.apiKeyId) return false;
+  if (audience.txId && event.txId !== audience.txId.toLowerCase()) return false;
+  return !types?.length || types.includes(event.type);
 }
 
 /** The positions a resuming stream can be checked against: the last one ever assigned, and the last one pruned. */

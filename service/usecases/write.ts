@@ -14,6 +14,7 @@ import { paymentView } from "../reads/transaction-status";
 import type { Queryable } from "../store/db";
 import type { PaymentRecord } from "../store/payments";
 import { echoedExecutionMode, type ExecutionMode } from "../wire/fields";
+import { streamTokenOf } from "../events/stream-tokens";
 import type { Services } from "./services";
 
 /**
@@ -32,7 +33,9 @@ export async function prepareWrite(services: Services, req: Request, caller: Cal
     const planned = await planBatch(services, { method, body, apiKey: access.apiKey, executionMode: mode });
     const txId = newTxId();
     const charged = await chargePrepare(services, req, access, { method, mode, txId }, () => storeBatch(services, planned, txId));
-    return { ...charged, body: { ...charged.body, executionMode: echoedExecutionMode((rawBody as { executionMode?: unknown })?.executionMode, mode) } };
+    // Without a key, the prepare's answer is the only proof of the batch: it carries the capability to stream it.
+    const streamToken = access.apiKey ? {} : { streamToken: streamTokenOf(services.sealer, txId) };
+    return { ...charged, body: { ...charged.body, ...streamToken, executionMode: echoedExecutionMode((rawBody as { executionMode?: unknown })?.executionMode, mode) } };
   } finally {
     await release();
   }

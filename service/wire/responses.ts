@@ -154,6 +154,10 @@ export const PrepareResponse = z
     info: PrepareInfo,
     executionMode: z.string().meta({ description: "The mode in effect (brickken-relayed is echoed as sent)", example: "client-signed" }),
     x402Requirements: PaymentRequirements.optional().meta({ description: "Without a key: what the send step will cost" }),
+    streamToken: z
+      .string()
+      .optional()
+      .meta({ description: "Without a key: the capability to follow this batch on GET /events (txId and streamToken); keep it, it is shown only here" }),
   })
   .meta({ id: "PrepareResponse", description: "Unsigned transactions to sign locally, then POST /send-transactions { txId, signedTransactions }" });
 

@@ -9,7 +9,7 @@ import { USDC__factory } from "../../typechain-types";
 import { EventStreamClient } from "../helpers/event-stream";
 import { execute } from "../helpers/flow";
 import { submitThroughLink } from "../helpers/kyc";
-import { payRelayedSend, prepareRelayedToken } from "../helpers/relayed";
+import { distinctClient, payRelayedSend, prepareRelayedToken } from "../helpers/relayed";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type ApiResponse, type TestService } from "../helpers/service";
 import { verifyWith, WebhookReceiver, type Received } from "../helpers/webhook-receiver";
@@ -260,15 +260,18 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       expect(filtered.events.map((e) => [e.event, e.data.txId])).to.deep.equal([["batch.completed", writes[2]]]);
     });
 
-    it("without a key, a batch prepared without one streams its own events from the start; 4xx for what it may not read or resume", async () => {
-      const relayedTx = await prepareRelayedToken(api, `Y${run}`, sandbox.accounts[6].address);
-      const stream = await openStream({ txId: relayedTx }, {}, null);
+    it("without a key, a batch prepared without one streams its own events from the start with the streamToken its prepare answered; 4xx for what it may not read or resume", async () => {
+      const prepared = ok(await api.post("/x402/token/create", { chainId: "84532", name: `Agent Y${run}`, symbol: `Y${run}`, agentWallet: sandbox.accounts[6].address }, distinctClient()));
+      const relayedTx: string = prepared.txId;
+      const streamToken: string = prepared.streamToken;
+      expect(streamToken).to.match(/^[A-Za-z0-9_-]{43}$/);
+      const stream = await openStream({ txId: relayedTx, streamToken }, {}, null);
       expect(stream.status).to.equal(200);
       ok(await payRelayedSend(api, relayedTx, sandbox.accounts[3]));
       await stream.waitFor("the relayed batch's events", (e) => e.some((x) => x.event === "payment.settled"));
       expect(stream.events.map((e) => e.event)).to.deep.equal(["transaction.broadcast", "transaction.confirmed", "batch.completed", "payment.settled"]);
       // A second client without Last-Event-ID replays the txId's history.
-      const replay = await openStream({ txId: relayedTx }, {}, null);
+      const replay = await openStream({ txId: relayedTx }, { "X-Stream-Token": streamToken }, null);
       await replay.waitFor("the replay", (e) => e.length === 4);
 
       const refused = async (query: Record<string, string | undefined>, headers: Record<string, string>, key: string | null, status: number, message: RegExp) => {
@@ -277,10 +280,13 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
         expect(JSON.parse(s.errorBody).message).to.match(message);
       };
       await refused({}, {}, null, 401, /API key is required/);
+      // The txId alone (it can be read off the chain through get-transaction-status) opens nothing.
+      await refused({ txId: relayedTx }, {}, null, 401, /streamToken is required/);
+      await refused({ txId: relayedTx, streamToken: streamToken.replace(/^./, (c) => (c === "A" ? "B" : "A")) }, {}, null, 403, /streamToken is not this batch's/);
       const keyedBatch = (await service.services.db.query<{ tx_id: string }>("SELECT tx_id FROM batches WHERE api_key_id = $1 LIMIT 1", [keyId]))[0].tx_id;
-      await refused({ txId: keyedBatch }, {}, null, 403, /prepared under an API key/);
+      await refused({ txId: keyedBatch, streamToken }, {}, null, 403, /prepared under an API key/);
       await refused({ txId: relayedTx }, {}, keyed.apiKey!, 403, /not prepared under this API key/);
-      await refused({ txId: "0x" + "ab".repeat(32) }, {}, null, 404, /No prepared transactions/);
+      await refused({ txId: "0x" + "ab".repeat(32), streamToken }, {}, null, 404, /No prepared transactions/);
       await refused({}, { "Last-Event-ID": "99999999999" }, keyed.apiKey!, 400, /not an event id this service issued/);
       await refused({}, { "Last-Event-ID": "abc" }, keyed.apiKey!, 400, /Last-Event-ID must be an event id/);
       await refused({ types: "transaction.confirmed,nope" }, {}, keyed.apiKey!, 400, /unknown event type nope/);

@@ -149,7 +149,10 @@ describe("e2e: MCP over Streamable HTTP (POST /mcp) with the official SDK's clie
     const settlement = (paid._meta as Record<string, any>)["x402/payment-response"];
     expect(settlement).to.include({ success: true, network: "eip155:84532" });
     expect(settlement.payer.toLowerCase()).to.equal(payer.address.toLowerCase());
-    const done = structured(await keyless.callTool({ name: "wait_for_transaction", arguments: { txId: prepared.txId, timeoutSeconds: 50 } }));
+    // Without a key the batch is followed with the streamToken its prepare answered; its txId alone opens nothing.
+    expect(toolErrorOf(await keyless.callTool({ name: "wait_for_transaction", arguments: { txId: prepared.txId, timeoutSeconds: 1 } })).code).to.equal("UNAUTHORIZED");
+    expect(prepared.streamToken).to.be.a("string");
+    const done = structured(await keyless.callTool({ name: "wait_for_transaction", arguments: { txId: prepared.txId, streamToken: prepared.streamToken, timeoutSeconds: 50 } }));
     expect(done.status).to.equal("success");
     expect(before - (await usdc.balanceOf(payer.address))).to.equal(BigInt(quote.amount));
   });

@@ -157,7 +157,7 @@ export class StdioSession {
     const payments: PaymentMade[] = [];
     const prepared = await this.paying(tool, request, {}, payments);
     if (prepared.isError) return atStep(prepared, `${tool}: the prepare of ${prepares === "*" ? String(request.method) : prepares}`);
-    const answer = prepared.structuredContent as { txId: string; transactions: PreparedTransaction[] };
+    const answer = prepared.structuredContent as { txId: string; transactions: PreparedTransaction[]; streamToken?: string };
     let signed: DecodedCall[] = [];
     let send: Record<string, unknown> = { txId: answer.txId };
     if (!relayed) {
@@ -179,7 +179,7 @@ export class StdioSession {
     if (sent.isError) return atStep(sent, `send_transactions of txId ${answer.txId}`);
     let status = sent.structuredContent as Record<string, unknown>;
     if (status.status !== "success" && status.status !== "rejected") {
-      const waited = await this.remote.call("wait_for_transaction", { txId: answer.txId, timeoutSeconds: WAIT_SECONDS });
+      const waited = await this.remote.call("wait_for_transaction", { txId: answer.txId, ...(answer.streamToken ? { streamToken: answer.streamToken } : {}), timeoutSeconds: WAIT_SECONDS });
       if (!waited.isError) status = waited.structuredContent as Record<string, unknown>;
     }
     return ok({ prepared: answer, signed, sent: sent.structuredContent, status, payments });
