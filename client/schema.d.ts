@@ -614,7 +614,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Append a response to feedback on an agent */
+        /** Append a response to feedback on an agent (its owner responds; relayed, the wallet it is held for pays) */
         post: operations["prepareTransactionsAgentAppendFeedbackResponse"];
         delete?: never;
         options?: never;
@@ -1022,7 +1022,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Append a response to feedback on an agent — facade (default execution mode: service-relayed) */
+        /** Append a response to feedback on an agent (its owner responds; relayed, the wallet it is held for pays) — facade (default execution mode: service-relayed) */
         post: operations["x402AgentFeedbackRespond"];
         delete?: never;
         options?: never;
@@ -1331,7 +1331,7 @@ export interface paths {
         };
         /**
          * Status of a prepared batch (txId) or of one transaction (hash): prepared, pending, success or rejected
-         * @description A batch prepared under an API key is read with that key; one prepared without a key (paid with x402, or service-relayed) by whoever names it: its txId (32 random bytes) or one of its transaction hashes. Other callers get 404 for the txId, and for a hash only what the chain shows.
+         * @description A batch prepared under an API key is read with that key; one prepared without a key (paid with x402, or service-relayed) by whoever names it: its txId (32 random bytes) or one of its transaction hashes. Other callers get 404 for the txId, and for a hash only what the chain shows. A hash this service never saw is looked up on every chain it serves: at most 30 such reads a minute per API key, or per client IP without one (429 with Retry-After).
          */
         get: operations["getTransactionStatus"];
         put?: never;
@@ -1542,7 +1542,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** Upload token documents (multipart: tokenLogotype, subscriptionAgreement, legalDocs); content-addressed */
+        /**
+         * Upload token documents (multipart: tokenLogotype, subscriptionAgreement, legalDocs; PDF, PNG, JPEG, WebP or plain text, 10 MB each); content-addressed
+         * @description Each file's type is taken from its first bytes, never from the declared one: anything but PDF, PNG, JPEG, WebP or plain UTF-8 text is refused with 415 before the rest of it is read. Send tokenSymbol before the files (or in the query): a token of another key is then refused before any file is read.
+         */
         patch: operations["patchTokenDocs"];
         trace?: never;
     };
@@ -1553,7 +1556,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A token document by its content hash (the hash is the capability) */
+        /**
+         * A token document by its content hash (the hash is the capability), as an attachment
+         * @description Served as a download (Content-Disposition: attachment) under Content-Security-Policy: sandbox with X-Content-Type-Options: nosniff, with the type its bytes show (PDF, PNG, JPEG, WebP, plain text); anything else stored by an older version is served as application/octet-stream.
+         */
         get: operations["documents"];
         put?: never;
         post?: never;
@@ -2094,9 +2100,11 @@ export interface paths {
          *       the retention window (EVENT_RETENTION_DAYS, default 7) a 410: start again without it and read the current state from the getters.
          *     * **Without** a resume id the stream starts with the events committed after the connection; with `txId`, with that batch's
          *       retained events from its first.
-         *     * **Who sees what**: with an API key, the key's events. Without one, `txId` must name a batch prepared without a key: its
-         *       transaction.*, batch.completed and payment.* events, which carry what GET /get-transaction-status already tells anyone
-         *       who knows the txId.
+         *     * **Who sees what**: with an API key, the key's events. Without one, `txId` must name a batch prepared without a key and
+         *       `streamToken` be the one its prepare answered (its preparer's proof): its transaction.*, batch.completed and payment.*
+         *       events, which carry what GET /get-transaction-status already tells anyone who knows the txId.
+         *     * **Limits**: at most EVENT_STREAMS_PER_KEY (20) open streams per API key and EVENT_STREAMS_PER_CLIENT (20) per client
+         *       address (an IPv4 address, an IPv6 /64) on one instance; the next is a 429 with Retry-After until one closes.
          */
         get: operations["streamEvents"];
         put?: never;
@@ -2611,7 +2619,7 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        /** @description Append a response to feedback on an agent */
+        /** @description Append a response to feedback on an agent (its owner responds; relayed, the wallet it is held for pays) */
         AgentAppendFeedbackResponseBody: {
             method?: string;
             /**
@@ -2660,7 +2668,7 @@ export interface components {
             responseUri?: string;
             responseHash?: string;
         };
-        /** @description Append a response to feedback on an agent */
+        /** @description Append a response to feedback on an agent (its owner responds; relayed, the wallet it is held for pays) */
         AgentAppendFeedbackResponseRequest: {
             /**
              * @description agentAppendFeedbackResponse
@@ -4167,8 +4175,9 @@ export interface components {
          *     | `LINK_EXPIRED` | 410 | The onboarding link has expired |
          *     | `LINK_LOCKED` | 410 | The onboarding link was locked after too many refused submissions |
          *     | `EVENT_ID_EXPIRED` | 410 | The event id to resume from is older than the retention window: reconnect without it |
-         *     | `PAYLOAD_TOO_LARGE` | 413 | The request body is larger than the service accepts (1 MB for JSON) |
-         *     | `UNSUPPORTED_MEDIA_TYPE` | 415 | The body is not in the content type this route reads (JSON: Content-Type: application/json) |
+         *     | `BATCH_EXPIRED` | 410 | The prepared batch was never sent and expired (PREPARED_BATCH_TTL_HOURS): prepare it again |
+         *     | `PAYLOAD_TOO_LARGE` | 413 | The request body is larger than the service accepts (1 MB for JSON; 10 MB per uploaded document) |
+         *     | `UNSUPPORTED_MEDIA_TYPE` | 415 | The body is not in the content type this route reads (JSON: Content-Type: application/json), or an uploaded document is not PDF, PNG, JPEG, WebP or plain text |
          *     | `UNSUPPORTED_CHARSET` | 415 | The body's charset is not UTF-8 |
          *     | `UNSUPPORTED_ENCODING` | 415 | The body's Content-Encoding is not one the service decodes (none, gzip, deflate, br) |
          *     | `RATE_LIMITED` | 429 | Too many requests: wait the seconds in Retry-After |
@@ -4180,7 +4189,7 @@ export interface components {
          *     | `CHAIN_UNAVAILABLE` | 503 | A chain this call needs is not answering: nothing was sent or charged; try again after Retry-After |
          * @enum {string}
          */
-        ErrorCode: "BAD_REQUEST" | "PREFLIGHT_FAILED" | "TRANSACTION_MISMATCH" | "INVALID_SIGNATURE" | "REPLACEMENT_UNDERPRICED" | "MALFORMED_JSON" | "MALFORMED_URL" | "REQUEST_ABORTED" | "UNAUTHORIZED" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "OUT_OF_CREDITS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_PAID" | "IDEMPOTENCY_CONFLICT" | "LINK_USED" | "LINK_REPLACED" | "LINK_EXPIRED" | "LINK_LOCKED" | "EVENT_ID_EXPIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_CHARSET" | "UNSUPPORTED_ENCODING" | "RATE_LIMITED" | "FAUCET_COOLDOWN" | "INTERNAL_ERROR" | "CHAIN_READ_FAILED" | "UNAVAILABLE" | "PAYMENT_NOT_SETTLED" | "CHAIN_UNAVAILABLE";
+        ErrorCode: "BAD_REQUEST" | "PREFLIGHT_FAILED" | "TRANSACTION_MISMATCH" | "INVALID_SIGNATURE" | "REPLACEMENT_UNDERPRICED" | "MALFORMED_JSON" | "MALFORMED_URL" | "REQUEST_ABORTED" | "UNAUTHORIZED" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "OUT_OF_CREDITS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_PAID" | "IDEMPOTENCY_CONFLICT" | "LINK_USED" | "LINK_REPLACED" | "LINK_EXPIRED" | "LINK_LOCKED" | "EVENT_ID_EXPIRED" | "BATCH_EXPIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_CHARSET" | "UNSUPPORTED_ENCODING" | "RATE_LIMITED" | "FAUCET_COOLDOWN" | "INTERNAL_ERROR" | "CHAIN_READ_FAILED" | "UNAVAILABLE" | "PAYMENT_NOT_SETTLED" | "CHAIN_UNAVAILABLE";
         /** @description An event: its id (position), type, time, the txId / chain / hash it concerns, and its data */
         Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["TokenFrozenEvent"] | components["schemas"]["TokenAddressFrozenEvent"] | components["schemas"]["TokenForcedTransferEvent"] | components["schemas"]["TokenWalletRecoveredEvent"] | components["schemas"]["TokenPausedEvent"] | components["schemas"]["TokenRoleChangedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
         ExecutorAction: {
@@ -5349,6 +5358,8 @@ export interface components {
             executionMode: string;
             /** @description Without a key: what the send step will cost */
             x402Requirements?: components["schemas"]["PaymentRequirements"];
+            /** @description Without a key: the capability to follow this batch on GET /events (txId and streamToken); keep it, it is shown only here */
+            streamToken?: string;
         };
         /** @description RAMS: an agent executes a call (raw target + data, or an ERC-20 transferFrom) through the principal's AgentExecutor within its mandate (always client-signed) */
         RamsExecuteBody: {
@@ -9867,6 +9878,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
@@ -10211,7 +10223,10 @@ export interface operations {
     };
     patchTokenDocs: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description The token, here instead of the form field (checked before the body is read) */
+                tokenSymbol?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -10242,6 +10257,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
@@ -10258,7 +10274,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The document, with the media type it was uploaded with */
+            /** @description The document, with the type its first bytes show */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11476,6 +11492,8 @@ export interface operations {
                 types?: string;
                 /** @description Only this batch's events. Without an API key: required, a batch prepared without a key */
                 txId?: string;
+                /** @description Without an API key: the streamToken the batch's prepare answered (also accepted as the X-Stream-Token header) */
+                streamToken?: string;
                 /** @description Resume after this event id: for clients that cannot send the Last-Event-ID header (which wins when both are sent) */
                 lastEventId?: string;
             };
@@ -11497,6 +11515,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];
