@@ -2189,6 +2189,454 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/api/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The signed-in operator, the session's CSRF token and when it ends */
+        get: operations["consoleSession"];
+        put?: never;
+        /**
+         * Sign in to the operator console: e-mail and password, or a one-time link's token; sets the session cookie
+         * @description Rate limited per client address and per operator e-mail (a few refused passwords lock that e-mail for 15 minutes). The answer's csrfToken goes with every change.
+         */
+        post: operations["consoleSignIn"];
+        /** Sign out: the session ends now, everywhere it was used */
+        delete: operations["consoleSignOut"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set or change the signed-in operator's password (at least 12 characters) */
+        post: operations["consoleSetPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/overview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Chains (head, RPC URLs), the service's wallets, the queues, and the last hour's and day's activity */
+        get: operations["consoleOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/transactions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Batches, newest first: by txId or hash (the batch that has it), address, API key id or status */
+        get: operations["consoleTransactions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/transactions/{txId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A batch: its request, transactions (with the actions open to them), timeline, events and payments */
+        get: operations["consoleTransaction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/transactions/{txId}/rebroadcast": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Send a relayed transaction's signed bytes to the node again now */
+        post: operations["consoleTransactionRebroadcast"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/transactions/{txId}/replace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Replace a relayed transaction that is not mined with the same one at higher fees */
+        post: operations["consoleTransactionReplace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/transactions/{txId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a relayed transaction that is not mined: a no-op at its nonce takes its place; the batch ends rejected, its payment released */
+        post: operations["consoleTransactionCancel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/payments": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** x402 payments, newest first: by state, payer, batch or settlement transaction */
+        get: operations["consolePayments"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/payments/totals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** What settled payments charged per day and operation (and how many were released), the last `days` days */
+        get: operations["consolePaymentTotals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/payments/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A payment, and the other payments its settlement transaction carried (a Multicall3 batch) */
+        get: operations["consolePayment"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The audit log: every change operators made (console and admin tool), newest first */
+        get: operations["consoleAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every tenant's webhook endpoints, with the deliveries each is owed, failed and delivered */
+        get: operations["consoleWebhooks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/webhooks/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** An endpoint and its deliveries, newest first, each with every attempt (status code, latency, error) and its next retry */
+        get: operations["consoleWebhook"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/webhooks/{id}/replay": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deliver one delivery's event again now (a new delivery, same webhook-id) */
+        post: operations["consoleWebhookReplay"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/webhooks/{id}/replay-failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Deliver again every failed delivery of the endpoint created in [from, to) (at most 500) */
+        post: operations["consoleWebhookReplayFailed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/webhooks/{id}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Disable an endpoint: nothing is delivered to it until its owner enables it again */
+        post: operations["consoleWebhookDisable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/kyc": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Investors by onboarding status (submitted by default: the review queue), with their details and proven wallet */
+        get: operations["consoleKyc"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/kyc/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Approve a submitted investor (kyc.approved reaches the inviting key's webhooks; the investor's page shows it) */
+        post: operations["consoleKycApprove"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/kyc/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Reject an investor with the reason (sent to the inviting key's webhooks, shown on the investor's page) */
+        post: operations["consoleKycReject"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** API keys with their credits and signers, the signers of every key, and every operation's x402 price */
+        get: operations["consoleKeys"];
+        put?: never;
+        /** Create an API key: the key is in this answer only */
+        post: operations["consoleCreateKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/keys/{keyId}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Revoke an API key */
+        post: operations["consoleRevokeKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/keys/{keyId}/credits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Add credits of one method to a key */
+        post: operations["consoleAddCredits"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/keys/{keyId}/signers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Whitelist a signer for a key */
+        post: operations["consoleAddSigner"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/keys/{keyId}/signers/remove": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Remove a signer from a key's whitelist */
+        post: operations["consoleRemoveSigner"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/prices": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Set an operation's x402 price (USDC, at most 6 decimals) */
+        post: operations["consoleSetPrice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "transaction.broadcast": {
@@ -4040,6 +4488,375 @@ export interface components {
             reason: string;
             /** @description 0: no expiry */
             expiresAt: number;
+        };
+        ConsoleActionOutcome: {
+            txId: string;
+            index: number;
+            previousHash: string;
+            hash: string;
+            maxFeePerGas: string;
+            maxPriorityFeePerGas: string;
+            verdict: string;
+        };
+        ConsoleAudit: {
+            items: components["schemas"]["ConsoleAuditEntry"][];
+            /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
+            next: string | null;
+        };
+        ConsoleAuditEntry: {
+            id: string;
+            actor: string;
+            action: string;
+            target: string | null;
+            before: unknown;
+            after: unknown;
+            /** @description ISO 8601 */
+            at: string;
+        };
+        ConsoleBatch: {
+            batch: {
+                txId: string;
+                chainId: number;
+                method: string;
+                executionMode: string;
+                signer: string;
+                apiKeyId: string | null;
+                /** @enum {string} */
+                status: "prepared" | "sending" | "success" | "rejected";
+                error: string | null;
+                hashes: string[];
+                /** @description ISO 8601 */
+                createdAt: string;
+                sentAt: string | null;
+                completedAt: string | null;
+                /** @description The request as it was parsed */
+                body: {
+                    [key: string]: unknown;
+                };
+                outcome: {
+                    [key: string]: unknown;
+                } | null;
+            };
+            transactions: {
+                index: number;
+                status: string;
+                hash: string | null;
+                from: string;
+                to: string;
+                nonce: number;
+                maxFeePerGas: string;
+                maxPriorityFeePerGas: string;
+                blockNumber: number | null;
+                gasUsed: string | null;
+                error: string | null;
+                replaced: {
+                    hash: string;
+                    maxFeePerGas: string | null;
+                    maxPriorityFeePerGas: string | null;
+                    /** @description ISO 8601 */
+                    replacedAt: string;
+                }[];
+                waiting: string | null;
+                reorgs: number;
+                /** @description What the operator may do to it now (relayed and not mined) */
+                actions: ("rebroadcast" | "replace" | "cancel")[];
+            }[];
+            timeline: {
+                /** @description ISO 8601 */
+                at: string;
+                /** @description prepared, sent, broadcast, replaced, confirmed, reorged, failed, completed, payment.settled, … or an operator's action */
+                what: string;
+                /** @description The transaction it is about (0-based) */
+                index: number | null;
+                hash: string | null;
+                detail: string;
+            }[];
+            events: {
+                id: string;
+                type: string;
+                /** @description ISO 8601 */
+                timestamp: string;
+                hash: string | null;
+                data: unknown;
+            }[];
+            payments: {
+                id: string;
+                subject: string;
+                /** @enum {string} */
+                status: "reserved" | "settling" | "settled" | "released";
+                amount: string;
+                payer: string;
+                settlementTransaction: string | null;
+                releaseReason: string | null;
+            }[];
+        };
+        ConsoleBatchList: {
+            items: components["schemas"]["ConsoleBatchRow"][];
+            /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
+            next: string | null;
+        };
+        ConsoleBatchRow: {
+            txId: string;
+            chainId: number;
+            method: string;
+            executionMode: string;
+            signer: string;
+            apiKeyId: string | null;
+            /** @enum {string} */
+            status: "prepared" | "sending" | "success" | "rejected";
+            error: string | null;
+            hashes: string[];
+            /** @description ISO 8601 */
+            createdAt: string;
+            sentAt: string | null;
+            completedAt: string | null;
+        };
+        /** @description What the admin command of the same name answers */
+        ConsoleCommandResult: {
+            [key: string]: unknown;
+        };
+        ConsoleCreatedKey: {
+            key: components["schemas"]["ConsoleKey"];
+            /** @description The key itself: shown here once, stored only as a peppered hash */
+            apiKey: string;
+        };
+        ConsoleDelivery: {
+            id: string;
+            eventId: string;
+            eventType: string;
+            txId: string | null;
+            manual: boolean;
+            /** @enum {string} */
+            status: "pending" | "delivering" | "delivered" | "failed";
+            attempts: {
+                attempt: number;
+                /** @description ISO 8601 */
+                at: string;
+                durationMs: number;
+                statusCode: number | null;
+                response: string | null;
+                error: string | null;
+            }[];
+            nextAttemptAt: string | null;
+            deliveredAt: string | null;
+            /** @description ISO 8601 */
+            createdAt: string;
+        };
+        ConsoleEndpoint: {
+            id: string;
+            apiKeyId: string | null;
+            keyEmail: string | null;
+            txId: string | null;
+            url: string;
+            description: string | null;
+            eventTypes: string[];
+            disabledAt: string | null;
+            disabledReason: string | null;
+            failingSince: string | null;
+            pending: number;
+            failed: number;
+            delivered: number;
+            /** @description ISO 8601 */
+            createdAt: string;
+        };
+        ConsoleEndpointDetail: {
+            endpoint: components["schemas"]["ConsoleEndpoint"];
+            deliveries: components["schemas"]["ConsoleDelivery"][];
+            /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
+            next: string | null;
+        };
+        ConsoleEndpointList: {
+            items: components["schemas"]["ConsoleEndpoint"][];
+            /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
+            next: string | null;
+        };
+        ConsoleInvestor: {
+            id: string;
+            email: string;
+            keyId: string;
+            keyEmail: string | null;
+            /** @enum {string} */
+            status: "none" | "invited" | "submitted" | "approved" | "rejected";
+            firstName: string | null;
+            lastName: string | null;
+            country: string | null;
+            walletAddress: string | null;
+            /** @description What the wallet signed (EIP-4361), proving the details and the wallet */
+            signedMessage: string | null;
+            submittedAt: string | null;
+            reviewedBy: string | null;
+            reviewedAt: string | null;
+            reason: string | null;
+        };
+        ConsoleInvestorList: {
+            items: components["schemas"]["ConsoleInvestor"][];
+            /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
+            next: string | null;
+        };
+        ConsoleKey: {
+            id: string;
+            email: string;
+            plan: string;
+            /** @description ISO 8601 */
+            createdAt: string;
+            revokedAt: string | null;
+            credits: {
+                [key: string]: number;
+            };
+            signers: string[];
+        };
+        ConsoleKeys: {
+            items: components["schemas"]["ConsoleKey"][];
+            /** @description Signers whitelisted for every key and for payers without one */
+            allKeysSigners: string[];
+            prices: components["schemas"]["ConsolePrice"][];
+            plans: string[];
+            creditMethods: string[];
+        };
+        ConsoleOperator: {
+            id: string;
+            email: string;
+            /** @enum {string} */
+            role: "viewer" | "reviewer" | "admin";
+            hasPassword: boolean;
+            /** @description ISO 8601 */
+            createdAt: string;
+        };
+        ConsoleOverview: {
+            /** @description ISO 8601 */
+            generatedAt: string;
+            chains: {
+                chainId: number;
+                name: string;
+                confirmations: number;
+                /** @description null: the chain did not answer within 3 s */
+                headBlock: number | null;
+                headAgeSeconds: number | null;
+                rpc: {
+                    /** @description Scheme and host only (providers put keys in paths) */
+                    url: string;
+                    inUse: boolean;
+                    healthy: boolean;
+                    failuresInARow: number;
+                    answered: number;
+                    failed: number;
+                    throttled: number;
+                    latencyMs: number | null;
+                }[];
+            }[];
+            wallets: {
+                /** @enum {string} */
+                role: "relayer" | "settlement";
+                chainId: number;
+                address: string;
+                balanceWei: string | null;
+                /** @description In the chain's native currency (ether) */
+                balance: string | null;
+                /** @description Transactions of 200,000 gas it still pays for at the current max fee */
+                transactionsLeft: number | null;
+                low: boolean | null;
+                /** @description The next nonce the service takes for it */
+                nextNonce: number | null;
+                /** @description Its transactions signed and not mined yet */
+                inFlight: number;
+                readAt: string | null;
+            }[];
+            queue: {
+                prepared: number;
+                sending: number;
+                paymentsReserved: number;
+                paymentsSettling: number;
+                webhooksOwed: number;
+                oldestUndeliveredSeconds: number;
+            };
+            /** @description 60 one-minute buckets, oldest first */
+            lastHour: {
+                /** @description ISO 8601 */
+                at: string;
+                success: number;
+                rejected: number;
+                p50Ms: number | null;
+                p95Ms: number | null;
+                settled: number;
+                released: number;
+            }[];
+            /** @description 48 half-hour buckets, oldest first */
+            lastDay: {
+                /** @description ISO 8601 */
+                at: string;
+                success: number;
+                rejected: number;
+                p50Ms: number | null;
+                p95Ms: number | null;
+                settled: number;
+                released: number;
+            }[];
+        };
+        ConsolePayment: {
+            id: string;
+            subject: string;
+            route: string;
+            txId: string | null;
+            method: string | null;
+            network: string;
+            asset: string;
+            amount: string;
+            payer: string;
+            payTo: string;
+            /** @enum {string} */
+            status: "reserved" | "settling" | "settled" | "released";
+            releaseReason: string | null;
+            settlementTransaction: string | null;
+            settledInOperation: boolean;
+            /** @description ISO 8601 */
+            createdAt: string;
+            /** @description ISO 8601 */
+            updatedAt: string;
+        };
+        ConsolePaymentDetail: {
+            payment: components["schemas"]["ConsolePayment"];
+            /** @description The other payments its settlement transaction carried (a Multicall3 batch) */
+            batchMates: components["schemas"]["ConsolePayment"][];
+        };
+        ConsolePaymentList: {
+            items: components["schemas"]["ConsolePayment"][];
+            /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
+            next: string | null;
+        };
+        ConsolePaymentTotals: {
+            days: number;
+            totals: {
+                day: string;
+                operation: string;
+                settled: number;
+                amount: string;
+                released: number;
+            }[];
+        };
+        ConsolePrice: {
+            operation: string;
+            tier: string;
+            /** @description USDC */
+            amount: string;
+            overridden: boolean;
+        };
+        ConsoleReplayed: {
+            replayed: components["schemas"]["ConsoleDelivery"][];
+        };
+        ConsoleSession: {
+            operator: components["schemas"]["ConsoleOperator"];
+            /** @description Send it in x-csrf-token with every change (POST, DELETE) of this session */
+            csrfToken: string;
+            /** @description ISO 8601 */
+            expiresAt: string;
+        };
+        ConsoleSignIn: {
+            /** @description The operator's e-mail */
+            email: string;
+            password: string;
+        } | {
+            /** @description The token of a one-time sign-in link (…/console/sign-in?token=…) */
+            token: string;
         };
         CreateWebhookRequest: {
             /**
@@ -6871,7 +7688,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description The API key is missing (where a key is required) or not valid */
+        /** @description The API key is missing (where a key is required) or not valid; on the console's routes, no live session (details.reason: no_session, expired, revoked) */
         Unauthorized: {
             headers: {
                 "x-request-id": components["headers"]["RequestId"];
@@ -11630,6 +12447,939 @@ export interface operations {
                 };
             };
             400: components["responses"]["BadRequest"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleSignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ConsoleSignIn"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleSession"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleSignOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        signedOut: true;
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleSetPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        operator: components["schemas"]["ConsoleOperator"];
+                    };
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleOverview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleOverview"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleTransactions: {
+        parameters: {
+            query?: {
+                /** @description txId, transaction hash, address or API key id */
+                q?: string;
+                status?: "prepared" | "sending" | "success" | "rejected";
+                /** @description The `next` of the previous page */
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleBatchList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleTransaction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                txId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleBatch"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleTransactionRebroadcast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                txId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The transaction of the batch (0-based)
+                     * @default 0
+                     */
+                    index?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleActionOutcome"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleTransactionReplace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                txId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The transaction of the batch (0-based)
+                     * @default 0
+                     */
+                    index?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleActionOutcome"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleTransactionCancel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                txId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description The transaction of the batch (0-based)
+                     * @default 0
+                     */
+                    index?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleActionOutcome"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consolePayments: {
+        parameters: {
+            query?: {
+                status?: "reserved" | "settling" | "settled" | "released";
+                payer?: string;
+                txId?: string;
+                settlement?: string;
+                /** @description The `next` of the previous page */
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsolePaymentList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consolePaymentTotals: {
+        parameters: {
+            query?: {
+                days?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsolePaymentTotals"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consolePayment: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsolePaymentDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleAudit: {
+        parameters: {
+            query?: {
+                actor?: string;
+                /** @description The `next` of the previous page */
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleAudit"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleWebhooks: {
+        parameters: {
+            query?: {
+                disabled?: "true" | "false";
+                /** @description The `next` of the previous page */
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEndpointList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleWebhook: {
+        parameters: {
+            query?: {
+                status?: "pending" | "delivering" | "delivered" | "failed";
+                from?: string;
+                to?: string;
+                /** @description The `next` of the previous page */
+                before?: string;
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEndpointDetail"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleWebhookReplay: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    deliveryId: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleDelivery"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleWebhookReplayFailed: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * Format: date-time
+                     * @description Failed deliveries created at or after this time…
+                     */
+                    from: string;
+                    /**
+                     * Format: date-time
+                     * @description …and before this one
+                     */
+                    to: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleReplayed"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleWebhookDisable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleKyc: {
+        parameters: {
+            query?: {
+                status?: "none" | "invited" | "submitted" | "approved" | "rejected";
+                /** @description The `next` of the previous page */
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleInvestorList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleKycApprove: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleInvestor"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleKycReject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    reason: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleInvestor"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleKeys"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleCreateKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    plan: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleCreatedKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleRevokeKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleCommandResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleAddCredits: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    method: string;
+                    amount: number;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleCommandResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleAddSigner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    address: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleCommandResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleRemoveSigner: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    address: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleCommandResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleSetPrice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    operation: string;
+                    amount: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleCommandResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             503: components["responses"]["ChainUnavailable"];
             "4XX": components["responses"]["ClientError"];
             "5XX": components["responses"]["ServerError"];

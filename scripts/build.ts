@@ -9,8 +9,8 @@ import { setTreeModes } from "../service/store/private-files";
 /**
  * `npm run build` (after `hardhat compile`, which generates the contract bindings in typechain-types/): type-checks and
  * compiles the service with tsconfig.build.json into dist/ (dist/service/main.js, and the bindings it imports under
- * dist/typechain-types/), copies what the compiled code reads at run time (the SQL migrations) and writes the embedded
- * database's template. `npm run serve` runs the result with only the production dependencies installed.
+ * dist/typechain-types/), copies what the compiled code reads at run time (the SQL migrations, the operator console's
+ * script and styles) and writes the embedded database's template. `npm run serve` runs the result with only the production dependencies installed.
  */
 const ROOT = path.resolve(__dirname, "..");
 const DIST = path.join(ROOT, "dist");
@@ -19,6 +19,9 @@ fs.rmSync(DIST, { recursive: true, force: true });
 execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", path.join(ROOT, "tsconfig.build.json")], { cwd: ROOT, stdio: "inherit" });
 const migrations = path.join("service", "store", "migrations");
 fs.cpSync(path.join(ROOT, migrations), path.join(DIST, migrations), { recursive: true, filter: (file) => fs.statSync(file).isDirectory() || file.endsWith(".sql") });
+// The operator console's script and styles, served from dist/service/console/assets/ (routes/console-pages.ts).
+const consoleAssets = path.join("service", "console", "assets");
+fs.cpSync(path.join(ROOT, consoleAssets), path.join(DIST, consoleAssets), { recursive: true, filter: (file) => fs.statSync(file).isDirectory() || /\.(js|css)$/.test(file) });
 
 /**
  * The embedded database's template (service/store/pglite-template.ts): a cluster created and migrated here, closed,

@@ -19,6 +19,9 @@ import { x402Routes } from "./routes/x402";
 import { eventRoutes } from "./routes/events";
 import { webhookRoutes } from "./routes/webhooks";
 import { mcpRoutes } from "./routes/mcp";
+import { consoleRoutes } from "./routes/console";
+import { consolePageRoutes } from "./routes/console-pages";
+import type { PricedOperation } from "./console/keys";
 import { mcpToolOf } from "./mcp/dispatch";
 import { Event, EVENT_CATALOGUE, EVENT_ENVELOPES, EVENT_TYPES } from "./events/types";
 import { PUBLIC_METHODS } from "./methods";
@@ -42,6 +45,8 @@ export function allRoutes(services: Services): RouteDefinition<any, any>[] {
     ...eventRoutes(services),
     ...mcpRoutes(services, () => allRoutes(services), API_VERSION),
     ...docsRoutes(services, { document: () => apiDocument(services), version: API_VERSION }),
+    ...consoleRoutes(services, { pricedOperations: pricedOperationTiers }),
+    ...consolePageRoutes(services, { pricedOperations: pricedOperationTiers }),
   ];
 }
 
@@ -50,8 +55,20 @@ export function allRoutes(services: Services): RouteDefinition<any, any>[] {
  * each paid read (its path without the leading slash), the faucet.
  */
 export function pricedOperations(): string[] {
+  return pricedOperationTiers().map((o) => o.operation);
+}
+
+let tiers: PricedOperation[] | undefined;
+
+/** pricedOperations with the price tier whose default each takes (the console shows the prices in force). */
+export function pricedOperationTiers(): PricedOperation[] {
+  if (tiers) return tiers;
   const paidReads = allRoutes({} as Services).filter((r) => r.method === "get" && r.access.key === "optional" && r.access.price);
-  return [...PUBLIC_METHODS.filter((m) => m.access.price).map((m) => m.name), ...paidReads.map((r) => r.path.replace(/^\//, "")), "faucet"];
+  return (tiers = [
+    ...PUBLIC_METHODS.filter((m) => m.access.price).map((m) => ({ operation: m.name, tier: m.access.price! })),
+    ...paidReads.map((r) => ({ operation: r.path.replace(/^\//, ""), tier: r.access.price! })),
+    { operation: "faucet", tier: "faucet" as const },
+  ]);
 }
 
 const documents = new WeakMap<Services, object>();

@@ -35,7 +35,7 @@ export const LAYERS: { name: string; members: string[] }[] = [
   { name: "engine and payments", members: ["engine/", "payments/"] },
   { name: "features", members: ["methods/", "onboarding/", "access/", "reads/", "events/", "admin/", "lifecycle/", "metrics.ts", "wallet-balances.ts"] },
   { name: "http", members: ["http/"] },
-  { name: "use cases", members: ["usecases/"] },
+  { name: "use cases", members: ["usecases/", "console/"] },
   { name: "mcp", members: ["mcp/"] },
   { name: "routes", members: ["routes/"] },
   { name: "composition", members: ["app.ts", "composition.ts", "server.ts", "process.ts", "main.ts", "operator/"] },

@@ -12,6 +12,11 @@ import { KYC_STATUSES, type KycInvestorRecord, type KycStatus, type KycStore } f
 import { OperatorKycProvider } from "../onboarding/provider";
 import type { RelayerKeys } from "../store/relayer-keys";
 import { runRelayerKeyCommand, type RelayerKeyCommand, type RelayerKeysContext } from "./relayer-keys";
+import { ADMIN_TOOL_ACTOR, type AuditLog } from "../store/audit-log";
+import type { OperatorSessions } from "../store/operator-sessions";
+import type { Operators } from "../store/operators";
+import { runOperatorCommand, type ConsoleLinkContext, type OperatorCommand } from "./operators";
+import { auditOf } from "./audit";
 
 /** What operator commands need; satisfied by the running service and by a direct database connection. */
 export interface AdminStores {
@@ -24,6 +29,9 @@ export interface AdminStores {
   db: Db;
   kyc: KycStore;
   relayerKeys: RelayerKeys;
+  operators: Operators;
+  operatorSessions: OperatorSessions;
+  auditLog: AuditLog;
 }
 
 export type AdminCommand =
@@ -43,7 +51,8 @@ export type AdminCommand =
   | { command: "kyc.list"; status?: string; email?: string; keyId?: string }
   | { command: "kyc.approve"; email: string; keyId?: string }
   | { command: "kyc.reject"; email: string; reason: string; keyId?: string }
-  | RelayerKeyCommand;
+  | RelayerKeyCommand
+  | OperatorCommand;
 
 export const CREDIT_METHODS = [...METERED_METHODS, FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD] as string[];
 
@@ -52,6 +61,10 @@ export interface AdminContext {
   operations: string[];
   /** The relayer's configured keys (and, through the service, how it holds each): what relayer-keys commands check against. */
   relayer?: RelayerKeysContext;
+  /** Where operators' sign-in links point and how long they last (operators add, operators link). */
+  console?: ConsoleLinkContext;
+  /** Who makes the change, for the audit log: an operator's e-mail in the console; the admin tool by default. */
+  actor?: string;
 }
 
 /** An onboarding record as the operator sees it (the proof's signature and the link tokens stay in the database). */
@@ -87,9 +100,32 @@ async function signerScope(stores: AdminStores, cmd: { keyId?: string; allKeys?:
   return { keyId: cmd.keyId };
 }
 
-/** Runs one operator command; the result is printed as JSON by scripts/admin.ts. */
+/**
+ * Runs one operator command (printed as JSON by operator/admin.ts; the console calls the same commands). A command that
+ * changes something is written to the audit log with what it changed, before and after (admin/audit.ts), once it
+ * succeeded.
+ */
 export async function runAdminCommand(stores: AdminStores, cmd: AdminCommand, context: AdminContext = { operations: [] }): Promise<unknown> {
+  const change = auditOf(cmd);
+  if (!change) return commandResult(stores, cmd, context);
+  const before = await change.before(stores);
+  const result = await commandResult(stores, cmd, context);
+  await stores.auditLog.record({ actor: context.actor ?? ADMIN_TOOL_ACTOR, action: cmd.command, target: change.target, before, after: change.after(result) });
+  return result;
+}
+
+/** What one command does and answers (runAdminCommand audits it). */
+async function commandResult(stores: AdminStores, cmd: AdminCommand, context: AdminContext): Promise<unknown> {
   switch (cmd.command) {
+    case "operators.add":
+    case "operators.list":
+    case "operators.remove":
+    case "operators.link":
+    case "operators.password":
+    case "operators.revoke-sessions":
+    case "audit.list":
+      if (!context.console) throw badRequest("operators commands need the console's base URL and link lifetime (the service's configuration)", { field: "command" });
+      return runOperatorCommand(stores, cmd, context.console);
     case "relayer-keys.list":
     case "relayer-keys.add":
     case "relayer-keys.drain":

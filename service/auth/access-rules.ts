@@ -17,6 +17,7 @@ import type { ExecutionMode } from "../wire/fields";
  * | ramsRead       | accepted                     | the RAMS read price                             |
  * | faucet         | accepted (faucet credits)    | the faucet price                                |
  * | keyOrTxId      | accepted (its own events)    | free, for one txId prepared without a key       |
+ * | operatorSession| ignored (a console session)  | not accepted                                    |
  */
 /** Price tiers; an operation belongs to one. Amounts in USDC (6 decimals). */
 export type PriceTier = "write" | "faucet" | "agentGetter" | "ramsRead";
@@ -45,6 +46,11 @@ export const ACCESS = {
   faucet: { name: "faucet", key: "optional", price: "faucet" },
   /** Events: a key's own, or (no key) those of one batch prepared without a key; the handler checks which. */
   keyOrTxId: { name: "keyOrTxId", key: "optional" },
+  /**
+   * The operator console's JSON (/console/api/…): no API key, no payment; the handler checks the operator's session
+   * cookie, role and CSRF token (auth/console-session.ts).
+   */
+  operatorSession: { name: "operatorSession", key: "none" },
 } as const satisfies Record<string, AccessRule>;
 
 export type PaymentStep = "prepare" | "send";

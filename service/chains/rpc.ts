@@ -208,6 +208,11 @@ export class ResilientRpcProvider extends JsonRpcProvider {
   /** The URL that last answered 429 (the call that got it waits out its Retry-After before asking it again). */
   private lastThrottled?: RpcEndpoint;
 
+  /** The URL the next call goes to (what the operator console shows as in use). */
+  inUse(): RpcEndpoint {
+    return this.pick();
+  }
+
   /** The URL to try next: not resting first, then fewer failures in a row, then the operator's order. */
   private pick(): RpcEndpoint {
     const now = Date.now();

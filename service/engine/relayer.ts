@@ -41,6 +41,8 @@ const SIGNING_FEE_LAG_BLOCKS = 2;
  * the authorization's slot: about 60,000 cold), the delegate's checks and calls, with room to spare.
  */
 const SETTLEMENT_GAS = 120_000n;
+/** A no-op (a zero-value call to itself) runs its delegate's receive() (EIP-7702): more than a plain transfer. */
+const NO_OP_GAS = 60_000n;
 
 const delegateInterface = PaidRelayDelegate__factory.createInterface();
 const SETTLE_AND_CALL = delegateInterface.getFunction("settleAndCall").selector;
@@ -434,22 +436,24 @@ export class Relayer {
   }
 
   /**
-   * Replaces a relayed transaction that is not mined with the same nonce and higher `fees`: signed, stored (the
-   * current form kept as replaced) and broadcast. Undefined when the stored transaction is no longer `tx` (another
+   * Replaces a relayed transaction that is not mined with the same nonce and higher `fees`, or with a no-op
+   * (`noOp`: the operator's cancellation): signed, stored (the current form kept as replaced) and broadcast. Undefined when the stored transaction is no longer `tx` (another
    * runner or instance replaced it first, or it was mined).
    */
-  async replace(batch: Batch, tx: BatchTransaction, fees: Fees): Promise<{ tx: BatchTransaction; verdict: BroadcastVerdict } | undefined> {
+  async replace(batch: Batch, tx: BatchTransaction, fees: Fees, options: { noOp?: boolean } = {}): Promise<{ tx: BatchTransaction; verdict: BroadcastVerdict } | undefined> {
     const chain = this.services.chains.find(batch.chainId)!;
     const signer = this.signerOf(chain.chainId, tx.unsigned.from);
     if (!signer) return undefined;
     const unsigned = { ...tx.unsigned, maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString() };
-    // Target, calldata and gas as signed before (a payment settled in the operation is only in the sealed bytes).
+    // Target, calldata, value and gas as signed before (a payment settled in the operation is only in the sealed bytes;
+    // a cancellation's replacement stays a no-op). `noOp` cancels: a zero-value call to itself takes the nonce.
     const before = tx.signedRaw ? Transaction.from(tx.signedRaw) : undefined;
-    const signedRaw = await signer.signTransaction({
-      ...unsigned,
-      ...(before ? { to: before.to!, data: before.data, gasLimit: before.gasLimit.toString() } : {}),
-      from: undefined,
-    });
+    const call = options.noOp
+      ? { to: signer.address, data: "0x", value: 0n, gasLimit: NO_OP_GAS.toString() }
+      : before
+        ? { to: before.to!, data: before.data, value: before.value, gasLimit: before.gasLimit.toString() }
+        : {};
+    const signedRaw = await signer.signTransaction({ ...unsigned, ...call, from: undefined });
     const txHash = keccak256(signedRaw);
     const current = { maxFeePerGas: BigInt(tx.unsigned.maxFeePerGas), maxPriorityFeePerGas: BigInt(tx.unsigned.maxPriorityFeePerGas) };
     if (!(await this.services.batches.replaceSigned(this.services.db, batch.txId, tx.index, tx.txHash!, { signedRaw, txHash, unsigned }, current))) return undefined;

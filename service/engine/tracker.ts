@@ -29,8 +29,11 @@ interface ReceiptsAsked {
 
 export type MinedOutcome =
   | { kind: "mined"; receipt: TransactionReceipt; tx: BatchTransaction }
-  /** The batch ends at this transaction: refused by the node, or a reported hash that never appeared. */
-  | { kind: "ended"; status: "refused" | "unseen"; error: string; tx: BatchTransaction }
+  /**
+   * The batch ends at this transaction: refused by the node, a reported hash that never appeared, or a relayed one the
+   * operator cancelled (a no-op took its nonce: the operation never ran, as if it had reverted).
+   */
+  | { kind: "ended"; status: "refused" | "unseen" | "reverted"; error: string; tx: BatchTransaction }
   /** No receipt within RECEIPT_TIMEOUT_MS: the batch stays pending (resumed by the sweeper). */
   | { kind: "timeout" }
   | { kind: "stopped" };
@@ -167,6 +170,11 @@ export class TransactionTracker {
     if (this.tx.status === "broadcast" && !this.tx.signedRaw) {
       const mismatch = await this.checkReportedTransaction();
       if (mismatch) return { kind: "ended", status: "refused", error: mismatch, tx: this.tx };
+    }
+    if (this.batch.executionMode === "service-relayed" && isNoOp(receipt)) {
+      const error = `cancelled by the operator: a no-op transaction (${receipt.hash}, block ${receipt.blockNumber}) took nonce ${this.tx.unsigned.nonce}; the operation did not run`;
+      this.deps.log.warn({ txId: this.batch.txId, index: this.tx.index, hash: receipt.hash }, "relayed transaction cancelled; batch rejected");
+      return { kind: "ended", status: "reverted", error, tx: this.tx };
     }
     return { kind: "mined", receipt, tx: this.tx };
   }
@@ -335,6 +343,15 @@ export class TransactionTracker {
     if (!onChain) return undefined;
     return reportedMismatch(onChain, this.tx.unsigned) ? `reported hash ${this.tx.txHash} is not transaction ${this.tx.index + 1} of batch ${this.batch.txId}` : undefined;
   }
+}
+
+/**
+ * A mined relayed transaction that is the operator's cancellation (engine/operator-actions.ts): the relayer called
+ * itself and nothing happened (no log). Any relayed operation either calls another contract, or calls the relayer's
+ * delegate, whose settleAndCall always logs (the payment's Transfer and PaidCall).
+ */
+export function isNoOp(receipt: Pick<TransactionReceipt, "from" | "to" | "logs" | "status">): boolean {
+  return receipt.status === 1 && receipt.to !== null && receipt.to.toLowerCase() === receipt.from.toLowerCase() && receipt.logs.length === 0;
 }
 
 /** The fees a transaction's current bytes were signed with (a client's wallet may have re-priced the prepared ones). */

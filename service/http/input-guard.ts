@@ -25,10 +25,11 @@ function checkText(text: string, path: string, root: string, what: "value" | "ke
 /**
  * Refuses, before any schema or handler sees it, input no client of this API sends and the database or the logs must
  * never receive: NUL characters and unpaired surrogates in any key or string (known field or not), nesting deeper than
- * MAX_INPUT_DEPTH, and fields named like a wallet secret (privateKey, mnemonic, seed, …). Walks iteratively, so a
- * hostile depth cannot overflow the stack. Errors name the field by its path, e.g. `userToMint.0.name`.
+ * MAX_INPUT_DEPTH, and fields named like a wallet secret (privateKey, mnemonic, seed, …), but those `taken` names (by
+ * path: the console's sign-in takes an operator's `password`). Walks iteratively, so a hostile depth cannot overflow
+ * the stack. Errors name the field by its path, e.g. `userToMint.0.name`.
  */
-export function guardInput(input: unknown, root: "body" | "query"): void {
+export function guardInput(input: unknown, root: "body" | "query", taken: readonly string[] = []): void {
   const stack: { value: unknown; path: string; depth: number }[] = [{ value: input, path: "", depth: 0 }];
   while (stack.length) {
     const { value, path, depth } = stack.pop()!;
@@ -43,7 +44,7 @@ export function guardInput(input: unknown, root: "body" | "query"): void {
       const childPath = path ? `${path}.${key}` : key;
       if (!Array.isArray(value)) {
         checkText(key, childPath, root, "key");
-        if (looksLikeSecretKey(key)) throw badRequest(`${childPath}: ${NEVER_SEND_A_KEY}`, { field: childPath, in: root });
+        if (looksLikeSecretKey(key) && !taken.includes(childPath)) throw badRequest(`${childPath}: ${NEVER_SEND_A_KEY}`, { field: childPath, in: root });
       }
       stack.push({ value: child, path: childPath, depth: depth + 1 });
     }

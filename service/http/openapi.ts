@@ -67,11 +67,18 @@ export const securitySchemes = {
       "authorization and repeat the call with the base64 payment payload in X-PAYMENT (also accepted: X-Payment, x-payment, PAYMENT-SIGNATURE).",
   },
   metricsToken: { type: "http", scheme: "bearer", description: "GET /metrics when the operator set METRICS_TOKEN." },
+  consoleSession: {
+    type: "apiKey",
+    in: "cookie",
+    name: "tak_console",
+    description: "The operator console's session (POST /console/api/session signs in); every change also sends its CSRF token in x-csrf-token.",
+  },
 };
 
 /** Who may call: a key, a payment (rules with an x402 price), or nobody in particular. */
 function security(rule: AccessRule, route: RouteDefinition<any, any>): Json[] {
   if (route.path === "/metrics") return [{ metricsToken: [] }, {}];
+  if (rule.name === "operatorSession") return route.path === "/console/api/session" && route.method === "post" ? [] : [{ consoleSession: [] }];
   switch (securityOf(rule)) {
     case "apiKey":
       return [{ apiKey: [] }];
@@ -108,6 +115,11 @@ const TAGS = [
   { name: "network", description: "Contract addresses per network." },
   { name: "mcp", description: "The Model Context Protocol endpoint: every operation of this API as a tool for AI agents (Streamable HTTP)." },
   { name: "meta", description: "Health, this document, the reference page, metrics." },
+  {
+    name: "console",
+    description:
+      "The operator console's JSON (its pages are at /console): sign-in, the overview, transactions and their actions, payments, webhook deliveries and replays, KYC review, keys, credits, signers, prices and the audit log. A session cookie, not an API key; every change needs the session's CSRF token in x-csrf-token and the operator's role (viewer, reviewer, admin).",
+  },
 ];
 
 const DESCRIPTION = `Prepares unsigned EVM transactions for tokenized assets, agents and mandates, takes them back signed, broadcasts them
@@ -227,7 +239,7 @@ function operationOf(route: RouteDefinition<any, any>, operationId: string, comp
     if (doc) responses[status] = responseObject(doc, components, extra);
   }
   responses["400"] = { $ref: "#/components/responses/BadRequest" };
-  if (route.access.key !== "none") responses["401"] = { $ref: "#/components/responses/Unauthorized" };
+  if (route.access.key !== "none" || route.access.name === "operatorSession") responses["401"] = { $ref: "#/components/responses/Unauthorized" };
   if (paid) responses["402"] = { $ref: "#/components/responses/PaymentRequired" };
   if (route.rateLimited) responses["429"] = { $ref: "#/components/responses/TooManyRequests" };
   responses["4XX"] = { $ref: "#/components/responses/ClientError" };
@@ -300,7 +312,7 @@ function sharedResponses(components: Components): Record<string, unknown> {
   const error = (description: string, headers: Json = {}) => ({ description, headers: { "x-request-id": REQUEST_ID_HEADER, ...headers }, content: jsonContent(errorRef) });
   return {
     BadRequest: error("The request is invalid: the message names the field (or the pre-check that failed)"),
-    Unauthorized: error("The API key is missing (where a key is required) or not valid"),
+    Unauthorized: error("The API key is missing (where a key is required) or not valid; on the console's routes, no live session (details.reason: no_session, expired, revoked)"),
     PaymentRequired: error("Payment required: no key and no (valid) payment. Pay the quote in PAYMENT-REQUIRED and repeat the call with X-PAYMENT", {
       "PAYMENT-REQUIRED": {
         required: true,

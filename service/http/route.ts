@@ -79,6 +79,11 @@ export interface RouteDefinition<Q = unknown, B = unknown> {
    * (POST /mcp: a tool call's arguments go through the input guard of the route the tool calls).
    */
   guardsOwnInput?: boolean;
+  /**
+   * Body fields named like a secret that this route does take (the input guard refuses them elsewhere): the operator
+   * console's sign-in and password change take an operator's `password`, never a wallet's key.
+   */
+  takesSecrets?: string[];
   handler: (input: { query: Q; body: B; req: Request; res: Response; caller: Caller; payment: CallPayment }) => Promise<unknown>; // a RouteResult, or the body itself
 }
 
@@ -229,7 +234,7 @@ function routeHandler(route: RouteDefinition<any, any>, services: RouterServices
       await route.admit?.(req);
       assertJsonBody(route, req);
       guardInput(req.query, "query");
-      if (!route.guardsOwnInput) guardInput(req.body, "body");
+      if (!route.guardsOwnInput) guardInput(req.body, "body", route.takesSecrets);
       const caller = await identify(services, req, route.access);
       if (route.idempotent) {
         const started = await startIdempotent(services.idempotentRequests, req, route.path, caller.apiKey?.id ?? "keyless");

@@ -15,6 +15,9 @@ import { assertSchemaCurrent } from "../store/schema-version";
 import { Signers } from "../store/signers";
 import { Tokens } from "../store/tokens";
 import { RelayerKeys } from "../store/relayer-keys";
+import { AuditLog } from "../store/audit-log";
+import { OperatorSessions } from "../store/operator-sessions";
+import { Operators } from "../store/operators";
 import type { RelayerKeysContext } from "../admin/relayer-keys";
 import { openServiceWallets } from "../signers/service-wallets";
 import { parseArguments, UsageError, type SetupExecutorCommand } from "./arguments";
@@ -67,8 +70,12 @@ async function viaDatabase(config: Config, command: AdminCommand, operations: st
       db,
       kyc: new KycStore(db),
       relayerKeys: new RelayerKeys(db),
+      operators: new Operators(db),
+      operatorSessions: new OperatorSessions(db),
+      auditLog: new AuditLog(db),
     };
-    return await runAdminCommand(stores, command, { operations, relayer: command.command.startsWith("relayer-keys.") ? configuredRelayerKeys(config) : undefined });
+    const consoleLinks = { baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`, linkTtlMs: config.CONSOLE_SIGN_IN_LINK_TTL };
+    return await runAdminCommand(stores, command, { operations, console: consoleLinks, relayer: command.command.startsWith("relayer-keys.") ? configuredRelayerKeys(config) : undefined });
   } finally {
     await db.close();
   }

@@ -1,9 +1,11 @@
+import fs from "node:fs";
 import path from "node:path";
 import { isAddress } from "ethers";
 import { z } from "zod";
 import { CREDIT_METHODS, type AdminCommand } from "../admin/commands";
 import { PLANS } from "../model/plans";
 import { KYC_STATUSES } from "../store/kyc";
+import { OPERATOR_ROLES } from "../store/operators";
 import type { KeySource } from "../signers/key-sources";
 
 /**
@@ -125,6 +127,29 @@ export function commandTable(operations: string[]): CommandSpec[] {
       }),
     },
     { name: "rams executors", about: "the recorded executors", flags: { "chain-id": flag(positiveInteger, "N") }, build: (v) => ({ command: "rams.executors.list", chainId: v["chain-id"] as number | undefined }) },
+    {
+      name: "operators add",
+      about: "create an operator of the console (/console) with a role; prints a one-time sign-in link unless --password-file gives its password",
+      flags: { email: flag(email, "E", { required: true }), role: flag(oneOf(OPERATOR_ROLES, ""), OPERATOR_ROLES.join("|"), { required: true }), "password-file": flag(text, "FILE") },
+      build: (v) => ({ command: "operators.add", email: v.email as string, role: v.role as string, ...passwordOf(v) }),
+    },
+    { name: "operators list", about: "the console's operators and their roles", flags: {}, build: () => ({ command: "operators.list" }) },
+    { name: "operators remove", about: "remove an operator: its sessions end at once", flags: { email: flag(email, "E", { required: true }) }, positional: "email", build: (v) => ({ command: "operators.remove", email: v.email as string }) },
+    { name: "operators link", about: "print a new one-time sign-in link for an operator (CONSOLE_SIGN_IN_LINK_TTL)", flags: { email: flag(email, "E", { required: true }) }, positional: "email", build: (v) => ({ command: "operators.link", email: v.email as string }) },
+    {
+      name: "operators password",
+      about: "set an operator's password from a file (at least 12 characters)",
+      flags: { email: flag(email, "E", { required: true }), "password-file": flag(text, "FILE", { required: true }) },
+      positional: "email",
+      build: (v) => ({ command: "operators.password", email: v.email as string, password: passwordOf(v).password! }),
+    },
+    { name: "operators revoke-sessions", about: "sign an operator out everywhere", flags: { email: flag(email, "E", { required: true }) }, positional: "email", build: (v) => ({ command: "operators.revoke-sessions", email: v.email as string }) },
+    {
+      name: "audit list",
+      about: "the audit log: every change operators made (console and this tool), newest first",
+      flags: { limit: flag(positiveInteger, "N"), actor: flag(text, "E"), before: flag(z.string().regex(/^\d{1,18}$/, "must be an entry id"), "ID") },
+      build: (v) => ({ command: "audit.list", limit: v.limit as number | undefined, actor: v.actor as string | undefined, before: v.before as string | undefined }),
+    },
     { name: "relayer-keys list", about: "the relayer's keys per chain: state (active, draining), origin, work left", flags: {}, build: () => ({ command: "relayer-keys.list" }) },
     {
       name: "relayer-keys add",
@@ -155,6 +180,17 @@ export function commandTable(operations: string[]): CommandSpec[] {
       build: (v) => ({ command: "relayer-keys.remove", address: v.address as string, chainId: v["chain-id"] as number | undefined }),
     },
   ];
+}
+
+/** A password from --password-file (its first line): read here, so it never appears on a command line or in a shell history. */
+function passwordOf(v: Record<string, unknown>): { password?: string } {
+  const file = v["password-file"] as string | undefined;
+  if (file === undefined) return {};
+  try {
+    return { password: fs.readFileSync(file, "utf8").split(/\r?\n/)[0] };
+  } catch (error) {
+    throw new UsageError(`--password-file ${file} cannot be read: ${(error as Error).message}`);
+  }
 }
 
 /** A signers command's scope: --key-id K or --all-keys, exactly one. */

@@ -41,7 +41,8 @@ export function adminRoutes(services: Services, options: { token: string } & Adm
       handler: async ({ req, body }) => {
         authorize(req);
         const command = body as unknown as AdminCommand;
-        const result = await runAdminCommand(services, command, { operations: options.operations, relayer: relayerKeysContext(services) });
+        const consoleLinks = { baseUrl: services.baseUrl, linkTtlMs: services.config.CONSOLE_SIGN_IN_LINK_TTL };
+        const result = await runAdminCommand(services, command, { operations: options.operations, relayer: relayerKeysContext(services), console: consoleLinks });
         // This instance follows a relayer key decision at once; the others within their next refresh.
         if (command.command.startsWith("relayer-keys.") && command.command !== "relayer-keys.list") await services.relayerKeyRotation.refresh();
         return { result };

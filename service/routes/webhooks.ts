@@ -5,6 +5,7 @@ import { conflict, notFound, validationError } from "../errors";
 import { SUBSCRIBABLE_TYPES } from "../events/types";
 import { responseFields } from "../wire/responses";
 import { defineRoute } from "../http/route";
+import { replayDelivery } from "../usecases/webhook-replay";
 import type { Services } from "../usecases/services";
 import { checkedUrl, endpointOf, keylessTarget } from "../usecases/webhook-endpoints";
 import type { DeliveryRecord, WebhookEndpointRecord } from "../store/webhooks";
@@ -340,10 +341,7 @@ function webhooksByIdDeliveriesByDeliveryIdRedeliverRoute(services: Services) {
     response: { 202: { description: "A new delivery of the event, due now", schema: WebhookDelivery } },
     handler: async ({ req, caller }) => {
       const endpoint = await endpointOf(services, caller, String(req.params.id));
-      if (endpoint.disabledAt) throw conflict(`Webhook endpoint ${endpoint.id} is disabled (${endpoint.disabledReason}): enable it first (PATCH { enabled: true })`, { field: "id" });
-      const delivery = await services.webhooks.redeliver(endpoint.id, String(req.params.deliveryId));
-      if (!delivery) throw notFound(`No delivery ${String(req.params.deliveryId)} of webhook endpoint ${endpoint.id}`, { field: "deliveryId" });
-      services.webhookDispatcher.wake();
+      const delivery = await replayDelivery(services, endpoint, String(req.params.deliveryId));
       return { status: 202, body: deliveryView(delivery) };
     },
   });

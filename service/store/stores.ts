@@ -2,8 +2,10 @@ import { FaucetClaims } from "./faucet-claims";
 import type { Sealer } from "../crypto/sealed";
 import type { Logger } from "../logger";
 import { Agents } from "./agents";
+import { AuditLog } from "./audit-log";
 import { ApiKeys } from "./api-keys";
 import { Batches } from "./batches";
+import { BatchSearch } from "./batch-search";
 import { Credits } from "./credits";
 import type { Db } from "./db";
 import { Dividends } from "./dividends";
@@ -12,7 +14,10 @@ import { IdempotentRequests } from "./idempotent-requests";
 import { Investors } from "./investors";
 import { KycStore } from "./kyc";
 import { Offerings } from "./offerings";
+import { OperatorSessions } from "./operator-sessions";
+import { Operators } from "./operators";
 import { Payments } from "./payments";
+import { PaymentSearch } from "./payment-search";
 import { RamsExecutors } from "./rams";
 import { RelayerKeys } from "./relayer-keys";
 import { Signers } from "./signers";
@@ -20,6 +25,7 @@ import { TokenControls } from "./token-controls";
 import { Tokens } from "./tokens";
 import { WalletLocks } from "./wallet-locks";
 import { WalletNonces } from "./wallet-nonces";
+import { WebhookAdmin } from "./webhook-admin";
 import { Webhooks } from "./webhooks";
 
 /**
@@ -56,6 +62,14 @@ export interface Stores {
   faucetClaims: FaucetClaims;
   /** Answers kept for retries under an Idempotency-Key (the paid write routes). */
   idempotentRequests: IdempotentRequests;
+  /** The operator console's accounts and sign-in links, its sessions, and the audit log of operators' changes. */
+  operators: Operators;
+  operatorSessions: OperatorSessions;
+  auditLog: AuditLog;
+  /** What the console lists and counts, read from the tables the aggregates above write. */
+  batchSearch: BatchSearch;
+  paymentSearch: PaymentSearch;
+  webhookAdmin: WebhookAdmin;
 }
 
 /** The aggregates over `db`, built once per process. */
@@ -83,5 +97,11 @@ export function openStores(db: Db, sealer: Sealer, logger: Logger): Stores {
     webhooks: new Webhooks(db, sealer),
     faucetClaims: new FaucetClaims(db),
     idempotentRequests: new IdempotentRequests(db),
+    operators: new Operators(db),
+    operatorSessions: new OperatorSessions(db),
+    auditLog: new AuditLog(db),
+    batchSearch: new BatchSearch(db),
+    paymentSearch: new PaymentSearch(db),
+    webhookAdmin: new WebhookAdmin(db),
   };
 }

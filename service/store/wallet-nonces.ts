@@ -25,6 +25,12 @@ export class WalletNonces {
     return Number(row.nonce);
   }
 
+  /** The next nonce the service will take for a wallet (undefined before its first). */
+  async next(chainId: number, address: string): Promise<number | undefined> {
+    const [row] = await this.db.query<{ next_nonce: string }>("SELECT next_nonce::text AS next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2", [chainId, address.toLowerCase()]);
+    return row ? Number(row.next_nonce) : undefined;
+  }
+
   /** Raises the counter to the chain's pending count (never lowers it: signed, unsent transactions hold the gap). */
   async syncFloor(chainId: number, address: string, chainPending: number): Promise<number> {
     const [row] = await this.db.query<{ next_nonce: string }>(

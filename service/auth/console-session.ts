@@ -1,0 +1,97 @@
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
+import type { Request } from "express";
+import { forbidden, unauthorized } from "../errors";
+import { roleAllows, type OperatorRecord, type OperatorRole } from "../store/operators";
+import type { OperatorSessions } from "../store/operator-sessions";
+
+/**
+ * The console's session: a random token in a cookie that is HttpOnly (no script reads it), SameSite=Strict (no other
+ * site's page sends it) and Secure (HTTPS only) unless the console is reached on this machine (localhost), kept in the
+ * database only as its hash (store/operator-sessions.ts). Every change also carries the CSRF token in a header: an
+ * HMAC of the session token, so it is never stored, differs per session and cannot be made without the cookie.
+ */
+export const SESSION_COOKIE = "tak_console";
+export const CSRF_HEADER = "x-csrf-token";
+
+/** 32 random bytes, base64url: a session token, or a one-time sign-in link's token. */
+export const newConsoleToken = (): string => randomBytes(32).toString("base64url");
+
+/** The CSRF token of a session (what its pages carry and its changes must send in x-csrf-token). */
+export const csrfTokenOf = (sessionToken: string): string => createHmac("sha256", sessionToken).update("tak-console-csrf").digest("base64url");
+
+const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
+
+/** The request reached the service on this machine (http://localhost, 127.0.0.1, [::1]): the cookie may go without Secure. */
+export const isLoopbackHost = (hostname: string): boolean => LOOPBACK_HOSTS.has(hostname.toLowerCase()) || hostname.toLowerCase().endsWith(".localhost");
+
+/** Set-Cookie for a new session, sent only to `path` (the console's, /console) and Secure unless reached on localhost. */
+export function sessionCookie(req: Pick<Request, "hostname">, token: string, maxAgeSeconds: number, path = "/console"): string {
+  return [`${SESSION_COOKIE}=${token}`, `Path=${path}`, "HttpOnly", "SameSite=Strict", `Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`, ...(isLoopbackHost(req.hostname) ? [] : ["Secure"])].join("; ");
+}
+
+/** Set-Cookie that removes the session cookie (sign-out). */
+export function clearedSessionCookie(req: Pick<Request, "hostname">, path = "/console"): string {
+  return sessionCookie(req, "", 0, path);
+}
+
+/** The session token a request's Cookie header carries, if any. */
+export function sessionTokenOf(req: Pick<Request, "header">): string | undefined {
+  for (const part of (req.header("cookie") ?? "").split(";")) {
+    const [name, ...value] = part.trim().split("=");
+    if (name === SESSION_COOKIE && value.join("=")) return value.join("=");
+  }
+  return undefined;
+}
+
+/** A signed-in operator, as a console request knows it. */
+export interface SignedIn {
+  operator: OperatorRecord;
+  /** The session's cookie token (never logged, never shown). */
+  token: string;
+  csrfToken: string;
+  expiresAt: string;
+}
+
+/** Why a request has no usable session: its page sends the browser to the sign-in page, its JSON answer says 401. */
+export type SessionProblem = "no_session" | "unknown_session" | "revoked" | "expired";
+
+const PROBLEMS: Record<SessionProblem, string> = {
+  no_session: "Sign in to the console first",
+  unknown_session: "This console session is not known (it may belong to another deployment): sign in again",
+  revoked: "This console session was ended (signed out, or revoked by an administrator): sign in again",
+  expired: "This console session has expired: sign in again",
+};
+
+/**
+ * The operator a console request comes from, checked: a live session (401 otherwise, `details.reason` saying why), a
+ * role that allows `needed` (403), and for a change (`change`) the session's CSRF token in x-csrf-token and no Origin
+ * but the service's own (as the request reached it, or PUBLIC_BASE_URL's: `publicOrigin`) (403).
+ */
+export async function authenticate(
+  sessions: Pick<OperatorSessions, "find">,
+  req: Request,
+  needed: OperatorRole,
+  options: { change: boolean; publicOrigin?: string },
+): Promise<SignedIn> {
+  const token = sessionTokenOf(req);
+  const refuse = (reason: SessionProblem) => unauthorized(PROBLEMS[reason], { reason });
+  if (!token) throw refuse("no_session");
+  const session = await sessions.find(token);
+  if (!session) throw refuse("unknown_session");
+  if (session.revokedAt) throw refuse("revoked");
+  if (Date.parse(session.expiresAt) <= Date.now()) throw refuse("expired");
+  const csrfToken = csrfTokenOf(token);
+  if (options.change) {
+    const origin = req.header("origin");
+    if (origin && origin !== `${req.protocol}://${req.host}` && origin !== options.publicOrigin) throw forbidden(`A console change must come from the console's own pages, not from ${origin}`, { field: "origin", in: "header" });
+    const given = Buffer.from(req.header(CSRF_HEADER) ?? "");
+    const expected = Buffer.from(csrfToken);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      throw forbidden(`A console change needs the page's CSRF token in ${CSRF_HEADER}`, { field: CSRF_HEADER, in: "header" });
+    }
+  }
+  if (!roleAllows(session.operator.role, needed)) {
+    throw forbidden(`This needs the ${needed} role; ${session.operator.email} is a ${session.operator.role}`, { role: session.operator.role, needed });
+  }
+  return { operator: session.operator, token, csrfToken, expiresAt: session.expiresAt };
+}

@@ -1,0 +1,35 @@
+import { actionForm, field, html } from "./html";
+import { barePage, page, type PageContext } from "./layout";
+
+/**
+ * The sign-in page: e-mail and password, or, opened from a one-time link, a button that uses the link (a link is used
+ * only by that POST, never by opening the page: link checkers and previews cannot spend it).
+ */
+export function signInPage(base: string, next: string, linkToken?: string, reason?: string): string {
+  const redirect = next.startsWith(`${base}/console`) ? next : `${base}/console`;
+  const why = reason ? html`<p class="notice error" role="alert">${reason}</p>` : "";
+  const form = linkToken
+    ? html`<p>This one-time link signs you in once.</p>${actionForm({ action: `${base}/console/api/session`, label: "Sign in with this link", hidden: { token: linkToken }, redirect })}`
+    : actionForm({
+        action: `${base}/console/api/session`,
+        label: "Sign in",
+        className: "stack",
+        redirect,
+        fields: html`${field("email", "E-mail", { name: "email", type: "email", required: true, autocomplete: "username" })}${field("password", "Password", { name: "password", type: "password", required: true, autocomplete: "current-password" })}`,
+      });
+  return barePage("Sign in to the operator console", base, html`${why}${form}<p class="muted">No account? An administrator creates one with <code>npm run admin -- operators add</code>.</p>`);
+}
+
+/** The account page: who is signed in, the password, sign-out. */
+export function accountPage(ctx: PageContext, expiresAt: string): string {
+  const { base } = ctx;
+  return page(
+    ctx,
+    "account",
+    "Account",
+    html`<section><p>Signed in as <strong>${ctx.operator.email}</strong> (${ctx.operator.role}); this session ends at <time datetime="${expiresAt}">${expiresAt.replace("T", " ").replace(/\.\d+Z$/, " UTC")}</time>.</p>
+<h2>${ctx.operator.hasPassword ? "Change your password" : "Set a password"}</h2>
+${actionForm({ action: `${base}/console/api/password`, label: "Save password", className: "stack", done: "Your password is saved.", fields: field("new-password", "New password (at least 12 characters)", { name: "password", type: "password", required: true, autocomplete: "new-password" }) })}
+</section>`,
+  );
+}

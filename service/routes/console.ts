@@ -1,0 +1,206 @@
+import { z } from "zod";
+import { ACCESS } from "../auth/access-rules";
+import { authenticate, clearedSessionCookie, sessionCookie } from "../auth/console-session";
+import { auditPage } from "../console/audit";
+import { overview } from "../console/overview";
+import { listPayments, paymentDetail, paymentTotals } from "../console/payments";
+import { setOwnPassword, signIn, signOut } from "../console/sign-in";
+import { searchTransactions, transactionAction, transactionDetail, type TransactionAction } from "../console/transactions";
+import { defineRoute } from "../http/route";
+import type { Services } from "../usecases/services";
+import {
+  ConsoleActionOutcome,
+  ConsoleAudit,
+  ConsoleBatch,
+  ConsoleBatchList,
+  ConsoleOperator,
+  ConsoleOverview,
+  ConsolePaymentDetail,
+  ConsolePaymentList,
+  ConsolePaymentTotals,
+  ConsoleSession,
+  IndexBody,
+  PasswordBody,
+  SignInBody,
+} from "../wire/console";
+import { consoleRoute } from "./console-route";
+import { consoleChangeRoutes, type ConsoleOptions } from "./console-changes";
+
+/** The path prefix PUBLIC_BASE_URL gives the service ("" at the root): the cookie's path and the pages' links. */
+export const basePathOf = (services: Services) => (services.baseUrl ? new URL(services.baseUrl).pathname.replace(/\/$/, "") : "");
+
+/** POST, GET and DELETE /console/api/session: sign in (no session needed), who is signed in, sign out. */
+function sessionRoutes(services: Services) {
+  const cookiePath = () => `${basePathOf(services)}/console`;
+  return [
+    defineRoute({
+      method: "post",
+      path: "/console/api/session",
+      operationId: "consoleSignIn",
+      summary: "Sign in to the operator console: e-mail and password, or a one-time link's token; sets the session cookie",
+      description: "Rate limited per client address and per operator e-mail (a few refused passwords lock that e-mail for 15 minutes). The answer's csrfToken goes with every change.",
+      tags: ["console"],
+      access: ACCESS.operatorSession,
+      tool: false,
+      rateLimited: true,
+      takesSecrets: ["password"],
+      body: SignInBody,
+      response: ConsoleSession,
+      handler: async ({ body, req, res }) => {
+        const opened = await signIn(services, req, body);
+        const seconds = (Date.parse(opened.expiresAt) - Date.now()) / 1000;
+        res.setHeader("Set-Cookie", sessionCookie(req, opened.token, seconds, cookiePath()));
+        res.setHeader("Cache-Control", "no-store");
+        return { operator: opened.operator, csrfToken: opened.csrfToken, expiresAt: opened.expiresAt };
+      },
+    }),
+    consoleRoute(services, {
+      method: "get",
+      path: "/console/api/session",
+      operationId: "consoleSession",
+      summary: "The signed-in operator, the session's CSRF token and when it ends",
+      role: "viewer",
+      response: ConsoleSession,
+      handler: async ({ signedIn }) => ({ operator: signedIn.operator, csrfToken: signedIn.csrfToken, expiresAt: signedIn.expiresAt }),
+    }),
+    consoleRoute(services, {
+      method: "delete",
+      path: "/console/api/session",
+      operationId: "consoleSignOut",
+      summary: "Sign out: the session ends now, everywhere it was used",
+      role: "viewer",
+      response: z.strictObject({ signedOut: z.literal(true) }),
+      handler: async ({ req, res, signedIn }) => {
+        await signOut(services, signedIn);
+        res.setHeader("Set-Cookie", clearedSessionCookie(req, cookiePath()));
+        return { signedOut: true as const };
+      },
+    }),
+    consoleRoute(services, {
+      method: "post",
+      path: "/console/api/password",
+      operationId: "consoleSetPassword",
+      summary: "Set or change the signed-in operator's password (at least 12 characters)",
+      role: "viewer",
+      takesSecrets: ["password"],
+      body: PasswordBody,
+      response: z.strictObject({ operator: ConsoleOperator }),
+      handler: async ({ body, signedIn }) => ({ operator: await setOwnPassword(services, signedIn, body.password) }),
+    }),
+  ];
+}
+
+const cursor = z.string().optional().meta({ description: "The `next` of the previous page" });
+const BATCH_STATUSES = ["prepared", "sending", "success", "rejected"] as const;
+const PAYMENT_STATES = ["reserved", "settling", "settled", "released"] as const;
+
+/** The overview, and transactions with the operator's actions on relayed ones. */
+function transactionRoutes(services: Services) {
+  return [
+    consoleRoute(services, {
+      method: "get",
+      path: "/console/api/overview",
+      operationId: "consoleOverview",
+      summary: "Chains (head, RPC URLs), the service's wallets, the queues, and the last hour's and day's activity",
+      role: "viewer",
+      response: ConsoleOverview,
+      handler: async () => overview(services),
+    }),
+    consoleRoute(services, {
+      method: "get",
+      path: "/console/api/transactions",
+      operationId: "consoleTransactions",
+      summary: "Batches, newest first: by txId or hash (the batch that has it), address, API key id or status",
+      role: "viewer",
+      query: z.strictObject({ q: z.string().optional().meta({ description: "txId, transaction hash, address or API key id" }), status: z.enum(BATCH_STATUSES).optional(), before: cursor }),
+      response: ConsoleBatchList,
+      handler: async ({ query }) => {
+        const { items, next } = await searchTransactions(services, query);
+        return { items, next };
+      },
+    }),
+    consoleRoute(services, {
+      method: "get",
+      path: "/console/api/transactions/{txId}",
+      operationId: "consoleTransaction",
+      summary: "A batch: its request, transactions (with the actions open to them), timeline, events and payments",
+      role: "viewer",
+      response: ConsoleBatch,
+      handler: async ({ req }) => transactionDetail(services, String(req.params.txId).toLowerCase()),
+    }),
+    ...(["rebroadcast", "replace", "cancel"] as TransactionAction[]).map((action) =>
+      consoleRoute(services, {
+        method: "post",
+        path: `/console/api/transactions/{txId}/${action}`,
+        operationId: `consoleTransaction${action[0].toUpperCase()}${action.slice(1)}`,
+        summary: {
+          rebroadcast: "Send a relayed transaction's signed bytes to the node again now",
+          replace: "Replace a relayed transaction that is not mined with the same one at higher fees",
+          cancel: "Cancel a relayed transaction that is not mined: a no-op at its nonce takes its place; the batch ends rejected, its payment released",
+        }[action],
+        role: "admin",
+        body: IndexBody,
+        response: ConsoleActionOutcome,
+        handler: async ({ req, body, signedIn }) => transactionAction(services, signedIn.operator, String(req.params.txId), body.index, action),
+      }),
+    ),
+  ];
+}
+
+/** What the operator reads of payments and of the audit log. */
+function paymentAndAuditRoutes(services: Services) {
+  return [
+    consoleRoute(services, {
+      method: "get",
+      path: "/console/api/payments",
+      operationId: "consolePayments",
+      summary: "x402 payments, newest first: by state, payer, batch or settlement transaction",
+      role: "viewer",
+      query: z.strictObject({ status: z.enum(PAYMENT_STATES).optional(), payer: z.string().optional(), txId: z.string().optional(), settlement: z.string().optional(), before: cursor }),
+      response: ConsolePaymentList,
+      handler: async ({ query }) => listPayments(services, query),
+    }),
+    consoleRoute(services, {
+      method: "get",
+      path: "/console/api/payments/totals",
+      operationId: "consolePaymentTotals",
+      summary: "What settled payments charged per day and operation (and how many were released), the last `days` days",
+      role: "viewer",
+      query: z.strictObject({ days: z.coerce.number({ error: "must be a number of days" }).int().min(1).max(90).default(7) }),
+      response: ConsolePaymentTotals,
+      handler: async ({ query }) => paymentTotals(services, query.days),
+    }),
+    consoleRoute(services, {
+      method: "get",
+      path: "/console/api/payments/{id}",
+      operationId: "consolePayment",
+      summary: "A payment, and the other payments its settlement transaction carried (a Multicall3 batch)",
+      role: "viewer",
+      response: ConsolePaymentDetail,
+      handler: async ({ req }) => paymentDetail(services, String(req.params.id)),
+    }),
+    consoleRoute(services, {
+      method: "get",
+      path: "/console/api/audit",
+      operationId: "consoleAudit",
+      summary: "The audit log: every change operators made (console and admin tool), newest first",
+      role: "viewer",
+      query: z.strictObject({ actor: z.string().optional(), before: cursor }),
+      response: ConsoleAudit,
+      handler: async ({ query }) => auditPage(services, query),
+    }),
+  ];
+}
+
+/** The operator console's JSON endpoints (/console/api/…); its pages are routes/console-pages.ts. */
+export function consoleRoutes(services: Services, options: ConsoleOptions) {
+  return [...sessionRoutes(services), ...transactionRoutes(services), ...paymentAndAuditRoutes(services), ...consoleChangeRoutes(services, options)];
+}
+
+/** Whether a request carries a live console session (pages use it to send the sign-in page's visitor on). */
+export async function hasSession(services: Services, req: Parameters<typeof authenticate>[1]): Promise<boolean> {
+  return authenticate(services.operatorSessions, req, "viewer", { change: false }).then(
+    () => true,
+    () => false,
+  );
+}

@@ -1,0 +1,360 @@
+import { z } from "zod";
+
+/**
+ * The operator console's JSON (GET and POST /console/api/…, tag "console" in /openapi.json): what its pages show and
+ * what its actions answer. Strict objects, as every response schema of the API: the tests check real answers against
+ * them.
+ */
+
+const timestamp = z.string().meta({ description: "ISO 8601" });
+const nullableTime = timestamp.nullable();
+const integerText = z.string().regex(/^[0-9]+$/);
+/** The next page: pass it back as `before` (absent on the last page). */
+const next = z.string().nullable().meta({ description: "Cursor of the next (older) page: pass it as `before`; null on the last page" });
+
+export const ConsoleOperator = z
+  .strictObject({
+    id: z.string(),
+    email: z.string(),
+    role: z.enum(["viewer", "reviewer", "admin"]),
+    hasPassword: z.boolean(),
+    createdAt: timestamp,
+  })
+  .meta({ id: "ConsoleOperator" });
+
+export const ConsoleSession = z
+  .strictObject({
+    operator: ConsoleOperator,
+    csrfToken: z.string().meta({ description: "Send it in x-csrf-token with every change (POST, DELETE) of this session" }),
+    expiresAt: timestamp,
+  })
+  .meta({ id: "ConsoleSession" });
+
+export const SignInBody = z
+  .union([
+    z.strictObject({ email: z.string().meta({ description: "The operator's e-mail" }), password: z.string() }),
+    z.strictObject({ token: z.string().meta({ description: "The token of a one-time sign-in link (…/console/sign-in?token=…)" }) }),
+  ])
+  .meta({ id: "ConsoleSignIn" });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Overview
+
+const ActivityBucket = z.strictObject({
+  at: timestamp,
+  success: z.number().int(),
+  rejected: z.number().int(),
+  p50Ms: z.number().int().nullable(),
+  p95Ms: z.number().int().nullable(),
+  settled: z.number().int(),
+  released: z.number().int(),
+});
+
+export const ConsoleOverview = z
+  .strictObject({
+    generatedAt: timestamp,
+    chains: z.array(
+      z.strictObject({
+        chainId: z.number().int(),
+        name: z.string(),
+        confirmations: z.number().int(),
+        headBlock: z.number().int().nullable().meta({ description: "null: the chain did not answer within 3 s" }),
+        headAgeSeconds: z.number().nullable(),
+        rpc: z.array(
+          z.strictObject({
+            url: z.string().meta({ description: "Scheme and host only (providers put keys in paths)" }),
+            inUse: z.boolean(),
+            healthy: z.boolean(),
+            failuresInARow: z.number().int(),
+            answered: z.number().int(),
+            failed: z.number().int(),
+            throttled: z.number().int(),
+            latencyMs: z.number().nullable(),
+          }),
+        ),
+      }),
+    ),
+    wallets: z.array(
+      z.strictObject({
+        role: z.enum(["relayer", "settlement"]),
+        chainId: z.number().int(),
+        address: z.string(),
+        balanceWei: integerText.nullable(),
+        balance: z.string().nullable().meta({ description: "In the chain's native currency (ether)" }),
+        transactionsLeft: z.number().int().nullable().meta({ description: "Transactions of 200,000 gas it still pays for at the current max fee" }),
+        low: z.boolean().nullable(),
+        nextNonce: z.number().int().nullable().meta({ description: "The next nonce the service takes for it" }),
+        inFlight: z.number().int().meta({ description: "Its transactions signed and not mined yet" }),
+        readAt: nullableTime,
+      }),
+    ),
+    queue: z.strictObject({
+      prepared: z.number().int(),
+      sending: z.number().int(),
+      paymentsReserved: z.number().int(),
+      paymentsSettling: z.number().int(),
+      webhooksOwed: z.number().int(),
+      oldestUndeliveredSeconds: z.number(),
+    }),
+    lastHour: z.array(ActivityBucket).meta({ description: "60 one-minute buckets, oldest first" }),
+    lastDay: z.array(ActivityBucket).meta({ description: "48 half-hour buckets, oldest first" }),
+  })
+  .meta({ id: "ConsoleOverview" });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Transactions
+
+const BatchStatus = z.enum(["prepared", "sending", "success", "rejected"]);
+
+export const ConsoleBatchRow = z
+  .strictObject({
+    txId: z.string(),
+    chainId: z.number().int(),
+    method: z.string(),
+    executionMode: z.string(),
+    signer: z.string(),
+    apiKeyId: z.string().nullable(),
+    status: BatchStatus,
+    error: z.string().nullable(),
+    hashes: z.array(z.string()),
+    createdAt: timestamp,
+    sentAt: nullableTime,
+    completedAt: nullableTime,
+  })
+  .meta({ id: "ConsoleBatchRow" });
+
+export const ConsoleBatchList = z.strictObject({ items: z.array(ConsoleBatchRow), next }).meta({ id: "ConsoleBatchList" });
+
+const TimelineEntry = z.strictObject({
+  at: timestamp,
+  what: z.string().meta({ description: "prepared, sent, broadcast, replaced, confirmed, reorged, failed, completed, payment.settled, … or an operator's action" }),
+  index: z.number().int().nullable().meta({ description: "The transaction it is about (0-based)" }),
+  hash: z.string().nullable(),
+  detail: z.string(),
+});
+
+const ConsoleTransaction = z.strictObject({
+  index: z.number().int(),
+  status: z.string(),
+  hash: z.string().nullable(),
+  from: z.string(),
+  to: z.string(),
+  nonce: z.number().int(),
+  maxFeePerGas: z.string(),
+  maxPriorityFeePerGas: z.string(),
+  blockNumber: z.number().int().nullable(),
+  gasUsed: z.string().nullable(),
+  error: z.string().nullable(),
+  replaced: z.array(z.strictObject({ hash: z.string(), maxFeePerGas: z.string().nullable(), maxPriorityFeePerGas: z.string().nullable(), replacedAt: timestamp })),
+  waiting: z.string().nullable(),
+  reorgs: z.number().int(),
+  actions: z.array(z.enum(["rebroadcast", "replace", "cancel"])).meta({ description: "What the operator may do to it now (relayed and not mined)" }),
+});
+
+const PaymentOfBatch = z.strictObject({
+  id: z.string(),
+  subject: z.string(),
+  status: z.enum(["reserved", "settling", "settled", "released"]),
+  amount: integerText,
+  payer: z.string(),
+  settlementTransaction: z.string().nullable(),
+  releaseReason: z.string().nullable(),
+});
+
+const Event = z.strictObject({ id: z.string(), type: z.string(), timestamp, hash: z.string().nullable(), data: z.unknown() });
+
+export const ConsoleBatch = z
+  .strictObject({
+    batch: ConsoleBatchRow.extend({ body: z.record(z.string(), z.unknown()).meta({ description: "The request as it was parsed" }), outcome: z.record(z.string(), z.unknown()).nullable() }),
+    transactions: z.array(ConsoleTransaction),
+    timeline: z.array(TimelineEntry),
+    events: z.array(Event),
+    payments: z.array(PaymentOfBatch),
+  })
+  .meta({ id: "ConsoleBatch" });
+
+export const IndexBody = z.strictObject({ index: z.number().int().min(0).max(100).default(0).meta({ description: "The transaction of the batch (0-based)" }) });
+
+export const ConsoleActionOutcome = z
+  .strictObject({
+    txId: z.string(),
+    index: z.number().int(),
+    previousHash: z.string(),
+    hash: z.string(),
+    maxFeePerGas: integerText,
+    maxPriorityFeePerGas: integerText,
+    verdict: z.string(),
+  })
+  .meta({ id: "ConsoleActionOutcome" });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Payments
+
+export const ConsolePayment = z
+  .strictObject({
+    id: z.string(),
+    subject: z.string(),
+    route: z.string(),
+    txId: z.string().nullable(),
+    method: z.string().nullable(),
+    network: z.string(),
+    asset: z.string(),
+    amount: integerText,
+    payer: z.string(),
+    payTo: z.string(),
+    status: z.enum(["reserved", "settling", "settled", "released"]),
+    releaseReason: z.string().nullable(),
+    settlementTransaction: z.string().nullable(),
+    settledInOperation: z.boolean(),
+    createdAt: timestamp,
+    updatedAt: timestamp,
+  })
+  .meta({ id: "ConsolePayment" });
+
+export const ConsolePaymentList = z.strictObject({ items: z.array(ConsolePayment), next }).meta({ id: "ConsolePaymentList" });
+
+export const ConsolePaymentDetail = z
+  .strictObject({
+    payment: ConsolePayment,
+    batchMates: z.array(ConsolePayment).meta({ description: "The other payments its settlement transaction carried (a Multicall3 batch)" }),
+  })
+  .meta({ id: "ConsolePaymentDetail" });
+
+export const ConsolePaymentTotals = z
+  .strictObject({
+    days: z.number().int(),
+    totals: z.array(z.strictObject({ day: z.string(), operation: z.string(), settled: z.number().int(), amount: integerText, released: z.number().int() })),
+  })
+  .meta({ id: "ConsolePaymentTotals" });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Webhooks
+
+export const ConsoleEndpoint = z
+  .strictObject({
+    id: z.string(),
+    apiKeyId: z.string().nullable(),
+    keyEmail: z.string().nullable(),
+    txId: z.string().nullable(),
+    url: z.string(),
+    description: z.string().nullable(),
+    eventTypes: z.array(z.string()),
+    disabledAt: nullableTime,
+    disabledReason: z.string().nullable(),
+    failingSince: nullableTime,
+    pending: z.number().int(),
+    failed: z.number().int(),
+    delivered: z.number().int(),
+    createdAt: timestamp,
+  })
+  .meta({ id: "ConsoleEndpoint" });
+
+export const ConsoleEndpointList = z.strictObject({ items: z.array(ConsoleEndpoint), next }).meta({ id: "ConsoleEndpointList" });
+
+export const ConsoleDelivery = z
+  .strictObject({
+    id: z.string(),
+    eventId: z.string(),
+    eventType: z.string(),
+    txId: z.string().nullable(),
+    manual: z.boolean(),
+    status: z.enum(["pending", "delivering", "delivered", "failed"]),
+    attempts: z.array(
+      z.strictObject({ attempt: z.number().int(), at: timestamp, durationMs: z.number().int(), statusCode: z.number().int().nullable(), response: z.string().nullable(), error: z.string().nullable() }),
+    ),
+    nextAttemptAt: nullableTime,
+    deliveredAt: nullableTime,
+    createdAt: timestamp,
+  })
+  .meta({ id: "ConsoleDelivery" });
+
+export const ConsoleEndpointDetail = z.strictObject({ endpoint: ConsoleEndpoint, deliveries: z.array(ConsoleDelivery), next }).meta({ id: "ConsoleEndpointDetail" });
+
+export const ReplayBody = z.strictObject({ deliveryId: z.string().regex(/^\d{1,18}$/, "must be a delivery id (digits)") });
+export const ReplayRangeBody = z.strictObject({
+  from: z.iso.datetime({ offset: true, message: "must be an ISO 8601 time" }).meta({ description: "Failed deliveries created at or after this time…" }),
+  to: z.iso.datetime({ offset: true, message: "must be an ISO 8601 time" }).meta({ description: "…and before this one" }),
+});
+export const DisableBody = z.strictObject({ reason: z.string().trim().min(1).max(200).optional() });
+
+export const ConsoleReplayed = z.strictObject({ replayed: z.array(ConsoleDelivery) }).meta({ id: "ConsoleReplayed" });
+
+// ---------------------------------------------------------------------------------------------------------------
+// KYC
+
+export const ConsoleInvestor = z
+  .strictObject({
+    id: z.string(),
+    email: z.string(),
+    keyId: z.string(),
+    keyEmail: z.string().nullable(),
+    status: z.enum(["none", "invited", "submitted", "approved", "rejected"]),
+    firstName: z.string().nullable(),
+    lastName: z.string().nullable(),
+    country: z.string().nullable(),
+    walletAddress: z.string().nullable(),
+    signedMessage: z.string().nullable().meta({ description: "What the wallet signed (EIP-4361), proving the details and the wallet" }),
+    submittedAt: nullableTime,
+    reviewedBy: z.string().nullable(),
+    reviewedAt: nullableTime,
+    reason: z.string().nullable(),
+  })
+  .meta({ id: "ConsoleInvestor" });
+
+export const ConsoleInvestorList = z.strictObject({ items: z.array(ConsoleInvestor), next }).meta({ id: "ConsoleInvestorList" });
+export const RejectBody = z.strictObject({ reason: z.string().trim().min(1, "is required").max(500, "must be at most 500 characters") });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Keys and money
+
+export const ConsoleKey = z
+  .strictObject({
+    id: z.string(),
+    email: z.string(),
+    plan: z.string(),
+    createdAt: timestamp,
+    revokedAt: nullableTime,
+    credits: z.record(z.string(), z.number().int()),
+    signers: z.array(z.string()),
+  })
+  .meta({ id: "ConsoleKey" });
+
+export const ConsolePrice = z.strictObject({ operation: z.string(), tier: z.string(), amount: z.string().meta({ description: "USDC" }), overridden: z.boolean() }).meta({ id: "ConsolePrice" });
+
+export const ConsoleKeys = z
+  .strictObject({
+    items: z.array(ConsoleKey),
+    allKeysSigners: z.array(z.string()).meta({ description: "Signers whitelisted for every key and for payers without one" }),
+    prices: z.array(ConsolePrice),
+    plans: z.array(z.string()),
+    creditMethods: z.array(z.string()),
+  })
+  .meta({ id: "ConsoleKeys" });
+
+export const CreateKeyBody = z.strictObject({ email: z.string(), plan: z.string() });
+export const CreatedKey = z
+  .strictObject({
+    key: ConsoleKey,
+    apiKey: z.string().meta({ description: "The key itself: shown here once, stored only as a peppered hash" }),
+  })
+  .meta({ id: "ConsoleCreatedKey" });
+export const CreditsBody = z.strictObject({ method: z.string(), amount: z.coerce.number({ error: "must be a number" }) });
+export const SignerBody = z.strictObject({ address: z.string() });
+export const PriceBody = z.strictObject({ operation: z.string(), amount: z.string() });
+export const PasswordBody = z.strictObject({ password: z.string() });
+
+export const ConsoleCommandResult = z.looseObject({}).meta({ id: "ConsoleCommandResult", description: "What the admin command of the same name answers" });
+
+// ---------------------------------------------------------------------------------------------------------------
+// Audit
+
+export const ConsoleAuditEntry = z
+  .strictObject({ id: z.string(), actor: z.string(), action: z.string(), target: z.string().nullable(), before: z.unknown(), after: z.unknown(), at: timestamp })
+  .meta({ id: "ConsoleAuditEntry" });
+export const ConsoleAudit = z.strictObject({ items: z.array(ConsoleAuditEntry), next }).meta({ id: "ConsoleAudit" });
+
+export type Overview = z.infer<typeof ConsoleOverview>;
+export type BatchDetail = z.infer<typeof ConsoleBatch>;
+export type TimelineItem = z.infer<typeof TimelineEntry>;
+export type Investor = z.infer<typeof ConsoleInvestor>;
+export type KeysView = z.infer<typeof ConsoleKeys>;
