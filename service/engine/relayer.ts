@@ -230,20 +230,7 @@ export class Relayer {
         this.log.info({ chainId: chain.chainId }, "relayer has transactions in flight; its delegation (EIP-7702) waits for the next start");
         return;
       }
-      const fees = await marketFees(chain);
-      const authorization = await signer.authorize({ address: target, nonce: latest + 1, chainId: chain.chainId });
-      const raw = await signer.signTransaction({
-        type: 4,
-        to: signer.address,
-        value: 0n,
-        data: "0x",
-        nonce: latest,
-        chainId: chain.chainId,
-        gasLimit: 100_000n,
-        maxFeePerGas: fees.maxFeePerGas * 2n,
-        maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-        authorizationList: [authorization],
-      });
+      const raw = await delegationTransaction(chain, signer, target, latest);
       hash = keccak256(raw);
       const verdict = await broadcast(chain.provider, raw, hash);
       if (verdict.kind === "refused" || verdict.kind === "nonce-used") {
@@ -258,8 +245,7 @@ export class Relayer {
     } finally {
       await release();
     }
-    const deadline = Date.now() + DELEGATION_WAIT_MS;
-    while (Date.now() < deadline && !(await chain.provider.getTransactionReceipt(hash))) await new Promise((resolve) => setTimeout(resolve, 250));
+    await untilMinedOrTimeout(chain, hash, DELEGATION_WAIT_MS);
     if (await delegated()) {
       this.delegates.set(keyOf(chain.chainId, signer.address), getAddress(target));
       this.log.info({ chainId: chain.chainId, relayer: signer.address, delegate: target, hash }, "relayer delegates to PaidRelayDelegate (EIP-7702): payments settle with their operations");
@@ -535,6 +521,33 @@ function relayedRevertReason(data: string | undefined): string {
     }
   }
   return describeRevert(data).message;
+}
+
+/**
+ * The type-4 transaction a relayer key sends itself to delegate to `target` (EIP-7702), at `nonce`: its own
+ * authorization inside takes the next nonce (authorization nonce = transaction nonce + 1).
+ */
+async function delegationTransaction(chain: Chain, signer: ServiceSigner, target: string, nonce: number): Promise<string> {
+  const fees = await marketFees(chain);
+  const authorization = await signer.authorize({ address: target, nonce: nonce + 1, chainId: chain.chainId });
+  return signer.signTransaction({
+    type: 4,
+    to: signer.address,
+    value: 0n,
+    data: "0x",
+    nonce,
+    chainId: chain.chainId,
+    gasLimit: 100_000n,
+    maxFeePerGas: fees.maxFeePerGas * 2n,
+    maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
+    authorizationList: [authorization],
+  });
+}
+
+/** Waits until `hash` has a receipt, or `ms` passed. */
+async function untilMinedOrTimeout(chain: Chain, hash: string, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline && !(await chain.provider.getTransactionReceipt(hash))) await new Promise((resolve) => setTimeout(resolve, 250));
 }
 
 /** A relayer key's entry in the per-key maps. */
