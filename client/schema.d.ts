@@ -1927,7 +1927,7 @@ export interface paths {
         };
         /**
          * The investor's onboarding page for a link (HTML; JSON with Accept: application/json)
-         * @description Unknown links answer 404, used, replaced or expired ones 410, as a page or as a JSON error.
+         * @description Unknown links answer 404, used, replaced or expired ones 410, as a page or as a JSON error; the page of a used link shows where the onboarding stands (under review, approved, or rejected with the reason).
          */
         get: operations["kyc"];
         put?: never;

@@ -1,4 +1,5 @@
 import { randomBytes } from "node:crypto";
+import type { KycInvestorRecord } from "../store/kyc";
 import { countryOptions } from "./countries";
 
 /**
@@ -144,4 +145,20 @@ export function onboardingPage(input: { token: string; email: string; expiresAt:
 /** The page shown for a link that cannot be used (unknown, expired, used, replaced). */
 export function linkProblemPage(title: string, message: string): RenderedPage {
   return layout(title, `<h1>${escapeHtml(title)}</h1>\n<p class="lead">${escapeHtml(message)}</p>`);
+}
+
+/**
+ * What a used link shows the investor who opens it again: where its onboarding stands (waiting for review, approved,
+ * or rejected with the operator's reason), as the operator decided it.
+ */
+export function outcomePage(investor: Pick<KycInvestorRecord, "status" | "email" | "walletAddress" | "reviewReason" | "reviewedAt">): RenderedPage {
+  const wallet = investor.walletAddress ? ` Your wallet ${investor.walletAddress} was verified.` : "";
+  const when = investor.reviewedAt ? ` (${new Date(investor.reviewedAt).toUTCString()})` : "";
+  const pages = {
+    submitted: ["Your details are being reviewed", `Your details and wallet were submitted for ${investor.email}.${wallet} Come back to this link to see the decision.`],
+    approved: ["Your onboarding is approved", `${investor.email} is approved${when}.${wallet} Your issuer can now whitelist your wallet.`],
+    rejected: ["Your onboarding was not approved", `${investor.email} was not approved${when}. Reason: ${investor.reviewReason ?? "none given"}. Ask your issuer for a new onboarding link.`],
+  } as const;
+  const [title, message] = pages[investor.status as keyof typeof pages] ?? ["This link has already been used", ""];
+  return layout(title, `<h1 id="outcome" data-status="${escapeHtml(investor.status)}">${escapeHtml(title)}</h1>\n<p class="lead">${escapeHtml(message)}</p>`);
 }

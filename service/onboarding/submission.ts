@@ -82,6 +82,17 @@ export async function liveLink(services: SubmissionServices, token: string): Pro
   return { link, investor };
 }
 
+/**
+ * The onboarding a used link led to, for the investor who opens it again: its record while it is submitted (awaiting
+ * review), approved or rejected; undefined for a link that is not used, unknown, or whose investor was invited again.
+ */
+export async function outcomeOfUsedLink(services: SubmissionServices, token: string): Promise<KycInvestorRecord | undefined> {
+  const link = LINK_TOKEN_PATTERN.test(token) ? await services.kyc.linkByToken(token) : undefined;
+  if (!link || linkState(link) !== "used") return undefined;
+  const investor = await services.kyc.get(link.investorId);
+  return investor && ["submitted", "approved", "rejected"].includes(investor.status) ? investor : undefined;
+}
+
 // ---------------------------------------------------------------------------------------------------------------
 // The two steps of the page
 

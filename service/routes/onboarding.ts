@@ -7,8 +7,8 @@ import { email } from "../wire/fields";
 import { defineRoute } from "../http/route";
 import { KYC_STATUSES } from "../store/kyc";
 import { createKycLink } from "../onboarding/invitations";
-import { linkProblemPage, onboardingPage, type RenderedPage } from "../onboarding/page";
-import { issueSignInMessage, liveLink, messageRequest, submitRequest, submitWalletProof, type LinkProblem } from "../onboarding/submission";
+import { linkProblemPage, onboardingPage, outcomePage, type RenderedPage } from "../onboarding/page";
+import { issueSignInMessage, liveLink, messageRequest, outcomeOfUsedLink, submitRequest, submitWalletProof, type LinkProblem } from "../onboarding/submission";
 import type { Services } from "../usecases/services";
 
 /** Exactly { email, needKyc? } (WIRE-COMPAT §14): any other key is refused, naming it. */
@@ -116,7 +116,7 @@ function kycRoute(services: Services, limits: PageLimits) {
     method: "get",
     path: "/kyc",
     summary: "The investor's onboarding page for a link (HTML; JSON with Accept: application/json)",
-    description: "Unknown links answer 404, used, replaced or expired ones 410, as a page or as a JSON error.",
+    description: "Unknown links answer 404, used, replaced or expired ones 410, as a page or as a JSON error; the page of a used link shows where the onboarding stands (under review, approved, or rejected with the reason).",
     tags: ["onboarding"],
     access: ACCESS.public,
     response: {
@@ -138,6 +138,9 @@ function kycRoute(services: Services, limits: PageLimits) {
         sendPage(res, 200, onboardingPage({ token: query.token!, email: investor.email, expiresAt: link.expiresAt, basePath }));
       } catch (error) {
         if (wantsJson || !(error instanceof ApiError)) throw error;
+        // A used link shows where the onboarding stands: under review, approved, or rejected with the reason.
+        const outcome = error.code === "LINK_USED" ? await outcomeOfUsedLink(services, query.token ?? "") : undefined;
+        if (outcome) return void sendPage(res, 200, outcomePage(outcome));
         const problem = error as Partial<LinkProblem> & ApiError;
         sendPage(res, error.status, linkProblemPage(problem.title ?? "Investor onboarding", problem.explanation ?? error.message));
       }

@@ -51,7 +51,7 @@ export class AuditLog {
     const rows = await this.db.query<AuditRow>(
       `SELECT id::text AS id, actor, action, target, before, after, at FROM operator_audit
        WHERE ($2::bigint IS NULL OR id < $2) AND ($3::text IS NULL OR actor = $3) AND ($4::text IS NULL OR action = $4) AND ($5::text IS NULL OR target = $5)
-       ORDER BY id DESC LIMIT $1`,
+       ORDER BY operator_audit.id DESC LIMIT $1`,
       [options.limit, options.before ?? null, options.actor?.toLowerCase() ?? null, options.action ?? null, options.target ?? null],
     );
     return rows.map((r) => ({ id: r.id, actor: r.actor, action: r.action, target: r.target, before: json(r.before), after: json(r.after), at: new Date(r.at).toISOString() }));

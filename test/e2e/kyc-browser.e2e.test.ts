@@ -99,14 +99,20 @@ describe("e2e (browser): the investor opens its link, fills the form and signs w
     expect(record).to.include({ status: "submitted", firstName: "Ada", lastName: "Lovelace", country: "GB", walletAddress: wallet.address, proofMessage: signed[0] });
     const listed = await api.get("/get-investors", { kycStatus: "submitted" });
     expect(listed.body.investors[0]).to.include({ email, kycStatus: "submitted", kycWalletAddress: wallet.address, kycUrl: null });
+
+    // The used link now shows where the onboarding stands: under review, then the decision.
+    const waiting = await page.goto(url);
+    expect(waiting?.status()).to.equal(200);
+    expect(await page.textContent("h1")).to.equal("Your details are being reviewed");
     await runAdminCommand(service.services, { command: "kyc.approve", email });
     expect((await api.get("/get-investors")).body.investors[0]).to.include({ kycStatus: "approved" });
-
-    // The used link now shows why it cannot be used again.
-    const again = await page.goto(url);
-    expect(again?.status()).to.equal(410);
-    expect(await page.textContent("h1")).to.equal("This link has already been used");
+    await page.goto(url);
+    expect(await page.textContent("h1")).to.equal("Your onboarding is approved");
+    expect(await page.textContent("p.lead")).to.include(wallet.address);
     await page.screenshot({ path: path.join(ARTIFACTS, "kyc-link-used.png"), fullPage: true });
+    const json = await api.get("/kyc", { token: new URL(url).searchParams.get("token")! }, { accept: "application/json" });
+    expect(json.status).to.equal(410);
+    expect(json.body.error.code).to.equal("LINK_USED");
     await context.close();
   });
 

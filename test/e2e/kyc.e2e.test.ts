@@ -270,10 +270,10 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       expect(submitted.status, JSON.stringify(submitted.body)).to.equal(200);
       expect(submitted.body).to.deep.include({ status: "submitted", email: emailOf("alice"), firstName: "Alice", lastName: "Liddell", country: "GB", walletAddress: alice.address });
 
-      // the link was single-use
+      // the link was single-use: its page now says the details are under review, a new submission is refused
       const used = await page(url);
-      expect(used.status).to.equal(410);
-      expect(await used.text()).to.include("This link has already been used");
+      expect(used.status).to.equal(200);
+      expect(await used.text()).to.include("Your details are being reviewed").and.not.include("<form");
       expectError(await submitThroughLink(service.api, url, alice, details("Alice")), 410, /^This link has already been used/);
 
       const pending = await api.get("/get-investor-info", { tokenSymbol: symbol, email: emailOf("alice") });

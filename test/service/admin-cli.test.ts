@@ -198,6 +198,43 @@ describe("operator CLI (scripts/admin.ts)", function () {
       expect(json(await admin(dataDir, "prices", "set", "--operation", "agentCreateToken", "--amount", "0.25"))).to.deep.equal({ operation: "agentCreateToken", amount: "0.25", amountRaw: "250000" });
       expect(json(await admin(dataDir, "prices", "list")).overrides).to.deep.include({ operation: "agentCreateToken", amount: "0.25" });
     });
+
+    it("operators add (a one-time link, or a password from a file) / list / link / remove, and the audit log of it all", async () => {
+      const added = json(await admin(dataDir, "operators", "add", "--email", "Ops@Example.com", "--role", "admin"));
+      expect(added).to.deep.include({ email: "ops@example.com", role: "admin", hasPassword: false });
+      expect(added.signInLink.url).to.match(/^http:\/\/127\.0\.0\.1:3000\/console\/sign-in\?token=[A-Za-z0-9_-]{43}$/);
+      const passwordFile = path.join(dataDir, "reviewer-password");
+      fs.writeFileSync(passwordFile, "a reviewer's long password\n", { mode: 0o600 });
+      const reviewer = json(await admin(dataDir, "operators", "add", "--email", "rev@example.com", "--role", "reviewer", "--password-file", passwordFile));
+      expect(reviewer).to.deep.include({ role: "reviewer", hasPassword: true });
+      expect(reviewer).to.not.have.property("signInLink");
+      expect(json(await admin(dataDir, "operators", "list")).map((o: { email: string }) => o.email)).to.deep.equal(["ops@example.com", "rev@example.com"]);
+      const link = json(await admin(dataDir, "operators", "link", "ops@example.com"));
+      expect(link.signInLink.url).to.not.equal(added.signInLink.url);
+      const twice = await admin(dataDir, "operators", "add", "--email", "ops@example.com", "--role", "viewer");
+      expect(twice.code).to.equal(1);
+      expect(errorOf(twice)).to.include("exists already");
+      const badRole = await admin(dataDir, "operators", "add", "--email", "x@example.com", "--role", "root");
+      expect(badRole.code).to.equal(2);
+      expect(badRole.stderr).to.include("--role must be one of viewer, reviewer, admin");
+      fs.writeFileSync(passwordFile, "short\n");
+      const short = await admin(dataDir, "operators", "password", "rev@example.com", "--password-file", passwordFile);
+      expect(short.code).to.equal(1);
+      expect(errorOf(short)).to.include("at least 12 characters");
+      expect(json(await admin(dataDir, "operators", "remove", "rev@example.com"))).to.deep.include({ email: "rev@example.com", removed: true });
+
+      const audit = json(await admin(dataDir, "audit", "list", "--limit", "5"));
+      expect(audit.map((e: { actor: string; action: string; target: string }) => `${e.actor} ${e.action} ${e.target}`)).to.deep.equal([
+        "admin tool operators.remove rev@example.com",
+        "admin tool operators.link ops@example.com",
+        "admin tool operators.add rev@example.com",
+        "admin tool operators.add Ops@Example.com",
+        "admin tool prices.set agentCreateToken",
+      ]);
+      const printed = JSON.stringify(audit);
+      expect(printed).to.not.include(link.signInLink.url.split("token=")[1]).and.not.include("reviewer's long password");
+      expect(audit[4]).to.deep.include({ before: null, after: { operation: "agentCreateToken", amount: "0.25", amountRaw: "250000" } });
+    });
   });
 
   describe("while a service runs on the embedded database: routes through POST /admin/command", () => {

@@ -44,7 +44,11 @@ export function chart<T extends { at: string }>(id: string, title: string, bucke
         const v = s.value(b);
         return v === null ? [] : [`${(LEFT + i * step + step / 2).toFixed(1)},${y(v).toFixed(1)}`];
       });
-      if (points.length) marks += `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${points.join(" ")}"></polyline>`;
+      if (points.length > 1) marks += `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${points.join(" ")}"></polyline>`;
+      for (const point of points) {
+        const [cx, cy] = point.split(",");
+        marks += `<circle cx="${cx}" cy="${cy}" r="3" fill="${s.color}"></circle>`;
+      }
     }
   }
   const totals = series.map((s) => {

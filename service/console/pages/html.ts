@@ -116,10 +116,10 @@ export function actionForm(f: ActionForm): Html {
 export function field(id: string, label: string, input: { name: string; type?: string; required?: boolean; value?: string; placeholder?: string; dataType?: "number" | "time"; options?: string[]; autocomplete?: string }): Html {
   const common = html`id="${id}" name="${input.name}"${raw(input.required ? " required" : "")}${raw(input.dataType ? ` data-type="${input.dataType}"` : "")}`;
   const control = input.options
-    ? html`<select ${common}>${input.options.map((o) => html`<option value="${o}"${raw(o === input.value ? " selected" : "")}>${o}</option>`)}</select>`
+    ? html`<select ${common}>${input.options.map((o) => html`<option value="${o}"${raw(o === input.value ? " selected" : "")}>${o || "any"}</option>`)}</select>`
     : input.type === "textarea"
       ? html`<textarea ${common} rows="2">${input.value ?? ""}</textarea>`
-      : html`<input ${common} type="${input.type ?? "text"}" value="${input.value ?? ""}"${raw(input.placeholder ? ` placeholder="${esc(input.placeholder)}"` : "")}${raw(
+      : html`<input ${common} type="${input.type ?? "text"}" value="${input.value ?? ""}"${raw(input.type === "datetime-local" ? ' step="1"' : "")}${raw(input.placeholder ? ` placeholder="${esc(input.placeholder)}"` : "")}${raw(
           input.autocomplete ? ` autocomplete="${esc(input.autocomplete)}"` : "",
         )}>`;
   return html`<div><label for="${id}">${label}</label>${control}</div>`;

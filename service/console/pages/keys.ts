@@ -27,12 +27,12 @@ ${k.signers.map((s) => actionForm({ action: `${api}/keys/${k.id}/signers/remove`
 ${actionForm({ action: `${api}/keys/${k.id}/revoke`, label: "Revoke key", danger: true, confirm: `Revoke key ${k.id} (${k.email})? Every call with it is refused from now on.`, done: "The key is revoked." })}`;
     return html`<section aria-labelledby="key-${k.id}"><h2 id="key-${k.id}">${k.email} ${code(k.id)} ${k.revokedAt ? badge("revoked") : badge("active")}</h2>
 <p>Plan ${k.plan}, created ${time(k.createdAt)}${k.revokedAt ? html`, revoked ${time(k.revokedAt)}` : ""}.</p>
-${table(`Credits of key ${k.id}`, ["Method", "Credits left"], credits)}
+<details><summary>Credits left per method (${credits.reduce((n, [, c]) => n + Number(c), 0)} in all)</summary>${table(`Credits of key ${k.id}`, ["Method", "Credits left"], credits)}</details>
 <p>Signers: ${k.signers.length ? k.signers.map((s) => html`${code(s)} `) : html`<span class="muted">none of its own</span>`}</p>
 ${admin && !k.revokedAt ? manage : ""}</section>`;
   });
   const prices = table(
-    "x402 prices",
+    "Prices per operation",
     ["Operation", "Tier", "Price", "Set by"],
     v.prices.map((p) => [p.operation, p.tier, `${p.amount} USDC`, p.overridden ? "the operator" : "default"]),
   );

@@ -1,7 +1,7 @@
 import { KYC_STATUSES } from "../../store/kyc";
 import { roleAllows } from "../../store/operators";
 import type { Investor } from "../../wire/console";
-import { actionForm, badge, code, facts, field, html, pager } from "./html";
+import { actionForm, badge, code, facts, field, html, pager, time } from "./html";
 import { page, type PageContext } from "./layout";
 
 /** The review queue: each investor's details, the wallet it proved and the message it signed, and the decision. */
@@ -25,8 +25,8 @@ ${facts([
   ["Invited by", html`${i.keyEmail ?? ""} ${code(i.keyId)}`],
   ["Country", i.country ?? "—"],
   ["Verified wallet", code(i.walletAddress)],
-  ["Submitted", i.submittedAt ?? "—"],
-  ["Reviewed", i.reviewedAt ? `${i.reviewedAt} by ${i.reviewedBy}` : "—"],
+  ["Submitted", time(i.submittedAt)],
+  ["Reviewed", i.reviewedAt ? html`${time(i.reviewedAt)} by ${i.reviewedBy}` : "—"],
   ["Reason", i.reason ?? "—"],
 ])}
 ${i.signedMessage ? html`<details><summary>The message the wallet signed</summary><pre>${i.signedMessage}</pre></details>` : ""}

@@ -46,7 +46,7 @@ export function webhookPage(ctx: PageContext, d: { endpoint: EndpointRow; delive
   ]);
   const now = new Date();
   const dayAgo = new Date(now.getTime() - 24 * 3_600_000);
-  const local = (d: Date) => d.toISOString().slice(0, 16);
+  const local = (d: Date) => d.toISOString().slice(0, 19);
   const bulk = html`<section aria-labelledby="bulk"><h2 id="bulk">Replay failed deliveries</h2>
 ${actionForm({
   action: `${api}/replay-failed`,

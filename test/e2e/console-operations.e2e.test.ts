@@ -1,0 +1,228 @@
+import { expect } from "chai";
+import { Wallet } from "ethers";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { launchChromium } from "../helpers/browser";
+import { addOperator, seriousViolations, screenshot, signInWithKeyboard } from "../helpers/console";
+import { submitThroughLink } from "../helpers/kyc";
+import { getSandbox } from "../helpers/sandbox";
+import { startTestService, type ApiClient, type TestService } from "../helpers/service";
+import { WebhookReceiver } from "../helpers/webhook-receiver";
+
+/**
+ * The console's keys, webhooks, KYC review, audit, account and sign-in pages in Chromium (issue 39, parts 1, 4, 5 and
+ * 6), driving real actions: an operator creates an API key (its secret shown once) that the tenant then uses; a
+ * delivery that failed at the tenant's receiver is replayed from its page and arrives; failed ones of a time range are
+ * replayed; an endpoint is disabled; a KYC submission is approved with the keyboard alone, and the tenant's webhook
+ * and the investor's own page show the decision; a viewer sees no action. Every page: no serious or critical axe-core
+ * violation, and a screenshot.
+ */
+describe("e2e (browser): the console's keys, webhooks, KYC review and audit log", function () {
+  this.timeout(240_000);
+  let service: TestService;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  let receiver: WebhookReceiver;
+  let tenant: ApiClient;
+  let endpointId: string;
+  const password = "operations console password";
+  const pageErrors: string[] = [];
+  const investor = Wallet.createRandom();
+  let investorUrl: string;
+
+  before(async () => {
+    receiver = await WebhookReceiver.start();
+    service = await startTestService(await getSandbox(), { env: { WEBHOOK_RETRY_SCHEDULE: "200ms" } });
+    await addOperator(service.services, "ops@console.test", "admin", password);
+    await addOperator(service.services, "watch@console.test", "viewer", password);
+    browser = await launchChromium();
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+    page = await context.newPage();
+    page.on("pageerror", (error) => pageErrors.push(error.message));
+    await signInWithKeyboard(page, service.url, "ops@console.test", password);
+  });
+  after(async () => {
+    await context?.close();
+    await browser?.close();
+    await service?.stop();
+    await receiver?.close();
+  });
+  afterEach(() => expect(pageErrors, "page errors").to.deep.equal([]));
+
+  async function confirmDialog(): Promise<void> {
+    await page.locator("dialog#confirm").waitFor({ state: "visible" });
+    await Promise.all([page.waitForEvent("load"), page.click("#confirm-ok")]);
+    await page.locator("#notice.success").waitFor();
+  }
+
+  const deliveries = (status?: "failed" | "delivered") => service.services.webhookAdmin.deliveries(endpointId, { limit: 50, status });
+  async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
+    for (let i = 0; i < 150; i++) {
+      const value = await read();
+      if (done(value)) return value;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${what}: not within 15 s`);
+  }
+
+  it("keys and money: an operator creates a key (shown once) that the tenant uses; credits, a signer and a price, each audited", async () => {
+    await page.goto(`${service.url}/console/keys`);
+    await page.fill("#key-email", "tenant@console.test");
+    await page.selectOption("#key-plan", "Professional");
+    await page.getByRole("button", { name: "Create key" }).click();
+    const output = page.locator("#new-key");
+    await output.waitFor({ state: "visible" });
+    const key = (await output.textContent())!;
+    expect(key).to.match(/^tak_[0-9a-f]{16}_/);
+    expect(await page.textContent("#notice")).to.include("not shown again");
+    // The tenant uses it at once: a webhook endpoint of its own (receiving everything of the key).
+    tenant = service.api.withKey(key);
+    const created = await tenant.post("/webhooks", { url: `${receiver.url}/tenant` });
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    endpointId = created.body.id;
+    const keyId = key.split("_")[1];
+
+    await page.reload();
+    expect(await page.textContent("main")).to.include("tenant@console.test").and.include(keyId);
+    const signer = Wallet.createRandom().address;
+    await page.fill(`#s-${keyId}`, signer);
+    await Promise.all([page.waitForEvent("load"), page.getByRole("button", { name: "Whitelist signer" }).click()]);
+    await page.selectOption(`#m-${keyId}`, "mintToken");
+    await page.fill(`#n-${keyId}`, "0");
+    await page.getByRole("button", { name: "Add credits" }).click();
+    await page.locator("#notice.error").waitFor();
+    expect(await page.textContent("#notice")).to.include("amount");
+    const credits = (await service.services.credits.balances(keyId)).mintToken;
+    await page.fill(`#n-${keyId}`, "25");
+    await Promise.all([page.waitForEvent("load"), page.getByRole("button", { name: "Add credits" }).click()]);
+    expect((await service.services.credits.balances(keyId)).mintToken).to.equal(credits + 25);
+    expect((await service.services.signers.list({ keyId })).map((s) => s.address)).to.include(signer);
+    await page.selectOption("#price-op", "agentCreateToken");
+    await page.fill("#price-amount", "0.0123456");
+    await page.getByRole("button", { name: "Set price" }).click();
+    await page.click("#confirm-ok");
+    await page.locator("#notice.error").waitFor();
+    expect(await page.textContent("#notice")).to.include("at most 6 decimals");
+    await page.fill("#price-amount", "0.02");
+    await page.getByRole("button", { name: "Set price" }).click();
+    await confirmDialog();
+    expect(await page.getByRole("region", { name: "Prices per operation" }).textContent()).to.include("0.02 USDC");
+    expect(await seriousViolations(page)).to.deep.equal([]);
+    await screenshot(page, "console-keys");
+    const audit = await service.services.auditLog.list({ limit: 10, actor: "ops@console.test" });
+    expect(audit.map((e) => e.action)).to.deep.equal(["prices.set", "credits.add", "signers.add", "keys.create"]);
+  });
+
+  it("webhooks: a delivery that failed at the tenant's receiver is replayed from the console and the second attempt arrives", async () => {
+    receiver.answer = () => ({ status: 500, body: "receiver down" });
+    const invited = await tenant.post("/create-kyc-link", { email: "ada@investor.test" });
+    expect(invited.status, JSON.stringify(invited.body)).to.equal(200);
+    investorUrl = invited.body.url;
+    const submitted = await submitThroughLink(service.api, investorUrl, investor, { firstName: "Ada", lastName: "Lovelace", country: "GB" });
+    expect(submitted.status, JSON.stringify(submitted.body)).to.equal(200);
+    const [failed] = await until("the kyc.submitted delivery failed", () => deliveries("failed"), (d) => d.length === 1);
+    expect(failed.eventType).to.equal("kyc.submitted");
+    expect(failed.attempts.map((a) => a.statusCode)).to.deep.equal([500, 500]);
+    const firstArrival = receiver.received.filter((r) => r.event?.type === "kyc.submitted");
+    expect(firstArrival).to.have.length(2);
+
+    receiver.answer = () => ({ status: 200 });
+    await page.goto(`${service.url}/console/webhooks`);
+    await page.getByRole("link", { name: endpointId }).click();
+    await page.waitForURL(`${service.url}/console/webhooks/${endpointId}`);
+    const row = page.locator("tr", { hasText: "kyc.submitted" }).first();
+    expect(await row.textContent()).to.include("failed").and.include("500");
+    await row.getByRole("button", { name: "Replay" }).click();
+    await confirmDialog();
+    await receiver.waitFor("the replayed kyc.submitted", (all) => all.filter((r) => r.event?.type === "kyc.submitted").length === 3);
+    const replayed = receiver.received.filter((r) => r.event?.type === "kyc.submitted");
+    expect(replayed[2].status).to.equal(200);
+    expect(replayed[2].headers["webhook-id"]).to.equal(replayed[0].headers["webhook-id"]); // the same event again
+    await until("the replay delivered", () => deliveries("delivered"), (d) => d.length === 1);
+    await page.reload();
+    expect(await page.textContent("main")).to.include("(replay)").and.include("delivered");
+    expect(await seriousViolations(page)).to.deep.equal([]);
+    await screenshot(page, "console-webhook");
+  });
+
+  it("KYC review: a submission approved with the keyboard alone; the tenant's webhook and the investor's page show it", async () => {
+    await page.goto(`${service.url}/console/kyc`);
+    const main = (await page.textContent("main"))!;
+    expect(main).to.include("Ada Lovelace").and.include(investor.address).and.include("wants you to sign in with your Ethereum account");
+    expect(await seriousViolations(page)).to.deep.equal([]);
+    await screenshot(page, "console-kyc");
+    await page.getByRole("button", { name: "Approve ada@investor.test" }).focus();
+    await page.keyboard.press("Enter");
+    await page.locator("dialog#confirm").waitFor({ state: "visible" });
+    expect(await page.textContent("#confirm-text")).to.include(investor.address);
+    await page.keyboard.press("Tab");
+    await Promise.all([page.waitForEvent("load"), page.keyboard.press("Enter")]);
+    await page.locator("#notice.success").waitFor();
+    expect(await page.textContent("#notice")).to.include("ada@investor.test is approved");
+
+    await receiver.waitFor("kyc.approved at the tenant's endpoint", (all) => all.some((r) => r.event?.type === "kyc.approved" && r.status === 200));
+    const approved = receiver.received.find((r) => r.event?.type === "kyc.approved")!;
+    expect(approved.event.data.kyc).to.include({ status: "approved", walletAddress: investor.address });
+    const investorPage = await context.newPage();
+    await investorPage.goto(investorUrl);
+    expect(await investorPage.textContent("h1")).to.equal("Your onboarding is approved");
+    expect(await investorPage.textContent("p.lead")).to.include(investor.address);
+    await investorPage.close();
+    const [entry] = await service.services.auditLog.list({ limit: 1, action: "kyc.approve" });
+    expect(entry).to.include({ actor: "ops@console.test", target: "ada@investor.test" });
+  });
+
+  it("webhooks: the failed deliveries of a time range are replayed at once; disabling an endpoint stops its deliveries", async () => {
+    receiver.answer = () => ({ status: 503 });
+    const since = new Date(Date.now() - 1000).toISOString();
+    for (const message of ["one", "two"]) expect((await tenant.post(`/webhooks/${endpointId}/test`, { message })).status).to.be.oneOf([200, 202]);
+    await until("both test deliveries failed", () => deliveries("failed"), (d) => d.filter((x) => x.eventType === "webhook.test").length === 2);
+    receiver.answer = () => ({ status: 200 });
+    const before = receiver.delivered().length;
+    await page.goto(`${service.url}/console/webhooks/${endpointId}`);
+    await page.fill("#from", since.slice(0, 19));
+    await page.getByRole("button", { name: "Replay every failed delivery in this range" }).click();
+    await confirmDialog();
+    await receiver.waitFor("both replays", () => receiver.delivered().length === before + 2);
+    expect(receiver.delivered().slice(-2).map((r) => r.event?.type)).to.deep.equal(["webhook.test", "webhook.test"]);
+
+    await page.fill("#reason", "receiver answers with errors all day");
+    await page.getByRole("button", { name: "Disable" }).click();
+    await confirmDialog();
+    expect(await page.textContent("main")).to.include("disabled by the operator ops@console.test: receiver answers with errors all day");
+    const listed = await tenant.get("/webhooks");
+    expect(listed.body.webhooks[0].disabledAt).to.be.a("string");
+    expect((await service.services.auditLog.list({ limit: 3, target: endpointId })).map((e) => e.action)).to.deep.equal(["webhook.disable", "webhook.replay-failed", "webhook.replay"]);
+  });
+
+  it("a viewer reads every page but sees no action; the audit log, account and sign-in pages, and the skip link", async () => {
+    const watcher = await context.browser()!.newContext({ viewport: { width: 1280, height: 900 } });
+    const viewerPage = await watcher.newPage();
+    await signInWithKeyboard(viewerPage, service.url, "watch@console.test", password);
+    for (const path of ["/console/keys", `/console/webhooks/${endpointId}`, "/console/kyc?status=approved"]) {
+      await viewerPage.goto(`${service.url}${path}`);
+      expect(await viewerPage.locator("main form[data-action]").count(), path).to.equal(0);
+    }
+    await watcher.close();
+
+    await page.goto(`${service.url}/console/audit`);
+    const audit = (await page.textContent("main"))!;
+    expect(audit).to.include("keys.create").and.include("webhook.replay").and.include("kyc.approve").and.include("admin tool");
+    expect(await seriousViolations(page)).to.deep.equal([]);
+    await screenshot(page, "console-audit");
+    // The skip link is the first stop of the keyboard and moves it to the page's content.
+    await page.keyboard.press("Tab");
+    expect(await page.evaluate("document.activeElement && document.activeElement.textContent")).to.equal("Skip to content");
+    await page.keyboard.press("Enter");
+    expect(await page.evaluate("document.activeElement && document.activeElement.id")).to.equal("main");
+
+    await page.goto(`${service.url}/console/account`);
+    expect(await seriousViolations(page)).to.deep.equal([]);
+    const fresh = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    const signIn = await fresh.newPage();
+    await signIn.goto(`${service.url}/console/sign-in`);
+    expect(await seriousViolations(signIn)).to.deep.equal([]);
+    await screenshot(signIn, "console-sign-in");
+    await fresh.close();
+  });
+});
