@@ -13,6 +13,7 @@ import { measureEvents } from "./events";
 import { measureMemory, MEMORY_TARGETS } from "./memory";
 import { measureSandboxMemory } from "./sandbox-memory";
 import { measurePaymentIntegrity } from "./payment-integrity";
+import { CONSOLE_TARGET_MS, measureConsole } from "./console";
 import { LANE_TARGET, measureLanes } from "./lanes";
 
 /**
@@ -48,8 +49,8 @@ function writeResults(name: string, rows: GasRow[]): void {
   console.log(`written ${path.relative(process.cwd(), out)}`);
 }
 
-/** BENCH_ONLY=gas,latency,reads,volume,integrity,lanes,scaleout,events,memory,sandbox runs those parts (comma-separated); unset runs all. */
-const PARTS = ["gas", "latency", "reads", "volume", "integrity", "lanes", "scaleout", "events", "memory", "sandbox"] as const;
+/** BENCH_ONLY=gas,latency,reads,volume,integrity,lanes,scaleout,events,memory,sandbox,console runs those parts (comma-separated); unset runs all. */
+const PARTS = ["gas", "latency", "reads", "volume", "integrity", "lanes", "scaleout", "events", "memory", "sandbox", "console"] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(): Set<Part> {
@@ -298,6 +299,23 @@ async function memoryPart(): Promise<boolean> {
   return Object.values(result.pass).some((ok) => !ok);
 }
 
+/**
+ * The operator console on a busy embedded database (10,000 batches, 10,000 payments, 10,000 webhook deliveries): each
+ * page and list, BENCH_CONSOLE_ROUNDS times (default 40). Target: p95 ≤ 300 ms per page.
+ */
+async function consolePart(): Promise<boolean> {
+  console.log("\nOperator console: pages on the embedded database with 10,000 batches, 10,000 payments and 10,000 webhook deliveries");
+  const result = await measureConsole(hre, { rounds: Number(process.env.BENCH_CONSOLE_ROUNDS ?? 40) });
+  console.log(`(seeded in ${result.seedSeconds} s)`);
+  const width = Math.max(...result.rows.map((r) => r.page.length));
+  console.log(`${"page".padEnd(width)}  status   p50 ms   p95 ms   max ms  target`);
+  for (const r of result.rows) {
+    console.log(`${r.page.padEnd(width)}  ${String(r.status).padStart(6)}  ${String(r.p50Ms).padStart(7)}  ${String(r.p95Ms).padStart(7)}  ${String(r.maxMs).padStart(7)}  ${r.pass ? "PASS" : "FAIL"} (p95 ≤ ${CONSOLE_TARGET_MS} ms)`);
+  }
+  writeBenchResult("console.json", { measuredAt: new Date().toISOString(), cpus: os.cpus().length, loadAverage: os.loadavg(), ...result });
+  return result.rows.some((r) => !r.pass);
+}
+
 async function sandboxPart(): Promise<boolean> {
   console.log("\nMemory of npm start (both halves in one process, from the sources) and of each half on its own");
   const result = await measureSandboxMemory();
@@ -318,6 +336,7 @@ async function main(): Promise<void> {
   if (parts.has("events") && (await eventsPart())) failed.push("events");
   if (parts.has("memory") && (await memoryPart())) failed.push("memory");
   if (parts.has("sandbox") && (await sandboxPart())) failed.push("sandbox");
+  if (parts.has("console") && (await consolePart())) failed.push("console");
   if (failed.length) {
     console.error(`${failed.join(" and ")} target FAILED`);
     process.exitCode = 1;
