@@ -5374,11 +5374,16 @@ export interface components {
             type: "kyc.approved";
             data: components["schemas"]["KycEventData"];
         };
-        /** @description The investor's onboarding state as get-investor-info shows it (`kyc`) */
+        /** @description Which onboarding record changed and its state: identifiers only, never the investor's e-mail, names, country, wallet or the reason (read them with get-investors or get-investor-info) */
         KycEventData: {
+            /** @description The onboarding record: get-investors and get-investor-info show it as kyc.investorId */
             investorId: string;
-            email: string;
-            kyc: components["schemas"]["KycState"];
+            /** @enum {string} */
+            status: "none" | "invited" | "submitted" | "approved" | "rejected";
+            needKyc: boolean;
+            submittedAt: string | null;
+            reviewedAt: string | null;
+            reviewedBy: string | null;
         };
         KycLink: {
             email: string;
@@ -5415,6 +5420,8 @@ export interface components {
             expirationTime: string;
         };
         KycState: {
+            /** @description The onboarding record (kyc.* events name it); null without one */
+            investorId: string | null;
             /** @enum {string} */
             status: "none" | "invited" | "submitted" | "approved" | "rejected";
             needKyc: boolean;

@@ -90,8 +90,8 @@ async function buildServices(config: Config, db: Db, chains: ChainRegistry, wall
   const sealer = new Sealer(ensureDataEncryptionKey(config));
   await assertDataKey(db, sealer);
   const stores = openStores(db, sealer, logger);
-  const sealed = { payments: await stores.payments.sealClearSecrets(), transactions: await stores.batches.sealClearSigned() };
-  if (sealed.payments || sealed.transactions) logger.info(sealed, "sealed what this database held in clear before this version");
+  const sealed = { payments: await stores.payments.sealClearSecrets(), transactions: await stores.batches.sealClearSigned(), kyc: await stores.kyc.sealClearDetails() };
+  if (sealed.payments || sealed.transactions || sealed.kyc) logger.info(sealed, "sealed what this database held in clear before this version");
   const services = {
     ...stores,
     config,

@@ -3,6 +3,7 @@ import { describeUnknown, unknownNames } from "./configuration/names";
 import { readKeystores } from "./configuration/keystores";
 import { readPkcs11Keys, type Pkcs11KeyReference } from "./configuration/pkcs11-keys";
 import { readSecretFiles } from "./configuration/secret-files";
+import { keyFilePlacementProblem } from "./configuration/key-placement";
 import { CHAIN_VARIABLES, chainVariableOf, configSchema, privateKeySchema, type RawConfig, type TrustProxy } from "./configuration/variables";
 
 export { environments, parseDuration, type Environment, type TrustProxy } from "./configuration/variables";
@@ -80,6 +81,10 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, options: Load
     for (const [name, why] of Object.entries(REQUIRED_IN_PRODUCTION)) {
       if (!set[name] && !problems.some((p) => p.startsWith(`${name}`))) problems.push(`${name}: required outside the local sandbox (${why}; or ${name}_FILE naming a file that holds it)`);
     }
+  }
+  if (profile === "production" && parsed.success) {
+    const placement = keyFilePlacementProblem(given, { dataDir: parsed.data.DATA_DIR, embedded: !parsed.data.DATABASE_URL });
+    if (placement) problems.push(placement);
   }
   if (problems.length || !parsed.success) throw new ConfigError(`Invalid configuration: ${problems.join("; ")}`);
   const raw = parsed.data;

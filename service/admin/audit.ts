@@ -36,7 +36,15 @@ const withoutSecrets = (result: unknown) => {
   const { apiKey: _key, signInLink, ...rest } = result as Record<string, unknown>;
   return { ...rest, ...(signInLink ? { signInLink: { expiresAt: (signInLink as { expiresAt: string }).expiresAt } } : {}) };
 };
-const kycStates = (s: AuditedStores, c: Command) => s.kyc.list({ email: c.email, keyId: c.keyId }).then((r) => r.map((i) => ({ email: i.email, keyId: i.apiKeyId, status: i.status, reason: i.reviewReason })));
+/**
+ * An investor's onboarding as the audit keeps it: its record's id, key and status, never its e-mail, names, wallet or
+ * a rejection's reason (KYC details stay sealed in their record: issue 41).
+ */
+const kycStates = (s: AuditedStores, c: Command) => s.kyc.list({ email: c.email, keyId: c.keyId }).then((r) => r.map((i) => ({ investorId: i.id, keyId: i.apiKeyId, status: i.status })));
+const kycOutcome = (result: unknown) => {
+  const { keyId, status, reviewedBy, reviewedAt } = (result ?? {}) as Record<string, unknown>;
+  return { keyId, status, reviewedBy, reviewedAt };
+};
 const signerEntries = (s: AuditedStores, c: Command) => s.signers.list(c.keyId ? { keyId: c.keyId } : {}).then((l) => l.filter((e) => e.address.toLowerCase() === String(c.address).toLowerCase()));
 
 /**
@@ -61,7 +69,7 @@ export function auditOf(cmd: Command): AuditedChange | undefined {
       return { target: cmd.operation, before: (s) => s.prices.overrides().then((o) => o.find((p) => p.operation === cmd.operation) ?? null), after: as };
     case "kyc.approve":
     case "kyc.reject":
-      return { target: cmd.email, before: (s) => kycStates(s, cmd), after: as };
+      return { target: cmd.keyId ?? null, before: (s) => kycStates(s, cmd), after: kycOutcome };
     case "rams.executors.record":
       return { target: cmd.principal, before: nothing, after: as };
     case "relayer-keys.add":

@@ -1,6 +1,6 @@
 import { z, type ZodType } from "zod";
 import { BatchStatus, PaymentView, responseFields, TransactionView } from "../wire/responses";
-import { KycViewSchema } from "../onboarding/views";
+import { KYC_STATUSES } from "../store/kyc";
 import { Offering } from "../reads/sto";
 import { KEYLESS_EVENT_TYPES } from "../store/keyless-events";
 import { AgentSummary } from "../domains/agents/views";
@@ -97,8 +97,18 @@ export const MandateExecutedData = z
   .meta({ id: "MandateExecutedData", description: "What the registry's ExecutionRecorded event proves" });
 
 export const KycEventData = z
-  .strictObject({ investorId: z.string(), email: z.string(), kyc: KycViewSchema })
-  .meta({ id: "KycEventData", description: "The investor's onboarding state as get-investor-info shows it (`kyc`)" });
+  .strictObject({
+    investorId: z.string().meta({ description: "The onboarding record: get-investors and get-investor-info show it as kyc.investorId" }),
+    status: z.enum(KYC_STATUSES),
+    needKyc: z.boolean(),
+    submittedAt: z.string().nullable(),
+    reviewedAt: z.string().nullable(),
+    reviewedBy: z.string().nullable(),
+  })
+  .meta({
+    id: "KycEventData",
+    description: "Which onboarding record changed and its state: identifiers only, never the investor's e-mail, names, country, wallet or the reason (read them with get-investors or get-investor-info)",
+  });
 
 export const TokenControlData = z
   .strictObject({

@@ -10,6 +10,7 @@ export type KycViewServices = Pick<Stores, "kyc" | "sealer"> & { baseUrl: string
 /** The onboarding state of an investor as reads show it (its response schema, and its type). */
 export const KycViewSchema = z
   .strictObject({
+    investorId: z.string().nullable().meta({ description: "The onboarding record (kyc.* events name it); null without one" }),
     status: z.enum(KYC_STATUSES),
     needKyc: z.boolean(),
     url: z.string().nullable().meta({ description: "The live link while the investor has not used it yet; null otherwise" }),
@@ -28,6 +29,7 @@ export const KycViewSchema = z
 export type KycView = z.infer<typeof KycViewSchema>;
 
 const NO_RECORD: KycView = {
+  investorId: null,
   status: "none",
   needKyc: false,
   url: null,
@@ -48,6 +50,7 @@ export async function kycView(services: KycViewServices, record: KycInvestorReco
   const link = record.status === "invited" ? await services.kyc.openLink(record.id) : undefined;
   const token = link !== undefined && linkState(link) === "live" ? openLinkToken(services.sealer, link) : null;
   return {
+    investorId: record.id,
     status: record.status,
     needKyc: record.needKyc,
     url: token ? linkUrl(services.baseUrl, token) : null,

@@ -10,6 +10,9 @@ import { Prices } from "../payments/pricing";
 import { ApiKeys } from "../store/api-keys";
 import { Credits } from "../store/credits";
 import { KycStore } from "../store/kyc";
+import { Sealer } from "../crypto/sealed";
+import { assertDataKey } from "../store/key-check";
+import { ensureDataEncryptionKey } from "../runtime-files";
 import { RamsExecutors } from "../store/rams";
 import { assertSchemaCurrent } from "../store/schema-version";
 import { Signers } from "../store/signers";
@@ -56,10 +59,16 @@ async function viaService(service: { pid: number; url: string; token?: string },
   return body.result;
 }
 
+/** The data key's sealer: DATA_ENCRYPTION_KEY (or, in the local sandbox, the kept file); a ConfigError naming it without. */
+function dataSealer(config: Config): Sealer {
+  return new Sealer(ensureDataEncryptionKey(config));
+}
+
 async function viaDatabase(config: Config, command: AdminCommand, operations: string[]): Promise<unknown> {
   const db = await openConfiguredDb(config);
   try {
     await assertSchemaCurrent(db, "this admin tool");
+    if (command.command.startsWith("kyc.")) await assertDataKey(db, dataSealer(config));
     const stores = {
       apiKeys: new ApiKeys(db),
       credits: new Credits(db),
@@ -68,7 +77,10 @@ async function viaDatabase(config: Config, command: AdminCommand, operations: st
       tokens: new Tokens(db),
       ramsExecutors: new RamsExecutors(db),
       db,
-      kyc: new KycStore(db),
+      // KYC records are sealed with the data key: only the kyc commands need it (checked against the database first).
+      get kyc() {
+        return new KycStore(db, dataSealer(config));
+      },
       relayerKeys: new RelayerKeys(db),
       operators: new Operators(db),
       operatorSessions: new OperatorSessions(db),

@@ -168,15 +168,17 @@ export async function positionBounds(q: Queryable): Promise<{ issued: bigint; pr
 }
 
 /**
- * Deletes events older than the retention window whose deliveries are all done (and keyless endpoints as old), and
- * remembers the highest position pruned, so a stream resuming from before it is told it may have missed events.
+ * Deletes events older than the retention window (and keyless endpoints as old), on schedule whatever their
+ * deliveries: one still owed to an endpoint (disabled, say) goes with its event, only one being attempted right now
+ * (a live lease) waits for the next sweep. Remembers the highest position pruned, so a stream resuming from before it
+ * is told it may have missed events.
  */
 export async function pruneEvents(q: Queryable, retentionMs: number): Promise<number> {
   const [row] = await q.query<{ pruned: number }>(
     `WITH doomed AS (
        SELECT e.id FROM events e
        WHERE e.created_at < now() - $1::bigint * interval '1 millisecond' AND e.position IS NOT NULL
-         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status IN ('pending', 'delivering'))
+         AND NOT EXISTS (SELECT 1 FROM webhook_deliveries d WHERE d.event_id = e.id AND d.status = 'delivering' AND d.lease_until > now())
        ORDER BY e.id LIMIT 10000
      ), gone AS (
        DELETE FROM events WHERE id IN (SELECT id FROM doomed) RETURNING position

@@ -93,7 +93,7 @@ export function openStores(db: Db, sealer: Sealer, logger: Logger): Stores {
     relayerKeys: new RelayerKeys(db),
     walletLocks: new WalletLocks(db, logger.child({ component: "wallet-locks" })),
     payments: new Payments(db, sealer),
-    kyc: new KycStore(db),
+    kyc: new KycStore(db, sealer),
     webhooks: new Webhooks(db, sealer),
     faucetClaims: new FaucetClaims(db),
     idempotentRequests: new IdempotentRequests(db),

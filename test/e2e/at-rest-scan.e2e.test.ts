@@ -49,8 +49,10 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
   };
   /** The rejected batch's second transaction, signed but never broadcast: its nonce is the signer's next one. */
   let neverBroadcast: string;
-  /** Values the database holds in clear by design (the KYC'd wallet and e-mail): the scan must find them. */
+  /** Values the database holds in clear by design (a minted investor's wallet and e-mail, in the mint's records): the scan must find them. */
   const inClear: string[] = [];
+  /** KYC details (issue 41): sealed, so in no row and no file; and e-mails that must not be in the KYC tables or events. */
+  const kyc = { details: [] as string[], invitedOnly: [] as string[], emails: [] as string[] };
   let tableDump = "";
   const files: { path: string; bytes: Buffer }[] = [];
 
@@ -136,13 +138,26 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
       secrets.linkTokens.push(tokenOf(res.url));
       return res;
     };
+    const letters = (n: number) => Array.from(randomBytes(n), (b) => String.fromCharCode(97 + (b % 26))).join("");
+    const names = { first: `Alice${letters(6)}`, last: `Liddell${letters(6)}` };
     const alice = await invite("alice");
-    ok(await submitThroughLink(api, alice.url, investor, { firstName: "Alice", lastName: "Liddell", country: "GB" }), "kyc submit");
+    ok(await submitThroughLink(api, alice.url, investor, { firstName: names.first, lastName: names.last, country: "GB" }), "kyc submit");
     inClear.push(investor.address, `alice-${run}@at-rest.test`);
     await runAdminCommand(services, { command: "kyc.approve", email: `alice-${run}@at-rest.test` });
     await invite("bob");
     await invite("carol");
     await invite("carol");
+    // One more submits and is rejected, with a reason.
+    const dora = await invite("dora");
+    const doraWallet = Wallet.createRandom();
+    secrets.privateKeys.push(doraWallet.privateKey);
+    const doraNames = { first: `Dora${letters(6)}`, last: `Explorer${letters(6)}` };
+    ok(await submitThroughLink(api, dora.url, doraWallet, { firstName: doraNames.first, lastName: doraNames.last, country: "ES" }), "kyc submit");
+    const reason = `passport ${letters(8)} does not match`;
+    await runAdminCommand(services, { command: "kyc.reject", email: `dora-${run}@at-rest.test`, reason });
+    kyc.details.push(names.first, names.last, doraNames.first, doraNames.last, reason, doraWallet.address, `urn:kyc:first-name:${names.first}`, `urn:kyc:email:dora-${run}%40at-rest.test`);
+    kyc.invitedOnly.push(`bob-${run}@at-rest.test`, `carol-${run}@at-rest.test`, `dora-${run}@at-rest.test`);
+    kyc.emails.push(`alice-${run}@at-rest.test`, ...kyc.invitedOnly);
     const minted = await keyedCall("/prepare-transactions", issuer, { method: "mintToken", chainId: "aa36a7", tokenSymbol: symbol, userToMint: [{ investorEmail: `alice-${run}@at-rest.test`, amount: "10" }] });
     expect(minted.prepared.transactions).to.have.length(2); // whitelist, then mint
 
@@ -235,7 +250,7 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
     const states = await services.db.query<{ status: string; n: number }>("SELECT status, count(*)::int AS n FROM payments GROUP BY status ORDER BY status");
     expect(states.map((s) => s.status)).to.deep.equal(["released", "settled"]);
     expect(secrets.authorizations.length).to.be.at.least(8);
-    expect(secrets.linkTokens).to.have.length(4);
+    expect(secrets.linkTokens).to.have.length(5);
 
     // Read every row of every table while the service runs, then stop it and read every file it left.
     tableDump = await dumpTables(service!);
@@ -261,12 +276,27 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
     return [bare, bare.toUpperCase(), Buffer.from(bare, "hex")];
   };
 
-  it("the scan reads what is there: what the database keeps in clear by design (a KYC'd wallet, its e-mail) is found in the rows and in the database's files", () => {
+  it("the scan reads what is there: what the database keeps in clear by design (a minted investor's wallet and e-mail, in the mint's records) is found in the rows and in the database's files", () => {
     for (const value of inClear) {
       const found = occurrences([value]);
       expect(found.some((f) => f.startsWith("tables:")), value).to.equal(true);
       expect(found.some((f) => f.startsWith("pglite/")), value).to.equal(true);
     }
+  });
+
+  it("no KYC detail in any row or file: the investors' names, the signed messages, a rejection's reason, a wallet only KYC knows, the e-mails of investors only onboarded; no investor e-mail in the KYC tables or in any event's payload", () => {
+    expect(kyc.details.length).to.be.at.least(8);
+    for (const value of [...kyc.details, ...kyc.invitedOnly]) expect(occurrences([value, value.replace(/^0x/, "")]), value).to.deep.equal([]);
+    const rowsOf = (table: string) => tableDump.split("\n").filter((line) => line.startsWith(`${table}\t`)).join("\n").toLowerCase();
+    expect(rowsOf("kyc_investors"), "the scan read the investors").not.to.equal("");
+    expect(rowsOf("events"), "the scan read the events").to.include("kyc.approved");
+    for (const table of ["kyc_investors", "kyc_links", "kyc_events", "events"]) {
+      for (const email of kyc.emails) expect(rowsOf(table), `${email} in ${table}`).not.to.include(email.toLowerCase());
+    }
+    // (A mint's transaction events carry its calldata, which names the wallet as the chain does; the KYC events do not.)
+    const kycEvents = rowsOf("events").split("\n").filter((line) => line.includes('"type":"kyc.'));
+    expect(kycEvents.length, "the KYC events were read").to.be.at.least(3);
+    for (const line of kycEvents) expect(line, "a KYC event names no wallet").not.to.include(inClear[0].slice(2).toLowerCase());
   });
 
   it("no EIP-3009 authorisation signature, whole or as its r or s, in any row or file; the released one is still unused on chain and would be usable", async () => {

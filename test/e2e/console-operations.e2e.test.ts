@@ -162,14 +162,20 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
 
     await receiver.waitFor("kyc.approved at the tenant's endpoint", (all) => all.some((r) => r.event?.type === "kyc.approved" && r.status === 200));
     const approved = receiver.received.find((r) => r.event?.type === "kyc.approved")!;
-    expect(approved.event.data.kyc).to.include({ status: "approved", walletAddress: investor.address });
+    // The event names the record and its state, never the investor's e-mail, names or wallet (issue 41).
+    expect(approved.event.data).to.include({ status: "approved", reviewedBy: "operator" });
+    expect(JSON.stringify(approved.event)).not.to.include(investor.address.slice(2)).and.not.to.include("ada@investor.test");
     const investorPage = await context.newPage();
     await investorPage.goto(investorUrl);
     expect(await investorPage.textContent("h1")).to.equal("Your onboarding is approved");
     expect(await investorPage.textContent("p.lead")).to.include(investor.address);
     await investorPage.close();
     const [entry] = await service.services.auditLog.list({ limit: 1, action: "kyc.approve" });
-    expect(entry).to.include({ actor: "ops@console.test", target: "ada@investor.test" });
+    // The audit names the inviting key and the record, not the investor's e-mail (KYC details stay sealed in the record).
+    expect(entry).to.include({ actor: "ops@console.test" });
+    expect(entry.target, "the inviting key's id").to.match(/^[0-9a-f]{16}$/);
+    expect(entry.before).to.deep.equal([{ investorId: approved.event.data.investorId, keyId: entry.target, status: "submitted" }]);
+    expect(JSON.stringify(entry)).not.to.include("ada@investor.test").and.not.to.include(investor.address.slice(2));
   });
 
   it("webhooks: the failed deliveries of a time range are replayed at once; disabling an endpoint stops its deliveries", async () => {

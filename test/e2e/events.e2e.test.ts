@@ -155,8 +155,10 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       const broadcast = keyEvents.find((e) => e.type === "transaction.broadcast" && e.txId === tokenTx);
       expect(broadcast.data.transaction).to.include({ status: "pending", blockNumber: null, hash: status.txHash });
       const approved = keyEvents.find((e) => e.type === "kyc.approved");
-      expect(approved.data).to.deep.include({ email, investorId: kycRecord.id });
-      expect(approved.data.kyc).to.include({ status: "approved", walletAddress: investor.address, reviewedBy: "operator" });
+      // Identifiers and the onboarding's state only: never the investor's e-mail, names, country or wallet (issue 41).
+      expect(approved.data).to.include({ investorId: kycRecord.id, status: "approved", needKyc: true, reviewedBy: "operator" });
+      expect(Object.keys(approved.data).sort()).to.deep.equal(["investorId", "needKyc", "reviewedAt", "reviewedBy", "status", "submittedAt"]);
+      expect(JSON.stringify(keyEvents.filter((e) => e.type.startsWith("kyc.")))).not.to.include(email).and.not.to.include(investor.address.slice(2));
       const executed = keyEvents.find((e) => e.type === "mandate.executed");
       expect(executed.data).to.include({ agent: agent.address, principal: principal.address, amount: "40000000", cumulativeUsed: "40000000", chainId: SEPOLIA });
       const granted = keyEvents.find((e) => e.type === "mandate.granted");

@@ -5,6 +5,8 @@ import type { Db } from "../../service/store/db";
 import { migrate } from "../../service/store/migrate";
 import { Batches } from "../../service/store/batches";
 import { Payments } from "../../service/store/payments";
+import { KycStore } from "../../service/store/kyc";
+import { pruneEvents } from "../../service/store/outbox";
 
 /** A signed-looking EIP-3009 payment payload: what must never stay usable in the database. */
 export function fakePaymentPayload() {
@@ -23,7 +25,10 @@ export function fakePaymentPayload() {
 
 const requirements = { scheme: "exact", network: "eip155:84532", asset: "0x" + "11".repeat(20), amount: "10000", payTo: "0x" + "22".repeat(20), maxTimeoutSeconds: 300, extra: { name: "USDC", version: "2" } };
 
-/** A payment of 0.01 USDC for the send of `txId` (or of nothing), reserved. */
+/**
+ * A payment of 0.01 USDC for the send of `txId` (or of nothing), reserved; the payer's balance (one balance, one payment)
+ * covers every payment these tests reserve for it.
+ */
 function reservePayment(payments: Payments, p: ReturnType<typeof fakePaymentPayload>, txId: string | null = null) {
   return payments.reserve({
     subject: `send:${txId ?? randomUUID()}`,
@@ -38,7 +43,7 @@ function reservePayment(payments: Payments, p: ReturnType<typeof fakePaymentPayl
     validBefore: 9999999999,
     payload: p.payload,
     requirements,
-  });
+  }, 10n ** 12n);
 }
 
 /**
@@ -169,6 +174,111 @@ export function describeAtRest(label: string, open: () => Promise<Db>, cleanup?:
       expect(promoted).to.have.length(3);
       for (const p of promoted) expect(p).to.deep.include({ settleTxRaw: rawOf(1), settleTxReplaced: [{ hash: hash(2), raw: rawOf(2) }] });
       expect(await payments.get(other.id)).to.deep.include({ settleTxHash: hash(9), settleTxRaw: rawOf(9), settleTxReplaced: [] });
+    });
+
+    it("KYC details are sealed: an investor's e-mail, names, country, wallet, signed message and reason are in no column of any table, events carry identifiers only, and the records are found by e-mail and read whole", async () => {
+      const db = await fresh();
+      await migrate(db);
+      const kyc = new KycStore(db, sealer);
+      await db.query("INSERT INTO api_keys (id, key_hash, email, plan) VALUES ('k1', 'h', 'tenant@x', 'Starter')");
+      const unique = randomBytes(4).toString("hex");
+      const person = {
+        email: `ada-${unique}@investor.test`,
+        firstName: `Ada${unique.replace(/[0-9]/g, "")}x`,
+        lastName: `Lovelace${unique.replace(/[0-9]/g, "")}y`,
+        country: "GB",
+        walletAddress: "0x" + randomBytes(20).toString("hex"),
+        proofMessage: `127.0.0.1 wants you to sign in with your Ethereum account: marker-${unique}`,
+        reason: `documents of ${unique} do not match`,
+      };
+      const invited = await db.transaction(async (q) => {
+        const r = await kyc.insert(q, { id: randomUUID(), apiKeyId: "k1", email: person.email, needKyc: true, status: "invited" });
+        await kyc.addEvent(q, r.id, "created", "key:k1", { needKyc: true });
+        return r;
+      });
+      await db.transaction(async (q) => {
+        await kyc.submit(q, invited.id, { firstName: person.firstName, lastName: person.lastName, country: person.country, walletAddress: person.walletAddress, proofMessage: person.proofMessage });
+        await kyc.addEvent(q, invited.id, "submitted", "investor", { walletAddress: person.walletAddress });
+      });
+      await db.transaction(async (q) => {
+        await kyc.decide(q, invited.id, "rejected", "operator", person.reason);
+        await kyc.addEvent(q, invited.id, "rejected", "operator", { reason: person.reason, previousStatus: "submitted" });
+      });
+
+      // Read back whole, found by its e-mail in any case.
+      const found = (await kyc.findInScope(["k1"], "k1", person.email.toUpperCase()))!;
+      expect(found).to.deep.include({ email: person.email, firstName: person.firstName, lastName: person.lastName, country: "GB", walletAddress: person.walletAddress, proofMessage: person.proofMessage, reviewReason: person.reason });
+      expect((await kyc.list({ email: person.email })).map((r) => r.id)).to.deep.equal([invited.id]);
+      expect((await kyc.events(invited.id)).map((e) => e.detail)).to.deep.equal([{ needKyc: true }, { walletAddress: person.walletAddress }, { reason: person.reason, previousStatus: "submitted" }]);
+
+      // Nothing of it in any row of any table (the e-mail's keyed hash reveals nothing without the data key).
+      const tables = await db.query<{ name: string }>("SELECT table_name AS name FROM information_schema.tables WHERE table_schema = current_schema() AND table_type = 'BASE TABLE'");
+      let dump = "";
+      for (const { name } of tables) dump += JSON.stringify(await db.query(`SELECT * FROM "${name}"`)).toLowerCase();
+      // (The country, two letters, is too short to look for in a dump: it is sealed with the names.)
+      for (const [field, value] of Object.entries(person).filter(([f]) => f !== "country")) expect(dump, field).not.to.include(value.toLowerCase().replace(/^0x/, ""));
+      const events = await db.query<{ type: string; data: Record<string, unknown> }>("SELECT type, data FROM events WHERE type LIKE 'kyc.%' ORDER BY id");
+      expect(events.map((e) => e.type)).to.deep.equal(["kyc.submitted", "kyc.rejected"]);
+      for (const e of events) expect(Object.keys(e.data).sort()).to.deep.equal(["investorId", "needKyc", "reviewedAt", "reviewedBy", "status", "submittedAt"]);
+
+      // Sealed for one record, a value cannot be opened as another's; the table refuses a clear value written again.
+      const other = await db.transaction((q) => kyc.insert(q, { id: randomUUID(), apiKeyId: "k1", email: `other-${unique}@investor.test`, needKyc: true, status: "invited" }));
+      await db.query("UPDATE kyc_investors SET details_sealed = (SELECT details_sealed FROM kyc_investors WHERE id = $2) WHERE id = $1", [other.id, invited.id]);
+      let moved: unknown;
+      await kyc.get(other.id).catch((e) => (moved = e));
+      expect((moved as Error)?.message).to.match(/unable to authenticate|Unsupported state/);
+      let refused: unknown;
+      await db.query("UPDATE kyc_investors SET first_name = 'Clear' WHERE id = $1", [invited.id]).catch((e) => (refused = e));
+      expect(refused, "CHECK kyc_investors_nothing_in_clear").to.be.an("error");
+    });
+
+    it("migration 056 and the next start seal what an older version stored in clear (investors, their history) and strip the personal data its KYC events carried", async () => {
+      const db = await fresh();
+      expect(await migrate(db, { before: "056" })).to.include("055_signers_per_key.sql");
+      const unique = randomBytes(4).toString("hex");
+      const clear = { email: `old-${unique}@investor.test`, firstName: `Grace${unique.replace(/[0-9]/g, "")}q`, lastName: `Hopper${unique.replace(/[0-9]/g, "")}z`, wallet: "0x" + randomBytes(20).toString("hex"), reason: `stale ${unique}` };
+      await db.query("INSERT INTO api_keys (id, key_hash, email, plan) VALUES ('k1', 'h', 'tenant@x', 'Starter')");
+      const id = randomUUID();
+      await db.query(
+        `INSERT INTO kyc_investors (id, api_key_id, email, need_kyc, status, first_name, last_name, country, wallet_address, proof_message, submitted_at, reviewed_by, reviewed_at, review_reason)
+         VALUES ($1, 'k1', $2, true, 'rejected', $3, $4, 'FR', $5, $6, now(), 'operator', now(), $7)`,
+        [id, clear.email, clear.firstName, clear.lastName, clear.wallet, `message of ${clear.email}`, clear.reason],
+      );
+      await db.query("INSERT INTO kyc_events (investor_id, event, actor, detail) VALUES ($1, 'submitted', 'investor', $2), ($1, 'rejected', 'operator', $3)", [
+        id,
+        JSON.stringify({ walletAddress: clear.wallet }),
+        JSON.stringify({ reason: clear.reason, previousStatus: "submitted" }),
+      ]);
+      await db.query("INSERT INTO events (type, api_key_id, data) VALUES ('kyc.rejected', 'k1', $1)", [
+        JSON.stringify({ investorId: id, email: clear.email, kyc: { status: "rejected", needKyc: true, firstName: clear.firstName, lastName: clear.lastName, walletAddress: clear.wallet, reason: clear.reason, submittedAt: null, reviewedAt: null, reviewedBy: "operator" } }),
+      ]);
+
+      expect(await migrate(db)).to.include("056_kyc_sealed.sql");
+      const [event] = await db.query<{ data: Record<string, unknown> }>("SELECT data FROM events WHERE type = 'kyc.rejected'");
+      expect(event.data).to.deep.equal({ investorId: id, status: "rejected", needKyc: true, submittedAt: null, reviewedAt: null, reviewedBy: "operator" });
+      const kyc = new KycStore(db, sealer);
+      expect(await kyc.sealClearDetails()).to.equal(3);
+      const dump = JSON.stringify([await db.query("SELECT * FROM kyc_investors"), await db.query("SELECT * FROM kyc_events"), await db.query("SELECT * FROM events")]).toLowerCase();
+      for (const [field, value] of Object.entries(clear)) expect(dump, field).not.to.include(value.toLowerCase().replace(/^0x/, ""));
+      expect(await kyc.findInScope(["k1"], "k1", clear.email)).to.deep.include({ id, email: clear.email, firstName: clear.firstName, country: "FR", walletAddress: clear.wallet, reviewReason: clear.reason });
+      expect((await kyc.events(id)).map((e) => e.detail)).to.deep.equal([{ walletAddress: clear.wallet }, { reason: clear.reason, previousStatus: "submitted" }]);
+      expect(await kyc.sealClearDetails(), "nothing left in clear").to.equal(0);
+    });
+
+    it("events are purged on schedule: an event older than the retention window goes even while a disabled endpoint still owes it", async () => {
+      const db = await fresh();
+      await migrate(db);
+      await db.query("INSERT INTO api_keys (id, key_hash, email, plan) VALUES ('k1', 'h', 'tenant@x', 'Starter')");
+      await db.query("INSERT INTO webhook_endpoints (id, api_key_id, url, secret_sealed) VALUES ('wh_1', 'k1', 'https://example.com/h', 'v1.x.y.z')");
+      await db.transaction((q) => q.query("INSERT INTO events (type, api_key_id, data) VALUES ('kyc.submitted', 'k1', '{}')"));
+      // The endpoint failed for a day and was disabled: what it is owed waits for it to be enabled again.
+      await db.query("UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = 'failing for a day'");
+      const [{ n }] = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status = 'pending'");
+      expect(n, "a delivery is owed").to.equal(1);
+      await db.query("UPDATE events SET created_at = now() - interval '8 days'");
+      expect(await pruneEvents(db, 7 * 86_400_000)).to.equal(1);
+      expect(await db.query("SELECT * FROM events")).to.deep.equal([]);
+      expect(await db.query("SELECT * FROM webhook_deliveries")).to.deep.equal([]);
     });
 
     it("migration 007 scrubs what older versions stored: ended payments' authorizations and settlement transactions, link tokens, unsent signed transactions of rejected batches", async () => {

@@ -358,7 +358,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
       };
 
       it("scopes: a key and the keys that share one of its tokenizer e-mails; the caller's own record wins; one entry per e-mail", async () => {
-        const kyc = new KycStore(db);
+        const kyc = new KycStore(db, sealer);
         const a = (await apiKeys.create({ email: "a@kyc.example", plan: "Starter" })).record.id;
         const b = (await apiKeys.create({ email: "b@kyc.example", plan: "Starter" })).record.id;
         const c = (await apiKeys.create({ email: "c@kyc.example", plan: "Starter" })).record.id;
@@ -392,7 +392,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
       });
 
       it("links: stored by the token's hash (never the token); void the open ones, use, lock after failures; submissions and decisions; the event log", async () => {
-        const kyc = new KycStore(db);
+        const kyc = new KycStore(db, sealer);
         const key = (await apiKeys.create({ email: "links@kyc.example", plan: "Starter" })).record.id;
         const investor = await db.transaction((q) => kyc.insert(q, { id: randomUUID(), apiKeyId: key, email: "l@kyc.example", needKyc: true, status: "invited" }));
         const expiresAt = new Date(Date.now() + 3600_000);

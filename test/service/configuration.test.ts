@@ -147,6 +147,33 @@ describe("configuration: one schema, its reference, and the mistakes it catches"
     }
   });
 
+  it("outside the local sandbox the embedded database refuses a data key file inside its own data directory (one backup would hold both); elsewhere, with PostgreSQL or in the sandbox, it is taken", () => {
+    const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-key-placement-"));
+    const outside = fs.mkdtempSync(path.join(os.tmpdir(), "tak-key-outside-"));
+    try {
+      const keyFile = (dir: string) => {
+        const at = path.join(dir, "data-encryption-key");
+        fs.writeFileSync(at, "k".repeat(40), { mode: 0o600 });
+        return at;
+      };
+      const inside = keyFile(path.join(dataDir));
+      fs.mkdirSync(path.join(dataDir, "production"), { recursive: true });
+      const deeper = keyFile(path.join(dataDir, "production"));
+      const linked = path.join(outside, "link-to-inside");
+      fs.symlinkSync(inside, linked);
+      const base = { ADMIN_TOKEN: SECRETS.ADMIN_TOKEN, DATA_DIR: dataDir };
+      for (const file of [inside, deeper, linked]) {
+        expect(refusal({ ...base, DATA_ENCRYPTION_KEY_FILE: file }), file).to.include(`DATA_ENCRYPTION_KEY_FILE: ${file} is inside DATA_DIR (${dataDir}), beside the embedded database`);
+      }
+      expect(loadConfig({ ...base, DATA_ENCRYPTION_KEY_FILE: keyFile(outside) }).DATA_ENCRYPTION_KEY).to.equal("k".repeat(40));
+      expect(loadConfig({ ...base, DATA_ENCRYPTION_KEY_FILE: inside, DATABASE_URL: "postgres://db.example/tak" }).DATA_ENCRYPTION_KEY).to.equal("k".repeat(40));
+      expect(loadConfig({ ...base, DATA_ENCRYPTION_KEY_FILE: inside }, { profile: "local" }).DATA_ENCRYPTION_KEY).to.equal("k".repeat(40));
+    } finally {
+      fs.rmSync(dataDir, { recursive: true, force: true });
+      fs.rmSync(outside, { recursive: true, force: true });
+    }
+  });
+
   it("TRUST_PROXY takes Express's forms: false, a hop count, addresses and ranges", () => {
     expect(loadConfig(SECRETS).trustProxy).to.deep.equal(["loopback"]);
     expect(loadConfig({ ...SECRETS, TRUST_PROXY: "false" }).trustProxy).to.equal(false);

@@ -57,7 +57,8 @@ export const mintToken = defineMethod({
         known = await knownWallet(ctx, { email, field: `userToMint.${i}.${u.investorEmail ? "investorEmail" : "email"}`, purpose: "mint", token });
         investorAddress = known.address;
       }
-      entries.push({ ...u, investorAddress, units, name: u.name ?? known?.kyc?.firstName ?? undefined, surname: u.surname ?? known?.kyc?.lastName ?? undefined });
+      // Only the names the request gives are recorded with the mint: a KYC record's stay sealed in it (reads show them from there).
+      entries.push({ ...u, investorAddress, units, name: u.name, surname: u.surname });
     }
 
     const [supply, reserved, cap] = await Promise.all([contract.totalSupply(), contract.reservedSupply(), contract.supplyCap()]);
