@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
-import { authenticate, clearedSessionCookie, sessionCookie } from "../auth/console-session";
+import { clearedSessionCookie, sessionCookie } from "../auth/console-session";
 import { auditPage } from "../console/audit";
 import { overview } from "../console/overview";
 import { listPayments, paymentDetail, paymentTotals } from "../console/payments";
@@ -195,12 +195,4 @@ function paymentAndAuditRoutes(services: Services) {
 /** The operator console's JSON endpoints (/console/api/…); its pages are routes/console-pages.ts. */
 export function consoleRoutes(services: Services, options: ConsoleOptions) {
   return [...sessionRoutes(services), ...transactionRoutes(services), ...paymentAndAuditRoutes(services), ...consoleChangeRoutes(services, options)];
-}
-
-/** Whether a request carries a live console session (pages use it to send the sign-in page's visitor on). */
-export async function hasSession(services: Services, req: Parameters<typeof authenticate>[1]): Promise<boolean> {
-  return authenticate(services.operatorSessions, req, "viewer", { change: false }).then(
-    () => true,
-    () => false,
-  );
 }
