@@ -1,7 +1,11 @@
 import { expect } from "chai";
+import { Wallet } from "ethers";
 import { runAdminCommand } from "../../service/admin/commands";
 import { SIGN_IN_LIMITS } from "../../service/auth/sign-in-limits";
+import { launchChromium } from "../helpers/browser";
 import { addOperator, ConsoleClient } from "../helpers/console";
+import { submitThroughLink } from "../helpers/kyc";
+import { WebhookReceiver } from "../helpers/webhook-receiver";
 import { getSandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
 
@@ -159,6 +163,60 @@ describe("e2e: the operator console's sign-in and refusals", function () {
     expect(JSON.stringify(created)).to.not.match(/tak_[0-9a-f]{16}_/); // the key itself is never kept
     const addedByLink = audit.find((e) => e.action === "operators.add" && e.target === "link@console.test")!;
     expect(JSON.stringify(addedByLink)).to.not.include("token=");
+  });
+
+  it("in the browser, a one-time link is used by its button, not by opening it; then it signs nobody in", async () => {
+    const added = await addOperator(service.services, "browser-link@console.test", "viewer");
+    const browser = await launchChromium();
+    try {
+      const page = await (await browser.newContext()).newPage();
+      await page.goto(added.signInLink!.url);
+      const [link] = await service.services.db.query<{ used_at: Date | null }>("SELECT used_at FROM operator_sign_in_links ORDER BY created_at DESC LIMIT 1");
+      expect(link.used_at, "opening the page uses nothing").to.equal(null);
+      await Promise.all([page.waitForURL(`${service.url}/console`), page.getByRole("button", { name: "Sign in with this link" }).click()]);
+      expect(await page.textContent("header")).to.include("browser-link@console.test (viewer)");
+      const again = await (await browser.newContext()).newPage();
+      await again.goto(added.signInLink!.url);
+      await again.getByRole("button", { name: "Sign in with this link" }).click();
+      await again.locator("#notice.error").waitFor();
+      expect(await again.textContent("#notice")).to.include("was used already");
+      expect(again.url()).to.include("/console/sign-in");
+    } finally {
+      await browser.close();
+    }
+  });
+
+  it("a reviewer rejects a submission with its reason: refused without one (400 naming it); the tenant's webhook and the investor's page hear it", async () => {
+    const receiver = await WebhookReceiver.start();
+    try {
+      const { key } = await service.services.apiKeys.create({ email: "issuer@console.test", plan: "Starter" });
+      const tenant = service.api.withKey(key);
+      expect((await tenant.post("/webhooks", { url: receiver.url, eventTypes: ["kyc.rejected"] })).status).to.equal(201);
+      const invited = await tenant.post("/create-kyc-link", { email: "bob@investor.test" });
+      const wallet = Wallet.createRandom();
+      expect((await submitThroughLink(service.api, invited.body.url, wallet, { firstName: "Bob", lastName: "Builder", country: "DE" })).status).to.equal(200);
+      await addOperator(service.services, "reviewer@console.test", "reviewer", password);
+      const reviewer = new ConsoleClient(service.url);
+      await reviewer.signIn({ email: "reviewer@console.test", password });
+      const queue = await reviewer.get("/console/api/kyc");
+      const bob = queue.body.items.find((i: { email: string }) => i.email === "bob@investor.test");
+      expect(bob).to.include({ status: "submitted", walletAddress: wallet.address, firstName: "Bob" });
+      const without = await reviewer.post(`/console/api/kyc/${bob.id}/reject`, { reason: "" });
+      expect(without.status).to.equal(400);
+      expect(without.body.error.param).to.equal("reason");
+      const rejected = await reviewer.post(`/console/api/kyc/${bob.id}/reject`, { reason: "the passport has expired" });
+      expect(rejected.status, JSON.stringify(rejected.body)).to.equal(200);
+      expect(rejected.body).to.include({ status: "rejected", reason: "the passport has expired" });
+      expect((await reviewer.post("/console/api/keys", { email: "x@console.test", plan: "Starter" })).status).to.equal(403);
+      await receiver.waitFor("kyc.rejected", (all) => all.some((r) => r.event?.type === "kyc.rejected"));
+      expect(receiver.received.find((r) => r.event?.type === "kyc.rejected")!.event.data).to.include({ investorId: bob.id, status: "rejected" });
+      const investorPage = await fetch(invited.body.url);
+      expect(investorPage.status).to.equal(200);
+      const text = await investorPage.text();
+      expect(text).to.include("Your onboarding was not approved").and.include("the passport has expired");
+    } finally {
+      await receiver.close();
+    }
   });
 
   it(`sign-ins are rate-limited: after ${SIGN_IN_LIMITS.refusedPasswords} refused passwords for one e-mail, 429 with Retry-After, even with the right one`, async () => {
