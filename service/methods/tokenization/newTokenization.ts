@@ -6,7 +6,8 @@ import { badRequest, forbidden, preflightError } from "../../errors";
 import { address, decimalAmount, email, integerString } from "../../wire/fields";
 import { signerFields } from "../common";
 import { recordTokenEvents } from "../token-events";
-import { defineMethod } from "../types";
+import { defineMethod, type ConfirmedBatch } from "../types";
+import type { Queryable } from "../../store/db";
 import { ACCESS } from "../../auth/access-rules";
 import { knownWallet } from "../../onboarding/wallets";
 import { emitEvent } from "../../store/outbox";
@@ -43,6 +44,24 @@ const body = z.object({
   initialHolders: z.array(initialHolder).default([]),
 });
 type Body = z.infer<typeof body>;
+
+/** What a tokenization's prepare records for its confirmation. */
+interface TokenizationRecord {
+  /** The key the tokenizer e-mail is for (absent in batches prepared by an older version: the batch's key). */
+  emailOwner?: string;
+  symbol: string;
+  name: string;
+  tokenName: string;
+  tokenType: string;
+  tokenizerEmail: string;
+  companyWalletAddress: string;
+  paymentToken: { symbol: string; address: string; decimals: number };
+  decimals: number;
+  supplyCap: string;
+  initialSupply: string;
+  url: string;
+  holders: { address: string; email: string | null }[];
+}
 
 /** Creates the token and its offering escrow through the factory; the signer becomes the tokenizer. */
 export const newTokenization = defineMethod({
@@ -130,21 +149,7 @@ export const newTokenization = defineMethod({
     };
   },
   async onConfirmed(tx, batch) {
-    const r = batch.record as {
-      emailOwner?: string;
-      symbol: string;
-      name: string;
-      tokenName: string;
-      tokenType: string;
-      tokenizerEmail: string;
-      companyWalletAddress: string;
-      paymentToken: { symbol: string; address: string; decimals: number };
-      decimals: number;
-      supplyCap: string;
-      initialSupply: string;
-      url: string;
-      holders: { address: string; email: string | null }[];
-    };
+    const r = batch.record as unknown as TokenizationRecord;
     const receipt = batch.receipts[0];
     const factory = batch.chain.deployment.contracts.TokenFactory.toLowerCase();
     const created = receipt.logs
@@ -153,15 +158,7 @@ export const newTokenization = defineMethod({
       .find((parsed) => parsed?.name === "TokenCreated");
     if (!created) throw new Error(`newTokenization receipt ${receipt.hash} has no TokenCreated event`);
     const tokenAddress = getAddress(created.args.token);
-    // The e-mail is still free, or this key's: another key that claimed it meanwhile keeps it (and this token is not
-    // put in that key's scope). Read under the e-mail's lock, so two first claims decide one after the other.
-    const owner = r.emailOwner ?? batch.apiKeyId;
-    const owners = await batch.services.tokens.emailKeysLocked(tx, r.tokenizerEmail);
-    if (owners.length && (!owner || !owners.includes(owner))) {
-      throw new RecordsRefused(
-        `tokenizerEmail ${r.tokenizerEmail} was claimed by another API key before this tokenization confirmed: token ${r.symbol} at ${tokenAddress} was created on chain but is not recorded; tokenize again with an e-mail of yours`,
-      );
-    }
+    await assertEmailStillOurs(tx, batch, r, tokenAddress);
     const token = {
       id: randomUUID(),
       chainId: batch.chain.chainId,
@@ -199,6 +196,21 @@ export const newTokenization = defineMethod({
     await recordTokenEvents(tx, batch, stored, emails);
   },
 });
+
+/**
+ * The tokenizer e-mail is still free, or the key's that was fixed at prepare: another key that claimed it meanwhile
+ * keeps it, and this token is not put in that key's scope (the batch ends rejected). Read under the e-mail's lock, so
+ * two first claims decide one after the other.
+ */
+async function assertEmailStillOurs(tx: Queryable, batch: ConfirmedBatch, r: TokenizationRecord, tokenAddress: string) {
+  const owner = r.emailOwner ?? batch.apiKeyId;
+  const owners = await batch.services.tokens.emailKeysLocked(tx, r.tokenizerEmail);
+  if (owners.length && (!owner || !owners.includes(owner))) {
+    throw new RecordsRefused(
+      `tokenizerEmail ${r.tokenizerEmail} was claimed by another API key before this tokenization confirmed: token ${r.symbol} at ${tokenAddress} was created on chain but is not recorded; tokenize again with an e-mail of yours`,
+    );
+  }
+}
 
 function resolvePaymentToken(ctx: Parameters<typeof paymentAsset>[0], b: Body) {
   if (b.paymentTokenAddress) {
