@@ -82,8 +82,7 @@ export async function authenticate(
   if (Date.parse(session.expiresAt) <= Date.now()) throw refuse("expired");
   const csrfToken = csrfTokenOf(token);
   if (options.change) {
-    const origin = req.header("origin");
-    if (origin && origin !== `${req.protocol}://${req.host}` && origin !== options.publicOrigin) throw forbidden(`A console change must come from the console's own pages, not from ${origin}`, { field: "origin", in: "header" });
+    assertSameOrigin(req, options.publicOrigin);
     const given = Buffer.from(req.header(CSRF_HEADER) ?? "");
     const expected = Buffer.from(csrfToken);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
@@ -94,4 +93,15 @@ export async function authenticate(
     throw forbidden(`This needs the ${needed} role; ${session.operator.email} is a ${session.operator.role}`, { role: session.operator.role, needed });
   }
   return { operator: session.operator, token, csrfToken, expiresAt: session.expiresAt };
+}
+
+/**
+ * A request a browser sent from another site's page is refused (403 naming origin): console changes, and the sign-in
+ * (no other site can sign a browser in to an account of its choosing). Requests without Origin (not from a page) pass.
+ */
+export function assertSameOrigin(req: Pick<Request, "header" | "protocol" | "host">, publicOrigin?: string): void {
+  const origin = req.header("origin");
+  if (origin && origin !== `${req.protocol}://${req.host}` && origin !== publicOrigin) {
+    throw forbidden(`A console request must come from the console's own pages, not from ${origin}`, { field: "origin", in: "header" });
+  }
 }

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
-import { clearedSessionCookie, sessionCookie } from "../auth/console-session";
+import { assertSameOrigin, clearedSessionCookie, sessionCookie } from "../auth/console-session";
 import { auditPage } from "../console/audit";
 import { overview } from "../console/overview";
 import { listPayments, paymentDetail, paymentTotals } from "../console/payments";
@@ -47,6 +47,7 @@ function sessionRoutes(services: Services) {
       body: SignInBody,
       response: ConsoleSession,
       handler: async ({ body, req, res }) => {
+        assertSameOrigin(req, services.config?.PUBLIC_BASE_URL ? new URL(services.config.PUBLIC_BASE_URL).origin : undefined);
         const opened = await signIn(services, req, body);
         const seconds = (Date.parse(opened.expiresAt) - Date.now()) / 1000;
         res.setHeader("Set-Cookie", sessionCookie(req, opened.token, seconds, cookiePath()));

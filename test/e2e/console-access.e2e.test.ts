@@ -58,6 +58,10 @@ describe("e2e: the operator console's sign-in and refusals", function () {
     }
     const missing = await new ConsoleClient(service.url).signIn({ email: "admin@console.test" } as never);
     expect(missing.status).to.equal(400);
+    // Another site's page cannot sign a browser in, even with the right password.
+    const foreign = await new ConsoleClient(service.url).request("POST", "/console/api/session", { email: "admin@console.test", password }, { headers: { origin: "https://evil.example" } });
+    expect(foreign.status).to.equal(403);
+    expect(foreign.body.error.param).to.equal("origin");
   });
 
   it("a one-time link printed by the admin command signs in once; used or unknown links are refused", async () => {
