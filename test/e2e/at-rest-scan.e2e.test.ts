@@ -11,6 +11,7 @@ import { dataEncryptionKeyPath, adminTokenPath } from "../../service/runtime-fil
 import { RegulatedTokenMock__factory, USDC__factory } from "../../typechain-types";
 import { ramsPrepareSigned, send, x402Fetch, paymentTerms, type FetchLike } from "../../client";
 import { documentedClient } from "../helpers/client";
+import { addOperator, ConsoleClient } from "../helpers/console";
 import { submitThroughLink, tokenOf } from "../helpers/kyc";
 import { distinctClient, prepareRelayedToken } from "../helpers/relayed";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
@@ -46,6 +47,8 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
     /** Raw transactions signed in this test (client-signed sends). */
     signedRaws: [] as string[],
     privateKeys: [] as string[],
+    /** The operator console's: a password, a one-time link's token, session tokens and a session's CSRF token. */
+    console: [] as string[],
   };
   /** The rejected batch's second transaction, signed but never broadcast: its nonce is the signer's next one. */
   let neverBroadcast: string;
@@ -246,6 +249,18 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
     expect(refused.status, JSON.stringify(refused)).to.equal("rejected");
     expect(await sepolia.getTransactionCount(issuer.address, "latest"), "the never-broadcast transaction could be sent by anyone holding it").to.equal(Transaction.from(neverBroadcast).nonce);
 
+    // The operator console: an operator signed in with a password, another with a one-time link; a key made there.
+    const consolePassword = "at rest console password";
+    await addOperator(services, "ops@at-rest.test", "admin", consolePassword);
+    const linked = await addOperator(services, "link@at-rest.test", "viewer");
+    const linkToken = new URL(linked.signInLink!.url).searchParams.get("token")!;
+    const byPassword = new ConsoleClient(service!.url);
+    ok(await byPassword.signIn({ email: "ops@at-rest.test", password: consolePassword }), "console sign-in");
+    const byLink = new ConsoleClient(service!.url);
+    ok(await byLink.signIn({ token: linkToken }), "console link");
+    secrets.apiKeys.push(ok(await byPassword.post("/console/api/keys", { email: "console@at-rest.test", plan: "Starter" }), "console key").apiKey);
+    secrets.console.push(consolePassword, linkToken, byPassword.setCookie!.split("=")[1], byLink.setCookie!.split("=")[1], byPassword.csrfToken!);
+
     // Every payment of the run has ended.
     const states = await services.db.query<{ status: string; n: number }>("SELECT status, count(*)::int AS n FROM payments GROUP BY status ORDER BY status");
     expect(states.map((s) => s.status)).to.deep.equal(["released", "settled"]);
@@ -310,7 +325,7 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
     expect(unusedAndValid, "the released payment's authorisation").to.be.at.least(1);
   });
 
-  it("no link token, no API key, no private key in any row or file; the data encryption key and the admin token are not in the database", () => {
+  it("no link token, no API key, no private key, no console password or token in any row or file; the data encryption key and the admin token are not in the database", () => {
     for (const token of secrets.linkTokens) expect(occurrences([token]), "link token").to.deep.equal([]);
     for (const key of secrets.apiKeys) {
       const secret = key.replace(/^tak_[0-9a-f]{16}_/, "");
@@ -318,6 +333,8 @@ describe("e2e: nothing usable at rest (a scan of the data directory and of every
       expect(occurrences([key, secret]), "API key").to.deep.equal([]);
     }
     for (const key of secrets.privateKeys) expect(occurrences(hexForms(key)), "private key").to.deep.equal([]);
+    expect(secrets.console).to.have.length(5);
+    for (const value of secrets.console) expect(occurrences([value]), "console password or token").to.deep.equal([]);
     const besideTheDatabase = [dataEncryptionKeyPath, adminTokenPath].map((file) => fs.readFileSync(file(configOf(environmentDir)), "utf8").trim());
     const inDatabase = files.filter((f) => f.path.startsWith("pglite/")).filter((f) => besideTheDatabase.some((s) => f.bytes.includes(s)));
     expect(inDatabase.map((f) => f.path)).to.deep.equal([]);
