@@ -10,12 +10,12 @@ import { HOSTED_TOOLS, httpClient, structured } from "../helpers/mcp";
 const ROOT = path.resolve(__dirname, "../..");
 const THIS = "test=test/e2e/mcp-readme.e2e.test.ts";
 
-/** README.md's blocks run by this file, in order: the HTTP configuration, the stdio configuration, the session. */
-function readmeBlocks(): string[] {
-  const readme = fs.readFileSync(path.join(ROOT, "README.md"), "utf8");
+/** The agents guide's blocks run by this file, in order: the HTTP configuration, the stdio configuration, the session. */
+function guideBlocks(): string[] {
+  const guide = fs.readFileSync(path.join(ROOT, "docs", "agents.md"), "utf8");
   const blocks: string[] = [];
   const fence = /^```([^\n]*)\n([\s\S]*?)^```$/gm;
-  for (let match = fence.exec(readme); match; match = fence.exec(readme)) if (match[1].trim().split(/\s+/)[1] === THIS) blocks.push(match[2]);
+  for (let match = fence.exec(guide); match; match = fence.exec(guide)) if (match[1].trim().split(/\s+/)[1] === THIS) blocks.push(match[2]);
   return blocks;
 }
 
@@ -35,18 +35,18 @@ function alive(pid: number | null | undefined): boolean {
 }
 
 /**
- * README.md's MCP section, as a reader uses it: the two client configurations, with the reader's values in place of the
+ * The MCP part of docs/agents.md, as a reader uses it: the two client configurations, with the reader's values in place of the
  * placeholders (the service's URL, a key, a wallet, the checkout's path), connect the official SDK's client; the
  * session transcript is replayed call by call over the stdio server and every result matches what it shows.
  */
-describe("README.md: the MCP client configurations and the session transcript", function () {
+describe("docs/agents.md: the MCP client configurations and the session transcript", function () {
   this.timeout(300_000);
   let sandbox: Sandbox;
   let service: TestService;
   let apiKey: string;
   const clients: Client[] = [];
   let stdioPid: number | null = null;
-  const [httpConfig, stdioConfig, transcript] = readmeBlocks();
+  const [httpConfig, stdioConfig, transcript] = guideBlocks();
   const placeholders = (text: string) => text.replaceAll("http://127.0.0.1:3000", service.url).replaceAll("tak_…", apiKey).replaceAll("0x…", sandbox.accounts[1].privateKey).replaceAll("/path/to/tokenized-asset-tx-api", ROOT);
 
   before(async () => {
@@ -94,7 +94,7 @@ describe("README.md: the MCP client configurations and the session transcript", 
       expect(answer, lines[i + 1]).to.not.equal(null);
       const result = await client.callTool({ name: call![1], arguments: JSON.parse(call![2]) }, undefined, { timeout: 240_000 });
       expect(result.isError === true, `${call![1]}: ${JSON.stringify(result.content)}`).to.equal(answer![1] !== undefined);
-      expect(JSON.stringify(result.structuredContent), `README: ${lines[i + 1]}`).to.match(pattern(answer![2]));
+      expect(JSON.stringify(result.structuredContent), `docs/agents.md: ${lines[i + 1]}`).to.match(pattern(answer![2]));
     }
   });
 });
