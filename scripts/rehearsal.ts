@@ -14,7 +14,7 @@ export interface RehearsalCredentials extends SandboxCredentials {
 /**
  * `npm run rehearsal`: the public test networks as they really are, on this machine. Chains 11155111 and 84532 with
  * their block times (12 s and 2 s; REHEARSAL_BLOCK_TIME_<chainId>) and a moving base fee, Circle's USDC at Circle's
- * addresses, the suite deployed by `scripts/deploy.ts --network sepolia|baseSepolia` as the README's deploy guide
+ * addresses, the suite deployed by `scripts/deploy.ts --network sepolia|baseSepolia` as docs/deploying.md
  * says, the relayer and settlement wallets funded, and the service as its own process with a production-like
  * environment (DATABASE_URL when set, else the embedded database under <DATA_DIR>/sandbox). Prints the same banner
  * as `npm start` and writes <DATA_DIR>/sandbox/dev-credentials.json (DATA_DIR default .data/rehearsal), so

@@ -388,7 +388,7 @@ export interface DeployScriptOptions {
 
 /**
  * `npx hardhat run scripts/deploy.ts --network sepolia|baseSepolia` against a rehearsal chain, as a child process
- * with the variables the README gives a developer: the network's RPC URL variable, DEPLOYER_PRIVATE_KEY,
+ * with the variables docs/deploying.md gives a developer: the network's RPC URL variable, DEPLOYER_PRIVATE_KEY,
  * DEPLOYMENTS_DIR and, on Sepolia, RAMS_ENFORCER_ADDRESS and RAMS_COMPLIANCE_OWNER_ADDRESS. `--no-compile`: the
  * contracts are compiled before the rehearsal starts, and the two chains deploy at once. Rejects with the script's
  * output when it fails.

@@ -10,7 +10,7 @@ import { HOSTED_TOOLS, httpClient, structured } from "../helpers/mcp";
 const ROOT = path.resolve(__dirname, "../..");
 const THIS = "test=test/e2e/mcp-readme.e2e.test.ts";
 
-/** The agents guide's blocks run by this file, in order: the HTTP configuration, the stdio configuration, the session. */
+/** The agents guide's blocks run by this file, in order: the HTTP configuration, the stdio configuration, a session. */
 function guideBlocks(): string[] {
   const guide = fs.readFileSync(path.join(ROOT, "docs", "agents.md"), "utf8");
   const blocks: string[] = [];

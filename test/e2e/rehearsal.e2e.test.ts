@@ -19,8 +19,8 @@ const FAUCET_PRICE = 10_000n;
 
 /**
  * The rehearsal network (scripts/lib/rehearsal.ts) with short blocks (1 s and 0.5 s): Circle's USDC at Circle's
- * addresses, the suite deployed by scripts/deploy.ts as the README says, the service as its own process, and an x402
- * payment settled through Circle's FiatToken v2.2.
+ * addresses, the suite deployed by scripts/deploy.ts as docs/deploying.md says, the service as its own process, and an
+ * x402 payment settled through Circle's FiatToken v2.2.
  */
 describe("e2e: the rehearsal network (public test networks as they really are)", function () {
   this.timeout(180_000);

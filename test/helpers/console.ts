@@ -81,8 +81,8 @@ export async function seriousViolations(page: Page): Promise<string[]> {
 }
 
 /**
- * A screenshot of a console page for the README: under test-artifacts/, and, with CONSOLE_SCREENSHOTS=docs, also in
- * docs/ (where the README links them).
+ * A screenshot of a console page for the operating guide: under test-artifacts/, and, with CONSOLE_SCREENSHOTS=docs,
+ * also in docs/ (where docs/operating.md shows them).
  */
 export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
