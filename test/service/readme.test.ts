@@ -108,7 +108,7 @@ describe("README.md and docs/*.md: every snippet is run", function () {
       if (s.how.startsWith("test=")) expect(fs.existsSync(path.join(ROOT, s.how.slice(5))), `${where(s)}: ${s.how}`).to.equal(true);
     }
     expect(runnable("sh")).to.have.length(2);
-    expect(runnable("ts")).to.have.length(2);
+    expect(runnable("ts")).to.have.length(3);
   });
 
   it("the README is a door: the two set-up commands, at most 250 lines, a link to every guide", () => {
@@ -150,7 +150,7 @@ describe("README.md and docs/*.md: every snippet is run", function () {
     expect(stdout.trim().split("\n")).to.deep.equal([credentials.apiKey, sandbox.accounts[1].privateKey]);
   });
 
-  it("the TypeScript examples run with ts-node from the repository's root: a tokenization with the key (getting started), an agent paid with x402 (the client guide)", async () => {
+  it("the TypeScript examples run with ts-node from the repository's root: the README's first write, a tokenization with the key (getting started), an agent paid with x402 (the client guide)", async () => {
     const credentials = JSON.parse(fs.readFileSync(path.join(work, ".data", "sandbox", "dev-credentials.json"), "utf8"));
     const env = { ...process.env, BASE_URL: service.url, API_KEY: credentials.apiKey, ISSUER_KEY: sandbox.accounts[1].privateKey, PAYER_KEY: sandbox.accounts[3].privateKey };
     const outputs: string[] = [];
@@ -169,6 +169,7 @@ describe("README.md and docs/*.md: every snippet is run", function () {
       }
     }
     const outputOf = (file: string) => outputs[runnable("ts").findIndex((s) => s.file === file)];
+    expect(outputOf("README.md").trim()).to.equal("success");
     expect(outputOf("docs/getting-started.md")).to.match(/^ACME is 0x[0-9a-fA-F]{40} \(batch success\)$/m);
     expect(outputOf("docs/client.md")).to.match(/^agent [0-9a-f-]{36}: success, paid 0x[0-9a-f]{64}$/m);
   });
