@@ -8,7 +8,11 @@ import { referencePages } from "./lib/reference-docs";
  * routes and methods), docs/configuration.md and .env.example (`npm run config:docs` writes only those two).
  */
 const ROOT = path.resolve(__dirname, "..");
-const pages: Record<string, string> = { ...referencePages(), "docs/configuration.md": configurationMarkdown(), ".env.example": envExample() };
+const pages: Record<string, string> = {
+  ...referencePages(),
+  "docs/configuration.md": configurationMarkdown(),
+  ".env.example": envExample(),
+};
 for (const [file, text] of Object.entries(pages)) {
   fs.mkdirSync(path.dirname(path.join(ROOT, file)), { recursive: true });
   fs.writeFileSync(path.join(ROOT, file), text);

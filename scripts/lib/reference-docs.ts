@@ -3,7 +3,8 @@ import { z, type ZodType } from "zod";
 import { allRoutes } from "../../service/app";
 import type { AccessRule } from "../../service/auth/access-rules";
 import { ERROR_CODES, ERROR_CODE_LIST } from "../../service/error-codes";
-import { EVENT_CATALOGUE, EVENT_TYPES, KEYLESS_TYPES, SUBSCRIBABLE_TYPES, type EventType } from "../../service/events/types";
+import { EVENT_CATALOGUE, EVENT_TYPES, KEYLESS_TYPES, SUBSCRIBABLE_TYPES } from "../../service/events/types";
+import type { EventType } from "../../service/events/types";
 import { Metrics, type MetricsSources } from "../../service/metrics";
 import { PUBLIC_METHODS } from "../../service/methods";
 import { NETWORKS } from "../../service/chains/networks";
@@ -19,10 +20,12 @@ import type { Services } from "../../service/usecases/services";
 const cell = (text: string) => text.replace(/\|/g, "\\|").replace(/\n/g, " ");
 const code = (text: string) => `\`${text}\``;
 const generatedBy = (source: string) =>
-  `<!-- Generated from ${source} by \`npm run docs:reference\`; test/service/reference-docs.test.ts fails when it is stale. -->`;
+  `<!-- Generated from ${source} by \`npm run docs:reference\`; ` +
+  "test/service/reference-docs.test.ts fails when it is stale. -->";
 
 function table(header: string[], rows: string[][]): string[] {
-  return [`| ${header.join(" | ")} |`, `|${header.map(() => "---").join("|")}|`, ...rows.map((r) => `| ${r.map(cell).join(" | ")} |`)];
+  const line = (cells: string[]) => `| ${cells.join(" | ")} |`;
+  return [line(header), `|${header.map(() => "---").join("|")}|`, ...rows.map((r) => line(r.map(cell)))];
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -34,9 +37,9 @@ export function errorCodesMarkdown(): string {
     "",
     generatedBy("service/error-codes.ts"),
     "",
-    "Every `error.code` a client can read, in the catalogue's order (by HTTP status). Every error answer has the shape",
-    '`{ "error": { "code", "message", "param"?, "details"? }, "message" }`; `docs/wire-conventions.md` (Errors) explains',
-    "the fields, and `/openapi.json` publishes the same table as the `ErrorCode` schema.",
+    "Every `error.code` a client can read, in the catalogue's order (by HTTP status). Every error answer has the",
+    'shape `{ "error": { "code", "message", "param"?, "details"? }, "message" }`; `docs/wire-conventions.md`',
+    "(Errors) explains the fields, and `/openapi.json` publishes the same table as the `ErrorCode` schema.",
     "",
     ...table(
       ["code", "status", "what it means"],
@@ -59,7 +62,7 @@ function metricType(metric: unknown): string {
   return "untyped";
 }
 
-/** The service's own metrics: what `new Metrics(...)` registers beyond prom-client's defaults (which vary by platform). */
+/** The service's own metrics: what `new Metrics(...)` registers beyond prom-client's defaults (which vary by OS). */
 function serviceMetrics(): { name: string; type: string; labels: readonly string[]; help: string }[] {
   const defaults = new Registry();
   collectDefaultMetrics({ register: defaults, prefix: "tak_" });
@@ -80,17 +83,19 @@ export function metricsMarkdown(): string {
     "",
     generatedBy("service/metrics.ts"),
     "",
-    "What `GET /metrics` exposes, in the Prometheus text format. In production the endpoint needs `METRICS_TOKEN` (a",
-    "bearer token) or is off. Route labels are route templates (`/documents/{sha256}`), never raw paths; a path no route",
-    "matched counts as `(unmatched)`. Gauges read from the database or the chains are read when Prometheus scrapes.",
+    "What `GET /metrics` exposes, in the Prometheus text format. In production the endpoint needs `METRICS_TOKEN`",
+    "(a bearer token) or is off. Route labels are route templates (`/documents/{sha256}`), never raw paths; a path",
+    "no route matched counts as `(unmatched)`. Gauges read from the database or the chains are read when Prometheus",
+    "scrapes.",
     "",
     ...table(
       ["metric", "type", "labels", "help"],
       serviceMetrics().map((m) => [code(m.name), m.type, m.labels.map(code).join(", ") || "—", m.help]),
     ),
     "",
-    "Beside these, prom-client's default process and Node.js metrics, prefixed `tak_` (`tak_process_cpu_seconds_total`,",
-    "`tak_nodejs_heap_size_used_bytes`, `tak_nodejs_eventloop_lag_seconds`, …; which ones depends on the platform).",
+    "Beside these, prom-client's default process and Node.js metrics, prefixed `tak_`",
+    "(`tak_process_cpu_seconds_total`, `tak_nodejs_heap_size_used_bytes`, `tak_nodejs_eventloop_lag_seconds`, …;",
+    "which ones depends on the platform).",
     "",
   ].join("\n");
 }
@@ -124,8 +129,9 @@ function typeOf(schema: JsonSchema): string {
   if (schema.$ref) return schema.$ref.replace("#/$defs/", "");
   const union = schema.anyOf ?? schema.oneOf;
   if (union) return union.map(typeOf).join(" or ");
-  if (schema.enum) return schema.enum.map((v) => code(String(v))).join(", ");
-  if (schema.const !== undefined) return code(String(schema.const));
+  const shown = (value: unknown) => code(typeof value === "string" ? value : JSON.stringify(value));
+  if (schema.enum) return schema.enum.map(shown).join(", ");
+  if (schema.const !== undefined) return shown(schema.const);
   if (Array.isArray(schema.type)) return schema.type.join(" or ");
   if (schema.type === "array") return `array of ${schema.items ? typeOf(schema.items) : "values"}`;
   if (schema.type === "string" && schema.pattern) return PATTERN_NAMES[schema.pattern] ?? "string";
@@ -143,7 +149,8 @@ function fieldRows(schema: JsonSchema): string[][] {
 }
 
 function jsonSchemaOf(data: ZodType): { root: JsonSchema; defs: Record<string, JsonSchema> } {
-  const json = z.toJSONSchema(data, { io: "output", unrepresentable: "any" }) as JsonSchema & { $defs?: Record<string, JsonSchema> };
+  type WithDefs = JsonSchema & { $defs?: Record<string, JsonSchema> };
+  const json = z.toJSONSchema(data, { io: "output", unrepresentable: "any" }) as WithDefs;
   const defs = json.$defs ?? {};
   const root = json.$ref ? defs[json.$ref.replace("#/$defs/", "")] : json;
   return { root, defs };
@@ -156,21 +163,26 @@ export function eventsMarkdown(): string {
     for (const [name, schema] of Object.entries(defs)) if (schema !== root) shared.set(name, schema);
     const who = KEYLESS_TYPES.includes(type)
       ? "Delivered to the key's subscribers, and for a batch prepared without a key to its txId's stream."
-      : SUBSCRIBABLE_TYPES.includes(type)
+      : (SUBSCRIBABLE_TYPES as readonly string[]).includes(type)
         ? "Delivered to the key's subscribers."
         : "Sent to one endpoint on request; never on the stream, and no subscription asks for it.";
-    return [`## ${code(type)}`, "", `${EVENT_CATALOGUE[type].summary}. ${who}`, "", ...table(["field of data", "type", "always", "what it holds"], fieldRows(root)), ""];
+    const fields = table(["field of data", "type", "always", "what it holds"], fieldRows(root));
+    return [`## ${code(type)}`, "", `${EVENT_CATALOGUE[type].summary}. ${who}`, "", ...fields, ""];
   });
-  const sharedSections = [...shared.keys()].sort().flatMap((name) => [`### ${name}`, "", ...table(["field", "type", "always", "what it holds"], fieldRows(shared.get(name)!)), ""]);
+  const sharedSections = [...shared.keys()].sort().flatMap((name) => {
+    const fields = table(["field", "type", "always", "what it holds"], fieldRows(shared.get(name)!));
+    return [`### ${name}`, "", ...fields, ""];
+  });
   return [
     "# Events",
     "",
     generatedBy("service/events/types.ts"),
     "",
-    "Every event type and what its `data` holds. Each event reaches a webhook as its body and the stream (`GET /events`)",
-    "as one `data:` line, in one envelope: `id` (its position, decimal; the stream's id and `Last-Event-ID`), `type`,",
-    "`timestamp` (ISO 8601, when the change was committed), `txId`, `chainId` and `hash` (each null where none applies)",
-    "and `data`. `docs/events.md` is the guide: subscribing, signatures, retries, ordering.",
+    "Every event type and what its `data` holds. Each event reaches a webhook as its body and the stream",
+    "(`GET /events`) as one `data:` line, in one envelope: `id` (its position, decimal; the stream's id and",
+    "`Last-Event-ID`), `type`, `timestamp` (ISO 8601, when the change was committed), `txId`, `chainId` and `hash`",
+    "(each null where none applies) and `data`. `docs/events.md` is the guide: subscribing, signatures, retries,",
+    "ordering.",
     "",
     ...sections,
     "## Shared objects",
@@ -193,7 +205,8 @@ function accessOf(rule: AccessRule): string {
   return "API key optional";
 }
 
-const tierPrices = (tier: keyof (typeof DEFAULT_PRICES)["sandbox"]) => `${DEFAULT_PRICES.sandbox[tier]} / ${DEFAULT_PRICES.production[tier]}`;
+const tierPrices = (tier: keyof (typeof DEFAULT_PRICES)["sandbox"]) =>
+  `${DEFAULT_PRICES.sandbox[tier]} / ${DEFAULT_PRICES.production[tier]}`;
 
 export function methodsMarkdown(): string {
   const routes = allRoutes({} as Services).filter((r) => !r.hidden);
@@ -202,14 +215,14 @@ export function methodsMarkdown(): string {
   return [
     "# Routes and methods",
     "",
-    generatedBy("the route definitions (`allRoutes` in service/app.ts) and the method table (service/methods/index.ts)"),
+    generatedBy("the routes (`allRoutes` in service/app.ts) and the method table (service/methods/index.ts)"),
     "",
     "Every route `/openapi.json` documents, and every method `POST /prepare-transactions` takes. `/openapi.json` (and",
     "`/docs`) has each one's body, query and answers; this page is the overview.",
     "",
-    "**Access.** *public*: no credential. *API key*: `x-api-key` required. *API key optional*: a key scopes the answer",
-    "when sent. *API key or x402 (tier)*: a key, or without one an x402 payment at the tier's price. *operator session*:",
-    "the operator console's cookie. The rules are `ACCESS` in `service/auth/access-rules.ts`.",
+    "**Access.** *public*: no credential. *API key*: `x-api-key` required. *API key optional*: a key scopes the",
+    "answer when sent. *API key or x402 (tier)*: a key, or without one an x402 payment at the tier's price.",
+    "*operator session*: the operator console's cookie. The rules are `ACCESS` in `service/auth/access-rules.ts`.",
     "",
     "**Default prices** in USDC, sandbox / production; an operator may set any operation's price",
     "(`npm run admin -- prices set`).",
@@ -231,9 +244,9 @@ export function methodsMarkdown(): string {
     "",
     "## Prepare methods",
     "",
-    "Named in `method` of `POST /prepare-transactions` (or in the path: `/prepare-transactions/<method>`). *Relayed*: the",
-    "service's relayer may sign and send it (`executionMode: service-relayed`). *Facade*: the x402 path that prepares it",
-    "in one call.",
+    "Named in `method` of `POST /prepare-transactions` (or in the path: `/prepare-transactions/<method>`).",
+    "*Relayed*: the service's relayer may sign and send it (`executionMode: service-relayed`). *Facade*: the x402",
+    "path that prepares it in one call.",
     "",
     ...table(
       ["method", "area", "access", "relayed", "facade", "chains", "what it does"],
