@@ -301,8 +301,9 @@ export interface Eip1193Transaction {
 }
 
 /**
- * An unsigned transaction as an EIP-1193 wallet takes it (API-SPEC "Unsigned transaction"): numbers as 0x hex,
- * gasLimit renamed gas, nonce and fees left to the wallet; `chainId` (hex) is the chain to switch the wallet to first.
+ * An unsigned transaction as an EIP-1193 wallet takes it (the service's unsigned transaction, reshaped): numbers as 0x
+ * hex, gasLimit renamed gas, nonce and fees left to the wallet; `chainId` (hex) is the chain to switch the wallet to
+ * first.
  */
 export function toEip1193(tx: UnsignedTransaction): { chainId: string; transaction: Eip1193Transaction } {
   const hex = (v: string | number) => "0x" + BigInt(v).toString(16);

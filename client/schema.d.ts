@@ -6011,7 +6011,7 @@ export interface components {
             data: components["schemas"]["OfferingCreatedData"];
         };
         OfferingList: {
-            /** @description The offerings (the spec's name for the list) */
+            /** @description The offerings (the list's name clients read) */
             status: components["schemas"]["Offering"][];
             total: number;
         };

@@ -57,5 +57,5 @@ export const unauthorized = (message: string, details?: Record<string, unknown>)
 /** A pre-check against chain state failed: the transaction would revert or make no sense. */
 export const preflightError = (message: string, details?: Record<string, unknown>) => new ApiError("PREFLIGHT_FAILED", message, details);
 export const unavailable = (message: string, details?: Record<string, unknown>) => new ApiError("UNAVAILABLE", message, details);
-/** `Out of credits for <method>` (WIRE-COMPAT §15), or the message a credit kind has (invitations). */
+/** `Out of credits for <method>` (the words clients match on), or the message a credit kind has (invitations). */
 export const outOfCredits = (method: string, message = `Out of credits for ${method}`) => new ApiError("OUT_OF_CREDITS", message, { method });

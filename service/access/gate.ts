@@ -119,7 +119,7 @@ export interface PrepareAccess extends Caller {
 }
 
 /**
- * Who pays for a prepare, decided before the method plans (API-SPEC rules 1 and 2): a present key skips x402 and
+ * Who pays for a prepare, decided before the method plans: a present key skips x402 and
  * cannot be relayed; without a key, x402 must be available on the chain and the method's price applies. Nothing is
  * paid here.
  */

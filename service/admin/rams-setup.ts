@@ -5,14 +5,14 @@ import { AgentMandate__factory } from "../../typechain-types/factories/contracts
 import { ComplianceProvider__factory } from "../../typechain-types/factories/contracts/rams/ComplianceProvider__factory";
 
 /**
- * The operator's set-up of a principal's AgentExecutor, in the order of API-SPEC "Executor setup order":
+ * The operator's set-up of a principal's AgentExecutor, in the order each step depends on the one before:
  *   1. deploy the executor (or reuse one), 2. grant it RECORDER_ROLE on the registry, 3. register each selector with
  *   hasAmount / amountIndex, 4. the principal's approval of the executor on the asset, 5. an enforcer other than the
  *   registry admin, 6. the compliance provider owner's grant-principal.
  * Every step first reads the chain and does nothing when it is already in place. Steps the operator (the registry
  * admin) can do are sent with its key; a step that needs another wallet's key is sent when that key is given, and
  * otherwise returned as a prepared, unsigned transaction for that wallet (with the API method that prepares it too).
- * Used by `npm run admin -- rams setup-executor` (scripts/admin.ts) and by the tests.
+ * Used by `npm run admin -- rams setup-executor` (service/operator/admin.ts) and by the tests.
  */
 
 export interface SelectorSpec {

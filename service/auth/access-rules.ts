@@ -2,8 +2,8 @@ import type { MissingKeyAnswer } from "./api-key";
 import type { ExecutionMode } from "../wire/fields";
 
 /**
- * The spec's access matrix ("Which credential works where", API-SPEC Authentication) as data. Every route and every
- * prepare method names one rule; the gate (./gate.ts) is the only code that reads them.
+ * Which credential works where, as data (docs/wire-conventions.md, Access, credits and prices). Every route and every
+ * prepare method names one rule; the gate (service/access/gate.ts) is the only code that reads them.
  *
  * | rule           | API key                      | x402 without a key                              |
  * |----------------|------------------------------|-------------------------------------------------|
@@ -24,9 +24,12 @@ export type PriceTier = "write" | "faucet" | "agentGetter" | "ramsRead";
 
 export interface AccessRule {
   name: string;
-  /** required: no key → the spec's 401/400; optional: a key is used when sent, else x402 pays; none: credentials are ignored. */
+  /**
+   * required: no key → a 401 or 400 (missingKeyError in ./api-key.ts); optional: a key is used when sent, else x402
+   * pays; none: credentials are ignored.
+   */
   key: "required" | "optional" | "none";
-  /** How a missing key is answered (the spec answers differently on different endpoints). */
+  /** How a missing key is answered (existing clients expect a different answer on different endpoints). */
   missingKey?: MissingKeyAnswer;
   /** The price tier x402 pays when no key is sent (optional-key rules only). */
   price?: PriceTier;
@@ -56,7 +59,7 @@ export const ACCESS = {
 export type PaymentStep = "prepare" | "send";
 
 /**
- * Price shares (API-SPEC Prices, rule 1): each operation is priced once. Client-signed and client-broadcast pay half
+ * Price shares: each operation is priced once. Client-signed and client-broadcast pay half
  * at prepare and half at send (the send half takes the odd unit); service-relayed prepares free and pays it all at send.
  */
 export const PRICE_SHARES: Record<ExecutionMode, { prepare: { numerator: bigint; denominator: bigint } }> = {

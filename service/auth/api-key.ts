@@ -6,7 +6,7 @@ import type { Stores } from "../store/stores";
 /** What API-key checks read. */
 export type KeyServices = Pick<Stores, "apiKeys">;
 
-/** How an endpoint answers a missing key; the spec gives different answers on different endpoints. */
+/** How an endpoint answers a missing key: existing clients expect a different answer on different endpoints. */
 export type MissingKeyAnswer = "endpoint" | "headers" | "method";
 
 export const KEY_REQUIRED_FOR_ENDPOINT = "API key is required for this endpoint";
@@ -33,7 +33,7 @@ export async function requireApiKey(services: KeyServices, req: Request, missing
   throw missingKeyError(missing);
 }
 
-/** The spec's answer to a missing key, which differs per endpoint (API-SPEC rule 6). */
+/** The answer to a missing key, which differs per endpoint; the three messages are matched by clients word for word. */
 export function missingKeyError(missing: MissingKeyAnswer): ApiError {
   if (missing === "headers") return badRequest(KEY_MISSING_FROM_HEADERS, { header: "x-api-key" });
   return unauthorized(missing === "endpoint" ? KEY_REQUIRED_FOR_ENDPOINT : KEY_REQUIRED_FOR_METHOD, { header: "x-api-key" });

@@ -5,9 +5,10 @@ import { clientSubject } from "./client-address";
 import type { Db } from "../store/db";
 
 /**
- * Limits on POST /prepare-transactions (API-SPEC "Rate limits"), kept in the database through rate-limiter-flexible's
- * Postgres store so every service instance on one database shares the counters. The embedded database belongs to one
- * process, so there the counters stay in that process's memory (three statements fewer per prepare).
+ * Limits on POST /prepare-transactions (docs/wire-conventions.md, Access, credits and prices), kept in the database
+ * through rate-limiter-flexible's Postgres store so every service instance on one database shares the counters. The
+ * embedded database belongs to one process, so there the counters stay in that process's memory (three statements fewer
+ * per prepare).
  *
  *                 burst          per minute                 concurrent
  *   without key   30 per IP      10 per IP, 5 per wallet    20 per IP          (IP: an IPv4 address or an IPv6 /64)

@@ -4,7 +4,7 @@ import type { Environment } from "../config";
 export interface Network {
   chainId: number;
   name: string;
-  /** The hex code clients send without 0x (WIRE-COMPAT §1.1), e.g. "aa36a7". */
+  /** The hex code clients send without 0x (docs/wire-conventions.md, Numbers, amounts and chain ids), e.g. "aa36a7". */
   hexCode: string;
   /** Which deployment serves it; "listed" networks are known but belong to neither by default. */
   environment: Environment | "listed";
@@ -54,10 +54,10 @@ export function networkById(chainId: number): Network | undefined {
 }
 
 /**
- * Parses a chainId the way existing clients send it (WIRE-COMPAT §1.1): a JSON number, "0x…" hex, the bare hex codes
- * of the network table ("aa36a7", "14a34", "38", …), or a decimal string. Bare codes are resolved through the table
- * first, so "38" is BNB Smart Chain (56) and "89" is Polygon (137); any other all-digit string is decimal and any other
- * string with hex letters is hex. Returns undefined when the input is not a chain id at all.
+ * Parses a chainId the way existing clients send it (docs/wire-conventions.md): a JSON number, "0x…" hex, the bare hex
+ * codes of the network table ("aa36a7", "14a34", "38", …), or a decimal string. Bare codes are resolved through the
+ * table first, so "38" is BNB Smart Chain (56) and "89" is Polygon (137); any other all-digit string is decimal and any
+ * other string with hex letters is hex. Returns undefined when the input is not a chain id at all.
  */
 export function parseChainId(input: unknown): number | undefined {
   if (typeof input === "number") return Number.isSafeInteger(input) && input > 0 ? input : undefined;

@@ -37,9 +37,10 @@ function servedBy(network: Network, environment: Config["ENVIRONMENT"]): boolean
 
 /**
  * The chains this deployment can act on: each chain with an RPC URL (RPC_URL_<chainId>) and a deployment file. A chain
- * of the spec's table is served only by its environment (or anywhere when "listed"); any other EVM chain an operator
- * configures, such as 31337 for `npx hardhat node`, is served as it is. A configured chain that cannot be served (no
- * deployment file, or a network of the other environment) stops the start with a ConfigError saying what to do.
+ * of the network table (NETWORKS) is served only by its environment (or anywhere when "listed"); any other EVM chain an
+ * operator configures, such as 31337 for `npx hardhat node`, is served as it is. A configured chain that cannot be
+ * served (no deployment file, or a network of the other environment) stops the start with a ConfigError saying what
+ * to do.
  */
 export class ChainRegistry {
   private readonly chains = new Map<number, Chain>();
@@ -89,7 +90,7 @@ export class ChainRegistry {
   }
 
   /**
-   * Resolves a client-sent chainId (any encoding of WIRE-COMPAT §1.1) to a served chain, or throws the 400 a client
+   * Resolves a client-sent chainId (in any form clients send) to a served chain, or throws the 400 a client
    * can act on: missing, not a known network, or known but not served by this deployment.
    */
   resolve(input: unknown, field = "chainId"): Chain {
@@ -134,7 +135,7 @@ export class ChainRegistry {
   }
 }
 
-/** A chain outside the spec's table that the operator configured: described by its deployment file. */
+/** A chain outside the network table that the operator configured: described by its deployment file. */
 function operatorNetwork(chainId: number, deployment: Deployment): Network {
   return {
     chainId,

@@ -64,7 +64,7 @@ export function isChainUnavailable(error: unknown): boolean {
   return false;
 }
 
-/** What a node's answer to eth_sendRawTransaction means (see public-networks.md §4 for the geth strings). */
+/** What a node's answer to eth_sendRawTransaction means (the error strings are geth's; most nodes share them). */
 export type BroadcastVerdict =
   /** The node has it: taken now, or already (same bytes). */
   | { kind: "accepted" }

@@ -11,7 +11,7 @@ import type { PlannedCall, UnsignedTransaction } from "../model/batch";
 const GAS_HEADROOM_PERCENT = 125n;
 
 export interface BuildOptions {
-  /** Client-chosen first nonce (WIRE-COMPAT §3); default: the signer's pending nonce. */
+  /** Client-chosen first nonce (a common body field, docs/wire-conventions.md); default: the signer's pending nonce. */
   nonce?: number;
   /** Client-chosen gas limit applied to every transaction. */
   gasLimit?: bigint;

@@ -19,7 +19,10 @@ const hexString = z.string().trim().regex(/^0x[0-9a-fA-F]*$/, "must be 0x-prefix
 const oneOrMany = <T extends z.ZodType>(item: T, what: string) =>
   z.union([item, z.array(item).min(1)], { error: (i) => (i.input === undefined ? "is required" : `must be ${what}, not ${typeName(i.input)}`) });
 
-/** Every body form existing clients send (WIRE-COMPAT §12 A–E, client-broadcast, relayed C). Unknown keys ignored. */
+/**
+ * Every body form existing clients send (docs/wire-conventions.md, Sending: the string and array forms,
+ * client-broadcast, relayed). Unknown keys ignored.
+ */
 export const sendBodySchema = z.object({
   txId: oneOrMany(z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, "must be the txId returned by prepare (0x + 64 hex)"), "the txId returned by prepare (0x + 64 hex)"),
   signedTransactions: oneOrMany(hexString, "an array of signed transactions (0x-prefixed hex strings, one per prepared transaction)").optional(),
@@ -67,7 +70,7 @@ function mismatch(index: number, field: string, want: unknown, got: unknown): Ap
 export function verifySignedTransactions(batch: Batch, signed: string[], feeCeilingBase?: bigint, oneString = false): { index: number; signedRaw: string; txHash: string }[] {
   const prepared = batch.transactions;
   if (oneString && prepared.length > 1) {
-    // A lone string stands for a one-transaction batch (WIRE-COMPAT §12 A); this batch has more.
+    // A lone string stands for a one-transaction batch (the simplest form clients send); this batch has more.
     throw badRequest(
       `signedTransactions must be an array of signed transaction hex strings, one per prepared transaction in order: this txId has ${prepared.length}, and one string was sent`,
       { field: "signedTransactions", expected: prepared.length, actual: 1 },

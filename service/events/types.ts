@@ -8,8 +8,8 @@ import { TokenizerInfo } from "../domains/tokenization/views";
 
 /**
  * The event catalogue: every event type, what its `data` holds (a zod schema, also the OpenAPI `webhooks` section and
- * the typed client's types) and who may receive it. Events are written by `emitEvent` (./outbox.ts) in the database
- * transaction of the change they report; webhooks and the stream read them back.
+ * the typed client's types) and who may receive it. Events are written by `emitEvent` (service/store/outbox.ts) in the
+ * database transaction of the change they report; webhooks and the stream read them back.
  */
 
 const { address, hash32, int, integerText } = responseFields;
@@ -168,7 +168,7 @@ export type EventType = keyof typeof EVENT_CATALOGUE;
 export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];
 /** Types an endpoint or a stream may ask for (the test event is sent on request only). */
 export const SUBSCRIBABLE_TYPES = EVENT_TYPES.filter((t) => t !== "webhook.test");
-/** Types emitted for batches prepared without a key (./keyless.ts). */
+/** Types emitted for batches prepared without a key (service/store/keyless-events.ts). */
 export const KEYLESS_TYPES: EventType[] = [...KEYLESS_EVENT_TYPES];
 
 export type EventData<T extends EventType> = z.infer<(typeof EVENT_CATALOGUE)[T]["data"]>;

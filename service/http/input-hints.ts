@@ -2,7 +2,7 @@ import type { ZodType } from "zod";
 import { ApiError } from "../errors";
 
 /**
- * Hints for input a new user got nearly right. Unknown body keys are accepted (WIRE-COMPAT §17.1: existing clients send
+ * Hints for input a new user got nearly right. Unknown body keys are accepted (existing clients send
  * raw option keys next to the normalized ones), so a misspelled field is not refused by itself; but when the request
  * fails because a field is missing and the body carries an unknown key that is a near miss of it (`tokenSymbl` for
  * `tokenSymbol`), the error names that key and the field it was probably meant to be.

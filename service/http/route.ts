@@ -38,8 +38,8 @@ export interface RouteDefinition<Q = unknown, B = unknown> {
   summary: string;
   tags: string[];
   /**
-   * Who may call it and who pays (service/access/rules.ts). The router checks the key before the handler runs; a paid
-   * handler takes its payment with `payment.take(...)` after its own checks, and the router settles it on success.
+   * Who may call it and who pays (service/auth/access-rules.ts). The router checks the key before the handler runs; a
+   * paid handler takes its payment with `payment.take(...)` after its own checks, and the router settles it on success.
    * Routes whose rule depends on the body (prepare, send) get an optional-key rule and let the write flow decide.
    */
   access: AccessRule;
@@ -205,7 +205,7 @@ const JSON_TYPES = ["application/json", "application/*+json"];
 /**
  * A route that reads a JSON body refuses a body of another type (a form post, text) with a 415 that says what to send,
  * rather than a "field is required" about a body it never read. Multipart routes parse their own bodies; GET bodies
- * are optional extras (WIRE-COMPAT §11).
+ * are optional extras (some clients send GET parameters in a JSON body).
  */
 function assertJsonBody(route: RouteDefinition<any, any>, req: Request): void {
   if (route.method === "get" || route.multipartFiles || !(route.body || route.documentedBody)) return;
@@ -245,7 +245,7 @@ function routeHandler(route: RouteDefinition<any, any>, services: RouterServices
         }
         idempotent = started;
       }
-      // Some clients put GET parameters in a JSON body (WIRE-COMPAT §11): the query string wins.
+      // Some clients put GET parameters in a JSON body: the query string wins.
       const rawQuery = route.method === "get" ? { ...(isObject(req.body) ? req.body : {}), ...req.query } : req.query;
       const query = route.query ? parseInput(route.query, rawQuery, "query") : rawQuery;
       const body = route.body ? parseInput(route.body, req.body, "body") : req.body;

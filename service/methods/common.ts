@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { address, chainIdInput, executionMode, gasLimitField, nonceField } from "../wire/fields";
-/** Fields every prepare body may carry (API-SPEC "Common body", WIRE-COMPAT §3). */
+/** Fields every prepare body may carry (docs/wire-conventions.md, What existing clients send). */
 export const commonFields = {
   method: z.string().optional(),
   chainId: chainIdInput,

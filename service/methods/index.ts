@@ -112,8 +112,8 @@ export function findPublicMethod(name: string): MethodDefinition | undefined {
 
 /**
  * The method a /prepare-transactions body means. The published CLI sends `tx prepare --method mintToken|burnToken` as
- * agentMintToken / agentBurnToken carrying the security-token fields (WIRE-COMPAT §8): a body that names a tokenSymbol
- * and no tokenAddress is the security-token method it meant.
+ * agentMintToken / agentBurnToken carrying the security-token fields (docs/wire-conventions.md, What existing clients
+ * send): a body that names a tokenSymbol and no tokenAddress is the security-token method it meant.
  */
 export function methodForBody(name: string, body: unknown): MethodDefinition | undefined {
   const method = findPublicMethod(name);

@@ -44,7 +44,7 @@ export interface MethodDefinition<B = any> {
   /** The wallet that must sign (and be whitelisted). */
   signerOf(body: B): string;
   /**
-   * Who may call it and who pays (service/access/rules.ts): ACCESS.keyMethod for the key surface (metered per
+   * Who may call it and who pays (service/auth/access-rules.ts): ACCESS.keyMethod for the key surface (metered per
    * METERED_METHODS), ACCESS.agenticWrite for methods a key or an x402 payment may pay for.
    */
   access: AccessRule;
@@ -55,11 +55,11 @@ export interface MethodDefinition<B = any> {
    * are spread over all its keys (RELAYER_EXTRA_PRIVATE_KEYS). Absent: the relayer's own key sends it.
    */
   anyRelayerKey?: boolean;
-  /** Path of its x402 facade (WIRE-COMPAT §5, e.g. /x402/token/create). */
+  /** Path of its x402 facade (e.g. /x402/token/create; docs/reference/methods.md lists them). */
   facadePath?: string;
   /** The facade's execution mode when the body names none (default: service-relayed). */
   facadeMode?: ExecutionMode;
-  /** "data": the facade answers `{ data: <prepare response> }` (RAMS facades, WIRE-COMPAT §5); absent: unwrapped. */
+  /** "data": the facade answers `{ data: <prepare response> }` (RAMS facades); absent: unwrapped. */
   facadeEnvelope?: "data";
   /** Chains it runs on (absent: every served chain). */
   chains?: number[];

@@ -52,7 +52,7 @@ function batchStatusOf(batch: Batch): "prepared" | "pending" | "success" | "reje
   return batch.status === "success" && batch.transactions.some((t) => t.reorgedAt) ? "pending" : publicStatus(batch.status);
 }
 
-/** The batch summary POST /send-transactions answers with (WIRE-COMPAT §12), plus status and txHashes. */
+/** The summary POST /send-transactions answers with (docs/wire-conventions.md, Sending), plus status and txHashes. */
 export function sendSummary(batch: Batch) {
   const status = batchStatusOf(batch);
   const txs = batch.transactions;

@@ -17,7 +17,7 @@ export interface PlannedCall {
   completedAtSend?: boolean;
 }
 
-/** An unsigned transaction exactly as the API returns it (API-SPEC "Unsigned transaction"). */
+/** An unsigned transaction exactly as the API returns it (docs/wire-conventions.md, Unsigned transactions). */
 export interface UnsignedTransaction {
   from: string;
   to: string;

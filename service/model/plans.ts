@@ -1,4 +1,4 @@
-/** Initial credits per metered method, by plan (API-SPEC "Credits per plan"). */
+/** Initial credits per metered method, by plan (docs/wire-conventions.md, Access, credits and prices). */
 export const PLAN_CREDITS = { Starter: 10, Professional: 100, Enterprise: 10_000 } as const;
 export type Plan = keyof typeof PLAN_CREDITS;
 export const PLANS = Object.keys(PLAN_CREDITS) as Plan[];
@@ -18,7 +18,7 @@ export const METERED_METHODS = [
   "claimTokens",
   "closeOffer",
   "patch-token-docs",
-  // Issuer controls (beyond the spec's list): metered like the tokenizer's other writes.
+  // Issuer controls (added to the original list of metered methods): metered like the tokenizer's other writes.
   "freezeTokens",
   "unfreezeTokens",
   "freezeAddress",
@@ -38,7 +38,7 @@ export const FAUCET_CREDITS = 10;
 
 /**
  * POST /create-kyc-link has its own balance, "invitation": the plan's credits (10 / 100 / 10000), one per accepted call
- * (answered "Invitation credit limit exceeded" when spent, WIRE-COMPAT §15).
+ * (answered "Invitation credit limit exceeded" when spent: clients match on those words).
  */
 export const INVITATION_CREDIT_METHOD = "invitation";
 

@@ -17,7 +17,8 @@ export interface KnownWallet {
 }
 
 /**
- * The wallet of an investor named only by e-mail (a mintToken or whitelist entry, a premint holder; WIRE-COMPAT §10).
+ * The wallet of an investor named only by e-mail (a mintToken or whitelist entry, a premint holder;
+ * docs/wire-conventions.md).
  *
  * 1. An onboarding record of the e-mail in the scope (the token's tokenizer scope; for a premint, the key's) that was
  *    invited with needKyc: its verified wallet once approved; KYC pending or KYC rejected otherwise (400).

@@ -6,7 +6,7 @@ import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
  * present and equal in the accepted one; more fields there are allowed). So a payment made for another route
  * (`extra.routeKey`), price, payee, asset, chain or timeout does not pay here.
  *
- * Two allowances for the published CLI (WIRE-COMPAT §4), which echoes only scheme, network, asset, amount and payTo:
+ * Two allowances for the published CLI, which echoes only scheme, network, asset, amount and payTo:
  * `maxTimeoutSeconds` and `extra` may be left out; what is sent is compared. Addresses compare case-insensitively.
  *
  * Returns why the payment does not match (the 402's reason), or undefined.

@@ -7,9 +7,9 @@ import type { PriceTier } from "../auth/access-rules";
 export type { PriceTier };
 
 /**
- * Default prices per environment (API-SPEC "Prices"): the sandbox charges a flat 0.01 USDC per write; agent getters
- * 0.000001 USDC; RAMS reads a cheaper getter tier; the faucet 0.01 USDC. Production write prices are the operator's
- * to set: stored overrides (npm run admin -- prices set) win over these defaults.
+ * Default prices per environment (docs/reference/methods.md shows them): the sandbox charges a flat 0.01 USDC per
+ * write; agent getters 0.000001 USDC; RAMS reads a cheaper getter tier; the faucet 0.01 USDC. Production write prices
+ * are the operator's to set: stored overrides (npm run admin -- prices set) win over these defaults.
  */
 export const DEFAULT_PRICES: Record<Environment, Record<PriceTier, string>> = {
   sandbox: { write: "0.01", faucet: "0.01", agentGetter: "0.000001", ramsRead: "0.001" },

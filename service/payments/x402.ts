@@ -49,10 +49,10 @@ const JUST_SETTLED_MS = 30_000;
 
 export const X402_DISABLED = "API key is required. x402 payment is not enabled.";
 export const X402_DISABLED_ON_CHAIN = "API key is required for this endpoint on the requested chain.";
-/** API-SPEC Errors, word for word (clients match on it). */
+/** Word for word as clients already match on it. */
 export const RELAYED_NEEDS_X402 = "relayed execution requires x402 payment; API keys are not accepted";
 
-/** Headers a client may carry its payment in (API-SPEC Authentication); Express lower-cases header names. */
+/** Headers a client may carry its payment in (docs/wire-conventions.md, Transport); Express lower-cases names. */
 const PAYMENT_HEADERS = ["x-payment", "payment-signature"];
 
 export function paymentHeaderOf(req: Request): string | undefined {
@@ -79,7 +79,7 @@ export interface Charge {
 
 /**
  * x402 v2 on the official packages: quotes in PAYMENT-REQUIRED, payments read from X-PAYMENT (or PAYMENT-SIGNATURE),
- * verification and settlement by a facilitator, settlement returned in PAYMENT-RESPONSE. Payments follow the spec's
+ * verification and settlement by a facilitator, settlement returned in PAYMENT-RESPONSE. Payments follow one
  * state machine: reserved while the operation runs, settled once it is confirmed, released (nothing charged) on a
  * revert, an error or an expired authorization.
  */
@@ -755,7 +755,7 @@ async function eip3009Domain(chain: Chain, asset: string): Promise<{ name: strin
   }
 }
 
-/** Throws the spec's 401 when x402 cannot be used for `chainId` (disabled on the deployment, or for that chain). */
+/** Throws the 401 clients expect when x402 cannot be used for `chainId` (off on the deployment, or for that chain). */
 export function assertX402Available(services: X402Services, chainId: number): X402 {
   if (!services.x402) throw unauthorized(X402_DISABLED);
   if (services.config.x402DisabledChains.has(chainId)) throw unauthorized(X402_DISABLED_ON_CHAIN, { chainId });

@@ -12,11 +12,11 @@ import { type GrantInput, grantParams, grantMessage, extendMessage, revokeMessag
 export type RamsReadServices = DomainServices;
 
 /**
- * The RAMS read views (API-SPEC "RAMS records", WIRE-COMPAT §9.2-9.3). Every value comes from the chain as it is now;
+ * The RAMS read views. Every value comes from the chain as it is now;
  * a failed read is an error, never a default. Routes wrap each in `{ data }`.
  */
 
-// Response schemas (API-SPEC "RAMS records"); routes answer each inside `{ data }`.
+// Response schemas; routes answer each inside `{ data }`.
 
 const { address, hash32, integerText, int } = responseFields;
 const bytes32 = hash32;

@@ -31,7 +31,7 @@ const balanceFields = {
   availableAmount: amount.meta({ description: "Tokens still for sale" }),
 };
 
-/** The STO balance record of API-SPEC: exactly its fields. */
+/** The STO balance record: exactly the fields existing clients read, no more. */
 export const StoBalance = z.strictObject(balanceFields).meta({ id: "StoBalance" });
 
 export const Offering = z
@@ -44,7 +44,7 @@ export const Offering = z
   })
   .meta({ id: "Offering" });
 
-export const OfferingList = z.strictObject({ status: z.array(Offering).meta({ description: "The offerings (the spec's name for the list)" }), total: int }).meta({ id: "OfferingList" });
+export const OfferingList = z.strictObject({ status: z.array(Offering).meta({ description: "The offerings (the list's name clients read)" }), total: int }).meta({ id: "OfferingList" });
 
 export const InvestmentList = z
   .strictObject({
@@ -83,7 +83,7 @@ export async function offeringById(ctx: DomainContext, token: TokenRecord, id: s
   return offering;
 }
 
-/** The STO balance record of API-SPEC: exactly its fields. */
+/** The STO balance record: exactly the fields existing clients read, no more. */
 export async function stoBalanceView(ctx: DomainContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof StoBalance>> {
   const v = await offeringView(ctx, token, offering);
   return {
@@ -105,7 +105,7 @@ export async function stoBalanceView(ctx: DomainContext, token: TokenRecord, off
   };
 }
 
-/** The investment list in the spec's schema form: { offeringTransactionsList, total }. */
+/** The investment list in the form clients read: { offeringTransactionsList, total }. */
 export async function investmentListView(ctx: DomainContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof InvestmentList>> {
   const investments = await ctx.services.offerings.investments(offering.id);
   const pd = token.paymentToken.decimals;

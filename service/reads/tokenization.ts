@@ -184,7 +184,7 @@ export function documentUrl(services: TokenizationReadServices, ref: string | nu
   return `${services.baseUrl}/documents/${ref.replace(/^sha256:/, "")}`;
 }
 
-/** The token record of API-SPEC ("Token record"): no contract address, no balances. */
+/** The token record as clients read it: no contract address, no balances. */
 export function tokenRecordView(services: TokenizationReadServices, token: TokenRecord): z.infer<typeof TokenRecordView> {
   const network = networkById(token.chainId);
   return {

@@ -109,7 +109,7 @@ function getAgentTransactionsRoute(services: Services) {
 
 
 /**
- * Agent getters (WIRE-COMPAT §7) and the registration files this service hosts. With a key the getters are free and
+ * Agent getters and the registration files this service hosts. With a key the getters are free and
  * show the key's own agents; without one they cost the agent-getter price and the payer must own what it reads.
  */
 export function agentRoutes(services: Services) {

@@ -11,7 +11,7 @@ import { linkProblemPage, onboardingPage, outcomePage, type RenderedPage } from 
 import { issueSignInMessage, liveLink, messageRequest, outcomeOfUsedLink, submitRequest, submitWalletProof, type LinkProblem } from "../onboarding/submission";
 import type { Services } from "../usecases/services";
 
-/** Exactly { email, needKyc? } (WIRE-COMPAT §14): any other key is refused, naming it. */
+/** Exactly { email, needKyc? }: any other key is refused, naming it. */
 const createKycLinkBody = z.strictObject(
   {
     email: email.meta({ description: "The investor's e-mail; the investor joins the key's tokenizer scope" }),

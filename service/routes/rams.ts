@@ -164,7 +164,7 @@ function ramsTypedDataByOperationRoute() {
 
 
 /**
- * RAMS reads and typed data (WIRE-COMPAT §9.2-9.3): free with an API key, otherwise paid per call through x402 at the
+ * RAMS reads and typed data: free with an API key, otherwise paid per call through x402 at the
  * RAMS read tier. Each handler validates its query, takes the payment, then reads the chain; bodies are `{ data }`.
  */
 export function ramsRoutes(services: Services) {

@@ -9,7 +9,7 @@ import type { Services } from "../usecases/services";
 const symbol = z.string().trim().min(1);
 const stoId = z.string().trim().uuid("must be the STO uuid");
 
-/** Offering reads. Without a key they answer 400 "API key is missing from headers." (the spec's get-stos answer). */
+/** Offering reads. Without a key they answer 400 "API key is missing from headers." (as clients of get-stos expect). */
 export function stoReadRoutes(services: Services) {
   const context = (caller: Caller, tokenSymbol: string) => tokenContext(services, caller.apiKey!, tokenSymbol);
   return [

@@ -139,7 +139,7 @@ const PREFERENCE = "ORDER BY (api_key_id = $2) DESC, updated_at DESC, id";
  *
  * The key's tokenizer scope: a key and every key that shares one of its tokenizer e-mails (tokenizer_email_keys: the
  * key that first tokenized with an e-mail and the keys the operator bound to it, i.e. the keys that may act on the same
- * tokens, API-SPEC rule 4). An investor record belongs to the key that first invited the e-mail and is
+ * tokens). An investor record belongs to the key that first invited the e-mail and is
  * seen by its whole scope; for one token, the scope is the keys that tokenized under that token's tokenizer e-mail.
  */
 export class KycStore {

@@ -7,8 +7,9 @@ const MIGRATIONS_DIR = path.join(__dirname, "migrations");
 const MIGRATION_LOCK_ID = 80_042_26;
 
 /**
- * Applies every migrations/NNN_name.sql not applied yet, in order, each in its own transaction. `before` stops at the
- * first file that does not sort before it (tests that fill a database as an older version left it).
+ * Applies every migration (NNN_name.sql in migrations/) not yet applied, in order, each in its own transaction.
+ * `before` stops at the first file that does not sort before it (tests that fill a database as an older version
+ * left it).
  */
 export async function migrate(db: Db, options: { before?: string } = {}): Promise<string[]> {
   const files = migrationFiles().filter((f) => options.before === undefined || f < options.before);
@@ -30,7 +31,7 @@ export async function migrate(db: Db, options: { before?: string } = {}): Promis
   return applied;
 }
 
-/** The migrations this version knows (migrations/NNN_name.sql), in order. */
+/** The migrations this version knows (the files of migrations/), in order. */
 export function migrationFiles(): string[] {
   return fs
     .readdirSync(MIGRATIONS_DIR)

@@ -100,7 +100,7 @@ const documentColumn: Record<TokenDocument, string> = {
   legalDocs: "legal_docs_ref",
 };
 
-/** Token records, and which API key may act on which symbol (API-SPEC Authentication, rule 4). */
+/** Token records, and which API key may act on which symbol (docs/wire-conventions.md, Access, credits and prices). */
 export class Tokens {
   /** Recorded tokens by symbol (reads outside a transaction only; an unknown symbol is never kept). */
   private readonly records = new TtlCache<string, TokenRecord>(TOKEN_CACHE_TTL_MS);

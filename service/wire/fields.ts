@@ -3,7 +3,7 @@ import { z } from "zod";
 
 /**
  * Reusable request fields. Existing clients send numbers and booleans as strings and add unknown keys
- * (WIRE-COMPAT §1): these schemas accept both forms and normalize them.
+ * (docs/wire-conventions.md): these schemas accept both forms and normalize them.
  */
 
 const ADDRESS = /^0x[0-9a-fA-F]{40}$/;

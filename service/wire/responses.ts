@@ -170,7 +170,7 @@ export const dataEnvelope = <T extends ZodType>(schema: T, id?: string) => {
 export const FacadePrepareResponse = dataEnvelope(PrepareResponse, "DataPrepareResponse");
 
 // ---------------------------------------------------------------------------------------------------------------
-// Send and status (the views of service/engine/status.ts)
+// Send and status (the views of service/model/batch-views.ts and service/reads/transaction-status.ts)
 
 const publicStatus = z.enum(["prepared", "pending", "success", "rejected"]);
 

@@ -7,9 +7,10 @@ import { startTestService, type ApiClient, type ApiResponse, type TestService } 
 import { decodePaymentResponse, payWithEthers, quoteOf, type Requirements } from "../helpers/x402";
 
 /**
- * API-SPEC "Authentication": one test per cell of the table "Which credential works where" and per rule, with the
- * messages of "Errors" and the prices of "Limits → Prices" (sandbox: 0.01 USDC per write; client-signed pays half
- * at prepare and half at send; service-relayed prepares free and pays everything at send).
+ * Who may call what (docs/wire-conventions.md, Access, credits and prices): one test per cell of the access table
+ * (service/auth/access-rules.ts) and per rule, with the messages clients match on and the prices (sandbox: 0.01 USDC
+ * per write; client-signed pays half at prepare and half at send; service-relayed prepares free and pays everything at
+ * send).
  */
 
 const WRITE_PRICE = 10_000n;

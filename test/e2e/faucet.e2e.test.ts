@@ -7,7 +7,7 @@ import { startTestService, type ApiClient, type ApiResponse, type TestService } 
 import { decodePaymentResponse, payWithEthers, quoteOf } from "../helpers/x402";
 
 /**
- * POST /faucet/bkn (WIRE-COMPAT §14, API-SPEC "Limits"): sandbox only; 100 BKN on Sepolia (11155111) per claim;
+ * POST /faucet/bkn: sandbox only; 100 BKN on Sepolia (11155111) per claim;
  * Idempotency-Key (UUID v4) required; 24 h cooldown per recipient; an API key has 10 lifetime claims that never touch
  * mintToken credits; without a key x402 pays 0.01 USDC.
  */

@@ -40,7 +40,7 @@ export async function chooseChromium(env: NodeJS.ProcessEnv = process.env, syste
  * starting at once, or a run killed mid-way, never leave a half-written binary where a later run would take it.
  */
 async function packagedChromium(): Promise<ChromiumChoice> {
-  const packageDir = path.resolve(path.dirname(require.resolve("@sparticuz/chromium")), ".."); // build/index.js
+  const packageDir = path.resolve(path.dirname(require.resolve("@sparticuz/chromium")), ".."); // up from build/
   const { version } = JSON.parse(fs.readFileSync(path.join(packageDir, "package.json"), "utf8")) as { version: string };
   const target = path.join(os.tmpdir(), `tak-sparticuz-chromium-${version}`);
   if (!fs.existsSync(path.join(target, "chromium"))) {

@@ -143,8 +143,8 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
     describe("Credits", () => {
       it("grants 10 / 100 / 10000 per metered method and invitations by plan, and 10 faucet claims on every plan", async () => {
-        // The spec's figures and its list of 13 metered methods, written out here rather than read from the code, and
-        // the issuer controls beyond the spec, metered like the tokenizer's other writes.
+        // The promised figures and the original list of 13 metered methods, written out here rather than read from the
+        // code, and the issuer controls added to it, metered like the tokenizer's other writes.
         const specCredits = { Starter: 10, Professional: 100, Enterprise: 10_000 } as const;
         const specMetered = [
           "newTokenization", "whitelist", "mintToken", "burnToken", "transferTo", "transferFrom", "approve",

@@ -54,7 +54,7 @@ export interface PaymentOverrides {
 }
 
 /**
- * An x402 v2 payment built by hand with ethers, the way the published CLI builds it (WIRE-COMPAT §4): an EIP-3009
+ * An x402 v2 payment built by hand with ethers, the way the published CLI builds it: an EIP-3009
  * TransferWithAuthorization signed over the token's EIP-712 domain, base64 JSON, `accepted` without extra.
  */
 export async function payWithEthers(wallet: Wallet, req: Requirements, o: PaymentOverrides = {}): Promise<string> {

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { NETWORKS, chainIdHex, parseChainId } from "../../service/chains/networks";
 
-/** The network table of API-SPEC "Supported networks" and the codes clients send (WIRE-COMPAT §1.1). */
+/** The network table and the codes clients send (docs/wire-conventions.md, Numbers, amounts and chain ids). */
 const TABLE: { chainId: number; hexCode: string }[] = [
   { chainId: 1, hexCode: "1" },
   { chainId: 8453, hexCode: "2105" },
@@ -13,8 +13,8 @@ const TABLE: { chainId: number; hexCode: string }[] = [
   { chainId: 80002, hexCode: "13882" },
 ];
 
-describe("chainId parsing (WIRE-COMPAT §1.1)", () => {
-  it("the service's network table is exactly the spec's eight networks with their hex codes", () => {
+describe("chainId parsing (decimal, 0x hex, bare hex codes)", () => {
+  it("the service's network table is exactly the eight networks clients know, with their hex codes", () => {
     const actual = NETWORKS.map((n) => ({ chainId: n.chainId, hexCode: n.hexCode })).sort((a, b) => a.chainId - b.chainId);
     expect(actual).to.deep.equal([...TABLE].sort((a, b) => a.chainId - b.chainId));
     for (const n of NETWORKS) expect(n.hexCode).to.equal(n.chainId.toString(16));

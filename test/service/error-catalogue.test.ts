@@ -172,7 +172,7 @@ describe("error catalogue: the errors a new user meets, over HTTP", function () 
     expectInvalid(nested, "userToWhitelist.0.investorAddress", /^userToWhitelist\.0\.investorAddress is required\. Received unknown parameter: userToWhitelist\.0\.investorAdress\. Did you mean investorAddress\?$/);
     // on a query too
     expectInvalid(await api.get("/get-dividend-distribution", { tokenSymbl: symbol }), "tokenSymbol", "tokenSymbol is required. Received unknown parameter: tokenSymbl. Did you mean tokenSymbol?");
-    // the raw option keys of the CLI (WIRE-COMPAT §1) still pass untouched, misspelling-like or not
+    // the raw option keys of the CLI still pass untouched, misspelling-like or not
     const ok = await api.post("/prepare-transactions", whitelist({ chain: "sepolia", serviceName: "x", tag: ["a"], spender: issuer.address, email: "e@x.co" }));
     expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
   });

@@ -14,7 +14,7 @@ function expectError(res: { status: number; body: any }, status: number, message
   else if (message) expect(res.body.message).to.match(message);
 }
 
-describe("errors: the spec's error table, bad bodies and send mismatches", function () {
+describe("errors: the error answers clients rely on, bad bodies and send mismatches", function () {
   this.timeout(120_000);
   let sandbox: Sandbox;
   let service: TestService;

@@ -262,7 +262,7 @@ describe("network info, health and OpenAPI (HTTP)", function () {
       }
     });
 
-    describe("with a chain outside the spec's table that the operator configures (31337, as `npx hardhat node`)", () => {
+    describe("with a chain outside the network table that the operator configures (31337, as `npx hardhat node`)", () => {
       let custom: TestService;
       let chain: LocalChain;
       let deploymentsDir: string;

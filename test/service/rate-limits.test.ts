@@ -6,7 +6,7 @@ import { migrate } from "../../service/store/migrate";
 import { getSandbox, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
 
-/** POST /prepare-transactions limits of API-SPEC "Rate limits", with 429 + Retry-After: 60. */
+/** POST /prepare-transactions limits (docs/wire-conventions.md, Access, credits and prices): 429, Retry-After: 60. */
 describe("rate limits on POST /prepare-transactions", function () {
   this.timeout(120_000);
   let sandbox: Sandbox;

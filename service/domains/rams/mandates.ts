@@ -12,7 +12,7 @@ import { assertOwnContract } from "./contract-code";
 // ERC-8226 (RAMS) mandates: the registry and its contracts, what a mandate allows, the executors, revert reasons; for writes and reads alike.
 
 
-/** RAMS runs on Sepolia only, in both environments (API-SPEC "Supported networks"). */
+/** RAMS runs on Sepolia only, in both environments (NETWORKS' alsoServes in chains/networks.ts). */
 export const RAMS_CHAIN_ID = 11155111;
 
 /** A signature deadline is at most this far ahead of the chain's clock; the typed-data default is one hour. */
@@ -48,10 +48,10 @@ export const complianceAt = (chain: Chain, ref: ContractRef) => contractAt(Compl
 export const executorAt = (chain: Chain, ref: ContractRef) => contractAt(AgentExecutor__factory, ref.address, chain.provider);
 
 /**
- * Reads `what` from a RAMS contract. Failures are errors, never defaults (API-SPEC "Errors"): an address that is not
- * such a contract is the client's 400 when it sent it (the service's 502 when it is the chain's default); an RPC
- * failure is a 502. A contract the client named is read only once its code is known to be this version's own (or the
- * operator allowed it: contract-code.ts), so no contract of the client's answers a check.
+ * Reads `what` from a RAMS contract. Failures are errors, never defaults (a default would pass for what the chain
+ * holds): an address that is not such a contract is the client's 400 when it sent it (the service's 502 when it is the
+ * chain's default); an RPC failure is a 502. A contract the client named is read only once its code is known to be this
+ * version's own (or the operator allowed it: contract-code.ts), so no contract of the client's answers a check.
  */
 export async function onChain<T>(chain: Chain, ref: ContractRef, what: string, read: () => Promise<T>): Promise<T> {
   if (ref.field) await assertOwnContract(chain, ref);
@@ -124,7 +124,7 @@ export async function readMandate(chain: Chain, registry: ContractRef, agent: st
   };
 }
 
-/** The derived status, in the spec's order: none → revoked → pending → expired → active (both window ends inclusive). */
+/** The derived status, in this order: none → revoked → pending → expired → active (both window ends inclusive). */
 export function mandateStatus(m: Mandate | undefined, now: number): MandateStatus {
   if (!m) return "none";
   if (m.revoked) return "revoked";
@@ -133,7 +133,7 @@ export function mandateStatus(m: Mandate | undefined, now: number): MandateStatu
   return "active";
 }
 
-/** The mandate as the API shows it (API-SPEC "RAMS records"): amounts as decimal strings in raw base units. */
+/** The mandate as the API shows it: amounts as decimal strings in raw base units. */
 export function mandateView(m: Mandate) {
   return {
     agent: m.agent,

@@ -1,9 +1,9 @@
 import { TypedDataEncoder, verifyTypedData } from "ethers";
 
 /**
- * The EIP-712 payloads of the four signable RAMS operations (ERC-8226; typehashes in reference/erc-8226.md): domain
- * RAMS / 1 / chainId / the registry. `types` holds only the primary type (no EIP712Domain), so ethers
- * `signTypedData(domain, types, message)` signs a payload exactly as this service returns it.
+ * The EIP-712 payloads of the four signable RAMS operations (ERC-8226; the type strings and their typehashes are pinned
+ * in test/contracts/rams/helpers.ts): domain RAMS / 1 / chainId / the registry. `types` holds only the primary type (no
+ * EIP712Domain), so ethers `signTypedData(domain, types, message)` signs a payload exactly as this service returns it.
  */
 
 export const RAMS_TYPES = {

@@ -23,8 +23,9 @@ const body = z.object({
 type Body = z.infer<typeof body>;
 
 /**
- * The bytes stored for a value (WIRE-COMPAT §6): `string` stores its UTF-8 bytes; `json` stores the JSON text of the
- * value (a string value is stored JSON-quoted, as the hosted service does); `hex` stores the bytes of a 0x string.
+ * The bytes stored for a value, as existing clients expect them read back: `string` stores its UTF-8 bytes; `json`
+ * stores the JSON text of the value (a string value is stored JSON-quoted, as the hosted service does); `hex` stores
+ * the bytes of a 0x string.
  */
 function encodeValue(value: unknown, encoding: Body["metadataEncoding"]): { bytes: string; shown: string } {
   if (encoding === "json") {

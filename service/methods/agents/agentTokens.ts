@@ -11,7 +11,7 @@ import type { Queryable } from "../../store/db";
 import { agentCommonFields, recordAgentActivity } from "./common";
 import { fromUnits, toUnits } from "../../model/units";
 
-/** Body fields every agent-token method shares (WIRE-COMPAT §8): the token, a human amount and its decimals. */
+/** Body fields every agent-token method shares: the token, a human amount and its decimals. */
 export const agentTokenFields = {
   ...agentCommonFields,
   tokenAddress: address.meta({ description: "An agent token created with agentCreateToken" }),

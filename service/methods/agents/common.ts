@@ -6,7 +6,7 @@ import type { Queryable } from "../../store/db";
 import type { AgentCategory, AgentRecord } from "../../store/agents";
 import type { ConfirmedBatch, MethodContext, MethodServices } from "../types";
 import { AGENT_CHAINS, baseChainOf, ownerOf, registries } from "../../domains/agents/agents";
-/** Fields every agentic body may carry (API-SPEC "Paid facades", WIRE-COMPAT §3 and §6). */
+/** Fields every agentic body may carry (the common prepare fields and the x402 facades' own). */
 export const agentCommonFields = {
   method: z.string().optional(),
   chainId: chainIdInput.optional().meta({ description: "8453 or 84532 (default: the environment's Base chain)" }),

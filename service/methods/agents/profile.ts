@@ -20,7 +20,7 @@ const service = z.object({
 const shortText = (max: number) => z.string().trim().max(max);
 
 /**
- * The agent profile a registration file holds (API-SPEC "Paid facades", WIRE-COMPAT §6). Required at registration:
+ * The agent profile a registration file holds (ERC-8004's registration file). Required at registration:
  * name, description, image, services; every field is optional on agentSetURI, where the given ones replace the old.
  */
 export const profileFields = {

@@ -3,7 +3,7 @@ import { address, booleanish, chainIdInput, executionMode, integerString } from 
 import { REASONS, type ReasonName } from "../../domains/rams/mandates";
 
 /**
- * Request fields of the RAMS surface (API-SPEC "Actions and caps (RAMS)", WIRE-COMPAT §9): the same parsers serve the
+ * Request fields of the RAMS surface (docs/wire-conventions.md, What existing clients send): the same parsers serve the
  * prepare bodies and the query strings of the reads and typed-data routes. Numbers arrive as strings or numbers;
  * everything is normalized to one canonical form (lower-case hex, decimal strings, numbers for uint48 timestamps).
  */
@@ -136,7 +136,7 @@ export const amountIndex = z
   .pipe(z.number().max(255, "must be an integer from 0 to 255"))
   .meta({ type: "integer", minimum: 0, maximum: 255 });
 
-/** Fields every RAMS prepare body may carry (API-SPEC "grant-principal body" and the others, WIRE-COMPAT §9.1). */
+/** Fields every RAMS prepare body may carry (ramsGrantPrincipal's and the others'). */
 export const ramsCommonFields = {
   method: z.string().optional(),
   chainId: chainIdInput.optional().meta({ description: "11155111 (Sepolia) only; default 11155111" }),

@@ -9,7 +9,7 @@ import { actions, bytes32, cap, nonZeroBytes32, ramsCommonFields, signedFields, 
 import { checkPrincipal, mandateStatus, readMandate, simulate } from "../../domains/rams/mandates";
 import { grantParams, grantMessage } from "../../domains/rams/messages";
 
-/** The mandate's parameters (API-SPEC "grant-mandate body"); also the query of GET /rams/typed-data/grant-mandate. */
+/** The mandate's parameters (the body of ramsGrantMandate); also the query of GET /rams/typed-data/grant-mandate. */
 export const grantFields = {
   agent: address.meta({ description: "Receives the mandate" }),
   principal: address.meta({ description: "Delegates; in direct mode must equal signerAddress" }),

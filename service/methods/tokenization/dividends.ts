@@ -72,7 +72,7 @@ export const dividendDistribution = defineMethod({
 const claimBody = z.object({ ...signerFields, tokenSymbol: z.string().trim().min(1) });
 type ClaimBody = z.infer<typeof claimBody>;
 
-/** Sends a holder its withdrawable dividends (beyond the spec's method list: holders must be able to collect). */
+/** Sends a holder its withdrawable dividends (not in the original method list: holders must be able to collect). */
 export const claimDividends = defineMethod({
   name: "claimDividends",
   area: "tokenization",

@@ -51,7 +51,7 @@ export const mintToken = defineMethod({
       let investorAddress = u.investorAddress;
       let known: KnownWallet | undefined;
       if (!investorAddress) {
-        // E-mail only (WIRE-COMPAT §10): the wallet this service knows for the investor, KYC-cleared when KYC was asked.
+        // E-mail only: the wallet this service knows for the investor, KYC-cleared when KYC was asked.
         const email = u.investorEmail ?? u.email;
         if (!email) throw badRequest(`userToMint.${i}.investorAddress or userToMint.${i}.investorEmail is required`, { field: `userToMint.${i}.investorAddress` });
         known = await knownWallet(ctx, { email, field: `userToMint.${i}.${u.investorEmail ? "investorEmail" : "email"}`, purpose: "mint", token });

@@ -1,4 +1,4 @@
--- Which API keys may act on a tokenizer e-mail (API-SPEC rule 4, closed): the key that first tokenized with it, and
+-- Which API keys may act on a tokenizer e-mail (no key outside this list): the key that first tokenized with it, and
 -- keys an operator bound to it. A newTokenization by any other key with that e-mail is refused. Lower-case e-mails.
 CREATE TABLE tokenizer_email_keys (
   email text NOT NULL,

@@ -732,7 +732,7 @@ describe("IdentityRegistry (ERC-8004)", function () {
   });
 
   describe("ABI identity with the ERC-8004 reference (IdentityRegistryUpgradeable 2.0.0)", function () {
-    // Copied from the reference's ABI (abis/IdentityRegistry.json, plus isAuthorizedOrOwner from the source), minus
+    // Copied from the reference's ABI (its IdentityRegistry ABI file, plus isAuthorizedOrOwner from the source), minus
     // the proxy/ownership functions and events (initialize, owner, transferOwnership, renounceOwnership,
     // proxiableUUID, UPGRADE_INTERFACE_VERSION, upgradeToAndCall; Initialized, OwnershipTransferred, Upgraded) that a
     // plain deployment does not have.

@@ -635,7 +635,7 @@ describe("ReputationRegistry (ERC-8004)", function () {
   });
 
   describe("ABI identity with the ERC-8004 reference (ReputationRegistryUpgradeable 2.0.0)", function () {
-    // From the reference's ABI (abis/ReputationRegistry.json), minus the proxy/ownership functions and events
+    // From the reference's ABI (its ReputationRegistry ABI file), minus the proxy/ownership functions and events
     // (initialize, owner, transferOwnership, renounceOwnership, proxiableUUID, UPGRADE_INTERFACE_VERSION,
     // upgradeToAndCall; Initialized, OwnershipTransferred, Upgraded) that a plain deployment does not have.
     const FUNCTIONS = [

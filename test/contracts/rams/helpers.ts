@@ -55,7 +55,7 @@ export async function expectAbiSubset(iface: string, impl: string): Promise<void
   }
 }
 
-/** ERC-8226 EIP-712 types, exactly as the specification writes them. */
+/** ERC-8226 EIP-712 types, exactly as the standard writes them. */
 export const TYPES: Record<string, Record<string, TypedDataField[]>> = {
   GrantMandate: {
     GrantMandate: [
@@ -102,7 +102,7 @@ export const TYPES: Record<string, Record<string, TypedDataField[]>> = {
   },
 };
 
-/** The type strings the specification fixes, and the keccak256 of each as listed in the reference notes. */
+/** The type strings ERC-8226 fixes, and the keccak256 of each, written out rather than computed from TYPES. */
 export const TYPE_STRINGS: Record<string, { typeString: string; typehash: string }> = {
   GrantMandate: {
     typeString:
