@@ -31,7 +31,7 @@ const openSumSql = (payer: string, asset: string) =>
 
 /**
  * What a payment that ended (settled or released) stops holding: the payer's signed authorization and the signed
- * settlement transaction. Every statement that ends a payment sets these; the table's CHECK (migration 007) refuses
+ * settlement transaction. Every statement that ends a payment sets these; the table's CHECK (migration 008) refuses
  * an ended payment that still holds either.
  */
 export const ENDED_CLEARS =
@@ -338,7 +338,7 @@ export class Payments {
 
   /**
    * Seals what rows written before sealing existed hold in clear (the payload of a payment still reserved or settling,
-   * its settlement transaction); migration 007 already cleared ended payments. Run at start; returns how many rows.
+   * its settlement transaction); migration 008 already cleared ended payments. Run at start; returns how many rows.
    */
   async sealClearSecrets(): Promise<number> {
     const rows = await this.db.query<{ id: string; payload: unknown; settle_tx_raw: string | null }>(
