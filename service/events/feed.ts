@@ -13,7 +13,7 @@ export type FeedListener = (events: AudienceEvent[]) => void;
  * One reader of the outbox for every open stream of this process: after each commit that wrote events (EventNotifier),
  * and every `pollMs` while anyone listens (a lost wake-up), it reads the events committed since its position once, and
  * hands them to every listener, which keeps those of its own audience. A thousand streams cost one query per new
- * event, not a thousand; a stream is woken only by its own events. Positions grow in commit order (migration 008), so
+ * event, not a thousand; a stream is woken only by its own events. Positions grow in commit order (migration 010), so
  * reading after the last position read misses nothing.
  */
 export class EventFeed {

@@ -1,7 +1,7 @@
 import type { Db } from "../store/db";
 
 /**
- * One LISTEN per instance on the channel every committed event NOTIFYs (migration 008), fanned out to whoever waits
+ * One LISTEN per instance on the channel every committed event NOTIFYs (migration 010), fanned out to whoever waits
  * in this process: the webhook dispatcher and the open event streams.
  */
 export class EventNotifier {

@@ -28,7 +28,7 @@ interface OpenStream {
  * Server-Sent Events from the outbox (GET /events). A stream first reads its audience's events after its cursor up to
  * the shared feed's position (its own catch-up), then gets from the feed (events/feed.ts) the events committed since,
  * each written with its position as `id:`; the feed reads the outbox once per commit for every stream. Positions grow
- * in commit order (migration 008), so a client resuming with Last-Event-ID misses nothing. Streams are capped per API
+ * in commit order (migration 010), so a client resuming with Last-Event-ID misses nothing. Streams are capped per API
  * key (EVENT_STREAMS_PER_KEY) and per client address (EVENT_STREAMS_PER_CLIENT) on each instance.
  */
 export class EventStreams {

@@ -14,16 +14,9 @@ import {
   TokenRecordView,
   VisibleTokens,
   WhitelistStatus,
-  allowanceView,
-  balanceWhitelistView,
-  dividendView,
-  investorInfoView,
-  investorsView,
-  investorWallet,
-  tokenContext,
-  tokenHolding,
-  tokenRecordView,
-} from "../reads/tokenization";
+} from "../reads/tokenization-schemas";
+import { allowanceView, balanceWhitelistView, dividendView, tokenContext, tokenHolding, tokenRecordView } from "../reads/tokenization";
+import { investorInfoView, investorsView, investorWallet } from "../reads/investors";
 import type { Services } from "../usecases/services";
 import { DOCUMENT_FIELDS, uploadTokenDocuments } from "../usecases/token-documents";
 import { documentTypeOfFile } from "../model/document-types";

@@ -7,6 +7,20 @@ const MIGRATIONS_DIR = path.join(__dirname, "migrations");
 const MIGRATION_LOCK_ID = 80_042_26;
 
 /**
+ * Migrations whose file was renamed, old name → new name: 007 and 008 were each used twice, and each file now has a
+ * number of its own, in the same order. A database records what it applied by file name, so one migrated under the
+ * old names has them rewritten (in the migration's transaction, before anything is compared) and nothing runs twice.
+ */
+export const RENAMED_MIGRATIONS: Readonly<Record<string, string>> = {
+  "007_security.sql": "008_security.sql",
+  "008_kyc_no_signature.sql": "009_kyc_no_signature.sql",
+  "008_outbox_webhooks.sql": "010_outbox_webhooks.sql",
+};
+
+/** A recorded migration's name as this version knows it. */
+export const currentMigrationName = (version: string): string => (Object.hasOwn(RENAMED_MIGRATIONS, version) ? RENAMED_MIGRATIONS[version] : version);
+
+/**
  * Applies every migration (NNN_name.sql in migrations/) not yet applied, in order, each in its own transaction.
  * `before` stops at the first file that does not sort before it (tests that fill a database as an older version
  * left it).
@@ -18,6 +32,10 @@ export async function migrate(db: Db, options: { before?: string } = {}): Promis
     await tx.query("SELECT pg_advisory_xact_lock($1)", [MIGRATION_LOCK_ID]);
     await tx.query(
       "CREATE TABLE IF NOT EXISTS schema_migrations (version text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())",
+    );
+    await tx.query(
+      "UPDATE schema_migrations m SET version = r.value FROM jsonb_each_text($1::jsonb) r WHERE m.version = r.key",
+      [JSON.stringify(RENAMED_MIGRATIONS)],
     );
     const done = new Set((await tx.query<{ version: string }>("SELECT version FROM schema_migrations")).map((r) => r.version));
     for (const file of files) {

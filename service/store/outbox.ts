@@ -32,7 +32,7 @@ export interface EventEnvelope {
  * The outbox's writing side: the one way an event is recorded. Call it with the Queryable of the database transaction
  * that makes the change (or inside the single statement's own transaction), so the event exists if and only if the
  * change does. At commit the database gives it its position, its webhook deliveries and a wake-up to every listener
- * (migration 008). Writing costs one INSERT for any number of events.
+ * (migration 010). Writing costs one INSERT for any number of events.
  *
  * ```ts
  * await emitEvent(q, { type: "transaction.replaced", apiKeyId: batch.apiKeyId, txId, chainId, hash: newHash,

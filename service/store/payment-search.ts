@@ -1,5 +1,5 @@
 import type { Db } from "./db";
-import type { PaymentStatus } from "./payments";
+import type { PaymentStatus } from "./payment-records";
 
 /** An x402 payment as the operator sees it (never its signed authorization or settlement bytes). */
 export interface PaymentRow {

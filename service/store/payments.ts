@@ -1,107 +1,11 @@
 import { randomUUID } from "node:crypto";
 import type { Sealer } from "../crypto/sealed";
-import { emitEvent, eventRows, insertEventsSql, type NewEvent } from "./outbox";
+import { emitEvent, eventRows, insertEventsSql } from "./outbox";
+import { PAYMENT_EVENT_COLUMNS, paymentEvent, type PaymentEventRow } from "./payment-events";
+import { fieldsOf, payloadPurpose, settlementPurpose, toRecord, type PaymentRecord } from "./payment-records";
 import type { Db, Queryable } from "./db";
 
-export type PaymentStatus = "reserved" | "settling" | "settled" | "released";
-
-export interface PaymentRecord {
-  id: string;
-  subject: string;
-  route: string;
-  txId: string | null;
-  network: string;
-  asset: string;
-  payTo: string;
-  amount: string;
-  payer: string;
-  authorizationNonce: string;
-  validBefore: number;
-  /**
-   * The payer's signed payment payload (its EIP-3009 authorization): held sealed only while the payment is reserved or
-   * settling, opened when read here (so a dump of the table holds nothing usable); null once settled or released.
-   */
-  payload: any;
-  /** The quote it paid (scheme, network, asset, amount, payTo, maxTimeoutSeconds, extra): nothing in it can move money. */
-  requirements: any;
-  status: PaymentStatus;
-  /** The signed settlement transaction (sealed at rest), kept while settling so a restart can re-send it; null once ended. */
-  settleTxRaw: string | null;
-  settleTxHash: string | null;
-  /** Earlier settlement transactions replaced by the current one (same nonce, higher fees): any of them may be mined. */
-  settleTxReplaced: { hash: string; raw: string }[];
-  settlement: any;
-  releaseReason: string | null;
-  /**
-   * Settled inside the relayed operation's own transaction (EIP-7702, contracts/payments/PaidRelayDelegate.sol), not
-   * by a transaction of its own: its fate is that transaction's.
-   */
-  settleInOperation: boolean;
-}
-
-/** A payment's sealed payload and settlement transaction are bound to the payment (the sealed value's purpose). */
-const payloadPurpose = (id: string) => `payment:${id}`;
-const settlementPurpose = (id: string) => `payment-settlement:${id}`;
-
-/**
- * A payment row as a record. The sealed payload is opened only when `payload` is read (most reads never need it); a
- * value that cannot be opened (DATA_ENCRYPTION_KEY changed) throws then, with a reason the settlement reports.
- */
-function toRecord(r: any, sealer: Sealer): PaymentRecord {
-  const record = {
-    id: r.id,
-    subject: r.subject,
-    route: r.route,
-    txId: r.tx_id,
-    network: r.network,
-    asset: r.asset,
-    payTo: r.pay_to,
-    amount: r.amount,
-    payer: r.payer,
-    authorizationNonce: r.authorization_nonce,
-    validBefore: Number(r.valid_before),
-    requirements: r.requirements,
-    status: r.status,
-    settleTxRaw: r.settle_tx_raw === null ? null : openSettlement(sealer, r.id, r.settle_tx_raw),
-    settleTxHash: r.settle_tx_hash,
-    settleTxReplaced: ((typeof r.settle_tx_replaced === "string" ? JSON.parse(r.settle_tx_replaced) : r.settle_tx_replaced) ?? []).map(
-      (e: { hash: string; raw?: string | null }) => ({ hash: e.hash, raw: e.raw ? openSettlement(sealer, r.id, e.raw) : null }),
-    ),
-    settlement: r.settlement,
-    releaseReason: r.release_reason,
-    settleInOperation: r.settle_in_operation === true,
-  } as PaymentRecord;
-  let opened: unknown;
-  // Enumerable, so a copy of the record (spread) still carries the payload to whoever settles it.
-  Object.defineProperty(record, "payload", {
-    enumerable: true,
-    get() {
-      if (opened !== undefined) return opened;
-      if (r.payload_sealed) {
-        try {
-          opened = JSON.parse(sealer.open(r.payload_sealed, payloadPurpose(r.id)));
-        } catch {
-          throw new Error("the payment's sealed authorization cannot be opened with this DATA_ENCRYPTION_KEY");
-        }
-      } else {
-        // A payload stored in clear before sealing existed (sealClearSecrets seals it at start), or none (ended).
-        opened = typeof r.payload === "string" ? JSON.parse(r.payload) : (r.payload ?? null);
-      }
-      return opened;
-    },
-  });
-  return record;
-}
-
-/** A settlement transaction stored before sealing existed is still 0x hex; anything else is sealed. */
-function openSettlement(sealer: Sealer, id: string, stored: string): string | null {
-  if (stored.startsWith("0x")) return stored;
-  try {
-    return sealer.open(stored, settlementPurpose(id));
-  } catch {
-    return null; // unreadable with this key: the settlement is awaited by its hash alone
-  }
-}
+export type { PaymentRecord, PaymentStatus } from "./payment-records";
 
 export class PaymentConflict extends Error {
   constructor(readonly reason: "authorization_used" | "subject_paid") {
@@ -127,7 +31,7 @@ const openSumSql = (payer: string, asset: string) =>
 
 /**
  * What a payment that ended (settled or released) stops holding: the payer's signed authorization and the signed
- * settlement transaction. Every statement that ends a payment sets these; the table's CHECK (migration 007) refuses
+ * settlement transaction. Every statement that ends a payment sets these; the table's CHECK (migration 008) refuses
  * an ended payment that still holds either.
  */
 export const ENDED_CLEARS =
@@ -165,13 +69,6 @@ function settleWithEventParams(payment: PaymentRecord, settlement: Settlement, a
     api_key_id: apiKeyId,
   });
   return [payment.id, JSON.stringify(settlement), event ? eventRows([event]) : null];
-}
-
-/** A record's fields but its payload (read without opening it: the payload getter unseals). */
-function fieldsOf(p: PaymentRecord): Omit<PaymentRecord, "payload"> {
-  const { id, subject, route, txId, network, asset, payTo, amount, payer, authorizationNonce, validBefore, requirements, status } = p;
-  const { settleTxRaw, settleTxHash, settleTxReplaced, settlement, releaseReason, settleInOperation } = p;
-  return { id, subject, route, txId, network, asset, payTo, amount, payer, authorizationNonce, validBefore, requirements, status, settleTxRaw, settleTxHash, settleTxReplaced, settlement, releaseReason, settleInOperation };
 }
 
 /** x402 payments and their state machine (reserved → settling → settled, or released). */
@@ -441,7 +338,7 @@ export class Payments {
 
   /**
    * Seals what rows written before sealing existed hold in clear (the payload of a payment still reserved or settling,
-   * its settlement transaction); migration 007 already cleared ended payments. Run at start; returns how many rows.
+   * its settlement transaction); migration 008 already cleared ended payments. Run at start; returns how many rows.
    */
   async sealClearSecrets(): Promise<number> {
     const rows = await this.db.query<{ id: string; payload: unknown; settle_tx_raw: string | null }>(
@@ -464,53 +361,4 @@ export class Payments {
   async attachBatch(id: string, txId: string): Promise<void> {
     await this.db.query("UPDATE payments SET tx_id = $2 WHERE id = $1", [id, txId]);
   }
-}
-
-// Events of payments (written by the statements above, in their transactions)
-/** The payment columns a payment event is made of, with its batch's key (what Payments' statements return). */
-export interface PaymentEventRow {
-  subject: string;
-  tx_id: string | null;
-  network: string;
-  amount: string;
-  payer: string;
-  status: PaymentStatus;
-  settle_tx_hash: string | null;
-  settlement: { transaction?: string } | string | null;
-  release_reason: string | null;
-  api_key_id: string | null;
-}
-
-/** RETURNING clause of a payments statement that feeds paymentEvent (the batch's key by a sub-select). */
-export const PAYMENT_EVENT_COLUMNS =
-  "subject, tx_id, network, amount, payer, status, settle_tx_hash, settlement, release_reason, (SELECT b.api_key_id FROM batches b WHERE b.tx_id = payments.tx_id) AS api_key_id";
-
-/**
- * payment.settled / payment.released of a batch's payment, the payment as get-transaction-status shows it
- * (`payments[]`). Payments of paid reads belong to no batch and no key: nobody could receive them, none is written.
- */
-export function paymentEvent(type: "payment.settled" | "payment.released", row: PaymentEventRow): NewEvent | undefined {
-  if (!row.tx_id) return undefined;
-  const settlement = typeof row.settlement === "string" ? (JSON.parse(row.settlement) as { transaction?: string }) : row.settlement;
-  const settlementTransaction = settlement?.transaction ?? row.settle_tx_hash ?? null;
-  const chainId = Number(row.network.split(":")[1]);
-  return {
-    type,
-    apiKeyId: row.api_key_id,
-    txId: row.tx_id,
-    chainId: Number.isSafeInteger(chainId) ? chainId : null,
-    hash: type === "payment.settled" && settlementTransaction && /^0x[0-9a-fA-F]{64}$/.test(settlementTransaction) ? settlementTransaction : null,
-    data: {
-      txId: row.tx_id,
-      payment: {
-        status: row.status,
-        amount: row.amount,
-        network: row.network,
-        payer: row.payer,
-        step: row.subject.split(":")[0],
-        settlementTransaction,
-        ...(row.release_reason ? { releaseReason: row.release_reason } : {}),
-      },
-    },
-  };
 }

@@ -1,4 +1,4 @@
-import { migrationFiles } from "./migrate";
+import { currentMigrationName, migrationFiles } from "./migrate";
 import type { Queryable } from "./db";
 
 /** A database whose schema is not the one this version knows: older (run `npm run migrate`) or newer (run that version). */
@@ -17,7 +17,9 @@ export interface SchemaState {
 
 export async function schemaState(db: Queryable): Promise<SchemaState> {
   const [table] = await db.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
-  const applied = table?.present ? (await db.query<{ version: string }>("SELECT version FROM schema_migrations ORDER BY version")).map((r) => r.version) : [];
+  // Read only: a name recorded before its file was renamed counts as the new name (migrate rewrites it).
+  const recorded = table?.present ? await db.query<{ version: string }>("SELECT version FROM schema_migrations") : [];
+  const applied = recorded.map((r) => currentMigrationName(r.version)).sort();
   const known = migrationFiles();
   return { applied, pending: known.filter((f) => !applied.includes(f)), unknown: applied.filter((f) => !known.includes(f)) };
 }

@@ -8,7 +8,7 @@ import type { Db, Queryable } from "./db";
 export interface WebhookEndpointRecord {
   id: string;
   apiKeyId: string | null;
-  /** A keyless endpoint's batch (see migration 008). */
+  /** A keyless endpoint's batch (see migration 010). */
   txId: string | null;
   url: string;
   description: string | null;
@@ -113,7 +113,7 @@ export const secretPurpose = (endpointId: string) => `webhook-secret:${endpointI
 
 /**
  * Webhook endpoints (per API key, or per keyless txId) and their deliveries. Deliveries are created by the database
- * when an event commits (migration 008); instances claim due ones with FOR UPDATE SKIP LOCKED and a lease, so no two
+ * when an event commits (migration 010); instances claim due ones with FOR UPDATE SKIP LOCKED and a lease, so no two
  * deliver one at once.
  */
 export class Webhooks {

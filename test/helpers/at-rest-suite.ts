@@ -47,7 +47,7 @@ function reservePayment(payments: Payments, p: ReturnType<typeof fakePaymentPayl
 }
 
 /**
- * Payments at rest and migration 007 against one backend. `open` returns an empty, unmigrated database each call.
+ * Payments at rest and migration 008 against one backend. `open` returns an empty, unmigrated database each call.
  */
 export function describeAtRest(label: string, open: () => Promise<Db>, cleanup?: () => Promise<void>): void {
   describe(`nothing usable at rest, on ${label}`, function () {
@@ -281,10 +281,10 @@ export function describeAtRest(label: string, open: () => Promise<Db>, cleanup?:
       expect(await db.query("SELECT * FROM webhook_deliveries")).to.deep.equal([]);
     });
 
-    it("migration 007 scrubs what older versions stored: ended payments' authorizations and settlement transactions, link tokens, unsent signed transactions of rejected batches", async () => {
+    it("migration 008 scrubs what older versions stored: ended payments' authorizations and settlement transactions, link tokens, unsent signed transactions of rejected batches", async () => {
       const db = await fresh();
       const before = await migrate(db, { before: "007" });
-      expect(before).to.include("006_rams.sql").and.not.to.include("007_security.sql");
+      expect(before).to.include("006_rams.sql").and.not.to.include("008_security.sql");
       const payloads = { settled: fakePaymentPayload(), released: fakePaymentPayload(), reserved: fakePaymentPayload(), settling: fakePaymentPayload() };
       const settleRaw = "0x02" + randomBytes(100).toString("hex");
       const ids: Record<string, string> = {};
@@ -313,7 +313,7 @@ export function describeAtRest(label: string, open: () => Promise<Db>, cleanup?:
       await tx("0xrejected", 2, raws.signed, "signed");
       await tx("0xsending", 0, raws.pendingBatch, "signed");
 
-      expect(await migrate(db)).to.include("007_security.sql");
+      expect(await migrate(db)).to.include("008_security.sql");
       const dump = async (): Promise<string> => JSON.stringify(await Promise.all(["payments", "kyc_links", "batch_transactions"].map((t) => db.query(`SELECT * FROM ${t}`))));
       let all = await dump();
       for (const status of ["settled", "released"] as const) expect(all, `${status} payment's signature`).not.to.include(payloads[status].signature.slice(2));

@@ -156,7 +156,7 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
 
     it("webhooks: every tenant's endpoints with their backlog; an endpoint's deliveries with attempts, paged; the failed of a range; disable", async () => {
       const admin = new WebhookAdmin(db);
-      // The events first: a commit gives every enabled endpoint of the key a delivery of its own (migration 008).
+      // The events first: a commit gives every enabled endpoint of the key a delivery of its own (migration 010).
       await db.query("INSERT INTO events (type, api_key_id, tx_id, data) SELECT 'batch.completed', $1, tx_id, '{}' FROM batches WHERE api_key_id IS NOT NULL ORDER BY tx_id LIMIT 12", [keyId]);
       await db.query("INSERT INTO webhook_endpoints (id, api_key_id, url, event_types, secret_sealed) VALUES ('wh_a', $1, 'https://a.example/hook', '{}', 'sealed')", [keyId]);
       await db.query(

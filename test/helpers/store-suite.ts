@@ -9,7 +9,8 @@ import { Batches, NEW_TX_STATE } from "../../service/store/batches";
 import { Sealer } from "../../service/crypto/sealed";
 import { Credits } from "../../service/store/credits";
 import type { Db } from "../../service/store/db";
-import { migrate } from "../../service/store/migrate";
+import { migrate, migrationFiles, RENAMED_MIGRATIONS } from "../../service/store/migrate";
+import { assertSchemaCurrent, schemaState } from "../../service/store/schema-version";
 import { Signers } from "../../service/store/signers";
 import { KycStore, linkTokenHash } from "../../service/store/kyc";
 import { Tokens } from "../../service/store/tokens";
@@ -57,6 +58,17 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(rows.map((r) => r.version)).to.deep.equal(files);
         const [{ n }] = await db.query<{ n: string | number }>("SELECT count(*)::int AS n FROM api_keys");
         expect(Number(n)).to.equal(0);
+      });
+
+      it("upgrades a database that recorded its migrations under their old names (007 and 008 were each used twice): renamed, nothing applied again", async () => {
+        for (const [old, renamed] of Object.entries(RENAMED_MIGRATIONS)) {
+          await db.query("UPDATE schema_migrations SET version = $1 WHERE version = $2", [old, renamed]);
+        }
+        expect(await schemaState(db)).to.deep.include({ pending: [], unknown: [] });
+        await assertSchemaCurrent(db);
+        expect(await migrate(db)).to.deep.equal([]);
+        const rows = await db.query<{ version: string }>("SELECT version FROM schema_migrations ORDER BY version");
+        expect(rows.map((r) => r.version)).to.deep.equal(migrationFiles());
       });
     });
 

@@ -10,7 +10,7 @@ CREATE INDEX batches_in_flight ON batches (sent_at) WHERE status = 'sending';
 --    event numbered when it is inserted is numbered in commit order too: the service sets tak.single_writer on that
 --    connection (store/db.ts) and the column's default numbers it then; the commit-time trigger no longer takes the
 --    lock, the number and an UPDATE that rewrote every index of the row. On a PostgreSQL server the setting is absent:
---    the default is NULL and the trigger numbers the event at commit under the lock, as before (migration 008).
+--    the default is NULL and the trigger numbers the event at commit under the lock, as before (migration 010).
 ALTER TABLE events ALTER COLUMN position SET DEFAULT (
   CASE WHEN current_setting('tak.single_writer', true) = 'on' THEN nextval('event_positions') END
 );

@@ -5,7 +5,7 @@ import {AccessControlEnumerable} from "@openzeppelin/contracts/access/extensions
 import {ERC20} from "@openzeppelin/contracts/token/ERC20/ERC20.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {IERC165} from "@openzeppelin/contracts/utils/introspection/IERC165.sol";
-import {IERC7943Fungible} from "../../tokenization/interfaces/IERC7943Fungible.sol";
+import {IERC7943Fungible} from "../tokenization/interfaces/IERC7943Fungible.sol";
 
 /// @title RegulatedTokenMock
 /// @notice TEST ONLY. A minimal ERC-7943 fungible regulated asset for the RAMS tests: send and receive whitelists,

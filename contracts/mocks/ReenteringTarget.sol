@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
-import {IAgentExecutor} from "../interfaces/IAgentExecutor.sol";
+import {IAgentExecutor} from "../rams/interfaces/IAgentExecutor.sol";
 
 /// @title ReenteringTarget
 /// @notice TEST ONLY. A call target whose `poke` calls back into an executor's `execute`, to show that the executor

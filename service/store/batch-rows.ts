@@ -1,0 +1,119 @@
+import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus, ReplacedTransaction, TransactionWait, UnsignedTransaction } from "../model/batch";
+import type { Sealer } from "../crypto/sealed";
+
+// How the batch tables' rows read and write: the row shapes, the sealed signed bytes, the JSON a read aggregates.
+
+export interface BatchRow {
+  tx_id: string;
+  chain_id: number;
+  method: string;
+  execution_mode: Batch["executionMode"];
+  signer: string;
+  api_key_id: string | null;
+  status: BatchStatus;
+  body: Record<string, unknown>;
+  plan: Record<string, unknown>;
+  info: Record<string, unknown>;
+  failed_index: number | null;
+  error: string | null;
+  outcome: Record<string, unknown> | null;
+  created_at: Date | string;
+  /** The batch's transactions, aggregated in the same statement (JSON: numbers as text, times as ISO strings). */
+  txs: TxRow[] | null;
+}
+
+export interface TxRow {
+  broadcast_at: Date | string | null;
+  index: number;
+  unsigned: UnsignedTransaction;
+  signed_raw: string | null;
+  tx_hash: string | null;
+  status: BatchTxStatus;
+  block_number: string | null;
+  gas_used: string | null;
+  error: string | null;
+  block_hash?: string | null;
+  waiting?: TransactionWait | string | null;
+  reorged_at?: Date | string | null;
+  reorgs?: number | null;
+  replaced?: ReplacedRow[] | null;
+}
+
+/**
+ * Signed transactions are stored sealed (crypto/sealed.ts), bound to their hash: until it is mined, whoever holds a
+ * signed transaction can broadcast it, and rows the service later clears still linger in the database's files.
+ * Rows written before sealing existed hold 0x hex and are read as is.
+ */
+const signedPurpose = (txHash: string) => `signed-tx:${txHash.toLowerCase()}`;
+
+export function sealSigned(sealer: Sealer, signedRaw: string | null, txHash: string | null): string | null {
+  if (signedRaw === null) return null;
+  if (!txHash) throw new Error("a signed transaction is stored with its hash");
+  return sealer.seal(signedRaw, signedPurpose(txHash));
+}
+
+function openSigned(sealer: Sealer, stored: string | null, txHash: string | null): string | null {
+  if (stored === null || stored.startsWith("0x")) return stored;
+  try {
+    return sealer.open(stored, signedPurpose(txHash ?? ""));
+  } catch {
+    return null; // not readable with this DATA_ENCRYPTION_KEY: the transaction is followed by its hash alone
+  }
+}
+
+export interface ReplacedRow {
+  tx_hash: string;
+  signed_raw: string | null;
+  max_fee_per_gas: string | null;
+  max_priority_fee_per_gas: string | null;
+  replaced_at: Date | string;
+}
+
+const toReplaced = (r: ReplacedRow, sealer: Sealer): ReplacedTransaction => ({
+  hash: r.tx_hash,
+  signedRaw: openSigned(sealer, r.signed_raw, r.tx_hash),
+  maxFeePerGas: r.max_fee_per_gas === null ? null : String(r.max_fee_per_gas),
+  maxPriorityFeePerGas: r.max_priority_fee_per_gas === null ? null : String(r.max_priority_fee_per_gas),
+  replacedAt: new Date(r.replaced_at).toISOString(),
+});
+
+/** The columns of one transaction and its replaced forms, as JSON (one row per transaction). */
+export const TX_JSON = `json_build_object(
+  'index', t.index, 'unsigned', t.unsigned, 'signed_raw', t.signed_raw, 'tx_hash', t.tx_hash, 'status', t.status,
+  'block_number', t.block_number::text, 'gas_used', t.gas_used::text, 'error', t.error, 'broadcast_at', t.broadcast_at,
+  'block_hash', t.block_hash, 'waiting', t.waiting, 'reorged_at', t.reorged_at, 'reorgs', t.reorgs,
+  'replaced', (SELECT json_agg(json_build_object('tx_hash', r.tx_hash, 'signed_raw', r.signed_raw, 'max_fee_per_gas', r.max_fee_per_gas::text,
+                 'max_priority_fee_per_gas', r.max_priority_fee_per_gas::text, 'replaced_at', r.replaced_at) ORDER BY r.replaced_at)
+               FROM batch_transaction_replacements r WHERE r.tx_id = t.tx_id AND r.index = t.index)
+)`;
+
+/** A transaction row (or its JSON from TX_JSON) as the engine sees it, its signed bytes opened. */
+export const toTx = (row: TxRow, sealer: Sealer): BatchTransaction => ({
+  broadcastAt: row.broadcast_at === null || row.broadcast_at === undefined ? null : new Date(row.broadcast_at).toISOString(),
+  index: row.index,
+  unsigned: jsonColumn(row.unsigned)!,
+  signedRaw: openSigned(sealer, row.signed_raw, row.tx_hash),
+  txHash: row.tx_hash,
+  status: row.status,
+  blockNumber: row.block_number === null ? null : Number(row.block_number),
+  gasUsed: row.gas_used,
+  error: row.error,
+  blockHash: row.block_hash ?? null,
+  waiting: jsonColumn(row.waiting ?? null),
+  reorgedAt: row.reorged_at === null || row.reorged_at === undefined ? null : new Date(row.reorged_at).toISOString(),
+  reorgs: row.reorgs ?? 0,
+  replaced: (jsonColumn(row.replaced ?? null) ?? []).map((r) => toReplaced(r, sealer)),
+});
+
+/** The batch columns a transaction event needs, beside a batch_transactions row (see BatchFactsRow). */
+export const BATCH_FACTS = "b.chain_id, b.method, b.execution_mode, b.api_key_id";
+
+/** A json column as its value: node-postgres parses json, PGlite's EXECUTE path may hand it over as text. */
+export function jsonColumn<T>(value: T | string | null): T | null {
+  return typeof value === "string" ? (JSON.parse(value) as T) : value;
+}
+
+/** A json_object_agg of hash → txId (NULL when no row matched) as a map. */
+export function hashOwnersOf(value: Record<string, string> | string | null): Map<string, string> {
+  return new Map(Object.entries(jsonColumn(value) ?? {}));
+}
