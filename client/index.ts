@@ -17,7 +17,6 @@
  * ```
  */
 import createClient, { type Client, type Middleware } from "openapi-fetch";
-import type { Signer, TypedDataField } from "ethers";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
 import type { components, operations, paths } from "./schema";
@@ -47,6 +46,32 @@ export type MethodName = PrepareRequest["method"];
 export type MethodRequest<M extends MethodName> = Extract<PrepareRequest, { method: M }>;
 
 export type ApiClient = Client<paths>;
+
+/** A field of an EIP-712 struct type. */
+export interface TypedDataField {
+  name: string;
+  type: string;
+}
+
+/** An EIP-712 domain (every field optional, as the standard has it). */
+export interface TypedDataDomain {
+  name?: string | null;
+  version?: string | null;
+  chainId?: string | number | bigint | null;
+  verifyingContract?: string | null;
+  salt?: string | null;
+}
+
+/**
+ * What the helpers ask of a signer: its address, a transaction signed as is, EIP-712 typed data signed. An ethers
+ * `Signer` (a `Wallet`, a browser's `JsonRpcSigner`) is one; nothing of ethers is needed by the client itself.
+ */
+export interface Signer {
+  getAddress(): Promise<string>;
+  signTransaction(transaction: UnsignedTransaction): Promise<string>;
+  signTypedData(domain: TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>): Promise<string>;
+}
+
 export type FetchLike = (input: Request) => Promise<Response>;
 
 export interface ApiClientOptions {
@@ -237,7 +262,7 @@ export function decodePaymentResponse(response: Response): PaymentSettlement | u
 }
 
 function decodeBase64Json<T>(value: string): T {
-  const text = typeof atob === "function" ? new TextDecoder().decode(Uint8Array.from(atob(value), (c) => c.charCodeAt(0))) : Buffer.from(value, "base64").toString("utf8");
+  const text = new TextDecoder().decode(Uint8Array.from(atob(value), (c) => c.charCodeAt(0)));
   return JSON.parse(text) as T;
 }
 
