@@ -2,7 +2,7 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "typechain-types/", "artifacts/", "cache/", "node_modules/", "client/schema.d.ts", "coverage/", "test-artifacts/", ".data/"] },
+  { ignores: ["dist/", "typechain-types/", "artifacts/", "cache/", "node_modules/", "client/schema.d.ts", "client/dist/", "coverage/", "test-artifacts/", ".data/"] },
   {
     files: ["**/*.ts"],
     extends: [tseslint.configs.recommendedTypeChecked],

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
-import { createApiClient, execute } from "../client";
+import { createApiClient, execute } from "../client/index";
 import { createSandbox } from "../scripts/lib/sandbox";
 import { emitEvents } from "../service/store/outbox";
 import type { NewEvent } from "../service/events/types";

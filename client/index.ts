@@ -6,6 +6,7 @@
  * helpers cover what a caller does around the calls:
  *
  *   prepare → signTransactions (any ethers Signer) → send → waitForStatus   (or all four: execute)
+ *   waitForStatus follows the batch on the event stream (GET /events) and polls only when it cannot
  *   x402Fetch: pays 402 answers with @x402/fetch (USDC, EIP-3009) — pass it as `fetch` to createApiClient
  *   ramsTypedData → sign → ramsPrepareSigned: the RAMS EIP-712 round trip
  *   toEip1193 / sendWithEip1193: an unsigned transaction through an injected browser wallet
@@ -17,9 +18,9 @@
  * ```
  */
 import createClient, { type Client, type Middleware } from "openapi-fetch";
-import type { Signer, TypedDataField } from "ethers";
 import { wrapFetchWithPayment, x402Client } from "@x402/fetch";
 import { registerExactEvmScheme } from "@x402/evm/exact/client";
+import { eventFrames } from "./event-stream";
 import type { components, operations, paths } from "./schema";
 
 export type { components, operations, paths };
@@ -47,6 +48,32 @@ export type MethodName = PrepareRequest["method"];
 export type MethodRequest<M extends MethodName> = Extract<PrepareRequest, { method: M }>;
 
 export type ApiClient = Client<paths>;
+
+/** A field of an EIP-712 struct type. */
+export interface TypedDataField {
+  name: string;
+  type: string;
+}
+
+/** An EIP-712 domain (every field optional, as the standard has it). */
+export interface TypedDataDomain {
+  name?: string | null;
+  version?: string | null;
+  chainId?: string | number | bigint | null;
+  verifyingContract?: string | null;
+  salt?: string | null;
+}
+
+/**
+ * What the helpers ask of a signer: its address, a transaction signed as is, EIP-712 typed data signed. An ethers
+ * `Signer` (a `Wallet`, a browser's `JsonRpcSigner`) is one; nothing of ethers is needed by the client itself.
+ */
+export interface Signer {
+  getAddress(): Promise<string>;
+  signTransaction(transaction: UnsignedTransaction): Promise<string>;
+  signTypedData(domain: TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>): Promise<string>;
+}
+
 export type FetchLike = (input: Request) => Promise<Response>;
 
 export interface ApiClientOptions {
@@ -141,22 +168,82 @@ export async function reportHash(client: ApiClient, txId: string, txHash: string
 export interface WaitOptions {
   /** Give up after this long (default 120 s). */
   timeoutMs?: number;
-  /** Poll interval (default 1 s). */
+  /** Poll interval when the event stream cannot be followed (default 1 s). */
   intervalMs?: number;
   /** Stop when this holds (default: the batch ended, success or rejected). */
   until?: (status: BatchStatus) => boolean;
+  /** Without an API key: the `streamToken` the batch's prepare answered, which opens its event stream. */
+  streamToken?: string;
+  /** Follow the event stream when the service opens it (default true); false polls only. */
+  stream?: boolean;
 }
 
-/** Polls GET /get-transaction-status?txId=… until the batch ends (success or rejected) or `until` holds. */
+/**
+ * Waits until the batch ends (success or rejected) or `until` holds, reading GET /get-transaction-status?txId=…. It
+ * reads it again whenever the batch's event stream (GET /events?txId=…, with the key or `streamToken`) says something
+ * happened; without a stream (refused, no key and no token, dropped) it polls every `intervalMs`.
+ */
 export async function waitForStatus(client: ApiClient, txId: string, options: WaitOptions = {}): Promise<BatchStatus> {
   const { timeoutMs = 120_000, intervalMs = 1000, until = (s: BatchStatus) => s.status === "success" || s.status === "rejected" } = options;
   const deadline = Date.now() + timeoutMs;
+  let status = await batchStatus(client, txId);
+  if (until(status)) return status;
+  if (options.stream !== false) {
+    const reached = await followBatchEvents(client, txId, options.streamToken, deadline, async () => {
+      status = await batchStatus(client, txId);
+      return until(status);
+    });
+    if (reached) return status;
+  }
   for (;;) {
-    const status = unwrap(await client.GET("/get-transaction-status", { params: { query: { txId } } }));
-    if (!("batchStatus" in status)) throw new Error(`txId ${txId} answered as a transaction this service did not prepare`);
-    if (until(status)) return status;
     if (Date.now() > deadline) throw new Error(`batch ${txId} is still ${status.status} after ${timeoutMs} ms`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
+    status = await batchStatus(client, txId);
+    if (until(status)) return status;
+  }
+}
+
+async function batchStatus(client: ApiClient, txId: string): Promise<BatchStatus> {
+  const status = unwrap(await client.GET("/get-transaction-status", { params: { query: { txId } } }));
+  if (!("batchStatus" in status)) throw new Error(`txId ${txId} answered as a transaction this service did not prepare`);
+  return status;
+}
+
+/**
+ * Follows the batch's events until `reached` (asked again after each burst of events) holds, and says whether it did:
+ * false when the stream was refused, could not connect, ended or dropped, or the deadline passed (the caller polls).
+ * An error of `reached` itself is the caller's.
+ */
+async function followBatchEvents(client: ApiClient, txId: string, streamToken: string | undefined, deadline: number, reached: () => Promise<boolean>): Promise<boolean> {
+  const abort = new AbortController();
+  const timer = setTimeout(() => abort.abort(), Math.max(0, deadline - Date.now()));
+  let body: ReadableStream<Uint8Array> | undefined;
+  try {
+    const query = streamToken ? { txId, streamToken } : { txId };
+    const opened = await client.GET("/events", { params: { query }, parseAs: "stream", signal: abort.signal, headers: { accept: "text/event-stream" } });
+    if (opened.response.status !== 200 || !opened.data) return false;
+    body = opened.data;
+  } catch {
+    return false;
+  } finally {
+    if (!body) clearTimeout(timer);
+  }
+  const frames = eventFrames(body);
+  try {
+    for (;;) {
+      let next: IteratorResult<unknown>;
+      try {
+        next = await frames.next();
+      } catch {
+        return false;
+      }
+      if (next.done) return false;
+      if (await reached()) return true;
+    }
+  } finally {
+    clearTimeout(timer);
+    abort.abort();
+    await frames.return(undefined).catch(() => undefined);
   }
 }
 
@@ -176,13 +263,16 @@ export interface Executed {
   status: BatchStatus;
 }
 
-/** prepare → sign with `signer` → send → wait until the batch ends; throws BatchRejectedError if it is rejected. */
+/**
+ * prepare → sign with `signer` → send → wait until the batch ends (on its event stream: the key's, or without a key the
+ * prepare's `streamToken`); throws BatchRejectedError if it is rejected.
+ */
 export async function execute(client: ApiClient, signer: Signer, body: PrepareRequest, options: WaitOptions = {}): Promise<Executed> {
   const prepared = await prepare(client, body);
   const signedTransactions = await signTransactions(signer, prepared.transactions);
   const sent = await send(client, prepared.txId, signedTransactions);
   if (sent.summary.status === "rejected") throw new BatchRejectedError(sent.summary);
-  const status = await waitForStatus(client, prepared.txId, options);
+  const status = await waitForStatus(client, prepared.txId, { streamToken: prepared.streamToken, ...options });
   if (status.status === "rejected") throw new BatchRejectedError(status);
   return { prepared, signedTransactions, sent, status };
 }
@@ -237,7 +327,7 @@ export function decodePaymentResponse(response: Response): PaymentSettlement | u
 }
 
 function decodeBase64Json<T>(value: string): T {
-  const text = typeof atob === "function" ? new TextDecoder().decode(Uint8Array.from(atob(value), (c) => c.charCodeAt(0))) : Buffer.from(value, "base64").toString("utf8");
+  const text = new TextDecoder().decode(Uint8Array.from(atob(value), (c) => c.charCodeAt(0)));
   return JSON.parse(text) as T;
 }
 

@@ -13,7 +13,7 @@ import {
   x402Fetch,
   type ApiClient,
   type Executed,
-} from "../client";
+} from "../client/index";
 import { parseSelectorSpec, setupExecutor } from "../service/admin/rams-setup";
 import { firstStreamedEvent, WebhookListener, type ListenedEvent } from "./lib/webhook-listener";
 

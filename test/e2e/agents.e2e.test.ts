@@ -3,7 +3,7 @@ import { expect } from "chai";
 import { Contract, id as topicOf, Interface, toUtf8String, Wallet, ZeroAddress, zeroPadValue } from "ethers";
 import { USDC__factory } from "../../typechain-types";
 import { agentWalletTypedData } from "../../service/methods/agents/agentSetWallet";
-import { send, signTransactions, unwrap, type ApiClient as TypedClient } from "../../client";
+import { send, signTransactions, unwrap, type ApiClient as TypedClient } from "../../client/index";
 import { payingClient } from "../helpers/client";
 import type { Prepared, Sent } from "../helpers/flow";
 import { distinctClient } from "../helpers/relayed";

@@ -9,7 +9,7 @@ import { parseSelectorSpec, setupExecutor } from "../../service/admin/rams-setup
 import { runAdminCommand } from "../../service/admin/commands";
 import { dataEncryptionKeyPath, adminTokenPath } from "../../service/runtime-files";
 import { RegulatedTokenMock__factory, USDC__factory } from "../../typechain-types";
-import { ramsPrepareSigned, send, x402Fetch, paymentTerms, type FetchLike } from "../../client";
+import { ramsPrepareSigned, send, x402Fetch, paymentTerms, type FetchLike } from "../../client/index";
 import { documentedClient } from "../helpers/client";
 import { addOperator, ConsoleClient } from "../helpers/console";
 import { submitThroughLink, tokenOf } from "../helpers/kyc";

@@ -4,7 +4,7 @@ import pino from "pino";
 import type { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import type { Wallet } from "ethers";
 import { SecurityToken__factory, USDC__factory } from "../../typechain-types";
-import { signTransactions, type UnsignedTransaction } from "../../client";
+import { signTransactions, type UnsignedTransaction } from "../../client/index";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
 import { ADDED_TOOLS, HOSTED_TOOLS, httpClient, structured, toolErrorOf } from "../helpers/mcp";

@@ -4,7 +4,7 @@ import { RAMS_COMPLIANCE_OWNER_INDEX, RAMS_ENFORCER_INDEX } from "../../scripts/
 import { parseSelectorSpec, setupExecutor } from "../../service/admin/rams-setup";
 import { runAdminCommand } from "../../service/admin/commands";
 import { AgentMandate__factory, ComplianceProvider__factory, ERC1271WalletMock__factory, RegulatedTokenMock__factory, USDC__factory, type RegulatedTokenMock } from "../../typechain-types";
-import { ramsPrepareSigned, send } from "../../client";
+import { ramsPrepareSigned, send } from "../../client/index";
 import { payingClient } from "../helpers/client";
 import { distinctClient } from "../helpers/relayed";
 import { getSandbox, providerFor, RELAYER_INDEX, type Sandbox } from "../helpers/sandbox";

@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { parseUnits, type Wallet } from "ethers";
 import { SecurityToken__factory, USDC__factory } from "../../typechain-types";
-import { unwrap } from "../../client";
+import { unwrap } from "../../client/index";
 import { execute } from "../helpers/flow";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { expect } from "chai";
 import { parseUnits, type Wallet } from "ethers";
 import { SecurityToken__factory, USDC__factory } from "../../typechain-types";
-import { reportHash, sendWithEip1193, unwrap, waitForStatus, type Eip1193Provider } from "../../client";
+import { reportHash, sendWithEip1193, unwrap, waitForStatus, type Eip1193Provider } from "../../client/index";
 import { execute, prepareAndSign } from "../helpers/flow";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";

@@ -7,7 +7,7 @@ import { AgentTokenFactory__factory, AgentToken__factory, PaidRelayDelegate__fac
 import { getSandbox, providerFor, SETTLEMENT_INDEX, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";
 import { decodePaymentResponse, payWithEthers, quoteOf } from "../helpers/x402";
-import { send, unwrap } from "../../client";
+import { send, unwrap } from "../../client/index";
 import { payingClient } from "../helpers/client";
 
 const PRICE = 10_000n; // 0.01 USDC, the sandbox's flat write price

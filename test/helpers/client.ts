@@ -1,5 +1,5 @@
 import type { Signer } from "ethers";
-import { createApiClient, paymentTerms, x402Fetch, type ApiClient, type FetchLike } from "../../client";
+import { createApiClient, paymentTerms, x402Fetch, type ApiClient, type FetchLike } from "../../client/index";
 import { checkDocumented } from "./documented";
 
 /**

@@ -5,7 +5,7 @@ import { loadConfig, type Config } from "../../service/config";
 import { createLogger, type Logger } from "../../service/logger";
 import { startService, type RunningService } from "../../service/server";
 import { openDb, type Db } from "../../service/store/db";
-import type { ApiClient as TypedClient } from "../../client";
+import type { ApiClient as TypedClient } from "../../client/index";
 import { documentedClient } from "./client";
 import { checkDocumented } from "./documented";
 import { RELAYER_INDEX, SETTLEMENT_INDEX, type Sandbox } from "./sandbox";

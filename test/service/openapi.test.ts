@@ -10,7 +10,7 @@ import { CONSOLE_PAGE_PATHS } from "../../service/routes/console-pages";
 import { PUBLIC_METHODS } from "../../service/methods";
 import type { Services } from "../../service/composition";
 import { CLIENT_TYPES_FILE, clientTypesSource } from "../../scripts/lib/client-types";
-import { toEip1193 } from "../../client";
+import { toEip1193 } from "../../client/index";
 import { checkDocumented, UndocumentedResponse } from "../helpers/documented";
 
 /** ESM-only packages from this CommonJS test (TypeScript would turn a plain import() into require()). */

@@ -6,6 +6,7 @@ import { promisify } from "node:util";
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import ts from "typescript";
+import { installClient, typeErrorsIn } from "../helpers/client-package";
 import { createOwnSandbox, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
 
@@ -148,22 +149,23 @@ describe("README.md and docs/*.md: every snippet is run", function () {
     expect(stdout.trim().split("\n")).to.deep.equal([credentials.apiKey, sandbox.accounts[1].privateKey]);
   });
 
-  it("the TypeScript examples run with ts-node from the repository's root: the README's first write, a tokenization with the key (getting started), an agent paid with x402 (the client guide)", async () => {
+  it("the TypeScript examples run from a directory outside the repository that installed the client: the README's first write, a tokenization with the key (getting started), an agent paid with x402 (the client guide)", async () => {
     const credentials = JSON.parse(fs.readFileSync(path.join(work, ".data", "sandbox", "dev-credentials.json"), "utf8"));
     const env = { ...process.env, BASE_URL: service.url, API_KEY: credentials.apiKey, ISSUER_KEY: sandbox.accounts[1].privateKey, PAYER_KEY: sandbox.accounts[3].privateKey };
+    // What the README has the reader do: `npm install --install-links <this repository>/client ethers`.
+    await installClient(work, ["ethers@6"]);
+    const examples = runnable("ts").map((snippet, index) => ({ snippet, file: path.join(work, `example-${index}.mts`) }));
+    for (const { snippet, file } of examples) fs.writeFileSync(file, snippet.code);
+    // Type-checked against the packed declarations, as the reader's editor would, then run by node as is.
+    expect(typeErrorsIn(examples.map((e) => e.file))).to.deep.equal([]);
     const outputs: string[] = [];
-    for (const [index, snippet] of runnable("ts").entries()) {
-      const file = path.join(ROOT, `readme-example-${process.pid}-${index}.ts`);
-      fs.writeFileSync(file, snippet.code);
+    for (const { snippet, file } of examples) {
       try {
-        // `npx ts-node example.ts`: type-checked, as a reader runs it.
-        const { stdout } = await run(process.execPath, ["-r", "ts-node/register", file], { cwd: ROOT, env: { ...env, TS_NODE_TRANSPILE_ONLY: "false" }, timeout: 300_000 });
+        const { stdout } = await run(process.execPath, [file], { cwd: work, env, timeout: 300_000 });
         outputs.push(stdout);
       } catch (error) {
         const e = error as { stdout?: string; stderr?: string };
         throw new Error(`${where(snippet)} failed:\n${e.stdout ?? ""}\n${e.stderr ?? String(error)}`);
-      } finally {
-        fs.rmSync(file, { force: true });
       }
     }
     const outputOf = (file: string) => outputs[runnable("ts").findIndex((s) => s.file === file)];
