@@ -9,7 +9,7 @@ import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
 import type { BroadcastVerdict } from "../chains/rpc-errors";
-import { badRequest, unavailable } from "../errors";
+import { invalid, notNow } from "./errors";
 import { errorFacts, type Logger } from "../logger";
 import { feeCapWei, type Fees } from "../chains/fee-bump";
 import { healWalletNonces } from "./nonce-healing";
@@ -161,9 +161,9 @@ export class Relayer {
 
   /** The keys new batches of `chainId` are prepared for. */
   private keysOf(chainId: number): ServiceSigner[] {
-    if (!this.keys.has(chainId)) throw badRequest(`Service-relayed execution is not configured for chain ${chainId}`, { field: "chainId" });
+    if (!this.keys.has(chainId)) throw invalid(`Service-relayed execution is not configured for chain ${chainId}`, { field: "chainId" });
     const keys = this.keys.active(chainId);
-    if (!keys.length) throw unavailable(`No relayer key of chain ${chainId} takes new operations right now (each is draining or being set up): try again shortly`, { chainId });
+    if (!keys.length) throw notNow(`No relayer key of chain ${chainId} takes new operations right now (each is draining or being set up): try again shortly`, { chainId });
     return keys;
   }
 

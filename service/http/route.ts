@@ -7,6 +7,7 @@ import { typeName } from "../wire/fields";
 import { JsonText } from "../wire/json-text";
 import type { IdempotentRequests } from "../store/idempotent-requests";
 import { REPLAYED_HEADER, startIdempotent, type IdempotentRun } from "./idempotency";
+import { toApiError } from "./error-mapping";
 import { guardInput } from "./input-guard";
 import { closestName, knownKeys, valueAt, withMisspellingHint } from "./input-hints";
 
@@ -264,7 +265,7 @@ function routeHandler(route: RouteDefinition<any, any>, services: RouterServices
     } catch (error) {
       await payment?.release(`the call failed: ${(error as Error).message}`).catch(() => undefined);
       await idempotent?.letGo().catch(() => undefined);
-      next(misspellingHint(route, req, error));
+      next(misspellingHint(route, req, toApiError(error) ?? error));
     }
   };
 }

@@ -1,6 +1,7 @@
 import type { Request } from "express";
 import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../access/gate";
 import { newTxId } from "../engine/prepare";
+import { EngineError } from "../engine/errors";
 import { replacePendingTransactions } from "../engine/replace";
 import { assertHashesFree, assertReportedTransactions, loadBatchToSend, loadSendableBatch, normalizeSendBody, reportable, sendingState, type SendBody, type SendRequest } from "../engine/send";
 import { ApiError, badRequest, conflict, outOfCredits as outOfCreditsError } from "../errors";
@@ -121,7 +122,7 @@ export async function sendWrite(services: Services, req: Request, caller: Caller
   // (before it is looked for on chain).
   const loaded = await loadBatchToSend(services, request, !caller.apiKey || request.kind === "reported").catch((error: unknown) => {
     // Signed transactions for a pending batch: a replacement with higher fees (same nonces), when they are one.
-    if (request.kind === "signed" && error instanceof ApiError && error.status === 409 && error.details?.status === "pending") return undefined;
+    if (request.kind === "signed" && error instanceof EngineError && error.kind === "conflict" && error.details?.status === "pending") return undefined;
     throw error;
   });
   if (!loaded) {
