@@ -5,7 +5,7 @@ import { EngineError } from "../engine/errors";
 import { replacePendingTransactions } from "../engine/replace";
 import { assertHashesFree, assertReportedTransactions, loadBatchToSend, loadSendableBatch, normalizeSendBody, reportable, sendingState, type SendBody, type SendRequest } from "../engine/send";
 import { ApiError, badRequest, conflict, outOfCredits as outOfCreditsError } from "../errors";
-import { parseInput } from "../http/route";
+import { parseInput } from "../wire/parse-input";
 import { findPublicMethod } from "../methods";
 import { chainFor, planBatch, storeBatch } from "../methods/prepare";
 import type { MethodDefinition } from "../methods/types";
