@@ -41,8 +41,8 @@ export function requireKeyOf(caller: Caller, rule: AccessRule): Caller {
 }
 
 /**
- * The request as payments/x402.ts still types it: it reads only the payment header off it, and the request the router
- * hands on is that request. (The HTTP-free payment core, which takes the header's string, replaces this.)
+ * The request as payments/x402.ts still types it (Express's): it reads nothing of it but its headers (`header()`),
+ * which every RequestFacts has. Goes when the HTTP-free payment core, which takes the header's string, lands.
  */
 export const paymentRequest = (req: RequestFacts) => req as Parameters<X402["reserve"]>[0];
 
