@@ -4,7 +4,19 @@
  */
 import fs from "node:fs";
 import path from "node:path";
-import { circles, documentedLongFunctions, importEdges, layerBreaks, LAYERS, layerOf, longFunctions, serviceFiles } from "./lib/architecture";
+import {
+  circles,
+  documentedLongFunctions,
+  engineHttpErrorImports,
+  importEdges,
+  layerBreaks,
+  LAYERS,
+  layerOf,
+  longFunctions,
+  outsideHttpEdge,
+  packageImporters,
+  serviceFiles,
+} from "./lib/architecture";
 
 const files = serviceFiles();
 const edges = importEdges(files);
@@ -24,6 +36,11 @@ for (const group of found) console.log(`  ${group.join(" <-> ")}`);
 const breaks = layerBreaks(edges);
 console.log(`imports from a lower layer to a higher one: ${breaks.length}`);
 for (const e of breaks) console.log(`  ${e.from} -> ${e.to}${e.typeOnly ? " (type-only)" : ""}`);
+const outside = outsideHttpEdge(packageImporters("express", files));
+console.log(`files importing express outside the HTTP edge: ${outside.length}${outside.length ? ": " + outside.join(", ") : ""}`);
+const engineErrors = engineHttpErrorImports(edges);
+console.log(`engine imports of the HTTP errors: ${engineErrors.length}`);
+for (const e of engineErrors) console.log(`  ${e.from} -> ${e.to}`);
 const long = longFunctions(60, files);
 console.log(`functions over 60 lines: ${long.length} (${long.filter((f) => explained.has(`${f.file}:${f.name}`)).length} explained in docs/ARCHITECTURE.md)`);
 for (const f of long) console.log(`  ${String(f.lines).padStart(4)}  ${f.file}:${f.name} (line ${f.line})${explained.has(`${f.file}:${f.name}`) ? "  explained" : ""}`);

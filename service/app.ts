@@ -4,6 +4,7 @@ import { ChainUnavailableError, isChainUnavailable } from "./chains/rpc-errors";
 import { ApiError } from "./errors";
 import { errorFacts } from "./logger";
 import { metricsOf } from "./metrics";
+import { toApiError } from "./http/error-mapping";
 import { buildOpenApi } from "./http/openapi";
 import { routesRouter, type RouteDefinition } from "./http/route";
 import { adminRoutes } from "./routes/admin";
@@ -142,7 +143,7 @@ export function createApp(services: Services, options: { adminToken: string }): 
   });
 
   app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const apiError = toApiError(error);
+    const apiError = answerOf(error);
     if (apiError.status >= 500) res.locals.log?.error({ err: errorFacts(error), path: req.path }, "request failed");
     for (const [name, value] of Object.entries(apiError.headers ?? {})) res.setHeader(name, value);
     res.status(apiError.status).json(apiError.toBody());
@@ -152,12 +153,14 @@ export function createApp(services: Services, options: { adminToken: string }): 
 }
 
 /**
- * Every error a request can end in, as the one ApiError shape. Known error types map to their status: body-parser's
+ * Every error a request can end in, as the one ApiError shape. The lower layers' errors map as http/error-mapping.ts
+ * says; other known error types map to their status: body-parser's
  * (unsupported charset or encoding, bad compressed data, malformed JSON, too large), URI decoding, database
  * constraints reached by hostile input. Anything else is a bug: a 500 whose request id finds it in the logs.
  */
-export function toApiError(error: unknown): ApiError {
-  if (error instanceof ApiError) return error;
+export function answerOf(error: unknown): ApiError {
+  const mapped = toApiError(error);
+  if (mapped) return mapped;
   const unavailable = chainUnavailable(error);
   if (unavailable) return unavailable;
   const e = error as { type?: string; status?: number; statusCode?: number; message?: string; code?: string; constraint?: string; expose?: boolean };

@@ -120,6 +120,58 @@ export function importEdges(files = serviceFiles()): ImportEdge[] {
   return edges;
 }
 
+/** Every service file that imports the package `name` (by its bare name or a path inside it; type-only imports too). */
+export function packageImporters(name: string, files = serviceFiles()): string[] {
+  const isIt = (specifier: string) => specifier === name || specifier.startsWith(`${name}/`);
+  return files.filter((file) => {
+    let found = false;
+    const visit = (node: ts.Node) => {
+      if ((ts.isImportDeclaration(node) || ts.isExportDeclaration(node)) && node.moduleSpecifier && ts.isStringLiteral(node.moduleSpecifier)) {
+        if (isIt(node.moduleSpecifier.text)) found = true;
+      } else if (ts.isCallExpression(node) && node.arguments.length === 1 && ts.isStringLiteral(node.arguments[0])) {
+        const callee = node.expression;
+        if ((callee.kind === ts.SyntaxKind.ImportKeyword || (ts.isIdentifier(callee) && callee.text === "require")) && isIt(node.arguments[0].text)) found = true;
+      } else if (ts.isImportTypeNode(node) && ts.isLiteralTypeNode(node.argument) && ts.isStringLiteral(node.argument.literal) && isIt(node.argument.literal.text)) {
+        found = true;
+      }
+      if (!found) ts.forEachChild(node, visit);
+    };
+    visit(parse(file));
+    return found;
+  });
+}
+
+/**
+ * Where HTTP lives: the only places (under service/) that may import `express` — the http layer, the routes and the
+ * composition files. Everything below them takes plain values (wire/request.ts).
+ */
+export const HTTP_EDGE = [
+  "http/",
+  "routes/",
+  "app.ts",
+  "server.ts",
+  "composition.ts",
+  "main.ts",
+  // Until the payment core without HTTP lands (issue 42, the payments part), x402.ts still reads the Express request.
+  "payments/x402.ts",
+];
+
+/** The files of `importers` that are not at the HTTP edge. */
+export function outsideHttpEdge(importers: string[]): string[] {
+  return importers.filter((file) => {
+    const inside = path.relative("service", file).split(path.sep).join("/");
+    return !HTTP_EDGE.some((m) => (m.endsWith("/") ? inside.startsWith(m) : inside === m));
+  });
+}
+
+/** The modules of the error catalogue's HTTP side: ApiError and its helpers, and the codes with their statuses. */
+export const HTTP_ERRORS = ["service/errors.ts", "service/error-codes.ts"];
+
+/** Imports by the engine of the HTTP errors: the engine throws its own (engine/errors.ts), the http layer maps them. */
+export function engineHttpErrorImports(edges: ImportEdge[]): ImportEdge[] {
+  return edges.filter((e) => e.from.startsWith("service/engine/") && HTTP_ERRORS.includes(e.to));
+}
+
 /** Strongly connected groups of more than one file (Tarjan): each is an import circle. */
 export function circles(edges: ImportEdge[]): string[][] {
   const next = new Map<string, string[]>();

@@ -1,5 +1,4 @@
 import { randomUUID } from "node:crypto";
-import type { Request } from "express";
 import { missingKeyError, optionalApiKey } from "../auth/api-key";
 import { isMetered } from "../model/plans";
 import type { Batch } from "../model/batch";
@@ -14,6 +13,7 @@ import { shareOf, type AccessRule } from "../auth/access-rules";
 import type { KeyServices } from "../auth/api-key";
 import type { X402Services } from "../payments/x402";
 import type { Prices } from "../payments/pricing";
+import type { RequestFacts, RequestHeaders } from "../wire/request";
 
 /** What the access gate uses: who may call, who pays. */
 export type GateServices = KeyServices & X402Services & { prices: Prices };
@@ -29,7 +29,7 @@ export interface Caller {
 }
 
 /** The credential a rule asks for, checked before anything else: a present but invalid key is a 401 everywhere. */
-export async function identify(services: GateServices, req: Request, rule: AccessRule): Promise<Caller> {
+export async function identify(services: GateServices, req: RequestHeaders, rule: AccessRule): Promise<Caller> {
   if (rule.key === "none") return {};
   return requireKeyOf({ apiKey: await optionalApiKey(services, req) }, rule);
 }
@@ -40,9 +40,15 @@ export function requireKeyOf(caller: Caller, rule: AccessRule): Caller {
   return caller;
 }
 
+/**
+ * The request as payments/x402.ts still types it (Express's): it reads nothing of it but its headers (`header()`),
+ * which every RequestFacts has. Goes when the HTTP-free payment core, which takes the header's string, lands.
+ */
+export const paymentRequest = (req: RequestFacts) => req as Parameters<X402["reserve"]>[0];
+
 /** The URL a client called, for x402 resource descriptions. */
-export function resourceUrl(services: GateServices, req: Request, path?: string): string {
-  const base = services.config.PUBLIC_BASE_URL ?? `${req.protocol}://${req.get("host")}`;
+export function resourceUrl(services: GateServices, req: RequestFacts, path?: string): string {
+  const base = services.config.PUBLIC_BASE_URL ?? `${req.protocol}://${req.header("host")}`;
   return `${base.replace(/\/$/, "")}${path ?? req.originalUrl.split("?")[0]}`;
 }
 
@@ -58,7 +64,7 @@ export class CallPayment {
 
   constructor(
     private readonly services: GateServices,
-    private readonly req: Request,
+    private readonly req: RequestFacts,
     private readonly rule: AccessRule,
     readonly caller: Caller,
   ) {}
@@ -88,7 +94,7 @@ export class CallPayment {
             }
           }
         : undefined;
-    this.payment = await x402.reserve(this.req, charge, check);
+    this.payment = await x402.reserve(paymentRequest(this.req), charge, check);
     this.charge = charge;
   }
 
@@ -152,7 +158,7 @@ export async function admitPrepare(
  */
 export async function chargePrepare<T extends { txId: string }>(
   services: GateServices,
-  req: Request,
+  req: RequestFacts,
   access: PrepareAccess,
   input: { method: MethodDefinition; mode: ExecutionMode; txId: string },
   store: () => Promise<T>,
@@ -178,7 +184,7 @@ export async function chargePrepare<T extends { txId: string }>(
     description: `${method.name}: prepare`,
     txId,
   };
-  const payment = await x402.reserve(req, charge);
+  const payment = await x402.reserve(paymentRequest(req), charge);
   let stored: T;
   try {
     stored = await store();
@@ -224,7 +230,7 @@ export function admitSend(services: GateServices, caller: Caller, batch: Batch, 
 /** The send share of an x402-paid batch, reserved (402 without a payment header); `checkPayer` refuses a wrong payer first. */
 export async function chargeSend(
   services: GateServices,
-  req: Request,
+  req: RequestFacts,
   access: SendAccess,
   batch: Batch,
   method: MethodDefinition,
@@ -233,7 +239,7 @@ export async function chargeSend(
   if (!access.x402) return undefined;
   const price = await services.prices.of(batch.method, method.access.price ?? "write");
   return access.x402.reserve(
-    req,
+    paymentRequest(req),
     {
       subject: `send:${batch.txId}`,
       routeKey: "POST /send-transactions",

@@ -1,7 +1,7 @@
-import type { Request } from "express";
 import { ApiError, badRequest, unauthorized } from "../errors";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { Stores } from "../store/stores";
+import type { RequestHeaders } from "../wire/request";
 
 /** What API-key checks read. */
 export type KeyServices = Pick<Stores, "apiKeys">;
@@ -13,13 +13,13 @@ export const KEY_REQUIRED_FOR_ENDPOINT = "API key is required for this endpoint"
 export const KEY_MISSING_FROM_HEADERS = "API key is missing from headers.";
 export const KEY_REQUIRED_FOR_METHOD = "API key is required for this method";
 
-export function presentedKey(req: Request): string | undefined {
+export function presentedKey(req: RequestHeaders): string | undefined {
   const value = req.header("x-api-key");
   return value && value.trim() ? value.trim() : undefined;
 }
 
 /** The caller's key record when an x-api-key header is present; a present but invalid key is a 401. */
-export async function optionalApiKey(services: KeyServices, req: Request): Promise<ApiKeyRecord | undefined> {
+export async function optionalApiKey(services: KeyServices, req: RequestHeaders): Promise<ApiKeyRecord | undefined> {
   const key = presentedKey(req);
   if (!key) return undefined;
   const record = await services.apiKeys.verify(key);
@@ -27,7 +27,7 @@ export async function optionalApiKey(services: KeyServices, req: Request): Promi
   return record;
 }
 
-export async function requireApiKey(services: KeyServices, req: Request, missing: MissingKeyAnswer): Promise<ApiKeyRecord> {
+export async function requireApiKey(services: KeyServices, req: RequestHeaders, missing: MissingKeyAnswer): Promise<ApiKeyRecord> {
   const record = await optionalApiKey(services, req);
   if (record) return record;
   throw missingKeyError(missing);

@@ -1,13 +1,13 @@
 import { isIPv6 } from "node:net";
-import type { Request } from "express";
+import type { ClientAddress } from "../wire/request";
 
 /**
  * The subject per-IP limits count a caller as: its IPv4 address, or the /64 network of its IPv6 address (one
  * subscriber gets a whole /64, so counting each address would give one caller 2^64 fresh limits). An IPv4 address
- * carried in IPv6 (::ffff:a.b.c.d) is the IPv4 address. `req.ip` is the client as TRUST_PROXY lets the proxies name it.
+ * carried in IPv6 (::ffff:a.b.c.d) is the IPv4 address. `client.ip` is the client as TRUST_PROXY lets the proxies name it.
  */
-export function clientSubject(req: Pick<Request, "ip">): string {
-  const ip = req.ip ?? "unknown";
+export function clientSubject(client: ClientAddress): string {
+  const ip = client.ip ?? "unknown";
   const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
   if (mapped) return `ip:${mapped[1]}`;
   if (!isIPv6(ip)) return `ip:${ip}`;

@@ -1,8 +1,8 @@
 import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import type { Request } from "express";
 import { forbidden, unauthorized } from "../errors";
 import { roleAllows, type OperatorRecord, type OperatorRole } from "../store/operators";
 import type { OperatorSessions } from "../store/operator-sessions";
+import type { RequestHeaders, RequestHost } from "../wire/request";
 
 /**
  * The console's session: a random token in a cookie that is HttpOnly (no script reads it), SameSite=Strict (no other
@@ -25,17 +25,17 @@ const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
 export const isLoopbackHost = (hostname: string): boolean => LOOPBACK_HOSTS.has(hostname.toLowerCase()) || hostname.toLowerCase().endsWith(".localhost");
 
 /** Set-Cookie for a new session, sent only to `path` (the console's, /console) and Secure unless reached on localhost. */
-export function sessionCookie(req: Pick<Request, "hostname">, token: string, maxAgeSeconds: number, path = "/console"): string {
+export function sessionCookie(req: Pick<RequestHost, "hostname">, token: string, maxAgeSeconds: number, path = "/console"): string {
   return [`${SESSION_COOKIE}=${token}`, `Path=${path}`, "HttpOnly", "SameSite=Strict", `Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`, ...(isLoopbackHost(req.hostname) ? [] : ["Secure"])].join("; ");
 }
 
 /** Set-Cookie that removes the session cookie (sign-out). */
-export function clearedSessionCookie(req: Pick<Request, "hostname">, path = "/console"): string {
+export function clearedSessionCookie(req: Pick<RequestHost, "hostname">, path = "/console"): string {
   return sessionCookie(req, "", 0, path);
 }
 
 /** The session token a request's Cookie header carries, if any. */
-export function sessionTokenOf(req: Pick<Request, "header">): string | undefined {
+export function sessionTokenOf(req: RequestHeaders): string | undefined {
   for (const part of (req.header("cookie") ?? "").split(";")) {
     const [name, ...value] = part.trim().split("=");
     if (name === SESSION_COOKIE && value.join("=")) return value.join("=");
@@ -69,7 +69,7 @@ const PROBLEMS: Record<SessionProblem, string> = {
  */
 export async function authenticate(
   sessions: Pick<OperatorSessions, "find">,
-  req: Request,
+  req: RequestHeaders & RequestHost,
   needed: OperatorRole,
   options: { change: boolean; publicOrigin?: string },
 ): Promise<SignedIn> {
@@ -99,7 +99,7 @@ export async function authenticate(
  * A request a browser sent from another site's page is refused (403 naming origin): console changes, and the sign-in
  * (no other site can sign a browser in to an account of its choosing). Requests without Origin (not from a page) pass.
  */
-export function assertSameOrigin(req: Pick<Request, "header" | "protocol" | "host">, publicOrigin?: string): void {
+export function assertSameOrigin(req: RequestHeaders & Pick<RequestHost, "protocol" | "host">, publicOrigin?: string): void {
   const origin = req.header("origin");
   if (origin && origin !== `${req.protocol}://${req.host}` && origin !== publicOrigin) {
     throw forbidden(`A console request must come from the console's own pages, not from ${origin}`, { field: "origin", in: "header" });

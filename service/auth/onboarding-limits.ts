@@ -1,9 +1,9 @@
-import type { Request } from "express";
 import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { ApiError } from "../errors";
 import type { Db } from "../store/db";
 import { clientSubject } from "./client-address";
 import { limiterStore } from "./rate-limits";
+import type { ClientAddress } from "../wire/request";
 
 /**
  * Limits on the investor's onboarding routes (GET /kyc, POST /kyc/message, POST /kyc/submit), per client IP:
@@ -27,8 +27,8 @@ export class OnboardingRateLimiter {
   }
 
   /** Counts one onboarding request of the caller's IP; throws the 429 when it is over a limit. */
-  async admit(req: Request): Promise<void> {
-    const subject = subjectOf(req);
+  async admit(client: ClientAddress): Promise<void> {
+    const subject = clientSubject(client);
     const misses = await this.unknownLinks.get(subject);
     if (misses && misses.consumedPoints >= ONBOARDING_LIMITS.unknownLinks) {
       throw tooMany(`${ONBOARDING_LIMITS.unknownLinks} unknown onboarding links per IP in ${ONBOARDING_LIMITS.unknownLinksWindowSeconds / 60} minutes`, misses.msBeforeNext);
@@ -42,14 +42,13 @@ export class OnboardingRateLimiter {
   }
 
   /** Counts a request that named a link no one has (a 404). */
-  async unknownLink(req: Request): Promise<void> {
-    await this.unknownLinks.consume(subjectOf(req), 1).catch((error) => {
+  async unknownLink(client: ClientAddress): Promise<void> {
+    await this.unknownLinks.consume(clientSubject(client), 1).catch((error) => {
       if (!(error instanceof RateLimiterRes)) throw error;
     });
   }
 }
 
-const subjectOf = (req: Request) => clientSubject(req);
 
 function tooMany(limit: string, msBeforeNext: number): ApiError {
   const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));

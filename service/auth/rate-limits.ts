@@ -1,8 +1,8 @@
-import type { Request } from "express";
 import { BurstyRateLimiter, RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { ApiError } from "../errors";
 import { clientSubject } from "./client-address";
 import type { Db } from "../store/db";
+import type { ClientAddress } from "../wire/request";
 
 /**
  * Limits on POST /prepare-transactions (docs/wire-conventions.md, Access, credits and prices), kept in the database
@@ -85,9 +85,9 @@ export class PrepareRateLimiter {
    * Counts one prepare against the caller's limits (the validated key when there is one, else the client IP, plus
    * the signer wallet without a key) and holds a concurrency slot. Returns the release function; throws a 429.
    */
-  async admit(req: Request, apiKeyId: string | undefined, wallet: string | undefined): Promise<() => Promise<void>> {
+  async admit(client: ClientAddress, apiKeyId: string | undefined, wallet: string | undefined): Promise<() => Promise<void>> {
     const tier = apiKeyId ? this.keyed : this.anonymous;
-    const subject = apiKeyId ? `key:${apiKeyId}` : clientSubject(req);
+    const subject = apiKeyId ? `key:${apiKeyId}` : clientSubject(client);
     await consume(tier.rate, subject, apiKeyId ? "per-key request rate" : "per-IP request rate");
     if (tier.wallet && wallet) await consume(tier.wallet, `wallet:${wallet.toLowerCase()}`, "per-wallet request rate");
     try {

@@ -1,9 +1,9 @@
-import type { Request } from "express";
 import { RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
 import { ApiError } from "../errors";
 import type { Db } from "../store/db";
 import { clientSubject } from "./client-address";
 import { limiterStore } from "./rate-limits";
+import type { ClientAddress } from "../wire/request";
 
 /**
  * Limits on the console's sign-in (POST /console/api/session):
@@ -29,14 +29,14 @@ export class SignInLimiter {
   }
 
   /** Counts one sign-in attempt of the caller's IP, and refuses one for an e-mail (or IP) past its refusals. */
-  async admit(req: Request, email?: string): Promise<void> {
+  async admit(client: ClientAddress, email?: string): Promise<void> {
     try {
-      await this.attempts.consume(clientSubject(req), 1);
+      await this.attempts.consume(clientSubject(client), 1);
     } catch (error) {
       if (error instanceof RateLimiterRes) throw tooMany(`${SIGN_IN_LIMITS.attemptsPerMinute} sign-in attempts per minute from one address`, error.msBeforeNext);
       throw error;
     }
-    const checks: [RateLimiterAbstract, string, number, string][] = [[this.links, clientSubject(req), SIGN_IN_LIMITS.refusedLinks, "refused sign-in links from one address"]];
+    const checks: [RateLimiterAbstract, string, number, string][] = [[this.links, clientSubject(client), SIGN_IN_LIMITS.refusedLinks, "refused sign-in links from one address"]];
     if (email) checks.push([this.passwords, email.toLowerCase(), SIGN_IN_LIMITS.refusedPasswords, "refused passwords for one operator"]);
     for (const [limiter, subject, points, what] of checks) {
       const used = await limiter.get(subject);
@@ -50,8 +50,8 @@ export class SignInLimiter {
   }
 
   /** A link that signs nobody in counts against the caller's IP. */
-  async refusedLink(req: Request): Promise<void> {
-    await this.links.consume(clientSubject(req), 1).catch(ignoreLimit);
+  async refusedLink(client: ClientAddress): Promise<void> {
+    await this.links.consume(clientSubject(client), 1).catch(ignoreLimit);
   }
 }
 

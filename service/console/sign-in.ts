@@ -1,10 +1,10 @@
-import type { Request } from "express";
 import { csrfTokenOf, newConsoleToken, type SignedIn } from "../auth/console-session";
 import { hashPassword, passwordProblem, verifyPassword } from "../auth/operator-passwords";
 import { SignInLimiter } from "../auth/sign-in-limits";
 import { badRequest, unauthorized } from "../errors";
 import type { LinkRefusal, OperatorRecord } from "../store/operators";
 import type { Services } from "../usecases/services";
+import type { ClientAddress } from "../wire/request";
 
 /** A session just opened: what the sign-in answers, and the token its cookie carries. */
 export interface Opened {
@@ -32,25 +32,25 @@ const limiterOf = (services: Services) => {
  * after CONSOLE_SESSION_TTL. Attempts are rate-limited (auth/sign-in-limits.ts); a wrong password and a wrong e-mail
  * are refused alike, in the same time. Neither the password nor any token is ever logged.
  */
-export async function signIn(services: Services, req: Request, body: { email: string; password: string } | { token: string }): Promise<Opened> {
+export async function signIn(services: Services, client: ClientAddress, body: { email: string; password: string } | { token: string }): Promise<Opened> {
   const limiter = limiterOf(services);
   const ttlMs = services.config.CONSOLE_SESSION_TTL;
   const token = newConsoleToken();
   if ("token" in body) {
-    await limiter.admit(req);
+    await limiter.admit(client);
     const used = await services.db.transaction(async (q) => {
       const operator = await services.operators.useLink(q, body.token);
       if (typeof operator === "string") return operator;
       return { operator, ...(await services.operatorSessions.open(q, operator.id, token, "link", ttlMs)) };
     });
     if (typeof used === "string") {
-      await limiter.refusedLink(req);
+      await limiter.refusedLink(client);
       throw unauthorized(LINK_REFUSALS[used], { field: "token", reason: used });
     }
     services.logger.info({ operator: used.operator.email, via: "link" }, "operator signed in to the console");
     return { operator: used.operator, token, csrfToken: csrfTokenOf(token), expiresAt: used.expiresAt };
   }
-  await limiter.admit(req, body.email);
+  await limiter.admit(client, body.email);
   const found = await services.operators.withPassword(body.email);
   if (!(await verifyPassword(body.password, found?.passwordHash)) || !found) {
     await limiter.refusedPassword(body.email);

@@ -4,7 +4,7 @@ import { marketFees } from "../chains/fees";
 import type { Chain, ChainRegistry } from "../chains/registry";
 import type { BroadcastVerdict } from "../chains/rpc-errors";
 import type { Config } from "../config";
-import { badRequest, conflict, notFound } from "../errors";
+import { conflicting, invalid, noSuchBatch } from "./errors";
 import type { Batch, BatchTransaction } from "../model/batch";
 import { publicStatus } from "../model/batch-views";
 import type { Stores } from "../store/stores";
@@ -55,9 +55,9 @@ async function replaceRelayed(services: OperatorActionServices, txId: string, in
   const market = await marketFees(chain);
   const cap = services.config.RELAYER_MAX_FEE_GWEI;
   const fees = replacementFees(feesOf(tx), market, feeCapWei(cap));
-  if (!fees) throw conflict(`RELAYER_MAX_FEE_GWEI (${cap} gwei) leaves no room for fees 10% above the current ones: raise it to replace this transaction`, { txId, index });
+  if (!fees) throw conflicting(`RELAYER_MAX_FEE_GWEI (${cap} gwei) leaves no room for fees 10% above the current ones: raise it to replace this transaction`, { txId, index });
   const replaced = await services.relayer.replace(batch, tx, fees, { noOp });
-  if (!replaced) throw conflict(`Transaction ${index + 1} of ${txId} changed meanwhile (mined, or replaced by the service's own fee bump): look at it again`, { txId, index });
+  if (!replaced) throw conflicting(`Transaction ${index + 1} of ${txId} changed meanwhile (mined, or replaced by the service's own fee bump): look at it again`, { txId, index });
   await services.runner.replaced(txId, index);
   return outcome(txId, tx, replaced.tx, verdictText(replaced.verdict));
 }
@@ -65,18 +65,18 @@ async function replaceRelayed(services: OperatorActionServices, txId: string, in
 /** A transaction of a relayed batch in flight, signed and not mined yet: what the actions act on (409 for anything else). */
 async function pendingRelayed(services: OperatorActionServices, txId: string, index: number): Promise<{ batch: Batch; tx: BatchTransaction; chain: Chain }> {
   const batch = await services.batches.get(txId);
-  if (!batch) throw notFound(`No batch with txId ${txId}`, { field: "txId" });
-  if (batch.executionMode !== "service-relayed") throw conflict(`${txId} is ${batch.executionMode}: only the service's own (relayed) transactions can be re-sent, replaced or cancelled`, { txId });
-  if (batch.status !== "sending") throw conflict(`${txId} is ${publicStatus(batch.status)}, not pending`, { txId, status: publicStatus(batch.status) });
+  if (!batch) throw noSuchBatch(`No batch with txId ${txId}`, { field: "txId" });
+  if (batch.executionMode !== "service-relayed") throw conflicting(`${txId} is ${batch.executionMode}: only the service's own (relayed) transactions can be re-sent, replaced or cancelled`, { txId });
+  if (batch.status !== "sending") throw conflicting(`${txId} is ${publicStatus(batch.status)}, not pending`, { txId, status: publicStatus(batch.status) });
   const tx = batch.transactions[index];
-  if (!tx) throw badRequest(`index must be a transaction of the batch (0 to ${batch.transactions.length - 1})`, { field: "index" });
+  if (!tx) throw invalid(`index must be a transaction of the batch (0 to ${batch.transactions.length - 1})`, { field: "index" });
   if (!tx.signedRaw || !tx.txHash || (tx.status !== "signed" && tx.status !== "broadcast")) {
-    throw conflict(`Transaction ${index + 1} of ${txId} is not waiting to be mined (it is ${tx.status})`, { txId, index, status: tx.status });
+    throw conflicting(`Transaction ${index + 1} of ${txId} is not waiting to be mined (it is ${tx.status})`, { txId, index, status: tx.status });
   }
   const chain = services.chains.find(batch.chainId);
-  if (!chain) throw conflict(`Chain ${batch.chainId} of ${txId} is not served by this instance`, { txId });
+  if (!chain) throw conflicting(`Chain ${batch.chainId} of ${txId} is not served by this instance`, { txId });
   const receipt = await chain.provider.getTransactionReceipt(tx.txHash);
-  if (receipt) throw conflict(`Transaction ${index + 1} of ${txId} was mined in block ${receipt.blockNumber}: it can no longer be replaced`, { txId, index });
+  if (receipt) throw conflicting(`Transaction ${index + 1} of ${txId} was mined in block ${receipt.blockNumber}: it can no longer be replaced`, { txId, index });
   return { batch, tx, chain };
 }
 

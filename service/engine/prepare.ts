@@ -4,7 +4,7 @@ import type { Chain } from "../chains/registry";
 import { decodeRevert, revertDataOf } from "../chains/contracts";
 import { marketFees } from "../chains/fees";
 import { isChainUnavailable } from "../chains/rpc-errors";
-import { preflightError } from "../errors";
+import { wouldRevert } from "./errors";
 import type { PlannedCall, UnsignedTransaction } from "../model/batch";
 
 /** Headroom over a gas estimate: state can move a little between prepare and broadcast. */
@@ -86,7 +86,7 @@ async function gasFor(chain: Chain, from: string, call: PlannedCall, index: numb
     if (isChainUnavailable(error)) throw error;
     if (index > 0 && call.gasCeiling) return call.gasCeiling;
     const reason = decodeRevert(revertDataOf(error)) ?? shortMessage(error);
-    throw preflightError(`Transaction ${index + 1} of ${count} (${call.description}) would revert: ${reason}`, {
+    throw wouldRevert(`Transaction ${index + 1} of ${count} (${call.description}) would revert: ${reason}`, {
       transactionIndex: index,
       reason,
     });

@@ -1,18 +1,15 @@
-import { Transaction, keccak256, toBeHex, toQuantity, concat, getAddress, type TransactionReceipt } from "ethers";
-import { PaidRelayDelegate__factory } from "../../typechain-types/factories/contracts/payments/PaidRelayDelegate__factory";
-import { encodeCall } from "../chains/abi-words";
-import { decodeRevert, revertDataOf } from "../chains/contracts";
-import { isChainUnavailable } from "../chains/rpc-errors";
-import { describeRevert } from "../domains/rams/mandates";
+import { Transaction, keccak256, type TransactionReceipt } from "ethers";
 import { broadcast } from "../chains/broadcast";
 import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
 import type { Chain } from "../chains/registry";
 import type { BroadcastVerdict } from "../chains/rpc-errors";
-import { badRequest, unavailable } from "../errors";
+import { invalid, notNow } from "./errors";
 import { errorFacts, type Logger } from "../logger";
 import { feeCapWei, type Fees } from "../chains/fee-bump";
 import { healWalletNonces } from "./nonce-healing";
+import { PaymentNotCarried, relayedCall, simulateRelayedCall, type OperationSettlement } from "./relayed-call";
+import { keyOf, RelayerDelegation } from "./relayer-delegation";
 import { RelayerKeyRing } from "./relayer-keys";
 import type { Batch, BatchTransaction } from "../model/batch";
 import type { Queryable } from "../store/db";
@@ -21,61 +18,21 @@ import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
 import type { ServiceSigner } from "../signers/signer";
 
+export { PaymentNotCarried, WouldRevert, type OperationSettlement } from "./relayed-call";
+
 /** What the relayer uses. */
 export type RelayerServices = Pick<Stores, "batches" | "db" | "walletLocks" | "walletNonces"> & { chains: ChainRegistry; config: Config };
 
 /** Nonce healing (fill gaps, rewind a drifted counter) runs at most this often per wallet. */
 const HEAL_INTERVAL_MS = 3_000;
-/** The delegation transaction (EIP-7702) is awaited this long at start; without it, payments settle on their own. */
-const DELEGATION_WAIT_MS = 60_000;
-/** How often the relayer's delegation is looked at again on chain while payments are settled with operations. */
-const DELEGATION_RECHECK_MS = 30_000;
 /**
  * The relayer signs with fees read up to this many blocks ago (within a second): a fee cap of twice the base fee
  * outlasts several blocks of the steepest rise EIP-1559 allows (12.5 % a block), and a chain that mines a block per
  * transaction would otherwise have every signature wait for a read of its own.
  */
 const SIGNING_FEE_LAG_BLOCKS = 2;
-/**
- * Gas the settlement adds to a relayed operation's limit: transferWithAuthorization (signature recovery, two balances,
- * the authorization's slot: about 60,000 cold), the delegate's checks and calls, with room to spare.
- */
-const SETTLEMENT_GAS = 120_000n;
 /** A no-op (a zero-value call to itself) runs its delegate's receive() (EIP-7702): more than a plain transfer. */
 const NO_OP_GAS = 60_000n;
-
-const delegateInterface = PaidRelayDelegate__factory.createInterface();
-const SETTLE_AND_CALL = delegateInterface.getFunction("settleAndCall").selector;
-
-/** A relayed transaction whose simulation on the pending block reverts: it is not signed, and nothing is spent. */
-export class WouldRevert extends Error {
-  constructor(readonly reason: string) {
-    super(reason);
-  }
-}
-
-/**
- * The payment a relayed transaction was to carry can no longer ride in it (the relayer's delegation is gone, or the
- * payment is no longer reserved): nothing is signed; the payment is settled on its own first, or the batch refused.
- */
-export class PaymentNotCarried extends Error {}
-
-/**
- * An x402 payment settled inside a relayed operation's transaction: the relayer sends the transaction to itself and
- * its EIP-7702 code (PaidRelayDelegate) runs `asset.transferWithAuthorization(...)` and then the operation, atomically.
- */
-export interface OperationSettlement {
-  /** The wallet that pays. */
-  payer: string;
-  /** The payment asset (USDC). */
-  asset: string;
-  /** The complete calldata of transferWithAuthorization, from the payer's signed authorization. */
-  calldata: string;
-  /** Binds the payment to the transaction being signed (inside its database transaction); false: sign without it. */
-  bind(q: Queryable): Promise<boolean>;
-  /** Records the signed transaction's hash on the payment (same database transaction). */
-  setHash(q: Queryable, hash: string): Promise<void>;
-}
 
 /** What Relayer.sign did: the bytes to send and, when this call signed them, what it stored and whether the node took them. */
 export interface RelayedSignature {
@@ -111,9 +68,8 @@ export class Relayer {
   private readonly turn = new Map<number, number>();
   /** Per key (keyOf), when its nonces were last healed. */
   private readonly lastHeal = new Map<string, number>();
-  /** Per key (keyOf) whose account runs PaidRelayDelegate's code (EIP-7702), checked on chain: its address. */
-  private readonly delegates = new Map<string, string>();
-  private readonly delegationCheckedAt = new Map<string, number>();
+  /** Which keys delegate to PaidRelayDelegate (EIP-7702): their payments settle inside their operations. */
+  private readonly delegation: RelayerDelegation;
 
   constructor(
     private readonly services: RelayerServices,
@@ -121,6 +77,7 @@ export class Relayer {
     signers: Map<number, ServiceSigner[]>,
   ) {
     this.keys = new RelayerKeyRing(signers);
+    this.delegation = new RelayerDelegation(services, log);
   }
 
   has(chainId: number): boolean {
@@ -156,14 +113,14 @@ export class Relayer {
    * delegates to, when it does: payments on that chain can then be settled inside the relayed operation's transaction.
    */
   delegate(chainId: number, sender = this.keys.active(chainId)[0]?.address): string | undefined {
-    return sender ? this.delegates.get(keyOf(chainId, sender)) : undefined;
+    return sender ? this.delegation.of(chainId, sender) : undefined;
   }
 
   /** The keys new batches of `chainId` are prepared for. */
   private keysOf(chainId: number): ServiceSigner[] {
-    if (!this.keys.has(chainId)) throw badRequest(`Service-relayed execution is not configured for chain ${chainId}`, { field: "chainId" });
+    if (!this.keys.has(chainId)) throw invalid(`Service-relayed execution is not configured for chain ${chainId}`, { field: "chainId" });
     const keys = this.keys.active(chainId);
-    if (!keys.length) throw unavailable(`No relayer key of chain ${chainId} takes new operations right now (each is draining or being set up): try again shortly`, { chainId });
+    if (!keys.length) throw notNow(`No relayer key of chain ${chainId} takes new operations right now (each is draining or being set up): try again shortly`, { chainId });
     return keys;
   }
 
@@ -177,82 +134,7 @@ export class Relayer {
     return this.keys.find(chainId, address);
   }
 
-  /**
-   * Whether the relayer key `signer` of `chain` still runs the delegate's code, looked at on chain at most every
-   * DELEGATION_RECHECK_MS: a relayer key re-delegated elsewhere (or cleared) must not receive settleAndCall calldata,
-   * which an account without that code would accept and ignore. Forgets the delegate when it is gone.
-   */
-  private async stillDelegated(chain: Chain, signer: ServiceSigner): Promise<boolean> {
-    const key = keyOf(chain.chainId, signer.address);
-    const target = this.delegates.get(key);
-    if (!target) return false;
-    if (Date.now() - (this.delegationCheckedAt.get(key) ?? 0) < DELEGATION_RECHECK_MS) return true;
-    const code = (await chain.provider.getCode(signer.address)).toLowerCase();
-    this.delegationCheckedAt.set(key, Date.now());
-    if (code === concat(["0xef0100", target]).toLowerCase()) return true;
-    this.delegates.delete(key);
-    this.log.error({ chainId: chain.chainId, relayer: signer.address, code: code.slice(0, 48) }, "the relayer no longer delegates to PaidRelayDelegate; payments are settled on their own");
-    return false;
-  }
 
-  /**
-   * Makes the relayer key `signer` of `chain` delegate to the chain's PaidRelayDelegate (EIP-7702), once: a type-4
-   * transaction the relayer sends to itself carries its own authorization (authorization nonce = transaction nonce + 1,
-   * so it takes two nonces). Sent only while no relayed transaction holds a nonce (at start, before any is signed), so
-   * it can never take a nonce a stored transaction was signed with. Anything that fails leaves the chain without the
-   * delegate: its payments are then settled in transactions of their own, as before.
-   */
-  private async ensureDelegation(chain: Chain, signer: ServiceSigner): Promise<void> {
-    const target = chain.deployment.contracts.PaidRelayDelegate;
-    if (!target) return;
-    const designator = concat(["0xef0100", target]).toLowerCase();
-    const delegated = async () => (await chain.provider.getCode(signer.address)).toLowerCase() === designator;
-    if (await delegated()) {
-      this.delegates.set(keyOf(chain.chainId, signer.address), getAddress(target));
-      return;
-    }
-    if ((await chain.provider.getCode(target)) === "0x") {
-      this.log.warn({ chainId: chain.chainId, delegate: target }, "PaidRelayDelegate has no code on this chain; payments are settled on their own");
-      return;
-    }
-    const release = await this.services.walletLocks.hold(chain.chainId, signer.address);
-    let hash: string;
-    try {
-      // Another instance setting up the same key may have delegated it while this one waited for the lock.
-      if (await delegated()) {
-        this.delegates.set(keyOf(chain.chainId, signer.address), getAddress(target));
-        return;
-      }
-      const latest = await chain.provider.getTransactionCount(signer.address, "latest");
-      const pending = await chain.provider.getTransactionCount(signer.address, "pending");
-      const held = await this.services.walletNonces.held(chain.chainId, signer.address, latest);
-      if (held.length || pending !== latest) {
-        this.log.info({ chainId: chain.chainId }, "relayer has transactions in flight; its delegation (EIP-7702) waits for the next start");
-        return;
-      }
-      const raw = await delegationTransaction(chain, signer, target, latest);
-      hash = keccak256(raw);
-      const verdict = await broadcast(chain.provider, raw, hash);
-      if (verdict.kind === "refused" || verdict.kind === "nonce-used") {
-        // Another instance starting at the same time may have taken that nonce with the same delegation.
-        await new Promise((resolve) => setTimeout(resolve, 1_000));
-        if (await delegated()) this.delegates.set(keyOf(chain.chainId, signer.address), getAddress(target));
-        else this.log.warn({ chainId: chain.chainId, verdict: verdict.kind }, "relayer delegation (EIP-7702) refused; payments are settled on their own");
-        return;
-      }
-      // Both nonces are the chain's now (the transaction's and the authorization's).
-      await this.services.walletNonces.syncFloor(chain.chainId, signer.address, latest + 2);
-    } finally {
-      await release();
-    }
-    await untilMinedOrTimeout(chain, hash, DELEGATION_WAIT_MS);
-    if (await delegated()) {
-      this.delegates.set(keyOf(chain.chainId, signer.address), getAddress(target));
-      this.log.info({ chainId: chain.chainId, relayer: signer.address, delegate: target, hash }, "relayer delegates to PaidRelayDelegate (EIP-7702): payments settle with their operations");
-    } else {
-      this.log.warn({ chainId: chain.chainId, hash }, "relayer delegation (EIP-7702) not in effect yet; payments are settled on their own until a later start");
-    }
-  }
 
   /**
    * Brings every relayer key's nonce counter in line with its chain (on start, and when someone else used a nonce): raised
@@ -281,7 +163,7 @@ export class Relayer {
     const next = await this.services.walletNonces.syncFloor(chain.chainId, signer.address, pending);
     this.log.info({ chainId: chain.chainId, relayer: signer.address, next }, "relayer nonce synced");
     await this.healKey(chain, signer, true);
-    if (!this.delegates.has(keyOf(chain.chainId, signer.address))) await this.ensureDelegation(chain, signer);
+    if (!this.delegation.of(chain.chainId, signer.address)) await this.delegation.ensure(chain, signer);
   }
 
   /**
@@ -299,12 +181,12 @@ export class Relayer {
     const chain = this.services.chains.find(batch.chainId)!;
     const signer = this.signerOf(chain.chainId, tx.unsigned.from);
     if (!signer) throw new Error(`transaction ${tx.index} of ${batch.txId} was prepared for relayer ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`);
-    const call = await this.callOf(chain, signer, tx, options);
+    const call = await relayedCall(chain, signer, tx, options, () => this.delegation.stillDelegated(chain, signer));
     const { data, gasLimit, settle, wrapped, wrappedGas } = call;
     if (options.settle && !wrapped) throw new PaymentNotCarried("the relayer no longer delegates to PaidRelayDelegate");
     // Simulated on the pending block right before it is signed (with the payment it carries): one that would revert is
     // never signed, so the relayer spends nothing on it. The fees are read meanwhile (usually cached).
-    const [fees] = await Promise.all([marketFees(chain, SIGNING_FEE_LAG_BLOCKS), this.simulateCall(chain, signer, tx, call)]);
+    const [fees] = await Promise.all([marketFees(chain, SIGNING_FEE_LAG_BLOCKS), simulateRelayedCall(chain, signer, tx, call)]);
     const cap = feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI);
     let ticket: NonceTicket | undefined;
     const release = await this.services.walletLocks.hold(chain.chainId, signer.address);
@@ -369,30 +251,6 @@ export class Relayer {
     return { current, nonce, boundHere };
   }
 
-  /**
-   * What the relayer sends for `tx`: its calldata and gas limit, and, with a payment to settle in it (the delegate
-   * still in place), the call to the relayer itself whose delegate settles and then calls the target.
-   */
-  private async callOf(chain: Chain, signer: ServiceSigner, tx: BatchTransaction, options: { data?: string; settle?: OperationSettlement }) {
-    // Calldata bound at send time (it names the payer) gets its own gas estimate; the prepared limit is the fallback.
-    const data = options.data ?? tx.unsigned.data;
-    const gasLimit =
-      options.data && options.data !== tx.unsigned.data
-        ? await chain.provider
-            .estimateGas({ from: signer.address, to: tx.unsigned.to, data, value: BigInt(tx.unsigned.value) })
-            .then((g) => toBeHex((g * 125n + 99n) / 100n))
-            .catch(() => tx.unsigned.gasLimit)
-        : tx.unsigned.gasLimit;
-    // With a payment to settle in it: sent to the relayer itself, whose delegate settles and then calls the target.
-    const settle = options.settle && (await this.stillDelegated(chain, signer)) ? options.settle : undefined;
-    const wrapped = settle && {
-      to: signer.address,
-      data: encodeCall(SETTLE_AND_CALL, [{ address: settle.asset }, { bytes: settle.calldata }, { address: tx.unsigned.to }, { bytes: data }]),
-    };
-    // The operation's own limit plus what the settlement and the delegate add (no second estimate: one round trip less).
-    const wrappedGas = wrapped && toBeHex(BigInt(gasLimit) + SETTLEMENT_GAS);
-    return { data, gasLimit, settle, wrapped, wrappedGas };
-  }
 
   /**
    * A relayed transaction of `batch` (with calldata completed at send time, `data`) as its relayer key would send it,
@@ -402,24 +260,9 @@ export class Relayer {
     const chain = this.services.chains.find(batch.chainId)!;
     const signer = this.signerOf(chain.chainId, tx.unsigned.from);
     if (!signer) throw new Error(`transaction ${tx.index} of ${batch.txId} was prepared for ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`);
-    await this.simulateCall(chain, signer, tx, { data: data ?? tx.unsigned.data });
+    await simulateRelayedCall(chain, signer, tx, { data: data ?? tx.unsigned.data });
   }
 
-  /**
-   * The relayed call (with its payment, when it carries one) run on the pending block from the relayer: throws
-   * WouldRevert with the decoded reason when it would revert; a chain that could not be asked throws as it is.
-   */
-  private async simulateCall(chain: Chain, signer: ServiceSigner, tx: BatchTransaction, call: { data: string; wrapped?: { to: string; data: string } }): Promise<void> {
-    const request = { from: signer.address, to: call.wrapped?.to ?? tx.unsigned.to, data: call.wrapped?.data ?? call.data, value: toQuantity(BigInt(tx.unsigned.value)) };
-    try {
-      await chain.provider.send("eth_call", [request, "pending"]);
-    } catch (error) {
-      if (isChainUnavailable(error)) throw error;
-      const revertData = revertDataOf(error);
-      if (revertData === undefined && !/revert/i.test((error as Error).message ?? "")) throw error;
-      throw new WouldRevert(relayedRevertReason(revertData));
-    }
-  }
 
   /**
    * Replaces a relayed transaction that is not mined with the same nonce and higher `fees`, or with a no-op
@@ -504,51 +347,6 @@ class SignedElsewhere extends Error {
   }
 }
 
-/**
- * Why a relayed call would revert, in words: a payment the delegate could not take (the payer's authorization
- * refused), or the operation's own revert, decoded.
- */
-function relayedRevertReason(data: string | undefined): string {
-  if (data) {
-    for (const name of ["SettlementFailed", "OperationFailed"] as const) {
-      try {
-        const [inner] = delegateInterface.decodeErrorResult(name, data);
-        const reason = decodeRevert(inner) ?? (inner && inner !== "0x" ? `unknown error ${String(inner).slice(0, 10)}` : "reverted without a reason");
-        return name === "SettlementFailed" ? `the payment could not be taken: ${reason}` : describeRevert(inner).message;
-      } catch {
-        // not this error
-      }
-    }
-  }
-  return describeRevert(data).message;
-}
 
-/**
- * The type-4 transaction a relayer key sends itself to delegate to `target` (EIP-7702), at `nonce`: its own
- * authorization inside takes the next nonce (authorization nonce = transaction nonce + 1).
- */
-async function delegationTransaction(chain: Chain, signer: ServiceSigner, target: string, nonce: number): Promise<string> {
-  const fees = await marketFees(chain);
-  const authorization = await signer.authorize({ address: target, nonce: nonce + 1, chainId: chain.chainId });
-  return signer.signTransaction({
-    type: 4,
-    to: signer.address,
-    value: 0n,
-    data: "0x",
-    nonce,
-    chainId: chain.chainId,
-    gasLimit: 100_000n,
-    maxFeePerGas: fees.maxFeePerGas * 2n,
-    maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
-    authorizationList: [authorization],
-  });
-}
 
-/** Waits until `hash` has a receipt, or `ms` passed. */
-async function untilMinedOrTimeout(chain: Chain, hash: string, ms: number): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline && !(await chain.provider.getTransactionReceipt(hash))) await new Promise((resolve) => setTimeout(resolve, 250));
-}
 
-/** A relayer key's entry in the per-key maps. */
-const keyOf = (chainId: number, address: string) => `${chainId}:${address.toLowerCase()}`;

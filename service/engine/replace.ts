@@ -1,6 +1,6 @@
 import { broadcast } from "../chains/broadcast";
 import { marketFees } from "../chains/fees";
-import { forbidden, conflict } from "../errors";
+import { conflicting, notYours } from "./errors";
 import { clientReplacements } from "./send";
 import type { Batch } from "../model/batch";
 import type { Stores } from "../store/stores";
@@ -19,13 +19,13 @@ export type ReplaceServices = Pick<Stores, "batches" | "db"> & { chains: ChainRe
  */
 export async function replacePendingTransactions(services: ReplaceServices, callerKeyId: string | undefined, txId: string, signed: string[]): Promise<Batch> {
   const batch = await services.batches.get(txId);
-  if (!batch || batch.status !== "sending") throw conflict(`txId ${txId} is not pending`, { txId });
-  if (batch.apiKeyId && batch.apiKeyId !== callerKeyId) throw forbidden("Only the API key that prepared this txId may replace its transactions", { txId });
+  if (!batch || batch.status !== "sending") throw conflicting(`txId ${txId} is not pending`, { txId });
+  if (batch.apiKeyId && batch.apiKeyId !== callerKeyId) throw notYours("Only the API key that prepared this txId may replace its transactions", { txId });
   const chain = services.chains.find(batch.chainId)!;
   const market = await marketFees(chain);
   for (const r of clientReplacements(batch, signed, market.maxFeePerGas)) {
     if (!(await services.batches.replaceSigned(services.db, txId, r.index, r.replacing, { signedRaw: r.signedRaw, txHash: r.txHash }, r.replacedFees))) {
-      throw conflict(`transaction ${r.index + 1} of txId ${txId} changed meanwhile (mined or replaced): look it up with GET /get-transaction-status`, { txId, transactionIndex: r.index });
+      throw conflicting(`transaction ${r.index + 1} of txId ${txId} changed meanwhile (mined or replaced): look it up with GET /get-transaction-status`, { txId, transactionIndex: r.index });
     }
     const current = batch.transactions[r.index];
     // Sent now when its turn has come (its predecessor confirmed); otherwise the runner sends it when it gets there.

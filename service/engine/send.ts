@@ -3,7 +3,7 @@ import type { Chain } from "../chains/registry";
 import { z } from "zod";
 import { checksumAddress } from "../crypto/checksum-address";
 import { recoverSigner } from "../crypto/secp256k1";
-import { ApiError, badRequest, conflict, notFound } from "../errors";
+import { badSignature, conflicting, expired, invalid, mismatched, noSuchBatch, underpriced, type EngineError } from "./errors";
 import { typeName } from "../wire/fields";
 import type { Queryable } from "../store/db";
 import { isValidReplacement, type Fees } from "../chains/fee-bump";
@@ -41,7 +41,7 @@ const asArray = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Arra
 /** Reduces the body forms to one request. A txId array must repeat one id (the CLI repeats it once per transaction). */
 export function normalizeSendBody(body: SendBody): SendRequest {
   const ids = [...new Set(asArray(body.txId).map((id) => id.toLowerCase()))];
-  if (ids.length !== 1) throw badRequest("txId: an array of txIds must repeat the same batch id", { field: "txId" });
+  if (ids.length !== 1) throw invalid("txId: an array of txIds must repeat the same batch id", { field: "txId" });
   const txId = ids[0];
   const signed = asArray(body.signedTransactions);
   if (signed.length) return { kind: "signed", txId, signedTransactions: signed, ...(typeof body.signedTransactions === "string" ? { oneString: true } : {}) };
@@ -53,8 +53,8 @@ export function normalizeSendBody(body: SendBody): SendRequest {
 /** How far above the prepared maxFeePerGas a signed transaction's fee may go (wallets re-price; tampering does not). */
 export const FEE_CEILING_FACTOR = 3n;
 
-function mismatch(index: number, field: string, want: unknown, got: unknown): ApiError {
-  return new ApiError("TRANSACTION_MISMATCH", `signedTransactions[${index}]: ${field} does not match the prepared transaction (expected ${String(want)}, got ${String(got)})`, {
+function mismatch(index: number, field: string, want: unknown, got: unknown): EngineError {
+  return mismatched(`signedTransactions[${index}]: ${field} does not match the prepared transaction (expected ${String(want)}, got ${String(got)})`, {
     transactionIndex: index,
     field,
     expected: String(want),
@@ -71,13 +71,13 @@ export function verifySignedTransactions(batch: Batch, signed: string[], feeCeil
   const prepared = batch.transactions;
   if (oneString && prepared.length > 1) {
     // A lone string stands for a one-transaction batch (the simplest form clients send); this batch has more.
-    throw badRequest(
+    throw invalid(
       `signedTransactions must be an array of signed transaction hex strings, one per prepared transaction in order: this txId has ${prepared.length}, and one string was sent`,
       { field: "signedTransactions", expected: prepared.length, actual: 1 },
     );
   }
   if (signed.length !== prepared.length) {
-    throw badRequest(`signedTransactions: expected ${prepared.length} signed transaction(s) for this txId, got ${signed.length}`, {
+    throw invalid(`signedTransactions: expected ${prepared.length} signed transaction(s) for this txId, got ${signed.length}`, {
       field: "signedTransactions",
       expected: prepared.length,
       actual: signed.length,
@@ -89,18 +89,18 @@ export function verifySignedTransactions(batch: Batch, signed: string[], feeCeil
     try {
       tx = Transaction.from(raw);
     } catch {
-      throw badRequest(`signedTransactions[${index}] is not a serialized transaction`, { transactionIndex: index });
+      throw invalid(`signedTransactions[${index}] is not a serialized transaction`, { transactionIndex: index });
     }
-    if (!tx.signature) throw badRequest(`signedTransactions[${index}] is not signed`, { transactionIndex: index });
+    if (!tx.signature) throw invalid(`signedTransactions[${index}] is not signed`, { transactionIndex: index });
     let from: string;
     try {
       from = recoverSigner(tx.unsignedHash, tx.signature);
     } catch {
-      throw new ApiError("INVALID_SIGNATURE", `signedTransactions[${index}] has a signature no key can have made`, { transactionIndex: index });
+      throw badSignature(`signedTransactions[${index}] has a signature no key can have made`, { transactionIndex: index });
     }
     const expected = twin.unsigned;
     if (checksumAddress(from) !== checksumAddress(expected.from)) {
-      throw new ApiError("INVALID_SIGNATURE", `signedTransactions[${index}] is signed by ${from}, not by ${expected.from}`, {
+      throw badSignature(`signedTransactions[${index}] is signed by ${from}, not by ${expected.from}`, {
         transactionIndex: index,
         expectedSigner: expected.from,
         actualSigner: from,
@@ -129,7 +129,7 @@ export function verifySignedTransactions(batch: Batch, signed: string[], feeCeil
     }
     // The chain names a transaction by the hash of the bytes it was sent; ethers names it by the hash of its own
     // re-encoding. The two agree only for the canonical encoding.
-    if (tx.serialized !== raw.toLowerCase()) throw badRequest(`signedTransactions[${index}] is not canonically encoded`, { transactionIndex: index });
+    if (tx.serialized !== raw.toLowerCase()) throw invalid(`signedTransactions[${index}] is not canonically encoded`, { transactionIndex: index });
     return { index, signedRaw: raw, txHash: keccak256(raw) };
   });
 }
@@ -151,15 +151,15 @@ export async function loadBatchToSend(services: SendServices, request: SendReque
 }
 
 function assertSendable(batch: Batch | undefined, txId: string, ttlHours: number): Batch {
-  if (!batch) throw notFound(`No prepared transactions with txId ${txId}`, { txId });
+  if (!batch) throw noSuchBatch(`No prepared transactions with txId ${txId}`, { txId });
   if (batch.status === "prepared" && preparedExpired(batch, ttlHours)) {
-    throw new ApiError("BATCH_EXPIRED", `txId ${txId} was prepared more than ${ttlHours} hours ago and never sent: it expired; prepare it again`, {
+    throw expired(`txId ${txId} was prepared more than ${ttlHours} hours ago and never sent: it expired; prepare it again`, {
       txId,
       expiredAt: new Date(Date.parse(batch.createdAt) + ttlHours * 3_600_000).toISOString(),
     });
   }
-  if (batch.status === "sending") throw conflict(`txId ${txId} is pending: it was already sent and is not confirmed yet`, { txId, status: "pending" });
-  if (batch.status !== "prepared" && !reportable(batch)) throw conflict(`txId ${txId} was already sent (status ${batch.status})`, { txId, status: batch.status });
+  if (batch.status === "sending") throw conflicting(`txId ${txId} is pending: it was already sent and is not confirmed yet`, { txId, status: "pending" });
+  if (batch.status !== "prepared" && !reportable(batch)) throw conflicting(`txId ${txId} was already sent (status ${batch.status})`, { txId, status: batch.status });
   return batch;
 }
 
@@ -187,7 +187,7 @@ export function sendingState(batch: Batch, request: SendRequest): { index: numbe
   }
   if (request.kind === "reported") {
     if (request.txHashes.length !== batch.transactions.length) {
-      throw badRequest(`txHash: expected ${batch.transactions.length} hash(es) for this txId, got ${request.txHashes.length}`, {
+      throw invalid(`txHash: expected ${batch.transactions.length} hash(es) for this txId, got ${request.txHashes.length}`, {
         field: "txHash",
       });
     }
@@ -198,7 +198,7 @@ export function sendingState(batch: Batch, request: SendRequest): { index: numbe
       status: "broadcast" as const,
     }));
   }
-  throw badRequest("signedTransactions is required (or txHash for client-broadcast)", { field: "signedTransactions" });
+  throw invalid("signedTransactions is required (or txHash for client-broadcast)", { field: "signedTransactions" });
 }
 
 
@@ -212,14 +212,14 @@ export async function assertReportedTransactions(chain: Chain, batch: Batch, rep
   reported.forEach(({ index, txHash }, i) => {
     const onChain = found[i];
     if (!onChain) {
-      throw badRequest(`txHash[${index}] ${txHash} is not a transaction chain ${chain.chainId}'s node knows: broadcast transaction ${index + 1} first, then report its hash`, {
+      throw invalid(`txHash[${index}] ${txHash} is not a transaction chain ${chain.chainId}'s node knows: broadcast transaction ${index + 1} first, then report its hash`, {
         field: "txHash",
         transactionIndex: index,
       });
     }
     const mismatch = reportedMismatch(onChain, batch.transactions[index].unsigned);
     if (mismatch) {
-      throw new ApiError("TRANSACTION_MISMATCH", `txHash[${index}] ${txHash} is not transaction ${index + 1} of txId ${batch.txId}: its ${mismatch.field} is ${mismatch.actual}, the prepared one's ${mismatch.expected}`, {
+      throw mismatched(`txHash[${index}] ${txHash} is not transaction ${index + 1} of txId ${batch.txId}: its ${mismatch.field} is ${mismatch.actual}, the prepared one's ${mismatch.expected}`, {
         transactionIndex: index,
         field: mismatch.field,
         expected: mismatch.expected,
@@ -234,7 +234,7 @@ export function assertHashesFree(batch: Batch, state: { index: number; txHash: s
   for (const { index, txHash } of state) {
     const owner = txHash ? hashOwners.get(txHash.toLowerCase()) : undefined;
     if (owner && owner !== batch.txId) {
-      throw conflict(`transaction ${index + 1} (${txHash}) is already recorded for another batch, txId ${owner}`, { transactionIndex: index, txHash, txId: owner });
+      throw conflicting(`transaction ${index + 1} (${txHash}) is already recorded for another batch, txId ${owner}`, { transactionIndex: index, txHash, txId: owner });
     }
   }
 }
@@ -256,14 +256,14 @@ export interface ClientReplacement {
  */
 export function clientReplacements(batch: Batch, signed: string[], marketMaxFee: bigint): ClientReplacement[] {
   if (batch.executionMode !== "client-signed") {
-    throw conflict(`txId ${batch.txId} is pending; only a client-signed batch's transactions can be replaced with higher fees`, { txId: batch.txId, status: "pending" });
+    throw conflicting(`txId ${batch.txId} is pending; only a client-signed batch's transactions can be replaced with higher fees`, { txId: batch.txId, status: "pending" });
   }
   const replacements: ClientReplacement[] = [];
   for (const next of verifySignedTransactions(batch, signed, marketMaxFee)) {
     const current = batch.transactions[next.index];
     if (current.txHash === next.txHash.toLowerCase()) continue;
     if (current.status !== "signed" && current.status !== "broadcast") {
-      throw conflict(`transaction ${next.index + 1} of txId ${batch.txId} is ${current.status === "confirmed" ? "already mined" : "ended"}: it cannot be replaced`, {
+      throw conflicting(`transaction ${next.index + 1} of txId ${batch.txId} is ${current.status === "confirmed" ? "already mined" : "ended"}: it cannot be replaced`, {
         transactionIndex: next.index,
         txId: batch.txId,
       });
@@ -271,7 +271,7 @@ export function clientReplacements(batch: Batch, signed: string[], marketMaxFee:
     const fees = feesOf({ ...current, signedRaw: next.signedRaw });
     const replacedFees = feesOf(current);
     if (!isValidReplacement(fees, replacedFees)) {
-      throw new ApiError("REPLACEMENT_UNDERPRICED", `signedTransactions[${next.index}]: a replacement must raise maxFeePerGas and maxPriorityFeePerGas by at least 10% (now ${replacedFees.maxFeePerGas} and ${replacedFees.maxPriorityFeePerGas})`, {
+      throw underpriced(`signedTransactions[${next.index}]: a replacement must raise maxFeePerGas and maxPriorityFeePerGas by at least 10% (now ${replacedFees.maxFeePerGas} and ${replacedFees.maxPriorityFeePerGas})`, {
         transactionIndex: next.index,
         field: "signedTransactions",
         currentMaxFeePerGas: replacedFees.maxFeePerGas.toString(),
@@ -280,6 +280,6 @@ export function clientReplacements(batch: Batch, signed: string[], marketMaxFee:
     }
     replacements.push({ index: next.index, replacing: current.txHash!, signedRaw: next.signedRaw, txHash: next.txHash, replacedFees });
   }
-  if (!replacements.length) throw conflict(`txId ${batch.txId} is pending with these transactions already: nothing to replace`, { txId: batch.txId, status: "pending" });
+  if (!replacements.length) throw conflicting(`txId ${batch.txId} is pending with these transactions already: nothing to replace`, { txId: batch.txId, status: "pending" });
   return replacements;
 }

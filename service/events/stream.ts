@@ -1,4 +1,3 @@
-import type { Request, Response } from "express";
 import { ApiError } from "../errors";
 import { errorFacts, type Logger } from "../logger";
 import { eventsAfter, inAudience, type AudienceEvent, type EventAudience, type EventEnvelope } from "../store/outbox";
@@ -18,6 +17,25 @@ const RETRY_MS = 2_000;
 const MAX_WAITING = 5_000;
 /** Retry-After of a stream refused for the caps: streams end when their clients leave. */
 const RETRY_AFTER_SECONDS = 10;
+
+/**
+ * Where a stream writes its events: the client's connection, which the http layer opens as Server-Sent Events
+ * (http/event-stream-sink.ts). Nothing here knows HTTP.
+ */
+export interface EventSink {
+  /** Starts the answer (the stream's headers go out at once). */
+  start(): void;
+  /** Whether the answer has started. */
+  readonly started: boolean;
+  /** Writes `text`; false when the connection's buffer is full (wait for `drained` before writing more). */
+  write(text: string): boolean;
+  /** Resolves once the connection takes more, or closed. */
+  drained(): Promise<void>;
+  /** Calls `listener` when the client leaves; returns the function that stops listening. */
+  onClose(listener: () => void): () => void;
+  /** Ends a started answer that is not ended yet. */
+  end(): void;
+}
 
 interface OpenStream {
   wake(): void;
@@ -86,7 +104,7 @@ export class EventStreams {
   }
 
   /** Streams `audience`'s events after position `after` until the client leaves or the service stops. */
-  async serve(req: Request, res: Response, audience: EventAudience, options: { after: string; types?: string[] }): Promise<void> {
+  async serve(sink: EventSink, audience: EventAudience, options: { after: string; types?: string[] }): Promise<void> {
     const { config, db } = this.services;
     let closed = this.stopped;
     let woken = false;
@@ -111,25 +129,18 @@ export class EventStreams {
       if (waiting.length || overflow) wake();
     };
     this.open.add(stream);
-    const onClose = () => stream.end();
-    req.on("close", onClose);
-    res.on("close", onClose);
+    const stopListening = sink.onClose(() => stream.end());
     let leaveFeed: (() => void) | undefined;
     try {
       const { from, stop } = await this.feed.subscribe(listener);
       leaveFeed = stop;
-      res.status(200);
-      res.setHeader("Content-Type", "text/event-stream; charset=utf-8");
-      res.setHeader("Cache-Control", "no-cache, no-transform");
-      res.setHeader("Connection", "keep-alive");
-      res.setHeader("X-Accel-Buffering", "no");
-      res.flushHeaders();
-      res.write(`retry: ${RETRY_MS}\n\n`);
+      sink.start();
+      sink.write(`retry: ${RETRY_MS}\n\n`);
       let cursor = options.after;
       let lastWrite = Date.now();
       const write = async (event: EventEnvelope) => {
         if (closed || BigInt(event.id) <= BigInt(cursor)) return;
-        if (!res.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) await drained(res);
+        if (!sink.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) await sink.drained();
         cursor = event.id;
         lastWrite = Date.now();
       };
@@ -149,7 +160,7 @@ export class EventStreams {
         woken = false;
         const quiet = Date.now() - lastWrite;
         if (quiet >= config.EVENT_STREAM_HEARTBEAT_MS) {
-          res.write(": heartbeat\n\n");
+          sink.write(": heartbeat\n\n");
           lastWrite = Date.now();
           continue;
         }
@@ -165,13 +176,12 @@ export class EventStreams {
       }
     } catch (error) {
       if (!closed) this.log.warn({ err: errorFacts(error) }, "event stream ended by an error");
-      if (!res.headersSent) throw error;
+      if (!sink.started) throw error;
     } finally {
       leaveFeed?.();
       this.open.delete(stream);
-      req.off("close", onClose);
-      res.off("close", onClose);
-      if (res.headersSent && !res.writableEnded) res.end();
+      stopListening();
+      sink.end();
     }
   }
 
@@ -186,16 +196,4 @@ export class EventStreams {
 /** The event as clients get it: without the tenant it belongs to. */
 function envelopeOf({ apiKeyId: _tenant, ...event }: AudienceEvent): EventEnvelope {
   return event;
-}
-
-function drained(res: Response): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off("drain", done);
-      res.off("close", done);
-      resolve();
-    };
-    res.on("drain", done);
-    res.on("close", done);
-  });
 }

@@ -1,14 +1,8 @@
 import type { Request, Response } from "express";
 import multer, { type StorageEngine } from "multer";
 import { ApiError, badRequest } from "../errors";
-import { ALLOWED_DOCUMENT_TYPES, documentTypeOf, documentTypeOfFile, SNIFF_BYTES } from "../model/document-types";
+import { ALLOWED_DOCUMENT_TYPES, documentTypeOf, documentTypeOfFile, SNIFF_BYTES, type CheckedFile } from "../model/document-types";
 
-/** A file received whole, with the kind its bytes showed (model/document-types.ts). */
-export interface CheckedFile {
-  buffer: Buffer;
-  /** The Content-Type its bytes showed; the type the uploader declared is never used. */
-  mediaType: string;
-}
 
 export interface UploadRules {
   /** The file fields taken (one file each); any other file field is refused. */

@@ -1,7 +1,5 @@
 import type { RequestListener } from "node:http";
-import type { Request, Response } from "express";
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import type { Config } from "../config";
 import type { RouteDefinition } from "../http/route";
@@ -28,18 +26,33 @@ Writes are prepared (the tool answers unsigned transactions and a txId), signed 
 Credentials: an API key on the connection (x-api-key or Authorization: Bearer), or x402: a paid tool without a key answers isError with the payment requirements; call it again with the payment in _meta["x402/payment"].
 This service never takes a private key: to sign and pay with a local wallet, use the stdio server (npm run --silent mcp) on your own machine.`;
 
-/** The API key a request to /mcp presents: x-api-key, or Authorization: Bearer <key>. */
-export function presentedKey(req: Request): string | undefined {
-  const header = req.header("x-api-key")?.trim();
+/** The API key a request to /mcp presents, from its headers: x-api-key, or Authorization: Bearer <key>. */
+export function presentedKey(apiKeyHeader: string | undefined, authorization: string | undefined): string | undefined {
+  const header = apiKeyHeader?.trim();
   if (header) return header;
-  const bearer = /^Bearer\s+(.+)$/i.exec(req.header("authorization") ?? "")?.[1]?.trim();
+  const bearer = /^Bearer\s+(.+)$/i.exec(authorization ?? "")?.[1]?.trim();
   return bearer || undefined;
+}
+
+/** One request to /mcp as its tool calls know it: plain values the route read off the HTTP request. */
+export interface McpConnection {
+  /** The API key it presented (presentedKey). */
+  presentedKey?: string;
+  /** The service's own app: tool calls are requests to it, in process (dispatch.ts). */
+  app: RequestListener;
+  /** Where the request came from, passed on to the routes the tools call. */
+  origin: Origin;
+  /** The scheme and host the client reached the service at (`https://host:port`). */
+  reachedAt: string;
+  /** The request's log (with its request id), when it has one. */
+  log?: Logger;
 }
 
 /**
  * POST /mcp: the Model Context Protocol over Streamable HTTP, stateless (no session id: any instance answers any
- * request, as for the REST API). Each request gets a server and a transport of its own; tool calls go through the
- * service's own routes in process (dispatch.ts), with the credentials of the MCP request.
+ * request, as for the REST API). Each request gets a server of its own (`serverFor`), which the route connects to a
+ * transport of its own (routes/mcp.ts); tool calls go through the service's own routes in process (dispatch.ts), with
+ * the credentials of the MCP request.
  */
 export class McpEndpoint {
   private tools?: { byName: Map<string, RouteTool>; listing: ToolListing[]; names: Set<string> };
@@ -60,30 +73,25 @@ export class McpEndpoint {
     return this.tools;
   }
 
-  async handle(req: Request, res: Response): Promise<void> {
+  /** The MCP server that answers one request: its tools listed, and called with the request's credentials. */
+  serverFor(connection: McpConnection): Server {
     const server = new Server({ name: SERVER_NAME, version: this.version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.catalogue().listing }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => this.call(req, request.params.name, request.params.arguments, request.params._meta));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on("close", () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    server.setRequestHandler(CallToolRequestSchema, async (request) => this.call(connection, request.params.name, request.params.arguments, request.params._meta));
+    return server;
   }
 
   /** One tool call, timed, logged and counted under its tool's name (never its arguments: they may hold signatures). */
-  private async call(req: Request, name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
+  private async call(connection: McpConnection, name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
     const started = process.hrtime.bigint();
     const label = this.catalogue().names.has(name) ? name : "(unknown)";
     let result: CallToolResult;
     try {
-      result = await this.run(req, name, args ?? {}, meta ?? {});
+      result = await this.run(connection, name, args ?? {}, meta ?? {});
     } catch (error) {
       if (error instanceof ArgumentError) result = toolError("BAD_REQUEST", error.message, error.param);
       else {
-        (res(req).locals.log ?? this.services.logger).error({ err: errorFacts(error), tool: label }, "mcp tool call failed");
+        (connection.log ?? this.services.logger).error({ err: errorFacts(error), tool: label }, "mcp tool call failed");
         result = toolError("INTERNAL_ERROR", "Internal error; the request id in x-request-id identifies it in the logs");
       }
     }
@@ -91,17 +99,14 @@ export class McpEndpoint {
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     this.services.metrics.observeTool(label, outcome, seconds);
     const code = result.isError && outcome === "error" ? (result.structuredContent as { error?: { code?: string } } | undefined)?.error?.code : undefined;
-    (res(req).locals.log ?? this.services.logger).info({ tool: label, outcome, ...(code ? { code } : {}), ms: Math.round(seconds * 1000) }, "mcp tool call");
+    (connection.log ?? this.services.logger).info({ tool: label, outcome, ...(code ? { code } : {}), ms: Math.round(seconds * 1000) }, "mcp tool call");
     return result;
   }
 
-  private async run(req: Request, name: string, args: Record<string, unknown>, meta: Record<string, unknown>): Promise<CallToolResult> {
-    const key = presentedKey(req);
+  private async run(connection: McpConnection, name: string, args: Record<string, unknown>, meta: Record<string, unknown>): Promise<CallToolResult> {
+    const { presentedKey: key, app, origin } = connection;
     const credentials: Record<string, string> = key ? { "x-api-key": key } : {};
-    const app = req.app as unknown as RequestListener;
-    const forwarded = Object.fromEntries(FORWARDED.map((name) => [name, req.header(name)]).filter((entry): entry is [string, string] => entry[1] !== undefined));
-    const origin: Origin = { remoteAddress: req.socket.remoteAddress, forwarded, host: req.header("host"), requestId: res(req).locals.requestId ?? "mcp" };
-    const session = { config: this.services.config, req, presentedKey: key };
+    const session = { config: this.services.config, reachedAt: connection.reachedAt, presentedKey: key };
     if (name === "get_config" || name === "configure") return configureOverHttp(session, name === "configure" ? args : {});
     if (name === "wait_for_transaction") {
       const status = this.catalogue().byName.get("get_transaction_status")!;
@@ -113,8 +118,3 @@ export class McpEndpoint {
     return toolResultOf(await dispatch(app, call, tool.name, origin));
   }
 }
-
-const res = (req: Request): Response => req.res!;
-
-/** Proxy headers passed on to the route a tool calls (see dispatch.ts Origin). */
-const FORWARDED = ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"];

@@ -1,5 +1,4 @@
 import type { RequestListener } from "node:http";
-import type { Request } from "express";
 import type { Config } from "../config";
 import { NEVER_SEND_A_KEY } from "../http/input-guard";
 import { httpCallOf, toolError, toolResultOf, type CallToolResult } from "./calls";
@@ -8,10 +7,11 @@ import { waitForEvent } from "./event-wait";
 import { ConfigureInput, DEFAULT_WAIT_SECONDS, WaitInput, type ConfigView } from "./session-tools";
 import type { RouteTool } from "./tool";
 
-/** What configure and get_config see of an HTTP session: the service, the MCP request and the key it presented. */
+/** What configure and get_config see of an HTTP session: the service, where the MCP request reached it, its key. */
 export interface HttpSession {
   config: Config;
-  req: Request;
+  /** The scheme and host the MCP request reached the service at. */
+  reachedAt: string;
   presentedKey?: string;
 }
 
@@ -21,7 +21,7 @@ export const USE_THE_STDIO_SERVER =
   "(npm run --silent mcp, or node bin/run.js mcp in an install) with TAK_BASE_URL and TAK_PRIVATE_KEY: it signs there and sends only signed transactions";
 
 function baseUrlOf(session: HttpSession): string {
-  return (session.config.PUBLIC_BASE_URL ?? `${session.req.protocol}://${session.req.get("host")}`).replace(/\/$/, "");
+  return (session.config.PUBLIC_BASE_URL ?? session.reachedAt).replace(/\/$/, "");
 }
 
 function view(session: HttpSession): ConfigView {

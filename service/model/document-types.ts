@@ -12,6 +12,13 @@ export interface DocumentType {
   starts(head: Buffer): boolean;
 }
 
+/** A file received whole, with the kind its bytes showed (model/document-types.ts). */
+export interface CheckedFile {
+  buffer: Buffer;
+  /** The Content-Type its bytes showed; the type the uploader declared is never used. */
+  mediaType: string;
+}
+
 /** How many of a file's first bytes decide its kind (the longest signature below, and enough to tell text). */
 export const SNIFF_BYTES = 512;
 

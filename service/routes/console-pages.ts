@@ -22,6 +22,7 @@ import { accountPage, signInPage } from "../console/pages/sign-in";
 import { transactionPage, transactionsPage } from "../console/pages/transactions";
 import { webhookPage, webhooksPage } from "../console/pages/webhooks";
 import { ApiError } from "../errors";
+import { toApiError } from "../http/error-mapping";
 import { defineRoute } from "../http/route";
 import type { Services } from "../usecases/services";
 import { basePathOf } from "./console";
@@ -67,8 +68,9 @@ function consolePage(services: Services, pagePath: string, summary: string, rend
         if (typeof rendered === "string") send(res, 200, rendered);
         else res.redirect(303, rendered.redirect);
       } catch (error) {
-        if (!(error instanceof ApiError) || error.status >= 500) throw error;
-        send(res, error.status, page(ctx, "overview", "This page cannot be shown", html`<p class="notice error" role="alert">${error.message}</p><p><a href="${base}/console">Back to the overview</a></p>`));
+        const refused = toApiError(error);
+        if (!refused || refused.status >= 500) throw error;
+        send(res, refused.status, page(ctx, "overview", "This page cannot be shown", html`<p class="notice error" role="alert">${refused.message}</p><p><a href="${base}/console">Back to the overview</a></p>`));
       }
     },
   });

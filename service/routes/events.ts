@@ -7,6 +7,7 @@ import { SUBSCRIBABLE_TYPES } from "../events/types";
 import { isStreamToken } from "../events/stream-tokens";
 import { clientSubject } from "../auth/client-address";
 import { responseFields } from "../wire/responses";
+import { eventStreamSink } from "../http/event-stream-sink";
 import { defineRoute } from "../http/route";
 import type { Services } from "../usecases/services";
 
@@ -108,7 +109,7 @@ export function eventRoutes(services: Services) {
         try {
           const resume = await resumeFrom(services, req, query.lastEventId);
           const after = resume ?? (audience.txId ? "0" : await services.eventStreams.latestPosition());
-          await services.eventStreams.serve(req, res, audience, { after, types });
+          await services.eventStreams.serve(eventStreamSink(req, res), audience, { after, types });
         } finally {
           release();
         }

@@ -1,7 +1,9 @@
+import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
+import type { Request, Response } from "express";
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
 import { defineRoute, type RouteDefinition } from "../http/route";
-import { McpEndpoint } from "../mcp/endpoint";
+import { McpEndpoint, presentedKey, type McpConnection } from "../mcp/endpoint";
 import { metricsOf } from "../metrics";
 import type { Services } from "../usecases/services";
 
@@ -48,8 +50,30 @@ export function mcpRoutes(services: Services, routes: () => RouteDefinition<any,
       documentedBody: JsonRpcMessage,
       response: { 200: { description: "The JSON-RPC answer (a notification is answered 202 without a body)", schema: JsonRpcAnswer } },
       handler: async ({ req, res }) => {
-        await endpoint.handle(req, res);
+        const server = endpoint.serverFor(connectionOf(req, res));
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        res.on("close", () => {
+          void transport.close();
+          void server.close();
+        });
+        await server.connect(transport);
+        await transport.handleRequest(req, res, req.body);
       },
     }),
   ];
+}
+
+/** Proxy headers passed on to the route a tool calls (see mcp/dispatch.ts Origin). */
+const FORWARDED = ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"];
+
+/** What the MCP endpoint's tool calls need of the HTTP request to /mcp: its key, its origin, its app and its log. */
+function connectionOf(req: Request, res: Response): McpConnection {
+  const forwarded = Object.fromEntries(FORWARDED.map((name) => [name, req.header(name)]).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  return {
+    presentedKey: presentedKey(req.header("x-api-key"), req.header("authorization")),
+    app: req.app,
+    origin: { remoteAddress: req.socket.remoteAddress, forwarded, host: req.header("host"), requestId: res.locals.requestId ?? "mcp" },
+    reachedAt: `${req.protocol}://${req.get("host")}`,
+    log: res.locals.log,
+  };
 }

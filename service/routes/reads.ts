@@ -3,6 +3,7 @@ import { ACCESS } from "../auth/access-rules";
 import { badRequest, notFound } from "../errors";
 import { address, boundedIntegerString, chainIdInput, decimalAmount, email, pageFields } from "../wire/fields";
 import { KYC_STATUSES } from "../store/kyc";
+import { receiveCheckedFiles } from "../http/checked-upload";
 import { defineRoute } from "../http/route";
 import {
   Allowance,
@@ -18,7 +19,7 @@ import {
 import { allowanceView, balanceWhitelistView, dividendView, tokenContext, tokenHolding, tokenRecordView } from "../reads/tokenization";
 import { investorInfoView, investorsView, investorWallet } from "../reads/investors";
 import type { Services } from "../usecases/services";
-import { DOCUMENT_FIELDS, uploadTokenDocuments } from "../usecases/token-documents";
+import { DOCUMENT_FIELDS, MAX_DOCUMENT_BYTES, startTokenDocumentsUpload } from "../usecases/token-documents";
 import { documentTypeOfFile } from "../model/document-types";
 import { clientSubject } from "../auth/client-address";
 import { TokenizerInfo, tokenizerInfoView } from "../domains/tokenization/views";
@@ -262,7 +263,15 @@ function patchTokenDocsRoute(services: Services) {
     // Multipart: the handler parses it (http/checked-upload.ts), so the schema only documents the text field.
     documentedBody: z.object({ tokenSymbol: symbol }),
     multipartFiles: DOCUMENT_FIELDS.map((d) => d.field),
-    handler: async ({ req, res, caller, query }) => uploadTokenDocuments(services, caller.apiKey!, req, res, query),
+    handler: async ({ req, res, caller, query }) => {
+      const upload = await startTokenDocumentsUpload(services, caller.apiKey!, query.tokenSymbol);
+      const files = await receiveCheckedFiles(req, res, {
+        fields: DOCUMENT_FIELDS.map((d) => d.field),
+        maxFileBytes: MAX_DOCUMENT_BYTES,
+        beforeFile: (request) => upload.scope(request.body?.tokenSymbol),
+      });
+      return upload.store(files, req.body?.tokenSymbol);
+    },
   });
 }
 

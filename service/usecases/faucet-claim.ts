@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { Request } from "express";
 import type { z } from "zod";
 import { BKN__factory } from "../../typechain-types/factories/contracts/payments/BKN__factory";
-import { resourceUrl, type Caller } from "../access/gate";
+import { paymentRequest, resourceUrl, type Caller } from "../access/gate";
 import { shareOf } from "../auth/access-rules";
 import type { Chain } from "../chains/registry";
 import { newTxId } from "../engine/prepare";
@@ -15,6 +14,7 @@ import { fromUnits } from "../model/units";
 import { assertX402Available } from "../payments/x402";
 import { paymentView } from "../reads/transaction-status";
 import type { PaymentRecord } from "../store/payments";
+import type { RequestFacts } from "../wire/request";
 import type { FaucetClaim } from "../wire/responses";
 import type { Services } from "./services";
 
@@ -26,7 +26,7 @@ const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
  * A claim of 100 BKN for `recipient` (sandbox only), once per Idempotency-Key: a key pays with its faucet credits, a
  * caller without one with x402. The claim is a relayed batch; the answer waits up to SEND_WAIT_MS for it.
  */
-export async function claimFaucet(services: Services, req: Request, caller: Caller, recipient: string) {
+export async function claimFaucet(services: Services, req: RequestFacts, caller: Caller, recipient: string) {
   if (services.config.ENVIRONMENT !== "sandbox") throw notFound("The BKN faucet exists only in the sandbox");
   const idempotencyKey = (req.header("idempotency-key") ?? "").trim();
   if (!UUID_V4.test(idempotencyKey)) throw badRequest("Idempotency-Key header is required (a UUID v4)", { header: "Idempotency-Key" });
@@ -48,7 +48,7 @@ export async function claimFaucet(services: Services, req: Request, caller: Call
 
   const claim = { id: randomUUID(), recipient, txId: newTxId(), idempotencyKey, apiKeyId: apiKey?.id ?? null };
   const payment = x402
-    ? await x402.reserve(req, {
+    ? await x402.reserve(paymentRequest(req), {
         subject: `faucet:${idempotencyKey}`,
         routeKey: "POST /faucet/bkn",
         amount: shareOf(await services.prices.of("faucet", "faucet"), "service-relayed", "send"),

@@ -1,8 +1,7 @@
 import { randomUUID } from "node:crypto";
-import type { Request, Response } from "express";
 import type { z } from "zod";
 import { badRequest, outOfCredits } from "../errors";
-import { receiveCheckedFiles, type CheckedFile } from "../http/checked-upload";
+import type { CheckedFile } from "../model/document-types";
 import { documentUrl, tokenContext } from "../reads/tokenization";
 import type { TokenDocsUpload } from "../reads/tokenization-schemas";
 import type { ApiKeyRecord } from "../store/api-keys";
@@ -22,13 +21,13 @@ export const MAX_DOCUMENT_BYTES = 10 * 1024 * 1024;
 const symbolIn = (value: unknown) => (typeof value === "string" ? value.trim() : "");
 
 /**
- * PATCH /patch-token-docs: everything that can be refused is refused before the files are kept. Before the body is read:
- * the key's upload rate, its patch-token-docs credit, a Content-Length over the limits and, when the query names it,
- * the token's scope; as the body arrives: the token's scope once its tokenSymbol field was read (send it before the
- * files), each file's kind from its first bytes (415) and its size (413). Then the documents are stored and the credit
- * spent in one transaction.
+ * PATCH /patch-token-docs: everything that can be refused is refused before the files are kept. Before the body is read
+ * (here): the key's upload rate, its patch-token-docs credit and, when the query names it, the token's scope; as the
+ * body arrives (the route reads it, http/checked-upload.ts, after a Content-Length over the limits was refused): the
+ * token's scope once its tokenSymbol field was read (send it before the files, `scope`), each file's kind from its
+ * first bytes (415) and its size (413). Then the documents are stored and the credit spent in one transaction (`store`).
  */
-export async function uploadTokenDocuments(services: Services, apiKey: ApiKeyRecord, req: Request, res: Response, query: { tokenSymbol?: string }) {
+export async function startTokenDocumentsUpload(services: Services, apiKey: ApiKeyRecord, querySymbol: string | undefined) {
   await services.requestLimits.of("uploadsPerKey").admit(`key:${apiKey.id}`);
   if (!((await services.credits.balances(apiKey.id))["patch-token-docs"] > 0)) throw outOfCredits("patch-token-docs");
   let scoped: { symbol: string; token: TokenRecord } | undefined;
@@ -36,13 +35,13 @@ export async function uploadTokenDocuments(services: Services, apiKey: ApiKeyRec
     if (!symbol || scoped?.symbol === symbol) return;
     scoped = { symbol, token: (await tokenContext(services, apiKey, symbol)).token };
   };
-  await inScope(symbolIn(query.tokenSymbol));
-  const files = await receiveCheckedFiles(req, res, {
-    fields: DOCUMENT_FIELDS.map((d) => d.field),
-    maxFileBytes: MAX_DOCUMENT_BYTES,
-    beforeFile: (request) => inScope(symbolIn(query.tokenSymbol) || symbolIn(request.body?.tokenSymbol)),
-  });
-  return storeTokenDocuments(services, apiKey, symbolIn(query.tokenSymbol) || symbolIn(req.body?.tokenSymbol), files);
+  await inScope(symbolIn(querySymbol));
+  return {
+    /** Checks the token the form's tokenSymbol field names (the query's wins), before a file of it is read. */
+    scope: (formSymbol: unknown) => inScope(symbolIn(querySymbol) || symbolIn(formSymbol)),
+    /** Stores the received files for the token the query or the form names. */
+    store: (files: Record<string, CheckedFile>, formSymbol: unknown) => storeTokenDocuments(services, apiKey, symbolIn(querySymbol) || symbolIn(formSymbol), files),
+  };
 }
 
 /**

@@ -1,10 +1,10 @@
-import type { Request } from "express";
 import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../access/gate";
 import { newTxId } from "../engine/prepare";
+import { EngineError } from "../engine/errors";
 import { replacePendingTransactions } from "../engine/replace";
 import { assertHashesFree, assertReportedTransactions, loadBatchToSend, loadSendableBatch, normalizeSendBody, reportable, sendingState, type SendBody, type SendRequest } from "../engine/send";
 import { ApiError, badRequest, conflict, outOfCredits as outOfCreditsError } from "../errors";
-import { parseInput } from "../http/route";
+import { parseInput } from "../wire/parse-input";
 import { findPublicMethod } from "../methods";
 import { chainFor, planBatch, storeBatch } from "../methods/prepare";
 import type { MethodDefinition } from "../methods/types";
@@ -14,6 +14,7 @@ import { paymentView } from "../reads/transaction-status";
 import type { Queryable } from "../store/db";
 import type { PaymentRecord } from "../store/payments";
 import { echoedExecutionMode, type ExecutionMode } from "../wire/fields";
+import type { RequestFacts } from "../wire/request";
 import { streamTokenOf } from "../events/stream-tokens";
 import type { Services } from "./services";
 
@@ -21,7 +22,7 @@ import type { Services } from "./services";
  * Prepare one method's batch: rate limit, key, body, chain, access (key or payment), the method's plan and the engine's
  * unsigned transactions; the batch is stored, and paid for when x402 pays, in one step (access/gate.chargePrepare).
  */
-export async function prepareWrite(services: Services, req: Request, caller: Caller, method: MethodDefinition, rawBody: unknown, defaultMode?: ExecutionMode) {
+export async function prepareWrite(services: Services, req: RequestFacts, caller: Caller, method: MethodDefinition, rawBody: unknown, defaultMode?: ExecutionMode) {
   const wallet = typeof (rawBody as { signerAddress?: unknown })?.signerAddress === "string" ? (rawBody as { signerAddress: string }).signerAddress : undefined;
   const release = await services.rateLimiter.admit(req, caller.apiKey?.id, wallet);
   try {
@@ -56,7 +57,7 @@ function assertRelayerStillHas(services: Services, batch: Batch): void {
 }
 
 /** Checks one send (body against the batch first, then credentials and payment), then starts broadcasting. */
-async function startSend(services: Services, req: Request, caller: Caller, batch: Batch, body: SendBody, request: SendRequest, hashOwners: Map<string, string>): Promise<PaymentRecord | undefined> {
+async function startSend(services: Services, req: RequestFacts, caller: Caller, batch: Batch, body: SendBody, request: SendRequest, hashOwners: Map<string, string>): Promise<PaymentRecord | undefined> {
   const method = findPublicMethod(batch.method);
   let state: ReturnType<typeof sendingState> = [];
   if (batch.executionMode === "service-relayed") {
@@ -115,13 +116,13 @@ async function startSend(services: Services, req: Request, caller: Caller, batch
  * batch's signed transactions with higher fees replace its unmined ones. Answers once the batch ended (200) or after
  * SEND_WAIT_MS while it is still pending (202).
  */
-export async function sendWrite(services: Services, req: Request, caller: Caller, body: SendBody) {
+export async function sendWrite(services: Services, req: RequestFacts, caller: Caller, body: SendBody) {
   const request = normalizeSendBody(body);
   // A caller without an API key may be asked to pay (x402): a taken hash is refused before that; so is a reported hash
   // (before it is looked for on chain).
   const loaded = await loadBatchToSend(services, request, !caller.apiKey || request.kind === "reported").catch((error: unknown) => {
     // Signed transactions for a pending batch: a replacement with higher fees (same nonces), when they are one.
-    if (request.kind === "signed" && error instanceof ApiError && error.status === 409 && error.details?.status === "pending") return undefined;
+    if (request.kind === "signed" && error instanceof EngineError && error.kind === "conflict" && error.details?.status === "pending") return undefined;
     throw error;
   });
   if (!loaded) {

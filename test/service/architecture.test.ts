@@ -4,10 +4,13 @@ import path from "node:path";
 import {
   circles,
   documentedLongFunctions,
+  engineHttpErrorImports,
   importEdges,
   layerBreaks,
   layerOf,
   longFunctions,
+  outsideHttpEdge,
+  packageImporters,
   serviceDirectories,
   serviceFiles,
   type ImportEdge,
@@ -52,6 +55,22 @@ describe("the architecture of service/ (docs/ARCHITECTURE.md, scripts/lib/archit
     expect(across.map((e) => `${e.from} -> ${e.to}`)).to.deep.equal([]);
     const sql = files.filter((f) => f.startsWith("service/routes/") && /\.query(<[^>]*>)?\(|\bSELECT\b|\bINSERT INTO\b/.test(fs.readFileSync(path.join(ROOT, f), "utf8")));
     expect(sql).to.deep.equal([]);
+  });
+
+  it("imports express only at the HTTP edge (http/, routes/, the composition files): the layers below take plain values", () => {
+    const importers = packageImporters("express", files);
+    expect(importers).to.include("service/app.ts"); // the reader sees the imports it is about
+    expect(importers).to.include("service/http/route.ts");
+    expect(outsideHttpEdge(["service/auth/api-key.ts", "service/routes/write.ts", "service/usecases/write.ts", "service/main.ts"])).to.deep.equal([
+      "service/auth/api-key.ts",
+      "service/usecases/write.ts",
+    ]);
+    expect(outsideHttpEdge(importers)).to.deep.equal([]);
+  });
+
+  it("keeps HTTP out of the engine: it throws its own errors (engine/errors.ts), never an ApiError or a catalogue code", () => {
+    expect(engineHttpErrorImports([{ from: "service/engine/send.ts", to: "service/errors.ts", typeOnly: true }])).to.have.length(1);
+    expect(engineHttpErrorImports(edges).map((e) => `${e.from} -> ${e.to}`)).to.deep.equal([]);
   });
 
   it("imports packages by name, never by a path into node_modules", () => {

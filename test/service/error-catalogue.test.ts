@@ -5,7 +5,7 @@ import { Wallet } from "ethers";
 import { apiDocument } from "../../service/app";
 import type { Services } from "../../service/composition";
 import { ERROR_CODES, ERROR_CODE_LIST, isErrorCode } from "../../service/error-codes";
-import { closestName, editDistance } from "../../service/http/input-hints";
+import { closestName, editDistance } from "../../service/wire/near-names";
 import { execute, prepareAndSign } from "../helpers/flow";
 import { getSandbox, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";

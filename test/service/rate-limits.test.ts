@@ -1,5 +1,4 @@
 import { expect } from "chai";
-import type { Request } from "express";
 import { PrepareRateLimiter } from "../../service/auth/rate-limits";
 import { openDb, type Db } from "../../service/store/db";
 import { migrate } from "../../service/store/migrate";
@@ -64,7 +63,7 @@ describe("rate limits on POST /prepare-transactions", function () {
       await migrate(db);
     });
     after(async () => db.close());
-    const request = (ip: string) => ({ ip }) as Request;
+    const request = (ip: string) => ({ ip });
 
     it("20 prepares in flight per IP without a key; the 21st gets a 429 until one finishes", async () => {
       const limiter = new PrepareRateLimiter(db);

@@ -1,0 +1,120 @@
+import { toBeHex, toQuantity } from "ethers";
+import { PaidRelayDelegate__factory } from "../../typechain-types/factories/contracts/payments/PaidRelayDelegate__factory";
+import { encodeCall } from "../chains/abi-words";
+import { decodeRevert, revertDataOf } from "../chains/contracts";
+import type { Chain } from "../chains/registry";
+import { isChainUnavailable } from "../chains/rpc-errors";
+import { describeRevert } from "../domains/rams/mandates";
+import type { BatchTransaction } from "../model/batch";
+import type { ServiceSigner } from "../signers/signer";
+import type { Queryable } from "../store/db";
+
+/*
+ * What a relayed transaction is made of before the relayer signs it: its calldata and gas, wrapped with the payment it
+ * settles when the relayer key delegates to PaidRelayDelegate, and its run on the pending block (WouldRevert).
+ */
+
+/**
+ * Gas the settlement adds to a relayed operation's limit: transferWithAuthorization (signature recovery, two balances,
+ * the authorization's slot: about 60,000 cold), the delegate's checks and calls, with room to spare.
+ */
+const SETTLEMENT_GAS = 120_000n;
+
+const delegateInterface = PaidRelayDelegate__factory.createInterface();
+const SETTLE_AND_CALL = delegateInterface.getFunction("settleAndCall").selector;
+
+/** A relayed transaction whose simulation on the pending block reverts: it is not signed, and nothing is spent. */
+export class WouldRevert extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+  }
+}
+
+/**
+ * The payment a relayed transaction was to carry can no longer ride in it (the relayer's delegation is gone, or the
+ * payment is no longer reserved): nothing is signed; the payment is settled on its own first, or the batch refused.
+ */
+export class PaymentNotCarried extends Error {}
+
+/**
+ * An x402 payment settled inside a relayed operation's transaction: the relayer sends the transaction to itself and
+ * its EIP-7702 code (PaidRelayDelegate) runs `asset.transferWithAuthorization(...)` and then the operation, atomically.
+ */
+export interface OperationSettlement {
+  /** The wallet that pays. */
+  payer: string;
+  /** The payment asset (USDC). */
+  asset: string;
+  /** The complete calldata of transferWithAuthorization, from the payer's signed authorization. */
+  calldata: string;
+  /** Binds the payment to the transaction being signed (inside its database transaction); false: sign without it. */
+  bind(q: Queryable): Promise<boolean>;
+  /** Records the signed transaction's hash on the payment (same database transaction). */
+  setHash(q: Queryable, hash: string): Promise<void>;
+}
+
+/**
+ * What the relayer sends for `tx`: its calldata and gas limit, and, with a payment to settle in it (the delegate
+ * still in place: `stillDelegated`), the call to the relayer itself whose delegate settles and then calls the target.
+ */
+export async function relayedCall(
+  chain: Chain,
+  signer: ServiceSigner,
+  tx: BatchTransaction,
+  options: { data?: string; settle?: OperationSettlement },
+  stillDelegated: () => Promise<boolean>,
+) {
+  // Calldata bound at send time (it names the payer) gets its own gas estimate; the prepared limit is the fallback.
+  const data = options.data ?? tx.unsigned.data;
+  const gasLimit =
+    options.data && options.data !== tx.unsigned.data
+      ? await chain.provider
+          .estimateGas({ from: signer.address, to: tx.unsigned.to, data, value: BigInt(tx.unsigned.value) })
+          .then((g) => toBeHex((g * 125n + 99n) / 100n))
+          .catch(() => tx.unsigned.gasLimit)
+      : tx.unsigned.gasLimit;
+  // With a payment to settle in it: sent to the relayer itself, whose delegate settles and then calls the target.
+  const settle = options.settle && (await stillDelegated()) ? options.settle : undefined;
+  const wrapped = settle && {
+    to: signer.address,
+    data: encodeCall(SETTLE_AND_CALL, [{ address: settle.asset }, { bytes: settle.calldata }, { address: tx.unsigned.to }, { bytes: data }]),
+  };
+  // The operation's own limit plus what the settlement and the delegate add (no second estimate: one round trip less).
+  const wrappedGas = wrapped && toBeHex(BigInt(gasLimit) + SETTLEMENT_GAS);
+  return { data, gasLimit, settle, wrapped, wrappedGas };
+}
+
+/**
+ * The relayed call (with its payment, when it carries one) run on the pending block from the relayer: throws
+ * WouldRevert with the decoded reason when it would revert; a chain that could not be asked throws as it is.
+ */
+export async function simulateRelayedCall(chain: Chain, signer: ServiceSigner, tx: BatchTransaction, call: { data: string; wrapped?: { to: string; data: string } }): Promise<void> {
+  const request = { from: signer.address, to: call.wrapped?.to ?? tx.unsigned.to, data: call.wrapped?.data ?? call.data, value: toQuantity(BigInt(tx.unsigned.value)) };
+  try {
+    await chain.provider.send("eth_call", [request, "pending"]);
+  } catch (error) {
+    if (isChainUnavailable(error)) throw error;
+    const revertData = revertDataOf(error);
+    if (revertData === undefined && !/revert/i.test((error as Error).message ?? "")) throw error;
+    throw new WouldRevert(relayedRevertReason(revertData));
+  }
+}
+
+/**
+ * Why a relayed call would revert, in words: a payment the delegate could not take (the payer's authorization
+ * refused), or the operation's own revert, decoded.
+ */
+function relayedRevertReason(data: string | undefined): string {
+  if (data) {
+    for (const name of ["SettlementFailed", "OperationFailed"] as const) {
+      try {
+        const [inner] = delegateInterface.decodeErrorResult(name, data);
+        const reason = decodeRevert(inner) ?? (inner && inner !== "0x" ? `unknown error ${String(inner).slice(0, 10)}` : "reverted without a reason");
+        return name === "SettlementFailed" ? `the payment could not be taken: ${reason}` : describeRevert(inner).message;
+      } catch {
+        // not this error
+      }
+    }
+  }
+  return describeRevert(data).message;
+}
