@@ -4,6 +4,7 @@ import { ChainUnavailableError, isChainUnavailable } from "./chains/rpc-errors";
 import { ApiError } from "./errors";
 import { errorFacts } from "./logger";
 import { metricsOf } from "./metrics";
+import { toApiError as lowerLayerError } from "./http/error-mapping";
 import { buildOpenApi } from "./http/openapi";
 import { routesRouter, type RouteDefinition } from "./http/route";
 import { adminRoutes } from "./routes/admin";
@@ -158,6 +159,8 @@ export function createApp(services: Services, options: { adminToken: string }): 
  */
 export function toApiError(error: unknown): ApiError {
   if (error instanceof ApiError) return error;
+  const mapped = lowerLayerError(error);
+  if (mapped) return mapped;
   const unavailable = chainUnavailable(error);
   if (unavailable) return unavailable;
   const e = error as { type?: string; status?: number; statusCode?: number; message?: string; code?: string; constraint?: string; expose?: boolean };

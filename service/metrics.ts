@@ -11,7 +11,7 @@ import type { WebhookDispatcher } from "./events/dispatcher";
 import type { X402 } from "./payments/x402";
 
 /** What the metrics read. */
-export type MetricsSources = Pick<Stores, "db" | "webhooks"> & { chains: ChainRegistry; config: Config; eventStreams: EventStreams; relayer: Relayer; walletBalances?: WalletBalances; webhookDispatcher: WebhookDispatcher; x402?: Pick<X402, "failures"> };
+export type MetricsSources = Pick<Stores, "db" | "webhooks"> & { chains: ChainRegistry; config: Config; eventStreams: EventStreams; relayer: Relayer; walletBalances?: Pick<WalletBalances, "current">; webhookDispatcher: WebhookDispatcher; x402?: Pick<X402, "failures"> };
 
 /**
  * Prometheus metrics (GET /metrics), one registry per service instance (tests run several in one process):
