@@ -20,8 +20,8 @@ export type GateServices = KeyServices & X402Services & { prices: Prices };
 
 /**
  * The one place that decides who may call and who pays: API keys per the rule of a route or method, x402 payments
- * (quote, reserve, settle, release) for the calls made without one. Routes and the write flow ask; nobody else reads
- * a key or a payment header.
+ * (quote, reserve, settle, release) for the calls made without one. Routes and the write flow ask, handing over the
+ * payment header's value (read by http/x402-headers.ts only); nobody else reads a key.
  */
 
 export interface Caller {

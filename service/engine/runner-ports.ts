@@ -44,7 +44,7 @@ export interface BatchHooks {
   onConfirmed?(q: Queryable, confirmed: ConfirmedFacts): Promise<Record<string, unknown> | void>;
 }
 
-/** Where the x402 payments of a batch are settled or released (payments/x402.ts), when x402 is on. */
+/** Where the x402 payments of a batch are settled or released (payments/batch-settlement.ts), when x402 is on. */
 export interface SettlementPort {
   /**
    * Before a batch's first broadcast: the payment its only transaction may carry (`canCarry`: relayed by a key that

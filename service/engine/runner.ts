@@ -44,7 +44,9 @@ export class BatchRunner {
     wiring: RunnerWiring,
     private readonly log: Logger,
   ) {
-    ({ settlement: this.settlement, relaySigner: this.relaySigner, onReorged: this.onReorged } = wiring);
+    this.settlement = wiring.settlement;
+    this.relaySigner = wiring.relaySigner;
+    this.onReorged = wiring.onReorged;
     this.ending = new BatchEnding(services, wiring.methods, wiring.settlement, this.reorgedDuringRun, log);
     this.broadcast = new FirstBroadcast(services, wiring.methods, wiring.settlement, wiring.relaySigner, this.ending, this.stop$, log);
     for (const chain of services.chains.list()) chain.reorgWatch.onReorg = (entry) => void this.afterDeepReorg(chain, entry);
