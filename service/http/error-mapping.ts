@@ -2,12 +2,22 @@ import { encodePaymentRequiredHeader } from "@x402/core/http";
 import { ApiError, unauthorized } from "../errors";
 import { AlreadyPaid, PaymentNotSettled, PaymentRequired, X402Unavailable } from "../payments/payment-errors";
 
+/** One mapping per layer whose errors reach a client, each answering undefined for an error that is not its own. */
+const MAPPINGS: ((error: unknown) => ApiError | undefined)[] = [
+  // The payment core (payments/).
+  paymentError,
+];
+
 /**
  * The errors of the layers below HTTP, as answers of the error catalogue (error-codes.ts): the one place that gives
  * them a status, a code and headers. Undefined for an error that is not theirs (app.ts maps the rest).
  */
 export function toApiError(error: unknown): ApiError | undefined {
-  return paymentError(error);
+  for (const map of MAPPINGS) {
+    const mapped = map(error);
+    if (mapped) return mapped;
+  }
+  return undefined;
 }
 
 /** The payment core's refusals (payments/payment-errors.ts). */
