@@ -13,6 +13,7 @@ import { docsAssets, docsRoutes } from "./routes/docs";
 import { metaRoutes } from "./routes/meta";
 import { ramsRoutes } from "./routes/rams";
 import { onboardingRoutes } from "./routes/onboarding";
+import { PAID_READS } from "./routes/paid-reads";
 import { readRoutes } from "./routes/reads";
 import { stoReadRoutes } from "./routes/sto-reads";
 import { writeRoutes } from "./routes/write";
@@ -64,10 +65,9 @@ let tiers: PricedOperation[] | undefined;
 /** pricedOperations with the price tier whose default each takes (the console shows the prices in force). */
 export function pricedOperationTiers(): PricedOperation[] {
   if (tiers) return tiers;
-  const paidReads = allRoutes({} as Services).filter((r) => r.method === "get" && r.access.key === "optional" && r.access.price);
   return (tiers = [
     ...PUBLIC_METHODS.filter((m) => m.access.price).map((m) => ({ operation: m.name, tier: m.access.price! })),
-    ...paidReads.map((r) => ({ operation: r.path.replace(/^\//, ""), tier: r.access.price! })),
+    ...PAID_READS.map((r) => ({ operation: r.path.replace(/^\//, ""), tier: r.tier })),
     { operation: "faucet", tier: "faucet" as const },
   ]);
 }

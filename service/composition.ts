@@ -18,19 +18,22 @@ import { createLogger, type Logger } from "./logger";
 import { methodHooks } from "./methods/hooks";
 import { createMailer } from "./onboarding/mailer";
 import { OperatorKycProvider } from "./onboarding/provider";
-import { ExternalFacilitator, InProcessFacilitator } from "./payments/facilitator";
+import { ExternalFacilitator, InProcessFacilitator, type FacilitatorServices } from "./payments/facilitator";
 import { Prices } from "./payments/pricing";
-import { X402, X402ConfigError } from "./payments/x402";
+import { BatchSettlement } from "./payments/batch-settlement";
+import { paymentTermsOf, X402ConfigError } from "./payments/payment-terms";
+import { PaymentSettler } from "./payments/settler";
+import { X402 } from "./payments/x402";
 import { forgetFinalStatus } from "./reads/transaction-status";
 import { ensureDataEncryptionKey } from "./runtime-files";
 import { checkChainInstances } from "./store/chain-instances";
 import { openDb, type Db } from "./store/db";
 import { migrate } from "./store/migrate";
 import { assertSchemaCurrent } from "./store/schema-version";
-import { openStores } from "./store/stores";
+import { openStores, type Stores } from "./store/stores";
 import { openServiceWallets, type ServiceWallets } from "./signers/service-wallets";
 import { PlannerStatistics } from "./store/planner-statistics";
-import { WalletBalances } from "./wallet-balances";
+import { WalletBalanceWatch } from "./wallet-balances";
 import type { Services } from "./usecases/services";
 
 export type { Services };
@@ -39,6 +42,8 @@ export interface ComposeOptions {
   /** Use this database instead of opening the configured one (tests share one); it is not closed by dispose. */
   db?: Db;
   logger?: Logger;
+  /** The address the service listens on (the port is opened before it is composed): its base URL without PUBLIC_BASE_URL. */
+  listeningUrl?: string;
 }
 
 /** The composed service and how to close what compose opened. */
@@ -73,7 +78,7 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
   };
   try {
     wallets = openServiceWallets(config);
-    services = await buildServices(config, db, chains, wallets, logger);
+    services = await buildServices(config, db, chains, wallets, logger, options.listeningUrl ?? `http://${config.HOST}:${config.PORT}`);
     return { services, dispose };
   } catch (error) {
     await dispose();
@@ -81,7 +86,7 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
   }
 }
 
-async function buildServices(config: Config, db: Db, chains: ChainRegistry, wallets: ServiceWallets, logger: Logger): Promise<Services> {
+async function buildServices(config: Config, db: Db, chains: ChainRegistry, wallets: ServiceWallets, logger: Logger, listeningUrl: string): Promise<Services> {
   // The local sandbox migrates as it starts; a production start only checks: `npm run migrate` changes its schema.
   if (config.profile === "local") {
     const applied = await migrate(db);
@@ -92,11 +97,33 @@ async function buildServices(config: Config, db: Db, chains: ChainRegistry, wall
   const stores = openStores(db, sealer, logger);
   const sealed = { payments: await stores.payments.sealClearSecrets(), transactions: await stores.batches.sealClearSigned(), kyc: await stores.kyc.sealClearDetails() };
   if (sealed.payments || sealed.transactions || sealed.kyc) logger.info(sealed, "sealed what this database held in clear before this version");
-  const services = {
+  const baseUrl = config.PUBLIC_BASE_URL?.replace(/\/$/, "") ?? listeningUrl;
+  const eventNotifier = new EventNotifier(db);
+  const relayer = new Relayer({ ...stores, chains, config }, logger.child({ component: "relayer" }), wallets.relayer);
+  const walletBalances = new WalletBalanceWatch({ chains, config, logger, relayer, wallets });
+  // Keys added on a running service (by an earlier run, or another instance) are held and set up before any batch is
+  // resumed, as the configuration's are by syncNonces below.
+  const relayerKeyRotation = new RelayerKeyRotation({ ...stores, chains, relayer }, logger.child({ component: "relayer-keys" }), () => walletBalances.keysChanged());
+  await relayerKeyRotation.refresh();
+  await relayerKeyRotation.settled();
+  await checkChainInstances({ ...stores, chains, config, logger });
+  const payments = await paymentsOf({ ...stores, chains, config, logger, wallets });
+  const runner = new BatchRunner(
+    { ...stores, chains, config, relayer },
+    {
+      methods: methodHooks({ ...stores, config, chains, baseUrl, relayer }),
+      settlement: payments?.settlement,
+      relaySigner: (batch, tx, signOptions) => relayer.sign(batch, tx, signOptions),
+      onReorged: (txId) => forgetFinalStatus(stores, txId),
+    },
+    logger.child({ component: "runner" }),
+  );
+  await relayer.syncNonces();
+  return {
     ...stores,
     config,
     wallets,
-    baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`,
+    baseUrl,
     logger,
     chains,
     rateLimiter: new RateLimiter(db),
@@ -104,29 +131,31 @@ async function buildServices(config: Config, db: Db, chains: ChainRegistry, wall
     prices: new Prices(db, config.ENVIRONMENT),
     kycProvider: new OperatorKycProvider(db, stores.kyc),
     mailer: createMailer(config),
-    eventNotifier: new EventNotifier(db),
-  } as Partial<Services> as Services; // the engine, payments and events are wired in just below
-  services.webhookDispatcher = new WebhookDispatcher(services, logger.child({ component: "webhooks" }));
-  services.eventStreams = new EventStreams(services, logger.child({ component: "event-stream" }));
-  services.relayer = new Relayer(services, logger.child({ component: "relayer" }), wallets.relayer);
-  services.runner = new BatchRunner(services, methodHooks(services), logger.child({ component: "runner" }));
-  services.runner.relaySigner = (batch, tx, signOptions) => services.relayer.sign(batch, tx, signOptions);
-  services.runner.onReorged = (txId) => forgetFinalStatus(services, txId);
-  services.preparedExpiry = new PreparedExpiry(services, logger.child({ component: "batches" }));
-  // Keys added on a running service (by an earlier run, or another instance) are held and set up before any batch is
-  // resumed, as the configuration's are by syncNonces below.
-  services.relayerKeyRotation = new RelayerKeyRotation(services, logger.child({ component: "relayer-keys" }));
-  await services.relayerKeyRotation.refresh();
-  await services.relayerKeyRotation.settled();
-  await checkChainInstances(services);
-  services.x402 = await X402.create(services, (chain) => facilitatorFor(services, chain));
-  services.runner.settlement = services.x402;
-  await services.relayer.syncNonces();
-  return services;
+    eventNotifier,
+    webhookDispatcher: new WebhookDispatcher({ ...stores, config, eventNotifier }, logger.child({ component: "webhooks" })),
+    eventStreams: new EventStreams({ ...stores, config, eventNotifier }, logger.child({ component: "event-stream" })),
+    relayer,
+    relayerKeyRotation,
+    runner,
+    preparedExpiry: new PreparedExpiry({ ...stores, config }, logger.child({ component: "batches" })),
+    x402: payments?.gate,
+    paymentSettler: payments?.settler,
+    walletBalances,
+    plannerStatistics: new PlannerStatistics(db, logger.child({ component: "store" })),
+  };
+}
+
+/** The x402 parts, built once their terms are known (undefined when X402_ENABLED=false): the gate, the settler, the runner's port. */
+async function paymentsOf(services: Stores & { chains: ChainRegistry; config: Config; logger: Logger; wallets: ServiceWallets }) {
+  const terms = await paymentTermsOf(services, (chain) => facilitatorFor(services, chain));
+  if (!terms) return undefined;
+  const log = services.logger.child({ component: "x402" });
+  const settler = new PaymentSettler(services, terms, log);
+  return { settler, gate: new X402(services, terms, settler, log), settlement: new BatchSettlement(services, terms, settler, log) };
 }
 
 /** Who verifies and settles x402 payments: an external facilitator, or the in-process one with the settlement key. */
-function facilitatorFor(services: Services, chain: Chain) {
+function facilitatorFor(services: FacilitatorServices & { wallets: ServiceWallets }, chain: Chain) {
   const { config } = services;
   if (config.X402_FACILITATOR_URL) return new ExternalFacilitator(config.X402_FACILITATOR_URL);
   if (!services.wallets.settlement) throw new X402ConfigError("x402 needs a settlement key (X402_SETTLEMENT_PRIVATE_KEY, X402_SETTLEMENT_KEYSTORE or X402_SETTLEMENT_PKCS11_MODULE) or X402_FACILITATOR_URL (or X402_ENABLED=false)");
@@ -142,20 +171,13 @@ export async function beginWork(services: Services): Promise<void> {
   const { logger } = services;
   const resumed = await services.runner.resumeAll();
   if (resumed) logger.info({ resumed }, "resuming batches left mid-flight");
-  await services.x402?.recover();
-  services.x402?.startRecovery();
+  await services.paymentSettler?.recover();
+  services.paymentSettler?.startRecovery();
   await services.runner.watchRecent().catch((error) => logger.warn({ err: (error as Error).message }, "recent confirmations not watched for reorgs"));
   services.runner.startSweeper();
   services.preparedExpiry.start();
   services.relayerKeyRotation.start();
-  const watchBalances = () => {
-    services.walletBalances?.stop();
-    services.walletBalances = WalletBalances.forService(services);
-    services.walletBalances.start();
-  };
-  watchBalances();
-  services.relayerKeyRotation.onKeysChanged = watchBalances;
-  services.plannerStatistics = new PlannerStatistics(services.db, logger.child({ component: "store" }));
+  services.walletBalances.start();
   await services.plannerStatistics.start();
   await services.eventNotifier.start();
   await services.webhookDispatcher.start();
@@ -169,11 +191,11 @@ export async function endWork(services: Services, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   const left = () => Math.max(0, deadline - Date.now());
   const { logger } = services;
-  services.x402?.stop();
+  services.paymentSettler?.stop();
   services.preparedExpiry.stop();
   await services.relayerKeyRotation.stop();
-  services.walletBalances?.stop();
-  await services.plannerStatistics?.stop();
+  services.walletBalances.stop();
+  await services.plannerStatistics.stop();
   services.eventStreams.stop();
   if (!(await settledWithin(services.runner.stop(), left()))) logger.warn({ timeoutMs: ms }, "batch runs still waiting on a chain; they resume at the next start");
   if (!(await settledWithin(Promise.all([services.webhookDispatcher.stop(), services.eventNotifier.stop()]), left()))) {

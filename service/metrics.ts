@@ -11,7 +11,7 @@ import type { WebhookDispatcher } from "./events/dispatcher";
 import type { X402 } from "./payments/x402";
 
 /** What the metrics read. */
-export type MetricsSources = Pick<Stores, "db" | "webhooks"> & { chains: ChainRegistry; config: Config; eventStreams: EventStreams; relayer: Relayer; walletBalances?: WalletBalances; webhookDispatcher: WebhookDispatcher; x402?: Pick<X402, "failures"> };
+export type MetricsSources = Pick<Stores, "db" | "webhooks"> & { chains: ChainRegistry; config: Config; eventStreams: EventStreams; relayer: Relayer; walletBalances?: Pick<WalletBalances, "current">; webhookDispatcher: WebhookDispatcher; x402?: Pick<X402, "failures"> };
 
 /**
  * Prometheus metrics (GET /metrics), one registry per service instance (tests run several in one process):
@@ -116,14 +116,16 @@ export class Metrics {
         this.set({ version, environment: services.config.ENVIRONMENT, database: services.db.kind }, 1);
       },
     });
-    const deliveries = new Counter({
+    new Counter({
       name: "tak_webhook_deliveries_total",
       help: "Webhook delivery attempts of this process by outcome: delivered (2xx), retry (failed, another attempt scheduled), failed (schedule spent), lost_lease (answer not recorded: another instance took the delivery)",
       labelNames: ["outcome"],
       registers,
+      collect() {
+        this.reset();
+        for (const outcome of ["delivered", "retry", "failed", "lost_lease"] as const) this.inc({ outcome }, services.webhookDispatcher?.outcomes[outcome] ?? 0);
+      },
     });
-    for (const outcome of ["delivered", "retry", "failed", "lost_lease"]) deliveries.inc({ outcome }, 0);
-    if (services.webhookDispatcher) services.webhookDispatcher.onOutcome = (outcome) => deliveries.inc({ outcome });
     // The two outbox gauges share one read per scrape.
     let backlogRead: { at: number; done: Promise<{ pending: number; delivering: number; oldestUndeliveredSeconds: number }> } | undefined;
     const backlog = () => {

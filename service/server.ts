@@ -46,7 +46,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const starting = async () => {
     // The API's modules load once the port is open: until then only /health's "starting" is there to answer.
     const [{ createApp }, composition] = await Promise.all([import("./app"), import("./composition")]);
-    return { createApp, ...composition, composed: await composition.compose(config, options) };
+    return { createApp, ...composition, composed: await composition.compose(config, { ...options, listeningUrl: url }) };
   };
   const { createApp, beginWork, endWork, composed } = await starting().catch(async (error: unknown) => {
     server.closeAllConnections();
@@ -58,7 +58,6 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const { logger, chains, db } = services;
   answer = createApp(services, { adminToken: ensureAdminToken(config) });
   const inFlight = countRequests(server);
-  services.baseUrl = config.PUBLIC_BASE_URL?.replace(/\/$/, "") ?? url;
   writeRuntimeFile(config, { pid: process.pid, url });
   logger.info({ url, environment: config.ENVIRONMENT, chains: chains.list().map((c) => c.chainId), db: db.kind }, "service listening");
   await beginWork(services);

@@ -2,12 +2,11 @@ import { formatEther, type Provider } from "ethers";
 import type { Logger } from "./logger";
 import type { ChainRegistry } from "./chains/registry";
 import type { Config } from "./config";
-import type { X402 } from "./payments/x402";
 import type { Relayer } from "./engine/relayer";
 import type { ServiceWallets } from "./signers/service-wallets";
 
 /** What the wallet-balance reader uses. */
-export type BalanceServices = { chains: ChainRegistry; config: Config; logger: Logger; relayer: Pick<Relayer, "addresses">; x402?: X402; wallets: Pick<ServiceWallets, "settlement"> };
+export type BalanceServices = { chains: ChainRegistry; config: Config; logger: Logger; relayer: Pick<Relayer, "addresses">; wallets: Pick<ServiceWallets, "settlement"> };
 
 /** A wallet the service signs with and pays gas from, on one chain. */
 export interface ServiceWallet {
@@ -67,7 +66,8 @@ export class WalletBalances {
     }
     const paymentChain = services.chains.find(config.x402PaymentChainId);
     const settlement = services.wallets.settlement;
-    if (services.x402 && settlement && !config.X402_FACILITATOR_URL && paymentChain) {
+    // X402_ENABLED: a service that starts with it takes payments (compose refuses a start that could not).
+    if (config.X402_ENABLED && settlement && !config.X402_FACILITATOR_URL && paymentChain) {
       wallets.push({ role: "settlement", chainId: paymentChain.chainId, address: settlement.address, provider: paymentChain.provider });
     }
     return new WalletBalances(wallets, services.logger.child({ component: "wallet-balances" }));
@@ -129,4 +129,42 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]).finally(() =>
     clearTimeout(timer),
   );
+}
+
+/**
+ * The balances of a running service's wallets, following its relayer keys: once started, a change of keys (a key
+ * added or let go by the rotation) reads the wallets again from scratch. Before start (and after stop) it has none.
+ */
+export class WalletBalanceWatch {
+  private balances?: WalletBalances;
+  private stopped = false;
+
+  constructor(private readonly services: BalanceServices) {}
+
+  start(): void {
+    if (this.stopped) return;
+    this.balances?.stop();
+    this.balances = WalletBalances.forService(this.services);
+    this.balances.start();
+  }
+
+  /** The relayer keys changed: watched again when the watch runs. */
+  keysChanged(): void {
+    if (this.balances) this.start();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    this.balances?.stop();
+  }
+
+  /** Reads every wallet now (see WalletBalances.refresh). */
+  async refresh(): Promise<void> {
+    await this.balances?.refresh();
+  }
+
+  /** The last readings (see WalletBalances.current); none before start. */
+  async current(maxAgeMs?: number, waitMs?: number): Promise<WalletBalance[]> {
+    return (await this.balances?.current(maxAgeMs, waitMs)) ?? [];
+  }
 }

@@ -152,8 +152,6 @@ export const HTTP_EDGE = [
   "server.ts",
   "composition.ts",
   "main.ts",
-  // Until the payment core without HTTP lands (issue 42, the payments part), x402.ts still reads the Express request.
-  "payments/x402.ts",
 ];
 
 /** The files of `importers` that are not at the HTTP edge. */

@@ -20,8 +20,8 @@ export type GateServices = KeyServices & X402Services & { prices: Prices };
 
 /**
  * The one place that decides who may call and who pays: API keys per the rule of a route or method, x402 payments
- * (quote, reserve, settle, release) for the calls made without one. Routes and the write flow ask; nobody else reads
- * a key or a payment header.
+ * (quote, reserve, settle, release) for the calls made without one. Routes and the write flow ask, handing over the
+ * payment header's value (read by http/x402-headers.ts only); nobody else reads a key.
  */
 
 export interface Caller {
@@ -39,12 +39,6 @@ export function requireKeyOf(caller: Caller, rule: AccessRule): Caller {
   if (rule.key === "required" && !caller.apiKey) throw missingKeyError(rule.missingKey ?? "endpoint");
   return caller;
 }
-
-/**
- * The request as payments/x402.ts still types it (Express's): it reads nothing of it but its headers (`header()`),
- * which every RequestFacts has. Goes when the HTTP-free payment core, which takes the header's string, lands.
- */
-export const paymentRequest = (req: RequestFacts) => req as Parameters<X402["reserve"]>[0];
 
 /** The URL a client called, for x402 resource descriptions. */
 export function resourceUrl(services: GateServices, req: RequestFacts, path?: string): string {
@@ -67,6 +61,8 @@ export class CallPayment {
     private readonly req: RequestFacts,
     private readonly rule: AccessRule,
     readonly caller: Caller,
+    /** The payment header's value, as the client sent it (http/x402-headers.ts). */
+    private readonly paymentHeader: string | undefined,
   ) {}
 
   /**
@@ -94,20 +90,19 @@ export class CallPayment {
             }
           }
         : undefined;
-    this.payment = await x402.reserve(paymentRequest(this.req), charge, check);
+    this.payment = await x402.reserve(this.paymentHeader, charge, check);
     this.charge = charge;
   }
 
   private charge?: Charge;
 
   /**
-   * After the handler succeeded, before its answer leaves: settled, and the PAYMENT-RESPONSE header; a payment that
-   * could not be settled withholds the answer (a 402 with the reason, or a 503 for a failure of the service's).
+   * After the handler succeeded, before its answer leaves: the settlement (for PAYMENT-RESPONSE); a payment that could
+   * not be settled withholds the answer (a 402 with the reason, or a 503 for a failure of the service's).
    */
-  async settle(): Promise<Record<string, string>> {
-    if (!this.payment || !this.charge) return {};
-    const settlement = await this.services.x402!.settleBeforeAnswer(this.payment, this.charge);
-    return this.services.x402!.responseHeader(settlement);
+  async settle(): Promise<SettleResponse | undefined> {
+    if (!this.payment || !this.charge) return undefined;
+    return this.services.x402!.settleBeforeAnswer(this.payment, this.charge);
   }
 
   async release(reason: string): Promise<void> {
@@ -154,17 +149,19 @@ export async function admitPrepare(
 /**
  * Runs `store` (which persists the prepared batch) under the prepare's payment: free with a key or when relayed;
  * otherwise the prepare share is reserved first (402 without a payment header), settled once the batch is stored, and
- * released if storing fails. Returns the response additions: the send quote and the PAYMENT-RESPONSE header.
+ * released if storing fails. Returns the response additions: the send quote and the settlement (PAYMENT-RESPONSE).
+ * `paymentHeader`: the payment header's value, as the client sent it.
  */
 export async function chargePrepare<T extends { txId: string }>(
   services: GateServices,
   req: RequestFacts,
+  paymentHeader: string | undefined,
   access: PrepareAccess,
   input: { method: MethodDefinition; mode: ExecutionMode; txId: string },
   store: () => Promise<T>,
-): Promise<{ body: T & { x402Requirements?: PaymentRequirements }; headers: Record<string, string> }> {
+): Promise<{ body: T & { x402Requirements?: PaymentRequirements }; settlement?: SettleResponse }> {
   const { x402, price } = access;
-  if (!x402 || price === undefined) return { body: await store(), headers: {} };
+  if (!x402 || price === undefined) return { body: await store() };
   const { method, mode, txId } = input;
   const sendQuote = x402.requirements({
     subject: `send:${txId}`,
@@ -175,7 +172,7 @@ export async function chargePrepare<T extends { txId: string }>(
     txId,
   });
   const prepareShare = shareOf(price, mode, "prepare");
-  if (prepareShare === 0n) return { body: { ...(await store()), x402Requirements: sendQuote }, headers: {} };
+  if (prepareShare === 0n) return { body: { ...(await store()), x402Requirements: sendQuote } };
   const charge: Charge = {
     subject: `prepare:${txId}`,
     routeKey: "POST /prepare-transactions",
@@ -184,7 +181,7 @@ export async function chargePrepare<T extends { txId: string }>(
     description: `${method.name}: prepare`,
     txId,
   };
-  const payment = await x402.reserve(paymentRequest(req), charge);
+  const payment = await x402.reserve(paymentHeader, charge);
   let stored: T;
   try {
     stored = await store();
@@ -194,7 +191,7 @@ export async function chargePrepare<T extends { txId: string }>(
   }
   // The prepared transactions are answered only once their share is paid (else a 402 or 503 withholds them).
   const settlement: SettleResponse = await x402.settleBeforeAnswer(payment, charge);
-  return { body: { ...stored, x402Requirements: sendQuote }, headers: x402.responseHeader(settlement) };
+  return { body: { ...stored, x402Requirements: sendQuote }, settlement };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -231,6 +228,7 @@ export function admitSend(services: GateServices, caller: Caller, batch: Batch, 
 export async function chargeSend(
   services: GateServices,
   req: RequestFacts,
+  paymentHeader: string | undefined,
   access: SendAccess,
   batch: Batch,
   method: MethodDefinition,
@@ -239,7 +237,7 @@ export async function chargeSend(
   if (!access.x402) return undefined;
   const price = await services.prices.of(batch.method, method.access.price ?? "write");
   return access.x402.reserve(
-    paymentRequest(req),
+    paymentHeader,
     {
       subject: `send:${batch.txId}`,
       routeKey: "POST /send-transactions",

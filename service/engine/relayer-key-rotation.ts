@@ -23,10 +23,12 @@ export class RelayerKeyRotation {
   private readonly settingUp = new Map<string, Promise<void>>();
   /** The last error reported per key that could not be opened (reported again only when it changes). */
   private readonly reported = new Map<string, string>();
-  /** Called when a key starts taking batches or is let go (the wallet balances follow the keys). */
-  onKeysChanged?: () => void;
-
-  constructor(private readonly services: KeyRotationServices, private readonly log: Logger) {}
+  constructor(
+    private readonly services: KeyRotationServices,
+    private readonly log: Logger,
+    /** Called when a key starts taking batches or is let go (the wallet balances follow the keys). */
+    private readonly onKeysChanged: () => void = () => undefined,
+  ) {}
 
   start(): void {
     this.timer = setInterval(() => void this.refresh(), KEY_REFRESH_MS);
@@ -64,7 +66,7 @@ export class RelayerKeyRotation {
       );
     });
     for (const { chainId, address } of removed) this.log.info({ chainId, relayer: address }, "relayer key removed: no longer signs");
-    if (removed.length) this.onKeysChanged?.();
+    if (removed.length) this.onKeysChanged();
     for (const { chainId, signer } of starting) this.setUp(chainId, signer);
   }
 
@@ -78,7 +80,7 @@ export class RelayerKeyRotation {
       .then(() => {
         this.services.relayer.keys.activate(chainId, signer.address);
         this.log.info({ chainId, relayer: signer.address, kind: signer.kind }, "relayer key added: takes new operations");
-        this.onKeysChanged?.();
+        this.onKeysChanged();
       })
       .catch((error: unknown) =>
         this.log.warn({ chainId, relayer: signer.address, err: errorFacts(error) }, "relayer key not set up yet; tried again at the next refresh")

@@ -34,8 +34,8 @@ export class WebhookDispatcher {
   private loop?: Promise<void>;
   private unsubscribe?: () => void;
   private pruner?: NodeJS.Timeout;
-  /** Called with each attempt's outcome (metrics). */
-  onOutcome?: (label: DeliveryOutcomeLabel, endpointId: string) => void;
+  /** Attempts of this process by outcome (metrics). */
+  readonly outcomes: Record<DeliveryOutcomeLabel, number> = { delivered: 0, retry: 0, failed: 0, lost_lease: 0 };
 
   constructor(
     private readonly services: DispatcherServices,
@@ -184,7 +184,7 @@ export class WebhookDispatcher {
       return;
     }
     const label: DeliveryOutcomeLabel = status === undefined ? "lost_lease" : status === "delivered" ? "delivered" : status === "failed" ? "failed" : "retry";
-    this.onOutcome?.(label, d.endpointId);
+    this.outcomes[label]++;
     if (label !== "delivered") {
       this.log.info({ deliveryId: d.id, endpointId: d.endpointId, eventId: d.event.id, attempt: d.attempt, status: outcome.statusCode, error: outcome.error, outcome: label }, "webhook not delivered");
     }

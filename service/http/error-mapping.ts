@@ -1,20 +1,34 @@
+import { encodePaymentRequiredHeader } from "@x402/core/http";
 import { EngineError } from "../engine/errors";
-import { ApiError, badRequest } from "../errors";
+import { ApiError, badRequest, unauthorized } from "../errors";
+import { AlreadyPaid, PaymentNotSettled, PaymentRequired, X402Unavailable } from "../payments/payment-errors";
+
+/** One mapping per layer whose errors reach a client, each answering undefined for an error that is not its own. */
+const MAPPINGS: ((error: unknown) => ApiError | undefined)[] = [
+  // Already an answer of the catalogue, thrown by a layer that may name HTTP statuses (methods, domains, use cases).
+  (error) => (error instanceof ApiError ? error : undefined),
+  // The engine (engine/errors.ts).
+  engineError,
+  // The payment core (payments/payment-errors.ts).
+  paymentError,
+];
 
 /**
- * The one place where the errors of the layers below are given their answer in the error catalogue: an ApiError as
- * it is, a known error of a lower layer as the ApiError its kind maps to, anything else undefined (the error handler
- * then reads it as an error of the HTTP layer itself, or a bug).
+ * The errors of the layers below HTTP, as answers of the error catalogue (error-codes.ts): the one place that gives
+ * them a status, a code and headers. Undefined for an error that is not theirs (the error handler then reads it as an
+ * error of the HTTP layer itself, or a bug).
  */
 export function toApiError(error: unknown): ApiError | undefined {
-  if (error instanceof ApiError) return error;
-  if (error instanceof EngineError) return engineAnswer(error);
+  for (const map of MAPPINGS) {
+    const mapped = map(error);
+    if (mapped) return mapped;
+  }
   return undefined;
 }
 
-// The engine's errors (service/engine/errors.ts): each kind is one code of the catalogue; message and details as thrown.
-
-function engineAnswer(error: EngineError): ApiError {
+/** Each kind of the engine's errors is one code of the catalogue; message and details as thrown. */
+function engineError(error: unknown): ApiError | undefined {
+  if (!(error instanceof EngineError)) return undefined;
   const { message, details } = error;
   switch (error.kind) {
     // Invalid input has one shape (the field at fault and its issues), as for input the HTTP layer refuses itself.
@@ -39,4 +53,17 @@ function engineAnswer(error: EngineError): ApiError {
     case "unavailable":
       return new ApiError("UNAVAILABLE", message, details);
   }
+}
+
+/** The payment core's refusals. */
+function paymentError(error: unknown): ApiError | undefined {
+  if (error instanceof PaymentRequired) {
+    return new ApiError("PAYMENT_REQUIRED", error.message, error.details, { "PAYMENT-REQUIRED": encodePaymentRequiredHeader(error.quote) });
+  }
+  if (error instanceof AlreadyPaid) return new ApiError("ALREADY_PAID", error.message, { subject: error.subject });
+  if (error instanceof PaymentNotSettled) {
+    return new ApiError("PAYMENT_NOT_SETTLED", error.message, { paymentId: error.paymentId, settlementInFlight: error.settlementInFlight }, { "Retry-After": "5" });
+  }
+  if (error instanceof X402Unavailable) return unauthorized(error.message, error.chainId === undefined ? undefined : { chainId: error.chainId });
+  return undefined;
 }

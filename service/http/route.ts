@@ -11,6 +11,7 @@ import { guardInput } from "./input-guard";
 import { withMisspellingHint } from "./input-hints";
 import { knownKeys } from "../wire/near-names";
 import { parseInput } from "../wire/parse-input";
+import { paymentHeaderOf, paymentResponseHeaders } from "./x402-headers";
 
 export type HttpMethod = "get" | "post" | "patch" | "delete";
 
@@ -210,11 +211,11 @@ function routeHandler(route: RouteDefinition<any, any>, services: RouterServices
       const rawQuery = route.method === "get" ? { ...(isObject(req.body) ? req.body : {}), ...req.query } : req.query;
       const query = route.query ? parseInput(route.query, rawQuery, "query") : rawQuery;
       const body = route.body ? parseInput(route.body, req.body, "body") : req.body;
-      payment = new CallPayment(services, req, route.access, caller);
+      payment = new CallPayment(services, req, route.access, caller, paymentHeaderOf(req));
       const result = await route.handler({ query, body, req, res, caller, payment });
       if (res.headersSent) return;
       const shaped = isRouteResult(result) ? result : { body: result };
-      const settled = await payment.settle();
+      const settled = paymentResponseHeaders(await payment.settle());
       const headers = { ...shaped.headers, ...settled };
       // Kept before it leaves: a retry that follows the answer at once finds it.
       await idempotent?.keep({ status: shaped.status ?? 200, body: shaped.body instanceof JsonText ? JSON.parse(shaped.body.text) : shaped.body, headers });

@@ -1,4 +1,4 @@
-import type { BatchHooks } from "../engine/runner";
+import type { BatchHooks } from "../engine/runner-ports";
 import { findMethod } from "./index";
 import type { MethodServices } from "./types";
 

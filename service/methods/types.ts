@@ -1,7 +1,7 @@
 import type { ZodType } from "zod";
 import type { ExecutionMode } from "../wire/fields";
 import type { AccessRule } from "../auth/access-rules";
-import type { ConfirmedFacts } from "../engine/runner";
+import type { ConfirmedFacts } from "../engine/runner-ports";
 import type { PlannedCall } from "../model/batch";
 import type { Queryable } from "../store/db";
 import type { Batch } from "../model/batch";

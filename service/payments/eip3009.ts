@@ -132,7 +132,7 @@ function plainAuthorization(payload: PaymentPayload): { authorization: Authoriza
  * JavaScript per payment to recover the signer (viem's secp256k1): here it is recovered natively
  * (crypto/secp256k1.ts), and the transfer is simulated as the library simulates it (eth_call on the pending block).
  * Undefined for every other payment (a smart wallet, ERC-6492, Permit2, an unusual encoding): the library verifies
- * those. The payment asset was checked to be a contract with EIP-3009 when x402 started (payments/x402.ts).
+ * those. The payment asset was checked to be a contract with EIP-3009 when x402 started (payments/payment-terms.ts).
  */
 export async function verifyPlainTransferAuthorization(chain: Chain, payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse | undefined> {
   const plain = plainAuthorization(payload);

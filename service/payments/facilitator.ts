@@ -39,7 +39,7 @@ const BATCH_BASE_GAS = 60_000n;
  * A settlement that failed: `final` when this settlement can no longer succeed (reverted, refused by the node, its
  * authorization expired or used elsewhere), else in passing (then it is tried again); `minedWithout` when its
  * transaction was mined without settling the payment. Whether the payment is released is decided by whether the
- * payer's authorization can still be used (payments/x402.ts): a refusal of ours (the settlement wallet without gas)
+ * payer's authorization can still be used (payments/settler.ts): a refusal of ours (the settlement wallet without gas)
  * keeps it owed.
  */
 export class SettlementError extends Error {

@@ -89,16 +89,17 @@ export function isFinal({ batch, payments }: FinalStatus): boolean {
   return batchFinal && payments.every((p) => p.status === "settled" || p.status === "released");
 }
 
-const finalStatuses = new WeakMap<StatusServices, FinalStatuses>();
+/** One cache per service instance, keyed by its batch store (the runner forgets through it, before the service is whole). */
+const finalStatuses = new WeakMap<StatusServices["batches"], FinalStatuses>();
 const finalStatusesOf = (services: StatusServices) => {
-  let cache = finalStatuses.get(services);
-  if (!cache) finalStatuses.set(services, (cache = new FinalStatuses(services)));
+  let cache = finalStatuses.get(services.batches);
+  if (!cache) finalStatuses.set(services.batches, (cache = new FinalStatuses(services)));
   return cache;
 };
 
 /** A batch a reorg changed: its status is read from the database again. */
-export function forgetFinalStatus(services: StatusServices, txId: string): void {
-  finalStatuses.get(services)?.forget(txId.toLowerCase());
+export function forgetFinalStatus(services: Pick<StatusServices, "batches">, txId: string): void {
+  finalStatuses.get(services.batches)?.forget(txId.toLowerCase());
 }
 
 /**

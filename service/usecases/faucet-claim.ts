@@ -1,11 +1,12 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { BKN__factory } from "../../typechain-types/factories/contracts/payments/BKN__factory";
-import { paymentRequest, resourceUrl, type Caller } from "../access/gate";
+import { resourceUrl, type Caller } from "../access/gate";
 import { shareOf } from "../auth/access-rules";
 import type { Chain } from "../chains/registry";
 import { newTxId } from "../engine/prepare";
 import { ApiError, badRequest, conflict, notFound, outOfCredits } from "../errors";
+import { paymentHeaderOf, paymentResponseHeaders } from "../http/x402-headers";
 import { findMethod } from "../methods";
 import { prepareBatch } from "../methods/prepare";
 import type { Batch } from "../model/batch";
@@ -48,7 +49,7 @@ export async function claimFaucet(services: Services, req: RequestFacts, caller:
 
   const claim = { id: randomUUID(), recipient, txId: newTxId(), idempotencyKey, apiKeyId: apiKey?.id ?? null };
   const payment = x402
-    ? await x402.reserve(paymentRequest(req), {
+    ? await x402.reserve(paymentHeaderOf(req), {
         subject: `faucet:${idempotencyKey}`,
         routeKey: "POST /faucet/bkn",
         amount: shareOf(await services.prices.of("faucet", "faucet"), "service-relayed", "send"),
@@ -112,6 +113,6 @@ async function faucetResponse(services: Services, batch: Batch, claim: { id: str
       ...(batch.error ? { error: batch.error } : {}),
       ...(payment ? { payment: paymentView(payment) } : {}),
     } satisfies z.infer<typeof FaucetClaim>,
-    headers: payment?.status === "settled" ? services.x402!.responseHeader(payment.settlement) : {},
+    headers: payment?.status === "settled" ? paymentResponseHeaders(payment.settlement) : {},
   };
 }

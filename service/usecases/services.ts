@@ -13,11 +13,12 @@ import type { Logger } from "../logger";
 import type { Mailer } from "../onboarding/mailer";
 import type { KycProvider } from "../onboarding/provider";
 import type { Prices } from "../payments/pricing";
+import type { PaymentSettler } from "../payments/settler";
 import type { X402 } from "../payments/x402";
 import type { ServiceWallets } from "../signers/service-wallets";
 import type { Stores } from "../store/stores";
 import type { PlannerStatistics } from "../store/planner-statistics";
-import type { WalletBalances } from "../wallet-balances";
+import type { WalletBalanceWatch } from "../wallet-balances";
 
 /**
  * Everything the service is made of, as the routes and the app receive it; built once per process by compose()
@@ -26,7 +27,7 @@ import type { WalletBalances } from "../wallet-balances";
  */
 export interface Services extends Stores {
   config: Config;
-  /** Where clients reach this service: PUBLIC_BASE_URL, else the address it listens on (set once listening). */
+  /** Where clients reach this service: PUBLIC_BASE_URL, else the address it listens on (opened before compose). */
   baseUrl: string;
   logger: Logger;
   chains: ChainRegistry;
@@ -44,10 +45,12 @@ export interface Services extends Stores {
   wallets: ServiceWallets;
   /** The x402 payment gate; undefined when x402 is disabled or not configured on this deployment. */
   x402?: X402;
-  /** Balances of the relayer and settlement wallets, read in the background (set once the service listens). */
-  walletBalances?: WalletBalances;
-  /** The embedded database's planner statistics, refreshed in the background (set once the service listens). */
-  plannerStatistics?: PlannerStatistics;
+  /** What happens to reserved payments (settled, released, recovered after a restart); undefined as x402 is. */
+  paymentSettler?: PaymentSettler;
+  /** Balances of the relayer and settlement wallets, read in the background once the service listens. */
+  walletBalances: WalletBalanceWatch;
+  /** The embedded database's planner statistics, refreshed in the background once the service listens. */
+  plannerStatistics: PlannerStatistics;
   /** Who decides a KYC review (the operator), and the mailer of invitations (undefined without SMTP_URL). */
   kycProvider: KycProvider;
   mailer?: Mailer;

@@ -3,9 +3,11 @@ import { newTxId } from "../engine/prepare";
 import { EngineError } from "../engine/errors";
 import { replacePendingTransactions } from "../engine/replace";
 import { assertHashesFree, assertReportedTransactions, loadBatchToSend, loadSendableBatch, normalizeSendBody, reportable, sendingState, type SendBody, type SendRequest } from "../engine/send";
-import { ApiError, badRequest, conflict, outOfCredits as outOfCreditsError } from "../errors";
+import { badRequest, conflict, outOfCredits as outOfCreditsError } from "../errors";
 import { parseInput } from "../wire/parse-input";
+import { paymentHeaderOf, paymentResponseHeaders } from "../http/x402-headers";
 import { findPublicMethod } from "../methods";
+import { PaymentRequired } from "../payments/payment-errors";
 import { chainFor, planBatch, storeBatch } from "../methods/prepare";
 import type { MethodDefinition } from "../methods/types";
 import type { Batch } from "../model/batch";
@@ -33,10 +35,11 @@ export async function prepareWrite(services: Services, req: RequestFacts, caller
     const access = await admitPrepare(services, caller, method, mode, chain.chainId);
     const planned = await planBatch(services, { method, body, apiKey: access.apiKey, executionMode: mode });
     const txId = newTxId();
-    const charged = await chargePrepare(services, req, access, { method, mode, txId }, () => storeBatch(services, planned, txId));
+    const charged = await chargePrepare(services, req, paymentHeaderOf(req), access, { method, mode, txId }, () => storeBatch(services, planned, txId));
     // Without a key, the prepare's answer is the only proof of the batch: it carries the capability to stream it.
     const streamToken = access.apiKey ? {} : { streamToken: streamTokenOf(services.sealer, txId) };
-    return { ...charged, body: { ...charged.body, ...streamToken, executionMode: echoedExecutionMode((rawBody as { executionMode?: unknown })?.executionMode, mode) } };
+    const answer = { ...charged.body, ...streamToken, executionMode: echoedExecutionMode((rawBody as { executionMode?: unknown })?.executionMode, mode) };
+    return { body: answer, headers: paymentResponseHeaders(charged.settlement) };
   } finally {
     await release();
   }
@@ -81,7 +84,7 @@ async function startSend(services: Services, req: RequestFacts, caller: Caller, 
   const access = admitSend(services, caller, batch, method);
   if (request.kind !== "reported") await method?.checkAtSend?.(services, batch);
   const checkPayer = method?.checkRelayedPayer && batch.executionMode === "service-relayed" ? (payer: string) => method.checkRelayedPayer!(services, batch, payer) : undefined;
-  const payment = method ? await chargeSend(services, req, access, batch, method, checkPayer) : undefined;
+  const payment = method ? await chargeSend(services, req, paymentHeaderOf(req), access, batch, method, checkPayer) : undefined;
   // One statement marks the batch sending; a reported batch being sent again is first reopened, in one transaction.
   const markSending = async (q: Queryable) => {
     const credit = access.creditKeyId ? { keyId: access.creditKeyId, method: batch.method } : undefined;
@@ -133,7 +136,7 @@ export async function sendWrite(services: Services, req: RequestFacts, caller: C
   const payment = await startSend(services, req, caller, batch, body, request, hashOwners).catch((error: unknown) => {
     // Quoted its price and nothing else (the 402 comes before the batch is marked sending): the paid retry that usually
     // follows finds the batch in memory.
-    if (error instanceof ApiError && error.code === "PAYMENT_REQUIRED") services.batches.keepForSend(batch);
+    if (error instanceof PaymentRequired) services.batches.keepForSend(batch);
     throw error;
   });
   const after = (await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS)) ?? (await services.batches.get(batch.txId))!;
@@ -141,7 +144,7 @@ export async function sendWrite(services: Services, req: RequestFacts, caller: C
   return {
     status: after.status === "sending" ? 202 : 200,
     body: { ...sendSummary(after), ...(settled ? { payment: paymentView(settled) } : {}) },
-    headers: settled?.status === "settled" ? services.x402!.responseHeader(settled.settlement) : {},
+    headers: settled?.status === "settled" ? paymentResponseHeaders(settled.settlement) : {},
   };
 }
 

@@ -69,7 +69,7 @@ describe("relayer and settlement wallet balances (service/wallet-balances.ts)", 
 
     const funder = sandbox.accounts[0].connect(providerFor(sandbox.sepolia));
     await (await funder.sendTransaction({ to: relayer.address, value: parseEther("1") })).wait();
-    await service.services.walletBalances!.refresh();
+    await service.services.walletBalances.refresh();
     text = await scrape();
     expect(sample(text, "tak_wallet_balance_eth", { chain_id: "11155111", wallet: "relayer", address: relayer.address })).to.equal(1);
     expect(sample(text, "tak_wallet_balance_low", { chain_id: "11155111", wallet: "relayer", address: relayer.address })).to.equal(0);

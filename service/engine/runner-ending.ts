@@ -1,0 +1,146 @@
+import type { TransactionReceipt } from "ethers";
+import type { Chain } from "../chains/registry";
+import type { Logger } from "../logger";
+import type { Batch, BatchTransaction } from "../model/batch";
+import type { PaymentRecord } from "../store/payments";
+import { RecordsRefused } from "./records-refused";
+import type { BatchHooks, Confirmation, RunnerDeps, SettlementPort } from "./runner-ports";
+
+/**
+ * How a batch's run ends: successful (the method's records and the batch's end in one database transaction, its
+ * payments settled), rejected at a reverted or refused transaction (payment released, credit back), or refused
+ * before anything was sent. Part of the batch runner (engine/runner.ts).
+ */
+export class BatchEnding {
+  constructor(
+    private readonly services: RunnerDeps,
+    private readonly methods: (name: string) => BatchHooks | undefined,
+    private readonly settlement: SettlementPort | undefined,
+    /** Batches whose rows a reorg changed while their run was under way (the runner's): read back at the end. */
+    private readonly reorgedDuringRun: ReadonlySet<string>,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * The batch as a run that ended it early (a revert, a refusal) left it. A relayed batch is read back: a transaction
+   * the relayer re-signed or replaced on the way is only partly in the run's copy.
+   */
+  async ended(batch: Batch): Promise<Batch | undefined> {
+    return batch.executionMode === "service-relayed" ? this.services.batches.get(batch.txId) : batch;
+  }
+
+  /**
+   * Ends a batch at a reverted or refused transaction. Its payment is released (nothing charged); its credit comes
+   * back when the caller got nothing from it: a relayed batch, or one whose first transaction never reached the chain.
+   */
+  async reject(
+    batch: Batch,
+    tx: BatchTransaction,
+    status: "reverted" | "refused" | "unseen",
+    error: string,
+    receipt?: { blockNumber: number; gasUsed: bigint },
+  ): Promise<void> {
+    await this.services.batches.reject(batch.txId, tx.index, status, error, receipt);
+    update(batch, tx.index, { status, error, blockNumber: receipt?.blockNumber ?? null, gasUsed: receipt?.gasUsed.toString() ?? null });
+    Object.assign(batch, { status: "rejected", failedIndex: tx.index, error });
+    const relayed = batch.executionMode === "service-relayed";
+    // A relayed transaction the node refused never used its nonce; one refused before it was signed never had one.
+    if (relayed && status === "refused" && tx.signedRaw) await this.services.relayer.onRefused(this.services.chains.find(batch.chainId)!, tx);
+    if (relayed || (tx.index === 0 && status !== "reverted")) {
+      await this.services.db.transaction((q) => this.services.credits.refund(q, batch.txId));
+    }
+    await this.settlement?.releaseForBatch(batch.txId, `the operation failed: ${error}`);
+  }
+
+  /** Ends a batch before anything of it was sent (its transaction would revert, or its payment failed): nothing spent. */
+  async refuse(batch: Batch, tx: BatchTransaction, error: string): Promise<void> {
+    this.log.warn({ txId: batch.txId, index: tx.index, reason: error }, "batch refused before anything was sent");
+    await this.reject(batch, tx, "refused", error);
+  }
+
+  /**
+   * Records what the receipts prove and marks the batch successful, atomically and at most once. False when another
+   * runner (or instance) finished it. `payer`: the wallet whose x402 payment paid for the batch, if any.
+   */
+  async finish(batch: Batch, chain: Chain, receipts: TransactionReceipt[], lastConfirmed: Confirmation | undefined, payer: string | undefined): Promise<boolean> {
+    const method = this.methods(batch.method);
+    // A batch prepared under a key is never paid with x402 (access/gate.ts admitSend): nothing to settle or look up.
+    const paid = !batch.apiKeyId && this.settlement;
+    let marked: false | { toSettle: PaymentRecord[] | undefined; settledHere: PaymentRecord[] };
+    try {
+      marked = await this.finishIn(batch, chain, receipts, lastConfirmed, method, payer, paid);
+    } catch (error) {
+      if (!(error instanceof RecordsRefused)) throw error;
+      await this.refuseRecords(batch, receipts, lastConfirmed, error.reason);
+      return false;
+    }
+    if (!marked) return false;
+    batch.status = "success";
+    this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
+    if (paid) {
+      paid.keepSettledAfterCommit?.(marked.settledHere);
+      const settled = new Set(marked.settledHere.map((p) => p.id));
+      await paid.settleForBatch(batch.txId, receipts, batch, marked.toSettle?.filter((p) => !settled.has(p.id)));
+    }
+    return true;
+  }
+
+  /** finish's database transaction: the batch ended, the method's records, the payments it carried settled. */
+  private finishIn(
+    batch: Batch,
+    chain: Chain,
+    receipts: TransactionReceipt[],
+    lastConfirmed: Confirmation | undefined,
+    method: BatchHooks | undefined,
+    payer: string | undefined,
+    paid: false | undefined | SettlementPort,
+  ) {
+    return this.services.db.transaction(async (q) => {
+      const { batches, payments } = this.services;
+      // Ended first: the row lock makes a second finisher (another runner or instance) find it ended and write nothing.
+      // The run's copy (equal to the rows it wrote) gives the events, written by the same statement, unless a reorg
+      // changed the rows meanwhile. The payments to settle are read with it (one trip).
+      const ended = this.reorgedDuringRun.has(batch.txId) ? undefined : { ...batch, status: "success" as const };
+      const [success, toSettle] = await q.together(
+        () => [batches.markSuccess(q, batch.txId, lastConfirmed, ended), paid ? payments.forBatch(batch.txId, q) : Promise.resolve(undefined)] as const,
+      );
+      if (!success) return false;
+      const outcome = await method?.onConfirmed?.(q, {
+        txId: batch.txId,
+        chain,
+        method: batch.method,
+        signer: batch.signer,
+        apiKeyId: batch.apiKeyId,
+        executionMode: batch.executionMode,
+        payer,
+        record: batch.plan,
+        receipts,
+      });
+      if (outcome) {
+        await batches.setOutcome(q, batch.txId, outcome);
+        batch.outcome = outcome;
+      }
+      // A payment settled inside the last transaction is settled with the batch's end: one commit, no trip of its own.
+      const settledHere = paid && toSettle && paid.settleWithinFinish ? await paid.settleWithinFinish(q, batch, receipts[receipts.length - 1], toSettle) : [];
+      return { toSettle, settledHere };
+    });
+  }
+
+  /**
+   * A confirmed batch whose method refused to record it (it lost a race: RecordsRefused): it ends rejected with the
+   * reason, its transactions confirmed, nothing recorded, its credit back. A payment of a batch without a key is settled
+   * as for a success: the operation ran on chain.
+   */
+  private async refuseRecords(batch: Batch, receipts: TransactionReceipt[], lastConfirmed: Confirmation | undefined, reason: string): Promise<void> {
+    const { batches, credits, db } = this.services;
+    if (!(await batches.rejectConfirmed(batch.txId, lastConfirmed, reason))) return;
+    this.log.warn({ txId: batch.txId, method: batch.method, reason }, "batch confirmed on chain but not recorded: it lost a race; rejected");
+    await db.transaction((q) => credits.refund(q, batch.txId));
+    if (!batch.apiKeyId && this.settlement) await this.settlement.settleForBatch(batch.txId, receipts);
+  }
+}
+
+/** Mirrors a row this run just wrote into its copy of the batch. */
+export function update(batch: Batch, index: number, patch: Partial<BatchTransaction>): void {
+  batch.transactions[index] = { ...batch.transactions[index], ...patch };
+}
