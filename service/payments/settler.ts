@@ -27,7 +27,7 @@ export type SettleOutcome = { kind: "settled"; settlement: SettleResponse } | { 
 /**
  * The lifecycle of one reserved payment after its gate: settled by the facilitator (or with its operation's
  * transaction), released when the payer's authorization can no longer be used, tried again after a failure of ours,
- * and recovered after a restart. Payments follow the spec's state machine: reserved while the operation runs, settled
+ * and recovered after a restart. Payments follow one state machine: reserved while the operation runs, settled
  * once it is confirmed, released (nothing charged) on a revert, an error or an expired authorization.
  */
 export class PaymentSettler {

@@ -272,7 +272,7 @@ export class X402 {
 /** balanceOf(address) of the payment asset. */
 const BALANCE_OF = usdcInterface.getFunction("balanceOf").selector;
 
-/** The gate, unless x402 cannot be used for `chainId` (disabled on the deployment, or for that chain): the spec's 401. */
+/** The gate, unless x402 cannot be used for `chainId` (disabled on the deployment, or for that chain): a 401 naming what to use instead. */
 export function assertX402Available(services: X402Services, chainId: number): X402 {
   if (!services.x402) throw new X402Unavailable(X402_DISABLED);
   if (services.config.x402DisabledChains.has(chainId)) throw new X402Unavailable(X402_DISABLED_ON_CHAIN, chainId);
