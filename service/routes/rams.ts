@@ -5,10 +5,10 @@ import { address, chainIdInput } from "../wire/fields";
 import { ErrorBody } from "../wire/responses";
 import { defineRoute } from "../http/route";
 import { action, bytes32, deadline, rawAmount, selector } from "../methods/rams/fields";
-import { extendFields } from "../methods/rams/ramsExtendMandate";
-import { grantFields } from "../methods/rams/ramsGrantMandate";
-import { pairFields } from "../methods/rams/ramsRevokeMandate";
-import { operatorFields } from "../methods/rams/ramsSetOperator";
+import { extendFields } from "../methods/rams/rams-extend-mandate";
+import { grantFields } from "../methods/rams/rams-grant-mandate";
+import { pairFields } from "../methods/rams/rams-revoke-mandate";
+import { operatorFields } from "../methods/rams/rams-set-operator";
 import { SIGNED_OPERATIONS, type SignedOperation } from "../domains/rams/typed-data";
 import {
   CanExecuteRead,

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { Contract, id as topicOf, Interface, toUtf8String, Wallet, ZeroAddress, zeroPadValue } from "ethers";
 import { USDC__factory } from "../../typechain-types";
-import { agentWalletTypedData } from "../../service/methods/agents/agentSetWallet";
+import { agentWalletTypedData } from "../../service/methods/agents/agent-set-wallet";
 import { send, signTransactions, unwrap, type ApiClient as TypedClient } from "../../client/index";
 import { payingClient } from "../helpers/client";
 import type { Prepared, Sent } from "../helpers/flow";

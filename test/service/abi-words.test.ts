@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { AbiCoder, hexlify, type Interface, randomBytes, Wallet } from "ethers";
 import { decodeAbi, encodeAbi, encodeCall, type AbiValue } from "../../service/chains/abi-words";
 import { agentTokenFactoryInterface, parseEventLog, usdcInterface } from "../../service/chains/contracts";
-import { agentTokenCreated } from "../../service/methods/agents/agentCreateToken";
+import { agentTokenCreated } from "../../service/methods/agents/agent-create-token";
 import { PaidRelayDelegate__factory } from "../../typechain-types";
 
 /** service/chains/abi-words.ts against ethers' ABI encoder: the same bytes for every value, the same refusals. */

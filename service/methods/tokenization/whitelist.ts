@@ -4,7 +4,7 @@ import { address, booleanish, email } from "../../wire/fields";
 import { signerFields } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod } from "../types";
-import { investorHints } from "./mintToken";
+import { investorHints } from "./mint-token";
 import { ACCESS } from "../../auth/access-rules";
 import { badRequest } from "../../errors";
 import { knownWallet } from "../../onboarding/wallets";

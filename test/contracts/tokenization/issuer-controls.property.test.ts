@@ -13,7 +13,7 @@
  *   - the escrow's reservation is exactly the tokens still owed (the whole offering while it is open);
  *   - a holder's transfer, burn or a mint succeeds exactly when detectTransferRestriction said 0 just before.
  *
- * Reproduce / widen: FC_SEED=<seed> FC_NUM_RUNS=<n> npx hardhat test test/contracts/tokenization/issuerControls.property.test.ts
+ * Reproduce / widen: FC_SEED=<seed> FC_NUM_RUNS=<n> npx hardhat test test/contracts/tokenization/issuer-controls.property.test.ts
  */
 import { expect } from "chai";
 import fc from "fast-check";

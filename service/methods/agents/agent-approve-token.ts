@@ -4,7 +4,7 @@ import { badRequest } from "../../errors";
 import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { agenticMethod } from "./common";
-import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, tokenInfo } from "./agentTokens";
+import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, tokenInfo } from "./agent-tokens";
 
 const body = agentTokenBody({ spenderAddress: address.optional(), spender: address.optional().meta({ description: "Alias of spenderAddress" }) });
 type Body = z.infer<typeof body>;

@@ -9,7 +9,7 @@ import { ACCESS } from "../../auth/access-rules";
 import { fromUnits } from "../../model/units";
 import { securityToken } from "../../domains/tokenization/tokens";
 import { tokenForRoleHolder } from "../../domains/tokenization/roles";
-import { investorHints } from "./mintToken";
+import { investorHints } from "./mint-token";
 
 /** A recovery is ~115k gas measured; the ceiling covers one whose new wallet's whitelisting is not mined yet. */
 const RECOVERY_GAS_CEILING = 250_000n;

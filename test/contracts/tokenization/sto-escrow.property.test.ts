@@ -7,7 +7,7 @@
  * sent with an explicit gas limit, so a reverting transaction is still mined (Hardhat automine) instead of failing
  * in eth_estimateGas; view calls run against the latest block, whose timestamp is `model.t`.
  *
- * Reproduce / widen a run: FC_SEED=<seed> FC_NUM_RUNS=<n> npx hardhat test test/contracts/tokenization/stoEscrow.property.test.ts
+ * Reproduce / widen a run: FC_SEED=<seed> FC_NUM_RUNS=<n> npx hardhat test test/contracts/tokenization/sto-escrow.property.test.ts
  * On a node: HARDHAT_NODE_URL=http://127.0.0.1:<port> npx hardhat test <this file> --network localhost
  */
 import { expect } from "chai";

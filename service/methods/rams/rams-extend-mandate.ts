@@ -4,7 +4,7 @@ import { badRequest, preflightError } from "../../errors";
 import { defineMethod } from "../types";
 import { authInfo, authorize, requireRelayedSignature, ramsMethod, ramsOutcome } from "./common";
 import { ramsCommonFields, signedFields, uint48 } from "./fields";
-import { pairFields } from "./ramsRevokeMandate";
+import { pairFields } from "./rams-revoke-mandate";
 import { chainNow, mandateStatus, readMandate, registryRef, simulate } from "../../domains/rams/mandates";
 import { extendMessage } from "../../domains/rams/messages";
 

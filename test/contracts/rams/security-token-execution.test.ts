@@ -10,7 +10,7 @@ const { ethers } = hre;
 const IDREF = ethers.id("kyc-principal");
 
 /**
- * ERC-8226 (RAMS) on our own SecurityToken: the flows AgentExecutor.test.ts runs on the reference's test token
+ * ERC-8226 (RAMS) on our own SecurityToken: the flows agent-executor.test.ts runs on the reference's test token
  * (RegulatedTokenMock, a uRWA-20) pass on a token made by our factory, with the token's own ERC-7943 rules applied to
  * every call the executor forwards (whitelist, frozen amounts, address freezes, pause), and an issuer can hand an
  * enforcement action to an agent under a capped mandate.

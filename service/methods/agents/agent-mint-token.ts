@@ -5,7 +5,7 @@ import { badRequest, preflightError } from "../../errors";
 import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { agenticMethod } from "./common";
-import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, tokenInfo, tokenOwner } from "./agentTokens";
+import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, tokenInfo, tokenOwner } from "./agent-tokens";
 
 const body = agentTokenBody({ to: address.optional(), recipientAddress: address.optional().meta({ description: "Alias of to" }) });
 type Body = z.infer<typeof body>;

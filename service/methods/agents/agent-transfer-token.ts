@@ -5,7 +5,7 @@ import { badRequest } from "../../errors";
 import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { agenticMethod } from "./common";
-import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, requireAllowance, requireBalance, tokenInfo } from "./agentTokens";
+import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, requireAllowance, requireBalance, tokenInfo } from "./agent-tokens";
 
 const body = agentTokenBody({ to: address.optional(), recipientAddress: address.optional().meta({ description: "Alias of to" }) });
 type Body = z.infer<typeof body>;

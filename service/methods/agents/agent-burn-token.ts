@@ -4,7 +4,7 @@ import { badRequest } from "../../errors";
 import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { agenticMethod } from "./common";
-import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, requireBalance, tokenInfo } from "./agentTokens";
+import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, requireBalance, tokenInfo } from "./agent-tokens";
 
 const body = agentTokenBody({ from: address.optional().meta({ description: "Whose tokens burn: must be the signer" }) });
 type Body = z.infer<typeof body>;
