@@ -2,7 +2,20 @@
 import tseslint from "typescript-eslint";
 
 export default tseslint.config(
-  { ignores: ["dist/", "typechain-types/", "artifacts/", "cache/", "node_modules/", "client/schema.d.ts", "client/dist/", "coverage/", "test-artifacts/", ".data/"] },
+  {
+    ignores: [
+      "dist/",
+      "typechain-types/",
+      "artifacts/",
+      "cache/",
+      "node_modules/",
+      "client/schema.d.ts",
+      "client/dist/",
+      "coverage/",
+      "test-artifacts/",
+      ".data/",
+    ],
+  },
   {
     files: ["**/*.ts"],
     extends: [tseslint.configs.recommendedTypeChecked],
@@ -21,7 +34,10 @@ export default tseslint.config(
       // a throw into a rejection) whether or not they await.
       "@typescript-eslint/require-await": "off",
       // `_name` marks a parameter a signature requires but the body does not use.
-      "@typescript-eslint/no-unused-vars": ["error", { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" }],
+      "@typescript-eslint/no-unused-vars": [
+        "error",
+        { argsIgnorePattern: "^_", varsIgnorePattern: "^_", caughtErrors: "none" },
+      ],
     },
   },
 );

@@ -38,7 +38,8 @@ subtask(TASK_TEST_GET_TEST_FILES).setAction(async (args: { testFiles: string[] }
  */
 function testWorkers(): { parallel?: boolean; jobs?: number } {
   const jobs = Number(process.env.TEST_JOBS ?? 2);
-  if (!Number.isInteger(jobs) || jobs < 1) throw new Error(`TEST_JOBS must be a whole number of workers, not ${process.env.TEST_JOBS}`);
+  if (!Number.isInteger(jobs) || jobs < 1)
+    throw new Error(`TEST_JOBS must be a whole number of workers, not ${process.env.TEST_JOBS}`);
   const otherNetwork = process.argv.includes("--network") || (process.env.HARDHAT_NETWORK ?? "hardhat") !== "hardhat";
   return jobs > 1 && !otherNetwork ? { parallel: true, jobs } : {};
 }

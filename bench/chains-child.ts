@@ -6,12 +6,22 @@ import { createSandbox } from "../scripts/lib/sandbox";
  * `npm start` create them, described on stdout as one JSON line, stopped on SIGTERM. Options come as BENCH_CHAINS (JSON).
  */
 async function main() {
-  const options = JSON.parse(process.env.BENCH_CHAINS ?? "{}") as { deploymentsDir: string; blockTime?: number; idleBlockTime?: number; fundAccounts?: number };
+  const options = JSON.parse(process.env.BENCH_CHAINS ?? "{}") as {
+    deploymentsDir: string;
+    blockTime?: number;
+    idleBlockTime?: number;
+    fundAccounts?: number;
+  };
   const sandbox = await createSandbox(hre, options);
   process.stdout.write(
     JSON.stringify({
       ready: true,
-      chains: [sandbox.sepolia, sandbox.baseSepolia].map((c) => ({ chainId: c.chainId, url: c.url, port: c.port, blockTime: c.blockTime })),
+      chains: [sandbox.sepolia, sandbox.baseSepolia].map((c) => ({
+        chainId: c.chainId,
+        url: c.url,
+        port: c.port,
+        blockTime: c.blockTime,
+      })),
       deployments: sandbox.deployments,
     }) + "\n",
   );

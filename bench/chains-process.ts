@@ -10,12 +10,19 @@ import { testAccounts, type LocalDeployment, type Sandbox, type SandboxOptions }
  * deployment gets, with no chain work sharing the service's event loop. Same deployments and accounts as createSandbox;
  * `provider` and `setBlockTime` of each chain go over HTTP too.
  */
-export async function createSandboxProcess(hre: HardhatRuntimeEnvironment, options: Omit<SandboxOptions, "log" | "ports">): Promise<Sandbox> {
-  const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", path.join(__dirname, "chains-child.ts")], {
-    cwd: path.join(__dirname, ".."),
-    env: { ...process.env, TS_NODE_TRANSPILE_ONLY: "true", BENCH_CHAINS: JSON.stringify(options) },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+export async function createSandboxProcess(
+  hre: HardhatRuntimeEnvironment,
+  options: Omit<SandboxOptions, "log" | "ports">,
+): Promise<Sandbox> {
+  const child = spawn(
+    process.execPath,
+    ["-r", "ts-node/register/transpile-only", path.join(__dirname, "chains-child.ts")],
+    {
+      cwd: path.join(__dirname, ".."),
+      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: "true", BENCH_CHAINS: JSON.stringify(options) },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   const described = await readyLine(child);
   const [sepolia, baseSepolia] = described.chains.map((c) => remoteChain(c.chainId, c.url, c.port, c.blockTime));
   return {
@@ -44,7 +51,9 @@ function readyLine(child: ChildProcess): Promise<Described> {
       const line = out.split("\n").find((l) => l.startsWith("{") && l.includes('"ready"'));
       if (line) resolve(JSON.parse(line) as Described);
     });
-    child.once("exit", (code) => reject(new Error(`the chains process exited (${code}) before its chains were up:\n${err.slice(-2000)}`)));
+    child.once("exit", (code) =>
+      reject(new Error(`the chains process exited (${code}) before its chains were up:\n${err.slice(-2000)}`)),
+    );
   });
 }
 
@@ -62,7 +71,11 @@ function remoteChain(chainId: number, url: string, port: number, blockTime: numb
   let id = 0;
   const provider = {
     async request({ method, params }: { method: string; params?: unknown[] }) {
-      const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params: params ?? [] }) });
+      const res = await fetch(url, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ jsonrpc: "2.0", id: ++id, method, params: params ?? [] }),
+      });
       const answer = (await res.json()) as { result?: unknown; error?: { message: string } };
       if (answer.error) throw new Error(`${method}: ${answer.error.message}`);
       return answer.result;

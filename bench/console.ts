@@ -30,9 +30,15 @@ const SIZE = { batches: 10_000, payments: 10_000, deliveries: 10_000, audit: 1_0
  * x402 payments settled five to a Multicall3 transaction, one endpoint's webhook deliveries with their attempts, the
  * audit log), in SQL, before the service owns it.
  */
-async function seed(db: Db): Promise<{ keyId: string; txId: string; hash: string; address: string; paymentId: string; endpointId: string }> {
+async function seed(
+  db: Db,
+): Promise<{ keyId: string; txId: string; hash: string; address: string; paymentId: string; endpointId: string }> {
   const { record } = await new ApiKeys(db).create({ email: "tenant@bench.test", plan: "Enterprise" });
-  await new Operators(db).add({ email: "ops@bench.test", role: "admin", passwordHash: await hashPassword("bench console password") });
+  await new Operators(db).add({
+    email: "ops@bench.test",
+    role: "admin",
+    passwordHash: await hashPassword("bench console password"),
+  });
   const n = SIZE.batches;
   await db.query(
     `INSERT INTO batches (tx_id, chain_id, method, execution_mode, signer, api_key_id, status, body, plan, info, error, created_at, updated_at, sent_at, completed_at)
@@ -73,7 +79,10 @@ async function seed(db: Db): Promise<{ keyId: string; txId: string; hash: string
     [SIZE.payments],
   );
   const endpointId = "wh_bench0000000000000000";
-  await db.query("INSERT INTO webhook_endpoints (id, api_key_id, url, event_types, secret_sealed, disabled_at, disabled_reason) VALUES ($1, $2, 'https://receiver.invalid/hook', '{}', 'sealed', now(), 'bench')", [endpointId, record.id]);
+  await db.query(
+    "INSERT INTO webhook_endpoints (id, api_key_id, url, event_types, secret_sealed, disabled_at, disabled_reason) VALUES ($1, $2, 'https://receiver.invalid/hook', '{}', 'sealed', now(), 'bench')",
+    [endpointId, record.id],
+  );
   await db.query(
     `INSERT INTO webhook_deliveries (endpoint_id, event_id, position, ordering_key, status, attempts, next_attempt_at, delivered_at, created_at)
      SELECT $1, e.id, e.position, e.tx_id, CASE WHEN e.id % 4 = 0 THEN 'failed' ELSE 'delivered' END, 1, e.created_at, e.created_at, e.created_at
@@ -90,12 +99,24 @@ async function seed(db: Db): Promise<{ keyId: string; txId: string; hash: string
   const [sample] = await db.query<{ tx_id: string; tx_hash: string; signer: string }>(
     "SELECT b.tx_id, t.tx_hash, b.signer FROM batches b JOIN batch_transactions t USING (tx_id) WHERE b.api_key_id IS NOT NULL ORDER BY b.created_at LIMIT 1 OFFSET 5000",
   );
-  const [payment] = await db.query<{ id: string }>("SELECT id::text AS id FROM payments WHERE status = 'settled' ORDER BY created_at LIMIT 1 OFFSET 5000");
-  return { keyId: record.id, txId: sample.tx_id, hash: sample.tx_hash, address: sample.signer, paymentId: payment.id, endpointId };
+  const [payment] = await db.query<{ id: string }>(
+    "SELECT id::text AS id FROM payments WHERE status = 'settled' ORDER BY created_at LIMIT 1 OFFSET 5000",
+  );
+  return {
+    keyId: record.id,
+    txId: sample.tx_id,
+    hash: sample.tx_hash,
+    address: sample.signer,
+    paymentId: payment.id,
+    endpointId,
+  };
 }
 
 /** Each console page and JSON list, asked `rounds` times one after the other (after two warm-ups), with the operator's session. */
-export async function measureConsole(hre: HardhatRuntimeEnvironment, options: { rounds: number }): Promise<{ rows: ConsoleRow[]; seedSeconds: number; size: typeof SIZE }> {
+export async function measureConsole(
+  hre: HardhatRuntimeEnvironment,
+  options: { rounds: number },
+): Promise<{ rows: ConsoleRow[]; seedSeconds: number; size: typeof SIZE }> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-bench-console-"));
   const sandbox = await createSandbox(hre, { deploymentsDir: path.join(dir, "deployments") });
   const started = Date.now();
@@ -109,12 +130,21 @@ export async function measureConsole(hre: HardhatRuntimeEnvironment, options: { 
     await db.close();
   }
   const seedSeconds = Math.round((Date.now() - started) / 100) / 10;
-  const service = await startServiceProcess({ ...serviceEnv(sandbox, path.join(dir, "data"), "embedded"), DATA_ENCRYPTION_KEY: "bench-console-data-encryption-key-0123456789" });
+  const service = await startServiceProcess({
+    ...serviceEnv(sandbox, path.join(dir, "data"), "embedded"),
+    DATA_ENCRYPTION_KEY: "bench-console-data-encryption-key-0123456789",
+  });
   try {
-    const signIn = await fetch(`${service.url}/console/api/session`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ email: "ops@bench.test", password: "bench console password" }) });
+    const signIn = await fetch(`${service.url}/console/api/session`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ email: "ops@bench.test", password: "bench console password" }),
+    });
     if (signIn.status !== 200) throw new Error(`sign-in answered ${signIn.status}: ${await signIn.text()}`);
     const cookie = (signIn.headers.get("set-cookie") ?? "").split(";")[0];
-    const second = (await (await fetch(`${service.url}/console/api/transactions`, { headers: { cookie } })).json()) as { next: string };
+    const second = (await (await fetch(`${service.url}/console/api/transactions`, { headers: { cookie } })).json()) as {
+      next: string;
+    };
     const pages = [
       "/console",
       "/console/transactions",
@@ -150,7 +180,13 @@ export async function measureConsole(hre: HardhatRuntimeEnvironment, options: { 
       }
       times.sort((a, b) => a - b);
       const at = (q: number) => Math.round(times[Math.min(times.length - 1, Math.floor(q * times.length))] * 10) / 10;
-      const row = { page, p50Ms: at(0.5), p95Ms: at(0.95), maxMs: Math.round(times[times.length - 1] * 10) / 10, status };
+      const row = {
+        page,
+        p50Ms: at(0.5),
+        p95Ms: at(0.95),
+        maxMs: Math.round(times[times.length - 1] * 10) / 10,
+        status,
+      };
       rows.push({ ...row, pass: (status === 200 || status === 303) && row.p95Ms <= CONSOLE_TARGET_MS });
     }
     return { rows, seedSeconds, size: SIZE };

@@ -55,7 +55,16 @@ export async function measureAgentGas(hre: HardhatRuntimeEnvironment): Promise<G
   const rate = (who: typeof client, value: bigint) =>
     reputation
       .connect(who)
-      .giveFeedback(agentId, value, 0, "quality", "speed", "https://agent.example/mcp", "ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi", ethers.id("feedback"));
+      .giveFeedback(
+        agentId,
+        value,
+        0,
+        "quality",
+        "speed",
+        "https://agent.example/mcp",
+        "ipfs://bafybeigdyrzt5sfp7udm7hu76uh7y26nf3efuylqabf3oclgtqy55fbzdi",
+        ethers.id("feedback"),
+      );
   await (await rate(warmClient, 90n)).wait(); // the agent already has a client
   const feedbackFirst = await gasOf(rate(client, 85n));
   const feedbackSecond = await gasOf(rate(client, 95n));
@@ -63,7 +72,13 @@ export async function measureAgentGas(hre: HardhatRuntimeEnvironment): Promise<G
   const respond = await gasOf(
     reputation
       .connect(responder)
-      .appendResponse(agentId, client.address, 1n, "ipfs://bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku", ethers.id("response")),
+      .appendResponse(
+        agentId,
+        client.address,
+        1n,
+        "ipfs://bafkreihdwdcefgh4dqkjv67uzcmw7ojee6xedzdetojuzjevtenxquvyku",
+        ethers.id("response"),
+      ),
   );
 
   const { chainId } = await ethers.provider.getNetwork();
@@ -82,12 +97,20 @@ export async function measureAgentGas(hre: HardhatRuntimeEnvironment): Promise<G
     },
     { agentId, newWallet: wallet.address, owner: agentOwner.address, deadline },
   );
-  const setWallet = await gasOf(identity.connect(agentOwner).setAgentWallet(agentId, wallet.address, deadline, signature));
+  const setWallet = await gasOf(
+    identity.connect(agentOwner).setAgentWallet(agentId, wallet.address, deadline, signature),
+  );
 
   // Agent token: a clone made by the factory, preminted to the agent's wallet.
   const implementation = await ethers.deployContract("AgentToken");
   const factory = await ethers.deployContract("AgentTokenFactory", [await implementation.getAddress()]);
-  const tokenAddress = await factory.createAgentToken.staticCall("Weather Bot", "WBOT", 18, holder.address, 1_000_000n * unit);
+  const tokenAddress = await factory.createAgentToken.staticCall(
+    "Weather Bot",
+    "WBOT",
+    18,
+    holder.address,
+    1_000_000n * unit,
+  );
   await (await factory.createAgentToken("Weather Bot", "WBOT", 18, holder.address, 1_000_000n * unit)).wait();
   const token = await ethers.getContractAt("AgentToken", tokenAddress);
   await (await token.connect(holder).transfer(otherOwner.address, unit)).wait(); // otherOwner becomes a holder

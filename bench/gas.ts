@@ -121,7 +121,18 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
   const now = (await ethers.provider.getBlock("latest"))!.timestamp;
   const usdcUnit = 10n ** 6n;
   const newSto = await gasOf(
-    escrow.connect(tokenizer).newOffering(1_000n * unit, 0n, 1_000n * usdcUnit, 10_000n * usdcUnit, 100n * usdcUnit, 10_000n * usdcUnit, now + 60, now + 86_400),
+    escrow
+      .connect(tokenizer)
+      .newOffering(
+        1_000n * unit,
+        0n,
+        1_000n * usdcUnit,
+        10_000n * usdcUnit,
+        100n * usdcUnit,
+        10_000n * usdcUnit,
+        now + 60,
+        now + 86_400,
+      ),
   );
   await hre.network.provider.send("evm_increaseTime", [120]);
   await (await usdc.mint(carol.address, 5_000n * usdcUnit)).wait();
@@ -150,7 +161,20 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
 
   // A second offering: two investors, both removed from the whitelist after the close.
   const now2 = (await ethers.provider.getBlock("latest"))!.timestamp;
-  await (await escrow.connect(tokenizer).newOffering(1_000n * unit, 0n, 1_000n * usdcUnit, 10_000n * usdcUnit, 100n * usdcUnit, 10_000n * usdcUnit, now2 + 60, now2 + 86_400)).wait();
+  await (
+    await escrow
+      .connect(tokenizer)
+      .newOffering(
+        1_000n * unit,
+        0n,
+        1_000n * usdcUnit,
+        10_000n * usdcUnit,
+        100n * usdcUnit,
+        10_000n * usdcUnit,
+        now2 + 60,
+        now2 + 86_400,
+      )
+  ).wait();
   await hre.network.provider.send("evm_increaseTime", [120]);
   for (const investor of [carol, erin]) {
     await (await token.connect(tokenizer).setAddressFrozen(investor.address, false)).wait();

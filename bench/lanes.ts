@@ -36,7 +36,14 @@ export const LANE_TARGET = { opsPerBlock: 100, p50Blocks: 1.5 };
 
 export async function measureLanes(
   hre: HardhatRuntimeEnvironment,
-  opts: { keys?: number[]; clients?: number[]; seconds?: number; blockSeconds?: number; database?: BenchDatabase; log?: (line: string) => void } = {},
+  opts: {
+    keys?: number[];
+    clients?: number[];
+    seconds?: number;
+    blockSeconds?: number;
+    database?: BenchDatabase;
+    log?: (line: string) => void;
+  } = {},
 ): Promise<LaneRow[]> {
   const keyCounts = opts.keys ?? [1, 2, 4];
   const clientCounts = opts.clients ?? [60, 150];
@@ -50,37 +57,73 @@ export async function measureLanes(
   const provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, cacheTimeout: -1 });
   const rows: LaneRow[] = [];
   try {
-    const payers = Array.from({ length: Math.max(...clientCounts) }, () => new Wallet(Wallet.createRandom().privateKey, provider));
+    const payers = Array.from(
+      { length: Math.max(...clientCounts) },
+      () => new Wallet(Wallet.createRandom().privateKey, provider),
+    );
     await fund(sandbox, provider, payers, []);
-    const extraKeys = Array.from({ length: Math.max(...keyCounts) - 1 }, () => new Wallet(Wallet.createRandom().privateKey));
-    for (const key of extraKeys) await chain.provider.request({ method: "hardhat_setBalance", params: [key.address, toQuantity(parseEther("1000"))] });
+    const extraKeys = Array.from(
+      { length: Math.max(...keyCounts) - 1 },
+      () => new Wallet(Wallet.createRandom().privateKey),
+    );
+    for (const key of extraKeys)
+      await chain.provider.request({
+        method: "hardhat_setBalance",
+        params: [key.address, toQuantity(parseEther("1000"))],
+      });
     await chain.setBlockTime(blockSeconds);
     for (const keys of keyCounts) {
       for (const clients of clientCounts) {
         const extra = extraKeys.slice(0, keys - 1);
-        const env = { ...serviceEnv(sandbox, path.join(dir, `k${keys}c${clients}`), database), ...(extra.length ? { RELAYER_EXTRA_PRIVATE_KEYS: extra.map((k) => k.privateKey).join(",") } : {}) };
+        const env = {
+          ...serviceEnv(sandbox, path.join(dir, `k${keys}c${clients}`), database),
+          ...(extra.length ? { RELAYER_EXTRA_PRIVATE_KEYS: extra.map((k) => k.privateKey).join(",") } : {}),
+        };
         const service = await startServiceProcess(env);
         try {
           await new Promise((r) => setTimeout(r, blockSeconds * 2000)); // its delegations mined
           const agentWallet = sandbox.accounts[6].address;
           const headBefore = await provider.getBlockNumber();
-          const run = await drive(`${keys} key(s), ${clients} clients, ${blockSeconds} s blocks`, [service], clients, seconds, log, async (client) => {
-            const prepared = await postJson(`${service.url}/x402/token/create`, { chainId: "84532", name: "Lane agent token", symbol: nextSymbol("L"), agentWallet }, distinctClient());
-            const res = await fetch(`${service.url}/send-transactions`, {
-              method: "POST",
-              headers: { "content-type": "application/json", "X-PAYMENT": await payWithEthers(payers[client], prepared.x402Requirements) },
-              body: JSON.stringify({ txId: prepared.txId }),
-            });
-            const body = (await res.json()) as any;
-            if (res.status !== 200 || body.status !== "success") throw new Error(`send answered ${res.status} ${body.status ?? ""} ${body.error?.message ?? ""}`.slice(0, 160));
-            return {};
-          });
+          const run = await drive(
+            `${keys} key(s), ${clients} clients, ${blockSeconds} s blocks`,
+            [service],
+            clients,
+            seconds,
+            log,
+            async (client) => {
+              const prepared = await postJson(
+                `${service.url}/x402/token/create`,
+                { chainId: "84532", name: "Lane agent token", symbol: nextSymbol("L"), agentWallet },
+                distinctClient(),
+              );
+              const res = await fetch(`${service.url}/send-transactions`, {
+                method: "POST",
+                headers: {
+                  "content-type": "application/json",
+                  "X-PAYMENT": await payWithEthers(payers[client], prepared.x402Requirements),
+                },
+                body: JSON.stringify({ txId: prepared.txId }),
+              });
+              const body = (await res.json()) as any;
+              if (res.status !== 200 || body.status !== "success")
+                throw new Error(
+                  `send answered ${res.status} ${body.status ?? ""} ${body.error?.message ?? ""}`.slice(0, 160),
+                );
+              return {};
+            },
+          );
           const blocks = (await provider.getBlockNumber()) - headBefore;
           if (process.env.BENCH_LANES_INSPECT) {
             for (let n = headBefore + 1; n <= headBefore + blocks; n++) {
-              const block = (await provider.send("eth_getBlockByNumber", [toQuantity(n), true])) as { transactions: { gas: string }[]; gasUsed: string; gasLimit: string };
+              const block = (await provider.send("eth_getBlockByNumber", [toQuantity(n), true])) as {
+                transactions: { gas: string }[];
+                gasUsed: string;
+                gasLimit: string;
+              };
               const limits = block.transactions.reduce((sum, t) => sum + BigInt(t.gas), 0n);
-              log(`  block ${n}: ${block.transactions.length} txs, gas used ${BigInt(block.gasUsed)}, sum of tx gas limits ${limits}, block gas limit ${BigInt(block.gasLimit)}`);
+              log(
+                `  block ${n}: ${block.transactions.length} txs, gas used ${BigInt(block.gasUsed)}, sum of tx gas limits ${limits}, block gas limit ${BigInt(block.gasLimit)}`,
+              );
             }
           }
           const perBlock = Math.round((run.confirmed / Math.max(1, blocks)) * 10) / 10;
@@ -100,7 +143,9 @@ export async function measureLanes(
             benchCpu: run.cpu.benchProcess,
             errors: run.errors,
           };
-          log(`${keys} key(s) × ${clients} clients: ${row.opsPerBlock} ops/block (${row.opsPerBlockPerKey} per key), p50 ${row.p50Blocks} blocks, p95 ${row.p95Blocks} blocks, ${row.failed} failed, service CPU ${row.serviceCpu}`);
+          log(
+            `${keys} key(s) × ${clients} clients: ${row.opsPerBlock} ops/block (${row.opsPerBlockPerKey} per key), p50 ${row.p50Blocks} blocks, p95 ${row.p95Blocks} blocks, ${row.failed} failed, service CPU ${row.serviceCpu}`,
+          );
           rows.push(row);
         } finally {
           await service.stop();

@@ -38,7 +38,10 @@ export interface LatencyRow {
 class RpcCounter {
   calls = 0;
   roundTrips = 0;
-  constructor(provider: { send: (method: string, params: any) => Promise<any>; _send: (payload: any) => Promise<any> }) {
+  constructor(provider: {
+    send: (method: string, params: any) => Promise<any>;
+    _send: (payload: any) => Promise<any>;
+  }) {
     const send = provider.send.bind(provider);
     const post = provider._send.bind(provider);
     provider.send = (method: string, params: any) => {
@@ -114,32 +117,46 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-bench-"));
   // The chains in a process of their own, reached over HTTP as a deployment reaches its nodes.
   const sandbox = await createSandboxProcess(hre, { deploymentsDir: path.join(dir, "deployments"), blockTime });
-  const config = loadConfig({
-    ENVIRONMENT: "sandbox",
-    PORT: "0",
-    DATA_DIR: dir,
-    DEPLOYMENTS_DIR: sandbox.deploymentsDir,
-    LOG_LEVEL: "silent",
-    RPC_URL_11155111: sandbox.sepolia.url,
-    RPC_URL_84532: sandbox.baseSepolia.url,
-    X402_ENABLED: "false",
-    // The raw side waits for the receipt (one confirmation); the service waits for the same (Sepolia's default is 3,
-    // which on a chain mining at once would wait for blocks nobody mines).
-    CONFIRMATIONS: "1",
-  }, { profile: "local" });
+  const config = loadConfig(
+    {
+      ENVIRONMENT: "sandbox",
+      PORT: "0",
+      DATA_DIR: dir,
+      DEPLOYMENTS_DIR: sandbox.deploymentsDir,
+      LOG_LEVEL: "silent",
+      RPC_URL_11155111: sandbox.sepolia.url,
+      RPC_URL_84532: sandbox.baseSepolia.url,
+      X402_ENABLED: "false",
+      // The raw side waits for the receipt (one confirmation); the service waits for the same (Sepolia's default is 3,
+      // which on a chain mining at once would wait for blocks nobody mines).
+      CONFIRMATIONS: "1",
+    },
+    { profile: "local" },
+  );
   const service = await startService(config);
   // The raw side: a plain provider set up like the service's (calls made together travel as one batch), no cache.
-  const raw = new JsonRpcProvider(sandbox.sepolia.url, SEPOLIA, { staticNetwork: true, cacheTimeout: -1, batchMaxCount: 20, batchStallTime: 1 });
+  const raw = new JsonRpcProvider(sandbox.sepolia.url, SEPOLIA, {
+    staticNetwork: true,
+    cacheTimeout: -1,
+    batchMaxCount: 20,
+    batchStallTime: 1,
+  });
   // On an interval-mining chain a send's wait depends on where in the interval it starts: start each sample at a
   // random point, so neither side is phase-locked to the blocks the other one just waited for.
-  const randomPhase = () => (blockTime ? new Promise((resolve) => setTimeout(resolve, Math.random() * blockTime * 1000)) : Promise.resolve());
+  const randomPhase = () =>
+    blockTime ? new Promise((resolve) => setTimeout(resolve, Math.random() * blockTime * 1000)) : Promise.resolve();
   const issuer = sandbox.accounts[1].connect(raw);
   const rawCounter = new RpcCounter(raw);
   const serviceCounter = new RpcCounter(service.services.chains.find(SEPOLIA)!.provider);
   /** What each side sends to the chain during the measured part of an operation, summed over the measured rounds. */
   const tally = () => {
     const sum = { serviceCalls: 0, serviceRoundTrips: 0, rawCalls: 0, rawRoundTrips: 0 };
-    const during = async <T>(counter: RpcCounter, side: "service" | "raw", counted: boolean, work: () => Promise<T>): Promise<T> => {
+    const during = async <T>(
+      counter: RpcCounter,
+      side: "service" | "raw",
+      counted: boolean,
+      work: () => Promise<T>,
+    ): Promise<T> => {
       const before = counter.snapshot();
       const result = await work();
       if (counted) {
@@ -153,7 +170,12 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
       service: <T>(counted: boolean, work: () => Promise<T>) => during(serviceCounter, "service", counted, work),
       perOperation: (n: number): LatencyRow["rpc"] => {
         const mean = (v: number) => Math.round((v / n) * 10) / 10;
-        return { serviceCalls: mean(sum.serviceCalls), serviceRoundTrips: mean(sum.serviceRoundTrips), rawCalls: mean(sum.rawCalls), rawRoundTrips: mean(sum.rawRoundTrips) };
+        return {
+          serviceCalls: mean(sum.serviceCalls),
+          serviceRoundTrips: mean(sum.serviceRoundTrips),
+          rawCalls: mean(sum.rawCalls),
+          rawRoundTrips: mean(sum.rawRoundTrips),
+        };
       },
     };
   };
@@ -171,7 +193,14 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
     const tokenFor = async (symbol: string) => {
       const email = `${symbol.toLowerCase()}@bench.example.com`;
       const { key } = await service.services.apiKeys.create({ email, plan: "Enterprise" });
-      const prepared = await call(key, "/prepare-transactions", { method: "newTokenization", chainId: "aa36a7", signerAddress: issuer.address, tokenizerEmail: email, name: symbol, tokenSymbol: symbol });
+      const prepared = await call(key, "/prepare-transactions", {
+        method: "newTokenization",
+        chainId: "aa36a7",
+        signerAddress: issuer.address,
+        tokenizerEmail: email,
+        name: symbol,
+        tokenSymbol: symbol,
+      });
       const signed = await Promise.all(prepared.json.transactions.map((t: object) => issuer.signTransaction(t)));
       const sent = await call(key, "/send-transactions", { txId: prepared.json.txId, signedTransactions: signed });
       if (sent.json.status !== "success") throw new Error(`token ${symbol} not created: ${JSON.stringify(sent.json)}`);
@@ -185,7 +214,8 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
       tokenSymbol: symbol,
       userToWhitelist: [{ investorAddress: address, whitelistStatus: true }],
     });
-    const whitelistData = (address: string) => securityTokenInterface.encodeFunctionData("setWhitelisted", [address, true]);
+    const whitelistData = (address: string) =>
+      securityTokenInterface.encodeFunctionData("setWhitelisted", [address, true]);
 
     // prepare
     const a = await tokenFor("BNCHA");
@@ -206,7 +236,11 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
         ]),
       );
       const rawMs = performance.now() - started;
-      const serviceMs = (await prepareRpc.service(measured(i), () => call(a.key, "/prepare-transactions", whitelistBody("BNCHA", investor)))).ms;
+      const serviceMs = (
+        await prepareRpc.service(measured(i), () =>
+          call(a.key, "/prepare-transactions", whitelistBody("BNCHA", investor)),
+        )
+      ).ms;
       const floorMs = (await call(a.key, "/prepare-transactions", { chainId: "aa36a7" }, 400)).ms; // "method is required"
       if (!measured(i)) continue;
       rawPrepare.push(rawMs);
@@ -242,10 +276,16 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
       });
       const rawMs = performance.now() - started;
 
-      const prepared = await call(b.key, "/prepare-transactions", whitelistBody("BNCHB", Wallet.createRandom().address));
+      const prepared = await call(
+        b.key,
+        "/prepare-transactions",
+        whitelistBody("BNCHB", Wallet.createRandom().address),
+      );
       const signed = [await issuer.signTransaction(prepared.json.transactions[0])];
       await randomPhase();
-      const result = await sendRpc.service(measured(i), () => call(b.key, "/send-transactions", { txId: prepared.json.txId, signedTransactions: signed }));
+      const result = await sendRpc.service(measured(i), () =>
+        call(b.key, "/send-transactions", { txId: prepared.json.txId, signedTransactions: signed }),
+      );
       if (result.json.status !== "success") throw new Error(`send did not confirm: ${JSON.stringify(result.json)}`);
       if (!measured(i)) continue;
       rawSend.push(rawMs);
@@ -253,11 +293,31 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
     }
 
     const chain = blockTime ? `chain mining every ${blockTime} s` : "chain mining at once";
-    const target = { text: `service p50 ≤ ${LATENCY_RATIO} × raw p50`, ok: (s: number, r: number) => s <= LATENCY_RATIO * r };
-    const withinBlock = { text: `service p50 ≤ raw p50 + ${blockTime * 1000} ms (one block)`, ok: (s: number, r: number) => s <= r + blockTime * 1000 };
+    const target = {
+      text: `service p50 ≤ ${LATENCY_RATIO} × raw p50`,
+      ok: (s: number, r: number) => s <= LATENCY_RATIO * r,
+    };
+    const withinBlock = {
+      text: `service p50 ≤ raw p50 + ${blockTime * 1000} ms (one block)`,
+      ok: (s: number, r: number) => s <= r + blockTime * 1000,
+    };
     return [
-      row(`prepare (whitelist, 1 tx), ${chain}`, servicePrepare, rawPrepare, floor, target, prepareRpc.perOperation(rounds)),
-      row(`send until confirmed (1 tx), ${chain}`, serviceSend, rawSend, floor, blockTime ? withinBlock : target, sendRpc.perOperation(rounds)),
+      row(
+        `prepare (whitelist, 1 tx), ${chain}`,
+        servicePrepare,
+        rawPrepare,
+        floor,
+        target,
+        prepareRpc.perOperation(rounds),
+      ),
+      row(
+        `send until confirmed (1 tx), ${chain}`,
+        serviceSend,
+        rawSend,
+        floor,
+        blockTime ? withinBlock : target,
+        sendRpc.perOperation(rounds),
+      ),
     ];
   } finally {
     raw.destroy();

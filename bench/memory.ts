@@ -19,9 +19,12 @@ const RUNS = 2;
 
 /** The node flags `npm run serve` starts the service with (package.json), so the bench measures what a server runs. */
 function serveNodeArgs(): string[] {
-  const serve = (JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }).scripts.serve;
+  const serve = (
+    JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }
+  ).scripts.serve;
   const words = serve.split(/\s+/);
-  if (words[0] !== "node" || words.at(-1) !== "dist/service/main.js") throw new Error(`npm run serve is not "node … dist/service/main.js": ${serve}`);
+  if (words[0] !== "node" || words.at(-1) !== "dist/service/main.js")
+    throw new Error(`npm run serve is not "node … dist/service/main.js": ${serve}`);
   return words.slice(1, -1);
 }
 
@@ -62,7 +65,16 @@ export interface MemoryResult {
    * afterRunsMiB: RSS as an operator sees it after each run (≤ 200 MiB); afterGcMiB: RSS after a forced full collection,
    * and heapAfterGcMiB the V8 heap then: flatMiB is the last run's change in RSS after the collection.
    */
-  load: { database: BenchDatabase; idleMiB: number; afterRunsMiB: number[]; afterGcMiB: number[]; heapAfterGcMiB: number[]; flatMiB: number; readSeconds: number; writes: number };
+  load: {
+    database: BenchDatabase;
+    idleMiB: number;
+    afterRunsMiB: number[];
+    afterGcMiB: number[];
+    heapAfterGcMiB: number[];
+    flatMiB: number;
+    readSeconds: number;
+    writes: number;
+  };
   pass: Record<string, boolean>;
 }
 
@@ -74,23 +86,43 @@ const mib = (bytes: number) => Math.round((bytes / 2 ** 20) * 10) / 10;
  * a fresh and on an existing database: how long until /health answers after launch, RSS 20 s after launch, and the V8
  * heap and external memory behind it; then RSS after two identical load runs on PostgreSQL.
  */
-export async function measureMemory(hre: HardhatRuntimeEnvironment, log: (line: string) => void = console.log): Promise<MemoryResult> {
+export async function measureMemory(
+  hre: HardhatRuntimeEnvironment,
+  log: (line: string) => void = console.log,
+): Promise<MemoryResult> {
   const work = fs.mkdtempSync(path.join(os.tmpdir(), "tak-memory-"));
   log("building (npm run build) and installing the production dependencies (npm ci --omit=dev)…");
   execFileSync("npm", ["run", "--silent", "build"], { cwd: ROOT, stdio: ["ignore", "ignore", "inherit"] });
   const installDir = path.join(work, "install");
   fs.mkdirSync(installDir);
-  for (const file of ["package.json", "package-lock.json"]) fs.copyFileSync(path.join(ROOT, file), path.join(installDir, file));
-  execFileSync("npm", ["ci", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], { cwd: installDir, stdio: ["ignore", "ignore", "inherit"] });
+  for (const file of ["package.json", "package-lock.json"])
+    fs.copyFileSync(path.join(ROOT, file), path.join(installDir, file));
+  execFileSync("npm", ["ci", "--omit=dev", "--prefer-offline", "--no-audit", "--no-fund", "--loglevel=error"], {
+    cwd: installDir,
+    stdio: ["ignore", "ignore", "inherit"],
+  });
   for (const dir of ["dist", "bin"]) fs.cpSync(path.join(ROOT, dir), path.join(installDir, dir), { recursive: true });
 
   const sandbox = await createSandbox(hre, { deploymentsDir: path.join(work, "deployments") });
   const schema = benchSchema();
   // The built service has the production posture: its secrets given, the schema migrated first (npm run migrate).
-  const env = (database: BenchDatabase, dataDir: string) => ({ ...serviceEnv(sandbox, dataDir, database, schema), ADMIN_TOKEN: "bench-admin-token-0123456789abcdef", DATA_ENCRYPTION_KEY: "bench-data-encryption-key-0123456789abcdef" });
+  const env = (database: BenchDatabase, dataDir: string) => ({
+    ...serviceEnv(sandbox, dataDir, database, schema),
+    ADMIN_TOKEN: "bench-admin-token-0123456789abcdef",
+    DATA_ENCRYPTION_KEY: "bench-data-encryption-key-0123456789abcdef",
+  });
   const start = (database: BenchDatabase, dataDir: string, collectableGarbage = false) => {
-    execFileSync(process.execPath, ["dist/service/operator/migrate.js"], { cwd: installDir, env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env(database, dataDir) }, stdio: ["ignore", "ignore", "inherit"] });
-    return startServiceProcess(env(database, dataDir), { entry: "dist/service/main.js", cwd: installDir, nodeArgs: serveNodeArgs(), collectableGarbage });
+    execFileSync(process.execPath, ["dist/service/operator/migrate.js"], {
+      cwd: installDir,
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env(database, dataDir) },
+      stdio: ["ignore", "ignore", "inherit"],
+    });
+    return startServiceProcess(env(database, dataDir), {
+      entry: "dist/service/main.js",
+      cwd: installDir,
+      nodeArgs: serveNodeArgs(),
+      collectableGarbage,
+    });
   };
   const starts: StartSample[] = [];
   try {
@@ -100,7 +132,9 @@ export async function measureMemory(hre: HardhatRuntimeEnvironment, log: (line: 
         const service = await start(database, dataDir);
         try {
           starts.push(await idleSample(service, database, state));
-          log(`  ${database} ${state}: /health after ${starts.at(-1)!.healthAfterMs} ms, serving after ${starts.at(-1)!.servingAfterMs} ms (${starts.at(-1)!.startCpuSeconds} s of CPU); ${starts.at(-1)!.rssMiB} MiB RSS 20 s after launch (heap ${starts.at(-1)!.heapUsedMiB}, external ${starts.at(-1)!.externalMiB})`);
+          log(
+            `  ${database} ${state}: /health after ${starts.at(-1)!.healthAfterMs} ms, serving after ${starts.at(-1)!.servingAfterMs} ms (${starts.at(-1)!.startCpuSeconds} s of CPU); ${starts.at(-1)!.rssMiB} MiB RSS 20 s after launch (heap ${starts.at(-1)!.heapUsedMiB}, external ${starts.at(-1)!.externalMiB})`,
+          );
         } finally {
           await service.stop();
         }
@@ -110,15 +144,31 @@ export async function measureMemory(hre: HardhatRuntimeEnvironment, log: (line: 
     const service = await start("postgres", path.join(work, "data-postgres"), true);
     try {
       const load = await loadRuns(service, sandbox, log);
-      const byKey = (database: BenchDatabase, state: string) => starts.find((s) => s.database === database && s.state === state)!;
+      const byKey = (database: BenchDatabase, state: string) =>
+        starts.find((s) => s.database === database && s.state === state)!;
       const pass = {
-        postgresIdle: byKey("postgres", "fresh").rssMiB <= MEMORY_TARGETS.postgresIdleMiB && byKey("postgres", "existing").rssMiB <= MEMORY_TARGETS.postgresIdleMiB,
+        postgresIdle:
+          byKey("postgres", "fresh").rssMiB <= MEMORY_TARGETS.postgresIdleMiB &&
+          byKey("postgres", "existing").rssMiB <= MEMORY_TARGETS.postgresIdleMiB,
         postgresAfterLoad: Math.max(...load.afterRunsMiB) <= MEMORY_TARGETS.postgresAfterLoadMiB,
-        flatBetweenRuns: Math.abs(load.heapAfterGcMiB[RUNS - 1] - load.heapAfterGcMiB[RUNS - 2]) <= MEMORY_TARGETS.flatHeapMiB,
-        healthFresh: starts.filter((s) => s.state === "fresh").every((s) => s.healthAfterMs <= MEMORY_TARGETS.healthFreshMs),
-        healthExisting: starts.filter((s) => s.state === "existing").every((s) => s.healthAfterMs <= MEMORY_TARGETS.healthExistingMs),
+        flatBetweenRuns:
+          Math.abs(load.heapAfterGcMiB[RUNS - 1] - load.heapAfterGcMiB[RUNS - 2]) <= MEMORY_TARGETS.flatHeapMiB,
+        healthFresh: starts
+          .filter((s) => s.state === "fresh")
+          .every((s) => s.healthAfterMs <= MEMORY_TARGETS.healthFreshMs),
+        healthExisting: starts
+          .filter((s) => s.state === "existing")
+          .every((s) => s.healthAfterMs <= MEMORY_TARGETS.healthExistingMs),
       };
-      return { measuredAt: new Date().toISOString(), cpus: os.cpus().length, loadAverage: os.loadavg().map((l) => Math.round(l * 10) / 10), service: `node ${serveNodeArgs().join(" ")} dist/service/main.js (npm run serve; npm ci --omit=dev)`, starts, load, pass };
+      return {
+        measuredAt: new Date().toISOString(),
+        cpus: os.cpus().length,
+        loadAverage: os.loadavg().map((l) => Math.round(l * 10) / 10),
+        service: `node ${serveNodeArgs().join(" ")} dist/service/main.js (npm run serve; npm ci --omit=dev)`,
+        starts,
+        load,
+        pass,
+      };
     } finally {
       await service.stop();
     }
@@ -129,7 +179,11 @@ export async function measureMemory(hre: HardhatRuntimeEnvironment, log: (line: 
   }
 }
 
-async function idleSample(service: ServiceProcess, database: BenchDatabase, state: "fresh" | "existing"): Promise<StartSample> {
+async function idleSample(
+  service: ServiceProcess,
+  database: BenchDatabase,
+  state: "fresh" | "existing",
+): Promise<StartSample> {
   const wait = service.launchedAt + IDLE_AFTER_MS - Date.now();
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   const rssMiB = service.rssMiB();
@@ -158,12 +212,26 @@ async function loadRuns(service: ServiceProcess, sandbox: Sandbox, log: (line: s
   const heapAfterGcMiB: number[] = [];
   for (let run = 1; run <= RUNS; run++) {
     for (let i = 0; i < LOAD_WRITES; i++) {
-      const body = { method: "whitelist", chainId: "aa36a7", signerAddress: issuer.address, tokenSymbol: symbol, userToWhitelist: [{ investorAddress: Wallet.createRandom().address, whitelistStatus: true }] };
+      const body = {
+        method: "whitelist",
+        chainId: "aa36a7",
+        signerAddress: issuer.address,
+        tokenSymbol: symbol,
+        userToWhitelist: [{ investorAddress: Wallet.createRandom().address, whitelistStatus: true }],
+      };
       const prepared = await postJson(`${service.url}/prepare-transactions`, body, { "x-api-key": key });
       const signed = await Promise.all(prepared.transactions.map((t: object) => issuer.signTransaction(t)));
-      await postJson(`${service.url}/send-transactions`, { txId: prepared.txId, signedTransactions: signed }, { "x-api-key": key });
+      await postJson(
+        `${service.url}/send-transactions`,
+        { txId: prepared.txId, signedTransactions: signed },
+        { "x-api-key": key },
+      );
     }
-    for (const pathname of [`/get-transaction-status?txId=${txId}`, `/get-token-info?tokenSymbol=${symbol}`, `/get-balance-whitelist?tokenSymbol=${symbol}&investorAddress=${investor}`]) {
+    for (const pathname of [
+      `/get-transaction-status?txId=${txId}`,
+      `/get-token-info?tokenSymbol=${symbol}`,
+      `/get-balance-whitelist?tokenSymbol=${symbol}&investorAddress=${investor}`,
+    ]) {
       await hammer(service.url, pathname, { "x-api-key": key }, LOAD_READ_SECONDS);
     }
     await new Promise((r) => setTimeout(r, SETTLE_MS));
@@ -171,10 +239,21 @@ async function loadRuns(service: ServiceProcess, sandbox: Sandbox, log: (line: s
     await service.collectGarbage();
     afterGcMiB.push(service.rssMiB());
     heapAfterGcMiB.push(await heapUsedMiB(service));
-    log(`  postgres after run ${run} (${LOAD_WRITES} writes, 3 × ${LOAD_READ_SECONDS} s of reads): ${afterRunsMiB.at(-1)} MiB RSS; after a full GC ${afterGcMiB.at(-1)} MiB RSS, heap ${heapAfterGcMiB.at(-1)} MiB`);
+    log(
+      `  postgres after run ${run} (${LOAD_WRITES} writes, 3 × ${LOAD_READ_SECONDS} s of reads): ${afterRunsMiB.at(-1)} MiB RSS; after a full GC ${afterGcMiB.at(-1)} MiB RSS, heap ${heapAfterGcMiB.at(-1)} MiB`,
+    );
   }
   const flatMiB = Math.round((afterGcMiB[RUNS - 1] - afterGcMiB[RUNS - 2]) * 10) / 10;
-  return { database: "postgres" as const, idleMiB, afterRunsMiB, afterGcMiB, heapAfterGcMiB, flatMiB, readSeconds: LOAD_READ_SECONDS, writes: LOAD_WRITES };
+  return {
+    database: "postgres" as const,
+    idleMiB,
+    afterRunsMiB,
+    afterGcMiB,
+    heapAfterGcMiB,
+    flatMiB,
+    readSeconds: LOAD_READ_SECONDS,
+    writes: LOAD_WRITES,
+  };
 }
 
 /** One number of the service's /metrics (prom-client's process and Node.js metrics, prefixed tak_). */

@@ -39,7 +39,10 @@ let ip = 1;
 const client = () => ({ "x-forwarded-for": `10.66.${(ip >> 8) & 255}.${ip++ & 255}` });
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-export async function measurePaymentIntegrity(hre: HardhatRuntimeEnvironment, opts: { rounds?: number; log?: (line: string) => void } = {}): Promise<IntegrityResult> {
+export async function measurePaymentIntegrity(
+  hre: HardhatRuntimeEnvironment,
+  opts: { rounds?: number; log?: (line: string) => void } = {},
+): Promise<IntegrityResult> {
   const rounds = opts.rounds ?? 2;
   const log = opts.log ?? ((line: string) => console.log(line));
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-integrity-"));
@@ -71,7 +74,9 @@ export async function measurePaymentIntegrity(hre: HardhatRuntimeEnvironment, op
       chargedForTheAttempt: tally.chargedForAttempt,
       pass: tally.givenAway === 0 && tally.unpaidGas === 0n && world.readsGivenAway === 0,
     };
-    log(`hostile payer: ${Object.values(attempts).reduce((a, b) => a + b, 0)} attempts; given away ${result.operationsGivenAway}, relayer gas on unpaid work ${result.relayerGasOnUnpaidWorkWei} wei, paid reads given away ${result.paidReadsGivenAway}`);
+    log(
+      `hostile payer: ${Object.values(attempts).reduce((a, b) => a + b, 0)} attempts; given away ${result.operationsGivenAway}, relayer gas on unpaid work ${result.relayerGasOnUnpaidWorkWei} wei, paid reads given away ${result.paidReadsGivenAway}`,
+    );
     return result;
   } finally {
     await service.stop();
@@ -104,12 +109,21 @@ class HostileWorld {
   private async payerWith(amount: bigint): Promise<Wallet> {
     const payer = new Wallet(Wallet.createRandom().privateKey, this.base);
     await (await this.funder.sendTransaction({ to: payer.address, value: parseEther("1") })).wait();
-    await (await USDC__factory.connect(this.sandbox.deployments[BASE].contracts.USDC, this.funder).transfer(payer.address, amount)).wait();
+    await (
+      await USDC__factory.connect(this.sandbox.deployments[BASE].contracts.USDC, this.funder).transfer(
+        payer.address,
+        amount,
+      )
+    ).wait();
     return payer;
   }
 
   private async call(method: string, pathAndQuery: string, body?: unknown, headers: Record<string, string> = {}) {
-    const res = await fetch(this.service.url + pathAndQuery, { method, headers: { "content-type": "application/json", ...headers }, body: body === undefined ? undefined : JSON.stringify(body) });
+    const res = await fetch(this.service.url + pathAndQuery, {
+      method,
+      headers: { "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
     return { status: res.status, headers: res.headers, body: (await res.json().catch(() => undefined)) as any };
   }
 
@@ -118,22 +132,58 @@ class HostileWorld {
   }
 
   private async pay(payer: Wallet, quote: any, validBefore = Math.floor(Date.now() / 1000) + 300): Promise<string> {
-    const authorization = { from: payer.address, to: quote.payTo, value: quote.amount, validAfter: String(Math.floor(Date.now() / 1000) - 60), validBefore: String(validBefore), nonce: "0x" + randomBytes(32).toString("hex") };
+    const authorization = {
+      from: payer.address,
+      to: quote.payTo,
+      value: quote.amount,
+      validAfter: String(Math.floor(Date.now() / 1000) - 60),
+      validBefore: String(validBefore),
+      nonce: "0x" + randomBytes(32).toString("hex"),
+    };
     const signature = await payer.signTypedData(
       { name: quote.extra.name, version: quote.extra.version, chainId: BASE, verifyingContract: quote.asset },
-      { TransferWithAuthorization: ["from:address", "to:address", "value:uint256", "validAfter:uint256", "validBefore:uint256", "nonce:bytes32"].map((f) => ({ name: f.split(":")[0], type: f.split(":")[1] })) },
+      {
+        TransferWithAuthorization: [
+          "from:address",
+          "to:address",
+          "value:uint256",
+          "validAfter:uint256",
+          "validBefore:uint256",
+          "nonce:bytes32",
+        ].map((f) => ({ name: f.split(":")[0], type: f.split(":")[1] })),
+      },
       authorization,
     );
-    const accepted = { scheme: quote.scheme, network: quote.network, asset: quote.asset, amount: quote.amount, payTo: quote.payTo };
-    return Buffer.from(JSON.stringify({ x402Version: 2, accepted, payload: { signature, authorization } })).toString("base64");
+    const accepted = {
+      scheme: quote.scheme,
+      network: quote.network,
+      asset: quote.asset,
+      amount: quote.amount,
+      payTo: quote.payTo,
+    };
+    return Buffer.from(JSON.stringify({ x402Version: 2, accepted, payload: { signature, authorization } })).toString(
+      "base64",
+    );
   }
 
   private async faucetQuote() {
-    return this.quoteOf(await this.call("POST", "/faucet/bkn", { recipientAddress: Wallet.createRandom().address }, { "Idempotency-Key": randomUUID() }));
+    return this.quoteOf(
+      await this.call(
+        "POST",
+        "/faucet/bkn",
+        { recipientAddress: Wallet.createRandom().address },
+        { "Idempotency-Key": randomUUID() },
+      ),
+    );
   }
 
   private async claim(payer: Wallet, quote: any, validBefore?: number) {
-    const res = await this.call("POST", "/faucet/bkn", { recipientAddress: Wallet.createRandom().address }, { "Idempotency-Key": randomUUID(), "X-PAYMENT": await this.pay(payer, quote, validBefore), ...client() });
+    const res = await this.call(
+      "POST",
+      "/faucet/bkn",
+      { recipientAddress: Wallet.createRandom().address },
+      { "Idempotency-Key": randomUUID(), "X-PAYMENT": await this.pay(payer, quote, validBefore), ...client() },
+    );
     if (res.body?.txId) this.txIds.push(res.body.txId);
     return res;
   }
@@ -150,12 +200,18 @@ class HostileWorld {
       let answered = false;
       void sending.then(() => (answered = true));
       for (let i = 0; i < 200 && !answered; i++) {
-        const pending = (await this.base.send("eth_getBlockByNumber", ["pending", false])) as { transactions: string[] };
+        const pending = (await this.base.send("eth_getBlockByNumber", ["pending", false])) as {
+          transactions: string[];
+        };
         if (pending.transactions.length) break;
         await sleep(25);
       }
       const fees = await this.base.getFeeData();
-      await this.usdc(payer).transfer(this.sandbox.accounts[3].address, PRICE, { gasLimit: 100_000n, maxPriorityFeePerGas: fees.maxFeePerGas! * 2n, maxFeePerGas: fees.maxFeePerGas! * 4n });
+      await this.usdc(payer).transfer(this.sandbox.accounts[3].address, PRICE, {
+        gasLimit: 100_000n,
+        maxPriorityFeePerGas: fees.maxFeePerGas! * 2n,
+        maxFeePerGas: fees.maxFeePerGas! * 4n,
+      });
       await chain.request({ method: "evm_mine", params: [] });
     } finally {
       await chain.request({ method: "evm_setAutomine", params: [true] });
@@ -172,15 +228,27 @@ class HostileWorld {
       return 4;
     }
     const prepared = await Promise.all([0, 1, 2, 3].map(() => this.relayedToken()));
-    await Promise.all(prepared.map(async (p) => this.call("POST", "/send-transactions", { txId: p.txId }, { "X-PAYMENT": await this.pay(payer, p.quote) })));
+    await Promise.all(
+      prepared.map(async (p) =>
+        this.call("POST", "/send-transactions", { txId: p.txId }, { "X-PAYMENT": await this.pay(payer, p.quote) }),
+      ),
+    );
     return 4;
   }
 
   private async relayedToken() {
     const symbol = "H" + randomBytes(3).toString("hex").toUpperCase();
-    const res = await this.call("POST", "/x402/token/create", { chainId: "84532", name: `Hostile ${symbol}`, symbol, agentWallet: this.sandbox.accounts[6].address }, client());
+    const res = await this.call(
+      "POST",
+      "/x402/token/create",
+      { chainId: "84532", name: `Hostile ${symbol}`, symbol, agentWallet: this.sandbox.accounts[6].address },
+      client(),
+    );
     this.txIds.push(res.body.txId);
-    return { txId: res.body.txId as string, quote: this.quoteOf(await this.call("POST", "/send-transactions", { txId: res.body.txId })) };
+    return {
+      txId: res.body.txId as string,
+      quote: this.quoteOf(await this.call("POST", "/send-transactions", { txId: res.body.txId })),
+    };
   }
 
   /** Four paid reads against a balance of one read's price. */
@@ -189,7 +257,9 @@ class HostileWorld {
     const query = `/rams/mandate?chainId=aa36a7&agent=${Wallet.createRandom().address}&principal=${Wallet.createRandom().address}`;
     const quote = this.quoteOf(await this.call("GET", query));
     const before = await this.usdc().balanceOf(payer.address);
-    const answers = await Promise.all([0, 1, 2, 3].map(async () => this.call("GET", query, undefined, { "X-PAYMENT": await this.pay(payer, quote) })));
+    const answers = await Promise.all(
+      [0, 1, 2, 3].map(async () => this.call("GET", query, undefined, { "X-PAYMENT": await this.pay(payer, quote) })),
+    );
     const delivered = answers.filter((a) => a.status === 200 && a.body?.data).length;
     const paid = Number((before - (await this.usdc().balanceOf(payer.address))) / READ_PRICE);
     this.readsGivenAway += Math.max(0, delivered - paid);
@@ -232,7 +302,9 @@ class HostileWorld {
       let status: any;
       for (let i = 0; i < 300; i++) {
         status = (await this.call("GET", `/get-transaction-status?txId=${txId}`)).body;
-        const paymentsEnded = (status.payments ?? []).every((p: any) => p.status === "settled" || p.status === "released");
+        const paymentsEnded = (status.payments ?? []).every(
+          (p: any) => p.status === "settled" || p.status === "released",
+        );
         if (status.status !== "pending" && paymentsEnded) break;
         await sleep(200);
       }

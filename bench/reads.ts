@@ -47,7 +47,12 @@ export const MIN_HEALTH_RATIO = 0.9;
  * The service's environment against a sandbox: the embedded database in `dataDir`, or a fresh schema on the server;
  * with the relayer's extra keys when the part funded them (bench/relayer-keys.ts).
  */
-export function serviceEnv(sandbox: Sandbox, dataDir: string, database: BenchDatabase, schema?: string): Record<string, string> {
+export function serviceEnv(
+  sandbox: Sandbox,
+  dataDir: string,
+  database: BenchDatabase,
+  schema?: string,
+): Record<string, string> {
   return {
     ENVIRONMENT: "sandbox",
     HOST: "127.0.0.1",
@@ -75,17 +80,33 @@ export async function dropSchema(schema: string): Promise<void> {
 
 /** POST JSON, answer the parsed body or throw with the status. */
 export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<any> {
-  const res = await fetch(url, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", ...headers },
+    body: JSON.stringify(body),
+  });
   const json = (await res.json()) as any;
   if (res.status !== 200) throw new Error(`${url} answered ${res.status}: ${JSON.stringify(json)}`);
   return json;
 }
 
 /** One autocannon run of GET `pathname`. */
-export async function hammer(url: string, pathname: string, headers: Record<string, string> = {}, seconds = SECONDS, servicePid?: number) {
+export async function hammer(
+  url: string,
+  pathname: string,
+  headers: Record<string, string> = {},
+  seconds = SECONDS,
+  servicePid?: number,
+) {
   const cpuBefore = servicePid ? cpuSeconds(servicePid) : NaN;
   // In a worker thread: the chains answer from this process's main thread, which the load generator must not starve.
-  const result = await autocannon({ url: url + pathname, connections: CONNECTIONS, duration: seconds, headers, workers: 1 });
+  const result = await autocannon({
+    url: url + pathname,
+    connections: CONNECTIONS,
+    duration: seconds,
+    headers,
+    workers: 1,
+  });
   const cpuUsed = servicePid ? cpuSeconds(servicePid) - cpuBefore : NaN;
   return {
     requests: result.requests.total,
@@ -104,7 +125,12 @@ type Hammered = Awaited<ReturnType<typeof hammer>>;
  * Two routes measured in turns (see SLICE_SECONDS): each side's req/s and CPU per request over all its slices, its p50
  * the median of its slices' and its p99 the highest.
  */
-async function hammerInTurns(url: string, a: { path: string; headers?: Record<string, string> }, b: { path: string; headers?: Record<string, string> }, servicePid: number): Promise<[Hammered, Hammered]> {
+async function hammerInTurns(
+  url: string,
+  a: { path: string; headers?: Record<string, string> },
+  b: { path: string; headers?: Record<string, string> },
+  servicePid: number,
+): Promise<[Hammered, Hammered]> {
   const slices: [Hammered[], Hammered[]] = [[], []];
   for (let i = 0; i < Math.max(1, Math.round(SECONDS / SLICE_SECONDS)); i++) {
     slices[0].push(await hammer(url, a.path, a.headers, SLICE_SECONDS, servicePid));
@@ -116,7 +142,9 @@ async function hammerInTurns(url: string, a: { path: string; headers?: Record<st
     return {
       requests,
       reqPerSec: Math.round(requests / (runs.length * SLICE_SECONDS)),
-      serviceCpuUsPerRequest: Math.round(runs.reduce((sum, r) => sum + r.serviceCpuUsPerRequest * r.requests, 0) / requests),
+      serviceCpuUsPerRequest: Math.round(
+        runs.reduce((sum, r) => sum + r.serviceCpuUsPerRequest * r.requests, 0) / requests,
+      ),
       p50Ms: median(runs.map((r) => r.p50Ms)),
       p99Ms: Math.max(...runs.map((r) => r.p99Ms)),
       errors: runs.reduce((sum, r) => sum + r.errors, 0),
@@ -131,7 +159,10 @@ async function hammerInTurns(url: string, a: { path: string; headers?: Record<st
  * chain: the ceiling of the HTTP stack), health, a final batch's status, and the key-surface reads get-token-info and
  * get-balance-whitelist. Ratios are against network-info of the same run.
  */
-export async function measureReads(hre: HardhatRuntimeEnvironment, opts: { database: BenchDatabase }): Promise<ReadRow[]> {
+export async function measureReads(
+  hre: HardhatRuntimeEnvironment,
+  opts: { database: BenchDatabase },
+): Promise<ReadRow[]> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-reads-"));
   const sandbox = await createSandbox(hre, { deploymentsDir: path.join(dir, "deployments") });
   const schema = benchSchema();
@@ -142,8 +173,18 @@ export async function measureReads(hre: HardhatRuntimeEnvironment, opts: { datab
       { route: "GET /get-network-info", path: "/get-network-info?chainId=aa36a7" },
       { route: "GET /health", path: "/health", minRatio: MIN_HEALTH_RATIO },
       // A batch prepared under a key is read with that key (another caller gets 404).
-      { route: "GET /get-transaction-status (final batch)", path: `/get-transaction-status?txId=${setup.txId}`, headers: { "x-api-key": setup.key }, minRatio: MIN_KEYED_RATIO },
-      { route: "GET /get-token-info", path: `/get-token-info?tokenSymbol=${setup.symbol}`, headers: { "x-api-key": setup.key }, minRatio: MIN_KEYED_RATIO },
+      {
+        route: "GET /get-transaction-status (final batch)",
+        path: `/get-transaction-status?txId=${setup.txId}`,
+        headers: { "x-api-key": setup.key },
+        minRatio: MIN_KEYED_RATIO,
+      },
+      {
+        route: "GET /get-token-info",
+        path: `/get-token-info?tokenSymbol=${setup.symbol}`,
+        headers: { "x-api-key": setup.key },
+        minRatio: MIN_KEYED_RATIO,
+      },
       {
         route: "GET /get-balance-whitelist",
         path: `/get-balance-whitelist?tokenSymbol=${setup.symbol}&investorAddress=${setup.investor}`,
@@ -162,7 +203,14 @@ export async function measureReads(hre: HardhatRuntimeEnvironment, opts: { datab
       const ratio = Math.round((m.reqPerSec / base.reqPerSec) * 100) / 100;
       const ok = m.errors === 0 && m.non2xx === 0;
       const baseOk = base.errors === 0 && base.non2xx === 0;
-      rows.push({ database: opts.database, route: `${baselineRoute.route} (baseline of the next row)`, ...base, ratio: 1, target: "", pass: baseOk ? null : false });
+      rows.push({
+        database: opts.database,
+        route: `${baselineRoute.route} (baseline of the next row)`,
+        ...base,
+        ratio: 1,
+        target: "",
+        pass: baseOk ? null : false,
+      });
       rows.push({
         database: opts.database,
         route: r.route,
@@ -171,8 +219,12 @@ export async function measureReads(hre: HardhatRuntimeEnvironment, opts: { datab
         target: r.minRatio ? `≥ ${r.minRatio}× network-info` : "",
         pass: r.minRatio ? ok && ratio >= r.minRatio : ok ? null : false,
       });
-      console.log(`  [${opts.database}] ${baselineRoute.route}: ${base.reqPerSec} req/s, service CPU ${base.serviceCpuUsPerRequest} µs/request`);
-      console.log(`  [${opts.database}] ${r.route}: ${m.reqPerSec} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms, service CPU ${m.serviceCpuUsPerRequest} µs/request, ratio ${ratio}${ok ? "" : ` (errors ${m.errors}, non-2xx ${m.non2xx})`}`);
+      console.log(
+        `  [${opts.database}] ${baselineRoute.route}: ${base.reqPerSec} req/s, service CPU ${base.serviceCpuUsPerRequest} µs/request`,
+      );
+      console.log(
+        `  [${opts.database}] ${r.route}: ${m.reqPerSec} req/s, p50 ${m.p50Ms} ms, p99 ${m.p99Ms} ms, service CPU ${m.serviceCpuUsPerRequest} µs/request, ratio ${ratio}${ok ? "" : ` (errors ${m.errors}, non-2xx ${m.non2xx})`}`,
+      );
     }
     return rows;
   } finally {
@@ -187,18 +239,34 @@ export async function measureReads(hre: HardhatRuntimeEnvironment, opts: { datab
 export async function setupReads(service: ServiceProcess, sandbox: Sandbox) {
   const issuer = sandbox.accounts[1];
   const investor = Wallet.createRandom().address;
-  const { apiKey: key, id: keyId } = await service.admin({ command: "keys.create", email: "bench@example.com", plan: "Enterprise" });
+  const { apiKey: key, id: keyId } = await service.admin({
+    command: "keys.create",
+    email: "bench@example.com",
+    plan: "Enterprise",
+  });
   await service.admin({ command: "signers.add", address: issuer.address, keyId });
   const symbol = "R" + randomBytes(2).toString("hex").toUpperCase();
   const send = async (body: Record<string, unknown>) => {
-    const prepared = await postJson(`${service.url}/prepare-transactions`, { chainId: "aa36a7", signerAddress: issuer.address, ...body }, { "x-api-key": key });
+    const prepared = await postJson(
+      `${service.url}/prepare-transactions`,
+      { chainId: "aa36a7", signerAddress: issuer.address, ...body },
+      { "x-api-key": key },
+    );
     const signed = await Promise.all(prepared.transactions.map((t: object) => issuer.signTransaction(t)));
-    const sent = await postJson(`${service.url}/send-transactions`, { txId: prepared.txId, signedTransactions: signed }, { "x-api-key": key });
+    const sent = await postJson(
+      `${service.url}/send-transactions`,
+      { txId: prepared.txId, signedTransactions: signed },
+      { "x-api-key": key },
+    );
     if (sent.status !== "success") throw new Error(`setup ${String(body.method)} ended ${String(sent.status)}`);
     return prepared.txId as string;
   };
   await send({ method: "newTokenization", tokenizerEmail: "bench@example.com", name: symbol, tokenSymbol: symbol });
-  const txId = await send({ method: "whitelist", tokenSymbol: symbol, userToWhitelist: [{ investorAddress: investor, whitelistStatus: true }] });
+  const txId = await send({
+    method: "whitelist",
+    tokenSymbol: symbol,
+    userToWhitelist: [{ investorAddress: investor, whitelistStatus: true }],
+  });
   return { key, symbol, investor, txId };
 }
 
@@ -207,7 +275,9 @@ export function printReadRows(rows: ReadRow[]): void {
   console.log(`${"database".padEnd(9)} ${"route".padEnd(width)}  req/s    p50   p99  µs/req  ratio  target`);
   for (const r of rows) {
     const pass = r.pass === null ? "baseline" : `${r.pass ? "PASS" : "FAIL"} (${r.target})`;
-    console.log(`${r.database.padEnd(9)} ${r.route.padEnd(width)} ${String(r.reqPerSec).padStart(6)} ${String(r.p50Ms).padStart(6)} ${String(r.p99Ms).padStart(5)} ${String(r.serviceCpuUsPerRequest).padStart(7)} ${r.ratio.toFixed(2).padStart(6)}  ${pass}`);
+    console.log(
+      `${r.database.padEnd(9)} ${r.route.padEnd(width)} ${String(r.reqPerSec).padStart(6)} ${String(r.p50Ms).padStart(6)} ${String(r.p99Ms).padStart(5)} ${String(r.serviceCpuUsPerRequest).padStart(7)} ${r.ratio.toFixed(2).padStart(6)}  ${pass}`,
+    );
   }
 }
 

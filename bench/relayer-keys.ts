@@ -15,7 +15,11 @@ export async function fundRelayerKeys(sandbox: Sandbox): Promise<void> {
   if (extraKeys.has(sandbox)) return;
   const keys = Array.from({ length: BENCH_RELAYER_KEYS - 1 }, () => new Wallet(Wallet.createRandom().privateKey));
   for (const chain of [sandbox.sepolia, sandbox.baseSepolia]) {
-    for (const key of keys) await chain.provider.request({ method: "hardhat_setBalance", params: [key.address, toQuantity(parseEther("100"))] });
+    for (const key of keys)
+      await chain.provider.request({
+        method: "hardhat_setBalance",
+        params: [key.address, toQuantity(parseEther("100"))],
+      });
   }
   extraKeys.set(sandbox, keys);
 }

@@ -37,7 +37,9 @@ function printGasTable(title: string, rows: GasRow[]): boolean {
     const pass = check ? check(row) : undefined;
     if (pass === false) failed = true;
     const mark = pass === undefined ? "" : pass ? "PASS" : "FAIL";
-    console.log(`${row.operation.padEnd(width)}  ${row.gas.toString().padStart(gasWidth)}  ${row.ratio.toFixed(3).padStart(6)}  ${mark}`);
+    console.log(
+      `${row.operation.padEnd(width)}  ${row.gas.toString().padStart(gasWidth)}  ${row.ratio.toFixed(3).padStart(6)}  ${mark}`,
+    );
   }
   return failed;
 }
@@ -45,19 +47,39 @@ function printGasTable(title: string, rows: GasRow[]): boolean {
 function writeResults(name: string, rows: GasRow[]): void {
   const out = path.join(__dirname, "results", name);
   fs.mkdirSync(path.dirname(out), { recursive: true });
-  fs.writeFileSync(out, JSON.stringify(rows.map((r) => ({ operation: r.operation, gas: Number(r.gas), ratio: r.ratio })), null, 2) + "\n");
+  fs.writeFileSync(
+    out,
+    JSON.stringify(
+      rows.map((r) => ({ operation: r.operation, gas: Number(r.gas), ratio: r.ratio })),
+      null,
+      2,
+    ) + "\n",
+  );
   console.log(`written ${path.relative(process.cwd(), out)}`);
 }
 
 /** BENCH_ONLY=gas,latency,reads,volume,integrity,lanes,scaleout,events,memory,sandbox,console runs those parts (comma-separated); unset runs all. */
-const PARTS = ["gas", "latency", "reads", "volume", "integrity", "lanes", "scaleout", "events", "memory", "sandbox", "console"] as const;
+const PARTS = [
+  "gas",
+  "latency",
+  "reads",
+  "volume",
+  "integrity",
+  "lanes",
+  "scaleout",
+  "events",
+  "memory",
+  "sandbox",
+  "console",
+] as const;
 type Part = (typeof PARTS)[number];
 
 function selectedParts(): Set<Part> {
   const only = (process.env.BENCH_ONLY ?? "").trim();
   if (!only) return new Set(PARTS);
   const parts = only.split(",").map((p) => p.trim());
-  for (const p of parts) if (!PARTS.includes(p as Part)) throw new Error(`BENCH_ONLY must name one of ${PARTS.join(", ")}, got "${p}"`);
+  for (const p of parts)
+    if (!PARTS.includes(p as Part)) throw new Error(`BENCH_ONLY must name one of ${PARTS.join(", ")}, got "${p}"`);
   return new Set(parts as Part[]);
 }
 
@@ -66,13 +88,17 @@ async function gasPart(): Promise<boolean> {
   let failed = printGasTable("Gas: security tokens and offerings (ratio against a plain ERC-20 transfer)", tokenRows);
   writeResults("gas.json", tokenRows);
   const agentRows = await measureAgentGas(hre);
-  failed = printGasTable("Gas: ERC-8004 registries and agent tokens (ratio against a plain ERC-20 transfer)", agentRows) || failed;
+  failed =
+    printGasTable("Gas: ERC-8004 registries and agent tokens (ratio against a plain ERC-20 transfer)", agentRows) ||
+    failed;
   writeResults("gas-agents.json", agentRows);
   const ramsRows = await measureRamsGas(hre);
   failed = printGasTable("Gas: ERC-8226 RAMS (ratio against a direct ERC-20 transferFrom)", ramsRows) || failed;
   const overhead = ramsExecuteOverhead(ramsRows);
   const overheadOk = overhead <= RAMS_EXECUTE_OVERHEAD_TARGET;
-  console.log(`executor execute − direct transferFrom = ${overhead} gas (target ≤ ${RAMS_EXECUTE_OVERHEAD_TARGET}) ${overheadOk ? "PASS" : "FAIL"}`);
+  console.log(
+    `executor execute − direct transferFrom = ${overhead} gas (target ≤ ${RAMS_EXECUTE_OVERHEAD_TARGET}) ${overheadOk ? "PASS" : "FAIL"}`,
+  );
   failed = failed || !overheadOk;
   writeResults("gas-rams.json", ramsRows);
   return failed;
@@ -83,8 +109,12 @@ function printLatencyTable(rows: LatencyRow[]): boolean {
   console.log(`${"operation".padEnd(width)}  service p50  service p95  raw p50   ratio  floor  target`);
   for (const r of rows) {
     const cells = [r.serviceP50Ms, r.serviceP95Ms, r.rawP50Ms].map((v) => v.toFixed(1).padStart(11));
-    console.log(`${r.operation.padEnd(width)}  ${cells[0]}  ${cells[1]}  ${cells[2].trim().padStart(7)}  ${r.ratio.toFixed(2).padStart(6)}  ${r.requestFloorP50Ms.toFixed(1).padStart(5)}  ${r.pass ? "PASS" : "FAIL"} (${r.target})`);
-    console.log(`${"".padEnd(width)}  RPC per operation: service ${r.rpc.serviceCalls} calls in ${r.rpc.serviceRoundTrips} round trips, raw ${r.rpc.rawCalls} calls in ${r.rpc.rawRoundTrips} round trips`);
+    console.log(
+      `${r.operation.padEnd(width)}  ${cells[0]}  ${cells[1]}  ${cells[2].trim().padStart(7)}  ${r.ratio.toFixed(2).padStart(6)}  ${r.requestFloorP50Ms.toFixed(1).padStart(5)}  ${r.pass ? "PASS" : "FAIL"} (${r.target})`,
+    );
+    console.log(
+      `${"".padEnd(width)}  RPC per operation: service ${r.rpc.serviceCalls} calls in ${r.rpc.serviceRoundTrips} round trips, raw ${r.rpc.rawCalls} calls in ${r.rpc.rawRoundTrips} round trips`,
+    );
   }
   return rows.some((r) => !r.pass);
 }
@@ -92,12 +122,19 @@ function printLatencyTable(rows: LatencyRow[]): boolean {
 /** The write flow's latency beside its raw JSON-RPC baseline: on a chain mining at once, and on an interval-mining one. */
 async function latencyPart(): Promise<boolean> {
   const blockTime = Number(process.env.LOCAL_BLOCK_TIME) || 1;
-  console.log("\nLatency: the service against the raw JSON-RPC work it needs (real HTTP, embedded database, the chains in their own process over HTTP JSON-RPC)");
+  console.log(
+    "\nLatency: the service against the raw JSON-RPC work it needs (real HTTP, embedded database, the chains in their own process over HTTP JSON-RPC)",
+  );
   // BENCH_LATENCY_INTERVAL=0 measures the chain mining at once only.
   const interval = process.env.BENCH_LATENCY_INTERVAL !== "0";
-  const rows = [...(await measureLatency(hre, { blockTime: 0 })), ...(interval ? await measureLatency(hre, { blockTime }) : [])];
+  const rows = [
+    ...(await measureLatency(hre, { blockTime: 0 })),
+    ...(interval ? await measureLatency(hre, { blockTime }) : []),
+  ];
   const failed = printLatencyTable(rows);
-  console.log("floor: p50 of a request refused after its key check (HTTP, routing, one store read), same run; context, not a target");
+  console.log(
+    "floor: p50 of a request refused after its key check (HTTP, routing, one store read), same run; context, not a target",
+  );
   const out = path.join(__dirname, "results", "latency.json");
   fs.mkdirSync(path.dirname(out), { recursive: true });
   fs.writeFileSync(out, JSON.stringify(rows, null, 2) + "\n");
@@ -166,7 +203,9 @@ async function paidRelayPart(): Promise<boolean> {
     `${b.blockSeconds} s blocks, paid on another chain (faucet claims): ${bc.relayed.clients} clients, ${bc.relayed.txPerSec} ops/s, p50 ${bc.relayed.p50Ms} ms, ` +
       `${bc.payments} payments in ${bc.settlementTransactions} settlement transactions = ${bc.paymentsPerSettlement} per transaction: ${mark(bc.pass)} (target ${bc.target})`,
   );
-  console.log(`baseline before (two transactions per paid operation, bench/results/volume.md): 22–26 ops/s vs raw 45–54 tx/s; 2 s blocks: p50 4.0 s = 2 blocks`);
+  console.log(
+    `baseline before (two transactions per paid operation, bench/results/volume.md): 22–26 ops/s vs raw 45–54 tx/s; 2 s blocks: p50 4.0 s = 2 blocks`,
+  );
   writeBenchResult("paid-relay.json", r);
   return !r.pass;
 }
@@ -176,14 +215,20 @@ async function paidRelayPart(): Promise<boolean> {
  * (default 2). Targets: operations given away 0, relayer gas on unpaid work 0, paid reads given away 0.
  */
 async function integrityPart(): Promise<boolean> {
-  console.log("\nPayment integrity: a hostile payer against the service (instant chains, the payment chain held where a case needs it)");
+  console.log(
+    "\nPayment integrity: a hostile payer against the service (instant chains, the payment chain held where a case needs it)",
+  );
   const r = await measurePaymentIntegrity(hre, { rounds: Number(process.env.BENCH_INTEGRITY_ROUNDS ?? 2) });
   for (const [name, n] of Object.entries(r.attempts)) console.log(`  ${name}: ${n}`);
   const mark = (ok: boolean) => (ok ? "PASS" : "FAIL");
   console.log(`operations given away: ${r.operationsGivenAway} ${mark(r.operationsGivenAway === 0)} (target 0)`);
-  console.log(`relayer gas spent on unpaid work: ${r.relayerGasOnUnpaidWorkWei} wei ${mark(r.relayerGasOnUnpaidWorkWei === "0")} (target 0)`);
+  console.log(
+    `relayer gas spent on unpaid work: ${r.relayerGasOnUnpaidWorkWei} wei ${mark(r.relayerGasOnUnpaidWorkWei === "0")} (target 0)`,
+  );
   console.log(`paid reads given away: ${r.paidReadsGivenAway} ${mark(r.paidReadsGivenAway === 0)} (target 0)`);
-  console.log(`payments kept for an operation that then failed (charged for the attempt, the written policy): ${r.chargedForTheAttempt}`);
+  console.log(
+    `payments kept for an operation that then failed (charged for the attempt, the written policy): ${r.chargedForTheAttempt}`,
+  );
   writeBenchResult("payment-integrity.json", r);
   return !r.pass;
 }
@@ -194,7 +239,9 @@ async function integrityPart(): Promise<boolean> {
  * paid operations per block with p50 within 1.5 blocks.
  */
 async function lanesPart(): Promise<boolean> {
-  console.log("\nRelayer lanes: paid relayed operations per block, by relayer keys and paying clients (2 s blocks, chains in their own process)");
+  console.log(
+    "\nRelayer lanes: paid relayed operations per block, by relayer keys and paying clients (2 s blocks, chains in their own process)",
+  );
   const list = (value: string | undefined, fallback: number[]) => (value ? value.split(",").map(Number) : fallback);
   const rows = await measureLanes(hre, {
     keys: list(process.env.BENCH_LANES_KEYS, [1, 2, 4]),
@@ -210,9 +257,18 @@ async function lanesPart(): Promise<boolean> {
     );
   }
   const single = rows.filter((r) => r.keys === 1);
-  const pass = single.some((r) => r.opsPerBlockPerKey >= LANE_TARGET.opsPerBlock && r.p50Blocks <= LANE_TARGET.p50Blocks && r.failed === 0);
-  console.log(`one key: ${Math.max(...single.map((r) => r.opsPerBlockPerKey))} ops/block at best: ${pass ? "PASS" : "FAIL"} (target ${LANE_TARGET.opsPerBlock} per block, p50 ≤ ${LANE_TARGET.p50Blocks} blocks)`);
-  writeBenchResult("lanes.json", { measuredAt: new Date().toISOString(), cpus: os.cpus().length, loadAverage: os.loadavg(), rows });
+  const pass = single.some(
+    (r) => r.opsPerBlockPerKey >= LANE_TARGET.opsPerBlock && r.p50Blocks <= LANE_TARGET.p50Blocks && r.failed === 0,
+  );
+  console.log(
+    `one key: ${Math.max(...single.map((r) => r.opsPerBlockPerKey))} ops/block at best: ${pass ? "PASS" : "FAIL"} (target ${LANE_TARGET.opsPerBlock} per block, p50 ≤ ${LANE_TARGET.p50Blocks} blocks)`,
+  );
+  writeBenchResult("lanes.json", {
+    measuredAt: new Date().toISOString(),
+    cpus: os.cpus().length,
+    loadAverage: os.loadavg(),
+    rows,
+  });
   return !pass;
 }
 
@@ -226,17 +282,26 @@ async function volumeRunsPart(): Promise<boolean> {
   });
   console.log("");
   for (const r of result.relayed) {
-    console.log(`${r.run}: ${r.txPerSec} tx/s, p50 ${r.p50Ms} ms, p95 ${r.p95Ms} ms, nonces ${r.relayer.contiguous ? "contiguous" : "NOT contiguous"} ${r.pass ? "PASS" : "FAIL"} (target ${r.target})`);
+    console.log(
+      `${r.run}: ${r.txPerSec} tx/s, p50 ${r.p50Ms} ms, p95 ${r.p95Ms} ms, nonces ${r.relayer.contiguous ? "contiguous" : "NOT contiguous"} ${r.pass ? "PASS" : "FAIL"} (target ${r.target})`,
+    );
   }
   const one = result.singleClient;
-  console.log(`1 client alone: ${one.txPerSec} tx/s, p50 ${one.p50Ms} ms (prepare ${one.prepareP50Ms} ms, send ${one.sendP50Ms} ms)`);
+  console.log(
+    `1 client alone: ${one.txPerSec} tx/s, p50 ${one.p50Ms} ms (prepare ${one.prepareP50Ms} ms, send ${one.sendP50Ms} ms)`,
+  );
   for (const note of result.notes) console.log(`bound: ${note}`);
   const c = result.clientSigned;
   console.log(`client-signed ${c.service.txPerSec} tx/s vs raw ${c.raw.txPerSec} tx/s (${c.ratio}×)`);
   const m = result.memory;
-  const after = (pick: (x: MemorySample) => number) => m.afterRuns.map((x, i) => `after run ${i + 1} ${pick(x)}`).join(", ");
-  console.log(`service after a full GC: RSS idle ${m.idle.rssMiB} MiB, ${after((x) => x.rssMiB)} MiB (last run's growth ${m.growth.rssMiB} MiB)`);
-  console.log(`  heap used idle ${m.idle.heapUsedMiB} MiB, ${after((x) => x.heapUsedMiB)} MiB (last run's growth ${m.growth.heapUsedMiB} MiB)`);
+  const after = (pick: (x: MemorySample) => number) =>
+    m.afterRuns.map((x, i) => `after run ${i + 1} ${pick(x)}`).join(", ");
+  console.log(
+    `service after a full GC: RSS idle ${m.idle.rssMiB} MiB, ${after((x) => x.rssMiB)} MiB (last run's growth ${m.growth.rssMiB} MiB)`,
+  );
+  console.log(
+    `  heap used idle ${m.idle.heapUsedMiB} MiB, ${after((x) => x.heapUsedMiB)} MiB (last run's growth ${m.growth.heapUsedMiB} MiB)`,
+  );
   writeBenchResult("volume.json", result);
   return result.relayed.some((r) => !r.pass);
 }
@@ -258,7 +323,9 @@ async function scaleOutPart(): Promise<boolean> {
         `${r.payments.settled} payments ${r.payments.settledOnce ? "each settled once" : "NOT settled once"}; CPU services ${x.cpu.services.join("/")}, chains + clients ${x.cpu.benchProcess}`,
     );
   }
-  console.log(`2 instances / 1 instance: ${result.speedup}× ; nonces contiguous and payments settled once: ${result.pass ? "PASS" : "FAIL"}`);
+  console.log(
+    `2 instances / 1 instance: ${result.speedup}× ; nonces contiguous and payments settled once: ${result.pass ? "PASS" : "FAIL"}`,
+  );
   for (const note of result.notes) console.log(`bound: ${note}`);
   writeBenchResult("scale-out.json", result);
   return !result.pass;
@@ -269,13 +336,21 @@ async function scaleOutPart(): Promise<boolean> {
  * events per second one instance delivers from a backlog (BENCH_EVENTS_BACKLOG, default 4000). Figures, no target.
  */
 async function eventsPart(): Promise<boolean> {
-  console.log("\nEvents: webhook delivery latency (commit → receiver) and one instance's delivery rate (embedded database)");
+  console.log(
+    "\nEvents: webhook delivery latency (commit → receiver) and one instance's delivery rate (embedded database)",
+  );
   const result = await measureEvents(hre, { backlog: Number(process.env.BENCH_EVENTS_BACKLOG ?? 4000) });
   const l = result.latency;
-  console.log(`batch events: p50 ${l.batchEvents.p50Ms} ms, p95 ${l.batchEvents.p95Ms} ms, max ${l.batchEvents.maxMs} ms (${l.batchEvents.samples} events)`);
-  console.log(`test events one at a time: p50 ${l.testEvents.p50Ms} ms, p95 ${l.testEvents.p95Ms} ms, max ${l.testEvents.maxMs} ms (${l.testEvents.samples} events)`);
+  console.log(
+    `batch events: p50 ${l.batchEvents.p50Ms} ms, p95 ${l.batchEvents.p95Ms} ms, max ${l.batchEvents.maxMs} ms (${l.batchEvents.samples} events)`,
+  );
+  console.log(
+    `test events one at a time: p50 ${l.testEvents.p50Ms} ms, p95 ${l.testEvents.p95Ms} ms, max ${l.testEvents.maxMs} ms (${l.testEvents.samples} events)`,
+  );
   const t = result.throughput;
-  console.log(`one instance drained ${t.events} events in ${t.seconds} s: ${t.eventsPerSec} events/s (WEBHOOK_CONCURRENCY ${t.concurrency})`);
+  console.log(
+    `one instance drained ${t.events} events in ${t.seconds} s: ${t.eventsPerSec} events/s (WEBHOOK_CONCURRENCY ${t.concurrency})`,
+  );
   for (const note of result.notes) console.log(`note: ${note}`);
   writeBenchResult("events.json", result);
   return false;
@@ -287,14 +362,24 @@ async function memoryPart(): Promise<boolean> {
   const t = MEMORY_TARGETS;
   console.log(`database  state     /health after  serving after  start CPU  RSS at 20 s  heap used  external`);
   for (const s of result.starts) {
-    console.log(`${s.database.padEnd(9)} ${s.state.padEnd(9)} ${`${s.healthAfterMs} ms`.padStart(13)}  ${`${s.servingAfterMs} ms`.padStart(13)}  ${`${s.startCpuSeconds} s`.padStart(9)}  ${`${s.rssMiB} MiB`.padStart(11)}  ${`${s.heapUsedMiB}`.padStart(9)}  ${`${s.externalMiB}`.padStart(8)}`);
+    console.log(
+      `${s.database.padEnd(9)} ${s.state.padEnd(9)} ${`${s.healthAfterMs} ms`.padStart(13)}  ${`${s.servingAfterMs} ms`.padStart(13)}  ${`${s.startCpuSeconds} s`.padStart(9)}  ${`${s.rssMiB} MiB`.padStart(11)}  ${`${s.heapUsedMiB}`.padStart(9)}  ${`${s.externalMiB}`.padStart(8)}`,
+    );
   }
-  console.log(`postgres after ${result.load.afterRunsMiB.length} identical load runs: ${result.load.afterRunsMiB.join(", ")} MiB RSS (idle before ${result.load.idleMiB}); after a full GC ${result.load.afterGcMiB.join(", ")} MiB RSS, heap ${result.load.heapAfterGcMiB.join(", ")} MiB (last run ${result.load.flatMiB >= 0 ? "+" : ""}${result.load.flatMiB} MiB)`);
+  console.log(
+    `postgres after ${result.load.afterRunsMiB.length} identical load runs: ${result.load.afterRunsMiB.join(", ")} MiB RSS (idle before ${result.load.idleMiB}); after a full GC ${result.load.afterGcMiB.join(", ")} MiB RSS, heap ${result.load.heapAfterGcMiB.join(", ")} MiB (last run ${result.load.flatMiB >= 0 ? "+" : ""}${result.load.flatMiB} MiB)`,
+  );
   const mark = (ok: boolean) => (ok ? "PASS" : "FAIL");
-  console.log(`postgres RSS 20 s after launch ≤ ${t.postgresIdleMiB} MiB: ${mark(result.pass.postgresIdle)}; after load ≤ ${t.postgresAfterLoadMiB} MiB: ${mark(result.pass.postgresAfterLoad)}; heap after a full GC flat (±${t.flatHeapMiB} MiB): ${mark(result.pass.flatBetweenRuns)}`);
+  console.log(
+    `postgres RSS 20 s after launch ≤ ${t.postgresIdleMiB} MiB: ${mark(result.pass.postgresIdle)}; after load ≤ ${t.postgresAfterLoadMiB} MiB: ${mark(result.pass.postgresAfterLoad)}; heap after a full GC flat (±${t.flatHeapMiB} MiB): ${mark(result.pass.flatBetweenRuns)}`,
+  );
   console.log(`machine load average while measuring: ${result.loadAverage.join(", ")} on ${result.cpus} cores`);
-  console.log(`/health ≤ ${t.healthFreshMs} ms after launch on a fresh database: ${mark(result.pass.healthFresh)}; ≤ ${t.healthExistingMs} ms on an existing one: ${mark(result.pass.healthExisting)}`);
-  console.log(`(/health is liveness: "starting" from the moment the port opens; "serving after" is when it said "ok" and the API answered, no target)`);
+  console.log(
+    `/health ≤ ${t.healthFreshMs} ms after launch on a fresh database: ${mark(result.pass.healthFresh)}; ≤ ${t.healthExistingMs} ms on an existing one: ${mark(result.pass.healthExisting)}`,
+  );
+  console.log(
+    `(/health is liveness: "starting" from the moment the port opens; "serving after" is when it said "ok" and the API answered, no target)`,
+  );
   writeBenchResult("memory.json", result);
   return Object.values(result.pass).some((ok) => !ok);
 }
@@ -304,15 +389,24 @@ async function memoryPart(): Promise<boolean> {
  * page and list, BENCH_CONSOLE_ROUNDS times (default 40). Target: p95 ≤ 300 ms per page.
  */
 async function consolePart(): Promise<boolean> {
-  console.log("\nOperator console: pages on the embedded database with 10,000 batches, 10,000 payments and 10,000 webhook deliveries");
+  console.log(
+    "\nOperator console: pages on the embedded database with 10,000 batches, 10,000 payments and 10,000 webhook deliveries",
+  );
   const result = await measureConsole(hre, { rounds: Number(process.env.BENCH_CONSOLE_ROUNDS ?? 40) });
   console.log(`(seeded in ${result.seedSeconds} s)`);
   const width = Math.max(...result.rows.map((r) => r.page.length));
   console.log(`${"page".padEnd(width)}  status   p50 ms   p95 ms   max ms  target`);
   for (const r of result.rows) {
-    console.log(`${r.page.padEnd(width)}  ${String(r.status).padStart(6)}  ${String(r.p50Ms).padStart(7)}  ${String(r.p95Ms).padStart(7)}  ${String(r.maxMs).padStart(7)}  ${r.pass ? "PASS" : "FAIL"} (p95 ≤ ${CONSOLE_TARGET_MS} ms)`);
+    console.log(
+      `${r.page.padEnd(width)}  ${String(r.status).padStart(6)}  ${String(r.p50Ms).padStart(7)}  ${String(r.p95Ms).padStart(7)}  ${String(r.maxMs).padStart(7)}  ${r.pass ? "PASS" : "FAIL"} (p95 ≤ ${CONSOLE_TARGET_MS} ms)`,
+    );
   }
-  writeBenchResult("console.json", { measuredAt: new Date().toISOString(), cpus: os.cpus().length, loadAverage: os.loadavg(), ...result });
+  writeBenchResult("console.json", {
+    measuredAt: new Date().toISOString(),
+    cpus: os.cpus().length,
+    loadAverage: os.loadavg(),
+    ...result,
+  });
   return result.rows.some((r) => !r.pass);
 }
 

@@ -25,7 +25,15 @@ function peakMiB(pid: number): number {
 function script(name: string, dataDir: string): { child: ChildProcess; output: () => string } {
   const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", `scripts/${name}.ts`], {
     cwd: ROOT,
-    env: { ...process.env, DATA_DIR: dataDir, LOCAL_SEPOLIA_PORT: "0", LOCAL_BASE_SEPOLIA_PORT: "0", PORT: "0", LOG_LEVEL: "warn", TS_NODE_TRANSPILE_ONLY: "true" },
+    env: {
+      ...process.env,
+      DATA_DIR: dataDir,
+      LOCAL_SEPOLIA_PORT: "0",
+      LOCAL_BASE_SEPOLIA_PORT: "0",
+      PORT: "0",
+      LOG_LEVEL: "warn",
+      TS_NODE_TRANSPILE_ONLY: "true",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -35,8 +43,13 @@ function script(name: string, dataDir: string): { child: ChildProcess; output: (
 }
 
 async function until(what: string, proc: { child: ChildProcess; output: () => string }, text: string): Promise<void> {
-  for (const deadline = Date.now() + 240_000; !proc.output().includes(text); await new Promise((r) => setTimeout(r, 200))) {
-    if (proc.child.exitCode !== null || Date.now() > deadline) throw new Error(`${what} did not come up:\n${proc.output().slice(-3000)}`);
+  for (
+    const deadline = Date.now() + 240_000;
+    !proc.output().includes(text);
+    await new Promise((r) => setTimeout(r, 200))
+  ) {
+    if (proc.child.exitCode !== null || Date.now() > deadline)
+      throw new Error(`${what} did not come up:\n${proc.output().slice(-3000)}`);
   }
 }
 
@@ -80,8 +93,16 @@ export async function measureSandboxMemory(log: (line: string) => void = console
     started.push(serviceProc.child);
     await until("npm run service", serviceProc, "sandbox is up");
     const [chains, service] = await Promise.all([sample(chainsProc.child.pid!), sample(serviceProc.child.pid!)]);
-    log(`  npm run chains: ${chains.rssMiB} MiB RSS (peak ${chains.peakMiB}); npm run service: ${service.rssMiB} MiB RSS (peak ${service.peakMiB})`);
-    return { measuredAt: new Date().toISOString(), loadAverage: os.loadavg().map((l) => Math.round(l * 10) / 10), npmStart, chains, service };
+    log(
+      `  npm run chains: ${chains.rssMiB} MiB RSS (peak ${chains.peakMiB}); npm run service: ${service.rssMiB} MiB RSS (peak ${service.peakMiB})`,
+    );
+    return {
+      measuredAt: new Date().toISOString(),
+      loadAverage: os.loadavg().map((l) => Math.round(l * 10) / 10),
+      npmStart,
+      chains,
+      service,
+    };
   } finally {
     for (const child of started.reverse()) await stop(child);
     fs.rmSync(dataDir, { recursive: true, force: true });

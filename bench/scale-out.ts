@@ -16,7 +16,13 @@ export interface ScaleOutRun {
   instances: number;
   relayed: RelayedRun;
   /** Payments this run settled (the database), the distinct settlement transactions they name, and the USDC they moved. */
-  payments: { settled: number; distinctSettlements: number; settledAmount: string; payeeReceived: string; settledOnce: boolean };
+  payments: {
+    settled: number;
+    distinctSettlements: number;
+    settledAmount: string;
+    payeeReceived: string;
+    settledOnce: boolean;
+  };
   bound: string;
 }
 
@@ -39,7 +45,10 @@ export interface ScaleOutResult {
  * duplicate), and every payment settled once (each settled payment names its own settlement transaction, and the
  * payee received exactly the sum the database says was settled).
  */
-export async function measureScaleOut(hre: HardhatRuntimeEnvironment, opts: { seconds?: number; clients?: number; log?: (line: string) => void } = {}): Promise<ScaleOutResult> {
+export async function measureScaleOut(
+  hre: HardhatRuntimeEnvironment,
+  opts: { seconds?: number; clients?: number; log?: (line: string) => void } = {},
+): Promise<ScaleOutResult> {
   const seconds = opts.seconds ?? 30;
   const clients = opts.clients ?? 20;
   const log = opts.log ?? ((line: string) => console.log(line));
@@ -57,7 +66,16 @@ export async function measureScaleOut(hre: HardhatRuntimeEnvironment, opts: { se
     const speedup = Math.round((two.relayed.txPerSec / one.relayed.txPerSec) * 100) / 100;
     const notes = runs.map((r) => `${r.instances} instance(s): ${r.bound}`);
     const pass = runs.every((r) => r.relayed.relayer.contiguous && r.payments.settledOnce && r.relayed.confirmed > 0);
-    return { measuredAt: new Date().toISOString(), cpus: os.cpus().length, seconds, clients, runs, speedup, pass, notes };
+    return {
+      measuredAt: new Date().toISOString(),
+      cpus: os.cpus().length,
+      seconds,
+      clients,
+      runs,
+      speedup,
+      pass,
+      notes,
+    };
   } finally {
     provider.destroy();
     await sandbox.close();
@@ -65,7 +83,15 @@ export async function measureScaleOut(hre: HardhatRuntimeEnvironment, opts: { se
   }
 }
 
-async function oneRun(sandbox: Sandbox, provider: JsonRpcProvider, payers: Wallet[], count: number, seconds: number, dir: string, log: (line: string) => void): Promise<ScaleOutRun> {
+async function oneRun(
+  sandbox: Sandbox,
+  provider: JsonRpcProvider,
+  payers: Wallet[],
+  count: number,
+  seconds: number,
+  dir: string,
+  log: (line: string) => void,
+): Promise<ScaleOutRun> {
   const schema = benchSchema();
   const env = serviceEnv(sandbox, path.join(dir, `pg-${count}`), "postgres", schema);
   const instances: ServiceProcess[] = [];
@@ -93,8 +119,20 @@ async function oneRun(sandbox: Sandbox, provider: JsonRpcProvider, payers: Walle
 
 /** Where the instances' x402 payments go (the requirements of a paid call name it). */
 async function payeeOf(instance: ServiceProcess): Promise<string> {
-  const res = await fetch(`${instance.url}/x402/token/create`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ chainId: "84532", name: "Payee probe", symbol: "PAYEE", agentWallet: Wallet.createRandom().address }) });
-  const body = (await res.json()) as { x402Requirements?: { payTo: string } | { payTo: string }[]; accepts?: { payTo: string }[] };
+  const res = await fetch(`${instance.url}/x402/token/create`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({
+      chainId: "84532",
+      name: "Payee probe",
+      symbol: "PAYEE",
+      agentWallet: Wallet.createRandom().address,
+    }),
+  });
+  const body = (await res.json()) as {
+    x402Requirements?: { payTo: string } | { payTo: string }[];
+    accepts?: { payTo: string }[];
+  };
   const requirements = body.x402Requirements ?? body.accepts;
   const first = Array.isArray(requirements) ? requirements[0] : requirements;
   if (!first?.payTo) throw new Error(`no payTo in ${JSON.stringify(body).slice(0, 300)}`);
@@ -105,7 +143,11 @@ async function settledPayments(schema: string, received: () => Promise<bigint>):
   const pool = new Pool({ connectionString: BENCH_DATABASE_URL, max: 1, options: `-c search_path=${schema}` });
   try {
     for (const deadline = Date.now() + 60_000; ; await new Promise((r) => setTimeout(r, 500))) {
-      const [{ open }] = (await pool.query<{ open: number }>("SELECT count(*)::int AS open FROM payments WHERE status IN ('reserved', 'settling')")).rows;
+      const [{ open }] = (
+        await pool.query<{ open: number }>(
+          "SELECT count(*)::int AS open FROM payments WHERE status IN ('reserved', 'settling')",
+        )
+      ).rows;
       if (open === 0 || Date.now() > deadline) break;
     }
     const [row] = (

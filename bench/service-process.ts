@@ -46,7 +46,10 @@ export interface StartOptions {
   cwd?: string;
 }
 
-export async function startServiceProcess(env: Record<string, string>, options: StartOptions = {}): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  env: Record<string, string>,
+  options: StartOptions = {},
+): Promise<ServiceProcess> {
   const nodeArgs = options.nodeArgs ?? (process.env.BENCH_SERVICE_NODE_ARGS ?? "").split(" ").filter(Boolean);
   const gcArgs = options.collectableGarbage ? ["--expose-gc"] : [];
   const gcPreload = options.collectableGarbage ? ["-r", "./bench/gc-on-signal.ts"] : [];
@@ -55,11 +58,20 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   // The compiled service preloads the plain-JavaScript twin of bench/gc-on-signal.ts.
   const compiledGcPreload = options.collectableGarbage ? ["-r", path.join(__dirname, "gc-on-signal.js")] : [];
   // From the sources, the local sandbox's service process (scripts/local-service.ts); a build is the production one.
-  const program = options.entry ? [...compiledGcPreload, options.entry] : ["-r", "ts-node/register/transpile-only", ...gcPreload, "scripts/local-service.ts"];
+  const program = options.entry
+    ? [...compiledGcPreload, options.entry]
+    : ["-r", "ts-node/register/transpile-only", ...gcPreload, "scripts/local-service.ts"];
   const launchedAt = Date.now();
   const child = spawn(process.execPath, [...nodeArgs, ...gcArgs, ...program], {
     cwd: options.cwd ?? path.join(__dirname, ".."),
-    env: { ...process.env, ...env, PORT: String(port), ADMIN_TOKEN: adminToken, LOG_LEVEL: env.LOG_LEVEL ?? "warn", TS_NODE_TRANSPILE_ONLY: "true" },
+    env: {
+      ...process.env,
+      ...env,
+      PORT: String(port),
+      ADMIN_TOKEN: adminToken,
+      LOG_LEVEL: env.LOG_LEVEL ?? "warn",
+      TS_NODE_TRANSPILE_ONLY: "true",
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -98,7 +110,8 @@ export async function startServiceProcess(env: Record<string, string>, options: 
     output: () => output,
     rssMiB: () => rssMiB(child.pid!),
     collectGarbage: async () => {
-      if (!options.collectableGarbage) throw new Error("collectGarbage needs a service started with { collectableGarbage: true }");
+      if (!options.collectableGarbage)
+        throw new Error("collectGarbage needs a service started with { collectableGarbage: true }");
       const target = collections + 1;
       child.kill("SIGUSR2");
       for (const deadline = Date.now() + 180_000; collections < target; await new Promise((r) => setTimeout(r, 50))) {
@@ -106,9 +119,14 @@ export async function startServiceProcess(env: Record<string, string>, options: 
       }
     },
     admin: async (command) => {
-      const res = await fetch(`${base}/admin/command`, { method: "POST", headers: { "content-type": "application/json", "x-admin-token": adminToken }, body: JSON.stringify(command) });
+      const res = await fetch(`${base}/admin/command`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-admin-token": adminToken },
+        body: JSON.stringify(command),
+      });
       const json = (await res.json()) as any;
-      if (res.status !== 200) throw new Error(`admin ${String(command.command)}: ${res.status} ${JSON.stringify(json)}`);
+      if (res.status !== 200)
+        throw new Error(`admin ${String(command.command)}: ${res.status} ${JSON.stringify(json)}`);
       return json.result;
     },
     stop: async () => {

@@ -106,7 +106,9 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
     log(`funded ${clients} payers (USDC) and ${clients} signers (ETH) on chain ${chain.chainId}`);
 
     // One instance, embedded database: identical relayed runs (memory before, after each), then client-signed.
-    const embedded = await startServiceProcess(serviceEnv(sandbox, path.join(dir, "one"), "embedded"), { collectableGarbage: true });
+    const embedded = await startServiceProcess(serviceEnv(sandbox, path.join(dir, "one"), "embedded"), {
+      collectableGarbage: true,
+    });
     let clientSigned: VolumeResult["clientSigned"];
     const relayed: RelayedRun[] = [];
     let memory: VolumeResult["memory"];
@@ -115,16 +117,45 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
       await sleep(5_000);
       const idle = await memorySample(embedded);
       log(`service idle: ${idle.rssMiB} MiB RSS, heap used ${idle.heapUsedMiB} MiB (after a full GC)`);
-      singleClient = await relayedRun(sandbox, provider, [embedded], payers.slice(0, 1), 10, "embedded", "relayed, 1 client alone (latency without contention)", log);
+      singleClient = await relayedRun(
+        sandbox,
+        provider,
+        [embedded],
+        payers.slice(0, 1),
+        10,
+        "embedded",
+        "relayed, 1 client alone (latency without contention)",
+        log,
+      );
       const afterRuns: MemorySample[] = [];
       for (let run = 1; run <= identicalRuns; run++) {
-        relayed.push(await relayedRun(sandbox, provider, [embedded], payers, seconds, "embedded", `relayed, 1 instance, embedded database (run ${run})`, log));
+        relayed.push(
+          await relayedRun(
+            sandbox,
+            provider,
+            [embedded],
+            payers,
+            seconds,
+            "embedded",
+            `relayed, 1 instance, embedded database (run ${run})`,
+            log,
+          ),
+        );
         afterRuns.push(await memorySample(embedded));
-        log(`service after run ${run} and a full GC: ${afterRuns[run - 1].rssMiB} MiB RSS, heap used ${afterRuns[run - 1].heapUsedMiB} MiB`);
+        log(
+          `service after run ${run} and a full GC: ${afterRuns[run - 1].rssMiB} MiB RSS, heap used ${afterRuns[run - 1].heapUsedMiB} MiB`,
+        );
       }
       const [before, last] = afterRuns.slice(-2);
       const tenths = (n: number) => Math.round(n * 10) / 10;
-      memory = { idle, afterRuns, growth: { rssMiB: tenths(last.rssMiB - before.rssMiB), heapUsedMiB: tenths(last.heapUsedMiB - before.heapUsedMiB) } };
+      memory = {
+        idle,
+        afterRuns,
+        growth: {
+          rssMiB: tenths(last.rssMiB - before.rssMiB),
+          heapUsedMiB: tenths(last.heapUsedMiB - before.heapUsedMiB),
+        },
+      };
       clientSigned = await clientSignedRuns(embedded, provider, signers, clientSignedSeconds, log);
     } finally {
       await embedded.stop();
@@ -136,7 +167,18 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
       const first = await startServiceProcess(env); // the first one migrates; the second finds it done
       const second = await startServiceProcess(env);
       try {
-        relayed.push(await relayedRun(sandbox, provider, [first, second], payers, seconds, "postgres", "relayed, 2 instances, PostgreSQL server", log));
+        relayed.push(
+          await relayedRun(
+            sandbox,
+            provider,
+            [first, second],
+            payers,
+            seconds,
+            "postgres",
+            "relayed, 2 instances, PostgreSQL server",
+            log,
+          ),
+        );
       } finally {
         await Promise.all([first.stop(), second.stop()]);
         await dropSchema(schema);
@@ -145,7 +187,15 @@ export async function measureVolume(hre: HardhatRuntimeEnvironment, opts: Volume
     provider.destroy();
     for (const r of relayed) notes.push(`${r.run}: ${boundOf(r)}`);
     notes.push(`client-signed: ${boundOf(clientSigned!.service)}; raw: ${boundOf(clientSigned!.raw)}`);
-    return { measuredAt: new Date().toISOString(), cpus: os.cpus().length, relayed, singleClient, clientSigned, memory, notes };
+    return {
+      measuredAt: new Date().toISOString(),
+      cpus: os.cpus().length,
+      relayed,
+      singleClient,
+      clientSigned,
+      memory,
+      notes,
+    };
   } finally {
     await sandbox.close();
     fs.rmSync(dir, { recursive: true, force: true });
@@ -183,7 +233,14 @@ export interface PaidRelayResult {
    * Payments on another chain than their operation (faucet claims minted on Sepolia, paid on Base Sepolia, both
    * instant): each is settled after its operation, gathered with the others into settlement batches.
    */
-  crossChain: { relayed: Throughput; payments: number; settlementTransactions: number; paymentsPerSettlement: number; target: string; pass: boolean };
+  crossChain: {
+    relayed: Throughput;
+    payments: number;
+    settlementTransactions: number;
+    paymentsPerSettlement: number;
+    target: string;
+    pass: boolean;
+  };
   /**
    * Chain mining every blockSeconds: a paid relayed operation's p50 (prepare → paid send answered confirmed) in blocks;
    * then faucet claims paid on it (`crossChain`, the faucet's chain still instant), their payments in batches.
@@ -210,7 +267,10 @@ const PAID_P50_BLOCKS_TARGET = 1.5;
  * straight to the chain (the raw ceiling); then, on the same chain mining every `blockSeconds`, `blockClients` paying
  * clients and each operation's latency in blocks. One service process (embedded database).
  */
-export async function measurePaidRelay(hre: HardhatRuntimeEnvironment, opts: PaidRelayOptions = {}): Promise<PaidRelayResult> {
+export async function measurePaidRelay(
+  hre: HardhatRuntimeEnvironment,
+  opts: PaidRelayOptions = {},
+): Promise<PaidRelayResult> {
   const clients = opts.clients ?? 20;
   const seconds = opts.seconds ?? 20;
   const blockClients = opts.blockClients ?? 9;
@@ -222,7 +282,10 @@ export async function measurePaidRelay(hre: HardhatRuntimeEnvironment, opts: Pai
   try {
     const chain = sandbox.baseSepolia;
     const provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, cacheTimeout: -1 });
-    const payers = Array.from({ length: Math.max(clients, blockClients) }, () => new Wallet(Wallet.createRandom().privateKey, provider));
+    const payers = Array.from(
+      { length: Math.max(clients, blockClients) },
+      () => new Wallet(Wallet.createRandom().privateKey, provider),
+    );
     const signers = Array.from({ length: clients }, () => new Wallet(Wallet.createRandom().privateKey, provider));
     await fund(sandbox, provider, payers, signers);
     await fundRelayerKeys(sandbox);
@@ -230,26 +293,50 @@ export async function measurePaidRelay(hre: HardhatRuntimeEnvironment, opts: Pai
     try {
       await sleep(2_000);
       const txCounts = async () => ({
-        relayer: (await Promise.all(relayerAddresses(sandbox).map((a) => provider.getTransactionCount(a, "latest")))).reduce((sum, n) => sum + n, 0),
+        relayer: (
+          await Promise.all(relayerAddresses(sandbox).map((a) => provider.getTransactionCount(a, "latest")))
+        ).reduce((sum, n) => sum + n, 0),
         settlement: await provider.getTransactionCount(sandbox.accounts[SETTLEMENT_INDEX].address, "latest"),
       });
-      const perOperation = (before: { relayer: number; settlement: number }, after: { relayer: number; settlement: number }, ops: number) =>
-        ops ? Math.round(((after.relayer - before.relayer + after.settlement - before.settlement) / ops) * 100) / 100 : NaN;
+      const perOperation = (
+        before: { relayer: number; settlement: number },
+        after: { relayer: number; settlement: number },
+        ops: number,
+      ) =>
+        ops
+          ? Math.round(((after.relayer - before.relayer + after.settlement - before.settlement) / ops) * 100) / 100
+          : NaN;
 
       // Instant chain: paid relayed, then raw.
       let before = await txCounts();
-      const relayed = await relayedRun(sandbox, provider, [service], payers.slice(0, clients), seconds, "embedded", `paid relayed, instant chain, ${clients} clients`, log);
+      const relayed = await relayedRun(
+        sandbox,
+        provider,
+        [service],
+        payers.slice(0, clients),
+        seconds,
+        "embedded",
+        `paid relayed, instant chain, ${clients} clients`,
+        log,
+      );
       const instantPerOp = perOperation(before, await txCounts(), relayed.confirmed);
       const factoryAddress = sandbox.deployments[chain.chainId].contracts.AgentTokenFactory;
       const managed = signers.map((w) => new NonceManager(w));
       const agentWallet = sandbox.accounts[6].address;
-      const raw = await drive(`raw, instant chain: ${clients} signers send the same call straight to the chain`, [service], clients, seconds, log, async (client) => {
-        const factory = AgentTokenFactory__factory.connect(factoryAddress, managed[client]);
-        const tx = await factory.createAgentToken("Volume agent token", nextSymbol("R"), 18, agentWallet, 0n);
-        const receipt = await tx.wait();
-        if (receipt?.status !== 1) throw new Error("raw transaction reverted");
-        return {};
-      });
+      const raw = await drive(
+        `raw, instant chain: ${clients} signers send the same call straight to the chain`,
+        [service],
+        clients,
+        seconds,
+        log,
+        async (client) => {
+          const factory = AgentTokenFactory__factory.connect(factoryAddress, managed[client]);
+          const tx = await factory.createAgentToken("Volume agent token", nextSymbol("R"), 18, agentWallet, 0n);
+          const receipt = await tx.wait();
+          if (receipt?.status !== 1) throw new Error("raw transaction reverted");
+          return {};
+        },
+      );
       const ratio = Math.round((relayed.txPerSec / raw.txPerSec) * 100) / 100;
       const instant = {
         relayed: stripRelayed(relayed),
@@ -259,7 +346,9 @@ export async function measurePaidRelay(hre: HardhatRuntimeEnvironment, opts: Pai
         target: `paid relayed operations/s ≥ ${PAID_RATIO_TARGET}× raw transactions/s`,
         pass: ratio >= PAID_RATIO_TARGET && relayed.failed === 0,
       };
-      log(`instant chain: ${relayed.txPerSec} paid relayed ops/s vs raw ${raw.txPerSec} tx/s = ${ratio}× (${instantPerOp} chain transactions per operation) ${instant.pass ? "PASS" : "FAIL"}`);
+      log(
+        `instant chain: ${relayed.txPerSec} paid relayed ops/s vs raw ${raw.txPerSec} tx/s = ${ratio}× (${instantPerOp} chain transactions per operation) ${instant.pass ? "PASS" : "FAIL"}`,
+      );
 
       const crossChain = await crossChainRun(sandbox, service, payers.slice(0, clients), seconds, log);
 
@@ -267,9 +356,25 @@ export async function measurePaidRelay(hre: HardhatRuntimeEnvironment, opts: Pai
       await chain.setBlockTime(blockSeconds);
       await sleep(blockSeconds * 1000);
       before = await txCounts();
-      const onBlocks = await relayedRun(sandbox, provider, [service], payers.slice(0, blockClients), blockRunSeconds, "embedded", `paid relayed, ${blockSeconds} s blocks, ${blockClients} clients`, log);
+      const onBlocks = await relayedRun(
+        sandbox,
+        provider,
+        [service],
+        payers.slice(0, blockClients),
+        blockRunSeconds,
+        "embedded",
+        `paid relayed, ${blockSeconds} s blocks, ${blockClients} clients`,
+        log,
+      );
       const blocksPerOp = perOperation(before, await txCounts(), onBlocks.confirmed);
-      const crossChainOnBlocks = await crossChainRun(sandbox, service, payers.slice(0, blockClients), Math.ceil(blockRunSeconds / 2), log, `${blockSeconds} s blocks`);
+      const crossChainOnBlocks = await crossChainRun(
+        sandbox,
+        service,
+        payers.slice(0, blockClients),
+        Math.ceil(blockRunSeconds / 2),
+        log,
+        `${blockSeconds} s blocks`,
+      );
       await chain.setBlockTime(0);
       const inBlocks = (ms: number) => Math.round((ms / (blockSeconds * 1000)) * 100) / 100;
       const blocks = {
@@ -282,9 +387,18 @@ export async function measurePaidRelay(hre: HardhatRuntimeEnvironment, opts: Pai
         pass: inBlocks(onBlocks.p50Ms) <= PAID_P50_BLOCKS_TARGET && onBlocks.failed === 0 && crossChainOnBlocks.pass,
         crossChain: crossChainOnBlocks,
       };
-      log(`${blockSeconds} s blocks: p50 ${onBlocks.p50Ms} ms = ${blocks.p50Blocks} blocks, p95 ${blocks.p95Blocks} blocks, ${onBlocks.txPerSec} ops/s (${blocksPerOp} chain transactions per operation) ${blocks.pass ? "PASS" : "FAIL"}`);
+      log(
+        `${blockSeconds} s blocks: p50 ${onBlocks.p50Ms} ms = ${blocks.p50Blocks} blocks, p95 ${blocks.p95Blocks} blocks, ${onBlocks.txPerSec} ops/s (${blocksPerOp} chain transactions per operation) ${blocks.pass ? "PASS" : "FAIL"}`,
+      );
       provider.destroy();
-      return { measuredAt: new Date().toISOString(), cpus: os.cpus().length, instant, crossChain, blocks, pass: instant.pass && crossChain.pass && blocks.pass };
+      return {
+        measuredAt: new Date().toISOString(),
+        cpus: os.cpus().length,
+        instant,
+        crossChain,
+        blocks,
+        pass: instant.pass && crossChain.pass && blocks.pass,
+      };
     } finally {
       await service.stop();
     }
@@ -299,7 +413,14 @@ export async function measurePaidRelay(hre: HardhatRuntimeEnvironment, opts: Pai
  * is settled after its claim is confirmed, in a settlement batch. Counts the distinct settlement transactions the
  * answers' PAYMENT-RESPONSE name against the payments they settled.
  */
-async function crossChainRun(sandbox: Sandbox, service: ServiceProcess, payers: Wallet[], seconds: number, log: (line: string) => void, paymentChain = "instant"): Promise<PaidRelayResult["crossChain"]> {
+async function crossChainRun(
+  sandbox: Sandbox,
+  service: ServiceProcess,
+  payers: Wallet[],
+  seconds: number,
+  log: (line: string) => void,
+  paymentChain = "instant",
+): Promise<PaidRelayResult["crossChain"]> {
   const claim = (headers: Record<string, string>) =>
     fetch(`${service.url}/faucet/bkn`, {
       method: "POST",
@@ -314,7 +435,8 @@ async function crossChainRun(sandbox: Sandbox, service: ServiceProcess, payers: 
     const res = await claim({ "X-PAYMENT": await payWithEthers(payers[client], quote) });
     const body = (await res.json()) as any;
     const header = res.headers.get("payment-response");
-    if (res.status !== 200 || body.status !== "confirmed" || !header) throw new Error(`claim answered ${res.status} ${body.status ?? ""} ${body.error?.message ?? ""}`.slice(0, 200));
+    if (res.status !== 200 || body.status !== "confirmed" || !header)
+      throw new Error(`claim answered ${res.status} ${body.status ?? ""} ${body.error?.message ?? ""}`.slice(0, 200));
     const transaction = JSON.parse(Buffer.from(header, "base64").toString()).transaction as string;
     settlementOf.set(transaction, (settlementOf.get(transaction) ?? 0) + 1);
     return {};
@@ -329,18 +451,34 @@ async function crossChainRun(sandbox: Sandbox, service: ServiceProcess, payers: 
     target: "payments settled in batches: fewer settlement transactions than payments",
     pass: relayed.failed === 0 && payments > 0 && settlementOf.size < payments,
   };
-  log(`${label}: ${relayed.txPerSec} ops/s, p50 ${relayed.p50Ms} ms; ${payments} payments in ${settlementOf.size} settlement transactions = ${paymentsPerSettlement} per transaction ${result.pass ? "PASS" : "FAIL"}`);
+  log(
+    `${label}: ${relayed.txPerSec} ops/s, p50 ${relayed.p50Ms} ms; ${payments} payments in ${settlementOf.size} settlement transactions = ${paymentsPerSettlement} per transaction ${result.pass ? "PASS" : "FAIL"}`,
+  );
   return result;
 }
 
 /** A relayed run's throughput figures, without the ≥ 100 tx/s target of the volume runs. */
 function stripRelayed(run: RelayedRun): Throughput {
-  const { instances: _i, database: _d, relayer: _r, settlements: _s, nonceTooHighRetries: _n, target: _t, pass: _p, ...throughput } = run;
+  const {
+    instances: _i,
+    database: _d,
+    relayer: _r,
+    settlements: _s,
+    nonceTooHighRetries: _n,
+    target: _t,
+    pass: _p,
+    ...throughput
+  } = run;
   return throughput;
 }
 
 /** USDC for each payer and ETH for each signer, from the deployer (account #0). */
-export async function fund(sandbox: Sandbox, provider: JsonRpcProvider, payers: Wallet[], signers: Wallet[]): Promise<void> {
+export async function fund(
+  sandbox: Sandbox,
+  provider: JsonRpcProvider,
+  payers: Wallet[],
+  signers: Wallet[],
+): Promise<void> {
   const deployer = new NonceManager(sandbox.accounts[0].connect(provider));
   const usdc = USDC__factory.connect(sandbox.deployments[sandbox.baseSepolia.chainId].contracts.USDC, deployer);
   const sent: TransactionResponse[] = [];
@@ -351,10 +489,13 @@ export async function fund(sandbox: Sandbox, provider: JsonRpcProvider, payers: 
 
 let clientIp = 1;
 /** A distinct client address per prepare (the service trusts its loopback proxy): the per-IP prepare limit stays out of it. */
-export const distinctClient = () => ({ "x-forwarded-for": `10.${(clientIp >> 16) & 255}.${(clientIp >> 8) & 255}.${clientIp++ & 255}` });
+export const distinctClient = () => ({
+  "x-forwarded-for": `10.${(clientIp >> 16) & 255}.${(clientIp >> 8) & 255}.${clientIp++ & 255}`,
+});
 
 let symbolCounter = 0;
-export const nextSymbol = (prefix: string) => `${prefix}${(symbolCounter++).toString(36).toUpperCase().padStart(5, "0")}${randomBytes(1).toString("hex").toUpperCase()}`;
+export const nextSymbol = (prefix: string) =>
+  `${prefix}${(symbolCounter++).toString(36).toUpperCase().padStart(5, "0")}${randomBytes(1).toString("hex").toUpperCase()}`;
 
 export async function relayedRun(
   sandbox: Sandbox,
@@ -376,7 +517,11 @@ export async function relayedRun(
   const run = await drive(label, instances, payers.length, seconds, log, async (client, instance) => {
     const payer = payers[client];
     const t0 = performance.now();
-    const prepared = await postJson(`${instance.url}/x402/token/create`, { chainId: "84532", name: "Volume agent token", symbol: nextSymbol("V"), agentWallet }, distinctClient());
+    const prepared = await postJson(
+      `${instance.url}/x402/token/create`,
+      { chainId: "84532", name: "Volume agent token", symbol: nextSymbol("V"), agentWallet },
+      distinctClient(),
+    );
     const t1 = performance.now();
     const payment = await payWithEthers(payer, prepared.x402Requirements);
     const res = await fetch(`${instance.url}/send-transactions`, {
@@ -385,7 +530,10 @@ export async function relayedRun(
       body: JSON.stringify({ txId: prepared.txId }),
     });
     const body = (await res.json()) as any;
-    if (res.status !== 200 || body.status !== "success") throw new Error(`send answered ${res.status} ${body.status ?? ""} ${body.error?.message ?? body.error ?? ""}`.slice(0, 200));
+    if (res.status !== 200 || body.status !== "success")
+      throw new Error(
+        `send answered ${res.status} ${body.status ?? ""} ${body.error?.message ?? body.error ?? ""}`.slice(0, 200),
+      );
     if (res.headers.get("payment-response")) settlements++;
     hashes.push(...body.txHashes);
     return { prepareMs: t1 - t0, sendMs: performance.now() - t1 };
@@ -404,13 +552,21 @@ export async function relayedRun(
   const span = spans.reduce((sum, n) => sum + n, 0);
   const relayedTransactions = nonces.reduce((sum, n) => sum + n.length, 0);
   const distinctCount = nonces.reduce((sum, n) => sum + new Set(n).size, 0);
-  const contiguous = relayers.every((_, k) => new Set(nonces[k]).size === spans[k] && nonces[k].every((n) => n >= nonceBefore[k] && n < nonceAfter[k]));
+  const contiguous = relayers.every(
+    (_, k) => new Set(nonces[k]).size === spans[k] && nonces[k].every((n) => n >= nonceBefore[k] && n < nonceAfter[k]),
+  );
   const retries = (await sumRetries(instances)) - retriesBefore;
   const result: RelayedRun = {
     ...run,
     instances: instances.length,
     database,
-    relayer: { keys: relayers.length, nonceSpan: span, relayedTransactions, contiguous, duplicates: relayedTransactions - distinctCount },
+    relayer: {
+      keys: relayers.length,
+      nonceSpan: span,
+      relayedTransactions,
+      contiguous,
+      duplicates: relayedTransactions - distinctCount,
+    },
     settlements,
     nonceTooHighRetries: retries,
     target: `≥ ${TARGET_TX_PER_SEC} confirmed tx/s for ${seconds} s, relayer nonces contiguous`,
@@ -424,37 +580,73 @@ export async function relayedRun(
   return result;
 }
 
-async function clientSignedRuns(service: ServiceProcess, provider: JsonRpcProvider, signers: Wallet[], seconds: number, log: (line: string) => void) {
+async function clientSignedRuns(
+  service: ServiceProcess,
+  provider: JsonRpcProvider,
+  signers: Wallet[],
+  seconds: number,
+  log: (line: string) => void,
+) {
   const agentWallet = Wallet.createRandom().address;
   const keys: string[] = [];
   for (let i = 0; i < signers.length; i++) {
-    const created = await service.admin({ command: "keys.create", email: `volume${i}@example.com`, plan: "Enterprise" });
+    const created = await service.admin({
+      command: "keys.create",
+      email: `volume${i}@example.com`,
+      plan: "Enterprise",
+    });
     keys.push(created.apiKey);
     await service.admin({ command: "signers.add", address: signers[i].address, keyId: created.id });
   }
-  const viaService = await drive("client-signed through the service", [service], signers.length, seconds, log, async (client) => {
-    const signer = signers[client];
-    const t0 = performance.now();
-    const prepared = await postJson(
-      `${service.url}/prepare-transactions`,
-      { method: "agentCreateToken", chainId: "84532", signerAddress: signer.address, name: "Volume agent token", symbol: nextSymbol("C"), agentWallet },
-      { "x-api-key": keys[client] },
-    );
-    const t1 = performance.now();
-    const signed = await Promise.all(prepared.transactions.map((t: object) => signer.signTransaction(t)));
-    const sent = await postJson(`${service.url}/send-transactions`, { txId: prepared.txId, signedTransactions: signed }, { "x-api-key": keys[client] });
-    if (sent.status !== "success") throw new Error(`send ended ${sent.status}`);
-    return { prepareMs: t1 - t0, sendMs: performance.now() - t1 };
-  });
-  const factoryAddress = (await fetch(`${service.url}/get-network-info?chainId=84532`).then((r) => r.json()) as any).agentTokenFactoryAddress;
+  const viaService = await drive(
+    "client-signed through the service",
+    [service],
+    signers.length,
+    seconds,
+    log,
+    async (client) => {
+      const signer = signers[client];
+      const t0 = performance.now();
+      const prepared = await postJson(
+        `${service.url}/prepare-transactions`,
+        {
+          method: "agentCreateToken",
+          chainId: "84532",
+          signerAddress: signer.address,
+          name: "Volume agent token",
+          symbol: nextSymbol("C"),
+          agentWallet,
+        },
+        { "x-api-key": keys[client] },
+      );
+      const t1 = performance.now();
+      const signed = await Promise.all(prepared.transactions.map((t: object) => signer.signTransaction(t)));
+      const sent = await postJson(
+        `${service.url}/send-transactions`,
+        { txId: prepared.txId, signedTransactions: signed },
+        { "x-api-key": keys[client] },
+      );
+      if (sent.status !== "success") throw new Error(`send ended ${sent.status}`);
+      return { prepareMs: t1 - t0, sendMs: performance.now() - t1 };
+    },
+  );
+  const factoryAddress = ((await fetch(`${service.url}/get-network-info?chainId=84532`).then((r) => r.json())) as any)
+    .agentTokenFactoryAddress;
   const managed = signers.map((s) => new NonceManager(s));
-  const raw = await drive("raw: the same signers straight to the chain", [service], signers.length, seconds, log, async (client) => {
-    const factory = AgentTokenFactory__factory.connect(factoryAddress, managed[client]);
-    const tx = await factory.createAgentToken("Volume agent token", nextSymbol("R"), 18, agentWallet, 0n);
-    const receipt = await tx.wait();
-    if (receipt?.status !== 1) throw new Error("raw transaction reverted");
-    return {};
-  });
+  const raw = await drive(
+    "raw: the same signers straight to the chain",
+    [service],
+    signers.length,
+    seconds,
+    log,
+    async (client) => {
+      const factory = AgentTokenFactory__factory.connect(factoryAddress, managed[client]);
+      const tx = await factory.createAgentToken("Volume agent token", nextSymbol("R"), 18, agentWallet, 0n);
+      const receipt = await tx.wait();
+      if (receipt?.status !== 1) throw new Error("raw transaction reverted");
+      return {};
+    },
+  );
   const ratio = Math.round((viaService.txPerSec / raw.txPerSec) * 100) / 100;
   log(`client-signed ${viaService.txPerSec} tx/s vs raw ${raw.txPerSec} tx/s: ${ratio}×`);
   return { service: viaService, raw, ratio };
@@ -479,7 +671,13 @@ export async function drive(
   const benchBefore = process.cpuUsage();
   const started = performance.now();
   const end = Date.now() + seconds * 1000;
-  const progress = setInterval(() => log(`  ${label}: ${latencies.length} confirmed, ${failed} failed after ${Math.round((performance.now() - started) / 1000)} s`), 10_000);
+  const progress = setInterval(
+    () =>
+      log(
+        `  ${label}: ${latencies.length} confirmed, ${failed} failed after ${Math.round((performance.now() - started) / 1000)} s`,
+      ),
+    10_000,
+  );
   await Promise.all(
     Array.from({ length: clients }, async (_, client) => {
       while (Date.now() < end) {
@@ -513,7 +711,10 @@ export async function drive(
     p95Ms: percentile(latencies, 0.95),
     ...(prepares.length ? { prepareP50Ms: percentile(prepares, 0.5) } : {}),
     ...(sends.length ? { sendP50Ms: percentile(sends, 0.5) } : {}),
-    cpu: { services: instances.map((s, i) => share(cpuSeconds(s.child.pid!) - cpuBefore[i])), benchProcess: share((bench.user + bench.system) / 1e6) },
+    cpu: {
+      services: instances.map((s, i) => share(cpuSeconds(s.child.pid!) - cpuBefore[i])),
+      benchProcess: share((bench.user + bench.system) / 1e6),
+    },
     errors: [...errors].map(([message, n]) => `${n}× ${message}`),
   };
 }
@@ -526,7 +727,8 @@ export function boundOf(run: Throughput): string {
     ...(run.cpu.benchProcess >= 0.85 ? [`the chains + clients process (${run.cpu.benchProcess} of a core)`] : []),
   ];
   const total = run.cpu.services.reduce((a, b) => a + b, 0) + run.cpu.benchProcess;
-  if (saturated.length) return `CPU-bound: ${saturated.join(" and ")}; all processes together ${Math.round(total * 100) / 100} of 2 cores`;
+  if (saturated.length)
+    return `CPU-bound: ${saturated.join(" and ")}; all processes together ${Math.round(total * 100) / 100} of 2 cores`;
   return `no process saturated (${run.cpu.services.join("/")} service, ${run.cpu.benchProcess} chains + clients): waits (round trips, locks, polls) bound it`;
 }
 
@@ -534,7 +736,8 @@ export function boundOf(run: Throughput): string {
 async function memorySample(instance: ServiceProcess): Promise<MemorySample> {
   await instance.collectGarbage();
   const text = await fetch(`${instance.url}/metrics`).then((r) => r.text());
-  const heapUsedMiB = Math.round((Number(/^tak_nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? NaN) / 1048576) * 10) / 10;
+  const heapUsedMiB =
+    Math.round((Number(/^tak_nodejs_heap_size_used_bytes (\S+)/m.exec(text)?.[1] ?? NaN) / 1048576) * 10) / 10;
   return { rssMiB: instance.rssMiB(), heapUsedMiB };
 }
 

@@ -33,6 +33,8 @@ if (hasTsNode() && fs.existsSync(path.join(root, `${TOOLS[tool]}.ts`))) {
 } else if (fs.existsSync(built)) {
   require(built);
 } else {
-  console.error(`${path.relative(process.cwd(), built)} is missing: build first (npm run build) and copy dist/ beside package.json`);
+  console.error(
+    `${path.relative(process.cwd(), built)} is missing: build first (npm run build) and copy dist/ beside package.json`,
+  );
   process.exit(1);
 }

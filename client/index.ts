@@ -71,7 +71,11 @@ export interface TypedDataDomain {
 export interface Signer {
   getAddress(): Promise<string>;
   signTransaction(transaction: UnsignedTransaction): Promise<string>;
-  signTypedData(domain: TypedDataDomain, types: Record<string, TypedDataField[]>, value: Record<string, unknown>): Promise<string>;
+  signTypedData(
+    domain: TypedDataDomain,
+    types: Record<string, TypedDataField[]>,
+    value: Record<string, unknown>,
+  ): Promise<string>;
 }
 
 export type FetchLike = (input: Request) => Promise<Response>;
@@ -130,7 +134,11 @@ export function unwrap<T>(result: { data?: T; error?: unknown; response: Respons
 // The write flow: prepare → sign → send → status
 
 /** POST /prepare-transactions: the unsigned transactions of one method. */
-export async function prepare(client: ApiClient, body: PrepareRequest, headers?: Record<string, string>): Promise<PrepareResponse> {
+export async function prepare(
+  client: ApiClient,
+  body: PrepareRequest,
+  headers?: Record<string, string>,
+): Promise<PrepareResponse> {
   return unwrap(await client.POST("/prepare-transactions", { body, headers }));
 }
 
@@ -153,8 +161,16 @@ export interface SendResult {
  * POST /send-transactions: the signed transactions of `txId` (or, for a service-relayed batch, none: the relayer
  * signs; the client's fetch must then pay the 402, see x402Fetch).
  */
-export async function send(client: ApiClient, txId: string, signedTransactions?: string[], headers?: Record<string, string>): Promise<SendResult> {
-  const result = await client.POST("/send-transactions", { body: signedTransactions ? { txId, signedTransactions } : { txId }, headers });
+export async function send(
+  client: ApiClient,
+  txId: string,
+  signedTransactions?: string[],
+  headers?: Record<string, string>,
+): Promise<SendResult> {
+  const result = await client.POST("/send-transactions", {
+    body: signedTransactions ? { txId, signedTransactions } : { txId },
+    headers,
+  });
   const summary = unwrap(result);
   return { httpStatus: result.response.status, summary, settlement: decodePaymentResponse(result.response) };
 }
@@ -184,7 +200,11 @@ export interface WaitOptions {
  * happened; without a stream (refused, no key and no token, dropped) it polls every `intervalMs`.
  */
 export async function waitForStatus(client: ApiClient, txId: string, options: WaitOptions = {}): Promise<BatchStatus> {
-  const { timeoutMs = 120_000, intervalMs = 1000, until = (s: BatchStatus) => s.status === "success" || s.status === "rejected" } = options;
+  const {
+    timeoutMs = 120_000,
+    intervalMs = 1000,
+    until = (s: BatchStatus) => s.status === "success" || s.status === "rejected",
+  } = options;
   const deadline = Date.now() + timeoutMs;
   let status = await batchStatus(client, txId);
   if (until(status)) return status;
@@ -205,7 +225,8 @@ export async function waitForStatus(client: ApiClient, txId: string, options: Wa
 
 async function batchStatus(client: ApiClient, txId: string): Promise<BatchStatus> {
   const status = unwrap(await client.GET("/get-transaction-status", { params: { query: { txId } } }));
-  if (!("batchStatus" in status)) throw new Error(`txId ${txId} answered as a transaction this service did not prepare`);
+  if (!("batchStatus" in status))
+    throw new Error(`txId ${txId} answered as a transaction this service did not prepare`);
   return status;
 }
 
@@ -214,13 +235,24 @@ async function batchStatus(client: ApiClient, txId: string): Promise<BatchStatus
  * false when the stream was refused, could not connect, ended or dropped, or the deadline passed (the caller polls).
  * An error of `reached` itself is the caller's.
  */
-async function followBatchEvents(client: ApiClient, txId: string, streamToken: string | undefined, deadline: number, reached: () => Promise<boolean>): Promise<boolean> {
+async function followBatchEvents(
+  client: ApiClient,
+  txId: string,
+  streamToken: string | undefined,
+  deadline: number,
+  reached: () => Promise<boolean>,
+): Promise<boolean> {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), Math.max(0, deadline - Date.now()));
   let body: ReadableStream<Uint8Array> | undefined;
   try {
     const query = streamToken ? { txId, streamToken } : { txId };
-    const opened = await client.GET("/events", { params: { query }, parseAs: "stream", signal: abort.signal, headers: { accept: "text/event-stream" } });
+    const opened = await client.GET("/events", {
+      params: { query },
+      parseAs: "stream",
+      signal: abort.signal,
+      headers: { accept: "text/event-stream" },
+    });
     if (opened.response.status !== 200 || !opened.data) return false;
     body = opened.data;
   } catch {
@@ -267,7 +299,12 @@ export interface Executed {
  * prepare → sign with `signer` → send → wait until the batch ends (on its event stream: the key's, or without a key the
  * prepare's `streamToken`); throws BatchRejectedError if it is rejected.
  */
-export async function execute(client: ApiClient, signer: Signer, body: PrepareRequest, options: WaitOptions = {}): Promise<Executed> {
+export async function execute(
+  client: ApiClient,
+  signer: Signer,
+  body: PrepareRequest,
+  options: WaitOptions = {},
+): Promise<Executed> {
   const prepared = await prepare(client, body);
   const signedTransactions = await signTransactions(signer, prepared.transactions);
   const sent = await send(client, prepared.txId, signedTransactions);
@@ -283,7 +320,8 @@ export async function execute(client: ApiClient, signer: Signer, body: PrepareRe
 /** What this deployment takes payments in (GET /.well-known/x402), e.g. to build x402Fetch's limits. */
 export async function paymentTerms(client: ApiClient): Promise<{ network: string; asset: string; payTo: string }> {
   const discovery = unwrap(await client.GET("/.well-known/x402"));
-  if (!discovery.enabled || !discovery.network || !discovery.asset || !discovery.payTo) throw new Error("x402 payments are not enabled on this deployment");
+  if (!discovery.enabled || !discovery.network || !discovery.asset || !discovery.payTo)
+    throw new Error("x402 payments are not enabled on this deployment");
   return { network: discovery.network, asset: discovery.asset, payTo: discovery.payTo };
 }
 
@@ -301,7 +339,11 @@ export interface X402Limits {
  * signs an EIP-3009 authorization with `signer` (any ethers Signer holding the USDC) and repeats the call with the
  * payment. Only `limits.asset` on `limits.network`, at most `maxAmountPerPayment` per call, is ever paid.
  */
-export async function x402Fetch(signer: Signer, limits: X402Limits, baseFetch: FetchLike = (request) => fetch(request)): Promise<FetchLike> {
+export async function x402Fetch(
+  signer: Signer,
+  limits: X402Limits,
+  baseFetch: FetchLike = (request) => fetch(request),
+): Promise<FetchLike> {
   const address = (await signer.getAddress()) as `0x${string}`;
   const client = new x402Client();
   registerExactEvmScheme(client, {
@@ -314,9 +356,14 @@ export async function x402Fetch(signer: Signer, limits: X402Limits, baseFetch: F
     },
   });
   client.setSpendControls({
-    allowedAssets: [{ network: limits.network, asset: limits.asset, maxAmountPerPayment: limits.maxAmountPerPayment ?? "1000000" }],
+    allowedAssets: [
+      { network: limits.network, asset: limits.asset, maxAmountPerPayment: limits.maxAmountPerPayment ?? "1000000" },
+    ],
   } as never);
-  const paying = wrapFetchWithPayment((input: Parameters<typeof fetch>[0], init?: RequestInit) => baseFetch(new Request(input, init)), client);
+  const paying = wrapFetchWithPayment(
+    (input: Parameters<typeof fetch>[0], init?: RequestInit) => baseFetch(new Request(input, init)),
+    client,
+  );
   return (request: Request) => paying(request);
 }
 
@@ -338,13 +385,19 @@ export type RamsSignedOperation = "grant-mandate" | "revoke-mandate" | "extend-m
 export type RamsTypedData = Schemas["RamsTypedData"];
 
 /** GET /rams/typed-data/{operation} with the operation's parameters (arrays are sent comma-joined). */
-export async function ramsTypedData(client: ApiClient, operation: RamsSignedOperation, params: Record<string, unknown>): Promise<RamsTypedData> {
+export async function ramsTypedData(
+  client: ApiClient,
+  operation: RamsSignedOperation,
+  params: Record<string, unknown>,
+): Promise<RamsTypedData> {
   const query = Object.fromEntries(
     Object.entries(params)
       .filter(([, v]) => v !== undefined && v !== null)
       .map(([k, v]) => [k, Array.isArray(v) ? v.join(",") : String(v)]),
   );
-  const result = await client.GET(`/rams/typed-data/${operation}` as "/rams/typed-data/grant-mandate", { params: { query: query as never } });
+  const result = await client.GET(`/rams/typed-data/${operation}` as "/rams/typed-data/grant-mandate", {
+    params: { query: query as never },
+  });
   return unwrap(result).data;
 }
 
@@ -371,7 +424,10 @@ export async function ramsPrepareSigned(
   const typedData = await ramsTypedData(client, operation, params);
   const signature = await signRamsTypedData(principal, typedData);
   const body = { ...params, ...submit, signature, deadline: typedData.deadline };
-  const result = await client.POST(`/x402/rams/${operation}` as "/x402/rams/grant-mandate", { body: body as never, headers });
+  const result = await client.POST(`/x402/rams/${operation}` as "/x402/rams/grant-mandate", {
+    body: body as never,
+    headers,
+  });
   return { typedData, signature, prepared: unwrap(result).data };
 }
 
@@ -397,7 +453,10 @@ export interface Eip1193Transaction {
  */
 export function toEip1193(tx: UnsignedTransaction): { chainId: string; transaction: Eip1193Transaction } {
   const hex = (v: string | number) => "0x" + BigInt(v).toString(16);
-  return { chainId: hex(tx.chainId), transaction: { from: tx.from, to: tx.to, data: tx.data, value: hex(tx.value), gas: hex(tx.gasLimit) } };
+  return {
+    chainId: hex(tx.chainId),
+    transaction: { from: tx.from, to: tx.to, data: tx.data, value: hex(tx.value), gas: hex(tx.gasLimit) },
+  };
 }
 
 /** Switches the wallet to the transaction's chain, then has it send the transaction; returns its hash (report it with reportHash). */

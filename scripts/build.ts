@@ -16,12 +16,21 @@ const ROOT = path.resolve(__dirname, "..");
 const DIST = path.join(ROOT, "dist");
 
 fs.rmSync(DIST, { recursive: true, force: true });
-execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", path.join(ROOT, "tsconfig.build.json")], { cwd: ROOT, stdio: "inherit" });
+execFileSync(process.execPath, [require.resolve("typescript/bin/tsc"), "-p", path.join(ROOT, "tsconfig.build.json")], {
+  cwd: ROOT,
+  stdio: "inherit",
+});
 const migrations = path.join("service", "store", "migrations");
-fs.cpSync(path.join(ROOT, migrations), path.join(DIST, migrations), { recursive: true, filter: (file) => fs.statSync(file).isDirectory() || file.endsWith(".sql") });
+fs.cpSync(path.join(ROOT, migrations), path.join(DIST, migrations), {
+  recursive: true,
+  filter: (file) => fs.statSync(file).isDirectory() || file.endsWith(".sql"),
+});
 // The operator console's script and styles, served from dist/service/console/assets/ (routes/console-pages.ts).
 const consoleAssets = path.join("service", "console", "assets");
-fs.cpSync(path.join(ROOT, consoleAssets), path.join(DIST, consoleAssets), { recursive: true, filter: (file) => fs.statSync(file).isDirectory() || /\.(js|css)$/.test(file) });
+fs.cpSync(path.join(ROOT, consoleAssets), path.join(DIST, consoleAssets), {
+  recursive: true,
+  filter: (file) => fs.statSync(file).isDirectory() || /\.(js|css)$/.test(file),
+});
 
 /**
  * The embedded database's template (service/store/pglite-template.ts): a cluster created and migrated here, closed,
@@ -39,6 +48,8 @@ async function writePgliteTemplate(): Promise<string> {
 
 void writePgliteTemplate().then((template) => {
   console.log(`wrote ${path.relative(ROOT, template)}`);
-  const files = fs.readdirSync(DIST, { recursive: true, encoding: "utf8" }).filter((f) => !fs.statSync(path.join(DIST, f)).isDirectory());
+  const files = fs
+    .readdirSync(DIST, { recursive: true, encoding: "utf8" })
+    .filter((f) => !fs.statSync(path.join(DIST, f)).isDirectory());
   console.log(`built dist/ (${files.length} files): node dist/service/main.js`);
 });

@@ -2,7 +2,15 @@ import fs from "node:fs";
 import path from "node:path";
 import hre from "hardhat";
 import { blockTimeMs } from "./lib/local-chain";
-import { blockTimeLine, chainsFilePath, localBlockTime, onStopSignal, startSandboxChains, writePrivateFile, type SandboxChainsFile } from "./lib/sandbox-service";
+import {
+  blockTimeLine,
+  chainsFilePath,
+  localBlockTime,
+  onStopSignal,
+  startSandboxChains,
+  writePrivateFile,
+  type SandboxChainsFile,
+} from "./lib/sandbox-service";
 
 /**
  * `npm run chains`: only the sandbox's local chains (11155111 and 84532) with the suite deployed and the test accounts
@@ -17,7 +25,9 @@ async function main() {
     pid: process.pid,
     blockTime,
     deploymentsDir: sandbox.deploymentsDir,
-    chains: Object.fromEntries([sandbox.sepolia, sandbox.baseSepolia].map((c) => [String(c.chainId), { rpcUrl: c.url }])),
+    chains: Object.fromEntries(
+      [sandbox.sepolia, sandbox.baseSepolia].map((c) => [String(c.chainId), { rpcUrl: c.url }]),
+    ),
   };
   const chainsFile = chainsFilePath(dataDir);
   writePrivateFile(chainsFile, JSON.stringify(file, null, 2));

@@ -63,9 +63,13 @@ function transactions(label: string, result: { status: { txHashes: string[]; blo
 }
 
 function loadCredentials(): Credentials {
-  const file = process.env.DEMO_CREDENTIALS ?? path.join(path.resolve(process.env.DATA_DIR ?? ".data"), "sandbox", "dev-credentials.json");
+  const file =
+    process.env.DEMO_CREDENTIALS ??
+    path.join(path.resolve(process.env.DATA_DIR ?? ".data"), "sandbox", "dev-credentials.json");
   if (!fs.existsSync(file)) {
-    throw new Error(`No sandbox credentials at ${file}: start the sandbox first with \`npm start\` (in another terminal), or set DEMO_CREDENTIALS`);
+    throw new Error(
+      `No sandbox credentials at ${file}: start the sandbox first with \`npm start\` (in another terminal), or set DEMO_CREDENTIALS`,
+    );
   }
   const credentials = JSON.parse(fs.readFileSync(file, "utf8")) as Credentials;
   if (process.env.DEMO_BASE_URL) credentials.baseUrl = process.env.DEMO_BASE_URL;
@@ -92,12 +96,18 @@ async function main() {
   const chainId = "aa36a7";
 
   console.log(bold(`Tokenized-Asset Transaction API — guided demo against ${credentials.baseUrl}`));
-  console.log(dim(`token ${symbol}; issuer #1 ${issuer.address}, investor #2 ${investor.address}, x402 payer #3 ${payer.address}`));
+  console.log(
+    dim(
+      `token ${symbol}; issuer #1 ${issuer.address}, investor #2 ${investor.address}, x402 payer #3 ${payer.address}`,
+    ),
+  );
 
   // 1. The service and its chains.
   begin("Connect: the service, its chains and their contracts");
   const ready = unwrap(await api.GET("/ready"));
-  say(`service ${ready.status} (${ready.environment}, database ${ready.database.kind}); chains ${ready.chains.map((c) => `${c.chainId} at block ${c.blockNumber}`).join(", ")}`);
+  say(
+    `service ${ready.status} (${ready.environment}, database ${ready.database.kind}); chains ${ready.chains.map((c) => `${c.chainId} at block ${c.blockNumber}`).join(", ")}`,
+  );
   for (const id of ["aa36a7", "14a34"]) {
     const info = unwrap(await api.GET("/get-network-info", { params: { query: { chainId: id } } }));
     proof(`get-network-info ${info.chainName}`, `factory ${info.factoryAddress}, USDC ${info.USDCAddress}`);
@@ -105,12 +115,18 @@ async function main() {
   done();
 
   // 2. Webhooks: a local receiver for every event of the key, each verified as it arrives.
-  begin("Webhooks: a local receiver for every event of this key, signed per Standard Webhooks and verified as they arrive");
+  begin(
+    "Webhooks: a local receiver for every event of this key, signed per Standard Webhooks and verified as they arrive",
+  );
   const short = (id: string | null) => (id ? `${id.slice(0, 10)}…` : "");
-  const listener = await WebhookListener.start((event: ListenedEvent) => console.log(dim(`        ⚡ event ${event.id} ${event.type} ${short(event.txId)} (signature verified)`)));
+  const listener = await WebhookListener.start((event: ListenedEvent) =>
+    console.log(dim(`        ⚡ event ${event.id} ${event.type} ${short(event.txId)} (signature verified)`)),
+  );
   const endpoint = unwrap(await api.POST("/webhooks", { body: { url: listener.url, description: "npm run demo" } }));
   listener.useSecret(endpoint.secret);
-  say(`endpoint ${endpoint.id} → ${listener.url}; its secret ${endpoint.secret.slice(0, 10)}… is shown once, at creation`);
+  say(
+    `endpoint ${endpoint.id} → ${listener.url}; its secret ${endpoint.secret.slice(0, 10)}… is shown once, at creation`,
+  );
   done();
 
   // 3. Tokenization.
@@ -127,9 +143,15 @@ async function main() {
   });
   transactions("newTokenization", tokenized);
   const tokenizer = unwrap(await api.GET("/get-tokenizer-info", { params: { query: { tokenSymbol: symbol } } }));
-  proof("get-tokenizer-info", `token ${tokenizer.tokenAddress}, its offering escrow ${tokenizer.escrowAddress}, pays in ${tokenizer.paymentTokenSymbol}`);
+  proof(
+    "get-tokenizer-info",
+    `token ${tokenizer.tokenAddress}, its offering escrow ${tokenizer.escrowAddress}, pays in ${tokenizer.paymentTokenSymbol}`,
+  );
   const record = unwrap(await api.GET("/get-token-info", { params: { query: { tokenSymbol: symbol } } }));
-  proof("get-token-info", `${"tokenType" in record ? `${record.tokenType}, max supply ${record.maxTokenSupply}, ${record.allowedTokenDecimals} decimals` : ""}`);
+  proof(
+    "get-token-info",
+    `${"tokenType" in record ? `${record.tokenType}, max supply ${record.maxTokenSupply}, ${record.allowedTokenDecimals} decimals` : ""}`,
+  );
   done();
 
   // 4. Whitelist.
@@ -142,7 +164,11 @@ async function main() {
     userToWhitelist: [{ investorAddress: investor.address, investorEmail, whitelistStatus: true }],
   });
   transactions("whitelist", whitelisted);
-  const listed = unwrap(await api.GET("/get-whitelist-status", { params: { query: { tokenSymbol: symbol, investorAddress: investor.address } } }));
+  const listed = unwrap(
+    await api.GET("/get-whitelist-status", {
+      params: { query: { tokenSymbol: symbol, investorAddress: investor.address } },
+    }),
+  );
   proof("get-whitelist-status", `${investor.address} whitelisted: ${listed.whitelistStatus}`);
   done();
 
@@ -173,8 +199,12 @@ async function main() {
   });
   transactions("newSto", offering);
   const sto = unwrap(await api.GET("/get-stos", { params: { query: { tokenSymbol: symbol } } })).status[0];
-  proof("get-stos", `offering ${sto.uuid} "${sto.name}" is ${sto.status}, ${sto.tokenAmount} tokens at ${sto.tokenPrice} ${sto.acceptedCoin}`);
-  const balance = () => api.GET("/get-sto-balance", { params: { query: { tokenSymbol: symbol, id: sto.uuid } } }).then(unwrap);
+  proof(
+    "get-stos",
+    `offering ${sto.uuid} "${sto.name}" is ${sto.status}, ${sto.tokenAmount} tokens at ${sto.tokenPrice} ${sto.acceptedCoin}`,
+  );
+  const balance = () =>
+    api.GET("/get-sto-balance", { params: { query: { tokenSymbol: symbol, id: sto.uuid } } }).then(unwrap);
   let current = await balance();
   while (current.status !== "ACTIVE") {
     say(`waiting for the start (${new Date(start * 1000).toISOString()}); now ${current.status}`);
@@ -196,35 +226,95 @@ async function main() {
   });
   transactions("newInvest", invested);
   current = await balance();
-  proof("get-sto-balance", `raised ${current.currentAmountRaised} USDC, ${current.availableAmount} tokens still for sale`);
+  proof(
+    "get-sto-balance",
+    `raised ${current.currentAmountRaised} USDC, ${current.availableAmount} tokens still for sale`,
+  );
   done();
 
   // 7. Close.
   begin("Close the offering: closeOffer (raised ≥ soft cap: COMPLETED, the funds go to the issuer)");
-  transactions("closeOffer", await execute(api, issuer, { method: "closeOffer", chainId, signerAddress: issuer.address, tokenizerEmail, tokenSymbol: symbol }));
+  transactions(
+    "closeOffer",
+    await execute(api, issuer, {
+      method: "closeOffer",
+      chainId,
+      signerAddress: issuer.address,
+      tokenizerEmail,
+      tokenSymbol: symbol,
+    }),
+  );
   current = await balance();
   proof("get-sto-balance", `status ${current.status}, raised ${current.currentAmountRaised} USDC`);
   done();
 
   // 8. Claim.
   begin("Claim: the investor's tokens are minted to it (claimTokens)");
-  transactions("claimTokens", await execute(api, investor, { method: "claimTokens", chainId, investorAddress: investor.address, investorEmail, tokenSymbol: symbol }));
-  const holding = unwrap(await api.GET("/get-balance-whitelist", { params: { query: { tokenSymbol: symbol, investorAddress: investor.address } } }));
+  transactions(
+    "claimTokens",
+    await execute(api, investor, {
+      method: "claimTokens",
+      chainId,
+      investorAddress: investor.address,
+      investorEmail,
+      tokenSymbol: symbol,
+    }),
+  );
+  const holding = unwrap(
+    await api.GET("/get-balance-whitelist", {
+      params: { query: { tokenSymbol: symbol, investorAddress: investor.address } },
+    }),
+  );
   proof("get-balance-whitelist", `${investor.address} holds ${holding.tokenBalance} ${symbol}`);
-  const investments = unwrap(await api.GET("/get-investments-by-sto-id", { params: { query: { tokenSymbol: symbol, id: sto.uuid } } }));
-  proof("get-investments-by-sto-id", investments.offeringTransactionsList.map((i) => `${i.user} ${i.amountInUSD} ${i.currency} (${i.status})`).join("; "));
+  const investments = unwrap(
+    await api.GET("/get-investments-by-sto-id", { params: { query: { tokenSymbol: symbol, id: sto.uuid } } }),
+  );
+  proof(
+    "get-investments-by-sto-id",
+    investments.offeringTransactionsList
+      .map((i) => `${i.user} ${i.amountInUSD} ${i.currency} (${i.status})`)
+      .join("; "),
+  );
   done();
 
   // 9. Dividend.
   begin("Pay a dividend: the issuer approves 500 USDC to the token and distributes it; the holder withdraws its share");
   transactions(
     "approve",
-    await execute(api, issuer, { method: "approve", chainId, signerAddress: issuer.address, tokenSymbol: "USDC", spenderAddress: tokenizer.tokenAddress, amount: "500", tokenizerAddress: issuer.address }),
+    await execute(api, issuer, {
+      method: "approve",
+      chainId,
+      signerAddress: issuer.address,
+      tokenSymbol: "USDC",
+      spenderAddress: tokenizer.tokenAddress,
+      amount: "500",
+      tokenizerAddress: issuer.address,
+    }),
   );
-  transactions("dividendDistribution", await execute(api, issuer, { method: "dividendDistribution", chainId, signerAddress: issuer.address, tokenSymbol: symbol, amount: "500" }));
-  transactions("claimDividends", await execute(api, investor, { method: "claimDividends", chainId, signerAddress: investor.address, tokenSymbol: symbol }));
+  transactions(
+    "dividendDistribution",
+    await execute(api, issuer, {
+      method: "dividendDistribution",
+      chainId,
+      signerAddress: issuer.address,
+      tokenSymbol: symbol,
+      amount: "500",
+    }),
+  );
+  transactions(
+    "claimDividends",
+    await execute(api, investor, {
+      method: "claimDividends",
+      chainId,
+      signerAddress: investor.address,
+      tokenSymbol: symbol,
+    }),
+  );
   const dividends = unwrap(await api.GET("/get-dividend-distribution", { params: { query: { tokenSymbol: symbol } } }));
-  proof("get-dividend-distribution", `${dividends.totalDistributed} ${dividends.paymentToken.symbol} distributed; ${dividends.holders.map((h) => `${h.address} withdrew ${h.withdrawn}`).join("; ")}`);
+  proof(
+    "get-dividend-distribution",
+    `${dividends.totalDistributed} ${dividends.paymentToken.symbol} distributed; ${dividends.holders.map((h) => `${h.address} withdrew ${h.withdrawn}`).join("; ")}`,
+  );
   done();
 
   // 10. An agent, paid with x402.
@@ -232,7 +322,10 @@ async function main() {
   const anonymous = createApiClient({ baseUrl: credentials.baseUrl });
   const terms = await paymentTerms(anonymous);
   say(`payments: USDC ${terms.asset} on ${terms.network}, to ${terms.payTo}`);
-  const paying = createApiClient({ baseUrl: credentials.baseUrl, fetch: await x402Fetch(payer, { ...terms, maxAmountPerPayment: "100000" }) });
+  const paying = createApiClient({
+    baseUrl: credentials.baseUrl,
+    fetch: await x402Fetch(payer, { ...terms, maxAmountPerPayment: "100000" }),
+  });
   const registration = unwrap(
     await paying.POST("/x402/agent/register", {
       body: {
@@ -247,16 +340,24 @@ async function main() {
   say(`prepared ${registration.txId} (free: service-relayed; the send is paid)`);
   const registered = await send(paying, registration.txId);
   for (const hash of registered.summary.txHashes) say(`agentRegister tx ${hash} (sent by the relayer)`);
-  say(`paid ${registered.summary.payment ? formatUnits(registered.summary.payment.amount, 6) : "?"} USDC; settlement tx ${registered.settlement?.transaction}`);
+  say(
+    `paid ${registered.summary.payment ? formatUnits(registered.summary.payment.amount, 6) : "?"} USDC; settlement tx ${registered.settlement?.transaction}`,
+  );
   const agentUuid = String(registration.info.agentUuid);
   const agentInfo = unwrap(await paying.GET("/get-agent-info", { params: { query: { agentUuid } } }));
-  proof("get-agent-info (paid by its owner, 0.000001 USDC)", `agentId ${agentInfo.agentId}, owner ${agentInfo.ownerWalletAddress}, NFT held by the relayer ${agentInfo.heldByRelayer}, URI ${agentInfo.agentURI}`);
+  proof(
+    "get-agent-info (paid by its owner, 0.000001 USDC)",
+    `agentId ${agentInfo.agentId}, owner ${agentInfo.ownerWalletAddress}, NFT held by the relayer ${agentInfo.heldByRelayer}, URI ${agentInfo.agentURI}`,
+  );
   done();
 
   // 11. RAMS: the operator's set-up and the principal's eligibility.
   begin("RAMS set-up: an executor for the principal (operator step) and the principal made eligible (grant-principal)");
   const identityRef = keccakId(`demo:${run}:principal`);
-  const sepoliaProvider = new JsonRpcProvider(credentials.chains[SEPOLIA].rpcUrl, Number(SEPOLIA), { staticNetwork: true, cacheTimeout: -1 });
+  const sepoliaProvider = new JsonRpcProvider(credentials.chains[SEPOLIA].rpcUrl, Number(SEPOLIA), {
+    staticNetwork: true,
+    cacheTimeout: -1,
+  });
   const setup = await setupExecutor({
     provider: sepoliaProvider,
     chainId: Number(SEPOLIA),
@@ -267,19 +368,43 @@ async function main() {
     asset: sepolia.USDC,
     keys: { admin, principal },
   });
-  say(`(npm run admin -- rams setup-executor) executor ${setup.executor}: ${setup.steps.map((s) => `${s.name} ${s.status}`).join(", ")}`);
-  const granted = await execute(api, complianceOwner, { method: "ramsGrantPrincipal", chainId, signerAddress: complianceOwner.address, principal: principal.address, identityRef });
+  say(
+    `(npm run admin -- rams setup-executor) executor ${setup.executor}: ${setup.steps.map((s) => `${s.name} ${s.status}`).join(", ")}`,
+  );
+  const granted = await execute(api, complianceOwner, {
+    method: "ramsGrantPrincipal",
+    chainId,
+    signerAddress: complianceOwner.address,
+    principal: principal.address,
+    identityRef,
+  });
   transactions("ramsGrantPrincipal", granted);
-  const compliance = unwrap(await api.GET("/rams/compliance-status", { params: { query: { chainId, principal: principal.address, identityRef } } })).data;
+  const compliance = unwrap(
+    await api.GET("/rams/compliance-status", {
+      params: { query: { chainId, principal: principal.address, identityRef } },
+    }),
+  ).data;
   proof("rams/compliance-status", `${principal.address} eligible: ${compliance.eligible} (${compliance.reason})`);
   done();
 
   // 12. RAMS: the mandate, by the principal's signature, relayed and paid with x402.
-  begin("RAMS mandate: typed data → the principal signs → granted by the relayer, paid with x402 (caps 100 / 150 USDC)");
-  const existing = unwrap(await api.GET("/rams/mandate", { params: { query: { chainId, agent: agent.address, principal: principal.address } } })).data;
+  begin(
+    "RAMS mandate: typed data → the principal signs → granted by the relayer, paid with x402 (caps 100 / 150 USDC)",
+  );
+  const existing = unwrap(
+    await api.GET("/rams/mandate", {
+      params: { query: { chainId, agent: agent.address, principal: principal.address } },
+    }),
+  ).data;
   if (existing.status === "active" || existing.status === "pending") {
     say(`an earlier run left its mandate ${existing.status}: the principal revokes it first`);
-    await execute(api, principal, { method: "ramsRevokeMandate", chainId, signerAddress: principal.address, agent: agent.address, principal: principal.address });
+    await execute(api, principal, {
+      method: "ramsRevokeMandate",
+      chainId,
+      signerAddress: principal.address,
+      agent: agent.address,
+      principal: principal.address,
+    });
   }
   const usdc = (amount: string) => parseUnits(amount, 6).toString();
   const params = {
@@ -293,16 +418,30 @@ async function main() {
     maxCumulativeValue: usdc("150"),
     actions: ["0x23b872dd"],
   };
-  const signed = await ramsPrepareSigned(paying, "grant-mandate", params, principal, { executionMode: "service-relayed" });
-  say(`typed data ${signed.typedData.typedDataId} (nonce ${signed.typedData.nonce}, deadline ${signed.typedData.deadline}) signed by the principal`);
+  const signed = await ramsPrepareSigned(paying, "grant-mandate", params, principal, {
+    executionMode: "service-relayed",
+  });
+  say(
+    `typed data ${signed.typedData.typedDataId} (nonce ${signed.typedData.nonce}, deadline ${signed.typedData.deadline}) signed by the principal`,
+  );
   const mandateSent = await send(paying, signed.prepared.txId);
-  for (const hash of mandateSent.summary.txHashes) say(`ramsGrantMandate tx ${hash} (sent by the relayer; settlement ${mandateSent.settlement?.transaction})`);
-  let mandate = unwrap(await api.GET("/rams/mandate", { params: { query: { chainId, agent: agent.address, principal: principal.address } } })).data;
-  proof("rams/mandate", `status ${mandate.status}, caps ${formatUnits(mandate.mandate!.maxTransactionValue, 6)} per transaction / ${formatUnits(mandate.mandate!.maxCumulativeValue, 6)} in all`);
+  for (const hash of mandateSent.summary.txHashes)
+    say(`ramsGrantMandate tx ${hash} (sent by the relayer; settlement ${mandateSent.settlement?.transaction})`);
+  let mandate = unwrap(
+    await api.GET("/rams/mandate", {
+      params: { query: { chainId, agent: agent.address, principal: principal.address } },
+    }),
+  ).data;
+  proof(
+    "rams/mandate",
+    `status ${mandate.status}, caps ${formatUnits(mandate.mandate!.maxTransactionValue, 6)} per transaction / ${formatUnits(mandate.mandate!.maxCumulativeValue, 6)} in all`,
+  );
   done();
 
   // 13. RAMS: a capped execution.
-  begin("RAMS execution: the agent moves 60 USDC of the principal's through the executor; 120 is refused (over the cap)");
+  begin(
+    "RAMS execution: the agent moves 60 USDC of the principal's through the executor; 120 is refused (over the cap)",
+  );
   const executed: Executed = await execute(api, agent, {
     method: "ramsExecute",
     chainId,
@@ -314,29 +453,75 @@ async function main() {
     amount: usdc("60"),
   });
   transactions("ramsExecute", executed);
-  mandate = unwrap(await api.GET("/rams/mandate", { params: { query: { chainId, agent: agent.address, principal: principal.address } } })).data;
-  proof("rams/mandate", `cumulativeUsed ${formatUnits(mandate.mandate!.cumulativeUsed, 6)} USDC, ${formatUnits(mandate.mandate!.remainingCumulativeValue, 6)} left`);
+  mandate = unwrap(
+    await api.GET("/rams/mandate", {
+      params: { query: { chainId, agent: agent.address, principal: principal.address } },
+    }),
+  ).data;
+  proof(
+    "rams/mandate",
+    `cumulativeUsed ${formatUnits(mandate.mandate!.cumulativeUsed, 6)} USDC, ${formatUnits(mandate.mandate!.remainingCumulativeValue, 6)} left`,
+  );
   const refused = await api.POST("/prepare-transactions", {
-    body: { method: "ramsExecute", chainId, signerAddress: agent.address, executorAddress: setup.executor, asset: sepolia.USDC, from: principal.address, to: investor.address, amount: usdc("120") },
+    body: {
+      method: "ramsExecute",
+      chainId,
+      signerAddress: agent.address,
+      executorAddress: setup.executor,
+      asset: sepolia.USDC,
+      from: principal.address,
+      to: investor.address,
+      amount: usdc("120"),
+    },
   });
-  if (refused.response.status !== 400) throw new Error(`an execution above the cap was not refused (${refused.response.status})`);
-  proof("prepare ramsExecute 120 USDC", `refused before anything is signed: ${refused.response.status} ${refused.error?.message}`);
-  const check = unwrap(await api.GET("/rams/can-execute", { params: { query: { chainId, agent: agent.address, principal: principal.address, asset: sepolia.USDC, amount: usdc("100") } } })).data;
+  if (refused.response.status !== 400)
+    throw new Error(`an execution above the cap was not refused (${refused.response.status})`);
+  proof(
+    "prepare ramsExecute 120 USDC",
+    `refused before anything is signed: ${refused.response.status} ${refused.error?.message}`,
+  );
+  const check = unwrap(
+    await api.GET("/rams/can-execute", {
+      params: {
+        query: {
+          chainId,
+          agent: agent.address,
+          principal: principal.address,
+          asset: sepolia.USDC,
+          amount: usdc("100"),
+        },
+      },
+    }),
+  ).data;
   proof("rams/can-execute 100 USDC", `allowed ${check.allowed}: ${check.reason?.code} (${check.reason?.message})`);
   done();
 
   // 14. Events.
   begin("Events: every change of the tour arrived as a signed webhook; the stream replays from an event id");
-  for (let i = 0; i < 100 && unwrap(await api.GET("/webhooks/{id}", { params: { path: { id: endpoint.id } } })).pendingDeliveries > 0; i++) await new Promise((r) => setTimeout(r, 100));
+  for (
+    let i = 0;
+    i < 100 && unwrap(await api.GET("/webhooks/{id}", { params: { path: { id: endpoint.id } } })).pendingDeliveries > 0;
+    i++
+  )
+    await new Promise((r) => setTimeout(r, 100));
   await new Promise((r) => setTimeout(r, 300));
   const byType = new Map<string, number>();
   for (const e of listener.events) byType.set(e.type, (byType.get(e.type) ?? 0) + 1);
   if (listener.unverified) throw new Error(`${listener.unverified} webhook(s) failed signature verification`);
-  proof("webhooks", `${listener.events.length} events received, every signature verified (standardwebhooks): ${[...byType].map(([t, n]) => `${t} ×${n}`).join(", ")}`);
+  proof(
+    "webhooks",
+    `${listener.events.length} events received, every signature verified (standardwebhooks): ${[...byType].map(([t, n]) => `${t} ×${n}`).join(", ")}`,
+  );
   const tokenEvent = listener.events.find((e) => e.type === "token.created");
   if (tokenEvent) {
-    const replayed = await firstStreamedEvent(credentials.baseUrl, credentials.apiKey, { lastEventId: String(BigInt(tokenEvent.id) - 1n), types: "token.created" });
-    proof("GET /events (Server-Sent Events) from Last-Event-ID", `${replayed?.type} ${replayed?.id} for ${(replayed?.data as { tokenSymbol?: string })?.tokenSymbol}, the event the webhook got`);
+    const replayed = await firstStreamedEvent(credentials.baseUrl, credentials.apiKey, {
+      lastEventId: String(BigInt(tokenEvent.id) - 1n),
+      types: "token.created",
+    });
+    proof(
+      "GET /events (Server-Sent Events) from Last-Event-ID",
+      `${replayed?.type} ${replayed?.id} for ${(replayed?.data as { tokenSymbol?: string })?.tokenSymbol}, the event the webhook got`,
+    );
   }
   await api.DELETE("/webhooks/{id}", { params: { path: { id: endpoint.id } } });
   await listener.close();
@@ -344,9 +529,13 @@ async function main() {
 
   // 15. Done.
   begin("Done");
-  const status = unwrap(await api.GET("/get-transaction-status", { params: { query: { txId: executed.prepared.txId } } }));
+  const status = unwrap(
+    await api.GET("/get-transaction-status", { params: { query: { txId: executed.prepared.txId } } }),
+  );
   proof("get-transaction-status", `the last batch ${executed.prepared.txId} is ${status.status}`);
-  say(`the whole tour took ${((Date.now() - started) / 1000).toFixed(0)} s; explore the API at ${credentials.baseUrl}/docs`);
+  say(
+    `the whole tour took ${((Date.now() - started) / 1000).toFixed(0)} s; explore the API at ${credentials.baseUrl}/docs`,
+  );
   provider.destroy();
   sepoliaProvider.destroy();
 }
@@ -354,7 +543,12 @@ async function main() {
 main().then(
   () => process.exit(0),
   (error) => {
-    const reason = error instanceof ApiRequestError ? `${error.message} (x-request-id ${error.requestId})` : error instanceof Error ? error.message : String(error);
+    const reason =
+      error instanceof ApiRequestError
+        ? `${error.message} (x-request-id ${error.requestId})`
+        : error instanceof Error
+          ? error.message
+          : String(error);
     console.error(`\ndemo failed at step ${step}: ${reason}`);
     process.exit(1);
   },

@@ -1,6 +1,11 @@
 import hre from "hardhat";
 import { networkById } from "../service/chains/networks";
-import { checkDeployerBalance, describeEstimate, estimateDeployment, InsufficientDeployerFunds } from "./lib/deploy-cost";
+import {
+  checkDeployerBalance,
+  describeEstimate,
+  estimateDeployment,
+  InsufficientDeployerFunds,
+} from "./lib/deploy-cost";
 import { deploySuite } from "./lib/deploy-suite";
 import { setupRamsRoles } from "./lib/rams-roles";
 
@@ -19,20 +24,38 @@ async function main() {
   const deploymentsDir = process.env.DEPLOYMENTS_DIR ?? "deployments";
   // A node of one's own (`npx hardhat node`, --network localhost) gets our payment assets; a public network names its
   // real ones from the network table. DEPLOY_PAYMENT_ASSETS=local|network overrides.
-  const paymentAssets = (process.env.DEPLOY_PAYMENT_ASSETS as "local" | "network" | undefined) ?? (["hardhat", "localhost"].includes(hre.network.name) ? "local" : "network");
-  const options = { deploymentsDir, paymentAssets, governanceToken: process.env.BKN_ADDRESS || undefined, log: (line: string) => console.log(line) };
-  const roles = { enforcer: process.env.RAMS_ENFORCER_ADDRESS || undefined, complianceOwner: process.env.RAMS_COMPLIANCE_OWNER_ADDRESS || undefined };
+  const paymentAssets =
+    (process.env.DEPLOY_PAYMENT_ASSETS as "local" | "network" | undefined) ??
+    (["hardhat", "localhost"].includes(hre.network.name) ? "local" : "network");
+  const options = {
+    deploymentsDir,
+    paymentAssets,
+    governanceToken: process.env.BKN_ADDRESS || undefined,
+    log: (line: string) => console.log(line),
+  };
+  const roles = {
+    enforcer: process.env.RAMS_ENFORCER_ADDRESS || undefined,
+    complianceOwner: process.env.RAMS_COMPLIANCE_OWNER_ADDRESS || undefined,
+  };
 
   const network = networkById(Number((await hre.ethers.provider.getNetwork()).chainId));
   const [name, currency] = [network?.name ?? hre.network.name, network?.currencyName ?? "ETH"];
-  const estimate = await estimateDeployment(deployer, { ...options, roleTransactions: [roles.enforcer, roles.complianceOwner].filter(Boolean).length });
+  const estimate = await estimateDeployment(deployer, {
+    ...options,
+    roleTransactions: [roles.enforcer, roles.complianceOwner].filter(Boolean).length,
+  });
   const balance = await hre.ethers.provider.getBalance(deployer.address);
   checkDeployerBalance(estimate, deployer.address, balance, name, currency);
-  console.log(`deployer ${deployer.address} holds ${hre.ethers.formatEther(balance)} ${currency}; cost estimate: ${describeEstimate(estimate, name, currency)}`);
+  console.log(
+    `deployer ${deployer.address} holds ${hre.ethers.formatEther(balance)} ${currency}; cost estimate: ${describeEstimate(estimate, name, currency)}`,
+  );
 
   const result = await deploySuite(deployer, options);
   await setupRamsRoles(deployer, result.deployment, roles, (line) => console.log(line));
-  if (!roles.enforcer) console.log("RAMS: no RAMS_ENFORCER_ADDRESS given; grant ENFORCER_ROLE to a wallet other than the deployer before freezing agents");
+  if (!roles.enforcer)
+    console.log(
+      "RAMS: no RAMS_ENFORCER_ADDRESS given; grant ENFORCER_ROLE to a wallet other than the deployer before freezing agents",
+    );
   console.log(JSON.stringify(result.deployment, null, 2));
 }
 

@@ -1,7 +1,13 @@
 import path from "node:path";
 import hre from "hardhat";
 import { blockTimeMs } from "./lib/local-chain";
-import { localBlockTime, onStopSignal, printServiceBanner, startSandboxChains, startSandboxService } from "./lib/sandbox-service";
+import {
+  localBlockTime,
+  onStopSignal,
+  printServiceBanner,
+  startSandboxChains,
+  startSandboxService,
+} from "./lib/sandbox-service";
 
 /**
  * `npm start`: `npm run chains` and `npm run service` in one process. Two local chains with the sandbox's chain ids,

@@ -8,7 +8,11 @@ async function main() {
   const source = await clientTypesSource();
   const before = fs.existsSync(file) ? fs.readFileSync(file, "utf8") : undefined;
   fs.writeFileSync(file, source);
-  console.log(before === source ? `${CLIENT_TYPES_FILE} is up to date` : `wrote ${CLIENT_TYPES_FILE} (${source.length} characters)`);
+  console.log(
+    before === source
+      ? `${CLIENT_TYPES_FILE} is up to date`
+      : `wrote ${CLIENT_TYPES_FILE} (${source.length} characters)`,
+  );
 }
 
 main().catch((error) => {

@@ -25,7 +25,11 @@ async function main() {
   let service: ServiceProcess | undefined;
   const reports: ScenarioReport[] = [];
   try {
-    rehearsal = await createRehearsal(hre, { deploymentsDir: path.join(dataDir, "deployments"), dataDir, log: (line) => console.log(line) });
+    rehearsal = await createRehearsal(hre, {
+      deploymentsDir: path.join(dataDir, "deployments"),
+      dataDir,
+      log: (line) => console.log(line),
+    });
     const base = rehearsal.baseSepolia;
     proxy = await RpcFaultProxy.start(base.url, 84532);
     service = await rehearsal.startService({ RPC_URL_84532: proxy.url, RPC_TIMEOUT_MS: "2000", SEND_WAIT_MS: "3000" });
@@ -38,7 +42,10 @@ async function main() {
         chain: base,
         proxy,
         provider: directProvider(base),
-        mining: new MiningControl(base, { set: (wei) => base.setMinBaseFee(wei), normal: base.network.minBaseFeePerGas }),
+        mining: new MiningControl(base, {
+          set: (wei) => base.setMinBaseFee(wei),
+          normal: base.network.minBaseFeePerGas,
+        }),
         deployment: rehearsal.deployments[84532],
       },
       faucet: { provider: directProvider(rehearsal.sepolia), bkn: rehearsal.deployments[11155111].contracts.BKN },
@@ -50,14 +57,18 @@ async function main() {
       opDeadlineMs: 180_000,
     };
     const only = process.env.CHAOS_SCENARIOS?.split(",").map((s) => s.trim());
-    console.log(`rehearsal up in ${Math.round((Date.now() - started) / 1000)} s; Base Sepolia mines every ${base.blockTime} s`);
+    console.log(
+      `rehearsal up in ${Math.round((Date.now() - started) / 1000)} s; Base Sepolia mines every ${base.blockTime} s`,
+    );
     for (const scenario of SCENARIOS.filter((s) => !only || only.includes(s.name))) {
       const at = Date.now();
       const fromBlock = await world.base.provider.getBlockNumber();
       const ops = await scenario.run(world);
       const report = await reportScenario(world, scenario.name, fromBlock, ops);
       reports.push(report);
-      console.log(`${scenario.name}: ${report.terminal}/${report.operations} terminal in ${Math.round((Date.now() - at) / 1000)} s${failures(report).length ? ` — ${failures(report).join(", ")}` : ""}`);
+      console.log(
+        `${scenario.name}: ${report.terminal}/${report.operations} terminal in ${Math.round((Date.now() - at) / 1000)} s${failures(report).length ? ` — ${failures(report).join(", ")}` : ""}`,
+      );
       for (const note of report.notes) console.log(`  ${note}`);
     }
     world.base.provider.destroy();
@@ -71,12 +82,28 @@ async function main() {
   console.log(`\n${reportTable(reports)}\n`);
   const file = process.env.CHAOS_REPORT ?? path.join("test-artifacts", "chaos-rehearsal.json");
   fs.mkdirSync(path.dirname(file), { recursive: true });
-  fs.writeFileSync(file, JSON.stringify({ ranAt: new Date().toISOString(), seconds: Math.round((Date.now() - started) / 1000), reports }, null, 2));
-  const failed = reports.flatMap(failures).concat(reports.filter((r) => r.terminal !== r.operations).map((r) => `${r.scenario}: ${r.operations - r.terminal} not terminal`));
+  fs.writeFileSync(
+    file,
+    JSON.stringify(
+      { ranAt: new Date().toISOString(), seconds: Math.round((Date.now() - started) / 1000), reports },
+      null,
+      2,
+    ),
+  );
+  const failed = reports
+    .flatMap(failures)
+    .concat(
+      reports
+        .filter((r) => r.terminal !== r.operations)
+        .map((r) => `${r.scenario}: ${r.operations - r.terminal} not terminal`),
+    );
   if (failed.length) {
     console.error(`FAIL\n${failed.join("\n")}`);
     process.exitCode = 1;
-  } else console.log(`PASS: every scenario, every figure that must be 0 is 0 (${Math.round((Date.now() - started) / 1000)} s)`);
+  } else
+    console.log(
+      `PASS: every scenario, every figure that must be 0 is 0 (${Math.round((Date.now() - started) / 1000)} s)`,
+    );
 }
 
 main().catch((error) => {

@@ -2,7 +2,13 @@ import fs from "node:fs";
 import path from "node:path";
 import hre from "hardhat";
 import { formatUnits } from "ethers";
-import { clearDeployments, createRehearsal, REHEARSAL_ACCOUNT_ROLES, REHEARSAL_FUNDING, rehearsalServiceDir } from "./lib/rehearsal";
+import {
+  clearDeployments,
+  createRehearsal,
+  REHEARSAL_ACCOUNT_ROLES,
+  REHEARSAL_FUNDING,
+  rehearsalServiceDir,
+} from "./lib/rehearsal";
 import { onStopSignal, printServiceBanner, type SandboxCredentials } from "./lib/sandbox-service";
 
 /** dev-credentials.json of a rehearsal: the sandbox's shape, plus each chain's block time and the metrics token. */
@@ -33,7 +39,10 @@ async function main() {
   const rehearsal = await createRehearsal(hre, {
     deploymentsDir,
     dataDir,
-    ports: { 11155111: Number(process.env.REHEARSAL_SEPOLIA_PORT ?? 8645), 84532: Number(process.env.REHEARSAL_BASE_SEPOLIA_PORT ?? 8646) },
+    ports: {
+      11155111: Number(process.env.REHEARSAL_SEPOLIA_PORT ?? 8645),
+      84532: Number(process.env.REHEARSAL_BASE_SEPOLIA_PORT ?? 8646),
+    },
     log: (line) => console.log(line),
   });
   running = rehearsal;
@@ -44,7 +53,11 @@ async function main() {
   });
   const log = fs.createWriteStream(logFile, { flags: "w" });
   const service = await rehearsal.startService(
-    { PORT: process.env.PORT ?? "3100", ...(process.env.PUBLIC_BASE_URL ? { PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL } : {}), ...(process.env.CONFIRMATIONS ? { CONFIRMATIONS: process.env.CONFIRMATIONS } : {}) },
+    {
+      PORT: process.env.PORT ?? "3100",
+      ...(process.env.PUBLIC_BASE_URL ? { PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL } : {}),
+      ...(process.env.CONFIRMATIONS ? { CONFIRMATIONS: process.env.CONFIRMATIONS } : {}),
+    },
     {
       onLine: (line) => {
         log.write(line + "\n");
@@ -67,9 +80,19 @@ async function main() {
     apiKey,
     metricsToken: env.METRICS_TOKEN,
     chains: Object.fromEntries(
-      rehearsal.chains.map((c) => [String(c.chainId), { rpcUrl: c.url, blockTime: rehearsal.blockTimes[c.chainId], usdc: c.usdc, deployment: rehearsal.deployments[c.chainId] }]),
+      rehearsal.chains.map((c) => [
+        String(c.chainId),
+        {
+          rpcUrl: c.url,
+          blockTime: rehearsal.blockTimes[c.chainId],
+          usdc: c.usdc,
+          deployment: rehearsal.deployments[c.chainId],
+        },
+      ]),
     ),
-    accounts: rehearsal.accounts.slice(0, REHEARSAL_ACCOUNT_ROLES.length).map((a, i) => ({ address: a.address, privateKey: a.privateKey, role: REHEARSAL_ACCOUNT_ROLES[i] })),
+    accounts: rehearsal.accounts
+      .slice(0, REHEARSAL_ACCOUNT_ROLES.length)
+      .map((a, i) => ({ address: a.address, privateKey: a.privateKey, role: REHEARSAL_ACCOUNT_ROLES[i] })),
   };
   const credentialsFile = path.join(serviceDir, "dev-credentials.json");
   fs.writeFileSync(credentialsFile, JSON.stringify(credentials, null, 2), { mode: 0o600 });
@@ -78,7 +101,8 @@ async function main() {
     title: "rehearsal network is up (public test networks as they really are)",
     blocks: [
       ...rehearsal.chains.map(
-        (c) => `  blocks ${String(c.chainId).padEnd(9)}every ${rehearsal.blockTimes[c.chainId]} s (${c.network.blockTimeVariable}); base fee from ${formatUnits(c.network.initialBaseFeePerGas, "gwei")} gwei, moved by EIP-1559; Circle's USDC at ${c.usdc}`,
+        (c) =>
+          `  blocks ${String(c.chainId).padEnd(9)}every ${rehearsal.blockTimes[c.chainId]} s (${c.network.blockTimeVariable}); base fee from ${formatUnits(c.network.initialBaseFeePerGas, "gwei")} gwei, moved by EIP-1559; Circle's USDC at ${c.usdc}`,
       ),
     ],
     more: [

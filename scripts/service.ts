@@ -3,7 +3,13 @@ import path from "node:path";
 import hre from "hardhat";
 import { JsonRpcProvider } from "ethers";
 import { testAccounts } from "./lib/sandbox";
-import { chainsFilePath, onStopSignal, printServiceBanner, startSandboxService, type SandboxChainsFile } from "./lib/sandbox-service";
+import {
+  chainsFilePath,
+  onStopSignal,
+  printServiceBanner,
+  startSandboxService,
+  type SandboxChainsFile,
+} from "./lib/sandbox-service";
 
 /**
  * `npm run service`: the sandbox service alone, against the chains `npm run chains` runs (read from
@@ -13,7 +19,10 @@ import { chainsFilePath, onStopSignal, printServiceBanner, startSandboxService, 
 async function main() {
   const dataDir = path.resolve(process.env.DATA_DIR ?? ".data");
   const chainsFile = chainsFilePath(dataDir);
-  if (!fs.existsSync(chainsFile)) throw new Error(`No local chains: ${chainsFile} is missing. Run \`npm run chains\` first (or \`npm start\` for both).`);
+  if (!fs.existsSync(chainsFile))
+    throw new Error(
+      `No local chains: ${chainsFile} is missing. Run \`npm run chains\` first (or \`npm start\` for both).`,
+    );
   const file = JSON.parse(fs.readFileSync(chainsFile, "utf8")) as SandboxChainsFile;
   for (const [chainId, { rpcUrl }] of Object.entries(file.chains)) {
     const provider = new JsonRpcProvider(rpcUrl, Number(chainId), { staticNetwork: true });

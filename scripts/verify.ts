@@ -22,7 +22,12 @@ export async function verificationPlan(deployment: Deployment): Promise<Verifica
   const plan: Verification[] = [];
   for (const step of suiteSteps({ local: false, production })) {
     const artifact = await hre.artifacts.readArtifact(step.contract);
-    plan.push({ name: step.name, contract: `${artifact.sourceName}:${artifact.contractName}`, address: deployed[step.name]!, constructorArguments: step.args(deployed, deployment.deployer) });
+    plan.push({
+      name: step.name,
+      contract: `${artifact.sourceName}:${artifact.contractName}`,
+      address: deployed[step.name]!,
+      constructorArguments: step.args(deployed, deployment.deployer),
+    });
   }
   return plan;
 }
@@ -34,15 +39,25 @@ export async function verificationPlan(deployment: Deployment): Promise<Verifica
  * are reported and skipped; re-running is safe.
  */
 async function main() {
-  if (!hre.config.etherscan.apiKey) throw new Error("Set ETHERSCAN_API_KEY (an etherscan.io API key; the v2 API covers Sepolia, Base Sepolia and Base)");
+  if (!hre.config.etherscan.apiKey)
+    throw new Error(
+      "Set ETHERSCAN_API_KEY (an etherscan.io API key; the v2 API covers Sepolia, Base Sepolia and Base)",
+    );
   const chainId = Number((await hre.ethers.provider.getNetwork()).chainId);
   const deployment = readDeployment(process.env.DEPLOYMENTS_DIR ?? "deployments", chainId);
-  if (!deployment) throw new Error(`No deployment of chain ${chainId} in ${process.env.DEPLOYMENTS_DIR ?? "deployments"}: deploy first (scripts/deploy.ts)`);
+  if (!deployment)
+    throw new Error(
+      `No deployment of chain ${chainId} in ${process.env.DEPLOYMENTS_DIR ?? "deployments"}: deploy first (scripts/deploy.ts)`,
+    );
   let failed = 0;
   for (const item of await verificationPlan(deployment)) {
     console.log(`${item.name} at ${item.address} (${item.contract})`);
     try {
-      await hre.run("verify:verify", { address: item.address, contract: item.contract, constructorArguments: item.constructorArguments });
+      await hre.run("verify:verify", {
+        address: item.address,
+        contract: item.contract,
+        constructorArguments: item.constructorArguments,
+      });
     } catch (error) {
       const message = (error as Error).message;
       if (/already verified/i.test(message)) console.log("  already verified");

@@ -33,7 +33,8 @@ export const API_VERSION = "2.0.0";
 
 /** Every route of the API, in one list: the router and /openapi.json are both built from it. */
 export function allRoutes(services: Services): RouteDefinition<any, any>[] {
-  const paidReads = () => allRoutes(services).filter((r) => r.method === "get" && r.access.key === "optional" && r.access.price);
+  const paidReads = () =>
+    allRoutes(services).filter((r) => r.method === "get" && r.access.key === "optional" && r.access.price);
   return [
     ...metaRoutes(services),
     ...writeRoutes(services),
@@ -81,8 +82,18 @@ const documents = new WeakMap<Services, object>();
 export function apiDocument(services: Services): object {
   let document = documents.get(services);
   if (!document) {
-    const webhooks = Object.fromEntries(EVENT_TYPES.map((type) => [type, { summary: EVENT_CATALOGUE[type].summary, schema: EVENT_ENVELOPES[type] }]));
-    documents.set(services, (document = buildOpenApi(allRoutes(services), { version: API_VERSION, serverUrl: services.config?.PUBLIC_BASE_URL, webhooks, event: Event })));
+    const webhooks = Object.fromEntries(
+      EVENT_TYPES.map((type) => [type, { summary: EVENT_CATALOGUE[type].summary, schema: EVENT_ENVELOPES[type] }]),
+    );
+    documents.set(
+      services,
+      (document = buildOpenApi(allRoutes(services), {
+        version: API_VERSION,
+        serverUrl: services.config?.PUBLIC_BASE_URL,
+        webhooks,
+        event: Event,
+      })),
+    );
   }
   return document;
 }
@@ -113,7 +124,17 @@ export function createApp(services: Services, options: { adminToken: string }): 
       const unmatched = res.locals.route === undefined ? { path: req.path.slice(0, 200) } : {};
       // A route called by an MCP tool (service/mcp/dispatch.ts) says which.
       const tool = mcpToolOf(req);
-      res.locals.log.info({ method: req.method, route, ...unmatched, ...(tool ? { mcpTool: tool } : {}), status: res.statusCode, ms: Math.round(seconds * 1000) }, "request");
+      res.locals.log.info(
+        {
+          method: req.method,
+          route,
+          ...unmatched,
+          ...(tool ? { mcpTool: tool } : {}),
+          status: res.statusCode,
+          ms: Math.round(seconds * 1000),
+        },
+        "request",
+      );
     });
     next();
   });
@@ -136,7 +157,12 @@ export function createApp(services: Services, options: { adminToken: string }): 
   app.use(express.json({ limit: "1mb", type: ["application/json", "application/*+json"] }));
 
   app.get("/docs/assets/:file", docsAssets);
-  app.use(routesRouter([...allRoutes(services), ...adminRoutes(services, { token: options.adminToken, operations: pricedOperations() })], services));
+  app.use(
+    routesRouter(
+      [...allRoutes(services), ...adminRoutes(services, { token: options.adminToken, operations: pricedOperations() })],
+      services,
+    ),
+  );
 
   app.use((req: Request, _res: Response, next: NextFunction) => {
     next(new ApiError("NOT_FOUND", `No route for ${req.method} ${req.path}`));
@@ -163,16 +189,30 @@ export function answerOf(error: unknown): ApiError {
   if (mapped) return mapped;
   const unavailable = chainUnavailable(error);
   if (unavailable) return unavailable;
-  const e = error as { type?: string; status?: number; statusCode?: number; message?: string; code?: string; constraint?: string; expose?: boolean };
+  const e = error as {
+    type?: string;
+    status?: number;
+    statusCode?: number;
+    message?: string;
+    code?: string;
+    constraint?: string;
+    expose?: boolean;
+  };
   switch (e?.type) {
     case "entity.parse.failed":
       return new ApiError("MALFORMED_JSON", "Request body is not valid JSON");
     case "entity.too.large":
       return new ApiError("PAYLOAD_TOO_LARGE", "Request body is too large");
     case "charset.unsupported":
-      return new ApiError("UNSUPPORTED_CHARSET", "Request body charset is not supported: send JSON as UTF-8 (Content-Type: application/json; charset=utf-8)");
+      return new ApiError(
+        "UNSUPPORTED_CHARSET",
+        "Request body charset is not supported: send JSON as UTF-8 (Content-Type: application/json; charset=utf-8)",
+      );
     case "encoding.unsupported":
-      return new ApiError("UNSUPPORTED_ENCODING", "Content-Encoding is not supported: send the body uncompressed, or gzip, deflate or br");
+      return new ApiError(
+        "UNSUPPORTED_ENCODING",
+        "Content-Encoding is not supported: send the body uncompressed, or gzip, deflate or br",
+      );
     case "request.aborted":
       return new ApiError("REQUEST_ABORTED", "The request body was not received completely");
   }

@@ -65,8 +65,15 @@ const DB_CLOSE_MS = 5_000;
  */
 export async function compose(config: Config, options: ComposeOptions = {}): Promise<Composed> {
   const logger = options.logger ?? createLogger(config.LOG_LEVEL, config.LOG_FORMAT);
-  if (!useNativeKeccak()) logger.warn("no native keccak build for this platform: hashing stays in JavaScript (slower, same results)");
-  const db = options.db ?? (await openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: path.join(config.environmentDir, "pglite") }));
+  if (!useNativeKeccak())
+    logger.warn("no native keccak build for this platform: hashing stays in JavaScript (slower, same results)");
+  const db =
+    options.db ??
+    (await openDb({
+      databaseUrl: config.DATABASE_URL,
+      schema: config.DATABASE_SCHEMA,
+      dataDir: path.join(config.environmentDir, "pglite"),
+    }));
   const chains = new ChainRegistry(config, logger);
   let wallets: ServiceWallets | undefined;
   let services: Services | undefined;
@@ -74,11 +81,19 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
     chains.destroy();
     await services?.relayer.keys.close();
     await wallets?.close();
-    if (!options.db && !(await settledWithin(db.close(), DB_CLOSE_MS))) logger.warn({ timeoutMs: DB_CLOSE_MS }, "the database did not close in time");
+    if (!options.db && !(await settledWithin(db.close(), DB_CLOSE_MS)))
+      logger.warn({ timeoutMs: DB_CLOSE_MS }, "the database did not close in time");
   };
   try {
     wallets = openServiceWallets(config);
-    services = await buildServices(config, db, chains, wallets, logger, options.listeningUrl ?? `http://${config.HOST}:${config.PORT}`);
+    services = await buildServices(
+      config,
+      db,
+      chains,
+      wallets,
+      logger,
+      options.listeningUrl ?? `http://${config.HOST}:${config.PORT}`,
+    );
     return { services, dispose };
   } catch (error) {
     await dispose();
@@ -86,7 +101,14 @@ export async function compose(config: Config, options: ComposeOptions = {}): Pro
   }
 }
 
-async function buildServices(config: Config, db: Db, chains: ChainRegistry, wallets: ServiceWallets, logger: Logger, listeningUrl: string): Promise<Services> {
+async function buildServices(
+  config: Config,
+  db: Db,
+  chains: ChainRegistry,
+  wallets: ServiceWallets,
+  logger: Logger,
+  listeningUrl: string,
+): Promise<Services> {
   // The local sandbox migrates as it starts; a production start only checks: `npm run migrate` changes its schema.
   if (config.profile === "local") {
     const applied = await migrate(db);
@@ -95,15 +117,24 @@ async function buildServices(config: Config, db: Db, chains: ChainRegistry, wall
   const sealer = new Sealer(ensureDataEncryptionKey(config));
   await assertDataKey(db, sealer);
   const stores = openStores(db, sealer, logger);
-  const sealed = { payments: await stores.payments.sealClearSecrets(), transactions: await stores.batches.sealClearSigned(), kyc: await stores.kyc.sealClearDetails() };
-  if (sealed.payments || sealed.transactions || sealed.kyc) logger.info(sealed, "sealed what this database held in clear before this version");
+  const sealed = {
+    payments: await stores.payments.sealClearSecrets(),
+    transactions: await stores.batches.sealClearSigned(),
+    kyc: await stores.kyc.sealClearDetails(),
+  };
+  if (sealed.payments || sealed.transactions || sealed.kyc)
+    logger.info(sealed, "sealed what this database held in clear before this version");
   const baseUrl = config.PUBLIC_BASE_URL?.replace(/\/$/, "") ?? listeningUrl;
   const eventNotifier = new EventNotifier(db);
   const relayer = new Relayer({ ...stores, chains, config }, logger.child({ component: "relayer" }), wallets.relayer);
   const walletBalances = new WalletBalanceWatch({ chains, config, logger, relayer, wallets });
   // Keys added on a running service (by an earlier run, or another instance) are held and set up before any batch is
   // resumed, as the configuration's are by syncNonces below.
-  const relayerKeyRotation = new RelayerKeyRotation({ ...stores, chains, relayer }, logger.child({ component: "relayer-keys" }), () => walletBalances.keysChanged());
+  const relayerKeyRotation = new RelayerKeyRotation(
+    { ...stores, chains, relayer },
+    logger.child({ component: "relayer-keys" }),
+    () => walletBalances.keysChanged(),
+  );
   await relayerKeyRotation.refresh();
   await relayerKeyRotation.settled();
   await checkChainInstances({ ...stores, chains, config, logger });
@@ -132,7 +163,10 @@ async function buildServices(config: Config, db: Db, chains: ChainRegistry, wall
     kycProvider: new OperatorKycProvider(db, stores.kyc),
     mailer: createMailer(config),
     eventNotifier,
-    webhookDispatcher: new WebhookDispatcher({ ...stores, config, eventNotifier }, logger.child({ component: "webhooks" })),
+    webhookDispatcher: new WebhookDispatcher(
+      { ...stores, config, eventNotifier },
+      logger.child({ component: "webhooks" }),
+    ),
     eventStreams: new EventStreams({ ...stores, config, eventNotifier }, logger.child({ component: "event-stream" })),
     relayer,
     relayerKeyRotation,
@@ -146,19 +180,28 @@ async function buildServices(config: Config, db: Db, chains: ChainRegistry, wall
 }
 
 /** The x402 parts, built once their terms are known (undefined when X402_ENABLED=false): the gate, the settler, the runner's port. */
-async function paymentsOf(services: Stores & { chains: ChainRegistry; config: Config; logger: Logger; wallets: ServiceWallets }) {
+async function paymentsOf(
+  services: Stores & { chains: ChainRegistry; config: Config; logger: Logger; wallets: ServiceWallets },
+) {
   const terms = await paymentTermsOf(services, (chain) => facilitatorFor(services, chain));
   if (!terms) return undefined;
   const log = services.logger.child({ component: "x402" });
   const settler = new PaymentSettler(services, terms, log);
-  return { settler, gate: new X402(services, terms, settler, log), settlement: new BatchSettlement(services, terms, settler, log) };
+  return {
+    settler,
+    gate: new X402(services, terms, settler, log),
+    settlement: new BatchSettlement(services, terms, settler, log),
+  };
 }
 
 /** Who verifies and settles x402 payments: an external facilitator, or the in-process one with the settlement key. */
 function facilitatorFor(services: FacilitatorServices & { wallets: ServiceWallets }, chain: Chain) {
   const { config } = services;
   if (config.X402_FACILITATOR_URL) return new ExternalFacilitator(config.X402_FACILITATOR_URL);
-  if (!services.wallets.settlement) throw new X402ConfigError("x402 needs a settlement key (X402_SETTLEMENT_PRIVATE_KEY, X402_SETTLEMENT_KEYSTORE or X402_SETTLEMENT_PKCS11_MODULE) or X402_FACILITATOR_URL (or X402_ENABLED=false)");
+  if (!services.wallets.settlement)
+    throw new X402ConfigError(
+      "x402 needs a settlement key (X402_SETTLEMENT_PRIVATE_KEY, X402_SETTLEMENT_KEYSTORE or X402_SETTLEMENT_PKCS11_MODULE) or X402_FACILITATOR_URL (or X402_ENABLED=false)",
+    );
   return new InProcessFacilitator(services, chain, services.wallets.settlement);
 }
 
@@ -173,7 +216,9 @@ export async function beginWork(services: Services): Promise<void> {
   if (resumed) logger.info({ resumed }, "resuming batches left mid-flight");
   await services.paymentSettler?.recover();
   services.paymentSettler?.startRecovery();
-  await services.runner.watchRecent().catch((error) => logger.warn({ err: (error as Error).message }, "recent confirmations not watched for reorgs"));
+  await services.runner
+    .watchRecent()
+    .catch((error) => logger.warn({ err: (error as Error).message }, "recent confirmations not watched for reorgs"));
   services.runner.startSweeper();
   services.preparedExpiry.start();
   services.relayerKeyRotation.start();
@@ -197,7 +242,8 @@ export async function endWork(services: Services, ms: number): Promise<void> {
   services.walletBalances.stop();
   await services.plannerStatistics.stop();
   services.eventStreams.stop();
-  if (!(await settledWithin(services.runner.stop(), left()))) logger.warn({ timeoutMs: ms }, "batch runs still waiting on a chain; they resume at the next start");
+  if (!(await settledWithin(services.runner.stop(), left())))
+    logger.warn({ timeoutMs: ms }, "batch runs still waiting on a chain; they resume at the next start");
   if (!(await settledWithin(Promise.all([services.webhookDispatcher.stop(), services.eventNotifier.stop()]), left()))) {
     logger.warn("webhook deliveries still in flight; they are retried at the next start");
   }

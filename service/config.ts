@@ -4,7 +4,14 @@ import { readKeystores } from "./configuration/keystores";
 import { readPkcs11Keys, type Pkcs11KeyReference } from "./configuration/pkcs11-keys";
 import { readSecretFiles } from "./configuration/secret-files";
 import { keyFilePlacementProblem } from "./configuration/key-placement";
-import { CHAIN_VARIABLES, chainVariableOf, configSchema, privateKeySchema, type RawConfig, type TrustProxy } from "./configuration/variables";
+import {
+  CHAIN_VARIABLES,
+  chainVariableOf,
+  configSchema,
+  privateKeySchema,
+  type RawConfig,
+  type TrustProxy,
+} from "./configuration/variables";
 
 export { environments, parseDuration, type Environment, type TrustProxy } from "./configuration/variables";
 export type { RawConfig };
@@ -55,7 +62,8 @@ export interface LoadOptions {
 /** The secrets a production service refuses to start without. */
 const REQUIRED_IN_PRODUCTION = {
   ADMIN_TOKEN: "guards the operator endpoint; at least 24 characters, e.g. $(openssl rand -base64 32)",
-  DATA_ENCRYPTION_KEY: "seals what the database holds encrypted; at least 32 characters, the same for every instance, e.g. $(openssl rand -hex 32)",
+  DATA_ENCRYPTION_KEY:
+    "seals what the database holds encrypted; at least 32 characters, the same for every instance, e.g. $(openssl rand -hex 32)",
 } as const;
 
 /**
@@ -69,7 +77,9 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, options: Load
   const { env, problems } = readSecretFiles(given);
   problems.push(...describeUnknown(unknownNames(env)));
   // An empty variable is an unset one (`FOO=` in an env file, or a test clearing one).
-  const keystores = readKeystores(Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== "")));
+  const keystores = readKeystores(
+    Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== "")),
+  );
   problems.push(...keystores.problems);
   const set = keystores.env;
   const pkcs11 = readPkcs11Keys(set);
@@ -79,24 +89,33 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, options: Load
   const perChain = readChainVariables(set, problems);
   if (profile === "production" && options.tool !== "admin") {
     for (const [name, why] of Object.entries(REQUIRED_IN_PRODUCTION)) {
-      if (!set[name] && !problems.some((p) => p.startsWith(`${name}`))) problems.push(`${name}: required outside the local sandbox (${why}; or ${name}_FILE naming a file that holds it)`);
+      if (!set[name] && !problems.some((p) => p.startsWith(`${name}`)))
+        problems.push(
+          `${name}: required outside the local sandbox (${why}; or ${name}_FILE naming a file that holds it)`,
+        );
     }
   }
   if (profile === "production" && parsed.success) {
-    const placement = keyFilePlacementProblem(given, { dataDir: parsed.data.DATA_DIR, embedded: !parsed.data.DATABASE_URL });
+    const placement = keyFilePlacementProblem(given, {
+      dataDir: parsed.data.DATA_DIR,
+      embedded: !parsed.data.DATABASE_URL,
+    });
     if (placement) problems.push(placement);
   }
   if (problems.length || !parsed.success) throw new ConfigError(`Invalid configuration: ${problems.join("; ")}`);
   const raw = parsed.data;
   const { rpcEndpoints, confirmationsByChain, relayerKeys } = perChain;
   for (const [name, chainId] of [...perChain.named].filter(([, id]) => !rpcEndpoints.has(id))) {
-    problems.push(`${name}: chain ${chainId} has no RPC_URL_${chainId}, so it is not served; set RPC_URL_${chainId} or remove ${name}`);
+    problems.push(
+      `${name}: chain ${chainId} has no RPC_URL_${chainId}, so it is not served; set RPC_URL_${chainId} or remove ${name}`,
+    );
   }
   for (const chainId of raw.X402_DISABLED_CHAINS.filter((id) => !rpcEndpoints.has(id))) {
     problems.push(`X402_DISABLED_CHAINS: chain ${chainId} is not served (no RPC_URL_${chainId})`);
   }
   if (raw.RELAYER_PRIVATE_KEY) {
-    for (const chainId of rpcEndpoints.keys()) if (!relayerKeys.has(chainId)) relayerKeys.set(chainId, raw.RELAYER_PRIVATE_KEY);
+    for (const chainId of rpcEndpoints.keys())
+      if (!relayerKeys.has(chainId)) relayerKeys.set(chainId, raw.RELAYER_PRIVATE_KEY);
   }
   let relayerExtraKeys = new Map<number, string[]>();
   try {
@@ -148,10 +167,17 @@ function readChainVariables(env: Record<string, string | undefined>, problems: s
 }
 
 /** Per chain with a relayer key (`relayerChains`): RELAYER_EXTRA_PRIVATE_KEYS_<chainId>, else RELAYER_EXTRA_PRIVATE_KEYS. */
-function extraRelayerKeysByChain(env: Record<string, string | undefined>, relayerChains: number[], relayerKeys: Map<number, string>, settlementKey?: string): Map<number, string[]> {
+function extraRelayerKeysByChain(
+  env: Record<string, string | undefined>,
+  relayerChains: number[],
+  relayerKeys: Map<number, string>,
+  settlementKey?: string,
+): Map<number, string[]> {
   const byChain = new Map<number, string[]>();
   for (const chainId of relayerChains) {
-    const variable = env[`RELAYER_EXTRA_PRIVATE_KEYS_${chainId}`] ? `RELAYER_EXTRA_PRIVATE_KEYS_${chainId}` : "RELAYER_EXTRA_PRIVATE_KEYS";
+    const variable = env[`RELAYER_EXTRA_PRIVATE_KEYS_${chainId}`]
+      ? `RELAYER_EXTRA_PRIVATE_KEYS_${chainId}`
+      : "RELAYER_EXTRA_PRIVATE_KEYS";
     const keys = extraRelayerKeys(variable, env[variable], [relayerKeys.get(chainId), settlementKey]);
     if (keys.length) byChain.set(chainId, keys);
   }
@@ -163,12 +189,16 @@ function extraRelayerKeysByChain(env: Record<string, string | undefined>, relaye
  * settlement key (`taken`), whose nonces would then be shared by two roles.
  */
 function extraRelayerKeys(variable: string, value: string | undefined, taken: (string | undefined)[]): string[] {
-  const keys = (value ?? "").split(",").map((k) => k.trim()).filter(Boolean);
+  const keys = (value ?? "")
+    .split(",")
+    .map((k) => k.trim())
+    .filter(Boolean);
   const seen = new Set(taken.filter(Boolean).map((k) => k!.toLowerCase()));
   keys.forEach((key, i) => {
     const checked = privateKeySchema.safeParse(key);
     if (!checked.success) throw new ConfigError(`${variable}: key ${i + 1}: ${checked.error.issues[0].message}`);
-    if (seen.has(key.toLowerCase())) throw new ConfigError(`${variable}: key ${i + 1} is given twice, or is the relayer's or the settlement key`);
+    if (seen.has(key.toLowerCase()))
+      throw new ConfigError(`${variable}: key ${i + 1} is given twice, or is the relayer's or the settlement key`);
     seen.add(key.toLowerCase());
   });
   return keys;

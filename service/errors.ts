@@ -44,18 +44,26 @@ export class ApiError extends Error {
  */
 export function badRequest(message: string, details?: Record<string, unknown>): ApiError {
   const field = details?.field;
-  if (typeof field !== "string" || field === "" || details?.issues !== undefined) return new ApiError("BAD_REQUEST", message, details);
+  if (typeof field !== "string" || field === "" || details?.issues !== undefined)
+    return new ApiError("BAD_REQUEST", message, details);
   const relative = message.startsWith(`${field} `) ? message.slice(field.length + 1) : message;
   return new ApiError("BAD_REQUEST", message, { ...details, issues: [{ field, message: relative }] });
 }
 /** The same shape as badRequest (VALIDATION_ERROR was its code before invalid input had one shape). */
 export const validationError = badRequest;
-export const notFound = (message: string, details?: Record<string, unknown>) => new ApiError("NOT_FOUND", message, details);
-export const conflict = (message: string, details?: Record<string, unknown>) => new ApiError("CONFLICT", message, details);
-export const forbidden = (message: string, details?: Record<string, unknown>) => new ApiError("FORBIDDEN", message, details);
-export const unauthorized = (message: string, details?: Record<string, unknown>) => new ApiError("UNAUTHORIZED", message, details);
+export const notFound = (message: string, details?: Record<string, unknown>) =>
+  new ApiError("NOT_FOUND", message, details);
+export const conflict = (message: string, details?: Record<string, unknown>) =>
+  new ApiError("CONFLICT", message, details);
+export const forbidden = (message: string, details?: Record<string, unknown>) =>
+  new ApiError("FORBIDDEN", message, details);
+export const unauthorized = (message: string, details?: Record<string, unknown>) =>
+  new ApiError("UNAUTHORIZED", message, details);
 /** A pre-check against chain state failed: the transaction would revert or make no sense. */
-export const preflightError = (message: string, details?: Record<string, unknown>) => new ApiError("PREFLIGHT_FAILED", message, details);
-export const unavailable = (message: string, details?: Record<string, unknown>) => new ApiError("UNAVAILABLE", message, details);
+export const preflightError = (message: string, details?: Record<string, unknown>) =>
+  new ApiError("PREFLIGHT_FAILED", message, details);
+export const unavailable = (message: string, details?: Record<string, unknown>) =>
+  new ApiError("UNAVAILABLE", message, details);
 /** `Out of credits for <method>` (the words clients match on), or the message a credit kind has (invitations). */
-export const outOfCredits = (method: string, message = `Out of credits for ${method}`) => new ApiError("OUT_OF_CREDITS", message, { method });
+export const outOfCredits = (method: string, message = `Out of credits for ${method}`) =>
+  new ApiError("OUT_OF_CREDITS", message, { method });

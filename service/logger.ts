@@ -36,7 +36,14 @@ export function createLogger(level: string, format: LogFormat = "json"): Logger 
   );
 }
 
-const LEVEL_NAMES: Record<number, string> = { 10: "TRACE", 20: "DEBUG", 30: "INFO ", 40: "WARN ", 50: "ERROR", 60: "FATAL" };
+const LEVEL_NAMES: Record<number, string> = {
+  10: "TRACE",
+  20: "DEBUG",
+  30: "INFO ",
+  40: "WARN ",
+  50: "ERROR",
+  60: "FATAL",
+};
 const OMITTED = new Set(["level", "time", "msg", "pid", "hostname", "service"]);
 
 /** `HH:MM:SS.mmm LEVEL message key=value …` from one JSON line (already redacted by pino). */
@@ -64,7 +71,18 @@ const LONG_HEX = /0x[0-9a-fA-F]{120,}/g;
  */
 export function errorFacts(error: unknown): Record<string, unknown> {
   const e = error as { name?: string; code?: unknown; message?: string; stack?: string };
-  const message = String(e?.message ?? error).replace(LONG_HEX, "[hex]").slice(0, 500);
-  const frames = (e?.stack ?? "").split("\n").filter((l) => l.trim().startsWith("at ")).slice(0, 8).join("\n");
-  return { name: e?.name ?? typeof error, code: typeof e?.code === "string" || typeof e?.code === "number" ? e.code : undefined, message, stack: frames };
+  const message = String(e?.message ?? error)
+    .replace(LONG_HEX, "[hex]")
+    .slice(0, 500);
+  const frames = (e?.stack ?? "")
+    .split("\n")
+    .filter((l) => l.trim().startsWith("at "))
+    .slice(0, 8)
+    .join("\n");
+  return {
+    name: e?.name ?? typeof error,
+    code: typeof e?.code === "string" || typeof e?.code === "number" ? e.code : undefined,
+    message,
+    stack: frames,
+  };
 }

@@ -11,7 +11,15 @@ import type { WebhookDispatcher } from "./events/dispatcher";
 import type { X402 } from "./payments/x402";
 
 /** What the metrics read. */
-export type MetricsSources = Pick<Stores, "db" | "webhooks"> & { chains: ChainRegistry; config: Config; eventStreams: EventStreams; relayer: Relayer; walletBalances?: Pick<WalletBalances, "current">; webhookDispatcher: WebhookDispatcher; x402?: Pick<X402, "failures"> };
+export type MetricsSources = Pick<Stores, "db" | "webhooks"> & {
+  chains: ChainRegistry;
+  config: Config;
+  eventStreams: EventStreams;
+  relayer: Relayer;
+  walletBalances?: Pick<WalletBalances, "current">;
+  webhookDispatcher: WebhookDispatcher;
+  x402?: Pick<X402, "failures">;
+};
 
 /**
  * Prometheus metrics (GET /metrics), one registry per service instance (tests run several in one process):
@@ -53,7 +61,12 @@ export class Metrics {
   constructor(services: MetricsSources, version: string) {
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry, prefix: "tak_" });
-    this.requests = new Counter({ name: "tak_http_requests_total", help: "HTTP requests answered, by route template and status", labelNames: ["method", "route", "status"], registers });
+    this.requests = new Counter({
+      name: "tak_http_requests_total",
+      help: "HTTP requests answered, by route template and status",
+      labelNames: ["method", "route", "status"],
+      registers,
+    });
     this.duration = new Histogram({
       name: "tak_http_request_duration_seconds",
       help: "Time to answer an HTTP request, by route template and status",
@@ -61,7 +74,12 @@ export class Metrics {
       buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
       registers,
     });
-    this.toolCalls = new Counter({ name: "tak_mcp_tool_calls_total", help: "MCP tool calls answered, by tool and outcome (ok, error, payment_required)", labelNames: ["tool", "outcome"], registers });
+    this.toolCalls = new Counter({
+      name: "tak_mcp_tool_calls_total",
+      help: "MCP tool calls answered, by tool and outcome (ok, error, payment_required)",
+      labelNames: ["tool", "outcome"],
+      registers,
+    });
     this.toolDuration = new Histogram({
       name: "tak_mcp_tool_call_duration_seconds",
       help: "Time to answer an MCP tool call, by tool",
@@ -123,13 +141,17 @@ export class Metrics {
       registers,
       collect() {
         this.reset();
-        for (const outcome of ["delivered", "retry", "failed", "lost_lease"] as const) this.inc({ outcome }, services.webhookDispatcher?.outcomes[outcome] ?? 0);
+        for (const outcome of ["delivered", "retry", "failed", "lost_lease"] as const)
+          this.inc({ outcome }, services.webhookDispatcher?.outcomes[outcome] ?? 0);
       },
     });
     // The two outbox gauges share one read per scrape.
-    let backlogRead: { at: number; done: Promise<{ pending: number; delivering: number; oldestUndeliveredSeconds: number }> } | undefined;
+    let backlogRead:
+      | { at: number; done: Promise<{ pending: number; delivering: number; oldestUndeliveredSeconds: number }> }
+      | undefined;
     const backlog = () => {
-      if (!backlogRead || Date.now() - backlogRead.at > 1000) backlogRead = { at: Date.now(), done: services.webhooks.backlog() };
+      if (!backlogRead || Date.now() - backlogRead.at > 1000)
+        backlogRead = { at: Date.now(), done: services.webhooks.backlog() };
       return backlogRead.done;
     };
     new Gauge({
@@ -165,7 +187,9 @@ export class Metrics {
       labelNames: ["status"],
       registers,
       async collect() {
-        const rows = await services.db.query<{ status: string; n: string }>("SELECT status, count(*)::text AS n FROM batches GROUP BY status");
+        const rows = await services.db.query<{ status: string; n: string }>(
+          "SELECT status, count(*)::text AS n FROM batches GROUP BY status",
+        );
         this.reset();
         for (const status of ["prepared", "sending", "success", "rejected"]) this.set({ status }, 0);
         for (const row of rows) this.set({ status: row.status }, Number(row.n));
@@ -177,7 +201,9 @@ export class Metrics {
       labelNames: ["state"],
       registers,
       async collect() {
-        const rows = await services.db.query<{ status: string; n: string }>("SELECT status, count(*)::text AS n FROM payments GROUP BY status");
+        const rows = await services.db.query<{ status: string; n: string }>(
+          "SELECT status, count(*)::text AS n FROM payments GROUP BY status",
+        );
         this.reset();
         for (const state of ["reserved", "settling", "settled", "released"]) this.set({ state }, 0);
         for (const row of rows) this.set({ state: row.status }, Number(row.n));
@@ -219,7 +245,9 @@ export class Metrics {
       async collect() {
         const facts = await chainFacts();
         this.reset();
-        for (const f of facts) for (const r of f.relayers) if (r.balance !== undefined) this.set({ chain_id: f.chainId, address: r.address }, r.balance);
+        for (const f of facts)
+          for (const r of f.relayers)
+            if (r.balance !== undefined) this.set({ chain_id: f.chainId, address: r.address }, r.balance);
       },
     });
     new Gauge({
@@ -230,7 +258,9 @@ export class Metrics {
       async collect() {
         const facts = await chainFacts();
         this.reset();
-        for (const f of facts) for (const r of f.relayers) if (r.nonceLag !== undefined) this.set({ chain_id: f.chainId, address: r.address }, r.nonceLag);
+        for (const f of facts)
+          for (const r of f.relayers)
+            if (r.nonceLag !== undefined) this.set({ chain_id: f.chainId, address: r.address }, r.nonceLag);
       },
     });
     // Read in the background (service/wallet-balances.ts): a scrape waits at most 1 s for a stale reading.
@@ -243,7 +273,9 @@ export class Metrics {
       async collect() {
         const readings = await walletReadings();
         this.reset();
-        for (const b of readings) if (b.wei !== undefined) this.set({ chain_id: String(b.chainId), wallet: b.role, address: b.address }, Number(formatEther(b.wei)));
+        for (const b of readings)
+          if (b.wei !== undefined)
+            this.set({ chain_id: String(b.chainId), wallet: b.role, address: b.address }, Number(formatEther(b.wei)));
       },
     });
     new Gauge({
@@ -254,7 +286,9 @@ export class Metrics {
       async collect() {
         const readings = await walletReadings();
         this.reset();
-        for (const b of readings) if (b.low !== undefined) this.set({ chain_id: String(b.chainId), wallet: b.role, address: b.address }, b.low ? 1 : 0);
+        for (const b of readings)
+          if (b.low !== undefined)
+            this.set({ chain_id: String(b.chainId), wallet: b.role, address: b.address }, b.low ? 1 : 0);
       },
     });
     new Gauge({
@@ -309,12 +343,16 @@ async function readChains(services: MetricsSources): Promise<ChainFacts[]> {
         const [wei, pending, rows] = await Promise.all([
           withTimeout(chain.provider.getBalance(address), 3000),
           withTimeout(chain.provider.getTransactionCount(address, "pending"), 3000),
-          services.db.query<{ next_nonce: string }>("SELECT next_nonce::text AS next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2", [
-            chain.chainId,
-            address.toLowerCase(),
-          ]),
+          services.db.query<{ next_nonce: string }>(
+            "SELECT next_nonce::text AS next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2",
+            [chain.chainId, address.toLowerCase()],
+          ),
         ]);
-        return { address, balance: Number(formatEther(wei)), nonceLag: rows[0] ? Number(rows[0].next_nonce) - pending : 0 };
+        return {
+          address,
+          balance: Number(formatEther(wei)),
+          nonceLag: rows[0] ? Number(rows[0].next_nonce) - pending : 0,
+        };
       };
       const read = await Promise.allSettled(services.relayer.addresses(chain.chainId).map(readKey));
       facts.relayers = read.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
@@ -329,15 +367,17 @@ async function readChains(services: MetricsSources): Promise<ChainFacts[]> {
  */
 function poolOf(services: MetricsSources): { totalCount: number; idleCount: number; waitingCount: number } | undefined {
   if (services.db.kind !== "postgres") return undefined;
-  const pool = (services.db as unknown as { pool?: { totalCount: number; idleCount: number; waitingCount: number } }).pool;
+  const pool = (services.db as unknown as { pool?: { totalCount: number; idleCount: number; waitingCount: number } })
+    .pool;
   return pool && typeof pool.totalCount === "number" ? pool : undefined;
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]).finally(() =>
-    clearTimeout(timer),
-  );
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 const instances = new WeakMap<MetricsSources, Metrics>();

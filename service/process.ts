@@ -41,12 +41,19 @@ export function serveUntilSignalled(env: NodeJS.ProcessEnv, profile: Profile): v
     }
     stopping = true;
     setTimeout(() => {
-      running?.services.logger.warn({ signal, timeoutMs: config.SHUTDOWN_TIMEOUT_MS + STOP_GRACE_MS }, "stop did not finish in time; exiting");
+      running?.services.logger.warn(
+        { signal, timeoutMs: config.SHUTDOWN_TIMEOUT_MS + STOP_GRACE_MS },
+        "stop did not finish in time; exiting",
+      );
       process.exit(0);
     }, config.SHUTDOWN_TIMEOUT_MS + STOP_GRACE_MS).unref();
     // A signal during start-up: the stop runs once the service is up (or the start failed and exited).
     if (running) void stop(signal);
-    else starting.then(() => stop(signal), () => undefined);
+    else
+      starting.then(
+        () => stop(signal),
+        () => undefined,
+      );
   };
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -68,8 +75,10 @@ const CONFIGURATION_ERRORS = new Set(["X402ConfigError", "SchemaVersionError", "
  */
 export function refuseToStart(error: unknown): never {
   const message = error instanceof Error ? error.message : String(error);
-  const configuration = error instanceof ConfigError || (error instanceof Error && CONFIGURATION_ERRORS.has(error.name));
+  const configuration =
+    error instanceof ConfigError || (error instanceof Error && CONFIGURATION_ERRORS.has(error.name));
   console.error(configuration ? message : `Could not start: ${message}`);
-  if (!configuration && /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? "") && error instanceof Error && error.stack) console.error(error.stack);
+  if (!configuration && /^(debug|trace)$/.test(process.env.LOG_LEVEL ?? "") && error instanceof Error && error.stack)
+    console.error(error.stack);
   process.exit(1);
 }

@@ -19,14 +19,18 @@ export const dataEncryptionKeyPath = (config: Dirs) => path.join(config.environm
  */
 export function ensureAdminToken(config: Pick<Config, "ADMIN_TOKEN" | "profile" | "environmentDir">): string {
   if (config.ADMIN_TOKEN) return config.ADMIN_TOKEN;
-  if (config.profile !== "local") throw new ConfigError("Invalid configuration: ADMIN_TOKEN: required outside the local sandbox");
+  if (config.profile !== "local")
+    throw new ConfigError("Invalid configuration: ADMIN_TOKEN: required outside the local sandbox");
   return keptSecret(config, adminTokenPath(config));
 }
 
 /** The data encryption key (crypto/sealed.ts): DATA_ENCRYPTION_KEY; in the local sandbox only, else the kept one, else a new one. */
-export function ensureDataEncryptionKey(config: Pick<Config, "DATA_ENCRYPTION_KEY" | "profile" | "environmentDir">): string {
+export function ensureDataEncryptionKey(
+  config: Pick<Config, "DATA_ENCRYPTION_KEY" | "profile" | "environmentDir">,
+): string {
   if (config.DATA_ENCRYPTION_KEY) return config.DATA_ENCRYPTION_KEY;
-  if (config.profile !== "local") throw new ConfigError("Invalid configuration: DATA_ENCRYPTION_KEY: required outside the local sandbox");
+  if (config.profile !== "local")
+    throw new ConfigError("Invalid configuration: DATA_ENCRYPTION_KEY: required outside the local sandbox");
   return keptSecret(config, dataEncryptionKeyPath(config));
 }
 

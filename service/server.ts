@@ -46,7 +46,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const starting = async () => {
     // The API's modules load once the port is open: until then only /health's "starting" is there to answer.
     const [{ createApp }, composition] = await Promise.all([import("./app"), import("./composition")]);
-    return { createApp, ...composition, composed: await composition.compose(config, { ...options, listeningUrl: url }) };
+    return {
+      createApp,
+      ...composition,
+      composed: await composition.compose(config, { ...options, listeningUrl: url }),
+    };
   };
   const { createApp, beginWork, endWork, composed } = await starting().catch(async (error: unknown) => {
     server.closeAllConnections();
@@ -59,7 +63,10 @@ export async function startService(config: Config, options: StartOptions = {}): 
   answer = createApp(services, { adminToken: ensureAdminToken(config) });
   const inFlight = countRequests(server);
   writeRuntimeFile(config, { pid: process.pid, url });
-  logger.info({ url, environment: config.ENVIRONMENT, chains: chains.list().map((c) => c.chainId), db: db.kind }, "service listening");
+  logger.info(
+    { url, environment: config.ENVIRONMENT, chains: chains.list().map((c) => c.chainId), db: db.kind },
+    "service listening",
+  );
   await beginWork(services);
 
   let stopped = false;
@@ -81,7 +88,11 @@ export async function startService(config: Config, options: StartOptions = {}): 
       server.closeIdleConnections();
       await endWork(services, config.SHUTDOWN_TIMEOUT_MS);
       while (inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
-      if (inFlight() > 0) logger.warn({ inFlight: inFlight(), timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, "closing connections of requests still in flight");
+      if (inFlight() > 0)
+        logger.warn(
+          { inFlight: inFlight(), timeoutMs: config.SHUTDOWN_TIMEOUT_MS },
+          "closing connections of requests still in flight",
+        );
       server.closeAllConnections();
       await settledWithin(closed, 1_000);
       removeRuntimeFile(config);

@@ -6,7 +6,13 @@ import type { Relayer } from "./engine/relayer";
 import type { ServiceWallets } from "./signers/service-wallets";
 
 /** What the wallet-balance reader uses. */
-export type BalanceServices = { chains: ChainRegistry; config: Config; logger: Logger; relayer: Pick<Relayer, "addresses">; wallets: Pick<ServiceWallets, "settlement"> };
+export type BalanceServices = {
+  chains: ChainRegistry;
+  config: Config;
+  logger: Logger;
+  relayer: Pick<Relayer, "addresses">;
+  wallets: Pick<ServiceWallets, "settlement">;
+};
 
 /** A wallet the service signs with and pays gas from, on one chain. */
 export interface ServiceWallet {
@@ -62,13 +68,19 @@ export class WalletBalances {
     const { config } = services;
     const wallets: ServiceWallet[] = [];
     for (const chain of services.chains.list()) {
-      for (const address of services.relayer.addresses(chain.chainId)) wallets.push({ role: "relayer", chainId: chain.chainId, address, provider: chain.provider });
+      for (const address of services.relayer.addresses(chain.chainId))
+        wallets.push({ role: "relayer", chainId: chain.chainId, address, provider: chain.provider });
     }
     const paymentChain = services.chains.find(config.x402PaymentChainId);
     const settlement = services.wallets.settlement;
     // X402_ENABLED: a service that starts with it takes payments (compose refuses a start that could not).
     if (config.X402_ENABLED && settlement && !config.X402_FACILITATOR_URL && paymentChain) {
-      wallets.push({ role: "settlement", chainId: paymentChain.chainId, address: settlement.address, provider: paymentChain.provider });
+      wallets.push({
+        role: "settlement",
+        chainId: paymentChain.chainId,
+        address: settlement.address,
+        provider: paymentChain.provider,
+      });
     }
     return new WalletBalances(wallets, services.logger.child({ component: "wallet-balances" }));
   }
@@ -107,28 +119,41 @@ export class WalletBalances {
   private async read(wallet: ServiceWallet, balance: WalletBalance): Promise<void> {
     const ms = this.options.readTimeoutMs ?? 5000;
     try {
-      const [wei, fees] = await Promise.all([withTimeout(wallet.provider.getBalance(wallet.address), ms), withTimeout(wallet.provider.getFeeData(), ms)]);
+      const [wei, fees] = await Promise.all([
+        withTimeout(wallet.provider.getBalance(wallet.address), ms),
+        withTimeout(wallet.provider.getFeeData(), ms),
+      ]);
       const perGas = fees.maxFeePerGas ?? fees.gasPrice ?? 0n;
       const lowBelowWei = LOW_BALANCE.transactions * LOW_BALANCE.gas * perGas;
       const wasLow = balance.low;
       Object.assign(balance, { wei, lowBelowWei, low: wei < lowBelowWei, readAt: Date.now() });
       if (balance.low && !wasLow) {
         this.logger.warn(
-          { chainId: wallet.chainId, wallet: wallet.role, address: wallet.address, balance: formatEther(wei), lowBelow: formatEther(lowBelowWei) },
+          {
+            chainId: wallet.chainId,
+            wallet: wallet.role,
+            address: wallet.address,
+            balance: formatEther(wei),
+            lowBelow: formatEther(lowBelowWei),
+          },
           `the ${wallet.role} wallet ${wallet.address} is low on chain ${wallet.chainId}: ${formatEther(wei)} left, less than ${LOW_BALANCE.transactions} transactions at the current fees (${formatEther(lowBelowWei)}); fund it`,
         );
       }
     } catch (error) {
-      this.logger.debug({ chainId: wallet.chainId, wallet: wallet.role, err: (error as Error).message }, "wallet balance not read");
+      this.logger.debug(
+        { chainId: wallet.chainId, wallet: wallet.role, err: (error as Error).message },
+        "wallet balance not read",
+      );
     }
   }
 }
 
 function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
-  return Promise.race([promise, new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)))]).finally(() =>
-    clearTimeout(timer),
-  );
+  return Promise.race([
+    promise,
+    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))),
+  ]).finally(() => clearTimeout(timer));
 }
 
 /**

@@ -28,7 +28,13 @@ export const PROXY_ADMIN_SLOT = "0x10d6a54a4754c8869d6886b5f5d7fbfa5b4522237ea5c
 export const PROXY_IMPLEMENTATION_SLOT = "0x7050c9e0f4ca769c69bd3a8ef740bc37934f8e2c036e5a723fd8ee048ed3f8c3";
 
 /** What the public tokens on Sepolia and Base Sepolia report: name() "USDC" (also the EIP-712 name), version() "2". */
-export const CIRCLE_TESTNET_USDC = { name: "USDC", symbol: "USDC", currency: "USD", decimals: 6, version: "2" } as const;
+export const CIRCLE_TESTNET_USDC = {
+  name: "USDC",
+  symbol: "USDC",
+  currency: "USD",
+  decimals: 6,
+  version: "2",
+} as const;
 
 /** Circle's deployments use this address for the roles of the bare implementation, which nobody may ever use. */
 const THROWAWAY = "0x0000000000000000000000000000000000000001";
@@ -43,13 +49,18 @@ export interface CircleUsdcRoles {
 }
 
 /** The address of the only library FiatTokenV2_2 links, spliced into every placeholder its artifact names. */
-export function linkFiatTokenV2_2(bytecode: string, linkReferences: Artifact["linkReferences"], signatureChecker: string): string {
+export function linkFiatTokenV2_2(
+  bytecode: string,
+  linkReferences: Artifact["linkReferences"],
+  signatureChecker: string,
+): string {
   const address = getAddress(signatureChecker).slice(2).toLowerCase();
   let linked = bytecode;
   let spliced = 0;
   for (const [source, libraries] of Object.entries(linkReferences)) {
     for (const [library, places] of Object.entries(libraries)) {
-      if (`${source}:${library}` !== "contracts/util/SignatureChecker.sol:SignatureChecker") throw new Error(`FiatTokenV2_2 links an unexpected library ${source}:${library}`);
+      if (`${source}:${library}` !== "contracts/util/SignatureChecker.sol:SignatureChecker")
+        throw new Error(`FiatTokenV2_2 links an unexpected library ${source}:${library}`);
       for (const { start, length } of places) {
         const at = 2 + start * 2;
         linked = linked.slice(0, at) + address + linked.slice(at + length * 2);
@@ -57,7 +68,8 @@ export function linkFiatTokenV2_2(bytecode: string, linkReferences: Artifact["li
       }
     }
   }
-  if (spliced === 0 || linked.includes("__$")) throw new Error("FiatTokenV2_2's bytecode still has an unlinked library placeholder");
+  if (spliced === 0 || linked.includes("__$"))
+    throw new Error("FiatTokenV2_2's bytecode still has an unlinked library placeholder");
   return linked;
 }
 
@@ -69,7 +81,11 @@ export function linkFiatTokenV2_2(bytecode: string, linkReferences: Artifact["li
  * initialisers through the proxy with the name, symbol and version the public test tokens report, and the master
  * minter configures `roles.minter` with an unlimited allowance. Leaves the token unpaused with nobody blacklisted.
  */
-export async function installCircleUsdc(chain: { provider: EIP1193Provider }, address: string, roles: CircleUsdcRoles): Promise<Contract> {
+export async function installCircleUsdc(
+  chain: { provider: EIP1193Provider },
+  address: string,
+  roles: CircleUsdcRoles,
+): Promise<Contract> {
   const owner = roles.owner;
   const ownerAddress = await owner.getAddress();
   const checkerArtifact = signatureCheckerArtifact();
@@ -89,12 +105,20 @@ export async function installCircleUsdc(chain: { provider: EIP1193Provider }, ad
   const proxyArtifact = fiatTokenProxyArtifact();
   const slot = (value: string) => zeroPadValue(toBeHex(BigInt(value)), 32);
   await chain.provider.request({ method: "hardhat_setCode", params: [address, proxyArtifact.deployedBytecode] });
-  await chain.provider.request({ method: "hardhat_setStorageAt", params: [address, PROXY_ADMIN_SLOT, slot(await roles.proxyAdmin.getAddress())] });
-  await chain.provider.request({ method: "hardhat_setStorageAt", params: [address, PROXY_IMPLEMENTATION_SLOT, slot(await implementation.getAddress())] });
+  await chain.provider.request({
+    method: "hardhat_setStorageAt",
+    params: [address, PROXY_ADMIN_SLOT, slot(await roles.proxyAdmin.getAddress())],
+  });
+  await chain.provider.request({
+    method: "hardhat_setStorageAt",
+    params: [address, PROXY_IMPLEMENTATION_SLOT, slot(await implementation.getAddress())],
+  });
 
   const usdc = new Contract(address, tokenArtifact.abi, owner);
   const { name, symbol, currency, decimals } = CIRCLE_TESTNET_USDC;
-  await (await usdc.initialize(name, symbol, currency, decimals, ownerAddress, ownerAddress, ownerAddress, ownerAddress)).wait();
+  await (
+    await usdc.initialize(name, symbol, currency, decimals, ownerAddress, ownerAddress, ownerAddress, ownerAddress)
+  ).wait();
   await (await usdc.initializeV2(name)).wait();
   await (await usdc.initializeV2_1(ownerAddress)).wait();
   await (await usdc.initializeV2_2([], symbol)).wait();
@@ -103,7 +127,12 @@ export async function installCircleUsdc(chain: { provider: EIP1193Provider }, ad
 }
 
 /** Mints `amount` (base units) of the token at `address` to each recipient that holds less, with a configured minter. */
-export async function mintCircleUsdc(minter: Signer, address: string, recipients: string[], amount: bigint): Promise<void> {
+export async function mintCircleUsdc(
+  minter: Signer,
+  address: string,
+  recipients: string[],
+  amount: bigint,
+): Promise<void> {
   const usdc = new Contract(address, fiatTokenV2_2Artifact().abi, minter);
   for (const recipient of recipients) {
     const balance = (await usdc.balanceOf(recipient)) as bigint;

@@ -1,5 +1,13 @@
 import { z } from "zod";
-import { CHAIN_VARIABLES, configSchema, docs, GROUP_TITLES, variables, type Group, type VariableDoc } from "../../service/configuration/variables";
+import {
+  CHAIN_VARIABLES,
+  configSchema,
+  docs,
+  GROUP_TITLES,
+  variables,
+  type Group,
+  type VariableDoc,
+} from "../../service/configuration/variables";
 
 /**
  * docs/configuration.md and .env.example, written from the configuration's one schema (service/configuration/
@@ -14,16 +22,28 @@ interface Row {
   default?: string;
 }
 
-type JsonSchema = { type?: string; enum?: string[]; minimum?: number; maximum?: number; exclusiveMinimum?: number; minLength?: number; pattern?: string; format?: string; default?: unknown };
+type JsonSchema = {
+  type?: string;
+  enum?: string[];
+  minimum?: number;
+  maximum?: number;
+  exclusiveMinimum?: number;
+  minLength?: number;
+  pattern?: string;
+  format?: string;
+  default?: unknown;
+};
 
 /** The rule of a value as its JSON Schema (zod's input side) says it, when the documentation does not give one. */
 function ruleOf(schema: JsonSchema): string {
   if (schema.enum) return `one of ${schema.enum.map((v) => `\`${v}\``).join(", ")}`;
   if (schema.type === "integer" || schema.type === "number") {
     const kind = schema.type === "integer" ? "whole number" : "number";
-    if (schema.exclusiveMinimum !== undefined) return `${kind} > ${schema.exclusiveMinimum}${schema.maximum !== undefined ? `, ≤ ${schema.maximum}` : ""}`;
+    if (schema.exclusiveMinimum !== undefined)
+      return `${kind} > ${schema.exclusiveMinimum}${schema.maximum !== undefined ? `, ≤ ${schema.maximum}` : ""}`;
     if (schema.maximum === Number.MAX_SAFE_INTEGER) delete schema.maximum;
-    if (schema.minimum !== undefined && schema.maximum !== undefined) return `${kind} from ${schema.minimum} to ${schema.maximum}`;
+    if (schema.minimum !== undefined && schema.maximum !== undefined)
+      return `${kind} from ${schema.minimum} to ${schema.maximum}`;
     if (schema.minimum !== undefined) return `${kind} ≥ ${schema.minimum}`;
     return kind;
   }
@@ -34,19 +54,26 @@ function ruleOf(schema: JsonSchema): string {
 }
 
 function rows(): Row[] {
-  const json = z.toJSONSchema(configSchema, { io: "input", unrepresentable: "any" }) as { properties: Record<string, JsonSchema> };
+  const json = z.toJSONSchema(configSchema, { io: "input", unrepresentable: "any" }) as {
+    properties: Record<string, JsonSchema>;
+  };
   const plain = Object.entries(variables).map(([name, schema]): Row => {
     const property = json.properties[name];
     const doc = docs.get(schema)!;
     return { name, doc, rule: doc.rule ?? ruleOf(property), default: defaultOf(schema, property) };
   });
-  const perChain = CHAIN_VARIABLES.map((v): Row => ({ name: `${v.prefix}<chainId>`, doc: v.doc, rule: v.doc.rule ?? ruleOf(z.toJSONSchema(v.value, { io: "input", unrepresentable: "any" }) as JsonSchema) }));
+  const perChain = CHAIN_VARIABLES.map((v): Row => ({
+    name: `${v.prefix}<chainId>`,
+    doc: v.doc,
+    rule: v.doc.rule ?? ruleOf(z.toJSONSchema(v.value, { io: "input", unrepresentable: "any" }) as JsonSchema),
+  }));
   return [...plain, ...perChain];
 }
 
 /** The default as written in the environment: the JSON Schema's, else what parsing nothing gives (a transformed value). */
 function defaultOf(schema: z.ZodType, property: JsonSchema): string | undefined {
-  const shown = (value: unknown) => (["string", "number", "boolean"].includes(typeof value) ? String(value) : undefined);
+  const shown = (value: unknown) =>
+    ["string", "number", "boolean"].includes(typeof value) ? String(value) : undefined;
   if (property.default !== undefined) return shown(property.default);
   const parsed = schema.safeParse(undefined);
   return parsed.success ? shown(parsed.data) : undefined;
@@ -86,7 +113,12 @@ export function configurationMarkdown(): string {
   for (const group of Object.keys(GROUP_TITLES) as Group[]) {
     const inGroup = all.filter((r) => r.doc.group === group);
     if (!inGroup.length) continue;
-    lines.push(`## ${GROUP_TITLES[group]}`, "", "| variable | default | rule | what it does | local sandbox | production |", "|---|---|---|---|---|---|");
+    lines.push(
+      `## ${GROUP_TITLES[group]}`,
+      "",
+      "| variable | default | rule | what it does | local sandbox | production |",
+      "|---|---|---|---|---|---|",
+    );
     for (const r of inGroup) {
       lines.push(
         `| \`${r.name}\`${r.doc.secret ? " 🔒" : ""} | ${r.default === undefined ? "—" : `\`${cell(r.default)}\``} | ${cell(r.rule)} | ${cell(r.doc.about)} | ${cell(r.doc.local ?? "")} | ${cell(r.doc.production ?? "")} |`,
@@ -114,8 +146,14 @@ export function envExample(): string {
     lines.push(`# --- ${GROUP_TITLES[group]}`);
     for (const r of inGroup) {
       // A secret's line stays empty (an empty variable is an unset one): a placeholder left in place must not pass for a value.
-      if (r.name === "RPC_URL_<chainId>") lines.push(`# ${r.doc.example} (comma-separated, one line per chain served)`, "RPC_URL_11155111=", "RPC_URL_84532=");
-      else if (r.doc.example !== undefined && r.doc.secret) lines.push(`# ${r.doc.example}${r.doc.production?.startsWith("required") ? " (required)" : ""}`, `${r.name}=`);
+      if (r.name === "RPC_URL_<chainId>")
+        lines.push(
+          `# ${r.doc.example} (comma-separated, one line per chain served)`,
+          "RPC_URL_11155111=",
+          "RPC_URL_84532=",
+        );
+      else if (r.doc.example !== undefined && r.doc.secret)
+        lines.push(`# ${r.doc.example}${r.doc.production?.startsWith("required") ? " (required)" : ""}`, `${r.name}=`);
       else if (r.doc.example !== undefined) lines.push(`${r.name}=${r.doc.example}`);
       else lines.push(`# ${r.name}=${r.default ?? ""}`);
     }

@@ -36,7 +36,10 @@ const STAND_IN_HEADROOM_GAS = 20n * 12n;
  * RAMS role to hand out, priced at the node's current fees; on an OP Stack chain the L1 data fee is added from the
  * GasPriceOracle's upper bound.
  */
-export async function estimateDeployment(deployer: Signer, options: DeployOptions & { roleTransactions?: number }): Promise<DeployEstimate> {
+export async function estimateDeployment(
+  deployer: Signer,
+  options: DeployOptions & { roleTransactions?: number },
+): Promise<DeployEstimate> {
   const provider = deployer.provider!;
   const state = await deployState(deployer, options);
   const from = await deployer.getAddress();
@@ -77,7 +80,11 @@ export async function estimateDeployment(deployer: Signer, options: DeployOption
 
 /** The L1 data fee's upper bound for a transaction carrying `dataBytes` on an OP Stack chain; 0 where there is no oracle. */
 async function l1DataFee(signer: Signer, dataBytes: number): Promise<bigint> {
-  const oracle = new Contract(GAS_PRICE_ORACLE, ["function getL1FeeUpperBound(uint256 unsignedTxSize) view returns (uint256)"], signer.provider);
+  const oracle = new Contract(
+    GAS_PRICE_ORACLE,
+    ["function getL1FeeUpperBound(uint256 unsignedTxSize) view returns (uint256)"],
+    signer.provider,
+  );
   try {
     // The unsigned transaction: the data plus ~100 bytes of type, chain id, nonce, fees, gas, value and access list.
     return (await oracle.getL1FeeUpperBound(dataBytes + 100)) as bigint;
@@ -102,7 +109,13 @@ export function describeEstimate(estimate: DeployEstimate, networkName: string, 
 }
 
 /** Refuses (throws {@link InsufficientDeployerFunds}) when `balance` is below what the deployment needs up front. */
-export function checkDeployerBalance(estimate: DeployEstimate, deployer: string, balance: bigint, networkName: string, currency: string): void {
+export function checkDeployerBalance(
+  estimate: DeployEstimate,
+  deployer: string,
+  balance: bigint,
+  networkName: string,
+  currency: string,
+): void {
   if (balance >= estimate.requiredBalance) return;
   const eth = (wei: bigint) => `${formatEther(wei)} ${currency}`;
   throw new InsufficientDeployerFunds(

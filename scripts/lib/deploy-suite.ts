@@ -1,7 +1,13 @@
 import fs from "node:fs";
 import path from "node:path";
 import type { ContractFactory, Signer } from "ethers";
-import { deploymentPath, readDeployment, writeDeployment, type ContractName, type Deployment } from "../../service/chains/deployments";
+import {
+  deploymentPath,
+  readDeployment,
+  writeDeployment,
+  type ContractName,
+  type Deployment,
+} from "../../service/chains/deployments";
 import { networkById } from "../../service/chains/networks";
 import { AgentMandate__factory } from "../../typechain-types/factories/contracts/rams/AgentMandate__factory";
 import { AgentTokenFactory__factory } from "../../typechain-types/factories/contracts/agents/AgentTokenFactory__factory";
@@ -53,20 +59,49 @@ const none = () => [];
 /** The contracts the suite deploys itself, in order (payment assets on local chains only, BKN off production). */
 export function suiteSteps(what: { local: boolean; production: boolean }): SuiteStep[] {
   const steps: SuiteStep[] = [];
-  if (what.local) steps.push({ name: "USDC", contract: "USDC", factory: USDC__factory, args: none }, { name: "USDT", contract: "USDT", factory: USDT__factory, args: none });
+  if (what.local)
+    steps.push(
+      { name: "USDC", contract: "USDC", factory: USDC__factory, args: none },
+      { name: "USDT", contract: "USDT", factory: USDT__factory, args: none },
+    );
   if (!what.production) steps.push({ name: "BKN", contract: "BKN", factory: BKN__factory, args: none });
   steps.push(
     { name: "SecurityTokenImplementation", contract: "SecurityToken", factory: SecurityToken__factory, args: none },
     { name: "StoEscrowImplementation", contract: "StoEscrow", factory: StoEscrow__factory, args: none },
-    { name: "TokenFactory", contract: "TokenFactory", factory: TokenFactory__factory, args: (d) => [d.SecurityTokenImplementation, d.StoEscrowImplementation] },
+    {
+      name: "TokenFactory",
+      contract: "TokenFactory",
+      factory: TokenFactory__factory,
+      args: (d) => [d.SecurityTokenImplementation, d.StoEscrowImplementation],
+    },
     { name: "AgentTokenImplementation", contract: "AgentToken", factory: AgentToken__factory, args: none },
-    { name: "AgentTokenFactory", contract: "AgentTokenFactory", factory: AgentTokenFactory__factory, args: (d) => [d.AgentTokenImplementation] },
+    {
+      name: "AgentTokenFactory",
+      contract: "AgentTokenFactory",
+      factory: AgentTokenFactory__factory,
+      args: (d) => [d.AgentTokenImplementation],
+    },
     { name: "IdentityRegistry", contract: "IdentityRegistry", factory: IdentityRegistry__factory, args: none },
-    { name: "ReputationRegistry", contract: "ReputationRegistry", factory: ReputationRegistry__factory, args: (d) => [d.IdentityRegistry] },
+    {
+      name: "ReputationRegistry",
+      contract: "ReputationRegistry",
+      factory: ReputationRegistry__factory,
+      args: (d) => [d.IdentityRegistry],
+    },
     // ERC-8226 (RAMS): the deployer is the registry admin and the compliance provider's first owner; the roles are
     // handed out afterwards (scripts/lib/rams-roles.ts), so every contract here stays one deployment transaction.
-    { name: "AgentMandate", contract: "AgentMandate", factory: AgentMandate__factory, args: (_d, deployer) => [deployer] },
-    { name: "ComplianceProvider", contract: "ComplianceProvider", factory: ComplianceProvider__factory, args: (_d, deployer) => [deployer] },
+    {
+      name: "AgentMandate",
+      contract: "AgentMandate",
+      factory: AgentMandate__factory,
+      args: (_d, deployer) => [deployer],
+    },
+    {
+      name: "ComplianceProvider",
+      contract: "ComplianceProvider",
+      factory: ComplianceProvider__factory,
+      args: (_d, deployer) => [deployer],
+    },
     // The relayer's EIP-7702 code: an x402 payment settled in the relayed operation's own transaction.
     { name: "PaidRelayDelegate", contract: "PaidRelayDelegate", factory: PaidRelayDelegate__factory, args: none },
   );
@@ -86,14 +121,20 @@ export interface DeployState {
   progressFile: string;
 }
 
-export async function deployState(deployer: Signer, options: DeployOptions, log: (line: string) => void = () => undefined): Promise<DeployState> {
+export async function deployState(
+  deployer: Signer,
+  options: DeployOptions,
+  log: (line: string) => void = () => undefined,
+): Promise<DeployState> {
   const chainId = Number((await deployer.provider!.getNetwork()).chainId);
   const network = networkById(chainId);
   const file = deploymentPath(options.deploymentsDir, chainId);
   const local = options.paymentAssets === "local";
   const production = network?.environment === "production";
   if (production && !options.governanceToken) {
-    throw new Error(`chain ${chainId} (${network.name}) is a production network: give the governance token's address (BKN_ADDRESS); BKN with a faucet is deployed on testnets and local chains only`);
+    throw new Error(
+      `chain ${chainId} (${network.name}) is a production network: give the governance token's address (BKN_ADDRESS); BKN with a faucet is deployed on testnets and local chains only`,
+    );
   }
   // What this suite deploys itself (the network's payment assets and a production governance token are named, not ours).
   const ours = (contracts: Deployment["contracts"]) =>
@@ -104,13 +145,20 @@ export async function deployState(deployer: Signer, options: DeployOptions, log:
   const existing = readOlderDeployment(options.deploymentsDir, chainId, log);
   const progressFile = file.replace(/\.json$/, ".partial.json");
   const state: DeployState = { chainId, network, file, local, production, progressFile, progress: {} };
-  if (existing.complete && existing.complete.contracts.PaidRelayDelegate && (await allHaveCode(deployer, ours(existing.complete.contracts)))) {
+  if (
+    existing.complete &&
+    existing.complete.contracts.PaidRelayDelegate &&
+    (await allHaveCode(deployer, ours(existing.complete.contracts)))
+  ) {
     return { ...state, complete: existing.complete };
   }
   // A file without the relayer's delegate (written before it joined the suite) is completed: the rest is reused.
-  if (existing.complete && !existing.complete.contracts.PaidRelayDelegate) existing.older = { ...existing.complete.contracts, deploymentBlock: existing.complete.deploymentBlock };
+  if (existing.complete && !existing.complete.contracts.PaidRelayDelegate)
+    existing.older = { ...existing.complete.contracts, deploymentBlock: existing.complete.deploymentBlock };
   // A file written before later contracts joined the suite resumes like an interrupted run: what it names is reused.
-  state.progress = fs.existsSync(progressFile) ? JSON.parse(fs.readFileSync(progressFile, "utf8")) : { ...existing.older };
+  state.progress = fs.existsSync(progressFile)
+    ? JSON.parse(fs.readFileSync(progressFile, "utf8"))
+    : { ...existing.older };
   return state;
 }
 
@@ -123,7 +171,11 @@ export async function deployState(deployer: Signer, options: DeployOptions, log:
  */
 export async function deploySuite(deployer: Signer, options: DeployOptions): Promise<DeployResult> {
   const log = options.log ?? (() => undefined);
-  const { chainId, network, file, local, production, complete, progress, progressFile } = await deployState(deployer, options, log);
+  const { chainId, network, file, local, production, complete, progress, progressFile } = await deployState(
+    deployer,
+    options,
+    log,
+  );
   if (complete) {
     log(`chain ${chainId}: complete deployment found in ${file}; nothing to do`);
     return { deployment: complete, deployed: false, file };
@@ -137,7 +189,9 @@ export async function deploySuite(deployer: Signer, options: DeployOptions): Pro
     const assets = network?.paymentAssets ?? {};
     progress.USDC = assets.USDC;
     progress.USDT = assets.USDT;
-    log(`chain ${chainId}: payment assets of the network: USDC ${assets.USDC ?? "none"}, USDT ${assets.USDT ?? "none"}`);
+    log(
+      `chain ${chainId}: payment assets of the network: USDC ${assets.USDC ?? "none"}, USDT ${assets.USDT ?? "none"}`,
+    );
   }
   if (production) progress.BKN = options.governanceToken;
   const deployerAddress = await deployer.getAddress();
@@ -189,11 +243,19 @@ export async function deploySuite(deployer: Signer, options: DeployOptions): Pro
  * The deployment file of a chain: complete (valid under today's schema), or written for this chain by an older suite
  * that lacked later contracts, whose addresses then seed the progress of this run. Anything else still throws.
  */
-function readOlderDeployment(dir: string, chainId: number, log: (line: string) => void): { complete?: Deployment; older?: Progress } {
+function readOlderDeployment(
+  dir: string,
+  chainId: number,
+  log: (line: string) => void,
+): { complete?: Deployment; older?: Progress } {
   try {
     return { complete: readDeployment(dir, chainId) };
   } catch (error) {
-    const raw = JSON.parse(fs.readFileSync(deploymentPath(dir, chainId), "utf8")) as { chainId?: unknown; contracts?: unknown; deploymentBlock?: unknown };
+    const raw = JSON.parse(fs.readFileSync(deploymentPath(dir, chainId), "utf8")) as {
+      chainId?: unknown;
+      contracts?: unknown;
+      deploymentBlock?: unknown;
+    };
     if (raw.chainId !== chainId || typeof raw.contracts !== "object" || raw.contracts === null) throw error;
     const older: Progress = {};
     for (const [name, address] of Object.entries(raw.contracts)) {

@@ -46,7 +46,8 @@ export interface LocalChainOptions {
 
 /** Milliseconds of a block time in seconds; refuses what a chain cannot do. */
 export function blockTimeMs(seconds: number): number {
-  if (!Number.isFinite(seconds) || seconds < 0) throw new Error(`block time must be a number of seconds >= 0, got ${seconds}`);
+  if (!Number.isFinite(seconds) || seconds < 0)
+    throw new Error(`block time must be a number of seconds >= 0, got ${seconds}`);
   const ms = Math.round(seconds * 1000);
   if (seconds > 0 && ms < 1) throw new Error(`block time must be at least 0.001 s, got ${seconds}`);
   return ms;
@@ -91,15 +92,22 @@ export async function startLocalChain(hre: HardhatRuntimeEnvironment, options: L
     loggingEnabled: false,
     allowBlocksWithSameTimestamp: true,
     mining: { ...hre.config.networks.hardhat.mining, auto: true, interval: 0 },
-    ...(options.initialBaseFeePerGas !== undefined ? { initialBaseFeePerGas: Number(options.initialBaseFeePerGas) } : {}),
+    ...(options.initialBaseFeePerGas !== undefined
+      ? { initialBaseFeePerGas: Number(options.initialBaseFeePerGas) }
+      : {}),
     ...(options.blockGasLimit !== undefined ? { blockGasLimit: options.blockGasLimit } : {}),
-    ...(options.accounts ? { accounts: options.accounts.map((a) => ({ privateKey: a.privateKey, balance: a.balance.toString() })) } : {}),
+    ...(options.accounts
+      ? { accounts: options.accounts.map((a) => ({ privateKey: a.privateKey, balance: a.balance.toString() })) }
+      : {}),
   };
   // No initial date: EDR then starts the chain at its own "now". Hardhat resolves the config's default once, when the
   // process loads its config, so a chain started minutes later (a test's own sandbox) would begin, and stay, minutes
   // behind the wall clock; and a date taken here would be behind by the time the provider takes to build (~1 s).
   delete network.initialDate;
-  const config = { ...hre.config, networks: { ...hre.config.networks, [networkName]: network as HardhatNetworkConfig } };
+  const config = {
+    ...hre.config,
+    networks: { ...hre.config.networks, [networkName]: network as HardhatNetworkConfig },
+  };
   const provider = (await createProvider(config, networkName, hre.artifacts)) as unknown as EIP1193Provider;
   // Real chains have Multicall3 at its canonical address; give local chains the same.
   const multicall = await hre.artifacts.readArtifact("Multicall3");
@@ -119,7 +127,8 @@ export async function startLocalChain(hre: HardhatRuntimeEnvironment, options: L
     close: async () => {
       // Stop the timers first so nothing mines into a closed server.
       if (idleTimer) clearInterval(idleTimer);
-      if (chain.blockTime > 0) await provider.request({ method: "evm_setIntervalMining", params: [0] }).catch(() => undefined);
+      if (chain.blockTime > 0)
+        await provider.request({ method: "evm_setIntervalMining", params: [0] }).catch(() => undefined);
       await server.close();
     },
   };
@@ -129,24 +138,30 @@ export async function startLocalChain(hre: HardhatRuntimeEnvironment, options: L
     let head = -1;
     let movedAt = Date.now();
     let ticking = false;
-    idleTimer = setInterval(() => {
-      if (ticking || chain.blockTime > 0) return;
-      ticking = true;
-      void (async () => {
-        const current = Number(await provider.request({ method: "eth_blockNumber", params: [] }));
-        if (current !== head) {
-          head = current;
-          movedAt = Date.now();
-          return;
-        }
-        // Idle, and transactions are mined as they come (automine): nothing waits in a mempool this block would take.
-        if (Date.now() - movedAt >= idleMs && (await provider.request({ method: "hardhat_getAutomine", params: [] })) === true) {
-          await provider.request({ method: "evm_mine", params: [] });
-        }
-      })()
-        .catch(() => undefined)
-        .finally(() => (ticking = false));
-    }, Math.max(50, Math.min(250, Math.floor(idleMs / 4))));
+    idleTimer = setInterval(
+      () => {
+        if (ticking || chain.blockTime > 0) return;
+        ticking = true;
+        void (async () => {
+          const current = Number(await provider.request({ method: "eth_blockNumber", params: [] }));
+          if (current !== head) {
+            head = current;
+            movedAt = Date.now();
+            return;
+          }
+          // Idle, and transactions are mined as they come (automine): nothing waits in a mempool this block would take.
+          if (
+            Date.now() - movedAt >= idleMs &&
+            (await provider.request({ method: "hardhat_getAutomine", params: [] })) === true
+          ) {
+            await provider.request({ method: "evm_mine", params: [] });
+          }
+        })()
+          .catch(() => undefined)
+          .finally(() => (ticking = false));
+      },
+      Math.max(50, Math.min(250, Math.floor(idleMs / 4))),
+    );
     idleTimer.unref();
   }
   return chain;

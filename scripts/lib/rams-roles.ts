@@ -15,7 +15,12 @@ export interface RamsRoles {
  * provider's current owner (the deployer, after deploySuite): ENFORCER_ROLE to `enforcer`, ownership of the compliance
  * provider to `complianceOwner`. Idempotent: a role already held, or an owner already in place, sends nothing.
  */
-export async function setupRamsRoles(admin: Signer, deployment: Deployment, roles: RamsRoles, log: (line: string) => void = () => undefined): Promise<void> {
+export async function setupRamsRoles(
+  admin: Signer,
+  deployment: Deployment,
+  roles: RamsRoles,
+  log: (line: string) => void = () => undefined,
+): Promise<void> {
   const mandate = AgentMandate__factory.connect(deployment.contracts.AgentMandate, admin);
   const compliance = ComplianceProvider__factory.connect(deployment.contracts.ComplianceProvider, admin);
   const chainId = deployment.chainId;
@@ -23,7 +28,9 @@ export async function setupRamsRoles(admin: Signer, deployment: Deployment, role
     const enforcer = getAddress(roles.enforcer);
     const role = await mandate.ENFORCER_ROLE();
     if (await mandate.hasRole(await mandate.DEFAULT_ADMIN_ROLE(), enforcer)) {
-      throw new Error(`The RAMS enforcer ${enforcer} is the registry admin: the registry refuses one account holding both (AdminEnforcerOverlap)`);
+      throw new Error(
+        `The RAMS enforcer ${enforcer} is the registry admin: the registry refuses one account holding both (AdminEnforcerOverlap)`,
+      );
     }
     if (!(await mandate.hasRole(role, enforcer))) {
       await (await mandate.grantRole(role, enforcer)).wait();

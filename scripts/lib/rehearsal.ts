@@ -9,8 +9,20 @@ import { networkById } from "../../service/chains/networks";
 import { adminTokenPath, dataEncryptionKeyPath, keptSecret } from "../../service/runtime-files";
 import { installCircleUsdc, mintCircleUsdc } from "./circle-usdc";
 import { blockTimeMs, startLocalChain, type LocalChain } from "./local-chain";
-import { ACCOUNT_ROLES, RAMS_COMPLIANCE_OWNER_INDEX, RAMS_ENFORCER_INDEX, RELAYER_INDEX, SETTLEMENT_INDEX, testAccounts } from "./sandbox";
-import { migrateDatabase, startServiceProcess, type ServiceProcess, type ServiceProcessOptions } from "./service-process";
+import {
+  ACCOUNT_ROLES,
+  RAMS_COMPLIANCE_OWNER_INDEX,
+  RAMS_ENFORCER_INDEX,
+  RELAYER_INDEX,
+  SETTLEMENT_INDEX,
+  testAccounts,
+} from "./sandbox";
+import {
+  migrateDatabase,
+  startServiceProcess,
+  type ServiceProcess,
+  type ServiceProcessOptions,
+} from "./service-process";
 
 const ROOT = path.resolve(__dirname, "../..");
 
@@ -144,7 +156,10 @@ export interface Rehearsal {
   /** The service's environment for a production-like run against these chains; `overrides` win (e.g. RPC_URL_<id> at a proxy). */
   serviceEnv(overrides?: Record<string, string | undefined>): Record<string, string>;
   /** Starts the service as its own process with {@link serviceEnv}; {@link close} stops it if the caller has not. */
-  startService(overrides?: Record<string, string | undefined>, options?: ServiceProcessOptions): Promise<ServiceProcess>;
+  startService(
+    overrides?: Record<string, string | undefined>,
+    options?: ServiceProcessOptions,
+  ): Promise<ServiceProcess>;
   /**
    * The operator's first steps on a running service, through its admin command (what `npm run admin` sends to a
    * running service): an API key on the Enterprise plan and the user accounts whitelisted as its signers.
@@ -161,7 +176,8 @@ export function blockTimesFromEnv(env: NodeJS.ProcessEnv = process.env): Record<
     if (value === undefined || value.trim() === "") times[network.chainId] = network.blockTime;
     else {
       const seconds = Number(value);
-      if (!Number.isFinite(seconds) || seconds <= 0) throw new Error(`${network.blockTimeVariable} must be a number of seconds > 0, got "${value}"`);
+      if (!Number.isFinite(seconds) || seconds <= 0)
+        throw new Error(`${network.blockTimeVariable} must be a number of seconds > 0, got "${value}"`);
       blockTimeMs(seconds);
       times[network.chainId] = seconds;
     }
@@ -194,7 +210,10 @@ export async function createRehearsal(hre: HardhatRuntimeEnvironment, options: R
     circleMinter: accounts[CIRCLE_MINTER_INDEX],
     faucet: accounts[FAUCET_INDEX],
   };
-  const genesis = accounts.map((a, i) => ({ privateKey: a.privateKey, balance: EMPTY_AT_GENESIS.includes(i) ? 0n : parseEther("10000") }));
+  const genesis = accounts.map((a, i) => ({
+    privateKey: a.privateKey,
+    balance: EMPTY_AT_GENESIS.includes(i) ? 0n : parseEther("10000"),
+  }));
   const chains: RehearsalChain[] = [];
   const services: ServiceProcess[] = [];
   const children = new Set<ChildProcess>();
@@ -212,37 +231,65 @@ export async function createRehearsal(hre: HardhatRuntimeEnvironment, options: R
     const deployments: Record<number, Deployment> = {};
     await Promise.all(
       chains.map(async (chain) => {
-        const provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, cacheTimeout: -1, pollingInterval: 50 });
+        const provider = new JsonRpcProvider(chain.url, chain.chainId, {
+          staticNetwork: true,
+          cacheTimeout: -1,
+          pollingInterval: 50,
+        });
         try {
           const signer = (w: Wallet) => new NonceManager(w.connect(provider));
           const faucet = signer(wallets.faucet);
-          await (await faucet.sendTransaction({ to: wallets.deployer.address, value: REHEARSAL_FUNDING.deployer })).wait();
-          log(`chain ${chain.chainId}: the deployer ${wallets.deployer.address} funded with ${formatEther(REHEARSAL_FUNDING.deployer)} ETH from the faucet`);
+          await (
+            await faucet.sendTransaction({ to: wallets.deployer.address, value: REHEARSAL_FUNDING.deployer })
+          ).wait();
+          log(
+            `chain ${chain.chainId}: the deployer ${wallets.deployer.address} funded with ${formatEther(REHEARSAL_FUNDING.deployer)} ETH from the faucet`,
+          );
           // Circle's token is there before anything of ours on a public network; here the two go side by side (other
           // accounts, so other nonces): the deploy script only names the token's address.
           const circle = (async () => {
-            await installCircleUsdc(chain, chain.usdc, { proxyAdmin: signer(wallets.circleProxyAdmin), owner: signer(wallets.circleOwner), minter: signer(wallets.circleMinter) });
+            await installCircleUsdc(chain, chain.usdc, {
+              proxyAdmin: signer(wallets.circleProxyAdmin),
+              owner: signer(wallets.circleOwner),
+              minter: signer(wallets.circleMinter),
+            });
             log(`chain ${chain.chainId}: Circle's FiatToken v2.2 behind FiatTokenProxy at ${chain.usdc}`);
-            await mintCircleUsdc(signer(wallets.circleMinter), chain.usdc, accounts.slice(0, REHEARSAL_ACCOUNT_ROLES.length).map((a) => a.address), REHEARSAL_FUNDING.USDC);
+            await mintCircleUsdc(
+              signer(wallets.circleMinter),
+              chain.usdc,
+              accounts.slice(0, REHEARSAL_ACCOUNT_ROLES.length).map((a) => a.address),
+              REHEARSAL_FUNDING.USDC,
+            );
           })();
           const deploy = runDeployScript(chain, {
             deployerKey: wallets.deployer.privateKey,
             deploymentsDir: options.deploymentsDir,
-            ramsRoles: chain.chainId === 11155111 ? { enforcer: wallets.ramsEnforcer.address, complianceOwner: wallets.ramsComplianceOwner.address } : undefined,
+            ramsRoles:
+              chain.chainId === 11155111
+                ? { enforcer: wallets.ramsEnforcer.address, complianceOwner: wallets.ramsComplianceOwner.address }
+                : undefined,
             log,
             children,
           });
           await Promise.all([circle, deploy]);
           deployments[chain.chainId] = readDeployment(options.deploymentsDir, chain.chainId)!;
-          await (await faucet.sendTransaction({ to: wallets.relayer.address, value: REHEARSAL_FUNDING.relayer })).wait();
-          if (chain.chainId === 84532) await (await faucet.sendTransaction({ to: wallets.settlement.address, value: REHEARSAL_FUNDING.settlement })).wait();
+          await (
+            await faucet.sendTransaction({ to: wallets.relayer.address, value: REHEARSAL_FUNDING.relayer })
+          ).wait();
+          if (chain.chainId === 84532)
+            await (
+              await faucet.sendTransaction({ to: wallets.settlement.address, value: REHEARSAL_FUNDING.settlement })
+            ).wait();
         } finally {
           provider.destroy();
         }
       }),
     );
     for (const chain of chains) {
-      await chain.provider.request({ method: "hardhat_setNextBlockBaseFeePerGas", params: ["0x" + chain.network.initialBaseFeePerGas.toString(16)] });
+      await chain.provider.request({
+        method: "hardhat_setNextBlockBaseFeePerGas",
+        params: ["0x" + chain.network.initialBaseFeePerGas.toString(16)],
+      });
       await chain.setBlockTime(blockTimes[chain.chainId]);
       log(`chain ${chain.chainId}: a block every ${blockTimes[chain.chainId]} s`);
     }
@@ -294,11 +341,14 @@ export async function createRehearsal(hre: HardhatRuntimeEnvironment, options: R
             body: JSON.stringify(command),
           });
           const body = (await response.json()) as { result?: any; message?: string };
-          if (!response.ok) throw new Error(`admin ${String(command.command)}: ${response.status} ${String(body.message)}`);
+          if (!response.ok)
+            throw new Error(`admin ${String(command.command)}: ${response.status} ${String(body.message)}`);
           return body.result;
         };
         const created = await admin({ command: "keys.create", email, plan: "Enterprise" });
-        const users = accounts.slice(0, REHEARSAL_ACCOUNT_ROLES.length).filter((_, i) => i !== SETTLEMENT_INDEX && i !== RELAYER_INDEX);
+        const users = accounts
+          .slice(0, REHEARSAL_ACCOUNT_ROLES.length)
+          .filter((_, i) => i !== SETTLEMENT_INDEX && i !== RELAYER_INDEX);
         // Whitelisted for the rehearsal's key, as an operator whitelists a tenant's signers (signers are per key).
         for (const user of users) await admin({ command: "signers.add", address: user.address, keyId: created.id });
         return { apiKey: created.apiKey as string, keyId: created.id as string };
@@ -335,12 +385,20 @@ async function startRehearsalChain(
     if (busy || floor === 0n) return;
     busy = true;
     void (async () => {
-      const block = (await local.provider.request({ method: "eth_getBlockByNumber", params: ["latest", false] })) as { number: string; baseFeePerGas: string; gasUsed: string; gasLimit: string };
+      const block = (await local.provider.request({ method: "eth_getBlockByNumber", params: ["latest", false] })) as {
+        number: string;
+        baseFeePerGas: string;
+        gasUsed: string;
+        gasLimit: string;
+      };
       const number = Number(block.number);
       if (number === checkedBlock) return;
       checkedBlock = number;
       if (nextBaseFee(BigInt(block.baseFeePerGas), BigInt(block.gasUsed), BigInt(block.gasLimit)) < floor) {
-        await local.provider.request({ method: "hardhat_setNextBlockBaseFeePerGas", params: ["0x" + floor.toString(16)] });
+        await local.provider.request({
+          method: "hardhat_setNextBlockBaseFeePerGas",
+          params: ["0x" + floor.toString(16)],
+        });
       }
     })()
       .catch(() => undefined)
@@ -401,11 +459,20 @@ export async function runDeployScript(chain: RehearsalChain, options: DeployScri
     [chain.network.rpcUrlVariable]: chain.url,
     DEPLOYER_PRIVATE_KEY: options.deployerKey,
     DEPLOYMENTS_DIR: options.deploymentsDir,
-    ...(options.ramsRoles ? { RAMS_ENFORCER_ADDRESS: options.ramsRoles.enforcer, RAMS_COMPLIANCE_OWNER_ADDRESS: options.ramsRoles.complianceOwner } : {}),
+    ...(options.ramsRoles
+      ? {
+          RAMS_ENFORCER_ADDRESS: options.ramsRoles.enforcer,
+          RAMS_COMPLIANCE_OWNER_ADDRESS: options.ramsRoles.complianceOwner,
+        }
+      : {}),
     ...options.env,
   };
   const cli = require.resolve("hardhat/internal/cli/bootstrap", { paths: [ROOT] });
-  const child = spawn(process.execPath, [cli, "run", "--no-compile", "scripts/deploy.ts", "--network", chain.network.hardhatNetwork], { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  const child = spawn(
+    process.execPath,
+    [cli, "run", "--no-compile", "scripts/deploy.ts", "--network", chain.network.hardhatNetwork],
+    { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] },
+  );
   options.children?.add(child);
   let output = "";
   const collect = (chunk: Buffer) => {
@@ -417,7 +484,10 @@ export async function runDeployScript(chain: RehearsalChain, options: DeployScri
   options.children?.delete(child);
   // Its progress lines (not the deployment it prints at the end, which is in the file).
   for (const line of output.split("\n")) if (/^(chain \d+:|RAMS:|deploy)/.test(line)) options.log?.(line);
-  if (code !== 0) throw new Error(`scripts/deploy.ts --network ${chain.network.hardhatNetwork} failed (exit ${code}):\n${output.slice(-4000)}`);
+  if (code !== 0)
+    throw new Error(
+      `scripts/deploy.ts --network ${chain.network.hardhatNetwork} failed (exit ${code}):\n${output.slice(-4000)}`,
+    );
   return output;
 }
 

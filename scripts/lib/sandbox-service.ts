@@ -19,7 +19,11 @@ export const sandboxDir = (dataDir: string) => path.join(dataDir, "sandbox");
 export const chainsFilePath = (dataDir: string) => path.join(sandboxDir(dataDir), "chains.json");
 
 /** The sandbox's two local chains on their ports (LOCAL_SEPOLIA_PORT, LOCAL_BASE_SEPOLIA_PORT; 8545 and 8546), deployed and funded. */
-export async function startSandboxChains(hre: HardhatRuntimeEnvironment, dataDir: string, blockTime: number): Promise<Sandbox> {
+export async function startSandboxChains(
+  hre: HardhatRuntimeEnvironment,
+  dataDir: string,
+  blockTime: number,
+): Promise<Sandbox> {
   // Private like everything else in the data directory (the database, the secrets): directories 0700, files 0600.
   const deploymentsDir = path.join(sandboxDir(dataDir), "deployments");
   privateDirectory(dataDir);
@@ -28,7 +32,10 @@ export async function startSandboxChains(hre: HardhatRuntimeEnvironment, dataDir
   const sandbox = await createSandbox(hre, {
     blockTime,
     deploymentsDir,
-    ports: { sepolia: Number(process.env.LOCAL_SEPOLIA_PORT ?? 8545), baseSepolia: Number(process.env.LOCAL_BASE_SEPOLIA_PORT ?? 8546) },
+    ports: {
+      sepolia: Number(process.env.LOCAL_SEPOLIA_PORT ?? 8545),
+      baseSepolia: Number(process.env.LOCAL_BASE_SEPOLIA_PORT ?? 8546),
+    },
     log: (line) => console.log(line),
   });
   makePrivate(deploymentsDir);
@@ -64,7 +71,9 @@ export interface SandboxCredentials {
  * a sandbox API key on the Enterprise plan kept across restarts, the user accounts whitelisted, and
  * <DATA_DIR>/sandbox/dev-credentials.json with what a newcomer needs.
  */
-export async function startSandboxService(options: SandboxServiceOptions): Promise<{ service: RunningService; credentials: SandboxCredentials; credentialsFile: string }> {
+export async function startSandboxService(
+  options: SandboxServiceOptions,
+): Promise<{ service: RunningService; credentials: SandboxCredentials; credentialsFile: string }> {
   const { accounts, dataDir } = options;
   const env: NodeJS.ProcessEnv = {
     ...process.env,
@@ -88,21 +97,31 @@ export async function startSandboxService(options: SandboxServiceOptions): Promi
     apiKey = (await apiKeys.create({ email: "sandbox@localhost", plan: "Enterprise" })).key;
     console.log("created the sandbox API key (Enterprise plan)");
   }
-  const userAccounts = accounts.slice(0, ACCOUNT_ROLES.length).filter((_, i) => i !== SETTLEMENT_INDEX && i !== RELAYER_INDEX);
+  const userAccounts = accounts
+    .slice(0, ACCOUNT_ROLES.length)
+    .filter((_, i) => i !== SETTLEMENT_INDEX && i !== RELAYER_INDEX);
   // The user accounts are Hardhat's well-known test accounts, whose keys everyone has: the sandbox whitelists them for
   // every key and for x402 payers (the operator's explicit `signers add --all-keys`), so the sandbox key, keys made
   // for trying tenants and payers without a key all use them. A real deployment whitelists each signer for its key.
   for (const account of userAccounts) await signers.add(account.address, "all-keys");
 
   const deployments = Object.fromEntries(
-    options.chains.map((c) => [String(c.chainId), { rpcUrl: c.url, deployment: JSON.parse(fs.readFileSync(path.join(options.deploymentsDir, `${c.chainId}.json`), "utf8")) }]),
+    options.chains.map((c) => [
+      String(c.chainId),
+      {
+        rpcUrl: c.url,
+        deployment: JSON.parse(fs.readFileSync(path.join(options.deploymentsDir, `${c.chainId}.json`), "utf8")),
+      },
+    ]),
   );
   const credentials: SandboxCredentials = {
     baseUrl: service.url,
     blockTime: options.blockTime,
     apiKey,
     chains: deployments,
-    accounts: accounts.slice(0, ACCOUNT_ROLES.length).map((a, i) => ({ address: a.address, privateKey: a.privateKey, role: ACCOUNT_ROLES[i] })),
+    accounts: accounts
+      .slice(0, ACCOUNT_ROLES.length)
+      .map((a, i) => ({ address: a.address, privateKey: a.privateKey, role: ACCOUNT_ROLES[i] })),
   };
   fs.mkdirSync(sandboxDir(dataDir), { recursive: true });
   fs.writeFileSync(credentialsFile, JSON.stringify(credentials, null, 2), { mode: 0o600 });
@@ -113,7 +132,8 @@ export async function startSandboxService(options: SandboxServiceOptions): Promi
 export function localBlockTime(value: string | undefined, validate: (seconds: number) => unknown): number {
   if (value === undefined || value.trim() === "") return 0;
   const seconds = Number(value);
-  if (!Number.isFinite(seconds) || seconds < 0) throw new Error(`LOCAL_BLOCK_TIME must be a number of seconds >= 0 (0 = instant), got "${value}"`);
+  if (!Number.isFinite(seconds) || seconds < 0)
+    throw new Error(`LOCAL_BLOCK_TIME must be a number of seconds >= 0 (0 = instant), got "${value}"`);
   validate(seconds);
   return seconds;
 }
@@ -130,7 +150,12 @@ export interface BannerText {
   more?: string[];
 }
 
-export function printServiceBanner(credentials: SandboxCredentials, file: string, stops: string, text?: BannerText): void {
+export function printServiceBanner(
+  credentials: SandboxCredentials,
+  file: string,
+  stops: string,
+  text?: BannerText,
+): void {
   const lines = [
     "",
     `Tokenized-Asset Transaction API — ${text?.title ?? "sandbox is up"}`,
@@ -139,7 +164,8 @@ export function printServiceBanner(credentials: SandboxCredentials, file: string
     ...Object.entries(credentials.chains).map(([id, c]) => `  chain ${id.padEnd(9)}${c.rpcUrl}`),
     ...(text?.blocks ?? [blockTimeLine(credentials.blockTime)]),
     ...(text?.more ?? []),
-    text?.accounts ?? "  accounts (Hardhat test mnemonic; each funded with ETH, 1,000,000 USDC and USDT, 100,000 BKN on both chains):",
+    text?.accounts ??
+      "  accounts (Hardhat test mnemonic; each funded with ETH, 1,000,000 USDC and USDT, 100,000 BKN on both chains):",
     ...credentials.accounts.map((a, i) => `    #${i} ${a.address}  ${a.role}`),
     `  everything above, with private keys: ${file}`,
     `  Ctrl-C stops ${stops}.`,

@@ -29,7 +29,11 @@ export const RELAYER_INDEX = 9;
 /** RAMS roles on the Sepolia chain; #0, the deployer, is the registry admin (the admin cannot also be the enforcer). */
 export const RAMS_COMPLIANCE_OWNER_INDEX = 6;
 export const RAMS_ENFORCER_INDEX = 7;
-export const FUNDING = { USDC: parseUnits("1000000", 6), USDT: parseUnits("1000000", 6), BKN: parseUnits("100000", 18) };
+export const FUNDING = {
+  USDC: parseUnits("1000000", 6),
+  USDT: parseUnits("1000000", 6),
+  BKN: parseUnits("100000", 18),
+};
 
 /** A local chain's deployment: the suite deploys its own payment assets there, so both always exist. */
 export type LocalDeployment = Deployment & { contracts: Deployment["contracts"] & { USDC: string; USDT: string } };
@@ -64,7 +68,10 @@ export interface SandboxOptions {
 export function testAccounts(hre: HardhatRuntimeEnvironment, count = 20): Wallet[] {
   const cfg = hre.config.networks.hardhat.accounts as { mnemonic: string; path: string };
   const mnemonic = Mnemonic.fromPhrase(cfg.mnemonic);
-  return Array.from({ length: count }, (_, i) => new Wallet(HDNodeWallet.fromMnemonic(mnemonic, `${cfg.path}/${i}`).privateKey));
+  return Array.from(
+    { length: count },
+    (_, i) => new Wallet(HDNodeWallet.fromMnemonic(mnemonic, `${cfg.path}/${i}`).privateKey),
+  );
 }
 
 /**
@@ -79,8 +86,16 @@ export async function createSandbox(hre: HardhatRuntimeEnvironment, options: San
   blockTimeMs(options.blockTime ?? 0); // a bad block time fails before anything starts
   const accounts = testAccounts(hre);
   const idleBlockTime = options.idleBlockTime ?? 1;
-  const sepolia = await startLocalChain(hre, { chainId: SANDBOX_CHAIN_IDS.sepolia, port: options.ports?.sepolia ?? 0, idleBlockTime });
-  const baseSepolia = await startLocalChain(hre, { chainId: SANDBOX_CHAIN_IDS.baseSepolia, port: options.ports?.baseSepolia ?? 0, idleBlockTime });
+  const sepolia = await startLocalChain(hre, {
+    chainId: SANDBOX_CHAIN_IDS.sepolia,
+    port: options.ports?.sepolia ?? 0,
+    idleBlockTime,
+  });
+  const baseSepolia = await startLocalChain(hre, {
+    chainId: SANDBOX_CHAIN_IDS.baseSepolia,
+    port: options.ports?.baseSepolia ?? 0,
+    idleBlockTime,
+  });
   const deployments: Record<number, LocalDeployment> = {};
   // Both chains are set up side by side: start-up is faster, and both end it at the same moment.
   await Promise.all(
@@ -88,11 +103,23 @@ export async function createSandbox(hre: HardhatRuntimeEnvironment, options: San
       const provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, cacheTimeout: -1 });
       try {
         const deployer = new NonceManager(accounts[0].connect(provider));
-        const { deployment } = await deploySuite(deployer, { deploymentsDir: options.deploymentsDir, paymentAssets: "local", log });
+        const { deployment } = await deploySuite(deployer, {
+          deploymentsDir: options.deploymentsDir,
+          paymentAssets: "local",
+          log,
+        });
         const local = deployment as LocalDeployment;
         await fund(deployer, local, accounts.slice(0, options.fundAccounts ?? ACCOUNT_ROLES.length));
         if (chain.chainId === SANDBOX_CHAIN_IDS.sepolia) {
-          await setupRamsRoles(deployer, deployment, { enforcer: accounts[RAMS_ENFORCER_INDEX].address, complianceOwner: accounts[RAMS_COMPLIANCE_OWNER_INDEX].address }, log);
+          await setupRamsRoles(
+            deployer,
+            deployment,
+            {
+              enforcer: accounts[RAMS_ENFORCER_INDEX].address,
+              complianceOwner: accounts[RAMS_COMPLIANCE_OWNER_INDEX].address,
+            },
+            log,
+          );
         }
         deployments[chain.chainId] = local;
       } finally {

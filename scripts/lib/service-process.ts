@@ -18,10 +18,15 @@ export const LOCAL_SERVICE_ARGS = ["-r", "ts-node/register/transpile-only", "scr
  */
 export function serviceCommand(): { command: string; args: string[]; env: NodeJS.ProcessEnv } {
   if (process.env.SERVICE_BUILD === "dist") {
-    if (!fs.existsSync(BUILT_SERVICE)) throw new Error(`SERVICE_BUILD=dist but ${BUILT_SERVICE} is missing: run npm run build first`);
+    if (!fs.existsSync(BUILT_SERVICE))
+      throw new Error(`SERVICE_BUILD=dist but ${BUILT_SERVICE} is missing: run npm run build first`);
     return { command: process.execPath, args: ["--max-semi-space-size=2", BUILT_SERVICE], env: {} };
   }
-  return { command: process.execPath, args: ["-r", "ts-node/register/transpile-only", "service/main.ts"], env: { TS_NODE_TRANSPILE_ONLY: "true" } };
+  return {
+    command: process.execPath,
+    args: ["-r", "ts-node/register/transpile-only", "service/main.ts"],
+    env: { TS_NODE_TRANSPILE_ONLY: "true" },
+  };
 }
 
 /**
@@ -30,10 +35,17 @@ export function serviceCommand(): { command: string; args: string[]; env: NodeJS
  */
 export async function migrateDatabase(env: Record<string, string>): Promise<string> {
   const built = process.env.SERVICE_BUILD === "dist";
-  const args = built ? [path.join(ROOT, "dist", "service", "operator", "migrate.js")] : ["-r", "ts-node/register/transpile-only", "service/operator/migrate.ts"];
+  const args = built
+    ? [path.join(ROOT, "dist", "service", "operator", "migrate.js")]
+    : ["-r", "ts-node/register/transpile-only", "service/operator/migrate.ts"];
   const child = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: { PATH: process.env.PATH ?? "", HOME: process.env.HOME ?? "", ...(built ? {} : { TS_NODE_TRANSPILE_ONLY: "true" }), ...env },
+    env: {
+      PATH: process.env.PATH ?? "",
+      HOME: process.env.HOME ?? "",
+      ...(built ? {} : { TS_NODE_TRANSPILE_ONLY: "true" }),
+      ...env,
+    },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
@@ -67,7 +79,10 @@ export interface ServiceProcessOptions {
  * see its "service listening" line. A service that exits or does not listen in time is killed and reported with its
  * output.
  */
-export async function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  env: Record<string, string>,
+  options: ServiceProcessOptions = {},
+): Promise<ServiceProcess> {
   const { command, args, env: commandEnv } = serviceCommand();
   const level = env.LOG_LEVEL && ["trace", "debug", "info"].includes(env.LOG_LEVEL) ? env.LOG_LEVEL : "info";
   const child = spawn(command, args, {
@@ -107,10 +122,15 @@ export async function startServiceProcess(env: Record<string, string>, options: 
   };
   const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
   while (!url) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`the service exited before listening (${child.exitCode ?? child.signalCode}):\n${output.slice(-4000)}`);
+    if (child.exitCode !== null || child.signalCode !== null)
+      throw new Error(
+        `the service exited before listening (${child.exitCode ?? child.signalCode}):\n${output.slice(-4000)}`,
+      );
     if (Date.now() > deadline) {
       await stop(1000);
-      throw new Error(`the service did not listen within ${options.startTimeoutMs ?? 60_000} ms:\n${output.slice(-4000)}`);
+      throw new Error(
+        `the service did not listen within ${options.startTimeoutMs ?? 60_000} ms:\n${output.slice(-4000)}`,
+      );
     }
     await new Promise((r) => setTimeout(r, 100));
   }

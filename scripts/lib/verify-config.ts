@@ -18,7 +18,10 @@ export interface EtherscanChain {
  * network table (service/chains/networks.ts: Sepolia → sepolia.etherscan.io, Base Sepolia → sepolia.basescan.org),
  * so the explorer a verification links to is the one the API's own responses name.
  */
-export function etherscanConfig(env: NodeJS.ProcessEnv = process.env): { apiKey: string; customChains: EtherscanChain[] } {
+export function etherscanConfig(env: NodeJS.ProcessEnv = process.env): {
+  apiKey: string;
+  customChains: EtherscanChain[];
+} {
   return {
     apiKey: env.ETHERSCAN_API_KEY ?? "",
     customChains: Object.entries(VERIFIED_NETWORKS).map(([network, chainId]) => ({

@@ -30,7 +30,11 @@ export class WebhookListener {
     let listener!: WebhookListener;
     const server = http.createServer((req, res) => listener.handle(req, res));
     await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    listener = new WebhookListener(server, `http://127.0.0.1:${(server.address() as AddressInfo).port}/demo-webhooks`, onEvent);
+    listener = new WebhookListener(
+      server,
+      `http://127.0.0.1:${(server.address() as AddressInfo).port}/demo-webhooks`,
+      onEvent,
+    );
     return listener;
   }
 
@@ -65,11 +69,19 @@ export class WebhookListener {
 }
 
 /** The first event GET /events streams for `query` (Server-Sent Events), or undefined after `timeoutMs`. */
-export async function firstStreamedEvent(baseUrl: string, apiKey: string, query: Record<string, string>, timeoutMs = 10_000): Promise<ListenedEvent | undefined> {
+export async function firstStreamedEvent(
+  baseUrl: string,
+  apiKey: string,
+  query: Record<string, string>,
+  timeoutMs = 10_000,
+): Promise<ListenedEvent | undefined> {
   const abort = new AbortController();
   const timer = setTimeout(() => abort.abort(), timeoutMs);
   try {
-    const res = await fetch(`${baseUrl}/events?${new URLSearchParams(query).toString()}`, { headers: { "x-api-key": apiKey, accept: "text/event-stream" }, signal: abort.signal });
+    const res = await fetch(`${baseUrl}/events?${new URLSearchParams(query).toString()}`, {
+      headers: { "x-api-key": apiKey, accept: "text/event-stream" },
+      signal: abort.signal,
+    });
     if (res.status !== 200 || !res.body) throw new Error(`GET /events answered ${res.status}: ${await res.text()}`);
     const decoder = new TextDecoder();
     let buffer = "";

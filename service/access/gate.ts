@@ -69,7 +69,13 @@ export class CallPayment {
    * Without a key: a 402 quote, or the verified payment reserved. `chainId` is the chain the call acts on (x402 may be
    * disabled for it); `owner`, for rules where the payer must own what is read.
    */
-  async take(options: { operation: string; chainId: number; description: string; owner?: string; ownerLabel?: string }): Promise<void> {
+  async take(options: {
+    operation: string;
+    chainId: number;
+    description: string;
+    owner?: string;
+    ownerLabel?: string;
+  }): Promise<void> {
     if (this.caller.apiKey || this.rule.key !== "optional" || !this.rule.price) return;
     const x402 = assertX402Available(this.services, options.chainId);
     const amount = await this.services.prices.of(options.operation, this.rule.price);
@@ -86,7 +92,10 @@ export class CallPayment {
         ? (payer) => {
             // The owner is never named: the refusal says only that the payer (proved by its signature) is not it.
             if (payer.toLowerCase() !== owner.toLowerCase()) {
-              throw forbidden(`The paying wallet ${payer} is not the owner of ${options.ownerLabel ?? "this record"}; only the owner may pay to read it`, { payer });
+              throw forbidden(
+                `The paying wallet ${payer} is not the owner of ${options.ownerLabel ?? "this record"}; only the owner may pay to read it`,
+                { payer },
+              );
             }
           }
         : undefined;
@@ -133,11 +142,17 @@ export async function admitPrepare(
 ): Promise<PrepareAccess> {
   const relayed = mode === "service-relayed";
   if (method.access.key === "required") {
-    if (relayed) throw badRequest(`${method.name} cannot be service-relayed: the token holder, investor or tokenizer signs it`, { field: "executionMode" });
+    if (relayed)
+      throw badRequest(`${method.name} cannot be service-relayed: the token holder, investor or tokenizer signs it`, {
+        field: "executionMode",
+      });
     return caller;
   }
   // A method that is never relayed says so whatever the credential (a key would otherwise hear "pay with x402").
-  if (relayed && !method.relayable) throw badRequest(`${method.name} cannot be service-relayed: its signer must be the wallet that holds the rights`, { field: "executionMode" });
+  if (relayed && !method.relayable)
+    throw badRequest(`${method.name} cannot be service-relayed: its signer must be the wallet that holds the rights`, {
+      field: "executionMode",
+    });
   if (caller.apiKey) {
     if (relayed) throw badRequest(RELAYED_NEEDS_X402, { field: "executionMode" });
     return caller;
@@ -208,7 +223,12 @@ export interface SendAccess extends Caller {
  * Credentials of a send: a relayed batch refuses keys (rule 2) and is paid with x402; a batch prepared under a key
  * needs that key; a batch prepared without one is paid with x402 unless a key is presented (rule 1).
  */
-export function admitSend(services: GateServices, caller: Caller, batch: Batch, method: MethodDefinition | undefined): SendAccess {
+export function admitSend(
+  services: GateServices,
+  caller: Caller,
+  batch: Batch,
+  method: MethodDefinition | undefined,
+): SendAccess {
   const presented = caller.apiKey;
   if (batch.executionMode === "service-relayed") {
     if (presented) throw badRequest(RELAYED_NEEDS_X402, { header: "x-api-key" });
@@ -216,7 +236,8 @@ export function admitSend(services: GateServices, caller: Caller, batch: Batch, 
   }
   if (batch.apiKeyId) {
     if (!presented) throw missingKeyError("method");
-    if (presented.id !== batch.apiKeyId) throw forbidden("This txId was prepared under another API key", { txId: batch.txId });
+    if (presented.id !== batch.apiKeyId)
+      throw forbidden("This txId was prepared under another API key", { txId: batch.txId });
     return { apiKey: presented, creditKeyId: isMetered(batch.method) ? presented.id : undefined };
   }
   if (presented) return { apiKey: presented };

@@ -34,18 +34,27 @@ const as = (result: unknown) => result;
 const withoutSecrets = (result: unknown) => {
   if (!result || typeof result !== "object") return result;
   const { apiKey: _key, signInLink, ...rest } = result as Record<string, unknown>;
-  return { ...rest, ...(signInLink ? { signInLink: { expiresAt: (signInLink as { expiresAt: string }).expiresAt } } : {}) };
+  return {
+    ...rest,
+    ...(signInLink ? { signInLink: { expiresAt: (signInLink as { expiresAt: string }).expiresAt } } : {}),
+  };
 };
 /**
  * An investor's onboarding as the audit keeps it: its record's id, key and status, never its e-mail, names, wallet or
  * a rejection's reason (KYC details stay sealed in their record: issue 41).
  */
-const kycStates = (s: AuditedStores, c: Command) => s.kyc.list({ email: c.email, keyId: c.keyId }).then((r) => r.map((i) => ({ investorId: i.id, keyId: i.apiKeyId, status: i.status })));
+const kycStates = (s: AuditedStores, c: Command) =>
+  s.kyc
+    .list({ email: c.email, keyId: c.keyId })
+    .then((r) => r.map((i) => ({ investorId: i.id, keyId: i.apiKeyId, status: i.status })));
 const kycOutcome = (result: unknown) => {
   const { keyId, status, reviewedBy, reviewedAt } = (result ?? {}) as Record<string, unknown>;
   return { keyId, status, reviewedBy, reviewedAt };
 };
-const signerEntries = (s: AuditedStores, c: Command) => s.signers.list(c.keyId ? { keyId: c.keyId } : {}).then((l) => l.filter((e) => e.address.toLowerCase() === String(c.address).toLowerCase()));
+const signerEntries = (s: AuditedStores, c: Command) =>
+  s.signers
+    .list(c.keyId ? { keyId: c.keyId } : {})
+    .then((l) => l.filter((e) => e.address.toLowerCase() === String(c.address).toLowerCase()));
 
 /**
  * The audit of each admin command that changes something (undefined: it reads only). The "before" is read just before
@@ -61,12 +70,20 @@ export function auditOf(cmd: Command): AuditedChange | undefined {
     case "keys.unbind-email":
       return { target: cmd.keyId, before: (s) => s.tokens.emailKeys(cmd.email), after: as };
     case "credits.add":
-      return { target: cmd.keyId, before: (s) => s.credits.balances(cmd.keyId).then((b) => ({ method: cmd.method, balance: b[cmd.method] ?? 0 })), after: as };
+      return {
+        target: cmd.keyId,
+        before: (s) => s.credits.balances(cmd.keyId).then((b) => ({ method: cmd.method, balance: b[cmd.method] ?? 0 })),
+        after: as,
+      };
     case "signers.add":
     case "signers.remove":
       return { target: cmd.address, before: (s) => signerEntries(s, cmd), after: as };
     case "prices.set":
-      return { target: cmd.operation, before: (s) => s.prices.overrides().then((o) => o.find((p) => p.operation === cmd.operation) ?? null), after: as };
+      return {
+        target: cmd.operation,
+        before: (s) => s.prices.overrides().then((o) => o.find((p) => p.operation === cmd.operation) ?? null),
+        after: as,
+      };
     case "kyc.approve":
     case "kyc.reject":
       return { target: cmd.keyId ?? null, before: (s) => kycStates(s, cmd), after: kycOutcome };
@@ -81,7 +98,11 @@ export function auditOf(cmd: Command): AuditedChange | undefined {
     case "operators.link":
     case "operators.password":
     case "operators.revoke-sessions":
-      return { target: cmd.email, before: (s) => s.operators.byEmail(cmd.email ?? "").then((o) => o ?? null), after: withoutSecrets };
+      return {
+        target: cmd.email,
+        before: (s) => s.operators.byEmail(cmd.email ?? "").then((o) => o ?? null),
+        after: withoutSecrets,
+      };
     default:
       return undefined;
   }

@@ -46,7 +46,14 @@ export type AdminCommand =
   | { command: "signers.list"; keyId?: string }
   | { command: "prices.set"; operation: string; amount: string }
   | { command: "prices.list" }
-  | { command: "rams.executors.record"; chainId: number; executor: string; registry: string; principal: string; owner: string }
+  | {
+      command: "rams.executors.record";
+      chainId: number;
+      executor: string;
+      registry: string;
+      principal: string;
+      owner: string;
+    }
   | { command: "rams.executors.list"; chainId?: number }
   | { command: "kyc.list"; status?: string; email?: string; keyId?: string }
   | { command: "kyc.approve"; email: string; keyId?: string }
@@ -95,7 +102,11 @@ function kycRecordView(r: KycInvestorRecord) {
 async function signerScope(stores: AdminStores, cmd: { keyId?: string; allKeys?: boolean }): Promise<SignerScope> {
   if (cmd.allKeys && cmd.keyId !== undefined) throw badRequest("give keyId or allKeys, not both", { field: "keyId" });
   if (cmd.allKeys) return "all-keys";
-  if (cmd.keyId === undefined) throw badRequest("keyId is required: the key that may prepare with this signer (or allKeys: every key, and payers without one)", { field: "keyId" });
+  if (cmd.keyId === undefined)
+    throw badRequest(
+      "keyId is required: the key that may prepare with this signer (or allKeys: every key, and payers without one)",
+      { field: "keyId" },
+    );
   if (!(await stores.apiKeys.get(cmd.keyId))) throw notFound(`No key with id ${cmd.keyId}`, { field: "keyId" });
   return { keyId: cmd.keyId };
 }
@@ -105,12 +116,22 @@ async function signerScope(stores: AdminStores, cmd: { keyId?: string; allKeys?:
  * changes something is written to the audit log with what it changed, before and after (admin/audit.ts), once it
  * succeeded.
  */
-export async function runAdminCommand(stores: AdminStores, cmd: AdminCommand, context: AdminContext = { operations: [] }): Promise<unknown> {
+export async function runAdminCommand(
+  stores: AdminStores,
+  cmd: AdminCommand,
+  context: AdminContext = { operations: [] },
+): Promise<unknown> {
   const change = auditOf(cmd);
   if (!change) return commandResult(stores, cmd, context);
   const before = await change.before(stores);
   const result = await commandResult(stores, cmd, context);
-  await stores.auditLog.record({ actor: context.actor ?? ADMIN_TOOL_ACTOR, action: cmd.command, target: change.target, before, after: change.after(result) });
+  await stores.auditLog.record({
+    actor: context.actor ?? ADMIN_TOOL_ACTOR,
+    action: cmd.command,
+    target: change.target,
+    before,
+    after: change.after(result),
+  });
   return result;
 }
 
@@ -124,19 +145,31 @@ async function commandResult(stores: AdminStores, cmd: AdminCommand, context: Ad
     case "operators.password":
     case "operators.revoke-sessions":
     case "audit.list":
-      if (!context.console) throw badRequest("operators commands need the console's base URL and link lifetime (the service's configuration)", { field: "command" });
+      if (!context.console)
+        throw badRequest(
+          "operators commands need the console's base URL and link lifetime (the service's configuration)",
+          { field: "command" },
+        );
       return runOperatorCommand(stores, cmd, context.console);
     case "relayer-keys.list":
     case "relayer-keys.add":
     case "relayer-keys.drain":
     case "relayer-keys.remove":
-      if (!context.relayer) throw badRequest("relayer-keys commands need the service's relayer configuration", { field: "command" });
+      if (!context.relayer)
+        throw badRequest("relayer-keys commands need the service's relayer configuration", { field: "command" });
       return runRelayerKeyCommand(stores.relayerKeys, cmd, context.relayer);
     case "keys.create": {
-      if (!/^[^@\s]+@[^@\s]+$/.test(cmd.email ?? "")) throw badRequest("--email must be an e-mail address", { field: "email" });
-      if (!PLANS.includes(cmd.plan as Plan)) throw badRequest(`--plan must be one of ${PLANS.join(", ")}`, { field: "plan" });
+      if (!/^[^@\s]+@[^@\s]+$/.test(cmd.email ?? ""))
+        throw badRequest("--email must be an e-mail address", { field: "email" });
+      if (!PLANS.includes(cmd.plan as Plan))
+        throw badRequest(`--plan must be one of ${PLANS.join(", ")}`, { field: "plan" });
       const { key, record } = await stores.apiKeys.create({ email: cmd.email, plan: cmd.plan as Plan });
-      return { ...record, apiKey: key, credits: await stores.credits.balances(record.id), note: "the key is shown once; only its hash is stored" };
+      return {
+        ...record,
+        apiKey: key,
+        credits: await stores.credits.balances(record.id),
+        note: "the key is shown once; only its hash is stored",
+      };
     }
     case "keys.list": {
       const keys = await stores.apiKeys.list();
@@ -149,24 +182,39 @@ async function commandResult(stores: AdminStores, cmd: AdminCommand, context: Ad
     case "keys.bind-email":
     case "keys.unbind-email": {
       if (!(await stores.apiKeys.get(cmd.keyId))) throw notFound(`No key with id ${cmd.keyId}`, { field: "keyId" });
-      if (!/^[^@\s]+@[^@\s]+$/.test(cmd.email ?? "")) throw badRequest("--email must be an e-mail address", { field: "email" });
+      if (!/^[^@\s]+@[^@\s]+$/.test(cmd.email ?? ""))
+        throw badRequest("--email must be an e-mail address", { field: "email" });
       if (cmd.command === "keys.bind-email") {
         await stores.tokens.bindEmail(cmd.email, cmd.keyId);
-        return { keyId: cmd.keyId, email: cmd.email.toLowerCase(), bound: true, keys: await stores.tokens.emailKeys(cmd.email) };
+        return {
+          keyId: cmd.keyId,
+          email: cmd.email.toLowerCase(),
+          bound: true,
+          keys: await stores.tokens.emailKeys(cmd.email),
+        };
       }
-      if (!(await stores.tokens.unbindEmail(cmd.email, cmd.keyId))) throw notFound(`${cmd.email} is not bound to key ${cmd.keyId}`, { field: "email" });
-      return { keyId: cmd.keyId, email: cmd.email.toLowerCase(), bound: false, keys: await stores.tokens.emailKeys(cmd.email) };
+      if (!(await stores.tokens.unbindEmail(cmd.email, cmd.keyId)))
+        throw notFound(`${cmd.email} is not bound to key ${cmd.keyId}`, { field: "email" });
+      return {
+        keyId: cmd.keyId,
+        email: cmd.email.toLowerCase(),
+        bound: false,
+        keys: await stores.tokens.emailKeys(cmd.email),
+      };
     }
     case "credits.add": {
       if (!(await stores.apiKeys.get(cmd.keyId))) throw notFound(`No key with id ${cmd.keyId}`, { field: "keyId" });
-      if (!CREDIT_METHODS.includes(cmd.method)) throw badRequest(`--method must be one of ${CREDIT_METHODS.join(", ")}`, { field: "method" });
-      if (!Number.isInteger(cmd.amount) || cmd.amount <= 0) throw badRequest("--amount must be a positive integer", { field: "amount" });
+      if (!CREDIT_METHODS.includes(cmd.method))
+        throw badRequest(`--method must be one of ${CREDIT_METHODS.join(", ")}`, { field: "method" });
+      if (!Number.isInteger(cmd.amount) || cmd.amount <= 0)
+        throw badRequest("--amount must be a positive integer", { field: "amount" });
       const balance = await stores.credits.add(cmd.keyId, cmd.method, cmd.amount);
       return { keyId: cmd.keyId, method: cmd.method, balance };
     }
     case "signers.add":
     case "signers.remove": {
-      if (!isAddress(cmd.address ?? "")) throw badRequest("address must be a 0x-prefixed 20-byte hex address", { field: "address" });
+      if (!isAddress(cmd.address ?? ""))
+        throw badRequest("address must be a 0x-prefixed 20-byte hex address", { field: "address" });
       const address = getAddress(cmd.address.toLowerCase());
       const scope = await signerScope(stores, cmd);
       const shown = scope === "all-keys" ? { allKeys: true } : { keyId: scope.keyId };
@@ -175,16 +223,24 @@ async function commandResult(stores: AdminStores, cmd: AdminCommand, context: Ad
         return { address, ...shown, whitelisted: true };
       }
       if (!(await stores.signers.remove(address, scope))) {
-        throw notFound(`${address} is not a whitelisted signer ${scope === "all-keys" ? "for every key" : `of key ${scope.keyId}`}`, { field: "address" });
+        throw notFound(
+          `${address} is not a whitelisted signer ${scope === "all-keys" ? "for every key" : `of key ${scope.keyId}`}`,
+          { field: "address" },
+        );
       }
       return { address, ...shown, whitelisted: false };
     }
     case "signers.list":
-      if (cmd.keyId !== undefined && !(await stores.apiKeys.get(cmd.keyId))) throw notFound(`No key with id ${cmd.keyId}`, { field: "keyId" });
-      return (await stores.signers.list({ keyId: cmd.keyId })).map((e) => (e.keyId ? { address: e.address, keyId: e.keyId } : { address: e.address, allKeys: true }));
+      if (cmd.keyId !== undefined && !(await stores.apiKeys.get(cmd.keyId)))
+        throw notFound(`No key with id ${cmd.keyId}`, { field: "keyId" });
+      return (await stores.signers.list({ keyId: cmd.keyId })).map((e) =>
+        e.keyId ? { address: e.address, keyId: e.keyId } : { address: e.address, allKeys: true },
+      );
     case "prices.set": {
-      if (!context.operations.includes(cmd.operation)) throw badRequest(`--operation must be one of ${context.operations.join(", ")}`, { field: "operation" });
-      if (!/^\d+(\.\d{1,6})?$/.test(cmd.amount ?? "")) throw badRequest("--amount must be a USDC amount with at most 6 decimals", { field: "amount" });
+      if (!context.operations.includes(cmd.operation))
+        throw badRequest(`--operation must be one of ${context.operations.join(", ")}`, { field: "operation" });
+      if (!/^\d+(\.\d{1,6})?$/.test(cmd.amount ?? ""))
+        throw badRequest("--amount must be a USDC amount with at most 6 decimals", { field: "amount" });
       const amount = await stores.prices.set(cmd.operation, cmd.amount);
       return { operation: cmd.operation, amount: cmd.amount, amountRaw: amount.toString() };
     }
@@ -193,9 +249,11 @@ async function commandResult(stores: AdminStores, cmd: AdminCommand, context: Ad
     case "rams.executors.record": {
       // The chain steps ran in the CLI (service/admin/rams-setup.ts); this records the principal's default executor.
       for (const field of ["executor", "registry", "principal", "owner"] as const) {
-        if (!isAddress(cmd[field] ?? "")) throw badRequest(`${field} must be a 0x-prefixed 20-byte hex address`, { field });
+        if (!isAddress(cmd[field] ?? ""))
+          throw badRequest(`${field} must be a 0x-prefixed 20-byte hex address`, { field });
       }
-      if (!Number.isInteger(cmd.chainId) || cmd.chainId <= 0) throw badRequest("chainId must be a positive integer", { field: "chainId" });
+      if (!Number.isInteger(cmd.chainId) || cmd.chainId <= 0)
+        throw badRequest("chainId must be a positive integer", { field: "chainId" });
       return stores.ramsExecutors.record(cmd);
     }
     case "rams.executors.list":
@@ -204,14 +262,21 @@ async function commandResult(stores: AdminStores, cmd: AdminCommand, context: Ad
       if (cmd.status !== undefined && !KYC_STATUSES.includes(cmd.status as KycStatus)) {
         throw badRequest(`--status must be one of ${KYC_STATUSES.join(", ")}`, { field: "status" });
       }
-      const records = await stores.kyc.list({ status: cmd.status as KycStatus | undefined, email: cmd.email, keyId: cmd.keyId });
+      const records = await stores.kyc.list({
+        status: cmd.status as KycStatus | undefined,
+        email: cmd.email,
+        keyId: cmd.keyId,
+      });
       return records.map(kycRecordView);
     }
     case "kyc.approve":
     case "kyc.reject": {
       // The operator's provider; a vendor's provider would call the same transition from its webhook.
       const provider = new OperatorKycProvider(stores.db, stores.kyc);
-      const decision = cmd.command === "kyc.approve" ? ({ decision: "approve" } as const) : ({ decision: "reject", reason: cmd.reason } as const);
+      const decision =
+        cmd.command === "kyc.approve"
+          ? ({ decision: "approve" } as const)
+          : ({ decision: "reject", reason: cmd.reason } as const);
       return kycRecordView(await provider.decide({ email: cmd.email, keyId: cmd.keyId }, decision));
     }
   }

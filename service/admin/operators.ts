@@ -30,7 +30,11 @@ const EMAIL = /^[^@\s]+@[^@\s]+$/;
  * in with a password (kept as an scrypt hash) or with a one-time link this command prints (kept as its hash; it works
  * once, until it expires). Removing an operator, or revoking its sessions, signs it out everywhere at once.
  */
-export async function runOperatorCommand(stores: OperatorStores, cmd: OperatorCommand, links: ConsoleLinkContext): Promise<unknown> {
+export async function runOperatorCommand(
+  stores: OperatorStores,
+  cmd: OperatorCommand,
+  links: ConsoleLinkContext,
+): Promise<unknown> {
   switch (cmd.command) {
     case "operators.list":
       return stores.operators.list();
@@ -38,10 +42,14 @@ export async function runOperatorCommand(stores: OperatorStores, cmd: OperatorCo
       return stores.auditLog.list({ limit: cmd.limit ?? 50, before: cmd.before, actor: cmd.actor });
     case "operators.add": {
       const email = checkedEmail(cmd.email);
-      if (!OPERATOR_ROLES.includes(cmd.role as OperatorRole)) throw badRequest(`role must be one of ${OPERATOR_ROLES.join(", ")}`, { field: "role" });
+      if (!OPERATOR_ROLES.includes(cmd.role as OperatorRole))
+        throw badRequest(`role must be one of ${OPERATOR_ROLES.join(", ")}`, { field: "role" });
       const passwordHash = cmd.password === undefined ? null : await hashPassword(checkedPassword(cmd.password));
       const added = await stores.operators.add({ email, role: cmd.role as OperatorRole, passwordHash });
-      if (!added) throw conflict(`An operator ${email} exists already (operators list); remove it first to change its role`, { field: "email" });
+      if (!added)
+        throw conflict(`An operator ${email} exists already (operators list); remove it first to change its role`, {
+          field: "email",
+        });
       return { ...added, ...(passwordHash ? {} : { signInLink: await signInLink(stores, added, links) }) };
     }
     case "operators.remove": {
@@ -50,7 +58,10 @@ export async function runOperatorCommand(stores: OperatorStores, cmd: OperatorCo
       return { ...removed, removed: true };
     }
     case "operators.link":
-      return { ...(await known(stores, cmd.email)), signInLink: await signInLink(stores, await known(stores, cmd.email), links) };
+      return {
+        ...(await known(stores, cmd.email)),
+        signInLink: await signInLink(stores, await known(stores, cmd.email), links),
+      };
     case "operators.password": {
       const operator = await known(stores, cmd.email);
       await stores.operators.setPassword(operator.id, await hashPassword(checkedPassword(cmd.password)));
@@ -81,9 +92,16 @@ async function known(stores: OperatorStores, email: string): Promise<OperatorRec
 }
 
 /** A new one-time sign-in link for `operator` (its token is stored only as a hash: this answer is the one place it is). */
-async function signInLink(stores: OperatorStores, operator: OperatorRecord, links: ConsoleLinkContext): Promise<{ url: string; expiresAt: string }> {
+async function signInLink(
+  stores: OperatorStores,
+  operator: OperatorRecord,
+  links: ConsoleLinkContext,
+): Promise<{ url: string; expiresAt: string }> {
   const token = newConsoleToken();
   const expiresAt = new Date(Date.now() + links.linkTtlMs);
   await stores.operators.addLink(operator.id, token, expiresAt);
-  return { url: `${links.baseUrl.replace(/\/$/, "")}/console/sign-in?token=${token}`, expiresAt: expiresAt.toISOString() };
+  return {
+    url: `${links.baseUrl.replace(/\/$/, "")}/console/sign-in?token=${token}`,
+    expiresAt: expiresAt.toISOString(),
+  };
 }

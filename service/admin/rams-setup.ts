@@ -58,7 +58,8 @@ export interface PreparedTransaction {
 
 export interface SetupStep {
   step: number;
-  name: "deploy-executor" | "grant-recorder-role" | "set-action" | "principal-approval" | "enforcer" | "grant-principal";
+  name:
+    "deploy-executor" | "grant-recorder-role" | "set-action" | "principal-approval" | "enforcer" | "grant-principal";
   status: "done" | "already" | "prepared" | "skipped";
   txHash?: string;
   /** The unsigned transaction for the wallet whose key was not given (status prepared). */
@@ -100,12 +101,23 @@ export function parseSelectorSpec(text: string): SelectorSpec {
   const known = KNOWN_SELECTORS[head];
   const selector = known?.selector ?? (/^0x[0-9a-fA-F]{8}$/.test(head) ? head.toLowerCase() : undefined);
   if (!selector || rest.length) {
-    throw badRequest(`--selector ${text}: expected <${Object.keys(KNOWN_SELECTORS).join("|")}|0x + 8 hex>[:<amountIndex>|:none]`, { field: "selector" });
+    throw badRequest(
+      `--selector ${text}: expected <${Object.keys(KNOWN_SELECTORS).join("|")}|0x + 8 hex>[:<amountIndex>|:none]`,
+      { field: "selector" },
+    );
   }
   if (index === "none") return { selector, hasAmount: false, amountIndex: 0, name: known ? head : undefined };
-  const amountIndex = index === undefined ? known?.amountIndex : /^\d{1,3}$/.test(index) && Number(index) <= 255 ? Number(index) : undefined;
+  const amountIndex =
+    index === undefined
+      ? known?.amountIndex
+      : /^\d{1,3}$/.test(index) && Number(index) <= 255
+        ? Number(index)
+        : undefined;
   if (amountIndex === undefined) {
-    throw badRequest(`--selector ${text}: give the amount's argument index (0-255), or :none for a selector without amount`, { field: "selector" });
+    throw badRequest(
+      `--selector ${text}: give the amount's argument index (0-255), or :none for a selector without amount`,
+      { field: "selector" },
+    );
   }
   return { selector, hasAmount: true, amountIndex, name: known ? head : undefined };
 }
@@ -147,7 +159,8 @@ export async function setupExecutor(o: ExecutorSetupOptions): Promise<ExecutorSe
     log: o.log ?? (() => undefined),
     prepared: (from, to, data, description) => ({ from, to, data, value: "0x00", chainId: o.chainId, description }),
     requireKey: (wallet, expected, variable) => {
-      if (wallet && getAddress(wallet.address) !== expected) throw badRequest(`${variable} is the key of ${wallet.address}, not of ${expected}`, { field: variable });
+      if (wallet && getAddress(wallet.address) !== expected)
+        throw badRequest(`${variable} is the key of ${wallet.address}, not of ${expected}`, { field: variable });
       return wallet?.connect(o.provider);
     },
     sent: async (tx) => {
@@ -157,15 +170,24 @@ export async function setupExecutor(o: ExecutorSetupOptions): Promise<ExecutorSe
     },
   };
   if (!(await registry.hasRole(await registry.DEFAULT_ADMIN_ROLE(), adminAddress))) {
-    throw badRequest(`${adminAddress} (RAMS_ADMIN_PRIVATE_KEY) is not an admin of AgentMandate ${c.registryAddress}`, { field: "RAMS_ADMIN_PRIVATE_KEY" });
+    throw badRequest(`${adminAddress} (RAMS_ADMIN_PRIVATE_KEY) is not an admin of AgentMandate ${c.registryAddress}`, {
+      field: "RAMS_ADMIN_PRIVATE_KEY",
+    });
   }
   const executorAddress = await executorStep(c);
   const executor = AgentExecutor__factory.connect(executorAddress, o.provider);
   const executorOwner = getAddress(await executor.owner());
   // 2. RECORDER_ROLE for the executor (it is neither the asset nor the principal).
   const recorderRole = await registry.RECORDER_ROLE();
-  if (await registry.hasRole(recorderRole, executorAddress)) c.steps.push({ step: 2, name: "grant-recorder-role", status: "already" });
-  else c.steps.push({ step: 2, name: "grant-recorder-role", status: "done", txHash: await c.sent(registry.grantRole(recorderRole, executorAddress)) });
+  if (await registry.hasRole(recorderRole, executorAddress))
+    c.steps.push({ step: 2, name: "grant-recorder-role", status: "already" });
+  else
+    c.steps.push({
+      step: 2,
+      name: "grant-recorder-role",
+      status: "done",
+      txHash: await c.sent(registry.grantRole(recorderRole, executorAddress)),
+    });
   await selectorSteps(c, executor, executorAddress, executorOwner);
   await approvalStep(c, executorAddress);
   await enforcerStep(c);
@@ -193,42 +215,101 @@ async function executorStep(c: SetupContext): Promise<string> {
       throw badRequest(`--executor ${executorAddress} is not an AgentExecutor`, { field: "executor" });
     });
     if (getAddress(p) !== c.principal || getAddress(r) !== c.registryAddress) {
-      throw badRequest(`--executor ${executorAddress} serves principal ${p} on registry ${r}, not ${c.principal} on ${c.registryAddress}`, { field: "executor" });
+      throw badRequest(
+        `--executor ${executorAddress} serves principal ${p} on registry ${r}, not ${c.principal} on ${c.registryAddress}`,
+        { field: "executor" },
+      );
     }
-    c.steps.push({ step: 1, name: "deploy-executor", status: "already", executor: executorAddress, owner: getAddress(await existing.owner()) });
+    c.steps.push({
+      step: 1,
+      name: "deploy-executor",
+      status: "already",
+      executor: executorAddress,
+      owner: getAddress(await existing.owner()),
+    });
     return executorAddress;
   }
   {
     const contract = await new AgentExecutor__factory(c.admin).deploy(c.registryAddress, c.principal, c.owner);
     const receipt = await contract.deploymentTransaction()!.wait();
     const executorAddress = getAddress(await contract.getAddress());
-    c.steps.push({ step: 1, name: "deploy-executor", status: "done", txHash: receipt!.hash, executor: executorAddress, owner: c.owner });
+    c.steps.push({
+      step: 1,
+      name: "deploy-executor",
+      status: "done",
+      txHash: receipt!.hash,
+      executor: executorAddress,
+      owner: c.owner,
+    });
     c.log(`executor ${executorAddress} deployed for ${c.principal}`);
     return executorAddress;
   }
 }
 
 /** 3. The selectors the executor accepts, each with where its amount is (or none). */
-async function selectorSteps(c: SetupContext, executor: ReturnType<typeof AgentExecutor__factory.connect>, executorAddress: string, executorOwner: string): Promise<void> {
-  const ownerKey = executorOwner === c.adminAddress ? c.admin : c.requireKey(c.o.keys.owner, executorOwner, "RAMS_EXECUTOR_OWNER_PRIVATE_KEY");
+async function selectorSteps(
+  c: SetupContext,
+  executor: ReturnType<typeof AgentExecutor__factory.connect>,
+  executorAddress: string,
+  executorOwner: string,
+): Promise<void> {
+  const ownerKey =
+    executorOwner === c.adminAddress
+      ? c.admin
+      : c.requireKey(c.o.keys.owner, executorOwner, "RAMS_EXECUTOR_OWNER_PRIVATE_KEY");
   for (const spec of c.o.selectors) {
     const current = await executor.actions(spec.selector);
-    const detail = { selector: spec.selector, ...(spec.name ? { selectorName: spec.name } : {}), hasAmount: spec.hasAmount, amountIndex: spec.amountIndex };
-    const warning = spec.hasAmount ? {} : { warning: `${spec.selector} without amount is gated at 0: a value-moving call bypasses the mandate's caps` };
+    const detail = {
+      selector: spec.selector,
+      ...(spec.name ? { selectorName: spec.name } : {}),
+      hasAmount: spec.hasAmount,
+      amountIndex: spec.amountIndex,
+    };
+    const warning = spec.hasAmount
+      ? {}
+      : { warning: `${spec.selector} without amount is gated at 0: a value-moving call bypasses the mandate's caps` };
     if (current.supported && current.hasAmount === spec.hasAmount && Number(current.amountIndex) === spec.amountIndex) {
       c.steps.push({ step: 3, name: "set-action", status: "already", ...detail, ...warning });
       continue;
     }
-    const data = executor.interface.encodeFunctionData("setAction", [spec.selector, true, spec.hasAmount, spec.amountIndex]);
+    const data = executor.interface.encodeFunctionData("setAction", [
+      spec.selector,
+      true,
+      spec.hasAmount,
+      spec.amountIndex,
+    ]);
     if (ownerKey) {
-      c.steps.push({ step: 3, name: "set-action", status: "done", txHash: await c.sent(ownerKey.sendTransaction({ to: executorAddress, data })), ...detail, ...warning });
+      c.steps.push({
+        step: 3,
+        name: "set-action",
+        status: "done",
+        txHash: await c.sent(ownerKey.sendTransaction({ to: executorAddress, data })),
+        ...detail,
+        ...warning,
+      });
     } else {
       c.steps.push({
         step: 3,
         name: "set-action",
         status: "prepared",
-        transaction: c.prepared(executorOwner, executorAddress, data, `register ${spec.selector} on executor ${executorAddress}`),
-        api: { method: "ramsSetExecutorAction", body: { chainId: String(c.o.chainId), signerAddress: executorOwner, executorAddress, selector: spec.selector, supported: true, hasAmount: spec.hasAmount, amountIndex: spec.amountIndex } },
+        transaction: c.prepared(
+          executorOwner,
+          executorAddress,
+          data,
+          `register ${spec.selector} on executor ${executorAddress}`,
+        ),
+        api: {
+          method: "ramsSetExecutorAction",
+          body: {
+            chainId: String(c.o.chainId),
+            signerAddress: executorOwner,
+            executorAddress,
+            selector: spec.selector,
+            supported: true,
+            hasAmount: spec.hasAmount,
+            amountIndex: spec.amountIndex,
+          },
+        },
         note: `the executor's owner ${executorOwner} signs this (or give RAMS_EXECUTOR_OWNER_PRIVATE_KEY)`,
         ...detail,
         ...warning,
@@ -240,22 +321,52 @@ async function selectorSteps(c: SetupContext, executor: ReturnType<typeof AgentE
 /** 4. The principal's approval of the executor on the asset (the mandate does not check it). */
 async function approvalStep(c: SetupContext, executorAddress: string): Promise<void> {
   if (!c.o.asset) {
-    c.steps.push({ step: 4, name: "principal-approval", status: "skipped", note: `no --asset given: ${c.principal} must approve ${executorAddress} on the mandate's asset (ERC-20 approve)` });
+    c.steps.push({
+      step: 4,
+      name: "principal-approval",
+      status: "skipped",
+      note: `no --asset given: ${c.principal} must approve ${executorAddress} on the mandate's asset (ERC-20 approve)`,
+    });
   } else {
     const asset = getAddress(c.o.asset);
     const amount = c.o.allowance ?? MaxUint256;
-    const [current] = erc20.decodeFunctionResult("allowance", await c.o.provider.call({ to: asset, data: erc20.encodeFunctionData("allowance", [c.principal, executorAddress]) }));
+    const [current] = erc20.decodeFunctionResult(
+      "allowance",
+      await c.o.provider.call({
+        to: asset,
+        data: erc20.encodeFunctionData("allowance", [c.principal, executorAddress]),
+      }),
+    );
     const data = erc20.encodeFunctionData("approve", [executorAddress, amount]);
     const principalKey = c.requireKey(c.o.keys.principal, c.principal, "RAMS_PRINCIPAL_PRIVATE_KEY");
     const detail = { asset, allowance: amount.toString() };
-    if ((current as bigint) >= amount) c.steps.push({ step: 4, name: "principal-approval", status: "already", ...detail, current: (current as bigint).toString() });
-    else if (principalKey) c.steps.push({ step: 4, name: "principal-approval", status: "done", txHash: await c.sent(principalKey.sendTransaction({ to: asset, data })), ...detail });
+    if ((current as bigint) >= amount)
+      c.steps.push({
+        step: 4,
+        name: "principal-approval",
+        status: "already",
+        ...detail,
+        current: (current as bigint).toString(),
+      });
+    else if (principalKey)
+      c.steps.push({
+        step: 4,
+        name: "principal-approval",
+        status: "done",
+        txHash: await c.sent(principalKey.sendTransaction({ to: asset, data })),
+        ...detail,
+      });
     else {
       c.steps.push({
         step: 4,
         name: "principal-approval",
         status: "prepared",
-        transaction: c.prepared(c.principal, asset, data, `approve executor ${executorAddress} for ${amount} on ${asset}`),
+        transaction: c.prepared(
+          c.principal,
+          asset,
+          data,
+          `approve executor ${executorAddress} for ${amount} on ${asset}`,
+        ),
         note: `the principal ${c.principal} signs this (or give RAMS_PRINCIPAL_PRIVATE_KEY)`,
         ...detail,
       });
@@ -267,13 +378,29 @@ async function approvalStep(c: SetupContext, executorAddress: string): Promise<v
 async function enforcerStep(c: SetupContext): Promise<void> {
   const enforcerRole = await c.registry.ENFORCER_ROLE();
   if (!c.o.enforcer) {
-    c.steps.push({ step: 5, name: "enforcer", status: "skipped", note: "no --enforcer given: freeze / unfreeze need an ENFORCER_ROLE holder other than the registry admin" });
+    c.steps.push({
+      step: 5,
+      name: "enforcer",
+      status: "skipped",
+      note: "no --enforcer given: freeze / unfreeze need an ENFORCER_ROLE holder other than the registry admin",
+    });
   } else {
     const enforcer = getAddress(c.o.enforcer);
-    if (await c.registry.hasRole(enforcerRole, enforcer)) c.steps.push({ step: 5, name: "enforcer", status: "already", enforcer });
+    if (await c.registry.hasRole(enforcerRole, enforcer))
+      c.steps.push({ step: 5, name: "enforcer", status: "already", enforcer });
     else if (await c.registry.hasRole(await c.registry.DEFAULT_ADMIN_ROLE(), enforcer)) {
-      throw badRequest(`--enforcer ${enforcer} is a registry admin: the registry refuses one account holding both roles (AdminEnforcerOverlap)`, { field: "enforcer" });
-    } else c.steps.push({ step: 5, name: "enforcer", status: "done", enforcer, txHash: await c.sent(c.registry.grantRole(enforcerRole, enforcer)) });
+      throw badRequest(
+        `--enforcer ${enforcer} is a registry admin: the registry refuses one account holding both roles (AdminEnforcerOverlap)`,
+        { field: "enforcer" },
+      );
+    } else
+      c.steps.push({
+        step: 5,
+        name: "enforcer",
+        status: "done",
+        enforcer,
+        txHash: await c.sent(c.registry.grantRole(enforcerRole, enforcer)),
+      });
   }
 }
 
@@ -282,23 +409,60 @@ async function eligibilityStep(c: SetupContext): Promise<string> {
   const compliance = ComplianceProvider__factory.connect(getAddress(c.o.complianceProvider), c.o.provider);
   const complianceAddress = await compliance.getAddress();
   if (!c.o.identityRef) {
-    c.steps.push({ step: 6, name: "grant-principal", status: "skipped", note: "no --identity-ref given: the compliance provider's owner runs ramsGrantPrincipal before any grant-mandate" });
+    c.steps.push({
+      step: 6,
+      name: "grant-principal",
+      status: "skipped",
+      note: "no --identity-ref given: the compliance provider's owner runs ramsGrantPrincipal before any grant-mandate",
+    });
   } else {
     const [eligible] = await compliance.checkPrincipal(c.principal, c.o.identityRef);
     const complianceOwner = getAddress(await compliance.owner());
-    const detail = { complianceProvider: complianceAddress, identityRef: c.o.identityRef, expiresAt: c.o.expiresAt ?? 0 };
+    const detail = {
+      complianceProvider: complianceAddress,
+      identityRef: c.o.identityRef,
+      expiresAt: c.o.expiresAt ?? 0,
+    };
     if (eligible) c.steps.push({ step: 6, name: "grant-principal", status: "already", ...detail });
     else {
-      const data = compliance.interface.encodeFunctionData("grantPrincipal", [c.principal, c.o.identityRef, c.o.expiresAt ?? 0]);
-      const key = complianceOwner === c.adminAddress ? c.admin : c.requireKey(c.o.keys.compliance, complianceOwner, "RAMS_COMPLIANCE_PRIVATE_KEY");
-      if (key) c.steps.push({ step: 6, name: "grant-principal", status: "done", txHash: await c.sent(key.sendTransaction({ to: complianceAddress, data })), ...detail });
+      const data = compliance.interface.encodeFunctionData("grantPrincipal", [
+        c.principal,
+        c.o.identityRef,
+        c.o.expiresAt ?? 0,
+      ]);
+      const key =
+        complianceOwner === c.adminAddress
+          ? c.admin
+          : c.requireKey(c.o.keys.compliance, complianceOwner, "RAMS_COMPLIANCE_PRIVATE_KEY");
+      if (key)
+        c.steps.push({
+          step: 6,
+          name: "grant-principal",
+          status: "done",
+          txHash: await c.sent(key.sendTransaction({ to: complianceAddress, data })),
+          ...detail,
+        });
       else {
         c.steps.push({
           step: 6,
           name: "grant-principal",
           status: "prepared",
-          transaction: c.prepared(complianceOwner, complianceAddress, data, `make ${c.principal} eligible under ${c.o.identityRef}`),
-          api: { method: "ramsGrantPrincipal", body: { chainId: String(c.o.chainId), signerAddress: complianceOwner, principal: c.principal, identityRef: c.o.identityRef, expiresAt: c.o.expiresAt ?? 0 } },
+          transaction: c.prepared(
+            complianceOwner,
+            complianceAddress,
+            data,
+            `make ${c.principal} eligible under ${c.o.identityRef}`,
+          ),
+          api: {
+            method: "ramsGrantPrincipal",
+            body: {
+              chainId: String(c.o.chainId),
+              signerAddress: complianceOwner,
+              principal: c.principal,
+              identityRef: c.o.identityRef,
+              expiresAt: c.o.expiresAt ?? 0,
+            },
+          },
           note: `the compliance provider's owner ${complianceOwner} signs this (or give RAMS_COMPLIANCE_PRIVATE_KEY)`,
           ...detail,
         });

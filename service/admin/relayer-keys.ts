@@ -2,7 +2,12 @@ import { getAddress, isAddress } from "ethers";
 import { decisive } from "../engine/relayer-keys";
 import { badRequest, conflict, notFound } from "../errors";
 import { openKeySource, type KeySource } from "../signers/key-sources";
-import { PREPARED_HOLD_MINUTES, type RelayerKeyRecord, type RelayerKeys, type RelayerKeyState } from "../store/relayer-keys";
+import {
+  PREPARED_HOLD_MINUTES,
+  type RelayerKeyRecord,
+  type RelayerKeys,
+  type RelayerKeyState,
+} from "../store/relayer-keys";
 
 export type RelayerKeyCommand =
   | { command: "relayer-keys.list" }
@@ -33,7 +38,11 @@ interface KeyOnChain {
  * takes new operations once set up; a drained key takes none but finishes its own; a key is removed only once drained
  * and without work left.
  */
-export async function runRelayerKeyCommand(store: RelayerKeys, cmd: RelayerKeyCommand, context: RelayerKeysContext): Promise<unknown> {
+export async function runRelayerKeyCommand(
+  store: RelayerKeys,
+  cmd: RelayerKeyCommand,
+  context: RelayerKeysContext,
+): Promise<unknown> {
   const records = await store.list();
   switch (cmd.command) {
     case "relayer-keys.list":
@@ -42,11 +51,15 @@ export async function runRelayerKeyCommand(store: RelayerKeys, cmd: RelayerKeyCo
       return addKey(store, records, context, cmd.source, cmd.chainId);
     case "relayer-keys.drain":
     case "relayer-keys.remove": {
-      if (!isAddress(cmd.address ?? "")) throw badRequest("address must be a 0x-prefixed 20-byte hex address", { field: "address" });
+      if (!isAddress(cmd.address ?? ""))
+        throw badRequest("address must be a 0x-prefixed 20-byte hex address", { field: "address" });
       const address = getAddress(cmd.address.toLowerCase());
       const chains = chainsOf(context, cmd.chainId);
-      const states = chains.map((chainId) => keysOn(chainId, records, context).find((k) => k.address === address)?.state);
-      if (cmd.command === "relayer-keys.drain") return drainKey(store, records, context, address, chains, states, cmd.chainId);
+      const states = chains.map(
+        (chainId) => keysOn(chainId, records, context).find((k) => k.address === address)?.state,
+      );
+      if (cmd.command === "relayer-keys.drain")
+        return drainKey(store, records, context, address, chains, states, cmd.chainId);
       return removeKey(store, address, chains, states, cmd.chainId);
     }
   }
@@ -63,7 +76,13 @@ async function listKeys(store: RelayerKeys, records: RelayerKeyRecord[], context
   return rows;
 }
 
-async function addKey(store: RelayerKeys, records: RelayerKeyRecord[], context: RelayerKeysContext, source: KeySource, chainId?: number) {
+async function addKey(
+  store: RelayerKeys,
+  records: RelayerKeyRecord[],
+  context: RelayerKeysContext,
+  source: KeySource,
+  chainId?: number,
+) {
   const chains = chainsOf(context, chainId);
   let address: string;
   try {
@@ -71,10 +90,15 @@ async function addKey(store: RelayerKeys, records: RelayerKeyRecord[], context: 
     address = signer.address;
     await signer.close();
   } catch (error) {
-    throw badRequest(`the key cannot be opened: ${(error as Error).message}`, { field: source.kind === "pkcs11" ? "pkcs11" : "keystore" });
+    throw badRequest(`the key cannot be opened: ${(error as Error).message}`, {
+      field: source.kind === "pkcs11" ? "pkcs11" : "keystore",
+    });
   }
   if (context.settlement && context.settlement.toLowerCase() === address.toLowerCase()) {
-    throw conflict(`${address} is the settlement wallet: a relayer key needs a key of its own (their nonces would clash)`, { address });
+    throw conflict(
+      `${address} is the settlement wallet: a relayer key needs a key of its own (their nonces would clash)`,
+      { address },
+    );
   }
   const taken = chains.filter((id) => keysOn(id, records, context).some((k) => k.address === address));
   if (taken.length) throw conflict(`${address} is already a relayer key on chain ${taken.join(", ")}`, { address });
@@ -95,23 +119,45 @@ async function drainKey(
   address: string,
   chains: number[],
   states: (string | undefined)[],
-  chainId?: number
+  chainId?: number,
 ) {
-  if (!states.some((s) => s === "active")) throw notFound(`${address} is not an active relayer key on chain ${chains.join(", ")}`, { address });
-  const alone = chains.filter((id) => !keysOn(id, records, context).some((k) => k.state === "active" && k.address !== address));
-  if (alone.length) throw conflict(`${address} is the only active relayer key on chain ${alone.join(", ")}: add another first (relayer-keys add)`, { address });
+  if (!states.some((s) => s === "active"))
+    throw notFound(`${address} is not an active relayer key on chain ${chains.join(", ")}`, { address });
+  const alone = chains.filter(
+    (id) => !keysOn(id, records, context).some((k) => k.state === "active" && k.address !== address),
+  );
+  if (alone.length)
+    throw conflict(
+      `${address} is the only active relayer key on chain ${alone.join(", ")}: add another first (relayer-keys add)`,
+      { address },
+    );
   await store.setState(chainId ?? 0, address, "draining");
-  return { address, chainId: chainId ?? "every chain", state: "draining", ...(await store.work(chainId ?? 0, address)) };
+  return {
+    address,
+    chainId: chainId ?? "every chain",
+    state: "draining",
+    ...(await store.work(chainId ?? 0, address)),
+  };
 }
 
-async function removeKey(store: RelayerKeys, address: string, chains: number[], states: (string | undefined)[], chainId?: number) {
-  if (states.every((s) => s === undefined)) throw notFound(`${address} is not a relayer key on chain ${chains.join(", ")}`, { address });
-  if (states.some((s) => s === "active")) throw conflict(`${address} still takes new operations: drain it first (relayer-keys drain ${address})`, { address });
+async function removeKey(
+  store: RelayerKeys,
+  address: string,
+  chains: number[],
+  states: (string | undefined)[],
+  chainId?: number,
+) {
+  if (states.every((s) => s === undefined))
+    throw notFound(`${address} is not a relayer key on chain ${chains.join(", ")}`, { address });
+  if (states.some((s) => s === "active"))
+    throw conflict(`${address} still takes new operations: drain it first (relayer-keys drain ${address})`, {
+      address,
+    });
   const work = await store.work(chainId ?? 0, address);
   if (work.sending || work.prepared) {
     throw conflict(
       `${address} still has work: ${work.sending} batch(es) being sent and ${work.prepared} prepared in the last ${PREPARED_HOLD_MINUTES} minutes and not sent; remove it once they are done`,
-      { address, ...work }
+      { address, ...work },
     );
   }
   await store.setState(chainId ?? 0, address, "removed");
@@ -121,17 +167,26 @@ async function removeKey(store: RelayerKeys, address: string, chains: number[], 
 /** The chains a command acts on: `chainId` (which must have a relayer), else every chain with one. */
 function chainsOf(context: RelayerKeysContext, chainId?: number): number[] {
   const served = [...context.configured.keys()];
-  if (!served.length) throw badRequest("this service has no relayer: configure its first key (RELAYER_PRIVATE_KEY, RELAYER_KEYSTORE or RELAYER_PKCS11_*) and an RPC URL per chain", { field: "chainId" });
+  if (!served.length)
+    throw badRequest(
+      "this service has no relayer: configure its first key (RELAYER_PRIVATE_KEY, RELAYER_KEYSTORE or RELAYER_PKCS11_*) and an RPC URL per chain",
+      { field: "chainId" },
+    );
   if (chainId === undefined || chainId === 0) return served;
   if (!context.configured.has(chainId))
-    throw badRequest(`chain ${chainId} has no relayer in this service; chains with one: ${served.join(", ")}`, { field: "chainId" });
+    throw badRequest(`chain ${chainId} has no relayer in this service; chains with one: ${served.join(", ")}`, {
+      field: "chainId",
+    });
   return [chainId];
 }
 
 /** The relayer's keys on `chainId` as the records leave them: the configuration's, less those removed, with those added. */
 function keysOn(chainId: number, records: RelayerKeyRecord[], context: RelayerKeysContext): KeyOnChain[] {
   const keys = new Map<string, KeyOnChain>(
-    (context.configured.get(chainId) ?? []).map((a) => [a.toLowerCase(), { address: getAddress(a), state: "active", origin: "configuration" }])
+    (context.configured.get(chainId) ?? []).map((a) => [
+      a.toLowerCase(),
+      { address: getAddress(a), state: "active", origin: "configuration" },
+    ]),
   );
   for (const record of decisive(records, chainId)) {
     const id = record.address.toLowerCase();

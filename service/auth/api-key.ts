@@ -27,7 +27,11 @@ export async function optionalApiKey(services: KeyServices, req: RequestHeaders)
   return record;
 }
 
-export async function requireApiKey(services: KeyServices, req: RequestHeaders, missing: MissingKeyAnswer): Promise<ApiKeyRecord> {
+export async function requireApiKey(
+  services: KeyServices,
+  req: RequestHeaders,
+  missing: MissingKeyAnswer,
+): Promise<ApiKeyRecord> {
   const record = await optionalApiKey(services, req);
   if (record) return record;
   throw missingKeyError(missing);
@@ -36,5 +40,7 @@ export async function requireApiKey(services: KeyServices, req: RequestHeaders, 
 /** The answer to a missing key, which differs per endpoint; the three messages are matched by clients word for word. */
 export function missingKeyError(missing: MissingKeyAnswer): ApiError {
   if (missing === "headers") return badRequest(KEY_MISSING_FROM_HEADERS, { header: "x-api-key" });
-  return unauthorized(missing === "endpoint" ? KEY_REQUIRED_FOR_ENDPOINT : KEY_REQUIRED_FOR_METHOD, { header: "x-api-key" });
+  return unauthorized(missing === "endpoint" ? KEY_REQUIRED_FOR_ENDPOINT : KEY_REQUIRED_FOR_METHOD, {
+    header: "x-api-key",
+  });
 }

@@ -27,5 +27,8 @@ export function ipv6Prefix64(ip: string): string {
     const right = groupsOf(tail);
     groups = [...left, ...new Array<string>(8 - width(left) - width(right)).fill("0"), ...right];
   } else groups = groupsOf(address);
-  return groups.slice(0, 4).map((g) => parseInt(g, 16).toString(16)).join(":");
+  return groups
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(":");
 }

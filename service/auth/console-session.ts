@@ -17,16 +17,30 @@ export const CSRF_HEADER = "x-csrf-token";
 export const newConsoleToken = (): string => randomBytes(32).toString("base64url");
 
 /** The CSRF token of a session (what its pages carry and its changes must send in x-csrf-token). */
-export const csrfTokenOf = (sessionToken: string): string => createHmac("sha256", sessionToken).update("tak-console-csrf").digest("base64url");
+export const csrfTokenOf = (sessionToken: string): string =>
+  createHmac("sha256", sessionToken).update("tak-console-csrf").digest("base64url");
 
 const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
 
 /** The request reached the service on this machine (http://localhost, 127.0.0.1, [::1]): the cookie may go without Secure. */
-export const isLoopbackHost = (hostname: string): boolean => LOOPBACK_HOSTS.has(hostname.toLowerCase()) || hostname.toLowerCase().endsWith(".localhost");
+export const isLoopbackHost = (hostname: string): boolean =>
+  LOOPBACK_HOSTS.has(hostname.toLowerCase()) || hostname.toLowerCase().endsWith(".localhost");
 
 /** Set-Cookie for a new session, sent only to `path` (the console's, /console) and Secure unless reached on localhost. */
-export function sessionCookie(req: Pick<RequestHost, "hostname">, token: string, maxAgeSeconds: number, path = "/console"): string {
-  return [`${SESSION_COOKIE}=${token}`, `Path=${path}`, "HttpOnly", "SameSite=Strict", `Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`, ...(isLoopbackHost(req.hostname) ? [] : ["Secure"])].join("; ");
+export function sessionCookie(
+  req: Pick<RequestHost, "hostname">,
+  token: string,
+  maxAgeSeconds: number,
+  path = "/console",
+): string {
+  return [
+    `${SESSION_COOKIE}=${token}`,
+    `Path=${path}`,
+    "HttpOnly",
+    "SameSite=Strict",
+    `Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`,
+    ...(isLoopbackHost(req.hostname) ? [] : ["Secure"]),
+  ].join("; ");
 }
 
 /** Set-Cookie that removes the session cookie (sign-out). */
@@ -86,11 +100,17 @@ export async function authenticate(
     const given = Buffer.from(req.header(CSRF_HEADER) ?? "");
     const expected = Buffer.from(csrfToken);
     if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-      throw forbidden(`A console change needs the page's CSRF token in ${CSRF_HEADER}`, { field: CSRF_HEADER, in: "header" });
+      throw forbidden(`A console change needs the page's CSRF token in ${CSRF_HEADER}`, {
+        field: CSRF_HEADER,
+        in: "header",
+      });
     }
   }
   if (!roleAllows(session.operator.role, needed)) {
-    throw forbidden(`This needs the ${needed} role; ${session.operator.email} is a ${session.operator.role}`, { role: session.operator.role, needed });
+    throw forbidden(`This needs the ${needed} role; ${session.operator.email} is a ${session.operator.role}`, {
+      role: session.operator.role,
+      needed,
+    });
   }
   return { operator: session.operator, token, csrfToken, expiresAt: session.expiresAt };
 }
@@ -99,9 +119,15 @@ export async function authenticate(
  * A request a browser sent from another site's page is refused (403 naming origin): console changes, and the sign-in
  * (no other site can sign a browser in to an account of its choosing). Requests without Origin (not from a page) pass.
  */
-export function assertSameOrigin(req: RequestHeaders & Pick<RequestHost, "protocol" | "host">, publicOrigin?: string): void {
+export function assertSameOrigin(
+  req: RequestHeaders & Pick<RequestHost, "protocol" | "host">,
+  publicOrigin?: string,
+): void {
   const origin = req.header("origin");
   if (origin && origin !== `${req.protocol}://${req.host}` && origin !== publicOrigin) {
-    throw forbidden(`A console request must come from the console's own pages, not from ${origin}`, { field: "origin", in: "header" });
+    throw forbidden(`A console request must come from the console's own pages, not from ${origin}`, {
+      field: "origin",
+      in: "header",
+    });
   }
 }

@@ -23,7 +23,12 @@ export class OnboardingRateLimiter {
 
   constructor(db: Db) {
     this.requests = limiterStore(db, "kyc_req", ONBOARDING_LIMITS.requestsPerMinute, 60);
-    this.unknownLinks = limiterStore(db, "kyc_unknown", ONBOARDING_LIMITS.unknownLinks, ONBOARDING_LIMITS.unknownLinksWindowSeconds);
+    this.unknownLinks = limiterStore(
+      db,
+      "kyc_unknown",
+      ONBOARDING_LIMITS.unknownLinks,
+      ONBOARDING_LIMITS.unknownLinksWindowSeconds,
+    );
   }
 
   /** Counts one onboarding request of the caller's IP; throws the 429 when it is over a limit. */
@@ -31,12 +36,19 @@ export class OnboardingRateLimiter {
     const subject = clientSubject(client);
     const misses = await this.unknownLinks.get(subject);
     if (misses && misses.consumedPoints >= ONBOARDING_LIMITS.unknownLinks) {
-      throw tooMany(`${ONBOARDING_LIMITS.unknownLinks} unknown onboarding links per IP in ${ONBOARDING_LIMITS.unknownLinksWindowSeconds / 60} minutes`, misses.msBeforeNext);
+      throw tooMany(
+        `${ONBOARDING_LIMITS.unknownLinks} unknown onboarding links per IP in ${ONBOARDING_LIMITS.unknownLinksWindowSeconds / 60} minutes`,
+        misses.msBeforeNext,
+      );
     }
     try {
       await this.requests.consume(subject, 1);
     } catch (error) {
-      if (error instanceof RateLimiterRes) throw tooMany(`${ONBOARDING_LIMITS.requestsPerMinute} onboarding requests per IP per minute`, error.msBeforeNext);
+      if (error instanceof RateLimiterRes)
+        throw tooMany(
+          `${ONBOARDING_LIMITS.requestsPerMinute} onboarding requests per IP per minute`,
+          error.msBeforeNext,
+        );
       throw error;
     }
   }
@@ -49,10 +61,14 @@ export class OnboardingRateLimiter {
   }
 }
 
-
 function tooMany(limit: string, msBeforeNext: number): ApiError {
   const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
-  return new ApiError("RATE_LIMITED", `Too many requests: ${limit} exceeded; retry after ${seconds} seconds`, { limit, retryAfterSeconds: seconds }, {
-    "Retry-After": String(seconds),
-  });
+  return new ApiError(
+    "RATE_LIMITED",
+    `Too many requests: ${limit} exceeded; retry after ${seconds} seconds`,
+    { limit, retryAfterSeconds: seconds },
+    {
+      "Retry-After": String(seconds),
+    },
+  );
 }

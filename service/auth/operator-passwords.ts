@@ -20,14 +20,28 @@ export function passwordProblem(password: string): string | undefined {
   return undefined;
 }
 
-function derive(password: string, salt: Buffer, options: ScryptOptions & { N: number; r: number; p: number }): Promise<Buffer> {
-  return new Promise((resolve, reject) => scrypt(password.normalize("NFC"), salt, KEY_LENGTH, { ...options, maxmem: maxmemOf(options.N, options.r) }, (error, key) => (error ? reject(error) : resolve(key))));
+function derive(
+  password: string,
+  salt: Buffer,
+  options: ScryptOptions & { N: number; r: number; p: number },
+): Promise<Buffer> {
+  return new Promise((resolve, reject) =>
+    scrypt(
+      password.normalize("NFC"),
+      salt,
+      KEY_LENGTH,
+      { ...options, maxmem: maxmemOf(options.N, options.r) },
+      (error, key) => (error ? reject(error) : resolve(key)),
+    ),
+  );
 }
 
 export async function hashPassword(password: string): Promise<string> {
   const salt = randomBytes(16);
   const key = await derive(password, salt, PARAMETERS);
-  return ["scrypt", PARAMETERS.N, PARAMETERS.r, PARAMETERS.p, salt.toString("base64"), key.toString("base64")].join("$");
+  return ["scrypt", PARAMETERS.N, PARAMETERS.r, PARAMETERS.p, salt.toString("base64"), key.toString("base64")].join(
+    "$",
+  );
 }
 
 /** A stored hash nobody's password matches, verified instead when there is no account: a miss costs as long as a hit. */
@@ -43,5 +57,7 @@ export async function verifyPassword(password: string, stored: string | null | u
   if (scheme !== "scrypt" || !salt || !key) return false;
   const expected = Buffer.from(key, "base64");
   const derived = await derive(password, Buffer.from(salt, "base64"), { N: Number(N), r: Number(r), p: Number(p) });
-  return derived.length === expected.length && timingSafeEqual(derived, expected) && stored !== undefined && stored !== null;
+  return (
+    derived.length === expected.length && timingSafeEqual(derived, expected) && stored !== undefined && stored !== null
+  );
 }

@@ -1,4 +1,10 @@
-import { BurstyRateLimiter, RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from "rate-limiter-flexible";
+import {
+  BurstyRateLimiter,
+  RateLimiterMemory,
+  RateLimiterPostgres,
+  RateLimiterRes,
+  type RateLimiterAbstract,
+} from "rate-limiter-flexible";
 import { ApiError } from "../errors";
 import { clientSubject } from "./client-address";
 import type { Db } from "../store/db";
@@ -51,9 +57,14 @@ export function limiterStore(db: Db, keyPrefix: string, points: number, duration
 }
 
 function rateLimited(limit: string): ApiError {
-  return new ApiError("RATE_LIMITED", `Too many requests: ${limit} exceeded; retry after 60 seconds`, { limit }, {
-    "Retry-After": RETRY_AFTER_SECONDS,
-  });
+  return new ApiError(
+    "RATE_LIMITED",
+    `Too many requests: ${limit} exceeded; retry after 60 seconds`,
+    { limit },
+    {
+      "Retry-After": RETRY_AFTER_SECONDS,
+    },
+  );
 }
 
 interface Tier {
@@ -67,12 +78,16 @@ export class PrepareRateLimiter {
   private readonly keyed: Tier;
 
   constructor(db: Db) {
-    const store = (keyPrefix: string, points: number, duration: number) => limiterStore(db, keyPrefix, points, duration);
+    const store = (keyPrefix: string, points: number, duration: number) =>
+      limiterStore(db, keyPrefix, points, duration);
     const tier = (name: string, limits: PrepareLimits): Tier => {
       const extra = limits.burst - limits.perMinute;
       const refillSeconds = Math.ceil((extra / limits.perMinute) * 60);
       return {
-        rate: new BurstyRateLimiter(store(`${name}_min`, limits.perMinute, 60), store(`${name}_burst`, extra, refillSeconds)),
+        rate: new BurstyRateLimiter(
+          store(`${name}_min`, limits.perMinute, 60),
+          store(`${name}_burst`, extra, refillSeconds),
+        ),
         wallet: limits.perWalletPerMinute ? store(`${name}_wallet`, limits.perWalletPerMinute, 60) : undefined,
         concurrency: store(`${name}_conc`, limits.concurrent, CONCURRENCY_LEASE_SECONDS),
       };
@@ -85,7 +100,11 @@ export class PrepareRateLimiter {
    * Counts one prepare against the caller's limits (the validated key when there is one, else the client IP, plus
    * the signer wallet without a key) and holds a concurrency slot. Returns the release function; throws a 429.
    */
-  async admit(client: ClientAddress, apiKeyId: string | undefined, wallet: string | undefined): Promise<() => Promise<void>> {
+  async admit(
+    client: ClientAddress,
+    apiKeyId: string | undefined,
+    wallet: string | undefined,
+  ): Promise<() => Promise<void>> {
     const tier = apiKeyId ? this.keyed : this.anonymous;
     const subject = apiKeyId ? `key:${apiKeyId}` : clientSubject(client);
     await consume(tier.rate, subject, apiKeyId ? "per-key request rate" : "per-IP request rate");
@@ -110,7 +129,8 @@ async function consume(limiter: BurstyRateLimiter | RateLimiterAbstract, key: st
   try {
     await limiter.consume(key, 1);
   } catch (error) {
-    if (error instanceof RateLimiterRes || (error as { msBeforeNext?: number })?.msBeforeNext !== undefined) throw rateLimited(limit);
+    if (error instanceof RateLimiterRes || (error as { msBeforeNext?: number })?.msBeforeNext !== undefined)
+      throw rateLimited(limit);
     throw error;
   }
 }

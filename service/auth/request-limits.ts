@@ -39,9 +39,14 @@ export class RequestLimit {
       if (!(error instanceof RateLimiterRes)) throw error;
       const seconds = Math.max(1, Math.ceil(error.msBeforeNext / 1000));
       const { label } = REQUEST_LIMITS[this.name];
-      throw new ApiError("RATE_LIMITED", `Too many requests: ${label} exceeded; retry after ${seconds} seconds`, { limit: label, retryAfterSeconds: seconds }, {
-        "Retry-After": String(seconds),
-      });
+      throw new ApiError(
+        "RATE_LIMITED",
+        `Too many requests: ${label} exceeded; retry after ${seconds} seconds`,
+        { limit: label, retryAfterSeconds: seconds },
+        {
+          "Retry-After": String(seconds),
+        },
+      );
     }
   }
 }

@@ -24,7 +24,12 @@ export class SignInLimiter {
 
   constructor(db: Db) {
     this.attempts = limiterStore(db, "console_sign_in", SIGN_IN_LIMITS.attemptsPerMinute, 60);
-    this.passwords = limiterStore(db, "console_refused_password", SIGN_IN_LIMITS.refusedPasswords, SIGN_IN_LIMITS.windowSeconds);
+    this.passwords = limiterStore(
+      db,
+      "console_refused_password",
+      SIGN_IN_LIMITS.refusedPasswords,
+      SIGN_IN_LIMITS.windowSeconds,
+    );
     this.links = limiterStore(db, "console_refused_link", SIGN_IN_LIMITS.refusedLinks, SIGN_IN_LIMITS.windowSeconds);
   }
 
@@ -33,14 +38,27 @@ export class SignInLimiter {
     try {
       await this.attempts.consume(clientSubject(client), 1);
     } catch (error) {
-      if (error instanceof RateLimiterRes) throw tooMany(`${SIGN_IN_LIMITS.attemptsPerMinute} sign-in attempts per minute from one address`, error.msBeforeNext);
+      if (error instanceof RateLimiterRes)
+        throw tooMany(
+          `${SIGN_IN_LIMITS.attemptsPerMinute} sign-in attempts per minute from one address`,
+          error.msBeforeNext,
+        );
       throw error;
     }
-    const checks: [RateLimiterAbstract, string, number, string][] = [[this.links, clientSubject(client), SIGN_IN_LIMITS.refusedLinks, "refused sign-in links from one address"]];
-    if (email) checks.push([this.passwords, email.toLowerCase(), SIGN_IN_LIMITS.refusedPasswords, "refused passwords for one operator"]);
+    const checks: [RateLimiterAbstract, string, number, string][] = [
+      [this.links, clientSubject(client), SIGN_IN_LIMITS.refusedLinks, "refused sign-in links from one address"],
+    ];
+    if (email)
+      checks.push([
+        this.passwords,
+        email.toLowerCase(),
+        SIGN_IN_LIMITS.refusedPasswords,
+        "refused passwords for one operator",
+      ]);
     for (const [limiter, subject, points, what] of checks) {
       const used = await limiter.get(subject);
-      if (used && used.consumedPoints >= points) throw tooMany(`${points} ${what} in ${SIGN_IN_LIMITS.windowSeconds / 60} minutes`, used.msBeforeNext);
+      if (used && used.consumedPoints >= points)
+        throw tooMany(`${points} ${what} in ${SIGN_IN_LIMITS.windowSeconds / 60} minutes`, used.msBeforeNext);
     }
   }
 
@@ -61,5 +79,10 @@ const ignoreLimit = (error: unknown) => {
 
 function tooMany(limit: string, msBeforeNext: number): ApiError {
   const seconds = Math.max(1, Math.ceil(msBeforeNext / 1000));
-  return new ApiError("RATE_LIMITED", `Too many sign-in attempts: ${limit}; retry after ${seconds} seconds`, { limit, retryAfterSeconds: seconds }, { "Retry-After": String(seconds) });
+  return new ApiError(
+    "RATE_LIMITED",
+    `Too many sign-in attempts: ${limit}; retry after ${seconds} seconds`,
+    { limit, retryAfterSeconds: seconds },
+    { "Retry-After": String(seconds) },
+  );
 }

@@ -7,7 +7,8 @@ import { checksumAddress } from "../crypto/checksum-address";
  * Each value is checked as ethers checks it (an address's mixed case must be its checksum; a number must fit 256 bits)
  * and a bad one throws. Held to ethers' encoder by test/service/abi-words.test.ts.
  */
-export type AbiValue = { address: string } | { uint: bigint } | { bytes32: string } | { bytes: string } | { string: string };
+export type AbiValue =
+  { address: string } | { uint: bigint } | { bytes32: string } | { bytes: string } | { string: string };
 
 const HEX_BYTES = /^0x([0-9a-fA-F]{2})*$/;
 const UINT256_LIMIT = 2n ** 256n;
@@ -20,7 +21,8 @@ function word(value: Exclude<AbiValue, { bytes: string } | { string: string }>):
     if (value.uint < 0n || value.uint >= UINT256_LIMIT) throw new RangeError(`${value.uint} does not fit a uint256`);
     return value.uint.toString(16).padStart(64, "0");
   }
-  if (!/^0x[0-9a-fA-F]{64}$/.test(value.bytes32)) throw new TypeError(`${value.bytes32.slice(0, 80)} is not 32 bytes of hex`);
+  if (!/^0x[0-9a-fA-F]{64}$/.test(value.bytes32))
+    throw new TypeError(`${value.bytes32.slice(0, 80)} is not 32 bytes of hex`);
   return value.bytes32.slice(2).toLowerCase();
 }
 
@@ -67,7 +69,8 @@ export function decodeAbi(types: readonly AbiType[], data: string): (string | bi
   if (!HEX_BYTES.test(data)) throw new TypeError("ABI data must be 0x-prefixed hex of whole bytes");
   const bytes = Buffer.from(data.slice(2), "hex");
   const wordAt = (offset: number): Buffer => {
-    if (offset + 32 > bytes.length) throw new RangeError(`ABI data too short: a word at ${offset} of ${bytes.length} bytes`);
+    if (offset + 32 > bytes.length)
+      throw new RangeError(`ABI data too short: a word at ${offset} of ${bytes.length} bytes`);
     return bytes.subarray(offset, offset + 32);
   };
   const uintAt = (offset: number): bigint => BigInt("0x" + wordAt(offset).toString("hex"));
@@ -76,7 +79,8 @@ export function decodeAbi(types: readonly AbiType[], data: string): (string | bi
     if (type === "address") return wordToAddress(wordAt(i * 32).toString("hex"));
     const start = uintAt(i * 32);
     const length = start + 32n <= BigInt(bytes.length) ? uintAt(Number(start)) : -1n;
-    if (length < 0n || start + 32n + length > BigInt(bytes.length)) throw new RangeError("ABI data too short for a string it points to");
+    if (length < 0n || start + 32n + length > BigInt(bytes.length))
+      throw new RangeError("ABI data too short for a string it points to");
     const from = Number(start) + 32;
     return utf8.decode(bytes.subarray(from, from + Number(length)));
   });

@@ -53,4 +53,3 @@ export function blockReads(chain: { blocks: BlockWatcher }): BlockReads {
   if (!reads) perChain.set(chain, (reads = new BlockReads(chain.blocks)));
   return reads;
 }
-

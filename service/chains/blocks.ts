@@ -137,7 +137,8 @@ export class BlockWatcher {
 
   /** The delay before the next poll: fast at first, then a fraction of the observed block interval. */
   pollDelay(now = Date.now()): number {
-    if (this.intervalMs === undefined) return now - this.activeSince < FAST_PHASE_MS ? FAST_POLL_MS : UNKNOWN_INTERVAL_POLL_MS;
+    if (this.intervalMs === undefined)
+      return now - this.activeSince < FAST_PHASE_MS ? FAST_POLL_MS : UNKNOWN_INTERVAL_POLL_MS;
     return Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, Math.round(this.intervalMs / INTERVAL_FRACTION)));
   }
 
@@ -235,7 +236,11 @@ export class BlockWatcher {
  * Calls `check` now and again at every new block (and at least every `recheckMs`) until it answers something, or
  * throws after `timeoutMs`. The receipt wait shared by the runner's helpers and the x402 settlement.
  */
-export async function untilFound<T>(blocks: BlockWatcher, check: () => Promise<T | null | undefined>, options: { timeoutMs: number; recheckMs?: number }): Promise<T> {
+export async function untilFound<T>(
+  blocks: BlockWatcher,
+  check: () => Promise<T | null | undefined>,
+  options: { timeoutMs: number; recheckMs?: number },
+): Promise<T> {
   const deadline = Date.now() + options.timeoutMs;
   for (;;) {
     const since = blocks.head; // read before the check: a block landing during it still wakes the wait below

@@ -136,7 +136,10 @@ const eventsByTopic = new WeakMap<Interface, Map<string, EventFragment>>();
  * `Interface.parseLog` answers (and it throws, as that does, on data that does not decode). `parseLog` finds the event
  * by recomputing every event's topic hash, a keccak each, on every call; the topics here are computed once.
  */
-export function parseEventLog(iface: Interface, log: { topics: readonly string[]; data: string }): LogDescription | null {
+export function parseEventLog(
+  iface: Interface,
+  log: { topics: readonly string[]; data: string },
+): LogDescription | null {
   let events = eventsByTopic.get(iface);
   if (!events) {
     const found = new Map<string, EventFragment>();

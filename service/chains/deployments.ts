@@ -51,7 +51,8 @@ export function readDeployment(dir: string, chainId: number): Deployment | undef
   if (!fs.existsSync(file)) return undefined;
   const parsed = deploymentSchema.safeParse(JSON.parse(fs.readFileSync(file, "utf8")));
   if (!parsed.success) throw new Error(`${file} is not a valid deployment: ${parsed.error.issues[0].message}`);
-  if (parsed.data.chainId !== chainId) throw new Error(`${file} describes chain ${parsed.data.chainId}, not ${chainId}`);
+  if (parsed.data.chainId !== chainId)
+    throw new Error(`${file} describes chain ${parsed.data.chainId}, not ${chainId}`);
   return parsed.data;
 }
 

@@ -36,7 +36,8 @@ export function replacementFees(current: Fees, market: MarketFees, cap: bigint):
   if (marketMax > max) max = marketMax;
   if (max > cap) max = cap;
   if (tip > max) tip = max;
-  const enough = (next: bigint, old: bigint) => next >= raised(old, MIN_BUMP_NUMERATOR, MIN_BUMP_DENOMINATOR) && next > old;
+  const enough = (next: bigint, old: bigint) =>
+    next >= raised(old, MIN_BUMP_NUMERATOR, MIN_BUMP_DENOMINATOR) && next > old;
   if (!enough(max, current.maxFeePerGas) || !enough(tip, current.maxPriorityFeePerGas)) return undefined;
   return { maxFeePerGas: max, maxPriorityFeePerGas: tip };
 }

@@ -54,26 +54,47 @@ export class ChainRegistry {
       const known = networkById(chainId);
       const areas = known && !servedBy(known, config.ENVIRONMENT) ? known.alsoServes?.[config.ENVIRONMENT] : undefined;
       if (known && !servedBy(known, config.ENVIRONMENT) && !areas) {
-        problems.push(`RPC_URL_${chainId}: ${known.name} is a ${known.environment} network, not served with ENVIRONMENT=${config.ENVIRONMENT}; remove RPC_URL_${chainId} or set ENVIRONMENT=${known.environment}`);
+        problems.push(
+          `RPC_URL_${chainId}: ${known.name} is a ${known.environment} network, not served with ENVIRONMENT=${config.ENVIRONMENT}; remove RPC_URL_${chainId} or set ENVIRONMENT=${known.environment}`,
+        );
         continue;
       }
       const deployment = readDeployment(config.DEPLOYMENTS_DIR, chainId);
       if (!deployment) {
-        problems.push(`RPC_URL_${chainId}: no deployment file ${chainId}.json in DEPLOYMENTS_DIR (${config.DEPLOYMENTS_DIR}); deploy there first (npx hardhat run scripts/deploy.ts) or remove RPC_URL_${chainId}`);
+        problems.push(
+          `RPC_URL_${chainId}: no deployment file ${chainId}.json in DEPLOYMENTS_DIR (${config.DEPLOYMENTS_DIR}); deploy there first (npx hardhat run scripts/deploy.ts) or remove RPC_URL_${chainId}`,
+        );
         continue;
       }
       const network = known ?? operatorNetwork(chainId, deployment);
       const provider = new ResilientRpcProvider(
         chainId,
         rpcUrls,
-        { attemptTimeoutMs: config.RPC_TIMEOUT_MS, budgetMs: config.RPC_RETRY_BUDGET_MS, failuresBeforeRest: 3, restMs: 30_000 },
+        {
+          attemptTimeoutMs: config.RPC_TIMEOUT_MS,
+          budgetMs: config.RPC_RETRY_BUDGET_MS,
+          failuresBeforeRest: 3,
+          restMs: 30_000,
+        },
         logger ? logFailovers(logger.child({ component: "rpc", chainId })) : undefined,
       );
       const confirmations = config.confirmationsByChain.get(chainId) ?? config.CONFIRMATIONS ?? network.confirmations;
       const blocks = new BlockWatcher(provider);
       const reorgWatch = new ReorgWatch(provider, blocks, Math.max(config.REORG_WATCH_BLOCKS, confirmations));
       const allowedContracts = new Set((config.RAMS_ALLOWED_CONTRACTS ?? []).map((a) => a.toLowerCase()));
-      this.chains.set(chainId, { chainId, network, deployment, rpcUrls, provider, confirmations, blocks, reorgWatch, shallowReorgs: 0, allowedContracts, ...(areas ? { areas } : {}) });
+      this.chains.set(chainId, {
+        chainId,
+        network,
+        deployment,
+        rpcUrls,
+        provider,
+        confirmations,
+        blocks,
+        reorgWatch,
+        shallowReorgs: 0,
+        allowedContracts,
+        ...(areas ? { areas } : {}),
+      });
     }
     if (problems.length) {
       this.destroy();
@@ -100,14 +121,22 @@ export class ChainRegistry {
     if (served) return served;
     const network = chainId === undefined ? undefined : networkById(chainId);
     if (chainId === undefined || !network) {
-      const value = typeof input === "object" ? JSON.stringify(input) : (input as string | number | boolean | bigint).toString();
-      throw badRequest(`Unsupported ${field}: ${value}. ${this.acceptedForms(field, value)}`, { field, value, available: this.list().map((c) => c.chainId) });
+      const value =
+        typeof input === "object" ? JSON.stringify(input) : (input as string | number | boolean | bigint).toString();
+      throw badRequest(`Unsupported ${field}: ${value}. ${this.acceptedForms(field, value)}`, {
+        field,
+        value,
+        available: this.list().map((c) => c.chainId),
+      });
     }
-    throw badRequest(`${field} ${chainId} (${network.name}) is not available on the ${this.config.ENVIRONMENT} deployment`, {
-      field,
-      chainId,
-      available: this.list().map((c) => c.chainId),
-    });
+    throw badRequest(
+      `${field} ${chainId} (${network.name}) is not available on the ${this.config.ENVIRONMENT} deployment`,
+      {
+        field,
+        chainId,
+        available: this.list().map((c) => c.chainId),
+      },
+    );
   }
 
   /**
@@ -152,6 +181,10 @@ function operatorNetwork(chainId: number, deployment: Deployment): Network {
 function logFailovers(log: Logger): RpcObserver {
   return ({ endpoint, outcome, detail }) => {
     if (outcome === "ok" || outcome === "throttled") return;
-    if (endpoint.failures === 3) log.warn({ endpoint: endpoint.label, outcome, detail }, "RPC URL failing (3 in a row); retrying, other URLs first when configured");
+    if (endpoint.failures === 3)
+      log.warn(
+        { endpoint: endpoint.label, outcome, detail },
+        "RPC URL failing (3 in a row); retrying, other URLs first when configured",
+      );
   };
 }

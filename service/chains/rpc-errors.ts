@@ -12,7 +12,8 @@ const TRANSIENT_MESSAGE =
   /header not found|missing trie node|unknown block|block not found|request timed out|timeout|timed out|rate limit|too many requests|over rate limit|capacity|try again|temporar|unavailable|upstream|no backend|bad gateway|gateway|connection|socket hang up|ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EAI_AGAIN|ENOTFOUND|internal error|server error|overloaded|busy/i;
 
 /** Messages a node gives for a transaction or call it judged: these are answers, not passing failures. */
-const VERDICT_MESSAGE = /revert|nonce|insufficient funds|underpriced|already known|gas|invalid|fee cap|max fee|tip|exceeds|intrinsic|sender|signature|replacement/i;
+const VERDICT_MESSAGE =
+  /revert|nonce|insufficient funds|underpriced|already known|gas|invalid|fee cap|max fee|tip|exceeds|intrinsic|sender|signature|replacement/i;
 
 export interface RpcErrorObject {
   code?: number;
@@ -24,7 +25,8 @@ export interface RpcErrorObject {
 export function isTransientRpcError(error: RpcErrorObject | undefined): boolean {
   if (!error) return false;
   const message = typeof error.message === "string" ? error.message : "";
-  if (VERDICT_MESSAGE.test(message) && !/header not found|missing trie node|timeout|timed out/i.test(message)) return false;
+  if (VERDICT_MESSAGE.test(message) && !/header not found|missing trie node|timeout|timed out/i.test(message))
+    return false;
   if (typeof error.code === "number" && TRANSIENT_CODES.has(error.code)) return true;
   return TRANSIENT_MESSAGE.test(message);
 }
@@ -56,9 +58,11 @@ export class ChainUnavailableError extends Error {
  */
 export function isChainUnavailable(error: unknown): boolean {
   if (error instanceof ChainUnavailableError) return true;
-  const e = error as { code?: unknown; error?: RpcErrorObject; info?: { error?: RpcErrorObject }; message?: unknown } | undefined;
+  const e = error as
+    { code?: unknown; error?: RpcErrorObject; info?: { error?: RpcErrorObject }; message?: unknown } | undefined;
   if (!e || typeof e !== "object") return false;
-  if (e.code === "CHAIN_UNAVAILABLE" || e.code === "TIMEOUT" || e.code === "NETWORK_ERROR" || e.code === "SERVER_ERROR") return true;
+  if (e.code === "CHAIN_UNAVAILABLE" || e.code === "TIMEOUT" || e.code === "NETWORK_ERROR" || e.code === "SERVER_ERROR")
+    return true;
   const inner = e.error ?? e.info?.error;
   if (inner && isTransientRpcError(inner)) return true;
   return false;
@@ -82,7 +86,8 @@ export type BroadcastVerdict =
 const KNOWN = /already known|known transaction|already imported|same hash/i;
 const NONCE_USED = /nonce too low|nonce has already been used|NONCE_EXPIRED|already been used|invalid nonce.*lower/i;
 const NONCE_AHEAD = /nonce too high|transactions can't be queued|gapped/i;
-const UNDERPRICED = /underpriced|too low for the next block|fee cap less than block base fee|max fee per gas less than block base fee|maxFeePerGas.*base fee|fee too low|gas price too low|feecap/i;
+const UNDERPRICED =
+  /underpriced|too low for the next block|fee cap less than block base fee|max fee per gas less than block base fee|maxFeePerGas.*base fee|fee too low|gas price too low|feecap/i;
 
 /** Classifies the message of a refused eth_sendRawTransaction (after transport retries). */
 export function broadcastVerdict(error: unknown): BroadcastVerdict {
@@ -98,6 +103,11 @@ export function broadcastVerdict(error: unknown): BroadcastVerdict {
 
 /** The most specific message of an ethers / JSON-RPC error. */
 export function messageOf(error: unknown): string {
-  const e = error as { error?: { message?: string }; info?: { error?: { message?: string } }; shortMessage?: string; message?: string };
+  const e = error as {
+    error?: { message?: string };
+    info?: { error?: { message?: string } };
+    shortMessage?: string;
+    message?: string;
+  };
   return e?.error?.message ?? e?.info?.error?.message ?? e?.shortMessage ?? e?.message ?? String(error);
 }

@@ -1,6 +1,13 @@
 import http from "node:http";
 import https from "node:https";
-import { JsonRpcProvider, makeError, Network as EthersNetwork, type JsonRpcError, type JsonRpcPayload, type JsonRpcResult } from "ethers";
+import {
+  JsonRpcProvider,
+  makeError,
+  Network as EthersNetwork,
+  type JsonRpcError,
+  type JsonRpcPayload,
+  type JsonRpcResult,
+} from "ethers";
 
 type JsonRpcAnswer = JsonRpcResult | JsonRpcError;
 import { ChainUnavailableError, isTransientHttpStatus, isTransientRpcError, type RpcErrorObject } from "./rpc-errors";
@@ -16,7 +23,12 @@ export interface RpcPolicy {
   restMs: number;
 }
 
-export const DEFAULT_RPC_POLICY: RpcPolicy = { attemptTimeoutMs: 5_000, budgetMs: 15_000, failuresBeforeRest: 3, restMs: 30_000 };
+export const DEFAULT_RPC_POLICY: RpcPolicy = {
+  attemptTimeoutMs: 5_000,
+  budgetMs: 15_000,
+  failuresBeforeRest: 3,
+  restMs: 30_000,
+};
 
 const BACKOFF_START_MS = 100;
 const BACKOFF_MAX_MS = 2_000;
@@ -72,7 +84,11 @@ export function redactUrl(url: string): string {
 }
 
 /** Observes each attempt (metrics, logs); never throws. */
-export type RpcObserver = (event: { endpoint: RpcEndpoint; outcome: "ok" | "error" | "throttled" | "timeout"; detail?: string }) => void;
+export type RpcObserver = (event: {
+  endpoint: RpcEndpoint;
+  outcome: "ok" | "error" | "throttled" | "timeout";
+  detail?: string;
+}) => void;
 
 /**
  * An ethers JsonRpcProvider over several URLs of one chain, for public networks whose providers fail in passing. Each
@@ -85,7 +101,10 @@ export type RpcObserver = (event: { endpoint: RpcEndpoint; outcome: "ok" | "erro
  */
 export class ResilientRpcProvider extends JsonRpcProvider {
   readonly endpoints: RpcEndpoint[];
-  private readonly agents = { http: new http.Agent({ keepAlive: true, maxSockets: 64 }), https: new https.Agent({ keepAlive: true, maxSockets: 64 }) };
+  private readonly agents = {
+    http: new http.Agent({ keepAlive: true, maxSockets: 64 }),
+    https: new https.Agent({ keepAlive: true, maxSockets: 64 }),
+  };
 
   constructor(
     readonly chainId: number,
@@ -119,7 +138,11 @@ export class ResilientRpcProvider extends JsonRpcProvider {
     if (this.destroyed) return super.send(method, params as unknown[]); // ethers' "provider destroyed" refusal
     this._start();
     return new Promise((resolve, reject) => {
-      this.queued.push({ payload: { method, params: params as unknown[], id: this.nextCallId++, jsonrpc: "2.0" }, resolve, reject });
+      this.queued.push({
+        payload: { method, params: params as unknown[], id: this.nextCallId++, jsonrpc: "2.0" },
+        resolve,
+        reject,
+      });
       if (this.queued.length === 1) setImmediate(() => this.sendQueued());
     });
   }
@@ -135,11 +158,14 @@ export class ResilientRpcProvider extends JsonRpcProvider {
       const answers = await this._send(batch.length === 1 ? batch[0].payload : batch.map((c) => c.payload));
       for (const { payload, resolve, reject } of batch) {
         if (this.destroyed) {
-          reject(makeError("provider destroyed; cancelled request", "UNSUPPORTED_OPERATION", { operation: payload.method }));
+          reject(
+            makeError("provider destroyed; cancelled request", "UNSUPPORTED_OPERATION", { operation: payload.method }),
+          );
           continue;
         }
         const answer = (answers as JsonRpcAnswer[]).find((a) => a.id === payload.id);
-        if (!answer) reject(makeError("missing response for request", "BAD_DATA", { value: answers, info: { payload } }));
+        if (!answer)
+          reject(makeError("missing response for request", "BAD_DATA", { value: answers, info: { payload } }));
         else if ("error" in answer) reject(this.getRpcError(payload, answer));
         else resolve(answer.result);
       }
@@ -163,11 +189,18 @@ export class ResilientRpcProvider extends JsonRpcProvider {
     let throttledUntil = 0;
     for (let attempt = 0; ; attempt++) {
       const endpoint = this.pick();
-      const wait = Math.max(endpoint === this.lastThrottled ? throttledUntil - Date.now() : 0, attempt === 0 ? 0 : backoff(attempt));
+      const wait = Math.max(
+        endpoint === this.lastThrottled ? throttledUntil - Date.now() : 0,
+        attempt === 0 ? 0 : backoff(attempt),
+      );
       if (Date.now() + wait >= deadline) break;
       if (wait > 0) await sleep(wait);
       const items = [...pending.values()];
-      const outcome = await this.attempt(endpoint, items.length === 1 && !Array.isArray(payload) ? items[0] : items, deadline);
+      const outcome = await this.attempt(
+        endpoint,
+        items.length === 1 && !Array.isArray(payload) ? items[0] : items,
+        deadline,
+      );
       if (outcome.kind === "answers") {
         for (const answer of outcome.answers) {
           const request = pending.get(answer.id);
@@ -191,7 +224,11 @@ export class ResilientRpcProvider extends JsonRpcProvider {
         this.lastThrottled = endpoint;
       }
     }
-    throw new ChainUnavailableError(this.chainId, lastFailure, Math.max(1, Math.ceil(Math.max(retryAfterMs, 1000) / 1000)));
+    throw new ChainUnavailableError(
+      this.chainId,
+      lastFailure,
+      Math.max(1, Math.ceil(Math.max(retryAfterMs, 1000) / 1000)),
+    );
   }
 
   /**
@@ -200,7 +237,8 @@ export class ResilientRpcProvider extends JsonRpcProvider {
    */
   async request(method: string, params: readonly unknown[] = []): Promise<unknown> {
     const [answer] = await this.sendWithFailover({ id: ++this.rawIds, jsonrpc: "2.0", method, params: [...params] });
-    if ("error" in answer) throw Object.assign(new Error(String((answer.error as RpcErrorObject).message ?? "RPC error")), answer.error);
+    if ("error" in answer)
+      throw Object.assign(new Error(String((answer.error as RpcErrorObject).message ?? "RPC error")), answer.error);
     return answer.result;
   }
 
@@ -239,12 +277,21 @@ export class ResilientRpcProvider extends JsonRpcProvider {
     endpoint: RpcEndpoint,
     body: JsonRpcPayload | JsonRpcPayload[],
     deadline: number,
-  ): Promise<{ kind: "answers"; answers: JsonRpcAnswer[] } | { kind: "failed"; detail: string } | { kind: "throttled"; detail: string; retryAfterMs: number }> {
+  ): Promise<
+    | { kind: "answers"; answers: JsonRpcAnswer[] }
+    | { kind: "failed"; detail: string }
+    | { kind: "throttled"; detail: string; retryAfterMs: number }
+  > {
     const started = Date.now();
     const timeoutMs = Math.max(1, Math.min(this.policy.attemptTimeoutMs, deadline - started));
     let response: { status: number; retryAfter?: string; text: string };
     try {
-      response = await postJson(endpoint.url, JSON.stringify(body), timeoutMs, endpoint.url.startsWith("https:") ? this.agents.https : this.agents.http);
+      response = await postJson(
+        endpoint.url,
+        JSON.stringify(body),
+        timeoutMs,
+        endpoint.url.startsWith("https:") ? this.agents.https : this.agents.http,
+      );
     } catch (error) {
       const detail = (error as Error).message;
       this.failed(endpoint, /timed out/.test(detail) ? "timeout" : "error", detail);
@@ -262,7 +309,10 @@ export class ResilientRpcProvider extends JsonRpcProvider {
       const detail = `HTTP ${response.status}`;
       this.failed(endpoint, "error", detail);
       // A status that will never change is still not a verdict on the call: it is the provider's.
-      return { kind: "failed", detail: `${endpoint.label}: ${detail}${isTransientHttpStatus(response.status) ? "" : " (check the RPC URL)"}` };
+      return {
+        kind: "failed",
+        detail: `${endpoint.label}: ${detail}${isTransientHttpStatus(response.status) ? "" : " (check the RPC URL)"}`,
+      };
     }
     let parsed: unknown;
     try {
@@ -309,11 +359,19 @@ export function parseRetryAfter(value: string | undefined): number | undefined {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** POSTs JSON and reads the whole answer, or fails after `timeoutMs` (the socket is destroyed). */
-function postJson(url: string, body: string, timeoutMs: number, agent: http.Agent): Promise<{ status: number; retryAfter?: string; text: string }> {
+function postJson(
+  url: string,
+  body: string,
+  timeoutMs: number,
+  agent: http.Agent,
+): Promise<{ status: number; retryAfter?: string; text: string }> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const transport = target.protocol === "https:" ? https : http;
-    const headers: Record<string, string | number> = { "content-type": "application/json", "content-length": Buffer.byteLength(body) };
+    const headers: Record<string, string | number> = {
+      "content-type": "application/json",
+      "content-length": Buffer.byteLength(body),
+    };
     if (target.username || target.password) {
       headers.authorization = `Basic ${Buffer.from(`${decodeURIComponent(target.username)}:${decodeURIComponent(target.password)}`).toString("base64")}`;
     }
@@ -323,7 +381,11 @@ function postJson(url: string, body: string, timeoutMs: number, agent: http.Agen
       response.on("end", () => {
         clearTimeout(timer);
         const retryAfter = response.headers["retry-after"];
-        resolve({ status: response.statusCode ?? 0, retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, text: Buffer.concat(chunks).toString("utf8") });
+        resolve({
+          status: response.statusCode ?? 0,
+          retryAfter: Array.isArray(retryAfter) ? retryAfter[0] : retryAfter,
+          text: Buffer.concat(chunks).toString("utf8"),
+        });
       });
       response.on("error", (error) => {
         clearTimeout(timer);

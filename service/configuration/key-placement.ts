@@ -17,7 +17,10 @@ function realPath(p: string): string {
  * problem, or undefined. (The local sandbox keeps its made-up key beside its database on purpose; PostgreSQL keeps its
  * data elsewhere.)
  */
-export function keyFilePlacementProblem(env: NodeJS.ProcessEnv, options: { dataDir: string; embedded: boolean }): string | undefined {
+export function keyFilePlacementProblem(
+  env: NodeJS.ProcessEnv,
+  options: { dataDir: string; embedded: boolean },
+): string | undefined {
   const file = env.DATA_ENCRYPTION_KEY_FILE;
   if (!options.embedded || !file) return undefined;
   const key = realPath(file);

@@ -4,7 +4,11 @@ import { decryptKeystoreJsonSync, isKeystoreJson } from "ethers";
 /** The keys that may come from an encrypted JSON keystore, with the variables that name it and its password. */
 const KEYSTORE_KEYS = [
   { key: "RELAYER_PRIVATE_KEY", keystore: "RELAYER_KEYSTORE", password: "RELAYER_KEYSTORE_PASSWORD" },
-  { key: "X402_SETTLEMENT_PRIVATE_KEY", keystore: "X402_SETTLEMENT_KEYSTORE", password: "X402_SETTLEMENT_KEYSTORE_PASSWORD" },
+  {
+    key: "X402_SETTLEMENT_PRIVATE_KEY",
+    keystore: "X402_SETTLEMENT_KEYSTORE",
+    password: "X402_SETTLEMENT_KEYSTORE_PASSWORD",
+  },
 ] as const;
 
 /**
@@ -12,7 +16,10 @@ const KEYSTORE_KEYS = [
  * key exists only in this process's memory, never in a variable or a file in clear. A keystore with its raw key also
  * given, without its password, unreadable, not a keystore, or not opened by the password is an error naming the variable.
  */
-export function readKeystores(env: Record<string, string | undefined>): { env: Record<string, string | undefined>; problems: string[] } {
+export function readKeystores(env: Record<string, string | undefined>): {
+  env: Record<string, string | undefined>;
+  problems: string[];
+} {
   const out = { ...env };
   const problems: string[] = [];
   for (const { key, keystore, password } of KEYSTORE_KEYS) {

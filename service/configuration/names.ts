@@ -29,9 +29,40 @@ export const RENAMED: Record<string, string> = {
 };
 
 /** Names that start with these belong to us: any such name that is not a variable is refused. */
-export const OUR_PREFIXES = ["RPC_", "X402_", "RELAYER_", "WEBHOOK_", "KYC_", "DATA_", "DATABASE_", "SMTP_", "METRICS_", "ADMIN_", "EVENT_", "CONFIRMATIONS", "TRUST_", "DEPLOYMENTS_", "RAMS_", "SHUTDOWN_", "RECEIPT_", "REORG_"];
+export const OUR_PREFIXES = [
+  "RPC_",
+  "X402_",
+  "RELAYER_",
+  "WEBHOOK_",
+  "KYC_",
+  "DATA_",
+  "DATABASE_",
+  "SMTP_",
+  "METRICS_",
+  "ADMIN_",
+  "EVENT_",
+  "CONFIRMATIONS",
+  "TRUST_",
+  "DEPLOYMENTS_",
+  "RAMS_",
+  "SHUTDOWN_",
+  "RECEIPT_",
+  "REORG_",
+];
 
-const UNIT_SUFFIXES = ["_MS", "_SECONDS", "_HOURS", "_DAYS", "_BLOCKS", "_GWEI", "_BYTES", "_URL", "_KEY", "_KEYS", "_TOKEN"];
+const UNIT_SUFFIXES = [
+  "_MS",
+  "_SECONDS",
+  "_HOURS",
+  "_DAYS",
+  "_BLOCKS",
+  "_GWEI",
+  "_BYTES",
+  "_URL",
+  "_KEY",
+  "_KEYS",
+  "_TOKEN",
+];
 
 /** Every plain variable name, with the `_FILE` form of each secret. */
 export function knownNames(): string[] {
@@ -46,7 +77,8 @@ export function editDistance(a: string, b: string): number {
     for (let j = 1; j <= b.length; j++) {
       const cost = a[i - 1] === b[j - 1] ? 0 : 1;
       d[i][j] = Math.min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
+      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1])
+        d[i][j] = Math.min(d[i][j], d[i - 2][j - 2] + 1);
     }
   }
   return d[a.length][b.length];
@@ -95,7 +127,10 @@ export function unknownNames(env: NodeJS.ProcessEnv): { name: string; suggestion
     }
     const ours = OUR_PREFIXES.some((p) => name.startsWith(p)) || RENAMED[name] !== undefined;
     const suggestion = closestName(name);
-    const nearMiss = suggestion !== undefined && !suggestion.includes("<chainId>") && editDistance(name, suggestion) <= (name.length <= 6 ? 1 : name.length <= 12 ? 2 : 3);
+    const nearMiss =
+      suggestion !== undefined &&
+      !suggestion.includes("<chainId>") &&
+      editDistance(name, suggestion) <= (name.length <= 6 ? 1 : name.length <= 12 ? 2 : 3);
     const missingUnit = suggestion !== undefined && UNIT_SUFFIXES.some((s) => name + s === suggestion);
     if (ours || nearMiss || missingUnit) found.push({ name, suggestion });
   }
@@ -105,7 +140,8 @@ export function unknownNames(env: NodeJS.ProcessEnv): { name: string; suggestion
 /** One line per unknown name: "RPC_URL_SEPOLIA is not a variable of this service (did you mean RPC_URL_11155111?)". */
 export function describeUnknown(unknown: { name: string; suggestion?: string }[]): string[] {
   return unknown.map(({ name, suggestion }) => {
-    if (suggestion && name === `${suggestion}_FILE`) return `${name}: ${suggestion} is not a secret, so it is not read from a file; set ${suggestion} itself`;
+    if (suggestion && name === `${suggestion}_FILE`)
+      return `${name}: ${suggestion} is not a secret, so it is not read from a file; set ${suggestion} itself`;
     const hint = suggestion?.includes("<chainId>")
       ? `; per-chain variables end in a decimal chain id (${suggestion}, e.g. Sepolia 11155111, Base Sepolia 84532, Base 8453)`
       : suggestion

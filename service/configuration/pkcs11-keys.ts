@@ -44,13 +44,17 @@ export function readPkcs11Keys(env: Record<string, string | undefined>): {
   for (const { role, prefix, rawKey, keystore } of PKCS11_KEYS) {
     const given = PARTS.filter((part) => env[prefix + part]);
     if (!given.length) continue;
-    const missing = PARTS.filter((part) => !env[prefix + part]).map((part) => (part === "PIN" ? `${prefix}PIN (or ${prefix}PIN_FILE)` : prefix + part));
+    const missing = PARTS.filter((part) => !env[prefix + part]).map((part) =>
+      part === "PIN" ? `${prefix}PIN (or ${prefix}PIN_FILE)` : prefix + part,
+    );
     if (missing.length) {
       problems.push(`${prefix}${given[0]}: a key on a PKCS#11 token needs ${missing.join(", ")} too`);
       continue;
     }
     if (env[rawKey] || env[keystore]) {
-      problems.push(`${prefix}MODULE: ${env[keystore] ? keystore : rawKey} is set too; give the key once (the token, a keystore or the raw key)`);
+      problems.push(
+        `${prefix}MODULE: ${env[keystore] ? keystore : rawKey} is set too; give the key once (the token, a keystore or the raw key)`,
+      );
       continue;
     }
     const module = env[prefix + "MODULE"]!;
@@ -60,7 +64,7 @@ export function readPkcs11Keys(env: Record<string, string | undefined>): {
       problems.push(
         `${prefix}MODULE: cannot read ${module} (${
           (error as NodeJS.ErrnoException).code ?? "unreadable"
-        }); it names the token's PKCS#11 library, e.g. /usr/lib/softhsm/libsofthsm2.so`
+        }); it names the token's PKCS#11 library, e.g. /usr/lib/softhsm/libsofthsm2.so`,
       );
       continue;
     }

@@ -16,7 +16,11 @@ export interface PricedOperation {
 
 /** API keys with their credits and signers, the signers of every key, and the x402 price of every operation. */
 export async function keysView(services: Services, operations: PricedOperation[]): Promise<KeysView> {
-  const [keys, signers, overrides] = await Promise.all([services.apiKeys.list(), services.signers.list(), services.prices.overrides()]);
+  const [keys, signers, overrides] = await Promise.all([
+    services.apiKeys.list(),
+    services.signers.list(),
+    services.prices.overrides(),
+  ]);
   const overridden = new Set(overrides.map((o) => o.operation));
   const items = await Promise.all(
     keys.reverse().map(async (k) => ({
@@ -26,21 +30,51 @@ export async function keysView(services: Services, operations: PricedOperation[]
     })),
   );
   const prices = await Promise.all(
-    operations.map(async ({ operation, tier }) => ({ operation, tier, amount: formatUnits(await services.prices.of(operation, tier), USDC_DECIMALS), overridden: overridden.has(operation) })),
+    operations.map(async ({ operation, tier }) => ({
+      operation,
+      tier,
+      amount: formatUnits(await services.prices.of(operation, tier), USDC_DECIMALS),
+      overridden: overridden.has(operation),
+    })),
   );
-  return { items, allKeysSigners: signers.filter((s) => s.keyId === null).map((s) => s.address), prices, plans: [...PLANS], creditMethods: CREDIT_METHODS };
+  return {
+    items,
+    allKeysSigners: signers.filter((s) => s.keyId === null).map((s) => s.address),
+    prices,
+    plans: [...PLANS],
+    creditMethods: CREDIT_METHODS,
+  };
 }
 
-const keyView = (k: ApiKeyRecord) => ({ id: k.id, email: k.email, plan: k.plan, createdAt: k.createdAt, revokedAt: k.revokedAt });
+const keyView = (k: ApiKeyRecord) => ({
+  id: k.id,
+  email: k.email,
+  plan: k.plan,
+  createdAt: k.createdAt,
+  revokedAt: k.revokedAt,
+});
 
 /** A change to keys, credits, signers or prices: the admin command itself (its checks, its audit), as this operator. */
-export async function keysCommand(services: Services, operator: OperatorRecord, operations: PricedOperation[], command: Parameters<typeof runAdminCommand>[1]): Promise<unknown> {
+export async function keysCommand(
+  services: Services,
+  operator: OperatorRecord,
+  operations: PricedOperation[],
+  command: Parameters<typeof runAdminCommand>[1],
+): Promise<unknown> {
   return runAdminCommand(services, command, { operations: operations.map((o) => o.operation), actor: operator.email });
 }
 
 /** Creates a key: the secret is in this answer only (the audit log and the database keep its hash at most). */
-export async function createKey(services: Services, operator: OperatorRecord, body: { email: string; plan: string }): Promise<{ key: KeysView["items"][number]; apiKey: string }> {
-  const created = (await runAdminCommand(services, { command: "keys.create", email: body.email, plan: body.plan }, { operations: [], actor: operator.email })) as ApiKeyRecord & {
+export async function createKey(
+  services: Services,
+  operator: OperatorRecord,
+  body: { email: string; plan: string },
+): Promise<{ key: KeysView["items"][number]; apiKey: string }> {
+  const created = (await runAdminCommand(
+    services,
+    { command: "keys.create", email: body.email, plan: body.plan },
+    { operations: [], actor: operator.email },
+  )) as ApiKeyRecord & {
     apiKey: string;
     credits: Record<string, number>;
   };

@@ -10,11 +10,19 @@ import { PAGE_SIZE } from "./paging";
  * The KYC review queue: investors by status (submitted ones, awaiting review, by default), oldest first, with what
  * they submitted, the wallet they proved and the message it signed. A page is PAGE_SIZE records from an offset.
  */
-export async function kycQueue(services: Services, query: { status?: KycStatus; before?: string }): Promise<{ items: Investor[]; next: string | null }> {
-  if (query.status !== undefined && !KYC_STATUSES.includes(query.status)) throw badRequest(`status must be one of ${KYC_STATUSES.join(", ")}`, { field: "status" });
-  if (query.before && !/^\d{1,9}$/.test(query.before)) throw badRequest("before must be the `next` cursor of an earlier page", { field: "before" });
+export async function kycQueue(
+  services: Services,
+  query: { status?: KycStatus; before?: string },
+): Promise<{ items: Investor[]; next: string | null }> {
+  if (query.status !== undefined && !KYC_STATUSES.includes(query.status))
+    throw badRequest(`status must be one of ${KYC_STATUSES.join(", ")}`, { field: "status" });
+  if (query.before && !/^\d{1,9}$/.test(query.before))
+    throw badRequest("before must be the `next` cursor of an earlier page", { field: "before" });
   const offset = Number(query.before ?? 0);
-  const [records, keys] = await Promise.all([services.kyc.list({ status: query.status ?? "submitted" }), services.apiKeys.list()]);
+  const [records, keys] = await Promise.all([
+    services.kyc.list({ status: query.status ?? "submitted" }),
+    services.apiKeys.list(),
+  ]);
   const emails = new Map(keys.map((k) => [k.id, k.email]));
   const items = records.slice(offset, offset + PAGE_SIZE).map((r) => investorView(r, emails.get(r.apiKeyId) ?? null));
   return { items, next: records.length > offset + PAGE_SIZE ? String(offset + PAGE_SIZE) : null };
@@ -45,11 +53,19 @@ export function investorView(r: KycInvestorRecord, keyEmail: string | null): Inv
  * tenants see it: operators' e-mails stay inside). The decision's event (kyc.approved, kyc.rejected) reaches the
  * inviting key's webhooks and streams; the investor's page shows it.
  */
-export async function decideKyc(services: Services, operator: OperatorRecord, investorId: string, decision: { approve: true } | { reason: string }): Promise<Investor> {
+export async function decideKyc(
+  services: Services,
+  operator: OperatorRecord,
+  investorId: string,
+  decision: { approve: true } | { reason: string },
+): Promise<Investor> {
   const investor = await services.kyc.get(investorId);
   if (!investor) throw notFound(`No investor ${investorId}`, { field: "id" });
   const target = { email: investor.email, keyId: investor.apiKeyId };
-  const command = "approve" in decision ? ({ command: "kyc.approve", ...target } as const) : ({ command: "kyc.reject", ...target, reason: decision.reason } as const);
+  const command =
+    "approve" in decision
+      ? ({ command: "kyc.approve", ...target } as const)
+      : ({ command: "kyc.reject", ...target, reason: decision.reason } as const);
   await runAdminCommand(services, command, { operations: [], actor: operator.email });
   const decided = (await services.kyc.get(investorId))!;
   const key = await services.apiKeys.get(decided.apiKeyId);

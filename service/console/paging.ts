@@ -8,7 +8,11 @@ export const PAGE_SIZE = 50;
  * the ten-thousandth row as at the first, and rows written meanwhile never shift a page. The store is asked for one
  * row more than a page, which says whether there is a next one.
  */
-export async function paged<T>(fetch: (limit: number) => Promise<T[]>, cursorOf: (last: T) => string, size = PAGE_SIZE): Promise<{ items: T[]; next: string | null }> {
+export async function paged<T>(
+  fetch: (limit: number) => Promise<T[]>,
+  cursorOf: (last: T) => string,
+  size = PAGE_SIZE,
+): Promise<{ items: T[]; next: string | null }> {
   const rows = await fetch(size + 1);
   const items = rows.slice(0, size);
   return { items, next: rows.length > size ? cursorOf(items[items.length - 1]) : null };

@@ -14,10 +14,15 @@ export interface PaymentQuery {
 }
 
 /** x402 payments, newest first, a page at a time: by state, payer, batch or settlement transaction. */
-export async function listPayments(services: Services, query: PaymentQuery): Promise<{ items: PaymentRow[]; next: string | null }> {
-  if (query.payer && !isAddress(query.payer)) throw badRequest("payer must be an address (0x + 40 hex)", { field: "payer" });
+export async function listPayments(
+  services: Services,
+  query: PaymentQuery,
+): Promise<{ items: PaymentRow[]; next: string | null }> {
+  if (query.payer && !isAddress(query.payer))
+    throw badRequest("payer must be an address (0x + 40 hex)", { field: "payer" });
   for (const field of ["txId", "settlement"] as const) {
-    if (query[field] && !/^0x[0-9a-fA-F]{64}$/.test(query[field])) throw badRequest(`${field} must be 0x + 64 hex`, { field });
+    if (query[field] && !/^0x[0-9a-fA-F]{64}$/.test(query[field]))
+      throw badRequest(`${field} must be 0x + 64 hex`, { field });
   }
   const before = parseTimeCursor(query.before);
   return paged(
@@ -38,15 +43,24 @@ export async function listPayments(services: Services, query: PaymentQuery): Pro
  * One payment and, when a transaction of its own settled it, the other payments that transaction carried (the
  * in-process facilitator settles several in one Multicall3 call).
  */
-export async function paymentDetail(services: Services, id: string): Promise<{ payment: PaymentRow; batchMates: PaymentRow[] }> {
+export async function paymentDetail(
+  services: Services,
+  id: string,
+): Promise<{ payment: PaymentRow; batchMates: PaymentRow[] }> {
   const payment = await services.paymentSearch.get(id);
   if (!payment) throw notFound(`No payment ${id}`, { field: "id" });
   const settlement = payment.settlementTransaction;
-  const shared = settlement && !payment.settledInOperation ? await services.paymentSearch.page({ settlementTransaction: settlement, limit: 500 }) : [];
+  const shared =
+    settlement && !payment.settledInOperation
+      ? await services.paymentSearch.page({ settlementTransaction: settlement, limit: 500 })
+      : [];
   return { payment, batchMates: shared.filter((p) => p.id !== payment.id) };
 }
 
 /** What the payments of the last `days` days charged, per day and operation. */
-export async function paymentTotals(services: Services, days: number): Promise<{ days: number; totals: PaymentTotal[] }> {
+export async function paymentTotals(
+  services: Services,
+  days: number,
+): Promise<{ days: number; totals: PaymentTotal[] }> {
   return { days, totals: await services.paymentSearch.totals(days) };
 }

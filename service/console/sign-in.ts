@@ -15,7 +15,8 @@ export interface Opened {
 }
 
 const LINK_REFUSALS: Record<LinkRefusal, string> = {
-  unknown: "This sign-in link is not valid: check that you copied all of it, or ask for a new one (npm run admin -- operators link <email>)",
+  unknown:
+    "This sign-in link is not valid: check that you copied all of it, or ask for a new one (npm run admin -- operators link <email>)",
   used: "This sign-in link was used already: each link signs in once; ask for a new one (npm run admin -- operators link <email>)",
   expired: "This sign-in link has expired: ask for a new one (npm run admin -- operators link <email>)",
 };
@@ -32,7 +33,11 @@ const limiterOf = (services: Services) => {
  * after CONSOLE_SESSION_TTL. Attempts are rate-limited (auth/sign-in-limits.ts); a wrong password and a wrong e-mail
  * are refused alike, in the same time. Neither the password nor any token is ever logged.
  */
-export async function signIn(services: Services, client: ClientAddress, body: { email: string; password: string } | { token: string }): Promise<Opened> {
+export async function signIn(
+  services: Services,
+  client: ClientAddress,
+  body: { email: string; password: string } | { token: string },
+): Promise<Opened> {
   const limiter = limiterOf(services);
   const ttlMs = services.config.CONSOLE_SESSION_TTL;
   const token = newConsoleToken();
@@ -67,10 +72,20 @@ export async function signOut(services: Services, signedIn: SignedIn): Promise<v
 }
 
 /** The signed-in operator sets its password (after signing in with a link, or to change it); audited without it. */
-export async function setOwnPassword(services: Services, signedIn: SignedIn, password: string): Promise<OperatorRecord> {
+export async function setOwnPassword(
+  services: Services,
+  signedIn: SignedIn,
+  password: string,
+): Promise<OperatorRecord> {
   const problem = passwordProblem(password);
   if (problem) throw badRequest(`password ${problem}`, { field: "password" });
   await services.operators.setPassword(signedIn.operator.id, await hashPassword(password));
-  await services.auditLog.record({ actor: signedIn.operator.email, action: "operators.password", target: signedIn.operator.email, before: { hasPassword: signedIn.operator.hasPassword }, after: { hasPassword: true } });
+  await services.auditLog.record({
+    actor: signedIn.operator.email,
+    action: "operators.password",
+    target: signedIn.operator.email,
+    before: { hasPassword: signedIn.operator.hasPassword },
+    after: { hasPassword: true },
+  });
   return { ...signedIn.operator, hasPassword: true };
 }

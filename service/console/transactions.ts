@@ -22,18 +22,35 @@ export interface TransactionQuery {
  * signer, or any address a transaction is from or to) or an API key id; `status` narrows it. Newest first, a page at
  * a time.
  */
-export async function searchTransactions(services: Services, query: TransactionQuery): Promise<{ items: BatchRow[]; next: string | null; match?: string }> {
+export async function searchTransactions(
+  services: Services,
+  query: TransactionQuery,
+): Promise<{ items: BatchRow[]; next: string | null; match?: string }> {
   const q = query.q?.trim() ?? "";
   const before = parseTimeCursor(query.before);
   const filter = { status: query.status, before: before && { createdAt: before.at, txId: before.id } };
   if (/^0x[0-9a-fA-F]{64}$/.test(q)) {
-    const txId = (await services.batchSearch.page({ txId: q, limit: 1 }))[0]?.txId ?? (await services.batches.txIdByHash(q));
+    const txId =
+      (await services.batchSearch.page({ txId: q, limit: 1 }))[0]?.txId ?? (await services.batches.txIdByHash(q));
     const items = txId ? await services.batchSearch.page({ txId, limit: 1 }) : [];
     return { items, next: null, ...(txId ? { match: txId } : {}) };
   }
-  const narrowed = /^0x[0-9a-fA-F]{40}$/.test(q) ? { address: q } : /^[0-9a-f]{16}$/.test(q) ? { apiKeyId: q } : q === "" ? {} : undefined;
-  if (!narrowed) throw badRequest("q must be a txId or a transaction hash (0x + 64 hex), an address (0x + 40 hex) or an API key id (16 hex)", { field: "q" });
-  return paged((limit) => services.batchSearch.page({ ...filter, ...narrowed, limit }), (last) => timeCursor(last.createdAt, last.txId));
+  const narrowed = /^0x[0-9a-fA-F]{40}$/.test(q)
+    ? { address: q }
+    : /^[0-9a-f]{16}$/.test(q)
+      ? { apiKeyId: q }
+      : q === ""
+        ? {}
+        : undefined;
+  if (!narrowed)
+    throw badRequest(
+      "q must be a txId or a transaction hash (0x + 64 hex), an address (0x + 40 hex) or an API key id (16 hex)",
+      { field: "q" },
+    );
+  return paged(
+    (limit) => services.batchSearch.page({ ...filter, ...narrowed, limit }),
+    (last) => timeCursor(last.createdAt, last.txId),
+  );
 }
 
 /** A batch's page: what it is, each transaction with what the operator may do to it, its timeline, events and payments. */
@@ -65,7 +82,8 @@ export async function transactionDetail(services: Services, txId: string): Promi
 
 function transactionView(batch: Batch, tx: BatchTransaction): BatchDetail["transactions"][number] {
   const fees = feesOf(tx);
-  const waitsToBeMined = batch.status === "sending" && !!tx.signedRaw && (tx.status === "signed" || tx.status === "broadcast");
+  const waitsToBeMined =
+    batch.status === "sending" && !!tx.signedRaw && (tx.status === "signed" || tx.status === "broadcast");
   return {
     index: tx.index,
     status: tx.status,
@@ -78,14 +96,20 @@ function transactionView(batch: Batch, tx: BatchTransaction): BatchDetail["trans
     blockNumber: tx.blockNumber,
     gasUsed: tx.gasUsed,
     error: tx.error,
-    replaced: (tx.replaced ?? []).map((r) => ({ hash: r.hash, maxFeePerGas: r.maxFeePerGas, maxPriorityFeePerGas: r.maxPriorityFeePerGas, replacedAt: r.replacedAt })),
+    replaced: (tx.replaced ?? []).map((r) => ({
+      hash: r.hash,
+      maxFeePerGas: r.maxFeePerGas,
+      maxPriorityFeePerGas: r.maxPriorityFeePerGas,
+      replacedAt: r.replacedAt,
+    })),
     waiting: tx.waiting?.reason ?? null,
     reorgs: tx.reorgs ?? 0,
     actions: batch.executionMode === "service-relayed" && waitsToBeMined ? ["rebroadcast", "replace", "cancel"] : [],
   };
 }
 
-const gwei = (wei: unknown) => (typeof wei === "string" && /^\d+$/.test(wei) ? `${formatUnits(wei, "gwei")} gwei` : "?");
+const gwei = (wei: unknown) =>
+  typeof wei === "string" && /^\d+$/.test(wei) ? `${formatUnits(wei, "gwei")} gwei` : "?";
 
 /** One event of the batch as a step of its timeline. */
 function eventStep(e: EventEnvelope): TimelineItem {
@@ -102,7 +126,10 @@ function eventStep(e: EventEnvelope): TimelineItem {
     case "transaction.confirmed":
       return step("confirmed", `block ${tx?.blockNumber}, gas used ${tx?.gasUsed}`);
     case "transaction.reorged":
-      return step("reorged", `block ${data.removedBlockNumber} left the canonical chain; the transaction is sent again`);
+      return step(
+        "reorged",
+        `block ${data.removedBlockNumber} left the canonical chain; the transaction is sent again`,
+      );
     case "transaction.failed":
       return step("failed", `${data.reason}: ${tx?.error ?? ""}`);
     case "batch.completed":
@@ -110,7 +137,10 @@ function eventStep(e: EventEnvelope): TimelineItem {
     case "payment.settled":
     case "payment.released": {
       const payment = (data.payment ?? {}) as Record<string, any>;
-      return step(e.type, `${payment.step} payment of ${payment.amount} by ${payment.payer}${payment.releaseReason ? `: ${payment.releaseReason}` : ""}`);
+      return step(
+        e.type,
+        `${payment.step} payment of ${payment.amount} by ${payment.payer}${payment.releaseReason ? `: ${payment.releaseReason}` : ""}`,
+      );
     }
     default:
       return step(e.type, "");
@@ -124,14 +154,36 @@ function eventStep(e: EventEnvelope): TimelineItem {
  */
 function timeline(batch: Batch, row: BatchRow, events: EventEnvelope[], actions: AuditEntry[]): TimelineItem[] {
   const steps: TimelineItem[] = [
-    { at: row.createdAt, what: "prepared", index: null, hash: null, detail: `${batch.method} on chain ${batch.chainId} (${batch.executionMode}) for ${batch.signer}` },
+    {
+      at: row.createdAt,
+      what: "prepared",
+      index: null,
+      hash: null,
+      detail: `${batch.method} on chain ${batch.chainId} (${batch.executionMode}) for ${batch.signer}`,
+    },
   ];
-  if (row.sentAt) steps.push({ at: row.sentAt, what: "sent", index: null, hash: null, detail: batch.executionMode === "service-relayed" ? "paid; the relayer signs each transaction" : "signed transactions received" });
+  if (row.sentAt)
+    steps.push({
+      at: row.sentAt,
+      what: "sent",
+      index: null,
+      hash: null,
+      detail:
+        batch.executionMode === "service-relayed"
+          ? "paid; the relayer signs each transaction"
+          : "signed transactions received",
+    });
   if (events.length) steps.push(...events.map(eventStep));
   else steps.push(...fromRows(batch, row));
   for (const a of actions) {
     const after = (a.after ?? {}) as Partial<ActionOutcome>;
-    steps.push({ at: a.at, what: `operator: ${a.action}`, index: after.index ?? null, hash: after.hash ?? null, detail: `by ${a.actor}${after.previousHash ? `, ${after.previousHash} → ${after.hash}` : ""}` });
+    steps.push({
+      at: a.at,
+      what: `operator: ${a.action}`,
+      index: after.index ?? null,
+      hash: after.hash ?? null,
+      detail: `by ${a.actor}${after.previousHash ? `, ${after.previousHash} → ${after.hash}` : ""}`,
+    });
   }
   return steps.sort((a, b) => a.at.localeCompare(b.at));
 }
@@ -140,10 +192,31 @@ function timeline(batch: Batch, row: BatchRow, events: EventEnvelope[], actions:
 function fromRows(batch: Batch, row: BatchRow): TimelineItem[] {
   const steps: TimelineItem[] = [];
   for (const tx of batch.transactions) {
-    if (tx.broadcastAt) steps.push({ at: tx.broadcastAt, what: "broadcast", index: tx.index, hash: tx.txHash, detail: `nonce ${tx.unsigned.nonce}` });
-    for (const r of tx.replaced ?? []) steps.push({ at: r.replacedAt, what: "replaced", index: tx.index, hash: r.hash, detail: `max fee ${gwei(r.maxFeePerGas)} (replaced)` });
+    if (tx.broadcastAt)
+      steps.push({
+        at: tx.broadcastAt,
+        what: "broadcast",
+        index: tx.index,
+        hash: tx.txHash,
+        detail: `nonce ${tx.unsigned.nonce}`,
+      });
+    for (const r of tx.replaced ?? [])
+      steps.push({
+        at: r.replacedAt,
+        what: "replaced",
+        index: tx.index,
+        hash: r.hash,
+        detail: `max fee ${gwei(r.maxFeePerGas)} (replaced)`,
+      });
   }
-  if (row.completedAt) steps.push({ at: row.completedAt, what: "completed", index: batch.failedIndex, hash: null, detail: `${batch.status}${batch.error ? `: ${batch.error}` : ""}` });
+  if (row.completedAt)
+    steps.push({
+      at: row.completedAt,
+      what: "completed",
+      index: batch.failedIndex,
+      hash: null,
+      detail: `${batch.status}${batch.error ? `: ${batch.error}` : ""}`,
+    });
   return steps;
 }
 
@@ -152,7 +225,13 @@ export type TransactionAction = "rebroadcast" | "replace" | "cancel";
 const ACTIONS = { rebroadcast, replace: replaceWithHigherFees, cancel: cancelRelayed } as const;
 
 /** An operator's action on a relayed transaction, done through the engine and written to the audit log. */
-export async function transactionAction(services: Services, operator: OperatorRecord, txId: string, index: number, action: TransactionAction): Promise<ActionOutcome> {
+export async function transactionAction(
+  services: Services,
+  operator: OperatorRecord,
+  txId: string,
+  index: number,
+  action: TransactionAction,
+): Promise<ActionOutcome> {
   const outcome = await ACTIONS[action](services, txId.toLowerCase(), index);
   await services.auditLog.record({
     actor: operator.email,
@@ -161,6 +240,9 @@ export async function transactionAction(services: Services, operator: OperatorRe
     before: { index, hash: outcome.previousHash },
     after: outcome,
   });
-  services.logger.info({ operator: operator.email, txId: outcome.txId, index, action, hash: outcome.hash }, "operator acted on a relayed transaction");
+  services.logger.info(
+    { operator: operator.email, txId: outcome.txId, index, action, hash: outcome.hash },
+    "operator acted on a relayed transaction",
+  );
   return outcome;
 }

@@ -20,7 +20,18 @@ export interface Eip1559Fields {
   data: Buffer;
 }
 
-const KEYS = new Set(["type", "chainId", "nonce", "maxPriorityFeePerGas", "maxFeePerGas", "gasLimit", "to", "value", "data", "from"]);
+const KEYS = new Set([
+  "type",
+  "chainId",
+  "nonce",
+  "maxPriorityFeePerGas",
+  "maxFeePerGas",
+  "gasLimit",
+  "to",
+  "value",
+  "data",
+  "from",
+]);
 const UINT256_LIMIT = 2n ** 256n;
 const HEX_BYTES = /^0x([0-9a-fA-F]{2})*$/;
 const INTEGER = /^(0x[0-9a-fA-F]+|[0-9]+)$/;
@@ -52,10 +63,15 @@ export function eip1559Fields(request: Record<string, unknown>): Eip1559Fields |
     gasLimit: uint(request.gasLimit),
     value: uint(request.value, 0n),
   };
-  if (Object.values(fields).some((v) => v === undefined) || fields.nonce! > BigInt(Number.MAX_SAFE_INTEGER)) return undefined;
+  if (Object.values(fields).some((v) => v === undefined) || fields.nonce! > BigInt(Number.MAX_SAFE_INTEGER))
+    return undefined;
   // ethers refuses a tip above the fee cap: so does the caller, through ethers.
   if (fields.maxPriorityFeePerGas! > fields.maxFeePerGas!) return undefined;
-  return { ...(fields as { [K in keyof typeof fields]: bigint }), to: checksumAddress(request.to), data: Buffer.from(data.slice(2), "hex") };
+  return {
+    ...(fields as { [K in keyof typeof fields]: bigint }),
+    to: checksumAddress(request.to),
+    data: Buffer.from(data.slice(2), "hex"),
+  };
 }
 
 /** The big-endian bytes of `n` without leading zeros (zero is no bytes), as RLP encodes an integer. */
@@ -107,6 +123,11 @@ export function unsignedDigest(f: Eip1559Fields): Buffer {
 export function serializeSigned(f: Eip1559Fields, rs: Uint8Array, yParity: 0 | 1): string {
   const r = BigInt("0x" + Buffer.from(rs.subarray(0, 32)).toString("hex"));
   const s = BigInt("0x" + Buffer.from(rs.subarray(32, 64)).toString("hex"));
-  const items = [...fieldItems(f), rlpBytes(integerBytes(BigInt(yParity))), rlpBytes(integerBytes(r)), rlpBytes(integerBytes(s))];
+  const items = [
+    ...fieldItems(f),
+    rlpBytes(integerBytes(BigInt(yParity))),
+    rlpBytes(integerBytes(r)),
+    rlpBytes(integerBytes(s)),
+  ];
   return "0x02" + rlpList(items).toString("hex");
 }

@@ -30,7 +30,11 @@ export function useNativeKeccak(): boolean {
   registered = false;
   if (!native) return false;
   try {
-    keccak256.register((data) => native("keccak256").update(Buffer.from(data.buffer, data.byteOffset, data.byteLength)).digest());
+    keccak256.register((data) =>
+      native("keccak256")
+        .update(Buffer.from(data.buffer, data.byteOffset, data.byteLength))
+        .digest(),
+    );
     registered = true;
   } catch {
     // Another part of the process locked ethers' keccak (keccak256.lock()): its own stays.

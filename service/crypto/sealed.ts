@@ -22,7 +22,9 @@ export class Sealer {
     const cipher = createCipheriv("aes-256-gcm", this.key, iv);
     cipher.setAAD(Buffer.from(purpose, "utf8"));
     const body = Buffer.concat([cipher.update(plain, "utf8"), cipher.final()]);
-    return ["v1", iv.toString("base64url"), body.toString("base64url"), cipher.getAuthTag().toString("base64url")].join(".");
+    return ["v1", iv.toString("base64url"), body.toString("base64url"), cipher.getAuthTag().toString("base64url")].join(
+      ".",
+    );
   }
 
   /**

@@ -1,4 +1,14 @@
-import { computeAddress, getBytes, hexlify, recoverAddress, Signature, Transaction, type SignatureLike, type BaseWallet, type TransactionRequest } from "ethers";
+import {
+  computeAddress,
+  getBytes,
+  hexlify,
+  recoverAddress,
+  Signature,
+  Transaction,
+  type SignatureLike,
+  type BaseWallet,
+  type TransactionRequest,
+} from "ethers";
 import { checksumAddress } from "./checksum-address";
 import { eip1559Fields, serializeSigned, unsignedDigest } from "./eip1559";
 
@@ -45,14 +55,22 @@ export function recoverSigner(digest: string | Uint8Array, signature: SignatureL
 export async function signTransaction(wallet: BaseWallet, request: TransactionRequest): Promise<string> {
   if (!native) return wallet.signTransaction(request);
   const { from, ...fields } = request;
-  if (from != null && checksumAddress(from as string) !== wallet.address) throw new Error("transaction from address mismatch");
+  if (from != null && checksumAddress(from as string) !== wallet.address)
+    throw new Error("transaction from address mismatch");
   const plain = eip1559Fields(fields);
   if (plain) {
-    const { signature, recid } = native.ecdsaSign(unsignedDigest(plain), Buffer.from(wallet.privateKey.slice(2), "hex"));
+    const { signature, recid } = native.ecdsaSign(
+      unsignedDigest(plain),
+      Buffer.from(wallet.privateKey.slice(2), "hex"),
+    );
     return serializeSigned(plain, signature, recid === 1 ? 1 : 0);
   }
   const tx = Transaction.from(fields as Parameters<typeof Transaction.from>[0]);
   const { signature, recid } = native.ecdsaSign(getBytes(tx.unsignedHash), getBytes(wallet.privateKey));
-  tx.signature = Signature.from({ r: hexlify(signature.subarray(0, 32)), s: hexlify(signature.subarray(32)), yParity: recid === 1 ? 1 : 0 });
+  tx.signature = Signature.from({
+    r: hexlify(signature.subarray(0, 32)),
+    s: hexlify(signature.subarray(32)),
+    yParity: recid === 1 ? 1 : 0,
+  });
   return tx.serialized;
 }

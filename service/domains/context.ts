@@ -13,7 +13,20 @@ export interface RelayerAddresses {
 }
 
 /** What domain logic, the prepare methods and the read views may use of the service: records, chains, the relayer's addresses. */
-export type DomainServices = Pick<Stores, "agents" | "tokens" | "ramsExecutors" | "investors" | "kyc" | "offerings" | "dividends" | "tokenControls" | "documents" | "payments" | "sealer"> & {
+export type DomainServices = Pick<
+  Stores,
+  | "agents"
+  | "tokens"
+  | "ramsExecutors"
+  | "investors"
+  | "kyc"
+  | "offerings"
+  | "dividends"
+  | "tokenControls"
+  | "documents"
+  | "payments"
+  | "sealer"
+> & {
   config: Config;
   chains: ChainRegistry;
   /** Where clients reach this service (agent registration files are served from it). */

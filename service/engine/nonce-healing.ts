@@ -16,15 +16,25 @@ export type NonceHealingServices = Pick<Stores, "walletLocks" | "walletNonces">;
  * taken in between); and a nonce below one in use that nothing of ours fills (its transaction ended without reaching
  * the chain) is filled with a zero-value transfer to self, so the later ones can be mined.
  */
-export async function healWalletNonces(services: NonceHealingServices, chain: Chain, signer: ServiceSigner, log: Logger): Promise<void> {
+export async function healWalletNonces(
+  services: NonceHealingServices,
+  chain: Chain,
+  signer: ServiceSigner,
+  log: Logger,
+): Promise<void> {
   const release = await services.walletLocks.hold(chain.chainId, signer.address);
   try {
     const onChain = await chain.provider.getTransactionCount(signer.address, "latest");
     const { held, rewound } = await services.walletNonces.heal(chain.chainId, signer.address, onChain);
-    if (rewound) log.warn({ chainId: chain.chainId, wallet: signer.address, next: rewound.next, was: rewound.was }, "wallet nonce counter was ahead of the chain; rewound");
+    if (rewound)
+      log.warn(
+        { chainId: chain.chainId, wallet: signer.address, next: rewound.next, was: rewound.was },
+        "wallet nonce counter was ahead of the chain; rewound",
+      );
     const highest = held.length ? held[held.length - 1] : onChain - 1;
     const inUse = new Set(held);
-    for (let nonce = onChain; nonce < highest; nonce++) if (!inUse.has(nonce)) await fillNonce(chain, signer, nonce, log);
+    for (let nonce = onChain; nonce < highest; nonce++)
+      if (!inUse.has(nonce)) await fillNonce(chain, signer, nonce, log);
   } finally {
     await release();
   }
@@ -44,6 +54,11 @@ async function fillNonce(chain: Chain, signer: ServiceSigner, nonce: number, log
     maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
   });
   const verdict = await broadcast(chain.provider, filler, keccak256(filler));
-  if (verdict.kind === "accepted") log.warn({ chainId: chain.chainId, wallet: signer.address, nonce }, "filled a wallet nonce gap with a no-op transfer");
-  else log.error({ chainId: chain.chainId, wallet: signer.address, nonce, verdict }, "could not fill a wallet nonce gap");
+  if (verdict.kind === "accepted")
+    log.warn(
+      { chainId: chain.chainId, wallet: signer.address, nonce },
+      "filled a wallet nonce gap with a no-op transfer",
+    );
+  else
+    log.error({ chainId: chain.chainId, wallet: signer.address, nonce, verdict }, "could not fill a wallet nonce gap");
 }

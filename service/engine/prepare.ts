@@ -24,7 +24,10 @@ export interface BuildOptions {
 
 /** The signer's next nonce: its pending count on chain, or past the last one the service holds for it. */
 async function nextNonce(chain: Chain, signer: string, held?: Promise<number | undefined>): Promise<number> {
-  const [pending, highest] = await Promise.all([chain.provider.getTransactionCount(signer, "pending"), held ?? Promise.resolve(undefined)]);
+  const [pending, highest] = await Promise.all([
+    chain.provider.getTransactionCount(signer, "pending"),
+    held ?? Promise.resolve(undefined),
+  ]);
   return highest === undefined ? pending : Math.max(pending, highest + 1);
 }
 
@@ -46,7 +49,9 @@ export async function buildTransactions(
 ): Promise<UnsignedTransaction[]> {
   // Nonce, fees and every estimate are independent reads: asked together, they travel as one JSON-RPC batch.
   const estimates = calls.map((call, index) =>
-    options.gasLimit !== undefined ? Promise.resolve(options.gasLimit) : gasFor(chain, signer, call, index, calls.length).catch((error: unknown) => error as Error),
+    options.gasLimit !== undefined
+      ? Promise.resolve(options.gasLimit)
+      : gasFor(chain, signer, call, index, calls.length).catch((error: unknown) => error as Error),
   );
   const [startNonce, fees, gasLimits] = await Promise.all([
     options.nonce ?? nextNonce(chain, signer, options.heldNonce),

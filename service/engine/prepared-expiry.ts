@@ -19,7 +19,10 @@ export class PreparedExpiry {
   ) {}
 
   start(): void {
-    const every = Math.min(SWEEP_MAX_MS, Math.max(1_000, (this.services.config.PREPARED_BATCH_TTL_HOURS * 3_600_000) / 2));
+    const every = Math.min(
+      SWEEP_MAX_MS,
+      Math.max(1_000, (this.services.config.PREPARED_BATCH_TTL_HOURS * 3_600_000) / 2),
+    );
     void this.sweep();
     this.timer = setInterval(() => void this.sweep(), every);
     this.timer.unref();

@@ -77,7 +77,12 @@ export async function relayedCall(
   const settle = options.settle && (await stillDelegated()) ? options.settle : undefined;
   const wrapped = settle && {
     to: signer.address,
-    data: encodeCall(SETTLE_AND_CALL, [{ address: settle.asset }, { bytes: settle.calldata }, { address: tx.unsigned.to }, { bytes: data }]),
+    data: encodeCall(SETTLE_AND_CALL, [
+      { address: settle.asset },
+      { bytes: settle.calldata },
+      { address: tx.unsigned.to },
+      { bytes: data },
+    ]),
   };
   // The operation's own limit plus what the settlement and the delegate add (no second estimate: one round trip less).
   const wrappedGas = wrapped && toBeHex(BigInt(gasLimit) + SETTLEMENT_GAS);
@@ -88,8 +93,18 @@ export async function relayedCall(
  * The relayed call (with its payment, when it carries one) run on the pending block from the relayer: throws
  * WouldRevert with the decoded reason when it would revert; a chain that could not be asked throws as it is.
  */
-export async function simulateRelayedCall(chain: Chain, signer: ServiceSigner, tx: BatchTransaction, call: { data: string; wrapped?: { to: string; data: string } }): Promise<void> {
-  const request = { from: signer.address, to: call.wrapped?.to ?? tx.unsigned.to, data: call.wrapped?.data ?? call.data, value: toQuantity(BigInt(tx.unsigned.value)) };
+export async function simulateRelayedCall(
+  chain: Chain,
+  signer: ServiceSigner,
+  tx: BatchTransaction,
+  call: { data: string; wrapped?: { to: string; data: string } },
+): Promise<void> {
+  const request = {
+    from: signer.address,
+    to: call.wrapped?.to ?? tx.unsigned.to,
+    data: call.wrapped?.data ?? call.data,
+    value: toQuantity(BigInt(tx.unsigned.value)),
+  };
   try {
     await chain.provider.send("eth_call", [request, "pending"]);
   } catch (error) {
@@ -109,8 +124,12 @@ function relayedRevertReason(data: string | undefined): string {
     for (const name of ["SettlementFailed", "OperationFailed"] as const) {
       try {
         const [inner] = delegateInterface.decodeErrorResult(name, data);
-        const reason = decodeRevert(inner) ?? (inner && inner !== "0x" ? `unknown error ${String(inner).slice(0, 10)}` : "reverted without a reason");
-        return name === "SettlementFailed" ? `the payment could not be taken: ${reason}` : describeRevert(inner).message;
+        const reason =
+          decodeRevert(inner) ??
+          (inner && inner !== "0x" ? `unknown error ${String(inner).slice(0, 10)}` : "reverted without a reason");
+        return name === "SettlementFailed"
+          ? `the payment could not be taken: ${reason}`
+          : describeRevert(inner).message;
       } catch {
         // not this error
       }

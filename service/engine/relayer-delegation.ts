@@ -47,7 +47,10 @@ export class RelayerDelegation {
     this.delegationCheckedAt.set(key, Date.now());
     if (code === concat(["0xef0100", target]).toLowerCase()) return true;
     this.delegates.delete(key);
-    this.log.error({ chainId: chain.chainId, relayer: signer.address, code: code.slice(0, 48) }, "the relayer no longer delegates to PaidRelayDelegate; payments are settled on their own");
+    this.log.error(
+      { chainId: chain.chainId, relayer: signer.address, code: code.slice(0, 48) },
+      "the relayer no longer delegates to PaidRelayDelegate; payments are settled on their own",
+    );
     return false;
   }
 
@@ -68,7 +71,10 @@ export class RelayerDelegation {
       return;
     }
     if ((await chain.provider.getCode(target)) === "0x") {
-      this.log.warn({ chainId: chain.chainId, delegate: target }, "PaidRelayDelegate has no code on this chain; payments are settled on their own");
+      this.log.warn(
+        { chainId: chain.chainId, delegate: target },
+        "PaidRelayDelegate has no code on this chain; payments are settled on their own",
+      );
       return;
     }
     const release = await this.services.walletLocks.hold(chain.chainId, signer.address);
@@ -83,7 +89,10 @@ export class RelayerDelegation {
       const pending = await chain.provider.getTransactionCount(signer.address, "pending");
       const held = await this.services.walletNonces.held(chain.chainId, signer.address, latest);
       if (held.length || pending !== latest) {
-        this.log.info({ chainId: chain.chainId }, "relayer has transactions in flight; its delegation (EIP-7702) waits for the next start");
+        this.log.info(
+          { chainId: chain.chainId },
+          "relayer has transactions in flight; its delegation (EIP-7702) waits for the next start",
+        );
         return;
       }
       const raw = await delegationTransaction(chain, signer, target, latest);
@@ -93,7 +102,11 @@ export class RelayerDelegation {
         // Another instance starting at the same time may have taken that nonce with the same delegation.
         await new Promise((resolve) => setTimeout(resolve, 1_000));
         if (await delegated()) this.delegates.set(keyOf(chain.chainId, signer.address), getAddress(target));
-        else this.log.warn({ chainId: chain.chainId, verdict: verdict.kind }, "relayer delegation (EIP-7702) refused; payments are settled on their own");
+        else
+          this.log.warn(
+            { chainId: chain.chainId, verdict: verdict.kind },
+            "relayer delegation (EIP-7702) refused; payments are settled on their own",
+          );
         return;
       }
       // Both nonces are the chain's now (the transaction's and the authorization's).
@@ -104,9 +117,15 @@ export class RelayerDelegation {
     await untilMinedOrTimeout(chain, hash, DELEGATION_WAIT_MS);
     if (await delegated()) {
       this.delegates.set(keyOf(chain.chainId, signer.address), getAddress(target));
-      this.log.info({ chainId: chain.chainId, relayer: signer.address, delegate: target, hash }, "relayer delegates to PaidRelayDelegate (EIP-7702): payments settle with their operations");
+      this.log.info(
+        { chainId: chain.chainId, relayer: signer.address, delegate: target, hash },
+        "relayer delegates to PaidRelayDelegate (EIP-7702): payments settle with their operations",
+      );
     } else {
-      this.log.warn({ chainId: chain.chainId, hash }, "relayer delegation (EIP-7702) not in effect yet; payments are settled on their own until a later start");
+      this.log.warn(
+        { chainId: chain.chainId, hash },
+        "relayer delegation (EIP-7702) not in effect yet; payments are settled on their own until a later start",
+      );
     }
   }
 }
@@ -115,7 +134,12 @@ export class RelayerDelegation {
  * The type-4 transaction a relayer key sends itself to delegate to `target` (EIP-7702), at `nonce`: its own
  * authorization inside takes the next nonce (authorization nonce = transaction nonce + 1).
  */
-async function delegationTransaction(chain: Chain, signer: ServiceSigner, target: string, nonce: number): Promise<string> {
+async function delegationTransaction(
+  chain: Chain,
+  signer: ServiceSigner,
+  target: string,
+  nonce: number,
+): Promise<string> {
   const fees = await marketFees(chain);
   const authorization = await signer.authorize({ address: target, nonce: nonce + 1, chainId: chain.chainId });
   return signer.signTransaction({
@@ -135,5 +159,6 @@ async function delegationTransaction(chain: Chain, signer: ServiceSigner, target
 /** Waits until `hash` has a receipt, or `ms` passed. */
 async function untilMinedOrTimeout(chain: Chain, hash: string, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
-  while (Date.now() < deadline && !(await chain.provider.getTransactionReceipt(hash))) await new Promise((resolve) => setTimeout(resolve, 250));
+  while (Date.now() < deadline && !(await chain.provider.getTransactionReceipt(hash)))
+    await new Promise((resolve) => setTimeout(resolve, 250));
 }

@@ -62,10 +62,11 @@ export class RelayerKeyRotation {
       this.reported.set(id, error.message);
       this.log.error(
         { chainId: record.chainId, relayer: record.address, err: error.message },
-        "a relayer key the operator added cannot be opened on this instance; tried again every refresh"
+        "a relayer key the operator added cannot be opened on this instance; tried again every refresh",
       );
     });
-    for (const { chainId, address } of removed) this.log.info({ chainId, relayer: address }, "relayer key removed: no longer signs");
+    for (const { chainId, address } of removed)
+      this.log.info({ chainId, relayer: address }, "relayer key removed: no longer signs");
     if (removed.length) this.onKeysChanged();
     for (const { chainId, signer } of starting) this.setUp(chainId, signer);
   }
@@ -79,11 +80,17 @@ export class RelayerKeyRotation {
       .setUpKey(chain, signer)
       .then(() => {
         this.services.relayer.keys.activate(chainId, signer.address);
-        this.log.info({ chainId, relayer: signer.address, kind: signer.kind }, "relayer key added: takes new operations");
+        this.log.info(
+          { chainId, relayer: signer.address, kind: signer.kind },
+          "relayer key added: takes new operations",
+        );
         this.onKeysChanged();
       })
       .catch((error: unknown) =>
-        this.log.warn({ chainId, relayer: signer.address, err: errorFacts(error) }, "relayer key not set up yet; tried again at the next refresh")
+        this.log.warn(
+          { chainId, relayer: signer.address, err: errorFacts(error) },
+          "relayer key not set up yet; tried again at the next refresh",
+        ),
       )
       .finally(() => this.settingUp.delete(id));
     this.settingUp.set(id, done);

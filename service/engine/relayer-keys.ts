@@ -35,7 +35,7 @@ export class RelayerKeyRing {
     for (const [chainId, signers] of configured)
       this.held.set(
         chainId,
-        signers.map((signer) => ({ signer, standing: "active" }))
+        signers.map((signer) => ({ signer, standing: "active" })),
       );
   }
 
@@ -76,7 +76,11 @@ export class RelayerKeyRing {
    * starting, states change, removed keys leave. Answers the keys still starting (to be set up) and those that left.
    * A key that cannot be opened here is left out and reported through `failed`; it is tried again next time.
    */
-  apply(records: RelayerKeyRecord[], open: (source: KeySource) => ServiceSigner, failed: (record: RelayerKeyRecord, error: Error) => void): RingChanges {
+  apply(
+    records: RelayerKeyRecord[],
+    open: (source: KeySource) => ServiceSigner,
+    failed: (record: RelayerKeyRecord, error: Error) => void,
+  ): RingChanges {
     const changes: RingChanges = { starting: [], removed: [] };
     for (const chainId of this.chains()) {
       const keys = this.held.get(chainId)!;
@@ -103,7 +107,11 @@ export class RelayerKeyRing {
     return changes;
   }
 
-  private openOnce(record: RelayerKeyRecord, open: (source: KeySource) => ServiceSigner, failed: (record: RelayerKeyRecord, error: Error) => void) {
+  private openOnce(
+    record: RelayerKeyRecord,
+    open: (source: KeySource) => ServiceSigner,
+    failed: (record: RelayerKeyRecord, error: Error) => void,
+  ) {
     const id = record.address.toLowerCase();
     let signer = this.opened.get(id);
     if (signer) return signer;

@@ -21,7 +21,10 @@ import type { ServiceSigner } from "../signers/signer";
 export { PaymentNotCarried, WouldRevert, type OperationSettlement } from "./relayed-call";
 
 /** What the relayer uses. */
-export type RelayerServices = Pick<Stores, "batches" | "db" | "walletLocks" | "walletNonces"> & { chains: ChainRegistry; config: Config };
+export type RelayerServices = Pick<Stores, "batches" | "db" | "walletLocks" | "walletNonces"> & {
+  chains: ChainRegistry;
+  config: Config;
+};
 
 /** Nonce healing (fill gaps, rewind a drifted counter) runs at most this often per wallet. */
 const HEAL_INTERVAL_MS = 3_000;
@@ -118,9 +121,14 @@ export class Relayer {
 
   /** The keys new batches of `chainId` are prepared for. */
   private keysOf(chainId: number): ServiceSigner[] {
-    if (!this.keys.has(chainId)) throw invalid(`Service-relayed execution is not configured for chain ${chainId}`, { field: "chainId" });
+    if (!this.keys.has(chainId))
+      throw invalid(`Service-relayed execution is not configured for chain ${chainId}`, { field: "chainId" });
     const keys = this.keys.active(chainId);
-    if (!keys.length) throw notNow(`No relayer key of chain ${chainId} takes new operations right now (each is draining or being set up): try again shortly`, { chainId });
+    if (!keys.length)
+      throw notNow(
+        `No relayer key of chain ${chainId} takes new operations right now (each is draining or being set up): try again shortly`,
+        { chainId },
+      );
     return keys;
   }
 
@@ -134,8 +142,6 @@ export class Relayer {
     return this.keys.find(chainId, address);
   }
 
-
-
   /**
    * Brings every relayer key's nonce counter in line with its chain (on start, and when someone else used a nonce): raised
    * to the chain's pending count, and rewound or its gaps filled by healNonces.
@@ -143,11 +149,16 @@ export class Relayer {
   async syncNonces(): Promise<void> {
     for (const chain of this.services.chains.list()) {
       // A key added while the service runs is set up by the rotation before it takes batches.
-      for (const signer of this.keys.all(chain.chainId).filter((s) => this.keys.standing(chain.chainId, s.address) !== "starting")) {
+      for (const signer of this.keys
+        .all(chain.chainId)
+        .filter((s) => this.keys.standing(chain.chainId, s.address) !== "starting")) {
         try {
           await this.setUpKey(chain, signer);
         } catch (error) {
-          this.log.warn({ chainId: chain.chainId, relayer: signer.address, err: errorFacts(error) }, "relayer nonce not synced; chain unreachable");
+          this.log.warn(
+            { chainId: chain.chainId, relayer: signer.address, err: errorFacts(error) },
+            "relayer nonce not synced; chain unreachable",
+          );
         }
       }
     }
@@ -180,47 +191,71 @@ export class Relayer {
     const { replacing } = options;
     const chain = this.services.chains.find(batch.chainId)!;
     const signer = this.signerOf(chain.chainId, tx.unsigned.from);
-    if (!signer) throw new Error(`transaction ${tx.index} of ${batch.txId} was prepared for relayer ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`);
+    if (!signer)
+      throw new Error(
+        `transaction ${tx.index} of ${batch.txId} was prepared for relayer ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`,
+      );
     const call = await relayedCall(chain, signer, tx, options, () => this.delegation.stillDelegated(chain, signer));
     const { data, gasLimit, settle, wrapped, wrappedGas } = call;
     if (options.settle && !wrapped) throw new PaymentNotCarried("the relayer no longer delegates to PaidRelayDelegate");
     // Simulated on the pending block right before it is signed (with the payment it carries): one that would revert is
     // never signed, so the relayer spends nothing on it. The fees are read meanwhile (usually cached).
-    const [fees] = await Promise.all([marketFees(chain, SIGNING_FEE_LAG_BLOCKS), simulateRelayedCall(chain, signer, tx, call)]);
+    const [fees] = await Promise.all([
+      marketFees(chain, SIGNING_FEE_LAG_BLOCKS),
+      simulateRelayedCall(chain, signer, tx, call),
+    ]);
     const cap = feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI);
     let ticket: NonceTicket | undefined;
     const release = await this.services.walletLocks.hold(chain.chainId, signer.address);
     try {
-      const signed = await this.services.db.transaction(async (q): Promise<RelayedSignature> => {
-        ticket?.drop(); // a retried transaction body takes its nonce again
-        ticket = undefined;
-        const bind = wrapped && settle ? (within: Queryable) => settle.bind(within) : undefined;
-        const { current, nonce, boundHere } = await this.lockNonceAndBind(q, chain, signer, batch, tx, replacing, bind);
-        // The payment is not reserved any more (another settler took it): signing without it would give the work away.
-        if (bind && !boundHere) throw new PaymentNotCarried("the payment is no longer reserved for this transaction");
-        ticket = nonceOrderOf(this.services).register(chain.chainId, signer.address, nonce);
-        const bound = boundHere && wrapped;
-        const unsigned = {
-          ...tx.unsigned,
-          data,
-          gasLimit: bound ? wrappedGas! : gasLimit,
-          from: signer.address,
-          nonce,
-          maxFeePerGas: (fees.maxFeePerGas > cap ? cap : fees.maxFeePerGas).toString(),
-          maxPriorityFeePerGas: (fees.maxPriorityFeePerGas > cap ? cap : fees.maxPriorityFeePerGas).toString(),
-        };
-        // With a payment in it, the bytes carry the payer's authorisation: they are stored sealed only; the clear
-        // `unsigned` keeps the operation's own target and calldata (what the client prepared).
-        const signedRaw = await signer.signTransaction({ ...unsigned, ...(bound ? { to: wrapped.to, data: wrapped.data } : {}), from: undefined });
-        const txHash = keccak256(signedRaw);
-        if (bound && settle) await settle.setHash(q, txHash);
-        await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
-        // What the row holds now (lockTransaction reads no replaced forms: a replacement is read back by its caller).
-        return { signedRaw, txHash, stored: replacing ? undefined : { ...current, unsigned, signedRaw, txHash, status: "signed" } };
-      }).catch((error: unknown) => {
-        if (error instanceof SignedElsewhere) return error.signature;
-        throw error;
-      });
+      const signed = await this.services.db
+        .transaction(async (q): Promise<RelayedSignature> => {
+          ticket?.drop(); // a retried transaction body takes its nonce again
+          ticket = undefined;
+          const bind = wrapped && settle ? (within: Queryable) => settle.bind(within) : undefined;
+          const { current, nonce, boundHere } = await this.lockNonceAndBind(
+            q,
+            chain,
+            signer,
+            batch,
+            tx,
+            replacing,
+            bind,
+          );
+          // The payment is not reserved any more (another settler took it): signing without it would give the work away.
+          if (bind && !boundHere) throw new PaymentNotCarried("the payment is no longer reserved for this transaction");
+          ticket = nonceOrderOf(this.services).register(chain.chainId, signer.address, nonce);
+          const bound = boundHere && wrapped;
+          const unsigned = {
+            ...tx.unsigned,
+            data,
+            gasLimit: bound ? wrappedGas! : gasLimit,
+            from: signer.address,
+            nonce,
+            maxFeePerGas: (fees.maxFeePerGas > cap ? cap : fees.maxFeePerGas).toString(),
+            maxPriorityFeePerGas: (fees.maxPriorityFeePerGas > cap ? cap : fees.maxPriorityFeePerGas).toString(),
+          };
+          // With a payment in it, the bytes carry the payer's authorisation: they are stored sealed only; the clear
+          // `unsigned` keeps the operation's own target and calldata (what the client prepared).
+          const signedRaw = await signer.signTransaction({
+            ...unsigned,
+            ...(bound ? { to: wrapped.to, data: wrapped.data } : {}),
+            from: undefined,
+          });
+          const txHash = keccak256(signedRaw);
+          if (bound && settle) await settle.setHash(q, txHash);
+          await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
+          // What the row holds now (lockTransaction reads no replaced forms: a replacement is read back by its caller).
+          return {
+            signedRaw,
+            txHash,
+            stored: replacing ? undefined : { ...current, unsigned, signedRaw, txHash, status: "signed" },
+          };
+        })
+        .catch((error: unknown) => {
+          if (error instanceof SignedElsewhere) return error.signature;
+          throw error;
+        });
       // Committed: the bytes go to the node (in nonce order), unless another runner had signed them.
       const fresh = ticket;
       ticket = undefined;
@@ -236,12 +271,22 @@ export class Relayer {
    * asked together (one trip into the embedded database). When another runner signed the transaction first, throws
    * SignedElsewhere with its bytes: the signing transaction rolls the nonce and the binding back.
    */
-  private async lockNonceAndBind(q: Queryable, chain: Chain, signer: ServiceSigner, batch: Batch, tx: BatchTransaction, replacing?: string, bind?: (q: Queryable) => Promise<boolean>) {
+  private async lockNonceAndBind(
+    q: Queryable,
+    chain: Chain,
+    signer: ServiceSigner,
+    batch: Batch,
+    tx: BatchTransaction,
+    replacing?: string,
+    bind?: (q: Queryable) => Promise<boolean>,
+  ) {
     const [current, nonce, boundHere] = await q.together(
       () =>
         [
           this.services.batches.lockTransaction(q, batch.txId, tx.index),
-          this.services.walletNonces.take(q, chain.chainId, signer.address, () => chain.provider.getTransactionCount(signer.address, "pending")),
+          this.services.walletNonces.take(q, chain.chainId, signer.address, () =>
+            chain.provider.getTransactionCount(signer.address, "pending"),
+          ),
           bind ? bind(q) : Promise.resolve(false),
         ] as const,
     );
@@ -251,7 +296,6 @@ export class Relayer {
     return { current, nonce, boundHere };
   }
 
-
   /**
    * A relayed transaction of `batch` (with calldata completed at send time, `data`) as its relayer key would send it,
    * run on the pending block: throws WouldRevert with the decoded reason when it would revert.
@@ -259,21 +303,32 @@ export class Relayer {
   async simulate(batch: Batch, tx: BatchTransaction, data?: string): Promise<void> {
     const chain = this.services.chains.find(batch.chainId)!;
     const signer = this.signerOf(chain.chainId, tx.unsigned.from);
-    if (!signer) throw new Error(`transaction ${tx.index} of ${batch.txId} was prepared for ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`);
+    if (!signer)
+      throw new Error(
+        `transaction ${tx.index} of ${batch.txId} was prepared for ${tx.unsigned.from}, which is not a relayer key of this service on chain ${chain.chainId}`,
+      );
     await simulateRelayedCall(chain, signer, tx, { data: data ?? tx.unsigned.data });
   }
-
 
   /**
    * Replaces a relayed transaction that is not mined with the same nonce and higher `fees`, or with a no-op
    * (`noOp`: the operator's cancellation): signed, stored (the current form kept as replaced) and broadcast. Undefined when the stored transaction is no longer `tx` (another
    * runner or instance replaced it first, or it was mined).
    */
-  async replace(batch: Batch, tx: BatchTransaction, fees: Fees, options: { noOp?: boolean } = {}): Promise<{ tx: BatchTransaction; verdict: BroadcastVerdict } | undefined> {
+  async replace(
+    batch: Batch,
+    tx: BatchTransaction,
+    fees: Fees,
+    options: { noOp?: boolean } = {},
+  ): Promise<{ tx: BatchTransaction; verdict: BroadcastVerdict } | undefined> {
     const chain = this.services.chains.find(batch.chainId)!;
     const signer = this.signerOf(chain.chainId, tx.unsigned.from);
     if (!signer) return undefined;
-    const unsigned = { ...tx.unsigned, maxFeePerGas: fees.maxFeePerGas.toString(), maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString() };
+    const unsigned = {
+      ...tx.unsigned,
+      maxFeePerGas: fees.maxFeePerGas.toString(),
+      maxPriorityFeePerGas: fees.maxPriorityFeePerGas.toString(),
+    };
     // Target, calldata, value and gas as signed before (a payment settled in the operation is only in the sealed bytes;
     // a cancellation's replacement stays a no-op). `noOp` cancels: a zero-value call to itself takes the nonce.
     const before = tx.signedRaw ? Transaction.from(tx.signedRaw) : undefined;
@@ -284,8 +339,21 @@ export class Relayer {
         : {};
     const signedRaw = await signer.signTransaction({ ...unsigned, ...call, from: undefined });
     const txHash = keccak256(signedRaw);
-    const current = { maxFeePerGas: BigInt(tx.unsigned.maxFeePerGas), maxPriorityFeePerGas: BigInt(tx.unsigned.maxPriorityFeePerGas) };
-    if (!(await this.services.batches.replaceSigned(this.services.db, batch.txId, tx.index, tx.txHash!, { signedRaw, txHash, unsigned }, current))) return undefined;
+    const current = {
+      maxFeePerGas: BigInt(tx.unsigned.maxFeePerGas),
+      maxPriorityFeePerGas: BigInt(tx.unsigned.maxPriorityFeePerGas),
+    };
+    if (
+      !(await this.services.batches.replaceSigned(
+        this.services.db,
+        batch.txId,
+        tx.index,
+        tx.txHash!,
+        { signedRaw, txHash, unsigned },
+        current,
+      ))
+    )
+      return undefined;
     const verdict = await broadcast(chain.provider, signedRaw, txHash);
     const stored = await this.services.batches.transaction(batch.txId, tx.index);
     return { tx: stored ?? { ...tx, signedRaw, txHash, unsigned }, verdict };
@@ -308,7 +376,10 @@ export class Relayer {
     try {
       await healWalletNonces(this.services, chain, signer, this.log);
     } catch (error) {
-      this.log.warn({ chainId: chain.chainId, err: errorFacts(error) }, "relayer nonces not checked; trying again later");
+      this.log.warn(
+        { chainId: chain.chainId, err: errorFacts(error) },
+        "relayer nonces not checked; trying again later",
+      );
     }
   }
 
@@ -346,7 +417,3 @@ class SignedElsewhere extends Error {
     super("the transaction was signed by another runner");
   }
 }
-
-
-
-

@@ -57,8 +57,14 @@ export class FirstBroadcast {
     if (batch.apiKeyId || !settlement) return {};
     const first = batch.transactions[0];
     const relayedUnsigned = batch.executionMode === "service-relayed" && first.status === "prepared";
-    const carries = canCarry && relayedUnsigned && batch.transactions.length === 1 && !!this.services.relayer.delegate(batch.chainId, first.unsigned.from);
-    let known: PaymentRecord[] | undefined = this.sendPayments.has(batch.txId) ? [this.sendPayments.get(batch.txId)!] : undefined;
+    const carries =
+      canCarry &&
+      relayedUnsigned &&
+      batch.transactions.length === 1 &&
+      !!this.services.relayer.delegate(batch.chainId, first.unsigned.from);
+    let known: PaymentRecord[] | undefined = this.sendPayments.has(batch.txId)
+      ? [this.sendPayments.get(batch.txId)!]
+      : undefined;
     let simulated = false;
     for (let pause = RETRY_START_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
       const plan = await settlement.paymentPlan(batch.txId, batch.chainId, carries, known);
@@ -67,7 +73,11 @@ export class FirstBroadcast {
       if (relayedUnsigned && !simulated) {
         const revert = await this.wouldRevert(batch, first);
         if (revert) {
-          await this.ending.refuse(batch, first, `transaction ${first.index + 1} would revert: ${revert}; nothing was sent`);
+          await this.ending.refuse(
+            batch,
+            first,
+            `transaction ${first.index + 1} would revert: ${revert}; nothing was sent`,
+          );
           return "refused";
         }
         simulated = true;
@@ -78,7 +88,10 @@ export class FirstBroadcast {
         await this.ending.refuse(batch, first, `${outcome.reason}; nothing was sent`);
         return "refused";
       }
-      this.log.warn({ txId: batch.txId, reason: outcome.reason, retryInMs: pause }, "the batch's payment is owed and not settled yet; the batch waits for it");
+      this.log.warn(
+        { txId: batch.txId, reason: outcome.reason, retryInMs: pause },
+        "the batch's payment is owed and not settled yet; the batch waits for it",
+      );
       await Promise.race([new Promise((resolve) => setTimeout(resolve, pause)), this.stop.signal]);
       if (this.stop.stopped()) return "stopped";
     }
@@ -112,8 +125,11 @@ export class FirstBroadcast {
     batch: Batch,
     tx: BatchTransaction,
     carried?: OperationSettlement,
-  ): Promise<{ current: BatchTransaction; acceptedAt?: number; receipt?: Promise<TransactionReceipt | null> } | "refused"> {
-    if (batch.executionMode !== "service-relayed") throw new Error(`transaction ${tx.index} of ${batch.txId} was never signed`);
+  ): Promise<
+    { current: BatchTransaction; acceptedAt?: number; receipt?: Promise<TransactionReceipt | null> } | "refused"
+  > {
+    if (batch.executionMode !== "service-relayed")
+      throw new Error(`transaction ${tx.index} of ${batch.txId} was never signed`);
     const data = await this.boundData(batch, tx);
     const settle = tx.index === batch.transactions.length - 1 ? carried : undefined;
     if (settle) this.payers.set(batch.txId, settle.payer);
@@ -122,11 +138,18 @@ export class FirstBroadcast {
       signature = await this.relaySigner(batch, tx, { data, settle });
     } catch (error) {
       if (error instanceof WouldRevert) {
-        await this.ending.refuse(batch, tx, `transaction ${tx.index + 1} would revert: ${error.reason}; nothing was sent`);
+        await this.ending.refuse(
+          batch,
+          tx,
+          `transaction ${tx.index + 1} would revert: ${error.reason}; nothing was sent`,
+        );
         return "refused";
       }
       if (!(error instanceof PaymentNotCarried)) throw error;
-      this.log.warn({ txId: batch.txId, reason: error.message }, "the payment cannot ride in its operation's transaction; it is settled first");
+      this.log.warn(
+        { txId: batch.txId, reason: error.message },
+        "the payment cannot ride in its operation's transaction; it is settled first",
+      );
       const paid = await this.payFirst(batch, false);
       if (paid === "refused") return "refused";
       if (paid === "stopped") throw error;
@@ -134,7 +157,13 @@ export class FirstBroadcast {
     }
     const { signedRaw, txHash, stored, acceptedAt, receipt } = signature;
     // The relayer re-priced (and numbered) it: what it stored, or read back when another runner signed it first.
-    const current = stored ?? (await this.services.batches.transaction(batch.txId, tx.index)) ?? { ...tx, signedRaw, txHash, status: "signed" as const };
+    const current = stored ??
+      (await this.services.batches.transaction(batch.txId, tx.index)) ?? {
+        ...tx,
+        signedRaw,
+        txHash,
+        status: "signed" as const,
+      };
     return { current, acceptedAt, receipt };
   }
 }

@@ -41,11 +41,17 @@ export class BatchEnding {
     receipt?: { blockNumber: number; gasUsed: bigint },
   ): Promise<void> {
     await this.services.batches.reject(batch.txId, tx.index, status, error, receipt);
-    update(batch, tx.index, { status, error, blockNumber: receipt?.blockNumber ?? null, gasUsed: receipt?.gasUsed.toString() ?? null });
+    update(batch, tx.index, {
+      status,
+      error,
+      blockNumber: receipt?.blockNumber ?? null,
+      gasUsed: receipt?.gasUsed.toString() ?? null,
+    });
     Object.assign(batch, { status: "rejected", failedIndex: tx.index, error });
     const relayed = batch.executionMode === "service-relayed";
     // A relayed transaction the node refused never used its nonce; one refused before it was signed never had one.
-    if (relayed && status === "refused" && tx.signedRaw) await this.services.relayer.onRefused(this.services.chains.find(batch.chainId)!, tx);
+    if (relayed && status === "refused" && tx.signedRaw)
+      await this.services.relayer.onRefused(this.services.chains.find(batch.chainId)!, tx);
     if (relayed || (tx.index === 0 && status !== "reverted")) {
       await this.services.db.transaction((q) => this.services.credits.refund(q, batch.txId));
     }
@@ -62,7 +68,13 @@ export class BatchEnding {
    * Records what the receipts prove and marks the batch successful, atomically and at most once. False when another
    * runner (or instance) finished it. `payer`: the wallet whose x402 payment paid for the batch, if any.
    */
-  async finish(batch: Batch, chain: Chain, receipts: TransactionReceipt[], lastConfirmed: Confirmation | undefined, payer: string | undefined): Promise<boolean> {
+  async finish(
+    batch: Batch,
+    chain: Chain,
+    receipts: TransactionReceipt[],
+    lastConfirmed: Confirmation | undefined,
+    payer: string | undefined,
+  ): Promise<boolean> {
     const method = this.methods(batch.method);
     // A batch prepared under a key is never paid with x402 (access/gate.ts admitSend): nothing to settle or look up.
     const paid = !batch.apiKeyId && this.settlement;
@@ -80,7 +92,12 @@ export class BatchEnding {
     if (paid) {
       paid.keepSettledAfterCommit?.(marked.settledHere);
       const settled = new Set(marked.settledHere.map((p) => p.id));
-      await paid.settleForBatch(batch.txId, receipts, batch, marked.toSettle?.filter((p) => !settled.has(p.id)));
+      await paid.settleForBatch(
+        batch.txId,
+        receipts,
+        batch,
+        marked.toSettle?.filter((p) => !settled.has(p.id)),
+      );
     }
     return true;
   }
@@ -102,7 +119,11 @@ export class BatchEnding {
       // changed the rows meanwhile. The payments to settle are read with it (one trip).
       const ended = this.reorgedDuringRun.has(batch.txId) ? undefined : { ...batch, status: "success" as const };
       const [success, toSettle] = await q.together(
-        () => [batches.markSuccess(q, batch.txId, lastConfirmed, ended), paid ? payments.forBatch(batch.txId, q) : Promise.resolve(undefined)] as const,
+        () =>
+          [
+            batches.markSuccess(q, batch.txId, lastConfirmed, ended),
+            paid ? payments.forBatch(batch.txId, q) : Promise.resolve(undefined),
+          ] as const,
       );
       if (!success) return false;
       const outcome = await method?.onConfirmed?.(q, {
@@ -121,7 +142,10 @@ export class BatchEnding {
         batch.outcome = outcome;
       }
       // A payment settled inside the last transaction is settled with the batch's end: one commit, no trip of its own.
-      const settledHere = paid && toSettle && paid.settleWithinFinish ? await paid.settleWithinFinish(q, batch, receipts[receipts.length - 1], toSettle) : [];
+      const settledHere =
+        paid && toSettle && paid.settleWithinFinish
+          ? await paid.settleWithinFinish(q, batch, receipts[receipts.length - 1], toSettle)
+          : [];
       return { toSettle, settledHere };
     });
   }
@@ -131,10 +155,18 @@ export class BatchEnding {
    * reason, its transactions confirmed, nothing recorded, its credit back. A payment of a batch without a key is settled
    * as for a success: the operation ran on chain.
    */
-  private async refuseRecords(batch: Batch, receipts: TransactionReceipt[], lastConfirmed: Confirmation | undefined, reason: string): Promise<void> {
+  private async refuseRecords(
+    batch: Batch,
+    receipts: TransactionReceipt[],
+    lastConfirmed: Confirmation | undefined,
+    reason: string,
+  ): Promise<void> {
     const { batches, credits, db } = this.services;
     if (!(await batches.rejectConfirmed(batch.txId, lastConfirmed, reason))) return;
-    this.log.warn({ txId: batch.txId, method: batch.method, reason }, "batch confirmed on chain but not recorded: it lost a race; rejected");
+    this.log.warn(
+      { txId: batch.txId, method: batch.method, reason },
+      "batch confirmed on chain but not recorded: it lost a race; rejected",
+    );
     await db.transaction((q) => credits.refund(q, batch.txId));
     if (!batch.apiKeyId && this.settlement) await this.settlement.settleForBatch(batch.txId, receipts);
   }

@@ -20,7 +20,11 @@ export type RelaySigner = (
 ) => Promise<RelayedSignature>;
 
 /** What the runner uses: the stores it writes, the chains, the configuration and the relayer. */
-export type RunnerDeps = Pick<Stores, "batches" | "credits" | "db" | "payments"> & { chains: ChainRegistry; config: Config; relayer: Relayer };
+export type RunnerDeps = Pick<Stores, "batches" | "credits" | "db" | "payments"> & {
+  chains: ChainRegistry;
+  config: Config;
+  relayer: Relayer;
+};
 
 /** A confirmed batch as the runner hands it to its method (methods/hooks.ts adds what methods may use). */
 export interface ConfirmedFacts {
@@ -50,13 +54,25 @@ export interface SettlementPort {
    * Before a batch's first broadcast: the payment its only transaction may carry (`canCarry`: relayed by a key that
    * delegates to PaidRelayDelegate) and those to settle first. `payments`: the batch's payments, when the caller knows them all.
    */
-  paymentPlan(txId: string, chainId: number, canCarry: boolean, payments?: PaymentRecord[]): Promise<{ carried?: OperationSettlement; first: PaymentRecord[] }>;
+  paymentPlan(
+    txId: string,
+    chainId: number,
+    canCarry: boolean,
+    payments?: PaymentRecord[],
+  ): Promise<{ carried?: OperationSettlement; first: PaymentRecord[] }>;
   /** Settles payments before their operation is broadcast: paid, refused (released: nothing done) or waiting (owed). */
-  settleFirst(payments: PaymentRecord[]): Promise<{ kind: "paid" } | { kind: "refused"; reason: string } | { kind: "waiting"; reason: string }>;
+  settleFirst(
+    payments: PaymentRecord[],
+  ): Promise<{ kind: "paid" } | { kind: "refused"; reason: string } | { kind: "waiting"; reason: string }>;
   /** The payment bound to a relayed batch's transaction, for signing it again with a fresh nonce. */
   boundSettlement(txId: string): Promise<OperationSettlement | undefined>;
   /** `ended`: the batch as the run that confirmed it just stored it; `payments`: its payments, read as it ended. */
-  settleForBatch(txId: string, receipts?: TransactionReceipt[], ended?: Batch, payments?: PaymentRecord[]): Promise<void>;
+  settleForBatch(
+    txId: string,
+    receipts?: TransactionReceipt[],
+    ended?: Batch,
+    payments?: PaymentRecord[],
+  ): Promise<void>;
   releaseForBatch(txId: string, reason: string): Promise<void>;
   /** A reorg deeper than its confirmations took a settlement off the chain. */
   afterDeepReorg(paymentId: string): Promise<void>;
@@ -66,7 +82,12 @@ export interface SettlementPort {
    * Inside the transaction that ends a batch successfully: settles the payments its last transaction carried (the
    * receipt shows them paid); answers them, for keepSettledAfterCommit once that transaction committed.
    */
-  settleWithinFinish?(q: Queryable, batch: Batch, receipt: TransactionReceipt | undefined, payments: PaymentRecord[]): Promise<PaymentRecord[]>;
+  settleWithinFinish?(
+    q: Queryable,
+    batch: Batch,
+    receipt: TransactionReceipt | undefined,
+    payments: PaymentRecord[],
+  ): Promise<PaymentRecord[]>;
   keepSettledAfterCommit?(settled: PaymentRecord[]): void;
 }
 

@@ -48,8 +48,17 @@ export class BatchRunner {
     this.relaySigner = wiring.relaySigner;
     this.onReorged = wiring.onReorged;
     this.ending = new BatchEnding(services, wiring.methods, wiring.settlement, this.reorgedDuringRun, log);
-    this.broadcast = new FirstBroadcast(services, wiring.methods, wiring.settlement, wiring.relaySigner, this.ending, this.stop$, log);
-    for (const chain of services.chains.list()) chain.reorgWatch.onReorg = (entry) => void this.afterDeepReorg(chain, entry);
+    this.broadcast = new FirstBroadcast(
+      services,
+      wiring.methods,
+      wiring.settlement,
+      wiring.relaySigner,
+      this.ending,
+      this.stop$,
+      log,
+    );
+    for (const chain of services.chains.list())
+      chain.reorgWatch.onReorg = (entry) => void this.afterDeepReorg(chain, entry);
   }
 
   /**
@@ -81,7 +90,10 @@ export class BatchRunner {
     const run = this.active.get(txId);
     if (!run) return undefined;
     let timer: NodeJS.Timeout | undefined;
-    const ended = await Promise.race([run, new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms)))]);
+    const ended = await Promise.race([
+      run,
+      new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), ms))),
+    ]);
     clearTimeout(timer);
     return ended;
   }
@@ -113,7 +125,10 @@ export class BatchRunner {
     for (const chain of this.services.chains.list()) {
       const head = await chain.provider.getBlockNumber().catch(() => undefined);
       if (head === undefined) continue;
-      for (const t of await this.services.batches.recentlyConfirmed(chain.chainId, head - this.services.config.REORG_WATCH_BLOCKS)) {
+      for (const t of await this.services.batches.recentlyConfirmed(
+        chain.chainId,
+        head - this.services.config.REORG_WATCH_BLOCKS,
+      )) {
         if (t.reorged) void this.bringBack(chain, t.txId, t.index);
         else chain.reorgWatch.add({ key: `${t.txId}:${t.index}`, blockNumber: t.blockNumber, blockHash: t.blockHash });
       }
@@ -139,7 +154,10 @@ export class BatchRunner {
         return await this.drive(txId, sending);
       } catch (error) {
         if (this.stopped || !isChainUnavailable(error)) throw error;
-        this.log.warn({ txId, err: errorFacts(error), retryInMs: pause }, "chain not reachable; the batch waits and goes on");
+        this.log.warn(
+          { txId, err: errorFacts(error), retryInMs: pause },
+          "chain not reachable; the batch waits and goes on",
+        );
         sending = undefined; // read back what the run stored
         await Promise.race([new Promise((resolve) => setTimeout(resolve, pause)), this.stopSignal]);
         if (this.stopped) return undefined;
@@ -165,7 +183,10 @@ export class BatchRunner {
     for (const tx of batch.transactions) {
       if (this.stopped) return undefined;
       if (tx.status === "reverted" || tx.status === "refused" || tx.status === "unseen") return batch;
-      const signed = tx.status === "prepared" ? await this.broadcast.signRelayed(batch, tx, paid.carried) : { current: await this.latest(batch, tx), acceptedAt: undefined, receipt: undefined };
+      const signed =
+        tx.status === "prepared"
+          ? await this.broadcast.signRelayed(batch, tx, paid.carried)
+          : { current: await this.latest(batch, tx), acceptedAt: undefined, receipt: undefined };
       if (signed === "refused") return this.ending.ended(batch);
       const { current, acceptedAt, receipt: asked } = signed;
       const outcome = await this.untilConfirmedOnChain(batch, chain, current, acceptedAt, asked);
@@ -176,23 +197,51 @@ export class BatchRunner {
       }
       const { receipt } = outcome;
       if (receipt.status !== 1) {
-        await this.ending.reject(batch, outcome.tx, "reverted", `transaction ${current.index + 1} reverted on-chain`, receipt);
+        await this.ending.reject(
+          batch,
+          outcome.tx,
+          "reverted",
+          `transaction ${current.index + 1} reverted on-chain`,
+          receipt,
+        );
         this.log.warn({ txId, index: current.index, hash: receipt.hash }, "transaction reverted; batch rejected");
         return this.ending.ended(batch);
       }
       if (batch.transactions[current.index].status !== "confirmed") {
-        const confirmed: Confirmation = { index: current.index, blockNumber: receipt.blockNumber, blockHash: receipt.blockHash, gasUsed: receipt.gasUsed };
+        const confirmed: Confirmation = {
+          index: current.index,
+          blockNumber: receipt.blockNumber,
+          blockHash: receipt.blockHash,
+          gasUsed: receipt.gasUsed,
+        };
         if (current.index === batch.transactions.length - 1) lastConfirmed = confirmed;
-        else await batches.setTxConfirmed(txId, confirmed.index, confirmed.blockNumber, confirmed.gasUsed, confirmed.blockHash);
+        else
+          await batches.setTxConfirmed(
+            txId,
+            confirmed.index,
+            confirmed.blockNumber,
+            confirmed.gasUsed,
+            confirmed.blockHash,
+          );
         const broadcastAt = batch.transactions[current.index].broadcastAt ?? new Date().toISOString();
-        update(batch, current.index, { ...outcome.tx, status: "confirmed", blockNumber: receipt.blockNumber, blockHash: receipt.blockHash, gasUsed: receipt.gasUsed.toString(), broadcastAt, waiting: null });
+        update(batch, current.index, {
+          ...outcome.tx,
+          status: "confirmed",
+          blockNumber: receipt.blockNumber,
+          blockHash: receipt.blockHash,
+          gasUsed: receipt.gasUsed.toString(),
+          broadcastAt,
+          waiting: null,
+        });
       }
       this.watchForDeepReorg(chain, txId, current.index, receipt);
       receipts.push(receipt);
     }
 
     // The run's copy holds what the relayer signed and what the trackers ended with: no read-back for a success.
-    return (await this.ending.finish(batch, chain, receipts, lastConfirmed, await this.broadcast.payerOf(batch))) ? batch : batches.get(txId);
+    return (await this.ending.finish(batch, chain, receipts, lastConfirmed, await this.broadcast.payerOf(batch)))
+      ? batch
+      : batches.get(txId);
   }
 
   /** The run's copy of a transaction, or what is stored when it was replaced meanwhile. */
@@ -205,7 +254,13 @@ export class BatchRunner {
    * Mined, then confirmed on the canonical chain: a reorg that takes the transaction away before its confirmations
    * sends it back to be mined again (its bytes are broadcast again if the node lost them).
    */
-  private async untilConfirmedOnChain(batch: Batch, chain: Chain, tx: BatchTransaction, acceptedAt?: number, receipt?: Promise<TransactionReceipt | null>) {
+  private async untilConfirmedOnChain(
+    batch: Batch,
+    chain: Chain,
+    tx: BatchTransaction,
+    acceptedAt?: number,
+    receipt?: Promise<TransactionReceipt | null>,
+  ) {
     const key = `${batch.txId}:${tx.index}`;
     const tracker = new TransactionTracker(this.trackerDeps(batch, chain), batch, chain, tx, acceptedAt, receipt);
     this.waiting.set(key, tracker);
@@ -219,7 +274,10 @@ export class BatchRunner {
         chain.shallowReorgs++;
         this.reorgedDuringRun.add(batch.txId);
         await this.services.batches.markReorged(batch.txId, tx.index, false, confirmed.blockNumber);
-        this.log.warn({ txId: batch.txId, index: tx.index, hash: mined.receipt.hash, blockNumber: confirmed.blockNumber }, "reorg took the transaction off the chain before its confirmations; waiting for it again");
+        this.log.warn(
+          { txId: batch.txId, index: tx.index, hash: mined.receipt.hash, blockNumber: confirmed.blockNumber },
+          "reorg took the transaction off the chain before its confirmations; waiting for it again",
+        );
       }
     } finally {
       if (this.waiting.get(key) === tracker) this.waiting.delete(key);
@@ -240,7 +298,10 @@ export class BatchRunner {
               // Someone else used the relayer's nonce: take a fresh one and sign again (the old bytes can never be mined),
               // with the payment the first bytes carried, if any.
               await relayer.syncNonces();
-              const settle = tx.index === batch.transactions.length - 1 ? await this.settlement?.boundSettlement(batch.txId) : undefined;
+              const settle =
+                tx.index === batch.transactions.length - 1
+                  ? await this.settlement?.boundSettlement(batch.txId)
+                  : undefined;
               await this.relaySigner(batch, tx, { replacing: tx.txHash!, data: tx.unsigned.data, settle });
               return (await batches.transaction(batch.txId, tx.index))!;
             },
@@ -268,11 +329,21 @@ export class BatchRunner {
       if (txId) this.onReorged(txId);
       return;
     }
-    const [txId, index] = [entry.key.slice(0, entry.key.lastIndexOf(":")), Number(entry.key.slice(entry.key.lastIndexOf(":") + 1))];
-    this.log.error({ txId, index, chainId: chain.chainId, blockNumber: entry.blockNumber, blockHash: entry.blockHash }, "reorg deeper than the confirmations took a confirmed transaction off the chain; sending it again");
+    const [txId, index] = [
+      entry.key.slice(0, entry.key.lastIndexOf(":")),
+      Number(entry.key.slice(entry.key.lastIndexOf(":") + 1)),
+    ];
+    this.log.error(
+      { txId, index, chainId: chain.chainId, blockNumber: entry.blockNumber, blockHash: entry.blockHash },
+      "reorg deeper than the confirmations took a confirmed transaction off the chain; sending it again",
+    );
     if (this.active.has(txId)) this.reorgedDuringRun.add(txId);
-    await this.services.batches.markReorged(txId, index, true, entry.blockNumber).catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg"));
-    await this.settlement?.afterOperationReorg?.(txId).catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg of a payment"));
+    await this.services.batches
+      .markReorged(txId, index, true, entry.blockNumber)
+      .catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg"));
+    await this.settlement
+      ?.afterOperationReorg?.(txId)
+      .catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg of a payment"));
     this.onReorged(txId);
     await this.bringBack(chain, txId, index);
   }
@@ -292,13 +363,25 @@ export class BatchRunner {
           await this.services.batches.markBackOnChain(txId, index, outcome.receipt);
           this.onReorged(txId);
           this.watchForDeepReorg(chain, txId, index, outcome.receipt);
-          if (outcome.receipt.status !== 1) this.log.error({ txId, index, hash: outcome.receipt.hash }, "transaction taken off the chain by a reorg reverted when it was mined again");
-          else this.log.info({ txId, index, hash: outcome.receipt.hash }, "transaction taken off the chain by a reorg is back on chain");
+          if (outcome.receipt.status !== 1)
+            this.log.error(
+              { txId, index, hash: outcome.receipt.hash },
+              "transaction taken off the chain by a reorg reverted when it was mined again",
+            );
+          else
+            this.log.info(
+              { txId, index, hash: outcome.receipt.hash },
+              "transaction taken off the chain by a reorg is back on chain",
+            );
           // A payment settled in it follows its fate (settled again, or released if it reverted this time).
           await this.settlement?.settleForBatch(txId);
           return undefined;
         } catch (error) {
-          if (!isChainUnavailable(error)) this.log.error({ txId, index, err: errorFacts(error) }, "could not bring a reorged transaction back; trying again");
+          if (!isChainUnavailable(error))
+            this.log.error(
+              { txId, index, err: errorFacts(error) },
+              "could not bring a reorged transaction back; trying again",
+            );
           await Promise.race([new Promise((resolve) => setTimeout(resolve, pause)), this.stopSignal]);
         }
       }
@@ -306,11 +389,9 @@ export class BatchRunner {
     })().finally(() => this.active.delete(key));
     this.active.set(key, run);
   }
-
 }
 
 /** The hash of signed raw bytes (what the chain will call the transaction). */
 export function hashOfRaw(signedRaw: string): string {
   return keccak256(signedRaw);
 }
-

@@ -47,7 +47,10 @@ export interface TrackerDeps {
   /** Relayed transactions: sign again with a fresh nonce (someone else used ours). */
   resign?: (tx: BatchTransaction) => Promise<BatchTransaction>;
   /** Relayed transactions: sign the same nonce with higher fees, store it, broadcast it. Undefined: someone was first. */
-  replace?: (tx: BatchTransaction, fees: Fees) => Promise<{ tx: BatchTransaction; verdict: BroadcastVerdict } | undefined>;
+  replace?: (
+    tx: BatchTransaction,
+    fees: Fees,
+  ) => Promise<{ tx: BatchTransaction; verdict: BroadcastVerdict } | undefined>;
   /** Relayed transactions: a nonce below this one is missing on chain; fill or rewind it (throttled by the relayer). */
   healNonces?: () => Promise<void>;
 }
@@ -133,7 +136,10 @@ export class TransactionTracker {
       if (ended) return ended;
       // A reported hash has its own bound (the unseen verdict); only transactions with bytes wait for the sweeper.
       if (this.tx.signedRaw && Date.now() > deadline) {
-        this.deps.log.warn({ txId: this.batch.txId, index: this.tx.index, hash: this.tx.txHash }, "no receipt yet; batch stays pending");
+        this.deps.log.warn(
+          { txId: this.batch.txId, index: this.tx.index, hash: this.tx.txHash },
+          "no receipt yet; batch stays pending",
+        );
         return { kind: "timeout" };
       }
       if (this.tx.status === "signed" && this.lastBroadcast > 0) await this.markBroadcast();
@@ -165,7 +171,10 @@ export class TransactionTracker {
       // An earlier form won: it becomes the transaction's hash, the current one is listed as replaced.
       await this.deps.batches.promoteReplaced(this.batch.txId, this.tx.index, receipt.hash);
       this.tx = (await this.deps.batches.transaction(this.batch.txId, this.tx.index)) ?? this.tx;
-      this.deps.log.info({ txId: this.batch.txId, index: this.tx.index, hash: receipt.hash }, "an earlier form of the transaction was mined");
+      this.deps.log.info(
+        { txId: this.batch.txId, index: this.tx.index, hash: receipt.hash },
+        "an earlier form of the transaction was mined",
+      );
     }
     if (this.tx.status === "broadcast" && !this.tx.signedRaw) {
       const mismatch = await this.checkReportedTransaction();
@@ -173,7 +182,10 @@ export class TransactionTracker {
     }
     if (this.batch.executionMode === "service-relayed" && isNoOp(receipt)) {
       const error = `cancelled by the operator: a no-op transaction (${receipt.hash}, block ${receipt.blockNumber}) took nonce ${this.tx.unsigned.nonce}; the operation did not run`;
-      this.deps.log.warn({ txId: this.batch.txId, index: this.tx.index, hash: receipt.hash }, "relayed transaction cancelled; batch rejected");
+      this.deps.log.warn(
+        { txId: this.batch.txId, index: this.tx.index, hash: receipt.hash },
+        "relayed transaction cancelled; batch rejected",
+      );
       return { kind: "ended", status: "reverted", error, tx: this.tx };
     }
     return { kind: "mined", receipt, tx: this.tx };
@@ -185,7 +197,10 @@ export class TransactionTracker {
    */
   private async keepMoving(head: number): Promise<MinedOutcome | undefined> {
     if (Date.now() - this.lastReload >= RELOAD_MS) await this.reload();
-    if (Date.now() - this.lastBroadcast >= REBROADCAST_MIN_MS && !(await this.chain.provider.getTransaction(this.tx.txHash!))) {
+    if (
+      Date.now() - this.lastBroadcast >= REBROADCAST_MIN_MS &&
+      !(await this.chain.provider.getTransaction(this.tx.txHash!))
+    ) {
       const ended = await this.send(head);
       if (ended) return ended;
     }
@@ -197,7 +212,10 @@ export class TransactionTracker {
   /** Broadcasts the current bytes and acts on the node's verdict. */
   private async send(head: number): Promise<MinedOutcome | undefined> {
     const verdict = await broadcast(this.chain.provider, this.tx.signedRaw!, this.tx.txHash!);
-    this.deps.log.debug({ txId: this.batch.txId, index: this.tx.index, hash: this.tx.txHash, verdict }, this.lastBroadcast ? "transaction sent again" : "transaction sent");
+    this.deps.log.debug(
+      { txId: this.batch.txId, index: this.tx.index, hash: this.tx.txHash, verdict },
+      this.lastBroadcast ? "transaction sent again" : "transaction sent",
+    );
     this.lastBroadcast = Date.now();
     // Blocks are counted (for a fee bump) from the last time the node took the bytes: a node that lost them, or a
     // reorg that took them away, starts the count again.
@@ -217,7 +235,10 @@ export class TransactionTracker {
       case "nonce-used":
         return this.nonceUsed(verdict.message);
       case "refused":
-        this.deps.log.warn({ txId: this.batch.txId, index: this.tx.index, refusal: verdict.message }, "node refused the transaction; batch rejected");
+        this.deps.log.warn(
+          { txId: this.batch.txId, index: this.tx.index, refusal: verdict.message },
+          "node refused the transaction; batch rejected",
+        );
         return { kind: "ended", status: "refused", error: verdict.message, tx: this.tx };
     }
   }
@@ -236,7 +257,12 @@ export class TransactionTracker {
       } catch (error) {
         // Signed again only if it would still go through, and with the payment it carried: else it ends here unsent.
         if (!(error instanceof WouldRevert || error instanceof PaymentNotCarried)) throw error;
-        return { kind: "ended", status: "refused", error: `signed again after its nonce was used elsewhere, it ${error instanceof WouldRevert ? `would revert: ${error.reason}` : `cannot carry its payment: ${error.message}`}; nothing was sent`, tx: this.tx };
+        return {
+          kind: "ended",
+          status: "refused",
+          error: `signed again after its nonce was used elsewhere, it ${error instanceof WouldRevert ? `would revert: ${error.reason}` : `cannot carry its payment: ${error.message}`}; nothing was sent`,
+          tx: this.tx,
+        };
       }
       this.lastBroadcast = 0;
       this.sentAtHead = -1;
@@ -255,7 +281,10 @@ export class TransactionTracker {
     this.lastBump = Date.now();
     const fees = replacementFees(current, market, feeCapWei(this.deps.config.RELAYER_MAX_FEE_GWEI));
     if (!fees) {
-      await this.setWaiting(`the fee cap RELAYER_MAX_FEE_GWEI (${this.deps.config.RELAYER_MAX_FEE_GWEI} gwei) leaves no room for a replacement`, market);
+      await this.setWaiting(
+        `the fee cap RELAYER_MAX_FEE_GWEI (${this.deps.config.RELAYER_MAX_FEE_GWEI} gwei) leaves no room for a replacement`,
+        market,
+      );
       return;
     }
     const replaced = await this.deps.replace(this.tx, fees);
@@ -264,7 +293,14 @@ export class TransactionTracker {
     this.lastBroadcast = Date.now();
     this.sentAtHead = head;
     this.deps.log.info(
-      { txId: this.batch.txId, index: this.tx.index, hash: this.tx.txHash, maxFeePerGas: fees.maxFeePerGas.toString(), baseFeePerGas: market.baseFeePerGas.toString(), verdict: replaced.verdict.kind },
+      {
+        txId: this.batch.txId,
+        index: this.tx.index,
+        hash: this.tx.txHash,
+        maxFeePerGas: fees.maxFeePerGas.toString(),
+        baseFeePerGas: market.baseFeePerGas.toString(),
+        verdict: replaced.verdict.kind,
+      },
       "relayed transaction replaced with higher fees",
     );
   }
@@ -283,7 +319,10 @@ export class TransactionTracker {
     await this.setWaiting(reason, market);
   }
 
-  private async setWaiting(reason: string | undefined, market: { baseFeePerGas: bigint; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }): Promise<void> {
+  private async setWaiting(
+    reason: string | undefined,
+    market: { baseFeePerGas: bigint; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint },
+  ): Promise<void> {
     const waiting = reason
       ? {
           reason,
@@ -310,7 +349,10 @@ export class TransactionTracker {
     const verdict = await this.unseenVerdict();
     if (verdict === "nonce taken once") this.nonceTakenSeen++;
     else if (verdict) {
-      this.deps.log.warn({ txId: this.batch.txId, index: this.tx.index, hash: this.tx.txHash }, "reported transaction never appeared; batch rejected");
+      this.deps.log.warn(
+        { txId: this.batch.txId, index: this.tx.index, hash: this.tx.txHash },
+        "reported transaction never appeared; batch rejected",
+      );
       return { kind: "ended", status: "unseen", error: verdict, tx: this.tx };
     }
     return undefined;
@@ -341,7 +383,9 @@ export class TransactionTracker {
   private async checkReportedTransaction(): Promise<string | undefined> {
     const onChain = await this.chain.provider.getTransaction(this.tx.txHash!);
     if (!onChain) return undefined;
-    return reportedMismatch(onChain, this.tx.unsigned) ? `reported hash ${this.tx.txHash} is not transaction ${this.tx.index + 1} of batch ${this.batch.txId}` : undefined;
+    return reportedMismatch(onChain, this.tx.unsigned)
+      ? `reported hash ${this.tx.txHash} is not transaction ${this.tx.index + 1} of batch ${this.batch.txId}`
+      : undefined;
   }
 }
 
@@ -351,7 +395,12 @@ export class TransactionTracker {
  * delegate, whose settleAndCall always logs (the payment's Transfer and PaidCall).
  */
 export function isNoOp(receipt: Pick<TransactionReceipt, "from" | "to" | "logs" | "status">): boolean {
-  return receipt.status === 1 && receipt.to !== null && receipt.to.toLowerCase() === receipt.from.toLowerCase() && receipt.logs.length === 0;
+  return (
+    receipt.status === 1 &&
+    receipt.to !== null &&
+    receipt.to.toLowerCase() === receipt.from.toLowerCase() &&
+    receipt.logs.length === 0
+  );
 }
 
 /** The fees a transaction's current bytes were signed with (a client's wallet may have re-priced the prepared ones). */
@@ -360,14 +409,20 @@ export function feesOf(tx: BatchTransaction): Fees {
     const signed = Transaction.from(tx.signedRaw);
     return { maxFeePerGas: signed.maxFeePerGas ?? 0n, maxPriorityFeePerGas: signed.maxPriorityFeePerGas ?? 0n };
   }
-  return { maxFeePerGas: BigInt(tx.unsigned.maxFeePerGas), maxPriorityFeePerGas: BigInt(tx.unsigned.maxPriorityFeePerGas) };
+  return {
+    maxFeePerGas: BigInt(tx.unsigned.maxFeePerGas),
+    maxPriorityFeePerGas: BigInt(tx.unsigned.maxPriorityFeePerGas),
+  };
 }
 
 /**
  * The first field in which a transaction found on chain differs from the one prepared (sender, nonce, target, data,
  * value, chain), or undefined when it is that transaction.
  */
-export function reportedMismatch(onChain: Pick<TransactionResponse, "from" | "to" | "data" | "nonce" | "value" | "chainId">, prepared: BatchTransaction["unsigned"]): { field: string; expected: string; actual: string } | undefined {
+export function reportedMismatch(
+  onChain: Pick<TransactionResponse, "from" | "to" | "data" | "nonce" | "value" | "chainId">,
+  prepared: BatchTransaction["unsigned"],
+): { field: string; expected: string; actual: string } | undefined {
   const checks: [string, string, string][] = [
     ["from", prepared.from.toLowerCase(), onChain.from.toLowerCase()],
     ["chainId", String(prepared.chainId), String(onChain.chainId)],

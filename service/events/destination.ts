@@ -100,8 +100,12 @@ export function parseWebhookUrl(text: string, policy: DestinationPolicy): URL {
     throw new DestinationRefused("must be an absolute URL");
   }
   if (url.protocol !== "https:" && url.protocol !== "http:") throw new DestinationRefused("must be an https URL");
-  if (url.protocol === "http:" && policy.httpsOnly) throw new DestinationRefused("must be an https URL (http is accepted in the local sandbox only)");
-  if (url.username || url.password) throw new DestinationRefused("must not carry credentials (user:password@): authenticate the webhook by its signature");
+  if (url.protocol === "http:" && policy.httpsOnly)
+    throw new DestinationRefused("must be an https URL (http is accepted in the local sandbox only)");
+  if (url.username || url.password)
+    throw new DestinationRefused(
+      "must not carry credentials (user:password@): authenticate the webhook by its signature",
+    );
   if (url.hash) throw new DestinationRefused("must not have a #fragment");
   return url;
 }
@@ -114,7 +118,10 @@ export async function checkDestination(url: URL, policy: DestinationPolicy): Pro
   const addresses = isIP(host) ? [host] : await resolveAll(host);
   for (const address of addresses) {
     const refusal = refusalOf(address, policy);
-    if (refusal) throw new DestinationRefused(`${host} resolves to ${refusal}, where webhooks may not go${policy.allowPrivate ? "" : " (public addresses only)"}`);
+    if (refusal)
+      throw new DestinationRefused(
+        `${host} resolves to ${refusal}, where webhooks may not go${policy.allowPrivate ? "" : " (public addresses only)"}`,
+      );
   }
   return addresses;
 }
@@ -140,7 +147,9 @@ export function checkedLookup(policy: DestinationPolicy): LookupFunction {
       const addresses = found;
       const refused = addresses.map((a) => refusalOf(a.address, policy)).find(Boolean);
       if (!addresses.length || refused) {
-        const reason = new DestinationRefused(refused ? `${hostname} resolves to ${refused}, where webhooks may not go` : `${hostname} does not resolve`);
+        const reason = new DestinationRefused(
+          refused ? `${hostname} resolves to ${refused}, where webhooks may not go` : `${hostname} does not resolve`,
+        );
         return callback(reason, "", 4);
       }
       if (options.all) return (callback as unknown as (e: null, a: dns.LookupAddress[]) => void)(null, addresses);

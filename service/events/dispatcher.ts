@@ -173,20 +173,51 @@ export class WebhookDispatcher {
         policy: destinationPolicy(config),
       });
     } catch (error) {
-      outcome = { ok: false, startedAt: new Date(), durationMs: 0, statusCode: null, response: null, error: `not sent: ${(error as Error).message}`.slice(0, 500) };
+      outcome = {
+        ok: false,
+        startedAt: new Date(),
+        durationMs: 0,
+        statusCode: null,
+        response: null,
+        error: `not sent: ${(error as Error).message}`.slice(0, 500),
+      };
     }
     let status: DeliveryStatus | undefined;
     try {
-      status = await webhooks.recordAttempt(this.instance, d, outcome, config.WEBHOOK_RETRY_SCHEDULE, config.WEBHOOK_DISABLE_AFTER);
+      status = await webhooks.recordAttempt(
+        this.instance,
+        d,
+        outcome,
+        config.WEBHOOK_RETRY_SCHEDULE,
+        config.WEBHOOK_DISABLE_AFTER,
+      );
     } catch (error) {
       // Not recorded: the lease runs out and the delivery is attempted again (at least once).
       this.log.error({ deliveryId: d.id, err: errorFacts(error) }, "could not record a webhook attempt");
       return;
     }
-    const label: DeliveryOutcomeLabel = status === undefined ? "lost_lease" : status === "delivered" ? "delivered" : status === "failed" ? "failed" : "retry";
+    const label: DeliveryOutcomeLabel =
+      status === undefined
+        ? "lost_lease"
+        : status === "delivered"
+          ? "delivered"
+          : status === "failed"
+            ? "failed"
+            : "retry";
     this.outcomes[label]++;
     if (label !== "delivered") {
-      this.log.info({ deliveryId: d.id, endpointId: d.endpointId, eventId: d.event.id, attempt: d.attempt, status: outcome.statusCode, error: outcome.error, outcome: label }, "webhook not delivered");
+      this.log.info(
+        {
+          deliveryId: d.id,
+          endpointId: d.endpointId,
+          eventId: d.event.id,
+          attempt: d.attempt,
+          status: outcome.statusCode,
+          error: outcome.error,
+          outcome: label,
+        },
+        "webhook not delivered",
+      );
     }
   }
 

@@ -74,7 +74,9 @@ export class EventFeed {
       return;
     }
     this.reading = this.readAll()
-      .catch((error) => this.log.warn({ err: errorFacts(error) }, "event feed read failed; read again at the next event or poll"))
+      .catch((error) =>
+        this.log.warn({ err: errorFacts(error) }, "event feed read failed; read again at the next event or poll"),
+      )
       .finally(() => {
         this.reading = undefined;
         if (!this.listeners.size) this.position = undefined;

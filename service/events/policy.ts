@@ -6,7 +6,9 @@ import type { DestinationPolicy } from "./destination";
  * operator explicitly allows private ones (WEBHOOK_ALLOW_PRIVATE_DESTINATIONS=true). The local sandbox also takes http
  * and local receivers. Which networks the deployment serves (ENVIRONMENT) plays no part.
  */
-export function destinationPolicy(config: Pick<Config, "profile" | "WEBHOOK_ALLOW_PRIVATE_DESTINATIONS">): DestinationPolicy {
+export function destinationPolicy(
+  config: Pick<Config, "profile" | "WEBHOOK_ALLOW_PRIVATE_DESTINATIONS">,
+): DestinationPolicy {
   const local = config.profile === "local";
   return {
     httpsOnly: !local,

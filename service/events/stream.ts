@@ -82,9 +82,14 @@ export class EventStreams {
   admit(keyId: string | null, client: string): () => void {
     const { EVENT_STREAMS_PER_KEY: perKey, EVENT_STREAMS_PER_CLIENT: perClient } = this.services.config;
     const tooMany = (limit: string) =>
-      new ApiError("RATE_LIMITED", `Too many open event streams: ${limit}; close one, or retry after ${RETRY_AFTER_SECONDS} seconds`, { limit, retryAfterSeconds: RETRY_AFTER_SECONDS }, {
-        "Retry-After": String(RETRY_AFTER_SECONDS),
-      });
+      new ApiError(
+        "RATE_LIMITED",
+        `Too many open event streams: ${limit}; close one, or retry after ${RETRY_AFTER_SECONDS} seconds`,
+        { limit, retryAfterSeconds: RETRY_AFTER_SECONDS },
+        {
+          "Retry-After": String(RETRY_AFTER_SECONDS),
+        },
+      );
     if (keyId && (this.perKey.get(keyId) ?? 0) >= perKey) throw tooMany(`${perKey} per API key`);
     if ((this.perClient.get(client) ?? 0) >= perClient) throw tooMany(`${perClient} per client address`);
     const count = (map: Map<string, number>, key: string, by: number) => {
@@ -140,7 +145,8 @@ export class EventStreams {
       let lastWrite = Date.now();
       const write = async (event: EventEnvelope) => {
         if (closed || BigInt(event.id) <= BigInt(cursor)) return;
-        if (!sink.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`)) await sink.drained();
+        if (!sink.write(`id: ${event.id}\nevent: ${event.type}\ndata: ${JSON.stringify(event)}\n\n`))
+          await sink.drained();
         cursor = event.id;
         lastWrite = Date.now();
       };
@@ -153,7 +159,10 @@ export class EventStreams {
       // A heartbeat goes out when nothing was written for a heartbeat interval.
       while (!closed) {
         if (overflow) {
-          this.log.warn({ waiting: waiting.length }, "event stream's client reads too slowly; the stream ends (it resumes with Last-Event-ID)");
+          this.log.warn(
+            { waiting: waiting.length },
+            "event stream's client reads too slowly; the stream ends (it resumes with Last-Event-ID)",
+          );
           break;
         }
         while (waiting.length && !closed) await write(waiting.shift()!);

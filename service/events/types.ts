@@ -29,7 +29,10 @@ const transactionFields = {
 
 export const TransactionEventData = z
   .strictObject(transactionFields)
-  .meta({ id: "TransactionEventData", description: "A transaction of a batch, as get-transaction-status shows it (`transactions[]`)" });
+  .meta({
+    id: "TransactionEventData",
+    description: "A transaction of a batch, as get-transaction-status shows it (`transactions[]`)",
+  });
 
 export const TransactionFailedData = z
   .strictObject({
@@ -42,11 +45,17 @@ export const TransactionFailedData = z
   .meta({ id: "TransactionFailedData" });
 
 export const TransactionReplacedData = z
-  .strictObject({ ...transactionFields, replacedHash: hash32.meta({ description: "The hash the new transaction replaces (same nonce)" }) })
+  .strictObject({
+    ...transactionFields,
+    replacedHash: hash32.meta({ description: "The hash the new transaction replaces (same nonce)" }),
+  })
   .meta({ id: "TransactionReplacedData", description: "`transaction` is the replacement" });
 
 export const TransactionReorgedData = z
-  .strictObject({ ...transactionFields, removedBlockNumber: int.meta({ description: "The block that held it and is no longer on the canonical chain" }) })
+  .strictObject({
+    ...transactionFields,
+    removedBlockNumber: int.meta({ description: "The block that held it and is no longer on the canonical chain" }),
+  })
   .meta({ id: "TransactionReorgedData", description: "`transaction` is pending again" });
 
 export const BatchCompletedData = BatchStatus.omit({ payments: true }).meta({
@@ -60,13 +69,20 @@ const OfferingRecordView = Offering.omit({ status: true, currentAmountRaised: tr
 
 export const OfferingCreatedData = z
   .strictObject({ offering: OfferingRecordView })
-  .meta({ id: "OfferingCreatedData", description: "The offering as get-sto-by-id shows it, without the live fields (status, raised, available): read them there" });
+  .meta({
+    id: "OfferingCreatedData",
+    description:
+      "The offering as get-sto-by-id shows it, without the live fields (status, raised, available): read them there",
+  });
 
 export const OfferingClosedData = z
   .strictObject({
     offering: OfferingRecordView,
     status: z.enum(["COMPLETED", "FAILED"]),
-    raised: z.string().regex(/^\d+(\.\d+)?$/).meta({ description: "In the payment token's units" }),
+    raised: z
+      .string()
+      .regex(/^\d+(\.\d+)?$/)
+      .meta({ description: "In the payment token's units" }),
     closedTxHash: hash32,
   })
   .meta({ id: "OfferingClosedData" });
@@ -83,9 +99,15 @@ export const MandateGrantedData = z
     metadata: hash32,
     actions: z.array(hash32).meta({ description: "The action labels enabled (a selector left-aligned in 32 bytes)" }),
   })
-  .meta({ id: "MandateGrantedData", description: "What the registry's MandateGranted and ActionEnabled events prove; GET /rams/mandate reads the live mandate" });
+  .meta({
+    id: "MandateGrantedData",
+    description:
+      "What the registry's MandateGranted and ActionEnabled events prove; GET /rams/mandate reads the live mandate",
+  });
 
-export const MandateRevokedData = z.strictObject({ ...MandatePair, revokedBy: address }).meta({ id: "MandateRevokedData" });
+export const MandateRevokedData = z
+  .strictObject({ ...MandatePair, revokedBy: address })
+  .meta({ id: "MandateRevokedData" });
 
 export const MandateExecutedData = z
   .strictObject({
@@ -98,7 +120,9 @@ export const MandateExecutedData = z
 
 export const KycEventData = z
   .strictObject({
-    investorId: z.string().meta({ description: "The onboarding record: get-investors and get-investor-info show it as kyc.investorId" }),
+    investorId: z
+      .string()
+      .meta({ description: "The onboarding record: get-investors and get-investor-info show it as kyc.investorId" }),
     status: z.enum(KYC_STATUSES),
     needKyc: z.boolean(),
     submittedAt: z.string().nullable(),
@@ -107,26 +131,48 @@ export const KycEventData = z
   })
   .meta({
     id: "KycEventData",
-    description: "Which onboarding record changed and its state: identifiers only, never the investor's e-mail, names, country, wallet or the reason (read them with get-investors or get-investor-info)",
+    description:
+      "Which onboarding record changed and its state: identifiers only, never the investor's e-mail, names, country, wallet or the reason (read them with get-investors or get-investor-info)",
   });
 
 export const TokenControlData = z
   .strictObject({
     tokenSymbol: z.string(),
     tokenAddress: address,
-    action: z.enum(["frozen", "address_frozen", "address_unfrozen", "forced_transfer", "recovery", "paused", "unpaused", "role_granted", "role_revoked"]),
-    account: address.nullable().meta({ description: "The holder acted on (forced transfer, recovery: the one tokens left; role: the agent)" }),
+    action: z.enum([
+      "frozen",
+      "address_frozen",
+      "address_unfrozen",
+      "forced_transfer",
+      "recovery",
+      "paused",
+      "unpaused",
+      "role_granted",
+      "role_revoked",
+    ]),
+    account: address
+      .nullable()
+      .meta({ description: "The holder acted on (forced transfer, recovery: the one tokens left; role: the agent)" }),
     counterparty: address.nullable().meta({ description: "Forced transfer: the receiver; recovery: the new wallet" }),
-    amount: z.string().regex(/^\d+(\.\d+)?$/).nullable().meta({ description: "Token amount moved, or the frozen amount after a freeze (human units)" }),
+    amount: z
+      .string()
+      .regex(/^\d+(\.\d+)?$/)
+      .nullable()
+      .meta({ description: "Token amount moved, or the frozen amount after a freeze (human units)" }),
     amountRaw: integerText.nullable(),
     role: z.string().nullable().meta({ description: "The role granted or revoked (e.g. FREEZER_ROLE)" }),
     agent: address.nullable().meta({ description: "Who acted (the tokenizer or an agent holding the role)" }),
     txHash: hash32,
     blockNumber: int,
   })
-  .meta({ id: "TokenControlData", description: "An issuer control the token's events prove; GET /get-token-controls lists them" });
+  .meta({
+    id: "TokenControlData",
+    description: "An issuer control the token's events prove; GET /get-token-controls lists them",
+  });
 
-export const WebhookTestData = z.strictObject({ endpointId: z.string(), message: z.string() }).meta({ id: "WebhookTestData" });
+export const WebhookTestData = z
+  .strictObject({ endpointId: z.string(), message: z.string() })
+  .meta({ id: "WebhookTestData" });
 
 // ---------------------------------------------------------------------------------------------------------------
 // The catalogue
@@ -137,23 +183,67 @@ interface CatalogueEntry {
 }
 
 export const EVENT_CATALOGUE = {
-  "transaction.broadcast": { summary: "A transaction of a batch went out to the chain (or its client-broadcast hash was reported)", data: TransactionEventData },
-  "transaction.confirmed": { summary: "A transaction has the confirmations the service waits for", data: TransactionEventData },
-  "transaction.failed": { summary: "A transaction reverted, was refused (by the node, or by the service before sending it) or never appeared; its batch is rejected", data: TransactionFailedData },
-  "transaction.replaced": { summary: "A transaction was replaced by another with the same nonce (fee bump, re-signed)", data: TransactionReplacedData },
-  "transaction.reorged": { summary: "A confirmed transaction's block left the canonical chain; it is pending again", data: TransactionReorgedData },
-  "batch.completed": { summary: "A batch ended: success (every transaction confirmed, its outcome recorded) or rejected", data: BatchCompletedData },
+  "transaction.broadcast": {
+    summary: "A transaction of a batch went out to the chain (or its client-broadcast hash was reported)",
+    data: TransactionEventData,
+  },
+  "transaction.confirmed": {
+    summary: "A transaction has the confirmations the service waits for",
+    data: TransactionEventData,
+  },
+  "transaction.failed": {
+    summary:
+      "A transaction reverted, was refused (by the node, or by the service before sending it) or never appeared; its batch is rejected",
+    data: TransactionFailedData,
+  },
+  "transaction.replaced": {
+    summary: "A transaction was replaced by another with the same nonce (fee bump, re-signed)",
+    data: TransactionReplacedData,
+  },
+  "transaction.reorged": {
+    summary: "A confirmed transaction's block left the canonical chain; it is pending again",
+    data: TransactionReorgedData,
+  },
+  "batch.completed": {
+    summary: "A batch ended: success (every transaction confirmed, its outcome recorded) or rejected",
+    data: BatchCompletedData,
+  },
   "payment.settled": { summary: "An x402 payment of a batch was settled on its payment chain", data: PaymentEventData },
-  "payment.released": { summary: "An x402 payment of a batch was released: nothing was charged", data: PaymentEventData },
-  "token.created": { summary: "newTokenization confirmed: the security token, its escrow and its record", data: TokenizerInfo },
-  "token.frozen": { summary: "A holder's frozen amount changed (ERC-7943 Frozen: freezeTokens, unfreezeTokens, or a forced transfer or recovery)", data: TokenControlData },
-  "token.address_frozen": { summary: "A whole address was frozen or unfrozen (freezeAddress, or a recovery carrying the freeze)", data: TokenControlData },
-  "token.forced_transfer": { summary: "Tokens were moved from a holder without its consent (forcedTransfer)", data: TokenControlData },
-  "token.wallet_recovered": { summary: "A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (recoverWallet)", data: TokenControlData },
+  "payment.released": {
+    summary: "An x402 payment of a batch was released: nothing was charged",
+    data: PaymentEventData,
+  },
+  "token.created": {
+    summary: "newTokenization confirmed: the security token, its escrow and its record",
+    data: TokenizerInfo,
+  },
+  "token.frozen": {
+    summary:
+      "A holder's frozen amount changed (ERC-7943 Frozen: freezeTokens, unfreezeTokens, or a forced transfer or recovery)",
+    data: TokenControlData,
+  },
+  "token.address_frozen": {
+    summary: "A whole address was frozen or unfrozen (freezeAddress, or a recovery carrying the freeze)",
+    data: TokenControlData,
+  },
+  "token.forced_transfer": {
+    summary: "Tokens were moved from a holder without its consent (forcedTransfer)",
+    data: TokenControlData,
+  },
+  "token.wallet_recovered": {
+    summary: "A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (recoverWallet)",
+    data: TokenControlData,
+  },
   "token.paused": { summary: "A token was paused or unpaused (pauseToken, unpauseToken)", data: TokenControlData },
-  "token.role_changed": { summary: "An agent was granted or lost a role on a token (grantTokenRole, revokeTokenRole)", data: TokenControlData },
+  "token.role_changed": {
+    summary: "An agent was granted or lost a role on a token (grantTokenRole, revokeTokenRole)",
+    data: TokenControlData,
+  },
   "offering.created": { summary: "newSto confirmed: an offering of a token", data: OfferingCreatedData },
-  "offering.closed": { summary: "closeOffer confirmed: the offering completed (soft cap reached) or failed", data: OfferingClosedData },
+  "offering.closed": {
+    summary: "closeOffer confirmed: the offering completed (soft cap reached) or failed",
+    data: OfferingClosedData,
+  },
   "agent.registered": { summary: "agentRegister confirmed: an ERC-8004 agent", data: AgentSummary },
   "mandate.granted": { summary: "A RAMS mandate was granted to an agent", data: MandateGrantedData },
   "mandate.revoked": { summary: "A RAMS mandate was revoked", data: MandateRevokedData },
@@ -161,7 +251,10 @@ export const EVENT_CATALOGUE = {
   "kyc.submitted": { summary: "An invited investor proved its wallet and submitted its details", data: KycEventData },
   "kyc.approved": { summary: "An investor's KYC was approved", data: KycEventData },
   "kyc.rejected": { summary: "An investor's KYC was rejected (with the reason)", data: KycEventData },
-  "webhook.test": { summary: "A test event sent to one endpoint on request (POST /webhooks/{id}/test); never on the stream", data: WebhookTestData },
+  "webhook.test": {
+    summary: "A test event sent to one endpoint on request (POST /webhooks/{id}/test); never on the stream",
+    data: WebhookTestData,
+  },
 } as const satisfies Record<string, CatalogueEntry>;
 
 export type EventType = keyof typeof EVENT_CATALOGUE;
@@ -194,7 +287,10 @@ export type NewEvent = {
 // What receivers get: the envelope (webhook body, SSE data)
 
 const envelopeFields = {
-  id: z.string().regex(/^\d+$/).meta({ description: "The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID" }),
+  id: z
+    .string()
+    .regex(/^\d+$/)
+    .meta({ description: "The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID" }),
   timestamp: z.string().meta({ description: "When the change was committed (ISO 8601)" }),
   txId: hash32.nullable(),
   chainId: int.nullable(),
@@ -217,8 +313,24 @@ export const EVENT_ENVELOPES = Object.fromEntries(
 export const Event = z
   .discriminatedUnion(
     "type",
-    EVENT_TYPES.map((t) => EVENT_ENVELOPES[t]) as unknown as [z.ZodObject<{ type: z.ZodLiteral<string> }>, ...z.ZodObject<{ type: z.ZodLiteral<string> }>[]],
+    EVENT_TYPES.map((t) => EVENT_ENVELOPES[t]) as unknown as [
+      z.ZodObject<{ type: z.ZodLiteral<string> }>,
+      ...z.ZodObject<{ type: z.ZodLiteral<string> }>[],
+    ],
   )
-  .meta({ id: "Event", description: "An event: its id (position), type, time, the txId / chain / hash it concerns, and its data" });
+  .meta({
+    id: "Event",
+    description: "An event: its id (position), type, time, the txId / chain / hash it concerns, and its data",
+  });
 
-export type EventEnvelope = { [T in EventType]: { id: string; type: T; timestamp: string; txId: string | null; chainId: number | null; hash: string | null; data: EventData<T> } }[EventType];
+export type EventEnvelope = {
+  [T in EventType]: {
+    id: string;
+    type: T;
+    timestamp: string;
+    txId: string | null;
+    chainId: number | null;
+    hash: string | null;
+    data: EventData<T>;
+  };
+}[EventType];

@@ -1,8 +1,13 @@
 import type { Request, Response } from "express";
 import multer, { type StorageEngine } from "multer";
 import { ApiError, badRequest } from "../errors";
-import { ALLOWED_DOCUMENT_TYPES, documentTypeOf, documentTypeOfFile, SNIFF_BYTES, type CheckedFile } from "../model/document-types";
-
+import {
+  ALLOWED_DOCUMENT_TYPES,
+  documentTypeOf,
+  documentTypeOfFile,
+  SNIFF_BYTES,
+  type CheckedFile,
+} from "../model/document-types";
 
 export interface UploadRules {
   /** The file fields taken (one file each); any other file field is refused. */
@@ -21,10 +26,14 @@ const ENVELOPE_BYTES = 64 * 1024;
 
 /** The refusal of a file whose first bytes are none of the allowed kinds. */
 function unsupportedType(field: string): ApiError {
-  return new ApiError("UNSUPPORTED_MEDIA_TYPE", `${field}: the file is not one of the types taken: ${ALLOWED_DOCUMENT_TYPES}`, {
-    field,
-    allowed: ["application/pdf", "image/png", "image/jpeg", "image/webp", "text/plain"],
-  });
+  return new ApiError(
+    "UNSUPPORTED_MEDIA_TYPE",
+    `${field}: the file is not one of the types taken: ${ALLOWED_DOCUMENT_TYPES}`,
+    {
+      field,
+      allowed: ["application/pdf", "image/png", "image/jpeg", "image/webp", "text/plain"],
+    },
+  );
 }
 
 /**
@@ -75,14 +84,22 @@ function checkedMemoryStorage(refuse: (error: ApiError) => void, maxFileBytes: n
 }
 
 const tooLarge = (field: string | undefined, maxFileBytes: number) =>
-  new ApiError("PAYLOAD_TOO_LARGE", `${field ?? "file"}: a document may be at most ${maxFileBytes / (1024 * 1024)} MB`, { field, maxBytes: maxFileBytes });
+  new ApiError(
+    "PAYLOAD_TOO_LARGE",
+    `${field ?? "file"}: a document may be at most ${maxFileBytes / (1024 * 1024)} MB`,
+    { field, maxBytes: maxFileBytes },
+  );
 
 /** multer's refusals as the API's: sizes are a 413 naming the field, the rest a 400. */
 function uploadError(error: unknown, maxFileBytes: number): ApiError {
   if (error instanceof ApiError) return error;
   const { code, field, message } = error as { code?: string; field?: string; message?: string };
   if (code === "LIMIT_FILE_SIZE") return tooLarge(field, maxFileBytes);
-  if (code === "LIMIT_UNEXPECTED_FILE") return badRequest(`${field ?? "file"} is not a document field (one file each of the fields named in the documentation)`, { field });
+  if (code === "LIMIT_UNEXPECTED_FILE")
+    return badRequest(
+      `${field ?? "file"} is not a document field (one file each of the fields named in the documentation)`,
+      { field },
+    );
   return badRequest(`Upload rejected: ${message ?? "malformed multipart body"}`, { field });
 }
 
@@ -91,18 +108,32 @@ function uploadError(error: unknown, maxFileBytes: number): ApiError {
  * files may add up to is refused before anything is read, each file's kind is taken from its first bytes (415 for
  * anything else), sizes are counted as the bytes arrive (413), and `beforeFile` decides before each file is read.
  */
-export async function receiveCheckedFiles(req: Request, res: Response, rules: UploadRules): Promise<Record<string, CheckedFile>> {
+export async function receiveCheckedFiles(
+  req: Request,
+  res: Response,
+  rules: UploadRules,
+): Promise<Record<string, CheckedFile>> {
   const declared = Number(req.get("content-length") ?? NaN);
   const most = rules.fields.length * rules.maxFileBytes + ENVELOPE_BYTES;
   if (Number.isFinite(declared) && declared > most) {
-    throw new ApiError("PAYLOAD_TOO_LARGE", `The upload is ${declared} bytes: at most ${most} (${rules.fields.length} documents of ${rules.maxFileBytes / (1024 * 1024)} MB)`, { maxBytes: most });
+    throw new ApiError(
+      "PAYLOAD_TOO_LARGE",
+      `The upload is ${declared} bytes: at most ${most} (${rules.fields.length} documents of ${rules.maxFileBytes / (1024 * 1024)} MB)`,
+      { maxBytes: most },
+    );
   }
   // A refusal answers at once and the connection closes after the answer: the rest of the upload is never read.
   let refuse!: (error: ApiError) => void;
   const refused = new Promise<never>((_resolve, reject) => (refuse = reject));
   const upload = multer({
     storage: checkedMemoryStorage((error) => refuse(error), rules.maxFileBytes),
-    limits: { fileSize: rules.maxFileBytes, files: rules.fields.length, fields: 16, fieldSize: 16 * 1024, parts: rules.fields.length + 16 },
+    limits: {
+      fileSize: rules.maxFileBytes,
+      files: rules.fields.length,
+      fields: 16,
+      fieldSize: 16 * 1024,
+      parts: rules.fields.length + 16,
+    },
     fileFilter: (request, _file, accept) => {
       if (!rules.beforeFile) return accept(null, true);
       rules.beforeFile(request).then(
@@ -114,7 +145,9 @@ export async function receiveCheckedFiles(req: Request, res: Response, rules: Up
       );
     },
   }).fields(rules.fields.map((name) => ({ name, maxCount: 1 })));
-  const read = new Promise<void>((resolve, reject) => upload(req, res, (error: unknown) => (error ? reject(uploadError(error, rules.maxFileBytes)) : resolve())));
+  const read = new Promise<void>((resolve, reject) =>
+    upload(req, res, (error: unknown) => (error ? reject(uploadError(error, rules.maxFileBytes)) : resolve())),
+  );
   try {
     await Promise.race([read, refused]);
   } catch (error) {
@@ -124,6 +157,7 @@ export async function receiveCheckedFiles(req: Request, res: Response, rules: Up
   }
   const received = (req.files ?? {}) as Record<string, (Express.Multer.File & { buffer: Buffer })[]>;
   const files: Record<string, CheckedFile> = {};
-  for (const [field, [file]] of Object.entries(received)) if (file) files[field] = { buffer: file.buffer, mediaType: file.mimetype };
+  for (const [field, [file]] of Object.entries(received))
+    if (file) files[field] = { buffer: file.buffer, mediaType: file.mimetype };
   return files;
 }

@@ -58,12 +58,20 @@ function engineError(error: unknown): ApiError | undefined {
 /** The payment core's refusals. */
 function paymentError(error: unknown): ApiError | undefined {
   if (error instanceof PaymentRequired) {
-    return new ApiError("PAYMENT_REQUIRED", error.message, error.details, { "PAYMENT-REQUIRED": encodePaymentRequiredHeader(error.quote) });
+    return new ApiError("PAYMENT_REQUIRED", error.message, error.details, {
+      "PAYMENT-REQUIRED": encodePaymentRequiredHeader(error.quote),
+    });
   }
   if (error instanceof AlreadyPaid) return new ApiError("ALREADY_PAID", error.message, { subject: error.subject });
   if (error instanceof PaymentNotSettled) {
-    return new ApiError("PAYMENT_NOT_SETTLED", error.message, { paymentId: error.paymentId, settlementInFlight: error.settlementInFlight }, { "Retry-After": "5" });
+    return new ApiError(
+      "PAYMENT_NOT_SETTLED",
+      error.message,
+      { paymentId: error.paymentId, settlementInFlight: error.settlementInFlight },
+      { "Retry-After": "5" },
+    );
   }
-  if (error instanceof X402Unavailable) return unauthorized(error.message, error.chainId === undefined ? undefined : { chainId: error.chainId });
+  if (error instanceof X402Unavailable)
+    return unauthorized(error.message, error.chainId === undefined ? undefined : { chainId: error.chainId });
   return undefined;
 }

@@ -14,7 +14,10 @@ export const idempotencyKeySchema = z
   .min(1, "must not be empty")
   .max(255, "must be at most 255 characters")
   .regex(/^[\x21-\x7e]+$/, "must be visible ASCII characters without spaces (e.g. a UUID)")
-  .meta({ description: "Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409" });
+  .meta({
+    description:
+      "Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409",
+  });
 
 /** A request under an Idempotency-Key that holds the key: keep its answer when it succeeded, else let the key go. */
 export interface IdempotentRun {
@@ -27,13 +30,21 @@ export interface IdempotentRun {
  * without the header; the first answer again (`replay`) for a retry of the same request; a 409 for another request
  * under the key, or while the first is still running.
  */
-export async function startIdempotent(store: IdempotentRequests, req: Request, route: string, scope: string): Promise<{ replay: KeptAnswer } | IdempotentRun | undefined> {
+export async function startIdempotent(
+  store: IdempotentRequests,
+  req: Request,
+  route: string,
+  scope: string,
+): Promise<{ replay: KeptAnswer } | IdempotentRun | undefined> {
   const header = req.header(IDEMPOTENCY_HEADER);
   if (header === undefined) return undefined;
   const parsed = idempotencyKeySchema.safeParse(header.trim());
-  if (!parsed.success) throw badRequest(`${IDEMPOTENCY_HEADER} ${parsed.error.issues[0].message}`, { header: IDEMPOTENCY_HEADER });
+  if (!parsed.success)
+    throw badRequest(`${IDEMPOTENCY_HEADER} ${parsed.error.issues[0].message}`, { header: IDEMPOTENCY_HEADER });
   const key = parsed.data;
-  const requestHash = createHash("sha256").update(canonicalJson({ method: req.method, query: req.query ?? {}, body: req.body ?? null })).digest("hex");
+  const requestHash = createHash("sha256")
+    .update(canonicalJson({ method: req.method, query: req.query ?? {}, body: req.body ?? null }))
+    .digest("hex");
   const started = await store.start(scope, key, route, requestHash);
   if (started.kind === "replay") return { replay: started.answer };
   if (started.kind === "conflict") {

@@ -6,10 +6,23 @@ export const MAX_INPUT_DEPTH = 32;
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** Key names that carry a wallet secret (normalized: lower case, letters and digits only). */
-const SECRET_KEYS = new Set(["privatekey", "privkey", "mnemonic", "seed", "seedphrase", "mnemonicphrase", "secret", "secretkey", "passphrase", "password", "walletsecret"]);
+const SECRET_KEYS = new Set([
+  "privatekey",
+  "privkey",
+  "mnemonic",
+  "seed",
+  "seedphrase",
+  "mnemonicphrase",
+  "secret",
+  "secretkey",
+  "passphrase",
+  "password",
+  "walletsecret",
+]);
 const SECRET_PARTS = ["privatekey", "mnemonic", "seedphrase", "secretkey"];
 
-export const NEVER_SEND_A_KEY = "never send a private key or seed phrase to this service: keep it in your wallet and sign locally";
+export const NEVER_SEND_A_KEY =
+  "never send a private key or seed phrase to this service: keep it in your wallet and sign locally";
 
 function looksLikeSecretKey(key: string): boolean {
   const k = key.toLowerCase().replace(/[^a-z0-9]/g, "");
@@ -18,8 +31,14 @@ function looksLikeSecretKey(key: string): boolean {
 
 function checkText(text: string, path: string, root: string, what: "value" | "key"): void {
   const field = path || root;
-  if (text.includes("\u0000")) throw validationError(`${field} contains a NUL character`, { field, in: root, part: what });
-  if (LONE_SURROGATE.test(text)) throw validationError(`${field} contains an unpaired UTF-16 surrogate (not valid Unicode text)`, { field, in: root, part: what });
+  if (text.includes("\u0000"))
+    throw validationError(`${field} contains a NUL character`, { field, in: root, part: what });
+  if (LONE_SURROGATE.test(text))
+    throw validationError(`${field} contains an unpaired UTF-16 surrogate (not valid Unicode text)`, {
+      field,
+      in: root,
+      part: what,
+    });
 }
 
 /**
@@ -38,13 +57,18 @@ export function guardInput(input: unknown, root: "body" | "query", taken: readon
       continue;
     }
     if (value === null || typeof value !== "object") continue;
-    if (depth >= MAX_INPUT_DEPTH) throw validationError(`${root} is nested deeper than ${MAX_INPUT_DEPTH} levels (at ${path})`, { field: path, in: root });
+    if (depth >= MAX_INPUT_DEPTH)
+      throw validationError(`${root} is nested deeper than ${MAX_INPUT_DEPTH} levels (at ${path})`, {
+        field: path,
+        in: root,
+      });
     const entries = Array.isArray(value) ? value.map((v, i) => [String(i), v] as const) : Object.entries(value);
     for (const [key, child] of entries) {
       const childPath = path ? `${path}.${key}` : key;
       if (!Array.isArray(value)) {
         checkText(key, childPath, root, "key");
-        if (looksLikeSecretKey(key) && !taken.includes(childPath)) throw badRequest(`${childPath}: ${NEVER_SEND_A_KEY}`, { field: childPath, in: root });
+        if (looksLikeSecretKey(key) && !taken.includes(childPath))
+          throw badRequest(`${childPath}: ${NEVER_SEND_A_KEY}`, { field: childPath, in: root });
       }
       stack.push({ value: child, path: childPath, depth: depth + 1 });
     }

@@ -29,5 +29,11 @@ export function withMisspellingHint(error: unknown, input: unknown, known: Set<s
   if (!misspelled) return error;
   const prefix = path.length > 1 ? `${path.slice(0, -1).join(".")}.` : "";
   const message = `${error.message.replace(/\.$/, "")}. Received unknown parameter: ${prefix}${misspelled}. Did you mean ${field}?`;
-  return new ApiError(error.code, message, { ...error.details, unknownParameter: `${prefix}${misspelled}`, didYouMean: error.param }, error.headers, error.param);
+  return new ApiError(
+    error.code,
+    message,
+    { ...error.details, unknownParameter: `${prefix}${misspelled}`, didYouMean: error.param },
+    error.headers,
+    error.param,
+  );
 }

@@ -40,7 +40,9 @@ class Components {
   private add(id: string, def: Json): void {
     const existing = this.schemas[id];
     if (existing && JSON.stringify(existing) !== JSON.stringify(def)) {
-      throw new Error(`Two different schemas are documented as the component ${id} (a schema used for both input and output?)`);
+      throw new Error(
+        `Two different schemas are documented as the component ${id} (a schema used for both input and output?)`,
+      );
     }
     this.schemas[id] = def;
   }
@@ -51,13 +53,21 @@ function rewriteRefs(value: unknown): unknown {
   if (value === null || typeof value !== "object") return value;
   const out: Json = {};
   for (const [key, v] of Object.entries(value as Json)) {
-    out[key] = key === "$ref" && typeof v === "string" && v.startsWith("#/$defs/") ? REF_PREFIX + v.slice("#/$defs/".length) : rewriteRefs(v);
+    out[key] =
+      key === "$ref" && typeof v === "string" && v.startsWith("#/$defs/")
+        ? REF_PREFIX + v.slice("#/$defs/".length)
+        : rewriteRefs(v);
   }
   return out;
 }
 
 export const securitySchemes = {
-  apiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "The API key the operator issued (plan credits per method)." },
+  apiKey: {
+    type: "apiKey",
+    in: "header",
+    name: "x-api-key",
+    description: "The API key the operator issued (plan credits per method).",
+  },
   x402: {
     type: "apiKey",
     in: "header",
@@ -71,14 +81,16 @@ export const securitySchemes = {
     type: "apiKey",
     in: "cookie",
     name: "tak_console",
-    description: "The operator console's session (POST /console/api/session signs in); every change also sends its CSRF token in x-csrf-token.",
+    description:
+      "The operator console's session (POST /console/api/session signs in); every change also sends its CSRF token in x-csrf-token.",
   },
 };
 
 /** Who may call: a key, a payment (rules with an x402 price), or nobody in particular. */
 function security(rule: AccessRule, route: RouteDefinition<any, any>): Json[] {
   if (route.path === "/metrics") return [{ metricsToken: [] }, {}];
-  if (rule.name === "operatorSession") return route.path === "/console/api/session" && route.method === "post" ? [] : [{ consoleSession: [] }];
+  if (rule.name === "operatorSession")
+    return route.path === "/console/api/session" && route.method === "post" ? [] : [{ consoleSession: [] }];
   switch (securityOf(rule)) {
     case "apiKey":
       return [{ apiKey: [] }];
@@ -113,7 +125,11 @@ const TAGS = [
   },
   { name: "events", description: "The live event stream (Server-Sent Events), resumable with Last-Event-ID." },
   { name: "network", description: "Contract addresses per network." },
-  { name: "mcp", description: "The Model Context Protocol endpoint: every operation of this API as a tool for AI agents (Streamable HTTP)." },
+  {
+    name: "mcp",
+    description:
+      "The Model Context Protocol endpoint: every operation of this API as a tool for AI agents (Streamable HTTP).",
+  },
   { name: "meta", description: "Health, this document, the reference page, metrics." },
   {
     name: "console",
@@ -166,7 +182,8 @@ export function successResponses(route: RouteDefinition<any, any>): SuccessRespo
 
 function responseObject(doc: ResponseDoc, components: Components, extraHeaders: Json = {}): Json {
   const headers: Json = { "x-request-id": REQUEST_ID_HEADER, ...extraHeaders };
-  for (const [name, h] of Object.entries(doc.headers ?? {})) headers[name] = { description: h.description, schema: h.schema ?? { type: "string" } };
+  for (const [name, h] of Object.entries(doc.headers ?? {}))
+    headers[name] = { description: h.description, schema: h.schema ?? { type: "string" } };
   const out: Json = { description: doc.description, headers };
   const content: Json = {};
   if (doc.schema) content["application/json"] = { schema: components.schema(doc.schema, "output") };
@@ -183,29 +200,47 @@ export interface WebhookDoc {
 }
 
 const SIGNATURE_HEADERS = [
-  { name: "webhook-id", description: "The event's id: the same on every retry (drop duplicates by it)", example: "1042" },
-  { name: "webhook-timestamp", description: "Seconds since the epoch when this attempt was signed (refuse old ones: replay)", example: "1767225600" },
+  {
+    name: "webhook-id",
+    description: "The event's id: the same on every retry (drop duplicates by it)",
+    example: "1042",
+  },
+  {
+    name: "webhook-timestamp",
+    description: "Seconds since the epoch when this attempt was signed (refuse old ones: replay)",
+    example: "1767225600",
+  },
   {
     name: "webhook-signature",
-    description: "Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret",
+    description:
+      "Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret",
     example: "v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=",
   },
 ];
 
 /** The OpenAPI 3.1 document of `routes` (hidden routes left out) and of the events webhooks receive. */
-export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { version: string; serverUrl?: string; webhooks?: Record<string, WebhookDoc>; event?: ZodType }) {
+export function buildOpenApi(
+  routes: RouteDefinition<any, any>[],
+  info: { version: string; serverUrl?: string; webhooks?: Record<string, WebhookDoc>; event?: ZodType },
+) {
   const components = new Components();
   const settlementRef = components.ref(PaymentSettlement, "output");
   const paymentResponseHeader = {
     description: "When x402 paid the call: the settlement (base64 JSON)",
-    schema: { type: "string", contentEncoding: "base64", contentMediaType: "application/json", contentSchema: settlementRef },
+    schema: {
+      type: "string",
+      contentEncoding: "base64",
+      contentMediaType: "application/json",
+      contentSchema: settlementRef,
+    },
   };
   const paths: Record<string, Record<string, unknown>> = {};
   const operationIds = new Set<string>();
   for (const route of routes) {
     if (route.hidden) continue;
     const operationId = operationIdOf(route);
-    if (operationIds.has(operationId)) throw new Error(`Two routes have the operationId ${operationId}; give one an operationId`);
+    if (operationIds.has(operationId))
+      throw new Error(`Two routes have the operationId ${operationId}; give one an operationId`);
     operationIds.add(operationId);
     (paths[route.path] ??= {})[route.method] = operationOf(route, operationId, components, paymentResponseHeader);
   }
@@ -222,7 +257,10 @@ export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { versio
       securitySchemes,
       responses: sharedResponses(components),
       headers: {
-        RequestId: { description: "The request's id (the caller's own x-request-id when it sent a valid one); the logs carry it", schema: { type: "string" } },
+        RequestId: {
+          description: "The request's id (the caller's own x-request-id when it sent a valid one); the logs carry it",
+          schema: { type: "string" },
+        },
       },
       schemas: sortKeys(components.schemas),
     },
@@ -230,16 +268,26 @@ export function buildOpenApi(routes: RouteDefinition<any, any>[], info: { versio
 }
 
 /** One route's operation: its responses (the shared error responses by reference), parameters and request body. */
-function operationOf(route: RouteDefinition<any, any>, operationId: string, components: Components, paymentResponseHeader: Json): Record<string, unknown> {
+function operationOf(
+  route: RouteDefinition<any, any>,
+  operationId: string,
+  components: Components,
+  paymentResponseHeader: Json,
+): Record<string, unknown> {
   const paid = takesPayment(route.access);
   const responses: Record<string, unknown> = {};
   for (const [status, doc] of Object.entries(successResponses(route))) {
     const extra: Json = paid ? { "PAYMENT-RESPONSE": paymentResponseHeader } : {};
-    if (route.idempotent) extra[REPLAYED_HEADER] = { description: "true on an answer given again for a retry under the same Idempotency-Key", schema: { type: "string", enum: ["true"] } };
+    if (route.idempotent)
+      extra[REPLAYED_HEADER] = {
+        description: "true on an answer given again for a retry under the same Idempotency-Key",
+        schema: { type: "string", enum: ["true"] },
+      };
     if (doc) responses[status] = responseObject(doc, components, extra);
   }
   responses["400"] = { $ref: "#/components/responses/BadRequest" };
-  if (route.access.key !== "none" || route.access.name === "operatorSession") responses["401"] = { $ref: "#/components/responses/Unauthorized" };
+  if (route.access.key !== "none" || route.access.name === "operatorSession")
+    responses["401"] = { $ref: "#/components/responses/Unauthorized" };
   if (paid) responses["402"] = { $ref: "#/components/responses/PaymentRequired" };
   if (route.rateLimited) responses["429"] = { $ref: "#/components/responses/TooManyRequests" };
   responses["4XX"] = { $ref: "#/components/responses/ClientError" };
@@ -263,7 +311,13 @@ function operationOf(route: RouteDefinition<any, any>, operationId: string, comp
     const required = new Set((schema.required as string[] | undefined) ?? []);
     for (const [name, propertySchema] of Object.entries(properties)) {
       const { description, ...rest } = propertySchema;
-      parameters.push({ name, in: "query", required: required.has(name), ...(description ? { description } : {}), schema: rest });
+      parameters.push({
+        name,
+        in: "query",
+        required: required.has(name),
+        ...(description ? { description } : {}),
+        schema: rest,
+      });
     }
   }
   if (route.idempotent) {
@@ -293,11 +347,19 @@ function webhooksOf(hooks: Record<string, WebhookDoc>, components: Components): 
         operationId: `${type.replace(/[._](\w)/g, (_m, c: string) => c.toUpperCase())}Event`,
         summary: hook.summary,
         tags: ["webhooks"],
-        parameters: SIGNATURE_HEADERS.map((h) => ({ name: h.name, in: "header", required: true, description: h.description, schema: { type: "string", example: h.example } })),
+        parameters: SIGNATURE_HEADERS.map((h) => ({
+          name: h.name,
+          in: "header",
+          required: true,
+          description: h.description,
+          schema: { type: "string", example: h.example },
+        })),
         requestBody: { required: true, content: jsonContent(components.ref(hook.schema, "output")) },
         responses: {
           "2XX": { description: "Received: any 2xx ends the delivery (answer fast; redirects are not followed)" },
-          default: { description: "Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h)" },
+          default: {
+            description: "Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h)",
+          },
         },
       },
     };
@@ -309,24 +371,52 @@ function webhooksOf(hooks: Record<string, WebhookDoc>, components: Components): 
 function sharedResponses(components: Components): Record<string, unknown> {
   const errorRef = components.ref(ErrorBody, "output");
   const paymentRequiredRef = components.ref(PaymentRequired, "output");
-  const error = (description: string, headers: Json = {}) => ({ description, headers: { "x-request-id": REQUEST_ID_HEADER, ...headers }, content: jsonContent(errorRef) });
+  const error = (description: string, headers: Json = {}) => ({
+    description,
+    headers: { "x-request-id": REQUEST_ID_HEADER, ...headers },
+    content: jsonContent(errorRef),
+  });
   return {
     BadRequest: error("The request is invalid: the message names the field (or the pre-check that failed)"),
-    Unauthorized: error("The API key is missing (where a key is required) or not valid; on the console's routes, no live session (details.reason: no_session, expired, revoked)"),
-    PaymentRequired: error("Payment required: no key and no (valid) payment. Pay the quote in PAYMENT-REQUIRED and repeat the call with X-PAYMENT", {
-      "PAYMENT-REQUIRED": {
+    Unauthorized: error(
+      "The API key is missing (where a key is required) or not valid; on the console's routes, no live session (details.reason: no_session, expired, revoked)",
+    ),
+    PaymentRequired: error(
+      "Payment required: no key and no (valid) payment. Pay the quote in PAYMENT-REQUIRED and repeat the call with X-PAYMENT",
+      {
+        "PAYMENT-REQUIRED": {
+          required: true,
+          description:
+            "The x402 quote (base64 JSON); read chain, asset, amount and recipient from it, never hard-code them",
+          schema: {
+            type: "string",
+            contentEncoding: "base64",
+            contentMediaType: "application/json",
+            contentSchema: paymentRequiredRef,
+          },
+        },
+      },
+    ),
+    TooManyRequests: error("Too many requests: wait the seconds in Retry-After", {
+      "Retry-After": {
         required: true,
-        description: "The x402 quote (base64 JSON); read chain, asset, amount and recipient from it, never hard-code them",
-        schema: { type: "string", contentEncoding: "base64", contentMediaType: "application/json", contentSchema: paymentRequiredRef },
+        description: "Seconds to wait before trying again",
+        schema: { type: "integer", minimum: 0 },
       },
     }),
-    TooManyRequests: error("Too many requests: wait the seconds in Retry-After", {
-      "Retry-After": { required: true, description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 0 } },
-    }),
-    ClientError: error("Another client error (403 not allowed or out of credits, 404 unknown, 405 method not allowed, 409 conflict, 410 gone, 413, 415); the codes are in the ErrorCode schema"),
-    ChainUnavailable: error("A chain this call needs is not answering (every RPC provider failed or rate-limited): nothing was sent or charged; try again after Retry-After", {
-      "Retry-After": { required: true, description: "Seconds to wait before trying again", schema: { type: "integer", minimum: 1 } },
-    }),
+    ClientError: error(
+      "Another client error (403 not allowed or out of credits, 404 unknown, 405 method not allowed, 409 conflict, 410 gone, 413, 415); the codes are in the ErrorCode schema",
+    ),
+    ChainUnavailable: error(
+      "A chain this call needs is not answering (every RPC provider failed or rate-limited): nothing was sent or charged; try again after Retry-After",
+      {
+        "Retry-After": {
+          required: true,
+          description: "Seconds to wait before trying again",
+          schema: { type: "integer", minimum: 1 },
+        },
+      },
+    ),
     ServerError: error("A failure of the service or of a chain it depends on; x-request-id identifies it in the logs"),
   };
 }

@@ -1,4 +1,11 @@
-import { Router as expressRouter, type NextFunction, type Request, type RequestHandler, type Response, type Router } from "express";
+import {
+  Router as expressRouter,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+  type Router,
+} from "express";
 import type { ZodType } from "zod";
 import { CallPayment, identify, type Caller, type GateServices } from "../access/gate";
 import type { AccessRule } from "../auth/access-rules";
@@ -87,7 +94,14 @@ export interface RouteDefinition<Q = unknown, B = unknown> {
    * console's sign-in and password change take an operator's `password`, never a wallet's key.
    */
   takesSecrets?: string[];
-  handler: (input: { query: Q; body: B; req: Request; res: Response; caller: Caller; payment: CallPayment }) => Promise<unknown>; // a RouteResult, or the body itself
+  handler: (input: {
+    query: Q;
+    body: B;
+    req: Request;
+    res: Response;
+    caller: Caller;
+    payment: CallPayment;
+  }) => Promise<unknown>; // a RouteResult, or the body itself
 }
 
 export function defineRoute<Q = unknown, B = unknown>(route: RouteDefinition<Q, B>): RouteDefinition<Q, B> {
@@ -121,8 +135,13 @@ export function routesRouter(routes: RouteDefinition<any, any>[], services: Rout
     next();
   };
   // What the table serves ("get /health"), for whoever lists the app's routes (the OpenAPI test walks the app).
-  router.use(Object.assign(fixedPaths, { mountedRoutes: routes.filter((r) => !withParameters.includes(r)).map((r) => `${r.method} ${r.path}`) }));
-  for (const route of withParameters) router[route.method](route.path.replace(/\{(\w+)\}/g, ":$1"), routeHandler(route, services));
+  router.use(
+    Object.assign(fixedPaths, {
+      mountedRoutes: routes.filter((r) => !withParameters.includes(r)).map((r) => `${r.method} ${r.path}`),
+    }),
+  );
+  for (const route of withParameters)
+    router[route.method](route.path.replace(/\{(\w+)\}/g, ":$1"), routeHandler(route, services));
   router.use(methodNotAllowed(routes));
   return router;
 }
@@ -157,7 +176,14 @@ function methodNotAllowed(routes: RouteDefinition<any, any>[]): RequestHandler {
     if (allowed.has("GET")) allowed.add("HEAD");
     const methods = [...allowed].sort();
     const allow = [...methods, "OPTIONS"].join(", ");
-    next(new ApiError("METHOD_NOT_ALLOWED", `${req.method} is not allowed on ${req.path}: it answers ${answers}`, { method: req.method, allowed: methods }, { Allow: allow }));
+    next(
+      new ApiError(
+        "METHOD_NOT_ALLOWED",
+        `${req.method} is not allowed on ${req.path}: it answers ${answers}`,
+        { method: req.method, allowed: methods },
+        { Allow: allow },
+      ),
+    );
   };
 }
 
@@ -199,7 +225,12 @@ function routeHandler(route: RouteDefinition<any, any>, services: RouterServices
       if (!route.guardsOwnInput) guardInput(req.body, "body", route.takesSecrets);
       const caller = await identify(services, req, route.access);
       if (route.idempotent) {
-        const started = await startIdempotent(services.idempotentRequests, req, route.path, caller.apiKey?.id ?? "keyless");
+        const started = await startIdempotent(
+          services.idempotentRequests,
+          req,
+          route.path,
+          caller.apiKey?.id ?? "keyless",
+        );
         if (started && "replay" in started) {
           for (const [name, value] of Object.entries(started.replay.headers)) res.setHeader(name, value);
           res.setHeader(REPLAYED_HEADER, "true");
@@ -218,7 +249,11 @@ function routeHandler(route: RouteDefinition<any, any>, services: RouterServices
       const settled = paymentResponseHeaders(await payment.settle());
       const headers = { ...shaped.headers, ...settled };
       // Kept before it leaves: a retry that follows the answer at once finds it.
-      await idempotent?.keep({ status: shaped.status ?? 200, body: shaped.body instanceof JsonText ? JSON.parse(shaped.body.text) : shaped.body, headers });
+      await idempotent?.keep({
+        status: shaped.status ?? 200,
+        body: shaped.body instanceof JsonText ? JSON.parse(shaped.body.text) : shaped.body,
+        headers,
+      });
       for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
       res.status(shaped.status ?? 200);
       if (shaped.body instanceof JsonText) res.type("application/json").send(shaped.body.text);

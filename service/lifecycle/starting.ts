@@ -11,13 +11,23 @@ const RETRY_AFTER_SECONDS = 1;
  * kill a process that is still starting); every other request, `/ready` included, gets 503 UNAVAILABLE with
  * Retry-After, so a load balancer sends no traffic and a client knows to ask again.
  */
-export function startingResponder(environment: string, since = Date.now()): (req: IncomingMessage, res: ServerResponse) => void {
+export function startingResponder(
+  environment: string,
+  since = Date.now(),
+): (req: IncomingMessage, res: ServerResponse) => void {
   return (req, res) => {
     const path = (req.url ?? "").split("?")[0].replace(/\/$/, "").toLowerCase();
     if ((req.method === "GET" || req.method === "HEAD") && path === "/health") {
-      return send(res, 200, { status: "starting", environment, uptimeSeconds: Math.round((Date.now() - since) / 1000) });
+      return send(res, 200, {
+        status: "starting",
+        environment,
+        uptimeSeconds: Math.round((Date.now() - since) / 1000),
+      });
     }
-    const error = new ApiError("UNAVAILABLE", "The service is starting: try again in a moment", { starting: true, retryAfterSeconds: RETRY_AFTER_SECONDS });
+    const error = new ApiError("UNAVAILABLE", "The service is starting: try again in a moment", {
+      starting: true,
+      retryAfterSeconds: RETRY_AFTER_SECONDS,
+    });
     send(res, error.status, error.toBody(), { "Retry-After": String(RETRY_AFTER_SECONDS) });
   };
 }

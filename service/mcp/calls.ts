@@ -1,4 +1,8 @@
-import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from "@x402/core/http";
+import {
+  decodePaymentRequiredHeader,
+  decodePaymentResponseHeader,
+  encodePaymentSignatureHeader,
+} from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import { IDEMPOTENCY_HEADER } from "../http/idempotency";
 import { IDEMPOTENCY_ARGUMENT, type RouteTool, type ToolErrorBody } from "./tool";
@@ -54,14 +58,26 @@ export class ArgumentError extends Error {
   }
 }
 
-const text = (value: unknown): string => (typeof value === "string" ? value : Array.isArray(value) ? value.map(text).join(",") : typeof value === "object" && value !== null ? JSON.stringify(value) : String(value));
+const text = (value: unknown): string =>
+  typeof value === "string"
+    ? value
+    : Array.isArray(value)
+      ? value.map(text).join(",")
+      : typeof value === "object" && value !== null
+        ? JSON.stringify(value)
+        : String(value);
 
 /**
  * The request a call of `tool` makes: path parameters into the path, query fields into the query string (arrays
  * comma-joined, as the API's clients send them), the rest as the JSON body; the Idempotency-Key argument and the
  * x402 payment as headers. `credentials` are the caller's own headers (x-api-key), passed on unchanged.
  */
-export function httpCallOf(tool: RouteTool, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined, credentials: Record<string, string>): HttpCall {
+export function httpCallOf(
+  tool: RouteTool,
+  args: Record<string, unknown> | undefined,
+  meta: Record<string, unknown> | undefined,
+  credentials: Record<string, string>,
+): HttpCall {
   const rest: Record<string, unknown> = { ...(args ?? {}) };
   const headers: Record<string, string> = { "content-type": "application/json", ...credentials };
   const idempotencyKey = rest[IDEMPOTENCY_ARGUMENT];
@@ -69,14 +85,19 @@ export function httpCallOf(tool: RouteTool, args: Record<string, unknown> | unde
   if (tool.call.idempotent && idempotencyKey !== undefined) headers[IDEMPOTENCY_HEADER] = text(idempotencyKey);
   const payment = meta?.[PAYMENT_META];
   if (payment !== undefined) {
-    if (typeof payment !== "object" || payment === null) throw new ArgumentError(`_meta["${PAYMENT_META}"] must be an x402 PaymentPayload object`, `_meta.${PAYMENT_META}`);
+    if (typeof payment !== "object" || payment === null)
+      throw new ArgumentError(
+        `_meta["${PAYMENT_META}"] must be an x402 PaymentPayload object`,
+        `_meta.${PAYMENT_META}`,
+      );
     headers["x-payment"] = encodePaymentSignatureHeader(payment as PaymentPayload);
   }
   let path = tool.call.path;
   for (const name of tool.call.pathParameters) {
     const value = rest[name];
     delete rest[name];
-    if (value === undefined || value === null || text(value) === "") throw new ArgumentError(`${name} is required`, name);
+    if (value === undefined || value === null || text(value) === "")
+      throw new ArgumentError(`${name} is required`, name);
     path = path.replace(`{${name}}`, encodeURIComponent(text(value)));
   }
   const query = new URLSearchParams();
@@ -108,12 +129,25 @@ function parsed(answer: HttpAnswer): unknown {
 
 /** The result of a tool error: the API's error body, as structured content and as "CODE: message". */
 export function errorResult(body: ToolErrorBody, meta: Record<string, unknown> = {}): CallToolResult {
-  return { isError: true, structuredContent: body, content: [{ type: "text", text: `${body.error.code}: ${body.error.message}` }], ...(Object.keys(meta).length ? { _meta: meta } : {}) };
+  return {
+    isError: true,
+    structuredContent: body,
+    content: [{ type: "text", text: `${body.error.code}: ${body.error.message}` }],
+    ...(Object.keys(meta).length ? { _meta: meta } : {}),
+  };
 }
 
 /** A tool error made here (not by a route): `code` one of the API's error codes. */
-export function toolError(code: string, message: string, param?: string, details?: Record<string, unknown>): CallToolResult {
-  return errorResult({ error: { code, message, ...(param ? { param } : {}), ...(details ? { details } : {}) }, message });
+export function toolError(
+  code: string,
+  message: string,
+  param?: string,
+  details?: Record<string, unknown>,
+): CallToolResult {
+  return errorResult({
+    error: { code, message, ...(param ? { param } : {}), ...(details ? { details } : {}) },
+    message,
+  });
 }
 
 /** A route's answer as the tool's result (see the module's comment for x402). */
@@ -125,8 +159,15 @@ export function toolResultOf(answer: HttpAnswer): CallToolResult {
   if (settlement) meta[PAYMENT_RESPONSE_META] = decodePaymentResponseHeader(settlement);
   const body = parsed(answer);
   if (answer.status >= 200 && answer.status < 300) {
-    const structured = typeof body === "object" && body !== null && !Array.isArray(body) ? (body as Record<string, unknown>) : { value: body };
-    return { structuredContent: structured, content: [{ type: "text", text: JSON.stringify(structured) }], _meta: meta };
+    const structured =
+      typeof body === "object" && body !== null && !Array.isArray(body)
+        ? (body as Record<string, unknown>)
+        : { value: body };
+    return {
+      structuredContent: structured,
+      content: [{ type: "text", text: JSON.stringify(structured) }],
+      _meta: meta,
+    };
   }
   const required = answer.status === 402 ? header(answer, "payment-required") : undefined;
   if (required) {
@@ -135,20 +176,36 @@ export function toolResultOf(answer: HttpAnswer): CallToolResult {
     return {
       isError: true,
       structuredContent: paymentRequired,
-      content: [{ type: "text", text: JSON.stringify(paymentRequired) }, ...(reason ? [{ type: "text" as const, text: reason }] : [])],
+      content: [
+        { type: "text", text: JSON.stringify(paymentRequired) },
+        ...(reason ? [{ type: "text" as const, text: reason }] : []),
+      ],
       _meta: meta,
     };
   }
   const error = (body as Partial<ToolErrorBody> | undefined)?.error;
   if (error?.code && error.message) return errorResult(body as ToolErrorBody, meta);
-  return errorResult({ error: { code: "INTERNAL_ERROR", message: `The route answered ${answer.status} without an error body` }, message: `The route answered ${answer.status}` }, meta);
+  return errorResult(
+    {
+      error: { code: "INTERNAL_ERROR", message: `The route answered ${answer.status} without an error body` },
+      message: `The route answered ${answer.status}`,
+    },
+    meta,
+  );
 }
 
 /** The PaymentRequired a tool result carries (x402 over MCP), if it is one: structured content first, else its text. */
-export function paymentRequiredOf(result: { isError?: boolean; structuredContent?: unknown; content?: unknown }): { x402Version: number; accepts: Record<string, unknown>[]; error?: string } | undefined {
+export function paymentRequiredOf(result: {
+  isError?: boolean;
+  structuredContent?: unknown;
+  content?: unknown;
+}): { x402Version: number; accepts: Record<string, unknown>[]; error?: string } | undefined {
   if (!result.isError) return undefined;
   const looksRight = (v: unknown): v is { x402Version: number; accepts: Record<string, unknown>[] } =>
-    typeof v === "object" && v !== null && typeof (v as { x402Version?: unknown }).x402Version === "number" && Array.isArray((v as { accepts?: unknown }).accepts);
+    typeof v === "object" &&
+    v !== null &&
+    typeof (v as { x402Version?: unknown }).x402Version === "number" &&
+    Array.isArray((v as { accepts?: unknown }).accepts);
   if (looksRight(result.structuredContent)) return result.structuredContent;
   const first = Array.isArray(result.content) ? (result.content[0] as { text?: unknown } | undefined)?.text : undefined;
   if (typeof first !== "string") return undefined;

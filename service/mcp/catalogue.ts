@@ -28,7 +28,8 @@ export function routeTools(routes: RouteDefinition<any, any>[]): RouteTool[] {
   const tools = routes.filter(isTool).map(toolOf);
   const seen = new Set<string>();
   for (const tool of tools) {
-    if (seen.has(tool.name)) throw new Error(`two routes make the MCP tool ${tool.name}: give one a tool name (RouteDefinition.tool)`);
+    if (seen.has(tool.name))
+      throw new Error(`two routes make the MCP tool ${tool.name}: give one a tool name (RouteDefinition.tool)`);
     seen.add(tool.name);
   }
   return tools;
@@ -39,7 +40,8 @@ function toolOf(route: RouteDefinition<any, any>): RouteTool {
   const prepares = tool.prepares;
   const name = toolName(tool.name ?? snakeCase(prepares && prepares !== "*" ? prepares : operationIdOf(route)));
   const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
-  const queryFields = route.method === "get" || route.method === "delete" ? "all" : Object.keys(objectShape(route.query));
+  const queryFields =
+    route.method === "get" || route.method === "delete" ? "all" : Object.keys(objectShape(route.query));
   const readOnly = route.method === "get";
   return {
     name,
@@ -47,14 +49,26 @@ function toolOf(route: RouteDefinition<any, any>): RouteTool {
     description: describe(route),
     inputSchema: inputSchemaOf(route, pathParameters),
     outputSchema: outputSchemaOf(route),
-    annotations: { title: route.summary, readOnlyHint: readOnly, destructiveHint: route.method === "delete", idempotentHint: readOnly || route.method === "delete", openWorldHint: true },
+    annotations: {
+      title: route.summary,
+      readOnlyHint: readOnly,
+      destructiveHint: route.method === "delete",
+      idempotentHint: readOnly || route.method === "delete",
+      openWorldHint: true,
+    },
     _meta: {
       "tak/route": `${route.method.toUpperCase()} ${route.path}`,
       "tak/access": route.access.name,
       "tak/paid": takesPayment(route.access),
       ...(prepares ? { "tak/prepares": prepares } : {}),
     },
-    call: { method: route.method, path: route.path, pathParameters, queryFields, idempotent: route.idempotent === true },
+    call: {
+      method: route.method,
+      path: route.path,
+      pathParameters,
+      queryFields,
+      idempotent: route.idempotent === true,
+    },
     access: route.access,
     ...(prepares ? { prepares } : {}),
   };
@@ -69,14 +83,24 @@ function objectShape(schema: unknown): Record<string, unknown> {
 function inputSchemaOf(route: RouteDefinition<any, any>, pathParameters: string[]): Json {
   const parts: SchemaParts[] = [];
   if (pathParameters.length) {
-    const properties = Object.fromEntries(pathParameters.map((p) => [p, { type: "string", description: `The {${p}} of ${route.path}` }]));
+    const properties = Object.fromEntries(
+      pathParameters.map((p) => [p, { type: "string", description: `The {${p}} of ${route.path}` }]),
+    );
     parts.push({ root: { type: "object", properties, required: pathParameters }, defs: {} });
   }
   if (route.query) parts.push(schemaParts(route.query, "input"));
   const body = route.body ?? route.documentedBody;
   if (body) parts.push(schemaParts(body, "input"));
   if (!parts.length) parts.push({ root: { type: "object", properties: {} }, defs: {} });
-  const idempotency: Record<string, Json> = route.idempotent ? { [IDEMPOTENCY_ARGUMENT]: { ...schemaParts(idempotencyKeySchema, "input").root, description: "Sent as the Idempotency-Key header: a retry with the same key and arguments gets the first answer and is charged once" } } : {};
+  const idempotency: Record<string, Json> = route.idempotent
+    ? {
+        [IDEMPOTENCY_ARGUMENT]: {
+          ...schemaParts(idempotencyKeySchema, "input").root,
+          description:
+            "Sent as the Idempotency-Key header: a retry with the same key and arguments gets the first answer and is charged once",
+        },
+      }
+    : {};
   return objectSchema(parts, "allOf", idempotency);
 }
 
@@ -95,9 +119,9 @@ function outputSchemaOf(route: RouteDefinition<any, any>): Json {
 }
 
 const CREDENTIALS: Record<string, string> = {
-  required: "Needs an API key: the x-api-key (or Authorization: Bearer) header of the MCP connection, or TAK_API_KEY of the stdio server.",
-  paid:
-    'Free with an API key (plan credits); without one it is paid with x402: the call answers isError with the payment requirements (PaymentRequired in structuredContent), and the same call with the signed payment in _meta["x402/payment"] runs it (the settlement comes back in _meta["x402/payment-response"]). The stdio server with TAK_PRIVATE_KEY pays by itself.',
+  required:
+    "Needs an API key: the x-api-key (or Authorization: Bearer) header of the MCP connection, or TAK_API_KEY of the stdio server.",
+  paid: 'Free with an API key (plan credits); without one it is paid with x402: the call answers isError with the payment requirements (PaymentRequired in structuredContent), and the same call with the signed payment in _meta["x402/payment"] runs it (the settlement comes back in _meta["x402/payment-response"]). The stdio server with TAK_PRIVATE_KEY pays by itself.',
 };
 
 function describe(route: RouteDefinition<any, any>): string {

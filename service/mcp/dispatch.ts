@@ -78,7 +78,12 @@ function serverFor(app: RequestListener): http.Server {
 }
 
 /** Opens a request to `app` for `call` on a fresh in-memory connection; resolves with the response as it starts. */
-function open(app: RequestListener, call: HttpCall, tool: string, origin: Origin): Promise<{ request: http.ClientRequest; response: IncomingMessage }> {
+function open(
+  app: RequestListener,
+  call: HttpCall,
+  tool: string,
+  origin: Origin,
+): Promise<{ request: http.ClientRequest; response: IncomingMessage }> {
   const serverEnd = new MemorySocket(origin.remoteAddress);
   const clientEnd = new MemorySocket("127.0.0.1");
   serverEnd.peer = clientEnd;
@@ -86,10 +91,19 @@ function open(app: RequestListener, call: HttpCall, tool: string, origin: Origin
   toolOfSocket.set(serverEnd, tool);
   serverFor(app).emit("connection", serverEnd);
   const body = call.body === undefined ? undefined : JSON.stringify(call.body);
-  const headers: Record<string, string> = { ...call.headers, ...origin.forwarded, "x-request-id": origin.requestId, host: origin.host ?? "localhost", connection: "close" };
+  const headers: Record<string, string> = {
+    ...call.headers,
+    ...origin.forwarded,
+    "x-request-id": origin.requestId,
+    host: origin.host ?? "localhost",
+    connection: "close",
+  };
   if (body !== undefined) headers["content-length"] = String(Buffer.byteLength(body));
   return new Promise((resolve, reject) => {
-    const request = http.request({ method: call.method, path: call.url, headers, createConnection: () => clientEnd }, (response) => resolve({ request, response }));
+    const request = http.request(
+      { method: call.method, path: call.url, headers, createConnection: () => clientEnd },
+      (response) => resolve({ request, response }),
+    );
     request.on("error", reject);
     request.end(body);
   });
@@ -98,11 +112,20 @@ function open(app: RequestListener, call: HttpCall, tool: string, origin: Origin
 const headersOf = (response: IncomingMessage): HttpAnswer["headers"] => ({ ...response.headers });
 
 /** The route's whole answer to `call`. */
-export async function dispatch(app: RequestListener, call: HttpCall, tool: string, origin: Origin): Promise<HttpAnswer> {
+export async function dispatch(
+  app: RequestListener,
+  call: HttpCall,
+  tool: string,
+  origin: Origin,
+): Promise<HttpAnswer> {
   const { response } = await open(app, call, tool, origin);
   const chunks: Buffer[] = [];
   for await (const chunk of response) chunks.push(chunk as Buffer);
-  return { status: response.statusCode ?? 500, headers: headersOf(response), text: Buffer.concat(chunks).toString("utf8") };
+  return {
+    status: response.statusCode ?? 500,
+    headers: headersOf(response),
+    text: Buffer.concat(chunks).toString("utf8"),
+  };
 }
 
 /** A streamed answer (server-sent events): its status and headers at once, the body as it comes, and a way to leave. */
@@ -114,9 +137,19 @@ export interface StreamedAnswer {
   close(): void;
 }
 
-export async function dispatchStream(app: RequestListener, call: HttpCall, tool: string, origin: Origin): Promise<StreamedAnswer> {
+export async function dispatchStream(
+  app: RequestListener,
+  call: HttpCall,
+  tool: string,
+  origin: Origin,
+): Promise<StreamedAnswer> {
   const { request, response } = await open(app, call, tool, origin);
-  return { status: response.statusCode ?? 500, headers: headersOf(response), body: response, close: () => request.destroy() };
+  return {
+    status: response.statusCode ?? 500,
+    headers: headersOf(response),
+    body: response,
+    close: () => request.destroy(),
+  };
 }
 
 /** The tool an MCP call of this request serves, if it is one (only a connection a tool call opened can say so). */

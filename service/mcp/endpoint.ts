@@ -67,22 +67,47 @@ export class McpEndpoint {
   private catalogue() {
     if (!this.tools) {
       const tools = routeTools(this.routes());
-      const listing: ToolListing[] = [...sessionTools("http"), ...tools.map(({ name, title, description, inputSchema, outputSchema, annotations, _meta }) => ({ name, title, description, inputSchema, outputSchema, annotations, _meta }))];
-      this.tools = { byName: new Map(tools.map((t) => [t.name, t])), listing, names: new Set(listing.map((t) => t.name)) };
+      const listing: ToolListing[] = [
+        ...sessionTools("http"),
+        ...tools.map(({ name, title, description, inputSchema, outputSchema, annotations, _meta }) => ({
+          name,
+          title,
+          description,
+          inputSchema,
+          outputSchema,
+          annotations,
+          _meta,
+        })),
+      ];
+      this.tools = {
+        byName: new Map(tools.map((t) => [t.name, t])),
+        listing,
+        names: new Set(listing.map((t) => t.name)),
+      };
     }
     return this.tools;
   }
 
   /** The MCP server that answers one request: its tools listed, and called with the request's credentials. */
   serverFor(connection: McpConnection): Server {
-    const server = new Server({ name: SERVER_NAME, version: this.version }, { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS });
+    const server = new Server(
+      { name: SERVER_NAME, version: this.version },
+      { capabilities: { tools: { listChanged: false } }, instructions: INSTRUCTIONS },
+    );
     server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: this.catalogue().listing }));
-    server.setRequestHandler(CallToolRequestSchema, async (request) => this.call(connection, request.params.name, request.params.arguments, request.params._meta));
+    server.setRequestHandler(CallToolRequestSchema, async (request) =>
+      this.call(connection, request.params.name, request.params.arguments, request.params._meta),
+    );
     return server;
   }
 
   /** One tool call, timed, logged and counted under its tool's name (never its arguments: they may hold signatures). */
-  private async call(connection: McpConnection, name: string, args: Record<string, unknown> | undefined, meta: Record<string, unknown> | undefined): Promise<CallToolResult> {
+  private async call(
+    connection: McpConnection,
+    name: string,
+    args: Record<string, unknown> | undefined,
+    meta: Record<string, unknown> | undefined,
+  ): Promise<CallToolResult> {
     const started = process.hrtime.bigint();
     const label = this.catalogue().names.has(name) ? name : "(unknown)";
     let result: CallToolResult;
@@ -92,22 +117,37 @@ export class McpEndpoint {
       if (error instanceof ArgumentError) result = toolError("BAD_REQUEST", error.message, error.param);
       else {
         (connection.log ?? this.services.logger).error({ err: errorFacts(error), tool: label }, "mcp tool call failed");
-        result = toolError("INTERNAL_ERROR", "Internal error; the request id in x-request-id identifies it in the logs");
+        result = toolError(
+          "INTERNAL_ERROR",
+          "Internal error; the request id in x-request-id identifies it in the logs",
+        );
       }
     }
     const outcome = !result.isError ? "ok" : paymentRequiredOf(result) ? "payment_required" : "error";
     const seconds = Number(process.hrtime.bigint() - started) / 1e9;
     this.services.metrics.observeTool(label, outcome, seconds);
-    const code = result.isError && outcome === "error" ? (result.structuredContent as { error?: { code?: string } } | undefined)?.error?.code : undefined;
-    (connection.log ?? this.services.logger).info({ tool: label, outcome, ...(code ? { code } : {}), ms: Math.round(seconds * 1000) }, "mcp tool call");
+    const code =
+      result.isError && outcome === "error"
+        ? (result.structuredContent as { error?: { code?: string } } | undefined)?.error?.code
+        : undefined;
+    (connection.log ?? this.services.logger).info(
+      { tool: label, outcome, ...(code ? { code } : {}), ms: Math.round(seconds * 1000) },
+      "mcp tool call",
+    );
     return result;
   }
 
-  private async run(connection: McpConnection, name: string, args: Record<string, unknown>, meta: Record<string, unknown>): Promise<CallToolResult> {
+  private async run(
+    connection: McpConnection,
+    name: string,
+    args: Record<string, unknown>,
+    meta: Record<string, unknown>,
+  ): Promise<CallToolResult> {
     const { presentedKey: key, app, origin } = connection;
     const credentials: Record<string, string> = key ? { "x-api-key": key } : {};
     const session = { config: this.services.config, reachedAt: connection.reachedAt, presentedKey: key };
-    if (name === "get_config" || name === "configure") return configureOverHttp(session, name === "configure" ? args : {});
+    if (name === "get_config" || name === "configure")
+      return configureOverHttp(session, name === "configure" ? args : {});
     if (name === "wait_for_transaction") {
       const status = this.catalogue().byName.get("get_transaction_status")!;
       return waitForTransaction(app, status, args, credentials, origin);

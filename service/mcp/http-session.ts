@@ -25,10 +25,18 @@ function baseUrlOf(session: HttpSession): string {
 }
 
 function view(session: HttpSession): ConfigView {
-  return { env: session.config.ENVIRONMENT, baseUrl: baseUrlOf(session), hasApiKey: session.presentedKey !== undefined, hasPrivateKey: false };
+  return {
+    env: session.config.ENVIRONMENT,
+    baseUrl: baseUrlOf(session),
+    hasApiKey: session.presentedKey !== undefined,
+    hasPrivateKey: false,
+  };
 }
 
-const answer = (value: ConfigView): CallToolResult => ({ structuredContent: value, content: [{ type: "text", text: JSON.stringify(value) }] });
+const answer = (value: ConfigView): CallToolResult => ({
+  structuredContent: value,
+  content: [{ type: "text", text: JSON.stringify(value) }],
+});
 
 /**
  * configure (and get_config, `args` empty) over HTTP: a private key is refused (the service never takes one); the
@@ -36,7 +44,8 @@ const answer = (value: ConfigView): CallToolResult => ({ structuredContent: valu
  */
 export function configureOverHttp(session: HttpSession, args: Record<string, unknown>): CallToolResult {
   // The key is neither kept nor echoed: the refusal names the argument only.
-  if (args.privateKey !== undefined) return toolError("BAD_REQUEST", USE_THE_STDIO_SERVER, "privateKey", { field: "privateKey" });
+  if (args.privateKey !== undefined)
+    return toolError("BAD_REQUEST", USE_THE_STDIO_SERVER, "privateKey", { field: "privateKey" });
   const parsed = ConfigureInput.safeParse(args);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -46,10 +55,20 @@ export function configureOverHttp(session: HttpSession, args: Record<string, unk
   const current = view(session);
   const { env, baseUrl, apiKey } = parsed.data;
   if (env !== undefined && env !== current.env) {
-    return toolError("BAD_REQUEST", `env: this is the ${current.env} deployment, not ${env}: connect to that deployment's /mcp (credentials of one do not work on the other)`, "env", { field: "env" });
+    return toolError(
+      "BAD_REQUEST",
+      `env: this is the ${current.env} deployment, not ${env}: connect to that deployment's /mcp (credentials of one do not work on the other)`,
+      "env",
+      { field: "env" },
+    );
   }
   if (baseUrl !== undefined && baseUrl.replace(/\/$/, "") !== current.baseUrl) {
-    return toolError("BAD_REQUEST", `baseUrl: this endpoint is ${current.baseUrl}; to use another service, connect your MCP client to its /mcp`, "baseUrl", { field: "baseUrl" });
+    return toolError(
+      "BAD_REQUEST",
+      `baseUrl: this endpoint is ${current.baseUrl}; to use another service, connect your MCP client to its /mcp`,
+      "baseUrl",
+      { field: "baseUrl" },
+    );
   }
   if (apiKey !== undefined && (apiKey || undefined) !== session.presentedKey) {
     return toolError(
@@ -67,7 +86,13 @@ export function configureOverHttp(session: HttpSession, args: Record<string, unk
  * batch, or a batch prepared without a key with its streamToken) until batch.completed or the timeout, then GET
  * /get-transaction-status.
  */
-export async function waitForTransaction(app: RequestListener, statusTool: RouteTool, args: Record<string, unknown>, credentials: Record<string, string>, origin: Origin): Promise<CallToolResult> {
+export async function waitForTransaction(
+  app: RequestListener,
+  statusTool: RouteTool,
+  args: Record<string, unknown>,
+  credentials: Record<string, string>,
+  origin: Origin,
+): Promise<CallToolResult> {
   const parsed = WaitInput.safeParse(args);
   if (!parsed.success) {
     const issue = parsed.error.issues[0];
@@ -76,16 +101,27 @@ export async function waitForTransaction(app: RequestListener, statusTool: Route
   }
   const { txId, streamToken, timeoutSeconds = DEFAULT_WAIT_SECONDS } = parsed.data;
   const query = new URLSearchParams({ txId, types: "batch.completed", ...(streamToken ? { streamToken } : {}) });
-  const stream = await dispatchStream(app, { method: "GET", url: `/events?${query.toString()}`, headers: { accept: "text/event-stream", ...credentials } }, "wait_for_transaction", origin);
+  const stream = await dispatchStream(
+    app,
+    { method: "GET", url: `/events?${query.toString()}`, headers: { accept: "text/event-stream", ...credentials } },
+    "wait_for_transaction",
+    origin,
+  );
   if (stream.status !== 200) {
     const chunks: Buffer[] = [];
     for await (const chunk of stream.body) chunks.push(Buffer.from(chunk as Buffer));
-    return toolResultOf({ status: stream.status, headers: stream.headers, text: Buffer.concat(chunks).toString("utf8") });
+    return toolResultOf({
+      status: stream.status,
+      headers: stream.headers,
+      text: Buffer.concat(chunks).toString("utf8"),
+    });
   }
   try {
     await waitForEvent(stream.body, "batch.completed", timeoutSeconds * 1000);
   } finally {
     stream.close();
   }
-  return toolResultOf(await dispatch(app, httpCallOf(statusTool, { txId }, undefined, credentials), "wait_for_transaction", origin));
+  return toolResultOf(
+    await dispatch(app, httpCallOf(statusTool, { txId }, undefined, credentials), "wait_for_transaction", origin),
+  );
 }

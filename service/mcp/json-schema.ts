@@ -19,13 +19,21 @@ export function schemaParts(type: ZodType, io: "input" | "output"): SchemaParts 
   const defs = { ...((converted.$defs ?? {}) as Record<string, Json>) };
   delete converted.$defs;
   const { $ref, ...rest } = converted;
-  const root = typeof $ref === "string" && $ref.startsWith("#/$defs/") ? { ...defs[$ref.slice("#/$defs/".length)], ...rest } : converted;
+  const root =
+    typeof $ref === "string" && $ref.startsWith("#/$defs/")
+      ? { ...defs[$ref.slice("#/$defs/".length)], ...rest }
+      : converted;
   return { root, defs };
 }
 
 /** A plain object schema (properties, required, additionalProperties and words that describe it, nothing that combines). */
 function isPlainObject(schema: Json): boolean {
-  return schema.type === "object" && Object.keys(schema).every((k) => ["type", "properties", "required", "additionalProperties", "description", "title"].includes(k));
+  return (
+    schema.type === "object" &&
+    Object.keys(schema).every((k) =>
+      ["type", "properties", "required", "additionalProperties", "description", "title"].includes(k),
+    )
+  );
 }
 
 /**
@@ -34,13 +42,21 @@ function isPlainObject(schema: Json): boolean {
  * (properties and required lists side by side); otherwise `allOf` (every part holds) or `anyOf` (one of them does).
  * `properties` are added at the root (the Idempotency-Key a tool takes as an argument).
  */
-export function objectSchema(parts: SchemaParts[], combine: "allOf" | "anyOf", properties: Record<string, Json> = {}): Json {
+export function objectSchema(
+  parts: SchemaParts[],
+  combine: "allOf" | "anyOf",
+  properties: Record<string, Json> = {},
+): Json {
   const defs: Record<string, Json> = {};
   for (const part of parts) Object.assign(defs, part.defs);
   const withDefs = (schema: Json) => (Object.keys(defs).length ? { ...schema, $defs: defs } : schema);
   const roots = parts.map((p) => p.root);
   if (roots.length && (roots.length === 1 || combine === "allOf") && roots.every(isPlainObject)) {
-    const merged: Json = { ...roots[0], type: "object", properties: Object.assign({}, ...roots.map((r) => r.properties ?? {}), properties) };
+    const merged: Json = {
+      ...roots[0],
+      type: "object",
+      properties: Object.assign({}, ...roots.map((r) => r.properties ?? {}), properties),
+    };
     const required = [...new Set(roots.flatMap((r) => (r.required as string[] | undefined) ?? []))];
     if (required.length) merged.required = required;
     else delete merged.required;

@@ -25,16 +25,27 @@ export const ConfigView = z
     env: z.string().meta({ description: "The deployment's environment (sandbox or production)" }),
     baseUrl: z.string().meta({ description: "Where the API answers" }),
     hasApiKey: z.boolean().meta({ description: "Calls carry an API key" }),
-    hasPrivateKey: z.boolean().meta({ description: "A local wallet signs transactions and pays x402 (stdio server only)" }),
+    hasPrivateKey: z
+      .boolean()
+      .meta({ description: "A local wallet signs transactions and pays x402 (stdio server only)" }),
   })
   .meta({ description: "The session's configuration, never a secret" });
 export type ConfigView = z.infer<typeof ConfigView>;
 
 export const ConfigureInput = z.object({
-  env: z.string().optional().meta({ description: "The environment expected (sandbox or production): refused when the service is another" }),
-  baseUrl: z.string().optional().meta({ description: "stdio server only: the service to talk to (default TAK_BASE_URL)" }),
+  env: z
+    .string()
+    .optional()
+    .meta({ description: "The environment expected (sandbox or production): refused when the service is another" }),
+  baseUrl: z
+    .string()
+    .optional()
+    .meta({ description: "stdio server only: the service to talk to (default TAK_BASE_URL)" }),
   apiKey: z.string().optional().meta({ description: 'The API key; "" to call without one (x402 pays)' }),
-  privateKey: z.string().optional().meta({ description: "stdio server only: the wallet that signs and pays locally (never sent anywhere)" }),
+  privateKey: z
+    .string()
+    .optional()
+    .meta({ description: "stdio server only: the wallet that signs and pays locally (never sent anywhere)" }),
 });
 export type ConfigureInput = z.infer<typeof ConfigureInput>;
 
@@ -51,24 +62,32 @@ export const WaitInput = z.object({
     .string()
     .max(100)
     .optional()
-    .meta({ description: "For a batch prepared without an API key: the streamToken its prepare answered (the proof that lets its events be followed)" }),
+    .meta({
+      description:
+        "For a batch prepared without an API key: the streamToken its prepare answered (the proof that lets its events be followed)",
+    }),
   timeoutSeconds: z
     .number()
     .int()
     .min(1)
     .max(MAX_WAIT_SECONDS)
     .optional()
-    .meta({ description: `Give up after this long and answer the batch's status as it is then (default ${DEFAULT_WAIT_SECONDS}; raise the client's request timeout to wait longer)` }),
+    .meta({
+      description: `Give up after this long and answer the batch's status as it is then (default ${DEFAULT_WAIT_SECONDS}; raise the client's request timeout to wait longer)`,
+    }),
 });
 
 const object = (type: z.ZodType, io: "input" | "output") => objectSchema([schemaParts(type, io)], "allOf");
-const answers = (...types: z.ZodType[]) => objectSchema(types.map((t) => schemaParts(t, "output")), "anyOf");
+const answers = (...types: z.ZodType[]) =>
+  objectSchema(
+    types.map((t) => schemaParts(t, "output")),
+    "anyOf",
+  );
 
 const CONFIGURE_DESCRIPTION = {
-  http:
-    "Checks the session's configuration and answers it (as get_config). Over HTTP the API key is the x-api-key (or Authorization: Bearer) header of the MCP connection, and a private key is never accepted: to sign and pay with a local wallet, run the stdio server (npm run --silent mcp) with TAK_PRIVATE_KEY on your own machine.",
+  http: "Checks the session's configuration and answers it (as get_config). Over HTTP the API key is the x-api-key (or Authorization: Bearer) header of the MCP connection, and a private key is never accepted: to sign and pay with a local wallet, run the stdio server (npm run --silent mcp) with TAK_PRIVATE_KEY on your own machine.",
   stdio:
-    "Changes this stdio server's configuration for the rest of the session: the service (baseUrl), the API key (apiKey, \"\" for none) and the local wallet (privateKey: it signs prepared transactions and x402 payments here, and is never sent to the service).",
+    'Changes this stdio server\'s configuration for the rest of the session: the service (baseUrl), the API key (apiKey, "" for none) and the local wallet (privateKey: it signs prepared transactions and x402 payments here, and is never sent to the service).',
 };
 
 /** configure, get_config and wait_for_transaction as listed by the HTTP endpoint or the stdio server. */
@@ -81,7 +100,13 @@ export function sessionTools(transport: "http" | "stdio"): ToolListing[] {
       description: CONFIGURE_DESCRIPTION[transport],
       inputSchema: object(ConfigureInput, "input"),
       outputSchema: answers(ConfigView, ToolError),
-      annotations: { title: "Configure the session", readOnlyHint: false, destructiveHint: false, idempotentHint: true, openWorldHint: false },
+      annotations: {
+        title: "Configure the session",
+        readOnlyHint: false,
+        destructiveHint: false,
+        idempotentHint: true,
+        openWorldHint: false,
+      },
     },
     {
       name: "get_config",

@@ -26,7 +26,13 @@ export interface RouteTool {
   description: string;
   inputSchema: Json;
   outputSchema: Json;
-  annotations: { title: string; readOnlyHint: boolean; destructiveHint: boolean; idempotentHint: boolean; openWorldHint: boolean };
+  annotations: {
+    title: string;
+    readOnlyHint: boolean;
+    destructiveHint: boolean;
+    idempotentHint: boolean;
+    openWorldHint: boolean;
+  };
   /** Facts a client may use (tak/route, tak/access, tak/paid, tak/prepares): what the tool calls, who pays. */
   _meta: Record<string, unknown>;
   call: RouteCall;
@@ -39,7 +45,9 @@ export interface RouteTool {
 export const ToolError = z
   .object({
     error: z.object({
-      code: z.string().meta({ description: "The API's error code (the ErrorCode list of /openapi.json)", example: "BAD_REQUEST" }),
+      code: z
+        .string()
+        .meta({ description: "The API's error code (the ErrorCode list of /openapi.json)", example: "BAD_REQUEST" }),
       message: z.string(),
       param: z.string().optional().meta({ description: "The argument at fault, where there is one" }),
       details: z.record(z.string(), z.unknown()).optional(),

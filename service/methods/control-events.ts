@@ -14,27 +14,74 @@ type ControlToken = Pick<TokenRecord, "id" | "tokenAddress" | "symbol" | "decima
 const ROLE_NAMES = new Map<string, string>(Object.entries(TOKEN_ROLES).map(([name, role]) => [role.hash, name]));
 
 /** An issuer-control event of a SecurityToken as a record and the webhook type it is announced with; undefined for other events. */
-function controlOf(event: LogDescription, receipt: TransactionReceipt, log: Log): { control: TokenControl; type: EventType } | undefined {
+function controlOf(
+  event: LogDescription,
+  receipt: TransactionReceipt,
+  log: Log,
+): { control: TokenControl; type: EventType } | undefined {
   const at = { txHash: receipt.hash, logIndex: log.index, blockNumber: receipt.blockNumber };
   const none = { account: null, counterparty: null, amount: null, role: null, agent: null };
   const a = event.args;
   switch (event.name) {
     case "Frozen":
-      return { type: "token.frozen", control: { ...none, ...at, action: "frozen", account: a.account, amount: a.amount.toString() } };
+      return {
+        type: "token.frozen",
+        control: { ...none, ...at, action: "frozen", account: a.account, amount: a.amount.toString() },
+      };
     case "AddressFrozen":
-      return { type: "token.address_frozen", control: { ...none, ...at, action: a.isFrozen ? "address_frozen" : "address_unfrozen", account: a.account, agent: a.agent } };
+      return {
+        type: "token.address_frozen",
+        control: {
+          ...none,
+          ...at,
+          action: a.isFrozen ? "address_frozen" : "address_unfrozen",
+          account: a.account,
+          agent: a.agent,
+        },
+      };
     case "ForcedTransfer":
-      return { type: "token.forced_transfer", control: { ...none, ...at, action: "forced_transfer", account: a.from, counterparty: a.to, amount: a.amount.toString(), agent: receipt.from } };
+      return {
+        type: "token.forced_transfer",
+        control: {
+          ...none,
+          ...at,
+          action: "forced_transfer",
+          account: a.from,
+          counterparty: a.to,
+          amount: a.amount.toString(),
+          agent: receipt.from,
+        },
+      };
     case "RecoverySuccess":
-      return { type: "token.wallet_recovered", control: { ...none, ...at, action: "recovery", account: a.lostWallet, counterparty: a.newWallet, agent: a.agent } };
+      return {
+        type: "token.wallet_recovered",
+        control: {
+          ...none,
+          ...at,
+          action: "recovery",
+          account: a.lostWallet,
+          counterparty: a.newWallet,
+          agent: a.agent,
+        },
+      };
     case "Paused":
     case "Unpaused":
-      return { type: "token.paused", control: { ...none, ...at, action: event.name === "Paused" ? "paused" : "unpaused", agent: a.account } };
+      return {
+        type: "token.paused",
+        control: { ...none, ...at, action: event.name === "Paused" ? "paused" : "unpaused", agent: a.account },
+      };
     case "RoleGranted":
     case "RoleRevoked":
       return {
         type: "token.role_changed",
-        control: { ...none, ...at, action: event.name === "RoleGranted" ? "role_granted" : "role_revoked", account: a.account, role: ROLE_NAMES.get(a.role) ?? a.role, agent: a.sender },
+        control: {
+          ...none,
+          ...at,
+          action: event.name === "RoleGranted" ? "role_granted" : "role_revoked",
+          account: a.account,
+          role: ROLE_NAMES.get(a.role) ?? a.role,
+          agent: a.sender,
+        },
       };
     default:
       return undefined;
@@ -45,7 +92,14 @@ function controlOf(event: LogDescription, receipt: TransactionReceipt, log: Log)
  * Records an issuer control a receipt proves (token_controls) and announces it to the token's key (the issuer's,
  * whoever's key sent it: an agent acts for the issuer). Returns false for events that are not controls.
  */
-export async function recordControlEvent(tx: Queryable, batch: ConfirmedBatch, token: ControlToken, event: LogDescription, receipt: TransactionReceipt, log: Log): Promise<boolean> {
+export async function recordControlEvent(
+  tx: Queryable,
+  batch: ConfirmedBatch,
+  token: ControlToken,
+  event: LogDescription,
+  receipt: TransactionReceipt,
+  log: Log,
+): Promise<boolean> {
   const found = controlOf(event, receipt, log);
   if (!found) return false;
   const { control, type } = found;

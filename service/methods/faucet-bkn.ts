@@ -20,7 +20,13 @@ export const faucetBkn = defineMethod({
   async plan(ctx, b) {
     return {
       signer: ctx.signer!,
-      calls: [{ to: ctx.chain.deployment.contracts.BKN, data: bknInterface.encodeFunctionData("faucet", [b.recipientAddress]), description: `BKN faucet to ${b.recipientAddress}` }],
+      calls: [
+        {
+          to: ctx.chain.deployment.contracts.BKN,
+          data: bknInterface.encodeFunctionData("faucet", [b.recipientAddress]),
+          description: `BKN faucet to ${b.recipientAddress}`,
+        },
+      ],
       info: { recipientAddress: b.recipientAddress },
       record: { recipientAddress: b.recipientAddress },
     };
@@ -31,7 +37,10 @@ export const faucetBkn = defineMethod({
       if (log.address.toLowerCase() !== bkn) continue;
       const event = parseEventLog(bknInterface, log);
       if (event?.name === "FaucetClaimed") {
-        return { amountRaw: event.args.amount.toString(), cooldownEndsAt: new Date(Number(event.args.nextClaimAt) * 1000).toISOString() };
+        return {
+          amountRaw: event.args.amount.toString(),
+          cooldownEndsAt: new Date(Number(event.args.nextClaimAt) * 1000).toISOString(),
+        };
       }
     }
   },

@@ -11,8 +11,12 @@ export function methodHooks(services: MethodServices): (name: string) => BatchHo
     const method = findMethod(name);
     if (!method) return undefined;
     return {
-      ...(method.bindRelayed ? { bindRelayed: (batch, index, payer) => method.bindRelayed!(services, batch, index, payer) } : {}),
-      ...(method.onConfirmed ? { onConfirmed: (q, confirmed) => method.onConfirmed!(q, { ...confirmed, services }) } : {}),
+      ...(method.bindRelayed
+        ? { bindRelayed: (batch, index, payer) => method.bindRelayed!(services, batch, index, payer) }
+        : {}),
+      ...(method.onConfirmed
+        ? { onConfirmed: (q, confirmed) => method.onConfirmed!(q, { ...confirmed, services }) }
+        : {}),
     };
   };
 }

@@ -41,10 +41,15 @@ export function chainFor(services: PrepareServices, method: MethodDefinition, bo
   const requested = body.chainId ?? method.defaultChainId?.(services.config.ENVIRONMENT);
   const chain = services.chains.resolve(requested);
   if (method.chains && !method.chains.includes(chain.chainId)) {
-    throw badRequest(`${method.name} runs on chain ${method.chains.join(" or ")} only, not on ${chain.chainId}`, { field: "chainId" });
+    throw badRequest(`${method.name} runs on chain ${method.chains.join(" or ")} only, not on ${chain.chainId}`, {
+      field: "chainId",
+    });
   }
   if (chain.areas && !chain.areas.includes(method.area)) {
-    throw badRequest(`chain ${chain.chainId} serves only ${chain.areas.join(", ")} on the ${services.config.ENVIRONMENT} deployment, not ${method.name}`, { field: "chainId" });
+    throw badRequest(
+      `chain ${chain.chainId} serves only ${chain.areas.join(", ")} on the ${services.config.ENVIRONMENT} deployment, not ${method.name}`,
+      { field: "chainId" },
+    );
   }
   return chain;
 }
@@ -60,7 +65,11 @@ export async function planBatch(services: PrepareServices, input: PrepareInput):
   const { method, body, apiKey, executionMode } = input;
   const chain = chainFor(services, method, body);
   const relayed = executionMode === "service-relayed";
-  const signer = !relayed ? method.signerOf(body) : method.anyRelayerKey ? services.relayer.nextKeyAddress(chain.chainId) : services.relayer.address(chain.chainId);
+  const signer = !relayed
+    ? method.signerOf(body)
+    : method.anyRelayerKey
+      ? services.relayer.nextKeyAddress(chain.chainId)
+      : services.relayer.address(chain.chainId);
   // The whitelist check and the method's own checks are independent reads: run together, the whitelist answers first.
   const [allowed, planned] = await Promise.allSettled([
     relayed || services.signers.isAllowed(signer, apiKey?.id),
@@ -69,26 +78,44 @@ export async function planBatch(services: PrepareServices, input: PrepareInput):
   if (allowed.status === "rejected") throw allowed.reason;
   if (!allowed.value) {
     const whom = apiKey ? `for this API key (${apiKey.id})` : "for payers without an API key";
-    throw forbidden(`Signer ${signer} is not whitelisted ${whom}: ask the operator to whitelist this wallet for you before preparing with it`, {
-      field: "signerAddress",
-      signerAddress: signer,
-    });
+    throw forbidden(
+      `Signer ${signer} is not whitelisted ${whom}: ask the operator to whitelist this wallet for you before preparing with it`,
+      {
+        field: "signerAddress",
+        signerAddress: signer,
+      },
+    );
   }
   if (planned.status === "rejected") throw planned.reason;
   const plan = planned.value;
   const transactions = await buildTransactions(chain, plan.signer, plan.calls, {
     nonce: body.nonce === undefined || relayed ? undefined : Number(BigInt(body.nonce)),
     gasLimit: body.gasLimit === undefined ? undefined : BigInt(body.gasLimit),
-    heldNonce: relayed || body.nonce !== undefined ? undefined : services.batches.highestNonceInFlight(chain.chainId, plan.signer),
+    heldNonce:
+      relayed || body.nonce !== undefined
+        ? undefined
+        : services.batches.highestNonceInFlight(chain.chainId, plan.signer),
   });
   const info = {
     method: method.name,
     chainId: chain.chainId,
     ...Object.fromEntries(Object.entries(plan.info).filter(([, v]) => v !== undefined)),
     steps: plan.calls.map((c) => c.description),
-    ...(relayed ? { relayer: plan.signer, note: "the relayer signs at send time; nonce and fees shown here are provisional" } : {}),
+    ...(relayed
+      ? { relayer: plan.signer, note: "the relayer signs at send time; nonce and fees shown here are provisional" }
+      : {}),
   };
-  return { method, chain, body, apiKeyId: apiKey?.id ?? null, executionMode, signer: plan.signer, transactions, info, record: plan.record ?? {} };
+  return {
+    method,
+    chain,
+    body,
+    apiKeyId: apiKey?.id ?? null,
+    executionMode,
+    signer: plan.signer,
+    transactions,
+    info,
+    record: plan.record ?? {},
+  };
 }
 
 /** Persists a planned batch under `txId` (write-ahead: nothing is sent before this). Returns the prepare response. */

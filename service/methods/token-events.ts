@@ -71,7 +71,9 @@ export async function recordTokenEvents(
 }
 
 /** The onConfirmed hook of methods that act on one security token named in the batch record. */
-export function recordEventsOfRecordedToken(hintsOf?: (record: Record<string, unknown>) => Map<string, string | null | InvestorHints>) {
+export function recordEventsOfRecordedToken(
+  hintsOf?: (record: Record<string, unknown>) => Map<string, string | null | InvestorHints>,
+) {
   return async (tx: Queryable, batch: ConfirmedBatch) => {
     const symbol = batch.record.tokenSymbol as string | undefined;
     if (!symbol) return;

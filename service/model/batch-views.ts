@@ -49,7 +49,9 @@ export function transactionView(tx: BatchTransaction) {
 
 /** A successful batch one of whose transactions a deep reorg took off the chain is pending again until it is back. */
 function batchStatusOf(batch: Batch): "prepared" | "pending" | "success" | "rejected" {
-  return batch.status === "success" && batch.transactions.some((t) => t.reorgedAt) ? "pending" : publicStatus(batch.status);
+  return batch.status === "success" && batch.transactions.some((t) => t.reorgedAt)
+    ? "pending"
+    : publicStatus(batch.status);
 }
 
 /** The summary POST /send-transactions answers with (docs/wire-conventions.md, Sending), plus status and txHashes. */

@@ -22,18 +22,32 @@ export interface CheckedFile {
 /** How many of a file's first bytes decide its kind (the longest signature below, and enough to tell text). */
 export const SNIFF_BYTES = 512;
 
-const startsWith = (head: Buffer, ...bytes: number[]) => head.length >= bytes.length && bytes.every((b, i) => head[i] === b);
+const startsWith = (head: Buffer, ...bytes: number[]) =>
+  head.length >= bytes.length && bytes.every((b, i) => head[i] === b);
 
 export const DOCUMENT_TYPES: readonly DocumentType[] = [
   { mediaType: "application/pdf", extension: "pdf", starts: (h) => startsWith(h, 0x25, 0x50, 0x44, 0x46, 0x2d) }, // %PDF-
-  { mediaType: "image/png", extension: "png", starts: (h) => startsWith(h, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a) },
+  {
+    mediaType: "image/png",
+    extension: "png",
+    starts: (h) => startsWith(h, 0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a),
+  },
   { mediaType: "image/jpeg", extension: "jpg", starts: (h) => startsWith(h, 0xff, 0xd8, 0xff) },
-  { mediaType: "image/webp", extension: "webp", starts: (h) => startsWith(h, 0x52, 0x49, 0x46, 0x46) && h.subarray(8, 12).toString("latin1") === "WEBP" },
-  { mediaType: "text/plain; charset=utf-8", extension: "txt", starts: (h) => h.length > 0 && isPlainText(h, true) && !isMarkup(h) },
+  {
+    mediaType: "image/webp",
+    extension: "webp",
+    starts: (h) => startsWith(h, 0x52, 0x49, 0x46, 0x46) && h.subarray(8, 12).toString("latin1") === "WEBP",
+  },
+  {
+    mediaType: "text/plain; charset=utf-8",
+    extension: "txt",
+    starts: (h) => h.length > 0 && isPlainText(h, true) && !isMarkup(h),
+  },
 ];
 
 /** Markup a browser would render (HTML, SVG, XML): refused as text wherever it appears in a file's first bytes. */
-const MARKUP = /<\s*(?:!doctype|html|head|body|script|iframe|object|embed|svg|math|img|style|link|meta|base|form|\?xml)\b/i;
+const MARKUP =
+  /<\s*(?:!doctype|html|head|body|script|iframe|object|embed|svg|math|img|style|link|meta|base|form|\?xml)\b/i;
 
 /** Text whose first non-blank character opens a tag, or that carries a tag a browser acts on. */
 function isMarkup(bytes: Buffer): boolean {
@@ -63,7 +77,8 @@ const utf8 = new TextDecoder("utf-8", { fatal: true });
  * bytes may end inside a character (the first bytes of a longer file), which is not held against them.
  */
 function isPlainText(bytes: Buffer, truncated: boolean): boolean {
-  for (const b of bytes) if ((b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d) || b === 0x7f) return false;
+  for (const b of bytes)
+    if ((b < 0x20 && b !== 0x09 && b !== 0x0a && b !== 0x0c && b !== 0x0d) || b === 0x7f) return false;
   let end = bytes.length;
   if (truncated) {
     // Drop an incomplete last character: up to 3 continuation bytes after its lead byte.

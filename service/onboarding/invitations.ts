@@ -11,7 +11,12 @@ import type { Logger } from "../logger";
 import type { Mailer } from "./mailer";
 
 /** What a KYC invitation uses. */
-export type InvitationServices = Pick<Stores, "credits" | "db" | "kyc" | "sealer"> & { baseUrl: string; config: Config; logger: Logger; mailer?: Mailer };
+export type InvitationServices = Pick<Stores, "credits" | "db" | "kyc" | "sealer"> & {
+  baseUrl: string;
+  config: Config;
+  logger: Logger;
+  mailer?: Mailer;
+};
 
 export const INVITATION_LIMIT_MESSAGE = "Invitation credit limit exceeded";
 
@@ -41,7 +46,11 @@ export interface KycLinkResponse {
  * The e-mail goes out after the records are committed: a mail failure leaves a valid link (returned in `url`) and
  * answers invitationSent false.
  */
-export async function createKycLink(services: InvitationServices, apiKey: ApiKeyRecord, input: { email: string; needKyc: boolean }): Promise<KycLinkResponse> {
+export async function createKycLink(
+  services: InvitationServices,
+  apiKey: ApiKeyRecord,
+  input: { email: string; needKyc: boolean },
+): Promise<KycLinkResponse> {
   const email = input.email.trim().toLowerCase();
   const { kyc } = services;
   const { investor, link, token, userCreated } = await services.db.transaction(async (q) => {
@@ -51,20 +60,32 @@ export async function createKycLink(services: InvitationServices, apiKey: ApiKey
     const found = await kyc.findInScope(scope, apiKey.id, email, q);
     let current = found && (await kyc.lock(q, found.id));
     if (current?.status === "approved") {
-      throw conflict(`${email} is already approved (wallet ${current.walletAddress}); the operator must reject it before it is onboarded again`, {
-        field: "email",
-        kycStatus: current.status,
-      });
+      throw conflict(
+        `${email} is already approved (wallet ${current.walletAddress}); the operator must reject it before it is onboarded again`,
+        {
+          field: "email",
+          kycStatus: current.status,
+        },
+      );
     }
     if (current && !input.needKyc && current.needKyc) {
-      throw conflict(`${email} was invited with KYC (status ${current.status}); needKyc cannot be withdrawn`, { field: "needKyc", kycStatus: current.status });
+      throw conflict(`${email} was invited with KYC (status ${current.status}); needKyc cannot be withdrawn`, {
+        field: "needKyc",
+        kycStatus: current.status,
+      });
     }
     const spent = await services.credits.spend(q, apiKey.id, INVITATION_CREDIT_METHOD, `kyc:${randomUUID()}`);
     if (!spent.ok) throw outOfCredits(INVITATION_CREDIT_METHOD, INVITATION_LIMIT_MESSAGE);
 
     const created = !current;
     if (!current) {
-      current = await kyc.insert(q, { id: randomUUID(), apiKeyId: apiKey.id, email, needKyc: input.needKyc, status: input.needKyc ? "invited" : "none" });
+      current = await kyc.insert(q, {
+        id: randomUUID(),
+        apiKeyId: apiKey.id,
+        email,
+        needKyc: input.needKyc,
+        status: input.needKyc ? "invited" : "none",
+      });
       await kyc.addEvent(q, current.id, "created", `key:${apiKey.id}`, { needKyc: input.needKyc });
     } else if (input.needKyc) {
       const voided = await kyc.voidLinks(q, current.id);
@@ -96,9 +117,20 @@ export async function createKycLink(services: InvitationServices, apiKey: ApiKey
       await kyc.recordInvitation(link.tokenHash, { messageId });
       invitationSent = true;
     } catch (error) {
-      services.logger.warn({ err: (error as Error).message, investorId: investor.id }, "KYC invitation e-mail was not sent");
+      services.logger.warn(
+        { err: (error as Error).message, investorId: investor.id },
+        "KYC invitation e-mail was not sent",
+      );
       await kyc.recordInvitation(link.tokenHash, { error: (error as Error).message });
     }
   }
-  return { email, needKyc: input.needKyc, userCreated, invitationSent, url, kycStatus: investor.status, expiresAt: link?.expiresAt ?? null };
+  return {
+    email,
+    needKyc: input.needKyc,
+    userCreated,
+    invitationSent,
+    url,
+    kycStatus: investor.status,
+    expiresAt: link?.expiresAt ?? null,
+  };
 }

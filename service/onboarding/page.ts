@@ -8,7 +8,8 @@ import { countryOptions } from "./countries";
  * issue the sign-in message for the details typed in, asks the wallet to sign it (`personal_sign`) and submits.
  */
 
-export const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+export const escapeHtml = (s: string) =>
+  s.replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
 
 /** JSON inside a <script> element: `<` is escaped so no value can close the element. */
 const scriptJson = (value: unknown) => JSON.stringify(value).replace(/</g, "\\u003c");
@@ -117,11 +118,20 @@ const SCRIPT = `
 </script>`;
 
 /** The form of a live link. */
-export function onboardingPage(input: { token: string; email: string; expiresAt: string; basePath: string }): RenderedPage {
+export function onboardingPage(input: {
+  token: string;
+  email: string;
+  expiresAt: string;
+  basePath: string;
+}): RenderedPage {
   const options = countryOptions()
     .map((c) => `<option value="${c.code}">${escapeHtml(c.name)} (${c.code})</option>`)
     .join("");
-  const data = { token: input.token, messageUrl: `${input.basePath}/kyc/message`, submitUrl: `${input.basePath}/kyc/submit` };
+  const data = {
+    token: input.token,
+    messageUrl: `${input.basePath}/kyc/message`,
+    submitUrl: `${input.basePath}/kyc/submit`,
+  };
   const body = `
 <h1>Investor onboarding</h1>
 <p class="lead">Enter your details and confirm your wallet. Your wallet will ask you to sign a message; signing is free and sends no transaction.</p>
@@ -151,14 +161,28 @@ export function linkProblemPage(title: string, message: string): RenderedPage {
  * What a used link shows the investor who opens it again: where its onboarding stands (waiting for review, approved,
  * or rejected with the operator's reason), as the operator decided it.
  */
-export function outcomePage(investor: Pick<KycInvestorRecord, "status" | "email" | "walletAddress" | "reviewReason" | "reviewedAt">): RenderedPage {
+export function outcomePage(
+  investor: Pick<KycInvestorRecord, "status" | "email" | "walletAddress" | "reviewReason" | "reviewedAt">,
+): RenderedPage {
   const wallet = investor.walletAddress ? ` Your wallet ${investor.walletAddress} was verified.` : "";
   const when = investor.reviewedAt ? ` (${new Date(investor.reviewedAt).toUTCString()})` : "";
   const pages = {
-    submitted: ["Your details are being reviewed", `Your details and wallet were submitted for ${investor.email}.${wallet} Come back to this link to see the decision.`],
-    approved: ["Your onboarding is approved", `${investor.email} is approved${when}.${wallet} Your issuer can now whitelist your wallet.`],
-    rejected: ["Your onboarding was not approved", `${investor.email} was not approved${when}. Reason: ${investor.reviewReason ?? "none given"}. Ask your issuer for a new onboarding link.`],
+    submitted: [
+      "Your details are being reviewed",
+      `Your details and wallet were submitted for ${investor.email}.${wallet} Come back to this link to see the decision.`,
+    ],
+    approved: [
+      "Your onboarding is approved",
+      `${investor.email} is approved${when}.${wallet} Your issuer can now whitelist your wallet.`,
+    ],
+    rejected: [
+      "Your onboarding was not approved",
+      `${investor.email} was not approved${when}. Reason: ${investor.reviewReason ?? "none given"}. Ask your issuer for a new onboarding link.`,
+    ],
   } as const;
   const [title, message] = pages[investor.status as keyof typeof pages] ?? ["This link has already been used", ""];
-  return layout(title, `<h1 id="outcome" data-status="${escapeHtml(investor.status)}">${escapeHtml(title)}</h1>\n<p class="lead">${escapeHtml(message)}</p>`);
+  return layout(
+    title,
+    `<h1 id="outcome" data-status="${escapeHtml(investor.status)}">${escapeHtml(title)}</h1>\n<p class="lead">${escapeHtml(message)}</p>`,
+  );
 }

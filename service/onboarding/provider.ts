@@ -49,34 +49,52 @@ export class OperatorKycProvider implements KycProvider {
 const REASON_MAX = 500;
 
 /** The one implementation of a decision's transition, whichever provider decides. Writes nothing when refused. */
-export async function applyDecision(db: Db, store: KycStore, actor: string, target: KycTarget, d: KycDecision): Promise<KycInvestorRecord> {
+export async function applyDecision(
+  db: Db,
+  store: KycStore,
+  actor: string,
+  target: KycTarget,
+  d: KycDecision,
+): Promise<KycInvestorRecord> {
   const email = (target.email ?? "").trim().toLowerCase();
   if (!/^[^@\s]+@[^@\s]+$/.test(email)) throw badRequest("email must be an e-mail address", { field: "email" });
   let reason: string | null = null;
   if (d.decision === "reject") {
     reason = (d.reason ?? "").trim();
-    if (!reason || reason.length > REASON_MAX) throw badRequest(`--reason is required (1 to ${REASON_MAX} characters)`, { field: "reason" });
+    if (!reason || reason.length > REASON_MAX)
+      throw badRequest(`--reason is required (1 to ${REASON_MAX} characters)`, { field: "reason" });
   }
   const candidates = await store.list({ email, keyId: target.keyId });
-  if (!candidates.length) throw notFound(`No investor ${email} was invited${target.keyId ? ` under key ${target.keyId}` : ""}`, { field: "email" });
-  if (candidates.length > 1) {
-    throw badRequest(`${candidates.length} keys invited ${email}; name one with --key-id (${candidates.map((c) => c.apiKeyId).join(", ")})`, {
-      field: "keyId",
-      keyIds: candidates.map((c) => c.apiKeyId),
+  if (!candidates.length)
+    throw notFound(`No investor ${email} was invited${target.keyId ? ` under key ${target.keyId}` : ""}`, {
+      field: "email",
     });
+  if (candidates.length > 1) {
+    throw badRequest(
+      `${candidates.length} keys invited ${email}; name one with --key-id (${candidates.map((c) => c.apiKeyId).join(", ")})`,
+      {
+        field: "keyId",
+        keyIds: candidates.map((c) => c.apiKeyId),
+      },
+    );
   }
   return db.transaction(async (q) => {
     const current = (await store.lock(q, candidates[0].id))!;
     if (d.decision === "approve") {
       if (current.status !== "submitted") {
-        throw conflict(`${email} is ${current.status}: only a submitted investor (wallet proven, details given) can be approved`, { status: current.status });
+        throw conflict(
+          `${email} is ${current.status}: only a submitted investor (wallet proven, details given) can be approved`,
+          { status: current.status },
+        );
       }
       const approved = await store.decide(q, current.id, "approved", actor, null);
       await store.addEvent(q, current.id, "approved", actor, { walletAddress: current.walletAddress });
       return approved;
     }
     if (!["invited", "submitted", "approved"].includes(current.status)) {
-      throw conflict(`${email} is ${current.status}: only an invited, submitted or approved investor can be rejected`, { status: current.status });
+      throw conflict(`${email} is ${current.status}: only an invited, submitted or approved investor can be rejected`, {
+        status: current.status,
+      });
     }
     await store.voidLinks(q, current.id);
     const rejected = await store.decide(q, current.id, "rejected", actor, reason);

@@ -10,12 +10,19 @@ import type { KycProvider } from "./provider";
 import type { Logger } from "../logger";
 
 /** What an investor's submission uses. */
-export type SubmissionServices = Pick<Stores, "db" | "kyc"> & { baseUrl: string; kycProvider: KycProvider; logger: Logger };
+export type SubmissionServices = Pick<Stores, "db" | "kyc"> & {
+  baseUrl: string;
+  kycProvider: KycProvider;
+  logger: Logger;
+};
 
 // ---------------------------------------------------------------------------------------------------------------
 // Request fields of the investor's page
 
-export const linkToken = z.string().regex(LINK_TOKEN_PATTERN, "must be the token of a KYC link").meta({ description: "The token of the link (its ?token=)" });
+export const linkToken = z
+  .string()
+  .regex(LINK_TOKEN_PATTERN, "must be the token of a KYC link")
+  .meta({ description: "The token of the link (its ?token=)" });
 
 const personName = z
   .string()
@@ -31,7 +38,13 @@ export const countryCode = z
   .refine(isCountryCode, "must be an ISO 3166-1 alpha-2 country code such as DE or US")
   .meta({ description: "ISO 3166-1 alpha-2", example: "DE" });
 
-const details = { token: linkToken, firstName: personName, lastName: personName, country: countryCode, walletAddress: address };
+const details = {
+  token: linkToken,
+  firstName: personName,
+  lastName: personName,
+  country: countryCode,
+  walletAddress: address,
+};
 
 export const messageRequest = z.strictObject({
   ...details,
@@ -48,9 +61,22 @@ export const submitRequest = z.strictObject({
 // Links
 
 const LINK_PROBLEMS: Record<Exclude<LinkState, "live">, { code: ErrorCode; title: string; message: string }> = {
-  used: { code: "LINK_USED", title: "This link has already been used", message: "Your details were already submitted with this link. Your issuer will contact you if anything else is needed." },
-  voided: { code: "LINK_REPLACED", title: "This link is no longer valid", message: "A newer link replaced it, or the onboarding was closed. Use the most recent link your issuer sent you." },
-  expired: { code: "LINK_EXPIRED", title: "This link has expired", message: "Ask your issuer for a new onboarding link." },
+  used: {
+    code: "LINK_USED",
+    title: "This link has already been used",
+    message:
+      "Your details were already submitted with this link. Your issuer will contact you if anything else is needed.",
+  },
+  voided: {
+    code: "LINK_REPLACED",
+    title: "This link is no longer valid",
+    message: "A newer link replaced it, or the onboarding was closed. Use the most recent link your issuer sent you.",
+  },
+  expired: {
+    code: "LINK_EXPIRED",
+    title: "This link has expired",
+    message: "Ask your issuer for a new onboarding link.",
+  },
   locked: {
     code: "LINK_LOCKED",
     title: "This link is locked",
@@ -69,11 +95,17 @@ export function linkError(state: LinkState | "unknown"): LinkProblem {
   }
   if (state === "live") throw new Error("a live link is not an error");
   const p = LINK_PROBLEMS[state];
-  return Object.assign(new ApiError(p.code, `${p.title}. ${p.message}`, { field: "token", linkState: state }), { title: p.title, explanation: p.message });
+  return Object.assign(new ApiError(p.code, `${p.title}. ${p.message}`, { field: "token", linkState: state }), {
+    title: p.title,
+    explanation: p.message,
+  });
 }
 
 /** A link and its investor, when the link can still be used; 404 for an unknown token, 410 for a used, replaced or expired one. */
-export async function liveLink(services: SubmissionServices, token: string): Promise<{ link: KycLinkRecord; investor: KycInvestorRecord }> {
+export async function liveLink(
+  services: SubmissionServices,
+  token: string,
+): Promise<{ link: KycLinkRecord; investor: KycInvestorRecord }> {
   const link = LINK_TOKEN_PATTERN.test(token) ? await services.kyc.linkByToken(token) : undefined;
   if (!link) throw linkError("unknown");
   const state = linkState(link);
@@ -86,7 +118,10 @@ export async function liveLink(services: SubmissionServices, token: string): Pro
  * The onboarding a used link led to, for the investor who opens it again: its record while it is submitted (awaiting
  * review), approved or rejected; undefined for a link that is not used, unknown, or whose investor was invited again.
  */
-export async function outcomeOfUsedLink(services: SubmissionServices, token: string): Promise<KycInvestorRecord | undefined> {
+export async function outcomeOfUsedLink(
+  services: SubmissionServices,
+  token: string,
+): Promise<KycInvestorRecord | undefined> {
   const link = LINK_TOKEN_PATTERN.test(token) ? await services.kyc.linkByToken(token) : undefined;
   if (!link || linkState(link) !== "used") return undefined;
   const investor = await services.kyc.get(link.investorId);
@@ -107,7 +142,12 @@ export async function issueSignInMessage(services: SubmissionServices, body: z.i
     claims: { email: investor.email, firstName: body.firstName, lastName: body.lastName, country: body.country },
     linkExpiresAt: link.expiresAt,
   });
-  return { message: renderMessage(message), nonce: message.nonce, issuedAt: message.issuedAt, expirationTime: message.expirationTime };
+  return {
+    message: renderMessage(message),
+    nonce: message.nonce,
+    issuedAt: message.issuedAt,
+    expirationTime: message.expirationTime,
+  };
 }
 
 /**
@@ -129,7 +169,8 @@ export async function submitWalletProof(services: SubmissionServices, body: z.in
     }).address;
   } catch (error) {
     // Each refused proof counts against the link; after MAX_LINK_FAILURES it is locked (a fresh link is needed).
-    if (error instanceof ApiError && error.status < 500) await services.kyc.recordLinkFailure(link.tokenHash, MAX_LINK_FAILURES);
+    if (error instanceof ApiError && error.status < 500)
+      await services.kyc.recordLinkFailure(link.tokenHash, MAX_LINK_FAILURES);
     throw error;
   }
   const submitted = await services.db.transaction(async (q) => {
@@ -137,7 +178,10 @@ export async function submitWalletProof(services: SubmissionServices, body: z.in
     const state = linkState(locked);
     if (state !== "live") throw linkError(state);
     const current = (await services.kyc.lock(q, locked.investorId))!;
-    if (current.status !== "invited") throw conflict(`This onboarding is ${current.status}; it no longer takes submissions`, { kycStatus: current.status });
+    if (current.status !== "invited")
+      throw conflict(`This onboarding is ${current.status}; it no longer takes submissions`, {
+        kycStatus: current.status,
+      });
     await services.kyc.markLinkUsed(q, locked.tokenHash);
     const updated = await services.kyc.submit(q, current.id, {
       firstName: claims.firstName,
@@ -152,7 +196,10 @@ export async function submitWalletProof(services: SubmissionServices, body: z.in
   try {
     await services.kycProvider.submitted(submitted);
   } catch (error) {
-    services.logger.error({ err: (error as Error).message, investorId: submitted.id, provider: services.kycProvider.name }, "KYC provider did not take the submission");
+    services.logger.error(
+      { err: (error as Error).message, investorId: submitted.id, provider: services.kycProvider.name },
+      "KYC provider did not take the submission",
+    );
   }
   return {
     status: submitted.status,

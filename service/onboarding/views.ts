@@ -10,12 +10,21 @@ export type KycViewServices = Pick<Stores, "kyc" | "sealer"> & { baseUrl: string
 /** The onboarding state of an investor as reads show it (its response schema, and its type). */
 export const KycViewSchema = z
   .strictObject({
-    investorId: z.string().nullable().meta({ description: "The onboarding record (kyc.* events name it); null without one" }),
+    investorId: z
+      .string()
+      .nullable()
+      .meta({ description: "The onboarding record (kyc.* events name it); null without one" }),
     status: z.enum(KYC_STATUSES),
     needKyc: z.boolean(),
-    url: z.string().nullable().meta({ description: "The live link while the investor has not used it yet; null otherwise" }),
+    url: z
+      .string()
+      .nullable()
+      .meta({ description: "The live link while the investor has not used it yet; null otherwise" }),
     linkExpiresAt: z.string().nullable(),
-    walletAddress: z.string().nullable().meta({ description: "The wallet the investor proved by signature (cleared only once approved)" }),
+    walletAddress: z
+      .string()
+      .nullable()
+      .meta({ description: "The wallet the investor proved by signature (cleared only once approved)" }),
     firstName: z.string().nullable(),
     lastName: z.string().nullable(),
     country: z.string().nullable(),
@@ -67,7 +76,12 @@ export async function kycView(services: KycViewServices, record: KycInvestorReco
 }
 
 /** The onboarding record of an investor as the caller sees it for one token (the token's tokenizer scope). */
-export async function kycRecordForToken(services: KycViewServices, token: TokenRecord, callerKeyId: string, email: string) {
+export async function kycRecordForToken(
+  services: KycViewServices,
+  token: TokenRecord,
+  callerKeyId: string,
+  email: string,
+) {
   const scope = await services.kyc.scopeOfTokenizer(token.tokenizerEmail, callerKeyId);
   return services.kyc.findInScope(scope, callerKeyId, email);
 }

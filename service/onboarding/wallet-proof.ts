@@ -115,7 +115,8 @@ const TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,3})?Z$/;
 export function parseMessage(text: string): SignInMessage | undefined {
   const lines = text.split("\n");
   const header = /^(\S+) wants you to sign in with your Ethereum account:$/.exec(lines[0] ?? "");
-  if (!header || !/^0x[0-9a-fA-F]{40}$/.test(lines[1] ?? "") || lines[2] !== "" || !lines[3] || lines[4] !== "") return undefined;
+  if (!header || !/^0x[0-9a-fA-F]{40}$/.test(lines[1] ?? "") || lines[2] !== "" || !lines[3] || lines[4] !== "")
+    return undefined;
   const field = (index: number, name: string) => {
     const line = lines[index] ?? "";
     return line.startsWith(`${name}: `) ? line.slice(name.length + 2) : undefined;
@@ -126,7 +127,15 @@ export function parseMessage(text: string): SignInMessage | undefined {
   const nonce = field(8, "Nonce");
   const issuedAt = field(9, "Issued At");
   const expirationTime = field(10, "Expiration Time");
-  if (!uri || version !== "1" || !chainId || !/^[1-9]\d{0,15}$/.test(chainId) || !nonce || !/^[A-Za-z0-9]{8,}$/.test(nonce)) return undefined;
+  if (
+    !uri ||
+    version !== "1" ||
+    !chainId ||
+    !/^[1-9]\d{0,15}$/.test(chainId) ||
+    !nonce ||
+    !/^[A-Za-z0-9]{8,}$/.test(nonce)
+  )
+    return undefined;
   if (!issuedAt || !TIMESTAMP.test(issuedAt) || !expirationTime || !TIMESTAMP.test(expirationTime)) return undefined;
   if (lines[11] !== "Resources:") return undefined;
   const resources = lines.slice(12);
@@ -165,33 +174,50 @@ export function verifyWalletProof(input: {
 }): { address: string; message: SignInMessage } {
   const now = input.now ?? Date.now();
   const parsed = parseMessage(input.message);
-  if (!parsed) throw badRequest("message is not a sign-in message (EIP-4361) issued by this service's page", { field: "message" });
+  if (!parsed)
+    throw badRequest("message is not a sign-in message (EIP-4361) issued by this service's page", { field: "message" });
   const site = siteOf(input.baseUrl);
   if (parsed.domain !== site.domain || parsed.uri !== site.uri) {
-    throw badRequest(`message was issued for ${parsed.domain}, not for this service (${site.domain})`, { field: "message", domain: parsed.domain });
+    throw badRequest(`message was issued for ${parsed.domain}, not for this service (${site.domain})`, {
+      field: "message",
+      domain: parsed.domain,
+    });
   }
-  if (parsed.nonce !== input.nonce) throw badRequest("message nonce is not this link's nonce: it was signed for another link", { field: "message" });
+  if (parsed.nonce !== input.nonce)
+    throw badRequest("message nonce is not this link's nonce: it was signed for another link", { field: "message" });
   const claimed = getAddress(input.walletAddress);
   if (parsed.address !== claimed) {
-    throw badRequest(`message is for wallet ${parsed.address}, not for walletAddress ${claimed}`, { field: "walletAddress", messageAddress: parsed.address });
+    throw badRequest(`message is for wallet ${parsed.address}, not for walletAddress ${claimed}`, {
+      field: "walletAddress",
+      messageAddress: parsed.address,
+    });
   }
   if (parsed.statement !== onboardingStatement(input.claims.email)) {
-    throw badRequest(`message statement is not the onboarding statement for ${input.claims.email}`, { field: "message" });
+    throw badRequest(`message statement is not the onboarding statement for ${input.claims.email}`, {
+      field: "message",
+    });
   }
   const expected = claimResources(input.claims);
   const names = ["email", "firstName", "lastName", "country"];
-  if (parsed.resources.length !== expected.length) throw badRequest("message resources are not the submitted details", { field: "message" });
+  if (parsed.resources.length !== expected.length)
+    throw badRequest("message resources are not the submitted details", { field: "message" });
   for (const [i, resource] of expected.entries()) {
-    if (parsed.resources[i] !== resource) throw badRequest(`the signed message does not carry the submitted ${names[i]}`, { field: names[i] });
+    if (parsed.resources[i] !== resource)
+      throw badRequest(`the signed message does not carry the submitted ${names[i]}`, { field: names[i] });
   }
   const issuedAt = Date.parse(parsed.issuedAt);
   const expiresAt = Date.parse(parsed.expirationTime);
-  if (issuedAt > now + CLOCK_SKEW_MS) throw badRequest(`message Issued At ${parsed.issuedAt} is in the future`, { field: "message" });
-  if (expiresAt <= now) throw badRequest(`message expired at ${parsed.expirationTime}: sign a new one`, { field: "message" });
+  if (issuedAt > now + CLOCK_SKEW_MS)
+    throw badRequest(`message Issued At ${parsed.issuedAt} is in the future`, { field: "message" });
+  if (expiresAt <= now)
+    throw badRequest(`message expired at ${parsed.expirationTime}: sign a new one`, { field: "message" });
   if (expiresAt - issuedAt > MESSAGE_TTL_MS || expiresAt < issuedAt) {
-    throw badRequest(`message must expire within ${MESSAGE_TTL_MS / 60_000} minutes of Issued At`, { field: "message" });
+    throw badRequest(`message must expire within ${MESSAGE_TTL_MS / 60_000} minutes of Issued At`, {
+      field: "message",
+    });
   }
-  if (renderMessage(parsed) !== input.message) throw badRequest("message is not in this service's canonical form", { field: "message" });
+  if (renderMessage(parsed) !== input.message)
+    throw badRequest("message is not in this service's canonical form", { field: "message" });
 
   let recovered: string;
   try {
@@ -200,7 +226,10 @@ export function verifyWalletProof(input: {
     throw badRequest("signature is not a valid wallet signature", { field: "signature" });
   }
   if (recovered !== claimed) {
-    throw badRequest(`signature was made by ${recovered}, not by walletAddress ${claimed}`, { field: "signature", signer: recovered });
+    throw badRequest(`signature was made by ${recovered}, not by walletAddress ${claimed}`, {
+      field: "signature",
+      signer: recovered,
+    });
   }
   return { address: recovered, message: parsed };
 }

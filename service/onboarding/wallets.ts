@@ -26,12 +26,17 @@ export interface KnownWallet {
  *    with it on the scope's other tokens; several different wallets there are ambiguous (400).
  * 3. Otherwise a 400 saying no wallet is known.
  */
-export async function knownWallet(ctx: MethodContext, input: { email: string; field: string; purpose: WalletPurpose; token?: TokenRecord }): Promise<KnownWallet> {
+export async function knownWallet(
+  ctx: MethodContext,
+  input: { email: string; field: string; purpose: WalletPurpose; token?: TokenRecord },
+): Promise<KnownWallet> {
   const { services } = ctx;
   const keyId = ctx.apiKey!.id;
   const email = input.email.trim().toLowerCase();
   const { field, token } = input;
-  const scope = token ? await services.kyc.scopeOfTokenizer(token.tokenizerEmail, keyId) : await services.kyc.scopeOfKey(keyId);
+  const scope = token
+    ? await services.kyc.scopeOfTokenizer(token.tokenizerEmail, keyId)
+    : await services.kyc.scopeOfKey(keyId);
   const record = await services.kyc.findInScope(scope, keyId, email);
 
   if (record?.needKyc) {
@@ -39,15 +44,21 @@ export async function knownWallet(ctx: MethodContext, input: { email: string; fi
     if (input.purpose !== "unwhitelist") {
       if (record.status === "approved") return { address: getAddress(record.walletAddress!), kyc: record };
       if (record.status === "rejected") {
-        throw badRequest(`${field} ${email}: KYC rejected${record.reviewReason ? ` (${record.reviewReason})` : ""}; its wallet is not used`, {
+        throw badRequest(
+          `${field} ${email}: KYC rejected${record.reviewReason ? ` (${record.reviewReason})` : ""}; its wallet is not used`,
+          {
+            field,
+            kycStatus: record.status,
+          },
+        );
+      }
+      throw badRequest(
+        `${field} ${email}: KYC pending (status ${record.status}); the investor's wallet is used once the operator approves it`,
+        {
           field,
           kycStatus: record.status,
-        });
-      }
-      throw badRequest(`${field} ${email}: KYC pending (status ${record.status}); the investor's wallet is used once the operator approves it`, {
-        field,
-        kycStatus: record.status,
-      });
+        },
+      );
     }
   }
 
@@ -59,13 +70,19 @@ export async function knownWallet(ctx: MethodContext, input: { email: string; fi
   const recorded = await services.investors.walletsOfEmail(tokenizerEmails, email);
   if (recorded.length === 1) return { address: getAddress(recorded[0]), kyc: record };
   if (recorded.length > 1) {
-    throw badRequest(`${field} ${email}: several wallets are recorded for this investor (${recorded.map((a) => getAddress(a)).join(", ")}); give investorAddress`, {
-      field,
-      wallets: recorded.map((a) => getAddress(a)),
-    });
+    throw badRequest(
+      `${field} ${email}: several wallets are recorded for this investor (${recorded.map((a) => getAddress(a)).join(", ")}); give investorAddress`,
+      {
+        field,
+        wallets: recorded.map((a) => getAddress(a)),
+      },
+    );
   }
-  throw badRequest(`${field} ${email}: no wallet known for this investor; give investorAddress, or onboard the investor with POST /create-kyc-link`, {
-    field,
-    kycStatus: record?.status ?? "none",
-  });
+  throw badRequest(
+    `${field} ${email}: no wallet known for this investor; give investorAddress, or onboard the investor with POST /create-kyc-link`,
+    {
+      field,
+      kycStatus: record?.status ?? "none",
+    },
+  );
 }

@@ -43,12 +43,19 @@ async function main() {
   const config = operatorConfig({ existing: true });
   const service = runningService(config);
   const run = (cmd: AdminCommand) => (service ? viaService(service, cmd) : viaDatabase(config, cmd, operations));
-  const result = command.command === "rams.setup-executor" ? await ramsSetupExecutor(config, command, run) : await run(command);
+  const result =
+    command.command === "rams.setup-executor" ? await ramsSetupExecutor(config, command, run) : await run(command);
   console.log(JSON.stringify(result, null, 2));
 }
 
-async function viaService(service: { pid: number; url: string; token?: string }, command: AdminCommand): Promise<unknown> {
-  if (!service.token) throw new Error(`The service (pid ${service.pid}) holds the database: give this tool its ADMIN_TOKEN (the same configuration)`);
+async function viaService(
+  service: { pid: number; url: string; token?: string },
+  command: AdminCommand,
+): Promise<unknown> {
+  if (!service.token)
+    throw new Error(
+      `The service (pid ${service.pid}) holds the database: give this tool its ADMIN_TOKEN (the same configuration)`,
+    );
   const response = await fetch(`${service.url}/admin/command`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-admin-token": service.token },
@@ -86,8 +93,15 @@ async function viaDatabase(config: Config, command: AdminCommand, operations: st
       operatorSessions: new OperatorSessions(db),
       auditLog: new AuditLog(db),
     };
-    const consoleLinks = { baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`, linkTtlMs: config.CONSOLE_SIGN_IN_LINK_TTL };
-    return await runAdminCommand(stores, command, { operations, console: consoleLinks, relayer: command.command.startsWith("relayer-keys.") ? configuredRelayerKeys(config) : undefined });
+    const consoleLinks = {
+      baseUrl: config.PUBLIC_BASE_URL ?? `http://${config.HOST}:${config.PORT}`,
+      linkTtlMs: config.CONSOLE_SIGN_IN_LINK_TTL,
+    };
+    return await runAdminCommand(stores, command, {
+      operations,
+      console: consoleLinks,
+      relayer: command.command.startsWith("relayer-keys.") ? configuredRelayerKeys(config) : undefined,
+    });
   } finally {
     await db.close();
   }
@@ -110,17 +124,27 @@ function configuredRelayerKeys(config: Config): RelayerKeysContext {
  * `rams setup-executor`: the chain steps run here with the keys of this process's configuration (never sent to the
  * service), then the executor is recorded as the principal's default through the service or the database.
  */
-async function ramsSetupExecutor(config: Config, c: SetupExecutorCommand, run: (cmd: AdminCommand) => Promise<unknown>) {
+async function ramsSetupExecutor(
+  config: Config,
+  c: SetupExecutorCommand,
+  run: (cmd: AdminCommand) => Promise<unknown>,
+) {
   const { flags } = c;
   const chainId = Number(flags["chain-id"] ?? 11155111);
   const selectors = c.selectors.map(parseSelectorSpec);
   const { rpcUrl, deployment } = chainAccess(config, chainId);
   const registry = flags.registry ?? deployment?.contracts.AgentMandate;
   const complianceProvider = flags.compliance ?? deployment?.contracts.ComplianceProvider;
-  if (!registry || !complianceProvider) throw new Error(`No RAMS deployment for chain ${chainId}: set DEPLOYMENTS_DIR, or pass --registry and --compliance`);
+  if (!registry || !complianceProvider)
+    throw new Error(
+      `No RAMS deployment for chain ${chainId}: set DEPLOYMENTS_DIR, or pass --registry and --compliance`,
+    );
   const key = (value: string | undefined) => (value ? new Wallet(value) : undefined);
   const admin = key(config.RAMS_ADMIN_PRIVATE_KEY);
-  if (!admin) throw new Error("RAMS_ADMIN_PRIVATE_KEY is required: the registry admin deploys the executor and grants it RECORDER_ROLE");
+  if (!admin)
+    throw new Error(
+      "RAMS_ADMIN_PRIVATE_KEY is required: the registry admin deploys the executor and grants it RECORDER_ROLE",
+    );
   const provider = new JsonRpcProvider(rpcUrl, chainId, { staticNetwork: true, cacheTimeout: -1 });
   try {
     const result = await setupExecutor({
@@ -137,9 +161,21 @@ async function ramsSetupExecutor(config: Config, c: SetupExecutorCommand, run: (
       identityRef: flags["identity-ref"],
       expiresAt: flags["expires-at"] ? Number(flags["expires-at"]) : undefined,
       executor: flags.executor,
-      keys: { admin, owner: key(config.RAMS_EXECUTOR_OWNER_PRIVATE_KEY), principal: key(config.RAMS_PRINCIPAL_PRIVATE_KEY), compliance: key(config.RAMS_COMPLIANCE_PRIVATE_KEY) },
+      keys: {
+        admin,
+        owner: key(config.RAMS_EXECUTOR_OWNER_PRIVATE_KEY),
+        principal: key(config.RAMS_PRINCIPAL_PRIVATE_KEY),
+        compliance: key(config.RAMS_COMPLIANCE_PRIVATE_KEY),
+      },
     });
-    const recorded = await run({ command: "rams.executors.record", chainId, executor: result.executor, registry: result.registry, principal: result.principal, owner: result.owner });
+    const recorded = await run({
+      command: "rams.executors.record",
+      chainId,
+      executor: result.executor,
+      registry: result.registry,
+      principal: result.principal,
+      owner: result.owner,
+    });
     return { ...result, recorded };
   } finally {
     provider.destroy();
@@ -150,10 +186,17 @@ async function ramsSetupExecutor(config: Config, c: SetupExecutorCommand, run: (
 function chainAccess(config: Config, chainId: number): { rpcUrl: string; deployment?: Deployment } {
   const credentialsFile = path.join(config.environmentDir, "dev-credentials.json");
   const sandbox = fs.existsSync(credentialsFile)
-    ? (JSON.parse(fs.readFileSync(credentialsFile, "utf8")) as { chains?: Record<string, { rpcUrl?: string; deployment?: Deployment }> }).chains?.[String(chainId)]
+    ? (
+        JSON.parse(fs.readFileSync(credentialsFile, "utf8")) as {
+          chains?: Record<string, { rpcUrl?: string; deployment?: Deployment }>;
+        }
+      ).chains?.[String(chainId)]
     : undefined;
   const rpcUrl = config.rpcUrls.get(chainId) ?? sandbox?.rpcUrl;
-  if (!rpcUrl) throw new Error(`No RPC URL for chain ${chainId}: set RPC_URL_${chainId} (npm start's dev-credentials.json names the sandbox's)`);
+  if (!rpcUrl)
+    throw new Error(
+      `No RPC URL for chain ${chainId}: set RPC_URL_${chainId} (npm start's dev-credentials.json names the sandbox's)`,
+    );
   return { rpcUrl, deployment: readDeployment(config.DEPLOYMENTS_DIR, chainId) ?? sandbox?.deployment };
 }
 

@@ -44,64 +44,160 @@ interface CommandSpec {
 }
 
 const oneOf = (values: readonly string[], what: string) =>
-  z.string().refine((v) => values.includes(v), { message: `must be one of ${values.join(", ")}${what ? ` (${what})` : ""}` });
+  z
+    .string()
+    .refine((v) => values.includes(v), { message: `must be one of ${values.join(", ")}${what ? ` (${what})` : ""}` });
 const email = z.string().regex(/^[^@\s]+@[^@\s]+$/, "must be an e-mail address");
 const keyId = z.string().regex(/^[0-9a-f]{16}$/, "must be a key id: 16 hex characters, as `keys list` shows them");
 const address = z.string().refine((v) => isAddress(v), "must be a 0x-prefixed 20-byte hex address");
-const positiveInteger = z.string().regex(/^[1-9]\d{0,15}$/, "must be a positive whole number").transform(Number);
+const positiveInteger = z
+  .string()
+  .regex(/^[1-9]\d{0,15}$/, "must be a positive whole number")
+  .transform(Number);
 const usdc = z.string().regex(/^\d+(\.\d{1,6})?$/, "must be a USDC amount with at most 6 decimals (e.g. 0.25)");
 const text = z.string().min(1, "must not be empty");
 
 /** The admin tool's commands; `operations` are the names with a price (app.ts pricedOperations). */
 export function commandTable(operations: string[]): CommandSpec[] {
-  const flag = (schema: z.ZodType, placeholder: string, more: Partial<Flag> = {}): Flag => ({ schema, placeholder, ...more });
+  const flag = (schema: z.ZodType, placeholder: string, more: Partial<Flag> = {}): Flag => ({
+    schema,
+    placeholder,
+    ...more,
+  });
   return [
-    { name: "keys create", about: "create an API key (shown once)", flags: { email: flag(email, "E", { required: true }), plan: flag(oneOf(PLANS, ""), PLANS.join("|"), { required: true }) }, build: (v) => ({ command: "keys.create", email: v.email as string, plan: v.plan as string }) },
-    { name: "keys list", about: "list the keys with their credits (never the keys themselves)", flags: {}, build: () => ({ command: "keys.list" }) },
-    { name: "keys revoke", about: "revoke a key", flags: { "key-id": flag(keyId, "K", { required: true }) }, positional: "key-id", build: (v) => ({ command: "keys.revoke", keyId: v["key-id"] as string }) },
-    { name: "keys bind-email", about: "let key K act on the tokens of tokenizer e-mail E too", flags: { "key-id": flag(keyId, "K", { required: true }), email: flag(email, "E", { required: true }) }, build: (v) => ({ command: "keys.bind-email", keyId: v["key-id"] as string, email: v.email as string }) },
-    { name: "keys unbind-email", about: "undo a bind-email", flags: { "key-id": flag(keyId, "K", { required: true }), email: flag(email, "E", { required: true }) }, build: (v) => ({ command: "keys.unbind-email", keyId: v["key-id"] as string, email: v.email as string }) },
+    {
+      name: "keys create",
+      about: "create an API key (shown once)",
+      flags: {
+        email: flag(email, "E", { required: true }),
+        plan: flag(oneOf(PLANS, ""), PLANS.join("|"), { required: true }),
+      },
+      build: (v) => ({ command: "keys.create", email: v.email as string, plan: v.plan as string }),
+    },
+    {
+      name: "keys list",
+      about: "list the keys with their credits (never the keys themselves)",
+      flags: {},
+      build: () => ({ command: "keys.list" }),
+    },
+    {
+      name: "keys revoke",
+      about: "revoke a key",
+      flags: { "key-id": flag(keyId, "K", { required: true }) },
+      positional: "key-id",
+      build: (v) => ({ command: "keys.revoke", keyId: v["key-id"] as string }),
+    },
+    {
+      name: "keys bind-email",
+      about: "let key K act on the tokens of tokenizer e-mail E too",
+      flags: { "key-id": flag(keyId, "K", { required: true }), email: flag(email, "E", { required: true }) },
+      build: (v) => ({ command: "keys.bind-email", keyId: v["key-id"] as string, email: v.email as string }),
+    },
+    {
+      name: "keys unbind-email",
+      about: "undo a bind-email",
+      flags: { "key-id": flag(keyId, "K", { required: true }), email: flag(email, "E", { required: true }) },
+      build: (v) => ({ command: "keys.unbind-email", keyId: v["key-id"] as string, email: v.email as string }),
+    },
     {
       name: "credits add",
       about: "top up one method's credits of a key",
-      flags: { "key-id": flag(keyId, "K", { required: true }), method: flag(oneOf(CREDIT_METHODS, ""), "M", { required: true }), amount: flag(positiveInteger, "N", { required: true }) },
-      build: (v) => ({ command: "credits.add", keyId: v["key-id"] as string, method: v.method as string, amount: v.amount as number }),
+      flags: {
+        "key-id": flag(keyId, "K", { required: true }),
+        method: flag(oneOf(CREDIT_METHODS, ""), "M", { required: true }),
+        amount: flag(positiveInteger, "N", { required: true }),
+      },
+      build: (v) => ({
+        command: "credits.add",
+        keyId: v["key-id"] as string,
+        method: v.method as string,
+        amount: v.amount as number,
+      }),
     },
     {
       name: "signers add",
       about: "whitelist a signer wallet for one key (--key-id), or for every key and payers without one (--all-keys)",
-      flags: { address: flag(address, "A", { required: true }), "key-id": flag(keyId, "K"), "all-keys": flag(z.literal(true), "", { boolean: true }) },
+      flags: {
+        address: flag(address, "A", { required: true }),
+        "key-id": flag(keyId, "K"),
+        "all-keys": flag(z.literal(true), "", { boolean: true }),
+      },
       positional: "address",
       build: (v) => ({ command: "signers.add", address: v.address as string, ...signerScopeOf("signers add", v) }),
     },
     {
       name: "signers remove",
       about: "remove a signer from a key's whitelist (--key-id), or from the deployment-wide one (--all-keys)",
-      flags: { address: flag(address, "A", { required: true }), "key-id": flag(keyId, "K"), "all-keys": flag(z.literal(true), "", { boolean: true }) },
+      flags: {
+        address: flag(address, "A", { required: true }),
+        "key-id": flag(keyId, "K"),
+        "all-keys": flag(z.literal(true), "", { boolean: true }),
+      },
       positional: "address",
-      build: (v) => ({ command: "signers.remove", address: v.address as string, ...signerScopeOf("signers remove", v) }),
+      build: (v) => ({
+        command: "signers.remove",
+        address: v.address as string,
+        ...signerScopeOf("signers remove", v),
+      }),
     },
-    { name: "signers list", about: "the whitelisted signers, each with its key (or allKeys); --key-id: those one key may use", flags: { "key-id": flag(keyId, "K") }, build: (v) => ({ command: "signers.list", keyId: v["key-id"] as string | undefined }) },
+    {
+      name: "signers list",
+      about: "the whitelisted signers, each with its key (or allKeys); --key-id: those one key may use",
+      flags: { "key-id": flag(keyId, "K") },
+      build: (v) => ({ command: "signers.list", keyId: v["key-id"] as string | undefined }),
+    },
     {
       name: "prices set",
       about: "set an operation's x402 price in this ENVIRONMENT",
-      flags: { operation: flag(oneOf(operations, ""), "OP", { required: true }), amount: flag(usdc, "USDC", { required: true }) },
+      flags: {
+        operation: flag(oneOf(operations, ""), "OP", { required: true }),
+        amount: flag(usdc, "USDC", { required: true }),
+      },
       build: (v) => ({ command: "prices.set", operation: v.operation as string, amount: v.amount as string }),
     },
-    { name: "prices list", about: "the default prices and the stored overrides", flags: {}, build: () => ({ command: "prices.list" }) },
+    {
+      name: "prices list",
+      about: "the default prices and the stored overrides",
+      flags: {},
+      build: () => ({ command: "prices.list" }),
+    },
     {
       name: "kyc list",
       about: "investors' onboarding records",
-      flags: { status: flag(oneOf(KYC_STATUSES, ""), KYC_STATUSES.join("|")), email: flag(email, "E"), "key-id": flag(keyId, "K") },
-      build: (v) => ({ command: "kyc.list", status: v.status as string | undefined, email: v.email as string | undefined, keyId: v["key-id"] as string | undefined }),
+      flags: {
+        status: flag(oneOf(KYC_STATUSES, ""), KYC_STATUSES.join("|")),
+        email: flag(email, "E"),
+        "key-id": flag(keyId, "K"),
+      },
+      build: (v) => ({
+        command: "kyc.list",
+        status: v.status as string | undefined,
+        email: v.email as string | undefined,
+        keyId: v["key-id"] as string | undefined,
+      }),
     },
-    { name: "kyc approve", about: "approve an investor", flags: { email: flag(email, "E", { required: true }), "key-id": flag(keyId, "K") }, positional: "email", build: (v) => ({ command: "kyc.approve", email: v.email as string, keyId: v["key-id"] as string | undefined }) },
+    {
+      name: "kyc approve",
+      about: "approve an investor",
+      flags: { email: flag(email, "E", { required: true }), "key-id": flag(keyId, "K") },
+      positional: "email",
+      build: (v) => ({ command: "kyc.approve", email: v.email as string, keyId: v["key-id"] as string | undefined }),
+    },
     {
       name: "kyc reject",
       about: "reject an investor, with the reason",
-      flags: { email: flag(email, "E", { required: true }), reason: flag(text, '"why"', { required: true }), "key-id": flag(keyId, "K") },
+      flags: {
+        email: flag(email, "E", { required: true }),
+        reason: flag(text, '"why"', { required: true }),
+        "key-id": flag(keyId, "K"),
+      },
       positional: "email",
-      build: (v) => ({ command: "kyc.reject", email: v.email as string, reason: v.reason as string, keyId: v["key-id"] as string | undefined }),
+      build: (v) => ({
+        command: "kyc.reject",
+        email: v.email as string,
+        reason: v.reason as string,
+        keyId: v["key-id"] as string | undefined,
+      }),
     },
     {
       name: "rams setup-executor",
@@ -123,19 +219,48 @@ export function commandTable(operations: string[]): CommandSpec[] {
       build: (v) => ({
         command: "rams.setup-executor",
         selectors: v.selector as string[],
-        flags: Object.fromEntries(Object.entries(v).filter(([name, value]) => name !== "selector" && value !== undefined)) as Record<string, string>,
+        flags: Object.fromEntries(
+          Object.entries(v).filter(([name, value]) => name !== "selector" && value !== undefined),
+        ) as Record<string, string>,
       }),
     },
-    { name: "rams executors", about: "the recorded executors", flags: { "chain-id": flag(positiveInteger, "N") }, build: (v) => ({ command: "rams.executors.list", chainId: v["chain-id"] as number | undefined }) },
+    {
+      name: "rams executors",
+      about: "the recorded executors",
+      flags: { "chain-id": flag(positiveInteger, "N") },
+      build: (v) => ({ command: "rams.executors.list", chainId: v["chain-id"] as number | undefined }),
+    },
     {
       name: "operators add",
-      about: "create an operator of the console (/console) with a role; prints a one-time sign-in link unless --password-file gives its password",
-      flags: { email: flag(email, "E", { required: true }), role: flag(oneOf(OPERATOR_ROLES, ""), OPERATOR_ROLES.join("|"), { required: true }), "password-file": flag(text, "FILE") },
+      about:
+        "create an operator of the console (/console) with a role; prints a one-time sign-in link unless --password-file gives its password",
+      flags: {
+        email: flag(email, "E", { required: true }),
+        role: flag(oneOf(OPERATOR_ROLES, ""), OPERATOR_ROLES.join("|"), { required: true }),
+        "password-file": flag(text, "FILE"),
+      },
       build: (v) => ({ command: "operators.add", email: v.email as string, role: v.role as string, ...passwordOf(v) }),
     },
-    { name: "operators list", about: "the console's operators and their roles", flags: {}, build: () => ({ command: "operators.list" }) },
-    { name: "operators remove", about: "remove an operator: its sessions end at once", flags: { email: flag(email, "E", { required: true }) }, positional: "email", build: (v) => ({ command: "operators.remove", email: v.email as string }) },
-    { name: "operators link", about: "print a new one-time sign-in link for an operator (CONSOLE_SIGN_IN_LINK_TTL)", flags: { email: flag(email, "E", { required: true }) }, positional: "email", build: (v) => ({ command: "operators.link", email: v.email as string }) },
+    {
+      name: "operators list",
+      about: "the console's operators and their roles",
+      flags: {},
+      build: () => ({ command: "operators.list" }),
+    },
+    {
+      name: "operators remove",
+      about: "remove an operator: its sessions end at once",
+      flags: { email: flag(email, "E", { required: true }) },
+      positional: "email",
+      build: (v) => ({ command: "operators.remove", email: v.email as string }),
+    },
+    {
+      name: "operators link",
+      about: "print a new one-time sign-in link for an operator (CONSOLE_SIGN_IN_LINK_TTL)",
+      flags: { email: flag(email, "E", { required: true }) },
+      positional: "email",
+      build: (v) => ({ command: "operators.link", email: v.email as string }),
+    },
     {
       name: "operators password",
       about: "set an operator's password from a file (at least 12 characters)",
@@ -143,17 +268,38 @@ export function commandTable(operations: string[]): CommandSpec[] {
       positional: "email",
       build: (v) => ({ command: "operators.password", email: v.email as string, password: passwordOf(v).password! }),
     },
-    { name: "operators revoke-sessions", about: "sign an operator out everywhere", flags: { email: flag(email, "E", { required: true }) }, positional: "email", build: (v) => ({ command: "operators.revoke-sessions", email: v.email as string }) },
+    {
+      name: "operators revoke-sessions",
+      about: "sign an operator out everywhere",
+      flags: { email: flag(email, "E", { required: true }) },
+      positional: "email",
+      build: (v) => ({ command: "operators.revoke-sessions", email: v.email as string }),
+    },
     {
       name: "audit list",
       about: "the audit log: every change operators made (console and this tool), newest first",
-      flags: { limit: flag(positiveInteger, "N"), actor: flag(text, "E"), before: flag(z.string().regex(/^\d{1,18}$/, "must be an entry id"), "ID") },
-      build: (v) => ({ command: "audit.list", limit: v.limit as number | undefined, actor: v.actor as string | undefined, before: v.before as string | undefined }),
+      flags: {
+        limit: flag(positiveInteger, "N"),
+        actor: flag(text, "E"),
+        before: flag(z.string().regex(/^\d{1,18}$/, "must be an entry id"), "ID"),
+      },
+      build: (v) => ({
+        command: "audit.list",
+        limit: v.limit as number | undefined,
+        actor: v.actor as string | undefined,
+        before: v.before as string | undefined,
+      }),
     },
-    { name: "relayer-keys list", about: "the relayer's keys per chain: state (active, draining), origin, work left", flags: {}, build: () => ({ command: "relayer-keys.list" }) },
+    {
+      name: "relayer-keys list",
+      about: "the relayer's keys per chain: state (active, draining), origin, work left",
+      flags: {},
+      build: () => ({ command: "relayer-keys.list" }),
+    },
     {
       name: "relayer-keys add",
-      about: "add a relayer key on the running service (every instance takes it up within seconds): from a keystore, or on a PKCS#11 token",
+      about:
+        "add a relayer key on the running service (every instance takes it up within seconds): from a keystore, or on a PKCS#11 token",
       flags: {
         keystore: flag(text, "FILE"),
         "password-file": flag(text, "FILE"),
@@ -163,21 +309,33 @@ export function commandTable(operations: string[]): CommandSpec[] {
         "pin-file": flag(text, "FILE"),
         "chain-id": flag(positiveInteger, "N"),
       },
-      build: (v) => ({ command: "relayer-keys.add", source: keySourceOf(v), chainId: v["chain-id"] as number | undefined }),
+      build: (v) => ({
+        command: "relayer-keys.add",
+        source: keySourceOf(v),
+        chainId: v["chain-id"] as number | undefined,
+      }),
     },
     {
       name: "relayer-keys drain",
       about: "stop preparing new operations for a relayer key; what it has in flight is finished",
       flags: { address: flag(address, "A", { required: true }), "chain-id": flag(positiveInteger, "N") },
       positional: "address",
-      build: (v) => ({ command: "relayer-keys.drain", address: v.address as string, chainId: v["chain-id"] as number | undefined }),
+      build: (v) => ({
+        command: "relayer-keys.drain",
+        address: v.address as string,
+        chainId: v["chain-id"] as number | undefined,
+      }),
     },
     {
       name: "relayer-keys remove",
       about: "let go of a drained relayer key once it has no work left (refused, with the count, before)",
       flags: { address: flag(address, "A", { required: true }), "chain-id": flag(positiveInteger, "N") },
       positional: "address",
-      build: (v) => ({ command: "relayer-keys.remove", address: v.address as string, chainId: v["chain-id"] as number | undefined }),
+      build: (v) => ({
+        command: "relayer-keys.remove",
+        address: v.address as string,
+        chainId: v["chain-id"] as number | undefined,
+      }),
     },
   ];
 }
@@ -195,8 +353,10 @@ function passwordOf(v: Record<string, unknown>): { password?: string } {
 
 /** A signers command's scope: --key-id K or --all-keys, exactly one. */
 function signerScopeOf(command: string, v: Record<string, unknown>): { keyId: string } | { allKeys: true } {
-  const usage = "give --key-id K (the key that may prepare with this signer) or --all-keys (every key, and payers without one)";
-  if (v["key-id"] !== undefined && v["all-keys"]) throw new UsageError(`${command}: --key-id and --all-keys together; ${usage}`);
+  const usage =
+    "give --key-id K (the key that may prepare with this signer) or --all-keys (every key, and payers without one)";
+  if (v["key-id"] !== undefined && v["all-keys"])
+    throw new UsageError(`${command}: --key-id and --all-keys together; ${usage}`);
   if (v["all-keys"]) return { allKeys: true };
   if (v["key-id"] === undefined) throw new UsageError(`${command}: --key-id or --all-keys is required; ${usage}`);
   return { keyId: v["key-id"] as string };
@@ -210,27 +370,53 @@ function keySourceOf(v: Record<string, unknown>): KeySource {
   const given = (names: string[]) => names.filter((n) => v[n] !== undefined);
   const keystore = ["keystore", "password-file"];
   const pkcs11 = ["pkcs11-module", "token-label", "key-label", "pin-file"];
-  const usage = "give --keystore FILE --password-file FILE, or --pkcs11-module LIB --token-label T --key-label K --pin-file FILE";
-  if (given(keystore).length && given(pkcs11).length) throw new UsageError(`relayer-keys add: a keystore or a PKCS#11 token, not both; ${usage}`);
+  const usage =
+    "give --keystore FILE --password-file FILE, or --pkcs11-module LIB --token-label T --key-label K --pin-file FILE";
+  if (given(keystore).length && given(pkcs11).length)
+    throw new UsageError(`relayer-keys add: a keystore or a PKCS#11 token, not both; ${usage}`);
   const missing = (names: string[]) => names.filter((n) => v[n] === undefined).map((n) => `--${n}`);
   if (given(pkcs11).length) {
-    if (missing(pkcs11).length) throw new UsageError(`relayer-keys add: ${missing(pkcs11).join(", ")} required with --pkcs11-module; ${usage}`);
-    return { kind: "pkcs11", module: path.resolve(v["pkcs11-module"] as string), tokenLabel: v["token-label"] as string, keyLabel: v["key-label"] as string, pinFile: path.resolve(v["pin-file"] as string) };
+    if (missing(pkcs11).length)
+      throw new UsageError(`relayer-keys add: ${missing(pkcs11).join(", ")} required with --pkcs11-module; ${usage}`);
+    return {
+      kind: "pkcs11",
+      module: path.resolve(v["pkcs11-module"] as string),
+      tokenLabel: v["token-label"] as string,
+      keyLabel: v["key-label"] as string,
+      pinFile: path.resolve(v["pin-file"] as string),
+    };
   }
-  if (missing(keystore).length) throw new UsageError(`relayer-keys add: ${missing(keystore).join(", ")} required; ${usage}`);
-  return { kind: "keystore", keystore: path.resolve(v.keystore as string), passwordFile: path.resolve(v["password-file"] as string) };
+  if (missing(keystore).length)
+    throw new UsageError(`relayer-keys add: ${missing(keystore).join(", ")} required; ${usage}`);
+  return {
+    kind: "keystore",
+    keystore: path.resolve(v.keystore as string),
+    passwordFile: path.resolve(v["password-file"] as string),
+  };
 }
 
 const usageLine = (spec: CommandSpec) =>
-  [spec.name, ...Object.entries(spec.flags).map(([name, f]) => {
-    const shown = spec.positional === name ? `<${f.placeholder}>` : f.boolean ? `--${name}` : `--${name} ${f.placeholder}`;
-    return f.required ? `${shown}${f.repeated ? " ..." : ""}` : `[${shown}]`;
-  })].join(" ");
+  [
+    spec.name,
+    ...Object.entries(spec.flags).map(([name, f]) => {
+      const shown =
+        spec.positional === name ? `<${f.placeholder}>` : f.boolean ? `--${name}` : `--${name} ${f.placeholder}`;
+      return f.required ? `${shown}${f.repeated ? " ..." : ""}` : `[${shown}]`;
+    }),
+  ].join(" ");
 
 export function helpText(table: CommandSpec[], spec?: CommandSpec): string {
   if (spec) {
-    const flags = Object.entries(spec.flags).map(([name, f]) => `  --${name}${f.boolean ? "" : ` ${f.placeholder}`}${f.required ? " (required)" : ""}${f.repeated ? " (repeatable)" : ""}`);
-    return [`usage: npm run admin -- ${usageLine(spec)}`, "", `${spec.about}.`, ...(flags.length ? ["", ...flags] : [])].join("\n");
+    const flags = Object.entries(spec.flags).map(
+      ([name, f]) =>
+        `  --${name}${f.boolean ? "" : ` ${f.placeholder}`}${f.required ? " (required)" : ""}${f.repeated ? " (repeatable)" : ""}`,
+    );
+    return [
+      `usage: npm run admin -- ${usageLine(spec)}`,
+      "",
+      `${spec.about}.`,
+      ...(flags.length ? ["", ...flags] : []),
+    ].join("\n");
   }
   return [
     "usage: npm run admin -- <command> [flags]        (on a server: node dist/service/operator/admin.js <command> …)",
@@ -266,17 +452,28 @@ export function parseArguments(argv: string[], operations: string[]): Parsed {
       continue;
     }
     const name = token.slice(2);
-    if (!spec.flags[name]) throw new UsageError(`${spec.name}: unknown flag --${name}; its flags: ${Object.keys(spec.flags).map((f) => `--${f}`).join(", ") || "none"}`);
+    if (!spec.flags[name])
+      throw new UsageError(
+        `${spec.name}: unknown flag --${name}; its flags: ${
+          Object.keys(spec.flags)
+            .map((f) => `--${f}`)
+            .join(", ") || "none"
+        }`,
+      );
     if (spec.flags[name].boolean) {
       (given[name] ??= []).push("true");
       continue;
     }
     const value = rest[i + 1];
-    if (value === undefined || value.startsWith("--")) throw new UsageError(`${spec.name}: --${name} needs a value (${spec.flags[name].placeholder})`);
+    if (value === undefined || value.startsWith("--"))
+      throw new UsageError(`${spec.name}: --${name} needs a value (${spec.flags[name].placeholder})`);
     (given[name] ??= []).push(value);
     i++;
   }
-  if (positional.length > (spec.positional ? 1 : 0)) throw new UsageError(`${spec.name}: unexpected argument ${JSON.stringify(positional.at(-1))}; usage: ${usageLine(spec)}`);
+  if (positional.length > (spec.positional ? 1 : 0))
+    throw new UsageError(
+      `${spec.name}: unexpected argument ${JSON.stringify(positional.at(-1))}; usage: ${usageLine(spec)}`,
+    );
   if (positional.length && spec.positional) (given[spec.positional] ??= []).unshift(positional[0]);
   const values: Record<string, unknown> = {};
   for (const [name, flag] of Object.entries(spec.flags)) {
@@ -285,11 +482,15 @@ export function parseArguments(argv: string[], operations: string[]): Parsed {
       if (flag.required) throw new UsageError(`${spec.name}: --${name} is required; usage: ${usageLine(spec)}`);
       continue;
     }
-    if (list.length > 1 && !flag.repeated) throw new UsageError(`${spec.name}: --${name} is given ${list.length} times`);
+    if (list.length > 1 && !flag.repeated)
+      throw new UsageError(`${spec.name}: --${name} is given ${list.length} times`);
     const parsed = list.map((value) => {
       if (flag.boolean) return true;
       const checked = flag.schema.safeParse(value);
-      if (!checked.success) throw new UsageError(`${spec.name}: --${name} ${checked.error.issues[0].message}, got ${JSON.stringify(value)}`);
+      if (!checked.success)
+        throw new UsageError(
+          `${spec.name}: --${name} ${checked.error.issues[0].message}, got ${JSON.stringify(value)}`,
+        );
       return checked.data;
     });
     values[name] = flag.repeated ? parsed : parsed[0];

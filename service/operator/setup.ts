@@ -26,7 +26,11 @@ export function operatorConfig(options: { existing: boolean }): Config {
 }
 
 export function openConfiguredDb(config: Config): Promise<Db> {
-  return openDb({ databaseUrl: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, dataDir: path.join(config.environmentDir, "pglite") });
+  return openDb({
+    databaseUrl: config.DATABASE_URL,
+    schema: config.DATABASE_SCHEMA,
+    dataDir: path.join(config.environmentDir, "pglite"),
+  });
 }
 
 /** The running service that owns the embedded database, if any (PGlite is single-process). */
@@ -42,6 +46,7 @@ export function runningService(config: Config): { pid: number; url: string; toke
   }
   // ADMIN_TOKEN as the service has it; the local sandbox keeps the one it made beside its database.
   const tokenFile = adminTokenPath(config);
-  const token = config.ADMIN_TOKEN ?? (fs.existsSync(tokenFile) ? fs.readFileSync(tokenFile, "utf8").trim() : undefined);
+  const token =
+    config.ADMIN_TOKEN ?? (fs.existsSync(tokenFile) ? fs.readFileSync(tokenFile, "utf8").trim() : undefined);
   return { pid, url, token };
 }

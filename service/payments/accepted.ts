@@ -31,14 +31,16 @@ export function acceptedMismatch(payload: PaymentPayload, required: PaymentRequi
     if (!extra || typeof extra !== "object" || Array.isArray(extra)) return "accepted.extra is not an object";
     for (const [key, value] of Object.entries(required.extra ?? {})) {
       if (!sameJson(extra[key], value)) {
-        if (key === "routeKey") return `the payment was made for ${text(extra[key])}, not for ${String(value)} (extra.routeKey)`;
+        if (key === "routeKey")
+          return `the payment was made for ${text(extra[key])}, not for ${String(value)} (extra.routeKey)`;
         return `accepted extra.${key} ${text(extra[key])} is not the quote's ${JSON.stringify(value)}`;
       }
     }
   }
   const auth = (payload.payload as { authorization?: { to?: string; value?: string } })?.authorization;
   if (auth?.to && !sameAddress(auth.to, required.payTo)) return `authorization pays ${auth.to}, not ${required.payTo}`;
-  if (auth?.value !== undefined && String(auth.value) !== required.amount) return `authorization value ${auth.value} is not the price ${required.amount}`;
+  if (auth?.value !== undefined && String(auth.value) !== required.amount)
+    return `authorization value ${auth.value} is not the price ${required.amount}`;
   return undefined;
 }
 
@@ -62,6 +64,6 @@ function canonical(v: unknown): string {
 
 /** A client's value in a message: short, and never taken for markup. */
 function text(v: unknown): string {
-  const s = typeof v === "string" ? v : JSON.stringify(v) ?? "undefined";
+  const s = typeof v === "string" ? v : (JSON.stringify(v) ?? "undefined");
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }

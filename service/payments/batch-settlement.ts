@@ -50,16 +50,23 @@ export class BatchSettlement implements SettlementPort {
    * several transactions or one the client signed. `known`: all of the batch's payments, when the caller has them.
    */
   async paymentPlan(txId: string, chainId: number, canCarry: boolean, known?: PaymentRecord[]): Promise<PaymentPlan> {
-    const open = (known ?? (await this.services.payments.forBatch(txId))).filter((p) => p.status === "reserved" || (p.status === "settling" && !p.settleInOperation));
+    const open = (known ?? (await this.services.payments.forBatch(txId))).filter(
+      (p) => p.status === "reserved" || (p.status === "settling" && !p.settleInOperation),
+    );
     const carried = canCarry ? this.carrierOf(open, chainId) : undefined;
     return { carried, first: open.filter((p) => p !== carried?.payment) };
   }
 
   /** The one reserved payment of `open` that can ride in the operation's transaction on `chainId`, if any. */
-  private carrierOf(open: PaymentRecord[], chainId: number): (OperationSettlement & { payment: PaymentRecord }) | undefined {
-    if (!this.terms.facilitator.settlesInOperation || chainId !== this.terms.chain.chainId || open.length !== 1) return undefined;
+  private carrierOf(
+    open: PaymentRecord[],
+    chainId: number,
+  ): (OperationSettlement & { payment: PaymentRecord }) | undefined {
+    if (!this.terms.facilitator.settlesInOperation || chainId !== this.terms.chain.chainId || open.length !== 1)
+      return undefined;
     const [payment] = open;
-    if (payment.status !== "reserved" || payment.validBefore - Math.floor(Date.now() / 1000) <= IN_OPERATION_MARGIN_S) return undefined;
+    if (payment.status !== "reserved" || payment.validBefore - Math.floor(Date.now() / 1000) <= IN_OPERATION_MARGIN_S)
+      return undefined;
     const calldata = transferWithAuthorizationCalldata(payment.payload);
     if (!calldata) return undefined;
     const { payments } = this.services;
@@ -78,7 +85,9 @@ export class BatchSettlement implements SettlementPort {
    * (its first nonce was used by someone else): the new bytes carry the payment as the first did.
    */
   async boundSettlement(txId: string): Promise<OperationSettlement | undefined> {
-    const bound = (await this.services.payments.forBatch(txId)).find((p) => p.status === "settling" && p.settleInOperation);
+    const bound = (await this.services.payments.forBatch(txId)).find(
+      (p) => p.status === "settling" && p.settleInOperation,
+    );
     const calldata = bound && transferWithAuthorizationCalldata(bound.payload);
     if (!bound || !calldata) return undefined;
     const { payments } = this.services;
@@ -99,7 +108,8 @@ export class BatchSettlement implements SettlementPort {
   async settleFirst(payments: PaymentRecord[]): Promise<PaidFirst> {
     for (const payment of payments) {
       const outcome = await this.settler.settleOutcome(payment);
-      if (outcome.kind === "released") return { kind: "refused", reason: `the payment could not be settled: ${outcome.reason}` };
+      if (outcome.kind === "released")
+        return { kind: "refused", reason: `the payment could not be settled: ${outcome.reason}` };
       if (outcome.kind === "pending") return { kind: "waiting", reason: outcome.reason };
     }
     return { kind: "paid" };
@@ -112,9 +122,15 @@ export class BatchSettlement implements SettlementPort {
    * settled, to be kept for the send's answer once that transaction committed (keepSettledAfterCommit); the rest are
    * left to settleForBatch.
    */
-  async settleWithinFinish(q: Queryable, batch: Batch, receipt: TransactionReceipt | undefined, payments: PaymentRecord[]): Promise<PaymentRecord[]> {
+  async settleWithinFinish(
+    q: Queryable,
+    batch: Batch,
+    receipt: TransactionReceipt | undefined,
+    payments: PaymentRecord[],
+  ): Promise<PaymentRecord[]> {
     const last = batch.transactions[batch.transactions.length - 1];
-    if (!receipt || receipt.status !== 1 || !last?.txHash || receipt.hash.toLowerCase() !== last.txHash.toLowerCase()) return [];
+    if (!receipt || receipt.status !== 1 || !last?.txHash || receipt.hash.toLowerCase() !== last.txHash.toLowerCase())
+      return [];
     const settled: PaymentRecord[] = [];
     for (const payment of payments) {
       if (!payment.settleInOperation || payment.status !== "settling" || !paidIn(receipt, payment)) continue;
@@ -127,7 +143,10 @@ export class BatchSettlement implements SettlementPort {
   keepSettledAfterCommit(settled: PaymentRecord[]): void {
     for (const payment of settled) {
       this.settler.keepSettled(payment);
-      this.log.info({ paymentId: payment.id, transaction: payment.settlement?.transaction }, "payment settled with its operation");
+      this.log.info(
+        { paymentId: payment.id, transaction: payment.settlement?.transaction },
+        "payment settled with its operation",
+      );
     }
   }
 
@@ -146,9 +165,15 @@ export class BatchSettlement implements SettlementPort {
    * settled in the last one a lookup, `ended` (the batch as its run just stored it) a read of the batch, and
    * `payments` (read in the transaction that ended it) a read of its payments.
    */
-  async settleForBatch(txId: string, receipts?: TransactionReceipt[], ended?: Batch, payments?: PaymentRecord[]): Promise<void> {
+  async settleForBatch(
+    txId: string,
+    receipts?: TransactionReceipt[],
+    ended?: Batch,
+    payments?: PaymentRecord[],
+  ): Promise<void> {
     for (const p of payments ?? (await this.services.payments.forBatch(txId))) {
-      if (p.status === "reserved" || p.status === "settling") await this.settler.settle(p.id, receipts?.[receipts.length - 1], { payment: p, batch: ended });
+      if (p.status === "reserved" || p.status === "settling")
+        await this.settler.settle(p.id, receipts?.[receipts.length - 1], { payment: p, batch: ended });
     }
   }
 

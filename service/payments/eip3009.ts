@@ -1,5 +1,14 @@
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
-import { concat, type Interface, keccak256, Signature, toUtf8Bytes, type TransactionReceipt, TypedDataEncoder, zeroPadValue } from "ethers";
+import {
+  concat,
+  type Interface,
+  keccak256,
+  Signature,
+  toUtf8Bytes,
+  type TransactionReceipt,
+  TypedDataEncoder,
+  zeroPadValue,
+} from "ethers";
 import type { Chain } from "../chains/registry";
 import { isChainUnavailable } from "../chains/rpc-errors";
 import { encodeAbi, encodeCall, type AbiValue } from "../chains/abi-words";
@@ -19,8 +28,21 @@ export function transferWithAuthorizationCalldata(payload: PaymentPayload): stri
   const inner = payload?.payload as { signature?: string; authorization?: Record<string, string> } | undefined;
   const a = inner?.authorization;
   const signature = inner?.signature;
-  if (!a || typeof signature !== "string" || !/^0x([0-9a-fA-F]{2})+$/.test(signature) || signature.toLowerCase().endsWith(ERC6492_SUFFIX)) return undefined;
-  const head: AbiValue[] = [{ address: a.from }, { address: a.to }, { uint: BigInt(a.value) }, { uint: BigInt(a.validAfter) }, { uint: BigInt(a.validBefore) }, { bytes32: a.nonce }];
+  if (
+    !a ||
+    typeof signature !== "string" ||
+    !/^0x([0-9a-fA-F]{2})+$/.test(signature) ||
+    signature.toLowerCase().endsWith(ERC6492_SUFFIX)
+  )
+    return undefined;
+  const head: AbiValue[] = [
+    { address: a.from },
+    { address: a.to },
+    { uint: BigInt(a.value) },
+    { uint: BigInt(a.validAfter) },
+    { uint: BigInt(a.validBefore) },
+    { bytes32: a.nonce },
+  ];
   if (signature.length === 132) {
     const { v, r, s } = Signature.from(signature);
     return encodeCall(TRANSFER_WITH_VRS, [...head, { uint: BigInt(v) }, { bytes32: r }, { bytes32: s }]);
@@ -28,8 +50,12 @@ export function transferWithAuthorizationCalldata(payload: PaymentPayload): stri
   return encodeCall(TRANSFER_WITH_BYTES, [...head, { bytes: signature }]);
 }
 
-const TRANSFER_WITH_VRS = usdcInterface.getFunction("transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)").selector;
-const TRANSFER_WITH_BYTES = usdcInterface.getFunction("transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)").selector;
+const TRANSFER_WITH_VRS = usdcInterface.getFunction(
+  "transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,uint8,bytes32,bytes32)",
+).selector;
+const TRANSFER_WITH_BYTES = usdcInterface.getFunction(
+  "transferWithAuthorization(address,address,uint256,uint256,uint256,bytes32,bytes)",
+).selector;
 
 /** The `invalidReason`s of x402's EVM `exact` facilitator (@x402/evm), given as it gives them. */
 const INVALID = {
@@ -53,7 +79,9 @@ const INVALID = {
 const VALID_BEFORE_MARGIN_S = 6;
 
 const TRANSFER_WITH_AUTHORIZATION_TYPEHASH = keccak256(
-  toUtf8Bytes("TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)"),
+  toUtf8Bytes(
+    "TransferWithAuthorization(address from,address to,uint256 value,uint256 validAfter,uint256 validBefore,bytes32 nonce)",
+  ),
 );
 
 /**
@@ -95,7 +123,10 @@ function domainSeparator(name: string, version: string, chainId: number, verifyi
 }
 
 /** The EIP-712 digest the payer signed: TransferWithAuthorization over the token's domain. */
-export function transferAuthorizationDigest(domain: { name: string; version: string; chainId: number; verifyingContract: string }, a: Authorization): string {
+export function transferAuthorizationDigest(
+  domain: { name: string; version: string; chainId: number; verifyingContract: string },
+  a: Authorization,
+): string {
   const struct = keccak256(
     "0x" +
       encodeAbi([
@@ -108,7 +139,9 @@ export function transferAuthorizationDigest(domain: { name: string; version: str
         { bytes32: a.nonce },
       ]),
   );
-  return keccak256(concat(["0x1901", domainSeparator(domain.name, domain.version, domain.chainId, domain.verifyingContract), struct]));
+  return keccak256(
+    concat(["0x1901", domainSeparator(domain.name, domain.version, domain.chainId, domain.verifyingContract), struct]),
+  );
 }
 
 /** The payment's EIP-3009 authorization when it has the one form this module checks itself, else undefined. */
@@ -121,8 +154,14 @@ function plainAuthorization(payload: PaymentPayload): { authorization: Authoriza
   if (!fields.every((f) => typeof f === "string")) return undefined;
   const authorization = a as unknown as Authorization;
   // A mixed-case address with a wrong checksum is left to the library (it refuses it as a bad signature).
-  if (!isAddress(authorization.from) || !isAddress(authorization.to) || !BYTES32.test(authorization.nonce)) return undefined;
-  if (![authorization.value, authorization.validAfter, authorization.validBefore].every((n) => UINT256.test(n) && BigInt(n) < 2n ** 256n)) return undefined;
+  if (!isAddress(authorization.from) || !isAddress(authorization.to) || !BYTES32.test(authorization.nonce))
+    return undefined;
+  if (
+    ![authorization.value, authorization.validAfter, authorization.validBefore].every(
+      (n) => UINT256.test(n) && BigInt(n) < 2n ** 256n,
+    )
+  )
+    return undefined;
   return { authorization, signature };
 }
 
@@ -134,7 +173,11 @@ function plainAuthorization(payload: PaymentPayload): { authorization: Authoriza
  * Undefined for every other payment (a smart wallet, ERC-6492, Permit2, an unusual encoding): the library verifies
  * those. The payment asset was checked to be a contract with EIP-3009 when x402 started (payments/payment-terms.ts).
  */
-export async function verifyPlainTransferAuthorization(chain: Chain, payload: PaymentPayload, requirements: PaymentRequirements): Promise<VerifyResponse | undefined> {
+export async function verifyPlainTransferAuthorization(
+  chain: Chain,
+  payload: PaymentPayload,
+  requirements: PaymentRequirements,
+): Promise<VerifyResponse | undefined> {
   const plain = plainAuthorization(payload);
   if (!plain || !isAddress(requirements.asset) || !isAddress(requirements.payTo)) return undefined;
   const { authorization: a, signature } = plain;
@@ -142,12 +185,18 @@ export async function verifyPlainTransferAuthorization(chain: Chain, payload: Pa
   const invalid = (invalidReason: string): VerifyResponse => ({ isValid: false, invalidReason, payer });
   if (payload.accepted?.scheme !== "exact" || requirements.scheme !== "exact") return invalid(INVALID.scheme);
   const extra = requirements.extra as { name?: unknown; version?: unknown } | undefined;
-  if (typeof extra?.name !== "string" || typeof extra.version !== "string" || !extra.name || !extra.version) return invalid(INVALID.domain);
+  if (typeof extra?.name !== "string" || typeof extra.version !== "string" || !extra.name || !extra.version)
+    return invalid(INVALID.domain);
   if (payload.accepted.network !== requirements.network) return invalid(INVALID.network);
   const chainId = Number(/^eip155:(\d+)$/.exec(requirements.network)?.[1]);
   if (chainId !== chain.chainId) return undefined;
   const asset = checksumAddress(requirements.asset);
-  const refusal = offChainRefusal({ name: extra.name, version: extra.version, chainId, verifyingContract: asset }, a, signature, requirements);
+  const refusal = offChainRefusal(
+    { name: extra.name, version: extra.version, chainId, verifyingContract: asset },
+    a,
+    signature,
+    requirements,
+  );
 
   // Two questions for the chain, asked together (one JSON-RPC batch): does the payer have code, and does the transfer
   // go through, on the pending block (an idle local chain's latest block may predate validAfter)? The transfer is
@@ -155,10 +204,12 @@ export async function verifyPlainTransferAuthorization(chain: Chain, payload: Pa
   const code: Promise<string> = chain.provider.send("eth_getCode", [payer.toLowerCase(), "latest"]);
   const simulation: Promise<{ ok: boolean } | { unavailable: unknown }> | undefined = refusal
     ? undefined
-    : chain.provider.send("eth_call", [{ to: asset.toLowerCase(), data: transferWithAuthorizationCalldata(payload)! }, "pending"]).then(
-        () => ({ ok: true }),
-        (error: unknown) => (isChainUnavailable(error) ? { unavailable: error } : { ok: false }),
-      );
+    : chain.provider
+        .send("eth_call", [{ to: asset.toLowerCase(), data: transferWithAuthorizationCalldata(payload)! }, "pending"])
+        .then(
+          () => ({ ok: true }),
+          (error: unknown) => (isChainUnavailable(error) ? { unavailable: error } : { ok: false }),
+        );
   // A wallet with code (a smart account, an EIP-7702 delegation) answers for its signature itself (ERC-1271): the
   // library verifies it, whatever the rest says.
   if ((await code) !== "0x") return undefined;
@@ -171,7 +222,12 @@ export async function verifyPlainTransferAuthorization(chain: Chain, payload: Pa
 }
 
 /** The first reason, in the library's order, to refuse an authorization that needs no chain to see: signer, recipient, time, value. */
-function offChainRefusal(domain: { name: string; version: string; chainId: number; verifyingContract: string }, a: Authorization, signature: string, requirements: PaymentRequirements): string | undefined {
+function offChainRefusal(
+  domain: { name: string; version: string; chainId: number; verifyingContract: string },
+  a: Authorization,
+  signature: string,
+  requirements: PaymentRequirements,
+): string | undefined {
   const digest = transferAuthorizationDigest(domain, a);
   let signer: string | undefined;
   try {
@@ -192,19 +248,35 @@ function offChainRefusal(domain: { name: string; version: string; chainId: numbe
 const token: Interface = usdcInterface;
 
 /** The library's diagnosis of a transfer that would not go through: the first of these that explains it. */
-async function whySimulationFailed(chain: Chain, asset: string, a: Authorization, name: string, version: string, amount: string): Promise<string> {
+async function whySimulationFailed(
+  chain: Chain,
+  asset: string,
+  a: Authorization,
+  name: string,
+  version: string,
+  amount: string,
+): Promise<string> {
   // A call that reverts, or answers something that does not decode, is a failed read; a chain that could not be
   // asked is no reason at all (thrown).
   const read = async (fn: string, args: unknown[] = []) => {
     try {
-      const data = await chain.provider.call({ to: asset, data: token.encodeFunctionData(fn, args), blockTag: "pending" });
+      const data = await chain.provider.call({
+        to: asset,
+        data: token.encodeFunctionData(fn, args),
+        blockTag: "pending",
+      });
       return { ok: true as const, value: token.decodeFunctionResult(fn, data)[0] as unknown };
     } catch (error) {
       if (isChainUnavailable(error)) throw error;
       return { ok: false as const, value: undefined };
     }
   };
-  const [balance, tokenName, tokenVersion, used] = await Promise.all([read("balanceOf", [a.from]), read("name"), read("version"), read("authorizationState", [a.from, a.nonce])]);
+  const [balance, tokenName, tokenVersion, used] = await Promise.all([
+    read("balanceOf", [a.from]),
+    read("name"),
+    read("version"),
+    read("authorizationState", [a.from, a.nonce]),
+  ]);
   if (!used.ok) return INVALID.notEip3009;
   if (used.value === true) return INVALID.nonceUsed;
   if (tokenName.ok && tokenName.value !== name) return INVALID.tokenName;
@@ -231,14 +303,33 @@ export function paidIn(receipt: Pick<TransactionReceipt, "logs">, payment: Autho
   const ofAsset = receipt.logs.filter((log) => log.address.toLowerCase() === payment.asset.toLowerCase());
   const word = (address: string) => zeroPadValue(address, 32).toLowerCase();
   return (
-    ofAsset.some((log) => log.topics[0] === AUTHORIZATION_USED_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === payment.authorizationNonce.toLowerCase()) &&
-    ofAsset.some((log) => log.topics[0] === TRANSFER_TOPIC && log.topics[1]?.toLowerCase() === word(payment.payer) && log.topics[2]?.toLowerCase() === word(payment.payTo) && BigInt(log.data) === BigInt(payment.amount))
+    ofAsset.some(
+      (log) =>
+        log.topics[0] === AUTHORIZATION_USED_TOPIC &&
+        log.topics[1]?.toLowerCase() === word(payment.payer) &&
+        log.topics[2]?.toLowerCase() === payment.authorizationNonce.toLowerCase(),
+    ) &&
+    ofAsset.some(
+      (log) =>
+        log.topics[0] === TRANSFER_TOPIC &&
+        log.topics[1]?.toLowerCase() === word(payment.payer) &&
+        log.topics[2]?.toLowerCase() === word(payment.payTo) &&
+        BigInt(log.data) === BigInt(payment.amount),
+    )
   );
 }
 
 /** The settlement `receipt` is for `payment` (mined, and paidIn it), as PAYMENT-RESPONSE carries it. */
-export function settledBy(receipt: Pick<TransactionReceipt, "hash">, payment: { network: string; payer: string }): SettleResponse {
-  return { success: true, transaction: receipt.hash, network: payment.network as SettleResponse["network"], payer: checksumAddress(payment.payer) };
+export function settledBy(
+  receipt: Pick<TransactionReceipt, "hash">,
+  payment: { network: string; payer: string },
+): SettleResponse {
+  return {
+    success: true,
+    transaction: receipt.hash,
+    network: payment.network as SettleResponse["network"],
+    payer: checksumAddress(payment.payer),
+  };
 }
 
 /** AuthorizationUsed(address indexed authorizer, bytes32 indexed nonce) of EIP-3009. */

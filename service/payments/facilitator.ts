@@ -21,7 +21,10 @@ import type { Logger } from "../logger";
 import type { ServiceSigner } from "../signers/signer";
 
 /** What the in-process facilitator uses. */
-export type FacilitatorServices = Pick<Stores, "db" | "payments" | "walletLocks" | "walletNonces"> & { config: Config; logger: Logger };
+export type FacilitatorServices = Pick<Stores, "db" | "payments" | "walletLocks" | "walletNonces"> & {
+  config: Config;
+  logger: Logger;
+};
 
 /** Between blocks, a settlement waiting to be mined is looked at again at least this often. */
 const RECHECK_MS = 2_000;
@@ -95,8 +98,13 @@ export class ExternalFacilitator implements PaymentFacilitator {
  * viem and x402's EVM scheme take ~0.4 s to load: they are loaded with the first payment verified, not at start (a
  * start answers /health sooner).
  */
-let evmModules: Promise<{ viem: typeof import("viem"); exact: typeof import("@x402/evm/exact/facilitator") }> | undefined;
-const loadEvmModules = () => (evmModules ??= Promise.all([import("viem"), import("@x402/evm/exact/facilitator")]).then(([viem, exact]) => ({ viem, exact })));
+let evmModules:
+  Promise<{ viem: typeof import("viem"); exact: typeof import("@x402/evm/exact/facilitator") }> | undefined;
+const loadEvmModules = () =>
+  (evmModules ??= Promise.all([import("viem"), import("@x402/evm/exact/facilitator")]).then(([viem, exact]) => ({
+    viem,
+    exact,
+  })));
 
 export class InProcessFacilitator implements PaymentFacilitator {
   private client?: PublicClient;
@@ -109,7 +117,10 @@ export class InProcessFacilitator implements PaymentFacilitator {
     private readonly wallet: ServiceSigner,
   ) {
     this.settlementAddress = wallet.address;
-    this.batches = new SettlementBatches((items) => this.settleBatch(items), { gatherMs: services.config.X402_SETTLEMENT_BATCH_MS, max: SETTLEMENT_BATCH_MAX });
+    this.batches = new SettlementBatches((items) => this.settleBatch(items), {
+      gatherMs: services.config.X402_SETTLEMENT_BATCH_MS,
+      max: SETTLEMENT_BATCH_MAX,
+    });
   }
 
   healNonces(): Promise<void> {
@@ -118,7 +129,10 @@ export class InProcessFacilitator implements PaymentFacilitator {
 
   /** A plain account's EIP-3009 payment is checked natively (payments/eip3009.ts); any other by the library. */
   async verify(payload: PaymentPayload, requirements: PaymentRequirements) {
-    return (await verifyPlainTransferAuthorization(this.chain, payload, requirements)) ?? this.verifyWithLibrary(payload, requirements);
+    return (
+      (await verifyPlainTransferAuthorization(this.chain, payload, requirements)) ??
+      this.verifyWithLibrary(payload, requirements)
+    );
   }
 
   /** x402's own `exact` verification (@x402/evm): smart wallets, ERC-6492, Permit2; tests hold the native one to it. */
@@ -164,9 +178,15 @@ export class InProcessFacilitator implements PaymentFacilitator {
    * per payment (awaitSettlement: paidIn). Answers the transaction's hash for each.
    */
   private async settleBatch(items: { payment: PaymentRecord; calldata: string }[]): Promise<string[]> {
-    const calls = (allowFailure: boolean) => items.map(({ payment, calldata }) => ({ target: payment.asset, allowFailure, callData: calldata }));
+    const calls = (allowFailure: boolean) =>
+      items.map(({ payment, calldata }) => ({ target: payment.asset, allowFailure, callData: calldata }));
     const data = multicall3Interface.encodeFunctionData("aggregate3", [calls(true)]);
-    const hash = await this.send(items.map((i) => i.payment.id), MULTICALL3_ADDRESS, data, await this.batchGas(multicall3Interface.encodeFunctionData("aggregate3", [calls(false)]), items.length));
+    const hash = await this.send(
+      items.map((i) => i.payment.id),
+      MULTICALL3_ADDRESS,
+      data,
+      await this.batchGas(multicall3Interface.encodeFunctionData("aggregate3", [calls(false)]), items.length),
+    );
     this.services.logger.info({ hash, payments: items.length }, "settlement batch sent");
     return items.map(() => hash);
   }
@@ -178,7 +198,11 @@ export class InProcessFacilitator implements PaymentFacilitator {
    */
   private async batchGas(strictData: string, count: number): Promise<bigint> {
     try {
-      return await this.chain.provider.estimateGas({ from: this.wallet.address, to: MULTICALL3_ADDRESS, data: strictData });
+      return await this.chain.provider.estimateGas({
+        from: this.wallet.address,
+        to: MULTICALL3_ADDRESS,
+        data: strictData,
+      });
     } catch (error) {
       if (isChainUnavailable(error)) throw error;
       return BATCH_BASE_GAS + BATCH_GAS_PER_PAYMENT * BigInt(count);
@@ -189,7 +213,10 @@ export class InProcessFacilitator implements PaymentFacilitator {
     const { viem } = await loadEvmModules();
     // Through the chain's provider: its failover and retries cover the facilitator's reads too.
     const c = (this.client ??= viem.createPublicClient({
-      transport: viem.custom({ request: ({ method, params }) => this.chain.provider.request(method, (params ?? []) as unknown[]) }, { retryCount: 0 }),
+      transport: viem.custom(
+        { request: ({ method, params }) => this.chain.provider.request(method, (params ?? []) as unknown[]) },
+        { retryCount: 0 },
+      ),
       pollingInterval: 200,
     }));
     const codes = new Map<string, ReturnType<typeof c.getCode>>();
@@ -198,8 +225,12 @@ export class InProcessFacilitator implements PaymentFacilitator {
       // Simulations run on the pending block: on "latest", an idle local chain (automine, no block for a minute)
       // reports that block's old timestamp, and an authorization valid from now-60 s (what the CLI signs) looks
       // not yet valid.
-      readContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args?: readonly unknown[] }) =>
-        c.readContract({ ...args, abi: args.abi as Abi, blockTag: "pending" } as never),
+      readContract: (args: {
+        address: Hex;
+        abi: readonly unknown[];
+        functionName: string;
+        args?: readonly unknown[];
+      }) => c.readContract({ ...args, abi: args.abi as Abi, blockTag: "pending" } as never),
       verifyTypedData: (args: Record<string, unknown>) => c.verifyTypedData(args as never),
       // The library asks twice for the payer's code in one verification: one answer serves both.
       getCode: (args: { address: Hex }) => {
@@ -214,10 +245,30 @@ export class InProcessFacilitator implements PaymentFacilitator {
       },
       // Mined and confirmed on the canonical chain, sent again or replaced with higher fees on the way (untilMined).
       waitForTransactionReceipt: async (args: { hash: Hex }) =>
-        c.getTransactionReceipt({ hash: (paymentId ? (await this.untilMined(paymentId, args.hash)).hash : await this.untilReceipt(args.hash)) as Hex }),
-      writeContract: (args: { address: Hex; abi: readonly unknown[]; functionName: string; args: readonly unknown[]; gas?: bigint; dataSuffix?: Hex }) => {
-        const data = viem.encodeFunctionData({ abi: args.abi as Abi, functionName: args.functionName, args: args.args });
-        return this.send(paymentId ? [paymentId] : [], args.address, args.dataSuffix ? viem.concatHex([data, args.dataSuffix]) : data, args.gas);
+        c.getTransactionReceipt({
+          hash: (paymentId
+            ? (await this.untilMined(paymentId, args.hash)).hash
+            : await this.untilReceipt(args.hash)) as Hex,
+        }),
+      writeContract: (args: {
+        address: Hex;
+        abi: readonly unknown[];
+        functionName: string;
+        args: readonly unknown[];
+        gas?: bigint;
+        dataSuffix?: Hex;
+      }) => {
+        const data = viem.encodeFunctionData({
+          abi: args.abi as Abi,
+          functionName: args.functionName,
+          args: args.args,
+        });
+        return this.send(
+          paymentId ? [paymentId] : [],
+          args.address,
+          args.dataSuffix ? viem.concatHex([data, args.dataSuffix]) : data,
+          args.gas,
+        );
       },
       sendTransaction: (args: { to: Hex; data: Hex }) => this.send(paymentId ? [paymentId] : [], args.to, args.data),
     };
@@ -231,7 +282,10 @@ export class InProcessFacilitator implements PaymentFacilitator {
   private async send(paymentIds: string[], to: string, data: string, gas?: bigint, retried = false): Promise<Hex> {
     const { provider, chainId } = this.chain;
     const from = this.wallet.address;
-    const [fees, estimate] = await Promise.all([marketFees(this.chain), gas ? Promise.resolve(gas) : provider.estimateGas({ from, to, data })]);
+    const [fees, estimate] = await Promise.all([
+      marketFees(this.chain),
+      gas ? Promise.resolve(gas) : provider.estimateGas({ from, to, data }),
+    ]);
     const cap = feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI);
     let ticket: NonceTicket | undefined;
     let verdict: Awaited<ReturnType<typeof broadcast>>;
@@ -240,7 +294,9 @@ export class InProcessFacilitator implements PaymentFacilitator {
     try {
       signed = await this.services.db.transaction(async (q) => {
         ticket?.drop(); // a retried transaction body takes its nonce again
-        const nonce = await this.services.walletNonces.take(q, chainId, from, () => provider.getTransactionCount(from, "pending"));
+        const nonce = await this.services.walletNonces.take(q, chainId, from, () =>
+          provider.getTransactionCount(from, "pending"),
+        );
         ticket = nonceOrderOf(this.services).register(chainId, from, nonce);
         const raw = await this.wallet.signTransaction({
           to,
@@ -286,7 +342,8 @@ export class InProcessFacilitator implements PaymentFacilitator {
   async awaitSettlement(payment: PaymentRecord): Promise<SettleResponse> {
     const receipt = await this.untilMined(payment.id, payment.settleTxHash!);
     if (receipt.status !== 1) throw new SettlementError(`settlement ${receipt.hash} reverted`, true, true);
-    if (!paidIn(receipt, payment)) throw new SettlementError(`settlement ${receipt.hash} did not use the payment's authorization`, true, true);
+    if (!paidIn(receipt, payment))
+      throw new SettlementError(`settlement ${receipt.hash} did not use the payment's authorization`, true, true);
     return settledBy(receipt, payment);
   }
 
@@ -317,7 +374,11 @@ export class InProcessFacilitator implements PaymentFacilitator {
    * after RELAYER_BUMP_AFTER_BLOCKS or their fee cap fell below the base fee: on every payment they carry at once.
    * Throws a final SettlementError once every authorization they carry expired unmined; an RPC failure is waited out.
    */
-  private async watchSettlement(paymentId: string, hash: string, alias: (hash: string) => void): Promise<TransactionReceipt> {
+  private async watchSettlement(
+    paymentId: string,
+    hash: string,
+    alias: (hash: string) => void,
+  ): Promise<TransactionReceipt> {
     let current = hash;
     let sentAt = Date.now();
     let sentAtHead = this.chain.blocks.head;
@@ -327,7 +388,8 @@ export class InProcessFacilitator implements PaymentFacilitator {
       if (carried.length === 0) {
         // Replaced by another instance: follow the payment to its current transaction.
         const payment = await this.services.payments.get(paymentId);
-        if (!payment?.settleTxHash) throw new SettlementError(`payment ${paymentId} has no settlement transaction`, false);
+        if (!payment?.settleTxHash)
+          throw new SettlementError(`payment ${paymentId} has no settlement transaction`, false);
         current = payment.settleTxHash;
         alias(current);
         carried = [payment];
@@ -347,7 +409,8 @@ export class InProcessFacilitator implements PaymentFacilitator {
       if (Date.now() - sentAt >= REBROADCAST_MIN_MS && !(await this.chain.provider.getTransaction(current))) {
         const verdict = await broadcast(this.chain.provider, raw, current);
         sentAt = Date.now();
-        if (verdict.kind === "refused") throw new SettlementError(`settlement transaction refused: ${verdict.message}`, true);
+        if (verdict.kind === "refused")
+          throw new SettlementError(`settlement transaction refused: ${verdict.message}`, true);
       }
       const replacement = await this.bumpIfStuck(current, raw, head - sentAtHead);
       if (replacement) {
@@ -368,10 +431,18 @@ export class InProcessFacilitator implements PaymentFacilitator {
     const receipt = receipts.find((r) => r !== null);
     if (!receipt) return undefined;
     this.chain.blocks.observe(receipt.blockNumber);
-    const confirmed = await untilConfirmed(this.chain, receipt, this.chain.confirmations, { stopped: () => false, signal: new Promise(() => undefined) });
+    const confirmed = await untilConfirmed(this.chain, receipt, this.chain.confirmations, {
+      stopped: () => false,
+      signal: new Promise(() => undefined),
+    });
     if (confirmed.kind !== "confirmed") return undefined; // taken off the chain: looked for again
     if (receipt.hash.toLowerCase() !== current) await this.services.payments.promoteSettlement(current, receipt.hash);
-    for (const p of carried) this.chain.reorgWatch.add({ key: `payment:${p.id}`, blockNumber: confirmed.receipt.blockNumber, blockHash: confirmed.receipt.blockHash });
+    for (const p of carried)
+      this.chain.reorgWatch.add({
+        key: `payment:${p.id}`,
+        blockNumber: confirmed.receipt.blockNumber,
+        blockHash: confirmed.receipt.blockHash,
+      });
     return confirmed.receipt;
   }
 
@@ -380,7 +451,8 @@ export class InProcessFacilitator implements PaymentFacilitator {
     const current = Transaction.from(raw);
     const market = await marketFees(this.chain);
     const fees = { maxFeePerGas: current.maxFeePerGas ?? 0n, maxPriorityFeePerGas: current.maxPriorityFeePerGas ?? 0n };
-    if (blocksWaited < this.services.config.RELAYER_BUMP_AFTER_BLOCKS && fees.maxFeePerGas >= market.baseFeePerGas) return undefined;
+    if (blocksWaited < this.services.config.RELAYER_BUMP_AFTER_BLOCKS && fees.maxFeePerGas >= market.baseFeePerGas)
+      return undefined;
     const next = replacementFees(fees, market, feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI));
     if (!next) return undefined;
     const replacement = await this.wallet.signTransaction({
@@ -395,7 +467,10 @@ export class InProcessFacilitator implements PaymentFacilitator {
     const replacementHash = keccak256(replacement).toLowerCase();
     if (!(await this.services.payments.replaceSettlement(hash, replacement, replacementHash))) return undefined;
     await broadcast(this.chain.provider, replacement, replacementHash);
-    this.services.logger.info({ replaced: hash, hash: replacementHash, maxFeePerGas: next.maxFeePerGas.toString() }, "settlement replaced with higher fees");
+    this.services.logger.info(
+      { replaced: hash, hash: replacementHash, maxFeePerGas: next.maxFeePerGas.toString() },
+      "settlement replaced with higher fees",
+    );
     return replacementHash;
   }
 

@@ -24,7 +24,10 @@ export interface PaymentTerms {
  * configuration that cannot take the payments it would advertise: the payment chain not served, no settlement key
  * and no facilitator, no payee, or a payment asset without EIP-3009 or without its EIP-712 name and version.
  */
-export async function paymentTermsOf(services: PaymentTermsServices, facilitator: (chain: Chain) => PaymentFacilitator): Promise<PaymentTerms | undefined> {
+export async function paymentTermsOf(
+  services: PaymentTermsServices,
+  facilitator: (chain: Chain) => PaymentFacilitator,
+): Promise<PaymentTerms | undefined> {
   const { config } = services;
   if (!config.X402_ENABLED) return undefined;
   const chainId = config.x402PaymentChainId;
@@ -36,7 +39,10 @@ export async function paymentTermsOf(services: PaymentTermsServices, facilitator
   }
   const f = facilitator(chain);
   const payTo = config.X402_PAY_TO ?? f.settlementAddress;
-  if (!payTo) throw new X402ConfigError("x402 needs a payee: set X402_PAY_TO or X402_SETTLEMENT_PRIVATE_KEY (or X402_ENABLED=false)");
+  if (!payTo)
+    throw new X402ConfigError(
+      "x402 needs a payee: set X402_PAY_TO or X402_SETTLEMENT_PRIVATE_KEY (or X402_ENABLED=false)",
+    );
   const asset = chain.deployment.contracts.USDC;
   if (!asset) throw new X402ConfigError(`x402 takes payments in USDC, and chain ${chainId}'s deployment names none`);
   const domain = await eip3009Domain(chain, asset);
@@ -62,13 +68,16 @@ async function eip3009Domain(chain: Chain, asset: string): Promise<{ name: strin
   try {
     await usdc.authorizationState(ZeroAddress, ZeroHash);
   } catch {
-    throw new X402ConfigError(`The payment asset ${asset} on chain ${chain.chainId} does not implement EIP-3009 (authorizationState): x402 cannot take payments in it`);
+    throw new X402ConfigError(
+      `The payment asset ${asset} on chain ${chain.chainId} does not implement EIP-3009 (authorizationState): x402 cannot take payments in it`,
+    );
   }
   try {
     const [name, version] = await Promise.all([usdc.name(), usdc.version()]);
     return { name, version };
   } catch {
-    throw new X402ConfigError(`The payment asset ${asset} on chain ${chain.chainId} does not expose the EIP-712 name() and version() payments are signed with`);
+    throw new X402ConfigError(
+      `The payment asset ${asset} on chain ${chain.chainId} does not expose the EIP-712 name() and version() payments are signed with`,
+    );
   }
 }
-

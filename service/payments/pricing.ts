@@ -18,7 +18,8 @@ export const DEFAULT_PRICES: Record<Environment, Record<PriceTier, string>> = {
 
 export const USDC_DECIMALS = 6;
 
-export const displayPrice = (amount: bigint) => `${formatUnits(amount, USDC_DECIMALS).replace(/\.?0+$/, "") || "0"} USDC`;
+export const displayPrice = (amount: bigint) =>
+  `${formatUnits(amount, USDC_DECIMALS).replace(/\.?0+$/, "") || "0"} USDC`;
 
 /** How long an instance quotes a stored price after reading it: an operator's change reaches other instances within this. */
 const PRICE_CACHE_MS = 1_000;
@@ -36,10 +37,10 @@ export class Prices {
   async of(operation: string, tier: PriceTier): Promise<bigint> {
     let stored = this.overridden.get(operation);
     if (stored === undefined) {
-      const [row] = await this.db.query<{ amount: string }>("SELECT amount FROM prices WHERE environment = $1 AND operation = $2", [
-        this.environment,
-        operation,
-      ]);
+      const [row] = await this.db.query<{ amount: string }>(
+        "SELECT amount FROM prices WHERE environment = $1 AND operation = $2",
+        [this.environment, operation],
+      );
       stored = row ? BigInt(row.amount) : null;
       this.overridden.set(operation, stored);
     }
@@ -59,9 +60,10 @@ export class Prices {
   }
 
   async overrides(): Promise<{ operation: string; amount: string }[]> {
-    const rows = await this.db.query<{ operation: string; amount: string }>("SELECT operation, amount FROM prices WHERE environment = $1 ORDER BY operation", [
-      this.environment,
-    ]);
+    const rows = await this.db.query<{ operation: string; amount: string }>(
+      "SELECT operation, amount FROM prices WHERE environment = $1 ORDER BY operation",
+      [this.environment],
+    );
     return rows.map((r) => ({ operation: r.operation, amount: formatUnits(BigInt(r.amount), USDC_DECIMALS) }));
   }
 }

@@ -22,7 +22,10 @@ const RECOVERY_QUIET_MS = 120_000;
 const JUST_SETTLED_MS = 30_000;
 
 /** One attempt to settle a payment (PaymentSettler.settleOutcome). */
-export type SettleOutcome = { kind: "settled"; settlement: SettleResponse } | { kind: "released"; reason: string } | { kind: "pending"; reason: string };
+export type SettleOutcome =
+  | { kind: "settled"; settlement: SettleResponse }
+  | { kind: "released"; reason: string }
+  | { kind: "pending"; reason: string };
 
 /**
  * The lifecycle of one reserved payment after its gate: settled by the facilitator (or with its operation's
@@ -48,7 +51,11 @@ export class PaymentSettler {
    * settlement wallet without gas, a chain that could not be asked) keeps it owed and tries again shortly; only a
    * payment the payer made unusable (expired, moved, cancelled, spent by a sibling) is released.
    */
-  async settle(paymentId: string, operationReceipt?: TransactionReceipt, known?: { payment: PaymentRecord; batch?: Batch }): Promise<SettleResponse | undefined> {
+  async settle(
+    paymentId: string,
+    operationReceipt?: TransactionReceipt,
+    known?: { payment: PaymentRecord; batch?: Batch },
+  ): Promise<SettleResponse | undefined> {
     const payment = known?.payment.id === paymentId ? known.payment : await this.services.payments.get(paymentId);
     if (!payment || payment.status === "released") return undefined;
     if (payment.status === "settled") return payment.settlement;
@@ -57,7 +64,10 @@ export class PaymentSettler {
         return await this.settleWithOperation(payment, operationReceipt, known?.batch);
       } catch (error) {
         // The chain could not be asked (or answered late): looked at again shortly, never released for it.
-        this.log.warn({ paymentId, reason: (error as Error).message }, "payment settled with its operation not checked yet; trying again");
+        this.log.warn(
+          { paymentId, reason: (error as Error).message },
+          "payment settled with its operation not checked yet; trying again",
+        );
         this.retryLater(paymentId);
         return undefined;
       }
@@ -85,7 +95,8 @@ export class PaymentSettler {
       return { kind: "released", reason };
     }
     const sent = payment.status === "settling" && payment.settleTxHash;
-    if (!sent && !(await this.services.payments.claimForSettlement(paymentId))) return { kind: "pending", reason: "another settler has it" };
+    if (!sent && !(await this.services.payments.claimForSettlement(paymentId)))
+      return { kind: "pending", reason: "another settler has it" };
     this.settling.add(paymentId);
     try {
       let result: SettleResponse;
@@ -99,11 +110,16 @@ export class PaymentSettler {
       } catch (error) {
         return await this.settlementFailed(paymentId, error);
       }
-      if (!result.success) return await this.settlementFailed(paymentId, new SettlementError(`settlement refused: ${result.errorReason ?? "unknown"}`, true));
+      if (!result.success)
+        return await this.settlementFailed(
+          paymentId,
+          new SettlementError(`settlement refused: ${result.errorReason ?? "unknown"}`, true),
+        );
       // The library answers the hash it first sent; a re-priced replacement (same nonce) may be the one mined, and the
       // payment row names whichever was (promoteSettlement): that is the settlement's transaction.
       const mined = (await this.services.payments.get(paymentId))?.settleTxHash;
-      if (mined && result.transaction && mined !== result.transaction.toLowerCase()) result = { ...result, transaction: mined };
+      if (mined && result.transaction && mined !== result.transaction.toLowerCase())
+        result = { ...result, transaction: mined };
       const settled = await this.services.payments.markSettled(paymentId, result);
       this.keepSettled(settled);
       this.log.info({ paymentId, transaction: result.transaction }, "payment settled");
@@ -123,13 +139,17 @@ export class PaymentSettler {
     const usable = await this.stillUsable(paymentId, error);
     if (!usable.usable) {
       this.failures.payer++;
-      this.log.warn({ paymentId, reason, why: usable.why }, "settlement failed for good: the payer's authorization can no longer be used");
+      this.log.warn(
+        { paymentId, reason, why: usable.why },
+        "settlement failed for good: the payer's authorization can no longer be used",
+      );
       const released = `settlement failed: ${usable.why ?? reason}`;
       await this.release(paymentId, released, true);
       return { kind: "released", reason: released };
     }
     this.failures.ours++;
-    if (error instanceof SettlementError && error.minedWithout) await this.services.payments.unmarkSettling(paymentId).catch(() => undefined);
+    if (error instanceof SettlementError && error.minedWithout)
+      await this.services.payments.unmarkSettling(paymentId).catch(() => undefined);
     else await this.services.payments.unclaim(paymentId).catch(() => undefined);
     const noGas = /insufficient funds/i.test(reason);
     if (noGas) {
@@ -138,7 +158,10 @@ export class PaymentSettler {
         "the x402 settlement wallet cannot pay the settlement's gas: fund it; the payment stays owed and is settled once it can",
       );
     } else {
-      this.log.warn({ paymentId, reason }, "settlement failed for a reason of ours or in passing; the payment stays owed and is tried again");
+      this.log.warn(
+        { paymentId, reason },
+        "settlement failed for a reason of ours or in passing; the payment stays owed and is tried again",
+      );
     }
     return { kind: "pending", reason };
   }
@@ -152,7 +175,8 @@ export class PaymentSettler {
     if (!payment || payment.status === "released" || payment.status === "settled") return { usable: false };
     const minedWithout = error instanceof SettlementError && error.minedWithout;
     if (payment.settleTxHash && !minedWithout && !(error instanceof SettlementError)) return { usable: true }; // on its way
-    if (payment.validBefore - Math.floor(Date.now() / 1000) <= SETTLE_MARGIN_S) return { usable: false, why: "the authorization expired before it was settled" };
+    if (payment.validBefore - Math.floor(Date.now() / 1000) <= SETTLE_MARGIN_S)
+      return { usable: false, why: "the authorization expired before it was settled" };
     let calldata: string | undefined;
     try {
       calldata = transferWithAuthorizationCalldata(payment.payload);
@@ -166,7 +190,10 @@ export class PaymentSettler {
       return { usable: true };
     } catch (simulated) {
       if (isChainUnavailable(simulated)) return { usable: true }; // not known now: kept, asked again
-      return { usable: false, why: "the payer's authorization can no longer be used (expired, cancelled, used, or the balance moved)" };
+      return {
+        usable: false,
+        why: "the payer's authorization can no longer be used (expired, cancelled, used, or the balance moved)",
+      };
     }
   }
 
@@ -175,8 +202,16 @@ export class PaymentSettler {
    * hash its replacements gave it) is confirmed and its receipt shows the payer's authorization used; released when
    * it reverted (the payment reverted with it). Undefined while the operation is still on its way.
    */
-  private async settleWithOperation(payment: PaymentRecord, known?: TransactionReceipt, ended?: Batch): Promise<SettleResponse | undefined> {
-    const batch = !payment.txId ? undefined : ended?.txId === payment.txId ? ended : await this.services.batches.get(payment.txId);
+  private async settleWithOperation(
+    payment: PaymentRecord,
+    known?: TransactionReceipt,
+    ended?: Batch,
+  ): Promise<SettleResponse | undefined> {
+    const batch = !payment.txId
+      ? undefined
+      : ended?.txId === payment.txId
+        ? ended
+        : await this.services.batches.get(payment.txId);
     const last = batch?.transactions[batch.transactions.length - 1];
     if (!batch || !last) {
       await this.release(payment.id, "the operation never ran", true);
@@ -188,7 +223,10 @@ export class PaymentSettler {
     }
     if (batch.status !== "success" || last.status !== "confirmed" || !last.txHash) return undefined; // the runner settles it at the end
     // The runner hands over the receipt it confirmed; after a restart or a reorg it is asked for.
-    const receipt = known?.hash.toLowerCase() === last.txHash.toLowerCase() ? known : await this.terms.chain.provider.getTransactionReceipt(last.txHash);
+    const receipt =
+      known?.hash.toLowerCase() === last.txHash.toLowerCase()
+        ? known
+        : await this.terms.chain.provider.getTransactionReceipt(last.txHash);
     if (!receipt) {
       // A node behind the one that confirmed it, or a reorg (then the runner brings it back and settles again).
       this.retryLater(payment.id);
@@ -200,12 +238,17 @@ export class PaymentSettler {
     }
     if (!paidIn(receipt, payment)) {
       // Signed with the payment but mined without it: cannot happen with PaidRelayDelegate's code; never claim it.
-      this.log.error({ paymentId: payment.id, transaction: receipt.hash }, "the operation's transaction does not show the payment's authorization used");
+      this.log.error(
+        { paymentId: payment.id, transaction: receipt.hash },
+        "the operation's transaction does not show the payment's authorization used",
+      );
       await this.release(payment.id, "the operation's transaction did not settle the payment", true);
       return undefined;
     }
     const result = settledBy(receipt, payment);
-    this.keepSettled(await this.services.payments.markSettled(payment.id, result, { payment, apiKeyId: batch.apiKeyId }));
+    this.keepSettled(
+      await this.services.payments.markSettled(payment.id, result, { payment, apiKeyId: batch.apiKeyId }),
+    );
     this.log.info({ paymentId: payment.id, transaction: receipt.hash }, "payment settled with its operation");
     return result;
   }
@@ -238,7 +281,11 @@ export class PaymentSettler {
   private settleInBackground(paymentId: string): Promise<void> {
     return this.settle(paymentId).then(
       () => undefined,
-      (error: Error) => this.log.warn({ paymentId, reason: error.message }, "payment not settled this time; the recovery takes it up again"),
+      (error: Error) =>
+        this.log.warn(
+          { paymentId, reason: error.message },
+          "payment not settled this time; the recovery takes it up again",
+        ),
     );
   }
 
@@ -249,12 +296,15 @@ export class PaymentSettler {
     if (this.stopped) return;
     const attempt = (this.retries.get(paymentId)?.attempt ?? 0) + 1;
     clearTimeout(this.retries.get(paymentId)?.timer);
-    const timer: NodeJS.Timeout = setTimeout(() => {
-      // A pending outcome schedules the next attempt (another timer); otherwise the payment ended here.
-      void this.settleInBackground(paymentId).finally(() => {
-        if (this.retries.get(paymentId)?.timer === timer) this.retries.delete(paymentId);
-      });
-    }, Math.min(30_000, 1000 * 2 ** (attempt - 1)));
+    const timer: NodeJS.Timeout = setTimeout(
+      () => {
+        // A pending outcome schedules the next attempt (another timer); otherwise the payment ended here.
+        void this.settleInBackground(paymentId).finally(() => {
+          if (this.retries.get(paymentId)?.timer === timer) this.retries.delete(paymentId);
+        });
+      },
+      Math.min(30_000, 1000 * 2 ** (attempt - 1)),
+    );
     timer.unref();
     this.retries.set(paymentId, { timer, attempt });
   }
@@ -274,13 +324,17 @@ export class PaymentSettler {
    * transaction is sent again while its bytes are kept) until it is back on chain.
    */
   async afterDeepReorg(paymentId: string): Promise<void> {
-    this.log.error({ paymentId }, "reorg deeper than the confirmations took a settlement off the chain; settling it again");
+    this.log.error(
+      { paymentId },
+      "reorg deeper than the confirmations took a settlement off the chain; settling it again",
+    );
     await this.services.payments.unsettle(paymentId);
     void this.settleInBackground(paymentId);
   }
 
   async release(paymentId: string, reason: string, settlementFailed = false): Promise<void> {
-    if (await this.services.payments.markReleased(paymentId, reason, settlementFailed)) this.log.info({ paymentId, reason }, "payment released");
+    if (await this.services.payments.markReleased(paymentId, reason, settlementFailed))
+      this.log.info({ paymentId, reason }, "payment released");
   }
 
   /**
@@ -291,7 +345,11 @@ export class PaymentSettler {
    */
   async recover(quietForMs = 0): Promise<void> {
     // A settlement nonce whose transaction never reached the chain would hold every later settlement back.
-    await this.terms.facilitator.healNonces?.().catch((error: Error) => this.log.warn({ reason: error.message }, "settlement wallet nonces not checked; trying again later"));
+    await this.terms.facilitator
+      .healNonces?.()
+      .catch((error: Error) =>
+        this.log.warn({ reason: error.message }, "settlement wallet nonces not checked; trying again later"),
+      );
     for (const payment of await this.services.payments.unfinished(quietForMs)) {
       if (this.stopped) return;
       if (this.settling.has(payment.id) || this.retries.has(payment.id)) continue;
@@ -303,7 +361,8 @@ export class PaymentSettler {
       if (!batch) await this.release(payment.id, "the operation never ran");
       else if (batch.status === "success") void this.settleInBackground(payment.id);
       else if (batch.status === "rejected") await this.release(payment.id, "the operation failed");
-      else if (batch.status === "prepared" && payment.subject.startsWith("prepare:")) void this.settleInBackground(payment.id);
+      else if (batch.status === "prepared" && payment.subject.startsWith("prepare:"))
+        void this.settleInBackground(payment.id);
       else if (batch.status === "prepared") await this.release(payment.id, "the operation never ran");
     }
   }
@@ -313,14 +372,17 @@ export class PaymentSettler {
   /** Recovers payments left behind every RECOVERY_MS while the service runs (a stop ends it). */
   startRecovery(intervalMs = RECOVERY_MS): void {
     this.recovery = setInterval(() => {
-      void this.recover(RECOVERY_QUIET_MS).catch((error: Error) => this.log.warn({ reason: error.message }, "payments not recovered this time; trying again"));
+      void this.recover(RECOVERY_QUIET_MS).catch((error: Error) =>
+        this.log.warn({ reason: error.message }, "payments not recovered this time; trying again"),
+      );
     }, intervalMs);
     this.recovery.unref();
   }
 
   /** A settlement transaction already sent (before a crash, or by the library's flow): its fate on chain. */
   private async awaitSettlement(payment: PaymentRecord): Promise<SettleResponse> {
-    if (!this.terms.facilitator.awaitSettlement) throw new SettlementError("the external facilitator keeps its own settlement transactions", false);
+    if (!this.terms.facilitator.awaitSettlement)
+      throw new SettlementError("the external facilitator keeps its own settlement transactions", false);
     return this.terms.facilitator.awaitSettlement(payment);
   }
 }

@@ -110,7 +110,12 @@ export class X402 {
   }
 
   /** The refusal of an unpaid or wrongly paid call: the quote to pay (PAYMENT-REQUIRED), a readable reason. */
-  paymentRequired(charge: Charge, reason?: string, details: Record<string, unknown> = {}, verbatim = false): PaymentRequired {
+  paymentRequired(
+    charge: Charge,
+    reason?: string,
+    details: Record<string, unknown> = {},
+    verbatim = false,
+  ): PaymentRequired {
     const quote = {
       x402Version: 2,
       ...(reason ? { error: reason } : {}),
@@ -118,7 +123,11 @@ export class X402 {
       accepts: [this.requirements(charge)],
     };
     const message = reason ? (verbatim ? reason : `Payment Required: ${reason}`) : "Payment Required";
-    return new PaymentRequired(message, quote, { price: displayPrice(charge.amount), network: this.network, ...details });
+    return new PaymentRequired(message, quote, {
+      price: displayPrice(charge.amount),
+      network: this.network,
+      ...details,
+    });
   }
 
   /**
@@ -139,17 +148,24 @@ export class X402 {
     const mismatch = acceptedMismatch(payload, required);
     if (mismatch) throw this.paymentRequired(charge, mismatch);
     const authorization = (payload.payload as { authorization?: Record<string, string> })?.authorization;
-    if (!authorization?.from || !authorization.nonce) throw this.paymentRequired(charge, "payment payload has no EIP-3009 authorization");
-    if (!/^0x[0-9a-fA-F]{40}$/.test(String(authorization.from))) throw this.paymentRequired(charge, "authorization.from is not an address");
+    if (!authorization?.from || !authorization.nonce)
+      throw this.paymentRequired(charge, "payment payload has no EIP-3009 authorization");
+    if (!/^0x[0-9a-fA-F]{40}$/.test(String(authorization.from)))
+      throw this.paymentRequired(charge, "authorization.from is not an address");
     // A chain that could not be asked is a 503 (nothing held, try again), never a refused payment.
     const verification = await this.terms.facilitator.verify(payload, required).catch((error: Error) => {
       if (isChainUnavailable(error)) throw error;
       return { isValid: false, invalidReason: error.message };
     });
     if (!verification.isValid) {
-      throw this.paymentRequired(charge, `Payment verification failed: ${verification.invalidReason ?? "invalid"}`, {
-        invalidReason: verification.invalidReason,
-      }, true);
+      throw this.paymentRequired(
+        charge,
+        `Payment verification failed: ${verification.invalidReason ?? "invalid"}`,
+        {
+          invalidReason: verification.invalidReason,
+        },
+        true,
+      );
     }
     const validBefore = Number(authorization.validBefore ?? 0);
     this.assertLastsLongEnough(charge, validBefore);
@@ -180,11 +196,14 @@ export class X402 {
     const { payments } = this.services;
     try {
       const owes = (await payments.openAmount(record.payer, record.asset)) > 0n;
-      const payment = await payments.reserve(record, owes ? await this.balanceOf(record.payer) : undefined).catch(async (error: unknown) => {
-        // Another of the payer's payments was taken meanwhile: its balance decides.
-        if (error instanceof PaymentShortfall && error.balance === undefined) return payments.reserve(record, await this.balanceOf(record.payer));
-        throw error;
-      });
+      const payment = await payments
+        .reserve(record, owes ? await this.balanceOf(record.payer) : undefined)
+        .catch(async (error: unknown) => {
+          // Another of the payer's payments was taken meanwhile: its balance decides.
+          if (error instanceof PaymentShortfall && error.balance === undefined)
+            return payments.reserve(record, await this.balanceOf(record.payer));
+          throw error;
+        });
       this.log.info({ paymentId: payment.id, subject: charge.subject, amount: record.amount }, "payment reserved");
       return payment;
     } catch (error) {
@@ -205,7 +224,8 @@ export class X402 {
   validityNeeded(): number {
     const chain = this.terms.chain;
     const blockSeconds = Math.max(1, (chain.blocks.intervalMs ?? ASSUMED_BLOCK_S * 1000) / 1000);
-    const settlement = SETTLE_MARGIN_S + this.services.config.X402_SETTLEMENT_BATCH_MS / 1000 + (chain.confirmations + 2) * blockSeconds;
+    const settlement =
+      SETTLE_MARGIN_S + this.services.config.X402_SETTLEMENT_BATCH_MS / 1000 + (chain.confirmations + 2) * blockSeconds;
     return Math.max(MIN_VALIDITY_S, Math.ceil(settlement));
   }
 
@@ -225,7 +245,9 @@ export class X402 {
   /** The payer's balance of the payment asset, on the pending block. */
   private async balanceOf(payer: string): Promise<bigint> {
     const data = encodeCall(BALANCE_OF, [{ address: payer }]);
-    return BigInt(await this.terms.chain.provider.send("eth_call", [{ to: this.asset.toLowerCase(), data }, "pending"]));
+    return BigInt(
+      await this.terms.chain.provider.send("eth_call", [{ to: this.asset.toLowerCase(), data }, "pending"]),
+    );
   }
 
   /** The 402 of a payment the payer's balance does not cover with its other open payments. */
@@ -255,7 +277,11 @@ export class X402 {
       if (Date.now() + pause >= deadline || this.settler.stopping) {
         await this.settler.release(payment.id, `not settled in time: ${outcome.reason}`);
         const inFlight = (await this.services.payments.get(payment.id))?.status === "settling";
-        if (inFlight) this.log.error({ paymentId: payment.id, reason: outcome.reason }, "a paid answer was withheld while its settlement is on its way; it settles or is released by its fate on chain");
+        if (inFlight)
+          this.log.error(
+            { paymentId: payment.id, reason: outcome.reason },
+            "a paid answer was withheld while its settlement is on its way; it settles or is released by its fate on chain",
+          );
         throw new PaymentNotSettled(
           `the payment could not be settled now (${outcome.reason}); nothing was delivered${inFlight ? "; its settlement transaction is on its way and decides whether it is charged" : " and nothing was charged"}: try again`,
           payment.id,
@@ -266,7 +292,6 @@ export class X402 {
       payment = (await this.services.payments.get(payment.id)) ?? payment;
     }
   }
-
 }
 
 /** balanceOf(address) of the payment asset. */

@@ -27,18 +27,30 @@ export const RegistrationFile = z
     active: z.boolean().optional(),
     registrations: z.array(z.record(z.string(), z.unknown())).optional(),
   })
-  .meta({ id: "AgentRegistrationFile", description: "The ERC-8004 registration file this service hosts at the agentURI" });
-export const AgentList = z.strictObject({ agents: z.array(AgentSummary), total: int, limit: int, offset: int }).meta({ id: "AgentList" });
+  .meta({
+    id: "AgentRegistrationFile",
+    description: "The ERC-8004 registration file this service hosts at the agentURI",
+  });
+export const AgentList = z
+  .strictObject({ agents: z.array(AgentSummary), total: int, limit: int, offset: int })
+  .meta({ id: "AgentList" });
 
 const OnchainAgent = z.strictObject({
   owner: address,
   agentWallet: address,
   tokenURI: z.string(),
-  metadata: z.record(z.string(), z.strictObject({ hex: responseFields.hex, text: z.string().nullable() })).meta({ description: "The metadata keys set through this service" }),
+  metadata: z
+    .record(z.string(), z.strictObject({ hex: responseFields.hex, text: z.string().nullable() }))
+    .meta({ description: "The metadata keys set through this service" }),
 });
 
 export const AgentInfo = z
-  .strictObject({ ...AgentSummary.shape, registrationFile: RegistrationFile, onchainMetadata: OnchainAgent, prepareTxId: hash32 })
+  .strictObject({
+    ...AgentSummary.shape,
+    registrationFile: RegistrationFile,
+    onchainMetadata: OnchainAgent,
+    prepareTxId: hash32,
+  })
   .meta({ id: "AgentInfo" });
 
 const AgentActivityView = z.strictObject({
@@ -56,7 +68,13 @@ const AgentActivityView = z.strictObject({
 });
 
 export const AgentTransactions = z
-  .strictObject({ agentUuid: z.string(), transactions: z.array(AgentActivityView), total: int, limit: int, offset: int })
+  .strictObject({
+    agentUuid: z.string(),
+    transactions: z.array(AgentActivityView),
+    total: int,
+    limit: int,
+    offset: int,
+  })
   .meta({ id: "AgentTransactions" });
 
 /** What the registry says now: owner, agent wallet, URI and the metadata keys set through this service (read failures are errors). */
@@ -103,30 +121,49 @@ export function activityView(a: AgentActivity): z.infer<typeof AgentActivityView
  * The agent a getter names (agentUuid, or agentId + chainId). With a key, only the key's own agents are visible; paid
  * with x402, the caller must pay from the agent's owner wallet (checked when the payment is taken).
  */
-export async function agentForGetter(services: AgentReadServices, caller: Caller, ref: { agentUuid?: string; agentId?: string; chainId?: string | number }): Promise<{ agent: AgentRecord; chain: Chain }> {
+export async function agentForGetter(
+  services: AgentReadServices,
+  caller: Caller,
+  ref: { agentUuid?: string; agentId?: string; chainId?: string | number },
+): Promise<{ agent: AgentRecord; chain: Chain }> {
   let agent: AgentRecord | undefined;
   if (ref.agentUuid) agent = await services.agents.byUuid(ref.agentUuid);
   else if (ref.agentId !== undefined) {
     if (ref.chainId === undefined) throw badRequest("chainId is required with agentId", { field: "chainId" });
     const chain = agentChain(services, ref.chainId);
-    agent = await services.agents.byAgentId(chain.chainId, chain.deployment.contracts.IdentityRegistry, BigInt(ref.agentId));
+    agent = await services.agents.byAgentId(
+      chain.chainId,
+      chain.deployment.contracts.IdentityRegistry,
+      BigInt(ref.agentId),
+    );
   } else {
     throw badRequest("agentUuid is required (or agentId with chainId)", { field: "agentUuid" });
   }
   const label = ref.agentUuid ? `agentUuid ${ref.agentUuid}` : `agentId ${ref.agentId}`;
   if (!agent || (caller.apiKey && agent.apiKeyId !== caller.apiKey.id)) {
-    throw notFound(caller.apiKey ? `No agent with ${label} was registered under this API key` : `No agent with ${label} is known to this service`, {
-      field: ref.agentUuid ? "agentUuid" : "agentId",
-    });
+    throw notFound(
+      caller.apiKey
+        ? `No agent with ${label} was registered under this API key`
+        : `No agent with ${label} is known to this service`,
+      {
+        field: ref.agentUuid ? "agentUuid" : "agentId",
+      },
+    );
   }
   const chain = services.chains.find(agent.chainId);
-  if (!chain) throw badRequest(`agent ${agent.uuid} lives on chain ${agent.chainId}, which this deployment does not serve`, { field: "chainId" });
+  if (!chain)
+    throw badRequest(`agent ${agent.uuid} lives on chain ${agent.chainId}, which this deployment does not serve`, {
+      field: "chainId",
+    });
   return { agent, chain };
 }
 
 /** A chain that serves agents (8453 / 84532), from a getter's chainId. */
 export function agentChain(services: AgentReadServices, chainId: string | number): Chain {
   const chain = services.chains.resolve(chainId);
-  if (!AGENT_CHAINS.includes(chain.chainId)) throw badRequest(`agents live on chain ${AGENT_CHAINS.join(" or ")}, not on ${chain.chainId}`, { field: "chainId" });
+  if (!AGENT_CHAINS.includes(chain.chainId))
+    throw badRequest(`agents live on chain ${AGENT_CHAINS.join(" or ")}, not on ${chain.chainId}`, {
+      field: "chainId",
+    });
   return chain;
 }

@@ -29,15 +29,27 @@ export const CapTable = z
         frozenAmount: amount,
         frozenAmountRaw: integerText,
         addressFrozen: z.boolean(),
-        shareOfSupply: z.string().regex(/^\d+(\.\d+)?$/).meta({ description: "Percent of the total supply, 6 decimals (\"12.5\")" }),
+        shareOfSupply: z
+          .string()
+          .regex(/^\d+(\.\d+)?$/)
+          .meta({ description: 'Percent of the total supply, 6 decimals ("12.5")' }),
       }),
     ),
     total: int.meta({ description: "Holders with a non-zero balance at that block" }),
     limit: int,
     offset: int,
-    checkedAgainstChain: z.literal(true).meta({ description: "The page's balances and frozen amounts and the total supply equal balanceOf, getFrozenTokens and totalSupply at that block" }),
+    checkedAgainstChain: z
+      .literal(true)
+      .meta({
+        description:
+          "The page's balances and frozen amounts and the total supply equal balanceOf, getFrozenTokens and totalSupply at that block",
+      }),
   })
-  .meta({ id: "CapTable", description: "Who holds the token as of a block, built from the token's own events (largest holding first, then address)" });
+  .meta({
+    id: "CapTable",
+    description:
+      "Who holds the token as of a block, built from the token's own events (largest holding first, then address)",
+  });
 
 interface Holding {
   address: string;
@@ -54,11 +66,18 @@ interface Replayed {
 /** Tables of past blocks never change once built: kept a minute, so paging through one replays the events once. */
 const replays = new TtlCache<string, Promise<Replayed>>(60_000, 100);
 
-const EVENTS = (["Transfer", "Frozen", "AddressFrozen"] as const).map((name) => securityTokenInterface.getEvent(name).topicHash);
+const EVENTS = (["Transfer", "Frozen", "AddressFrozen"] as const).map(
+  (name) => securityTokenInterface.getEvent(name).topicHash,
+);
 
 /** Replays the token's Transfer, Frozen and AddressFrozen events from its creation to `blockNumber`. */
 async function replay(ctx: DomainContext, token: TokenRecord, blockNumber: number): Promise<Replayed> {
-  const logs = await logsInRanges(ctx.chain.provider, { address: token.tokenAddress, topics: [EVENTS] }, token.createdBlock, blockNumber);
+  const logs = await logsInRanges(
+    ctx.chain.provider,
+    { address: token.tokenAddress, topics: [EVENTS] },
+    token.createdBlock,
+    blockNumber,
+  );
   const balances = new Map<string, bigint>();
   const frozen = new Map<string, bigint>();
   const addressFrozen = new Map<string, boolean>();
@@ -80,28 +99,51 @@ async function replay(ctx: DomainContext, token: TokenRecord, blockNumber: numbe
   }
   const holders = [...balances.entries()]
     .filter(([, balance]) => balance !== 0n)
-    .map(([holder, balance]) => ({ address: getAddress(holder), balance, frozen: frozen.get(holder) ?? 0n, addressFrozen: addressFrozen.get(holder) ?? false }))
+    .map(([holder, balance]) => ({
+      address: getAddress(holder),
+      balance,
+      frozen: frozen.get(holder) ?? 0n,
+      addressFrozen: addressFrozen.get(holder) ?? false,
+    }))
     .sort((a, b) => (a.balance === b.balance ? a.address.localeCompare(b.address) : a.balance > b.balance ? -1 : 1));
   return { supply, holders };
 }
 
 /** The events' totals checked against the token's own views at that block (a node that lost logs would differ). */
-async function checkAgainstChain(ctx: DomainContext, token: TokenRecord, blockNumber: number, replayed: Replayed, page: Holding[]): Promise<void> {
+async function checkAgainstChain(
+  ctx: DomainContext,
+  token: TokenRecord,
+  blockNumber: number,
+  replayed: Replayed,
+  page: Holding[],
+): Promise<void> {
   const contract = securityToken(ctx, token);
   const at = { blockTag: blockNumber };
   const [supply, ...onChain] = await Promise.all([
     contract.totalSupply(at),
-    ...page.map((h) => Promise.all([contract.balanceOf(h.address, at), contract.getFrozenTokens(h.address, at), contract.isFrozen(h.address, at)])),
+    ...page.map((h) =>
+      Promise.all([
+        contract.balanceOf(h.address, at),
+        contract.getFrozenTokens(h.address, at),
+        contract.isFrozen(h.address, at),
+      ]),
+    ),
   ]);
   const sum = replayed.holders.reduce((s, h) => s + h.balance, 0n);
   const mismatch = (what: string) =>
-    new ApiError("CHAIN_READ_FAILED", `The cap table of ${token.symbol} at block ${blockNumber} does not match the chain (${what}): the node's logs are incomplete`, {
-      blockNumber,
-    });
-  if (supply !== replayed.supply || supply !== sum) throw mismatch(`totalSupply ${supply}, events ${replayed.supply}, balances ${sum}`);
+    new ApiError(
+      "CHAIN_READ_FAILED",
+      `The cap table of ${token.symbol} at block ${blockNumber} does not match the chain (${what}): the node's logs are incomplete`,
+      {
+        blockNumber,
+      },
+    );
+  if (supply !== replayed.supply || supply !== sum)
+    throw mismatch(`totalSupply ${supply}, events ${replayed.supply}, balances ${sum}`);
   page.forEach((h, i) => {
     const [balance, frozenAmount, addressFrozen] = onChain[i];
-    if (balance !== h.balance || frozenAmount !== h.frozen || addressFrozen !== h.addressFrozen) throw mismatch(`holder ${h.address}`);
+    if (balance !== h.balance || frozenAmount !== h.frozen || addressFrozen !== h.addressFrozen)
+      throw mismatch(`holder ${h.address}`);
   });
 }
 
@@ -115,15 +157,22 @@ function percentOf(part: bigint, whole: bigint): string {
  * GET /get-holders: the cap table as of `blockNumber` (default: the latest block), from the token's creation block on.
  * Paged, largest holding first; each page checked against the chain at that block.
  */
-export async function capTableView(ctx: DomainContext, token: TokenRecord, q: { blockNumber?: number; limit: number; offset: number }): Promise<z.infer<typeof CapTable>> {
+export async function capTableView(
+  ctx: DomainContext,
+  token: TokenRecord,
+  q: { blockNumber?: number; limit: number; offset: number },
+): Promise<z.infer<typeof CapTable>> {
   const latest = await ctx.chain.provider.getBlockNumber();
   const blockNumber = q.blockNumber ?? latest;
   if (blockNumber < token.createdBlock || blockNumber > latest) {
-    throw badRequest(`blockNumber must be from ${token.symbol}'s creation block ${token.createdBlock} to the latest block ${latest}`, {
-      field: "blockNumber",
-      createdBlock: token.createdBlock,
-      latestBlock: latest,
-    });
+    throw badRequest(
+      `blockNumber must be from ${token.symbol}'s creation block ${token.createdBlock} to the latest block ${latest}`,
+      {
+        field: "blockNumber",
+        createdBlock: token.createdBlock,
+        latestBlock: latest,
+      },
+    );
   }
   // The latest block's table is built fresh (blocks arrive); a past block's is kept while pages are read.
   const key = `${token.chainId}:${token.tokenAddress.toLowerCase()}:${blockNumber}`;
@@ -161,7 +210,16 @@ export async function capTableView(ctx: DomainContext, token: TokenRecord, q: { 
   };
 }
 
-const CSV_COLUMNS = ["address", "email", "balance", "balanceRaw", "frozenAmount", "frozenAmountRaw", "addressFrozen", "shareOfSupply"] as const;
+const CSV_COLUMNS = [
+  "address",
+  "email",
+  "balance",
+  "balanceRaw",
+  "frozenAmount",
+  "frozenAmountRaw",
+  "addressFrozen",
+  "shareOfSupply",
+] as const;
 
 /** RFC 4180: a field with a comma, quote or line break is quoted, quotes doubled. */
 function csvField(value: string): string {

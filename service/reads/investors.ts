@@ -14,7 +14,12 @@ import type { InvestorInfo, InvestorList, InvestorListEntry as InvestorListEntry
 // The investors of a token: one wallet, one investor's holdings and onboarding, the paged list.
 
 /** An investor wallet from an address, or from an e-mail recorded for this token. */
-export async function investorWallet(services: TokenizationReadServices, token: TokenRecord, address?: string, email?: string): Promise<{ address: string; email: string | null }> {
+export async function investorWallet(
+  services: TokenizationReadServices,
+  token: TokenRecord,
+  address?: string,
+  email?: string,
+): Promise<{ address: string; email: string | null }> {
   if (address) {
     const known = await services.investors.byAddress(token.id, address);
     return { address: checksumAddress(address), email: known?.email ?? email ?? null };
@@ -30,10 +35,15 @@ export async function investorWallet(services: TokenizationReadServices, token: 
  * chain) and its onboarding state (KYC status, the live link while pending, the verified wallet). 404 when neither
  * exists. Without a recorded wallet, the wallet the investor proved by signature stands in.
  */
-export async function investorInfoView(ctx: DomainContext, token: TokenRecord, email: string): Promise<z.infer<typeof InvestorInfo>> {
+export async function investorInfoView(
+  ctx: DomainContext,
+  token: TokenRecord,
+  email: string,
+): Promise<z.infer<typeof InvestorInfo>> {
   const wallets = await ctx.services.investors.byEmail(token.id, email);
   const record = await kycRecordForToken(ctx.services, token, ctx.apiKey!.id, email);
-  if (!wallets.length && !record) throw notFound(`No investor ${email} is recorded for ${token.symbol}`, { field: "email" });
+  if (!wallets.length && !record)
+    throw notFound(`No investor ${email} is recorded for ${token.symbol}`, { field: "email" });
   const kyc = await kycView(ctx.services, record);
   const primary = wallets[0];
   const addresses = wallets.map((w) => getAddress(w.address));
@@ -41,11 +51,27 @@ export async function investorInfoView(ctx: DomainContext, token: TokenRecord, e
   const balances = await Promise.all(
     addresses.map(async (address) => {
       const holding = await tokenHolding(ctx, token, address);
-      return { walletAddress: address, tokenBalance: fromUnits(holding.balance, token.decimals), whitelisted: holding.whitelisted, ...holdingControlView(token, holding) };
+      return {
+        walletAddress: address,
+        tokenBalance: fromUnits(holding.balance, token.decimals),
+        whitelisted: holding.whitelisted,
+        ...holdingControlView(token, holding),
+      };
     }),
   );
-  const none = { frozenAmount: "0", frozenAmountRaw: "0", unfrozenBalance: "0", addressFrozen: false, tokenPaused: false };
-  const { walletAddress: _primary, tokenBalance: _balance, whitelisted: _whitelisted, ...primaryControls } = balances[0] ?? { walletAddress: "", tokenBalance: "0", whitelisted: false, ...none };
+  const none = {
+    frozenAmount: "0",
+    frozenAmountRaw: "0",
+    unfrozenBalance: "0",
+    addressFrozen: false,
+    tokenPaused: false,
+  };
+  const {
+    walletAddress: _primary,
+    tokenBalance: _balance,
+    whitelisted: _whitelisted,
+    ...primaryControls
+  } = balances[0] ?? { walletAddress: "", tokenBalance: "0", whitelisted: false, ...none };
   return {
     email: primary?.email ?? record!.email,
     firstName: primary?.firstName ?? kyc.firstName,
@@ -88,7 +114,9 @@ export async function investorsView(
   query: { token?: TokenRecord; kycStatus?: KycStatus; limit: number; offset: number },
 ): Promise<z.infer<typeof InvestorList>> {
   const { token } = query;
-  const scope = token ? await services.kyc.scopeOfTokenizer(token.tokenizerEmail, apiKey.id) : await services.kyc.scopeOfKey(apiKey.id);
+  const scope = token
+    ? await services.kyc.scopeOfTokenizer(token.tokenizerEmail, apiKey.id)
+    : await services.kyc.scopeOfKey(apiKey.id);
   const records = await services.kyc.listInScope(scope, apiKey.id);
   const entries = new Map<string, InvestorListEntry>();
   const blank = (email: string | null): InvestorListEntry => ({
@@ -129,7 +157,11 @@ export async function investorsView(
   }
   const all = [...entries.values()]
     .filter((e) => !query.kycStatus || e.kycStatus === query.kycStatus)
-    .sort((a, b) => (a.email ?? "\uffff").localeCompare(b.email ?? "\uffff") || (a.walletAddress ?? "").localeCompare(b.walletAddress ?? ""));
+    .sort(
+      (a, b) =>
+        (a.email ?? "\uffff").localeCompare(b.email ?? "\uffff") ||
+        (a.walletAddress ?? "").localeCompare(b.walletAddress ?? ""),
+    );
   return {
     tokenSymbol: token?.symbol ?? null,
     investors: all.slice(query.offset, query.offset + query.limit),

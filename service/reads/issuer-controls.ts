@@ -28,7 +28,11 @@ export const TransferCheck = z
   });
 
 /** GET /check-transfer: the token's own answer (ERC-1404), code and message, read at a recent head. */
-export async function transferCheckView(ctx: DomainContext, token: TokenRecord, q: { from: string; to: string; amount: string }): Promise<z.infer<typeof TransferCheck>> {
+export async function transferCheckView(
+  ctx: DomainContext,
+  token: TokenRecord,
+  q: { from: string; to: string; amount: string },
+): Promise<z.infer<typeof TransferCheck>> {
   const units = toUnits(q.amount, token.decimals, "amount", { allowZero: true });
   const r = await transferRestriction(ctx, token, q.from, q.to, units);
   return {
@@ -66,10 +70,18 @@ export const TokenControlList = z
     limit: int,
     offset: int,
   })
-  .meta({ id: "TokenControlList", description: "Issuer controls confirmed on the token, oldest first (freezes, forced transfers, recoveries, pauses, roles)" });
+  .meta({
+    id: "TokenControlList",
+    description:
+      "Issuer controls confirmed on the token, oldest first (freezes, forced transfers, recoveries, pauses, roles)",
+  });
 
 /** GET /get-token-controls: the records the controls' events left (methods/control-events.ts). */
-export async function tokenControlsView(ctx: DomainContext, token: TokenRecord, q: { account?: string; limit: number; offset: number }): Promise<z.infer<typeof TokenControlList>> {
+export async function tokenControlsView(
+  ctx: DomainContext,
+  token: TokenRecord,
+  q: { account?: string; limit: number; offset: number },
+): Promise<z.infer<typeof TokenControlList>> {
   const { total, controls } = await ctx.services.tokenControls.list(token.id, q);
   const checksum = (v: string | null) => (v === null ? null : getAddress(v));
   return {

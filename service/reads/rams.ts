@@ -3,10 +3,41 @@ import { z } from "zod";
 import { dataEnvelope, responseFields } from "../wire/responses";
 import type { Chain } from "../chains/registry";
 import { badRequest } from "../errors";
-import { ramsTypedData, SIGNED_OPERATIONS, typedDataDigest, type RamsTypedData, type SignedOperation } from "../domains/rams/typed-data";
+import {
+  ramsTypedData,
+  SIGNED_OPERATIONS,
+  typedDataDigest,
+  type RamsTypedData,
+  type SignedOperation,
+} from "../domains/rams/typed-data";
 import type { DomainServices } from "../domains/context";
-import { actionOf, chainNow, checkPrincipal, DEFAULT_DEADLINE_SECONDS, evaluateExecution, executorAt, mandateAt, mandateStatus, mandateView, onChain, RAMS_CHAIN_ID, readMandate, registryRef, requireDeadline, resolveExecutor, selectorOf, type ContractRef } from "../domains/rams/mandates";
-import { type GrantInput, grantParams, grantMessage, extendMessage, revokeMessage, operatorMessage } from "../domains/rams/messages";
+import {
+  actionOf,
+  chainNow,
+  checkPrincipal,
+  DEFAULT_DEADLINE_SECONDS,
+  evaluateExecution,
+  executorAt,
+  mandateAt,
+  mandateStatus,
+  mandateView,
+  onChain,
+  RAMS_CHAIN_ID,
+  readMandate,
+  registryRef,
+  requireDeadline,
+  resolveExecutor,
+  selectorOf,
+  type ContractRef,
+} from "../domains/rams/mandates";
+import {
+  type GrantInput,
+  grantParams,
+  grantMessage,
+  extendMessage,
+  revokeMessage,
+  operatorMessage,
+} from "../domains/rams/messages";
 
 /** What the RAMS reads use. */
 export type RamsReadServices = DomainServices;
@@ -66,7 +97,10 @@ export const ComplianceRead = dataEnvelope(
       principal: address,
       identityRef: bytes32,
       eligible: z.boolean(),
-      reasonCode: int.meta({ description: "COMPLIANT 0, KYC_EXPIRED 1, AML_FLAG 2, NOT_ACCREDITED 3, NOT_QUALIFIED 4, JURISDICTION_BLOCKED 5, IDENTITY_NOT_FOUND 6, ATTESTATION_REVOKED 7, OTHER 8" }),
+      reasonCode: int.meta({
+        description:
+          "COMPLIANT 0, KYC_EXPIRED 1, AML_FLAG 2, NOT_ACCREDITED 3, NOT_QUALIFIED 4, JURISDICTION_BLOCKED 5, IDENTITY_NOT_FOUND 6, ATTESTATION_REVOKED 7, OTHER 8",
+      }),
       reason: z.string(),
       expiresAt: int.meta({ description: "0: no expiry" }),
     })
@@ -102,8 +136,13 @@ export const CanExecuteRead = dataEnvelope(
       selector: z.string().nullable(),
       amount: integerText,
       canExecute: z.boolean().meta({ description: "The registry's canExecute" }),
-      allowed: z.boolean().meta({ description: "canExecute and the principal still compliant: what an execution needs" }),
-      reason: z.strictObject({ check: z.string(), code: z.string(), message: z.string() }).nullable().meta({ description: "The first failing check" }),
+      allowed: z
+        .boolean()
+        .meta({ description: "canExecute and the principal still compliant: what an execution needs" }),
+      reason: z
+        .strictObject({ check: z.string(), code: z.string(), message: z.string() })
+        .nullable()
+        .meta({ description: "The first failing check" }),
       status: mandateStatusEnum,
       frozen: z.boolean(),
       checks: z.strictObject({
@@ -146,16 +185,28 @@ export const TypedDataRead = dataEnvelope(
       deadline: integerText.meta({ description: "Unix seconds; send it with the signature" }),
       typedDataId: bytes32.meta({ description: "The EIP-712 digest" }),
       typedData: z.strictObject({
-        domain: z.strictObject({ name: z.literal("RAMS"), version: z.literal("1"), chainId: int, verifyingContract: address }),
-        types: z.record(z.string(), z.array(z.strictObject({ name: z.string(), type: z.string() }))).meta({ description: "The primary type only (no EIP712Domain)" }),
+        domain: z.strictObject({
+          name: z.literal("RAMS"),
+          version: z.literal("1"),
+          chainId: int,
+          verifyingContract: address,
+        }),
+        types: z
+          .record(z.string(), z.array(z.strictObject({ name: z.string(), type: z.string() })))
+          .meta({ description: "The primary type only (no EIP712Domain)" }),
         primaryType: z.enum(["GrantMandate", "RevokeMandate", "ExtendMandate", "SetOperator"]),
-        message: z.record(z.string(), z.union([z.string(), z.boolean(), z.array(z.string())])).meta({ description: "Integers as decimal strings" }),
+        message: z
+          .record(z.string(), z.union([z.string(), z.boolean(), z.array(z.string())]))
+          .meta({ description: "Integers as decimal strings" }),
       }),
       operation: z.enum(["grant-mandate", "revoke-mandate", "extend-mandate", "set-operator"]),
       agentMandateAddress: address,
       chainId: z.string(),
     })
-    .meta({ id: "RamsTypedData", description: "Sign typedData as is: ethers wallet.signTypedData(domain, types, message)" }),
+    .meta({
+      id: "RamsTypedData",
+      description: "Sign typedData as is: ethers wallet.signTypedData(domain, types, message)",
+    }),
 );
 
 type DataOf<T extends z.ZodType> = z.infer<T> extends { data: infer D } ? D : never;
@@ -163,12 +214,20 @@ type DataOf<T extends z.ZodType> = z.infer<T> extends { data: infer D } ? D : ne
 /** The chain of a RAMS read: Sepolia (11155111) only. */
 export function ramsChain(services: RamsReadServices, chainId: unknown): Chain {
   const chain = services.chains.resolve(chainId);
-  if (chain.chainId !== RAMS_CHAIN_ID) throw badRequest(`RAMS runs on chain ${RAMS_CHAIN_ID} (Sepolia) only, not on ${chain.chainId}`, { field: "chainId" });
+  if (chain.chainId !== RAMS_CHAIN_ID)
+    throw badRequest(`RAMS runs on chain ${RAMS_CHAIN_ID} (Sepolia) only, not on ${chain.chainId}`, {
+      field: "chainId",
+    });
   return chain;
 }
 
 /** GET /rams/mandate: the pair's mandate, its derived status, the agent's freeze and the principal's nonce. */
-export async function mandateRead(chain: Chain, registry: ContractRef, agent: string, principal: string): Promise<DataOf<typeof MandateRead>> {
+export async function mandateRead(
+  chain: Chain,
+  registry: ContractRef,
+  agent: string,
+  principal: string,
+): Promise<DataOf<typeof MandateRead>> {
   const contract = mandateAt(chain, registry);
   const [mandate, frozen, nonce, now] = await Promise.all([
     readMandate(chain, registry, agent, principal),
@@ -190,18 +249,37 @@ export async function mandateRead(chain: Chain, registry: ContractRef, agent: st
 }
 
 /** GET /rams/compliance-status: the principal's eligibility under identityRef. */
-export async function complianceRead(chain: Chain, provider: ContractRef, principal: string, identityRef: string): Promise<DataOf<typeof ComplianceRead>> {
+export async function complianceRead(
+  chain: Chain,
+  provider: ContractRef,
+  principal: string,
+  identityRef: string,
+): Promise<DataOf<typeof ComplianceRead>> {
   const eligibility = await checkPrincipal(chain, provider, principal, identityRef);
-  return { chainId: String(chain.chainId), complianceProviderAddress: provider.address, principal: getAddress(principal), identityRef, ...eligibility };
+  return {
+    chainId: String(chain.chainId),
+    complianceProviderAddress: provider.address,
+    principal: getAddress(principal),
+    identityRef,
+    ...eligibility,
+  };
 }
 
 /** GET /rams/status: the agent's freeze, the principal's nonce and, when asked, one operator's approval. */
-export async function statusRead(chain: Chain, registry: ContractRef, agent: string, principal: string, operator?: string): Promise<DataOf<typeof StatusRead>> {
+export async function statusRead(
+  chain: Chain,
+  registry: ContractRef,
+  agent: string,
+  principal: string,
+  operator?: string,
+): Promise<DataOf<typeof StatusRead>> {
   const contract = mandateAt(chain, registry);
   const [isFrozen, nonce, isOperator] = await Promise.all([
     onChain(chain, registry, "isFrozen", () => contract.isFrozen(agent)),
     onChain(chain, registry, "nonces", () => contract.nonces(principal)),
-    operator ? onChain(chain, registry, "isOperator", () => contract.isOperator(principal, operator)) : Promise.resolve(null),
+    operator
+      ? onChain(chain, registry, "isOperator", () => contract.isOperator(principal, operator))
+      : Promise.resolve(null),
   ]);
   return {
     chainId: String(chain.chainId),
@@ -217,7 +295,8 @@ export async function statusRead(chain: Chain, registry: ContractRef, agent: str
 
 /** The action a read names: `action` (bytes32) or `selector` (4 bytes); the two must agree when both are sent. */
 export function actionOfQuery(q: { action?: string; selector?: string }, fallback?: string): string {
-  if (q.action && q.selector && actionOf(q.selector) !== q.action) throw badRequest(`selector ${q.selector} and action ${q.action} differ: send one of them`, { field: "action" });
+  if (q.action && q.selector && actionOf(q.selector) !== q.action)
+    throw badRequest(`selector ${q.selector} and action ${q.action} differ: send one of them`, { field: "action" });
   const action = q.action ?? (q.selector ? actionOf(q.selector) : fallback);
   if (!action) throw badRequest("selector (4 bytes) or action (bytes32) is required", { field: "selector" });
   return action;
@@ -256,8 +335,12 @@ export async function executorActionRead(
   q: { action: string; executorAddress?: string; principal?: string },
 ): Promise<DataOf<typeof ExecutorActionRead>> {
   const selector = selectorOf(q.action);
-  if (!selector) throw badRequest("action must be a selector's label: 4 bytes followed by 28 zero bytes", { field: "action" });
-  const executor = await resolveExecutor({ services, chain }, { executorAddress: q.executorAddress, principal: q.principal });
+  if (!selector)
+    throw badRequest("action must be a selector's label: 4 bytes followed by 28 zero bytes", { field: "action" });
+  const executor = await resolveExecutor(
+    { services, chain },
+    { executorAddress: q.executorAddress, principal: q.principal },
+  );
   const spec = await onChain(chain, executor.ref, "actions", () => executorAt(chain, executor.ref).actions(selector));
   const actionSpec = { supported: spec.supported, hasAmount: spec.hasAmount, amountIndex: Number(spec.amountIndex) };
   return {
@@ -293,7 +376,11 @@ export interface TypedDataPlan {
   message: (nonce: bigint, deadline: bigint) => RamsTypedData["message"];
 }
 
-export async function planTypedData(chain: Chain, operation: SignedOperation, q: TypedDataQuery): Promise<TypedDataPlan> {
+export async function planTypedData(
+  chain: Chain,
+  operation: SignedOperation,
+  q: TypedDataQuery,
+): Promise<TypedDataPlan> {
   let registry: ContractRef;
   let principal: string;
   let message: TypedDataPlan["message"];
@@ -324,7 +411,12 @@ export async function planTypedData(chain: Chain, operation: SignedOperation, q:
 export async function typedDataRead(chain: Chain, plan: TypedDataPlan): Promise<DataOf<typeof TypedDataRead>> {
   const { registry, principal } = plan;
   const nonce = await onChain(chain, registry, "nonces", () => mandateAt(chain, registry).nonces(principal));
-  const typedData = ramsTypedData(SIGNED_OPERATIONS[plan.operation], chain.chainId, registry.address, plan.message(nonce, BigInt(plan.deadline)));
+  const typedData = ramsTypedData(
+    SIGNED_OPERATIONS[plan.operation],
+    chain.chainId,
+    registry.address,
+    plan.message(nonce, BigInt(plan.deadline)),
+  );
   return {
     signer: getAddress(principal),
     nonce: nonce.toString(),

@@ -44,7 +44,12 @@ export const Offering = z
   })
   .meta({ id: "Offering" });
 
-export const OfferingList = z.strictObject({ status: z.array(Offering).meta({ description: "The offerings (the list's name clients read)" }), total: int }).meta({ id: "OfferingList" });
+export const OfferingList = z
+  .strictObject({
+    status: z.array(Offering).meta({ description: "The offerings (the list's name clients read)" }),
+    total: int,
+  })
+  .meta({ id: "OfferingList" });
 
 export const InvestmentList = z
   .strictObject({
@@ -64,7 +69,11 @@ export const InvestmentList = z
   .meta({ id: "InvestmentList" });
 
 /** An offering with its live status, raised amount and tokens left (chain), and its record (database). */
-export async function offeringView(ctx: DomainContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof Offering>> {
+export async function offeringView(
+  ctx: DomainContext,
+  token: TokenRecord,
+  offering: OfferingRecord,
+): Promise<z.infer<typeof Offering>> {
   const escrow = escrowOf(ctx, token);
   const [live, status] = await Promise.all([escrow.offering(offering.onchainId), escrow.status(offering.onchainId)]);
   const pd = token.paymentToken.decimals;
@@ -79,12 +88,17 @@ export async function offeringView(ctx: DomainContext, token: TokenRecord, offer
 
 export async function offeringById(ctx: DomainContext, token: TokenRecord, id: string): Promise<OfferingRecord> {
   const offering = await ctx.services.offerings.byId(id);
-  if (!offering || offering.tokenId !== token.id) throw notFound(`No offering ${id} for ${token.symbol}`, { field: "id" });
+  if (!offering || offering.tokenId !== token.id)
+    throw notFound(`No offering ${id} for ${token.symbol}`, { field: "id" });
   return offering;
 }
 
 /** The STO balance record: exactly the fields existing clients read, no more. */
-export async function stoBalanceView(ctx: DomainContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof StoBalance>> {
+export async function stoBalanceView(
+  ctx: DomainContext,
+  token: TokenRecord,
+  offering: OfferingRecord,
+): Promise<z.infer<typeof StoBalance>> {
   const v = await offeringView(ctx, token, offering);
   return {
     uuid: v.uuid,
@@ -106,7 +120,11 @@ export async function stoBalanceView(ctx: DomainContext, token: TokenRecord, off
 }
 
 /** The investment list in the form clients read: { offeringTransactionsList, total }. */
-export async function investmentListView(ctx: DomainContext, token: TokenRecord, offering: OfferingRecord): Promise<z.infer<typeof InvestmentList>> {
+export async function investmentListView(
+  ctx: DomainContext,
+  token: TokenRecord,
+  offering: OfferingRecord,
+): Promise<z.infer<typeof InvestmentList>> {
   const investments = await ctx.services.offerings.investments(offering.id);
   const pd = token.paymentToken.decimals;
   return {

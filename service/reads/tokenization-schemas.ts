@@ -7,7 +7,10 @@ import { KycViewSchema } from "../onboarding/views";
 
 const { address, hash32, integerText, int } = responseFields;
 /** An amount in human units of the token ("12.5"). */
-const amount = z.string().regex(/^\d+(\.\d+)?$/).meta({ example: "100" });
+const amount = z
+  .string()
+  .regex(/^\d+(\.\d+)?$/)
+  .meta({ example: "100" });
 
 export const TokenRecordView = z
   .strictObject({
@@ -18,7 +21,10 @@ export const TokenRecordView = z
     tokenType: z.string(),
     tokenizerEmail: z.string(),
     companyWalletAddress: address,
-    tokenLogotype: z.string().nullable().meta({ description: "URL of the uploaded logotype (PATCH /patch-token-docs)" }),
+    tokenLogotype: z
+      .string()
+      .nullable()
+      .meta({ description: "URL of the uploaded logotype (PATCH /patch-token-docs)" }),
     subscriptionAgreement: z.string().nullable().meta({ description: "Content reference (sha256:…)" }),
     legalDocs: z.string().nullable().meta({ description: "Content reference (sha256:…)" }),
     allowedTokenDecimals: int,
@@ -29,7 +35,11 @@ export const TokenRecordView = z
       symbol: z.string(),
       address,
       decimals: int,
-      blockchain: z.strictObject({ chainId: z.string().meta({ description: "0x hex" }), chainName: z.string(), blockExplorerUrl: z.string() }),
+      blockchain: z.strictObject({
+        chainId: z.string().meta({ description: "0x hex" }),
+        chainName: z.string(),
+        blockExplorerUrl: z.string(),
+      }),
     }),
   })
   .meta({ id: "TokenRecord", description: "A token record: no contract address (get-tokenizer-info) and no balances" });
@@ -40,9 +50,13 @@ export const VisibleTokens = z
 /** What the issuer controls add to a holding (additive fields of get-balance-whitelist and get-investor-info). */
 function holdingControlFields() {
   return {
-    frozenAmount: amount.meta({ description: "Tokens frozen by the issuer (ERC-7943 getFrozenTokens); may exceed the balance" }),
+    frozenAmount: amount.meta({
+      description: "Tokens frozen by the issuer (ERC-7943 getFrozenTokens); may exceed the balance",
+    }),
     frozenAmountRaw: integerText,
-    unfrozenBalance: amount.meta({ description: "What the holder may move: the balance less the frozen amount, at least 0" }),
+    unfrozenBalance: amount.meta({
+      description: "What the holder may move: the balance less the frozen amount, at least 0",
+    }),
     addressFrozen: z.boolean().meta({ description: "The whole address is frozen: it neither sends nor receives" }),
     tokenPaused: z.boolean().meta({ description: "The token is paused: no holder transfers or burns" }),
   };
@@ -62,11 +76,23 @@ export const BalanceWhitelist = z
   .meta({ id: "BalanceWhitelist" });
 
 export const WhitelistStatus = z
-  .strictObject({ tokenSymbol: z.string(), investorAddress: address, whitelistStatus: z.boolean(), whitelisted: z.boolean() })
+  .strictObject({
+    tokenSymbol: z.string(),
+    investorAddress: address,
+    whitelistStatus: z.boolean(),
+    whitelisted: z.boolean(),
+  })
   .meta({ id: "WhitelistStatus" });
 
 export const Allowance = z
-  .strictObject({ tokenSymbol: z.string(), tokenAddress: address, ownerAddress: address, spenderAddress: address, allowance: amount, allowanceRaw: integerText })
+  .strictObject({
+    tokenSymbol: z.string(),
+    tokenAddress: address,
+    ownerAddress: address,
+    spenderAddress: address,
+    allowance: amount,
+    allowanceRaw: integerText,
+  })
   .meta({ id: "Allowance" });
 
 export const InvestorInfo = z
@@ -83,7 +109,14 @@ export const InvestorInfo = z
     whitelisted: z.boolean(),
     tokenBalance: amount,
     ...holdingControlFields(),
-    wallets: z.array(z.strictObject({ walletAddress: address, tokenBalance: amount, whitelisted: z.boolean(), ...holdingControlFields() })),
+    wallets: z.array(
+      z.strictObject({
+        walletAddress: address,
+        tokenBalance: amount,
+        whitelisted: z.boolean(),
+        ...holdingControlFields(),
+      }),
+    ),
     kyc: KycViewSchema,
     investments: z.array(
       z.strictObject({
@@ -114,7 +147,13 @@ export const InvestorListEntry = z.strictObject({
 });
 
 export const InvestorList = z
-  .strictObject({ tokenSymbol: z.string().nullable(), investors: z.array(InvestorListEntry), total: int, limit: int, offset: int })
+  .strictObject({
+    tokenSymbol: z.string().nullable(),
+    investors: z.array(InvestorListEntry),
+    total: int,
+    limit: int,
+    offset: int,
+  })
   .meta({ id: "InvestorList" });
 
 export const DividendDistribution = z
@@ -125,7 +164,15 @@ export const DividendDistribution = z
     totalDistributed: amount,
     totalDistributedRaw: integerText,
     distributions: z.array(
-      z.strictObject({ id: z.string(), amount, amountRaw: integerText, distributor: address, txHash: hash32, blockNumber: int, date: z.string() }),
+      z.strictObject({
+        id: z.string(),
+        amount,
+        amountRaw: integerText,
+        distributor: address,
+        txHash: hash32,
+        blockNumber: int,
+        date: z.string(),
+      }),
     ),
     holders: z.array(
       z.strictObject({

@@ -8,18 +8,32 @@ import type { KycViewServices } from "../onboarding/views";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { TokenRecord } from "../store/tokens";
 import { fromUnits } from "../model/units";
-import { authorizedToken, erc20, isPaymentTokenSymbol, paymentAsset, securityToken } from "../domains/tokenization/tokens";
+import {
+  authorizedToken,
+  erc20,
+  isPaymentTokenSymbol,
+  paymentAsset,
+  securityToken,
+} from "../domains/tokenization/tokens";
 import type { Allowance, BalanceWhitelist, DividendDistribution, TokenRecordView } from "./tokenization-schemas";
 
 /** What the tokenization reads use. */
 export type TokenizationReadServices = DomainServices & KycViewServices;
 
 /** Read context for one token: the key must be allowed to see it (Unauthorized token symbol otherwise). */
-export async function tokenContext(services: TokenizationReadServices, apiKey: ApiKeyRecord, symbol: string): Promise<{ ctx: DomainContext; token: TokenRecord }> {
+export async function tokenContext(
+  services: TokenizationReadServices,
+  apiKey: ApiKeyRecord,
+  symbol: string,
+): Promise<{ ctx: DomainContext; token: TokenRecord }> {
   const record = await services.tokens.bySymbol(symbol);
-  if (!record) throw badRequest("No company found with this token symbol", { field: "tokenSymbol", tokenSymbol: symbol });
+  if (!record)
+    throw badRequest("No company found with this token symbol", { field: "tokenSymbol", tokenSymbol: symbol });
   const chain = services.chains.find(record.chainId);
-  if (!chain) throw badRequest(`tokenSymbol ${symbol} lives on chain ${record.chainId}, which this deployment does not serve`, { field: "tokenSymbol" });
+  if (!chain)
+    throw badRequest(`tokenSymbol ${symbol} lives on chain ${record.chainId}, which this deployment does not serve`, {
+      field: "tokenSymbol",
+    });
   const ctx = { services, chain, apiKey };
   return { ctx, token: await authorizedToken(ctx, symbol) };
 }
@@ -30,7 +44,10 @@ export function documentUrl(services: TokenizationReadServices, ref: string | nu
 }
 
 /** The token record as clients read it: no contract address, no balances. */
-export function tokenRecordView(services: TokenizationReadServices, token: TokenRecord): z.infer<typeof TokenRecordView> {
+export function tokenRecordView(
+  services: TokenizationReadServices,
+  token: TokenRecord,
+): z.infer<typeof TokenRecordView> {
   const network = networkById(token.chainId);
   return {
     uuid: token.id,
@@ -78,7 +95,13 @@ export async function tokenHolding(ctx: DomainContext, token: TokenRecord, addre
   const key = `holding:${token.tokenAddress.toLowerCase()}:${address.toLowerCase()}`;
   const [balance, whitelisted, frozenAmount, addressFrozen, tokenPaused] = await blockReads(ctx.chain).read(key, () => {
     const contract = securityToken(ctx, token);
-    return Promise.all([contract.balanceOf(address), contract.isWhitelisted(address), contract.getFrozenTokens(address), contract.isFrozen(address), contract.paused()]);
+    return Promise.all([
+      contract.balanceOf(address),
+      contract.isWhitelisted(address),
+      contract.getFrozenTokens(address),
+      contract.isFrozen(address),
+      contract.paused(),
+    ]);
   });
   return { balance, whitelisted, frozenAmount, addressFrozen, tokenPaused };
 }
@@ -94,7 +117,11 @@ export function holdingControlView(token: TokenRecord, h: TokenHolding) {
   };
 }
 
-export async function balanceWhitelistView(ctx: DomainContext, token: TokenRecord, wallet: { address: string; email: string | null }): Promise<z.infer<typeof BalanceWhitelist>> {
+export async function balanceWhitelistView(
+  ctx: DomainContext,
+  token: TokenRecord,
+  wallet: { address: string; email: string | null },
+): Promise<z.infer<typeof BalanceWhitelist>> {
   const holding = await tokenHolding(ctx, token, wallet.address);
   return {
     tokenSymbol: token.symbol,
@@ -117,7 +144,8 @@ export async function allowanceView(
   let ctx: DomainContext;
   let asset: { symbol: string; address: string; decimals: number };
   if (isPaymentTokenSymbol(q.tokenSymbol)) {
-    if (!q.chainId) throw badRequest(`chainId is required for the payment token ${q.tokenSymbol}`, { field: "chainId" });
+    if (!q.chainId)
+      throw badRequest(`chainId is required for the payment token ${q.tokenSymbol}`, { field: "chainId" });
     ctx = { services, chain: services.chains.resolve(q.chainId), apiKey };
     asset = paymentAsset(ctx, q.tokenSymbol);
   } else {
@@ -137,14 +165,20 @@ export async function allowanceView(
 }
 
 /** Distributions from the records; totals and per-holder withdrawable live from the chain. */
-export async function dividendView(ctx: DomainContext, token: TokenRecord, holderAddress?: string): Promise<z.infer<typeof DividendDistribution>> {
+export async function dividendView(
+  ctx: DomainContext,
+  token: TokenRecord,
+  holderAddress?: string,
+): Promise<z.infer<typeof DividendDistribution>> {
   const contract = securityToken(ctx, token);
   const pd = token.paymentToken.decimals;
   const [distributions, totalDistributed] = await Promise.all([
     ctx.services.dividends.distributions(token.id),
     contract.totalDividendsDistributed(),
   ]);
-  const addresses = holderAddress ? [getAddress(holderAddress)] : (await ctx.services.investors.holders(token.id)).map((h) => getAddress(h.address));
+  const addresses = holderAddress
+    ? [getAddress(holderAddress)]
+    : (await ctx.services.investors.holders(token.id)).map((h) => getAddress(h.address));
   const holders = await Promise.all(
     addresses.map(async (address) => {
       const [balance, withdrawable, withdrawn] = await Promise.all([

@@ -85,7 +85,9 @@ class FinalStatuses {
 const RECENT_FINAL_MS = 1_000;
 
 export function isFinal({ batch, payments }: FinalStatus): boolean {
-  const batchFinal = (batch.status === "success" && !batch.transactions.some((t) => t.reorgedAt)) || (batch.status === "rejected" && !reportable(batch));
+  const batchFinal =
+    (batch.status === "success" && !batch.transactions.some((t) => t.reorgedAt)) ||
+    (batch.status === "rejected" && !reportable(batch));
   return batchFinal && payments.every((p) => p.status === "settled" || p.status === "released");
 }
 
@@ -125,12 +127,14 @@ export async function transactionStatus(
   if (!query.hash && !query.txId) throw badRequest("hash or txId is required", { field: "hash" });
   const cache = finalStatusesOf(services);
   const hash = query.hash?.toLowerCase();
-  const txId = query.txId?.toLowerCase() ?? (hash && (cache.txIdByHash.get(hash) ?? (await services.batches.txIdByHash(hash))));
+  const txId =
+    query.txId?.toLowerCase() ?? (hash && (cache.txIdByHash.get(hash) ?? (await services.batches.txIdByHash(hash))));
   if (!txId) {
     await beforeChains();
     return chainTransactionStatus(services, query.hash!);
   }
-  const unknown = () => notFound(`No prepared transactions with txId ${query.txId ?? txId}`, { txId: query.txId ?? txId });
+  const unknown = () =>
+    notFound(`No prepared transactions with txId ${query.txId ?? txId}`, { txId: query.txId ?? txId });
   let status = cache.get(txId);
   const kept = status !== undefined;
   if (!status) {
@@ -163,9 +167,15 @@ export function paymentView(p: PaymentRecord): z.infer<typeof PaymentView> {
 }
 
 /** A hash this service never saw: answer from the chains it serves. */
-async function chainTransactionStatus(services: StatusServices, hash: string): Promise<z.infer<typeof ChainTransactionStatus>> {
+async function chainTransactionStatus(
+  services: StatusServices,
+  hash: string,
+): Promise<z.infer<typeof ChainTransactionStatus>> {
   for (const chain of services.chains.list()) {
-    const [receipt, tx] = await Promise.all([chain.provider.getTransactionReceipt(hash), chain.provider.getTransaction(hash)]);
+    const [receipt, tx] = await Promise.all([
+      chain.provider.getTransactionReceipt(hash),
+      chain.provider.getTransaction(hash),
+    ]);
     if (receipt) {
       return {
         status: receipt.status === 1 ? "success" : "rejected",
@@ -179,7 +189,17 @@ async function chainTransactionStatus(services: StatusServices, hash: string): P
         transactions: [],
       };
     }
-    if (tx) return { status: "pending", txId: null, chainId: chain.chainId, txHash: hash, txHashes: [hash], blockNumber: null, gasUsed: null, transactions: [] };
+    if (tx)
+      return {
+        status: "pending",
+        txId: null,
+        chainId: chain.chainId,
+        txHash: hash,
+        txHashes: [hash],
+        blockNumber: null,
+        gasUsed: null,
+        transactions: [],
+      };
   }
   throw notFound(`Transaction ${hash} is unknown to this service and to the chains it serves`, { hash });
 }

@@ -16,7 +16,9 @@ import type { Services } from "../usecases/services";
 /** The relayer's configured keys and how this instance holds each: what relayer-keys commands check against. */
 function relayerKeysContext(services: Services): RelayerKeysContext {
   return {
-    configured: new Map([...services.wallets.relayer].map(([chainId, signers]) => [chainId, signers.map((s) => s.address)])),
+    configured: new Map(
+      [...services.wallets.relayer].map(([chainId, signers]) => [chainId, signers.map((s) => s.address)]),
+    ),
     settlement: services.wallets.settlement?.address,
     standing: (chainId, address) => services.relayer.keys.standing(chainId, address),
   };
@@ -26,7 +28,8 @@ export function adminRoutes(services: Services, options: { token: string } & Adm
   const expected = Buffer.from(options.token);
   const authorize = (req: Request) => {
     const given = Buffer.from(req.header("x-admin-token") ?? "");
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw unauthorized("Admin token required", { header: "x-admin-token" });
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      throw unauthorized("Admin token required", { header: "x-admin-token" });
   };
   return [
     defineRoute({
@@ -42,9 +45,14 @@ export function adminRoutes(services: Services, options: { token: string } & Adm
         authorize(req);
         const command = body as unknown as AdminCommand;
         const consoleLinks = { baseUrl: services.baseUrl, linkTtlMs: services.config.CONSOLE_SIGN_IN_LINK_TTL };
-        const result = await runAdminCommand(services, command, { operations: options.operations, relayer: relayerKeysContext(services), console: consoleLinks });
+        const result = await runAdminCommand(services, command, {
+          operations: options.operations,
+          relayer: relayerKeysContext(services),
+          console: consoleLinks,
+        });
         // This instance follows a relayer key decision at once; the others within their next refresh.
-        if (command.command.startsWith("relayer-keys.") && command.command !== "relayer-keys.list") await services.relayerKeyRotation.refresh();
+        if (command.command.startsWith("relayer-keys.") && command.command !== "relayer-keys.list")
+          await services.relayerKeyRotation.refresh();
         return { result };
       },
     }),

@@ -3,7 +3,16 @@ import { ACCESS } from "../auth/access-rules";
 import { badRequest, notFound } from "../errors";
 import { address, chainIdInput, integerString, pageFields } from "../wire/fields";
 import { defineRoute } from "../http/route";
-import { activityView, AgentInfo, AgentList, AgentTransactions, agentChain, agentForGetter, onchainAgent, RegistrationFile } from "../reads/agents";
+import {
+  activityView,
+  AgentInfo,
+  AgentList,
+  AgentTransactions,
+  agentChain,
+  agentForGetter,
+  onchainAgent,
+  RegistrationFile,
+} from "../reads/agents";
 import type { Services } from "../usecases/services";
 import { agentSummary } from "../domains/agents/views";
 
@@ -38,7 +47,8 @@ function getAgentsRoute(services: Services) {
   return defineRoute({
     method: "get",
     path: "/get-agents",
-    summary: "Agents: with a key, the key's own (filters optional); paid, those of ownerWalletAddress on chainId (payer = owner)",
+    summary:
+      "Agents: with a key, the key's own (filters optional); paid, those of ownerWalletAddress on chainId (payer = owner)",
     tags: ["agents"],
     access: ACCESS.agentGetter,
     idempotent: true,
@@ -48,7 +58,8 @@ function getAgentsRoute(services: Services) {
       const chain = query.chainId === undefined ? undefined : agentChain(services, query.chainId);
       if (!caller.apiKey) {
         if (!chain) throw badRequest("chainId is required when paying with x402", { field: "chainId" });
-        if (!query.ownerWalletAddress) throw badRequest("ownerWalletAddress is required when paying with x402", { field: "ownerWalletAddress" });
+        if (!query.ownerWalletAddress)
+          throw badRequest("ownerWalletAddress is required when paying with x402", { field: "ownerWalletAddress" });
         await payment.take({
           operation: "get-agents",
           chainId: chain.chainId,
@@ -80,8 +91,19 @@ function getAgentInfoRoute(services: Services) {
     query: z.object(agentRef),
     handler: async ({ query, caller, payment }) => {
       const { agent, chain } = await agentForGetter(services, caller, query);
-      await payment.take({ operation: "get-agent-info", chainId: chain.chainId, description: "agent info", owner: agent.ownerWallet, ownerLabel: `agent ${agent.agentId}` });
-      return { ...agentSummary(agent), registrationFile: agent.registration, onchainMetadata: await onchainAgent(chain, agent), prepareTxId: agent.prepareTxId };
+      await payment.take({
+        operation: "get-agent-info",
+        chainId: chain.chainId,
+        description: "agent info",
+        owner: agent.ownerWallet,
+        ownerLabel: `agent ${agent.agentId}`,
+      });
+      return {
+        ...agentSummary(agent),
+        registrationFile: agent.registration,
+        onchainMetadata: await onchainAgent(chain, agent),
+        prepareTxId: agent.prepareTxId,
+      };
     },
   });
 }
@@ -91,7 +113,8 @@ function getAgentTransactionsRoute(services: Services) {
   return defineRoute({
     method: "get",
     path: "/get-agent-transactions",
-    summary: "What was done to an agent and to its agent tokens through this service, newest first (category erc8004 | agentToken | rams)",
+    summary:
+      "What was done to an agent and to its agent tokens through this service, newest first (category erc8004 | agentToken | rams)",
     tags: ["agents"],
     access: ACCESS.agentGetter,
     idempotent: true,
@@ -99,7 +122,13 @@ function getAgentTransactionsRoute(services: Services) {
     query: z.object({ ...agentRef, ...pageFields }),
     handler: async ({ query, caller, payment }) => {
       const { agent, chain } = await agentForGetter(services, caller, query);
-      await payment.take({ operation: "get-agent-transactions", chainId: chain.chainId, description: "agent transactions", owner: agent.ownerWallet, ownerLabel: `agent ${agent.agentId}` });
+      await payment.take({
+        operation: "get-agent-transactions",
+        chainId: chain.chainId,
+        description: "agent transactions",
+        owner: agent.ownerWallet,
+        ownerLabel: `agent ${agent.agentId}`,
+      });
       const page = { limit: query.limit, offset: query.offset };
       const { transactions, total } = await services.agents.activity(agent, page);
       return { agentUuid: agent.uuid, transactions: transactions.map(activityView), total, ...page };
@@ -107,16 +136,15 @@ function getAgentTransactionsRoute(services: Services) {
   });
 }
 
-
 /**
  * Agent getters and the registration files this service hosts. With a key the getters are free and
  * show the key's own agents; without one they cost the agent-getter price and the payer must own what it reads.
  */
 export function agentRoutes(services: Services) {
   return [
-      agentsByUuidRegistrationJsonRoute(services),
-      getAgentsRoute(services),
-      getAgentInfoRoute(services),
-      getAgentTransactionsRoute(services),
-    ];
+    agentsByUuidRegistrationJsonRoute(services),
+    getAgentsRoute(services),
+    getAgentInfoRoute(services),
+    getAgentTransactionsRoute(services),
+  ];
 }

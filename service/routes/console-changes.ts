@@ -46,13 +46,18 @@ function webhookRoutes(services: Services) {
       role: "viewer",
       query: z.strictObject({ disabled: z.enum(["true", "false"]).optional(), before: cursor }),
       response: ConsoleEndpointList,
-      handler: async ({ query }) => listEndpoints(services, { before: query.before, disabled: query.disabled === undefined ? undefined : query.disabled === "true" }),
+      handler: async ({ query }) =>
+        listEndpoints(services, {
+          before: query.before,
+          disabled: query.disabled === undefined ? undefined : query.disabled === "true",
+        }),
     }),
     consoleRoute(services, {
       method: "get",
       path: "/console/api/webhooks/{id}",
       operationId: "consoleWebhook",
-      summary: "An endpoint and its deliveries, newest first, each with every attempt (status code, latency, error) and its next retry",
+      summary:
+        "An endpoint and its deliveries, newest first, each with every attempt (status code, latency, error) and its next retry",
       role: "viewer",
       query: z.strictObject({
         status: z.enum(["pending", "delivering", "delivered", "failed"]).optional(),
@@ -71,7 +76,8 @@ function webhookRoutes(services: Services) {
       role: "admin",
       body: ReplayBody,
       response: ConsoleDelivery,
-      handler: async ({ req, body, signedIn }) => replayOne(services, signedIn.operator, param(req, "id"), body.deliveryId),
+      handler: async ({ req, body, signedIn }) =>
+        replayOne(services, signedIn.operator, param(req, "id"), body.deliveryId),
     }),
     consoleRoute(services, {
       method: "post",
@@ -81,7 +87,9 @@ function webhookRoutes(services: Services) {
       role: "admin",
       body: ReplayRangeBody,
       response: ConsoleReplayed,
-      handler: async ({ req, body, signedIn }) => ({ replayed: await replayFailed(services, signedIn.operator, param(req, "id"), body) }),
+      handler: async ({ req, body, signedIn }) => ({
+        replayed: await replayFailed(services, signedIn.operator, param(req, "id"), body),
+      }),
     }),
     consoleRoute(services, {
       method: "post",
@@ -91,7 +99,8 @@ function webhookRoutes(services: Services) {
       role: "admin",
       body: DisableBody,
       response: ConsoleEndpoint,
-      handler: async ({ req, body, signedIn }) => disableEndpoint(services, signedIn.operator, param(req, "id"), body.reason),
+      handler: async ({ req, body, signedIn }) =>
+        disableEndpoint(services, signedIn.operator, param(req, "id"), body.reason),
     }),
   ];
 }
@@ -103,7 +112,8 @@ function kycRoutes(services: Services) {
       method: "get",
       path: "/console/api/kyc",
       operationId: "consoleKyc",
-      summary: "Investors by onboarding status (submitted by default: the review queue), with their details and proven wallet",
+      summary:
+        "Investors by onboarding status (submitted by default: the review queue), with their details and proven wallet",
       role: "viewer",
       query: z.strictObject({ status: z.enum(KYC_STATUSES).optional(), before: cursor }),
       response: ConsoleInvestorList,
@@ -113,7 +123,8 @@ function kycRoutes(services: Services) {
       method: "post",
       path: "/console/api/kyc/{id}/approve",
       operationId: "consoleKycApprove",
-      summary: "Approve a submitted investor (kyc.approved reaches the inviting key's webhooks; the investor's page shows it)",
+      summary:
+        "Approve a submitted investor (kyc.approved reaches the inviting key's webhooks; the investor's page shows it)",
       role: "reviewer",
       response: ConsoleInvestor,
       handler: async ({ req, signedIn }) => decideKyc(services, signedIn.operator, param(req, "id"), { approve: true }),
@@ -126,7 +137,8 @@ function kycRoutes(services: Services) {
       role: "reviewer",
       body: RejectBody,
       response: ConsoleInvestor,
-      handler: async ({ req, body, signedIn }) => decideKyc(services, signedIn.operator, param(req, "id"), { reason: body.reason }),
+      handler: async ({ req, body, signedIn }) =>
+        decideKyc(services, signedIn.operator, param(req, "id"), { reason: body.reason }),
     }),
   ];
 }
@@ -135,7 +147,13 @@ function kycRoutes(services: Services) {
 function keyRoutes(services: Services, options: ConsoleOptions) {
   const command = (signedIn: { operator: Parameters<typeof keysCommand>[1] }, cmd: Parameters<typeof keysCommand>[3]) =>
     keysCommand(services, signedIn.operator, options.pricedOperations(), cmd) as Promise<Record<string, unknown>>;
-  const change = (path: string, operationId: string, summary: string, body: z.ZodType, build: (keyId: string, body: any) => Parameters<typeof keysCommand>[3]) =>
+  const change = (
+    path: string,
+    operationId: string,
+    summary: string,
+    body: z.ZodType,
+    build: (keyId: string, body: any) => Parameters<typeof keysCommand>[3],
+  ) =>
     consoleRoute(services, {
       method: "post",
       path,
@@ -144,7 +162,8 @@ function keyRoutes(services: Services, options: ConsoleOptions) {
       role: "admin",
       body,
       response: ConsoleCommandResult,
-      handler: async ({ req, body: given, signedIn }) => command(signedIn, build(String(req.params.keyId ?? ""), given)),
+      handler: async ({ req, body: given, signedIn }) =>
+        command(signedIn, build(String(req.params.keyId ?? ""), given)),
     });
   return [
     consoleRoute(services, {
@@ -166,11 +185,46 @@ function keyRoutes(services: Services, options: ConsoleOptions) {
       response: CreatedKey,
       handler: async ({ body, signedIn }) => createKey(services, signedIn.operator, body),
     }),
-    change("/console/api/keys/{keyId}/revoke", "consoleRevokeKey", "Revoke an API key", z.strictObject({}), (keyId) => ({ command: "keys.revoke", keyId })),
-    change("/console/api/keys/{keyId}/credits", "consoleAddCredits", "Add credits of one method to a key", CreditsBody, (keyId, b: z.infer<typeof CreditsBody>) => ({ command: "credits.add", keyId, method: b.method, amount: b.amount })),
-    change("/console/api/keys/{keyId}/signers", "consoleAddSigner", "Whitelist a signer for a key", SignerBody, (keyId, b: z.infer<typeof SignerBody>) => ({ command: "signers.add", keyId, address: b.address })),
-    change("/console/api/keys/{keyId}/signers/remove", "consoleRemoveSigner", "Remove a signer from a key's whitelist", SignerBody, (keyId, b: z.infer<typeof SignerBody>) => ({ command: "signers.remove", keyId, address: b.address })),
-    change("/console/api/prices", "consoleSetPrice", "Set an operation's x402 price (USDC, at most 6 decimals)", PriceBody, (_keyId, b: z.infer<typeof PriceBody>) => ({ command: "prices.set", operation: b.operation, amount: b.amount })),
+    change(
+      "/console/api/keys/{keyId}/revoke",
+      "consoleRevokeKey",
+      "Revoke an API key",
+      z.strictObject({}),
+      (keyId) => ({ command: "keys.revoke", keyId }),
+    ),
+    change(
+      "/console/api/keys/{keyId}/credits",
+      "consoleAddCredits",
+      "Add credits of one method to a key",
+      CreditsBody,
+      (keyId, b: z.infer<typeof CreditsBody>) => ({
+        command: "credits.add",
+        keyId,
+        method: b.method,
+        amount: b.amount,
+      }),
+    ),
+    change(
+      "/console/api/keys/{keyId}/signers",
+      "consoleAddSigner",
+      "Whitelist a signer for a key",
+      SignerBody,
+      (keyId, b: z.infer<typeof SignerBody>) => ({ command: "signers.add", keyId, address: b.address }),
+    ),
+    change(
+      "/console/api/keys/{keyId}/signers/remove",
+      "consoleRemoveSigner",
+      "Remove a signer from a key's whitelist",
+      SignerBody,
+      (keyId, b: z.infer<typeof SignerBody>) => ({ command: "signers.remove", keyId, address: b.address }),
+    ),
+    change(
+      "/console/api/prices",
+      "consoleSetPrice",
+      "Set an operation's x402 price (USDC, at most 6 decimals)",
+      PriceBody,
+      (_keyId, b: z.infer<typeof PriceBody>) => ({ command: "prices.set", operation: b.operation, amount: b.amount }),
+    ),
   ];
 }
 

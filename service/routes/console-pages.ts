@@ -41,7 +41,12 @@ function send(res: Response, status: number, body: string): void {
 const one = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
 
 /** A console page: rendered for a live session; without one, the browser is sent to sign in (and back afterwards). */
-function consolePage(services: Services, pagePath: string, summary: string, render: (ctx: PageContext & { signedIn: SignedIn }, req: Request) => Promise<string | { redirect: string }>) {
+function consolePage(
+  services: Services,
+  pagePath: string,
+  summary: string,
+  render: (ctx: PageContext & { signedIn: SignedIn }, req: Request) => Promise<string | { redirect: string }>,
+) {
   return defineRoute({
     method: "get",
     path: pagePath,
@@ -58,8 +63,12 @@ function consolePage(services: Services, pagePath: string, summary: string, rend
       try {
         signedIn = await authenticate(services.operatorSessions, req, "viewer", { change: false });
       } catch (error) {
-        const reason = error instanceof ApiError && typeof error.details?.reason === "string" ? error.details.reason : "";
-        const query = new URLSearchParams({ next: `${base}${req.originalUrl}`, ...(reason && reason !== "no_session" ? { reason } : {}) });
+        const reason =
+          error instanceof ApiError && typeof error.details?.reason === "string" ? error.details.reason : "";
+        const query = new URLSearchParams({
+          next: `${base}${req.originalUrl}`,
+          ...(reason && reason !== "no_session" ? { reason } : {}),
+        });
         return void res.redirect(303, `${base}/console/sign-in?${query.toString()}`);
       }
       const ctx = { operator: signedIn.operator, csrfToken: signedIn.csrfToken, base, signedIn };
@@ -70,7 +79,16 @@ function consolePage(services: Services, pagePath: string, summary: string, rend
       } catch (error) {
         const refused = toApiError(error);
         if (!refused || refused.status >= 500) throw error;
-        send(res, refused.status, page(ctx, "overview", "This page cannot be shown", html`<p class="notice error" role="alert">${refused.message}</p><p><a href="${base}/console">Back to the overview</a></p>`));
+        send(
+          res,
+          refused.status,
+          page(
+            ctx,
+            "overview",
+            "This page cannot be shown",
+            html`<p class="notice error" role="alert">${refused.message}</p><p><a href="${base}/console">Back to the overview</a></p>`,
+          ),
+        );
       }
     },
   });
@@ -99,14 +117,24 @@ function signInRoute(services: Services) {
       const base = basePathOf(services);
       const token = one(req.query.token);
       const next = one(req.query.next) ?? `${base}/console`;
-      if (!token && (await authenticate(services.operatorSessions, req, "viewer", { change: false }).then(() => true, () => false))) return void res.redirect(303, next.startsWith(`${base}/console`) ? next : `${base}/console`);
+      if (
+        !token &&
+        (await authenticate(services.operatorSessions, req, "viewer", { change: false }).then(
+          () => true,
+          () => false,
+        ))
+      )
+        return void res.redirect(303, next.startsWith(`${base}/console`) ? next : `${base}/console`);
       send(res, 200, signInPage(base, next, token, REASONS[one(req.query.reason) ?? ""]));
     },
   });
 }
 
 /** Its pages' assets (console.js, console.css), built into dist/ beside the compiled console (scripts/build.ts). */
-const ASSETS: Record<string, string> = { "console.js": "text/javascript; charset=utf-8", "console.css": "text/css; charset=utf-8" };
+const ASSETS: Record<string, string> = {
+  "console.js": "text/javascript; charset=utf-8",
+  "console.css": "text/css; charset=utf-8",
+};
 const ASSETS_DIR = path.join(__dirname, "..", "console", "assets");
 const assetCache = new Map<string, Buffer>();
 
@@ -142,20 +170,28 @@ export function consolePageRoutes(services: Services, options: ConsoleOptions) {
   return [
     signInRoute(services),
     assetRoute(),
-    consolePage(services, "/console", "The console's overview", async (ctx) => overviewPage(ctx, await overview(services))),
+    consolePage(services, "/console", "The console's overview", async (ctx) =>
+      overviewPage(ctx, await overview(services)),
+    ),
     consolePage(services, "/console/transactions", "Transactions", async (ctx, req) => {
       const query = { q: q(req, "q"), status: q(req, "status") as never, before: q(req, "before") };
       const found = await searchTransactions(services, query);
       if (found.match && query.q) return { redirect: `${ctx.base}/console/transactions/${found.match}` };
       return transactionsPage(ctx, query, found);
     }),
-    consolePage(services, "/console/transactions/{txId}", "A batch", async (ctx, req) => transactionPage(ctx, await transactionDetail(services, String(req.params.txId).toLowerCase()))),
+    consolePage(services, "/console/transactions/{txId}", "A batch", async (ctx, req) =>
+      transactionPage(ctx, await transactionDetail(services, String(req.params.txId).toLowerCase())),
+    ),
     consolePage(services, "/console/payments", "Payments", async (ctx, req) => {
       const query = { status: q(req, "status") as never, payer: q(req, "payer"), before: q(req, "before") };
       return paymentsPage(ctx, query, await listPayments(services, query), (await paymentTotals(services, 7)).totals);
     }),
-    consolePage(services, "/console/payments/{id}", "A payment", async (ctx, req) => paymentPage(ctx, await paymentDetail(services, String(req.params.id)))),
-    consolePage(services, "/console/webhooks", "Webhooks", async (ctx, req) => webhooksPage(ctx, await listEndpoints(services, { before: q(req, "before") }))),
+    consolePage(services, "/console/payments/{id}", "A payment", async (ctx, req) =>
+      paymentPage(ctx, await paymentDetail(services, String(req.params.id))),
+    ),
+    consolePage(services, "/console/webhooks", "Webhooks", async (ctx, req) =>
+      webhooksPage(ctx, await listEndpoints(services, { before: q(req, "before") })),
+    ),
     consolePage(services, "/console/webhooks/{id}", "A webhook endpoint", async (ctx, req) => {
       const query = { status: q(req, "status") as never, before: q(req, "before") };
       return webhookPage(ctx, await endpointDetail(services, String(req.params.id), query), query);
@@ -164,11 +200,29 @@ export function consolePageRoutes(services: Services, options: ConsoleOptions) {
       const status = q(req, "status") ?? "submitted";
       return kycPage(ctx, status, await kycQueue(services, { status: status as never, before: q(req, "before") }));
     }),
-    consolePage(services, "/console/keys", "Keys and money", async (ctx) => keysPage(ctx, await keysView(services, options.pricedOperations()))),
-    consolePage(services, "/console/audit", "Audit log", async (ctx, req) => auditPage(ctx, q(req, "actor"), await auditList(services, { actor: q(req, "actor"), before: q(req, "before") }))),
+    consolePage(services, "/console/keys", "Keys and money", async (ctx) =>
+      keysPage(ctx, await keysView(services, options.pricedOperations())),
+    ),
+    consolePage(services, "/console/audit", "Audit log", async (ctx, req) =>
+      auditPage(ctx, q(req, "actor"), await auditList(services, { actor: q(req, "actor"), before: q(req, "before") })),
+    ),
     consolePage(services, "/console/account", "Account", async (ctx) => accountPage(ctx, ctx.signedIn.expiresAt)),
   ];
 }
 
 /** The pages' paths (the OpenAPI test lists what the app mounts without documenting it). */
-export const CONSOLE_PAGE_PATHS = ["/console", "/console/sign-in", "/console/assets/{file}", "/console/transactions", "/console/transactions/{txId}", "/console/payments", "/console/payments/{id}", "/console/webhooks", "/console/webhooks/{id}", "/console/kyc", "/console/keys", "/console/audit", "/console/account"];
+export const CONSOLE_PAGE_PATHS = [
+  "/console",
+  "/console/sign-in",
+  "/console/assets/{file}",
+  "/console/transactions",
+  "/console/transactions/{txId}",
+  "/console/payments",
+  "/console/payments/{id}",
+  "/console/webhooks",
+  "/console/webhooks/{id}",
+  "/console/kyc",
+  "/console/keys",
+  "/console/audit",
+  "/console/account",
+];

@@ -27,7 +27,8 @@ export interface ConsoleEndpoint<Q, B> {
 const sessions = new WeakMap<Request, SignedIn>();
 
 /** The origin clients reach the service at, when PUBLIC_BASE_URL says (a change may come from pages served there). */
-const publicOrigin = (services: Services) => (services.config?.PUBLIC_BASE_URL ? new URL(services.config.PUBLIC_BASE_URL).origin : undefined);
+const publicOrigin = (services: Services) =>
+  services.config?.PUBLIC_BASE_URL ? new URL(services.config.PUBLIC_BASE_URL).origin : undefined;
 
 /**
  * A console endpoint as a route: tagged "console" in /openapi.json, never an MCP tool, answered only for a live session
@@ -49,7 +50,13 @@ export function consoleRoute<Q, B>(services: Services, e: ConsoleEndpoint<Q, B>)
     response: e.response,
     // The session first, before the input is read: without one, nothing about the request is answered but the 401.
     admit: async (req) => {
-      sessions.set(req, await authenticate(services.operatorSessions, req, e.role, { change: e.method !== "get", publicOrigin: publicOrigin(services) }));
+      sessions.set(
+        req,
+        await authenticate(services.operatorSessions, req, e.role, {
+          change: e.method !== "get",
+          publicOrigin: publicOrigin(services),
+        }),
+      );
     },
     handler: async ({ query, body, req, res }) => {
       res.setHeader("Cache-Control", "no-store");

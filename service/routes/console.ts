@@ -5,7 +5,12 @@ import { auditPage } from "../console/audit";
 import { overview } from "../console/overview";
 import { listPayments, paymentDetail, paymentTotals } from "../console/payments";
 import { setOwnPassword, signIn, signOut } from "../console/sign-in";
-import { searchTransactions, transactionAction, transactionDetail, type TransactionAction } from "../console/transactions";
+import {
+  searchTransactions,
+  transactionAction,
+  transactionDetail,
+  type TransactionAction,
+} from "../console/transactions";
 import { defineRoute } from "../http/route";
 import type { Services } from "../usecases/services";
 import {
@@ -27,7 +32,8 @@ import { consoleRoute } from "./console-route";
 import { consoleChangeRoutes, type ConsoleOptions } from "./console-changes";
 
 /** The path prefix PUBLIC_BASE_URL gives the service ("" at the root): the cookie's path and the pages' links. */
-export const basePathOf = (services: Services) => (services.baseUrl ? new URL(services.baseUrl).pathname.replace(/\/$/, "") : "");
+export const basePathOf = (services: Services) =>
+  services.baseUrl ? new URL(services.baseUrl).pathname.replace(/\/$/, "") : "";
 
 /** POST, GET and DELETE /console/api/session: sign in (no session needed), who is signed in, sign out. */
 function sessionRoutes(services: Services) {
@@ -37,8 +43,10 @@ function sessionRoutes(services: Services) {
       method: "post",
       path: "/console/api/session",
       operationId: "consoleSignIn",
-      summary: "Sign in to the operator console: e-mail and password, or a one-time link's token; sets the session cookie",
-      description: "Rate limited per client address and per operator e-mail (a few refused passwords lock that e-mail for 15 minutes). The answer's csrfToken goes with every change.",
+      summary:
+        "Sign in to the operator console: e-mail and password, or a one-time link's token; sets the session cookie",
+      description:
+        "Rate limited per client address and per operator e-mail (a few refused passwords lock that e-mail for 15 minutes). The answer's csrfToken goes with every change.",
       tags: ["console"],
       access: ACCESS.operatorSession,
       tool: false,
@@ -47,7 +55,10 @@ function sessionRoutes(services: Services) {
       body: SignInBody,
       response: ConsoleSession,
       handler: async ({ body, req, res }) => {
-        assertSameOrigin(req, services.config?.PUBLIC_BASE_URL ? new URL(services.config.PUBLIC_BASE_URL).origin : undefined);
+        assertSameOrigin(
+          req,
+          services.config?.PUBLIC_BASE_URL ? new URL(services.config.PUBLIC_BASE_URL).origin : undefined,
+        );
         const opened = await signIn(services, req, body);
         const seconds = (Date.parse(opened.expiresAt) - Date.now()) / 1000;
         res.setHeader("Set-Cookie", sessionCookie(req, opened.token, seconds, cookiePath()));
@@ -62,7 +73,11 @@ function sessionRoutes(services: Services) {
       summary: "The signed-in operator, the session's CSRF token and when it ends",
       role: "viewer",
       response: ConsoleSession,
-      handler: async ({ signedIn }) => ({ operator: signedIn.operator, csrfToken: signedIn.csrfToken, expiresAt: signedIn.expiresAt }),
+      handler: async ({ signedIn }) => ({
+        operator: signedIn.operator,
+        csrfToken: signedIn.csrfToken,
+        expiresAt: signedIn.expiresAt,
+      }),
     }),
     consoleRoute(services, {
       method: "delete",
@@ -113,7 +128,11 @@ function transactionRoutes(services: Services) {
       operationId: "consoleTransactions",
       summary: "Batches, newest first: by txId or hash (the batch that has it), address, API key id or status",
       role: "viewer",
-      query: z.strictObject({ q: z.string().optional().meta({ description: "txId, transaction hash, address or API key id" }), status: z.enum(BATCH_STATUSES).optional(), before: cursor }),
+      query: z.strictObject({
+        q: z.string().optional().meta({ description: "txId, transaction hash, address or API key id" }),
+        status: z.enum(BATCH_STATUSES).optional(),
+        before: cursor,
+      }),
       response: ConsoleBatchList,
       handler: async ({ query }) => {
         const { items, next } = await searchTransactions(services, query);
@@ -137,12 +156,14 @@ function transactionRoutes(services: Services) {
         summary: {
           rebroadcast: "Send a relayed transaction's signed bytes to the node again now",
           replace: "Replace a relayed transaction that is not mined with the same one at higher fees",
-          cancel: "Cancel a relayed transaction that is not mined: a no-op at its nonce takes its place; the batch ends rejected, its payment released",
+          cancel:
+            "Cancel a relayed transaction that is not mined: a no-op at its nonce takes its place; the batch ends rejected, its payment released",
         }[action],
         role: "admin",
         body: IndexBody,
         response: ConsoleActionOutcome,
-        handler: async ({ req, body, signedIn }) => transactionAction(services, signedIn.operator, String(req.params.txId), body.index, action),
+        handler: async ({ req, body, signedIn }) =>
+          transactionAction(services, signedIn.operator, String(req.params.txId), body.index, action),
       }),
     ),
   ];
@@ -157,7 +178,13 @@ function paymentAndAuditRoutes(services: Services) {
       operationId: "consolePayments",
       summary: "x402 payments, newest first: by state, payer, batch or settlement transaction",
       role: "viewer",
-      query: z.strictObject({ status: z.enum(PAYMENT_STATES).optional(), payer: z.string().optional(), txId: z.string().optional(), settlement: z.string().optional(), before: cursor }),
+      query: z.strictObject({
+        status: z.enum(PAYMENT_STATES).optional(),
+        payer: z.string().optional(),
+        txId: z.string().optional(),
+        settlement: z.string().optional(),
+        before: cursor,
+      }),
       response: ConsolePaymentList,
       handler: async ({ query }) => listPayments(services, query),
     }),
@@ -167,7 +194,9 @@ function paymentAndAuditRoutes(services: Services) {
       operationId: "consolePaymentTotals",
       summary: "What settled payments charged per day and operation (and how many were released), the last `days` days",
       role: "viewer",
-      query: z.strictObject({ days: z.coerce.number({ error: "must be a number of days" }).int().min(1).max(90).default(7) }),
+      query: z.strictObject({
+        days: z.coerce.number({ error: "must be a number of days" }).int().min(1).max(90).default(7),
+      }),
       response: ConsolePaymentTotals,
       handler: async ({ query }) => paymentTotals(services, query.days),
     }),
@@ -195,5 +224,10 @@ function paymentAndAuditRoutes(services: Services) {
 
 /** The operator console's JSON endpoints (/console/api/…); its pages are routes/console-pages.ts. */
 export function consoleRoutes(services: Services, options: ConsoleOptions) {
-  return [...sessionRoutes(services), ...transactionRoutes(services), ...paymentAndAuditRoutes(services), ...consoleChangeRoutes(services, options)];
+  return [
+    ...sessionRoutes(services),
+    ...transactionRoutes(services),
+    ...paymentAndAuditRoutes(services),
+    ...consoleChangeRoutes(services, options),
+  ];
 }

@@ -21,7 +21,9 @@ export function docsRoutes(services: Services, options: { document: () => object
       summary: "This document: OpenAPI 3.1, generated from the request and response schemas",
       tags: ["meta"],
       access: ACCESS.public,
-      response: z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) }).meta({ description: "The OpenAPI 3.1 document" }),
+      response: z
+        .looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.looseObject({}) })
+        .meta({ description: "The OpenAPI 3.1 document" }),
       handler: async () => options.document(),
     }),
     defineRoute({
@@ -30,7 +32,9 @@ export function docsRoutes(services: Services, options: { document: () => object
       summary: "The interactive API reference (Swagger UI over /openapi.json; works offline)",
       tags: ["meta"],
       access: ACCESS.public,
-      response: { 200: { description: "The reference page", content: { mediaType: "text/html", schema: { type: "string" } } } },
+      response: {
+        200: { description: "The reference page", content: { mediaType: "text/html", schema: { type: "string" } } },
+      },
       handler: async ({ res }) => {
         const basePath = new URL(services.baseUrl).pathname.replace(/\/$/, "");
         res.status(200);
@@ -45,15 +49,22 @@ export function docsRoutes(services: Services, options: { document: () => object
     defineRoute({
       method: "get",
       path: "/metrics",
-      summary: "Prometheus metrics: requests and latencies per route, batches, payments, relayer balance and nonce lag, database pool",
+      summary:
+        "Prometheus metrics: requests and latencies per route, batches, payments, relayer balance and nonce lag, database pool",
       description:
         "With METRICS_TOKEN set, `Authorization: Bearer <METRICS_TOKEN>`. Without it: off (404) on a production start, public in the local sandbox.",
       tags: ["meta"],
       access: ACCESS.public,
-      response: { 200: { description: "Prometheus text exposition format", content: { mediaType: "text/plain", schema: { type: "string" } } } },
+      response: {
+        200: {
+          description: "Prometheus text exposition format",
+          content: { mediaType: "text/plain", schema: { type: "string" } },
+        },
+      },
       handler: async ({ req, res }) => {
         const token = services.config.METRICS_TOKEN;
-        if (!token && services.config.profile !== "local") throw notFound("No route for GET /metrics: metrics are off (set METRICS_TOKEN to serve them)");
+        if (!token && services.config.profile !== "local")
+          throw notFound("No route for GET /metrics: metrics are off (set METRICS_TOKEN to serve them)");
         if (token && !sameSecret(req.header("authorization") ?? "", `Bearer ${token}`)) {
           throw unauthorized("GET /metrics needs Authorization: Bearer <METRICS_TOKEN>", { header: "authorization" });
         }

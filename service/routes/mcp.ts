@@ -14,7 +14,10 @@ const JsonRpcMessage = z
     id: z.union([z.string(), z.number()]).optional(),
     params: z.record(z.string(), z.unknown()).optional(),
   })
-  .meta({ id: "JsonRpcMessage", description: "A JSON-RPC 2.0 message of the Model Context Protocol (initialize, tools/list, tools/call, …)" });
+  .meta({
+    id: "JsonRpcMessage",
+    description: "A JSON-RPC 2.0 message of the Model Context Protocol (initialize, tools/list, tools/call, …)",
+  });
 
 const JsonRpcAnswer = z
   .looseObject({
@@ -23,20 +26,32 @@ const JsonRpcAnswer = z
     result: z.record(z.string(), z.unknown()).optional(),
     error: z.looseObject({ code: z.number(), message: z.string() }).optional(),
   })
-  .meta({ id: "JsonRpcAnswer", description: "The JSON-RPC answer (a tool's result, its errors included, is a result: isError)" });
+  .meta({
+    id: "JsonRpcAnswer",
+    description: "The JSON-RPC answer (a tool's result, its errors included, is a result: isError)",
+  });
 
 /**
  * POST /mcp: every route of this list as an MCP tool (service/mcp/), over Streamable HTTP. `routes` is the list itself,
  * read when the first call comes (the tools are generated from it).
  */
 export function mcpRoutes(services: Services, routes: () => RouteDefinition<any, any>[], version: string) {
-  const endpoint = new McpEndpoint({ config: services.config, logger: services.logger, metrics: { observeTool: (...a) => metricsOf(services, version).observeTool(...a) } }, routes, version);
+  const endpoint = new McpEndpoint(
+    {
+      config: services.config,
+      logger: services.logger,
+      metrics: { observeTool: (...a) => metricsOf(services, version).observeTool(...a) },
+    },
+    routes,
+    version,
+  );
   return [
     defineRoute({
       method: "post",
       path: "/mcp",
       operationId: "mcp",
-      summary: "The Model Context Protocol endpoint (Streamable HTTP, stateless): every operation of this API as an MCP tool",
+      summary:
+        "The Model Context Protocol endpoint (Streamable HTTP, stateless): every operation of this API as an MCP tool",
       description:
         "For MCP clients (AI agents): `tools/list` lists a tool per route, named as the hosted server of the API names them where it has one " +
         "(create_tokenization, get_token_info, agent_register, …), with the route's JSON Schema as input and its answer as structured output; " +
@@ -48,10 +63,18 @@ export function mcpRoutes(services: Services, routes: () => RouteDefinition<any,
       tool: false,
       guardsOwnInput: true,
       documentedBody: JsonRpcMessage,
-      response: { 200: { description: "The JSON-RPC answer (a notification is answered 202 without a body)", schema: JsonRpcAnswer } },
+      response: {
+        200: {
+          description: "The JSON-RPC answer (a notification is answered 202 without a body)",
+          schema: JsonRpcAnswer,
+        },
+      },
       handler: async ({ req, res }) => {
         const server = endpoint.serverFor(connectionOf(req, res));
-        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        const transport = new StreamableHTTPServerTransport({
+          sessionIdGenerator: undefined,
+          enableJsonResponse: true,
+        });
         res.on("close", () => {
           void transport.close();
           void server.close();
@@ -68,11 +91,20 @@ const FORWARDED = ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"];
 
 /** What the MCP endpoint's tool calls need of the HTTP request to /mcp: its key, its origin, its app and its log. */
 function connectionOf(req: Request, res: Response): McpConnection {
-  const forwarded = Object.fromEntries(FORWARDED.map((name) => [name, req.header(name)]).filter((entry): entry is [string, string] => entry[1] !== undefined));
+  const forwarded = Object.fromEntries(
+    FORWARDED.map((name) => [name, req.header(name)]).filter(
+      (entry): entry is [string, string] => entry[1] !== undefined,
+    ),
+  );
   return {
     presentedKey: presentedKey(req.header("x-api-key"), req.header("authorization")),
     app: req.app,
-    origin: { remoteAddress: req.socket.remoteAddress, forwarded, host: req.header("host"), requestId: res.locals.requestId ?? "mcp" },
+    origin: {
+      remoteAddress: req.socket.remoteAddress,
+      forwarded,
+      host: req.header("host"),
+      requestId: res.locals.requestId ?? "mcp",
+    },
     reachedAt: `${req.protocol}://${req.get("host")}`,
     log: res.locals.log,
   };

@@ -21,8 +21,12 @@ export const NetworkInfo = z
     blockExplorerUrl: z.string(),
     factoryAddress: address.meta({ description: "TokenFactory (security tokens and their escrows)" }),
     BKNAddress: address,
-    USDTAddress: address.nullable().meta({ description: "The network's USDT (ours on local chains); null where Tether issues none" }),
-    USDCAddress: address.nullable().meta({ description: "The network's Circle USDC (ours on local chains); null where Circle issues none" }),
+    USDTAddress: address
+      .nullable()
+      .meta({ description: "The network's USDT (ours on local chains); null where Tether issues none" }),
+    USDCAddress: address
+      .nullable()
+      .meta({ description: "The network's Circle USDC (ours on local chains); null where Circle issues none" }),
     agentTokenFactoryAddress: optionalAddress("Agent-token factory (where the network serves agents)"),
     identityRegistryAddress: optionalAddress("ERC-8004 identity registry"),
     reputationRegistryAddress: optionalAddress("ERC-8004 reputation registry"),
@@ -33,7 +37,9 @@ export const NetworkInfo = z
 
 const Health = z
   .strictObject({
-    status: z.enum(["ok", "starting"]).meta({ description: '"starting" (every other route answers 503 UNAVAILABLE) until the service is composed' }),
+    status: z
+      .enum(["ok", "starting"])
+      .meta({ description: '"starting" (every other route answers 503 UNAVAILABLE) until the service is composed' }),
     environment: z.string(),
     uptimeSeconds: z.number().meta({ description: "Seconds since this process started serving" }),
   })
@@ -44,7 +50,9 @@ const Readiness = z
     status: z.literal("ready"),
     environment: z.string(),
     database: z.strictObject({ ok: z.boolean(), kind: z.enum(["pglite", "postgres"]), error: z.string().optional() }),
-    chains: z.array(z.strictObject({ chainId: int, ok: z.boolean(), blockNumber: int.optional(), error: z.string().optional() })),
+    chains: z.array(
+      z.strictObject({ chainId: int, ok: z.boolean(), blockNumber: int.optional(), error: z.string().optional() }),
+    ),
   })
   .meta({ id: "Readiness" });
 
@@ -90,7 +98,7 @@ export function metaRoutes(services: Services) {
       path: "/health",
       summary: "Liveness: 200 while the process serves requests",
       description:
-        "Cheap enough to poll often: it asks neither the database nor a chain, so it answers while a chain or the database is slow or down. Whether those answer is GET /ready. It answers from the moment the port opens: status \"starting\" while the service opens its database and checks its chains (every other route answers 503 UNAVAILABLE with Retry-After then), \"ok\" after.",
+        'Cheap enough to poll often: it asks neither the database nor a chain, so it answers while a chain or the database is slow or down. Whether those answer is GET /ready. It answers from the moment the port opens: status "starting" while the service opens its database and checks its chains (every other route answers 503 UNAVAILABLE with Retry-After then), "ok" after.',
       tags: ["meta"],
       access: ACCESS.public,
       response: Health,

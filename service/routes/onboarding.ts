@@ -8,7 +8,15 @@ import { defineRoute } from "../http/route";
 import { KYC_STATUSES } from "../store/kyc";
 import { createKycLink } from "../onboarding/invitations";
 import { linkProblemPage, onboardingPage, outcomePage, type RenderedPage } from "../onboarding/page";
-import { issueSignInMessage, liveLink, messageRequest, outcomeOfUsedLink, submitRequest, submitWalletProof, type LinkProblem } from "../onboarding/submission";
+import {
+  issueSignInMessage,
+  liveLink,
+  messageRequest,
+  outcomeOfUsedLink,
+  submitRequest,
+  submitWalletProof,
+  type LinkProblem,
+} from "../onboarding/submission";
 import type { Services } from "../usecases/services";
 
 /** Exactly { email, needKyc? }: any other key is refused, naming it. */
@@ -20,7 +28,12 @@ const createKycLinkBody = z.strictObject(
       .default(true)
       .meta({ description: "false registers the investor without a link (url null)" }),
   },
-  { error: (issue) => (issue.code === "unrecognized_keys" ? `${issue.keys.join(", ")}: not a field of this body, which is exactly { email, needKyc? }` : undefined) },
+  {
+    error: (issue) =>
+      issue.code === "unrecognized_keys"
+        ? `${issue.keys.join(", ")}: not a field of this body, which is exactly { email, needKyc? }`
+        : undefined,
+  },
 );
 
 const KycLink = z
@@ -29,7 +42,10 @@ const KycLink = z
     needKyc: z.boolean(),
     userCreated: z.boolean().meta({ description: "The e-mail was new in the key's scope" }),
     invitationSent: z.boolean().meta({ description: "The link was e-mailed (SMTP configured and accepted)" }),
-    url: z.string().nullable().meta({ description: "The single-use link (null with needKyc false): deliver it when invitationSent is false" }),
+    url: z
+      .string()
+      .nullable()
+      .meta({ description: "The single-use link (null with needKyc false): deliver it when invitationSent is false" }),
     kycStatus: z.enum(KYC_STATUSES),
     expiresAt: z.string().nullable(),
   })
@@ -98,7 +114,8 @@ function createKycLinkRoute(services: Services) {
   return defineRoute({
     method: "post",
     path: "/create-kyc-link",
-    summary: "Invite an investor: a single-use KYC link (e-mailed when SMTP is configured); needKyc false registers it without one",
+    summary:
+      "Invite an investor: a single-use KYC link (e-mailed when SMTP is configured); needKyc false registers it without one",
     description:
       "Answers { email, needKyc, userCreated, invitationSent, url } (plus kycStatus and expiresAt). Calling again for a " +
       "pending investor returns a fresh link and voids the old one. Spends one invitation credit.",
@@ -116,7 +133,8 @@ function kycRoute(services: Services, limits: PageLimits) {
     method: "get",
     path: "/kyc",
     summary: "The investor's onboarding page for a link (HTML; JSON with Accept: application/json)",
-    description: "Unknown links answer 404, used, replaced or expired ones 410, as a page or as a JSON error; the page of a used link shows where the onboarding stands (under review, approved, or rejected with the reason).",
+    description:
+      "Unknown links answer 404, used, replaced or expired ones 410, as a page or as a JSON error; the page of a used link shows where the onboarding stands (under review, approved, or rejected with the reason).",
     tags: ["onboarding"],
     access: ACCESS.public,
     response: {
@@ -135,14 +153,22 @@ function kycRoute(services: Services, limits: PageLimits) {
         const { link, investor } = await limits.limited(req, () => liveLink(services, query.token ?? ""));
         if (wantsJson) return { email: investor.email, kycStatus: investor.status, expiresAt: link.expiresAt };
         const basePath = new URL(services.baseUrl).pathname.replace(/\/$/, "");
-        sendPage(res, 200, onboardingPage({ token: query.token!, email: investor.email, expiresAt: link.expiresAt, basePath }));
+        sendPage(
+          res,
+          200,
+          onboardingPage({ token: query.token!, email: investor.email, expiresAt: link.expiresAt, basePath }),
+        );
       } catch (error) {
         if (wantsJson || !(error instanceof ApiError)) throw error;
         // A used link shows where the onboarding stands: under review, approved, or rejected with the reason.
         const outcome = error.code === "LINK_USED" ? await outcomeOfUsedLink(services, query.token ?? "") : undefined;
         if (outcome) return void sendPage(res, 200, outcomePage(outcome));
         const problem = error as Partial<LinkProblem> & ApiError;
-        sendPage(res, error.status, linkProblemPage(problem.title ?? "Investor onboarding", problem.explanation ?? error.message));
+        sendPage(
+          res,
+          error.status,
+          linkProblemPage(problem.title ?? "Investor onboarding", problem.explanation ?? error.message),
+        );
       }
     },
   });
@@ -169,7 +195,8 @@ function kycSubmitRoute(services: Services, limits: PageLimits) {
   return defineRoute({
     method: "post",
     path: "/kyc/submit",
-    summary: "The investor's details and the signed message: verified, then the link is used and the investor awaits review",
+    summary:
+      "The investor's details and the signed message: verified, then the link is used and the investor awaits review",
     tags: ["onboarding"],
     access: ACCESS.public,
     response: KycSubmitted,
@@ -180,7 +207,6 @@ function kycSubmitRoute(services: Services, limits: PageLimits) {
   });
 }
 
-
 /**
  * Investor onboarding: the issuer's KYC link (API key, invitation credits) and the investor's page, which is public and
  * protected by the link's single-use token.
@@ -188,12 +214,13 @@ function kycSubmitRoute(services: Services, limits: PageLimits) {
 export function onboardingRoutes(services: Services) {
   const limits = pageLimits(services);
   return [
-      createKycLinkRoute(services),
-      kycRoute(services, limits),
-      kycMessageRoute(services, limits),
-      kycSubmitRoute(services, limits),
-    ];
+    createKycLinkRoute(services),
+    kycRoute(services, limits),
+    kycMessageRoute(services, limits),
+    kycSubmitRoute(services, limits),
+  ];
 }
 
 /** The 404 of a token no link has (onboarding/submission.ts linkError("unknown")). */
-const isUnknownLink = (error: unknown) => error instanceof ApiError && error.status === 404 && error.details?.field === "token";
+const isUnknownLink = (error: unknown) =>
+  error instanceof ApiError && error.status === 404 && error.details?.field === "token";

@@ -16,7 +16,14 @@ import {
   VisibleTokens,
   WhitelistStatus,
 } from "../reads/tokenization-schemas";
-import { allowanceView, balanceWhitelistView, dividendView, tokenContext, tokenHolding, tokenRecordView } from "../reads/tokenization";
+import {
+  allowanceView,
+  balanceWhitelistView,
+  dividendView,
+  tokenContext,
+  tokenHolding,
+  tokenRecordView,
+} from "../reads/tokenization";
 import { investorInfoView, investorsView, investorWallet } from "../reads/investors";
 import type { Services } from "../usecases/services";
 import { DOCUMENT_FIELDS, MAX_DOCUMENT_BYTES, startTokenDocumentsUpload } from "../usecases/token-documents";
@@ -73,11 +80,21 @@ function getBalanceWhitelistRoute(services: Services) {
     tags: ["reads"],
     access: ACCESS.keyEndpoint,
     response: BalanceWhitelist,
-    query: z.object({ tokenSymbol: symbol, investorAddress: address.optional(), walletAddress: address.optional(), investorEmail: email.optional() }),
+    query: z.object({
+      tokenSymbol: symbol,
+      investorAddress: address.optional(),
+      walletAddress: address.optional(),
+      investorEmail: email.optional(),
+    }),
     handler: async ({ query, caller }) => {
       const apiKey = caller.apiKey!;
       const { ctx, token } = await tokenContext(services, apiKey, query.tokenSymbol);
-      const wallet = await investorWallet(services, token, query.investorAddress ?? query.walletAddress, query.investorEmail);
+      const wallet = await investorWallet(
+        services,
+        token,
+        query.investorAddress ?? query.walletAddress,
+        query.investorEmail,
+      );
       return balanceWhitelistView(ctx, token, wallet);
     },
   });
@@ -99,7 +116,12 @@ function getWhitelistStatusRoute(services: Services) {
       if (!wallet) throw badRequest("investorAddress is required", { field: "investorAddress" });
       const { ctx, token } = await tokenContext(services, apiKey, query.tokenSymbol);
       const { whitelisted } = await tokenHolding(ctx, token, wallet);
-      const answer: z.infer<typeof WhitelistStatus> = { tokenSymbol: token.symbol, investorAddress: wallet, whitelistStatus: whitelisted, whitelisted };
+      const answer: z.infer<typeof WhitelistStatus> = {
+        tokenSymbol: token.symbol,
+        investorAddress: wallet,
+        whitelistStatus: whitelisted,
+        whitelisted,
+      };
       return answer;
     },
   });
@@ -114,10 +136,18 @@ function getAllowanceRoute(services: Services) {
     tags: ["reads"],
     access: ACCESS.keyEndpoint,
     response: Allowance,
-    query: z.object({ tokenSymbol: symbol, ownerAddress: address, spenderAddress: address, chainId: chainIdInput.optional() }),
+    query: z.object({
+      tokenSymbol: symbol,
+      ownerAddress: address,
+      spenderAddress: address,
+      chainId: chainIdInput.optional(),
+    }),
     handler: async ({ query, caller }) => {
       const apiKey = caller.apiKey!;
-      return allowanceView(services, apiKey, { ...query, chainId: query.chainId === undefined ? undefined : String(query.chainId) });
+      return allowanceView(services, apiKey, {
+        ...query,
+        chainId: query.chainId === undefined ? undefined : String(query.chainId),
+      });
     },
   });
 }
@@ -147,7 +177,8 @@ function getInvestorsRoute(services: Services) {
   return defineRoute({
     method: "get",
     path: "/get-investors",
-    summary: "Investors with their KYC status, kycUrl (while pending) and wallets: of a token, or onboarded in the key's scope",
+    summary:
+      "Investors with their KYC status, kycUrl (while pending) and wallets: of a token, or onboarded in the key's scope",
     tags: ["reads", "onboarding"],
     access: ACCESS.keyEndpoint,
     response: InvestorList,
@@ -155,7 +186,12 @@ function getInvestorsRoute(services: Services) {
     handler: async ({ query, caller }) => {
       const apiKey = caller.apiKey!;
       const token = query.tokenSymbol ? (await tokenContext(services, apiKey, query.tokenSymbol)).token : undefined;
-      return investorsView(services, apiKey, { token, kycStatus: query.kycStatus, limit: query.limit, offset: query.offset });
+      return investorsView(services, apiKey, {
+        token,
+        kycStatus: query.kycStatus,
+        limit: query.limit,
+        offset: query.offset,
+      });
     },
   });
 }
@@ -200,26 +236,40 @@ function getHoldersRoute(services: Services) {
   return defineRoute({
     method: "get",
     path: "/get-holders",
-    summary: "The cap table as of a block: holders, balances, frozen amounts and share of supply, from the token's events (CSV with format=csv)",
+    summary:
+      "The cap table as of a block: holders, balances, frozen amounts and share of supply, from the token's events (CSV with format=csv)",
     tags: ["reads"],
     access: ACCESS.keyEndpoint,
     response: {
       200: {
         description: "The cap table (JSON), or its page as CSV for a registrar (format=csv or Accept: text/csv)",
         schema: CapTable,
-        content: { mediaType: "text/csv", schema: { type: "string", description: "address,email,balance,balanceRaw,frozenAmount,frozenAmountRaw,addressFrozen,shareOfSupply" } },
+        content: {
+          mediaType: "text/csv",
+          schema: {
+            type: "string",
+            description: "address,email,balance,balanceRaw,frozenAmount,frozenAmountRaw,addressFrozen,shareOfSupply",
+          },
+        },
       },
     },
     query: z.object({
       tokenSymbol: symbol,
-      blockNumber: boundedIntegerString(BigInt(Number.MAX_SAFE_INTEGER), "2^53-1").optional().meta({ description: "Default: the latest block" }),
+      blockNumber: boundedIntegerString(BigInt(Number.MAX_SAFE_INTEGER), "2^53-1")
+        .optional()
+        .meta({ description: "Default: the latest block" }),
       format: z.enum(["json", "csv"]).optional(),
       ...pageFields,
     }),
     handler: async ({ query, caller, req, res }) => {
       const { ctx, token } = await tokenContext(services, caller.apiKey!, query.tokenSymbol);
-      const table = await capTableView(ctx, token, { blockNumber: query.blockNumber === undefined ? undefined : Number(query.blockNumber), limit: query.limit, offset: query.offset });
-      const csv = query.format === "csv" || (query.format === undefined && /\btext\/csv\b/.test(req.get("accept") ?? ""));
+      const table = await capTableView(ctx, token, {
+        blockNumber: query.blockNumber === undefined ? undefined : Number(query.blockNumber),
+        limit: query.limit,
+        offset: query.offset,
+      });
+      const csv =
+        query.format === "csv" || (query.format === undefined && /\btext\/csv\b/.test(req.get("accept") ?? ""));
       if (!csv) return table;
       res.setHeader("Content-Type", "text/csv; charset=utf-8");
       res.setHeader("Content-Disposition", `attachment; filename="${token.symbol}-holders-${table.blockNumber}.csv"`);
@@ -233,7 +283,8 @@ function getTokenControlsRoute(services: Services) {
   return defineRoute({
     method: "get",
     path: "/get-token-controls",
-    summary: "Issuer controls confirmed on a token (freezes, forced transfers, recoveries, pauses, role changes), oldest first",
+    summary:
+      "Issuer controls confirmed on a token (freezes, forced transfers, recoveries, pauses, role changes), oldest first",
     tags: ["reads"],
     access: ACCESS.keyEndpoint,
     response: TokenControlList,
@@ -250,7 +301,8 @@ function patchTokenDocsRoute(services: Services) {
   return defineRoute({
     method: "patch",
     path: "/patch-token-docs",
-    summary: "Upload token documents (multipart: tokenLogotype, subscriptionAgreement, legalDocs; PDF, PNG, JPEG, WebP or plain text, 10 MB each); content-addressed",
+    summary:
+      "Upload token documents (multipart: tokenLogotype, subscriptionAgreement, legalDocs; PDF, PNG, JPEG, WebP or plain text, 10 MB each); content-addressed",
     description:
       "Each file's type is taken from its first bytes, never from the declared one: anything but PDF, PNG, JPEG, WebP or plain UTF-8 text is refused " +
       "with 415 before the rest of it is read. Send tokenSymbol before the files (or in the query): a token of another key is then refused before any file is read.",
@@ -259,7 +311,11 @@ function patchTokenDocsRoute(services: Services) {
     response: TokenDocsUpload,
     rateLimited: true,
     admit: (req) => services.requestLimits.of("uploadsPerIp").admit(clientSubject(req)),
-    query: z.object({ tokenSymbol: symbol.optional().meta({ description: "The token, here instead of the form field (checked before the body is read)" }) }),
+    query: z.object({
+      tokenSymbol: symbol
+        .optional()
+        .meta({ description: "The token, here instead of the form field (checked before the body is read)" }),
+    }),
     // Multipart: the handler parses it (http/checked-upload.ts), so the schema only documents the text field.
     documentedBody: z.object({ tokenSymbol: symbol }),
     multipartFiles: DOCUMENT_FIELDS.map((d) => d.field),
@@ -286,7 +342,12 @@ function documentsBySha256Route(services: Services) {
       "its bytes show (PDF, PNG, JPEG, WebP, plain text); anything else stored by an older version is served as application/octet-stream.",
     tags: ["reads"],
     access: ACCESS.public,
-    response: { 200: { description: "The document, with the type its first bytes show", content: { mediaType: "application/octet-stream", schema: { type: "string", format: "binary" } } } },
+    response: {
+      200: {
+        description: "The document, with the type its first bytes show",
+        content: { mediaType: "application/octet-stream", schema: { type: "string", format: "binary" } },
+      },
+    },
     handler: async ({ req, res }) => {
       const sha = String(req.params.sha256 ?? "").toLowerCase();
       if (!/^[0-9a-f]{64}$/.test(sha)) throw badRequest("sha256 must be 64 hex characters", { field: "sha256" });
@@ -304,22 +365,21 @@ function documentsBySha256Route(services: Services) {
   });
 }
 
-
 /** Key-scoped reads of tokenization records (records from the database, live values from the chain). */
 export function readRoutes(services: Services) {
   return [
-      getTokenInfoRoute(services),
-      getTokenizerInfoRoute(services),
-      getBalanceWhitelistRoute(services),
-      getWhitelistStatusRoute(services),
-      getAllowanceRoute(services),
-      getInvestorInfoRoute(services),
-      getInvestorsRoute(services),
-      getDividendDistributionRoute(services),
-      checkTransferRoute(services),
-      getHoldersRoute(services),
-      getTokenControlsRoute(services),
-      patchTokenDocsRoute(services),
-      documentsBySha256Route(services),
-    ];
+    getTokenInfoRoute(services),
+    getTokenizerInfoRoute(services),
+    getBalanceWhitelistRoute(services),
+    getWhitelistStatusRoute(services),
+    getAllowanceRoute(services),
+    getInvestorInfoRoute(services),
+    getInvestorsRoute(services),
+    getDividendDistributionRoute(services),
+    checkTransferRoute(services),
+    getHoldersRoute(services),
+    getTokenControlsRoute(services),
+    patchTokenDocsRoute(services),
+    documentsBySha256Route(services),
+  ];
 }

@@ -2,7 +2,16 @@ import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
 import type { Caller } from "../access/gate";
 import { defineRoute } from "../http/route";
-import { InvestmentList, investmentListView, Offering, OfferingList, offeringById, offeringView, StoBalance, stoBalanceView } from "../reads/sto";
+import {
+  InvestmentList,
+  investmentListView,
+  Offering,
+  OfferingList,
+  offeringById,
+  offeringView,
+  StoBalance,
+  stoBalanceView,
+} from "../reads/sto";
 import { tokenContext } from "../reads/tokenization";
 import type { Services } from "../usecases/services";
 

@@ -19,16 +19,31 @@ const DEFAULT_GRACE_SECONDS = 24 * 3600;
 // ---------------------------------------------------------------------------------------------------------------
 // Request schemas
 
-const url = z.string().trim().min(1).max(2048).meta({ description: "Where events are POSTed: https (http and local addresses in the sandbox only)", example: "https://example.com/webhooks/tak" });
+const url = z
+  .string()
+  .trim()
+  .min(1)
+  .max(2048)
+  .meta({
+    description: "Where events are POSTed: https (http and local addresses in the sandbox only)",
+    example: "https://example.com/webhooks/tak",
+  });
 const eventTypes = z
   .array(z.enum(SUBSCRIBABLE_TYPES as [string, ...string[]]))
   .max(SUBSCRIBABLE_TYPES.length)
   .meta({ description: "The event types to receive; empty or absent: all of them" });
 const description = z.string().trim().max(200);
-const txIdField = hash32.meta({ description: "Without an API key: the batch (prepared without a key, not sent yet) whose events to receive" });
+const txIdField = hash32.meta({
+  description: "Without an API key: the batch (prepared without a key, not sent yet) whose events to receive",
+});
 
 const CreateWebhookBody = z
-  .strictObject({ url, eventTypes: eventTypes.optional(), description: description.optional(), txId: txIdField.optional() })
+  .strictObject({
+    url,
+    eventTypes: eventTypes.optional(),
+    description: description.optional(),
+    txId: txIdField.optional(),
+  })
   .meta({ id: "CreateWebhookRequest" });
 
 const UpdateWebhookBody = z
@@ -36,7 +51,10 @@ const UpdateWebhookBody = z
     url: url.optional(),
     eventTypes: eventTypes.optional(),
     description: description.nullable().optional(),
-    enabled: z.boolean().optional().meta({ description: "true re-enables a disabled endpoint (its failures forgotten); false disables it" }),
+    enabled: z
+      .boolean()
+      .optional()
+      .meta({ description: "true re-enables a disabled endpoint (its failures forgotten); false disables it" }),
   })
   .refine((b) => Object.keys(b).length > 0, { message: "name at least one of url, eventTypes, description, enabled" })
   .meta({ id: "UpdateWebhookRequest" });
@@ -49,7 +67,9 @@ const RotateSecretBody = z
       .min(0)
       .max(7 * 24 * 3600)
       .optional()
-      .meta({ description: `How long the previous secret keeps signing beside the new one (default ${DEFAULT_GRACE_SECONDS}; at most 7 days)` }),
+      .meta({
+        description: `How long the previous secret keeps signing beside the new one (default ${DEFAULT_GRACE_SECONDS}; at most 7 days)`,
+      }),
   })
   .meta({ id: "RotateWebhookSecretRequest" });
 
@@ -72,9 +92,14 @@ export const WebhookEndpoint = z
     txId: hash32.nullable().meta({ description: "A keyless endpoint's batch; null for a key's endpoint" }),
     enabled: z.boolean(),
     disabledAt: timestamp.nullable(),
-    disabledReason: z.string().nullable().meta({ description: "Why it was disabled, e.g. every delivery failed for 24 h" }),
+    disabledReason: z
+      .string()
+      .nullable()
+      .meta({ description: "Why it was disabled, e.g. every delivery failed for 24 h" }),
     failingSince: timestamp.nullable().meta({ description: "Since when every attempt failed (null after a success)" }),
-    previousSecretValidUntil: timestamp.nullable().meta({ description: "After a rotation: until when the previous secret also signs" }),
+    previousSecretValidUntil: timestamp
+      .nullable()
+      .meta({ description: "After a rotation: until when the previous secret also signs" }),
     pendingDeliveries: int,
     createdAt: timestamp,
     updatedAt: timestamp,
@@ -84,7 +109,10 @@ export const WebhookEndpoint = z
 const WithSecret = z
   .strictObject({
     ...WebhookEndpoint.shape,
-    secret: z.string().regex(/^whsec_/).meta({ description: "The signing secret (Standard Webhooks `whsec_…`): shown this once, store it now" }),
+    secret: z
+      .string()
+      .regex(/^whsec_/)
+      .meta({ description: "The signing secret (Standard Webhooks `whsec_…`): shown this once, store it now" }),
   })
   .meta({ id: "WebhookEndpointWithSecret" });
 
@@ -94,7 +122,9 @@ const Attempt = z.strictObject({
   attempt: int,
   at: timestamp,
   durationMs: int,
-  statusCode: int.nullable().meta({ description: "The receiver's HTTP status; null when none came (timeout, refused connection)" }),
+  statusCode: int
+    .nullable()
+    .meta({ description: "The receiver's HTTP status; null when none came (timeout, refused connection)" }),
   response: z.string().nullable().meta({ description: "The first KiB of the receiver's answer" }),
   error: z.string().nullable(),
 });
@@ -118,7 +148,10 @@ const DeliveryList = z.strictObject({ deliveries: z.array(WebhookDelivery) }).me
 
 const TestAccepted = z
   .strictObject({ eventId: z.string(), deliveryId: z.string() })
-  .meta({ id: "WebhookTestAccepted", description: "The test event was written; its delivery is listed under …/deliveries" });
+  .meta({
+    id: "WebhookTestAccepted",
+    description: "The test event was written; its delivery is listed under …/deliveries",
+  });
 
 const Deleted = z.strictObject({ id: z.string(), deleted: z.literal(true) }).meta({ id: "WebhookDeleted" });
 
@@ -155,7 +188,6 @@ function deliveryView(d: DeliveryRecord): z.infer<typeof WebhookDelivery> {
   };
 }
 
-
 /**
  * Webhook endpoints: an API key's (every event of the key, or the types it names), or, without a key, one batch's that
  * was prepared without one (its transaction, batch and payment events). Thin adapters over store/webhooks.ts; the
@@ -183,13 +215,23 @@ function webhooksRoute(services: Services) {
     response: { 201: { description: "Created; `secret` is shown this once", schema: WithSecret } },
     handler: async ({ body, caller }) => {
       const types = [...new Set(body.eventTypes ?? [])];
-      if (caller.apiKey && body.txId) throw validationError("txId is for batches prepared without a key; a key's endpoint receives the key's events (filter them with eventTypes)", { field: "txId" });
+      if (caller.apiKey && body.txId)
+        throw validationError(
+          "txId is for batches prepared without a key; a key's endpoint receives the key's events (filter them with eventTypes)",
+          { field: "txId" },
+        );
       const txId = caller.apiKey ? null : await keylessTarget(services, body.txId, types);
       const target = await checkedUrl(services, body.url);
       if (caller.apiKey && (await services.webhooks.listForKey(keyOf(caller))).length >= ENDPOINTS_PER_KEY) {
         throw conflict(`This API key has ${ENDPOINTS_PER_KEY} webhook endpoints already: delete one first`);
       }
-      const { endpoint, secret } = await services.webhooks.create({ apiKeyId: caller.apiKey?.id ?? null, txId, url: target, description: body.description ?? null, eventTypes: types });
+      const { endpoint, secret } = await services.webhooks.create({
+        apiKeyId: caller.apiKey?.id ?? null,
+        txId,
+        url: target,
+        description: body.description ?? null,
+        eventTypes: types,
+      });
       return { status: 201, body: { ...endpointView(endpoint, 0), secret } };
     },
   });
@@ -223,7 +265,8 @@ function webhooksByIdRoute(services: Services) {
     tags: ["webhooks"],
     access: ACCESS.keyEndpoint,
     response: WebhookEndpoint,
-    handler: async ({ req, caller }) => withPending(services, await endpointOf(services, caller, String(req.params.id))),
+    handler: async ({ req, caller }) =>
+      withPending(services, await endpointOf(services, caller, String(req.params.id))),
   });
 }
 
@@ -278,14 +321,19 @@ function webhooksByIdRotateSecretRoute(services: Services) {
     path: "/webhooks/{id}/rotate-secret",
     operationId: "rotateWebhookSecret",
     summary: "A new signing secret (in this answer only); the previous one keeps signing beside it for a grace period",
-    description: "During the grace period each delivery carries two signatures in webhook-signature (space-separated): the new secret's and the previous one's.",
+    description:
+      "During the grace period each delivery carries two signatures in webhook-signature (space-separated): the new secret's and the previous one's.",
     tags: ["webhooks"],
     access: ACCESS.keyEndpoint,
     body: RotateSecretBody,
     response: WithSecret,
     handler: async ({ req, body, caller }) => {
       const endpoint = await endpointOf(services, caller, String(req.params.id));
-      const rotated = await services.webhooks.rotateSecret(endpoint.id, keyOf(caller), (body.gracePeriodSeconds ?? DEFAULT_GRACE_SECONDS) * 1000);
+      const rotated = await services.webhooks.rotateSecret(
+        endpoint.id,
+        keyOf(caller),
+        (body.gracePeriodSeconds ?? DEFAULT_GRACE_SECONDS) * 1000,
+      );
       if (!rotated) throw notFound(`No webhook endpoint ${endpoint.id} for this API key`, { field: "id" });
       return { ...(await withPending(services, rotated.endpoint)), secret: rotated.secret };
     },
@@ -304,7 +352,11 @@ function webhooksByIdTestRoute(services: Services) {
     response: { 202: { description: "Written; it is delivered shortly (see …/deliveries)", schema: TestAccepted } },
     handler: async ({ req, caller }) => {
       const endpoint = await endpointOf(services, caller, String(req.params.id));
-      if (endpoint.disabledAt) throw conflict(`Webhook endpoint ${endpoint.id} is disabled (${endpoint.disabledReason}): enable it first (PATCH { enabled: true })`, { field: "id" });
+      if (endpoint.disabledAt)
+        throw conflict(
+          `Webhook endpoint ${endpoint.id} is disabled (${endpoint.disabledReason}): enable it first (PATCH { enabled: true })`,
+          { field: "id" },
+        );
       return { status: 202, body: await services.webhooks.sendTest(endpoint, `A test event for ${endpoint.id}`) };
     },
   });
@@ -323,7 +375,10 @@ function webhooksByIdDeliveriesRoute(services: Services) {
     response: DeliveryList,
     handler: async ({ req, query, caller }) => {
       const endpoint = await endpointOf(services, caller, String(req.params.id));
-      const deliveries = await services.webhooks.deliveries(endpoint.id, { limit: query.limit ?? 20, status: query.status });
+      const deliveries = await services.webhooks.deliveries(endpoint.id, {
+        limit: query.limit ?? 20,
+        status: query.status,
+      });
       return { deliveries: deliveries.map(deliveryView) };
     },
   });
@@ -347,17 +402,16 @@ function webhooksByIdDeliveriesByDeliveryIdRedeliverRoute(services: Services) {
   });
 }
 
-
 export function webhookRoutes(services: Services) {
   return [
-      webhooksRoute(services),
-      getWebhooksRoute(services),
-      webhooksByIdRoute(services),
-      patchWebhooksByIdRoute(services),
-      deleteWebhooksByIdRoute(services),
-      webhooksByIdRotateSecretRoute(services),
-      webhooksByIdTestRoute(services),
-      webhooksByIdDeliveriesRoute(services),
-      webhooksByIdDeliveriesByDeliveryIdRedeliverRoute(services),
-    ];
+    webhooksRoute(services),
+    getWebhooksRoute(services),
+    webhooksByIdRoute(services),
+    patchWebhooksByIdRoute(services),
+    deleteWebhooksByIdRoute(services),
+    webhooksByIdRotateSecretRoute(services),
+    webhooksByIdTestRoute(services),
+    webhooksByIdDeliveriesRoute(services),
+    webhooksByIdDeliveriesByDeliveryIdRedeliverRoute(services),
+  ];
 }

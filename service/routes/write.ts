@@ -16,7 +16,12 @@ const methodNames = PUBLIC_METHODS.map((m) => m.name);
 const pascal = (name: string) => name[0].toUpperCase() + name.slice(1);
 
 /** A method's body as documented: the component <Method>Body (the same schema that validates it). */
-const documentedBodies = new Map(PUBLIC_METHODS.map((m) => [m.name, (m.body as z.ZodType).meta({ id: `${pascal(m.name)}Body`, description: m.summary })]));
+const documentedBodies = new Map(
+  PUBLIC_METHODS.map((m) => [
+    m.name,
+    (m.body as z.ZodType).meta({ id: `${pascal(m.name)}Body`, description: m.summary }),
+  ]),
+);
 export const documentedMethodBody = (method: MethodDefinition): z.ZodType => documentedBodies.get(method.name)!;
 
 /**
@@ -27,7 +32,11 @@ const prepareBodyDoc = z
   .union(
     PUBLIC_METHODS.map((m) =>
       z
-        .object({ method: z.enum([m.name, ...(m.aliases ?? [])]).meta({ description: m.aliases?.length ? `${m.name} (alias ${m.aliases.join(", ")})` : m.name }) })
+        .object({
+          method: z
+            .enum([m.name, ...(m.aliases ?? [])])
+            .meta({ description: m.aliases?.length ? `${m.name} (alias ${m.aliases.join(", ")})` : m.name }),
+        })
         .and(documentedMethodBody(m))
         .meta({ id: `${pascal(m.name)}Request`, description: m.summary }),
     ) as unknown as [z.ZodType, z.ZodType],
@@ -36,11 +45,18 @@ const prepareBodyDoc = z
     description: "The method's body and its name in `method`",
     discriminator: {
       propertyName: "method",
-      mapping: Object.fromEntries(PUBLIC_METHODS.flatMap((m) => [m.name, ...(m.aliases ?? [])].map((name) => [name, `#/components/schemas/${pascal(m.name)}Request`]))),
+      mapping: Object.fromEntries(
+        PUBLIC_METHODS.flatMap((m) =>
+          [m.name, ...(m.aliases ?? [])].map((name) => [name, `#/components/schemas/${pascal(m.name)}Request`]),
+        ),
+      ),
     },
   });
 
-const hash32 = z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x + 64 hex characters");
+const hash32 = z
+  .string()
+  .trim()
+  .regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x + 64 hex characters");
 const statusQuery = z.object({ hash: hash32.optional(), txId: hash32.optional() });
 
 /** POST /prepare-transactions */
@@ -58,9 +74,14 @@ function prepareTransactionsRoute(services: Services) {
     idempotent: true,
     handler: async ({ req, caller }) => {
       const name = (req.body as { method?: unknown })?.method;
-      if (name === undefined || name === null || name === "") throw badRequest("method is required", { field: "method", methods: methodNames });
+      if (name === undefined || name === null || name === "")
+        throw badRequest("method is required", { field: "method", methods: methodNames });
       const method = typeof name === "string" ? methodForBody(name, req.body) : undefined;
-      if (!method) throw badRequest(`Unknown method: ${typeof name === "string" ? name : JSON.stringify(name)}`, { field: "method", methods: methodNames });
+      if (!method)
+        throw badRequest(`Unknown method: ${typeof name === "string" ? name : JSON.stringify(name)}`, {
+          field: "method",
+          methods: methodNames,
+        });
       return prepareWrite(services, req, caller, method, req.body);
     },
   });
@@ -71,7 +92,8 @@ function sendTransactionsRoute(services: Services) {
   return defineRoute({
     method: "post",
     path: "/send-transactions",
-    summary: "Send signed transactions (or report client-broadcast hashes, or pay for a relayed txId); broadcast in order",
+    summary:
+      "Send signed transactions (or report client-broadcast hashes, or pay for a relayed txId); broadcast in order",
     description:
       "Accepts { txId, signedTransactions } with either field a string or an array, { txId, txHash } and, for " +
       "service-relayed batches, { txId, transactions? } with an x402 payment. Each signed transaction must match its " +
@@ -84,7 +106,10 @@ function sendTransactionsRoute(services: Services) {
     idempotent: true,
     response: {
       200: { description: "The batch ended: success, or rejected (see error and failedIndex)", schema: SendSummary },
-      202: { description: "Accepted; the batch is still pending: poll GET /get-transaction-status?txId=…", schema: SendSummary },
+      202: {
+        description: "Accepted; the batch is still pending: poll GET /get-transaction-status?txId=…",
+        schema: SendSummary,
+      },
     },
     handler: ({ req, body, caller }) => sendWrite(services, req, caller, body),
   });
@@ -107,10 +132,13 @@ function getTransactionStatusRoute(services: Services) {
     response: TransactionStatus,
     rateLimited: true,
     handler: ({ query, caller, req }) =>
-      transactionStatus(services, query, caller.apiKey?.id, () => services.requestLimits.of("unknownHashes").admit(caller.apiKey ? `key:${caller.apiKey.id}` : clientSubject(req))),
+      transactionStatus(services, query, caller.apiKey?.id, () =>
+        services.requestLimits
+          .of("unknownHashes")
+          .admit(caller.apiKey ? `key:${caller.apiKey.id}` : clientSubject(req)),
+      ),
   });
 }
-
 
 /**
  * The prepare / send / status flow. Routes only adapt HTTP: who may call and who pays is decided by service/access,
@@ -118,41 +146,50 @@ function getTransactionStatusRoute(services: Services) {
  */
 export function writeRoutes(services: Services) {
   return [
-      prepareTransactionsRoute(services),
-      ...PUBLIC_METHODS.map((method) =>
-        defineRoute({
-          method: "post",
-          path: `/prepare-transactions/${method.name}`,
-          summary: method.summary,
-          tags: ["write", method.area],
-          access: method.access,
-          tool: { prepares: method.name },
-          documentedBody: documentedMethodBody(method),
-          response: PrepareResponse,
-          rateLimited: true,
-          idempotent: true,
-          handler: ({ req, caller }) => prepareWrite(services, req, caller, method, req.body),
-        }),
-      ),
-      ...PUBLIC_METHODS.filter((m) => m.facadePath).map((method) =>
-        defineRoute({
-          method: "post",
-          path: method.facadePath!,
-          summary: `${method.summary} — facade (default execution mode: ${method.facadeMode ?? "service-relayed"})`,
-          tags: ["x402", method.area],
-          access: ACCESS.agenticWrite,
-          tool: false, // the method's tool is its /prepare-transactions/{method} route
-          documentedBody: documentedMethodBody(method),
-          response: method.facadeEnvelope === "data" ? FacadePrepareResponse : PrepareResponse,
-          rateLimited: true,
-          idempotent: true,
-          handler: async ({ req, caller }) => {
-            const prepared = await prepareWrite(services, req, caller, method, req.body, method.facadeMode ?? "service-relayed");
-            return method.facadeEnvelope === "data" ? { body: { data: prepared.body }, headers: prepared.headers } : prepared;
-          },
-        }),
-      ),
-      sendTransactionsRoute(services),
-      getTransactionStatusRoute(services),
-    ];
+    prepareTransactionsRoute(services),
+    ...PUBLIC_METHODS.map((method) =>
+      defineRoute({
+        method: "post",
+        path: `/prepare-transactions/${method.name}`,
+        summary: method.summary,
+        tags: ["write", method.area],
+        access: method.access,
+        tool: { prepares: method.name },
+        documentedBody: documentedMethodBody(method),
+        response: PrepareResponse,
+        rateLimited: true,
+        idempotent: true,
+        handler: ({ req, caller }) => prepareWrite(services, req, caller, method, req.body),
+      }),
+    ),
+    ...PUBLIC_METHODS.filter((m) => m.facadePath).map((method) =>
+      defineRoute({
+        method: "post",
+        path: method.facadePath!,
+        summary: `${method.summary} — facade (default execution mode: ${method.facadeMode ?? "service-relayed"})`,
+        tags: ["x402", method.area],
+        access: ACCESS.agenticWrite,
+        tool: false, // the method's tool is its /prepare-transactions/{method} route
+        documentedBody: documentedMethodBody(method),
+        response: method.facadeEnvelope === "data" ? FacadePrepareResponse : PrepareResponse,
+        rateLimited: true,
+        idempotent: true,
+        handler: async ({ req, caller }) => {
+          const prepared = await prepareWrite(
+            services,
+            req,
+            caller,
+            method,
+            req.body,
+            method.facadeMode ?? "service-relayed",
+          );
+          return method.facadeEnvelope === "data"
+            ? { body: { data: prepared.body }, headers: prepared.headers }
+            : prepared;
+        },
+      }),
+    ),
+    sendTransactionsRoute(services),
+    getTransactionStatusRoute(services),
+  ];
 }

@@ -25,7 +25,9 @@ const Discovery = z
         executionMode: z
           .enum(["client-signed", "service-relayed", "read"])
           .meta({ description: "How the operation runs; read is a paid GET (an agent getter or a RAMS read)" }),
-        step: z.enum(["prepare", "send", "call"]).meta({ description: "The call that takes this payment; call is the paid GET itself" }),
+        step: z
+          .enum(["prepare", "send", "call"])
+          .meta({ description: "The call that takes this payment; call is the paid GET itself" }),
         accepts: z.array(PaymentRequirements),
       }),
     ),
@@ -41,7 +43,8 @@ function wellKnownX402Route(services: Services, paidReads: () => RouteDefinition
     tags: ["x402"],
     access: ACCESS.public,
     response: Discovery,
-    handler: ({ req }) => x402Discovery(services, resourceUrl(services, req).replace(/\/\.well-known\/x402$/, ""), paidReads),
+    handler: ({ req }) =>
+      x402Discovery(services, resourceUrl(services, req).replace(/\/\.well-known\/x402$/, ""), paidReads),
   });
 }
 
@@ -54,25 +57,25 @@ function faucetBknRoute(services: Services) {
     tags: ["x402"],
     access: ACCESS.faucet,
     response: {
-      200: { description: "The claim was confirmed (status confirmed), or failed (status failed; an x402 payment was released)", schema: FaucetClaim },
+      200: {
+        description:
+          "The claim was confirmed (status confirmed), or failed (status failed; an x402 payment was released)",
+        schema: FaucetClaim,
+      },
       202: { description: "Submitted, not yet confirmed", schema: FaucetClaim },
     },
     rateLimited: true,
-    body: z.looseObject({ recipientAddress: address.refine((a) => !/^0x0{40}$/i.test(a), "must not be the zero address") }),
+    body: z.looseObject({
+      recipientAddress: address.refine((a) => !/^0x0{40}$/i.test(a), "must not be the zero address"),
+    }),
     handler: ({ req, body, caller }) => claimFaucet(services, req, caller, body.recipientAddress),
   });
 }
-
-
-
 
 /**
  * Discovery of the paid resources, and the sandbox governance-token faucet. `paidReads` lists the API's paid GET routes
  * (the app's route list; handed in, since the app is built from these routes).
  */
 export function x402Routes(services: Services, paidReads: () => RouteDefinition<any, any>[]) {
-  return [
-      wellKnownX402Route(services, paidReads),
-      faucetBknRoute(services),
-    ];
+  return [wellKnownX402Route(services, paidReads), faucetBknRoute(services)];
 }

@@ -1,4 +1,12 @@
-import { getAddress, getBytes, hashAuthorization, Transaction, type Authorization, type Signature, type TransactionRequest } from "ethers";
+import {
+  getAddress,
+  getBytes,
+  hashAuthorization,
+  Transaction,
+  type Authorization,
+  type Signature,
+  type TransactionRequest,
+} from "ethers";
 import { checksumAddress } from "../crypto/checksum-address";
 import { eip1559Fields, serializeSigned, unsignedDigest } from "../crypto/eip1559";
 import type { AuthorizationFields } from "./signer";
@@ -10,7 +18,11 @@ export type DigestSigning = (digest: Uint8Array) => Promise<Signature>;
  * A transaction signed through `signDigest` with the bytes ethers' Wallet.signTransaction gives for the same request:
  * a plain EIP-1559 request serialized by crypto/eip1559.ts, any other (EIP-7702 authorizations, access lists) by ethers.
  */
-export async function signTransactionWithDigest(address: string, signDigest: DigestSigning, request: TransactionRequest): Promise<string> {
+export async function signTransactionWithDigest(
+  address: string,
+  signDigest: DigestSigning,
+  request: TransactionRequest,
+): Promise<string> {
   const { from, ...fields } = request;
   if (from != null && checksumAddress(from as string) !== address) throw new Error("transaction from address mismatch");
   const plain = eip1559Fields(fields);
@@ -24,7 +36,10 @@ export async function signTransactionWithDigest(address: string, signDigest: Dig
 }
 
 /** An EIP-7702 authorization signed through `signDigest`, shaped as ethers' Wallet.authorizeSync shapes it. */
-export async function authorizeWithDigest(signDigest: DigestSigning, fields: AuthorizationFields): Promise<Authorization> {
+export async function authorizeWithDigest(
+  signDigest: DigestSigning,
+  fields: AuthorizationFields,
+): Promise<Authorization> {
   const signature = await signDigest(getBytes(hashAuthorization(fields)));
   return {
     address: getAddress(fields.address),

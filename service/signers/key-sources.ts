@@ -20,7 +20,8 @@ export function openKeySource(source: KeySource): ServiceSigner {
     return Pkcs11Signer.open({ module: source.module, tokenLabel: source.tokenLabel, keyLabel: source.keyLabel, pin });
   }
   const json = readSecret(source.keystore, "the keystore");
-  if (!isKeystoreJson(json)) throw new Error(`${source.keystore} is not an encrypted JSON keystore (Web3 Secret Storage v3)`);
+  if (!isKeystoreJson(json))
+    throw new Error(`${source.keystore} is not an encrypted JSON keystore (Web3 Secret Storage v3)`);
   const password = readSecret(source.passwordFile, "the password file");
   let privateKey: string;
   try {

@@ -11,7 +11,7 @@ export function loadBinding(): Pkcs11Binding {
     throw new Error(
       `the PKCS#11 binding (pkcs11js, an optional dependency built at install) is not available: ${
         (error as Error).message
-      }; install with npm ci where python3, make and g++ are present`
+      }; install with npm ci where python3, make and g++ are present`,
     );
   }
 }

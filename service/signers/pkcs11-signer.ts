@@ -12,7 +12,13 @@ export type { Pkcs11KeyReference };
 const SECP256K1_PARAMS = "06052b8104000a";
 
 /** Errors after which the session is opened again (and the signature asked once more): the token was restarted or re-plugged. */
-const SESSION_LOST = ["CKR_SESSION_HANDLE_INVALID", "CKR_SESSION_CLOSED", "CKR_USER_NOT_LOGGED_IN", "CKR_DEVICE_REMOVED", "CKR_TOKEN_NOT_PRESENT"] as const;
+const SESSION_LOST = [
+  "CKR_SESSION_HANDLE_INVALID",
+  "CKR_SESSION_CLOSED",
+  "CKR_USER_NOT_LOGGED_IN",
+  "CKR_DEVICE_REMOVED",
+  "CKR_TOKEN_NOT_PRESENT",
+] as const;
 
 /**
  * A service wallet whose key is on a PKCS#11 token (an HSM; SoftHSM 2 in the tests): the key never leaves the token,
@@ -31,7 +37,7 @@ export class Pkcs11Signer implements ServiceSigner {
     private readonly reference: Pkcs11KeyReference,
     private session: Pkcs11Js.Handle,
     private privateKey: Pkcs11Js.Handle,
-    readonly address: string
+    readonly address: string,
   ) {}
 
   /** Opens the token, logs in and finds the key pair; throws a message that names what is missing (never the PIN). */
@@ -81,7 +87,8 @@ export class Pkcs11Signer implements ServiceSigner {
       pkcs11.C_SignInit(this.session, { mechanism: this.binding.CKM_ECDSA }, this.privateKey);
       rs = await pkcs11.C_SignAsync(this.session, digest, Buffer.alloc(64));
     } catch (error) {
-      if (retried || !SESSION_LOST.some((name) => (error as { code?: number }).code === this.binding[name])) throw error;
+      if (retried || !SESSION_LOST.some((name) => (error as { code?: number }).code === this.binding[name]))
+        throw error;
       const reopened = openKey(this.binding, pkcs11, this.reference);
       [this.session, this.privateKey] = [reopened.session, reopened.privateKey];
       return this.signOnce(digest, true);
@@ -105,7 +112,7 @@ function openKey(binding: Pkcs11Binding, pkcs11: Pkcs11Js.PKCS11, reference: Pkc
         throw new Error(
           code === binding.CKR_PIN_INCORRECT
             ? `the PIN does not open token "${reference.tokenLabel}"`
-            : `cannot log in to token "${reference.tokenLabel}": ${(error as Error).message}`
+            : `cannot log in to token "${reference.tokenLabel}": ${(error as Error).message}`,
         );
       }
     }
@@ -113,15 +120,22 @@ function openKey(binding: Pkcs11Binding, pkcs11: Pkcs11Js.PKCS11, reference: Pkc
       { type: binding.CKA_CLASS, value: binding.CKO_PRIVATE_KEY },
       { type: binding.CKA_LABEL, value: reference.keyLabel },
     ]);
-    if (privateKey === undefined) throw new Error(`token "${reference.tokenLabel}" has no private key labelled "${reference.keyLabel}"`);
+    if (privateKey === undefined)
+      throw new Error(`token "${reference.tokenLabel}" has no private key labelled "${reference.keyLabel}"`);
     const publicKey = findOne(pkcs11, session, [
       { type: binding.CKA_CLASS, value: binding.CKO_PUBLIC_KEY },
       { type: binding.CKA_LABEL, value: reference.keyLabel },
     ]);
     if (publicKey === undefined)
-      throw new Error(`token "${reference.tokenLabel}" has no public key labelled "${reference.keyLabel}" beside the private key (the address comes from it)`);
-    const [point, params] = pkcs11.C_GetAttributeValue(session, publicKey, [{ type: binding.CKA_EC_POINT }, { type: binding.CKA_EC_PARAMS }]);
-    if (!Buffer.isBuffer(params.value) || params.value.toString("hex") !== SECP256K1_PARAMS) throw new Error(`key "${reference.keyLabel}" is not on secp256k1`);
+      throw new Error(
+        `token "${reference.tokenLabel}" has no public key labelled "${reference.keyLabel}" beside the private key (the address comes from it)`,
+      );
+    const [point, params] = pkcs11.C_GetAttributeValue(session, publicKey, [
+      { type: binding.CKA_EC_POINT },
+      { type: binding.CKA_EC_PARAMS },
+    ]);
+    if (!Buffer.isBuffer(params.value) || params.value.toString("hex") !== SECP256K1_PARAMS)
+      throw new Error(`key "${reference.keyLabel}" is not on secp256k1`);
     return {
       session,
       privateKey,
@@ -133,7 +147,11 @@ function openKey(binding: Pkcs11Binding, pkcs11: Pkcs11Js.PKCS11, reference: Pkc
   }
 }
 
-function findOne(pkcs11: Pkcs11Js.PKCS11, session: Pkcs11Js.Handle, template: Pkcs11Js.Template): Pkcs11Js.Handle | undefined {
+function findOne(
+  pkcs11: Pkcs11Js.PKCS11,
+  session: Pkcs11Js.Handle,
+  template: Pkcs11Js.Template,
+): Pkcs11Js.Handle | undefined {
   pkcs11.C_FindObjectsInit(session, template);
   try {
     const found = pkcs11.C_FindObjects(session, 2);

@@ -51,7 +51,7 @@ export function openServiceWallets(config: Config): ServiceWallets {
     const settlementToken = onToken(config.settlementPkcs11, "X402_SETTLEMENT_PKCS11_");
     if (relayerToken && settlementToken && relayerToken.address === settlementToken.address) {
       throw new WalletOpenError(
-        "RELAYER_PKCS11_KEY_LABEL and X402_SETTLEMENT_PKCS11_KEY_LABEL name the same key: the relayer and the settlement wallet need keys of their own (their nonces would clash)"
+        "RELAYER_PKCS11_KEY_LABEL and X402_SETTLEMENT_PKCS11_KEY_LABEL name the same key: the relayer and the settlement wallet need keys of their own (their nonces would clash)",
       );
     }
     const relayer = new Map<number, ServiceSigner[]>();
@@ -60,7 +60,9 @@ export function openServiceWallets(config: Config): ServiceWallets {
       const home = raw ? signerOf(raw) : relayerToken;
       if (home) relayer.set(chainId, [home, ...(config.relayerExtraKeys.get(chainId) ?? []).map(signerOf)]);
     }
-    const settlement = config.X402_SETTLEMENT_PRIVATE_KEY ? signerOf(config.X402_SETTLEMENT_PRIVATE_KEY) : settlementToken;
+    const settlement = config.X402_SETTLEMENT_PRIVATE_KEY
+      ? signerOf(config.X402_SETTLEMENT_PRIVATE_KEY)
+      : settlementToken;
     return { relayer, settlement, close };
   } catch (error) {
     void close();

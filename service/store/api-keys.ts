@@ -1,5 +1,12 @@
 import { createHash, createHmac, randomBytes, timingSafeEqual } from "node:crypto";
-import { FAUCET_CREDIT_METHOD, FAUCET_CREDITS, INVITATION_CREDIT_METHOD, METERED_METHODS, PLAN_CREDITS, type Plan } from "../model/plans";
+import {
+  FAUCET_CREDIT_METHOD,
+  FAUCET_CREDITS,
+  INVITATION_CREDIT_METHOD,
+  METERED_METHODS,
+  PLAN_CREDITS,
+  type Plan,
+} from "../model/plans";
 import { TtlCache } from "../cache/ttl-cache";
 import type { Db, Queryable } from "./db";
 
@@ -111,17 +118,30 @@ export class ApiKeys {
 
 async function grantInitialCredits(tx: Queryable, keyId: string, plan: Plan) {
   for (const method of METERED_METHODS) {
-    await tx.query("INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)", [keyId, method, PLAN_CREDITS[plan]]);
+    await tx.query("INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)", [
+      keyId,
+      method,
+      PLAN_CREDITS[plan],
+    ]);
   }
-  await tx.query("INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)", [keyId, FAUCET_CREDIT_METHOD, FAUCET_CREDITS]);
-  await tx.query("INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)", [keyId, INVITATION_CREDIT_METHOD, PLAN_CREDITS[plan]]);
+  await tx.query("INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)", [
+    keyId,
+    FAUCET_CREDIT_METHOD,
+    FAUCET_CREDITS,
+  ]);
+  await tx.query("INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)", [
+    keyId,
+    INVITATION_CREDIT_METHOD,
+    PLAN_CREDITS[plan],
+  ]);
 }
 
 /** The per-database pepper, created on first use (racing instances agree through ON CONFLICT). */
 async function loadPepper(db: Db): Promise<Buffer> {
-  await db.query("INSERT INTO deployment_meta (key, value) VALUES ('api_key_pepper', $1) ON CONFLICT (key) DO NOTHING", [
-    randomBytes(32).toString("hex"),
-  ]);
+  await db.query(
+    "INSERT INTO deployment_meta (key, value) VALUES ('api_key_pepper', $1) ON CONFLICT (key) DO NOTHING",
+    [randomBytes(32).toString("hex")],
+  );
   const [row] = await db.query<{ value: string }>("SELECT value FROM deployment_meta WHERE key = 'api_key_pepper'");
   return Buffer.from(row.value, "hex");
 }

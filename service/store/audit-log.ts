@@ -36,7 +36,10 @@ const json = (v: unknown) => (typeof v === "string" ? (JSON.parse(v) as unknown)
 export class AuditLog {
   constructor(private readonly db: Db) {}
 
-  async record(entry: { actor: string; action: string; target?: string | null; before?: unknown; after?: unknown }, q: Queryable = this.db): Promise<void> {
+  async record(
+    entry: { actor: string; action: string; target?: string | null; before?: unknown; after?: unknown },
+    q: Queryable = this.db,
+  ): Promise<void> {
     await q.query("INSERT INTO operator_audit (actor, action, target, before, after) VALUES ($1, $2, $3, $4, $5)", [
       entry.actor,
       entry.action,
@@ -47,13 +50,33 @@ export class AuditLog {
   }
 
   /** Newest first, `limit` entries older than entry `before` (its id) when given; optionally one actor's, action's or target's. */
-  async list(options: { limit: number; before?: string; actor?: string; action?: string; target?: string }): Promise<AuditEntry[]> {
+  async list(options: {
+    limit: number;
+    before?: string;
+    actor?: string;
+    action?: string;
+    target?: string;
+  }): Promise<AuditEntry[]> {
     const rows = await this.db.query<AuditRow>(
       `SELECT id::text AS id, actor, action, target, before, after, at FROM operator_audit
        WHERE ($2::bigint IS NULL OR id < $2) AND ($3::text IS NULL OR actor = $3) AND ($4::text IS NULL OR action = $4) AND ($5::text IS NULL OR target = $5)
        ORDER BY operator_audit.id DESC LIMIT $1`,
-      [options.limit, options.before ?? null, options.actor?.toLowerCase() ?? null, options.action ?? null, options.target ?? null],
+      [
+        options.limit,
+        options.before ?? null,
+        options.actor?.toLowerCase() ?? null,
+        options.action ?? null,
+        options.target ?? null,
+      ],
     );
-    return rows.map((r) => ({ id: r.id, actor: r.actor, action: r.action, target: r.target, before: json(r.before), after: json(r.after), at: new Date(r.at).toISOString() }));
+    return rows.map((r) => ({
+      id: r.id,
+      actor: r.actor,
+      action: r.action,
+      target: r.target,
+      before: json(r.before),
+      after: json(r.after),
+      at: new Date(r.at).toISOString(),
+    }));
   }
 }

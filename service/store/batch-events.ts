@@ -29,10 +29,20 @@ export const factsOf = (txId: string, row: BatchFactsRow): BatchFacts => ({
 
 /** The `data` of a transaction.* event (the lead's transaction.replaced / transaction.reorged add their own fields). */
 export function transactionEventData(batch: BatchFacts, tx: BatchTransaction) {
-  return { txId: batch.txId, method: batch.method, executionMode: batch.executionMode, transaction: transactionView(tx) };
+  return {
+    txId: batch.txId,
+    method: batch.method,
+    executionMode: batch.executionMode,
+    transaction: transactionView(tx),
+  };
 }
 
-const envelopeOf = (batch: BatchFacts, tx: BatchTransaction) => ({ apiKeyId: batch.apiKeyId, txId: batch.txId, chainId: batch.chainId, hash: tx.txHash });
+const envelopeOf = (batch: BatchFacts, tx: BatchTransaction) => ({
+  apiKeyId: batch.apiKeyId,
+  txId: batch.txId,
+  chainId: batch.chainId,
+  hash: tx.txHash,
+});
 
 /**
  * transaction.broadcast, shown as the transaction stood when it went out (pending, no block yet) whenever it is written:
@@ -48,7 +58,11 @@ export function confirmedEvent(batch: BatchFacts, tx: BatchTransaction): NewEven
   return { type: "transaction.confirmed", ...envelopeOf(batch, tx), data: transactionEventData(batch, tx) };
 }
 
-export function failedEvent(batch: BatchFacts, tx: BatchTransaction, reason: "reverted" | "refused" | "unseen"): NewEvent {
+export function failedEvent(
+  batch: BatchFacts,
+  tx: BatchTransaction,
+  reason: "reverted" | "refused" | "unseen",
+): NewEvent {
   return { type: "transaction.failed", ...envelopeOf(batch, tx), data: { ...transactionEventData(batch, tx), reason } };
 }
 

@@ -1,4 +1,12 @@
-import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus, ReplacedTransaction, TransactionWait, UnsignedTransaction } from "../model/batch";
+import type {
+  Batch,
+  BatchStatus,
+  BatchTransaction,
+  BatchTxStatus,
+  ReplacedTransaction,
+  TransactionWait,
+  UnsignedTransaction,
+} from "../model/batch";
 import type { Sealer } from "../crypto/sealed";
 
 // How the batch tables' rows read and write: the row shapes, the sealed signed bytes, the JSON a read aggregates.
@@ -89,7 +97,8 @@ export const TX_JSON = `json_build_object(
 
 /** A transaction row (or its JSON from TX_JSON) as the engine sees it, its signed bytes opened. */
 export const toTx = (row: TxRow, sealer: Sealer): BatchTransaction => ({
-  broadcastAt: row.broadcast_at === null || row.broadcast_at === undefined ? null : new Date(row.broadcast_at).toISOString(),
+  broadcastAt:
+    row.broadcast_at === null || row.broadcast_at === undefined ? null : new Date(row.broadcast_at).toISOString(),
   index: row.index,
   unsigned: jsonColumn(row.unsigned)!,
   signedRaw: openSigned(sealer, row.signed_raw, row.tx_hash),

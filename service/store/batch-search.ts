@@ -50,7 +50,13 @@ const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOS
 const CURSOR = "to_char(b.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
 
 const toRow = (r: Row & { cursor?: string }): BatchRow => {
-  const hashes = typeof r.hashes === "string" ? r.hashes.replace(/^\{|\}$/g, "").split(",").filter((h) => h && h !== "NULL") : (r.hashes ?? []).filter((h): h is string => !!h);
+  const hashes =
+    typeof r.hashes === "string"
+      ? r.hashes
+          .replace(/^\{|\}$/g, "")
+          .split(",")
+          .filter((h) => h && h !== "NULL")
+      : (r.hashes ?? []).filter((h): h is string => !!h);
   return {
     txId: r.tx_id,
     chainId: r.chain_id,
@@ -100,14 +106,25 @@ export class BatchSearch {
          AND ($4::timestamptz IS NULL OR (b.created_at, b.tx_id) < ($4::timestamptz, $5::text))
          AND ($7::text IS NULL OR b.tx_id = $7)
        ORDER BY b.created_at DESC, b.tx_id DESC LIMIT $6`,
-      [filter.status ?? null, filter.apiKeyId ?? null, filter.address?.toLowerCase() ?? null, filter.before?.createdAt ?? null, filter.before?.txId ?? null, filter.limit, filter.txId?.toLowerCase() ?? null],
+      [
+        filter.status ?? null,
+        filter.apiKeyId ?? null,
+        filter.address?.toLowerCase() ?? null,
+        filter.before?.createdAt ?? null,
+        filter.before?.txId ?? null,
+        filter.limit,
+        filter.txId?.toLowerCase() ?? null,
+      ],
     );
     return rows.map(toRow);
   }
 
   /** When a batch was handed to the engine and when it ended (the batch model keeps only its creation). */
   async times(txId: string): Promise<{ sentAt: string | null; completedAt: string | null } | undefined> {
-    const [row] = await this.db.query<{ sent_at: Date | string | null; completed_at: Date | string | null }>("SELECT sent_at, completed_at FROM batches WHERE tx_id = $1", [txId]);
+    const [row] = await this.db.query<{ sent_at: Date | string | null; completed_at: Date | string | null }>(
+      "SELECT sent_at, completed_at FROM batches WHERE tx_id = $1",
+      [txId],
+    );
     return row && { sentAt: iso(row.sent_at), completedAt: iso(row.completed_at) };
   }
 
@@ -143,7 +160,15 @@ export class BatchSearch {
    * from send to success, and x402 payments settled and released.
    */
   async activity(buckets: number, bucketMinutes: number): Promise<ActivityBucket[]> {
-    const rows = await this.db.query<{ at: Date | string; success: number; rejected: number; p50: number | null; p95: number | null; settled: number; released: number }>(
+    const rows = await this.db.query<{
+      at: Date | string;
+      success: number;
+      rejected: number;
+      p50: number | null;
+      p95: number | null;
+      settled: number;
+      released: number;
+    }>(
       `WITH edges AS (
          SELECT date_bin(make_interval(mins => $2), now(), 'epoch'::timestamptz) - make_interval(mins => $2 * ($1 - 1)) AS first
        ), slots AS (
@@ -166,6 +191,14 @@ export class BatchSearch {
       [buckets, bucketMinutes],
     );
     const ms = (v: number | string | null) => (v === null ? null : Math.round(Number(v)));
-    return rows.map((r) => ({ at: iso(r.at)!, success: r.success, rejected: r.rejected, p50Ms: ms(r.p50), p95Ms: ms(r.p95), settled: r.settled, released: r.released }));
+    return rows.map((r) => ({
+      at: iso(r.at)!,
+      success: r.success,
+      rejected: r.rejected,
+      p50Ms: ms(r.p50),
+      p95Ms: ms(r.p95),
+      settled: r.settled,
+      released: r.released,
+    }));
   }
 }

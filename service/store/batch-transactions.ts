@@ -18,13 +18,19 @@ export class BatchTransactions {
 
   /** Locks one transaction's row for the rest of the database transaction and returns it. */
   async lockTransaction(tx: Queryable, txId: string, index: number): Promise<BatchTransaction> {
-    const [row] = await tx.query<TxRow>("SELECT * FROM batch_transactions WHERE tx_id = $1 AND index = $2 FOR UPDATE", [txId, index]);
+    const [row] = await tx.query<TxRow>("SELECT * FROM batch_transactions WHERE tx_id = $1 AND index = $2 FOR UPDATE", [
+      txId,
+      index,
+    ]);
     return toTx(row, this.sealer);
   }
 
   /** One transaction of a batch as stored now, with its replaced forms (a runner re-reads it after another party replaced it). */
   async transaction(txId: string, index: number): Promise<BatchTransaction | undefined> {
-    const [row] = await this.db.query<{ tx: TxRow | string }>(`SELECT ${TX_JSON} AS tx FROM batch_transactions t WHERE t.tx_id = $1 AND t.index = $2`, [txId, index]);
+    const [row] = await this.db.query<{ tx: TxRow | string }>(
+      `SELECT ${TX_JSON} AS tx FROM batch_transactions t WHERE t.tx_id = $1 AND t.index = $2`,
+      [txId, index],
+    );
     return row ? toTx(jsonColumn(row.tx)!, this.sealer) : undefined;
   }
 
@@ -64,10 +70,21 @@ export class BatchTransactions {
            FROM kept WHERE t.tx_id = $1 AND t.index = $2 RETURNING t.tx_id
          )
          SELECT count(*)::int AS moved FROM swapped`,
-        [txId, index, replacing.toLowerCase(), sealSigned(this.sealer, next.signedRaw, next.txHash), next.txHash.toLowerCase(), next.unsigned ? JSON.stringify(next.unsigned) : null, replacedFees.maxFeePerGas.toString(), replacedFees.maxPriorityFeePerGas.toString()],
+        [
+          txId,
+          index,
+          replacing.toLowerCase(),
+          sealSigned(this.sealer, next.signedRaw, next.txHash),
+          next.txHash.toLowerCase(),
+          next.unsigned ? JSON.stringify(next.unsigned) : null,
+          replacedFees.maxFeePerGas.toString(),
+          replacedFees.maxPriorityFeePerGas.toString(),
+        ],
       );
       if (!row.moved) return false;
-      await this.emitTransactionEvent(tx, txId, index, "transaction.replaced", { replacedHash: replacing.toLowerCase() });
+      await this.emitTransactionEvent(tx, txId, index, "transaction.replaced", {
+        replacedHash: replacing.toLowerCase(),
+      });
       return true;
     };
     return q === this.db ? this.db.transaction(replaceIn) : replaceIn(q);
@@ -88,7 +105,16 @@ export class BatchTransactions {
     if (!row) return;
     const facts = factsOf(txId, row);
     const tx = toTx(jsonColumn(row.tx)!, this.sealer);
-    await emitEvents(q, [{ type, apiKeyId: facts.apiKeyId, txId, chainId: facts.chainId, hash: tx.txHash, data: { ...transactionEventData(facts, tx), ...extra } }]);
+    await emitEvents(q, [
+      {
+        type,
+        apiKeyId: facts.apiKeyId,
+        txId,
+        chainId: facts.chainId,
+        hash: tx.txHash,
+        data: { ...transactionEventData(facts, tx), ...extra },
+      },
+    ]);
   }
 
   /**
@@ -97,36 +123,47 @@ export class BatchTransactions {
    */
   async promoteReplaced(txId: string, index: number, winner: string): Promise<void> {
     await this.db.transaction(async (q) => {
-      const [won] = await q.query<ReplacedRow>("DELETE FROM batch_transaction_replacements WHERE tx_hash = $1 AND tx_id = $2 AND index = $3 RETURNING *", [
-        winner.toLowerCase(),
-        txId,
-        index,
-      ]);
+      const [won] = await q.query<ReplacedRow>(
+        "DELETE FROM batch_transaction_replacements WHERE tx_hash = $1 AND tx_id = $2 AND index = $3 RETURNING *",
+        [winner.toLowerCase(), txId, index],
+      );
       if (!won) return;
       const [current] = await q.query<{ tx_hash: string; signed_raw: string | null }>(
         "SELECT tx_hash, signed_raw FROM batch_transactions WHERE tx_id = $1 AND index = $2 FOR UPDATE",
         [txId, index],
       );
-      await q.query("UPDATE batch_transactions SET tx_hash = $3, signed_raw = $4 WHERE tx_id = $1 AND index = $2", [txId, index, won.tx_hash, won.signed_raw]);
-      await q.query("INSERT INTO batch_transaction_replacements (tx_hash, tx_id, index, signed_raw) VALUES ($1, $2, $3, $4)", [
-        current.tx_hash,
+      await q.query("UPDATE batch_transactions SET tx_hash = $3, signed_raw = $4 WHERE tx_id = $1 AND index = $2", [
         txId,
         index,
-        current.signed_raw,
+        won.tx_hash,
+        won.signed_raw,
       ]);
+      await q.query(
+        "INSERT INTO batch_transaction_replacements (tx_hash, tx_id, index, signed_raw) VALUES ($1, $2, $3, $4)",
+        [current.tx_hash, txId, index, current.signed_raw],
+      );
     });
   }
 
   /** Why a broadcast transaction waits (null: nothing known holds it back). */
   async setWaiting(txId: string, index: number, waiting: TransactionWait | null): Promise<void> {
-    await this.db.query("UPDATE batch_transactions SET waiting = $3 WHERE tx_id = $1 AND index = $2", [txId, index, waiting ? JSON.stringify(waiting) : null]);
+    await this.db.query("UPDATE batch_transactions SET waiting = $3 WHERE tx_id = $1 AND index = $2", [
+      txId,
+      index,
+      waiting ? JSON.stringify(waiting) : null,
+    ]);
   }
 
   /**
    * A reorg took a transaction off the chain: back to broadcast (it is sent again) and counted. `afterConfirmation`:
    * it had counted as confirmed, which the row keeps saying, with reorged_at set until it is back on chain.
    */
-  async markReorged(txId: string, index: number, afterConfirmation: boolean, removedBlockNumber: number): Promise<void> {
+  async markReorged(
+    txId: string,
+    index: number,
+    afterConfirmation: boolean,
+    removedBlockNumber: number,
+  ): Promise<void> {
     await this.db.transaction(async (q) => {
       await q.query(
         afterConfirmation
@@ -139,7 +176,11 @@ export class BatchTransactions {
   }
 
   /** A transaction a reorg took off the chain after its confirmation is confirmed again (maybe in another block). */
-  async markBackOnChain(txId: string, index: number, receipt: { blockNumber: number; blockHash: string; gasUsed: bigint }): Promise<void> {
+  async markBackOnChain(
+    txId: string,
+    index: number,
+    receipt: { blockNumber: number; blockHash: string; gasUsed: bigint },
+  ): Promise<void> {
     await this.db.query(
       "UPDATE batch_transactions SET reorged_at = NULL, block_number = $3, block_hash = $4, gas_used = $5 WHERE tx_id = $1 AND index = $2",
       [txId, index, receipt.blockNumber, receipt.blockHash, receipt.gasUsed.toString()],
@@ -150,13 +191,28 @@ export class BatchTransactions {
    * Confirmed transactions of one chain mined at or above `fromBlock` (recent enough that a reorg may still take them
    * away): what the reorg watch looks after on start.
    */
-  async recentlyConfirmed(chainId: number, fromBlock: number): Promise<{ txId: string; index: number; blockNumber: number; blockHash: string; reorged: boolean }[]> {
-    const rows = await this.db.query<{ tx_id: string; index: number; block_number: string; block_hash: string; reorged: boolean }>(
+  async recentlyConfirmed(
+    chainId: number,
+    fromBlock: number,
+  ): Promise<{ txId: string; index: number; blockNumber: number; blockHash: string; reorged: boolean }[]> {
+    const rows = await this.db.query<{
+      tx_id: string;
+      index: number;
+      block_number: string;
+      block_hash: string;
+      reorged: boolean;
+    }>(
       `SELECT t.tx_id, t.index, t.block_number::text, t.block_hash, t.reorged_at IS NOT NULL AS reorged FROM batch_transactions t JOIN batches b ON b.tx_id = t.tx_id
        WHERE b.chain_id = $1 AND t.status = 'confirmed' AND t.block_hash IS NOT NULL AND (t.block_number >= $2 OR t.reorged_at IS NOT NULL)`,
       [chainId, fromBlock],
     );
-    return rows.map((r) => ({ txId: r.tx_id, index: r.index, blockNumber: Number(r.block_number), blockHash: r.block_hash, reorged: r.reorged }));
+    return rows.map((r) => ({
+      txId: r.tx_id,
+      index: r.index,
+      blockNumber: Number(r.block_number),
+      blockHash: r.block_hash,
+      reorged: r.reorged,
+    }));
   }
 
   /** The highest nonce of `signer`'s transactions in batches being sent on a chain (held by us, maybe not in the node's pool). */
@@ -178,21 +234,32 @@ export class BatchTransactions {
       "SELECT tx_id, index, signed_raw, tx_hash FROM batch_transactions WHERE signed_raw LIKE '0x%' AND tx_hash IS NOT NULL AND status NOT IN ('confirmed', 'reverted')",
     );
     for (const r of rows) {
-      await this.db.query("UPDATE batch_transactions SET signed_raw = $3 WHERE tx_id = $1 AND index = $2 AND signed_raw = $4", [
-        r.tx_id,
-        r.index,
-        sealSigned(this.sealer, r.signed_raw, r.tx_hash),
-        r.signed_raw,
-      ]);
+      await this.db.query(
+        "UPDATE batch_transactions SET signed_raw = $3 WHERE tx_id = $1 AND index = $2 AND signed_raw = $4",
+        [r.tx_id, r.index, sealSigned(this.sealer, r.signed_raw, r.tx_hash), r.signed_raw],
+      );
     }
     return rows.length;
   }
 
   /** Records the signed form of one transaction (for a relayed one, also its final nonce and fees). */
-  async setTxSigned(txId: string, index: number, signedRaw: string, txHash: string, q: Queryable = this.db, unsigned?: UnsignedTransaction): Promise<void> {
+  async setTxSigned(
+    txId: string,
+    index: number,
+    signedRaw: string,
+    txHash: string,
+    q: Queryable = this.db,
+    unsigned?: UnsignedTransaction,
+  ): Promise<void> {
     await q.write(
       "UPDATE batch_transactions SET signed_raw = $3, tx_hash = $4, status = 'signed', unsigned = COALESCE($5, unsigned) WHERE tx_id = $1 AND index = $2",
-      [txId, index, sealSigned(this.sealer, signedRaw, txHash), txHash.toLowerCase(), unsigned ? JSON.stringify(unsigned) : null],
+      [
+        txId,
+        index,
+        sealSigned(this.sealer, signedRaw, txHash),
+        txHash.toLowerCase(),
+        unsigned ? JSON.stringify(unsigned) : null,
+      ],
     );
   }
 
@@ -214,7 +281,13 @@ export class BatchTransactions {
    * transaction.broadcast, if the broadcast was never recorded) in the same transaction. A transaction already
    * confirmed is left as it is (another runner got there first).
    */
-  async setTxConfirmed(txId: string, index: number, blockNumber: number, gasUsed: bigint, blockHash: string | null = null): Promise<void> {
+  async setTxConfirmed(
+    txId: string,
+    index: number,
+    blockNumber: number,
+    gasUsed: bigint,
+    blockHash: string | null = null,
+  ): Promise<void> {
     await this.db.transaction(async (q) => {
       const [row] = await q.query<TxRow & BatchFactsRow>(
         `UPDATE batch_transactions t SET status = 'confirmed', block_number = $3, gas_used = $4, block_hash = $5, waiting = NULL, confirmed_at = now(), broadcast_at = COALESCE(t.broadcast_at, now())

@@ -12,7 +12,10 @@ const PREPARED_KEPT_MS = 10 * 60_000;
 const PREPARED_KEPT = 5_000;
 
 /** What a freshly stored transaction holds besides what was prepared (as a read gives it back). */
-export const NEW_TX_STATE: Pick<BatchTransaction, "broadcastAt" | "blockHash" | "waiting" | "reorgedAt" | "reorgs" | "replaced"> = { broadcastAt: null, blockHash: null, waiting: null, reorgedAt: null, reorgs: 0, replaced: [] };
+export const NEW_TX_STATE: Pick<
+  BatchTransaction,
+  "broadcastAt" | "blockHash" | "waiting" | "reorgedAt" | "reorgs" | "replaced"
+> = { broadcastAt: null, blockHash: null, waiting: null, reorgedAt: null, reorgs: 0, replaced: [] };
 
 /**
  * Persistence of prepared batches and their transactions: the engine's write-ahead log. A batch's life is here
@@ -38,7 +41,18 @@ export class Batches extends BatchTransactions {
        INSERT INTO batch_transactions (tx_id, index, unsigned, status)
        SELECT batch.tx_id, (t.ordinality - 1)::integer, t.value, 'prepared' FROM batch, jsonb_array_elements($10::jsonb) WITH ORDINALITY AS t
        RETURNING (SELECT created_at FROM batch)`,
-      [batch.txId, batch.chainId, batch.method, batch.executionMode, batch.signer, batch.apiKeyId, body, plan, info, JSON.stringify(transactions.map((t) => t.unsigned))],
+      [
+        batch.txId,
+        batch.chainId,
+        batch.method,
+        batch.executionMode,
+        batch.signer,
+        batch.apiKeyId,
+        body,
+        plan,
+        info,
+        JSON.stringify(transactions.map((t) => t.unsigned)),
+      ],
     );
     if (!rows.length) return;
     // What a read would give back: the JSON as stored, the database's creation time.
@@ -52,7 +66,11 @@ export class Batches extends BatchTransactions {
       error: null,
       outcome: null,
       createdAt: new Date(rows[0].created_at).toISOString(),
-      transactions: transactions.map((t) => ({ ...t, unsigned: JSON.parse(JSON.stringify(t.unsigned)), ...NEW_TX_STATE })),
+      transactions: transactions.map((t) => ({
+        ...t,
+        unsigned: JSON.parse(JSON.stringify(t.unsigned)),
+        ...NEW_TX_STATE,
+      })),
     });
   }
 
@@ -90,7 +108,11 @@ export class Batches extends BatchTransactions {
    * A batch and, in the same statement, which other batches already hold any of `hashes` (a send checks that the
    * transactions it names belong to no other batch): hash → that batch's txId.
    */
-  async getWithHashOwners(txId: string, hashes: string[], q: Queryable = this.db): Promise<{ batch?: Batch; hashOwners: Map<string, string> }> {
+  async getWithHashOwners(
+    txId: string,
+    hashes: string[],
+    q: Queryable = this.db,
+  ): Promise<{ batch?: Batch; hashOwners: Map<string, string> }> {
     const [row] = await q.query<BatchRow & { hash_owners: Record<string, string> | string | null }>(
       `SELECT b.*, (
          SELECT json_agg(${TX_JSON} ORDER BY t.index) FROM batch_transactions t WHERE t.tx_id = b.tx_id
@@ -127,7 +149,9 @@ export class Batches extends BatchTransactions {
 
   /** Locks the batch row for the rest of the transaction and returns its status. */
   async lock(tx: Queryable, txId: string): Promise<BatchStatus | undefined> {
-    const [row] = await tx.query<{ status: BatchStatus }>("SELECT status FROM batches WHERE tx_id = $1 FOR UPDATE", [txId]);
+    const [row] = await tx.query<{ status: BatchStatus }>("SELECT status FROM batches WHERE tx_id = $1 FOR UPDATE", [
+      txId,
+    ]);
     return row?.status;
   }
 
@@ -153,7 +177,11 @@ export class Batches extends BatchTransactions {
     const move = async (tx: Queryable) => {
       const result = await this.moveToSending(tx, txId, signed, credit);
       const batch = result.moved ? await this.get(txId, tx) : undefined;
-      if (batch) await emitEvents(tx, batch.transactions.filter((t) => t.status === "broadcast").map((t) => broadcastEvent(batch, t)));
+      if (batch)
+        await emitEvents(
+          tx,
+          batch.transactions.filter((t) => t.status === "broadcast").map((t) => broadcastEvent(batch, t)),
+        );
       return result;
     };
     return q === this.db ? this.db.transaction(move) : move(q);
@@ -165,7 +193,11 @@ export class Batches extends BatchTransactions {
     signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
     credit?: { keyId: string; method: string },
   ): Promise<{ moved: boolean; outOfCredits: boolean; hashOwners: Map<string, string> }> {
-    const [row] = await q.query<{ moved: number; out_of_credits: boolean; taken: Record<string, string> | string | null }>(
+    const [row] = await q.query<{
+      moved: number;
+      out_of_credits: boolean;
+      taken: Record<string, string> | string | null;
+    }>(
       `WITH taken AS (
          SELECT o.tx_hash, o.tx_id FROM batch_transactions o WHERE o.tx_hash = ANY($5::text[]) AND o.tx_id <> $1
          UNION ALL SELECT r.tx_hash, r.tx_id FROM batch_transaction_replacements r WHERE r.tx_hash = ANY($5::text[]) AND r.tx_id <> $1
@@ -195,7 +227,14 @@ export class Batches extends BatchTransactions {
               (SELECT json_object_agg(tx_hash, tx_id) FROM taken) AS taken`,
       [
         txId,
-        JSON.stringify(signed.map((s) => ({ index: s.index, signed_raw: sealSigned(this.sealer, s.signedRaw, s.txHash), tx_hash: s.txHash?.toLowerCase() ?? null, status: s.status }))),
+        JSON.stringify(
+          signed.map((s) => ({
+            index: s.index,
+            signed_raw: sealSigned(this.sealer, s.signedRaw, s.txHash),
+            tx_hash: s.txHash?.toLowerCase() ?? null,
+            status: s.status,
+          })),
+        ),
         credit?.keyId ?? null,
         credit?.method ?? null,
         signed.flatMap((s) => (s.txHash ? [s.txHash.toLowerCase()] : [])),
@@ -211,12 +250,18 @@ export class Batches extends BatchTransactions {
    */
   async reopen(q: Queryable, txId: string): Promise<void> {
     await q.query("DELETE FROM batch_transaction_replacements WHERE tx_id = $1", [txId]);
-    await q.query("UPDATE batches SET status = 'prepared', failed_index = NULL, error = NULL, sent_at = NULL, completed_at = NULL, updated_at = now() WHERE tx_id = $1", [txId]);
+    await q.query(
+      "UPDATE batches SET status = 'prepared', failed_index = NULL, error = NULL, sent_at = NULL, completed_at = NULL, updated_at = now() WHERE tx_id = $1",
+      [txId],
+    );
     await q.query(
       "UPDATE batch_transactions SET status = 'prepared', tx_hash = NULL, signed_raw = NULL, error = NULL, broadcast_at = NULL, block_number = NULL, gas_used = NULL WHERE tx_id = $1",
       [txId],
     );
-    await q.query("UPDATE payments SET subject = subject || '#released-' || id WHERE tx_id = $1 AND status = 'released' AND subject NOT LIKE '%#released-%'", [txId]);
+    await q.query(
+      "UPDATE payments SET subject = subject || '#released-' || id WHERE tx_id = $1 AND status = 'released' AND subject NOT LIKE '%#released-%'",
+      [txId],
+    );
   }
 
   /** Ends a batch as rejected because transaction `index` reverted or was refused by the node. */
@@ -246,7 +291,10 @@ export class Batches extends BatchTransactions {
       await emitEvents(tx, events);
       // Signed transactions the chain does not hold could still be broadcast by whoever reads the table (their nonce
       // may be free): a rejected batch keeps only the bytes of mined ones, whose nonce is spent.
-      await tx.query("UPDATE batch_transactions SET signed_raw = NULL WHERE tx_id = $1 AND signed_raw IS NOT NULL AND status NOT IN ('confirmed', 'reverted')", [txId]);
+      await tx.query(
+        "UPDATE batch_transactions SET signed_raw = NULL WHERE tx_id = $1 AND signed_raw IS NOT NULL AND status NOT IN ('confirmed', 'reverted')",
+        [txId],
+      );
     };
     await (q === this.db ? this.db.transaction(rejectIn) : rejectIn(q));
   }
@@ -260,7 +308,12 @@ export class Batches extends BatchTransactions {
    * are written by the same statement when the caller hands over `ended`, the batch as the statement leaves it (a runner
    * keeps its copy equal to the rows it wrote); without it they are read back first (one statement more).
    */
-  async markSuccess(tx: Queryable, txId: string, lastConfirmed?: { index: number; blockNumber: number; gasUsed: bigint; blockHash?: string }, ended?: Batch): Promise<boolean> {
+  async markSuccess(
+    tx: Queryable,
+    txId: string,
+    lastConfirmed?: { index: number; blockNumber: number; gasUsed: bigint; blockHash?: string },
+    ended?: Batch,
+  ): Promise<boolean> {
     const events = ended ? eventRows(successEvents(ended, lastConfirmed?.index)) : null;
     const [row] = await tx.query<{ ended: number }>(
       `WITH ended AS (
@@ -273,7 +326,14 @@ export class Batches extends BatchTransactions {
          ${insertEventsSql("$6", "EXISTS (SELECT 1 FROM ended)")}
        )
        SELECT count(*)::int AS ended FROM ended`,
-      [txId, lastConfirmed?.index ?? -1, lastConfirmed?.blockNumber ?? null, lastConfirmed?.gasUsed.toString() ?? null, lastConfirmed?.blockHash ?? null, events],
+      [
+        txId,
+        lastConfirmed?.index ?? -1,
+        lastConfirmed?.blockNumber ?? null,
+        lastConfirmed?.gasUsed.toString() ?? null,
+        lastConfirmed?.blockHash ?? null,
+        events,
+      ],
     );
     if (row.ended === 0) return false;
     if (ended) return true;
@@ -288,7 +348,11 @@ export class Batches extends BatchTransactions {
    * rejected with `error` (failedIndex: its last transaction), the last transaction's confirmation written as markSuccess
    * would, and its events (that confirmation, then batch.completed). Undefined when the batch was no longer sending.
    */
-  async rejectConfirmed(txId: string, lastConfirmed: { index: number; blockNumber: number; gasUsed: bigint; blockHash?: string } | undefined, error: string): Promise<Batch | undefined> {
+  async rejectConfirmed(
+    txId: string,
+    lastConfirmed: { index: number; blockNumber: number; gasUsed: bigint; blockHash?: string } | undefined,
+    error: string,
+  ): Promise<Batch | undefined> {
     return this.db.transaction(async (q) => {
       const ended = await q.query<{ last: number }>(
         `UPDATE batches SET status = 'rejected', failed_index = (SELECT max(index) FROM batch_transactions WHERE tx_id = $1), error = $2,
@@ -302,7 +366,13 @@ export class Batches extends BatchTransactions {
           `UPDATE batch_transactions SET status = 'confirmed', block_number = $3, gas_used = $4, block_hash = $5, waiting = NULL, confirmed_at = now(),
              broadcast_at = COALESCE(broadcast_at, now())
            WHERE tx_id = $1 AND index = $2`,
-          [txId, lastConfirmed.index, lastConfirmed.blockNumber, lastConfirmed.gasUsed.toString(), lastConfirmed.blockHash ?? null],
+          [
+            txId,
+            lastConfirmed.index,
+            lastConfirmed.blockNumber,
+            lastConfirmed.gasUsed.toString(),
+            lastConfirmed.blockHash ?? null,
+          ],
         );
       }
       const batch = (await this.get(txId, q))!;
@@ -347,7 +417,9 @@ export class Batches extends BatchTransactions {
   }
 
   async inFlight(): Promise<string[]> {
-    const rows = await this.db.query<{ tx_id: string }>("SELECT tx_id FROM batches WHERE status = 'sending' ORDER BY sent_at");
+    const rows = await this.db.query<{ tx_id: string }>(
+      "SELECT tx_id FROM batches WHERE status = 'sending' ORDER BY sent_at",
+    );
     return rows.map((r) => r.tx_id);
   }
 }

@@ -41,7 +41,10 @@ export class Credits {
       [txId],
     );
     if (!rows.length) return false;
-    await tx.query("UPDATE credit_balances SET balance = balance + 1 WHERE key_id = $1 AND method = $2", [rows[0].key_id, rows[0].method]);
+    await tx.query("UPDATE credit_balances SET balance = balance + 1 WHERE key_id = $1 AND method = $2", [
+      rows[0].key_id,
+      rows[0].method,
+    ]);
     return true;
   }
 

@@ -91,7 +91,9 @@ class PgliteDb implements Db {
   }
 
   rateLimiterClient() {
-    return { query: (q: { text: string; values?: unknown[] }) => this.turns.run(() => this.pg.query(q.text, q.values ?? [])) };
+    return {
+      query: (q: { text: string; values?: unknown[] }) => this.turns.run(() => this.pg.query(q.text, q.values ?? [])),
+    };
   }
 
   async close() {
@@ -165,7 +167,11 @@ class PostgresDb implements Db {
       clearTimeout(retry);
       const c = client;
       client = undefined;
-      if (c) await c.query(`UNLISTEN ${channel}`).then(() => c.release(), (error: Error) => c.release(error));
+      if (c)
+        await c.query(`UNLISTEN ${channel}`).then(
+          () => c.release(),
+          (error: Error) => c.release(error),
+        );
     };
   }
 
@@ -181,7 +187,8 @@ class PostgresDb implements Db {
 /** A server connection as a Queryable: each statement runs at once. */
 function clientQueryable(client: PoolClient): Queryable {
   return {
-    query: async <R>(sql: string, params: readonly unknown[] = []) => (await client.query(sql, params as unknown[])).rows as R[],
+    query: async <R>(sql: string, params: readonly unknown[] = []) =>
+      (await client.query(sql, params as unknown[])).rows as R[],
     write: async (sql: string, params: readonly unknown[] = []) => void (await client.query(sql, params as unknown[])),
     together: allIssued,
   };

@@ -33,7 +33,11 @@ interface Row {
 export class Dividends {
   constructor(private readonly db: Db) {}
 
-  async recordDistribution(tx: Queryable, tokenId: string, d: { amount: bigint; distributor: string; txHash: string; blockNumber: number }) {
+  async recordDistribution(
+    tx: Queryable,
+    tokenId: string,
+    d: { amount: bigint; distributor: string; txHash: string; blockNumber: number },
+  ) {
     await tx.write(
       `INSERT INTO dividend_distributions (id, token_id, amount, distributor, tx_hash, block_number)
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tx_hash) DO NOTHING`,
@@ -41,7 +45,11 @@ export class Dividends {
     );
   }
 
-  async recordClaim(tx: Queryable, tokenId: string, c: { amount: bigint; holder: string; txHash: string; blockNumber: number }) {
+  async recordClaim(
+    tx: Queryable,
+    tokenId: string,
+    c: { amount: bigint; holder: string; txHash: string; blockNumber: number },
+  ) {
     await tx.write(
       `INSERT INTO dividend_claims (id, token_id, holder, amount, tx_hash, block_number)
        VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (tx_hash) DO NOTHING`,
@@ -50,7 +58,10 @@ export class Dividends {
   }
 
   async distributions(tokenId: string): Promise<DividendDistributionRecord[]> {
-    const rows = await this.db.query<Row>("SELECT * FROM dividend_distributions WHERE token_id = $1 ORDER BY block_number, created_at", [tokenId]);
+    const rows = await this.db.query<Row>(
+      "SELECT * FROM dividend_distributions WHERE token_id = $1 ORDER BY block_number, created_at",
+      [tokenId],
+    );
     return rows.map((r) => ({
       id: r.id,
       amount: r.amount,
@@ -62,7 +73,10 @@ export class Dividends {
   }
 
   async claims(tokenId: string): Promise<DividendClaimRecord[]> {
-    const rows = await this.db.query<Row>("SELECT * FROM dividend_claims WHERE token_id = $1 ORDER BY block_number, created_at", [tokenId]);
+    const rows = await this.db.query<Row>(
+      "SELECT * FROM dividend_claims WHERE token_id = $1 ORDER BY block_number, created_at",
+      [tokenId],
+    );
     return rows.map((r) => ({
       id: r.id,
       holder: r.holder!,

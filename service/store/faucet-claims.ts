@@ -19,13 +19,13 @@ export class FaucetClaims {
   }
 
   /** Records a claim in the caller's transaction; a concurrent claim with the same key fails on the unique key. */
-  async insert(q: Queryable, claim: FaucetClaimRecord & { idempotencyKey: string; apiKeyId: string | null }): Promise<void> {
-    await q.query("INSERT INTO faucet_claims (id, idempotency_key, recipient, tx_id, api_key_id) VALUES ($1, $2, $3, $4, $5)", [
-      claim.id,
-      claim.idempotencyKey,
-      claim.recipient,
-      claim.txId,
-      claim.apiKeyId,
-    ]);
+  async insert(
+    q: Queryable,
+    claim: FaucetClaimRecord & { idempotencyKey: string; apiKeyId: string | null },
+  ): Promise<void> {
+    await q.query(
+      "INSERT INTO faucet_claims (id, idempotency_key, recipient, tx_id, api_key_id) VALUES ($1, $2, $3, $4, $5)",
+      [claim.id, claim.idempotencyKey, claim.recipient, claim.txId, claim.apiKeyId],
+    );
   }
 }

@@ -44,7 +44,13 @@ export class IdempotentRequests {
       [scope, key, route, requestHash],
     );
     if (taken) return { kind: "new" };
-    const [row] = await this.db.query<{ route: string; request_hash: string; status: number | null; body: unknown; headers: Record<string, string> | string | null }>(
+    const [row] = await this.db.query<{
+      route: string;
+      request_hash: string;
+      status: number | null;
+      body: unknown;
+      headers: Record<string, string> | string | null;
+    }>(
       "SELECT route, request_hash, status, body, headers FROM idempotent_requests WHERE scope = $1 AND idempotency_key = $2",
       [scope, key],
     );
@@ -52,7 +58,10 @@ export class IdempotentRequests {
     if (row.route !== route || row.request_hash !== requestHash) return { kind: "conflict", reason: "another request" };
     if (row.status === null) return { kind: "conflict", reason: "in progress" };
     const headers = typeof row.headers === "string" ? JSON.parse(row.headers) : (row.headers ?? {});
-    return { kind: "replay", answer: { status: row.status, body: typeof row.body === "string" ? JSON.parse(row.body) : row.body, headers } };
+    return {
+      kind: "replay",
+      answer: { status: row.status, body: typeof row.body === "string" ? JSON.parse(row.body) : row.body, headers },
+    };
   }
 
   /** Keeps the answer of the request that holds the key. */
@@ -65,12 +74,17 @@ export class IdempotentRequests {
 
   /** Lets the key go (the request did not succeed): a retry runs again. */
   async letGo(scope: string, key: string): Promise<void> {
-    await this.db.query("DELETE FROM idempotent_requests WHERE scope = $1 AND idempotency_key = $2 AND completed_at IS NULL", [scope, key]);
+    await this.db.query(
+      "DELETE FROM idempotent_requests WHERE scope = $1 AND idempotency_key = $2 AND completed_at IS NULL",
+      [scope, key],
+    );
   }
 
   private async sweep(): Promise<void> {
     if (Date.now() - this.sweptAt < SWEEP_EVERY_MS) return;
     this.sweptAt = Date.now();
-    await this.db.query(`DELETE FROM idempotent_requests WHERE created_at < now() - make_interval(hours => ${KEPT_HOURS})`);
+    await this.db.query(
+      `DELETE FROM idempotent_requests WHERE created_at < now() - make_interval(hours => ${KEPT_HOURS})`,
+    );
   }
 }

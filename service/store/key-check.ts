@@ -12,7 +12,10 @@ export class DataKeyMismatch extends Error {}
  * deployment_meta, and a start with another key is refused instead of failing later, one payment at a time.
  */
 export async function assertDataKey(db: Db, sealer: Sealer): Promise<void> {
-  await db.query("INSERT INTO deployment_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [CHECK_KEY, sealer.seal(CHECK_KEY, CHECK_PURPOSE)]);
+  await db.query("INSERT INTO deployment_meta (key, value) VALUES ($1, $2) ON CONFLICT (key) DO NOTHING", [
+    CHECK_KEY,
+    sealer.seal(CHECK_KEY, CHECK_PURPOSE),
+  ]);
   const [row] = await db.query<{ value: string }>("SELECT value FROM deployment_meta WHERE key = $1", [CHECK_KEY]);
   try {
     if (sealer.open(row.value, CHECK_PURPOSE) === CHECK_KEY) return;

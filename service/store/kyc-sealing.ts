@@ -38,14 +38,27 @@ export class KycSealing {
   }
 
   /** A history entry's personal fields (a wallet, a reason), sealed for its investor; the rest stays readable. */
-  splitDetail(investorId: string, detail: Record<string, unknown>): { plain: Record<string, unknown>; sealed: string | null } {
+  splitDetail(
+    investorId: string,
+    detail: Record<string, unknown>,
+  ): { plain: Record<string, unknown>; sealed: string | null } {
     const personal = Object.fromEntries(Object.entries(detail).filter(([k]) => PERSONAL_DETAIL_KEYS.includes(k)));
     const plain = Object.fromEntries(Object.entries(detail).filter(([k]) => !PERSONAL_DETAIL_KEYS.includes(k)));
-    return { plain, sealed: Object.keys(personal).length ? this.sealer.seal(JSON.stringify(personal), `kyc-event:${investorId}:detail`) : null };
+    return {
+      plain,
+      sealed: Object.keys(personal).length
+        ? this.sealer.seal(JSON.stringify(personal), `kyc-event:${investorId}:detail`)
+        : null,
+    };
   }
 
   joinDetail(investorId: string, plain: Record<string, unknown>, sealed: string | null): Record<string, unknown> {
-    return sealed ? { ...plain, ...(JSON.parse(this.sealer.open(sealed, `kyc-event:${investorId}:detail`)) as Record<string, unknown>) } : plain;
+    return sealed
+      ? {
+          ...plain,
+          ...(JSON.parse(this.sealer.open(sealed, `kyc-event:${investorId}:detail`)) as Record<string, unknown>),
+        }
+      : plain;
   }
 }
 

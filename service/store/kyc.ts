@@ -129,7 +129,8 @@ const INVESTOR_COLUMNS = `id, api_key_id, email, email_sealed, details_sealed, r
   wallet_address, proof_message, submitted_at, reviewed_by, reviewed_at, review_reason, created_at, updated_at`;
 
 /** What the clear columns of an older version's row are set back to once it is sealed. */
-const NOTHING_IN_CLEAR = "email = NULL, first_name = NULL, last_name = NULL, country = NULL, wallet_address = NULL, proof_message = NULL, review_reason = NULL";
+const NOTHING_IN_CLEAR =
+  "email = NULL, first_name = NULL, last_name = NULL, country = NULL, wallet_address = NULL, proof_message = NULL, review_reason = NULL";
 
 /** Scope keys first (the caller's own record wins), then the most recently changed. */
 const PREFERENCE = "ORDER BY (api_key_id = $2) DESC, updated_at DESC, id";
@@ -156,7 +157,13 @@ export class KycStore {
   private toInvestor(r: InvestorRow): KycInvestorRecord {
     const details: SealedDetails = r.details_sealed
       ? this.sealing.openDetails(r.id, r.details_sealed)
-      : { firstName: r.first_name, lastName: r.last_name, country: r.country, walletAddress: r.wallet_address, proofMessage: r.proof_message };
+      : {
+          firstName: r.first_name,
+          lastName: r.last_name,
+          country: r.country,
+          walletAddress: r.wallet_address,
+          proofMessage: r.proof_message,
+        };
     return {
       id: r.id,
       apiKeyId: r.api_key_id,
@@ -189,12 +196,20 @@ export class KycStore {
 
   /** The keys a tokenizer e-mail belongs to (the scope of that tokenizer's tokens), plus the caller. */
   async scopeOfTokenizer(tokenizerEmail: string, callerKeyId: string, q: Queryable = this.db): Promise<string[]> {
-    const rows = await q.query<{ api_key_id: string }>("SELECT api_key_id FROM tokenizer_email_keys WHERE email = lower($1)", [tokenizerEmail]);
+    const rows = await q.query<{ api_key_id: string }>(
+      "SELECT api_key_id FROM tokenizer_email_keys WHERE email = lower($1)",
+      [tokenizerEmail],
+    );
     return [...new Set([callerKeyId, ...rows.map((r) => r.api_key_id)])];
   }
 
   /** The investor record of `email` in a scope: the caller's own if it has one, else the most recently changed. */
-  async findInScope(scope: string[], callerKeyId: string, email: string, q: Queryable = this.db): Promise<KycInvestorRecord | undefined> {
+  async findInScope(
+    scope: string[],
+    callerKeyId: string,
+    email: string,
+    q: Queryable = this.db,
+  ): Promise<KycInvestorRecord | undefined> {
     const [row] = await q.query<InvestorRow>(
       `SELECT ${INVESTOR_COLUMNS} FROM kyc_investors WHERE api_key_id = ANY($1) AND email_hash = $3 ${PREFERENCE} LIMIT 1`,
       [scope, callerKeyId, this.sealing.emailHash(email)],
@@ -203,7 +218,11 @@ export class KycStore {
   }
 
   /** Every investor of a scope, one per e-mail (the caller's own record wins), ordered by e-mail. */
-  async listInScope(scope: string[], callerKeyId: string, filter: { status?: KycStatus } = {}): Promise<KycInvestorRecord[]> {
+  async listInScope(
+    scope: string[],
+    callerKeyId: string,
+    filter: { status?: KycStatus } = {},
+  ): Promise<KycInvestorRecord[]> {
     const rows = await this.db.query<InvestorRow>(
       `SELECT * FROM (
          SELECT DISTINCT ON (email_hash) ${INVESTOR_COLUMNS} FROM kyc_investors WHERE api_key_id = ANY($1)
@@ -216,7 +235,10 @@ export class KycStore {
   }
 
   /** Every record, for the operator (optionally one status, one e-mail, one key). */
-  async list(filter: { status?: KycStatus; email?: string; keyId?: string } = {}, q: Queryable = this.db): Promise<KycInvestorRecord[]> {
+  async list(
+    filter: { status?: KycStatus; email?: string; keyId?: string } = {},
+    q: Queryable = this.db,
+  ): Promise<KycInvestorRecord[]> {
     const rows = await q.query<InvestorRow>(
       `SELECT ${INVESTOR_COLUMNS} FROM kyc_investors
        WHERE ($1::text IS NULL OR status = $1) AND ($2::text IS NULL OR email_hash = $2) AND ($3::text IS NULL OR api_key_id = $3)
@@ -233,11 +255,16 @@ export class KycStore {
 
   /** Locks an investor row for a transition (inside `q`'s transaction). */
   async lock(q: Queryable, id: string): Promise<KycInvestorRecord | undefined> {
-    const [row] = await q.query<InvestorRow>(`SELECT ${INVESTOR_COLUMNS} FROM kyc_investors WHERE id = $1 FOR UPDATE`, [id]);
+    const [row] = await q.query<InvestorRow>(`SELECT ${INVESTOR_COLUMNS} FROM kyc_investors WHERE id = $1 FOR UPDATE`, [
+      id,
+    ]);
     return row && this.toInvestor(row);
   }
 
-  async insert(q: Queryable, r: { id: string; apiKeyId: string; email: string; needKyc: boolean; status: KycStatus }): Promise<KycInvestorRecord> {
+  async insert(
+    q: Queryable,
+    r: { id: string; apiKeyId: string; email: string; needKyc: boolean; status: KycStatus },
+  ): Promise<KycInvestorRecord> {
     const [row] = await q.query<InvestorRow>(
       `INSERT INTO kyc_investors (id, api_key_id, email_hash, email_sealed, need_kyc, status) VALUES ($1, $2, $3, $4, $5, $6) RETURNING ${INVESTOR_COLUMNS}`,
       [r.id, r.apiKeyId, this.sealing.emailHash(r.email), this.sealing.sealEmail(r.id, r.email), r.needKyc, r.status],
@@ -260,14 +287,29 @@ export class KycStore {
     const [row] = await q.query<InvestorRow>(
       `UPDATE kyc_investors SET status = 'submitted', details_sealed = $2, submitted_at = now(), updated_at = now()
        WHERE id = $1 RETURNING ${INVESTOR_COLUMNS}`,
-      [id, this.sealing.sealDetails(id, { firstName: s.firstName, lastName: s.lastName, country: s.country, walletAddress: s.walletAddress, proofMessage: s.proofMessage })],
+      [
+        id,
+        this.sealing.sealDetails(id, {
+          firstName: s.firstName,
+          lastName: s.lastName,
+          country: s.country,
+          walletAddress: s.walletAddress,
+          proofMessage: s.proofMessage,
+        }),
+      ],
     );
     const submitted = this.toInvestor(row);
     await emitEvent(q, kycEvent("kyc.submitted", submitted));
     return submitted;
   }
 
-  async decide(q: Queryable, id: string, status: "approved" | "rejected", by: string, reason: string | null): Promise<KycInvestorRecord> {
+  async decide(
+    q: Queryable,
+    id: string,
+    status: "approved" | "rejected",
+    by: string,
+    reason: string | null,
+  ): Promise<KycInvestorRecord> {
     const [row] = await q.query<InvestorRow>(
       `UPDATE kyc_investors SET status = $2, reviewed_by = $3, reviewed_at = now(), reason_sealed = $4, updated_at = now()
        WHERE id = $1 RETURNING ${INVESTOR_COLUMNS}`,
@@ -279,20 +321,40 @@ export class KycStore {
   }
 
   /** One line of an investor's history; its personal details (a wallet, a reason) are sealed. */
-  async addEvent(q: Queryable, investorId: string, event: string, actor: string, detail: Record<string, unknown> = {}): Promise<void> {
+  async addEvent(
+    q: Queryable,
+    investorId: string,
+    event: string,
+    actor: string,
+    detail: Record<string, unknown> = {},
+  ): Promise<void> {
     const { plain, sealed } = this.sealing.splitDetail(investorId, detail);
-    await q.query("INSERT INTO kyc_events (investor_id, event, actor, detail, detail_sealed) VALUES ($1, $2, $3, $4, $5)", [investorId, event, actor, JSON.stringify(plain), sealed]);
+    await q.query(
+      "INSERT INTO kyc_events (investor_id, event, actor, detail, detail_sealed) VALUES ($1, $2, $3, $4, $5)",
+      [investorId, event, actor, JSON.stringify(plain), sealed],
+    );
   }
 
-  async events(investorId: string): Promise<{ event: string; actor: string; detail: Record<string, unknown>; at: string }[]> {
-    const rows = await this.db.query<{ event: string; actor: string; detail: Record<string, unknown> | string; detail_sealed: string | null; created_at: Date | string }>(
-      "SELECT event, actor, detail, detail_sealed, created_at FROM kyc_events WHERE investor_id = $1 ORDER BY id",
-      [investorId],
-    );
+  async events(
+    investorId: string,
+  ): Promise<{ event: string; actor: string; detail: Record<string, unknown>; at: string }[]> {
+    const rows = await this.db.query<{
+      event: string;
+      actor: string;
+      detail: Record<string, unknown> | string;
+      detail_sealed: string | null;
+      created_at: Date | string;
+    }>("SELECT event, actor, detail, detail_sealed, created_at FROM kyc_events WHERE investor_id = $1 ORDER BY id", [
+      investorId,
+    ]);
     return rows.map((r) => ({
       event: r.event,
       actor: r.actor,
-      detail: this.sealing.joinDetail(investorId, typeof r.detail === "string" ? (JSON.parse(r.detail) as Record<string, unknown>) : r.detail, r.detail_sealed),
+      detail: this.sealing.joinDetail(
+        investorId,
+        typeof r.detail === "string" ? (JSON.parse(r.detail) as Record<string, unknown>) : r.detail,
+        r.detail_sealed,
+      ),
       at: iso(r.created_at),
     }));
   }
@@ -321,14 +383,29 @@ export class KycStore {
             r.id,
             this.sealing.emailHash(r.email),
             this.sealing.sealEmail(r.id, r.email),
-            r.submittedAt || r.walletAddress ? this.sealing.sealDetails(r.id, { firstName: r.firstName, lastName: r.lastName, country: r.country, walletAddress: r.walletAddress, proofMessage: r.proofMessage }) : null,
+            r.submittedAt || r.walletAddress
+              ? this.sealing.sealDetails(r.id, {
+                  firstName: r.firstName,
+                  lastName: r.lastName,
+                  country: r.country,
+                  walletAddress: r.walletAddress,
+                  proofMessage: r.proofMessage,
+                })
+              : null,
             r.reviewReason === null ? null : this.sealing.sealReason(r.id, r.reviewReason),
           ],
         );
       }
       for (const h of history) {
-        const { plain, sealed } = this.sealing.splitDetail(h.investor_id, typeof h.detail === "string" ? (JSON.parse(h.detail) as Record<string, unknown>) : h.detail);
-        await q.query("UPDATE kyc_events SET detail = $2, detail_sealed = $3 WHERE id = $1::bigint", [h.id, JSON.stringify(plain), sealed]);
+        const { plain, sealed } = this.sealing.splitDetail(
+          h.investor_id,
+          typeof h.detail === "string" ? (JSON.parse(h.detail) as Record<string, unknown>) : h.detail,
+        );
+        await q.query("UPDATE kyc_events SET detail = $2, detail_sealed = $3 WHERE id = $1::bigint", [
+          h.id,
+          JSON.stringify(plain),
+          sealed,
+        ]);
       }
     });
     await this.db.query("CLUSTER kyc_investors USING kyc_investors_pkey");
@@ -340,7 +417,10 @@ export class KycStore {
   // Links
 
   /** A new link, stored by its token's hash (the token itself only sealed, for kycUrl while the link is open). */
-  async insertLink(q: Queryable, l: { token: string; tokenSealed: string | null; investorId: string; nonce: string; expiresAt: Date }): Promise<KycLinkRecord> {
+  async insertLink(
+    q: Queryable,
+    l: { token: string; tokenSealed: string | null; investorId: string; nonce: string; expiresAt: Date },
+  ): Promise<KycLinkRecord> {
     const [row] = await q.query<LinkRow>(
       "INSERT INTO kyc_links (token_hash, token_sealed, investor_id, nonce, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING *",
       [linkTokenHash(l.token), l.tokenSealed, l.investorId, l.nonce, l.expiresAt.toISOString()],
@@ -359,7 +439,10 @@ export class KycStore {
 
   /** The link a token opens, looked up by the token's hash. */
   async linkByToken(token: string, q: Queryable = this.db, forUpdate = false): Promise<KycLinkRecord | undefined> {
-    const [row] = await q.query<LinkRow>(`SELECT * FROM kyc_links WHERE token_hash = $1${forUpdate ? " FOR UPDATE" : ""}`, [linkTokenHash(token)]);
+    const [row] = await q.query<LinkRow>(
+      `SELECT * FROM kyc_links WHERE token_hash = $1${forUpdate ? " FOR UPDATE" : ""}`,
+      [linkTokenHash(token)],
+    );
     return row && toLink(row);
   }
 
@@ -380,7 +463,10 @@ export class KycStore {
    * Counts one refused submission through a link; at `maxFailures` the link is locked (and its sealed token dropped).
    * Returns the count and whether the link is now locked.
    */
-  async recordLinkFailure(tokenHash: string, maxFailures: number): Promise<{ failedAttempts: number; locked: boolean }> {
+  async recordLinkFailure(
+    tokenHash: string,
+    maxFailures: number,
+  ): Promise<{ failedAttempts: number; locked: boolean }> {
     const [row] = await this.db.query<{ failed_attempts: number; locked: boolean }>(
       `UPDATE kyc_links SET failed_attempts = failed_attempts + 1,
          locked_at = CASE WHEN failed_attempts + 1 >= $2 THEN COALESCE(locked_at, now()) ELSE locked_at END,
@@ -393,12 +479,15 @@ export class KycStore {
 
   async recordInvitation(tokenHash: string, outcome: { messageId: string } | { error: string }): Promise<void> {
     if ("messageId" in outcome) {
-      await this.db.query("UPDATE kyc_links SET invitation_message_id = $2, invitation_sent_at = now(), invitation_error = NULL WHERE token_hash = $1", [
-        tokenHash,
-        outcome.messageId,
-      ]);
+      await this.db.query(
+        "UPDATE kyc_links SET invitation_message_id = $2, invitation_sent_at = now(), invitation_error = NULL WHERE token_hash = $1",
+        [tokenHash, outcome.messageId],
+      );
     } else {
-      await this.db.query("UPDATE kyc_links SET invitation_error = $2 WHERE token_hash = $1", [tokenHash, outcome.error.slice(0, 500)]);
+      await this.db.query("UPDATE kyc_links SET invitation_error = $2 WHERE token_hash = $1", [
+        tokenHash,
+        outcome.error.slice(0, 500),
+      ]);
     }
   }
 }
@@ -413,6 +502,13 @@ function kycEvent(type: "kyc.submitted" | "kyc.approved" | "kyc.rejected", r: Ky
     type,
     apiKeyId: r.apiKeyId,
     orderingKey: `kyc:${r.id}`,
-    data: { investorId: r.id, status: r.status, needKyc: r.needKyc, submittedAt: r.submittedAt, reviewedAt: r.reviewedAt, reviewedBy: r.reviewedBy },
+    data: {
+      investorId: r.id,
+      status: r.status,
+      needKyc: r.needKyc,
+      submittedAt: r.submittedAt,
+      reviewedAt: r.reviewedAt,
+      reviewedBy: r.reviewedBy,
+    },
   } as const;
 }

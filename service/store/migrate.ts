@@ -18,7 +18,8 @@ export const RENAMED_MIGRATIONS: Readonly<Record<string, string>> = {
 };
 
 /** A recorded migration's name as this version knows it. */
-export const currentMigrationName = (version: string): string => (Object.hasOwn(RENAMED_MIGRATIONS, version) ? RENAMED_MIGRATIONS[version] : version);
+export const currentMigrationName = (version: string): string =>
+  Object.hasOwn(RENAMED_MIGRATIONS, version) ? RENAMED_MIGRATIONS[version] : version;
 
 /**
  * Applies every migration (NNN_name.sql in migrations/) not yet applied, in order, each in its own transaction.
@@ -37,7 +38,9 @@ export async function migrate(db: Db, options: { before?: string } = {}): Promis
       "UPDATE schema_migrations m SET version = r.value FROM jsonb_each_text($1::jsonb) r WHERE m.version = r.key",
       [JSON.stringify(RENAMED_MIGRATIONS)],
     );
-    const done = new Set((await tx.query<{ version: string }>("SELECT version FROM schema_migrations")).map((r) => r.version));
+    const done = new Set(
+      (await tx.query<{ version: string }>("SELECT version FROM schema_migrations")).map((r) => r.version),
+    );
     for (const file of files) {
       if (done.has(file)) continue;
       const sql = fs.readFileSync(path.join(MIGRATIONS_DIR, file), "utf8");

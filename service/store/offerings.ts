@@ -84,22 +84,41 @@ export class Offerings {
       `INSERT INTO offerings (id, token_id, onchain_id, name, accepted_coin, token_amount, price, soft_cap, hard_cap,
          min_investment, max_investment, start_time, end_time, created_tx_hash)
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,$14) ON CONFLICT (token_id, onchain_id) DO NOTHING`,
-      [randomUUID(), o.tokenId, o.onchainId, o.name, o.acceptedCoin, o.tokenAmount, o.price, o.softCap, o.hardCap, o.minInvestment, o.maxInvestment, o.startTime, o.endTime, o.createdTxHash],
+      [
+        randomUUID(),
+        o.tokenId,
+        o.onchainId,
+        o.name,
+        o.acceptedCoin,
+        o.tokenAmount,
+        o.price,
+        o.softCap,
+        o.hardCap,
+        o.minInvestment,
+        o.maxInvestment,
+        o.startTime,
+        o.endTime,
+        o.createdTxHash,
+      ],
     );
   }
 
-  async markClosed(tx: Queryable, tokenId: string, onchainId: number, c: { succeeded: boolean; raised: bigint; txHash: string }) {
-    await tx.query("UPDATE offerings SET closed = true, succeeded = $3, raised_at_close = $4, closed_tx_hash = $5 WHERE token_id = $1 AND onchain_id = $2", [
-      tokenId,
-      onchainId,
-      c.succeeded,
-      c.raised.toString(),
-      c.txHash,
-    ]);
+  async markClosed(
+    tx: Queryable,
+    tokenId: string,
+    onchainId: number,
+    c: { succeeded: boolean; raised: bigint; txHash: string },
+  ) {
+    await tx.query(
+      "UPDATE offerings SET closed = true, succeeded = $3, raised_at_close = $4, closed_tx_hash = $5 WHERE token_id = $1 AND onchain_id = $2",
+      [tokenId, onchainId, c.succeeded, c.raised.toString(), c.txHash],
+    );
   }
 
   async byToken(tokenId: string): Promise<OfferingRecord[]> {
-    return (await this.db.query("SELECT * FROM offerings WHERE token_id = $1 ORDER BY onchain_id", [tokenId])).map(toOffering);
+    return (await this.db.query("SELECT * FROM offerings WHERE token_id = $1 ORDER BY onchain_id", [tokenId])).map(
+      toOffering,
+    );
   }
 
   async byId(id: string): Promise<OfferingRecord | undefined> {
@@ -109,31 +128,66 @@ export class Offerings {
   }
 
   async byOnchainId(tokenId: string, onchainId: number, q: Queryable = this.db): Promise<OfferingRecord | undefined> {
-    const [row] = await q.query("SELECT * FROM offerings WHERE token_id = $1 AND onchain_id = $2", [tokenId, onchainId]);
+    const [row] = await q.query("SELECT * FROM offerings WHERE token_id = $1 AND onchain_id = $2", [
+      tokenId,
+      onchainId,
+    ]);
     return row && toOffering(row);
   }
 
   async recordInvestment(
     tx: Queryable,
-    i: { offeringId: string; investorAddress: string; investorEmail: string | null; amount: bigint; refunded: bigint; tokens: bigint; txHash: string; logIndex: number; blockNumber: number },
+    i: {
+      offeringId: string;
+      investorAddress: string;
+      investorEmail: string | null;
+      amount: bigint;
+      refunded: bigint;
+      tokens: bigint;
+      txHash: string;
+      logIndex: number;
+      blockNumber: number;
+    },
   ) {
     await tx.query(
       `INSERT INTO investments (id, offering_id, investor_address, investor_email, amount, refunded, tokens, tx_hash, log_index, block_number)
        VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10) ON CONFLICT (tx_hash, log_index) DO NOTHING`,
-      [randomUUID(), i.offeringId, i.investorAddress.toLowerCase(), i.investorEmail, i.amount.toString(), i.refunded.toString(), i.tokens.toString(), i.txHash, i.logIndex, i.blockNumber],
+      [
+        randomUUID(),
+        i.offeringId,
+        i.investorAddress.toLowerCase(),
+        i.investorEmail,
+        i.amount.toString(),
+        i.refunded.toString(),
+        i.tokens.toString(),
+        i.txHash,
+        i.logIndex,
+        i.blockNumber,
+      ],
     );
   }
 
   /** An investor's claim settles all of its investments in the offering. */
   async markClaimed(tx: Queryable, offeringId: string, investor: string, status: "claimTokens" | "refund") {
-    await tx.query("UPDATE investments SET status = $3 WHERE offering_id = $1 AND investor_address = $2", [offeringId, investor.toLowerCase(), status]);
+    await tx.query("UPDATE investments SET status = $3 WHERE offering_id = $1 AND investor_address = $2", [
+      offeringId,
+      investor.toLowerCase(),
+      status,
+    ]);
   }
 
   async investments(offeringId: string): Promise<InvestmentRecord[]> {
-    return (await this.db.query("SELECT * FROM investments WHERE offering_id = $1 ORDER BY block_number, log_index", [offeringId])).map(toInvestment);
+    return (
+      await this.db.query("SELECT * FROM investments WHERE offering_id = $1 ORDER BY block_number, log_index", [
+        offeringId,
+      ])
+    ).map(toInvestment);
   }
 
-  async investmentsByEmail(tokenId: string, email: string): Promise<(InvestmentRecord & { offeringName: string; onchainId: number })[]> {
+  async investmentsByEmail(
+    tokenId: string,
+    email: string,
+  ): Promise<(InvestmentRecord & { offeringName: string; onchainId: number })[]> {
     const rows = await this.db.query(
       `SELECT i.*, o.name AS offering_name, o.onchain_id FROM investments i JOIN offerings o ON o.id = i.offering_id
        WHERE o.token_id = $1 AND lower(i.investor_email) = lower($2) ORDER BY i.block_number, i.log_index`,

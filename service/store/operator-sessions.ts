@@ -29,7 +29,13 @@ export class OperatorSessions {
   constructor(private readonly db: Db) {}
 
   /** Opens a session for `token` that ends after `ttlMs` (inside `q`: the sign-in's transaction). */
-  async open(q: Queryable, operatorId: string, token: string, via: "password" | "link", ttlMs: number): Promise<{ expiresAt: string }> {
+  async open(
+    q: Queryable,
+    operatorId: string,
+    token: string,
+    via: "password" | "link",
+    ttlMs: number,
+  ): Promise<{ expiresAt: string }> {
     const [row] = await q.query<{ expires_at: Date | string }>(
       "INSERT INTO operator_sessions (token_hash, operator_id, via, expires_at) VALUES ($1, $2, $3, now() + $4::bigint * interval '1 millisecond') RETURNING expires_at",
       [consoleTokenHash(token), operatorId, via, ttlMs],
@@ -50,7 +56,13 @@ export class OperatorSessions {
     );
     if (!row || row.removed_at) return undefined;
     return {
-      operator: { id: row.id, email: row.email, role: row.role, hasPassword: row.has_password, createdAt: iso(row.operator_created_at) },
+      operator: {
+        id: row.id,
+        email: row.email,
+        role: row.role,
+        hasPassword: row.has_password,
+        createdAt: iso(row.operator_created_at),
+      },
       via: row.via,
       createdAt: iso(row.created_at),
       expiresAt: iso(row.expires_at),
@@ -60,7 +72,14 @@ export class OperatorSessions {
 
   /** Ends one session (sign-out). */
   async revoke(token: string): Promise<boolean> {
-    return (await this.db.query("UPDATE operator_sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL RETURNING token_hash", [consoleTokenHash(token)])).length > 0;
+    return (
+      (
+        await this.db.query(
+          "UPDATE operator_sessions SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL RETURNING token_hash",
+          [consoleTokenHash(token)],
+        )
+      ).length > 0
+    );
   }
 
   /** Ends every session of an operator; answers how many were open. */

@@ -6,7 +6,8 @@ export const OPERATOR_ROLES = ["viewer", "reviewer", "admin"] as const;
 export type OperatorRole = (typeof OPERATOR_ROLES)[number];
 
 /** Whether `role` may do what `needed` may (roles are ordered: admin ⊃ reviewer ⊃ viewer). */
-export const roleAllows = (role: OperatorRole, needed: OperatorRole) => OPERATOR_ROLES.indexOf(role) >= OPERATOR_ROLES.indexOf(needed);
+export const roleAllows = (role: OperatorRole, needed: OperatorRole) =>
+  OPERATOR_ROLES.indexOf(role) >= OPERATOR_ROLES.indexOf(needed);
 
 export interface OperatorRecord {
   id: string;
@@ -25,7 +26,13 @@ interface OperatorRow {
   created_at: Date | string;
 }
 
-const toRecord = (r: OperatorRow): OperatorRecord => ({ id: r.id, email: r.email, role: r.role, hasPassword: r.password_hash !== null, createdAt: new Date(r.created_at).toISOString() });
+const toRecord = (r: OperatorRow): OperatorRecord => ({
+  id: r.id,
+  email: r.email,
+  role: r.role,
+  hasPassword: r.password_hash !== null,
+  createdAt: new Date(r.created_at).toISOString(),
+});
 
 /**
  * How console tokens (sign-in links, sessions) are kept: their SHA-256, hex. A token is 32 random bytes, so nobody can
@@ -41,7 +48,11 @@ export class Operators {
   constructor(private readonly db: Db) {}
 
   /** A new operator; undefined when an operator with this e-mail exists already. */
-  async add(input: { email: string; role: OperatorRole; passwordHash: string | null }): Promise<OperatorRecord | undefined> {
+  async add(input: {
+    email: string;
+    role: OperatorRole;
+    passwordHash: string | null;
+  }): Promise<OperatorRecord | undefined> {
     const [row] = await this.db.query<OperatorRow>(
       `INSERT INTO operators (id, email, role, password_hash) VALUES ($1, $2, $3, $4)
        ON CONFLICT (email) WHERE removed_at IS NULL DO NOTHING RETURNING *`,
@@ -56,32 +67,53 @@ export class Operators {
 
   /** The operator and its password hash (for a sign-in; never shown). */
   async withPassword(email: string): Promise<{ record: OperatorRecord; passwordHash: string | null } | undefined> {
-    const [row] = await this.db.query<OperatorRow>("SELECT * FROM operators WHERE email = $1 AND removed_at IS NULL", [email.toLowerCase()]);
+    const [row] = await this.db.query<OperatorRow>("SELECT * FROM operators WHERE email = $1 AND removed_at IS NULL", [
+      email.toLowerCase(),
+    ]);
     return row && { record: toRecord(row), passwordHash: row.password_hash };
   }
 
   async list(): Promise<OperatorRecord[]> {
-    return (await this.db.query<OperatorRow>("SELECT * FROM operators WHERE removed_at IS NULL ORDER BY created_at, email")).map(toRecord);
+    return (
+      await this.db.query<OperatorRow>("SELECT * FROM operators WHERE removed_at IS NULL ORDER BY created_at, email")
+    ).map(toRecord);
   }
 
   /** Removes an operator: its sessions end and its unused links stop working, in the same transaction. */
   async remove(email: string): Promise<OperatorRecord | undefined> {
     return this.db.transaction(async (q) => {
-      const [row] = await q.query<OperatorRow>("UPDATE operators SET removed_at = now() WHERE email = $1 AND removed_at IS NULL RETURNING *", [email.toLowerCase()]);
+      const [row] = await q.query<OperatorRow>(
+        "UPDATE operators SET removed_at = now() WHERE email = $1 AND removed_at IS NULL RETURNING *",
+        [email.toLowerCase()],
+      );
       if (!row) return undefined;
-      await q.query("UPDATE operator_sessions SET revoked_at = now() WHERE operator_id = $1 AND revoked_at IS NULL", [row.id]);
-      await q.query("UPDATE operator_sign_in_links SET used_at = now() WHERE operator_id = $1 AND used_at IS NULL", [row.id]);
+      await q.query("UPDATE operator_sessions SET revoked_at = now() WHERE operator_id = $1 AND revoked_at IS NULL", [
+        row.id,
+      ]);
+      await q.query("UPDATE operator_sign_in_links SET used_at = now() WHERE operator_id = $1 AND used_at IS NULL", [
+        row.id,
+      ]);
       return toRecord(row);
     });
   }
 
   async setPassword(id: string, passwordHash: string): Promise<boolean> {
-    return (await this.db.query("UPDATE operators SET password_hash = $2 WHERE id = $1 AND removed_at IS NULL RETURNING id", [id, passwordHash])).length > 0;
+    return (
+      (
+        await this.db.query(
+          "UPDATE operators SET password_hash = $2 WHERE id = $1 AND removed_at IS NULL RETURNING id",
+          [id, passwordHash],
+        )
+      ).length > 0
+    );
   }
 
   /** Stores a one-time sign-in link by its token's hash. */
   async addLink(operatorId: string, token: string, expiresAt: Date): Promise<void> {
-    await this.db.query("INSERT INTO operator_sign_in_links (token_hash, operator_id, expires_at) VALUES ($1, $2, $3)", [consoleTokenHash(token), operatorId, expiresAt.toISOString()]);
+    await this.db.query(
+      "INSERT INTO operator_sign_in_links (token_hash, operator_id, expires_at) VALUES ($1, $2, $3)",
+      [consoleTokenHash(token), operatorId, expiresAt.toISOString()],
+    );
   }
 
   /**

@@ -132,7 +132,14 @@ export async function eventsAfter(
        AND ($3::text IS NULL OR tx_id = $3::text)
        AND ($4::text[] IS NULL OR type = ANY ($4::text[]))
      ORDER BY events.position LIMIT $5`,
-    [after, audience.apiKeyId, audience.txId?.toLowerCase() ?? null, options.types?.length ? options.types : null, options.limit ?? 500, options.through ?? null],
+    [
+      after,
+      audience.apiKeyId,
+      audience.txId?.toLowerCase() ?? null,
+      options.types?.length ? options.types : null,
+      options.limit ?? 500,
+      options.through ?? null,
+    ],
   );
   return rows.map(toEnvelope);
 }
@@ -153,7 +160,12 @@ export async function allEventsAfter(q: Queryable, after: string, limit = 500): 
 
 /** Whether an event belongs to a stream's audience and types: eventsAfter's filter, for events already read. */
 export function inAudience(event: AudienceEvent, audience: EventAudience, types?: string[]): boolean {
-  if (audience.apiKeyId === null ? event.apiKeyId !== null || event.txId !== audience.txId.toLowerCase() : event.apiKeyId !== audience.apiKeyId) return false;
+  if (
+    audience.apiKeyId === null
+      ? event.apiKeyId !== null || event.txId !== audience.txId.toLowerCase()
+      : event.apiKeyId !== audience.apiKeyId
+  )
+    return false;
   if (audience.txId && event.txId !== audience.txId.toLowerCase()) return false;
   return !types?.length || types.includes(event.type);
 }

@@ -27,7 +27,8 @@ export const PAYMENT_EVENT_COLUMNS =
  */
 export function paymentEvent(type: "payment.settled" | "payment.released", row: PaymentEventRow): NewEvent | undefined {
   if (!row.tx_id) return undefined;
-  const settlement = typeof row.settlement === "string" ? (JSON.parse(row.settlement) as { transaction?: string }) : row.settlement;
+  const settlement =
+    typeof row.settlement === "string" ? (JSON.parse(row.settlement) as { transaction?: string }) : row.settlement;
   const settlementTransaction = settlement?.transaction ?? row.settle_tx_hash ?? null;
   const chainId = Number(row.network.split(":")[1]);
   return {
@@ -35,7 +36,10 @@ export function paymentEvent(type: "payment.settled" | "payment.released", row: 
     apiKeyId: row.api_key_id,
     txId: row.tx_id,
     chainId: Number.isSafeInteger(chainId) ? chainId : null,
-    hash: type === "payment.settled" && settlementTransaction && /^0x[0-9a-fA-F]{64}$/.test(settlementTransaction) ? settlementTransaction : null,
+    hash:
+      type === "payment.settled" && settlementTransaction && /^0x[0-9a-fA-F]{64}$/.test(settlementTransaction)
+        ? settlementTransaction
+        : null,
     data: {
       txId: row.tx_id,
       payment: {

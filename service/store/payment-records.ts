@@ -63,9 +63,12 @@ export function toRecord(r: any, sealer: Sealer): PaymentRecord {
     status: r.status,
     settleTxRaw: r.settle_tx_raw === null ? null : openSettlement(sealer, r.id, r.settle_tx_raw),
     settleTxHash: r.settle_tx_hash,
-    settleTxReplaced: ((typeof r.settle_tx_replaced === "string" ? JSON.parse(r.settle_tx_replaced) : r.settle_tx_replaced) ?? []).map(
-      (e: { hash: string; raw?: string | null }) => ({ hash: e.hash, raw: e.raw ? openSettlement(sealer, r.id, e.raw) : null }),
-    ),
+    settleTxReplaced: (
+      (typeof r.settle_tx_replaced === "string" ? JSON.parse(r.settle_tx_replaced) : r.settle_tx_replaced) ?? []
+    ).map((e: { hash: string; raw?: string | null }) => ({
+      hash: e.hash,
+      raw: e.raw ? openSettlement(sealer, r.id, e.raw) : null,
+    })),
     settlement: r.settlement,
     releaseReason: r.release_reason,
     settleInOperation: r.settle_in_operation === true,
@@ -104,7 +107,41 @@ function openSettlement(sealer: Sealer, id: string, stored: string): string | nu
 
 /** A record's fields but its payload (read without opening it: the payload getter unseals). */
 export function fieldsOf(p: PaymentRecord): Omit<PaymentRecord, "payload"> {
-  const { id, subject, route, txId, network, asset, payTo, amount, payer, authorizationNonce, validBefore, requirements, status } = p;
+  const {
+    id,
+    subject,
+    route,
+    txId,
+    network,
+    asset,
+    payTo,
+    amount,
+    payer,
+    authorizationNonce,
+    validBefore,
+    requirements,
+    status,
+  } = p;
   const { settleTxRaw, settleTxHash, settleTxReplaced, settlement, releaseReason, settleInOperation } = p;
-  return { id, subject, route, txId, network, asset, payTo, amount, payer, authorizationNonce, validBefore, requirements, status, settleTxRaw, settleTxHash, settleTxReplaced, settlement, releaseReason, settleInOperation };
+  return {
+    id,
+    subject,
+    route,
+    txId,
+    network,
+    asset,
+    payTo,
+    amount,
+    payer,
+    authorizationNonce,
+    validBefore,
+    requirements,
+    status,
+    settleTxRaw,
+    settleTxHash,
+    settleTxReplaced,
+    settlement,
+    releaseReason,
+    settleInOperation,
+  };
 }

@@ -69,7 +69,8 @@ const COLUMNS = `p.id::text AS id, p.subject, p.route, p.tx_id, b.method, p.netw
   to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor`;
 
 function toRow(r: Row): PaymentRow {
-  const settlement = typeof r.settlement === "string" ? (JSON.parse(r.settlement) as { transaction?: string }) : r.settlement;
+  const settlement =
+    typeof r.settlement === "string" ? (JSON.parse(r.settlement) as { transaction?: string }) : r.settlement;
   return {
     id: r.id,
     subject: r.subject,
@@ -102,14 +103,25 @@ export class PaymentSearch {
          AND ($4::text IS NULL OR p.settle_tx_hash = $4 OR p.settlement->>'transaction' = $4)
          AND ($5::timestamptz IS NULL OR (p.created_at, p.id) < ($5::timestamptz, $6::uuid))
        ORDER BY p.created_at DESC, p.id DESC LIMIT $7`,
-      [filter.status ?? null, filter.payer?.toLowerCase() ?? null, filter.txId?.toLowerCase() ?? null, filter.settlementTransaction?.toLowerCase() ?? null, filter.before?.createdAt ?? null, filter.before?.id ?? null, filter.limit],
+      [
+        filter.status ?? null,
+        filter.payer?.toLowerCase() ?? null,
+        filter.txId?.toLowerCase() ?? null,
+        filter.settlementTransaction?.toLowerCase() ?? null,
+        filter.before?.createdAt ?? null,
+        filter.before?.id ?? null,
+        filter.limit,
+      ],
     );
     return rows.map(toRow);
   }
 
   async get(id: string): Promise<PaymentRow | undefined> {
     if (!/^[0-9a-f-]{36}$/i.test(id)) return undefined;
-    const [row] = await this.db.query<Row>(`SELECT ${COLUMNS} FROM payments p LEFT JOIN batches b ON b.tx_id = p.tx_id WHERE p.id = $1::uuid`, [id]);
+    const [row] = await this.db.query<Row>(
+      `SELECT ${COLUMNS} FROM payments p LEFT JOIN batches b ON b.tx_id = p.tx_id WHERE p.id = $1::uuid`,
+      [id],
+    );
     return row && toRow(row);
   }
 
@@ -118,7 +130,13 @@ export class PaymentSearch {
    * they charged, and how many were released. The operation is the batch's method, or what the subject names.
    */
   async totals(days: number): Promise<PaymentTotal[]> {
-    const rows = await this.db.query<{ day: string; operation: string; settled: number; amount: string; released: number }>(
+    const rows = await this.db.query<{
+      day: string;
+      operation: string;
+      settled: number;
+      amount: string;
+      released: number;
+    }>(
       `SELECT to_char(date_trunc('day', p.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
               COALESCE(b.method, split_part(p.route, '?', 1)) AS operation,
               count(*) FILTER (WHERE p.status = 'settled')::int AS settled,
@@ -134,13 +152,17 @@ export class PaymentSearch {
 
   /** Settlement transactions of their own (not an operation's) sent and not mined yet: the settlement wallet's work in flight. */
   async settlementsInFlight(): Promise<number> {
-    const [row] = await this.db.query<{ n: number }>("SELECT count(DISTINCT settle_tx_hash)::int AS n FROM payments WHERE status = 'settling' AND NOT settle_in_operation AND settle_tx_hash IS NOT NULL");
+    const [row] = await this.db.query<{ n: number }>(
+      "SELECT count(DISTINCT settle_tx_hash)::int AS n FROM payments WHERE status = 'settling' AND NOT settle_in_operation AND settle_tx_hash IS NOT NULL",
+    );
     return row.n;
   }
 
   /** Payments by state (reserved, settling, settled, released). */
   async counts(): Promise<Record<PaymentStatus, number>> {
-    const rows = await this.db.query<{ status: PaymentStatus; n: number }>("SELECT status, count(*)::int AS n FROM payments GROUP BY status");
+    const rows = await this.db.query<{ status: PaymentStatus; n: number }>(
+      "SELECT status, count(*)::int AS n FROM payments GROUP BY status",
+    );
     const counts = { reserved: 0, settling: 0, settled: 0, released: 0 };
     for (const r of rows) counts[r.status] = r.n;
     return counts;

@@ -89,7 +89,17 @@ export class Payments {
    * schema, payer and asset): of concurrent authorizations against one balance, only those it covers are taken.
    */
   async reserve(
-    p: Omit<PaymentRecord, "id" | "status" | "settleTxRaw" | "settleTxHash" | "settleTxReplaced" | "settlement" | "releaseReason" | "settleInOperation">,
+    p: Omit<
+      PaymentRecord,
+      | "id"
+      | "status"
+      | "settleTxRaw"
+      | "settleTxHash"
+      | "settleTxReplaced"
+      | "settlement"
+      | "releaseReason"
+      | "settleInOperation"
+    >,
     balance?: bigint,
   ): Promise<PaymentRecord> {
     const id = randomUUID();
@@ -125,7 +135,9 @@ export class Payments {
     } catch (error) {
       const e = error as { code?: string; constraint?: string; message?: string };
       if (e.code === "23505" || /unique|duplicate/i.test(e.message ?? "")) {
-        throw new PaymentConflict(/subject/.test(e.constraint ?? e.message ?? "") ? "subject_paid" : "authorization_used");
+        throw new PaymentConflict(
+          /subject/.test(e.constraint ?? e.message ?? "") ? "subject_paid" : "authorization_used",
+        );
       }
       throw error;
     }
@@ -133,7 +145,10 @@ export class Payments {
 
   /** What `payer` owes in `asset` on payments not settled yet (reserved or settling), in base units. */
   async openAmount(payer: string, asset: string, q: Queryable = this.db): Promise<bigint> {
-    const [row] = await q.query<{ total: string }>(`SELECT total::text AS total FROM (${openSumSql("$1", "$2")}) open`, [payer.toLowerCase(), asset.toLowerCase()]);
+    const [row] = await q.query<{ total: string }>(
+      `SELECT total::text AS total FROM (${openSumSql("$1", "$2")}) open`,
+      [payer.toLowerCase(), asset.toLowerCase()],
+    );
     return BigInt(row?.total ?? "0");
   }
 
@@ -144,7 +159,10 @@ export class Payments {
 
   /** The payment of a subject: the open or settled one, else the latest released one. */
   async bySubject(subject: string): Promise<PaymentRecord | undefined> {
-    const [row] = await this.db.query("SELECT * FROM payments WHERE subject = $1 ORDER BY (status <> 'released') DESC, created_at DESC LIMIT 1", [subject]);
+    const [row] = await this.db.query(
+      "SELECT * FROM payments WHERE subject = $1 ORDER BY (status <> 'released') DESC, created_at DESC LIMIT 1",
+      [subject],
+    );
     return row && this.record(row);
   }
 
@@ -184,7 +202,10 @@ export class Payments {
    * without it.
    */
   async bindToOperation(q: Queryable, id: string): Promise<boolean> {
-    const rows = await q.query("UPDATE payments SET status = 'settling', settle_in_operation = true, updated_at = now() WHERE id = $1 AND status = 'reserved' RETURNING id", [id]);
+    const rows = await q.query(
+      "UPDATE payments SET status = 'settling', settle_in_operation = true, updated_at = now() WHERE id = $1 AND status = 'reserved' RETURNING id",
+      [id],
+    );
     return rows.length > 0;
   }
 
@@ -193,20 +214,38 @@ export class Payments {
    * fresh nonce carries it as the first did. Inside the database transaction that stores the new bytes.
    */
   async stillBoundToOperation(q: Queryable, id: string): Promise<boolean> {
-    const rows = await q.query("UPDATE payments SET updated_at = now() WHERE id = $1 AND status = 'settling' AND settle_in_operation RETURNING id", [id]);
+    const rows = await q.query(
+      "UPDATE payments SET updated_at = now() WHERE id = $1 AND status = 'settling' AND settle_in_operation RETURNING id",
+      [id],
+    );
     return rows.length > 0;
   }
 
   /** The hash of the relayed transaction a payment bound by bindToOperation is settled in (same database transaction). */
   async setOperationHash(q: Queryable, id: string, hash: string): Promise<void> {
-    await q.write("UPDATE payments SET settle_tx_hash = $2, updated_at = now() WHERE id = $1 AND settle_in_operation", [id, hash.toLowerCase()]);
+    await q.write("UPDATE payments SET settle_tx_hash = $2, updated_at = now() WHERE id = $1 AND settle_in_operation", [
+      id,
+      hash.toLowerCase(),
+    ]);
   }
 
   /** The settlement transaction (sealed), persisted before it is broadcast (write-ahead), with its sender and nonce. */
-  async markSettling(q: Queryable, id: string, raw: string, hash: string, sender?: { from: string; nonce: number }): Promise<void> {
+  async markSettling(
+    q: Queryable,
+    id: string,
+    raw: string,
+    hash: string,
+    sender?: { from: string; nonce: number },
+  ): Promise<void> {
     await q.write(
       "UPDATE payments SET status = 'settling', settle_tx_raw = $2, settle_tx_hash = $3, settle_tx_from = $4, settle_tx_nonce = $5, updated_at = now() WHERE id = $1",
-      [id, this.sealer.seal(raw, settlementPurpose(id)), hash.toLowerCase(), sender?.from.toLowerCase() ?? null, sender?.nonce ?? null],
+      [
+        id,
+        this.sealer.seal(raw, settlementPurpose(id)),
+        hash.toLowerCase(),
+        sender?.from.toLowerCase() ?? null,
+        sender?.nonce ?? null,
+      ],
     );
   }
 
@@ -215,7 +254,12 @@ export class Payments {
    * or the several a batched settlement pays), oldest first.
    */
   async carriedBy(hash: string): Promise<PaymentRecord[]> {
-    return (await this.db.query("SELECT * FROM payments WHERE settle_tx_hash = $1 AND NOT settle_in_operation ORDER BY created_at", [hash.toLowerCase()])).map(this.record);
+    return (
+      await this.db.query(
+        "SELECT * FROM payments WHERE settle_tx_hash = $1 AND NOT settle_in_operation ORDER BY created_at",
+        [hash.toLowerCase()],
+      )
+    ).map(this.record);
   }
 
   /**
@@ -226,7 +270,10 @@ export class Payments {
    */
   async replaceSettlement(replacing: string, raw: string, hash: string): Promise<boolean> {
     return this.db.transaction(async (q) => {
-      const ids = await q.query<{ id: string }>("SELECT id FROM payments WHERE settle_tx_hash = $1 AND NOT settle_in_operation AND status = 'settling' ORDER BY id FOR UPDATE", [replacing.toLowerCase()]);
+      const ids = await q.query<{ id: string }>(
+        "SELECT id FROM payments WHERE settle_tx_hash = $1 AND NOT settle_in_operation AND status = 'settling' ORDER BY id FOR UPDATE",
+        [replacing.toLowerCase()],
+      );
       for (const { id } of ids) {
         await q.write(
           `UPDATE payments SET settle_tx_replaced = settle_tx_replaced || jsonb_build_array(jsonb_build_object('hash', settle_tx_hash, 'raw', settle_tx_raw)),
@@ -268,12 +315,18 @@ export class Payments {
 
   /** A settlement claimed but never sent (a passing failure before its transaction was stored): back to reserved, to be tried again. */
   async unclaim(id: string): Promise<void> {
-    await this.db.query("UPDATE payments SET status = 'reserved', updated_at = now() WHERE id = $1 AND status = 'settling' AND settle_tx_hash IS NULL AND NOT settle_in_operation", [id]);
+    await this.db.query(
+      "UPDATE payments SET status = 'reserved', updated_at = now() WHERE id = $1 AND status = 'settling' AND settle_tx_hash IS NULL AND NOT settle_in_operation",
+      [id],
+    );
   }
 
   /** A settled payment a reorg deeper than its confirmations took off the chain: settling again until it is back. */
   async unsettle(id: string): Promise<void> {
-    await this.db.query("UPDATE payments SET status = 'settling', updated_at = now() WHERE id = $1 AND status = 'settled'", [id]);
+    await this.db.query(
+      "UPDATE payments SET status = 'settling', updated_at = now() WHERE id = $1 AND status = 'settled'",
+      [id],
+    );
   }
 
   /**
@@ -283,16 +336,23 @@ export class Payments {
    * from what is known (what the event shows of a payment never changes once it is reserved, but its status, and the
    * event is written only if this statement is the one that settles it).
    */
-  async markSettled(id: string, settlement: Settlement, known?: { payment: PaymentRecord; apiKeyId: string | null }): Promise<PaymentRecord | undefined> {
+  async markSettled(
+    id: string,
+    settlement: Settlement,
+    known?: { payment: PaymentRecord; apiKeyId: string | null },
+  ): Promise<PaymentRecord | undefined> {
     if (known?.payment.id === id) {
-      const [row] = await this.db.query(settleWithEventSql("*"), settleWithEventParams(known.payment, settlement, known.apiKeyId));
+      const [row] = await this.db.query(
+        settleWithEventSql("*"),
+        settleWithEventParams(known.payment, settlement, known.apiKeyId),
+      );
       return row && this.record(row);
     }
     return this.db.transaction(async (q) => {
-      const [row] = await q.query<PaymentEventRow>(
-        settleStatement(`*, ${PAYMENT_EVENT_COLUMNS}`),
-        [id, JSON.stringify(settlement)],
-      );
+      const [row] = await q.query<PaymentEventRow>(settleStatement(`*, ${PAYMENT_EVENT_COLUMNS}`), [
+        id,
+        JSON.stringify(settlement),
+      ]);
       const event = row && paymentEvent("payment.settled", row);
       if (event) await emitEvent(q, event);
       return row && this.record(row);
@@ -304,7 +364,12 @@ export class Payments {
    * back (on the embedded database it travels with the transaction's next statement or its COMMIT). Answers the
    * payment as it stands once that transaction commits; if another process settled it first, nothing is written.
    */
-  async settleWithin(q: Queryable, payment: PaymentRecord, settlement: Settlement, apiKeyId: string | null): Promise<PaymentRecord> {
+  async settleWithin(
+    q: Queryable,
+    payment: PaymentRecord,
+    settlement: Settlement,
+    apiKeyId: string | null,
+  ): Promise<PaymentRecord> {
     await q.write(settleWithEventSql("id"), settleWithEventParams(payment, settlement, apiKeyId));
     return {
       ...fieldsOf(payment),

@@ -26,7 +26,9 @@ export async function openPglite(dataDir?: string): Promise<PGlite> {
     );
     if (loaded) return pg;
     dropBareCluster(); // damaged: this database is created by initdb, which fills the cache again
-    if (dataDir) for (const entry of fs.readdirSync(dataDir)) fs.rmSync(path.join(dataDir, entry), { recursive: true, force: true });
+    if (dataDir)
+      for (const entry of fs.readdirSync(dataDir))
+        fs.rmSync(path.join(dataDir, entry), { recursive: true, force: true });
   }
   const pg = new PGlite(options);
   await pg.waitReady;
@@ -82,7 +84,8 @@ function copyTree(from: string, to: string): void {
     if (entry.isDirectory()) copyTree(source, target);
     else if (entry.isFile()) fs.copyFileSync(source, target);
     else if (entry.isSymbolicLink()) fs.symlinkSync(fs.readlinkSync(source), target);
-    else throw new Error(`${source} is neither a file, a directory nor a link: a cluster's template holds none of those`);
+    else
+      throw new Error(`${source} is neither a file, a directory nor a link: a cluster's template holds none of those`);
   }
 }
 
@@ -90,7 +93,9 @@ let version: string | undefined;
 function pgliteVersion(): string {
   // The package's exports do not include its package.json: read it from beside its entry point (dist/index.cjs).
   version ??= (
-    JSON.parse(fs.readFileSync(path.join(path.dirname(require.resolve("@electric-sql/pglite")), "..", "package.json"), "utf8")) as { version: string }
+    JSON.parse(
+      fs.readFileSync(path.join(path.dirname(require.resolve("@electric-sql/pglite")), "..", "package.json"), "utf8"),
+    ) as { version: string }
   ).version;
   return version;
 }
@@ -138,5 +143,10 @@ export function bareClusterFile(): string | undefined {
   const marker = `${path.sep}node_modules${path.sep}`;
   const at = entry.lastIndexOf(marker);
   if (at < 0) return undefined;
-  return path.join(entry.slice(0, at + marker.length), ".cache", "tokenized-asset-api", `pglite-bare-${pgliteVersion()}.tar.gz`);
+  return path.join(
+    entry.slice(0, at + marker.length),
+    ".cache",
+    "tokenized-asset-api",
+    `pglite-bare-${pgliteVersion()}.tar.gz`,
+  );
 }

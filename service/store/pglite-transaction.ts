@@ -36,7 +36,10 @@ export class PgliteTransaction implements Queryable {
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     const gathered = this.gathering && this.statements.readyText(sql, params);
-    if (gathered) return new Promise<T[]>((resolve, reject) => this.gathering!.push({ text: gathered, resolve: (rows) => resolve(rows as T[]), reject }));
+    if (gathered)
+      return new Promise<T[]>((resolve, reject) =>
+        this.gathering!.push({ text: gathered, resolve: (rows) => resolve(rows as T[]), reject }),
+      );
     const text = await this.statements.executable(this.pg, sql, params);
     if (text === undefined) return this.unprepared<T>(sql, params);
     const results = await this.send([text]);

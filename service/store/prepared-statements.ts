@@ -38,7 +38,8 @@ export class PreparedStatements {
    * preparable, or the cache is full). Prepares the statement the first time.
    */
   async executable(target: PgliteTarget, sql: string, params: readonly unknown[]): Promise<string | undefined> {
-    if (!params.length || !PREPARABLE.test(sql) || (!this.names.has(sql) && this.names.size >= this.max)) return undefined;
+    if (!params.length || !PREPARABLE.test(sql) || (!this.names.has(sql) && this.names.size >= this.max))
+      return undefined;
     const args = params.map(literal).join(", ");
     return `EXECUTE ${await this.nameOf(target, sql)}(${args})`;
   }
@@ -82,7 +83,8 @@ function textOf(value: unknown): string {
   else text = JSON.stringify(value);
   // A NUL cannot be in PostgreSQL text; in the simple protocol it would end the statement early. Refuse it as the
   // server refuses it.
-  if (text.includes("\0")) throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: "22021" });
+  if (text.includes("\0"))
+    throw Object.assign(new Error('invalid byte sequence for encoding "UTF8": 0x00'), { code: "22021" });
   return text;
 }
 

@@ -16,7 +16,9 @@ export interface Queryable {
 }
 
 /** `together` where statements run as issued: the promises, awaited. */
-export function allIssued<T extends readonly unknown[]>(issue: () => { readonly [K in keyof T]: Promise<T[K]> }): Promise<T> {
+export function allIssued<T extends readonly unknown[]>(
+  issue: () => { readonly [K in keyof T]: Promise<T[K]> },
+): Promise<T> {
   return Promise.all(issue() as readonly Promise<unknown>[]) as Promise<unknown> as Promise<T>;
 }
 

@@ -24,12 +24,24 @@ const toRecord = (r: any): RamsExecutorRecord => ({
 export class RamsExecutors {
   constructor(private readonly db: Db) {}
 
-  async record(entry: { chainId: number; executor: string; registry: string; principal: string; owner: string }): Promise<RamsExecutorRecord> {
+  async record(entry: {
+    chainId: number;
+    executor: string;
+    registry: string;
+    principal: string;
+    owner: string;
+  }): Promise<RamsExecutorRecord> {
     const [row] = await this.db.query(
       `INSERT INTO rams_executors (chain_id, executor, registry, principal, owner) VALUES ($1, $2, $3, $4, $5)
        ON CONFLICT (chain_id, executor) DO UPDATE SET registry = EXCLUDED.registry, principal = EXCLUDED.principal, owner = EXCLUDED.owner, created_at = now()
        RETURNING *`,
-      [entry.chainId, entry.executor.toLowerCase(), entry.registry.toLowerCase(), entry.principal.toLowerCase(), entry.owner.toLowerCase()],
+      [
+        entry.chainId,
+        entry.executor.toLowerCase(),
+        entry.registry.toLowerCase(),
+        entry.principal.toLowerCase(),
+        entry.owner.toLowerCase(),
+      ],
     );
     return toRecord(row);
   }
@@ -45,7 +57,10 @@ export class RamsExecutors {
   }
 
   async list(chainId?: number): Promise<RamsExecutorRecord[]> {
-    const rows = await this.db.query("SELECT * FROM rams_executors WHERE ($1::int IS NULL OR chain_id = $1) ORDER BY chain_id, created_at, executor", [chainId ?? null]);
+    const rows = await this.db.query(
+      "SELECT * FROM rams_executors WHERE ($1::int IS NULL OR chain_id = $1) ORDER BY chain_id, created_at, executor",
+      [chainId ?? null],
+    );
     return rows.map(toRecord);
   }
 }

@@ -44,7 +44,7 @@ export class RelayerKeys {
 
   async list(): Promise<RelayerKeyRecord[]> {
     const rows = await this.db.query<Row>(
-      "SELECT chain_id, address, state, source, added_at, changed_at FROM relayer_keys ORDER BY added_at, chain_id, address"
+      "SELECT chain_id, address, state, source, added_at, changed_at FROM relayer_keys ORDER BY added_at, chain_id, address",
     );
     return rows.map((r) => ({
       chainId: Number(r.chain_id),
@@ -61,7 +61,7 @@ export class RelayerKeys {
     await this.db.query(
       `INSERT INTO relayer_keys (chain_id, address, state, source) VALUES ($1, $2, 'active', $3)
        ON CONFLICT (chain_id, address) DO UPDATE SET state = 'active', source = EXCLUDED.source, changed_at = now()`,
-      [chainId, address.toLowerCase(), JSON.stringify(source)]
+      [chainId, address.toLowerCase(), JSON.stringify(source)],
     );
   }
 
@@ -70,7 +70,7 @@ export class RelayerKeys {
     await this.db.query(
       `INSERT INTO relayer_keys (chain_id, address, state) VALUES ($1, $2, $3)
        ON CONFLICT (chain_id, address) DO UPDATE SET state = EXCLUDED.state, changed_at = now()`,
-      [chainId, address.toLowerCase(), state]
+      [chainId, address.toLowerCase(), state],
     );
   }
 
@@ -82,7 +82,7 @@ export class RelayerKeys {
        FROM batches b
        WHERE b.execution_mode = 'service-relayed' AND b.status IN ('prepared', 'sending') AND ($1 = 0 OR b.chain_id = $1)
          AND EXISTS (SELECT 1 FROM batch_transactions t WHERE t.tx_id = b.tx_id AND lower(t.unsigned->>'from') = $2)`,
-      [chainId, address.toLowerCase(), PREPARED_HOLD_MINUTES]
+      [chainId, address.toLowerCase(), PREPARED_HOLD_MINUTES],
     );
     return { sending: Number(row.sending), prepared: Number(row.prepared) };
   }

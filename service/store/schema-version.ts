@@ -16,15 +16,22 @@ export interface SchemaState {
 }
 
 export async function schemaState(db: Queryable): Promise<SchemaState> {
-  const [table] = await db.query<{ present: boolean }>("SELECT to_regclass('schema_migrations') IS NOT NULL AS present");
+  const [table] = await db.query<{ present: boolean }>(
+    "SELECT to_regclass('schema_migrations') IS NOT NULL AS present",
+  );
   // Read only: a name recorded before its file was renamed counts as the new name (migrate rewrites it).
   const recorded = table?.present ? await db.query<{ version: string }>("SELECT version FROM schema_migrations") : [];
   const applied = recorded.map((r) => currentMigrationName(r.version)).sort();
   const known = migrationFiles();
-  return { applied, pending: known.filter((f) => !applied.includes(f)), unknown: applied.filter((f) => !known.includes(f)) };
+  return {
+    applied,
+    pending: known.filter((f) => !applied.includes(f)),
+    unknown: applied.filter((f) => !known.includes(f)),
+  };
 }
 
-const listed = (files: string[]) => (files.length > 3 ? `${files.slice(0, 3).join(", ")} and ${files.length - 3} more` : files.join(", "));
+const listed = (files: string[]) =>
+  files.length > 3 ? `${files.slice(0, 3).join(", ")} and ${files.length - 3} more` : files.join(", ");
 
 /**
  * Refuses a database whose schema is not this version's, saying which way it differs and what to do: a production
@@ -38,7 +45,11 @@ export async function assertSchemaCurrent(db: Queryable, who = "this version"): 
     );
   }
   if (pending.length) {
-    const what = applied.length ? `older than ${who}: ${pending.length} migration(s) not applied (${listed(pending)})` : "empty: no migration applied yet";
-    throw new SchemaVersionError(`The database's schema is ${what}. Run \`npm run migrate\` with the same configuration, then start again.`);
+    const what = applied.length
+      ? `older than ${who}: ${pending.length} migration(s) not applied (${listed(pending)})`
+      : "empty: no migration applied yet";
+    throw new SchemaVersionError(
+      `The database's schema is ${what}. Run \`npm run migrate\` with the same configuration, then start again.`,
+    );
   }
 }

@@ -24,17 +24,17 @@ export class Signers {
   constructor(private readonly db: Db) {}
 
   async add(address: string, scope: SignerScope): Promise<void> {
-    await this.db.query("INSERT INTO signers (address, api_key_id) VALUES ($1, $2) ON CONFLICT (address, COALESCE(api_key_id, '')) DO NOTHING", [
-      address.toLowerCase(),
-      keyOf(scope),
-    ]);
+    await this.db.query(
+      "INSERT INTO signers (address, api_key_id) VALUES ($1, $2) ON CONFLICT (address, COALESCE(api_key_id, '')) DO NOTHING",
+      [address.toLowerCase(), keyOf(scope)],
+    );
   }
 
   async remove(address: string, scope: SignerScope): Promise<boolean> {
-    const rows = await this.db.query("DELETE FROM signers WHERE address = $1 AND COALESCE(api_key_id, '') = COALESCE($2::text, '') RETURNING address", [
-      address.toLowerCase(),
-      keyOf(scope),
-    ]);
+    const rows = await this.db.query(
+      "DELETE FROM signers WHERE address = $1 AND COALESCE(api_key_id, '') = COALESCE($2::text, '') RETURNING address",
+      [address.toLowerCase(), keyOf(scope)],
+    );
     return rows.length > 0;
   }
 
@@ -49,10 +49,10 @@ export class Signers {
 
   /** Whether `keyId` (undefined: a payer without a key) may prepare for `address`. */
   async isAllowed(address: string, keyId: string | undefined): Promise<boolean> {
-    const rows = await this.db.query("SELECT 1 FROM signers WHERE address = $1 AND (api_key_id IS NULL OR api_key_id = $2) LIMIT 1", [
-      address.toLowerCase(),
-      keyId ?? null,
-    ]);
+    const rows = await this.db.query(
+      "SELECT 1 FROM signers WHERE address = $1 AND (api_key_id IS NULL OR api_key_id = $2) LIMIT 1",
+      [address.toLowerCase(), keyId ?? null],
+    );
     return rows.length > 0;
   }
 }

@@ -72,10 +72,16 @@ export class TokenControls {
   }
 
   /** Oldest first; `account` matches either side. */
-  async list(tokenId: string, q: { account?: string; limit: number; offset: number }): Promise<{ total: number; controls: TokenControlRecord[] }> {
+  async list(
+    tokenId: string,
+    q: { account?: string; limit: number; offset: number },
+  ): Promise<{ total: number; controls: TokenControlRecord[] }> {
     const filter = q.account ? "AND (account = $2 OR counterparty = $2)" : "";
     const params: unknown[] = q.account ? [tokenId, q.account.toLowerCase()] : [tokenId];
-    const [count] = await this.db.query<{ total: string }>(`SELECT count(*) AS total FROM token_controls WHERE token_id = $1 ${filter}`, params);
+    const [count] = await this.db.query<{ total: string }>(
+      `SELECT count(*) AS total FROM token_controls WHERE token_id = $1 ${filter}`,
+      params,
+    );
     const rows = await this.db.query<Row>(
       `SELECT * FROM token_controls WHERE token_id = $1 ${filter} ORDER BY block_number, log_index LIMIT $${params.length + 1} OFFSET $${params.length + 2}`,
       [...params, q.limit, q.offset],

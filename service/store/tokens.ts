@@ -77,7 +77,11 @@ const toRecord = (r: TokenRow): TokenRecord => ({
   apiKeyId: r.api_key_id,
   tokenAddress: r.token_address,
   escrowAddress: r.escrow_address,
-  paymentToken: { symbol: r.payment_token_symbol, address: r.payment_token_address, decimals: r.payment_token_decimals },
+  paymentToken: {
+    symbol: r.payment_token_symbol,
+    address: r.payment_token_address,
+    decimals: r.payment_token_decimals,
+  },
   decimals: r.decimals,
   supplyCap: r.supply_cap,
   initialSupply: r.initial_supply,
@@ -125,15 +129,18 @@ export class Tokens {
    * A token's fixed facts (id, chain, address, symbol) by symbol: from the cache when it has the token, else read with
    * `q` (inside a transaction, which a read on the database itself would wait behind on the embedded database).
    */
-  async factsBySymbol(symbol: string, q: Queryable): Promise<Pick<TokenRecord, "id" | "chainId" | "tokenAddress" | "symbol" | "decimals" | "apiKeyId"> | undefined> {
+  async factsBySymbol(
+    symbol: string,
+    q: Queryable,
+  ): Promise<Pick<TokenRecord, "id" | "chainId" | "tokenAddress" | "symbol" | "decimals" | "apiKeyId"> | undefined> {
     return this.records.get(symbol) ?? (await this.bySymbol(symbol, q));
   }
 
   async byAddress(chainId: number, tokenAddress: string): Promise<TokenRecord | undefined> {
-    const [row] = await this.db.query<TokenRow>("SELECT * FROM tokens WHERE chain_id = $1 AND lower(token_address) = lower($2)", [
-      chainId,
-      tokenAddress,
-    ]);
+    const [row] = await this.db.query<TokenRow>(
+      "SELECT * FROM tokens WHERE chain_id = $1 AND lower(token_address) = lower($2)",
+      [chainId, tokenAddress],
+    );
     return row && toRecord(row);
   }
 
@@ -143,7 +150,8 @@ export class Tokens {
    */
   async bySymbolForKey(symbol: string, keyId: string): Promise<{ token: TokenRecord; keyMayUse: boolean } | undefined> {
     const cached = this.records.get(symbol);
-    if (cached && !this.changed.get(cached.id) && this.scopes.get(scopeKey(keyId, cached))) return { token: cached, keyMayUse: true };
+    if (cached && !this.changed.get(cached.id) && this.scopes.get(scopeKey(keyId, cached)))
+      return { token: cached, keyMayUse: true };
     const [row] = await this.db.query<TokenRow & { key_may_use: boolean }>(
       `SELECT t.*, EXISTS (SELECT 1 FROM tokenizer_email_keys k WHERE k.email = lower(t.tokenizer_email) AND k.api_key_id = $2) AS key_may_use
        FROM tokens t WHERE t.symbol = $1`,
@@ -160,7 +168,10 @@ export class Tokens {
   async keyMayUse(keyId: string, token: TokenRecord): Promise<boolean> {
     const scope = scopeKey(keyId, token);
     if (this.scopes.get(scope)) return true;
-    const rows = await this.db.query("SELECT 1 FROM tokenizer_email_keys WHERE email = lower($1) AND api_key_id = $2 LIMIT 1", [token.tokenizerEmail, keyId]);
+    const rows = await this.db.query(
+      "SELECT 1 FROM tokenizer_email_keys WHERE email = lower($1) AND api_key_id = $2 LIMIT 1",
+      [token.tokenizerEmail, keyId],
+    );
     if (rows.length > 0) this.scopes.set(scope, true);
     return rows.length > 0;
   }
@@ -181,7 +192,10 @@ export class Tokens {
 
   /** The keys a tokenizer e-mail belongs to (empty: nobody tokenized with it yet). */
   async emailKeys(email: string, q: Queryable = this.db): Promise<string[]> {
-    const rows = await q.query<{ api_key_id: string }>("SELECT api_key_id FROM tokenizer_email_keys WHERE email = lower($1)", [email]);
+    const rows = await q.query<{ api_key_id: string }>(
+      "SELECT api_key_id FROM tokenizer_email_keys WHERE email = lower($1)",
+      [email],
+    );
     return rows.map((r) => r.api_key_id);
   }
 
@@ -213,7 +227,13 @@ export class Tokens {
   }
 
   async unbindEmail(email: string, keyId: string): Promise<boolean> {
-    const removed = (await this.db.query("DELETE FROM tokenizer_email_keys WHERE email = lower($1) AND api_key_id = $2 RETURNING email", [email, keyId])).length > 0;
+    const removed =
+      (
+        await this.db.query(
+          "DELETE FROM tokenizer_email_keys WHERE email = lower($1) AND api_key_id = $2 RETURNING email",
+          [email, keyId],
+        )
+      ).length > 0;
     this.scopes.clear();
     return removed;
   }

@@ -97,7 +97,10 @@ class Turn {
       if (this.holders === 0) void this.close();
     }, TURN_MS).unref();
     this.holdTimer = setTimeout(() => {
-      this.log.warn({ wallet: this.name, holders: this.holders }, "wallet lock held too long; released with broadcasts still in flight");
+      this.log.warn(
+        { wallet: this.name, holders: this.holders },
+        "wallet lock held too long; released with broadcasts still in flight",
+      );
       void this.close();
     }, MAX_HOLD_MS).unref();
     return session;
@@ -112,11 +115,16 @@ class Turn {
     this.unlocking = this.locked.then(async (session) => {
       if (session) {
         try {
-          await session.query(`SELECT pg_advisory_unlock(${WALLET_LOCK_KEY}), set_config('lock_timeout', '0', false)`, [this.name]);
+          await session.query(`SELECT pg_advisory_unlock(${WALLET_LOCK_KEY}), set_config('lock_timeout', '0', false)`, [
+            this.name,
+          ]);
           session.release();
         } catch (error) {
           // The connection is discarded: a session that ends gives its advisory locks up.
-          this.log.warn({ wallet: this.name, err: errorFacts(error) }, "wallet lock not released; its connection is closed");
+          this.log.warn(
+            { wallet: this.name, err: errorFacts(error) },
+            "wallet lock not released; its connection is closed",
+          );
           session.release(error as Error);
         }
       }

@@ -12,7 +12,8 @@ export class WalletNonces {
   async take(tx: Queryable, chainId: number, address: string, chainPending: () => Promise<number>): Promise<number> {
     const key = [chainId, address.toLowerCase()];
     // The UPDATE locks the row until `tx` ends: a concurrent taker waits, then takes the next one.
-    const advance = "UPDATE wallet_nonces SET next_nonce = next_nonce + 1 WHERE chain_id = $1 AND address = $2 RETURNING next_nonce - 1 AS nonce";
+    const advance =
+      "UPDATE wallet_nonces SET next_nonce = next_nonce + 1 WHERE chain_id = $1 AND address = $2 RETURNING next_nonce - 1 AS nonce";
     let [row] = await tx.query<{ nonce: string }>(advance, key);
     if (!row) {
       // A wallet's first nonce comes from the chain; of two first takers, the one whose insert loses advances instead.
@@ -27,7 +28,10 @@ export class WalletNonces {
 
   /** The next nonce the service will take for a wallet (undefined before its first). */
   async next(chainId: number, address: string): Promise<number | undefined> {
-    const [row] = await this.db.query<{ next_nonce: string }>("SELECT next_nonce::text AS next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2", [chainId, address.toLowerCase()]);
+    const [row] = await this.db.query<{ next_nonce: string }>(
+      "SELECT next_nonce::text AS next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2",
+      [chainId, address.toLowerCase()],
+    );
     return row ? Number(row.next_nonce) : undefined;
   }
 
@@ -63,9 +67,16 @@ export class WalletNonces {
    * locked first (no nonce is taken in between), the counter rewound to just above them (or to `onChain`) when it
    * drifted higher.
    */
-  async heal(chainId: number, address: string, onChain: number): Promise<{ held: number[]; rewound?: { was: number; next: number } }> {
+  async heal(
+    chainId: number,
+    address: string,
+    onChain: number,
+  ): Promise<{ held: number[]; rewound?: { was: number; next: number } }> {
     return this.db.transaction(async (q) => {
-      await q.query("SELECT next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2 FOR UPDATE", [chainId, address.toLowerCase()]);
+      await q.query("SELECT next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2 FOR UPDATE", [
+        chainId,
+        address.toLowerCase(),
+      ]);
       const held = await this.held(chainId, address, onChain, q);
       const next = held.length ? Math.max(onChain, held[held.length - 1] + 1) : onChain;
       return { held, rewound: await this.rewind(chainId, address, next, q) };
@@ -73,7 +84,12 @@ export class WalletNonces {
   }
 
   /** Lowers the counter to `next` when it is above it (never raises it). The counter before, or undefined when unchanged. */
-  async rewind(chainId: number, address: string, next: number, q: Queryable = this.db): Promise<{ was: number; next: number } | undefined> {
+  async rewind(
+    chainId: number,
+    address: string,
+    next: number,
+    q: Queryable = this.db,
+  ): Promise<{ was: number; next: number } | undefined> {
     const [row] = await q.query<{ was: string }>(
       `UPDATE wallet_nonces w SET next_nonce = $3 FROM (SELECT next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2 FOR UPDATE) old
        WHERE w.chain_id = $1 AND w.address = $2 AND w.next_nonce > $3 RETURNING old.next_nonce::text AS was`,

@@ -35,7 +35,13 @@ export interface DeliveryRow {
 }
 
 const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
-const arrayColumn = (v: string[] | string): string[] => (Array.isArray(v) ? v : v.replace(/^\{|\}$/g, "").split(",").filter(Boolean));
+const arrayColumn = (v: string[] | string): string[] =>
+  Array.isArray(v)
+    ? v
+    : v
+        .replace(/^\{|\}$/g, "")
+        .split(",")
+        .filter(Boolean);
 
 /**
  * Webhook endpoints and deliveries as the operator looks at them, every tenant's (webhooks.ts serves the tenants and
@@ -45,7 +51,12 @@ const arrayColumn = (v: string[] | string): string[] => (Array.isArray(v) ? v : 
 export class WebhookAdmin {
   constructor(private readonly db: Db) {}
 
-  async endpoints(options: { limit: number; before?: string; disabled?: boolean; id?: string }): Promise<EndpointRow[]> {
+  async endpoints(options: {
+    limit: number;
+    before?: string;
+    disabled?: boolean;
+    id?: string;
+  }): Promise<EndpointRow[]> {
     const rows = await this.db.query<Record<string, any>>(
       `SELECT w.id, w.api_key_id, k.email AS key_email, w.tx_id, w.url, w.description, w.event_types, w.disabled_at, w.disabled_reason, w.failing_since, w.created_at,
               (SELECT count(*) FILTER (WHERE d.status IN ('pending', 'delivering'))::int FROM webhook_deliveries d WHERE d.endpoint_id = w.id) AS pending,
@@ -82,7 +93,10 @@ export class WebhookAdmin {
    * An endpoint's deliveries, newest first, with their attempts: `before` a delivery id, optionally one status and a
    * time range of their creation.
    */
-  async deliveries(endpointId: string, options: { limit: number; before?: string; status?: DeliveryStatus; from?: string; to?: string }): Promise<DeliveryRow[]> {
+  async deliveries(
+    endpointId: string,
+    options: { limit: number; before?: string; status?: DeliveryStatus; from?: string; to?: string },
+  ): Promise<DeliveryRow[]> {
     const rows = await this.db.query<Record<string, any>>(
       `SELECT d.id::text AS id, e.position::text AS event_id, e.type AS event_type, e.tx_id, d.manual, d.status, d.next_attempt_at, d.delivered_at, d.created_at,
          (SELECT json_agg(json_build_object('attempt', a.attempt, 'at', a.started_at, 'durationMs', a.duration_ms, 'statusCode', a.status_code,
@@ -91,7 +105,14 @@ export class WebhookAdmin {
        WHERE d.endpoint_id = $1 AND ($3::bigint IS NULL OR d.id < $3) AND ($4::text IS NULL OR d.status = $4)
          AND ($5::timestamptz IS NULL OR d.created_at >= $5) AND ($6::timestamptz IS NULL OR d.created_at < $6)
        ORDER BY d.id DESC LIMIT $2`,
-      [endpointId, options.limit, options.before ?? null, options.status ?? null, options.from ?? null, options.to ?? null],
+      [
+        endpointId,
+        options.limit,
+        options.before ?? null,
+        options.status ?? null,
+        options.from ?? null,
+        options.to ?? null,
+      ],
     );
     return rows.map((r) => {
       const attempts: DeliveryAttempt[] = (typeof r.attempts === "string" ? JSON.parse(r.attempts) : r.attempts) ?? [];
@@ -121,7 +142,10 @@ export class WebhookAdmin {
 
   /** Disables an endpoint (no delivery is claimed for it until its owner enables it again); false when it was already. */
   async disable(endpointId: string, reason: string): Promise<boolean> {
-    const rows = await this.db.query("UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2, updated_at = now() WHERE id = $1 AND disabled_at IS NULL RETURNING id", [endpointId, reason]);
+    const rows = await this.db.query(
+      "UPDATE webhook_endpoints SET disabled_at = now(), disabled_reason = $2, updated_at = now() WHERE id = $1 AND disabled_at IS NULL RETURNING id",
+      [endpointId, reason],
+    );
     return rows.length > 0;
   }
 }

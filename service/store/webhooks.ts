@@ -73,7 +73,13 @@ export interface AttemptOutcome {
 
 const iso = (v: Date | string) => new Date(v).toISOString();
 const isoOrNull = (v: Date | string | null) => (v === null ? null : iso(v));
-const arrayColumn = (v: string[] | string): string[] => (Array.isArray(v) ? v : v.replace(/^\{|\}$/g, "").split(",").filter(Boolean));
+const arrayColumn = (v: string[] | string): string[] =>
+  Array.isArray(v)
+    ? v
+    : v
+        .replace(/^\{|\}$/g, "")
+        .split(",")
+        .filter(Boolean);
 
 const ENDPOINT_COLUMNS = `id, api_key_id, tx_id, url, description, event_types, disabled_at, disabled_reason, failing_since,
   previous_secret_expires_at, created_at, updated_at`;
@@ -103,7 +109,10 @@ const toEndpoint = (r: EndpointRow): WebhookEndpointRecord => ({
   disabledAt: isoOrNull(r.disabled_at),
   disabledReason: r.disabled_reason,
   failingSince: isoOrNull(r.failing_since),
-  previousSecretExpiresAt: r.previous_secret_expires_at && new Date(r.previous_secret_expires_at) > new Date() ? iso(r.previous_secret_expires_at) : null,
+  previousSecretExpiresAt:
+    r.previous_secret_expires_at && new Date(r.previous_secret_expires_at) > new Date()
+      ? iso(r.previous_secret_expires_at)
+      : null,
   createdAt: iso(r.created_at),
   updatedAt: iso(r.updated_at),
 });
@@ -129,36 +138,63 @@ export class Webhooks {
   // Endpoints
 
   /** Creates an endpoint; its secret is returned here only (stored sealed). */
-  async create(e: { apiKeyId: string | null; txId: string | null; url: string; description: string | null; eventTypes: string[] }): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
+  async create(e: {
+    apiKeyId: string | null;
+    txId: string | null;
+    url: string;
+    description: string | null;
+    eventTypes: string[];
+  }): Promise<{ endpoint: WebhookEndpointRecord; secret: string }> {
     const id = `wh_${randomBytes(12).toString("hex")}`;
     const secret = newWebhookSecret();
     const [row] = await this.db.query<EndpointRow>(
       `INSERT INTO webhook_endpoints (id, api_key_id, tx_id, url, description, event_types, secret_sealed)
        VALUES ($1, $2, $3, $4, $5, $6::text[], $7) RETURNING ${ENDPOINT_COLUMNS}`,
-      [id, e.apiKeyId, e.txId?.toLowerCase() ?? null, e.url, e.description, e.eventTypes, this.sealer.seal(secret, secretPurpose(id))],
+      [
+        id,
+        e.apiKeyId,
+        e.txId?.toLowerCase() ?? null,
+        e.url,
+        e.description,
+        e.eventTypes,
+        this.sealer.seal(secret, secretPurpose(id)),
+      ],
     );
     this.endpointChanges++; // after the write: a dispatcher that looked before it looks again
     return { endpoint: toEndpoint(row), secret };
   }
 
   async listForKey(apiKeyId: string): Promise<WebhookEndpointRecord[]> {
-    const rows = await this.db.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE api_key_id = $1 ORDER BY created_at, id`, [apiKeyId]);
+    const rows = await this.db.query<EndpointRow>(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE api_key_id = $1 ORDER BY created_at, id`,
+      [apiKeyId],
+    );
     return rows.map(toEndpoint);
   }
 
   /** The key's endpoint `id`, or undefined (another key's endpoint is as unknown as a missing one). */
   async getForKey(id: string, apiKeyId: string, q: Queryable = this.db): Promise<WebhookEndpointRecord | undefined> {
-    const [row] = await q.query<EndpointRow>(`SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND api_key_id = $2`, [id, apiKeyId]);
+    const [row] = await q.query<EndpointRow>(
+      `SELECT ${ENDPOINT_COLUMNS} FROM webhook_endpoints WHERE id = $1 AND api_key_id = $2`,
+      [id, apiKeyId],
+    );
     return row && toEndpoint(row);
   }
 
   async countForTx(txId: string): Promise<number> {
-    const [row] = await this.db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_endpoints WHERE tx_id = $1", [txId.toLowerCase()]);
+    const [row] = await this.db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM webhook_endpoints WHERE tx_id = $1",
+      [txId.toLowerCase()],
+    );
     return row.n;
   }
 
   /** Changes an endpoint; `enabled: true` re-enables a disabled one (and forgets its failures), false disables it. */
-  async update(id: string, apiKeyId: string, patch: { url?: string; description?: string | null; eventTypes?: string[]; enabled?: boolean }): Promise<WebhookEndpointRecord | undefined> {
+  async update(
+    id: string,
+    apiKeyId: string,
+    patch: { url?: string; description?: string | null; eventTypes?: string[]; enabled?: boolean },
+  ): Promise<WebhookEndpointRecord | undefined> {
     const [row] = await this.db.query<EndpointRow>(
       `UPDATE webhook_endpoints SET
          url = COALESCE($3, url),
@@ -169,18 +205,37 @@ export class Webhooks {
          failing_since = CASE WHEN $7::boolean THEN NULL ELSE failing_since END,
          updated_at = now()
        WHERE id = $1 AND api_key_id = $2 RETURNING ${ENDPOINT_COLUMNS}`,
-      [id, apiKeyId, patch.url ?? null, patch.description !== undefined, patch.description ?? null, patch.eventTypes ?? null, patch.enabled ?? null],
+      [
+        id,
+        apiKeyId,
+        patch.url ?? null,
+        patch.description !== undefined,
+        patch.description ?? null,
+        patch.eventTypes ?? null,
+        patch.enabled ?? null,
+      ],
     );
     this.endpointChanges++;
     return row && toEndpoint(row);
   }
 
   async delete(id: string, apiKeyId: string): Promise<boolean> {
-    return (await this.db.query("DELETE FROM webhook_endpoints WHERE id = $1 AND api_key_id = $2 RETURNING id", [id, apiKeyId])).length > 0;
+    return (
+      (
+        await this.db.query("DELETE FROM webhook_endpoints WHERE id = $1 AND api_key_id = $2 RETURNING id", [
+          id,
+          apiKeyId,
+        ])
+      ).length > 0
+    );
   }
 
   /** A new secret (returned once); the current one keeps signing, beside it, for `graceMs`. */
-  async rotateSecret(id: string, apiKeyId: string, graceMs: number): Promise<{ endpoint: WebhookEndpointRecord; secret: string } | undefined> {
+  async rotateSecret(
+    id: string,
+    apiKeyId: string,
+    graceMs: number,
+  ): Promise<{ endpoint: WebhookEndpointRecord; secret: string } | undefined> {
     const secret = newWebhookSecret();
     const [row] = await this.db.query<EndpointRow>(
       `UPDATE webhook_endpoints SET previous_secret_sealed = secret_sealed, previous_secret_expires_at = now() + $3::bigint * interval '1 millisecond',
@@ -192,10 +247,14 @@ export class Webhooks {
   }
 
   /** The secrets that sign a delivery now: the current one, and the previous one during its grace period. */
-  secretsOf(d: Pick<ClaimedDelivery, "endpointId" | "secretSealed" | "previousSecretSealed" | "previousSecretExpiresAt">, now = new Date()): string[] {
+  secretsOf(
+    d: Pick<ClaimedDelivery, "endpointId" | "secretSealed" | "previousSecretSealed" | "previousSecretExpiresAt">,
+    now = new Date(),
+  ): string[] {
     const purpose = secretPurpose(d.endpointId);
     const secrets = [this.sealer.open(d.secretSealed, purpose)];
-    if (d.previousSecretSealed && d.previousSecretExpiresAt && new Date(d.previousSecretExpiresAt) > now) secrets.push(this.sealer.open(d.previousSecretSealed, purpose));
+    if (d.previousSecretSealed && d.previousSecretExpiresAt && new Date(d.previousSecretExpiresAt) > now)
+      secrets.push(this.sealer.open(d.previousSecretSealed, purpose));
     return secrets;
   }
 
@@ -275,7 +334,13 @@ export class Webhooks {
    * pending again after the schedule's next delay; or failed once the schedule is spent. The endpoint's failures are
    * tracked: a success clears them, and an endpoint failing for `disableAfterMs` is disabled.
    */
-  async recordAttempt(instance: string, d: ClaimedDelivery, outcome: AttemptOutcome, schedule: number[], disableAfterMs: number): Promise<DeliveryStatus | undefined> {
+  async recordAttempt(
+    instance: string,
+    d: ClaimedDelivery,
+    outcome: AttemptOutcome,
+    schedule: number[],
+    disableAfterMs: number,
+  ): Promise<DeliveryStatus | undefined> {
     const retryIn = schedule[d.attempt - 1];
     const status: DeliveryStatus = outcome.ok ? "delivered" : retryIn === undefined ? "failed" : "pending";
     // One statement: the delivery (only while this instance holds it), its attempt, the endpoint's failure record, and a
@@ -320,12 +385,18 @@ export class Webhooks {
 
   /** On the embedded database only one process delivers: claims left by a killed one are taken back at start. */
   async releaseAllClaims(): Promise<number> {
-    return (await this.db.query("UPDATE webhook_deliveries SET status = 'pending', lease_until = NULL, claimed_by = NULL WHERE status = 'delivering' RETURNING id")).length;
+    return (
+      await this.db.query(
+        "UPDATE webhook_deliveries SET status = 'pending', lease_until = NULL, claimed_by = NULL WHERE status = 'delivering' RETURNING id",
+      )
+    ).length;
   }
 
   /** Whether any endpoint is enabled (none: no delivery can be claimed). */
   async anyEnabledEndpoint(): Promise<boolean> {
-    const [row] = await this.db.query<{ any: boolean }>("SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL) AS any");
+    const [row] = await this.db.query<{ any: boolean }>(
+      "SELECT EXISTS (SELECT 1 FROM webhook_endpoints WHERE disabled_at IS NULL) AS any",
+    );
     return row.any;
   }
 
@@ -382,7 +453,11 @@ export class Webhooks {
               extract(epoch FROM now() - min(e.created_at)) AS oldest
        FROM webhook_deliveries d JOIN events e ON e.id = d.event_id WHERE d.status IN ('pending', 'delivering')`,
     );
-    return { pending: row.pending, delivering: row.delivering, oldestUndeliveredSeconds: row.oldest === null ? 0 : Number(row.oldest) };
+    return {
+      pending: row.pending,
+      delivering: row.delivering,
+      oldestUndeliveredSeconds: row.oldest === null ? 0 : Number(row.oldest),
+    };
   }
 }
 

@@ -30,13 +30,17 @@ const UUID_V4 = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 export async function claimFaucet(services: Services, req: RequestFacts, caller: Caller, recipient: string) {
   if (services.config.ENVIRONMENT !== "sandbox") throw notFound("The BKN faucet exists only in the sandbox");
   const idempotencyKey = (req.header("idempotency-key") ?? "").trim();
-  if (!UUID_V4.test(idempotencyKey)) throw badRequest("Idempotency-Key header is required (a UUID v4)", { header: "Idempotency-Key" });
+  if (!UUID_V4.test(idempotencyKey))
+    throw badRequest("Idempotency-Key header is required (a UUID v4)", { header: "Idempotency-Key" });
   const chain = services.chains.resolve(FAUCET_CHAIN_ID);
 
   const existing = await services.faucetClaims.byIdempotencyKey(idempotencyKey);
   if (existing) {
     if (existing.recipient.toLowerCase() !== recipient.toLowerCase()) {
-      throw conflict("This Idempotency-Key was used for another recipient", { header: "Idempotency-Key", recipientAddress: existing.recipient });
+      throw conflict("This Idempotency-Key was used for another recipient", {
+        header: "Idempotency-Key",
+        recipientAddress: existing.recipient,
+      });
     }
     const [payment] = await services.payments.forBatch(existing.txId);
     return faucetResponse(services, (await services.batches.get(existing.txId))!, existing, payment);
@@ -59,7 +63,12 @@ export async function claimFaucet(services: Services, req: RequestFacts, caller:
       })
     : undefined;
   try {
-    await prepareBatch(services, { method: findMethod("faucetBkn")!, body: { chainId: FAUCET_CHAIN_ID, recipientAddress: recipient }, executionMode: "service-relayed", txId: claim.txId });
+    await prepareBatch(services, {
+      method: findMethod("faucetBkn")!,
+      body: { chainId: FAUCET_CHAIN_ID, recipientAddress: recipient },
+      executionMode: "service-relayed",
+      txId: claim.txId,
+    });
     await services.db.transaction(async (q) => {
       if (apiKey && !(await services.credits.spend(q, apiKey.id, FAUCET_CREDIT_METHOD, claim.txId)).ok) {
         throw outOfCredits(FAUCET_CREDIT_METHOD);
@@ -69,7 +78,8 @@ export async function claimFaucet(services: Services, req: RequestFacts, caller:
     });
   } catch (error) {
     if (payment) await x402!.release(payment.id, `faucet claim refused: ${(error as Error).message}`);
-    if (/faucet_claims_idempotency_key|duplicate key/i.test((error as Error).message)) throw conflict("This Idempotency-Key is being used by a concurrent claim");
+    if (/faucet_claims_idempotency_key|duplicate key/i.test((error as Error).message))
+      throw conflict("This Idempotency-Key is being used by a concurrent claim");
     throw error;
   }
   void services.runner.run(claim.txId);
@@ -84,18 +94,31 @@ async function assertFaucetReady(chain: Chain, recipient: string): Promise<void>
   const [availableAt, block] = await Promise.all([bkn.faucetAvailableAt(recipient), chain.provider.getBlock("latest")]);
   if (Number(availableAt) <= block!.timestamp) return;
   const cooldownEndsAt = new Date(Number(availableAt) * 1000).toISOString();
-  throw new ApiError("FAUCET_COOLDOWN", `${recipient} claimed recently; it may claim again at ${cooldownEndsAt}`, { recipientAddress: recipient, cooldownEndsAt }, {
-    "Retry-After": String(Number(availableAt) - block!.timestamp),
-  });
+  throw new ApiError(
+    "FAUCET_COOLDOWN",
+    `${recipient} claimed recently; it may claim again at ${cooldownEndsAt}`,
+    { recipientAddress: recipient, cooldownEndsAt },
+    {
+      "Retry-After": String(Number(availableAt) - block!.timestamp),
+    },
+  );
 }
 
 /** The claim as the API answers it: 202 while its transaction is on its way, else 200 (confirmed or failed). */
-async function faucetResponse(services: Services, batch: Batch, claim: { id: string; recipient: string }, payment?: PaymentRecord) {
+async function faucetResponse(
+  services: Services,
+  batch: Batch,
+  claim: { id: string; recipient: string },
+  payment?: PaymentRecord,
+) {
   const chain = services.chains.find(batch.chainId)!;
   const tx = batch.transactions[0];
   const outcome = batch.outcome as Record<string, string> | null;
-  const status = batch.status === "success" ? "confirmed" : batch.status === "rejected" ? "failed" : ("submitted" as const);
-  const amountRaw = outcome?.amountRaw ?? (await BKN__factory.connect(chain.deployment.contracts.BKN, chain.provider).FAUCET_AMOUNT()).toString();
+  const status =
+    batch.status === "success" ? "confirmed" : batch.status === "rejected" ? "failed" : ("submitted" as const);
+  const amountRaw =
+    outcome?.amountRaw ??
+    (await BKN__factory.connect(chain.deployment.contracts.BKN, chain.provider).FAUCET_AMOUNT()).toString();
   return {
     status: status === "submitted" ? 202 : 200,
     body: {

@@ -59,4 +59,3 @@ export interface Services extends Stores {
   webhookDispatcher: WebhookDispatcher;
   eventStreams: EventStreams;
 }
-

@@ -27,7 +27,11 @@ const symbolIn = (value: unknown) => (typeof value === "string" ? value.trim() :
  * token's scope once its tokenSymbol field was read (send it before the files, `scope`), each file's kind from its
  * first bytes (415) and its size (413). Then the documents are stored and the credit spent in one transaction (`store`).
  */
-export async function startTokenDocumentsUpload(services: Services, apiKey: ApiKeyRecord, querySymbol: string | undefined) {
+export async function startTokenDocumentsUpload(
+  services: Services,
+  apiKey: ApiKeyRecord,
+  querySymbol: string | undefined,
+) {
   await services.requestLimits.of("uploadsPerKey").admit(`key:${apiKey.id}`);
   if (!((await services.credits.balances(apiKey.id))["patch-token-docs"] > 0)) throw outOfCredits("patch-token-docs");
   let scoped: { symbol: string; token: TokenRecord } | undefined;
@@ -40,7 +44,8 @@ export async function startTokenDocumentsUpload(services: Services, apiKey: ApiK
     /** Checks the token the form's tokenSymbol field names (the query's wins), before a file of it is read. */
     scope: (formSymbol: unknown) => inScope(symbolIn(querySymbol) || symbolIn(formSymbol)),
     /** Stores the received files for the token the query or the form names. */
-    store: (files: Record<string, CheckedFile>, formSymbol: unknown) => storeTokenDocuments(services, apiKey, symbolIn(querySymbol) || symbolIn(formSymbol), files),
+    store: (files: Record<string, CheckedFile>, formSymbol: unknown) =>
+      storeTokenDocuments(services, apiKey, symbolIn(querySymbol) || symbolIn(formSymbol), files),
   };
 }
 
@@ -48,11 +53,19 @@ export async function startTokenDocumentsUpload(services: Services, apiKey: ApiK
  * Stores a token's uploaded documents (content-addressed) and points the token at them, charging the key one
  * patch-token-docs credit in the same transaction: all of it happens, or none.
  */
-export async function storeTokenDocuments(services: Services, apiKey: ApiKeyRecord, tokenSymbol: string, files: Record<string, CheckedFile>) {
+export async function storeTokenDocuments(
+  services: Services,
+  apiKey: ApiKeyRecord,
+  tokenSymbol: string,
+  files: Record<string, CheckedFile>,
+) {
   if (!tokenSymbol) throw badRequest("tokenSymbol is required", { field: "tokenSymbol" });
   const { token } = await tokenContext(services, apiKey, tokenSymbol);
   const present = DOCUMENT_FIELDS.filter((d) => files[d.field]);
-  if (!present.length) throw badRequest("At least one of tokenLogotype, subscriptionAgreement, legalDocs is required", { field: "tokenLogotype" });
+  if (!present.length)
+    throw badRequest("At least one of tokenLogotype, subscriptionAgreement, legalDocs is required", {
+      field: "tokenLogotype",
+    });
   const refs: Record<string, string> = {};
   await services.db.transaction(async (q) => {
     const spent = await services.credits.spend(q, apiKey.id, "patch-token-docs", `docs:${randomUUID()}`);

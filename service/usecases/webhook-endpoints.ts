@@ -32,18 +32,29 @@ export async function checkedUrl(services: Services, text: string): Promise<stri
 
 /** A keyless endpoint: for one batch prepared without a key, registered before it is sent (its txId is then known to its preparer only). */
 export async function keylessTarget(services: Services, txId: string | undefined, types: string[]) {
-  if (!txId) throw unauthorized("API key is required for this endpoint (without one: the txId of a batch prepared without a key)", { header: "x-api-key" });
+  if (!txId)
+    throw unauthorized(
+      "API key is required for this endpoint (without one: the txId of a batch prepared without a key)",
+      { header: "x-api-key" },
+    );
   const batch = await services.batches.get(txId.toLowerCase());
   if (!batch) throw notFound(`No prepared transactions with txId ${txId}`, { field: "txId" });
-  if (batch.apiKeyId) throw forbidden("This txId was prepared under an API key: register the webhook with that key", { field: "txId" });
+  if (batch.apiKeyId)
+    throw forbidden("This txId was prepared under an API key: register the webhook with that key", { field: "txId" });
   if (batch.status !== "prepared") {
-    throw conflict(`txId ${txId} was already sent: a webhook for a batch prepared without a key is registered before its send`, { field: "txId", status: batch.status });
+    throw conflict(
+      `txId ${txId} was already sent: a webhook for a batch prepared without a key is registered before its send`,
+      { field: "txId", status: batch.status },
+    );
   }
   const outside = types.filter((t) => !(KEYLESS_TYPES as string[]).includes(t));
   if (outside.length) {
-    throw validationError(`eventTypes: ${outside.join(", ")} ${outside.length > 1 ? "are" : "is"} not sent for a batch prepared without a key (${KEYLESS_TYPES.join(", ")})`, { field: "eventTypes" });
+    throw validationError(
+      `eventTypes: ${outside.join(", ")} ${outside.length > 1 ? "are" : "is"} not sent for a batch prepared without a key (${KEYLESS_TYPES.join(", ")})`,
+      { field: "eventTypes" },
+    );
   }
-  if ((await services.webhooks.countForTx(txId)) >= ENDPOINTS_PER_TX) throw conflict(`txId ${txId} has ${ENDPOINTS_PER_TX} webhooks already`, { field: "txId" });
+  if ((await services.webhooks.countForTx(txId)) >= ENDPOINTS_PER_TX)
+    throw conflict(`txId ${txId} has ${ENDPOINTS_PER_TX} webhooks already`, { field: "txId" });
   return batch.txId;
 }
-

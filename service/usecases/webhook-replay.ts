@@ -3,7 +3,10 @@ import type { WebhookDispatcher } from "../events/dispatcher";
 import type { DeliveryRecord, WebhookEndpointRecord, Webhooks } from "../store/webhooks";
 
 /** What a redelivery uses. */
-export type ReplayServices = { webhooks: Pick<Webhooks, "redeliver">; webhookDispatcher: Pick<WebhookDispatcher, "wake"> };
+export type ReplayServices = {
+  webhooks: Pick<Webhooks, "redeliver">;
+  webhookDispatcher: Pick<WebhookDispatcher, "wake">;
+};
 
 /**
  * Delivers a delivery's event to its endpoint again, now: a new delivery outside the ordering (same webhook-id, so
@@ -11,10 +14,19 @@ export type ReplayServices = { webhooks: Pick<Webhooks, "redeliver">; webhookDis
  * redeliver and the operator console's replays both come here. A disabled endpoint is refused (409): it would never
  * be delivered.
  */
-export async function replayDelivery(services: ReplayServices, endpoint: Pick<WebhookEndpointRecord, "id" | "disabledAt" | "disabledReason">, deliveryId: string): Promise<DeliveryRecord> {
-  if (endpoint.disabledAt) throw conflict(`Webhook endpoint ${endpoint.id} is disabled (${endpoint.disabledReason}): enable it first (PATCH { enabled: true })`, { field: "id" });
+export async function replayDelivery(
+  services: ReplayServices,
+  endpoint: Pick<WebhookEndpointRecord, "id" | "disabledAt" | "disabledReason">,
+  deliveryId: string,
+): Promise<DeliveryRecord> {
+  if (endpoint.disabledAt)
+    throw conflict(
+      `Webhook endpoint ${endpoint.id} is disabled (${endpoint.disabledReason}): enable it first (PATCH { enabled: true })`,
+      { field: "id" },
+    );
   const delivery = await services.webhooks.redeliver(endpoint.id, deliveryId);
-  if (!delivery) throw notFound(`No delivery ${deliveryId} of webhook endpoint ${endpoint.id}`, { field: "deliveryId" });
+  if (!delivery)
+    throw notFound(`No delivery ${deliveryId} of webhook endpoint ${endpoint.id}`, { field: "deliveryId" });
   services.webhookDispatcher.wake();
   return delivery;
 }

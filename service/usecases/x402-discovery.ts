@@ -13,13 +13,26 @@ export async function x402Discovery(services: Services, base: string, paidReads:
   const resources = [];
   for (const method of PUBLIC_METHODS.filter((m) => m.access.price)) {
     const price = await services.prices.of(method.name, method.access.price!);
-    const entry = (path: string, routeKey: string, mode: "client-signed" | "service-relayed", step: "prepare" | "send") => ({
+    const entry = (
+      path: string,
+      routeKey: string,
+      mode: "client-signed" | "service-relayed",
+      step: "prepare" | "send",
+    ) => ({
       resource: `${base}${path}`,
       method: "POST",
       operation: method.name,
       executionMode: mode,
       step,
-      accepts: [x402.requirements({ subject: "", routeKey, amount: shareOf(price, mode, step), resourceUrl: `${base}${path}`, description: method.summary })],
+      accepts: [
+        x402.requirements({
+          subject: "",
+          routeKey,
+          amount: shareOf(price, mode, step),
+          resourceUrl: `${base}${path}`,
+          description: method.summary,
+        }),
+      ],
     });
     resources.push(
       entry("/prepare-transactions", "POST /prepare-transactions", "client-signed", "prepare"),
@@ -37,7 +50,15 @@ export async function x402Discovery(services: Services, base: string, paidReads:
       operation: route.path.replace(/^\//, ""),
       executionMode: "read",
       step: "call",
-      accepts: [x402.requirements({ subject: "", routeKey: `GET ${route.path}`, amount, resourceUrl: url, description: route.summary })],
+      accepts: [
+        x402.requirements({
+          subject: "",
+          routeKey: `GET ${route.path}`,
+          amount,
+          resourceUrl: url,
+          description: route.summary,
+        }),
+      ],
     });
   }
   if (services.config.ENVIRONMENT === "sandbox") {
@@ -48,7 +69,15 @@ export async function x402Discovery(services: Services, base: string, paidReads:
       operation: "faucet",
       executionMode: "service-relayed",
       step: "send",
-      accepts: [x402.requirements({ subject: "", routeKey: "POST /faucet/bkn", amount, resourceUrl: `${base}/faucet/bkn`, description: "BKN faucet" })],
+      accepts: [
+        x402.requirements({
+          subject: "",
+          routeKey: "POST /faucet/bkn",
+          amount,
+          resourceUrl: `${base}/faucet/bkn`,
+          description: "BKN faucet",
+        }),
+      ],
     });
   }
   return { x402Version: 2, enabled: true, network: x402.network, asset: x402.asset, payTo: x402.payTo, resources };

@@ -10,7 +10,10 @@ const timestamp = z.string().meta({ description: "ISO 8601" });
 const nullableTime = timestamp.nullable();
 const integerText = z.string().regex(/^[0-9]+$/);
 /** The next page: pass it back as `before` (absent on the last page). */
-const next = z.string().nullable().meta({ description: "Cursor of the next (older) page: pass it as `before`; null on the last page" });
+const next = z
+  .string()
+  .nullable()
+  .meta({ description: "Cursor of the next (older) page: pass it as `before`; null on the last page" });
 
 export const ConsoleOperator = z
   .strictObject({
@@ -25,7 +28,9 @@ export const ConsoleOperator = z
 export const ConsoleSession = z
   .strictObject({
     operator: ConsoleOperator,
-    csrfToken: z.string().meta({ description: "Send it in x-csrf-token with every change (POST, DELETE) of this session" }),
+    csrfToken: z
+      .string()
+      .meta({ description: "Send it in x-csrf-token with every change (POST, DELETE) of this session" }),
     expiresAt: timestamp,
   })
   .meta({ id: "ConsoleSession" });
@@ -33,7 +38,9 @@ export const ConsoleSession = z
 export const SignInBody = z
   .union([
     z.strictObject({ email: z.string().meta({ description: "The operator's e-mail" }), password: z.string() }),
-    z.strictObject({ token: z.string().meta({ description: "The token of a one-time sign-in link (…/console/sign-in?token=…)" }) }),
+    z.strictObject({
+      token: z.string().meta({ description: "The token of a one-time sign-in link (…/console/sign-in?token=…)" }),
+    }),
   ])
   .meta({ id: "ConsoleSignIn" });
 
@@ -81,7 +88,11 @@ export const ConsoleOverview = z
         address: z.string(),
         balanceWei: integerText.nullable(),
         balance: z.string().nullable().meta({ description: "In the chain's native currency (ether)" }),
-        transactionsLeft: z.number().int().nullable().meta({ description: "Transactions of 200,000 gas it still pays for at the current max fee" }),
+        transactionsLeft: z
+          .number()
+          .int()
+          .nullable()
+          .meta({ description: "Transactions of 200,000 gas it still pays for at the current max fee" }),
         low: z.boolean().nullable(),
         nextNonce: z.number().int().nullable().meta({ description: "The next nonce the service takes for it" }),
         inFlight: z.number().int().meta({ description: "Its transactions signed and not mined yet" }),
@@ -123,11 +134,18 @@ export const ConsoleBatchRow = z
   })
   .meta({ id: "ConsoleBatchRow" });
 
-export const ConsoleBatchList = z.strictObject({ items: z.array(ConsoleBatchRow), next }).meta({ id: "ConsoleBatchList" });
+export const ConsoleBatchList = z
+  .strictObject({ items: z.array(ConsoleBatchRow), next })
+  .meta({ id: "ConsoleBatchList" });
 
 const TimelineEntry = z.strictObject({
   at: timestamp,
-  what: z.string().meta({ description: "prepared, sent, broadcast, replaced, confirmed, reorged, failed, completed, payment.settled, … or an operator's action" }),
+  what: z
+    .string()
+    .meta({
+      description:
+        "prepared, sent, broadcast, replaced, confirmed, reorged, failed, completed, payment.settled, … or an operator's action",
+    }),
   index: z.number().int().nullable().meta({ description: "The transaction it is about (0-based)" }),
   hash: z.string().nullable(),
   detail: z.string(),
@@ -145,10 +163,19 @@ const ConsoleTransaction = z.strictObject({
   blockNumber: z.number().int().nullable(),
   gasUsed: z.string().nullable(),
   error: z.string().nullable(),
-  replaced: z.array(z.strictObject({ hash: z.string(), maxFeePerGas: z.string().nullable(), maxPriorityFeePerGas: z.string().nullable(), replacedAt: timestamp })),
+  replaced: z.array(
+    z.strictObject({
+      hash: z.string(),
+      maxFeePerGas: z.string().nullable(),
+      maxPriorityFeePerGas: z.string().nullable(),
+      replacedAt: timestamp,
+    }),
+  ),
   waiting: z.string().nullable(),
   reorgs: z.number().int(),
-  actions: z.array(z.enum(["rebroadcast", "replace", "cancel"])).meta({ description: "What the operator may do to it now (relayed and not mined)" }),
+  actions: z
+    .array(z.enum(["rebroadcast", "replace", "cancel"]))
+    .meta({ description: "What the operator may do to it now (relayed and not mined)" }),
 });
 
 const PaymentOfBatch = z.strictObject({
@@ -161,11 +188,20 @@ const PaymentOfBatch = z.strictObject({
   releaseReason: z.string().nullable(),
 });
 
-const Event = z.strictObject({ id: z.string(), type: z.string(), timestamp, hash: z.string().nullable(), data: z.unknown() });
+const Event = z.strictObject({
+  id: z.string(),
+  type: z.string(),
+  timestamp,
+  hash: z.string().nullable(),
+  data: z.unknown(),
+});
 
 export const ConsoleBatch = z
   .strictObject({
-    batch: ConsoleBatchRow.extend({ body: z.record(z.string(), z.unknown()).meta({ description: "The request as it was parsed" }), outcome: z.record(z.string(), z.unknown()).nullable() }),
+    batch: ConsoleBatchRow.extend({
+      body: z.record(z.string(), z.unknown()).meta({ description: "The request as it was parsed" }),
+      outcome: z.record(z.string(), z.unknown()).nullable(),
+    }),
     transactions: z.array(ConsoleTransaction),
     timeline: z.array(TimelineEntry),
     events: z.array(Event),
@@ -173,7 +209,9 @@ export const ConsoleBatch = z
   })
   .meta({ id: "ConsoleBatch" });
 
-export const IndexBody = z.strictObject({ index: z.number().int().min(0).max(100).default(0).meta({ description: "The transaction of the batch (0-based)" }) });
+export const IndexBody = z.strictObject({
+  index: z.number().int().min(0).max(100).default(0).meta({ description: "The transaction of the batch (0-based)" }),
+});
 
 export const ConsoleActionOutcome = z
   .strictObject({
@@ -211,19 +249,31 @@ export const ConsolePayment = z
   })
   .meta({ id: "ConsolePayment" });
 
-export const ConsolePaymentList = z.strictObject({ items: z.array(ConsolePayment), next }).meta({ id: "ConsolePaymentList" });
+export const ConsolePaymentList = z
+  .strictObject({ items: z.array(ConsolePayment), next })
+  .meta({ id: "ConsolePaymentList" });
 
 export const ConsolePaymentDetail = z
   .strictObject({
     payment: ConsolePayment,
-    batchMates: z.array(ConsolePayment).meta({ description: "The other payments its settlement transaction carried (a Multicall3 batch)" }),
+    batchMates: z
+      .array(ConsolePayment)
+      .meta({ description: "The other payments its settlement transaction carried (a Multicall3 batch)" }),
   })
   .meta({ id: "ConsolePaymentDetail" });
 
 export const ConsolePaymentTotals = z
   .strictObject({
     days: z.number().int(),
-    totals: z.array(z.strictObject({ day: z.string(), operation: z.string(), settled: z.number().int(), amount: integerText, released: z.number().int() })),
+    totals: z.array(
+      z.strictObject({
+        day: z.string(),
+        operation: z.string(),
+        settled: z.number().int(),
+        amount: integerText,
+        released: z.number().int(),
+      }),
+    ),
   })
   .meta({ id: "ConsolePaymentTotals" });
 
@@ -249,7 +299,9 @@ export const ConsoleEndpoint = z
   })
   .meta({ id: "ConsoleEndpoint" });
 
-export const ConsoleEndpointList = z.strictObject({ items: z.array(ConsoleEndpoint), next }).meta({ id: "ConsoleEndpointList" });
+export const ConsoleEndpointList = z
+  .strictObject({ items: z.array(ConsoleEndpoint), next })
+  .meta({ id: "ConsoleEndpointList" });
 
 export const ConsoleDelivery = z
   .strictObject({
@@ -260,7 +312,14 @@ export const ConsoleDelivery = z
     manual: z.boolean(),
     status: z.enum(["pending", "delivering", "delivered", "failed"]),
     attempts: z.array(
-      z.strictObject({ attempt: z.number().int(), at: timestamp, durationMs: z.number().int(), statusCode: z.number().int().nullable(), response: z.string().nullable(), error: z.string().nullable() }),
+      z.strictObject({
+        attempt: z.number().int(),
+        at: timestamp,
+        durationMs: z.number().int(),
+        statusCode: z.number().int().nullable(),
+        response: z.string().nullable(),
+        error: z.string().nullable(),
+      }),
     ),
     nextAttemptAt: nullableTime,
     deliveredAt: nullableTime,
@@ -268,12 +327,20 @@ export const ConsoleDelivery = z
   })
   .meta({ id: "ConsoleDelivery" });
 
-export const ConsoleEndpointDetail = z.strictObject({ endpoint: ConsoleEndpoint, deliveries: z.array(ConsoleDelivery), next }).meta({ id: "ConsoleEndpointDetail" });
+export const ConsoleEndpointDetail = z
+  .strictObject({ endpoint: ConsoleEndpoint, deliveries: z.array(ConsoleDelivery), next })
+  .meta({ id: "ConsoleEndpointDetail" });
 
-export const ReplayBody = z.strictObject({ deliveryId: z.string().regex(/^\d{1,18}$/, "must be a delivery id (digits)") });
+export const ReplayBody = z.strictObject({
+  deliveryId: z.string().regex(/^\d{1,18}$/, "must be a delivery id (digits)"),
+});
 export const ReplayRangeBody = z.strictObject({
-  from: z.iso.datetime({ offset: true, message: "must be an ISO 8601 time" }).meta({ description: "Failed deliveries created at or after this time…" }),
-  to: z.iso.datetime({ offset: true, message: "must be an ISO 8601 time" }).meta({ description: "…and before this one" }),
+  from: z.iso
+    .datetime({ offset: true, message: "must be an ISO 8601 time" })
+    .meta({ description: "Failed deliveries created at or after this time…" }),
+  to: z.iso
+    .datetime({ offset: true, message: "must be an ISO 8601 time" })
+    .meta({ description: "…and before this one" }),
 });
 export const DisableBody = z.strictObject({ reason: z.string().trim().min(1).max(200).optional() });
 
@@ -293,7 +360,10 @@ export const ConsoleInvestor = z
     lastName: z.string().nullable(),
     country: z.string().nullable(),
     walletAddress: z.string().nullable(),
-    signedMessage: z.string().nullable().meta({ description: "What the wallet signed (EIP-4361), proving the details and the wallet" }),
+    signedMessage: z
+      .string()
+      .nullable()
+      .meta({ description: "What the wallet signed (EIP-4361), proving the details and the wallet" }),
     submittedAt: nullableTime,
     reviewedBy: z.string().nullable(),
     reviewedAt: nullableTime,
@@ -301,8 +371,12 @@ export const ConsoleInvestor = z
   })
   .meta({ id: "ConsoleInvestor" });
 
-export const ConsoleInvestorList = z.strictObject({ items: z.array(ConsoleInvestor), next }).meta({ id: "ConsoleInvestorList" });
-export const RejectBody = z.strictObject({ reason: z.string().trim().min(1, "is required").max(500, "must be at most 500 characters") });
+export const ConsoleInvestorList = z
+  .strictObject({ items: z.array(ConsoleInvestor), next })
+  .meta({ id: "ConsoleInvestorList" });
+export const RejectBody = z.strictObject({
+  reason: z.string().trim().min(1, "is required").max(500, "must be at most 500 characters"),
+});
 
 // ---------------------------------------------------------------------------------------------------------------
 // Keys and money
@@ -319,12 +393,21 @@ export const ConsoleKey = z
   })
   .meta({ id: "ConsoleKey" });
 
-export const ConsolePrice = z.strictObject({ operation: z.string(), tier: z.string(), amount: z.string().meta({ description: "USDC" }), overridden: z.boolean() }).meta({ id: "ConsolePrice" });
+export const ConsolePrice = z
+  .strictObject({
+    operation: z.string(),
+    tier: z.string(),
+    amount: z.string().meta({ description: "USDC" }),
+    overridden: z.boolean(),
+  })
+  .meta({ id: "ConsolePrice" });
 
 export const ConsoleKeys = z
   .strictObject({
     items: z.array(ConsoleKey),
-    allKeysSigners: z.array(z.string()).meta({ description: "Signers whitelisted for every key and for payers without one" }),
+    allKeysSigners: z
+      .array(z.string())
+      .meta({ description: "Signers whitelisted for every key and for payers without one" }),
     prices: z.array(ConsolePrice),
     plans: z.array(z.string()),
     creditMethods: z.array(z.string()),
@@ -338,18 +421,31 @@ export const CreatedKey = z
     apiKey: z.string().meta({ description: "The key itself: shown here once, stored only as a peppered hash" }),
   })
   .meta({ id: "ConsoleCreatedKey" });
-export const CreditsBody = z.strictObject({ method: z.string(), amount: z.coerce.number({ error: "must be a number" }) });
+export const CreditsBody = z.strictObject({
+  method: z.string(),
+  amount: z.coerce.number({ error: "must be a number" }),
+});
 export const SignerBody = z.strictObject({ address: z.string() });
 export const PriceBody = z.strictObject({ operation: z.string(), amount: z.string() });
 export const PasswordBody = z.strictObject({ password: z.string() });
 
-export const ConsoleCommandResult = z.looseObject({}).meta({ id: "ConsoleCommandResult", description: "What the admin command of the same name answers" });
+export const ConsoleCommandResult = z
+  .looseObject({})
+  .meta({ id: "ConsoleCommandResult", description: "What the admin command of the same name answers" });
 
 // ---------------------------------------------------------------------------------------------------------------
 // Audit
 
 export const ConsoleAuditEntry = z
-  .strictObject({ id: z.string(), actor: z.string(), action: z.string(), target: z.string().nullable(), before: z.unknown(), after: z.unknown(), at: timestamp })
+  .strictObject({
+    id: z.string(),
+    actor: z.string(),
+    action: z.string(),
+    target: z.string().nullable(),
+    before: z.unknown(),
+    after: z.unknown(),
+    at: timestamp,
+  })
   .meta({ id: "ConsoleAuditEntry" });
 export const ConsoleAudit = z.strictObject({ items: z.array(ConsoleAuditEntry), next }).meta({ id: "ConsoleAudit" });
 

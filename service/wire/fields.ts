@@ -16,7 +16,10 @@ export const address = z
   .string({ error: (i) => (i.input === undefined ? "is required" : `must be a string, not ${typeName(i.input)}`) })
   .trim()
   .regex(ADDRESS, "must be a 0x-prefixed 20-byte hex address")
-  .refine((v) => !ADDRESS.test(v) || !hasMixedCase(v.slice(2)) || checksumAddress(v.toLowerCase()) === v, "has an invalid EIP-55 checksum (mixed case that is not the checksum form)")
+  .refine(
+    (v) => !ADDRESS.test(v) || !hasMixedCase(v.slice(2)) || checksumAddress(v.toLowerCase()) === v,
+    "has an invalid EIP-55 checksum (mixed case that is not the checksum form)",
+  )
   .transform((v) => checksumAddress(v.toLowerCase()))
   .meta({ type: "string", pattern: "^0x[a-fA-F0-9]{40}$", example: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" });
 
@@ -32,7 +35,10 @@ export function typeName(v: unknown): string {
 /** chainId as decimal, 0x hex, or the bare hex codes of the network table; resolved by the chain registry. */
 export const chainIdInput = z
   .union([z.string().trim().min(1), z.number().int().positive()], {
-    error: (i) => (i.input === undefined ? "is required" : `must be a chain id (decimal, 0x hex or a hex code such as aa36a7), not ${typeName(i.input)}`),
+    error: (i) =>
+      i.input === undefined
+        ? "is required"
+        : `must be a chain id (decimal, 0x hex or a hex code such as aa36a7), not ${typeName(i.input)}`,
   })
   .meta({ description: "Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)", example: "aa36a7" });
 
@@ -42,23 +48,43 @@ export const chainIdInput = z
  */
 export const decimalAmount = z
   .union([z.string().trim(), z.number().nonnegative()], {
-    error: (i) => (i.input === undefined ? "is required" : `must be a decimal string such as "12.5" (or a number), not ${typeName(i.input)}`),
+    error: (i) =>
+      i.input === undefined
+        ? "is required"
+        : `must be a decimal string such as "12.5" (or a number), not ${typeName(i.input)}`,
   })
-  .refine((v) => typeof v !== "number" || Math.abs(v) <= Number.MAX_SAFE_INTEGER, "is a JSON number above 2^53, which loses digits: send it as a decimal string")
+  .refine(
+    (v) => typeof v !== "number" || Math.abs(v) <= Number.MAX_SAFE_INTEGER,
+    "is a JSON number above 2^53, which loses digits: send it as a decimal string",
+  )
   .transform((v) => (typeof v === "number" ? numberToPlain(v) : v))
-  .pipe(z.string().max(100, "has too many digits").regex(/^\d+(\.\d+)?$/, "must be a non-negative decimal number such as 100 or 12.5"))
+  .pipe(
+    z
+      .string()
+      .max(100, "has too many digits")
+      .regex(/^\d+(\.\d+)?$/, "must be a non-negative decimal number such as 100 or 12.5"),
+  )
   .meta({ type: "string", example: "100" });
 
 /** A non-negative integer sent as a string or a number, at most `max` (e.g. gasLimit, nonce). */
 export const boundedIntegerString = (max: bigint, description: string) =>
   z
     .union([z.string().trim(), z.number()], {
-      error: (i) => (i.input === undefined ? "is required" : `must be a non-negative integer, not ${typeName(i.input)}`),
+      error: (i) =>
+        i.input === undefined ? "is required" : `must be a non-negative integer, not ${typeName(i.input)}`,
     })
-    .refine((v) => typeof v !== "number" || Math.abs(v) <= Number.MAX_SAFE_INTEGER, "is a JSON number above 2^53, which loses digits: send it as a decimal string")
+    .refine(
+      (v) => typeof v !== "number" || Math.abs(v) <= Number.MAX_SAFE_INTEGER,
+      "is a JSON number above 2^53, which loses digits: send it as a decimal string",
+    )
     .refine((v) => typeof v !== "number" || (Number.isInteger(v) && v >= 0), "must be a non-negative integer")
     .transform((v) => String(v))
-    .pipe(z.string().max(80).regex(/^(0x[0-9a-fA-F]+|\d+)$/, "must be a non-negative integer"))
+    .pipe(
+      z
+        .string()
+        .max(80)
+        .regex(/^(0x[0-9a-fA-F]+|\d+)$/, "must be a non-negative integer"),
+    )
     .refine((v) => !isIntegerText(v) || BigInt(v) <= max, `must be at most ${description}`)
     .meta({ type: "string" });
 
@@ -67,7 +93,10 @@ export const integerString = boundedIntegerString(2n ** 256n - 1n, "2^256-1");
 /** A transaction nonce: EIP-2681 bounds it below 2^64-1; the engine counts nonces as JS numbers, so 2^53-1. */
 export const nonceField = boundedIntegerString(BigInt(Number.MAX_SAFE_INTEGER), "2^53-1");
 /** A gas limit a client may impose on every prepared transaction: 21,000 to 50,000,000. */
-export const gasLimitField = boundedIntegerString(50_000_000n, "50,000,000").refine((v) => !isIntegerText(v) || BigInt(v) >= 21_000n, "must be at least 21000");
+export const gasLimitField = boundedIntegerString(50_000_000n, "50,000,000").refine(
+  (v) => !isIntegerText(v) || BigInt(v) >= 21_000n,
+  "must be at least 21000",
+);
 
 /** Zod runs refinements after a failed format check too: guard conversions with the format. */
 function isIntegerText(v: string): boolean {
@@ -110,7 +139,13 @@ const boundedInteger = (min: number, max: number, fallback: number) =>
     .transform((v) => (v === undefined || v === "" ? String(fallback) : String(v)))
     .pipe(z.string().regex(/^\d{1,9}$/, `must be an integer from ${min} to ${max}`))
     .transform(Number)
-    .pipe(z.number().int().min(min, `must be an integer from ${min} to ${max}`).max(max, `must be an integer from ${min} to ${max}`))
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(min, `must be an integer from ${min} to ${max}`)
+        .max(max, `must be an integer from ${min} to ${max}`),
+    )
     .meta({ type: "integer", minimum: min, maximum: max, default: fallback });
 
 /** Paging of list reads: limit 1–100 (default 50), offset ≥ 0 (default 0); clients send both as strings. */

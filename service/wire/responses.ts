@@ -8,7 +8,10 @@ import { ERROR_CODE_LIST, ERROR_CODES } from "../error-codes";
  * a field the code returns but the schema does not list fails those tests. Open objects say so (`looseObject`).
  */
 
-const address = z.string().regex(/^0x[a-fA-F0-9]{40}$/).meta({ example: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" });
+const address = z
+  .string()
+  .regex(/^0x[a-fA-F0-9]{40}$/)
+  .meta({ example: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" });
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
 const hash32 = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
 /** A decimal integer as a string (amounts in base units, gas): never a JSON number, which loses digits above 2^53. */
@@ -29,7 +32,9 @@ export const ErrorCodeSchema = z.enum(ERROR_CODE_LIST).meta({
 
 /** The catalogue as a Markdown table (the ErrorCode schema and the document's description show it). */
 export function errorCodeTable(): string {
-  const rows = ERROR_CODE_LIST.map((code) => `| \`${code}\` | ${ERROR_CODES[code].status} | ${ERROR_CODES[code].meaning.replace(/\|/g, "\\|")} |`);
+  const rows = ERROR_CODE_LIST.map(
+    (code) => `| \`${code}\` | ${ERROR_CODES[code].status} | ${ERROR_CODES[code].meaning.replace(/\|/g, "\\|")} |`,
+  );
   return ["| Code | Status | Meaning |", "| --- | --- | --- |", ...rows].join("\n");
 }
 
@@ -40,13 +45,17 @@ export const ErrorBody = z
       code: ErrorCodeSchema,
       message: z.string(),
       param: z.string().optional().meta({
-        description: "The request field at fault, where there is one (a dotted path into the body or query, e.g. `userToMint.0.amount`)",
+        description:
+          "The request field at fault, where there is one (a dotted path into the body or query, e.g. `userToMint.0.amount`)",
         example: "tokenSymbol",
       }),
       details: z
         .record(z.string(), z.unknown())
         .optional()
-        .meta({ description: "What the error is about, e.g. { field, issues: [{ field, message }] } for invalid input, or { transactionIndex }" }),
+        .meta({
+          description:
+            "What the error is about, e.g. { field, issues: [{ field, message }] } for invalid input, or { transactionIndex }",
+        }),
     }),
     message: z.string().meta({ description: "The same message, for clients that read it at the top level" }),
   })
@@ -96,7 +105,10 @@ export const PaymentSettlement = z
     payer: z.string().optional(),
     errorReason: z.string().optional(),
   })
-  .meta({ id: "PaymentSettlement", description: "The settlement, base64 JSON in the PAYMENT-RESPONSE header of a paid answer" });
+  .meta({
+    id: "PaymentSettlement",
+    description: "The settlement, base64 JSON in the PAYMENT-RESPONSE header of a paid answer",
+  });
 
 /** A payment as reads show it (send summary, transaction status, faucet). */
 export const PaymentView = z
@@ -152,14 +164,24 @@ export const PrepareResponse = z
     txId: hash32.meta({ description: "The batch id (not a blockchain hash); send and status take it" }),
     transactions: z.array(UnsignedTransaction).meta({ description: "Sign and send them all, in order" }),
     info: PrepareInfo,
-    executionMode: z.string().meta({ description: "The mode in effect (brickken-relayed is echoed as sent)", example: "client-signed" }),
-    x402Requirements: PaymentRequirements.optional().meta({ description: "Without a key: what the send step will cost" }),
+    executionMode: z
+      .string()
+      .meta({ description: "The mode in effect (brickken-relayed is echoed as sent)", example: "client-signed" }),
+    x402Requirements: PaymentRequirements.optional().meta({
+      description: "Without a key: what the send step will cost",
+    }),
     streamToken: z
       .string()
       .optional()
-      .meta({ description: "Without a key: the capability to follow this batch on GET /events (txId and streamToken); keep it, it is shown only here" }),
+      .meta({
+        description:
+          "Without a key: the capability to follow this batch on GET /events (txId and streamToken); keep it, it is shown only here",
+      }),
   })
-  .meta({ id: "PrepareResponse", description: "Unsigned transactions to sign locally, then POST /send-transactions { txId, signedTransactions }" });
+  .meta({
+    id: "PrepareResponse",
+    description: "Unsigned transactions to sign locally, then POST /send-transactions { txId, signedTransactions }",
+  });
 
 /** `{ data: T }`: the RAMS facades and reads. */
 export const dataEnvelope = <T extends ZodType>(schema: T, id?: string) => {
@@ -178,11 +200,16 @@ const TransactionWaitView = z
   .strictObject({
     reason: z.string(),
     baseFeePerGas: integerText.meta({ description: "The latest block's base fee when this was noticed (wei)" }),
-    suggestedMaxFeePerGas: integerText.meta({ description: "A fee cap that would be mined now (wei): sign a replacement with it" }),
+    suggestedMaxFeePerGas: integerText.meta({
+      description: "A fee cap that would be mined now (wei): sign a replacement with it",
+    }),
     suggestedMaxPriorityFeePerGas: integerText,
     since: z.string().meta({ description: "ISO 8601" }),
   })
-  .meta({ id: "TransactionWait", description: "Why a broadcast transaction waits, and the fees that would be mined now" });
+  .meta({
+    id: "TransactionWait",
+    description: "Why a broadcast transaction waits, and the fees that would be mined now",
+  });
 
 export const TransactionView = z
   .strictObject({
@@ -206,16 +233,30 @@ export const TransactionView = z
     replacedHashes: z
       .array(hash32)
       .optional()
-      .meta({ description: "Earlier forms replaced by `hash` (same nonce, higher fees: the relayer's fee bumps, or a client's replacement); any of them may still be the one mined" }),
+      .meta({
+        description:
+          "Earlier forms replaced by `hash` (same nonce, higher fees: the relayer's fee bumps, or a client's replacement); any of them may still be the one mined",
+      }),
     waiting: TransactionWaitView.nullable()
       .optional()
-      .meta({ description: "Why it is not mined yet, when the service knows (e.g. its fee cap is below the base fee), with fees that would be mined now" }),
-    reorged: z.boolean().optional().meta({ description: "true while a reorg deeper than the confirmations has taken it off the chain (status is pending until it is back)" }),
+      .meta({
+        description:
+          "Why it is not mined yet, when the service knows (e.g. its fee cap is below the base fee), with fees that would be mined now",
+      }),
+    reorged: z
+      .boolean()
+      .optional()
+      .meta({
+        description:
+          "true while a reorg deeper than the confirmations has taken it off the chain (status is pending until it is back)",
+      }),
     reorgs: int.optional().meta({ description: "How many reorgs took it off the chain so far (absent: none)" }),
   })
   .meta({ id: "BatchTransaction", description: "One transaction of a batch: what was prepared, and where it is" });
 
-const outcome = z.record(z.string(), z.unknown()).meta({ description: "What the confirmed batch produced (e.g. tokenAddress, agentId, events)" });
+const outcome = z
+  .record(z.string(), z.unknown())
+  .meta({ description: "What the confirmed batch produced (e.g. tokenAddress, agentId, events)" });
 
 export const SendSummary = z
   .strictObject({
@@ -239,7 +280,10 @@ export const SendSummary = z
     ),
     payment: PaymentView.optional().meta({ description: "The x402 payment of this send, when one paid it" }),
   })
-  .meta({ id: "SendSummary", description: "The batch after the send: 200 once it ended (success or rejected), 202 while pending" });
+  .meta({
+    id: "SendSummary",
+    description: "The batch after the send: 200 once it ended (success or rejected), 202 while pending",
+  });
 
 export const BatchStatus = z
   .strictObject({
@@ -274,7 +318,10 @@ export const ChainTransactionStatus = z
     gasUsed: integerText.nullable(),
     transactions: z.array(z.never()).meta({ description: "Always empty: the service did not prepare it" }),
   })
-  .meta({ id: "ChainTransactionStatus", description: "A transaction this service never prepared, found on a chain it serves" });
+  .meta({
+    id: "ChainTransactionStatus",
+    description: "A transaction this service never prepared, found on a chain it serves",
+  });
 
 export const TransactionStatus = z.union([BatchStatus, ChainTransactionStatus]).meta({ id: "TransactionStatus" });
 

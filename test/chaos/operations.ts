@@ -33,7 +33,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 let serial = 0;
 /** A unique agent-token symbol (2–11 of A–Z0–9). */
-export const uniqueSymbol = (tag: string) => `${tag.replace(/[^A-Z0-9]/g, "").slice(0, 4)}${(Date.now() % 1e5).toString(36).toUpperCase()}${(serial++).toString(36).toUpperCase()}`.slice(0, 11);
+export const uniqueSymbol = (tag: string) =>
+  `${tag.replace(/[^A-Z0-9]/g, "").slice(0, 4)}${(Date.now() % 1e5).toString(36).toUpperCase()}${(serial++).toString(36).toUpperCase()}`.slice(
+    0,
+    11,
+  );
 
 /**
  * A client as a careful integrator writes one: a 503 or another 5xx is counted and the request repeated after a pause
@@ -41,7 +45,9 @@ export const uniqueSymbol = (tag: string) => `${tag.replace(/[^A-Z0-9]/g, "").sl
  */
 async function call(record: OpRecord, deadline: number, request: () => Promise<ApiResponse>): Promise<ApiResponse> {
   for (;;) {
-    const res = await request().catch((error: Error) => ({ status: 599, body: { message: error.message }, headers: new Headers() }) as ApiResponse);
+    const res = await request().catch(
+      (error: Error) => ({ status: 599, body: { message: error.message }, headers: new Headers() }) as ApiResponse,
+    );
     if (res.status < 500) return res;
     record.http5xx++;
     record.errors = [...(record.errors ?? []), `${res.status} ${String(res.body?.message ?? "").slice(0, 200)}`];
@@ -51,12 +57,20 @@ async function call(record: OpRecord, deadline: number, request: () => Promise<A
 }
 
 /** Polls the batch until it is success or rejected (and its payments are settled or released), or the deadline. */
-async function untilTerminal(api: ApiClient, record: OpRecord, started: number, deadline: number, onPending?: (status: any) => Promise<void>): Promise<void> {
+async function untilTerminal(
+  api: ApiClient,
+  record: OpRecord,
+  started: number,
+  deadline: number,
+  onPending?: (status: any) => Promise<void>,
+): Promise<void> {
   while (Date.now() < deadline) {
     const res = await call(record, deadline, () => api.get("/get-transaction-status", { txId: record.txId }));
     if (res.status === 200) {
       const status = res.body;
-      const paymentsDone = (status.payments ?? []).every((p: { status: string }) => p.status === "settled" || p.status === "released");
+      const paymentsDone = (status.payments ?? []).every(
+        (p: { status: string }) => p.status === "settled" || p.status === "released",
+      );
       if ((status.batchStatus === "success" || status.batchStatus === "rejected") && paymentsDone) {
         record.status = status.batchStatus;
         record.msToTerminal = Date.now() - started;
@@ -71,10 +85,20 @@ async function untilTerminal(api: ApiClient, record: OpRecord, started: number, 
 
 /** A paid service-relayed agent token: prepare (free), pay the send's quote with x402, wait for the end. */
 export async function relayedOperation(world: ChaosWorld, tag: string): Promise<OpRecord> {
-  const record: OpRecord = { kind: "relayed", symbol: uniqueSymbol(tag), paymentNonces: [], status: "failed-to-start", http5xx: 0 };
+  const record: OpRecord = {
+    kind: "relayed",
+    symbol: uniqueSymbol(tag),
+    paymentNonces: [],
+    status: "failed-to-start",
+    http5xx: 0,
+  };
   const deadline = Date.now() + world.opDeadlineMs;
   const prepared = await call(record, deadline, () =>
-    world.api.post("/x402/token/create", { chainId: "84532", name: `Chaos ${record.symbol}`, symbol: record.symbol, agentWallet: world.agentWallet }, distinctClient()),
+    world.api.post(
+      "/x402/token/create",
+      { chainId: "84532", name: `Chaos ${record.symbol}`, symbol: record.symbol, agentWallet: world.agentWallet },
+      distinctClient(),
+    ),
   );
   if (prepared.status !== 200) return { ...record, note: `prepare ${prepared.status}: ${prepared.body?.message}` };
   record.txId = prepared.body.txId;
@@ -84,9 +108,12 @@ export async function relayedOperation(world: ChaosWorld, tag: string): Promise<
   const nonce = "0x" + randomBytes(32).toString("hex");
   record.paymentNonces.push(nonce);
   const payment = await payWithEthers(world.payer, quoteOf(quoted).accepts[0], { nonce });
-  const sent = await call(record, deadline, () => world.api.post("/send-transactions", { txId: record.txId }, { "X-PAYMENT": payment }));
+  const sent = await call(record, deadline, () =>
+    world.api.post("/send-transactions", { txId: record.txId }, { "X-PAYMENT": payment }),
+  );
   // Repeating a paid send whose answer was lost answers 409 (already paid): the batch is on its way either way.
-  if (sent.status >= 400 && sent.status !== 409) return { ...record, note: `send ${sent.status}: ${sent.body?.message}` };
+  if (sent.status >= 400 && sent.status !== 409)
+    return { ...record, note: `send ${sent.status}: ${sent.body?.message}` };
   await untilTerminal(world.api, record, started, deadline);
   return record;
 }
@@ -97,10 +124,20 @@ export async function relayedOperation(world: ChaosWorld, tag: string): Promise<
  * Idempotency-Key (the claim is made once); once the claim exists, it is replayed without paying again.
  */
 export async function paidElsewhereOperation(world: ChaosWorld, tag: string): Promise<OpRecord> {
-  const record: OpRecord = { kind: "paid-elsewhere", symbol: uniqueSymbol(tag), recipient: Wallet.createRandom().address, paymentNonces: [], status: "failed-to-start", http5xx: 0 };
+  const record: OpRecord = {
+    kind: "paid-elsewhere",
+    symbol: uniqueSymbol(tag),
+    recipient: Wallet.createRandom().address,
+    paymentNonces: [],
+    status: "failed-to-start",
+    http5xx: 0,
+  };
   const deadline = Date.now() + world.opDeadlineMs;
   const headers = { "Idempotency-Key": randomUUID(), ...distinctClient() };
-  const claim = (extra: Record<string, string> = {}) => call(record, deadline, () => world.api.post("/faucet/bkn", { recipientAddress: record.recipient }, { ...headers, ...extra }));
+  const claim = (extra: Record<string, string> = {}) =>
+    call(record, deadline, () =>
+      world.api.post("/faucet/bkn", { recipientAddress: record.recipient }, { ...headers, ...extra }),
+    );
   const quoted = await claim();
   if (quoted.status !== 402) return { ...record, note: `quote ${quoted.status}: ${quoted.body?.message}` };
   const nonce = "0x" + randomBytes(32).toString("hex");
@@ -112,7 +149,8 @@ export async function paidElsewhereOperation(world: ChaosWorld, tag: string): Pr
     await sleep(500);
     sent = await claim();
   }
-  if (sent.status !== 200 && sent.status !== 202) return { ...record, note: `claim ${sent.status}: ${sent.body?.message}` };
+  if (sent.status !== 200 && sent.status !== 202)
+    return { ...record, note: `claim ${sent.status}: ${sent.body?.message}` };
   record.txId = sent.body.txId;
   await untilTerminal(world.api, record, started, deadline);
   return record;
@@ -123,13 +161,26 @@ export async function paidElsewhereOperation(world: ChaosWorld, tag: string): Pr
  * fee, the client does what the status tells it: signs a replacement with the suggested fees and sends it for the txId.
  */
 export async function clientSignedOperation(world: ChaosWorld, tag: string, signer: Wallet): Promise<OpRecord> {
-  const record: OpRecord = { kind: "client-signed", symbol: uniqueSymbol(tag), paymentNonces: [], status: "failed-to-start", http5xx: 0 };
+  const record: OpRecord = {
+    kind: "client-signed",
+    symbol: uniqueSymbol(tag),
+    paymentNonces: [],
+    status: "failed-to-start",
+    http5xx: 0,
+  };
   const deadline = Date.now() + world.opDeadlineMs;
   const api = world.api.withKey(world.apiKey);
   const prepared = await call(record, deadline, () =>
     api.post(
       "/prepare-transactions",
-      { method: "agentCreateToken", chainId: "84532", signerAddress: signer.address, name: `Chaos ${record.symbol}`, symbol: record.symbol, agentWallet: world.agentWallet },
+      {
+        method: "agentCreateToken",
+        chainId: "84532",
+        signerAddress: signer.address,
+        name: `Chaos ${record.symbol}`,
+        symbol: record.symbol,
+        agentWallet: world.agentWallet,
+      },
       distinctClient(),
     ),
   );
@@ -138,19 +189,27 @@ export async function clientSignedOperation(world: ChaosWorld, tag: string, sign
   const unsigned = prepared.body.transactions as Record<string, unknown>[];
   const signedTransactions = await Promise.all(unsigned.map((tx) => signer.signTransaction(tx)));
   const started = Date.now();
-  const sent = await call(record, deadline, () => api.post("/send-transactions", { txId: record.txId, signedTransactions }));
-  if (sent.status >= 400 && sent.status !== 409) return { ...record, note: `send ${sent.status}: ${sent.body?.message}` };
+  const sent = await call(record, deadline, () =>
+    api.post("/send-transactions", { txId: record.txId, signedTransactions }),
+  );
+  if (sent.status >= 400 && sent.status !== 409)
+    return { ...record, note: `send ${sent.status}: ${sent.body?.message}` };
   const replaced = new Set<string>();
   await untilTerminal(api, record, started, deadline, async (status) => {
-    const waiting = (status.transactions as any[]).find((t) => t.waiting && t.status === "pending" && !replaced.has(t.hash));
+    const waiting = (status.transactions as any[]).find(
+      (t) => t.waiting && t.status === "pending" && !replaced.has(t.hash),
+    );
     if (!waiting) return;
     replaced.add(waiting.hash);
     const current = Transaction.from(signedTransactions[waiting.index]);
-    const bump = (v: bigint, floor: bigint) => (v * 12n) / 10n > floor ? (v * 12n) / 10n : floor;
+    const bump = (v: bigint, floor: bigint) => ((v * 12n) / 10n > floor ? (v * 12n) / 10n : floor);
     const resigned = await signer.signTransaction({
       ...unsigned[waiting.index],
       maxFeePerGas: bump(current.maxFeePerGas ?? 0n, BigInt(waiting.waiting.suggestedMaxFeePerGas)),
-      maxPriorityFeePerGas: bump(current.maxPriorityFeePerGas ?? 0n, BigInt(waiting.waiting.suggestedMaxPriorityFeePerGas)),
+      maxPriorityFeePerGas: bump(
+        current.maxPriorityFeePerGas ?? 0n,
+        BigInt(waiting.waiting.suggestedMaxPriorityFeePerGas),
+      ),
     });
     signedTransactions[waiting.index] = resigned;
     await call(record, deadline, () => api.post("/send-transactions", { txId: record.txId, signedTransactions }));

@@ -55,7 +55,12 @@ function percentile(values: number[], p: number): number | undefined {
 }
 
 /** Checks every operation of a scenario against the chain (faults cleared, mining resumed). */
-export async function reportScenario(world: ChaosWorld, scenario: string, fromBlock: number, ops: OpRecord[]): Promise<ScenarioReport> {
+export async function reportScenario(
+  world: ChaosWorld,
+  scenario: string,
+  fromBlock: number,
+  ops: OpRecord[],
+): Promise<ScenarioReport> {
   const created = await creationsBySymbol(world, fromBlock);
   const usdc = USDC__factory.connect(world.base.deployment.contracts.USDC!, world.base.provider);
   const report: ScenarioReport = {
@@ -75,8 +80,13 @@ export async function reportScenario(world: ChaosWorld, scenario: string, fromBl
   const bkn = BKN__factory.connect(world.faucet.bkn, world.faucet.provider);
   const faucetAmount = await bkn.FAUCET_AMOUNT();
   for (const op of ops) {
-    const onChain = op.kind === "paid-elsewhere" ? Number((await bkn.balanceOf(op.recipient!)) / faucetAmount) : (created.get(op.symbol) ?? 0);
-    const charged = (await Promise.all(op.paymentNonces.map((n) => usdc.authorizationState(world.payer.address, n)))).filter(Boolean).length;
+    const onChain =
+      op.kind === "paid-elsewhere"
+        ? Number((await bkn.balanceOf(op.recipient!)) / faucetAmount)
+        : (created.get(op.symbol) ?? 0);
+    const charged = (
+      await Promise.all(op.paymentNonces.map((n) => usdc.authorizationState(world.payer.address, n)))
+    ).filter(Boolean).length;
     if (op.status === "success" || op.status === "rejected") report.terminal++;
     else if (op.status === "pending") report.stuck++;
     if (op.status === "rejected" || op.status === "failed-to-start") report.rejected++;
@@ -98,15 +108,54 @@ export async function reportScenario(world: ChaosWorld, scenario: string, fromBl
 
 /** The reports as the closing note's table. */
 export function reportTable(reports: ScenarioReport[]): string {
-  const head = ["scenario", "ops", "terminal", "rejected", "stuck", "sent twice", "charged twice", "charged w/o op", "unpaid", "wrong status", "5xx", "p50 s", "p95 s"];
+  const head = [
+    "scenario",
+    "ops",
+    "terminal",
+    "rejected",
+    "stuck",
+    "sent twice",
+    "charged twice",
+    "charged w/o op",
+    "unpaid",
+    "wrong status",
+    "5xx",
+    "p50 s",
+    "p95 s",
+  ];
   const s = (ms?: number) => (ms === undefined ? "–" : (ms / 1000).toFixed(1));
-  const rows = reports.map((r) => [r.scenario, r.operations, r.terminal, r.rejected, r.stuck, r.sentTwice, r.chargedTwice, r.chargedWithoutOperation, r.unpaid, r.wrongStatus, r.http5xx, s(r.p50Ms), s(r.p95Ms)].map(String));
+  const rows = reports.map((r) =>
+    [
+      r.scenario,
+      r.operations,
+      r.terminal,
+      r.rejected,
+      r.stuck,
+      r.sentTwice,
+      r.chargedTwice,
+      r.chargedWithoutOperation,
+      r.unpaid,
+      r.wrongStatus,
+      r.http5xx,
+      s(r.p50Ms),
+      s(r.p95Ms),
+    ].map(String),
+  );
   const lines = [head, head.map(() => "---"), ...rows].map((cells) => `| ${cells.join(" | ")} |`);
   return lines.join("\n");
 }
 
 /** The figures that must be 0 in every scenario, with what is not. */
 export function failures(report: ScenarioReport): string[] {
-  const zero: (keyof ScenarioReport)[] = ["rejected", "stuck", "sentTwice", "chargedTwice", "chargedWithoutOperation", "unpaid", "wrongStatus", "http5xx"];
+  const zero: (keyof ScenarioReport)[] = [
+    "rejected",
+    "stuck",
+    "sentTwice",
+    "chargedTwice",
+    "chargedWithoutOperation",
+    "unpaid",
+    "wrongStatus",
+    "http5xx",
+  ];
   return zero.filter((k) => report[k] !== 0).map((k) => `${report.scenario}: ${k} = ${String(report[k])}`);
 }

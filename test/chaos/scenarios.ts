@@ -18,13 +18,21 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
  */
 function operations(world: ChaosWorld, tag: string, n = 2): Promise<OpRecord>[] & { pooled: number } {
   const ops: Promise<OpRecord>[] = [];
-  for (let i = 0; i < n; i++) ops.push(relayedOperation(world, `${tag}R`), clientSignedOperation(world, `${tag}C`, world.signers[i % world.signers.length]));
+  for (let i = 0; i < n; i++)
+    ops.push(
+      relayedOperation(world, `${tag}R`),
+      clientSignedOperation(world, `${tag}C`, world.signers[i % world.signers.length]),
+    );
   for (let i = 0; i <= n; i++) ops.push(paidElsewhereOperation(world, `${tag}F`));
   return Object.assign(ops, { pooled: 2 * n + 1 });
 }
 
 /** Runs `ops` with `during` happening meanwhile; every fault is cleared and mining resumed whatever happens. */
-async function withFaults(world: ChaosWorld, ops: Promise<OpRecord>[], during: () => Promise<void> = async () => undefined): Promise<OpRecord[]> {
+async function withFaults(
+  world: ChaosWorld,
+  ops: Promise<OpRecord>[],
+  during: () => Promise<void> = async () => undefined,
+): Promise<OpRecord[]> {
   try {
     await during();
     return await Promise.all(ops);
@@ -87,13 +95,28 @@ export const SCENARIOS: Scenario[] = [
     name: "rpc-errors",
     description: "`header not found` on the first two eth_sendRawTransaction, and on 20% of reads",
     run: (world) => {
-      world.base.proxy.add({ kind: "rpc-error", code: -32000, message: "header not found", methods: ["eth_sendRawTransaction"], times: 2 });
+      world.base.proxy.add({
+        kind: "rpc-error",
+        code: -32000,
+        message: "header not found",
+        methods: ["eth_sendRawTransaction"],
+        times: 2,
+      });
       world.base.proxy.add({
         kind: "rpc-error",
         code: -32000,
         message: "header not found",
         rate: 0.2,
-        methods: ["eth_getTransactionReceipt", "eth_getTransactionByHash", "eth_call", "eth_estimateGas", "eth_getBlockByNumber", "eth_getTransactionCount", "eth_getCode", "eth_blockNumber"],
+        methods: [
+          "eth_getTransactionReceipt",
+          "eth_getTransactionByHash",
+          "eth_call",
+          "eth_estimateGas",
+          "eth_getBlockByNumber",
+          "eth_getTransactionCount",
+          "eth_getCode",
+          "eth_blockNumber",
+        ],
       });
       return withFaults(world, operations(world, "HE"));
     },
@@ -122,7 +145,8 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: "dropped-from-mempool",
-    description: "every operation's transaction is dropped from the node's pool once (hardhat_dropTransaction) before a block takes it",
+    description:
+      "every operation's transaction is dropped from the node's pool once (hardhat_dropTransaction) before a block takes it",
     run: async (world) => {
       await world.base.mining.hold();
       const ops = operations(world, "DR");
@@ -131,7 +155,8 @@ export const SCENARIOS: Scenario[] = [
         const deadline = Date.now() + 15_000;
         // Drop whatever reaches the pool, once per hash, until every operation's transaction was dropped.
         while (dropped.size < ops.pooled && Date.now() < deadline) {
-          for (const hash of await world.base.mining.pending()) if (!dropped.has(hash) && (await world.base.mining.drop(hash))) dropped.add(hash);
+          for (const hash of await world.base.mining.pending())
+            if (!dropped.has(hash) && (await world.base.mining.drop(hash))) dropped.add(hash);
           await sleep(100);
         }
         await sleep(500);
@@ -159,7 +184,8 @@ export const SCENARIOS: Scenario[] = [
   },
   {
     name: "reorg-before-confirmations",
-    description: "the block holding the operations is reorged away (1 block) before their confirmations; the new chain lacks them",
+    description:
+      "the block holding the operations is reorged away (1 block) before their confirmations; the new chain lacks them",
     run: async (world) => {
       await world.base.mining.hold();
       const ops = operations(world, "RB");
@@ -192,10 +218,14 @@ export const SCENARIOS: Scenario[] = [
       for (const hash of await world.base.mining.pending()) await world.base.mining.drop(hash);
       // The new chain is at least as high as the old one (and 3 blocks more), so the old blocks' numbers exist again.
       await world.base.mining.mine(reachedHead - startHead + 3);
-      for (const raw of settlements) await world.base.provider.send("eth_sendRawTransaction", [raw]).catch(() => undefined);
+      for (const raw of settlements)
+        await world.base.provider.send("eth_sendRawTransaction", [raw]).catch(() => undefined);
       await world.base.mining.resume();
       // The operations were final once; now the service must notice, say pending, and bring them back.
-      return withFaults(world, first.map((op) => untilBackOnChain(world, op)));
+      return withFaults(
+        world,
+        first.map((op) => untilBackOnChain(world, op)),
+      );
     },
   },
 ];
@@ -207,7 +237,9 @@ async function settlementBytes(world: ChaosWorld, ops: OpRecord[]): Promise<stri
     if (op.kind === "client-signed" || !op.txId) continue;
     const status = (await world.api.get("/get-transaction-status", { txId: op.txId })).body;
     for (const payment of status.payments ?? []) {
-      const tx = payment.settlementTransaction ? await world.base.provider.getTransaction(payment.settlementTransaction) : null;
+      const tx = payment.settlementTransaction
+        ? await world.base.provider.getTransaction(payment.settlementTransaction)
+        : null;
       if (tx) raws.add(Transaction.from(tx).serialized); // a settlement batch serves several claims: sent back once
     }
   }
@@ -225,9 +257,13 @@ async function untilSettlementBack(world: ChaosWorld, op: OpRecord): Promise<OpR
     const res = await world.api.get("/get-transaction-status", { txId: op.txId });
     if (res.status >= 500) op.http5xx++;
     const payment = res.body?.payments?.[0];
-    const receipt = payment?.status === "settled" ? await world.base.provider.getTransactionReceipt(payment.settlementTransaction) : null;
+    const receipt =
+      payment?.status === "settled"
+        ? await world.base.provider.getTransactionReceipt(payment.settlementTransaction)
+        : null;
     if (receipt?.status === 1) return { ...op, msToTerminal: Date.now() - started };
-    if (Date.now() > deadline) return { ...op, status: "pending", note: `its settlement never came back on chain (payment ${payment?.status})` };
+    if (Date.now() > deadline)
+      return { ...op, status: "pending", note: `its settlement never came back on chain (payment ${payment?.status})` };
     await sleep(250);
   }
 }
@@ -254,10 +290,22 @@ async function untilBackOnChain(world: ChaosWorld, op: OpRecord): Promise<OpReco
     const res = await api.get("/get-transaction-status", { txId: op.txId });
     if (res.status >= 500) op.http5xx++;
     const status = res.body;
-    const paymentsDone = (status?.payments ?? []).every((p: { status: string }) => p.status === "settled" || p.status === "released");
-    if (status?.batchStatus === "pending" || (status?.transactions ?? []).some((t: { reorgs?: number }) => (t.reorgs ?? 0) > 0)) sawReorg = true;
-    if (sawReorg && status?.batchStatus === "success" && paymentsDone) return { ...op, msToTerminal: Date.now() - started };
-    if (Date.now() > deadline) return { ...op, status: "pending", note: sawReorg ? "reorged, never back on chain" : "the reorg was never reported" };
+    const paymentsDone = (status?.payments ?? []).every(
+      (p: { status: string }) => p.status === "settled" || p.status === "released",
+    );
+    if (
+      status?.batchStatus === "pending" ||
+      (status?.transactions ?? []).some((t: { reorgs?: number }) => (t.reorgs ?? 0) > 0)
+    )
+      sawReorg = true;
+    if (sawReorg && status?.batchStatus === "success" && paymentsDone)
+      return { ...op, msToTerminal: Date.now() - started };
+    if (Date.now() > deadline)
+      return {
+        ...op,
+        status: "pending",
+        note: sawReorg ? "reorged, never back on chain" : "the reorg was never reported",
+      };
     await sleep(250);
   }
 }

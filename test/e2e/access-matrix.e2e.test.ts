@@ -36,7 +36,11 @@ describe("e2e: access matrix (which credential works where)", function () {
   let ipCounter = 0;
   let anonIndex = 0;
   let symbolCounter = 0;
-  const run = Math.random().toString(36).slice(2, 5).toUpperCase().replace(/[^A-Z0-9]/g, "X");
+  const run = Math.random()
+    .toString(36)
+    .slice(2, 5)
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, "X");
 
   const usdc = () => USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, providerFor(sandbox.baseSepolia));
   const balances = async () => ({ payer: await usdc().balanceOf(payer.address), payTo: await usdc().balanceOf(payTo) });
@@ -69,7 +73,16 @@ describe("e2e: access matrix (which credential works where)", function () {
   const discovery = async () => {
     const res = await api.get("/.well-known/x402");
     expect(res.status).to.equal(200);
-    return res.body as { enabled: boolean; resources: { resource: string; operation: string; executionMode: string; step: string; accepts: Requirements[] }[] };
+    return res.body as {
+      enabled: boolean;
+      resources: {
+        resource: string;
+        operation: string;
+        executionMode: string;
+        step: string;
+        accepts: Requirements[];
+      }[];
+    };
   };
   /** A valid payment for 0.01 USDC to the payee, as a client would sign it from a live quote. */
   const validPayment = async (amount: bigint = WRITE_PRICE) => {
@@ -92,7 +105,8 @@ describe("e2e: access matrix (which credential works where)", function () {
     payTo = sandbox.accounts[SETTLEMENT_INDEX].address;
     const { key } = await service.services.apiKeys.create({ email: "ops@matrix.test", plan: "Enterprise" });
     keyed = api.withKey(key);
-    for (const w of [issuer, keyedSigner, sandbox.accounts[5]]) await service.services.signers.add(w.address, "all-keys");
+    for (const w of [issuer, keyedSigner, sandbox.accounts[5]])
+      await service.services.signers.add(w.address, "all-keys");
     // Rule 3 holds for x402 client-signed prepares too: the anonymous signers are whitelisted by the operator.
     for (let i = 10; i < 20; i++) await service.services.signers.add(sandbox.accounts[i].address, "all-keys");
     tokenSymbol = `MX${run}`;
@@ -115,19 +129,34 @@ describe("e2e: access matrix (which credential works where)", function () {
     chainId: "aa36a7",
     signerAddress: issuer.address,
     tokenSymbol,
-    userToWhitelist: [{ investorAddress: sandbox.accounts[7].address, investorEmail: "inv@matrix.test", whitelistStatus: "true" }],
+    userToWhitelist: [
+      { investorAddress: sandbox.accounts[7].address, investorEmail: "inv@matrix.test", whitelistStatus: "true" },
+    ],
   });
 
   describe("key-surface writes (tokenization and STO methods)", () => {
     it("x402: a valid X-PAYMENT without a key is not accepted on /prepare-transactions → 401 for this method; no USDC moves", async () => {
       const before = await balances();
-      const res = await api.post("/prepare-transactions", whitelistBody(), { ...asClient(), "X-PAYMENT": await validPayment() });
-      expectError(res, 401, KEY_FOR_METHOD);
-      expect(res.headers.get("payment-response")).to.equal(null);
-      const other = await api.post("/prepare-transactions", { ...whitelistBody(), method: "newTokenization", tokenizerEmail: "x@matrix.test", name: "X", tokenSymbol: "NOPE" }, {
+      const res = await api.post("/prepare-transactions", whitelistBody(), {
         ...asClient(),
         "X-PAYMENT": await validPayment(),
       });
+      expectError(res, 401, KEY_FOR_METHOD);
+      expect(res.headers.get("payment-response")).to.equal(null);
+      const other = await api.post(
+        "/prepare-transactions",
+        {
+          ...whitelistBody(),
+          method: "newTokenization",
+          tokenizerEmail: "x@matrix.test",
+          name: "X",
+          tokenSymbol: "NOPE",
+        },
+        {
+          ...asClient(),
+          "X-PAYMENT": await validPayment(),
+        },
+      );
       expectError(other, 401, KEY_FOR_METHOD);
       expect(await balances()).to.deep.equal(before);
     });
@@ -135,12 +164,19 @@ describe("e2e: access matrix (which credential works where)", function () {
     it("x402: a valid X-PAYMENT without a key is not accepted on /prepare-transactions/whitelist → 401 for this method; no USDC moves", async () => {
       const before = await balances();
       const { method: _m, ...body } = whitelistBody();
-      const res = await api.post("/prepare-transactions/whitelist", body, { ...asClient(), "X-PAYMENT": await validPayment() });
-      expectError(res, 401, KEY_FOR_METHOD);
-      const newSto = await api.post("/prepare-transactions/newSto", { chainId: "aa36a7", signerAddress: issuer.address, tokenSymbol }, {
+      const res = await api.post("/prepare-transactions/whitelist", body, {
         ...asClient(),
-        "payment-signature": await validPayment(),
+        "X-PAYMENT": await validPayment(),
       });
+      expectError(res, 401, KEY_FOR_METHOD);
+      const newSto = await api.post(
+        "/prepare-transactions/newSto",
+        { chainId: "aa36a7", signerAddress: issuer.address, tokenSymbol },
+        {
+          ...asClient(),
+          "payment-signature": await validPayment(),
+        },
+      );
       expectError(newSto, 401, KEY_FOR_METHOD);
       expect(await balances()).to.deep.equal(before);
     });
@@ -154,7 +190,10 @@ describe("e2e: access matrix (which credential works where)", function () {
       expect(viaPath.headers.get("payment-response")).to.equal(null);
       const { sent } = await execute(keyed, issuer, whitelistBody());
       expect(sent.status).to.equal("success");
-      const status = await keyed.get("/get-whitelist-status", { tokenSymbol, investorAddress: sandbox.accounts[7].address });
+      const status = await keyed.get("/get-whitelist-status", {
+        tokenSymbol,
+        investorAddress: sandbox.accounts[7].address,
+      });
       expect(status.status, JSON.stringify(status.body)).to.equal(200);
       expect(status.body.whitelistStatus).to.equal(true);
       expect(await balances()).to.deep.equal(before);
@@ -193,7 +232,11 @@ describe("e2e: access matrix (which credential works where)", function () {
     const upload = async (apiKey: string | undefined, extraHeaders: Record<string, string> = {}) => {
       const form = new FormData();
       form.append("tokenSymbol", tokenSymbol);
-      form.append("legalDocs", new Blob([Buffer.from(`legal docs of ${tokenSymbol}`)], { type: "application/pdf" }), "legal.pdf");
+      form.append(
+        "legalDocs",
+        new Blob([Buffer.from(`legal docs of ${tokenSymbol}`)], { type: "application/pdf" }),
+        "legal.pdf",
+      );
       const response = await fetch(`${service.url}/patch-token-docs`, {
         method: "PATCH",
         headers: { ...(apiKey ? { "x-api-key": apiKey } : {}), ...extraHeaders },
@@ -211,7 +254,12 @@ describe("e2e: access matrix (which credential works where)", function () {
 
     it("x402: without a key → 401 (JSON body, and the multipart upload clients send, even with a payment header); no USDC moves", async () => {
       const before = await balances();
-      const json = await api.request("PATCH", "/patch-token-docs", { tokenSymbol }, { "X-PAYMENT": await validPayment() });
+      const json = await api.request(
+        "PATCH",
+        "/patch-token-docs",
+        { tokenSymbol },
+        { "X-PAYMENT": await validPayment() },
+      );
       expectError(json, 401, KEY_FOR_ENDPOINT);
       const multipart = await upload(undefined, { "X-PAYMENT": await validPayment() });
       expectError(multipart, 401, KEY_FOR_ENDPOINT);
@@ -241,7 +289,12 @@ describe("e2e: access matrix (which credential works where)", function () {
       const before = await balances();
       const prepared = await relayedPrepare();
       expect(prepared.executionMode).to.equal("service-relayed");
-      expect(prepared.x402Requirements).to.include({ scheme: "exact", network: "eip155:84532", amount: WRITE_PRICE.toString(), payTo });
+      expect(prepared.x402Requirements).to.include({
+        scheme: "exact",
+        network: "eip155:84532",
+        amount: WRITE_PRICE.toString(),
+        payTo,
+      });
       expect(prepared.x402Requirements.asset).to.equal(sandbox.deployments[84532].contracts.USDC);
       expect(await balances()).to.deep.equal(before);
     });
@@ -260,14 +313,30 @@ describe("e2e: access matrix (which credential works where)", function () {
       expect(res.status).to.equal(402);
       expect(res.body.error).to.be.an("object");
       expect(res.body.error.code).to.equal("PAYMENT_REQUIRED");
-      expect(res.body.error.message).to.be.a("string").and.match(/Payment Required/);
+      expect(res.body.error.message)
+        .to.be.a("string")
+        .and.match(/Payment Required/);
       expect(res.body.message).to.equal(res.body.error.message);
-      expect(res.headers.get("access-control-expose-headers")).to.match(/PAYMENT-REQUIRED/).and.to.match(/PAYMENT-RESPONSE/);
+      expect(res.headers.get("access-control-expose-headers"))
+        .to.match(/PAYMENT-REQUIRED/)
+        .and.to.match(/PAYMENT-RESPONSE/);
       const quote = quoteOf(res);
       expect(quote.x402Version).to.equal(2);
       expect(quote.accepts).to.have.length.greaterThan(0);
-      expect(quote.accepts[0]).to.include({ scheme: "exact", network: "eip155:84532", asset: sandbox.deployments[84532].contracts.USDC, payTo, maxTimeoutSeconds: 300 });
-      expect(quote.accepts[0].extra).to.include({ name: "USDC", version: "2", assetTransferMethod: "eip3009", tokenSymbol: "USDC", displayPrice: "0.005 USDC" });
+      expect(quote.accepts[0]).to.include({
+        scheme: "exact",
+        network: "eip155:84532",
+        asset: sandbox.deployments[84532].contracts.USDC,
+        payTo,
+        maxTimeoutSeconds: 300,
+      });
+      expect(quote.accepts[0].extra).to.include({
+        name: "USDC",
+        version: "2",
+        assetTransferMethod: "eip3009",
+        tokenSymbol: "USDC",
+        displayPrice: "0.005 USDC",
+      });
     });
   });
 
@@ -287,7 +356,10 @@ describe("e2e: access matrix (which credential works where)", function () {
       const quote = quoteOf(await api.post("/prepare-transactions", body, ip)).accepts[0];
       expect(quote.amount).to.equal(HALF.toString());
       const before = await balances();
-      const prepared = await api.post("/prepare-transactions", body, { ...ip, "X-PAYMENT": await payWithEthers(payer, quote) });
+      const prepared = await api.post("/prepare-transactions", body, {
+        ...ip,
+        "X-PAYMENT": await payWithEthers(payer, quote),
+      });
       expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
       expect(decodePaymentResponse(prepared)).to.include({ success: true, network: "eip155:84532" });
       const afterPrepare = await balances();
@@ -299,7 +371,11 @@ describe("e2e: access matrix (which credential works where)", function () {
       const sendQuote = quoteOf(unpaid).accepts[0];
       expect(sendQuote.amount).to.equal(HALF.toString());
       expect(sendQuote.extra.routeKey).to.equal("POST /send-transactions");
-      const sent = await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: signed }, { "X-PAYMENT": await payWithEthers(payer, sendQuote) });
+      const sent = await api.post(
+        "/send-transactions",
+        { txId: prepared.body.txId, signedTransactions: signed },
+        { "X-PAYMENT": await payWithEthers(payer, sendQuote) },
+      );
       expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
       expect(sent.body.status).to.equal("success");
       expect(decodePaymentResponse(sent)).to.include({ success: true });
@@ -333,7 +409,11 @@ describe("e2e: access matrix (which credential works where)", function () {
       const prepared = await relayedPrepare();
       const quote = quoteOf(await api.post("/send-transactions", { txId: prepared.txId })).accepts[0];
       const before = await balances();
-      const paid = await api.post("/send-transactions", { txId: prepared.txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
+      const paid = await api.post(
+        "/send-transactions",
+        { txId: prepared.txId },
+        { "X-PAYMENT": await payWithEthers(payer, quote) },
+      );
       expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
       expect(paid.body.status).to.equal("success");
       expect(decodePaymentResponse(paid)).to.include({ success: true, network: "eip155:84532" });
@@ -343,7 +423,6 @@ describe("e2e: access matrix (which credential works where)", function () {
     });
   });
 
-
   describe("credential-free endpoints", () => {
     it("GET /get-transaction-status for a relayed transaction needs no credential (neither key nor payment) → 200", async () => {
       const prepared = await relayedPrepare();
@@ -352,7 +431,15 @@ describe("e2e: access matrix (which credential works where)", function () {
       expect(pending.status, JSON.stringify(pending.body)).to.equal(200);
       expect(pending.body).to.include({ status: "prepared", executionMode: "service-relayed" });
       const quote = quoteOf(await api.post("/send-transactions", { txId: prepared.txId })).accepts[0];
-      expect((await api.post("/send-transactions", { txId: prepared.txId }, { "X-PAYMENT": await payWithEthers(payer, quote) })).status).to.equal(200);
+      expect(
+        (
+          await api.post(
+            "/send-transactions",
+            { txId: prepared.txId },
+            { "X-PAYMENT": await payWithEthers(payer, quote) },
+          )
+        ).status,
+      ).to.equal(200);
       const done = await api.get("/get-transaction-status", { txId: prepared.txId });
       expect(done.status, JSON.stringify(done.body)).to.equal(200);
       expect(done.body).to.include({ status: "success", executionMode: "service-relayed" });
@@ -372,10 +459,21 @@ describe("e2e: access matrix (which credential works where)", function () {
       const res = await api.get("/.well-known/x402");
       expect(res.status).to.equal(200);
       expect(res.body).to.include({ x402Version: 2, enabled: true, network: "eip155:84532", payTo });
-      const resources = res.body.resources as { resource: string; operation: string; executionMode: string; step: string; accepts: Requirements[] }[];
+      const resources = res.body.resources as {
+        resource: string;
+        operation: string;
+        executionMode: string;
+        step: string;
+        accepts: Requirements[];
+      }[];
       expect(resources.length).to.be.greaterThan(0);
       for (const r of resources) {
-        expect(r.accepts[0], r.resource).to.include({ scheme: "exact", network: "eip155:84532", asset: sandbox.deployments[84532].contracts.USDC, payTo });
+        expect(r.accepts[0], r.resource).to.include({
+          scheme: "exact",
+          network: "eip155:84532",
+          asset: sandbox.deployments[84532].contracts.USDC,
+          payTo,
+        });
         expect(r.accepts[0].extra).to.include({ name: "USDC", version: "2", assetTransferMethod: "eip3009" });
       }
       const find = (operation: string, mode: string, step: string) => {
@@ -394,8 +492,12 @@ describe("e2e: access matrix (which credential works where)", function () {
       expect(relayed.accepts[0].amount).to.equal("10000");
       expect(relayed.accepts[0].extra.routeKey).to.equal("POST /send-transactions");
       // Only relayable methods are offered relayed; paid reads are listed at their tiers.
-      expect(resources.find((r) => r.operation === "agentMintToken" && r.executionMode === "service-relayed")).to.equal(undefined);
-      expect(resources.find((r) => r.operation === "agentMintToken" && r.executionMode === "client-signed")).to.not.equal(undefined);
+      expect(resources.find((r) => r.operation === "agentMintToken" && r.executionMode === "service-relayed")).to.equal(
+        undefined,
+      );
+      expect(
+        resources.find((r) => r.operation === "agentMintToken" && r.executionMode === "client-signed"),
+      ).to.not.equal(undefined);
       const getters = resources.find((r) => r.operation === "get-agents")!;
       expect(getters).to.include({ executionMode: "read", step: "call" });
       expect(getters.accepts[0]).to.include({ amount: "1" });
@@ -414,12 +516,20 @@ describe("e2e: access matrix (which credential works where)", function () {
       // a real quote for this very prepare, signed by the payer, sent together with the key
       const quote = quoteOf(await api.post("/prepare-transactions", agentBody(anonSigner()), asClient())).accepts[0];
       const before = await balances();
-      const prepared = await keyed.post("/prepare-transactions", body, { "X-PAYMENT": await payWithEthers(payer, quote) });
+      const prepared = await keyed.post("/prepare-transactions", body, {
+        "X-PAYMENT": await payWithEthers(payer, quote),
+      });
       expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
       expect(prepared.headers.get("payment-response")).to.equal(null);
       const signed = [await keyedSigner.signTransaction(prepared.body.transactions[0])];
-      const sendQuote = (await discovery()).resources.find((r) => r.executionMode === "client-signed" && r.step === "send")!.accepts[0];
-      const sent = await keyed.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: signed }, { "X-PAYMENT": await payWithEthers(payer, sendQuote) });
+      const sendQuote = (await discovery()).resources.find(
+        (r) => r.executionMode === "client-signed" && r.step === "send",
+      )!.accepts[0];
+      const sent = await keyed.post(
+        "/send-transactions",
+        { txId: prepared.body.txId, signedTransactions: signed },
+        { "X-PAYMENT": await payWithEthers(payer, sendQuote) },
+      );
       expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
       expect(sent.body.status).to.equal("success");
       expect(sent.headers.get("payment-response")).to.equal(null);
@@ -431,7 +541,11 @@ describe("e2e: access matrix (which credential works where)", function () {
     it("Rule 1: a service-relayed prepare with a key → 400 relayed-requires-x402 (on /prepare-transactions and on the facade)", async () => {
       const before = await balances();
       expectError(await keyed.post("/prepare-transactions", relayedBody()), 400, RELAYED_NEEDS_X402);
-      expectError(await keyed.post("/prepare-transactions", agentBody(undefined, { executionMode: "brickken-relayed" })), 400, RELAYED_NEEDS_X402);
+      expectError(
+        await keyed.post("/prepare-transactions", agentBody(undefined, { executionMode: "brickken-relayed" })),
+        400,
+        RELAYED_NEEDS_X402,
+      );
       const { method: _m, executionMode: _e, ...facadeBody } = relayedBody();
       expectError(await keyed.post("/x402/token/create", facadeBody), 400, RELAYED_NEEDS_X402);
       expect(await balances()).to.deep.equal(before);
@@ -444,10 +558,18 @@ describe("e2e: access matrix (which credential works where)", function () {
       expect(prepared.body.executionMode).to.equal("service-relayed");
       const quote = quoteOf(await api.post("/send-transactions", { txId: prepared.body.txId })).accepts[0];
       const before = await balances();
-      const withKey = await keyed.post("/send-transactions", { txId: prepared.body.txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
+      const withKey = await keyed.post(
+        "/send-transactions",
+        { txId: prepared.body.txId },
+        { "X-PAYMENT": await payWithEthers(payer, quote) },
+      );
       expectError(withKey, 400, RELAYED_NEEDS_X402);
       expect(await balances()).to.deep.equal(before);
-      const paid = await api.post("/send-transactions", { txId: prepared.body.txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
+      const paid = await api.post(
+        "/send-transactions",
+        { txId: prepared.body.txId },
+        { "X-PAYMENT": await payWithEthers(payer, quote) },
+      );
       expect(paid.status, JSON.stringify(paid.body)).to.equal(200);
       expect(before.payer - (await balances()).payer).to.equal(WRITE_PRICE);
     });
@@ -457,7 +579,10 @@ describe("e2e: access matrix (which credential works where)", function () {
       const res = await keyed.post("/prepare-transactions", agentBody(stranger as unknown as Wallet));
       expect(res.status, JSON.stringify(res.body)).to.equal(403);
       expect(res.body.message).to.match(/not whitelisted/);
-      const tokenization = await keyed.post("/prepare-transactions", { ...whitelistBody(), signerAddress: stranger.address });
+      const tokenization = await keyed.post("/prepare-transactions", {
+        ...whitelistBody(),
+        signerAddress: stranger.address,
+      });
       expect(tokenization.status).to.equal(403);
       expect(tokenization.body.message).to.match(/not whitelisted/);
     });
@@ -468,7 +593,10 @@ describe("e2e: access matrix (which credential works where)", function () {
       const unpaid = await api.post("/prepare-transactions", agentBody(stranger as unknown as Wallet), asClient());
       expectError(unpaid, 403, /not whitelisted/);
       expect(unpaid.headers.get("payment-required")).to.equal(null);
-      const paid = await api.post("/prepare-transactions", agentBody(stranger as unknown as Wallet), { ...asClient(), "X-PAYMENT": await validPayment(HALF) });
+      const paid = await api.post("/prepare-transactions", agentBody(stranger as unknown as Wallet), {
+        ...asClient(),
+        "X-PAYMENT": await validPayment(HALF),
+      });
       expectError(paid, 403, /not whitelisted/);
       expect(paid.headers.get("payment-response")).to.equal(null);
       expect(await balances()).to.deep.equal(before);
@@ -489,7 +617,10 @@ describe("e2e: access matrix (which credential works where)", function () {
         expect(unpaid.status, `${label}: ${JSON.stringify(unpaid.body)}`).to.equal(400);
         expect(unpaid.body.message, label).to.match(message);
         expect(unpaid.headers.get("payment-required"), label).to.equal(null);
-        const paid = await api.post("/prepare-transactions", body, { ...asClient(), "X-PAYMENT": await validPayment(HALF) });
+        const paid = await api.post("/prepare-transactions", body, {
+          ...asClient(),
+          "X-PAYMENT": await validPayment(HALF),
+        });
         expect(paid.status, `${label} (paid): ${JSON.stringify(paid.body)}`).to.equal(400);
         expect(paid.headers.get("payment-response"), label).to.equal(null);
       }
@@ -502,10 +633,17 @@ describe("e2e: access matrix (which credential works where)", function () {
     });
 
     it("Rule 4: a key acts only on symbols it tokenized (Unauthorized token symbol); payment-token symbols are exempt", async () => {
-      const other = api.withKey((await service.services.apiKeys.create({ email: "other@matrix.test", plan: "Starter" })).key);
+      const other = api.withKey(
+        (await service.services.apiKeys.create({ email: "other@matrix.test", plan: "Starter" })).key,
+      );
       expectError(await other.get("/get-token-info", { tokenSymbol }), 403, "Unauthorized token symbol");
       expectError(await other.get("/get-stos", { tokenSymbol }), 403, "Unauthorized token symbol");
-      const allowance = await other.get("/get-allowance", { tokenSymbol: "USDC", chainId: "aa36a7", ownerAddress: issuer.address, spenderAddress: payTo });
+      const allowance = await other.get("/get-allowance", {
+        tokenSymbol: "USDC",
+        chainId: "aa36a7",
+        ownerAddress: issuer.address,
+        spenderAddress: payTo,
+      });
       expect(allowance.status, JSON.stringify(allowance.body)).to.equal(200);
       expect(allowance.body.tokenSymbol).to.equal("USDC");
     });
@@ -515,7 +653,10 @@ describe("e2e: access matrix (which credential works where)", function () {
       // no Base chain here.
       const production = await startTestService(sandbox, { env: { ENVIRONMENT: "production", X402_ENABLED: "false" } });
       try {
-        const { key: productionKey } = await production.services.apiKeys.create({ email: "ops@production.test", plan: "Starter" });
+        const { key: productionKey } = await production.services.apiKeys.create({
+          email: "ops@production.test",
+          plan: "Starter",
+        });
         expect((await production.api.withKey(productionKey).get("/get-token-info")).status).to.equal(200);
         expectError(await production.api.withKey(keyed.apiKey).get("/get-token-info"), 401, "Invalid API key");
         expectError(await api.withKey(productionKey).get("/get-token-info"), 401, "Invalid API key");
@@ -552,7 +693,10 @@ describe("e2e: access matrix (which credential works where)", function () {
 
     it("a client-signed agentic prepare without a key → 401 'API key is required. x402 payment is not enabled.'", async () => {
       const before = await balances();
-      const res = await disabled.api.post("/prepare-transactions", agentBody(anonSigner()), { ...asClient(), "X-PAYMENT": await validPayment(HALF) });
+      const res = await disabled.api.post("/prepare-transactions", agentBody(anonSigner()), {
+        ...asClient(),
+        "X-PAYMENT": await validPayment(HALF),
+      });
       expectError(res, 401, X402_OFF);
       expectError(await disabled.api.post("/prepare-transactions", agentBody(anonSigner()), asClient()), 401, X402_OFF);
       expect(await balances()).to.deep.equal(before);
@@ -561,7 +705,11 @@ describe("e2e: access matrix (which credential works where)", function () {
     it("a service-relayed send without a key → 401 'API key is required. x402 payment is not enabled.'", async () => {
       const before = await balances();
       expectError(await disabled.api.post("/send-transactions", { txId: relayedTxId }), 401, X402_OFF);
-      expectError(await disabled.api.post("/send-transactions", { txId: relayedTxId }, { "X-PAYMENT": await validPayment() }), 401, X402_OFF);
+      expectError(
+        await disabled.api.post("/send-transactions", { txId: relayedTxId }, { "X-PAYMENT": await validPayment() }),
+        401,
+        X402_OFF,
+      );
       expect(await balances()).to.deep.equal(before);
     });
 
@@ -582,7 +730,11 @@ describe("e2e: access matrix (which credential works where)", function () {
 
     it("an agentic prepare on 84532 without a key → 401 'API key is required for this endpoint on the requested chain.'", async () => {
       const before = await balances();
-      expectError(await offChain.api.post("/prepare-transactions", agentBody(anonSigner()), asClient()), 401, X402_OFF_ON_CHAIN);
+      expectError(
+        await offChain.api.post("/prepare-transactions", agentBody(anonSigner()), asClient()),
+        401,
+        X402_OFF_ON_CHAIN,
+      );
       expectError(await offChain.api.post("/prepare-transactions", relayedBody(), asClient()), 401, X402_OFF_ON_CHAIN);
       expect(await balances()).to.deep.equal(before);
     });

@@ -35,11 +35,14 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
     "function tokenURI(uint256) view returns (string)",
     "function getMetadata(uint256, string) view returns (bytes)",
   ]);
-  const reputation = new Interface(["function readFeedback(uint256, address, uint64) view returns (int128, uint8, string, string, bool)"]);
+  const reputation = new Interface([
+    "function readFeedback(uint256, address, uint64) view returns (int128, uint8, string, string, bool)",
+  ]);
 
   const base = () => providerFor(sandbox.baseSepolia);
   const registry = () => new Contract(sandbox.deployments[84532].contracts.IdentityRegistry, identity, base());
-  const reputationRegistry = () => new Contract(sandbox.deployments[84532].contracts.ReputationRegistry, reputation, base());
+  const reputationRegistry = () =>
+    new Contract(sandbox.deployments[84532].contracts.ReputationRegistry, reputation, base());
   const usdc = () => USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, base());
   const usdcOf = async (...wallets: string[]) => Promise.all(wallets.map((w) => usdc().balanceOf(w)));
 
@@ -67,7 +70,11 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
    * typed client (client/).
    */
   async function keyedCall(path: string, wallet: Wallet, body: Record<string, unknown>) {
-    const prepared = unwrap(await keyed.typed.POST(path as "/prepare-transactions", { body: { signerAddress: wallet.address, executionMode: "client-signed", ...body } as never })) as Prepared;
+    const prepared = unwrap(
+      await keyed.typed.POST(path as "/prepare-transactions", {
+        body: { signerAddress: wallet.address, executionMode: "client-signed", ...body } as never,
+      }),
+    ) as Prepared;
     const sent = await send(keyed.typed, prepared.txId, await signTransactions(wallet, prepared.transactions));
     expect(sent.summary.status, JSON.stringify(sent.summary)).to.equal("success");
     return { prepared, sent: sent.summary as Sent };
@@ -82,7 +89,12 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
 
   /** A service-relayed call on a facade through the typed client, free to prepare, paid at send by `who` (no key) with @x402/fetch. */
   async function relayedCall(path: string, who: Wallet, body: Record<string, unknown>) {
-    const prepared = unwrap(await api.typed.POST(path as "/x402/agent/register", { body: { executionMode: "service-relayed", ...body } as never, headers: distinctClient() })) as Prepared;
+    const prepared = unwrap(
+      await api.typed.POST(path as "/x402/agent/register", {
+        body: { executionMode: "service-relayed", ...body } as never,
+        headers: distinctClient(),
+      }),
+    ) as Prepared;
     expect(prepared.executionMode).to.equal("service-relayed");
     const sent = await send(await payingAs(who), prepared.txId);
     expect(sent.summary.status, JSON.stringify(sent.summary)).to.equal("success");
@@ -131,8 +143,18 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
     let agentId: string;
 
     it("agentRegister: info carries agentUuid, agentURI, the registries and ERC-8004; the registration file is served with its agentId", async () => {
-      const { prepared, sent } = await keyedCall("/prepare-transactions", owner, { method: "agentRegister", chainId: "14a34", ownerEmail: "owner@agents.test", ...profile("Keyed agent") });
-      expect(prepared.info).to.include({ standard: "ERC-8004", registryAddress: sandbox.deployments[84532].contracts.IdentityRegistry, reputationRegistryAddress: sandbox.deployments[84532].contracts.ReputationRegistry, chainId: "eip155:84532" });
+      const { prepared, sent } = await keyedCall("/prepare-transactions", owner, {
+        method: "agentRegister",
+        chainId: "14a34",
+        ownerEmail: "owner@agents.test",
+        ...profile("Keyed agent"),
+      });
+      expect(prepared.info).to.include({
+        standard: "ERC-8004",
+        registryAddress: sandbox.deployments[84532].contracts.IdentityRegistry,
+        reputationRegistryAddress: sandbox.deployments[84532].contracts.ReputationRegistry,
+        chainId: "eip155:84532",
+      });
       agentUuid = prepared.info.agentUuid;
       expect(prepared.info.agentURI).to.equal(`${service.url}/agents/${agentUuid}/registration.json`);
       agentId = sent.outcome.agentId;
@@ -141,64 +163,174 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
       expect(await registry().tokenURI(agentId)).to.equal(prepared.info.agentURI);
       expect(await registry().getAgentWallet(agentId)).to.equal(owner.address);
       const file = await registrationOf(agentUuid);
-      expect(file).to.include({ type: "https://eips.ethereum.org/EIPS/eip-8004#registration-v1", name: "Keyed agent", image: "https://example.com/agent.png", x402Support: true, active: true });
+      expect(file).to.include({
+        type: "https://eips.ethereum.org/EIPS/eip-8004#registration-v1",
+        name: "Keyed agent",
+        image: "https://example.com/agent.png",
+        x402Support: true,
+        active: true,
+      });
       expect(file.services).to.deep.equal(profile("x").services);
-      expect(file.registrations).to.deep.equal([{ agentId: Number(agentId), agentRegistry: `eip155:84532:${sandbox.deployments[84532].contracts.IdentityRegistry}` }]);
+      expect(file.registrations).to.deep.equal([
+        {
+          agentId: Number(agentId),
+          agentRegistry: `eip155:84532:${sandbox.deployments[84532].contracts.IdentityRegistry}`,
+        },
+      ]);
     });
 
     it("agentSetURI (facade /x402/agent/set-uri, client-signed): rewrites the file, keeps the other fields, emits URIUpdated", async () => {
-      const { prepared } = await keyedCall("/x402/agent/set-uri", owner, { agentUuid, description: "now also writes poems" });
-      expect(prepared.info).to.include({ agentUuid, agentId, agentURI: `${service.url}/agents/${agentUuid}/registration.json` });
+      const { prepared } = await keyedCall("/x402/agent/set-uri", owner, {
+        agentUuid,
+        description: "now also writes poems",
+      });
+      expect(prepared.info).to.include({
+        agentUuid,
+        agentId,
+        agentURI: `${service.url}/agents/${agentUuid}/registration.json`,
+      });
       const file = await registrationOf(agentUuid);
       expect(file.description).to.equal("now also writes poems");
       expect(file.name).to.equal("Keyed agent");
     });
 
     it("agentSetMetadata: json, string and hex encodings; aiModelName under its own key; the reserved key is refused", async () => {
-      const { prepared } = await keyedCall("/x402/agent/set-metadata", owner, { agentId, metadataKey: "tasks", metadataValue: '{"tasks":["qa"]}', metadataEncoding: "json", aiModelName: "gpt-x" });
+      const { prepared } = await keyedCall("/x402/agent/set-metadata", owner, {
+        agentId,
+        metadataKey: "tasks",
+        metadataValue: '{"tasks":["qa"]}',
+        metadataEncoding: "json",
+        aiModelName: "gpt-x",
+      });
       expect(prepared.info).to.include({ metadataKey: "tasks", metadataValue: JSON.stringify('{"tasks":["qa"]}') });
       expect(toUtf8String(await registry().getMetadata(agentId, "tasks"))).to.equal(JSON.stringify('{"tasks":["qa"]}'));
       expect(toUtf8String(await registry().getMetadata(agentId, "aiModelName"))).to.equal("gpt-x");
-      await keyedCall("/x402/agent/set-metadata", owner, { agentUuid, metadataKey: "raw", metadataValue: "0xdeadbeef", metadataEncoding: "hex" });
+      await keyedCall("/x402/agent/set-metadata", owner, {
+        agentUuid,
+        metadataKey: "raw",
+        metadataValue: "0xdeadbeef",
+        metadataEncoding: "hex",
+      });
       expect(await registry().getMetadata(agentId, "raw")).to.equal("0xdeadbeef");
       expectError(
-        await keyed.post("/x402/agent/set-metadata", { signerAddress: owner.address, executionMode: "client-signed", agentUuid, metadataKey: "agentWallet", metadataValue: "x" }),
+        await keyed.post("/x402/agent/set-metadata", {
+          signerAddress: owner.address,
+          executionMode: "client-signed",
+          agentUuid,
+          metadataKey: "agentWallet",
+          metadataValue: "x",
+        }),
         400,
         /reserved/,
       );
     });
 
     it("feedback: give (index 1), self-feedback refused, respond, revoke; the registry agrees", async () => {
-      const { sent } = await keyedCall("/x402/agent/feedback/give", rater, { agentId, value: "4.5", tag1: "quality", feedbackURI: "https://example.com/fb.json" });
+      const { sent } = await keyedCall("/x402/agent/feedback/give", rater, {
+        agentId,
+        value: "4.5",
+        tag1: "quality",
+        feedbackURI: "https://example.com/fb.json",
+      });
       expect(sent.outcome).to.include({ feedbackIndex: "1", clientAddress: rater.address });
       const [value, decimals, tag1, , revoked] = await reputationRegistry().readFeedback(agentId, rater.address, 1);
       expect([value, decimals, tag1, revoked]).to.deep.equal([45n, 1n, "quality", false]);
-      expectError(await keyed.post("/x402/agent/feedback/give", { signerAddress: owner.address, executionMode: "client-signed", agentId, value: "5" }), 400, /Self-feedback not allowed/);
-      await keyedCall("/x402/agent/feedback/respond", owner, { agentId, clientAddress: rater.address, feedbackIndex: "1", responseURI: "https://example.com/thanks.json" });
+      expectError(
+        await keyed.post("/x402/agent/feedback/give", {
+          signerAddress: owner.address,
+          executionMode: "client-signed",
+          agentId,
+          value: "5",
+        }),
+        400,
+        /Self-feedback not allowed/,
+      );
+      await keyedCall("/x402/agent/feedback/respond", owner, {
+        agentId,
+        clientAddress: rater.address,
+        feedbackIndex: "1",
+        responseURI: "https://example.com/thanks.json",
+      });
       await keyedCall("/x402/agent/feedback/revoke", rater, { agentId, feedbackIndex: "1" });
       expect((await reputationRegistry().readFeedback(agentId, rater.address, 1))[4]).to.equal(true);
-      expectError(await keyed.post("/x402/agent/feedback/revoke", { signerAddress: rater.address, executionMode: "client-signed", agentId, feedbackIndex: "1" }), 400, /already revoked/);
-      expectError(await keyed.post("/x402/agent/feedback/revoke", { signerAddress: rater.address, executionMode: "client-signed", agentId, feedbackIndex: "9" }), 400, /does not exist/);
+      expectError(
+        await keyed.post("/x402/agent/feedback/revoke", {
+          signerAddress: rater.address,
+          executionMode: "client-signed",
+          agentId,
+          feedbackIndex: "1",
+        }),
+        400,
+        /already revoked/,
+      );
+      expectError(
+        await keyed.post("/x402/agent/feedback/revoke", {
+          signerAddress: rater.address,
+          executionMode: "client-signed",
+          agentId,
+          feedbackIndex: "9",
+        }),
+        400,
+        /does not exist/,
+      );
     });
 
     it("agentSetWallet: the new wallet's EIP-712 AgentWalletSet signature sets it; a signature by another key is refused", async () => {
       const deadline = BigInt((await base().getBlock("latest"))!.timestamp + 200);
-      const typed = agentWalletTypedData(84532, sandbox.deployments[84532].contracts.IdentityRegistry, { agentId: BigInt(agentId), newWallet: newWallet.address, owner: owner.address, deadline });
+      const typed = agentWalletTypedData(84532, sandbox.deployments[84532].contracts.IdentityRegistry, {
+        agentId: BigInt(agentId),
+        newWallet: newWallet.address,
+        owner: owner.address,
+        deadline,
+      });
       const bad = await stranger.signTypedData(typed.domain, typed.types, typed.message);
-      expectError(await keyed.post("/x402/agent/set-wallet", { signerAddress: owner.address, executionMode: "client-signed", agentUuid, newWallet: newWallet.address, deadline: deadline.toString(), signature: bad }), 400, /AgentWalletSet signature/);
+      expectError(
+        await keyed.post("/x402/agent/set-wallet", {
+          signerAddress: owner.address,
+          executionMode: "client-signed",
+          agentUuid,
+          newWallet: newWallet.address,
+          deadline: deadline.toString(),
+          signature: bad,
+        }),
+        400,
+        /AgentWalletSet signature/,
+      );
       const signature = await newWallet.signTypedData(typed.domain, typed.types, typed.message);
-      await keyedCall("/x402/agent/set-wallet", owner, { agentUuid, newWallet: newWallet.address, deadline: deadline.toString(), signature });
+      await keyedCall("/x402/agent/set-wallet", owner, {
+        agentUuid,
+        newWallet: newWallet.address,
+        deadline: deadline.toString(),
+        signature,
+      });
       expect(await registry().getAgentWallet(agentId)).to.equal(newWallet.address);
     });
 
     it("agentTransferOwnership (facade default client-signed): the heir owns it, the agent wallet is cleared", async () => {
-      const prepared = ok(await keyed.post("/x402/agent/transfer-ownership", { signerAddress: owner.address, agentUuid, newOwner: heir.address }));
+      const prepared = ok(
+        await keyed.post("/x402/agent/transfer-ownership", {
+          signerAddress: owner.address,
+          agentUuid,
+          newOwner: heir.address,
+        }),
+      );
       expect(prepared.executionMode).to.equal("client-signed");
       const signedTransactions = await Promise.all(prepared.transactions.map((tx: any) => owner.signTransaction(tx)));
-      expect(ok(await keyed.post("/send-transactions", { txId: prepared.txId, signedTransactions })).status).to.equal("success");
+      expect(ok(await keyed.post("/send-transactions", { txId: prepared.txId, signedTransactions })).status).to.equal(
+        "success",
+      );
       expect(await registry().ownerOf(agentId)).to.equal(heir.address);
       expect(await registry().getAgentWallet(agentId)).to.equal(ZeroAddress);
-      expectError(await keyed.post("/x402/agent/set-uri", { signerAddress: owner.address, executionMode: "client-signed", agentUuid, description: "x" }), 400, /not the owner/);
+      expectError(
+        await keyed.post("/x402/agent/set-uri", {
+          signerAddress: owner.address,
+          executionMode: "client-signed",
+          agentUuid,
+          description: "x",
+        }),
+        400,
+        /not the owner/,
+      );
     });
 
     it("getters with the key: get-agents (paged), get-agent-info (file, on-chain state), get-agent-transactions (erc8004)", async () => {
@@ -209,13 +341,21 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
       const second = ok(await keyed.get("/get-agents", { limit: "1", offset: "1" }));
       expect([first.agents.length, second.agents.length, first.limit, second.offset]).to.deep.equal([1, 1, 1, 1]);
       expect(first.agents[0].uuid).to.not.equal(second.agents[0].uuid);
-      expect(ok(await keyed.get("/get-agents", { ownerWalletAddress: heir.address })).agents.map((a: any) => a.uuid)).to.deep.equal([agentUuid]);
+      expect(
+        ok(await keyed.get("/get-agents", { ownerWalletAddress: heir.address })).agents.map((a: any) => a.uuid),
+      ).to.deep.equal([agentUuid]);
       expectError(await keyed.get("/get-agents", { limit: "0" }), 400, /^limit /);
       expectError(await keyed.get("/get-agents", { limit: "101" }), 400, /^limit /);
       expectError(await keyed.get("/get-agents", { offset: "-1" }), 400, /^offset /);
 
       const info = ok(await keyed.get("/get-agent-info", { agentUuid }));
-      expect(info).to.include({ agentUuid, agentId, ownerWalletAddress: heir.address, agentWallet: null, prepareTxId: info.prepareTxId });
+      expect(info).to.include({
+        agentUuid,
+        agentId,
+        ownerWalletAddress: heir.address,
+        agentWallet: null,
+        prepareTxId: info.prepareTxId,
+      });
       expect(info.registrationFile.description).to.equal("now also writes poems");
       expect(info.onchainMetadata).to.include({ owner: heir.address, agentWallet: ZeroAddress });
       expect(info.onchainMetadata.metadata.aiModelName.text).to.equal("gpt-x");
@@ -224,9 +364,15 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
       const history = ok(await keyed.get("/get-agent-transactions", { agentUuid, limit: "3" }));
       expect(history.total).to.equal(9); // register, set-uri, 2 set-metadata, give, respond, revoke, set-wallet, transfer
       expect(history.transactions).to.have.length(3);
-      expect(history.transactions.map((t: any) => t.method)).to.deep.equal(["agentTransferOwnership", "agentSetWallet", "agentRevokeFeedback"]);
+      expect(history.transactions.map((t: any) => t.method)).to.deep.equal([
+        "agentTransferOwnership",
+        "agentSetWallet",
+        "agentRevokeFeedback",
+      ]);
       for (const t of history.transactions) expect(t).to.include({ category: "erc8004", status: "success" });
-      const other = api.withKey((await service.services.apiKeys.create({ email: "other@agents.test", plan: "Starter" })).key);
+      const other = api.withKey(
+        (await service.services.apiKeys.create({ email: "other@agents.test", plan: "Starter" })).key,
+      );
       expectError(await other.get("/get-agent-info", { agentUuid }), 404, /under this API key/);
       expect(ok(await other.get("/get-agents", {})).total).to.equal(0);
     });
@@ -265,31 +411,71 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
     it("set-uri and set-metadata relayed, paid by the payer; paid by another wallet → 403 before any USDC moves", async () => {
       await relayedCall("/x402/agent/set-uri", payer, { agentUuid, description: "relayed update" });
       expect((await registrationOf(agentUuid)).description).to.equal("relayed update");
-      const prepared = ok(await api.post("/x402/agent/set-metadata", { agentUuid, metadataKey: "k", metadataValue: "v" }, distinctClient()));
-      await refusedRelayedSend(prepared.txId, stranger, 403, /Only 0x[0-9a-fA-F]{40}, for whom the service holds this agent/);
+      const prepared = ok(
+        await api.post(
+          "/x402/agent/set-metadata",
+          { agentUuid, metadataKey: "k", metadataValue: "v" },
+          distinctClient(),
+        ),
+      );
+      await refusedRelayedSend(
+        prepared.txId,
+        stranger,
+        403,
+        /Only 0x[0-9a-fA-F]{40}, for whom the service holds this agent/,
+      );
       await relayedCall("/x402/agent/set-metadata", payer, { agentUuid, metadataKey: "k", metadataValue: "v" });
       expect(toUtf8String(await registry().getMetadata(agentId, "k"))).to.equal("v");
     });
 
     it("feedback relayed: a stranger pays for feedback on another agent and may revoke it; the owner may not pay for feedback on its own", async () => {
       const target = ok(await keyed.get("/get-agents", {})).agents[0];
-      const { sent } = await relayedCall("/x402/agent/feedback/give", stranger, { agentId: target.agentId, value: "80", valueDecimals: "0" });
+      const { sent } = await relayedCall("/x402/agent/feedback/give", stranger, {
+        agentId: target.agentId,
+        value: "80",
+        valueDecimals: "0",
+      });
       expect(sent.outcome.clientAddress).to.equal(relayer);
-      const revoke = ok(await api.post("/x402/agent/feedback/revoke", { agentId: target.agentId, feedbackIndex: sent.outcome.feedbackIndex }, distinctClient()));
+      const revoke = ok(
+        await api.post(
+          "/x402/agent/feedback/revoke",
+          { agentId: target.agentId, feedbackIndex: sent.outcome.feedbackIndex },
+          distinctClient(),
+        ),
+      );
       await refusedRelayedSend(revoke.txId, payer, 403, /Only 0x/);
-      await relayedCall("/x402/agent/feedback/revoke", stranger, { agentId: target.agentId, feedbackIndex: sent.outcome.feedbackIndex });
+      await relayedCall("/x402/agent/feedback/revoke", stranger, {
+        agentId: target.agentId,
+        feedbackIndex: sent.outcome.feedbackIndex,
+      });
       // the heir owns target: its relayed feedback on it is refused at send, before paying
-      const own = ok(await api.post("/x402/agent/feedback/give", { agentId: target.agentId, value: "100" }, distinctClient()));
+      const own = ok(
+        await api.post("/x402/agent/feedback/give", { agentId: target.agentId, value: "100" }, distinctClient()),
+      );
       await refusedRelayedSend(own.txId, heir, 400, /Self-feedback not allowed/);
       // the relayer holds the relayed agent: relayed feedback on it is self-feedback, refused at prepare
-      expectError(await api.post("/x402/agent/feedback/give", { agentId, value: "1" }, distinctClient()), 400, /Self-feedback not allowed/);
+      expectError(
+        await api.post("/x402/agent/feedback/give", { agentId, value: "1" }, distinctClient()),
+        400,
+        /Self-feedback not allowed/,
+      );
     });
 
     it("set-wallet relayed: the new wallet signs with owner = the relayer (the NFT holder)", async () => {
       const deadline = BigInt((await base().getBlock("latest"))!.timestamp + 200);
-      const typed = agentWalletTypedData(84532, sandbox.deployments[84532].contracts.IdentityRegistry, { agentId: BigInt(agentId), newWallet: payer.address, owner: relayer, deadline });
+      const typed = agentWalletTypedData(84532, sandbox.deployments[84532].contracts.IdentityRegistry, {
+        agentId: BigInt(agentId),
+        newWallet: payer.address,
+        owner: relayer,
+        deadline,
+      });
       const signature = await payer.signTypedData(typed.domain, typed.types, typed.message);
-      await relayedCall("/x402/agent/set-wallet", payer, { agentUuid, newWallet: payer.address, deadline: deadline.toString(), signature });
+      await relayedCall("/x402/agent/set-wallet", payer, {
+        agentUuid,
+        newWallet: payer.address,
+        deadline: deadline.toString(),
+        signature,
+      });
       expect(await registry().getAgentWallet(agentId)).to.equal(payer.address);
     });
 
@@ -298,14 +484,24 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
       expect(await registry().ownerOf(agentId)).to.equal(payer.address);
       const info = ok(await paidGet("/get-agent-info", { agentUuid }, payer));
       expect(info).to.include({ ownerWalletAddress: payer.address, heldByRelayer: null });
-      expectError(await api.post("/x402/agent/set-uri", { agentUuid, description: "x" }, distinctClient()), 400, /must be client-signed by the owner/);
+      expectError(
+        await api.post("/x402/agent/set-uri", { agentUuid, description: "x" }, distinctClient()),
+        400,
+        /must be client-signed by the owner/,
+      );
     });
 
     it("paid getters: the owner pays 0.000001 USDC; a wallet that is not the owner → 403 and pays nothing", async () => {
       const list = ok(await paidGet("/get-agents", { chainId: "84532", ownerWalletAddress: payer.address }, payer));
       expect(list.agents.map((a: any) => a.uuid)).to.include(agentUuid);
       const history = ok(await paidGet("/get-agent-transactions", { agentUuid }, payer));
-      expect(history.transactions.map((t: any) => t.method)).to.include.members(["agentRegister", "agentSetURI", "agentSetMetadata", "agentSetWallet", "agentTransferOwnership"]);
+      expect(history.transactions.map((t: any) => t.method)).to.include.members([
+        "agentRegister",
+        "agentSetURI",
+        "agentSetMetadata",
+        "agentSetWallet",
+        "agentTransferOwnership",
+      ]);
       for (const [path, query] of [
         ["/get-agent-info", { agentUuid }],
         ["/get-agent-transactions", { agentUuid }],
@@ -322,10 +518,20 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
 
   describe("agent tokens", () => {
     let tokenAddress: string;
-    const symbol = `AT${Math.random().toString(36).slice(2, 6).toUpperCase().replace(/[^A-Z0-9]/g, "Q")}`;
+    const symbol = `AT${Math.random()
+      .toString(36)
+      .slice(2, 6)
+      .toUpperCase()
+      .replace(/[^A-Z0-9]/g, "Q")}`;
 
     it("create with no premint: the receipt's first zero-address Transfer log names the token", async () => {
-      const { sent } = await keyedCall("/prepare-transactions", heir, { method: "agentCreateToken", chainId: "84532", name: "Heir token", symbol, agentWallet: heir.address });
+      const { sent } = await keyedCall("/prepare-transactions", heir, {
+        method: "agentCreateToken",
+        chainId: "84532",
+        name: "Heir token",
+        symbol,
+        agentWallet: heir.address,
+      });
       const receipt = (await base().getTransactionReceipt(sent.txHashes[0]))!;
       const transferTopic = topicOf("Transfer(address,address,uint256)");
       const mint = receipt.logs.find((l) => l.topics[0] === transferTopic && l.topics[1] === zeroPadValue("0x", 32));
@@ -336,25 +542,66 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
     });
 
     it("mint → transfer → approve → transfer-from → burn, each client-signed; balances follow", async () => {
-      const token = new Contract(tokenAddress, ["function balanceOf(address) view returns (uint256)", "function allowance(address,address) view returns (uint256)"], base());
+      const token = new Contract(
+        tokenAddress,
+        [
+          "function balanceOf(address) view returns (uint256)",
+          "function allowance(address,address) view returns (uint256)",
+        ],
+        base(),
+      );
       const unit = 10n ** 18n;
       await keyedCall("/x402/token/mint", heir, { tokenAddress, to: rater.address, amount: "100" });
-      await keyedCall("/x402/token/transfer", rater, { tokenAddress, recipientAddress: newWallet.address, amount: "10" });
+      await keyedCall("/x402/token/transfer", rater, {
+        tokenAddress,
+        recipientAddress: newWallet.address,
+        amount: "10",
+      });
       await keyedCall("/x402/token/approve", rater, { tokenAddress, spender: owner.address, amount: "20" });
       expect(await token.allowance(rater.address, owner.address)).to.equal(20n * unit);
-      await keyedCall("/x402/token/transfer-from", owner, { tokenAddress, from: rater.address, to: heir.address, amount: "20" });
+      await keyedCall("/x402/token/transfer-from", owner, {
+        tokenAddress,
+        from: rater.address,
+        to: heir.address,
+        amount: "20",
+      });
       await keyedCall("/x402/token/burn", rater, { tokenAddress, amount: "5.5" });
-      expect(await token.balanceOf(rater.address)).to.equal(645n * unit / 10n);
+      expect(await token.balanceOf(rater.address)).to.equal((645n * unit) / 10n);
       expect(await token.balanceOf(newWallet.address)).to.equal(10n * unit);
       expect(await token.balanceOf(heir.address)).to.equal(20n * unit);
-      expectError(await keyed.post("/x402/token/mint", { signerAddress: rater.address, tokenAddress, to: rater.address, amount: "1" }), 400, /not the owner/);
-      expectError(await keyed.post("/x402/token/burn", { signerAddress: rater.address, tokenAddress, amount: "1000" }), 400, /less than/);
-      expectError(await keyed.post("/x402/token/mint", { signerAddress: heir.address, tokenAddress, to: rater.address, amount: "1", decimals: "6" }), 400, /^decimals 6 does not match/);
+      expectError(
+        await keyed.post("/x402/token/mint", {
+          signerAddress: rater.address,
+          tokenAddress,
+          to: rater.address,
+          amount: "1",
+        }),
+        400,
+        /not the owner/,
+      );
+      expectError(
+        await keyed.post("/x402/token/burn", { signerAddress: rater.address, tokenAddress, amount: "1000" }),
+        400,
+        /less than/,
+      );
+      expectError(
+        await keyed.post("/x402/token/mint", {
+          signerAddress: heir.address,
+          tokenAddress,
+          to: rater.address,
+          amount: "1",
+          decimals: "6",
+        }),
+        400,
+        /^decimals 6 does not match/,
+      );
     });
 
     it("relayed transfer: the payer's own tokens move through its allowance to the relayer; without enough allowance → refused before paying", async () => {
       const token = new Contract(tokenAddress, ["function balanceOf(address) view returns (uint256)"], base());
-      const prepared = ok(await api.post("/x402/token/transfer", { tokenAddress, to: stranger.address, amount: "3" }, distinctClient()));
+      const prepared = ok(
+        await api.post("/x402/token/transfer", { tokenAddress, to: stranger.address, amount: "3" }, distinctClient()),
+      );
       await refusedRelayedSend(prepared.txId, rater, 400, /allows 0x[0-9a-fA-F]{40} to spend 0/);
       await keyedCall("/x402/token/approve", rater, { tokenAddress, spenderAddress: relayer, amount: "3" });
       await relayedCall("/x402/token/transfer", rater, { tokenAddress, to: stranger.address, amount: "3" });
@@ -377,7 +624,19 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
       for (let i = 10; i < 20; i++) await service.services.signers.add(sandbox.accounts[i].address, "all-keys");
     });
     const halfQuote = async () =>
-      quoteOf(await api.post("/x402/token/create", { signerAddress: nextSigner().address, executionMode: "client-signed", name: "Q", symbol: "QQQ", agentWallet: payer.address }, distinctClient())).accepts[0];
+      quoteOf(
+        await api.post(
+          "/x402/token/create",
+          {
+            signerAddress: nextSigner().address,
+            executionMode: "client-signed",
+            name: "Q",
+            symbol: "QQQ",
+            agentWallet: payer.address,
+          },
+          distinctClient(),
+        ),
+      ).accepts[0];
     const paidPrepare = async (path: string, body: Record<string, unknown>) => {
       const quote = await halfQuote();
       const before = await usdcOf(payer.address);
@@ -390,32 +649,76 @@ describe("e2e: agents (ERC-8004 identity, reputation, agent tokens, getters)", f
 
     it("no image → 400 'image is required'", async () => {
       const { image: _image, ...noImage } = profile("No image");
-      expectError(await paidPrepare("/x402/agent/register", { ...clientSigned(), ...noImage }), 400, "image is required");
+      expectError(
+        await paidPrepare("/x402/agent/register", { ...clientSigned(), ...noImage }),
+        400,
+        "image is required",
+      );
       expectError(await api.post("/x402/agent/register", noImage, distinctClient()), 400, "image is required");
     });
     it("bad symbol → 400 naming symbol", async () => {
-      expectError(await paidPrepare("/x402/token/create", { ...clientSigned(), name: "Bad", symbol: "bad-symbol", agentWallet: payer.address }), 400, /^symbol must match/);
+      expectError(
+        await paidPrepare("/x402/token/create", {
+          ...clientSigned(),
+          name: "Bad",
+          symbol: "bad-symbol",
+          agentWallet: payer.address,
+        }),
+        400,
+        /^symbol must match/,
+      );
     });
     it("wrong chain (Sepolia) → 400", async () => {
-      expectError(await paidPrepare("/x402/agent/register", { ...clientSigned(), chainId: "aa36a7", ...profile("Wrong chain") }), 400, /runs on chain 8453 or 84532 only/);
+      expectError(
+        await paidPrepare("/x402/agent/register", { ...clientSigned(), chainId: "aa36a7", ...profile("Wrong chain") }),
+        400,
+        /runs on chain 8453 or 84532 only/,
+      );
     });
     it("unknown agentUuid → 400 'A stored tokenized agent reference is required via agentUuid or agentId'", async () => {
-      expectError(await paidPrepare("/x402/agent/set-uri", { ...clientSigned(), agentUuid: randomUUID(), name: "x" }), 400, "A stored tokenized agent reference is required via agentUuid or agentId");
+      expectError(
+        await paidPrepare("/x402/agent/set-uri", { ...clientSigned(), agentUuid: randomUUID(), name: "x" }),
+        400,
+        "A stored tokenized agent reference is required via agentUuid or agentId",
+      );
     });
     it("feedback on one's own agent → 400 Self-feedback not allowed", async () => {
       const mine = ok(await keyed.get("/get-agents", { ownerWalletAddress: heir.address })).agents[0];
       const quote = await halfQuote();
       const before = await usdcOf(heir.address);
-      const res = await api.post("/x402/agent/feedback/give", { signerAddress: heir.address, executionMode: "client-signed", agentId: mine.agentId, value: "5" }, { ...distinctClient(), "X-PAYMENT": await payWithEthers(heir, quote) });
+      const res = await api.post(
+        "/x402/agent/feedback/give",
+        { signerAddress: heir.address, executionMode: "client-signed", agentId: mine.agentId, value: "5" },
+        { ...distinctClient(), "X-PAYMENT": await payWithEthers(heir, quote) },
+      );
       expectError(res, 400, /Self-feedback not allowed/);
       expect(await usdcOf(heir.address)).to.deep.equal(before);
     });
     it("mintToken sent as agentMintToken with security-token fields is the security-token mintToken (key-only)", async () => {
-      const res = await api.post("/prepare-transactions", { method: "agentMintToken", chainId: "aa36a7", signerAddress: owner.address, tokenSymbol: "NOPE", userToMint: [{ investorEmail: "inv@agents.test", amount: "1" }] });
+      const res = await api.post("/prepare-transactions", {
+        method: "agentMintToken",
+        chainId: "aa36a7",
+        signerAddress: owner.address,
+        tokenSymbol: "NOPE",
+        userToMint: [{ investorEmail: "inv@agents.test", amount: "1" }],
+      });
       expectError(res, 401, "API key is required for this method");
-      const withKey = await keyed.post("/prepare-transactions", { method: "agentMintToken", chainId: "aa36a7", signerAddress: owner.address, tokenSymbol: "NOPE", userToMint: [{ investorEmail: "inv@agents.test", amount: "1" }] });
+      const withKey = await keyed.post("/prepare-transactions", {
+        method: "agentMintToken",
+        chainId: "aa36a7",
+        signerAddress: owner.address,
+        tokenSymbol: "NOPE",
+        userToMint: [{ investorEmail: "inv@agents.test", amount: "1" }],
+      });
       expectError(withKey, 400, "No company found with this token symbol");
-      const burn = await keyed.post("/prepare-transactions", { method: "agentBurnToken", chainId: "aa36a7", signerAddress: owner.address, tokenSymbol: "NOPE", amount: "1", investorEmail: "inv@agents.test" });
+      const burn = await keyed.post("/prepare-transactions", {
+        method: "agentBurnToken",
+        chainId: "aa36a7",
+        signerAddress: owner.address,
+        tokenSymbol: "NOPE",
+        amount: "1",
+        investorEmail: "inv@agents.test",
+      });
       expectError(burn, 400, "No company found with this token symbol");
     });
   });

@@ -90,7 +90,11 @@ describe("e2e: chaos — faults of public networks between the service and its c
     proxy.add({ kind: "reset" });
     try {
       const [prepare, lookup] = await Promise.all([
-        service.api.post("/x402/token/create", { chainId: "84532", name: "Down", symbol: "DOWN1", agentWallet: world.agentWallet }, { "x-forwarded-for": "10.9.9.9" }),
+        service.api.post(
+          "/x402/token/create",
+          { chainId: "84532", name: "Down", symbol: "DOWN1", agentWallet: world.agentWallet },
+          { "x-forwarded-for": "10.9.9.9" },
+        ),
         service.api.get("/get-transaction-status", { hash: "0x" + "ab".repeat(32) }),
       ]);
       for (const res of [prepare, lookup]) {
@@ -110,20 +114,46 @@ describe("e2e: chaos — faults of public networks between the service and its c
     const api = world.api.withKey(world.apiKey);
     await world.base.mining.hold();
     try {
-      const prepared = await api.post("/prepare-transactions", { method: "agentCreateToken", chainId: "84532", signerAddress: signer.address, name: "Replaced", symbol: "REPL1", agentWallet: world.agentWallet });
+      const prepared = await api.post("/prepare-transactions", {
+        method: "agentCreateToken",
+        chainId: "84532",
+        signerAddress: signer.address,
+        name: "Replaced",
+        symbol: "REPL1",
+        agentWallet: world.agentWallet,
+      });
       expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
       const unsigned = prepared.body.transactions[0];
-      const sent = await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: [await signer.signTransaction(unsigned)] });
+      const sent = await api.post("/send-transactions", {
+        txId: prepared.body.txId,
+        signedTransactions: [await signer.signTransaction(unsigned)],
+      });
       expect(sent.status, JSON.stringify(sent.body)).to.equal(202);
-      const raise = (percent: bigint) => signer.signTransaction({ ...unsigned, maxFeePerGas: (BigInt(unsigned.maxFeePerGas) * (100n + percent)) / 100n, maxPriorityFeePerGas: (BigInt(unsigned.maxPriorityFeePerGas) * (100n + percent)) / 100n });
-      const tooLittle = await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: [await raise(5n)] });
+      const raise = (percent: bigint) =>
+        signer.signTransaction({
+          ...unsigned,
+          maxFeePerGas: (BigInt(unsigned.maxFeePerGas) * (100n + percent)) / 100n,
+          maxPriorityFeePerGas: (BigInt(unsigned.maxPriorityFeePerGas) * (100n + percent)) / 100n,
+        });
+      const tooLittle = await api.post("/send-transactions", {
+        txId: prepared.body.txId,
+        signedTransactions: [await raise(5n)],
+      });
       expect(tooLittle.status, JSON.stringify(tooLittle.body)).to.equal(400);
       expect(tooLittle.body.error.code).to.equal("REPLACEMENT_UNDERPRICED");
-      const { key: otherKey } = await service.services.apiKeys.create({ email: "other@example.com", plan: "Enterprise" });
-      const otherTenant = await world.api.withKey(otherKey).post("/send-transactions", { txId: prepared.body.txId, signedTransactions: [await raise(20n)] });
+      const { key: otherKey } = await service.services.apiKeys.create({
+        email: "other@example.com",
+        plan: "Enterprise",
+      });
+      const otherTenant = await world.api
+        .withKey(otherKey)
+        .post("/send-transactions", { txId: prepared.body.txId, signedTransactions: [await raise(20n)] });
       expect(otherTenant.status, JSON.stringify(otherTenant.body)).to.equal(403);
       const replacement = await raise(20n);
-      const replaced = await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: [replacement] });
+      const replaced = await api.post("/send-transactions", {
+        txId: prepared.body.txId,
+        signedTransactions: [replacement],
+      });
       expect(replaced.status, JSON.stringify(replaced.body)).to.equal(202);
       const status = (await api.get("/get-transaction-status", { txId: prepared.body.txId })).body;
       expect(status.transactions[0].hash).to.equal(keccak256(replacement));
@@ -137,7 +167,10 @@ describe("e2e: chaos — faults of public networks between the service and its c
       }
       expect(final.batchStatus).to.equal("success");
       expect(final.transactions[0].hash).to.equal(keccak256(replacement)); // the replacement was mined, not the first
-      const late = await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: [await raise(50n)] });
+      const late = await api.post("/send-transactions", {
+        txId: prepared.body.txId,
+        signedTransactions: [await raise(50n)],
+      });
       expect(late.status, JSON.stringify(late.body)).to.equal(409);
     } finally {
       await world.base.mining.resume();
@@ -156,10 +189,17 @@ describe("e2e: chaos — faults of public networks between the service and its c
   }
 
   it("a paid send whose payment cannot be simulated (every eth_call fails) is a 503, not a refused payment; the same payment goes through once the chain answers", async () => {
-    const prepared = await service.api.post("/x402/token/create", { chainId: "84532", name: "Sim down", symbol: "SIMDN1", agentWallet: world.agentWallet }, { "x-forwarded-for": "10.9.9.10" });
+    const prepared = await service.api.post(
+      "/x402/token/create",
+      { chainId: "84532", name: "Sim down", symbol: "SIMDN1", agentWallet: world.agentWallet },
+      { "x-forwarded-for": "10.9.9.10" },
+    );
     expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
     const txId = prepared.body.txId;
-    const payment = await payWithEthers(world.payer, quoteOf(await service.api.post("/send-transactions", { txId })).accepts[0]);
+    const payment = await payWithEthers(
+      world.payer,
+      quoteOf(await service.api.post("/send-transactions", { txId })).accepts[0],
+    );
     const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, world.base.provider);
     const before = await usdc.balanceOf(world.payer.address);
     proxy.add({ kind: "reset", methods: ["eth_call"] });

@@ -1,6 +1,14 @@
 import { expect } from "chai";
 import type { Wallet } from "ethers";
-import { prepare, send, signTransactions, waitForStatus, type ApiClient as TypedClient, type PrepareRequest, type WaitOptions } from "../../client/index";
+import {
+  prepare,
+  send,
+  signTransactions,
+  waitForStatus,
+  type ApiClient as TypedClient,
+  type PrepareRequest,
+  type WaitOptions,
+} from "../../client/index";
 import { documentedClient } from "../helpers/client";
 import { EventStreamClient } from "../helpers/event-stream";
 import { distinctClient, payRelayedSend } from "../helpers/relayed";
@@ -33,7 +41,9 @@ describe("e2e: the typed client's waitForStatus follows the event stream, and po
 
   before(async () => {
     sandbox = await createOwnSandbox();
-    service = await startTestService(sandbox, { env: { SEND_WAIT_MS: "500", X402_SETTLEMENT_BATCH_MS: "500", EVENT_STREAMS_PER_KEY: "1" } });
+    service = await startTestService(sandbox, {
+      env: { SEND_WAIT_MS: "500", X402_SETTLEMENT_BATCH_MS: "500", EVENT_STREAMS_PER_KEY: "1" },
+    });
     apiKey = (await service.services.apiKeys.create({ email: "waiting@client.test", plan: "Enterprise" })).key;
     for (const account of sandbox.accounts.slice(1, 6)) await service.services.signers.add(account.address, "all-keys");
   });
@@ -56,7 +66,8 @@ describe("e2e: the typed client's waitForStatus follows the event stream, and po
     return { client, answers };
   }
 
-  const statusReads = (watched: WatchedClient) => watched.answers.filter((a) => a.path === "/get-transaction-status").length;
+  const statusReads = (watched: WatchedClient) =>
+    watched.answers.filter((a) => a.path === "/get-transaction-status").length;
   const streams = (watched: WatchedClient) => watched.answers.filter((a) => a.path === "/events").map((a) => a.status);
 
   async function until(label: string, holds: () => boolean, timeoutMs = 20_000): Promise<void> {
@@ -67,7 +78,14 @@ describe("e2e: the typed client's waitForStatus follows the event stream, and po
 
   /** A tokenization on Sepolia, prepared and signed with the key, sent while Sepolia does not mine: its txId, pending. */
   async function pendingWithKey(watched: WatchedClient, issuer: Wallet, symbol: string): Promise<string> {
-    const body = { method: "newTokenization", chainId: "aa36a7", signerAddress: issuer.address, tokenizerEmail: `${symbol.toLowerCase()}@client.test`, name: `Waiting ${symbol}`, tokenSymbol: symbol };
+    const body = {
+      method: "newTokenization",
+      chainId: "aa36a7",
+      signerAddress: issuer.address,
+      tokenizerEmail: `${symbol.toLowerCase()}@client.test`,
+      name: `Waiting ${symbol}`,
+      tokenSymbol: symbol,
+    };
     const prepared = await prepare(watched.client, body as PrepareRequest);
     const signed = await signTransactions(issuer, prepared.transactions);
     await mining("sepolia", false);
@@ -77,8 +95,16 @@ describe("e2e: the typed client's waitForStatus follows the event stream, and po
   }
 
   /** A relayed token creation on Base Sepolia prepared without a key and paid, sent while Base Sepolia does not mine. */
-  async function pendingWithoutKey(symbol: string, owner: Wallet, payer: Wallet): Promise<{ txId: string; streamToken: string }> {
-    const prepared = await service.api.post("/x402/token/create", { chainId: "84532", name: `Agent ${symbol}`, symbol, agentWallet: owner.address }, distinctClient());
+  async function pendingWithoutKey(
+    symbol: string,
+    owner: Wallet,
+    payer: Wallet,
+  ): Promise<{ txId: string; streamToken: string }> {
+    const prepared = await service.api.post(
+      "/x402/token/create",
+      { chainId: "84532", name: `Agent ${symbol}`, symbol, agentWallet: owner.address },
+      distinctClient(),
+    );
     expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
     expect(prepared.body.streamToken).to.be.a("string");
     await mining("baseSepolia", false);
@@ -91,9 +117,17 @@ describe("e2e: the typed client's waitForStatus follows the event stream, and po
    * Starts waiting, runs `whileWaiting` (given whether the wait has ended), checks the wait is still on, then mines the
    * chain and answers the status the wait ended with.
    */
-  async function waitThenMine(watched: WatchedClient, chain: "sepolia" | "baseSepolia", txId: string, options: WaitOptions, whileWaiting: (ended: () => boolean) => Promise<void>) {
+  async function waitThenMine(
+    watched: WatchedClient,
+    chain: "sepolia" | "baseSepolia",
+    txId: string,
+    options: WaitOptions,
+    whileWaiting: (ended: () => boolean) => Promise<void>,
+  ) {
     let ended = false;
-    const waiting = waitForStatus(watched.client, txId, { timeoutMs: 60_000, ...options }).finally(() => (ended = true));
+    const waiting = waitForStatus(watched.client, txId, { timeoutMs: 60_000, ...options }).finally(
+      () => (ended = true),
+    );
     waiting.catch(() => undefined);
     await whileWaiting(() => ended);
     if (ended) await waiting;
@@ -105,7 +139,9 @@ describe("e2e: the typed client's waitForStatus follows the event stream, and po
   it("with the key: the wait follows the stream (polling every ten minutes, it ends within seconds of the block)", async () => {
     const watched = watchedClient(apiKey);
     const txId = await pendingWithKey(watched, sandbox.accounts[1], "WAITK");
-    const status = await waitThenMine(watched, "sepolia", txId, { intervalMs: TEN_MINUTES }, (ended) => until("the stream opened", () => ended() || streams(watched).length === 1));
+    const status = await waitThenMine(watched, "sepolia", txId, { intervalMs: TEN_MINUTES }, (ended) =>
+      until("the stream opened", () => ended() || streams(watched).length === 1),
+    );
     expect(status).to.include({ txId, status: "success" });
     expect(streams(watched)).to.deep.equal([200]);
   });
@@ -113,7 +149,9 @@ describe("e2e: the typed client's waitForStatus follows the event stream, and po
   it("without a key: the prepare's streamToken opens the batch's stream, which the wait follows", async () => {
     const watched = watchedClient();
     const { txId, streamToken } = await pendingWithoutKey("WAITS", sandbox.accounts[2], sandbox.accounts[3]);
-    const status = await waitThenMine(watched, "baseSepolia", txId, { intervalMs: TEN_MINUTES, streamToken }, (ended) => until("the stream opened", () => ended() || streams(watched).length === 1));
+    const status = await waitThenMine(watched, "baseSepolia", txId, { intervalMs: TEN_MINUTES, streamToken }, (ended) =>
+      until("the stream opened", () => ended() || streams(watched).length === 1),
+    );
     expect(status).to.include({ txId, status: "success" });
     expect(streams(watched)).to.deep.equal([200]);
   });
@@ -121,7 +159,9 @@ describe("e2e: the typed client's waitForStatus follows the event stream, and po
   it("without a key or its token the stream is refused (401), and the wait polls", async () => {
     const watched = watchedClient();
     const { txId } = await pendingWithoutKey("WAITP", sandbox.accounts[4], sandbox.accounts[3]);
-    const status = await waitThenMine(watched, "baseSepolia", txId, { intervalMs: 100 }, (ended) => until("three polls", () => ended() || statusReads(watched) >= 3));
+    const status = await waitThenMine(watched, "baseSepolia", txId, { intervalMs: 100 }, (ended) =>
+      until("three polls", () => ended() || statusReads(watched) >= 3),
+    );
     expect(status).to.include({ txId, status: "success" });
     expect(streams(watched)).to.deep.equal([401]);
   });
@@ -132,7 +172,9 @@ describe("e2e: the typed client's waitForStatus follows the event stream, and po
       expect(holder.status).to.equal(200);
       const watched = watchedClient(apiKey);
       const txId = await pendingWithKey(watched, sandbox.accounts[2], "WAITC");
-      const status = await waitThenMine(watched, "sepolia", txId, { intervalMs: 100 }, (ended) => until("three polls", () => ended() || statusReads(watched) >= 3));
+      const status = await waitThenMine(watched, "sepolia", txId, { intervalMs: 100 }, (ended) =>
+        until("three polls", () => ended() || statusReads(watched) >= 3),
+      );
       expect(status).to.include({ txId, status: "success" });
       expect(streams(watched)).to.deep.equal([429]);
     } finally {

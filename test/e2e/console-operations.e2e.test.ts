@@ -55,7 +55,8 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
     await page.locator("#notice.success").waitFor();
   }
 
-  const deliveries = (status?: "failed" | "delivered") => service.services.webhookAdmin.deliveries(endpointId, { limit: 50, status });
+  const deliveries = (status?: "failed" | "delivered") =>
+    service.services.webhookAdmin.deliveries(endpointId, { limit: 50, status });
   async function until<T>(what: string, read: () => Promise<T>, done: (value: T) => boolean): Promise<T> {
     for (let i = 0; i < 150; i++) {
       const value = await read();
@@ -83,7 +84,9 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
     const keyId = key.split("_")[1];
 
     await page.reload();
-    expect(await page.textContent("main")).to.include("tenant@console.test").and.include(keyId);
+    expect(await page.textContent("main"))
+      .to.include("tenant@console.test")
+      .and.include(keyId);
     const signer = Wallet.createRandom().address;
     await page.fill(`#s-${keyId}`, signer);
     await Promise.all([page.waitForEvent("load"), page.getByRole("button", { name: "Whitelist signer" }).click()]);
@@ -118,9 +121,17 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
     const invited = await tenant.post("/create-kyc-link", { email: "ada@investor.test" });
     expect(invited.status, JSON.stringify(invited.body)).to.equal(200);
     investorUrl = invited.body.url;
-    const submitted = await submitThroughLink(service.api, investorUrl, investor, { firstName: "Ada", lastName: "Lovelace", country: "GB" });
+    const submitted = await submitThroughLink(service.api, investorUrl, investor, {
+      firstName: "Ada",
+      lastName: "Lovelace",
+      country: "GB",
+    });
     expect(submitted.status, JSON.stringify(submitted.body)).to.equal(200);
-    const [failed] = await until("the kyc.submitted delivery failed", () => deliveries("failed"), (d) => d.length === 1);
+    const [failed] = await until(
+      "the kyc.submitted delivery failed",
+      () => deliveries("failed"),
+      (d) => d.length === 1,
+    );
     expect(failed.eventType).to.equal("kyc.submitted");
     expect(failed.attempts.map((a) => a.statusCode)).to.deep.equal([500, 500]);
     const firstArrival = receiver.received.filter((r) => r.event?.type === "kyc.submitted");
@@ -131,16 +142,27 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
     await page.getByRole("link", { name: endpointId }).click();
     await page.waitForURL(`${service.url}/console/webhooks/${endpointId}`);
     const row = page.locator("tr", { hasText: "kyc.submitted" }).first();
-    expect(await row.textContent()).to.include("failed").and.include("500");
+    expect(await row.textContent())
+      .to.include("failed")
+      .and.include("500");
     await row.getByRole("button", { name: "Replay" }).click();
     await confirmDialog();
-    await receiver.waitFor("the replayed kyc.submitted", (all) => all.filter((r) => r.event?.type === "kyc.submitted").length === 3);
+    await receiver.waitFor(
+      "the replayed kyc.submitted",
+      (all) => all.filter((r) => r.event?.type === "kyc.submitted").length === 3,
+    );
     const replayed = receiver.received.filter((r) => r.event?.type === "kyc.submitted");
     expect(replayed[2].status).to.equal(200);
     expect(replayed[2].headers["webhook-id"]).to.equal(replayed[0].headers["webhook-id"]); // the same event again
-    await until("the replay delivered", () => deliveries("delivered"), (d) => d.length === 1);
+    await until(
+      "the replay delivered",
+      () => deliveries("delivered"),
+      (d) => d.length === 1,
+    );
     await page.reload();
-    expect(await page.textContent("main")).to.include("(replay)").and.include("delivered");
+    expect(await page.textContent("main"))
+      .to.include("(replay)")
+      .and.include("delivered");
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, "console-webhook");
   });
@@ -148,7 +170,10 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
   it("KYC review: a submission approved with the keyboard alone; the tenant's webhook and the investor's page show it", async () => {
     await page.goto(`${service.url}/console/kyc`);
     const main = (await page.textContent("main"))!;
-    expect(main).to.include("Ada Lovelace").and.include(investor.address).and.include("wants you to sign in with your Ethereum account");
+    expect(main)
+      .to.include("Ada Lovelace")
+      .and.include(investor.address)
+      .and.include("wants you to sign in with your Ethereum account");
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, "console-kyc");
     await page.getByRole("button", { name: "Approve ada@investor.test" }).focus();
@@ -160,11 +185,15 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
     await page.locator("#notice.success").waitFor();
     expect(await page.textContent("#notice")).to.include("ada@investor.test is approved");
 
-    await receiver.waitFor("kyc.approved at the tenant's endpoint", (all) => all.some((r) => r.event?.type === "kyc.approved" && r.status === 200));
+    await receiver.waitFor("kyc.approved at the tenant's endpoint", (all) =>
+      all.some((r) => r.event?.type === "kyc.approved" && r.status === 200),
+    );
     const approved = receiver.received.find((r) => r.event?.type === "kyc.approved")!;
     // The event names the record and its state, never the investor's e-mail, names or wallet (issue 41).
     expect(approved.event.data).to.include({ status: "approved", reviewedBy: "operator" });
-    expect(JSON.stringify(approved.event)).not.to.include(investor.address.slice(2)).and.not.to.include("ada@investor.test");
+    expect(JSON.stringify(approved.event))
+      .not.to.include(investor.address.slice(2))
+      .and.not.to.include("ada@investor.test");
     const investorPage = await context.newPage();
     await investorPage.goto(investorUrl);
     expect(await investorPage.textContent("h1")).to.equal("Your onboarding is approved");
@@ -174,15 +203,22 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
     // The audit names the inviting key and the record, not the investor's e-mail (KYC details stay sealed in the record).
     expect(entry).to.include({ actor: "ops@console.test" });
     expect(entry.target, "the inviting key's id").to.match(/^[0-9a-f]{16}$/);
-    expect(entry.before).to.deep.equal([{ investorId: approved.event.data.investorId, keyId: entry.target, status: "submitted" }]);
+    expect(entry.before).to.deep.equal([
+      { investorId: approved.event.data.investorId, keyId: entry.target, status: "submitted" },
+    ]);
     expect(JSON.stringify(entry)).not.to.include("ada@investor.test").and.not.to.include(investor.address.slice(2));
   });
 
   it("webhooks: the failed deliveries of a time range are replayed at once; disabling an endpoint stops its deliveries", async () => {
     receiver.answer = () => ({ status: 503 });
     const since = new Date(Date.now() - 1000).toISOString();
-    for (const message of ["one", "two"]) expect((await tenant.post(`/webhooks/${endpointId}/test`, { message })).status).to.be.oneOf([200, 202]);
-    await until("both test deliveries failed", () => deliveries("failed"), (d) => d.filter((x) => x.eventType === "webhook.test").length === 2);
+    for (const message of ["one", "two"])
+      expect((await tenant.post(`/webhooks/${endpointId}/test`, { message })).status).to.be.oneOf([200, 202]);
+    await until(
+      "both test deliveries failed",
+      () => deliveries("failed"),
+      (d) => d.filter((x) => x.eventType === "webhook.test").length === 2,
+    );
     receiver.answer = () => ({ status: 200 });
     const before = receiver.delivered().length;
     await page.goto(`${service.url}/console/webhooks/${endpointId}`);
@@ -190,15 +226,24 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
     await page.getByRole("button", { name: "Replay every failed delivery in this range" }).click();
     await confirmDialog();
     await receiver.waitFor("both replays", () => receiver.delivered().length === before + 2);
-    expect(receiver.delivered().slice(-2).map((r) => r.event?.type)).to.deep.equal(["webhook.test", "webhook.test"]);
+    expect(
+      receiver
+        .delivered()
+        .slice(-2)
+        .map((r) => r.event?.type),
+    ).to.deep.equal(["webhook.test", "webhook.test"]);
 
     await page.fill("#reason", "receiver answers with errors all day");
     await page.getByRole("button", { name: "Disable" }).click();
     await confirmDialog();
-    expect(await page.textContent("main")).to.include("disabled by the operator ops@console.test: receiver answers with errors all day");
+    expect(await page.textContent("main")).to.include(
+      "disabled by the operator ops@console.test: receiver answers with errors all day",
+    );
     const listed = await tenant.get("/webhooks");
     expect(listed.body.webhooks[0].disabledAt).to.be.a("string");
-    expect((await service.services.auditLog.list({ limit: 3, target: endpointId })).map((e) => e.action)).to.deep.equal(["webhook.disable", "webhook.replay-failed", "webhook.replay"]);
+    expect((await service.services.auditLog.list({ limit: 3, target: endpointId })).map((e) => e.action)).to.deep.equal(
+      ["webhook.disable", "webhook.replay-failed", "webhook.replay"],
+    );
   });
 
   it("a viewer reads every page but sees no action; the audit log, account and sign-in pages, and the skip link", async () => {
@@ -213,12 +258,18 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
 
     await page.goto(`${service.url}/console/audit`);
     const audit = (await page.textContent("main"))!;
-    expect(audit).to.include("keys.create").and.include("webhook.replay").and.include("kyc.approve").and.include("admin tool");
+    expect(audit)
+      .to.include("keys.create")
+      .and.include("webhook.replay")
+      .and.include("kyc.approve")
+      .and.include("admin tool");
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, "console-audit");
     // The skip link is the first stop of the keyboard and moves it to the page's content.
     await page.keyboard.press("Tab");
-    expect(await page.evaluate("document.activeElement && document.activeElement.textContent")).to.equal("Skip to content");
+    expect(await page.evaluate("document.activeElement && document.activeElement.textContent")).to.equal(
+      "Skip to content",
+    );
     await page.keyboard.press("Enter");
     expect(await page.evaluate("document.activeElement && document.activeElement.id")).to.equal("main");
 

@@ -76,7 +76,10 @@ describe("e2e (browser): the console's transactions, payments and overview", fun
     const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, provider);
     const relayer = sandbox.accounts[RELAYER_INDEX].address;
     const txId = await prepareRelayedToken(service.api, "CNSL", sandbox.accounts[6].address);
-    const before = { paid: await usdc.balanceOf(payer.address), nonce: await provider.getTransactionCount(relayer, "latest") };
+    const before = {
+      paid: await usdc.balanceOf(payer.address),
+      nonce: await provider.getTransactionCount(relayer, "latest"),
+    };
     await mining(false);
     const sent = await payRelayedSend(service.api, txId, payer);
     expect(sent.status, JSON.stringify(sent.body)).to.equal(202);
@@ -86,7 +89,10 @@ describe("e2e (browser): the console's transactions, payments and overview", fun
     await page.goto(`${service.url}/console/transactions`);
     await page.fill("#q", hash);
     await Promise.all([page.waitForURL(`${service.url}/console/transactions/${txId}`), page.press("#q", "Enter")]);
-    expect(await page.textContent("main")).to.include(hash).and.include("agentCreateToken").and.include("service-relayed");
+    expect(await page.textContent("main"))
+      .to.include(hash)
+      .and.include("agentCreateToken")
+      .and.include("service-relayed");
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, "console-transaction");
 
@@ -96,7 +102,9 @@ describe("e2e (browser): the console's transactions, payments and overview", fun
     const replaced = (await service.api.get("/get-transaction-status", { txId })).body;
     expect(replaced.txHash).to.not.equal(hash);
     expect(replaced.transactions[0].replacedHashes).to.deep.equal([hash]);
-    expect(await page.textContent("main")).to.include(replaced.txHash).and.include("operator: transaction.replace");
+    expect(await page.textContent("main"))
+      .to.include(replaced.txHash)
+      .and.include("operator: transaction.replace");
 
     await actAndConfirm("Cancel");
     const cancelHash: string = (await service.api.get("/get-transaction-status", { txId })).body.txHash;
@@ -119,7 +127,10 @@ describe("e2e (browser): the console's transactions, payments and overview", fun
 
     await page.reload();
     const main = (await page.textContent("main"))!;
-    expect(main).to.include("operator: transaction.cancel").and.include("cancelled by the operator").and.include("payment.released");
+    expect(main)
+      .to.include("operator: transaction.cancel")
+      .and.include("cancelled by the operator")
+      .and.include("payment.released");
     expect(await page.getByRole("button", { name: "Cancel" }).count()).to.equal(0); // nothing left to act on
     const audit = await service.services.auditLog.list({ limit: 10, target: txId });
     expect(audit.map((e) => `${e.actor} ${e.action}`)).to.deep.equal([
@@ -132,33 +143,51 @@ describe("e2e (browser): the console's transactions, payments and overview", fun
   it("payments: paid faucet claims settled in one Multicall3 transaction each show the others; totals per day and operation", async () => {
     const payer = sandbox.accounts[5];
     const recipients = [1, 2, 3].map(() => Wallet.createRandom().address);
-    const claim = (recipient: string, headers: Record<string, string> = {}) => service.api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID(), ...headers });
+    const claim = (recipient: string, headers: Record<string, string> = {}) =>
+      service.api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID(), ...headers });
     const quote = quoteOf(await claim(recipients[0])).accepts[0];
     await mining(false);
-    const claims = await Promise.all(recipients.map(async (r, i) => claim(r, { "X-PAYMENT": await payWithEthers(payer, quote), "x-forwarded-for": `10.39.0.${i + 1}` })));
+    const claims = await Promise.all(
+      recipients.map(async (r, i) =>
+        claim(r, { "X-PAYMENT": await payWithEthers(payer, quote), "x-forwarded-for": `10.39.0.${i + 1}` }),
+      ),
+    );
     for (const c of claims) expect(c.status, JSON.stringify(c.body)).to.equal(202);
     let settling: any[] = [];
     for (let i = 0; i < 100 && !(settling.length === 3 && settling.every((p) => p.settlementTransaction)); i++) {
       await new Promise((r) => setTimeout(r, 100));
-      settling = await Promise.all(claims.map(async (c) => (await service.api.get("/get-transaction-status", { txId: c.body.txId })).body.payments[0]));
+      settling = await Promise.all(
+        claims.map(
+          async (c) => (await service.api.get("/get-transaction-status", { txId: c.body.txId })).body.payments[0],
+        ),
+      );
     }
     await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
     await mining(true);
     const shared = settling.map((p) => p.settlementTransaction as string).find((h, i, all) => all.indexOf(h) !== i)!;
     expect(shared, JSON.stringify(settling)).to.be.a("string");
     for (let i = 0; i < 100; i++) {
-      const [row] = await service.services.paymentSearch.page({ settlementTransaction: shared, status: "settled", limit: 5 });
+      const [row] = await service.services.paymentSearch.page({
+        settlementTransaction: shared,
+        status: "settled",
+        limit: 5,
+      });
       if (row) break;
       await new Promise((r) => setTimeout(r, 200));
     }
 
     await page.goto(`${service.url}/console/payments?status=settled`);
-    expect(await page.textContent("main")).to.include(shared).and.include("faucetBkn");
+    expect(await page.textContent("main"))
+      .to.include(shared)
+      .and.include("faucetBkn");
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, "console-payments");
     const mates = await service.services.paymentSearch.page({ settlementTransaction: shared, limit: 5 });
     expect(mates.length).to.be.greaterThan(1);
-    await page.getByRole("link", { name: `${mates[0].id.slice(0, 8)}…` }).first().click();
+    await page
+      .getByRole("link", { name: `${mates[0].id.slice(0, 8)}…` })
+      .first()
+      .click();
     await page.waitForURL(`${service.url}/console/payments/${mates[0].id}`);
     const mateTable = page.getByRole("region", { name: "Payments settled by the same transaction" });
     expect(await mateTable.locator("tbody tr").count()).to.equal(mates.length - 1);
@@ -166,27 +195,39 @@ describe("e2e (browser): the console's transactions, payments and overview", fun
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, "console-payment");
 
-    const totals = await page.getByRole("region", { name: "Totals per day and operation (settled payments)" }).textContent().catch(() => null);
+    const totals = await page
+      .getByRole("region", { name: "Totals per day and operation (settled payments)" })
+      .textContent()
+      .catch(() => null);
     expect(totals).to.equal(null); // the totals are on the list page
     await page.goto(`${service.url}/console/payments`);
-    const sums = (await page.getByRole("region", { name: "Totals per day and operation (settled payments)" }).textContent())!;
+    const sums = (await page
+      .getByRole("region", { name: "Totals per day and operation (settled payments)" })
+      .textContent())!;
     expect(sums).to.include("faucetBkn").and.include(new Date().toISOString().slice(0, 10));
   });
 
   it("overview: chains with their head and RPC URL in use, the relayer and settlement wallets, queues and charts from the service's own data", async () => {
     await page.goto(`${service.url}/console`);
     const main = (await page.textContent("main"))!;
-    expect(main).to.include("Base Sepolia").and.include("Head block").and.include(sandbox.accounts[RELAYER_INDEX].address);
+    expect(main)
+      .to.include("Base Sepolia")
+      .and.include("Head block")
+      .and.include(sandbox.accounts[RELAYER_INDEX].address);
     expect(await page.getByRole("region", { name: "RPC URLs of chain 84532" }).textContent()).to.include("yes");
     const wallets = (await page.getByRole("region", { name: "The service's wallets" }).textContent())!;
     expect(wallets).to.include("relayer").and.include("settlement");
     // The charts describe what happened: the batches of this test ended within the hour.
     const ops = (await page.locator("#hour-ops-desc").textContent())!;
-    expect(ops).to.match(/succeeded: [1-9]\d*/).and.match(/rejected: [1-9]\d*/);
+    expect(ops)
+      .to.match(/succeeded: [1-9]\d*/)
+      .and.match(/rejected: [1-9]\d*/);
     expect(await page.locator("#hour-payments-desc").textContent()).to.match(/settled: [1-9]\d*/);
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, "console-overview");
-    const json = await fetch(`${service.url}/console/api/overview`, { headers: { cookie: (await context.cookies()).map((c) => `${c.name}=${c.value}`).join("; ") } });
+    const json = await fetch(`${service.url}/console/api/overview`, {
+      headers: { cookie: (await context.cookies()).map((c) => `${c.name}=${c.value}`).join("; ") },
+    });
     expect(json.status).to.equal(200);
     const body = (await json.json()) as any;
     expect(body.lastHour).to.have.length(60);

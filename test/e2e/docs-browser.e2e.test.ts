@@ -34,7 +34,10 @@ describe("e2e (browser): the API reference page at /docs", function () {
     const page = await fetch(`${service.url}/docs`);
     expect(page.status).to.equal(200);
     expect(page.headers.get("content-type")).to.match(/^text\/html/);
-    expect(page.headers.get("content-security-policy")).to.include("default-src 'none'").and.include("script-src 'self'").and.include("connect-src 'self'");
+    expect(page.headers.get("content-security-policy"))
+      .to.include("default-src 'none'")
+      .and.include("script-src 'self'")
+      .and.include("connect-src 'self'");
     const html = await page.text();
     for (const asset of ["swagger-ui.css", "swagger-ui-bundle.js", "docs.js"]) {
       expect(html).to.include(`/docs/assets/${asset}`);
@@ -67,7 +70,9 @@ describe("e2e (browser): the API reference page at /docs", function () {
     // The catalogue of error codes, a table in the document's description, is on the page.
     const codes = page.locator(".info table").filter({ hasText: "METHOD_NOT_ALLOWED" });
     expect(await codes.locator("tbody tr").count()).to.equal(ERROR_CODE_LIST.length);
-    expect(await codes.textContent()).to.include("CHAIN_UNAVAILABLE").and.include("Retry-After");
+    expect(await codes.textContent())
+      .to.include("CHAIN_UNAVAILABLE")
+      .and.include("Retry-After");
     expect(await operation.locator(".opblock-summary-path").first().textContent()).to.include("/prepare-transactions");
     await operation.locator(".opblock-summary").first().click();
     await operation.locator(".opblock-section-request-body").waitFor({ timeout: 30_000 });

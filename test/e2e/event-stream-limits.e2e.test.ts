@@ -23,15 +23,26 @@ describe("e2e: event streams cannot be exhausted (500 streams, keyless proof, on
   const PER_CLIENT = 20;
 
   const newKey = async (name: string) => {
-    const { key, record } = await service.services.apiKeys.create({ email: `${name}@streams.test`, plan: "Enterprise" });
+    const { key, record } = await service.services.apiKeys.create({
+      email: `${name}@streams.test`,
+      plan: "Enterprise",
+    });
     return { key, id: record.id };
   };
   /** Opens `n` streams with `headersOf(i)`, a few dozen at a time; answers the statuses. */
-  const openMany = async (n: number, headersOf: (i: number) => Record<string, string>, query: Record<string, string> = {}) => {
+  const openMany = async (
+    n: number,
+    headersOf: (i: number) => Record<string, string>,
+    query: Record<string, string> = {},
+  ) => {
     const statuses: number[] = [];
     const refused: EventStreamClient[] = [];
     for (let start = 0; start < n; start += 50) {
-      const batch = await Promise.all(Array.from({ length: Math.min(50, n - start) }, (_, i) => EventStreamClient.open(service.url, query, headersOf(start + i))));
+      const batch = await Promise.all(
+        Array.from({ length: Math.min(50, n - start) }, (_, i) =>
+          EventStreamClient.open(service.url, query, headersOf(start + i)),
+        ),
+      );
       for (const s of batch) {
         statuses.push(s.status);
         if (s.status === 200) opened.push(s);
@@ -49,7 +60,9 @@ describe("e2e: event streams cannot be exhausted (500 streams, keyless proof, on
   };
 
   before(async () => {
-    service = await startTestService(await getSandbox(), { env: { EVENT_STREAMS_PER_KEY: String(PER_KEY), EVENT_STREAMS_PER_CLIENT: String(PER_CLIENT) } });
+    service = await startTestService(await getSandbox(), {
+      env: { EVENT_STREAMS_PER_KEY: String(PER_KEY), EVENT_STREAMS_PER_CLIENT: String(PER_CLIENT) },
+    });
   });
   afterEach(closeAll);
   after(async () => {
@@ -67,7 +80,8 @@ describe("e2e: event streams cannot be exhausted (500 streams, keyless proof, on
     expect(service.services.eventStreams.size).to.equal(PER_KEY);
     opened.pop()!.close();
     const deadline = Date.now() + 10_000;
-    while (service.services.eventStreams.size >= PER_KEY && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+    while (service.services.eventStreams.size >= PER_KEY && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 50));
     const again = await EventStreamClient.open(service.url, {}, { "x-api-key": key, ...distinctClient() });
     expect(again.status).to.equal(200);
     opened.push(again);
@@ -84,7 +98,16 @@ describe("e2e: event streams cannot be exhausted (500 streams, keyless proof, on
   });
 
   it("without a key a stream needs the batch's streamToken: the txId of a free relayed prepare alone opens nothing, and 500 tries from one address hold at most the per-address limit", async () => {
-    const prepared = await service.api.post("/x402/token/create", { chainId: "84532", name: "Streamed", symbol: `S${randomBytes(2).toString("hex").toUpperCase()}`, agentWallet: Wallet.createRandom().address }, distinctClient());
+    const prepared = await service.api.post(
+      "/x402/token/create",
+      {
+        chainId: "84532",
+        name: "Streamed",
+        symbol: `S${randomBytes(2).toString("hex").toUpperCase()}`,
+        agentWallet: Wallet.createRandom().address,
+      },
+      distinctClient(),
+    );
     expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
     const { txId, streamToken } = prepared.body as { txId: string; streamToken: string };
     const bare = await EventStreamClient.open(service.url, { txId });
@@ -101,22 +124,39 @@ describe("e2e: event streams cannot be exhausted (500 streams, keyless proof, on
   it("one read of the outbox per new event serves every stream: 100 streams of five keys, an event of one key reaches its 20 streams only, after at most two reads", async () => {
     const keys = await Promise.all(Array.from({ length: 5 }, (_, i) => newKey(`fanout-${i}`)));
     const addresses = Array.from({ length: 5 }, () => distinctClient());
-    const { statuses } = await openMany(100, (i) => ({ "x-api-key": keys[i % 5].key, ...addresses[Math.floor(i / 20)] }));
-    expect(statuses.every((s) => s === 200), statuses.join()).to.equal(true);
+    const { statuses } = await openMany(100, (i) => ({
+      "x-api-key": keys[i % 5].key,
+      ...addresses[Math.floor(i / 20)],
+    }));
+    expect(
+      statuses.every((s) => s === 200),
+      statuses.join(),
+    ).to.equal(true);
     // Count the statements that read events after a position, from the moment the event is committed.
     const db = service.services.db as Db & { query: Db["query"] };
     const original = db.query.bind(db);
     let reads = 0;
-    db.query = ((sql: string, params?: unknown[]) => {
+    db.query = (sql: string, params?: unknown[]) => {
       if (/FROM events\s+WHERE position >/.test(sql)) reads++;
       return original(sql, params as never);
-    });
+    };
     try {
       const marker = randomBytes(6).toString("hex");
-      await db.transaction((q) => emitEvent(q, { type: "kyc.submitted", apiKeyId: keys[0].id, orderingKey: `kyc:${marker}`, data: { investorId: marker } }));
+      await db.transaction((q) =>
+        emitEvent(q, {
+          type: "kyc.submitted",
+          apiKeyId: keys[0].id,
+          orderingKey: `kyc:${marker}`,
+          data: { investorId: marker },
+        }),
+      );
       const mine = opened.filter((_, i) => i % 5 === 0);
       const others = opened.filter((_, i) => i % 5 !== 0);
-      await Promise.all(mine.map((s) => s.waitFor("the key's event", (events) => events.some((e) => e.data.data?.investorId === marker), 10_000)));
+      await Promise.all(
+        mine.map((s) =>
+          s.waitFor("the key's event", (events) => events.some((e) => e.data.data?.investorId === marker), 10_000),
+        ),
+      );
       await new Promise((r) => setTimeout(r, 300));
       expect(reads, "reads of the outbox for 100 streams").to.be.at.most(2);
       for (const s of others) expect(s.events, "another key's stream hears nothing of it").to.deep.equal([]);

@@ -45,7 +45,10 @@ describe("e2e: webhook deliveries survive kill -9", function () {
 
     receiver = await WebhookReceiver.start();
     receiver.answer = () => ({ status: 500, body: "down" });
-    const env = testEnv(sandbox, dataDir, { WEBHOOK_RETRY_SCHEDULE: "300ms,600ms,1s,1s,2s,2s,2s,2s,2s,2s,2s,2s", WEBHOOK_DISABLE_AFTER: "1h" });
+    const env = testEnv(sandbox, dataDir, {
+      WEBHOOK_RETRY_SCHEDULE: "300ms,600ms,1s,1s,2s,2s,2s,2s,2s,2s,2s,2s",
+      WEBHOOK_DISABLE_AFTER: "1h",
+    });
     const first = await startServiceProcess(env);
     children.push(first.child);
     const api = first.api.withKey(key);
@@ -53,10 +56,20 @@ describe("e2e: webhook deliveries survive kill -9", function () {
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
     const secret: string = created.body.secret;
 
-    const run = Math.random().toString(36).slice(2, 5).toUpperCase().replace(/[^A-Z0-9]/g, "K");
+    const run = Math.random()
+      .toString(36)
+      .slice(2, 5)
+      .toUpperCase()
+      .replace(/[^A-Z0-9]/g, "K");
     const txIds: string[] = [];
     for (let i = 0; i < 3; i++) {
-      const done = await execute(api, issuer, { method: "newTokenization", chainId: "aa36a7", tokenizerEmail: `k-${run.toLowerCase()}@recovery.test`, name: "Kill", tokenSymbol: `K${run}${i}` });
+      const done = await execute(api, issuer, {
+        method: "newTokenization",
+        chainId: "aa36a7",
+        tokenizerEmail: `k-${run.toLowerCase()}@recovery.test`,
+        name: "Kill",
+        tokenSymbol: `K${run}${i}`,
+      });
       txIds.push(done.prepared.txId);
     }
     // The receiver is failing them: some attempted, retries pending.
@@ -69,9 +82,13 @@ describe("e2e: webhook deliveries survive kill -9", function () {
       "SELECT position::text AS position, type, tx_id FROM events WHERE api_key_id = $1 AND endpoint_id IS NULL ORDER BY events.position",
       [record.id],
     );
-    const owed = await db.query<{ n: number }>("SELECT count(*)::int AS n FROM webhook_deliveries WHERE status IN ('pending', 'delivering')");
+    const owed = await db.query<{ n: number }>(
+      "SELECT count(*)::int AS n FROM webhook_deliveries WHERE status IN ('pending', 'delivering')",
+    );
     await db.close();
-    expect(events.map((e) => e.type)).to.deep.equal(txIds.flatMap(() => ["transaction.broadcast", "transaction.confirmed", "batch.completed", "token.created"]));
+    expect(events.map((e) => e.type)).to.deep.equal(
+      txIds.flatMap(() => ["transaction.broadcast", "transaction.confirmed", "batch.completed", "token.created"]),
+    );
     expect(owed[0].n, "deliveries pending at the kill").to.be.greaterThan(0);
     const deliveredBeforeKill = receiver.delivered().length;
     expect(deliveredBeforeKill).to.equal(0);
@@ -80,13 +97,19 @@ describe("e2e: webhook deliveries survive kill -9", function () {
     const second = await startServiceProcess(env);
     children.push(second.child);
     const ids = events.map((e) => e.position);
-    await receiver.waitFor("every event after the restart", (r) => ids.every((id) => r.some((x) => x.status === 200 && x.headers["webhook-id"] === id)), 60_000);
+    await receiver.waitFor(
+      "every event after the restart",
+      (r) => ids.every((id) => r.some((x) => x.status === 200 && x.headers["webhook-id"] === id)),
+      60_000,
+    );
 
     const delivered = receiver.delivered();
     for (const r of delivered) verifyWith(secret, r);
     // Per txId, the first successful delivery of each event came in the order the events were committed.
     for (const txId of txIds) {
-      const firsts = events.filter((e) => e.tx_id === txId).map((e) => delivered.findIndex((r) => r.headers["webhook-id"] === e.position));
+      const firsts = events
+        .filter((e) => e.tx_id === txId)
+        .map((e) => delivered.findIndex((r) => r.headers["webhook-id"] === e.position));
       expect(firsts, txId).to.deep.equal([...firsts].sort((a, b) => a - b));
     }
     const listed = (await second.api.withKey(key).get(`/webhooks/${created.body.id}`)).body;

@@ -24,7 +24,11 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
   this.timeout(300_000);
   const SEPOLIA = 11155111;
   const chainId = "aa36a7";
-  const run = Math.random().toString(36).slice(2, 5).toUpperCase().replace(/[^A-Z0-9]/g, "E");
+  const run = Math.random()
+    .toString(36)
+    .slice(2, 5)
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, "E");
   let sandbox: Sandbox;
   let service: TestService;
   let api: ApiClient;
@@ -40,7 +44,11 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
   };
   const request = (method: string, path: string, body?: unknown, client = keyed) => client.request(method, path, body);
   /** A stream with the test key, or without any key (`key` null). */
-  const openStream = async (query: Record<string, string | undefined>, headers: Record<string, string> = {}, key: string | null = keyed.apiKey!) => {
+  const openStream = async (
+    query: Record<string, string | undefined>,
+    headers: Record<string, string> = {},
+    key: string | null = keyed.apiKey!,
+  ) => {
     const s = await EventStreamClient.open(service.url, query, key ? { "x-api-key": key, ...headers } : headers);
     streams.push(s);
     return s;
@@ -60,7 +68,10 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
     });
     api = service.api;
     issuer = sandbox.accounts[1];
-    const { key, record } = await service.services.apiKeys.create({ email: `events-${run}@e2e.test`, plan: "Enterprise" });
+    const { key, record } = await service.services.apiKeys.create({
+      email: `events-${run}@e2e.test`,
+      plan: "Enterprise",
+    });
     keyId = record.id;
     keyed = api.withKey(key);
     await service.services.signers.add(issuer.address, "all-keys");
@@ -72,7 +83,10 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
   });
 
   /** Registers `path` of the receiver as an endpoint; returns it with its secret. */
-  async function register(body: Record<string, unknown>, client = keyed): Promise<{ id: string; secret: string; url: string }> {
+  async function register(
+    body: Record<string, unknown>,
+    client = keyed,
+  ): Promise<{ id: string; secret: string; url: string }> {
     const created = ok(await request("POST", "/webhooks", body, client), 201);
     expect(created.secret).to.match(/^whsec_[A-Za-z0-9+/=]{40,}$/);
     return { id: created.id, secret: created.secret, url: created.url };
@@ -80,13 +94,16 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
 
   /** Every delivery to `url` verified with `secret` (standardwebhooks) and parsed with the documented Event schema. */
   function verified(url: string, secret: string): any[] {
-    return receiver.delivered().filter((r) => r.event && urlOf(r) === url).map((r) => {
-      verifyWith(secret, r);
-      expect(r.headers["webhook-id"]).to.equal(r.event.id);
-      const parsed = Event.safeParse(r.event);
-      expect(parsed.success, `${r.event.type}: ${JSON.stringify(parsed.error?.issues?.slice(0, 3))}`).to.equal(true);
-      return r.event;
-    });
+    return receiver
+      .delivered()
+      .filter((r) => r.event && urlOf(r) === url)
+      .map((r) => {
+        verifyWith(secret, r);
+        expect(r.headers["webhook-id"]).to.equal(r.event.id);
+        const parsed = Event.safeParse(r.event);
+        expect(parsed.success, `${r.event.type}: ${JSON.stringify(parsed.error?.issues?.slice(0, 3))}`).to.equal(true);
+        return r.event;
+      });
   }
   const urlOf = (r: Received) => `${receiver.url}${r.path === "/" ? "" : r.path}`;
 
@@ -97,7 +114,13 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
 
       // 1. A client-signed batch under the key: newTokenization.
       const symbol = `E${run}`;
-      const tokenized = await execute(keyed, issuer, { method: "newTokenization", chainId, tokenizerEmail: `issuer-${run.toLowerCase()}@events.test`, name: "Events Fund", tokenSymbol: symbol });
+      const tokenized = await execute(keyed, issuer, {
+        method: "newTokenization",
+        chainId,
+        tokenizerEmail: `issuer-${run.toLowerCase()}@events.test`,
+        name: "Events Fund",
+        tokenSymbol: symbol,
+      });
       const tokenTx = tokenized.prepared.txId;
 
       // 2. An x402-paid relayed call (no key): its preparer registers a webhook for its txId before paying the send.
@@ -125,8 +148,14 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       };
       const keyOf = (e: any) => e.txId ?? `kyc:${e.data.investorId}`;
       const total = Object.values(expected).reduce((n, list) => n + list.length, 0) + 3; // + the compliance grant's three
-      await receiver.waitFor("the key's events", (r) => r.filter((x) => urlOf(x) === keyUrl && x.status === 200).length >= total);
-      await receiver.waitFor("the relayed txId's events", (r) => r.filter((x) => urlOf(x) === txUrl && x.status === 200).length >= 4);
+      await receiver.waitFor(
+        "the key's events",
+        (r) => r.filter((x) => urlOf(x) === keyUrl && x.status === 200).length >= total,
+      );
+      await receiver.waitFor(
+        "the relayed txId's events",
+        (r) => r.filter((x) => urlOf(x) === txUrl && x.status === 200).length >= 4,
+      );
       await new Promise((r) => setTimeout(r, 500)); // anything extra would arrive now
 
       const keyEvents = verified(keyUrl, keyEndpoint.secret);
@@ -135,11 +164,16 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       for (const [k, types] of Object.entries(expected)) expect(byKey.get(k), k).to.deep.equal(types);
       // The compliance grant (a RAMS call with no mandate event) and nothing else.
       const others = [...byKey.entries()].filter(([k]) => !(k in expected));
-      expect(others.map(([, types]) => types)).to.deep.equal([["transaction.broadcast", "transaction.confirmed", "batch.completed"]]);
+      expect(others.map(([, types]) => types)).to.deep.equal([
+        ["transaction.broadcast", "transaction.confirmed", "batch.completed"],
+      ]);
       expect(keyEvents).to.have.length(total);
       expect(new Set(keyEvents.map((e) => e.id)).size, "each event once").to.equal(keyEvents.length);
       // Ids grow in commit order, so per txId in order means increasing ids too.
-      for (const list of groupBy(keyEvents, keyOf).values()) expect(list.map((e) => BigInt(e.id))).to.deep.equal(list.map((e) => BigInt(e.id)).sort((a, b) => (a < b ? -1 : 1)));
+      for (const list of groupBy(keyEvents, keyOf).values())
+        expect(list.map((e) => BigInt(e.id))).to.deep.equal(
+          list.map((e) => BigInt(e.id)).sort((a, b) => (a < b ? -1 : 1)),
+        );
       // Nothing of the keyless batch went to the key.
       expect(keyEvents.filter((e) => e.txId === relayedTx)).to.deep.equal([]);
 
@@ -156,22 +190,49 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       expect(broadcast.data.transaction).to.include({ status: "pending", blockNumber: null, hash: status.txHash });
       const approved = keyEvents.find((e) => e.type === "kyc.approved");
       // Identifiers and the onboarding's state only: never the investor's e-mail, names, country or wallet (issue 41).
-      expect(approved.data).to.include({ investorId: kycRecord.id, status: "approved", needKyc: true, reviewedBy: "operator" });
-      expect(Object.keys(approved.data).sort()).to.deep.equal(["investorId", "needKyc", "reviewedAt", "reviewedBy", "status", "submittedAt"]);
-      expect(JSON.stringify(keyEvents.filter((e) => e.type.startsWith("kyc.")))).not.to.include(email).and.not.to.include(investor.address.slice(2));
+      expect(approved.data).to.include({
+        investorId: kycRecord.id,
+        status: "approved",
+        needKyc: true,
+        reviewedBy: "operator",
+      });
+      expect(Object.keys(approved.data).sort()).to.deep.equal([
+        "investorId",
+        "needKyc",
+        "reviewedAt",
+        "reviewedBy",
+        "status",
+        "submittedAt",
+      ]);
+      expect(JSON.stringify(keyEvents.filter((e) => e.type.startsWith("kyc."))))
+        .not.to.include(email)
+        .and.not.to.include(investor.address.slice(2));
       const executed = keyEvents.find((e) => e.type === "mandate.executed");
-      expect(executed.data).to.include({ agent: agent.address, principal: principal.address, amount: "40000000", cumulativeUsed: "40000000", chainId: SEPOLIA });
+      expect(executed.data).to.include({
+        agent: agent.address,
+        principal: principal.address,
+        amount: "40000000",
+        cumulativeUsed: "40000000",
+        chainId: SEPOLIA,
+      });
       const granted = keyEvents.find((e) => e.type === "mandate.granted");
       expect(granted.data.actions).to.deep.equal(["0x23b872dd" + "0".repeat(56)]);
 
       // The keyless endpoint: exactly its batch's public events, with the settled payment last.
       const txEvents = verified(txUrl, txEndpoint.secret);
-      expect(txEvents.map((e) => e.type)).to.deep.equal(["transaction.broadcast", "transaction.confirmed", "batch.completed", "payment.settled"]);
+      expect(txEvents.map((e) => e.type)).to.deep.equal([
+        "transaction.broadcast",
+        "transaction.confirmed",
+        "batch.completed",
+        "payment.settled",
+      ]);
       expect(txEvents.every((e) => e.txId === relayedTx)).to.equal(true);
       const relayedStatus = ok(await api.get("/get-transaction-status", { txId: relayedTx }));
       expect(txEvents[2].data.outcome).to.deep.equal(relayedStatus.outcome); // the outcome the method recorded, in the same transaction
       expect(txEvents[3].data.payment).to.deep.equal(relayedStatus.payments.find((p: any) => p.step === "send"));
-      expect(txEvents[3].hash).to.equal(relayedStatus.payments.find((p: any) => p.step === "send").settlementTransaction);
+      expect(txEvents[3].hash).to.equal(
+        relayedStatus.payments.find((p: any) => p.step === "send").settlementTransaction,
+      );
       expect(receiver.overlaps).to.deep.equal([]);
     });
   });
@@ -180,13 +241,18 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
   async function mandateFlow() {
     const provider = providerFor(sandbox.sepolia);
     const contracts = sandbox.deployments[SEPOLIA].contracts;
-    const [principal, agent] = [new Wallet(Wallet.createRandom().privateKey, provider), new Wallet(Wallet.createRandom().privateKey, provider)];
+    const [principal, agent] = [
+      new Wallet(Wallet.createRandom().privateKey, provider),
+      new Wallet(Wallet.createRandom().privateKey, provider),
+    ];
     for (const w of [principal, agent]) {
       await provider.send("hardhat_setBalance", [w.address, "0x56BC75E2D63100000"]);
       await service.services.signers.add(w.address, "all-keys");
     }
     const funder = sandbox.accounts[2].connect(provider);
-    await (await USDC__factory.connect(contracts.USDC, funder).transfer(principal.address, parseUnits("100", 6))).wait();
+    await (
+      await USDC__factory.connect(contracts.USDC, funder).transfer(principal.address, parseUnits("100", 6))
+    ).wait();
     const complianceOwner = sandbox.accounts[RAMS_COMPLIANCE_OWNER_INDEX];
     await service.services.signers.add(complianceOwner.address, "all-keys");
     const setup = await setupExecutor({
@@ -199,9 +265,21 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       asset: contracts.USDC,
       keys: { admin: sandbox.accounts[0], principal },
     });
-    await runAdminCommand(service.services, { command: "rams.executors.record", chainId: SEPOLIA, executor: setup.executor, registry: setup.registry, principal: setup.principal, owner: setup.owner });
+    await runAdminCommand(service.services, {
+      command: "rams.executors.record",
+      chainId: SEPOLIA,
+      executor: setup.executor,
+      registry: setup.registry,
+      principal: setup.principal,
+      owner: setup.owner,
+    });
     const identityRef = keccakId(`events:${run}`);
-    await execute(keyed, complianceOwner, { method: "ramsGrantPrincipal", chainId, principal: principal.address, identityRef });
+    await execute(keyed, complianceOwner, {
+      method: "ramsGrantPrincipal",
+      chainId,
+      principal: principal.address,
+      identityRef,
+    });
     const validUntil = String((await provider.getBlock("latest"))!.timestamp + 86_400);
     const grant = await execute(keyed, principal, {
       method: "ramsGrantMandate",
@@ -215,7 +293,14 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       maxCumulativeValue: "100000000",
       actions: ["0x23b872dd"],
     });
-    const executed = await execute(keyed, agent, { method: "ramsExecute", chainId, asset: contracts.USDC, from: principal.address, to: sandbox.accounts[4].address, amount: "40000000" });
+    const executed = await execute(keyed, agent, {
+      method: "ramsExecute",
+      chainId,
+      asset: contracts.USDC,
+      from: principal.address,
+      to: sandbox.accounts[4].address,
+      amount: "40000000",
+    });
     provider.destroy();
     return { grantTx: grant.prepared.txId, executeTx: executed.prepared.txId, principal, agent };
   }
@@ -226,7 +311,18 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       expect(first.status).to.equal(200);
       expect(first.headers["content-type"]).to.match(/^text\/event-stream/);
       const writes: string[] = [];
-      const write = async (i: number) => writes.push((await execute(keyed, issuer, { method: "newTokenization", chainId, tokenizerEmail: `sse-${run.toLowerCase()}@events.test`, name: "SSE", tokenSymbol: `S${run}${i}` })).prepared.txId);
+      const write = async (i: number) =>
+        writes.push(
+          (
+            await execute(keyed, issuer, {
+              method: "newTokenization",
+              chainId,
+              tokenizerEmail: `sse-${run.toLowerCase()}@events.test`,
+              name: "SSE",
+              tokenSymbol: `S${run}${i}`,
+            })
+          ).prepared.txId,
+        );
       await write(0);
       await first.waitFor("the first write's events", (e) => e.filter((x) => x.data.txId === writes[0]).length === 4);
       first.close();
@@ -235,19 +331,28 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       await write(1);
       await write(2);
       const resumed = await openStream({}, { "Last-Event-ID": lastSeen });
-      await resumed.waitFor("the writes made while away", (e) => writes.slice(1).every((t) => e.filter((x) => x.data.txId === t).length === 4));
+      await resumed.waitFor("the writes made while away", (e) =>
+        writes.slice(1).every((t) => e.filter((x) => x.data.txId === t).length === 4),
+      );
       await write(3);
-      await resumed.waitFor("a write made after resuming", (e) => e.filter((x) => x.data.txId === writes[3]).length === 4);
+      await resumed.waitFor(
+        "a write made after resuming",
+        (e) => e.filter((x) => x.data.txId === writes[3]).length === 4,
+      );
 
       const seen = [...first.events, ...resumed.events];
       const ids = seen.map((e) => BigInt(e.id));
-      expect(ids, "strictly increasing, no duplicate").to.deep.equal([...new Set(ids)].sort((a, b) => (a < b ? -1 : 1)));
+      expect(ids, "strictly increasing, no duplicate").to.deep.equal(
+        [...new Set(ids)].sort((a, b) => (a < b ? -1 : 1)),
+      );
       // Exactly the key's events of the outbox from the first connection's start on.
       const stored = await service.services.db.query<{ position: string }>(
         "SELECT position::text AS position FROM events WHERE api_key_id = $1 AND endpoint_id IS NULL AND position >= $2::bigint ORDER BY events.position",
         [keyId, first.events[0].id],
       );
-      expect(seen.map((e) => e.id)).to.deep.equal(stored.map((r) => r.position).filter((p) => BigInt(p) <= ids.at(-1)!));
+      expect(seen.map((e) => e.id)).to.deep.equal(
+        stored.map((r) => r.position).filter((p) => BigInt(p) <= ids.at(-1)!),
+      );
       for (const e of seen) {
         expect(e.event).to.equal(e.data.type);
         expect(e.id).to.equal(e.data.id);
@@ -263,7 +368,13 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
     });
 
     it("without a key, a batch prepared without one streams its own events from the start with the streamToken its prepare answered; 4xx for what it may not read or resume", async () => {
-      const prepared = ok(await api.post("/x402/token/create", { chainId: "84532", name: `Agent Y${run}`, symbol: `Y${run}`, agentWallet: sandbox.accounts[6].address }, distinctClient()));
+      const prepared = ok(
+        await api.post(
+          "/x402/token/create",
+          { chainId: "84532", name: `Agent Y${run}`, symbol: `Y${run}`, agentWallet: sandbox.accounts[6].address },
+          distinctClient(),
+        ),
+      );
       const relayedTx: string = prepared.txId;
       const streamToken: string = prepared.streamToken;
       expect(streamToken).to.match(/^[A-Za-z0-9_-]{43}$/);
@@ -271,12 +382,23 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       expect(stream.status).to.equal(200);
       ok(await payRelayedSend(api, relayedTx, sandbox.accounts[3]));
       await stream.waitFor("the relayed batch's events", (e) => e.some((x) => x.event === "payment.settled"));
-      expect(stream.events.map((e) => e.event)).to.deep.equal(["transaction.broadcast", "transaction.confirmed", "batch.completed", "payment.settled"]);
+      expect(stream.events.map((e) => e.event)).to.deep.equal([
+        "transaction.broadcast",
+        "transaction.confirmed",
+        "batch.completed",
+        "payment.settled",
+      ]);
       // A second client without Last-Event-ID replays the txId's history.
       const replay = await openStream({ txId: relayedTx }, { "X-Stream-Token": streamToken }, null);
       await replay.waitFor("the replay", (e) => e.length === 4);
 
-      const refused = async (query: Record<string, string | undefined>, headers: Record<string, string>, key: string | null, status: number, message: RegExp) => {
+      const refused = async (
+        query: Record<string, string | undefined>,
+        headers: Record<string, string>,
+        key: string | null,
+        status: number,
+        message: RegExp,
+      ) => {
         const s = await openStream(query, headers, key);
         expect(s.status, s.errorBody).to.equal(status);
         expect(JSON.parse(s.errorBody).message).to.match(message);
@@ -284,8 +406,18 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       await refused({}, {}, null, 401, /API key is required/);
       // The txId alone (it can be read off the chain through get-transaction-status) opens nothing.
       await refused({ txId: relayedTx }, {}, null, 401, /streamToken is required/);
-      await refused({ txId: relayedTx, streamToken: streamToken.replace(/^./, (c) => (c === "A" ? "B" : "A")) }, {}, null, 403, /streamToken is not this batch's/);
-      const keyedBatch = (await service.services.db.query<{ tx_id: string }>("SELECT tx_id FROM batches WHERE api_key_id = $1 LIMIT 1", [keyId]))[0].tx_id;
+      await refused(
+        { txId: relayedTx, streamToken: streamToken.replace(/^./, (c) => (c === "A" ? "B" : "A")) },
+        {},
+        null,
+        403,
+        /streamToken is not this batch's/,
+      );
+      const keyedBatch = (
+        await service.services.db.query<{ tx_id: string }>("SELECT tx_id FROM batches WHERE api_key_id = $1 LIMIT 1", [
+          keyId,
+        ])
+      )[0].tx_id;
       await refused({ txId: keyedBatch, streamToken }, {}, null, 403, /prepared under an API key/);
       await refused({ txId: relayedTx }, {}, keyed.apiKey!, 403, /not prepared under this API key/);
       await refused({ txId: "0x" + "ab".repeat(32), streamToken }, {}, null, 404, /No prepared transactions/);
@@ -300,9 +432,21 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
     const path = "/managed";
 
     it("list, update (types), test event (never on the stream), deliveries with the receiver's answers, redelivery with the same webhook-id", async () => {
-      endpoint = await register({ url: `${receiver.url}${path}`, eventTypes: ["batch.completed"], description: "managed" });
+      endpoint = await register({
+        url: `${receiver.url}${path}`,
+        eventTypes: ["batch.completed"],
+        description: "managed",
+      });
       const listed = ok(await keyed.get("/webhooks")).webhooks.find((w: any) => w.id === endpoint.id);
-      expect(listed).to.include({ url: `${receiver.url}${path}`, description: "managed", enabled: true, disabledAt: null, txId: null, failingSince: null, previousSecretValidUntil: null });
+      expect(listed).to.include({
+        url: `${receiver.url}${path}`,
+        description: "managed",
+        enabled: true,
+        disabledAt: null,
+        txId: null,
+        failingSince: null,
+        previousSecretValidUntil: null,
+      });
       expect(listed.eventTypes).to.deep.equal(["batch.completed"]);
       expect(listed).to.not.have.property("secret");
       expect(ok(await keyed.get(`/webhooks/${endpoint.id}`)).id).to.equal(endpoint.id);
@@ -311,28 +455,62 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       const test = ok(await request("POST", `/webhooks/${endpoint.id}/test`), 202);
       await receiver.waitFor("the test event", (r) => r.some((x) => x.event?.id === test.eventId));
       const [testEvent] = verified(`${receiver.url}${path}`, endpoint.secret).filter((e) => e.id === test.eventId);
-      expect(testEvent).to.deep.include({ type: "webhook.test", txId: null, data: { endpointId: endpoint.id, message: `A test event for ${endpoint.id}` } });
+      expect(testEvent).to.deep.include({
+        type: "webhook.test",
+        txId: null,
+        data: { endpointId: endpoint.id, message: `A test event for ${endpoint.id}` },
+      });
 
       // Only batch.completed reaches it.
-      const sent = await execute(keyed, issuer, { method: "newTokenization", chainId, tokenizerEmail: `wh-${run.toLowerCase()}@events.test`, name: "WH", tokenSymbol: `W${run}` });
-      await receiver.waitFor("batch.completed", (r) => r.some((x) => urlOf(x) === `${receiver.url}${path}` && x.event?.txId === sent.prepared.txId));
-      await stream.waitFor("the write on the stream", (e) => e.some((x) => x.event === "batch.completed" && x.data.txId === sent.prepared.txId));
-      expect(stream.events.some((e) => e.event === "webhook.test"), "the test event is not on the stream").to.equal(false);
-      expect(verified(`${receiver.url}${path}`, endpoint.secret).filter((e) => e.txId === sent.prepared.txId).map((e) => e.type)).to.deep.equal(["batch.completed"]);
+      const sent = await execute(keyed, issuer, {
+        method: "newTokenization",
+        chainId,
+        tokenizerEmail: `wh-${run.toLowerCase()}@events.test`,
+        name: "WH",
+        tokenSymbol: `W${run}`,
+      });
+      await receiver.waitFor("batch.completed", (r) =>
+        r.some((x) => urlOf(x) === `${receiver.url}${path}` && x.event?.txId === sent.prepared.txId),
+      );
+      await stream.waitFor("the write on the stream", (e) =>
+        e.some((x) => x.event === "batch.completed" && x.data.txId === sent.prepared.txId),
+      );
+      expect(
+        stream.events.some((e) => e.event === "webhook.test"),
+        "the test event is not on the stream",
+      ).to.equal(false);
+      expect(
+        verified(`${receiver.url}${path}`, endpoint.secret)
+          .filter((e) => e.txId === sent.prepared.txId)
+          .map((e) => e.type),
+      ).to.deep.equal(["batch.completed"]);
 
-      const updated = ok(await request("PATCH", `/webhooks/${endpoint.id}`, { eventTypes: ["token.created", "batch.completed"], description: null }));
+      const updated = ok(
+        await request("PATCH", `/webhooks/${endpoint.id}`, {
+          eventTypes: ["token.created", "batch.completed"],
+          description: null,
+        }),
+      );
       expect(updated).to.include({ description: null });
       expect(updated.eventTypes).to.deep.equal(["token.created", "batch.completed"]);
 
       const deliveries = ok(await keyed.get(`/webhooks/${endpoint.id}/deliveries`, { limit: "5" })).deliveries;
-      expect(deliveries[0]).to.include({ status: "delivered", eventType: "batch.completed", txId: sent.prepared.txId, manual: false });
+      expect(deliveries[0]).to.include({
+        status: "delivered",
+        eventType: "batch.completed",
+        txId: sent.prepared.txId,
+        manual: false,
+      });
       expect(deliveries[0].attempts).to.have.length(1);
       expect(deliveries[0].attempts[0]).to.include({ attempt: 1, statusCode: 200, response: "ok", error: null });
 
       const count = receiver.received.filter((r) => r.event?.id === deliveries[0].eventId).length;
       const again = ok(await request("POST", `/webhooks/${endpoint.id}/deliveries/${deliveries[0].id}/redeliver`), 202);
       expect(again).to.include({ eventId: deliveries[0].eventId, manual: true, status: "pending" });
-      await receiver.waitFor("the redelivery", (r) => r.filter((x) => x.event?.id === deliveries[0].eventId).length === count + 1);
+      await receiver.waitFor(
+        "the redelivery",
+        (r) => r.filter((x) => x.event?.id === deliveries[0].eventId).length === count + 1,
+      );
       ok(await request("POST", `/webhooks/${endpoint.id}/deliveries/99999999/redeliver`), 404);
       ok(await request("GET", "/webhooks/wh_000000000000000000000000"), 404);
     });
@@ -360,16 +538,25 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
     });
 
     it("a failing receiver: retried on the schedule, then failed with every answer recorded; after a day's worth (here 2 s) of failures the endpoint is disabled; PATCH enabled re-enables", async () => {
-      receiver.answer = (event) => (event?.data?.endpointId === endpoint.id ? { status: 500, body: "receiver is down" } : { status: 200 });
+      receiver.answer = (event) =>
+        event?.data?.endpointId === endpoint.id ? { status: 500, body: "receiver is down" } : { status: 200 };
       const test = ok(await request("POST", `/webhooks/${endpoint.id}/test`), 202);
-      await receiver.waitFor("four attempts", (r) => r.filter((x) => x.event?.id === test.eventId).length === 4, 20_000);
+      await receiver.waitFor(
+        "four attempts",
+        (r) => r.filter((x) => x.event?.id === test.eventId).length === 4,
+        20_000,
+      );
       let delivery: any;
       for (let i = 0; i < 50 && delivery?.status !== "failed"; i++) {
         await new Promise((r) => setTimeout(r, 100));
-        delivery = ok(await keyed.get(`/webhooks/${endpoint.id}/deliveries`, { status: "failed" })).deliveries.find((d: any) => d.eventId === test.eventId);
+        delivery = ok(await keyed.get(`/webhooks/${endpoint.id}/deliveries`, { status: "failed" })).deliveries.find(
+          (d: any) => d.eventId === test.eventId,
+        );
       }
       expect(delivery.status).to.equal("failed");
-      expect(delivery.attempts.map((a: any) => [a.attempt, a.statusCode, a.response, a.error])).to.deep.equal([1, 2, 3, 4].map((n) => [n, 500, "receiver is down", "answered 500"]));
+      expect(delivery.attempts.map((a: any) => [a.attempt, a.statusCode, a.response, a.error])).to.deep.equal(
+        [1, 2, 3, 4].map((n) => [n, 500, "receiver is down", "answered 500"]),
+      );
       let listed = ok(await keyed.get(`/webhooks/${endpoint.id}`));
       expect(listed.failingSince).to.be.a("string");
 
@@ -388,7 +575,11 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       const enabled = ok(await request("PATCH", `/webhooks/${endpoint.id}`, { enabled: true }));
       expect(enabled).to.include({ enabled: true, disabledAt: null, disabledReason: null, failingSince: null });
       // The delivery that was still retrying when the endpoint was disabled goes out now.
-      await receiver.waitFor("the pending delivery after re-enabling", (r) => r.some((x) => x.event?.id === last.eventId && x.status === 200), 10_000);
+      await receiver.waitFor(
+        "the pending delivery after re-enabling",
+        (r) => r.some((x) => x.event?.id === last.eventId && x.status === 200),
+        10_000,
+      );
     });
 
     it("a receiver that answers too slowly or too much cannot hold a worker: timeout and size cap, recorded", async () => {
@@ -396,13 +587,20 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       const slow = await register({ url: slowPath });
       receiver.answer = (event, headers) => {
         if (event?.data?.endpointId !== slow.id) return { status: 200 };
-        return headers["webhook-id"] && Number(headers["webhook-id"]) % 2 === 0 ? { status: 200, delayMs: 4000 } : { status: 200, body: "x".repeat(20_000) };
+        return headers["webhook-id"] && Number(headers["webhook-id"]) % 2 === 0
+          ? { status: 200, delayMs: 4000 }
+          : { status: 200, body: "x".repeat(20_000) };
       };
-      const ids = [ok(await request("POST", `/webhooks/${slow.id}/test`), 202), ok(await request("POST", `/webhooks/${slow.id}/test`), 202)];
+      const ids = [
+        ok(await request("POST", `/webhooks/${slow.id}/test`), 202),
+        ok(await request("POST", `/webhooks/${slow.id}/test`), 202),
+      ];
       let deliveries: any[] = [];
       for (let i = 0; i < 60; i++) {
         await new Promise((r) => setTimeout(r, 100));
-        deliveries = ok(await keyed.get(`/webhooks/${slow.id}/deliveries`)).deliveries.filter((d: any) => ids.some((t) => t.deliveryId === d.id));
+        deliveries = ok(await keyed.get(`/webhooks/${slow.id}/deliveries`)).deliveries.filter((d: any) =>
+          ids.some((t) => t.deliveryId === d.id),
+        );
         if (deliveries.length === 2 && deliveries.every((d) => d.attempts.length >= 1)) break;
       }
       const errors = deliveries.map((d) => d.attempts[0]);
@@ -436,7 +634,11 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       const noKey = await api.post("/webhooks", { url: receiver.url });
       expect(noKey.status).to.equal(401);
       const relayedTx = await prepareRelayedToken(api, `Z${run}`, sandbox.accounts[6].address);
-      const privateType = await api.post("/webhooks", { url: receiver.url, txId: relayedTx, eventTypes: ["kyc.approved"] });
+      const privateType = await api.post("/webhooks", {
+        url: receiver.url,
+        txId: relayedTx,
+        eventTypes: ["kyc.approved"],
+      });
       expect(privateType.status).to.equal(400);
       expect(privateType.body.message).to.match(/kyc\.approved is not sent for a batch prepared without a key/);
       for (let i = 0; i < 3; i++) ok(await api.post("/webhooks", { url: receiver.url, txId: relayedTx }), 201);
@@ -461,7 +663,10 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
 
   describe("retention", () => {
     it("a stream resuming from before the pruned events is told so (410), and a fresh one works", async () => {
-      const [row] = await service.services.db.query<{ position: string }>("SELECT min(position)::text AS position FROM events WHERE api_key_id = $1", [keyId]);
+      const [row] = await service.services.db.query<{ position: string }>(
+        "SELECT min(position)::text AS position FROM events WHERE api_key_id = $1",
+        [keyId],
+      );
       await service.services.db.query("UPDATE events SET created_at = created_at - interval '30 days'");
       expect(await pruneEvents(service.services.db, 7 * 86_400_000)).to.be.greaterThan(0);
       const expired = await openStream({}, { "Last-Event-ID": row.position });
@@ -469,7 +674,13 @@ describe("e2e: events (outbox → signed webhooks, SSE stream)", function () {
       expect(JSON.parse(expired.errorBody).error.code).to.equal("EVENT_ID_EXPIRED");
       const fresh = await openStream({});
       expect(fresh.status).to.equal(200);
-      const sent = await execute(keyed, issuer, { method: "newTokenization", chainId, tokenizerEmail: `rt-${run.toLowerCase()}@events.test`, name: "RT", tokenSymbol: `R${run}` });
+      const sent = await execute(keyed, issuer, {
+        method: "newTokenization",
+        chainId,
+        tokenizerEmail: `rt-${run.toLowerCase()}@events.test`,
+        name: "RT",
+        tokenSymbol: `R${run}`,
+      });
       await fresh.waitFor("a new event after pruning", (e) => e.some((x) => x.data.txId === sent.prepared.txId));
     });
   });

@@ -26,10 +26,22 @@ describe("e2e: BKN faucet (POST /faucet/bkn)", function () {
 
   const usdc = () => USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, providerFor(sandbox.baseSepolia));
   const bkn = () => BKN__factory.connect(sandbox.deployments[FAUCET_CHAIN].contracts.BKN, providerFor(sandbox.sepolia));
-  const usdcBalances = async () => ({ payer: await usdc().balanceOf(payer.address), payTo: await usdc().balanceOf(payTo) });
+  const usdcBalances = async () => ({
+    payer: await usdc().balanceOf(payer.address),
+    payTo: await usdc().balanceOf(payTo),
+  });
   /** `idempotencyKey: null` sends no Idempotency-Key header. */
-  const claim = (client: ApiClient, recipientAddress: unknown, idempotencyKey: string | null = randomUUID(), headers: Record<string, string> = {}) =>
-    client.post("/faucet/bkn", { recipientAddress }, { ...(idempotencyKey === null ? {} : { "Idempotency-Key": idempotencyKey }), ...headers });
+  const claim = (
+    client: ApiClient,
+    recipientAddress: unknown,
+    idempotencyKey: string | null = randomUUID(),
+    headers: Record<string, string> = {},
+  ) =>
+    client.post(
+      "/faucet/bkn",
+      { recipientAddress },
+      { ...(idempotencyKey === null ? {} : { "Idempotency-Key": idempotencyKey }), ...headers },
+    );
   const newKey = async (email: string) => {
     const { key, record } = await service.services.apiKeys.create({ email, plan: "Starter" });
     return { client: api.withKey(key), id: record.id };
@@ -52,7 +64,13 @@ describe("e2e: BKN faucet (POST /faucet/bkn)", function () {
     const { client } = await newKey("validation@faucet.test");
     const recipient = Wallet.createRandom().address;
     const before = await usdcBalances();
-    for (const key of [null, "", "not-a-uuid", "6ba7b810-9dad-11d1-80b4-00c04fd430c8" /* v1 */, "6ba7b810-9dad-41d1-c0b4-00c04fd430c8" /* bad variant */]) {
+    for (const key of [
+      null,
+      "",
+      "not-a-uuid",
+      "6ba7b810-9dad-11d1-80b4-00c04fd430c8" /* v1 */,
+      "6ba7b810-9dad-41d1-c0b4-00c04fd430c8" /* bad variant */,
+    ]) {
       const res = await claim(client, recipient, key);
       expect400(res, /Idempotency-Key/);
     }
@@ -85,9 +103,18 @@ describe("e2e: BKN faucet (POST /faucet/bkn)", function () {
       expect(first.status, JSON.stringify(first.body)).to.equal(200);
       const body = first.body;
       expect(body.claimId).to.match(/^[0-9a-f-]{36}$/i);
-      expect(body).to.include({ status: "confirmed", chainId: "11155111", amount: "100", amountRaw: "100000000000000000000" });
+      expect(body).to.include({
+        status: "confirmed",
+        chainId: "11155111",
+        amount: "100",
+        amountRaw: "100000000000000000000",
+      });
       expect(body.recipientAddress.toLowerCase()).to.equal(recipient.toLowerCase());
-      expect(body.token).to.deep.equal({ address: sandbox.deployments[FAUCET_CHAIN].contracts.BKN, symbol: "BKN", decimals: 18 });
+      expect(body.token).to.deep.equal({
+        address: sandbox.deployments[FAUCET_CHAIN].contracts.BKN,
+        symbol: "BKN",
+        decimals: 18,
+      });
       expect(body.transactionHash).to.match(/^0x[0-9a-f]{64}$/);
       expect(body.explorerUrl).to.be.a("string").and.to.include(body.transactionHash);
       expect(body.cooldownEndsAt).to.be.a("string");
@@ -134,7 +161,9 @@ describe("e2e: BKN faucet (POST /faucet/bkn)", function () {
       expect(res.status, JSON.stringify(res.body)).to.equal(429);
       const retryAfter = res.headers.get("retry-after");
       expect(retryAfter).to.match(/^\d+$/);
-      expect(Number(retryAfter)).to.be.greaterThan(0).and.at.most(24 * 3600);
+      expect(Number(retryAfter))
+        .to.be.greaterThan(0)
+        .and.at.most(24 * 3600);
       expect(res.body.error.code).to.match(/COOLDOWN/);
       expect(res.body.message).to.match(/cooldown|claimed recently|claim again/i);
       expect(res.body.message).to.include(first.body.cooldownEndsAt);
@@ -193,8 +222,20 @@ describe("e2e: BKN faucet (POST /faucet/bkn)", function () {
       const quote = quoteOf(res);
       expect(res.body.error.code).to.equal("PAYMENT_REQUIRED");
       expect(quote.x402Version).to.equal(2);
-      expect(quote.accepts[0]).to.include({ scheme: "exact", network: "eip155:84532", asset: sandbox.deployments[84532].contracts.USDC, amount: "10000", payTo });
-      expect(quote.accepts[0].extra).to.include({ routeKey: "POST /faucet/bkn", name: "USDC", version: "2", assetTransferMethod: "eip3009", displayPrice: "0.01 USDC" });
+      expect(quote.accepts[0]).to.include({
+        scheme: "exact",
+        network: "eip155:84532",
+        asset: sandbox.deployments[84532].contracts.USDC,
+        amount: "10000",
+        payTo,
+      });
+      expect(quote.accepts[0].extra).to.include({
+        routeKey: "POST /faucet/bkn",
+        name: "USDC",
+        version: "2",
+        assetTransferMethod: "eip3009",
+        displayPrice: "0.01 USDC",
+      });
       expect(await bkn().balanceOf(recipient)).to.equal(0n);
       expect(await usdcBalances()).to.deep.equal(before);
     });
@@ -206,7 +247,12 @@ describe("e2e: BKN faucet (POST /faucet/bkn)", function () {
       const before = await usdcBalances();
       const res = await claim(api, recipient, idempotencyKey, { "X-PAYMENT": await payWithEthers(payer, quote) });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
-      expect(res.body).to.include({ status: "confirmed", chainId: "11155111", amount: "100", amountRaw: "100000000000000000000" });
+      expect(res.body).to.include({
+        status: "confirmed",
+        chainId: "11155111",
+        amount: "100",
+        amountRaw: "100000000000000000000",
+      });
       const settlement = decodePaymentResponse(res);
       expect(settlement, "PAYMENT-RESPONSE").to.be.an("object");
       expect(settlement).to.include({ success: true, network: "eip155:84532" });
@@ -240,7 +286,9 @@ describe("e2e: BKN faucet (POST /faucet/bkn)", function () {
       expect(await bkn().balanceOf(recipient)).to.equal(0n);
       const discovery = await production.api.get("/.well-known/x402");
       expect(discovery.status).to.equal(200);
-      expect((discovery.body.resources ?? []).some((r: { resource: string }) => /faucet/.test(r.resource))).to.equal(false);
+      expect((discovery.body.resources ?? []).some((r: { resource: string }) => /faucet/.test(r.resource))).to.equal(
+        false,
+      );
     });
   });
 });

@@ -37,17 +37,22 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
   /** A fresh wallet with gas, known to the service as a signer. */
   const freshWallet = async () => {
     const wallet = Wallet.createRandom();
-    await sandbox.sepolia.provider.request({ method: "hardhat_setBalance", params: [wallet.address, "0x8ac7230489e80000"] });
+    await sandbox.sepolia.provider.request({
+      method: "hardhat_setBalance",
+      params: [wallet.address, "0x8ac7230489e80000"],
+    });
     await service.services.signers.add(wallet.address, "all-keys");
     return new Wallet(wallet.privateKey);
   };
-  const prepare = (client: ApiClient, body: Record<string, unknown>) => client.post("/prepare-transactions", { chainId, tokenSymbol: symbol, ...body });
+  const prepare = (client: ApiClient, body: Record<string, unknown>) =>
+    client.post("/prepare-transactions", { chainId, tokenSymbol: symbol, ...body });
   const refused = (res: ApiResponse, status: number, message: RegExp) => {
     expect(res.status, JSON.stringify(res.body)).to.equal(status);
     expect(res.body.message).to.match(message);
     return res.body.error;
   };
-  const holding = async (address: string) => (await api.get("/get-balance-whitelist", { tokenSymbol: symbol, investorAddress: address })).body;
+  const holding = async (address: string) =>
+    (await api.get("/get-balance-whitelist", { tokenSymbol: symbol, investorAddress: address })).body;
 
   before(async () => {
     sandbox = await getSandbox();
@@ -59,7 +64,14 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
     officerApi = service.api.withKey((await keys.create({ email: "compliance@ctrl.test", plan: "Starter" })).key);
     strangerApi = service.api.withKey((await keys.create({ email: "stranger@ctrl.test", plan: "Starter" })).key);
     for (const w of [issuer, alice, bob, carol, dave, erin]) await service.services.signers.add(w.address, "all-keys");
-    stream = await EventStreamClient.open(service.url, { types: "token.frozen,token.address_frozen,token.forced_transfer,token.wallet_recovered,token.paused,token.role_changed" }, { "x-api-key": api.apiKey! });
+    stream = await EventStreamClient.open(
+      service.url,
+      {
+        types:
+          "token.frozen,token.address_frozen,token.forced_transfer,token.wallet_recovered,token.paused,token.role_changed",
+      },
+      { "x-api-key": api.apiKey! },
+    );
     await execute(api, issuer, {
       method: "newTokenization",
       chainId,
@@ -82,83 +94,273 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
   });
 
   it("an investor who lost its keys gets its tokens and unclaimed dividends on a new wallet, and claims from it", async () => {
-    await execute(api, issuer, { method: "approve", chainId, tokenSymbol: "USDC", spenderAddress: tokenAddress, amount: "1800", tokenizerAddress: issuer.address });
+    await execute(api, issuer, {
+      method: "approve",
+      chainId,
+      tokenSymbol: "USDC",
+      spenderAddress: tokenAddress,
+      amount: "1800",
+      tokenizerAddress: issuer.address,
+    });
     await execute(api, issuer, { method: "dividendDistribution", chainId, tokenSymbol: symbol, amount: "1800" });
     const unclaimed = await token().withdrawableDividendOf(alice.address);
     expect(parseUnits("1000", 6) - unclaimed <= 1n).to.equal(true);
 
     const newWallet = await freshWallet();
     // Not whitelisted yet: the tokenizer's batch whitelists it first, then recovers (two transactions).
-    const recovered = await execute(api, issuer, { method: "recoverWallet", chainId, tokenSymbol: symbol, lostWallet: alice.address, newWallet: newWallet.address });
+    const recovered = await execute(api, issuer, {
+      method: "recoverWallet",
+      chainId,
+      tokenSymbol: symbol,
+      lostWallet: alice.address,
+      newWallet: newWallet.address,
+    });
     expect(recovered.prepared.transactions).to.have.length(2);
-    expect(recovered.prepared.info).to.include({ tokenBalance: "1000", frozenAmount: "0", investorEmail: "alice@ctrl.test" });
+    expect(recovered.prepared.info).to.include({
+      tokenBalance: "1000",
+      frozenAmount: "0",
+      investorEmail: "alice@ctrl.test",
+    });
 
-    expect(await holding(newWallet.address)).to.include({ tokenBalance: "1000", whitelisted: true, frozenAmount: "0", unfrozenBalance: "1000", addressFrozen: false });
+    expect(await holding(newWallet.address)).to.include({
+      tokenBalance: "1000",
+      whitelisted: true,
+      frozenAmount: "0",
+      unfrozenBalance: "1000",
+      addressFrozen: false,
+    });
     expect(await holding(alice.address)).to.include({ tokenBalance: "0", whitelisted: false });
     const investor = (await api.get("/get-investor-info", { tokenSymbol: symbol, email: "alice@ctrl.test" })).body;
-    expect(investor.wallets.map((w: any) => [w.walletAddress, w.tokenBalance])).to.deep.include.members([[newWallet.address, "1000"]]);
+    expect(investor.wallets.map((w: any) => [w.walletAddress, w.tokenBalance])).to.deep.include.members([
+      [newWallet.address, "1000"],
+    ]);
 
     const before = await usdc().balanceOf(newWallet.address);
     await execute(api, newWallet, { method: "claimDividends", chainId, tokenSymbol: symbol });
     expect((await usdc().balanceOf(newWallet.address)) - before).to.equal(unclaimed);
-    refused(await prepare(api, { method: "claimDividends", signerAddress: alice.address }), 400, /no CTRL dividends to claim/);
-    refused(await prepare(api, { method: "recoverWallet", signerAddress: issuer.address, lostWallet: alice.address, newWallet: dave.address }), 400, /holds no CTRL, frozen amount or unclaimed dividend/);
+    refused(
+      await prepare(api, { method: "claimDividends", signerAddress: alice.address }),
+      400,
+      /no CTRL dividends to claim/,
+    );
+    refused(
+      await prepare(api, {
+        method: "recoverWallet",
+        signerAddress: issuer.address,
+        lostWallet: alice.address,
+        newWallet: dave.address,
+      }),
+      400,
+      /holds no CTRL, frozen amount or unclaimed dividend/,
+    );
 
-    await stream.waitFor("token.wallet_recovered", (events) => events.some((e) => e.event === "token.wallet_recovered"));
+    await stream.waitFor("token.wallet_recovered", (events) =>
+      events.some((e) => e.event === "token.wallet_recovered"),
+    );
     const event = stream.events.find((e) => e.event === "token.wallet_recovered")!;
-    expect(event.data.data).to.include({ tokenSymbol: symbol, action: "recovery", account: alice.address, counterparty: newWallet.address, agent: issuer.address });
+    expect(event.data.data).to.include({
+      tokenSymbol: symbol,
+      action: "recovery",
+      account: alice.address,
+      counterparty: newWallet.address,
+      agent: issuer.address,
+    });
     const controls = (await api.get("/get-token-controls", { tokenSymbol: symbol, account: alice.address })).body;
     expect(controls.controls.map((c: any) => c.action)).to.include("recovery");
   });
 
   it("a court-ordered freeze and forced transfer, by a compliance officer with its own key and the roles the issuer granted", async () => {
     // Without a role the officer's key does not even see the token; the issuer grants FREEZER and ENFORCER.
-    refused(await prepare(officerApi, { method: "freezeTokens", signerAddress: officer.address, investorAddress: bob.address, amount: "200" }), 403, /Unauthorized token symbol/);
+    refused(
+      await prepare(officerApi, {
+        method: "freezeTokens",
+        signerAddress: officer.address,
+        investorAddress: bob.address,
+        amount: "200",
+      }),
+      403,
+      /Unauthorized token symbol/,
+    );
     for (const role of ["freezer", "ENFORCER_ROLE"]) {
-      const granted = await execute(api, issuer, { method: "grantTokenRole", chainId, tokenSymbol: symbol, role, account: officer.address });
+      const granted = await execute(api, issuer, {
+        method: "grantTokenRole",
+        chainId,
+        tokenSymbol: symbol,
+        role,
+        account: officer.address,
+      });
       expect(granted.prepared.info.account).to.equal(officer.address);
     }
-    refused(await prepare(api, { method: "grantTokenRole", signerAddress: issuer.address, role: "FREEZER_ROLE", account: officer.address }), 400, /already holds FREEZER_ROLE/);
-    refused(await prepare(api, { method: "grantTokenRole", signerAddress: issuer.address, role: "janitor", account: officer.address }), 400, /^role must be one of/);
+    refused(
+      await prepare(api, {
+        method: "grantTokenRole",
+        signerAddress: issuer.address,
+        role: "FREEZER_ROLE",
+        account: officer.address,
+      }),
+      400,
+      /already holds FREEZER_ROLE/,
+    );
+    refused(
+      await prepare(api, {
+        method: "grantTokenRole",
+        signerAddress: issuer.address,
+        role: "janitor",
+        account: officer.address,
+      }),
+      400,
+      /^role must be one of/,
+    );
 
     // The order: freeze 200 of bob's 500.
-    await execute(officerApi, officer, { method: "freezeTokens", chainId, tokenSymbol: symbol, investorAddress: bob.address, amount: "200" });
-    expect(await holding(bob.address)).to.include({ tokenBalance: "500", frozenAmount: "200", unfrozenBalance: "300", addressFrozen: false });
+    await execute(officerApi, officer, {
+      method: "freezeTokens",
+      chainId,
+      tokenSymbol: symbol,
+      investorAddress: bob.address,
+      amount: "200",
+    });
+    expect(await holding(bob.address)).to.include({
+      tokenBalance: "500",
+      frozenAmount: "200",
+      unfrozenBalance: "300",
+      addressFrozen: false,
+    });
     const info = (await api.get("/get-investor-info", { tokenSymbol: symbol, email: "bob@ctrl.test" })).body;
     expect(info).to.include({ frozenAmount: "200", unfrozenBalance: "300" });
 
     // Bob can move 300, not 301: the check and the prepare answer the same code.
-    const check = (await api.get("/check-transfer", { tokenSymbol: symbol, from: bob.address, to: carol.address, amount: "301" })).body;
-    expect(check).to.include({ allowed: false, restrictionCode: 7, restriction: "INSUFFICIENT_UNFROZEN_BALANCE", message: "The amount exceeds the sender's unfrozen balance" });
-    expect((await api.get("/check-transfer", { tokenSymbol: symbol, from: bob.address, to: carol.address, amount: "300" })).body).to.include({ allowed: true, restrictionCode: 0 });
-    const error = refused(await prepare(api, { method: "transferTo", signerAddress: bob.address, to: carol.address, amount: "301" }), 400, /part of its balance is frozen/);
+    const check = (
+      await api.get("/check-transfer", { tokenSymbol: symbol, from: bob.address, to: carol.address, amount: "301" })
+    ).body;
+    expect(check).to.include({
+      allowed: false,
+      restrictionCode: 7,
+      restriction: "INSUFFICIENT_UNFROZEN_BALANCE",
+      message: "The amount exceeds the sender's unfrozen balance",
+    });
+    expect(
+      (await api.get("/check-transfer", { tokenSymbol: symbol, from: bob.address, to: carol.address, amount: "300" }))
+        .body,
+    ).to.include({ allowed: true, restrictionCode: 0 });
+    const error = refused(
+      await prepare(api, { method: "transferTo", signerAddress: bob.address, to: carol.address, amount: "301" }),
+      400,
+      /part of its balance is frozen/,
+    );
     expect(error.details).to.include({ restrictionCode: 7, restriction: "INSUFFICIENT_UNFROZEN_BALANCE" });
 
     // Then the whole address, then the forced transfer of everything to the court's wallet (dave).
-    await execute(officerApi, officer, { method: "freezeAddress", chainId, tokenSymbol: symbol, investorAddress: bob.address });
-    expect((await api.get("/check-transfer", { tokenSymbol: symbol, from: bob.address, to: carol.address, amount: "1" })).body).to.include({ restrictionCode: 4, restriction: "SENDER_FROZEN" });
-    expect((await api.get("/check-transfer", { tokenSymbol: symbol, from: carol.address, to: bob.address, amount: "1" })).body).to.include({ restrictionCode: 5, restriction: "RECEIVER_FROZEN" });
-    expect(refused(await prepare(api, { method: "transferTo", signerAddress: bob.address, to: carol.address, amount: "1" }), 400, /is frozen on CTRL/).param).to.equal("signerAddress");
-    refused(await prepare(officerApi, { method: "forcedTransfer", signerAddress: officer.address, from: bob.address, to: dave.address, amount: "500" }), 400, /cannot receive CTRL: The receiver is not whitelisted/);
-    await execute(api, issuer, { method: "whitelist", chainId, tokenSymbol: symbol, userToWhitelist: [{ investorAddress: dave.address, investorEmail: "court@ctrl.test", whitelistStatus: true }] });
-    const forced = await execute(officerApi, officer, { method: "forcedTransfer", chainId, tokenSymbol: symbol, from: bob.address, to: dave.address, amount: "500", reason: "Court order 2026/117" });
+    await execute(officerApi, officer, {
+      method: "freezeAddress",
+      chainId,
+      tokenSymbol: symbol,
+      investorAddress: bob.address,
+    });
+    expect(
+      (await api.get("/check-transfer", { tokenSymbol: symbol, from: bob.address, to: carol.address, amount: "1" }))
+        .body,
+    ).to.include({ restrictionCode: 4, restriction: "SENDER_FROZEN" });
+    expect(
+      (await api.get("/check-transfer", { tokenSymbol: symbol, from: carol.address, to: bob.address, amount: "1" }))
+        .body,
+    ).to.include({ restrictionCode: 5, restriction: "RECEIVER_FROZEN" });
+    expect(
+      refused(
+        await prepare(api, { method: "transferTo", signerAddress: bob.address, to: carol.address, amount: "1" }),
+        400,
+        /is frozen on CTRL/,
+      ).param,
+    ).to.equal("signerAddress");
+    refused(
+      await prepare(officerApi, {
+        method: "forcedTransfer",
+        signerAddress: officer.address,
+        from: bob.address,
+        to: dave.address,
+        amount: "500",
+      }),
+      400,
+      /cannot receive CTRL: The receiver is not whitelisted/,
+    );
+    await execute(api, issuer, {
+      method: "whitelist",
+      chainId,
+      tokenSymbol: symbol,
+      userToWhitelist: [{ investorAddress: dave.address, investorEmail: "court@ctrl.test", whitelistStatus: true }],
+    });
+    const forced = await execute(officerApi, officer, {
+      method: "forcedTransfer",
+      chainId,
+      tokenSymbol: symbol,
+      from: bob.address,
+      to: dave.address,
+      amount: "500",
+      reason: "Court order 2026/117",
+    });
     expect(forced.prepared.info).to.include({ frozenTaken: "200", frozenAfter: "0" });
     expect(await holding(bob.address)).to.include({ tokenBalance: "0", frozenAmount: "0", addressFrozen: true });
     expect(await holding(dave.address)).to.include({ tokenBalance: "500" });
     expect(await token().totalSupply()).to.equal(tokens("1800"));
 
     // The officer holds no PAUSER_ROLE; a key whose signer holds no role at all is told it may not see the token.
-    refused(await prepare(officerApi, { method: "pauseToken", signerAddress: officer.address }), 403, /Unauthorized token symbol/);
-    refused(await prepare(api, { method: "pauseToken", signerAddress: officer.address }), 400, /does not hold PAUSER_ROLE/);
-    refused(await prepare(strangerApi, { method: "freezeAddress", signerAddress: carol.address, investorAddress: dave.address }), 403, /Unauthorized token symbol/);
-    await execute(api, issuer, { method: "revokeTokenRole", chainId, tokenSymbol: symbol, role: "FREEZER_ROLE", account: officer.address });
+    refused(
+      await prepare(officerApi, { method: "pauseToken", signerAddress: officer.address }),
+      403,
+      /Unauthorized token symbol/,
+    );
+    refused(
+      await prepare(api, { method: "pauseToken", signerAddress: officer.address }),
+      400,
+      /does not hold PAUSER_ROLE/,
+    );
+    refused(
+      await prepare(strangerApi, {
+        method: "freezeAddress",
+        signerAddress: carol.address,
+        investorAddress: dave.address,
+      }),
+      403,
+      /Unauthorized token symbol/,
+    );
+    await execute(api, issuer, {
+      method: "revokeTokenRole",
+      chainId,
+      tokenSymbol: symbol,
+      role: "FREEZER_ROLE",
+      account: officer.address,
+    });
     // Without FREEZER_ROLE the officer's own key no longer reaches the freezes.
-    refused(await prepare(officerApi, { method: "freezeAddress", signerAddress: officer.address, investorAddress: bob.address, freeze: false }), 403, /Unauthorized token symbol/);
-    await execute(api, issuer, { method: "freezeAddress", chainId, tokenSymbol: symbol, investorAddress: bob.address, freeze: "false" });
+    refused(
+      await prepare(officerApi, {
+        method: "freezeAddress",
+        signerAddress: officer.address,
+        investorAddress: bob.address,
+        freeze: false,
+      }),
+      403,
+      /Unauthorized token symbol/,
+    );
+    await execute(api, issuer, {
+      method: "freezeAddress",
+      chainId,
+      tokenSymbol: symbol,
+      investorAddress: bob.address,
+      freeze: "false",
+    });
 
-    await stream.waitFor("the freeze and forced-transfer events", (events) => ["token.frozen", "token.address_frozen", "token.forced_transfer", "token.role_changed"].every((t) => events.some((e) => e.event === t)));
+    await stream.waitFor("the freeze and forced-transfer events", (events) =>
+      ["token.frozen", "token.address_frozen", "token.forced_transfer", "token.role_changed"].every((t) =>
+        events.some((e) => e.event === t),
+      ),
+    );
     const forcedEvent = stream.events.find((e) => e.event === "token.forced_transfer")!;
-    expect(forcedEvent.data.data).to.include({ account: bob.address, counterparty: dave.address, amount: "500", agent: officer.address });
+    expect(forcedEvent.data.data).to.include({
+      account: bob.address,
+      counterparty: dave.address,
+      amount: "500",
+      agent: officer.address,
+    });
     const frozenEvents = stream.events.filter((e) => e.event === "token.frozen").map((e) => e.data.data.amount);
     expect(frozenEvents).to.include.members(["200", "0"]);
   });
@@ -167,9 +369,22 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
     await execute(api, issuer, { method: "pauseToken", chainId, tokenSymbol: symbol });
     refused(await prepare(api, { method: "pauseToken", signerAddress: issuer.address }), 400, /already paused/);
     expect(await holding(carol.address)).to.include({ tokenPaused: true });
-    expect((await api.get("/check-transfer", { tokenSymbol: symbol, from: carol.address, to: dave.address, amount: "1" })).body).to.include({ restrictionCode: 1, restriction: "PAUSED" });
-    expect(refused(await prepare(api, { method: "transferTo", signerAddress: carol.address, to: dave.address, amount: "1" }), 400, /is paused/).details).to.include({ restrictionCode: 1 });
-    refused(await prepare(api, { method: "burnToken", signerAddress: carol.address, amount: "1" }), 400, /Transfers of this token are paused/);
+    expect(
+      (await api.get("/check-transfer", { tokenSymbol: symbol, from: carol.address, to: dave.address, amount: "1" }))
+        .body,
+    ).to.include({ restrictionCode: 1, restriction: "PAUSED" });
+    expect(
+      refused(
+        await prepare(api, { method: "transferTo", signerAddress: carol.address, to: dave.address, amount: "1" }),
+        400,
+        /is paused/,
+      ).details,
+    ).to.include({ restrictionCode: 1 });
+    refused(
+      await prepare(api, { method: "burnToken", signerAddress: carol.address, amount: "1" }),
+      400,
+      /Transfers of this token are paused/,
+    );
     await execute(api, issuer, { method: "unpauseToken", chainId, tokenSymbol: symbol });
     await execute(api, carol, { method: "transferTo", chainId, tokenSymbol: symbol, to: dave.address, amount: "1" });
   });
@@ -191,11 +406,31 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
       maxInvestment: "5000",
     });
     await jumpTo(start + 1);
-    await execute(api, issuer, { method: "whitelist", chainId, tokenSymbol: symbol, userToWhitelist: [{ investorAddress: erin.address, investorEmail: "erin@ctrl.test", whitelistStatus: true }] });
-    for (const [w, amount] of [[carol, "2000"], [erin, "1500"]] as const) {
-      await execute(api, w, { method: "newInvest", chainId, tokenSymbol: symbol, investorAddress: w.address, investorEmail: `${w.address.slice(2, 8)}@ctrl.test`, investmentAmount: amount });
+    await execute(api, issuer, {
+      method: "whitelist",
+      chainId,
+      tokenSymbol: symbol,
+      userToWhitelist: [{ investorAddress: erin.address, investorEmail: "erin@ctrl.test", whitelistStatus: true }],
+    });
+    for (const [w, amount] of [
+      [carol, "2000"],
+      [erin, "1500"],
+    ] as const) {
+      await execute(api, w, {
+        method: "newInvest",
+        chainId,
+        tokenSymbol: symbol,
+        investorAddress: w.address,
+        investorEmail: `${w.address.slice(2, 8)}@ctrl.test`,
+        investmentAmount: amount,
+      });
     }
-    await execute(api, issuer, { method: "closeOffer", chainId, tokenSymbol: symbol, tokenizerEmail: "issuer@ctrl.test" });
+    await execute(api, issuer, {
+      method: "closeOffer",
+      chainId,
+      tokenSymbol: symbol,
+      tokenizerEmail: "issuer@ctrl.test",
+    });
     await execute(api, issuer, {
       method: "whitelist",
       chainId,
@@ -203,36 +438,105 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
       userToWhitelist: [carol, erin].map((w) => ({ investorAddress: w.address, whitelistStatus: false })),
     });
 
-    const error = refused(await prepare(api, { method: "claimTokens", investorAddress: carol.address }), 400, /cannot receive CTRL .*resolveOfferingClaim/);
+    const error = refused(
+      await prepare(api, { method: "claimTokens", investorAddress: carol.address }),
+      400,
+      /cannot receive CTRL .*resolveOfferingClaim/,
+    );
     expect(error.details).to.include({ restrictionCode: 3, restriction: "RECEIVER_NOT_WHITELISTED" });
-    refused(await prepare(api, { method: "resolveOfferingClaim", signerAddress: issuer.address, investorAddress: dave.address, refund: true }), 400, /did not invest/);
-    refused(await prepare(api, { method: "resolveOfferingClaim", signerAddress: issuer.address, investorAddress: carol.address }), 400, /either deliverTo .* or refund/);
+    refused(
+      await prepare(api, {
+        method: "resolveOfferingClaim",
+        signerAddress: issuer.address,
+        investorAddress: dave.address,
+        refund: true,
+      }),
+      400,
+      /did not invest/,
+    );
+    refused(
+      await prepare(api, {
+        method: "resolveOfferingClaim",
+        signerAddress: issuer.address,
+        investorAddress: carol.address,
+      }),
+      400,
+      /either deliverTo .* or refund/,
+    );
 
     // carol lost her keys too: her tokens go to her new, whitelisted wallet.
     const carolNew = await freshWallet();
-    await execute(api, issuer, { method: "whitelist", chainId, tokenSymbol: symbol, userToWhitelist: [{ investorAddress: carolNew.address, investorEmail: "carol@ctrl.test", whitelistStatus: true }] });
-    const delivered = await execute(api, issuer, { method: "resolveOfferingClaim", chainId, tokenSymbol: symbol, investorAddress: carol.address, deliverTo: carolNew.address });
-    expect(delivered.prepared.info).to.include({ outcome: "delivered", tokens: "200", investorRestriction: "RECEIVER_NOT_WHITELISTED" });
+    await execute(api, issuer, {
+      method: "whitelist",
+      chainId,
+      tokenSymbol: symbol,
+      userToWhitelist: [{ investorAddress: carolNew.address, investorEmail: "carol@ctrl.test", whitelistStatus: true }],
+    });
+    const delivered = await execute(api, issuer, {
+      method: "resolveOfferingClaim",
+      chainId,
+      tokenSymbol: symbol,
+      investorAddress: carol.address,
+      deliverTo: carolNew.address,
+    });
+    expect(delivered.prepared.info).to.include({
+      outcome: "delivered",
+      tokens: "200",
+      investorRestriction: "RECEIVER_NOT_WHITELISTED",
+    });
     expect(await token().balanceOf(carolNew.address)).to.equal(tokens("200"));
 
     // erin is refunded by the issuer (approve, then refund: two transactions).
     const before = await usdc().balanceOf(erin.address);
-    const refunded = await execute(api, issuer, { method: "resolveOfferingClaim", chainId, tokenSymbol: symbol, investorAddress: erin.address, refund: "true" });
+    const refunded = await execute(api, issuer, {
+      method: "resolveOfferingClaim",
+      chainId,
+      tokenSymbol: symbol,
+      investorAddress: erin.address,
+      refund: "true",
+    });
     expect(refunded.prepared.transactions).to.have.length(2);
     expect((await usdc().balanceOf(erin.address)) - before).to.equal(parseUnits("1500", 6));
-    refused(await prepare(api, { method: "resolveOfferingClaim", signerAddress: issuer.address, investorAddress: erin.address, refund: true }), 400, /already settled/);
+    refused(
+      await prepare(api, {
+        method: "resolveOfferingClaim",
+        signerAddress: issuer.address,
+        investorAddress: erin.address,
+        refund: true,
+      }),
+      400,
+      /already settled/,
+    );
 
     // Nothing is stuck: every position settled, no reservation left.
     expect(await token().reservedSupply()).to.equal(0n);
-    const statuses = (await api.get("/get-investor-info", { tokenSymbol: symbol, email: `${erin.address.slice(2, 8)}@ctrl.test` })).body.investments.map((i: any) => i.status);
+    const statuses = (
+      await api.get("/get-investor-info", { tokenSymbol: symbol, email: `${erin.address.slice(2, 8)}@ctrl.test` })
+    ).body.investments.map((i: any) => i.status);
     expect(statuses).to.deep.equal(["refund"]);
   });
 
   it("the cap table at a past block equals the balances the chain had at that block, paged and as CSV", async () => {
-    await execute(api, issuer, { method: "whitelist", chainId, tokenSymbol: symbol, userToWhitelist: [{ investorAddress: carol.address, whitelistStatus: true }] });
+    await execute(api, issuer, {
+      method: "whitelist",
+      chainId,
+      tokenSymbol: symbol,
+      userToWhitelist: [{ investorAddress: carol.address, whitelistStatus: true }],
+    });
     const past = await providerFor(sandbox.sepolia).getBlockNumber();
-    await execute(api, dave, { method: "transferTo", chainId, tokenSymbol: symbol, to: carol.address, amount: "123.5" });
-    await execute(api, issuer, { method: "mintToken", chainId, tokenSymbol: symbol, userToMint: [{ investorAddress: erin.address, investorEmail: "erin@ctrl.test", amount: "10" }] });
+    await execute(api, dave, {
+      method: "transferTo",
+      chainId,
+      tokenSymbol: symbol,
+      to: carol.address,
+      amount: "123.5",
+    });
+    await execute(api, issuer, {
+      method: "mintToken",
+      chainId,
+      tokenSymbol: symbol,
+      userToMint: [{ investorAddress: erin.address, investorEmail: "erin@ctrl.test", amount: "10" }],
+    });
 
     const all = (await api.get("/get-holders", { tokenSymbol: symbol, blockNumber: String(past), limit: "100" })).body;
     expect(all).to.include({ tokenSymbol: symbol, blockNumber: past, checkedAgainstChain: true });
@@ -240,7 +544,9 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
     expect(all.totalSupplyRaw).to.equal((await contract.totalSupply({ blockTag: past })).toString());
     for (const h of all.holders) {
       expect(h.balanceRaw, h.address).to.equal((await contract.balanceOf(h.address, { blockTag: past })).toString());
-      expect(h.frozenAmountRaw, h.address).to.equal((await contract.getFrozenTokens(h.address, { blockTag: past })).toString());
+      expect(h.frozenAmountRaw, h.address).to.equal(
+        (await contract.getFrozenTokens(h.address, { blockTag: past })).toString(),
+      );
     }
     const sum = all.holders.reduce((s: bigint, h: any) => s + BigInt(h.balanceRaw), 0n);
     expect(sum.toString()).to.equal(all.totalSupplyRaw);
@@ -253,21 +559,40 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
       String(Number(all.holders.find((h: any) => h.address === carol.address)?.balance ?? "0") + 123.5),
     );
 
-    const first = (await api.get("/get-holders", { tokenSymbol: symbol, blockNumber: String(past), limit: "2", offset: "0" })).body;
-    const second = (await api.get("/get-holders", { tokenSymbol: symbol, blockNumber: String(past), limit: "2", offset: "2" })).body;
-    expect([...first.holders, ...second.holders].map((h: any) => h.address)).to.deep.equal(all.holders.slice(0, 4).map((h: any) => h.address));
+    const first = (
+      await api.get("/get-holders", { tokenSymbol: symbol, blockNumber: String(past), limit: "2", offset: "0" })
+    ).body;
+    const second = (
+      await api.get("/get-holders", { tokenSymbol: symbol, blockNumber: String(past), limit: "2", offset: "2" })
+    ).body;
+    expect([...first.holders, ...second.holders].map((h: any) => h.address)).to.deep.equal(
+      all.holders.slice(0, 4).map((h: any) => h.address),
+    );
     expect(first.total).to.equal(all.total);
 
-    const csv = await fetch(`${service.url}/get-holders?tokenSymbol=${symbol}&blockNumber=${past}&format=csv`, { headers: { "x-api-key": api.apiKey! } });
+    const csv = await fetch(`${service.url}/get-holders?tokenSymbol=${symbol}&blockNumber=${past}&format=csv`, {
+      headers: { "x-api-key": api.apiKey! },
+    });
     expect(csv.status).to.equal(200);
     expect(csv.headers.get("content-type")).to.match(/^text\/csv/);
     const lines = (await csv.text()).trim().split("\r\n");
-    expect(lines[0]).to.equal("address,email,balance,balanceRaw,frozenAmount,frozenAmountRaw,addressFrozen,shareOfSupply");
+    expect(lines[0]).to.equal(
+      "address,email,balance,balanceRaw,frozenAmount,frozenAmountRaw,addressFrozen,shareOfSupply",
+    );
     expect(lines.slice(1).map((l) => l.split(",")[0])).to.deep.equal(all.holders.map((h: any) => h.address));
 
     const tooEarly = await api.get("/get-holders", { tokenSymbol: symbol, blockNumber: "1" });
     expect(tooEarly.status).to.equal(400);
     expect(tooEarly.body.error.param).to.equal("blockNumber");
-    expect((await api.get("/check-transfer", { tokenSymbol: symbol, from: ZeroAddress, to: dave.address, amount: "1000000" })).body).to.include({ restrictionCode: 8, restriction: "SUPPLY_CAP_EXCEEDED" });
+    expect(
+      (
+        await api.get("/check-transfer", {
+          tokenSymbol: symbol,
+          from: ZeroAddress,
+          to: dave.address,
+          amount: "1000000",
+        })
+      ).body,
+    ).to.include({ restrictionCode: 8, restriction: "SUPPLY_CAP_EXCEEDED" });
   });
 });

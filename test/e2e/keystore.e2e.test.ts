@@ -18,7 +18,13 @@ describe("e2e: the service's wallets from encrypted keystores", function () {
   // A light scrypt cost keeps the test quick; keystores from geth or cast use the standard one, read the same way.
   const keystore = (wallet: Wallet, password: string, name: string) => {
     const file = path.join(dir, name);
-    fs.writeFileSync(file, encryptKeystoreJsonSync({ address: wallet.address, privateKey: wallet.privateKey }, password, { scrypt: { N: 1 << 12 } }), { mode: 0o600 });
+    fs.writeFileSync(
+      file,
+      encryptKeystoreJsonSync({ address: wallet.address, privateKey: wallet.privateKey }, password, {
+        scrypt: { N: 1 << 12 },
+      }),
+      { mode: 0o600 },
+    );
     return file;
   };
   const secretFile = (name: string, value: string) => {
@@ -49,8 +55,14 @@ describe("e2e: the service's wallets from encrypted keystores", function () {
       },
     });
     expect(service.config.relayerKeys.get(84532)).to.equal(relayer.privateKey);
-    const txId = await prepareRelayedToken(service.api, `KS${Date.now().toString(36).slice(-3).toUpperCase()}`, sandbox.accounts[5].address);
-    expect(quoteOf(await service.api.post("/send-transactions", { txId })).accepts[0].payTo).to.equal(settlement.address);
+    const txId = await prepareRelayedToken(
+      service.api,
+      `KS${Date.now().toString(36).slice(-3).toUpperCase()}`,
+      sandbox.accounts[5].address,
+    );
+    expect(quoteOf(await service.api.post("/send-transactions", { txId })).accepts[0].payTo).to.equal(
+      settlement.address,
+    );
     const sent = await payRelayedSend(service.api, txId, sandbox.accounts[3]);
     expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
     expect(sent.body.status).to.equal("success");
@@ -74,11 +86,22 @@ describe("e2e: the service's wallets from encrypted keystores", function () {
       }
       throw new Error("accepted");
     };
-    expect(refusal({ RELAYER_KEYSTORE: file, RELAYER_PRIVATE_KEY: wallet.privateKey, RELAYER_KEYSTORE_PASSWORD: "right" })).to.include("RELAYER_KEYSTORE: RELAYER_PRIVATE_KEY is set too");
-    expect(refusal({ RELAYER_KEYSTORE: file })).to.include("RELAYER_KEYSTORE: needs RELAYER_KEYSTORE_PASSWORD (or RELAYER_KEYSTORE_PASSWORD_FILE)");
+    expect(
+      refusal({ RELAYER_KEYSTORE: file, RELAYER_PRIVATE_KEY: wallet.privateKey, RELAYER_KEYSTORE_PASSWORD: "right" }),
+    ).to.include("RELAYER_KEYSTORE: RELAYER_PRIVATE_KEY is set too");
+    expect(refusal({ RELAYER_KEYSTORE: file })).to.include(
+      "RELAYER_KEYSTORE: needs RELAYER_KEYSTORE_PASSWORD (or RELAYER_KEYSTORE_PASSWORD_FILE)",
+    );
     const wrong = refusal({ RELAYER_KEYSTORE: file, RELAYER_KEYSTORE_PASSWORD: "wrong" });
-    expect(wrong).to.include(`RELAYER_KEYSTORE: RELAYER_KEYSTORE_PASSWORD does not open ${file}`).and.not.include("wrong");
-    expect(refusal({ X402_SETTLEMENT_KEYSTORE: secretFile("not-json", "{}"), X402_SETTLEMENT_KEYSTORE_PASSWORD: "x" })).to.include("is not an encrypted JSON keystore");
-    expect(loadConfig({ RELAYER_KEYSTORE: file, RELAYER_KEYSTORE_PASSWORD: "right" }, { profile: "local" }).RELAYER_PRIVATE_KEY).to.equal(wallet.privateKey);
+    expect(wrong)
+      .to.include(`RELAYER_KEYSTORE: RELAYER_KEYSTORE_PASSWORD does not open ${file}`)
+      .and.not.include("wrong");
+    expect(
+      refusal({ X402_SETTLEMENT_KEYSTORE: secretFile("not-json", "{}"), X402_SETTLEMENT_KEYSTORE_PASSWORD: "x" }),
+    ).to.include("is not an encrypted JSON keystore");
+    expect(
+      loadConfig({ RELAYER_KEYSTORE: file, RELAYER_KEYSTORE_PASSWORD: "right" }, { profile: "local" })
+        .RELAYER_PRIVATE_KEY,
+    ).to.equal(wallet.privateKey);
   });
 });

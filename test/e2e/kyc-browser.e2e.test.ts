@@ -46,7 +46,10 @@ describe("e2e (browser): the investor opens its link, fills the form and signs w
       return wallet.signMessage(message);
     });
     await context.addInitScript((address: string) => {
-      const w = globalThis as unknown as { ethereum: unknown; __testWalletSign(hex: string, account: string): Promise<string> };
+      const w = globalThis as unknown as {
+        ethereum: unknown;
+        __testWalletSign(hex: string, account: string): Promise<string>;
+      };
       w.ethereum = {
         isTestWallet: true,
         async request({ method, params }: { method: string; params?: unknown[] }) {
@@ -90,15 +93,34 @@ describe("e2e (browser): the investor opens its link, fills the form and signs w
     // What the wallet was asked to sign: a human-readable EIP-4361 message for this service, this link and these details.
     expect(signed).to.have.length(1);
     const host = new URL(service.url).host;
-    expect(signed[0]).to.match(new RegExp(`^${host.replace(/\./g, "\\.")} wants you to sign in with your Ethereum account:\n${wallet.address}\n`));
+    expect(signed[0]).to.match(
+      new RegExp(
+        `^${host.replace(/\./g, "\\.")} wants you to sign in with your Ethereum account:\n${wallet.address}\n`,
+      ),
+    );
     expect(signed[0]).to.include(`Register this wallet for investor onboarding (KYC) as ${email}.`);
-    expect(signed[0]).to.include("Chain ID: 11155111").and.include("urn:kyc:first-name:Ada").and.include("urn:kyc:country:GB");
+    expect(signed[0])
+      .to.include("Chain ID: 11155111")
+      .and.include("urn:kyc:first-name:Ada")
+      .and.include("urn:kyc:country:GB");
     expect(signed[0]).to.match(/\nNonce: [A-Za-z0-9]{17}\nIssued At: \S+\nExpiration Time: \S+\n/);
 
     const [record] = await service.services.kyc.list({ email });
-    expect(record).to.include({ status: "submitted", firstName: "Ada", lastName: "Lovelace", country: "GB", walletAddress: wallet.address, proofMessage: signed[0] });
+    expect(record).to.include({
+      status: "submitted",
+      firstName: "Ada",
+      lastName: "Lovelace",
+      country: "GB",
+      walletAddress: wallet.address,
+      proofMessage: signed[0],
+    });
     const listed = await api.get("/get-investors", { kycStatus: "submitted" });
-    expect(listed.body.investors[0]).to.include({ email, kycStatus: "submitted", kycWalletAddress: wallet.address, kycUrl: null });
+    expect(listed.body.investors[0]).to.include({
+      email,
+      kycStatus: "submitted",
+      kycWalletAddress: wallet.address,
+      kycUrl: null,
+    });
 
     // The used link now shows where the onboarding stands: under review, then the decision.
     const waiting = await page.goto(url);
@@ -110,7 +132,11 @@ describe("e2e (browser): the investor opens its link, fills the form and signs w
     expect(await page.textContent("h1")).to.equal("Your onboarding is approved");
     expect(await page.textContent("p.lead")).to.include(wallet.address);
     await page.screenshot({ path: path.join(ARTIFACTS, "kyc-link-used.png"), fullPage: true });
-    const json = await api.get("/kyc", { token: new URL(url).searchParams.get("token")! }, { accept: "application/json" });
+    const json = await api.get(
+      "/kyc",
+      { token: new URL(url).searchParams.get("token")! },
+      { accept: "application/json" },
+    );
     expect(json.status).to.equal(410);
     expect(json.body.error.code).to.equal("LINK_USED");
     await context.close();

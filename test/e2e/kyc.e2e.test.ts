@@ -14,7 +14,6 @@ import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startSmtpServer, type TestSmtpServer } from "../helpers/smtp";
 import { startTestService, type ApiClient, type ApiResponse, type TestService } from "../helpers/service";
 
-
 /** `npm run admin -- <args>` against the running service's data directory (it routes through POST /admin/command). */
 const adminCli = (dataDir: string, ...args: string[]) => runAdminCli(dataDir, args);
 
@@ -35,26 +34,44 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
   let keyId: string;
   let issuer: Wallet;
   const chainId = "aa36a7";
-  const run = Math.random().toString(36).slice(2, 4).toUpperCase().replace(/[^A-Z0-9]/g, "Q");
+  const run = Math.random()
+    .toString(36)
+    .slice(2, 4)
+    .toUpperCase()
+    .replace(/[^A-Z0-9]/g, "Q");
   const symbol = `KY${run}`;
   const tokenizerEmail = `issuer-${run.toLowerCase()}@kyc.test`;
   const wallets: Record<string, HDNodeWallet> = {};
   const walletOf = (name: string) => (wallets[name] ??= Wallet.createRandom());
   const emailOf = (name: string) => `${name}-${run.toLowerCase()}@kyc.test`;
-  const invite = (name: string, extra: Record<string, unknown> = {}) => api.post("/create-kyc-link", { email: emailOf(name), ...extra });
+  const invite = (name: string, extra: Record<string, unknown> = {}) =>
+    api.post("/create-kyc-link", { email: emailOf(name), ...extra });
   const details = (firstName: string) => ({ firstName, lastName: "Investor", country: "DE" });
 
-  const count = async (table: string) => Number((await service.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0].n);
+  const count = async (table: string) =>
+    Number((await service.services.db.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${table}`))[0].n);
   const invitationCredits = async () => (await service.services.credits.balances(keyId))[INVITATION_CREDIT_METHOD];
   /** What a refusal must leave untouched. */
   const snapshot = async () => ({
     investors: await count("kyc_investors"),
     links: await count("kyc_links"),
-    usedLinks: Number((await service.services.db.query<{ n: number }>("SELECT count(*)::int AS n FROM kyc_links WHERE used_at IS NOT NULL"))[0].n),
+    usedLinks: Number(
+      (
+        await service.services.db.query<{ n: number }>(
+          "SELECT count(*)::int AS n FROM kyc_links WHERE used_at IS NOT NULL",
+        )
+      )[0].n,
+    ),
     events: await count("kyc_events"),
     credits: await invitationCredits(),
   });
-  const mintBody = (userToMint: Record<string, unknown>[]) => ({ method: "mintToken", chainId, signerAddress: issuer.address, tokenSymbol: symbol, userToMint });
+  const mintBody = (userToMint: Record<string, unknown>[]) => ({
+    method: "mintToken",
+    chainId,
+    signerAddress: issuer.address,
+    tokenSymbol: symbol,
+    userToMint,
+  });
   const token = () => SecurityToken__factory.connect(tokenAddress, providerFor(sandbox.sepolia));
   let tokenAddress: string;
   const page = (url: string, accept = "text/html") => fetch(url, { headers: { accept } });
@@ -63,13 +80,22 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
     sandbox = await getSandbox();
     smtp = await startSmtpServer();
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-kyc-"));
-    service = await startTestService(sandbox, { dataDir, env: { SMTP_URL: smtp.url, SMTP_FROM: "Onboarding <onboarding@kyc.test>" } });
+    service = await startTestService(sandbox, {
+      dataDir,
+      env: { SMTP_URL: smtp.url, SMTP_FROM: "Onboarding <onboarding@kyc.test>" },
+    });
     issuer = sandbox.accounts[1];
     const { key, record } = await service.services.apiKeys.create({ email: "ops@kyc.test", plan: "Professional" });
     keyId = record.id;
     api = service.api.withKey(key);
     await service.services.signers.add(issuer.address, "all-keys");
-    await execute(api, issuer, { method: "newTokenization", chainId, tokenizerEmail, name: "KYC Fund", tokenSymbol: symbol });
+    await execute(api, issuer, {
+      method: "newTokenization",
+      chainId,
+      tokenizerEmail,
+      name: "KYC Fund",
+      tokenSymbol: symbol,
+    });
     tokenAddress = (await api.get("/get-tokenizer-info", { tokenSymbol: symbol })).body.tokenAddress;
   });
 
@@ -84,8 +110,16 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       const before = await invitationCredits();
       const res = await invite("alice");
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
-      expect(res.body).to.include({ email: emailOf("alice"), needKyc: true, userCreated: true, invitationSent: true, kycStatus: "invited" });
-      expect(res.body.url).to.match(new RegExp(`^${service.url.replace(/[.]/g, "\\.")}/kyc\\?token=[A-Za-z0-9_-]{43}$`));
+      expect(res.body).to.include({
+        email: emailOf("alice"),
+        needKyc: true,
+        userCreated: true,
+        invitationSent: true,
+        kycStatus: "invited",
+      });
+      expect(res.body.url).to.match(
+        new RegExp(`^${service.url.replace(/[.]/g, "\\.")}/kyc\\?token=[A-Za-z0-9_-]{43}$`),
+      );
       const expiresIn = Date.parse(res.body.expiresAt) - Date.now();
       expect(expiresIn).to.be.within(7 * 24 * 3600_000 - 60_000, 7 * 24 * 3600_000);
       expect(await invitationCredits()).to.equal(before - 1);
@@ -104,10 +138,26 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
 
     it("refuses a body that is not exactly { email, needKyc? } with a 400 naming the field, and writes nothing", async () => {
       const before = await snapshot();
-      expectError(await api.post("/create-kyc-link", { email: emailOf("x1"), foo: 1 }), 400, /^foo: not a field of this body/);
-      expectError(await api.post("/create-kyc-link", { email: emailOf("x1"), needKyc: "true" }), 400, "needKyc must be true or false (a JSON boolean)");
-      expectError(await api.post("/create-kyc-link", { email: emailOf("x1"), needKyc: 1 }), 400, /^needKyc must be true or false/);
-      expectError(await api.post("/create-kyc-link", { email: "not-an-email" }), 400, "email must be an e-mail address");
+      expectError(
+        await api.post("/create-kyc-link", { email: emailOf("x1"), foo: 1 }),
+        400,
+        /^foo: not a field of this body/,
+      );
+      expectError(
+        await api.post("/create-kyc-link", { email: emailOf("x1"), needKyc: "true" }),
+        400,
+        "needKyc must be true or false (a JSON boolean)",
+      );
+      expectError(
+        await api.post("/create-kyc-link", { email: emailOf("x1"), needKyc: 1 }),
+        400,
+        /^needKyc must be true or false/,
+      );
+      expectError(
+        await api.post("/create-kyc-link", { email: "not-an-email" }),
+        400,
+        "email must be an e-mail address",
+      );
       expectError(await api.post("/create-kyc-link", { needKyc: true }), 400, "email is required");
       expectError(await api.post("/create-kyc-link", [emailOf("x1")]), 400);
       expect(await snapshot()).to.deep.equal(before);
@@ -116,11 +166,29 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
     it("needs an API key: 401 without one, also with an x402 payment header, and for an invalid key", async () => {
       const anonymous = service.api;
       const before = await snapshot();
-      expectError(await anonymous.post("/create-kyc-link", { email: emailOf("x2") }), 401, "API key is required for this endpoint");
+      expectError(
+        await anonymous.post("/create-kyc-link", { email: emailOf("x2") }),
+        401,
+        "API key is required for this endpoint",
+      );
       const payment = Buffer.from(JSON.stringify({ x402Version: 2, payload: {} })).toString("base64");
-      expectError(await anonymous.post("/create-kyc-link", { email: emailOf("x2") }, { "X-PAYMENT": payment }), 401, "API key is required for this endpoint");
-      expectError(await anonymous.post("/create-kyc-link", { email: emailOf("x2") }, { "payment-signature": payment }), 401, "API key is required for this endpoint");
-      expectError(await anonymous.withKey(`tak_0000000000000000_${"A".repeat(43)}`).post("/create-kyc-link", { email: emailOf("x2") }), 401, "Invalid API key");
+      expectError(
+        await anonymous.post("/create-kyc-link", { email: emailOf("x2") }, { "X-PAYMENT": payment }),
+        401,
+        "API key is required for this endpoint",
+      );
+      expectError(
+        await anonymous.post("/create-kyc-link", { email: emailOf("x2") }, { "payment-signature": payment }),
+        401,
+        "API key is required for this endpoint",
+      );
+      expectError(
+        await anonymous
+          .withKey(`tak_0000000000000000_${"A".repeat(43)}`)
+          .post("/create-kyc-link", { email: emailOf("x2") }),
+        401,
+        "Invalid API key",
+      );
       expect(await snapshot()).to.deep.equal(before);
     });
 
@@ -138,7 +206,11 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       const oldJson = await page(first.body.url, "application/json");
       expect(oldJson.status).to.equal(410);
       expect(((await oldJson.json()) as any).error.code).to.equal("LINK_REPLACED");
-      expectError(await submitThroughLink(service.api, first.body.url, walletOf("bob"), details("Bob")), 410, /^This link is no longer valid/);
+      expectError(
+        await submitThroughLink(service.api, first.body.url, walletOf("bob"), details("Bob")),
+        410,
+        /^This link is no longer valid/,
+      );
 
       const fresh = await page(second.body.url);
       expect(fresh.status).to.equal(200);
@@ -151,7 +223,14 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       const mailsBefore = smtp.messages.length;
       const res = await invite("carol", { needKyc: false });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
-      expect(res.body).to.deep.include({ email: emailOf("carol"), needKyc: false, userCreated: true, invitationSent: false, url: null, kycStatus: "none" });
+      expect(res.body).to.deep.include({
+        email: emailOf("carol"),
+        needKyc: false,
+        userCreated: true,
+        invitationSent: false,
+        url: null,
+        kycStatus: "none",
+      });
       const again = await invite("carol", { needKyc: false });
       expect(again.body).to.include({ userCreated: false, url: null });
       expect(smtp.messages.length).to.equal(mailsBefore);
@@ -172,7 +251,12 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       expect(minted.prepared.transactions).to.have.length(1); // already whitelisted: the mint only
       expect(await token().balanceOf(carol.address)).to.equal(5n * 10n ** 18n);
       const info = await api.get("/get-investor-info", { tokenSymbol: symbol, email: emailOf("carol") });
-      expect(info.body).to.include({ kycStatus: "none", kycUrl: null, walletAddress: carol.address, tokenBalance: "5" });
+      expect(info.body).to.include({
+        kycStatus: "none",
+        kycUrl: null,
+        walletAddress: carol.address,
+        tokenBalance: "5",
+      });
     });
   });
 
@@ -186,11 +270,19 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       expect(res.headers.get("referrer-policy")).to.equal("no-referrer");
       expect(res.headers.get("cache-control")).to.equal("no-store");
       const html = await res.text();
-      expect(html).to.include("Investor onboarding").and.include(emailOf("dora")).and.include('id="firstName"').and.include('value="GB"');
+      expect(html)
+        .to.include("Investor onboarding")
+        .and.include(emailOf("dora"))
+        .and.include('id="firstName"')
+        .and.include('value="GB"');
       expect(html).to.not.match(/(src|href)="https?:/);
       const json = await page(body.url, "application/json");
       expect(json.status).to.equal(200);
-      expect(await json.json()).to.deep.equal({ email: emailOf("dora"), kycStatus: "invited", expiresAt: body.expiresAt });
+      expect(await json.json()).to.deep.equal({
+        email: emailOf("dora"),
+        kycStatus: "invited",
+        expiresAt: body.expiresAt,
+      });
     });
 
     it("unknown and malformed links: a clear 404 page, or a JSON 404", async () => {
@@ -203,7 +295,11 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       const json = await page(unknown, "application/json");
       expect(json.status).to.equal(404);
       expect(((await json.json()) as any).error.code).to.equal("NOT_FOUND");
-      expectError(await submitThroughLink(service.api, unknown, walletOf("dora"), details("Dora")), 404, /^This link is not valid/);
+      expectError(
+        await submitThroughLink(service.api, unknown, walletOf("dora"), details("Dora")),
+        404,
+        /^This link is not valid/,
+      );
     });
 
     it("refuses a bad submission with a 4xx naming the field, and writes nothing", async () => {
@@ -215,39 +311,95 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       const good = details("Dave");
       const before = await snapshot();
       const signAndSubmit = async (message: string, signer: HDNodeWallet, body: Record<string, unknown> = {}) =>
-        service.api.post("/kyc/submit", { token: daveToken, ...good, walletAddress: w.address, message, signature: await signer.signMessage(message), ...body });
+        service.api.post("/kyc/submit", {
+          token: daveToken,
+          ...good,
+          walletAddress: w.address,
+          message,
+          signature: await signer.signMessage(message),
+          ...body,
+        });
       const issued = (await requestMessage(service.api, daveToken, w, good)).body.message as string;
-      expect(issued).to.include(`Nonce: `).and.include(`wants you to sign in with your Ethereum account:\n${w.address}`);
+      expect(issued)
+        .to.include(`Nonce: `)
+        .and.include(`wants you to sign in with your Ethereum account:\n${w.address}`);
 
       // a signature over another link's nonce
       const erinMessage = (await requestMessage(service.api, tokenOf(erin.body.url), w, good)).body.message as string;
-      expectError(await signAndSubmit(erinMessage, w), 400, "message nonce is not this link's nonce: it was signed for another link");
+      expectError(
+        await signAndSubmit(erinMessage, w),
+        400,
+        "message nonce is not this link's nonce: it was signed for another link",
+      );
       // a signature by another wallet than the claimed one
-      expectError(await signAndSubmit(issued, other), 400, `signature was made by ${other.address}, not by walletAddress ${w.address}`);
+      expectError(
+        await signAndSubmit(issued, other),
+        400,
+        `signature was made by ${other.address}, not by walletAddress ${w.address}`,
+      );
       // a message for another wallet than walletAddress
       const forOther = (await requestMessage(service.api, daveToken, other, good)).body.message as string;
-      expectError(await signAndSubmit(forOther, other), 400, `message is for wallet ${other.address}, not for walletAddress ${w.address}`);
+      expectError(
+        await signAndSubmit(forOther, other),
+        400,
+        `message is for wallet ${other.address}, not for walletAddress ${w.address}`,
+      );
       // an expired message
       const past = (ms: number) => new Date(Date.now() - ms).toISOString();
-      const expired = issued.replace(/Issued At: .*/, `Issued At: ${past(20 * 60_000)}`).replace(/Expiration Time: .*/, `Expiration Time: ${past(10 * 60_000)}`);
+      const expired = issued
+        .replace(/Issued At: .*/, `Issued At: ${past(20 * 60_000)}`)
+        .replace(/Expiration Time: .*/, `Expiration Time: ${past(10 * 60_000)}`);
       expectError(await signAndSubmit(expired, w), 400, /^message expired at/);
       // details other than the signed ones
-      expectError(await signAndSubmit(issued, w, { firstName: "Eve" }), 400, "the signed message does not carry the submitted firstName");
-      expectError(await signAndSubmit(issued, w, { country: "FR" }), 400, "the signed message does not carry the submitted country");
+      expectError(
+        await signAndSubmit(issued, w, { firstName: "Eve" }),
+        400,
+        "the signed message does not carry the submitted firstName",
+      );
+      expectError(
+        await signAndSubmit(issued, w, { country: "FR" }),
+        400,
+        "the signed message does not carry the submitted country",
+      );
       // a message for another site
-      expectError(await signAndSubmit(issued.replace(/^\S+ wants/, "evil.example wants"), w), 400, /^message was issued for evil\.example/);
+      expectError(
+        await signAndSubmit(issued.replace(/^\S+ wants/, "evil.example wants"), w),
+        400,
+        /^message was issued for evil\.example/,
+      );
       // not a message of this service
       expectError(await signAndSubmit("hello", w), 400, /^message is not a sign-in message/);
       // bad fields
-      expectError(await signAndSubmit(issued, w, { country: "XX" }), 400, "country must be an ISO 3166-1 alpha-2 country code such as DE or US");
+      expectError(
+        await signAndSubmit(issued, w, { country: "XX" }),
+        400,
+        "country must be an ISO 3166-1 alpha-2 country code such as DE or US",
+      );
       expectError(await signAndSubmit(issued, w, { country: "DEU" }), 400, /^country must be an ISO 3166-1 alpha-2/);
       expectError(await signAndSubmit(issued, w, { firstName: "" }), 400, "firstName is required");
       expectError(await signAndSubmit(issued, w, { lastName: "<script>" }), 400, /^lastName must be letters/);
-      expectError(await signAndSubmit(issued, w, { walletAddress: "0x12" }), 400, /^walletAddress must be a 0x-prefixed/);
+      expectError(
+        await signAndSubmit(issued, w, { walletAddress: "0x12" }),
+        400,
+        /^walletAddress must be a 0x-prefixed/,
+      );
       expectError(await signAndSubmit(issued, w, { signature: "0x1234" }), 400, /^signature must be a 65-byte/);
       expectError(await signAndSubmit(issued, w, { extra: true }), 400);
-      expectError(await requestMessage(service.api, daveToken, w, { ...good, country: "XX" }), 400, /^country must be an ISO 3166-1/);
-      expectError(await service.api.post("/kyc/message", { token: daveToken, ...good, walletAddress: w.address, chainId: "11155111" }), 400, /^chainId/);
+      expectError(
+        await requestMessage(service.api, daveToken, w, { ...good, country: "XX" }),
+        400,
+        /^country must be an ISO 3166-1/,
+      );
+      expectError(
+        await service.api.post("/kyc/message", {
+          token: daveToken,
+          ...good,
+          walletAddress: w.address,
+          chainId: "11155111",
+        }),
+        400,
+        /^chainId/,
+      );
 
       expect(await snapshot()).to.deep.equal(before);
       const record = await service.services.kyc.findInScope([keyId], keyId, emailOf("dave"));
@@ -264,20 +416,45 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
   describe("the operator's review and what it unlocks", () => {
     it("happy path: submission → pending (mint refused) → `npm run admin -- kyc approve` → get-investor-info shows it → mintToken with investorEmail only mints to the verified wallet", async () => {
       const alice = walletOf("alice");
-      const url = (await api.get("/get-investor-info", { tokenSymbol: symbol, email: emailOf("alice") })).body.kycUrl as string;
+      const url = (await api.get("/get-investor-info", { tokenSymbol: symbol, email: emailOf("alice") })).body
+        .kycUrl as string;
       expect(url).to.match(/\/kyc\?token=/);
-      const submitted = await submitThroughLink(service.api, url, alice, { firstName: "Alice", lastName: "Liddell", country: "GB" });
+      const submitted = await submitThroughLink(service.api, url, alice, {
+        firstName: "Alice",
+        lastName: "Liddell",
+        country: "GB",
+      });
       expect(submitted.status, JSON.stringify(submitted.body)).to.equal(200);
-      expect(submitted.body).to.deep.include({ status: "submitted", email: emailOf("alice"), firstName: "Alice", lastName: "Liddell", country: "GB", walletAddress: alice.address });
+      expect(submitted.body).to.deep.include({
+        status: "submitted",
+        email: emailOf("alice"),
+        firstName: "Alice",
+        lastName: "Liddell",
+        country: "GB",
+        walletAddress: alice.address,
+      });
 
       // the link was single-use: its page now says the details are under review, a new submission is refused
       const used = await page(url);
       expect(used.status).to.equal(200);
-      expect(await used.text()).to.include("Your details are being reviewed").and.not.include("<form");
-      expectError(await submitThroughLink(service.api, url, alice, details("Alice")), 410, /^This link has already been used/);
+      expect(await used.text())
+        .to.include("Your details are being reviewed")
+        .and.not.include("<form");
+      expectError(
+        await submitThroughLink(service.api, url, alice, details("Alice")),
+        410,
+        /^This link has already been used/,
+      );
 
       const pending = await api.get("/get-investor-info", { tokenSymbol: symbol, email: emailOf("alice") });
-      expect(pending.body).to.include({ kycStatus: "submitted", kycUrl: null, walletAddress: alice.address, firstName: "Alice", whitelisted: false, tokenBalance: "0" });
+      expect(pending.body).to.include({
+        kycStatus: "submitted",
+        kycUrl: null,
+        walletAddress: alice.address,
+        firstName: "Alice",
+        whitelisted: false,
+        tokenBalance: "0",
+      });
       expectError(
         await api.post("/prepare-transactions", mintBody([{ investorEmail: emailOf("alice"), amount: "10" }])),
         400,
@@ -293,24 +470,49 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
 
       const approved = await adminCli(dataDir, "kyc", "approve", emailOf("alice"));
       expect(approved.code, approved.stderr).to.equal(0);
-      expect(JSON.parse(approved.stdout)).to.include({ status: "approved", reviewedBy: "operator", walletAddress: alice.address });
+      expect(JSON.parse(approved.stdout)).to.include({
+        status: "approved",
+        reviewedBy: "operator",
+        walletAddress: alice.address,
+      });
 
       const info = await api.get("/get-investor-info", { tokenSymbol: symbol, email: emailOf("alice") });
       expect(info.status).to.equal(200);
-      expect(info.body).to.include({ kycStatus: "approved", kycUrl: null, walletAddress: alice.address, firstName: "Alice", lastName: "Liddell" });
-      expect(info.body.kyc).to.include({ status: "approved", walletAddress: alice.address, country: "GB", reviewedBy: "operator" });
+      expect(info.body).to.include({
+        kycStatus: "approved",
+        kycUrl: null,
+        walletAddress: alice.address,
+        firstName: "Alice",
+        lastName: "Liddell",
+      });
+      expect(info.body.kyc).to.include({
+        status: "approved",
+        walletAddress: alice.address,
+        country: "GB",
+        reviewedBy: "operator",
+      });
 
       const minted = await execute(api, issuer, mintBody([{ investorEmail: emailOf("alice"), amount: "10" }]));
       expect(minted.prepared.transactions).to.have.length(2); // whitelist, then mint
       expect(await token().balanceOf(alice.address)).to.equal(10n * 10n ** 18n);
       expect(await token().isWhitelisted(alice.address)).to.equal(true);
       const after = await api.get("/get-investor-info", { tokenSymbol: symbol, email: emailOf("alice") });
-      expect(after.body).to.include({ walletAddress: alice.address, tokenBalance: "10", whitelisted: true, kycStatus: "approved" });
+      expect(after.body).to.include({
+        walletAddress: alice.address,
+        tokenBalance: "10",
+        whitelisted: true,
+        kycStatus: "approved",
+      });
 
       const investors = await api.get("/get-investors", { tokenSymbol: symbol, kycStatus: "approved" });
       expect(investors.status).to.equal(200);
       expect(investors.body.investors).to.have.length(1);
-      expect(investors.body.investors[0]).to.deep.include({ email: emailOf("alice"), kycStatus: "approved", kycWalletAddress: alice.address, walletAddress: alice.address });
+      expect(investors.body.investors[0]).to.deep.include({
+        email: emailOf("alice"),
+        kycStatus: "approved",
+        kycWalletAddress: alice.address,
+        walletAddress: alice.address,
+      });
 
       // an approved investor is not invited again
       expectError(await invite("alice"), 409, /is already approved/);
@@ -355,7 +557,11 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
         initialHolders: [{ email: emailOf("alice") }],
       });
       const address = (await api.get("/get-tokenizer-info", { tokenSymbol: premintSymbol })).body.tokenAddress;
-      expect(await SecurityToken__factory.connect(address, providerFor(sandbox.sepolia)).balanceOf(walletOf("alice").address)).to.equal(3n * 10n ** 18n);
+      expect(
+        await SecurityToken__factory.connect(address, providerFor(sandbox.sepolia)).balanceOf(
+          walletOf("alice").address,
+        ),
+      ).to.equal(3n * 10n ** 18n);
     });
 
     it("KYC pending (invited) and an unknown e-mail are 400s for mintToken and whitelist", async () => {
@@ -370,16 +576,30 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
         new RegExp(`^userToMint\\.0\\.investorEmail ${emailOf("zed")}: no wallet known for this investor`),
       );
       expectError(
-        await api.post("/prepare-transactions", { method: "whitelist", chainId, signerAddress: issuer.address, tokenSymbol: symbol, userToWhitelist: [{ investorEmail: emailOf("erin") }] }),
+        await api.post("/prepare-transactions", {
+          method: "whitelist",
+          chainId,
+          signerAddress: issuer.address,
+          tokenSymbol: symbol,
+          userToWhitelist: [{ investorEmail: emailOf("erin") }],
+        }),
         400,
         /KYC pending/,
       );
-      expectError(await api.post("/prepare-transactions", mintBody([{ amount: "1" }])), 400, "userToMint.0.investorAddress or userToMint.0.investorEmail is required");
+      expectError(
+        await api.post("/prepare-transactions", mintBody([{ amount: "1" }])),
+        400,
+        "userToMint.0.investorAddress or userToMint.0.investorEmail is required",
+      );
     });
 
     it("a rejection (the admin command function) blocks e-mail-only mints and whitelisting with 'KYC rejected'; removal from the whitelist still works", async () => {
       // dave submitted in the previous block
-      const rejected = (await runAdminCommand(service.services, { command: "kyc.reject", email: emailOf("dave"), reason: "documents do not match" })) as any;
+      const rejected = (await runAdminCommand(service.services, {
+        command: "kyc.reject",
+        email: emailOf("dave"),
+        reason: "documents do not match",
+      })) as any;
       expect(rejected).to.include({ status: "rejected", reason: "documents do not match", reviewedBy: "operator" });
       expectError(
         await api.post("/prepare-transactions", mintBody([{ investorEmail: emailOf("dave"), amount: "1" }])),
@@ -387,7 +607,13 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
         `userToMint.0.investorEmail ${emailOf("dave")}: KYC rejected (documents do not match); its wallet is not used`,
       );
       expectError(
-        await api.post("/prepare-transactions", { method: "whitelist", chainId, signerAddress: issuer.address, tokenSymbol: symbol, userToWhitelist: [{ investorEmail: emailOf("dave") }] }),
+        await api.post("/prepare-transactions", {
+          method: "whitelist",
+          chainId,
+          signerAddress: issuer.address,
+          tokenSymbol: symbol,
+          userToWhitelist: [{ investorEmail: emailOf("dave") }],
+        }),
         400,
         /KYC rejected/,
       );
@@ -408,7 +634,11 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       await expectAdminError({ command: "kyc.approve", email: emailOf("dave") }, 409, /only a submitted investor/);
       await expectAdminError({ command: "kyc.approve", email: emailOf("erin") }, 409, /is invited/);
       await expectAdminError({ command: "kyc.reject", email: emailOf("carol"), reason: "x" }, 409, /is none/);
-      await expectAdminError({ command: "kyc.reject", email: emailOf("erin"), reason: " " }, 400, /--reason is required/);
+      await expectAdminError(
+        { command: "kyc.reject", email: emailOf("erin"), reason: " " },
+        400,
+        /--reason is required/,
+      );
       await expectAdminError({ command: "kyc.approve", email: emailOf("nobody") }, 404, /No investor/);
       expect(await snapshot()).to.deep.equal(before);
 
@@ -416,8 +646,17 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       const again = await invite("dave");
       expect(again.body).to.include({ userCreated: false, kycStatus: "invited" });
       expect(again.body.url).to.be.a("string");
-      const history = await service.services.kyc.events((await service.services.kyc.findInScope([keyId], keyId, emailOf("dave")))!.id);
-      expect(history.map((e) => e.event)).to.deep.equal(["created", "link", "submitted", "rejected", "reinvited", "link"]);
+      const history = await service.services.kyc.events(
+        (await service.services.kyc.findInScope([keyId], keyId, emailOf("dave")))!.id,
+      );
+      expect(history.map((e) => e.event)).to.deep.equal([
+        "created",
+        "link",
+        "submitted",
+        "rejected",
+        "reinvited",
+        "link",
+      ]);
     });
 
     it("the CLI refuses a rejection without --reason before anything is opened (exit 2, JSON error naming the flag)", async () => {
@@ -453,7 +692,11 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
     it("out of invitation credits → 403 Invitation credit limit exceeded, nothing written", async () => {
       const { key, record } = await service.services.apiKeys.create({ email: "small@kyc.test", plan: "Starter" });
       const small = service.api.withKey(key);
-      for (let i = 0; i < 10; i++) expect((await small.post("/create-kyc-link", { email: `n${i}-${run.toLowerCase()}@kyc.test`, needKyc: false })).status).to.equal(200);
+      for (let i = 0; i < 10; i++)
+        expect(
+          (await small.post("/create-kyc-link", { email: `n${i}-${run.toLowerCase()}@kyc.test`, needKyc: false }))
+            .status,
+        ).to.equal(200);
       expect((await service.services.credits.balances(record.id))[INVITATION_CREDIT_METHOD]).to.equal(0);
       const investors = await count("kyc_investors");
       const res = await small.post("/create-kyc-link", { email: `n10-${run.toLowerCase()}@kyc.test` });
@@ -471,8 +714,18 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       expect(Object.keys(schema.properties)).to.deep.equal(["email", "needKyc"]);
       expect(schema.required).to.deep.equal(["email"]);
       expect(doc.paths["/kyc"].get.security).to.deep.equal([]);
-      expect(doc.paths["/kyc/submit"].post.requestBody.content["application/json"].schema.required).to.include.members(["token", "message", "signature", "country"]);
-      expect(doc.paths["/get-investors"].get.parameters.map((p: any) => p.name)).to.include.members(["tokenSymbol", "kycStatus", "limit", "offset"]);
+      expect(doc.paths["/kyc/submit"].post.requestBody.content["application/json"].schema.required).to.include.members([
+        "token",
+        "message",
+        "signature",
+        "country",
+      ]);
+      expect(doc.paths["/get-investors"].get.parameters.map((p: any) => p.name)).to.include.members([
+        "tokenSymbol",
+        "kycStatus",
+        "limit",
+        "offset",
+      ]);
     });
   });
 
@@ -505,7 +758,13 @@ describe("e2e: investor onboarding (KYC link → the investor's page → signed 
       expect(((await json.json()) as any).error.code).to.equal("LINK_EXPIRED");
       const signature = await walletOf("frank").signMessage(issued.body.message);
       expectError(
-        await short.api.post("/kyc/submit", { token: tokenOf(res.body.url), ...details("Frank"), walletAddress: walletOf("frank").address, message: issued.body.message, signature }),
+        await short.api.post("/kyc/submit", {
+          token: tokenOf(res.body.url),
+          ...details("Frank"),
+          walletAddress: walletOf("frank").address,
+          message: issued.body.message,
+          signature,
+        }),
         410,
         /^This link has expired/,
       );

@@ -15,13 +15,19 @@ function guideBlocks(): string[] {
   const guide = fs.readFileSync(path.join(ROOT, "docs", "agents.md"), "utf8");
   const blocks: string[] = [];
   const fence = /^```([^\n]*)\n([\s\S]*?)^```$/gm;
-  for (let match = fence.exec(guide); match; match = fence.exec(guide)) if (match[1].trim().split(/\s+/)[1] === THIS) blocks.push(match[2]);
+  for (let match = fence.exec(guide); match; match = fence.exec(guide))
+    if (match[1].trim().split(/\s+/)[1] === THIS) blocks.push(match[2]);
   return blocks;
 }
 
 /** A transcript line's expected result as a pattern: the text as written, `…` standing for anything. */
 function pattern(expected: string): RegExp {
-  return new RegExp(`^${expected.split("…").map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&")).join("[\\s\\S]*?")}$`);
+  return new RegExp(
+    `^${expected
+      .split("…")
+      .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"))
+      .join("[\\s\\S]*?")}$`,
+  );
 }
 
 function alive(pid: number | null | undefined): boolean {
@@ -47,7 +53,12 @@ describe("docs/agents.md: the MCP client configurations and the session transcri
   const clients: Client[] = [];
   let stdioPid: number | null = null;
   const [httpConfig, stdioConfig, transcript] = guideBlocks();
-  const placeholders = (text: string) => text.replaceAll("http://127.0.0.1:3000", service.url).replaceAll("tak_…", apiKey).replaceAll("0x…", sandbox.accounts[1].privateKey).replaceAll("/path/to/tokenized-asset-tx-api", ROOT);
+  const placeholders = (text: string) =>
+    text
+      .replaceAll("http://127.0.0.1:3000", service.url)
+      .replaceAll("tak_…", apiKey)
+      .replaceAll("0x…", sandbox.accounts[1].privateKey)
+      .replaceAll("/path/to/tokenized-asset-tx-api", ROOT);
 
   before(async () => {
     sandbox = await createOwnSandbox();
@@ -74,12 +85,20 @@ describe("docs/agents.md: the MCP client configurations and the session transcri
     const client = await httpClient(server.url, server.headers);
     clients.push(client);
     expect((await client.listTools()).tools.map((t) => t.name)).to.include.members(HOSTED_TOOLS);
-    expect(structured(await client.callTool({ name: "get_config", arguments: {} }))).to.include({ hasApiKey: true, hasPrivateKey: false });
+    expect(structured(await client.callTool({ name: "get_config", arguments: {} }))).to.include({
+      hasApiKey: true,
+      hasPrivateKey: false,
+    });
   });
 
   it("the stdio configuration starts `npm run --silent mcp`, and the session runs as the transcript shows", async () => {
     const server = JSON.parse(placeholders(stdioConfig)).mcpServers["tokenized-assets"];
-    const transport = new StdioClientTransport({ command: server.command, args: server.args, env: server.env, stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: server.command,
+      args: server.args,
+      env: server.env,
+      stderr: "pipe",
+    });
     const client = new Client({ name: "readme", version: "1.0.0" });
     await client.connect(transport);
     clients.push(client);
@@ -92,8 +111,12 @@ describe("docs/agents.md: the MCP client configurations and the session transcri
       const answer = /^← (error )?(.*)$/.exec(lines[i + 1]);
       expect(call, lines[i]).to.not.equal(null);
       expect(answer, lines[i + 1]).to.not.equal(null);
-      const result = await client.callTool({ name: call![1], arguments: JSON.parse(call![2]) }, undefined, { timeout: 240_000 });
-      expect(result.isError === true, `${call![1]}: ${JSON.stringify(result.content)}`).to.equal(answer![1] !== undefined);
+      const result = await client.callTool({ name: call![1], arguments: JSON.parse(call![2]) }, undefined, {
+        timeout: 240_000,
+      });
+      expect(result.isError === true, `${call![1]}: ${JSON.stringify(result.content)}`).to.equal(
+        answer![1] !== undefined,
+      );
       expect(JSON.stringify(result.structuredContent), `docs/agents.md: ${lines[i + 1]}`).to.match(pattern(answer![2]));
     }
   });

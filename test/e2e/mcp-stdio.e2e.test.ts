@@ -33,7 +33,13 @@ describe("e2e: the MCP stdio server (node bin/run.js mcp) with the official SDK'
 
   /** The stdio server as a child process of this test, configured by its environment only. */
   const stdioClient = async (env: Record<string, string>) => {
-    const transport = new StdioClientTransport({ command: process.execPath, args: [path.join(ROOT, "bin", "run.js"), "mcp"], cwd: ROOT, env: { TAK_BASE_URL: service.url, ...env }, stderr: "pipe" });
+    const transport = new StdioClientTransport({
+      command: process.execPath,
+      args: [path.join(ROOT, "bin", "run.js"), "mcp"],
+      cwd: ROOT,
+      env: { TAK_BASE_URL: service.url, ...env },
+      stderr: "pipe",
+    });
     const client = new Client({ name: "tak-test", version: "1.0.0" });
     await client.connect(transport);
     started.push({ client, transport });
@@ -60,7 +66,12 @@ describe("e2e: the MCP stdio server (node bin/run.js mcp) with the official SDK'
     const client = await stdioClient({ TAK_PRIVATE_KEY: agentOwner.privateKey });
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name)).to.include.members([...HOSTED_TOOLS, ...ADDED_TOOLS]);
-    expect(structured(await client.callTool({ name: "get_config", arguments: {} }))).to.deep.equal({ env: "sandbox", baseUrl: service.url, hasApiKey: false, hasPrivateKey: true });
+    expect(structured(await client.callTool({ name: "get_config", arguments: {} }))).to.deep.equal({
+      env: "sandbox",
+      baseUrl: service.url,
+      hasApiKey: false,
+      hasPrivateKey: true,
+    });
     const bad = toolErrorOf(await client.callTool({ name: "configure", arguments: { privateKey: "0x1234" } }));
     expect(bad).to.include({ code: "BAD_REQUEST", param: "privateKey" });
     expect(bad.message).to.not.include("0x1234");
@@ -89,7 +100,13 @@ describe("e2e: the MCP stdio server (node bin/run.js mcp) with the official SDK'
     const done = structured(result);
     expect(done.status.status, JSON.stringify(done.status)).to.equal("success");
     expect(done.prepared.transactions[0].from).to.equal(agentOwner.address);
-    expect(done.signed).to.deep.equal([{ to: sandbox.deployments[84532].contracts.IdentityRegistry, function: "register(string)", arguments: { agentURI: done.prepared.info.agentURI } }]);
+    expect(done.signed).to.deep.equal([
+      {
+        to: sandbox.deployments[84532].contracts.IdentityRegistry,
+        function: "register(string)",
+        arguments: { agentURI: done.prepared.info.agentURI },
+      },
+    ]);
     // Two quotes (client-signed: half at prepare, half at send), both paid from the local wallet.
     expect(done.payments.map((p: { tool: string }) => p.tool)).to.deep.equal(["agent_register", "send_transactions"]);
     const quoted = done.payments.reduce((sum: bigint, p: { amount: string }) => sum + BigInt(p.amount), 0n);
@@ -97,21 +114,48 @@ describe("e2e: the MCP stdio server (node bin/run.js mcp) with the official SDK'
     for (const p of done.payments) expect(p.settlement).to.include({ success: true, payer: agentOwner.address });
     expect(before - (await usdc.balanceOf(agentOwner.address))).to.equal(quoted);
     const agentId = done.status.outcome.agentId;
-    const registry = new Contract(sandbox.deployments[84532].contracts.IdentityRegistry, identityRegistryInterface, providerFor(sandbox.baseSepolia));
+    const registry = new Contract(
+      sandbox.deployments[84532].contracts.IdentityRegistry,
+      identityRegistryInterface,
+      providerFor(sandbox.baseSepolia),
+    );
     expect(await registry.ownerOf(agentId)).to.equal(agentOwner.address);
   });
 
   it("without a private key it answers what the service answers: the payment requirements of a paid tool, unsigned transactions once paid", async () => {
     const client = await stdioClient({});
-    expect(structured(await client.callTool({ name: "get_config", arguments: {} }))).to.include({ hasApiKey: false, hasPrivateKey: false });
+    expect(structured(await client.callTool({ name: "get_config", arguments: {} }))).to.include({
+      hasApiKey: false,
+      hasPrivateKey: false,
+    });
     const unpaid = await client.callTool({
       name: "agent_register",
-      arguments: { chainId: "14a34", signerAddress: agentOwner.address, name: "Unsigned", description: "d", image: "https://example.com/a.png", services: [{ name: "MCP", endpoint: "https://a.example.com/mcp" }] },
+      arguments: {
+        chainId: "14a34",
+        signerAddress: agentOwner.address,
+        name: "Unsigned",
+        description: "d",
+        image: "https://example.com/a.png",
+        services: [{ name: "MCP", endpoint: "https://a.example.com/mcp" }],
+      },
     });
     expect(unpaid.isError).to.equal(true);
     expect(unpaid.structuredContent).to.include({ x402Version: 2 });
-    expect((unpaid.structuredContent as { accepts: { amount: string }[] }).accepts[0].amount).to.equal((PRICE / 2n).toString());
-    const relayed = structured(await client.callTool({ name: "agent_create_token", arguments: { chainId: "14a34", executionMode: "service-relayed", name: "Unsigned Token", symbol: "UNSG", agentWallet: agentOwner.address } }));
+    expect((unpaid.structuredContent as { accepts: { amount: string }[] }).accepts[0].amount).to.equal(
+      (PRICE / 2n).toString(),
+    );
+    const relayed = structured(
+      await client.callTool({
+        name: "agent_create_token",
+        arguments: {
+          chainId: "14a34",
+          executionMode: "service-relayed",
+          name: "Unsigned Token",
+          symbol: "UNSG",
+          agentWallet: agentOwner.address,
+        },
+      }),
+    );
     expect(relayed.transactions[0].from).to.not.equal(agentOwner.address);
     expect(relayed.txId).to.match(/^0x[0-9a-f]{64}$/);
   });

@@ -38,7 +38,9 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     const payer = new Wallet(Wallet.createRandom().privateKey, base);
     const from = funder.connect(base);
     await (await from.sendTransaction({ to: payer.address, value: parseEther("1") })).wait();
-    await (await USDC__factory.connect(sandbox.deployments[BASE].contracts.USDC, from).transfer(payer.address, amount)).wait();
+    await (
+      await USDC__factory.connect(sandbox.deployments[BASE].contracts.USDC, from).transfer(payer.address, amount)
+    ).wait();
     return payer;
   };
   /** Holds the payment chain still (no blocks) while `during` runs; it mines again after. */
@@ -51,7 +53,8 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     }
   };
   const until = async (what: string, check: () => Promise<boolean>, ms = 30_000) => {
-    for (const deadline = Date.now() + ms; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) if (await check()) return;
+    for (const deadline = Date.now() + ms; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100)))
+      if (await check()) return;
     throw new Error(`timed out waiting for ${what}`);
   };
   const statusOf = async (txId: string) => (await api.get("/get-transaction-status", { txId })).body;
@@ -60,16 +63,43 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     return statusOf(txId);
   };
   /** The relayer's nonce and ETH on a chain: what it spent. */
-  const relayerFacts = async (provider: JsonRpcProvider) => ({ nonce: await provider.getTransactionCount(relayer(), "latest"), eth: await provider.getBalance(relayer()) });
+  const relayerFacts = async (provider: JsonRpcProvider) => ({
+    nonce: await provider.getTransactionCount(relayer(), "latest"),
+    eth: await provider.getBalance(relayer()),
+  });
 
-  const faucetQuote = async () => quoteOf(await api.post("/faucet/bkn", { recipientAddress: Wallet.createRandom().address }, { "Idempotency-Key": randomUUID() })).accepts[0];
-  const claim = async (payer: Wallet, quote: Requirements, recipient: string, overrides: Parameters<typeof payWithEthers>[2] = {}) =>
-    api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID(), "X-PAYMENT": await payWithEthers(payer, quote, overrides), ...distinctClient() });
+  const faucetQuote = async () =>
+    quoteOf(
+      await api.post(
+        "/faucet/bkn",
+        { recipientAddress: Wallet.createRandom().address },
+        { "Idempotency-Key": randomUUID() },
+      ),
+    ).accepts[0];
+  const claim = async (
+    payer: Wallet,
+    quote: Requirements,
+    recipient: string,
+    overrides: Parameters<typeof payWithEthers>[2] = {},
+  ) =>
+    api.post(
+      "/faucet/bkn",
+      { recipientAddress: recipient },
+      {
+        "Idempotency-Key": randomUUID(),
+        "X-PAYMENT": await payWithEthers(payer, quote, overrides),
+        ...distinctClient(),
+      },
+    );
   const paymentOfClaim = async (txId: string) => (await service.services.payments.forBatch(txId))[0];
 
   /** A relayed agentCreateToken (Base Sepolia: its payment rides in its transaction) and its send quote. */
   const relayedToken = async (symbol: string) => {
-    const res = await api.post("/x402/token/create", { chainId: "84532", name: `Agent ${symbol}`, symbol, agentWallet: sandbox.accounts[6].address }, distinctClient());
+    const res = await api.post(
+      "/x402/token/create",
+      { chainId: "84532", name: `Agent ${symbol}`, symbol, agentWallet: sandbox.accounts[6].address },
+      distinctClient(),
+    );
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     const quote = quoteOf(await api.post("/send-transactions", { txId: res.body.txId })).accepts[0];
     return { txId: res.body.txId as string, quote };
@@ -77,10 +107,33 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
 
   /** A relayed RAMS set-operator (Sepolia: paid on Base Sepolia, so its payment is settled first), signed by `principal`. */
   const relayedSetOperator = async (principal: Wallet, operator: string) => {
-    const typed = (await keyed.get("/rams/typed-data/set-operator", { chainId: "aa36a7", principal: principal.address, operator, approved: "true" })).body.data;
-    const signature = await principal.signTypedData(typed.typedData.domain, typed.typedData.types, typed.typedData.message);
+    const typed = (
+      await keyed.get("/rams/typed-data/set-operator", {
+        chainId: "aa36a7",
+        principal: principal.address,
+        operator,
+        approved: "true",
+      })
+    ).body.data;
+    const signature = await principal.signTypedData(
+      typed.typedData.domain,
+      typed.typedData.types,
+      typed.typedData.message,
+    );
     const prepare = () =>
-      api.post("/x402/rams/set-operator", { chainId: "aa36a7", principal: principal.address, operator, approved: "true", signature, deadline: typed.deadline, executionMode: "service-relayed" }, distinctClient());
+      api.post(
+        "/x402/rams/set-operator",
+        {
+          chainId: "aa36a7",
+          principal: principal.address,
+          operator,
+          approved: "true",
+          signature,
+          deadline: typed.deadline,
+          executionMode: "service-relayed",
+        },
+        distinctClient(),
+      );
     return { prepare };
   };
   const mandates = () => AgentMandate__factory.connect(sandbox.deployments[SEPOLIA].contracts.AgentMandate, sepolia);
@@ -112,7 +165,9 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     const now = Math.floor(Date.now() / 1000);
     const res = await claim(payer, await faucetQuote(), recipient, { validBefore: now + 8 });
     expect(res.status, JSON.stringify(res.body)).to.equal(402);
-    expect(res.body.error.message).to.match(/expires too soon: validBefore \d+ leaves \d+ s, and this payment needs \d+ s .*validBefore ≥ (\d+)/);
+    expect(res.body.error.message).to.match(
+      /expires too soon: validBefore \d+ leaves \d+ s, and this payment needs \d+ s .*validBefore ≥ (\d+)/,
+    );
     expect(res.body.error.details.requiredValidBefore).to.be.at.least(now + 30);
     expect(await usdc().balanceOf(payer.address)).to.equal(PRICE);
     expect(await bkn().balanceOf(recipient)).to.equal(0n);
@@ -125,7 +180,15 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     const before = await relayerFacts(sepolia);
     const { sending } = await holdingBase(async () => {
       const sending = claim(payer, quote, recipient);
-      await until("the claim's settlement in the pool", async () => (await service.services.db.query("SELECT 1 FROM payments WHERE payer = $1 AND settle_tx_hash IS NOT NULL", [payer.address.toLowerCase()])).length > 0);
+      await until(
+        "the claim's settlement in the pool",
+        async () =>
+          (
+            await service.services.db.query("SELECT 1 FROM payments WHERE payer = $1 AND settle_tx_hash IS NOT NULL", [
+              payer.address.toLowerCase(),
+            ])
+          ).length > 0,
+      );
       await moveAway(payer);
       await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
       return { sending };
@@ -151,7 +214,10 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     const before = await relayerFacts(sepolia);
     const { sending } = await holdingBase(async () => {
       const sending = api.post("/send-transactions", { txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
-      await until("the operation's settlement in the pool", async () => (await service.services.payments.forBatch(txId))[0]?.settleTxHash !== null);
+      await until(
+        "the operation's settlement in the pool",
+        async () => (await service.services.payments.forBatch(txId))[0]?.settleTxHash !== null,
+      );
       await moveAway(payer);
       await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
       return { sending };
@@ -185,8 +251,14 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     const payer = await payerWith(PRICE);
     const tokens = await Promise.all(["PIA", "PIB", "PIC", "PID"].map((s) => relayedToken(s)));
     const before = await relayerFacts(base);
-    const answers = await Promise.all(tokens.map(async (t) => api.post("/send-transactions", { txId: t.txId }, { "X-PAYMENT": await payWithEthers(payer, t.quote) })));
-    expect(answers.map((a) => a.status).sort(), JSON.stringify(answers.map((a) => a.body))).to.deep.equal([200, 402, 402, 402]);
+    const answers = await Promise.all(
+      tokens.map(async (t) =>
+        api.post("/send-transactions", { txId: t.txId }, { "X-PAYMENT": await payWithEthers(payer, t.quote) }),
+      ),
+    );
+    expect(answers.map((a) => a.status).sort(), JSON.stringify(answers.map((a) => a.body))).to.deep.equal([
+      200, 402, 402, 402,
+    ]);
     expect(answers.find((a) => a.status === 200)!.body.status).to.equal("success");
     expect(await usdc().balanceOf(payer.address)).to.equal(0n);
     expect((await relayerFacts(base)).nonce - before.nonce).to.equal(1);
@@ -196,7 +268,9 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     const payer = await payerWith(READ_PRICE);
     const query = { chainId: "aa36a7", agent: Wallet.createRandom().address, principal: Wallet.createRandom().address };
     const quote = quoteOf(await api.get("/rams/mandate", query)).accepts[0];
-    const answers = await Promise.all([0, 1, 2, 3].map(async () => api.get("/rams/mandate", query, { "X-PAYMENT": await payWithEthers(payer, quote) })));
+    const answers = await Promise.all(
+      [0, 1, 2, 3].map(async () => api.get("/rams/mandate", query, { "X-PAYMENT": await payWithEthers(payer, quote) })),
+    );
     expect(answers.map((a) => a.status).sort()).to.deep.equal([200, 402, 402, 402]);
     const paid = answers.find((a) => a.status === 200)!;
     expect(paid.body.data.status).to.equal("none");
@@ -227,7 +301,15 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     const quote = await faucetQuote();
     const { both } = await holdingBase(async () => {
       const both = Promise.all([claim(payer, quote, recipient), claim(payer, quote, recipient)]);
-      await until("both settlements in the pool", async () => (await service.services.db.query("SELECT 1 FROM payments WHERE payer = $1 AND settle_tx_hash IS NOT NULL", [payer.address.toLowerCase()])).length === 2);
+      await until(
+        "both settlements in the pool",
+        async () =>
+          (
+            await service.services.db.query("SELECT 1 FROM payments WHERE payer = $1 AND settle_tx_hash IS NOT NULL", [
+              payer.address.toLowerCase(),
+            ])
+          ).length === 2,
+      );
       await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
       return { both };
     });
@@ -255,7 +337,14 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
       });
       // The relayer's key takes the same nonce with a transaction of its own, priced to replace the service's.
       const pending = (await base.getTransaction(first!))!;
-      await relayerKey.sendTransaction({ to: relayerKey.address, value: 0n, nonce: pending.nonce, gasLimit: 60_000n, maxFeePerGas: pending.maxFeePerGas! * 3n, maxPriorityFeePerGas: pending.maxFeePerGas! * 2n });
+      await relayerKey.sendTransaction({
+        to: relayerKey.address,
+        value: 0n,
+        nonce: pending.nonce,
+        gasLimit: 60_000n,
+        maxFeePerGas: pending.maxFeePerGas! * 3n,
+        maxPriorityFeePerGas: pending.maxFeePerGas! * 2n,
+      });
       await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
       return { sending };
     });
@@ -266,7 +355,9 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     expect(payment).to.include({ status: "settled", settleInOperation: true });
     const receipt = (await base.getTransactionReceipt(sent.body.txHashes[0]))!;
     expect(receipt.to, "sent to the relayer's delegate, with the payment").to.equal(relayer());
-    const paidCalls = receipt.logs.filter((l) => l.address === relayer()).map((l) => PaidRelayDelegate__factory.createInterface().parseLog(l)?.name);
+    const paidCalls = receipt.logs
+      .filter((l) => l.address === relayer())
+      .map((l) => PaidRelayDelegate__factory.createInterface().parseLog(l)?.name);
     expect(paidCalls).to.deep.equal(["PaidCall"]);
     expect(await usdc().balanceOf(payer.address)).to.equal(0n);
   });
@@ -282,9 +373,15 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
         return first !== null && (await base.getTransaction(first)) !== null;
       });
       // The base fee jumps far above the transaction's fee cap: it cannot be mined until it is replaced.
-      await sandbox.baseSepolia.provider.request({ method: "hardhat_setNextBlockBaseFeePerGas", params: ["0xba43b7400"] }); // 50 gwei
+      await sandbox.baseSepolia.provider.request({
+        method: "hardhat_setNextBlockBaseFeePerGas",
+        params: ["0xba43b7400"],
+      }); // 50 gwei
       await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
-      await until("a replacement with higher fees", async () => (await statusOf(txId)).transactions?.[0]?.hash !== first);
+      await until(
+        "a replacement with higher fees",
+        async () => (await statusOf(txId)).transactions?.[0]?.hash !== first,
+      );
       return { sending, first: first! };
     });
     const sent = await sending;
@@ -293,8 +390,15 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     expect(await base.getTransactionReceipt(first), "the underpriced form was never mined").to.equal(null);
     const receipt = (await base.getTransactionReceipt(sent.body.txHashes[0]))!;
     expect(receipt.to, "the replacement is sent to the relayer's delegate, with the payment").to.equal(relayer());
-    expect(receipt.logs.filter((l) => l.address === relayer()).map((l) => PaidRelayDelegate__factory.createInterface().parseLog(l)?.name)).to.deep.equal(["PaidCall"]);
-    expect((await service.services.payments.forBatch(txId))[0]).to.include({ status: "settled", settleInOperation: true });
+    expect(
+      receipt.logs
+        .filter((l) => l.address === relayer())
+        .map((l) => PaidRelayDelegate__factory.createInterface().parseLog(l)?.name),
+    ).to.deep.equal(["PaidCall"]);
+    expect((await service.services.payments.forBatch(txId))[0]).to.include({
+      status: "settled",
+      settleInOperation: true,
+    });
     expect(await usdc().balanceOf(payer.address)).to.equal(0n);
   });
 
@@ -308,7 +412,13 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     await sandbox.baseSepolia.provider.request({ method: "hardhat_setBalance", params: [settlementWallet, "0x0"] });
     let res: ApiResponse;
     try {
-      res = await api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID(), "X-PAYMENT": await payWithEthers(payer, quote), ...distinctClient() }).then(async (r) => r);
+      res = await api
+        .post(
+          "/faucet/bkn",
+          { recipientAddress: recipient },
+          { "Idempotency-Key": randomUUID(), "X-PAYMENT": await payWithEthers(payer, quote), ...distinctClient() },
+        )
+        .then(async (r) => r);
       await until("a settlement failure of ours", async () => service.services.x402!.failures.ours > failuresBefore);
       const payment = await paymentOfClaim(res.body.txId);
       expect(payment.status, "owed, not released").to.be.oneOf(["reserved", "settling"]);
@@ -317,7 +427,10 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
       const metrics = await (await fetch(`${service.url}/metrics`)).text();
       expect(metrics).to.match(/tak_x402_settlement_failures_total\{cause="ours"\} [1-9]/);
     } finally {
-      await sandbox.baseSepolia.provider.request({ method: "hardhat_setBalance", params: [settlementWallet, `0x${funds.toString(16)}`] });
+      await sandbox.baseSepolia.provider.request({
+        method: "hardhat_setBalance",
+        params: [settlementWallet, `0x${funds.toString(16)}`],
+      });
     }
     const batch = await ended(res.body.txId);
     expect(batch.status).to.equal("success");
@@ -327,20 +440,43 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
   });
 
   it("a foreign hash reported on another tenant's batch is refused (4xx) and leaves both batches as they were", async () => {
-    const [a, b] = await Promise.all(["a@tenants.test", "b@tenants.test"].map((email) => service.services.apiKeys.create({ email, plan: "Enterprise" })));
+    const [a, b] = await Promise.all(
+      ["a@tenants.test", "b@tenants.test"].map((email) =>
+        service.services.apiKeys.create({ email, plan: "Enterprise" }),
+      ),
+    );
     const [signerA, signerB] = [sandbox.accounts[4].connect(sepolia), sandbox.accounts[5].connect(sepolia)];
     for (const s of [signerA, signerB]) await service.services.signers.add(s.address, "all-keys");
     const prepare = (key: string, signer: Wallet, symbol: string) =>
-      api.withKey(key).post("/prepare-transactions", { method: "newTokenization", chainId: "aa36a7", signerAddress: signer.address, tokenizerEmail: `${symbol.toLowerCase()}@tenants.test`, name: symbol, tokenSymbol: symbol, executionMode: "client-broadcast" });
+      api
+        .withKey(key)
+        .post("/prepare-transactions", {
+          method: "newTokenization",
+          chainId: "aa36a7",
+          signerAddress: signer.address,
+          tokenizerEmail: `${symbol.toLowerCase()}@tenants.test`,
+          name: symbol,
+          tokenSymbol: symbol,
+          executionMode: "client-broadcast",
+        });
     const [pa, pb] = [ok(await prepare(a.key, signerA, "TNTA")).body, ok(await prepare(b.key, signerB, "TNTB")).body];
-    const sentA = await signerA.sendTransaction({ ...pa.transactions[0], gasLimit: BigInt(pa.transactions[0].gasLimit) });
+    const sentA = await signerA.sendTransaction({
+      ...pa.transactions[0],
+      gasLimit: BigInt(pa.transactions[0].gasLimit),
+    });
     const stolen = await api.withKey(b.key).post("/send-transactions", { txId: pb.txId, txHash: sentA.hash });
     expect(stolen.status, JSON.stringify(stolen.body)).to.equal(400);
     expect(stolen.body.error.code).to.equal("TRANSACTION_MISMATCH");
-    expect((await api.withKey(b.key).get("/get-transaction-status", { txId: pb.txId })).body.status).to.equal("prepared");
+    expect((await api.withKey(b.key).get("/get-transaction-status", { txId: pb.txId })).body.status).to.equal(
+      "prepared",
+    );
     const own = await api.withKey(a.key).post("/send-transactions", { txId: pa.txId, txHash: sentA.hash });
     expect([200, 202], JSON.stringify(own.body)).to.include(own.status);
-    await until("tenant A's batch", async () => (await api.withKey(a.key).get("/get-transaction-status", { txId: pa.txId })).body.status === "success");
+    await until(
+      "tenant A's batch",
+      async () =>
+        (await api.withKey(a.key).get("/get-transaction-status", { txId: pa.txId })).body.status === "success",
+    );
   });
 
   it("a retried request with an Idempotency-Key gets the first answer and is charged once; another body under the key is a 409", async () => {
@@ -360,13 +496,21 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     const sendKey = { "Idempotency-Key": randomUUID() };
     const quote = quoteOf(await api.post("/send-transactions", { txId: first.body.txId }, sendKey)).accepts[0];
     const payment = await payWithEthers(payer, quote);
-    const paid = ok(await api.post("/send-transactions", { txId: first.body.txId }, { ...sendKey, "X-PAYMENT": payment }));
-    const retried = ok(await api.post("/send-transactions", { txId: first.body.txId }, { ...sendKey, "X-PAYMENT": payment }));
+    const paid = ok(
+      await api.post("/send-transactions", { txId: first.body.txId }, { ...sendKey, "X-PAYMENT": payment }),
+    );
+    const retried = ok(
+      await api.post("/send-transactions", { txId: first.body.txId }, { ...sendKey, "X-PAYMENT": payment }),
+    );
     expect(retried.body).to.deep.equal(paid.body);
     expect(retried.headers.get("idempotent-replayed")).to.equal("true");
     expect(decodePaymentResponse(retried)).to.deep.equal(decodePaymentResponse(paid));
     expect(await usdc().balanceOf(payer.address)).to.equal(0n);
-    const bad = await api.post("/send-transactions", { txId: first.body.txId }, { "Idempotency-Key": "has spaces in it" });
+    const bad = await api.post(
+      "/send-transactions",
+      { txId: first.body.txId },
+      { "Idempotency-Key": "has spaces in it" },
+    );
     expect(bad.status).to.equal(400);
     expect(bad.body.error.message).to.match(/^Idempotency-Key must be visible ASCII/);
   });
@@ -375,11 +519,15 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
   async function moveAway(payer: Wallet) {
     const fees = await base.getFeeData();
     // No estimate: on the pending block (with the settlement in it) the payer has nothing left to send.
-    await USDC__factory.connect(sandbox.deployments[BASE].contracts.USDC, payer).transfer(funder.address, await usdc().balanceOf(payer.address), {
-      gasLimit: 100_000n,
-      maxPriorityFeePerGas: fees.maxFeePerGas! * 2n,
-      maxFeePerGas: fees.maxFeePerGas! * 4n,
-    });
+    await USDC__factory.connect(sandbox.deployments[BASE].contracts.USDC, payer).transfer(
+      funder.address,
+      await usdc().balanceOf(payer.address),
+      {
+        gasLimit: 100_000n,
+        maxPriorityFeePerGas: fees.maxFeePerGas! * 2n,
+        maxFeePerGas: fees.maxFeePerGas! * 4n,
+      },
+    );
   }
 
   function ok(res: ApiResponse, label = ""): ApiResponse {

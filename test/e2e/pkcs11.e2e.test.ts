@@ -54,7 +54,8 @@ describe("e2e: the service's wallets on a PKCS#11 token (SoftHSM 2)", function (
     settlement = hsm.importKey(TOKEN, pin, "settlement", Wallet.createRandom().privateKey);
     for (const chain of [sandbox.sepolia, sandbox.baseSepolia]) {
       const provider = providerFor(chain);
-      for (const address of [relayer, settlement]) await provider.send("hardhat_setBalance", [address, "0x56BC75E2D63100000"]); // 100 ETH
+      for (const address of [relayer, settlement])
+        await provider.send("hardhat_setBalance", [address, "0x56BC75E2D63100000"]); // 100 ETH
       provider.destroy();
     }
   });
@@ -69,7 +70,7 @@ describe("e2e: the service's wallets on a PKCS#11 token (SoftHSM 2)", function (
         const wallets = openServiceWallets(
           loadConfig(testEnv(sandbox, hsm!.dir, { ...tokenEnv(), ...env }), {
             profile: "local",
-          })
+          }),
         );
         void wallets.close();
       } catch (error) {
@@ -77,22 +78,33 @@ describe("e2e: the service's wallets on a PKCS#11 token (SoftHSM 2)", function (
       }
       throw new Error("accepted");
     };
-    expect(refusal({ RELAYER_PKCS11_KEY_LABEL: "" })).to.include("RELAYER_PKCS11_MODULE: a key on a PKCS#11 token needs RELAYER_PKCS11_KEY_LABEL too");
+    expect(refusal({ RELAYER_PKCS11_KEY_LABEL: "" })).to.include(
+      "RELAYER_PKCS11_MODULE: a key on a PKCS#11 token needs RELAYER_PKCS11_KEY_LABEL too",
+    );
     expect(
       refusal({
         X402_SETTLEMENT_PKCS11_PIN_FILE: "",
         X402_SETTLEMENT_PKCS11_PIN: "",
-      })
+      }),
     ).to.include("needs X402_SETTLEMENT_PKCS11_PIN (or X402_SETTLEMENT_PKCS11_PIN_FILE) too");
-    expect(refusal({ RELAYER_PRIVATE_KEY: Wallet.createRandom().privateKey })).to.include("RELAYER_PKCS11_MODULE: RELAYER_PRIVATE_KEY is set too");
-    expect(refusal({ RELAYER_PKCS11_MODULE: "/nonexistent/libpkcs11.so" })).to.include("RELAYER_PKCS11_MODULE: cannot read /nonexistent/libpkcs11.so (ENOENT)");
+    expect(refusal({ RELAYER_PRIVATE_KEY: Wallet.createRandom().privateKey })).to.include(
+      "RELAYER_PKCS11_MODULE: RELAYER_PRIVATE_KEY is set too",
+    );
+    expect(refusal({ RELAYER_PKCS11_MODULE: "/nonexistent/libpkcs11.so" })).to.include(
+      "RELAYER_PKCS11_MODULE: cannot read /nonexistent/libpkcs11.so (ENOENT)",
+    );
     const wrongPin = refusal({
       RELAYER_PKCS11_PIN_FILE: hsm!.pinFile("wrong-pin", "00000000"),
     });
-    expect(wrongPin).to.include(`RELAYER_PKCS11_*: the PIN does not open token "${TOKEN}"`).and.not.include("00000000").and.not.include(pin);
-    expect(refusal({ RELAYER_PKCS11_TOKEN_LABEL: "no-such-token" })).to.include('RELAYER_PKCS11_*: no token labelled "no-such-token"');
+    expect(wrongPin)
+      .to.include(`RELAYER_PKCS11_*: the PIN does not open token "${TOKEN}"`)
+      .and.not.include("00000000")
+      .and.not.include(pin);
+    expect(refusal({ RELAYER_PKCS11_TOKEN_LABEL: "no-such-token" })).to.include(
+      'RELAYER_PKCS11_*: no token labelled "no-such-token"',
+    );
     expect(refusal({ X402_SETTLEMENT_PKCS11_KEY_LABEL: "no-such-key" })).to.include(
-      'X402_SETTLEMENT_PKCS11_*: token "tak-test" has no private key labelled "no-such-key"'
+      'X402_SETTLEMENT_PKCS11_*: token "tak-test" has no private key labelled "no-such-key"',
     );
     expect(refusal({ X402_SETTLEMENT_PKCS11_KEY_LABEL: "relayer" })).to.include("name the same key");
   });
@@ -108,7 +120,11 @@ describe("e2e: the service's wallets on a PKCS#11 token (SoftHSM 2)", function (
       // The delegation (a type-4 transaction with the relayer's own authorization) was signed on the token at start.
       const designator = concat(["0xef0100", sandbox.deployments[84532].contracts.PaidRelayDelegate!]).toLowerCase();
       expect((await provider.getCode(relayer)).toLowerCase()).to.equal(designator);
-      const txId = await prepareRelayedToken(service!.api, `HSM${Date.now().toString(36).slice(-3).toUpperCase()}`, sandbox.accounts[5].address);
+      const txId = await prepareRelayedToken(
+        service!.api,
+        `HSM${Date.now().toString(36).slice(-3).toUpperCase()}`,
+        sandbox.accounts[5].address,
+      );
       const sent = await payRelayedSend(service!.api, txId, sandbox.accounts[3]);
       expect(sent.status, JSON.stringify(sent.body)).to.equal(200);
       expect(sent.body.status).to.equal("success");
@@ -117,7 +133,9 @@ describe("e2e: the service's wallets on a PKCS#11 token (SoftHSM 2)", function (
       expect(status.payments[0].settlementTransaction).to.equal(status.txHash); // settled inside the operation
       const tx = (await provider.getTransaction(status.txHash))!;
       expect(tx.from).to.equal(relayer);
-      expect(BigInt(tx.signature.s) <= 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n).to.equal(true);
+      expect(BigInt(tx.signature.s) <= 0x7fffffffffffffffffffffffffffffff5d576e7357a4501ddfe92f46681b20a0n).to.equal(
+        true,
+      );
       expect((await provider.getTransactionReceipt(status.txHash))!.status).to.equal(1);
       provider.destroy();
     });
@@ -144,7 +162,9 @@ describe("e2e: the service's wallets on a PKCS#11 token (SoftHSM 2)", function (
         })
       ).body;
       expect((await sepolia.getTransaction(mint.txHash))!.from).to.equal(relayer);
-      expect(await BKN__factory.connect(sandbox.deployments[11155111].contracts.BKN, sepolia).balanceOf(recipient)).to.equal(100n * 10n ** 18n);
+      expect(
+        await BKN__factory.connect(sandbox.deployments[11155111].contracts.BKN, sepolia).balanceOf(recipient),
+      ).to.equal(100n * 10n ** 18n);
       base.destroy();
       sepolia.destroy();
     });
@@ -153,7 +173,13 @@ describe("e2e: the service's wallets on a PKCS#11 token (SoftHSM 2)", function (
       const second = hsm!.generateKey(TOKEN, pin, "relayer-2");
       const provider = providerFor(sandbox.baseSepolia);
       await provider.send("hardhat_setBalance", [second, "0x56BC75E2D63100000"]);
-      const source = { kind: "pkcs11", module: hsm!.module, tokenLabel: TOKEN, keyLabel: "relayer-2", pinFile: hsm!.pinFile("relayer-2-pin", pin) };
+      const source = {
+        kind: "pkcs11",
+        module: hsm!.module,
+        tokenLabel: TOKEN,
+        keyLabel: "relayer-2",
+        pinFile: hsm!.pinFile("relayer-2-pin", pin),
+      };
       const response = await fetch(`${service!.url}/admin/command`, {
         method: "POST",
         headers: { "content-type": "application/json", "x-admin-token": ADMIN_TOKEN },
@@ -170,7 +196,12 @@ describe("e2e: the service's wallets on a PKCS#11 token (SoftHSM 2)", function (
         if (Date.now() > deadline) throw new Error("the token's second key was not set up");
       }
       let txId: string;
-      do txId = await prepareRelayedToken(service!.api, `HSM${Math.floor(Math.random() * 1e6)}`, sandbox.accounts[5].address);
+      do
+        txId = await prepareRelayedToken(
+          service!.api,
+          `HSM${Math.floor(Math.random() * 1e6)}`,
+          sandbox.accounts[5].address,
+        );
       while ((await service!.services.batches.get(txId))!.transactions[0].unsigned.from !== second);
       const sent = await payRelayedSend(service!.api, txId, sandbox.accounts[3]);
       expect(sent.body.status, JSON.stringify(sent.body)).to.equal("success");

@@ -19,9 +19,14 @@ const SHUTDOWN_TIMEOUT_MS = 2_000;
 const EXIT_BOUND_MS = SHUTDOWN_TIMEOUT_MS + 7_000 + 3_000;
 
 /** Resolves with the exit code and how long after `since` it came; fails after `ms`. */
-function exitOf(child: ChildProcess, since: number, ms = EXIT_BOUND_MS): Promise<{ code: number | null; signal: string | null; afterMs: number }> {
+function exitOf(
+  child: ChildProcess,
+  since: number,
+  ms = EXIT_BOUND_MS,
+): Promise<{ code: number | null; signal: string | null; afterMs: number }> {
   return new Promise((resolve, reject) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve({ code: child.exitCode, signal: child.signalCode, afterMs: Date.now() - since });
+    if (child.exitCode !== null || child.signalCode !== null)
+      return resolve({ code: child.exitCode, signal: child.signalCode, afterMs: Date.now() - since });
     const timer = setTimeout(() => reject(new Error(`still running ${ms} ms after the signal`)), ms);
     child.once("exit", (code, signal) => {
       clearTimeout(timer);
@@ -62,7 +67,12 @@ describe("e2e: the service process starts, logs and stops as an operator expects
 
   /** The service on the sandbox, its Sepolia RPC through the stallable endpoint. */
   const env = (extra: Record<string, string> = {}) =>
-    testEnv(sandbox, dataDir, { RPC_URL_11155111: rpc.url, SEND_WAIT_MS: "1000", SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS), ...extra });
+    testEnv(sandbox, dataDir, {
+      RPC_URL_11155111: rpc.url,
+      SEND_WAIT_MS: "1000",
+      SHUTDOWN_TIMEOUT_MS: String(SHUTDOWN_TIMEOUT_MS),
+      ...extra,
+    });
 
   /** A client-signed newTokenization sent while Sepolia does not mine: it stays pending, the runner waiting on it. */
   async function pendingBatch(api: ApiClient): Promise<string> {
@@ -114,7 +124,12 @@ describe("e2e: the service process starts, logs and stops as an operator expects
     const ready = await started.api.get("/ready");
     expect(Date.now() - readyAt, "/ready bounded by its chain check").to.be.below(6_000);
     expect(ready.status).to.equal(503);
-    const chains = Object.fromEntries((ready.body.error.details.chains as { chainId: number; ok: boolean; error?: string }[]).map((c) => [c.chainId, c]));
+    const chains = Object.fromEntries(
+      (ready.body.error.details.chains as { chainId: number; ok: boolean; error?: string }[]).map((c) => [
+        c.chainId,
+        c,
+      ]),
+    );
     expect(chains[11155111]).to.include({ ok: false, error: "no answer within 3000 ms" });
     expect(chains[84532]).to.include({ ok: true });
     expect(ready.body.error.details.database).to.include({ ok: true });
@@ -130,13 +145,18 @@ describe("e2e: the service process starts, logs and stops as an operator expects
     rpc.stall(); // the start's chain checks wait on it
     const fresh = fs.mkdtempSync(path.join(os.tmpdir(), "tak-lifecycle-fresh-"));
     const child = trackProcess(
-      spawn(process.execPath, mainTs, { cwd: ROOT, env: { ...process.env, ...env({ DATA_DIR: fresh }), LOG_LEVEL: "info", TS_NODE_TRANSPILE_ONLY: "true" }, stdio: ["ignore", "pipe", "pipe"] }),
+      spawn(process.execPath, mainTs, {
+        cwd: ROOT,
+        env: { ...process.env, ...env({ DATA_DIR: fresh }), LOG_LEVEL: "info", TS_NODE_TRANSPILE_ONLY: "true" },
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
     );
     let output = "";
     child.stdout.on("data", (c: Buffer) => (output += c.toString()));
     child.stderr.on("data", (c: Buffer) => (output += c.toString()));
     // Migrated (a fresh database) and now waiting on the stalled chain.
-    for (let i = 0; i < 1200 && !output.includes('"database migrated"'); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 1200 && !output.includes('"database migrated"'); i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect(output).to.include('"database migrated"').and.not.include('"service listening"');
     await new Promise((r) => setTimeout(r, 500));
     const signalledAt = Date.now();
@@ -163,12 +183,16 @@ describe("e2e: the service process starts, logs and stops as an operator expects
     const run = (extra: Record<string, string>, without: string[] = []) => {
       const variables: NodeJS.ProcessEnv = { ...process.env, ...env(), ...extra, TS_NODE_TRANSPILE_ONLY: "true" };
       for (const name of without) delete variables[name];
-      const child = trackProcess(spawn(process.execPath, mainTs, { cwd: ROOT, env: variables, stdio: ["ignore", "pipe", "pipe"] }));
+      const child = trackProcess(
+        spawn(process.execPath, mainTs, { cwd: ROOT, env: variables, stdio: ["ignore", "pipe", "pipe"] }),
+      );
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (c: Buffer) => (stdout += c.toString()));
       child.stderr.on("data", (c: Buffer) => (stderr += c.toString()));
-      return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => child.on("close", (status) => resolve({ status, stdout, stderr })));
+      return new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) =>
+        child.on("close", (status) => resolve({ status, stdout, stderr })),
+      );
     };
     const port = await run({ PORT: "70000" });
     expect(port.status, port.stderr).to.equal(1);
@@ -177,10 +201,14 @@ describe("e2e: the service process starts, logs and stops as an operator expects
     expect(several.status).to.equal(1);
     expect(several.stderr).to.include('LOG_FORMAT: Invalid option: expected one of "json"|"pretty"');
     const relayer = await run({ RELAYER_PRIVATE_KEY_84532: "0x1234" });
-    expect(relayer.stderr.trim()).to.equal("Invalid configuration: RELAYER_PRIVATE_KEY_84532: must be a 0x-prefixed 32-byte hex private key");
+    expect(relayer.stderr.trim()).to.equal(
+      "Invalid configuration: RELAYER_PRIVATE_KEY_84532: must be a 0x-prefixed 32-byte hex private key",
+    );
     const x402 = await run({}, ["X402_SETTLEMENT_PRIVATE_KEY", "X402_FACILITATOR_URL"]);
     expect(x402.status, `${x402.stdout}\n${x402.stderr}`).to.equal(1);
-    expect(x402.stderr.trim()).to.equal("x402 needs a settlement key (X402_SETTLEMENT_PRIVATE_KEY, X402_SETTLEMENT_KEYSTORE or X402_SETTLEMENT_PKCS11_MODULE) or X402_FACILITATOR_URL (or X402_ENABLED=false)");
+    expect(x402.stderr.trim()).to.equal(
+      "x402 needs a settlement key (X402_SETTLEMENT_PRIVATE_KEY, X402_SETTLEMENT_KEYSTORE or X402_SETTLEMENT_PKCS11_MODULE) or X402_FACILITATOR_URL (or X402_ENABLED=false)",
+    );
     for (const result of [port, several, relayer, x402]) {
       expect(result.stderr, "no stack trace").to.not.match(/^\s+at /m);
       expect(result.stdout).to.equal("");
@@ -189,21 +217,33 @@ describe("e2e: the service process starts, logs and stops as an operator expects
 
   it("logs JSON lines by default and readable lines with LOG_FORMAT=pretty (what npm start uses)", async () => {
     const json = await startServiceProcess(env());
-    const listening = json.output().split("\n").find((line) => line.includes('"service listening"'))!;
+    const listening = json
+      .output()
+      .split("\n")
+      .find((line) => line.includes('"service listening"'))!;
     expect(JSON.parse(listening)).to.include({ level: 30, msg: "service listening", environment: "sandbox" });
 
     const child = trackProcess(
       spawn(process.execPath, mainTs, {
         cwd: ROOT,
-        env: { ...process.env, ...env({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "tak-pretty-")) }), LOG_LEVEL: "info", LOG_FORMAT: "pretty", TS_NODE_TRANSPILE_ONLY: "true" },
+        env: {
+          ...process.env,
+          ...env({ DATA_DIR: fs.mkdtempSync(path.join(os.tmpdir(), "tak-pretty-")) }),
+          LOG_LEVEL: "info",
+          LOG_FORMAT: "pretty",
+          TS_NODE_TRANSPILE_ONLY: "true",
+        },
         stdio: ["ignore", "pipe", "pipe"],
       }),
     );
     let output = "";
     child.stdout.on("data", (c: Buffer) => (output += c.toString()));
-    for (let i = 0; i < 1200 && !output.includes("service listening"); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 1200 && !output.includes("service listening"); i++)
+      await new Promise((r) => setTimeout(r, 100));
     const line = output.split("\n").find((l) => l.includes("service listening"));
-    expect(line, output).to.match(/^\d\d:\d\d:\d\d\.\d{3} INFO  service listening  url=http:\/\/127\.0\.0\.1:\d+ environment=sandbox chains=\[11155111,84532\] db=pglite$/);
+    expect(line, output).to.match(
+      /^\d\d:\d\d:\d\d\.\d{3} INFO  service listening  url=http:\/\/127\.0\.0\.1:\d+ environment=sandbox chains=\[11155111,84532\] db=pglite$/,
+    );
     expect(output).to.not.match(/^\{/m);
   });
 });

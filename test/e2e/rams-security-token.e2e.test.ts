@@ -41,7 +41,14 @@ describe("e2e: RAMS mandates on our SecurityToken", function () {
     expect(sent.status, JSON.stringify(sent)).to.equal("success");
     return { prepared, sent };
   }
-  const executeBody = (amount: string, to = recipient.address) => ({ signerAddress: agent.address, chainId, asset: tokenAddress, from: principal.address, to, amount });
+  const executeBody = (amount: string, to = recipient.address) => ({
+    signerAddress: agent.address,
+    chainId,
+    asset: tokenAddress,
+    from: principal.address,
+    to,
+    amount,
+  });
   const refusedExecute = async (amount: string, message: RegExp, to?: string) => {
     const res = await keyed.post("/x402/rams/execute", executeBody(amount, to));
     expect(res.status, JSON.stringify(res.body)).to.equal(400);
@@ -49,7 +56,10 @@ describe("e2e: RAMS mandates on our SecurityToken", function () {
   };
   const fresh = async () => {
     const wallet = Wallet.createRandom();
-    await sandbox.sepolia.provider.request({ method: "hardhat_setBalance", params: [wallet.address, "0x8ac7230489e80000"] });
+    await sandbox.sepolia.provider.request({
+      method: "hardhat_setBalance",
+      params: [wallet.address, "0x8ac7230489e80000"],
+    });
     await service.services.signers.add(wallet.address, "all-keys");
     return new Wallet(wallet.privateKey, provider);
   };
@@ -92,7 +102,14 @@ describe("e2e: RAMS mandates on our SecurityToken", function () {
       keys: { admin: sandbox.accounts[0], principal },
     });
     executor = setup.executor;
-    await runAdminCommand(service.services, { command: "rams.executors.record", chainId: SEPOLIA, executor, registry: setup.registry, principal: setup.principal, owner: setup.owner });
+    await runAdminCommand(service.services, {
+      command: "rams.executors.record",
+      chainId: SEPOLIA,
+      executor,
+      registry: setup.registry,
+      principal: setup.principal,
+      owner: setup.owner,
+    });
 
     // The principal grants the agent a mandate over the token: 1000 per transaction, 1500 in all.
     await ramsCall("/x402/rams/grant-mandate", principal, {
@@ -113,25 +130,53 @@ describe("e2e: RAMS mandates on our SecurityToken", function () {
 
   it("the agent moves the principal's tokens within its mandate; the token's whitelist, freezes and pause refuse at prepare", async () => {
     const token = SecurityToken__factory.connect(tokenAddress, provider);
-    const done = await ramsCall("/x402/rams/execute", agent, { asset: tokenAddress, from: principal.address, to: recipient.address, amount: "400" });
-    expect(done.sent.outcome.events.find((e: any) => e.event === "ExecutionRecorded").args).to.include({ agent: agent.address, amount: "400", cumulativeUsed: "400" });
+    const done = await ramsCall("/x402/rams/execute", agent, {
+      asset: tokenAddress,
+      from: principal.address,
+      to: recipient.address,
+      amount: "400",
+    });
+    expect(done.sent.outcome.events.find((e: any) => e.event === "ExecutionRecorded").args).to.include({
+      agent: agent.address,
+      amount: "400",
+      cumulativeUsed: "400",
+    });
     expect(await token.balanceOf(recipient.address)).to.equal(400n);
 
     // The token's own rules, decoded from the executor's CallFailed.
     await refusedExecute("10", /ERC7943CannotReceive\(/, stranger.address);
-    await execute(keyed, issuer, { method: "freezeTokens", chainId, tokenSymbol: symbol, investorAddress: principal.address, amount: "9500" });
+    await execute(keyed, issuer, {
+      method: "freezeTokens",
+      chainId,
+      tokenSymbol: symbol,
+      investorAddress: principal.address,
+      amount: "9500",
+    });
     await refusedExecute("200", /ERC7943InsufficientUnfrozenBalance\(/);
-    await execute(keyed, issuer, { method: "unfreezeTokens", chainId, tokenSymbol: symbol, investorAddress: principal.address, amount: "9500" });
+    await execute(keyed, issuer, {
+      method: "unfreezeTokens",
+      chainId,
+      tokenSymbol: symbol,
+      investorAddress: principal.address,
+      amount: "9500",
+    });
     await execute(keyed, issuer, { method: "pauseToken", chainId, tokenSymbol: symbol });
     await refusedExecute("200", /EnforcedPause\(/);
     await execute(keyed, issuer, { method: "unpauseToken", chainId, tokenSymbol: symbol });
 
     // And the mandate's own caps still hold on top of the token's rules.
     await refusedExecute("1001", /per-transaction cap 1000/);
-    await ramsCall("/x402/rams/execute", agent, { asset: tokenAddress, from: principal.address, to: recipient.address, amount: "1000" });
+    await ramsCall("/x402/rams/execute", agent, {
+      asset: tokenAddress,
+      from: principal.address,
+      to: recipient.address,
+      amount: "1000",
+    });
     await refusedExecute("200", /cumulative/i);
     expect(await token.balanceOf(recipient.address)).to.equal(1400n);
-    expect((await keyed.get("/get-holders", { tokenSymbol: symbol })).body.holders.map((h: any) => [h.address, h.balance])).to.deep.equal([
+    expect(
+      (await keyed.get("/get-holders", { tokenSymbol: symbol })).body.holders.map((h: any) => [h.address, h.balance]),
+    ).to.deep.equal([
       [principal.address, "8600"],
       [recipient.address, "1400"],
     ]);

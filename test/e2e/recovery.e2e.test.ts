@@ -33,7 +33,14 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     child = started.child;
     const provider = providerFor(sandbox.baseSepolia);
     const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, provider);
-    return { env, started, provider, usdc, payer: sandbox.accounts[5], payTo: sandbox.accounts[SETTLEMENT_INDEX].address };
+    return {
+      env,
+      started,
+      provider,
+      usdc,
+      payer: sandbox.accounts[5],
+      payTo: sandbox.accounts[SETTLEMENT_INDEX].address,
+    };
   }
 
   // Every service a test started (each restart starts another) ends with the test, whatever failed.
@@ -119,14 +126,28 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     const { env, provider, usdc, payer, payTo } = paying;
     const relayer = sandbox.accounts[RELAYER_INDEX].address;
 
-    const prepared = await started.api.post("/x402/token/create", { chainId: "84532", name: "Crash Agent", symbol: "CRASH", agentWallet: payer.address, premint: "5" });
+    const prepared = await started.api.post("/x402/token/create", {
+      chainId: "84532",
+      name: "Crash Agent",
+      symbol: "CRASH",
+      agentWallet: payer.address,
+      premint: "5",
+    });
     expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
     const txId = prepared.body.txId;
     const quote = quoteOf(await started.api.post("/send-transactions", { txId })).accepts[0];
-    const before = { payer: await usdc.balanceOf(payer.address), payTo: await usdc.balanceOf(payTo), relayerNonce: await provider.getTransactionCount(relayer, "latest") };
+    const before = {
+      payer: await usdc.balanceOf(payer.address),
+      payTo: await usdc.balanceOf(payTo),
+      relayerNonce: await provider.getTransactionCount(relayer, "latest"),
+    };
 
     await sandbox.baseSepolia.provider.request({ method: "evm_setAutomine", params: [false] });
-    const sent = await started.api.post("/send-transactions", { txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
+    const sent = await started.api.post(
+      "/send-transactions",
+      { txId },
+      { "X-PAYMENT": await payWithEthers(payer, quote) },
+    );
     expect(sent.status, JSON.stringify(sent.body)).to.equal(202);
     // Bound to the operation's transaction (same chain: the relayer's EIP-7702 delegate settles it in that transaction).
     expect(sent.body.payment.status).to.equal("settling");
@@ -166,7 +187,8 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     let { started } = paying;
     const { env, provider, usdc, payer, payTo } = paying;
     const recipients = [1, 2, 3].map(() => Wallet.createRandom().address);
-    const claim = (recipient: string, headers: Record<string, string> = {}) => started.api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID(), ...headers });
+    const claim = (recipient: string, headers: Record<string, string> = {}) =>
+      started.api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID(), ...headers });
     const quote = quoteOf(await claim(recipients[0])).accepts[0];
     const before = { payer: await usdc.balanceOf(payer.address), payTo: await usdc.balanceOf(payTo) };
     const bkn = BKN__factory.connect(sandbox.deployments[11155111].contracts.BKN, providerFor(sandbox.sepolia));
@@ -175,14 +197,25 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     // The claims are paid on Base Sepolia before they mint on Sepolia: their settlements wait in Base Sepolia's
     // mempool, and the claims wait for them (202, nothing minted).
     await sandbox.baseSepolia.provider.request({ method: "evm_setAutomine", params: [false] });
-    const claims = await Promise.all(recipients.map(async (r, i) => claim(r, { "X-PAYMENT": await payWithEthers(payer, quote), "x-forwarded-for": `10.7.0.${i + 1}` })));
+    const claims = await Promise.all(
+      recipients.map(async (r, i) =>
+        claim(r, { "X-PAYMENT": await payWithEthers(payer, quote), "x-forwarded-for": `10.7.0.${i + 1}` }),
+      ),
+    );
     const txIds = claims.map((c) => {
       expect(c.status, JSON.stringify(c.body)).to.equal(202);
       return c.body.txId as string;
     });
-    const settling = async () => Promise.all(txIds.map(async (txId) => (await started.api.get("/get-transaction-status", { txId })).body.payments[0]));
+    const settling = async () =>
+      Promise.all(
+        txIds.map(async (txId) => (await started.api.get("/get-transaction-status", { txId })).body.payments[0]),
+      );
     let payments: any[] = [];
-    for (let i = 0; i < 100 && !(payments.length && payments.every((p) => p.status === "settling" && p.settlementTransaction)); i++) {
+    for (
+      let i = 0;
+      i < 100 && !(payments.length && payments.every((p) => p.status === "settling" && p.settlementTransaction));
+      i++
+    ) {
       await new Promise((r) => setTimeout(r, 100));
       payments = await settling();
     }
@@ -205,9 +238,14 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     }
     expect(payments.map((p) => p.status)).to.deep.equal(["settled", "settled", "settled"]);
     expect(new Set(payments.map((p) => p.settlementTransaction))).to.deep.equal(new Set(hashes));
-    for (let i = 0; i < 100 && (await minted()).some((b) => b === 0n); i++) await new Promise((r) => setTimeout(r, 200));
-    expect(await minted(), "each claim minted once its payment was settled").to.deep.equal(recipients.map(() => parseUnits("100", 18)));
-    expect(await provider.getTransactionCount(payTo, "latest"), "no settlement sent after the restart").to.equal(settlementNonce);
+    for (let i = 0; i < 100 && (await minted()).some((b) => b === 0n); i++)
+      await new Promise((r) => setTimeout(r, 200));
+    expect(await minted(), "each claim minted once its payment was settled").to.deep.equal(
+      recipients.map(() => parseUnits("100", 18)),
+    );
+    expect(await provider.getTransactionCount(payTo, "latest"), "no settlement sent after the restart").to.equal(
+      settlementNonce,
+    );
     expect(before.payer - (await usdc.balanceOf(payer.address))).to.equal(3n * 10_000n);
     expect((await usdc.balanceOf(payTo)) - before.payTo).to.equal(3n * 10_000n);
   });
@@ -220,7 +258,13 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     let started = await startServiceProcess(env);
     child = started.child;
     let api = started.api.withKey(key);
-    await execute(api, issuer, { method: "newTokenization", chainId: "aa36a7", tokenizerEmail: "issuer@shutdown.test", name: "Shutdown", tokenSymbol: "SHUT" });
+    await execute(api, issuer, {
+      method: "newTokenization",
+      chainId: "aa36a7",
+      tokenizerEmail: "issuer@shutdown.test",
+      name: "Shutdown",
+      tokenSymbol: "SHUT",
+    });
     const investor = sandbox.accounts[13].address;
     const { prepared, signedTransactions } = await prepareAndSign(api, issuer, {
       method: "mintToken",
@@ -235,19 +279,25 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     // Blocks stop: the send broadcasts the first transaction and waits for it (up to SEND_WAIT_MS, 30 s).
     await sandbox.sepolia.provider.request({ method: "evm_setAutomine", params: [false] });
     const inFlight = api.post("/send-transactions", { txId: prepared.txId, signedTransactions });
-    for (let i = 0; i < 100 && (await provider.getTransactionCount(issuer.address, "pending")) === nonceBefore; i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 100 && (await provider.getTransactionCount(issuer.address, "pending")) === nonceBefore; i++)
+      await new Promise((r) => setTimeout(r, 100));
     expect(await provider.getTransactionCount(issuer.address, "pending")).to.equal(nonceBefore + 1);
 
     const exited = new Promise<number | null>((resolve) => child!.once("exit", (code) => resolve(code)));
     const signalledAt = Date.now();
     child.kill("SIGTERM");
     const answer = await inFlight;
-    expect(Date.now() - signalledAt, "the send answered right after SIGTERM, not after SEND_WAIT_MS").to.be.below(10_000);
+    expect(Date.now() - signalledAt, "the send answered right after SIGTERM, not after SEND_WAIT_MS").to.be.below(
+      10_000,
+    );
     expect(answer.status, JSON.stringify(answer.body)).to.equal(202);
     expect(answer.body).to.include({ status: "pending", txId: prepared.txId });
     expect(await exited).to.equal(0);
     const log = started.output();
-    expect(log).to.include('"shutting down: finishing requests in flight"').and.include('"signal":"SIGTERM"').and.include('"stopped"');
+    expect(log)
+      .to.include('"shutting down: finishing requests in flight"')
+      .and.include('"signal":"SIGTERM"')
+      .and.include('"stopped"');
     await fetch(`${started.url}/health`).then(
       () => expect.fail("the service still answers after SIGTERM"),
       () => undefined,
@@ -268,7 +318,9 @@ describe("e2e: a batch interrupted by a crash or a shutdown completes after rest
     expect(status.status, JSON.stringify(status)).to.equal("success");
     expect(status.txHashes).to.deep.equal(answer.body.txHashes);
     expect(await provider.getTransactionCount(issuer.address, "latest")).to.equal(nonceBefore + 2);
-    expect((await api.get("/get-balance-whitelist", { tokenSymbol: "SHUT", investorAddress: investor })).body.tokenBalance).to.equal("7");
+    expect(
+      (await api.get("/get-balance-whitelist", { tokenSymbol: "SHUT", investorAddress: investor })).body.tokenBalance,
+    ).to.equal("7");
     expect(await stopGracefully(child)).to.equal(0);
   });
 });

@@ -7,14 +7,22 @@ import { expect } from "chai";
 import hre from "hardhat";
 import { Contract, Interface, JsonRpcProvider, TypedDataEncoder, Wallet, getAddress, parseUnits } from "ethers";
 import { createRehearsal, runDeployScript, type Rehearsal, type RehearsalChain } from "../../scripts/lib/rehearsal";
-import { fiatTokenProxyArtifact, fiatTokenV2_2Artifact, PROXY_ADMIN_SLOT, PROXY_IMPLEMENTATION_SLOT } from "../../scripts/lib/circle-usdc";
+import {
+  fiatTokenProxyArtifact,
+  fiatTokenV2_2Artifact,
+  PROXY_ADMIN_SLOT,
+  PROXY_IMPLEMENTATION_SLOT,
+} from "../../scripts/lib/circle-usdc";
 import type { ServiceProcess } from "../../scripts/lib/service-process";
 import { AgentMandate__factory, BKN__factory, ComplianceProvider__factory } from "../../typechain-types";
 import { multicall3Interface } from "../../service/chains/contracts";
 import { MULTICALL3_ADDRESS } from "../../service/chains/networks";
 import { decodePaymentResponse, payWithEthers, quoteOf } from "../helpers/x402";
 
-const CIRCLE = { 11155111: "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238", 84532: "0x036CbD53842c5426634e7929541eC2318f3dCF7e" } as const;
+const CIRCLE = {
+  11155111: "0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238",
+  84532: "0x036CbD53842c5426634e7929541eC2318f3dCF7e",
+} as const;
 const FAUCET_PRICE = 10_000n;
 
 /**
@@ -33,7 +41,11 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
   const providers: JsonRpcProvider[] = [];
 
   const providerFor = (chain: RehearsalChain) => {
-    const provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, pollingInterval: 100, cacheTimeout: -1 });
+    const provider = new JsonRpcProvider(chain.url, chain.chainId, {
+      staticNetwork: true,
+      pollingInterval: 100,
+      cacheTimeout: -1,
+    });
     providers.push(provider);
     return provider;
   };
@@ -56,9 +68,17 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
 
   before(async function () {
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-rehearsal-"));
-    rehearsal = await createRehearsal(hre, { deploymentsDir: path.join(dir, "deployments"), dataDir: dir, blockTimes: { 11155111: 1, 84532: 0.5 } });
+    rehearsal = await createRehearsal(hre, {
+      deploymentsDir: path.join(dir, "deployments"),
+      dataDir: dir,
+      blockTimes: { 11155111: 1, 84532: 0.5 },
+    });
     // The deploy script with an empty deployer runs while the service starts (both are processes of their own).
-    refusal = runDeployScript(rehearsal.sepolia, { deployerKey: emptyDeployer.privateKey, deploymentsDir: path.join(dir, "refused"), children }).then(
+    refusal = runDeployScript(rehearsal.sepolia, {
+      deployerKey: emptyDeployer.privateKey,
+      deploymentsDir: path.join(dir, "refused"),
+      children,
+    }).then(
       () => "",
       (error: Error) => error.message,
     );
@@ -82,14 +102,20 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
       expect(file.contracts.USDT).to.equal(undefined);
       expect(file.deployer).to.equal(rehearsal.wallets.deployer.address);
       const provider = providerFor(chain);
-      for (const [name, address] of Object.entries(file.contracts as Record<string, string>)) expect(await provider.getCode(address), name).to.not.equal("0x");
+      for (const [name, address] of Object.entries(file.contracts as Record<string, string>))
+        expect(await provider.getCode(address), name).to.not.equal("0x");
       expect(rehearsal.deployments[id]).to.deep.equal(file);
     }
     const sepolia = rehearsal.deployments[11155111];
     const mandate = AgentMandate__factory.connect(sepolia.contracts.AgentMandate, providerFor(rehearsal.sepolia));
     expect(await mandate.hasRole(await mandate.ENFORCER_ROLE(), rehearsal.wallets.ramsEnforcer.address)).to.equal(true);
-    expect(await mandate.hasRole(await mandate.DEFAULT_ADMIN_ROLE(), rehearsal.wallets.deployer.address)).to.equal(true);
-    const compliance = ComplianceProvider__factory.connect(sepolia.contracts.ComplianceProvider, providerFor(rehearsal.sepolia));
+    expect(await mandate.hasRole(await mandate.DEFAULT_ADMIN_ROLE(), rehearsal.wallets.deployer.address)).to.equal(
+      true,
+    );
+    const compliance = ComplianceProvider__factory.connect(
+      sepolia.contracts.ComplianceProvider,
+      providerFor(rehearsal.sepolia),
+    );
     expect(await compliance.owner()).to.equal(rehearsal.wallets.ramsComplianceOwner.address);
   });
 
@@ -97,8 +123,12 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
     const empty = emptyDeployer;
     const otherDir = path.join(dir, "refused");
     const failure = await refusal;
-    expect(failure).to.include(`The deployer ${empty.address} holds 0.0 SepoliaETH on Sepolia (chain 11155111), not enough to deploy`);
-    expect(failure).to.match(/11 contract\(s\) and 0 role transaction\(s\), [\d,]+ gas; at the base fee of [\d.]+ gwei/);
+    expect(failure).to.include(
+      `The deployer ${empty.address} holds 0.0 SepoliaETH on Sepolia (chain 11155111), not enough to deploy`,
+    );
+    expect(failure).to.match(
+      /11 contract\(s\) and 0 role transaction\(s\), [\d,]+ gas; at the base fee of [\d.]+ gwei/,
+    );
     expect(failure).to.match(new RegExp(`Send at least [\\d.]+ SepoliaETH more to ${empty.address}`));
     expect(await providerFor(rehearsal.sepolia).getTransactionCount(empty.address)).to.equal(0);
     expect(fs.existsSync(otherDir)).to.equal(false);
@@ -110,7 +140,8 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
     // The implementation's runtime code, with the linked library's address left out (it differs per deployment).
     const unlinked = (code: string) => {
       let masked = code.toLowerCase();
-      for (const { start, length } of token.deployedLinkReferences["contracts/util/SignatureChecker.sol"].SignatureChecker) {
+      for (const { start, length } of token.deployedLinkReferences["contracts/util/SignatureChecker.sol"]
+        .SignatureChecker) {
         masked = masked.slice(0, 2 + start * 2) + "0".repeat(length * 2) + masked.slice(2 + (start + length) * 2);
       }
       return masked;
@@ -119,7 +150,9 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
       const provider = providerFor(chain);
       const address = CIRCLE[chain.chainId as 11155111 | 84532];
       expect(await provider.getCode(address)).to.equal(proxy.deployedBytecode.toLowerCase());
-      const implementation = getAddress("0x" + (await provider.getStorage(address, PROXY_IMPLEMENTATION_SLOT)).slice(26));
+      const implementation = getAddress(
+        "0x" + (await provider.getStorage(address, PROXY_IMPLEMENTATION_SLOT)).slice(26),
+      );
       const admin = getAddress("0x" + (await provider.getStorage(address, PROXY_ADMIN_SLOT)).slice(26));
       const asProxy = new Contract(address, proxy.abi, provider);
       // The proxy answers admin() and implementation() only to its admin.
@@ -134,7 +167,9 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
       expect(await usdc.currency()).to.equal("USD");
       expect(await usdc.paused()).to.equal(false);
       expect(admin).to.not.equal(await usdc.owner());
-      expect(await usdc.DOMAIN_SEPARATOR()).to.equal(TypedDataEncoder.hashDomain({ name: "USDC", version: "2", chainId: chain.chainId, verifyingContract: address }));
+      expect(await usdc.DOMAIN_SEPARATOR()).to.equal(
+        TypedDataEncoder.hashDomain({ name: "USDC", version: "2", chainId: chain.chainId, verifyingContract: address }),
+      );
       expect(await usdc.isMinter(rehearsal.wallets.circleMinter.address)).to.equal(true);
       expect(await usdc.balanceOf(rehearsal.accounts[3].address)).to.equal(parseUnits("1000000", 6));
     }
@@ -150,7 +185,9 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
         await new Promise((r) => setTimeout(r, 200));
         block = await provider.getBlock("latest");
       }
-      const fees = await Promise.all([first, first + 1, first + 2, first + 3].map(async (n) => (await provider.getBlock(n))!.baseFeePerGas!));
+      const fees = await Promise.all(
+        [first, first + 1, first + 2, first + 3].map(async (n) => (await provider.getBlock(n))!.baseFeePerGas!),
+      );
       const floor = chain.network.minBaseFeePerGas;
       if (floor === 0n) {
         // Sepolia: from 1 gwei, each nearly empty block takes up to 12.5% off.
@@ -159,7 +196,11 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
       } else {
         // Base Sepolia: down to its 200,000 wei floor within seconds, and held there (a block mined before the
         // floor's keeper saw its parent, on a busy machine, may sit an EIP-1559 step or two, 12.5% each, under it).
-        for (const fee of fees) expect(fee, `${chain.chainId}: ${fees.join(", ")}`).to.be.within((floor * 3n) / 4n, chain.network.initialBaseFeePerGas);
+        for (const fee of fees)
+          expect(fee, `${chain.chainId}: ${fees.join(", ")}`).to.be.within(
+            (floor * 3n) / 4n,
+            chain.network.initialBaseFeePerGas,
+          );
         expect(fees.filter((fee) => fee === floor).length, `${chain.chainId}: ${fees.join(", ")}`).to.be.at.least(2);
       }
       expect((await provider.getBlock("latest"))!.gasLimit).to.equal(BigInt(chain.network.blockGasLimit));
@@ -171,14 +212,29 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
     const payee = rehearsal.wallets.settlement.address;
     const recipient = Wallet.createRandom().address;
     const idempotencyKey = randomUUID();
-    const claim = (headers: Record<string, string> = {}) => request("POST", "/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": idempotencyKey, ...headers });
+    const claim = (headers: Record<string, string> = {}) =>
+      request(
+        "POST",
+        "/faucet/bkn",
+        { recipientAddress: recipient },
+        { "Idempotency-Key": idempotencyKey, ...headers },
+      );
 
     const quote = quoteOf(await claim()).accepts[0];
-    expect(quote).to.include({ scheme: "exact", network: "eip155:84532", asset: CIRCLE[84532], amount: FAUCET_PRICE.toString(), payTo: payee });
+    expect(quote).to.include({
+      scheme: "exact",
+      network: "eip155:84532",
+      asset: CIRCLE[84532],
+      amount: FAUCET_PRICE.toString(),
+      payTo: payee,
+    });
     expect(quote.extra).to.include({ name: "USDC", version: "2" });
 
     const usdc = usdcOn(rehearsal.baseSepolia);
-    const before = { payer: (await usdc.balanceOf(payer.address)) as bigint, payee: (await usdc.balanceOf(payee)) as bigint };
+    const before = {
+      payer: (await usdc.balanceOf(payer.address)) as bigint,
+      payee: (await usdc.balanceOf(payee)) as bigint,
+    };
     const res = await claim({ "X-PAYMENT": await payWithEthers(payer, quote) });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     expect(res.body).to.include({ status: "confirmed", chainId: "11155111", amount: "100" });
@@ -201,7 +257,11 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
     const events = receipt!.logs.filter((l) => l.address === CIRCLE[84532]).map((l) => fiatToken.parseLog(l)!);
     expect(events.map((e) => e.name)).to.include.members(["AuthorizationUsed", "Transfer"]);
     const transfer = events.find((e) => e.name === "Transfer")!;
-    expect([transfer.args.from, transfer.args.to, transfer.args.value]).to.deep.equal([payer.address, payee, FAUCET_PRICE]);
+    expect([transfer.args.from, transfer.args.to, transfer.args.value]).to.deep.equal([
+      payer.address,
+      payee,
+      FAUCET_PRICE,
+    ]);
     expect(events.find((e) => e.name === "AuthorizationUsed")!.args.authorizer).to.equal(payer.address);
 
     expect(await usdc.balanceOf(payer.address)).to.equal(before.payer - FAUCET_PRICE);
@@ -212,14 +272,28 @@ describe("e2e: the rehearsal network (public test networks as they really are)",
 
   it("GET /metrics (METRICS_TOKEN) shows the funded relayer and settlement wallets' balances, neither low", async () => {
     expect((await request("GET", "/metrics")).status).to.equal(401);
-    const metrics = await request("GET", "/metrics", undefined, { authorization: `Bearer ${rehearsal.serviceEnv().METRICS_TOKEN}` });
+    const metrics = await request("GET", "/metrics", undefined, {
+      authorization: `Bearer ${rehearsal.serviceEnv().METRICS_TOKEN}`,
+    });
     expect(metrics.status).to.equal(200);
     const lines = (metrics.body as string).split("\n");
     const value = (name: string, chainId: number, wallet: string, address: string) =>
-      lines.find((l) => l.startsWith(`${name}{`) && l.includes(`chain_id="${chainId}"`) && l.includes(`wallet="${wallet}"`) && l.includes(`address="${address}"`))?.split(" ").pop();
+      lines
+        .find(
+          (l) =>
+            l.startsWith(`${name}{`) &&
+            l.includes(`chain_id="${chainId}"`) &&
+            l.includes(`wallet="${wallet}"`) &&
+            l.includes(`address="${address}"`),
+        )
+        ?.split(" ")
+        .pop();
     const { relayer, settlement } = rehearsal.wallets;
     for (const chainId of [11155111, 84532]) {
-      expect(Number(value("tak_wallet_balance_eth", chainId, "relayer", relayer.address)), String(chainId)).to.be.within(0.4, 0.5);
+      expect(
+        Number(value("tak_wallet_balance_eth", chainId, "relayer", relayer.address)),
+        String(chainId),
+      ).to.be.within(0.4, 0.5);
       expect(value("tak_wallet_balance_low", chainId, "relayer", relayer.address)).to.equal("0");
     }
     expect(Number(value("tak_wallet_balance_eth", 84532, "settlement", settlement.address))).to.be.within(0.09, 0.1);

@@ -67,7 +67,9 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
     // A light scrypt cost keeps the test quick; keystores from geth or cast use the standard one, read the same way.
     fs.writeFileSync(
       path.join(dir, "new-relayer.json"),
-      encryptKeystoreJsonSync({ address: newKey.address, privateKey: newKey.privateKey }, "rotation", { scrypt: { N: 1 << 12 } })
+      encryptKeystoreJsonSync({ address: newKey.address, privateKey: newKey.privateKey }, "rotation", {
+        scrypt: { N: 1 << 12 },
+      }),
     );
     fs.writeFileSync(path.join(dir, "new-relayer-password"), "rotation\n", { mode: 0o600 });
     db = await openDb({});
@@ -82,12 +84,19 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
   });
 
   it("the admin tool's relayer-keys commands: a keystore or a token (paths made absolute), the flags each needs named", () => {
-    const parsed = parseArguments(["relayer-keys", "add", "--keystore", "keys/new.json", "--password-file", "keys/password"], []);
+    const parsed = parseArguments(
+      ["relayer-keys", "add", "--keystore", "keys/new.json", "--password-file", "keys/password"],
+      [],
+    );
     expect(parsed).to.deep.equal({
       command: {
         command: "relayer-keys.add",
         chainId: undefined,
-        source: { kind: "keystore", keystore: path.resolve("keys/new.json"), passwordFile: path.resolve("keys/password") },
+        source: {
+          kind: "keystore",
+          keystore: path.resolve("keys/new.json"),
+          passwordFile: path.resolve("keys/password"),
+        },
       },
     });
     const token = parseArguments(
@@ -105,13 +114,19 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
         "--chain-id",
         "84532",
       ],
-      []
+      [],
     );
     expect(token).to.deep.equal({
       command: {
         command: "relayer-keys.add",
         chainId: 84532,
-        source: { kind: "pkcs11", module: "/usr/lib/softhsm/libsofthsm2.so", tokenLabel: "t", keyLabel: "k", pinFile: "/run/pin" },
+        source: {
+          kind: "pkcs11",
+          module: "/usr/lib/softhsm/libsofthsm2.so",
+          tokenLabel: "t",
+          keyLabel: "k",
+          pinFile: "/run/pin",
+        },
       },
     });
     expect(parseArguments(["relayer-keys", "drain", oldKey], [])).to.deep.equal({
@@ -128,10 +143,14 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
     };
     expect(refused(["relayer-keys", "add", "--keystore", "a.json"])).to.include("--password-file required");
     expect(refused(["relayer-keys", "add", "--pkcs11-module", "m.so", "--pin-file", "p"])).to.include(
-      "--token-label, --key-label required with --pkcs11-module"
+      "--token-label, --key-label required with --pkcs11-module",
     );
-    expect(refused(["relayer-keys", "add", "--keystore", "a", "--password-file", "p", "--key-label", "k"])).to.include("not both");
-    expect(refused(["relayer-keys", "remove", "0x1234"])).to.include("--address must be a 0x-prefixed 20-byte hex address");
+    expect(refused(["relayer-keys", "add", "--keystore", "a", "--password-file", "p", "--key-label", "k"])).to.include(
+      "not both",
+    );
+    expect(refused(["relayer-keys", "remove", "0x1234"])).to.include(
+      "--address must be a 0x-prefixed 20-byte hex address",
+    );
   });
 
   it("refuses to drain the only active key, to remove a key not drained, and a keystore its password does not open", async () => {
@@ -144,13 +163,21 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
     fs.writeFileSync(path.join(dir, "wrong-password"), "not it\n");
     const wrong = await admin({
       command: "relayer-keys.add",
-      source: { kind: "keystore", keystore: path.join(dir, "new-relayer.json"), passwordFile: path.join(dir, "wrong-password") },
+      source: {
+        kind: "keystore",
+        keystore: path.join(dir, "new-relayer.json"),
+        passwordFile: path.join(dir, "wrong-password"),
+      },
     });
     expect(wrong.status).to.equal(400);
     expect(wrong.body.message).to.include("does not open").and.not.include("not it");
     expect(service.services.relayer.addresses(CHAIN)).to.deep.equal([oldKey]);
     // A deployment without a relayer has no key to rotate.
-    const none = await runRelayerKeyCommand(service.services.relayerKeys, { command: "relayer-keys.drain", address: oldKey }, { configured: new Map() }).catch((e: Error) => e);
+    const none = await runRelayerKeyCommand(
+      service.services.relayerKeys,
+      { command: "relayer-keys.drain", address: oldKey },
+      { configured: new Map() },
+    ).catch((e: Error) => e);
     expect((none as Error).message).to.include("this service has no relayer");
   });
 
@@ -179,15 +206,23 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
       await done(6);
       const added = await admin({
         command: "relayer-keys.add",
-        source: { kind: "keystore", keystore: path.join(dir, "new-relayer.json"), passwordFile: path.join(dir, "new-relayer-password") },
+        source: {
+          kind: "keystore",
+          keystore: path.join(dir, "new-relayer.json"),
+          passwordFile: path.join(dir, "new-relayer-password"),
+        },
       });
       expect(added.status, JSON.stringify(added.body)).to.equal(200);
       expect(added.body.result).to.include({ address: newKey.address, state: "active", origin: "keystore" });
       await until("the new key set up", () => relayer.keys.standing(CHAIN, newKey.address) === "active");
-      await until("the other instance holding the new key", () => other.services.relayer.keys.standing(CHAIN, newKey.address) === "active", 10_000);
+      await until(
+        "the other instance holding the new key",
+        () => other.services.relayer.keys.standing(CHAIN, newKey.address) === "active",
+        10_000,
+      );
       // Set up before its first batch: its delegation (EIP-7702) is in place, so payments still ride in the operations.
       expect((await provider.getCode(newKey.address)).toLowerCase()).to.equal(
-        concat(["0xef0100", sandbox.deployments[CHAIN].contracts.PaidRelayDelegate!]).toLowerCase()
+        concat(["0xef0100", sandbox.deployments[CHAIN].contracts.PaidRelayDelegate!]).toLowerCase(),
       );
       await done(operations.length + 8);
 
@@ -201,7 +236,11 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
       const drainedAt = Date.now();
       expect(relayer.keys.standing(CHAIN, oldKey)).to.equal("draining");
       expect(relayer.address(CHAIN)).to.equal(newKey.address);
-      await until("the other instance draining the old key", () => other.services.relayer.keys.standing(CHAIN, oldKey) === "draining", 10_000);
+      await until(
+        "the other instance draining the old key",
+        () => other.services.relayer.keys.standing(CHAIN, oldKey) === "draining",
+        10_000,
+      );
       const early = await admin({ command: "relayer-keys.remove", address: oldKey });
       expect(early.status, JSON.stringify(early.body)).to.equal(409);
       expect(early.body.message)
@@ -212,23 +251,33 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
       operations.push({ txId: held, preparedAt: 0, from: oldKey, status: heldSent.status, body: heldSent.body });
 
       const listed = await admin({ command: "relayer-keys.list" });
-      const rows = (listed.body.result as { chainId: number; address: string; state: string; origin: string; here: string }[]).filter(
-        (k) => k.chainId === CHAIN
-      );
+      const rows = (
+        listed.body.result as { chainId: number; address: string; state: string; origin: string; here: string }[]
+      ).filter((k) => k.chainId === CHAIN);
       expect(rows.map((k) => [k.address, k.state, k.origin, k.here])).to.deep.equal([
         [oldKey, "draining", "configuration", "draining"],
         [newKey.address, "active", "keystore", "active"],
       ]);
 
       // Removed once its in-flight transactions are done (each refusal names what is left).
-      await until("the old key removed", async () => (await admin({ command: "relayer-keys.remove", address: oldKey })).status === 200);
+      await until(
+        "the old key removed",
+        async () => (await admin({ command: "relayer-keys.remove", address: oldKey })).status === 200,
+      );
       expect(relayer.hasKey(CHAIN, oldKey)).to.equal(false);
       expect(relayer.addresses(CHAIN)).to.deep.equal([newKey.address]);
-      await until("the other instance letting the old key go", () => !other.services.relayer.hasKey(CHAIN, oldKey), 10_000);
+      await until(
+        "the other instance letting the old key go",
+        () => !other.services.relayer.hasKey(CHAIN, oldKey),
+        10_000,
+      );
       // The wallet balances (low-balance warnings, /metrics) follow the keys.
       await until("the new key's balance in /metrics", async () => {
         const metrics = await (await fetch(`${service.url}/metrics`)).text();
-        return metrics.includes(`tak_relayer_balance_eth{chain_id="${CHAIN}",address="${newKey.address}"}`) && !metrics.includes(`address="${oldKey}"`);
+        return (
+          metrics.includes(`tak_relayer_balance_eth{chain_id="${CHAIN}",address="${newKey.address}"}`) &&
+          !metrics.includes(`address="${oldKey}"`)
+        );
       });
       await done(operations.length + 8);
       stopping = true;
@@ -261,7 +310,9 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
       expect(newNonces).to.deep.equal(Array.from({ length: newNonces.length }, (_, i) => 2 + i));
       expect(await provider.getTransactionCount(oldKey, "latest")).to.equal(oldStart + oldNonces.length);
       expect(await provider.getTransactionCount(newKey.address, "latest")).to.equal(2 + newNonces.length);
-      console.log(`      ${operations.length} paid operations: ${oldNonces.length} on the old key, ${newNonces.length} on the new one`);
+      console.log(
+        `      ${operations.length} paid operations: ${oldNonces.length} on the old key, ${newNonces.length} on the new one`,
+      );
     } finally {
       stopping = true;
       await load;
@@ -294,7 +345,9 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
       const third = Wallet.createRandom();
       fs.writeFileSync(
         path.join(dir, "third.json"),
-        encryptKeystoreJsonSync({ address: third.address, privateKey: third.privateKey }, "third", { scrypt: { N: 1 << 12 } })
+        encryptKeystoreJsonSync({ address: third.address, privateKey: third.privateKey }, "third", {
+          scrypt: { N: 1 << 12 },
+        }),
       );
       fs.writeFileSync(path.join(dir, "third-password"), "third\n");
       const env = {
@@ -305,7 +358,11 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
       await migrateWithCli(dataDir, env);
       const relative = path.relative(path.resolve(__dirname, "../.."), path.join(dir, "third.json"));
       const added = cliJson(
-        await runAdminCli(dataDir, ["relayer-keys", "add", "--keystore", relative, "--password-file", path.join(dir, "third-password")], env)
+        await runAdminCli(
+          dataDir,
+          ["relayer-keys", "add", "--keystore", relative, "--password-file", path.join(dir, "third-password")],
+          env,
+        ),
       );
       expect(added).to.include({ address: third.address, state: "active", origin: "keystore" });
       const refused = await runAdminCli(dataDir, ["relayer-keys", "remove", oldKey], env);
@@ -319,7 +376,9 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
         state: string;
         origin: string;
       }[];
-      expect(listed.map((k) => [k.chainId, k.address, k.state, k.origin])).to.deep.equal([[CHAIN, third.address, "active", "keystore"]]);
+      expect(listed.map((k) => [k.chainId, k.address, k.state, k.origin])).to.deep.equal([
+        [CHAIN, third.address, "active", "keystore"],
+      ]);
 
       for (const chain of [sandbox.sepolia, sandbox.baseSepolia]) {
         const provider = providerFor(chain);

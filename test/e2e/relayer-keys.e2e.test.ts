@@ -23,10 +23,14 @@ describe("e2e: a relayer with several keys", function () {
   before(async () => {
     sandbox = await getSandbox();
     for (const chain of [sandbox.sepolia, sandbox.baseSepolia]) {
-      for (const key of extra) await providerFor(chain).send("hardhat_setBalance", [key.address, "0x56BC75E2D63100000"]); // 100 ETH
+      for (const key of extra)
+        await providerFor(chain).send("hardhat_setBalance", [key.address, "0x56BC75E2D63100000"]); // 100 ETH
     }
     db = await openDb({});
-    service = await startTestService(sandbox, { db, env: { RELAYER_EXTRA_PRIVATE_KEYS: extra.map((k) => k.privateKey).join(",") } });
+    service = await startTestService(sandbox, {
+      db,
+      env: { RELAYER_EXTRA_PRIVATE_KEYS: extra.map((k) => k.privateKey).join(",") },
+    });
   });
   after(async () => {
     await service?.stop();
@@ -38,7 +42,9 @@ describe("e2e: a relayer with several keys", function () {
     const designator = concat(["0xef0100", sandbox.deployments[84532].contracts.PaidRelayDelegate!]).toLowerCase();
     for (const key of [sandbox.accounts[RELAYER_INDEX], ...extra]) {
       expect((await provider.getCode(key.address)).toLowerCase(), key.address).to.equal(designator);
-      expect(service.services.relayer.delegate(84532, key.address), key.address).to.equal(sandbox.deployments[84532].contracts.PaidRelayDelegate);
+      expect(service.services.relayer.delegate(84532, key.address), key.address).to.equal(
+        sandbox.deployments[84532].contracts.PaidRelayDelegate,
+      );
     }
   });
 
@@ -50,9 +56,13 @@ describe("e2e: a relayer with several keys", function () {
     const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, provider);
     const sends = PER_KEY * keys.length;
     const txIds: string[] = [];
-    for (let i = 0; i < sends; i++) txIds.push(await prepareRelayedToken(service.api, `MK${i}`, sandbox.accounts[6].address));
+    for (let i = 0; i < sends; i++)
+      txIds.push(await prepareRelayedToken(service.api, `MK${i}`, sandbox.accounts[6].address));
     const before = await Promise.all(keys.map((k) => provider.getTransactionCount(k, "latest")));
-    const [settlerNonce, payerBefore] = await Promise.all([provider.getTransactionCount(settler, "latest"), usdc.balanceOf(payer.address)]);
+    const [settlerNonce, payerBefore] = await Promise.all([
+      provider.getTransactionCount(settler, "latest"),
+      usdc.balanceOf(payer.address),
+    ]);
 
     const results = await Promise.all(txIds.map((txId) => payRelayedSend(service.api, txId, payer)));
     for (const r of results) {
@@ -74,7 +84,8 @@ describe("e2e: a relayer with several keys", function () {
       const nonces = noncesByKey.get(key)!.sort((a, b) => a - b);
       expect(nonces, key).to.deep.equal(Array.from({ length: PER_KEY }, (_, n) => before[i] + n)); // each key in turn; no gap, no reuse
     });
-    for (const [i, key] of keys.entries()) expect(await provider.getTransactionCount(key, "latest")).to.equal(before[i] + PER_KEY);
+    for (const [i, key] of keys.entries())
+      expect(await provider.getTransactionCount(key, "latest")).to.equal(before[i] + PER_KEY);
     expect(await provider.getTransactionCount(settler, "latest")).to.equal(settlerNonce); // no settlement transaction of its own
     expect(payerBefore - (await usdc.balanceOf(payer.address))).to.equal(BigInt(sends) * 10_000n);
   });
@@ -84,7 +95,15 @@ describe("e2e: a relayer with several keys", function () {
     for (let i = 0; i < 3; i++) {
       const res = await service.api.post(
         "/x402/agent/register",
-        { executionMode: "service-relayed", chainId: "84532", name: `Held ${i}`, description: "an agent held by the relayer", image: "https://example.com/a.png", services: [{ name: "A2A", endpoint: "https://agent.example.com/card.json" }], x402Support: "true" },
+        {
+          executionMode: "service-relayed",
+          chainId: "84532",
+          name: `Held ${i}`,
+          description: "an agent held by the relayer",
+          image: "https://example.com/a.png",
+          services: [{ name: "A2A", endpoint: "https://agent.example.com/card.json" }],
+          x402Support: "true",
+        },
         distinctClient(),
       );
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
@@ -107,7 +126,11 @@ describe("e2e: a relayer with several keys", function () {
     let txId: string;
     let from: string;
     do {
-      txId = await prepareRelayedToken(service.api, `GONE${Math.floor(Math.random() * 1e6)}`, sandbox.accounts[6].address);
+      txId = await prepareRelayedToken(
+        service.api,
+        `GONE${Math.floor(Math.random() * 1e6)}`,
+        sandbox.accounts[6].address,
+      );
       from = (await service.services.batches.get(txId))!.transactions[0].unsigned.from;
     } while (from === home);
     const reduced = await startTestService(sandbox, { db });
@@ -120,7 +143,11 @@ describe("e2e: a relayer with several keys", function () {
       expect(unpaid.body.message).to.include(`relayer key ${from}`);
       // Even with a payment attached: refused before it is verified or held.
       const quote = quoteOf(await service.api.post("/send-transactions", { txId })).accepts[0];
-      const paid = await reduced.api.post("/send-transactions", { txId }, { "X-PAYMENT": await payWithEthers(payer, quote) });
+      const paid = await reduced.api.post(
+        "/send-transactions",
+        { txId },
+        { "X-PAYMENT": await payWithEthers(payer, quote) },
+      );
       expect(paid.status, JSON.stringify(paid.body)).to.equal(409);
       expect(await usdc.balanceOf(payer.address)).to.equal(before);
       expect((await reduced.services.batches.get(txId))!.status).to.equal("prepared");

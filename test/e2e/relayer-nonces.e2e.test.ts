@@ -23,11 +23,18 @@ describe("e2e: relayer nonces heal (drifted counter, unfilled gap)", function ()
   const relayer = () => sandbox.accounts[RELAYER_INDEX].address;
   const counter = async () =>
     Number(
-      (await service.services.db.query<{ next_nonce: string }>("SELECT next_nonce::text FROM wallet_nonces WHERE chain_id = $1 AND address = $2", [chainId, relayer().toLowerCase()]))[0]
-        .next_nonce,
+      (
+        await service.services.db.query<{ next_nonce: string }>(
+          "SELECT next_nonce::text FROM wallet_nonces WHERE chain_id = $1 AND address = $2",
+          [chainId, relayer().toLowerCase()],
+        )
+      )[0].next_nonce,
     );
   const drift = (by: number) =>
-    service.services.db.query("UPDATE wallet_nonces SET next_nonce = next_nonce + $3 WHERE chain_id = $1 AND address = $2", [chainId, relayer().toLowerCase(), by]);
+    service.services.db.query(
+      "UPDATE wallet_nonces SET next_nonce = next_nonce + $3 WHERE chain_id = $1 AND address = $2",
+      [chainId, relayer().toLowerCase(), by],
+    );
 
   async function relayedToken(symbol: string) {
     const txId = await prepareRelayedToken(service.api, symbol, sandbox.accounts[6].address);
@@ -56,10 +63,12 @@ describe("e2e: relayer nonces heal (drifted counter, unfilled gap)", function ()
     await drift(2); // two nonces taken by transactions that never reached the chain
     const tx = await relayedToken("NH3");
     expect(tx!.nonce).to.equal(onChain + 2);
-    const fillers = await Promise.all([onChain, onChain + 1].map(async (nonce) => {
-      const block = await provider.getBlock(await findNonceBlock(provider, relayer(), nonce), true);
-      return block!.prefetchedTransactions.find((t) => t.from === relayer() && t.nonce === nonce)!;
-    }));
+    const fillers = await Promise.all(
+      [onChain, onChain + 1].map(async (nonce) => {
+        const block = await provider.getBlock(await findNonceBlock(provider, relayer(), nonce), true);
+        return block!.prefetchedTransactions.find((t) => t.from === relayer() && t.nonce === nonce)!;
+      }),
+    );
     for (const filler of fillers) {
       expect(filler.to).to.equal(relayer());
       expect(filler.value).to.equal(0n);
@@ -68,10 +77,18 @@ describe("e2e: relayer nonces heal (drifted counter, unfilled gap)", function ()
 });
 
 /** The block in which `address` used `nonce` (its count went past it). */
-async function findNonceBlock(provider: ReturnType<typeof providerFor>, address: string, nonce: number): Promise<number> {
+async function findNonceBlock(
+  provider: ReturnType<typeof providerFor>,
+  address: string,
+  nonce: number,
+): Promise<number> {
   const head = await provider.getBlockNumber();
   for (let n = head; n >= 0; n--) {
-    if ((await provider.getTransactionCount(address, n - 1 < 0 ? 0 : n - 1)) <= nonce && (await provider.getTransactionCount(address, n)) > nonce) return n;
+    if (
+      (await provider.getTransactionCount(address, n - 1 < 0 ? 0 : n - 1)) <= nonce &&
+      (await provider.getTransactionCount(address, n)) > nonce
+    )
+      return n;
   }
   throw new Error(`nonce ${nonce} of ${address} was never used`);
 }

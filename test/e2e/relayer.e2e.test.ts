@@ -39,7 +39,8 @@ describe("e2e: concurrent service-relayed sends", function () {
     const payer = sandbox.accounts[3];
     const usdc = USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, provider);
     const txIds: string[] = [];
-    for (let i = 0; i < SENDS; i++) txIds.push(await prepareRelayedToken(service.api, `CC${i}`, sandbox.accounts[6].address));
+    for (let i = 0; i < SENDS; i++)
+      txIds.push(await prepareRelayedToken(service.api, `CC${i}`, sandbox.accounts[6].address));
     const [relayerNonce, settlerNonce, payerBefore] = await Promise.all([
       provider.getTransactionCount(relayer, "latest"),
       provider.getTransactionCount(settler, "latest"),
@@ -54,7 +55,9 @@ describe("e2e: concurrent service-relayed sends", function () {
       if (method === "eth_sendRawTransaction") broadcasts++;
       return send(method, params);
     };
-    const results = await Promise.all(txIds.map((txId) => payRelayedSend(service.api, txId, payer))).finally(() => (rpc.send = send));
+    const results = await Promise.all(txIds.map((txId) => payRelayedSend(service.api, txId, payer))).finally(
+      () => (rpc.send = send),
+    );
     for (const r of results) {
       expect(r.status, JSON.stringify(r.body)).to.equal(200);
       expect(r.body.status, JSON.stringify(r.body)).to.equal("success");

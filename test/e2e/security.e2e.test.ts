@@ -36,7 +36,8 @@ describe("e2e: security (tenants, payment binding, onboarding limits, headers, f
     expect(res.body.message, JSON.stringify(res.body)).to.match(message);
     return res.body.error;
   };
-  const usdcBase = () => USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, providerFor(sandbox.baseSepolia));
+  const usdcBase = () =>
+    USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, providerFor(sandbox.baseSepolia));
   const symbol = () => `S${randomBytes(3).toString("hex").toUpperCase()}`;
 
   before(async () => {
@@ -55,19 +56,37 @@ describe("e2e: security (tenants, payment binding, onboarding limits, headers, f
 
   describe("who may read a batch (GET /get-transaction-status)", () => {
     it("a batch prepared under a key is read with that key only: by txId another key and no key get the 404 of an unknown txId; by hash, only what the chain shows", async () => {
-      const body = { method: "agentCreateToken", chainId: "84532", signerAddress: issuer.address, name: "Tenant token", symbol: symbol(), agentWallet: issuer.address };
+      const body = {
+        method: "agentCreateToken",
+        chainId: "84532",
+        signerAddress: issuer.address,
+        name: "Tenant token",
+        symbol: symbol(),
+        agentWallet: issuer.address,
+      };
       const prepared = ok(await keyA.post("/prepare-transactions", body), "prepare");
       const txId = prepared.txId;
       expect(ok(await keyA.get("/get-transaction-status", { txId })).status).to.equal("prepared");
       const unknownTxId = "0x" + randomBytes(32).toString("hex");
-      const unknown = expectError(await api.get("/get-transaction-status", { txId: unknownTxId }), 404, /^No prepared transactions with txId/);
-      for (const [label, client] of [["another key", keyB], ["no key", api]] as const) {
+      const unknown = expectError(
+        await api.get("/get-transaction-status", { txId: unknownTxId }),
+        404,
+        /^No prepared transactions with txId/,
+      );
+      for (const [label, client] of [
+        ["another key", keyB],
+        ["no key", api],
+      ] as const) {
         const res = await client.get("/get-transaction-status", { txId });
         const error = expectError(res, 404, new RegExp(`^No prepared transactions with txId ${txId}$`));
         expect(error.code, label).to.equal(unknown.code);
         expect(JSON.stringify(res.body), label).not.to.include(issuer.address.slice(2).toLowerCase());
       }
-      expectError(await api.withKey("tak_0000000000000000_" + "x".repeat(43)).get("/get-transaction-status", { txId }), 401, /Invalid API key/);
+      expectError(
+        await api.withKey("tak_0000000000000000_" + "x".repeat(43)).get("/get-transaction-status", { txId }),
+        401,
+        /Invalid API key/,
+      );
 
       const signedTransactions = [await issuer.signTransaction(prepared.transactions[0])];
       const sent = ok(await keyA.post("/send-transactions", { txId, signedTransactions }), "send");
@@ -88,10 +107,12 @@ describe("e2e: security (tenants, payment binding, onboarding limits, headers, f
       const txId = await prepareRelayedToken(api, symbol(), sandbox.accounts[6].address);
       expect(txId).to.match(/^0x[0-9a-f]{64}$/);
       expect(await prepareRelayedToken(api, symbol(), sandbox.accounts[6].address)).not.to.equal(txId);
-      for (const client of [api, keyA, keyB]) expect(ok(await client.get("/get-transaction-status", { txId })).status).to.equal("prepared");
+      for (const client of [api, keyA, keyB])
+        expect(ok(await client.get("/get-transaction-status", { txId })).status).to.equal("prepared");
       const paid = ok(await payRelayedSend(api, txId, payer), "relayed send");
       const hash = paid.txHashes[0];
-      for (const client of [api, keyB]) expect(ok(await client.get("/get-transaction-status", { hash }))).to.include({ txId, status: "success" });
+      for (const client of [api, keyB])
+        expect(ok(await client.get("/get-transaction-status", { hash }))).to.include({ txId, status: "success" });
     });
 
     it("/openapi.json says who reads a batch: the key optional, and the rule in the description", async () => {
@@ -110,15 +131,35 @@ describe("e2e: security (tenants, payment binding, onboarding limits, headers, f
       expect(quote.extra.routeKey).to.equal("POST /send-transactions");
       const prepareQuote = { ...quote, extra: { ...quote.extra, routeKey: "POST /prepare-transactions" } };
       const cases: [string, Record<string, unknown>, RegExp][] = [
-        ["another route's quote", prepareQuote, /payment was made for POST \/prepare-transactions, not for POST \/send-transactions \(extra\.routeKey\)/],
+        [
+          "another route's quote",
+          prepareQuote,
+          /payment was made for POST \/prepare-transactions, not for POST \/send-transactions \(extra\.routeKey\)/,
+        ],
         ["another timeout", { ...quote, maxTimeoutSeconds: 3600 }, /wrong maxTimeoutSeconds 3600 \(expected 300\)/],
-        ["another EIP-712 name", { ...quote, extra: { ...quote.extra, name: "Fake USDC" } }, /extra\.name Fake USDC is not the quote's "USDC"/],
-        ["extra without the route", { ...quote, extra: { name: quote.extra.name, version: quote.extra.version } }, /extra\.(tokenSymbol|displayPrice|assetTransferMethod|routeKey|paymentChainId)/],
-        ["a field the quote lacks", { ...quote, resource: "https://elsewhere.example/pay" }, /accepted\.resource is not part of the quote/],
+        [
+          "another EIP-712 name",
+          { ...quote, extra: { ...quote.extra, name: "Fake USDC" } },
+          /extra\.name Fake USDC is not the quote's "USDC"/,
+        ],
+        [
+          "extra without the route",
+          { ...quote, extra: { name: quote.extra.name, version: quote.extra.version } },
+          /extra\.(tokenSymbol|displayPrice|assetTransferMethod|routeKey|paymentChainId)/,
+        ],
+        [
+          "a field the quote lacks",
+          { ...quote, resource: "https://elsewhere.example/pay" },
+          /accepted\.resource is not part of the quote/,
+        ],
       ];
       const before = await usdcBase().balanceOf(payer.address);
       for (const [label, accepted, reason] of cases) {
-        const res = await api.post("/send-transactions", { txId }, { "X-PAYMENT": await payWithEthers(payer, quote, { accepted }) });
+        const res = await api.post(
+          "/send-transactions",
+          { txId },
+          { "X-PAYMENT": await payWithEthers(payer, quote, { accepted }) },
+        );
         expect(res.status, label).to.equal(402);
         expect(quoteOf(res).error, label).to.match(reason);
         expect(res.body.message, label).to.match(reason);
@@ -126,7 +167,11 @@ describe("e2e: security (tenants, payment binding, onboarding limits, headers, f
       expect(await usdcBase().balanceOf(payer.address)).to.equal(before);
       expect(ok(await api.get("/get-transaction-status", { txId })).status).to.equal("prepared");
       // The whole quote echoed (what @x402/fetch sends) pays; so does the CLI's short echo (covered by the x402 tests).
-      const paid = await api.post("/send-transactions", { txId }, { "X-PAYMENT": await payWithEthers(payer, quote, { accepted: { ...quote } }) });
+      const paid = await api.post(
+        "/send-transactions",
+        { txId },
+        { "X-PAYMENT": await payWithEthers(payer, quote, { accepted: { ...quote } }) },
+      );
       expect(ok(paid, "echoed quote").status).to.equal("success");
       expect(before - (await usdcBase().balanceOf(payer.address))).to.equal(BigInt(quote.amount));
     });
@@ -150,12 +195,21 @@ describe("e2e: security (tenants, payment binding, onboarding limits, headers, f
       const blocked = await api.post("/kyc/message", { token: randomToken() }, ip);
       expectError(blocked, 429, /unknown onboarding links per IP/);
       expect(blocked.headers.get("retry-after")).to.match(/^\d+$/);
-      expect((await api.get("/kyc", { token: randomToken() }, { "x-forwarded-for": "10.23.1.2", accept: "application/json" })).status).to.equal(404);
+      expect(
+        (
+          await api.get(
+            "/kyc",
+            { token: randomToken() },
+            { "x-forwarded-for": "10.23.1.2", accept: "application/json" },
+          )
+        ).status,
+      ).to.equal(404);
     });
 
     it(`at most ${ONBOARDING_LIMITS.requestsPerMinute} onboarding requests per IP per minute, malformed ones included`, async () => {
       const ip = { "x-forwarded-for": "10.23.2.1" };
-      for (let i = 0; i < ONBOARDING_LIMITS.requestsPerMinute; i++) expect((await api.post("/kyc/message", { token: "short" }, ip)).status).to.equal(400);
+      for (let i = 0; i < ONBOARDING_LIMITS.requestsPerMinute; i++)
+        expect((await api.post("/kyc/message", { token: "short" }, ip)).status).to.equal(400);
       const refused = await api.post("/kyc/message", { token: "short" }, ip);
       expectError(refused, 429, /onboarding requests per IP per minute/);
       expect(Number(refused.headers.get("retry-after"))).to.be.within(1, 60);
@@ -168,24 +222,45 @@ describe("e2e: security (tenants, payment binding, onboarding limits, headers, f
       const token = tokenOf(invited.url);
       const investor = Wallet.createRandom();
       const details = { firstName: "Lock", lastName: "Smith", country: "DE" };
-      const kycUrl = async () => ok(await keyA.get("/get-investors", { kycStatus: "invited" })).investors.find((i: any) => i.email === email)?.kycUrl;
+      const kycUrl = async () =>
+        ok(await keyA.get("/get-investors", { kycStatus: "invited" })).investors.find((i: any) => i.email === email)
+          ?.kycUrl;
       expect(await kycUrl(), "the live link is shown to the issuer (its token is held sealed)").to.equal(invited.url);
       const message = ok(await requestMessage(api, token, investor, details)).message as string;
       const forged = await Wallet.createRandom().signMessage(message);
       for (let i = 0; i < MAX_LINK_FAILURES; i++) {
-        expectError(await api.post("/kyc/submit", { token, ...details, walletAddress: investor.address, message, signature: forged }, ip), 400, /^signature was made by/);
+        expectError(
+          await api.post(
+            "/kyc/submit",
+            { token, ...details, walletAddress: investor.address, message, signature: forged },
+            ip,
+          ),
+          400,
+          /^signature was made by/,
+        );
       }
-      const locked = await api.post("/kyc/submit", { token, ...details, walletAddress: investor.address, message, signature: await investor.signMessage(message) }, ip);
+      const locked = await api.post(
+        "/kyc/submit",
+        { token, ...details, walletAddress: investor.address, message, signature: await investor.signMessage(message) },
+        ip,
+      );
       expect(expectError(locked, 410, /^This link is locked/).code).to.equal("LINK_LOCKED");
       expect((await api.get("/kyc", { token }, { ...ip, accept: "application/json" })).status).to.equal(410);
       expect(await kycUrl(), "a locked link is not shown").to.equal(null);
       const fresh = ok(await keyA.post("/create-kyc-link", { email }));
-      expect(ok(await api.get("/kyc", { token: tokenOf(fresh.url) }, { ...ip, accept: "application/json" }))).to.include({ email, kycStatus: "invited" });
+      expect(
+        ok(await api.get("/kyc", { token: tokenOf(fresh.url) }, { ...ip, accept: "application/json" })),
+      ).to.include({ email, kycStatus: "invited" });
     });
 
     it("/openapi.json documents the 429 of the onboarding routes", async () => {
       const doc = ok(await api.get("/openapi.json"));
-      for (const [p, m] of [["/kyc", "get"], ["/kyc/message", "post"], ["/kyc/submit", "post"]]) expect(doc.paths[p][m].responses, p).to.have.property("429");
+      for (const [p, m] of [
+        ["/kyc", "get"],
+        ["/kyc/message", "post"],
+        ["/kyc/submit", "post"],
+      ])
+        expect(doc.paths[p][m].responses, p).to.have.property("429");
     });
   });
 
@@ -193,13 +268,35 @@ describe("e2e: security (tenants, payment binding, onboarding limits, headers, f
     it("carry X-Content-Type-Options: nosniff, the agent registration file (which echoes user text) and errors included", async () => {
       const owner = sandbox.accounts[7];
       await service.services.signers.add(owner.address, "all-keys");
-      const profile = { name: "<script>alert(1)</script>", description: "<img src=x onerror=alert(1)>", image: "https://example.com/a.png", services: [{ name: "A2A", endpoint: "https://a.example/card.json", version: "0.3.0" }] };
-      const prepared = ok(await keyA.post("/prepare-transactions", { method: "agentRegister", chainId: "84532", signerAddress: owner.address, ...profile }));
-      ok(await keyA.post("/send-transactions", { txId: prepared.txId, signedTransactions: [await owner.signTransaction(prepared.transactions[0])] }));
+      const profile = {
+        name: "<script>alert(1)</script>",
+        description: "<img src=x onerror=alert(1)>",
+        image: "https://example.com/a.png",
+        services: [{ name: "A2A", endpoint: "https://a.example/card.json", version: "0.3.0" }],
+      };
+      const prepared = ok(
+        await keyA.post("/prepare-transactions", {
+          method: "agentRegister",
+          chainId: "84532",
+          signerAddress: owner.address,
+          ...profile,
+        }),
+      );
+      ok(
+        await keyA.post("/send-transactions", {
+          txId: prepared.txId,
+          signedTransactions: [await owner.signTransaction(prepared.transactions[0])],
+        }),
+      );
       const file = await api.get(`/agents/${prepared.info.agentUuid}/registration.json`);
       expect(file.body.name).to.equal(profile.name);
       expect(file.headers.get("content-type")).to.match(/^application\/json/);
-      for (const res of [file, await api.get("/health"), await api.get("/no-such-route"), await api.get("/get-transaction-status", {})]) {
+      for (const res of [
+        file,
+        await api.get("/health"),
+        await api.get("/no-such-route"),
+        await api.get("/get-transaction-status", {}),
+      ]) {
         expect(res.headers.get("x-content-type-options")).to.equal("nosniff");
       }
     });

@@ -26,14 +26,25 @@ describe("e2e: payments settled in batches (a payment on another chain than its 
   let ip = 1;
 
   const usdc = () => USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, providerFor(sandbox.baseSepolia));
-  const claimQuote = async () => quoteOf(await api.post("/faucet/bkn", { recipientAddress: Wallet.createRandom().address }, { "Idempotency-Key": randomUUID() })).accepts[0];
+  const claimQuote = async () =>
+    quoteOf(
+      await api.post(
+        "/faucet/bkn",
+        { recipientAddress: Wallet.createRandom().address },
+        { "Idempotency-Key": randomUUID() },
+      ),
+    ).accepts[0];
   /** A paid faucet claim; answers its payment once it is settled or released. */
   const paidClaim = async (payer: Wallet, quote: Awaited<ReturnType<typeof claimQuote>>) => {
     const idempotencyKey = randomUUID();
     const res = await api.post(
       "/faucet/bkn",
       { recipientAddress: Wallet.createRandom().address },
-      { "Idempotency-Key": idempotencyKey, "X-PAYMENT": await payWithEthers(payer, quote), "x-forwarded-for": `10.9.0.${ip++ % 250}` },
+      {
+        "Idempotency-Key": idempotencyKey,
+        "X-PAYMENT": await payWithEthers(payer, quote),
+        "x-forwarded-for": `10.9.0.${ip++ % 250}`,
+      },
     );
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
     for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
@@ -45,7 +56,12 @@ describe("e2e: payments settled in batches (a payment on another chain than its 
   const authorizationUsedIn = async (hash: string, payer: string, nonce: string) => {
     const receipt = (await providerFor(sandbox.baseSepolia).getTransactionReceipt(hash))!;
     const topic = USDC__factory.createInterface().getEvent("AuthorizationUsed").topicHash;
-    return receipt.logs.some((l) => l.topics[0] === topic && l.topics[1] === zeroPadValue(payer.toLowerCase(), 32) && l.topics[2] === nonce.toLowerCase());
+    return receipt.logs.some(
+      (l) =>
+        l.topics[0] === topic &&
+        l.topics[1] === zeroPadValue(payer.toLowerCase(), 32) &&
+        l.topics[2] === nonce.toLowerCase(),
+    );
   };
 
   before(async () => {
@@ -94,7 +110,9 @@ describe("e2e: payments settled in batches (a payment on another chain than its 
     const poor = new Wallet(Wallet.createRandom().privateKey, providerFor(sandbox.baseSepolia));
     const funder = sandbox.accounts[3].connect(providerFor(sandbox.baseSepolia));
     await (await funder.sendTransaction({ to: poor.address, value: parseEther("1") })).wait();
-    await (await USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, funder).transfer(poor.address, PRICE)).wait();
+    await (
+      await USDC__factory.connect(sandbox.deployments[84532].contracts.USDC, funder).transfer(poor.address, PRICE)
+    ).wait();
     const quote = await claimQuote();
     const beforePayTo = await usdc().balanceOf(payTo);
     const bkn = BKN__factory.connect(sandbox.deployments[11155111].contracts.BKN, providerFor(sandbox.sepolia));
@@ -103,7 +121,10 @@ describe("e2e: payments settled in batches (a payment on another chain than its 
     await base.request({ method: "evm_setAutomine", params: [false] });
     let outcomes: Promise<[any, any]>;
     try {
-      outcomes = Promise.all([claimFor(poor, quote, poorRecipient), claimFor(sandbox.accounts[2], quote, richRecipient)]);
+      outcomes = Promise.all([
+        claimFor(poor, quote, poorRecipient),
+        claimFor(sandbox.accounts[2], quote, richRecipient),
+      ]);
       await untilBothSettling(poor.address, sandbox.accounts[2].address);
       const fees = await providerFor(sandbox.baseSepolia).getFeeData();
       // No estimate: on the pending block (with the settlement in it) the payer has nothing left to send.
@@ -131,7 +152,15 @@ describe("e2e: payments settled in batches (a payment on another chain than its 
   /** A claim for `recipient`, followed until its payment and the claim ended. */
   async function claimFor(payer: Wallet, quote: Awaited<ReturnType<typeof claimQuote>>, recipient: string) {
     const idempotencyKey = randomUUID();
-    const res = await api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": idempotencyKey, "X-PAYMENT": await payWithEthers(payer, quote), "x-forwarded-for": `10.9.1.${ip++ % 250}` });
+    const res = await api.post(
+      "/faucet/bkn",
+      { recipientAddress: recipient },
+      {
+        "Idempotency-Key": idempotencyKey,
+        "X-PAYMENT": await payWithEthers(payer, quote),
+        "x-forwarded-for": `10.9.1.${ip++ % 250}`,
+      },
+    );
     expect([200, 202], JSON.stringify(res.body)).to.include(res.status);
     for (const deadline = Date.now() + 30_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 100))) {
       const claim = (await api.get("/get-transaction-status", { txId: res.body.txId })).body;
@@ -146,7 +175,9 @@ describe("e2e: payments settled in batches (a payment on another chain than its 
   /** Until both payers' payments are in a settlement transaction in the pool. */
   async function untilBothSettling(...payers: string[]) {
     for (const deadline = Date.now() + 20_000; Date.now() < deadline; await new Promise((r) => setTimeout(r, 50))) {
-      const rows = await service.services.db.query<{ payer: string }>("SELECT payer FROM payments WHERE status = 'settling' AND settle_tx_hash IS NOT NULL");
+      const rows = await service.services.db.query<{ payer: string }>(
+        "SELECT payer FROM payments WHERE status = 'settling' AND settle_tx_hash IS NOT NULL",
+      );
       if (payers.every((p) => rows.some((r) => r.payer === p.toLowerCase()))) return;
     }
     throw new Error("the payments were not sent for settlement");

@@ -46,21 +46,39 @@ describe("e2e: SIGTERM under load drains within its bound and loses nothing", fu
       signers.map(async (signer, i) => ({
         signer,
         nonce: await provider.getTransactionCount(signer.address, "latest"),
-        ...(await prepareAndSign(api, signer, { method: "newTokenization", chainId: "aa36a7", tokenizerEmail: `issuer${i}@shutdown-load.test`, name: `Load ${i}`, tokenSymbol: `L${i}${suffix}` })),
+        ...(await prepareAndSign(api, signer, {
+          method: "newTokenization",
+          chainId: "aa36a7",
+          tokenizerEmail: `issuer${i}@shutdown-load.test`,
+          name: `Load ${i}`,
+          tokenSymbol: `L${i}${suffix}`,
+        })),
       })),
     );
 
     // The chain stops mining: each send broadcasts and waits for its block.
     await sandbox.sepolia.provider.request({ method: "evm_setAutomine", params: [false] });
-    const sends = batches.map((b) => api.post("/send-transactions", { txId: b.prepared.txId, signedTransactions: b.signedTransactions }));
-    for (let i = 0; i < 100 && (await provider.send("eth_getBlockByNumber", ["pending", false])).transactions.length < batches.length; i++) await new Promise((r) => setTimeout(r, 100));
+    const sends = batches.map((b) =>
+      api.post("/send-transactions", { txId: b.prepared.txId, signedTransactions: b.signedTransactions }),
+    );
+    for (
+      let i = 0;
+      i < 100 && (await provider.send("eth_getBlockByNumber", ["pending", false])).transactions.length < batches.length;
+      i++
+    )
+      await new Promise((r) => setTimeout(r, 100));
 
     // 24 connections reading as fast as they are answered, until just before the signal.
     let reading = true;
     const answered: number[] = [];
     const readers = Array.from({ length: 24 }, async (_, i) => {
       while (reading) {
-        const route = i % 3 === 0 ? "/get-network-info?chainId=aa36a7" : i % 3 === 1 ? "/health" : `/get-transaction-status?txId=${batches[i % batches.length].prepared.txId}`;
+        const route =
+          i % 3 === 0
+            ? "/get-network-info?chainId=aa36a7"
+            : i % 3 === 1
+              ? "/health"
+              : `/get-transaction-status?txId=${batches[i % batches.length].prepared.txId}`;
         const response = await fetch(started.url + route, { headers: { "x-api-key": key } });
         await response.arrayBuffer();
         answered.push(response.status);
@@ -77,7 +95,10 @@ describe("e2e: SIGTERM under load drains within its bound and loses nothing", fu
     const tookMs = Date.now() - signalledAt;
 
     expect(answered.length, "reads answered during the load").to.be.greaterThan(100);
-    expect(answered.filter((s) => s !== 200), "every read answered 200").to.deep.equal([]);
+    expect(
+      answered.filter((s) => s !== 200),
+      "every read answered 200",
+    ).to.deep.equal([]);
     for (const answer of answers) {
       expect(answer.status, JSON.stringify(answer.body)).to.equal(202);
       expect(answer.body.status).to.equal("pending");

@@ -36,8 +36,14 @@ describe("e2e: signers are whitelisted per API key (two tenants, a signer in com
     keyB = await key("b@tenancy.test");
     // Tenant A's own signer, funded; whitelisted by the operator for A's key only.
     signer = new Wallet(Wallet.createRandom().privateKey, providerFor(sandbox.sepolia));
-    await (await sandbox.accounts[0].connect(providerFor(sandbox.sepolia)).sendTransaction({ to: signer.address, value: 10n ** 18n })).wait();
-    expect(await runAdminCommand(service.services, { command: "signers.add", address: signer.address, keyId: keyA.id })).to.deep.include({ keyId: keyA.id, whitelisted: true });
+    await (
+      await sandbox.accounts[0]
+        .connect(providerFor(sandbox.sepolia))
+        .sendTransaction({ to: signer.address, value: 10n ** 18n })
+    ).wait();
+    expect(
+      await runAdminCommand(service.services, { command: "signers.add", address: signer.address, keyId: keyA.id }),
+    ).to.deep.include({ keyId: keyA.id, whitelisted: true });
   });
   after(async () => service?.stop());
 
@@ -53,12 +59,29 @@ describe("e2e: signers are whitelisted per API key (two tenants, a signer in com
 
   it("B's identical prepare for A's signer is refused (403 naming signerAddress): the signer broadcasts A's, B has no batch to report it to, and the token is A's", async () => {
     const symbol = `T${randomBytes(2).toString("hex").toUpperCase()}`;
-    const prepared = expectStatus(await keyA.client.post("/prepare-transactions", tokenization(symbol)), 200, "A prepares");
-    const stolen = expectStatus(await keyB.client.post("/prepare-transactions", tokenization(symbol)), 403, "B prepares for A's signer");
+    const prepared = expectStatus(
+      await keyA.client.post("/prepare-transactions", tokenization(symbol)),
+      200,
+      "A prepares",
+    );
+    const stolen = expectStatus(
+      await keyB.client.post("/prepare-transactions", tokenization(symbol)),
+      403,
+      "B prepares for A's signer",
+    );
     expect(stolen.error.param ?? stolen.error.details.field).to.equal("signerAddress");
-    expect(stolen.message).to.match(new RegExp(`^Signer ${signer.address} is not whitelisted for this API key \\(${keyB.id}\\)`));
+    expect(stolen.message).to.match(
+      new RegExp(`^Signer ${signer.address} is not whitelisted for this API key \\(${keyB.id}\\)`),
+    );
     // Without a key (an x402 payer) neither: the entry is A's only.
-    const keyless = await service.api.post("/prepare-transactions", { ...tokenization(symbol), method: "agentCreateToken", chainId: "84532", name: "T", symbol, agentWallet: signer.address });
+    const keyless = await service.api.post("/prepare-transactions", {
+      ...tokenization(symbol),
+      method: "agentCreateToken",
+      chainId: "84532",
+      name: "T",
+      symbol,
+      agentWallet: signer.address,
+    });
     expect(keyless.status, JSON.stringify(keyless.body)).to.equal(403);
 
     // The signer broadcasts A's transaction itself; B tries to report the hash (to any batch it may have) first.
@@ -67,10 +90,18 @@ describe("e2e: signers are whitelisted per API key (two tenants, a signer in com
     expect(claim.status, JSON.stringify(claim.body)).to.equal(403);
     expect(claim.body.message).to.match(/prepared under another API key/);
     await sent.wait();
-    const reported = expectStatus(await keyA.client.post("/send-transactions", { txId: prepared.txId, txHash: sent.hash }), 200, "A reports");
+    const reported = expectStatus(
+      await keyA.client.post("/send-transactions", { txId: prepared.txId, txHash: sent.hash }),
+      200,
+      "A reports",
+    );
     expect(reported.status).to.equal("success");
     expectStatus(await keyA.client.get("/get-tokenizer-info", { tokenSymbol: symbol }), 200, "A reads its token");
-    const foreign = expectStatus(await keyB.client.get("/get-tokenizer-info", { tokenSymbol: symbol }), 403, "B reads A's token");
+    const foreign = expectStatus(
+      await keyB.client.get("/get-tokenizer-info", { tokenSymbol: symbol }),
+      403,
+      "B reads A's token",
+    );
     expect(foreign.message).to.match(/Unauthorized token symbol/);
   });
 
@@ -84,7 +115,9 @@ describe("e2e: signers are whitelisted per API key (two tenants, a signer in com
     expectStatus(await keyA.client.post("/prepare-transactions", body), 403, "A may not");
     await runAdminCommand(service.services, { command: "signers.add", address: other.address, allKeys: true });
     expectStatus(await keyA.client.post("/prepare-transactions", body), 200, "every key, the operator's choice");
-    expect(await runAdminCommand(service.services, { command: "signers.list", keyId: keyA.id })).to.deep.include.members([{ address: other.address, allKeys: true }]);
+    expect(
+      await runAdminCommand(service.services, { command: "signers.list", keyId: keyA.id }),
+    ).to.deep.include.members([{ address: other.address, allKeys: true }]);
     await runAdminCommand(service.services, { command: "signers.remove", address: other.address, allKeys: true });
     expectStatus(await keyA.client.post("/prepare-transactions", body), 403, "taken back");
     expectStatus(await keyB.client.post("/prepare-transactions", body), 200, "B's entry stays");

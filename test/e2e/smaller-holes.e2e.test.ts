@@ -35,15 +35,25 @@ describe("e2e: smaller holes (status by hash, expiry of prepares, feedback respo
   };
   const fundedWallet = async (provider: JsonRpcProvider) => {
     const wallet = new Wallet(Wallet.createRandom().privateKey, provider);
-    await (await sandbox.accounts[0].connect(provider).sendTransaction({ to: wallet.address, value: 10n ** 18n })).wait();
+    await (
+      await sandbox.accounts[0].connect(provider).sendTransaction({ to: wallet.address, value: 10n ** 18n })
+    ).wait();
     return wallet;
   };
   /** prepare under the key → sign → send; the batch must succeed. */
   const keyedCall = async (path: string, wallet: Wallet, body: Record<string, unknown>, envelope = false) => {
-    const answer = status(await keyed.post(path, { signerAddress: wallet.address, executionMode: "client-signed", ...body }), 200, path);
+    const answer = status(
+      await keyed.post(path, { signerAddress: wallet.address, executionMode: "client-signed", ...body }),
+      200,
+      path,
+    );
     const prepared = envelope ? answer.data : answer;
     const signedTransactions = await Promise.all(prepared.transactions.map((t: object) => wallet.signTransaction(t)));
-    const sent = status(await keyed.post("/send-transactions", { txId: prepared.txId, signedTransactions }), 200, `${path} send`);
+    const sent = status(
+      await keyed.post("/send-transactions", { txId: prepared.txId, signedTransactions }),
+      200,
+      `${path} send`,
+    );
     expect(sent.status, JSON.stringify(sent)).to.equal("success");
     return { prepared, sent };
   };
@@ -73,16 +83,33 @@ describe("e2e: smaller holes (status by hash, expiry of prepares, feedback respo
   it(`status by a hash this service never saw asks every chain: ${REQUEST_LIMITS.unknownHashes.points} a minute per client IP (or key), the next 429 with Retry-After; known batches are not counted`, async () => {
     const client = distinctClient();
     const unknown = () => "0x" + randomBytes(32).toString("hex");
-    for (let i = 0; i < REQUEST_LIMITS.unknownHashes.points; i++) status(await api.get("/get-transaction-status", { hash: unknown() }, client), 404, `unknown hash ${i}`);
+    for (let i = 0; i < REQUEST_LIMITS.unknownHashes.points; i++)
+      status(await api.get("/get-transaction-status", { hash: unknown() }, client), 404, `unknown hash ${i}`);
     const limited = status(await api.get("/get-transaction-status", { hash: unknown() }, client), 429, "one more");
     expect(limited.message).to.match(/status reads of unknown transaction hashes per minute/);
     // Another address is counted apart; a key is counted as the key.
     status(await api.get("/get-transaction-status", { hash: unknown() }, distinctClient()), 404, "another address");
     status(await keyed.get("/get-transaction-status", { hash: unknown() }, client), 404, "with a key");
     // A batch the service knows is answered from the database, whatever the count (a relayed prepare's txId).
-    const prepared = status(await api.post("/x402/token/create", { chainId: "84532", name: "Known", symbol: `K${randomBytes(2).toString("hex").toUpperCase()}`, agentWallet: Wallet.createRandom().address }, distinctClient()), 200);
-    expect(status(await api.get("/get-transaction-status", { txId: prepared.txId }, client), 200, "a known txId").status).to.equal("prepared");
-    const retryAfter = (await fetch(`${service.url}/get-transaction-status?hash=${unknown()}`, { headers: client })).headers.get("retry-after");
+    const prepared = status(
+      await api.post(
+        "/x402/token/create",
+        {
+          chainId: "84532",
+          name: "Known",
+          symbol: `K${randomBytes(2).toString("hex").toUpperCase()}`,
+          agentWallet: Wallet.createRandom().address,
+        },
+        distinctClient(),
+      ),
+      200,
+    );
+    expect(
+      status(await api.get("/get-transaction-status", { txId: prepared.txId }, client), 200, "a known txId").status,
+    ).to.equal("prepared");
+    const retryAfter = (
+      await fetch(`${service.url}/get-transaction-status?hash=${unknown()}`, { headers: client })
+    ).headers.get("retry-after");
     expect(Number(retryAfter)).to.be.within(1, 60);
   });
 
@@ -92,12 +119,40 @@ describe("e2e: smaller holes (status by hash, expiry of prepares, feedback respo
     try {
       const payer = sandbox.accounts[2];
       await short.services.signers.add(payer.address, "all-keys");
-      const free = status(await short.api.post("/x402/token/create", { chainId: "84532", name: "Expiring", symbol: `E${randomBytes(2).toString("hex").toUpperCase()}`, agentWallet: payer.address }, distinctClient()), 200);
+      const free = status(
+        await short.api.post(
+          "/x402/token/create",
+          {
+            chainId: "84532",
+            name: "Expiring",
+            symbol: `E${randomBytes(2).toString("hex").toUpperCase()}`,
+            agentWallet: payer.address,
+          },
+          distinctClient(),
+        ),
+        200,
+      );
       // A client-signed prepare without a key pays half its price at prepare: what the payer paid for is kept.
-      const body = { method: "agentCreateToken", chainId: "84532", signerAddress: payer.address, name: "Paid", symbol: `P${randomBytes(2).toString("hex").toUpperCase()}`, agentWallet: payer.address };
+      const body = {
+        method: "agentCreateToken",
+        chainId: "84532",
+        signerAddress: payer.address,
+        name: "Paid",
+        symbol: `P${randomBytes(2).toString("hex").toUpperCase()}`,
+        agentWallet: payer.address,
+      };
       const quote = quoteOf(await short.api.post("/prepare-transactions", body, distinctClient())).accepts[0];
-      const paid = status(await short.api.post("/prepare-transactions", body, { ...distinctClient(), "X-PAYMENT": await payWithEthers(payer, quote) }), 200, "paid prepare");
-      expect(status(await short.api.get("/get-transaction-status", { txId: free.txId }), 200).status).to.equal("prepared");
+      const paid = status(
+        await short.api.post("/prepare-transactions", body, {
+          ...distinctClient(),
+          "X-PAYMENT": await payWithEthers(payer, quote),
+        }),
+        200,
+        "paid prepare",
+      );
+      expect(status(await short.api.get("/get-transaction-status", { txId: free.txId }), 200).status).to.equal(
+        "prepared",
+      );
       // The sweep is held back a moment so the send after expiry meets the batch still there.
       short.services.preparedExpiry.stop();
       await new Promise((r) => setTimeout(r, ttl * 3_600_000 + 300));
@@ -107,12 +162,28 @@ describe("e2e: smaller holes (status by hash, expiry of prepares, feedback respo
       // The sweep (at start, then every half TTL) deletes the free one; the paid one stays, and is expired for a send as well.
       short.services.preparedExpiry.start();
       const deadline = Date.now() + 10_000;
-      while ((await short.api.get("/get-transaction-status", { txId: free.txId })).status !== 404 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+      while (
+        (await short.api.get("/get-transaction-status", { txId: free.txId })).status !== 404 &&
+        Date.now() < deadline
+      )
+        await new Promise((r) => setTimeout(r, 250));
       status(await short.api.get("/get-transaction-status", { txId: free.txId }), 404, "pruned");
-      const rows = await short.services.db.query<{ n: number }>("SELECT count(*)::int AS n FROM batch_transactions WHERE tx_id = $1", [free.txId]);
+      const rows = await short.services.db.query<{ n: number }>(
+        "SELECT count(*)::int AS n FROM batch_transactions WHERE tx_id = $1",
+        [free.txId],
+      );
       expect(rows[0].n).to.equal(0);
-      expect(status(await short.api.get("/get-transaction-status", { txId: paid.txId }), 200, "paid stays").status).to.equal("prepared");
-      status(await short.api.post("/send-transactions", { txId: paid.txId, signedTransactions: [await payer.signTransaction(paid.transactions[0])] }), 410, "the paid one expired too");
+      expect(
+        status(await short.api.get("/get-transaction-status", { txId: paid.txId }), 200, "paid stays").status,
+      ).to.equal("prepared");
+      status(
+        await short.api.post("/send-transactions", {
+          txId: paid.txId,
+          signedTransactions: [await payer.signTransaction(paid.transactions[0])],
+        }),
+        410,
+        "the paid one expired too",
+      );
     } finally {
       await short.stop();
     }
@@ -124,25 +195,67 @@ describe("e2e: smaller holes (status by hash, expiry of prepares, feedback respo
     await service.services.signers.add(rater.address, { keyId });
     // The payer registers an agent, relayed: the relayer holds it for the payer.
     const register = status(await api.post("/x402/agent/register", profile("Held agent"), distinctClient()), 200);
-    const registered = status(await api.post("/send-transactions", { txId: register.txId }, { "X-PAYMENT": await payWithEthers(payer, quoteOf(await api.post("/send-transactions", { txId: register.txId })).accepts[0]) }), 200);
+    const registered = status(
+      await api.post(
+        "/send-transactions",
+        { txId: register.txId },
+        {
+          "X-PAYMENT": await payWithEthers(
+            payer,
+            quoteOf(await api.post("/send-transactions", { txId: register.txId })).accepts[0],
+          ),
+        },
+      ),
+      200,
+    );
     const agentId = registered.outcome.agentId as string;
     await keyedCall("/x402/agent/feedback/give", rater, { agentId, value: "2", tag1: "quality" });
-    const respond = { agentId, clientAddress: rater.address, feedbackIndex: "1", responseURI: "https://example.com/not-the-owner.json" };
+    const respond = {
+      agentId,
+      clientAddress: rater.address,
+      feedbackIndex: "1",
+      responseURI: "https://example.com/not-the-owner.json",
+    };
 
     // A stranger prepares the relayed response (free) and pays for it: before the fix the relayer, the agent's holder,
     // posted it, and it read as the owner's response.
     const stranger = sandbox.accounts[5];
     const prepared = status(await api.post("/x402/agent/feedback/respond", respond, distinctClient()), 200);
     const quote = quoteOf(await api.post("/send-transactions", { txId: prepared.txId })).accepts[0];
-    const refused = status(await api.post("/send-transactions", { txId: prepared.txId }, { "X-PAYMENT": await payWithEthers(stranger, quote) }), 403, "the stranger pays");
+    const refused = status(
+      await api.post(
+        "/send-transactions",
+        { txId: prepared.txId },
+        { "X-PAYMENT": await payWithEthers(stranger, quote) },
+      ),
+      403,
+      "the stranger pays",
+    );
     expect(refused.message).to.match(/for whom the service holds this agent/);
     // Client-signed by the stranger: refused at prepare.
     await service.services.signers.add(stranger.address, { keyId });
-    const direct = await keyed.post("/x402/agent/feedback/respond", { ...respond, signerAddress: stranger.address, executionMode: "client-signed" });
+    const direct = await keyed.post("/x402/agent/feedback/respond", {
+      ...respond,
+      signerAddress: stranger.address,
+      executionMode: "client-signed",
+    });
     expect(direct.status, JSON.stringify(direct.body)).to.equal(400);
     expect(direct.body.message).to.match(/held by the service's relayer/);
     // The payer it is held for responds.
-    const own = status(await api.post("/send-transactions", { txId: prepared.txId }, { "X-PAYMENT": await payWithEthers(payer, quoteOf(await api.post("/send-transactions", { txId: prepared.txId })).accepts[0]) }), 200, "the payer pays");
+    const own = status(
+      await api.post(
+        "/send-transactions",
+        { txId: prepared.txId },
+        {
+          "X-PAYMENT": await payWithEthers(
+            payer,
+            quoteOf(await api.post("/send-transactions", { txId: prepared.txId })).accepts[0],
+          ),
+        },
+      ),
+      200,
+      "the payer pays",
+    );
     expect(own.status).to.equal("success");
   });
 
@@ -162,12 +275,22 @@ describe("e2e: smaller holes (status by hash, expiry of prepares, feedback respo
       const { prepared } = await keyedCall("/x402/agent/register", victimWallet, profile("Victim"));
       victimUuid = prepared.info.agentUuid;
     });
-    const ramsHistory = async () => status(await keyed.get("/get-agent-transactions", { agentUuid: victimUuid, limit: "100" }), 200).transactions.filter((t: { category: string }) => t.category === "rams");
+    const ramsHistory = async () =>
+      status(
+        await keyed.get("/get-agent-transactions", { agentUuid: victimUuid, limit: "100" }),
+        200,
+      ).transactions.filter((t: { category: string }) => t.category === "rams");
 
     it("a registry override that is not this version's AgentMandate is refused (400 naming agentMandateAddress), so it cannot put a forged freeze in another agent's history; a genuine copy is taken; the operator may allow one", async () => {
       const attacker = await fundedWallet(sepolia);
       await service.services.signers.add(attacker.address, { keyId });
-      const freeze = { method: "ramsFreezeAgent", chainId: "aa36a7", signerAddress: attacker.address, agent: victimWallet.address, agentMandateAddress: forged };
+      const freeze = {
+        method: "ramsFreezeAgent",
+        chainId: "aa36a7",
+        signerAddress: attacker.address,
+        agent: victimWallet.address,
+        agentMandateAddress: forged,
+      };
       const refused = status(await keyed.post("/prepare-transactions", freeze), 400, "a forged registry");
       expect(refused.error.param ?? refused.error.details.field).to.equal("agentMandateAddress");
       expect(refused.message).to.match(/runs code that is not this version's AgentMandate/);
@@ -176,19 +299,47 @@ describe("e2e: smaller holes (status by hash, expiry of prepares, feedback respo
         ["/rams/status", { agentMandateAddress: forged }],
         ["/rams/compliance-status", { complianceProviderAddress: forged, identityRef: keccakId("x") }],
       ] as const) {
-        const read = status(await keyed.get(path, { chainId: "aa36a7", agent: victimWallet.address, principal: attacker.address, ...query }), 400, path);
+        const read = status(
+          await keyed.get(path, {
+            chainId: "aa36a7",
+            agent: victimWallet.address,
+            principal: attacker.address,
+            ...query,
+          }),
+          400,
+          path,
+        );
         expect(read.message).to.match(/runs code that is not this version's/);
       }
       // A registry deployed from this version's code (another admin, its own address) is taken.
       const copy = await new AgentMandate__factory(sandbox.accounts[0].connect(sepolia)).deploy(attacker.address);
       await copy.waitForDeployment();
-      const genuine = status(await keyed.get("/rams/status", { chainId: "aa36a7", agent: victimWallet.address, principal: attacker.address, agentMandateAddress: await copy.getAddress() }), 200, "a genuine copy");
+      const genuine = status(
+        await keyed.get("/rams/status", {
+          chainId: "aa36a7",
+          agent: victimWallet.address,
+          principal: attacker.address,
+          agentMandateAddress: await copy.getAddress(),
+        }),
+        200,
+        "a genuine copy",
+      );
       expect(genuine.data).to.include({ isFrozen: false, nonce: "0" });
       // The operator's allow-list: the forged contract gets past the code check (and then fails as what it is not).
       const allowing = await startTestService(sandbox, { env: { RAMS_ALLOWED_CONTRACTS: forged } });
       try {
         const { key } = await allowing.services.apiKeys.create({ email: "allow@issue41.test", plan: "Starter" });
-        const read = status(await allowing.api.withKey(key).get("/rams/status", { chainId: "aa36a7", agent: victimWallet.address, principal: attacker.address, agentMandateAddress: forged }), 400);
+        const read = status(
+          await allowing.api
+            .withKey(key)
+            .get("/rams/status", {
+              chainId: "aa36a7",
+              agent: victimWallet.address,
+              principal: attacker.address,
+              agentMandateAddress: forged,
+            }),
+          400,
+        );
         expect(read.message).to.match(/^agentMandateAddress 0x[0-9a-fA-F]{40} does not answer /);
       } finally {
         await allowing.stop();
@@ -202,7 +353,12 @@ describe("e2e: smaller holes (status by hash, expiry of prepares, feedback respo
       const registry = sandbox.deployments[SEPOLIA].contracts.AgentMandate;
       const complianceProvider = sandbox.deployments[SEPOLIA].contracts.ComplianceProvider;
       const identityRef = keccakId(`kyc:issue41-${randomBytes(4).toString("hex")}`);
-      await keyedCall("/x402/rams/grant-principal", complianceOwner, { principal: principal.address, identityRef }, true);
+      await keyedCall(
+        "/x402/rams/grant-principal",
+        complianceOwner,
+        { principal: principal.address, identityRef },
+        true,
+      );
       const setup = await setupExecutor({
         provider: sepolia,
         chainId: SEPOLIA,
@@ -213,21 +369,53 @@ describe("e2e: smaller holes (status by hash, expiry of prepares, feedback respo
         enforcer: sandbox.accounts[RAMS_ENFORCER_INDEX].address,
         keys: { admin: sandbox.accounts[0], principal },
       });
-      await runAdminCommand(service.services, { command: "rams.executors.record", chainId: SEPOLIA, executor: setup.executor, registry: setup.registry, principal: setup.principal, owner: setup.owner });
+      await runAdminCommand(service.services, {
+        command: "rams.executors.record",
+        chainId: SEPOLIA,
+        executor: setup.executor,
+        registry: setup.registry,
+        principal: setup.principal,
+        owner: setup.owner,
+      });
       const now = (await sepolia.getBlock("latest"))!.timestamp;
       await keyedCall(
         "/x402/rams/grant-mandate",
         principal,
-        { agent: agent.address, principal: principal.address, validUntil: String(now + 86_400), identityRef, asset: forged, maxTransactionValue: "100", maxCumulativeValue: "500", actions: ["0x23b872dd"] },
+        {
+          agent: agent.address,
+          principal: principal.address,
+          validUntil: String(now + 86_400),
+          identityRef,
+          asset: forged,
+          maxTransactionValue: "100",
+          maxCumulativeValue: "500",
+          actions: ["0x23b872dd"],
+        },
         true,
       );
       // The forged target's transferFrom emits AgentFrozen naming the victim agent's wallet.
-      const data = new Interface(["function transferFrom(address,address,uint256)"]).encodeFunctionData("transferFrom", [principal.address, victimWallet.address, 1n]);
-      const { sent } = await keyedCall("/x402/rams/execute", agent, { executorAddress: setup.executor, target: forged, data }, true);
+      const data = new Interface(["function transferFrom(address,address,uint256)"]).encodeFunctionData(
+        "transferFrom",
+        [principal.address, victimWallet.address, 1n],
+      );
+      const { sent } = await keyedCall(
+        "/x402/rams/execute",
+        agent,
+        { executorAddress: setup.executor, target: forged, data },
+        true,
+      );
       const receipt = (await sepolia.getTransactionReceipt(sent.txHashes[0]))!;
-      expect(receipt.logs.some((l) => l.address.toLowerCase() === forged.toLowerCase()), "the forged event is on chain").to.equal(true);
-      const events = (sent.outcome.events as { contract: string; event: string }[]).map((e) => `${e.event}@${e.contract.toLowerCase()}`);
-      expect(events.some((e) => e.endsWith(`@${forged.toLowerCase()}`)), events.join()).to.equal(false);
+      expect(
+        receipt.logs.some((l) => l.address.toLowerCase() === forged.toLowerCase()),
+        "the forged event is on chain",
+      ).to.equal(true);
+      const events = (sent.outcome.events as { contract: string; event: string }[]).map(
+        (e) => `${e.event}@${e.contract.toLowerCase()}`,
+      );
+      expect(
+        events.some((e) => e.endsWith(`@${forged.toLowerCase()}`)),
+        events.join(),
+      ).to.equal(false);
       expect(events).to.include(`ExecutionRecorded@${registry.toLowerCase()}`);
       expect(await ramsHistory(), "nothing in the victim agent's history").to.deep.equal([]);
     });
@@ -245,7 +433,11 @@ describe("e2e: smaller holes (status by hash, expiry of prepares, feedback respo
     for (const guess of guesses) {
       // Signed by the forger, claiming to be `guess`: before the fix, a guess that was not the owner got a 403 naming
       // the owner, and the owner itself a 402: an oracle of whom the agent belongs to.
-      const res = await api.get("/get-agent-info", { agentUuid }, { "X-PAYMENT": await payWithEthers(forger, quote, { from: guess }) });
+      const res = await api.get(
+        "/get-agent-info",
+        { agentUuid },
+        { "X-PAYMENT": await payWithEthers(forger, quote, { from: guess }) },
+      );
       answers.push(res.status);
       expect(JSON.stringify(res.body).toLowerCase(), guess).not.to.include(owner.address.slice(2).toLowerCase());
     }

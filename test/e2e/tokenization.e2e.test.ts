@@ -30,7 +30,8 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
     const created = await admin(service, "keys", "create", "--email", "ops@acme.test", "--plan", "Enterprise");
     expect(created.apiKey).to.match(/^tak_/);
     expect(created.plan).to.equal("Enterprise");
-    for (const w of [issuer, alice, bob, carol, dave]) await admin(service, "signers", "add", w.address, "--key-id", created.id);
+    for (const w of [issuer, alice, bob, carol, dave])
+      await admin(service, "signers", "add", w.address, "--key-id", created.id);
     api = service.api.withKey(created.apiKey);
   });
 
@@ -56,7 +57,9 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
     expect(created.prepared.info).to.include({ tokenSymbol: symbol, tokenizerEmail: "issuer@acme.test" });
 
     // Reads through the typed client: paths, queries and answers typed from /openapi.json.
-    const tokenizer = unwrap(await api.typed.GET("/get-tokenizer-info", { params: { query: { tokenSymbol: symbol } } }));
+    const tokenizer = unwrap(
+      await api.typed.GET("/get-tokenizer-info", { params: { query: { tokenSymbol: symbol } } }),
+    );
     tokenAddress = tokenizer.tokenAddress;
     expect(tokenizer.paymentTokenAddress).to.equal(sandbox.deployments[11155111].contracts.USDC);
     expect(tokenizer.escrowAddress).to.match(/^0x[0-9a-fA-F]{40}$/);
@@ -71,7 +74,10 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
       userToMint: [{ investorEmail: "carol@acme.test", investorAddress: carol.address, amount: "250" }],
     });
     expect(minted.prepared.transactions).to.have.length(2);
-    expect(minted.prepared.transactions.map((t) => t.nonce)).to.deep.equal([minted.prepared.transactions[0].nonce, minted.prepared.transactions[0].nonce + 1]);
+    expect(minted.prepared.transactions.map((t) => t.nonce)).to.deep.equal([
+      minted.prepared.transactions[0].nonce,
+      minted.prepared.transactions[0].nonce + 1,
+    ]);
     expect(minted.sent.totalTransactions).to.equal(2);
     expect(minted.sent.successfulTransactions).to.equal(2);
 
@@ -87,17 +93,46 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
     await execute(api, alice, { method: "transferTo", chainId, tokenSymbol: symbol, to: dave.address, amount: "100" });
 
     // approve + transferFrom: alice approves bob for 50, bob moves 50 from alice to carol
-    await execute(api, alice, { method: "approve", chainId, tokenSymbol: symbol, spenderAddress: bob.address, amount: "50" });
-    await execute(api, bob, { method: "transferFrom", chainId, tokenSymbol: symbol, from: alice.address, to: carol.address, amount: "50" });
+    await execute(api, alice, {
+      method: "approve",
+      chainId,
+      tokenSymbol: symbol,
+      spenderAddress: bob.address,
+      amount: "50",
+    });
+    await execute(api, bob, {
+      method: "transferFrom",
+      chainId,
+      tokenSymbol: symbol,
+      from: alice.address,
+      to: carol.address,
+      amount: "50",
+    });
 
     // dividends: approve USDC with the TOKEN as spender, then distribute 1,000 USDC
-    await execute(api, issuer, { method: "approve", chainId, tokenSymbol: "USDC", spenderAddress: tokenAddress, amount: "1000", tokenizerAddress: issuer.address });
+    await execute(api, issuer, {
+      method: "approve",
+      chainId,
+      tokenSymbol: "USDC",
+      spenderAddress: tokenAddress,
+      amount: "1000",
+      tokenizerAddress: issuer.address,
+    });
     await execute(api, issuer, { method: "dividendDistribution", chainId, tokenSymbol: symbol, amount: "1000" });
 
     // balances now: alice 850, bob 500, carol 300, dave 100 (total 1750)
-    const expected: Record<string, string> = { [alice.address]: "850", [bob.address]: "500", [carol.address]: "300", [dave.address]: "100" };
+    const expected: Record<string, string> = {
+      [alice.address]: "850",
+      [bob.address]: "500",
+      [carol.address]: "300",
+      [dave.address]: "100",
+    };
     for (const [address, balance] of Object.entries(expected)) {
-      const read = unwrap(await api.typed.GET("/get-balance-whitelist", { params: { query: { tokenSymbol: symbol, investorAddress: address } } }));
+      const read = unwrap(
+        await api.typed.GET("/get-balance-whitelist", {
+          params: { query: { tokenSymbol: symbol, investorAddress: address } },
+        }),
+      );
       expect(read.tokenBalance).to.equal(balance);
       expect(read.whitelisted).to.equal(true);
     }
@@ -112,56 +147,121 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
     // reads
     const read = api.typed;
     const info = unwrap(await read.GET("/get-token-info", { params: { query: { tokenSymbol: symbol } } }));
-    expect(info).to.include({ tokenSymbol: symbol, tokenType: "RWA_TOKEN", tokenizerEmail: "issuer@acme.test", initialTokenSupply: "1500", maxTokenSupply: "1000000", allowedTokenDecimals: 18 });
+    expect(info).to.include({
+      tokenSymbol: symbol,
+      tokenType: "RWA_TOKEN",
+      tokenizerEmail: "issuer@acme.test",
+      initialTokenSupply: "1500",
+      maxTokenSupply: "1000000",
+      allowedTokenDecimals: 18,
+    });
     expect("paymentToken" in info && info.paymentToken).to.deep.include({ symbol: "USDC", decimals: 6 });
-    expect("paymentToken" in info && info.paymentToken.blockchain).to.deep.equal({ chainId: "0xaa36a7", chainName: "Sepolia", blockExplorerUrl: "https://sepolia.etherscan.io" });
+    expect("paymentToken" in info && info.paymentToken.blockchain).to.deep.equal({
+      chainId: "0xaa36a7",
+      chainName: "Sepolia",
+      blockExplorerUrl: "https://sepolia.etherscan.io",
+    });
     expect(info).to.not.have.property("tokenAddress");
 
     const list = unwrap(await read.GET("/get-token-info"));
     expect(list).to.deep.equal({ tokenSymbols: [symbol], tokenizerEmails: ["issuer@acme.test"] });
 
-    const byEmail = unwrap(await read.GET("/get-balance-whitelist", { params: { query: { tokenSymbol: symbol, investorEmail: "carol@acme.test" } } }));
+    const byEmail = unwrap(
+      await read.GET("/get-balance-whitelist", {
+        params: { query: { tokenSymbol: symbol, investorEmail: "carol@acme.test" } },
+      }),
+    );
     expect(byEmail).to.include({ investorAddress: carol.address, tokenBalance: "300", whitelisted: true });
 
-    const status = unwrap(await read.GET("/get-whitelist-status", { params: { query: { tokenSymbol: symbol, investorAddress: dave.address } } }));
+    const status = unwrap(
+      await read.GET("/get-whitelist-status", {
+        params: { query: { tokenSymbol: symbol, investorAddress: dave.address } },
+      }),
+    );
     expect(status.whitelistStatus).to.equal(true);
-    const notListed = unwrap(await read.GET("/get-whitelist-status", { params: { query: { tokenSymbol: symbol, investorAddress: sandbox.accounts[6].address } } }));
+    const notListed = unwrap(
+      await read.GET("/get-whitelist-status", {
+        params: { query: { tokenSymbol: symbol, investorAddress: sandbox.accounts[6].address } },
+      }),
+    );
     expect(notListed.whitelistStatus).to.equal(false);
 
-    const allowance = unwrap(await read.GET("/get-allowance", { params: { query: { tokenSymbol: symbol, ownerAddress: alice.address, spenderAddress: bob.address } } }));
+    const allowance = unwrap(
+      await read.GET("/get-allowance", {
+        params: { query: { tokenSymbol: symbol, ownerAddress: alice.address, spenderAddress: bob.address } },
+      }),
+    );
     expect(allowance.allowance).to.equal("0");
-    const usdcAllowance = unwrap(await read.GET("/get-allowance", { params: { query: { tokenSymbol: "USDC", chainId, ownerAddress: issuer.address, spenderAddress: tokenAddress } } }));
+    const usdcAllowance = unwrap(
+      await read.GET("/get-allowance", {
+        params: { query: { tokenSymbol: "USDC", chainId, ownerAddress: issuer.address, spenderAddress: tokenAddress } },
+      }),
+    );
     expect(usdcAllowance.allowance).to.equal("0");
 
-    const investor = unwrap(await read.GET("/get-investor-info", { params: { query: { tokenSymbol: symbol, email: "carol@acme.test" } } }));
-    expect(investor).to.include({ email: "carol@acme.test", walletAddress: carol.address, tokenBalance: "300", whitelisted: true });
+    const investor = unwrap(
+      await read.GET("/get-investor-info", { params: { query: { tokenSymbol: symbol, email: "carol@acme.test" } } }),
+    );
+    expect(investor).to.include({
+      email: "carol@acme.test",
+      walletAddress: carol.address,
+      tokenBalance: "300",
+      whitelisted: true,
+    });
 
-    const dividends = unwrap(await read.GET("/get-dividend-distribution", { params: { query: { tokenSymbol: symbol } } }));
+    const dividends = unwrap(
+      await read.GET("/get-dividend-distribution", { params: { query: { tokenSymbol: symbol } } }),
+    );
     expect(dividends.totalDistributed).to.equal("1000");
     expect(dividends.distributions).to.have.length(1);
     expect(dividends.distributions[0].amount).to.equal("1000");
     const holders = Object.fromEntries(dividends.holders.map((h) => [h.address, h]));
     expect(holders[alice.address].withdrawableRaw).to.equal("0");
     expect(holders[alice.address].withdrawnRaw).to.equal(aliceShare.toString());
-    for (const [wallet, units] of [[bob, 500n], [carol, 300n], [dave, 100n]] as const) {
+    for (const [wallet, units] of [
+      [bob, 500n],
+      [carol, 300n],
+      [dave, 100n],
+    ] as const) {
       expect(holders[wallet.address].withdrawableRaw).to.equal(((parseUnits("1000", 6) * units) / 1750n).toString());
     }
   });
 
   it("burnToken burns from the signer's own balance; more than it holds is refused at prepare", async () => {
-    const before = (await api.get("/get-balance-whitelist", { tokenSymbol: symbol, investorAddress: carol.address })).body.tokenBalance;
-    const { prepared, sent } = await execute(api, carol, { method: "burnToken", chainId, tokenSymbol: symbol, amount: "25.5", investorEmail: "carol@acme.test" });
+    const before = (await api.get("/get-balance-whitelist", { tokenSymbol: symbol, investorAddress: carol.address }))
+      .body.tokenBalance;
+    const { prepared, sent } = await execute(api, carol, {
+      method: "burnToken",
+      chainId,
+      tokenSymbol: symbol,
+      amount: "25.5",
+      investorEmail: "carol@acme.test",
+    });
     expect(prepared.info).to.include({ tokenSymbol: symbol, investorEmail: "carol@acme.test" });
     expect(sent.status).to.equal("success");
-    const after = (await api.get("/get-balance-whitelist", { tokenSymbol: symbol, investorAddress: carol.address })).body.tokenBalance;
+    const after = (await api.get("/get-balance-whitelist", { tokenSymbol: symbol, investorAddress: carol.address }))
+      .body.tokenBalance;
     expect(Number(before) - Number(after)).to.equal(25.5);
-    const tooMuch = await api.post("/prepare-transactions", { method: "burnToken", chainId, signerAddress: carol.address, tokenSymbol: symbol, amount: "1000000" });
+    const tooMuch = await api.post("/prepare-transactions", {
+      method: "burnToken",
+      chainId,
+      signerAddress: carol.address,
+      tokenSymbol: symbol,
+      amount: "1000000",
+    });
     expect(tooMuch.status).to.equal(400);
     expect(tooMuch.body.message).to.match(/Insufficient .* balance to burn/);
   });
 
   it("accepts a client-broadcast batch reported by hash", async () => {
-    const { prepared, signedTransactions } = await prepareAndSign(api, alice, { method: "transferTo", chainId, tokenSymbol: symbol, to: dave.address, amount: "1", executionMode: "client-broadcast" });
+    const { prepared, signedTransactions } = await prepareAndSign(api, alice, {
+      method: "transferTo",
+      chainId,
+      tokenSymbol: symbol,
+      to: dave.address,
+      amount: "1",
+      executionMode: "client-broadcast",
+    });
     const provider = providerFor(sandbox.sepolia);
     const sent = await provider.broadcastTransaction(signedTransactions[0]);
     await sent.wait();
@@ -182,13 +282,21 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
         requests.push(args);
         if (args.method === "wallet_switchEthereumChain") {
           const wanted = (args.params![0] as { chainId: string }).chainId;
-          if (wanted !== (await sandbox.sepolia.provider.request({ method: "eth_chainId" }))) throw Object.assign(new Error("Unrecognized chain"), { code: 4902 });
+          if (wanted !== (await sandbox.sepolia.provider.request({ method: "eth_chainId" })))
+            throw Object.assign(new Error("Unrecognized chain"), { code: 4902 });
           return null;
         }
         return sandbox.sepolia.provider.request(args);
       },
     };
-    const { prepared } = await prepareAndSign(api, alice, { method: "transferTo", chainId, tokenSymbol: symbol, to: dave.address, amount: "2", executionMode: "client-broadcast" });
+    const { prepared } = await prepareAndSign(api, alice, {
+      method: "transferTo",
+      chainId,
+      tokenSymbol: symbol,
+      to: dave.address,
+      amount: "2",
+      executionMode: "client-broadcast",
+    });
     const hash = await sendWithEip1193(wallet, prepared.transactions[0]);
     expect(requests.map((r) => r.method)).to.deep.equal(["wallet_switchEthereumChain", "eth_sendTransaction"]);
     expect(requests[0].params).to.deep.equal([{ chainId: "0xaa36a7" }]);
@@ -197,29 +305,48 @@ describe("e2e: an issuer tokenizes, mints, moves tokens and pays dividends throu
     expect(sent.gas).to.equal("0x" + BigInt(prepared.transactions[0].gasLimit).toString(16));
     const reported = await reportHash(api.typed, prepared.txId, hash);
     expect(reported.summary.status, JSON.stringify(reported.summary)).to.be.oneOf(["success", "pending"]);
-    expect((await waitForStatus(api.typed, prepared.txId, { intervalMs: 200, timeoutMs: 20_000 })).status).to.equal("success");
+    expect((await waitForStatus(api.typed, prepared.txId, { intervalMs: 200, timeoutMs: 20_000 })).status).to.equal(
+      "success",
+    );
     const status = unwrap(await api.typed.GET("/get-transaction-status", { params: { query: { hash } } }));
     expect(status).to.include({ txId: prepared.txId, txHash: hash.toLowerCase() });
   });
 
   it("PATCH /patch-token-docs stores documents content-addressed, shows them in get-token-info, and spends one credit", async () => {
     // A 1×1 PNG: the served type is what the bytes are (PDF, PNG, JPEG, WebP or plain text; anything else is refused).
-    const logo = Buffer.from("89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63000100000500010d0a2db40000000049454e44ae426082", "hex");
+    const logo = Buffer.from(
+      "89504e470d0a1a0a0000000d49484452000000010000000108060000001f15c4890000000d49444154789c63000100000500010d0a2db40000000049454e44ae426082",
+      "hex",
+    );
     const agreement = Buffer.from("%PDF-1.7 subscription agreement");
     const upload = async (files: Record<string, [Buffer, string, string]>, tokenSymbol = symbol) => {
       const form = new FormData();
       form.append("tokenSymbol", tokenSymbol);
-      for (const [field, [bytes, type, name]] of Object.entries(files)) form.append(field, new Blob([bytes], { type }), name);
-      const res = await fetch(`${service.url}/patch-token-docs`, { method: "PATCH", headers: { "x-api-key": api.apiKey! }, body: form });
+      for (const [field, [bytes, type, name]] of Object.entries(files))
+        form.append(field, new Blob([bytes], { type }), name);
+      const res = await fetch(`${service.url}/patch-token-docs`, {
+        method: "PATCH",
+        headers: { "x-api-key": api.apiKey! },
+        body: form,
+      });
       return { status: res.status, body: (await res.json()) as any };
     };
     const keyId = (await service.services.apiKeys.verify(api.apiKey!))!.id;
     const creditsBefore = (await service.services.credits.balances(keyId))["patch-token-docs"];
     const sha = (b: Buffer) => `sha256:${createHash("sha256").update(b).digest("hex")}`;
 
-    const res = await upload({ tokenLogotype: [logo, "image/png", "logo.png"], subscriptionAgreement: [agreement, "application/pdf", "sa.pdf"] });
+    const res = await upload({
+      tokenLogotype: [logo, "image/png", "logo.png"],
+      subscriptionAgreement: [agreement, "application/pdf", "sa.pdf"],
+    });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
-    expect(res.body).to.include({ success: true, tokenSymbol: symbol, tokenLogotypeRef: sha(logo), subscriptionAgreementRef: sha(agreement), legalDocsRef: null });
+    expect(res.body).to.include({
+      success: true,
+      tokenSymbol: symbol,
+      tokenLogotypeRef: sha(logo),
+      subscriptionAgreementRef: sha(agreement),
+      legalDocsRef: null,
+    });
     expect((await service.services.credits.balances(keyId))["patch-token-docs"]).to.equal(creditsBefore - 1);
 
     const info = (await api.get("/get-token-info", { tokenSymbol: symbol })).body;

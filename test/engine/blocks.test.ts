@@ -125,7 +125,9 @@ describe("engine: the per-chain block watcher", function () {
     watcher.fixedReadAgeMs = 60_000; // freshness that does not depend on the test's timing
     const head = await provider.getBlockNumber();
     polls = 0;
-    expect(await Promise.all(Array.from({ length: 10 }, () => watcher.freshHead()))).to.deep.equal(Array(10).fill(head));
+    expect(await Promise.all(Array.from({ length: 10 }, () => watcher.freshHead()))).to.deep.equal(
+      Array(10).fill(head),
+    );
     expect(polls).to.equal(1);
     expect(await watcher.freshHead()).to.equal(head);
     watcher.observe(head + 5); // a receipt's block: fresh at once

@@ -29,10 +29,22 @@ describe("engine: native keccak for ethers", () => {
   });
 
   it("gives ethers its known answers: an event topic, an EIP-55 checksum, a transaction hash", async () => {
-    expect(id("Transfer(address,address,uint256)")).to.equal("0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef");
-    expect(getAddress("0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359")).to.equal("0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359");
+    expect(id("Transfer(address,address,uint256)")).to.equal(
+      "0xddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef",
+    );
+    expect(getAddress("0xfb6916095ca1df60bb79ce92ce3ea74c37c5d359")).to.equal(
+      "0xfB6916095ca1df60bB79Ce92cE3Ea74c37c5d359",
+    );
     const wallet = Wallet.createRandom();
-    const signed = await wallet.signTransaction({ type: 2, chainId: 1, nonce: 3, to: wallet.address, gasLimit: 21000, maxFeePerGas: 2, maxPriorityFeePerGas: 1 });
+    const signed = await wallet.signTransaction({
+      type: 2,
+      chainId: 1,
+      nonce: 3,
+      to: wallet.address,
+      gasLimit: 21000,
+      maxFeePerGas: 2,
+      maxPriorityFeePerGas: 1,
+    });
     expect(Transaction.from(signed).hash).to.equal(javascriptKeccak(Buffer.from(signed.slice(2), "hex")));
   });
 });

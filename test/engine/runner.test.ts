@@ -19,9 +19,15 @@ describe("engine: the batch runner's answer is what it stored", function () {
   const chainId = "aa36a7";
   const symbol = "RUNR";
 
-  const stored = async (txId: string) => JSON.parse(JSON.stringify(sendSummary((await service.services.batches.get(txId))!)));
+  const stored = async (txId: string) =>
+    JSON.parse(JSON.stringify(sendSummary((await service.services.batches.get(txId))!)));
   const rows = (txId: string) =>
-    service.services.db.query<{ status: string; broadcast_at: unknown; confirmed_at: unknown; block_number: string | null }>(
+    service.services.db.query<{
+      status: string;
+      broadcast_at: unknown;
+      confirmed_at: unknown;
+      block_number: string | null;
+    }>(
       "SELECT status, broadcast_at, confirmed_at, block_number FROM batch_transactions WHERE tx_id = $1 ORDER BY index",
       [txId],
     );
@@ -33,7 +39,13 @@ describe("engine: the batch runner's answer is what it stored", function () {
     const { key } = await service.services.apiKeys.create({ email: "runner@engine.test", plan: "Enterprise" });
     api = service.api.withKey(key);
     await service.services.signers.add(issuer.address, "all-keys");
-    await execute(api, issuer, { method: "newTokenization", chainId, tokenizerEmail: "runner@engine.test", name: "Runner", tokenSymbol: symbol });
+    await execute(api, issuer, {
+      method: "newTokenization",
+      chainId,
+      tokenizerEmail: "runner@engine.test",
+      name: "Runner",
+      tokenSymbol: symbol,
+    });
   });
   after(async () => service?.stop());
 
@@ -42,7 +54,9 @@ describe("engine: the batch runner's answer is what it stored", function () {
       method: "mintToken",
       chainId,
       tokenSymbol: symbol,
-      userToMint: [{ investorEmail: "holder@engine.test", investorAddress: Wallet.createRandom().address, amount: "5" }],
+      userToMint: [
+        { investorEmail: "holder@engine.test", investorAddress: Wallet.createRandom().address, amount: "5" },
+      ],
     });
     expect(prepared.transactions.length).to.equal(2); // whitelist, then mint: two runs of the wait, in order
     expect(sent).to.deep.equal(await stored(prepared.txId));

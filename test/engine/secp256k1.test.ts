@@ -58,14 +58,30 @@ describe("engine: secp256k1 recovery and signing", () => {
     expect([...parities].sort()).to.deep.equal([0, 1]);
     const wallet = Wallet.createRandom();
     const authorization = wallet.authorizeSync({ address: Wallet.createRandom().address, nonce: 1, chainId: 84532 });
-    const delegation = { type: 4, chainId: 84532, nonce: 0, to: wallet.address, value: 0n, data: "0x", gasLimit: 100_000n, maxFeePerGas: 2n, maxPriorityFeePerGas: 1n, authorizationList: [authorization] };
+    const delegation = {
+      type: 4,
+      chainId: 84532,
+      nonce: 0,
+      to: wallet.address,
+      value: 0n,
+      data: "0x",
+      gasLimit: 100_000n,
+      maxFeePerGas: 2n,
+      maxPriorityFeePerGas: 1n,
+      authorizationList: [authorization],
+    };
     expect(await signTransaction(wallet, delegation)).to.equal(await wallet.signTransaction(delegation));
   });
 
   it("a plain EIP-1559 request is serialized without ethers, to ethers' bytes: every number form, zeros, 2^256 - 1, data of 0 to 300 bytes", async () => {
     const wallet = Wallet.createRandom();
     const to = Wallet.createRandom().address;
-    const forms = [(n: bigint) => n, (n: bigint) => n.toString(), (n: bigint) => "0x" + n.toString(16), (n: bigint) => (n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n)];
+    const forms = [
+      (n: bigint) => n,
+      (n: bigint) => n.toString(),
+      (n: bigint) => "0x" + n.toString(16),
+      (n: bigint) => (n <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(n) : n),
+    ];
     const numbers = [0n, 1n, 127n, 128n, 255n, 256n, 84532n, 2n ** 53n - 1n, 10n ** 30n, 2n ** 256n - 1n];
     const pick = <T>(list: T[], i: number) => list[i % list.length];
     for (let i = 0; i < 60; i++) {
@@ -85,13 +101,31 @@ describe("engine: secp256k1 recovery and signing", () => {
       expect(await signTransaction(wallet, request), `request ${i}`).to.equal(await wallet.signTransaction(request));
     }
     // A one-byte data below 0x80 is its own RLP encoding.
-    const single = { type: 2, chainId: 1, nonce: 0, to, value: 0n, data: "0x05", gasLimit: 21_000n, maxFeePerGas: 2n, maxPriorityFeePerGas: 1n };
+    const single = {
+      type: 2,
+      chainId: 1,
+      nonce: 0,
+      to,
+      value: 0n,
+      data: "0x05",
+      gasLimit: 21_000n,
+      maxFeePerGas: 2n,
+      maxPriorityFeePerGas: 1n,
+    };
     expect(await signTransaction(wallet, single)).to.equal(await wallet.signTransaction(single));
   });
 
   it("anything but a plain EIP-1559 request is left to ethers (same bytes, or the same refusal)", async () => {
     const wallet = Wallet.createRandom();
-    const plain = { type: 2, chainId: 1, nonce: 0, to: wallet.address, gasLimit: 21_000n, maxFeePerGas: 2n, maxPriorityFeePerGas: 1n };
+    const plain = {
+      type: 2,
+      chainId: 1,
+      nonce: 0,
+      to: wallet.address,
+      gasLimit: 21_000n,
+      maxFeePerGas: 2n,
+      maxPriorityFeePerGas: 1n,
+    };
     const others: Record<string, unknown>[] = [
       { ...plain, accessList: [{ address: wallet.address, storageKeys: ["0x" + "11".repeat(32)] }] },
       { ...plain, type: undefined },
@@ -102,7 +136,10 @@ describe("engine: secp256k1 recovery and signing", () => {
       { ...plain, maxPriorityFeePerGas: 3n },
     ];
     for (const other of others) {
-      expect(eip1559Fields(other), JSON.stringify(other, (_, v) => (typeof v === "bigint" ? v.toString() : v))).to.equal(undefined);
+      expect(
+        eip1559Fields(other),
+        JSON.stringify(other, (_, v) => (typeof v === "bigint" ? v.toString() : v)),
+      ).to.equal(undefined);
       const ours = await signTransaction(wallet, other).catch((e: Error) => e);
       const theirs = await wallet.signTransaction(other).catch((e: Error) => e);
       if (theirs instanceof Error) expect(ours).to.be.instanceOf(Error);
@@ -115,9 +152,21 @@ describe("engine: secp256k1 recovery and signing", () => {
 
   it("signTransaction refuses a request from another address", async () => {
     const wallet = Wallet.createRandom();
-    const request = { type: 2, chainId: 1, nonce: 0, to: wallet.address, gasLimit: 21_000n, maxFeePerGas: 2n, maxPriorityFeePerGas: 1n };
-    const error = await signTransaction(wallet, { ...request, from: Wallet.createRandom().address }).catch((e: Error) => e);
+    const request = {
+      type: 2,
+      chainId: 1,
+      nonce: 0,
+      to: wallet.address,
+      gasLimit: 21_000n,
+      maxFeePerGas: 2n,
+      maxPriorityFeePerGas: 1n,
+    };
+    const error = await signTransaction(wallet, { ...request, from: Wallet.createRandom().address }).catch(
+      (e: Error) => e,
+    );
     expect(error).to.be.instanceOf(Error);
-    expect(await signTransaction(wallet, { ...request, from: wallet.address })).to.equal(await wallet.signTransaction(request));
+    expect(await signTransaction(wallet, { ...request, from: wallet.address })).to.equal(
+      await wallet.signTransaction(request),
+    );
   });
 });

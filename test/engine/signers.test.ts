@@ -45,7 +45,8 @@ describe("signers: one interface for keys in memory and keys on a token", () => 
       const wallet = Wallet.createRandom();
       const signer = new KeySigner(wallet.privateKey);
       expect(signer.address).to.equal(wallet.address);
-      for (const request of requests(wallet, i)) expect(await signer.signTransaction(request)).to.equal(await wallet.signTransaction(request));
+      for (const request of requests(wallet, i))
+        expect(await signer.signTransaction(request)).to.equal(await wallet.signTransaction(request));
       const fields = {
         address: Wallet.createRandom().address,
         nonce: i,
@@ -65,13 +66,17 @@ describe("signers: one interface for keys in memory and keys on a token", () => 
       const wallet = Wallet.createRandom();
       const signDigest = async (digest: Uint8Array) => wallet.signingKey.sign(digest);
       for (const request of requests(wallet, i))
-        expect(await signTransactionWithDigest(wallet.address, signDigest, request)).to.equal(await wallet.signTransaction(request));
+        expect(await signTransactionWithDigest(wallet.address, signDigest, request)).to.equal(
+          await wallet.signTransaction(request),
+        );
       const fields = {
         address: Wallet.createRandom().address,
         nonce: i,
         chainId: 0,
       };
-      expect((await authorizeWithDigest(signDigest, fields)).signature.serialized).to.equal(wallet.authorizeSync(fields).signature.serialized);
+      expect((await authorizeWithDigest(signDigest, fields)).signature.serialized).to.equal(
+        wallet.authorizeSync(fields).signature.serialized,
+      );
     }
     const wallet = Wallet.createRandom();
     const other = await signTransactionWithDigest(wallet.address, async (d) => wallet.signingKey.sign(d), {
@@ -99,17 +104,22 @@ describe("signers: one interface for keys in memory and keys on a token", () => 
     const wallet = Wallet.createRandom();
     const digest = Buffer.from(getBytes(hashMessage("x")));
     const signature = Wallet.createRandom().signingKey.sign(digest);
-    expect(() => ethereumSignature(digest, Buffer.from(signature.r.slice(2) + signature.s.slice(2), "hex"), wallet.address)).to.throw(
-      "recovers neither parity"
-    );
+    expect(() =>
+      ethereumSignature(digest, Buffer.from(signature.r.slice(2) + signature.s.slice(2), "hex"), wallet.address),
+    ).to.throw("recovers neither parity");
     expect(() => ethereumSignature(digest, Buffer.alloc(70), wallet.address)).to.throw("70-byte");
     // A transaction signed with the made signature is the wallet's.
     const request = requests(wallet, 3)[0];
     const tx = Transaction.from(request);
     tx.signature = ethereumSignature(
       Buffer.from(getBytes(tx.unsignedHash)),
-      Buffer.from(getBytes(Signature.from(wallet.signingKey.sign(tx.unsignedHash)).r + Signature.from(wallet.signingKey.sign(tx.unsignedHash)).s.slice(2))),
-      wallet.address
+      Buffer.from(
+        getBytes(
+          Signature.from(wallet.signingKey.sign(tx.unsignedHash)).r +
+            Signature.from(wallet.signingKey.sign(tx.unsignedHash)).s.slice(2),
+        ),
+      ),
+      wallet.address,
     );
     expect(tx.from).to.equal(wallet.address);
   });

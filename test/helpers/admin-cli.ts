@@ -16,10 +16,21 @@ export interface CliResult {
  * deployment (`tool: "migrate"` runs `npm run migrate`'s). Nothing of this process's service configuration leaks in
  * (database, admin token, RPC URLs, service and RAMS keys, SMTP); `env` adds what the command needs.
  */
-export function runAdminCli(dataDir: string, args: string[], env: Record<string, string> = {}, tool: "admin" | "migrate" = "admin"): Promise<CliResult> {
-  const base: NodeJS.ProcessEnv = { ...process.env, ENVIRONMENT: "sandbox", DATA_DIR: dataDir, TS_NODE_TRANSPILE_ONLY: "true" };
+export function runAdminCli(
+  dataDir: string,
+  args: string[],
+  env: Record<string, string> = {},
+  tool: "admin" | "migrate" = "admin",
+): Promise<CliResult> {
+  const base: NodeJS.ProcessEnv = {
+    ...process.env,
+    ENVIRONMENT: "sandbox",
+    DATA_DIR: dataDir,
+    TS_NODE_TRANSPILE_ONLY: "true",
+  };
   for (const name of Object.keys(base)) {
-    if (name === "DATABASE_URL" || name === "ADMIN_TOKEN" || /^(RPC_URL_|RELAYER_PRIVATE_KEY|RAMS_|SMTP_)/.test(name)) delete base[name];
+    if (name === "DATABASE_URL" || name === "ADMIN_TOKEN" || /^(RPC_URL_|RELAYER_PRIVATE_KEY|RAMS_|SMTP_)/.test(name))
+      delete base[name];
   }
   return new Promise((resolve, reject) => {
     const child = trackProcess(

@@ -8,10 +8,22 @@ import { chromium, type Browser } from "playwright-core";
 export const ARTIFACTS = path.resolve(__dirname, "../../test-artifacts");
 
 /** Distribution builds looked for when CHROMIUM_PATH is not set. */
-const SYSTEM_CHROMIUMS = ["/usr/bin/chromium", "/usr/bin/chromium-browser", "/usr/lib/chromium/chromium", "/snap/bin/chromium"];
+const SYSTEM_CHROMIUMS = [
+  "/usr/bin/chromium",
+  "/usr/bin/chromium-browser",
+  "/usr/lib/chromium/chromium",
+  "/snap/bin/chromium",
+];
 
 /** Flags every launch gets: no sandbox (tests may run as root in a container), no background traffic. */
-const COMMON_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"];
+const COMMON_ARGS = [
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+  "--no-first-run",
+];
 
 export interface ChromiumChoice {
   executablePath: string;
@@ -24,7 +36,10 @@ export interface ChromiumChoice {
  * headless Chromium the `@sparticuz/chromium` dev dependency ships inside its npm package (so `npm install && npm test`
  * needs nothing but Node.js and npm).
  */
-export async function chooseChromium(env: NodeJS.ProcessEnv = process.env, systemCandidates = SYSTEM_CHROMIUMS): Promise<ChromiumChoice> {
+export async function chooseChromium(
+  env: NodeJS.ProcessEnv = process.env,
+  systemCandidates = SYSTEM_CHROMIUMS,
+): Promise<ChromiumChoice> {
   if (env.CHROMIUM_PATH) {
     if (!fs.existsSync(env.CHROMIUM_PATH)) throw new Error(`CHROMIUM_PATH=${env.CHROMIUM_PATH} does not exist`);
     return { executablePath: env.CHROMIUM_PATH, source: "CHROMIUM_PATH", args: COMMON_ARGS };
@@ -46,12 +61,20 @@ async function packagedChromium(): Promise<ChromiumChoice> {
   if (!fs.existsSync(path.join(target, "chromium"))) {
     const staging = fs.mkdtempSync(path.join(os.tmpdir(), "tak-sparticuz-chromium-staging-"));
     try {
-      execFileSync(process.execPath, ["--input-type=module", "-e", "const { default: c } = await import('@sparticuz/chromium'); await c.executablePath();"], {
-        cwd: packageDir,
-        env: { ...process.env, TMPDIR: staging },
-        stdio: ["ignore", "ignore", "pipe"],
-        timeout: 120_000,
-      });
+      execFileSync(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          "const { default: c } = await import('@sparticuz/chromium'); await c.executablePath();",
+        ],
+        {
+          cwd: packageDir,
+          env: { ...process.env, TMPDIR: staging },
+          stdio: ["ignore", "ignore", "pipe"],
+          timeout: 120_000,
+        },
+      );
       fs.renameSync(staging, target);
     } catch (error) {
       fs.rmSync(staging, { recursive: true, force: true });

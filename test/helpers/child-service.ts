@@ -25,7 +25,10 @@ export interface ServiceProcessOptions {
  * must be info or lower). The process is tracked (helpers/processes.ts): a suite's `after(stopStartedProcesses)` ends
  * it whatever happened.
  */
-export async function startServiceProcess(env: Record<string, string>, options: ServiceProcessOptions = {}): Promise<ChildService> {
+export async function startServiceProcess(
+  env: Record<string, string>,
+  options: ServiceProcessOptions = {},
+): Promise<ChildService> {
   if (env.DATA_DIR && !env.DATABASE_URL) fs.rmSync(path.join(env.DATA_DIR, "sandbox", "service.json"), { force: true });
   const child = trackProcess(
     spawn(process.execPath, options.entry ? [options.entry] : LOCAL_SERVICE_ARGS, {

@@ -13,7 +13,9 @@ export const CLIENT_DIR = path.join(ROOT, "client");
  * process runs under (npm_config_local_prefix would make the child think it works in this repository).
  */
 function readerEnv(): NodeJS.ProcessEnv {
-  const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) && name !== "INIT_CWD"));
+  const env = Object.fromEntries(
+    Object.entries(process.env).filter(([name]) => !/^npm_/i.test(name) && name !== "INIT_CWD"),
+  );
   return { ...env, npm_config_update_notifier: "false", npm_config_fund: "false", npm_config_audit: "false" };
 }
 
@@ -23,7 +25,8 @@ function readerEnv(): NodeJS.ProcessEnv {
  * the repository's TypeScript) and installs the copy with its dependencies, and `packages`, from the registry.
  */
 export async function installClient(dir: string, packages: string[]): Promise<void> {
-  if (!fs.existsSync(path.join(dir, "package.json"))) fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "client-reader", private: true }));
+  if (!fs.existsSync(path.join(dir, "package.json")))
+    fs.writeFileSync(path.join(dir, "package.json"), JSON.stringify({ name: "client-reader", private: true }));
   const args = ["install", "--install-links", CLIENT_DIR, ...packages, "--prefer-offline"];
   try {
     await run("npm", args, { cwd: dir, env: readerEnv(), timeout: 300_000 });
@@ -49,10 +52,19 @@ export function typeErrorsIn(files: string[]): string[] {
     typeRoots: [path.join(ROOT, "node_modules", "@types")],
   };
   const program = ts.createProgram(files, options);
-  const checked = program.getSourceFiles().filter((f) => files.includes(f.fileName) || f.fileName.includes("/node_modules/@tak/client/"));
-  const diagnostics = [...program.getOptionsDiagnostics(), ...program.getGlobalDiagnostics(), ...checked.flatMap((f) => [...program.getSyntacticDiagnostics(f), ...program.getSemanticDiagnostics(f)])];
+  const checked = program
+    .getSourceFiles()
+    .filter((f) => files.includes(f.fileName) || f.fileName.includes("/node_modules/@tak/client/"));
+  const diagnostics = [
+    ...program.getOptionsDiagnostics(),
+    ...program.getGlobalDiagnostics(),
+    ...checked.flatMap((f) => [...program.getSyntacticDiagnostics(f), ...program.getSemanticDiagnostics(f)]),
+  ];
   return diagnostics.map((d) => {
-    const where = d.file && d.start !== undefined ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: ` : "";
+    const where =
+      d.file && d.start !== undefined
+        ? `${d.file.fileName}:${d.file.getLineAndCharacterOfPosition(d.start).line + 1}: `
+        : "";
     return where + ts.flattenDiagnosticMessageText(d.messageText, "\n");
   });
 }

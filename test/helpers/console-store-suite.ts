@@ -57,7 +57,9 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
       await operators.addLink(ada.id, "old-token", new Date(Date.now() - 1_000));
       expect(await db.transaction((q) => operators.useLink(q, "old-token"))).to.equal("expired");
       expect(await db.transaction((q) => operators.useLink(q, "nobody's"))).to.equal("unknown");
-      expect(await db.transaction((q) => operators.useLink(q, "link-token"))).to.deep.include({ email: "ada@store.test" });
+      expect(await db.transaction((q) => operators.useLink(q, "link-token"))).to.deep.include({
+        email: "ada@store.test",
+      });
       expect(await db.transaction((q) => operators.useLink(q, "link-token"))).to.equal("used");
       await sessions.open(db, ada.id, "session-token", "link", 60_000);
       const found = (await sessions.find("session-token"))!;
@@ -78,11 +80,22 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
 
     it("the audit log: newest first by entry (not by text: entry 10 after 9), a page before an entry, one actor's", async () => {
       const audit = new AuditLog(db);
-      for (let i = 1; i <= 12; i++) await audit.record({ actor: i % 2 ? "odd@store.test" : "even@store.test", action: "credits.add", target: keyId, before: { n: i - 1 }, after: { n: i } });
+      for (let i = 1; i <= 12; i++)
+        await audit.record({
+          actor: i % 2 ? "odd@store.test" : "even@store.test",
+          action: "credits.add",
+          target: keyId,
+          before: { n: i - 1 },
+          after: { n: i },
+        });
       const first = await audit.list({ limit: 5 });
       expect(first.map((e) => (e.after as { n: number }).n)).to.deep.equal([12, 11, 10, 9, 8]);
-      expect((await audit.list({ limit: 5, before: first[4].id })).map((e) => (e.after as { n: number }).n)).to.deep.equal([7, 6, 5, 4, 3]);
-      expect((await audit.list({ limit: 3, actor: "EVEN@store.test" })).map((e) => (e.after as { n: number }).n)).to.deep.equal([12, 10, 8]);
+      expect(
+        (await audit.list({ limit: 5, before: first[4].id })).map((e) => (e.after as { n: number }).n),
+      ).to.deep.equal([7, 6, 5, 4, 3]);
+      expect(
+        (await audit.list({ limit: 3, actor: "EVEN@store.test" })).map((e) => (e.after as { n: number }).n),
+      ).to.deep.equal([12, 10, 8]);
       expect(await audit.list({ limit: 50, target: "nothing" })).to.deep.equal([]);
     });
 
@@ -98,7 +111,11 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
       }
       expect(seen).to.have.length(120);
       expect(new Set(seen).size).to.equal(120);
-      expect((await search.page({ status: "sending", limit: 50 })).every((b) => b.status === "sending" && b.hashes.length === 1)).to.equal(true);
+      expect(
+        (await search.page({ status: "sending", limit: 50 })).every(
+          (b) => b.status === "sending" && b.hashes.length === 1,
+        ),
+      ).to.equal(true);
       expect((await search.page({ status: "sending", limit: 50 })).length).to.equal(12);
       expect((await search.page({ apiKeyId: keyId, limit: 200 })).length).to.equal(108);
       expect((await search.page({ address: "0x" + "0".repeat(39) + "1", limit: 200 })).length).to.equal(30);
@@ -140,8 +157,14 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
       const page2 = await search.page({ limit: 4, before: { createdAt: page1[3].createdAt, id: page1[3].id } });
       expect([...page1, ...page2].map((p) => p.id).sort()).to.deep.equal(all.map((p) => p.id).sort());
       const shared = "0x" + "c".repeat(63) + "1";
-      expect((await search.page({ settlementTransaction: shared, limit: 10 })).map((p) => p.subject).sort()).to.deep.equal(["send:4", "send:5", "send:6"]);
-      expect((await search.page({ status: "released", limit: 10 }))[0]).to.include({ subject: "send:7", releaseReason: "the operation failed", settlementTransaction: null });
+      expect(
+        (await search.page({ settlementTransaction: shared, limit: 10 })).map((p) => p.subject).sort(),
+      ).to.deep.equal(["send:4", "send:5", "send:6"]);
+      expect((await search.page({ status: "released", limit: 10 }))[0]).to.include({
+        subject: "send:7",
+        releaseReason: "the operation failed",
+        settlementTransaction: null,
+      });
       expect((await search.page({ payer: "0x" + "0".repeat(39) + "1", limit: 10 })).length).to.equal(4);
       const row = (await search.get(all[0].id))!;
       expect(row.id).to.equal(all[0].id);
@@ -157,16 +180,31 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
     it("webhooks: every tenant's endpoints with their backlog; an endpoint's deliveries with attempts, paged; the failed of a range; disable", async () => {
       const admin = new WebhookAdmin(db);
       // The events first: a commit gives every enabled endpoint of the key a delivery of its own (migration 010).
-      await db.query("INSERT INTO events (type, api_key_id, tx_id, data) SELECT 'batch.completed', $1, tx_id, '{}' FROM batches WHERE api_key_id IS NOT NULL ORDER BY tx_id LIMIT 12", [keyId]);
-      await db.query("INSERT INTO webhook_endpoints (id, api_key_id, url, event_types, secret_sealed) VALUES ('wh_a', $1, 'https://a.example/hook', '{}', 'sealed')", [keyId]);
+      await db.query(
+        "INSERT INTO events (type, api_key_id, tx_id, data) SELECT 'batch.completed', $1, tx_id, '{}' FROM batches WHERE api_key_id IS NOT NULL ORDER BY tx_id LIMIT 12",
+        [keyId],
+      );
+      await db.query(
+        "INSERT INTO webhook_endpoints (id, api_key_id, url, event_types, secret_sealed) VALUES ('wh_a', $1, 'https://a.example/hook', '{}', 'sealed')",
+        [keyId],
+      );
       await db.query(
         `INSERT INTO webhook_deliveries (endpoint_id, event_id, position, status, attempts, created_at)
          SELECT 'wh_a', id, COALESCE(position, id), CASE WHEN id % 3 = 0 THEN 'failed' WHEN id % 3 = 1 THEN 'delivered' ELSE 'pending' END, 1, now() - make_interval(mins => id::int)
          FROM events ORDER BY id`,
       );
-      await db.query("INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code) SELECT id, 1, created_at, 12, CASE status WHEN 'failed' THEN 500 ELSE 200 END FROM webhook_deliveries");
+      await db.query(
+        "INSERT INTO webhook_attempts (delivery_id, attempt, started_at, duration_ms, status_code) SELECT id, 1, created_at, 12, CASE status WHEN 'failed' THEN 500 ELSE 200 END FROM webhook_deliveries",
+      );
       const [endpoint] = await admin.endpoints({ limit: 10 });
-      expect(endpoint).to.include({ id: "wh_a", keyEmail: "tenant@store.test", pending: 4, failed: 4, delivered: 4, disabledAt: null });
+      expect(endpoint).to.include({
+        id: "wh_a",
+        keyEmail: "tenant@store.test",
+        pending: 4,
+        failed: 4,
+        delivered: 4,
+        disabledAt: null,
+      });
       const first = await admin.deliveries("wh_a", { limit: 5 });
       const rest = await admin.deliveries("wh_a", { limit: 20, before: first[4].id });
       expect([...first, ...rest]).to.have.length(12);
@@ -176,7 +214,9 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
       const from = new Date(Date.now() - 3_600_000).toISOString();
       const inRange = await admin.failedIn("wh_a", from, new Date().toISOString(), 100);
       expect(inRange.sort()).to.deep.equal(failed.map((d) => d.id).sort());
-      expect(await admin.failedIn("wh_a", new Date().toISOString(), new Date(Date.now() + 1000).toISOString(), 100)).to.deep.equal([]);
+      expect(
+        await admin.failedIn("wh_a", new Date().toISOString(), new Date(Date.now() + 1000).toISOString(), 100),
+      ).to.deep.equal([]);
       expect(await admin.disable("wh_a", "by the operator")).to.equal(true);
       expect(await admin.disable("wh_a", "twice")).to.equal(false);
       expect(await admin.endpoint("wh_a")).to.include({ disabledReason: "by the operator" });

@@ -10,9 +10,18 @@ import { ApiClient, type ApiResponse } from "./service";
 const ROOT = path.resolve(__dirname, "../..");
 
 /** `npm run admin -- operators add …` as the running service runs it (POST /admin/command): the operator and its link. */
-export async function addOperator(services: Services, email: string, role: "viewer" | "reviewer" | "admin", password?: string): Promise<{ email: string; signInLink?: { url: string; expiresAt: string } }> {
+export async function addOperator(
+  services: Services,
+  email: string,
+  role: "viewer" | "reviewer" | "admin",
+  password?: string,
+): Promise<{ email: string; signInLink?: { url: string; expiresAt: string } }> {
   const console = { baseUrl: services.baseUrl, linkTtlMs: services.config.CONSOLE_SIGN_IN_LINK_TTL };
-  return (await runAdminCommand(services, { command: "operators.add", email, role, ...(password ? { password } : {}) }, { operations: [], console })) as any;
+  return (await runAdminCommand(
+    services,
+    { command: "operators.add", email, role, ...(password ? { password } : {}) },
+    { operations: [], console },
+  )) as any;
 }
 
 /** The console's JSON API as a signed-in browser calls it: the session cookie, and the CSRF token on changes. */
@@ -40,8 +49,16 @@ export class ConsoleClient {
   }
 
   /** A request with the session's cookie; `csrf: false` leaves the CSRF token out of a change. */
-  request(method: string, pathAndQuery: string, body?: unknown, options: { csrf?: boolean; headers?: Record<string, string> } = {}): Promise<ApiResponse> {
-    const headers: Record<string, string> = { ...(this.cookie ? { cookie: this.cookie } : {}), ...(options.headers ?? {}) };
+  request(
+    method: string,
+    pathAndQuery: string,
+    body?: unknown,
+    options: { csrf?: boolean; headers?: Record<string, string> } = {},
+  ): Promise<ApiResponse> {
+    const headers: Record<string, string> = {
+      ...(this.cookie ? { cookie: this.cookie } : {}),
+      ...(options.headers ?? {}),
+    };
     if (method !== "GET" && options.csrf !== false && this.csrfToken) headers["x-csrf-token"] = this.csrfToken;
     return this.api.request(method, pathAndQuery, body, headers);
   }
@@ -75,9 +92,13 @@ const AXE_SOURCE = fs.readFileSync(require.resolve("axe-core/axe.min.js"), "utf8
 export async function seriousViolations(page: Page): Promise<string[]> {
   await page.evaluate(AXE_SOURCE);
   // A string, evaluated in the page (this file is compiled without the DOM's types).
-  const results = await page.evaluate<{ id: string; impact: string; help: string; targets: string[] }[]>(`axe.run(document, { resultTypes: ["violations"] }).then((run) =>
+  const results = await page.evaluate<
+    { id: string; impact: string; help: string; targets: string[] }[]
+  >(`axe.run(document, { resultTypes: ["violations"] }).then((run) =>
     run.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, targets: v.nodes.slice(0, 3).map((n) => n.target.join(" ")) })))`);
-  return results.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(", ")}`);
+  return results
+    .filter((v) => v.impact === "serious" || v.impact === "critical")
+    .map((v) => `${v.id} (${v.impact}): ${v.help} at ${v.targets.join(", ")}`);
 }
 
 /**
@@ -86,5 +107,6 @@ export async function seriousViolations(page: Page): Promise<string[]> {
  */
 export async function screenshot(page: Page, name: string): Promise<void> {
   await page.screenshot({ path: path.join(ARTIFACTS, `${name}.png`), fullPage: true });
-  if (process.env.CONSOLE_SCREENSHOTS === "docs") await page.screenshot({ path: path.join(ROOT, "docs", `${name}.png`), fullPage: false });
+  if (process.env.CONSOLE_SCREENSHOTS === "docs")
+    await page.screenshot({ path: path.join(ROOT, "docs", `${name}.png`), fullPage: false });
 }

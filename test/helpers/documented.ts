@@ -22,10 +22,12 @@ let known: Known[] | undefined;
 function routes(): Known[] {
   const services = { config: {} } as Services;
   // The operator's command is hidden from the document but still answers with its route's own response schema.
-  known ??= [...allRoutes(services), ...adminRoutes(services, { token: "-".repeat(32), operations: [] })].map((route) => ({
-    route,
-    pattern: new RegExp(`^${route.path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{\w+\}/g, "[^/]+")}$`),
-  }));
+  known ??= [...allRoutes(services), ...adminRoutes(services, { token: "-".repeat(32), operations: [] })].map(
+    (route) => ({
+      route,
+      pattern: new RegExp(`^${route.path.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{\w+\}/g, "[^/]+")}$`),
+    }),
+  );
   return known;
 }
 
@@ -48,7 +50,10 @@ function issuesOf(schema: ZodType, value: unknown): string | undefined {
   if (result.success) return undefined;
   return result.error.issues
     .slice(0, 8)
-    .map((i) => `${i.path.join(".") || "(body)"}: ${i.message}${i.code === "unrecognized_keys" ? ` (${(i as { keys: string[] }).keys.join(", ")})` : ""}`)
+    .map(
+      (i) =>
+        `${i.path.join(".") || "(body)"}: ${i.message}${i.code === "unrecognized_keys" ? ` (${(i as { keys: string[] }).keys.join(", ")})` : ""}`,
+    )
     .join("; ");
 }
 

@@ -21,7 +21,11 @@ export class EventStreamClient {
   private readonly waiters = new Set<() => void>();
   private ended = false;
 
-  static open(baseUrl: string, query: Record<string, string | undefined>, headers: Record<string, string> = {}): Promise<EventStreamClient> {
+  static open(
+    baseUrl: string,
+    query: Record<string, string | undefined>,
+    headers: Record<string, string> = {},
+  ): Promise<EventStreamClient> {
     const client = new EventStreamClient();
     const params = new URLSearchParams(Object.entries(query).filter(([, v]) => v !== undefined) as [string, string][]);
     const url = `${baseUrl}/events${params.size ? `?${params.toString()}` : ""}`;
@@ -70,7 +74,8 @@ export class EventStreamClient {
       const value = line.slice(colon + 1).replace(/^ /, "");
       fields[name] = fields[name] === undefined ? value : `${fields[name]}\n${value}`;
     }
-    if (fields.data !== undefined) this.events.push({ id: fields.id, event: fields.event, data: JSON.parse(fields.data) });
+    if (fields.data !== undefined)
+      this.events.push({ id: fields.id, event: fields.event, data: JSON.parse(fields.data) });
     this.notify();
   }
 
@@ -92,7 +97,11 @@ export class EventStreamClient {
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new Error(`${label}: not streamed within ${timeoutMs} ms; got ${JSON.stringify(this.events.map((e) => [e.id, e.event]))}`));
+        reject(
+          new Error(
+            `${label}: not streamed within ${timeoutMs} ms; got ${JSON.stringify(this.events.map((e) => [e.id, e.event]))}`,
+          ),
+        );
       }, timeoutMs);
       const cleanup = () => {
         clearTimeout(timer);

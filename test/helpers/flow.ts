@@ -1,6 +1,13 @@
 import { expect } from "chai";
 import type { Wallet } from "ethers";
-import { prepare, send, signTransactions, type PrepareRequest, type PrepareResponse, type SendSummary } from "../../client/index";
+import {
+  prepare,
+  send,
+  signTransactions,
+  type PrepareRequest,
+  type PrepareResponse,
+  type SendSummary,
+} from "../../client/index";
 import type { ApiClient } from "./service";
 
 /** What the tests read from a prepare: the typed response, with info open to any method's keys. */

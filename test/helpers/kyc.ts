@@ -15,15 +15,32 @@ export function tokenOf(url: string): string {
 }
 
 /** Step 1 of the investor's page: the message the wallet is asked to sign. */
-export function requestMessage(api: ApiClient, token: string, wallet: { address: string }, details: InvestorDetails, chainId = 11155111) {
+export function requestMessage(
+  api: ApiClient,
+  token: string,
+  wallet: { address: string },
+  details: InvestorDetails,
+  chainId = 11155111,
+) {
   return api.post("/kyc/message", { token, ...details, walletAddress: wallet.address, chainId });
 }
 
 /** What the investor's page does, through HTTP: message, personal_sign with the wallet, submission. */
-export async function submitThroughLink(api: ApiClient, url: string, wallet: Wallet | HDNodeWallet, details: InvestorDetails): Promise<ApiResponse> {
+export async function submitThroughLink(
+  api: ApiClient,
+  url: string,
+  wallet: Wallet | HDNodeWallet,
+  details: InvestorDetails,
+): Promise<ApiResponse> {
   const token = tokenOf(url);
   const issued = await requestMessage(api, token, wallet, details);
   if (issued.status !== 200) return issued;
   const signature = await wallet.signMessage(issued.body.message);
-  return api.post("/kyc/submit", { token, ...details, walletAddress: wallet.address, message: issued.body.message, signature });
+  return api.post("/kyc/submit", {
+    token,
+    ...details,
+    walletAddress: wallet.address,
+    message: issued.body.message,
+    signature,
+  });
 }

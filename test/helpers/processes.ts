@@ -62,10 +62,13 @@ export async function stopStartedProcesses(): Promise<void> {
   started.clear();
   await Promise.all(
     entries.map(async (entry) => {
-      const done = exited(entry.child) ? Promise.resolve() : new Promise<void>((resolve) => entry.child.once("exit", () => resolve()));
+      const done = exited(entry.child)
+        ? Promise.resolve()
+        : new Promise<void>((resolve) => entry.child.once("exit", () => resolve()));
       kill(entry, "SIGKILL");
       await done;
-      for (let i = 0; i < 50 && entry.group && groupAlive(entry.child.pid); i++) await new Promise((r) => setTimeout(r, 100));
+      for (let i = 0; i < 50 && entry.group && groupAlive(entry.child.pid); i++)
+        await new Promise((r) => setTimeout(r, 100));
     }),
   );
 }

@@ -9,7 +9,11 @@ export const distinctClient = () => ({ "x-forwarded-for": `10.2.${Math.floor(cli
 
 /** Prepares a service-relayed agentCreateToken (free) and returns its txId. */
 export async function prepareRelayedToken(api: ApiClient, symbol: string, agentWallet: string): Promise<string> {
-  const res = await api.post("/x402/token/create", { chainId: "84532", name: `Agent ${symbol}`, symbol, agentWallet }, distinctClient());
+  const res = await api.post(
+    "/x402/token/create",
+    { chainId: "84532", name: `Agent ${symbol}`, symbol, agentWallet },
+    distinctClient(),
+  );
   expect(res.status, JSON.stringify(res.body)).to.equal(200);
   return res.body.txId;
 }

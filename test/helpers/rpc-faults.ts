@@ -164,10 +164,22 @@ export class RpcFaultProxy {
     this.stats.items += items.length;
     // Faults of the whole HTTP request: one draw per request, by the first rule that names a method the request
     // carries. Drawing once per item would make a batch of eight stall or be throttled almost every time.
-    const whole = this.fire(items.map((item) => item.method), ["http", "stall", "reset", "lose-answer"]);
+    const whole = this.fire(
+      items.map((item) => item.method),
+      ["http", "stall", "reset", "lose-answer"],
+    );
     if (whole?.kind === "http") {
-      res.writeHead(whole.status, { "content-type": "application/json", ...(whole.retryAfter ? { "retry-after": whole.retryAfter } : {}) });
-      res.end(JSON.stringify({ jsonrpc: "2.0", id: null, error: { code: -32005, message: `HTTP ${whole.status} from the fault proxy` } }));
+      res.writeHead(whole.status, {
+        "content-type": "application/json",
+        ...(whole.retryAfter ? { "retry-after": whole.retryAfter } : {}),
+      });
+      res.end(
+        JSON.stringify({
+          jsonrpc: "2.0",
+          id: null,
+          error: { code: -32005, message: `HTTP ${whole.status} from the fault proxy` },
+        }),
+      );
       return;
     }
     if (whole?.kind === "reset") return void req.socket.destroy();
@@ -183,20 +195,28 @@ export class RpcFaultProxy {
   /** One item: a JSON-RPC error, a lagging node's answer, or the node's own. */
   private async answer(item: RpcRequest): Promise<unknown> {
     const error = this.fire(item.method, ["rpc-error"]);
-    if (error?.kind === "rpc-error") return { jsonrpc: "2.0", id: item.id, error: { code: error.code, message: error.message } };
+    if (error?.kind === "rpc-error")
+      return { jsonrpc: "2.0", id: item.id, error: { code: error.code, message: error.message } };
     const lag = this.fire(item.method, ["lag"]);
     if (lag?.kind === "lag") return this.lagging(item, lag.blocks);
     return this.forward(item);
   }
 
   private async forward(item: RpcRequest): Promise<{ id: unknown; result?: unknown; error?: unknown }> {
-    const response = await fetch(this.upstream, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(item) });
+    const response = await fetch(this.upstream, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(item),
+    });
     return (await response.json()) as { id: unknown; result?: unknown; error?: unknown };
   }
 
   /** What a node `blocks` behind the chain answers. */
   private async lagging(item: RpcRequest, blocks: number): Promise<unknown> {
-    const head = Number(((await this.forward({ jsonrpc: "2.0", id: 0, method: "eth_blockNumber", params: [] })).result as string) ?? "0x0");
+    const head = Number(
+      ((await this.forward({ jsonrpc: "2.0", id: 0, method: "eth_blockNumber", params: [] })).result as string) ??
+        "0x0",
+    );
     const lagHead = Math.max(0, head - blocks);
     const hex = "0x" + lagHead.toString(16);
     const params = [...(item.params ?? [])];
@@ -205,7 +225,8 @@ export class RpcFaultProxy {
         return { jsonrpc: "2.0", id: item.id, result: hex };
       case "eth_getBlockByNumber":
         if (params[0] === "latest" || params[0] === "pending") params[0] = hex;
-        else if (typeof params[0] === "string" && Number(params[0]) > lagHead) return { jsonrpc: "2.0", id: item.id, result: null };
+        else if (typeof params[0] === "string" && Number(params[0]) > lagHead)
+          return { jsonrpc: "2.0", id: item.id, result: null };
         return { ...(await this.forward({ ...item, params })), id: item.id };
       case "eth_getTransactionCount":
       case "eth_getBalance":
@@ -215,12 +236,15 @@ export class RpcFaultProxy {
       case "eth_getTransactionReceipt": {
         const answer = await this.forward(item);
         const receipt = answer.result as { blockNumber?: string } | null;
-        return receipt && Number(receipt.blockNumber) > lagHead ? { jsonrpc: "2.0", id: item.id, result: null } : answer;
+        return receipt && Number(receipt.blockNumber) > lagHead
+          ? { jsonrpc: "2.0", id: item.id, result: null }
+          : answer;
       }
       case "eth_getTransactionByHash": {
         const answer = await this.forward(item);
         const tx = answer.result as Record<string, unknown> | null;
-        if (tx && tx.blockNumber && Number(tx.blockNumber) > lagHead) return { ...answer, result: { ...tx, blockNumber: null, blockHash: null, transactionIndex: null } };
+        if (tx && tx.blockNumber && Number(tx.blockNumber) > lagHead)
+          return { ...answer, result: { ...tx, blockNumber: null, blockHash: null, transactionIndex: null } };
         return answer;
       }
       default:

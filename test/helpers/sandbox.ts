@@ -4,7 +4,12 @@ import path from "node:path";
 import hre from "hardhat";
 import { JsonRpcProvider } from "ethers";
 import type { LocalChain } from "../../scripts/lib/local-chain";
-import { createSandbox, testAccounts as accountsOf, type Sandbox, type SandboxOptions } from "../../scripts/lib/sandbox";
+import {
+  createSandbox,
+  testAccounts as accountsOf,
+  type Sandbox,
+  type SandboxOptions,
+} from "../../scripts/lib/sandbox";
 
 export { RELAYER_INDEX, SETTLEMENT_INDEX, type Sandbox } from "../../scripts/lib/sandbox";
 
@@ -20,7 +25,9 @@ export function getSandbox(): Promise<Sandbox> {
  * A sandbox of the caller's own (fresh chains on ephemeral ports, its own deployments directory), for tests that
  * need chains nobody else has moved in time or switched to interval mining. The caller closes it.
  */
-export async function createOwnSandbox(options: Omit<SandboxOptions, "deploymentsDir" | "ports"> = {}): Promise<Sandbox> {
+export async function createOwnSandbox(
+  options: Omit<SandboxOptions, "deploymentsDir" | "ports"> = {},
+): Promise<Sandbox> {
   const deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-deployments-"));
   const sandbox = await createSandbox(hre, { ...options, deploymentsDir });
   return {

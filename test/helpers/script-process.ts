@@ -43,12 +43,21 @@ export class ScriptProcess {
   /** Resolves once every holder of the stdout/stderr pipes (dev.ts included) has gone. */
   readonly closed: Promise<void>;
 
-  constructor(dataDir: string, readonly script = "scripts/dev.ts", extraEnv: Record<string, string> = {}) {
+  constructor(
+    dataDir: string,
+    readonly script = "scripts/dev.ts",
+    extraEnv: Record<string, string> = {},
+  ) {
     const env: NodeJS.ProcessEnv = { ...process.env };
     for (const name of Object.keys(env)) {
-      if (CONFIG_VARIABLES.includes(name) || /^RPC_URL_\d+$/.test(name) || /^RELAYER_PRIVATE_KEY_\d+$/.test(name)) delete env[name];
+      if (CONFIG_VARIABLES.includes(name) || /^RPC_URL_\d+$/.test(name) || /^RELAYER_PRIVATE_KEY_\d+$/.test(name))
+        delete env[name];
     }
-    Object.assign(env, { LOCAL_SEPOLIA_PORT: "0", LOCAL_BASE_SEPOLIA_PORT: "0", PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn" }, extraEnv);
+    Object.assign(
+      env,
+      { LOCAL_SEPOLIA_PORT: "0", LOCAL_BASE_SEPOLIA_PORT: "0", PORT: "0", DATA_DIR: dataDir, LOG_LEVEL: "warn" },
+      extraEnv,
+    );
     this.child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", script], {
       cwd: ROOT,
       env: { ...env, TS_NODE_TRANSPILE_ONLY: "true" },
@@ -76,7 +85,8 @@ export class ScriptProcess {
   async waitFor(what: string, ready: () => boolean, ms: number): Promise<void> {
     const deadline = Date.now() + ms;
     while (!ready()) {
-      if (!this.alive) throw new Error(`${this.script} exited (${JSON.stringify(this.exit)}) before ${what}\n${this.output()}`);
+      if (!this.alive)
+        throw new Error(`${this.script} exited (${JSON.stringify(this.exit)}) before ${what}\n${this.output()}`);
       if (Date.now() > deadline) throw new Error(`no ${what} within ${ms} ms\n${this.output()}`);
       await new Promise((r) => setTimeout(r, 200));
     }

@@ -102,7 +102,12 @@ export class ApiClient {
     return (this.typedClient ??= documentedClient(this.baseUrl, this.apiKey));
   }
 
-  async request<T = any>(method: string, pathAndQuery: string, body?: unknown, headers: Record<string, string> = {}): Promise<ApiResponse<T>> {
+  async request<T = any>(
+    method: string,
+    pathAndQuery: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<ApiResponse<T>> {
     const response = await fetch(this.baseUrl + pathAndQuery, {
       method,
       headers: {
@@ -119,7 +124,13 @@ export class ApiClient {
     } catch {
       // non-JSON body (documents)
     }
-    checkDocumented({ method, path: pathAndQuery.split("?")[0], status: response.status, headers: response.headers, body: parsed });
+    checkDocumented({
+      method,
+      path: pathAndQuery.split("?")[0],
+      status: response.status,
+      headers: response.headers,
+      body: parsed,
+    });
     return { status: response.status, body: parsed as T, headers: response.headers };
   }
 

@@ -45,19 +45,29 @@ export class SoftHsm {
   readonly dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-softhsm-"));
   private readonly previousConf = process.env.SOFTHSM2_CONF;
 
-  constructor(readonly module: string, private readonly binding: Pkcs11Binding) {
+  constructor(
+    readonly module: string,
+    private readonly binding: Pkcs11Binding,
+  ) {
     fs.mkdirSync(path.join(this.dir, "tokens"));
     const conf = path.join(this.dir, "softhsm2.conf");
-    fs.writeFileSync(conf, `directories.tokendir = ${path.join(this.dir, "tokens")}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n`);
+    fs.writeFileSync(
+      conf,
+      `directories.tokendir = ${path.join(this.dir, "tokens")}\nobjectstore.backend = file\nlog.level = ERROR\nslots.removable = false\n`,
+    );
     process.env.SOFTHSM2_CONF = conf;
   }
 
   /** A new token labelled `label` whose user PIN is `pin` (its security officer's PIN is random and forgotten). */
   createToken(label: string, pin: string): void {
-    execFileSync("softhsm2-util", ["--init-token", "--free", "--label", label, "--pin", pin, "--so-pin", randomBytes(8).toString("hex")], {
-      env: { ...process.env },
-      stdio: "ignore",
-    });
+    execFileSync(
+      "softhsm2-util",
+      ["--init-token", "--free", "--label", label, "--pin", pin, "--so-pin", randomBytes(8).toString("hex")],
+      {
+        env: { ...process.env },
+        stdio: "ignore",
+      },
+    );
   }
 
   /** Generates a secp256k1 key pair labelled `keyLabel` on the token (the private key never leaves it); answers its address. */
@@ -80,7 +90,7 @@ export class SoftHsm {
           { type: b.CKA_EXTRACTABLE, value: false },
           { type: b.CKA_LABEL, value: keyLabel },
           { type: b.CKA_SIGN, value: true },
-        ]
+        ],
       );
       const [point] = pkcs11.C_GetAttributeValue(session, publicKey, [{ type: b.CKA_EC_POINT }]);
       return computeAddress(hexlify(point.value.subarray(2)));
@@ -132,7 +142,11 @@ export class SoftHsm {
     fs.rmSync(this.dir, { recursive: true, force: true });
   }
 
-  private withSession<T>(tokenLabel: string, pin: string, use: (pkcs11: ReturnType<typeof openModule>["pkcs11"], session: Buffer) => T): T {
+  private withSession<T>(
+    tokenLabel: string,
+    pin: string,
+    use: (pkcs11: ReturnType<typeof openModule>["pkcs11"], session: Buffer) => T,
+  ): T {
     const b = this.binding;
     const module = openModule(b, this.module);
     try {

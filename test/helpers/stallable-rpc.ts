@@ -22,8 +22,17 @@ export class StallableRpc {
       req.on("data", (c: Buffer) => chunks.push(c));
       req.on("end", () => {
         const forward = () =>
-          void fetch(target, { method: "POST", headers: { "content-type": "application/json" }, body: Buffer.concat(chunks) })
-            .then(async (answer) => void res.writeHead(answer.status, { "content-type": "application/json" }).end(Buffer.from(await answer.arrayBuffer())))
+          void fetch(target, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: Buffer.concat(chunks),
+          })
+            .then(
+              async (answer) =>
+                void res
+                  .writeHead(answer.status, { "content-type": "application/json" })
+                  .end(Buffer.from(await answer.arrayBuffer())),
+            )
             .catch(() => res.destroy());
         if (holder.self?.stalled) holder.self.held.push(forward);
         else void forward();

@@ -130,7 +130,9 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         // Revoked behind this instance's back (another instance, or the admin CLI on the server).
         await db.query("UPDATE api_keys SET revoked_at = now() WHERE id = $1", [record.id]);
         expect((await apiKeys.verify(key))?.id, "still trusted within the TTL").to.equal(record.id);
-        const cached = [...(apiKeys as unknown as { verified: { entries: Map<string, unknown> } }).verified.entries.keys()];
+        const cached = [
+          ...(apiKeys as unknown as { verified: { entries: Map<string, unknown> } }).verified.entries.keys(),
+        ];
         expect(cached).to.have.length.greaterThan(0);
         // The whole secret (base64url: it may itself hold "_", so not split on it).
         const secret = /^tak_[0-9a-f]{16}_(.{43})$/.exec(key)![1];
@@ -142,14 +144,17 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
       it("keeps the pepper in the database: a new ApiKeys instance on it accepts earlier keys", async () => {
         const { key } = await apiKeys.create({ email: "pepper@example.com", plan: "Starter" });
         expect(await new ApiKeys(db).verify(key)).to.not.equal(undefined);
-        const [{ value }] = await db.query<{ value: string }>("SELECT value FROM deployment_meta WHERE key = 'api_key_pepper'");
+        const [{ value }] = await db.query<{ value: string }>(
+          "SELECT value FROM deployment_meta WHERE key = 'api_key_pepper'",
+        );
         expect(value).to.match(/^[0-9a-f]{64}$/);
       });
 
       it("list returns the records without any key material", async () => {
         const list = await apiKeys.list();
         expect(list.length).to.be.greaterThanOrEqual(3);
-        for (const record of list) expect(Object.keys(record).sort()).to.deep.equal(["createdAt", "email", "id", "plan", "revokedAt"]);
+        for (const record of list)
+          expect(Object.keys(record).sort()).to.deep.equal(["createdAt", "email", "id", "plan", "revokedAt"]);
       });
     });
 
@@ -159,10 +164,29 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         // code, and the issuer controls added to it, metered like the tokenizer's other writes.
         const specCredits = { Starter: 10, Professional: 100, Enterprise: 10_000 } as const;
         const specMetered = [
-          "newTokenization", "whitelist", "mintToken", "burnToken", "transferTo", "transferFrom", "approve",
-          "dividendDistribution", "newSto", "newInvest", "claimTokens", "closeOffer", "patch-token-docs",
-          "freezeTokens", "unfreezeTokens", "freezeAddress", "forcedTransfer", "recoverWallet", "pauseToken", "unpauseToken",
-          "grantTokenRole", "revokeTokenRole", "resolveOfferingClaim",
+          "newTokenization",
+          "whitelist",
+          "mintToken",
+          "burnToken",
+          "transferTo",
+          "transferFrom",
+          "approve",
+          "dividendDistribution",
+          "newSto",
+          "newInvest",
+          "claimTokens",
+          "closeOffer",
+          "patch-token-docs",
+          "freezeTokens",
+          "unfreezeTokens",
+          "freezeAddress",
+          "forcedTransfer",
+          "recoverWallet",
+          "pauseToken",
+          "unpauseToken",
+          "grantTokenRole",
+          "revokeTokenRole",
+          "resolveOfferingClaim",
         ];
         for (const plan of PLANS) {
           const { record } = await apiKeys.create({ email: `${plan.toLowerCase()}@example.com`, plan });
@@ -200,11 +224,17 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         const empty = await db.transaction((tx) => credits.spend(tx, record.id, "mintToken", txIds[10]));
         expect(empty).to.deep.equal({ ok: false, reason: "out_of_credits" });
         expect((await credits.balances(record.id)).mintToken).to.equal(0);
-        const charges = await db.query<{ tx_id: string }>("SELECT tx_id FROM credit_charges WHERE key_id = $1", [record.id]);
+        const charges = await db.query<{ tx_id: string }>("SELECT tx_id FROM credit_charges WHERE key_id = $1", [
+          record.id,
+        ]);
         expect(charges.map((c) => c.tx_id).sort()).to.deep.equal(txIds.slice(0, 10).sort());
 
         // A method the key has no balance for cannot be spent.
-        expect(await db.transaction((tx) => credits.spend(tx, record.id, "noSuchMethod", "tx-" + randomBytes(8).toString("hex")))).to.deep.equal({
+        expect(
+          await db.transaction((tx) =>
+            credits.spend(tx, record.id, "noSuchMethod", "tx-" + randomBytes(8).toString("hex")),
+          ),
+        ).to.deep.equal({
           ok: false,
           reason: "out_of_credits",
         });
@@ -257,7 +287,8 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         const ok = settled.filter((s) => s.status === "fulfilled" && s.value.ok);
         expect(ok, JSON.stringify(settled)).to.have.length(1);
         for (const s of settled) {
-          if (s.status === "fulfilled" && !s.value.ok) expect(s.value).to.deep.equal({ ok: false, reason: "already_charged" });
+          if (s.status === "fulfilled" && !s.value.ok)
+            expect(s.value).to.deep.equal({ ok: false, reason: "already_charged" });
         }
         expect((await credits.balances(record.id)).approve).to.equal(9);
         expect(await db.query("SELECT 1 FROM credit_charges WHERE tx_id = $1", [txId])).to.have.length(1);
@@ -265,7 +296,9 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
       it("many concurrent spends never overdraw", async () => {
         const { record } = await apiKeys.create({ email: "race2@example.com", plan: "Starter" });
-        await db.query("UPDATE credit_balances SET balance = 3 WHERE key_id = $1 AND method = 'closeOffer'", [record.id]);
+        await db.query("UPDATE credit_balances SET balance = 3 WHERE key_id = $1 AND method = 'closeOffer'", [
+          record.id,
+        ]);
         const results = await Promise.all(
           Array.from({ length: 8 }, () =>
             db.transaction((tx) => credits.spend(tx, record.id, "closeOffer", "tx-" + randomBytes(8).toString("hex"))),
@@ -278,16 +311,28 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
       it("refund gives the credit back once; unknown txIds refund nothing", async () => {
         const { record } = await apiKeys.create({ email: "refund@example.com", plan: "Professional" });
         const txId = "tx-" + randomBytes(8).toString("hex");
-        expect(await db.transaction((tx) => credits.spend(tx, record.id, "burnToken", txId))).to.deep.equal({ ok: true, balance: 99 });
+        expect(await db.transaction((tx) => credits.spend(tx, record.id, "burnToken", txId))).to.deep.equal({
+          ok: true,
+          balance: 99,
+        });
         expect(await db.transaction((tx) => credits.refund(tx, txId))).to.equal(true);
         expect((await credits.balances(record.id)).burnToken).to.equal(100);
         expect(await db.transaction((tx) => credits.refund(tx, txId))).to.equal(false);
         expect((await credits.balances(record.id)).burnToken).to.equal(100);
-        const [charge] = await db.query<{ refunded_at: unknown }>("SELECT refunded_at FROM credit_charges WHERE tx_id = $1", [txId]);
+        const [charge] = await db.query<{ refunded_at: unknown }>(
+          "SELECT refunded_at FROM credit_charges WHERE tx_id = $1",
+          [txId],
+        );
         expect(charge.refunded_at).to.not.equal(null);
         // A refunded batch that is sent again (a reopened client-broadcast batch) is charged again, once.
-        expect(await db.transaction((tx) => credits.spend(tx, record.id, "burnToken", txId))).to.deep.equal({ ok: true, balance: 99 });
-        expect(await db.transaction((tx) => credits.spend(tx, record.id, "burnToken", txId))).to.deep.equal({ ok: false, reason: "already_charged" });
+        expect(await db.transaction((tx) => credits.spend(tx, record.id, "burnToken", txId))).to.deep.equal({
+          ok: true,
+          balance: 99,
+        });
+        expect(await db.transaction((tx) => credits.spend(tx, record.id, "burnToken", txId))).to.deep.equal({
+          ok: false,
+          reason: "already_charged",
+        });
         expect((await credits.balances(record.id)).burnToken).to.equal(99);
         expect(await db.transaction((tx) => credits.refund(tx, "tx-unknown"))).to.equal(false);
       });
@@ -316,7 +361,10 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         await signers.add(alice.toUpperCase().replace("0X", "0x"), { keyId: a });
         await signers.add(bob, "all-keys");
         await signers.add(bob, "all-keys");
-        expect(await signers.list()).to.have.deep.members([{ address: alice, keyId: a }, { address: bob, keyId: null }]);
+        expect(await signers.list()).to.have.deep.members([
+          { address: alice, keyId: a },
+          { address: bob, keyId: null },
+        ]);
         expect(await signers.list()).to.have.length(2);
         expect(await signers.list({ keyId: b })).to.deep.equal([{ address: bob, keyId: null }]);
         const stored = await db.query<{ address: string }>("SELECT address FROM signers ORDER BY address");
@@ -387,11 +435,15 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(await kyc.scopeOfTokenizer("issuer@kyc.example", a)).to.have.members([a, b]);
         expect(await kyc.scopeOfTokenizer("nobody@kyc.example", c)).to.deep.equal([c]);
 
-        const byB = await db.transaction((q) => kyc.insert(q, { id: randomUUID(), apiKeyId: b, email: "Inv@Kyc.Example", needKyc: true, status: "invited" }));
+        const byB = await db.transaction((q) =>
+          kyc.insert(q, { id: randomUUID(), apiKeyId: b, email: "Inv@Kyc.Example", needKyc: true, status: "invited" }),
+        );
         expect(byB.email).to.equal("inv@kyc.example");
         expect((await kyc.findInScope(await kyc.scopeOfKey(a), a, "INV@kyc.example"))?.id).to.equal(byB.id);
         expect(await kyc.findInScope(await kyc.scopeOfKey(c), c, "inv@kyc.example")).to.equal(undefined);
-        const byA = await db.transaction((q) => kyc.insert(q, { id: randomUUID(), apiKeyId: a, email: "inv@kyc.example", needKyc: false, status: "none" }));
+        const byA = await db.transaction((q) =>
+          kyc.insert(q, { id: randomUUID(), apiKeyId: a, email: "inv@kyc.example", needKyc: false, status: "none" }),
+        );
         expect((await kyc.findInScope([a, b], a, "inv@kyc.example"))?.id).to.equal(byA.id);
         expect((await kyc.findInScope([a, b], b, "inv@kyc.example"))?.id).to.equal(byB.id);
         const listed = await kyc.listInScope([a, b], a);
@@ -399,32 +451,87 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(await kyc.listInScope([a, b], a, { status: "invited" })).to.deep.equal([]);
         expect((await kyc.list({ email: "inv@kyc.example" })).map((r) => r.apiKeyId)).to.have.members([a, b]);
         let duplicate: unknown;
-        await db.transaction((q) => kyc.insert(q, { id: randomUUID(), apiKeyId: a, email: "inv@kyc.example", needKyc: true, status: "invited" })).catch((e) => (duplicate = e));
+        await db
+          .transaction((q) =>
+            kyc.insert(q, {
+              id: randomUUID(),
+              apiKeyId: a,
+              email: "inv@kyc.example",
+              needKyc: true,
+              status: "invited",
+            }),
+          )
+          .catch((e) => (duplicate = e));
         expect(duplicate, "one record per (key, e-mail)").to.be.instanceOf(Error);
       });
 
       it("links: stored by the token's hash (never the token); void the open ones, use, lock after failures; submissions and decisions; the event log", async () => {
         const kyc = new KycStore(db, sealer);
         const key = (await apiKeys.create({ email: "links@kyc.example", plan: "Starter" })).record.id;
-        const investor = await db.transaction((q) => kyc.insert(q, { id: randomUUID(), apiKeyId: key, email: "l@kyc.example", needKyc: true, status: "invited" }));
+        const investor = await db.transaction((q) =>
+          kyc.insert(q, { id: randomUUID(), apiKeyId: key, email: "l@kyc.example", needKyc: true, status: "invited" }),
+        );
         const expiresAt = new Date(Date.now() + 3600_000);
         const tokens = { first: "t".repeat(43), second: "u".repeat(43), third: "v".repeat(43) };
-        const first = await db.transaction((q) => kyc.insertLink(q, { token: tokens.first, tokenSealed: "sealed-first", investorId: investor.id, nonce: "nonce0001", expiresAt }));
-        expect(first).to.deep.include({ usedAt: null, voidedAt: null, lockedAt: null, failedAttempts: 0, expiresAt: expiresAt.toISOString(), tokenSealed: "sealed-first" });
-        expect(first.tokenHash).to.equal(linkTokenHash(tokens.first)).and.to.match(/^[0-9a-f]{64}$/);
+        const first = await db.transaction((q) =>
+          kyc.insertLink(q, {
+            token: tokens.first,
+            tokenSealed: "sealed-first",
+            investorId: investor.id,
+            nonce: "nonce0001",
+            expiresAt,
+          }),
+        );
+        expect(first).to.deep.include({
+          usedAt: null,
+          voidedAt: null,
+          lockedAt: null,
+          failedAttempts: 0,
+          expiresAt: expiresAt.toISOString(),
+          tokenSealed: "sealed-first",
+        });
+        expect(first.tokenHash)
+          .to.equal(linkTokenHash(tokens.first))
+          .and.to.match(/^[0-9a-f]{64}$/);
         const stored = JSON.stringify(await db.query("SELECT * FROM kyc_links"));
         expect(stored, "the token itself is not stored").not.to.include(tokens.first);
         expect(await db.transaction((q) => kyc.voidLinks(q, investor.id))).to.equal(1);
-        expect((await kyc.linkByToken(tokens.first))?.tokenSealed, "a voided link keeps no sealed token").to.equal(null);
-        const second = await db.transaction((q) => kyc.insertLink(q, { token: tokens.second, tokenSealed: "sealed-second", investorId: investor.id, nonce: "nonce0002", expiresAt }));
+        expect((await kyc.linkByToken(tokens.first))?.tokenSealed, "a voided link keeps no sealed token").to.equal(
+          null,
+        );
+        const second = await db.transaction((q) =>
+          kyc.insertLink(q, {
+            token: tokens.second,
+            tokenSealed: "sealed-second",
+            investorId: investor.id,
+            nonce: "nonce0002",
+            expiresAt,
+          }),
+        );
         expect((await kyc.openLink(investor.id))?.tokenHash).to.equal(second.tokenHash);
         expect((await kyc.linkByToken(tokens.first))?.voidedAt).to.be.a("string");
         expect(await kyc.linkByToken("w".repeat(43))).to.equal(undefined);
         await kyc.recordInvitation(second.tokenHash, { messageId: "<m@x>" });
         expect((await kyc.linkByToken(tokens.second))?.invitationMessageId).to.equal("<m@x>");
         // A third investor's link is locked at the limit of refused submissions and keeps no sealed token.
-        const other = await db.transaction((q) => kyc.insert(q, { id: randomUUID(), apiKeyId: key, email: "lock@kyc.example", needKyc: true, status: "invited" }));
-        const third = await db.transaction((q) => kyc.insertLink(q, { token: tokens.third, tokenSealed: "sealed-third", investorId: other.id, nonce: "nonce0003", expiresAt }));
+        const other = await db.transaction((q) =>
+          kyc.insert(q, {
+            id: randomUUID(),
+            apiKeyId: key,
+            email: "lock@kyc.example",
+            needKyc: true,
+            status: "invited",
+          }),
+        );
+        const third = await db.transaction((q) =>
+          kyc.insertLink(q, {
+            token: tokens.third,
+            tokenSealed: "sealed-third",
+            investorId: other.id,
+            nonce: "nonce0003",
+            expiresAt,
+          }),
+        );
         expect(await kyc.recordLinkFailure(third.tokenHash, 2)).to.deep.equal({ failedAttempts: 1, locked: false });
         expect(await kyc.recordLinkFailure(third.tokenHash, 2)).to.deep.equal({ failedAttempts: 2, locked: true });
         expect(await kyc.linkByToken(tokens.third)).to.deep.include({ failedAttempts: 2, tokenSealed: null });
@@ -439,7 +546,13 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
             walletAddress: wallet,
             proofMessage: "signed text",
           });
-          expect(submitted).to.deep.include({ status: "submitted", firstName: "Zoë", lastName: "O'Neil", walletAddress: wallet, proofMessage: "signed text" });
+          expect(submitted).to.deep.include({
+            status: "submitted",
+            firstName: "Zoë",
+            lastName: "O'Neil",
+            walletAddress: wallet,
+            proofMessage: "signed text",
+          });
           await kyc.addEvent(q, investor.id, "submitted", "investor", { walletAddress: wallet });
         });
         expect(await kyc.openLink(investor.id)).to.equal(undefined);
@@ -447,8 +560,16 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         const approved = await db.transaction((q) => kyc.decide(q, investor.id, "approved", "operator", null));
         expect(approved).to.deep.include({ status: "approved", reviewedBy: "operator", reviewReason: null });
         const restarted = await db.transaction((q) => kyc.restart(q, investor.id, true, "invited"));
-        expect(restarted).to.deep.include({ status: "invited", walletAddress: null, firstName: null, reviewedBy: null, submittedAt: null });
-        expect((await kyc.events(investor.id)).map((e) => [e.event, e.actor, e.detail])).to.deep.equal([["submitted", "investor", { walletAddress: wallet }]]);
+        expect(restarted).to.deep.include({
+          status: "invited",
+          walletAddress: null,
+          firstName: null,
+          reviewedBy: null,
+          submittedAt: null,
+        });
+        expect((await kyc.events(investor.id)).map((e) => [e.event, e.actor, e.detail])).to.deep.equal([
+          ["submitted", "investor", { walletAddress: wallet }],
+        ]);
       });
     });
 
@@ -533,19 +654,30 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           ["signed", "0x02bb", hash(0xb2)],
         ]);
         // Stored sealed, bound to its hash: the column holds no signed bytes.
-        const stored = await db.query<{ signed_raw: string }>("SELECT signed_raw FROM batch_transactions WHERE tx_id = $1 ORDER BY index", [txId]);
+        const stored = await db.query<{ signed_raw: string }>(
+          "SELECT signed_raw FROM batch_transactions WHERE tx_id = $1 ORDER BY index",
+          [txId],
+        );
         expect(stored.map((r) => r.signed_raw.slice(0, 3))).to.deep.equal(["v1.", "v1."]);
         expect(await batches.inFlight()).to.include(txId);
         expect(await batches.txIdByHash(hash(0xa1).toUpperCase().replace("0X", "0x"))).to.equal(txId);
 
         await batches.setTxBroadcast(txId, 0);
         await batches.setTxConfirmed(txId, 0, 42, 21_000n);
-        await batches.reject(txId, 1, "reverted", "execution reverted: NotWhitelisted", { blockNumber: 43, gasUsed: 30_000n });
+        await batches.reject(txId, 1, "reverted", "execution reverted: NotWhitelisted", {
+          blockNumber: 43,
+          gasUsed: 30_000n,
+        });
         batch = (await batches.get(txId))!;
         expect(batch.status).to.equal("rejected");
         expect(batch.failedIndex).to.equal(1);
         expect(batch.error).to.equal("execution reverted: NotWhitelisted");
-        expect(batch.transactions[0]).to.deep.include({ status: "confirmed", blockNumber: 42, gasUsed: "21000", error: null });
+        expect(batch.transactions[0]).to.deep.include({
+          status: "confirmed",
+          blockNumber: 42,
+          gasUsed: "21000",
+          error: null,
+        });
         expect(batch.transactions[1]).to.deep.include({
           status: "reverted",
           blockNumber: 43,
@@ -605,16 +737,38 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
       it("markSuccess's events are numbered in commit order (the embedded database numbers them as they are inserted), each gets its deliveries, and setOutcome reaches the batch.completed of that transaction", async () => {
         const { record } = await apiKeys.create({ email: `outbox-${randomUUID()}@example.com`, plan: "Starter" });
-        await db.query("INSERT INTO webhook_endpoints (id, api_key_id, url, secret_sealed) VALUES ($1, $2, 'https://example.com/', 'sealed')", [`wh_${record.id}`, record.id]);
+        await db.query(
+          "INSERT INTO webhook_endpoints (id, api_key_id, url, secret_sealed) VALUES ($1, $2, 'https://example.com/', 'sealed')",
+          [`wh_${record.id}`, record.id],
+        );
         const finish = async (txId: string, outcome: Record<string, unknown>) => {
-          await batches.create({ ...newBatch(txId, record.id), transactions: newBatch(txId, record.id).transactions.slice(0, 1) });
-          await batches.markSending(db, txId, [{ index: 0, signedRaw: "0x02ee", txHash: hash(Number.parseInt(txId.slice(0, 6), 16)), status: "signed" }]);
+          await batches.create({
+            ...newBatch(txId, record.id),
+            transactions: newBatch(txId, record.id).transactions.slice(0, 1),
+          });
+          await batches.markSending(db, txId, [
+            { index: 0, signedRaw: "0x02ee", txHash: hash(Number.parseInt(txId.slice(0, 6), 16)), status: "signed" },
+          ]);
           const sending = (await batches.get(txId))!;
-          const ended = { ...sending, status: "success" as const, transactions: [{ ...sending.transactions[0], status: "confirmed" as const, blockNumber: 9 }] };
+          const ended = {
+            ...sending,
+            status: "success" as const,
+            transactions: [{ ...sending.transactions[0], status: "confirmed" as const, blockNumber: 9 }],
+          };
           return db.transaction(async (tx) => {
-            expect(await batches.markSuccess(tx, txId, { index: 0, blockNumber: 9, gasUsed: 21_000n, blockHash: hash(9) }, ended)).to.equal(true);
+            expect(
+              await batches.markSuccess(
+                tx,
+                txId,
+                { index: 0, blockNumber: 9, gasUsed: 21_000n, blockHash: hash(9) },
+                ended,
+              ),
+            ).to.equal(true);
             await batches.setOutcome(tx, txId, outcome);
-            return tx.query<{ position: string | null }>("SELECT position::text AS position FROM events WHERE tx_id = $1", [txId]);
+            return tx.query<{ position: string | null }>(
+              "SELECT position::text AS position FROM events WHERE tx_id = $1",
+              [txId],
+            );
           });
         };
         const [first, second] = [randomBytes(16).toString("hex"), randomBytes(16).toString("hex")];
@@ -623,17 +777,36 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         // Inside the writing transaction: numbered already on the embedded database, at commit on the server.
         for (const row of pending) expect(row.position === null).to.equal(db.kind === "postgres");
         await finish(second, { second: true });
-        const rows = await db.query<{ position: string; tx_id: string; type: string; outcome: unknown; deliveries: number }>(
+        const rows = await db.query<{
+          position: string;
+          tx_id: string;
+          type: string;
+          outcome: unknown;
+          deliveries: number;
+        }>(
           `SELECT e.position::text AS position, e.tx_id, e.type, e.data->'outcome' AS outcome,
                   (SELECT count(*)::int FROM webhook_deliveries d WHERE d.event_id = e.id) AS deliveries
            FROM events e WHERE e.tx_id IN ($1, $2) ORDER BY e.id`,
           [first, second],
         );
-        expect(rows.map((r) => [r.tx_id, r.type])).to.deep.equal([first, second].flatMap((t) => [[t, "transaction.broadcast"], [t, "transaction.confirmed"], [t, "batch.completed"]]));
+        expect(rows.map((r) => [r.tx_id, r.type])).to.deep.equal(
+          [first, second].flatMap((t) => [
+            [t, "transaction.broadcast"],
+            [t, "transaction.confirmed"],
+            [t, "batch.completed"],
+          ]),
+        );
         const positions = rows.map((r) => BigInt(r.position));
-        expect(positions.every((p, i) => i === 0 || p > positions[i - 1]), "positions grow in the order the transactions committed").to.equal(true);
+        expect(
+          positions.every((p, i) => i === 0 || p > positions[i - 1]),
+          "positions grow in the order the transactions committed",
+        ).to.equal(true);
         expect(rows.map((r) => r.deliveries)).to.deep.equal([1, 1, 1, 1, 1, 1]);
-        expect(rows.filter((r) => r.type === "batch.completed").map((r) => (typeof r.outcome === "string" ? JSON.parse(r.outcome) : r.outcome))).to.deep.equal([{ first: true }, { second: true }]);
+        expect(
+          rows
+            .filter((r) => r.type === "batch.completed")
+            .map((r) => (typeof r.outcome === "string" ? JSON.parse(r.outcome) : r.outcome)),
+        ).to.deep.equal([{ first: true }, { second: true }]);
       });
 
       it("markSending moves only a prepared batch: a second call finds it moved and writes nothing", async () => {
@@ -643,7 +816,10 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           { index: 0, signedRaw: "0x02e1", txHash: hash(0xe1), status: "signed" as const },
           { index: 1, signedRaw: "0x02e2", txHash: hash(0xe2), status: "signed" as const },
         ];
-        expect(await db.transaction((tx) => batches.markSending(tx, txId, first))).to.deep.include({ moved: true, outOfCredits: false });
+        expect(await db.transaction((tx) => batches.markSending(tx, txId, first))).to.deep.include({
+          moved: true,
+          outOfCredits: false,
+        });
         const second = first.map((t) => ({ ...t, signedRaw: "0x02ff", txHash: hash(0xff) }));
         expect((await db.transaction((tx) => batches.markSending(tx, txId, second))).moved).to.equal(false);
         const batch = (await batches.get(txId))!;
@@ -654,39 +830,72 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
       it("markSending refuses a hash another batch holds: nothing moves, nothing is spent, and it names that batch", async () => {
         const { record } = await apiKeys.create({ email: "mark-taken@example.com", plan: "Starter" });
-        await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [record.id]);
+        await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [
+          record.id,
+        ]);
         const credit = { keyId: record.id, method: "whitelist" };
         const holder = randomBytes(16).toString("hex");
         await batches.create(newBatch(holder, null));
-        await batches.markSending(db, holder, [{ index: 0, signedRaw: "0x025a", txHash: hash(0x5a), status: "signed" }]);
+        await batches.markSending(db, holder, [
+          { index: 0, signedRaw: "0x025a", txHash: hash(0x5a), status: "signed" },
+        ]);
         const late = randomBytes(16).toString("hex");
         await batches.create(newBatch(late, record.id));
         const claim = [
           { index: 0, signedRaw: null, txHash: hash(0x5b), status: "broadcast" as const },
-          { index: 1, signedRaw: null, txHash: hash(0x5a).toUpperCase().replace("0X", "0x"), status: "broadcast" as const },
+          {
+            index: 1,
+            signedRaw: null,
+            txHash: hash(0x5a).toUpperCase().replace("0X", "0x"),
+            status: "broadcast" as const,
+          },
         ];
         const result = await db.transaction((tx) => batches.markSending(tx, late, claim, credit));
-        expect(result).to.deep.equal({ moved: false, outOfCredits: false, hashOwners: new Map([[hash(0x5a), holder]]) });
+        expect(result).to.deep.equal({
+          moved: false,
+          outOfCredits: false,
+          hashOwners: new Map([[hash(0x5a), holder]]),
+        });
         const batch = (await batches.get(late))!;
         expect(batch.status).to.equal("prepared");
         expect(batch.transactions.map((t) => t.txHash)).to.deep.equal([null, null]);
         expect(await db.query("SELECT 1 FROM credit_charges WHERE tx_id = $1", [late])).to.deep.equal([]);
-        expect((await db.query<{ balance: number }>("SELECT balance FROM credit_balances WHERE key_id = $1 AND method = 'whitelist'", [record.id]))[0].balance).to.equal(1);
+        expect(
+          (
+            await db.query<{ balance: number }>(
+              "SELECT balance FROM credit_balances WHERE key_id = $1 AND method = 'whitelist'",
+              [record.id],
+            )
+          )[0].balance,
+        ).to.equal(1);
         // A batch's own hashes are not another batch's: the holder, already sending, is just not moved again.
-        const again = await batches.markSending(db, holder, [{ index: 0, signedRaw: "0x025a", txHash: hash(0x5a), status: "signed" }]);
+        const again = await batches.markSending(db, holder, [
+          { index: 0, signedRaw: "0x025a", txHash: hash(0x5a), status: "signed" },
+        ]);
         expect(again).to.deep.equal({ moved: false, outOfCredits: false, hashOwners: new Map() });
       });
 
       it("markSending with a credit spends it in the same statement: once per batch, never below 0, nothing without a credit", async () => {
         const { record } = await apiKeys.create({ email: "mark-spend@example.com", plan: "Starter" });
-        await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [record.id]);
+        await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [
+          record.id,
+        ]);
         const credit = { keyId: record.id, method: "whitelist" };
-        const balance = async () => (await db.query<{ balance: number }>("SELECT balance FROM credit_balances WHERE key_id = $1 AND method = 'whitelist'", [record.id]))[0].balance;
+        const balance = async () =>
+          (
+            await db.query<{ balance: number }>(
+              "SELECT balance FROM credit_balances WHERE key_id = $1 AND method = 'whitelist'",
+              [record.id],
+            )
+          )[0].balance;
         const signed = (n: number) => [{ index: 0, signedRaw: "0x02c1", txHash: hash(n), status: "signed" as const }];
 
         const paid = randomBytes(16).toString("hex");
         await batches.create(newBatch(paid, record.id));
-        expect(await batches.markSending(db, paid, signed(0xc1), credit)).to.deep.include({ moved: true, outOfCredits: false });
+        expect(await batches.markSending(db, paid, signed(0xc1), credit)).to.deep.include({
+          moved: true,
+          outOfCredits: false,
+        });
         expect(await balance()).to.equal(0);
         // Not moved again, so not charged again.
         expect((await batches.markSending(db, paid, signed(0xc1), credit)).moved).to.equal(false);
@@ -695,7 +904,10 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         // Out of credits: nothing moves and nothing is written, with no transaction to roll back.
         const unpaid = randomBytes(16).toString("hex");
         await batches.create(newBatch(unpaid, record.id));
-        expect(await batches.markSending(db, unpaid, signed(0xc2), credit)).to.deep.include({ moved: false, outOfCredits: true });
+        expect(await batches.markSending(db, unpaid, signed(0xc2), credit)).to.deep.include({
+          moved: false,
+          outOfCredits: true,
+        });
         const batch = (await batches.get(unpaid))!;
         expect(batch.status).to.equal("prepared");
         expect(batch.transactions.map((t) => t.txHash)).to.deep.equal([null, null]);
@@ -707,10 +919,21 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         const { record } = await apiKeys.create({ email: "mark-race@example.com", plan: "Starter" });
         const credit = { keyId: record.id, method: "whitelist" };
         for (let round = 0; round < 5; round++) {
-          await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [record.id]);
+          await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [
+            record.id,
+          ]);
           const ids = [randomBytes(16).toString("hex"), randomBytes(16).toString("hex")];
           for (const id of ids) await batches.create(newBatch(id, record.id));
-          const results = await Promise.all(ids.map((id) => batches.markSending(db, id, [{ index: 0, signedRaw: "0x02c9", txHash: "0x" + randomBytes(32).toString("hex"), status: "signed" }], credit)));
+          const results = await Promise.all(
+            ids.map((id) =>
+              batches.markSending(
+                db,
+                id,
+                [{ index: 0, signedRaw: "0x02c9", txHash: "0x" + randomBytes(32).toString("hex"), status: "signed" }],
+                credit,
+              ),
+            ),
+          );
           expect(results.map((r) => [r.moved, r.outOfCredits]).sort(), `round ${round}`).to.deep.equal([
             [false, true],
             [true, false],
@@ -731,8 +954,12 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           { index: 1, signedRaw: "0x02f2", txHash: hash(0xf2), status: "signed" },
         ]);
         await batches.setTxConfirmed(txId, 0, 60, 1n);
-        expect(await db.transaction((tx) => batches.markSuccess(tx, txId, { index: 1, blockNumber: 61, gasUsed: 2n }))).to.equal(true);
-        expect(await db.transaction((tx) => batches.markSuccess(tx, txId, { index: 1, blockNumber: 99, gasUsed: 9n }))).to.equal(false);
+        expect(
+          await db.transaction((tx) => batches.markSuccess(tx, txId, { index: 1, blockNumber: 61, gasUsed: 2n })),
+        ).to.equal(true);
+        expect(
+          await db.transaction((tx) => batches.markSuccess(tx, txId, { index: 1, blockNumber: 99, gasUsed: 9n })),
+        ).to.equal(false);
         const batch = (await batches.get(txId))!;
         expect(batch.status).to.equal("success");
         expect(batch.transactions.map((t) => [t.status, t.blockNumber, t.gasUsed])).to.deep.equal([
@@ -742,7 +969,11 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
         const other = randomBytes(16).toString("hex");
         await batches.create(newBatch(other, null));
-        const seen = await batches.getWithHashOwners(other, [hash(0xf1), hash(0xF2).toUpperCase().replace("0X", "0x"), hash(0x99)]);
+        const seen = await batches.getWithHashOwners(other, [
+          hash(0xf1),
+          hash(0xf2).toUpperCase().replace("0X", "0x"),
+          hash(0x99),
+        ]);
         expect(seen.batch?.txId).to.equal(other);
         expect([...seen.hashOwners]).to.deep.equal([
           [hash(0xf1), txId],
@@ -766,7 +997,9 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         const again = randomBytes(16).toString("hex");
         await here.create(newBatch(again, null));
         // Sent through the other instance meanwhile: the kept copy still says prepared, marking it finds it moved.
-        await elsewhere.markSending(db, again, [{ index: 0, signedRaw: "0x02a7", txHash: hash(0xa7), status: "signed" }]);
+        await elsewhere.markSending(db, again, [
+          { index: 0, signedRaw: "0x02a7", txHash: hash(0xa7), status: "signed" },
+        ]);
         const kept = await here.forSend(again, [hash(0xa7)]);
         expect(kept.batch!.status).to.equal("prepared");
         expect([...kept.hashOwners]).to.deep.equal([]); // its own hash is not another batch's
@@ -811,10 +1044,12 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
       it("one balance, one payment: of four reservations at once against a balance of one price, one is taken, three fall short", async () => {
         const payer = newPayer();
-        const outcomes = await Promise.allSettled([0, 1, 2, 3].map(() => payments.reserve(reservation(payer), 10_000n)));
+        const outcomes = await Promise.allSettled(
+          [0, 1, 2, 3].map(() => payments.reserve(reservation(payer), 10_000n)),
+        );
         expect(outcomes.filter((o) => o.status === "fulfilled")).to.have.length(1);
         for (const o of outcomes.filter((x) => x.status === "rejected")) {
-          const error = (o).reason;
+          const error = o.reason;
           expect(error).to.be.instanceOf(PaymentShortfall);
           expect(error.open).to.equal(10_000n);
         }
@@ -855,10 +1090,23 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
       it("the first request under a key holds it; the same request is answered again once kept; another request, or one still running, is a conflict; a key let go is taken again", async () => {
         const key = randomUUID();
         expect(await kept.start("scope-a", key, "/send-transactions", "h1")).to.deep.equal({ kind: "new" });
-        expect(await kept.start("scope-a", key, "/send-transactions", "h1")).to.deep.equal({ kind: "conflict", reason: "in progress" });
-        expect(await kept.start("scope-a", key, "/send-transactions", "h2")).to.deep.equal({ kind: "conflict", reason: "another request" });
-        expect(await kept.start("scope-b", key, "/send-transactions", "h2"), "another scope has its own keys").to.deep.equal({ kind: "new" });
-        await kept.keep("scope-a", key, { status: 202, body: { txId: "0x1", nested: { n: 1 } }, headers: { "PAYMENT-RESPONSE": "abc" } });
+        expect(await kept.start("scope-a", key, "/send-transactions", "h1")).to.deep.equal({
+          kind: "conflict",
+          reason: "in progress",
+        });
+        expect(await kept.start("scope-a", key, "/send-transactions", "h2")).to.deep.equal({
+          kind: "conflict",
+          reason: "another request",
+        });
+        expect(
+          await kept.start("scope-b", key, "/send-transactions", "h2"),
+          "another scope has its own keys",
+        ).to.deep.equal({ kind: "new" });
+        await kept.keep("scope-a", key, {
+          status: 202,
+          body: { txId: "0x1", nested: { n: 1 } },
+          headers: { "PAYMENT-RESPONSE": "abc" },
+        });
         expect(await kept.start("scope-a", key, "/send-transactions", "h1")).to.deep.equal({
           kind: "replay",
           answer: { status: 202, body: { txId: "0x1", nested: { n: 1 } }, headers: { "PAYMENT-RESPONSE": "abc" } },
@@ -899,12 +1147,18 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           });
           return db.transaction(async (q) => {
             const nonce = await nonces.take(q, 1, address, async () => 0);
-            await payments.markSettling(q, payment.id, "0x00", "0x" + randomBytes(32).toString("hex"), { from: address, nonce });
+            await payments.markSettling(q, payment.id, "0x00", "0x" + randomBytes(32).toString("hex"), {
+              from: address,
+              nonce,
+            });
             return nonce;
           });
         };
         const taken: number[] = [];
-        await Promise.all([...Array.from({ length: 12 }, async () => taken.push(await take())), ...Array.from({ length: 6 }, () => nonces.heal(1, address, 10))]);
+        await Promise.all([
+          ...Array.from({ length: 12 }, async () => taken.push(await take())),
+          ...Array.from({ length: 6 }, () => nonces.heal(1, address, 10)),
+        ]);
         expect(new Set(taken).size, `nonces ${taken.sort((a, b) => a - b).join(",")}`).to.equal(taken.length);
       });
     });
@@ -916,7 +1170,19 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         const [row] = await db.query<Record<string, unknown>>(
           `SELECT $1::text AS text, $2::int AS int, $3::int8::text AS big, $4::numeric::text AS amount, $5::boolean AS yes, $6::timestamptz AS at,
                   $7::text[] AS list, $8::jsonb AS doc, $9::bytea AS bytes, $10::text AS nothing, $11::text[] AS empty`,
-          [text, 42, (2n ** 62n).toString(), "123456789012345678901234567890.5", true, when, ["a", 'b"c', "d\\e", "f,g", "{h}"], JSON.stringify({ text, n: 1 }), Buffer.from([0, 1, 254, 255]), null, []],
+          [
+            text,
+            42,
+            (2n ** 62n).toString(),
+            "123456789012345678901234567890.5",
+            true,
+            when,
+            ["a", 'b"c', "d\\e", "f,g", "{h}"],
+            JSON.stringify({ text, n: 1 }),
+            Buffer.from([0, 1, 254, 255]),
+            null,
+            [],
+          ],
         );
         expect(row.text).to.equal(text);
         expect(row.int).to.equal(42);
@@ -940,12 +1206,16 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
       it("a statement first run inside a rolled-back transaction, or by many callers at once, runs again later", async () => {
         const sql = "SELECT $1::int + 1 AS n";
-        await db.transaction(async (tx) => {
-          expect(await tx.query(sql, [1])).to.deep.equal([{ n: 2 }]);
-          throw new Error("roll back");
-        }).catch(() => undefined);
+        await db
+          .transaction(async (tx) => {
+            expect(await tx.query(sql, [1])).to.deep.equal([{ n: 2 }]);
+            throw new Error("roll back");
+          })
+          .catch(() => undefined);
         expect(await db.query(sql, [2])).to.deep.equal([{ n: 3 }]);
-        const many = await Promise.all(Array.from({ length: 20 }, (_, i) => db.query<{ n: number }>("SELECT $1::int * 2 AS n", [i])));
+        const many = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => db.query<{ n: number }>("SELECT $1::int * 2 AS n", [i])),
+        );
         expect(many.map(([r]) => r.n)).to.deep.equal(Array.from({ length: 20 }, (_, i) => i * 2));
         let failed: unknown;
         await db.query("SELECT no_such_column FROM batches WHERE tx_id = $1", ["x"]).catch((error) => (failed = error));
@@ -957,7 +1227,8 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
       before(async () => {
         await db.query("CREATE TABLE IF NOT EXISTS tx_probe (id int PRIMARY KEY, v text)");
       });
-      const probe = async (id: number) => (await db.query<{ v: string }>("SELECT v FROM tx_probe WHERE id = $1", [id]))[0]?.v;
+      const probe = async (id: number) =>
+        (await db.query<{ v: string }>("SELECT v FROM tx_probe WHERE id = $1", [id]))[0]?.v;
 
       it("a write whose rows nobody reads is committed with the transaction, and read back by its later statements", async () => {
         const seen = await db.transaction(async (tx) => {
@@ -1018,7 +1289,10 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
       });
 
       it("statements issued together each answer with their own rows; one failing fails the transaction", async () => {
-        await db.query("INSERT INTO tx_probe (id, v) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v", [6, "six"]);
+        await db.query("INSERT INTO tx_probe (id, v) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v", [
+          6,
+          "six",
+        ]);
         const read = "SELECT v FROM tx_probe WHERE id = $1";
         const bump = "UPDATE tx_probe SET v = v || $2 WHERE id = $1 RETURNING v";
         await db.query(read, [6]);
@@ -1043,13 +1317,24 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         let failed: unknown;
         await db
           .transaction(async (tx) => {
-            await tx.together(() => [tx.query(bump, [6, "!"]), tx.query("INSERT INTO tx_probe (id, v) VALUES ($1, $2)", [6, "duplicate"])] as const);
+            await tx.together(
+              () =>
+                [
+                  tx.query(bump, [6, "!"]),
+                  tx.query("INSERT INTO tx_probe (id, v) VALUES ($1, $2)", [6, "duplicate"]),
+                ] as const,
+            );
           })
           .catch((error) => (failed = error));
         expect((failed as { code?: string })?.code).to.equal("23505");
         expect(await probe(6)).to.equal("six+");
         // Outside a transaction they run as issued.
-        expect(await db.together(() => [db.query<{ v: string }>(read, [6]), db.query<{ n: number }>("SELECT $1::int + 1 AS n", [1])] as const)).to.deep.equal([[{ v: "six+" }], [{ n: 2 }]]);
+        expect(
+          await db.together(
+            () =>
+              [db.query<{ v: string }>(read, [6]), db.query<{ n: number }>("SELECT $1::int + 1 AS n", [1])] as const,
+          ),
+        ).to.deep.equal([[{ v: "six+" }], [{ n: 2 }]]);
       });
 
       it("a transaction that throws leaves nothing of its writes, queued or run", async () => {
@@ -1073,7 +1358,10 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
       });
 
       it("statements from outside a transaction never see or join its uncommitted work", async () => {
-        await db.query("INSERT INTO tx_probe (id, v) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v", [5, "before"]);
+        await db.query("INSERT INTO tx_probe (id, v) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v", [
+          5,
+          "before",
+        ]);
         let release!: () => void;
         const held = new Promise<void>((resolve) => (release = resolve));
         let outside: Promise<string | undefined> | undefined;

@@ -91,7 +91,11 @@ export class WebhookReceiver {
       };
       const timer = setTimeout(() => {
         cleanup();
-        reject(new Error(`${label}: not received within ${timeoutMs} ms; got ${JSON.stringify(this.received.map((r) => [r.event?.id, r.event?.type, r.status]))}`));
+        reject(
+          new Error(
+            `${label}: not received within ${timeoutMs} ms; got ${JSON.stringify(this.received.map((r) => [r.event?.id, r.event?.type, r.status]))}`,
+          ),
+        );
       }, timeoutMs);
       const cleanup = () => {
         clearTimeout(timer);

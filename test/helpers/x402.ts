@@ -25,7 +25,12 @@ export interface Requirements {
 }
 
 /** The quote of a 402 answer, decoded from its PAYMENT-REQUIRED header. */
-export function quoteOf(res: { status: number; headers: Headers; body: any }): { x402Version: number; accepts: Requirements[]; resource: any; error?: string } {
+export function quoteOf(res: { status: number; headers: Headers; body: any }): {
+  x402Version: number;
+  accepts: Requirements[];
+  resource: any;
+  error?: string;
+} {
   expect(res.status, JSON.stringify(res.body)).to.equal(402);
   const header = res.headers.get("payment-required");
   expect(header, "PAYMENT-REQUIRED header").to.be.a("string");
@@ -60,7 +65,13 @@ export interface PaymentOverrides {
 export async function payWithEthers(wallet: Wallet, req: Requirements, o: PaymentOverrides = {}): Promise<string> {
   const now = Math.floor(Date.now() / 1000);
   const network = o.network ?? req.network;
-  const accepted = { scheme: req.scheme, network, asset: o.asset ?? req.asset, amount: o.amount ?? req.amount, payTo: o.payTo ?? req.payTo };
+  const accepted = {
+    scheme: req.scheme,
+    network,
+    asset: o.asset ?? req.asset,
+    amount: o.amount ?? req.amount,
+    payTo: o.payTo ?? req.payTo,
+  };
   const declared = o.accepted ?? accepted;
   const authorization = {
     from: o.from ?? wallet.address,
@@ -71,9 +82,16 @@ export async function payWithEthers(wallet: Wallet, req: Requirements, o: Paymen
     nonce: o.nonce ?? "0x" + randomBytes(32).toString("hex"),
   };
   const signature = await wallet.signTypedData(
-    { name: req.extra.name, version: req.extra.version, chainId: o.chainId ?? Number(network.split(":")[1]), verifyingContract: accepted.asset },
+    {
+      name: req.extra.name,
+      version: req.extra.version,
+      chainId: o.chainId ?? Number(network.split(":")[1]),
+      verifyingContract: accepted.asset,
+    },
     TRANSFER_WITH_AUTHORIZATION_TYPES,
     authorization,
   );
-  return Buffer.from(JSON.stringify({ x402Version: 2, accepted: declared, payload: { signature, authorization } })).toString("base64");
+  return Buffer.from(
+    JSON.stringify({ x402Version: 2, accepted: declared, payload: { signature, authorization } }),
+  ).toString("base64");
 }

@@ -46,14 +46,21 @@ describe("PostgreSQL server: the outbox's ids", function () {
     releaseFirst();
     await slow;
     const after = await eventsAfter(db, { apiKeyId: "k" }, seen[0].id);
-    expect(after.map((e) => e.txId), "read from the id already seen: the slow event follows").to.deep.equal([txA]);
-    const rows = await db.query<{ id: string; position: string; tx_id: string }>("SELECT id::text AS id, position::text AS position, tx_id FROM events ORDER BY id");
+    expect(
+      after.map((e) => e.txId),
+      "read from the id already seen: the slow event follows",
+    ).to.deep.equal([txA]);
+    const rows = await db.query<{ id: string; position: string; tx_id: string }>(
+      "SELECT id::text AS id, position::text AS position, tx_id FROM events ORDER BY id",
+    );
     expect(rows.map((r) => r.tx_id)).to.deep.equal([txA, txB]); // inserted first…
     expect(BigInt(rows[0].position)).to.be.greaterThan(BigInt(rows[1].position)); // …positioned last
   });
 
   it("a rolled-back change leaves no event and no delivery", async () => {
-    await db.query("INSERT INTO webhook_endpoints (id, api_key_id, url, secret_sealed) VALUES ('wh_rb', 'rb', 'https://example.com/', 'sealed')");
+    await db.query(
+      "INSERT INTO webhook_endpoints (id, api_key_id, url, secret_sealed) VALUES ('wh_rb', 'rb', 'https://example.com/', 'sealed')",
+    );
     await db
       .transaction(async (q) => {
         await emitEvent(q, testEvent("rb", "0x" + "c".repeat(64)));

@@ -48,7 +48,12 @@ describe("PostgreSQL server: the relayer key rotated under load across two servi
       await provider.send("hardhat_setBalance", [newKey.address, "0x56BC75E2D63100000"]);
       provider.destroy();
     }
-    fs.writeFileSync(path.join(dir, "new.json"), encryptKeystoreJsonSync({ address: newKey.address, privateKey: newKey.privateKey }, "pg", { scrypt: { N: 1 << 12 } }));
+    fs.writeFileSync(
+      path.join(dir, "new.json"),
+      encryptKeystoreJsonSync({ address: newKey.address, privateKey: newKey.privateKey }, "pg", {
+        scrypt: { N: 1 << 12 },
+      }),
+    );
     fs.writeFileSync(path.join(dir, "new-password"), "pg\n");
     env = testEnv(sandbox, dir, { DATABASE_URL, DATABASE_SCHEMA: schema });
     services.push(...(await Promise.all([startServiceProcess(env), startServiceProcess(env)])));
@@ -65,7 +70,15 @@ describe("PostgreSQL server: the relayer key rotated under load across two servi
     const provider = providerFor(sandbox.baseSepolia);
     const oldKey = sandbox.accounts[RELAYER_INDEX].address;
     const oldStart = await provider.getTransactionCount(oldKey, "latest");
-    const admin = async (...args: string[]) => runAdminCli(dir, ["relayer-keys", ...args], { DATABASE_URL, DATABASE_SCHEMA: schema, DEPLOYMENTS_DIR: env.DEPLOYMENTS_DIR, RELAYER_PRIVATE_KEY: env.RELAYER_PRIVATE_KEY, [`RPC_URL_${CHAIN}`]: env[`RPC_URL_${CHAIN}`], [`RPC_URL_${sandbox.sepolia.chainId}`]: env[`RPC_URL_${sandbox.sepolia.chainId}`] });
+    const admin = async (...args: string[]) =>
+      runAdminCli(dir, ["relayer-keys", ...args], {
+        DATABASE_URL,
+        DATABASE_SCHEMA: schema,
+        DEPLOYMENTS_DIR: env.DEPLOYMENTS_DIR,
+        RELAYER_PRIVATE_KEY: env.RELAYER_PRIVATE_KEY,
+        [`RPC_URL_${CHAIN}`]: env[`RPC_URL_${CHAIN}`],
+        [`RPC_URL_${sandbox.sepolia.chainId}`]: env[`RPC_URL_${sandbox.sepolia.chainId}`],
+      });
     const operations: Operation[] = [];
     const failures: string[] = [];
     let stopping = false;
@@ -73,10 +86,25 @@ describe("PostgreSQL server: the relayer key rotated under load across two servi
     const send = async () => {
       const [preparer, sender] = turn++ % 2 ? [services[0], services[1]] : [services[1], services[0]];
       const preparedAt = Date.now();
-      const prepared = await preparer.api.post("/x402/token/create", { chainId: String(CHAIN), name: `Rotation ${turn}`, symbol: `PGR${turn}`, agentWallet: sandbox.accounts[6].address }, distinctClient());
+      const prepared = await preparer.api.post(
+        "/x402/token/create",
+        {
+          chainId: String(CHAIN),
+          name: `Rotation ${turn}`,
+          symbol: `PGR${turn}`,
+          agentWallet: sandbox.accounts[6].address,
+        },
+        distinctClient(),
+      );
       if (prepared.status !== 200) throw new Error(`prepare: ${prepared.status} ${JSON.stringify(prepared.body)}`);
       const sent = await payRelayedSend(sender.api, prepared.body.txId, sandbox.accounts[4]);
-      operations.push({ txId: prepared.body.txId, preparedAt, from: prepared.body.transactions[0].from, status: sent.status, body: sent.body });
+      operations.push({
+        txId: prepared.body.txId,
+        preparedAt,
+        from: prepared.body.transactions[0].from,
+        status: sent.status,
+        body: sent.body,
+      });
     };
     const client = async () => {
       while (!stopping) await send().catch((error: Error) => void failures.push(error.message));
@@ -84,12 +112,15 @@ describe("PostgreSQL server: the relayer key rotated under load across two servi
     const load = Promise.all(Array.from({ length: CLIENTS }, client));
     const until = async (what: string, done: () => boolean | Promise<boolean>, ms = 90_000) => {
       for (const deadline = Date.now() + ms; !(await done()); await new Promise((r) => setTimeout(r, 200))) {
-        if (Date.now() > deadline || failures.length) throw new Error(`waiting for ${what}: ${failures.join("; ") || "timed out"}`);
+        if (Date.now() > deadline || failures.length)
+          throw new Error(`waiting for ${what}: ${failures.join("; ") || "timed out"}`);
       }
     };
     try {
       await until("the first operations", () => operations.length >= 6);
-      const added = cliJson(await admin("add", "--keystore", path.join(dir, "new.json"), "--password-file", path.join(dir, "new-password")));
+      const added = cliJson(
+        await admin("add", "--keystore", path.join(dir, "new.json"), "--password-file", path.join(dir, "new-password")),
+      );
       expect(added).to.include({ address: newKey.address, state: "active" });
       await until("operations prepared for the new key by both processes", () => {
         const onNew = operations.filter((o) => o.from === newKey.address);
@@ -109,7 +140,8 @@ describe("PostgreSQL server: the relayer key rotated under load across two servi
         expect(op.body.status, JSON.stringify(op.body)).to.equal("success");
         expect(op.body.payment?.status).to.equal("settled");
         // Each process follows a drain within its refresh.
-        if (op.preparedAt > drainedAt + KEY_REFRESH_MS + 1_000) expect(op.from, `${op.txId} prepared after the drain`).to.equal(newKey.address);
+        if (op.preparedAt > drainedAt + KEY_REFRESH_MS + 1_000)
+          expect(op.from, `${op.txId} prepared after the drain`).to.equal(newKey.address);
       }
       const nonces = new Map<string, number[]>([
         [oldKey, []],
@@ -129,8 +161,12 @@ describe("PostgreSQL server: the relayer key rotated under load across two servi
       expect(await provider.getTransactionCount(oldKey, "latest")).to.equal(oldStart + oldNonces.length);
       expect(await provider.getTransactionCount(newKey.address, "latest")).to.equal(2 + newNonces.length);
       const listed = cliJson(await admin("list")) as { chainId: number; address: string; state: string }[];
-      expect(listed.filter((k) => k.chainId === CHAIN).map((k) => [k.address, k.state])).to.deep.equal([[newKey.address, "active"]]);
-      console.log(`      ${operations.length} paid operations through two processes: ${oldNonces.length} on the old key, ${newNonces.length} on the new one`);
+      expect(listed.filter((k) => k.chainId === CHAIN).map((k) => [k.address, k.state])).to.deep.equal([
+        [newKey.address, "active"],
+      ]);
+      console.log(
+        `      ${operations.length} paid operations through two processes: ${oldNonces.length} on the old key, ${newNonces.length} on the new one`,
+      );
     } finally {
       stopping = true;
       await load;

@@ -28,7 +28,10 @@ describe("PostgreSQL server: two service processes share one relayer", function 
 
   before(async () => {
     sandbox = await getSandbox();
-    const env = testEnv(sandbox, fs.mkdtempSync(path.join(os.tmpdir(), "tak-pg-")), { DATABASE_URL, DATABASE_SCHEMA: schema });
+    const env = testEnv(sandbox, fs.mkdtempSync(path.join(os.tmpdir(), "tak-pg-")), {
+      DATABASE_URL,
+      DATABASE_SCHEMA: schema,
+    });
     // Both start at once: migrations and nonce syncing must not trip over each other.
     services.push(...(await Promise.all([startServiceProcess(env), startServiceProcess(env)])));
   });
@@ -45,7 +48,8 @@ describe("PostgreSQL server: two service processes share one relayer", function 
     const relayer = sandbox.accounts[RELAYER_INDEX].address;
     const payer = sandbox.accounts[4];
     const txIds: string[] = [];
-    for (let i = 0; i < SENDS; i++) txIds.push(await prepareRelayedToken(i % 2 ? b.api : a.api, `PG${i}`, sandbox.accounts[6].address));
+    for (let i = 0; i < SENDS; i++)
+      txIds.push(await prepareRelayedToken(i % 2 ? b.api : a.api, `PG${i}`, sandbox.accounts[6].address));
     const start = await provider.getTransactionCount(relayer, "latest");
     const retriesBefore = (await nonceAheadRetries(a)) + (await nonceAheadRetries(b));
 
@@ -86,9 +90,13 @@ describe("PostgreSQL server: two service processes share one relayer", function 
     }
     const probe = new Pool({ connectionString: DATABASE_URL, max: 1, options: `-c search_path=${schema}` });
     try {
-      const { rows } = await probe.query(`SELECT pg_try_advisory_lock(${WALLET_LOCK_KEY}) AS free`, [walletLockName(sandbox.baseSepolia.chainId, relayer)]);
+      const { rows } = await probe.query(`SELECT pg_try_advisory_lock(${WALLET_LOCK_KEY}) AS free`, [
+        walletLockName(sandbox.baseSepolia.chainId, relayer),
+      ]);
       expect(rows[0].free).to.equal(true);
-      await probe.query(`SELECT pg_advisory_unlock(${WALLET_LOCK_KEY})`, [walletLockName(sandbox.baseSepolia.chainId, relayer)]);
+      await probe.query(`SELECT pg_advisory_unlock(${WALLET_LOCK_KEY})`, [
+        walletLockName(sandbox.baseSepolia.chainId, relayer),
+      ]);
     } finally {
       await probe.end();
     }

@@ -27,8 +27,11 @@ describe("PostgreSQL server: a service wallet's lock across instances", function
 
   /** True when no session holds the wallet's lock (taken and given back at once by the probe). */
   async function lockIsFree(): Promise<boolean> {
-    const [row] = (await probe.query(`SELECT pg_try_advisory_lock(${WALLET_LOCK_KEY}) AS free`, [walletLockName(CHAIN_ID, WALLET)])).rows;
-    if (row.free) await probe.query(`SELECT pg_advisory_unlock(${WALLET_LOCK_KEY})`, [walletLockName(CHAIN_ID, WALLET)]);
+    const [row] = (
+      await probe.query(`SELECT pg_try_advisory_lock(${WALLET_LOCK_KEY}) AS free`, [walletLockName(CHAIN_ID, WALLET)])
+    ).rows;
+    if (row.free)
+      await probe.query(`SELECT pg_advisory_unlock(${WALLET_LOCK_KEY})`, [walletLockName(CHAIN_ID, WALLET)]);
     return row.free;
   }
 
@@ -80,7 +83,7 @@ describe("PostgreSQL server: a service wallet's lock across instances", function
       }
     };
     const failure = await broadcast().catch((error: Error) => error);
-    expect((failure).message).to.equal("node refused");
+    expect(failure.message).to.equal("node refused");
     expect(await lockIsFree()).to.equal(true);
   });
 });

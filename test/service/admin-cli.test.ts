@@ -58,12 +58,24 @@ describe("operator CLI (scripts/admin.ts)", function () {
     try {
       const refused: [string[], string][] = [
         [["prices", "set", "--operation", "mintTokn", "--amount", "1"], "prices set: --operation must be one of "],
-        [["prices", "set", "--operation", "agentCreateToken", "--amount", "1.1234567"], "--amount must be a USDC amount with at most 6 decimals"],
+        [
+          ["prices", "set", "--operation", "agentCreateToken", "--amount", "1.1234567"],
+          "--amount must be a USDC amount with at most 6 decimals",
+        ],
         [["prices", "set", "--operation", "mintToken", "--amount", "1"], "prices set: --operation must be one of "],
-        [["keys", "create", "--email", "a@b.co", "--plan", "Gold"], '--plan must be one of Starter, Professional, Enterprise, got "Gold"'],
+        [
+          ["keys", "create", "--email", "a@b.co", "--plan", "Gold"],
+          '--plan must be one of Starter, Professional, Enterprise, got "Gold"',
+        ],
         [["keys", "create", "--email", "a@b.co"], "keys create: --plan is required"],
-        [["credits", "add", "--key-id", "0123456789abcdef", "--method", "nope", "--amount", "5"], "--method must be one of "],
-        [["credits", "add", "--key-id", "0123456789abcdef", "--method", "mintToken", "--amount", "-3"], "--amount must be a positive whole number"],
+        [
+          ["credits", "add", "--key-id", "0123456789abcdef", "--method", "nope", "--amount", "5"],
+          "--method must be one of ",
+        ],
+        [
+          ["credits", "add", "--key-id", "0123456789abcdef", "--method", "mintToken", "--amount", "-3"],
+          "--amount must be a positive whole number",
+        ],
         [["signers", "add", "0x1234"], "--address must be a 0x-prefixed 20-byte hex address"],
         [["kyc", "list", "--status", "done"], "--status must be one of none, invited, submitted, approved, rejected"],
         [["keys", "list", "--plan", "Starter"], "keys list: unknown flag --plan"],
@@ -75,7 +87,8 @@ describe("operator CLI (scripts/admin.ts)", function () {
         expect(errorOf(result), args.join(" ")).to.include(message);
       }
       const operations = errorOf(await admin(dataDir, "prices", "set", "--operation", "x", "--amount", "1"));
-      for (const name of ["agentCreateToken", "ramsExecute", "get-agent-info", "rams/mandate", "faucet"]) expect(operations).to.include(name);
+      for (const name of ["agentCreateToken", "ramsExecute", "get-agent-info", "rams/mandate", "faucet"])
+        expect(operations).to.include(name);
       expect(fs.readdirSync(dataDir)).to.deep.equal([]);
     } finally {
       fs.rmSync(dataDir, { recursive: true, force: true });
@@ -91,7 +104,9 @@ describe("operator CLI (scripts/admin.ts)", function () {
       await db.close();
       const older = await admin(dataDir, "keys", "list");
       expect(older.code).to.equal(1);
-      expect(errorOf(older)).to.equal(`The database's schema is older than this admin tool: 1 migration(s) not applied (${files.at(-1)}). Run \`npm run migrate\` with the same configuration, then start again.`);
+      expect(errorOf(older)).to.equal(
+        `The database's schema is older than this admin tool: 1 migration(s) not applied (${files.at(-1)}). Run \`npm run migrate\` with the same configuration, then start again.`,
+      );
       const migrated = cliJson(await runAdminCli(dataDir, [], {}, "migrate"));
       expect(migrated).to.deep.include({ applied: [files.at(-1)], schema: files.at(-1), database: "pglite" });
       expect(cliJson(await runAdminCli(dataDir, [], {}, "migrate")).applied).to.deep.equal([]);
@@ -101,7 +116,9 @@ describe("operator CLI (scripts/admin.ts)", function () {
       await again.query("INSERT INTO schema_migrations (version) VALUES ('999_from_the_future.sql')");
       await again.close();
       const newer = await admin(dataDir, "keys", "list");
-      expect(errorOf(newer)).to.match(/^The database's schema is newer than this admin tool knows: it has 999_from_the_future\.sql, migrated by a newer version/);
+      expect(errorOf(newer)).to.match(
+        /^The database's schema is newer than this admin tool knows: it has 999_from_the_future\.sql, migrated by a newer version/,
+      );
       const refused = await runAdminCli(dataDir, [], {}, "migrate");
       expect(refused.code).to.equal(1);
       expect(errorOf(refused)).to.include("newer than this version");
@@ -149,7 +166,9 @@ describe("operator CLI (scripts/admin.ts)", function () {
     });
 
     it("credits add tops up one method", async () => {
-      const added = json(await admin(dataDir, "credits", "add", "--key-id", keyId, "--method", "mintToken", "--amount", "5"));
+      const added = json(
+        await admin(dataDir, "credits", "add", "--key-id", keyId, "--method", "mintToken", "--amount", "5"),
+      );
       expect(added).to.deep.equal({ keyId, method: "mintToken", balance: 15 });
       const [listed] = json(await admin(dataDir, "keys", "list"));
       expect(listed.credits.mintToken).to.equal(15);
@@ -157,23 +176,55 @@ describe("operator CLI (scripts/admin.ts)", function () {
     });
 
     it("credits add refuses an unknown key (exit 1, JSON error)", async () => {
-      const key = await admin(dataDir, "credits", "add", "--key-id", "0000000000000000", "--method", "mintToken", "--amount", "5");
+      const key = await admin(
+        dataDir,
+        "credits",
+        "add",
+        "--key-id",
+        "0000000000000000",
+        "--method",
+        "mintToken",
+        "--amount",
+        "5",
+      );
       expect(key.code).to.equal(1);
       expect(errorOf(key)).to.include("0000000000000000");
     });
 
     it("signers add / list / remove, per key (--key-id) or for every key (--all-keys): one of the two, never both", async () => {
-      expect(json(await admin(dataDir, "signers", "add", signer.toLowerCase(), "--key-id", keyId))).to.deep.equal({ address: signer, keyId, whitelisted: true });
+      expect(json(await admin(dataDir, "signers", "add", signer.toLowerCase(), "--key-id", keyId))).to.deep.equal({
+        address: signer,
+        keyId,
+        whitelisted: true,
+      });
       expect(json(await admin(dataDir, "signers", "list"))).to.deep.equal([{ address: signer, keyId }]);
-      expect(json(await admin(dataDir, "signers", "add", signer, "--all-keys"))).to.deep.equal({ address: signer, allKeys: true, whitelisted: true });
-      expect(json(await admin(dataDir, "signers", "list", "--key-id", keyId))).to.deep.equal([{ address: signer, keyId }, { address: signer, allKeys: true }]);
-      expect(json(await admin(dataDir, "signers", "remove", signer, "--all-keys"))).to.deep.equal({ address: signer, allKeys: true, whitelisted: false });
-      expect(json(await admin(dataDir, "signers", "remove", signer, "--key-id", keyId))).to.deep.equal({ address: signer, keyId, whitelisted: false });
+      expect(json(await admin(dataDir, "signers", "add", signer, "--all-keys"))).to.deep.equal({
+        address: signer,
+        allKeys: true,
+        whitelisted: true,
+      });
+      expect(json(await admin(dataDir, "signers", "list", "--key-id", keyId))).to.deep.equal([
+        { address: signer, keyId },
+        { address: signer, allKeys: true },
+      ]);
+      expect(json(await admin(dataDir, "signers", "remove", signer, "--all-keys"))).to.deep.equal({
+        address: signer,
+        allKeys: true,
+        whitelisted: false,
+      });
+      expect(json(await admin(dataDir, "signers", "remove", signer, "--key-id", keyId))).to.deep.equal({
+        address: signer,
+        keyId,
+        whitelisted: false,
+      });
       expect(json(await admin(dataDir, "signers", "list"))).to.deep.equal([]);
       const again = await admin(dataDir, "signers", "remove", signer, "--key-id", keyId);
       expect(again.code).to.equal(1);
       expect(errorOf(again)).to.include("not a whitelisted signer");
-      for (const args of [["signers", "add", signer], ["signers", "add", signer, "--key-id", keyId, "--all-keys"]]) {
+      for (const args of [
+        ["signers", "add", signer],
+        ["signers", "add", signer, "--key-id", keyId, "--all-keys"],
+      ]) {
         const refused = await admin(dataDir, ...args);
         expect(refused.code, args.join(" ")).to.equal(2);
         expect(refused.stderr).to.match(/--key-id.*--all-keys/);
@@ -195,8 +246,13 @@ describe("operator CLI (scripts/admin.ts)", function () {
     });
 
     it("prices set takes an operation of the price table and lists it", async () => {
-      expect(json(await admin(dataDir, "prices", "set", "--operation", "agentCreateToken", "--amount", "0.25"))).to.deep.equal({ operation: "agentCreateToken", amount: "0.25", amountRaw: "250000" });
-      expect(json(await admin(dataDir, "prices", "list")).overrides).to.deep.include({ operation: "agentCreateToken", amount: "0.25" });
+      expect(
+        json(await admin(dataDir, "prices", "set", "--operation", "agentCreateToken", "--amount", "0.25")),
+      ).to.deep.equal({ operation: "agentCreateToken", amount: "0.25", amountRaw: "250000" });
+      expect(json(await admin(dataDir, "prices", "list")).overrides).to.deep.include({
+        operation: "agentCreateToken",
+        amount: "0.25",
+      });
     });
 
     it("operators add (a one-time link, or a password from a file) / list / link / remove, and the audit log of it all", async () => {
@@ -205,10 +261,25 @@ describe("operator CLI (scripts/admin.ts)", function () {
       expect(added.signInLink.url).to.match(/^http:\/\/127\.0\.0\.1:3000\/console\/sign-in\?token=[A-Za-z0-9_-]{43}$/);
       const passwordFile = path.join(dataDir, "reviewer-password");
       fs.writeFileSync(passwordFile, "a reviewer's long password\n", { mode: 0o600 });
-      const reviewer = json(await admin(dataDir, "operators", "add", "--email", "rev@example.com", "--role", "reviewer", "--password-file", passwordFile));
+      const reviewer = json(
+        await admin(
+          dataDir,
+          "operators",
+          "add",
+          "--email",
+          "rev@example.com",
+          "--role",
+          "reviewer",
+          "--password-file",
+          passwordFile,
+        ),
+      );
       expect(reviewer).to.deep.include({ role: "reviewer", hasPassword: true });
       expect(reviewer).to.not.have.property("signInLink");
-      expect(json(await admin(dataDir, "operators", "list")).map((o: { email: string }) => o.email)).to.deep.equal(["ops@example.com", "rev@example.com"]);
+      expect(json(await admin(dataDir, "operators", "list")).map((o: { email: string }) => o.email)).to.deep.equal([
+        "ops@example.com",
+        "rev@example.com",
+      ]);
       const link = json(await admin(dataDir, "operators", "link", "ops@example.com"));
       expect(link.signInLink.url).to.not.equal(added.signInLink.url);
       const twice = await admin(dataDir, "operators", "add", "--email", "ops@example.com", "--role", "viewer");
@@ -221,10 +292,15 @@ describe("operator CLI (scripts/admin.ts)", function () {
       const short = await admin(dataDir, "operators", "password", "rev@example.com", "--password-file", passwordFile);
       expect(short.code).to.equal(1);
       expect(errorOf(short)).to.include("at least 12 characters");
-      expect(json(await admin(dataDir, "operators", "remove", "rev@example.com"))).to.deep.include({ email: "rev@example.com", removed: true });
+      expect(json(await admin(dataDir, "operators", "remove", "rev@example.com"))).to.deep.include({
+        email: "rev@example.com",
+        removed: true,
+      });
 
       const audit = json(await admin(dataDir, "audit", "list", "--limit", "5"));
-      expect(audit.map((e: { actor: string; action: string; target: string }) => `${e.actor} ${e.action} ${e.target}`)).to.deep.equal([
+      expect(
+        audit.map((e: { actor: string; action: string; target: string }) => `${e.actor} ${e.action} ${e.target}`),
+      ).to.deep.equal([
         "admin tool operators.remove rev@example.com",
         "admin tool operators.link ops@example.com",
         "admin tool operators.add rev@example.com",
@@ -232,8 +308,13 @@ describe("operator CLI (scripts/admin.ts)", function () {
         "admin tool prices.set agentCreateToken",
       ]);
       const printed = JSON.stringify(audit);
-      expect(printed).to.not.include(link.signInLink.url.split("token=")[1]).and.not.include("reviewer's long password");
-      expect(audit[4]).to.deep.include({ before: null, after: { operation: "agentCreateToken", amount: "0.25", amountRaw: "250000" } });
+      expect(printed)
+        .to.not.include(link.signInLink.url.split("token=")[1])
+        .and.not.include("reviewer's long password");
+      expect(audit[4]).to.deep.include({
+        before: null,
+        after: { operation: "agentCreateToken", amount: "0.25", amountRaw: "250000" },
+      });
     });
   });
 
@@ -264,7 +345,9 @@ describe("operator CLI (scripts/admin.ts)", function () {
     });
 
     it("keys create through the CLI lands in the service's database: the running service accepts the key", async () => {
-      const created = json(await admin(dataDir, "keys", "create", "--email", "ops@example.com", "--plan", "Professional"));
+      const created = json(
+        await admin(dataDir, "keys", "create", "--email", "ops@example.com", "--plan", "Professional"),
+      );
       expect(created.plan).to.equal("Professional");
       expect(created.credits.mintToken).to.equal(100);
       // The service runs on an in-memory database: only a command that went through it can have created this key.
@@ -276,7 +359,9 @@ describe("operator CLI (scripts/admin.ts)", function () {
       expect(read.status, JSON.stringify(read.body)).to.equal(200);
       expect(read.body.tokenSymbols).to.deep.equal([]);
 
-      const added = json(await admin(dataDir, "credits", "add", "--key-id", created.id, "--method", "whitelist", "--amount", "7"));
+      const added = json(
+        await admin(dataDir, "credits", "add", "--key-id", created.id, "--method", "whitelist", "--amount", "7"),
+      );
       expect(added.balance).to.equal(107);
       expect((await service.services.credits.balances(created.id)).whitelist).to.equal(107);
 
@@ -301,7 +386,9 @@ describe("operator CLI (scripts/admin.ts)", function () {
       const none = await service.api.post("/admin/command", command);
       expect(none.status).to.equal(401);
       expect(none.body.error.code).to.equal("UNAUTHORIZED");
-      const wrong = await service.api.post("/admin/command", command, { "x-admin-token": token.slice(0, -1) + (token.endsWith("A") ? "B" : "A") });
+      const wrong = await service.api.post("/admin/command", command, {
+        "x-admin-token": token.slice(0, -1) + (token.endsWith("A") ? "B" : "A"),
+      });
       expect(wrong.status).to.equal(401);
       const short = await service.api.post("/admin/command", command, { "x-admin-token": "x" });
       expect(short.status).to.equal(401);

@@ -27,7 +27,9 @@ describe("npm run admin without DATA_DIR: which data directory it works on", () 
   it("none: says where it looked, and creates nothing", () => {
     const a = dir("a", false);
     const b = path.join(root, "b");
-    expect(() => findDataDir({}, [a, b])).to.throw(`No sandbox database found: looked for ${path.join(a, "sandbox", "pglite")} and ${path.join(b, "sandbox", "pglite")}`);
+    expect(() => findDataDir({}, [a, b])).to.throw(
+      `No sandbox database found: looked for ${path.join(a, "sandbox", "pglite")} and ${path.join(b, "sandbox", "pglite")}`,
+    );
     expect(fs.readdirSync(a)).to.deep.equal([]);
     expect(fs.existsSync(b)).to.equal(false);
     expect(() => findDataDir({ ENVIRONMENT: "production" }, [dir("c", true)])).to.throw("No production database found");

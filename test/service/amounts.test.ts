@@ -14,7 +14,8 @@ describe("fromUnits: base units to the human amount a response shows", () => {
       [42n, 0, "42"],
       [2n ** 256n - 1n, 18, "115792089237316195423570985008687907853269984665640564039457.584007913129639935"],
     ];
-    for (const [units, decimals, shown] of cases) expect(fromUnits(units, decimals), `${units} @ ${decimals}`).to.equal(shown);
+    for (const [units, decimals, shown] of cases)
+      expect(fromUnits(units, decimals), `${units} @ ${decimals}`).to.equal(shown);
     // Seeded sweep against ethers itself.
     let seed = 7;
     const digit = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31), seed % 10);

@@ -15,7 +15,10 @@ describe("browser tests: which Chromium they drive", function () {
 
   it("CHROMIUM_PATH wins, and must exist", async () => {
     const packaged = await chooseChromium({}, []);
-    expect(await chooseChromium({ CHROMIUM_PATH: packaged.executablePath }, [])).to.include({ source: "CHROMIUM_PATH", executablePath: packaged.executablePath });
+    expect(await chooseChromium({ CHROMIUM_PATH: packaged.executablePath }, [])).to.include({
+      source: "CHROMIUM_PATH",
+      executablePath: packaged.executablePath,
+    });
     await chooseChromium({ CHROMIUM_PATH: "/nonexistent/chromium" }).then(
       () => expect.fail("a missing CHROMIUM_PATH was accepted"),
       (error: Error) => expect(error.message).to.include("CHROMIUM_PATH=/nonexistent/chromium does not exist"),
@@ -24,6 +27,9 @@ describe("browser tests: which Chromium they drive", function () {
 
   it("a system Chromium is preferred to the packaged one when present", async () => {
     const packaged = await chooseChromium({}, []);
-    expect(await chooseChromium({}, ["/nonexistent/chromium", packaged.executablePath])).to.include({ source: "system", executablePath: packaged.executablePath });
+    expect(await chooseChromium({}, ["/nonexistent/chromium", packaged.executablePath])).to.include({
+      source: "system",
+      executablePath: packaged.executablePath,
+    });
   });
 });

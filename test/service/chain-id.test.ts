@@ -15,7 +15,9 @@ const TABLE: { chainId: number; hexCode: string }[] = [
 
 describe("chainId parsing (decimal, 0x hex, bare hex codes)", () => {
   it("the service's network table is exactly the eight networks clients know, with their hex codes", () => {
-    const actual = NETWORKS.map((n) => ({ chainId: n.chainId, hexCode: n.hexCode })).sort((a, b) => a.chainId - b.chainId);
+    const actual = NETWORKS.map((n) => ({ chainId: n.chainId, hexCode: n.hexCode })).sort(
+      (a, b) => a.chainId - b.chainId,
+    );
     expect(actual).to.deep.equal([...TABLE].sort((a, b) => a.chainId - b.chainId));
     for (const n of NETWORKS) expect(n.hexCode).to.equal(n.chainId.toString(16));
   });

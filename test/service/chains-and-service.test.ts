@@ -38,7 +38,8 @@ describe("npm run chains + npm run service (the sandbox in two processes)", func
     proc.signalGroup("SIGKILL");
     expect(await proc.exitedWithin(10_000)).to.equal(true);
   };
-  const rpc = (credentials: Credentials, chainId: string) => new JsonRpcProvider(credentials.chains[chainId].rpcUrl, Number(chainId), { staticNetwork: true, cacheTimeout: -1 });
+  const rpc = (credentials: Credentials, chainId: string) =>
+    new JsonRpcProvider(credentials.chains[chainId].rpcUrl, Number(chainId), { staticNetwork: true, cacheTimeout: -1 });
 
   before(() => {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-chains-service-"));
@@ -70,28 +71,59 @@ describe("npm run chains + npm run service (the sandbox in two processes)", func
       for (const entry of fs.readdirSync(dir, { withFileTypes: true })) {
         const target = path.join(dir, entry.name);
         if (entry.isDirectory()) walk(target);
-        else if (entry.isFile()) modes.push(`${path.relative(dataDir, target)} ${(fs.statSync(target).mode & 0o777).toString(8)}`);
+        else if (entry.isFile())
+          modes.push(`${path.relative(dataDir, target)} ${(fs.statSync(target).mode & 0o777).toString(8)}`);
       }
     };
     walk(path.join(dataDir, "sandbox"));
-    expect(modes.some((m) => m.startsWith("sandbox/chains.json ")) && modes.some((m) => m.startsWith("sandbox/deployments/11155111.json ")), modes.join("\n")).to.equal(true);
-    expect(modes.filter((m) => !/ (700|600)$/.test(m)), "files and directories others could read").to.deep.equal([]);
+    expect(
+      modes.some((m) => m.startsWith("sandbox/chains.json ")) &&
+        modes.some((m) => m.startsWith("sandbox/deployments/11155111.json ")),
+      modes.join("\n"),
+    ).to.equal(true);
+    expect(
+      modes.filter((m) => !/ (700|600)$/.test(m)),
+      "files and directories others could read",
+    ).to.deep.equal([]);
     const issuer = new Wallet(credentials.accounts[1].privateKey);
     const sepolia = rpc(credentials, "11155111");
     const prepareSignSend = async (body: Record<string, unknown>) => {
-      const prepared = await api.post("/prepare-transactions", { chainId: "aa36a7", signerAddress: issuer.address, ...body });
+      const prepared = await api.post("/prepare-transactions", {
+        chainId: "aa36a7",
+        signerAddress: issuer.address,
+        ...body,
+      });
       expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
-      const signedTransactions = await Promise.all(prepared.body.transactions.map((tx: Record<string, unknown>) => issuer.signTransaction(tx)));
-      return { prepared: prepared.body, send: () => api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions }) };
+      const signedTransactions = await Promise.all(
+        prepared.body.transactions.map((tx: Record<string, unknown>) => issuer.signTransaction(tx)),
+      );
+      return {
+        prepared: prepared.body,
+        send: () => api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions }),
+      };
     };
-    const created = await prepareSignSend({ method: "newTokenization", tokenizerEmail: "issuer@two-processes.test", name: "Two", tokenSymbol: "TWOP" });
+    const created = await prepareSignSend({
+      method: "newTokenization",
+      tokenizerEmail: "issuer@two-processes.test",
+      name: "Two",
+      tokenSymbol: "TWOP",
+    });
     expect((await created.send()).body.status).to.equal("success");
 
-    const mint = await prepareSignSend({ method: "mintToken", tokenSymbol: "TWOP", userToMint: [{ investorAddress: credentials.accounts[3].address, investorEmail: "inv@two-processes.test", amount: "5" }] });
+    const mint = await prepareSignSend({
+      method: "mintToken",
+      tokenSymbol: "TWOP",
+      userToMint: [
+        { investorAddress: credentials.accounts[3].address, investorEmail: "inv@two-processes.test", amount: "5" },
+      ],
+    });
     expect(mint.prepared.transactions).to.have.length(2);
     const nonceBefore = await sepolia.getTransactionCount(issuer.address, "latest");
     await sepolia.send("evm_setAutomine", [false]);
-    const pending = await Promise.race([mint.send(), new Promise<undefined>((r) => setTimeout(() => r(undefined), 3000))]);
+    const pending = await Promise.race([
+      mint.send(),
+      new Promise<undefined>((r) => setTimeout(() => r(undefined), 3000)),
+    ]);
     expect(pending?.body.status ?? "pending").to.equal("pending");
     await hardKill(service);
     expect(chains.alive).to.equal(true);
@@ -106,7 +138,10 @@ describe("npm run chains + npm run service (the sandbox in two processes)", func
     }
     expect(status.status, JSON.stringify(status)).to.equal("success");
     expect(await sepolia.getTransactionCount(issuer.address, "latest")).to.equal(nonceBefore + 2);
-    const balance = await api.get("/get-balance-whitelist", { tokenSymbol: "TWOP", investorAddress: credentials.accounts[3].address });
+    const balance = await api.get("/get-balance-whitelist", {
+      tokenSymbol: "TWOP",
+      investorAddress: credentials.accounts[3].address,
+    });
     expect(balance.body.tokenBalance).to.equal("5");
 
     // Ctrl-C on the service stops only the service.
@@ -120,11 +155,21 @@ describe("npm run chains + npm run service (the sandbox in two processes)", func
     let { service, credentials, api } = await startService();
     const issuer = new Wallet(credentials.accounts[1].privateKey);
     const sepolia = rpc(credentials, "11155111");
-    const prepared = await api.post("/prepare-transactions", { method: "newTokenization", chainId: "aa36a7", signerAddress: issuer.address, tokenizerEmail: "issuer@two-processes.test", name: "Lost", tokenSymbol: "LOST" });
+    const prepared = await api.post("/prepare-transactions", {
+      method: "newTokenization",
+      chainId: "aa36a7",
+      signerAddress: issuer.address,
+      tokenizerEmail: "issuer@two-processes.test",
+      name: "Lost",
+      tokenSymbol: "LOST",
+    });
     expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
     const signedTransactions = [await issuer.signTransaction(prepared.body.transactions[0])];
     await sepolia.send("evm_setAutomine", [false]);
-    const sent = await Promise.race([api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions }), new Promise<undefined>((r) => setTimeout(() => r(undefined), 3000))]);
+    const sent = await Promise.race([
+      api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions }),
+      new Promise<undefined>((r) => setTimeout(() => r(undefined), 3000)),
+    ]);
     expect(sent?.body.status ?? "pending").to.equal("pending");
     sepolia.destroy();
     await hardKill(service);
@@ -140,7 +185,10 @@ describe("npm run chains + npm run service (the sandbox in two processes)", func
 
     const db = await openDb({ dataDir: path.join(dataDir, "sandbox", "pglite") });
     try {
-      const [charge] = await db.query<{ refunded_at: unknown }>("SELECT refunded_at FROM credit_charges WHERE tx_id = $1", [prepared.body.txId]);
+      const [charge] = await db.query<{ refunded_at: unknown }>(
+        "SELECT refunded_at FROM credit_charges WHERE tx_id = $1",
+        [prepared.body.txId],
+      );
       expect(charge.refunded_at, "abandoned batch refunded").to.not.equal(null);
       const [{ balance }] = await db.query<{ balance: number }>(
         "SELECT balance FROM credit_balances b JOIN credit_charges c ON c.key_id = b.key_id WHERE c.tx_id = $1 AND b.method = 'newTokenization'",

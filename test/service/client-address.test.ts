@@ -32,10 +32,19 @@ describe("per-IP limits: the client behind proxies, IPv6 by /64", function () {
     });
     // A prepare without a key for a method that needs one: answered 401 after the per-IP limit counted it (a fresh
     // wallet each time, so only the per-IP limit applies).
-    const body = () => ({ method: "whitelist", chainId: "aa36a7", signerAddress: Wallet.createRandom().address, tokenSymbol: "NONE", userToWhitelist: [] });
+    const body = () => ({
+      method: "whitelist",
+      chainId: "aa36a7",
+      signerAddress: Wallet.createRandom().address,
+      tokenSymbol: "NONE",
+      userToWhitelist: [],
+    });
     const burst = async (forwardedFor: (i: number) => string, n = 31) => {
       const statuses: number[] = [];
-      for (let i = 0; i < n; i++) statuses.push((await service!.api.post("/prepare-transactions", body(), { "x-forwarded-for": forwardedFor(i) })).status);
+      for (let i = 0; i < n; i++)
+        statuses.push(
+          (await service!.api.post("/prepare-transactions", body(), { "x-forwarded-for": forwardedFor(i) })).status,
+        );
       return statuses;
     };
 

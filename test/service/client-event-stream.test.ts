@@ -27,8 +27,8 @@ async function groups(chunks: string[]): Promise<StreamedFrame[][]> {
 describe("client: the event stream reader (client/event-stream.ts)", () => {
   it("yields each read's complete frames together, skips comments and heartbeats, and keeps a frame split across reads", async () => {
     const found = await groups([
-      "retry: 2000\n\n: heartbeat\n\nid: 7\nevent: transaction.broadcast\ndata: {\"a\":1}\n\nid: 8\nevent: batch.",
-      "completed\ndata: {\"b\":2}\n",
+      'retry: 2000\n\n: heartbeat\n\nid: 7\nevent: transaction.broadcast\ndata: {"a":1}\n\nid: 8\nevent: batch.',
+      'completed\ndata: {"b":2}\n',
       "\n",
     ]);
     expect(found).to.deep.equal([
@@ -38,7 +38,12 @@ describe("client: the event stream reader (client/event-stream.ts)", () => {
   });
 
   it("reads CRLF and CR line ends, joins repeated data lines, and takes a field without a space after its colon", async () => {
-    const found = await groups(["id:1\r\ndata: first\r\ndata: second\r\n\r\n", "data:x\r\r", "data: a\r\n\r", "\ndata: b\n\n"]);
+    const found = await groups([
+      "id:1\r\ndata: first\r\ndata: second\r\n\r\n",
+      "data:x\r\r",
+      "data: a\r\n\r",
+      "\ndata: b\n\n",
+    ]);
     expect(found.flat()).to.deep.equal([
       { id: "1", event: undefined, data: "first\nsecond" },
       { id: undefined, event: undefined, data: "x" },

@@ -37,7 +37,11 @@ function runtimePackages(file: string): string[] {
       const clause = statement.importClause;
       const onlyTypes =
         clause !== undefined &&
-        (clause.isTypeOnly || (!clause.name && clause.namedBindings !== undefined && ts.isNamedImports(clause.namedBindings) && clause.namedBindings.elements.every((e) => e.isTypeOnly)));
+        (clause.isTypeOnly ||
+          (!clause.name &&
+            clause.namedBindings !== undefined &&
+            ts.isNamedImports(clause.namedBindings) &&
+            clause.namedBindings.elements.every((e) => e.isTypeOnly)));
       if (!onlyTypes) specifier = statement.moduleSpecifier;
     } else if (ts.isExportDeclaration(statement) && !statement.isTypeOnly) {
       specifier = statement.moduleSpecifier;
@@ -57,7 +61,8 @@ function relativeImports(): { file: string; specifier: string }[] {
       const full = path.join(dir, entry.name);
       if (entry.isDirectory()) walk(full);
       else if (entry.name.endsWith(".ts")) {
-        for (const match of fs.readFileSync(full, "utf8").matchAll(/from "(\.{1,2}\/[^"]*)"/g)) found.push({ file: full, specifier: match[1] });
+        for (const match of fs.readFileSync(full, "utf8").matchAll(/from "(\.{1,2}\/[^"]*)"/g))
+          found.push({ file: full, specifier: match[1] });
       }
     }
   };
@@ -73,8 +78,12 @@ describe("client/: the typed client is a package of its own", () => {
     expect(pkg).to.include({ main: "dist/index.js", types: "dist/index.d.ts" });
     expect(pkg.files).to.deep.equal(["dist"]);
     expect(pkg.scripts?.prepare).to.equal("npm run build");
-    expect(pkg.scripts?.build).to.match(/^tsc -p tsconfig\.json && /).and.include("schema.d.ts");
-    const config = ts.readConfigFile(path.join(CLIENT_DIR, "tsconfig.json"), (f) => ts.sys.readFile(f)).config as { compilerOptions: Record<string, unknown> };
+    expect(pkg.scripts?.build)
+      .to.match(/^tsc -p tsconfig\.json && /)
+      .and.include("schema.d.ts");
+    const config = ts.readConfigFile(path.join(CLIENT_DIR, "tsconfig.json"), (f) => ts.sys.readFile(f)).config as {
+      compilerOptions: Record<string, unknown>;
+    };
     expect(config.compilerOptions).to.include({ declaration: true, outDir: "dist" });
   });
 
@@ -86,12 +95,19 @@ describe("client/: the typed client is a package of its own", () => {
     expect(pkg.peerDependencies).to.equal(undefined);
     // The repository's tests run the client on the versions its own install resolves: the same ranges.
     const root = readJson(path.join(ROOT, "package.json"));
-    for (const [name, range] of Object.entries(pkg.dependencies ?? {})) expect(root.dependencies?.[name] ?? root.devDependencies?.[name], name).to.equal(range);
+    for (const [name, range] of Object.entries(pkg.dependencies ?? {}))
+      expect(root.dependencies?.[name] ?? root.devDependencies?.[name], name).to.equal(range);
   });
 
   it("the repository imports the client's source (client/index), never the package's folder, which resolves to its build", () => {
-    const folder = relativeImports().filter(({ file, specifier }) => path.resolve(path.dirname(file), specifier) === CLIENT_DIR);
+    const folder = relativeImports().filter(
+      ({ file, specifier }) => path.resolve(path.dirname(file), specifier) === CLIENT_DIR,
+    );
     expect(folder.map(({ file, specifier }) => `${path.relative(ROOT, file)}: ${specifier}`)).to.deep.equal([]);
-    expect(relativeImports().some(({ file, specifier }) => path.resolve(path.dirname(file), specifier) === path.join(CLIENT_DIR, "index"))).to.equal(true);
+    expect(
+      relativeImports().some(
+        ({ file, specifier }) => path.resolve(path.dirname(file), specifier) === path.join(CLIENT_DIR, "index"),
+      ),
+    ).to.equal(true);
   });
 });

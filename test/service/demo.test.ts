@@ -18,7 +18,11 @@ describe("npm run demo against npm start", function () {
     dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-demo-"));
     dev = new ScriptProcess(dataDir);
     const credentials = path.join(dataDir, "sandbox", "dev-credentials.json");
-    await dev.waitFor("the sandbox banner", () => dev!.stdout.includes("sandbox is up") && fs.existsSync(credentials), 150_000);
+    await dev.waitFor(
+      "the sandbox banner",
+      () => dev!.stdout.includes("sandbox is up") && fs.existsSync(credentials),
+      150_000,
+    );
   });
   after(async function () {
     this.timeout(30_000);
@@ -31,7 +35,13 @@ describe("npm run demo against npm start", function () {
 
   function runDemo(): Promise<{ code: number | null; stdout: string; stderr: string }> {
     return new Promise((resolve) => {
-      const child = trackProcess(spawn("npm", ["run", "--silent", "demo"], { cwd: ROOT, env: { ...process.env, DATA_DIR: dataDir }, stdio: ["ignore", "pipe", "pipe"] }));
+      const child = trackProcess(
+        spawn("npm", ["run", "--silent", "demo"], {
+          cwd: ROOT,
+          env: { ...process.env, DATA_DIR: dataDir },
+          stdio: ["ignore", "pipe", "pipe"],
+        }),
+      );
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (c) => (stdout += c));
@@ -43,7 +53,8 @@ describe("npm run demo against npm start", function () {
   it("walks through tokenization, offering, investment, claim, dividend, an x402-paid agent, a capped RAMS mandate and their signed webhook events; exit 0", async () => {
     const { code, stdout, stderr } = await runDemo();
     expect(code, `${stdout}\n${stderr}`).to.equal(0);
-    for (let step = 1; step <= 15; step++) expect(stdout, `progress line ${step}`).to.include(`[${String(step).padStart(2)}/15]`);
+    for (let step = 1; step <= 15; step++)
+      expect(stdout, `progress line ${step}`).to.include(`[${String(step).padStart(2)}/15]`);
     const hashes = stdout.match(/ tx 0x[0-9a-f]{64}/g) ?? [];
     expect(hashes.length, stdout).to.be.greaterThanOrEqual(15);
     for (const proof of [
@@ -71,7 +82,13 @@ describe("npm run demo against npm start", function () {
   });
 
   it("without a sandbox it says what to start", async () => {
-    const child = trackProcess(spawn("npm", ["run", "--silent", "demo"], { cwd: ROOT, env: { ...process.env, DATA_DIR: path.join(dataDir, "nothing-here") }, stdio: ["ignore", "pipe", "pipe"] }));
+    const child = trackProcess(
+      spawn("npm", ["run", "--silent", "demo"], {
+        cwd: ROOT,
+        env: { ...process.env, DATA_DIR: path.join(dataDir, "nothing-here") },
+        stdio: ["ignore", "pipe", "pipe"],
+      }),
+    );
     let stderr = "";
     child.stderr.on("data", (c) => (stderr += c));
     const code = await new Promise((resolve) => child.on("close", resolve));

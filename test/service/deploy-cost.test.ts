@@ -4,7 +4,13 @@ import path from "node:path";
 import { expect } from "chai";
 import hre from "hardhat";
 import { JsonRpcProvider, NonceManager, Wallet, parseEther, parseUnits } from "ethers";
-import { checkDeployerBalance, describeEstimate, estimateDeployment, InsufficientDeployerFunds, ROLE_TRANSACTION_GAS } from "../../scripts/lib/deploy-cost";
+import {
+  checkDeployerBalance,
+  describeEstimate,
+  estimateDeployment,
+  InsufficientDeployerFunds,
+  ROLE_TRANSACTION_GAS,
+} from "../../scripts/lib/deploy-cost";
 import { deploySuite } from "../../scripts/lib/deploy-suite";
 import { startLocalChain, type LocalChain } from "../../scripts/lib/local-chain";
 import { testAccounts } from "../helpers/sandbox";
@@ -28,7 +34,11 @@ describe("deploy cost estimate and balance check (scripts/lib/deploy-cost.ts)", 
         { privateKey: deployer.privateKey, balance: 0n },
       ],
     });
-    provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, pollingInterval: 100, cacheTimeout: -1 });
+    provider = new JsonRpcProvider(chain.url, chain.chainId, {
+      staticNetwork: true,
+      pollingInterval: 100,
+      cacheTimeout: -1,
+    });
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-deploy-cost-"));
   });
   after(async () => {
@@ -71,23 +81,34 @@ describe("deploy cost estimate and balance check (scripts/lib/deploy-cost.ts)", 
       refusal = error as Error;
     }
     expect(refusal).to.be.instanceOf(InsufficientDeployerFunds);
-    expect(refusal!.message).to.include(`The deployer ${deployer.address} holds 0.0 SepoliaETH on Sepolia (chain 11155111), not enough to deploy`);
+    expect(refusal!.message).to.include(
+      `The deployer ${deployer.address} holds 0.0 SepoliaETH on Sepolia (chain 11155111), not enough to deploy`,
+    );
     expect(refusal!.message).to.match(/11 contract\(s\) and 2 role transaction\(s\), [\d,]+ gas/);
-    expect(refusal!.message).to.include(`Send at least ${hre.ethers.formatEther(estimate.requiredBalance)} SepoliaETH more to ${deployer.address}`);
-    expect(() => checkDeployerBalance(estimate, deployer.address, estimate.requiredBalance - 1n, "Sepolia", "SepoliaETH")).to.throw(InsufficientDeployerFunds, /Send at least 0.000000000000000001 SepoliaETH more/);
-    expect(() => checkDeployerBalance(estimate, deployer.address, estimate.requiredBalance, "Sepolia", "SepoliaETH")).to.not.throw();
+    expect(refusal!.message).to.include(
+      `Send at least ${hre.ethers.formatEther(estimate.requiredBalance)} SepoliaETH more to ${deployer.address}`,
+    );
+    expect(() =>
+      checkDeployerBalance(estimate, deployer.address, estimate.requiredBalance - 1n, "Sepolia", "SepoliaETH"),
+    ).to.throw(InsufficientDeployerFunds, /Send at least 0.000000000000000001 SepoliaETH more/);
+    expect(() =>
+      checkDeployerBalance(estimate, deployer.address, estimate.requiredBalance, "Sepolia", "SepoliaETH"),
+    ).to.not.throw();
   });
 
   it("a deployer funded with exactly the required balance deploys the suite, using no more gas than estimated; then nothing is left to deploy", async () => {
     const signer = deployer.connect(provider);
     const estimate = await estimateDeployment(signer, { deploymentsDir: dir });
-    await (await funder.connect(provider).sendTransaction({ to: deployer.address, value: estimate.requiredBalance })).wait();
+    await (
+      await funder.connect(provider).sendTransaction({ to: deployer.address, value: estimate.requiredBalance })
+    ).wait();
     const first = await provider.getBlockNumber();
     await deploySuite(new NonceManager(signer), { deploymentsDir: dir });
     let used = 0n;
     for (let n = first + 1; n <= (await provider.getBlockNumber()); n++) {
       const block = await provider.getBlock(n, true);
-      for (const tx of block!.prefetchedTransactions) if (tx.from === deployer.address) used += (await provider.getTransactionReceipt(tx.hash))!.gasUsed;
+      for (const tx of block!.prefetchedTransactions)
+        if (tx.from === deployer.address) used += (await provider.getTransactionReceipt(tx.hash))!.gasUsed;
     }
     expect(used).to.be.at.most(estimate.gas);
     expect(Number(used)).to.be.at.least(Number(estimate.gas) * 0.9);
@@ -95,7 +116,9 @@ describe("deploy cost estimate and balance check (scripts/lib/deploy-cost.ts)", 
     const after = await estimateDeployment(signer, { deploymentsDir: dir });
     expect(after.contracts).to.deep.equal([]);
     expect(after.gas).to.equal(0n);
-    expect(describeEstimate(after, "Sepolia", "SepoliaETH")).to.equal("Sepolia (chain 11155111): nothing left to deploy");
+    expect(describeEstimate(after, "Sepolia", "SepoliaETH")).to.equal(
+      "Sepolia (chain 11155111): nothing left to deploy",
+    );
     expect(() => checkDeployerBalance(after, deployer.address, 0n, "Sepolia", "SepoliaETH")).to.not.throw();
   });
 });

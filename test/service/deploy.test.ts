@@ -13,7 +13,14 @@ import { testAccounts } from "../helpers/sandbox";
 
 /** Every contract a deployment file names (the six of the tokenization suite, plus whatever later suites add). */
 const CONTRACTS = Object.keys(deploymentSchema.shape.contracts.shape) as ContractName[];
-const SUITE: ContractName[] = ["TokenFactory", "SecurityTokenImplementation", "StoEscrowImplementation", "USDC", "USDT", "BKN"];
+const SUITE: ContractName[] = [
+  "TokenFactory",
+  "SecurityTokenImplementation",
+  "StoEscrowImplementation",
+  "USDC",
+  "USDT",
+  "BKN",
+];
 
 describe("deploySuite (scripts/lib/deploy-suite.ts) on a fresh local chain (our own payment assets)", function () {
   this.timeout(120_000);
@@ -27,7 +34,11 @@ describe("deploySuite (scripts/lib/deploy-suite.ts) on a fresh local chain (our 
     chain = await startLocalChain(hre, { chainId: 11155111 });
     // cacheTimeout -1: ethers otherwise answers a repeated eth_getTransactionCount from a 250 ms cache, so a signer
     // starting right after the previous run would be handed a stale pending nonce.
-    provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, pollingInterval: 100, cacheTimeout: -1 });
+    provider = new JsonRpcProvider(chain.url, chain.chainId, {
+      staticNetwork: true,
+      pollingInterval: 100,
+      cacheTimeout: -1,
+    });
     deployer = testAccounts(1)[0].connect(provider);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-deploy-"));
     file = path.join(dir, "11155111.json");
@@ -47,7 +58,11 @@ describe("deploySuite (scripts/lib/deploy-suite.ts) on a fresh local chain (our 
     expect(CONTRACTS).to.include.members(SUITE);
     expect(await provider.getTransactionCount(deployer.address)).to.equal(0);
     const lines: string[] = [];
-    const result = await deploySuite(signer(), { deploymentsDir: dir, paymentAssets: "local", log: (line) => lines.push(line) });
+    const result = await deploySuite(signer(), {
+      deploymentsDir: dir,
+      paymentAssets: "local",
+      log: (line) => lines.push(line),
+    });
     expect(result.deployed).to.equal(true);
     expect(result.file).to.equal(path.resolve(file));
     expect(fs.existsSync(file)).to.equal(true);
@@ -104,7 +119,12 @@ describe("deploySuite (scripts/lib/deploy-suite.ts) on a fresh local chain (our 
     const partialFile = path.join(dir, "11155111.partial.json");
     fs.writeFileSync(
       partialFile,
-      JSON.stringify({ USDC: first.contracts.USDC, USDT: first.contracts.USDT, BKN: first.contracts.BKN, deploymentBlock: first.deploymentBlock }),
+      JSON.stringify({
+        USDC: first.contracts.USDC,
+        USDT: first.contracts.USDT,
+        BKN: first.contracts.BKN,
+        deploymentBlock: first.deploymentBlock,
+      }),
     );
     const nonce = await provider.getTransactionCount(deployer.address);
 
@@ -133,7 +153,10 @@ describe("deploySuite (scripts/lib/deploy-suite.ts) on a fresh local chain (our 
 
   it("redeploys when the file names addresses without code (e.g. a restarted local chain)", async () => {
     const current = readDeployment(dir, 11155111)!;
-    const bogus = { ...current, contracts: { ...current.contracts, USDC: "0x000000000000000000000000000000000000dEaD" } };
+    const bogus = {
+      ...current,
+      contracts: { ...current.contracts, USDC: "0x000000000000000000000000000000000000dEaD" },
+    };
     fs.writeFileSync(file, JSON.stringify(bogus, null, 2));
     const nonce = await provider.getTransactionCount(deployer.address);
     const result = await deploySuite(signer(), { deploymentsDir: dir, paymentAssets: "local" });
@@ -154,7 +177,11 @@ describe("deploySuite on a public network: its real payment assets, never ours",
   before(async () => {
     // A chain with Base Sepolia's id stands in for the network: the suite must not deploy a USDC or USDT there.
     chain = await startLocalChain(hre, { chainId: 84532 });
-    provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, pollingInterval: 100, cacheTimeout: -1 });
+    provider = new JsonRpcProvider(chain.url, chain.chainId, {
+      staticNetwork: true,
+      pollingInterval: 100,
+      cacheTimeout: -1,
+    });
     deployer = testAccounts(2)[1].connect(provider);
     dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-deploy-public-"));
   });
@@ -171,7 +198,8 @@ describe("deploySuite on a public network: its real payment assets, never ours",
     expect(result.deployment.contracts).to.not.have.property("USDT"); // Tether issues no USDT on Base Sepolia
     const deployed = CONTRACTS.filter((name) => name !== "USDC" && name !== "USDT");
     expect(await provider.getTransactionCount(deployer.address)).to.equal(before + deployed.length);
-    for (const name of deployed) expect(await provider.getCode(result.deployment.contracts[name]!), name).to.not.equal("0x");
+    for (const name of deployed)
+      expect(await provider.getCode(result.deployment.contracts[name]!), name).to.not.equal("0x");
     expect(deploymentSchema.parse(JSON.parse(fs.readFileSync(result.file, "utf8")))).to.deep.equal(result.deployment);
     const again = await deploySuite(new NonceManager(deployer), { deploymentsDir: dir });
     expect(again.deployed).to.equal(false);
@@ -188,7 +216,10 @@ describe("deploySuite on a public network: its real payment assets, never ours",
       expect(refusal).to.match(/production network: give the governance token's address \(BKN_ADDRESS\)/);
       const governanceToken = "0x0000000000000000000000000000000000000B4E";
       const result = await deploySuite(signer, { deploymentsDir: dir, governanceToken });
-      expect(result.deployment.contracts).to.include({ BKN: governanceToken, USDC: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913" });
+      expect(result.deployment.contracts).to.include({
+        BKN: governanceToken,
+        USDC: "0x833589fCD6eDb6E08f4c7C32D4f71b54bdA02913",
+      });
     } finally {
       mainnetProvider.destroy();
       await mainnet.close();
@@ -199,7 +230,9 @@ describe("deploySuite on a public network: its real payment assets, never ours",
 describe("deployments/ (committed)", () => {
   it("deployment.schema.json is the JSON Schema of the zod schema the service reads deployment files with", () => {
     const committed = JSON.parse(fs.readFileSync(DEPLOYMENT_SCHEMA_FILE, "utf8"));
-    expect(committed, "stale: run npx ts-node --transpile-only scripts/deployment-schema.ts").to.deep.equal(deploymentJsonSchema());
+    expect(committed, "stale: run npx ts-node --transpile-only scripts/deployment-schema.ts").to.deep.equal(
+      deploymentJsonSchema(),
+    );
   });
 
   it("every committed <chainId>.json is a valid deployment of a network in the table", () => {

@@ -69,7 +69,9 @@ describe("error catalogue: one table of codes, published, and the only source of
     const description: string = doc.info.description;
     expect(description).to.include("### Error codes");
     for (const code of ERROR_CODE_LIST) {
-      expect(description, code).to.include(`| \`${code}\` | ${ERROR_CODES[code].status} | ${ERROR_CODES[code].meaning} |`);
+      expect(description, code).to.include(
+        `| \`${code}\` | ${ERROR_CODES[code].status} | ${ERROR_CODES[code].meaning} |`,
+      );
     }
     expect(doc.components.schemas.ErrorCode.description).to.include("| `METHOD_NOT_ALLOWED` | 405 |");
   });
@@ -84,13 +86,16 @@ describe("error catalogue: one table of codes, published, and the only source of
         built++;
         const literal = /^"([^"]*)"$/.exec(argument)?.[1];
         // A code is a catalogue literal, or a value typed ErrorCode (the link problems' table; the hint keeps a code).
-        if (literal !== undefined ? !isErrorCode(literal) : !["p.code", "error.code"].includes(argument)) outside.push(`${where}: new ApiError(${argument}, …)`);
+        if (literal !== undefined ? !isErrorCode(literal) : !["p.code", "error.code"].includes(argument))
+          outside.push(`${where}: new ApiError(${argument}, …)`);
       }
       // The status comes with the code: a status before it (the old constructor) or an error body built by hand is a bypass.
       if (/new ApiError\(\s*\d/.test(source)) outside.push(`${where}: new ApiError(<status>, …)`);
-      if (file !== path.join(SERVICE_DIR, "wire/responses.ts") && /\bjson\(\{\s*error:/.test(source)) outside.push(`${where}: an error body built by hand`);
+      if (file !== path.join(SERVICE_DIR, "wire/responses.ts") && /\bjson\(\{\s*error:/.test(source))
+        outside.push(`${where}: an error body built by hand`);
       // `code: "X"` tables (the link problems) hold catalogue codes only.
-      for (const m of source.matchAll(/\bcode: "([A-Z][A-Z0-9_]+)"/g)) if (!isErrorCode(m[1])) outside.push(`${where}: code "${m[1]}"`);
+      for (const m of source.matchAll(/\bcode: "([A-Z][A-Z0-9_]+)"/g))
+        if (!isErrorCode(m[1])) outside.push(`${where}: code "${m[1]}"`);
     }
     expect(outside, outside.join("\n")).to.deep.equal([]);
     expect(built).to.be.greaterThan(15);
@@ -123,7 +128,13 @@ describe("error catalogue: the errors a new user meets, over HTTP", function () 
     const { key } = await service.services.apiKeys.create({ email: "ops@catalogue.test", plan: "Starter" });
     api = service.api.withKey(key);
     await service.services.signers.add(issuer.address, "all-keys");
-    await execute(api, issuer, { method: "newTokenization", chainId, tokenizerEmail: "issuer@catalogue.test", name: "Catalogue Inc", tokenSymbol: symbol });
+    await execute(api, issuer, {
+      method: "newTokenization",
+      chainId,
+      tokenizerEmail: "issuer@catalogue.test",
+      name: "Catalogue Inc",
+      tokenSymbol: symbol,
+    });
   });
   after(async () => service?.stop());
 
@@ -132,7 +143,9 @@ describe("error catalogue: the errors a new user meets, over HTTP", function () 
     chainId,
     signerAddress: issuer.address,
     tokenSymbol: symbol,
-    userToWhitelist: [{ investorAddress: sandbox.accounts[9].address, investorEmail: "w@catalogue.test", whitelistStatus: true }],
+    userToWhitelist: [
+      { investorAddress: sandbox.accounts[9].address, investorEmail: "w@catalogue.test", whitelistStatus: true },
+    ],
     ...extra,
   });
 
@@ -153,7 +166,13 @@ describe("error catalogue: the errors a new user meets, over HTTP", function () 
     const { tokenSymbol: _t, ...noSymbol } = whitelist();
     expectInvalid(await api.post("/prepare-transactions", noSymbol), "tokenSymbol", "tokenSymbol is required"); // the method's schema
     // newTokenization checks tokenSymbol in its own code (the schema lets `symbol` stand in for it)
-    const created = await api.post("/prepare-transactions", { method: "newTokenization", chainId, signerAddress: issuer.address, tokenizerEmail: "x@catalogue.test", name: "X" });
+    const created = await api.post("/prepare-transactions", {
+      method: "newTokenization",
+      chainId,
+      signerAddress: issuer.address,
+      tokenizerEmail: "x@catalogue.test",
+      name: "X",
+    });
     expectInvalid(created, "tokenSymbol", "tokenSymbol is required");
     expect(created.body.error.details.issues).to.deep.equal([{ field: "tokenSymbol", message: "is required" }]);
     // a route's own schema (GET query)
@@ -165,20 +184,45 @@ describe("error catalogue: the errors a new user meets, over HTTP", function () 
   it("a misspelled field is named, with the field it was probably meant to be; unknown keys clients send stay accepted", async () => {
     const { tokenSymbol: _t, ...rest } = whitelist();
     const res = await api.post("/prepare-transactions", { ...rest, tokenSymbl: symbol });
-    expectInvalid(res, "tokenSymbol", "tokenSymbol is required. Received unknown parameter: tokenSymbl. Did you mean tokenSymbol?");
+    expectInvalid(
+      res,
+      "tokenSymbol",
+      "tokenSymbol is required. Received unknown parameter: tokenSymbl. Did you mean tokenSymbol?",
+    );
     expect(res.body.error.details).to.include({ unknownParameter: "tokenSymbl", didYouMean: "tokenSymbol" });
     // nested: userToWhitelist.0.investorAdress
-    const nested = await api.post("/prepare-transactions", whitelist({ userToWhitelist: [{ investorAdress: sandbox.accounts[9].address, whitelistStatus: true }] }));
-    expectInvalid(nested, "userToWhitelist.0.investorAddress", /^userToWhitelist\.0\.investorAddress is required\. Received unknown parameter: userToWhitelist\.0\.investorAdress\. Did you mean investorAddress\?$/);
+    const nested = await api.post(
+      "/prepare-transactions",
+      whitelist({ userToWhitelist: [{ investorAdress: sandbox.accounts[9].address, whitelistStatus: true }] }),
+    );
+    expectInvalid(
+      nested,
+      "userToWhitelist.0.investorAddress",
+      /^userToWhitelist\.0\.investorAddress is required\. Received unknown parameter: userToWhitelist\.0\.investorAdress\. Did you mean investorAddress\?$/,
+    );
     // on a query too
-    expectInvalid(await api.get("/get-dividend-distribution", { tokenSymbl: symbol }), "tokenSymbol", "tokenSymbol is required. Received unknown parameter: tokenSymbl. Did you mean tokenSymbol?");
+    expectInvalid(
+      await api.get("/get-dividend-distribution", { tokenSymbl: symbol }),
+      "tokenSymbol",
+      "tokenSymbol is required. Received unknown parameter: tokenSymbl. Did you mean tokenSymbol?",
+    );
     // the raw option keys of the CLI still pass untouched, misspelling-like or not
-    const ok = await api.post("/prepare-transactions", whitelist({ chain: "sepolia", serviceName: "x", tag: ["a"], spender: issuer.address, email: "e@x.co" }));
+    const ok = await api.post(
+      "/prepare-transactions",
+      whitelist({ chain: "sepolia", serviceName: "x", tag: ["a"], spender: issuer.address, email: "e@x.co" }),
+    );
     expect(ok.status, JSON.stringify(ok.body)).to.equal(200);
   });
 
   it("a strict body names an unknown key and the closest known field (Received unknown parameter)", async () => {
-    const res = await service.api.post("/kyc/message", { tokne: "x", firstName: "A", lastName: "B", country: "DE", walletAddress: issuer.address, chainId: 11155111 });
+    const res = await service.api.post("/kyc/message", {
+      tokne: "x",
+      firstName: "A",
+      lastName: "B",
+      country: "DE",
+      walletAddress: issuer.address,
+      chainId: 11155111,
+    });
     expect(res.status, JSON.stringify(res.body)).to.equal(400);
     expect(res.body.error.code).to.equal("BAD_REQUEST");
     const unknown = res.body.error.details.issues.find((i: { field: string }) => i.field === "tokne");
@@ -187,7 +231,11 @@ describe("error catalogue: the errors a new user meets, over HTTP", function () 
 
   it("chainId=sepolia lists the accepted forms and the chains served, and guesses the id meant", async () => {
     const res = await api.post("/prepare-transactions", whitelist({ chainId: "sepolia" }));
-    expectInvalid(res, "chainId", /^Unsupported chainId: sepolia\. Did you mean 11155111 \(Sepolia\)\? chainId is a decimal number \(11155111\), 0x hex \(0xaa36a7\) or the network's hex code \(aa36a7\); this deployment serves 11155111 \(Sepolia\), 84532 \(Base Sepolia\)$/);
+    expectInvalid(
+      res,
+      "chainId",
+      /^Unsupported chainId: sepolia\. Did you mean 11155111 \(Sepolia\)\? chainId is a decimal number \(11155111\), 0x hex \(0xaa36a7\) or the network's hex code \(aa36a7\); this deployment serves 11155111 \(Sepolia\), 84532 \(Base Sepolia\)$/,
+    );
     const read = await service.api.get("/get-network-info", { chainId: "nochain" });
     expectInvalid(read, "chainId", /^Unsupported chainId: nochain\. chainId is a decimal number/);
   });
@@ -201,12 +249,25 @@ describe("error catalogue: the errors a new user meets, over HTTP", function () 
     const body = (await form.json()) as any;
     expect(form.status, JSON.stringify(body)).to.equal(415);
     expect(body.error.code).to.equal("UNSUPPORTED_MEDIA_TYPE");
-    expect(body.message).to.equal("POST /prepare-transactions reads a JSON body: send it with Content-Type: application/json, not application/x-www-form-urlencoded");
-    expect(body.error.details).to.deep.equal({ contentType: "application/x-www-form-urlencoded", expected: "application/json" });
-    const text = await fetch(`${service.url}/send-transactions`, { method: "POST", headers: { "content-type": "text/plain" }, body: "{}" });
+    expect(body.message).to.equal(
+      "POST /prepare-transactions reads a JSON body: send it with Content-Type: application/json, not application/x-www-form-urlencoded",
+    );
+    expect(body.error.details).to.deep.equal({
+      contentType: "application/x-www-form-urlencoded",
+      expected: "application/json",
+    });
+    const text = await fetch(`${service.url}/send-transactions`, {
+      method: "POST",
+      headers: { "content-type": "text/plain" },
+      body: "{}",
+    });
     expect(text.status).to.equal(415);
     // JSON with a charset, +json, and a body-less POST are unaffected
-    const typed = await fetch(`${service.url}/send-transactions`, { method: "POST", headers: { "content-type": "application/json; charset=utf-8" }, body: "{}" });
+    const typed = await fetch(`${service.url}/send-transactions`, {
+      method: "POST",
+      headers: { "content-type": "application/json; charset=utf-8" },
+      body: "{}",
+    });
     expect(((await typed.json()) as any).error.code).to.equal("BAD_REQUEST");
   });
 
@@ -237,17 +298,32 @@ describe("error catalogue: the errors a new user meets, over HTTP", function () 
       userToMint: [{ investorEmail: "m@catalogue.test", investorAddress: Wallet.createRandom().address, amount: "1" }],
     });
     expect(prepared.transactions).to.have.length(2);
-    const res = await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: signedTransactions[0] });
-    expectInvalid(res, "signedTransactions", "signedTransactions must be an array of signed transaction hex strings, one per prepared transaction in order: this txId has 2, and one string was sent");
+    const res = await api.post("/send-transactions", {
+      txId: prepared.txId,
+      signedTransactions: signedTransactions[0],
+    });
+    expectInvalid(
+      res,
+      "signedTransactions",
+      "signedTransactions must be an array of signed transaction hex strings, one per prepared transaction in order: this txId has 2, and one string was sent",
+    );
     // a number: says what it must be
-    expectInvalid(await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: 5 }), "signedTransactions", /^signedTransactions must be an array of signed transactions \(0x-prefixed hex strings, one per prepared transaction\), not a number$/);
+    expectInvalid(
+      await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: 5 }),
+      "signedTransactions",
+      /^signedTransactions must be an array of signed transactions \(0x-prefixed hex strings, one per prepared transaction\), not a number$/,
+    );
     // the array form still goes through
     const sent = await api.post("/send-transactions", { txId: prepared.txId, signedTransactions });
     expect(sent.status, JSON.stringify(sent.body)).to.be.oneOf([200, 202]);
   });
 
   it("every error answered above carries a catalogue code (the test client checks each against the ErrorCode enum)", async () => {
-    for (const res of [await api.get("/no-such-route"), await api.get("/prepare-transactions"), await service.api.get("/get-token-info")]) {
+    for (const res of [
+      await api.get("/no-such-route"),
+      await api.get("/prepare-transactions"),
+      await service.api.get("/get-token-info"),
+    ]) {
       expect(isErrorCode(res.body.error.code), res.body.error.code).to.equal(true);
       expect(res.status).to.equal(ERROR_CODES[res.body.error.code as keyof typeof ERROR_CODES].status);
     }

@@ -27,10 +27,16 @@ describe("http/error-mapping.ts: the lower layers' errors as the catalogue's ans
   });
 
   it("answers invalid input from the engine in the one shape of invalid input (param, details.field, issues)", () => {
-    const answer = toApiError(new EngineError("invalid", "txId: an array of txIds must repeat the same batch id", { field: "txId" }))!;
-    expect(answer.toBody()).to.deep.equal(badRequest("txId: an array of txIds must repeat the same batch id", { field: "txId" }).toBody());
+    const answer = toApiError(
+      new EngineError("invalid", "txId: an array of txIds must repeat the same batch id", { field: "txId" }),
+    )!;
+    expect(answer.toBody()).to.deep.equal(
+      badRequest("txId: an array of txIds must repeat the same batch id", { field: "txId" }).toBody(),
+    );
     expect(answer.param).to.equal("txId");
-    expect(answer.details?.issues).to.deep.equal([{ field: "txId", message: "txId: an array of txIds must repeat the same batch id" }]);
+    expect(answer.details?.issues).to.deep.equal([
+      { field: "txId", message: "txId: an array of txIds must repeat the same batch id" },
+    ]);
   });
 
   it("passes an ApiError as it is, and leaves anything else to the error handler", () => {

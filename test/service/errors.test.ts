@@ -56,11 +56,29 @@ describe("errors: the error answers clients rely on, bad bodies and send mismatc
       expectError(await service.api.get("/get-token-info"), 401, "API key is required for this endpoint");
     });
     it("401 API key is required for this method (tokenization prepare without a key)", async () => {
-      expectError(await service.api.post("/prepare-transactions", { ...whitelistBody(stranger.address), signerAddress: issuer.address }), 401, "API key is required for this method");
-      expectError(await service.api.post("/prepare-transactions/whitelist", { ...whitelistBody(stranger.address), signerAddress: issuer.address }), 401, "API key is required for this method");
+      expectError(
+        await service.api.post("/prepare-transactions", {
+          ...whitelistBody(stranger.address),
+          signerAddress: issuer.address,
+        }),
+        401,
+        "API key is required for this method",
+      );
+      expectError(
+        await service.api.post("/prepare-transactions/whitelist", {
+          ...whitelistBody(stranger.address),
+          signerAddress: issuer.address,
+        }),
+        401,
+        "API key is required for this method",
+      );
     });
     it("401 Invalid API key for an unknown or revoked key", async () => {
-      expectError(await service.api.withKey("tak_0000000000000000_" + "A".repeat(43)).get("/get-token-info"), 401, "Invalid API key");
+      expectError(
+        await service.api.withKey("tak_0000000000000000_" + "A".repeat(43)).get("/get-token-info"),
+        401,
+        "Invalid API key",
+      );
       const { key, record } = await service.services.apiKeys.create({ email: "gone@errors.test", plan: "Starter" });
       await service.services.apiKeys.revoke(record.id);
       expectError(await service.api.withKey(key).get("/get-token-info"), 401, "Invalid API key");
@@ -69,16 +87,42 @@ describe("errors: the error answers clients rely on, bad bodies and send mismatc
       const { key } = await service.services.apiKeys.create({ email: "other@errors.test", plan: "Starter" });
       const other = service.api.withKey(key);
       expectError(await other.get("/get-token-info", { tokenSymbol: symbol }), 403, "Unauthorized token symbol");
-      expectError(await other.post("/prepare-transactions", { ...whitelistBody(stranger.address), signerAddress: issuer.address }), 403, "Unauthorized token symbol");
+      expectError(
+        await other.post("/prepare-transactions", {
+          ...whitelistBody(stranger.address),
+          signerAddress: issuer.address,
+        }),
+        403,
+        "Unauthorized token symbol",
+      );
       // payment-token symbols are exempt
-      const usdc = await other.get("/get-allowance", { tokenSymbol: "USDC", chainId, ownerAddress: issuer.address, spenderAddress: stranger.address });
+      const usdc = await other.get("/get-allowance", {
+        tokenSymbol: "USDC",
+        chainId,
+        ownerAddress: issuer.address,
+        spenderAddress: stranger.address,
+      });
       expect(usdc.status).to.equal(200);
     });
     it("403 for a signer the operator has not whitelisted", async () => {
-      expectError(await api.post("/prepare-transactions", { ...whitelistBody(stranger.address), signerAddress: stranger.address }), 403, /not whitelisted/);
+      expectError(
+        await api.post("/prepare-transactions", {
+          ...whitelistBody(stranger.address),
+          signerAddress: stranger.address,
+        }),
+        403,
+        /not whitelisted/,
+      );
     });
     it("400 when the signer is not the tokenizer of the token", async () => {
-      expectError(await api.post("/prepare-transactions", { ...whitelistBody(stranger.address), signerAddress: sandbox.accounts[2].address }), 400, /not the tokenizer/);
+      expectError(
+        await api.post("/prepare-transactions", {
+          ...whitelistBody(stranger.address),
+          signerAddress: sandbox.accounts[2].address,
+        }),
+        400,
+        /not the tokenizer/,
+      );
     });
   });
 
@@ -89,57 +133,118 @@ describe("errors: the error answers clients rely on, bad bodies and send mismatc
       expectError(await api.post("/prepare-transactions", body), 400, "method is required");
     });
     it("unknown method", async () => {
-      expectError(await api.post("/prepare-transactions", { ...base(), method: "mintEverything" }), 400, "Unknown method: mintEverything");
+      expectError(
+        await api.post("/prepare-transactions", { ...base(), method: "mintEverything" }),
+        400,
+        "Unknown method: mintEverything",
+      );
     });
     it("missing field names the field", async () => {
       const { tokenSymbol: _t, ...body } = base();
       expectError(await api.post("/prepare-transactions", body), 400, "tokenSymbol is required");
     });
     it("missing array entry field names its path", async () => {
-      expectError(await api.post("/prepare-transactions", { ...base(), userToWhitelist: [{ whitelistStatus: true }] }), 400, "userToWhitelist.0.investorAddress is required");
+      expectError(
+        await api.post("/prepare-transactions", { ...base(), userToWhitelist: [{ whitelistStatus: true }] }),
+        400,
+        "userToWhitelist.0.investorAddress is required",
+      );
       // An e-mail alone names the investor, whose wallet must then be known (test/e2e/kyc.e2e.test.ts).
-      expectError(await api.post("/prepare-transactions", { ...base(), userToWhitelist: [{ investorEmail: "a@b.co" }] }), 400, /^userToWhitelist\.0\.investorEmail a@b\.co: no wallet known/);
+      expectError(
+        await api.post("/prepare-transactions", { ...base(), userToWhitelist: [{ investorEmail: "a@b.co" }] }),
+        400,
+        /^userToWhitelist\.0\.investorEmail a@b\.co: no wallet known/,
+      );
     });
     it("bad address", async () => {
-      expectError(await api.post("/prepare-transactions", { ...base(), signerAddress: "0x123" }), 400, /^signerAddress must be a 0x-prefixed 20-byte hex address/);
+      expectError(
+        await api.post("/prepare-transactions", { ...base(), signerAddress: "0x123" }),
+        400,
+        /^signerAddress must be a 0x-prefixed 20-byte hex address/,
+      );
     });
     it("bad chainId, missing chainId, chain not served", async () => {
-      expectError(await api.post("/prepare-transactions", { ...base(), chainId: "nochain" }), 400, /^Unsupported chainId: nochain\. chainId is a decimal number \(11155111\), 0x hex \(0xaa36a7\) or the network's hex code \(aa36a7\); this deployment serves /);
+      expectError(
+        await api.post("/prepare-transactions", { ...base(), chainId: "nochain" }),
+        400,
+        /^Unsupported chainId: nochain\. chainId is a decimal number \(11155111\), 0x hex \(0xaa36a7\) or the network's hex code \(aa36a7\); this deployment serves /,
+      );
       const { chainId: _c, ...noChain } = base();
       expectError(await api.post("/prepare-transactions", noChain), 400, /chainId is required/);
-      expectError(await api.post("/prepare-transactions", { ...base(), chainId: "1" }), 400, /not available on the sandbox deployment/);
+      expectError(
+        await api.post("/prepare-transactions", { ...base(), chainId: "1" }),
+        400,
+        /not available on the sandbox deployment/,
+      );
     });
     it("bad amount and too many decimals", async () => {
       const mint = { method: "mintToken", chainId, signerAddress: issuer.address, tokenSymbol: symbol };
-      expectError(await api.post("/prepare-transactions", { ...mint, userToMint: [{ investorAddress: stranger.address, amount: "-1" }] }), 400, /^userToMint.0.amount/);
-      expectError(await api.post("/prepare-transactions", { ...mint, userToMint: [{ investorAddress: stranger.address, amount: "1.0000000000000000001" }] }), 400, "userToMint.0.amount has more than 18 decimal places");
+      expectError(
+        await api.post("/prepare-transactions", {
+          ...mint,
+          userToMint: [{ investorAddress: stranger.address, amount: "-1" }],
+        }),
+        400,
+        /^userToMint.0.amount/,
+      );
+      expectError(
+        await api.post("/prepare-transactions", {
+          ...mint,
+          userToMint: [{ investorAddress: stranger.address, amount: "1.0000000000000000001" }],
+        }),
+        400,
+        "userToMint.0.amount has more than 18 decimal places",
+      );
     });
     it("a mint to an address alone (no e-mail) answers without info.investorEmail (the client checks every answer against /openapi.json)", async () => {
-      const res = await api.post("/prepare-transactions", { method: "mintToken", chainId, signerAddress: issuer.address, tokenSymbol: symbol, userToMint: [{ investorAddress: issuer.address, amount: "1" }] });
+      const res = await api.post("/prepare-transactions", {
+        method: "mintToken",
+        chainId,
+        signerAddress: issuer.address,
+        tokenSymbol: symbol,
+        userToMint: [{ investorAddress: issuer.address, amount: "1" }],
+      });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body.info).to.not.have.property("investorEmail");
     });
     it("unknown extra keys are ignored and strings stand in for booleans and numbers", async () => {
-      const res = await api.post("/prepare-transactions", { ...base(), chain: "sepolia", serviceName: "x", userToWhitelist: [{ investorAddress: stranger.address, whitelistStatus: "false" }], gasLimit: "200000" });
+      const res = await api.post("/prepare-transactions", {
+        ...base(),
+        chain: "sepolia",
+        serviceName: "x",
+        userToWhitelist: [{ investorAddress: stranger.address, whitelistStatus: "false" }],
+        gasLimit: "200000",
+      });
       expect(res.status, JSON.stringify(res.body)).to.equal(200);
       expect(res.body.transactions[0].gasLimit).to.equal("0x030d40");
     });
     it("a transaction that would revert is refused at prepare with the decoded reason", async () => {
-      const res = await api.post("/prepare-transactions", { method: "transferTo", chainId, tokenSymbol: symbol, signerAddress: sandbox.accounts[2].address, to: stranger.address, amount: "1" });
+      const res = await api.post("/prepare-transactions", {
+        method: "transferTo",
+        chainId,
+        tokenSymbol: symbol,
+        signerAddress: sandbox.accounts[2].address,
+        to: stranger.address,
+        amount: "1",
+      });
       expectError(res, 400, `${stranger.address} is not whitelisted for ${symbol} and cannot receive it`);
     });
   });
 
   describe("send", () => {
     it("404 for an unknown txId, 400 for a malformed one", async () => {
-      expectError(await api.post("/send-transactions", { txId: "0x" + "ab".repeat(32), signedTransactions: ["0x02"] }), 404);
+      expectError(
+        await api.post("/send-transactions", { txId: "0x" + "ab".repeat(32), signedTransactions: ["0x02"] }),
+        404,
+      );
       expectError(await api.post("/send-transactions", { txId: "abc", signedTransactions: ["0x02"] }), 400, /^txId/);
     });
 
     it("400 naming the index and field for every mismatch with the prepared transaction", async () => {
       const { prepared } = await prepareAndSign(api, issuer, whitelistBody(stranger.address));
       const tx = prepared.transactions[0];
-      const sign = (override: Partial<TransactionLike>, wallet: Wallet = issuer) => wallet.signTransaction({ ...tx, ...override });
+      const sign = (override: Partial<TransactionLike>, wallet: Wallet = issuer) =>
+        wallet.signTransaction({ ...tx, ...override });
       const cases: [string, string, RegExp][] = [
         ["signer", await sign({ from: undefined }, sandbox.accounts[3]), /signed by/],
         ["chainId", await sign({ chainId: 84532 }), /signedTransactions\[0\]: chainId does not match/],
@@ -155,12 +260,30 @@ describe("errors: the error answers clients rely on, bad bodies and send mismatc
       }
       const signer = await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: [cases[0][1]] });
       expect(signer.body.error).to.deep.include({ code: "INVALID_SIGNATURE" });
-      expect(signer.body.error.details).to.include({ expectedSigner: issuer.address, actualSigner: sandbox.accounts[3].address });
+      expect(signer.body.error.details).to.include({
+        expectedSigner: issuer.address,
+        actualSigner: sandbox.accounts[3].address,
+      });
       expectError(await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: [] }), 400);
-      expectError(await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: ["0x1234"] }), 400, /is not a serialized transaction/);
+      expectError(
+        await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: ["0x1234"] }),
+        400,
+        /is not a serialized transaction/,
+      );
       const unsigned = Transaction.from({ ...tx, from: undefined, gasLimit: BigInt(tx.gasLimit) }).unsignedSerialized;
-      expectError(await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: [unsigned] }), 400, /is not signed/);
-      expectError(await api.post("/send-transactions", { txId: [prepared.txId, "0x" + "cd".repeat(32)], signedTransactions: [await sign({})] }), 400, /same batch id/);
+      expectError(
+        await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: [unsigned] }),
+        400,
+        /is not signed/,
+      );
+      expectError(
+        await api.post("/send-transactions", {
+          txId: [prepared.txId, "0x" + "cd".repeat(32)],
+          signedTransactions: [await sign({})],
+        }),
+        400,
+        /same batch id/,
+      );
       // nothing of the above reached the chain or the batch
       const status = await api.get("/get-transaction-status", { txId: prepared.txId });
       expect(status.body.status).to.equal("prepared");
@@ -174,44 +297,83 @@ describe("errors: the error answers clients rely on, bad bodies and send mismatc
         (txId: string, raw: string) => ({ txId: [txId], signedTransactions: raw }), // E
       ];
       for (const [i, form] of forms.entries()) {
-        const { prepared, signedTransactions } = await prepareAndSign(api, issuer, whitelistBody(sandbox.accounts[10 + i].address));
+        const { prepared, signedTransactions } = await prepareAndSign(
+          api,
+          issuer,
+          whitelistBody(sandbox.accounts[10 + i].address),
+        );
         const first = await api.post("/send-transactions", form(prepared.txId, signedTransactions[0]));
         expect(first.status, JSON.stringify(first.body)).to.equal(200);
-        expect(first.body).to.include({ success: true, totalTransactions: 1, successfulTransactions: 1, failedTransactions: 0 });
+        expect(first.body).to.include({
+          success: true,
+          totalTransactions: 1,
+          successfulTransactions: 1,
+          failedTransactions: 0,
+        });
         expect(first.body.results[0].result.txResponses[0].hash).to.equal(first.body.txHashes[0]);
-        expectError(await api.post("/send-transactions", form(prepared.txId, signedTransactions[0])), 409, /already sent/);
+        expectError(
+          await api.post("/send-transactions", form(prepared.txId, signedTransactions[0])),
+          409,
+          /already sent/,
+        );
       }
     });
 
     it("Out of credits for <method>; two concurrent sends on the last credit: exactly one succeeds", async () => {
       const lastCredit = api;
       const record = (await service.services.apiKeys.verify(api.apiKey!))!;
-      await service.services.db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [record.id]);
+      await service.services.db.query(
+        "UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'",
+        [record.id],
+      );
       const a = await prepareAndSign(lastCredit, issuer, whitelistBody(sandbox.accounts[14].address));
-      const b = await prepareAndSign(lastCredit, issuer, { ...whitelistBody(sandbox.accounts[15].address), nonce: String(a.prepared.transactions[0].nonce + 1) });
+      const b = await prepareAndSign(lastCredit, issuer, {
+        ...whitelistBody(sandbox.accounts[15].address),
+        nonce: String(a.prepared.transactions[0].nonce + 1),
+      });
       const results = await Promise.all([
         lastCredit.post("/send-transactions", { txId: a.prepared.txId, signedTransactions: a.signedTransactions }),
         lastCredit.post("/send-transactions", { txId: b.prepared.txId, signedTransactions: b.signedTransactions }),
       ]);
       const statuses = results.map((r) => r.status).sort();
       expect(statuses).to.deep.equal([200, 403]);
-      expectError(results.find((r) => r.status === 403)!, 403, "Out of credits for whitelist");
+      expectError(
+        results.find((r) => r.status === 403)!,
+        403,
+        "Out of credits for whitelist",
+      );
       expect(await service.services.credits.balances(record.id)).to.include({ whitelist: 0 });
       await service.services.credits.add(record.id, "whitelist", 10);
     });
 
     it("a send needs the key the batch was prepared under", async () => {
-      const { prepared, signedTransactions } = await prepareAndSign(api, issuer, whitelistBody(sandbox.accounts[16].address));
-      expectError(await service.api.post("/send-transactions", { txId: prepared.txId, signedTransactions }), 401, "API key is required for this method");
+      const { prepared, signedTransactions } = await prepareAndSign(
+        api,
+        issuer,
+        whitelistBody(sandbox.accounts[16].address),
+      );
+      expectError(
+        await service.api.post("/send-transactions", { txId: prepared.txId, signedTransactions }),
+        401,
+        "API key is required for this method",
+      );
       const { key } = await service.services.apiKeys.create({ email: "issuer@errors.test", plan: "Starter" });
-      expectError(await service.api.withKey(key).post("/send-transactions", { txId: prepared.txId, signedTransactions }), 403, /another API key/);
+      expectError(
+        await service.api.withKey(key).post("/send-transactions", { txId: prepared.txId, signedTransactions }),
+        403,
+        /another API key/,
+      );
     });
 
     it("a transaction the node refuses (its signer cannot pay the gas) rejects the batch and gives the credit back", async () => {
       const keyed = api;
       const record = (await service.services.apiKeys.verify(api.apiKey!))!;
       const balance = (await service.services.credits.balances(record.id)).whitelist;
-      const { prepared, signedTransactions } = await prepareAndSign(keyed, issuer, whitelistBody(sandbox.accounts[17].address));
+      const { prepared, signedTransactions } = await prepareAndSign(
+        keyed,
+        issuer,
+        whitelistBody(sandbox.accounts[17].address),
+      );
       const chain = sandbox.sepolia.provider;
       const funds = (await chain.request({ method: "eth_getBalance", params: [issuer.address, "latest"] })) as string;
       await chain.request({ method: "hardhat_setBalance", params: [issuer.address, "0x0"] });
@@ -228,7 +390,11 @@ describe("errors: the error answers clients rely on, bad bodies and send mismatc
 
     it("a transaction whose fee cap is below the base fee is not refused: it waits (202), and status says why and which fees would be mined now", async () => {
       const { prepared } = await prepareAndSign(api, issuer, whitelistBody(sandbox.accounts[18].address));
-      const raw = await issuer.signTransaction({ ...prepared.transactions[0], maxFeePerGas: "1", maxPriorityFeePerGas: "1" });
+      const raw = await issuer.signTransaction({
+        ...prepared.transactions[0],
+        maxFeePerGas: "1",
+        maxPriorityFeePerGas: "1",
+      });
       const res = await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: [raw] });
       expect(res.status, JSON.stringify(res.body)).to.equal(202);
       expect(res.body.status).to.equal("pending");
@@ -237,8 +403,14 @@ describe("errors: the error answers clients rely on, bad bodies and send mismatc
       expect(tx.waiting.reason).to.match(/too low|below the base fee/i);
       expect(BigInt(tx.waiting.suggestedMaxFeePerGas)).to.be.greaterThan(BigInt(tx.waiting.baseFeePerGas));
       // The client follows the advice: the same transaction with the suggested fees replaces it and is mined.
-      const replacement = await issuer.signTransaction({ ...prepared.transactions[0], maxFeePerGas: tx.waiting.suggestedMaxFeePerGas, maxPriorityFeePerGas: tx.waiting.suggestedMaxPriorityFeePerGas });
-      expect((await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: [replacement] })).status).to.equal(202);
+      const replacement = await issuer.signTransaction({
+        ...prepared.transactions[0],
+        maxFeePerGas: tx.waiting.suggestedMaxFeePerGas,
+        maxPriorityFeePerGas: tx.waiting.suggestedMaxPriorityFeePerGas,
+      });
+      expect(
+        (await api.post("/send-transactions", { txId: prepared.txId, signedTransactions: [replacement] })).status,
+      ).to.equal(202);
       const deadline = Date.now() + 20_000;
       let status = "pending";
       while (status === "pending" && Date.now() < deadline) {

@@ -25,7 +25,10 @@ function exempt(file: string): boolean {
 
 describe("file names", () => {
   it("are kebab-case everywhere but where another convention is the point", () => {
-    const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], { cwd: ROOT, encoding: "utf8" })
+    const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], {
+      cwd: ROOT,
+      encoding: "utf8",
+    })
       .split("\n")
       .filter(Boolean);
     expect(files.length).to.be.greaterThan(300);
@@ -34,7 +37,13 @@ describe("file names", () => {
   });
 
   it("the rule tells camelCase and PascalCase from kebab-case", () => {
-    expect(["agentRegister.ts", "USDC.test.ts", "stoEscrow.property.test.ts"].filter((n) => KEBAB.test(n))).to.deep.equal([]);
-    expect(["agent-register.ts", "usdc.test.ts", "sto-escrow.property.test.ts", "multicall3.test.ts"].every((n) => KEBAB.test(n))).to.equal(true);
+    expect(
+      ["agentRegister.ts", "USDC.test.ts", "stoEscrow.property.test.ts"].filter((n) => KEBAB.test(n)),
+    ).to.deep.equal([]);
+    expect(
+      ["agent-register.ts", "usdc.test.ts", "sto-escrow.property.test.ts", "multicall3.test.ts"].every((n) =>
+        KEBAB.test(n),
+      ),
+    ).to.equal(true);
   });
 });

@@ -25,14 +25,18 @@ describe("the data encryption key", () => {
     await assertDataKey(db, new Sealer("other".repeat(8))).catch((e) => (refused = e));
     expect(refused).to.be.instanceOf(DataKeyMismatch);
     expect((refused as Error).message).to.match(/give every instance the same DATA_ENCRYPTION_KEY/);
-    const [row] = await db.query<{ value: string }>("SELECT value FROM deployment_meta WHERE key = 'data_encryption_key_check'");
+    const [row] = await db.query<{ value: string }>(
+      "SELECT value FROM deployment_meta WHERE key = 'data_encryption_key_check'",
+    );
     expect(row.value, "the check holds a sealed value, not the key").to.match(/^v1\./).and.not.include("first");
   });
 
   it("without DATA_ENCRYPTION_KEY, in the local sandbox: one made once in the data directory (0600), then kept; a production start never makes one", () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-key-"));
     try {
-      expect(() => ensureDataEncryptionKey({ environmentDir: path.join(dir, "production"), profile: "production" })).to.throw(/DATA_ENCRYPTION_KEY: required outside the local sandbox/);
+      expect(() =>
+        ensureDataEncryptionKey({ environmentDir: path.join(dir, "production"), profile: "production" }),
+      ).to.throw(/DATA_ENCRYPTION_KEY: required outside the local sandbox/);
       expect(fs.existsSync(path.join(dir, "production"))).to.equal(false);
       const config = { environmentDir: path.join(dir, "sandbox"), profile: "local" } as Config;
       const first = ensureDataEncryptionKey(config);
@@ -40,7 +44,9 @@ describe("the data encryption key", () => {
       expect(ensureDataEncryptionKey(config)).to.equal(first);
       expect(fs.statSync(dataEncryptionKeyPath(config)).mode & 0o777).to.equal(0o600);
       expect(fs.readdirSync(config.environmentDir)).to.deep.equal(["data-encryption-key"]);
-      expect(ensureDataEncryptionKey({ ...config, DATA_ENCRYPTION_KEY: "given".repeat(8) })).to.equal("given".repeat(8));
+      expect(ensureDataEncryptionKey({ ...config, DATA_ENCRYPTION_KEY: "given".repeat(8) })).to.equal(
+        "given".repeat(8),
+      );
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

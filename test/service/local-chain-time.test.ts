@@ -32,14 +32,18 @@ describe("local chains keep the wall clock's time and can mine on an interval (s
         // Deploying and funding mined dozens of blocks; one second per block would already put the chain far ahead.
         expect(await p.getBlockNumber()).to.be.greaterThan(30);
         const d = await drift(p);
-        if (process.env.REPORT_DRIFT) console.log(`chain ${chain.chainId} drift after deploy + funding: ${d.toFixed(2)} s`);
+        if (process.env.REPORT_DRIFT)
+          console.log(`chain ${chain.chainId} drift after deploy + funding: ${d.toFixed(2)} s`);
         expect(Math.abs(d), `chain ${chain.chainId} drift after deploy + funding: ${d.toFixed(2)} s`).to.be.lessThan(2);
         p.destroy();
       }
 
       // 200 transfers signed locally and sent raw, one after the other (each mined at once, in its own block).
       const sender = sandbox.accounts[6];
-      const [nonce, fees] = await Promise.all([provider.getTransactionCount(sender.address, "pending"), provider.getFeeData()]);
+      const [nonce, fees] = await Promise.all([
+        provider.getTransactionCount(sender.address, "pending"),
+        provider.getFeeData(),
+      ]);
       const firstBlock = await provider.getBlockNumber();
       for (let i = 0; i < 200; i++) {
         const raw = await sender.signTransaction({
@@ -62,7 +66,9 @@ describe("local chains keep the wall clock's time and can mine on an interval (s
       if (process.env.REPORT_DRIFT) console.log(`drift after 200 transactions: ${d.toFixed(2)} s`);
       expect(Math.abs(d), `drift after 200 transactions: ${d.toFixed(2)} s`).to.be.lessThan(2);
       // Blocks mined within one second share its timestamp instead of running ahead; they never go backwards.
-      const stamps = await Promise.all([firstBlock + 1, lastBlock].map(async (n) => (await provider.getBlock(n))!.timestamp));
+      const stamps = await Promise.all(
+        [firstBlock + 1, lastBlock].map(async (n) => (await provider.getBlock(n))!.timestamp),
+      );
       expect(stamps[1]).to.be.at.least(stamps[0]);
       expect(stamps[1] - stamps[0]).to.be.lessThan(200);
     });

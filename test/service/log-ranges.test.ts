@@ -20,7 +20,9 @@ describe("chains/log-ranges: eth_getLogs in ranges a provider accepts", function
     chain = await startLocalChain(hre, { chainId: 31_337 });
     proxy = await RpcFaultProxy.start(chain.url);
     provider = new JsonRpcProvider(proxy.url, 31_337, { staticNetwork: true });
-    const deployer = new NonceManager(testAccounts()[0].connect(new JsonRpcProvider(chain.url, 31_337, { staticNetwork: true })));
+    const deployer = new NonceManager(
+      testAccounts()[0].connect(new JsonRpcProvider(chain.url, 31_337, { staticNetwork: true })),
+    );
     const erc20 = await new TestERC20__factory(deployer).deploy("Logs", "LOG", 18);
     await erc20.waitForDeployment();
     token = await erc20.getAddress();
@@ -43,7 +45,13 @@ describe("chains/log-ranges: eth_getLogs in ranges a provider accepts", function
   });
 
   it("halves a range the node refuses as too large, and still returns everything", async () => {
-    const remove = proxy.add({ kind: "rpc-error", code: -32005, message: "query returned more than 10000 results", methods: ["eth_getLogs"], times: 3 });
+    const remove = proxy.add({
+      kind: "rpc-error",
+      code: -32005,
+      message: "query returned more than 10000 results",
+      methods: ["eth_getLogs"],
+      times: 3,
+    });
     try {
       const logs = await logsInRanges(provider, { address: token }, first, last, 20);
       expect(logs).to.have.length(12);
@@ -54,7 +62,13 @@ describe("chains/log-ranges: eth_getLogs in ranges a provider accepts", function
   });
 
   it("passes on an error that is not about the range", async () => {
-    const remove = proxy.add({ kind: "rpc-error", code: -32000, message: "header not found", methods: ["eth_getLogs"], times: 1 });
+    const remove = proxy.add({
+      kind: "rpc-error",
+      code: -32000,
+      message: "header not found",
+      methods: ["eth_getLogs"],
+      times: 1,
+    });
     try {
       await logsInRanges(provider, { address: token }, first, last).then(
         () => expect.fail("should have thrown"),

@@ -35,12 +35,18 @@ describe("migration files: one number each, and databases that recorded the old 
       for (const [old, renamed] of Object.entries(RENAMED_MIGRATIONS)) {
         await db.query("UPDATE schema_migrations SET version = $1 WHERE version = $2", [old, renamed]);
       }
-      const recorded = (await db.query<{ version: string }>("SELECT version FROM schema_migrations ORDER BY version")).map((r) => r.version);
+      const recorded = (
+        await db.query<{ version: string }>("SELECT version FROM schema_migrations ORDER BY version")
+      ).map((r) => r.version);
       expect(recorded).to.include("007_security.sql").and.not.include("008_security.sql");
 
       const missing = files.filter((f) => f >= "009");
       expect(missing[0]).to.equal("009_kyc_no_signature.sql");
-      expect(await schemaState(db)).to.deep.equal({ applied: files.filter((f) => f < "009"), pending: missing, unknown: [] });
+      expect(await schemaState(db)).to.deep.equal({
+        applied: files.filter((f) => f < "009"),
+        pending: missing,
+        unknown: [],
+      });
       const refusal = await assertSchemaCurrent(db).then(
         () => undefined,
         (error: Error) => error,
@@ -50,7 +56,11 @@ describe("migration files: one number each, and databases that recorded the old 
 
       // 008_security.sql run again would fail (its columns exist): only the missing files run.
       expect(await migrate(db)).to.deep.equal(missing);
-      expect((await db.query<{ version: string }>("SELECT version FROM schema_migrations ORDER BY version")).map((r) => r.version)).to.deep.equal(files);
+      expect(
+        (await db.query<{ version: string }>("SELECT version FROM schema_migrations ORDER BY version")).map(
+          (r) => r.version,
+        ),
+      ).to.deep.equal(files);
       await assertSchemaCurrent(db);
       expect(await migrate(db)).to.deep.equal([]);
     } finally {

@@ -55,9 +55,15 @@ function expectErrorShape(body: any, status: number) {
   expect(body.error.message).to.be.a("string").and.not.equal("");
   expect(body.message).to.equal(body.error.message);
   const allowed = ["code", "message", "param", "details"];
-  expect(Object.keys(body.error).every((k) => allowed.includes(k)), Object.keys(body.error).join()).to.equal(true);
+  expect(
+    Object.keys(body.error).every((k) => allowed.includes(k)),
+    Object.keys(body.error).join(),
+  ).to.equal(true);
   if ("details" in body.error) expect(body.error.details).to.be.an("object");
-  if ("param" in body.error) expect(body.error.param).to.be.a("string").and.equal(body.error.details?.field ?? body.error.param);
+  if ("param" in body.error)
+    expect(body.error.param)
+      .to.be.a("string")
+      .and.equal(body.error.details?.field ?? body.error.param);
   expect(Object.keys(body).sort(), `status ${status}`).to.deep.equal(["error", "message"]);
 }
 
@@ -91,7 +97,14 @@ describe("network info, health and OpenAPI (HTTP)", function () {
       blockExplorerUrl: deployment.blockExplorerUrl,
     });
     expect(response.body.chainId).to.equal("0x" + chainId.toString(16));
-    for (const field of ["currencyName", "blockExplorerUrl", "factoryAddress", "BKNAddress", "USDTAddress", "USDCAddress"]) {
+    for (const field of [
+      "currencyName",
+      "blockExplorerUrl",
+      "factoryAddress",
+      "BKNAddress",
+      "USDTAddress",
+      "USDCAddress",
+    ]) {
       expect(response.body[field], field).to.be.a("string").and.not.equal("");
     }
   };
@@ -103,7 +116,10 @@ describe("network info, health and OpenAPI (HTTP)", function () {
         expectNetworkInfo(response, 11155111);
       }
       const response = await service.api.get("/get-network-info", { chainId: "aa36a7" });
-      expect(response.body).to.deep.include({ currencyName: "SepoliaETH", blockExplorerUrl: "https://sepolia.etherscan.io" });
+      expect(response.body).to.deep.include({
+        currencyName: "SepoliaETH",
+        blockExplorerUrl: "https://sepolia.etherscan.io",
+      });
     });
 
     it("answers Base Sepolia for 14a34, 0x14a34 and 84532 with its own deployment", async () => {
@@ -130,12 +146,20 @@ describe("network info, health and OpenAPI (HTTP)", function () {
       expectNetworkInfo(await getWithJsonBody(service.url, "/get-network-info", { chainId: "aa36a7" }), 11155111);
       expectNetworkInfo(await getWithJsonBody(service.url, "/get-network-info", { chainId: 84532 }), 84532);
       expectNetworkInfo(await getWithJsonBody(service.url, "/get-api-network-info", { chainId: "14a34" }), 84532);
-      expectNetworkInfo(await getWithJsonBody(service.url, "/get-network-info?chainId=14a34", { chainId: "aa36a7" }), 84532);
+      expectNetworkInfo(
+        await getWithJsonBody(service.url, "/get-network-info?chainId=14a34", { chainId: "aa36a7" }),
+        84532,
+      );
     });
 
     it("needs no API key (and ignores a wrong one)", async () => {
       expectNetworkInfo(await service.api.withKey(undefined).get("/get-network-info", { chainId: "aa36a7" }), 11155111);
-      expectNetworkInfo(await service.api.withKey("tak_0000000000000000_" + "A".repeat(43)).get("/get-network-info", { chainId: "aa36a7" }), 11155111);
+      expectNetworkInfo(
+        await service.api
+          .withKey("tak_0000000000000000_" + "A".repeat(43))
+          .get("/get-network-info", { chainId: "aa36a7" }),
+        11155111,
+      );
     });
 
     it("missing chainId → 400 naming chainId, in the error shape", async () => {
@@ -186,7 +210,7 @@ describe("network info, health and OpenAPI (HTTP)", function () {
     it("/health is 200 with what the process knows, without asking the database or a chain", async () => {
       const queries: string[] = [];
       const query = service.services.db.query.bind(service.services.db);
-      service.services.db.query = ((sql: string, params?: unknown[]) => (queries.push(sql), query(sql, params)));
+      service.services.db.query = (sql: string, params?: unknown[]) => (queries.push(sql), query(sql, params));
       try {
         const response = await service.api.get("/health");
         expect(response.status, JSON.stringify(response.body)).to.equal(200);
@@ -198,7 +222,7 @@ describe("network info, health and OpenAPI (HTTP)", function () {
       expect(queries, "queries made by /health").to.deep.equal([]);
     });
 
-    it("from the moment its port opens: /health 200 \"starting\", every other route 503 with Retry-After, until the service is composed", async () => {
+    it('from the moment its port opens: /health 200 "starting", every other route 503 with Retry-After, until the service is composed', async () => {
       // The database answers nothing until the test lets it: the start waits in its migrations meanwhile.
       const db = await openDb({});
       let release!: () => void;
@@ -225,8 +249,16 @@ describe("network info, health and OpenAPI (HTTP)", function () {
         const health = await fetch(`${url}/health`);
         expect(health.status).to.equal(200);
         expect(await health.json()).to.include({ status: "starting", environment: "sandbox" });
-        for (const [method, pathname] of [["GET", "/ready"], ["GET", "/get-network-info?chainId=aa36a7"], ["POST", "/prepare-transactions"]]) {
-          const answer = await fetch(url + pathname, { method, headers: { "content-type": "application/json" }, body: method === "POST" ? "{}" : undefined });
+        for (const [method, pathname] of [
+          ["GET", "/ready"],
+          ["GET", "/get-network-info?chainId=aa36a7"],
+          ["POST", "/prepare-transactions"],
+        ]) {
+          const answer = await fetch(url + pathname, {
+            method,
+            headers: { "content-type": "application/json" },
+            body: method === "POST" ? "{}" : undefined,
+          });
           expect(answer.status, `${method} ${pathname}`).to.equal(503);
           expect(answer.headers.get("retry-after")).to.equal("1");
           const body = (await answer.json()) as { error: { code: string; details: { starting: boolean } } };
@@ -270,13 +302,19 @@ describe("network info, health and OpenAPI (HTTP)", function () {
       before(async () => {
         deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-deployments-31337-"));
         for (const file of fs.readdirSync(sandbox.deploymentsDir)) {
-          if (file.endsWith(".json")) fs.copyFileSync(path.join(sandbox.deploymentsDir, file), path.join(deploymentsDir, file));
+          if (file.endsWith(".json"))
+            fs.copyFileSync(path.join(sandbox.deploymentsDir, file), path.join(deploymentsDir, file));
         }
         chain = await startLocalChain(hre, { chainId: 31337 });
         const provider = new JsonRpcProvider(chain.url, 31337, { staticNetwork: true, cacheTimeout: -1 });
-        await deploySuite(new NonceManager(sandbox.accounts[0].connect(provider)), { deploymentsDir, paymentAssets: "local" });
+        await deploySuite(new NonceManager(sandbox.accounts[0].connect(provider)), {
+          deploymentsDir,
+          paymentAssets: "local",
+        });
         provider.destroy();
-        custom = await startTestService(sandbox, { env: { DEPLOYMENTS_DIR: deploymentsDir, RPC_URL_31337: chain.url } });
+        custom = await startTestService(sandbox, {
+          env: { DEPLOYMENTS_DIR: deploymentsDir, RPC_URL_31337: chain.url },
+        });
       });
 
       after(async () => {
@@ -323,10 +361,14 @@ describe("network info, health and OpenAPI (HTTP)", function () {
       before(async () => {
         deploymentsDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-deployments-broken-"));
         for (const file of fs.readdirSync(sandbox.deploymentsDir)) {
-          if (file.endsWith(".json")) fs.copyFileSync(path.join(sandbox.deploymentsDir, file), path.join(deploymentsDir, file));
+          if (file.endsWith(".json"))
+            fs.copyFileSync(path.join(sandbox.deploymentsDir, file), path.join(deploymentsDir, file));
         }
         const sepolia = JSON.parse(fs.readFileSync(path.join(sandbox.deploymentsDir, "11155111.json"), "utf8"));
-        fs.writeFileSync(path.join(deploymentsDir, "80002.json"), JSON.stringify({ ...sepolia, chainId: 80002, chainName: "Polygon Amoy" }, null, 2));
+        fs.writeFileSync(
+          path.join(deploymentsDir, "80002.json"),
+          JSON.stringify({ ...sepolia, chainId: 80002, chainName: "Polygon Amoy" }, null, 2),
+        );
         dead = await deadPort();
         broken = await startTestService(sandbox, {
           env: { DEPLOYMENTS_DIR: deploymentsDir, RPC_URL_80002: `http://127.0.0.1:${dead.port}` },
@@ -352,7 +394,9 @@ describe("network info, health and OpenAPI (HTTP)", function () {
         expect(response.body.error.code).to.equal("UNAVAILABLE");
         const details = response.body.error.details;
         expect(details.database.ok).to.equal(true);
-        const byId = Object.fromEntries((details.chains as { chainId: number; ok: boolean }[]).map((c) => [c.chainId, c]));
+        const byId = Object.fromEntries(
+          (details.chains as { chainId: number; ok: boolean }[]).map((c) => [c.chainId, c]),
+        );
         expect(byId[80002].ok).to.equal(false);
         expect(byId[11155111].ok).to.equal(true);
         expect(byId[84532].ok).to.equal(true);
@@ -366,10 +410,23 @@ describe("network info, health and OpenAPI (HTTP)", function () {
       expect(response.status).to.equal(200);
       expect(response.body.openapi).to.equal("3.1.0");
       const paths = Object.keys(response.body.paths);
-      expect(paths).to.include.members(["/get-network-info", "/get-api-network-info", "/prepare-transactions", "/send-transactions", "/get-transaction-status", "/health", "/ready", "/openapi.json"]);
+      expect(paths).to.include.members([
+        "/get-network-info",
+        "/get-api-network-info",
+        "/prepare-transactions",
+        "/send-transactions",
+        "/get-transaction-status",
+        "/health",
+        "/ready",
+        "/openapi.json",
+      ]);
       expect(paths.some((p) => p.startsWith("/admin"))).to.equal(false);
       expect(JSON.stringify(response.body)).to.not.include("/admin/command");
-      const parameters = response.body.paths["/get-network-info"].get.parameters as { name: string; in: string; required: boolean }[];
+      const parameters = response.body.paths["/get-network-info"].get.parameters as {
+        name: string;
+        in: string;
+        required: boolean;
+      }[];
       expect(parameters.find((p) => p.name === "chainId")).to.deep.include({ in: "query", required: true });
       expect(response.body.paths["/get-network-info"].get.security).to.deep.equal([]);
     });

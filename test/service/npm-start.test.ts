@@ -37,7 +37,11 @@ describe("npm start (scripts/dev.ts) end to end", function () {
   async function start(): Promise<{ dev: ScriptProcess; credentials: Credentials }> {
     const dev = new ScriptProcess(dataDir);
     processes.push(dev);
-    await dev.waitFor("banner and credentials file", () => dev.stdout.includes(BANNER) && fs.existsSync(credentialsFile), 150_000);
+    await dev.waitFor(
+      "banner and credentials file",
+      () => dev.stdout.includes(BANNER) && fs.existsSync(credentialsFile),
+      150_000,
+    );
     const credentials = JSON.parse(fs.readFileSync(credentialsFile, "utf8")) as Credentials;
     return { dev, credentials };
   }
@@ -81,7 +85,14 @@ describe("npm start (scripts/dev.ts) end to end", function () {
     for (const [id, chain] of Object.entries(credentials.chains)) {
       expect(chain.rpcUrl, id).to.match(/^http:\/\/127\.0\.0\.1:\d+$/);
       expect(chain.deployment.chainId).to.equal(Number(id));
-      for (const name of ["TokenFactory", "SecurityTokenImplementation", "StoEscrowImplementation", "USDC", "USDT", "BKN"]) {
+      for (const name of [
+        "TokenFactory",
+        "SecurityTokenImplementation",
+        "StoEscrowImplementation",
+        "USDC",
+        "USDT",
+        "BKN",
+      ]) {
         expect(chain.deployment.contracts[name], `${id} ${name}`).to.match(/^0x[0-9a-fA-F]{40}$/);
       }
     }
@@ -147,12 +158,16 @@ describe("npm start (scripts/dev.ts) end to end", function () {
     try {
       expect(again.credentials.apiKey).to.equal(credentials.apiKey);
       expect(again.dev.stdout).to.not.include("created the sandbox API key");
-      const tokensAgain = await get(`${again.credentials.baseUrl}/get-token-info`, { "x-api-key": again.credentials.apiKey });
+      const tokensAgain = await get(`${again.credentials.baseUrl}/get-token-info`, {
+        "x-api-key": again.credentials.apiKey,
+      });
       expect(tokensAgain.status, JSON.stringify(tokensAgain.body)).to.equal(200);
       expect(tokensAgain.body.tokenSymbols).to.deep.equal([]);
       const infoAgain = await get(`${again.credentials.baseUrl}/get-network-info?chainId=aa36a7`);
       expect(infoAgain.status).to.equal(200);
-      expect(infoAgain.body.factoryAddress).to.equal(again.credentials.chains["11155111"].deployment.contracts.TokenFactory);
+      expect(infoAgain.body.factoryAddress).to.equal(
+        again.credentials.chains["11155111"].deployment.contracts.TokenFactory,
+      );
       const usdc = new Contract(
         again.credentials.chains["84532"].deployment.contracts.USDC,
         ERC20_ABI,

@@ -47,9 +47,11 @@ describe("OpenAPI document", function () {
       const success = Object.entries(op.responses).filter(([status]) => /^2\d\d$/.test(status));
       if (!success.length) missing.push(`${label}: no 2xx response`);
       for (const [status, response] of success as [string, any][]) {
-        if (!response.content || !Object.values(response.content).every((c: any) => c.schema)) missing.push(`${label}: ${status} has no schema`);
+        if (!response.content || !Object.values(response.content).every((c: any) => c.schema))
+          missing.push(`${label}: ${status} has no schema`);
       }
-      for (const doc of Object.values(successResponses(route))) if (doc && !doc.schema && !doc.content) missing.push(`${label}: a success answer without a body schema`);
+      for (const doc of Object.values(successResponses(route)))
+        if (doc && !doc.schema && !doc.content) missing.push(`${label}: a success answer without a body schema`);
     }
     expect(missing, missing.join("\n")).to.deep.equal([]);
     const documented = Object.values(doc.paths).reduce((n: number, ops: any) => n + Object.keys(ops).length, 0);
@@ -57,22 +59,35 @@ describe("OpenAPI document", function () {
   });
 
   it("the app mounts no route the document leaves out, but the operator's command and the reference page's assets", () => {
-    const app = createApp({ config: {}, logger: pino({ level: "silent" }) } as unknown as Services, { adminToken: "t".repeat(32) }) as unknown as { router: Layer };
-    type Layer = { stack?: Layer[]; route?: { path: string; methods: Record<string, boolean> }; handle?: Layer & { mountedRoutes?: string[] } };
+    const app = createApp({ config: {}, logger: pino({ level: "silent" }) } as unknown as Services, {
+      adminToken: "t".repeat(32),
+    }) as unknown as { router: Layer };
+    type Layer = {
+      stack?: Layer[];
+      route?: { path: string; methods: Record<string, boolean> };
+      handle?: Layer & { mountedRoutes?: string[] };
+    };
     const mounted: string[] = [];
     const walk = (layers: Layer[]) => {
       for (const layer of layers) {
-        if (layer.route) for (const method of Object.keys(layer.route.methods)) mounted.push(`${method} ${layer.route.path.replace(/:(\w+)/g, "{$1}")}`);
-        else if (layer.handle?.mountedRoutes) mounted.push(...layer.handle.mountedRoutes); // the fixed paths' table
+        if (layer.route)
+          for (const method of Object.keys(layer.route.methods))
+            mounted.push(`${method} ${layer.route.path.replace(/:(\w+)/g, "{$1}")}`);
+        else if (layer.handle?.mountedRoutes)
+          mounted.push(...layer.handle.mountedRoutes); // the fixed paths' table
         else if (layer.handle?.stack) walk(layer.handle.stack);
       }
     };
     walk(app.router.stack!);
-    const documented = Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops as object).map((m) => `${m} ${p}`));
+    const documented = Object.entries(doc.paths).flatMap(([p, ops]) =>
+      Object.keys(ops as object).map((m) => `${m} ${p}`),
+    );
     const undocumented = mounted.filter((r) => !documented.includes(r));
     // The console's pages (HTML; their JSON endpoints are documented under the "console" tag) and assets.
     const consolePages = CONSOLE_PAGE_PATHS.map((p) => `get ${p}`);
-    expect(undocumented.sort()).to.deep.equal(["get /docs/assets/{file}", "get /rams/typed-data/{operation}", "post /admin/command", ...consolePages].sort());
+    expect(undocumented.sort()).to.deep.equal(
+      ["get /docs/assets/{file}", "get /rams/typed-data/{operation}", "post /admin/command", ...consolePages].sort(),
+    );
     expect(mounted, "the fixed paths' table is walked").to.include("get /get-network-info");
     expect(mounted.length).to.be.greaterThan(documented.length);
   });
@@ -80,7 +95,9 @@ describe("OpenAPI document", function () {
   it("two routes on the same method and path (whatever the letter case) are refused when the app is built", () => {
     const services = { config: {}, logger: pino({ level: "silent" }) } as unknown as Services;
     const health = allRoutes(services).find((r) => r.path === "/health")!;
-    expect(() => routesRouter([health, { ...health, path: "/HEALTH" }], services)).to.throw("two routes answer GET /health");
+    expect(() => routesRouter([health, { ...health, path: "/HEALTH" }], services)).to.throw(
+      "two routes answer GET /health",
+    );
     expect(() => routesRouter([health, { ...health, method: "post" }], services)).to.not.throw();
   });
 
@@ -116,23 +133,31 @@ describe("OpenAPI document", function () {
   });
 
   it("POST /prepare-transactions: one request schema per method, discriminated by method (aliases included); per-method paths and facades reference the same bodies", () => {
-    const body = operation({ method: "post", path: "/prepare-transactions" }).requestBody.content["application/json"].schema;
+    const body = operation({ method: "post", path: "/prepare-transactions" }).requestBody.content["application/json"]
+      .schema;
     const variants = body.anyOf ?? body.oneOf;
     expect(variants).to.have.length(PUBLIC_METHODS.length);
     expect(body.discriminator.propertyName).to.equal("method");
     for (const method of PUBLIC_METHODS) {
       const name = method.name[0].toUpperCase() + method.name.slice(1);
-      for (const value of [method.name, ...(method.aliases ?? [])]) expect(body.discriminator.mapping[value], value).to.equal(`#/components/schemas/${name}Request`);
+      for (const value of [method.name, ...(method.aliases ?? [])])
+        expect(body.discriminator.mapping[value], value).to.equal(`#/components/schemas/${name}Request`);
       const request = doc.components.schemas[`${name}Request`];
       expect(request.allOf[0].properties.method.enum).to.deep.equal([method.name, ...(method.aliases ?? [])]);
       expect(request.allOf[1]).to.deep.equal({ $ref: `#/components/schemas/${name}Body` });
       const byPath = operation({ method: "post", path: `/prepare-transactions/${method.name}` });
-      expect(byPath.requestBody.content["application/json"].schema).to.deep.equal({ $ref: `#/components/schemas/${name}Body` });
+      expect(byPath.requestBody.content["application/json"].schema).to.deep.equal({
+        $ref: `#/components/schemas/${name}Body`,
+      });
       if (method.facadePath) {
         const facade = operation({ method: "post", path: method.facadePath });
         expect(facade.requestBody.content["application/json"].schema.$ref).to.equal(`#/components/schemas/${name}Body`);
         const answer = facade.responses["200"].content["application/json"].schema.$ref;
-        expect(answer, method.facadePath).to.equal(method.facadeEnvelope === "data" ? "#/components/schemas/DataPrepareResponse" : "#/components/schemas/PrepareResponse");
+        expect(answer, method.facadePath).to.equal(
+          method.facadeEnvelope === "data"
+            ? "#/components/schemas/DataPrepareResponse"
+            : "#/components/schemas/PrepareResponse",
+        );
       }
     }
     expect(doc.components.schemas.AgentRegisterRequest.allOf[0].properties.method.enum).to.include("newTokenizedAgent");
@@ -145,12 +170,29 @@ describe("OpenAPI document", function () {
     expect(doc.components.schemas.Error.required).to.deep.equal(["error", "message"]);
     const paymentRequired = doc.components.responses.PaymentRequired;
     expect(paymentRequired.headers["PAYMENT-REQUIRED"]).to.deep.include({ required: true });
-    expect(paymentRequired.headers["PAYMENT-REQUIRED"].schema.contentSchema).to.deep.equal({ $ref: "#/components/schemas/PaymentRequired" });
+    expect(paymentRequired.headers["PAYMENT-REQUIRED"].schema.contentSchema).to.deep.equal({
+      $ref: "#/components/schemas/PaymentRequired",
+    });
     expect(doc.components.responses.TooManyRequests.headers["Retry-After"].required).to.equal(true);
-    for (const name of ["BadRequest", "Unauthorized", "PaymentRequired", "TooManyRequests", "ClientError", "ServerError"]) {
-      expect(doc.components.responses[name].content["application/json"].schema, name).to.deep.equal({ $ref: "#/components/schemas/Error" });
+    for (const name of [
+      "BadRequest",
+      "Unauthorized",
+      "PaymentRequired",
+      "TooManyRequests",
+      "ClientError",
+      "ServerError",
+    ]) {
+      expect(doc.components.responses[name].content["application/json"].schema, name).to.deep.equal({
+        $ref: "#/components/schemas/Error",
+      });
     }
-    const prepareRoutes = routes.filter((r) => r.path.startsWith("/prepare-transactions") || r.path.startsWith("/x402/agent/") || r.path.startsWith("/x402/token/") || r.path.startsWith("/x402/rams/"));
+    const prepareRoutes = routes.filter(
+      (r) =>
+        r.path.startsWith("/prepare-transactions") ||
+        r.path.startsWith("/x402/agent/") ||
+        r.path.startsWith("/x402/token/") ||
+        r.path.startsWith("/x402/rams/"),
+    );
     expect(prepareRoutes.length).to.be.greaterThan(PUBLIC_METHODS.length);
     for (const route of routes.filter((r) => !r.hidden)) {
       const op = operation(route);
@@ -159,7 +201,8 @@ describe("OpenAPI document", function () {
       expect(op.responses["4XX"], label).to.deep.equal({ $ref: "#/components/responses/ClientError" });
       expect(op.responses["5XX"], label).to.deep.equal({ $ref: "#/components/responses/ServerError" });
       expect(op.responses["402"] !== undefined, `${label} 402`).to.equal(takesPayment(route.access));
-      if (prepareRoutes.includes(route)) expect(op.responses["429"], `${label} 429`).to.deep.equal({ $ref: "#/components/responses/TooManyRequests" });
+      if (prepareRoutes.includes(route))
+        expect(op.responses["429"], `${label} 429`).to.deep.equal({ $ref: "#/components/responses/TooManyRequests" });
       const schemes = op.security.flatMap((s: object) => Object.keys(s));
       if (route.access.key === "required") expect(op.security, label).to.deep.equal([{ apiKey: [] }]);
       if (takesPayment(route.access)) expect(schemes, label).to.include.members(["apiKey", "x402"]);
@@ -167,19 +210,30 @@ describe("OpenAPI document", function () {
     }
     // Paid routes: the key-only methods' own paths take no payment; the agentic ones do.
     expect(operation({ method: "post", path: "/prepare-transactions/mintToken" }).responses["402"]).to.equal(undefined);
-    expect(operation({ method: "post", path: "/prepare-transactions/agentCreateToken" }).responses["402"]).to.not.equal(undefined);
-    for (const p of ["/send-transactions", "/get-agents", "/rams/mandate", "/faucet/bkn"]) expect(operation({ method: p === "/send-transactions" || p === "/faucet/bkn" ? "post" : "get", path: p }).responses["402"], p).to.not.equal(undefined);
+    expect(operation({ method: "post", path: "/prepare-transactions/agentCreateToken" }).responses["402"]).to.not.equal(
+      undefined,
+    );
+    for (const p of ["/send-transactions", "/get-agents", "/rams/mandate", "/faucet/bkn"])
+      expect(
+        operation({ method: p === "/send-transactions" || p === "/faucet/bkn" ? "post" : "get", path: p }).responses[
+          "402"
+        ],
+        p,
+      ).to.not.equal(undefined);
   });
 
   it("the responses named by the issue have their schemas: prepare, send summary (200 and 202), status, reads, RAMS data envelopes", () => {
-    const json = (method: string, p: string, status = "200") => operation({ method, path: p }).responses[status].content["application/json"].schema;
+    const json = (method: string, p: string, status = "200") =>
+      operation({ method, path: p }).responses[status].content["application/json"].schema;
     expect(json("post", "/prepare-transactions")).to.deep.equal({ $ref: "#/components/schemas/PrepareResponse" });
     expect(json("post", "/send-transactions")).to.deep.equal({ $ref: "#/components/schemas/SendSummary" });
     expect(json("post", "/send-transactions", "202")).to.deep.equal({ $ref: "#/components/schemas/SendSummary" });
     expect(json("get", "/get-transaction-status")).to.deep.equal({ $ref: "#/components/schemas/TransactionStatus" });
     expect(json("get", "/get-sto-balance")).to.deep.equal({ $ref: "#/components/schemas/StoBalance" });
     expect(json("get", "/rams/mandate").properties.data).to.deep.equal({ $ref: "#/components/schemas/MandateRead" });
-    expect(json("get", "/rams/typed-data/grant-mandate").properties.data).to.deep.equal({ $ref: "#/components/schemas/RamsTypedData" });
+    expect(json("get", "/rams/typed-data/grant-mandate").properties.data).to.deep.equal({
+      $ref: "#/components/schemas/RamsTypedData",
+    });
     expect(doc.components.schemas.StoBalance.required).to.deep.equal([
       "uuid",
       "name",
@@ -197,7 +251,18 @@ describe("OpenAPI document", function () {
       "currentAmountRaised",
       "availableAmount",
     ]);
-    expect(doc.components.schemas.UnsignedTransaction.required).to.include.members(["from", "to", "value", "nonce", "chainId", "data", "type", "maxPriorityFeePerGas", "maxFeePerGas", "gasLimit"]);
+    expect(doc.components.schemas.UnsignedTransaction.required).to.include.members([
+      "from",
+      "to",
+      "value",
+      "nonce",
+      "chainId",
+      "data",
+      "type",
+      "maxPriorityFeePerGas",
+      "maxFeePerGas",
+      "gasLimit",
+    ]);
   });
 
   it("client/schema.d.ts is the openapi-typescript output of this document (else: npm run client:generate)", async () => {
@@ -207,7 +272,9 @@ describe("OpenAPI document", function () {
       const a = committed.split("\n");
       const b = fresh.split("\n");
       const line = a.findIndex((l, i) => l !== b[i]);
-      expect.fail(`${CLIENT_TYPES_FILE} is stale: run \`npm run client:generate\` and commit it (first difference at line ${line + 1}: ${JSON.stringify(a[line])} vs ${JSON.stringify(b[line])})`);
+      expect.fail(
+        `${CLIENT_TYPES_FILE} is stale: run \`npm run client:generate\` and commit it (first difference at line ${line + 1}: ${JSON.stringify(a[line])} vs ${JSON.stringify(b[line])})`,
+      );
     }
   });
 });
@@ -228,34 +295,114 @@ describe("client: toEip1193", () => {
     });
     expect(eip1193).to.deep.equal({
       chainId: "0xaa36a7",
-      transaction: { from: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8", to: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC", data: "0xabcdef", value: "0x0", gas: "0x189dd" },
+      transaction: {
+        from: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8",
+        to: "0x3C44CdDdB6a900fa2b585dd299e03d12FA4293BC",
+        data: "0xabcdef",
+        value: "0x0",
+        gas: "0x189dd",
+      },
     });
   });
 });
 
 describe("checkDocumented (the tests' check of real answers against the document)", () => {
-  const headers = (extra: Record<string, string> = {}) => new Headers({ "content-type": "application/json; charset=utf-8", "x-request-id": "r1", ...extra });
-  const allowance = { tokenSymbol: "ACME", tokenAddress: "0x" + "1".repeat(40), ownerAddress: "0x" + "2".repeat(40), spenderAddress: "0x" + "3".repeat(40), allowance: "1.5", allowanceRaw: "1500000" };
+  const headers = (extra: Record<string, string> = {}) =>
+    new Headers({ "content-type": "application/json; charset=utf-8", "x-request-id": "r1", ...extra });
+  const allowance = {
+    tokenSymbol: "ACME",
+    tokenAddress: "0x" + "1".repeat(40),
+    ownerAddress: "0x" + "2".repeat(40),
+    spenderAddress: "0x" + "3".repeat(40),
+    allowance: "1.5",
+    allowanceRaw: "1500000",
+  };
   const error = { error: { code: "BAD_REQUEST", message: "x" }, message: "x" };
 
   it("passes a documented answer; fails an undocumented field, a wrong type, a missing field, an error body of another shape", () => {
     checkDocumented({ method: "GET", path: "/get-allowance", status: 200, headers: headers(), body: allowance });
     checkDocumented({ method: "GET", path: "/get-allowance", status: 403, headers: headers(), body: error });
-    expect(() => checkDocumented({ method: "GET", path: "/get-allowance", status: 200, headers: headers(), body: { ...allowance, extra: 1 } })).to.throw(UndocumentedResponse, /extra/);
-    expect(() => checkDocumented({ method: "GET", path: "/get-allowance", status: 200, headers: headers(), body: { ...allowance, allowanceRaw: 5 } })).to.throw(UndocumentedResponse, /allowanceRaw/);
+    expect(() =>
+      checkDocumented({
+        method: "GET",
+        path: "/get-allowance",
+        status: 200,
+        headers: headers(),
+        body: { ...allowance, extra: 1 },
+      }),
+    ).to.throw(UndocumentedResponse, /extra/);
+    expect(() =>
+      checkDocumented({
+        method: "GET",
+        path: "/get-allowance",
+        status: 200,
+        headers: headers(),
+        body: { ...allowance, allowanceRaw: 5 },
+      }),
+    ).to.throw(UndocumentedResponse, /allowanceRaw/);
     const { allowance: _a, ...missing } = allowance;
-    expect(() => checkDocumented({ method: "GET", path: "/get-allowance", status: 200, headers: headers(), body: missing })).to.throw(UndocumentedResponse, /allowance/);
-    expect(() => checkDocumented({ method: "GET", path: "/get-allowance", status: 400, headers: headers(), body: { message: "x" } })).to.throw(UndocumentedResponse, /error body/);
-    expect(() => checkDocumented({ method: "GET", path: "/get-allowance", status: 200, headers: new Headers({ "content-type": "application/json" }), body: allowance })).to.throw(/x-request-id/);
+    expect(() =>
+      checkDocumented({ method: "GET", path: "/get-allowance", status: 200, headers: headers(), body: missing }),
+    ).to.throw(UndocumentedResponse, /allowance/);
+    expect(() =>
+      checkDocumented({
+        method: "GET",
+        path: "/get-allowance",
+        status: 400,
+        headers: headers(),
+        body: { message: "x" },
+      }),
+    ).to.throw(UndocumentedResponse, /error body/);
+    expect(() =>
+      checkDocumented({
+        method: "GET",
+        path: "/get-allowance",
+        status: 200,
+        headers: new Headers({ "content-type": "application/json" }),
+        body: allowance,
+      }),
+    ).to.throw(/x-request-id/);
   });
 
   it("a 402 needs a decodable PAYMENT-REQUIRED quote and a route that takes payments; a 429 needs Retry-After; 202 only where documented", () => {
-    const quote = Buffer.from(JSON.stringify({ x402Version: 2, resource: { url: "u", description: "d", mimeType: "application/json" }, accepts: [] })).toString("base64");
-    checkDocumented({ method: "GET", path: "/rams/mandate", status: 402, headers: headers({ "payment-required": quote }), body: error });
-    expect(() => checkDocumented({ method: "GET", path: "/rams/mandate", status: 402, headers: headers(), body: error })).to.throw(/PAYMENT-REQUIRED/);
-    expect(() => checkDocumented({ method: "GET", path: "/get-allowance", status: 402, headers: headers({ "payment-required": quote }), body: error })).to.throw(/takes no payment/);
-    expect(() => checkDocumented({ method: "POST", path: "/prepare-transactions", status: 429, headers: headers(), body: error })).to.throw(/Retry-After/);
-    checkDocumented({ method: "POST", path: "/prepare-transactions", status: 429, headers: headers({ "retry-after": "60" }), body: error });
-    expect(() => checkDocumented({ method: "GET", path: "/get-allowance", status: 202, headers: headers(), body: allowance })).to.throw(/202 is not documented/);
+    const quote = Buffer.from(
+      JSON.stringify({
+        x402Version: 2,
+        resource: { url: "u", description: "d", mimeType: "application/json" },
+        accepts: [],
+      }),
+    ).toString("base64");
+    checkDocumented({
+      method: "GET",
+      path: "/rams/mandate",
+      status: 402,
+      headers: headers({ "payment-required": quote }),
+      body: error,
+    });
+    expect(() =>
+      checkDocumented({ method: "GET", path: "/rams/mandate", status: 402, headers: headers(), body: error }),
+    ).to.throw(/PAYMENT-REQUIRED/);
+    expect(() =>
+      checkDocumented({
+        method: "GET",
+        path: "/get-allowance",
+        status: 402,
+        headers: headers({ "payment-required": quote }),
+        body: error,
+      }),
+    ).to.throw(/takes no payment/);
+    expect(() =>
+      checkDocumented({ method: "POST", path: "/prepare-transactions", status: 429, headers: headers(), body: error }),
+    ).to.throw(/Retry-After/);
+    checkDocumented({
+      method: "POST",
+      path: "/prepare-transactions",
+      status: 429,
+      headers: headers({ "retry-after": "60" }),
+      body: error,
+    });
+    expect(() =>
+      checkDocumented({ method: "GET", path: "/get-allowance", status: 202, headers: headers(), body: allowance }),
+    ).to.throw(/202 is not documented/);
   });
 });

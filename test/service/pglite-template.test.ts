@@ -5,11 +5,18 @@ import path from "node:path";
 import { expect } from "chai";
 import { openDb } from "../../service/store/db";
 import { migrate } from "../../service/store/migrate";
-import { bareClusterFile, copyPgliteTemplate, pgliteTemplateDir, readBareCluster } from "../../service/store/pglite-template";
+import {
+  bareClusterFile,
+  copyPgliteTemplate,
+  pgliteTemplateDir,
+  readBareCluster,
+} from "../../service/store/pglite-template";
 
 /** Every file and directory under `dir` with its permission bits. */
 function modes(dir: string): number[] {
-  return fs.readdirSync(dir, { recursive: true, encoding: "utf8" }).map((f) => fs.statSync(path.join(dir, f)).mode & 0o777);
+  return fs
+    .readdirSync(dir, { recursive: true, encoding: "utf8" })
+    .map((f) => fs.statSync(path.join(dir, f)).mode & 0o777);
 }
 
 describe("the embedded database's template (a new database copied from a migrated cluster)", function () {

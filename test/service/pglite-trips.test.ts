@@ -16,7 +16,10 @@ describe("embedded database: trips into the engine per transaction", function ()
   const statements = new PreparedStatements();
   const transaction = <T>(fn: (tx: PgliteTransaction) => Promise<T>): Promise<T> => {
     trips = [];
-    const counted = { exec: (sql: string) => (trips.push(sql), pg.exec(sql)), query: pg.query.bind(pg) } as unknown as PGlite;
+    const counted = {
+      exec: (sql: string) => (trips.push(sql), pg.exec(sql)),
+      query: pg.query.bind(pg),
+    } as unknown as PGlite;
     const tx = new PgliteTransaction(counted, statements);
     return tx.run(() => fn(tx));
   };
@@ -38,17 +41,19 @@ describe("embedded database: trips into the engine per transaction", function ()
 
   it("three statements issued together, then a write and COMMIT: two trips, BEGIN in the first", async () => {
     const [locked, bumped, inserted] = await transaction((tx) =>
-      tx.together(
-        () =>
-          [
-            tx.query<{ v: string }>("SELECT v FROM trip_probe WHERE id = $1 FOR UPDATE", [1]),
-            tx.query<{ v: string }>("UPDATE trip_probe SET v = v || $2 WHERE id = $1 RETURNING v", [1, "+"]),
-            tx.query<{ id: number }>("INSERT INTO trip_probe (id, v) VALUES ($1, $2) RETURNING id", [2, "two"]),
-          ] as const,
-      ).then(async (rows) => {
-        await tx.write("UPDATE trip_probe SET v = $2 WHERE id = $1", [2, "deux"]);
-        return rows;
-      }),
+      tx
+        .together(
+          () =>
+            [
+              tx.query<{ v: string }>("SELECT v FROM trip_probe WHERE id = $1 FOR UPDATE", [1]),
+              tx.query<{ v: string }>("UPDATE trip_probe SET v = v || $2 WHERE id = $1 RETURNING v", [1, "+"]),
+              tx.query<{ id: number }>("INSERT INTO trip_probe (id, v) VALUES ($1, $2) RETURNING id", [2, "two"]),
+            ] as const,
+        )
+        .then(async (rows) => {
+          await tx.write("UPDATE trip_probe SET v = $2 WHERE id = $1", [2, "deux"]);
+          return rows;
+        }),
     );
     expect(locked).to.deep.equal([{ v: "one" }]);
     expect(bumped).to.deep.equal([{ v: "one+" }]);
@@ -56,7 +61,10 @@ describe("embedded database: trips into the engine per transaction", function ()
     expect(trips).to.have.length(2);
     expect(trips[0]).to.match(/^BEGIN;\nEXECUTE tak_\d+\(.*\);\nEXECUTE tak_\d+\(.*\);\nEXECUTE tak_\d+\(.*\)$/s);
     expect(trips[1]).to.match(/^EXECUTE tak_\d+\(.*\);\nCOMMIT$/s);
-    expect((await pg.query<{ v: string }>("SELECT v FROM trip_probe ORDER BY id")).rows).to.deep.equal([{ v: "one+" }, { v: "deux" }]);
+    expect((await pg.query<{ v: string }>("SELECT v FROM trip_probe ORDER BY id")).rows).to.deep.equal([
+      { v: "one+" },
+      { v: "deux" },
+    ]);
   });
 
   it("the same statements one after the other: a trip each", async () => {

@@ -16,14 +16,23 @@ describe("rate limits on POST /prepare-transactions", function () {
   });
   afterEach(async () => service?.stop());
 
-  const body = (signerAddress: string) => ({ method: "whitelist", chainId: "aa36a7", signerAddress, tokenSymbol: "NONE", userToWhitelist: [] });
+  const body = (signerAddress: string) => ({
+    method: "whitelist",
+    chainId: "aa36a7",
+    signerAddress,
+    tokenSymbol: "NONE",
+    userToWhitelist: [],
+  });
 
   it("without a key: 30 per IP in a burst, then 429 with Retry-After: 60", async () => {
     service = await startTestService(sandbox);
     const statuses: number[] = [];
     for (let i = 0; i < 31; i++) {
       // a different wallet each time, so only the per-IP limit applies
-      const res = await service.api.post("/prepare-transactions", body(sandbox.accounts[i % 20].address.replace(/.$/, (i % 10).toString())));
+      const res = await service.api.post(
+        "/prepare-transactions",
+        body(sandbox.accounts[i % 20].address.replace(/.$/, (i % 10).toString())),
+      );
       statuses.push(res.status);
       if (res.status === 429) {
         expect(res.headers.get("retry-after")).to.equal("60");
@@ -49,10 +58,13 @@ describe("rate limits on POST /prepare-transactions", function () {
     const { key } = await service.services.apiKeys.create({ email: "busy@limits.test", plan: "Enterprise" });
     const keyed = service.api.withKey(key);
     const statuses: number[] = [];
-    for (let i = 0; i < 121; i++) statuses.push((await keyed.post("/prepare-transactions", body(sandbox.accounts[1].address))).status);
+    for (let i = 0; i < 121; i++)
+      statuses.push((await keyed.post("/prepare-transactions", body(sandbox.accounts[1].address))).status);
     expect(statuses.slice(0, 120).every((s) => s === 400)).to.equal(true); // admitted, then refused for its empty list
     expect(statuses[120]).to.equal(429);
-    const other = service.api.withKey((await service.services.apiKeys.create({ email: "calm@limits.test", plan: "Starter" })).key);
+    const other = service.api.withKey(
+      (await service.services.apiKeys.create({ email: "calm@limits.test", plan: "Starter" })).key,
+    );
     expect((await other.post("/prepare-transactions", body(sandbox.accounts[1].address))).status).to.equal(400);
   });
 
@@ -80,7 +92,9 @@ describe("rate limits on POST /prepare-transactions", function () {
       const admitted = await limiter.admit(request("10.0.0.1"), undefined, undefined);
       await Promise.all([admitted(), ...held.slice(1).map((release) => release())]);
       // a different IP was never affected
-      await (await limiter.admit(request("10.0.0.9"), undefined, undefined))();
+      await (
+        await limiter.admit(request("10.0.0.9"), undefined, undefined)
+      )();
     });
   });
 });

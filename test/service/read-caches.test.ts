@@ -191,7 +191,12 @@ describe("read caches and their invalidation", function () {
         const res = await fetch(`${service.url}/get-transaction-status?${query}`, { headers: { "x-api-key": key } });
         return { type: res.headers.get("content-type"), text: await res.text() };
       };
-      const kept = [await raw(`txId=${txId}`), await raw(`txId=${txId}`), await raw(`hash=${hash}`), await raw(`txId=${txId}&hash=${hash.toUpperCase().replace(/^0X/, "0x")}`)];
+      const kept = [
+        await raw(`txId=${txId}`),
+        await raw(`txId=${txId}`),
+        await raw(`hash=${hash}`),
+        await raw(`txId=${txId}&hash=${hash.toUpperCase().replace(/^0X/, "0x")}`),
+      ];
       forgetFinalStatus(service.services, txId);
       const fresh = await raw(`txId=${txId}`);
       expect(fresh.type).to.equal("application/json; charset=utf-8");
@@ -203,16 +208,24 @@ describe("read caches and their invalidation", function () {
       expect(stranger).to.include({ txId, txHash: null, status: "success" });
       // Another caller (no key) learns nothing from the cache either: the txId is unknown to it, the hash only on chain.
       expect((await service.api.get("/get-transaction-status", { txId })).status).to.equal(404);
-      expect((await service.api.get("/get-transaction-status", { hash })).body).to.include({ txId: null, status: "success" });
+      expect((await service.api.get("/get-transaction-status", { hash })).body).to.include({
+        txId: null,
+        status: "success",
+      });
     });
 
     it("get-balance-whitelist reads the chain after the request: a whitelist confirmed just before is seen", async () => {
       const issuer = sandbox.accounts[1];
       const { key } = await service.services.apiKeys.create({ email: "cache-status@example.com", plan: "Enterprise" });
-      await service.services.tokens.bindEmail("cache-status@example.com", (await service.services.apiKeys.verify(key))!.id);
+      await service.services.tokens.bindEmail(
+        "cache-status@example.com",
+        (await service.services.apiKeys.verify(key))!.id,
+      );
       const api = service.api.withKey(key);
       const investor = Wallet.createRandom().address;
-      const before = await Promise.all([1, 2, 3].map(() => api.get("/get-balance-whitelist", { tokenSymbol: "CSTAT", investorAddress: investor })));
+      const before = await Promise.all(
+        [1, 2, 3].map(() => api.get("/get-balance-whitelist", { tokenSymbol: "CSTAT", investorAddress: investor })),
+      );
       for (const res of before) expect(res.body.whitelisted, JSON.stringify(res.body)).to.equal(false);
       const prepared = await api.post("/prepare-transactions", {
         method: "whitelist",
@@ -222,15 +235,22 @@ describe("read caches and their invalidation", function () {
         userToWhitelist: [{ investorAddress: investor, whitelistStatus: true }],
       });
       const signed = await Promise.all(prepared.body.transactions.map((t: object) => issuer.signTransaction(t)));
-      expect((await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: signed })).body.status).to.equal("success");
-      const after = await Promise.all([1, 2, 3].map(() => api.get("/get-balance-whitelist", { tokenSymbol: "CSTAT", investorAddress: investor })));
+      expect(
+        (await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: signed })).body.status,
+      ).to.equal("success");
+      const after = await Promise.all(
+        [1, 2, 3].map(() => api.get("/get-balance-whitelist", { tokenSymbol: "CSTAT", investorAddress: investor })),
+      );
       for (const res of after) expect(res.body.whitelisted, JSON.stringify(res.body)).to.equal(true);
     });
 
     it("get-balance-whitelist answers from the cache of its block, and a mint confirmed by this instance is seen by the next read", async () => {
       const issuer = sandbox.accounts[1];
       const { key } = await service.services.apiKeys.create({ email: "cache-status@example.com", plan: "Enterprise" });
-      await service.services.tokens.bindEmail("cache-status@example.com", (await service.services.apiKeys.verify(key))!.id);
+      await service.services.tokens.bindEmail(
+        "cache-status@example.com",
+        (await service.services.apiKeys.verify(key))!.id,
+      );
       const api = service.api.withKey(key);
       const investor = Wallet.createRandom().address;
       const blocks = service.services.chains.find(sandbox.sepolia.chainId)!.blocks;
@@ -238,7 +258,8 @@ describe("read caches and their invalidation", function () {
       blocks.fixedReadAgeMs = 60_000;
       try {
         const read = () => api.get("/get-balance-whitelist", { tokenSymbol: "CSTAT", investorAddress: investor });
-        for (const res of await Promise.all([read(), read()])) expect(res.body.tokenBalance, JSON.stringify(res.body)).to.equal("0");
+        for (const res of await Promise.all([read(), read()]))
+          expect(res.body.tokenBalance, JSON.stringify(res.body)).to.equal("0");
         expect((await read()).body.tokenBalance).to.equal("0"); // from the cache of this block
         const prepared = await api.post("/prepare-transactions", {
           method: "mintToken",
@@ -249,7 +270,9 @@ describe("read caches and their invalidation", function () {
         });
         expect(prepared.status, JSON.stringify(prepared.body)).to.equal(200);
         const signed = await Promise.all(prepared.body.transactions.map((t: object) => issuer.signTransaction(t)));
-        expect((await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: signed })).body.status).to.equal("success");
+        expect(
+          (await api.post("/send-transactions", { txId: prepared.body.txId, signedTransactions: signed })).body.status,
+        ).to.equal("success");
         const after = await read();
         expect(after.body, JSON.stringify(after.body)).to.include({ tokenBalance: "250", whitelisted: true });
         const status = await api.get("/get-whitelist-status", { tokenSymbol: "CSTAT", investorAddress: investor });

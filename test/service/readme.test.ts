@@ -94,7 +94,10 @@ describe("README.md and docs/*.md: every snippet is run", function () {
     for (const account of sandbox.accounts.slice(1, 6)) await service.services.signers.add(account.address, "all-keys");
     fs.mkdirSync(path.join(work, ".data", "sandbox"), { recursive: true });
     const accounts = sandbox.accounts.slice(0, 10).map((a) => ({ address: a.address, privateKey: a.privateKey }));
-    fs.writeFileSync(path.join(work, ".data", "sandbox", "dev-credentials.json"), JSON.stringify({ baseUrl: service.url, apiKey: key, accounts }));
+    fs.writeFileSync(
+      path.join(work, ".data", "sandbox", "dev-credentials.json"),
+      JSON.stringify({ baseUrl: service.url, apiKey: key, accounts }),
+    );
   });
   after(async () => {
     await service?.stop();
@@ -105,8 +108,11 @@ describe("README.md and docs/*.md: every snippet is run", function () {
   it("every fenced block says how it is run, and a block run elsewhere names a file that exists", () => {
     expect(all.length).to.be.greaterThan(15);
     for (const s of all) {
-      expect(s.how, `${where(s)}: a fenced block without "run", "test=…", "typecheck=…" or "text"`).to.match(/^(run|text|test=\S+|typecheck=\S+)$/);
-      if (s.how.startsWith("test=")) expect(fs.existsSync(path.join(ROOT, s.how.slice(5))), `${where(s)}: ${s.how}`).to.equal(true);
+      expect(s.how, `${where(s)}: a fenced block without "run", "test=…", "typecheck=…" or "text"`).to.match(
+        /^(run|text|test=\S+|typecheck=\S+)$/,
+      );
+      if (s.how.startsWith("test="))
+        expect(fs.existsSync(path.join(ROOT, s.how.slice(5))), `${where(s)}: ${s.how}`).to.equal(true);
     }
     expect(runnable("sh")).to.have.length(2);
     expect(runnable("ts")).to.have.length(3);
@@ -137,24 +143,44 @@ describe("README.md and docs/*.md: every snippet is run", function () {
   it("the deploy guide's wallet snippet prints a fresh address and private key for each role", async () => {
     const snippet = runnable("sh").find((s) => s.code.includes("Wallet.createRandom"))!;
     const { stdout } = await run("bash", ["-euo", "pipefail", "-c", snippet.code], { cwd: ROOT });
-    const rows = stdout.trim().split("\n").map((line) => line.split(" "));
+    const rows = stdout
+      .trim()
+      .split("\n")
+      .map((line) => line.split(" "));
     expect(rows.map((r) => r[0])).to.deep.equal(["deployer", "relayer", "settlement"]);
     for (const [, address, key] of rows) expect(new Wallet(key).address).to.equal(address);
   });
 
   it("the shell snippet takes API_KEY and ISSUER_KEY from the credentials file npm start writes", async () => {
     const snippet = runnable("sh").find((s) => s.code.includes("API_KEY"))!;
-    const { stdout } = await run("bash", ["-euo", "pipefail", "-c", `${snippet.code}\necho "$API_KEY"; echo "$ISSUER_KEY"`], { cwd: work });
-    const credentials = JSON.parse(fs.readFileSync(path.join(work, ".data", "sandbox", "dev-credentials.json"), "utf8"));
+    const { stdout } = await run(
+      "bash",
+      ["-euo", "pipefail", "-c", `${snippet.code}\necho "$API_KEY"; echo "$ISSUER_KEY"`],
+      { cwd: work },
+    );
+    const credentials = JSON.parse(
+      fs.readFileSync(path.join(work, ".data", "sandbox", "dev-credentials.json"), "utf8"),
+    );
     expect(stdout.trim().split("\n")).to.deep.equal([credentials.apiKey, sandbox.accounts[1].privateKey]);
   });
 
   it("the TypeScript examples run from a directory outside the repository that installed the client: the README's first write, a tokenization with the key (getting started), an agent paid with x402 (the client guide)", async () => {
-    const credentials = JSON.parse(fs.readFileSync(path.join(work, ".data", "sandbox", "dev-credentials.json"), "utf8"));
-    const env = { ...process.env, BASE_URL: service.url, API_KEY: credentials.apiKey, ISSUER_KEY: sandbox.accounts[1].privateKey, PAYER_KEY: sandbox.accounts[3].privateKey };
+    const credentials = JSON.parse(
+      fs.readFileSync(path.join(work, ".data", "sandbox", "dev-credentials.json"), "utf8"),
+    );
+    const env = {
+      ...process.env,
+      BASE_URL: service.url,
+      API_KEY: credentials.apiKey,
+      ISSUER_KEY: sandbox.accounts[1].privateKey,
+      PAYER_KEY: sandbox.accounts[3].privateKey,
+    };
     // What the README has the reader do: `npm install --install-links <this repository>/client ethers`.
     await installClient(work, ["ethers@6"]);
-    const examples = runnable("ts").map((snippet, index) => ({ snippet, file: path.join(work, `example-${index}.mts`) }));
+    const examples = runnable("ts").map((snippet, index) => ({
+      snippet,
+      file: path.join(work, `example-${index}.mts`),
+    }));
     for (const { snippet, file } of examples) fs.writeFileSync(file, snippet.code);
     // Type-checked against the packed declarations, as the reader's editor would, then run by node as is.
     expect(typeErrorsIn(examples.map((e) => e.file))).to.deep.equal([]);
@@ -193,7 +219,9 @@ describe("README.md and docs/*.md: every snippet is run", function () {
       const config = ts.readConfigFile(path.join(ROOT, "tsconfig.json"), (file) => ts.sys.readFile(file));
       const { options } = ts.parseJsonConfigFileContent(config.config, ts.sys, ROOT);
       const program = ts.createProgram(files, { ...options, noEmit: true, noUnusedLocals: false });
-      const problems = ts.getPreEmitDiagnostics(program).map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
+      const problems = ts
+        .getPreEmitDiagnostics(program)
+        .map((d) => ts.flattenDiagnosticMessageText(d.messageText, "\n"));
       expect(problems).to.deep.equal([]);
     } finally {
       for (const file of files) fs.rmSync(file, { force: true });

@@ -22,10 +22,22 @@ describe("configuration: the relayer's extra keys", () => {
 
   it("refuse a malformed key, a key given twice, and the relayer's or the settlement key, naming the variable and the key's position", () => {
     const refused: [Record<string, string>, RegExp][] = [
-      [{ RELAYER_EXTRA_PRIVATE_KEYS: `${a},0x1234` }, /RELAYER_EXTRA_PRIVATE_KEYS: key 2: must be a 0x-prefixed 32-byte hex private key/],
-      [{ RELAYER_EXTRA_PRIVATE_KEYS: `${a},${a.toUpperCase().replace("0X", "0x")}` }, /RELAYER_EXTRA_PRIVATE_KEYS: key 2 is given twice/],
-      [{ RELAYER_EXTRA_PRIVATE_KEYS: home }, /RELAYER_EXTRA_PRIVATE_KEYS: key 1 is given twice, or is the relayer's or the settlement key/],
-      [{ RELAYER_EXTRA_PRIVATE_KEYS_84532: `${b},${settlement}` }, /RELAYER_EXTRA_PRIVATE_KEYS_84532: key 2 is given twice, or is the relayer's or the settlement key/],
+      [
+        { RELAYER_EXTRA_PRIVATE_KEYS: `${a},0x1234` },
+        /RELAYER_EXTRA_PRIVATE_KEYS: key 2: must be a 0x-prefixed 32-byte hex private key/,
+      ],
+      [
+        { RELAYER_EXTRA_PRIVATE_KEYS: `${a},${a.toUpperCase().replace("0X", "0x")}` },
+        /RELAYER_EXTRA_PRIVATE_KEYS: key 2 is given twice/,
+      ],
+      [
+        { RELAYER_EXTRA_PRIVATE_KEYS: home },
+        /RELAYER_EXTRA_PRIVATE_KEYS: key 1 is given twice, or is the relayer's or the settlement key/,
+      ],
+      [
+        { RELAYER_EXTRA_PRIVATE_KEYS_84532: `${b},${settlement}` },
+        /RELAYER_EXTRA_PRIVATE_KEYS_84532: key 2 is given twice, or is the relayer's or the settlement key/,
+      ],
     ];
     for (const [env, message] of refused) expect(() => load(env), JSON.stringify(env)).to.throw(ConfigError, message);
   });

@@ -66,7 +66,13 @@ describe("chains/rpc: failover, retries and verdicts against a misbehaving provi
 
   it("retries passing JSON-RPC errors (header not found, limit exceeded) item by item, but not a node's verdict", async () => {
     const p = await proxy();
-    p.add({ kind: "rpc-error", code: -32000, message: "header not found", methods: ["eth_getBlockByNumber"], times: 2 });
+    p.add({
+      kind: "rpc-error",
+      code: -32000,
+      message: "header not found",
+      methods: ["eth_getBlockByNumber"],
+      times: 2,
+    });
     p.add({ kind: "rpc-error", code: -32005, message: "limit exceeded", methods: ["eth_chainId"], times: 1 });
     const rpc = provider([p.url]);
     const [block, chainId] = await Promise.all([rpc.getBlock("latest"), rpc.send("eth_chainId", [])]);
@@ -74,7 +80,15 @@ describe("chains/rpc: failover, retries and verdicts against a misbehaving provi
     expect(Number(chainId)).to.equal(CHAIN_ID);
     // A transaction the node judges (a nonce already used) is answered once, as it is.
     const [account] = testAccounts(1);
-    const used = await account.signTransaction({ to: account.address, nonce: 0, chainId: CHAIN_ID, gasLimit: 21_000, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n, type: 2 });
+    const used = await account.signTransaction({
+      to: account.address,
+      nonce: 0,
+      chainId: CHAIN_ID,
+      gasLimit: 21_000,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 1n,
+      type: 2,
+    });
     await rpc.send("eth_sendRawTransaction", [await sentOnce(rpc, account)]);
     const before = p.stats.items;
     const error = await rpc.send("eth_sendRawTransaction", [used]).catch((e: unknown) => e);
@@ -140,21 +154,33 @@ describe("chains/rpc: failover, retries and verdicts against a misbehaving provi
   });
 
   it("the fault proxy draws a whole-request fault once per HTTP request, not once per batch item (the chaos rates are per request)", async () => {
-    const batch = Array.from({ length: 8 }, (_, i) => ({ jsonrpc: "2.0", id: i, method: i === 5 ? "eth_chainId" : "eth_blockNumber", params: [] }));
+    const batch = Array.from({ length: 8 }, (_, i) => ({
+      jsonrpc: "2.0",
+      id: i,
+      method: i === 5 ? "eth_chainId" : "eth_blockNumber",
+      params: [],
+    }));
     /** How many of 200 posts of the batch a proxy with `rule` refuses. */
     const refusedOf200 = async (rule: Parameters<RpcFaultProxy["add"]>[0]) => {
       const p = await proxy();
       p.add(rule);
       let refused = 0;
       for (let i = 0; i < 200; i++) {
-        const res = await fetch(p.url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(batch) });
+        const res = await fetch(p.url, {
+          method: "POST",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify(batch),
+        });
         await res.arrayBuffer();
         if (res.status === 503) refused++;
       }
       return refused;
     };
     // A rule naming a method the batch carries (not as its first item) applies to the batch: ~50 of 200 (seeded draws).
-    expect(await refusedOf200({ kind: "http", status: 503, rate: 0.25, methods: ["eth_chainId"] })).to.be.within(30, 70);
+    expect(await refusedOf200({ kind: "http", status: 503, rate: 0.25, methods: ["eth_chainId"] })).to.be.within(
+      30,
+      70,
+    );
     // A rule on every method is still one draw per request: drawn per item it would refuse 1 - 0.75^8 ≈ 90 % of them.
     expect(await refusedOf200({ kind: "http", status: 503, rate: 0.25 })).to.be.within(30, 70);
   });
@@ -164,7 +190,15 @@ describe("chains/rpc: failover, retries and verdicts against a misbehaving provi
     const rpc = provider([p.url]);
     const [, second] = testAccounts(2);
     const nonce = await rpc.getTransactionCount(second.address, "pending");
-    const raw = await second.signTransaction({ to: second.address, nonce, chainId: CHAIN_ID, gasLimit: 21_000, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n, type: 2 });
+    const raw = await second.signTransaction({
+      to: second.address,
+      nonce,
+      chainId: CHAIN_ID,
+      gasLimit: 21_000,
+      maxFeePerGas: 10n ** 10n,
+      maxPriorityFeePerGas: 1n,
+      type: 2,
+    });
     p.add({ kind: "lose-answer", methods: ["eth_sendRawTransaction"], times: 1 });
     expect(await broadcast(rpc, raw, keccak256(raw))).to.deep.equal({ kind: "accepted" });
     expect(await rpc.getTransactionReceipt(keccak256(raw))).to.not.equal(null);
@@ -174,5 +208,13 @@ describe("chains/rpc: failover, retries and verdicts against a misbehaving provi
 /** Sends one transfer from `account` (so that nonce 0 is used) and returns its bytes. */
 async function sentOnce(rpc: ResilientRpcProvider, account: Wallet): Promise<string> {
   const nonce = await rpc.getTransactionCount(account.address, "pending");
-  return account.signTransaction({ to: account.address, nonce, chainId: CHAIN_ID, gasLimit: 21_000, maxFeePerGas: 10n ** 10n, maxPriorityFeePerGas: 1n, type: 2 });
+  return account.signTransaction({
+    to: account.address,
+    nonce,
+    chainId: CHAIN_ID,
+    gasLimit: 21_000,
+    maxFeePerGas: 10n ** 10n,
+    maxPriorityFeePerGas: 1n,
+    type: 2,
+  });
 }

@@ -57,7 +57,8 @@ describe("SettlementBatches: payments gathered into one settlement per batch", (
     expect(batches.size, "the first three left as soon as they were three").to.equal(4);
     await Promise.all(all);
     expect(sent.map((s) => s.items)).to.deep.equal([[1, 2, 3], [4, 5, 6], [7]]);
-    for (let i = 1; i < sent.length; i++) expect(sent[i].at - sent[i - 1].at, "not before the previous one was out").to.be.at.least(95);
+    for (let i = 1; i < sent.length; i++)
+      expect(sent[i].at - sent[i - 1].at, "not before the previous one was out").to.be.at.least(95);
   });
 
   it("a batch that fails fails its own items only; the next batch still goes", async () => {

@@ -34,7 +34,12 @@ describe("embedded database: statements planned over small tables use their inde
   };
 
   const LOOKUPS = [
-    { name: "probe_payments", sql: "SELECT * FROM payments WHERE tx_id = $1 ORDER BY created_at", args: "'tx7'", index: "payments_tx_idx" },
+    {
+      name: "probe_payments",
+      sql: "SELECT * FROM payments WHERE tx_id = $1 ORDER BY created_at",
+      args: "'tx7'",
+      index: "payments_tx_idx",
+    },
     {
       name: "probe_settlement",
       sql: "SELECT * FROM payments WHERE settle_tx_hash = $1 AND NOT settle_in_operation ORDER BY created_at",
@@ -47,10 +52,17 @@ describe("embedded database: statements planned over small tables use their inde
       args: "'{0xhash7}', 'tx8'",
       index: "batch_transactions_tx_hash_key",
     },
-    { name: "probe_tx", sql: "SELECT * FROM batch_transactions WHERE tx_id = $1 AND index = $2 FOR UPDATE", args: "'tx7', 0", index: "batch_transactions_pkey" },
+    {
+      name: "probe_tx",
+      sql: "SELECT * FROM batch_transactions WHERE tx_id = $1 AND index = $2 FOR UPDATE",
+      args: "'tx7', 0",
+      index: "batch_transactions_pkey",
+    },
   ];
   const keptPlan = async (name: string, args: string) =>
-    (await db.query<{ "QUERY PLAN": string }>(`EXPLAIN EXECUTE ${name}(${args})`)).map((r) => r["QUERY PLAN"]).join("\n");
+    (await db.query<{ "QUERY PLAN": string }>(`EXPLAIN EXECUTE ${name}(${args})`))
+      .map((r) => r["QUERY PLAN"])
+      .join("\n");
 
   before(async () => {
     db = await openDb({});

@@ -37,13 +37,23 @@ describe("contract verification configuration (hardhat-verify, scripts/verify.ts
       try {
         // What the plugin does: asks the network's node for its chain id and picks the explorer configured for it.
         const node = { send: (method: string, params: unknown[] = []) => chain.provider.request({ method, params }) };
-        const chainConfig = await Etherscan.getCurrentChainConfig(network, node as never, hre.config.etherscan.customChains);
-        expect(chainConfig).to.deep.equal({ network, chainId, urls: { apiURL: ETHERSCAN_V2_API_URL, browserURL: browser } });
+        const chainConfig = await Etherscan.getCurrentChainConfig(
+          network,
+          node as never,
+          hre.config.etherscan.customChains,
+        );
+        expect(chainConfig).to.deep.equal({
+          network,
+          chainId,
+          urls: { apiURL: ETHERSCAN_V2_API_URL, browserURL: browser },
+        });
         const etherscan = Etherscan.fromChainConfig("ABC123", chainConfig);
         expect(etherscan.apiUrl).to.equal(ETHERSCAN_V2_API_URL);
         expect(etherscan.chainId).to.equal(chainId);
         expect(etherscan.browserUrl).to.equal(browser);
-        expect(etherscan.getContractUrl("0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238")).to.equal(`${browser}/address/0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238#code`);
+        expect(etherscan.getContractUrl("0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238")).to.equal(
+          `${browser}/address/0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238#code`,
+        );
       } finally {
         await chain.close();
       }
@@ -52,7 +62,11 @@ describe("contract verification configuration (hardhat-verify, scripts/verify.ts
 
   it("scripts/verify.ts submits each contract the suite deployed (not the network's USDC) with the constructor arguments it was created with", async () => {
     const chain: LocalChain = await startLocalChain(hre, { chainId: 84532 });
-    const provider = new JsonRpcProvider(chain.url, chain.chainId, { staticNetwork: true, pollingInterval: 100, cacheTimeout: -1 });
+    const provider = new JsonRpcProvider(chain.url, chain.chainId, {
+      staticNetwork: true,
+      pollingInterval: 100,
+      cacheTimeout: -1,
+    });
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-verify-"));
     try {
       const deployer = testAccounts(1)[0].connect(provider);
@@ -65,14 +79,21 @@ describe("contract verification configuration (hardhat-verify, scripts/verify.ts
         }
       }
       const plan = await verificationPlan(deployment);
-      expect(plan.map((p) => p.name)).to.have.members(Object.keys(deployment.contracts).filter((name) => name !== "USDC"));
+      expect(plan.map((p) => p.name)).to.have.members(
+        Object.keys(deployment.contracts).filter((name) => name !== "USDC"),
+      );
       for (const item of plan) {
         const artifact = await hre.artifacts.readArtifact(item.contract);
         expect(`${artifact.sourceName}:${artifact.contractName}`).to.equal(item.contract);
-        const expected = (await new ContractFactory(artifact.abi, artifact.bytecode).getDeployTransaction(...item.constructorArguments)).data;
+        const expected = (
+          await new ContractFactory(artifact.abi, artifact.bytecode).getDeployTransaction(...item.constructorArguments)
+        ).data;
         expect(creations.get(item.address), item.name).to.equal(expected);
       }
-      expect(plan.find((p) => p.name === "TokenFactory")!.constructorArguments).to.deep.equal([deployment.contracts.SecurityTokenImplementation, deployment.contracts.StoEscrowImplementation]);
+      expect(plan.find((p) => p.name === "TokenFactory")!.constructorArguments).to.deep.equal([
+        deployment.contracts.SecurityTokenImplementation,
+        deployment.contracts.StoEscrowImplementation,
+      ]);
     } finally {
       provider.destroy();
       await chain.close();

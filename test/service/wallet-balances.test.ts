@@ -31,11 +31,15 @@ describe("relayer and settlement wallet balances (service/wallet-balances.ts)", 
     sandbox = await getSandbox();
     const sink = new Writable({ write: (chunk, _enc, done) => (logLines.push(String(chunk)), done()) });
     // A relayer nobody funded yet: a new deployment's first start.
-    service = await startTestService(sandbox, { env: { RELAYER_PRIVATE_KEY: relayer.privateKey }, logger: pino({ level: "info" }, sink) });
+    service = await startTestService(sandbox, {
+      env: { RELAYER_PRIVATE_KEY: relayer.privateKey },
+      logger: pino({ level: "info" }, sink),
+    });
   });
   after(async () => service?.stop());
 
-  const warnings = () => logLines.map((l) => JSON.parse(l)).filter((l) => l.level === 40 && l.component === "wallet-balances");
+  const warnings = () =>
+    logLines.map((l) => JSON.parse(l)).filter((l) => l.level === 40 && l.component === "wallet-balances");
 
   it("warns at start, once per chain, that the empty relayer is low, naming the chain, the address and what it has; not the funded settlement wallet", async () => {
     const deadline = Date.now() + 10_000;
@@ -48,7 +52,9 @@ describe("relayer and settlement wallet balances (service/wallet-balances.ts)", 
     for (const w of found) {
       expect(w.address).to.equal(relayer.address);
       expect(w.balance).to.equal("0.0");
-      expect(w.msg).to.include(`the relayer wallet ${relayer.address} is low on chain ${w.chainId}: 0.0 left`).and.include("fund it");
+      expect(w.msg)
+        .to.include(`the relayer wallet ${relayer.address} is low on chain ${w.chainId}: 0.0 left`)
+        .and.include("fund it");
     }
     expect(logLines.join("")).to.not.include(relayer.privateKey.slice(2));
   });
@@ -58,32 +64,54 @@ describe("relayer and settlement wallet balances (service/wallet-balances.ts)", 
     const scrape = async () => (await fetch(`${service.url}/metrics`)).text();
     let text = await scrape();
     for (const chainId of ["11155111", "84532"]) {
-      expect(sample(text, "tak_wallet_balance_eth", { chain_id: chainId, wallet: "relayer", address: relayer.address }), chainId).to.equal(0);
-      expect(sample(text, "tak_wallet_balance_low", { chain_id: chainId, wallet: "relayer", address: relayer.address }), chainId).to.equal(1);
+      expect(
+        sample(text, "tak_wallet_balance_eth", { chain_id: chainId, wallet: "relayer", address: relayer.address }),
+        chainId,
+      ).to.equal(0);
+      expect(
+        sample(text, "tak_wallet_balance_low", { chain_id: chainId, wallet: "relayer", address: relayer.address }),
+        chainId,
+      ).to.equal(1);
     }
     // The settlement wallet pays gas on the x402 payment chain only.
     const settlementBalance = await providerFor(sandbox.baseSepolia).getBalance(settlement);
-    expect(sample(text, "tak_wallet_balance_eth", { chain_id: "84532", wallet: "settlement", address: settlement })).to.be.closeTo(Number(settlementBalance) / 1e18, 1e-6);
-    expect(sample(text, "tak_wallet_balance_low", { chain_id: "84532", wallet: "settlement", address: settlement })).to.equal(0);
+    expect(
+      sample(text, "tak_wallet_balance_eth", { chain_id: "84532", wallet: "settlement", address: settlement }),
+    ).to.be.closeTo(Number(settlementBalance) / 1e18, 1e-6);
+    expect(
+      sample(text, "tak_wallet_balance_low", { chain_id: "84532", wallet: "settlement", address: settlement }),
+    ).to.equal(0);
     expect(sample(text, "tak_wallet_balance_eth", { chain_id: "11155111", wallet: "settlement" })).to.equal(undefined);
 
     const funder = sandbox.accounts[0].connect(providerFor(sandbox.sepolia));
     await (await funder.sendTransaction({ to: relayer.address, value: parseEther("1") })).wait();
     await service.services.walletBalances.refresh();
     text = await scrape();
-    expect(sample(text, "tak_wallet_balance_eth", { chain_id: "11155111", wallet: "relayer", address: relayer.address })).to.equal(1);
-    expect(sample(text, "tak_wallet_balance_low", { chain_id: "11155111", wallet: "relayer", address: relayer.address })).to.equal(0);
-    expect(sample(text, "tak_wallet_balance_low", { chain_id: "84532", wallet: "relayer", address: relayer.address })).to.equal(1);
+    expect(
+      sample(text, "tak_wallet_balance_eth", { chain_id: "11155111", wallet: "relayer", address: relayer.address }),
+    ).to.equal(1);
+    expect(
+      sample(text, "tak_wallet_balance_low", { chain_id: "11155111", wallet: "relayer", address: relayer.address }),
+    ).to.equal(0);
+    expect(
+      sample(text, "tak_wallet_balance_low", { chain_id: "84532", wallet: "relayer", address: relayer.address }),
+    ).to.equal(1);
   });
 
   it("a stalled chain never holds a reading up: the last one stays, and a stale one is waited for at most the given time", async () => {
     // An RPC endpoint that takes connections and never answers.
     const stalled = http.createServer(() => undefined);
     await new Promise<void>((resolve) => stalled.listen(0, "127.0.0.1", resolve));
-    const provider = new JsonRpcProvider(`http://127.0.0.1:${(stalled.address() as AddressInfo).port}`, 11155111, { staticNetwork: true });
+    const provider = new JsonRpcProvider(`http://127.0.0.1:${(stalled.address() as AddressInfo).port}`, 11155111, {
+      staticNetwork: true,
+    });
     const logger = pino({ level: "silent" });
     try {
-      const balances = new WalletBalances([{ role: "relayer", chainId: 11155111, address: relayer.address, provider }], logger, { readTimeoutMs: 2000 });
+      const balances = new WalletBalances(
+        [{ role: "relayer", chainId: 11155111, address: relayer.address, provider }],
+        logger,
+        { readTimeoutMs: 2000 },
+      );
       const started = Date.now();
       const readings = await balances.current(0, 300);
       expect(Date.now() - started).to.be.lessThan(1000);

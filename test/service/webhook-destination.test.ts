@@ -3,7 +3,12 @@ import type { AddressInfo } from "node:net";
 import { expect } from "chai";
 import { loadConfig } from "../../service/config";
 import { postWebhook } from "../../service/events/delivery";
-import { checkDestination, classifyAddress, DestinationRefused, parseWebhookUrl } from "../../service/events/destination";
+import {
+  checkDestination,
+  classifyAddress,
+  DestinationRefused,
+  parseWebhookUrl,
+} from "../../service/events/destination";
 import { destinationPolicy } from "../../service/events/policy";
 
 /** Where webhooks may go (SSRF): address classes, the environments' policies, the check at delivery against rebinding. */
@@ -49,10 +54,17 @@ describe("webhook destinations", () => {
   it("production: https only, public addresses only; the sandbox also takes http and local receivers, never metadata or link-local", async () => {
     expect(production).to.deep.equal({ httpsOnly: true, allowPrivate: false });
     expect(sandbox).to.deep.equal({ httpsOnly: false, allowPrivate: true });
-    expect(destinationPolicy(loadConfig({ ENVIRONMENT: "production", WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: "true", ...secrets }))).to.deep.equal({ httpsOnly: true, allowPrivate: true });
+    expect(
+      destinationPolicy(
+        loadConfig({ ENVIRONMENT: "production", WEBHOOK_ALLOW_PRIVATE_DESTINATIONS: "true", ...secrets }),
+      ),
+    ).to.deep.equal({ httpsOnly: true, allowPrivate: true });
 
     expect(() => parseWebhookUrl("http://8.8.8.8/hook", production)).to.throw(DestinationRefused, /https/);
-    expect(() => parseWebhookUrl("https://user:secret@example.com/hook", production)).to.throw(DestinationRefused, /credentials/);
+    expect(() => parseWebhookUrl("https://user:secret@example.com/hook", production)).to.throw(
+      DestinationRefused,
+      /credentials/,
+    );
     expect(() => parseWebhookUrl("https://example.com/hook#x", production)).to.throw(DestinationRefused, /fragment/);
     expect(() => parseWebhookUrl("/relative", production)).to.throw(DestinationRefused, /absolute/);
     const refused = async (url: string, policy: typeof production, message: RegExp) => {
@@ -71,8 +83,12 @@ describe("webhook destinations", () => {
     await refused("https://169.254.169.254/", production, /metadata address/);
     await refused("http://169.254.169.254/", sandbox, /metadata address/);
     await refused("http://[fe80::1]/", sandbox, /link-local/);
-    expect(await checkDestination(parseWebhookUrl("http://127.0.0.1:9/hook", sandbox), sandbox)).to.deep.equal(["127.0.0.1"]);
-    expect(await checkDestination(parseWebhookUrl("https://8.8.8.8/hook", production), production)).to.deep.equal(["8.8.8.8"]);
+    expect(await checkDestination(parseWebhookUrl("http://127.0.0.1:9/hook", sandbox), sandbox)).to.deep.equal([
+      "127.0.0.1",
+    ]);
+    expect(await checkDestination(parseWebhookUrl("https://8.8.8.8/hook", production), production)).to.deep.equal([
+      "8.8.8.8",
+    ]);
   });
 
   it("at delivery the connection goes only to an address checked then: a name resolving to loopback is refused in production, served in the sandbox", async () => {
@@ -86,10 +102,20 @@ describe("webhook destinations", () => {
     try {
       const options = (policy: typeof production) => ({ timeoutMs: 2000, responseLimitBytes: 4096, policy });
       // "localhost" passes no check by itself: the socket's lookup resolves it and refuses its loopback address.
-      const refused = await postWebhook(new URL(`http://localhost:${port}/hook`), {}, "{}", options({ httpsOnly: false, allowPrivate: false }));
+      const refused = await postWebhook(
+        new URL(`http://localhost:${port}/hook`),
+        {},
+        "{}",
+        options({ httpsOnly: false, allowPrivate: false }),
+      );
       expect(refused).to.include({ ok: false, statusCode: null });
       expect(refused.error).to.match(/localhost resolves to (127\.0\.0\.1|::1) is a loopback address/);
-      const literal = await postWebhook(new URL(`http://127.0.0.1:${port}/hook`), {}, "{}", options({ httpsOnly: false, allowPrivate: false }));
+      const literal = await postWebhook(
+        new URL(`http://127.0.0.1:${port}/hook`),
+        {},
+        "{}",
+        options({ httpsOnly: false, allowPrivate: false }),
+      );
       expect(literal.error).to.match(/127\.0\.0\.1 is a loopback address/);
       expect(hits).to.equal(0);
       const served = await postWebhook(new URL(`http://localhost:${port}/hook`), {}, "{}", options(sandbox));

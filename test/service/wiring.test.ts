@@ -31,7 +31,11 @@ function parse(file: string, text: string): ts.SourceFile {
 }
 
 function at(source: ts.SourceFile, node: ts.Node): Finding {
-  return { file: source.fileName, line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1, text: node.getText().slice(0, 120) };
+  return {
+    file: source.fileName,
+    line: source.getLineAndCharacterOfPosition(node.getStart()).line + 1,
+    text: node.getText().slice(0, 120),
+  };
 }
 
 /** The names along a property chain (`this.services.runner` → this, services, runner). */
@@ -39,7 +43,8 @@ function chainNames(node: ts.Expression): string[] {
   if (ts.isIdentifier(node)) return [node.text];
   if (node.kind === ts.SyntaxKind.ThisKeyword) return ["this"];
   if (ts.isPropertyAccessExpression(node)) return [...chainNames(node.expression), node.name.text];
-  if (ts.isElementAccessExpression(node) || ts.isNonNullExpression(node) || ts.isParenthesizedExpression(node)) return chainNames(node.expression);
+  if (ts.isElementAccessExpression(node) || ts.isNonNullExpression(node) || ts.isParenthesizedExpression(node))
+    return chainNames(node.expression);
   return [];
 }
 
@@ -54,7 +59,8 @@ const ASSIGNMENTS = new Set([
 export function servicesCasts(source: ts.SourceFile): Finding[] {
   const found: Finding[] = [];
   const visit = (node: ts.Node) => {
-    if ((ts.isAsExpression(node) || ts.isTypeAssertionExpression(node)) && /\bServices\b/.test(node.type.getText())) found.push(at(source, node));
+    if ((ts.isAsExpression(node) || ts.isTypeAssertionExpression(node)) && /\bServices\b/.test(node.type.getText()))
+      found.push(at(source, node));
     ts.forEachChild(node, visit);
   };
   visit(source);
@@ -67,7 +73,10 @@ export function lateAssignments(source: ts.SourceFile): Finding[] {
   const visit = (node: ts.Node) => {
     if (ts.isBinaryExpression(node) && ASSIGNMENTS.has(node.operatorToken.kind)) {
       const target = node.left;
-      if ((ts.isPropertyAccessExpression(target) || ts.isElementAccessExpression(target)) && chainNames(target.expression).some((n) => COMPOSED.test(n))) {
+      if (
+        (ts.isPropertyAccessExpression(target) || ts.isElementAccessExpression(target)) &&
+        chainNames(target.expression).some((n) => COMPOSED.test(n))
+      ) {
         found.push(at(source, node));
       }
     }
@@ -86,7 +95,10 @@ export function settableSlots(source: ts.SourceFile): Finding[] {
   const visit = (node: ts.Node) => {
     if (ts.isPropertyDeclaration(node) && ts.isClassDeclaration(node.parent)) {
       const modifiers = ts.getModifiers(node)?.map((m) => m.kind) ?? [];
-      const hidden = modifiers.includes(ts.SyntaxKind.PrivateKeyword) || modifiers.includes(ts.SyntaxKind.ProtectedKeyword) || ts.isPrivateIdentifier(node.name);
+      const hidden =
+        modifiers.includes(ts.SyntaxKind.PrivateKeyword) ||
+        modifiers.includes(ts.SyntaxKind.ProtectedKeyword) ||
+        ts.isPrivateIdentifier(node.name);
       if (!hidden && !modifiers.includes(ts.SyntaxKind.ReadonlyKeyword)) found.push(at(source, node));
     }
     ts.forEachChild(node, visit);
@@ -138,7 +150,8 @@ describe("wiring the compiler can check (service/composition.ts)", () => {
     const optional: string[] = [];
     const visit = (node: ts.Node) => {
       if (ts.isInterfaceDeclaration(node) && node.name.text === "Services") {
-        for (const member of node.members) if (ts.isPropertySignature(member) && member.questionToken) optional.push(member.name.getText());
+        for (const member of node.members)
+          if (ts.isPropertySignature(member) && member.questionToken) optional.push(member.name.getText());
       }
       ts.forEachChild(node, visit);
     };

@@ -31,7 +31,13 @@ describe("x402 configuration at start", function () {
     try {
       expect(service.services.x402!.network).to.equal("eip155:84532");
       expect(service.services.x402!.asset).to.equal(sandbox.deployments[84532].contracts.USDC);
-      const quote = service.services.x402!.requirements({ subject: "x", routeKey: "POST /x", amount: 1n, resourceUrl: "http://x", description: "x" });
+      const quote = service.services.x402!.requirements({
+        subject: "x",
+        routeKey: "POST /x",
+        amount: 1n,
+        resourceUrl: "http://x",
+        description: "x",
+      });
       expect(quote.extra).to.include({ name: "USDC", version: "2" });
     } finally {
       await service.stop();
@@ -39,19 +45,27 @@ describe("x402 configuration at start", function () {
   });
 
   it("production defaults to Base (8453): without it served, the service refuses to start unless x402 is off", async () => {
-    expect(await refusal({ ENVIRONMENT: "production" })).to.match(/x402 takes payments on chain 8453, which this production deployment does not serve/);
+    expect(await refusal({ ENVIRONMENT: "production" })).to.match(
+      /x402 takes payments on chain 8453, which this production deployment does not serve/,
+    );
     const off = await startTestService(sandbox, { env: { ENVIRONMENT: "production", X402_ENABLED: "false" } });
     expect(off.services.x402).to.equal(undefined);
     await off.stop();
   });
 
   it("a payment chain that is not served, or a payment asset without EIP-3009, stops the start with the reason", async () => {
-    expect(await refusal({ X402_PAYMENT_CHAIN_ID: "8453" })).to.match(/chain 8453, which this sandbox deployment does not serve/);
+    expect(await refusal({ X402_PAYMENT_CHAIN_ID: "8453" })).to.match(
+      /chain 8453, which this sandbox deployment does not serve/,
+    );
     // A deployment whose "USDC" is the chain's USDT (no EIP-3009).
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-deployments-no3009-"));
-    for (const file of fs.readdirSync(sandbox.deploymentsDir)) if (file.endsWith(".json")) fs.copyFileSync(path.join(sandbox.deploymentsDir, file), path.join(dir, file));
+    for (const file of fs.readdirSync(sandbox.deploymentsDir))
+      if (file.endsWith(".json")) fs.copyFileSync(path.join(sandbox.deploymentsDir, file), path.join(dir, file));
     const base = JSON.parse(fs.readFileSync(path.join(dir, "84532.json"), "utf8"));
-    fs.writeFileSync(path.join(dir, "84532.json"), JSON.stringify({ ...base, contracts: { ...base.contracts, USDC: base.contracts.USDT } }, null, 2));
+    fs.writeFileSync(
+      path.join(dir, "84532.json"),
+      JSON.stringify({ ...base, contracts: { ...base.contracts, USDC: base.contracts.USDT } }, null, 2),
+    );
     try {
       expect(await refusal({ DEPLOYMENTS_DIR: dir })).to.match(/does not implement EIP-3009/);
     } finally {
@@ -97,7 +111,9 @@ describe("a production deployment serves Sepolia for RAMS only (RAMS runs on Sep
         tokenSymbol: "XPROD",
       });
       expect(tokenization.status).to.equal(400);
-      expect(tokenization.body.message).to.equal("chain 11155111 serves only rams on the production deployment, not newTokenization");
+      expect(tokenization.body.message).to.equal(
+        "chain 11155111 serves only rams on the production deployment, not newTokenization",
+      );
       const base = await api.get("/get-network-info", { chainId: "84532" });
       expect(base.status).to.equal(400);
       expect(base.body.message).to.match(/is not available on the production deployment/);

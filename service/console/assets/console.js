@@ -59,7 +59,8 @@
       const value = element.value;
       if (value === "" && !element.required) continue;
       if (element.dataset.type === "number") body[element.name] = Number(value);
-      else if (element.dataset.type === "time") body[element.name] = new Date(`${value}Z`).toISOString(); // datetime-local, read as UTC
+      else if (element.dataset.type === "time")
+        body[element.name] = new Date(`${value}Z`).toISOString(); // datetime-local, read as UTC
       else body[element.name] = value;
     }
     return body;

@@ -20,7 +20,14 @@ const axisLabel = (at: string) => at.slice(11, 16);
  * A chart drawn on the server as SVG (no script, no inline style): stacked bars per bucket, or lines. It has a title
  * and a description a screen reader reads (the totals and the extremes), and a legend beside it.
  */
-export function chart<T extends { at: string }>(id: string, title: string, buckets: T[], series: Series<T>[], kind: "bars" | "lines", unit: string): Html {
+export function chart<T extends { at: string }>(
+  id: string,
+  title: string,
+  buckets: T[],
+  series: Series<T>[],
+  kind: "bars" | "lines",
+  unit: string,
+): Html {
   const values = buckets.map((b) => series.map((s) => s.value(b) ?? 0));
   const max = Math.max(1, ...values.map((v) => (kind === "bars" ? v.reduce((a, b) => a + b, 0) : Math.max(...v))));
   const plotW = W - LEFT - 8;
@@ -44,7 +51,8 @@ export function chart<T extends { at: string }>(id: string, title: string, bucke
         const v = s.value(b);
         return v === null ? [] : [`${(LEFT + i * step + step / 2).toFixed(1)},${y(v).toFixed(1)}`];
       });
-      if (points.length > 1) marks += `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${points.join(" ")}"></polyline>`;
+      if (points.length > 1)
+        marks += `<polyline fill="none" stroke="${s.color}" stroke-width="2" points="${points.join(" ")}"></polyline>`;
       for (const point of points) {
         const [cx, cy] = point.split(",");
         marks += `<circle cx="${cx}" cy="${cy}" r="3" fill="${s.color}"></circle>`;
@@ -53,7 +61,9 @@ export function chart<T extends { at: string }>(id: string, title: string, bucke
   }
   const totals = series.map((s) => {
     const all = buckets.map(s.value).filter((v): v is number => v !== null);
-    return kind === "bars" ? `${s.label}: ${all.reduce((a, b) => a + b, 0)}` : `${s.label}: ${all.length ? `up to ${Math.max(...all)} ${unit}` : "none"}`;
+    return kind === "bars"
+      ? `${s.label}: ${all.reduce((a, b) => a + b, 0)}`
+      : `${s.label}: ${all.length ? `up to ${Math.max(...all)} ${unit}` : "none"}`;
   });
   const first = buckets[0]?.at ?? "";
   const last = buckets[buckets.length - 1]?.at ?? "";

@@ -12,7 +12,10 @@ export class Html {
 }
 
 export const esc = (value: string | number | boolean | null | undefined): string =>
-  String(value ?? "").replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!);
+  String(value ?? "").replace(
+    /[&<>"']/g,
+    (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" })[c]!,
+  );
 
 /** A template whose values are escaped unless they are Html (or arrays of it). */
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {
@@ -35,10 +38,14 @@ export const raw = (text: string) => new Html(text);
 /** A time in UTC, readable, with its ISO value in datetime. */
 export function time(iso: string | null | undefined): Html {
   if (!iso) return html`<span class="muted">—</span>`;
-  return html`<time datetime="${iso}">${iso.replace("T", " ").replace(/\.\d+Z$/, "Z").replace(/Z$/, " UTC")}</time>`;
+  return html`<time datetime="${iso}">${iso
+    .replace("T", " ")
+    .replace(/\.\d+Z$/, "Z")
+    .replace(/Z$/, " UTC")}</time>`;
 }
 
-export const code = (text: string | null | undefined) => (text ? html`<code>${text}</code>` : html`<span class="muted">—</span>`);
+export const code = (text: string | null | undefined) =>
+  text ? html`<code>${text}</code>` : html`<span class="muted">—</span>`;
 
 const BADGES: Record<string, string> = {
   success: "ok",
@@ -73,12 +80,15 @@ export function table(caption: string, headers: string[], rows: unknown[][], emp
 }
 
 /** Facts as a definition list. */
-export const facts = (entries: [string, unknown][]) => html`<dl class="facts">${entries.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`;
+export const facts = (entries: [string, unknown][]) =>
+  html`<dl class="facts">${entries.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`;
 
 /** The link to the next (older) page, keeping the list's other parameters. */
 export function pager(path: string, params: Record<string, string | undefined>, next: string | null): Html {
   if (!next) return html``;
-  const query = new URLSearchParams(Object.entries({ ...params, before: next }).filter((e): e is [string, string] => !!e[1])).toString();
+  const query = new URLSearchParams(
+    Object.entries({ ...params, before: next }).filter((e): e is [string, string] => !!e[1]),
+  ).toString();
   return html`<nav class="pager" aria-label="Pages"><a href="${path}?${query}">Older entries</a></nav>`;
 }
 
@@ -104,7 +114,10 @@ export interface ActionForm {
 
 /** A form console.js sends as JSON to its endpoint, with the session's CSRF token. */
 export function actionForm(f: ActionForm): Html {
-  const hidden = Object.entries(f.hidden ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}"${raw(typeof value === "number" ? ' data-type="number"' : "")}>`);
+  const hidden = Object.entries(f.hidden ?? {}).map(
+    ([name, value]) =>
+      html`<input type="hidden" name="${name}" value="${value}"${raw(typeof value === "number" ? ' data-type="number"' : "")}>`,
+  );
   return html`<form class="${f.className ?? "inline"}" data-action="${f.action}"${raw(f.method ? ` data-method="${f.method}"` : "")}${raw(f.confirm ? ` data-confirm="${esc(f.confirm)}"` : "")}${raw(
     f.done ? ` data-done="${esc(f.done)}"` : "",
   )}${raw(f.secret ? ` data-secret="${esc(f.secret)}"` : "")}${raw(f.redirect ? ` data-redirect="${esc(f.redirect)}"` : "")}>${hidden}${f.fields ?? ""}<button type="submit"${raw(
@@ -113,7 +126,20 @@ export function actionForm(f: ActionForm): Html {
 }
 
 /** A labelled input (its id derived from the form's purpose, so labels and fields pair up). */
-export function field(id: string, label: string, input: { name: string; type?: string; required?: boolean; value?: string; placeholder?: string; dataType?: "number" | "time"; options?: string[]; autocomplete?: string }): Html {
+export function field(
+  id: string,
+  label: string,
+  input: {
+    name: string;
+    type?: string;
+    required?: boolean;
+    value?: string;
+    placeholder?: string;
+    dataType?: "number" | "time";
+    options?: string[];
+    autocomplete?: string;
+  },
+): Html {
   const common = html`id="${id}" name="${input.name}"${raw(input.required ? " required" : "")}${raw(input.dataType ? ` data-type="${input.dataType}"` : "")}`;
   const control = input.options
     ? html`<select ${common}>${input.options.map((o) => html`<option value="${o}"${raw(o === input.value ? " selected" : "")}>${o || "any"}</option>`)}</select>`

@@ -26,7 +26,16 @@ export type Section = (typeof NAV)[number][0];
  * The Content-Security-Policy of every console page: nothing but this service's own script, styles and JSON; no
  * frames, no inline script or style, forms only to itself.
  */
-export const CONSOLE_CSP = ["default-src 'none'", "script-src 'self'", "style-src 'self'", "img-src 'self'", "connect-src 'self'", "form-action 'self'", "base-uri 'none'", "frame-ancestors 'none'"].join("; ");
+export const CONSOLE_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self'",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "base-uri 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
 
 function head(title: string, base: string, csrfToken?: string): Html {
   return html`<head>
@@ -49,7 +58,8 @@ const confirmDialog = html`<dialog id="confirm" aria-labelledby="confirm-title" 
 /** A signed-in page: the navigation (the current section marked), who is signed in, the page's content. */
 export function page(ctx: PageContext, section: Section, title: string, body: Html): string {
   const { base } = ctx;
-  return `<!doctype html>\n${html`<html lang="en">
+  return `<!doctype html>\n${
+    html`<html lang="en">
 ${head(title, base, ctx.csrfToken)}
 <body>
 <a class="skip" href="#main">Skip to content</a>
@@ -65,12 +75,14 @@ ${body}
 </main>
 ${confirmDialog}
 </body>
-</html>`.text}\n`;
+</html>`.text
+  }\n`;
 }
 
 /** A page without a session (sign-in). */
 export function barePage(title: string, base: string, body: Html): string {
-  return `<!doctype html>\n${html`<html lang="en">
+  return `<!doctype html>\n${
+    html`<html lang="en">
 ${head(title, base)}
 <body>
 <main id="main" class="sign-in">
@@ -79,5 +91,6 @@ ${head(title, base)}
 ${body}
 </main>
 </body>
-</html>`.text}\n`;
+</html>`.text
+  }\n`;
 }

@@ -21,7 +21,9 @@ const payments = [
 /** The overview: chains and their RPC URLs, the service's wallets, the queues, the last hour's and day's activity. */
 export function overviewPage(ctx: PageContext, o: Overview): string {
   const chains = o.chains.map(
-    (c) => html`<section aria-labelledby="chain-${c.chainId}"><h2 id="chain-${c.chainId}">${c.name} <span class="muted">(chain ${c.chainId})</span></h2>
+    (
+      c,
+    ) => html`<section aria-labelledby="chain-${c.chainId}"><h2 id="chain-${c.chainId}">${c.name} <span class="muted">(chain ${c.chainId})</span></h2>
 ${
   c.headBlock === null
     ? html`<p>${badge("failed")} The chain did not answer within 3 seconds.</p>`
@@ -30,7 +32,16 @@ ${
 ${table(
   `RPC URLs of chain ${c.chainId}`,
   ["URL", "In use", "Health", "Failures in a row", "Answered", "Failed", "Throttled", "Latency"],
-  c.rpc.map((r) => [code(r.url), r.inUse ? "yes" : "no", badge(r.healthy ? "active" : "failed"), r.failuresInARow, r.answered, r.failed, r.throttled, r.latencyMs === null ? "—" : `${r.latencyMs} ms`]),
+  c.rpc.map((r) => [
+    code(r.url),
+    r.inUse ? "yes" : "no",
+    badge(r.healthy ? "active" : "failed"),
+    r.failuresInARow,
+    r.answered,
+    r.failed,
+    r.throttled,
+    r.latencyMs === null ? "—" : `${r.latencyMs} ms`,
+  ]),
 )}
 </section>`,
   );
@@ -50,9 +61,27 @@ ${table(
     "No relayer or settlement wallet on this deployment.",
   );
   const q = o.queue;
-  const queue = table("Queues", ["Batches prepared", "Batches in flight", "Payments reserved", "Payments settling", "Webhook deliveries owed", "Oldest undelivered"], [
-    [q.prepared, q.sending, q.paymentsReserved, q.paymentsSettling, q.webhooksOwed, `${q.oldestUndeliveredSeconds} s`],
-  ]);
+  const queue = table(
+    "Queues",
+    [
+      "Batches prepared",
+      "Batches in flight",
+      "Payments reserved",
+      "Payments settling",
+      "Webhook deliveries owed",
+      "Oldest undelivered",
+    ],
+    [
+      [
+        q.prepared,
+        q.sending,
+        q.paymentsReserved,
+        q.paymentsSettling,
+        q.webhooksOwed,
+        `${q.oldestUndeliveredSeconds} s`,
+      ],
+    ],
+  );
   const charts = (id: string, buckets: Bucket[], per: string) => html`<div class="grid">
 ${chart(`${id}-ops`, `Operations by outcome, per ${per}`, buckets, outcomes, "bars", "batches")}
 ${chart(`${id}-latency`, `Time from send to confirmed, per ${per}`, buckets, latency, "lines", "ms")}

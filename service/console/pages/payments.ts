@@ -17,10 +17,25 @@ const paymentRow = (base: string, p: PaymentRow) => [
   code(p.settlementTransaction),
   p.releaseReason ?? "",
 ];
-const HEADERS = ["Payment", "Reserved", "State", "Amount", "Payer", "Operation", "Batch", "Settlement transaction", "Reason"];
+const HEADERS = [
+  "Payment",
+  "Reserved",
+  "State",
+  "Amount",
+  "Payer",
+  "Operation",
+  "Batch",
+  "Settlement transaction",
+  "Reason",
+];
 
 /** Payments, newest first, with filters, and the totals per day and operation. */
-export function paymentsPage(ctx: PageContext, query: { status?: string; payer?: string }, list: { items: PaymentRow[]; next: string | null }, totals: PaymentTotal[]): string {
+export function paymentsPage(
+  ctx: PageContext,
+  query: { status?: string; payer?: string },
+  list: { items: PaymentRow[]; next: string | null },
+  totals: PaymentTotal[],
+): string {
   const { base } = ctx;
   const filters = html`<form method="get" action="${base}/console/payments" class="inline" role="search" aria-label="Filter payments">
 ${field("status", "State", { name: "status", value: query.status ?? "", options: STATES })}
@@ -37,7 +52,12 @@ ${field("payer", "Payer", { name: "payer", value: query.payer ?? "", placeholder
     "payments",
     "Payments",
     html`<section>${filters}</section>
-<section aria-labelledby="list"><h2 id="list">x402 payments</h2>${table("Payments, newest first", HEADERS, list.items.map((p) => paymentRow(base, p)), "No payment matches.")}
+<section aria-labelledby="list"><h2 id="list">x402 payments</h2>${table(
+      "Payments, newest first",
+      HEADERS,
+      list.items.map((p) => paymentRow(base, p)),
+      "No payment matches.",
+    )}
 ${pager(`${base}/console/payments`, { status: query.status, payer: query.payer }, list.next)}</section>
 <section aria-labelledby="totals"><h2 id="totals">Totals, the last 7 days</h2>${sums}</section>`,
   );
@@ -61,11 +81,23 @@ export function paymentPage(ctx: PageContext, d: { payment: PaymentRow; batchMat
       ["For", html`${p.method ?? p.route} (${code(p.subject)})`],
       ["Batch", p.txId ? html`<a href="${ctx.base}/console/transactions/${p.txId}">${p.txId}</a>` : "—"],
       ["Settlement transaction", code(p.settlementTransaction)],
-      ["Settled how", p.settledInOperation ? "inside its relayed operation (EIP-7702)" : p.settlementTransaction ? "by a settlement transaction of the facilitator" : "—"],
+      [
+        "Settled how",
+        p.settledInOperation
+          ? "inside its relayed operation (EIP-7702)"
+          : p.settlementTransaction
+            ? "by a settlement transaction of the facilitator"
+            : "—",
+      ],
       ["Reserved", time(p.createdAt)],
       ["Last change", time(p.updatedAt)],
     ])}</section>
 <section aria-labelledby="mates"><h2 id="mates">Other payments of its settlement transaction</h2>
-${table("Payments settled by the same transaction", HEADERS, d.batchMates.map((m) => paymentRow(ctx.base, m)), "None: this payment was settled alone (or inside its operation).")}</section>`,
+${table(
+  "Payments settled by the same transaction",
+  HEADERS,
+  d.batchMates.map((m) => paymentRow(ctx.base, m)),
+  "None: this payment was settled alone (or inside its operation).",
+)}</section>`,
   );
 }

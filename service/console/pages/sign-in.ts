@@ -17,7 +17,11 @@ export function signInPage(base: string, next: string, linkToken?: string, reaso
         redirect,
         fields: html`${field("email", "E-mail", { name: "email", type: "email", required: true, autocomplete: "username" })}${field("password", "Password", { name: "password", type: "password", required: true, autocomplete: "current-password" })}`,
       });
-  return barePage("Sign in to the operator console", base, html`${why}${form}<p class="muted">No account? An administrator creates one with <code>npm run admin -- operators add</code>.</p>`);
+  return barePage(
+    "Sign in to the operator console",
+    base,
+    html`${why}${form}<p class="muted">No account? An administrator creates one with <code>npm run admin -- operators add</code>.</p>`,
+  );
 }
 
 /** The account page: who is signed in, the password, sign-out. */

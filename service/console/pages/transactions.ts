@@ -7,7 +7,11 @@ import { page, type PageContext } from "./layout";
 const STATUSES = ["", "prepared", "sending", "success", "rejected"];
 
 /** The transactions page: the search form and a page of batches, newest first. */
-export function transactionsPage(ctx: PageContext, query: { q?: string; status?: string }, list: { items: BatchRow[]; next: string | null }): string {
+export function transactionsPage(
+  ctx: PageContext,
+  query: { q?: string; status?: string },
+  list: { items: BatchRow[]; next: string | null },
+): string {
   const { base } = ctx;
   const search = html`<form method="get" action="${base}/console/transactions" class="inline" role="search" aria-label="Search transactions">
 ${field("q", "txId, hash, address or API key id", { name: "q", value: query.q ?? "" })}
@@ -53,7 +57,9 @@ export function transactionPage(ctx: PageContext, d: BatchDetail): string {
     ["Error", batch.error ?? html`<span class="muted">—</span>`],
   ]);
   const transactions = d.transactions.map(
-    (t) => html`<section aria-labelledby="tx-${t.index}"><h3 id="tx-${t.index}">Transaction ${t.index + 1} ${badge(t.status)}</h3>
+    (
+      t,
+    ) => html`<section aria-labelledby="tx-${t.index}"><h3 id="tx-${t.index}">Transaction ${t.index + 1} ${badge(t.status)}</h3>
 ${facts([
   ["Hash", code(t.hash)],
   ["From → to", html`${code(t.from)} → ${code(t.to)}`],
@@ -73,13 +79,26 @@ ${admin && t.actions.length ? actions(ctx, batch.txId, t.index, t.nonce) : ""}
   const payments = table(
     "Payments of this batch",
     ["Payment", "Step", "Status", "Amount", "Payer", "Settlement", "Reason"],
-    d.payments.map((p) => [html`<a href="${ctx.base}/console/payments/${p.id}">${p.id.slice(0, 8)}…</a>`, p.subject.split(":")[0], badge(p.status), p.amount, code(p.payer), code(p.settlementTransaction), p.releaseReason ?? ""]),
+    d.payments.map((p) => [
+      html`<a href="${ctx.base}/console/payments/${p.id}">${p.id.slice(0, 8)}…</a>`,
+      p.subject.split(":")[0],
+      badge(p.status),
+      p.amount,
+      code(p.payer),
+      code(p.settlementTransaction),
+      p.releaseReason ?? "",
+    ]),
     "No x402 payment (an API key's credits paid, or nothing yet).",
   );
   const events = table(
     "Events of this batch",
     ["Event", "Type", "When", "Data"],
-    d.events.map((e) => [e.id, e.type, time(e.timestamp), html`<details><summary>data</summary><pre>${JSON.stringify(e.data, null, 2)}</pre></details>`]),
+    d.events.map((e) => [
+      e.id,
+      e.type,
+      time(e.timestamp),
+      html`<details><summary>data</summary><pre>${JSON.stringify(e.data, null, 2)}</pre></details>`,
+    ]),
     "No event kept (they are pruned after EVENT_RETENTION_DAYS).",
   );
   return page(

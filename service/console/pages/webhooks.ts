@@ -10,7 +10,11 @@ export function webhooksPage(ctx: PageContext, list: { items: EndpointRow[]; nex
     html`<a href="${base}/console/webhooks/${e.id}">${e.id}</a>`,
     e.keyEmail ? html`${e.keyEmail} ${code(e.apiKeyId)}` : html`batch ${code(e.txId)}`,
     code(e.url),
-    e.disabledAt ? html`${badge("disabled")} ${e.disabledReason}` : e.failingSince ? html`${badge("failed")} failing since ${time(e.failingSince)}` : badge("active"),
+    e.disabledAt
+      ? html`${badge("disabled")} ${e.disabledReason}`
+      : e.failingSince
+        ? html`${badge("failed")} failing since ${time(e.failingSince)}`
+        : badge("active"),
     e.pending,
     e.failed,
     e.delivered,
@@ -26,7 +30,11 @@ ${pager(`${base}/console/webhooks`, {}, list.next)}</section>`,
 }
 
 /** An endpoint's deliveries and their attempts, with the replays and the switch-off. */
-export function webhookPage(ctx: PageContext, d: { endpoint: EndpointRow; deliveries: DeliveryRow[]; next: string | null }, query: { status?: string }): string {
+export function webhookPage(
+  ctx: PageContext,
+  d: { endpoint: EndpointRow; deliveries: DeliveryRow[]; next: string | null },
+  query: { status?: string },
+): string {
   const { base } = ctx;
   const e = d.endpoint;
   const admin = roleAllows(ctx.operator.role, "admin");
@@ -42,7 +50,15 @@ export function webhookPage(ctx: PageContext, d: { endpoint: EndpointRow; delive
     html`${badge(r.status)}${r.manual ? " (replay)" : ""}`,
     attempts(r),
     time(r.nextAttemptAt),
-    admin && !e.disabledAt ? actionForm({ action: `${api}/replay`, label: "Replay", hidden: { deliveryId: r.id }, confirm: `Deliver event ${r.eventId} (${r.eventType}) to ${e.url} again now?`, done: `Delivery ${r.id} is being replayed.` }) : "",
+    admin && !e.disabledAt
+      ? actionForm({
+          action: `${api}/replay`,
+          label: "Replay",
+          hidden: { deliveryId: r.id },
+          confirm: `Deliver event ${r.eventId} (${r.eventType}) to ${e.url} again now?`,
+          done: `Delivery ${r.id} is being replayed.`,
+        })
+      : "",
   ]);
   const now = new Date();
   const dayAgo = new Date(now.getTime() - 24 * 3_600_000);
@@ -66,7 +82,10 @@ ${actionForm({ action: `${api}/disable`, label: "Disable", danger: true, confirm
       ["URL", code(e.url)],
       ["Tenant", e.keyEmail ? html`${e.keyEmail} ${code(e.apiKeyId)}` : html`batch ${code(e.txId)}`],
       ["Events", e.eventTypes.length ? e.eventTypes.join(", ") : "every type"],
-      ["State", e.disabledAt ? html`${badge("disabled")} since ${time(e.disabledAt)}: ${e.disabledReason}` : badge("active")],
+      [
+        "State",
+        e.disabledAt ? html`${badge("disabled")} since ${time(e.disabledAt)}: ${e.disabledReason}` : badge("active"),
+      ],
       ["Failing since", time(e.failingSince)],
       ["Owed, failed, delivered", `${e.pending}, ${e.failed}, ${e.delivered}`],
     ])}</section>

@@ -19,8 +19,12 @@ export const AgentSummary = z
     description: z.string().nullable(),
     image: z.string().nullable(),
     active: z.boolean(),
-    ownerWalletAddress: address.meta({ description: "Its owner: the NFT holder, or the wallet the relayer holds it for" }),
-    heldByRelayer: address.nullable().meta({ description: "The relayer holding the NFT for the owner (relayed registration), else null" }),
+    ownerWalletAddress: address.meta({
+      description: "Its owner: the NFT holder, or the wallet the relayer holds it for",
+    }),
+    heldByRelayer: address
+      .nullable()
+      .meta({ description: "The relayer holding the NFT for the owner (relayed registration), else null" }),
     agentWallet: address.nullable(),
     ownerEmail: z.string().nullable(),
     status: z.literal("registered"),

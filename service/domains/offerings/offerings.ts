@@ -8,7 +8,6 @@ import type { Stores } from "../../store/stores";
 type Context = DomainContext<Pick<Stores, "offerings">>;
 // Offerings (STOs): the escrow of a token and its current offering, for writes and reads alike.
 
-
 /** Names of IStoEscrow.Status, in enum order. */
 export const STO_STATUS = ["NONE", "PENDING", "ACTIVE", "PAUSED", "ENDED", "COMPLETED", "FAILED"] as const;
 export type StoStatus = (typeof STO_STATUS)[number];

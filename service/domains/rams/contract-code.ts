@@ -28,7 +28,15 @@ const word = (address: string) => address.toLowerCase().replace(/^0x/, "").padSt
 function normalized(code: string, chain: Chain, address: string, label: RamsContractLabel): string {
   let hex = code.toLowerCase().replace(/^0x/, "");
   const own = [word(address)];
-  if (label === "AgentMandate") own.push(TypedDataEncoder.hashDomain({ name: "RAMS", version: "1", chainId: chain.chainId, verifyingContract: address }).slice(2));
+  if (label === "AgentMandate")
+    own.push(
+      TypedDataEncoder.hashDomain({
+        name: "RAMS",
+        version: "1",
+        chainId: chain.chainId,
+        verifyingContract: address,
+      }).slice(2),
+    );
   for (const value of own) hex = hex.split(value).join("0".repeat(64));
   return hex;
 }
@@ -55,14 +63,19 @@ async function codeVerdict(chain: Chain, address: string, label: RamsContractLab
   const reference = chain.deployment.contracts[label];
   if (!reference) return "other";
   const referenceCode = await chain.provider.getCode(reference);
-  return normalized(code, chain, address, label) === normalized(referenceCode, chain, reference, label) ? "own" : "other";
+  return normalized(code, chain, address, label) === normalized(referenceCode, chain, reference, label)
+    ? "own"
+    : "other";
 }
 
 /**
  * Refuses (400 naming `field`) a contract a request named that is neither this version's code nor allowed by the
  * operator. The chain's own contracts pass without a look.
  */
-export async function assertOwnContract(chain: Chain, ref: { address: string; label: RamsContractLabel; field?: string }): Promise<void> {
+export async function assertOwnContract(
+  chain: Chain,
+  ref: { address: string; label: RamsContractLabel; field?: string },
+): Promise<void> {
   const address = getAddress(ref.address);
   const key = address.toLowerCase();
   if (chain.allowedContracts.has(key)) return;
@@ -80,10 +93,20 @@ export async function assertOwnContract(chain: Chain, ref: { address: string; la
   try {
     found = await verdict;
   } catch (error) {
-    throw new ApiError("CHAIN_READ_FAILED", `Reading the code of ${address} on chain ${chain.chainId} failed: ${(error as Error).message}`, { contract: address });
+    throw new ApiError(
+      "CHAIN_READ_FAILED",
+      `Reading the code of ${address} on chain ${chain.chainId} failed: ${(error as Error).message}`,
+      { contract: address },
+    );
   }
   if (found === "own") return;
   const field = ref.field ?? "contract";
-  const why = found === "no-code" ? "has no contract code" : `runs code that is not this version's ${ref.label} (an operator may allow it with RAMS_ALLOWED_CONTRACTS)`;
-  throw badRequest(`${field} ${address} ${why} on chain ${chain.chainId}: it is not a contract this service works with`, { field, contract: address });
+  const why =
+    found === "no-code"
+      ? "has no contract code"
+      : `runs code that is not this version's ${ref.label} (an operator may allow it with RAMS_ALLOWED_CONTRACTS)`;
+  throw badRequest(
+    `${field} ${address} ${why} on chain ${chain.chainId}: it is not a contract this service works with`,
+    { field, contract: address },
+  );
 }

@@ -11,7 +11,6 @@ import { MAX_UINT256 } from "../../model/units";
 import { assertOwnContract } from "./contract-code";
 // ERC-8226 (RAMS) mandates: the registry and its contracts, what a mandate allows, the executors, revert reasons; for writes and reads alike.
 
-
 /** RAMS runs on Sepolia only, in both environments (NETWORKS' alsoServes in chains/networks.ts). */
 export const RAMS_CHAIN_ID = 11155111;
 
@@ -34,7 +33,9 @@ export interface ContractRef {
 }
 
 export function registryRef(chain: Chain, override?: string, field = "agentMandateAddress"): ContractRef {
-  return override ? { address: getAddress(override), label: "AgentMandate", field } : { address: chain.deployment.contracts.AgentMandate, label: "AgentMandate" };
+  return override
+    ? { address: getAddress(override), label: "AgentMandate", field }
+    : { address: chain.deployment.contracts.AgentMandate, label: "AgentMandate" };
 }
 
 export function complianceRef(chain: Chain, override?: string, field = "complianceProviderAddress"): ContractRef {
@@ -43,9 +44,12 @@ export function complianceRef(chain: Chain, override?: string, field = "complian
     : { address: chain.deployment.contracts.ComplianceProvider, label: "ComplianceProvider" };
 }
 
-export const mandateAt = (chain: Chain, ref: ContractRef) => contractAt(AgentMandate__factory, ref.address, chain.provider);
-export const complianceAt = (chain: Chain, ref: ContractRef) => contractAt(ComplianceProvider__factory, ref.address, chain.provider);
-export const executorAt = (chain: Chain, ref: ContractRef) => contractAt(AgentExecutor__factory, ref.address, chain.provider);
+export const mandateAt = (chain: Chain, ref: ContractRef) =>
+  contractAt(AgentMandate__factory, ref.address, chain.provider);
+export const complianceAt = (chain: Chain, ref: ContractRef) =>
+  contractAt(ComplianceProvider__factory, ref.address, chain.provider);
+export const executorAt = (chain: Chain, ref: ContractRef) =>
+  contractAt(AgentExecutor__factory, ref.address, chain.provider);
 
 /**
  * Reads `what` from a RAMS contract. Failures are errors, never defaults (a default would pass for what the chain
@@ -66,9 +70,13 @@ export async function onChain<T>(chain: Chain, ref: ContractRef, what: string, r
       if (ref.field) throw badRequest(message, { field: ref.field, contract: ref.address });
       throw new ApiError("CHAIN_READ_FAILED", message, { contract: ref.address });
     }
-    throw new ApiError("CHAIN_READ_FAILED", `Reading ${what} from ${ref.label} ${ref.address} on chain ${chain.chainId} failed: ${shortMessage(error)}`, {
-      contract: ref.address,
-    });
+    throw new ApiError(
+      "CHAIN_READ_FAILED",
+      `Reading ${what} from ${ref.label} ${ref.address} on chain ${chain.chainId} failed: ${shortMessage(error)}`,
+      {
+        contract: ref.address,
+      },
+    );
   }
 }
 
@@ -105,7 +113,12 @@ export interface Mandate {
 export type MandateStatus = "none" | "revoked" | "pending" | "expired" | "active";
 
 /** The pair's mandate, or undefined when it was never granted (the registry returns all zeros). */
-export async function readMandate(chain: Chain, registry: ContractRef, agent: string, principal: string): Promise<Mandate | undefined> {
+export async function readMandate(
+  chain: Chain,
+  registry: ContractRef,
+  agent: string,
+  principal: string,
+): Promise<Mandate | undefined> {
   const m = await onChain(chain, registry, "getMandate", () => mandateAt(chain, registry).getMandate(agent, principal));
   if (m.principal === ZeroAddress) return undefined;
   return {
@@ -148,7 +161,10 @@ export function mandateView(m: Mandate) {
     maxTransactionValue: m.maxTransactionValue.toString(),
     maxCumulativeValue: m.maxCumulativeValue.toString(),
     cumulativeUsed: m.cumulativeUsed.toString(),
-    remainingCumulativeValue: (m.maxCumulativeValue > m.cumulativeUsed ? m.maxCumulativeValue - m.cumulativeUsed : 0n).toString(),
+    remainingCumulativeValue: (m.maxCumulativeValue > m.cumulativeUsed
+      ? m.maxCumulativeValue - m.cumulativeUsed
+      : 0n
+    ).toString(),
     unlimitedTransactionValue: m.maxTransactionValue === MAX_UINT256,
     unlimitedCumulativeValue: m.maxCumulativeValue === MAX_UINT256,
   };
@@ -164,8 +180,15 @@ export interface Eligibility {
   expiresAt: number;
 }
 
-export async function checkPrincipal(chain: Chain, provider: ContractRef, principal: string, identityRef: string): Promise<Eligibility> {
-  const [eligible, reasonCode, expiresAt] = await onChain(chain, provider, "checkPrincipal", () => complianceAt(chain, provider).checkPrincipal(principal, identityRef));
+export async function checkPrincipal(
+  chain: Chain,
+  provider: ContractRef,
+  principal: string,
+  identityRef: string,
+): Promise<Eligibility> {
+  const [eligible, reasonCode, expiresAt] = await onChain(chain, provider, "checkPrincipal", () =>
+    complianceAt(chain, provider).checkPrincipal(principal, identityRef),
+  );
   const code = Number(reasonCode);
   return { eligible, reasonCode: code, reason: REASONS[code] ?? `UNKNOWN_${code}`, expiresAt: Number(expiresAt) };
 }
@@ -194,7 +217,10 @@ export interface ExecutionEvaluation {
   allowed: boolean;
   /** The first failing check (in the order of `checks`), or null. */
   reason: { check: string; code: string; message: string } | null;
-  checks: Record<"lifecycle" | "freeze" | "asset" | "action" | "transactionCap" | "cumulativeCap" | "compliance", CheckResult>;
+  checks: Record<
+    "lifecycle" | "freeze" | "asset" | "action" | "transactionCap" | "cumulativeCap" | "compliance",
+    CheckResult
+  >;
   mandate: Mandate | undefined;
   status: MandateStatus;
   frozen: boolean;
@@ -205,26 +231,51 @@ export interface ExecutionEvaluation {
  * Every check the registry's canExecute makes, each with its result, plus compliance (a revoked or expired principal
  * fails the execution pre-check, though the mandate record is unchanged), and the registry's own canExecute.
  */
-export async function evaluateExecution(chain: Chain, registry: ContractRef, q: ExecutionQuery): Promise<ExecutionEvaluation> {
+export async function evaluateExecution(
+  chain: Chain,
+  registry: ContractRef,
+  q: ExecutionQuery,
+): Promise<ExecutionEvaluation> {
   const contract = mandateAt(chain, registry);
   const [mandate, frozen, actionEnabled, canExecute, now] = await Promise.all([
     readMandate(chain, registry, q.agent, q.principal),
     onChain(chain, registry, "isFrozen", () => contract.isFrozen(q.agent)),
     onChain(chain, registry, "isActionEnabled", () => contract.isActionEnabled(q.agent, q.principal, q.action)),
-    onChain(chain, registry, "canExecute", () => contract.canExecute(q.agent, q.principal, q.asset, q.action, q.amount)),
+    onChain(chain, registry, "canExecute", () =>
+      contract.canExecute(q.agent, q.principal, q.asset, q.action, q.amount),
+    ),
     chainNow(chain),
   ]);
   const status = mandateStatus(mandate, now);
   const m = mandate;
-  const compliance = m ? await checkPrincipal(chain, { address: m.complianceProvider, label: "ComplianceProvider" }, q.principal, m.identityRef) : undefined;
+  const compliance = m
+    ? await checkPrincipal(
+        chain,
+        { address: m.complianceProvider, label: "ComplianceProvider" },
+        q.principal,
+        m.identityRef,
+      )
+    : undefined;
   const txCap = m?.maxTransactionValue ?? 0n;
   const cumCap = m?.maxCumulativeValue ?? 0n;
   const used = m?.cumulativeUsed ?? 0n;
   const checks: ExecutionEvaluation["checks"] = {
-    lifecycle: { pass: status === "active", status, validFrom: m?.validFrom ?? null, validUntil: m?.validUntil ?? null, revoked: m?.revoked ?? null, now },
+    lifecycle: {
+      pass: status === "active",
+      status,
+      validFrom: m?.validFrom ?? null,
+      validUntil: m?.validUntil ?? null,
+      revoked: m?.revoked ?? null,
+      now,
+    },
     freeze: { pass: !frozen, frozen },
     asset: { pass: !!m && m.asset === getAddress(q.asset), asset: getAddress(q.asset), mandateAsset: m?.asset ?? null },
-    action: { pass: !!m && actionEnabled, action: q.action, selector: q.action.slice(0, 10), enabled: !!m && actionEnabled },
+    action: {
+      pass: !!m && actionEnabled,
+      action: q.action,
+      selector: q.action.slice(0, 10),
+      enabled: !!m && actionEnabled,
+    },
     transactionCap: {
       pass: !!m && (txCap === MAX_UINT256 || q.amount <= txCap),
       amount: q.amount.toString(),
@@ -240,14 +291,35 @@ export async function evaluateExecution(chain: Chain, registry: ContractRef, q: 
       unlimited: cumCap === MAX_UINT256,
     },
     compliance: compliance
-      ? { pass: compliance.eligible, complianceProvider: m!.complianceProvider, identityRef: m!.identityRef, ...compliance }
-      : { pass: false, complianceProvider: null, identityRef: null, eligible: false, reason: null, reasonCode: null, expiresAt: null },
+      ? {
+          pass: compliance.eligible,
+          complianceProvider: m!.complianceProvider,
+          identityRef: m!.identityRef,
+          ...compliance,
+        }
+      : {
+          pass: false,
+          complianceProvider: null,
+          identityRef: null,
+          eligible: false,
+          reason: null,
+          reasonCode: null,
+          expiresAt: null,
+        },
   };
-  const reason = firstFailure(checks, q, m) ?? (canExecute ? null : { check: "registry", code: "not_executable", message: "the registry's canExecute answers false" });
+  const reason =
+    firstFailure(checks, q, m) ??
+    (canExecute
+      ? null
+      : { check: "registry", code: "not_executable", message: "the registry's canExecute answers false" });
   return { canExecute, allowed: canExecute && checks.compliance.pass, reason, checks, mandate, status, frozen, now };
 }
 
-export function firstFailure(checks: ExecutionEvaluation["checks"], q: ExecutionQuery, m: Mandate | undefined): ExecutionEvaluation["reason"] {
+export function firstFailure(
+  checks: ExecutionEvaluation["checks"],
+  q: ExecutionQuery,
+  m: Mandate | undefined,
+): ExecutionEvaluation["reason"] {
   const c = checks;
   if (!c.lifecycle.pass) {
     const status = c.lifecycle.status as MandateStatus;
@@ -260,11 +332,26 @@ export function firstFailure(checks: ExecutionEvaluation["checks"], q: Execution
     };
     return { check: "lifecycle", code: status === "none" ? "no_mandate" : status, message: text[status] };
   }
-  if (!c.freeze.pass) return { check: "freeze", code: "frozen", message: `agent ${String(q.agent)} is frozen by an enforcer` };
-  if (!c.asset.pass) return { check: "asset", code: "asset_mismatch", message: `asset ${String(c.asset.asset)} is not the mandate's asset ${String(c.asset.mandateAsset)}` };
-  if (!c.action.pass) return { check: "action", code: "action_not_enabled", message: `action ${String(q.action)} is not enabled by the mandate` };
+  if (!c.freeze.pass)
+    return { check: "freeze", code: "frozen", message: `agent ${String(q.agent)} is frozen by an enforcer` };
+  if (!c.asset.pass)
+    return {
+      check: "asset",
+      code: "asset_mismatch",
+      message: `asset ${String(c.asset.asset)} is not the mandate's asset ${String(c.asset.mandateAsset)}`,
+    };
+  if (!c.action.pass)
+    return {
+      check: "action",
+      code: "action_not_enabled",
+      message: `action ${String(q.action)} is not enabled by the mandate`,
+    };
   if (!c.transactionCap.pass) {
-    return { check: "transactionCap", code: "exceeds_transaction_cap", message: `amount ${String(q.amount)} is over the per-transaction cap ${String(c.transactionCap.maxTransactionValue)}` };
+    return {
+      check: "transactionCap",
+      code: "exceeds_transaction_cap",
+      message: `amount ${String(q.amount)} is over the per-transaction cap ${String(c.transactionCap.maxTransactionValue)}`,
+    };
   }
   if (!c.cumulativeCap.pass) {
     return {
@@ -274,7 +361,11 @@ export function firstFailure(checks: ExecutionEvaluation["checks"], q: Execution
     };
   }
   if (!c.compliance.pass) {
-    return { check: "compliance", code: "not_compliant", message: `principal ${String(q.principal)} is not compliant at its compliance provider (${String(c.compliance.reason)})` };
+    return {
+      check: "compliance",
+      code: "not_compliant",
+      message: `principal ${String(q.principal)} is not compliant at its compliance provider (${String(c.compliance.reason)})`,
+    };
   }
   return null;
 }
@@ -283,7 +374,8 @@ export function firstFailure(checks: ExecutionEvaluation["checks"], q: Execution
 export async function requireDeadline(chain: Chain, deadline: number, field = "deadline"): Promise<number> {
   const now = await chainNow(chain);
   if (deadline <= now) throw badRequest(`${field} ${deadline} has passed (chain time is ${now})`, { field, now });
-  if (deadline > now + MAX_DEADLINE_SECONDS) throw badRequest(`${field} ${deadline} is more than 30 days after the chain's time ${now}`, { field, now });
+  if (deadline > now + MAX_DEADLINE_SECONDS)
+    throw badRequest(`${field} ${deadline} is more than 30 days after the chain's time ${now}`, { field, now });
   return now;
 }
 
@@ -292,7 +384,8 @@ export async function requireDeadline(chain: Chain, deadline: number, field = "d
 
 const REVERT_TEXT: Record<string, string> = {
   ZeroComplianceProvider: "complianceProvider must not be the zero address",
-  MandateAlreadyActive: "the agent already holds an active or pending mandate from this principal; revoke it (or let it expire) before granting again",
+  MandateAlreadyActive:
+    "the agent already holds an active or pending mandate from this principal; revoke it (or let it expire) before granting again",
   NoActiveMandate: "there is no mandate to act on (none, revoked, or, for extend, expired)",
   PrincipalNotEligible: "the principal is not eligible at the compliance provider under this identityRef",
   InvalidExpiry: "validUntil must be in the future and after validFrom (after the current validUntil when extending)",
@@ -316,11 +409,14 @@ const REVERT_TEXT: Record<string, string> = {
 
 /** A revert as "ErrorName(args)" plus a sentence; CallFailed carries the executed call's own revert, decoded. */
 export function describeRevert(data: string | undefined): { error: string; message: string } {
-  const decoded = decodeRevert(data) ?? (data && data !== "0x" ? `unknown error ${data.slice(0, 10)}` : "reverted without a reason");
+  const decoded =
+    decodeRevert(data) ?? (data && data !== "0x" ? `unknown error ${data.slice(0, 10)}` : "reverted without a reason");
   const name = decoded.split("(")[0];
   if (name === "CallFailed" && data) {
     const [inner] = agentExecutorInterface.decodeErrorResult("CallFailed", data);
-    const innerDecoded = decodeRevert(inner) ?? (inner && inner !== "0x" ? `unknown error ${String(inner).slice(0, 10)}` : "reverted without a reason");
+    const innerDecoded =
+      decodeRevert(inner) ??
+      (inner && inner !== "0x" ? `unknown error ${String(inner).slice(0, 10)}` : "reverted without a reason");
     return { error: `CallFailed(${innerDecoded})`, message: `the executed call reverted: ${innerDecoded}` };
   }
   return { error: decoded, message: REVERT_TEXT[name] ? `${REVERT_TEXT[name]} (${decoded})` : decoded };
@@ -330,16 +426,26 @@ export function describeRevert(data: string | undefined): { error: string; messa
  * eth_call of the transaction the prepare will return, from its sender: a revert is the client's 400 with the
  * decoded reason (token-level refusals of an executed call included), before anything is stored or paid.
  */
-export async function simulate(chain: Chain, call: { from: string; to: string; data: string }, what: string): Promise<string> {
+export async function simulate(
+  chain: Chain,
+  call: { from: string; to: string; data: string },
+  what: string,
+): Promise<string> {
   try {
     return await chain.provider.call({ from: call.from, to: call.to, data: call.data });
   } catch (error) {
     const data = revertDataOf(error);
     if (data !== undefined || (error as { code?: string }).code === "CALL_EXCEPTION") {
       const reason = describeRevert(data);
-      throw preflightError(`${what} would revert: ${reason.message}`, { reason: reason.error, ...(data ? { revertData: data } : {}) });
+      throw preflightError(`${what} would revert: ${reason.message}`, {
+        reason: reason.error,
+        ...(data ? { revertData: data } : {}),
+      });
     }
-    throw new ApiError("CHAIN_READ_FAILED", `Simulating ${what} on chain ${chain.chainId} failed: ${shortMessage(error)}`);
+    throw new ApiError(
+      "CHAIN_READ_FAILED",
+      `Simulating ${what} on chain ${chain.chainId} failed: ${shortMessage(error)}`,
+    );
   }
 }
 
@@ -370,7 +476,9 @@ export async function resolveExecutor(
           : candidates.length
             ? `agent ${input.agent} holds mandates of ${candidates.length} principals with executors here; name one`
             : `no executor set up here serves a principal that granted agent ${input.agent} a mandate`;
-      throw badRequest(`executorAddress is required: ${why} (operators: npm run admin -- rams setup-executor)`, { field: "executorAddress" });
+      throw badRequest(`executorAddress is required: ${why} (operators: npm run admin -- rams setup-executor)`, {
+        field: "executorAddress",
+      });
     }
     ref = { address: candidates[0].executor, label: "AgentExecutor" };
   }
@@ -381,7 +489,13 @@ export async function resolveExecutor(
     onChain(chain, ref, "rams", () => executor.rams()),
   ]);
   // The registry an executor the client named works with is the client's choice too: checked as its own field's.
-  const registry: ContractRef = { address: getAddress(rams), label: "AgentMandate", ...(ref.field && getAddress(rams).toLowerCase() !== chain.deployment.contracts.AgentMandate?.toLowerCase() ? { field: ref.field } : {}) };
+  const registry: ContractRef = {
+    address: getAddress(rams),
+    label: "AgentMandate",
+    ...(ref.field && getAddress(rams).toLowerCase() !== chain.deployment.contracts.AgentMandate?.toLowerCase()
+      ? { field: ref.field }
+      : {}),
+  };
   if (registry.field) await assertOwnContract(chain, registry);
   return { ref, principal: getAddress(principal), owner: getAddress(owner), registry };
 }
@@ -391,11 +505,15 @@ export async function resolveExecutor(
  * mandate was revoked, so that an execution after a revocation is refused for the revocation (the lifecycle check),
  * not for a missing executorAddress.
  */
-export async function candidatesForAgent(ctx: { services: Pick<Stores, "ramsExecutors">; chain: Chain }, agent: string | undefined) {
+export async function candidatesForAgent(
+  ctx: { services: Pick<Stores, "ramsExecutors">; chain: Chain },
+  agent: string | undefined,
+) {
   if (!agent) return [];
   type Recorded = Awaited<ReturnType<Stores["ramsExecutors"]["list"]>>[number];
   const latest = new Map<string, Recorded>();
-  for (const record of await ctx.services.ramsExecutors.list(ctx.chain.chainId)) latest.set(`${record.registry}:${record.principal}`, record);
+  for (const record of await ctx.services.ramsExecutors.list(ctx.chain.chainId))
+    latest.set(`${record.registry}:${record.principal}`, record);
   const live: Recorded[] = [];
   const revoked: Recorded[] = [];
   for (const record of latest.values()) {
@@ -413,7 +531,6 @@ export const actionOf = (selector: string) => (selector + "0".repeat(56)).toLowe
 export function selectorOf(action: string): string | undefined {
   return /^0x[0-9a-f]{8}0{56}$/.test(action) ? action.slice(0, 10) : undefined;
 }
-
 
 /** The ComplianceProvider's ReasonCode enumeration, in order (name = code). */
 export const REASONS = [

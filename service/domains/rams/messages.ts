@@ -41,18 +41,24 @@ export interface GrantParams {
 }
 
 /** The registry and the parameters a grant (or its typed data) names, defaults applied; refuses the input rules. */
-export async function grantParams(chain: Chain, b: GrantInput): Promise<{ registry: ContractRef; provider: ContractRef; params: GrantParams; now: number }> {
+export async function grantParams(
+  chain: Chain,
+  b: GrantInput,
+): Promise<{ registry: ContractRef; provider: ContractRef; params: GrantParams; now: number }> {
   const registry = registryRef(chain, b.agentMandateAddress);
   const providerField = b.complianceProvider ? "complianceProvider" : "complianceProviderAddress";
   const provider = complianceRef(chain, b.complianceProvider ?? b.complianceProviderAddress, providerField);
   for (const field of ["agent", "principal", "asset"] as const) {
     if (b[field] === ZeroAddress) throw badRequest(`${field} must not be the zero address`, { field });
   }
-  if (provider.address === ZeroAddress) throw badRequest(`${providerField} must not be the zero address`, { field: providerField });
+  if (provider.address === ZeroAddress)
+    throw badRequest(`${providerField} must not be the zero address`, { field: providerField });
   const validFrom = b.validFrom ?? 0;
   const now = await chainNow(chain);
-  if (b.validUntil <= now) throw badRequest(`validUntil ${b.validUntil} must be after now (chain time ${now})`, { field: "validUntil", now });
-  if (b.validUntil <= validFrom) throw badRequest(`validUntil ${b.validUntil} must be after validFrom ${validFrom}`, { field: "validUntil" });
+  if (b.validUntil <= now)
+    throw badRequest(`validUntil ${b.validUntil} must be after now (chain time ${now})`, { field: "validUntil", now });
+  if (b.validUntil <= validFrom)
+    throw badRequest(`validUntil ${b.validUntil} must be after validFrom ${validFrom}`, { field: "validUntil" });
   const params: GrantParams = {
     agent: b.agent,
     validFrom,
@@ -89,13 +95,14 @@ export function grantMessage(p: GrantParams, nonce: bigint, deadline: bigint) {
 }
 
 /** The ExtendMandate message of a pair, for a nonce and deadline. */
-export const extendMessage = (agent: string, principal: string, newValidUntil: number) => (nonce: bigint, deadline: bigint) => ({
-  agent,
-  principal,
-  newValidUntil: String(newValidUntil),
-  nonce: nonce.toString(),
-  deadline: deadline.toString(),
-});
+export const extendMessage =
+  (agent: string, principal: string, newValidUntil: number) => (nonce: bigint, deadline: bigint) => ({
+    agent,
+    principal,
+    newValidUntil: String(newValidUntil),
+    nonce: nonce.toString(),
+    deadline: deadline.toString(),
+  });
 
 /** The RevokeMandate message of a pair, for a nonce and deadline. */
 export const revokeMessage = (agent: string, principal: string) => (nonce: bigint, deadline: bigint) => ({
@@ -106,10 +113,11 @@ export const revokeMessage = (agent: string, principal: string) => (nonce: bigin
 });
 
 /** The SetOperator message of a principal and operator, for a nonce and deadline. */
-export const operatorMessage = (principal: string, operator: string, approved: boolean) => (nonce: bigint, deadline: bigint) => ({
-  principal,
-  operator,
-  approved,
-  nonce: nonce.toString(),
-  deadline: deadline.toString(),
-});
+export const operatorMessage =
+  (principal: string, operator: string, approved: boolean) => (nonce: bigint, deadline: bigint) => ({
+    principal,
+    operator,
+    approved,
+    nonce: nonce.toString(),
+    deadline: deadline.toString(),
+  });

@@ -63,7 +63,12 @@ export interface RamsTypedData {
   message: Record<string, string | boolean | string[]>;
 }
 
-export function ramsTypedData(primaryType: RamsPrimaryType, chainId: number, registry: string, message: Record<string, string | boolean | string[]>): RamsTypedData {
+export function ramsTypedData(
+  primaryType: RamsPrimaryType,
+  chainId: number,
+  registry: string,
+  message: Record<string, string | boolean | string[]>,
+): RamsTypedData {
   return {
     domain: { name: "RAMS", version: "1", chainId, verifyingContract: registry },
     types: { [primaryType]: RAMS_TYPES[primaryType].map((f) => ({ ...f })) },

@@ -34,7 +34,13 @@ export interface TransferRestriction {
  * What the token says about moving `units` from `from` to `to` now (`from` zero: an issuance, `to` zero: a burn):
  * detectTransferRestriction, then the token's own message for the code.
  */
-export async function transferRestriction(ctx: Context, token: TokenRecord, from: string, to: string, units: bigint): Promise<TransferRestriction> {
+export async function transferRestriction(
+  ctx: Context,
+  token: TokenRecord,
+  from: string,
+  to: string,
+  units: bigint,
+): Promise<TransferRestriction> {
   const contract = securityToken(ctx, token);
   const code = Number(await contract.detectTransferRestriction(from, to, units));
   const message = await contract.messageForTransferRestriction(code);
@@ -50,13 +56,21 @@ function fieldOf(name: TransferRestriction["name"], fields: { from: string; to: 
 }
 
 /** The 400 a prepare answers when the token would refuse the move: its ERC-1404 code, name and message in details. */
-export function restrictionError(token: TokenRecord, r: TransferRestriction, fields: { from: string; to: string }, message?: string): ApiError {
-  return preflightError(message ?? `${token.symbol} refuses this transfer: ${r.message} (restriction ${r.code}, ${r.name})`, {
-    field: fieldOf(r.name, fields),
-    restrictionCode: r.code,
-    restriction: r.name,
-    restrictionMessage: r.message,
-  });
+export function restrictionError(
+  token: TokenRecord,
+  r: TransferRestriction,
+  fields: { from: string; to: string },
+  message?: string,
+): ApiError {
+  return preflightError(
+    message ?? `${token.symbol} refuses this transfer: ${r.message} (restriction ${r.code}, ${r.name})`,
+    {
+      field: fieldOf(r.name, fields),
+      restrictionCode: r.code,
+      restriction: r.name,
+      restrictionMessage: r.message,
+    },
+  );
 }
 
 /** Refuses, before anyone signs, a move the token would refuse. */

@@ -23,8 +23,16 @@ export const TOKEN_ROLE_NAMES = Object.keys(TOKEN_ROLES) as [TokenRole, ...Token
 
 /** "freezer", "FREEZER_ROLE", "admin" … to the role's constant name; undefined when it names none. */
 export function parseTokenRole(text: string): TokenRole | undefined {
-  const upper = text.trim().toUpperCase().replace(/[\s-]+/g, "_");
-  const name = upper === "ADMIN" || upper === "DEFAULT_ADMIN" ? "DEFAULT_ADMIN_ROLE" : upper.endsWith("_ROLE") ? upper : `${upper}_ROLE`;
+  const upper = text
+    .trim()
+    .toUpperCase()
+    .replace(/[\s-]+/g, "_");
+  const name =
+    upper === "ADMIN" || upper === "DEFAULT_ADMIN"
+      ? "DEFAULT_ADMIN_ROLE"
+      : upper.endsWith("_ROLE")
+        ? upper
+        : `${upper}_ROLE`;
   return name in TOKEN_ROLES ? (name as TokenRole) : undefined;
 }
 
@@ -37,12 +45,21 @@ export function holdsTokenRole(ctx: Context, token: TokenRecord, role: TokenRole
  * may use the token) or the key of an agent: either way the signer must hold `role` on chain (the tokenizer holds
  * every role). Another key whose signer holds no role gets "Unauthorized token symbol", as for any token it may not see.
  */
-export async function tokenForRoleHolder(ctx: Context, symbol: string, signer: string, role: TokenRole): Promise<TokenRecord> {
+export async function tokenForRoleHolder(
+  ctx: Context,
+  symbol: string,
+  signer: string,
+  role: TokenRole,
+): Promise<TokenRecord> {
   const found = ctx.apiKey ? await ctx.services.tokens.bySymbolForKey(symbol, ctx.apiKey.id) : undefined;
   const token = found?.token;
-  if (!token) throw badRequest("No company found with this token symbol", { field: "tokenSymbol", tokenSymbol: symbol });
+  if (!token)
+    throw badRequest("No company found with this token symbol", { field: "tokenSymbol", tokenSymbol: symbol });
   if (token.chainId !== ctx.chain.chainId) {
-    throw badRequest(`tokenSymbol ${symbol} lives on chain ${token.chainId}, not on chain ${ctx.chain.chainId}`, { field: "chainId", tokenChainId: token.chainId });
+    throw badRequest(`tokenSymbol ${symbol} lives on chain ${token.chainId}, not on chain ${ctx.chain.chainId}`, {
+      field: "chainId",
+      tokenChainId: token.chainId,
+    });
   }
   if (await holdsTokenRole(ctx, token, role, signer)) return token;
   if (!found.keyMayUse) throw forbidden("Unauthorized token symbol", { tokenSymbol: symbol });

@@ -11,7 +11,6 @@ type Context = DomainContext<Pick<Stores, "tokens">>;
 
 // Security tokens and their payment assets: what writes (methods/) and reads (reads/) of tokenization both need.
 
-
 /** Payment-token symbols every key may use (exempt from the token-symbol scoping rule). */
 export const PAYMENT_TOKEN_SYMBOLS = ["HAI", "BKN", "USDC", "USDt", "USDT"] as const;
 
@@ -52,7 +51,8 @@ export function paymentAsset(ctx: Context, symbol: string, field = "tokenSymbol"
 export async function authorizedToken(ctx: Context, symbol: string): Promise<TokenRecord> {
   const found = ctx.apiKey ? await ctx.services.tokens.bySymbolForKey(symbol, ctx.apiKey.id) : undefined;
   const token = found?.token ?? (ctx.apiKey ? undefined : await ctx.services.tokens.bySymbol(symbol));
-  if (!token) throw badRequest("No company found with this token symbol", { field: "tokenSymbol", tokenSymbol: symbol });
+  if (!token)
+    throw badRequest("No company found with this token symbol", { field: "tokenSymbol", tokenSymbol: symbol });
   if (!found?.keyMayUse) {
     throw forbidden("Unauthorized token symbol", { tokenSymbol: symbol });
   }
@@ -83,9 +83,12 @@ export function erc20(ctx: Context, tokenAddress: string) {
 /** Only the tokenizer of a token may mint, whitelist and distribute its dividends. */
 export function requireTokenizer(token: TokenRecord, signer: string, action: string): void {
   if (token.tokenizerAddress.toLowerCase() !== signer.toLowerCase()) {
-    throw preflightError(`signerAddress ${signer} is not the tokenizer of ${token.symbol} (${token.tokenizerAddress}); only the tokenizer may ${action}`, {
-      field: "signerAddress",
-      tokenizer: token.tokenizerAddress,
-    });
+    throw preflightError(
+      `signerAddress ${signer} is not the tokenizer of ${token.symbol} (${token.tokenizerAddress}); only the tokenizer may ${action}`,
+      {
+        field: "signerAddress",
+        tokenizer: token.tokenizerAddress,
+      },
+    );
   }
 }

@@ -30,9 +30,14 @@ async function main(): Promise<void> {
     warn(error.message);
     process.exit(2);
   }
-  const server = new Server({ name: "tokenized-asset-tx-api-stdio", version: VERSION }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });
+  const server = new Server(
+    { name: "tokenized-asset-tx-api-stdio", version: VERSION },
+    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+  );
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await session.listTools() }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => session.call(request.params.name, request.params.arguments ?? {}, request.params._meta ?? {}));
+  server.setRequestHandler(CallToolRequestSchema, async (request) =>
+    session.call(request.params.name, request.params.arguments ?? {}, request.params._meta ?? {}),
+  );
   const transport = new StdioServerTransport();
   // The client closing stdin (or the transport) ends the session and the process.
   const stop = () => process.exit(0);

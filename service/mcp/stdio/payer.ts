@@ -32,15 +32,31 @@ export class PaymentRefused extends Error {}
  * another scheme, a network that is not eip155:<id>, an asset without its EIP-712 name and version, an amount above
  * `maxPayment` (USDC base units).
  */
-export async function signPayment(wallet: Wallet, requirement: Requirement, maxPayment: bigint): Promise<Record<string, unknown>> {
-  if (requirement.scheme !== "exact") throw new PaymentRefused(`the service asks for an x402 "${requirement.scheme}" payment; this server pays only "exact"`);
+export async function signPayment(
+  wallet: Wallet,
+  requirement: Requirement,
+  maxPayment: bigint,
+): Promise<Record<string, unknown>> {
+  if (requirement.scheme !== "exact")
+    throw new PaymentRefused(
+      `the service asks for an x402 "${requirement.scheme}" payment; this server pays only "exact"`,
+    );
   const chainId = /^eip155:(\d+)$/.exec(requirement.network)?.[1];
-  if (!chainId) throw new PaymentRefused(`the service asks for a payment on ${requirement.network}, not an EVM network (eip155:<id>)`);
-  if (!requirement.extra?.name || !requirement.extra.version) throw new PaymentRefused("the payment requirements lack the asset's EIP-712 name and version (extra.name, extra.version)");
-  if (!/^\d+$/.test(requirement.amount)) throw new PaymentRefused(`the payment amount ${requirement.amount} is not a whole number of base units`);
+  if (!chainId)
+    throw new PaymentRefused(
+      `the service asks for a payment on ${requirement.network}, not an EVM network (eip155:<id>)`,
+    );
+  if (!requirement.extra?.name || !requirement.extra.version)
+    throw new PaymentRefused(
+      "the payment requirements lack the asset's EIP-712 name and version (extra.name, extra.version)",
+    );
+  if (!/^\d+$/.test(requirement.amount))
+    throw new PaymentRefused(`the payment amount ${requirement.amount} is not a whole number of base units`);
   const amount = BigInt(requirement.amount);
   if (amount > maxPayment) {
-    throw new PaymentRefused(`the service asks ${amount} base units (${typeof requirement.extra.displayPrice === "string" ? requirement.extra.displayPrice : "USDC"}), more than TAK_MAX_PAYMENT allows for one call (${maxPayment})`);
+    throw new PaymentRefused(
+      `the service asks ${amount} base units (${typeof requirement.extra.displayPrice === "string" ? requirement.extra.displayPrice : "USDC"}), more than TAK_MAX_PAYMENT allows for one call (${maxPayment})`,
+    );
   }
   const now = Math.floor(Date.now() / 1000);
   const authorization = {
@@ -51,7 +67,12 @@ export async function signPayment(wallet: Wallet, requirement: Requirement, maxP
     validBefore: String(now + (requirement.maxTimeoutSeconds ?? 300)),
     nonce: `0x${randomBytes(32).toString("hex")}`,
   };
-  const domain = { name: requirement.extra.name, version: requirement.extra.version, chainId: Number(chainId), verifyingContract: requirement.asset };
+  const domain = {
+    name: requirement.extra.name,
+    version: requirement.extra.version,
+    chainId: Number(chainId),
+    verifyingContract: requirement.asset,
+  };
   const signature = await wallet.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION, authorization);
   return { x402Version: 2, accepted: requirement, payload: { signature, authorization } };
 }

@@ -23,7 +23,9 @@ export class RemoteService {
     this.client ??= (async () => {
       const client = new Client({ name: "tak-stdio", version: this.version });
       const headers: Record<string, string> = this.apiKey ? { "x-api-key": this.apiKey } : {};
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${this.baseUrl}/mcp`), { requestInit: { headers } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${this.baseUrl}/mcp`), { requestInit: { headers } }),
+      );
       return client;
     })().catch((error: unknown) => {
       this.client = undefined;
@@ -39,7 +41,9 @@ export class RemoteService {
 
   async call(name: string, args: Record<string, unknown>, meta?: Record<string, unknown>): Promise<CallToolResult> {
     const client = await this.connected();
-    const result = await client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }, undefined, { timeout: CALL_TIMEOUT_MS });
+    const result = await client.callTool({ name, arguments: args, ...(meta ? { _meta: meta } : {}) }, undefined, {
+      timeout: CALL_TIMEOUT_MS,
+    });
     return result as unknown as CallToolResult;
   }
 

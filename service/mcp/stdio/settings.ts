@@ -27,7 +27,8 @@ const usdc = z
 
 export function walletOf(privateKey: string, variable: string): Wallet {
   const key = privateKey.trim();
-  if (!/^(0x)?[0-9a-fA-F]{64}$/.test(key)) throw new SettingsError(`${variable} must be a private key: 64 hex characters, with or without 0x`);
+  if (!/^(0x)?[0-9a-fA-F]{64}$/.test(key))
+    throw new SettingsError(`${variable} must be a private key: 64 hex characters, with or without 0x`);
   try {
     return new Wallet(key.startsWith("0x") ? key : `0x${key}`);
   } catch {
@@ -49,7 +50,8 @@ export function usdcUnits(value: string, variable: string): bigint {
 }
 
 export function settingsFromEnv(env: NodeJS.ProcessEnv): StdioSettings {
-  if (!env.TAK_BASE_URL?.trim()) throw new SettingsError("TAK_BASE_URL is required: where the service answers, e.g. http://127.0.0.1:3000");
+  if (!env.TAK_BASE_URL?.trim())
+    throw new SettingsError("TAK_BASE_URL is required: where the service answers, e.g. http://127.0.0.1:3000");
   return {
     baseUrl: parseBaseUrl(env.TAK_BASE_URL, "TAK_BASE_URL"),
     ...(env.TAK_API_KEY?.trim() ? { apiKey: env.TAK_API_KEY.trim() } : {}),

@@ -100,16 +100,23 @@ function decode(data: string): { signature: string; params: readonly ParamType[]
 }
 
 /** The call's address arguments, with their path (params[1].recipient, …), tuples and arrays walked. */
-function addressArguments(params: readonly ParamType[], values: readonly unknown[], path = ""): { path: string; value: string }[] {
+function addressArguments(
+  params: readonly ParamType[],
+  values: readonly unknown[],
+  path = "",
+): { path: string; value: string }[] {
   const found: { path: string; value: string }[] = [];
   params.forEach((param, i) => {
     const where = `${path}${param.name || String(i)}`;
     const value = values[i];
     if (param.baseType === "address") found.push({ path: where, value: String(value) });
-    else if (param.baseType === "tuple" && param.components) found.push(...addressArguments(param.components, value as readonly unknown[], `${where}.`));
+    else if (param.baseType === "tuple" && param.components)
+      found.push(...addressArguments(param.components, value as readonly unknown[], `${where}.`));
     else if (param.baseType === "array" && param.arrayChildren) {
       const child = param.arrayChildren;
-      (value as readonly unknown[]).forEach((item, j) => found.push(...addressArguments([child], [item], `${where}[${j}]`)));
+      (value as readonly unknown[]).forEach((item, j) =>
+        found.push(...addressArguments([child], [item], `${where}[${j}]`)),
+      );
     }
   });
   return found;
@@ -122,24 +129,47 @@ function plain(value: unknown): unknown {
 }
 
 /** Checks every prepared transaction (see the module's comment); answers what each one calls, or throws. */
-export function verifyPrepared(transactions: readonly PreparedTransaction[], context: VerificationContext): DecodedCall[] {
-  if (!Array.isArray(transactions) || transactions.length === 0) throw new VerificationError("the service prepared no transactions", 0, "transactions");
+export function verifyPrepared(
+  transactions: readonly PreparedTransaction[],
+  context: VerificationContext,
+): DecodedCall[] {
+  if (!Array.isArray(transactions) || transactions.length === 0)
+    throw new VerificationError("the service prepared no transactions", 0, "transactions");
   const wallet = context.wallet.toLowerCase();
   const allowed = (address: string) => {
     const a = address.toLowerCase();
     return a === wallet || a === ZERO || context.known.has(a);
   };
   return transactions.map((tx, index) => {
-    const refuse = (field: string, why: string) => new VerificationError(`transaction ${index + 1}: ${why}; nothing was signed`, index, field);
-    if (String(tx.from ?? "").toLowerCase() !== wallet) throw refuse("from", `it is from ${tx.from ?? "nobody"}, not this server's wallet ${context.wallet}`);
-    if (Number(tx.chainId) !== context.chainId) throw refuse("chainId", `it is for chain ${tx.chainId ?? "(none)"}, not chain ${context.chainId} the request named`);
-    if (BigInt(tx.value ?? 0) !== 0n) throw refuse("value", `it sends ${BigInt(tx.value ?? 0)} wei of ether, which no method of this API does`);
+    const refuse = (field: string, why: string) =>
+      new VerificationError(`transaction ${index + 1}: ${why}; nothing was signed`, index, field);
+    if (String(tx.from ?? "").toLowerCase() !== wallet)
+      throw refuse("from", `it is from ${tx.from ?? "nobody"}, not this server's wallet ${context.wallet}`);
+    if (Number(tx.chainId) !== context.chainId)
+      throw refuse(
+        "chainId",
+        `it is for chain ${tx.chainId ?? "(none)"}, not chain ${context.chainId} the request named`,
+      );
+    if (BigInt(tx.value ?? 0) !== 0n)
+      throw refuse("value", `it sends ${BigInt(tx.value ?? 0)} wei of ether, which no method of this API does`);
     if (!tx.to || !ADDRESS.test(tx.to)) throw refuse("to", "it has no contract to call");
-    if (!allowed(tx.to)) throw refuse("to", `it calls ${tx.to}, which is neither named by the request nor a contract the service publishes for chain ${context.chainId}`);
+    if (!allowed(tx.to))
+      throw refuse(
+        "to",
+        `it calls ${tx.to}, which is neither named by the request nor a contract the service publishes for chain ${context.chainId}`,
+      );
     const call = decode(String(tx.data ?? "0x"));
-    if (!call) throw refuse("data", `its data (selector ${String(tx.data ?? "0x").slice(0, 10)}) is no function of this project's contracts`);
+    if (!call)
+      throw refuse(
+        "data",
+        `its data (selector ${String(tx.data ?? "0x").slice(0, 10)}) is no function of this project's contracts`,
+      );
     const stranger = addressArguments(call.params, call.args).find((a) => !allowed(a.value));
-    if (stranger) throw refuse("data", `${call.signature} names ${stranger.value} as ${stranger.path}, an address the request did not name`);
+    if (stranger)
+      throw refuse(
+        "data",
+        `${call.signature} names ${stranger.value} as ${stranger.path}, an address the request did not name`,
+      );
     const args = Object.fromEntries(call.params.map((p, i) => [p.name || String(i), plain(call.args[i])]));
     return { to: tx.to, function: call.signature, arguments: args };
   });

@@ -39,23 +39,51 @@ export const agentAppendFeedbackResponse = defineMethod({
     const { agentId, agent } = await agentOnChain(ctx, { agentId: b.agentId });
     const feedbackIndex = BigInt(b.feedbackIndex);
     await feedbackEntry(ctx, agentId, b.clientAddress, feedbackIndex);
-    const { sender, record } = await authorizeAgentChange(ctx, { agentId: agentId.toString(), ownerWallet: agent?.ownerWallet ?? null }, "respond to feedback on it");
+    const { sender, record } = await authorizeAgentChange(
+      ctx,
+      { agentId: agentId.toString(), ownerWallet: agent?.ownerWallet ?? null },
+      "respond to feedback on it",
+    );
     const { reputation } = registries(ctx.chain);
     return {
       signer: sender,
       calls: [
         {
           to: reputation,
-          data: reputationRegistryInterface.encodeFunctionData("appendResponse", [agentId, b.clientAddress, feedbackIndex, responseURI, b.responseHash ?? ZeroHash]),
+          data: reputationRegistryInterface.encodeFunctionData("appendResponse", [
+            agentId,
+            b.clientAddress,
+            feedbackIndex,
+            responseURI,
+            b.responseHash ?? ZeroHash,
+          ]),
           description: `respond to feedback ${feedbackIndex} of ${b.clientAddress} on agent ${agentId}`,
         },
       ],
-      info: { agentUuid: agent?.uuid, agentId: agentId.toString(), clientAddress: b.clientAddress, feedbackIndex: feedbackIndex.toString(), responseURI },
-      record: { ...record, agentUuid: agent?.uuid ?? null, agentId: agentId.toString(), clientAddress: b.clientAddress, feedbackIndex: feedbackIndex.toString(), responseURI },
+      info: {
+        agentUuid: agent?.uuid,
+        agentId: agentId.toString(),
+        clientAddress: b.clientAddress,
+        feedbackIndex: feedbackIndex.toString(),
+        responseURI,
+      },
+      record: {
+        ...record,
+        agentUuid: agent?.uuid ?? null,
+        agentId: agentId.toString(),
+        clientAddress: b.clientAddress,
+        feedbackIndex: feedbackIndex.toString(),
+        responseURI,
+      },
     };
   },
   async onConfirmed(tx, batch) {
     const { agentUuid, requiredPayer: _requiredPayer, ...details } = batch.record;
-    await recordAgentActivity(tx, batch, { agentUuid: agentUuid as string | null }, { ...details, responder: batch.signer });
+    await recordAgentActivity(
+      tx,
+      batch,
+      { agentUuid: agentUuid as string | null },
+      { ...details, responder: batch.signer },
+    );
   },
 });

@@ -6,7 +6,10 @@ import { defineMethod } from "../types";
 import { agenticMethod } from "./common";
 import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, tokenInfo } from "./agent-tokens";
 
-const body = agentTokenBody({ spenderAddress: address.optional(), spender: address.optional().meta({ description: "Alias of spenderAddress" }) });
+const body = agentTokenBody({
+  spenderAddress: address.optional(),
+  spender: address.optional().meta({ description: "Alias of spenderAddress" }),
+});
 type Body = z.infer<typeof body>;
 
 /** Approves a spender over the signer's agent tokens (e.g. the service's relayer, for relayed transfers). Client-signed. */
@@ -25,7 +28,13 @@ export const agentApproveToken = defineMethod({
     const { token, units } = await agentTokenAndAmount(ctx, b, { allowZero: true });
     return {
       signer: ctx.signer!,
-      calls: [{ to: token.tokenAddress, data: encodeToken("approve", [spender, units]), description: `approve ${spender} for ${b.amount} ${token.symbol}` }],
+      calls: [
+        {
+          to: token.tokenAddress,
+          data: encodeToken("approve", [spender, units]),
+          description: `approve ${spender} for ${b.amount} ${token.symbol}`,
+        },
+      ],
       info: tokenInfo(token, units, { spenderAddress: spender }),
       record: { tokenAddress: token.tokenAddress, spender, amountRaw: units.toString() },
     };

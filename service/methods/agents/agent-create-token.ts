@@ -8,7 +8,10 @@ import { defineMethod } from "../types";
 import { ACCESS } from "../../auth/access-rules";
 import { toUnits } from "../../model/units";
 
-const agentSymbol = z.string().trim().regex(/^[A-Z0-9]{2,11}$/, "must match ^[A-Z0-9]{2,11}$");
+const agentSymbol = z
+  .string()
+  .trim()
+  .regex(/^[A-Z0-9]{2,11}$/, "must match ^[A-Z0-9]{2,11}$");
 
 const body = z.object({
   ...agentCommonFields,
@@ -31,7 +34,12 @@ const AGENT_TOKEN_CREATED = agentTokenFactoryInterface.getEvent("AgentTokenCreat
  */
 export function agentTokenCreated(log: { topics: readonly string[]; data: string }) {
   if (log.topics.length !== 4 || log.topics[0].toLowerCase() !== AGENT_TOKEN_CREATED) return undefined;
-  const [name, symbol, decimals, premint] = decodeAbi(["string", "string", "uint", "uint"], log.data) as [string, string, bigint, bigint];
+  const [name, symbol, decimals, premint] = decodeAbi(["string", "string", "uint", "uint"], log.data) as [
+    string,
+    string,
+    bigint,
+    bigint,
+  ];
   if (decimals > 255n) throw new RangeError("AgentTokenCreated: decimals is not a uint8");
   const [token, agentWallet, creator] = log.topics.slice(1).map(wordToAddress);
   return { token, agentWallet, creator, name, symbol, decimals, premint };
@@ -55,7 +63,8 @@ export const agentCreateToken = defineMethod({
     const symbol = b.symbol ?? b.tokenSymbol;
     if (!symbol) throw badRequest("symbol is required", { field: "symbol" });
     const decimals = Number(b.decimals);
-    if (!Number.isInteger(decimals) || decimals > 18) throw badRequest("decimals must be an integer from 0 to 18", { field: "decimals" });
+    if (!Number.isInteger(decimals) || decimals > 18)
+      throw badRequest("decimals must be an integer from 0 to 18", { field: "decimals" });
     const premint = toUnits(b.premint, decimals, "premint", { allowZero: true });
     const factory = ctx.chain.deployment.contracts.AgentTokenFactory;
     return {
@@ -63,7 +72,13 @@ export const agentCreateToken = defineMethod({
       calls: [
         {
           to: factory,
-          data: encodeCall(CREATE_AGENT_TOKEN, [{ string: b.name }, { string: symbol }, { uint: BigInt(decimals) }, { address: b.agentWallet }, { uint: premint }]),
+          data: encodeCall(CREATE_AGENT_TOKEN, [
+            { string: b.name },
+            { string: symbol },
+            { uint: BigInt(decimals) },
+            { address: b.agentWallet },
+            { uint: premint },
+          ]),
           description: `create agent token ${symbol} owned by ${b.agentWallet}`,
         },
       ],
@@ -96,7 +111,12 @@ export const agentCreateToken = defineMethod({
             receipt.hash,
           ],
         );
-        await recordAgentActivity(tx, batch, { tokenAddress }, { tokenAddress, symbol: event.symbol, agentWallet: event.agentWallet, premintRaw: event.premint.toString() });
+        await recordAgentActivity(
+          tx,
+          batch,
+          { tokenAddress },
+          { tokenAddress, symbol: event.symbol, agentWallet: event.agentWallet, premintRaw: event.premint.toString() },
+        );
         return { tokenAddress, agentWallet: event.agentWallet, symbol: event.symbol };
       }
     }

@@ -38,7 +38,8 @@ type Body = z.infer<typeof body>;
 function scaledValue(b: Body): { value: bigint; valueDecimals: number } {
   const [whole, fraction = ""] = b.value.replace(/^-/, "").split(".");
   const negative = b.value.startsWith("-");
-  if (fraction && b.valueDecimals !== undefined) throw badRequest("value must be an integer when valueDecimals is given", { field: "value" });
+  if (fraction && b.valueDecimals !== undefined)
+    throw badRequest("value must be an integer when valueDecimals is given", { field: "value" });
   const valueDecimals = b.valueDecimals !== undefined ? Number(b.valueDecimals) : fraction.length;
   if (valueDecimals > 18) throw badRequest("valueDecimals must be an integer from 0 to 18", { field: "valueDecimals" });
   const magnitude = BigInt(whole + fraction);
@@ -75,7 +76,10 @@ export const agentGiveFeedback = defineMethod({
     }
     const controller = agent?.ownerWallet ?? owner;
     const refusedPayers = relayed
-      ? [...new Set([owner, controller])].map((address) => ({ address, reason: `Self-feedback not allowed: the paying wallet ${address} owns agent ${agentId}` }))
+      ? [...new Set([owner, controller])].map((address) => ({
+          address,
+          reason: `Self-feedback not allowed: the paying wallet ${address} owns agent ${agentId}`,
+        }))
       : [];
     const { reputation } = registries(ctx.chain);
     const feedbackURI = b.feedbackURI ?? b.feedbackUri ?? "";
@@ -97,7 +101,14 @@ export const agentGiveFeedback = defineMethod({
           description: `give feedback ${b.value} on agent ${agentId}`,
         },
       ],
-      info: { agentUuid: agent?.uuid, agentId: agentId.toString(), clientAddress: client, value: value.toString(), valueDecimals, reputationRegistryAddress: reputation },
+      info: {
+        agentUuid: agent?.uuid,
+        agentId: agentId.toString(),
+        clientAddress: client,
+        value: value.toString(),
+        valueDecimals,
+        reputationRegistryAddress: reputation,
+      },
       record: { agentUuid: agent?.uuid ?? null, agentId: agentId.toString(), refusedPayers },
     };
   },
@@ -110,17 +121,29 @@ export const agentGiveFeedback = defineMethod({
       const feedbackIndex = event.args.feedbackIndex.toString();
       const client = event.args.clientAddress as string;
       if (batch.executionMode === "service-relayed" && batch.payer) {
-        await batch.services.agents.recordRelayedFeedback(tx, { chainId: batch.chain.chainId, agentId: batch.record.agentId as string, client, feedbackIndex, payer: batch.payer, txId: batch.txId });
+        await batch.services.agents.recordRelayedFeedback(tx, {
+          chainId: batch.chain.chainId,
+          agentId: batch.record.agentId as string,
+          client,
+          feedbackIndex,
+          payer: batch.payer,
+          txId: batch.txId,
+        });
       }
-      await recordAgentActivity(tx, batch, { agentUuid: batch.record.agentUuid as string | null }, {
-        agentId: batch.record.agentId,
-        clientAddress: client,
-        feedbackIndex,
-        value: event.args.value.toString(),
-        valueDecimals: Number(event.args.valueDecimals),
-        tag1: event.args.tag1,
-        tag2: event.args.tag2,
-      });
+      await recordAgentActivity(
+        tx,
+        batch,
+        { agentUuid: batch.record.agentUuid as string | null },
+        {
+          agentId: batch.record.agentId,
+          clientAddress: client,
+          feedbackIndex,
+          value: event.args.value.toString(),
+          valueDecimals: Number(event.args.valueDecimals),
+          tag1: event.args.tag1,
+          tag2: event.args.tag2,
+        },
+      );
       return { agentId: batch.record.agentId as string, clientAddress: client, feedbackIndex };
     }
   },

@@ -5,9 +5,19 @@ import { badRequest, preflightError } from "../../errors";
 import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { agenticMethod } from "./common";
-import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, tokenInfo, tokenOwner } from "./agent-tokens";
+import {
+  agentTokenAndAmount,
+  agentTokenBody,
+  encodeToken,
+  recordTokenActivity,
+  tokenInfo,
+  tokenOwner,
+} from "./agent-tokens";
 
-const body = agentTokenBody({ to: address.optional(), recipientAddress: address.optional().meta({ description: "Alias of to" }) });
+const body = agentTokenBody({
+  to: address.optional(),
+  recipientAddress: address.optional().meta({ description: "Alias of to" }),
+});
 type Body = z.infer<typeof body>;
 
 /** Mints an agent token; only its owner (the agent wallet it was created for) may, so it is always client-signed. */
@@ -26,11 +36,20 @@ export const agentMintToken = defineMethod({
     const { token, units } = await agentTokenAndAmount(ctx, b);
     const owner = await tokenOwner(ctx, token.tokenAddress);
     if (owner.toLowerCase() !== ctx.signer!.toLowerCase()) {
-      throw preflightError(`signerAddress ${ctx.signer} is not the owner (${owner}) of ${token.symbol}; only the owner may mint`, { field: "signerAddress", owner });
+      throw preflightError(
+        `signerAddress ${ctx.signer} is not the owner (${owner}) of ${token.symbol}; only the owner may mint`,
+        { field: "signerAddress", owner },
+      );
     }
     return {
       signer: ctx.signer!,
-      calls: [{ to: token.tokenAddress, data: encodeToken("mint", [to, units]), description: `mint ${b.amount} ${token.symbol} to ${to}` }],
+      calls: [
+        {
+          to: token.tokenAddress,
+          data: encodeToken("mint", [to, units]),
+          description: `mint ${b.amount} ${token.symbol} to ${to}`,
+        },
+      ],
       info: tokenInfo(token, units, { to }),
       record: { tokenAddress: token.tokenAddress, to, amountRaw: units.toString() },
     };

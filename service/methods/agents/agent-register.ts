@@ -64,7 +64,11 @@ export const agentRegister = defineMethod({
       const owner = getAddress(event.args.owner);
       const relayed = batch.executionMode === "service-relayed";
       const agentUuid = batch.record.agentUuid as string;
-      const registration = registrationFile({}, { chainId: batch.chain.chainId, registry: identity, agentId }, batch.record.registration as Record<string, unknown>);
+      const registration = registrationFile(
+        {},
+        { chainId: batch.chain.chainId, registry: identity, agentId },
+        batch.record.registration as Record<string, unknown>,
+      );
       await batch.services.agents.insert(tx, {
         uuid: agentUuid,
         chainId: batch.chain.chainId,
@@ -79,9 +83,22 @@ export const agentRegister = defineMethod({
         registration,
         prepareTxId: batch.txId,
       });
-      await recordAgentActivity(tx, batch, { agentUuid }, { agentId, owner, agentURI: batch.record.agentURI, ...(relayed ? { heldForPayer: true } : {}) });
+      await recordAgentActivity(
+        tx,
+        batch,
+        { agentUuid },
+        { agentId, owner, agentURI: batch.record.agentURI, ...(relayed ? { heldForPayer: true } : {}) },
+      );
       const agent = await batch.services.agents.byUuid(agentUuid, tx);
-      if (agent) await emitEvent(tx, { type: "agent.registered", apiKeyId: batch.apiKeyId, txId: batch.txId, chainId: batch.chain.chainId, hash: log.transactionHash, data: agentSummary(agent) });
+      if (agent)
+        await emitEvent(tx, {
+          type: "agent.registered",
+          apiKeyId: batch.apiKeyId,
+          txId: batch.txId,
+          chainId: batch.chain.chainId,
+          hash: log.transactionHash,
+          data: agentSummary(agent),
+        });
       return { agentUuid, agentId, owner, agentURI: batch.record.agentURI as string };
     }
   },

@@ -28,11 +28,23 @@ export const agentRevokeFeedback = defineMethod({
     const client = ctx.signer!;
     const feedbackIndex = BigInt(b.feedbackIndex);
     const { revoked } = await feedbackEntry(ctx, agentId, client, feedbackIndex);
-    if (revoked) throw badRequest(`feedback ${feedbackIndex} of ${client} on agent ${agentId} is already revoked`, { field: "feedbackIndex" });
+    if (revoked)
+      throw badRequest(`feedback ${feedbackIndex} of ${client} on agent ${agentId} is already revoked`, {
+        field: "feedbackIndex",
+      });
     let requiredPayer: string | undefined;
     if (ctx.executionMode === "service-relayed") {
-      requiredPayer = await ctx.services.agents.relayedFeedbackPayer(ctx.chain.chainId, agentId.toString(), client, feedbackIndex.toString());
-      if (!requiredPayer) throw badRequest(`feedback ${feedbackIndex} of the relayer on agent ${agentId} was not given through this service for a payer`, { field: "feedbackIndex" });
+      requiredPayer = await ctx.services.agents.relayedFeedbackPayer(
+        ctx.chain.chainId,
+        agentId.toString(),
+        client,
+        feedbackIndex.toString(),
+      );
+      if (!requiredPayer)
+        throw badRequest(
+          `feedback ${feedbackIndex} of the relayer on agent ${agentId} was not given through this service for a payer`,
+          { field: "feedbackIndex" },
+        );
     }
     const { reputation } = registries(ctx.chain);
     return {
@@ -44,15 +56,30 @@ export const agentRevokeFeedback = defineMethod({
           description: `revoke feedback ${feedbackIndex} on agent ${agentId}`,
         },
       ],
-      info: { agentUuid: agent?.uuid, agentId: agentId.toString(), clientAddress: client, feedbackIndex: feedbackIndex.toString() },
-      record: { agentUuid: agent?.uuid ?? null, agentId: agentId.toString(), feedbackIndex: feedbackIndex.toString(), ...(requiredPayer ? { requiredPayer } : {}) },
+      info: {
+        agentUuid: agent?.uuid,
+        agentId: agentId.toString(),
+        clientAddress: client,
+        feedbackIndex: feedbackIndex.toString(),
+      },
+      record: {
+        agentUuid: agent?.uuid ?? null,
+        agentId: agentId.toString(),
+        feedbackIndex: feedbackIndex.toString(),
+        ...(requiredPayer ? { requiredPayer } : {}),
+      },
     };
   },
   async onConfirmed(tx, batch) {
-    await recordAgentActivity(tx, batch, { agentUuid: batch.record.agentUuid as string | null }, {
-      agentId: batch.record.agentId,
-      clientAddress: batch.signer,
-      feedbackIndex: batch.record.feedbackIndex,
-    });
+    await recordAgentActivity(
+      tx,
+      batch,
+      { agentUuid: batch.record.agentUuid as string | null },
+      {
+        agentId: batch.record.agentId,
+        clientAddress: batch.signer,
+        feedbackIndex: batch.record.feedbackIndex,
+      },
+    );
   },
 });

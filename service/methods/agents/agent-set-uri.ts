@@ -3,7 +3,14 @@ import { ACCESS } from "../../auth/access-rules";
 import { identityRegistryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
 import { defineMethod } from "../types";
-import { agentCommonFields, agenticMethod, agentRefFields, authorizeAgentChange, recordAgentActivity, relayedPayerRule } from "./common";
+import {
+  agentCommonFields,
+  agenticMethod,
+  agentRefFields,
+  authorizeAgentChange,
+  recordAgentActivity,
+  relayedPayerRule,
+} from "./common";
 import { profileFields, profileOf, registrationFile } from "./profile";
 import { registries, storedAgent } from "../../domains/agents/agents";
 
@@ -30,10 +37,17 @@ export const agentSetURI = defineMethod({
   async plan(ctx, b: Body) {
     const agent = await storedAgent(ctx, b);
     const change = profileOf(b);
-    if (!Object.keys(change).length) throw badRequest("Give at least one registration field to change (name, description, image, services, …)", { field: "name" });
+    if (!Object.keys(change).length)
+      throw badRequest("Give at least one registration field to change (name, description, image, services, …)", {
+        field: "name",
+      });
     const { sender, record } = await authorizeAgentChange(ctx, agent, "set its URI");
     const { identity } = registries(ctx.chain);
-    const registration = registrationFile(change, { chainId: ctx.chain.chainId, registry: identity, agentId: agent.agentId }, agent.registration);
+    const registration = registrationFile(
+      change,
+      { chainId: ctx.chain.chainId, registry: identity, agentId: agent.agentId },
+      agent.registration,
+    );
     return {
       signer: sender,
       calls: [
@@ -55,7 +69,9 @@ export const agentSetURI = defineMethod({
   },
   async onConfirmed(tx, batch) {
     const agentUuid = batch.record.agentUuid as string;
-    await batch.services.agents.update(tx, agentUuid, { registration: batch.record.registration as Record<string, unknown> });
+    await batch.services.agents.update(tx, agentUuid, {
+      registration: batch.record.registration as Record<string, unknown>,
+    });
     await recordAgentActivity(tx, batch, { agentUuid }, { changed: batch.record.changed });
   },
 });

@@ -5,7 +5,14 @@ import { identityRegistryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
 import { address, integerString } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { agentCommonFields, agenticMethod, agentRefFields, authorizeAgentChange, recordAgentActivity, relayedPayerRule } from "./common";
+import {
+  agentCommonFields,
+  agenticMethod,
+  agentRefFields,
+  authorizeAgentChange,
+  recordAgentActivity,
+  relayedPayerRule,
+} from "./common";
 import { ownerOf, registries, storedAgent } from "../../domains/agents/agents";
 
 /** The registry accepts a wallet signature whose deadline is at most this far ahead of the block. */
@@ -16,12 +23,20 @@ const body = z.object({
   ...agentRefFields,
   newWallet: address,
   deadline: integerString.meta({ description: "Unix seconds; at most 5 minutes ahead of the chain's time" }),
-  signature: z.string().trim().regex(/^0x([0-9a-fA-F]{2})+$/, "must be 0x-prefixed hex").max(4098),
+  signature: z
+    .string()
+    .trim()
+    .regex(/^0x([0-9a-fA-F]{2})+$/, "must be 0x-prefixed hex")
+    .max(4098),
 });
 type Body = z.infer<typeof body>;
 
 /** The EIP-712 payload the new wallet signs to prove control of itself (ERC-8004 AgentWalletSet). */
-export function agentWalletTypedData(chainId: number, registry: string, message: { agentId: bigint; newWallet: string; owner: string; deadline: bigint }) {
+export function agentWalletTypedData(
+  chainId: number,
+  registry: string,
+  message: { agentId: bigint; newWallet: string; owner: string; deadline: bigint },
+) {
   return {
     domain: { name: "ERC8004IdentityRegistry", version: "1", chainId, verifyingContract: registry },
     types: {
@@ -55,12 +70,21 @@ export const agentSetWallet = defineMethod({
     const agentId = BigInt(agent.agentId);
     const deadline = BigInt(b.deadline);
     const now = BigInt((await ctx.chain.provider.getBlock("latest"))!.timestamp);
-    if (deadline < now) throw badRequest(`deadline ${deadline} has passed (chain time is ${now})`, { field: "deadline" });
+    if (deadline < now)
+      throw badRequest(`deadline ${deadline} has passed (chain time is ${now})`, { field: "deadline" });
     if (deadline > now + BigInt(MAX_DEADLINE_SECONDS)) {
-      throw badRequest(`deadline ${deadline} is more than ${MAX_DEADLINE_SECONDS} seconds after the chain's time ${now}`, { field: "deadline" });
+      throw badRequest(
+        `deadline ${deadline} is more than ${MAX_DEADLINE_SECONDS} seconds after the chain's time ${now}`,
+        { field: "deadline" },
+      );
     }
     const owner = await ownerOf(ctx, agentId);
-    const typedData = agentWalletTypedData(ctx.chain.chainId, identity, { agentId, newWallet: b.newWallet, owner, deadline });
+    const typedData = agentWalletTypedData(ctx.chain.chainId, identity, {
+      agentId,
+      newWallet: b.newWallet,
+      owner,
+      deadline,
+    });
     let recovered: string | undefined;
     try {
       recovered = verifyTypedData(typedData.domain, typedData.types, typedData.message, b.signature);
@@ -69,17 +93,28 @@ export const agentSetWallet = defineMethod({
     }
     const isContract = (await ctx.chain.provider.getCode(b.newWallet)) !== "0x";
     if (recovered?.toLowerCase() !== b.newWallet.toLowerCase() && !isContract) {
-      throw badRequest(`signature is not ${b.newWallet}'s EIP-712 AgentWalletSet signature (owner ${owner}, agentId ${agentId}, deadline ${deadline})`, {
-        field: "signature",
-        typedData: { ...typedData, message: { ...typedData.message, agentId: agentId.toString(), deadline: deadline.toString() } },
-      });
+      throw badRequest(
+        `signature is not ${b.newWallet}'s EIP-712 AgentWalletSet signature (owner ${owner}, agentId ${agentId}, deadline ${deadline})`,
+        {
+          field: "signature",
+          typedData: {
+            ...typedData,
+            message: { ...typedData.message, agentId: agentId.toString(), deadline: deadline.toString() },
+          },
+        },
+      );
     }
     return {
       signer: sender,
       calls: [
         {
           to: identity,
-          data: identityRegistryInterface.encodeFunctionData("setAgentWallet", [agentId, b.newWallet, deadline, b.signature]),
+          data: identityRegistryInterface.encodeFunctionData("setAgentWallet", [
+            agentId,
+            b.newWallet,
+            deadline,
+            b.signature,
+          ]),
           description: `set the wallet of agent ${agentId} to ${b.newWallet}`,
         },
       ],

@@ -16,7 +16,9 @@ export const agentTokenFields = {
   ...agentCommonFields,
   tokenAddress: address.meta({ description: "An agent token created with agentCreateToken" }),
   amount: decimalAmount.meta({ description: "Human units, e.g. 12.5" }),
-  decimals: integerString.optional().meta({ description: "The token's decimals (read from the token when omitted; must match when given)" }),
+  decimals: integerString
+    .optional()
+    .meta({ description: "The token's decimals (read from the token when omitted; must match when given)" }),
 };
 
 /** The agent token a body names, and its amount in base units. */
@@ -26,7 +28,11 @@ export async function agentTokenAndAmount(
   options: { allowZero?: boolean } = {},
 ): Promise<{ token: AgentTokenRecord; units: bigint }> {
   const token = await ctx.services.agents.tokenByAddress(ctx.chain.chainId, b.tokenAddress);
-  if (!token) throw badRequest(`tokenAddress ${b.tokenAddress} is not an agent token created through this service on chain ${ctx.chain.chainId}`, { field: "tokenAddress" });
+  if (!token)
+    throw badRequest(
+      `tokenAddress ${b.tokenAddress} is not an agent token created through this service on chain ${ctx.chain.chainId}`,
+      { field: "tokenAddress" },
+    );
   if (b.decimals !== undefined && Number(b.decimals) !== token.decimals) {
     throw badRequest(`decimals ${b.decimals} does not match the token's ${token.decimals}`, { field: "decimals" });
   }
@@ -38,18 +44,36 @@ async function read<T>(ctx: MethodContext, token: string, fn: string, args: unkn
   return agentTokenInterface.decodeFunctionResult(fn, result)[0] as T;
 }
 
-export const balanceOf = (ctx: MethodContext, token: string, holder: string) => read<bigint>(ctx, token, "balanceOf", [holder]);
-export const allowanceOf = (ctx: MethodContext, token: string, owner: string, spender: string) => read<bigint>(ctx, token, "allowance", [owner, spender]);
-export const tokenOwner = async (ctx: MethodContext, token: string) => getAddress(await read<string>(ctx, token, "owner", []));
+export const balanceOf = (ctx: MethodContext, token: string, holder: string) =>
+  read<bigint>(ctx, token, "balanceOf", [holder]);
+export const allowanceOf = (ctx: MethodContext, token: string, owner: string, spender: string) =>
+  read<bigint>(ctx, token, "allowance", [owner, spender]);
+export const tokenOwner = async (ctx: MethodContext, token: string) =>
+  getAddress(await read<string>(ctx, token, "owner", []));
 
-export async function requireBalance(ctx: MethodContext, token: AgentTokenRecord, holder: string, units: bigint, field = "amount"): Promise<void> {
+export async function requireBalance(
+  ctx: MethodContext,
+  token: AgentTokenRecord,
+  holder: string,
+  units: bigint,
+  field = "amount",
+): Promise<void> {
   const balance = await balanceOf(ctx, token.tokenAddress, holder);
   if (balance < units) {
-    throw preflightError(`${holder} holds ${fromUnits(balance, token.decimals)} ${token.symbol}, less than ${fromUnits(units, token.decimals)}`, { field, balance: balance.toString() });
+    throw preflightError(
+      `${holder} holds ${fromUnits(balance, token.decimals)} ${token.symbol}, less than ${fromUnits(units, token.decimals)}`,
+      { field, balance: balance.toString() },
+    );
   }
 }
 
-export async function requireAllowance(ctx: MethodContext, token: AgentTokenRecord, owner: string, spender: string, units: bigint): Promise<void> {
+export async function requireAllowance(
+  ctx: MethodContext,
+  token: AgentTokenRecord,
+  owner: string,
+  spender: string,
+  units: bigint,
+): Promise<void> {
   const allowance = await allowanceOf(ctx, token.tokenAddress, owner, spender);
   if (allowance < units) {
     throw preflightError(
@@ -67,7 +91,14 @@ export function recordTokenActivity(tx: Queryable, batch: ConfirmedBatch): Promi
 
 /** What every agent-token plan tells the client. */
 export function tokenInfo(token: AgentTokenRecord, units: bigint, extra: Record<string, unknown> = {}) {
-  return { tokenAddress: token.tokenAddress, tokenSymbol: token.symbol, decimals: token.decimals, amount: fromUnits(units, token.decimals), amountRaw: units.toString(), ...extra };
+  return {
+    tokenAddress: token.tokenAddress,
+    tokenSymbol: token.symbol,
+    decimals: token.decimals,
+    amount: fromUnits(units, token.decimals),
+    amountRaw: units.toString(),
+    ...extra,
+  };
 }
 
 export const encodeToken = (fn: string, args: unknown[]) => agentTokenInterface.encodeFunctionData(fn, args);

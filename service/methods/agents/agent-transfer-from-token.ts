@@ -5,9 +5,21 @@ import { badRequest } from "../../errors";
 import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { agenticMethod, relayedPayerRule } from "./common";
-import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, requireAllowance, requireBalance, tokenInfo } from "./agent-tokens";
+import {
+  agentTokenAndAmount,
+  agentTokenBody,
+  encodeToken,
+  recordTokenActivity,
+  requireAllowance,
+  requireBalance,
+  tokenInfo,
+} from "./agent-tokens";
 
-const body = agentTokenBody({ from: address, to: address.optional(), recipientAddress: address.optional().meta({ description: "Alias of to" }) });
+const body = agentTokenBody({
+  from: address,
+  to: address.optional(),
+  recipientAddress: address.optional().meta({ description: "Alias of to" }),
+});
 type Body = z.infer<typeof body>;
 
 /**
@@ -34,9 +46,26 @@ export const agentTransferFromToken = defineMethod({
     const relayed = ctx.executionMode === "service-relayed";
     return {
       signer: spender,
-      calls: [{ to: token.tokenAddress, data: encodeToken("transferFrom", [b.from, to, units]), description: `transfer ${b.amount} ${token.symbol} from ${b.from} to ${to}` }],
+      calls: [
+        {
+          to: token.tokenAddress,
+          data: encodeToken("transferFrom", [b.from, to, units]),
+          description: `transfer ${b.amount} ${token.symbol} from ${b.from} to ${to}`,
+        },
+      ],
       info: tokenInfo(token, units, { from: b.from, to, spender }),
-      record: { tokenAddress: token.tokenAddress, from: b.from, to, amountRaw: units.toString(), ...(relayed ? { requiredPayer: b.from, requiredPayerReason: `Only ${b.from}, whose tokens move, may pay for a relayed transferFrom` } : {}) },
+      record: {
+        tokenAddress: token.tokenAddress,
+        from: b.from,
+        to,
+        amountRaw: units.toString(),
+        ...(relayed
+          ? {
+              requiredPayer: b.from,
+              requiredPayerReason: `Only ${b.from}, whose tokens move, may pay for a relayed transferFrom`,
+            }
+          : {}),
+      },
     };
   },
   onConfirmed: recordTokenActivity,

@@ -5,7 +5,14 @@ import { identityRegistryInterface } from "../../chains/contracts";
 import { badRequest } from "../../errors";
 import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { agentCommonFields, agenticMethod, agentRefFields, authorizeAgentChange, recordAgentActivity, relayedPayerRule } from "./common";
+import {
+  agentCommonFields,
+  agenticMethod,
+  agentRefFields,
+  authorizeAgentChange,
+  recordAgentActivity,
+  relayedPayerRule,
+} from "./common";
 import { ownerOf, registries, storedAgent } from "../../domains/agents/agents";
 
 const body = z.object({ ...agentCommonFields, ...agentRefFields, newOwner: address });
@@ -32,7 +39,8 @@ export const agentTransferOwnership = defineMethod({
     const { sender, record } = await authorizeAgentChange(ctx, agent, "transfer it");
     const agentId = BigInt(agent.agentId);
     const owner = await ownerOf(ctx, agentId);
-    if (owner.toLowerCase() === b.newOwner.toLowerCase()) throw badRequest(`newOwner ${b.newOwner} already owns agent ${agentId}`, { field: "newOwner" });
+    if (owner.toLowerCase() === b.newOwner.toLowerCase())
+      throw badRequest(`newOwner ${b.newOwner} already owns agent ${agentId}`, { field: "newOwner" });
     const { identity } = registries(ctx.chain);
     return {
       signer: sender,
@@ -49,7 +57,16 @@ export const agentTransferOwnership = defineMethod({
   },
   async onConfirmed(tx, batch) {
     const agentUuid = batch.record.agentUuid as string;
-    await batch.services.agents.update(tx, agentUuid, { ownerWallet: batch.record.newOwner as string, custodian: null, agentWallet: null });
-    await recordAgentActivity(tx, batch, { agentUuid }, { previousOwner: batch.record.previousOwner, newOwner: batch.record.newOwner });
+    await batch.services.agents.update(tx, agentUuid, {
+      ownerWallet: batch.record.newOwner as string,
+      custodian: null,
+      agentWallet: null,
+    });
+    await recordAgentActivity(
+      tx,
+      batch,
+      { agentUuid },
+      { previousOwner: batch.record.previousOwner, newOwner: batch.record.newOwner },
+    );
   },
 });

@@ -5,9 +5,20 @@ import { badRequest } from "../../errors";
 import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { agenticMethod } from "./common";
-import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, requireAllowance, requireBalance, tokenInfo } from "./agent-tokens";
+import {
+  agentTokenAndAmount,
+  agentTokenBody,
+  encodeToken,
+  recordTokenActivity,
+  requireAllowance,
+  requireBalance,
+  tokenInfo,
+} from "./agent-tokens";
 
-const body = agentTokenBody({ to: address.optional(), recipientAddress: address.optional().meta({ description: "Alias of to" }) });
+const body = agentTokenBody({
+  to: address.optional(),
+  recipientAddress: address.optional().meta({ description: "Alias of to" }),
+});
 type Body = z.infer<typeof body>;
 
 /** Gas ceiling of a relayed transfer, whose calldata (it names the payer) is completed at send. */
@@ -44,14 +55,24 @@ export const agentTransferToken = defineMethod({
             gasCeiling: RELAYED_TRANSFER_GAS,
           },
         ],
-        info: tokenInfo(token, units, { to, from: "the wallet that pays the send (it must have approved the relayer)", relayer: ctx.signer }),
+        info: tokenInfo(token, units, {
+          to,
+          from: "the wallet that pays the send (it must have approved the relayer)",
+          relayer: ctx.signer,
+        }),
         record,
       };
     }
     await requireBalance(ctx, token, ctx.signer!, units);
     return {
       signer: ctx.signer!,
-      calls: [{ to: token.tokenAddress, data: encodeToken("transfer", [to, units]), description: `transfer ${b.amount} ${token.symbol} to ${to}` }],
+      calls: [
+        {
+          to: token.tokenAddress,
+          data: encodeToken("transfer", [to, units]),
+          description: `transfer ${b.amount} ${token.symbol} to ${to}`,
+        },
+      ],
       info: tokenInfo(token, units, { to, from: ctx.signer }),
       record: { ...record, from: ctx.signer },
     };

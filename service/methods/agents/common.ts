@@ -1,7 +1,15 @@
 import { z } from "zod";
 import { identityRegistryInterface } from "../../chains/contracts";
 import { badRequest, forbidden, preflightError } from "../../errors";
-import { address, chainIdInput, email, executionMode, gasLimitField, integerString, nonceField } from "../../wire/fields";
+import {
+  address,
+  chainIdInput,
+  email,
+  executionMode,
+  gasLimitField,
+  integerString,
+  nonceField,
+} from "../../wire/fields";
 import type { Queryable } from "../../store/db";
 import type { AgentCategory, AgentRecord } from "../../store/agents";
 import type { ConfirmedBatch, MethodContext, MethodServices } from "../types";
@@ -14,7 +22,10 @@ export const agentCommonFields = {
   signerAddress: address.optional().meta({ description: "Required when client-signed; omitted when service-relayed" }),
   gasLimit: gasLimitField.optional(),
   nonce: nonceField.optional(),
-  privateRpcUrl: z.string().optional().meta({ description: "Accepted for compatibility; the service uses its own RPC" }),
+  privateRpcUrl: z
+    .string()
+    .optional()
+    .meta({ description: "Accepted for compatibility; the service uses its own RPC" }),
   ownerEmail: email.optional(),
   email: email.optional().meta({ description: "Alias of ownerEmail" }),
 };
@@ -31,7 +42,8 @@ export const agenticMethod = {
   chains: AGENT_CHAINS,
   defaultChainId: baseChainOf,
   signerOf: (b: { signerAddress?: string }) => {
-    if (!b.signerAddress) throw badRequest("signerAddress is required for a client-signed prepare", { field: "signerAddress" });
+    if (!b.signerAddress)
+      throw badRequest("signerAddress is required for a client-signed prepare", { field: "signerAddress" });
     return b.signerAddress;
   },
 };
@@ -52,7 +64,10 @@ export async function authorizeAgentChange(
   if (relayed) {
     // Only an agent registered here is held for a known payer: any other is acted on by its owner, client-signed.
     if (!agent.ownerWallet) {
-      throw badRequest(`agent ${agent.agentId} was not registered through this service: ${action} must be client-signed by its owner`, { field: "executionMode" });
+      throw badRequest(
+        `agent ${agent.agentId} was not registered through this service: ${action} must be client-signed by its owner`,
+        { field: "executionMode" },
+      );
     }
     const owner = await ownerOf(ctx, agentId);
     if (owner.toLowerCase() !== sender.toLowerCase()) {
@@ -65,7 +80,10 @@ export async function authorizeAgentChange(
   }
   const { identity } = registries(ctx.chain);
   const data = identityRegistryInterface.encodeFunctionData("isAuthorizedOrOwner", [sender, agentId]);
-  const [authorized] = identityRegistryInterface.decodeFunctionResult("isAuthorizedOrOwner", await ctx.chain.provider.call({ to: identity, data }));
+  const [authorized] = identityRegistryInterface.decodeFunctionResult(
+    "isAuthorizedOrOwner",
+    await ctx.chain.provider.call({ to: identity, data }),
+  );
   if (!authorized) {
     const owner = await ownerOf(ctx, agentId);
     const held = owner.toLowerCase() === ctx.services.relayer.address(ctx.chain.chainId).toLowerCase();
@@ -84,10 +102,16 @@ export async function authorizeAgentChange(
  * to it) and `refusedPayers` (e.g. an agent's owner may not pay for feedback on it). Checked at send, before the
  * payment is verified or held.
  */
-export async function relayedPayerRule(_services: MethodServices, batch: { plan: Record<string, unknown> }, payer: string): Promise<void> {
+export async function relayedPayerRule(
+  _services: MethodServices,
+  batch: { plan: Record<string, unknown> },
+  payer: string,
+): Promise<void> {
   const required = batch.plan.requiredPayer as string | undefined;
   if (required && required.toLowerCase() !== payer.toLowerCase()) {
-    const why = (batch.plan.requiredPayerReason as string | undefined) ?? `Only ${required}, for whom the service holds this agent, may pay for changes to it`;
+    const why =
+      (batch.plan.requiredPayerReason as string | undefined) ??
+      `Only ${required}, for whom the service holds this agent, may pay for changes to it`;
     throw forbidden(`${why}; the payment is from ${payer}`, {
       payer,
       requiredPayer: required,

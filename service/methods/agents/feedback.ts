@@ -9,13 +9,23 @@ import { identityView, reputationView } from "../../domains/agents/agents";
 export const feedbackEntryFields = {
   ...agentCommonFields,
   agentId: integerString.meta({ description: "The ERC-8004 agentId (decimal)" }),
-  feedbackIndex: boundedIntegerString(2n ** 64n - 1n, "2^64-1").meta({ description: "1-based index of the client's feedback on the agent" }),
+  feedbackIndex: boundedIntegerString(2n ** 64n - 1n, "2^64-1").meta({
+    description: "1-based index of the client's feedback on the agent",
+  }),
 };
 
-export const bytes32 = z.string().trim().regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x + 64 hex characters (bytes32)");
+export const bytes32 = z
+  .string()
+  .trim()
+  .regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x + 64 hex characters (bytes32)");
 
 /** The client's feedback entry: it must exist (1 ≤ index ≤ last index); `revoked` tells whether it was revoked. */
-export async function feedbackEntry(ctx: MethodContext, agentId: bigint, client: string, feedbackIndex: bigint): Promise<{ revoked: boolean }> {
+export async function feedbackEntry(
+  ctx: MethodContext,
+  agentId: bigint,
+  client: string,
+  feedbackIndex: bigint,
+): Promise<{ revoked: boolean }> {
   const [last] = await reputationView<bigint>(ctx, "getLastIndex", [agentId, client]);
   if (feedbackIndex < 1n || feedbackIndex > last) {
     throw badRequest(

@@ -28,7 +28,10 @@ export const profileFields = {
   description: shortText(5000).min(1, "is required"),
   image: uri.meta({ description: "Public image URI; without it: image is required" }),
   services: z.array(service).min(1, "must list at least one service { name, endpoint, version? }").max(50),
-  metadata: z.record(z.string(), z.unknown()).optional().meta({ description: "Free-form profile metadata kept in the registration file" }),
+  metadata: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .meta({ description: "Free-form profile metadata kept in the registration file" }),
   aiModelName: shortText(200).optional(),
   aiModelProvider: shortText(200).optional(),
   tags: z.array(shortText(100)).max(50).optional(),
@@ -40,7 +43,12 @@ export const profileFields = {
   supportedTrust: z.array(shortText(100)).max(20).optional(),
   x402Support: booleanish.optional(),
   active: booleanish.optional(),
-  registrations: z.array(z.looseObject({ agentId: z.union([z.number(), z.string()]).optional(), agentRegistry: z.string().optional() })).max(20).optional(),
+  registrations: z
+    .array(
+      z.looseObject({ agentId: z.union([z.number(), z.string()]).optional(), agentRegistry: z.string().optional() }),
+    )
+    .max(20)
+    .optional(),
 };
 
 const PROFILE_KEYS = Object.keys(profileFields) as (keyof typeof profileFields)[];
@@ -61,7 +69,10 @@ export function registrationFile(
   previous: Record<string, unknown> = {},
 ): Record<string, unknown> {
   const merged: Record<string, unknown> = { ...previous, ...change };
-  const ours = { agentId: where.agentId === undefined ? null : Number(where.agentId), agentRegistry: `eip155:${where.chainId}:${where.registry}` };
+  const ours = {
+    agentId: where.agentId === undefined ? null : Number(where.agentId),
+    agentRegistry: `eip155:${where.chainId}:${where.registry}`,
+  };
   const others = ((merged.registrations as { agentRegistry?: string }[] | undefined) ?? []).filter(
     (r) => String(r.agentRegistry ?? "").toLowerCase() !== ours.agentRegistry.toLowerCase(),
   );

@@ -1,11 +1,22 @@
 import { getAddress, Interface } from "ethers";
 import { ACCESS } from "../../auth/access-rules";
-import { agentExecutorInterface, agentMandateInterface, complianceProviderInterface, parseEventLog } from "../../chains/contracts";
+import {
+  agentExecutorInterface,
+  agentMandateInterface,
+  complianceProviderInterface,
+  parseEventLog,
+} from "../../chains/contracts";
 import type { Chain } from "../../chains/registry";
 import { badRequest, preflightError } from "../../errors";
 import type { ConfirmedBatch, MethodContext } from "../types";
 import { ZERO_BYTES32 } from "./fields";
-import { ramsTypedData, recoverSigner, typedDataDigest, type RamsPrimaryType, type RamsTypedData } from "../../domains/rams/typed-data";
+import {
+  ramsTypedData,
+  recoverSigner,
+  typedDataDigest,
+  type RamsPrimaryType,
+  type RamsTypedData,
+} from "../../domains/rams/typed-data";
 import type { Queryable } from "../../store/db";
 import { recordAgentActivity } from "../agents/common";
 import { emitEvents } from "../../store/outbox";
@@ -21,7 +32,8 @@ export const ramsMethod = {
   facadeMode: "client-signed" as const,
   facadeEnvelope: "data" as const,
   signerOf: (b: { signerAddress?: string }) => {
-    if (!b.signerAddress) throw badRequest("signerAddress is required for a client-signed prepare", { field: "signerAddress" });
+    if (!b.signerAddress)
+      throw badRequest("signerAddress is required for a client-signed prepare", { field: "signerAddress" });
     return b.signerAddress;
   },
 };
@@ -29,7 +41,9 @@ export const ramsMethod = {
 /** execute, set-executor-action, freeze, unfreeze, grant-principal and revoke-principal are always client-signed. */
 export function requireClientSigned(ctx: MethodContext, name: string): string {
   if (ctx.executionMode === "service-relayed") {
-    throw badRequest(`${name} is always client-signed: the role holder signs it; service-relayed is refused`, { field: "executionMode" });
+    throw badRequest(`${name} is always client-signed: the role holder signs it; service-relayed is refused`, {
+      field: "executionMode",
+    });
   }
   return ctx.signer!;
 }
@@ -82,22 +96,40 @@ export async function authorize(ctx: MethodContext, input: AuthorizationInput): 
   const sender = getAddress(ctx.signer!);
   const signature = input.signature && input.signature !== "0x" ? input.signature : undefined;
   requireRelayedSignature(ctx, input, input.primaryType);
-  const nonce = await onChain(chain, input.registry, "nonces", () => mandateAt(chain, input.registry).nonces(input.principal));
+  const nonce = await onChain(chain, input.registry, "nonces", () =>
+    mandateAt(chain, input.registry).nonces(input.principal),
+  );
   if (!signature) {
     if (sender === getAddress(input.principal)) return { mode: "direct", sender, signature: "0x", deadline: 0n, nonce };
-    if (input.operatorMayAct && (await onChain(chain, input.registry, "isOperator", () => mandateAt(chain, input.registry).isOperator(input.principal, sender)))) {
+    if (
+      input.operatorMayAct &&
+      (await onChain(chain, input.registry, "isOperator", () =>
+        mandateAt(chain, input.registry).isOperator(input.principal, sender),
+      ))
+    ) {
       return { mode: "direct", sender, signature: "0x", deadline: 0n, nonce };
     }
-    const who = input.operatorMayAct ? `the principal ${input.principal} nor an operator it approved` : `the principal ${input.principal}`;
-    throw preflightError(`signerAddress ${sender} is not ${who}: only they may ${input.action} directly (or send the principal's EIP-712 signature with its deadline)`, {
-      field: "signerAddress",
-      principal: input.principal,
-    });
+    const who = input.operatorMayAct
+      ? `the principal ${input.principal} nor an operator it approved`
+      : `the principal ${input.principal}`;
+    throw preflightError(
+      `signerAddress ${sender} is not ${who}: only they may ${input.action} directly (or send the principal's EIP-712 signature with its deadline)`,
+      {
+        field: "signerAddress",
+        principal: input.principal,
+      },
+    );
   }
-  if (input.deadline === undefined) throw badRequest("deadline is required with signature: send the deadline that was signed", { field: "deadline" });
+  if (input.deadline === undefined)
+    throw badRequest("deadline is required with signature: send the deadline that was signed", { field: "deadline" });
   const deadline = BigInt(input.deadline);
   await requireDeadline(chain, input.deadline);
-  const typedData = ramsTypedData(input.primaryType, chain.chainId, input.registry.address, input.message(nonce, deadline));
+  const typedData = ramsTypedData(
+    input.primaryType,
+    chain.chainId,
+    input.registry.address,
+    input.message(nonce, deadline),
+  );
   const recovered = recoverSigner(typedData, signature);
   if (recovered !== getAddress(input.principal)) {
     // A contract principal (ERC-1271 wallet) is asked on-chain, as the registry's SignatureChecker will ask it.
@@ -105,8 +137,19 @@ export async function authorize(ctx: MethodContext, input: AuthorizationInput): 
     if (!isContract || !(await isValidSignatureOf(chain, input.principal, typedDataDigest(typedData), signature))) {
       throw badRequest(
         `signature is not the principal ${input.principal}'s EIP-712 ${input.primaryType} signature over these parameters, its current nonce ${nonce} and deadline ${deadline}` +
-          (recovered && !isContract ? ` (it was signed by ${recovered})` : isContract ? " (its ERC-1271 isValidSignature refuses it)" : ""),
-        { field: "signature", expectedSigner: input.principal, recoveredSigner: recovered ?? null, contractWallet: isContract, nonce: nonce.toString(), typedData },
+          (recovered && !isContract
+            ? ` (it was signed by ${recovered})`
+            : isContract
+              ? " (its ERC-1271 isValidSignature refuses it)"
+              : ""),
+        {
+          field: "signature",
+          expectedSigner: input.principal,
+          recoveredSigner: recovered ?? null,
+          contractWallet: isContract,
+          nonce: nonce.toString(),
+          typedData,
+        },
       );
     }
   }
@@ -119,8 +162,13 @@ const ERC1271_MAGIC = "0x1626ba7e";
 /** ERC-1271: whether the contract `wallet` accepts `signature` over `digest` (a revert or another answer: no). */
 async function isValidSignatureOf(chain: Chain, wallet: string, digest: string, signature: string): Promise<boolean> {
   try {
-    const result = await chain.provider.call({ to: wallet, data: erc1271.encodeFunctionData("isValidSignature", [digest, signature]) });
-    return result.length === 66 && result.slice(0, 10).toLowerCase() === ERC1271_MAGIC && /^0{56}$/.test(result.slice(10));
+    const result = await chain.provider.call({
+      to: wallet,
+      data: erc1271.encodeFunctionData("isValidSignature", [digest, signature]),
+    });
+    return (
+      result.length === 66 && result.slice(0, 10).toLowerCase() === ERC1271_MAGIC && /^0{56}$/.test(result.slice(10))
+    );
   } catch {
     return false;
   }
@@ -130,7 +178,11 @@ async function isValidSignatureOf(chain: Chain, wallet: string, digest: string, 
  * Relayed mode only for a signature-authorised call: the signature and the deadline it was signed with. Checked
  * before anything is read from the chain.
  */
-export function requireRelayedSignature(ctx: MethodContext, b: { signature?: string; deadline?: number }, primaryType: RamsPrimaryType): void {
+export function requireRelayedSignature(
+  ctx: MethodContext,
+  b: { signature?: string; deadline?: number },
+  primaryType: RamsPrimaryType,
+): void {
   if (ctx.executionMode !== "service-relayed") return;
   const signature = b.signature && b.signature !== "0x" ? b.signature : undefined;
   if (!signature || b.deadline === undefined) {
@@ -145,7 +197,12 @@ const kebab = (primaryType: string) => primaryType.replace(/([a-z])([A-Z])/g, "$
 
 /** The info every RAMS prepare answers with: the contract, the authorisation mode and the principal's EIP-712 nonce. */
 export function authInfo(contract: string, auth: Authorization) {
-  return { contract, mode: auth.mode, eip712Nonce: auth.nonce.toString(), ...(auth.mode === "signature" ? { deadline: auth.deadline.toString() } : {}) };
+  return {
+    contract,
+    mode: auth.mode,
+    eip712Nonce: auth.nonce.toString(),
+    ...(auth.mode === "signature" ? { deadline: auth.deadline.toString() } : {}),
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -168,7 +225,9 @@ function emittersOf(batch: ConfirmedBatch): Set<string> {
 }
 
 /** The RAMS events of a confirmed batch, decoded (integers as decimal strings), from its own contracts only: its outcome. */
-export function ramsEvents(batch: ConfirmedBatch): { contract: string; event: string; args: Record<string, unknown> }[] {
+export function ramsEvents(
+  batch: ConfirmedBatch,
+): { contract: string; event: string; args: Record<string, unknown> }[] {
   const events = [];
   const emitters = emittersOf(batch);
   for (const receipt of batch.receipts) {
@@ -182,7 +241,9 @@ export function ramsEvents(batch: ConfirmedBatch): { contract: string; event: st
           parsed = null;
         }
         if (!parsed) continue;
-        const args = Object.fromEntries(parsed.fragment.inputs.map((input, i) => [input.name, jsonValue(parsed.args[i])]));
+        const args = Object.fromEntries(
+          parsed.fragment.inputs.map((input, i) => [input.name, jsonValue(parsed.args[i])]),
+        );
         events.push({ contract: getAddress(log.address), event: parsed.name, args });
         break;
       }
@@ -205,7 +266,13 @@ export async function ramsOutcome(tx: Queryable, batch: ConfirmedBatch): Promise
   const events = ramsEvents(batch);
   const wallets = [...new Set(events.map((e) => e.args.agent).filter((a): a is string => typeof a === "string"))];
   const agent = wallets.length ? await batch.services.agents.byWallet(wallets, tx) : undefined;
-  if (agent) await recordAgentActivity(tx, batch, { agentUuid: agent.uuid, category: "rams" }, { agentWallet: agent.agentWallet, events });
+  if (agent)
+    await recordAgentActivity(
+      tx,
+      batch,
+      { agentUuid: agent.uuid, category: "rams" },
+      { agentWallet: agent.agentWallet, events },
+    );
   await emitEvents(tx, mandateEvents(batch, events));
   return { events };
 }
@@ -215,19 +282,49 @@ export async function ramsOutcome(tx: Queryable, batch: ConfirmedBatch): Promise
  * has none, and its txId's subscribers get its outcome in batch.completed).
  */
 function mandateEvents(batch: ConfirmedBatch, events: ReturnType<typeof ramsEvents>): NewEvent[] {
-  const envelope = { apiKeyId: batch.apiKeyId, txId: batch.txId, chainId: batch.chain.chainId, hash: batch.receipts.at(-1)?.hash ?? null };
+  const envelope = {
+    apiKeyId: batch.apiKeyId,
+    txId: batch.txId,
+    chainId: batch.chain.chainId,
+    hash: batch.receipts.at(-1)?.hash ?? null,
+  };
   const out: NewEvent[] = [];
   for (const e of events) {
     const a = e.args as Record<string, string>;
-    const pair = { chainId: batch.chain.chainId, agentMandateAddress: e.contract, agent: a.agent, principal: a.principal };
+    const pair = {
+      chainId: batch.chain.chainId,
+      agentMandateAddress: e.contract,
+      agent: a.agent,
+      principal: a.principal,
+    };
     if (e.event === "MandateGranted") {
-      const actions = events.filter((x) => x.event === "ActionEnabled" && x.contract === e.contract && x.args.agent === a.agent && x.args.principal === a.principal).map((x) => String(x.args.action));
-      const data = { ...pair, complianceProvider: a.complianceProvider, asset: a.asset, validFrom: Number(a.validFrom), validUntil: Number(a.validUntil), metadata: a.metadata, actions };
+      const actions = events
+        .filter(
+          (x) =>
+            x.event === "ActionEnabled" &&
+            x.contract === e.contract &&
+            x.args.agent === a.agent &&
+            x.args.principal === a.principal,
+        )
+        .map((x) => String(x.args.action));
+      const data = {
+        ...pair,
+        complianceProvider: a.complianceProvider,
+        asset: a.asset,
+        validFrom: Number(a.validFrom),
+        validUntil: Number(a.validUntil),
+        metadata: a.metadata,
+        actions,
+      };
       out.push({ ...envelope, type: "mandate.granted", data });
     } else if (e.event === "MandateRevoked") {
       out.push({ ...envelope, type: "mandate.revoked", data: { ...pair, revokedBy: a.revokedBy } });
     } else if (e.event === "ExecutionRecorded") {
-      out.push({ ...envelope, type: "mandate.executed", data: { ...pair, action: a.action, amount: a.amount, cumulativeUsed: a.cumulativeUsed } });
+      out.push({
+        ...envelope,
+        type: "mandate.executed",
+        data: { ...pair, action: a.action, amount: a.amount, cumulativeUsed: a.cumulativeUsed },
+      });
     }
   }
   return out;

@@ -30,23 +30,40 @@ export function freezeMethod(name: "ramsFreezeAgent" | "ramsUnfreezeAgent", free
       const signer = requireClientSigned(ctx, name);
       const registry = registryRef(ctx.chain, b.agentMandateAddress);
       const mandate = mandateAt(ctx.chain, registry);
-      const [role, frozen] = await Promise.all([onChain(ctx.chain, registry, "ENFORCER_ROLE", () => mandate.ENFORCER_ROLE()), onChain(ctx.chain, registry, "isFrozen", () => mandate.isFrozen(b.agent))]);
+      const [role, frozen] = await Promise.all([
+        onChain(ctx.chain, registry, "ENFORCER_ROLE", () => mandate.ENFORCER_ROLE()),
+        onChain(ctx.chain, registry, "isFrozen", () => mandate.isFrozen(b.agent)),
+      ]);
       if (!(await onChain(ctx.chain, registry, "hasRole", () => mandate.hasRole(role, signer)))) {
-        throw preflightError(`signerAddress ${signer} does not hold ENFORCER_ROLE on AgentMandate ${registry.address}; only an enforcer may ${freeze ? "freeze" : "unfreeze"} agents`, {
-          field: "signerAddress",
-          role: "ENFORCER_ROLE",
-        });
+        throw preflightError(
+          `signerAddress ${signer} does not hold ENFORCER_ROLE on AgentMandate ${registry.address}; only an enforcer may ${freeze ? "freeze" : "unfreeze"} agents`,
+          {
+            field: "signerAddress",
+            role: "ENFORCER_ROLE",
+          },
+        );
       }
-      if (frozen === freeze) throw preflightError(`agent ${b.agent} is ${freeze ? "already frozen" : "not frozen"}`, { field: "agent", frozen });
-      const data = freeze ? agentMandateInterface.encodeFunctionData("freezeAgent", [b.agent]) : agentMandateInterface.encodeFunctionData("unfreezeAgent", [b.agent]);
+      if (frozen === freeze)
+        throw preflightError(`agent ${b.agent} is ${freeze ? "already frozen" : "not frozen"}`, {
+          field: "agent",
+          frozen,
+        });
+      const data = freeze
+        ? agentMandateInterface.encodeFunctionData("freezeAgent", [b.agent])
+        : agentMandateInterface.encodeFunctionData("unfreezeAgent", [b.agent]);
       await simulate(ctx.chain, { from: signer, to: registry.address, data }, fn);
       return {
         signer,
         calls: [{ to: registry.address, data, description: `${freeze ? "freeze" : "unfreeze"} agent ${b.agent}` }],
-        info: { contract: registry.address, mode: "direct", agentMandateAddress: registry.address, agent: b.agent, frozen: freeze },
+        info: {
+          contract: registry.address,
+          mode: "direct",
+          agentMandateAddress: registry.address,
+          agent: b.agent,
+          frozen: freeze,
+        },
       };
     },
     onConfirmed: ramsOutcome,
   });
 }
-

@@ -48,7 +48,10 @@ export const actions = z
 
 /** A cap in raw base units: decimal string (canonical), 0x hex, number, or max / unlimited (any case) = 2^256-1. */
 export const cap = z
-  .union([z.string().trim(), z.number()], { error: (i) => (i.input === undefined ? "is required" : "must be a decimal string, 0x hex, a number, max or unlimited") })
+  .union([z.string().trim(), z.number()], {
+    error: (i) =>
+      i.input === undefined ? "is required" : "must be a decimal string, 0x hex, a number, max or unlimited",
+  })
   .transform((v, ctx) => {
     const parsed = parseCap(v);
     if (typeof parsed === "string") {
@@ -57,13 +60,18 @@ export const cap = z
     }
     return parsed.toString();
   })
-  .meta({ description: "Raw base units (no decimals scaling): decimal (canonical), 0x hex, number, or max / unlimited (2^256-1)", example: "1000000" });
+  .meta({
+    description:
+      "Raw base units (no decimals scaling): decimal (canonical), 0x hex, number, or max / unlimited (2^256-1)",
+    example: "1000000",
+  });
 
 /** A cap as a bigint, or the reason it is not one. */
 export function parseCap(v: string | number): bigint | string {
   let value: bigint;
   if (typeof v === "number") {
-    if (!Number.isSafeInteger(v) || v < 0) return "must be a non-negative integer (send large values as a decimal string)";
+    if (!Number.isSafeInteger(v) || v < 0)
+      return "must be a non-negative integer (send large values as a decimal string)";
     value = BigInt(v);
   } else if (/^(max|unlimited)$/i.test(v)) {
     value = MAX_UINT256;
@@ -77,7 +85,9 @@ export function parseCap(v: string | number): bigint | string {
 
 /** Unix seconds as a uint48 (validFrom, validUntil, expiresAt, newValidUntil), sent as a string or a number. */
 export const uint48 = z
-  .union([z.string().trim(), z.number()], { error: (i) => (i.input === undefined ? "is required" : "must be unix seconds") })
+  .union([z.string().trim(), z.number()], {
+    error: (i) => (i.input === undefined ? "is required" : "must be unix seconds"),
+  })
   .transform((v) => String(v))
   .pipe(z.string().regex(/^\d{1,15}$/, "must be unix seconds (a non-negative integer)"))
   .transform(Number)
@@ -85,7 +95,10 @@ export const uint48 = z
   .meta({ type: "integer", description: "Unix seconds (uint48)" });
 
 /** A signature deadline (unix seconds); the 30-day bound is checked against the chain's clock. */
-export const deadline = uint48.meta({ type: "integer", description: "Unix seconds; > now, at most 30 days ahead; must equal the signed deadline" });
+export const deadline = uint48.meta({
+  type: "integer",
+  description: "Unix seconds; > now, at most 30 days ahead; must equal the signed deadline",
+});
 
 /** The principal's EIP-712 signature: 0x hex (65 bytes for an account, any length for a contract wallet). */
 export const signature = z
@@ -103,7 +116,11 @@ export const reason = z
     const text = String(v).trim();
     const code = /^\d+$/.test(text) ? Number(text) : REASONS.indexOf(text.toUpperCase() as ReasonName);
     if (!Number.isInteger(code) || code < 0 || code >= REASONS.length) {
-      ctx.issues.push({ code: "custom", message: `must be a reason name (${REASONS.join(", ")}) or a code 0-8`, input: v });
+      ctx.issues.push({
+        code: "custom",
+        message: `must be a reason name (${REASONS.join(", ")}) or a code 0-8`,
+        input: v,
+      });
       return z.NEVER;
     }
     return code;

@@ -7,7 +7,15 @@ import { defineMethod } from "../types";
 import type { Chain } from "../../chains/registry";
 import { ramsMethod, ramsOutcome, requireClientSigned } from "./common";
 import { ramsCommonFields, rawAmount } from "./fields";
-import { actionOf, evaluateExecution, executorAt, onChain, resolveExecutor, simulate, type ContractRef } from "../../domains/rams/mandates";
+import {
+  actionOf,
+  evaluateExecution,
+  executorAt,
+  onChain,
+  resolveExecutor,
+  simulate,
+  type ContractRef,
+} from "../../domains/rams/mandates";
 
 const body = z.object({
   ...ramsCommonFields,
@@ -23,8 +31,12 @@ const body = z.object({
   from: address.optional(),
   to: address.optional(),
   amount: rawAmount.optional().meta({ type: "string", description: "Helper mode: raw base units" }),
-  executorAddress: address.optional().meta({ description: "Default: the executor the operator set up for the principal" }),
-  principal: address.optional().meta({ description: "Picks the principal's default executor when executorAddress is omitted" }),
+  executorAddress: address
+    .optional()
+    .meta({ description: "Default: the executor the operator set up for the principal" }),
+  principal: address
+    .optional()
+    .meta({ description: "Picks the principal's default executor when executorAddress is omitted" }),
 });
 type Body = z.infer<typeof body>;
 
@@ -34,18 +46,29 @@ const erc20 = new Interface(["function transferFrom(address from, address to, ui
 function requestedCall(b: Body): { target: string; data: string; mode: "raw" | "helper" } {
   const raw = b.target !== undefined || b.data !== undefined;
   const helper = b.asset !== undefined || b.from !== undefined || b.to !== undefined || b.amount !== undefined;
-  if (raw && helper) throw badRequest("send either target + data (raw mode) or asset + from + to + amount (helper mode), not both", { field: "target" });
-  if (!raw && !helper) throw badRequest("target + data (raw mode) or asset + from + to + amount (helper mode) is required", { field: "target" });
+  if (raw && helper)
+    throw badRequest("send either target + data (raw mode) or asset + from + to + amount (helper mode), not both", {
+      field: "target",
+    });
+  if (!raw && !helper)
+    throw badRequest("target + data (raw mode) or asset + from + to + amount (helper mode) is required", {
+      field: "target",
+    });
   if (raw) {
     if (!b.target) throw badRequest("target is required with data", { field: "target" });
     if (!b.data) throw badRequest("data is required with target", { field: "data" });
     return { target: b.target, data: b.data.toLowerCase(), mode: "raw" };
   }
   for (const field of ["asset", "from", "to", "amount"] as const) {
-    if (b[field] === undefined) throw badRequest(`${field} is required in helper mode (asset + from + to + amount)`, { field });
+    if (b[field] === undefined)
+      throw badRequest(`${field} is required in helper mode (asset + from + to + amount)`, { field });
   }
   if (b.asset === ZeroAddress) throw badRequest("asset must not be the zero address", { field: "asset" });
-  return { target: b.asset!, data: erc20.encodeFunctionData("transferFrom", [b.from!, b.to!, BigInt(b.amount!)]), mode: "helper" };
+  return {
+    target: b.asset!,
+    data: erc20.encodeFunctionData("transferFrom", [b.from!, b.to!, BigInt(b.amount!)]),
+    mode: "helper",
+  };
 }
 
 /**
@@ -57,7 +80,8 @@ function requestedCall(b: Body): { target: string; data: string; mode: "raw" | "
 export const ramsExecute = defineMethod({
   ...ramsMethod,
   name: "ramsExecute",
-  summary: "RAMS: an agent executes a call (raw target + data, or an ERC-20 transferFrom) through the principal's AgentExecutor within its mandate (always client-signed)",
+  summary:
+    "RAMS: an agent executes a call (raw target + data, or an ERC-20 transferFrom) through the principal's AgentExecutor within its mandate (always client-signed)",
   body,
   facadePath: "/x402/rams/execute",
   async plan(ctx, b: Body) {
@@ -65,33 +89,54 @@ export const ramsExecute = defineMethod({
     const call = requestedCall(b);
     const executor = await resolveExecutor(ctx, { executorAddress: b.executorAddress, principal: b.principal, agent });
     const selector = call.data.slice(0, 10);
-    const spec = await onChain(ctx.chain, executor.ref, "actions", () => executorAt(ctx.chain, executor.ref).actions(selector));
+    const spec = await onChain(ctx.chain, executor.ref, "actions", () =>
+      executorAt(ctx.chain, executor.ref).actions(selector),
+    );
     if (!spec.supported) {
-      throw preflightError(`selector ${selector} is not supported by executor ${executor.ref.address} (register it with ramsSetExecutorAction)`, {
-        field: call.mode === "raw" ? "data" : "asset",
-        reason: "UnsupportedAction",
-        selector,
-      });
+      throw preflightError(
+        `selector ${selector} is not supported by executor ${executor.ref.address} (register it with ramsSetExecutorAction)`,
+        {
+          field: call.mode === "raw" ? "data" : "asset",
+          reason: "UnsupportedAction",
+          selector,
+        },
+      );
     }
     let amount = 0n;
     if (spec.hasAmount) {
       const offset = 4 + 32 * Number(spec.amountIndex);
       if ((call.data.length - 2) / 2 < offset + 32) {
-        throw badRequest(`data is too short: executor ${executor.ref.address} reads the amount of ${selector} at argument ${spec.amountIndex} (InvalidData)`, {
-          field: "data",
-          reason: "InvalidData",
-        });
+        throw badRequest(
+          `data is too short: executor ${executor.ref.address} reads the amount of ${selector} at argument ${spec.amountIndex} (InvalidData)`,
+          {
+            field: "data",
+            reason: "InvalidData",
+          },
+        );
       }
       amount = BigInt(dataSlice(call.data, offset, offset + 32));
     }
     const action = actionOf(selector);
-    const execution: ExecutionFacts = { registry: executor.registry.address, agent, principal: executor.principal, asset: getAddress(call.target), action, amount: amount.toString() };
+    const execution: ExecutionFacts = {
+      registry: executor.registry.address,
+      agent,
+      principal: executor.principal,
+      asset: getAddress(call.target),
+      action,
+      amount: amount.toString(),
+    };
     await requireExecutable(ctx.chain, execution, "ramsExecute refused");
     const data = agentExecutorInterface.encodeFunctionData("execute", [call.target, call.data]);
     await simulate(ctx.chain, { from: agent, to: executor.ref.address, data }, "execute");
     return {
       signer: agent,
-      calls: [{ to: executor.ref.address, data, description: `execute ${selector} on ${call.target} for ${executor.principal} (amount ${amount})` }],
+      calls: [
+        {
+          to: executor.ref.address,
+          data,
+          description: `execute ${selector} on ${call.target} for ${executor.principal} (amount ${amount})`,
+        },
+      ],
       info: {
         contract: executor.ref.address,
         mode: "direct",
@@ -105,7 +150,9 @@ export const ramsExecute = defineMethod({
         amount: amount.toString(),
         hasAmount: spec.hasAmount,
         amountIndex: Number(spec.amountIndex),
-        ...(spec.hasAmount ? {} : { warning: `${selector} is registered without an amount: the mandate's caps are not applied to it` }),
+        ...(spec.hasAmount
+          ? {}
+          : { warning: `${selector} is registered without an amount: the mandate's caps are not applied to it` }),
       },
       record: { execution },
     };
@@ -146,8 +193,19 @@ function executionFromInfo(info: Record<string, unknown>): ExecutionFacts | unde
 /** Every check of can-execute plus compliance; the first failing one is the 400, with the checks as can-execute shows them. */
 async function requireExecutable(chain: Chain, e: ExecutionFacts, prefix: string): Promise<void> {
   const registry: ContractRef = { address: e.registry, label: "AgentMandate" };
-  const evaluation = await evaluateExecution(chain, registry, { agent: e.agent, principal: e.principal, asset: e.asset, action: e.action, amount: BigInt(e.amount) });
+  const evaluation = await evaluateExecution(chain, registry, {
+    agent: e.agent,
+    principal: e.principal,
+    asset: e.asset,
+    action: e.action,
+    amount: BigInt(e.amount),
+  });
   if (evaluation.allowed) return;
   const reason = evaluation.reason!;
-  throw preflightError(`${prefix}: ${reason.message}`, { reason: reason.code, check: reason.check, canExecute: evaluation.canExecute, checks: evaluation.checks });
+  throw preflightError(`${prefix}: ${reason.message}`, {
+    reason: reason.code,
+    check: reason.check,
+    canExecute: evaluation.canExecute,
+    checks: evaluation.checks,
+  });
 }

@@ -9,7 +9,10 @@ import { chainNow, mandateStatus, readMandate, registryRef, simulate } from "../
 import { extendMessage } from "../../domains/rams/messages";
 
 /** Also the query of GET /rams/typed-data/extend-mandate. */
-export const extendFields = { ...pairFields, newValidUntil: uint48.meta({ type: "integer", description: "Unix seconds (uint48); after the current validUntil" }) };
+export const extendFields = {
+  ...pairFields,
+  newValidUntil: uint48.meta({ type: "integer", description: "Unix seconds (uint48); after the current validUntil" }),
+};
 
 const body = z.object({ ...ramsCommonFields, ...extendFields, ...signedFields });
 type Body = z.infer<typeof body>;
@@ -21,7 +24,8 @@ type Body = z.infer<typeof body>;
 export const ramsExtendMandate = defineMethod({
   ...ramsMethod,
   name: "ramsExtendMandate",
-  summary: "RAMS: extend a mandate's validUntil, keeping cumulativeUsed (direct by the principal or an approved operator, or the principal's EIP-712 signature; relayable with a signature)",
+  summary:
+    "RAMS: extend a mandate's validUntil, keeping cumulativeUsed (direct by the principal or an approved operator, or the principal's EIP-712 signature; relayable with a signature)",
   body,
   relayable: true,
   facadePath: "/x402/rams/extend-mandate",
@@ -32,11 +36,22 @@ export const ramsExtendMandate = defineMethod({
     const [mandate, now] = await Promise.all([readMandate(chain, registry, b.agent, b.principal), chainNow(chain)]);
     const status = mandateStatus(mandate, now);
     if (!mandate || status === "revoked" || status === "expired") {
-      const why = !mandate ? "there is none" : status === "revoked" ? "it is revoked" : `it expired at ${mandate.validUntil}; grant a new one instead`;
-      throw preflightError(`agent ${b.agent} has no active mandate from principal ${b.principal} to extend: ${why}`, { field: "agent", reason: "NoActiveMandate", status });
+      const why = !mandate
+        ? "there is none"
+        : status === "revoked"
+          ? "it is revoked"
+          : `it expired at ${mandate.validUntil}; grant a new one instead`;
+      throw preflightError(`agent ${b.agent} has no active mandate from principal ${b.principal} to extend: ${why}`, {
+        field: "agent",
+        reason: "NoActiveMandate",
+        status,
+      });
     }
     if (b.newValidUntil <= mandate.validUntil) {
-      throw badRequest(`newValidUntil ${b.newValidUntil} must be after the mandate's current validUntil ${mandate.validUntil}`, { field: "newValidUntil", validUntil: mandate.validUntil });
+      throw badRequest(
+        `newValidUntil ${b.newValidUntil} must be after the mandate's current validUntil ${mandate.validUntil}`,
+        { field: "newValidUntil", validUntil: mandate.validUntil },
+      );
     }
     const auth = await authorize(ctx, {
       registry,
@@ -48,11 +63,23 @@ export const ramsExtendMandate = defineMethod({
       operatorMayAct: true,
       action: "extend the mandate",
     });
-    const data = agentMandateInterface.encodeFunctionData("extendMandate", [b.agent, b.principal, b.newValidUntil, auth.deadline, auth.signature]);
+    const data = agentMandateInterface.encodeFunctionData("extendMandate", [
+      b.agent,
+      b.principal,
+      b.newValidUntil,
+      auth.deadline,
+      auth.signature,
+    ]);
     await simulate(chain, { from: auth.sender, to: registry.address, data }, "extendMandate");
     return {
       signer: auth.sender,
-      calls: [{ to: registry.address, data, description: `extend the mandate of agent ${b.agent} from ${b.principal} to ${b.newValidUntil}` }],
+      calls: [
+        {
+          to: registry.address,
+          data,
+          description: `extend the mandate of agent ${b.agent} from ${b.principal} to ${b.newValidUntil}`,
+        },
+      ],
       info: {
         ...authInfo(registry.address, auth),
         agentMandateAddress: registry.address,

@@ -35,7 +35,8 @@ type Body = z.infer<typeof body>;
 export const ramsGrantMandate = defineMethod({
   ...ramsMethod,
   name: "ramsGrantMandate",
-  summary: "RAMS: grant an agent a value-capped mandate over one asset (direct by the principal, or its EIP-712 signature; relayable with a signature)",
+  summary:
+    "RAMS: grant an agent a value-capped mandate over one asset (direct by the principal, or its EIP-712 signature; relayable with a signature)",
   body,
   relayable: true,
   facadePath: "/x402/rams/grant-mandate",
@@ -67,11 +68,20 @@ export const ramsGrantMandate = defineMethod({
         { field: "principal", reason: eligibility.reason, reasonCode: eligibility.reasonCode },
       );
     }
-    const data = agentMandateInterface.encodeFunctionData("grantMandate", [{ ...params, deadline: auth.deadline }, auth.signature]);
+    const data = agentMandateInterface.encodeFunctionData("grantMandate", [
+      { ...params, deadline: auth.deadline },
+      auth.signature,
+    ]);
     await simulate(chain, { from: auth.sender, to: registry.address, data }, "grantMandate");
     return {
       signer: auth.sender,
-      calls: [{ to: registry.address, data, description: `grant agent ${params.agent} a mandate of ${params.principal} over ${params.asset}` }],
+      calls: [
+        {
+          to: registry.address,
+          data,
+          description: `grant agent ${params.agent} a mandate of ${params.principal} over ${params.asset}`,
+        },
+      ],
       info: {
         ...authInfo(registry.address, auth),
         agentMandateAddress: registry.address,

@@ -21,7 +21,8 @@ type Body = z.infer<typeof body>;
 export const ramsRevokeMandate = defineMethod({
   ...ramsMethod,
   name: "ramsRevokeMandate",
-  summary: "RAMS: revoke a mandate (direct by the principal or an approved operator, or the principal's EIP-712 signature; relayable with a signature)",
+  summary:
+    "RAMS: revoke a mandate (direct by the principal or an approved operator, or the principal's EIP-712 signature; relayable with a signature)",
   body,
   relayable: true,
   facadePath: "/x402/rams/revoke-mandate",
@@ -46,12 +47,25 @@ export const ramsRevokeMandate = defineMethod({
       operatorMayAct: true,
       action: "revoke the mandate",
     });
-    const data = agentMandateInterface.encodeFunctionData("revokeMandate", [b.agent, b.principal, auth.deadline, auth.signature]);
+    const data = agentMandateInterface.encodeFunctionData("revokeMandate", [
+      b.agent,
+      b.principal,
+      auth.deadline,
+      auth.signature,
+    ]);
     await simulate(chain, { from: auth.sender, to: registry.address, data }, "revokeMandate");
     return {
       signer: auth.sender,
-      calls: [{ to: registry.address, data, description: `revoke the mandate of agent ${b.agent} from ${b.principal}` }],
-      info: { ...authInfo(registry.address, auth), agentMandateAddress: registry.address, agent: b.agent, principal: b.principal, statusBefore: mandateStatus(mandate, now) },
+      calls: [
+        { to: registry.address, data, description: `revoke the mandate of agent ${b.agent} from ${b.principal}` },
+      ],
+      info: {
+        ...authInfo(registry.address, auth),
+        agentMandateAddress: registry.address,
+        agent: b.agent,
+        principal: b.principal,
+        statusBefore: mandateStatus(mandate, now),
+      },
     };
   },
   onConfirmed: ramsOutcome,

@@ -23,7 +23,8 @@ type Body = z.infer<typeof body>;
 export const ramsRevokePrincipal = defineMethod({
   ...ramsMethod,
   name: "ramsRevokePrincipal",
-  summary: "RAMS: revoke a principal's eligibility at the ComplianceProvider with a reason (owner only; always client-signed)",
+  summary:
+    "RAMS: revoke a principal's eligibility at the ComplianceProvider with a reason (owner only; always client-signed)",
   body,
   facadePath: "/x402/rams/revoke-principal",
   async plan(ctx, b: Body) {
@@ -31,7 +32,10 @@ export const ramsRevokePrincipal = defineMethod({
     const provider = complianceRef(ctx.chain, b.complianceProviderAddress);
     const owner = await onChain(ctx.chain, provider, "owner", () => complianceAt(ctx.chain, provider).owner());
     if (owner !== signer) {
-      throw preflightError(`signerAddress ${signer} is not the ComplianceProvider owner (${owner}); only the owner may revoke principals`, { field: "signerAddress", owner });
+      throw preflightError(
+        `signerAddress ${signer} is not the ComplianceProvider owner (${owner}); only the owner may revoke principals`,
+        { field: "signerAddress", owner },
+      );
     }
     const code = b.reason ?? REASONS.indexOf("OTHER");
     const data = complianceProviderInterface.encodeFunctionData("revokePrincipal", [b.principal, code]);
@@ -40,17 +44,29 @@ export const ramsRevokePrincipal = defineMethod({
       await simulate(ctx.chain, { from: signer, to: provider.address, data }, "revokePrincipal");
     } catch (error) {
       if ((error as { details?: { reason?: string } }).details?.reason?.startsWith("NotActive(")) {
-        throw preflightError(`principal ${b.principal} has no active eligibility record at ComplianceProvider ${provider.address} (never granted, or already revoked)`, {
-          field: "principal",
-          reason: "NotActive",
-        });
+        throw preflightError(
+          `principal ${b.principal} has no active eligibility record at ComplianceProvider ${provider.address} (never granted, or already revoked)`,
+          {
+            field: "principal",
+            reason: "NotActive",
+          },
+        );
       }
       throw error;
     }
     return {
       signer,
-      calls: [{ to: provider.address, data, description: `revoke the eligibility of ${b.principal} (${REASONS[code]})` }],
-      info: { contract: provider.address, complianceProviderAddress: provider.address, mode: "direct", principal: b.principal, reason: REASONS[code], reasonCode: code },
+      calls: [
+        { to: provider.address, data, description: `revoke the eligibility of ${b.principal} (${REASONS[code]})` },
+      ],
+      info: {
+        contract: provider.address,
+        complianceProviderAddress: provider.address,
+        mode: "direct",
+        principal: b.principal,
+        reason: REASONS[code],
+        reasonCode: code,
+      },
     };
   },
   onConfirmed: ramsOutcome,

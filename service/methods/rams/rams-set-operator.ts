@@ -23,7 +23,8 @@ type Body = z.infer<typeof body>;
 export const ramsSetOperator = defineMethod({
   ...ramsMethod,
   name: "ramsSetOperator",
-  summary: "RAMS: approve or withdraw an operator of the principal (direct by the principal, or its EIP-712 signature; relayable with a signature)",
+  summary:
+    "RAMS: approve or withdraw an operator of the principal (direct by the principal, or its EIP-712 signature; relayable with a signature)",
   body,
   relayable: true,
   facadePath: "/x402/rams/set-operator",
@@ -42,13 +43,34 @@ export const ramsSetOperator = defineMethod({
       operatorMayAct: false,
       action: "set its operators",
     });
-    const wasApproved = await onChain(chain, registry, "isOperator", () => mandateAt(chain, registry).isOperator(b.principal, b.operator));
-    const data = agentMandateInterface.encodeFunctionData("setOperator", [b.principal, b.operator, b.approved, auth.deadline, auth.signature]);
+    const wasApproved = await onChain(chain, registry, "isOperator", () =>
+      mandateAt(chain, registry).isOperator(b.principal, b.operator),
+    );
+    const data = agentMandateInterface.encodeFunctionData("setOperator", [
+      b.principal,
+      b.operator,
+      b.approved,
+      auth.deadline,
+      auth.signature,
+    ]);
     await simulate(chain, { from: auth.sender, to: registry.address, data }, "setOperator");
     return {
       signer: auth.sender,
-      calls: [{ to: registry.address, data, description: `${b.approved ? "approve" : "withdraw"} ${b.operator} as operator of ${b.principal}` }],
-      info: { ...authInfo(registry.address, auth), agentMandateAddress: registry.address, principal: b.principal, operator: b.operator, approved: b.approved, wasApproved },
+      calls: [
+        {
+          to: registry.address,
+          data,
+          description: `${b.approved ? "approve" : "withdraw"} ${b.operator} as operator of ${b.principal}`,
+        },
+      ],
+      info: {
+        ...authInfo(registry.address, auth),
+        agentMandateAddress: registry.address,
+        principal: b.principal,
+        operator: b.operator,
+        approved: b.approved,
+        wasApproved,
+      },
     };
   },
   onConfirmed: ramsOutcome,

@@ -32,16 +32,26 @@ export const claimTokens = defineMethod({
     const escrow = escrowOf(ctx, token);
     const latest = Number(await escrow.currentOfferingId());
     const id = b.offeringId !== undefined ? Number(b.offeringId) : latest;
-    if (id === 0 || id > latest) throw preflightError(`${token.symbol} has no offering ${b.offeringId ?? ""}`.trim(), { field: "offeringId" });
+    if (id === 0 || id > latest)
+      throw preflightError(`${token.symbol} has no offering ${b.offeringId ?? ""}`.trim(), { field: "offeringId" });
     const [o, invested, tokensOwed, claimed] = await Promise.all([
       escrow.offering(id),
       escrow.invested(id, investor),
       escrow.tokensOwed(id, investor),
       escrow.claimed(id, investor),
     ]);
-    if (!o.closed) throw preflightError(`The offering of ${token.symbol} is not closed yet: claims open after closeOffer`, { field: "tokenSymbol" });
-    if (invested === 0n) throw preflightError(`Nothing to claim: ${investor} did not invest in offering ${id} of ${token.symbol}`, { field: "investorAddress" });
-    if (claimed) throw preflightError(`${investor} already claimed from offering ${id} of ${token.symbol}`, { field: "investorAddress" });
+    if (!o.closed)
+      throw preflightError(`The offering of ${token.symbol} is not closed yet: claims open after closeOffer`, {
+        field: "tokenSymbol",
+      });
+    if (invested === 0n)
+      throw preflightError(`Nothing to claim: ${investor} did not invest in offering ${id} of ${token.symbol}`, {
+        field: "investorAddress",
+      });
+    if (claimed)
+      throw preflightError(`${investor} already claimed from offering ${id} of ${token.symbol}`, {
+        field: "investorAddress",
+      });
     if (o.succeeded) {
       const refused = await receiverRestriction(ctx, token, investor);
       if (refused.code !== 0) {
@@ -58,10 +68,23 @@ export const claimTokens = defineMethod({
       : `a refund of ${fromUnits(invested, token.paymentToken.decimals)} ${token.paymentToken.symbol}`;
     return {
       signer: investor,
-      calls: [{ to: token.escrowAddress, data: stoEscrowInterface.encodeFunctionData("claim", [BigInt(id), investor]), description: `claim ${what}` }],
-      info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, investorEmail: b.investorEmail, offeringId: id, outcome: o.succeeded ? "tokens" : "refund" },
+      calls: [
+        {
+          to: token.escrowAddress,
+          data: stoEscrowInterface.encodeFunctionData("claim", [BigInt(id), investor]),
+          description: `claim ${what}`,
+        },
+      ],
+      info: {
+        tokenizerEmail: token.tokenizerEmail,
+        tokenSymbol: token.symbol,
+        investorEmail: b.investorEmail,
+        offeringId: id,
+        outcome: o.succeeded ? "tokens" : "refund",
+      },
       record: { tokenSymbol: token.symbol, investorEmail: b.investorEmail ?? null },
     };
   },
-  onConfirmed: (tx, batch) => recordOfferingEvents(tx, batch, { investorEmail: batch.record.investorEmail as string | null }),
+  onConfirmed: (tx, batch) =>
+    recordOfferingEvents(tx, batch, { investorEmail: batch.record.investorEmail as string | null }),
 });

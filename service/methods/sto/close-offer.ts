@@ -30,14 +30,29 @@ export const closeOffer = defineMethod({
     const o = requireOpenOffering(current, token.symbol);
     const isTokenizer = token.tokenizerAddress.toLowerCase() === b.signerAddress.toLowerCase();
     if (!isTokenizer && current.status !== "ENDED") {
-      throw preflightError(`Only the tokenizer may close the offering of ${token.symbol} before its end date or hard cap`, { field: "signerAddress" });
+      throw preflightError(
+        `Only the tokenizer may close the offering of ${token.symbol} before its end date or hard cap`,
+        { field: "signerAddress" },
+      );
     }
     const pd = token.paymentToken.decimals;
     const outcome = o.raised >= o.softCap ? "success" : "failure";
     return {
       signer: b.signerAddress,
-      calls: [{ to: token.escrowAddress, data: stoEscrowInterface.encodeFunctionData("close"), description: `close offering ${current.id} of ${token.symbol} (${outcome})` }],
-      info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, offeringId: current.id, expectedOutcome: outcome, raised: fromUnits(o.raised, pd) },
+      calls: [
+        {
+          to: token.escrowAddress,
+          data: stoEscrowInterface.encodeFunctionData("close"),
+          description: `close offering ${current.id} of ${token.symbol} (${outcome})`,
+        },
+      ],
+      info: {
+        tokenizerEmail: token.tokenizerEmail,
+        tokenSymbol: token.symbol,
+        offeringId: current.id,
+        expectedOutcome: outcome,
+        raised: fromUnits(o.raised, pd),
+      },
       record: { tokenSymbol: token.symbol },
     };
   },

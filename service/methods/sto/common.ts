@@ -40,7 +40,11 @@ export function requireOpenOffering(current: Awaited<ReturnType<typeof currentOf
  * Records what escrow and token events of a batch prove: offerings created and closed, investments, claims (and,
  * through the token's events, the wallets that received tokens).
  */
-export async function recordOfferingEvents(tx: Queryable, batch: ConfirmedBatch, hints: { offeringName?: string; investorEmail?: string | null } = {}) {
+export async function recordOfferingEvents(
+  tx: Queryable,
+  batch: ConfirmedBatch,
+  hints: { offeringName?: string; investorEmail?: string | null } = {},
+) {
   const symbol = batch.record.tokenSymbol as string;
   const token = await batch.services.tokens.bySymbol(symbol, tx);
   if (!token) return;
@@ -70,7 +74,12 @@ export async function recordOfferingEvents(tx: Queryable, batch: ConfirmedBatch,
             createdTxHash: receipt.hash,
           });
           const created = await offerings.byOnchainId(token.id, onchainId, tx);
-          if (created) await emitEvent(tx, { ...offeringEnvelope(batch, token, receipt.hash), type: "offering.created", data: { offering: offeringRecordView(token, created) } });
+          if (created)
+            await emitEvent(tx, {
+              ...offeringEnvelope(batch, token, receipt.hash),
+              type: "offering.created",
+              data: { offering: offeringRecordView(token, created) },
+            });
           break;
         }
         case "Invested": {
@@ -87,16 +96,27 @@ export async function recordOfferingEvents(tx: Queryable, batch: ConfirmedBatch,
             logIndex: log.index,
             blockNumber: receipt.blockNumber,
           });
-          if (hints.investorEmail) await batch.services.investors.upsert(tx, token.id, event.args.investor, { email: hints.investorEmail });
+          if (hints.investorEmail)
+            await batch.services.investors.upsert(tx, token.id, event.args.investor, { email: hints.investorEmail });
           break;
         }
         case "Claimed": {
           const offering = await offerings.byOnchainId(token.id, onchainId, tx);
-          if (offering) await offerings.markClaimed(tx, offering.id, event.args.investor, event.args.refund > 0n ? "refund" : "claimTokens");
+          if (offering)
+            await offerings.markClaimed(
+              tx,
+              offering.id,
+              event.args.investor,
+              event.args.refund > 0n ? "refund" : "claimTokens",
+            );
           break;
         }
         case "OfferingClosed": {
-          await offerings.markClosed(tx, token.id, onchainId, { succeeded: event.args.succeeded, raised: event.args.raised, txHash: receipt.hash });
+          await offerings.markClosed(tx, token.id, onchainId, {
+            succeeded: event.args.succeeded,
+            raised: event.args.raised,
+            txHash: receipt.hash,
+          });
           const closed = await offerings.byOnchainId(token.id, onchainId, tx);
           if (!closed) break;
           await emitEvent(tx, {

@@ -46,17 +46,25 @@ export const newInvest = defineMethod({
     const now = await chainNow(ctx);
     if (o.paused) throw preflightError(`The offering of ${token.symbol} is paused`, { field: "tokenSymbol" });
     if (now < Number(o.startTime)) {
-      throw preflightError(`The offering of ${token.symbol} has not started: it opens at ${new Date(Number(o.startTime) * 1000).toISOString()}`, { field: "tokenSymbol" });
+      throw preflightError(
+        `The offering of ${token.symbol} has not started: it opens at ${new Date(Number(o.startTime) * 1000).toISOString()}`,
+        { field: "tokenSymbol" },
+      );
     }
-    if (now >= Number(o.endTime)) throw preflightError(`The offering of ${token.symbol} has ended`, { field: "tokenSymbol" });
+    if (now >= Number(o.endTime))
+      throw preflightError(`The offering of ${token.symbol} has ended`, { field: "tokenSymbol" });
     if (!(await securityToken(ctx, token).isWhitelisted(investor))) {
       throw preflightError(`Investor ${investor} is not whitelisted for ${token.symbol}`, { field: "investorAddress" });
     }
     const remaining = o.hardCap - o.raised;
-    if (remaining === 0n) throw preflightError(`The offering of ${token.symbol} reached its hard cap`, { field: "investmentAmount" });
+    if (remaining === 0n)
+      throw preflightError(`The offering of ${token.symbol} reached its hard cap`, { field: "investmentAmount" });
     const accepted = amount < remaining ? amount : remaining;
     if (accepted < o.minInvestment && remaining >= o.minInvestment) {
-      throw preflightError(`investmentAmount ${b.investmentAmount} is below the minimum investment of ${fromUnits(o.minInvestment, pd)}`, { field: "investmentAmount" });
+      throw preflightError(
+        `investmentAmount ${b.investmentAmount} is below the minimum investment of ${fromUnits(o.minInvestment, pd)}`,
+        { field: "investmentAmount" },
+      );
     }
     const already = await escrowOf(ctx, token).invested(current.id, investor);
     if (already + accepted > o.maxInvestment) {
@@ -66,8 +74,14 @@ export const newInvest = defineMethod({
       );
     }
     const payment = erc20(ctx, token.paymentToken.address);
-    const [balance, allowance] = await Promise.all([payment.balanceOf(investor), payment.allowance(investor, token.escrowAddress)]);
-    if (balance < accepted) throw preflightError(`Insufficient ${token.paymentToken.symbol} balance: ${fromUnits(balance, pd)}`, { field: "investmentAmount" });
+    const [balance, allowance] = await Promise.all([
+      payment.balanceOf(investor),
+      payment.allowance(investor, token.escrowAddress),
+    ]);
+    if (balance < accepted)
+      throw preflightError(`Insufficient ${token.paymentToken.symbol} balance: ${fromUnits(balance, pd)}`, {
+        field: "investmentAmount",
+      });
 
     const calls = [];
     if (allowance < accepted) {
@@ -99,5 +113,6 @@ export const newInvest = defineMethod({
       record: { tokenSymbol: token.symbol, investorEmail: b.investorEmail ?? null },
     };
   },
-  onConfirmed: (tx, batch) => recordOfferingEvents(tx, batch, { investorEmail: batch.record.investorEmail as string | null }),
+  onConfirmed: (tx, batch) =>
+    recordOfferingEvents(tx, batch, { investorEmail: batch.record.investorEmail as string | null }),
 });

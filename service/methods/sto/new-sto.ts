@@ -23,7 +23,11 @@ const body = z.object({
   offeringName: z.string().trim().min(1).max(200).optional(),
   tokenAmount: decimalAmount.optional().meta({ description: "Tokens offered, whole tokens (CLI-3: issuanceAmount)" }),
   issuanceAmount: decimalAmount.optional(),
-  acceptedCoin: z.string().trim().optional().meta({ description: "Payment token symbol; must be the token's (USDC or USDT)" }),
+  acceptedCoin: z
+    .string()
+    .trim()
+    .optional()
+    .meta({ description: "Payment token symbol; must be the token's (USDC or USDT)" }),
   paymentTokenSymbol: z.string().trim().optional(),
   startDate: isoDate,
   endDate: isoDate,
@@ -68,19 +72,29 @@ export const newSto = defineMethod({
     requireTokenizer(token, b.signerAddress, "create offerings");
     const coin = b.acceptedCoin ?? b.paymentTokenSymbol ?? token.paymentToken.symbol;
     if (coin.toUpperCase() !== token.paymentToken.symbol) {
-      throw badRequest(`acceptedCoin must be ${token.paymentToken.symbol}, the payment token of ${token.symbol}`, { field: "acceptedCoin" });
+      throw badRequest(`acceptedCoin must be ${token.paymentToken.symbol}, the payment token of ${token.symbol}`, {
+        field: "acceptedCoin",
+      });
     }
     const pd = token.paymentToken.decimals;
-    const tokenAmount = toUnits(required(b.tokenAmount ?? b.issuanceAmount, "tokenAmount"), token.decimals, "tokenAmount");
-    const softCap = toUnits(required(b.minRaiseUSD ?? b.softCap, "minRaiseUSD"), pd, "minRaiseUSD", { allowZero: true });
+    const tokenAmount = toUnits(
+      required(b.tokenAmount ?? b.issuanceAmount, "tokenAmount"),
+      token.decimals,
+      "tokenAmount",
+    );
+    const softCap = toUnits(required(b.minRaiseUSD ?? b.softCap, "minRaiseUSD"), pd, "minRaiseUSD", {
+      allowZero: true,
+    });
     const hardCap = toUnits(required(b.maxRaiseUSD ?? b.hardCap, "maxRaiseUSD"), pd, "maxRaiseUSD");
     const minInvestment = toUnits(b.minInvestment, pd, "minInvestment", { allowZero: true });
     const maxInvestment = toUnits(b.maxInvestment, pd, "maxInvestment");
     const start = Math.floor(Date.parse(b.startDate) / 1000);
     const end = Math.floor(Date.parse(b.endDate) / 1000);
 
-    if (softCap > hardCap) throw badRequest("minRaiseUSD (soft cap) cannot exceed maxRaiseUSD (hard cap)", { field: "minRaiseUSD" });
-    if (minInvestment > maxInvestment) throw badRequest("minInvestment cannot exceed maxInvestment", { field: "minInvestment" });
+    if (softCap > hardCap)
+      throw badRequest("minRaiseUSD (soft cap) cannot exceed maxRaiseUSD (hard cap)", { field: "minRaiseUSD" });
+    if (minInvestment > maxInvestment)
+      throw badRequest("minInvestment cannot exceed maxInvestment", { field: "minInvestment" });
     if (end <= start) throw badRequest("endDate must be after startDate", { field: "endDate" });
     const now = await openingTime(ctx);
     if (start <= now.chainTime) {
@@ -96,19 +110,33 @@ export const newSto = defineMethod({
 
     const derivedPrice = (hardCap * 10n ** BigInt(token.decimals)) / tokenAmount;
     if (b.tokenPrice !== undefined && toUnits(b.tokenPrice, pd, "tokenPrice", { allowZero: true }) !== derivedPrice) {
-      throw badRequest(`tokenPrice ${b.tokenPrice} does not match maxRaiseUSD / tokenAmount = ${fromUnits(derivedPrice, pd)}`, { field: "tokenPrice" });
+      throw badRequest(
+        `tokenPrice ${b.tokenPrice} does not match maxRaiseUSD / tokenAmount = ${fromUnits(derivedPrice, pd)}`,
+        { field: "tokenPrice" },
+      );
     }
 
     const current = await currentOffering(ctx, token);
     if (current.offering && !current.offering.closed) {
-      throw preflightError("Tokenizer already has an ongoing STO", { field: "tokenSymbol", offeringId: current.id, status: current.status });
+      throw preflightError("Tokenizer already has an ongoing STO", {
+        field: "tokenSymbol",
+        offeringId: current.id,
+        status: current.status,
+      });
     }
     const contract = securityToken(ctx, token);
-    const [cap, supply, reserved] = await Promise.all([contract.supplyCap(), contract.totalSupply(), contract.reservedSupply()]);
+    const [cap, supply, reserved] = await Promise.all([
+      contract.supplyCap(),
+      contract.totalSupply(),
+      contract.reservedSupply(),
+    ]);
     if (cap > 0n && supply + reserved + tokenAmount > cap) {
-      throw preflightError(`tokenAmount exceeds the room under ${token.symbol}'s supply cap (${fromUnits(cap - supply - reserved, token.decimals)} left)`, {
-        field: "tokenAmount",
-      });
+      throw preflightError(
+        `tokenAmount exceeds the room under ${token.symbol}'s supply cap (${fromUnits(cap - supply - reserved, token.decimals)} left)`,
+        {
+          field: "tokenAmount",
+        },
+      );
     }
 
     const name = b.offeringName ?? `${token.symbol} offering`;
@@ -117,11 +145,25 @@ export const newSto = defineMethod({
       calls: [
         {
           to: token.escrowAddress,
-          data: stoEscrowInterface.encodeFunctionData("newOffering", [tokenAmount, 0n, softCap, hardCap, minInvestment, maxInvestment, BigInt(start), BigInt(end)]),
+          data: stoEscrowInterface.encodeFunctionData("newOffering", [
+            tokenAmount,
+            0n,
+            softCap,
+            hardCap,
+            minInvestment,
+            maxInvestment,
+            BigInt(start),
+            BigInt(end),
+          ]),
           description: `open offering "${name}" of ${fromUnits(tokenAmount, token.decimals)} ${token.symbol}`,
         },
       ],
-      info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, offeringName: name, tokenPrice: fromUnits(derivedPrice, pd) },
+      info: {
+        tokenizerEmail: token.tokenizerEmail,
+        tokenSymbol: token.symbol,
+        offeringName: name,
+        tokenPrice: fromUnits(derivedPrice, pd),
+      },
       record: { tokenSymbol: token.symbol, offeringName: name },
     };
   },

@@ -20,17 +20,39 @@ const RESOLVE_GAS_CEILING = 200_000n;
 const body = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
-  investorAddress: address.meta({ description: "The investor the token no longer accepts (removed from the whitelist, frozen, or recovered)" }),
+  investorAddress: address.meta({
+    description: "The investor the token no longer accepts (removed from the whitelist, frozen, or recovered)",
+  }),
   offeringId: integerString.optional().meta({ description: "On-chain offering number; default: the latest" }),
-  deliverTo: address.optional().meta({ description: "Deliver the investor's tokens to this wallet of the investor (its recovery wallet); must be allowed to receive" }),
-  refund: booleanish.optional().meta({ description: "true: pay the investment back from the tokenizer (approving the escrow first when needed)" }),
+  deliverTo: address
+    .optional()
+    .meta({
+      description:
+        "Deliver the investor's tokens to this wallet of the investor (its recovery wallet); must be allowed to receive",
+    }),
+  refund: booleanish
+    .optional()
+    .meta({ description: "true: pay the investment back from the tokenizer (approving the escrow first when needed)" }),
 });
 type Body = z.infer<typeof body>;
 
 /** The tokens owed to the refused investor, minted to another wallet of its (which the token must accept). */
-async function deliveryCalls(ctx: MethodContext, token: TokenRecord, id: number, investor: string, tokensOwed: bigint, deliverTo: string): Promise<PlannedCall[]> {
+async function deliveryCalls(
+  ctx: MethodContext,
+  token: TokenRecord,
+  id: number,
+  investor: string,
+  tokensOwed: bigint,
+  deliverTo: string,
+): Promise<PlannedCall[]> {
   const recipient = await receiverRestriction(ctx, token, deliverTo);
-  if (recipient.code !== 0) throw restrictionError(token, recipient, { from: "investorAddress", to: "deliverTo" }, `deliverTo ${deliverTo} cannot receive ${token.symbol}: ${recipient.message}`);
+  if (recipient.code !== 0)
+    throw restrictionError(
+      token,
+      recipient,
+      { from: "investorAddress", to: "deliverTo" },
+      `deliverTo ${deliverTo} cannot receive ${token.symbol}: ${recipient.message}`,
+    );
   return [
     {
       to: token.escrowAddress,
@@ -41,12 +63,25 @@ async function deliveryCalls(ctx: MethodContext, token: TokenRecord, id: number,
 }
 
 /** The investment paid back from the tokenizer's payment tokens, approving the escrow first when needed. */
-async function refundCalls(ctx: MethodContext, token: TokenRecord, id: number, investor: string, invested: bigint, tokenizer: string): Promise<PlannedCall[]> {
+async function refundCalls(
+  ctx: MethodContext,
+  token: TokenRecord,
+  id: number,
+  investor: string,
+  invested: bigint,
+  tokenizer: string,
+): Promise<PlannedCall[]> {
   const pd = token.paymentToken.decimals;
   const payment = erc20(ctx, token.paymentToken.address);
-  const [balance, allowance] = await Promise.all([payment.balanceOf(tokenizer), payment.allowance(tokenizer, token.escrowAddress)]);
+  const [balance, allowance] = await Promise.all([
+    payment.balanceOf(tokenizer),
+    payment.allowance(tokenizer, token.escrowAddress),
+  ]);
   if (balance < invested) {
-    throw preflightError(`Insufficient ${token.paymentToken.symbol} balance to refund ${fromUnits(invested, pd)}: the tokenizer holds ${fromUnits(balance, pd)}`, { field: "refund" });
+    throw preflightError(
+      `Insufficient ${token.paymentToken.symbol} balance to refund ${fromUnits(invested, pd)}: the tokenizer holds ${fromUnits(balance, pd)}`,
+      { field: "refund" },
+    );
   }
   const calls: PlannedCall[] = [];
   if (allowance < invested) {
@@ -72,20 +107,24 @@ async function refundCalls(ctx: MethodContext, token: TokenRecord, id: number, i
 export const resolveOfferingClaim = defineMethod({
   name: "resolveOfferingClaim",
   area: "sto",
-  summary: "Settle the offering position of an investor the token refuses: tokens to its recovery wallet, or the investment back",
+  summary:
+    "Settle the offering position of an investor the token refuses: tokens to its recovery wallet, or the investment back",
   body,
   access: ACCESS.keyMethod,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     if ((b.deliverTo === undefined) === (b.refund !== true)) {
-      throw badRequest("give either deliverTo (a wallet for the tokens) or refund: true", { field: b.deliverTo === undefined ? "deliverTo" : "refund" });
+      throw badRequest("give either deliverTo (a wallet for the tokens) or refund: true", {
+        field: b.deliverTo === undefined ? "deliverTo" : "refund",
+      });
     }
     const token = await authorizedToken(ctx, b.tokenSymbol);
     requireTokenizer(token, b.signerAddress, "resolve an investor's offering claim");
     const escrow = escrowOf(ctx, token);
     const latest = Number(await escrow.currentOfferingId());
     const id = b.offeringId !== undefined ? Number(b.offeringId) : latest;
-    if (id === 0 || id > latest) throw preflightError(`${token.symbol} has no offering ${b.offeringId ?? ""}`.trim(), { field: "offeringId" });
+    if (id === 0 || id > latest)
+      throw preflightError(`${token.symbol} has no offering ${b.offeringId ?? ""}`.trim(), { field: "offeringId" });
     const investor = b.investorAddress;
     const [o, invested, tokensOwed, claimed, investorSide] = await Promise.all([
       escrow.offering(id),
@@ -95,12 +134,23 @@ export const resolveOfferingClaim = defineMethod({
       receiverRestriction(ctx, token, investor),
     ]);
     if (!o.closed || !o.succeeded) {
-      throw preflightError(`Offering ${id} of ${token.symbol} ${o.closed ? "failed: its investors claim their refunds with claimTokens" : "is not closed yet"}`, { field: "offeringId" });
+      throw preflightError(
+        `Offering ${id} of ${token.symbol} ${o.closed ? "failed: its investors claim their refunds with claimTokens" : "is not closed yet"}`,
+        { field: "offeringId" },
+      );
     }
-    if (invested === 0n) throw preflightError(`${investor} did not invest in offering ${id} of ${token.symbol}`, { field: "investorAddress" });
-    if (claimed) throw preflightError(`${investor}'s position in offering ${id} of ${token.symbol} is already settled`, { field: "investorAddress" });
+    if (invested === 0n)
+      throw preflightError(`${investor} did not invest in offering ${id} of ${token.symbol}`, {
+        field: "investorAddress",
+      });
+    if (claimed)
+      throw preflightError(`${investor}'s position in offering ${id} of ${token.symbol} is already settled`, {
+        field: "investorAddress",
+      });
     if (investorSide.code === 0) {
-      throw preflightError(`${investor} can receive ${token.symbol}: it claims its tokens itself (claimTokens)`, { field: "investorAddress" });
+      throw preflightError(`${investor} can receive ${token.symbol}: it claims its tokens itself (claimTokens)`, {
+        field: "investorAddress",
+      });
     }
     const calls =
       b.deliverTo !== undefined

@@ -32,7 +32,9 @@ export const dividendDistribution = defineMethod({
     const token = await authorizedToken(ctx, b.tokenSymbol);
     requireTokenizer(token, b.signerAddress, "distribute dividends");
     if (b.paymentTokenAddress && b.paymentTokenAddress.toLowerCase() !== token.paymentToken.address.toLowerCase()) {
-      throw badRequest(`paymentTokenAddress must be ${token.symbol}'s payment token ${token.paymentToken.address}`, { field: "paymentTokenAddress" });
+      throw badRequest(`paymentTokenAddress must be ${token.symbol}'s payment token ${token.paymentToken.address}`, {
+        field: "paymentTokenAddress",
+      });
     }
     const units = toUnits(b.amount, token.paymentToken.decimals, "amount");
     const payment = erc20(ctx, token.paymentToken.address);
@@ -41,7 +43,10 @@ export const dividendDistribution = defineMethod({
       payment.balanceOf(b.signerAddress),
       securityToken(ctx, token).totalSupply(),
     ]);
-    if (supply === 0n) throw preflightError(`${token.symbol} has no supply yet: there is nobody to distribute to`, { field: "tokenSymbol" });
+    if (supply === 0n)
+      throw preflightError(`${token.symbol} has no supply yet: there is nobody to distribute to`, {
+        field: "tokenSymbol",
+      });
     if (allowance < units) {
       throw preflightError("Insufficient allowance to distribute dividends", {
         field: "amount",
@@ -51,7 +56,9 @@ export const dividendDistribution = defineMethod({
       });
     }
     if (balance < units) {
-      throw preflightError(`Insufficient ${token.paymentToken.symbol} balance to distribute ${b.amount}`, { field: "amount" });
+      throw preflightError(`Insufficient ${token.paymentToken.symbol} balance to distribute ${b.amount}`, {
+        field: "amount",
+      });
     }
     return {
       signer: b.signerAddress,
@@ -62,7 +69,11 @@ export const dividendDistribution = defineMethod({
           description: `distribute ${b.amount} ${token.paymentToken.symbol} to ${token.symbol} holders`,
         },
       ],
-      info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, paymentToken: token.paymentToken.symbol },
+      info: {
+        tokenizerEmail: token.tokenizerEmail,
+        tokenSymbol: token.symbol,
+        paymentToken: token.paymentToken.symbol,
+      },
       record: { tokenSymbol: token.symbol },
     };
   },
@@ -83,7 +94,8 @@ export const claimDividends = defineMethod({
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);
     const withdrawable = await securityToken(ctx, token).withdrawableDividendOf(b.signerAddress);
-    if (withdrawable === 0n) throw preflightError(`${b.signerAddress} has no ${token.symbol} dividends to claim`, { field: "signerAddress" });
+    if (withdrawable === 0n)
+      throw preflightError(`${b.signerAddress} has no ${token.symbol} dividends to claim`, { field: "signerAddress" });
     return {
       signer: b.signerAddress,
       calls: [
@@ -93,7 +105,11 @@ export const claimDividends = defineMethod({
           description: `claim ${fromUnits(withdrawable, token.paymentToken.decimals)} ${token.paymentToken.symbol} of dividends`,
         },
       ],
-      info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, withdrawable: fromUnits(withdrawable, token.paymentToken.decimals) },
+      info: {
+        tokenizerEmail: token.tokenizerEmail,
+        tokenSymbol: token.symbol,
+        withdrawable: fromUnits(withdrawable, token.paymentToken.decimals),
+      },
       record: { tokenSymbol: token.symbol },
     };
   },

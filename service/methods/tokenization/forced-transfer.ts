@@ -14,10 +14,17 @@ import { receiverRestriction, restrictionError } from "../../domains/tokenizatio
 const body = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
-  from: address.meta({ description: "The holder the tokens are taken from (its consent, whitelist status and freezes are not needed)" }),
+  from: address.meta({
+    description: "The holder the tokens are taken from (its consent, whitelist status and freezes are not needed)",
+  }),
   to: address.meta({ description: "The receiver: must be whitelisted and not frozen" }),
   amount: decimalAmount,
-  reason: z.string().trim().max(500).optional().meta({ description: "Why (a court order's reference, …): kept with the batch" }),
+  reason: z
+    .string()
+    .trim()
+    .max(500)
+    .optional()
+    .meta({ description: "Why (a court order's reference, …): kept with the batch" }),
 });
 type Body = z.infer<typeof body>;
 
@@ -44,9 +51,18 @@ export const forcedTransfer = defineMethod({
     ]);
     const shown = (v: bigint) => fromUnits(v, token.decimals);
     if (balance < units) {
-      throw preflightError(`Insufficient ${token.symbol} balance: ${b.from} holds ${shown(balance)}, the transfer takes ${b.amount}`, { field: "amount", balance: shown(balance) });
+      throw preflightError(
+        `Insufficient ${token.symbol} balance: ${b.from} holds ${shown(balance)}, the transfer takes ${b.amount}`,
+        { field: "amount", balance: shown(balance) },
+      );
     }
-    if (receiver.code !== 0) throw restrictionError(token, receiver, { from: "from", to: "to" }, `${b.to} cannot receive ${token.symbol}: ${receiver.message}`);
+    if (receiver.code !== 0)
+      throw restrictionError(
+        token,
+        receiver,
+        { from: "from", to: "to" },
+        `${b.to} cannot receive ${token.symbol}: ${receiver.message}`,
+      );
     const unfrozen = balance > frozen ? balance - frozen : 0n;
     const frozenTaken = units > unfrozen ? units - unfrozen : 0n;
     return {
@@ -58,7 +74,12 @@ export const forcedTransfer = defineMethod({
           description: `force a transfer of ${b.amount} ${token.symbol} from ${b.from} to ${b.to}`,
         },
       ],
-      info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, frozenTaken: shown(frozenTaken), frozenAfter: shown(frozen - frozenTaken) },
+      info: {
+        tokenizerEmail: token.tokenizerEmail,
+        tokenSymbol: token.symbol,
+        frozenTaken: shown(frozenTaken),
+        frozenAfter: shown(frozen - frozenTaken),
+      },
       record: { tokenSymbol: token.symbol, reason: b.reason ?? null },
     };
   },

@@ -18,8 +18,15 @@ const holderFields = {
 
 const freezeBody = z.object({
   ...holderFields,
-  amount: decimalAmount.meta({ description: "Token amount (human units): added to the frozen amount, or the new frozen amount with mode set" }),
-  mode: z.enum(["add", "set"]).default("add").meta({ description: "add (default): freezePartialTokens; set: ERC-7943 setFrozenTokens, overwriting (0 unfreezes all)" }),
+  amount: decimalAmount.meta({
+    description: "Token amount (human units): added to the frozen amount, or the new frozen amount with mode set",
+  }),
+  mode: z
+    .enum(["add", "set"])
+    .default("add")
+    .meta({
+      description: "add (default): freezePartialTokens; set: ERC-7943 setFrozenTokens, overwriting (0 unfreezes all)",
+    }),
 });
 type FreezeBody = z.infer<typeof freezeBody>;
 
@@ -35,9 +42,15 @@ export const freezeTokens = defineMethod({
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "FREEZER_ROLE");
     const units = toUnits(b.amount, token.decimals, "amount", { allowZero: b.mode === "set" });
     const contract = securityToken(ctx, token);
-    const [frozen, balance] = await Promise.all([contract.getFrozenTokens(b.investorAddress), contract.balanceOf(b.investorAddress)]);
+    const [frozen, balance] = await Promise.all([
+      contract.getFrozenTokens(b.investorAddress),
+      contract.balanceOf(b.investorAddress),
+    ]);
     const after = b.mode === "set" ? units : frozen + units;
-    if (after > MAX_UINT256) throw preflightError(`amount would take the frozen amount of ${b.investorAddress} above uint256`, { field: "amount" });
+    if (after > MAX_UINT256)
+      throw preflightError(`amount would take the frozen amount of ${b.investorAddress} above uint256`, {
+        field: "amount",
+      });
     const data =
       b.mode === "set"
         ? securityTokenInterface.encodeFunctionData("setFrozenTokens", [b.investorAddress, units])
@@ -45,15 +58,30 @@ export const freezeTokens = defineMethod({
     const shown = (v: bigint) => fromUnits(v, token.decimals);
     return {
       signer: b.signerAddress,
-      calls: [{ to: token.tokenAddress, data, description: `freeze ${shown(after)} ${token.symbol} of ${b.investorAddress} (was ${shown(frozen)})` }],
-      info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, frozenBefore: shown(frozen), frozenAfter: shown(after), tokenBalance: shown(balance) },
+      calls: [
+        {
+          to: token.tokenAddress,
+          data,
+          description: `freeze ${shown(after)} ${token.symbol} of ${b.investorAddress} (was ${shown(frozen)})`,
+        },
+      ],
+      info: {
+        tokenizerEmail: token.tokenizerEmail,
+        tokenSymbol: token.symbol,
+        frozenBefore: shown(frozen),
+        frozenAfter: shown(after),
+        tokenBalance: shown(balance),
+      },
       record: { tokenSymbol: token.symbol },
     };
   },
   onConfirmed: recordEventsOfRecordedToken(),
 });
 
-const unfreezeBody = z.object({ ...holderFields, amount: decimalAmount.meta({ description: "Token amount (human units) taken off the frozen amount" }) });
+const unfreezeBody = z.object({
+  ...holderFields,
+  amount: decimalAmount.meta({ description: "Token amount (human units) taken off the frozen amount" }),
+});
 type UnfreezeBody = z.infer<typeof unfreezeBody>;
 
 /** Lowers a holder's frozen amount. FREEZER_ROLE. */
@@ -70,7 +98,10 @@ export const unfreezeTokens = defineMethod({
     const frozen = await securityToken(ctx, token).getFrozenTokens(b.investorAddress);
     const shown = (v: bigint) => fromUnits(v, token.decimals);
     if (units > frozen) {
-      throw preflightError(`${b.investorAddress} has only ${shown(frozen)} ${token.symbol} frozen, less than ${b.amount}`, { field: "amount", frozenAmount: shown(frozen) });
+      throw preflightError(
+        `${b.investorAddress} has only ${shown(frozen)} ${token.symbol} frozen, less than ${b.amount}`,
+        { field: "amount", frozenAmount: shown(frozen) },
+      );
     }
     return {
       signer: b.signerAddress,
@@ -81,7 +112,12 @@ export const unfreezeTokens = defineMethod({
           description: `unfreeze ${b.amount} ${token.symbol} of ${b.investorAddress}`,
         },
       ],
-      info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, frozenBefore: shown(frozen), frozenAfter: shown(frozen - units) },
+      info: {
+        tokenizerEmail: token.tokenizerEmail,
+        tokenSymbol: token.symbol,
+        frozenBefore: shown(frozen),
+        frozenAfter: shown(frozen - units),
+      },
       record: { tokenSymbol: token.symbol },
     };
   },
@@ -106,7 +142,10 @@ export const freezeAddress = defineMethod({
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "FREEZER_ROLE");
     const frozen = await securityToken(ctx, token).isFrozen(b.investorAddress);
     if (frozen === b.freeze) {
-      throw preflightError(`${b.investorAddress} is already ${frozen ? "frozen" : "not frozen"} on ${token.symbol}`, { field: "freeze", addressFrozen: frozen });
+      throw preflightError(`${b.investorAddress} is already ${frozen ? "frozen" : "not frozen"} on ${token.symbol}`, {
+        field: "freeze",
+        addressFrozen: frozen,
+      });
     }
     return {
       signer: b.signerAddress,

@@ -53,15 +53,27 @@ export const mintToken = defineMethod({
       if (!investorAddress) {
         // E-mail only: the wallet this service knows for the investor, KYC-cleared when KYC was asked.
         const email = u.investorEmail ?? u.email;
-        if (!email) throw badRequest(`userToMint.${i}.investorAddress or userToMint.${i}.investorEmail is required`, { field: `userToMint.${i}.investorAddress` });
-        known = await knownWallet(ctx, { email, field: `userToMint.${i}.${u.investorEmail ? "investorEmail" : "email"}`, purpose: "mint", token });
+        if (!email)
+          throw badRequest(`userToMint.${i}.investorAddress or userToMint.${i}.investorEmail is required`, {
+            field: `userToMint.${i}.investorAddress`,
+          });
+        known = await knownWallet(ctx, {
+          email,
+          field: `userToMint.${i}.${u.investorEmail ? "investorEmail" : "email"}`,
+          purpose: "mint",
+          token,
+        });
         investorAddress = known.address;
       }
       // Only the names the request gives are recorded with the mint: a KYC record's stay sealed in it (reads show them from there).
       entries.push({ ...u, investorAddress, units, name: u.name, surname: u.surname });
     }
 
-    const [supply, reserved, cap] = await Promise.all([contract.totalSupply(), contract.reservedSupply(), contract.supplyCap()]);
+    const [supply, reserved, cap] = await Promise.all([
+      contract.totalSupply(),
+      contract.reservedSupply(),
+      contract.supplyCap(),
+    ]);
     const total = entries.reduce((s, e) => s + e.units, 0n);
     if (cap > 0n && supply + reserved + total > cap) {
       throw preflightError(
@@ -74,9 +86,12 @@ export const mintToken = defineMethod({
     for (const [i, e] of entries.entries()) {
       if (await contract.isWhitelisted(e.investorAddress)) continue;
       if (!e.needWhitelist) {
-        throw preflightError(`userToMint.${i}.investorAddress ${e.investorAddress} is not whitelisted and needWhitelist is false`, {
-          field: `userToMint.${i}.needWhitelist`,
-        });
+        throw preflightError(
+          `userToMint.${i}.investorAddress ${e.investorAddress} is not whitelisted and needWhitelist is false`,
+          {
+            field: `userToMint.${i}.needWhitelist`,
+          },
+        );
       }
       if (!toWhitelist.includes(e.investorAddress)) toWhitelist.push(e.investorAddress);
     }
@@ -91,7 +106,10 @@ export const mintToken = defineMethod({
     } else if (toWhitelist.length > 1) {
       calls.push({
         to: token.tokenAddress,
-        data: securityTokenInterface.encodeFunctionData("setWhitelistedBatch", [toWhitelist, toWhitelist.map(() => true)]),
+        data: securityTokenInterface.encodeFunctionData("setWhitelistedBatch", [
+          toWhitelist,
+          toWhitelist.map(() => true),
+        ]),
         description: `whitelist ${toWhitelist.length} investors`,
       });
     }
@@ -107,7 +125,11 @@ export const mintToken = defineMethod({
     return {
       signer: b.signerAddress,
       calls,
-      info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, investorEmail: emails.length === 0 ? undefined : emails.length === 1 ? emails[0] : emails },
+      info: {
+        tokenizerEmail: token.tokenizerEmail,
+        tokenSymbol: token.symbol,
+        investorEmail: emails.length === 0 ? undefined : emails.length === 1 ? emails[0] : emails,
+      },
       record: {
         tokenSymbol: token.symbol,
         investors: entries.map((e) => ({
@@ -124,6 +146,17 @@ export const mintToken = defineMethod({
 
 /** Request facts about the investors named in a batch record, keyed by lower-case address. */
 export function investorHints(record: Record<string, unknown>) {
-  const list = (record.investors ?? []) as { address: string; email: string | null; firstName?: string | null; lastName?: string | null; investorType?: string | null }[];
-  return new Map(list.map((i) => [i.address.toLowerCase(), { email: i.email, firstName: i.firstName, lastName: i.lastName, investorType: i.investorType }]));
+  const list = (record.investors ?? []) as {
+    address: string;
+    email: string | null;
+    firstName?: string | null;
+    lastName?: string | null;
+    investorType?: string | null;
+  }[];
+  return new Map(
+    list.map((i) => [
+      i.address.toLowerCase(),
+      { email: i.email, firstName: i.firstName, lastName: i.lastName, investorType: i.investorType },
+    ]),
+  );
 }

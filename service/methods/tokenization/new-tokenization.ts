@@ -16,7 +16,16 @@ import { paymentAsset } from "../../domains/tokenization/tokens";
 import { tokenizerInfoView } from "../../domains/tokenization/views";
 import { RecordsRefused } from "../../engine/records-refused";
 
-export const TOKEN_TYPES = ["EQUITY", "DEBT", "BILL_FACTORING", "ICO", "STABLECOIN", "REVENUE_SHARE", "RWA_TOKEN", "PROFIT_SHARING"] as const;
+export const TOKEN_TYPES = [
+  "EQUITY",
+  "DEBT",
+  "BILL_FACTORING",
+  "ICO",
+  "STABLECOIN",
+  "REVENUE_SHARE",
+  "RWA_TOKEN",
+  "PROFIT_SHARING",
+] as const;
 
 const preMint = z.object({
   amount: decimalAmount,
@@ -28,16 +37,32 @@ const initialHolder = z.object({ walletAddress: address.optional(), email: email
 const body = z.object({
   ...signerFields,
   tokenizerEmail: email,
-  name: z.string().trim().min(1).max(100).optional().meta({ description: "Company or asset name (CLI-3 sends tokenName)" }),
+  name: z
+    .string()
+    .trim()
+    .min(1)
+    .max(100)
+    .optional()
+    .meta({ description: "Company or asset name (CLI-3 sends tokenName)" }),
   tokenName: z.string().trim().min(1).max(100).optional(),
   tokenizerCompanyName: z.string().trim().min(1).max(100).optional(),
-  tokenSymbol: z.string().trim().regex(/^[A-Z0-9]{2,5}$/, "must be 2 to 5 characters A-Z or 0-9").optional(),
-  symbol: z.string().trim().regex(/^[A-Z0-9]{2,5}$/, "must be 2 to 5 characters A-Z or 0-9").optional(),
+  tokenSymbol: z
+    .string()
+    .trim()
+    .regex(/^[A-Z0-9]{2,5}$/, "must be 2 to 5 characters A-Z or 0-9")
+    .optional(),
+  symbol: z
+    .string()
+    .trim()
+    .regex(/^[A-Z0-9]{2,5}$/, "must be 2 to 5 characters A-Z or 0-9")
+    .optional(),
   tokenType: z.enum(TOKEN_TYPES).default("EQUITY"),
   supplyCap: decimalAmount.default("0").meta({ description: "Maximum supply in whole tokens; 0 = no cap" }),
   url: z.string().trim().max(2048).default(""),
   decimals: integerString.optional().meta({ description: "Token decimals, 0-18 (default 18)" }),
-  tokenizerAddress: address.optional().meta({ description: "Company wallet shown in the token record (default: signer)" }),
+  tokenizerAddress: address
+    .optional()
+    .meta({ description: "Company wallet shown in the token record (default: signer)" }),
   paymentTokenAddress: address.optional(),
   paymentTokenSymbol: z.enum(["USDC", "USDT", "USDt"]).optional(),
   preMints: z.array(preMint).default([]),
@@ -77,25 +102,33 @@ export const newTokenization = defineMethod({
     const tokenName = b.tokenName ?? b.name;
     if (!tokenName) throw badRequest("name is required", { field: "name" });
     const decimals = b.decimals === undefined ? 18 : Number(b.decimals);
-    if (!Number.isInteger(decimals) || decimals > 18) throw badRequest("decimals must be an integer from 0 to 18", { field: "decimals" });
+    if (!Number.isInteger(decimals) || decimals > 18)
+      throw badRequest("decimals must be an integer from 0 to 18", { field: "decimals" });
 
     const existing = await ctx.services.tokens.bySymbol(symbol);
     if (existing) throw preflightError(`Token symbol ${symbol} already exists`, { field: "tokenSymbol" });
     const owners = await ctx.services.tokens.emailKeys(b.tokenizerEmail);
     if (owners.length && !owners.includes(ctx.apiKey!.id)) {
-      throw forbidden(`tokenizerEmail ${b.tokenizerEmail} belongs to another API key; the operator can bind it to this key (npm run admin -- keys bind-email)`, {
-        field: "tokenizerEmail",
-      });
+      throw forbidden(
+        `tokenizerEmail ${b.tokenizerEmail} belongs to another API key; the operator can bind it to this key (npm run admin -- keys bind-email)`,
+        {
+          field: "tokenizerEmail",
+        },
+      );
     }
-    if (b.tokenizerAddress === ZeroAddress) throw badRequest("tokenizerAddress must not be the zero address", { field: "tokenizerAddress" });
+    if (b.tokenizerAddress === ZeroAddress)
+      throw badRequest("tokenizerAddress must not be the zero address", { field: "tokenizerAddress" });
 
     const payment = resolvePaymentToken(ctx, b);
     const supplyCap = toUnits(b.supplyCap, decimals, "supplyCap", { allowZero: true });
 
     if (b.preMints.length !== b.initialHolders.length && b.initialHolders.length > 0) {
-      throw badRequest(`initialHolders must pair with preMints (got ${b.initialHolders.length} holders for ${b.preMints.length} preMints)`, {
-        field: "initialHolders",
-      });
+      throw badRequest(
+        `initialHolders must pair with preMints (got ${b.initialHolders.length} holders for ${b.preMints.length} preMints)`,
+        {
+          field: "initialHolders",
+        },
+      );
     }
     const holders = [];
     for (const [i, p] of b.preMints.entries()) {
@@ -103,7 +136,10 @@ export const newTokenization = defineMethod({
       const email = b.initialHolders[i]?.email ?? p.investorEmail ?? null;
       let wallet = b.initialHolders[i]?.walletAddress ?? p.investorAddress;
       if (!wallet) {
-        if (!email) throw badRequest(`initialHolders.${i}.walletAddress is required to premint`, { field: `initialHolders.${i}.walletAddress` });
+        if (!email)
+          throw badRequest(`initialHolders.${i}.walletAddress is required to premint`, {
+            field: `initialHolders.${i}.walletAddress`,
+          });
         // E-mail only: the wallet known for the investor in the key's scope (KYC-approved when KYC was asked).
         const field = b.initialHolders[i]?.email ? `initialHolders.${i}.email` : `preMints.${i}.investorEmail`;
         wallet = (await knownWallet(ctx, { email, field, purpose: "premint" })).address;
@@ -112,7 +148,9 @@ export const newTokenization = defineMethod({
     }
     const initialSupply = holders.reduce((sum, h) => sum + h.amount, 0n);
     if (supplyCap > 0n && initialSupply > supplyCap) {
-      throw preflightError(`preMints total ${fromUnits(initialSupply, decimals)} exceeds supplyCap ${b.supplyCap}`, { field: "preMints" });
+      throw preflightError(`preMints total ${fromUnits(initialSupply, decimals)} exceeds supplyCap ${b.supplyCap}`, {
+        field: "preMints",
+      });
     }
 
     const data = tokenFactoryInterface.encodeFunctionData("newTokenization", [
@@ -191,7 +229,14 @@ export const newTokenization = defineMethod({
       );
     }
     if (batch.apiKeyId) await batch.services.tokens.claimEmail(tx, r.tokenizerEmail, batch.apiKeyId);
-    await emitEvent(tx, { type: "token.created", apiKeyId: batch.apiKeyId, txId: batch.txId, chainId: batch.chain.chainId, hash: receipt.hash, data: tokenizerInfoView(stored) });
+    await emitEvent(tx, {
+      type: "token.created",
+      apiKeyId: batch.apiKeyId,
+      txId: batch.txId,
+      chainId: batch.chain.chainId,
+      hash: receipt.hash,
+      data: tokenizerInfoView(stored),
+    });
     const emails = new Map(r.holders.map((h) => [h.address.toLowerCase(), h.email]));
     await recordTokenEvents(tx, batch, stored, emails);
   },
@@ -216,7 +261,8 @@ function resolvePaymentToken(ctx: Parameters<typeof paymentAsset>[0], b: Body) {
   if (b.paymentTokenAddress) {
     const c = ctx.chain.deployment.contracts;
     const match = [c.USDC, c.USDT].find((a) => a?.toLowerCase() === b.paymentTokenAddress!.toLowerCase());
-    if (!match) throw badRequest("paymentTokenAddress must be the chain's USDC or USDT", { field: "paymentTokenAddress" });
+    if (!match)
+      throw badRequest("paymentTokenAddress must be the chain's USDC or USDT", { field: "paymentTokenAddress" });
     return paymentAsset(ctx, match === c.USDC ? "USDC" : "USDT", "paymentTokenAddress");
   }
   return paymentAsset(ctx, b.paymentTokenSymbol ?? "USDC", "paymentTokenSymbol");

@@ -26,11 +26,22 @@ function pauseMethod(pause: boolean): MethodDefinition<Body> {
     async plan(ctx, b) {
       const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "PAUSER_ROLE");
       if ((await securityToken(ctx, token).paused()) === pause) {
-        throw preflightError(`${token.symbol} is already ${pause ? "paused" : "running (not paused)"}`, { field: "tokenSymbol", paused: pause });
+        throw preflightError(`${token.symbol} is already ${pause ? "paused" : "running (not paused)"}`, {
+          field: "tokenSymbol",
+          paused: pause,
+        });
       }
       return {
         signer: b.signerAddress,
-        calls: [{ to: token.tokenAddress, data: pause ? securityTokenInterface.encodeFunctionData("pause") : securityTokenInterface.encodeFunctionData("unpause"), description: `${verb} ${token.symbol}` }],
+        calls: [
+          {
+            to: token.tokenAddress,
+            data: pause
+              ? securityTokenInterface.encodeFunctionData("pause")
+              : securityTokenInterface.encodeFunctionData("unpause"),
+            description: `${verb} ${token.symbol}`,
+          },
+        ],
         info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, paused: pause },
         record: { tokenSymbol: token.symbol },
       };

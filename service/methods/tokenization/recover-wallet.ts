@@ -18,7 +18,9 @@ const body = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
   lostWallet: address.meta({ description: "The wallet whose keys the investor lost" }),
-  newWallet: address.meta({ description: "The investor's new wallet: receives the balance, frozen amount and unclaimed dividends" }),
+  newWallet: address.meta({
+    description: "The investor's new wallet: receives the balance, frozen amount and unclaimed dividends",
+  }),
   investorEmail: email.optional().meta({ description: "Recorded for the new wallet (default: the lost wallet's)" }),
 });
 type Body = z.infer<typeof body>;
@@ -47,20 +49,34 @@ export const recoverWallet = defineMethod({
       contract.isFrozen(b.newWallet),
     ]);
     if (balance === 0n && frozen === 0n && withdrawable === 0n) {
-      throw preflightError(`${b.lostWallet} holds no ${token.symbol}, frozen amount or unclaimed dividend to recover`, { field: "lostWallet" });
+      throw preflightError(`${b.lostWallet} holds no ${token.symbol}, frozen amount or unclaimed dividend to recover`, {
+        field: "lostWallet",
+      });
     }
-    if (newFrozen) throw preflightError(`${b.newWallet} is frozen on ${token.symbol}: unfreeze it first`, { field: "newWallet", restrictionCode: 5, restriction: "RECEIVER_FROZEN" });
+    if (newFrozen)
+      throw preflightError(`${b.newWallet} is frozen on ${token.symbol}: unfreeze it first`, {
+        field: "newWallet",
+        restrictionCode: 5,
+        restriction: "RECEIVER_FROZEN",
+      });
     const isTokenizer = b.signerAddress.toLowerCase() === token.tokenizerAddress.toLowerCase();
     if (!whitelisted && !isTokenizer) {
-      throw preflightError(`${b.newWallet} is not whitelisted for ${token.symbol}: the tokenizer must whitelist it before the recovery`, {
-        field: "newWallet",
-        restrictionCode: 3,
-        restriction: "RECEIVER_NOT_WHITELISTED",
-      });
+      throw preflightError(
+        `${b.newWallet} is not whitelisted for ${token.symbol}: the tokenizer must whitelist it before the recovery`,
+        {
+          field: "newWallet",
+          restrictionCode: 3,
+          restriction: "RECEIVER_NOT_WHITELISTED",
+        },
+      );
     }
     const calls = [];
     if (!whitelisted) {
-      calls.push({ to: token.tokenAddress, data: securityTokenInterface.encodeFunctionData("setWhitelisted", [b.newWallet, true]), description: `whitelist ${b.newWallet}` });
+      calls.push({
+        to: token.tokenAddress,
+        data: securityTokenInterface.encodeFunctionData("setWhitelisted", [b.newWallet, true]),
+        description: `whitelist ${b.newWallet}`,
+      });
     }
     calls.push({
       to: token.tokenAddress,

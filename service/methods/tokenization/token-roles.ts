@@ -6,16 +6,32 @@ import { signerFields } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod, type MethodDefinition } from "../types";
 import { ACCESS } from "../../auth/access-rules";
-import { holdsTokenRole, parseTokenRole, TOKEN_ROLE_NAMES, TOKEN_ROLES, tokenForRoleHolder, type TokenRole } from "../../domains/tokenization/roles";
+import {
+  holdsTokenRole,
+  parseTokenRole,
+  TOKEN_ROLE_NAMES,
+  TOKEN_ROLES,
+  tokenForRoleHolder,
+  type TokenRole,
+} from "../../domains/tokenization/roles";
 
 const role = z
   .string({ error: (i) => (i.input === undefined ? "is required" : "must be a role name") })
   .transform((v, ctx) => {
     const parsed = parseTokenRole(v);
-    if (!parsed) ctx.addIssue({ code: "custom", message: `must be one of ${TOKEN_ROLE_NAMES.join(", ")} (or freezer, enforcer, recovery, pauser, admin)` });
+    if (!parsed)
+      ctx.addIssue({
+        code: "custom",
+        message: `must be one of ${TOKEN_ROLE_NAMES.join(", ")} (or freezer, enforcer, recovery, pauser, admin)`,
+      });
     return parsed as TokenRole;
   })
-  .meta({ type: "string", enum: [...TOKEN_ROLE_NAMES], description: "FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE, PAUSER_ROLE or DEFAULT_ADMIN_ROLE (case-insensitive; the _ROLE suffix may be left out, admin for DEFAULT_ADMIN_ROLE)" });
+  .meta({
+    type: "string",
+    enum: [...TOKEN_ROLE_NAMES],
+    description:
+      "FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE, PAUSER_ROLE or DEFAULT_ADMIN_ROLE (case-insensitive; the _ROLE suffix may be left out, admin for DEFAULT_ADMIN_ROLE)",
+  });
 
 const body = z.object({
   ...signerFields,
@@ -30,17 +46,25 @@ function roleMethod(grant: boolean): MethodDefinition<Body> {
   return defineMethod({
     name: grant ? "grantTokenRole" : "revokeTokenRole",
     area: "tokenization",
-    summary: grant ? "Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE" : "Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE",
+    summary: grant
+      ? "Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE"
+      : "Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE",
     body,
     access: ACCESS.keyMethod,
     signerOf: (b: Body) => b.signerAddress,
     async plan(ctx, b) {
       const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "DEFAULT_ADMIN_ROLE");
       if (b.account.toLowerCase() === token.tokenizerAddress.toLowerCase()) {
-        throw badRequest(`account is ${token.symbol}'s tokenizer, which holds every role and cannot lose them`, { field: "account" });
+        throw badRequest(`account is ${token.symbol}'s tokenizer, which holds every role and cannot lose them`, {
+          field: "account",
+        });
       }
       const holds = await holdsTokenRole(ctx, token, b.role, b.account);
-      if (holds === grant) throw preflightError(`${b.account} ${grant ? "already holds" : "does not hold"} ${b.role} on ${token.symbol}`, { field: "account", role: b.role });
+      if (holds === grant)
+        throw preflightError(`${b.account} ${grant ? "already holds" : "does not hold"} ${b.role} on ${token.symbol}`, {
+          field: "account",
+          role: b.role,
+        });
       return {
         signer: b.signerAddress,
         calls: [
@@ -52,7 +76,13 @@ function roleMethod(grant: boolean): MethodDefinition<Body> {
             description: `${grant ? "grant" : "revoke"} ${b.role} ${grant ? "to" : "from"} ${b.account} on ${token.symbol}`,
           },
         ],
-        info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, role: b.role, account: b.account, allows: TOKEN_ROLES[b.role].allows },
+        info: {
+          tokenizerEmail: token.tokenizerEmail,
+          tokenSymbol: token.symbol,
+          role: b.role,
+          account: b.account,
+          allows: TOKEN_ROLES[b.role].allows,
+        },
         record: { tokenSymbol: token.symbol },
       };
     },

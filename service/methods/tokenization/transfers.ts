@@ -9,7 +9,11 @@ import { defineMethod, type MethodContext } from "../types";
 import { ACCESS } from "../../auth/access-rules";
 import { fromUnits, toUnits } from "../../model/units";
 import { erc20, resolveAsset, securityToken, type Asset } from "../../domains/tokenization/tokens";
-import { restrictionError, transferRestriction, type TransferRestriction } from "../../domains/tokenization/restrictions";
+import {
+  restrictionError,
+  transferRestriction,
+  type TransferRestriction,
+} from "../../domains/tokenization/restrictions";
 
 const erc20Interface = IERC20Metadata__factory.createInterface();
 
@@ -18,14 +22,25 @@ const erc20Interface = IERC20Metadata__factory.createInterface();
  * and freezes of both sides, frozen tokens): the errors a user can act on, before signing. A refusal carries the token's
  * restriction code, name and message in details.
  */
-async function checkTransfer(ctx: MethodContext, asset: Asset, from: string, to: string, units: bigint, amount: string, fields = { from: "from", to: "to" }) {
+async function checkTransfer(
+  ctx: MethodContext,
+  asset: Asset,
+  from: string,
+  to: string,
+  units: bigint,
+  amount: string,
+  fields = { from: "from", to: "to" },
+) {
   const balance = await erc20(ctx, asset.address).balanceOf(from);
   if (balance < units) {
-    throw preflightError(`Insufficient ${asset.symbol} balance: ${from} holds ${fromUnits(balance, asset.decimals)}, needs ${amount}`, {
-      field: "amount",
-      balance: balance.toString(),
-      ...(asset.token ? { restrictionCode: 6, restriction: "INSUFFICIENT_BALANCE" } : {}),
-    });
+    throw preflightError(
+      `Insufficient ${asset.symbol} balance: ${from} holds ${fromUnits(balance, asset.decimals)}, needs ${amount}`,
+      {
+        field: "amount",
+        balance: balance.toString(),
+        ...(asset.token ? { restrictionCode: 6, restriction: "INSUFFICIENT_BALANCE" } : {}),
+      },
+    );
   }
   if (!asset.token) return;
   const r = await transferRestriction(ctx, asset.token, from, to, units);
@@ -63,10 +78,19 @@ export const transferTo = defineMethod({
     if (!to) throw preflightError("to is required", { field: "to" });
     const asset = await resolveAsset(ctx, b.tokenSymbol);
     const units = toUnits(b.amount, asset.decimals, "amount");
-    await checkTransfer(ctx, asset, b.signerAddress, to, units, b.amount, { from: "signerAddress", to: b.to ? "to" : "recipientAddress" });
+    await checkTransfer(ctx, asset, b.signerAddress, to, units, b.amount, {
+      from: "signerAddress",
+      to: b.to ? "to" : "recipientAddress",
+    });
     return {
       signer: b.signerAddress,
-      calls: [{ to: asset.address, data: erc20Interface.encodeFunctionData("transfer", [to, units]), description: `transfer ${b.amount} ${asset.symbol} to ${to}` }],
+      calls: [
+        {
+          to: asset.address,
+          data: erc20Interface.encodeFunctionData("transfer", [to, units]),
+          description: `transfer ${b.amount} ${asset.symbol} to ${to}`,
+        },
+      ],
       info: { tokenSymbol: asset.symbol, tokenizerEmail: asset.token?.tokenizerEmail },
       record: { tokenSymbol: asset.token?.symbol },
     };
@@ -96,10 +120,13 @@ export const transferFrom = defineMethod({
     const units = toUnits(b.amount, asset.decimals, "amount");
     const allowance = await erc20(ctx, asset.address).allowance(b.from, b.signerAddress);
     if (allowance < units) {
-      throw preflightError(`Insufficient allowance: ${b.from} approved ${b.signerAddress} for ${fromUnits(allowance, asset.decimals)} ${asset.symbol}, needs ${b.amount}`, {
-        field: "amount",
-        allowance: allowance.toString(),
-      });
+      throw preflightError(
+        `Insufficient allowance: ${b.from} approved ${b.signerAddress} for ${fromUnits(allowance, asset.decimals)} ${asset.symbol}, needs ${b.amount}`,
+        {
+          field: "amount",
+          allowance: allowance.toString(),
+        },
+      );
     }
     await checkTransfer(ctx, asset, b.from, b.to, units, b.amount);
     return {
@@ -148,14 +175,21 @@ export const approve = defineMethod({
     const spender = b.spenderAddress ?? b.spender;
     if (!spender) throw preflightError("Missing spender address parameter", { field: "spenderAddress" });
     if (b.investorAddress && b.investorAddress !== b.signerAddress) {
-      throw preflightError("investorAddress (the owner) must be the signerAddress: an allowance is granted by its owner", { field: "investorAddress" });
+      throw preflightError(
+        "investorAddress (the owner) must be the signerAddress: an allowance is granted by its owner",
+        { field: "investorAddress" },
+      );
     }
     const asset = await resolveAsset(ctx, b.tokenSymbol);
     const units = toUnits(b.amount, asset.decimals, "amount", { allowZero: true });
     const current = await erc20(ctx, asset.address).allowance(b.signerAddress, spender);
     const calls = [];
     if (current > 0n && current !== units && units > 0n) {
-      calls.push({ to: asset.address, data: erc20Interface.encodeFunctionData("approve", [spender, 0n]), description: `reset the ${asset.symbol} allowance of ${spender} to 0` });
+      calls.push({
+        to: asset.address,
+        data: erc20Interface.encodeFunctionData("approve", [spender, 0n]),
+        description: `reset the ${asset.symbol} allowance of ${spender} to 0`,
+      });
     }
     calls.push({
       to: asset.address,
@@ -166,7 +200,11 @@ export const approve = defineMethod({
     return {
       signer: b.signerAddress,
       calls,
-      info: { tokenSymbol: asset.symbol, tokenizerEmail: asset.token?.tokenizerEmail ?? b.tokenizerEmail, spenderAddress: spender },
+      info: {
+        tokenSymbol: asset.symbol,
+        tokenizerEmail: asset.token?.tokenizerEmail ?? b.tokenizerEmail,
+        spenderAddress: spender,
+      },
       record: { tokenSymbol: asset.token?.symbol },
     };
   },
@@ -190,23 +228,39 @@ export const burnToken = defineMethod({
   signerOf: (b: BurnBody) => b.signerAddress,
   async plan(ctx, b) {
     const asset = await resolveAsset(ctx, b.tokenSymbol);
-    if (!asset.token) throw preflightError(`${asset.symbol} cannot be burned through this API`, { field: "tokenSymbol" });
+    if (!asset.token)
+      throw preflightError(`${asset.symbol} cannot be burned through this API`, { field: "tokenSymbol" });
     const units = toUnits(b.amount, asset.decimals, "amount");
     const balance = await erc20(ctx, asset.address).balanceOf(b.signerAddress);
     if (balance < units) {
-      throw preflightError(`Insufficient ${asset.symbol} balance to burn: ${b.signerAddress} holds ${fromUnits(balance, asset.decimals)}`, {
-        field: "amount",
-        restrictionCode: 6,
-        restriction: "INSUFFICIENT_BALANCE",
-      });
+      throw preflightError(
+        `Insufficient ${asset.symbol} balance to burn: ${b.signerAddress} holds ${fromUnits(balance, asset.decimals)}`,
+        {
+          field: "amount",
+          restrictionCode: 6,
+          restriction: "INSUFFICIENT_BALANCE",
+        },
+      );
     }
     // A burn is a holder's move like a transfer (ERC-7943): not while paused, frozen, or off the whitelist.
     const r = await transferRestriction(ctx, asset.token, b.signerAddress, ZeroAddress, units);
-    if (r.code !== 0) throw restrictionError(asset.token, r, { from: "signerAddress", to: "signerAddress" }, `${b.signerAddress} cannot burn ${b.amount} ${asset.symbol}: ${r.message}`);
+    if (r.code !== 0)
+      throw restrictionError(
+        asset.token,
+        r,
+        { from: "signerAddress", to: "signerAddress" },
+        `${b.signerAddress} cannot burn ${b.amount} ${asset.symbol}: ${r.message}`,
+      );
     const token = securityToken(ctx, asset.token);
     return {
       signer: b.signerAddress,
-      calls: [{ to: asset.address, data: token.interface.encodeFunctionData("burn", [units]), description: `burn ${b.amount} ${asset.symbol}` }],
+      calls: [
+        {
+          to: asset.address,
+          data: token.interface.encodeFunctionData("burn", [units]),
+          description: `burn ${b.amount} ${asset.symbol}`,
+        },
+      ],
       info: { tokenSymbol: asset.symbol, tokenizerEmail: asset.token.tokenizerEmail, investorEmail: b.investorEmail },
       record: { tokenSymbol: asset.symbol },
     };

@@ -11,7 +11,9 @@ import { knownWallet } from "../../onboarding/wallets";
 import { authorizedToken, requireTokenizer } from "../../domains/tokenization/tokens";
 
 const entry = z.object({
-  investorAddress: address.optional().meta({ description: "Omit to use the wallet known for investorEmail (KYC-approved when KYC was asked)" }),
+  investorAddress: address
+    .optional()
+    .meta({ description: "Omit to use the wallet known for investorEmail (KYC-approved when KYC was asked)" }),
   investorEmail: email.optional(),
   whitelistStatus: booleanish.default(true).meta({ description: "true whitelists, false blacklists" }),
 });
@@ -48,9 +50,19 @@ export const whitelist = defineMethod({
       let investorAddress = u.investorAddress;
       if (!investorAddress) {
         // E-mail only: the wallet known for the investor; adding it needs KYC clearance, removing it does not.
-        if (!u.investorEmail) throw badRequest(`userToWhitelist.${i}.investorAddress is required`, { field: `userToWhitelist.${i}.investorAddress` });
+        if (!u.investorEmail)
+          throw badRequest(`userToWhitelist.${i}.investorAddress is required`, {
+            field: `userToWhitelist.${i}.investorAddress`,
+          });
         const purpose = u.whitelistStatus ? "whitelist" : "unwhitelist";
-        investorAddress = (await knownWallet(ctx, { email: u.investorEmail, field: `userToWhitelist.${i}.investorEmail`, purpose, token })).address;
+        investorAddress = (
+          await knownWallet(ctx, {
+            email: u.investorEmail,
+            field: `userToWhitelist.${i}.investorEmail`,
+            purpose,
+            token,
+          })
+        ).address;
       }
       entries.push({ ...u, investorAddress });
     }
@@ -63,7 +75,13 @@ export const whitelist = defineMethod({
     const single = entries.length === 1 ? entries[0] : undefined;
     return {
       signer: b.signerAddress,
-      calls: [{ to: token.tokenAddress, data, description: `update the whitelist of ${token.symbol} for ${accounts.length} wallet(s)` }],
+      calls: [
+        {
+          to: token.tokenAddress,
+          data,
+          description: `update the whitelist of ${token.symbol} for ${accounts.length} wallet(s)`,
+        },
+      ],
       info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, investorEmail: single?.investorEmail },
       record: {
         tokenSymbol: token.symbol,
