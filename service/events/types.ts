@@ -27,12 +27,10 @@ const transactionFields = {
   transaction: TransactionView,
 };
 
-export const TransactionEventData = z
-  .strictObject(transactionFields)
-  .meta({
-    id: "TransactionEventData",
-    description: "A transaction of a batch, as get-transaction-status shows it (`transactions[]`)",
-  });
+export const TransactionEventData = z.strictObject(transactionFields).meta({
+  id: "TransactionEventData",
+  description: "A transaction of a batch, as get-transaction-status shows it (`transactions[]`)",
+});
 
 export const TransactionFailedData = z
   .strictObject({
@@ -67,13 +65,11 @@ export const PaymentEventData = z.strictObject({ txId: hash32, payment: PaymentV
 
 const OfferingRecordView = Offering.omit({ status: true, currentAmountRaised: true, availableAmount: true });
 
-export const OfferingCreatedData = z
-  .strictObject({ offering: OfferingRecordView })
-  .meta({
-    id: "OfferingCreatedData",
-    description:
-      "The offering as get-sto-by-id shows it, without the live fields (status, raised, available): read them there",
-  });
+export const OfferingCreatedData = z.strictObject({ offering: OfferingRecordView }).meta({
+  id: "OfferingCreatedData",
+  description:
+    "The offering as get-sto-by-id shows it, without the live fields (status, raised, available): read them there",
+});
 
 export const OfferingClosedData = z
   .strictObject({

@@ -58,14 +58,10 @@ export const WaitInput = z.object({
     .string()
     .regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x + 64 hex characters")
     .meta({ description: "The txId a prepare answered" }),
-  streamToken: z
-    .string()
-    .max(100)
-    .optional()
-    .meta({
-      description:
-        "For a batch prepared without an API key: the streamToken its prepare answered (the proof that lets its events be followed)",
-    }),
+  streamToken: z.string().max(100).optional().meta({
+    description:
+      "For a batch prepared without an API key: the streamToken its prepare answered (the proof that lets its events be followed)",
+  }),
   timeoutSeconds: z
     .number()
     .int()

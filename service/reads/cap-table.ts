@@ -38,12 +38,10 @@ export const CapTable = z
     total: int.meta({ description: "Holders with a non-zero balance at that block" }),
     limit: int,
     offset: int,
-    checkedAgainstChain: z
-      .literal(true)
-      .meta({
-        description:
-          "The page's balances and frozen amounts and the total supply equal balanceOf, getFrozenTokens and totalSupply at that block",
-      }),
+    checkedAgainstChain: z.literal(true).meta({
+      description:
+        "The page's balances and frozen amounts and the total supply equal balanceOf, getFrozenTokens and totalSupply at that block",
+    }),
   })
   .meta({
     id: "CapTable",

@@ -22,14 +22,10 @@ const StreamQuery = z.strictObject({
   txId: responseFields.hash32
     .optional()
     .meta({ description: "Only this batch's events. Without an API key: required, a batch prepared without a key" }),
-  streamToken: z
-    .string()
-    .max(100)
-    .optional()
-    .meta({
-      description:
-        "Without an API key: the streamToken the batch's prepare answered (also accepted as the X-Stream-Token header)",
-    }),
+  streamToken: z.string().max(100).optional().meta({
+    description:
+      "Without an API key: the streamToken the batch's prepare answered (also accepted as the X-Stream-Token header)",
+  }),
   lastEventId: z
     .string()
     .regex(/^\d{1,18}$/, "must be an event id (digits)")

@@ -19,15 +19,10 @@ const DEFAULT_GRACE_SECONDS = 24 * 3600;
 // ---------------------------------------------------------------------------------------------------------------
 // Request schemas
 
-const url = z
-  .string()
-  .trim()
-  .min(1)
-  .max(2048)
-  .meta({
-    description: "Where events are POSTed: https (http and local addresses in the sandbox only)",
-    example: "https://example.com/webhooks/tak",
-  });
+const url = z.string().trim().min(1).max(2048).meta({
+  description: "Where events are POSTed: https (http and local addresses in the sandbox only)",
+  example: "https://example.com/webhooks/tak",
+});
 const eventTypes = z
   .array(z.enum(SUBSCRIBABLE_TYPES as [string, ...string[]]))
   .max(SUBSCRIBABLE_TYPES.length)
@@ -146,12 +141,10 @@ export const WebhookDelivery = z
 
 const DeliveryList = z.strictObject({ deliveries: z.array(WebhookDelivery) }).meta({ id: "WebhookDeliveryList" });
 
-const TestAccepted = z
-  .strictObject({ eventId: z.string(), deliveryId: z.string() })
-  .meta({
-    id: "WebhookTestAccepted",
-    description: "The test event was written; its delivery is listed under …/deliveries",
-  });
+const TestAccepted = z.strictObject({ eventId: z.string(), deliveryId: z.string() }).meta({
+  id: "WebhookTestAccepted",
+  description: "The test event was written; its delivery is listed under …/deliveries",
+});
 
 const Deleted = z.strictObject({ id: z.string(), deleted: z.literal(true) }).meta({ id: "WebhookDeleted" });
 

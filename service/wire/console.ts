@@ -140,12 +140,10 @@ export const ConsoleBatchList = z
 
 const TimelineEntry = z.strictObject({
   at: timestamp,
-  what: z
-    .string()
-    .meta({
-      description:
-        "prepared, sent, broadcast, replaced, confirmed, reorged, failed, completed, payment.settled, … or an operator's action",
-    }),
+  what: z.string().meta({
+    description:
+      "prepared, sent, broadcast, replaced, confirmed, reorged, failed, completed, payment.settled, … or an operator's action",
+  }),
   index: z.number().int().nullable().meta({ description: "The transaction it is about (0-based)" }),
   hash: z.string().nullable(),
   detail: z.string(),

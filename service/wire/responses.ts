@@ -49,13 +49,10 @@ export const ErrorBody = z
           "The request field at fault, where there is one (a dotted path into the body or query, e.g. `userToMint.0.amount`)",
         example: "tokenSymbol",
       }),
-      details: z
-        .record(z.string(), z.unknown())
-        .optional()
-        .meta({
-          description:
-            "What the error is about, e.g. { field, issues: [{ field, message }] } for invalid input, or { transactionIndex }",
-        }),
+      details: z.record(z.string(), z.unknown()).optional().meta({
+        description:
+          "What the error is about, e.g. { field, issues: [{ field, message }] } for invalid input, or { transactionIndex }",
+      }),
     }),
     message: z.string().meta({ description: "The same message, for clients that read it at the top level" }),
   })
@@ -170,13 +167,10 @@ export const PrepareResponse = z
     x402Requirements: PaymentRequirements.optional().meta({
       description: "Without a key: what the send step will cost",
     }),
-    streamToken: z
-      .string()
-      .optional()
-      .meta({
-        description:
-          "Without a key: the capability to follow this batch on GET /events (txId and streamToken); keep it, it is shown only here",
-      }),
+    streamToken: z.string().optional().meta({
+      description:
+        "Without a key: the capability to follow this batch on GET /events (txId and streamToken); keep it, it is shown only here",
+    }),
   })
   .meta({
     id: "PrepareResponse",
@@ -230,26 +224,18 @@ export const TransactionView = z
     maxFeePerGas: integerText,
     maxPriorityFeePerGas: integerText,
     blockHash: hash32.nullable().optional().meta({ description: "The block it was mined in (a reorg may change it)" }),
-    replacedHashes: z
-      .array(hash32)
-      .optional()
-      .meta({
-        description:
-          "Earlier forms replaced by `hash` (same nonce, higher fees: the relayer's fee bumps, or a client's replacement); any of them may still be the one mined",
-      }),
-    waiting: TransactionWaitView.nullable()
-      .optional()
-      .meta({
-        description:
-          "Why it is not mined yet, when the service knows (e.g. its fee cap is below the base fee), with fees that would be mined now",
-      }),
-    reorged: z
-      .boolean()
-      .optional()
-      .meta({
-        description:
-          "true while a reorg deeper than the confirmations has taken it off the chain (status is pending until it is back)",
-      }),
+    replacedHashes: z.array(hash32).optional().meta({
+      description:
+        "Earlier forms replaced by `hash` (same nonce, higher fees: the relayer's fee bumps, or a client's replacement); any of them may still be the one mined",
+    }),
+    waiting: TransactionWaitView.nullable().optional().meta({
+      description:
+        "Why it is not mined yet, when the service knows (e.g. its fee cap is below the base fee), with fees that would be mined now",
+    }),
+    reorged: z.boolean().optional().meta({
+      description:
+        "true while a reorg deeper than the confirmations has taken it off the chain (status is pending until it is back)",
+    }),
     reorgs: int.optional().meta({ description: "How many reorgs took it off the chain so far (absent: none)" }),
   })
   .meta({ id: "BatchTransaction", description: "One transaction of a batch: what was prepared, and where it is" });

@@ -448,17 +448,15 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     const [signerA, signerB] = [sandbox.accounts[4].connect(sepolia), sandbox.accounts[5].connect(sepolia)];
     for (const s of [signerA, signerB]) await service.services.signers.add(s.address, "all-keys");
     const prepare = (key: string, signer: Wallet, symbol: string) =>
-      api
-        .withKey(key)
-        .post("/prepare-transactions", {
-          method: "newTokenization",
-          chainId: "aa36a7",
-          signerAddress: signer.address,
-          tokenizerEmail: `${symbol.toLowerCase()}@tenants.test`,
-          name: symbol,
-          tokenSymbol: symbol,
-          executionMode: "client-broadcast",
-        });
+      api.withKey(key).post("/prepare-transactions", {
+        method: "newTokenization",
+        chainId: "aa36a7",
+        signerAddress: signer.address,
+        tokenizerEmail: `${symbol.toLowerCase()}@tenants.test`,
+        name: symbol,
+        tokenSymbol: symbol,
+        executionMode: "client-broadcast",
+      });
     const [pa, pb] = [ok(await prepare(a.key, signerA, "TNTA")).body, ok(await prepare(b.key, signerB, "TNTB")).body];
     const sentA = await signerA.sendTransaction({
       ...pa.transactions[0],

@@ -330,14 +330,12 @@ describe("e2e: smaller holes (status by hash, expiry of prepares, feedback respo
       try {
         const { key } = await allowing.services.apiKeys.create({ email: "allow@issue41.test", plan: "Starter" });
         const read = status(
-          await allowing.api
-            .withKey(key)
-            .get("/rams/status", {
-              chainId: "aa36a7",
-              agent: victimWallet.address,
-              principal: attacker.address,
-              agentMandateAddress: forged,
-            }),
+          await allowing.api.withKey(key).get("/rams/status", {
+            chainId: "aa36a7",
+            agent: victimWallet.address,
+            principal: attacker.address,
+            agentMandateAddress: forged,
+          }),
           400,
         );
         expect(read.message).to.match(/^agentMandateAddress 0x[0-9a-fA-F]{40} does not answer /);

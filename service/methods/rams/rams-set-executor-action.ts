@@ -18,12 +18,10 @@ const body = z.object({
     .optional()
     .meta({ description: "bytes32 action label (a selector left-aligned); alternative to selector" }),
   supported: booleanish.meta({ type: "boolean", description: "false disables the selector" }),
-  hasAmount: booleanish
-    .optional()
-    .meta({
-      type: "boolean",
-      description: "Read the amount from the calldata (default false: gated at 0, caps bypassed)",
-    }),
+  hasAmount: booleanish.optional().meta({
+    type: "boolean",
+    description: "Read the amount from the calldata (default false: gated at 0, caps bypassed)",
+  }),
   amountIndex: amountIndex
     .optional()
     .meta({ type: "integer", description: "0-based argument position of the uint256 amount (default 0)" }),

@@ -24,12 +24,10 @@ const body = z.object({
     description: "The investor the token no longer accepts (removed from the whitelist, frozen, or recovered)",
   }),
   offeringId: integerString.optional().meta({ description: "On-chain offering number; default: the latest" }),
-  deliverTo: address
-    .optional()
-    .meta({
-      description:
-        "Deliver the investor's tokens to this wallet of the investor (its recovery wallet); must be allowed to receive",
-    }),
+  deliverTo: address.optional().meta({
+    description:
+      "Deliver the investor's tokens to this wallet of the investor (its recovery wallet); must be allowed to receive",
+  }),
   refund: booleanish
     .optional()
     .meta({ description: "true: pay the investment back from the tokenizer (approving the escrow first when needed)" }),

@@ -21,12 +21,9 @@ const freezeBody = z.object({
   amount: decimalAmount.meta({
     description: "Token amount (human units): added to the frozen amount, or the new frozen amount with mode set",
   }),
-  mode: z
-    .enum(["add", "set"])
-    .default("add")
-    .meta({
-      description: "add (default): freezePartialTokens; set: ERC-7943 setFrozenTokens, overwriting (0 unfreezes all)",
-    }),
+  mode: z.enum(["add", "set"]).default("add").meta({
+    description: "add (default): freezePartialTokens; set: ERC-7943 setFrozenTokens, overwriting (0 unfreezes all)",
+  }),
 });
 type FreezeBody = z.infer<typeof freezeBody>;
 
