@@ -25,7 +25,7 @@ function exempt(file: string): boolean {
 
 describe("file names", () => {
   it("are kebab-case everywhere but where another convention is the point", () => {
-    const files = execFileSync("git", ["ls-files", "--cached", "--others", "--exclude-standard"], {
+    const files = execFileSync("git", ["ls-files"], {
       cwd: ROOT,
       encoding: "utf8",
     })
