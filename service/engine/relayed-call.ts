@@ -4,7 +4,7 @@ import { encodeCall } from "../chains/abi-words";
 import { decodeRevert, revertDataOf } from "../chains/contracts";
 import type { Chain } from "../chains/registry";
 import { isChainUnavailable } from "../chains/rpc-errors";
-import { describeRevert } from "../domains/rams/mandates";
+import { describeRevert } from "../domains/rams/reverts";
 import type { BatchTransaction } from "../model/batch";
 import type { ServiceSigner } from "../signers/signer";
 import type { Queryable } from "../store/db";

@@ -11,25 +11,20 @@ import {
   type SignedOperation,
 } from "../domains/rams/typed-data";
 import type { DomainServices } from "../domains/context";
+import { checkPrincipal } from "../domains/rams/compliance";
+import { actionOf, resolveExecutor, selectorOf } from "../domains/rams/executors";
+import { evaluateExecution, mandateStatus, mandateView, readMandate } from "../domains/rams/mandates";
 import {
-  actionOf,
   chainNow,
-  checkPrincipal,
   DEFAULT_DEADLINE_SECONDS,
-  evaluateExecution,
   executorAt,
   mandateAt,
-  mandateStatus,
-  mandateView,
   onChain,
   RAMS_CHAIN_ID,
-  readMandate,
   registryRef,
   requireDeadline,
-  resolveExecutor,
-  selectorOf,
   type ContractRef,
-} from "../domains/rams/mandates";
+} from "../domains/rams/on-chain";
 import {
   type GrantInput,
   grantParams,

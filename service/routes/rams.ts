@@ -29,7 +29,8 @@ import {
   type TypedDataQuery,
 } from "../reads/rams";
 import type { Services } from "../usecases/services";
-import { complianceRef, registryRef, TRANSFER_FROM_SELECTOR } from "../domains/rams/mandates";
+import { TRANSFER_FROM_SELECTOR } from "../domains/rams/executors";
+import { complianceRef, registryRef } from "../domains/rams/on-chain";
 
 const chainId = chainIdInput.meta({ description: "11155111 (decimal, 0xaa36a7 or aa36a7): RAMS runs on Sepolia only" });
 const registryOverride = {

@@ -1,7 +1,7 @@
 import { ZeroAddress, ZeroHash } from "ethers";
 import type { Chain } from "../../chains/registry";
 import { badRequest } from "../../errors";
-import { chainNow, complianceRef, registryRef, type ContractRef } from "./mandates";
+import { chainNow, complianceRef, registryRef, type ContractRef } from "./on-chain";
 
 /**
  * The ERC-8226 typed-data messages a principal signs (GrantMandate, ExtendMandate, RevokeMandate, SetOperator), and the

@@ -21,7 +21,7 @@ import type { Queryable } from "../../store/db";
 import { recordAgentActivity } from "../agents/common";
 import { emitEvents } from "../../store/outbox";
 import type { NewEvent } from "../../events/types";
-import { mandateAt, onChain, RAMS_CHAIN_ID, requireDeadline, type ContractRef } from "../../domains/rams/mandates";
+import { mandateAt, onChain, RAMS_CHAIN_ID, requireDeadline, type ContractRef } from "../../domains/rams/on-chain";
 
 /** What every RAMS method's definition shares: chain, access, facade defaults, signer rule. */
 export const ramsMethod = {

@@ -5,7 +5,8 @@ import { address } from "../../wire/fields";
 import { defineMethod, type MethodDefinition } from "../types";
 import { ramsMethod, ramsOutcome, requireClientSigned } from "./common";
 import { ramsCommonFields } from "./fields";
-import { mandateAt, onChain, registryRef, simulate } from "../../domains/rams/mandates";
+import { mandateAt, onChain, registryRef } from "../../domains/rams/on-chain";
+import { simulate } from "../../domains/rams/reverts";
 
 const body = z.object({
   ...ramsCommonFields,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { address, booleanish, chainIdInput, executionMode, integerString } from "../../wire/fields";
-import { REASONS, type ReasonName } from "../../domains/rams/mandates";
+import { REASONS, type ReasonName } from "../../domains/rams/compliance";
 
 /**
  * Request fields of the RAMS surface (docs/wire-conventions.md, What existing clients send): the same parsers serve the

@@ -7,15 +7,10 @@ import { defineMethod } from "../types";
 import type { Chain } from "../../chains/registry";
 import { ramsMethod, ramsOutcome, requireClientSigned } from "./common";
 import { ramsCommonFields, rawAmount } from "./fields";
-import {
-  actionOf,
-  evaluateExecution,
-  executorAt,
-  onChain,
-  resolveExecutor,
-  simulate,
-  type ContractRef,
-} from "../../domains/rams/mandates";
+import { actionOf, resolveExecutor } from "../../domains/rams/executors";
+import { evaluateExecution } from "../../domains/rams/mandates";
+import { executorAt, onChain, type ContractRef } from "../../domains/rams/on-chain";
+import { simulate } from "../../domains/rams/reverts";
 
 const body = z.object({
   ...ramsCommonFields,

@@ -5,7 +5,9 @@ import { defineMethod } from "../types";
 import { authInfo, authorize, requireRelayedSignature, ramsMethod, ramsOutcome } from "./common";
 import { ramsCommonFields, signedFields, uint48 } from "./fields";
 import { pairFields } from "./rams-revoke-mandate";
-import { chainNow, mandateStatus, readMandate, registryRef, simulate } from "../../domains/rams/mandates";
+import { mandateStatus, readMandate } from "../../domains/rams/mandates";
+import { chainNow, registryRef } from "../../domains/rams/on-chain";
+import { simulate } from "../../domains/rams/reverts";
 import { extendMessage } from "../../domains/rams/messages";
 
 /** Also the query of GET /rams/typed-data/extend-mandate. */

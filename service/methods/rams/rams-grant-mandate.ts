@@ -6,7 +6,9 @@ import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { authInfo, authorize, requireRelayedSignature, ramsMethod, ramsOutcome } from "./common";
 import { actions, bytes32, cap, nonZeroBytes32, ramsCommonFields, signedFields, uint48 } from "./fields";
-import { checkPrincipal, mandateStatus, readMandate, simulate } from "../../domains/rams/mandates";
+import { checkPrincipal } from "../../domains/rams/compliance";
+import { mandateStatus, readMandate } from "../../domains/rams/mandates";
+import { simulate } from "../../domains/rams/reverts";
 import { grantParams, grantMessage } from "../../domains/rams/messages";
 
 /** The mandate's parameters (the body of ramsGrantMandate); also the query of GET /rams/typed-data/grant-mandate. */

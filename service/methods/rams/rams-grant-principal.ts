@@ -6,7 +6,8 @@ import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { ramsMethod, ramsOutcome, requireClientSigned } from "./common";
 import { nonZeroBytes32, ramsCommonFields, uint48 } from "./fields";
-import { chainNow, complianceAt, complianceRef, onChain, simulate } from "../../domains/rams/mandates";
+import { chainNow, complianceAt, complianceRef, onChain } from "../../domains/rams/on-chain";
+import { simulate } from "../../domains/rams/reverts";
 
 const body = z.object({
   ...ramsCommonFields,

@@ -5,7 +5,9 @@ import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { authInfo, authorize, requireRelayedSignature, ramsMethod, ramsOutcome } from "./common";
 import { ramsCommonFields, signedFields } from "./fields";
-import { chainNow, mandateStatus, readMandate, registryRef, simulate } from "../../domains/rams/mandates";
+import { mandateStatus, readMandate } from "../../domains/rams/mandates";
+import { chainNow, registryRef } from "../../domains/rams/on-chain";
+import { simulate } from "../../domains/rams/reverts";
 import { revokeMessage } from "../../domains/rams/messages";
 
 /** The pair of a mandate; also the query of GET /rams/typed-data/revoke-mandate. */

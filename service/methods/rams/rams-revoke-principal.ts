@@ -5,8 +5,9 @@ import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { ramsMethod, ramsOutcome, requireClientSigned } from "./common";
 import { ramsCommonFields, reason } from "./fields";
-import { complianceAt, complianceRef, onChain, simulate } from "../../domains/rams/mandates";
-import { REASONS } from "../../domains/rams/mandates";
+import { REASONS } from "../../domains/rams/compliance";
+import { complianceAt, complianceRef, onChain } from "../../domains/rams/on-chain";
+import { simulate } from "../../domains/rams/reverts";
 
 const body = z.object({
   ...ramsCommonFields,

@@ -5,7 +5,9 @@ import { address, booleanish } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { ramsMethod, ramsOutcome, requireClientSigned } from "./common";
 import { action, amountIndex, ramsCommonFields, selector } from "./fields";
-import { actionOf, executorAt, onChain, resolveExecutor, selectorOf, simulate } from "../../domains/rams/mandates";
+import { actionOf, resolveExecutor, selectorOf } from "../../domains/rams/executors";
+import { executorAt, onChain } from "../../domains/rams/on-chain";
+import { simulate } from "../../domains/rams/reverts";
 
 const body = z.object({
   ...ramsCommonFields,

@@ -6,7 +6,8 @@ import { address, booleanish } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { authInfo, authorize, requireRelayedSignature, ramsMethod, ramsOutcome } from "./common";
 import { ramsCommonFields, signedFields } from "./fields";
-import { mandateAt, onChain, registryRef, simulate } from "../../domains/rams/mandates";
+import { mandateAt, onChain, registryRef } from "../../domains/rams/on-chain";
+import { simulate } from "../../domains/rams/reverts";
 import { operatorMessage } from "../../domains/rams/messages";
 
 /** Also the query of GET /rams/typed-data/set-operator. */
