@@ -4,16 +4,10 @@ import { readKeystores } from "./configuration/keystores";
 import { readPkcs11Keys, type Pkcs11KeyReference } from "./configuration/pkcs11-keys";
 import { readSecretFiles } from "./configuration/secret-files";
 import { keyFilePlacementProblem } from "./configuration/key-placement";
-import {
-  CHAIN_VARIABLES,
-  chainVariableOf,
-  configSchema,
-  privateKeySchema,
-  type RawConfig,
-  type TrustProxy,
-} from "./configuration/variables";
+import { CHAIN_VARIABLES, chainVariableOf, configSchema, type RawConfig } from "./configuration/variables";
+import { privateKeySchema, type TrustProxy } from "./configuration/value-rules";
 
-export { environments, parseDuration, type Environment, type TrustProxy } from "./configuration/variables";
+export { environments, parseDuration, type Environment, type TrustProxy } from "./configuration/value-rules";
 export type { RawConfig };
 
 /**

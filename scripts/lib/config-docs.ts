@@ -1,13 +1,6 @@
 import { z } from "zod";
-import {
-  CHAIN_VARIABLES,
-  configSchema,
-  docs,
-  GROUP_TITLES,
-  variables,
-  type Group,
-  type VariableDoc,
-} from "../../service/configuration/variables";
+import { CHAIN_VARIABLES, configSchema, variables } from "../../service/configuration/variables";
+import { docs, GROUP_TITLES, type Group, type VariableDoc } from "../../service/configuration/variable-docs";
 
 /**
  * docs/configuration.md and .env.example, written from the configuration's one schema (service/configuration/
