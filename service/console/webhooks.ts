@@ -1,6 +1,6 @@
 import { badRequest, conflict, notFound } from "../errors";
 import type { DeliveryRow, EndpointRow } from "../store/webhook-admin";
-import type { DeliveryStatus } from "../store/webhooks";
+import type { DeliveryStatus } from "../store/webhook-deliveries";
 import type { OperatorRecord } from "../store/operators";
 import { replayDelivery } from "../usecases/webhook-replay";
 import type { Services } from "../usecases/services";

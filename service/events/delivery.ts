@@ -1,7 +1,7 @@
 import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
-import type { AttemptOutcome } from "../store/webhooks";
+import type { AttemptOutcome } from "../store/webhook-deliveries";
 import { checkedLookup, DestinationRefused, refusalOf, type DestinationPolicy } from "./destination";
 
 /** What is kept of a receiver's answer: its first KiB, as text. */

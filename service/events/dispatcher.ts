@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import { errorFacts, type Logger } from "../logger";
-import type { AttemptOutcome, ClaimedDelivery, DeliveryStatus } from "../store/webhooks";
+import type { AttemptOutcome, ClaimedDelivery, DeliveryStatus } from "../store/webhook-deliveries";
 import { postWebhook } from "./delivery";
 import { pruneEvents } from "../store/outbox";
 import { destinationPolicy } from "./policy";
@@ -21,9 +21,9 @@ export type DeliveryOutcomeLabel = "delivered" | "retry" | "failed" | "lost_leas
 
 /**
  * Delivers webhooks from the outbox, at least once, in order per txId and endpoint. Each instance claims due
- * deliveries (store/webhooks.ts claim: FOR UPDATE SKIP LOCKED and a lease longer than an attempt can take), sends them
- * signed, and records the answer. A commit anywhere wakes it (LISTEN tak_events); it also polls, so a lost wake-up
- * only delays. Start it after the EventNotifier.
+ * deliveries (store/webhook-deliveries.ts claim: FOR UPDATE SKIP LOCKED and a lease longer than an attempt can take),
+ * sends them signed, and records the answer. A commit anywhere wakes it (LISTEN tak_events); it also polls, so a lost
+ * wake-up only delays. Start it after the EventNotifier.
  */
 export class WebhookDispatcher {
   readonly instance = randomUUID();

@@ -1,6 +1,6 @@
 import { randomBytes, randomInt } from "node:crypto";
 import type { Sealer } from "../crypto/sealed";
-import { linkTokenHash, type KycLinkRecord } from "../store/kyc";
+import { linkTokenHash, type KycLinkRecord } from "../store/kyc-links";
 
 /** A link token: 32 random bytes, base64url (43 characters). It is the link's only capability. */
 export const LINK_TOKEN_PATTERN = /^[A-Za-z0-9_-]{43}$/;
@@ -31,8 +31,8 @@ export function linkExpiry(ttlHours: number, from = new Date()): Date {
 export const MAX_LINK_FAILURES = 10;
 
 /**
- * The database holds a link's token only as its hash (store/kyc.ts) and, while the link is open, sealed with the data
- * key, so reads can show the live link (kycUrl) to the issuer. The seal is bound to the link (its hash).
+ * The database holds a link's token only as its hash (store/kyc-links.ts) and, while the link is open, sealed with the
+ * data key, so reads can show the live link (kycUrl) to the issuer. The seal is bound to the link (its hash).
  */
 export function sealLinkToken(sealer: Sealer, token: string): string {
   return sealer.seal(token, `kyc-link:${linkTokenHash(token)}`);

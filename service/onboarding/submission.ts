@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { ApiError, conflict, notFound, type ErrorCode } from "../errors";
 import { address } from "../wire/fields";
-import type { KycInvestorRecord, KycLinkRecord } from "../store/kyc";
+import type { KycInvestorRecord } from "../store/kyc";
+import type { KycLinkRecord } from "../store/kyc-links";
 import { isCountryCode } from "./countries";
 import { LINK_TOKEN_PATTERN, linkState, MAX_LINK_FAILURES, type LinkState } from "./links";
 import { issueMessage, renderMessage, verifyWalletProof } from "./wallet-proof";

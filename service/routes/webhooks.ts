@@ -8,7 +8,8 @@ import { defineRoute } from "../http/route";
 import { replayDelivery } from "../usecases/webhook-replay";
 import type { Services } from "../usecases/services";
 import { checkedUrl, endpointOf, keylessTarget } from "../usecases/webhook-endpoints";
-import type { DeliveryRecord, WebhookEndpointRecord } from "../store/webhooks";
+import type { DeliveryRecord } from "../store/webhook-deliveries";
+import type { WebhookEndpointRecord } from "../store/webhooks";
 
 const { hash32, int } = responseFields;
 

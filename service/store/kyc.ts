@@ -1,14 +1,8 @@
-import { createHash } from "node:crypto";
 import type { Sealer } from "../crypto/sealed";
 import { emitEvent } from "./outbox";
 import type { Db, Queryable } from "./db";
+import { KycLinks } from "./kyc-links";
 import { KycSealing, type SealedDetails } from "./kyc-sealing";
-
-/**
- * How a link's token is stored and looked up: its SHA-256 (hex). The token is 32 random bytes, so a plain hash is
- * enough: nobody can find a token from its hash, and a database reader cannot open anyone's onboarding page.
- */
-export const linkTokenHash = (token: string): string => createHash("sha256").update(token, "utf8").digest("hex");
 
 /**
  * KYC statuses. none: known without KYC (needKyc false); invited: a live link was issued; submitted: the investor
@@ -34,24 +28,6 @@ export interface KycInvestorRecord {
   reviewReason: string | null;
   createdAt: string;
   updatedAt: string;
-}
-
-export interface KycLinkRecord {
-  tokenHash: string;
-  /** The token sealed with the data key (onboarding/links.ts) while the link is open, for kycUrl; null once it is not. */
-  tokenSealed: string | null;
-  investorId: string;
-  nonce: string;
-  createdAt: string;
-  expiresAt: string;
-  usedAt: string | null;
-  voidedAt: string | null;
-  /** Set when too many submissions through the link were refused (onboarding/links.ts MAX_LINK_FAILURES). */
-  lockedAt: string | null;
-  failedAttempts: number;
-  invitationMessageId: string | null;
-  invitationSentAt: string | null;
-  invitationError: string | null;
 }
 
 /**
@@ -89,40 +65,8 @@ interface InvestorRow {
   updated_at: Date | string;
 }
 
-interface LinkRow {
-  token_hash: string;
-  token_sealed: string | null;
-  investor_id: string;
-  nonce: string;
-  created_at: Date | string;
-  expires_at: Date | string;
-  used_at: Date | string | null;
-  voided_at: Date | string | null;
-  locked_at: Date | string | null;
-  failed_attempts: number;
-  invitation_message_id: string | null;
-  invitation_sent_at: Date | string | null;
-  invitation_error: string | null;
-}
-
 const iso = (v: Date | string) => new Date(v).toISOString();
 const isoOrNull = (v: Date | string | null) => (v === null ? null : iso(v));
-
-const toLink = (r: LinkRow): KycLinkRecord => ({
-  tokenHash: r.token_hash,
-  tokenSealed: r.token_sealed,
-  investorId: r.investor_id,
-  nonce: r.nonce,
-  createdAt: iso(r.created_at),
-  expiresAt: iso(r.expires_at),
-  usedAt: isoOrNull(r.used_at),
-  voidedAt: isoOrNull(r.voided_at),
-  lockedAt: isoOrNull(r.locked_at),
-  failedAttempts: Number(r.failed_attempts),
-  invitationMessageId: r.invitation_message_id,
-  invitationSentAt: isoOrNull(r.invitation_sent_at),
-  invitationError: r.invitation_error,
-});
 
 /** Columns of kyc_investors a listing returns (the proof's signature stays in the table). */
 const INVESTOR_COLUMNS = `id, api_key_id, email, email_sealed, details_sealed, reason_sealed, need_kyc, status, first_name, last_name, country,
@@ -136,20 +80,19 @@ const NOTHING_IN_CLEAR =
 const PREFERENCE = "ORDER BY (api_key_id = $2) DESC, updated_at DESC, id";
 
 /**
- * Onboarding records: investors per (API key, e-mail), their single-use links and their history.
+ * Onboarding records: investors per (API key, e-mail) and their history; their single-use links are KycLinks'
+ * (kyc-links.ts).
  *
  * The key's tokenizer scope: a key and every key that shares one of its tokenizer e-mails (tokenizer_email_keys: the
  * key that first tokenized with an e-mail and the keys the operator bound to it, i.e. the keys that may act on the same
  * tokens). An investor record belongs to the key that first invited the e-mail and is
  * seen by its whole scope; for one token, the scope is the keys that tokenized under that token's tokenizer e-mail.
  */
-export class KycStore {
+export class KycStore extends KycLinks {
   private readonly sealing: KycSealing;
 
-  constructor(
-    private readonly db: Db,
-    sealer: Sealer,
-  ) {
+  constructor(db: Db, sealer: Sealer) {
+    super(db);
     this.sealing = new KycSealing(sealer);
   }
 
@@ -411,84 +354,6 @@ export class KycStore {
     await this.db.query("CLUSTER kyc_investors USING kyc_investors_pkey");
     await this.db.query("CLUSTER kyc_events USING kyc_events_pkey");
     return rows.length + history.length;
-  }
-
-  // -------------------------------------------------------------------------------------------------------------
-  // Links
-
-  /** A new link, stored by its token's hash (the token itself only sealed, for kycUrl while the link is open). */
-  async insertLink(
-    q: Queryable,
-    l: { token: string; tokenSealed: string | null; investorId: string; nonce: string; expiresAt: Date },
-  ): Promise<KycLinkRecord> {
-    const [row] = await q.query<LinkRow>(
-      "INSERT INTO kyc_links (token_hash, token_sealed, investor_id, nonce, expires_at) VALUES ($1, $2, $3, $4, $5) RETURNING *",
-      [linkTokenHash(l.token), l.tokenSealed, l.investorId, l.nonce, l.expiresAt.toISOString()],
-    );
-    return toLink(row);
-  }
-
-  /** Voids every unused link of an investor (a newer link, or a decision, replaces them); returns how many. */
-  async voidLinks(q: Queryable, investorId: string): Promise<number> {
-    const rows = await q.query(
-      "UPDATE kyc_links SET voided_at = now(), token_sealed = NULL WHERE investor_id = $1 AND used_at IS NULL AND voided_at IS NULL RETURNING token_hash",
-      [investorId],
-    );
-    return rows.length;
-  }
-
-  /** The link a token opens, looked up by the token's hash. */
-  async linkByToken(token: string, q: Queryable = this.db, forUpdate = false): Promise<KycLinkRecord | undefined> {
-    const [row] = await q.query<LinkRow>(
-      `SELECT * FROM kyc_links WHERE token_hash = $1${forUpdate ? " FOR UPDATE" : ""}`,
-      [linkTokenHash(token)],
-    );
-    return row && toLink(row);
-  }
-
-  /** The newest link of an investor that is neither used nor voided (it may have expired). */
-  async openLink(investorId: string, q: Queryable = this.db): Promise<KycLinkRecord | undefined> {
-    const [row] = await q.query<LinkRow>(
-      "SELECT * FROM kyc_links WHERE investor_id = $1 AND used_at IS NULL AND voided_at IS NULL ORDER BY created_at DESC LIMIT 1",
-      [investorId],
-    );
-    return row && toLink(row);
-  }
-
-  async markLinkUsed(q: Queryable, tokenHash: string): Promise<void> {
-    await q.query("UPDATE kyc_links SET used_at = now(), token_sealed = NULL WHERE token_hash = $1", [tokenHash]);
-  }
-
-  /**
-   * Counts one refused submission through a link; at `maxFailures` the link is locked (and its sealed token dropped).
-   * Returns the count and whether the link is now locked.
-   */
-  async recordLinkFailure(
-    tokenHash: string,
-    maxFailures: number,
-  ): Promise<{ failedAttempts: number; locked: boolean }> {
-    const [row] = await this.db.query<{ failed_attempts: number; locked: boolean }>(
-      `UPDATE kyc_links SET failed_attempts = failed_attempts + 1,
-         locked_at = CASE WHEN failed_attempts + 1 >= $2 THEN COALESCE(locked_at, now()) ELSE locked_at END,
-         token_sealed = CASE WHEN failed_attempts + 1 >= $2 THEN NULL ELSE token_sealed END
-       WHERE token_hash = $1 RETURNING failed_attempts, locked_at IS NOT NULL AS locked`,
-      [tokenHash, maxFailures],
-    );
-    return { failedAttempts: Number(row?.failed_attempts ?? 0), locked: !!row?.locked };
-  }
-
-  async recordInvitation(tokenHash: string, outcome: { messageId: string } | { error: string }): Promise<void> {
-    if ("messageId" in outcome) {
-      await this.db.query(
-        "UPDATE kyc_links SET invitation_message_id = $2, invitation_sent_at = now(), invitation_error = NULL WHERE token_hash = $1",
-        [tokenHash, outcome.messageId],
-      );
-    } else {
-      await this.db.query("UPDATE kyc_links SET invitation_error = $2 WHERE token_hash = $1", [
-        tokenHash,
-        outcome.error.slice(0, 500),
-      ]);
-    }
   }
 }
 

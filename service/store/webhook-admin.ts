@@ -1,5 +1,5 @@
 import type { Db } from "./db";
-import type { DeliveryAttempt, DeliveryStatus } from "./webhooks";
+import type { DeliveryAttempt, DeliveryStatus } from "./webhook-deliveries";
 
 /** A webhook endpoint as the operator sees it across tenants (never its secret). */
 export interface EndpointRow {

@@ -1,6 +1,7 @@
 import { conflict, notFound } from "../errors";
 import type { WebhookDispatcher } from "../events/dispatcher";
-import type { DeliveryRecord, WebhookEndpointRecord, Webhooks } from "../store/webhooks";
+import type { DeliveryRecord } from "../store/webhook-deliveries";
+import type { WebhookEndpointRecord, Webhooks } from "../store/webhooks";
 
 /** What a redelivery uses. */
 export type ReplayServices = {

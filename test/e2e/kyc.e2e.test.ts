@@ -6,7 +6,7 @@ import { Wallet, type HDNodeWallet } from "ethers";
 import { SecurityToken__factory } from "../../typechain-types";
 import { runAdminCommand } from "../../service/admin/commands";
 import { INVITATION_CREDIT_METHOD } from "../../service/model/plans";
-import { linkTokenHash } from "../../service/store/kyc";
+import { linkTokenHash } from "../../service/store/kyc-links";
 import { runAdminCli } from "../helpers/admin-cli";
 import { execute } from "../helpers/flow";
 import { requestMessage, submitThroughLink, tokenOf } from "../helpers/kyc";
