@@ -23,8 +23,10 @@ import { OperatorSessions } from "../store/operator-sessions";
 import { Operators } from "../store/operators";
 import type { RelayerKeysContext } from "../admin/relayer-keys";
 import { openServiceWallets } from "../signers/service-wallets";
-import { parseArguments, UsageError, type SetupExecutorCommand } from "./arguments";
+import { parseArguments } from "./arguments";
+import type { SetupExecutorCommand } from "./command-table";
 import { operatorConfig, openConfiguredDb, runningService } from "./setup";
+import { UsageError } from "./usage-error";
 
 /**
  * `npm run admin -- <command>` (on a server: `node dist/service/operator/admin.js <command>`): the operator's commands
