@@ -5,7 +5,7 @@ import { PLANS } from "../model/plans";
 import { USDC_DECIMALS } from "../payments/pricing";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { OperatorRecord } from "../store/operators";
-import type { KeysView } from "../wire/console";
+import type { KeysView } from "../wire/console-changes";
 import type { Services } from "../usecases/services";
 
 /** An operation with a price and the tier whose default it takes (app.ts pricedOperations). */

@@ -2,7 +2,7 @@ import { runAdminCommand } from "../admin/commands";
 import { badRequest, notFound } from "../errors";
 import { KYC_STATUSES, type KycInvestorRecord, type KycStatus } from "../store/kyc";
 import type { OperatorRecord } from "../store/operators";
-import type { Investor } from "../wire/console";
+import type { Investor } from "../wire/console-changes";
 import type { Services } from "../usecases/services";
 import { PAGE_SIZE } from "./paging";
 

@@ -3,7 +3,7 @@ import { USDC__factory } from "../../typechain-types/factories/contracts/payment
 import type { Chain, ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
 import type { Stores } from "../store/stores";
-import type { PaymentFacilitator } from "./facilitator";
+import type { PaymentFacilitator } from "./payment-facilitator";
 
 /** What finding the payment terms reads: the configuration, the payment chain, the settlement wallet's nonces. */
 export type PaymentTermsServices = Pick<Stores, "walletNonces"> & { chains: ChainRegistry; config: Config };

@@ -7,7 +7,7 @@ import type { PaymentRecord } from "../store/payments";
 import type { Stores } from "../store/stores";
 import { TtlCache } from "../cache/ttl-cache";
 import { paidIn, settledBy, transferWithAuthorizationCalldata } from "./eip3009";
-import { SettlementError } from "./facilitator";
+import { SettlementError } from "./payment-facilitator";
 import type { PaymentTerms } from "./payment-terms";
 
 /** What the settler reads and writes: the payments and the batches they pay for. */

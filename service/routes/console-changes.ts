@@ -23,7 +23,7 @@ import {
   ReplayBody,
   ReplayRangeBody,
   SignerBody,
-} from "../wire/console";
+} from "../wire/console-changes";
 import { consoleRoute } from "./console-route";
 
 /** What the console's key and price endpoints check against: the operations with a price (app.ts). */

@@ -3,14 +3,14 @@ import { z } from "zod";
 /**
  * The operator console's JSON (GET and POST /console/api/…, tag "console" in /openapi.json): what its pages show and
  * what its actions answer. Strict objects, as every response schema of the API: the tests check real answers against
- * them.
+ * them. Those of routes/console-changes.ts (webhooks, KYC, keys and money) are in wire/console-changes.ts.
  */
 
-const timestamp = z.string().meta({ description: "ISO 8601" });
-const nullableTime = timestamp.nullable();
+export const timestamp = z.string().meta({ description: "ISO 8601" });
+export const nullableTime = timestamp.nullable();
 const integerText = z.string().regex(/^[0-9]+$/);
 /** The next page: pass it back as `before` (absent on the last page). */
-const next = z
+export const next = z
   .string()
   .nullable()
   .meta({ description: "Cursor of the next (older) page: pass it as `before`; null on the last page" });
@@ -43,6 +43,7 @@ export const SignInBody = z
     }),
   ])
   .meta({ id: "ConsoleSignIn" });
+export const PasswordBody = z.strictObject({ password: z.string() });
 
 // ---------------------------------------------------------------------------------------------------------------
 // Overview
@@ -276,162 +277,6 @@ export const ConsolePaymentTotals = z
   .meta({ id: "ConsolePaymentTotals" });
 
 // ---------------------------------------------------------------------------------------------------------------
-// Webhooks
-
-export const ConsoleEndpoint = z
-  .strictObject({
-    id: z.string(),
-    apiKeyId: z.string().nullable(),
-    keyEmail: z.string().nullable(),
-    txId: z.string().nullable(),
-    url: z.string(),
-    description: z.string().nullable(),
-    eventTypes: z.array(z.string()),
-    disabledAt: nullableTime,
-    disabledReason: z.string().nullable(),
-    failingSince: nullableTime,
-    pending: z.number().int(),
-    failed: z.number().int(),
-    delivered: z.number().int(),
-    createdAt: timestamp,
-  })
-  .meta({ id: "ConsoleEndpoint" });
-
-export const ConsoleEndpointList = z
-  .strictObject({ items: z.array(ConsoleEndpoint), next })
-  .meta({ id: "ConsoleEndpointList" });
-
-export const ConsoleDelivery = z
-  .strictObject({
-    id: z.string(),
-    eventId: z.string(),
-    eventType: z.string(),
-    txId: z.string().nullable(),
-    manual: z.boolean(),
-    status: z.enum(["pending", "delivering", "delivered", "failed"]),
-    attempts: z.array(
-      z.strictObject({
-        attempt: z.number().int(),
-        at: timestamp,
-        durationMs: z.number().int(),
-        statusCode: z.number().int().nullable(),
-        response: z.string().nullable(),
-        error: z.string().nullable(),
-      }),
-    ),
-    nextAttemptAt: nullableTime,
-    deliveredAt: nullableTime,
-    createdAt: timestamp,
-  })
-  .meta({ id: "ConsoleDelivery" });
-
-export const ConsoleEndpointDetail = z
-  .strictObject({ endpoint: ConsoleEndpoint, deliveries: z.array(ConsoleDelivery), next })
-  .meta({ id: "ConsoleEndpointDetail" });
-
-export const ReplayBody = z.strictObject({
-  deliveryId: z.string().regex(/^\d{1,18}$/, "must be a delivery id (digits)"),
-});
-export const ReplayRangeBody = z.strictObject({
-  from: z.iso
-    .datetime({ offset: true, message: "must be an ISO 8601 time" })
-    .meta({ description: "Failed deliveries created at or after this time…" }),
-  to: z.iso
-    .datetime({ offset: true, message: "must be an ISO 8601 time" })
-    .meta({ description: "…and before this one" }),
-});
-export const DisableBody = z.strictObject({ reason: z.string().trim().min(1).max(200).optional() });
-
-export const ConsoleReplayed = z.strictObject({ replayed: z.array(ConsoleDelivery) }).meta({ id: "ConsoleReplayed" });
-
-// ---------------------------------------------------------------------------------------------------------------
-// KYC
-
-export const ConsoleInvestor = z
-  .strictObject({
-    id: z.string(),
-    email: z.string(),
-    keyId: z.string(),
-    keyEmail: z.string().nullable(),
-    status: z.enum(["none", "invited", "submitted", "approved", "rejected"]),
-    firstName: z.string().nullable(),
-    lastName: z.string().nullable(),
-    country: z.string().nullable(),
-    walletAddress: z.string().nullable(),
-    signedMessage: z
-      .string()
-      .nullable()
-      .meta({ description: "What the wallet signed (EIP-4361), proving the details and the wallet" }),
-    submittedAt: nullableTime,
-    reviewedBy: z.string().nullable(),
-    reviewedAt: nullableTime,
-    reason: z.string().nullable(),
-  })
-  .meta({ id: "ConsoleInvestor" });
-
-export const ConsoleInvestorList = z
-  .strictObject({ items: z.array(ConsoleInvestor), next })
-  .meta({ id: "ConsoleInvestorList" });
-export const RejectBody = z.strictObject({
-  reason: z.string().trim().min(1, "is required").max(500, "must be at most 500 characters"),
-});
-
-// ---------------------------------------------------------------------------------------------------------------
-// Keys and money
-
-export const ConsoleKey = z
-  .strictObject({
-    id: z.string(),
-    email: z.string(),
-    plan: z.string(),
-    createdAt: timestamp,
-    revokedAt: nullableTime,
-    credits: z.record(z.string(), z.number().int()),
-    signers: z.array(z.string()),
-  })
-  .meta({ id: "ConsoleKey" });
-
-export const ConsolePrice = z
-  .strictObject({
-    operation: z.string(),
-    tier: z.string(),
-    amount: z.string().meta({ description: "USDC" }),
-    overridden: z.boolean(),
-  })
-  .meta({ id: "ConsolePrice" });
-
-export const ConsoleKeys = z
-  .strictObject({
-    items: z.array(ConsoleKey),
-    allKeysSigners: z
-      .array(z.string())
-      .meta({ description: "Signers whitelisted for every key and for payers without one" }),
-    prices: z.array(ConsolePrice),
-    plans: z.array(z.string()),
-    creditMethods: z.array(z.string()),
-  })
-  .meta({ id: "ConsoleKeys" });
-
-export const CreateKeyBody = z.strictObject({ email: z.string(), plan: z.string() });
-export const CreatedKey = z
-  .strictObject({
-    key: ConsoleKey,
-    apiKey: z.string().meta({ description: "The key itself: shown here once, stored only as a peppered hash" }),
-  })
-  .meta({ id: "ConsoleCreatedKey" });
-export const CreditsBody = z.strictObject({
-  method: z.string(),
-  amount: z.coerce.number({ error: "must be a number" }),
-});
-export const SignerBody = z.strictObject({ address: z.string() });
-export const PriceBody = z.strictObject({ operation: z.string(), amount: z.string() });
-export const PasswordBody = z.strictObject({ password: z.string() });
-
-export const ConsoleCommandResult = z
-  .looseObject({})
-  .meta({ id: "ConsoleCommandResult", description: "What the admin command of the same name answers" });
-
-// ---------------------------------------------------------------------------------------------------------------
 // Audit
 
 export const ConsoleAuditEntry = z
@@ -450,5 +295,3 @@ export const ConsoleAudit = z.strictObject({ items: z.array(ConsoleAuditEntry), 
 export type Overview = z.infer<typeof ConsoleOverview>;
 export type BatchDetail = z.infer<typeof ConsoleBatch>;
 export type TimelineItem = z.infer<typeof TimelineEntry>;
-export type Investor = z.infer<typeof ConsoleInvestor>;
-export type KeysView = z.infer<typeof ConsoleKeys>;

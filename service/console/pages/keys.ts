@@ -1,5 +1,5 @@
 import { roleAllows } from "../../store/operators";
-import type { KeysView } from "../../wire/console";
+import type { KeysView } from "../../wire/console-changes";
 import { actionForm, badge, code, field, html, table, time } from "./html";
 import { page, type PageContext } from "./layout";
 

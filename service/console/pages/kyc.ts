@@ -1,6 +1,6 @@
 import { KYC_STATUSES } from "../../store/kyc";
 import { roleAllows } from "../../store/operators";
-import type { Investor } from "../../wire/console";
+import type { Investor } from "../../wire/console-changes";
 import { actionForm, badge, code, facts, field, html, pager, time } from "./html";
 import { page, type PageContext } from "./layout";
 

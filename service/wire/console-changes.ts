@@ -1,0 +1,166 @@
+import { z } from "zod";
+import { next, nullableTime, timestamp } from "./console";
+
+/**
+ * The operator console's JSON for the pages served by routes/console-changes.ts: webhook endpoints and their
+ * deliveries (replay, disable), investors' KYC (approve, reject), keys, credits and prices. Strict objects, as every
+ * response schema of the API (wire/console.ts has the others).
+ */
+
+// ---------------------------------------------------------------------------------------------------------------
+// Webhooks
+
+export const ConsoleEndpoint = z
+  .strictObject({
+    id: z.string(),
+    apiKeyId: z.string().nullable(),
+    keyEmail: z.string().nullable(),
+    txId: z.string().nullable(),
+    url: z.string(),
+    description: z.string().nullable(),
+    eventTypes: z.array(z.string()),
+    disabledAt: nullableTime,
+    disabledReason: z.string().nullable(),
+    failingSince: nullableTime,
+    pending: z.number().int(),
+    failed: z.number().int(),
+    delivered: z.number().int(),
+    createdAt: timestamp,
+  })
+  .meta({ id: "ConsoleEndpoint" });
+
+export const ConsoleEndpointList = z
+  .strictObject({ items: z.array(ConsoleEndpoint), next })
+  .meta({ id: "ConsoleEndpointList" });
+
+export const ConsoleDelivery = z
+  .strictObject({
+    id: z.string(),
+    eventId: z.string(),
+    eventType: z.string(),
+    txId: z.string().nullable(),
+    manual: z.boolean(),
+    status: z.enum(["pending", "delivering", "delivered", "failed"]),
+    attempts: z.array(
+      z.strictObject({
+        attempt: z.number().int(),
+        at: timestamp,
+        durationMs: z.number().int(),
+        statusCode: z.number().int().nullable(),
+        response: z.string().nullable(),
+        error: z.string().nullable(),
+      }),
+    ),
+    nextAttemptAt: nullableTime,
+    deliveredAt: nullableTime,
+    createdAt: timestamp,
+  })
+  .meta({ id: "ConsoleDelivery" });
+
+export const ConsoleEndpointDetail = z
+  .strictObject({ endpoint: ConsoleEndpoint, deliveries: z.array(ConsoleDelivery), next })
+  .meta({ id: "ConsoleEndpointDetail" });
+
+export const ReplayBody = z.strictObject({
+  deliveryId: z.string().regex(/^\d{1,18}$/, "must be a delivery id (digits)"),
+});
+export const ReplayRangeBody = z.strictObject({
+  from: z.iso
+    .datetime({ offset: true, message: "must be an ISO 8601 time" })
+    .meta({ description: "Failed deliveries created at or after this time…" }),
+  to: z.iso
+    .datetime({ offset: true, message: "must be an ISO 8601 time" })
+    .meta({ description: "…and before this one" }),
+});
+export const DisableBody = z.strictObject({ reason: z.string().trim().min(1).max(200).optional() });
+
+export const ConsoleReplayed = z.strictObject({ replayed: z.array(ConsoleDelivery) }).meta({ id: "ConsoleReplayed" });
+
+// ---------------------------------------------------------------------------------------------------------------
+// KYC
+
+export const ConsoleInvestor = z
+  .strictObject({
+    id: z.string(),
+    email: z.string(),
+    keyId: z.string(),
+    keyEmail: z.string().nullable(),
+    status: z.enum(["none", "invited", "submitted", "approved", "rejected"]),
+    firstName: z.string().nullable(),
+    lastName: z.string().nullable(),
+    country: z.string().nullable(),
+    walletAddress: z.string().nullable(),
+    signedMessage: z
+      .string()
+      .nullable()
+      .meta({ description: "What the wallet signed (EIP-4361), proving the details and the wallet" }),
+    submittedAt: nullableTime,
+    reviewedBy: z.string().nullable(),
+    reviewedAt: nullableTime,
+    reason: z.string().nullable(),
+  })
+  .meta({ id: "ConsoleInvestor" });
+
+export const ConsoleInvestorList = z
+  .strictObject({ items: z.array(ConsoleInvestor), next })
+  .meta({ id: "ConsoleInvestorList" });
+export const RejectBody = z.strictObject({
+  reason: z.string().trim().min(1, "is required").max(500, "must be at most 500 characters"),
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Keys and money
+
+export const ConsoleKey = z
+  .strictObject({
+    id: z.string(),
+    email: z.string(),
+    plan: z.string(),
+    createdAt: timestamp,
+    revokedAt: nullableTime,
+    credits: z.record(z.string(), z.number().int()),
+    signers: z.array(z.string()),
+  })
+  .meta({ id: "ConsoleKey" });
+
+export const ConsolePrice = z
+  .strictObject({
+    operation: z.string(),
+    tier: z.string(),
+    amount: z.string().meta({ description: "USDC" }),
+    overridden: z.boolean(),
+  })
+  .meta({ id: "ConsolePrice" });
+
+export const ConsoleKeys = z
+  .strictObject({
+    items: z.array(ConsoleKey),
+    allKeysSigners: z
+      .array(z.string())
+      .meta({ description: "Signers whitelisted for every key and for payers without one" }),
+    prices: z.array(ConsolePrice),
+    plans: z.array(z.string()),
+    creditMethods: z.array(z.string()),
+  })
+  .meta({ id: "ConsoleKeys" });
+
+export const CreateKeyBody = z.strictObject({ email: z.string(), plan: z.string() });
+export const CreatedKey = z
+  .strictObject({
+    key: ConsoleKey,
+    apiKey: z.string().meta({ description: "The key itself: shown here once, stored only as a peppered hash" }),
+  })
+  .meta({ id: "ConsoleCreatedKey" });
+export const CreditsBody = z.strictObject({
+  method: z.string(),
+  amount: z.coerce.number({ error: "must be a number" }),
+});
+export const SignerBody = z.strictObject({ address: z.string() });
+export const PriceBody = z.strictObject({ operation: z.string(), amount: z.string() });
+
+export const ConsoleCommandResult = z
+  .looseObject({})
+  .meta({ id: "ConsoleCommandResult", description: "What the admin command of the same name answers" });
+
+export type Investor = z.infer<typeof ConsoleInvestor>;
+export type KeysView = z.infer<typeof ConsoleKeys>;
