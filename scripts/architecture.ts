@@ -10,6 +10,8 @@ import {
   engineHttpErrorImports,
   importEdges,
   LONG_FUNCTION_LINES,
+  longFiles,
+  MAX_FILE_LINES,
   layerBreaks,
   LAYERS,
   layerOf,
@@ -48,6 +50,12 @@ console.log(
 const engineErrors = engineHttpErrorImports(edges);
 console.log(`engine imports of the HTTP errors: ${engineErrors.length}`);
 for (const e of engineErrors) console.log(`  ${e.from} -> ${e.to}`);
+const largest = files
+  .map((file) => ({ file, lines: fs.readFileSync(file, "utf8").split("\n").length - 1 }))
+  .sort((a, b) => b.lines - a.lines)[0];
+console.log(
+  `largest file: ${largest.file} (${largest.lines} lines); over ${MAX_FILE_LINES} lines: ${longFiles(files).length}`,
+);
 const long = longFunctions(LONG_FUNCTION_LINES, files);
 console.log(
   `functions over ${LONG_FUNCTION_LINES} lines: ${long.length} (${long.filter((f) => explained.has(`${f.file}:${f.name}`)).length} explained in docs/ARCHITECTURE.md)`,

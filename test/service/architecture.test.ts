@@ -9,6 +9,8 @@ import {
   layerBreaks,
   layerOf,
   LONG_FUNCTION_LINES,
+  longFiles,
+  MAX_FILE_LINES,
   longFunctions,
   outsideHttpEdge,
   packageImporters,
@@ -111,5 +113,9 @@ describe("the architecture of service/ (docs/ARCHITECTURE.md, scripts/lib/archit
     // and the document names no long function that is gone (it stays true)
     const present = new Set(longFunctions(LONG_FUNCTION_LINES, files).map((f) => `${f.file}:${f.name}`));
     expect([...explained].filter((name) => !present.has(name))).to.deep.equal([]);
+  });
+
+  it(`keeps every file of service/ at or under ${MAX_FILE_LINES} lines`, () => {
+    expect(longFiles(files).map((f) => `${f.file} (${f.lines} lines)`)).to.deep.equal([]);
   });
 });
