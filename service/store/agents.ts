@@ -1,4 +1,5 @@
 import type { Db, Queryable } from "./db";
+import { iso } from "./columns";
 
 /** An ERC-8004 agent registered through this service. */
 export interface AgentRecord {
@@ -45,8 +46,6 @@ export interface AgentActivity {
   details: Record<string, unknown>;
   createdAt: string;
 }
-
-const iso = (v: Date | string) => (v instanceof Date ? v.toISOString() : new Date(v).toISOString());
 
 const toAgent = (r: any): AgentRecord => ({
   uuid: r.uuid,

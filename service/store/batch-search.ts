@@ -1,6 +1,7 @@
 import type { BatchStatus } from "../model/batch";
 import type { Db } from "./db";
 import { EVENT_COLUMNS, toEnvelope, type EventEnvelope } from "./outbox";
+import { isoOrNull } from "./columns";
 
 /** A batch as a list shows it (its transactions' hashes, not their bytes). */
 export interface BatchRow {
@@ -45,7 +46,6 @@ interface Row {
   completed_at: Date | string | null;
 }
 
-const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
 /** A timestamptz cursor, as ISO text with microseconds, so rows of one millisecond are not skipped. */
 const CURSOR = "to_char(b.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"')";
 
@@ -67,9 +67,9 @@ const toRow = (r: Row & { cursor?: string }): BatchRow => {
     status: r.status,
     error: r.error,
     hashes,
-    createdAt: r.cursor ?? iso(r.created_at)!,
-    sentAt: iso(r.sent_at),
-    completedAt: iso(r.completed_at),
+    createdAt: r.cursor ?? isoOrNull(r.created_at)!,
+    sentAt: isoOrNull(r.sent_at),
+    completedAt: isoOrNull(r.completed_at),
   };
 };
 
@@ -125,7 +125,7 @@ export class BatchSearch {
       "SELECT sent_at, completed_at FROM batches WHERE tx_id = $1",
       [txId],
     );
-    return row && { sentAt: iso(row.sent_at), completedAt: iso(row.completed_at) };
+    return row && { sentAt: isoOrNull(row.sent_at), completedAt: isoOrNull(row.completed_at) };
   }
 
   /** A batch's events as they were written (oldest first; pruned after EVENT_RETENTION_DAYS). */
@@ -192,7 +192,7 @@ export class BatchSearch {
     );
     const ms = (v: number | string | null) => (v === null ? null : Math.round(Number(v)));
     return rows.map((r) => ({
-      at: iso(r.at)!,
+      at: isoOrNull(r.at)!,
       success: r.success,
       rejected: r.rejected,
       p50Ms: ms(r.p50),

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import type { Db, Queryable } from "./db";
+import { iso, isoOrNull } from "./columns";
 
 /**
  * How a link's token is stored and looked up: its SHA-256 (hex). The token is 32 random bytes, so a plain hash is
@@ -40,9 +41,6 @@ interface LinkRow {
   invitation_sent_at: Date | string | null;
   invitation_error: string | null;
 }
-
-const iso = (v: Date | string) => new Date(v).toISOString();
-const isoOrNull = (v: Date | string | null) => (v === null ? null : iso(v));
 
 const toLink = (r: LinkRow): KycLinkRecord => ({
   tokenHash: r.token_hash,

@@ -3,6 +3,7 @@ import { emitEvent } from "./outbox";
 import type { Db, Queryable } from "./db";
 import { KycLinks } from "./kyc-links";
 import { KycSealing, type SealedDetails } from "./kyc-sealing";
+import { iso, isoOrNull } from "./columns";
 
 /**
  * KYC statuses. none: known without KYC (needKyc false); invited: a live link was issued; submitted: the investor
@@ -64,9 +65,6 @@ interface InvestorRow {
   created_at: Date | string;
   updated_at: Date | string;
 }
-
-const iso = (v: Date | string) => new Date(v).toISOString();
-const isoOrNull = (v: Date | string | null) => (v === null ? null : iso(v));
 
 /** Columns of kyc_investors a listing returns (the proof's signature stays in the table). */
 const INVESTOR_COLUMNS = `id, api_key_id, email, email_sealed, details_sealed, reason_sealed, need_kyc, status, first_name, last_name, country,

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Queryable } from "./db";
+import { iso } from "./columns";
 
 export interface OfferingRecord {
   id: string;
@@ -35,8 +36,6 @@ export interface InvestmentRecord {
   status: string;
   createdAt: string;
 }
-
-const iso = (v: Date | string) => new Date(v).toISOString();
 
 const toOffering = (r: any): OfferingRecord => ({
   id: r.id,

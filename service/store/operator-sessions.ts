@@ -1,5 +1,6 @@
 import type { Db, Queryable } from "./db";
 import { consoleTokenHash, type OperatorRecord, type OperatorRole } from "./operators";
+import { iso } from "./columns";
 
 export interface SessionRecord {
   operator: OperatorRecord;
@@ -21,8 +22,6 @@ interface SessionRow {
   revoked_at: Date | string | null;
   removed_at: Date | string | null;
 }
-
-const iso = (v: Date | string) => new Date(v).toISOString();
 
 /** Console sessions, each kept by its cookie token's hash (operators.ts consoleTokenHash). */
 export class OperatorSessions {

@@ -1,5 +1,6 @@
 import type { Db } from "./db";
-import type { DeliveryAttempt, DeliveryStatus } from "./webhook-deliveries";
+import type { DeliveryAttempt, DeliveryRecord, DeliveryStatus } from "./webhook-deliveries";
+import { arrayColumn, isoOrNull } from "./columns";
 
 /** A webhook endpoint as the operator sees it across tenants (never its secret). */
 export interface EndpointRow {
@@ -21,27 +22,7 @@ export interface EndpointRow {
 }
 
 /** A delivery with every attempt made of it. */
-export interface DeliveryRow {
-  id: string;
-  eventId: string;
-  eventType: string;
-  txId: string | null;
-  manual: boolean;
-  status: DeliveryStatus;
-  attempts: DeliveryAttempt[];
-  nextAttemptAt: string | null;
-  deliveredAt: string | null;
-  createdAt: string;
-}
-
-const iso = (v: Date | string | null) => (v === null ? null : new Date(v).toISOString());
-const arrayColumn = (v: string[] | string): string[] =>
-  Array.isArray(v)
-    ? v
-    : v
-        .replace(/^\{|\}$/g, "")
-        .split(",")
-        .filter(Boolean);
+export type DeliveryRow = Omit<DeliveryRecord, "endpointId">;
 
 /**
  * Webhook endpoints and deliveries as the operator looks at them, every tenant's (webhooks.ts serves the tenants and
@@ -75,13 +56,13 @@ export class WebhookAdmin {
       url: r.url,
       description: r.description,
       eventTypes: arrayColumn(r.event_types),
-      disabledAt: iso(r.disabled_at),
+      disabledAt: isoOrNull(r.disabled_at),
       disabledReason: r.disabled_reason,
-      failingSince: iso(r.failing_since),
+      failingSince: isoOrNull(r.failing_since),
       pending: r.pending,
       failed: r.failed,
       delivered: r.delivered,
-      createdAt: iso(r.created_at)!,
+      createdAt: isoOrNull(r.created_at)!,
     }));
   }
 
@@ -123,10 +104,10 @@ export class WebhookAdmin {
         txId: r.tx_id,
         manual: r.manual,
         status: r.status,
-        attempts: attempts.map((a) => ({ ...a, at: iso(a.at)! })),
-        nextAttemptAt: r.status === "pending" ? iso(r.next_attempt_at) : null,
-        deliveredAt: iso(r.delivered_at),
-        createdAt: iso(r.created_at)!,
+        attempts: attempts.map((a) => ({ ...a, at: isoOrNull(a.at)! })),
+        nextAttemptAt: r.status === "pending" ? isoOrNull(r.next_attempt_at) : null,
+        deliveredAt: isoOrNull(r.delivered_at),
+        createdAt: isoOrNull(r.created_at)!,
       };
     });
   }

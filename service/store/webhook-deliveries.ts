@@ -1,6 +1,7 @@
 import { toEnvelope } from "./outbox";
 import type { EventEnvelope } from "./outbox";
 import type { Db } from "./db";
+import { iso, isoOrNull } from "./columns";
 
 export type DeliveryStatus = "pending" | "delivering" | "delivered" | "failed";
 
@@ -49,9 +50,6 @@ export interface AttemptOutcome {
   response: string | null;
   error: string | null;
 }
-
-const iso = (v: Date | string) => new Date(v).toISOString();
-const isoOrNull = (v: Date | string | null) => (v === null ? null : iso(v));
 
 /**
  * Webhook deliveries: created by the database when an event commits (migration 010), one per endpoint the event is

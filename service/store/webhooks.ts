@@ -3,6 +3,7 @@ import type { Sealer } from "../crypto/sealed";
 import { newWebhookSecret } from "../crypto/webhook-signing";
 import type { Db, Queryable } from "./db";
 import { WebhookDeliveries, type ClaimedDelivery } from "./webhook-deliveries";
+import { arrayColumn, iso, isoOrNull } from "./columns";
 
 export interface WebhookEndpointRecord {
   id: string;
@@ -21,16 +22,6 @@ export interface WebhookEndpointRecord {
   createdAt: string;
   updatedAt: string;
 }
-
-const iso = (v: Date | string) => new Date(v).toISOString();
-const isoOrNull = (v: Date | string | null) => (v === null ? null : iso(v));
-const arrayColumn = (v: string[] | string): string[] =>
-  Array.isArray(v)
-    ? v
-    : v
-        .replace(/^\{|\}$/g, "")
-        .split(",")
-        .filter(Boolean);
 
 const ENDPOINT_COLUMNS = `id, api_key_id, tx_id, url, description, event_types, disabled_at, disabled_reason, failing_since,
   previous_secret_expires_at, created_at, updated_at`;
