@@ -13,7 +13,7 @@ import { testAccounts, type LocalDeployment, type Sandbox, type SandboxOptions }
 export async function createSandboxProcess(
   hre: HardhatRuntimeEnvironment,
   options: Omit<SandboxOptions, "log" | "ports">,
-): Promise<Sandbox> {
+): Promise<Sandbox & { pid: number }> {
   const child = spawn(
     process.execPath,
     ["-r", "ts-node/register/transpile-only", path.join(__dirname, "chains-child.ts")],
@@ -32,6 +32,7 @@ export async function createSandboxProcess(
     deployments: described.deployments,
     accounts: testAccounts(hre),
     close: () => stopChild(child),
+    pid: child.pid!,
   };
 }
 

@@ -6,7 +6,7 @@ import { JsonRpcProvider, Wallet, parseEther, toQuantity } from "ethers";
 import { payWithEthers } from "../test/helpers/x402";
 import { createSandboxProcess } from "./chains-process";
 import { postJson, serviceEnv, type BenchDatabase } from "./reads";
-import { startServiceProcess } from "./service-process";
+import { cpuSeconds, startServiceProcess } from "./service-process";
 import { distinctClient, drive, fund, nextSymbol } from "./volume";
 
 /**
@@ -14,7 +14,7 @@ import { distinctClient, drive, fund, nextSymbol } from "./volume";
  * (default 2) in a process of its own, one service process (embedded database) with `keys` relayer keys, `clients`
  * paying clients each preparing, paying and sending agentCreateToken in a loop. A row per keys × clients: operations
  * per block (confirmed operations over the blocks mined during the run), per block per key, p50 and p95 in blocks, the
- * service's CPU. Target: one key carries 100 paid operations per block with p50 within 1.5 blocks.
+ * CPU of the service, of the chains' process and of the bench (the clients), each as a share of one core. Target: one key carries 100 paid operations per block with p50 within 1.5 blocks.
  */
 export interface LaneRow {
   keys: number;
@@ -28,6 +28,8 @@ export interface LaneRow {
   p50Blocks: number;
   p95Blocks: number;
   serviceCpu: number;
+  /** The chains' process (Hardhat: one thread, which also runs every pending-block read and mines the blocks). */
+  chainsCpu: number;
   benchCpu: number;
   errors: string[];
 }
@@ -46,7 +48,7 @@ export async function measureLanes(
   } = {},
 ): Promise<LaneRow[]> {
   const keyCounts = opts.keys ?? [1, 2, 4];
-  const clientCounts = opts.clients ?? [60, 150];
+  const clientCounts = opts.clients ?? [100, 150];
   const seconds = opts.seconds ?? 30;
   const blockSeconds = opts.blockSeconds ?? 2;
   const database = opts.database ?? "embedded";
@@ -84,6 +86,7 @@ export async function measureLanes(
           await new Promise((r) => setTimeout(r, blockSeconds * 2000)); // its delegations mined
           const agentWallet = sandbox.accounts[6].address;
           const headBefore = await provider.getBlockNumber();
+          const [chainsCpuBefore, startedAt] = [cpuSeconds(sandbox.pid), performance.now()];
           const run = await drive(
             `${keys} key(s), ${clients} clients, ${blockSeconds} s blocks`,
             [service],
@@ -112,6 +115,7 @@ export async function measureLanes(
               return {};
             },
           );
+          const chainsCpu = (cpuSeconds(sandbox.pid) - chainsCpuBefore) / ((performance.now() - startedAt) / 1000);
           const blocks = (await provider.getBlockNumber()) - headBefore;
           if (process.env.BENCH_LANES_INSPECT) {
             for (let n = headBefore + 1; n <= headBefore + blocks; n++) {
@@ -140,11 +144,12 @@ export async function measureLanes(
             p50Blocks: inBlocks(run.p50Ms),
             p95Blocks: inBlocks(run.p95Ms),
             serviceCpu: run.cpu.services[0],
+            chainsCpu: Math.round(chainsCpu * 100) / 100,
             benchCpu: run.cpu.benchProcess,
             errors: run.errors,
           };
           log(
-            `${keys} key(s) × ${clients} clients: ${row.opsPerBlock} ops/block (${row.opsPerBlockPerKey} per key), p50 ${row.p50Blocks} blocks, p95 ${row.p95Blocks} blocks, ${row.failed} failed, service CPU ${row.serviceCpu}`,
+            `${keys} key(s) × ${clients} clients: ${row.opsPerBlock} ops/block (${row.opsPerBlockPerKey} per key), p50 ${row.p50Blocks} blocks, p95 ${row.p95Blocks} blocks, ${row.failed} failed, CPU: service ${row.serviceCpu}, chains ${row.chainsCpu}, clients ${row.benchCpu}`,
           );
           rows.push(row);
         } finally {

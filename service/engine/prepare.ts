@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { toBeHex } from "ethers";
+import { toBeHex, toQuantity } from "ethers";
 import type { Chain } from "../chains/registry";
 import { decodeRevert, revertDataOf } from "../chains/contracts";
 import { marketFees } from "../chains/fees";
@@ -20,6 +20,14 @@ export interface BuildOptions {
    * taken off the chain by a reorg and not re-broadcast yet); the default nonce comes after it.
    */
   heldNonce?: Promise<number | undefined>;
+  /**
+   * A relayed batch: its relayer takes the nonce when it signs (the one shown is provisional), and simulates the call
+   * with the gas it signs with (engine/relayed-call.ts). `provisionalNonce` is the relayer's counter
+   * (no chain read); the first call is estimated on the latest block, and as the node defaults (the pending block) only when it
+   * would revert there (it may depend on a transaction not mined yet). A pending-block read costs some nodes (Hardhat's) a run of
+   * every transaction in their pool: these were two of the three per paid operation.
+   */
+  relayed?: { provisionalNonce: Promise<number | undefined> };
 }
 
 /** The signer's next nonce: its pending count on chain, or past the last one the service holds for it. */
@@ -51,10 +59,13 @@ export async function buildTransactions(
   const estimates = calls.map((call, index) =>
     options.gasLimit !== undefined
       ? Promise.resolve(options.gasLimit)
-      : gasFor(chain, signer, call, index, calls.length).catch((error: unknown) => error as Error),
+      : gasFor(chain, signer, call, index, calls.length, !!options.relayed).catch((error: unknown) => error as Error),
   );
   const [startNonce, fees, gasLimits] = await Promise.all([
-    options.nonce ?? nextNonce(chain, signer, options.heldNonce),
+    options.nonce ??
+      (options.relayed
+        ? options.relayed.provisionalNonce.then((held) => held ?? nextNonce(chain, signer))
+        : nextNonce(chain, signer, options.heldNonce)),
     marketFees(chain),
     Promise.all(estimates),
   ]);
@@ -80,10 +91,29 @@ export async function buildTransactions(
   return transactions;
 }
 
-async function gasFor(chain: Chain, from: string, call: PlannedCall, index: number, count: number): Promise<bigint> {
+async function gasFor(
+  chain: Chain,
+  from: string,
+  call: PlannedCall,
+  index: number,
+  count: number,
+  relayed: boolean,
+): Promise<bigint> {
   if (call.completedAtSend && call.gasCeiling) return call.gasCeiling;
+  const request = { from, to: call.to, data: call.data, value: call.value ?? 0n };
+  const onLatest = () =>
+    chain.provider
+      .send("eth_estimateGas", [{ ...request, value: toQuantity(request.value) }, "latest"])
+      .then((gas: string) => BigInt(gas));
+  const asTheNodeDefaults = () => chain.provider.estimateGas(request);
   try {
-    const estimate = await chain.provider.estimateGas({ from, to: call.to, data: call.data, value: call.value ?? 0n });
+    const estimate =
+      relayed && index === 0
+        ? await onLatest().catch((error: unknown) => {
+            if (isChainUnavailable(error)) throw error;
+            return asTheNodeDefaults();
+          })
+        : await asTheNodeDefaults();
     const padded = (estimate * GAS_HEADROOM_PERCENT + 99n) / 100n;
     return index > 0 && call.gasCeiling && call.gasCeiling > padded ? call.gasCeiling : padded;
   } catch (error) {

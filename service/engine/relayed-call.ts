@@ -11,7 +11,7 @@ import type { Queryable } from "../store/db";
 
 /*
  * What a relayed transaction is made of before the relayer signs it: its calldata and gas, wrapped with the payment it
- * settles when the relayer key delegates to PaidRelayDelegate, and its run on the pending block (WouldRevert).
+ * settles when the relayer key delegates to PaidRelayDelegate, and its simulation (WouldRevert).
  */
 
 /**
@@ -23,7 +23,7 @@ const SETTLEMENT_GAS = 120_000n;
 const delegateInterface = PaidRelayDelegate__factory.createInterface();
 const SETTLE_AND_CALL = delegateInterface.getFunction("settleAndCall").selector;
 
-/** A relayed transaction whose simulation on the pending block reverts: it is not signed, and nothing is spent. */
+/** A relayed transaction whose simulation reverts: it is not signed, and nothing is spent. */
 export class WouldRevert extends Error {
   constructor(readonly reason: string) {
     super(reason);
@@ -90,29 +90,54 @@ export async function relayedCall(
 }
 
 /**
- * The relayed call (with its payment, when it carries one) run on the pending block from the relayer: throws
- * WouldRevert with the decoded reason when it would revert; a chain that could not be asked throws as it is.
+ * The relayed call (with its payment, when it carries one) run from the relayer with the gas it is signed with: throws
+ * WouldRevert with the decoded reason when it would revert; a chain that could not be asked throws as it is. It runs on
+ * the latest block and, when it reverts there, on the pending one, whose answer stands (the call may depend on a
+ * transaction not mined yet, or on a time the latest block has not reached). The latest block comes first because a
+ * pending-block read costs some nodes (Hardhat's) a run of every transaction in their pool, which made the simulations
+ * of a block's worth of relayed operations quadratic in their number; on public nodes the two answer alike but for
+ * the node's own pool. What other operations of ours in flight could make it revert is refused off chain: one balance
+ * one payment (store/payments.ts reserve), each authorization once, the records' races (engine/runner-ending.ts).
  */
 export async function simulateRelayedCall(
   chain: Chain,
   signer: ServiceSigner,
   tx: BatchTransaction,
-  call: { data: string; wrapped?: { to: string; data: string } },
+  call: { data: string; gasLimit?: string; wrapped?: { to: string; data: string }; wrappedGas?: string },
 ): Promise<void> {
+  // With the gas it will be signed with: a limit estimated before (on another block) that no longer suffices is found
+  // here, not by a transaction that runs out of gas on chain at the relayer's expense.
+  const gas = call.wrapped ? call.wrappedGas : call.gasLimit;
   const request = {
     from: signer.address,
     to: call.wrapped?.to ?? tx.unsigned.to,
     data: call.wrapped?.data ?? call.data,
     value: toQuantity(BigInt(tx.unsigned.value)),
+    ...(gas ? { gas: toQuantity(BigInt(gas)) } : {}),
   };
+  const runOn = (block: "latest" | "pending") => chain.provider.send("eth_call", [request, block]);
   try {
-    await chain.provider.send("eth_call", [request, "pending"]);
+    await runOn("latest").catch((error: unknown) => {
+      if (isChainUnavailable(error) || !isRevert(error)) throw error;
+      return runOn("pending");
+    });
   } catch (error) {
-    if (isChainUnavailable(error)) throw error;
-    const revertData = revertDataOf(error);
-    if (revertData === undefined && !/revert/i.test((error as Error).message ?? "")) throw error;
-    throw new WouldRevert(relayedRevertReason(revertData));
+    if (isChainUnavailable(error) || !isRevert(error)) throw error;
+    const data = revertDataOf(error);
+    if (gas && (!data || data === "0x") && /out of gas/i.test(nodeMessage(error)))
+      throw new WouldRevert(`it runs out of gas at the limit it would be signed with (${BigInt(gas)})`);
+    throw new WouldRevert(relayedRevertReason(data));
   }
+}
+
+/** What the node said (ethers keeps it under info.error), else the error's own message. */
+function nodeMessage(error: unknown): string {
+  const e = error as { info?: { error?: { message?: unknown } }; message?: string };
+  return typeof e.info?.error?.message === "string" ? e.info.error.message : (e.message ?? "");
+}
+
+function isRevert(error: unknown): boolean {
+  return revertDataOf(error) !== undefined || /revert/i.test((error as Error).message ?? "");
 }
 
 /**

@@ -198,7 +198,7 @@ export class Relayer {
     const call = await relayedCall(chain, signer, tx, options, () => this.delegation.stillDelegated(chain, signer));
     const { data, gasLimit, settle, wrapped, wrappedGas } = call;
     if (options.settle && !wrapped) throw new PaymentNotCarried("the relayer no longer delegates to PaidRelayDelegate");
-    // Simulated on the pending block right before it is signed (with the payment it carries): one that would revert is
+    // Simulated right before it is signed, with the payment it carries and the gas it is signed with: one that would revert is
     // never signed, so the relayer spends nothing on it. The fees are read meanwhile (usually cached).
     const [fees] = await Promise.all([
       marketFees(chain, SIGNING_FEE_LAG_BLOCKS),
@@ -298,7 +298,7 @@ export class Relayer {
 
   /**
    * A relayed transaction of `batch` (with calldata completed at send time, `data`) as its relayer key would send it,
-   * run on the pending block: throws WouldRevert with the decoded reason when it would revert.
+   * run on the chain (simulateRelayedCall): throws WouldRevert with the decoded reason when it would revert.
    */
   async simulate(batch: Batch, tx: BatchTransaction, data?: string): Promise<void> {
     const chain = this.services.chains.find(batch.chainId)!;

@@ -97,7 +97,7 @@ export class FirstBroadcast {
     }
   }
 
-  /** Why a relayed transaction would revert now (simulated from its relayer on the pending block), or undefined. */
+  /** Why a relayed transaction would revert now (simulated from its relayer: simulateRelayedCall), or undefined. */
   private async wouldRevert(batch: Batch, tx: BatchTransaction): Promise<string | undefined> {
     const data = await this.boundData(batch, tx);
     try {

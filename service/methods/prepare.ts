@@ -13,7 +13,7 @@ import type { MethodDefinition, MethodServices } from "./types";
  */
 
 /** What a prepare uses: what methods use to plan, the signer whitelist and the batches it stores. */
-export type PrepareServices = MethodServices & Pick<Stores, "signers" | "batches">;
+export type PrepareServices = MethodServices & Pick<Stores, "signers" | "batches" | "walletNonces">;
 
 export interface PrepareInput {
   method: MethodDefinition;
@@ -95,6 +95,7 @@ export async function planBatch(services: PrepareServices, input: PrepareInput):
       relayed || body.nonce !== undefined
         ? undefined
         : services.batches.highestNonceInFlight(chain.chainId, plan.signer),
+    relayed: relayed ? { provisionalNonce: services.walletNonces.next(chain.chainId, plan.signer) } : undefined,
   });
   const info = {
     method: method.name,

@@ -169,7 +169,7 @@ function plainAuthorization(payload: PaymentPayload): { authorization: Authoriza
  * x402's `exact` verification of an EIP-3009 payment signed by a plain account (no code at the payer, a 65-byte
  * signature), in the order and with the reasons of the official facilitator (@x402/evm), which needs ~2 ms of pure
  * JavaScript per payment to recover the signer (viem's secp256k1): here it is recovered natively
- * (crypto/secp256k1.ts), and the transfer is simulated as the library simulates it (eth_call on the pending block).
+ * (crypto/secp256k1.ts), and the transfer is simulated as the library simulates it (eth_call; on the latest block first, see below).
  * Undefined for every other payment (a smart wallet, ERC-6492, Permit2, an unusual encoding): the library verifies
  * those. The payment asset was checked to be a contract with EIP-3009 when x402 started (payments/payment-terms.ts).
  */
@@ -199,17 +199,21 @@ export async function verifyPlainTransferAuthorization(
   );
 
   // Two questions for the chain, asked together (one JSON-RPC batch): does the payer have code, and does the transfer
-  // go through, on the pending block (an idle local chain's latest block may predate validAfter)? The transfer is
-  // only asked about when nothing off-chain refuses it. Raw JSON-RPC: ethers' getCode and call re-checksum each address.
+  // go through? The transfer is asked about on the latest block, and on the pending one only when it fails there (an
+  // idle local chain's latest block may predate validAfter): a pending-block read costs some nodes (Hardhat's) a run of
+  // every transaction in their pool. It is only asked about when nothing off-chain refuses it. Raw JSON-RPC: ethers'
+  // getCode and call re-checksum each address.
   const code: Promise<string> = chain.provider.send("eth_getCode", [payer.toLowerCase(), "latest"]);
+  const transferOn = (block: "latest" | "pending") =>
+    chain.provider
+      .send("eth_call", [{ to: asset.toLowerCase(), data: transferWithAuthorizationCalldata(payload)! }, block])
+      .then(
+        () => ({ ok: true }),
+        (error: unknown) => (isChainUnavailable(error) ? { unavailable: error } : { ok: false }),
+      );
   const simulation: Promise<{ ok: boolean } | { unavailable: unknown }> | undefined = refusal
     ? undefined
-    : chain.provider
-        .send("eth_call", [{ to: asset.toLowerCase(), data: transferWithAuthorizationCalldata(payload)! }, "pending"])
-        .then(
-          () => ({ ok: true }),
-          (error: unknown) => (isChainUnavailable(error) ? { unavailable: error } : { ok: false }),
-        );
+    : transferOn("latest").then((onLatest) => ("ok" in onLatest && !onLatest.ok ? transferOn("pending") : onLatest));
   // A wallet with code (a smart account, an EIP-7702 delegation) answers for its signature itself (ERC-1271): the
   // library verifies it, whatever the rest says.
   if ((await code) !== "0x") return undefined;
