@@ -68,6 +68,24 @@ export function isChainUnavailable(error: unknown): boolean {
   return false;
 }
 
+/**
+ * A read asked of the latest block first, and `otherwise` (the pending block) only when the latest one refuses it
+ * (`refused`: by default any answer but a chain that could not be asked), whose answer then stands: the call may depend
+ * on a transaction not mined yet, or on a time the latest block has not reached. The latest block comes first because
+ * some nodes (Hardhat's) answer a pending-block read by running every transaction in their pool, which made a
+ * block's worth of paid operations quadratic in their number (bench/results/lanes-runs.md).
+ */
+export function latestFirst<T>(
+  onLatest: () => Promise<T>,
+  otherwise: () => Promise<T>,
+  refused: (error: unknown) => boolean = (error) => !isChainUnavailable(error),
+): Promise<T> {
+  return onLatest().catch((error: unknown) => {
+    if (!refused(error)) throw error;
+    return otherwise();
+  });
+}
+
 /** What a node's answer to eth_sendRawTransaction means (the error strings are geth's; most nodes share them). */
 export type BroadcastVerdict =
   /** The node has it: taken now, or already (same bytes). */

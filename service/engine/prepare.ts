@@ -3,7 +3,7 @@ import { toBeHex, toQuantity } from "ethers";
 import type { Chain } from "../chains/registry";
 import { decodeRevert, revertDataOf } from "../chains/contracts";
 import { marketFees } from "../chains/fees";
-import { isChainUnavailable } from "../chains/rpc-errors";
+import { isChainUnavailable, latestFirst } from "../chains/rpc-errors";
 import { wouldRevert } from "./errors";
 import type { PlannedCall, UnsignedTransaction } from "../model/batch";
 
@@ -23,9 +23,8 @@ export interface BuildOptions {
   /**
    * A relayed batch: its relayer takes the nonce when it signs (the one shown is provisional), and simulates the call
    * with the gas it signs with (engine/relayed-call.ts). `provisionalNonce` is the relayer's counter
-   * (no chain read); the first call is estimated on the latest block, and as the node defaults (the pending block) only when it
-   * would revert there (it may depend on a transaction not mined yet). A pending-block read costs some nodes (Hardhat's) a run of
-   * every transaction in their pool: these were two of the three per paid operation.
+   * (no chain read); the first call is estimated on the latest block first (chains/rpc-errors.ts latestFirst), then
+   * as the node defaults (the pending block).
    */
   relayed?: { provisionalNonce: Promise<number | undefined> };
 }
@@ -108,12 +107,7 @@ async function gasFor(
   const asTheNodeDefaults = () => chain.provider.estimateGas(request);
   try {
     const estimate =
-      relayed && index === 0
-        ? await onLatest().catch((error: unknown) => {
-            if (isChainUnavailable(error)) throw error;
-            return asTheNodeDefaults();
-          })
-        : await asTheNodeDefaults();
+      relayed && index === 0 ? await latestFirst(onLatest, asTheNodeDefaults) : await asTheNodeDefaults();
     const padded = (estimate * GAS_HEADROOM_PERCENT + 99n) / 100n;
     return index > 0 && call.gasCeiling && call.gasCeiling > padded ? call.gasCeiling : padded;
   } catch (error) {

@@ -3,7 +3,7 @@ import { PaidRelayDelegate__factory } from "../../typechain-types/factories/cont
 import { encodeCall } from "../chains/abi-words";
 import { decodeRevert, revertDataOf } from "../chains/contracts";
 import type { Chain } from "../chains/registry";
-import { isChainUnavailable } from "../chains/rpc-errors";
+import { isChainUnavailable, latestFirst } from "../chains/rpc-errors";
 import { describeRevert } from "../domains/rams/reverts";
 import type { BatchTransaction } from "../model/batch";
 import type { ServiceSigner } from "../signers/signer";
@@ -92,12 +92,9 @@ export async function relayedCall(
 /**
  * The relayed call (with its payment, when it carries one) run from the relayer with the gas it is signed with: throws
  * WouldRevert with the decoded reason when it would revert; a chain that could not be asked throws as it is. It runs on
- * the latest block and, when it reverts there, on the pending one, whose answer stands (the call may depend on a
- * transaction not mined yet, or on a time the latest block has not reached). The latest block comes first because a
- * pending-block read costs some nodes (Hardhat's) a run of every transaction in their pool, which made the simulations
- * of a block's worth of relayed operations quadratic in their number; on public nodes the two answer alike but for
- * the node's own pool. What other operations of ours in flight could make it revert is refused off chain: one balance
- * one payment (store/payments.ts reserve), each authorization once, the records' races (engine/runner-ending.ts).
+ * the latest block, and on the pending one when it reverts there (chains/rpc-errors.ts latestFirst). What other
+ * operations of ours in flight could make it revert is refused off chain: one balance one payment (store/payments.ts
+ * reserve), each authorization once, the records' races (engine/runner-ending.ts).
  */
 export async function simulateRelayedCall(
   chain: Chain,
@@ -117,10 +114,11 @@ export async function simulateRelayedCall(
   };
   const runOn = (block: "latest" | "pending") => chain.provider.send("eth_call", [request, block]);
   try {
-    await runOn("latest").catch((error: unknown) => {
-      if (isChainUnavailable(error) || !isRevert(error)) throw error;
-      return runOn("pending");
-    });
+    await latestFirst(
+      () => runOn("latest"),
+      () => runOn("pending"),
+      (error) => !isChainUnavailable(error) && isRevert(error),
+    );
   } catch (error) {
     if (isChainUnavailable(error) || !isRevert(error)) throw error;
     const data = revertDataOf(error);

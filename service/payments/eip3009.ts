@@ -10,7 +10,7 @@ import {
   zeroPadValue,
 } from "ethers";
 import type { Chain } from "../chains/registry";
-import { isChainUnavailable } from "../chains/rpc-errors";
+import { isChainUnavailable, latestFirst } from "../chains/rpc-errors";
 import { encodeAbi, encodeCall, type AbiValue } from "../chains/abi-words";
 import { usdcInterface } from "../chains/contracts";
 import { checksumAddress } from "../crypto/checksum-address";
@@ -200,20 +200,23 @@ export async function verifyPlainTransferAuthorization(
 
   // Two questions for the chain, asked together (one JSON-RPC batch): does the payer have code, and does the transfer
   // go through? The transfer is asked about on the latest block, and on the pending one only when it fails there (an
-  // idle local chain's latest block may predate validAfter): a pending-block read costs some nodes (Hardhat's) a run of
-  // every transaction in their pool. It is only asked about when nothing off-chain refuses it. Raw JSON-RPC: ethers'
-  // getCode and call re-checksum each address.
+  // idle local chain's latest block may predate validAfter; chains/rpc-errors.ts latestFirst), and only when nothing
+  // off-chain refuses it. Raw JSON-RPC: ethers' getCode and call re-checksum each address.
   const code: Promise<string> = chain.provider.send("eth_getCode", [payer.toLowerCase(), "latest"]);
   const transferOn = (block: "latest" | "pending") =>
-    chain.provider
-      .send("eth_call", [{ to: asset.toLowerCase(), data: transferWithAuthorizationCalldata(payload)! }, block])
-      .then(
+    chain.provider.send("eth_call", [
+      { to: asset.toLowerCase(), data: transferWithAuthorizationCalldata(payload)! },
+      block,
+    ]) as Promise<unknown>;
+  const simulation: Promise<{ ok: boolean } | { unavailable: unknown }> | undefined = refusal
+    ? undefined
+    : latestFirst(
+        () => transferOn("latest"),
+        () => transferOn("pending"),
+      ).then(
         () => ({ ok: true }),
         (error: unknown) => (isChainUnavailable(error) ? { unavailable: error } : { ok: false }),
       );
-  const simulation: Promise<{ ok: boolean } | { unavailable: unknown }> | undefined = refusal
-    ? undefined
-    : transferOn("latest").then((onLatest) => ("ok" in onLatest && !onLatest.ok ? transferOn("pending") : onLatest));
   // A wallet with code (a smart account, an EIP-7702 delegation) answers for its signature itself (ERC-1271): the
   // library verifies it, whatever the rest says.
   if ((await code) !== "0x") return undefined;
