@@ -26,7 +26,8 @@ export const OPS = {
   newSto: "newSto (escrow.newOffering)",
   newInvest: "newInvest (escrow.invest, first ticket)",
   newInvestApprove: "newInvest approval (payment token approve)",
-  closeOffer: "closeOffer (successful close, pays the tokenizer)",
+  closeOffer: "closeOffer (successful close)",
+  withdrawProceeds: "withdrawProceeds (escrow: proceeds of a successful offering to the tokenizer)",
   claimTokens: "claimTokens (escrow.claim, mints the investor's tokens)",
   wlPartiallyFrozen: "whitelisted transfer by a holder with frozen tokens (existing recipient)",
   pause: "pause",
@@ -37,7 +38,13 @@ export const OPS = {
   unfreezePartial: "unfreezePartialTokens (lower a freeze)",
   forcedTransfer: "forcedTransfer (existing recipient, unfrozen tokens)",
   forcedTransferFrozen: "forcedTransfer taking frozen tokens",
-  recovery: "recoveryAddress (balance, freeze and dividends to a new wallet)",
+  requestRecovery: "requestRecovery (a lost wallet to another wallet of its investor)",
+  executeRecovery: "executeRecovery (balance, freeze and dividends to the new wallet, after the delay)",
+  whitelistInvestors: "whitelistInvestors (one wallet, bound to its investor)",
+  beginHandover: "beginDefaultAdminTransfer (tokenizer handover, step 1)",
+  acceptHandover: "acceptDefaultAdminTransfer (tokenizer handover, step 2)",
+  scheduleUpgrade: "scheduleUpgrade (token, to a published implementation)",
+  executeUpgrade: "upgradeToAndCall (token, after the delay)",
   grantRole: "grantRole (an agent's first role)",
   revokeRole: "revokeRole",
   redirectClaim: "redirectClaim (escrow: tokens of a removed investor to its new wallet)",
@@ -73,6 +80,7 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
   const factory = await ethers.deployContract("TokenFactory", [
     await tokenImpl.getAddress(),
     await escrowImpl.getAddress(),
+    tokenizer.address,
   ]);
 
   const params = (holders: string[], preMints: bigint[]): ITokenFactory.TokenizationParamsStruct => ({
@@ -82,6 +90,7 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
     supplyCap: 10_000_000n * unit,
     paymentToken: usdc.target,
     initialHolders: holders,
+    initialInvestorIds: holders.map((h) => ethers.id(`investor:${h}`)),
     preMints,
   });
   const create = async (p: ITokenFactory.TokenizationParamsStruct) => {
@@ -100,6 +109,9 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
   );
 
   const whitelist = await gasOf(token.connect(tokenizer).setWhitelisted(carol.address, true));
+  const whitelistInvestors = await gasOf(
+    token.connect(tokenizer).whitelistInvestors([dave.address], [ethers.id(`investor:${dave.address}`)]),
+  );
   await (await token.connect(tokenizer).setWhitelisted(erin.address, true)).wait();
 
   const wlExisting = await gasOf(token.connect(alice).transfer(bob.address, unit));
@@ -139,6 +151,7 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
   const newInvestApprove = await gasOf(usdc.connect(carol).approve(escrow.target, 5_000n * usdcUnit));
   const newInvest = await gasOf(escrow.connect(carol).invest(5_000n * usdcUnit));
   const closeOffer = await gasOf(escrow.connect(tokenizer).close());
+  const withdrawProceeds = await gasOf(escrow.connect(tokenizer).withdrawProceeds(1n));
   const claimTokens = await gasOf(escrow.connect(carol).claim(1n, carol.address));
 
   // Issuer controls, on the same token (a distribution has happened, so moves write dividend corrections).
@@ -156,8 +169,10 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
   const pause = await gasOf(token.connect(tokenizer).pause());
   const unpause = await gasOf(token.connect(tokenizer).unpause());
   const heir = ethers.Wallet.createRandom().address;
-  await (await token.connect(tokenizer).setWhitelisted(heir, true)).wait();
-  const recovery = await gasOf(token.connect(tokenizer).recoveryAddress(bob.address, heir));
+  await (await token.connect(tokenizer).whitelistInvestors([heir], [ethers.id(`investor:${bob.address}`)])).wait();
+  const requestRecovery = await gasOf(token.connect(tokenizer).requestRecovery(bob.address, heir));
+  await hre.network.provider.send("evm_increaseTime", [Number(await token.recoveryDelay())]);
+  const executeRecovery = await gasOf(token.connect(tokenizer).executeRecovery(bob.address));
 
   // A second offering: two investors, both removed from the whitelist after the close.
   const now2 = (await ethers.provider.getBlock("latest"))!.timestamp;
@@ -184,9 +199,26 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
   }
   await (await escrow.connect(tokenizer).close()).wait();
   await (await token.connect(tokenizer).setWhitelistedBatch([carol.address, erin.address], [false, false])).wait();
-  const redirectClaim = await gasOf(escrow.connect(tokenizer).redirectClaim(2n, carol.address, heir));
+  const carolsNewWallet = ethers.Wallet.createRandom().address;
+  await (await token.connect(tokenizer).whitelistInvestors([carol.address], [ethers.id("investor:carol")])).wait();
+  await (await token.connect(tokenizer).setWhitelisted(carol.address, false)).wait();
+  await (await token.connect(tokenizer).whitelistInvestors([carolsNewWallet], [ethers.id("investor:carol")])).wait();
+  const redirectClaim = await gasOf(escrow.connect(tokenizer).redirectClaim(2n, carol.address, carolsNewWallet));
   await (await usdc.connect(tokenizer).approve(escrow.target, 2_000n * usdcUnit)).wait();
-  const refundClaim = await gasOf(escrow.connect(tokenizer).refundClaim(2n, erin.address));
+  const refundClaim = await gasOf(escrow.connect(tokenizer).refundClaim(2n, erin.address, erin.address));
+
+  // The issuer's key handed over and back, and an upgrade to a newly published implementation.
+  const beginHandover = await gasOf(token.connect(tokenizer).beginDefaultAdminTransfer(dave.address));
+  await hre.network.provider.send("evm_mine", []);
+  const acceptHandover = await gasOf(token.connect(dave).acceptDefaultAdminTransfer());
+  await (await token.connect(dave).beginDefaultAdminTransfer(tokenizer.address)).wait();
+  await hre.network.provider.send("evm_mine", []);
+  await (await token.connect(tokenizer).acceptDefaultAdminTransfer()).wait();
+  const nextImpl = await ethers.deployContract("SecurityToken");
+  await (await factory.connect(tokenizer).publishImplementations(nextImpl.target, escrowImpl.target)).wait();
+  const scheduleUpgrade = await gasOf(token.connect(tokenizer).scheduleUpgrade(nextImpl.target));
+  await hre.network.provider.send("evm_increaseTime", [Number(await token.UPGRADE_DELAY())]);
+  const executeUpgrade = await gasOf(token.connect(tokenizer).upgradeToAndCall(nextImpl.target, "0x"));
 
   const ratio = (gas: bigint, base: bigint) => Math.round((Number(gas) / Number(base)) * 1000) / 1000;
   const rows: Array<[string, bigint, bigint]> = [
@@ -207,6 +239,7 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
     [OPS.newInvestApprove, newInvestApprove, plainExisting],
     [OPS.newInvest, newInvest, plainExisting],
     [OPS.closeOffer, closeOffer, plainExisting],
+    [OPS.withdrawProceeds, withdrawProceeds, plainExisting],
     [OPS.claimTokens, claimTokens, plainExisting],
     [OPS.wlPartiallyFrozen, wlPartiallyFrozen, plainExisting],
     [OPS.pause, pause, plainExisting],
@@ -217,7 +250,13 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
     [OPS.unfreezePartial, unfreezePartial, plainExisting],
     [OPS.forcedTransfer, forcedTransfer, plainExisting],
     [OPS.forcedTransferFrozen, forcedTransferFrozen, plainExisting],
-    [OPS.recovery, recovery, plainExisting],
+    [OPS.requestRecovery, requestRecovery, plainExisting],
+    [OPS.executeRecovery, executeRecovery, plainExisting],
+    [OPS.whitelistInvestors, whitelistInvestors, plainExisting],
+    [OPS.beginHandover, beginHandover, plainExisting],
+    [OPS.acceptHandover, acceptHandover, plainExisting],
+    [OPS.scheduleUpgrade, scheduleUpgrade, plainExisting],
+    [OPS.executeUpgrade, executeUpgrade, plainExisting],
     [OPS.grantRole, grantRole, plainExisting],
     [OPS.revokeRole, revokeRole, plainExisting],
     [OPS.redirectClaim, redirectClaim, plainExisting],

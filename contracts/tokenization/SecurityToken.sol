@@ -1,42 +1,58 @@
 // SPDX-License-Identifier: MIT
 pragma solidity ^0.8.28;
 
-import {ERC20} from "@openzeppelin/contracts/token/ERC20/ERC20.sol";
+import {ERC20Upgradeable} from "@openzeppelin/contracts-upgradeable/token/ERC20/ERC20Upgradeable.sol";
+import {PausableUpgradeable} from "@openzeppelin/contracts-upgradeable/utils/PausableUpgradeable.sol";
+import {AccessControlUpgradeable} from "@openzeppelin/contracts-upgradeable/access/AccessControlUpgradeable.sol";
+import {AccessControlDefaultAdminRulesUpgradeable} from "@openzeppelin/contracts-upgradeable/access/extensions/AccessControlDefaultAdminRulesUpgradeable.sol";
+import {IAccessControl} from "@openzeppelin/contracts/access/IAccessControl.sol";
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {IERC20Metadata} from "@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
 import {SafeCast} from "@openzeppelin/contracts/utils/math/SafeCast.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
-import {AccessControl} from "@openzeppelin/contracts/access/AccessControl.sol";
 import {IERC165} from "@openzeppelin/contracts/utils/introspection/IERC165.sol";
+import {DelayedUpgrades} from "../upgrades/DelayedUpgrades.sol";
 import {ISecurityToken} from "./interfaces/ISecurityToken.sol";
 import {IERC1404} from "./interfaces/IERC1404.sol";
 import {IERC7943Fungible} from "./interfaces/IERC7943Fungible.sol";
 import {TransferRestrictions} from "./TransferRestrictions.sol";
 
 /// @title SecurityToken
-/// @notice Permissioned ERC-20 for one tokenized asset, used through EIP-1167 clones made by the TokenFactory.
-///         Whitelist enforced on both sides of every transfer, optional supply cap with supply reserved for the
-///         escrow, payment-token dividends (magnified dividend per share, ERC-1726), and issuer controls: ERC-7943
-///         frozen amounts and forced transfers, whole-address freezes, pause, wallet recovery (as ERC-3643 has them),
-///         ERC-1404 restriction codes, and agent roles granted by the tokenizer.
-/// @dev Balances do not live in OpenZeppelin's private `_balances`: `_update` is overridden to keep each balance in
-///      the same storage slot as its whitelist and freeze flags, and the pause flag shares a slot with the dividend
-///      per share, so a transfer reads no more slots than before these controls existed (OpenZeppelin's Pausable
-///      would add a cold read to every transfer). OpenZeppelin's `_balances`, `_totalSupply`, `_name` and `_symbol`
-///      stay unused. The tokenizer holds every role implicitly ({hasRole}): it can never be locked out, and
-///      creating a token writes no role.
-contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecurityToken {
+/// @notice Permissioned ERC-20 for one tokenized asset, deployed behind an ERC-1967 proxy by the TokenFactory and
+///         upgradeable only to an implementation the factory publishes, after a delay every holder can see
+///         ({DelayedUpgrades}). Whitelist enforced on both sides of every transfer, each wallet bound to its investor,
+///         optional supply cap with supply reserved for the escrow, payment-token dividends (magnified dividend per
+///         share, ERC-1726), and issuer controls: ERC-7943 frozen amounts and forced transfers, whole-address freezes,
+///         pause, a delayed and cancellable wallet recovery between wallets of one investor, ERC-1404 restriction
+///         codes, and roles.
+/// @dev Balances and supply are OpenZeppelin's: every move goes through {ERC20Upgradeable._update} — holder moves via
+///      the {_update} override, which checks them first; forced moves and recoveries call it directly past the checks.
+///      The tokenizer is the default admin (AccessControlDefaultAdminRules: a two-step handover, after which the old key
+///      holds nothing) and holds every other role implicitly ({hasRole}).
+contract SecurityToken is
+    ERC20Upgradeable,
+    PausableUpgradeable,
+    AccessControlDefaultAdminRulesUpgradeable,
+    ReentrancyGuardTransient,
+    DelayedUpgrades,
+    ISecurityToken
+{
     using SafeERC20 for IERC20;
     using SafeCast for uint256;
     using SafeCast for int256;
 
     /// @notice Scale of the dividend per share, so that small distributions over a large supply do not round to 0.
     uint256 public constant MAGNITUDE = 2 ** 128;
+    /// @notice Bounds of the recovery delay.
+    uint48 public constant MIN_RECOVERY_DELAY = 1 days;
+    uint48 public constant MAX_RECOVERY_DELAY = 30 days;
+    uint48 private constant DEFAULT_RECOVERY_DELAY = 2 days;
 
-    /// @notice `initialize` was already called (or this is the implementation, which is locked).
-    error AlreadyInitialized();
-
+    /// @inheritdoc ISecurityToken
+    bytes32 public constant MINTER_ROLE = keccak256("MINTER_ROLE");
+    /// @inheritdoc ISecurityToken
+    bytes32 public constant WHITELISTER_ROLE = keccak256("WHITELISTER_ROLE");
     /// @inheritdoc ISecurityToken
     bytes32 public constant FREEZER_ROLE = keccak256("FREEZER_ROLE");
     /// @inheritdoc ISecurityToken
@@ -57,62 +73,44 @@ contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecur
     // Holder flags.
     uint8 private constant WHITELISTED = 1;
     uint8 private constant ADDRESS_FROZEN = 2;
-    /// @dev Set while the frozen amount is not 0, so transfers read `_frozenTokens` only for accounts that have one.
+    /// @dev Set while the frozen amount is not 0, so transfers read `frozenTokens` only for accounts that have one.
     uint8 private constant HAS_FROZEN_TOKENS = 4;
     /// @dev An account may send and receive when, of these two flags, only WHITELISTED is set.
     uint8 private constant ELIGIBILITY = WHITELISTED | ADDRESS_FROZEN;
 
-    /// @dev Balance and flags share one slot. Balances are bounded by the total supply, itself kept within uint248
-    ///      by `_update`.
-    struct Holder {
-        uint248 balance;
-        uint8 flags;
+    /// @custom:storage-location erc7201:tak.storage.SecurityToken
+    struct SecurityTokenStorage {
+        address escrow;
+        uint8 decimals;
+        uint48 recoveryDelay;
+        address paymentToken;
+        uint256 supplyCap;
+        uint256 reservedSupply;
+        /// @dev Kept within uint248 by `distributeDividends`.
+        uint256 magnifiedDividendPerShare;
+        /// @dev Part of `amount * MAGNITUDE` that did not divide evenly by the supply; added to the next distribution.
+        uint256 carriedRemainder;
+        uint256 totalDividendsDistributed;
+        mapping(address account => uint8) flags;
+        mapping(address account => uint256) frozenTokens;
+        mapping(address account => bytes32) investorOf;
+        mapping(address account => int256) corrections;
+        mapping(address account => uint256) withdrawn;
+        mapping(address lostWallet => PendingRecovery) recoveries;
     }
 
-    /// @dev Everything a transfer reads besides the two holders, in one slot. The dividend per share is kept within
-    ///      uint248 by `distributeDividends`.
-    struct TransferState {
-        uint248 magnifiedDividendPerShare;
-        bool paused;
-    }
-
-    // Slot packing: tokenizer, decimals and the initialization flag are written in one SSTORE.
-    address private _tokenizer;
-    uint8 private _decimals;
-    bool private _initialized;
-
-    address private _escrow;
-    address private _paymentToken;
-    uint256 private _supplyCap;
-    uint256 private _reservedSupply;
-    uint256 private _supply;
-    string private _tokenName;
-    string private _tokenSymbol;
-
-    mapping(address account => Holder) private _holders;
-
-    TransferState private _state;
-    /// @dev Part of `amount * MAGNITUDE` that did not divide evenly by the supply; added to the next distribution.
-    uint256 private _carriedRemainder;
-    uint256 private _totalDividendsDistributed;
-    mapping(address account => int256) private _corrections;
-    mapping(address account => uint256) private _withdrawn;
-
-    mapping(address account => uint256) private _frozenTokens;
-
-    modifier onlyTokenizer() {
-        if (msg.sender != _tokenizer) revert NotTokenizer(msg.sender);
-        _;
-    }
+    // keccak256(abi.encode(uint256(keccak256("tak.storage.SecurityToken")) - 1)) & ~bytes32(uint256(0xff))
+    bytes32 private constant STORAGE_LOCATION = 0x3d84837072fa8b84686cf1595d92074381e41d57d6d973cac095df6e84ef3100;
 
     modifier onlyEscrow() {
-        if (msg.sender != _escrow) revert NotEscrow(msg.sender);
+        if (msg.sender != _s().escrow) revert NotEscrow(msg.sender);
         _;
     }
 
-    /// @notice Locks the implementation: only clones can be initialized.
-    constructor() ERC20("", "") {
-        _initialized = true;
+    /// @notice Locks the implementation: only proxies can be initialized.
+    /// @custom:oz-upgrades-unsafe-allow constructor
+    constructor() {
+        _disableInitializers();
     }
 
     /// @inheritdoc ISecurityToken
@@ -121,108 +119,134 @@ contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecur
         address tokenizer_,
         address escrow_,
         address[] calldata initialHolders,
+        bytes32[] calldata investorIds,
         uint256[] calldata preMints
-    ) external {
-        if (_initialized) revert AlreadyInitialized();
+    ) external initializer {
         if (tokenizer_ == address(0) || escrow_ == address(0) || config.paymentToken == address(0)) {
             revert ZeroAddress();
         }
         if (config.decimals > 18) revert InvalidDecimals(config.decimals);
         if (initialHolders.length != preMints.length) revert LengthMismatch(initialHolders.length, preMints.length);
+        if (initialHolders.length != investorIds.length) {
+            revert LengthMismatch(initialHolders.length, investorIds.length);
+        }
+        __ERC20_init(config.name, config.symbol);
+        __Pausable_init();
+        __AccessControlDefaultAdminRules_init(0, tokenizer_);
+        __DelayedUpgrades_init(msg.sender);
 
-        _tokenizer = tokenizer_;
-        _decimals = config.decimals;
-        _initialized = true;
-        _escrow = escrow_;
-        _paymentToken = config.paymentToken;
-        if (config.supplyCap != 0) _supplyCap = config.supplyCap;
-        _tokenName = config.name;
-        _tokenSymbol = config.symbol;
+        SecurityTokenStorage storage $ = _s();
+        $.escrow = escrow_;
+        $.decimals = config.decimals;
+        $.recoveryDelay = DEFAULT_RECOVERY_DELAY;
+        $.paymentToken = config.paymentToken;
+        $.supplyCap = config.supplyCap;
 
         for (uint256 i; i < initialHolders.length; ++i) {
             _setWhitelisted(initialHolders[i], true);
+            if (investorIds[i] != bytes32(0)) _bind(initialHolders[i], investorIds[i]);
             if (preMints[i] != 0) _mintCapped(initialHolders[i], preMints[i]);
         }
     }
 
     // ───────────────────────────── metadata and configuration ─────────────────────────────
 
-    /// @inheritdoc ERC20
-    function name() public view override(ERC20, IERC20Metadata) returns (string memory) {
-        return _tokenName;
-    }
-
-    /// @inheritdoc ERC20
-    function symbol() public view override(ERC20, IERC20Metadata) returns (string memory) {
-        return _tokenSymbol;
-    }
-
-    /// @inheritdoc ERC20
-    function decimals() public view override(ERC20, IERC20Metadata) returns (uint8) {
-        return _decimals;
-    }
-
-    /// @inheritdoc ERC20
-    function totalSupply() public view override(ERC20, IERC20) returns (uint256) {
-        return _supply;
-    }
-
-    /// @inheritdoc ERC20
-    function balanceOf(address account) public view override(ERC20, IERC20) returns (uint256) {
-        return _holders[account].balance;
+    /// @inheritdoc ERC20Upgradeable
+    function decimals() public view override(ERC20Upgradeable, IERC20Metadata) returns (uint8) {
+        return _s().decimals;
     }
 
     /// @inheritdoc ISecurityToken
-    function tokenizer() external view returns (address) {
-        return _tokenizer;
+    function tokenizer() public view returns (address) {
+        return defaultAdmin();
     }
 
     /// @inheritdoc ISecurityToken
     function escrow() external view returns (address) {
-        return _escrow;
+        return _s().escrow;
     }
 
     /// @inheritdoc ISecurityToken
     function paymentToken() external view returns (address) {
-        return _paymentToken;
+        return _s().paymentToken;
     }
 
     /// @inheritdoc ISecurityToken
     function supplyCap() external view returns (uint256) {
-        return _supplyCap;
+        return _s().supplyCap;
     }
 
     /// @inheritdoc ISecurityToken
     function reservedSupply() external view returns (uint256) {
-        return _reservedSupply;
+        return _s().reservedSupply;
     }
 
-    // ───────────────────────────── whitelist ─────────────────────────────
+    // ───────────────────────────── whitelist and investors ─────────────────────────────
 
     /// @inheritdoc ISecurityToken
     function isWhitelisted(address account) public view returns (bool) {
-        return _holders[account].flags & WHITELISTED != 0;
+        return _s().flags[account] & WHITELISTED != 0;
     }
 
     /// @inheritdoc ISecurityToken
-    function setWhitelisted(address account, bool status) external onlyTokenizer {
+    function investorOf(address wallet) external view returns (bytes32) {
+        return _s().investorOf[wallet];
+    }
+
+    /// @inheritdoc ISecurityToken
+    function setWhitelisted(address account, bool status) external onlyRole(WHITELISTER_ROLE) {
         _setWhitelisted(account, status);
     }
 
     /// @inheritdoc ISecurityToken
-    function setWhitelistedBatch(address[] calldata accounts, bool[] calldata statuses) external onlyTokenizer {
+    function setWhitelistedBatch(
+        address[] calldata accounts,
+        bool[] calldata statuses
+    ) external onlyRole(WHITELISTER_ROLE) {
         if (accounts.length != statuses.length) revert LengthMismatch(accounts.length, statuses.length);
         for (uint256 i; i < accounts.length; ++i) {
             _setWhitelisted(accounts[i], statuses[i]);
         }
     }
 
+    /// @inheritdoc ISecurityToken
+    function whitelistInvestors(
+        address[] calldata wallets,
+        bytes32[] calldata investorIds
+    ) external onlyRole(WHITELISTER_ROLE) {
+        if (wallets.length != investorIds.length) revert LengthMismatch(wallets.length, investorIds.length);
+        for (uint256 i; i < wallets.length; ++i) {
+            _setWhitelisted(wallets[i], true);
+            if (investorIds[i] != bytes32(0)) _bind(wallets[i], investorIds[i]);
+        }
+    }
+
     /// @dev Emits on every call, also when the status does not change, so each request leaves a receipt trace.
     function _setWhitelisted(address account, bool status) private {
         if (account == address(0)) revert ZeroAddress();
-        Holder storage holder = _holders[account];
-        holder.flags = status ? holder.flags | WHITELISTED : holder.flags & ~WHITELISTED;
+        mapping(address => uint8) storage flags = _s().flags;
+        flags[account] = status ? flags[account] | WHITELISTED : flags[account] & ~WHITELISTED;
         emit WhitelistUpdated(account, status);
+    }
+
+    /// @dev A wallet may move to another investor only while it holds nothing: otherwise binding it to an accomplice's
+    ///      investor id would open a recovery of what it holds.
+    function _bind(address wallet, bytes32 investorId) private {
+        SecurityTokenStorage storage $ = _s();
+        bytes32 current = $.investorOf[wallet];
+        if (current == investorId) return;
+        if (current != bytes32(0) && _holdsAnything(wallet)) revert WalletInUse(wallet, current);
+        $.investorOf[wallet] = investorId;
+        emit InvestorBound(wallet, investorId, msg.sender);
+    }
+
+    function _holdsAnything(address wallet) private view returns (bool) {
+        SecurityTokenStorage storage $ = _s();
+        return
+            balanceOf(wallet) != 0 ||
+            $.frozenTokens[wallet] != 0 ||
+            withdrawableDividendOf(wallet) != 0 ||
+            $.recoveries[wallet].newWallet != address(0);
     }
 
     // ───────────────────────────── ERC-7943 and ERC-1404 views ─────────────────────────────
@@ -230,13 +254,13 @@ contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecur
     /// @inheritdoc IERC7943Fungible
     /// @dev Whitelisted and not frozen as a whole address.
     function canSend(address account) public view returns (bool) {
-        return _holders[account].flags & ELIGIBILITY == WHITELISTED;
+        return _s().flags[account] & ELIGIBILITY == WHITELISTED;
     }
 
     /// @inheritdoc IERC7943Fungible
     /// @dev The same rule as {canSend}: the whitelist and the address freeze apply to both directions.
     function canReceive(address account) public view returns (bool) {
-        return _holders[account].flags & ELIGIBILITY == WHITELISTED;
+        return _s().flags[account] & ELIGIBILITY == WHITELISTED;
     }
 
     /// @inheritdoc ISecurityToken
@@ -251,36 +275,39 @@ contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecur
 
     /// @inheritdoc IERC7943Fungible
     function getFrozenTokens(address account) external view returns (uint256) {
-        return _frozenTokens[account];
+        return _s().frozenTokens[account];
     }
 
     /// @inheritdoc ISecurityToken
     function isFrozen(address account) external view returns (bool) {
-        return _holders[account].flags & ADDRESS_FROZEN != 0;
+        return _s().flags[account] & ADDRESS_FROZEN != 0;
     }
 
     /// @inheritdoc IERC1404
     /// @dev Checks in the order the token enforces them, so the code names the error a transfer would revert with:
-    ///      `from` 0 is an issuance (receiver and cap), `to` 0 a burn (sender, balance, frozen tokens). Codes are in
-    ///      {TransferRestrictions}. Never reverts.
+    ///      `from` 0 is an issuance (pause, receiver and cap), `to` 0 a burn (sender, balance, frozen tokens). Codes
+    ///      are in {TransferRestrictions}. Never reverts.
     function detectTransferRestriction(address from, address to, uint256 value) public view returns (uint8) {
+        SecurityTokenStorage storage $ = _s();
+        if (paused()) return TransferRestrictions.PAUSED;
         if (from != address(0)) {
-            if (_state.paused) return TransferRestrictions.PAUSED;
-            uint8 senderFlags = _holders[from].flags;
+            uint8 senderFlags = $.flags[from];
             if (senderFlags & WHITELISTED == 0) return TransferRestrictions.SENDER_NOT_WHITELISTED;
             if (senderFlags & ADDRESS_FROZEN != 0) return TransferRestrictions.SENDER_FROZEN;
         }
         if (to != address(0) || from == address(0)) {
-            uint8 receiverFlags = _holders[to].flags;
+            uint8 receiverFlags = $.flags[to];
             if (receiverFlags & WHITELISTED == 0) return TransferRestrictions.RECEIVER_NOT_WHITELISTED;
             if (receiverFlags & ADDRESS_FROZEN != 0) return TransferRestrictions.RECEIVER_FROZEN;
         }
         if (from == address(0)) {
             return value > _issuanceRoom() ? TransferRestrictions.SUPPLY_CAP_EXCEEDED : TransferRestrictions.SUCCESS;
         }
-        uint256 balance = _holders[from].balance;
+        uint256 balance = balanceOf(from);
         if (value > balance) return TransferRestrictions.INSUFFICIENT_BALANCE;
-        if (value > _unfrozen(balance, _frozenTokens[from])) return TransferRestrictions.INSUFFICIENT_UNFROZEN_BALANCE;
+        if (value > _unfrozen(balance, $.frozenTokens[from])) {
+            return TransferRestrictions.INSUFFICIENT_UNFROZEN_BALANCE;
+        }
         return TransferRestrictions.SUCCESS;
     }
 
@@ -289,11 +316,13 @@ contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecur
         return TransferRestrictions.message(code);
     }
 
-    /// @dev What the tokenizer may still mint: up to the cap net of reserved supply, or up to uint248 without a cap.
+    /// @dev What may still be minted: up to the cap net of reserved supply, or up to uint248 without a cap.
     function _issuanceRoom() private view returns (uint256) {
-        uint256 cap = _supplyCap;
-        uint256 committed = _supply + _reservedSupply;
-        if (cap == 0) return type(uint248).max - _supply;
+        SecurityTokenStorage storage $ = _s();
+        uint256 cap = $.supplyCap;
+        uint256 supply = totalSupply();
+        uint256 committed = supply + $.reservedSupply;
+        if (cap == 0) return type(uint248).max - supply;
         return cap > committed ? cap - committed : 0;
     }
 
@@ -302,7 +331,9 @@ contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecur
     }
 
     /// @notice ERC-165: ERC-7943 (Final and Last Call draft), ERC-1404, ERC-20 and AccessControl.
-    function supportsInterface(bytes4 interfaceId) public view override(AccessControl, IERC165) returns (bool) {
+    function supportsInterface(
+        bytes4 interfaceId
+    ) public view override(AccessControlDefaultAdminRulesUpgradeable, IERC165) returns (bool) {
         return
             interfaceId == type(IERC7943Fungible).interfaceId ||
             interfaceId == ERC7943_LAST_CALL_INTERFACE_ID ||
@@ -314,7 +345,7 @@ contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecur
     // ───────────────────────────── supply ─────────────────────────────
 
     /// @inheritdoc ISecurityToken
-    function mint(address to, uint256 amount) external onlyTokenizer {
+    function mint(address to, uint256 amount) external onlyRole(MINTER_ROLE) {
         if (amount == 0) revert ZeroAmount();
         _mintCapped(to, amount);
     }
@@ -328,9 +359,10 @@ contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecur
     /// @inheritdoc ISecurityToken
     function reserveSupply(uint256 amount) external onlyEscrow {
         if (amount == 0) revert ZeroAmount();
-        uint256 reserved = _reservedSupply + amount;
-        _checkCap(_supply + reserved);
-        _reservedSupply = reserved;
+        SecurityTokenStorage storage $ = _s();
+        uint256 reserved = $.reservedSupply + amount;
+        _checkCap(totalSupply() + reserved);
+        $.reservedSupply = reserved;
         emit SupplyReserved(amount, reserved);
     }
 
@@ -350,147 +382,189 @@ contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecur
     }
 
     function _spendReservation(uint256 amount) private returns (uint256 reserved) {
-        reserved = _reservedSupply;
+        SecurityTokenStorage storage $ = _s();
+        reserved = $.reservedSupply;
         if (amount > reserved) revert ReservationExceeded(reserved, amount);
         unchecked {
             reserved -= amount;
         }
-        _reservedSupply = reserved;
+        $.reservedSupply = reserved;
     }
 
     function _mintCapped(address to, uint256 amount) private {
-        _checkCap(_supply + _reservedSupply + amount);
+        _checkCap(totalSupply() + _s().reservedSupply + amount);
         _mint(to, amount);
     }
 
     function _checkCap(uint256 requestedSupply) private view {
-        uint256 cap = _supplyCap;
+        uint256 cap = _s().supplyCap;
         if (cap != 0 && requestedSupply > cap) revert SupplyCapExceeded(cap, requestedSupply);
     }
 
-    /// @dev Replaces OpenZeppelin's balance bookkeeping (see the contract notes). A holder's move (transfer,
-    ///      transferFrom, burn) checks, in this order: pause, the sender's eligibility, the receiver's, the balance,
-    ///      the unfrozen balance; an issuance checks the receiver. Dividend corrections keep past dividends with the
-    ///      account that held the tokens; they are skipped until the first distribution. Forced moves bypass this
-    ///      function ({_forcedMove}).
+    /// @dev Every holder move (transfer, transferFrom, burn) and every issuance passes here, checked in this order:
+    ///      pause; for a move the sender's eligibility, the receiver's, the balance and the unfrozen balance; for an
+    ///      issuance the receiver's eligibility. Then OpenZeppelin's `_update` writes the balances and the supply.
     function _update(address from, address to, uint256 value) internal override {
-        TransferState storage state = _state;
-        // Both fields in one read, before any branch.
-        (uint256 pps, bool paused) = (state.magnifiedDividendPerShare, state.paused);
+        _requireNotPaused();
+        mapping(address => uint8) storage flags = _s().flags;
         if (from == address(0)) {
-            if (_holders[to].flags & ELIGIBILITY != WHITELISTED) revert ERC7943CannotReceive(to);
-            // Keeps the supply, and so every balance, within uint248.
-            _supply = (_supply + value).toUint248();
+            if (flags[to] & ELIGIBILITY != WHITELISTED) revert ERC7943CannotReceive(to);
+            // Keeps the supply, and so every balance and the dividend arithmetic, within uint248.
+            if (totalSupply() + value > type(uint248).max) revert SafeCast.SafeCastOverflowedUintDowncast(248, totalSupply() + value);
         } else {
-            if (paused) revert EnforcedPause();
-            Holder storage sender = _holders[from];
-            (uint256 fromBalance, uint8 fromFlags) = (sender.balance, sender.flags);
+            uint8 fromFlags = flags[from];
             // Eligibility first, so a refused transfer names the refused account whatever the balance.
             if (fromFlags & ELIGIBILITY != WHITELISTED) revert ERC7943CannotSend(from);
-            if (to != address(0) && _holders[to].flags & ELIGIBILITY != WHITELISTED) revert ERC7943CannotReceive(to);
-            if (fromBalance < value) revert ERC20InsufficientBalance(from, fromBalance, value);
+            if (to != address(0) && flags[to] & ELIGIBILITY != WHITELISTED) revert ERC7943CannotReceive(to);
             if (fromFlags & HAS_FROZEN_TOKENS != 0) {
-                uint256 unfrozen = _unfrozen(fromBalance, _frozenTokens[from]);
+                uint256 fromBalance = balanceOf(from);
+                if (fromBalance < value) revert ERC20InsufficientBalance(from, fromBalance, value);
+                uint256 unfrozen = _unfrozen(fromBalance, _s().frozenTokens[from]);
                 if (value > unfrozen) revert ERC7943InsufficientUnfrozenBalance(from, value, unfrozen);
             }
-            unchecked {
-                sender.balance = uint248(fromBalance - value);
-            }
-            if (pps != 0) _corrections[from] += (pps * value).toInt256();
         }
+        _moveUnchecked(from, to, value);
+    }
 
-        if (to == address(0)) {
-            unchecked {
-                _supply -= value;
-            }
-        } else {
-            unchecked {
-                // Cannot overflow: a balance never exceeds the supply, which fits in uint248.
-                _holders[to].balance += uint248(value);
-            }
-            if (pps != 0) _corrections[to] -= (pps * value).toInt256();
+    /// @dev The one place balances change: dividend corrections keep past dividends with the account that held the
+    ///      tokens (skipped until the first distribution), then OpenZeppelin's `_update`.
+    function _moveUnchecked(address from, address to, uint256 value) private {
+        SecurityTokenStorage storage $ = _s();
+        uint256 pps = $.magnifiedDividendPerShare;
+        if (pps != 0) {
+            int256 correction = (pps * value).toInt256();
+            if (from != address(0)) $.corrections[from] += correction;
+            if (to != address(0)) $.corrections[to] -= correction;
         }
-
-        emit Transfer(from, to, value);
+        super._update(from, to, value);
     }
 
     // ───────────────────────────── dividends ─────────────────────────────
 
     /// @inheritdoc ISecurityToken
-    function distributeDividends(uint256 amount) external nonReentrant onlyTokenizer {
+    function distributeDividends(uint256 amount) external nonReentrant onlyRole(DEFAULT_ADMIN_ROLE) {
         if (amount == 0) revert ZeroAmount();
-        uint256 supply = _supply;
+        uint256 supply = totalSupply();
         if (supply == 0) revert NoSupply();
 
-        uint256 magnified = amount * MAGNITUDE + _carriedRemainder;
-        uint256 pps = uint256(_state.magnifiedDividendPerShare) + magnified / supply;
-        _state.magnifiedDividendPerShare = pps.toUint248();
-        _carriedRemainder = magnified % supply;
-        _totalDividendsDistributed += amount;
+        SecurityTokenStorage storage $ = _s();
+        uint256 magnified = amount * MAGNITUDE + $.carriedRemainder;
+        uint256 pps = $.magnifiedDividendPerShare + magnified / supply;
+        $.magnifiedDividendPerShare = uint256(pps.toUint248());
+        $.carriedRemainder = magnified % supply;
+        $.totalDividendsDistributed += amount;
         emit DividendsDistributed(msg.sender, amount, pps);
 
-        IERC20(_paymentToken).safeTransferFrom(msg.sender, address(this), amount);
+        IERC20($.paymentToken).safeTransferFrom(msg.sender, address(this), amount);
     }
 
     /// @inheritdoc ISecurityToken
-    function claimDividends() external nonReentrant returns (uint256 amount) {
+    /// @dev A holder removed from the whitelist (and not frozen) may still claim what it earned while it held the
+    ///      tokens: paying a dividend moves no token, and an issuer that must stop a payment freezes the address.
+    function claimDividends() external nonReentrant whenNotPaused returns (uint256 amount) {
+        SecurityTokenStorage storage $ = _s();
+        if ($.flags[msg.sender] & ADDRESS_FROZEN != 0) revert DividendsHeld(msg.sender);
         amount = withdrawableDividendOf(msg.sender);
         if (amount == 0) revert NothingToClaim(msg.sender);
-        _withdrawn[msg.sender] += amount;
+        $.withdrawn[msg.sender] += amount;
         emit DividendClaimed(msg.sender, amount);
 
-        IERC20(_paymentToken).safeTransfer(msg.sender, amount);
+        IERC20($.paymentToken).safeTransfer(msg.sender, amount);
     }
 
     /// @inheritdoc ISecurityToken
     function withdrawableDividendOf(address holder) public view returns (uint256) {
-        return accumulativeDividendOf(holder) - _withdrawn[holder];
+        return accumulativeDividendOf(holder) - _s().withdrawn[holder];
     }
 
     /// @inheritdoc ISecurityToken
     function withdrawnDividendOf(address holder) external view returns (uint256) {
-        return _withdrawn[holder];
+        return _s().withdrawn[holder];
     }
 
     /// @inheritdoc ISecurityToken
     function accumulativeDividendOf(address holder) public view returns (uint256) {
-        int256 magnified = (uint256(_state.magnifiedDividendPerShare) * _holders[holder].balance).toInt256() +
-            _corrections[holder];
-        return magnified.toUint256() / MAGNITUDE;
+        return _magnifiedEntitlement(holder).toUint256() / MAGNITUDE;
     }
 
     /// @inheritdoc ISecurityToken
     function totalDividendsDistributed() external view returns (uint256) {
-        return _totalDividendsDistributed;
+        return _s().totalDividendsDistributed;
+    }
+
+    function _magnifiedEntitlement(address holder) private view returns (int256) {
+        SecurityTokenStorage storage $ = _s();
+        return ($.magnifiedDividendPerShare * balanceOf(holder)).toInt256() + $.corrections[holder];
     }
 
     // ───────────────────────────── roles ─────────────────────────────
 
-    /// @notice Whether `account` holds `role`. The tokenizer holds every role, DEFAULT_ADMIN_ROLE included, without a
-    ///         grant: it grants and revokes agents' roles and cannot lose its own.
-    function hasRole(bytes32 role, address account) public view override returns (bool) {
-        return account == _tokenizer || super.hasRole(role, account);
+    /// @notice Whether `account` holds `role`. The tokenizer (default admin) holds every other role without a grant.
+    function hasRole(
+        bytes32 role,
+        address account
+    ) public view override(AccessControlUpgradeable, IAccessControl) returns (bool) {
+        return super.hasRole(role, account) || (role != DEFAULT_ADMIN_ROLE && account == defaultAdmin());
+    }
+
+    /// @notice Grants `role` to `account`. Reverts when it already holds it, and for the tokenizer, which holds every
+    ///         role; DEFAULT_ADMIN_ROLE moves only by the two-step handover.
+    function grantRole(
+        bytes32 role,
+        address account
+    ) public override(AccessControlDefaultAdminRulesUpgradeable) {
+        if (role != DEFAULT_ADMIN_ROLE) {
+            if (account == defaultAdmin()) revert TokenizerHoldsEveryRole(account);
+            if (hasRole(role, account)) revert RoleAlreadyHeld(role, account);
+        }
+        super.grantRole(role, account);
+    }
+
+    /// @notice Revokes `role` from `account`. Reverts when it does not hold it, and for the tokenizer, which cannot lose
+    ///         its roles but by handing over.
+    function revokeRole(
+        bytes32 role,
+        address account
+    ) public override(AccessControlDefaultAdminRulesUpgradeable) {
+        if (role != DEFAULT_ADMIN_ROLE) {
+            if (account == defaultAdmin()) revert TokenizerHoldsEveryRole(account);
+            if (!hasRole(role, account)) revert RoleNotHeld(role, account);
+        }
+        super.revokeRole(role, account);
+    }
+
+    /// @notice Gives up `role`. Reverts when the caller does not hold it, and for the tokenizer's implicit roles.
+    function renounceRole(
+        bytes32 role,
+        address account
+    ) public override(AccessControlDefaultAdminRulesUpgradeable) {
+        if (role != DEFAULT_ADMIN_ROLE) {
+            if (account == defaultAdmin()) revert TokenizerHoldsEveryRole(account);
+            if (!hasRole(role, account)) revert RoleNotHeld(role, account);
+        }
+        super.renounceRole(role, account);
+    }
+
+    /// @dev Upgrades are the tokenizer's.
+    function _checkUpgrader() internal view override {
+        _checkRole(DEFAULT_ADMIN_ROLE);
     }
 
     // ───────────────────────────── pause ─────────────────────────────
 
     /// @inheritdoc ISecurityToken
     function pause() external onlyRole(PAUSER_ROLE) {
-        if (_state.paused) revert EnforcedPause();
-        _state.paused = true;
-        emit Paused(msg.sender);
+        _pause();
     }
 
     /// @inheritdoc ISecurityToken
     function unpause() external onlyRole(PAUSER_ROLE) {
-        if (!_state.paused) revert ExpectedPause();
-        _state.paused = false;
-        emit Unpaused(msg.sender);
+        _unpause();
     }
 
     /// @inheritdoc ISecurityToken
-    function paused() external view returns (bool) {
-        return _state.paused;
+    function paused() public view override(PausableUpgradeable, ISecurityToken) returns (bool) {
+        return super.paused();
     }
 
     // ───────────────────────────── freezes ─────────────────────────────
@@ -499,8 +573,12 @@ contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecur
     /// @dev Emits on every call, also when the status does not change.
     function setAddressFrozen(address account, bool frozen) external onlyRole(FREEZER_ROLE) {
         if (account == address(0)) revert ZeroAddress();
-        Holder storage holder = _holders[account];
-        holder.flags = frozen ? holder.flags | ADDRESS_FROZEN : holder.flags & ~ADDRESS_FROZEN;
+        _setAddressFrozen(account, frozen);
+    }
+
+    function _setAddressFrozen(address account, bool frozen) private {
+        mapping(address => uint8) storage flags = _s().flags;
+        flags[account] = frozen ? flags[account] | ADDRESS_FROZEN : flags[account] & ~ADDRESS_FROZEN;
         emit AddressFrozen(account, frozen, msg.sender);
     }
 
@@ -515,13 +593,13 @@ contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecur
     /// @dev Relative, so two agents freezing at once do not overwrite each other (ERC-7943's delta extension).
     function freezePartialTokens(address account, uint256 amount) external onlyRole(FREEZER_ROLE) {
         if (amount == 0) revert ZeroAmount();
-        _setFrozenTokens(account, _frozenTokens[account] + amount);
+        _setFrozenTokens(account, _s().frozenTokens[account] + amount);
     }
 
     /// @inheritdoc ISecurityToken
     function unfreezePartialTokens(address account, uint256 amount) external onlyRole(FREEZER_ROLE) {
         if (amount == 0) revert ZeroAmount();
-        uint256 frozen = _frozenTokens[account];
+        uint256 frozen = _s().frozenTokens[account];
         if (amount > frozen) revert InsufficientFrozenTokens(account, frozen, amount);
         unchecked {
             _setFrozenTokens(account, frozen - amount);
@@ -530,13 +608,13 @@ contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecur
 
     function _setFrozenTokens(address account, uint256 amount) private {
         if (account == address(0)) revert ZeroAddress();
-        _frozenTokens[account] = amount;
-        Holder storage holder = _holders[account];
-        holder.flags = amount != 0 ? holder.flags | HAS_FROZEN_TOKENS : holder.flags & ~HAS_FROZEN_TOKENS;
+        SecurityTokenStorage storage $ = _s();
+        $.frozenTokens[account] = amount;
+        $.flags[account] = amount != 0 ? $.flags[account] | HAS_FROZEN_TOKENS : $.flags[account] & ~HAS_FROZEN_TOKENS;
         emit Frozen(account, amount);
     }
 
-    // ───────────────────────────── forced transfer and recovery ─────────────────────────────
+    // ───────────────────────────── forced transfer ─────────────────────────────
 
     /// @inheritdoc IERC7943Fungible
     /// @dev ENFORCER_ROLE. Ignores the pause, the sender's eligibility and its frozen amount (lowered by what is taken
@@ -547,77 +625,123 @@ contract SecurityToken is ERC20, AccessControl, ReentrancyGuardTransient, ISecur
         if (to == address(0)) revert ERC20InvalidReceiver(address(0));
         if (amount == 0) revert ZeroAmount();
         if (from == to) revert ERC7943CannotTransfer(from, to, amount);
-        if (_holders[to].flags & ELIGIBILITY != WHITELISTED) revert ERC7943CannotReceive(to);
+        if (!canReceive(to)) revert ERC7943CannotReceive(to);
         _forcedMove(from, to, amount);
-        emit ForcedTransfer(from, to, amount);
         return true;
     }
 
+    /// @dev Lowers the sender's frozen amount by what is taken beyond its unfrozen part, then moves past the checks.
     function _forcedMove(address from, address to, uint256 value) private {
-        Holder storage sender = _holders[from];
-        uint256 fromBalance = sender.balance;
+        uint256 fromBalance = balanceOf(from);
         if (fromBalance < value) revert ERC20InsufficientBalance(from, fromBalance, value);
-        if (sender.flags & HAS_FROZEN_TOKENS != 0) {
-            uint256 frozen = _frozenTokens[from];
-            uint256 unfrozen = _unfrozen(fromBalance, frozen);
-            // value - unfrozen <= frozen: value is within the balance.
-            if (value > unfrozen) _setFrozenTokens(from, frozen - (value - unfrozen));
-        }
-        unchecked {
-            sender.balance = uint248(fromBalance - value);
-            _holders[to].balance += uint248(value);
-        }
-        uint256 pps = _state.magnifiedDividendPerShare;
-        if (pps != 0) {
-            int256 correction = (pps * value).toInt256();
-            _corrections[from] += correction;
-            _corrections[to] -= correction;
-        }
-        emit Transfer(from, to, value);
+        uint256 frozen = _s().frozenTokens[from];
+        uint256 unfrozen = _unfrozen(fromBalance, frozen);
+        // value - unfrozen <= frozen: value is within the balance.
+        if (value > unfrozen) _setFrozenTokens(from, frozen - (value - unfrozen));
+        _moveUnchecked(from, to, value);
+        emit ForcedTransfer(from, to, value);
+    }
+
+    // ───────────────────────────── recovery ─────────────────────────────
+
+    /// @inheritdoc ISecurityToken
+    function recoveryDelay() external view returns (uint48) {
+        return _s().recoveryDelay;
     }
 
     /// @inheritdoc ISecurityToken
-    /// @dev The heir's entitlement grows by exactly the lost wallet's (whole payment-token units: the lost wallet's
-    ///      sub-unit remainder stays in the contract as dust), and its withdrawn total by the lost wallet's, so the
-    ///      sum of withdrawable dividends is unchanged. Works while paused. `Frozen` events precede `Transfer`.
-    function recoveryAddress(address lostWallet, address newWallet) external onlyRole(RECOVERY_ROLE) returns (bool) {
+    function setRecoveryDelay(uint48 delay) external onlyRole(DEFAULT_ADMIN_ROLE) {
+        if (delay < MIN_RECOVERY_DELAY || delay > MAX_RECOVERY_DELAY) revert InvalidRecoveryDelay(delay);
+        _s().recoveryDelay = delay;
+        emit RecoveryDelaySet(delay);
+    }
+
+    /// @inheritdoc ISecurityToken
+    function pendingRecovery(address lostWallet) external view returns (PendingRecovery memory) {
+        return _s().recoveries[lostWallet];
+    }
+
+    /// @inheritdoc ISecurityToken
+    function requestRecovery(address lostWallet, address newWallet) external onlyRole(RECOVERY_ROLE) {
+        SecurityTokenStorage storage $ = _s();
+        _checkRecoverable(lostWallet, newWallet);
+        PendingRecovery storage pending = $.recoveries[lostWallet];
+        if (pending.newWallet != address(0)) revert RecoveryPending(lostWallet, pending.newWallet);
+        uint48 executableAt = uint48(block.timestamp) + $.recoveryDelay;
+        $.recoveries[lostWallet] = PendingRecovery(newWallet, executableAt);
+        emit RecoveryRequested(lostWallet, newWallet, executableAt, msg.sender);
+    }
+
+    /// @inheritdoc ISecurityToken
+    function cancelRecovery(address lostWallet) external {
+        if (msg.sender != lostWallet && !hasRole(RECOVERY_ROLE, msg.sender)) revert NotAllowedToCancel(msg.sender);
+        SecurityTokenStorage storage $ = _s();
+        address newWallet = $.recoveries[lostWallet].newWallet;
+        if (newWallet == address(0)) revert NoRecoveryPending(lostWallet);
+        delete $.recoveries[lostWallet];
+        emit RecoveryCancelled(lostWallet, newWallet, msg.sender);
+    }
+
+    /// @inheritdoc ISecurityToken
+    /// @dev Checked again at execution: the same investor, something to recover, the new wallet allowed to receive.
+    ///      The heir's magnified entitlement grows by exactly the lost wallet's, and its withdrawn total by the lost
+    ///      wallet's, so no dividend is created or lost. Works while paused. `Frozen` events precede `Transfer`.
+    function executeRecovery(address lostWallet) external nonReentrant {
+        SecurityTokenStorage storage $ = _s();
+        PendingRecovery memory pending = $.recoveries[lostWallet];
+        address newWallet = pending.newWallet;
+        if (newWallet == address(0)) revert NoRecoveryPending(lostWallet);
+        if (msg.sender != newWallet) _checkRole(RECOVERY_ROLE);
+        if (block.timestamp < pending.executableAt) revert RecoveryNotReady(lostWallet, pending.executableAt);
+        _checkRecoverable(lostWallet, newWallet);
+        delete $.recoveries[lostWallet];
+
+        uint256 balance = balanceOf(lostWallet);
+        bool heirHeldTokens = balanceOf(newWallet) != 0;
+        uint256 frozen = $.frozenTokens[lostWallet];
+        bool addressFrozen = $.flags[lostWallet] & ADDRESS_FROZEN != 0;
+        // The move lowers the lost wallet's frozen amount by what it takes; whatever it left is cleared here, and the
+        // whole amount frozen before is frozen on the heir below.
+        if (balance != 0) _forcedMove(lostWallet, newWallet, balance);
+        if ($.frozenTokens[lostWallet] != 0) _setFrozenTokens(lostWallet, 0);
+        if (addressFrozen) {
+            _setAddressFrozen(lostWallet, false);
+            // An address freeze never spreads to a wallet that already held tokens: there it freezes what was recovered.
+            if (heirHeldTokens) frozen += balance;
+            else _setAddressFrozen(newWallet, true);
+        }
+        if (frozen != 0) _setFrozenTokens(newWallet, $.frozenTokens[newWallet] + frozen);
+
+        int256 entitlement = $.corrections[lostWallet]; // the balance is 0 now: this is all of it, magnified
+        if (entitlement != 0) {
+            $.corrections[newWallet] += entitlement;
+            delete $.corrections[lostWallet];
+        }
+        uint256 withdrawn = $.withdrawn[lostWallet];
+        if (withdrawn != 0) {
+            $.withdrawn[newWallet] += withdrawn;
+            delete $.withdrawn[lostWallet];
+        }
+        _setWhitelisted(lostWallet, false);
+        emit RecoverySuccess(lostWallet, newWallet, msg.sender);
+    }
+
+    function _checkRecoverable(address lostWallet, address newWallet) private view {
         if (lostWallet == newWallet || lostWallet == address(0) || newWallet == address(0)) {
             revert InvalidRecovery(lostWallet, newWallet);
         }
-        Holder storage heir = _holders[newWallet];
-        if (heir.flags & ELIGIBILITY != WHITELISTED) revert ERC7943CannotReceive(newWallet);
-        Holder storage lost = _holders[lostWallet];
-        (uint256 balance, uint8 lostFlags) = (lost.balance, lost.flags);
-        uint256 frozen = _frozenTokens[lostWallet];
-        uint256 entitlement = accumulativeDividendOf(lostWallet);
-        uint256 withdrawn = _withdrawn[lostWallet];
-        if (balance == 0 && frozen == 0 && entitlement == withdrawn) revert NothingToRecover(lostWallet);
+        SecurityTokenStorage storage $ = _s();
+        bytes32 investor = $.investorOf[lostWallet];
+        if (investor == bytes32(0) || $.investorOf[newWallet] != investor) revert NotSameInvestor(lostWallet, newWallet);
+        if (!canReceive(newWallet)) revert ERC7943CannotReceive(newWallet);
+        if (balanceOf(lostWallet) == 0 && $.frozenTokens[lostWallet] == 0 && withdrawableDividendOf(lostWallet) == 0) {
+            revert NothingToRecover(lostWallet);
+        }
+    }
 
-        if (frozen != 0) {
-            _setFrozenTokens(lostWallet, 0);
-            _setFrozenTokens(newWallet, _frozenTokens[newWallet] + frozen);
+    function _s() private pure returns (SecurityTokenStorage storage $) {
+        assembly ("memory-safe") {
+            $.slot := STORAGE_LOCATION
         }
-        _corrections[newWallet] +=
-            (entitlement * MAGNITUDE).toInt256() -
-            (uint256(_state.magnifiedDividendPerShare) * balance).toInt256();
-        delete _corrections[lostWallet];
-        if (withdrawn != 0) {
-            _withdrawn[newWallet] += withdrawn;
-            delete _withdrawn[lostWallet];
-        }
-        delete _holders[lostWallet];
-        unchecked {
-            heir.balance += uint248(balance);
-        }
-        if (balance != 0) emit Transfer(lostWallet, newWallet, balance);
-
-        if (lostFlags & ADDRESS_FROZEN != 0) {
-            heir.flags |= ADDRESS_FROZEN;
-            emit AddressFrozen(lostWallet, false, msg.sender);
-            emit AddressFrozen(newWallet, true, msg.sender);
-        }
-        emit WhitelistUpdated(lostWallet, false);
-        emit RecoverySuccess(lostWallet, newWallet, msg.sender);
-        return true;
     }
 }

@@ -3,17 +3,21 @@ pragma solidity ^0.8.28;
 
 import {IERC20} from "@openzeppelin/contracts/token/ERC20/IERC20.sol";
 import {SafeERC20} from "@openzeppelin/contracts/token/ERC20/utils/SafeERC20.sol";
+import {Math} from "@openzeppelin/contracts/utils/math/Math.sol";
 import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
+import {DelayedUpgrades} from "../upgrades/DelayedUpgrades.sol";
 import {ISecurityToken} from "./interfaces/ISecurityToken.sol";
 import {IStoEscrow} from "./interfaces/IStoEscrow.sol";
 
 /// @title StoEscrow
-/// @notice Runs the offerings of one security token, one at a time (see the state machine in {IStoEscrow}).
-///         Investors pay in the token's payment token; after a successful close the tokenizer receives the funds and
-///         investors claim tokens minted from the supply reserved at creation; after a failed close they claim refunds.
-/// @dev Used through EIP-1167 clones. The tokenizer and the payment token are read from the token, so the only
-///      state written at initialization is the token address.
-contract StoEscrow is ReentrancyGuardTransient, IStoEscrow {
+/// @notice Runs the offerings of one security token, one at a time (see the state machine and the pricing in
+///         {IStoEscrow}). Investors pay in the token's payment token; after a successful close investors claim tokens
+///         minted from the supply reserved at creation and the tokenizer withdraws the proceeds; after a failed close
+///         investors claim refunds.
+/// @dev Deployed behind an ERC-1967 proxy by the TokenFactory; upgradeable by the token's tokenizer to an
+///      implementation the factory publishes, after {DelayedUpgrades}'s delay. The tokenizer and the payment token
+///      are read from the token.
+contract StoEscrow is ReentrancyGuardTransient, DelayedUpgrades, IStoEscrow {
     using SafeERC20 for IERC20;
 
     /// @dev One investor's position in one offering.
@@ -23,54 +27,65 @@ contract StoEscrow is ReentrancyGuardTransient, IStoEscrow {
         bool claimed;
     }
 
-    // One slot: written once by `initialize`, the offering counter is updated in place.
-    address private _token;
-    uint64 private _currentOfferingId;
-    bool private _initialized;
+    /// @custom:storage-location erc7201:tak.storage.StoEscrow
+    struct StoEscrowStorage {
+        ISecurityToken token;
+        uint64 currentOfferingId;
+        mapping(uint256 offeringId => Offering) offerings;
+        mapping(uint256 offeringId => mapping(address investor => Position)) positions;
+    }
 
-    mapping(uint256 offeringId => Offering) private _offerings;
-    mapping(uint256 offeringId => mapping(address investor => Position)) private _positions;
+    // keccak256(abi.encode(uint256(keccak256("tak.storage.StoEscrow")) - 1)) & ~bytes32(uint256(0xff))
+    bytes32 private constant STORAGE_LOCATION = 0x6adbef71df147f365666a5f14a885bd42b49c02a628d54a8251fcc0acc262d00;
 
     modifier onlyTokenizer() {
-        if (msg.sender != ISecurityToken(_token).tokenizer()) revert NotTokenizer(msg.sender);
+        if (msg.sender != _s().token.tokenizer()) revert NotTokenizer(msg.sender);
         _;
     }
 
-    /// @notice Locks the implementation: only clones can be initialized.
+    /// @notice Locks the implementation: only proxies can be initialized.
+    /// @custom:oz-upgrades-unsafe-allow constructor
     constructor() {
-        _initialized = true;
+        _disableInitializers();
     }
 
     /// @inheritdoc IStoEscrow
-    function initialize(address token_) external {
-        if (_initialized) revert AlreadyInitialized();
+    function initialize() external initializer {
+        __DelayedUpgrades_init(msg.sender);
+    }
+
+    /// @inheritdoc IStoEscrow
+    function bindToken(address token_) external {
+        if (msg.sender != implementationRegistry()) revert NotFactory(msg.sender);
         if (token_ == address(0)) revert ZeroAddress();
-        _token = token_;
-        _initialized = true;
+        StoEscrowStorage storage $ = _s();
+        if (address($.token) != address(0)) revert TokenAlreadyBound(address($.token));
+        $.token = ISecurityToken(token_);
     }
 
     // ───────────────────────────── views ─────────────────────────────
 
     /// @inheritdoc IStoEscrow
     function token() external view returns (address) {
-        return _token;
+        return address(_s().token);
     }
 
     /// @inheritdoc IStoEscrow
     function currentOfferingId() external view returns (uint256) {
-        return _currentOfferingId;
+        return _s().currentOfferingId;
     }
 
     /// @inheritdoc IStoEscrow
     /// @dev Unknown ids return an all-zero offering.
     function offering(uint256 offeringId) external view returns (Offering memory) {
-        return _offerings[offeringId];
+        return _s().offerings[offeringId];
     }
 
     /// @inheritdoc IStoEscrow
     function status(uint256 offeringId) external view returns (Status) {
-        if (offeringId == 0 || offeringId > _currentOfferingId) return Status.NONE;
-        Offering storage o = _offerings[offeringId];
+        StoEscrowStorage storage $ = _s();
+        if (offeringId == 0 || offeringId > $.currentOfferingId) return Status.NONE;
+        Offering storage o = $.offerings[offeringId];
         if (o.closed) return o.succeeded ? Status.COMPLETED : Status.FAILED;
         if (o.paused) return Status.PAUSED;
         if (block.timestamp < o.startTime) return Status.PENDING;
@@ -80,17 +95,24 @@ contract StoEscrow is ReentrancyGuardTransient, IStoEscrow {
 
     /// @inheritdoc IStoEscrow
     function invested(uint256 offeringId, address investor) external view returns (uint256) {
-        return _positions[offeringId][investor].invested;
+        return _s().positions[offeringId][investor].invested;
     }
 
     /// @inheritdoc IStoEscrow
     function tokensOwed(uint256 offeringId, address investor) external view returns (uint256) {
-        return _positions[offeringId][investor].tokensOwed;
+        return _s().positions[offeringId][investor].tokensOwed;
     }
 
     /// @inheritdoc IStoEscrow
     function claimed(uint256 offeringId, address investor) external view returns (bool) {
-        return _positions[offeringId][investor].claimed;
+        return _s().positions[offeringId][investor].claimed;
+    }
+
+    /// @inheritdoc IStoEscrow
+    function remainderOf(uint256 offeringId, address investor) external view returns (uint256) {
+        StoEscrowStorage storage $ = _s();
+        Position storage p = $.positions[offeringId][investor];
+        return p.invested - _cost($.offerings[offeringId], p.tokensOwed);
     }
 
     // ───────────────────────────── tokenizer ─────────────────────────────
@@ -106,8 +128,9 @@ contract StoEscrow is ReentrancyGuardTransient, IStoEscrow {
         uint64 startTime,
         uint64 endTime
     ) external onlyTokenizer returns (uint256 offeringId) {
-        uint256 current = _currentOfferingId;
-        if (current != 0 && !_offerings[current].closed) revert OfferingInProgress(current);
+        StoEscrowStorage storage $ = _s();
+        uint256 current = $.currentOfferingId;
+        if (current != 0 && !$.offerings[current].closed) revert OfferingInProgress(current);
         if (tokenAmount == 0) revert InvalidTokenAmount();
         if (hardCap == 0 || softCap > hardCap) revert InvalidCaps(softCap, hardCap);
         if (maxInvestment == 0 || minInvestment > maxInvestment) {
@@ -115,13 +138,13 @@ contract StoEscrow is ReentrancyGuardTransient, IStoEscrow {
         }
         if (startTime < block.timestamp || endTime <= startTime) revert InvalidWindow(startTime, endTime);
 
-        ISecurityToken token_ = ISecurityToken(_token);
-        uint256 derived = (hardCap * 10 ** token_.decimals()) / tokenAmount;
+        ISecurityToken token_ = $.token;
+        uint256 derived = Math.mulDiv(hardCap, 10 ** token_.decimals(), tokenAmount);
         if (price != 0 && price != derived) revert PriceMismatch(price, derived);
 
         offeringId = current + 1;
-        _currentOfferingId = uint64(offeringId);
-        Offering storage o = _offerings[offeringId];
+        $.currentOfferingId = uint64(offeringId);
+        Offering storage o = $.offerings[offeringId];
         o.tokenAmount = tokenAmount;
         o.price = derived;
         o.softCap = softCap;
@@ -140,9 +163,10 @@ contract StoEscrow is ReentrancyGuardTransient, IStoEscrow {
 
     /// @inheritdoc IStoEscrow
     function setPaused(bool paused) external onlyTokenizer {
-        uint256 id = _currentOfferingId;
+        StoEscrowStorage storage $ = _s();
+        uint256 id = $.currentOfferingId;
         if (id == 0) revert UnknownOffering(0);
-        Offering storage o = _offerings[id];
+        Offering storage o = $.offerings[id];
         if (o.closed) revert OfferingAlreadyClosed(id);
         if (paused && o.paused) revert OfferingIsPaused(id);
         if (!paused && !o.paused) revert OfferingNotPaused(id);
@@ -150,14 +174,31 @@ contract StoEscrow is ReentrancyGuardTransient, IStoEscrow {
         emit OfferingPaused(id, paused);
     }
 
+    /// @inheritdoc IStoEscrow
+    function withdrawProceeds(uint256 offeringId) external nonReentrant onlyTokenizer {
+        Offering storage o = _closedOffering(offeringId);
+        if (!o.succeeded) revert OfferingNotSucceeded(offeringId);
+        uint256 amount = o.proceeds;
+        if (o.proceedsWithdrawn || amount == 0) revert NothingToWithdraw(offeringId);
+        o.proceedsWithdrawn = true;
+        emit ProceedsWithdrawn(offeringId, msg.sender, amount);
+        IERC20(_s().token.paymentToken()).safeTransfer(msg.sender, amount);
+    }
+
     // ───────────────────────────── investors ─────────────────────────────
 
     /// @inheritdoc IStoEscrow
+    /// @dev Refused while the token is paused and for an investor the token would not deliver to (ERC-7943
+    ///      `canReceive`). The accepted part is pulled and what arrived is credited; the position's tokens are
+    ///      recomputed on its whole investment.
     function invest(uint256 amount) external nonReentrant {
         if (amount == 0) revert ZeroAmount();
         (uint256 id, Offering storage o) = _openOffering();
-        ISecurityToken token_ = ISecurityToken(_token);
-        if (!token_.isWhitelisted(msg.sender)) revert InvestorNotWhitelisted(msg.sender);
+        ISecurityToken token_ = _s().token;
+        if (token_.paused()) revert TokenPaused();
+        if (!token_.canReceive(msg.sender)) {
+            revert InvestorCannotReceive(id, msg.sender, token_.detectTransferRestriction(address(0), msg.sender, 0));
+        }
 
         uint256 hardCap = o.hardCap;
         uint256 remaining = hardCap - o.raised;
@@ -167,29 +208,43 @@ contract StoEscrow is ReentrancyGuardTransient, IStoEscrow {
         if (accepted < o.minInvestment && remaining >= o.minInvestment) {
             revert BelowMinimumInvestment(amount, o.minInvestment);
         }
-        Position storage p = _positions[id][msg.sender];
-        uint256 total = p.invested + accepted;
-        if (total > o.maxInvestment) revert AboveMaximumInvestment(total, o.maxInvestment);
+        Position storage p = _s().positions[id][msg.sender];
+        if (p.invested + accepted > o.maxInvestment) revert AboveMaximumInvestment(p.invested + accepted, o.maxInvestment);
 
-        // Floor: the whole hard cap buys at most tokenAmount.
-        uint256 tokens = (accepted * o.tokenAmount) / hardCap;
-        // A ticket buying 0 token units would leave the investor with neither tokens nor money after a success.
-        if (tokens == 0) revert InvestmentBuysNoTokens(accepted);
+        uint256 received = _pull(IERC20(token_.paymentToken()), accepted);
+        uint256 tokens = _credit(o, p, received);
+        emit Invested(id, msg.sender, received, tokens, amount - accepted);
+    }
+
+    /// @dev Adds `received` to the position and the offering, and returns the token units it adds to the position
+    ///      (recomputed on the whole investment, so the rounding of earlier tickets is not lost).
+    function _credit(Offering storage o, Position storage p, uint256 received) private returns (uint256 added) {
+        uint256 total = p.invested + received;
+        uint256 owedBefore = p.tokensOwed;
+        uint256 owed = Math.mulDiv(total, o.tokenAmount, o.hardCap);
+        if (owed == 0) revert InvestmentBuysNoTokens(total);
+        added = owed - owedBefore;
+        o.proceeds += _cost(o, owed) - _cost(o, owedBefore);
         p.invested = total;
-        p.tokensOwed += tokens;
-        o.raised += accepted;
-        o.tokensSold += tokens;
-        emit Invested(id, msg.sender, accepted, tokens, amount - accepted);
+        p.tokensOwed = owed;
+        o.raised += received;
+        o.tokensSold += added;
+    }
 
-        // Only the accepted part is pulled: the excess over the hard cap is never taken.
-        IERC20(token_.paymentToken()).safeTransferFrom(msg.sender, address(this), accepted);
+    /// @dev Pulls `amount` from the caller and returns what arrived, at most `amount` (a surplus is never credited).
+    function _pull(IERC20 paymentToken, uint256 amount) private returns (uint256 received) {
+        uint256 before = paymentToken.balanceOf(address(this));
+        paymentToken.safeTransferFrom(msg.sender, address(this), amount);
+        received = paymentToken.balanceOf(address(this)) - before;
+        if (received > amount) received = amount;
     }
 
     /// @dev The current offering, if it accepts investments right now (hard cap and investor checks aside).
     function _openOffering() private view returns (uint256 id, Offering storage o) {
-        id = _currentOfferingId;
+        StoEscrowStorage storage $ = _s();
+        id = $.currentOfferingId;
         if (id == 0) revert UnknownOffering(0);
-        o = _offerings[id];
+        o = $.offerings[id];
         if (o.closed) revert OfferingAlreadyClosed(id);
         if (o.paused) revert OfferingIsPaused(id);
         if (block.timestamp < o.startTime) revert OfferingNotStarted(o.startTime);
@@ -198,14 +253,14 @@ contract StoEscrow is ReentrancyGuardTransient, IStoEscrow {
 
     /// @inheritdoc IStoEscrow
     function close() external nonReentrant {
-        uint256 id = _currentOfferingId;
+        StoEscrowStorage storage $ = _s();
+        uint256 id = $.currentOfferingId;
         if (id == 0) revert UnknownOffering(0);
-        Offering storage o = _offerings[id];
+        Offering storage o = $.offerings[id];
         if (o.closed) revert OfferingAlreadyClosed(id);
-        ISecurityToken token_ = ISecurityToken(_token);
-        address tokenizer_ = token_.tokenizer();
+        ISecurityToken token_ = $.token;
         uint256 raised = o.raised;
-        if (msg.sender != tokenizer_ && block.timestamp < o.endTime && raised < o.hardCap) {
+        if (msg.sender != token_.tokenizer() && block.timestamp < o.endTime && raised < o.hardCap) {
             revert NotAllowedToClose(msg.sender);
         }
 
@@ -218,73 +273,113 @@ contract StoEscrow is ReentrancyGuardTransient, IStoEscrow {
         // A failed offering sold nothing: its whole reservation goes back.
         uint256 unreserved = succeeded ? o.tokenAmount - tokensSold : o.tokenAmount;
         if (unreserved != 0) token_.releaseReservedSupply(unreserved);
-        if (succeeded && raised != 0) IERC20(token_.paymentToken()).safeTransfer(tokenizer_, raised);
     }
 
     /// @inheritdoc IStoEscrow
     /// @dev After a success, an investor the token refuses (see {redirectClaim}) is answered with the token's
-    ///      restriction code before anything changes.
+    ///      restriction code before anything changes; a paused token refuses the delivery (EnforcedPause).
     function claim(uint256 offeringId, address investor) external nonReentrant {
-        if (offeringId == 0 || offeringId > _currentOfferingId) revert UnknownOffering(offeringId);
-        Offering storage o = _offerings[offeringId];
-        if (!o.closed) revert OfferingNotClosed(offeringId);
+        Offering storage o = _closedOffering(offeringId);
         Position storage p = _unclaimedPosition(offeringId, investor);
         p.claimed = true;
 
-        ISecurityToken token_ = ISecurityToken(_token);
+        ISecurityToken token_ = _s().token;
+        IERC20 paymentToken = IERC20(token_.paymentToken());
         if (o.succeeded) {
             if (!token_.canReceive(investor)) {
                 revert InvestorCannotReceive(offeringId, investor, token_.detectTransferRestriction(address(0), investor, 0));
             }
             uint256 tokens = p.tokensOwed;
-            emit Claimed(offeringId, investor, tokens, 0);
-            // Never 0: invest refuses a ticket that buys no token unit, so invested != 0 implies tokensOwed != 0
-            // (and mintReserved reverts on 0 rather than marking a position claimed for nothing).
+            uint256 remainder = p.invested - _cost(o, tokens);
+            emit Claimed(offeringId, investor, tokens, remainder);
+            // Never 0: invest refuses a position that buys no token unit.
             token_.mintReserved(investor, tokens);
+            if (remainder != 0) paymentToken.safeTransfer(investor, remainder);
         } else {
             uint256 amount = p.invested;
             emit Claimed(offeringId, investor, 0, amount);
-            IERC20(token_.paymentToken()).safeTransfer(investor, amount);
+            paymentToken.safeTransfer(investor, amount);
         }
     }
 
     /// @inheritdoc IStoEscrow
     function redirectClaim(uint256 offeringId, address investor, address recipient) external nonReentrant onlyTokenizer {
-        Position storage p = _refusedPosition(offeringId, investor);
+        (Offering storage o, Position storage p) = _refusedPosition(offeringId, investor);
+        _requireSameInvestor(investor, recipient);
         p.claimed = true;
         uint256 tokens = p.tokensOwed;
-        emit Claimed(offeringId, investor, tokens, 0);
-        emit ClaimResolved(offeringId, investor, recipient, tokens, 0);
-        // The token refuses a recipient that may not receive (ERC7943CannotReceive) or the zero address.
-        ISecurityToken(_token).mintReserved(recipient, tokens);
+        uint256 remainder = p.invested - _cost(o, tokens);
+        emit Claimed(offeringId, investor, tokens, remainder);
+        emit ClaimResolved(offeringId, investor, recipient, tokens, remainder);
+        ISecurityToken token_ = _s().token;
+        // The token refuses a recipient that may not receive (ERC7943CannotReceive).
+        token_.mintReserved(recipient, tokens);
+        if (remainder != 0) IERC20(token_.paymentToken()).safeTransfer(recipient, remainder);
     }
 
     /// @inheritdoc IStoEscrow
-    /// @dev The raised funds went to the tokenizer at close, so the refund comes from the tokenizer.
-    function refundClaim(uint256 offeringId, address investor) external nonReentrant onlyTokenizer {
-        Position storage p = _refusedPosition(offeringId, investor);
+    function refundClaim(uint256 offeringId, address investor, address recipient) external nonReentrant onlyTokenizer {
+        (Offering storage o, Position storage p) = _refusedPosition(offeringId, investor);
+        if (recipient != investor) _requireSameInvestor(investor, recipient);
         p.claimed = true;
         uint256 amount = p.invested;
+        uint256 cost = _cost(o, p.tokensOwed);
         emit Claimed(offeringId, investor, 0, amount);
-        emit ClaimResolved(offeringId, investor, investor, 0, amount);
-        ISecurityToken token_ = ISecurityToken(_token);
+        emit ClaimResolved(offeringId, investor, recipient, 0, amount);
+        ISecurityToken token_ = _s().token;
         token_.releaseReservedSupply(p.tokensOwed);
-        IERC20(token_.paymentToken()).safeTransferFrom(msg.sender, investor, amount);
+        IERC20 paymentToken = IERC20(token_.paymentToken());
+        paymentToken.safeTransferFrom(msg.sender, recipient, cost);
+        if (amount != cost) paymentToken.safeTransfer(recipient, amount - cost);
+    }
+
+    /// @dev What `tokens` token units of offering `o` cost: rounded up, and never more than the investment that
+    ///      bought them (tokens = floor(invested * tokenAmount / hardCap)).
+    function _cost(Offering storage o, uint256 tokens) private view returns (uint256) {
+        if (tokens == 0) return 0;
+        return Math.mulDiv(tokens, o.hardCap, o.tokenAmount, Math.Rounding.Ceil);
+    }
+
+    function _requireSameInvestor(address investor, address recipient) private view {
+        ISecurityToken token_ = _s().token;
+        bytes32 id = token_.investorOf(investor);
+        if (recipient == address(0) || id == bytes32(0) || token_.investorOf(recipient) != id) {
+            revert NotSameInvestor(investor, recipient);
+        }
+    }
+
+    function _closedOffering(uint256 offeringId) private view returns (Offering storage o) {
+        StoEscrowStorage storage $ = _s();
+        if (offeringId == 0 || offeringId > $.currentOfferingId) revert UnknownOffering(offeringId);
+        o = $.offerings[offeringId];
+        if (!o.closed) revert OfferingNotClosed(offeringId);
     }
 
     /// @dev The unclaimed, non-empty position of `investor` in a successful offering, when the token refuses it.
-    function _refusedPosition(uint256 offeringId, address investor) private view returns (Position storage p) {
-        if (offeringId == 0 || offeringId > _currentOfferingId) revert UnknownOffering(offeringId);
-        Offering storage o = _offerings[offeringId];
-        if (!o.closed) revert OfferingNotClosed(offeringId);
+    function _refusedPosition(
+        uint256 offeringId,
+        address investor
+    ) private view returns (Offering storage o, Position storage p) {
+        o = _closedOffering(offeringId);
         if (!o.succeeded) revert OfferingNotSucceeded(offeringId);
         p = _unclaimedPosition(offeringId, investor);
-        if (ISecurityToken(_token).canReceive(investor)) revert InvestorCanClaim(investor);
+        if (_s().token.canReceive(investor)) revert InvestorCanClaim(investor);
     }
 
     function _unclaimedPosition(uint256 offeringId, address investor) private view returns (Position storage p) {
-        p = _positions[offeringId][investor];
+        p = _s().positions[offeringId][investor];
         if (p.claimed) revert AlreadyClaimed(investor);
         if (p.invested == 0) revert NothingToClaim(investor);
+    }
+
+    /// @dev Upgrades are the token's tokenizer's.
+    function _checkUpgrader() internal view override {
+        if (msg.sender != _s().token.tokenizer()) revert NotTokenizer(msg.sender);
+    }
+
+    function _s() private pure returns (StoEscrowStorage storage $) {
+        assembly ("memory-safe") {
+            $.slot := STORAGE_LOCATION
+        }
     }
 }

@@ -72,7 +72,8 @@ export function suiteSteps(what: { local: boolean; production: boolean }): Suite
       name: "TokenFactory",
       contract: "TokenFactory",
       factory: TokenFactory__factory,
-      args: (d) => [d.SecurityTokenImplementation, d.StoEscrowImplementation],
+      // The deployer owns the factory: it publishes later versions' implementations (docs/issuer-controls.md).
+      args: (d, deployer) => [d.SecurityTokenImplementation, d.StoEscrowImplementation, deployer],
     },
     { name: "AgentTokenImplementation", contract: "AgentToken", factory: AgentToken__factory, args: none },
     {

@@ -10,12 +10,19 @@ pragma solidity ^0.8.28;
 ///   NONE ──newOffering──► PENDING (now < start) ──time──► ACTIVE (start ≤ now < end, hard cap not reached)
 ///   ACTIVE ──pause──► PAUSED ──unpause──► ACTIVE          (tokenizer only; invest refused while paused)
 ///   ACTIVE ──end reached or hard cap filled──► ENDED      (awaiting close; anyone may close)
-///   PENDING | ACTIVE | PAUSED | ENDED ──close──► COMPLETED (raised ≥ soft cap: funds to tokenizer, tokens claimable)
+///   PENDING | ACTIVE | PAUSED | ENDED ──close──► COMPLETED (raised ≥ soft cap: tokens claimable, proceeds withdrawable)
 ///                                          └──► FAILED    (raised < soft cap: payments claimable back)
 ///   The tokenizer may close at any time; anyone may close once ENDED. No state holds funds without a way out:
 ///   after a success, an investor who can no longer receive the token (removed from the whitelist, frozen, or
 ///   recovered to a new wallet) is answered with the token's restriction code, and the tokenizer either delivers its
-///   tokens to another wallet of the investor (`redirectClaim`) or pays its investment back (`refundClaim`).
+///   tokens to another wallet bound to the same investor (`redirectClaim`) or pays its investment back to the investor
+///   or such a wallet (`refundClaim`).
+///
+/// Pricing: an investor's tokens are computed on its whole position, `floor(invested * tokenAmount / hardCap)`, so two
+/// tickets buy what one ticket of their sum buys; the position costs `ceil(tokens * hardCap / tokenAmount)` and the
+/// rest of what it paid (less than one token unit's price) is paid back with its claim. Payment tokens are credited by
+/// what actually arrived (a fee-on-transfer token's fee is never credited). Close pushes nothing: the tokenizer
+/// withdraws the proceeds (`withdrawProceeds`), so a payment token that refuses the tokenizer cannot block claims.
 interface IStoEscrow {
     enum Status {
         NONE,
@@ -42,11 +49,16 @@ interface IStoEscrow {
         bool closed;
         bool succeeded;
         bool paused;
+        bool proceedsWithdrawn;
+        uint256 proceeds; // what the tokens sold cost: the tokenizer's after a success
     }
 
     error NotTokenizer(address caller);
-    error AlreadyInitialized();
     error ZeroAddress();
+    /// @notice Only the factory that created this escrow may bind its token.
+    error NotFactory(address caller);
+    /// @notice The escrow is already bound to `token`.
+    error TokenAlreadyBound(address token);
     error OfferingInProgress(uint256 offeringId);
     error InvalidTokenAmount();
     error InvalidCaps(uint256 softCap, uint256 hardCap);
@@ -61,13 +73,13 @@ interface IStoEscrow {
     error OfferingAlreadyClosed(uint256 offeringId);
     error OfferingNotClosed(uint256 offeringId);
     error HardCapReached(uint256 hardCap);
-    error InvestorNotWhitelisted(address investor);
+    /// @notice The token is paused: no investment is taken while it is.
+    error TokenPaused();
     error ZeroAmount();
     error BelowMinimumInvestment(uint256 amount, uint256 minInvestment);
     error AboveMaximumInvestment(uint256 total, uint256 maxInvestment);
-    /// @notice The accepted part of an investment, `amount` (payment units, after capping at the hard cap), is worth
-    ///         less than one token unit: `amount * tokenAmount / hardCap` floors to 0. Such a ticket is refused so that
-    ///         every investor ends with either its tokens or its money.
+    /// @notice The investor's whole position after this ticket, `amount` payment units, is worth less than one token
+    ///         unit: `amount * tokenAmount / hardCap` floors to 0.
     error InvestmentBuysNoTokens(uint256 amount);
     error NotAllowedToClose(address caller);
     error NothingToClaim(address investor);
@@ -78,6 +90,10 @@ interface IStoEscrow {
     error InvestorCanClaim(address investor);
     /// @notice The offering failed: investors claim their refunds themselves.
     error OfferingNotSucceeded(uint256 offeringId);
+    /// @notice `recipient` is neither `investor` nor a wallet the token binds to the same investor.
+    error NotSameInvestor(address investor, address recipient);
+    /// @notice The proceeds of the offering were already withdrawn, or there are none.
+    error NothingToWithdraw(uint256 offeringId);
 
     event OfferingCreated(
         uint256 indexed offeringId,
@@ -90,13 +106,18 @@ interface IStoEscrow {
         uint64 startTime,
         uint64 endTime
     );
-    /// @notice `amount` was kept, `tokens` are owed to the investor, `refunded` (the part above the hard cap) was never taken.
+    /// @notice `amount` arrived and was credited, `tokens` more are owed to the investor, `refunded` (the part above the
+    ///         hard cap) was never taken.
     event Invested(uint256 indexed offeringId, address indexed investor, uint256 amount, uint256 tokens, uint256 refunded);
     event OfferingPaused(uint256 indexed offeringId, bool paused);
     event OfferingClosed(uint256 indexed offeringId, bool succeeded, uint256 raised, uint256 tokensSold);
+    /// @notice `tokens` were delivered and `refund` paid for the position of `investor` (after a success, `refund` is
+    ///         what it paid above the price of its tokens).
     event Claimed(uint256 indexed offeringId, address indexed investor, uint256 tokens, uint256 refund);
+    /// @notice The tokenizer withdrew the proceeds of a successful offering.
+    event ProceedsWithdrawn(uint256 indexed offeringId, address indexed tokenizer, uint256 amount);
     /// @notice The tokenizer resolved the position of `investor`, who could not receive the token: `tokens` were
-    ///         delivered to `recipient`, or (`refund` not 0) the investment was paid back to `recipient`, the investor.
+    ///         delivered to `recipient` (with what it paid above their price), or the investment was paid back to it.
     event ClaimResolved(
         uint256 indexed offeringId,
         address indexed investor,
@@ -105,7 +126,11 @@ interface IStoEscrow {
         uint256 refund
     );
 
-    function initialize(address token_) external;
+    /// @notice One-time setup by the factory through the proxy's constructor: the factory becomes the registry of the
+    ///         implementations this escrow may be upgraded to.
+    function initialize() external;
+    /// @notice Binds the escrow to its token, once, in the tokenization's transaction. Factory only.
+    function bindToken(address token_) external;
     function token() external view returns (address);
     function currentOfferingId() external view returns (uint256);
     function offering(uint256 offeringId) external view returns (Offering memory);
@@ -127,12 +152,19 @@ interface IStoEscrow {
     function invest(uint256 amount) external;
     function setPaused(bool paused) external;
     function close() external;
+    /// @notice After a success, delivers the tokens owed to `investor` and pays back what it paid above their price;
+    ///         after a failure, pays its investment back. Anyone may call it for any investor.
     function claim(uint256 offeringId, address investor) external;
-    /// @notice After a success, delivers the tokens owed to `investor`, who cannot receive them, to `recipient` (the
-    ///         investor's recovery wallet, which must be allowed to receive). Tokenizer only.
+    /// @notice Sends the proceeds of a successful offering to the tokenizer. Tokenizer only, once.
+    function withdrawProceeds(uint256 offeringId) external;
+    /// @notice What `investor` is paid back at its claim after a success: what it paid above its tokens' price.
+    function remainderOf(uint256 offeringId, address investor) external view returns (uint256);
+    /// @notice After a success, delivers the tokens owed to `investor`, who cannot receive them, to `recipient`: a
+    ///         wallet the token binds to the same investor and allows to receive. Tokenizer only.
     function redirectClaim(uint256 offeringId, address investor, address recipient) external;
-    /// @notice After a success, pays the investment of `investor`, who cannot receive the token, back from the
-    ///         tokenizer (which approves this escrow on the payment token) and releases its tokens' reservation.
-    ///         Tokenizer only.
-    function refundClaim(uint256 offeringId, address investor) external;
+    /// @notice After a success, pays the investment of `investor`, who cannot receive the token, back to `recipient`
+    ///         (the investor, or a wallet the token binds to the same investor) and releases its tokens'
+    ///         reservation: the price of its tokens from the tokenizer (which approves this escrow on the payment
+    ///         token), what it paid above it from the escrow. Tokenizer only.
+    function refundClaim(uint256 offeringId, address investor, address recipient) external;
 }
