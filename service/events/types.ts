@@ -227,7 +227,22 @@ export const EVENT_CATALOGUE = {
     data: TokenControlData,
   },
   "token.wallet_recovered": {
-    summary: "A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (recoverWallet)",
+    summary:
+      "A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (executeWalletRecovery)",
+    data: TokenControlData,
+  },
+  "token.recovery_pending": {
+    summary:
+      "A wallet recovery was requested (recoverWallet; executable after the token's delay) or cancelled (cancelWalletRecovery)",
+    data: TokenControlData,
+  },
+  "token.tokenizer_changed": {
+    summary: "A token's tokenizer handover started (transferTokenizer) or completed (acceptTokenizer)",
+    data: TokenControlData,
+  },
+  "token.upgrade": {
+    summary:
+      "A token's or its escrow's upgrade was scheduled, cancelled or executed (scheduleTokenUpgrade, cancelTokenUpgrade, executeTokenUpgrade)",
     data: TokenControlData,
   },
   "token.paused": { summary: "A token was paused or unpaused (pauseToken, unpauseToken)", data: TokenControlData },

@@ -1,5 +1,5 @@
 import type { Log, LogDescription, TransactionReceipt } from "ethers";
-import { getAddress } from "ethers";
+import { getAddress, ZeroHash } from "ethers";
 import { emitEvent } from "../store/outbox";
 import type { Queryable } from "../store/db";
 import type { TokenRecord } from "../store/tokens";
@@ -64,6 +64,41 @@ function controlOf(
           agent: a.agent,
         },
       };
+    case "RecoveryRequested":
+    case "RecoveryCancelled":
+      return {
+        type: "token.recovery_pending",
+        control: {
+          ...none,
+          ...at,
+          action: event.name === "RecoveryRequested" ? "recovery_requested" : "recovery_cancelled",
+          account: a.lostWallet,
+          counterparty: a.newWallet,
+          agent: event.name === "RecoveryRequested" ? a.agent : a.by,
+        },
+      };
+    case "DefaultAdminTransferScheduled":
+      return {
+        type: "token.tokenizer_changed",
+        control: { ...none, ...at, action: "tokenizer_transfer_started", account: a.newAdmin, agent: receipt.from },
+      };
+    case "UpgradeScheduled":
+    case "UpgradeCancelled":
+      return {
+        type: "token.upgrade",
+        control: {
+          ...none,
+          ...at,
+          action: event.name === "UpgradeScheduled" ? "upgrade_scheduled" : "upgrade_cancelled",
+          account: a.implementation,
+          agent: a.by,
+        },
+      };
+    case "Upgraded":
+      return {
+        type: "token.upgrade",
+        control: { ...none, ...at, action: "upgraded", account: a.implementation, agent: receipt.from },
+      };
     case "Paused":
     case "Unpaused":
       return {
@@ -71,6 +106,14 @@ function controlOf(
         control: { ...none, ...at, action: event.name === "Paused" ? "paused" : "unpaused", agent: a.account },
       };
     case "RoleGranted":
+      if (a.role === ZeroHash) {
+        // The handover's second step: the default admin is the tokenizer.
+        return {
+          type: "token.tokenizer_changed",
+          control: { ...none, ...at, action: "tokenizer_changed", account: a.account, agent: a.sender },
+        };
+      }
+    // falls through
     case "RoleRevoked":
       return {
         type: "token.role_changed",

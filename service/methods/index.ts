@@ -6,11 +6,14 @@ import { whitelist } from "./tokenization/whitelist";
 import { freezeAddress, freezeTokens, unfreezeTokens } from "./tokenization/freezes";
 import { forcedTransfer } from "./tokenization/forced-transfer";
 import { recoverWallet } from "./tokenization/recover-wallet";
+import { cancelWalletRecovery, executeWalletRecovery } from "./tokenization/wallet-recovery-steps";
+import { acceptTokenizer, cancelTokenizerTransfer, transferTokenizer } from "./tokenization/tokenizer-handover";
+import { cancelTokenUpgrade, executeTokenUpgrade, scheduleTokenUpgrade } from "./tokenization/token-upgrades";
 import { pauseToken, unpauseToken } from "./tokenization/pause";
 import { grantTokenRole, revokeTokenRole } from "./tokenization/token-roles";
 import { resolveOfferingClaim } from "./sto/resolve-offering-claim";
 import { claimTokens } from "./sto/claim-tokens";
-import { closeOffer } from "./sto/close-offer";
+import { closeOffer, withdrawProceeds } from "./sto/close-offer";
 import { newInvest } from "./sto/new-invest";
 import { newSto } from "./sto/new-sto";
 import { agentAppendFeedbackResponse } from "./agents/agent-append-feedback-response";
@@ -56,6 +59,14 @@ export const METHODS: MethodDefinition[] = [
   freezeAddress,
   forcedTransfer,
   recoverWallet,
+  cancelWalletRecovery,
+  executeWalletRecovery,
+  transferTokenizer,
+  acceptTokenizer,
+  cancelTokenizerTransfer,
+  scheduleTokenUpgrade,
+  cancelTokenUpgrade,
+  executeTokenUpgrade,
   pauseToken,
   unpauseToken,
   grantTokenRole,
@@ -64,6 +75,7 @@ export const METHODS: MethodDefinition[] = [
   newInvest,
   claimTokens,
   closeOffer,
+  withdrawProceeds,
   resolveOfferingClaim,
   agentRegister,
   agentSetURI,

@@ -1,4 +1,4 @@
-import { ZeroAddress } from "ethers";
+import { getAddress, ZeroAddress, ZeroHash } from "ethers";
 import { securityTokenInterface, parseEventLog } from "../chains/contracts";
 import type { Queryable } from "../store/db";
 import type { TokenRecord } from "../store/tokens";
@@ -35,6 +35,10 @@ export async function recordTokenEvents(
       if (log.address.toLowerCase() !== tokenAddress) continue;
       const event = parseEventLog(securityTokenInterface, log);
       if (!event) continue;
+      if (event.name === "RoleGranted" && event.args.role === ZeroHash) {
+        // The two-step tokenizer handover completed: the token's default admin is its tokenizer.
+        await batch.services.tokens.setTokenizerAddress(token.id, getAddress(event.args.account), tx);
+      }
       if (await recordControlEvent(tx, batch, token, event, receipt, log)) continue;
       switch (event.name) {
         case "WhitelistUpdated":

@@ -29,6 +29,16 @@ export const METERED_METHODS = [
   "grantTokenRole",
   "revokeTokenRole",
   "resolveOfferingClaim",
+  // Recovery in two steps, the tokenizer's handover, upgrades and proceeds (issue 48's contracts).
+  "cancelWalletRecovery",
+  "executeWalletRecovery",
+  "transferTokenizer",
+  "acceptTokenizer",
+  "cancelTokenizerTransfer",
+  "scheduleTokenUpgrade",
+  "cancelTokenUpgrade",
+  "executeTokenUpgrade",
+  "withdrawProceeds",
 ] as const;
 export type MeteredMethod = (typeof METERED_METHODS)[number];
 

@@ -50,8 +50,8 @@ export interface SubmissionClaims {
 }
 
 /** The site the message is for: the authority and the page's URI of the service's base URL. */
-export function siteOf(baseUrl: string): { domain: string; uri: string } {
-  return { domain: new URL(baseUrl).host, uri: `${baseUrl.replace(/\/$/, "")}/kyc` };
+export function siteOf(baseUrl: string, page = "/kyc"): { domain: string; uri: string } {
+  return { domain: new URL(baseUrl).host, uri: `${baseUrl.replace(/\/$/, "")}${page}` };
 }
 
 export function onboardingStatement(email: string): string {
@@ -159,6 +159,112 @@ export function parseMessage(text: string): SignInMessage | undefined {
   };
 }
 
+/** One line of a message's Resources the verifier requires, and the request field to name when it is not there. */
+export interface RequiredResource {
+  value: string;
+  field: string;
+  what: string;
+}
+
+/**
+ * Checks a signed message of this service (EIP-4361 layout, EIP-191 signature) and returns the wallet the signature
+ * recovers to: the site and page it was issued for, its nonce when one is expected, the wallet, its statement and
+ * resources, a validity window of at most MESSAGE_TTL_MS, the canonical form, and the signature. Each refusal is a 400
+ * naming the field at fault.
+ */
+export function verifySignedMessage(input: {
+  message: string;
+  signature: string;
+  walletAddress: string;
+  baseUrl: string;
+  /** The page the message is for (its URI's path). */
+  page: string;
+  statement: string;
+  /** What the statement is, for the refusal ("the onboarding statement for alice@example.com"). */
+  statementName: string;
+  resources: RequiredResource[];
+  /** The nonce the message must carry (a link's); absent: any nonce of the layout. */
+  nonce?: string;
+  /** The chain the message must name; absent: any. */
+  chainId?: number;
+  messageField?: string;
+  walletField?: string;
+  signatureField?: string;
+  now?: number;
+}): { address: string; message: SignInMessage } {
+  const messageField = input.messageField ?? "message";
+  const walletField = input.walletField ?? "walletAddress";
+  const signatureField = input.signatureField ?? "signature";
+  const now = input.now ?? Date.now();
+  const parsed = parseMessage(input.message);
+  if (!parsed) {
+    throw badRequest(`${messageField} is not a sign-in message (EIP-4361) in the layout this service issues`, {
+      field: messageField,
+    });
+  }
+  const site = siteOf(input.baseUrl, input.page);
+  if (parsed.domain !== site.domain || parsed.uri !== site.uri) {
+    throw badRequest(
+      `${messageField} was issued for ${parsed.domain}${new URL(parsed.uri, "http://x").pathname}, not for ${site.uri}`,
+      {
+        field: messageField,
+        domain: parsed.domain,
+      },
+    );
+  }
+  if (input.nonce !== undefined && parsed.nonce !== input.nonce)
+    throw badRequest(`${messageField} nonce is not this link's nonce: it was signed for another link`, {
+      field: messageField,
+    });
+  if (input.chainId !== undefined && parsed.chainId !== input.chainId)
+    throw badRequest(`${messageField} is for chain ${parsed.chainId}, not chain ${input.chainId}`, {
+      field: messageField,
+    });
+  const claimed = getAddress(input.walletAddress);
+  if (parsed.address !== claimed) {
+    throw badRequest(`${messageField} is for wallet ${parsed.address}, not for ${walletField} ${claimed}`, {
+      field: walletField,
+      messageAddress: parsed.address,
+    });
+  }
+  if (parsed.statement !== input.statement) {
+    throw badRequest(`${messageField} statement is not ${input.statementName}`, { field: messageField });
+  }
+  if (parsed.resources.length !== input.resources.length)
+    throw badRequest(`${messageField} resources are not the ones requested`, { field: messageField });
+  for (const [i, resource] of input.resources.entries()) {
+    if (parsed.resources[i] !== resource.value)
+      throw badRequest(`the signed message does not carry the ${resource.what}`, { field: resource.field });
+  }
+  const issuedAt = Date.parse(parsed.issuedAt);
+  const expiresAt = Date.parse(parsed.expirationTime);
+  if (issuedAt > now + CLOCK_SKEW_MS)
+    throw badRequest(`${messageField} Issued At ${parsed.issuedAt} is in the future`, { field: messageField });
+  if (expiresAt <= now)
+    throw badRequest(`${messageField} expired at ${parsed.expirationTime}: sign a new one`, { field: messageField });
+  if (expiresAt - issuedAt > MESSAGE_TTL_MS || expiresAt < issuedAt) {
+    throw badRequest(`${messageField} must expire within ${MESSAGE_TTL_MS / 60_000} minutes of Issued At`, {
+      field: messageField,
+    });
+  }
+  if (renderMessage(parsed) !== input.message)
+    throw badRequest(`${messageField} is not in this service's canonical form`, { field: messageField });
+
+  let recovered: string;
+  try {
+    recovered = verifyMessage(input.message, input.signature);
+  } catch {
+    throw badRequest(`${signatureField} is not a valid wallet signature`, { field: signatureField });
+  }
+  if (recovered !== claimed) {
+    throw badRequest(`${signatureField} was made by ${recovered}, not by ${walletField} ${claimed}`, {
+      field: signatureField,
+      signer: recovered,
+    });
+  }
+  return { address: recovered, message: parsed };
+}
+
 /**
  * Checks a submitted message and signature against the link (its nonce), the site and the claims, and returns the
  * wallet the signature recovers to. Each refusal is a 400 naming the field at fault.
@@ -172,64 +278,13 @@ export function verifyWalletProof(input: {
   claims: SubmissionClaims;
   now?: number;
 }): { address: string; message: SignInMessage } {
-  const now = input.now ?? Date.now();
-  const parsed = parseMessage(input.message);
-  if (!parsed)
-    throw badRequest("message is not a sign-in message (EIP-4361) issued by this service's page", { field: "message" });
-  const site = siteOf(input.baseUrl);
-  if (parsed.domain !== site.domain || parsed.uri !== site.uri) {
-    throw badRequest(`message was issued for ${parsed.domain}, not for this service (${site.domain})`, {
-      field: "message",
-      domain: parsed.domain,
-    });
-  }
-  if (parsed.nonce !== input.nonce)
-    throw badRequest("message nonce is not this link's nonce: it was signed for another link", { field: "message" });
-  const claimed = getAddress(input.walletAddress);
-  if (parsed.address !== claimed) {
-    throw badRequest(`message is for wallet ${parsed.address}, not for walletAddress ${claimed}`, {
-      field: "walletAddress",
-      messageAddress: parsed.address,
-    });
-  }
-  if (parsed.statement !== onboardingStatement(input.claims.email)) {
-    throw badRequest(`message statement is not the onboarding statement for ${input.claims.email}`, {
-      field: "message",
-    });
-  }
-  const expected = claimResources(input.claims);
   const names = ["email", "firstName", "lastName", "country"];
-  if (parsed.resources.length !== expected.length)
-    throw badRequest("message resources are not the submitted details", { field: "message" });
-  for (const [i, resource] of expected.entries()) {
-    if (parsed.resources[i] !== resource)
-      throw badRequest(`the signed message does not carry the submitted ${names[i]}`, { field: names[i] });
-  }
-  const issuedAt = Date.parse(parsed.issuedAt);
-  const expiresAt = Date.parse(parsed.expirationTime);
-  if (issuedAt > now + CLOCK_SKEW_MS)
-    throw badRequest(`message Issued At ${parsed.issuedAt} is in the future`, { field: "message" });
-  if (expiresAt <= now)
-    throw badRequest(`message expired at ${parsed.expirationTime}: sign a new one`, { field: "message" });
-  if (expiresAt - issuedAt > MESSAGE_TTL_MS || expiresAt < issuedAt) {
-    throw badRequest(`message must expire within ${MESSAGE_TTL_MS / 60_000} minutes of Issued At`, {
-      field: "message",
-    });
-  }
-  if (renderMessage(parsed) !== input.message)
-    throw badRequest("message is not in this service's canonical form", { field: "message" });
-
-  let recovered: string;
-  try {
-    recovered = verifyMessage(input.message, input.signature);
-  } catch {
-    throw badRequest("signature is not a valid wallet signature", { field: "signature" });
-  }
-  if (recovered !== claimed) {
-    throw badRequest(`signature was made by ${recovered}, not by walletAddress ${claimed}`, {
-      field: "signature",
-      signer: recovered,
-    });
-  }
-  return { address: recovered, message: parsed };
+  const what = ["submitted email", "submitted firstName", "submitted lastName", "submitted country"];
+  return verifySignedMessage({
+    ...input,
+    page: "/kyc",
+    statement: onboardingStatement(input.claims.email),
+    statementName: `the onboarding statement for ${input.claims.email}`,
+    resources: claimResources(input.claims).map((value, i) => ({ value, field: names[i], what: what[i] })),
+  });
 }

@@ -11,6 +11,13 @@ export const TOKEN_CONTROL_ACTIONS = [
   "unpaused",
   "role_granted",
   "role_revoked",
+  "recovery_requested",
+  "recovery_cancelled",
+  "tokenizer_transfer_started",
+  "tokenizer_changed",
+  "upgrade_scheduled",
+  "upgrade_cancelled",
+  "upgraded",
 ] as const;
 export type TokenControlAction = (typeof TOKEN_CONTROL_ACTIONS)[number];
 

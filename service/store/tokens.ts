@@ -273,6 +273,13 @@ export class Tokens {
     );
   }
 
+  /** The token's tokenizer changed on chain (its default admin handed over): later checks compare with the new one. */
+  async setTokenizerAddress(tokenId: string, tokenizerAddress: string, q: Queryable = this.db): Promise<void> {
+    await q.query("UPDATE tokens SET tokenizer_address = $2 WHERE id = $1", [tokenId, tokenizerAddress]);
+    this.changed.set(tokenId, true);
+    this.records.deleteWhere((token) => token.id === tokenId);
+  }
+
   async setDocument(tokenId: string, document: TokenDocument, ref: string, q: Queryable = this.db): Promise<void> {
     await q.query(`UPDATE tokens SET ${documentColumn[document]} = $2 WHERE id = $1`, [tokenId, ref]);
     this.changed.set(tokenId, true);

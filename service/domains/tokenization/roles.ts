@@ -8,14 +8,17 @@ import type { Stores } from "../../store/stores";
 type Context = DomainContext<Pick<Stores, "tokens">>;
 
 /**
- * The roles of a SecurityToken (OpenZeppelin AccessControl) and what each allows. The tokenizer holds all of them
- * without a grant; DEFAULT_ADMIN_ROLE grants and revokes the others.
+ * The roles of a SecurityToken (OpenZeppelin AccessControl) and what each allows. The tokenizer is the token's only
+ * DEFAULT_ADMIN_ROLE (handed over in two steps: transferTokenizer, acceptTokenizer) and holds every other role without
+ * a grant; it grants and revokes them.
  */
 export const TOKEN_ROLES = {
   DEFAULT_ADMIN_ROLE: { hash: ZeroHash, allows: "grant and revoke the token's roles" },
+  MINTER_ROLE: { hash: id("MINTER_ROLE"), allows: "mint" },
+  WHITELISTER_ROLE: { hash: id("WHITELISTER_ROLE"), allows: "whitelist investors and bind wallets to them" },
   FREEZER_ROLE: { hash: id("FREEZER_ROLE"), allows: "freeze and unfreeze addresses and amounts" },
   ENFORCER_ROLE: { hash: id("ENFORCER_ROLE"), allows: "force transfers" },
-  RECOVERY_ROLE: { hash: id("RECOVERY_ROLE"), allows: "recover a lost wallet" },
+  RECOVERY_ROLE: { hash: id("RECOVERY_ROLE"), allows: "request, cancel and execute the recovery of a lost wallet" },
   PAUSER_ROLE: { hash: id("PAUSER_ROLE"), allows: "pause and unpause the token" },
 } as const;
 export type TokenRole = keyof typeof TOKEN_ROLES;

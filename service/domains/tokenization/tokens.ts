@@ -80,15 +80,28 @@ export function erc20(ctx: Context, tokenAddress: string) {
   return contractAt(IERC20Metadata__factory, tokenAddress, ctx.chain.provider);
 }
 
-/** Only the tokenizer of a token may mint, whitelist and distribute its dividends. */
-export function requireTokenizer(token: TokenRecord, signer: string, action: string): void {
-  if (token.tokenizerAddress.toLowerCase() !== signer.toLowerCase()) {
-    throw preflightError(
-      `signerAddress ${signer} is not the tokenizer of ${token.symbol} (${token.tokenizerAddress}); only the tokenizer may ${action}`,
-      {
-        field: "signerAddress",
-        tokenizer: token.tokenizerAddress,
-      },
-    );
+/**
+ * Only the tokenizer of a token may create its offerings, resolve their claims and distribute its dividends. The record
+ * says who it is; when the signer is not that one, the chain decides (the tokenizer may have been handed over outside
+ * this service, by a multisig accepting it) and the record follows it.
+ */
+export async function requireTokenizer(
+  ctx: Context,
+  token: TokenRecord,
+  signer: string,
+  action: string,
+): Promise<void> {
+  if (token.tokenizerAddress.toLowerCase() === signer.toLowerCase()) return;
+  const onChain = await securityToken(ctx, token).tokenizer();
+  if (onChain.toLowerCase() === signer.toLowerCase()) {
+    await ctx.services.tokens.setTokenizerAddress(token.id, onChain);
+    return;
   }
+  throw preflightError(
+    `signerAddress ${signer} is not the tokenizer of ${token.symbol} (${onChain}); only the tokenizer may ${action}`,
+    {
+      field: "signerAddress",
+      tokenizer: onChain,
+    },
+  );
 }

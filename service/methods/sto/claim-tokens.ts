@@ -59,13 +59,17 @@ export const claimTokens = defineMethod({
           token,
           refused,
           { from: "investorAddress", to: "investorAddress" },
-          `${investor} cannot receive ${token.symbol} (${refused.message}): the tokenizer must whitelist or unfreeze it, or settle its position with resolveOfferingClaim (deliver to its recovery wallet, or refund)`,
+          refused.name === "PAUSED"
+            ? `${token.symbol} is paused: offering tokens are delivered once it is unpaused`
+            : `${investor} cannot receive ${token.symbol} (${refused.message}): the tokenizer must whitelist or unfreeze it, or settle its position with resolveOfferingClaim (deliver to its recovery wallet, or refund)`,
         );
       }
     }
+    const remainder = o.succeeded ? await escrow.remainderOf(id, investor) : 0n;
+    const pd = token.paymentToken.decimals;
     const what = o.succeeded
-      ? `${fromUnits(tokensOwed, token.decimals)} ${token.symbol}`
-      : `a refund of ${fromUnits(invested, token.paymentToken.decimals)} ${token.paymentToken.symbol}`;
+      ? `${fromUnits(tokensOwed, token.decimals)} ${token.symbol}${remainder > 0n ? ` and ${fromUnits(remainder, pd)} ${token.paymentToken.symbol} paid above their price` : ""}`
+      : `a refund of ${fromUnits(invested, pd)} ${token.paymentToken.symbol}`;
     return {
       signer: investor,
       calls: [
@@ -81,6 +85,7 @@ export const claimTokens = defineMethod({
         investorEmail: b.investorEmail,
         offeringId: id,
         outcome: o.succeeded ? "tokens" : "refund",
+        ...(o.succeeded ? { remainderRefunded: fromUnits(remainder, pd) } : {}),
       },
       record: { tokenSymbol: token.symbol, investorEmail: b.investorEmail ?? null },
     };

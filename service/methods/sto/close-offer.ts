@@ -1,26 +1,28 @@
 import { z } from "zod";
 import { stoEscrowInterface } from "../../chains/contracts";
 import { preflightError } from "../../errors";
-import { email } from "../../wire/fields";
+import { email, integerString } from "../../wire/fields";
 import { signerFields } from "../common";
 import { defineMethod } from "../types";
+import type { PlannedCall } from "../../model/batch";
 import { recordOfferingEvents, requireOpenOffering } from "./common";
 import { ACCESS } from "../../auth/access-rules";
 import { fromUnits } from "../../model/units";
-import { authorizedToken } from "../../domains/tokenization/tokens";
-import { currentOffering } from "../../domains/offerings/offerings";
+import { authorizedToken, requireTokenizer } from "../../domains/tokenization/tokens";
+import { currentOffering, escrowOf } from "../../domains/offerings/offerings";
 
 const body = z.object({ ...signerFields, tokenizerEmail: email.optional(), tokenSymbol: z.string().trim().min(1) });
 type Body = z.infer<typeof body>;
 
 /**
- * Closes the ongoing offering: soft cap reached → funds to the tokenizer, tokens claimable; otherwise refunds open.
- * The tokenizer may close at any time; anyone may once the end date passed or the hard cap is filled.
+ * Closes the ongoing offering: soft cap reached → tokens claimable and the proceeds the tokenizer's (withdrawn in the
+ * same batch when the tokenizer closes); otherwise refunds open. The tokenizer may close at any time; anyone may once
+ * the end date passed or the hard cap is filled.
  */
 export const closeOffer = defineMethod({
   name: "closeOffer",
   area: "sto",
-  summary: "Close the ongoing offering (success pays the tokenizer; failure opens refunds)",
+  summary: "Close the ongoing offering (success: the tokenizer withdraws the proceeds; failure opens refunds)",
   body,
   access: ACCESS.keyMethod,
   signerOf: (b: Body) => b.signerAddress,
@@ -37,21 +39,86 @@ export const closeOffer = defineMethod({
     }
     const pd = token.paymentToken.decimals;
     const outcome = o.raised >= o.softCap ? "success" : "failure";
+    const calls: PlannedCall[] = [
+      {
+        to: token.escrowAddress,
+        data: stoEscrowInterface.encodeFunctionData("close"),
+        description: `close offering ${current.id} of ${token.symbol} (${outcome})`,
+      },
+    ];
+    if (isTokenizer && outcome === "success" && o.proceeds > 0n) {
+      calls.push({
+        to: token.escrowAddress,
+        data: stoEscrowInterface.encodeFunctionData("withdrawProceeds", [BigInt(current.id)]),
+        description: `withdraw the proceeds of offering ${current.id} (${fromUnits(o.proceeds, pd)} ${token.paymentToken.symbol})`,
+      });
+    }
     return {
       signer: b.signerAddress,
-      calls: [
-        {
-          to: token.escrowAddress,
-          data: stoEscrowInterface.encodeFunctionData("close"),
-          description: `close offering ${current.id} of ${token.symbol} (${outcome})`,
-        },
-      ],
+      calls,
       info: {
         tokenizerEmail: token.tokenizerEmail,
         tokenSymbol: token.symbol,
         offeringId: current.id,
         expectedOutcome: outcome,
         raised: fromUnits(o.raised, pd),
+        proceeds: fromUnits(o.proceeds, pd),
+      },
+      record: { tokenSymbol: token.symbol },
+    };
+  },
+  onConfirmed: (tx, batch) => recordOfferingEvents(tx, batch),
+});
+
+const withdrawBody = z.object({
+  ...signerFields,
+  tokenSymbol: z.string().trim().min(1),
+  offeringId: integerString.optional().meta({ description: "On-chain offering number; default: the latest" }),
+});
+type WithdrawBody = z.infer<typeof withdrawBody>;
+
+/** The proceeds of a successful offering to the tokenizer (StoEscrow.withdrawProceeds), when someone else closed it. */
+export const withdrawProceeds = defineMethod({
+  name: "withdrawProceeds",
+  area: "sto",
+  summary: "Withdraw the proceeds of a successful offering to the tokenizer (once)",
+  body: withdrawBody,
+  access: ACCESS.keyMethod,
+  signerOf: (b: WithdrawBody) => b.signerAddress,
+  async plan(ctx, b) {
+    const token = await authorizedToken(ctx, b.tokenSymbol);
+    await requireTokenizer(ctx, token, b.signerAddress, "withdraw an offering's proceeds");
+    const escrow = escrowOf(ctx, token);
+    const latest = Number(await escrow.currentOfferingId());
+    const id = b.offeringId !== undefined ? Number(b.offeringId) : latest;
+    if (id === 0 || id > latest)
+      throw preflightError(`${token.symbol} has no offering ${b.offeringId ?? ""}`.trim(), { field: "offeringId" });
+    const o = await escrow.offering(id);
+    if (!o.closed || !o.succeeded) {
+      throw preflightError(
+        `Offering ${id} of ${token.symbol} ${o.closed ? "failed: it has no proceeds" : "is not closed yet (closeOffer)"}`,
+        { field: "offeringId" },
+      );
+    }
+    if (o.proceedsWithdrawn || o.proceeds === 0n)
+      throw preflightError(`The proceeds of offering ${id} of ${token.symbol} were already withdrawn`, {
+        field: "offeringId",
+      });
+    const pd = token.paymentToken.decimals;
+    return {
+      signer: b.signerAddress,
+      calls: [
+        {
+          to: token.escrowAddress,
+          data: stoEscrowInterface.encodeFunctionData("withdrawProceeds", [BigInt(id)]),
+          description: `withdraw the proceeds of offering ${id} (${fromUnits(o.proceeds, pd)} ${token.paymentToken.symbol})`,
+        },
+      ],
+      info: {
+        tokenizerEmail: token.tokenizerEmail,
+        tokenSymbol: token.symbol,
+        offeringId: id,
+        proceeds: fromUnits(o.proceeds, pd),
       },
       record: { tokenSymbol: token.symbol },
     };

@@ -8,7 +8,8 @@ import { defineMethod } from "../types";
 import { investorFields, investorSigner, recordOfferingEvents } from "./common";
 import { ACCESS } from "../../auth/access-rules";
 import { fromUnits, toUnits } from "../../model/units";
-import { authorizedToken, erc20, securityToken } from "../../domains/tokenization/tokens";
+import { authorizedToken, erc20 } from "../../domains/tokenization/tokens";
+import { receiverRestriction, restrictionError } from "../../domains/tokenization/restrictions";
 import { chainNow, currentOffering, escrowOf } from "../../domains/offerings/offerings";
 
 /** A first investment measured 172k gas (npm run bench); the ceiling covers an invest whose approval is not mined yet. */
@@ -53,8 +54,18 @@ export const newInvest = defineMethod({
     }
     if (now >= Number(o.endTime))
       throw preflightError(`The offering of ${token.symbol} has ended`, { field: "tokenSymbol" });
-    if (!(await securityToken(ctx, token).isWhitelisted(investor))) {
-      throw preflightError(`Investor ${investor} is not whitelisted for ${token.symbol}`, { field: "investorAddress" });
+    // The escrow takes money only from an investor the token would deliver to (ERC-7943 canReceive), and none while
+    // the token is paused: both show in the issuance code.
+    const refused = await receiverRestriction(ctx, token, investor);
+    if (refused.code !== 0) {
+      throw restrictionError(
+        token,
+        refused,
+        { from: "investorAddress", to: "investorAddress" },
+        refused.name === "PAUSED"
+          ? `${token.symbol} is paused: its offering takes no investment until it is unpaused`
+          : `Investor ${investor} cannot receive ${token.symbol} (${refused.message}), so the offering takes no investment from it`,
+      );
     }
     const remaining = o.hardCap - o.raised;
     if (remaining === 0n)
@@ -66,7 +77,10 @@ export const newInvest = defineMethod({
         { field: "investmentAmount" },
       );
     }
-    const already = await escrowOf(ctx, token).invested(current.id, investor);
+    const [already, owed] = await Promise.all([
+      escrowOf(ctx, token).invested(current.id, investor),
+      escrowOf(ctx, token).tokensOwed(current.id, investor),
+    ]);
     if (already + accepted > o.maxInvestment) {
       throw preflightError(
         `investmentAmount ${b.investmentAmount} takes ${investor} above the maximum investment of ${fromUnits(o.maxInvestment, pd)} (already invested ${fromUnits(already, pd)})`,
@@ -97,7 +111,8 @@ export const newInvest = defineMethod({
       description: `invest ${fromUnits(accepted, pd)} ${token.paymentToken.symbol} in ${token.symbol}`,
       gasCeiling: INVEST_GAS_CEILING,
     });
-    const tokens = (accepted * o.tokenAmount) / o.hardCap;
+    // The escrow prices the whole position: what this ticket adds to the tokens the investor is owed.
+    const tokens = ((already + accepted) * o.tokenAmount) / o.hardCap - owed;
     return {
       signer: investor,
       calls,

@@ -69,7 +69,7 @@ export const newSto = defineMethod({
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);
-    requireTokenizer(token, b.signerAddress, "create offerings");
+    await requireTokenizer(ctx, token, b.signerAddress, "create offerings");
     const coin = b.acceptedCoin ?? b.paymentTokenSymbol ?? token.paymentToken.symbol;
     if (coin.toUpperCase() !== token.paymentToken.symbol) {
       throw badRequest(`acceptedCoin must be ${token.paymentToken.symbol}, the payment token of ${token.symbol}`, {

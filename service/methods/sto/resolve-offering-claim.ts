@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { ZeroHash } from "ethers";
 import { IERC20Metadata__factory } from "../../../typechain-types/factories/@openzeppelin/contracts/token/ERC20/extensions/IERC20Metadata__factory";
 import { stoEscrowInterface } from "../../chains/contracts";
 import { badRequest, preflightError } from "../../errors";
@@ -10,7 +11,7 @@ import type { TokenRecord } from "../../store/tokens";
 import { recordOfferingEvents } from "./common";
 import { ACCESS } from "../../auth/access-rules";
 import { fromUnits } from "../../model/units";
-import { authorizedToken, erc20, requireTokenizer } from "../../domains/tokenization/tokens";
+import { authorizedToken, erc20, requireTokenizer, securityToken } from "../../domains/tokenization/tokens";
 import { escrowOf } from "../../domains/offerings/offerings";
 import { receiverRestriction, restrictionError } from "../../domains/tokenization/restrictions";
 
@@ -26,13 +27,36 @@ const body = z.object({
   offeringId: integerString.optional().meta({ description: "On-chain offering number; default: the latest" }),
   deliverTo: address.optional().meta({
     description:
-      "Deliver the investor's tokens to this wallet of the investor (its recovery wallet); must be allowed to receive",
+      "Deliver the investor's tokens to this wallet of the investor (its recovery wallet): bound to the same investor on the token and allowed to receive",
   }),
-  refund: booleanish
-    .optional()
-    .meta({ description: "true: pay the investment back from the tokenizer (approving the escrow first when needed)" }),
+  refund: booleanish.optional().meta({
+    description:
+      "true: pay the investment back: its tokens' price from the tokenizer (approving the escrow first when needed), the rest from the escrow",
+  }),
+  refundTo: address.optional().meta({
+    description:
+      "With refund: the wallet paid (default: the investor's own); another must be bound to the same investor",
+  }),
 });
 type Body = z.infer<typeof body>;
+
+/** The escrow pays a resolved claim only to the investor or to another wallet the token binds to the same investor. */
+async function requireSameInvestor(
+  ctx: MethodContext,
+  token: TokenRecord,
+  investor: string,
+  recipient: string,
+  field: string,
+): Promise<void> {
+  const contract = securityToken(ctx, token);
+  const [investorId, recipientId] = await Promise.all([contract.investorOf(investor), contract.investorOf(recipient)]);
+  if (investorId === ZeroHash || recipientId !== investorId) {
+    throw preflightError(
+      `${field} ${recipient} is not bound to the same investor as ${investor} on ${token.symbol}: whitelist it for the investor's e-mail first (whitelist), which binds it`,
+      { field, investorBinding: investorId, recipientBinding: recipientId },
+    );
+  }
+}
 
 /** The tokens owed to the refused investor, minted to another wallet of its (which the token must accept). */
 async function deliveryCalls(
@@ -43,6 +67,7 @@ async function deliveryCalls(
   tokensOwed: bigint,
   deliverTo: string,
 ): Promise<PlannedCall[]> {
+  await requireSameInvestor(ctx, token, investor, deliverTo, "deliverTo");
   const recipient = await receiverRestriction(ctx, token, deliverTo);
   if (recipient.code !== 0)
     throw restrictionError(
@@ -60,15 +85,21 @@ async function deliveryCalls(
   ];
 }
 
-/** The investment paid back from the tokenizer's payment tokens, approving the escrow first when needed. */
+/**
+ * The investment paid back: the price of its tokens from the tokenizer's payment tokens (approving the escrow first
+ * when needed; the proceeds were the tokenizer's), what it paid above that price from the escrow.
+ */
 async function refundCalls(
   ctx: MethodContext,
   token: TokenRecord,
   id: number,
   investor: string,
-  invested: bigint,
+  position: { invested: bigint; remainder: bigint },
   tokenizer: string,
+  refundTo: string,
 ): Promise<PlannedCall[]> {
+  if (refundTo !== investor) await requireSameInvestor(ctx, token, investor, refundTo, "refundTo");
+  const invested = position.invested - position.remainder;
   const pd = token.paymentToken.decimals;
   const payment = erc20(ctx, token.paymentToken.address);
   const [balance, allowance] = await Promise.all([
@@ -91,16 +122,17 @@ async function refundCalls(
   }
   calls.push({
     to: token.escrowAddress,
-    data: stoEscrowInterface.encodeFunctionData("refundClaim", [BigInt(id), investor]),
-    description: `refund ${fromUnits(invested, pd)} ${token.paymentToken.symbol} to ${investor}`,
+    data: stoEscrowInterface.encodeFunctionData("refundClaim", [BigInt(id), investor, refundTo]),
+    description: `refund ${fromUnits(position.invested, pd)} ${token.paymentToken.symbol} invested by ${investor} to ${refundTo}`,
     gasCeiling: RESOLVE_GAS_CEILING,
   });
   return calls;
 }
 
 /**
- * After a successful offering, settles the position of an investor the token refuses: its tokens to another wallet of
- * the investor (StoEscrow.redirectClaim) or its investment back from the tokenizer (refundClaim). Tokenizer only.
+ * After a successful offering, settles the position of an investor the token refuses: its tokens to another wallet bound
+ * to the same investor (StoEscrow.redirectClaim) or its investment back to it or such a wallet (refundClaim).
+ * Tokenizer only.
  */
 export const resolveOfferingClaim = defineMethod({
   name: "resolveOfferingClaim",
@@ -111,24 +143,27 @@ export const resolveOfferingClaim = defineMethod({
   access: ACCESS.keyMethod,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
+    if (b.refundTo !== undefined && b.refund !== true)
+      throw badRequest("refundTo goes with refund: true", { field: "refundTo" });
     if ((b.deliverTo === undefined) === (b.refund !== true)) {
       throw badRequest("give either deliverTo (a wallet for the tokens) or refund: true", {
         field: b.deliverTo === undefined ? "deliverTo" : "refund",
       });
     }
     const token = await authorizedToken(ctx, b.tokenSymbol);
-    requireTokenizer(token, b.signerAddress, "resolve an investor's offering claim");
+    await requireTokenizer(ctx, token, b.signerAddress, "resolve an investor's offering claim");
     const escrow = escrowOf(ctx, token);
     const latest = Number(await escrow.currentOfferingId());
     const id = b.offeringId !== undefined ? Number(b.offeringId) : latest;
     if (id === 0 || id > latest)
       throw preflightError(`${token.symbol} has no offering ${b.offeringId ?? ""}`.trim(), { field: "offeringId" });
     const investor = b.investorAddress;
-    const [o, invested, tokensOwed, claimed, investorSide] = await Promise.all([
+    const [o, invested, tokensOwed, claimed, remainder, investorSide] = await Promise.all([
       escrow.offering(id),
       escrow.invested(id, investor),
       escrow.tokensOwed(id, investor),
       escrow.claimed(id, investor),
+      escrow.remainderOf(id, investor),
       receiverRestriction(ctx, token, investor),
     ]);
     if (!o.closed || !o.succeeded) {
@@ -153,7 +188,7 @@ export const resolveOfferingClaim = defineMethod({
     const calls =
       b.deliverTo !== undefined
         ? await deliveryCalls(ctx, token, id, investor, tokensOwed, b.deliverTo)
-        : await refundCalls(ctx, token, id, investor, invested, b.signerAddress);
+        : await refundCalls(ctx, token, id, investor, { invested, remainder }, b.signerAddress, b.refundTo ?? investor);
     const pd = token.paymentToken.decimals;
     return {
       signer: b.signerAddress,
@@ -166,6 +201,7 @@ export const resolveOfferingClaim = defineMethod({
         investorRestriction: investorSide.name,
         tokens: fromUnits(tokensOwed, token.decimals),
         investment: fromUnits(invested, pd),
+        paidAboveTokensPrice: fromUnits(remainder, pd),
       },
       record: { tokenSymbol: token.symbol },
     };

@@ -30,7 +30,7 @@ export const dividendDistribution = defineMethod({
   signerOf: (b: DistributionBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);
-    requireTokenizer(token, b.signerAddress, "distribute dividends");
+    await requireTokenizer(ctx, token, b.signerAddress, "distribute dividends");
     if (b.paymentTokenAddress && b.paymentTokenAddress.toLowerCase() !== token.paymentToken.address.toLowerCase()) {
       throw badRequest(`paymentTokenAddress must be ${token.symbol}'s payment token ${token.paymentToken.address}`, {
         field: "paymentTokenAddress",
@@ -83,7 +83,11 @@ export const dividendDistribution = defineMethod({
 const claimBody = z.object({ ...signerFields, tokenSymbol: z.string().trim().min(1) });
 type ClaimBody = z.infer<typeof claimBody>;
 
-/** Sends a holder its withdrawable dividends (not in the original method list: holders must be able to collect). */
+/**
+ * Sends a holder its withdrawable dividends (not in the original method list: holders must be able to collect). A holder
+ * frozen as a whole address, or any holder of a paused token, is refused: the entitlement waits. A holder removed from
+ * the whitelist still collects what it earned (paying a dividend moves no token; docs/issuer-controls.md).
+ */
 export const claimDividends = defineMethod({
   name: "claimDividends",
   area: "tokenization",
@@ -93,9 +97,32 @@ export const claimDividends = defineMethod({
   signerOf: (b: ClaimBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);
-    const withdrawable = await securityToken(ctx, token).withdrawableDividendOf(b.signerAddress);
+    const contract = securityToken(ctx, token);
+    const [withdrawable, frozen, paused] = await Promise.all([
+      contract.withdrawableDividendOf(b.signerAddress),
+      contract.isFrozen(b.signerAddress),
+      contract.paused(),
+    ]);
     if (withdrawable === 0n)
       throw preflightError(`${b.signerAddress} has no ${token.symbol} dividends to claim`, { field: "signerAddress" });
+    const amount = `${fromUnits(withdrawable, token.paymentToken.decimals)} ${token.paymentToken.symbol}`;
+    if (frozen) {
+      throw preflightError(
+        `${b.signerAddress} is frozen on ${token.symbol}: its dividends (${amount}) are held, not forfeited, and claimable once it is unfrozen`,
+        {
+          field: "signerAddress",
+          restrictionCode: 4,
+          restriction: "SENDER_FROZEN",
+          withdrawable: fromUnits(withdrawable, token.paymentToken.decimals),
+        },
+      );
+    }
+    if (paused) {
+      throw preflightError(
+        `${token.symbol} is paused: dividends (${amount} for ${b.signerAddress}) are claimable once it is unpaused`,
+        { field: "tokenSymbol", restrictionCode: 1, restriction: "PAUSED" },
+      );
+    }
     return {
       signer: b.signerAddress,
       calls: [

@@ -8,7 +8,9 @@ import { defineMethod } from "../types";
 import { ACCESS } from "../../auth/access-rules";
 import { knownWallet, type KnownWallet } from "../../onboarding/wallets";
 import { fromUnits, toUnits } from "../../model/units";
-import { authorizedToken, requireTokenizer, securityToken } from "../../domains/tokenization/tokens";
+import { securityToken } from "../../domains/tokenization/tokens";
+import { tokenForRoleHolder, holdsTokenRole } from "../../domains/tokenization/roles";
+import { bindingFor } from "../../domains/tokenization/investors";
 
 /** Measured mint to a fresh holder is ~75k gas; the ceiling covers a mint whose whitelist is not mined yet. */
 const MINT_GAS_CEILING = 150_000n;
@@ -31,19 +33,19 @@ const body = z.object({
 type Body = z.infer<typeof body>;
 
 /**
- * Mints to investors; a recipient not yet whitelisted is whitelisted first, in the same batch. Tokenizer only. An entry
- * with an e-mail and no address mints to the wallet known for that investor (service/onboarding/wallets.ts).
+ * Mints to investors; a recipient not yet whitelisted is whitelisted (and bound to its investor) first, in the same
+ * batch. Tokenizer or MINTER_ROLE (and WHITELISTER_ROLE for a recipient to whitelist). An entry with an e-mail and no
+ * address mints to the wallet known for that investor (service/onboarding/wallets.ts).
  */
 export const mintToken = defineMethod({
   name: "mintToken",
   area: "tokenization",
-  summary: "Mint to one or more investors (whitelisting new recipients first)",
+  summary: "Mint to one or more investors (whitelisting new recipients first); tokenizer or MINTER_ROLE",
   body,
   access: ACCESS.keyMethod,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
-    const token = await authorizedToken(ctx, b.tokenSymbol);
-    requireTokenizer(token, b.signerAddress, "mint");
+    const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "MINTER_ROLE");
     const contract = securityToken(ctx, token);
     const entries = [];
     for (const [i, u] of b.userToMint.entries()) {
@@ -82,7 +84,15 @@ export const mintToken = defineMethod({
       );
     }
 
+    if (await contract.paused()) {
+      throw preflightError(`${token.symbol} is paused: nothing is minted until it is unpaused`, {
+        field: "tokenSymbol",
+        restrictionCode: 1,
+        restriction: "PAUSED",
+      });
+    }
     const toWhitelist: string[] = [];
+    const emailOf = new Map<string, string | undefined>();
     for (const [i, e] of entries.entries()) {
       if (await contract.isWhitelisted(e.investorAddress)) continue;
       if (!e.needWhitelist) {
@@ -94,23 +104,24 @@ export const mintToken = defineMethod({
         );
       }
       if (!toWhitelist.includes(e.investorAddress)) toWhitelist.push(e.investorAddress);
+      emailOf.set(e.investorAddress, e.investorEmail ?? e.email);
     }
 
     const calls = [];
-    if (toWhitelist.length === 1) {
+    if (toWhitelist.length) {
+      if (!(await holdsTokenRole(ctx, token, "WHITELISTER_ROLE", b.signerAddress))) {
+        throw preflightError(
+          `${toWhitelist.join(", ")} must be whitelisted first, and signerAddress ${b.signerAddress} does not hold WHITELISTER_ROLE on ${token.symbol}`,
+          { field: "userToMint", role: "WHITELISTER_ROLE" },
+        );
+      }
+      const ids = [];
+      for (const wallet of toWhitelist) ids.push(await bindingFor(ctx, token, wallet, emailOf.get(wallet)));
       calls.push({
         to: token.tokenAddress,
-        data: securityTokenInterface.encodeFunctionData("setWhitelisted", [toWhitelist[0], true]),
-        description: `whitelist ${toWhitelist[0]}`,
-      });
-    } else if (toWhitelist.length > 1) {
-      calls.push({
-        to: token.tokenAddress,
-        data: securityTokenInterface.encodeFunctionData("setWhitelistedBatch", [
-          toWhitelist,
-          toWhitelist.map(() => true),
-        ]),
-        description: `whitelist ${toWhitelist.length} investors`,
+        data: securityTokenInterface.encodeFunctionData("whitelistInvestors", [toWhitelist, ids]),
+        description:
+          toWhitelist.length === 1 ? `whitelist ${toWhitelist[0]}` : `whitelist ${toWhitelist.length} investors`,
       });
     }
     for (const e of entries) {

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { getAddress, ZeroAddress } from "ethers";
+import { getAddress, ZeroAddress, ZeroHash } from "ethers";
 import { z } from "zod";
 import { tokenFactoryInterface, parseEventLog } from "../../chains/contracts";
 import { badRequest, forbidden, preflightError } from "../../errors";
@@ -14,6 +14,7 @@ import { emitEvent } from "../../store/outbox";
 import { fromUnits, toUnits } from "../../model/units";
 import { paymentAsset } from "../../domains/tokenization/tokens";
 import { tokenizerInfoView } from "../../domains/tokenization/views";
+import { investorIdFor } from "../../domains/tokenization/investors";
 import { RecordsRefused } from "../../engine/records-refused";
 
 export const TOKEN_TYPES = [
@@ -161,6 +162,11 @@ export const newTokenization = defineMethod({
         supplyCap,
         paymentToken: payment.address,
         initialHolders: holders.map((h) => h.address),
+        initialInvestorIds: await Promise.all(
+          holders.map((h) =>
+            h.email ? investorIdFor(ctx, { chainId: ctx.chain.chainId, symbol }, h.email) : ZeroHash,
+          ),
+        ),
         preMints: holders.map((h) => h.amount),
       },
     ]);

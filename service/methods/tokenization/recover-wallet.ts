@@ -1,6 +1,7 @@
 import { z } from "zod";
+import { ZeroAddress, ZeroHash } from "ethers";
 import { securityTokenInterface } from "../../chains/contracts";
-import { badRequest, preflightError } from "../../errors";
+import { badRequest, conflict, preflightError } from "../../errors";
 import { address, email } from "../../wire/fields";
 import { signerFields } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
@@ -8,43 +9,81 @@ import { defineMethod } from "../types";
 import { ACCESS } from "../../auth/access-rules";
 import { fromUnits } from "../../model/units";
 import { securityToken } from "../../domains/tokenization/tokens";
-import { tokenForRoleHolder } from "../../domains/tokenization/roles";
+import { holdsTokenRole, tokenForRoleHolder } from "../../domains/tokenization/roles";
+import { investorIdFor } from "../../domains/tokenization/investors";
+import { recoveryMessage, verifyRecoveryProof } from "../../onboarding/recovery-proof";
 import { investorHints } from "./mint-token";
-
-/** A recovery is ~115k gas measured; the ceiling covers one whose new wallet's whitelisting is not mined yet. */
-const RECOVERY_GAS_CEILING = 250_000n;
 
 const body = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
   lostWallet: address.meta({ description: "The wallet whose keys the investor lost" }),
   newWallet: address.meta({
-    description: "The investor's new wallet: receives the balance, frozen amount and unclaimed dividends",
+    description:
+      "The investor's new wallet: after the token's recovery delay it receives the balance, frozen amount and unclaimed dividends",
   }),
-  investorEmail: email.optional().meta({ description: "Recorded for the new wallet (default: the lost wallet's)" }),
+  investorEmail: email.optional().meta({ description: "The investor (default: the one recorded for lostWallet)" }),
+  newWalletMessage: z.string().max(2_000).optional().meta({
+    description:
+      "The recovery request the new wallet signs (EIP-4361 layout). Leave it out once: the 400 answer's details.messageToSign is the message to sign",
+  }),
+  newWalletSignature: z
+    .string()
+    .regex(/^0x[0-9a-fA-F]{130}$/, "must be a 65-byte signature, 0x-prefixed hex")
+    .optional()
+    .meta({ description: "newWallet's personal_sign (EIP-191) signature of newWalletMessage" }),
 });
 type Body = z.infer<typeof body>;
 
 /**
- * ERC-3643 recoveryAddress: the lost wallet's whole balance, frozen amount, address freeze and unclaimed dividends move
- * to the investor's new wallet, and the lost wallet leaves the whitelist. A new wallet not yet whitelisted is
- * whitelisted first in the same batch when the tokenizer signs (only it may whitelist). RECOVERY_ROLE.
+ * Asks the token to recover an investor's lost wallet into its new wallet (SecurityToken.requestRecovery). The new
+ * wallet proves it is the investor's by signing the request (service/onboarding/recovery-proof.ts); both wallets are
+ * bound to the investor on chain first when they are not (whitelisting the new one). The token executes the recovery
+ * only after its recovery delay, during which the lost wallet can cancel it (cancelWalletRecovery); then
+ * executeWalletRecovery moves everything. RECOVERY_ROLE (and WHITELISTER_ROLE when a wallet must be bound first).
  */
 export const recoverWallet = defineMethod({
   name: "recoverWallet",
   area: "tokenization",
-  summary: "Recover an investor's lost wallet to its new one (balance, freezes, dividends); tokenizer or RECOVERY_ROLE",
+  summary:
+    "Request the recovery of an investor's lost wallet into its new one, proven by the new wallet; executable after the token's delay. RECOVERY_ROLE",
   body,
   access: ACCESS.keyMethod,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "RECOVERY_ROLE");
     if (b.lostWallet === b.newWallet) throw badRequest("newWallet must differ from lostWallet", { field: "newWallet" });
+    const request = {
+      baseUrl: ctx.services.baseUrl,
+      chainId: ctx.chain.chainId,
+      symbol: token.symbol,
+      tokenAddress: token.tokenAddress,
+      lostWallet: b.lostWallet,
+      newWallet: b.newWallet,
+    };
+    if (!b.newWalletMessage || !b.newWalletSignature) {
+      throw badRequest(
+        "newWalletSignature is required: newWallet signs the recovery request (personal_sign) given in details.messageToSign, sent back as newWalletMessage",
+        { field: "newWalletSignature", messageToSign: recoveryMessage(request) },
+      );
+    }
+    verifyRecoveryProof({ ...request, message: b.newWalletMessage, signature: b.newWalletSignature });
+
+    const known = await ctx.services.investors.byAddress(token.id, b.lostWallet);
+    const investorEmail = b.investorEmail ?? known?.email ?? undefined;
+    if (!investorEmail) {
+      throw badRequest(`investorEmail is required: no investor is recorded for ${b.lostWallet} on ${token.symbol}`, {
+        field: "investorEmail",
+      });
+    }
     const contract = securityToken(ctx, token);
-    const [balance, frozen, withdrawable, whitelisted, newFrozen] = await Promise.all([
+    const [balance, frozen, withdrawable, pending, lostId, newId, whitelisted, newFrozen] = await Promise.all([
       contract.balanceOf(b.lostWallet),
       contract.getFrozenTokens(b.lostWallet),
       contract.withdrawableDividendOf(b.lostWallet),
+      contract.pendingRecovery(b.lostWallet),
+      contract.investorOf(b.lostWallet),
+      contract.investorOf(b.newWallet),
       contract.isWhitelisted(b.newWallet),
       contract.isFrozen(b.newWallet),
     ]);
@@ -53,55 +92,74 @@ export const recoverWallet = defineMethod({
         field: "lostWallet",
       });
     }
+    if (pending.newWallet !== ZeroAddress) {
+      throw conflict(`a recovery of ${b.lostWallet} into ${pending.newWallet} is already pending on ${token.symbol}`, {
+        field: "lostWallet",
+        newWallet: pending.newWallet,
+        executableAt: new Date(Number(pending.executableAt) * 1000).toISOString(),
+      });
+    }
     if (newFrozen)
       throw preflightError(`${b.newWallet} is frozen on ${token.symbol}: unfreeze it first`, {
         field: "newWallet",
         restrictionCode: 5,
         restriction: "RECEIVER_FROZEN",
       });
-    const isTokenizer = b.signerAddress.toLowerCase() === token.tokenizerAddress.toLowerCase();
-    if (!whitelisted && !isTokenizer) {
-      throw preflightError(
-        `${b.newWallet} is not whitelisted for ${token.symbol}: the tokenizer must whitelist it before the recovery`,
-        {
-          field: "newWallet",
-          restrictionCode: 3,
-          restriction: "RECEIVER_NOT_WHITELISTED",
-        },
-      );
+    const investorId = await investorIdFor(ctx, token, investorEmail);
+    for (const [wallet, bound, field] of [
+      [b.lostWallet, lostId, "lostWallet"],
+      [b.newWallet, newId, "newWallet"],
+    ] as const) {
+      if (bound !== ZeroHash && bound !== investorId) {
+        throw preflightError(
+          `${wallet} is bound to another investor than ${investorEmail} on ${token.symbol}: a recovery moves holdings only between wallets of one investor`,
+          { field, boundTo: bound },
+        );
+      }
     }
+
+    const toBind = [
+      ...(lostId === ZeroHash ? [b.lostWallet] : []),
+      ...(newId === ZeroHash || !whitelisted ? [b.newWallet] : []),
+    ];
     const calls = [];
-    if (!whitelisted) {
+    if (toBind.length) {
+      if (!(await holdsTokenRole(ctx, token, "WHITELISTER_ROLE", b.signerAddress))) {
+        throw preflightError(
+          `${toBind.join(" and ")} must first be whitelisted and bound to ${investorEmail}, and signerAddress ${b.signerAddress} does not hold WHITELISTER_ROLE on ${token.symbol}`,
+          { field: "signerAddress", role: "WHITELISTER_ROLE" },
+        );
+      }
       calls.push({
         to: token.tokenAddress,
-        data: securityTokenInterface.encodeFunctionData("setWhitelisted", [b.newWallet, true]),
-        description: `whitelist ${b.newWallet}`,
+        data: securityTokenInterface.encodeFunctionData("whitelistInvestors", [toBind, toBind.map(() => investorId)]),
+        description: `bind ${toBind.join(" and ")} to ${investorEmail} on ${token.symbol}`,
       });
     }
     calls.push({
       to: token.tokenAddress,
-      data: securityTokenInterface.encodeFunctionData("recoveryAddress", [b.lostWallet, b.newWallet]),
-      description: `recover ${b.lostWallet} to ${b.newWallet} on ${token.symbol}`,
-      gasCeiling: RECOVERY_GAS_CEILING,
+      data: securityTokenInterface.encodeFunctionData("requestRecovery", [b.lostWallet, b.newWallet]),
+      description: `request the recovery of ${b.lostWallet} into ${b.newWallet} on ${token.symbol}`,
     });
-    const known = await ctx.services.investors.byAddress(token.id, b.lostWallet);
+    const delay = Number(await contract.recoveryDelay());
     return {
       signer: b.signerAddress,
       calls,
       info: {
         tokenizerEmail: token.tokenizerEmail,
         tokenSymbol: token.symbol,
-        investorEmail: b.investorEmail ?? known?.email ?? undefined,
+        investorEmail,
         tokenBalance: fromUnits(balance, token.decimals),
         frozenAmount: fromUnits(frozen, token.decimals),
         withdrawableDividends: fromUnits(withdrawable, token.paymentToken.decimals),
+        recoveryDelaySeconds: delay,
       },
       record: {
         tokenSymbol: token.symbol,
         investors: [
           {
             address: b.newWallet,
-            email: b.investorEmail ?? known?.email ?? null,
+            email: investorEmail,
             firstName: known?.firstName ?? null,
             lastName: known?.lastName ?? null,
             investorType: known?.investorType ?? null,

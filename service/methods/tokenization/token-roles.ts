@@ -22,7 +22,7 @@ const role = z
     if (!parsed)
       ctx.addIssue({
         code: "custom",
-        message: `must be one of ${TOKEN_ROLE_NAMES.join(", ")} (or freezer, enforcer, recovery, pauser, admin)`,
+        message: `must be one of ${TOKEN_ROLE_NAMES.join(", ")} (or minter, whitelister, freezer, enforcer, recovery, pauser, admin)`,
       });
     return parsed as TokenRole;
   })
@@ -30,7 +30,7 @@ const role = z
     type: "string",
     enum: [...TOKEN_ROLE_NAMES],
     description:
-      "FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE, PAUSER_ROLE or DEFAULT_ADMIN_ROLE (case-insensitive; the _ROLE suffix may be left out, admin for DEFAULT_ADMIN_ROLE)",
+      "MINTER_ROLE, WHITELISTER_ROLE, FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE or PAUSER_ROLE (case-insensitive; the _ROLE suffix may be left out). DEFAULT_ADMIN_ROLE is the tokenizer's alone: it moves with transferTokenizer and acceptTokenizer",
   });
 
 const body = z.object({
@@ -41,18 +41,24 @@ const body = z.object({
 });
 type Body = z.infer<typeof body>;
 
-/** grantTokenRole / revokeTokenRole (OpenZeppelin AccessControl). The tokenizer, or an agent holding DEFAULT_ADMIN_ROLE. */
+/** grantTokenRole / revokeTokenRole (OpenZeppelin AccessControl). The tokenizer (the token's only DEFAULT_ADMIN_ROLE). */
 function roleMethod(grant: boolean): MethodDefinition<Body> {
   return defineMethod({
     name: grant ? "grantTokenRole" : "revokeTokenRole",
     area: "tokenization",
     summary: grant
-      ? "Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE"
-      : "Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE",
+      ? "Grant an agent a role on a token (minter, whitelister, freezer, enforcer, recovery, pauser); tokenizer"
+      : "Revoke an agent's role on a token; tokenizer",
     body,
     access: ACCESS.keyMethod,
     signerOf: (b: Body) => b.signerAddress,
     async plan(ctx, b) {
+      if (b.role === "DEFAULT_ADMIN_ROLE") {
+        throw badRequest(
+          "DEFAULT_ADMIN_ROLE is the tokenizer's alone and is not granted or revoked: hand it over with transferTokenizer, then acceptTokenizer",
+          { field: "role" },
+        );
+      }
       const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "DEFAULT_ADMIN_ROLE");
       if (b.account.toLowerCase() === token.tokenizerAddress.toLowerCase()) {
         throw badRequest(`account is ${token.symbol}'s tokenizer, which holds every role and cannot lose them`, {

@@ -8,7 +8,8 @@ import { investorHints } from "./mint-token";
 import { ACCESS } from "../../auth/access-rules";
 import { badRequest } from "../../errors";
 import { knownWallet } from "../../onboarding/wallets";
-import { authorizedToken, requireTokenizer } from "../../domains/tokenization/tokens";
+import { tokenForRoleHolder } from "../../domains/tokenization/roles";
+import { bindingFor } from "../../domains/tokenization/investors";
 
 const entry = z.object({
   investorAddress: address
@@ -34,17 +35,20 @@ const body = z.object({
 });
 type Body = z.infer<typeof body>;
 
-/** Whitelists or blacklists investor wallets in one transaction. Tokenizer only. */
+/**
+ * Whitelists or blacklists investor wallets. Wallets added with an e-mail are bound to that investor on chain
+ * (service/domains/tokenization/investors.ts), which a later recovery needs. Tokenizer or WHITELISTER_ROLE.
+ */
 export const whitelist = defineMethod({
   name: "whitelist",
   area: "tokenization",
-  summary: "Whitelist or blacklist investor wallets",
+  summary:
+    "Whitelist or blacklist investor wallets (binding each added wallet to its investor); tokenizer or WHITELISTER_ROLE",
   body,
   access: ACCESS.keyMethod,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
-    const token = await authorizedToken(ctx, b.tokenSymbol);
-    requireTokenizer(token, b.signerAddress, "whitelist investors");
+    const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "WHITELISTER_ROLE");
     const entries = [];
     for (const [i, u] of b.userToWhitelist.entries()) {
       let investorAddress = u.investorAddress;
@@ -66,22 +70,35 @@ export const whitelist = defineMethod({
       }
       entries.push({ ...u, investorAddress });
     }
-    const accounts = entries.map((u) => u.investorAddress);
-    const statuses = entries.map((u) => u.whitelistStatus);
-    const data =
-      accounts.length === 1
-        ? securityTokenInterface.encodeFunctionData("setWhitelisted", [accounts[0], statuses[0]])
-        : securityTokenInterface.encodeFunctionData("setWhitelistedBatch", [accounts, statuses]);
+    const added = entries.filter((u) => u.whitelistStatus);
+    const removed = entries.filter((u) => !u.whitelistStatus).map((u) => u.investorAddress);
+    const calls = [];
+    if (added.length) {
+      const ids = [];
+      for (const u of added) ids.push(await bindingFor(ctx, token, u.investorAddress, u.investorEmail));
+      calls.push({
+        to: token.tokenAddress,
+        data: securityTokenInterface.encodeFunctionData("whitelistInvestors", [
+          added.map((u) => u.investorAddress),
+          ids,
+        ]),
+        description: `whitelist ${added.length} wallet(s) on ${token.symbol}, each bound to its investor`,
+      });
+    }
+    if (removed.length) {
+      calls.push({
+        to: token.tokenAddress,
+        data:
+          removed.length === 1
+            ? securityTokenInterface.encodeFunctionData("setWhitelisted", [removed[0], false])
+            : securityTokenInterface.encodeFunctionData("setWhitelistedBatch", [removed, removed.map(() => false)]),
+        description: `remove ${removed.length} wallet(s) from the whitelist of ${token.symbol}`,
+      });
+    }
     const single = entries.length === 1 ? entries[0] : undefined;
     return {
       signer: b.signerAddress,
-      calls: [
-        {
-          to: token.tokenAddress,
-          data,
-          description: `update the whitelist of ${token.symbol} for ${accounts.length} wallet(s)`,
-        },
-      ],
+      calls,
       info: { tokenizerEmail: token.tokenizerEmail, tokenSymbol: token.symbol, investorEmail: single?.investorEmail },
       record: {
         tokenSymbol: token.symbol,
