@@ -163,7 +163,7 @@ export const newTokenization = defineMethod({
         paymentToken: payment.address,
         initialHolders: holders.map((h) => h.address),
         initialInvestorIds: await Promise.all(
-          holders.map((h) =>
+          holders.map(async (h) =>
             h.email ? investorIdFor(ctx, { chainId: ctx.chain.chainId, symbol }, h.email) : ZeroHash,
           ),
         ),
