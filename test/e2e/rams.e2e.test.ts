@@ -8,6 +8,7 @@ import {
   AgentMandate__factory,
   ComplianceProvider__factory,
   ERC1271WalletMock__factory,
+  MisbehavingComplianceProvider__factory,
   RegulatedTokenMock__factory,
   USDC__factory,
   type RegulatedTokenMock,
@@ -1352,6 +1353,52 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
       );
       // Restore the principal's eligibility for the other tests.
       await keyedCall("/x402/rams/grant-principal", complianceOwner, { principal: principal.address, identityRef });
+    });
+
+    it("a mandate whose compliance provider stops answering (reverts): can-execute says not compliant (PROVIDER_FAILED), as the registry does, rather than failing the read", async () => {
+      const agentF = new Wallet(Wallet.createRandom().privateKey, provider);
+      await service.services.signers.add(agentF.address, "all-keys");
+      const misbehaving = await new MisbehavingComplianceProvider__factory(admin.connect(provider)).deploy();
+      await misbehaving.waitForDeployment();
+      // Granted on chain by the principal (the service grants only with this version's providers): it answers eligible.
+      const body = await grantBody(agentF);
+      const direct = AgentMandate__factory.connect(registry, principal.connect(provider));
+      await (
+        await direct.grantMandate(
+          {
+            agent: agentF.address,
+            validFrom: 0,
+            validUntil: body.validUntil,
+            principal: principal.address,
+            complianceProvider: await misbehaving.getAddress(),
+            identityRef,
+            asset: tokenAddress,
+            maxTransactionValue: 1000,
+            maxCumulativeValue: 1500,
+            metadata: ZeroHash,
+            actions: [TRANSFER_FROM_ACTION],
+            deadline: 0,
+          },
+          "0x",
+        )
+      ).wait();
+      expect(await canExecute(agentF, "1")).to.include({ canExecute: true, allowed: true, reason: null });
+      await (await misbehaving.setMode(2 /* Revert */)).wait();
+      const check = await canExecute(agentF, "1");
+      expect(check).to.include({ canExecute: false, allowed: false });
+      expect(check.reason.code).to.equal("not_compliant");
+      expect(check.checks.compliance).to.deep.include({ pass: false, eligible: false, reason: "PROVIDER_FAILED" });
+      expectError(
+        await keyed.post("/x402/rams/execute", {
+          signerAddress: agentF.address,
+          asset: tokenAddress,
+          from: principal.address,
+          to: recipient.address,
+          amount: "1",
+        }),
+        400,
+        /not compliant .*PROVIDER_FAILED/,
+      );
     });
 
     it("set-executor-action: only the executor's owner; the selector is registered and read back; hasAmount false carries a warning", async () => {

@@ -1,7 +1,7 @@
 import { getAddress, ZeroAddress } from "ethers";
 import type { Chain } from "../../chains/registry";
 import { MAX_UINT256 } from "../../model/units";
-import { checkPrincipal } from "./compliance";
+import { eligibilityAtExecution } from "./compliance";
 import { chainNow, mandateAt, onChain, type ContractRef } from "./on-chain";
 // ERC-8226 (RAMS) mandates: what a mandate allows, read from the registry, and whether an execution passes its checks.
 
@@ -144,7 +144,7 @@ export async function evaluateExecution(
   const status = mandateStatus(mandate, now);
   const m = mandate;
   const compliance = m
-    ? await checkPrincipal(
+    ? await eligibilityAtExecution(
         chain,
         { address: m.complianceProvider, label: "ComplianceProvider" },
         q.principal,
