@@ -16,7 +16,8 @@ import {IComplianceProvider} from "./interfaces/IComplianceProvider.sol";
 ///      RECORDER_ROLE (may record executions for any pair, e.g. an AgentExecutor). No account may hold both the
 ///      admin and the enforcer role. Lifecycle calls accept either a direct call or the principal's EIP-712
 ///      signature (domain "RAMS", version "1").
-///      Where this registry deliberately differs from the ERC-8226 reference implementation (same ABI, same errors):
+///      Where this registry deliberately differs from the ERC-8226 reference implementation (IAgentMandate's ABI,
+///      errors and typehashes unchanged; the one addition is IAgentMandateNonces):
 ///      - Compliance is enforced at execution, not only at grant: `canExecute` is false and `recordExecution` reverts
 ///        PrincipalNotEligible when the mandate's compliance provider no longer finds the principal eligible under
 ///        the mandate's identity reference (revoked, KYC expired, another identity), so a principal revoked at the
@@ -24,7 +25,8 @@ import {IComplianceProvider} from "./interfaces/IComplianceProvider.sol";
 ///      - Every lifecycle call consumes the principal's nonce, direct or signed (the reference moves it on the
 ///        signature path only), so a direct grant, revoke, extend or setOperator, by the principal or an operator,
 ///        voids every signature the principal gave and has not seen used: a signed but unsubmitted grant cannot
-///        revive a mandate revoked since, nor an ExtendMandate signature extend a later mandate of the pair.
+///        revive a mandate revoked since, nor an ExtendMandate signature extend a later mandate of the pair. The
+///        nonce therefore moves by one with every MandateGranted, MandateRevoked, MandateExtended and OperatorSet.
 ///      - A principal can void its outstanding signatures itself (`invalidateNonces`, IAgentMandateNonces).
 contract AgentMandate is IAgentMandate, IAgentMandateNonces, AccessControl, EIP712 {
     /// @notice May freeze and unfreeze agents. keccak256("ENFORCER_ROLE").
