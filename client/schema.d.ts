@@ -826,6 +826,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/prepare-transactions/ramsInvalidateNonces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** RAMS: the principal voids its unused EIP-712 signatures by moving its nonce forward (the principal only; always client-signed) */
+        post: operations["prepareTransactionsRamsInvalidateNonces"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/prepare-transactions/ramsExecute": {
         parameters: {
             query?: never;
@@ -1228,6 +1245,23 @@ export interface paths {
         put?: never;
         /** RAMS: approve or withdraw an operator of the principal (direct by the principal, or its EIP-712 signature; relayable with a signature) — facade (default execution mode: client-signed) */
         post: operations["x402RamsSetOperator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/x402/rams/invalidate-nonces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** RAMS: the principal voids its unused EIP-712 signatures by moving its nonce forward (the principal only; always client-signed) — facade (default execution mode: client-signed) */
+        post: operations["x402RamsInvalidateNonces"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4277,7 +4311,7 @@ export interface components {
             amount: string;
             /** @description The registry's canExecute */
             canExecute: boolean;
-            /** @description canExecute and the principal still compliant: what an execution needs */
+            /** @description canExecute and the principal compliant: what an execution needs (the same as canExecute on this version's registry, which asks the compliance provider itself) */
             allowed: boolean;
             /** @description The first failing check */
             reason: {
@@ -6466,6 +6500,52 @@ export interface components {
              */
             method: "ramsGrantPrincipal";
         } & components["schemas"]["RamsGrantPrincipalBody"];
+        /** @description RAMS: the principal voids its unused EIP-712 signatures by moving its nonce forward (the principal only; always client-signed) */
+        RamsInvalidateNoncesBody: {
+            method?: string;
+            /**
+             * @description 11155111 (Sepolia) only; default 11155111
+             * @example aa36a7
+             */
+            chainId?: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /**
+             * @description Required when client-signed; omitted when service-relayed
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            signerAddress?: string;
+            gasLimit?: string | number;
+            nonce?: string | number;
+            ownerEmail?: string;
+            email?: string;
+            /**
+             * @description The principal whose unused signatures are voided; it signs the call
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            principal: string;
+            /**
+             * @description The principal's next EIP-712 nonce: every signature carrying a lower one is void. Default: the current nonce + 1 (voids every signature made for the current nonce, which is what GET /rams/typed-data hands out); send a higher one to void signatures made ahead for later nonces. At most 2^64-1 above the current nonce
+             * @example 1
+             */
+            newNonce?: string | number;
+            /**
+             * @description Overrides the chain's AgentMandate registry
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            agentMandateAddress?: string;
+        };
+        /** @description RAMS: the principal voids its unused EIP-712 signatures by moving its nonce forward (the principal only; always client-signed) */
+        RamsInvalidateNoncesRequest: {
+            /**
+             * @description ramsInvalidateNonces
+             * @enum {string}
+             */
+            method: "ramsInvalidateNonces";
+        } & components["schemas"]["RamsInvalidateNoncesBody"];
         /** @description RAMS: revoke a mandate (direct by the principal or an approved operator, or the principal's EIP-712 signature; relayable with a signature) */
         RamsRevokeMandateBody: {
             method?: string;
@@ -7890,7 +7970,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NewTokenizationRequest"] | components["schemas"]["MintTokenRequest"] | components["schemas"]["WhitelistRequest"] | components["schemas"]["BurnTokenRequest"] | components["schemas"]["TransferToRequest"] | components["schemas"]["TransferFromRequest"] | components["schemas"]["ApproveRequest"] | components["schemas"]["DividendDistributionRequest"] | components["schemas"]["ClaimDividendsRequest"] | components["schemas"]["FreezeTokensRequest"] | components["schemas"]["UnfreezeTokensRequest"] | components["schemas"]["FreezeAddressRequest"] | components["schemas"]["ForcedTransferRequest"] | components["schemas"]["RecoverWalletRequest"] | components["schemas"]["PauseTokenRequest"] | components["schemas"]["UnpauseTokenRequest"] | components["schemas"]["GrantTokenRoleRequest"] | components["schemas"]["RevokeTokenRoleRequest"] | components["schemas"]["NewStoRequest"] | components["schemas"]["NewInvestRequest"] | components["schemas"]["ClaimTokensRequest"] | components["schemas"]["CloseOfferRequest"] | components["schemas"]["ResolveOfferingClaimRequest"] | components["schemas"]["AgentRegisterRequest"] | components["schemas"]["AgentSetURIRequest"] | components["schemas"]["AgentSetMetadataRequest"] | components["schemas"]["AgentSetWalletRequest"] | components["schemas"]["AgentTransferOwnershipRequest"] | components["schemas"]["AgentGiveFeedbackRequest"] | components["schemas"]["AgentRevokeFeedbackRequest"] | components["schemas"]["AgentAppendFeedbackResponseRequest"] | components["schemas"]["AgentCreateTokenRequest"] | components["schemas"]["AgentMintTokenRequest"] | components["schemas"]["AgentBurnTokenRequest"] | components["schemas"]["AgentTransferTokenRequest"] | components["schemas"]["AgentTransferFromTokenRequest"] | components["schemas"]["AgentApproveTokenRequest"] | components["schemas"]["RamsGrantPrincipalRequest"] | components["schemas"]["RamsRevokePrincipalRequest"] | components["schemas"]["RamsGrantMandateRequest"] | components["schemas"]["RamsRevokeMandateRequest"] | components["schemas"]["RamsExtendMandateRequest"] | components["schemas"]["RamsSetOperatorRequest"] | components["schemas"]["RamsExecuteRequest"] | components["schemas"]["RamsSetExecutorActionRequest"] | components["schemas"]["RamsFreezeAgentRequest"] | components["schemas"]["RamsUnfreezeAgentRequest"];
+                "application/json": components["schemas"]["NewTokenizationRequest"] | components["schemas"]["MintTokenRequest"] | components["schemas"]["WhitelistRequest"] | components["schemas"]["BurnTokenRequest"] | components["schemas"]["TransferToRequest"] | components["schemas"]["TransferFromRequest"] | components["schemas"]["ApproveRequest"] | components["schemas"]["DividendDistributionRequest"] | components["schemas"]["ClaimDividendsRequest"] | components["schemas"]["FreezeTokensRequest"] | components["schemas"]["UnfreezeTokensRequest"] | components["schemas"]["FreezeAddressRequest"] | components["schemas"]["ForcedTransferRequest"] | components["schemas"]["RecoverWalletRequest"] | components["schemas"]["PauseTokenRequest"] | components["schemas"]["UnpauseTokenRequest"] | components["schemas"]["GrantTokenRoleRequest"] | components["schemas"]["RevokeTokenRoleRequest"] | components["schemas"]["NewStoRequest"] | components["schemas"]["NewInvestRequest"] | components["schemas"]["ClaimTokensRequest"] | components["schemas"]["CloseOfferRequest"] | components["schemas"]["ResolveOfferingClaimRequest"] | components["schemas"]["AgentRegisterRequest"] | components["schemas"]["AgentSetURIRequest"] | components["schemas"]["AgentSetMetadataRequest"] | components["schemas"]["AgentSetWalletRequest"] | components["schemas"]["AgentTransferOwnershipRequest"] | components["schemas"]["AgentGiveFeedbackRequest"] | components["schemas"]["AgentRevokeFeedbackRequest"] | components["schemas"]["AgentAppendFeedbackResponseRequest"] | components["schemas"]["AgentCreateTokenRequest"] | components["schemas"]["AgentMintTokenRequest"] | components["schemas"]["AgentBurnTokenRequest"] | components["schemas"]["AgentTransferTokenRequest"] | components["schemas"]["AgentTransferFromTokenRequest"] | components["schemas"]["AgentApproveTokenRequest"] | components["schemas"]["RamsGrantPrincipalRequest"] | components["schemas"]["RamsRevokePrincipalRequest"] | components["schemas"]["RamsGrantMandateRequest"] | components["schemas"]["RamsRevokeMandateRequest"] | components["schemas"]["RamsExtendMandateRequest"] | components["schemas"]["RamsSetOperatorRequest"] | components["schemas"]["RamsInvalidateNoncesRequest"] | components["schemas"]["RamsExecuteRequest"] | components["schemas"]["RamsSetExecutorActionRequest"] | components["schemas"]["RamsFreezeAgentRequest"] | components["schemas"]["RamsUnfreezeAgentRequest"];
             };
         };
         responses: {
@@ -9525,6 +9605,45 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    prepareTransactionsRamsInvalidateNonces: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RamsInvalidateNoncesBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description When x402 paid the call: the settlement (base64 JSON) */
+                    "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     prepareTransactionsRamsExecute: {
         parameters: {
             query?: never;
@@ -10435,6 +10554,45 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RamsSetOperatorBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description When x402 paid the call: the settlement (base64 JSON) */
+                    "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataPrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    x402RamsInvalidateNonces: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RamsInvalidateNoncesBody"];
             };
         };
         responses: {

@@ -2,7 +2,7 @@
 pragma solidity ^0.8.28;
 
 import {Ownable} from "@openzeppelin/contracts/access/Ownable.sol";
-import {ReentrancyGuard} from "@openzeppelin/contracts/utils/ReentrancyGuard.sol";
+import {ReentrancyGuardTransient} from "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol";
 import {IAgentExecutor} from "./interfaces/IAgentExecutor.sol";
 import {IAgentMandate} from "./interfaces/IAgentMandate.sol";
 
@@ -12,7 +12,11 @@ import {IAgentMandate} from "./interfaces/IAgentMandate.sol";
 ///         action (the selector) at the amount found in the calldata. Each forwarded call is recorded in the registry.
 /// @dev The registry must grant this contract RECORDER_ROLE: it is neither the asset nor the principal. Forwarded
 ///      calls are made by this contract, so allowances and approvals involved are this contract's, not the agent's.
-contract AgentExecutor is IAgentExecutor, Ownable, ReentrancyGuard {
+///      The registry's `canExecute` also asks the principal's compliance provider (this project's registry), so an
+///      agent of a principal revoked there is refused here with CannotExecute. The reentrancy lock is kept in
+///      transient storage (OpenZeppelin's ReentrancyGuardTransient; the reference uses the storage-slot guard): same
+///      error, about 1 900 gas less per execution.
+contract AgentExecutor is IAgentExecutor, Ownable, ReentrancyGuardTransient {
     /// @notice How a selector is gated.
     /// @param supported Whether the selector may be executed at all.
     /// @param hasAmount Whether an amount is read from the calldata; when false the action is gated at amount 0.

@@ -6,6 +6,7 @@ import {EIP712} from "@openzeppelin/contracts/utils/cryptography/EIP712.sol";
 import {SignatureChecker} from "@openzeppelin/contracts/utils/cryptography/SignatureChecker.sol";
 import {IERC165} from "@openzeppelin/contracts/utils/introspection/IERC165.sol";
 import {IAgentMandate} from "./interfaces/IAgentMandate.sol";
+import {IAgentMandateNonces} from "./interfaces/IAgentMandateNonces.sol";
 import {IComplianceProvider} from "./interfaces/IComplianceProvider.sol";
 
 /// @title AgentMandate
@@ -14,8 +15,20 @@ import {IComplianceProvider} from "./interfaces/IComplianceProvider.sol";
 /// @dev Roles: DEFAULT_ADMIN_ROLE (set in the constructor) administers ENFORCER_ROLE (freeze/unfreeze) and
 ///      RECORDER_ROLE (may record executions for any pair, e.g. an AgentExecutor). No account may hold both the
 ///      admin and the enforcer role. Lifecycle calls accept either a direct call or the principal's EIP-712
-///      signature (domain "RAMS", version "1"); only the signature path consumes the principal's nonce.
-contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
+///      signature (domain "RAMS", version "1").
+///      Where this registry deliberately differs from the ERC-8226 reference implementation (IAgentMandate's ABI,
+///      errors and typehashes unchanged; the one addition is IAgentMandateNonces):
+///      - Compliance is enforced at execution, not only at grant: `canExecute` is false and `recordExecution` reverts
+///        PrincipalNotEligible when the mandate's compliance provider no longer finds the principal eligible under
+///        the mandate's identity reference (revoked, KYC expired, another identity), so a principal revoked at the
+///        provider stops every agent at once, whoever calls.
+///      - Every lifecycle call consumes the principal's nonce, direct or signed (the reference moves it on the
+///        signature path only), so a direct grant, revoke, extend or setOperator, by the principal or an operator,
+///        voids every signature the principal gave and has not seen used: a signed but unsubmitted grant cannot
+///        revive a mandate revoked since, nor an ExtendMandate signature extend a later mandate of the pair. The
+///        nonce therefore moves by one with every MandateGranted, MandateRevoked, MandateExtended and OperatorSet.
+///      - A principal can void its outstanding signatures itself (`invalidateNonces`, IAgentMandateNonces).
+contract AgentMandate is IAgentMandate, IAgentMandateNonces, AccessControl, EIP712 {
     /// @notice May freeze and unfreeze agents. keccak256("ENFORCER_ROLE").
     bytes32 public constant ENFORCER_ROLE = keccak256("ENFORCER_ROLE");
     /// @notice May call `recordExecution` for any pair. keccak256("RECORDER_ROLE").
@@ -37,6 +50,9 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
     uint256 private constant UNCAPPED = type(uint256).max;
     /// @dev Largest cumulative cap kept in the packed form (see `StoredMandate`).
     uint256 private constant PACKED_CAP_LIMIT = type(uint128).max;
+    /// @dev How far one `invalidateNonces` call may move a nonce, so that no sequence of calls can bring a nonce
+    ///      near type(uint256).max, where consuming it would overflow and the principal could act no more.
+    uint256 private constant MAX_NONCE_JUMP = type(uint64).max;
 
     /// @dev How a mandate is kept in storage, laid out for the execution path; `getMandate` rebuilds the interface's
     ///      `Mandate`, so none of this is visible from outside.
@@ -80,7 +96,8 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
     error MandateAlreadyActive();
     /// @notice The pair has no mandate to act on (none, revoked, or, for `extendMandate`, expired).
     error NoActiveMandate();
-    /// @notice The compliance provider does not find the principal eligible under the identity reference.
+    /// @notice The compliance provider does not find the principal eligible under the identity reference: at grant,
+    ///         and (this registry's addition) at every recorded execution.
     error PrincipalNotEligible();
     /// @notice The new end of validity is not in the future, not after the start, or not after the current end.
     error InvalidExpiry();
@@ -114,10 +131,10 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
     /// @dev Checks, in order: ZeroComplianceProvider; InvalidExpiry (validUntil <= now or <= validFrom);
     ///      MandateAlreadyActive (existing, not revoked, now <= validUntil); authorization (no signature: caller must
     ///      be the principal, else NotPrincipal, so operators cannot grant; signature: SignatureExpired, then
-    ///      InvalidSignature, then the nonce is consumed); PrincipalNotEligible. Then the previous grant's actions are
-    ///      switched off (a new generation), the mandate is stored with revoked = false and cumulativeUsed = 0, and
-    ///      MandateGranted is emitted followed by one ActionEnabled per entry of `params.actions` (duplicates
-    ///      included). An expired or revoked mandate can be re-granted.
+    ///      InvalidSignature; on either path the nonce is then consumed); PrincipalNotEligible. Then the previous
+    ///      grant's actions are switched off (a new generation), the mandate is stored with revoked = false and
+    ///      cumulativeUsed = 0, and MandateGranted is emitted followed by one ActionEnabled per entry of
+    ///      `params.actions` (duplicates included). An expired or revoked mandate can be re-granted.
     function grantMandate(GrantMandateParams calldata params, bytes calldata signature) external {
         address agent = params.agent;
         address principal = params.principal;
@@ -131,6 +148,7 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
 
         if (signature.length == 0) {
             if (msg.sender != principal) revert NotPrincipal();
+            _useNonce(principal);
         } else {
             _useSignature(principal, _grantStructHash(params), params.deadline, signature);
         }
@@ -163,13 +181,15 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
     /// @inheritdoc IAgentMandate
     /// @dev Checks, in order: NoActiveMandate (none, or already revoked; an expired mandate can still be revoked);
     ///      authorization (no signature: principal or approved operator, else NotAuthorized; signature:
-    ///      SignatureExpired, InvalidSignature, nonce consumed). Emits MandateRevoked with the caller as revokedBy.
+    ///      SignatureExpired, InvalidSignature); the principal's nonce is consumed on both paths, an operator's direct
+    ///      call included. Emits MandateRevoked with the caller as revokedBy.
     function revokeMandate(address agent, address principal, uint256 deadline, bytes calldata signature) external {
         StoredMandate storage m = _mandates[agent][principal];
         if (m.complianceProvider == address(0) || m.revoked) revert NoActiveMandate();
 
         if (signature.length == 0) {
             _requirePrincipalOrOperator(principal);
+            _useNonce(principal);
         } else {
             bytes32 structHash = keccak256(
                 abi.encode(REVOKE_MANDATE_TYPEHASH, agent, principal, _nonces[principal], deadline)
@@ -183,7 +203,7 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
 
     /// @inheritdoc IAgentMandate
     /// @dev Checks, in order: NoActiveMandate (none, revoked, or already expired: now > validUntil); InvalidExpiry
-    ///      (newValidUntil <= validUntil); authorization as in `revokeMandate`. Only validUntil changes:
+    ///      (newValidUntil <= validUntil); authorization and nonce as in `revokeMandate`. Only validUntil changes:
     ///      cumulativeUsed, caps and actions are kept.
     function extendMandate(
         address agent,
@@ -199,6 +219,7 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
 
         if (signature.length == 0) {
             _requirePrincipalOrOperator(principal);
+            _useNonce(principal);
         } else {
             bytes32 structHash = keccak256(
                 abi.encode(EXTEND_MANDATE_TYPEHASH, agent, principal, newValidUntil, _nonces[principal], deadline)
@@ -212,7 +233,8 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
 
     /// @inheritdoc IAgentMandate
     /// @dev No signature: the caller must be the principal, else NotPrincipal. Signature: SignatureExpired,
-    ///      InvalidSignature, nonce consumed. Emits OperatorSet even when the approval does not change.
+    ///      InvalidSignature. The nonce is consumed on both paths. Emits OperatorSet even when the approval does not
+    ///      change.
     function setOperator(
         address principal,
         address operator,
@@ -222,6 +244,7 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
     ) external {
         if (signature.length == 0) {
             if (msg.sender != principal) revert NotPrincipal();
+            _useNonce(principal);
         } else {
             bytes32 structHash = keccak256(
                 abi.encode(SET_OPERATOR_TYPEHASH, principal, operator, approved, _nonces[principal], deadline)
@@ -231,6 +254,16 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
 
         _operators[principal][operator] = approved;
         emit OperatorSet(principal, operator, approved);
+    }
+
+    /// @inheritdoc IAgentMandateNonces
+    /// @dev Reverts InvalidNewNonce(current, newNonce) unless current < newNonce <= current + 2^64 - 1. Emits
+    ///      NoncesInvalidated. Mandates and operators are left as they are: only unused signatures are affected.
+    function invalidateNonces(uint256 newNonce) external {
+        uint256 current = _nonces[msg.sender];
+        if (newNonce <= current || newNonce - current > MAX_NONCE_JUMP) revert InvalidNewNonce(current, newNonce);
+        _nonces[msg.sender] = newNonce;
+        emit NoncesInvalidated(msg.sender, current, newNonce);
     }
 
     // ----------------------------------------------------------------------------------------------- enforcement
@@ -252,8 +285,12 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
     /// @inheritdoc IAgentMandate
     /// @dev Checks, in order: UnauthorizedRecorder (the caller is not the mandate's asset, not `principal` and has
     ///      no RECORDER_ROLE); NotExecutable (the same gate as `canExecute`: existence, window, revocation, action,
-    ///      freeze); ExceedsTransactionCap; ExceedsCumulativeCap. The asset itself is not compared here. A mandate
-    ///      with no cumulative cap reverts with an arithmetic panic if the total would pass type(uint256).max.
+    ///      freeze); ExceedsTransactionCap; ExceedsCumulativeCap; PrincipalNotEligible (the mandate's compliance
+    ///      provider, asked `checkPrincipal(principal, identityRef)` now, does not answer eligible: revoked, KYC
+    ///      expired, another identity, or a provider that reverts or answers malformed data). The provider is asked
+    ///      last, so a refusal for any other reason costs no external call. The asset itself is not compared here.
+    ///      A mandate with no cumulative cap reverts with an arithmetic panic if the total would pass
+    ///      type(uint256).max.
     function recordExecution(address agent, address principal, bytes32 action, uint256 amount) external {
         StoredMandate storage m = _mandates[agent][principal];
         if (msg.sender != m.asset && msg.sender != principal && !hasRole(RECORDER_ROLE, msg.sender)) {
@@ -267,6 +304,7 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
         if (cumulativeCap != UNCAPPED && (used > cumulativeCap || amount > cumulativeCap - used)) {
             revert ExceedsCumulativeCap();
         }
+        if (!_eligible(m, principal)) revert PrincipalNotEligible();
         used += amount;
         if (m.wideCumulative) {
             m.wideCumulativeUsed = used;
@@ -280,8 +318,9 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
 
     /// @inheritdoc IAgentMandate
     /// @dev False unless: `asset` is the mandate's asset, the mandate exists, validFrom <= now <= validUntil (both
-    ///      ends inclusive), it is not revoked, `action` is enabled, the agent is not frozen, and each set cap holds.
-    ///      Never reverts.
+    ///      ends inclusive), it is not revoked, `action` is enabled, the agent is not frozen, each set cap holds, and
+    ///      (asked last, as in `recordExecution`) the mandate's compliance provider finds the principal eligible
+    ///      under the mandate's identity reference. Never reverts, whatever the provider does.
     function canExecute(
         address agent,
         address principal,
@@ -296,7 +335,7 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
         if (txCap != UNCAPPED && amount > txCap) return false;
         (uint256 cumulativeCap, uint256 used) = _cumulativeOf(m);
         if (cumulativeCap != UNCAPPED && (used > cumulativeCap || amount > cumulativeCap - used)) return false;
-        return true;
+        return _eligible(m, principal);
     }
 
     /// @inheritdoc IAgentMandate
@@ -349,11 +388,14 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
         return _domainSeparatorV4();
     }
 
-    /// @notice ERC-165: true for IAgentMandate (0x44aef2f5), IAccessControl and IERC165.
+    /// @notice ERC-165: true for IAgentMandate (0x44aef2f5), IAgentMandateNonces, IAccessControl and IERC165.
     /// @param interfaceId The interface id to test.
     /// @return True when supported.
     function supportsInterface(bytes4 interfaceId) public view override(AccessControl, IERC165) returns (bool) {
-        return interfaceId == type(IAgentMandate).interfaceId || super.supportsInterface(interfaceId);
+        return
+            interfaceId == type(IAgentMandate).interfaceId ||
+            interfaceId == type(IAgentMandateNonces).interfaceId ||
+            super.supportsInterface(interfaceId);
     }
 
     // ------------------------------------------------------------------------------------------------- internals
@@ -383,6 +425,18 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
         return !_frozen[agent];
     }
 
+    /// @dev Whether the mandate's compliance provider answers `checkPrincipal(principal, identityRef)` with
+    ///      eligible = true. A provider that reverts, has no code, or returns fewer than the three words of the answer
+    ///      counts as "not eligible"; only the first word of its answer is read into memory (no return-data bomb).
+    function _eligible(StoredMandate storage m, address principal) private view returns (bool eligible) {
+        address provider = m.complianceProvider;
+        bytes memory query = abi.encodeCall(IComplianceProvider.checkPrincipal, (principal, m.identityRef));
+        assembly ("memory-safe") {
+            let ok := staticcall(gas(), provider, add(query, 0x20), mload(query), 0x00, 0x20)
+            eligible := and(and(ok, gt(returndatasize(), 0x5f)), eq(mload(0x00), 1))
+        }
+    }
+
     function _requirePrincipalOrOperator(address principal) private view {
         if (msg.sender != principal && !_operators[principal][msg.sender]) revert NotAuthorized();
     }
@@ -393,6 +447,12 @@ contract AgentMandate is IAgentMandate, AccessControl, EIP712 {
         if (block.timestamp > deadline) revert SignatureExpired();
         bytes32 digest = _hashTypedDataV4(structHash);
         if (!SignatureChecker.isValidSignatureNowCalldata(principal, digest, signature)) revert InvalidSignature();
+        _useNonce(principal);
+    }
+
+    /// @dev Moves the principal's nonce on by one, on every lifecycle call: a signature made for the old nonce is
+    ///      spent, or void. Cannot overflow: a nonce only grows by one per call or by at most MAX_NONCE_JUMP.
+    function _useNonce(address principal) private {
         unchecked {
             ++_nonces[principal];
         }

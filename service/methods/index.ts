@@ -35,6 +35,7 @@ import { ramsExtendMandate } from "./rams/rams-extend-mandate";
 import { ramsFreezeAgent } from "./rams/rams-freeze-agent";
 import { ramsGrantMandate } from "./rams/rams-grant-mandate";
 import { ramsGrantPrincipal } from "./rams/rams-grant-principal";
+import { ramsInvalidateNonces } from "./rams/rams-invalidate-nonces";
 import { ramsRevokeMandate } from "./rams/rams-revoke-mandate";
 import { ramsRevokePrincipal } from "./rams/rams-revoke-principal";
 import { ramsSetExecutorAction } from "./rams/rams-set-executor-action";
@@ -97,6 +98,7 @@ export const METHODS: MethodDefinition[] = [
   ramsRevokeMandate,
   ramsExtendMandate,
   ramsSetOperator,
+  ramsInvalidateNonces,
   ramsExecute,
   ramsSetExecutorAction,
   ramsFreezeAgent,

@@ -131,9 +131,10 @@ export const CanExecuteRead = dataEnvelope(
       selector: z.string().nullable(),
       amount: integerText,
       canExecute: z.boolean().meta({ description: "The registry's canExecute" }),
-      allowed: z
-        .boolean()
-        .meta({ description: "canExecute and the principal still compliant: what an execution needs" }),
+      allowed: z.boolean().meta({
+        description:
+          "canExecute and the principal compliant: what an execution needs (the same as canExecute on this version's registry, which asks the compliance provider itself)",
+      }),
       reason: z
         .strictObject({ check: z.string(), code: z.string(), message: z.string() })
         .nullable()

@@ -4,9 +4,11 @@ import { RAMS_COMPLIANCE_OWNER_INDEX, RAMS_ENFORCER_INDEX } from "../../scripts/
 import { parseSelectorSpec, setupExecutor } from "../../service/admin/rams-setup";
 import { runAdminCommand } from "../../service/admin/commands";
 import {
+  AgentExecutor__factory,
   AgentMandate__factory,
   ComplianceProvider__factory,
   ERC1271WalletMock__factory,
+  MisbehavingComplianceProvider__factory,
   RegulatedTokenMock__factory,
   USDC__factory,
   type RegulatedTokenMock,
@@ -431,7 +433,8 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
     check = await canExecute(agent, "100");
     expect(check).to.include({ canExecute: true, allowed: true, reason: null, frozen: false });
 
-    // 7. Extend (direct by the principal): validUntil moves, cumulativeUsed is kept, the nonce is not consumed.
+    // 7. Extend (direct by the principal): validUntil moves, cumulativeUsed is kept, the nonce is consumed as on the
+    //    signature path (info shows the nonce before the call).
     const newValidUntil = Number(params.validUntil) + 86_400;
     const extend = await keyedCall("/x402/rams/extend-mandate", principal, {
       agent: agent.address,
@@ -441,7 +444,7 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
     expect(extend.prepared.info).to.include({ mode: "direct", eip712Nonce: "1", cumulativeUsed: "400" });
     mandate = await mandateOf(agent);
     expect(mandate.mandate).to.include({ validUntil: newValidUntil, cumulativeUsed: "400" });
-    expect(mandate).to.include({ status: "active", nonce: "1" });
+    expect(mandate).to.include({ status: "active", nonce: "2" });
 
     // 8. The principal approves an operator; the operator revokes directly.
     await keyedCall("/x402/rams/set-operator", principal, {
@@ -451,18 +454,19 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
     });
     expect(
       await read("/rams/status", { agent: agent.address, principal: principal.address, operator: operator.address }),
-    ).to.include({ operator: operator.address, isOperator: true, nonce: "1" });
+    ).to.include({ operator: operator.address, isOperator: true, nonce: "3" });
     const revoke = await keyedCall("/x402/rams/revoke-mandate", operator, {
       agent: agent.address,
       principal: principal.address,
     });
-    expect(revoke.prepared.info).to.include({ mode: "direct", statusBefore: "active" });
+    expect(revoke.prepared.info).to.include({ mode: "direct", statusBefore: "active", eip712Nonce: "3" });
     expect(revoke.sent.outcome.events[0]).to.deep.include({
       event: "MandateRevoked",
       args: { agent: agent.address, principal: principal.address, revokedBy: operator.address },
     });
     mandate = await mandateOf(agent);
     expect(mandate.status).to.equal("revoked");
+    expect(mandate.nonce).to.equal("4"); // the operator's direct revoke consumed the principal's nonce
     expect(mandate.mandate).to.include({ revoked: true, cumulativeUsed: "400" });
     check = await canExecute(agent, "100");
     expect(check).to.include({ canExecute: false, status: "revoked" });
@@ -593,6 +597,7 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
         ["ramsUnfreezeAgent", { agent: agent.address }],
         ["ramsGrantPrincipal", { principal: stranger.address, identityRef }],
         ["ramsRevokePrincipal", { principal: stranger.address, reason: "OTHER" }],
+        ["ramsInvalidateNonces", { principal: principal.address }],
       ];
       for (const [method, body] of cases) {
         for (const mode of ["service-relayed", "brickken-relayed"]) {
@@ -833,6 +838,94 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
         400,
         /already revoked/,
       );
+    });
+
+    it("invalidate-nonces: a signature the principal voided is refused at prepare, relayed or not, before any payment, and on chain; only the principal may void, ahead of its nonce", async () => {
+      const path = "/x402/rams/invalidate-nonces";
+      const opBody = { principal: principal.address, operator: sandbox.accounts[18].address, approved: "false" };
+      const typed = await read("/rams/typed-data/set-operator", opBody);
+      const signature = await principal.signTypedData(
+        typed.typedData.domain,
+        typed.typedData.types,
+        typed.typedData.message,
+      );
+      const nonce = BigInt(typed.nonce);
+
+      // Pre-checks, each a 400 naming its field.
+      const notPrincipal = expectError(
+        await keyed.post(path, { signerAddress: operator.address, principal: principal.address }),
+        400,
+        /is not the principal .*: only the principal may void its own signatures/,
+      );
+      expect(notPrincipal.details.field).to.equal("signerAddress");
+      for (const newNonce of [typed.nonce, String(nonce + 2n ** 64n)]) {
+        const refused = expectError(
+          await keyed.post(path, { signerAddress: principal.address, principal: principal.address, newNonce }),
+          400,
+          /newNonce .* must be above the principal's current nonce .* and at most 2\^64-1 above it/,
+        );
+        expect(refused.details).to.include({ field: "newNonce", currentNonce: typed.nonce });
+      }
+      expectError(
+        await keyed.post(path, { signerAddress: principal.address, principal: principal.address, newNonce: "-1" }),
+        400,
+        /newNonce/,
+      );
+
+      // The principal voids its outstanding signatures (default: the current nonce + 1).
+      const { prepared, sent } = await keyedCall(path, principal, { principal: principal.address });
+      expect(prepared.info).to.deep.include({
+        contract: registry,
+        agentMandateAddress: registry,
+        mode: "direct",
+        principal: principal.address,
+        eip712Nonce: typed.nonce,
+        newNonce: String(nonce + 1n),
+      });
+      expect(sent.outcome.events).to.deep.equal([
+        {
+          contract: registry,
+          event: "NoncesInvalidated",
+          args: { principal: principal.address, previousNonce: typed.nonce, newNonce: String(nonce + 1n) },
+        },
+      ]);
+      expect((await read("/rams/status", { agent: agent.address, principal: principal.address })).nonce).to.equal(
+        String(nonce + 1n),
+      );
+
+      // The voided signature: relayed (x402, nothing taken) and client-signed, refused before anything is returned.
+      const before = await usdcOf(payer.address);
+      const relayed = expectError(
+        await api.post(
+          "/x402/rams/set-operator",
+          { ...opBody, signature, deadline: typed.deadline, executionMode: "service-relayed" },
+          distinctClient(),
+        ),
+        400,
+        /signature is not the principal .*'s EIP-712 SetOperator signature over these parameters, its current nonce/,
+      );
+      expect(relayed.details).to.include({ field: "signature", nonce: String(nonce + 1n) });
+      expect(await usdcOf(payer.address)).to.equal(before);
+      expectError(
+        await keyed.post("/x402/rams/set-operator", {
+          ...opBody,
+          signerAddress: operator.address,
+          signature,
+          deadline: typed.deadline,
+        }),
+        400,
+        /signature is not the principal/,
+      );
+      // Sent to the registry by anyone, bypassing the service: InvalidSignature.
+      const registryAsStranger = AgentMandate__factory.connect(registry, stranger.connect(provider));
+      let reverted: unknown;
+      await registryAsStranger.setOperator
+        .staticCall(principal.address, opBody.operator, false, typed.deadline, signature)
+        .catch((error: unknown) => (reverted = error));
+      expect(registryAsStranger.interface.parseError((reverted as { data: string }).data)?.name).to.equal(
+        "InvalidSignature",
+      );
+      expect(await mandateContract().isOperator(principal.address, opBody.operator)).to.equal(true); // unchanged
     });
   });
 
@@ -1210,7 +1303,7 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
       expect(otherAction.reason.code).to.equal("action_not_enabled");
     });
 
-    it("execute after the principal's compliance is revoked: the mandate is unchanged, canExecute stays true, the pre-check refuses (not compliant)", async () => {
+    it("execute after the principal's compliance is revoked: the mandate is unchanged, the registry's canExecute is false, the pre-check refuses (not compliant), and the agent calling the executor directly on chain is refused", async () => {
       const agentC = sandbox.accounts[19];
       await service.services.signers.add(agentC.address, "all-keys");
       const ref = keccakId("kyc:compliance-revoked");
@@ -1224,9 +1317,29 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
         reason: "KYC_EXPIRED",
       });
       const check = await canExecute(agentC, "1");
-      expect(check).to.include({ canExecute: true, allowed: false });
+      expect(check).to.include({ canExecute: false, allowed: false, status: "active" });
       expect(check.reason.code).to.equal("not_compliant");
       expect(check.checks.compliance).to.include({ pass: false, eligible: false, reason: "KYC_EXPIRED" });
+      expect((await mandateOf(agentC)).mandate).to.include({ revoked: false });
+      // The agent bypasses the service and calls the executor itself: the registry asks the compliance provider.
+      const direct = AgentExecutor__factory.connect(executor, agentC.connect(provider));
+      const call = token.interface.encodeFunctionData("transferFrom", [principal.address, recipient.address, 1n]);
+      const recipientBefore = await token.balanceOf(recipient.address);
+      let reverted: unknown;
+      await direct.execute.staticCall(tokenAddress, call).catch((error: unknown) => (reverted = error));
+      const decoded = direct.interface.parseError((reverted as { data: string }).data);
+      expect(decoded?.name).to.equal("CannotExecute");
+      expect(decoded?.args.map(String)).to.deep.equal([agentC.address, tokenAddress, TRANSFER_FROM, "1"]);
+      // Sent anyway (no estimate): mined and reverted. Hardhat's EDR also answers the send with the revert and the
+      // transaction's hash; a real network answers the hash only.
+      const hash = await direct.execute(tokenAddress, call, { gasLimit: 300_000 }).then(
+        (tx) => tx.hash,
+        (error: { error?: { data?: { txHash?: string } } }) => error.error?.data?.txHash,
+      );
+      expect(hash, "the transaction's hash").to.be.a("string");
+      const receipt = await provider.waitForTransaction(hash!);
+      expect(receipt!.status).to.equal(0);
+      expect(await token.balanceOf(recipient.address)).to.equal(recipientBefore);
       expectError(
         await keyed.post("/x402/rams/execute", {
           signerAddress: agentC.address,
@@ -1240,6 +1353,52 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
       );
       // Restore the principal's eligibility for the other tests.
       await keyedCall("/x402/rams/grant-principal", complianceOwner, { principal: principal.address, identityRef });
+    });
+
+    it("a mandate whose compliance provider stops answering (reverts): can-execute says not compliant (PROVIDER_FAILED), as the registry does, rather than failing the read", async () => {
+      const agentF = new Wallet(Wallet.createRandom().privateKey, provider);
+      await service.services.signers.add(agentF.address, "all-keys");
+      const misbehaving = await new MisbehavingComplianceProvider__factory(admin.connect(provider)).deploy();
+      await misbehaving.waitForDeployment();
+      // Granted on chain by the principal (the service grants only with this version's providers): it answers eligible.
+      const body = await grantBody(agentF);
+      const direct = AgentMandate__factory.connect(registry, principal.connect(provider));
+      await (
+        await direct.grantMandate(
+          {
+            agent: agentF.address,
+            validFrom: 0,
+            validUntil: body.validUntil,
+            principal: principal.address,
+            complianceProvider: await misbehaving.getAddress(),
+            identityRef,
+            asset: tokenAddress,
+            maxTransactionValue: 1000,
+            maxCumulativeValue: 1500,
+            metadata: ZeroHash,
+            actions: [TRANSFER_FROM_ACTION],
+            deadline: 0,
+          },
+          "0x",
+        )
+      ).wait();
+      expect(await canExecute(agentF, "1")).to.include({ canExecute: true, allowed: true, reason: null });
+      await (await misbehaving.setMode(2 /* Revert */)).wait();
+      const check = await canExecute(agentF, "1");
+      expect(check).to.include({ canExecute: false, allowed: false });
+      expect(check.reason.code).to.equal("not_compliant");
+      expect(check.checks.compliance).to.deep.include({ pass: false, eligible: false, reason: "PROVIDER_FAILED" });
+      expectError(
+        await keyed.post("/x402/rams/execute", {
+          signerAddress: agentF.address,
+          asset: tokenAddress,
+          from: principal.address,
+          to: recipient.address,
+          amount: "1",
+        }),
+        400,
+        /not compliant .*PROVIDER_FAILED/,
+      );
     });
 
     it("set-executor-action: only the executor's owner; the selector is registered and read back; hasAmount false carries a warning", async () => {
@@ -1549,7 +1708,7 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
         reason: "AML_FLAG",
       });
       const check = await canExecute(agentD, "5");
-      expect(check).to.include({ canExecute: true, allowed: false });
+      expect(check).to.include({ canExecute: false, allowed: false });
       const recipientBefore = await token.balanceOf(recipient.address);
       const payerBefore = await usdcOf(payer.address);
 
@@ -1562,7 +1721,7 @@ describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
       expect(refused.details).to.deep.include({
         reason: check.reason.code,
         check: check.reason.check,
-        canExecute: true,
+        canExecute: false,
       });
       expect(refused.details.checks.compliance).to.deep.include({ pass: false, reason: "AML_FLAG" });
       // Without a key the refusal comes before the 402: nothing is asked for, nothing is paid.

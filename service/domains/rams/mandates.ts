@@ -1,7 +1,7 @@
 import { getAddress, ZeroAddress } from "ethers";
 import type { Chain } from "../../chains/registry";
 import { MAX_UINT256 } from "../../model/units";
-import { checkPrincipal } from "./compliance";
+import { eligibilityAtExecution } from "./compliance";
 import { chainNow, mandateAt, onChain, type ContractRef } from "./on-chain";
 // ERC-8226 (RAMS) mandates: what a mandate allows, read from the registry, and whether an execution passes its checks.
 
@@ -103,7 +103,11 @@ export interface CheckResult {
 export interface ExecutionEvaluation {
   /** The registry's own answer (authoritative for the chain). */
   canExecute: boolean;
-  /** canExecute and the principal still compliant: what ramsExecute's pre-check requires. */
+  /**
+   * canExecute and the principal compliant: what ramsExecute's pre-check requires. This version's registry asks the
+   * compliance provider itself, so the two agree; a registry allowed with RAMS_ALLOWED_CONTRACTS that checks compliance
+   * at grant only (the ERC-8226 reference) is still held to it here.
+   */
   allowed: boolean;
   /** The first failing check (in the order of `checks`), or null. */
   reason: { check: string; code: string; message: string } | null;
@@ -118,8 +122,9 @@ export interface ExecutionEvaluation {
 }
 
 /**
- * Every check the registry's canExecute makes, each with its result, plus compliance (a revoked or expired principal
- * fails the execution pre-check, though the mandate record is unchanged), and the registry's own canExecute.
+ * Every check the registry's canExecute makes, each with its result, in the registry's order of cost (compliance, an
+ * external call, last: a revoked, expired or re-identified principal fails canExecute on chain and here, though the
+ * mandate record is unchanged), and the registry's own canExecute.
  */
 export async function evaluateExecution(
   chain: Chain,
@@ -139,7 +144,7 @@ export async function evaluateExecution(
   const status = mandateStatus(mandate, now);
   const m = mandate;
   const compliance = m
-    ? await checkPrincipal(
+    ? await eligibilityAtExecution(
         chain,
         { address: m.complianceProvider, label: "ComplianceProvider" },
         q.principal,

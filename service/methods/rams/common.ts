@@ -67,7 +67,7 @@ export interface Authorization {
   signature: string;
   /** 0 in direct mode. */
   deadline: bigint;
-  /** The principal's EIP-712 nonce now (consumed by the signature path only). */
+  /** The principal's EIP-712 nonce now; the call consumes it, direct or signed (docs/rams.md, Two signing flows). */
   nonce: bigint;
 }
 

@@ -390,6 +390,37 @@ describe("RAMS AgentExecutor", () => {
     });
   });
 
+  describe("compliance asked at every execution (issue 48: not in the reference)", () => {
+    it("an agent of a principal revoked at the compliance provider calling the executor directly → CannotExecute; no tokens move, nothing recorded", async () => {
+      const { compliance, complianceOwner, executor, token, principal, recipient, transfer, used, cannotExecute } =
+        await loadFixture(deployFixture);
+      await transfer(recipient.address, 100);
+      await compliance.connect(complianceOwner).revokePrincipal(principal.address, 2 /* AML_FLAG */);
+      await expect(transfer(recipient.address, 500))
+        .to.be.revertedWithCustomError(executor, "CannotExecute")
+        .withArgs(...cannotExecute(500));
+      expect(await token.balanceOf(recipient.address)).to.equal(100n);
+      expect(await used()).to.equal(100n);
+      // granted again under the mandate's identity reference: the same mandate executes again
+      await compliance.connect(complianceOwner).grantPrincipal(principal.address, IDREF, 0);
+      await transfer(recipient.address, 500);
+      expect(await token.balanceOf(recipient.address)).to.equal(600n);
+    });
+
+    it("a principal whose KYC expired at the provider: the executor refuses one second after expiresAt", async () => {
+      const { compliance, complianceOwner, executor, principal, recipient, transfer, cannotExecute } =
+        await loadFixture(deployFixture);
+      const expiresAt = (await time.latest()) + 100;
+      await compliance.connect(complianceOwner).grantPrincipal(principal.address, IDREF, expiresAt);
+      await time.setNextBlockTimestamp(expiresAt);
+      await transfer(recipient.address, 10);
+      await time.setNextBlockTimestamp(expiresAt + 1);
+      await expect(transfer(recipient.address, 10))
+        .to.be.revertedWithCustomError(executor, "CannotExecute")
+        .withArgs(...cannotExecute(10));
+    });
+  });
+
   describe("setAction", () => {
     it("emits ActionSet and overwrites the previous rule", async () => {
       const { executor, executorOwner } = await loadFixture(deployFixture);
@@ -513,7 +544,7 @@ const OZ_BASES = [
   "@openzeppelin/contracts/access/Ownable.sol:Ownable",
   "@openzeppelin/contracts/access/AccessControl.sol:AccessControl",
   "@openzeppelin/contracts/utils/cryptography/EIP712.sol:EIP712",
-  "@openzeppelin/contracts/utils/ReentrancyGuard.sol:ReentrancyGuard",
+  "@openzeppelin/contracts/utils/ReentrancyGuardTransient.sol:ReentrancyGuardTransient",
   "@openzeppelin/contracts/utils/introspection/ERC165.sol:ERC165",
 ];
 

@@ -1157,16 +1157,34 @@ describe("RAMS AgentMandate", () => {
   });
 
   // ------------------------------------------------------------------------------------------------------------------
-  describe("nonces: consumed only by signature-verified calls", () => {
-    it("direct grant, setOperator, extend and revoke leave the nonce at 0", async () => {
+  describe("nonces: consumed by every lifecycle call, direct or signed (unlike the reference: docs/rams.md)", () => {
+    it("direct grant, setOperator, an operator's extend and an operator's revoke each move the principal's nonce by one", async () => {
       const { mandate, principal, operator, agent, grant } = await loadFixture(deployFixture);
+      const nonce = () => mandate.nonces(principal.address);
       await grant();
+      expect(await nonce()).to.equal(1n);
       await mandate.connect(principal).setOperator(principal.address, operator.address, true, 0, "0x");
+      expect(await nonce()).to.equal(2n);
       await mandate
         .connect(operator)
         .extendMandate(agent.address, principal.address, (await time.latest()) + 5 * DAY, 0, "0x");
-      await mandate.connect(principal).revokeMandate(agent.address, principal.address, 0, "0x");
-      expect(await mandate.nonces(principal.address)).to.equal(0n);
+      expect(await nonce()).to.equal(3n);
+      await mandate.connect(operator).revokeMandate(agent.address, principal.address, 0, "0x");
+      expect(await nonce()).to.equal(4n);
+      expect(await mandate.nonces(operator.address)).to.equal(0n);
+    });
+
+    it("a refused direct call leaves the nonce: NotPrincipal, NotAuthorized, MandateAlreadyActive", async () => {
+      const { mandate, principal, stranger, agent, grant } = await loadFixture(deployFixture);
+      await expect(grant()).not.to.be.reverted;
+      await expect(grant()).to.be.revertedWithCustomError(mandate, "MandateAlreadyActive");
+      await expect(
+        mandate.connect(stranger).setOperator(principal.address, stranger.address, true, 0, "0x"),
+      ).to.be.revertedWithCustomError(mandate, "NotPrincipal");
+      await expect(
+        mandate.connect(stranger).revokeMandate(agent.address, principal.address, 0, "0x"),
+      ).to.be.revertedWithCustomError(mandate, "NotAuthorized");
+      expect(await mandate.nonces(principal.address)).to.equal(1n);
     });
 
     it("each signature path moves the nonce on by one: grant 1, setOperator 2, extend 3, revoke 4", async () => {
@@ -1251,15 +1269,19 @@ describe("RAMS AgentMandate", () => {
       expect(await mandate.nonces(principal.address)).to.equal(0n);
     });
 
-    it("a direct call does not cancel an outstanding signature: an unused signed grant re-creates a mandate the principal granted and revoked directly", async () => {
+    it("a direct call cancels an outstanding signature: an unused signed grant cannot re-create a mandate the principal granted and revoked directly", async () => {
       const { mandate, principal, relayer, agent, params, canExecute } = await loadFixture(deployFixture);
       const p = await params({ deadline: await hourFromNow() });
       const signed = await signGrant(principal, mandate, p); // for nonce 0, never submitted
-      await mandate.connect(principal).grantMandate(p, "0x");
+      await mandate.connect(principal).grantMandate(p, "0x"); // nonce 0 used here
       await mandate.connect(principal).revokeMandate(agent.address, principal.address, 0, "0x");
       expect(await canExecute(1)).to.equal(false);
-      await mandate.connect(relayer).grantMandate(p, signed); // still valid: the nonce did not move
-      expect(await canExecute(1)).to.equal(true);
+      await expect(mandate.connect(relayer).grantMandate(p, signed)).to.be.revertedWithCustomError(
+        mandate,
+        "InvalidSignature",
+      );
+      expect((await mandate.getMandate(agent.address, principal.address)).revoked).to.equal(true);
+      expect(await canExecute(1)).to.equal(false);
     });
   });
 
