@@ -3,7 +3,7 @@ import { parseUnits, Wallet, ZeroAddress } from "ethers";
 import { SecurityToken__factory, USDC__factory } from "../../typechain-types";
 import { execute } from "../helpers/flow";
 import { EventStreamClient } from "../helpers/event-stream";
-import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
+import { createOwnSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type ApiResponse, type TestService } from "../helpers/service";
 
 const tokens = (n: string) => parseUnits(n, 18);
@@ -55,7 +55,8 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
     (await api.get("/get-balance-whitelist", { tokenSymbol: symbol, investorAddress: address })).body;
 
   before(async () => {
-    sandbox = await getSandbox();
+    // Chains of its own: recoveries wait for the token's delay, which this file moves the chains' clock past.
+    sandbox = await createOwnSandbox();
     service = await startTestService(sandbox);
     [issuer, alice, bob, carol, dave, erin] = [1, 2, 3, 4, 5, 6].map((i) => sandbox.accounts[i]);
     officer = await freshWallet();
@@ -91,9 +92,25 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
   after(async () => {
     stream?.close();
     await service?.stop();
+    await sandbox?.close();
   });
 
-  it("an investor who lost its keys gets its tokens and unclaimed dividends on a new wallet, and claims from it", async () => {
+  /** The new wallet's signed request for the recovery of `lost` into it, as the service asks for it. */
+  const recoveryProof = async (lost: string, newWallet: Wallet) => {
+    const asked = await prepare(api, {
+      method: "recoverWallet",
+      signerAddress: issuer.address,
+      lostWallet: lost,
+      newWallet: newWallet.address,
+    });
+    expect(asked.status, JSON.stringify(asked.body)).to.equal(400);
+    expect(asked.body.error.param).to.equal("newWalletSignature");
+    const message: string = asked.body.error.details.messageToSign;
+    return { newWalletMessage: message, newWalletSignature: await newWallet.signMessage(message) };
+  };
+  const recoveryDelay = async () => Number(await token().recoveryDelay());
+
+  it("an investor who lost its keys gets its tokens and unclaimed dividends on a new wallet after the delay, proven by the new wallet, and claims from it", async () => {
     await execute(api, issuer, {
       method: "approve",
       chainId,
@@ -107,21 +124,66 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
     expect(parseUnits("1000", 6) - unclaimed <= 1n).to.equal(true);
 
     const newWallet = await freshWallet();
-    // Not whitelisted yet: the tokenizer's batch whitelists it first, then recovers (two transactions).
-    const recovered = await execute(api, issuer, {
+    const proof = await recoveryProof(alice.address, newWallet);
+    // A signature by another wallet, or over another lost wallet, is refused before anything is signed.
+    const forged = await freshWallet();
+    refused(
+      await prepare(api, {
+        method: "recoverWallet",
+        signerAddress: issuer.address,
+        lostWallet: alice.address,
+        newWallet: newWallet.address,
+        newWalletMessage: proof.newWalletMessage,
+        newWalletSignature: await forged.signMessage(proof.newWalletMessage),
+      }),
+      400,
+      /newWalletSignature was made by/,
+    );
+    refused(
+      await prepare(api, {
+        method: "recoverWallet",
+        signerAddress: issuer.address,
+        lostWallet: bob.address,
+        newWallet: newWallet.address,
+        ...proof,
+      }),
+      400,
+      /statement is not the request to recover/,
+    );
+
+    // alice was bound to her investor at the premint; the new wallet is bound (and whitelisted) first, then the request.
+    const requested = await execute(api, issuer, {
       method: "recoverWallet",
       chainId,
       tokenSymbol: symbol,
       lostWallet: alice.address,
       newWallet: newWallet.address,
+      ...proof,
     });
-    expect(recovered.prepared.transactions).to.have.length(2);
-    expect(recovered.prepared.info).to.include({
+    expect(requested.prepared.transactions).to.have.length(2);
+    expect(requested.prepared.info).to.include({
       tokenBalance: "1000",
       frozenAmount: "0",
       investorEmail: "alice@ctrl.test",
+      recoveryDelaySeconds: await recoveryDelay(),
     });
+    expect(await token().investorOf(newWallet.address)).to.equal(await token().investorOf(alice.address));
+    // Nothing moved yet, and the request cannot be executed before the delay.
+    expect(await holding(alice.address)).to.include({ tokenBalance: "1000", whitelisted: true });
+    refused(
+      await prepare(api, { method: "executeWalletRecovery", signerAddress: issuer.address, lostWallet: alice.address }),
+      400,
+      /may be executed from .* recovery delay/,
+    );
 
+    await jumpTo((await chainNow()) + (await recoveryDelay()) + 1);
+    const executed = await execute(api, newWallet, {
+      method: "executeWalletRecovery",
+      chainId,
+      tokenSymbol: symbol,
+      lostWallet: alice.address,
+    });
+    expect(executed.prepared.info).to.include({ tokenBalance: "1000", newWallet: newWallet.address });
     expect(await holding(newWallet.address)).to.include({
       tokenBalance: "1000",
       whitelisted: true,
@@ -143,16 +205,6 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
       400,
       /no CTRL dividends to claim/,
     );
-    refused(
-      await prepare(api, {
-        method: "recoverWallet",
-        signerAddress: issuer.address,
-        lostWallet: alice.address,
-        newWallet: dave.address,
-      }),
-      400,
-      /holds no CTRL, frozen amount or unclaimed dividend/,
-    );
 
     await stream.waitFor("token.wallet_recovered", (events) =>
       events.some((e) => e.event === "token.wallet_recovered"),
@@ -163,10 +215,65 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
       action: "recovery",
       account: alice.address,
       counterparty: newWallet.address,
-      agent: issuer.address,
+      agent: newWallet.address,
     });
     const controls = (await api.get("/get-token-controls", { tokenSymbol: symbol, account: alice.address })).body;
-    expect(controls.controls.map((c: any) => c.action)).to.include("recovery");
+    expect(controls.controls.map((c: any) => c.action)).to.include.members(["recovery_requested", "recovery"]);
+  });
+
+  it("a recovery agent cannot take a wallet in use: another investor's wallet is refused, and the holder cancels a request for its own", async () => {
+    // The agent's own wallet, bound to another investor, is refused before anything is signed.
+    const bobBalance = await token().balanceOf(bob.address);
+    const mine = await freshWallet();
+    await execute(api, issuer, {
+      method: "whitelist",
+      chainId,
+      tokenSymbol: symbol,
+      userToWhitelist: [{ investorAddress: mine.address, investorEmail: "agent@ctrl.test", whitelistStatus: true }],
+    });
+    const seizure = refused(
+      await prepare(api, {
+        method: "recoverWallet",
+        signerAddress: issuer.address,
+        lostWallet: bob.address,
+        newWallet: mine.address,
+        ...(await recoveryProof(bob.address, mine)),
+      }),
+      400,
+      /is bound to another investor than bob@ctrl.test/,
+    );
+    expect(seizure.param).to.equal("newWallet");
+
+    // An accomplice's fresh wallet, bound to bob by the agent's request, still waits for the delay: bob cancels.
+    const accomplice = await freshWallet();
+    await execute(api, issuer, {
+      method: "recoverWallet",
+      chainId,
+      tokenSymbol: symbol,
+      lostWallet: bob.address,
+      newWallet: accomplice.address,
+      ...(await recoveryProof(bob.address, accomplice)),
+    });
+    expect((await token().pendingRecovery(bob.address)).newWallet).to.equal(accomplice.address);
+    refused(
+      await prepare(api, { method: "cancelWalletRecovery", signerAddress: carol.address, lostWallet: bob.address }),
+      400,
+      /does not hold RECOVERY_ROLE/,
+    );
+    await execute(api, bob, { method: "cancelWalletRecovery", chainId, tokenSymbol: symbol, lostWallet: bob.address });
+    expect((await token().pendingRecovery(bob.address)).newWallet).to.equal(ZeroAddress);
+    await jumpTo((await chainNow()) + (await recoveryDelay()) + 1);
+    refused(
+      await prepare(api, { method: "executeWalletRecovery", signerAddress: issuer.address, lostWallet: bob.address }),
+      400,
+      /no recovery of .* is pending/,
+    );
+    expect(await token().balanceOf(bob.address)).to.equal(bobBalance);
+    const controls = (await api.get("/get-token-controls", { tokenSymbol: symbol, account: bob.address })).body;
+    expect(controls.controls.map((c: any) => c.action)).to.include.members([
+      "recovery_requested",
+      "recovery_cancelled",
+    ]);
   });
 
   it("a court-ordered freeze and forced transfer, by a compliance officer with its own key and the roles the issuer granted", async () => {
@@ -464,7 +571,19 @@ describe("e2e: issuer controls (ERC-7943 freezes and forced transfers, recovery,
       /either deliverTo .* or refund/,
     );
 
-    // carol lost her keys too: her tokens go to her new, whitelisted wallet.
+    // The issuer cannot deliver carol's tokens to a wallet of its own: only to a wallet bound to carol.
+    refused(
+      await prepare(api, {
+        method: "resolveOfferingClaim",
+        signerAddress: issuer.address,
+        investorAddress: carol.address,
+        deliverTo: issuer.address,
+      }),
+      400,
+      /is not bound to the same investor as/,
+    );
+
+    // carol lost her keys too: her tokens go to her new wallet, whitelisted for her (which binds it to her).
     const carolNew = await freshWallet();
     await execute(api, issuer, {
       method: "whitelist",

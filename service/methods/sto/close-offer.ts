@@ -11,6 +11,9 @@ import { fromUnits } from "../../model/units";
 import { authorizedToken, requireTokenizer } from "../../domains/tokenization/tokens";
 import { currentOffering, escrowOf } from "../../domains/offerings/offerings";
 
+/** A withdrawal is ~81k gas measured; the ceiling stands in while the close before it is not mined. */
+const WITHDRAW_GAS_CEILING = 130_000n;
+
 const body = z.object({ ...signerFields, tokenizerEmail: email.optional(), tokenSymbol: z.string().trim().min(1) });
 type Body = z.infer<typeof body>;
 
@@ -51,6 +54,7 @@ export const closeOffer = defineMethod({
         to: token.escrowAddress,
         data: stoEscrowInterface.encodeFunctionData("withdrawProceeds", [BigInt(current.id)]),
         description: `withdraw the proceeds of offering ${current.id} (${fromUnits(o.proceeds, pd)} ${token.paymentToken.symbol})`,
+        gasCeiling: WITHDRAW_GAS_CEILING,
       });
     }
     return {

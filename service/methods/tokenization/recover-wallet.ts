@@ -14,6 +14,9 @@ import { investorIdFor } from "../../domains/tokenization/investors";
 import { recoveryMessage, verifyRecoveryProof } from "../../onboarding/recovery-proof";
 import { investorHints } from "./mint-token";
 
+/** A request is ~70k gas measured; the ceiling stands in while the binding before it is not mined. */
+const REQUEST_GAS_CEILING = 130_000n;
+
 const body = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
@@ -140,6 +143,7 @@ export const recoverWallet = defineMethod({
       to: token.tokenAddress,
       data: securityTokenInterface.encodeFunctionData("requestRecovery", [b.lostWallet, b.newWallet]),
       description: `request the recovery of ${b.lostWallet} into ${b.newWallet} on ${token.symbol}`,
+      gasCeiling: REQUEST_GAS_CEILING,
     });
     const delay = Number(await contract.recoveryDelay());
     return {
