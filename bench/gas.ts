@@ -12,6 +12,7 @@ export interface GasRow {
 export const OPS = {
   plainExisting: "plain ERC20 transfer (existing recipient)",
   plainNew: "plain ERC20 transfer (new recipient)",
+  plainProxied: "plain ERC20 behind an ERC-1967 proxy, transfer (existing recipient)",
   wlExisting: "whitelisted transfer (existing recipient)",
   wlNew: "whitelisted transfer (new recipient)",
   wlTransferFrom: "whitelisted transferFrom (existing recipient)",
@@ -59,7 +60,8 @@ async function gasOf(tx: Promise<ContractTransactionResponse>): Promise<bigint> 
 
 /**
  * Deploys the contracts on the in-process Hardhat network and measures, from receipts, the gas of the plain OZ ERC-20
- * baselines and of the security-token operations. Security-token numbers are taken on a clone made by the factory.
+ * baselines and of the security-token operations. Security-token numbers are taken on a token the factory made (an
+ * ERC-1967 proxy); the plain ERC-20 behind the same proxy shows what the proxy alone costs.
  * Ratios: whitelisted transfers against the plain transfer of the same kind, every other row against the plain
  * transfer to an existing holder.
  */
@@ -73,6 +75,15 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
   await (await plain.connect(alice).transfer(bob.address, unit)).wait(); // bob becomes an existing holder
   const plainExisting = await gasOf(plain.connect(alice).transfer(bob.address, unit));
   const plainNew = await gasOf(plain.connect(alice).transfer(carol.address, unit));
+  // The same behind an ERC-1967 proxy, as the security token is: what the proxy alone costs a transfer.
+  const plainImpl = await ethers.deployContract("PlainERC20Upgradeable");
+  const plainProxy = await ethers.deployContract("ERC1967Proxy", [
+    plainImpl.target,
+    plainImpl.interface.encodeFunctionData("initialize", [alice.address, 1_000_000n * unit]),
+  ]);
+  const proxied = await ethers.getContractAt("PlainERC20Upgradeable", plainProxy.target);
+  await (await proxied.connect(alice).transfer(bob.address, unit)).wait();
+  const plainProxied = await gasOf(proxied.connect(alice).transfer(bob.address, unit));
 
   const usdc = await ethers.deployContract("TestERC20", ["USD Coin", "USDC", 6]);
   const tokenImpl = await ethers.deployContract("SecurityToken");
@@ -224,6 +235,7 @@ export async function measureGas(hre: HardhatRuntimeEnvironment): Promise<GasRow
   const rows: Array<[string, bigint, bigint]> = [
     [OPS.plainExisting, plainExisting, plainExisting],
     [OPS.plainNew, plainNew, plainNew],
+    [OPS.plainProxied, plainProxied, plainExisting],
     [OPS.wlExisting, wlExisting, plainExisting],
     [OPS.wlNew, wlNew, plainNew],
     [OPS.wlTransferFrom, wlTransferFrom, plainExisting],

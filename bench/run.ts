@@ -17,13 +17,14 @@ import { CONSOLE_TARGET_MS, measureConsole } from "./console";
 import { LANE_TARGET, measureLanes } from "./lanes";
 
 /**
- * Hard targets: the whitelisted transfers against the plain transfer of the same kind (1.16×: the bound before the
- * issuer controls existed, which pause and freeze checks must not raise), and the factory call.
+ * Hard targets: the whitelisted transfers against the plain transfer of the same kind (1.2×, issue 48's bound), and
+ * the factory call (two ERC-1967 proxies and their initialization). The token behind its proxy does not meet 1.2× on
+ * an existing recipient: docs/issuer-controls.md#gas says what each part costs and why.
  */
 const TARGETS: Record<string, (row: GasRow) => boolean> = {
-  [OPS.wlExisting]: (row) => row.ratio <= 1.16,
-  [OPS.wlNew]: (row) => row.ratio <= 1.16,
-  [OPS.newTokenization]: (row) => row.gas <= 350_000n,
+  [OPS.wlExisting]: (row) => row.ratio <= 1.2,
+  [OPS.wlNew]: (row) => row.ratio <= 1.2,
+  [OPS.newTokenization]: (row) => row.gas <= 550_000n,
 };
 
 function printGasTable(title: string, rows: GasRow[]): boolean {

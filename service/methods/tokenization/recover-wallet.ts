@@ -12,7 +12,6 @@ import { securityToken } from "../../domains/tokenization/tokens";
 import { holdsTokenRole, tokenForRoleHolder } from "../../domains/tokenization/roles";
 import { investorIdFor } from "../../domains/tokenization/investors";
 import { recoveryMessage, verifyRecoveryProof } from "../../onboarding/recovery-proof";
-import { investorHints } from "./mint-token";
 
 /** A request is ~70k gas measured; the ceiling stands in while the binding before it is not mined. */
 const REQUEST_GAS_CEILING = 130_000n;
@@ -158,19 +157,9 @@ export const recoverWallet = defineMethod({
         withdrawableDividends: fromUnits(withdrawable, token.paymentToken.decimals),
         recoveryDelaySeconds: delay,
       },
-      record: {
-        tokenSymbol: token.symbol,
-        investors: [
-          {
-            address: b.newWallet,
-            email: investorEmail,
-            firstName: known?.firstName ?? null,
-            lastName: known?.lastName ?? null,
-            investorType: known?.investorType ?? null,
-          },
-        ],
-      },
+      // The new wallet is recorded as the investor's when the recovery executes, not now: a request may be cancelled.
+      record: { tokenSymbol: token.symbol },
     };
   },
-  onConfirmed: recordEventsOfRecordedToken(investorHints),
+  onConfirmed: recordEventsOfRecordedToken(),
 });
