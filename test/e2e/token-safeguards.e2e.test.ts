@@ -44,7 +44,11 @@ describe("e2e: token safeguards (tokenizer handover, held dividends, upgrades af
   const rejection = (call: Promise<unknown>) =>
     call.then(
       () => undefined,
-      (e: { shortMessage?: string; message?: string }) => e.shortMessage ?? e.message ?? String(e),
+      (e: { data?: string; shortMessage?: string; message?: string }) =>
+        (e.data && SecurityToken__factory.createInterface().parseError(e.data)?.name) ??
+        e.shortMessage ??
+        e.message ??
+        String(e),
     );
   const freshWallet = async () => {
     const wallet = Wallet.createRandom();
@@ -137,6 +141,13 @@ describe("e2e: token safeguards (tokenizer handover, held dividends, upgrades af
       400,
       new RegExp(`handover of SAFE is to ${newKey.address}`),
     );
+    // The token accepts in a block after the one that started the handover (its delay is 0 until the tokenizer sets one).
+    refused(
+      await prepare({ method: "acceptTokenizer", signerAddress: newKey.address }),
+      400,
+      /the handover of SAFE may be accepted after/,
+    );
+    await jumpTo((await chainNow()) + 1);
     await execute(api, newKey, { method: "acceptTokenizer", chainId, tokenSymbol: symbol });
     expect(await token().tokenizer()).to.equal(newKey.address);
     // The service's record follows the chain.
@@ -209,6 +220,7 @@ describe("e2e: token safeguards (tokenizer handover, held dividends, upgrades af
       tokenSymbol: symbol,
       newTokenizer: issuer.address,
     });
+    await jumpTo((await chainNow()) + 1);
     await execute(api, issuer, { method: "acceptTokenizer", chainId, tokenSymbol: symbol });
     expect(await token().tokenizer()).to.equal(issuer.address);
   });

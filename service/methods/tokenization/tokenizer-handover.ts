@@ -88,9 +88,9 @@ export const acceptTokenizer = defineMethod({
         { field: "signerAddress", pendingTokenizer: pending.newAdmin },
       );
     }
-    // The acceptance lands in a later block than the latest, whose time is above it (the token wants schedule < now).
+    // The token wants a block time after the schedule (with no delay: a block after the one that started it).
     const now = latest?.timestamp ?? Math.floor(Date.now() / 1000);
-    if (BigInt(now) < pending.schedule) {
+    if (BigInt(now) <= pending.schedule) {
       throw preflightError(`the handover of ${token.symbol} may be accepted after ${iso(pending.schedule)}`, {
         field: "signerAddress",
         acceptableAfter: iso(pending.schedule),
