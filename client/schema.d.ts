@@ -121,7 +121,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mint to one or more investors (whitelisting new recipients first) */
+        /** Mint to one or more investors (whitelisting new recipients first); tokenizer or MINTER_ROLE */
         post: operations["prepareTransactionsMintToken"];
         delete?: never;
         options?: never;
@@ -138,7 +138,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Whitelist or blacklist investor wallets */
+        /** Whitelist or blacklist investor wallets (binding each added wallet to its investor); tokenizer or WHITELISTER_ROLE */
         post: operations["prepareTransactionsWhitelist"];
         delete?: never;
         options?: never;
@@ -325,8 +325,144 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Recover an investor's lost wallet to its new one (balance, freezes, dividends); tokenizer or RECOVERY_ROLE */
+        /** Request the recovery of an investor's lost wallet into its new one, proven by the new wallet; executable after the token's delay. RECOVERY_ROLE */
         post: operations["prepareTransactionsRecoverWallet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/cancelWalletRecovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a pending wallet recovery: signed by the wallet being recovered (it is not lost) or RECOVERY_ROLE */
+        post: operations["prepareTransactionsCancelWalletRecovery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/executeWalletRecovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Execute a pending wallet recovery after the token's delay; RECOVERY_ROLE or the new wallet */
+        post: operations["prepareTransactionsExecuteWalletRecovery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/transferTokenizer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start handing the token over to a new tokenizer key (it accepts with acceptTokenizer); tokenizer */
+        post: operations["prepareTransactionsTransferTokenizer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/acceptTokenizer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept the token's tokenizer role handed over with transferTokenizer; the new tokenizer key */
+        post: operations["prepareTransactionsAcceptTokenizer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/cancelTokenizerTransfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a handover of the token not yet accepted; tokenizer */
+        post: operations["prepareTransactionsCancelTokenizerTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/scheduleTokenUpgrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Schedule the token and its escrow for the version the factory publishes; executable after the upgrade delay. Tokenizer */
+        post: operations["prepareTransactionsScheduleTokenUpgrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/cancelTokenUpgrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel the scheduled upgrade of the token and its escrow. Tokenizer */
+        post: operations["prepareTransactionsCancelTokenUpgrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/executeTokenUpgrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Execute the scheduled upgrade of the token and its escrow once the delay is over. Tokenizer */
+        post: operations["prepareTransactionsExecuteTokenUpgrade"];
         delete?: never;
         options?: never;
         head?: never;
@@ -376,7 +512,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE */
+        /** Grant an agent a role on a token (minter, whitelister, freezer, enforcer, recovery, pauser); tokenizer */
         post: operations["prepareTransactionsGrantTokenRole"];
         delete?: never;
         options?: never;
@@ -393,7 +529,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE */
+        /** Revoke an agent's role on a token; tokenizer */
         post: operations["prepareTransactionsRevokeTokenRole"];
         delete?: never;
         options?: never;
@@ -461,8 +597,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Close the ongoing offering (success pays the tokenizer; failure opens refunds) */
+        /** Close the ongoing offering (success: the tokenizer withdraws the proceeds; failure opens refunds) */
         post: operations["prepareTransactionsCloseOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/withdrawProceeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Withdraw the proceeds of a successful offering to the tokenizer (once) */
+        post: operations["prepareTransactionsWithdrawProceeds"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2886,8 +3039,59 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (recoverWallet) */
+        /** A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (executeWalletRecovery) */
         post: operations["tokenWalletRecoveredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.recovery_pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A wallet recovery was requested (recoverWallet; executable after the token's delay) or cancelled (cancelWalletRecovery) */
+        post: operations["tokenRecoveryPendingEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.tokenizer_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A token's tokenizer handover started (transferTokenizer) or completed (acceptTokenizer) */
+        post: operations["tokenTokenizerChangedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.upgrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A token's or its escrow's upgrade was scheduled, cancelled or executed (scheduleTokenUpgrade, cancelTokenUpgrade, executeTokenUpgrade) */
+        post: operations["tokenUpgradeEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3101,6 +3305,35 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description Accept the token's tokenizer role handed over with transferTokenizer; the new tokenizer key */
+        AcceptTokenizerBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+        };
+        /** @description Accept the token's tokenizer role handed over with transferTokenizer; the new tokenizer key */
+        AcceptTokenizerRequest: {
+            /**
+             * @description acceptTokenizer
+             * @enum {string}
+             */
+            method: "acceptTokenizer";
+        } & components["schemas"]["AcceptTokenizerBody"];
         /** @description Append a response to feedback on an agent (its owner responds; relayed, the wallet it is held for pays) */
         AgentAppendFeedbackResponseBody: {
             method?: string;
@@ -4296,6 +4529,98 @@ export interface components {
              */
             method: "burnToken";
         } & components["schemas"]["BurnTokenBody"];
+        /** @description Cancel a handover of the token not yet accepted; tokenizer */
+        CancelTokenizerTransferBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+        };
+        /** @description Cancel a handover of the token not yet accepted; tokenizer */
+        CancelTokenizerTransferRequest: {
+            /**
+             * @description cancelTokenizerTransfer
+             * @enum {string}
+             */
+            method: "cancelTokenizerTransfer";
+        } & components["schemas"]["CancelTokenizerTransferBody"];
+        /** @description Cancel the scheduled upgrade of the token and its escrow. Tokenizer */
+        CancelTokenUpgradeBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+        };
+        /** @description Cancel the scheduled upgrade of the token and its escrow. Tokenizer */
+        CancelTokenUpgradeRequest: {
+            /**
+             * @description cancelTokenUpgrade
+             * @enum {string}
+             */
+            method: "cancelTokenUpgrade";
+        } & components["schemas"]["CancelTokenUpgradeBody"];
+        /** @description Cancel a pending wallet recovery: signed by the wallet being recovered (it is not lost) or RECOVERY_ROLE */
+        CancelWalletRecoveryBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description The wallet whose recovery is pending
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            lostWallet: string;
+        };
+        /** @description Cancel a pending wallet recovery: signed by the wallet being recovered (it is not lost) or RECOVERY_ROLE */
+        CancelWalletRecoveryRequest: {
+            /**
+             * @description cancelWalletRecovery
+             * @enum {string}
+             */
+            method: "cancelWalletRecovery";
+        } & components["schemas"]["CancelWalletRecoveryBody"];
         CanExecute: {
             chainId: string;
             /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
@@ -4475,7 +4800,7 @@ export interface components {
              */
             method: "claimTokens";
         } & components["schemas"]["ClaimTokensBody"];
-        /** @description Close the ongoing offering (success pays the tokenizer; failure opens refunds) */
+        /** @description Close the ongoing offering (success: the tokenizer withdraws the proceeds; failure opens refunds) */
         CloseOfferBody: {
             method?: string;
             /**
@@ -4501,7 +4826,7 @@ export interface components {
             tokenizerEmail?: string;
             tokenSymbol: string;
         };
-        /** @description Close the ongoing offering (success pays the tokenizer; failure opens refunds) */
+        /** @description Close the ongoing offering (success: the tokenizer withdraws the proceeds; failure opens refunds) */
         CloseOfferRequest: {
             /**
              * @description closeOffer
@@ -4899,7 +5224,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to receive; empty or absent: all of them */
-            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
+            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.recovery_pending" | "token.tokenizer_changed" | "token.upgrade" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
             description?: string;
             /** @description Without an API key: the batch (prepared without a key, not sent yet) whose events to receive */
             txId?: string;
@@ -5042,7 +5367,70 @@ export interface components {
          */
         ErrorCode: "BAD_REQUEST" | "PREFLIGHT_FAILED" | "TRANSACTION_MISMATCH" | "INVALID_SIGNATURE" | "REPLACEMENT_UNDERPRICED" | "MALFORMED_JSON" | "MALFORMED_URL" | "REQUEST_ABORTED" | "UNAUTHORIZED" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "OUT_OF_CREDITS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_PAID" | "IDEMPOTENCY_CONFLICT" | "LINK_USED" | "LINK_REPLACED" | "LINK_EXPIRED" | "LINK_LOCKED" | "EVENT_ID_EXPIRED" | "BATCH_EXPIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_CHARSET" | "UNSUPPORTED_ENCODING" | "RATE_LIMITED" | "FAUCET_COOLDOWN" | "INTERNAL_ERROR" | "CHAIN_READ_FAILED" | "UNAVAILABLE" | "PAYMENT_NOT_SETTLED" | "CHAIN_UNAVAILABLE";
         /** @description An event: its id (position), type, time, the txId / chain / hash it concerns, and its data */
-        Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["TokenFrozenEvent"] | components["schemas"]["TokenAddressFrozenEvent"] | components["schemas"]["TokenForcedTransferEvent"] | components["schemas"]["TokenWalletRecoveredEvent"] | components["schemas"]["TokenPausedEvent"] | components["schemas"]["TokenRoleChangedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
+        Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["TokenFrozenEvent"] | components["schemas"]["TokenAddressFrozenEvent"] | components["schemas"]["TokenForcedTransferEvent"] | components["schemas"]["TokenWalletRecoveredEvent"] | components["schemas"]["TokenRecoveryPendingEvent"] | components["schemas"]["TokenTokenizerChangedEvent"] | components["schemas"]["TokenUpgradeEvent"] | components["schemas"]["TokenPausedEvent"] | components["schemas"]["TokenRoleChangedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
+        /** @description Execute the scheduled upgrade of the token and its escrow once the delay is over. Tokenizer */
+        ExecuteTokenUpgradeBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+        };
+        /** @description Execute the scheduled upgrade of the token and its escrow once the delay is over. Tokenizer */
+        ExecuteTokenUpgradeRequest: {
+            /**
+             * @description executeTokenUpgrade
+             * @enum {string}
+             */
+            method: "executeTokenUpgrade";
+        } & components["schemas"]["ExecuteTokenUpgradeBody"];
+        /** @description Execute a pending wallet recovery after the token's delay; RECOVERY_ROLE or the new wallet */
+        ExecuteWalletRecoveryBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description The wallet whose recovery is pending
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            lostWallet: string;
+        };
+        /** @description Execute a pending wallet recovery after the token's delay; RECOVERY_ROLE or the new wallet */
+        ExecuteWalletRecoveryRequest: {
+            /**
+             * @description executeWalletRecovery
+             * @enum {string}
+             */
+            method: "executeWalletRecovery";
+        } & components["schemas"]["ExecuteWalletRecoveryBody"];
         ExecutorAction: {
             chainId: string;
             /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
@@ -5212,7 +5600,7 @@ export interface components {
              */
             method: "freezeTokens";
         } & components["schemas"]["FreezeTokensBody"];
-        /** @description Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE */
+        /** @description Grant an agent a role on a token (minter, whitelister, freezer, enforcer, recovery, pauser); tokenizer */
         GrantTokenRoleBody: {
             method?: string;
             /**
@@ -5233,17 +5621,17 @@ export interface components {
             signerAddress: string;
             tokenSymbol: string;
             /**
-             * @description FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE, PAUSER_ROLE or DEFAULT_ADMIN_ROLE (case-insensitive; the _ROLE suffix may be left out, admin for DEFAULT_ADMIN_ROLE)
+             * @description MINTER_ROLE, WHITELISTER_ROLE, FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE or PAUSER_ROLE (case-insensitive; the _ROLE suffix may be left out). DEFAULT_ADMIN_ROLE is the tokenizer's alone: it moves with transferTokenizer and acceptTokenizer
              * @enum {string}
              */
-            role: "DEFAULT_ADMIN_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
+            role: "DEFAULT_ADMIN_ROLE" | "MINTER_ROLE" | "WHITELISTER_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
             /**
              * @description The agent's wallet
              * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
              */
             account: string;
         };
-        /** @description Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE */
+        /** @description Grant an agent a role on a token (minter, whitelister, freezer, enforcer, recovery, pauser); tokenizer */
         GrantTokenRoleRequest: {
             /**
              * @description grantTokenRole
@@ -5627,7 +6015,7 @@ export interface components {
             type: "mandate.revoked";
             data: components["schemas"]["MandateRevokedData"];
         };
-        /** @description Mint to one or more investors (whitelisting new recipients first) */
+        /** @description Mint to one or more investors (whitelisting new recipients first); tokenizer or MINTER_ROLE */
         MintTokenBody: {
             method?: string;
             /**
@@ -5670,7 +6058,7 @@ export interface components {
                 surname?: string;
             }[];
         };
-        /** @description Mint to one or more investors (whitelisting new recipients first) */
+        /** @description Mint to one or more investors (whitelisting new recipients first); tokenizer or MINTER_ROLE */
         MintTokenRequest: {
             /**
              * @description mintToken
@@ -6836,7 +7224,7 @@ export interface components {
                 error?: string;
             }[];
         };
-        /** @description Recover an investor's lost wallet to its new one (balance, freezes, dividends); tokenizer or RECOVERY_ROLE */
+        /** @description Request the recovery of an investor's lost wallet into its new one, proven by the new wallet; executable after the token's delay. RECOVERY_ROLE */
         RecoverWalletBody: {
             method?: string;
             /**
@@ -6862,18 +7250,22 @@ export interface components {
              */
             lostWallet: string;
             /**
-             * @description The investor's new wallet: receives the balance, frozen amount and unclaimed dividends
+             * @description The investor's new wallet: after the token's recovery delay it receives the balance, frozen amount and unclaimed dividends
              * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
              */
             newWallet: string;
             /**
              * Format: email
-             * @description Recorded for the new wallet (default: the lost wallet's)
+             * @description The investor (default: the one recorded for lostWallet)
              * @example issuer@example.com
              */
             investorEmail?: string;
+            /** @description The recovery request the new wallet signs (EIP-4361 layout). Leave it out once: the 400 answer's details.messageToSign is the message to sign */
+            newWalletMessage?: string;
+            /** @description newWallet's personal_sign (EIP-191) signature of newWalletMessage */
+            newWalletSignature?: string;
         };
-        /** @description Recover an investor's lost wallet to its new one (balance, freezes, dividends); tokenizer or RECOVERY_ROLE */
+        /** @description Request the recovery of an investor's lost wallet into its new one, proven by the new wallet; executable after the token's delay. RECOVERY_ROLE */
         RecoverWalletRequest: {
             /**
              * @description recoverWallet
@@ -6909,12 +7301,17 @@ export interface components {
             /** @description On-chain offering number; default: the latest */
             offeringId?: string | number;
             /**
-             * @description Deliver the investor's tokens to this wallet of the investor (its recovery wallet); must be allowed to receive
+             * @description Deliver the investor's tokens to this wallet of the investor (its recovery wallet): bound to the same investor on the token and allowed to receive
              * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
              */
             deliverTo?: string;
-            /** @description true: pay the investment back from the tokenizer (approving the escrow first when needed) */
+            /** @description true: pay the investment back: its tokens' price from the tokenizer (approving the escrow first when needed), the rest from the escrow */
             refund?: boolean | ("true" | "false" | "TRUE" | "FALSE" | "True" | "False");
+            /**
+             * @description With refund: the wallet paid (default: the investor's own); another must be bound to the same investor
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            refundTo?: string;
         };
         /** @description Settle the offering position of an investor the token refuses: tokens to its recovery wallet, or the investment back */
         ResolveOfferingClaimRequest: {
@@ -6924,7 +7321,7 @@ export interface components {
              */
             method: "resolveOfferingClaim";
         } & components["schemas"]["ResolveOfferingClaimBody"];
-        /** @description Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE */
+        /** @description Revoke an agent's role on a token; tokenizer */
         RevokeTokenRoleBody: {
             method?: string;
             /**
@@ -6945,17 +7342,17 @@ export interface components {
             signerAddress: string;
             tokenSymbol: string;
             /**
-             * @description FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE, PAUSER_ROLE or DEFAULT_ADMIN_ROLE (case-insensitive; the _ROLE suffix may be left out, admin for DEFAULT_ADMIN_ROLE)
+             * @description MINTER_ROLE, WHITELISTER_ROLE, FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE or PAUSER_ROLE (case-insensitive; the _ROLE suffix may be left out). DEFAULT_ADMIN_ROLE is the tokenizer's alone: it moves with transferTokenizer and acceptTokenizer
              * @enum {string}
              */
-            role: "DEFAULT_ADMIN_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
+            role: "DEFAULT_ADMIN_ROLE" | "MINTER_ROLE" | "WHITELISTER_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
             /**
              * @description The agent's wallet
              * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
              */
             account: string;
         };
-        /** @description Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE */
+        /** @description Revoke an agent's role on a token; tokenizer */
         RevokeTokenRoleRequest: {
             /**
              * @description revokeTokenRole
@@ -6967,6 +7364,35 @@ export interface components {
             /** @description How long the previous secret keeps signing beside the new one (default 86400; at most 7 days) */
             gracePeriodSeconds?: number;
         };
+        /** @description Schedule the token and its escrow for the version the factory publishes; executable after the upgrade delay. Tokenizer */
+        ScheduleTokenUpgradeBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+        };
+        /** @description Schedule the token and its escrow for the version the factory publishes; executable after the upgrade delay. Tokenizer */
+        ScheduleTokenUpgradeRequest: {
+            /**
+             * @description scheduleTokenUpgrade
+             * @enum {string}
+             */
+            method: "scheduleTokenUpgrade";
+        } & components["schemas"]["ScheduleTokenUpgradeBody"];
         /** @description The batch after the send: 200 once it ended (success or rejected), 202 while pending */
         SendSummary: {
             /** @description false once the batch is rejected */
@@ -7063,7 +7489,7 @@ export interface components {
             controls: {
                 id: string;
                 /** @enum {string} */
-                action: "frozen" | "address_frozen" | "address_unfrozen" | "forced_transfer" | "recovery" | "paused" | "unpaused" | "role_granted" | "role_revoked";
+                action: "frozen" | "address_frozen" | "address_unfrozen" | "forced_transfer" | "recovery" | "paused" | "unpaused" | "role_granted" | "role_revoked" | "recovery_requested" | "recovery_cancelled" | "tokenizer_transfer_started" | "tokenizer_changed" | "upgrade_scheduled" | "upgrade_cancelled" | "upgraded";
                 account: string | null;
                 counterparty: string | null;
                 /** @description Moved, or the frozen amount after a freeze (human units) */
@@ -7210,6 +7636,20 @@ export interface components {
                 };
             };
         };
+        /** @description A wallet recovery was requested (recoverWallet; executable after the token's delay) or cancelled (cancelWalletRecovery) */
+        TokenRecoveryPendingEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "token.recovery_pending";
+            data: components["schemas"]["TokenControlData"];
+        };
         /** @description An agent was granted or lost a role on a token (grantTokenRole, revokeTokenRole) */
         TokenRoleChangedEvent: {
             /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
@@ -7224,7 +7664,35 @@ export interface components {
             type: "token.role_changed";
             data: components["schemas"]["TokenControlData"];
         };
-        /** @description A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (recoverWallet) */
+        /** @description A token's tokenizer handover started (transferTokenizer) or completed (acceptTokenizer) */
+        TokenTokenizerChangedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "token.tokenizer_changed";
+            data: components["schemas"]["TokenControlData"];
+        };
+        /** @description A token's or its escrow's upgrade was scheduled, cancelled or executed (scheduleTokenUpgrade, cancelTokenUpgrade, executeTokenUpgrade) */
+        TokenUpgradeEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "token.upgrade";
+            data: components["schemas"]["TokenControlData"];
+        };
+        /** @description A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (executeWalletRecovery) */
         TokenWalletRecoveredEvent: {
             /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
             id: string;
@@ -7443,6 +7911,40 @@ export interface components {
             /** @example 100 */
             amount: string | number;
         };
+        /** @description Start handing the token over to a new tokenizer key (it accepts with acceptTokenizer); tokenizer */
+        TransferTokenizerBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description The tokenizer's new key (a multisig such as a Safe, or another wallet); it accepts with acceptTokenizer
+             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             */
+            newTokenizer: string;
+        };
+        /** @description Start handing the token over to a new tokenizer key (it accepts with acceptTokenizer); tokenizer */
+        TransferTokenizerRequest: {
+            /**
+             * @description transferTokenizer
+             * @enum {string}
+             */
+            method: "transferTokenizer";
+        } & components["schemas"]["TransferTokenizerBody"];
         /** @description Transfer tokens from the signer to a whitelisted wallet */
         TransferToRequest: {
             /**
@@ -7561,7 +8063,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types to receive; empty or absent: all of them */
-            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
+            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.recovery_pending" | "token.tokenizer_changed" | "token.upgrade" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
             description?: string | null;
             /** @description true re-enables a disabled endpoint (its failures forgotten); false disables it */
             enabled?: boolean;
@@ -7679,7 +8181,7 @@ export interface components {
             type: "webhook.test";
             data: components["schemas"]["WebhookTestData"];
         };
-        /** @description Whitelist or blacklist investor wallets */
+        /** @description Whitelist or blacklist investor wallets (binding each added wallet to its investor); tokenizer or WHITELISTER_ROLE */
         WhitelistBody: {
             method?: string;
             /**
@@ -7722,7 +8224,7 @@ export interface components {
                 type?: string;
             };
         };
-        /** @description Whitelist or blacklist investor wallets */
+        /** @description Whitelist or blacklist investor wallets (binding each added wallet to its investor); tokenizer or WHITELISTER_ROLE */
         WhitelistRequest: {
             /**
              * @description whitelist
@@ -7737,6 +8239,37 @@ export interface components {
             whitelistStatus: boolean;
             whitelisted: boolean;
         };
+        /** @description Withdraw the proceeds of a successful offering to the tokenizer (once) */
+        WithdrawProceedsBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            signerAddress: string;
+            tokenSymbol: string;
+            /** @description On-chain offering number; default: the latest */
+            offeringId?: string | number;
+        };
+        /** @description Withdraw the proceeds of a successful offering to the tokenizer (once) */
+        WithdrawProceedsRequest: {
+            /**
+             * @description withdrawProceeds
+             * @enum {string}
+             */
+            method: "withdrawProceeds";
+        } & components["schemas"]["WithdrawProceedsBody"];
         X402Discovery: {
             x402Version: number;
             enabled: boolean;
@@ -7970,7 +8503,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NewTokenizationRequest"] | components["schemas"]["MintTokenRequest"] | components["schemas"]["WhitelistRequest"] | components["schemas"]["BurnTokenRequest"] | components["schemas"]["TransferToRequest"] | components["schemas"]["TransferFromRequest"] | components["schemas"]["ApproveRequest"] | components["schemas"]["DividendDistributionRequest"] | components["schemas"]["ClaimDividendsRequest"] | components["schemas"]["FreezeTokensRequest"] | components["schemas"]["UnfreezeTokensRequest"] | components["schemas"]["FreezeAddressRequest"] | components["schemas"]["ForcedTransferRequest"] | components["schemas"]["RecoverWalletRequest"] | components["schemas"]["PauseTokenRequest"] | components["schemas"]["UnpauseTokenRequest"] | components["schemas"]["GrantTokenRoleRequest"] | components["schemas"]["RevokeTokenRoleRequest"] | components["schemas"]["NewStoRequest"] | components["schemas"]["NewInvestRequest"] | components["schemas"]["ClaimTokensRequest"] | components["schemas"]["CloseOfferRequest"] | components["schemas"]["ResolveOfferingClaimRequest"] | components["schemas"]["AgentRegisterRequest"] | components["schemas"]["AgentSetURIRequest"] | components["schemas"]["AgentSetMetadataRequest"] | components["schemas"]["AgentSetWalletRequest"] | components["schemas"]["AgentTransferOwnershipRequest"] | components["schemas"]["AgentGiveFeedbackRequest"] | components["schemas"]["AgentRevokeFeedbackRequest"] | components["schemas"]["AgentAppendFeedbackResponseRequest"] | components["schemas"]["AgentCreateTokenRequest"] | components["schemas"]["AgentMintTokenRequest"] | components["schemas"]["AgentBurnTokenRequest"] | components["schemas"]["AgentTransferTokenRequest"] | components["schemas"]["AgentTransferFromTokenRequest"] | components["schemas"]["AgentApproveTokenRequest"] | components["schemas"]["RamsGrantPrincipalRequest"] | components["schemas"]["RamsRevokePrincipalRequest"] | components["schemas"]["RamsGrantMandateRequest"] | components["schemas"]["RamsRevokeMandateRequest"] | components["schemas"]["RamsExtendMandateRequest"] | components["schemas"]["RamsSetOperatorRequest"] | components["schemas"]["RamsInvalidateNoncesRequest"] | components["schemas"]["RamsExecuteRequest"] | components["schemas"]["RamsSetExecutorActionRequest"] | components["schemas"]["RamsFreezeAgentRequest"] | components["schemas"]["RamsUnfreezeAgentRequest"];
+                "application/json": components["schemas"]["NewTokenizationRequest"] | components["schemas"]["MintTokenRequest"] | components["schemas"]["WhitelistRequest"] | components["schemas"]["BurnTokenRequest"] | components["schemas"]["TransferToRequest"] | components["schemas"]["TransferFromRequest"] | components["schemas"]["ApproveRequest"] | components["schemas"]["DividendDistributionRequest"] | components["schemas"]["ClaimDividendsRequest"] | components["schemas"]["FreezeTokensRequest"] | components["schemas"]["UnfreezeTokensRequest"] | components["schemas"]["FreezeAddressRequest"] | components["schemas"]["ForcedTransferRequest"] | components["schemas"]["RecoverWalletRequest"] | components["schemas"]["CancelWalletRecoveryRequest"] | components["schemas"]["ExecuteWalletRecoveryRequest"] | components["schemas"]["TransferTokenizerRequest"] | components["schemas"]["AcceptTokenizerRequest"] | components["schemas"]["CancelTokenizerTransferRequest"] | components["schemas"]["ScheduleTokenUpgradeRequest"] | components["schemas"]["CancelTokenUpgradeRequest"] | components["schemas"]["ExecuteTokenUpgradeRequest"] | components["schemas"]["PauseTokenRequest"] | components["schemas"]["UnpauseTokenRequest"] | components["schemas"]["GrantTokenRoleRequest"] | components["schemas"]["RevokeTokenRoleRequest"] | components["schemas"]["NewStoRequest"] | components["schemas"]["NewInvestRequest"] | components["schemas"]["ClaimTokensRequest"] | components["schemas"]["CloseOfferRequest"] | components["schemas"]["WithdrawProceedsRequest"] | components["schemas"]["ResolveOfferingClaimRequest"] | components["schemas"]["AgentRegisterRequest"] | components["schemas"]["AgentSetURIRequest"] | components["schemas"]["AgentSetMetadataRequest"] | components["schemas"]["AgentSetWalletRequest"] | components["schemas"]["AgentTransferOwnershipRequest"] | components["schemas"]["AgentGiveFeedbackRequest"] | components["schemas"]["AgentRevokeFeedbackRequest"] | components["schemas"]["AgentAppendFeedbackResponseRequest"] | components["schemas"]["AgentCreateTokenRequest"] | components["schemas"]["AgentMintTokenRequest"] | components["schemas"]["AgentBurnTokenRequest"] | components["schemas"]["AgentTransferTokenRequest"] | components["schemas"]["AgentTransferFromTokenRequest"] | components["schemas"]["AgentApproveTokenRequest"] | components["schemas"]["RamsGrantPrincipalRequest"] | components["schemas"]["RamsRevokePrincipalRequest"] | components["schemas"]["RamsGrantMandateRequest"] | components["schemas"]["RamsRevokeMandateRequest"] | components["schemas"]["RamsExtendMandateRequest"] | components["schemas"]["RamsSetOperatorRequest"] | components["schemas"]["RamsInvalidateNoncesRequest"] | components["schemas"]["RamsExecuteRequest"] | components["schemas"]["RamsSetExecutorActionRequest"] | components["schemas"]["RamsFreezeAgentRequest"] | components["schemas"]["RamsUnfreezeAgentRequest"];
             };
         };
         responses: {
@@ -8501,6 +9034,294 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    prepareTransactionsCancelWalletRecovery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelWalletRecoveryBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsExecuteWalletRecovery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecuteWalletRecoveryBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsTransferTokenizer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransferTokenizerBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsAcceptTokenizer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptTokenizerBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsCancelTokenizerTransfer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelTokenizerTransferBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsScheduleTokenUpgrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleTokenUpgradeBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsCancelTokenUpgrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelTokenUpgradeBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsExecuteTokenUpgrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecuteTokenUpgradeBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     prepareTransactionsPauseToken: {
         parameters: {
             query?: never;
@@ -8766,6 +9587,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CloseOfferBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsWithdrawProceeds: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WithdrawProceedsBody"];
             };
         };
         responses: {
@@ -12470,7 +13327,7 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description Comma-separated event types to receive (default: all): transaction.broadcast, transaction.confirmed, transaction.failed, transaction.replaced, transaction.reorged, batch.completed, payment.settled, payment.released, token.created, token.frozen, token.address_frozen, token.forced_transfer, token.wallet_recovered, token.paused, token.role_changed, offering.created, offering.closed, agent.registered, mandate.granted, mandate.revoked, mandate.executed, kyc.submitted, kyc.approved, kyc.rejected */
+                /** @description Comma-separated event types to receive (default: all): transaction.broadcast, transaction.confirmed, transaction.failed, transaction.replaced, transaction.reorged, batch.completed, payment.settled, payment.released, token.created, token.frozen, token.address_frozen, token.forced_transfer, token.wallet_recovered, token.recovery_pending, token.tokenizer_changed, token.upgrade, token.paused, token.role_changed, offering.created, offering.closed, agent.registered, mandate.granted, mandate.revoked, mandate.executed, kyc.submitted, kyc.approved, kyc.rejected */
                 types?: string;
                 /** @description Only this batch's events. Without an API key: required, a batch prepared without a key */
                 txId?: string;
@@ -13999,6 +14856,114 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TokenWalletRecoveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenRecoveryPendingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenRecoveryPendingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenTokenizerChangedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenTokenizerChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenUpgradeEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenUpgradeEvent"];
             };
         };
         responses: {
