@@ -19,6 +19,8 @@ function controlOf(
   receipt: TransactionReceipt,
   log: Log,
 ): { control: TokenControl; type: EventType } | undefined {
+  const lifecycle = lifecycleControlOf(event, receipt, log);
+  if (lifecycle) return lifecycle;
   const at = { txHash: receipt.hash, logIndex: log.index, blockNumber: receipt.blockNumber };
   const none = { account: null, counterparty: null, amount: null, role: null, agent: null };
   const a = event.args;
@@ -64,6 +66,47 @@ function controlOf(
           agent: a.agent,
         },
       };
+    case "Paused":
+    case "Unpaused":
+      return {
+        type: "token.paused",
+        control: { ...none, ...at, action: event.name === "Paused" ? "paused" : "unpaused", agent: a.account },
+      };
+    case "RoleGranted":
+    case "RoleRevoked":
+      return {
+        type: "token.role_changed",
+        control: {
+          ...none,
+          ...at,
+          action: event.name === "RoleGranted" ? "role_granted" : "role_revoked",
+          account: a.account,
+          role: ROLE_NAMES.get(a.role) ?? a.role,
+          agent: a.sender,
+        },
+      };
+    default:
+      return undefined;
+  }
+}
+
+/** The two-step controls: a recovery requested or cancelled, a tokenizer handover's steps, an upgrade's steps. */
+function lifecycleControlOf(
+  event: LogDescription,
+  receipt: TransactionReceipt,
+  log: Log,
+): { control: TokenControl; type: EventType } | undefined {
+  const at = { txHash: receipt.hash, logIndex: log.index, blockNumber: receipt.blockNumber };
+  const none = { account: null, counterparty: null, amount: null, role: null, agent: null };
+  const a = event.args;
+  switch (event.name) {
+    case "RoleGranted":
+      // The handover's second step: the default admin is the tokenizer (other grants are role_granted).
+      if (a.role !== ZeroHash) return undefined;
+      return {
+        type: "token.tokenizer_changed",
+        control: { ...none, ...at, action: "tokenizer_changed", account: a.account, agent: a.sender },
+      };
     case "RecoveryRequested":
     case "RecoveryCancelled":
       return {
@@ -98,33 +141,6 @@ function controlOf(
       return {
         type: "token.upgrade",
         control: { ...none, ...at, action: "upgraded", account: a.implementation, agent: receipt.from },
-      };
-    case "Paused":
-    case "Unpaused":
-      return {
-        type: "token.paused",
-        control: { ...none, ...at, action: event.name === "Paused" ? "paused" : "unpaused", agent: a.account },
-      };
-    case "RoleGranted":
-      if (a.role === ZeroHash) {
-        // The handover's second step: the default admin is the tokenizer.
-        return {
-          type: "token.tokenizer_changed",
-          control: { ...none, ...at, action: "tokenizer_changed", account: a.account, agent: a.sender },
-        };
-      }
-    // falls through
-    case "RoleRevoked":
-      return {
-        type: "token.role_changed",
-        control: {
-          ...none,
-          ...at,
-          action: event.name === "RoleGranted" ? "role_granted" : "role_revoked",
-          account: a.account,
-          role: ROLE_NAMES.get(a.role) ?? a.role,
-          agent: a.sender,
-        },
       };
     default:
       return undefined;

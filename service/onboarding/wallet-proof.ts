@@ -236,6 +236,15 @@ export function verifySignedMessage(input: {
     if (parsed.resources[i] !== resource.value)
       throw badRequest(`the signed message does not carry the ${resource.what}`, { field: resource.field });
   }
+  checkValidity(parsed, input.message, messageField, now);
+  return {
+    address: recoverSigner(input.message, input.signature, claimed, signatureField, walletField),
+    message: parsed,
+  };
+}
+
+/** A validity window of at most MESSAGE_TTL_MS around now, and the canonical form. */
+function checkValidity(parsed: SignInMessage, message: string, messageField: string, now: number): void {
   const issuedAt = Date.parse(parsed.issuedAt);
   const expiresAt = Date.parse(parsed.expirationTime);
   if (issuedAt > now + CLOCK_SKEW_MS)
@@ -247,12 +256,21 @@ export function verifySignedMessage(input: {
       field: messageField,
     });
   }
-  if (renderMessage(parsed) !== input.message)
+  if (renderMessage(parsed) !== message)
     throw badRequest(`${messageField} is not in this service's canonical form`, { field: messageField });
+}
 
+/** The wallet the signature recovers to, which must be the claimed one. */
+function recoverSigner(
+  message: string,
+  signature: string,
+  claimed: string,
+  signatureField: string,
+  walletField: string,
+): string {
   let recovered: string;
   try {
-    recovered = verifyMessage(input.message, input.signature);
+    recovered = verifyMessage(message, signature);
   } catch {
     throw badRequest(`${signatureField} is not a valid wallet signature`, { field: signatureField });
   }
@@ -262,7 +280,7 @@ export function verifySignedMessage(input: {
       signer: recovered,
     });
   }
-  return { address: recovered, message: parsed };
+  return recovered;
 }
 
 /**

@@ -5,7 +5,9 @@ import { badRequest, conflict, preflightError } from "../../errors";
 import { address, email } from "../../wire/fields";
 import { signerFields } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
-import { defineMethod } from "../types";
+import { defineMethod, type MethodContext } from "../types";
+import type { PlannedCall } from "../../model/batch";
+import type { TokenRecord } from "../../store/tokens";
 import { ACCESS } from "../../auth/access-rules";
 import { fromUnits } from "../../model/units";
 import { securityToken } from "../../domains/tokenization/tokens";
@@ -55,22 +57,7 @@ export const recoverWallet = defineMethod({
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "RECOVERY_ROLE");
     if (b.lostWallet === b.newWallet) throw badRequest("newWallet must differ from lostWallet", { field: "newWallet" });
-    const request = {
-      baseUrl: ctx.services.baseUrl,
-      chainId: ctx.chain.chainId,
-      symbol: token.symbol,
-      tokenAddress: token.tokenAddress,
-      lostWallet: b.lostWallet,
-      newWallet: b.newWallet,
-    };
-    if (!b.newWalletMessage || !b.newWalletSignature) {
-      throw badRequest(
-        "newWalletSignature is required: newWallet signs the recovery request (personal_sign) given in details.messageToSign, sent back as newWalletMessage",
-        { field: "newWalletSignature", messageToSign: recoveryMessage(request) },
-      );
-    }
-    verifyRecoveryProof({ ...request, message: b.newWalletMessage, signature: b.newWalletSignature });
-
+    requireNewWalletProof(ctx, token, b);
     const known = await ctx.services.investors.byAddress(token.id, b.lostWallet);
     const investorEmail = b.investorEmail ?? known?.email ?? undefined;
     if (!investorEmail) {
@@ -79,34 +66,7 @@ export const recoverWallet = defineMethod({
       });
     }
     const contract = securityToken(ctx, token);
-    const [balance, frozen, withdrawable, pending, lostId, newId, whitelisted, newFrozen] = await Promise.all([
-      contract.balanceOf(b.lostWallet),
-      contract.getFrozenTokens(b.lostWallet),
-      contract.withdrawableDividendOf(b.lostWallet),
-      contract.pendingRecovery(b.lostWallet),
-      contract.investorOf(b.lostWallet),
-      contract.investorOf(b.newWallet),
-      contract.isWhitelisted(b.newWallet),
-      contract.isFrozen(b.newWallet),
-    ]);
-    if (balance === 0n && frozen === 0n && withdrawable === 0n) {
-      throw preflightError(`${b.lostWallet} holds no ${token.symbol}, frozen amount or unclaimed dividend to recover`, {
-        field: "lostWallet",
-      });
-    }
-    if (pending.newWallet !== ZeroAddress) {
-      throw conflict(`a recovery of ${b.lostWallet} into ${pending.newWallet} is already pending on ${token.symbol}`, {
-        field: "lostWallet",
-        newWallet: pending.newWallet,
-        executableAt: new Date(Number(pending.executableAt) * 1000).toISOString(),
-      });
-    }
-    if (newFrozen)
-      throw preflightError(`${b.newWallet} is frozen on ${token.symbol}: unfreeze it first`, {
-        field: "newWallet",
-        restrictionCode: 5,
-        restriction: "RECEIVER_FROZEN",
-      });
+    const { balance, frozen, withdrawable, lostId, newId, whitelisted } = await recoverableState(ctx, token, b);
     const investorId = await investorIdFor(ctx, token, investorEmail);
     for (const [wallet, bound, field] of [
       [b.lostWallet, lostId, "lostWallet"],
@@ -124,20 +84,7 @@ export const recoverWallet = defineMethod({
       ...(lostId === ZeroHash ? [b.lostWallet] : []),
       ...(newId === ZeroHash || !whitelisted ? [b.newWallet] : []),
     ];
-    const calls = [];
-    if (toBind.length) {
-      if (!(await holdsTokenRole(ctx, token, "WHITELISTER_ROLE", b.signerAddress))) {
-        throw preflightError(
-          `${toBind.join(" and ")} must first be whitelisted and bound to ${investorEmail}, and signerAddress ${b.signerAddress} does not hold WHITELISTER_ROLE on ${token.symbol}`,
-          { field: "signerAddress", role: "WHITELISTER_ROLE" },
-        );
-      }
-      calls.push({
-        to: token.tokenAddress,
-        data: securityTokenInterface.encodeFunctionData("whitelistInvestors", [toBind, toBind.map(() => investorId)]),
-        description: `bind ${toBind.join(" and ")} to ${investorEmail} on ${token.symbol}`,
-      });
-    }
+    const calls = await bindingCalls(ctx, token, b.signerAddress, toBind, investorId, investorEmail);
     calls.push({
       to: token.tokenAddress,
       data: securityTokenInterface.encodeFunctionData("requestRecovery", [b.lostWallet, b.newWallet]),
@@ -163,3 +110,81 @@ export const recoverWallet = defineMethod({
   },
   onConfirmed: recordEventsOfRecordedToken(),
 });
+
+/** The new wallet's signed request for exactly this recovery; without one, a 400 carrying the message to sign. */
+function requireNewWalletProof(ctx: MethodContext, token: TokenRecord, b: Body): void {
+  const request = {
+    baseUrl: ctx.services.baseUrl,
+    chainId: ctx.chain.chainId,
+    symbol: token.symbol,
+    tokenAddress: token.tokenAddress,
+    lostWallet: b.lostWallet,
+    newWallet: b.newWallet,
+  };
+  if (!b.newWalletMessage || !b.newWalletSignature) {
+    throw badRequest(
+      "newWalletSignature is required: newWallet signs the recovery request (personal_sign) given in details.messageToSign, sent back as newWalletMessage",
+      { field: "newWalletSignature", messageToSign: recoveryMessage(request) },
+    );
+  }
+  verifyRecoveryProof({ ...request, message: b.newWalletMessage, signature: b.newWalletSignature });
+}
+
+/** What the lost wallet holds and both wallets' bindings, refusing a recovery the token would refuse. */
+async function recoverableState(ctx: MethodContext, token: TokenRecord, b: Body) {
+  const contract = securityToken(ctx, token);
+  const [balance, frozen, withdrawable, pending, lostId, newId, whitelisted, newFrozen] = await Promise.all([
+    contract.balanceOf(b.lostWallet),
+    contract.getFrozenTokens(b.lostWallet),
+    contract.withdrawableDividendOf(b.lostWallet),
+    contract.pendingRecovery(b.lostWallet),
+    contract.investorOf(b.lostWallet),
+    contract.investorOf(b.newWallet),
+    contract.isWhitelisted(b.newWallet),
+    contract.isFrozen(b.newWallet),
+  ]);
+  if (balance === 0n && frozen === 0n && withdrawable === 0n) {
+    throw preflightError(`${b.lostWallet} holds no ${token.symbol}, frozen amount or unclaimed dividend to recover`, {
+      field: "lostWallet",
+    });
+  }
+  if (pending.newWallet !== ZeroAddress) {
+    throw conflict(`a recovery of ${b.lostWallet} into ${pending.newWallet} is already pending on ${token.symbol}`, {
+      field: "lostWallet",
+      newWallet: pending.newWallet,
+      executableAt: new Date(Number(pending.executableAt) * 1000).toISOString(),
+    });
+  }
+  if (newFrozen)
+    throw preflightError(`${b.newWallet} is frozen on ${token.symbol}: unfreeze it first`, {
+      field: "newWallet",
+      restrictionCode: 5,
+      restriction: "RECEIVER_FROZEN",
+    });
+  return { balance, frozen, withdrawable, lostId, newId, whitelisted };
+}
+
+/** Binding (and whitelisting) the wallets not yet bound to the investor: WHITELISTER_ROLE. */
+async function bindingCalls(
+  ctx: MethodContext,
+  token: TokenRecord,
+  signer: string,
+  toBind: string[],
+  investorId: string,
+  investorEmail: string,
+): Promise<PlannedCall[]> {
+  if (!toBind.length) return [];
+  if (!(await holdsTokenRole(ctx, token, "WHITELISTER_ROLE", signer))) {
+    throw preflightError(
+      `${toBind.join(" and ")} must first be whitelisted and bound to ${investorEmail}, and signerAddress ${signer} does not hold WHITELISTER_ROLE on ${token.symbol}`,
+      { field: "signerAddress", role: "WHITELISTER_ROLE" },
+    );
+  }
+  return [
+    {
+      to: token.tokenAddress,
+      data: securityTokenInterface.encodeFunctionData("whitelistInvestors", [toBind, toBind.map(() => investorId)]),
+      description: `bind ${toBind.join(" and ")} to ${investorEmail} on ${token.symbol}`,
+    },
+  ];
+}
