@@ -707,8 +707,13 @@ contract SecurityToken is
         if (addressFrozen) {
             _setAddressFrozen(lostWallet, false);
             // An address freeze never spreads to a wallet that already held tokens: there it freezes what was recovered.
-            if (heirHeldTokens) frozen += balance;
-            else _setAddressFrozen(newWallet, true);
+            // The frozen amount moved with it is part of that balance (or above it, withholding later arrivals), so
+            // the larger of the two is frozen, not their sum.
+            if (heirHeldTokens) {
+                if (balance > frozen) frozen = balance;
+            } else {
+                _setAddressFrozen(newWallet, true);
+            }
         }
         if (frozen != 0) _setFrozenTokens(newWallet, $.frozenTokens[newWallet] + frozen);
 
