@@ -302,6 +302,28 @@ describe("StoEscrow settlement (issue 48: offerings that keep the investor's mon
     });
   });
 
+  describe("a payment token that returns false instead of reverting", function () {
+    it("a refused payment out fails the whole call (SafeERC20FailedOperation), which changes nothing", async function () {
+      const { escrow, pay, tokenizer, alice } = await loadFixture(blacklistingFixture);
+      await openOffering(escrow, tokenizer, shares(1000n, USDC(1300)));
+      await escrow.connect(alice).invest(USDC(400)); // 307 shares, 0.90 USDC to pay back
+      await escrow.connect(tokenizer).close();
+      await pay.setFailSilently(true);
+      await pay.setBlacklisted(alice.address, true);
+      await pay.setBlacklisted(tokenizer.address, true);
+      await expect(escrow.claim(1, alice.address))
+        .to.be.revertedWithCustomError(escrow, "SafeERC20FailedOperation")
+        .withArgs(pay.target);
+      await expect(escrow.connect(tokenizer).withdrawProceeds(1))
+        .to.be.revertedWithCustomError(escrow, "SafeERC20FailedOperation")
+        .withArgs(pay.target);
+      expect(await escrow.claimed(1, alice.address)).to.equal(false);
+      expect((await escrow.offering(1)).proceedsWithdrawn).to.equal(false);
+      await pay.setBlacklisted(alice.address, false);
+      await expect(escrow.claim(1, alice.address)).to.changeTokenBalance(pay, alice, 900_000n);
+    });
+  });
+
   describe("withdrawProceeds", function () {
     it("is the tokenizer's only, for a closed successful offering with proceeds, once", async function () {
       const { escrow, pay, tokenizer, alice, bob } = await loadFixture(settlementFixture);

@@ -379,6 +379,42 @@ describe("Delayed upgrades of SecurityToken and StoEscrow (ERC-1967, UUPS)", fun
         .withArgs(notUups.target);
     });
 
+    it("a published contract answering another proxiableUUID is refused (UUPSUnsupportedProxiableUUID)", async function () {
+      const c = await loadFixture(tokenInUseFixture);
+      const { token, tokenizer, factory, deployer, escrowImpl } = c;
+      const wrong = await ethers.deployContract("WrongProxiableUUIDMock");
+      await factory.connect(deployer).publishImplementations(wrong.target, escrowImpl.target);
+      await token.connect(tokenizer).scheduleUpgrade(wrong.target);
+      await time.increase(UPGRADE_DELAY);
+      await expect(token.connect(tokenizer).upgradeToAndCall(wrong.target, "0x"))
+        .to.be.revertedWithCustomError(token, "UUPSUnsupportedProxiableUUID")
+        .withArgs(ethers.keccak256(ethers.toUtf8Bytes("not the ERC-1967 implementation slot")));
+    });
+
+    it("value without a call is refused (ERC1967NonPayable); a failing call reverts the whole upgrade (FailedCall)", async function () {
+      const c = await loadFixture(tokenInUseFixture);
+      const { token, tokenizer, tokenV2, tokenImpl } = c;
+      await scheduleBoth(c);
+      await time.increase(UPGRADE_DELAY);
+      await expect(
+        token.connect(tokenizer).upgradeToAndCall(tokenV2.target, "0x", { value: 1n }),
+      ).to.be.revertedWithCustomError(token, "ERC1967NonPayable");
+      // A call V2 does not have: the delegatecall fails without data.
+      await expect(token.connect(tokenizer).upgradeToAndCall(tokenV2.target, "0xdeadbeef")).to.be.revertedWithCustomError(
+        token,
+        "FailedCall",
+      );
+      // A call that reverts with an error of its own bubbles it, and nothing is upgraded.
+      await expect(
+        token.connect(tokenizer).upgradeToAndCall(tokenV2.target, token.interface.encodeFunctionData("unpause")),
+      ).to.be.revertedWithCustomError(token, "ExpectedPause");
+      expect(await token.implementation()).to.equal(tokenImpl.target);
+      // One that succeeds runs on the new implementation in the upgrade's transaction.
+      await token.connect(tokenizer).upgradeToAndCall(tokenV2.target, token.interface.encodeFunctionData("pause"));
+      expect(await token.paused()).to.equal(true);
+      expect(await token.implementation()).to.equal(tokenV2.target);
+    });
+
     it("the implementations refuse upgrade calls made on them directly (UUPSUnauthorizedCallContext)", async function () {
       const c = await loadFixture(tokenInUseFixture);
       const { token, tokenImpl, escrowImpl, tokenizer, tokenV2 } = c;
