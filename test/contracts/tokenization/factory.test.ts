@@ -52,9 +52,13 @@ describe("TokenFactory", function () {
       const params = tokenizationParams(await usdc.getAddress(), { supplyCap: TOKENS(1_000_000), decimals: 8 });
       const [predictedToken, predictedEscrow] = await factory.connect(tokenizer).newTokenization.staticCall(params);
 
-      await expect(factory.connect(tokenizer).newTokenization(params))
-        .to.emit(factory, "TokenCreated")
-        .withArgs(predictedToken, tokenizer.address, predictedEscrow, "HOB");
+      const tx = factory.connect(tokenizer).newTokenization(params);
+      await expect(tx).to.emit(factory, "TokenCreated").withArgs(predictedToken, tokenizer.address, predictedEscrow, "HOB");
+      // Both proxies are initialized in their creation transaction: nobody can initialize them first.
+      const tokenAt = await ethers.getContractAt("SecurityToken", predictedToken);
+      const escrowAt = await ethers.getContractAt("StoEscrow", predictedEscrow);
+      await expect(tx).to.emit(tokenAt, "Initialized").withArgs(1n);
+      await expect(tx).to.emit(escrowAt, "Initialized").withArgs(1n);
 
       const token = await ethers.getContractAt("SecurityToken", predictedToken);
       const escrow = await ethers.getContractAt("StoEscrow", predictedEscrow);
