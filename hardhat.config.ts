@@ -56,7 +56,12 @@ const deployerAccounts = process.env.DEPLOYER_PRIVATE_KEY ? [process.env.DEPLOYE
 const config: HardhatUserConfig = {
   solidity: {
     version: SOLC_VERSION,
-    settings: { optimizer: { enabled: true, runs: 200 }, evmVersion: "cancun" },
+    settings: {
+      optimizer: { enabled: true, runs: 200 },
+      evmVersion: "cancun",
+      /** Storage layouts in the build info, for OpenZeppelin's upgrades-core (test/contracts/tokenization/storage-layout.test.ts). */
+      outputSelection: { "*": { "*": ["storageLayout"] } },
+    },
   },
   networks: {
     hardhat: { chainId: 31337 },

@@ -533,16 +533,27 @@ contract SecurityToken is
         super.revokeRole(role, account);
     }
 
-    /// @notice Gives up `role`. Reverts when the caller does not hold it, and for the tokenizer's implicit roles.
+    /// @notice Gives up `role`. Reverts when the caller does not hold it (DEFAULT_ADMIN_ROLE included), and for the
+    ///         tokenizer's implicit roles.
     function renounceRole(
         bytes32 role,
         address account
     ) public override(AccessControlDefaultAdminRulesUpgradeable) {
-        if (role != DEFAULT_ADMIN_ROLE) {
-            if (account == defaultAdmin()) revert TokenizerHoldsEveryRole(account);
-            if (!hasRole(role, account)) revert RoleNotHeld(role, account);
-        }
+        if (role != DEFAULT_ADMIN_ROLE && account == defaultAdmin()) revert TokenizerHoldsEveryRole(account);
+        if (!hasRole(role, account)) revert RoleNotHeld(role, account);
         super.renounceRole(role, account);
+    }
+
+    /// @dev The new tokenizer holds every role implicitly. Roles it was granted as an agent before are revoked here:
+    ///      while it is the tokenizer it could not revoke or renounce them (TokenizerHoldsEveryRole), and after a later
+    ///      handover the old key would still hold them.
+    function _acceptDefaultAdminTransfer() internal override {
+        super._acceptDefaultAdminTransfer();
+        address admin = defaultAdmin();
+        bytes32[6] memory roles = [MINTER_ROLE, WHITELISTER_ROLE, FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE, PAUSER_ROLE];
+        for (uint256 i; i < roles.length; ++i) {
+            if (AccessControlUpgradeable.hasRole(roles[i], admin)) _revokeRole(roles[i], admin);
+        }
     }
 
     /// @dev Upgrades are the tokenizer's.
@@ -707,8 +718,13 @@ contract SecurityToken is
         if (addressFrozen) {
             _setAddressFrozen(lostWallet, false);
             // An address freeze never spreads to a wallet that already held tokens: there it freezes what was recovered.
-            if (heirHeldTokens) frozen += balance;
-            else _setAddressFrozen(newWallet, true);
+            // The frozen amount moved with it is part of that balance (or above it, withholding later arrivals), so
+            // the larger of the two is frozen, not their sum.
+            if (heirHeldTokens) {
+                if (balance > frozen) frozen = balance;
+            } else {
+                _setAddressFrozen(newWallet, true);
+            }
         }
         if (frozen != 0) _setFrozenTokens(newWallet, $.frozenTokens[newWallet] + frozen);
 

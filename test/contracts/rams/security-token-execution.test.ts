@@ -2,7 +2,7 @@ import { expect } from "chai";
 import hre from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import type { AgentExecutor, AgentMandate, ComplianceProvider } from "../../../typechain-types";
-import { createTokenization, deployFactoryFixture, tokenizationParams } from "../tokenization/helpers";
+import { createTokenization, deployFactoryFixture, investorIdOf, tokenizationParams } from "../tokenization/helpers";
 import { DAY, MAX, TRANSFER_FROM, interfaceIdOf, label } from "./helpers";
 
 const { ethers } = hre;
@@ -38,7 +38,7 @@ describe("RAMS AgentExecutor on a SecurityToken (ERC-7943 checks of our token)",
         {
           agent: agent.address,
           validFrom: 0,
-          validUntil: (await time.latest()) + DAY,
+          validUntil: (await time.latest()) + 7 * DAY, // outlives a wallet recovery's delay
           principal: who.address,
           complianceProvider: await compliance.getAddress(),
           identityRef: IDREF,
@@ -110,8 +110,11 @@ describe("RAMS AgentExecutor on a SecurityToken (ERC-7943 checks of our token)",
 
   it("after the principal's wallet is recovered, its mandate can move nothing from the lost wallet", async () => {
     const { token, tokenizer, principal, recipient, stranger, transfer, failsWith } = await loadFixture(fixture);
-    await token.connect(tokenizer).setWhitelisted(stranger.address, true);
-    await token.connect(tokenizer).recoveryAddress(principal.address, stranger.address);
+    // The principal's second wallet, bound to the same investor; the recovery waits out its delay.
+    await token.connect(tokenizer).whitelistInvestors([stranger.address], [investorIdOf(principal.address)]);
+    await token.connect(tokenizer).requestRecovery(principal.address, stranger.address);
+    await time.increase(await token.recoveryDelay());
+    await token.connect(tokenizer).executeRecovery(principal.address);
     await failsWith(transfer(recipient.address, 1), "ERC7943CannotSend", [principal.address]);
     expect(await token.balanceOf(stranger.address)).to.equal(10_000n);
   });

@@ -2,7 +2,7 @@ import { expect } from "chai";
 import { ethers } from "hardhat";
 import fc from "fast-check";
 import { loadFixture } from "@nomicfoundation/hardhat-network-helpers";
-import { MAGNITUDE, TOKENS, USDC, createTokenization, deployFactoryFixture, tokenFixture, tokenizationParams } from "./helpers";
+import { MAGNITUDE, ROLE, TOKENS, USDC, createTokenization, deployFactoryFixture, tokenFixture, tokenizationParams } from "./helpers";
 
 /** The share paid by the magnified-dividend pattern: floored, so at most 1 unit below the exact share, never above. */
 function expectShare(actual: bigint, exact: bigint): void {
@@ -31,11 +31,11 @@ describe("SecurityToken dividends", function () {
       expect(await token.totalDividendsDistributed()).to.equal(amount);
     });
 
-    it("is tokenizer only, rejects 0 and an empty supply", async function () {
+    it("is the tokenizer's only (no role opens it), rejects 0 and an empty supply", async function () {
       const { token, tokenizer, alice, factory, usdc } = await loadFixture(dividendFixture);
       await expect(token.connect(alice).distributeDividends(1n))
-        .to.be.revertedWithCustomError(token, "NotTokenizer")
-        .withArgs(alice.address);
+        .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+        .withArgs(alice.address, ROLE.ADMIN);
       await expect(token.connect(tokenizer).distributeDividends(0n)).to.be.revertedWithCustomError(
         token,
         "ZeroAmount",
@@ -55,6 +55,17 @@ describe("SecurityToken dividends", function () {
         .to.be.revertedWithCustomError(usdc, "ERC20InsufficientAllowance")
         .withArgs(token.target, 0n, USDC(1));
       expect(await token.totalDividendsDistributed()).to.equal(0n);
+    });
+    it("a payment token that is not a contract fails the pull (SafeERC20FailedOperation)", async function () {
+      const { factory, tokenizer, alice, outsider } = await loadFixture(deployFactoryFixture);
+      const { token } = await createTokenization(
+        factory,
+        tokenizer,
+        tokenizationParams(outsider.address, { initialHolders: [alice.address], preMints: [TOKENS(1)] }),
+      );
+      await expect(token.connect(tokenizer).distributeDividends(1n))
+        .to.be.revertedWithCustomError(token, "SafeERC20FailedOperation")
+        .withArgs(outsider.address);
     });
   });
 
@@ -128,13 +139,58 @@ describe("SecurityToken dividends", function () {
         .withArgs(bob.address, await token.withdrawableDividendOf(bob.address));
     });
 
-    it("a blacklisted holder can still claim", async function () {
+    it("a holder removed from the whitelist (not frozen) may still claim what it earned", async function () {
       const { token, tokenizer, bob } = await loadFixture(dividendFixture);
       await token.connect(tokenizer).distributeDividends(USDC(300));
       await token.connect(tokenizer).setWhitelisted(bob.address, false);
       await expect(token.connect(bob).claimDividends())
         .to.emit(token, "DividendClaimed")
         .withArgs(bob.address, await token.withdrawableDividendOf(bob.address));
+    });
+
+    // Issue 48, "frozen does not stop cash": before, an address-frozen holder, and anyone on a paused token, withdrew
+    // its dividends. Now the claim is refused and the entitlement held, then paid in full after the unfreeze / unpause.
+    it("an address-frozen holder cannot claim (DividendsHeld); after the unfreeze it claims the same amount", async function () {
+      const { token, usdc, tokenizer, alice, bob } = await loadFixture(dividendFixture);
+      await token.connect(tokenizer).distributeDividends(USDC(300));
+      const owed = await token.withdrawableDividendOf(alice.address);
+      await token.connect(tokenizer).setAddressFrozen(alice.address, true);
+      await expect(token.connect(alice).claimDividends()).to.be.revertedWithCustomError(token, "DividendsHeld").withArgs(alice.address);
+      // Held, not forfeited: the entitlement keeps growing with later distributions while frozen.
+      expect(await token.withdrawableDividendOf(alice.address)).to.equal(owed);
+      await token.connect(tokenizer).distributeDividends(USDC(150));
+      const owedLater = await token.withdrawableDividendOf(alice.address);
+      expectShare(owedLater, USDC(300));
+      // A partial (amount) freeze does not hold dividends, and other holders claim as usual.
+      await token.connect(tokenizer).setFrozenTokens(bob.address, TOKENS(500));
+      await token.connect(bob).claimDividends();
+      await token.connect(tokenizer).setAddressFrozen(alice.address, false);
+      const claim = token.connect(alice).claimDividends();
+      await expect(claim).to.emit(token, "DividendClaimed").withArgs(alice.address, owedLater);
+      await expect(claim).to.changeTokenBalances(usdc, [token, alice], [-owedLater, owedLater]);
+    });
+
+    it("a frozen holder with nothing to claim is answered DividendsHeld first", async function () {
+      const { token, tokenizer, carol } = await loadFixture(dividendFixture);
+      await token.connect(tokenizer).setAddressFrozen(carol.address, true);
+      await expect(token.connect(carol).claimDividends()).to.be.revertedWithCustomError(token, "DividendsHeld").withArgs(carol.address);
+    });
+
+    it("nobody claims while the token is paused; after the unpause each claims the same amount", async function () {
+      const { token, usdc, tokenizer, alice, bob } = await loadFixture(dividendFixture);
+      await token.connect(tokenizer).distributeDividends(USDC(300));
+      const owed = [await token.withdrawableDividendOf(alice.address), await token.withdrawableDividendOf(bob.address)];
+      await token.connect(tokenizer).pause();
+      for (const holder of [alice, bob]) {
+        await expect(token.connect(holder).claimDividends()).to.be.revertedWithCustomError(token, "EnforcedPause");
+      }
+      // Distributions go on while paused.
+      await token.connect(tokenizer).distributeDividends(USDC(3));
+      const owedLater = [await token.withdrawableDividendOf(alice.address), await token.withdrawableDividendOf(bob.address)];
+      expectShare(owedLater[0] - owed[0], USDC(2));
+      await token.connect(tokenizer).unpause();
+      await expect(token.connect(alice).claimDividends()).to.changeTokenBalance(usdc, alice, owedLater[0]);
+      await expect(token.connect(bob).claimDividends()).to.changeTokenBalance(usdc, bob, owedLater[1]);
     });
 
     it("carries the rounding remainder into the next distribution", async function () {

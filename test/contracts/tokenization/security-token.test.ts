@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import { loadFixture, setBalance } from "@nomicfoundation/hardhat-network-helpers";
-import { TOKENS, createTokenization, tokenFixture, tokenizationParams } from "./helpers";
+import { INVESTOR, ROLE, TOKENS, USDC, createTokenization, investorIdOf, tokenFixture, tokenizationParams } from "./helpers";
 
 /** tokenFixture plus a capped token (cap 2000, alice 1000 preminted) and a signer impersonating its escrow. */
 async function cappedFixture() {
@@ -47,11 +47,11 @@ describe("SecurityToken", function () {
       expect(await token.balanceOf(alice.address)).to.equal(TOKENS(1000));
     });
 
-    it("is tokenizer only and rejects the zero address", async function () {
+    it("needs WHITELISTER_ROLE and rejects the zero address", async function () {
       const { token, tokenizer, alice, dave } = await loadFixture(tokenFixture);
       await expect(token.connect(alice).setWhitelisted(dave.address, true))
-        .to.be.revertedWithCustomError(token, "NotTokenizer")
-        .withArgs(alice.address);
+        .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+        .withArgs(alice.address, ROLE.WHITELISTER);
       await expect(
         token.connect(tokenizer).setWhitelisted(ethers.ZeroAddress, true),
       ).to.be.revertedWithCustomError(token, "ZeroAddress");
@@ -73,11 +73,11 @@ describe("SecurityToken", function () {
       await expect(token.connect(tokenizer).setWhitelistedBatch([], [])).to.not.emit(token, "WhitelistUpdated");
     });
 
-    it("batch: tokenizer only, equal lengths, no zero address (atomically)", async function () {
+    it("batch: WHITELISTER_ROLE, equal lengths, no zero address (atomically)", async function () {
       const { token, tokenizer, alice, dave } = await loadFixture(tokenFixture);
       await expect(token.connect(alice).setWhitelistedBatch([dave.address], [true]))
-        .to.be.revertedWithCustomError(token, "NotTokenizer")
-        .withArgs(alice.address);
+        .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+        .withArgs(alice.address, ROLE.WHITELISTER);
       await expect(token.connect(tokenizer).setWhitelistedBatch([dave.address], [true, false]))
         .to.be.revertedWithCustomError(token, "LengthMismatch")
         .withArgs(1, 2);
@@ -85,6 +85,95 @@ describe("SecurityToken", function () {
         token.connect(tokenizer).setWhitelistedBatch([dave.address, ethers.ZeroAddress], [true, true]),
       ).to.be.revertedWithCustomError(token, "ZeroAddress");
       expect(await token.isWhitelisted(dave.address)).to.equal(false);
+    });
+  });
+
+  describe("investor bindings (whitelistInvestors)", function () {
+    it("the factory binds each initial holder to its investor id; 0 leaves a wallet unbound", async function () {
+      const { factory, token, tokenizer, alice, bob, carol, dave, usdc } = await loadFixture(tokenFixture);
+      expect(await token.investorOf(alice.address)).to.equal(investorIdOf(alice.address));
+      expect(await token.investorOf(carol.address)).to.equal(investorIdOf(carol.address));
+      expect(await token.investorOf(dave.address)).to.equal(ethers.ZeroHash);
+      const params = tokenizationParams(await usdc.getAddress(), {
+        initialHolders: [alice.address, bob.address],
+        initialInvestorIds: [INVESTOR("a"), ethers.ZeroHash],
+        preMints: [1n, 1n],
+      });
+      const [tokenAddress] = await factory.connect(tokenizer).newTokenization.staticCall(params);
+      const tx = factory.connect(tokenizer).newTokenization(params);
+      await expect(tx).to.emit(token.attach(tokenAddress), "InvestorBound").withArgs(alice.address, INVESTOR("a"), factory.target);
+      const other = await ethers.getContractAt("SecurityToken", tokenAddress);
+      expect(await other.investorOf(bob.address)).to.equal(ethers.ZeroHash);
+      expect(await other.isWhitelisted(bob.address)).to.equal(true);
+    });
+
+    it("whitelists and binds each wallet, emitting WhitelistUpdated and InvestorBound (once per change)", async function () {
+      const { token, tokenizer, dave, outsider } = await loadFixture(tokenFixture);
+      const tx = token.connect(tokenizer).whitelistInvestors([dave.address, outsider.address], [INVESTOR("d"), INVESTOR("d")]);
+      await expect(tx).to.emit(token, "WhitelistUpdated").withArgs(dave.address, true);
+      await expect(tx).to.emit(token, "InvestorBound").withArgs(dave.address, INVESTOR("d"), tokenizer.address);
+      await expect(tx).to.emit(token, "InvestorBound").withArgs(outsider.address, INVESTOR("d"), tokenizer.address);
+      expect(await token.isWhitelisted(outsider.address)).to.equal(true);
+      expect(await token.investorOf(outsider.address)).to.equal(INVESTOR("d"));
+      // The same binding again, or an id of 0, leaves the binding as it is and emits no InvestorBound.
+      const again = token.connect(tokenizer).whitelistInvestors([dave.address, outsider.address], [INVESTOR("d"), ethers.ZeroHash]);
+      await expect(again).to.not.emit(token, "InvestorBound");
+      await expect(again).to.emit(token, "WhitelistUpdated").withArgs(outsider.address, true);
+      expect(await token.investorOf(outsider.address)).to.equal(INVESTOR("d"));
+      // Leaving the whitelist keeps the binding.
+      await token.connect(tokenizer).setWhitelisted(dave.address, false);
+      expect(await token.investorOf(dave.address)).to.equal(INVESTOR("d"));
+    });
+
+    it("a wallet holding nothing may move to another investor; one holding tokens may not (WalletInUse)", async function () {
+      const { token, tokenizer, alice, carol } = await loadFixture(tokenFixture);
+      await expect(token.connect(tokenizer).whitelistInvestors([carol.address], [INVESTOR("c2")]))
+        .to.emit(token, "InvestorBound")
+        .withArgs(carol.address, INVESTOR("c2"), tokenizer.address);
+      await expect(token.connect(tokenizer).whitelistInvestors([alice.address], [INVESTOR("mallory")]))
+        .to.be.revertedWithCustomError(token, "WalletInUse")
+        .withArgs(alice.address, investorIdOf(alice.address));
+      await token.connect(alice).transfer(carol.address, TOKENS(1000));
+      await expect(token.connect(tokenizer).whitelistInvestors([carol.address], [INVESTOR("mallory")]))
+        .to.be.revertedWithCustomError(token, "WalletInUse")
+        .withArgs(carol.address, INVESTOR("c2"));
+      // Emptied, alice may be rebound.
+      await token.connect(tokenizer).whitelistInvestors([alice.address], [INVESTOR("a2")]);
+      expect(await token.investorOf(alice.address)).to.equal(INVESTOR("a2"));
+    });
+
+    it("a frozen amount or unclaimed dividends keep a wallet bound (WalletInUse)", async function () {
+      const { token, usdc, tokenizer, alice, bob, carol } = await loadFixture(tokenFixture);
+      // A frozen amount on an empty wallet.
+      await token.connect(tokenizer).setFrozenTokens(carol.address, 1n);
+      await expect(token.connect(tokenizer).whitelistInvestors([carol.address], [INVESTOR("x")]))
+        .to.be.revertedWithCustomError(token, "WalletInUse")
+        .withArgs(carol.address, investorIdOf(carol.address));
+      // Unclaimed dividends on an emptied wallet.
+      await usdc.mint(tokenizer.address, USDC(1500));
+      await usdc.connect(tokenizer).approve(token.target, USDC(1500));
+      await token.connect(tokenizer).distributeDividends(USDC(1500));
+      await token.connect(bob).transfer(alice.address, TOKENS(500));
+      await expect(token.connect(tokenizer).whitelistInvestors([bob.address], [INVESTOR("x")]))
+        .to.be.revertedWithCustomError(token, "WalletInUse")
+        .withArgs(bob.address, investorIdOf(bob.address));
+      await token.connect(bob).claimDividends();
+      await token.connect(tokenizer).whitelistInvestors([bob.address], [INVESTOR("x")]);
+    });
+
+    it("needs WHITELISTER_ROLE, equal lengths and no zero address (atomically)", async function () {
+      const { token, tokenizer, alice, dave } = await loadFixture(tokenFixture);
+      await expect(token.connect(alice).whitelistInvestors([dave.address], [INVESTOR("d")]))
+        .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+        .withArgs(alice.address, ROLE.WHITELISTER);
+      await expect(token.connect(tokenizer).whitelistInvestors([dave.address], []))
+        .to.be.revertedWithCustomError(token, "LengthMismatch")
+        .withArgs(1, 0);
+      await expect(
+        token.connect(tokenizer).whitelistInvestors([dave.address, ethers.ZeroAddress], [INVESTOR("d"), INVESTOR("d")]),
+      ).to.be.revertedWithCustomError(token, "ZeroAddress");
+      expect(await token.isWhitelisted(dave.address)).to.equal(false);
+      expect(await token.investorOf(dave.address)).to.equal(ethers.ZeroHash);
     });
   });
 
@@ -142,6 +231,13 @@ describe("SecurityToken", function () {
         .withArgs(carol.address, 0n, 1n);
       await expect(token.connect(alice).transfer(ethers.ZeroAddress, 1n))
         .to.be.revertedWithCustomError(token, "ERC20InvalidReceiver")
+        .withArgs(ethers.ZeroAddress);
+    });
+
+    it("approve keeps OpenZeppelin's zero-spender error", async function () {
+      const { token, alice } = await loadFixture(tokenFixture);
+      await expect(token.connect(alice).approve(ethers.ZeroAddress, 1n))
+        .to.be.revertedWithCustomError(token, "ERC20InvalidSpender")
         .withArgs(ethers.ZeroAddress);
     });
 
@@ -209,11 +305,11 @@ describe("SecurityToken", function () {
       expect(await token.totalSupply()).to.equal(TOKENS(1507));
     });
 
-    it("mint: tokenizer only, non-zero amount, whitelisted non-zero recipient", async function () {
+    it("mint: MINTER_ROLE, non-zero amount, whitelisted non-zero recipient", async function () {
       const { token, tokenizer, alice, dave } = await loadFixture(tokenFixture);
       await expect(token.connect(alice).mint(alice.address, 1n))
-        .to.be.revertedWithCustomError(token, "NotTokenizer")
-        .withArgs(alice.address);
+        .to.be.revertedWithCustomError(token, "AccessControlUnauthorizedAccount")
+        .withArgs(alice.address, ROLE.MINTER);
       await expect(token.connect(tokenizer).mint(alice.address, 0n)).to.be.revertedWithCustomError(
         token,
         "ZeroAmount",
@@ -224,6 +320,14 @@ describe("SecurityToken", function () {
       await expect(token.connect(tokenizer).mint(ethers.ZeroAddress, 1n))
         .to.be.revertedWithCustomError(token, "ERC20InvalidReceiver")
         .withArgs(ethers.ZeroAddress);
+    });
+
+    it("pause stops mints (issue 48: issuance went on while paused before)", async function () {
+      const { token, tokenizer, carol } = await loadFixture(tokenFixture);
+      await token.connect(tokenizer).pause();
+      await expect(token.connect(tokenizer).mint(carol.address, 1n)).to.be.revertedWithCustomError(token, "EnforcedPause");
+      await token.connect(tokenizer).unpause();
+      await token.connect(tokenizer).mint(carol.address, 1n);
     });
 
     it("without a cap the supply is bounded only by uint248", async function () {
@@ -352,6 +456,17 @@ describe("SecurityToken", function () {
         .to.be.revertedWithCustomError(capped, "ERC7943CannotReceive")
         .withArgs(dave.address);
       expect(await capped.reservedSupply()).to.equal(TOKENS(100));
+    });
+
+    it("pause stops mintReserved (escrow deliveries); reservations and releases go on", async function () {
+      const { capped, escrowSigner, tokenizer, alice } = await loadFixture(cappedFixture);
+      await capped.connect(tokenizer).pause();
+      await capped.connect(escrowSigner).reserveSupply(TOKENS(100));
+      await expect(capped.connect(escrowSigner).mintReserved(alice.address, 1n)).to.be.revertedWithCustomError(capped, "EnforcedPause");
+      await capped.connect(escrowSigner).releaseReservedSupply(TOKENS(50));
+      await capped.connect(tokenizer).unpause();
+      await capped.connect(escrowSigner).mintReserved(alice.address, TOKENS(50));
+      expect(await capped.reservedSupply()).to.equal(0n);
     });
 
     it("reserve, release and mintReserved are escrow only (not even the tokenizer)", async function () {

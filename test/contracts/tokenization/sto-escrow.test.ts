@@ -3,7 +3,7 @@ import { ethers } from "hardhat";
 import { loadFixture, time } from "@nomicfoundation/hardhat-network-helpers";
 import type { HardhatEthersSigner } from "@nomicfoundation/hardhat-ethers/signers";
 import type { StoEscrow } from "../../../typechain-types";
-import { TOKENS, USDC, createTokenization, deployFactoryFixture, tokenizationParams } from "./helpers";
+import { CODE, TOKENS, USDC, createTokenization, deployFactoryFixture, investorIdOf, tokenizationParams } from "./helpers";
 
 const Status = { NONE: 0n, PENDING: 1n, ACTIVE: 2n, PAUSED: 3n, ENDED: 4n, COMPLETED: 5n, FAILED: 6n };
 const WEEK = 7 * 24 * 3600;
@@ -317,15 +317,32 @@ describe("StoEscrow", function () {
         .withArgs(1n);
     });
 
-    it("requires the investor to be whitelisted on the token", async function () {
-      const { escrow, token, tokenizer, alice, dave } = await loadFixture(activeFixture);
+    it("requires an investor the token would deliver to (canReceive), answering the token's restriction code", async function () {
+      const { escrow, token, usdc, tokenizer, alice, bob, dave } = await loadFixture(activeFixture);
       await expect(escrow.connect(dave).invest(USDC(100)))
-        .to.be.revertedWithCustomError(escrow, "InvestorNotWhitelisted")
-        .withArgs(dave.address);
+        .to.be.revertedWithCustomError(escrow, "InvestorCannotReceive")
+        .withArgs(1n, dave.address, CODE.RECEIVER_NOT_WHITELISTED);
       await token.connect(tokenizer).setWhitelisted(alice.address, false);
       await expect(escrow.connect(alice).invest(USDC(100)))
-        .to.be.revertedWithCustomError(escrow, "InvestorNotWhitelisted")
-        .withArgs(alice.address);
+        .to.be.revertedWithCustomError(escrow, "InvestorCannotReceive")
+        .withArgs(1n, alice.address, CODE.RECEIVER_NOT_WHITELISTED);
+      // Issue 48: an address-frozen investor (whitelisted) used to pay, then be refused at claim. Now it cannot pay.
+      await token.connect(tokenizer).setAddressFrozen(bob.address, true);
+      const refused = escrow.connect(bob).invest(USDC(100));
+      await expect(refused)
+        .to.be.revertedWithCustomError(escrow, "InvestorCannotReceive")
+        .withArgs(1n, bob.address, CODE.RECEIVER_FROZEN);
+      expect(await usdc.balanceOf(escrow.target)).to.equal(0n);
+      await token.connect(tokenizer).setAddressFrozen(bob.address, false);
+      await escrow.connect(bob).invest(USDC(100));
+    });
+
+    it("is refused while the token is paused (TokenPaused)", async function () {
+      const { escrow, token, tokenizer, alice } = await loadFixture(activeFixture);
+      await token.connect(tokenizer).pause();
+      await expect(escrow.connect(alice).invest(USDC(100))).to.be.revertedWithCustomError(escrow, "TokenPaused");
+      await token.connect(tokenizer).unpause();
+      await escrow.connect(alice).invest(USDC(100));
     });
 
     it("fails with the payment token's error without an allowance", async function () {
@@ -376,7 +393,7 @@ describe("StoEscrow", function () {
   });
 
   describe("close", function () {
-    it("successful offering: funds to the tokenizer, unsold reservation released, tokens claimable", async function () {
+    it("successful offering: unsold reservation released, tokens claimable, proceeds withdrawn by the tokenizer", async function () {
       const { escrow, token, usdc, tokenizer, alice, bob, outsider, args } = await loadFixture(activeFixture);
       await escrow.connect(alice).invest(USDC(3000));
       await escrow.connect(bob).invest(USDC(2000));
@@ -386,8 +403,14 @@ describe("StoEscrow", function () {
       const tx = escrow.connect(outsider).close();
       await expect(tx).to.emit(escrow, "OfferingClosed").withArgs(1n, true, USDC(5000), TOKENS(500));
       await expect(tx).to.emit(token, "ReservationReleased").withArgs(TOKENS(500), TOKENS(500));
-      await expect(tx).to.changeTokenBalances(usdc, [escrow, tokenizer], [-USDC(5000), USDC(5000)]);
+      // Close pushes nothing: the proceeds wait in the escrow for the tokenizer to withdraw them.
+      await expect(tx).to.changeTokenBalances(usdc, [escrow, tokenizer], [0n, 0n]);
       expect(await escrow.status(1)).to.equal(Status.COMPLETED);
+      expect((await escrow.offering(1)).proceeds).to.equal(USDC(5000));
+      const withdraw = escrow.connect(tokenizer).withdrawProceeds(1);
+      await expect(withdraw).to.emit(escrow, "ProceedsWithdrawn").withArgs(1n, tokenizer.address, USDC(5000));
+      await expect(withdraw).to.changeTokenBalances(usdc, [escrow, tokenizer], [-USDC(5000), USDC(5000)]);
+      expect((await escrow.offering(1)).proceedsWithdrawn).to.equal(true);
       expect(await token.reservedSupply()).to.equal(TOKENS(500));
       const o = await escrow.offering(1);
       expect([o.closed, o.succeeded]).to.deep.equal([true, true]);
@@ -413,7 +436,8 @@ describe("StoEscrow", function () {
       const tx = escrow.connect(outsider).close();
       await expect(tx).to.emit(escrow, "OfferingClosed").withArgs(1n, true, USDC(10_000), TOKENS(1000));
       await expect(tx).to.not.emit(token, "ReservationReleased");
-      await expect(tx).to.changeTokenBalance(usdc, tokenizer, USDC(10_000));
+      await expect(tx).to.changeTokenBalance(usdc, tokenizer, 0n);
+      await expect(escrow.connect(tokenizer).withdrawProceeds(1)).to.changeTokenBalance(usdc, tokenizer, USDC(10_000));
       for (const investor of [alice, bob, carol]) await escrow.claim(1, investor.address);
       expect(await token.balanceOf(alice.address)).to.equal(TOKENS(600));
       expect(await token.balanceOf(bob.address)).to.equal(TOKENS(300));
@@ -432,6 +456,9 @@ describe("StoEscrow", function () {
       await expect(tx).to.emit(token, "ReservationReleased").withArgs(TOKENS(1000), 0n);
       await expect(tx).to.changeTokenBalance(usdc, tokenizer, 0n);
       expect(await escrow.status(1)).to.equal(Status.FAILED);
+      await expect(escrow.connect(tokenizer).withdrawProceeds(1))
+        .to.be.revertedWithCustomError(escrow, "OfferingNotSucceeded")
+        .withArgs(1n);
       expect(await token.reservedSupply()).to.equal(0n);
 
       const claim = escrow.claim(1, alice.address);
@@ -454,7 +481,7 @@ describe("StoEscrow", function () {
       await escrow.connect(alice).invest(USDC(4000));
       const tx = escrow.connect(tokenizer).close();
       await expect(tx).to.emit(escrow, "OfferingClosed").withArgs(1n, true, USDC(4000), TOKENS(400));
-      await expect(tx).to.changeTokenBalance(usdc, tokenizer, USDC(4000));
+      await expect(escrow.connect(tokenizer).withdrawProceeds(1)).to.changeTokenBalance(usdc, tokenizer, USDC(4000));
     });
 
     it("a zero soft cap succeeds with nothing raised", async function () {
@@ -465,6 +492,9 @@ describe("StoEscrow", function () {
       await expect(tx).to.emit(token, "ReservationReleased").withArgs(TOKENS(1000), 0n);
       await expect(tx).to.not.emit(usdc, "Transfer");
       expect(await escrow.status(1)).to.equal(Status.COMPLETED);
+      await expect(escrow.connect(tokenizer).withdrawProceeds(1))
+        .to.be.revertedWithCustomError(escrow, "NothingToWithdraw")
+        .withArgs(1n);
     });
 
     it("others may not close a running offering; anyone may once it ended, even paused", async function () {
@@ -594,87 +624,96 @@ describe("StoEscrow", function () {
   });
 
   describe("investors the token refuses after a success", function () {
-    /** alice invested 4000 (400 tokens), bob 2000 (200); closed successfully; alice then left the whitelist. */
+    /**
+     * alice invested 4000 (400 tokens), bob 2000 (200); closed successfully; alice then left the whitelist. `outsider`
+     * is alice's second wallet (bound to her investor id, whitelisted); carol is another investor.
+     */
     async function removedInvestorFixture() {
       const base = await activeFixture();
-      const { escrow, token, usdc, tokenizer, alice, bob } = base;
+      const { escrow, token, usdc, tokenizer, alice, bob, outsider } = base;
       await escrow.connect(alice).invest(USDC(4000));
       await escrow.connect(bob).invest(USDC(2000));
       await escrow.connect(tokenizer).close();
       await token.connect(tokenizer).setWhitelisted(alice.address, false);
+      await token.connect(tokenizer).whitelistInvestors([outsider.address], [investorIdOf(alice.address)]);
       await usdc.mint(tokenizer.address, USDC(10_000));
-      return base;
+      return { ...base, aliceSpare: outsider };
     }
 
-    it("redirectClaim delivers the tokens owed to the investor's recovery wallet", async function () {
-      const { escrow, token, tokenizer, alice, carol } = await loadFixture(removedInvestorFixture);
+    it("redirectClaim delivers the tokens owed to another wallet of the same investor", async function () {
+      const { escrow, token, tokenizer, alice, aliceSpare } = await loadFixture(removedInvestorFixture);
       const reserved = await token.reservedSupply();
-      const tx = escrow.connect(tokenizer).redirectClaim(1, alice.address, carol.address);
+      const tx = escrow.connect(tokenizer).redirectClaim(1, alice.address, aliceSpare.address);
       await expect(tx).to.emit(escrow, "Claimed").withArgs(1n, alice.address, TOKENS(400), 0n);
-      await expect(tx).to.emit(escrow, "ClaimResolved").withArgs(1n, alice.address, carol.address, TOKENS(400), 0n);
-      await expect(tx).to.emit(token, "Transfer").withArgs(ethers.ZeroAddress, carol.address, TOKENS(400));
-      expect(await token.balanceOf(carol.address)).to.equal(TOKENS(400));
+      await expect(tx).to.emit(escrow, "ClaimResolved").withArgs(1n, alice.address, aliceSpare.address, TOKENS(400), 0n);
+      await expect(tx).to.emit(token, "Transfer").withArgs(ethers.ZeroAddress, aliceSpare.address, TOKENS(400));
+      expect(await token.balanceOf(aliceSpare.address)).to.equal(TOKENS(400));
       expect(await token.reservedSupply()).to.equal(reserved - TOKENS(400));
       expect(await escrow.claimed(1, alice.address)).to.equal(true);
       await expect(escrow.claim(1, alice.address)).to.be.revertedWithCustomError(escrow, "AlreadyClaimed").withArgs(alice.address);
     });
 
-    it("refundClaim pays the investment back from the tokenizer and releases the reservation", async function () {
+    it("refundClaim pays the investment back (its tokens' price from the tokenizer) and releases the reservation", async function () {
       const { escrow, token, usdc, tokenizer, alice } = await loadFixture(removedInvestorFixture);
       const reserved = await token.reservedSupply();
       await usdc.connect(tokenizer).approve(escrow.target, USDC(4000));
-      const tx = escrow.connect(tokenizer).refundClaim(1, alice.address);
+      const tx = escrow.connect(tokenizer).refundClaim(1, alice.address, alice.address);
       await expect(tx).to.emit(escrow, "Claimed").withArgs(1n, alice.address, 0n, USDC(4000));
       await expect(tx).to.emit(escrow, "ClaimResolved").withArgs(1n, alice.address, alice.address, 0n, USDC(4000));
       await expect(tx).to.emit(token, "ReservationReleased").withArgs(TOKENS(400), reserved - TOKENS(400));
-      await expect(tx).to.changeTokenBalances(usdc, [tokenizer, alice], [-USDC(4000), USDC(4000)]);
+      await expect(tx).to.changeTokenBalances(usdc, [tokenizer, alice, escrow], [-USDC(4000), USDC(4000), 0n]);
       expect(await token.reservedSupply()).to.equal(reserved - TOKENS(400));
       expect(await escrow.claimed(1, alice.address)).to.equal(true);
     });
 
     it("refundClaim needs the tokenizer's allowance", async function () {
       const { escrow, usdc, tokenizer, alice } = await loadFixture(removedInvestorFixture);
-      await expect(escrow.connect(tokenizer).refundClaim(1, alice.address))
+      await expect(escrow.connect(tokenizer).refundClaim(1, alice.address, alice.address))
         .to.be.revertedWithCustomError(usdc, "ERC20InsufficientAllowance")
         .withArgs(escrow.target, 0n, USDC(4000));
       expect(await escrow.claimed(1, alice.address)).to.equal(false);
     });
 
     it("both are refused for an investor the token accepts, and after the position is settled", async function () {
-      const { escrow, usdc, tokenizer, alice, bob, carol } = await loadFixture(removedInvestorFixture);
-      await expect(escrow.connect(tokenizer).redirectClaim(1, bob.address, carol.address))
+      const { escrow, usdc, tokenizer, alice, bob, aliceSpare } = await loadFixture(removedInvestorFixture);
+      await expect(escrow.connect(tokenizer).redirectClaim(1, bob.address, bob.address))
         .to.be.revertedWithCustomError(escrow, "InvestorCanClaim")
         .withArgs(bob.address);
-      await expect(escrow.connect(tokenizer).refundClaim(1, bob.address)).to.be.revertedWithCustomError(escrow, "InvestorCanClaim").withArgs(bob.address);
-      await escrow.connect(tokenizer).redirectClaim(1, alice.address, carol.address);
+      await expect(escrow.connect(tokenizer).refundClaim(1, bob.address, bob.address))
+        .to.be.revertedWithCustomError(escrow, "InvestorCanClaim")
+        .withArgs(bob.address);
+      await escrow.connect(tokenizer).redirectClaim(1, alice.address, aliceSpare.address);
       await usdc.connect(tokenizer).approve(escrow.target, USDC(4000));
-      await expect(escrow.connect(tokenizer).refundClaim(1, alice.address)).to.be.revertedWithCustomError(escrow, "AlreadyClaimed").withArgs(alice.address);
-      await expect(escrow.connect(tokenizer).redirectClaim(1, alice.address, carol.address)).to.be.revertedWithCustomError(escrow, "AlreadyClaimed");
+      await expect(escrow.connect(tokenizer).refundClaim(1, alice.address, alice.address))
+        .to.be.revertedWithCustomError(escrow, "AlreadyClaimed")
+        .withArgs(alice.address);
+      await expect(escrow.connect(tokenizer).redirectClaim(1, alice.address, aliceSpare.address))
+        .to.be.revertedWithCustomError(escrow, "AlreadyClaimed")
+        .withArgs(alice.address);
     });
 
-    it("both are tokenizer only; the recipient must be allowed to receive", async function () {
-      const { escrow, token, tokenizer, alice, bob, dave } = await loadFixture(removedInvestorFixture);
-      await expect(escrow.connect(bob).redirectClaim(1, alice.address, bob.address)).to.be.revertedWithCustomError(escrow, "NotTokenizer").withArgs(bob.address);
-      await expect(escrow.connect(bob).refundClaim(1, alice.address)).to.be.revertedWithCustomError(escrow, "NotTokenizer").withArgs(bob.address);
-      await expect(escrow.connect(tokenizer).redirectClaim(1, alice.address, dave.address))
-        .to.be.revertedWithCustomError(token, "ERC7943CannotReceive")
-        .withArgs(dave.address);
-      await expect(escrow.connect(tokenizer).redirectClaim(1, alice.address, ethers.ZeroAddress))
-        .to.be.revertedWithCustomError(token, "ERC20InvalidReceiver")
-        .withArgs(ethers.ZeroAddress);
+    it("both are tokenizer only", async function () {
+      const { escrow, bob, alice, aliceSpare } = await loadFixture(removedInvestorFixture);
+      await expect(escrow.connect(bob).redirectClaim(1, alice.address, aliceSpare.address))
+        .to.be.revertedWithCustomError(escrow, "NotTokenizer")
+        .withArgs(bob.address);
+      await expect(escrow.connect(aliceSpare).refundClaim(1, alice.address, alice.address))
+        .to.be.revertedWithCustomError(escrow, "NotTokenizer")
+        .withArgs(aliceSpare.address);
     });
 
     it("both are refused for unknown, open and failed offerings and for non-investors", async function () {
       const { escrow, token, tokenizer, alice, bob, carol, dave, args } = await loadFixture(escrowFixture);
       await expect(escrow.connect(tokenizer).redirectClaim(0, alice.address, bob.address)).to.be.revertedWithCustomError(escrow, "UnknownOffering").withArgs(0n);
-      await expect(escrow.connect(tokenizer).refundClaim(1, alice.address)).to.be.revertedWithCustomError(escrow, "UnknownOffering").withArgs(1n);
+      await expect(escrow.connect(tokenizer).refundClaim(1, alice.address, alice.address)).to.be.revertedWithCustomError(escrow, "UnknownOffering").withArgs(1n);
       await newOffering(escrow, tokenizer, args);
       await time.increaseTo(args.startTime);
       await escrow.connect(alice).invest(USDC(1000));
       await expect(escrow.connect(tokenizer).redirectClaim(1, alice.address, bob.address)).to.be.revertedWithCustomError(escrow, "OfferingNotClosed").withArgs(1n);
       await escrow.connect(tokenizer).close(); // below the soft cap: failed
       await token.connect(tokenizer).setWhitelisted(alice.address, false);
-      await expect(escrow.connect(tokenizer).refundClaim(1, alice.address)).to.be.revertedWithCustomError(escrow, "OfferingNotSucceeded").withArgs(1n);
+      await expect(escrow.connect(tokenizer).refundClaim(1, alice.address, alice.address)).to.be.revertedWithCustomError(escrow, "OfferingNotSucceeded").withArgs(1n);
+      await expect(escrow.connect(tokenizer).redirectClaim(1, alice.address, alice.address)).to.be.revertedWithCustomError(escrow, "OfferingNotSucceeded").withArgs(1n);
       // The investor claims its own refund after a failure, whitelisted or not.
       await escrow.claim(1, alice.address);
 
@@ -683,6 +722,7 @@ describe("StoEscrow", function () {
       await escrow.connect(bob).invest(USDC(5000));
       await escrow.connect(tokenizer).close();
       await expect(escrow.connect(tokenizer).redirectClaim(2, dave.address, carol.address)).to.be.revertedWithCustomError(escrow, "NothingToClaim").withArgs(dave.address);
+      await expect(escrow.connect(tokenizer).refundClaim(2, dave.address, dave.address)).to.be.revertedWithCustomError(escrow, "NothingToClaim").withArgs(dave.address);
     });
   });
 
@@ -783,14 +823,17 @@ describe("StoEscrow", function () {
       );
     });
 
-    it("close cannot be re-entered through the payment token", async function () {
+    it("withdrawProceeds cannot be re-entered through the payment token", async function () {
       const { escrow, hostile, tokenizer, alice } = await loadFixture(hostileFixture);
-      await escrow.connect(alice).invest(USDC(4000)); // soft cap reached: close pays the tokenizer
-      await hostile.arm(escrow.target, escrow.interface.encodeFunctionData("close"));
-      await expect(escrow.connect(tokenizer).close()).to.be.revertedWithCustomError(
+      await escrow.connect(alice).invest(USDC(4000)); // soft cap reached
+      await escrow.connect(tokenizer).close();
+      await hostile.arm(escrow.target, escrow.interface.encodeFunctionData("withdrawProceeds", [1n]));
+      await expect(escrow.connect(tokenizer).withdrawProceeds(1)).to.be.revertedWithCustomError(
         escrow,
         "ReentrancyGuardReentrantCall",
       );
+      await hostile.arm(ethers.ZeroAddress, "0x");
+      await expect(escrow.connect(tokenizer).withdrawProceeds(1)).to.changeTokenBalance(hostile, tokenizer, USDC(4000));
     });
   });
 });
