@@ -43,6 +43,10 @@ contract SecurityTokenBadLayoutMock is
         _disableInitializers();
     }
 
+    function upgradeKind() public pure override returns (bytes32) {
+        return keccak256("tak.SecurityToken");
+    }
+
     function _checkUpgrader() internal view override {
         _checkRole(DEFAULT_ADMIN_ROLE);
     }

@@ -125,6 +125,7 @@ contract SecurityToken is
         if (tokenizer_ == address(0) || escrow_ == address(0) || config.paymentToken == address(0)) {
             revert ZeroAddress();
         }
+        if (config.paymentToken.code.length == 0) revert InvalidPaymentToken(config.paymentToken);
         if (config.decimals > 18) revert InvalidDecimals(config.decimals);
         if (initialHolders.length != preMints.length) revert LengthMismatch(initialHolders.length, preMints.length);
         if (initialHolders.length != investorIds.length) {
@@ -556,6 +557,11 @@ contract SecurityToken is
         }
     }
 
+    /// @inheritdoc DelayedUpgrades
+    function upgradeKind() public pure override returns (bytes32) {
+        return keccak256("tak.SecurityToken");
+    }
+
     /// @dev Upgrades are the tokenizer's.
     function _checkUpgrader() internal view override {
         _checkRole(DEFAULT_ADMIN_ROLE);
@@ -708,7 +714,6 @@ contract SecurityToken is
         delete $.recoveries[lostWallet];
 
         uint256 balance = balanceOf(lostWallet);
-        bool heirHeldTokens = balanceOf(newWallet) != 0;
         uint256 frozen = $.frozenTokens[lostWallet];
         bool addressFrozen = $.flags[lostWallet] & ADDRESS_FROZEN != 0;
         // The move lowers the lost wallet's frozen amount by what it takes; whatever it left is cleared here, and the
@@ -716,15 +721,9 @@ contract SecurityToken is
         if (balance != 0) _forcedMove(lostWallet, newWallet, balance);
         if ($.frozenTokens[lostWallet] != 0) _setFrozenTokens(lostWallet, 0);
         if (addressFrozen) {
+            // The heir holds no tokens (_checkRecoverable): the freeze moves whole, dividends held with it.
             _setAddressFrozen(lostWallet, false);
-            // An address freeze never spreads to a wallet that already held tokens: there it freezes what was recovered.
-            // The frozen amount moved with it is part of that balance (or above it, withholding later arrivals), so
-            // the larger of the two is frozen, not their sum.
-            if (heirHeldTokens) {
-                if (balance > frozen) frozen = balance;
-            } else {
-                _setAddressFrozen(newWallet, true);
-            }
+            _setAddressFrozen(newWallet, true);
         }
         if (frozen != 0) _setFrozenTokens(newWallet, $.frozenTokens[newWallet] + frozen);
 
@@ -750,6 +749,10 @@ contract SecurityToken is
         bytes32 investor = $.investorOf[lostWallet];
         if (investor == bytes32(0) || $.investorOf[newWallet] != investor) revert NotSameInvestor(lostWallet, newWallet);
         if (!canReceive(newWallet)) revert ERC7943CannotReceive(newWallet);
+        // An address freeze moves whole or not at all: never onto tokens it did not cover, never off held dividends.
+        if ($.flags[lostWallet] & ADDRESS_FROZEN != 0 && balanceOf(newWallet) != 0) {
+            revert FrozenWalletIntoHolder(lostWallet, newWallet);
+        }
         if (balanceOf(lostWallet) == 0 && $.frozenTokens[lostWallet] == 0 && withdrawableDividendOf(lostWallet) == 0) {
             revert NothingToRecover(lostWallet);
         }

@@ -20,11 +20,14 @@ import {IStoEscrow} from "./interfaces/IStoEscrow.sol";
 contract StoEscrow is ReentrancyGuardTransient, DelayedUpgrades, IStoEscrow {
     using SafeERC20 for IERC20;
 
-    /// @dev One investor's position in one offering.
+    /// @dev One investor's position in one offering. `investorId` is the investor the token bound the wallet to when
+    ///      it first invested: a removed investor's claim is resolved only to wallets of that investor, whatever the
+    ///      wallet is bound to later.
     struct Position {
         uint256 invested;
         uint256 tokensOwed;
         bool claimed;
+        bytes32 investorId;
     }
 
     /// @custom:storage-location erc7201:tak.storage.StoEscrow
@@ -211,6 +214,7 @@ contract StoEscrow is ReentrancyGuardTransient, DelayedUpgrades, IStoEscrow {
         Position storage p = _s().positions[id][msg.sender];
         if (p.invested + accepted > o.maxInvestment) revert AboveMaximumInvestment(p.invested + accepted, o.maxInvestment);
 
+        if (p.invested == 0) p.investorId = token_.investorOf(msg.sender);
         uint256 received = _pull(IERC20(token_.paymentToken()), accepted);
         uint256 tokens = _credit(o, p, received);
         emit Invested(id, msg.sender, received, tokens, amount - accepted);
@@ -305,7 +309,7 @@ contract StoEscrow is ReentrancyGuardTransient, DelayedUpgrades, IStoEscrow {
     /// @inheritdoc IStoEscrow
     function redirectClaim(uint256 offeringId, address investor, address recipient) external nonReentrant onlyTokenizer {
         (Offering storage o, Position storage p) = _refusedPosition(offeringId, investor);
-        _requireSameInvestor(investor, recipient);
+        _requireSameInvestor(p, investor, recipient);
         p.claimed = true;
         uint256 tokens = p.tokensOwed;
         uint256 remainder = p.invested - _cost(o, tokens);
@@ -320,7 +324,7 @@ contract StoEscrow is ReentrancyGuardTransient, DelayedUpgrades, IStoEscrow {
     /// @inheritdoc IStoEscrow
     function refundClaim(uint256 offeringId, address investor, address recipient) external nonReentrant onlyTokenizer {
         (Offering storage o, Position storage p) = _refusedPosition(offeringId, investor);
-        if (recipient != investor) _requireSameInvestor(investor, recipient);
+        if (recipient != investor) _requireSameInvestor(p, investor, recipient);
         p.claimed = true;
         uint256 amount = p.invested;
         uint256 cost = _cost(o, p.tokensOwed);
@@ -340,10 +344,10 @@ contract StoEscrow is ReentrancyGuardTransient, DelayedUpgrades, IStoEscrow {
         return Math.mulDiv(tokens, o.hardCap, o.tokenAmount, Math.Rounding.Ceil);
     }
 
-    function _requireSameInvestor(address investor, address recipient) private view {
-        ISecurityToken token_ = _s().token;
-        bytes32 id = token_.investorOf(investor);
-        if (recipient == address(0) || id == bytes32(0) || token_.investorOf(recipient) != id) {
+    /// @dev `recipient` is bound to the investor the position was taken by.
+    function _requireSameInvestor(Position storage p, address investor, address recipient) private view {
+        bytes32 id = p.investorId;
+        if (recipient == address(0) || id == bytes32(0) || _s().token.investorOf(recipient) != id) {
             revert NotSameInvestor(investor, recipient);
         }
     }
@@ -370,6 +374,11 @@ contract StoEscrow is ReentrancyGuardTransient, DelayedUpgrades, IStoEscrow {
         p = _s().positions[offeringId][investor];
         if (p.claimed) revert AlreadyClaimed(investor);
         if (p.invested == 0) revert NothingToClaim(investor);
+    }
+
+    /// @inheritdoc DelayedUpgrades
+    function upgradeKind() public pure override returns (bytes32) {
+        return keccak256("tak.StoEscrow");
     }
 
     /// @dev Upgrades are the token's tokenizer's.

@@ -40,6 +40,8 @@ abstract contract DelayedUpgrades is Initializable, UUPSUpgradeable {
     error UpgradeNotReady(uint48 readyAt);
     /// @notice The registry given at initialization is the zero address.
     error ZeroRegistry();
+    /// @notice `implementation` is not of this proxy's kind (say, an escrow implementation scheduled on a token).
+    error WrongImplementationKind(address implementation);
 
     function __DelayedUpgrades_init(address registry_) internal onlyInitializing {
         if (registry_ == address(0)) revert ZeroRegistry();
@@ -52,6 +54,7 @@ abstract contract DelayedUpgrades is Initializable, UUPSUpgradeable {
         _checkUpgrader();
         DelayedUpgradesStorage storage $ = _upgradesStorage();
         if (!$.registry.isPublished(newImplementation)) revert UpgradeNotPublished(newImplementation);
+        _checkKind(newImplementation);
         uint48 readyAt = uint48(block.timestamp) + UPGRADE_DELAY;
         $.scheduled = newImplementation;
         $.readyAt = readyAt;
@@ -99,8 +102,18 @@ abstract contract DelayedUpgrades is Initializable, UUPSUpgradeable {
         delete $.readyAt;
     }
 
+    /// @notice What this contract is, for upgrades: an implementation answering another kind is refused.
+    function upgradeKind() public pure virtual returns (bytes32);
+
     /// @dev Reverts unless the caller may schedule, cancel and execute upgrades.
     function _checkUpgrader() internal view virtual;
+
+    function _checkKind(address newImplementation) private view {
+        try DelayedUpgrades(newImplementation).upgradeKind() returns (bytes32 kind) {
+            if (kind == upgradeKind()) return;
+        } catch {}
+        revert WrongImplementationKind(newImplementation);
+    }
 
     function _upgradesStorage() private pure returns (DelayedUpgradesStorage storage $) {
         assembly ("memory-safe") {

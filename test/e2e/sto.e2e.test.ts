@@ -132,7 +132,7 @@ describe("e2e: security token offerings through HTTP", function () {
     await jumpTo(start + 1);
     await expectPreflight(
       prepare({ method: "newInvest", investorAddress: dave.address, investmentAmount: "1000" }),
-      /is not whitelisted for STOK/,
+      /cannot receive STOK \(The receiver is not whitelisted\), so the offering takes no investment from it/,
     );
     await expectPreflight(
       prepare({ method: "newInvest", investorAddress: alice.address, investmentAmount: "500" }),

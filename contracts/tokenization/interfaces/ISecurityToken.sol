@@ -60,6 +60,11 @@ interface ISecurityToken is IERC20Metadata, IERC7943Fungible, IERC1404 {
     error InvalidRecovery(address lostWallet, address newWallet);
     /// @notice The two wallets of a recovery are not bound to the same investor (or not bound at all).
     error NotSameInvestor(address lostWallet, address newWallet);
+    /// @notice `lostWallet` is frozen as a whole address and `newWallet` holds tokens: the freeze would spread to
+    ///         them, or (moved as an amount) release the dividends it holds. Recover it into a wallet holding none.
+    error FrozenWalletIntoHolder(address lostWallet, address newWallet);
+    /// @notice The payment token given at initialization is not a contract.
+    error InvalidPaymentToken(address paymentToken);
     /// @notice `lostWallet` holds no balance, frozen amount or unclaimed dividend to recover.
     error NothingToRecover(address lostWallet);
     /// @notice `lostWallet` already has a recovery pending.
@@ -209,8 +214,8 @@ interface ISecurityToken is IERC20Metadata, IERC7943Fungible, IERC1404 {
     function cancelRecovery(address lostWallet) external;
     /// @notice Executes the pending recovery of `lostWallet` once its delay is over: its balance (`ForcedTransfer`),
     ///         frozen amount and unclaimed dividends move to the new wallet, and it leaves the whitelist. An address
-    ///         freeze moves as an address freeze only to a wallet holding nothing; to a wallet that holds tokens it
-    ///         moves as a frozen amount of what was recovered. RECOVERY_ROLE, or the new wallet.
+    ///         freeze moves with them, so a frozen wallet is recovered only into a wallet holding no tokens
+    ///         ({FrozenWalletIntoHolder}). RECOVERY_ROLE, or the new wallet.
     function executeRecovery(address lostWallet) external;
 
     /// @notice ERC-7943's Last Call draft name for eligibility: `canSend(account) && canReceive(account)`.

@@ -90,7 +90,8 @@ interface IStoEscrow {
     error InvestorCanClaim(address investor);
     /// @notice The offering failed: investors claim their refunds themselves.
     error OfferingNotSucceeded(uint256 offeringId);
-    /// @notice `recipient` is neither `investor` nor a wallet the token binds to the same investor.
+    /// @notice `recipient` is neither `investor` nor a wallet the token binds to the investor that took the position
+    ///         (its wallet's binding when it first invested).
     error NotSameInvestor(address investor, address recipient);
     /// @notice The proceeds of the offering were already withdrawn, or there are none.
     error NothingToWithdraw(uint256 offeringId);
@@ -160,7 +161,8 @@ interface IStoEscrow {
     /// @notice What `investor` is paid back at its claim after a success: what it paid above its tokens' price.
     function remainderOf(uint256 offeringId, address investor) external view returns (uint256);
     /// @notice After a success, delivers the tokens owed to `investor`, who cannot receive them, to `recipient`: a
-    ///         wallet the token binds to the same investor and allows to receive. Tokenizer only.
+    ///         wallet the token binds to the investor that took the position (as bound when it first invested) and
+    ///         allows to receive. Tokenizer only.
     function redirectClaim(uint256 offeringId, address investor, address recipient) external;
     /// @notice After a success, pays the investment of `investor`, who cannot receive the token, back to `recipient`
     ///         (the investor, or a wallet the token binds to the same investor) and releases its tokens'

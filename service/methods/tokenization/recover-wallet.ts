@@ -133,16 +133,25 @@ function requireNewWalletProof(ctx: MethodContext, token: TokenRecord, b: Body):
 /** What the lost wallet holds and both wallets' bindings, refusing a recovery the token would refuse. */
 async function recoverableState(ctx: MethodContext, token: TokenRecord, b: Body) {
   const contract = securityToken(ctx, token);
-  const [balance, frozen, withdrawable, pending, lostId, newId, whitelisted, newFrozen] = await Promise.all([
-    contract.balanceOf(b.lostWallet),
-    contract.getFrozenTokens(b.lostWallet),
-    contract.withdrawableDividendOf(b.lostWallet),
-    contract.pendingRecovery(b.lostWallet),
-    contract.investorOf(b.lostWallet),
-    contract.investorOf(b.newWallet),
-    contract.isWhitelisted(b.newWallet),
-    contract.isFrozen(b.newWallet),
-  ]);
+  const [balance, frozen, withdrawable, pending, lostId, newId, whitelisted, newFrozen, lostFrozen, heirBalance] =
+    await Promise.all([
+      contract.balanceOf(b.lostWallet),
+      contract.getFrozenTokens(b.lostWallet),
+      contract.withdrawableDividendOf(b.lostWallet),
+      contract.pendingRecovery(b.lostWallet),
+      contract.investorOf(b.lostWallet),
+      contract.investorOf(b.newWallet),
+      contract.isWhitelisted(b.newWallet),
+      contract.isFrozen(b.newWallet),
+      contract.isFrozen(b.lostWallet),
+      contract.balanceOf(b.newWallet),
+    ]);
+  if (lostFrozen && heirBalance !== 0n) {
+    throw preflightError(
+      `${b.lostWallet} is frozen on ${token.symbol} and ${b.newWallet} holds ${token.symbol}: a frozen wallet is recovered only into a wallet holding none, which inherits the freeze`,
+      { field: "newWallet" },
+    );
+  }
   if (balance === 0n && frozen === 0n && withdrawable === 0n) {
     throw preflightError(`${b.lostWallet} holds no ${token.symbol}, frozen amount or unclaimed dividend to recover`, {
       field: "lostWallet",

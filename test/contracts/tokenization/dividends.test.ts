@@ -56,15 +56,16 @@ describe("SecurityToken dividends", function () {
         .withArgs(token.target, 0n, USDC(1));
       expect(await token.totalDividendsDistributed()).to.equal(0n);
     });
-    it("a payment token that is not a contract fails the pull (SafeERC20FailedOperation)", async function () {
-      const { factory, tokenizer, alice, outsider } = await loadFixture(deployFactoryFixture);
-      const { token } = await createTokenization(
-        factory,
-        tokenizer,
-        tokenizationParams(outsider.address, { initialHolders: [alice.address], preMints: [TOKENS(1)] }),
-      );
-      await expect(token.connect(tokenizer).distributeDividends(1n))
-        .to.be.revertedWithCustomError(token, "SafeERC20FailedOperation")
+    it("a payment token that is not a contract is refused at creation (InvalidPaymentToken), before any dividend", async function () {
+      const { factory, tokenizer, alice, outsider, tokenImpl } = await loadFixture(deployFactoryFixture);
+      await expect(
+        factory
+          .connect(tokenizer)
+          .newTokenization(
+            tokenizationParams(outsider.address, { initialHolders: [alice.address], preMints: [TOKENS(1)] }),
+          ),
+      )
+        .to.be.revertedWithCustomError(tokenImpl, "InvalidPaymentToken")
         .withArgs(outsider.address);
     });
   });

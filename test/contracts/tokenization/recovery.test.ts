@@ -254,36 +254,39 @@ describe("SecurityToken wallet recovery (two steps, same investor, cancellable)"
       expect(await token.balanceOf(aliceSpare.address)).to.equal(TOKENS(1000));
     });
 
-    it("never spreads to a new wallet that holds tokens: what was recovered becomes its frozen amount, its own tokens stay free", async function () {
-      const { token, tokenizer, agent, alice, bob, carol, aliceSpare } = await loadFixture(frozenLostWalletFixture);
+    it("never spreads to a new wallet that holds tokens: such a recovery is refused at execution (FrozenWalletIntoHolder), its held dividends stay held", async function () {
+      const { token, tokenizer, agent, alice, bob, aliceSpare, usdc } = await loadFixture(frozenLostWalletFixture);
+      await usdc.mint(tokenizer.address, USDC(100));
+      await usdc.connect(tokenizer).approve(token.target, USDC(100));
+      await token.connect(tokenizer).distributeDividends(USDC(100));
       await token.connect(bob).transfer(aliceSpare.address, TOKENS(500));
-      await token.connect(tokenizer).setFrozenTokens(aliceSpare.address, TOKENS(20));
-      const receipt = await (await token.connect(agent).executeRecovery(alice.address)).wait();
-      const freezes = receipt!.logs
-        .map((l) => token.interface.parseLog(l))
-        .filter((e) => e?.name === "AddressFrozen")
-        .map((e) => [...e!.args]);
-      expect(freezes).to.deep.equal([[alice.address, false, agent.address]]);
+      await expect(token.connect(agent).executeRecovery(alice.address))
+        .to.be.revertedWithCustomError(token, "FrozenWalletIntoHolder")
+        .withArgs(alice.address, aliceSpare.address);
       expect(await token.isFrozen(aliceSpare.address)).to.equal(false);
-      expect(await token.balanceOf(aliceSpare.address)).to.equal(TOKENS(1500));
-      // The whole recovered 1000 (of which 250 were frozen already) is frozen, on top of the wallet's own 20.
-      expect(await token.getFrozenTokens(aliceSpare.address)).to.equal(TOKENS(1020));
-      await expect(token.connect(aliceSpare).transfer(carol.address, TOKENS(480))).to.emit(token, "Transfer");
-      await expect(token.connect(aliceSpare).transfer(carol.address, 1n))
-        .to.be.revertedWithCustomError(token, "ERC7943InsufficientUnfrozenBalance")
-        .withArgs(aliceSpare.address, 1n, 0n);
+      expect(await token.isFrozen(alice.address)).to.equal(true);
+      expect(await token.balanceOf(alice.address)).to.equal(TOKENS(1000));
+      await expect(token.connect(alice).claimDividends()).to.be.revertedWithCustomError(token, "DividendsHeld");
     });
 
-    it("a frozen amount above the recovered balance moves whole onto a wallet holding tokens", async function () {
+    it("a frozen wallet's recovery into a wallet holding tokens is refused at the request too (FrozenWalletIntoHolder)", async function () {
       const { token, tokenizer, agent, alice, bob, aliceSpare } = await loadFixture(recoveryFixture);
       await token.connect(tokenizer).setFrozenTokens(alice.address, TOKENS(1200));
       await token.connect(tokenizer).setAddressFrozen(alice.address, true);
       await token.connect(bob).transfer(aliceSpare.address, TOKENS(500));
+      await expect(token.connect(agent).requestRecovery(alice.address, aliceSpare.address))
+        .to.be.revertedWithCustomError(token, "FrozenWalletIntoHolder")
+        .withArgs(alice.address, aliceSpare.address);
+    });
+
+    it("a frozen amount above the recovered balance moves whole onto the heir", async function () {
+      const { token, tokenizer, agent, alice, aliceSpare } = await loadFixture(recoveryFixture);
+      await token.connect(tokenizer).setFrozenTokens(alice.address, TOKENS(1200));
       await token.connect(agent).requestRecovery(alice.address, aliceSpare.address);
       await time.increase(RECOVERY_DELAY);
       await token.connect(agent).executeRecovery(alice.address);
       expect(await token.getFrozenTokens(aliceSpare.address)).to.equal(TOKENS(1200));
-      expect(await token.isFrozen(aliceSpare.address)).to.equal(false);
+      expect(await token.getFrozenTokens(alice.address)).to.equal(0n);
     });
   });
 

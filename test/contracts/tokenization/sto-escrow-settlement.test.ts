@@ -115,6 +115,24 @@ describe("StoEscrow settlement (issue 48: offerings that keep the investor's mon
         .withArgs(aliceSpare.address);
     });
 
+    it("follows the investor that took the position: rebinding the emptied wallet to another investor afterwards does not open it to that investor's wallets", async function () {
+      const { escrow, token, tokenizer, alice, aliceSpare, mallory } = await loadFixture(refusedAliceFixture);
+      // alice's wallet holds no token (it only has an offering position): the token lets it move to another investor.
+      await token.connect(tokenizer).setWhitelisted(alice.address, true);
+      await token.connect(tokenizer).whitelistInvestors([alice.address, mallory.address], [INVESTOR("eve"), INVESTOR("eve")]);
+      await token.connect(tokenizer).setWhitelisted(alice.address, false);
+      expect(await token.investorOf(alice.address)).to.equal(INVESTOR("eve"));
+      await expect(escrow.connect(tokenizer).redirectClaim(1, alice.address, mallory.address))
+        .to.be.revertedWithCustomError(escrow, "NotSameInvestor")
+        .withArgs(alice.address, mallory.address);
+      await expect(escrow.connect(tokenizer).refundClaim(1, alice.address, mallory.address))
+        .to.be.revertedWithCustomError(escrow, "NotSameInvestor")
+        .withArgs(alice.address, mallory.address);
+      // alice's other wallet, bound to alice when the position was taken, still receives it.
+      await escrow.connect(tokenizer).redirectClaim(1, alice.address, aliceSpare.address);
+      expect(await token.balanceOf(aliceSpare.address)).to.equal(400n);
+    });
+
     it("an investor bound to no investor id can be redirected nowhere, only refunded to itself", async function () {
       const { escrow, token, pay, tokenizer, mallory, aliceSpare } = await loadFixture(settlementFixture);
       await openOffering(escrow, tokenizer, shares(1000n, USDC(10_000)));

@@ -367,10 +367,25 @@ describe("Delayed upgrades of SecurityToken and StoEscrow (ERC-1967, UUPS)", fun
       );
     });
 
-    it("a published contract that is not UUPS-compatible is refused at execution (ERC1967InvalidImplementation)", async function () {
+    it("a published contract of another kind is refused when scheduled (WrongImplementationKind): an escrow on the token, a plain ERC-20, and the token's on the escrow", async function () {
+      const c = await loadFixture(tokenInUseFixture);
+      const { token, escrow, tokenizer, factory, deployer, tokenImpl, escrowImpl } = c;
+      const notUups = await ethers.deployContract("TestERC20", ["Not", "UUPS", 6]);
+      await factory.connect(deployer).publishImplementations(notUups.target, escrowImpl.target);
+      for (const wrong of [escrowImpl.target, notUups.target]) {
+        await expect(token.connect(tokenizer).scheduleUpgrade(wrong))
+          .to.be.revertedWithCustomError(token, "WrongImplementationKind")
+          .withArgs(wrong);
+      }
+      await expect(escrow.connect(tokenizer).scheduleUpgrade(tokenImpl.target))
+        .to.be.revertedWithCustomError(escrow, "WrongImplementationKind")
+        .withArgs(tokenImpl.target);
+    });
+
+    it("a published contract of the right kind that is not UUPS-compatible is refused at execution (ERC1967InvalidImplementation)", async function () {
       const c = await loadFixture(tokenInUseFixture);
       const { token, tokenizer, factory, deployer, escrowImpl } = c;
-      const notUups = await ethers.deployContract("TestERC20", ["Not", "UUPS", 6]);
+      const notUups = await ethers.deployContract("KindOnlyMock");
       await factory.connect(deployer).publishImplementations(notUups.target, escrowImpl.target);
       await token.connect(tokenizer).scheduleUpgrade(notUups.target);
       await time.increase(UPGRADE_DELAY);
