@@ -64,7 +64,10 @@ export async function tokenForRoleHolder(
       tokenChainId: token.chainId,
     });
   }
-  if (await holdsTokenRole(ctx, token, role, signer)) return token;
+  // An agent's own key reaches the token through a role granted to its signer. The tokenizer's roles are implicit:
+  // they never open the token to another key (a key acts on its own tokenizer's tokens, wire-conventions rule 4).
+  const isTokenizer = signer.toLowerCase() === token.tokenizerAddress.toLowerCase();
+  if ((found.keyMayUse || !isTokenizer) && (await holdsTokenRole(ctx, token, role, signer))) return token;
   if (!found.keyMayUse) throw forbidden("Unauthorized token symbol", { tokenSymbol: symbol });
   throw preflightError(
     `signerAddress ${signer} does not hold ${role} on ${symbol}: only the tokenizer (${token.tokenizerAddress}) or an agent it granted ${role} may ${TOKEN_ROLES[role].allows}`,
