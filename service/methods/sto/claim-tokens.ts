@@ -4,7 +4,7 @@ import { stoEscrowInterface } from "../../chains/contracts";
 import { preflightError } from "../../errors";
 import { integerString } from "../../wire/fields";
 import { defineMethod } from "../types";
-import { investorFields, investorSigner, recordOfferingEvents } from "./common";
+import { investorFields, investorSigner, recordOfferingEvents, offeringIdOf } from "./common";
 import { ACCESS } from "../../auth/access-rules";
 import { fromUnits } from "../../model/units";
 import { authorizedToken } from "../../domains/tokenization/tokens";
@@ -30,10 +30,7 @@ export const claimTokens = defineMethod({
     const investor = getAddress(investorSigner(b));
     const token = await authorizedToken(ctx, b.tokenSymbol);
     const escrow = escrowOf(ctx, token);
-    const latest = Number(await escrow.currentOfferingId());
-    const id = b.offeringId !== undefined ? Number(b.offeringId) : latest;
-    if (id === 0 || id > latest)
-      throw preflightError(`${token.symbol} has no offering ${b.offeringId ?? ""}`.trim(), { field: "offeringId" });
+    const id = await offeringIdOf(escrow, token.symbol, b.offeringId);
     const [o, invested, tokensOwed, claimed] = await Promise.all([
       escrow.offering(id),
       escrow.invested(id, investor),

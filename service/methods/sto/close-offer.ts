@@ -5,7 +5,7 @@ import { email, integerString } from "../../wire/fields";
 import { signerFields } from "../common";
 import { defineMethod } from "../types";
 import type { PlannedCall } from "../../model/batch";
-import { recordOfferingEvents, requireOpenOffering } from "./common";
+import { recordOfferingEvents, requireOpenOffering, offeringIdOf } from "./common";
 import { ACCESS } from "../../auth/access-rules";
 import { fromUnits } from "../../model/units";
 import { authorizedToken, requireTokenizer } from "../../domains/tokenization/tokens";
@@ -93,10 +93,7 @@ export const withdrawProceeds = defineMethod({
     const token = await authorizedToken(ctx, b.tokenSymbol);
     await requireTokenizer(ctx, token, b.signerAddress, "withdraw an offering's proceeds");
     const escrow = escrowOf(ctx, token);
-    const latest = Number(await escrow.currentOfferingId());
-    const id = b.offeringId !== undefined ? Number(b.offeringId) : latest;
-    if (id === 0 || id > latest)
-      throw preflightError(`${token.symbol} has no offering ${b.offeringId ?? ""}`.trim(), { field: "offeringId" });
+    const id = await offeringIdOf(escrow, token.symbol, b.offeringId);
     const o = await escrow.offering(id);
     if (!o.closed || !o.succeeded) {
       throw preflightError(

@@ -29,6 +29,19 @@ export function investorSigner(b: { investorAddress?: string; signerAddress?: st
   return wallet;
 }
 
+/** The on-chain offering a body names (`offeringId`), or the latest; a 400 naming offeringId for one that is not there. */
+export async function offeringIdOf(
+  escrow: { currentOfferingId(): Promise<bigint> },
+  symbol: string,
+  offeringId: string | undefined,
+): Promise<number> {
+  const latest = Number(await escrow.currentOfferingId());
+  const id = offeringId !== undefined ? Number(offeringId) : latest;
+  if (id === 0 || id > latest)
+    throw preflightError(`${symbol} has no offering ${offeringId ?? ""}`.trim(), { field: "offeringId" });
+  return id;
+}
+
 export function requireOpenOffering(current: Awaited<ReturnType<typeof currentOffering>>, symbol: string) {
   if (!current.offering || current.offering.closed) {
     throw preflightError(`${symbol} has no ongoing offering`, { field: "tokenSymbol", status: current.status });

@@ -8,7 +8,7 @@ import { signerFields } from "../common";
 import { defineMethod, type MethodContext } from "../types";
 import type { PlannedCall } from "../../model/batch";
 import type { TokenRecord } from "../../store/tokens";
-import { recordOfferingEvents } from "./common";
+import { recordOfferingEvents, offeringIdOf } from "./common";
 import { ACCESS } from "../../auth/access-rules";
 import { fromUnits } from "../../model/units";
 import { authorizedToken, erc20, requireTokenizer, securityToken } from "../../domains/tokenization/tokens";
@@ -153,10 +153,7 @@ export const resolveOfferingClaim = defineMethod({
     const token = await authorizedToken(ctx, b.tokenSymbol);
     await requireTokenizer(ctx, token, b.signerAddress, "resolve an investor's offering claim");
     const escrow = escrowOf(ctx, token);
-    const latest = Number(await escrow.currentOfferingId());
-    const id = b.offeringId !== undefined ? Number(b.offeringId) : latest;
-    if (id === 0 || id > latest)
-      throw preflightError(`${token.symbol} has no offering ${b.offeringId ?? ""}`.trim(), { field: "offeringId" });
+    const id = await offeringIdOf(escrow, token.symbol, b.offeringId);
     const investor = b.investorAddress;
     const [o, invested, tokensOwed, claimed, remainder, investorSide] = await Promise.all([
       escrow.offering(id),
