@@ -1,4 +1,5 @@
 import type { PGlite } from "@electric-sql/pglite";
+import { timedTrip, type DbWork } from "./db-work";
 import { allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
 import type { PreparedStatements } from "./prepared-statements";
 
@@ -32,6 +33,7 @@ export class PgliteTransaction implements Queryable {
   constructor(
     private readonly pg: PGlite,
     private readonly statements: PreparedStatements,
+    private readonly work: DbWork,
   ) {}
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -40,14 +42,14 @@ export class PgliteTransaction implements Queryable {
       return new Promise<T[]>((resolve, reject) =>
         this.gathering!.push({ text: gathered, resolve: (rows) => resolve(rows as T[]), reject }),
       );
-    const text = await this.statements.executable(this.pg, sql, params);
+    const text = await this.statements.executable(this.pg, sql, params, this.work);
     if (text === undefined) return this.unprepared<T>(sql, params);
     const results = await this.send([text]);
     return results[results.length - 1].rows as T[];
   }
 
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {
-    const text = await this.statements.executable(this.pg, sql, params);
+    const text = await this.statements.executable(this.pg, sql, params, this.work);
     if (text === undefined) await this.unprepared(sql, params);
     else this.waiting.push(text);
   }
@@ -84,7 +86,7 @@ export class PgliteTransaction implements Queryable {
       if (results[results.length - 1].command === "ROLLBACK") throw new Error(TRANSACTION_ROLLED_BACK);
       return value;
     } catch (error) {
-      if (this.begun) await this.pg.exec("ROLLBACK").catch(() => undefined);
+      if (this.begun) await timedTrip(this.work, 1, () => this.pg.exec("ROLLBACK")).catch(() => undefined);
       throw error;
     }
   }
@@ -92,7 +94,7 @@ export class PgliteTransaction implements Queryable {
   /** A statement that runs through PGlite's own `query` (see PreparedStatements.executable), after what waits. */
   private async unprepared<T>(sql: string, params: readonly unknown[]): Promise<T[]> {
     if (this.waiting.length) await this.send([]);
-    return (await this.pg.query<T>(sql, params as unknown[])).rows;
+    return (await timedTrip(this.work, 1, () => this.pg.query<T>(sql, params as unknown[]))).rows;
   }
 
   /** One trip: what waits, then `texts`. */
@@ -101,6 +103,6 @@ export class PgliteTransaction implements Queryable {
     this.waiting.length = 0;
     // BEGIN is in this trip: whatever fails in it, the transaction is open (aborted) and must be rolled back.
     this.begun = true;
-    return this.pg.exec(batch.join(";\n"));
+    return timedTrip(this.work, batch.length, () => this.pg.exec(batch.join(";\n")));
   }
 }

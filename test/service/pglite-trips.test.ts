@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import type { PGlite } from "@electric-sql/pglite";
 import { openPglite } from "../../service/store/pglite-template";
+import { DbWork } from "../../service/store/db-work";
 import { PgliteTransaction } from "../../service/store/pglite-transaction";
 import { PreparedStatements } from "../../service/store/prepared-statements";
 
@@ -20,7 +21,7 @@ describe("embedded database: trips into the engine per transaction", function ()
       exec: (sql: string) => (trips.push(sql), pg.exec(sql)),
       query: pg.query.bind(pg),
     } as unknown as PGlite;
-    const tx = new PgliteTransaction(counted, statements);
+    const tx = new PgliteTransaction(counted, statements, new DbWork());
     return tx.run(() => fn(tx));
   };
 

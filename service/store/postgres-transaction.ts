@@ -1,0 +1,85 @@
+import type { PoolClient, QueryResult } from "pg";
+import { timedTrip, type DbWork } from "./db-work";
+import { inlineParameters } from "./inline-parameters";
+import { allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
+
+/**
+ * One transaction on a PostgreSQL server connection, in as few trips as the embedded database's (pglite-transaction.ts):
+ * - BEGIN travels with the transaction's first statement;
+ * - a statement nobody reads the rows of (`write`) waits and travels with the next statement, or with COMMIT;
+ * - statements issued `together` travel in one trip.
+ * The statements of one trip go as one text in the simple query protocol, their parameters written in as literals
+ * (inline-parameters.ts). A statement that fails in a combined trip fails the transaction there, as it would have alone:
+ * the statements after it in that text do not run, the transaction is rolled back and the error is thrown from the
+ * `query` (or the commit) that carried it.
+ */
+export class PostgresTransaction implements Queryable {
+  /** Statements (as SQL text) to run ahead of the next one: BEGIN until it was sent, then deferred writes. */
+  private readonly waiting: string[] = ["BEGIN"];
+  private begun = false;
+  /** While `together` issues its statements: those gathered for its one trip. */
+  private gathering?: { text: string; resolve(rows: unknown[]): void; reject(error: unknown): void }[];
+
+  constructor(
+    private readonly client: PoolClient,
+    private readonly work: DbWork,
+  ) {}
+
+  async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const text = inlineParameters(sql, params);
+    if (this.gathering)
+      return new Promise<T[]>((resolve, reject) =>
+        this.gathering!.push({ text, resolve: (rows) => resolve(rows as T[]), reject }),
+      );
+    const results = await this.send([text]);
+    return results[results.length - 1].rows as T[];
+  }
+
+  async write(sql: string, params: readonly unknown[] = []): Promise<void> {
+    this.waiting.push(inlineParameters(sql, params));
+  }
+
+  /** The statements `issue` starts, gathered into one trip (after what waits). */
+  together<T extends readonly unknown[]>(issue: () => { readonly [K in keyof T]: Promise<T[K]> }): Promise<T> {
+    const gathered: NonNullable<PostgresTransaction["gathering"]> = [];
+    this.gathering = gathered;
+    let issued: { readonly [K in keyof T]: Promise<T[K]> };
+    try {
+      issued = issue();
+    } finally {
+      this.gathering = undefined;
+    }
+    if (gathered.length) {
+      this.send(gathered.map((g) => g.text)).then(
+        (results) => gathered.forEach((g, i) => g.resolve(results[results.length - gathered.length + i].rows)),
+        (error: unknown) => gathered.forEach((g) => g.reject(error)),
+      );
+    }
+    return allIssued(() => issued);
+  }
+
+  /** Runs `fn` in this transaction: commits what it did, or rolls it back and throws what it threw. */
+  async run<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+    try {
+      const value = await fn(this);
+      if (!this.begun && this.waiting.length === 1) return value; // nothing ran: nothing to commit
+      const results = await this.send(["COMMIT"]);
+      // COMMIT of a transaction that failed earlier (an error caught inside `fn`) answers ROLLBACK.
+      if (results[results.length - 1].command === "ROLLBACK") throw new Error(TRANSACTION_ROLLED_BACK);
+      return value;
+    } catch (error) {
+      if (this.begun) await timedTrip(this.work, 1, () => this.client.query("ROLLBACK")).catch(() => undefined);
+      throw error;
+    }
+  }
+
+  /** One trip: what waits, then `texts`; the answer of each statement, in order. */
+  private async send(texts: string[]): Promise<QueryResult[]> {
+    const batch = [...this.waiting, ...texts];
+    this.waiting.length = 0;
+    // BEGIN is in this trip: whatever fails in it, the transaction is open (aborted) and must be rolled back.
+    this.begun = true;
+    const answer = await timedTrip(this.work, batch.length, () => this.client.query(batch.join(";\n")));
+    return (Array.isArray(answer) ? answer : [answer]) as QueryResult[];
+  }
+}
