@@ -4,7 +4,8 @@ import { Pool, types as pgTypes, type PoolClient } from "pg";
 import { DbWork, timedTrip } from "./db-work";
 import { PreparedStatements } from "./prepared-statements";
 import { PgliteTransaction, Serial } from "./pglite-transaction";
-import { PostgresTransaction } from "./postgres-transaction";
+import { PostgresTransaction, StatementGatherer } from "./postgres-transaction";
+import { inlineParameters } from "./inline-parameters";
 import { openPglite } from "./pglite-template";
 import { makePrivate, privateDirectory } from "./private-files";
 import { allIssued, type Queryable } from "./queryable";
@@ -84,6 +85,10 @@ class PgliteDb implements Db {
     await this.query(sql, params);
   }
 
+  finalQuery<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    return this.query<T>(sql, params);
+  }
+
   together = allIssued;
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
@@ -120,6 +125,10 @@ class PostgresDb implements Db {
 
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {
     await this.query(sql, params);
+  }
+
+  finalQuery<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    return this.query<T>(sql, params);
   }
 
   together = allIssued;
@@ -175,10 +184,15 @@ class PostgresDb implements Db {
     };
   }
 
+  /** The rate limits' statements: those issued in one turn of the event loop (a request's, or requests') share a trip. */
+  private readonly limiterStatements = new StatementGatherer((texts) =>
+    timedTrip(this.work, texts.length, () => this.pool.query(texts.join(";\n"))),
+  );
+
   rateLimiterClient() {
     return {
       query: (q: { text: string; values?: unknown[] }) =>
-        timedTrip(this.work, 1, () => this.pool.query(q.text, q.values)),
+        this.limiterStatements.run(inlineParameters(q.text, q.values ?? [])),
     };
   }
 
@@ -191,7 +205,12 @@ class PostgresDb implements Db {
 function clientQueryable(client: PoolClient, work: DbWork): Queryable {
   const query = async <R>(sql: string, params: readonly unknown[] = []) =>
     (await timedTrip(work, 1, () => client.query(sql, params as unknown[]))).rows as R[];
-  return { query, write: async (sql, params) => void (await query(sql, params)), together: allIssued };
+  return {
+    query,
+    write: async (sql, params) => void (await query(sql, params)),
+    finalQuery: query,
+    together: allIssued,
+  };
 }
 
 export interface OpenDbOptions {

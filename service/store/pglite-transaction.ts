@@ -27,6 +27,8 @@ export class PgliteTransaction implements Queryable {
   /** Statements (as SQL text) to run ahead of the next one: BEGIN until it was sent, then deferred writes. */
   private readonly waiting: string[] = ["BEGIN"];
   private begun = false;
+  /** A finalQuery carried the COMMIT. */
+  private committed = false;
   /** While `together` issues its statements: those gathered for its one trip. */
   private gathering?: { text: string; resolve(rows: unknown[]): void; reject(error: unknown): void }[];
 
@@ -46,6 +48,17 @@ export class PgliteTransaction implements Queryable {
     if (text === undefined) return this.unprepared<T>(sql, params);
     const results = await this.send([text]);
     return results[results.length - 1].rows as T[];
+  }
+
+  async finalQuery<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const text = await this.statements.executable(this.pg, sql, params, this.work);
+    if (text === undefined) {
+      const rows = await this.unprepared<T>(sql, params);
+      await this.commit();
+      return rows;
+    }
+    const results = await this.commit([text]);
+    return results[results.length - 2].rows as T[];
   }
 
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {
@@ -80,15 +93,24 @@ export class PgliteTransaction implements Queryable {
   async run<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     try {
       const value = await fn(this);
-      if (!this.begun && this.waiting.length === 1) return value; // nothing ran: nothing to commit
-      const results = await this.send(["COMMIT"]);
-      // COMMIT of a transaction that failed earlier (an error caught inside `fn`) answers ROLLBACK.
-      if (results[results.length - 1].command === "ROLLBACK") throw new Error(TRANSACTION_ROLLED_BACK);
+      if (this.committed || (!this.begun && this.waiting.length === 1)) return value; // committed, or nothing ran
+      await this.commit();
       return value;
     } catch (error) {
-      if (this.begun) await timedTrip(this.work, 1, () => this.pg.exec("ROLLBACK")).catch(() => undefined);
+      if (this.begun && !this.committed)
+        await timedTrip(this.work, 1, () => this.pg.exec("ROLLBACK")).catch(() => undefined);
       throw error;
     }
+  }
+
+  /** One trip: what waits, `texts`, then COMMIT; throws when the COMMIT rolled back (a statement in it had failed). */
+  private async commit(texts: string[] = []) {
+    if (this.committed) throw new Error("the transaction was committed by its final query: nothing may follow it");
+    const results = await this.send([...texts, "COMMIT"]);
+    this.committed = true;
+    // COMMIT of a transaction that failed earlier (an error caught inside `fn`) answers ROLLBACK.
+    if (results[results.length - 1].command === "ROLLBACK") throw new Error(TRANSACTION_ROLLED_BACK);
+    return results;
   }
 
   /** A statement that runs through PGlite's own `query` (see PreparedStatements.executable), after what waits. */

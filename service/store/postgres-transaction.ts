@@ -17,6 +17,8 @@ export class PostgresTransaction implements Queryable {
   /** Statements (as SQL text) to run ahead of the next one: BEGIN until it was sent, then deferred writes. */
   private readonly waiting: string[] = ["BEGIN"];
   private begun = false;
+  /** A finalQuery carried the COMMIT. */
+  private committed = false;
   /** While `together` issues its statements: those gathered for its one trip. */
   private gathering?: { text: string; resolve(rows: unknown[]): void; reject(error: unknown): void }[];
 
@@ -33,6 +35,11 @@ export class PostgresTransaction implements Queryable {
       );
     const results = await this.send([text]);
     return results[results.length - 1].rows as T[];
+  }
+
+  async finalQuery<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const results = await this.commit([inlineParameters(sql, params)]);
+    return results[results.length - 2].rows as T[];
   }
 
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {
@@ -62,15 +69,24 @@ export class PostgresTransaction implements Queryable {
   async run<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     try {
       const value = await fn(this);
-      if (!this.begun && this.waiting.length === 1) return value; // nothing ran: nothing to commit
-      const results = await this.send(["COMMIT"]);
-      // COMMIT of a transaction that failed earlier (an error caught inside `fn`) answers ROLLBACK.
-      if (results[results.length - 1].command === "ROLLBACK") throw new Error(TRANSACTION_ROLLED_BACK);
+      if (this.committed || (!this.begun && this.waiting.length === 1)) return value; // committed, or nothing ran
+      await this.commit();
       return value;
     } catch (error) {
-      if (this.begun) await timedTrip(this.work, 1, () => this.client.query("ROLLBACK")).catch(() => undefined);
+      if (this.begun && !this.committed)
+        await timedTrip(this.work, 1, () => this.client.query("ROLLBACK")).catch(() => undefined);
       throw error;
     }
+  }
+
+  /** One trip: what waits, `texts`, then COMMIT; throws when the COMMIT rolled back (a statement in it had failed). */
+  private async commit(texts: string[] = []) {
+    if (this.committed) throw new Error("the transaction was committed by its final query: nothing may follow it");
+    const results = await this.send([...texts, "COMMIT"]);
+    this.committed = true;
+    // COMMIT of a transaction that failed earlier (an error caught inside `fn`) answers ROLLBACK.
+    if (results[results.length - 1].command === "ROLLBACK") throw new Error(TRANSACTION_ROLLED_BACK);
+    return results;
   }
 
   /** One trip: what waits, then `texts`; the answer of each statement, in order. */
@@ -81,5 +97,33 @@ export class PostgresTransaction implements Queryable {
     this.begun = true;
     const answer = await timedTrip(this.work, batch.length, () => this.client.query(batch.join(";\n")));
     return (Array.isArray(answer) ? answer : [answer]) as QueryResult[];
+  }
+}
+
+/**
+ * Statements outside any transaction, gathered for one turn of the event loop and sent as one text (one trip). They
+ * run as one implicit transaction: if one fails, none took effect and each is answered with that error. Only for
+ * statements whose failure together is harmless (the rate limits' counters).
+ */
+export class StatementGatherer {
+  private waiting: { text: string; resolve(result: QueryResult): void; reject(error: unknown): void }[] = [];
+
+  constructor(private readonly trip: (texts: string[]) => Promise<QueryResult | QueryResult[]>) {}
+
+  run(text: string): Promise<QueryResult> {
+    if (!this.waiting.length) setImmediate(() => this.flush());
+    return new Promise((resolve, reject) => this.waiting.push({ text, resolve, reject }));
+  }
+
+  private flush(): void {
+    const batch = this.waiting;
+    this.waiting = [];
+    this.trip(batch.map((s) => s.text)).then(
+      (answer) => {
+        const results = Array.isArray(answer) ? answer : [answer];
+        batch.forEach((s, i) => s.resolve(results[i]));
+      },
+      (error: unknown) => batch.forEach((s) => s.reject(error)),
+    );
   }
 }

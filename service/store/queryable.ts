@@ -8,6 +8,11 @@ export interface Queryable {
    */
   write(sql: string, params?: readonly unknown[]): Promise<void>;
   /**
+   * A transaction's last statement, sent with its COMMIT (one trip instead of two): nothing may follow it in the
+   * transaction. Its rows once committed; if the COMMIT rolls back, it throws. Outside a transaction, `query`.
+   */
+  finalQuery<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
    * Statements none of which needs another's rows, each issued by `issue` through a store method whose first step is
    * its statement (e.g. `() => [a.lock(q), b.take(q)] as const`). In a transaction on the embedded database they travel
    * in one trip into the engine; everywhere else they run as issued. If one fails, the transaction fails.
