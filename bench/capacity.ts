@@ -5,7 +5,7 @@ import { execFileSync } from "node:child_process";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { JsonRpcProvider, Wallet } from "ethers";
 import { payWithEthers } from "../test/helpers/x402";
-import { createSandboxProcess } from "./chains-process";
+import { createSandboxProcess } from "../scripts/lib/chains-process";
 import { PAID_RELAYED_KINDS, perOperation, readDbWork, type DbWorkFigures } from "./db-work";
 import { benchSchema, dropSchema, postJson, serviceEnv, type BenchDatabase } from "./reads";
 import { cpuSeconds, startServiceProcess } from "./service-process";

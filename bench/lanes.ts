@@ -5,7 +5,7 @@ import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { JsonRpcProvider, Wallet, parseEther, toQuantity } from "ethers";
 import { payWithEthers } from "../test/helpers/x402";
-import { createSandboxProcess } from "./chains-process";
+import { createSandboxProcess } from "../scripts/lib/chains-process";
 import { benchSchema, dropSchema, postJson, serviceEnv, type BenchDatabase } from "./reads";
 import { cpuSeconds, startServiceProcess, type ServiceProcess } from "./service-process";
 import { PAID_RELAYED_KINDS, perOperation, readDbWork, type DbWorkFigures } from "./db-work";

@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { JsonRpcProvider, Transaction, Wallet, type TransactionRequest } from "ethers";
-import { createSandboxProcess } from "./chains-process";
+import { createSandboxProcess } from "../scripts/lib/chains-process";
 import { loadConfig } from "../service/config";
 import { securityTokenInterface } from "../service/chains/contracts";
 import { startService } from "../service/server";
