@@ -148,12 +148,9 @@ async function step(
   const endsAt = started + seconds * 1000;
   const inFlight: Promise<void>[] = [];
   let headAtEnd: number | undefined;
-  const windowClosed = new Promise<void>((resolve) =>
-    setTimeout(async () => {
-      headAtEnd = await provider.getBlockNumber();
-      resolve();
-    }, seconds * 1000),
-  );
+  const windowClosed = new Promise<void>((resolve) => setTimeout(resolve, seconds * 1000)).then(async () => {
+    headAtEnd = await provider.getBlockNumber();
+  });
   // Arrivals on a schedule of their own: the n-th at started + n × gap, late ones started at once.
   for (let n = 0; started + n * gapMs < endsAt; n++) {
     const due = started + n * gapMs;

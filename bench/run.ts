@@ -5,13 +5,14 @@ import hre from "hardhat";
 import { measureGas, OPS, type GasRow } from "./gas";
 import { measureAgentGas } from "./gas-agents";
 import { measureRamsGas, ramsExecuteOverhead, RAMS_EXECUTE_OVERHEAD_TARGET } from "./gas-rams";
-import { measureLatency, type LatencyRow } from "./latency";
+import { LATENCY_RATIO, measureLatency, type LatencyRow } from "./latency";
 import { measureReads, printReadRows, writeBenchResult, type BenchDatabase, type ReadRow } from "./reads";
 import { measurePaidRelay, measureVolume, type MemorySample } from "./volume";
 import { measureScaleOut } from "./scale-out";
 import { measureEvents } from "./events";
 import { measureMemory, MEMORY_TARGETS } from "./memory";
 import { measureSandboxMemory } from "./sandbox-memory";
+import { measureSandboxSpeed } from "./sandbox-speed";
 import { measurePaymentIntegrity } from "./payment-integrity";
 import { CONSOLE_TARGET_MS, measureConsole } from "./console";
 import { LANE_TARGET, measureLanes, type LaneRow } from "./lanes";
@@ -519,10 +520,45 @@ async function consolePart(): Promise<boolean> {
 }
 
 async function sandboxPart(): Promise<boolean> {
-  console.log("\nMemory of npm start (both halves in one process, from the sources) and of each half on its own");
+  console.log(
+    "\nMemory of npm start (the service and its chains' process, from the sources) and of each half on its own",
+  );
   const result = await measureSandboxMemory();
   writeBenchResult("sandbox-memory.json", result);
-  return false; // reported, no target: the embedded database's share is explained in bench/results/memory.md
+  console.log("\nSpeed on npm start: latency beside the chain's own calls, then paying clients on 2 s blocks");
+  const clients = Number(process.env.BENCH_SANDBOX_CLIENTS ?? 150);
+  const runs = await inRuns(
+    "sandbox-speed",
+    "Speed on `npm start` (scripts/dev.ts: the service from the sources on the embedded database, its chains in a process of their own)",
+    "BENCH_ONLY=sandbox npm run bench",
+    ["what", "service p50", "raw p50 / blocks", "ratio / p50 blocks", "service RPC requests per op", "result"],
+    () => measureSandboxSpeed({ clients, seconds: Number(process.env.BENCH_SANDBOX_SECONDS ?? 30) }),
+    (r) => [
+      ...r.latency.map((l) => [
+        l.operation,
+        `${l.serviceP50Ms} ms`,
+        `${l.rawP50Ms} ms`,
+        `${l.ratio}×`,
+        l.rpc.serviceRoundTrips,
+        l.pass ? "PASS" : "FAIL",
+      ]),
+      [
+        `${r.lanes.clients} paying clients, 2 s blocks (CPU service ${r.lanes.cpu.service}, chains ${r.lanes.cpu.chains}, clients ${r.lanes.cpu.clients})`,
+        `${r.lanes.opsPerBlock} per block`,
+        `${r.lanes.blocks} blocks`,
+        `p50 ${r.lanes.p50Blocks} (p95 ${r.lanes.p95Blocks})`,
+        `${r.lanes.failed} failed`,
+        r.lanes.pass ? "PASS" : "FAIL",
+      ],
+    ],
+  );
+  const last = runs[runs.length - 1];
+  writeBenchResult("sandbox-speed.json", { measuredAt: new Date().toISOString(), loadAverage: os.loadavg(), ...last });
+  const passed = runs.every((r) => r.latency.every((l) => l.pass) && r.lanes.pass);
+  console.log(
+    `npm start: latency within ${LATENCY_RATIO}× and ${LANE_TARGET.opsPerBlock} per block at p50 ≤ ${LANE_TARGET.p50Blocks} blocks in ${runs.filter((r) => r.latency.every((l) => l.pass) && r.lanes.pass).length} of ${runs.length} runs: ${passed ? "PASS" : "FAIL"}`,
+  );
+  return !passed;
 }
 
 async function main(): Promise<void> {
