@@ -1,6 +1,6 @@
 import type { PGlite } from "@electric-sql/pglite";
 import { timedTrip, type DbWork } from "./db-work";
-import { allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
+import { AFTER_FINAL_QUERY, allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
 import type { PreparedStatements } from "./prepared-statements";
 
 /** Runs one job at a time, in the order they were asked for: the embedded database has one connection. */
@@ -62,6 +62,7 @@ export class PgliteTransaction implements Queryable {
   }
 
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {
+    if (this.committed) throw new Error(AFTER_FINAL_QUERY);
     const text = await this.statements.executable(this.pg, sql, params, this.work);
     if (text === undefined) await this.unprepared(sql, params);
     else this.waiting.push(text);
@@ -105,7 +106,6 @@ export class PgliteTransaction implements Queryable {
 
   /** One trip: what waits, `texts`, then COMMIT; throws when the COMMIT rolled back (a statement in it had failed). */
   private async commit(texts: string[] = []) {
-    if (this.committed) throw new Error("the transaction was committed by its final query: nothing may follow it");
     const results = await this.send([...texts, "COMMIT"]);
     this.committed = true;
     // COMMIT of a transaction that failed earlier (an error caught inside `fn`) answers ROLLBACK.
@@ -121,6 +121,7 @@ export class PgliteTransaction implements Queryable {
 
   /** One trip: what waits, then `texts`. */
   private send(texts: string[]): Promise<{ rows: unknown[]; command?: string }[]> {
+    if (this.committed) throw new Error(AFTER_FINAL_QUERY);
     const batch = [...this.waiting, ...texts];
     this.waiting.length = 0;
     // BEGIN is in this trip: whatever fails in it, the transaction is open (aborted) and must be rolled back.

@@ -1,7 +1,7 @@
 import type { PoolClient, QueryResult } from "pg";
 import { timedTrip, type DbWork } from "./db-work";
 import { inlineParameters } from "./inline-parameters";
-import { allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
+import { AFTER_FINAL_QUERY, allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
 
 /**
  * One transaction on a PostgreSQL server connection, in as few trips as the embedded database's (pglite-transaction.ts):
@@ -43,6 +43,7 @@ export class PostgresTransaction implements Queryable {
   }
 
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {
+    if (this.committed) throw new Error(AFTER_FINAL_QUERY);
     this.waiting.push(inlineParameters(sql, params));
   }
 
@@ -81,7 +82,6 @@ export class PostgresTransaction implements Queryable {
 
   /** One trip: what waits, `texts`, then COMMIT; throws when the COMMIT rolled back (a statement in it had failed). */
   private async commit(texts: string[] = []) {
-    if (this.committed) throw new Error("the transaction was committed by its final query: nothing may follow it");
     const results = await this.send([...texts, "COMMIT"]);
     this.committed = true;
     // COMMIT of a transaction that failed earlier (an error caught inside `fn`) answers ROLLBACK.
@@ -91,6 +91,7 @@ export class PostgresTransaction implements Queryable {
 
   /** One trip: what waits, then `texts`; the answer of each statement, in order. */
   private async send(texts: string[]): Promise<QueryResult[]> {
+    if (this.committed) throw new Error(AFTER_FINAL_QUERY);
     const batch = [...this.waiting, ...texts];
     this.waiting.length = 0;
     // BEGIN is in this trip: whatever fails in it, the transaction is open (aborted) and must be rolled back.

@@ -29,3 +29,6 @@ export function allIssued<T extends readonly unknown[]>(
 
 /** Thrown by a transaction whose COMMIT rolled back: a statement in it had failed (and its error was caught). */
 export const TRANSACTION_ROLLED_BACK = "the transaction was rolled back: a statement in it failed";
+
+/** Thrown by a statement issued in a transaction after its finalQuery (which committed it). */
+export const AFTER_FINAL_QUERY = "the transaction was committed by its final query: nothing may follow it";

@@ -68,6 +68,16 @@ describe("embedded database: trips into the engine per transaction", function ()
     ]);
   });
 
+  it("a write, then a final query with the COMMIT: one trip", async () => {
+    const rows = await transaction(async (tx) => {
+      await tx.write("UPDATE trip_probe SET v = $2 WHERE id = $1", [1, "uno"]);
+      return tx.finalQuery<{ v: string }>("SELECT v FROM trip_probe WHERE id = $1 FOR UPDATE", [1]);
+    });
+    expect(rows).to.deep.equal([{ v: "uno" }]);
+    expect(trips).to.have.length(1);
+    expect(trips[0]).to.match(/^BEGIN;\nEXECUTE tak_\d+\(.*\);\nEXECUTE tak_\d+\(.*\);\nCOMMIT$/s);
+  });
+
   it("the same statements one after the other: a trip each", async () => {
     await transaction(async (tx) => {
       await tx.query("SELECT v FROM trip_probe WHERE id = $1 FOR UPDATE", [1]);
