@@ -1,10 +1,14 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 
-/** What the database did for one kind of work: trips to it (each one answer awaited), statements, time awaited. */
+/**
+ * What the database did for one kind of work: trips to it (each one answer awaited), statements, time awaited, and
+ * this process's CPU time meanwhile (on the embedded database, the engine's own cost: it runs on this thread).
+ */
 export interface DbWorkFigures {
   trips: number;
   statements: number;
   ms: number;
+  cpuMs: number;
 }
 
 /** The kind of work running now (a route template, set by the HTTP layer around its handler). */
@@ -27,14 +31,15 @@ export function countedAs<T>(kind: string, fn: () => T): T {
 export class DbWork {
   private readonly byKind = new Map<string, DbWorkFigures>();
 
-  /** One trip of `statements` statements that took `ms` from asking to the answer. */
-  record(statements: number, ms: number): void {
+  /** One trip of `statements` statements that took `ms` from asking to the answer, `cpuMs` of this process's CPU. */
+  record(statements: number, ms: number, cpuMs: number): void {
     const kind = current.getStore() ?? BACKGROUND_WORK;
     let figures = this.byKind.get(kind);
-    if (!figures) this.byKind.set(kind, (figures = { trips: 0, statements: 0, ms: 0 }));
+    if (!figures) this.byKind.set(kind, (figures = { trips: 0, statements: 0, ms: 0, cpuMs: 0 }));
     figures.trips++;
     figures.statements += statements;
     figures.ms += ms;
+    figures.cpuMs += cpuMs;
   }
 
   /** A copy of the figures so far, per kind. */
@@ -46,9 +51,11 @@ export class DbWork {
 /** Times one trip of `statements` statements into `work`. */
 export async function timedTrip<T>(work: DbWork, statements: number, trip: () => Promise<T>): Promise<T> {
   const started = performance.now();
+  const cpu = process.cpuUsage();
   try {
     return await trip();
   } finally {
-    work.record(statements, performance.now() - started);
+    const used = process.cpuUsage(cpu);
+    work.record(statements, performance.now() - started, (used.user + used.system) / 1000);
   }
 }
