@@ -83,11 +83,12 @@ export async function measureSandboxSpeed(
         issuer,
         newKey: async (email) => (await admin({ command: "keys.create", email, plan: "Enterprise" })).apiKey,
         tokenAddress: async (symbol, key) => {
-          const res = await fetch(`${credentials.baseUrl}/get-token-info?tokenSymbol=${symbol}`, {
+          const res = await fetch(`${credentials.baseUrl}/get-tokenizer-info?tokenSymbol=${symbol}`, {
             headers: { "x-api-key": key },
           });
-          const body = (await res.json()) as any;
-          return body.tokenAddress ?? body.token?.tokenAddress;
+          const body = (await res.json()) as { tokenAddress?: string };
+          if (!body.tokenAddress) throw new Error(`no address for ${symbol}: ${JSON.stringify(body)}`);
+          return body.tokenAddress;
         },
         serviceRpc: { snapshot: () => rpcRequests(credentials.baseUrl, "11155111") },
       },
