@@ -5,9 +5,10 @@ import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { JsonRpcProvider, Wallet, parseEther, toQuantity } from "ethers";
 import { payWithEthers } from "../test/helpers/x402";
-import { createSandboxProcess } from "./chains-process";
+import { createSandboxProcess } from "../scripts/lib/chains-process";
 import { benchSchema, dropSchema, postJson, serviceEnv, type BenchDatabase } from "./reads";
 import { cpuSeconds, startServiceProcess, type ServiceProcess } from "./service-process";
+import { PAID_RELAYED_KINDS, perOperation, readDbWork, type DbWorkFigures } from "./db-work";
 import { distinctClient, drive, fund, nextSymbol } from "./volume";
 
 /**
@@ -35,6 +36,8 @@ export interface LaneRow {
   /** The chains' process (Hardhat: one thread, which also runs every pending-block read and mines the blocks). */
   chainsCpu: number;
   benchCpu: number;
+  /** Per operation: the prepare's and the send's database trips, statements and time (bench/db-work.ts). */
+  dbWork: Record<string, DbWorkFigures>;
   errors: string[];
 }
 
@@ -101,6 +104,7 @@ export async function measureLanes(
             const agentWallet = sandbox.accounts[6].address;
             const headBefore = await provider.getBlockNumber();
             const [chainsCpuBefore, startedAt] = [cpuSeconds(sandbox.pid), performance.now()];
+            const workBefore = await Promise.all(services.map((s) => readDbWork(s.url)));
             const run = await drive(
               `${instanceCount} instance(s), ${keys} key(s), ${clients} clients, ${blockSeconds} s blocks`,
               services,
@@ -130,6 +134,7 @@ export async function measureLanes(
               },
             );
             const chainsCpu = (cpuSeconds(sandbox.pid) - chainsCpuBefore) / ((performance.now() - startedAt) / 1000);
+            const workAfter = await Promise.all(services.map((s) => readDbWork(s.url)));
             const blocks = (await provider.getBlockNumber()) - headBefore;
             if (process.env.BENCH_LANES_INSPECT) {
               for (let n = headBefore + 1; n <= headBefore + blocks; n++) {
@@ -161,6 +166,7 @@ export async function measureLanes(
               serviceCpu: Math.round(run.cpu.services.reduce((a, b) => a + b, 0) * 100) / 100,
               chainsCpu: Math.round(chainsCpu * 100) / 100,
               benchCpu: run.cpu.benchProcess,
+              dbWork: perOperation(workBefore, workAfter, PAID_RELAYED_KINDS, run.confirmed + run.failed),
               errors: run.errors,
             };
             log(

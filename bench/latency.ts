@@ -3,7 +3,7 @@ import os from "node:os";
 import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { JsonRpcProvider, Transaction, Wallet, type TransactionRequest } from "ethers";
-import { createSandboxProcess } from "./chains-process";
+import { createSandboxProcess } from "../scripts/lib/chains-process";
 import { loadConfig } from "../service/config";
 import { securityTokenInterface } from "../service/chains/contracts";
 import { startService } from "../service/server";
@@ -34,8 +34,13 @@ export interface LatencyRow {
   rpc: { serviceCalls: number; serviceRoundTrips: number; rawCalls: number; rawRoundTrips: number };
 }
 
+/** What a side has sent to the chain so far: JSON-RPC calls, and the HTTP round trips they travelled in. */
+export interface RpcCounts {
+  snapshot(): Promise<{ calls: number; roundTrips: number }>;
+}
+
 /** Counts the JSON-RPC calls an ethers provider sends (`send`) and the HTTP requests they travel in (`_send`). */
-class RpcCounter {
+class RpcCounter implements RpcCounts {
   calls = 0;
   roundTrips = 0;
   constructor(provider: {
@@ -53,9 +58,24 @@ class RpcCounter {
       return post(payload);
     };
   }
-  snapshot() {
+  async snapshot() {
     return { calls: this.calls, roundTrips: this.roundTrips };
   }
+}
+
+/**
+ * The service the latency is measured on and what the bench needs of it: its URL, the Sepolia chain it sends to, an
+ * issuer account whitelisted for every key, a new Enterprise key per phase (the per-key prepare limit stays out of the
+ * measurement), a token's address by symbol, and what the service sent to the chain.
+ */
+export interface LatencyTarget {
+  url: string;
+  chainUrl: string;
+  blockTime: number;
+  issuer: Wallet;
+  newKey(email: string): Promise<string>;
+  tokenAddress(symbol: string, key: string): Promise<string>;
+  serviceRpc: RpcCounts;
 }
 
 const SEPOLIA = 11155111;
@@ -113,7 +133,6 @@ function row(
  */
 export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: LatencyOptions = {}): Promise<LatencyRow[]> {
   const blockTime = opts.blockTime ?? 0;
-  const rounds = opts.rounds ?? 50;
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-bench-"));
   // The chains in a process of their own, reached over HTTP as a deployment reaches its nodes.
   const sandbox = await createSandboxProcess(hre, { deploymentsDir: path.join(dir, "deployments"), blockTime });
@@ -134,8 +153,33 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
     { profile: "local" },
   );
   const service = await startService(config);
+  try {
+    const issuer = sandbox.accounts[1];
+    await service.services.signers.add(issuer.address, "all-keys");
+    return await measureLatencyOn(
+      {
+        url: service.url,
+        chainUrl: sandbox.sepolia.url,
+        blockTime,
+        issuer,
+        newKey: async (email) => (await service.services.apiKeys.create({ email, plan: "Enterprise" })).key,
+        tokenAddress: async (symbol) => (await service.services.tokens.bySymbol(symbol))!.tokenAddress,
+        serviceRpc: new RpcCounter(service.services.chains.find(SEPOLIA)!.provider),
+      },
+      opts.rounds ?? 50,
+    );
+  } finally {
+    await service.stop();
+    await sandbox.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** The phases of measureLatency, on a service already running (in this process, or `npm start`'s). */
+export async function measureLatencyOn(setup: LatencyTarget, rounds: number): Promise<LatencyRow[]> {
+  const { blockTime } = setup;
   // The raw side: a plain provider set up like the service's (calls made together travel as one batch), no cache.
-  const raw = new JsonRpcProvider(sandbox.sepolia.url, SEPOLIA, {
+  const raw = new JsonRpcProvider(setup.chainUrl, SEPOLIA, {
     staticNetwork: true,
     cacheTimeout: -1,
     batchMaxCount: 20,
@@ -145,29 +189,29 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
   // random point, so neither side is phase-locked to the blocks the other one just waited for.
   const randomPhase = () =>
     blockTime ? new Promise((resolve) => setTimeout(resolve, Math.random() * blockTime * 1000)) : Promise.resolve();
-  const issuer = sandbox.accounts[1].connect(raw);
+  const issuer = setup.issuer.connect(raw);
   const rawCounter = new RpcCounter(raw);
-  const serviceCounter = new RpcCounter(service.services.chains.find(SEPOLIA)!.provider);
   /** What each side sends to the chain during the measured part of an operation, summed over the measured rounds. */
   const tally = () => {
     const sum = { serviceCalls: 0, serviceRoundTrips: 0, rawCalls: 0, rawRoundTrips: 0 };
     const during = async <T>(
-      counter: RpcCounter,
+      counter: RpcCounts,
       side: "service" | "raw",
       counted: boolean,
       work: () => Promise<T>,
     ): Promise<T> => {
-      const before = counter.snapshot();
+      const before = counted ? await counter.snapshot() : undefined;
       const result = await work();
-      if (counted) {
-        sum[`${side}Calls`] += counter.calls - before.calls;
-        sum[`${side}RoundTrips`] += counter.roundTrips - before.roundTrips;
+      if (before) {
+        const after = await counter.snapshot();
+        sum[`${side}Calls`] += after.calls - before.calls;
+        sum[`${side}RoundTrips`] += after.roundTrips - before.roundTrips;
       }
       return result;
     };
     return {
       raw: <T>(counted: boolean, work: () => Promise<T>) => during(rawCounter, "raw", counted, work),
-      service: <T>(counted: boolean, work: () => Promise<T>) => during(serviceCounter, "service", counted, work),
+      service: <T>(counted: boolean, work: () => Promise<T>) => during(setup.serviceRpc, "service", counted, work),
       perOperation: (n: number): LatencyRow["rpc"] => {
         const mean = (v: number) => Math.round((v / n) * 10) / 10;
         return {
@@ -180,10 +224,9 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
     };
   };
   try {
-    await service.services.signers.add(issuer.address, "all-keys");
     const call = async (key: string, pathname: string, body: unknown, expected = 200) => {
       const started = performance.now();
-      const { status, json } = await postJsonRaw(service.url + pathname, body, { "x-api-key": key });
+      const { status, json } = await postJsonRaw(setup.url + pathname, body, { "x-api-key": key });
       const ms = performance.now() - started;
       if (status !== expected) throw new Error(`${pathname} answered ${status}: ${JSON.stringify(json)}`);
       return { ms, json };
@@ -192,7 +235,7 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
     // Each phase under its own key, so the per-key prepare rate limit stays out of the measurement.
     const tokenFor = async (symbol: string) => {
       const email = `${symbol.toLowerCase()}@bench.example.com`;
-      const { key } = await service.services.apiKeys.create({ email, plan: "Enterprise" });
+      const key = await setup.newKey(email);
       const prepared = await call(key, "/prepare-transactions", {
         method: "newTokenization",
         chainId: "aa36a7",
@@ -204,8 +247,7 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
       const signed = await Promise.all(prepared.json.transactions.map((t: object) => issuer.signTransaction(t)));
       const sent = await call(key, "/send-transactions", { txId: prepared.json.txId, signedTransactions: signed });
       if (sent.json.status !== "success") throw new Error(`token ${symbol} not created: ${JSON.stringify(sent.json)}`);
-      const token = await service.services.tokens.bySymbol(symbol);
-      return { key, address: token!.tokenAddress };
+      return { key, address: await setup.tokenAddress(symbol, key) };
     };
     const whitelistBody = (symbol: string, address: string) => ({
       method: "whitelist",
@@ -321,8 +363,5 @@ export async function measureLatency(hre: HardhatRuntimeEnvironment, opts: Laten
     ];
   } finally {
     raw.destroy();
-    await service.stop();
-    await sandbox.close();
-    fs.rmSync(dir, { recursive: true, force: true });
   }
 }

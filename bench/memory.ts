@@ -16,6 +16,7 @@ const SETTLE_MS = 10_000;
 const LOAD_READ_SECONDS = Number(process.env.BENCH_MEMORY_READ_SECONDS ?? 10);
 const LOAD_WRITES = Number(process.env.BENCH_MEMORY_WRITES ?? 40);
 const RUNS = 2;
+const METRICS_TOKEN = "bench-metrics-token-0123456789abcdef";
 
 /** The node flags `npm run serve` starts the service with (package.json), so the bench measures what a server runs. */
 function serveNodeArgs(): string[] {
@@ -110,6 +111,8 @@ export async function measureMemory(
     ...serviceEnv(sandbox, dataDir, database, schema),
     ADMIN_TOKEN: "bench-admin-token-0123456789abcdef",
     DATA_ENCRYPTION_KEY: "bench-data-encryption-key-0123456789abcdef",
+    // A production start serves /metrics only with a token (the heap and external memory are read there).
+    METRICS_TOKEN: METRICS_TOKEN,
   });
   const start = (database: BenchDatabase, dataDir: string, collectableGarbage = false) => {
     execFileSync(process.execPath, ["dist/service/operator/migrate.js"], {
@@ -258,7 +261,9 @@ async function loadRuns(service: ServiceProcess, sandbox: Sandbox, log: (line: s
 
 /** One number of the service's /metrics (prom-client's process and Node.js metrics, prefixed tak_). */
 async function metricsOf(service: ServiceProcess): Promise<(name: string) => number> {
-  const metrics = await fetch(`${service.url}/metrics`).then((r) => r.text());
+  const metrics = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${METRICS_TOKEN}` } }).then(
+    (r) => r.text(),
+  );
   return (name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, "m").exec(metrics)?.[1] ?? NaN);
 }
 

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
-import { rssMiB } from "./service-process";
+import { childPids, rssMiB } from "./service-process";
 
 const ROOT = path.resolve(__dirname, "..");
 const IDLE_MS = 20_000;
@@ -10,7 +10,7 @@ const IDLE_MS = 20_000;
 export interface SandboxMemory {
   measuredAt: string;
   loadAverage: number[];
-  /** RSS (MiB) 20 s after each was up: `npm start` (dev.ts: both halves in one process), then the halves apart. */
+  /** RSS (MiB) 20 s after each was up: `npm start` (dev.ts and its chains' process, summed), then the halves apart. */
   npmStart: { rssMiB: number; peakMiB: number };
   chains: { rssMiB: number; peakMiB: number };
   service: { rssMiB: number; peakMiB: number };
@@ -22,7 +22,12 @@ function peakMiB(pid: number): number {
   return Math.round((kb / 1024) * 10) / 10;
 }
 
-function script(name: string, dataDir: string): { child: ChildProcess; output: () => string } {
+/** `npm start` (dev), `npm run chains` or `npm run service` from the sources, on free ports, on `dataDir`. */
+export function script(
+  name: string,
+  dataDir: string,
+  env: Record<string, string> = {},
+): { child: ChildProcess; output: () => string } {
   const child = spawn(process.execPath, ["-r", "ts-node/register/transpile-only", `scripts/${name}.ts`], {
     cwd: ROOT,
     env: {
@@ -33,16 +38,21 @@ function script(name: string, dataDir: string): { child: ChildProcess; output: (
       PORT: "0",
       LOG_LEVEL: "warn",
       TS_NODE_TRANSPILE_ONLY: "true",
+      ...env,
     },
     stdio: ["ignore", "pipe", "pipe"],
   });
   let output = "";
-  child.stdout.on("data", (c: Buffer) => (output += c.toString()));
-  child.stderr.on("data", (c: Buffer) => (output += c.toString()));
+  child.stdout.on("data", (c: Buffer) => (output = (output + c.toString()).slice(-200_000)));
+  child.stderr.on("data", (c: Buffer) => (output = (output + c.toString()).slice(-200_000)));
   return { child, output: () => output };
 }
 
-async function until(what: string, proc: { child: ChildProcess; output: () => string }, text: string): Promise<void> {
+export async function until(
+  what: string,
+  proc: { child: ChildProcess; output: () => string },
+  text: string,
+): Promise<void> {
   for (
     const deadline = Date.now() + 240_000;
     !proc.output().includes(text);
@@ -53,7 +63,7 @@ async function until(what: string, proc: { child: ChildProcess; output: () => st
   }
 }
 
-async function stop(child: ChildProcess): Promise<void> {
+export async function stop(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null) return;
   const exited = new Promise((r) => child.once("exit", r));
   child.kill("SIGINT");
@@ -63,15 +73,18 @@ async function stop(child: ChildProcess): Promise<void> {
 }
 
 /**
- * What `npm start` costs (the sandbox's two local chains and the service in one process, from the sources) and what
+ * What `npm start` costs (the service from the sources, and the sandbox's two local chains in a child process) and what
  * each half costs on its own (`npm run chains`, `npm run service`), each on a data directory it already used once
  * (the usual restart), RSS read 20 s after it was up.
  */
 export async function measureSandboxMemory(log: (line: string) => void = console.log): Promise<SandboxMemory> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "tak-sandbox-memory-"));
+  // A process with the processes it started (npm start's chains run in a child of their own).
   const sample = async (pid: number) => {
     await new Promise((r) => setTimeout(r, IDLE_MS));
-    return { rssMiB: rssMiB(pid), peakMiB: peakMiB(pid) };
+    const tree = [pid, ...childPids(pid)];
+    const sum = (read: (p: number) => number) => Math.round(tree.reduce((a, p) => a + read(p), 0) * 10) / 10;
+    return { rssMiB: sum(rssMiB), peakMiB: sum(peakMiB) };
   };
   const started: ChildProcess[] = [];
   try {

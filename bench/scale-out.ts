@@ -5,7 +5,7 @@ import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { JsonRpcProvider, Wallet } from "ethers";
 import { Pool } from "pg";
 import type { Sandbox } from "../scripts/lib/sandbox";
-import { createSandboxProcess } from "./chains-process";
+import { createSandboxProcess } from "../scripts/lib/chains-process";
 import { USDC__factory } from "../typechain-types";
 import { BENCH_DATABASE_URL, benchSchema, dropSchema, serviceEnv } from "./reads";
 import { startServiceProcess, type ServiceProcess } from "./service-process";

@@ -170,3 +170,18 @@ export function cpuSeconds(pid: number): number {
     return NaN;
   }
 }
+
+/** Direct children of a process (Linux /proc). */
+export function childPids(pid: number): number[] {
+  return fs
+    .readdirSync("/proc")
+    .filter((entry) => /^\d+$/.test(entry))
+    .filter((entry) => {
+      try {
+        return Number(fs.readFileSync(`/proc/${entry}/stat`, "utf8").split(") ")[1].split(" ")[1]) === pid;
+      } catch {
+        return false;
+      }
+    })
+    .map(Number);
+}

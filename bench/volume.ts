@@ -5,7 +5,7 @@ import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { JsonRpcProvider, NonceManager, Wallet, parseEther, parseUnits, type TransactionResponse } from "ethers";
 import { SETTLEMENT_INDEX, type Sandbox } from "../scripts/lib/sandbox";
-import { createSandboxProcess } from "./chains-process";
+import { createSandboxProcess } from "../scripts/lib/chains-process";
 import { AgentTokenFactory__factory, USDC__factory } from "../typechain-types";
 import { benchSchema, dropSchema, postJson, serviceEnv } from "./reads";
 import { payWithEthers } from "../test/helpers/x402";

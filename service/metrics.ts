@@ -2,6 +2,7 @@ import { formatEther } from "ethers";
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom-client";
 import { nonceAheadRetryCount } from "./chains/broadcast";
 import type { Stores } from "./store/stores";
+import type { DbWorkFigures } from "./store/db-work";
 import type { ChainRegistry } from "./chains/registry";
 import type { Config } from "./config";
 import type { EventStreams } from "./events/stream";
@@ -37,6 +38,10 @@ export type MetricsSources = Pick<Stores, "db" | "webhooks"> & {
  * | tak_wallet_balance_low                   | gauge     | chain_id, wallet, address | 1 below 100 transactions at current fees |
  * | tak_chain_up                             | gauge     | chain_id               | 1 when the chain answered the scrape   |
  * | tak_db_pool_connections                  | gauge     | state (total/idle/waiting) | the PostgreSQL pool; PGlite: total 1 |
+ * | tak_db_round_trips_total                 | counter   | work                   | trips to the database by route template (work a request started, its runner's included) or background |
+ * | tak_db_statements_total                  | counter   | work                   | statements those trips carried         |
+ * | tak_db_seconds_total                     | counter   | work                   | time spent awaiting those trips        |
+ * | tak_db_cpu_seconds_total                 | counter   | work                   | this process's CPU meanwhile (the embedded database's own cost) |
  * | tak_broadcast_nonce_ahead_retries        | gauge     |                        | re-sends after "nonce too high" (process) |
  * | tak_reorgs_total                         | counter   | chain_id, depth        | transactions a reorg took off the chain: before or after their confirmations |
  * | tak_rpc_calls_total                      | counter   | chain_id, endpoint, outcome | RPC requests per URL (scheme and host only): ok, failed, throttled |
@@ -87,6 +92,7 @@ export class Metrics {
       buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
       registers,
     });
+    dbWorkCounters(registers, services);
     new Gauge({
       name: "tak_broadcast_nonce_ahead_retries",
       help: "Transactions of this process re-sent after the node answered nonce too high (a predecessor not in the node yet)",
@@ -319,6 +325,39 @@ export class Metrics {
     this.toolCalls.inc({ tool, outcome });
     this.toolDuration.observe({ tool }, seconds);
   }
+}
+
+/** The database's trips, statements and time per kind of work (store/db-work.ts), read on scrape. */
+function dbWorkCounters(registers: Registry[], services: MetricsSources): void {
+  const figures: [string, string, (f: DbWorkFigures) => number][] = [
+    [
+      "tak_db_round_trips_total",
+      "Trips to the database (one message and its answer), by the work that made them: the route template of the request (with what its runner did for it) or background",
+      (f) => f.trips,
+    ],
+    [
+      "tak_db_statements_total",
+      "Statements the database ran, by the work that asked for them (several may share a trip)",
+      (f) => f.statements,
+    ],
+    ["tak_db_seconds_total", "Time spent awaiting the database's answers, by the work that asked", (f) => f.ms / 1000],
+    [
+      "tak_db_cpu_seconds_total",
+      "This process's CPU time while it awaited the database, by the work that asked (on the embedded database, the engine's own cost: it runs on this thread)",
+      (f) => f.cpuMs / 1000,
+    ],
+  ];
+  for (const [name, help, read] of figures)
+    new Counter({
+      name,
+      help,
+      labelNames: ["work"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [work, f] of Object.entries(services.db.work.snapshot())) this.inc({ work }, read(f));
+      },
+    });
 }
 
 interface ChainFacts {

@@ -6,6 +6,7 @@ import { startService, type RunningService } from "../../service/server";
 import { makePrivate, privateDirectory } from "../../service/store/private-files";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { ACCOUNT_ROLES, createSandbox, RELAYER_INDEX, SETTLEMENT_INDEX, type Sandbox } from "./sandbox";
+import { createSandboxProcess } from "./chains-process";
 
 /** What `npm run chains` leaves for `npm run service`: where the local chains answer and their deployments. */
 export interface SandboxChainsFile {
@@ -18,18 +19,23 @@ export interface SandboxChainsFile {
 export const sandboxDir = (dataDir: string) => path.join(dataDir, "sandbox");
 export const chainsFilePath = (dataDir: string) => path.join(sandboxDir(dataDir), "chains.json");
 
-/** The sandbox's two local chains on their ports (LOCAL_SEPOLIA_PORT, LOCAL_BASE_SEPOLIA_PORT; 8545 and 8546), deployed and funded. */
+/**
+ * The sandbox's two local chains on their ports (LOCAL_SEPOLIA_PORT, LOCAL_BASE_SEPOLIA_PORT; 8545 and 8546), deployed
+ * and funded: in this process (`npm run chains`), or with `ownProcess` in a process of their own (`npm start`: the
+ * service then shares its event loop with no chain, as a deployment's does not).
+ */
 export async function startSandboxChains(
   hre: HardhatRuntimeEnvironment,
   dataDir: string,
   blockTime: number,
+  options: { ownProcess?: boolean } = {},
 ): Promise<Sandbox> {
   // Private like everything else in the data directory (the database, the secrets): directories 0700, files 0600.
   const deploymentsDir = path.join(sandboxDir(dataDir), "deployments");
   privateDirectory(dataDir);
   privateDirectory(sandboxDir(dataDir));
   privateDirectory(deploymentsDir);
-  const sandbox = await createSandbox(hre, {
+  const sandbox = await (options.ownProcess ? createSandboxProcess : createSandbox)(hre, {
     blockTime,
     deploymentsDir,
     ports: {

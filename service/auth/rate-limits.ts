@@ -107,12 +107,18 @@ export class PrepareRateLimiter {
   ): Promise<() => Promise<void>> {
     const tier = apiKeyId ? this.keyed : this.anonymous;
     const subject = apiKeyId ? `key:${apiKeyId}` : clientSubject(client);
-    await consume(tier.rate, subject, apiKeyId ? "per-key request rate" : "per-IP request rate");
-    if (tier.wallet && wallet) await consume(tier.wallet, `wallet:${wallet.toLowerCase()}`, "per-wallet request rate");
+    // The rate and the concurrency slot are asked at once (on PostgreSQL, one trip): a slot taken by a request that is
+    // then refused is given back, as a refused slot is, or every refusal would shrink the limit.
+    const [rate, slot] = await Promise.allSettled([
+      consume(tier.rate, subject, apiKeyId ? "per-key request rate" : "per-IP request rate"),
+      consume(tier.concurrency, subject, "concurrent requests"),
+    ]);
     try {
-      await consume(tier.concurrency, subject, "concurrent requests");
+      if (rate.status === "rejected") throw rate.reason;
+      if (tier.wallet && wallet)
+        await consume(tier.wallet, `wallet:${wallet.toLowerCase()}`, "per-wallet request rate");
+      if (slot.status === "rejected") throw slot.reason;
     } catch (error) {
-      // A refused admission still counted a point: give it back, or every refusal would shrink the limit.
       await tier.concurrency.reward(subject, 1).catch(() => undefined);
       throw error;
     }

@@ -338,8 +338,14 @@ export class TransactionTracker {
   }
 
   private async markBroadcast(): Promise<void> {
-    await this.deps.batches.setTxBroadcast(this.batch.txId, this.tx.index);
-    this.tx = { ...this.tx, status: "broadcast", broadcastAt: this.tx.broadcastAt ?? new Date().toISOString() };
+    const sent: BatchTransaction = {
+      ...this.tx,
+      status: "broadcast",
+      broadcastAt: this.tx.broadcastAt ?? new Date().toISOString(),
+    };
+    // The event is built from this run's copy (equal to the row it wrote): one statement.
+    await this.deps.batches.setTxBroadcast(this.batch.txId, this.tx.index, { batch: this.batch, tx: sent });
+    this.tx = sent;
   }
 
   /** A reported hash the service has no bytes for may never appear (a typo, a dropped or replaced transaction). */

@@ -12,6 +12,7 @@ import type { AccessRule } from "../auth/access-rules";
 import { ApiError } from "../errors";
 import { JsonText } from "../wire/json-text";
 import type { IdempotentRequests } from "../store/idempotent-requests";
+import { countedAs } from "../store/db-work";
 import { REPLAYED_HEADER, startIdempotent, type IdempotentRun } from "./idempotency";
 import { toApiError } from "./error-mapping";
 import { guardInput } from "./input-guard";
@@ -214,6 +215,13 @@ function fixedKey(method: string, path: string): string {
 
 /** One route's handler: checks the caller's key, parses query and body, runs the handler, settles its payment, writes JSON. */
 function routeHandler(route: RouteDefinition<any, any>, services: RouterServices): RequestHandler {
+  const work = `${route.method.toUpperCase()} ${route.path}`;
+  const handle = answer(route, services);
+  // The database's trips are counted per route, with what the request starts that outlives it (a runner's ending).
+  return (req, res, next) => countedAs(work, () => handle(req, res, next));
+}
+
+function answer(route: RouteDefinition<any, any>, services: RouterServices): RequestHandler {
   return async (req: Request, res: Response, next: NextFunction) => {
     let payment: CallPayment | undefined;
     let idempotent: IdempotentRun | undefined;

@@ -95,7 +95,7 @@ export async function planBatch(services: PrepareServices, input: PrepareInput):
       relayed || body.nonce !== undefined
         ? undefined
         : services.batches.highestNonceInFlight(chain.chainId, plan.signer),
-    relayed: relayed ? { provisionalNonce: services.walletNonces.next(chain.chainId, plan.signer) } : undefined,
+    relayed: relayed ? { provisionalNonce: services.walletNonces.provisional(chain.chainId, plan.signer) } : undefined,
   });
   const info = {
     method: method.name,

@@ -1,4 +1,4 @@
-import nodemailer from "nodemailer";
+import type nodemailer from "nodemailer";
 import type { Config } from "../config";
 import { escapeHtml } from "./page";
 
@@ -15,22 +15,29 @@ export interface Mailer {
   close(): void;
 }
 
-/** The SMTP mailer (nodemailer) when SMTP_URL is configured; undefined otherwise (the issuer delivers links itself). */
+/**
+ * The SMTP mailer (nodemailer) when SMTP_URL is configured; undefined otherwise (the issuer delivers links itself).
+ * nodemailer is loaded with the first mail, not at start (most instances send none for a long while).
+ */
 export function createMailer(config: Pick<Config, "SMTP_URL" | "SMTP_FROM">): Mailer | undefined {
   if (!config.SMTP_URL) return undefined;
-  const transport = nodemailer.createTransport({
-    url: config.SMTP_URL,
-    // An unreachable server must not hold a request for minutes.
-    connectionTimeout: 10_000,
-    greetingTimeout: 10_000,
-    socketTimeout: 20_000,
-  } as Parameters<typeof nodemailer.createTransport>[0]);
+  let transport: Promise<ReturnType<typeof nodemailer.createTransport>> | undefined;
+  const opened = () =>
+    (transport ??= import("nodemailer").then(({ default: mailer }) =>
+      mailer.createTransport({
+        url: config.SMTP_URL,
+        // An unreachable server must not hold a request for minutes.
+        connectionTimeout: 10_000,
+        greetingTimeout: 10_000,
+        socketTimeout: 20_000,
+      } as Parameters<typeof nodemailer.createTransport>[0]),
+    ));
   return {
     async send(mail) {
-      const info = await transport.sendMail({ from: config.SMTP_FROM, ...mail });
+      const info = await (await opened()).sendMail({ from: config.SMTP_FROM, ...mail });
       return { messageId: String(info.messageId) };
     },
-    close: () => transport.close(),
+    close: () => void transport?.then((t) => t.close()),
   };
 }
 

@@ -190,20 +190,18 @@ export class X402 {
 
   /**
    * Records a verified payment as reserved, if the payer's balance covers it with the payer's other open payments (the
-   * verification proved it covers this one alone: the balance is read only when the payer owes others).
+   * verification proved it covers this one alone: the balance is read only when the payer owes others, which the first
+   * reservation, made without it, finds out).
    */
   private async hold(charge: Charge, record: Parameters<Payments["reserve"]>[0]): Promise<PaymentRecord> {
     const { payments } = this.services;
     try {
-      const owes = (await payments.openAmount(record.payer, record.asset)) > 0n;
-      const payment = await payments
-        .reserve(record, owes ? await this.balanceOf(record.payer) : undefined)
-        .catch(async (error: unknown) => {
-          // Another of the payer's payments was taken meanwhile: its balance decides.
-          if (error instanceof PaymentShortfall && error.balance === undefined)
-            return payments.reserve(record, await this.balanceOf(record.payer));
-          throw error;
-        });
+      const payment = await payments.reserve(record).catch(async (error: unknown) => {
+        // The payer owes other payments: its balance decides.
+        if (error instanceof PaymentShortfall && error.balance === undefined)
+          return payments.reserve(record, await this.balanceOf(record.payer));
+        throw error;
+      });
       this.log.info({ paymentId: payment.id, subject: charge.subject, amount: record.amount }, "payment reserved");
       return payment;
     } catch (error) {

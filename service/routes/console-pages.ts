@@ -11,16 +11,7 @@ import { overview } from "../console/overview";
 import { listPayments, paymentDetail, paymentTotals } from "../console/payments";
 import { searchTransactions, transactionDetail } from "../console/transactions";
 import { endpointDetail, listEndpoints } from "../console/webhooks";
-import { auditPage } from "../console/pages/audit";
-import { html } from "../console/pages/html";
-import { keysPage } from "../console/pages/keys";
-import { kycPage } from "../console/pages/kyc";
-import { CONSOLE_CSP, page, type PageContext } from "../console/pages/layout";
-import { overviewPage } from "../console/pages/overview";
-import { paymentPage, paymentsPage } from "../console/pages/payments";
-import { accountPage, signInPage } from "../console/pages/sign-in";
-import { transactionPage, transactionsPage } from "../console/pages/transactions";
-import { webhookPage, webhooksPage } from "../console/pages/webhooks";
+import type { PageContext } from "../console/pages/layout";
 import { ApiError } from "../errors";
 import { toApiError } from "../http/error-mapping";
 import { defineRoute } from "../http/route";
@@ -28,10 +19,17 @@ import type { Services } from "../usecases/services";
 import { basePathOf } from "./console";
 import type { ConsoleOptions } from "./console-changes";
 
-function send(res: Response, status: number, body: string): void {
+/**
+ * The pages' renderers, loaded on the first page asked for rather than at start: most instances never serve one, and
+ * the console's JSON endpoints (routes/console.ts) do not need them.
+ */
+let renderers: Promise<typeof import("./console-page-renderers")> | undefined;
+const pages = () => (renderers ??= import("./console-page-renderers"));
+
+function send(res: Response, status: number, body: string, csp: string): void {
   res.status(status);
   res.setHeader("Content-Type", "text/html; charset=utf-8");
-  res.setHeader("Content-Security-Policy", CONSOLE_CSP);
+  res.setHeader("Content-Security-Policy", csp);
   res.setHeader("Referrer-Policy", "no-referrer");
   res.setHeader("Cache-Control", "no-store");
   res.setHeader("X-Frame-Options", "DENY");
@@ -72,9 +70,10 @@ function consolePage(
         return void res.redirect(303, `${base}/console/sign-in?${query.toString()}`);
       }
       const ctx = { operator: signedIn.operator, csrfToken: signedIn.csrfToken, base, signedIn };
+      const { CONSOLE_CSP, html, page } = await pages();
       try {
         const rendered = await render(ctx, req);
-        if (typeof rendered === "string") send(res, 200, rendered);
+        if (typeof rendered === "string") send(res, 200, rendered, CONSOLE_CSP);
         else res.redirect(303, rendered.redirect);
       } catch (error) {
         const refused = toApiError(error);
@@ -88,6 +87,7 @@ function consolePage(
             "This page cannot be shown",
             html`<p class="notice error" role="alert">${refused.message}</p><p><a href="${base}/console">Back to the overview</a></p>`,
           ),
+          CONSOLE_CSP,
         );
       }
     },
@@ -125,7 +125,8 @@ function signInRoute(services: Services) {
         ))
       )
         return void res.redirect(303, next.startsWith(`${base}/console`) ? next : `${base}/console`);
-      send(res, 200, signInPage(base, next, token, REASONS[one(req.query.reason) ?? ""]));
+      const { CONSOLE_CSP, signInPage } = await pages();
+      send(res, 200, signInPage(base, next, token, REASONS[one(req.query.reason) ?? ""]), CONSOLE_CSP);
     },
   });
 }
@@ -171,42 +172,47 @@ export function consolePageRoutes(services: Services, options: ConsoleOptions) {
     signInRoute(services),
     assetRoute(),
     consolePage(services, "/console", "The console's overview", async (ctx) =>
-      overviewPage(ctx, await overview(services)),
+      (await pages()).overviewPage(ctx, await overview(services)),
     ),
     consolePage(services, "/console/transactions", "Transactions", async (ctx, req) => {
       const query = { q: q(req, "q"), status: q(req, "status") as never, before: q(req, "before") };
       const found = await searchTransactions(services, query);
       if (found.match && query.q) return { redirect: `${ctx.base}/console/transactions/${found.match}` };
-      return transactionsPage(ctx, query, found);
+      return (await pages()).transactionsPage(ctx, query, found);
     }),
     consolePage(services, "/console/transactions/{txId}", "A batch", async (ctx, req) =>
-      transactionPage(ctx, await transactionDetail(services, String(req.params.txId).toLowerCase())),
+      (await pages()).transactionPage(ctx, await transactionDetail(services, String(req.params.txId).toLowerCase())),
     ),
     consolePage(services, "/console/payments", "Payments", async (ctx, req) => {
       const query = { status: q(req, "status") as never, payer: q(req, "payer"), before: q(req, "before") };
-      return paymentsPage(ctx, query, await listPayments(services, query), (await paymentTotals(services, 7)).totals);
+      const [list, totals] = [await listPayments(services, query), (await paymentTotals(services, 7)).totals];
+      return (await pages()).paymentsPage(ctx, query, list, totals);
     }),
     consolePage(services, "/console/payments/{id}", "A payment", async (ctx, req) =>
-      paymentPage(ctx, await paymentDetail(services, String(req.params.id))),
+      (await pages()).paymentPage(ctx, await paymentDetail(services, String(req.params.id))),
     ),
     consolePage(services, "/console/webhooks", "Webhooks", async (ctx, req) =>
-      webhooksPage(ctx, await listEndpoints(services, { before: q(req, "before") })),
+      (await pages()).webhooksPage(ctx, await listEndpoints(services, { before: q(req, "before") })),
     ),
     consolePage(services, "/console/webhooks/{id}", "A webhook endpoint", async (ctx, req) => {
       const query = { status: q(req, "status") as never, before: q(req, "before") };
-      return webhookPage(ctx, await endpointDetail(services, String(req.params.id), query), query);
+      return (await pages()).webhookPage(ctx, await endpointDetail(services, String(req.params.id), query), query);
     }),
     consolePage(services, "/console/kyc", "KYC review", async (ctx, req) => {
       const status = q(req, "status") ?? "submitted";
-      return kycPage(ctx, status, await kycQueue(services, { status: status as never, before: q(req, "before") }));
+      const queue = await kycQueue(services, { status: status as never, before: q(req, "before") });
+      return (await pages()).kycPage(ctx, status, queue);
     }),
     consolePage(services, "/console/keys", "Keys and money", async (ctx) =>
-      keysPage(ctx, await keysView(services, options.pricedOperations())),
+      (await pages()).keysPage(ctx, await keysView(services, options.pricedOperations())),
     ),
-    consolePage(services, "/console/audit", "Audit log", async (ctx, req) =>
-      auditPage(ctx, q(req, "actor"), await auditList(services, { actor: q(req, "actor"), before: q(req, "before") })),
+    consolePage(services, "/console/audit", "Audit log", async (ctx, req) => {
+      const entries = await auditList(services, { actor: q(req, "actor"), before: q(req, "before") });
+      return (await pages()).auditPage(ctx, q(req, "actor"), entries);
+    }),
+    consolePage(services, "/console/account", "Account", async (ctx) =>
+      (await pages()).accountPage(ctx, ctx.signedIn.expiresAt),
     ),
-    consolePage(services, "/console/account", "Account", async (ctx) => accountPage(ctx, ctx.signedIn.expiresAt)),
   ];
 }
 

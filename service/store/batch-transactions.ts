@@ -1,8 +1,15 @@
 import type { BatchTransaction, TransactionWait, UnsignedTransaction } from "../model/batch";
 import type { Sealer } from "../crypto/sealed";
-import { broadcastEvent, confirmedEvent, factsOf, transactionEventData, type BatchFactsRow } from "./batch-events";
+import {
+  broadcastEvent,
+  confirmedEvent,
+  factsOf,
+  transactionEventData,
+  type BatchFacts,
+  type BatchFactsRow,
+} from "./batch-events";
 import { BATCH_FACTS, jsonColumn, sealSigned, toTx, TX_JSON, type ReplacedRow, type TxRow } from "./batch-rows";
-import { emitEvents } from "./outbox";
+import { emitEvents, eventRows, insertEventsSql } from "./outbox";
 import type { Db, Queryable } from "./db";
 
 /**
@@ -263,8 +270,26 @@ export class BatchTransactions {
     );
   }
 
-  /** A signed transaction went out; its transaction.broadcast event is written in the same transaction. */
-  async setTxBroadcast(txId: string, index: number): Promise<void> {
+  /**
+   * A signed transaction went out; its transaction.broadcast event is written in the same transaction. Given `sent`, the
+   * run's copy of the batch and of the transaction (equal to the rows it wrote), the event is built from it and written
+   * by the same statement, only when that statement moved the transaction: one statement, no transaction of its own.
+   */
+  async setTxBroadcast(txId: string, index: number, sent?: { batch: BatchFacts; tx: BatchTransaction }): Promise<void> {
+    if (sent?.tx.txHash) {
+      // Only while the row holds the copy's bytes (its hash); otherwise the row is read, as without a copy.
+      const [row] = await this.db.query<{ moved: number }>(
+        `WITH moved AS (
+           UPDATE batch_transactions t SET status = 'broadcast', broadcast_at = COALESCE(t.broadcast_at, now())
+           WHERE t.tx_id = $1 AND t.index = $2 AND t.status = 'signed' AND t.tx_hash = $4 RETURNING t.tx_id
+         ), events AS (
+           ${insertEventsSql("$3", "EXISTS (SELECT 1 FROM moved)")}
+         )
+         SELECT count(*)::int AS moved FROM moved`,
+        [txId, index, eventRows([broadcastEvent(sent.batch, sent.tx)]), sent.tx.txHash.toLowerCase()],
+      );
+      if (row.moved) return;
+    }
     await this.db.transaction(async (q) => {
       const [row] = await q.query<TxRow & BatchFactsRow>(
         `UPDATE batch_transactions t SET status = 'broadcast', broadcast_at = COALESCE(t.broadcast_at, now())

@@ -1,11 +1,14 @@
 import path from "node:path";
 import type { PGlite } from "@electric-sql/pglite";
 import { Pool, types as pgTypes, type PoolClient } from "pg";
+import { DbWork, timedTrip } from "./db-work";
 import { PreparedStatements } from "./prepared-statements";
 import { PgliteTransaction, Serial } from "./pglite-transaction";
+import { PostgresTransaction, StatementGatherer } from "./postgres-transaction";
+import { inlineParameters } from "./inline-parameters";
 import { openPglite } from "./pglite-template";
 import { makePrivate, privateDirectory } from "./private-files";
-import { allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
+import { allIssued, type Queryable } from "./queryable";
 
 export type { Queryable } from "./queryable";
 
@@ -15,6 +18,8 @@ export type { Queryable } from "./queryable";
  */
 export interface Db extends Queryable {
   readonly kind: "pglite" | "postgres";
+  /** Its trips, statements and time so far, per kind of work (db-work.ts). */
+  readonly work: DbWork;
   /** Runs `fn` in one transaction; rolls back if it throws. */
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T>;
   /**
@@ -45,6 +50,7 @@ pgTypes.setTypeParser(20, (v) => v);
 
 class PgliteDb implements Db {
   readonly kind = "pglite" as const;
+  readonly work = new DbWork();
   private readonly statements = new PreparedStatements();
   /** The one connection runs one statement or transaction at a time (PgliteTransaction sends BEGIN itself). */
   private readonly turns = new Serial();
@@ -72,17 +78,21 @@ class PgliteDb implements Db {
   }
 
   query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    return this.turns.run(() => this.statements.run<T>(this.pg, sql, params));
+    return this.turns.run(() => this.statements.run<T>(this.pg, sql, params, this.work));
   }
 
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {
     await this.query(sql, params);
   }
 
+  finalQuery<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    return this.query<T>(sql, params);
+  }
+
   together = allIssued;
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.turns.run(() => new PgliteTransaction(this.pg, this.statements).run(fn));
+    return this.turns.run(() => new PgliteTransaction(this.pg, this.statements, this.work).run(fn));
   }
 
   async listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {
@@ -92,7 +102,8 @@ class PgliteDb implements Db {
 
   rateLimiterClient() {
     return {
-      query: (q: { text: string; values?: unknown[] }) => this.turns.run(() => this.pg.query(q.text, q.values ?? [])),
+      query: (q: { text: string; values?: unknown[] }) =>
+        this.turns.run(() => timedTrip(this.work, 1, () => this.pg.query(q.text, q.values ?? []))),
     };
   }
 
@@ -104,15 +115,20 @@ class PgliteDb implements Db {
 
 class PostgresDb implements Db {
   readonly kind = "postgres" as const;
+  readonly work = new DbWork();
   constructor(private readonly pool: Pool) {}
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    const result = await this.pool.query(sql, params as unknown[]);
+    const result = await timedTrip(this.work, 1, () => this.pool.query(sql, params as unknown[]));
     return result.rows as T[];
   }
 
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {
-    await this.pool.query(sql, params as unknown[]);
+    await this.query(sql, params);
+  }
+
+  finalQuery<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    return this.query<T>(sql, params);
   }
 
   together = allIssued;
@@ -120,14 +136,7 @@ class PostgresDb implements Db {
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
     try {
-      await client.query("BEGIN");
-      const value = await fn(clientQueryable(client));
-      // COMMIT of a transaction that failed earlier (an error caught inside `fn`) rolls back: say so, as PGlite does.
-      if ((await client.query("COMMIT")).command === "ROLLBACK") throw new Error(TRANSACTION_ROLLED_BACK);
-      return value;
-    } catch (error) {
-      await client.query("ROLLBACK").catch(() => undefined);
-      throw error;
+      return await new PostgresTransaction(client, this.work).run(fn);
     } finally {
       client.release();
     }
@@ -135,7 +144,7 @@ class PostgresDb implements Db {
 
   async session(): Promise<DbSession> {
     const client = await this.pool.connect();
-    return { ...clientQueryable(client), release: (error?: Error) => client.release(error) };
+    return { ...clientQueryable(client, this.work), release: (error?: Error) => client.release(error) };
   }
 
   async listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {
@@ -175,8 +184,16 @@ class PostgresDb implements Db {
     };
   }
 
+  /** The rate limits' statements: those issued in one turn of the event loop (a request's, or requests') share a trip. */
+  private readonly limiterStatements = new StatementGatherer((texts) =>
+    timedTrip(this.work, texts.length, () => this.pool.query(texts.join(";\n"))),
+  );
+
   rateLimiterClient() {
-    return { query: (q: { text: string; values?: unknown[] }) => this.pool.query(q.text, q.values) };
+    return {
+      query: (q: { text: string; values?: unknown[] }) =>
+        this.limiterStatements.run(inlineParameters(q.text, q.values ?? [])),
+    };
   }
 
   async close() {
@@ -185,11 +202,13 @@ class PostgresDb implements Db {
 }
 
 /** A server connection as a Queryable: each statement runs at once. */
-function clientQueryable(client: PoolClient): Queryable {
+function clientQueryable(client: PoolClient, work: DbWork): Queryable {
+  const query = async <R>(sql: string, params: readonly unknown[] = []) =>
+    (await timedTrip(work, 1, () => client.query(sql, params as unknown[]))).rows as R[];
   return {
-    query: async <R>(sql: string, params: readonly unknown[] = []) =>
-      (await client.query(sql, params as unknown[])).rows as R[],
-    write: async (sql: string, params: readonly unknown[] = []) => void (await client.query(sql, params as unknown[])),
+    query,
+    write: async (sql, params) => void (await query(sql, params)),
+    finalQuery: query,
     together: allIssued,
   };
 }

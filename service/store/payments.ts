@@ -108,10 +108,13 @@ export class Payments {
     try {
       return await this.db.transaction(async (q) => {
         await q.write(PAYER_LOCK_SQL, [`${payer}:${asset}`]);
-        const [row] = await q.query(
-          `WITH open AS (${openSumSql("$9", "$6")})
-           INSERT INTO payments (id, subject, route, tx_id, network, asset, pay_to, amount, payer, authorization_nonce, valid_before, payload_sealed, requirements, status)
-           SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,'reserved' FROM open WHERE open.total + $8::numeric <= $14::numeric RETURNING *`,
+        // One trip with the lock and the COMMIT: the row taken, or (nothing taken) the open sum that refused it.
+        const [row] = await q.finalQuery<Record<string, unknown> & { open_total: string }>(
+          `WITH open AS (${openSumSql("$9", "$6")}), taken AS (
+             INSERT INTO payments (id, subject, route, tx_id, network, asset, pay_to, amount, payer, authorization_nonce, valid_before, payload_sealed, requirements, status)
+             SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,'reserved' FROM open WHERE open.total + $8::numeric <= $14::numeric RETURNING *
+           )
+           SELECT taken.*, open.total::text AS open_total FROM open LEFT JOIN taken ON true`,
           [
             id,
             p.subject,
@@ -129,7 +132,7 @@ export class Payments {
             cover.toString(),
           ],
         );
-        if (!row) throw new PaymentShortfall(await this.openAmount(payer, asset, q), balance);
+        if (row.id === null) throw new PaymentShortfall(BigInt(row.open_total), balance);
         return this.record(row);
       });
     } catch (error) {

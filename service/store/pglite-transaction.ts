@@ -1,5 +1,6 @@
 import type { PGlite } from "@electric-sql/pglite";
-import { allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
+import { timedTrip, type DbWork } from "./db-work";
+import { AFTER_FINAL_QUERY, allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
 import type { PreparedStatements } from "./prepared-statements";
 
 /** Runs one job at a time, in the order they were asked for: the embedded database has one connection. */
@@ -26,12 +27,15 @@ export class PgliteTransaction implements Queryable {
   /** Statements (as SQL text) to run ahead of the next one: BEGIN until it was sent, then deferred writes. */
   private readonly waiting: string[] = ["BEGIN"];
   private begun = false;
+  /** A finalQuery carried the COMMIT. */
+  private committed = false;
   /** While `together` issues its statements: those gathered for its one trip. */
   private gathering?: { text: string; resolve(rows: unknown[]): void; reject(error: unknown): void }[];
 
   constructor(
     private readonly pg: PGlite,
     private readonly statements: PreparedStatements,
+    private readonly work: DbWork,
   ) {}
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -40,14 +44,26 @@ export class PgliteTransaction implements Queryable {
       return new Promise<T[]>((resolve, reject) =>
         this.gathering!.push({ text: gathered, resolve: (rows) => resolve(rows as T[]), reject }),
       );
-    const text = await this.statements.executable(this.pg, sql, params);
+    const text = await this.statements.executable(this.pg, sql, params, this.work);
     if (text === undefined) return this.unprepared<T>(sql, params);
     const results = await this.send([text]);
     return results[results.length - 1].rows as T[];
   }
 
+  async finalQuery<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    const text = await this.statements.executable(this.pg, sql, params, this.work);
+    if (text === undefined) {
+      const rows = await this.unprepared<T>(sql, params);
+      await this.commit();
+      return rows;
+    }
+    const results = await this.commit([text]);
+    return results[results.length - 2].rows as T[];
+  }
+
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {
-    const text = await this.statements.executable(this.pg, sql, params);
+    if (this.committed) throw new Error(AFTER_FINAL_QUERY);
+    const text = await this.statements.executable(this.pg, sql, params, this.work);
     if (text === undefined) await this.unprepared(sql, params);
     else this.waiting.push(text);
   }
@@ -78,29 +94,38 @@ export class PgliteTransaction implements Queryable {
   async run<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     try {
       const value = await fn(this);
-      if (!this.begun && this.waiting.length === 1) return value; // nothing ran: nothing to commit
-      const results = await this.send(["COMMIT"]);
-      // COMMIT of a transaction that failed earlier (an error caught inside `fn`) answers ROLLBACK.
-      if (results[results.length - 1].command === "ROLLBACK") throw new Error(TRANSACTION_ROLLED_BACK);
+      if (this.committed || (!this.begun && this.waiting.length === 1)) return value; // committed, or nothing ran
+      await this.commit();
       return value;
     } catch (error) {
-      if (this.begun) await this.pg.exec("ROLLBACK").catch(() => undefined);
+      if (this.begun && !this.committed)
+        await timedTrip(this.work, 1, () => this.pg.exec("ROLLBACK")).catch(() => undefined);
       throw error;
     }
+  }
+
+  /** One trip: what waits, `texts`, then COMMIT; throws when the COMMIT rolled back (a statement in it had failed). */
+  private async commit(texts: string[] = []) {
+    const results = await this.send([...texts, "COMMIT"]);
+    this.committed = true;
+    // COMMIT of a transaction that failed earlier (an error caught inside `fn`) answers ROLLBACK.
+    if (results[results.length - 1].command === "ROLLBACK") throw new Error(TRANSACTION_ROLLED_BACK);
+    return results;
   }
 
   /** A statement that runs through PGlite's own `query` (see PreparedStatements.executable), after what waits. */
   private async unprepared<T>(sql: string, params: readonly unknown[]): Promise<T[]> {
     if (this.waiting.length) await this.send([]);
-    return (await this.pg.query<T>(sql, params as unknown[])).rows;
+    return (await timedTrip(this.work, 1, () => this.pg.query<T>(sql, params as unknown[]))).rows;
   }
 
   /** One trip: what waits, then `texts`. */
   private send(texts: string[]): Promise<{ rows: unknown[]; command?: string }[]> {
+    if (this.committed) throw new Error(AFTER_FINAL_QUERY);
     const batch = [...this.waiting, ...texts];
     this.waiting.length = 0;
     // BEGIN is in this trip: whatever fails in it, the transaction is open (aborted) and must be rolled back.
     this.begun = true;
-    return this.pg.exec(batch.join(";\n"));
+    return timedTrip(this.work, batch.length, () => this.pg.exec(batch.join(";\n")));
   }
 }

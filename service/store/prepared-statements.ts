@@ -1,4 +1,5 @@
 import { escapeLiteral } from "pg";
+import { timedTrip, type DbWork } from "./db-work";
 
 /** What runs SQL on the embedded database: PGlite itself or one of its open transactions. */
 interface PgliteTarget {
@@ -25,10 +26,10 @@ export class PreparedStatements {
   /** `max` bounds how many statements are kept; SQL beyond it runs unprepared. */
   constructor(private readonly max = 1_000) {}
 
-  async run<T>(target: PgliteTarget, sql: string, params: readonly unknown[]): Promise<T[]> {
-    const text = await this.executable(target, sql, params);
-    if (text === undefined) return (await target.query<T>(sql, params as unknown[])).rows;
-    const [result] = await target.exec(text);
+  async run<T>(target: PgliteTarget, sql: string, params: readonly unknown[], work: DbWork): Promise<T[]> {
+    const text = await this.executable(target, sql, params, work);
+    if (text === undefined) return (await timedTrip(work, 1, () => target.query<T>(sql, params as unknown[]))).rows;
+    const [result] = await timedTrip(work, 1, () => target.exec(text));
     return result.rows as T[];
   }
 
@@ -37,11 +38,16 @@ export class PreparedStatements {
    * can travel with other statements in one trip; undefined when it runs through `query` instead (no parameters, not
    * preparable, or the cache is full). Prepares the statement the first time.
    */
-  async executable(target: PgliteTarget, sql: string, params: readonly unknown[]): Promise<string | undefined> {
+  async executable(
+    target: PgliteTarget,
+    sql: string,
+    params: readonly unknown[],
+    work: DbWork,
+  ): Promise<string | undefined> {
     if (!params.length || !PREPARABLE.test(sql) || (!this.names.has(sql) && this.names.size >= this.max))
       return undefined;
     const args = params.map(literal).join(", ");
-    return `EXECUTE ${await this.nameOf(target, sql)}(${args})`;
+    return `EXECUTE ${await this.nameOf(target, sql, work)}(${args})`;
   }
 
   /** executable()'s text, without waiting, for a statement already prepared; undefined for any other. */
@@ -50,11 +56,11 @@ export class PreparedStatements {
     return name && `EXECUTE ${name}(${params.map(literal).join(", ")})`;
   }
 
-  private nameOf(target: PgliteTarget, sql: string): Promise<string> {
+  private nameOf(target: PgliteTarget, sql: string, work: DbWork): Promise<string> {
     let name = this.names.get(sql);
     if (!name) {
       const chosen = `tak_${this.names.size + 1}`;
-      name = target.exec(`PREPARE ${chosen} AS ${sql}`).then(() => {
+      name = timedTrip(work, 1, () => target.exec(`PREPARE ${chosen} AS ${sql}`)).then(() => {
         this.ready.set(sql, chosen);
         return chosen;
       });

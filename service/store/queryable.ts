@@ -8,6 +8,11 @@ export interface Queryable {
    */
   write(sql: string, params?: readonly unknown[]): Promise<void>;
   /**
+   * A transaction's last statement, sent with its COMMIT (one trip instead of two): nothing may follow it in the
+   * transaction. Its rows once committed; if the COMMIT rolls back, it throws. Outside a transaction, `query`.
+   */
+  finalQuery<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
+  /**
    * Statements none of which needs another's rows, each issued by `issue` through a store method whose first step is
    * its statement (e.g. `() => [a.lock(q), b.take(q)] as const`). In a transaction on the embedded database they travel
    * in one trip into the engine; everywhere else they run as issued. If one fails, the transaction fails.
@@ -24,3 +29,6 @@ export function allIssued<T extends readonly unknown[]>(
 
 /** Thrown by a transaction whose COMMIT rolled back: a statement in it had failed (and its error was caught). */
 export const TRANSACTION_ROLLED_BACK = "the transaction was rolled back: a statement in it failed";
+
+/** Thrown by a statement issued in a transaction after its finalQuery (which committed it). */
+export const AFTER_FINAL_QUERY = "the transaction was committed by its final query: nothing may follow it";

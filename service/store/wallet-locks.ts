@@ -85,8 +85,11 @@ class Turn {
     let session: DbSession | undefined;
     try {
       session = await openSession();
-      await session.query("SELECT set_config('lock_timeout', $1, false)", [String(MAX_WAIT_MS)]);
-      await session.query(`SELECT pg_advisory_lock(${WALLET_LOCK_KEY})`, [this.name]);
+      // One trip: the wait's bound is set first (a statement's outputs are computed in order), then the lock waits.
+      await session.query(`SELECT set_config('lock_timeout', $2, false), pg_advisory_lock(${WALLET_LOCK_KEY})`, [
+        this.name,
+        String(MAX_WAIT_MS),
+      ]);
     } catch (error) {
       this.log.warn({ wallet: this.name, err: errorFacts(error) }, "wallet lock not taken; broadcasting without it");
       session?.release(error as Error);

@@ -6,7 +6,14 @@ import type { Db, Queryable } from "./db";
  * used twice, never skipped by a crash, and shared safely by several service instances on one PostgreSQL server.
  */
 export class WalletNonces {
+  /** The next nonce as this process last took, synced or read it, per "chainId:address" (see provisional). */
+  private readonly lastSeen = new Map<string, number>();
+
   constructor(private readonly db: Db) {}
+
+  private seen(chainId: number, address: string, next: number): void {
+    this.lastSeen.set(`${chainId}:${address.toLowerCase()}`, next);
+  }
 
   /** Takes the next nonce inside `tx` (which must also persist the signed transaction). */
   async take(tx: Queryable, chainId: number, address: string, chainPending: () => Promise<number>): Promise<number> {
@@ -23,6 +30,7 @@ export class WalletNonces {
       );
       if (!row) [row] = await tx.query<{ nonce: string }>(advance, key);
     }
+    this.seen(chainId, address, Number(row.nonce) + 1);
     return Number(row.nonce);
   }
 
@@ -32,7 +40,17 @@ export class WalletNonces {
       "SELECT next_nonce::text AS next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2",
       [chainId, address.toLowerCase()],
     );
+    if (row) this.seen(chainId, address, Number(row.next_nonce));
     return row ? Number(row.next_nonce) : undefined;
+  }
+
+  /**
+   * The next nonce as this process last saw it (its own takes and syncs), read from the database only before it saw any:
+   * what a relayed prepare shows, provisional anyway (the relayer takes the real one when it signs), without a trip to
+   * the database per prepare. Other instances' takes since are not in it.
+   */
+  async provisional(chainId: number, address: string): Promise<number | undefined> {
+    return this.lastSeen.get(`${chainId}:${address.toLowerCase()}`) ?? this.next(chainId, address);
   }
 
   /** Raises the counter to the chain's pending count (never lowers it: signed, unsent transactions hold the gap). */
@@ -43,6 +61,7 @@ export class WalletNonces {
        RETURNING next_nonce`,
       [chainId, address.toLowerCase(), chainPending],
     );
+    this.seen(chainId, address, Number(row.next_nonce));
     return Number(row.next_nonce);
   }
 

@@ -152,6 +152,12 @@ describe("npm start (scripts/dev.ts) end to end", function () {
       () => expect.fail("the service still answers after SIGINT"),
       () => undefined,
     );
+    // The chains run in a process of their own, which dev.ts stops with itself.
+    for (const chain of Object.values(credentials.chains))
+      await fetch(chain.rpcUrl).then(
+        () => expect.fail(`the chain at ${chain.rpcUrl} still answers after SIGINT to dev.ts`),
+        () => undefined,
+      );
 
     // A second start on the same DATA_DIR keeps the key, which is still accepted.
     const again = await start();

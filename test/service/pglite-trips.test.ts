@@ -1,6 +1,7 @@
 import { expect } from "chai";
 import type { PGlite } from "@electric-sql/pglite";
 import { openPglite } from "../../service/store/pglite-template";
+import { DbWork } from "../../service/store/db-work";
 import { PgliteTransaction } from "../../service/store/pglite-transaction";
 import { PreparedStatements } from "../../service/store/prepared-statements";
 
@@ -20,7 +21,7 @@ describe("embedded database: trips into the engine per transaction", function ()
       exec: (sql: string) => (trips.push(sql), pg.exec(sql)),
       query: pg.query.bind(pg),
     } as unknown as PGlite;
-    const tx = new PgliteTransaction(counted, statements);
+    const tx = new PgliteTransaction(counted, statements, new DbWork());
     return tx.run(() => fn(tx));
   };
 
@@ -65,6 +66,16 @@ describe("embedded database: trips into the engine per transaction", function ()
       { v: "one+" },
       { v: "deux" },
     ]);
+  });
+
+  it("a write, then a final query with the COMMIT: one trip", async () => {
+    const rows = await transaction(async (tx) => {
+      await tx.write("UPDATE trip_probe SET v = $2 WHERE id = $1", [1, "uno"]);
+      return tx.finalQuery<{ v: string }>("SELECT v FROM trip_probe WHERE id = $1 FOR UPDATE", [1]);
+    });
+    expect(rows).to.deep.equal([{ v: "uno" }]);
+    expect(trips).to.have.length(1);
+    expect(trips[0]).to.match(/^BEGIN;\nEXECUTE tak_\d+\(.*\);\nEXECUTE tak_\d+\(.*\);\nCOMMIT$/s);
   });
 
   it("the same statements one after the other: a trip each", async () => {

@@ -1,29 +1,31 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import path from "node:path";
 import type { EIP1193Provider, HardhatRuntimeEnvironment } from "hardhat/types";
-import { blockTimeMs, switchMining, type LocalChain } from "../scripts/lib/local-chain";
-import { testAccounts, type LocalDeployment, type Sandbox, type SandboxOptions } from "../scripts/lib/sandbox";
+import { blockTimeMs, switchMining, type LocalChain } from "./local-chain";
+import { testAccounts, type LocalDeployment, type Sandbox, type SandboxOptions } from "./sandbox";
 
 /**
- * The sandbox's chains in a process of their own, reached over HTTP JSON-RPC as a deployment reaches its nodes (and as
- * `npm start`'s service reaches its chains): the benches that compare the service with the chain measure what a
- * deployment gets, with no chain work sharing the service's event loop. Same deployments and accounts as createSandbox;
- * `provider` and `setBlockTime` of each chain go over HTTP too.
+ * The sandbox's chains in a process of their own (chains-child.ts), reached over HTTP JSON-RPC as a deployment reaches
+ * its nodes: `npm start` runs them so, and so do the benches that compare the service with the chain, so that no chain
+ * work shares the service's event loop. Same deployments and accounts as createSandbox; `provider` and `setBlockTime`
+ * of each chain go over HTTP too. The child's set-up lines go to `log`; it ends with `close()`, and by itself when
+ * this process is gone (its IPC channel closes).
  */
 export async function createSandboxProcess(
   hre: HardhatRuntimeEnvironment,
-  options: Omit<SandboxOptions, "log" | "ports">,
+  options: SandboxOptions,
 ): Promise<Sandbox & { pid: number }> {
+  const { log, ...childOptions } = options;
   const child = spawn(
     process.execPath,
     ["-r", "ts-node/register/transpile-only", path.join(__dirname, "chains-child.ts")],
     {
-      cwd: path.join(__dirname, ".."),
-      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: "true", BENCH_CHAINS: JSON.stringify(options) },
-      stdio: ["ignore", "pipe", "pipe"],
+      cwd: path.join(__dirname, "..", ".."),
+      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: "true", TAK_SANDBOX_CHAINS: JSON.stringify(childOptions) },
+      stdio: ["ignore", "pipe", "pipe", "ipc"],
     },
   );
-  const described = await readyLine(child);
+  const described = await readyLine(child, log);
   const [sepolia, baseSepolia] = described.chains.map((c) => remoteChain(c.chainId, c.url, c.port, c.blockTime));
   return {
     sepolia,
@@ -41,25 +43,36 @@ interface Described {
   deployments: Record<number, LocalDeployment>;
 }
 
-/** The child's JSON line once its chains are up (or its output, when it exits first). */
-function readyLine(child: ChildProcess): Promise<Described> {
+/** The child's JSON line once its chains are up (or its output, when it exits first); its other lines go to `log`. */
+function readyLine(child: ChildProcess, log?: (line: string) => void): Promise<Described> {
   return new Promise((resolve, reject) => {
-    let out = "";
+    let pending = "";
     let err = "";
-    child.stderr!.on("data", (chunk: Buffer) => (err += chunk.toString()));
-    child.stdout!.on("data", (chunk: Buffer) => {
-      out += chunk.toString();
-      const line = out.split("\n").find((l) => l.startsWith("{") && l.includes('"ready"'));
-      if (line) resolve(JSON.parse(line) as Described);
+    let ready = false;
+    child.stderr!.on("data", (chunk: Buffer) => {
+      err = (err + chunk.toString()).slice(-20_000);
+      if (ready) process.stderr.write(chunk); // after the start, whatever goes wrong in the chains is shown
     });
-    child.once("exit", (code) =>
-      reject(new Error(`the chains process exited (${code}) before its chains were up:\n${err.slice(-2000)}`)),
-    );
+    child.stdout!.on("data", (chunk: Buffer) => {
+      pending += chunk.toString();
+      const lines = pending.split("\n");
+      pending = lines.pop()!;
+      for (const line of lines) {
+        if (!ready && line.startsWith("{") && line.includes('"ready"')) {
+          ready = true;
+          resolve(JSON.parse(line) as Described);
+        } else log?.(line);
+      }
+    });
+    child.once("exit", (code) => {
+      if (!ready)
+        reject(new Error(`the chains process exited (${code}) before its chains were up:\n${err.slice(-2000)}`));
+    });
   });
 }
 
 async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null) return;
+  if (child.exitCode !== null || child.signalCode !== null) return;
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
   child.kill("SIGTERM");
   const timer = setTimeout(() => child.kill("SIGKILL"), 5_000);
