@@ -2125,8 +2125,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * The Model Context Protocol endpoint (Streamable HTTP, stateless): every operation of this API as an MCP tool
-         * @description For MCP clients (AI agents): `tools/list` lists a tool per route, named as the hosted server of the API names them where it has one (create_tokenization, get_token_info, agent_register, …), with the route's JSON Schema as input and its answer as structured output; `tools/call` runs the route with the credentials of this request: an API key in x-api-key or Authorization: Bearer, or an x402 payment in `params._meta["x402/payment"]` (a paid tool without one answers isError with the PaymentRequired). Send `Accept: application/json, text/event-stream`. A private key is never taken: the stdio server (npm run --silent mcp) signs locally.
+         * The Model Context Protocol endpoint (Streamable HTTP, stateless): the operations of this API as MCP tools
+         * @description For MCP clients (AI agents): `tools/list` lists the tools of the toolsets asked for (`?toolsets=a,b` or the X-MCP-Toolsets header; `all`; default: the agent's own: context, transactions, agents, agent_tokens, rams), `?readonly=true` or X-MCP-Readonly only the reads; each tool is named as the hosted server of the API names it where it has one (create_tokenization, get_token_info, agent_register, …). `tools/call` runs the route with the credentials of this request: an API key in x-api-key or Authorization: Bearer, or an x402 payment in `params._meta["x402/payment"]` (a paid tool without one answers isError with the PaymentRequired). Send `Accept: application/json, text/event-stream`. A browser page of another origin than the service's (or MCP_ALLOWED_ORIGINS) is refused with 403. A private key is never taken: the stdio server (npm run --silent mcp) signs locally.
          */
         post: operations["mcp"];
         delete?: never;
@@ -3082,7 +3082,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3108,7 +3108,7 @@ export interface components {
             agentUuid?: string;
             /**
              * @description The client that gave the feedback
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             clientAddress: string;
             responseURI?: string;
@@ -3139,7 +3139,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3159,7 +3159,7 @@ export interface components {
             email?: string;
             /**
              * @description An agent token created with agentCreateToken
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             tokenAddress: string;
             /**
@@ -3169,11 +3169,11 @@ export interface components {
             amount: string | number;
             /** @description The token's decimals (read from the token when omitted; must match when given) */
             decimals?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             spenderAddress?: string;
             /**
              * @description Alias of spenderAddress
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             spender?: string;
         };
@@ -3200,7 +3200,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3220,7 +3220,7 @@ export interface components {
             email?: string;
             /**
              * @description An agent token created with agentCreateToken
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             tokenAddress: string;
             /**
@@ -3232,7 +3232,7 @@ export interface components {
             decimals?: string | number;
             /**
              * @description Whose tokens burn: must be the signer
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             from?: string;
         };
@@ -3259,7 +3259,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3282,7 +3282,7 @@ export interface components {
             tokenSymbol?: string;
             /**
              * @description Owns the token and may mint it
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentWallet: string;
             /**
@@ -3315,7 +3315,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3363,7 +3363,7 @@ export interface components {
             agentId: string;
             chainId: number;
             chainIdHex: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             registryAddress: string;
             agentURI: string;
             name: string | null;
@@ -3372,7 +3372,7 @@ export interface components {
             active: boolean;
             /**
              * @description Its owner: the NFT holder, or the wallet the relayer holds it for
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             ownerWalletAddress: string;
             /** @description The relayer holding the NFT for the owner (relayed registration), else null */
@@ -3385,9 +3385,9 @@ export interface components {
             updatedAt: string;
             registrationFile: components["schemas"]["AgentRegistrationFile"];
             onchainMetadata: {
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 owner: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 agentWallet: string;
                 tokenURI: string;
                 /** @description The metadata keys set through this service */
@@ -3421,7 +3421,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3441,7 +3441,7 @@ export interface components {
             email?: string;
             /**
              * @description An agent token created with agentCreateToken
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             tokenAddress: string;
             /**
@@ -3451,11 +3451,11 @@ export interface components {
             amount: string | number;
             /** @description The token's decimals (read from the token when omitted; must match when given) */
             decimals?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to?: string;
             /**
              * @description Alias of to
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             recipientAddress?: string;
         };
@@ -3469,11 +3469,11 @@ export interface components {
         } & components["schemas"]["AgentMintTokenBody"];
         AgentPrincipalStatus: {
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             isFrozen: boolean;
             nonce: string;
@@ -3496,7 +3496,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3599,7 +3599,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3647,7 +3647,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3705,7 +3705,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3781,7 +3781,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3803,7 +3803,7 @@ export interface components {
             agentUuid?: string;
             /** @description The ERC-8004 agentId (decimal) */
             agentId?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             newWallet: string;
             /** @description Unix seconds; at most 5 minutes ahead of the chain's time */
             deadline: string | number;
@@ -3824,7 +3824,7 @@ export interface components {
             agentId: string;
             chainId: number;
             chainIdHex: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             registryAddress: string;
             agentURI: string;
             name: string | null;
@@ -3833,7 +3833,7 @@ export interface components {
             active: boolean;
             /**
              * @description Its owner: the NFT holder, or the wallet the relayer holds it for
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             ownerWalletAddress: string;
             /** @description The relayer holding the NFT for the owner (relayed registration), else null */
@@ -3883,7 +3883,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3903,7 +3903,7 @@ export interface components {
             email?: string;
             /**
              * @description An agent token created with agentCreateToken
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             tokenAddress: string;
             /**
@@ -3913,13 +3913,13 @@ export interface components {
             amount: string | number;
             /** @description The token's decimals (read from the token when omitted; must match when given) */
             decimals?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             from: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to?: string;
             /**
              * @description Alias of to
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             recipientAddress?: string;
         };
@@ -3946,7 +3946,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3968,7 +3968,7 @@ export interface components {
             agentUuid?: string;
             /** @description The ERC-8004 agentId (decimal) */
             agentId?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             newOwner: string;
         };
         /** @description Transfer an agent to a new owner (the registry clears its agent wallet) */
@@ -3994,7 +3994,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -4014,7 +4014,7 @@ export interface components {
             email?: string;
             /**
              * @description An agent token created with agentCreateToken
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             tokenAddress: string;
             /**
@@ -4024,11 +4024,11 @@ export interface components {
             amount: string | number;
             /** @description The token's decimals (read from the token when omitted; must match when given) */
             decimals?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to?: string;
             /**
              * @description Alias of to
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             recipientAddress?: string;
         };
@@ -4042,11 +4042,11 @@ export interface components {
         } & components["schemas"]["AgentTransferTokenBody"];
         Allowance: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             ownerAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             spenderAddress: string;
             /** @example 100 */
             allowance: string;
@@ -4069,18 +4069,18 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             spenderAddress?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             spender?: string;
             /** @example 100 */
             amount: string | number;
             /**
              * @description Owner; must equal signerAddress when given
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             investorAddress?: string;
             /**
@@ -4088,7 +4088,7 @@ export interface components {
              * @example issuer@example.com
              */
             tokenizerEmail?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenizerAddress?: string;
         };
         /** @description Approve a spender (for dividends: the security token's address on the payment token) */
@@ -4101,7 +4101,7 @@ export interface components {
         } & components["schemas"]["ApproveBody"];
         BalanceWhitelist: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             investorAddress: string;
             investorEmail: string | null;
             /** @example 100 */
@@ -4206,9 +4206,9 @@ export interface components {
             type: number;
             chainId: number;
             nonce: number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             from: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to: string;
             value: string;
             data: string;
@@ -4243,7 +4243,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /** @example 100 */
@@ -4264,13 +4264,13 @@ export interface components {
         } & components["schemas"]["BurnTokenBody"];
         CanExecute: {
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             asset: string;
             action: string;
             selector: string | null;
@@ -4330,14 +4330,14 @@ export interface components {
         /** @description Who holds the token as of a block, built from the token's own events (largest holding first, then address) */
         CapTable: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenAddress: string;
             /** @description The block the table is as of (its end) */
             blockNumber: number;
             totalSupply: string;
             totalSupplyRaw: string;
             holders: {
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 address: string;
                 /** @description The investor's e-mail recorded for the wallet, if any */
                 email: string | null;
@@ -4390,7 +4390,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
         };
@@ -4419,9 +4419,9 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             investorAddress?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress?: string;
             /**
              * Format: email
@@ -4458,7 +4458,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             /**
              * Format: email
@@ -4477,9 +4477,9 @@ export interface components {
         } & components["schemas"]["CloseOfferBody"];
         ComplianceStatus: {
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             complianceProviderAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             identityRef: string;
             eligible: boolean;
@@ -4875,11 +4875,11 @@ export interface components {
         };
         DividendDistribution: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenAddress: string;
             paymentToken: {
                 symbol: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 address: string;
                 decimals: number;
             };
@@ -4891,14 +4891,14 @@ export interface components {
                 /** @example 100 */
                 amount: string;
                 amountRaw: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 distributor: string;
                 txHash: string;
                 blockNumber: number;
                 date: string;
             }[];
             holders: {
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 address: string;
                 email: string | null;
                 /** @example 100 */
@@ -4928,7 +4928,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
@@ -4936,7 +4936,7 @@ export interface components {
              * @example 100
              */
             amount: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             paymentTokenAddress?: string;
         };
         /** @description Distribute payment-token dividends to holders (approve the token address first) */
@@ -5011,7 +5011,7 @@ export interface components {
         Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["TokenFrozenEvent"] | components["schemas"]["TokenAddressFrozenEvent"] | components["schemas"]["TokenForcedTransferEvent"] | components["schemas"]["TokenWalletRecoveredEvent"] | components["schemas"]["TokenPausedEvent"] | components["schemas"]["TokenRoleChangedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
         ExecutorAction: {
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             executorAddress: string;
             selector: string;
             action: string;
@@ -5023,11 +5023,11 @@ export interface components {
             supported: boolean;
             hasAmount: boolean;
             amountIndex: number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             owner: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
         };
         FaucetClaim: {
@@ -5035,13 +5035,13 @@ export interface components {
             /** @enum {string} */
             status: "submitted" | "confirmed" | "failed";
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             recipientAddress: string;
             /** @example 100 */
             amount: string;
             amountRaw: string;
             token: {
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 address: string;
                 /** @constant */
                 symbol: "BKN";
@@ -5071,17 +5071,17 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
              * @description The holder the tokens are taken from (its consent, whitelist status and freezes are not needed)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             from: string;
             /**
              * @description The receiver: must be whitelisted and not frozen
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             to: string;
             /** @example 100 */
@@ -5114,12 +5114,12 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
              * @description The holder whose tokens or address are frozen
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             investorAddress: string;
             /** @description true (default) freezes the address, false unfreezes it */
@@ -5150,12 +5150,12 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
              * @description The holder whose tokens or address are frozen
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             investorAddress: string;
             /**
@@ -5195,7 +5195,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
@@ -5205,7 +5205,7 @@ export interface components {
             role: "DEFAULT_ADMIN_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
             /**
              * @description The agent's wallet
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             account: string;
         };
@@ -5272,7 +5272,7 @@ export interface components {
             /** @description The token is paused: no holder transfers or burns */
             tokenPaused: boolean;
             wallets: {
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 walletAddress: string;
                 /** @example 100 */
                 tokenBalance: string;
@@ -5321,7 +5321,7 @@ export interface components {
                 kycWalletAddress: string | null;
                 walletAddress: string | null;
                 wallets: {
-                    /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                    /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                     walletAddress: string;
                     whitelisted: boolean;
                     receivedTokens: boolean;
@@ -5463,13 +5463,13 @@ export interface components {
             data: components["schemas"]["KycEventData"];
         };
         Mandate: {
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             complianceProvider: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             asset: string;
             /** @description Unix seconds; 0 = immediately */
             validFrom: number;
@@ -5489,11 +5489,11 @@ export interface components {
         /** @description What the registry's ExecutionRecorded event proves */
         MandateExecutedData: {
             chainId: number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             action: string;
             /** @description Base units recorded against the mandate */
@@ -5518,15 +5518,15 @@ export interface components {
         /** @description What the registry's MandateGranted and ActionEnabled events prove; GET /rams/mandate reads the live mandate */
         MandateGrantedData: {
             chainId: number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             complianceProvider: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             asset: string;
             validFrom: number;
             validUntil: number;
@@ -5550,11 +5550,11 @@ export interface components {
         };
         MandateRead: {
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             /** @description null when the pair was never granted one */
             mandate: components["schemas"]["Mandate"] | null;
@@ -5570,13 +5570,13 @@ export interface components {
         };
         MandateRevokedData: {
             chainId: number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             revokedBy: string;
         };
         /** @description A RAMS mandate was revoked */
@@ -5610,7 +5610,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             userToMint: {
@@ -5624,7 +5624,7 @@ export interface components {
                  * @example issuer@example.com
                  */
                 email?: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 investorAddress?: string;
                 /**
                  * @description Whole tokens (human units)
@@ -5655,10 +5655,10 @@ export interface components {
             blockExplorerUrl: string;
             /**
              * @description TokenFactory (security tokens and their escrows)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             factoryAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             BKNAddress: string;
             /** @description The network's USDT (ours on local chains); null where Tether issues none */
             USDTAddress: string | null;
@@ -5666,27 +5666,27 @@ export interface components {
             USDCAddress: string | null;
             /**
              * @description Agent-token factory (where the network serves agents)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentTokenFactoryAddress?: string;
             /**
              * @description ERC-8004 identity registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             identityRegistryAddress?: string;
             /**
              * @description ERC-8004 reputation registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             reputationRegistryAddress?: string;
             /**
              * @description ERC-8226 AgentMandate registry (RAMS)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
             /**
              * @description ERC-8226 ComplianceProvider (RAMS)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             complianceProviderAddress?: string;
         };
@@ -5707,9 +5707,9 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             investorAddress?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress?: string;
             /**
              * Format: email
@@ -5749,7 +5749,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             /**
              * Format: email
@@ -5827,7 +5827,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             /**
              * Format: email
@@ -5856,17 +5856,17 @@ export interface components {
             decimals?: string | number;
             /**
              * @description Company wallet shown in the token record (default: signer)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             tokenizerAddress?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             paymentTokenAddress?: string;
             /** @enum {string} */
             paymentTokenSymbol?: "USDC" | "USDT" | "USDt";
             preMints?: {
                 /** @example 100 */
                 amount: string | number;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 investorAddress?: string;
                 /**
                  * Format: email
@@ -5875,7 +5875,7 @@ export interface components {
                 investorEmail?: string;
             }[];
             initialHolders?: {
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 walletAddress?: string;
                 /**
                  * Format: email
@@ -5920,7 +5920,7 @@ export interface components {
             /** @description The escrow's offering number */
             offeringId: number;
             acceptedCoin: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             escrowAddress: string;
             createdTxHash: string;
         };
@@ -5945,7 +5945,7 @@ export interface components {
                 /** @description The escrow's offering number */
                 offeringId: number;
                 acceptedCoin: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 escrowAddress: string;
                 createdTxHash: string;
             };
@@ -5991,7 +5991,7 @@ export interface components {
                 /** @description The escrow's offering number */
                 offeringId: number;
                 acceptedCoin: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 escrowAddress: string;
                 createdTxHash: string;
             };
@@ -6032,7 +6032,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
         };
@@ -6049,7 +6049,7 @@ export interface components {
             status: "reserved" | "settling" | "settled" | "released";
             amount: string;
             network: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             payer: string;
             /** @description prepare, send, call or faucet */
             step: string;
@@ -6095,7 +6095,7 @@ export interface components {
             network: string;
             /**
              * @description The USDC contract (EIP-3009)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             asset: string;
             /**
@@ -6103,7 +6103,7 @@ export interface components {
              * @example 10000
              */
             amount: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             payTo: string;
             maxTimeoutSeconds: number;
             /** @description EIP-712 domain of the asset and how the price was computed */
@@ -6200,7 +6200,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description The agent (the executor checks the mandate of msg.sender)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -6209,19 +6209,19 @@ export interface components {
             email?: string;
             /**
              * @description Raw mode: the called contract (the mandate's asset)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             target?: string;
             /** @description Raw mode: the full calldata of the call */
             data?: string;
             /**
              * @description Helper mode: the ERC-20; builds transferFrom(from, to, amount)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             asset?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             from?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to?: string;
             /**
              * @description Helper mode: raw base units
@@ -6230,12 +6230,12 @@ export interface components {
             amount?: string | number;
             /**
              * @description Default: the executor the operator set up for the principal
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             executorAddress?: string;
             /**
              * @description Picks the principal's default executor when executorAddress is omitted
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             principal?: string;
         };
@@ -6262,16 +6262,16 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
             nonce?: string | number;
             ownerEmail?: string;
             email?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             /** @description Unix seconds (uint48); after the current validUntil */
             newValidUntil: number | string;
@@ -6281,7 +6281,7 @@ export interface components {
             deadline?: number | string;
             /**
              * @description Overrides the chain's AgentMandate registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
         };
@@ -6308,18 +6308,18 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
             nonce?: string | number;
             ownerEmail?: string;
             email?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
             /**
              * @description Overrides the chain's AgentMandate registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
         };
@@ -6346,7 +6346,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -6355,12 +6355,12 @@ export interface components {
             email?: string;
             /**
              * @description Receives the mandate
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agent: string;
             /**
              * @description Delegates; in direct mode must equal signerAddress
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             principal: string;
             /** @description Unix seconds (uint48); default 0 (immediate) */
@@ -6369,19 +6369,19 @@ export interface components {
             validUntil: number | string;
             /**
              * @description Non-zero; default: the chain's ComplianceProvider
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             complianceProvider?: string;
             /**
              * @description Alias of complianceProvider
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             complianceProviderAddress?: string;
             /** @description Must match the principal's record at the compliance provider */
             identityRef: string;
             /**
              * @description The asset the mandate is scoped to
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             asset: string;
             /**
@@ -6409,7 +6409,7 @@ export interface components {
             deadline?: number | string;
             /**
              * @description Overrides the chain's AgentMandate registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
         };
@@ -6436,7 +6436,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -6445,7 +6445,7 @@ export interface components {
             email?: string;
             /**
              * @description Receives the eligibility record
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             principal: string;
             /** @description Non-zero bytes32 reference of the principal's identity (KYC) record */
@@ -6454,7 +6454,7 @@ export interface components {
             expiresAt?: number | string;
             /**
              * @description Overrides the chain's ComplianceProvider
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             complianceProviderAddress?: string;
         };
@@ -6481,16 +6481,16 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
             nonce?: string | number;
             ownerEmail?: string;
             email?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             /** @description The principal's EIP-712 signature (omit, or 0x, in direct mode) */
             signature?: string;
@@ -6498,7 +6498,7 @@ export interface components {
             deadline?: number | string;
             /**
              * @description Overrides the chain's AgentMandate registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
         };
@@ -6525,7 +6525,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -6534,7 +6534,7 @@ export interface components {
             email?: string;
             /**
              * @description Must hold an active eligibility record
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             principal: string;
             /**
@@ -6544,7 +6544,7 @@ export interface components {
             reason?: string | number;
             /**
              * @description Overrides the chain's ComplianceProvider
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             complianceProviderAddress?: string;
         };
@@ -6571,7 +6571,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -6580,12 +6580,12 @@ export interface components {
             email?: string;
             /**
              * @description Default: the executor the operator set up for principal
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             executorAddress?: string;
             /**
              * @description Picks the principal's default executor when executorAddress is omitted
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             principal?: string;
             /** @example 0x23b872dd */
@@ -6625,18 +6625,18 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
             nonce?: string | number;
             ownerEmail?: string;
             email?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             /**
              * @description May revoke and extend the principal's mandates directly once approved
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             operator: string;
             /** @description true approves, false withdraws the approval */
@@ -6647,7 +6647,7 @@ export interface components {
             deadline?: number | string;
             /**
              * @description Overrides the chain's AgentMandate registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
         };
@@ -6663,7 +6663,7 @@ export interface components {
         RamsTypedData: {
             /**
              * @description The principal, who signs
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signer: string;
             nonce: string;
@@ -6678,7 +6678,7 @@ export interface components {
                     /** @constant */
                     version: "1";
                     chainId: number;
-                    /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                    /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                     verifyingContract: string;
                 };
                 /** @description The primary type only (no EIP712Domain) */
@@ -6697,7 +6697,7 @@ export interface components {
             };
             /** @enum {string} */
             operation: "grant-mandate" | "revoke-mandate" | "extend-mandate" | "set-operator";
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
             chainId: string;
         };
@@ -6716,18 +6716,18 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
             nonce?: string | number;
             ownerEmail?: string;
             email?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
             /**
              * @description Overrides the chain's AgentMandate registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
         };
@@ -6773,17 +6773,17 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
              * @description The wallet whose keys the investor lost
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             lostWallet: string;
             /**
              * @description The investor's new wallet: receives the balance, frozen amount and unclaimed dividends
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             newWallet: string;
             /**
@@ -6818,19 +6818,19 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
              * @description The investor the token no longer accepts (removed from the whitelist, frozen, or recovered)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             investorAddress: string;
             /** @description On-chain offering number; default: the latest */
             offeringId?: string | number;
             /**
              * @description Deliver the investor's tokens to this wallet of the investor (its recovery wallet); must be allowed to receive
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             deliverTo?: string;
             /** @description true: pay the investment back from the tokenizer (approving the escrow first when needed) */
@@ -6861,7 +6861,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
@@ -6871,7 +6871,7 @@ export interface components {
             role: "DEFAULT_ADMIN_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
             /**
              * @description The agent's wallet
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             account: string;
         };
@@ -6959,7 +6959,7 @@ export interface components {
         /** @description An issuer control the token's events prove; GET /get-token-controls lists them */
         TokenControlData: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenAddress: string;
             /** @enum {string} */
             action: "frozen" | "address_frozen" | "address_unfrozen" | "forced_transfer" | "recovery" | "paused" | "unpaused" | "role_granted" | "role_revoked";
@@ -7055,21 +7055,21 @@ export interface components {
         };
         TokenizerInfo: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             paymentTokenAddress: string;
             paymentTokenSymbol: string;
             /**
              * @description The token's StoEscrow
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             escrowAddress: string;
             /** @description 0x hex */
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenizerAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             companyWalletAddress: string;
             email: string;
             tokenizerEmail: string;
@@ -7100,7 +7100,7 @@ export interface components {
             tokenSymbol: string;
             tokenType: string;
             tokenizerEmail: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             companyWalletAddress: string;
             /** @description URL of the uploaded logotype (PATCH /patch-token-docs) */
             tokenLogotype: string | null;
@@ -7119,7 +7119,7 @@ export interface components {
             url: string;
             paymentToken: {
                 symbol: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 address: string;
                 decimals: number;
                 blockchain: {
@@ -7287,9 +7287,9 @@ export interface components {
         /** @description Whether the token would let from move amount to to now. from 0x000…0 checks an issuance, to 0x000…0 a burn. Codes: 0 SUCCESS, 1 PAUSED, 2 SENDER_NOT_WHITELISTED, 3 RECEIVER_NOT_WHITELISTED, 4 SENDER_FROZEN, 5 RECEIVER_FROZEN, 6 INSUFFICIENT_BALANCE, 7 INSUFFICIENT_UNFROZEN_BALANCE, 8 SUPPLY_CAP_EXCEEDED */
         TransferCheck: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             from: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to: string;
             amount: string;
             amountRaw: string;
@@ -7318,12 +7318,12 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             from: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to: string;
             /** @example 100 */
             amount: string | number;
@@ -7353,12 +7353,12 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             recipientAddress?: string;
             /** @example 100 */
             amount: string | number;
@@ -7388,12 +7388,12 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
              * @description The holder whose tokens or address are frozen
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             investorAddress: string;
             /**
@@ -7427,7 +7427,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
         };
@@ -7443,10 +7443,10 @@ export interface components {
         UnsignedTransaction: {
             /**
              * @description The signer the transaction was prepared for
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             from: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to: string;
             /**
              * @description Hex; zero is 0x00
@@ -7616,13 +7616,13 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             userToWhitelist: {
                 /**
                  * @description Omit to use the wallet known for investorEmail (KYC-approved when KYC was asked)
-                 * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+                 * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
                  */
                 investorAddress?: string;
                 /**
@@ -7652,7 +7652,7 @@ export interface components {
         } & components["schemas"]["WhitelistBody"];
         WhitelistStatus: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             investorAddress: string;
             whitelistStatus: boolean;
             whitelisted: boolean;
@@ -7662,9 +7662,9 @@ export interface components {
             enabled: boolean;
             /** @example eip155:84532 */
             network?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             asset?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             payTo?: string;
             resources: {
                 resource: string;
@@ -11839,7 +11839,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                    /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                     recipientAddress: string;
                 } & {
                     [key: string]: unknown;
@@ -11976,7 +11976,7 @@ export interface operations {
                      * @example DE
                      */
                     country: string;
-                    /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                    /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                     walletAddress: string;
                     chainId: number;
                 };
@@ -12019,7 +12019,7 @@ export interface operations {
                      * @example DE
                      */
                     country: string;
-                    /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                    /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                     walletAddress: string;
                     message: string;
                     signature: string;
