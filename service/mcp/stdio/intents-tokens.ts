@@ -1,0 +1,460 @@
+import type { Interface } from "ethers";
+import {
+  securityTokenInterface,
+  stoEscrowInterface,
+  tokenFactoryInterface,
+  usdcInterface,
+} from "../../chains/contracts";
+import { TOKEN_ROLES } from "../../domains/tokenization/roles";
+import {
+  anything,
+  atMost,
+  each,
+  equal,
+  fields,
+  IntentError,
+  oneOf,
+  pinned,
+  same,
+  unitsOf,
+  type ArgCheck,
+  type ExpectedCall,
+  type IntentContext,
+  type IntentTable,
+} from "./intent";
+import { paymentDecimals } from "./pins";
+
+/**
+ * The intents of the security-token and offering methods (intent.ts says what an intent is). Amounts are the request's
+ * in the token's pinned decimals; every recipient, spender and account is one the request names (an investor named
+ * by e-mail only is refused here: the wallet the service would pick is not the request's); contracts are the pinned
+ * deployment's, the token's and its escrow's.
+ */
+
+/** Gas bounds: a call's measured cost with room (a deployment through the factory, a batch, a plain call). */
+const GAS = { deploy: 8_000_000n, batch: 2_000_000n, call: 400_000n };
+
+function call(
+  abi: Interface,
+  to: string,
+  contract: string,
+  fn: string,
+  args: Record<string, ArgCheck>,
+  gas: bigint = GAS.call,
+  optional = false,
+): ExpectedCall {
+  return { abi, to: to.toLowerCase(), contract, fn, args, gas, ...(optional ? { optional } : {}) };
+}
+
+/** A token or a payment asset by symbol, as the service resolves it (USDC and USDT are the chain's). */
+async function asset(
+  ctx: IntentContext,
+  symbol: string,
+): Promise<{ address: string; decimals: number; label: string }> {
+  const upper = symbol.toUpperCase();
+  if (upper === "USDC" || upper === "USDT") {
+    const contracts = await ctx.contracts();
+    return { address: pinned(contracts, upper), decimals: paymentDecimals(upper, ctx.chainId), label: upper };
+  }
+  const token = await ctx.token(symbol);
+  return { address: token.address, decimals: token.decimals, label: `the token ${symbol}` };
+}
+
+/** The wallets a list of entries names; an entry with none is refused (the service would choose it). */
+function named(
+  entries: { investorAddress?: string }[],
+  field: string,
+  more: (i: number) => string | undefined = () => undefined,
+): string[] {
+  return entries.map((entry, i) => {
+    const wallet = entry.investorAddress ?? more(i);
+    if (!wallet)
+      throw new IntentError(
+        `${field}.${i}: name the wallet (investorAddress): this server signs only for wallets the request names`,
+      );
+    return wallet;
+  });
+}
+
+const token = securityTokenInterface;
+
+export const TOKEN_INTENTS: IntentTable = {
+  newTokenization: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const contracts = await ctx.contracts();
+      const decimals = b.decimals === undefined ? 18 : Number(b.decimals);
+      const holders = named(
+        b.preMints.map((p: { investorAddress?: string }) => p),
+        "preMints",
+        (i) => b.initialHolders[i]?.walletAddress,
+      );
+      const paymentSymbol = String(b.paymentTokenSymbol ?? "USDC").toUpperCase() === "USDC" ? "USDC" : "USDT";
+      const paymentToken = b.paymentTokenAddress ?? pinned(contracts, paymentSymbol);
+      const params = fields({
+        name: equal(b.tokenName ?? b.name, "the name asked"),
+        symbol: equal(b.tokenSymbol ?? b.symbol, "the symbol asked"),
+        decimals: equal(decimals, "the decimals asked"),
+        supplyCap: equal(unitsOf(b.supplyCap, decimals), "the supply cap asked"),
+        paymentToken: same(paymentToken, "the payment token"),
+        initialHolders: (v) =>
+          JSON.stringify((v as string[]).map((a) => a.toLowerCase())) ===
+          JSON.stringify(holders.map((a) => a.toLowerCase()))
+            ? undefined
+            : "are not the holders asked",
+        preMints: (v) =>
+          JSON.stringify((v as bigint[]).map(String)) ===
+          JSON.stringify(b.preMints.map((p: { amount: string }) => String(unitsOf(p.amount, decimals))))
+            ? undefined
+            : "are not the premints asked",
+      });
+      const factory = pinned(contracts, "TokenFactory");
+      return [call(tokenFactoryInterface, factory, "the TokenFactory", "newTokenization", { params }, GAS.deploy)];
+    },
+  },
+  mintToken: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      const wallets = named(b.userToMint, "userToMint");
+      const label = `the token ${t.symbol}`;
+      const inRequest = oneOf(wallets, "the investors of the request");
+      return [
+        call(
+          token,
+          t.address,
+          label,
+          "setWhitelisted",
+          { account: inRequest, status: equal(true, "true") },
+          GAS.call,
+          true,
+        ),
+        call(
+          token,
+          t.address,
+          label,
+          "setWhitelistedBatch",
+          { accounts: each(inRequest), statuses: each(equal(true, "true")) },
+          GAS.batch,
+          true,
+        ),
+        ...b.userToMint.map((u: { amount: string }, i: number) =>
+          call(token, t.address, label, "mint", {
+            to: same(wallets[i], "the investor"),
+            amount: equal(unitsOf(u.amount, t.decimals), `${u.amount} ${t.symbol}`),
+          }),
+        ),
+      ];
+    },
+  },
+  whitelist: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      const wallets = named(b.userToWhitelist, "userToWhitelist");
+      const statuses = b.userToWhitelist.map((u: { whitelistStatus: boolean }) => u.whitelistStatus);
+      if (wallets.length === 1)
+        return [
+          call(token, t.address, `the token ${t.symbol}`, "setWhitelisted", {
+            account: same(wallets[0], "the investor"),
+            status: equal(statuses[0], "the status asked"),
+          }),
+        ];
+      return [
+        call(
+          token,
+          t.address,
+          `the token ${t.symbol}`,
+          "setWhitelistedBatch",
+          {
+            accounts: (v) =>
+              JSON.stringify((v as string[]).map((a) => a.toLowerCase())) ===
+              JSON.stringify(wallets.map((a) => a.toLowerCase()))
+                ? undefined
+                : "are not the investors asked",
+            statuses: (v) =>
+              JSON.stringify(v) === JSON.stringify(statuses) ? undefined : "are not the statuses asked",
+          },
+          GAS.batch,
+        ),
+      ];
+    },
+  },
+  burnToken: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      return [
+        call(token, t.address, `the token ${t.symbol}`, "burn", {
+          amount: equal(unitsOf(b.amount, t.decimals), `${b.amount} ${t.symbol}`),
+        }),
+      ];
+    },
+  },
+  transferTo: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const a = await asset(ctx, b.tokenSymbol);
+      const to = b.to ?? b.recipientAddress;
+      return [
+        call(token, a.address, a.label, "transfer", {
+          to: same(to, "the recipient asked"),
+          value: equal(unitsOf(b.amount, a.decimals), `${b.amount} ${b.tokenSymbol}`),
+        }),
+      ];
+    },
+  },
+  transferFrom: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const a = await asset(ctx, b.tokenSymbol);
+      return [
+        call(token, a.address, a.label, "transferFrom", {
+          from: same(b.from, "the holder asked"),
+          to: same(b.to, "the recipient asked"),
+          value: equal(unitsOf(b.amount, a.decimals), `${b.amount} ${b.tokenSymbol}`),
+        }),
+      ];
+    },
+  },
+  approve: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const a = await asset(ctx, b.tokenSymbol);
+      const spender = same(b.spenderAddress ?? b.spender, "the spender asked");
+      return [
+        call(
+          usdcInterface,
+          a.address,
+          a.label,
+          "approve",
+          { spender, value: equal(0n, "zero (a reset)") },
+          GAS.call,
+          true,
+        ),
+        call(usdcInterface, a.address, a.label, "approve", {
+          spender,
+          value: equal(unitsOf(b.amount, a.decimals), `${b.amount} ${b.tokenSymbol}`),
+        }),
+      ];
+    },
+  },
+  dividendDistribution: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      const amount = equal(unitsOf(b.amount, t.paymentToken.decimals), `${b.amount} ${t.paymentToken.symbol}`);
+      return [call(token, t.address, `the token ${t.symbol}`, "distributeDividends", { amount })];
+    },
+  },
+  claimDividends: {
+    movesValue: false,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      return [call(token, t.address, `the token ${t.symbol}`, "claimDividends", {})];
+    },
+  },
+  freezeTokens: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      const fn = b.mode === "set" ? "setFrozenTokens" : "freezePartialTokens";
+      return [
+        call(token, t.address, `the token ${t.symbol}`, fn, {
+          account: same(b.investorAddress, "the holder asked"),
+          amount: equal(unitsOf(b.amount, t.decimals), `${b.amount} ${t.symbol}`),
+        }),
+      ];
+    },
+  },
+  unfreezeTokens: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      return [
+        call(token, t.address, `the token ${t.symbol}`, "unfreezePartialTokens", {
+          account: same(b.investorAddress, "the holder asked"),
+          amount: equal(unitsOf(b.amount, t.decimals), `${b.amount} ${t.symbol}`),
+        }),
+      ];
+    },
+  },
+  freezeAddress: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      return [
+        call(token, t.address, `the token ${t.symbol}`, "setAddressFrozen", {
+          account: same(b.investorAddress, "the holder asked"),
+          frozen: equal(b.freeze, "the freeze asked"),
+        }),
+      ];
+    },
+  },
+  forcedTransfer: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      return [
+        call(token, t.address, `the token ${t.symbol}`, "forcedTransfer", {
+          from: same(b.from, "the holder asked"),
+          to: same(b.to, "the recipient asked"),
+          amount: equal(unitsOf(b.amount, t.decimals), `${b.amount} ${t.symbol}`),
+        }),
+      ];
+    },
+  },
+  recoverWallet: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      const label = `the token ${t.symbol}`;
+      return [
+        call(
+          token,
+          t.address,
+          label,
+          "setWhitelisted",
+          { account: same(b.newWallet, "the new wallet asked"), status: equal(true, "true") },
+          GAS.call,
+          true,
+        ),
+        call(
+          token,
+          t.address,
+          label,
+          "recoveryAddress",
+          {
+            lostWallet: same(b.lostWallet, "the lost wallet asked"),
+            newWallet: same(b.newWallet, "the new wallet asked"),
+          },
+          GAS.batch,
+        ),
+      ];
+    },
+  },
+  pauseToken: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      return [call(token, t.address, `the token ${t.symbol}`, "pause", {})];
+    },
+  },
+  unpauseToken: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      return [call(token, t.address, `the token ${t.symbol}`, "unpause", {})];
+    },
+  },
+  grantTokenRole: roleIntent("grantRole"),
+  revokeTokenRole: roleIntent("revokeRole"),
+  newSto: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      const pd = t.paymentToken.decimals;
+      const seconds = (date: string) => BigInt(Math.floor(Date.parse(date) / 1000));
+      const amount = (value: string, what: string, decimals = pd) => equal(unitsOf(value, decimals), what);
+      return [
+        call(stoEscrowInterface, t.escrow, `the escrow of ${t.symbol}`, "newOffering", {
+          tokenAmount: amount(b.tokenAmount ?? b.issuanceAmount, "the tokens offered", t.decimals),
+          price: equal(0n, "0"),
+          softCap: amount(b.minRaiseUSD ?? b.softCap, "the soft cap asked"),
+          hardCap: amount(b.maxRaiseUSD ?? b.hardCap, "the hard cap asked"),
+          minInvestment: amount(b.minInvestment, "the minimum investment asked"),
+          maxInvestment: amount(b.maxInvestment, "the maximum investment asked"),
+          startTime: equal(seconds(b.startDate), "the start asked"),
+          endTime: equal(seconds(b.endDate), "the end asked"),
+        }),
+      ];
+    },
+  },
+  newInvest: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      const most = atMost(
+        unitsOf(b.investmentAmount, t.paymentToken.decimals),
+        `the ${b.investmentAmount} ${t.paymentToken.symbol} asked`,
+      );
+      return [
+        call(
+          usdcInterface,
+          t.paymentToken.address,
+          t.paymentToken.symbol,
+          "approve",
+          { spender: same(t.escrow, "the escrow of the token"), value: most },
+          GAS.call,
+          true,
+        ),
+        call(stoEscrowInterface, t.escrow, `the escrow of ${t.symbol}`, "invest", { amount: most }),
+      ];
+    },
+  },
+  claimTokens: {
+    movesValue: false,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      const offering = b.offeringId === undefined ? anything : equal(BigInt(b.offeringId), "the offering asked");
+      return [
+        call(stoEscrowInterface, t.escrow, `the escrow of ${t.symbol}`, "claim", {
+          offeringId: offering,
+          investor: same(ctx.wallet, "this wallet"),
+        }),
+      ];
+    },
+  },
+  closeOffer: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      return [call(stoEscrowInterface, t.escrow, `the escrow of ${t.symbol}`, "close", {})];
+    },
+  },
+  resolveOfferingClaim: {
+    movesValue: true,
+    async calls(b, ctx) {
+      const t = await ctx.token(b.tokenSymbol);
+      const escrow = `the escrow of ${t.symbol}`;
+      const offering = b.offeringId === undefined ? anything : equal(BigInt(b.offeringId), "the offering asked");
+      const investor = same(b.investorAddress, "the investor asked");
+      if (b.deliverTo !== undefined)
+        return [
+          call(stoEscrowInterface, t.escrow, escrow, "redirectClaim", {
+            offeringId: offering,
+            investor,
+            recipient: same(b.deliverTo, "the wallet asked"),
+          }),
+        ];
+      // The refund's amount is the escrow's record of the investment: the approval goes to the escrow only.
+      return [
+        call(
+          usdcInterface,
+          t.paymentToken.address,
+          t.paymentToken.symbol,
+          "approve",
+          { spender: same(t.escrow, "the escrow of the token"), value: anything },
+          GAS.call,
+          true,
+        ),
+        call(stoEscrowInterface, t.escrow, escrow, "refundClaim", { offeringId: offering, investor }),
+      ];
+    },
+  },
+};
+
+function roleIntent(fn: "grantRole" | "revokeRole") {
+  return {
+    movesValue: true,
+    async calls(b: { tokenSymbol: string; role: keyof typeof TOKEN_ROLES; account: string }, ctx: IntentContext) {
+      const t = await ctx.token(b.tokenSymbol);
+      return [
+        call(token, t.address, `the token ${t.symbol}`, fn, {
+          role: equal(TOKEN_ROLES[b.role].hash, `${b.role}`),
+          account: same(b.account, "the account asked"),
+        }),
+      ];
+    },
+  };
+}
