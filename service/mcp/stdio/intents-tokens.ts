@@ -1,14 +1,7 @@
 import type { Interface } from "ethers";
-import {
-  securityTokenInterface,
-  stoEscrowInterface,
-  tokenFactoryInterface,
-  usdcInterface,
-} from "../../chains/contracts";
+import { securityTokenInterface, tokenFactoryInterface, usdcInterface } from "../../chains/contracts";
 import { TOKEN_ROLES } from "../../domains/tokenization/roles";
 import {
-  anything,
-  atMost,
   each,
   equal,
   fields,
@@ -25,16 +18,16 @@ import {
 import { paymentDecimals } from "./pins";
 
 /**
- * The intents of the security-token and offering methods (intent.ts says what an intent is). Amounts are the request's
+ * The intents of the security-token methods (the offerings' are in intents-offerings.ts) (intent.ts says what an intent is). Amounts are the request's
  * in the token's pinned decimals; every recipient, spender and account is one the request names (an investor named
  * by e-mail only is refused here: the wallet the service would pick is not the request's); contracts are the pinned
  * deployment's, the token's and its escrow's.
  */
 
 /** Gas bounds: a call's measured cost with room (a deployment through the factory, a batch, a plain call). */
-const GAS = { deploy: 8_000_000n, batch: 2_000_000n, call: 400_000n };
+export const GAS = { deploy: 8_000_000n, batch: 2_000_000n, call: 400_000n };
 
-function call(
+export function call(
   abi: Interface,
   to: string,
   contract: string,
@@ -349,99 +342,6 @@ export const TOKEN_INTENTS: IntentTable = {
   },
   grantTokenRole: roleIntent("grantRole"),
   revokeTokenRole: roleIntent("revokeRole"),
-  newSto: {
-    movesValue: true,
-    async calls(b, ctx) {
-      const t = await ctx.token(b.tokenSymbol);
-      const pd = t.paymentToken.decimals;
-      const seconds = (date: string) => BigInt(Math.floor(Date.parse(date) / 1000));
-      const amount = (value: string, what: string, decimals = pd) => equal(unitsOf(value, decimals), what);
-      return [
-        call(stoEscrowInterface, t.escrow, `the escrow of ${t.symbol}`, "newOffering", {
-          tokenAmount: amount(b.tokenAmount ?? b.issuanceAmount, "the tokens offered", t.decimals),
-          price: equal(0n, "0"),
-          softCap: amount(b.minRaiseUSD ?? b.softCap, "the soft cap asked"),
-          hardCap: amount(b.maxRaiseUSD ?? b.hardCap, "the hard cap asked"),
-          minInvestment: amount(b.minInvestment, "the minimum investment asked"),
-          maxInvestment: amount(b.maxInvestment, "the maximum investment asked"),
-          startTime: equal(seconds(b.startDate), "the start asked"),
-          endTime: equal(seconds(b.endDate), "the end asked"),
-        }),
-      ];
-    },
-  },
-  newInvest: {
-    movesValue: true,
-    async calls(b, ctx) {
-      const t = await ctx.token(b.tokenSymbol);
-      const most = atMost(
-        unitsOf(b.investmentAmount, t.paymentToken.decimals),
-        `the ${b.investmentAmount} ${t.paymentToken.symbol} asked`,
-      );
-      return [
-        call(
-          usdcInterface,
-          t.paymentToken.address,
-          t.paymentToken.symbol,
-          "approve",
-          { spender: same(t.escrow, "the escrow of the token"), value: most },
-          GAS.call,
-          true,
-        ),
-        call(stoEscrowInterface, t.escrow, `the escrow of ${t.symbol}`, "invest", { amount: most }),
-      ];
-    },
-  },
-  claimTokens: {
-    movesValue: false,
-    async calls(b, ctx) {
-      const t = await ctx.token(b.tokenSymbol);
-      const offering = b.offeringId === undefined ? anything : equal(BigInt(b.offeringId), "the offering asked");
-      return [
-        call(stoEscrowInterface, t.escrow, `the escrow of ${t.symbol}`, "claim", {
-          offeringId: offering,
-          investor: same(ctx.wallet, "this wallet"),
-        }),
-      ];
-    },
-  },
-  closeOffer: {
-    movesValue: true,
-    async calls(b, ctx) {
-      const t = await ctx.token(b.tokenSymbol);
-      return [call(stoEscrowInterface, t.escrow, `the escrow of ${t.symbol}`, "close", {})];
-    },
-  },
-  resolveOfferingClaim: {
-    movesValue: true,
-    async calls(b, ctx) {
-      const t = await ctx.token(b.tokenSymbol);
-      const escrow = `the escrow of ${t.symbol}`;
-      const offering = b.offeringId === undefined ? anything : equal(BigInt(b.offeringId), "the offering asked");
-      const investor = same(b.investorAddress, "the investor asked");
-      if (b.deliverTo !== undefined)
-        return [
-          call(stoEscrowInterface, t.escrow, escrow, "redirectClaim", {
-            offeringId: offering,
-            investor,
-            recipient: same(b.deliverTo, "the wallet asked"),
-          }),
-        ];
-      // The refund's amount is the escrow's record of the investment: the approval goes to the escrow only.
-      return [
-        call(
-          usdcInterface,
-          t.paymentToken.address,
-          t.paymentToken.symbol,
-          "approve",
-          { spender: same(t.escrow, "the escrow of the token"), value: anything },
-          GAS.call,
-          true,
-        ),
-        call(stoEscrowInterface, t.escrow, escrow, "refundClaim", { offeringId: offering, investor }),
-      ];
-    },
-  },
 };
 
 function roleIntent(fn: "grantRole" | "revokeRole") {

@@ -1,6 +1,7 @@
 import { AGENT_INTENTS } from "./intents-agents";
+import { OFFERING_INTENTS } from "./intents-offerings";
 import { TOKEN_INTENTS } from "./intents-tokens";
 import type { IntentTable } from "./intent";
 
 /** The intent of every prepare method (test/service/mcp-stdio-checks.test.ts holds it to PUBLIC_METHODS). */
-export const INTENTS: IntentTable = { ...TOKEN_INTENTS, ...AGENT_INTENTS };
+export const INTENTS: IntentTable = { ...TOKEN_INTENTS, ...OFFERING_INTENTS, ...AGENT_INTENTS };

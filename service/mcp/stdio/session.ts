@@ -151,37 +151,63 @@ export class StdioSession {
     };
   }
 
-  /** Calls a tool, paying the x402 payment it asks for with the local wallet (once), unless the caller paid itself. */
+  /**
+   * Signs a payment for `requirement` within `budget` (payer.ts), recording it for the call's result; the refusal as
+   * the tool's error.
+   */
+  private async pay(
+    tool: string,
+    requirement: Requirement,
+    budget: CallBudget,
+  ): Promise<Record<string, unknown> | CallToolResult> {
+    try {
+      const payment = await this.payer!.sign(requirement, budget);
+      const made = this.payments.get(budget) ?? [];
+      made.push({ tool, amount: requirement.amount, network: requirement.network, payTo: requirement.payTo });
+      this.payments.set(budget, made);
+      return payment;
+    } catch (error) {
+      if (!(error instanceof PaymentRefused)) throw error;
+      return toolError("PAYMENT_REQUIRED", `Not paid: ${error.message}`, undefined, { requirement });
+    }
+  }
+
+  /**
+   * Calls a tool, paying with the local wallet the x402 payment it asks for (once), unless the caller paid itself.
+   * `prepaid`: a payment already signed for this call (the send of a batch whose price the prepare answered), sent
+   * with it; a service that asks again is not paid twice.
+   */
   private async paying(
     name: string,
     args: Record<string, unknown>,
     budget: CallBudget,
     meta: Record<string, unknown> = {},
+    prepaid?: Record<string, unknown>,
   ): Promise<CallToolResult> {
-    const result = await this.remote.call(name, args, meta);
+    const result = await this.remote.call(name, args, prepaid ? { ...meta, [PAYMENT_META]: prepaid } : meta);
+    this.settled(budget, name, result);
     const required = paymentRequiredOf(result);
-    if (!required || !this.payer || meta[PAYMENT_META] !== undefined) return result;
+    if (!required || !this.payer || prepaid || meta[PAYMENT_META] !== undefined) return result;
     const requirement = required.accepts[0] as unknown as Requirement | undefined;
     if (!requirement) return result;
-    let payment: Record<string, unknown>;
-    try {
-      payment = await this.payer.sign(requirement, budget);
-    } catch (error) {
-      if (!(error instanceof PaymentRefused)) throw error;
-      return toolError("PAYMENT_REQUIRED", `Not paid: ${error.message}`, undefined, { paymentRequired: required });
-    }
+    const payment = await this.pay(name, requirement, budget);
+    if ("content" in payment)
+      return {
+        ...(payment as CallToolResult),
+        structuredContent: { ...(payment as CallToolResult).structuredContent, paymentRequired: required },
+      };
     const paid = await this.remote.call(name, args, { ...meta, [PAYMENT_META]: payment });
-    const settlement = paid._meta?.[PAYMENT_RESPONSE_META];
-    const made = this.payments.get(budget) ?? [];
-    made.push({
-      tool: name,
-      amount: requirement.amount,
-      network: requirement.network,
-      payTo: requirement.payTo,
-      ...(settlement ? { settlement } : {}),
-    });
-    this.payments.set(budget, made);
+    this.settled(budget, name, paid);
     return paid;
+  }
+
+  /** Adds a settlement the service answered to the payment of `tool` it settles. */
+  private settled(budget: CallBudget, tool: string, result: CallToolResult): void {
+    const settlement = result._meta?.[PAYMENT_RESPONSE_META];
+    const made = [...(this.payments.get(budget) ?? [])]
+      .reverse()
+      .find((p) => p.tool === tool && p.settlement === undefined);
+    if (settlement && made) made.settlement = settlement;
   }
 
   private writeSession(): WriteSession {
@@ -191,7 +217,8 @@ export class StdioSession {
       chain: this.chain,
       confirmPolicy: this.settings.confirm,
       confirm: (message) => this.hooks.confirm(message),
-      paying: (name, args, budget) => this.paying(name, args, budget),
+      paying: (name, args, budget, prepaid) => this.paying(name, args, budget, {}, prepaid),
+      pay: (tool, requirement, budget) => this.pay(tool, requirement, budget),
       call: (name, args) => this.remote.call(name, args),
       paymentsOf: (budget) => this.payments.get(budget) ?? [],
     };

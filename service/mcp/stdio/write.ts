@@ -6,7 +6,7 @@ import { IntentError, type IntentContext } from "./intent";
 import { INTENTS } from "./intents";
 import type { ChainReads } from "./chain-reads";
 import { ok } from "./local-tools";
-import { CallBudget } from "./payer";
+import { CallBudget, type Requirement } from "./payer";
 import { PinError, type Pins } from "./pins";
 import { addressesIn, verifyPrepared, VerificationError, type DecodedCall, type PreparedTransaction } from "./verify";
 
@@ -22,12 +22,15 @@ export interface WriteSession {
   confirmPolicy: "value-moving" | "all" | "none";
   /** Shows the person what is to be signed; true to go on, false declined, undefined when the client cannot ask. */
   confirm(message: string): Promise<boolean | undefined>;
-  /** A tool call of the service, paying the x402 payments it asks for within `budget`. */
+  /** A tool call of the service, paying the x402 payments it asks for within `budget` (or with the one `prepaid`). */
   paying(
     name: string,
     args: Record<string, unknown>,
     budget: CallBudget,
-  ): Promise<CallToolResult & { payments?: unknown[] }>;
+    prepaid?: Record<string, unknown>,
+  ): Promise<CallToolResult>;
+  /** A payment signed for `requirement` within `budget`, or the refusal as a tool error. */
+  pay(tool: string, requirement: Requirement, budget: CallBudget): Promise<Record<string, unknown> | CallToolResult>;
   /** A tool call of the service as it is (wait_for_transaction). */
   call(name: string, args: Record<string, unknown>): Promise<CallToolResult>;
   /** The payments signed for `budget` so far (the result lists them). */
@@ -111,9 +114,11 @@ export async function runWrite(
     transactions: PreparedTransaction[];
     info?: Record<string, unknown>;
     streamToken?: string;
+    x402Requirements?: Requirement;
   };
   let signed: DecodedCall[] = [];
   let send: Record<string, unknown> = { txId: answer.txId };
+  let prepaid: Record<string, unknown> | undefined;
   if (!relayed) {
     const chainId = parseChainId(request.chainId)!;
     let body: unknown;
@@ -136,11 +141,22 @@ export async function runWrite(
         txId: answer.txId,
         calls: signed,
       });
+    // The send's price, known from the prepare, is paid with the signed transactions or not at all: transactions signed
+    // here never reach a service that is not paid (it could broadcast them without the work it was paid for).
+    if (answer.x402Requirements) {
+      const payment = await session.pay("send_transactions", answer.x402Requirements, budget);
+      if ("content" in payment)
+        return atStep(
+          payment as CallToolResult,
+          `the payment of send_transactions for txId ${answer.txId}: nothing was signed nor sent`,
+        );
+      prepaid = payment;
+    }
     const signedTransactions: string[] = [];
     for (const tx of answer.transactions) signedTransactions.push(await session.wallet.signTransaction(tx));
     send = { txId: answer.txId, signedTransactions };
   }
-  const sent = await session.paying("send_transactions", send, budget);
+  const sent = await session.paying("send_transactions", send, budget, prepaid);
   if (sent.isError) return atStep(sent, `send_transactions of txId ${answer.txId}`);
   let status = sent.structuredContent as Record<string, unknown>;
   if (status.status !== "success" && status.status !== "rejected") {
