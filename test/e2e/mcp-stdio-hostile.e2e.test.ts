@@ -309,7 +309,7 @@ describe("e2e: the MCP stdio signer against a service that rewrites its answers"
     const created = structured(await call(client, "create_tokenization", tokenization));
     expect(created.status, JSON.stringify(created)).to.equal("success");
     expect(created.signed.map((c: { function: string }) => c.function)).to.deep.equal([
-      tokenFactoryInterface.getFunction("newTokenization")!.format("sighash"),
+      tokenFactoryInterface.getFunction("newTokenization").format("sighash"),
     ]);
   });
 
