@@ -188,5 +188,8 @@ function describe(route: RouteDefinition<any, any>): string {
   if (route.tool && route.tool.prepares)
     lines.push("Answers unsigned transactions: sign them (signerAddress), then send_transactions.");
   if (route.access.key === "required") lines.push("Needs an API key.");
+  // The generic prepare's price is its method's: said here, since no one price can be listed with it.
+  if (route.tool && route.tool.prepares === "*")
+    lines.push("Without an API key: the method's price via x402 (its own tool states it).");
   return lines.join("\n");
 }

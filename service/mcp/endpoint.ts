@@ -1,6 +1,5 @@
 import type { RequestListener } from "node:http";
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import type { Config } from "../config";
 import type { RouteDefinition } from "../http/route";
 import { errorFacts, type Logger } from "../logger";
@@ -9,6 +8,7 @@ import type { Prices } from "../payments/pricing";
 import { ArgumentError, httpCallOf, paymentRequiredOf, toolError, toolResultOf, type CallToolResult } from "./calls";
 import { SHARED_ARGUMENTS } from "./catalogue";
 import { dispatch, type Origin } from "./dispatch";
+import { serverSdk, type ServerSdk } from "./sdk";
 import { configureOverHttp, waitForTransaction } from "./http-session";
 import { buildCatalogue, listTools, type Catalogue, type CatalogueEntry } from "./listing";
 import { selects, TOOLSETS, type Selection } from "./toolsets";
@@ -86,7 +86,9 @@ export class McpEndpoint {
   }
 
   /** The MCP server that answers one request: its tools listed, and called with the request's credentials. */
-  serverFor(connection: McpConnection): Server {
+  async serverFor(connection: McpConnection): Promise<Server> {
+    const sdk = await serverSdk();
+    const { Server, CallToolRequestSchema, ListToolsRequestSchema } = sdk;
     const server = new Server(
       { name: SERVER_NAME, version: this.version },
       { capabilities: { tools: { listChanged: false } }, instructions: instructions(connection.selection) },
@@ -95,7 +97,7 @@ export class McpEndpoint {
       tools: await listTools(this.catalogue(), connection.selection, this.services.prices),
     }));
     server.setRequestHandler(CallToolRequestSchema, async (request) =>
-      this.call(connection, request.params.name, request.params.arguments, request.params._meta),
+      this.call(sdk, connection, request.params.name, request.params.arguments, request.params._meta),
     );
     return server;
   }
@@ -104,7 +106,7 @@ export class McpEndpoint {
    * The tool a call names, if this connection may call it; otherwise the JSON-RPC error -32602 (invalid params: an
    * unknown tool, one outside the connection's toolsets, a write on a read-only connection).
    */
-  private admitted(connection: McpConnection, name: string): CatalogueEntry {
+  private admitted({ McpError, ErrorCode }: ServerSdk, connection: McpConnection, name: string): CatalogueEntry {
     const entry = this.catalogue().get(name);
     if (!entry) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name} (tools/list lists them)`);
     if (connection.selection.readOnly && !entry.readOnly)
@@ -121,6 +123,7 @@ export class McpEndpoint {
 
   /** One tool call, timed, logged and counted under its tool's name (never its arguments: they may hold signatures). */
   private async call(
+    sdk: ServerSdk,
     connection: McpConnection,
     name: string,
     args: Record<string, unknown> | undefined,
@@ -130,7 +133,7 @@ export class McpEndpoint {
     const log = connection.log ?? this.services.logger;
     let entry: CatalogueEntry;
     try {
-      entry = this.admitted(connection, name);
+      entry = this.admitted(sdk, connection, name);
     } catch (error) {
       const label = this.catalogue().has(name) ? name : "(unknown)";
       this.services.metrics.observeTool(label, "refused", Number(process.hrtime.bigint() - started) / 1e9);

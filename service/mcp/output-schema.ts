@@ -49,7 +49,7 @@ export function answersSchema(types: ZodType[], bare = false): Json {
 }
 
 function namesAnErrorField(answer: Json): boolean {
-  const names = Object.keys((answer.properties ?? {}));
+  const names = Object.keys(answer.properties ?? {});
   if (names.some((name) => ERROR_FIELDS.includes(name))) return true;
   return ((answer.anyOf ?? answer.oneOf ?? []) as Json[]).some(namesAnErrorField);
 }

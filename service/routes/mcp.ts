@@ -1,9 +1,9 @@
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Request, Response } from "express";
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
 import { defineRoute, type RouteDefinition } from "../http/route";
 import { McpEndpoint, presentedKey, type McpConnection } from "../mcp/endpoint";
+import { serverSdk } from "../mcp/sdk";
 import {
   INVALID_REQUEST,
   jsonRpcError,
@@ -96,7 +96,8 @@ export function mcpRoutes(services: Services, routes: () => RouteDefinition<any,
           new Set(endpoint.catalogue().keys()),
         );
         if ("status" in selection) return refuse(res, selection);
-        const server = endpoint.serverFor(connectionOf(req, res, selection));
+        const server = await endpoint.serverFor(connectionOf(req, res, selection));
+        const { StreamableHTTPServerTransport } = await serverSdk();
         const transport = new StreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,

@@ -1,3 +1,5 @@
+import { execFileSync } from "node:child_process";
+import path from "node:path";
 import { expect } from "chai";
 import { AjvJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/ajv-provider.js";
 import { allRoutes } from "../../service/app";
@@ -113,7 +115,7 @@ describe("MCP catalogue: toolsets an agent can load", () => {
     for (const tool of tools) {
       for (const schema of [tool.inputSchema, tool.outputSchema]) {
         if (!schema) continue;
-        const defs = Object.keys((schema.$defs ?? {}));
+        const defs = Object.keys(schema.$defs ?? {});
         const text = JSON.stringify({ ...schema, $defs: undefined });
         for (const id of defs) expect(text, `${tool.name}: $defs.${id} unused`).to.include(`#/$defs/${id}`);
         walk(schema, (node, path) => {
@@ -126,7 +128,7 @@ describe("MCP catalogue: toolsets an agent can load", () => {
           expect(node, `${tool.name}${path}`).to.not.have.any.keys("example", "examples");
         });
       }
-      const properties = Object.keys((tool.inputSchema.properties ?? {}));
+      const properties = Object.keys(tool.inputSchema.properties ?? {});
       for (const pair of SECOND_NAMES)
         expect(
           pair.every((n) => properties.includes(n)),
@@ -197,6 +199,20 @@ describe("MCP catalogue: toolsets an agent can load", () => {
     expect(tools.get("agent_register")).to.include({ readOnlyHint: false, destructiveHint: false });
     expect(tools.get("send_transactions")).to.include({ idempotentHint: true });
     expect(tools.get("agent_mint_token")).to.include({ idempotentHint: false });
+  });
+
+  it("builds nothing of MCP when the service starts: the SDK is loaded, and the catalogue built, on the first MCP request", () => {
+    const script = [
+      'require("./service/app");',
+      'const sdk = Object.keys(require.cache).filter((k) => k.includes("@modelcontextprotocol")).length;',
+      "process.stdout.write(String(sdk));",
+    ].join("");
+    const loaded = execFileSync(process.execPath, ["-r", "ts-node/register/transpile-only", "-e", script], {
+      cwd: path.join(__dirname, "..", ".."),
+      env: { ...process.env, TS_NODE_TRANSPILE_ONLY: "true" },
+      encoding: "utf8",
+    });
+    expect(loaded).to.equal("0");
   });
 
   it("refuses a toolset or tool that does not exist, naming the ones there are; read-only wins over a toolset", () => {

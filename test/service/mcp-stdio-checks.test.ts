@@ -261,6 +261,7 @@ describe("MCP stdio server: its checks before signing", () => {
     await refused({ network: "eip155:1" }, /eip155:1, not a payment network/);
     await refused({ asset: stranger }, /not the USDC of chain 84532/);
     await refused({ payTo: stranger }, /not 0x6666.*whom this session pays/);
+    await refused({ network: "eip155:8453" }, /eip155:8453, not eip155:84532, where this session pays/);
     await refused(
       { maxTimeoutSeconds: 365 * 86_400 },
       new RegExp(`valid 31536000 s; this server signs at most ${MAX_VALIDITY_SECONDS} s`),

@@ -44,13 +44,14 @@ const usdc = (units: bigint) => `${(Number(units) / 1e6).toLocaleString("en-US",
 /**
  * Signs x402 `exact` payments with the local wallet (an EIP-3009 authorization over the asset's EIP-712 domain, as
  * x402's EVM client signs it) when the requirement is one this session may pay: a payment network of the network table,
- * the USDC of the pinned deployment of that chain, the payee of the session's first payment (pinned), a validity of
+ * the USDC of the pinned deployment of that chain, the network and payee of the session's first payment (pinned), a validity of
  * at most MAX_VALIDITY_SECONDS, and an amount within what is left of the call's TAK_MAX_PAYMENT and the session's
  * TAK_MAX_SPEND (every payment counted once signed: a signed authorization may be used whatever the call's outcome).
  */
 export class Payer {
   private spent = 0n;
-  private payTo?: string;
+  /** The network, asset and payee of the session's first payment: every later one must be the same. */
+  private terms?: { network: string; asset: string; payTo: string };
 
   constructor(
     private readonly wallet: Wallet,
@@ -72,6 +73,10 @@ export class Payer {
       throw new PaymentRefused(
         `the service asks for a payment on ${requirement.network}, not a payment network (${[...PAYMENT_NETWORKS].join(", ")})`,
       );
+    if (this.terms && requirement.network !== this.terms.network)
+      throw new PaymentRefused(
+        `the service asks for a payment on ${requirement.network}, not ${this.terms.network}, where this session pays`,
+      );
     const asset = (await this.pins.contracts(chainId)).USDC;
     if (!asset || requirement.asset?.toLowerCase() !== asset)
       throw new PaymentRefused(
@@ -79,9 +84,9 @@ export class Payer {
       );
     if (!/^0x[0-9a-fA-F]{40}$/.test(requirement.payTo ?? ""))
       throw new PaymentRefused("the payment requirements name no payee (payTo)");
-    if (this.payTo && requirement.payTo.toLowerCase() !== this.payTo)
+    if (this.terms && requirement.payTo.toLowerCase() !== this.terms.payTo)
       throw new PaymentRefused(
-        `the service asks to pay ${requirement.payTo}, not ${this.payTo}, whom this session pays`,
+        `the service asks to pay ${requirement.payTo}, not ${this.terms.payTo}, whom this session pays`,
       );
     const validity = requirement.maxTimeoutSeconds ?? 300;
     if (!Number.isInteger(validity) || validity <= 0 || validity > MAX_VALIDITY_SECONDS)
@@ -125,7 +130,11 @@ export class Payer {
       verifyingContract: requirement.asset,
     };
     const signature = await this.wallet.signTypedData(domain, TRANSFER_WITH_AUTHORIZATION, authorization);
-    this.payTo ??= requirement.payTo.toLowerCase();
+    this.terms ??= {
+      network: requirement.network,
+      asset: requirement.asset.toLowerCase(),
+      payTo: requirement.payTo.toLowerCase(),
+    };
     budget.paid += amount;
     this.spent += amount;
     return { x402Version: 2, accepted: requirement, payload: { signature, authorization } };
