@@ -26,7 +26,8 @@ export const LOCAL_TOOLS: ToolListing[] = [
       properties: { toolset: { type: "string", enum: TOOLSETS.map((t) => t.name) } },
       required: ["toolset"],
     },
-    annotations: { ...READ, readOnlyHint: false, destructiveHint: false },
+    // It changes only what this server lists, nothing of the world: a read-only session may enable toolsets too.
+    annotations: READ,
   },
 ];
 

@@ -79,18 +79,15 @@ export class StdioSession {
   }
 
   async listTools(): Promise<ToolListing[]> {
-    const local = LOCAL_TOOLS.filter(
-      (t) => !this.settings.readOnly || t.annotations?.readOnlyHint !== false || t.name === "enable_toolset",
-    );
     let remote: ToolListing[];
     try {
       remote = await this.serviceTools();
     } catch (error) {
       this.warn(`${(error as Error).message}: only this server's own tools are listed (is TAK_BASE_URL right?)`);
-      return local;
+      return LOCAL_TOOLS;
     }
     return [
-      ...local,
+      ...LOCAL_TOOLS,
       ...remote.filter((t) =>
         selects(this.selection, { name: t.name, readOnly: t.annotations?.readOnlyHint === true }),
       ),
@@ -99,7 +96,13 @@ export class StdioSession {
 
   async call(name: string, args: Record<string, unknown>, meta: Record<string, unknown>): Promise<CallToolResult> {
     if (LOCAL_TOOLS.some((t) => t.name === name)) return this.local(name, args);
-    const tool = (await this.serviceTools()).find((t) => t.name === name);
+    let tools: ToolListing[];
+    try {
+      tools = await this.serviceTools();
+    } catch (error) {
+      return toolError("UNAVAILABLE", (error as Error).message);
+    }
+    const tool = tools.find((t) => t.name === name);
     if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name} (tools/list lists them)`);
     const readOnly = tool.annotations?.readOnlyHint === true;
     if (this.settings.readOnly && !readOnly)
