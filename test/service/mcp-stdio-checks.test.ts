@@ -7,6 +7,7 @@ import {
   agentTokenInterface,
   identityRegistryInterface,
   multicall3Interface,
+  tokenFactoryInterface,
   usdcInterface,
 } from "../../service/chains/contracts";
 import { PUBLIC_METHODS } from "../../service/methods";
@@ -36,11 +37,12 @@ describe("MCP stdio server: its checks before signing", () => {
   const registry = "0x4444444444444444444444444444444444444444";
   const agentToken = "0x5555555555555555555555555555555555555555";
   const payTo = "0x6666666666666666666666666666666666666666";
+  const factory = "0x7777777777777777777777777777777777777777";
   const GWEI = 1_000_000_000n;
   const ctx: IntentContext = {
     chainId: 84532,
     wallet: wallet.address,
-    contracts: async () => ({ source: "file", USDC: usdc, IdentityRegistry: registry }),
+    contracts: async () => ({ source: "file", USDC: usdc, IdentityRegistry: registry, TokenFactory: factory }),
     token: async () => {
       throw new Error("no token in this test");
     },
@@ -118,6 +120,42 @@ describe("MCP stdio server: its checks before signing", () => {
     ).to.include({
       function: "register(string)",
     });
+  });
+
+  it("holds a tokenization to its holders and premints, as the service pairs them (initialHolders first)", async () => {
+    const request = {
+      chainId: "aa36a7",
+      tokenizerEmail: "i@example.com",
+      name: "Acme",
+      tokenSymbol: "ACME",
+      preMints: [
+        { amount: "100", investorAddress: stranger },
+        { amount: "2.5", investorAddress: recipient },
+      ],
+      initialHolders: [{ walletAddress: recipient }, {}],
+    };
+    const params = (holders: string[], preMints: bigint[]) =>
+      tokenFactoryInterface.encodeFunctionData("newTokenization", [
+        {
+          name: "Acme",
+          symbol: "ACME",
+          decimals: 18,
+          supplyCap: 0n,
+          paymentToken: usdc,
+          initialHolders: holders,
+          preMints,
+        },
+      ]);
+    const honest = params([recipient, recipient], [100n * 10n ** 18n, 25n * 10n ** 17n]);
+    expect((await check("newTokenization", request, [tx(factory, honest)]))[0].function).to.match(/^newTokenization\(/);
+    const swapped = params([stranger, recipient], [100n * 10n ** 18n, 25n * 10n ** 17n]);
+    expect((await refusal(check("newTokenization", request, [tx(factory, swapped)]))).message).to.match(
+      /initialHolders: are not the holders asked/,
+    );
+    const approval = tx(usdc, usdcInterface.encodeFunctionData("approve", [factory, 2n ** 256n - 1n]));
+    expect((await refusal(check("newTokenization", request, [approval, tx(factory, honest)]))).message).to.match(
+      /transaction 1: it calls 0x1111111111111111111111111111111111111111, not the TokenFactory/,
+    );
   });
 
   it("refuses every tampering: the amount, a recipient the request did not name, a call appended, another function or contract, fees, gas, sender, chain, ether", async () => {

@@ -53,14 +53,17 @@ async function asset(
   return { address: token.address, decimals: token.decimals, label: `the token ${symbol}` };
 }
 
-/** The wallets a list of entries names; an entry with none is refused (the service would choose it). */
+/**
+ * The wallets a list of entries names (`first`: a wallet named elsewhere for entry i, which the service takes before
+ * the entry's own); an entry with none is refused (the service would choose it).
+ */
 function named(
   entries: { investorAddress?: string }[],
   field: string,
-  more: (i: number) => string | undefined = () => undefined,
+  first: (i: number) => string | undefined = () => undefined,
 ): string[] {
   return entries.map((entry, i) => {
-    const wallet = entry.investorAddress ?? more(i);
+    const wallet = first(i) ?? entry.investorAddress;
     if (!wallet)
       throw new IntentError(
         `${field}.${i}: name the wallet (investorAddress): this server signs only for wallets the request names`,
