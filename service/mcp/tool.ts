@@ -1,4 +1,3 @@
-import { z } from "zod";
 import type { AccessRule, PriceTier } from "../auth/access-rules";
 import type { HttpMethod } from "../http/route";
 import type { Json } from "./json-schema";
@@ -48,18 +47,11 @@ export interface RouteTool {
   price?: { operation: string; tier: PriceTier };
 }
 
-/** A tool's error as structured content: the API's error body (its code is one of /openapi.json's ErrorCode). */
-export const ToolError = z
-  .object({
-    error: z.object({
-      code: z
-        .string()
-        .meta({ description: "The API's error code (the ErrorCode list of /openapi.json)", example: "BAD_REQUEST" }),
-      message: z.string(),
-      param: z.string().optional().meta({ description: "The argument at fault, where there is one" }),
-      details: z.record(z.string(), z.unknown()).optional(),
-    }),
-    message: z.string(),
-  })
-  .meta({ id: "ToolError", description: "The call failed: the API's error code and message" });
-export type ToolErrorBody = z.infer<typeof ToolError>;
+/**
+ * A tool's error as structured content: the API's error body (its code is one of /openapi.json's ErrorCode). Described
+ * once, in the server's instructions (endpoint.ts SHARED_INSTRUCTIONS), not in every tool's output schema.
+ */
+export type ToolErrorBody = {
+  error: { code: string; message: string; param?: string; details?: Record<string, unknown> };
+  message: string;
+};
