@@ -19,6 +19,7 @@ import { LANE_TARGET, measureLanes, type LaneRow } from "./lanes";
 import { KEEPS_UP, measureCapacity, type CapacityResult } from "./capacity";
 import { describeDbWork } from "./db-work";
 import { inRuns } from "./runs-table";
+import { MCP_TARGET, measureMcp } from "./mcp";
 
 /**
  * Hard targets: the whitelisted transfers against the plain transfer of the same kind (1.2×, issue 48's bound), and
@@ -63,7 +64,7 @@ function writeResults(name: string, rows: GasRow[]): void {
   console.log(`written ${path.relative(process.cwd(), out)}`);
 }
 
-/** BENCH_ONLY=gas,latency,reads,volume,integrity,lanes,capacity,scaleout,events,memory,sandbox,console runs those parts (comma-separated); unset runs all. */
+/** BENCH_ONLY=gas,latency,reads,volume,integrity,lanes,capacity,scaleout,events,memory,sandbox,console,mcp runs those parts (comma-separated); unset runs all. */
 const PARTS = [
   "gas",
   "latency",
@@ -77,6 +78,7 @@ const PARTS = [
   "memory",
   "sandbox",
   "console",
+  "mcp",
 ] as const;
 type Part = (typeof PARTS)[number];
 
@@ -520,6 +522,28 @@ async function consolePart(): Promise<boolean> {
   return result.rows.some((r) => !r.pass);
 }
 
+/**
+ * What an agent loads: tools/list bytes and estimated tokens (bytes / 4) by default, per toolset, everything and
+ * read-only, over HTTP and stdio. Target: the default list ≤ 40 tools and ≤ 48 KB on both transports.
+ */
+async function mcpPart(): Promise<boolean> {
+  console.log("\nMCP: tools/list as an agent loads it (HTTP: POST /mcp; stdio: the stdio server with a wallet)");
+  const rows = await measureMcp(hre);
+  const width = Math.max(...rows.map((r) => r.toolsets.length));
+  console.log(`transport  ${"toolsets".padEnd(width)}  tools     bytes  ~tokens  target`);
+  for (const r of rows) {
+    const mark =
+      r.pass === undefined
+        ? ""
+        : `${r.pass ? "PASS" : "FAIL"} (≤ ${MCP_TARGET.tools} tools, ≤ ${MCP_TARGET.bytes} bytes)`;
+    console.log(
+      `${r.transport.padEnd(9)}  ${r.toolsets.padEnd(width)}  ${String(r.tools).padStart(5)}  ${String(r.bytes).padStart(8)}  ${String(r.estimatedTokens).padStart(7)}  ${mark}`,
+    );
+  }
+  writeBenchResult("mcp.json", { measuredAt: new Date().toISOString(), target: MCP_TARGET, rows });
+  return rows.some((r) => r.pass === false);
+}
+
 async function sandboxPart(): Promise<boolean> {
   console.log(
     "\nMemory of npm start (the service and its chains' process, from the sources) and of each half on its own",
@@ -577,6 +601,7 @@ async function main(): Promise<void> {
   if (parts.has("memory") && (await memoryPart())) failed.push("memory");
   if (parts.has("sandbox") && (await sandboxPart())) failed.push("sandbox");
   if (parts.has("console") && (await consolePart())) failed.push("console");
+  if (parts.has("mcp") && (await mcpPart())) failed.push("mcp");
   if (failed.length) {
     console.error(`${failed.join(" and ")} target FAILED`);
     process.exitCode = 1;

@@ -121,7 +121,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mint to one or more investors (whitelisting new recipients first); tokenizer or MINTER_ROLE */
+        /** Mint to one or more investors (whitelisting new recipients first) */
         post: operations["prepareTransactionsMintToken"];
         delete?: never;
         options?: never;
@@ -138,7 +138,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Whitelist or blacklist investor wallets (binding each added wallet to its investor); tokenizer or WHITELISTER_ROLE */
+        /** Whitelist or blacklist investor wallets */
         post: operations["prepareTransactionsWhitelist"];
         delete?: never;
         options?: never;
@@ -325,144 +325,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Request the recovery of an investor's lost wallet into its new one, proven by the new wallet; executable after the token's delay. RECOVERY_ROLE */
+        /** Recover an investor's lost wallet to its new one (balance, freezes, dividends); tokenizer or RECOVERY_ROLE */
         post: operations["prepareTransactionsRecoverWallet"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/prepare-transactions/cancelWalletRecovery": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Cancel a pending wallet recovery: signed by the wallet being recovered (it is not lost) or RECOVERY_ROLE */
-        post: operations["prepareTransactionsCancelWalletRecovery"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/prepare-transactions/executeWalletRecovery": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Execute a pending wallet recovery after the token's delay; RECOVERY_ROLE or the new wallet */
-        post: operations["prepareTransactionsExecuteWalletRecovery"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/prepare-transactions/transferTokenizer": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Start handing the token over to a new tokenizer key (it accepts with acceptTokenizer); tokenizer */
-        post: operations["prepareTransactionsTransferTokenizer"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/prepare-transactions/acceptTokenizer": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Accept the token's tokenizer role handed over with transferTokenizer; the new tokenizer key */
-        post: operations["prepareTransactionsAcceptTokenizer"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/prepare-transactions/cancelTokenizerTransfer": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Cancel a handover of the token not yet accepted; tokenizer */
-        post: operations["prepareTransactionsCancelTokenizerTransfer"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/prepare-transactions/scheduleTokenUpgrade": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Schedule the token and its escrow for the version the factory publishes; executable after the upgrade delay. Tokenizer */
-        post: operations["prepareTransactionsScheduleTokenUpgrade"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/prepare-transactions/cancelTokenUpgrade": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Cancel the scheduled upgrade of the token and its escrow. Tokenizer */
-        post: operations["prepareTransactionsCancelTokenUpgrade"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/prepare-transactions/executeTokenUpgrade": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Execute the scheduled upgrade of the token and its escrow once the delay is over. Tokenizer */
-        post: operations["prepareTransactionsExecuteTokenUpgrade"];
         delete?: never;
         options?: never;
         head?: never;
@@ -512,7 +376,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Grant an agent a role on a token (minter, whitelister, freezer, enforcer, recovery, pauser); tokenizer */
+        /** Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE */
         post: operations["prepareTransactionsGrantTokenRole"];
         delete?: never;
         options?: never;
@@ -529,7 +393,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revoke an agent's role on a token; tokenizer */
+        /** Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE */
         post: operations["prepareTransactionsRevokeTokenRole"];
         delete?: never;
         options?: never;
@@ -597,25 +461,8 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Close the ongoing offering (success: the tokenizer withdraws the proceeds; failure opens refunds) */
+        /** Close the ongoing offering (success pays the tokenizer; failure opens refunds) */
         post: operations["prepareTransactionsCloseOffer"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/prepare-transactions/withdrawProceeds": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** Withdraw the proceeds of a successful offering to the tokenizer (once) */
-        post: operations["prepareTransactionsWithdrawProceeds"];
         delete?: never;
         options?: never;
         head?: never;
@@ -973,23 +820,6 @@ export interface paths {
         put?: never;
         /** RAMS: approve or withdraw an operator of the principal (direct by the principal, or its EIP-712 signature; relayable with a signature) */
         post: operations["prepareTransactionsRamsSetOperator"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/prepare-transactions/ramsInvalidateNonces": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** RAMS: the principal voids its unused EIP-712 signatures by moving its nonce forward (the principal only; always client-signed) */
-        post: operations["prepareTransactionsRamsInvalidateNonces"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1398,23 +1228,6 @@ export interface paths {
         put?: never;
         /** RAMS: approve or withdraw an operator of the principal (direct by the principal, or its EIP-712 signature; relayable with a signature) — facade (default execution mode: client-signed) */
         post: operations["x402RamsSetOperator"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/x402/rams/invalidate-nonces": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** RAMS: the principal voids its unused EIP-712 signatures by moving its nonce forward (the principal only; always client-signed) — facade (default execution mode: client-signed) */
-        post: operations["x402RamsInvalidateNonces"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2312,8 +2125,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * The Model Context Protocol endpoint (Streamable HTTP, stateless): every operation of this API as an MCP tool
-         * @description For MCP clients (AI agents): `tools/list` lists a tool per route, named as the hosted server of the API names them where it has one (create_tokenization, get_token_info, agent_register, …), with the route's JSON Schema as input and its answer as structured output; `tools/call` runs the route with the credentials of this request: an API key in x-api-key or Authorization: Bearer, or an x402 payment in `params._meta["x402/payment"]` (a paid tool without one answers isError with the PaymentRequired). Send `Accept: application/json, text/event-stream`. A private key is never taken: the stdio server (npm run --silent mcp) signs locally.
+         * The Model Context Protocol endpoint (Streamable HTTP, stateless): the operations of this API as MCP tools
+         * @description For MCP clients (AI agents): `tools/list` lists the tools of the toolsets asked for (`?toolsets=a,b` or the X-MCP-Toolsets header; `all`; default: the agent's own: context, transactions, agents, agent_tokens, rams), `?readonly=true` or X-MCP-Readonly only the reads; each tool is named as the hosted server of the API names it where it has one (create_tokenization, get_token_info, agent_register, …). `tools/call` runs the route with the credentials of this request: an API key in x-api-key or Authorization: Bearer, or an x402 payment in `params._meta["x402/payment"]` (a paid tool without one answers isError with the PaymentRequired). Send `Accept: application/json, text/event-stream`. A browser page of another origin than the service's (or MCP_ALLOWED_ORIGINS) is refused with 403. A private key is never taken: the stdio server (npm run --silent mcp) signs locally.
          */
         post: operations["mcp"];
         delete?: never;
@@ -3039,59 +2852,8 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (executeWalletRecovery) */
+        /** A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (recoverWallet) */
         post: operations["tokenWalletRecoveredEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "token.recovery_pending": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** A wallet recovery was requested (recoverWallet; executable after the token's delay) or cancelled (cancelWalletRecovery) */
-        post: operations["tokenRecoveryPendingEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "token.tokenizer_changed": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** A token's tokenizer handover started (transferTokenizer) or completed (acceptTokenizer) */
-        post: operations["tokenTokenizerChangedEvent"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "token.upgrade": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /** A token's or its escrow's upgrade was scheduled, cancelled or executed (scheduleTokenUpgrade, cancelTokenUpgrade, executeTokenUpgrade) */
-        post: operations["tokenUpgradeEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3305,35 +3067,6 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
-        /** @description Accept the token's tokenizer role handed over with transferTokenizer; the new tokenizer key */
-        AcceptTokenizerBody: {
-            method?: string;
-            /**
-             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
-             * @example aa36a7
-             */
-            chainId: string | number;
-            /**
-             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
-             * @enum {string}
-             */
-            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
-            /** @description Overrides the estimated gas limit of every transaction */
-            gasLimit?: string | number;
-            /** @description First nonce to use instead of the signer's pending nonce */
-            nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
-            signerAddress: string;
-            tokenSymbol: string;
-        };
-        /** @description Accept the token's tokenizer role handed over with transferTokenizer; the new tokenizer key */
-        AcceptTokenizerRequest: {
-            /**
-             * @description acceptTokenizer
-             * @enum {string}
-             */
-            method: "acceptTokenizer";
-        } & components["schemas"]["AcceptTokenizerBody"];
         /** @description Append a response to feedback on an agent (its owner responds; relayed, the wallet it is held for pays) */
         AgentAppendFeedbackResponseBody: {
             method?: string;
@@ -3349,7 +3082,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3375,7 +3108,7 @@ export interface components {
             agentUuid?: string;
             /**
              * @description The client that gave the feedback
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             clientAddress: string;
             responseURI?: string;
@@ -3406,7 +3139,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3426,7 +3159,7 @@ export interface components {
             email?: string;
             /**
              * @description An agent token created with agentCreateToken
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             tokenAddress: string;
             /**
@@ -3436,11 +3169,11 @@ export interface components {
             amount: string | number;
             /** @description The token's decimals (read from the token when omitted; must match when given) */
             decimals?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             spenderAddress?: string;
             /**
              * @description Alias of spenderAddress
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             spender?: string;
         };
@@ -3467,7 +3200,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3487,7 +3220,7 @@ export interface components {
             email?: string;
             /**
              * @description An agent token created with agentCreateToken
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             tokenAddress: string;
             /**
@@ -3499,7 +3232,7 @@ export interface components {
             decimals?: string | number;
             /**
              * @description Whose tokens burn: must be the signer
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             from?: string;
         };
@@ -3526,7 +3259,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3549,7 +3282,7 @@ export interface components {
             tokenSymbol?: string;
             /**
              * @description Owns the token and may mint it
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentWallet: string;
             /**
@@ -3582,7 +3315,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3630,7 +3363,7 @@ export interface components {
             agentId: string;
             chainId: number;
             chainIdHex: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             registryAddress: string;
             agentURI: string;
             name: string | null;
@@ -3639,7 +3372,7 @@ export interface components {
             active: boolean;
             /**
              * @description Its owner: the NFT holder, or the wallet the relayer holds it for
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             ownerWalletAddress: string;
             /** @description The relayer holding the NFT for the owner (relayed registration), else null */
@@ -3652,9 +3385,9 @@ export interface components {
             updatedAt: string;
             registrationFile: components["schemas"]["AgentRegistrationFile"];
             onchainMetadata: {
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 owner: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 agentWallet: string;
                 tokenURI: string;
                 /** @description The metadata keys set through this service */
@@ -3688,7 +3421,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3708,7 +3441,7 @@ export interface components {
             email?: string;
             /**
              * @description An agent token created with agentCreateToken
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             tokenAddress: string;
             /**
@@ -3718,11 +3451,11 @@ export interface components {
             amount: string | number;
             /** @description The token's decimals (read from the token when omitted; must match when given) */
             decimals?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to?: string;
             /**
              * @description Alias of to
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             recipientAddress?: string;
         };
@@ -3736,11 +3469,11 @@ export interface components {
         } & components["schemas"]["AgentMintTokenBody"];
         AgentPrincipalStatus: {
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             isFrozen: boolean;
             nonce: string;
@@ -3763,7 +3496,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3866,7 +3599,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3914,7 +3647,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -3972,7 +3705,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -4048,7 +3781,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -4070,7 +3803,7 @@ export interface components {
             agentUuid?: string;
             /** @description The ERC-8004 agentId (decimal) */
             agentId?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             newWallet: string;
             /** @description Unix seconds; at most 5 minutes ahead of the chain's time */
             deadline: string | number;
@@ -4091,7 +3824,7 @@ export interface components {
             agentId: string;
             chainId: number;
             chainIdHex: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             registryAddress: string;
             agentURI: string;
             name: string | null;
@@ -4100,7 +3833,7 @@ export interface components {
             active: boolean;
             /**
              * @description Its owner: the NFT holder, or the wallet the relayer holds it for
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             ownerWalletAddress: string;
             /** @description The relayer holding the NFT for the owner (relayed registration), else null */
@@ -4150,7 +3883,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -4170,7 +3903,7 @@ export interface components {
             email?: string;
             /**
              * @description An agent token created with agentCreateToken
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             tokenAddress: string;
             /**
@@ -4180,13 +3913,13 @@ export interface components {
             amount: string | number;
             /** @description The token's decimals (read from the token when omitted; must match when given) */
             decimals?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             from: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to?: string;
             /**
              * @description Alias of to
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             recipientAddress?: string;
         };
@@ -4213,7 +3946,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -4235,7 +3968,7 @@ export interface components {
             agentUuid?: string;
             /** @description The ERC-8004 agentId (decimal) */
             agentId?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             newOwner: string;
         };
         /** @description Transfer an agent to a new owner (the registry clears its agent wallet) */
@@ -4261,7 +3994,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -4281,7 +4014,7 @@ export interface components {
             email?: string;
             /**
              * @description An agent token created with agentCreateToken
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             tokenAddress: string;
             /**
@@ -4291,11 +4024,11 @@ export interface components {
             amount: string | number;
             /** @description The token's decimals (read from the token when omitted; must match when given) */
             decimals?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to?: string;
             /**
              * @description Alias of to
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             recipientAddress?: string;
         };
@@ -4309,11 +4042,11 @@ export interface components {
         } & components["schemas"]["AgentTransferTokenBody"];
         Allowance: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             ownerAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             spenderAddress: string;
             /** @example 100 */
             allowance: string;
@@ -4336,18 +4069,18 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             spenderAddress?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             spender?: string;
             /** @example 100 */
             amount: string | number;
             /**
              * @description Owner; must equal signerAddress when given
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             investorAddress?: string;
             /**
@@ -4355,7 +4088,7 @@ export interface components {
              * @example issuer@example.com
              */
             tokenizerEmail?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenizerAddress?: string;
         };
         /** @description Approve a spender (for dividends: the security token's address on the payment token) */
@@ -4368,7 +4101,7 @@ export interface components {
         } & components["schemas"]["ApproveBody"];
         BalanceWhitelist: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             investorAddress: string;
             investorEmail: string | null;
             /** @example 100 */
@@ -4473,9 +4206,9 @@ export interface components {
             type: number;
             chainId: number;
             nonce: number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             from: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to: string;
             value: string;
             data: string;
@@ -4510,7 +4243,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /** @example 100 */
@@ -4529,114 +4262,22 @@ export interface components {
              */
             method: "burnToken";
         } & components["schemas"]["BurnTokenBody"];
-        /** @description Cancel a handover of the token not yet accepted; tokenizer */
-        CancelTokenizerTransferBody: {
-            method?: string;
-            /**
-             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
-             * @example aa36a7
-             */
-            chainId: string | number;
-            /**
-             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
-             * @enum {string}
-             */
-            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
-            /** @description Overrides the estimated gas limit of every transaction */
-            gasLimit?: string | number;
-            /** @description First nonce to use instead of the signer's pending nonce */
-            nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
-            signerAddress: string;
-            tokenSymbol: string;
-        };
-        /** @description Cancel a handover of the token not yet accepted; tokenizer */
-        CancelTokenizerTransferRequest: {
-            /**
-             * @description cancelTokenizerTransfer
-             * @enum {string}
-             */
-            method: "cancelTokenizerTransfer";
-        } & components["schemas"]["CancelTokenizerTransferBody"];
-        /** @description Cancel the scheduled upgrade of the token and its escrow. Tokenizer */
-        CancelTokenUpgradeBody: {
-            method?: string;
-            /**
-             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
-             * @example aa36a7
-             */
-            chainId: string | number;
-            /**
-             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
-             * @enum {string}
-             */
-            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
-            /** @description Overrides the estimated gas limit of every transaction */
-            gasLimit?: string | number;
-            /** @description First nonce to use instead of the signer's pending nonce */
-            nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
-            signerAddress: string;
-            tokenSymbol: string;
-        };
-        /** @description Cancel the scheduled upgrade of the token and its escrow. Tokenizer */
-        CancelTokenUpgradeRequest: {
-            /**
-             * @description cancelTokenUpgrade
-             * @enum {string}
-             */
-            method: "cancelTokenUpgrade";
-        } & components["schemas"]["CancelTokenUpgradeBody"];
-        /** @description Cancel a pending wallet recovery: signed by the wallet being recovered (it is not lost) or RECOVERY_ROLE */
-        CancelWalletRecoveryBody: {
-            method?: string;
-            /**
-             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
-             * @example aa36a7
-             */
-            chainId: string | number;
-            /**
-             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
-             * @enum {string}
-             */
-            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
-            /** @description Overrides the estimated gas limit of every transaction */
-            gasLimit?: string | number;
-            /** @description First nonce to use instead of the signer's pending nonce */
-            nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
-            signerAddress: string;
-            tokenSymbol: string;
-            /**
-             * @description The wallet whose recovery is pending
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
-             */
-            lostWallet: string;
-        };
-        /** @description Cancel a pending wallet recovery: signed by the wallet being recovered (it is not lost) or RECOVERY_ROLE */
-        CancelWalletRecoveryRequest: {
-            /**
-             * @description cancelWalletRecovery
-             * @enum {string}
-             */
-            method: "cancelWalletRecovery";
-        } & components["schemas"]["CancelWalletRecoveryBody"];
         CanExecute: {
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             asset: string;
             action: string;
             selector: string | null;
             amount: string;
             /** @description The registry's canExecute */
             canExecute: boolean;
-            /** @description canExecute and the principal compliant: what an execution needs (the same as canExecute on this version's registry, which asks the compliance provider itself) */
+            /** @description canExecute and the principal still compliant: what an execution needs */
             allowed: boolean;
             /** @description The first failing check */
             reason: {
@@ -4689,14 +4330,14 @@ export interface components {
         /** @description Who holds the token as of a block, built from the token's own events (largest holding first, then address) */
         CapTable: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenAddress: string;
             /** @description The block the table is as of (its end) */
             blockNumber: number;
             totalSupply: string;
             totalSupplyRaw: string;
             holders: {
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 address: string;
                 /** @description The investor's e-mail recorded for the wallet, if any */
                 email: string | null;
@@ -4749,7 +4390,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
         };
@@ -4778,9 +4419,9 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             investorAddress?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress?: string;
             /**
              * Format: email
@@ -4800,7 +4441,7 @@ export interface components {
              */
             method: "claimTokens";
         } & components["schemas"]["ClaimTokensBody"];
-        /** @description Close the ongoing offering (success: the tokenizer withdraws the proceeds; failure opens refunds) */
+        /** @description Close the ongoing offering (success pays the tokenizer; failure opens refunds) */
         CloseOfferBody: {
             method?: string;
             /**
@@ -4817,7 +4458,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             /**
              * Format: email
@@ -4826,7 +4467,7 @@ export interface components {
             tokenizerEmail?: string;
             tokenSymbol: string;
         };
-        /** @description Close the ongoing offering (success: the tokenizer withdraws the proceeds; failure opens refunds) */
+        /** @description Close the ongoing offering (success pays the tokenizer; failure opens refunds) */
         CloseOfferRequest: {
             /**
              * @description closeOffer
@@ -4836,9 +4477,9 @@ export interface components {
         } & components["schemas"]["CloseOfferBody"];
         ComplianceStatus: {
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             complianceProviderAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             identityRef: string;
             eligible: boolean;
@@ -5224,7 +4865,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to receive; empty or absent: all of them */
-            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.recovery_pending" | "token.tokenizer_changed" | "token.upgrade" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
+            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
             description?: string;
             /** @description Without an API key: the batch (prepared without a key, not sent yet) whose events to receive */
             txId?: string;
@@ -5234,11 +4875,11 @@ export interface components {
         };
         DividendDistribution: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenAddress: string;
             paymentToken: {
                 symbol: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 address: string;
                 decimals: number;
             };
@@ -5250,14 +4891,14 @@ export interface components {
                 /** @example 100 */
                 amount: string;
                 amountRaw: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 distributor: string;
                 txHash: string;
                 blockNumber: number;
                 date: string;
             }[];
             holders: {
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 address: string;
                 email: string | null;
                 /** @example 100 */
@@ -5287,7 +4928,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
@@ -5295,7 +4936,7 @@ export interface components {
              * @example 100
              */
             amount: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             paymentTokenAddress?: string;
         };
         /** @description Distribute payment-token dividends to holders (approve the token address first) */
@@ -5367,73 +5008,10 @@ export interface components {
          */
         ErrorCode: "BAD_REQUEST" | "PREFLIGHT_FAILED" | "TRANSACTION_MISMATCH" | "INVALID_SIGNATURE" | "REPLACEMENT_UNDERPRICED" | "MALFORMED_JSON" | "MALFORMED_URL" | "REQUEST_ABORTED" | "UNAUTHORIZED" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "OUT_OF_CREDITS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_PAID" | "IDEMPOTENCY_CONFLICT" | "LINK_USED" | "LINK_REPLACED" | "LINK_EXPIRED" | "LINK_LOCKED" | "EVENT_ID_EXPIRED" | "BATCH_EXPIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_CHARSET" | "UNSUPPORTED_ENCODING" | "RATE_LIMITED" | "FAUCET_COOLDOWN" | "INTERNAL_ERROR" | "CHAIN_READ_FAILED" | "UNAVAILABLE" | "PAYMENT_NOT_SETTLED" | "CHAIN_UNAVAILABLE";
         /** @description An event: its id (position), type, time, the txId / chain / hash it concerns, and its data */
-        Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["TokenFrozenEvent"] | components["schemas"]["TokenAddressFrozenEvent"] | components["schemas"]["TokenForcedTransferEvent"] | components["schemas"]["TokenWalletRecoveredEvent"] | components["schemas"]["TokenRecoveryPendingEvent"] | components["schemas"]["TokenTokenizerChangedEvent"] | components["schemas"]["TokenUpgradeEvent"] | components["schemas"]["TokenPausedEvent"] | components["schemas"]["TokenRoleChangedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
-        /** @description Execute the scheduled upgrade of the token and its escrow once the delay is over. Tokenizer */
-        ExecuteTokenUpgradeBody: {
-            method?: string;
-            /**
-             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
-             * @example aa36a7
-             */
-            chainId: string | number;
-            /**
-             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
-             * @enum {string}
-             */
-            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
-            /** @description Overrides the estimated gas limit of every transaction */
-            gasLimit?: string | number;
-            /** @description First nonce to use instead of the signer's pending nonce */
-            nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
-            signerAddress: string;
-            tokenSymbol: string;
-        };
-        /** @description Execute the scheduled upgrade of the token and its escrow once the delay is over. Tokenizer */
-        ExecuteTokenUpgradeRequest: {
-            /**
-             * @description executeTokenUpgrade
-             * @enum {string}
-             */
-            method: "executeTokenUpgrade";
-        } & components["schemas"]["ExecuteTokenUpgradeBody"];
-        /** @description Execute a pending wallet recovery after the token's delay; RECOVERY_ROLE or the new wallet */
-        ExecuteWalletRecoveryBody: {
-            method?: string;
-            /**
-             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
-             * @example aa36a7
-             */
-            chainId: string | number;
-            /**
-             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
-             * @enum {string}
-             */
-            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
-            /** @description Overrides the estimated gas limit of every transaction */
-            gasLimit?: string | number;
-            /** @description First nonce to use instead of the signer's pending nonce */
-            nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
-            signerAddress: string;
-            tokenSymbol: string;
-            /**
-             * @description The wallet whose recovery is pending
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
-             */
-            lostWallet: string;
-        };
-        /** @description Execute a pending wallet recovery after the token's delay; RECOVERY_ROLE or the new wallet */
-        ExecuteWalletRecoveryRequest: {
-            /**
-             * @description executeWalletRecovery
-             * @enum {string}
-             */
-            method: "executeWalletRecovery";
-        } & components["schemas"]["ExecuteWalletRecoveryBody"];
+        Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["TokenFrozenEvent"] | components["schemas"]["TokenAddressFrozenEvent"] | components["schemas"]["TokenForcedTransferEvent"] | components["schemas"]["TokenWalletRecoveredEvent"] | components["schemas"]["TokenPausedEvent"] | components["schemas"]["TokenRoleChangedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
         ExecutorAction: {
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             executorAddress: string;
             selector: string;
             action: string;
@@ -5445,11 +5023,11 @@ export interface components {
             supported: boolean;
             hasAmount: boolean;
             amountIndex: number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             owner: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
         };
         FaucetClaim: {
@@ -5457,13 +5035,13 @@ export interface components {
             /** @enum {string} */
             status: "submitted" | "confirmed" | "failed";
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             recipientAddress: string;
             /** @example 100 */
             amount: string;
             amountRaw: string;
             token: {
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 address: string;
                 /** @constant */
                 symbol: "BKN";
@@ -5493,17 +5071,17 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
              * @description The holder the tokens are taken from (its consent, whitelist status and freezes are not needed)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             from: string;
             /**
              * @description The receiver: must be whitelisted and not frozen
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             to: string;
             /** @example 100 */
@@ -5536,12 +5114,12 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
              * @description The holder whose tokens or address are frozen
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             investorAddress: string;
             /** @description true (default) freezes the address, false unfreezes it */
@@ -5572,12 +5150,12 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
              * @description The holder whose tokens or address are frozen
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             investorAddress: string;
             /**
@@ -5600,7 +5178,7 @@ export interface components {
              */
             method: "freezeTokens";
         } & components["schemas"]["FreezeTokensBody"];
-        /** @description Grant an agent a role on a token (minter, whitelister, freezer, enforcer, recovery, pauser); tokenizer */
+        /** @description Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE */
         GrantTokenRoleBody: {
             method?: string;
             /**
@@ -5617,21 +5195,21 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
-             * @description MINTER_ROLE, WHITELISTER_ROLE, FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE or PAUSER_ROLE (case-insensitive; the _ROLE suffix may be left out). DEFAULT_ADMIN_ROLE is the tokenizer's alone: it moves with transferTokenizer and acceptTokenizer
+             * @description FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE, PAUSER_ROLE or DEFAULT_ADMIN_ROLE (case-insensitive; the _ROLE suffix may be left out, admin for DEFAULT_ADMIN_ROLE)
              * @enum {string}
              */
-            role: "DEFAULT_ADMIN_ROLE" | "MINTER_ROLE" | "WHITELISTER_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
+            role: "DEFAULT_ADMIN_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
             /**
              * @description The agent's wallet
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             account: string;
         };
-        /** @description Grant an agent a role on a token (minter, whitelister, freezer, enforcer, recovery, pauser); tokenizer */
+        /** @description Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE */
         GrantTokenRoleRequest: {
             /**
              * @description grantTokenRole
@@ -5694,7 +5272,7 @@ export interface components {
             /** @description The token is paused: no holder transfers or burns */
             tokenPaused: boolean;
             wallets: {
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 walletAddress: string;
                 /** @example 100 */
                 tokenBalance: string;
@@ -5743,7 +5321,7 @@ export interface components {
                 kycWalletAddress: string | null;
                 walletAddress: string | null;
                 wallets: {
-                    /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                    /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                     walletAddress: string;
                     whitelisted: boolean;
                     receivedTokens: boolean;
@@ -5885,13 +5463,13 @@ export interface components {
             data: components["schemas"]["KycEventData"];
         };
         Mandate: {
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             complianceProvider: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             asset: string;
             /** @description Unix seconds; 0 = immediately */
             validFrom: number;
@@ -5911,11 +5489,11 @@ export interface components {
         /** @description What the registry's ExecutionRecorded event proves */
         MandateExecutedData: {
             chainId: number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             action: string;
             /** @description Base units recorded against the mandate */
@@ -5940,15 +5518,15 @@ export interface components {
         /** @description What the registry's MandateGranted and ActionEnabled events prove; GET /rams/mandate reads the live mandate */
         MandateGrantedData: {
             chainId: number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             complianceProvider: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             asset: string;
             validFrom: number;
             validUntil: number;
@@ -5972,11 +5550,11 @@ export interface components {
         };
         MandateRead: {
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             /** @description null when the pair was never granted one */
             mandate: components["schemas"]["Mandate"] | null;
@@ -5992,13 +5570,13 @@ export interface components {
         };
         MandateRevokedData: {
             chainId: number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             revokedBy: string;
         };
         /** @description A RAMS mandate was revoked */
@@ -6015,7 +5593,7 @@ export interface components {
             type: "mandate.revoked";
             data: components["schemas"]["MandateRevokedData"];
         };
-        /** @description Mint to one or more investors (whitelisting new recipients first); tokenizer or MINTER_ROLE */
+        /** @description Mint to one or more investors (whitelisting new recipients first) */
         MintTokenBody: {
             method?: string;
             /**
@@ -6032,7 +5610,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             userToMint: {
@@ -6046,7 +5624,7 @@ export interface components {
                  * @example issuer@example.com
                  */
                 email?: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 investorAddress?: string;
                 /**
                  * @description Whole tokens (human units)
@@ -6058,7 +5636,7 @@ export interface components {
                 surname?: string;
             }[];
         };
-        /** @description Mint to one or more investors (whitelisting new recipients first); tokenizer or MINTER_ROLE */
+        /** @description Mint to one or more investors (whitelisting new recipients first) */
         MintTokenRequest: {
             /**
              * @description mintToken
@@ -6077,10 +5655,10 @@ export interface components {
             blockExplorerUrl: string;
             /**
              * @description TokenFactory (security tokens and their escrows)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             factoryAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             BKNAddress: string;
             /** @description The network's USDT (ours on local chains); null where Tether issues none */
             USDTAddress: string | null;
@@ -6088,27 +5666,27 @@ export interface components {
             USDCAddress: string | null;
             /**
              * @description Agent-token factory (where the network serves agents)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentTokenFactoryAddress?: string;
             /**
              * @description ERC-8004 identity registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             identityRegistryAddress?: string;
             /**
              * @description ERC-8004 reputation registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             reputationRegistryAddress?: string;
             /**
              * @description ERC-8226 AgentMandate registry (RAMS)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
             /**
              * @description ERC-8226 ComplianceProvider (RAMS)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             complianceProviderAddress?: string;
         };
@@ -6129,9 +5707,9 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             investorAddress?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress?: string;
             /**
              * Format: email
@@ -6171,7 +5749,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             /**
              * Format: email
@@ -6249,7 +5827,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             /**
              * Format: email
@@ -6278,17 +5856,17 @@ export interface components {
             decimals?: string | number;
             /**
              * @description Company wallet shown in the token record (default: signer)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             tokenizerAddress?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             paymentTokenAddress?: string;
             /** @enum {string} */
             paymentTokenSymbol?: "USDC" | "USDT" | "USDt";
             preMints?: {
                 /** @example 100 */
                 amount: string | number;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 investorAddress?: string;
                 /**
                  * Format: email
@@ -6297,7 +5875,7 @@ export interface components {
                 investorEmail?: string;
             }[];
             initialHolders?: {
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 walletAddress?: string;
                 /**
                  * Format: email
@@ -6342,7 +5920,7 @@ export interface components {
             /** @description The escrow's offering number */
             offeringId: number;
             acceptedCoin: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             escrowAddress: string;
             createdTxHash: string;
         };
@@ -6367,7 +5945,7 @@ export interface components {
                 /** @description The escrow's offering number */
                 offeringId: number;
                 acceptedCoin: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 escrowAddress: string;
                 createdTxHash: string;
             };
@@ -6413,7 +5991,7 @@ export interface components {
                 /** @description The escrow's offering number */
                 offeringId: number;
                 acceptedCoin: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 escrowAddress: string;
                 createdTxHash: string;
             };
@@ -6454,7 +6032,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
         };
@@ -6471,7 +6049,7 @@ export interface components {
             status: "reserved" | "settling" | "settled" | "released";
             amount: string;
             network: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             payer: string;
             /** @description prepare, send, call or faucet */
             step: string;
@@ -6517,7 +6095,7 @@ export interface components {
             network: string;
             /**
              * @description The USDC contract (EIP-3009)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             asset: string;
             /**
@@ -6525,7 +6103,7 @@ export interface components {
              * @example 10000
              */
             amount: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             payTo: string;
             maxTimeoutSeconds: number;
             /** @description EIP-712 domain of the asset and how the price was computed */
@@ -6622,7 +6200,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description The agent (the executor checks the mandate of msg.sender)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -6631,19 +6209,19 @@ export interface components {
             email?: string;
             /**
              * @description Raw mode: the called contract (the mandate's asset)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             target?: string;
             /** @description Raw mode: the full calldata of the call */
             data?: string;
             /**
              * @description Helper mode: the ERC-20; builds transferFrom(from, to, amount)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             asset?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             from?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to?: string;
             /**
              * @description Helper mode: raw base units
@@ -6652,12 +6230,12 @@ export interface components {
             amount?: string | number;
             /**
              * @description Default: the executor the operator set up for the principal
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             executorAddress?: string;
             /**
              * @description Picks the principal's default executor when executorAddress is omitted
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             principal?: string;
         };
@@ -6684,16 +6262,16 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
             nonce?: string | number;
             ownerEmail?: string;
             email?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             /** @description Unix seconds (uint48); after the current validUntil */
             newValidUntil: number | string;
@@ -6703,7 +6281,7 @@ export interface components {
             deadline?: number | string;
             /**
              * @description Overrides the chain's AgentMandate registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
         };
@@ -6730,18 +6308,18 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
             nonce?: string | number;
             ownerEmail?: string;
             email?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
             /**
              * @description Overrides the chain's AgentMandate registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
         };
@@ -6768,7 +6346,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -6777,12 +6355,12 @@ export interface components {
             email?: string;
             /**
              * @description Receives the mandate
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agent: string;
             /**
              * @description Delegates; in direct mode must equal signerAddress
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             principal: string;
             /** @description Unix seconds (uint48); default 0 (immediate) */
@@ -6791,19 +6369,19 @@ export interface components {
             validUntil: number | string;
             /**
              * @description Non-zero; default: the chain's ComplianceProvider
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             complianceProvider?: string;
             /**
              * @description Alias of complianceProvider
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             complianceProviderAddress?: string;
             /** @description Must match the principal's record at the compliance provider */
             identityRef: string;
             /**
              * @description The asset the mandate is scoped to
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             asset: string;
             /**
@@ -6831,7 +6409,7 @@ export interface components {
             deadline?: number | string;
             /**
              * @description Overrides the chain's AgentMandate registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
         };
@@ -6858,7 +6436,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -6867,7 +6445,7 @@ export interface components {
             email?: string;
             /**
              * @description Receives the eligibility record
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             principal: string;
             /** @description Non-zero bytes32 reference of the principal's identity (KYC) record */
@@ -6876,7 +6454,7 @@ export interface components {
             expiresAt?: number | string;
             /**
              * @description Overrides the chain's ComplianceProvider
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             complianceProviderAddress?: string;
         };
@@ -6888,52 +6466,6 @@ export interface components {
              */
             method: "ramsGrantPrincipal";
         } & components["schemas"]["RamsGrantPrincipalBody"];
-        /** @description RAMS: the principal voids its unused EIP-712 signatures by moving its nonce forward (the principal only; always client-signed) */
-        RamsInvalidateNoncesBody: {
-            method?: string;
-            /**
-             * @description 11155111 (Sepolia) only; default 11155111
-             * @example aa36a7
-             */
-            chainId?: string | number;
-            /**
-             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
-             * @enum {string}
-             */
-            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
-            /**
-             * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
-             */
-            signerAddress?: string;
-            gasLimit?: string | number;
-            nonce?: string | number;
-            ownerEmail?: string;
-            email?: string;
-            /**
-             * @description The principal whose unused signatures are voided; it signs the call
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
-             */
-            principal: string;
-            /**
-             * @description The principal's next EIP-712 nonce: every signature carrying a lower one is void. Default: the current nonce + 1 (voids every signature made for the current nonce, which is what GET /rams/typed-data hands out); send a higher one to void signatures made ahead for later nonces. At most 2^64-1 above the current nonce
-             * @example 1
-             */
-            newNonce?: string | number;
-            /**
-             * @description Overrides the chain's AgentMandate registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
-             */
-            agentMandateAddress?: string;
-        };
-        /** @description RAMS: the principal voids its unused EIP-712 signatures by moving its nonce forward (the principal only; always client-signed) */
-        RamsInvalidateNoncesRequest: {
-            /**
-             * @description ramsInvalidateNonces
-             * @enum {string}
-             */
-            method: "ramsInvalidateNonces";
-        } & components["schemas"]["RamsInvalidateNoncesBody"];
         /** @description RAMS: revoke a mandate (direct by the principal or an approved operator, or the principal's EIP-712 signature; relayable with a signature) */
         RamsRevokeMandateBody: {
             method?: string;
@@ -6949,16 +6481,16 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
             nonce?: string | number;
             ownerEmail?: string;
             email?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             /** @description The principal's EIP-712 signature (omit, or 0x, in direct mode) */
             signature?: string;
@@ -6966,7 +6498,7 @@ export interface components {
             deadline?: number | string;
             /**
              * @description Overrides the chain's AgentMandate registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
         };
@@ -6993,7 +6525,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -7002,7 +6534,7 @@ export interface components {
             email?: string;
             /**
              * @description Must hold an active eligibility record
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             principal: string;
             /**
@@ -7012,7 +6544,7 @@ export interface components {
             reason?: string | number;
             /**
              * @description Overrides the chain's ComplianceProvider
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             complianceProviderAddress?: string;
         };
@@ -7039,7 +6571,7 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
@@ -7048,12 +6580,12 @@ export interface components {
             email?: string;
             /**
              * @description Default: the executor the operator set up for principal
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             executorAddress?: string;
             /**
              * @description Picks the principal's default executor when executorAddress is omitted
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             principal?: string;
             /** @example 0x23b872dd */
@@ -7093,18 +6625,18 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
             nonce?: string | number;
             ownerEmail?: string;
             email?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             principal: string;
             /**
              * @description May revoke and extend the principal's mandates directly once approved
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             operator: string;
             /** @description true approves, false withdraws the approval */
@@ -7115,7 +6647,7 @@ export interface components {
             deadline?: number | string;
             /**
              * @description Overrides the chain's AgentMandate registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
         };
@@ -7131,7 +6663,7 @@ export interface components {
         RamsTypedData: {
             /**
              * @description The principal, who signs
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signer: string;
             nonce: string;
@@ -7146,7 +6678,7 @@ export interface components {
                     /** @constant */
                     version: "1";
                     chainId: number;
-                    /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                    /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                     verifyingContract: string;
                 };
                 /** @description The primary type only (no EIP712Domain) */
@@ -7165,7 +6697,7 @@ export interface components {
             };
             /** @enum {string} */
             operation: "grant-mandate" | "revoke-mandate" | "extend-mandate" | "set-operator";
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agentMandateAddress: string;
             chainId: string;
         };
@@ -7184,18 +6716,18 @@ export interface components {
             executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
             /**
              * @description Required when client-signed; omitted when service-relayed
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             signerAddress?: string;
             gasLimit?: string | number;
             nonce?: string | number;
             ownerEmail?: string;
             email?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             agent: string;
             /**
              * @description Overrides the chain's AgentMandate registry
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             agentMandateAddress?: string;
         };
@@ -7224,7 +6756,7 @@ export interface components {
                 error?: string;
             }[];
         };
-        /** @description Request the recovery of an investor's lost wallet into its new one, proven by the new wallet; executable after the token's delay. RECOVERY_ROLE */
+        /** @description Recover an investor's lost wallet to its new one (balance, freezes, dividends); tokenizer or RECOVERY_ROLE */
         RecoverWalletBody: {
             method?: string;
             /**
@@ -7241,31 +6773,27 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
              * @description The wallet whose keys the investor lost
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             lostWallet: string;
             /**
-             * @description The investor's new wallet: after the token's recovery delay it receives the balance, frozen amount and unclaimed dividends
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @description The investor's new wallet: receives the balance, frozen amount and unclaimed dividends
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             newWallet: string;
             /**
              * Format: email
-             * @description The investor (default: the one recorded for lostWallet)
+             * @description Recorded for the new wallet (default: the lost wallet's)
              * @example issuer@example.com
              */
             investorEmail?: string;
-            /** @description The recovery request the new wallet signs (EIP-4361 layout). Leave it out once: the 400 answer's details.messageToSign is the message to sign */
-            newWalletMessage?: string;
-            /** @description newWallet's personal_sign (EIP-191) signature of newWalletMessage */
-            newWalletSignature?: string;
         };
-        /** @description Request the recovery of an investor's lost wallet into its new one, proven by the new wallet; executable after the token's delay. RECOVERY_ROLE */
+        /** @description Recover an investor's lost wallet to its new one (balance, freezes, dividends); tokenizer or RECOVERY_ROLE */
         RecoverWalletRequest: {
             /**
              * @description recoverWallet
@@ -7290,28 +6818,23 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
              * @description The investor the token no longer accepts (removed from the whitelist, frozen, or recovered)
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             investorAddress: string;
             /** @description On-chain offering number; default: the latest */
             offeringId?: string | number;
             /**
-             * @description Deliver the investor's tokens to this wallet of the investor (its recovery wallet): bound to the same investor on the token and allowed to receive
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @description Deliver the investor's tokens to this wallet of the investor (its recovery wallet); must be allowed to receive
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             deliverTo?: string;
-            /** @description true: pay the investment back: its tokens' price from the tokenizer (approving the escrow first when needed), the rest from the escrow */
+            /** @description true: pay the investment back from the tokenizer (approving the escrow first when needed) */
             refund?: boolean | ("true" | "false" | "TRUE" | "FALSE" | "True" | "False");
-            /**
-             * @description With refund: the wallet paid (default: the investor's own); another must be bound to the same investor
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
-             */
-            refundTo?: string;
         };
         /** @description Settle the offering position of an investor the token refuses: tokens to its recovery wallet, or the investment back */
         ResolveOfferingClaimRequest: {
@@ -7321,7 +6844,7 @@ export interface components {
              */
             method: "resolveOfferingClaim";
         } & components["schemas"]["ResolveOfferingClaimBody"];
-        /** @description Revoke an agent's role on a token; tokenizer */
+        /** @description Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE */
         RevokeTokenRoleBody: {
             method?: string;
             /**
@@ -7338,21 +6861,21 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
-             * @description MINTER_ROLE, WHITELISTER_ROLE, FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE or PAUSER_ROLE (case-insensitive; the _ROLE suffix may be left out). DEFAULT_ADMIN_ROLE is the tokenizer's alone: it moves with transferTokenizer and acceptTokenizer
+             * @description FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE, PAUSER_ROLE or DEFAULT_ADMIN_ROLE (case-insensitive; the _ROLE suffix may be left out, admin for DEFAULT_ADMIN_ROLE)
              * @enum {string}
              */
-            role: "DEFAULT_ADMIN_ROLE" | "MINTER_ROLE" | "WHITELISTER_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
+            role: "DEFAULT_ADMIN_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
             /**
              * @description The agent's wallet
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             account: string;
         };
-        /** @description Revoke an agent's role on a token; tokenizer */
+        /** @description Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE */
         RevokeTokenRoleRequest: {
             /**
              * @description revokeTokenRole
@@ -7364,35 +6887,6 @@ export interface components {
             /** @description How long the previous secret keeps signing beside the new one (default 86400; at most 7 days) */
             gracePeriodSeconds?: number;
         };
-        /** @description Schedule the token and its escrow for the version the factory publishes; executable after the upgrade delay. Tokenizer */
-        ScheduleTokenUpgradeBody: {
-            method?: string;
-            /**
-             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
-             * @example aa36a7
-             */
-            chainId: string | number;
-            /**
-             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
-             * @enum {string}
-             */
-            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
-            /** @description Overrides the estimated gas limit of every transaction */
-            gasLimit?: string | number;
-            /** @description First nonce to use instead of the signer's pending nonce */
-            nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
-            signerAddress: string;
-            tokenSymbol: string;
-        };
-        /** @description Schedule the token and its escrow for the version the factory publishes; executable after the upgrade delay. Tokenizer */
-        ScheduleTokenUpgradeRequest: {
-            /**
-             * @description scheduleTokenUpgrade
-             * @enum {string}
-             */
-            method: "scheduleTokenUpgrade";
-        } & components["schemas"]["ScheduleTokenUpgradeBody"];
         /** @description The batch after the send: 200 once it ended (success or rejected), 202 while pending */
         SendSummary: {
             /** @description false once the batch is rejected */
@@ -7465,7 +6959,7 @@ export interface components {
         /** @description An issuer control the token's events prove; GET /get-token-controls lists them */
         TokenControlData: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenAddress: string;
             /** @enum {string} */
             action: "frozen" | "address_frozen" | "address_unfrozen" | "forced_transfer" | "recovery" | "paused" | "unpaused" | "role_granted" | "role_revoked";
@@ -7489,7 +6983,7 @@ export interface components {
             controls: {
                 id: string;
                 /** @enum {string} */
-                action: "frozen" | "address_frozen" | "address_unfrozen" | "forced_transfer" | "recovery" | "paused" | "unpaused" | "role_granted" | "role_revoked" | "recovery_requested" | "recovery_cancelled" | "tokenizer_transfer_started" | "tokenizer_changed" | "upgrade_scheduled" | "upgrade_cancelled" | "upgraded";
+                action: "frozen" | "address_frozen" | "address_unfrozen" | "forced_transfer" | "recovery" | "paused" | "unpaused" | "role_granted" | "role_revoked";
                 account: string | null;
                 counterparty: string | null;
                 /** @description Moved, or the frozen amount after a freeze (human units) */
@@ -7561,21 +7055,21 @@ export interface components {
         };
         TokenizerInfo: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             paymentTokenAddress: string;
             paymentTokenSymbol: string;
             /**
              * @description The token's StoEscrow
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             escrowAddress: string;
             /** @description 0x hex */
             chainId: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenizerAddress: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             companyWalletAddress: string;
             email: string;
             tokenizerEmail: string;
@@ -7606,7 +7100,7 @@ export interface components {
             tokenSymbol: string;
             tokenType: string;
             tokenizerEmail: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             companyWalletAddress: string;
             /** @description URL of the uploaded logotype (PATCH /patch-token-docs) */
             tokenLogotype: string | null;
@@ -7625,7 +7119,7 @@ export interface components {
             url: string;
             paymentToken: {
                 symbol: string;
-                /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                 address: string;
                 decimals: number;
                 blockchain: {
@@ -7635,20 +7129,6 @@ export interface components {
                     blockExplorerUrl: string;
                 };
             };
-        };
-        /** @description A wallet recovery was requested (recoverWallet; executable after the token's delay) or cancelled (cancelWalletRecovery) */
-        TokenRecoveryPendingEvent: {
-            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
-            id: string;
-            /** @description When the change was committed (ISO 8601) */
-            timestamp: string;
-            txId: string | null;
-            chainId: number | null;
-            /** @description The transaction hash the event is about, where one applies */
-            hash: string | null;
-            /** @constant */
-            type: "token.recovery_pending";
-            data: components["schemas"]["TokenControlData"];
         };
         /** @description An agent was granted or lost a role on a token (grantTokenRole, revokeTokenRole) */
         TokenRoleChangedEvent: {
@@ -7664,35 +7144,7 @@ export interface components {
             type: "token.role_changed";
             data: components["schemas"]["TokenControlData"];
         };
-        /** @description A token's tokenizer handover started (transferTokenizer) or completed (acceptTokenizer) */
-        TokenTokenizerChangedEvent: {
-            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
-            id: string;
-            /** @description When the change was committed (ISO 8601) */
-            timestamp: string;
-            txId: string | null;
-            chainId: number | null;
-            /** @description The transaction hash the event is about, where one applies */
-            hash: string | null;
-            /** @constant */
-            type: "token.tokenizer_changed";
-            data: components["schemas"]["TokenControlData"];
-        };
-        /** @description A token's or its escrow's upgrade was scheduled, cancelled or executed (scheduleTokenUpgrade, cancelTokenUpgrade, executeTokenUpgrade) */
-        TokenUpgradeEvent: {
-            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
-            id: string;
-            /** @description When the change was committed (ISO 8601) */
-            timestamp: string;
-            txId: string | null;
-            chainId: number | null;
-            /** @description The transaction hash the event is about, where one applies */
-            hash: string | null;
-            /** @constant */
-            type: "token.upgrade";
-            data: components["schemas"]["TokenControlData"];
-        };
-        /** @description A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (executeWalletRecovery) */
+        /** @description A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (recoverWallet) */
         TokenWalletRecoveredEvent: {
             /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
             id: string;
@@ -7835,9 +7287,9 @@ export interface components {
         /** @description Whether the token would let from move amount to to now. from 0x000…0 checks an issuance, to 0x000…0 a burn. Codes: 0 SUCCESS, 1 PAUSED, 2 SENDER_NOT_WHITELISTED, 3 RECEIVER_NOT_WHITELISTED, 4 SENDER_FROZEN, 5 RECEIVER_FROZEN, 6 INSUFFICIENT_BALANCE, 7 INSUFFICIENT_UNFROZEN_BALANCE, 8 SUPPLY_CAP_EXCEEDED */
         TransferCheck: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             from: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to: string;
             amount: string;
             amountRaw: string;
@@ -7866,12 +7318,12 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             from: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to: string;
             /** @example 100 */
             amount: string | number;
@@ -7901,50 +7353,16 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             recipientAddress?: string;
             /** @example 100 */
             amount: string | number;
         };
-        /** @description Start handing the token over to a new tokenizer key (it accepts with acceptTokenizer); tokenizer */
-        TransferTokenizerBody: {
-            method?: string;
-            /**
-             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
-             * @example aa36a7
-             */
-            chainId: string | number;
-            /**
-             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
-             * @enum {string}
-             */
-            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
-            /** @description Overrides the estimated gas limit of every transaction */
-            gasLimit?: string | number;
-            /** @description First nonce to use instead of the signer's pending nonce */
-            nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
-            signerAddress: string;
-            tokenSymbol: string;
-            /**
-             * @description The tokenizer's new key (a multisig such as a Safe, or another wallet); it accepts with acceptTokenizer
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
-             */
-            newTokenizer: string;
-        };
-        /** @description Start handing the token over to a new tokenizer key (it accepts with acceptTokenizer); tokenizer */
-        TransferTokenizerRequest: {
-            /**
-             * @description transferTokenizer
-             * @enum {string}
-             */
-            method: "transferTokenizer";
-        } & components["schemas"]["TransferTokenizerBody"];
         /** @description Transfer tokens from the signer to a whitelisted wallet */
         TransferToRequest: {
             /**
@@ -7970,12 +7388,12 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             /**
              * @description The holder whose tokens or address are frozen
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             investorAddress: string;
             /**
@@ -8009,7 +7427,7 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
         };
@@ -8025,10 +7443,10 @@ export interface components {
         UnsignedTransaction: {
             /**
              * @description The signer the transaction was prepared for
-             * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             from: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             to: string;
             /**
              * @description Hex; zero is 0x00
@@ -8063,7 +7481,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types to receive; empty or absent: all of them */
-            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.recovery_pending" | "token.tokenizer_changed" | "token.upgrade" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
+            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
             description?: string | null;
             /** @description true re-enables a disabled endpoint (its failures forgotten); false disables it */
             enabled?: boolean;
@@ -8181,7 +7599,7 @@ export interface components {
             type: "webhook.test";
             data: components["schemas"]["WebhookTestData"];
         };
-        /** @description Whitelist or blacklist investor wallets (binding each added wallet to its investor); tokenizer or WHITELISTER_ROLE */
+        /** @description Whitelist or blacklist investor wallets */
         WhitelistBody: {
             method?: string;
             /**
@@ -8198,13 +7616,13 @@ export interface components {
             gasLimit?: string | number;
             /** @description First nonce to use instead of the signer's pending nonce */
             nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             signerAddress: string;
             tokenSymbol: string;
             userToWhitelist: {
                 /**
                  * @description Omit to use the wallet known for investorEmail (KYC-approved when KYC was asked)
-                 * @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8
+                 * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
                  */
                 investorAddress?: string;
                 /**
@@ -8224,7 +7642,7 @@ export interface components {
                 type?: string;
             };
         };
-        /** @description Whitelist or blacklist investor wallets (binding each added wallet to its investor); tokenizer or WHITELISTER_ROLE */
+        /** @description Whitelist or blacklist investor wallets */
         WhitelistRequest: {
             /**
              * @description whitelist
@@ -8234,50 +7652,19 @@ export interface components {
         } & components["schemas"]["WhitelistBody"];
         WhitelistStatus: {
             tokenSymbol: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             investorAddress: string;
             whitelistStatus: boolean;
             whitelisted: boolean;
         };
-        /** @description Withdraw the proceeds of a successful offering to the tokenizer (once) */
-        WithdrawProceedsBody: {
-            method?: string;
-            /**
-             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
-             * @example aa36a7
-             */
-            chainId: string | number;
-            /**
-             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
-             * @enum {string}
-             */
-            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
-            /** @description Overrides the estimated gas limit of every transaction */
-            gasLimit?: string | number;
-            /** @description First nonce to use instead of the signer's pending nonce */
-            nonce?: string | number;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
-            signerAddress: string;
-            tokenSymbol: string;
-            /** @description On-chain offering number; default: the latest */
-            offeringId?: string | number;
-        };
-        /** @description Withdraw the proceeds of a successful offering to the tokenizer (once) */
-        WithdrawProceedsRequest: {
-            /**
-             * @description withdrawProceeds
-             * @enum {string}
-             */
-            method: "withdrawProceeds";
-        } & components["schemas"]["WithdrawProceedsBody"];
         X402Discovery: {
             x402Version: number;
             enabled: boolean;
             /** @example eip155:84532 */
             network?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             asset?: string;
-            /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             payTo?: string;
             resources: {
                 resource: string;
@@ -8503,7 +7890,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NewTokenizationRequest"] | components["schemas"]["MintTokenRequest"] | components["schemas"]["WhitelistRequest"] | components["schemas"]["BurnTokenRequest"] | components["schemas"]["TransferToRequest"] | components["schemas"]["TransferFromRequest"] | components["schemas"]["ApproveRequest"] | components["schemas"]["DividendDistributionRequest"] | components["schemas"]["ClaimDividendsRequest"] | components["schemas"]["FreezeTokensRequest"] | components["schemas"]["UnfreezeTokensRequest"] | components["schemas"]["FreezeAddressRequest"] | components["schemas"]["ForcedTransferRequest"] | components["schemas"]["RecoverWalletRequest"] | components["schemas"]["CancelWalletRecoveryRequest"] | components["schemas"]["ExecuteWalletRecoveryRequest"] | components["schemas"]["TransferTokenizerRequest"] | components["schemas"]["AcceptTokenizerRequest"] | components["schemas"]["CancelTokenizerTransferRequest"] | components["schemas"]["ScheduleTokenUpgradeRequest"] | components["schemas"]["CancelTokenUpgradeRequest"] | components["schemas"]["ExecuteTokenUpgradeRequest"] | components["schemas"]["PauseTokenRequest"] | components["schemas"]["UnpauseTokenRequest"] | components["schemas"]["GrantTokenRoleRequest"] | components["schemas"]["RevokeTokenRoleRequest"] | components["schemas"]["NewStoRequest"] | components["schemas"]["NewInvestRequest"] | components["schemas"]["ClaimTokensRequest"] | components["schemas"]["CloseOfferRequest"] | components["schemas"]["WithdrawProceedsRequest"] | components["schemas"]["ResolveOfferingClaimRequest"] | components["schemas"]["AgentRegisterRequest"] | components["schemas"]["AgentSetURIRequest"] | components["schemas"]["AgentSetMetadataRequest"] | components["schemas"]["AgentSetWalletRequest"] | components["schemas"]["AgentTransferOwnershipRequest"] | components["schemas"]["AgentGiveFeedbackRequest"] | components["schemas"]["AgentRevokeFeedbackRequest"] | components["schemas"]["AgentAppendFeedbackResponseRequest"] | components["schemas"]["AgentCreateTokenRequest"] | components["schemas"]["AgentMintTokenRequest"] | components["schemas"]["AgentBurnTokenRequest"] | components["schemas"]["AgentTransferTokenRequest"] | components["schemas"]["AgentTransferFromTokenRequest"] | components["schemas"]["AgentApproveTokenRequest"] | components["schemas"]["RamsGrantPrincipalRequest"] | components["schemas"]["RamsRevokePrincipalRequest"] | components["schemas"]["RamsGrantMandateRequest"] | components["schemas"]["RamsRevokeMandateRequest"] | components["schemas"]["RamsExtendMandateRequest"] | components["schemas"]["RamsSetOperatorRequest"] | components["schemas"]["RamsInvalidateNoncesRequest"] | components["schemas"]["RamsExecuteRequest"] | components["schemas"]["RamsSetExecutorActionRequest"] | components["schemas"]["RamsFreezeAgentRequest"] | components["schemas"]["RamsUnfreezeAgentRequest"];
+                "application/json": components["schemas"]["NewTokenizationRequest"] | components["schemas"]["MintTokenRequest"] | components["schemas"]["WhitelistRequest"] | components["schemas"]["BurnTokenRequest"] | components["schemas"]["TransferToRequest"] | components["schemas"]["TransferFromRequest"] | components["schemas"]["ApproveRequest"] | components["schemas"]["DividendDistributionRequest"] | components["schemas"]["ClaimDividendsRequest"] | components["schemas"]["FreezeTokensRequest"] | components["schemas"]["UnfreezeTokensRequest"] | components["schemas"]["FreezeAddressRequest"] | components["schemas"]["ForcedTransferRequest"] | components["schemas"]["RecoverWalletRequest"] | components["schemas"]["PauseTokenRequest"] | components["schemas"]["UnpauseTokenRequest"] | components["schemas"]["GrantTokenRoleRequest"] | components["schemas"]["RevokeTokenRoleRequest"] | components["schemas"]["NewStoRequest"] | components["schemas"]["NewInvestRequest"] | components["schemas"]["ClaimTokensRequest"] | components["schemas"]["CloseOfferRequest"] | components["schemas"]["ResolveOfferingClaimRequest"] | components["schemas"]["AgentRegisterRequest"] | components["schemas"]["AgentSetURIRequest"] | components["schemas"]["AgentSetMetadataRequest"] | components["schemas"]["AgentSetWalletRequest"] | components["schemas"]["AgentTransferOwnershipRequest"] | components["schemas"]["AgentGiveFeedbackRequest"] | components["schemas"]["AgentRevokeFeedbackRequest"] | components["schemas"]["AgentAppendFeedbackResponseRequest"] | components["schemas"]["AgentCreateTokenRequest"] | components["schemas"]["AgentMintTokenRequest"] | components["schemas"]["AgentBurnTokenRequest"] | components["schemas"]["AgentTransferTokenRequest"] | components["schemas"]["AgentTransferFromTokenRequest"] | components["schemas"]["AgentApproveTokenRequest"] | components["schemas"]["RamsGrantPrincipalRequest"] | components["schemas"]["RamsRevokePrincipalRequest"] | components["schemas"]["RamsGrantMandateRequest"] | components["schemas"]["RamsRevokeMandateRequest"] | components["schemas"]["RamsExtendMandateRequest"] | components["schemas"]["RamsSetOperatorRequest"] | components["schemas"]["RamsExecuteRequest"] | components["schemas"]["RamsSetExecutorActionRequest"] | components["schemas"]["RamsFreezeAgentRequest"] | components["schemas"]["RamsUnfreezeAgentRequest"];
             };
         };
         responses: {
@@ -9034,294 +8421,6 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
-    prepareTransactionsCancelWalletRecovery: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CancelWalletRecoveryBody"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PrepareResponse"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
-            "4XX": components["responses"]["ClientError"];
-            "5XX": components["responses"]["ServerError"];
-        };
-    };
-    prepareTransactionsExecuteWalletRecovery: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ExecuteWalletRecoveryBody"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PrepareResponse"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
-            "4XX": components["responses"]["ClientError"];
-            "5XX": components["responses"]["ServerError"];
-        };
-    };
-    prepareTransactionsTransferTokenizer: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["TransferTokenizerBody"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PrepareResponse"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
-            "4XX": components["responses"]["ClientError"];
-            "5XX": components["responses"]["ServerError"];
-        };
-    };
-    prepareTransactionsAcceptTokenizer: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["AcceptTokenizerBody"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PrepareResponse"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
-            "4XX": components["responses"]["ClientError"];
-            "5XX": components["responses"]["ServerError"];
-        };
-    };
-    prepareTransactionsCancelTokenizerTransfer: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CancelTokenizerTransferBody"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PrepareResponse"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
-            "4XX": components["responses"]["ClientError"];
-            "5XX": components["responses"]["ServerError"];
-        };
-    };
-    prepareTransactionsScheduleTokenUpgrade: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ScheduleTokenUpgradeBody"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PrepareResponse"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
-            "4XX": components["responses"]["ClientError"];
-            "5XX": components["responses"]["ServerError"];
-        };
-    };
-    prepareTransactionsCancelTokenUpgrade: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CancelTokenUpgradeBody"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PrepareResponse"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
-            "4XX": components["responses"]["ClientError"];
-            "5XX": components["responses"]["ServerError"];
-        };
-    };
-    prepareTransactionsExecuteTokenUpgrade: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["ExecuteTokenUpgradeBody"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PrepareResponse"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
-            "4XX": components["responses"]["ClientError"];
-            "5XX": components["responses"]["ServerError"];
-        };
-    };
     prepareTransactionsPauseToken: {
         parameters: {
             query?: never;
@@ -9587,42 +8686,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CloseOfferBody"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PrepareResponse"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
-            "4XX": components["responses"]["ClientError"];
-            "5XX": components["responses"]["ServerError"];
-        };
-    };
-    prepareTransactionsWithdrawProceeds: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["WithdrawProceedsBody"];
             };
         };
         responses: {
@@ -10436,45 +9499,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RamsSetOperatorBody"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    /** @description When x402 paid the call: the settlement (base64 JSON) */
-                    "PAYMENT-RESPONSE"?: string;
-                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PrepareResponse"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            402: components["responses"]["PaymentRequired"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
-            "4XX": components["responses"]["ClientError"];
-            "5XX": components["responses"]["ServerError"];
-        };
-    };
-    prepareTransactionsRamsInvalidateNonces: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RamsInvalidateNoncesBody"];
             };
         };
         responses: {
@@ -11411,45 +10435,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RamsSetOperatorBody"];
-            };
-        };
-        responses: {
-            /** @description OK */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    /** @description When x402 paid the call: the settlement (base64 JSON) */
-                    "PAYMENT-RESPONSE"?: string;
-                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
-                    "Idempotent-Replayed"?: "true";
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DataPrepareResponse"];
-                };
-            };
-            400: components["responses"]["BadRequest"];
-            401: components["responses"]["Unauthorized"];
-            402: components["responses"]["PaymentRequired"];
-            429: components["responses"]["TooManyRequests"];
-            503: components["responses"]["ChainUnavailable"];
-            "4XX": components["responses"]["ClientError"];
-            "5XX": components["responses"]["ServerError"];
-        };
-    };
-    x402RamsInvalidateNonces: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["RamsInvalidateNoncesBody"];
             };
         };
         responses: {
@@ -12854,7 +11839,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                    /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                     recipientAddress: string;
                 } & {
                     [key: string]: unknown;
@@ -12991,7 +11976,7 @@ export interface operations {
                      * @example DE
                      */
                     country: string;
-                    /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                    /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                     walletAddress: string;
                     chainId: number;
                 };
@@ -13034,7 +12019,7 @@ export interface operations {
                      * @example DE
                      */
                     country: string;
-                    /** @example 0x70997970C51812dc3A010C7d01b50e0d17dc79C8 */
+                    /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
                     walletAddress: string;
                     message: string;
                     signature: string;
@@ -13327,7 +12312,7 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description Comma-separated event types to receive (default: all): transaction.broadcast, transaction.confirmed, transaction.failed, transaction.replaced, transaction.reorged, batch.completed, payment.settled, payment.released, token.created, token.frozen, token.address_frozen, token.forced_transfer, token.wallet_recovered, token.recovery_pending, token.tokenizer_changed, token.upgrade, token.paused, token.role_changed, offering.created, offering.closed, agent.registered, mandate.granted, mandate.revoked, mandate.executed, kyc.submitted, kyc.approved, kyc.rejected */
+                /** @description Comma-separated event types to receive (default: all): transaction.broadcast, transaction.confirmed, transaction.failed, transaction.replaced, transaction.reorged, batch.completed, payment.settled, payment.released, token.created, token.frozen, token.address_frozen, token.forced_transfer, token.wallet_recovered, token.paused, token.role_changed, offering.created, offering.closed, agent.registered, mandate.granted, mandate.revoked, mandate.executed, kyc.submitted, kyc.approved, kyc.rejected */
                 types?: string;
                 /** @description Only this batch's events. Without an API key: required, a batch prepared without a key */
                 txId?: string;
@@ -14856,114 +13841,6 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TokenWalletRecoveredEvent"];
-            };
-        };
-        responses: {
-            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    tokenRecoveryPendingEvent: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description The event's id: the same on every retry (drop duplicates by it) */
-                "webhook-id": string;
-                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
-                "webhook-timestamp": string;
-                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
-                "webhook-signature": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["TokenRecoveryPendingEvent"];
-            };
-        };
-        responses: {
-            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    tokenTokenizerChangedEvent: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description The event's id: the same on every retry (drop duplicates by it) */
-                "webhook-id": string;
-                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
-                "webhook-timestamp": string;
-                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
-                "webhook-signature": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["TokenTokenizerChangedEvent"];
-            };
-        };
-        responses: {
-            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
-            "2XX": {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
-            default: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content?: never;
-            };
-        };
-    };
-    tokenUpgradeEvent: {
-        parameters: {
-            query?: never;
-            header: {
-                /** @description The event's id: the same on every retry (drop duplicates by it) */
-                "webhook-id": string;
-                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
-                "webhook-timestamp": string;
-                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
-                "webhook-signature": string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["TokenUpgradeEvent"];
             };
         };
         responses: {

@@ -20,11 +20,12 @@ import { writeRoutes } from "./routes/write";
 import { x402Routes } from "./routes/x402";
 import { eventRoutes } from "./routes/events";
 import { webhookRoutes } from "./routes/webhooks";
-import { mcpRoutes } from "./routes/mcp";
+import { mcpRoutes, ownOriginOf } from "./routes/mcp";
 import { consoleRoutes } from "./routes/console";
 import { consolePageRoutes } from "./routes/console-pages";
 import type { PricedOperation } from "./console/keys";
 import { mcpToolOf } from "./mcp/dispatch";
+import { isMcpPath, originAllowed, unreadableBody } from "./mcp/protocol";
 import { Event, EVENT_CATALOGUE, EVENT_ENVELOPES, EVENT_TYPES } from "./events/types";
 import { PUBLIC_METHODS } from "./methods";
 import type { Services } from "./usecases/services";
@@ -139,19 +140,7 @@ export function createApp(services: Services, options: { adminToken: string }): 
     next();
   });
 
-  app.use((req: Request, res: Response, next: NextFunction) => {
-    res.setHeader("Access-Control-Allow-Origin", "*");
-    res.setHeader(
-      "Access-Control-Allow-Headers",
-      "Content-Type, x-api-key, Authorization, X-PAYMENT, payment-signature, Idempotency-Key, x-request-id, Last-Event-ID, Mcp-Protocol-Version",
-    );
-    res.setHeader("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS");
-    res.setHeader("Access-Control-Expose-Headers", "PAYMENT-REQUIRED, PAYMENT-RESPONSE, Retry-After, x-request-id");
-    // Answers echo user text (an agent's registration file, error messages): never let a browser sniff them into HTML.
-    res.setHeader("X-Content-Type-Options", "nosniff");
-    if (req.method === "OPTIONS") return void res.status(204).end();
-    next();
-  });
+  app.use(corsHeaders(services));
 
   // Clients send Content-Type: application/json on GETs too, sometimes with an empty body.
   app.use(express.json({ limit: "1mb", type: ["application/json", "application/*+json"] }));
@@ -172,10 +161,42 @@ export function createApp(services: Services, options: { adminToken: string }): 
     const apiError = answerOf(error);
     if (apiError.status >= 500) res.locals.log?.error({ err: errorFacts(error), path: req.path }, "request failed");
     for (const [name, value] of Object.entries(apiError.headers ?? {})) res.setHeader(name, value);
+    if (isMcpPath(req.path)) {
+      // An MCP client reads JSON-RPC errors: -32700 for a body that is not JSON, -32600 for any other refusal.
+      const raw = (error as { body?: unknown } | undefined)?.body;
+      const refusal = unreadableBody(apiError.status, apiError.code === "MALFORMED_JSON", apiError.message, raw);
+      return void res.status(refusal.status).json(refusal.body);
+    }
     res.status(apiError.status).json(apiError.toBody());
   });
 
   return app;
+}
+
+/**
+ * CORS and the headers every answer carries. The REST API answers any page (its credentials are headers a page must
+ * hold); /mcp only pages of the service's own origin and MCP_ALLOWED_ORIGINS, never a wildcard (mcp/protocol.ts).
+ */
+function corsHeaders(services: Services) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    // /mcp answers browsers of the service's own origin (and MCP_ALLOWED_ORIGINS) only: never a wildcard.
+    if (isMcpPath(req.path)) {
+      const origin = req.header("origin");
+      if (origin && originAllowed(origin, ownOriginOf(services, req)))
+        res.setHeader("Access-Control-Allow-Origin", origin);
+      res.setHeader("Vary", "Origin");
+    } else res.setHeader("Access-Control-Allow-Origin", "*");
+    res.setHeader(
+      "Access-Control-Allow-Headers",
+      "Content-Type, x-api-key, Authorization, X-PAYMENT, payment-signature, Idempotency-Key, x-request-id, Last-Event-ID, Mcp-Protocol-Version, X-MCP-Toolsets, X-MCP-Tools, X-MCP-Readonly",
+    );
+    res.setHeader("Access-Control-Allow-Methods", "GET, POST, PATCH, DELETE, OPTIONS");
+    res.setHeader("Access-Control-Expose-Headers", "PAYMENT-REQUIRED, PAYMENT-RESPONSE, Retry-After, x-request-id");
+    // Answers echo user text (an agent's registration file, error messages): never let a browser sniff them into HTML.
+    res.setHeader("X-Content-Type-Options", "nosniff");
+    if (req.method === "OPTIONS") return void res.status(204).end();
+    next();
+  };
 }
 
 /**

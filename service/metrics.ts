@@ -50,7 +50,7 @@ export type MetricsSources = Pick<Stores, "db" | "webhooks"> & {
  * | tak_webhook_deliveries_owed              | gauge     | state (pending/delivering) | the database, on scrape            |
  * | tak_events_oldest_undelivered_seconds    | gauge     |                        | age of the oldest event still owed to an endpoint |
  * | tak_event_streams                        | gauge     |                        | open GET /events streams of this process |
- * | tak_mcp_tool_calls_total                 | counter   | tool, outcome          | MCP tool calls (POST /mcp): ok, error, payment_required |
+ * | tak_mcp_tool_calls_total                 | counter   | tool, outcome          | MCP tool calls (POST /mcp): ok, error, payment_required, refused (not this connection's) |
  * | tak_mcp_tool_call_duration_seconds       | histogram | tool                   | every MCP tool call                    |
  * | tak_process_* , tak_nodejs_*             | (default) |                        | prom-client's process metrics          |
  *
@@ -81,7 +81,7 @@ export class Metrics {
     });
     this.toolCalls = new Counter({
       name: "tak_mcp_tool_calls_total",
-      help: "MCP tool calls answered, by tool and outcome (ok, error, payment_required)",
+      help: "MCP tool calls answered, by tool and outcome (ok, error, payment_required, refused)",
       labelNames: ["tool", "outcome"],
       registers,
     });
@@ -321,7 +321,7 @@ export class Metrics {
   }
 
   /** One MCP tool call (`tool` is a name of the generated tool list: a bounded label). */
-  observeTool(tool: string, outcome: "ok" | "error" | "payment_required", seconds: number): void {
+  observeTool(tool: string, outcome: "ok" | "error" | "payment_required" | "refused", seconds: number): void {
     this.toolCalls.inc({ tool, outcome });
     this.toolDuration.observe({ tool }, seconds);
   }

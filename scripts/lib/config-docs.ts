@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { CHAIN_VARIABLES, configSchema, variables } from "../../service/configuration/variables";
+import { stdioVariables } from "../../service/configuration/mcp-variables";
 import { docs, GROUP_TITLES, type Group, type VariableDoc } from "../../service/configuration/variable-docs";
 
 /**
@@ -13,6 +14,8 @@ interface Row {
   doc: VariableDoc;
   rule: string;
   default?: string;
+  /** Read by the MCP stdio server on the user's machine, not by the service (left out of .env.example). */
+  stdio?: boolean;
 }
 
 type JsonSchema = {
@@ -55,12 +58,20 @@ function rows(): Row[] {
     const doc = docs.get(schema)!;
     return { name, doc, rule: doc.rule ?? ruleOf(property), default: defaultOf(schema, property) };
   });
+  const stdioJson = z.toJSONSchema(z.object(stdioVariables), { io: "input", unrepresentable: "any" }) as {
+    properties: Record<string, JsonSchema>;
+  };
+  const stdio = Object.entries(stdioVariables).map(([name, schema]): Row => {
+    const property = stdioJson.properties[name];
+    const doc = docs.get(schema)!;
+    return { name, doc, rule: doc.rule ?? ruleOf(property), default: defaultOf(schema, property), stdio: true };
+  });
   const perChain = CHAIN_VARIABLES.map((v): Row => ({
     name: `${v.prefix}<chainId>`,
     doc: v.doc,
     rule: v.doc.rule ?? ruleOf(z.toJSONSchema(v.value, { io: "input", unrepresentable: "any" }) as JsonSchema),
   }));
-  return [...plain, ...perChain];
+  return [...plain, ...perChain, ...stdio];
 }
 
 /** The default as written in the environment: the JSON Schema's, else what parsing nothing gives (a transformed value). */
@@ -134,7 +145,7 @@ export function envExample(): string {
   const all = rows();
   for (const group of Object.keys(GROUP_TITLES) as Group[]) {
     if (group === "tools") continue;
-    const inGroup = all.filter((r) => r.doc.group === group);
+    const inGroup = all.filter((r) => r.doc.group === group && !r.stdio);
     if (!inGroup.length) continue;
     lines.push(`# --- ${GROUP_TITLES[group]}`);
     for (const r of inGroup) {

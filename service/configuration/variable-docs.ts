@@ -6,7 +6,17 @@ import { z } from "zod";
  */
 
 export type Group =
-  "deployment" | "secrets" | "chains" | "relayer" | "x402" | "webhooks" | "kyc" | "console" | "operations" | "tools";
+  | "deployment"
+  | "secrets"
+  | "chains"
+  | "relayer"
+  | "x402"
+  | "webhooks"
+  | "kyc"
+  | "console"
+  | "mcp"
+  | "operations"
+  | "tools";
 
 export const GROUP_TITLES: Record<Group, string> = {
   deployment: "Deployment: where it listens, which networks, where its data is",
@@ -17,6 +27,7 @@ export const GROUP_TITLES: Record<Group, string> = {
   webhooks: "Webhooks and event streams",
   kyc: "Investor onboarding (KYC) and mail",
   console: "The operator console (/console)",
+  mcp: "MCP: the /mcp endpoint, and the stdio server (`npm run mcp` reads the TAK_ variables; the service does not)",
   operations: "Operations: logs, timeouts, shutdown",
   tools: "The deploy script and the admin tool (the service accepts and ignores them, so one .env serves all three)",
 };

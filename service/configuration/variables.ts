@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { deploymentVariables } from "./deployment-variables";
 import { featureVariables } from "./feature-variables";
+import { mcpVariables } from "./mcp-variables";
 import { operationsVariables } from "./operations-variables";
 import { list, privateKey } from "./value-rules";
 import { docs, type VariableDoc } from "./variable-docs";
@@ -15,6 +16,7 @@ import { docs, type VariableDoc } from "./variable-docs";
 export const variables = {
   ...deploymentVariables,
   ...featureVariables,
+  ...mcpVariables,
   ...operationsVariables,
 };
 

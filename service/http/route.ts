@@ -81,10 +81,11 @@ export interface RouteDefinition<Q = unknown, B = unknown> {
   hidden?: boolean;
   /**
    * How the route appears among the MCP tools (service/mcp/catalogue.ts): by default it is a tool named after its
-   * operationId; `name` names it otherwise, `prepares` marks the tool that prepares a method's transactions; `false`
-   * leaves it out (a facade of a method that already is a tool).
+   * operationId; `name` names it otherwise, `prepares` marks the tool that prepares a method's transactions,
+   * `description` says in fewer words what a model needs of the route's description; `false` leaves it out (a facade
+   * of a method that already is a tool).
    */
-  tool?: { name?: string; prepares?: string } | false;
+  tool?: { name?: string; prepares?: string; description?: string } | false;
   /**
    * The route's body is not a request of this API but an envelope of others, each checked by the route it reaches
    * (POST /mcp: a tool call's arguments go through the input guard of the route the tool calls).

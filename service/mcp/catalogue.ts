@@ -1,16 +1,18 @@
-import { idempotencyKeySchema } from "../http/idempotency";
 import { operationIdOf, successResponses, takesPayment } from "../http/openapi";
 import type { RouteDefinition } from "../http/route";
-import { PaymentRequired } from "../wire/responses";
+import { PUBLIC_METHODS } from "../methods";
 import { objectSchema, schemaParts, type Json, type SchemaParts } from "./json-schema";
 import { snakeCase, toolName } from "./names";
-import { IDEMPOTENCY_ARGUMENT, ToolError, type RouteTool } from "./tool";
+import { outputSchemaOf } from "./output-schema";
+import { toolsetOf } from "./toolsets";
+import { IDEMPOTENCY_ARGUMENT, type RouteTool, type ToolAnnotations } from "./tool";
 
 /**
  * The MCP tools of the API, generated from the route definitions that feed the router and /openapi.json: one tool per
  * route (a prepare method's facades excepted: the method already is a tool, through /prepare-transactions/{method}),
- * its input the request's JSON Schema (query, path parameters and body as one object, REST field names), its output
- * the route's answer, a payment requirement (x402 over MCP) or the API's error. A new route or method is a new tool.
+ * its input the request's JSON Schema (query, path parameters and body as one object, REST field names, one name per
+ * field), its output the route's answer (output-schema.ts), its toolset (toolsets.ts). A new route or method is a new
+ * tool, which some toolset must name.
  *
  * Left out by rule: hidden routes (the operator's), routes that answer no JSON (the reference page, documents, the
  * event stream: wait_for_transaction follows it), multipart uploads, and the service's own health and documents (tag
@@ -23,7 +25,10 @@ export function isTool(route: RouteDefinition<any, any>): boolean {
   return Object.values(successResponses(route)).some((doc) => doc?.schema !== undefined);
 }
 
-/** The tools of `routes`, in route order; two routes that would share a tool name are refused (a bug to fix). */
+/**
+ * The tools of `routes`, in route order. Two routes that would share a tool name, or a tool no toolset names, are
+ * refused (a bug to fix: name the tool, or place it in a toolset).
+ */
 export function routeTools(routes: RouteDefinition<any, any>[]): RouteTool[] {
   const tools = routes.filter(isTool).map(toolOf);
   const seen = new Set<string>();
@@ -35,33 +40,52 @@ export function routeTools(routes: RouteDefinition<any, any>[]): RouteTool[] {
   return tools;
 }
 
+/**
+ * Writes that only add (a new agent, a piece of feedback, a response to it): they move no value and take no right
+ * from anyone. Every other write may, so it is marked destructive (a client asks before running it).
+ */
+const ADDITIVE_WRITES = new Set(["agent_register", "agent_give_feedback", "agent_append_feedback_response"]);
+/** Writes that are safe to repeat with the same arguments: the same effect, no second charge. */
+const IDEMPOTENT_WRITES = new Set(["send_transactions", "update_webhook", "delete_webhook"]);
+/** Writes that change only the caller's own records at this service (webhooks, KYC links, its test deliveries). */
+const SERVICE_RECORDS = new Set([
+  "create_webhook",
+  "send_webhook_test",
+  "redeliver_webhook",
+  "create_kyc_link",
+  "kyc_message",
+  "kyc_submit",
+]);
+
+function annotationsOf(route: RouteDefinition<any, any>, name: string): ToolAnnotations {
+  const readOnly = route.method === "get";
+  if (readOnly) return { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: true };
+  return {
+    readOnlyHint: false,
+    destructiveHint: !ADDITIVE_WRITES.has(name) && !SERVICE_RECORDS.has(name),
+    idempotentHint: IDEMPOTENT_WRITES.has(name),
+    openWorldHint: !SERVICE_RECORDS.has(name),
+  };
+}
+
 function toolOf(route: RouteDefinition<any, any>): RouteTool {
-  const tool = route.tool || {};
-  const prepares = tool.prepares;
-  const name = toolName(tool.name ?? snakeCase(prepares && prepares !== "*" ? prepares : operationIdOf(route)));
+  const options = route.tool || {};
+  const prepares = options.prepares;
+  const name = toolName(options.name ?? snakeCase(prepares && prepares !== "*" ? prepares : operationIdOf(route)));
+  const toolset = toolsetOf(name);
+  if (!toolset) throw new Error(`the MCP tool ${name} is in no toolset: add it to one in service/mcp/toolsets.ts`);
   const pathParameters = [...route.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]);
   const queryFields =
     route.method === "get" || route.method === "delete" ? "all" : Object.keys(objectShape(route.query));
-  const readOnly = route.method === "get";
   return {
     name,
+    toolset,
     title: route.summary,
     description: describe(route),
-    inputSchema: inputSchemaOf(route, pathParameters),
-    outputSchema: outputSchemaOf(route),
-    annotations: {
-      title: route.summary,
-      readOnlyHint: readOnly,
-      destructiveHint: route.method === "delete",
-      idempotentHint: readOnly || route.method === "delete",
-      openWorldHint: true,
-    },
-    _meta: {
-      "tak/route": `${route.method.toUpperCase()} ${route.path}`,
-      "tak/access": route.access.name,
-      "tak/paid": takesPayment(route.access),
-      ...(prepares ? { "tak/prepares": prepares } : {}),
-    },
+    inputSchema: prepares === "*" ? anyMethodInput() : inputSchemaOf(route, pathParameters),
+    outputSchema: outputSchemaOf(route, prepares !== undefined),
+    annotations: annotationsOf(route, name),
+    ...(prepares ? { _meta: { "tak/prepares": prepares } } : {}),
     call: {
       method: route.method,
       path: route.path,
@@ -71,7 +95,18 @@ function toolOf(route: RouteDefinition<any, any>): RouteTool {
     },
     access: route.access,
     ...(prepares ? { prepares } : {}),
+    ...priceOf(route, prepares),
   };
+}
+
+/** What a paid tool's price is looked up as (the operation names `npm run admin -- prices set` takes). */
+function priceOf(route: RouteDefinition<any, any>, prepares: string | undefined): Pick<RouteTool, "price"> {
+  const tier = route.access.price;
+  if (!tier || !takesPayment(route.access)) return {};
+  if (prepares) return prepares === "*" ? {} : { price: { operation: prepares, tier } };
+  if (route.method === "get") return { price: { operation: route.path.replace(/^\//, ""), tier } };
+  if (tier === "faucet") return { price: { operation: "faucet", tier } };
+  return {};
 }
 
 /** The keys of a zod object schema (a route's query), none for anything else. */
@@ -94,46 +129,67 @@ function inputSchemaOf(route: RouteDefinition<any, any>, pathParameters: string[
   if (!parts.length) parts.push({ root: { type: "object", properties: {} }, defs: {} });
   const idempotency: Record<string, Json> = route.idempotent
     ? {
-        [IDEMPOTENCY_ARGUMENT]: {
-          ...schemaParts(idempotencyKeySchema, "input").root,
-          description:
-            "Sent as the Idempotency-Key header: a retry with the same key and arguments gets the first answer and is charged once",
-        },
+        [IDEMPOTENCY_ARGUMENT]: { type: "string" },
       }
     : {};
-  return objectSchema(parts, "allOf", idempotency);
+  const { description: _summary, ...schema } = objectSchema(parts, "allOf", idempotency);
+  return withoutSharedDescriptions(schema);
 }
 
-/** The route's answers (each success schema), and the payment requirement (paid routes) or error a call may end in. */
-function outputSchemaOf(route: RouteDefinition<any, any>): Json {
-  const answers: SchemaParts[] = [];
-  const seen = new Set<unknown>();
-  for (const doc of Object.values(successResponses(route))) {
-    if (!doc?.schema || seen.has(doc.schema)) continue;
-    seen.add(doc.schema);
-    answers.push(schemaParts(doc.schema, "output"));
-  }
-  if (takesPayment(route.access)) answers.push(schemaParts(PaymentRequired, "output"));
-  answers.push(schemaParts(ToolError, "output"));
-  return objectSchema(answers, "anyOf");
-}
-
-const CREDENTIALS: Record<string, string> = {
-  required:
-    "Needs an API key: the x-api-key (or Authorization: Bearer) header of the MCP connection, or TAK_API_KEY of the stdio server.",
-  paid: 'Free with an API key (plan credits); without one it is paid with x402: the call answers isError with the payment requirements (PaymentRequired in structuredContent), and the same call with the signed payment in _meta["x402/payment"] runs it (the settlement comes back in _meta["x402/payment-response"]). The stdio server with TAK_PRIVATE_KEY pays by itself.',
+/**
+ * The arguments every prepare tool takes, described once in the server's instructions (SHARED_ARGUMENTS) rather
+ * than in each tool's schema.
+ */
+export const SHARED_ARGUMENTS: Readonly<Record<string, string>> = {
+  signerAddress: "the wallet that signs (omit it when service-relayed)",
+  executionMode:
+    "client-signed (default), service-relayed (the service's relayer sends it: paid in full at send with x402) or client-broadcast (you broadcast, then report the hash)",
+  gasLimit: "overrides the estimated gas limit of every transaction",
+  nonce: "the first nonce instead of the signer's pending one",
+  [IDEMPOTENCY_ARGUMENT]:
+    "the Idempotency-Key: a retry with the same key and arguments answers as the first, charged once",
 };
+
+function withoutSharedDescriptions(schema: Json): Json {
+  const properties = schema.properties as Record<string, Json> | undefined;
+  if (!properties) return schema;
+  const bare = Object.fromEntries(
+    Object.entries(properties).map(([name, property]) => {
+      if (!(name in SHARED_ARGUMENTS)) return [name, property];
+      const { description: _description, ...rest } = property;
+      return [name, rest];
+    }),
+  );
+  return { ...schema, properties: bare };
+}
+
+/**
+ * prepare_transactions' input: the method's name and its fields, which are those of the method's own tool (each
+ * method is a tool: its schema is there, once, rather than the 47 bodies again in one schema here).
+ */
+function anyMethodInput(): Json {
+  return {
+    type: "object",
+    properties: {
+      method: {
+        type: "string",
+        enum: PUBLIC_METHODS.flatMap((m) => [m.name, ...(m.aliases ?? [])]),
+        description: "The method; its other fields are the arguments of its own tool (same names)",
+      },
+    },
+    required: ["method"],
+  };
+}
 
 function describe(route: RouteDefinition<any, any>): string {
   const lines = [route.summary];
-  if (route.description) lines.push(route.description);
-  if (route.tool && route.tool.prepares) {
-    lines.push(
-      "Answers unsigned transactions: sign each, in order, with the wallet of signerAddress, then call send_transactions { txId, signedTransactions } (wait_for_transaction follows the batch to its end). " +
-        "The stdio server with TAK_PRIVATE_KEY checks, signs and sends them itself.",
-    );
-  }
-  if (route.access.key === "required") lines.push(CREDENTIALS.required);
-  else if (takesPayment(route.access)) lines.push(CREDENTIALS.paid);
-  return lines.join("\n\n");
+  const more = (route.tool && route.tool.description) ?? route.description;
+  if (more) lines.push(more);
+  if (route.tool && route.tool.prepares)
+    lines.push("Answers unsigned transactions: sign them (signerAddress), then send_transactions.");
+  if (route.access.key === "required") lines.push("Needs an API key.");
+  // The generic prepare's price is its method's: said here, since no one price can be listed with it.
+  if (route.tool && route.tool.prepares === "*")
+    lines.push("Without an API key: the method's price via x402 (its own tool states it).");
+  return lines.join("\n");
 }

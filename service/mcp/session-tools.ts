@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { TransactionStatus } from "../wire/responses";
 import { objectSchema, schemaParts, type Json } from "./json-schema";
-import { ToolError } from "./tool";
+import { answersSchema } from "./output-schema";
+import type { ToolAnnotations } from "./tool";
 
 /**
  * The tools that are not routes: the session's configuration (configure, get_config, the names the hosted server
@@ -12,40 +13,36 @@ import { ToolError } from "./tool";
 /** How a tool is listed (tools/list). */
 export interface ToolListing {
   name: string;
-  title: string;
+  title?: string;
   description: string;
   inputSchema: Json;
   outputSchema?: Json;
-  annotations?: Record<string, unknown>;
+  annotations?: ToolAnnotations | Record<string, unknown>;
   _meta?: Record<string, unknown>;
 }
 
 export const ConfigView = z
   .object({
-    env: z.string().meta({ description: "The deployment's environment (sandbox or production)" }),
+    env: z.string().meta({ description: "sandbox or production" }),
     baseUrl: z.string().meta({ description: "Where the API answers" }),
-    hasApiKey: z.boolean().meta({ description: "Calls carry an API key" }),
-    hasPrivateKey: z
-      .boolean()
-      .meta({ description: "A local wallet signs transactions and pays x402 (stdio server only)" }),
+    hasApiKey: z.boolean(),
+    hasPrivateKey: z.boolean().meta({ description: "A local wallet signs and pays (stdio server only)" }),
+    walletAddress: z.string().optional().meta({ description: "That wallet's address" }),
   })
   .meta({ description: "The session's configuration, never a secret" });
 export type ConfigView = z.infer<typeof ConfigView>;
 
+/**
+ * configure's arguments. Only `env` is checked against the deployment; the service, the API key and the wallet come
+ * from where the session was set up (the connection's headers, the stdio server's environment), never from a tool
+ * call: a model cannot be talked into pointing the session elsewhere. The other names the hosted server takes are
+ * answered with where to set them.
+ */
 export const ConfigureInput = z.object({
-  env: z
-    .string()
-    .optional()
-    .meta({ description: "The environment expected (sandbox or production): refused when the service is another" }),
-  baseUrl: z
-    .string()
-    .optional()
-    .meta({ description: "stdio server only: the service to talk to (default TAK_BASE_URL)" }),
-  apiKey: z.string().optional().meta({ description: 'The API key; "" to call without one (x402 pays)' }),
-  privateKey: z
-    .string()
-    .optional()
-    .meta({ description: "stdio server only: the wallet that signs and pays locally (never sent anywhere)" }),
+  env: z.string().optional().meta({ description: "The environment expected (sandbox or production)" }),
+  baseUrl: z.string().optional(),
+  apiKey: z.string().optional(),
+  privateKey: z.string().optional(),
 });
 export type ConfigureInput = z.infer<typeof ConfigureInput>;
 
@@ -59,8 +56,7 @@ export const WaitInput = z.object({
     .regex(/^0x[0-9a-fA-F]{64}$/, "must be 0x + 64 hex characters")
     .meta({ description: "The txId a prepare answered" }),
   streamToken: z.string().max(100).optional().meta({
-    description:
-      "For a batch prepared without an API key: the streamToken its prepare answered (the proof that lets its events be followed)",
+    description: "A batch prepared without an API key: the streamToken its prepare answered",
   }),
   timeoutSeconds: z
     .number()
@@ -68,58 +64,50 @@ export const WaitInput = z.object({
     .min(1)
     .max(MAX_WAIT_SECONDS)
     .optional()
-    .meta({
-      description: `Give up after this long and answer the batch's status as it is then (default ${DEFAULT_WAIT_SECONDS}; raise the client's request timeout to wait longer)`,
-    }),
+    .meta({ description: `Default ${DEFAULT_WAIT_SECONDS}; then the status as it is` }),
 });
 
 const object = (type: z.ZodType, io: "input" | "output") => objectSchema([schemaParts(type, io)], "allOf");
-const answers = (...types: z.ZodType[]) =>
-  objectSchema(
-    types.map((t) => schemaParts(t, "output")),
-    "anyOf",
-  );
 
 const CONFIGURE_DESCRIPTION = {
-  http: "Checks the session's configuration and answers it (as get_config). Over HTTP the API key is the x-api-key (or Authorization: Bearer) header of the MCP connection, and a private key is never accepted: to sign and pay with a local wallet, run the stdio server (npm run --silent mcp) with TAK_PRIVATE_KEY on your own machine.",
+  http: "Checks env against this deployment and answers the configuration (as get_config). The API key is the x-api-key (or Authorization: Bearer) header of the connection; a private key is never taken here (the stdio server, npm run --silent mcp, signs with one on your machine).",
   stdio:
-    'Changes this stdio server\'s configuration for the rest of the session: the service (baseUrl), the API key (apiKey, "" for none) and the local wallet (privateKey: it signs prepared transactions and x402 payments here, and is never sent to the service).',
+    "Checks env against the service and answers the configuration (as get_config). The service, the API key and the wallet are this server's environment (TAK_BASE_URL, TAK_API_KEY, TAK_PRIVATE_KEY): no tool call changes them.",
+};
+
+const READ: ToolAnnotations = {
+  readOnlyHint: true,
+  destructiveHint: false,
+  idempotentHint: true,
+  openWorldHint: false,
 };
 
 /** configure, get_config and wait_for_transaction as listed by the HTTP endpoint or the stdio server. */
 export function sessionTools(transport: "http" | "stdio"): ToolListing[] {
-  const readOnly = { readOnlyHint: true, destructiveHint: false, idempotentHint: true, openWorldHint: false };
+  const { baseUrl: _b, apiKey: _a, privateKey: _p, ...configureShape } = ConfigureInput.shape;
+  const configView = answersSchema([ConfigView]);
   return [
     {
       name: "configure",
-      title: "Configure the session",
       description: CONFIGURE_DESCRIPTION[transport],
-      inputSchema: object(ConfigureInput, "input"),
-      outputSchema: answers(ConfigView, ToolError),
-      annotations: {
-        title: "Configure the session",
-        readOnlyHint: false,
-        destructiveHint: false,
-        idempotentHint: true,
-        openWorldHint: false,
-      },
+      inputSchema: object(z.object(configureShape), "input"),
+      outputSchema: configView,
+      annotations: READ,
     },
     {
       name: "get_config",
-      title: "The session's configuration",
-      description: "The session's configuration: env, baseUrl, hasApiKey, hasPrivateKey (never a secret).",
+      description: `The session's configuration: env, baseUrl, hasApiKey, hasPrivateKey${transport === "stdio" ? ", walletAddress" : ""} (never a secret).`,
       inputSchema: { type: "object", properties: {} },
-      outputSchema: answers(ConfigView, ToolError),
-      annotations: { title: "The session's configuration", ...readOnly },
+      outputSchema: configView,
+      annotations: READ,
     },
     {
       name: "wait_for_transaction",
-      title: "Wait until a batch ends",
       description:
-        "Follows the batch's events on the event stream (GET /events?txId=…) until it ends (success or rejected) or the timeout passes, then answers its status as get_transaction_status does. A batch prepared under an API key needs that key; one prepared without a key, the streamToken its prepare answered.",
+        "Follows a batch on the event stream until it ends (success or rejected) or the timeout, then answers its status as get_transaction_status does. A keyed batch needs its key; a keyless one the streamToken its prepare answered.",
       inputSchema: object(WaitInput, "input"),
-      outputSchema: answers(TransactionStatus, ToolError),
-      annotations: { title: "Wait until a batch ends", ...readOnly, openWorldHint: true },
+      outputSchema: answersSchema([TransactionStatus]),
+      annotations: { ...READ, openWorldHint: true },
     },
   ];
 }

@@ -1,5 +1,4 @@
-import { z } from "zod";
-import type { AccessRule } from "../auth/access-rules";
+import type { AccessRule, PriceTier } from "../auth/access-rules";
 import type { HttpMethod } from "../http/route";
 import type { Json } from "./json-schema";
 
@@ -20,39 +19,39 @@ export interface RouteCall {
   idempotent: boolean;
 }
 
+/** What a client may assume of a tool (MCP tool annotations): whether it writes, may destroy, may be repeated. */
+export interface ToolAnnotations {
+  readOnlyHint: boolean;
+  destructiveHint: boolean;
+  idempotentHint: boolean;
+  openWorldHint: boolean;
+}
+
 export interface RouteTool {
   name: string;
+  /** The toolset it is listed in (toolsets.ts). */
+  toolset: string;
   title: string;
+  /** What it does and needs; a paid tool's price is added when it is listed (the operator may change prices). */
   description: string;
   inputSchema: Json;
   outputSchema: Json;
-  annotations: {
-    title: string;
-    readOnlyHint: boolean;
-    destructiveHint: boolean;
-    idempotentHint: boolean;
-    openWorldHint: boolean;
-  };
-  /** Facts a client may use (tak/route, tak/access, tak/paid, tak/prepares): what the tool calls, who pays. */
-  _meta: Record<string, unknown>;
+  annotations: ToolAnnotations;
+  /** tak/prepares: the method whose transactions a prepare tool answers (the stdio server signs them). */
+  _meta?: Record<string, unknown>;
   call: RouteCall;
   access: AccessRule;
   /** The method whose transactions it prepares ("*": the one its `method` argument names). */
   prepares?: string;
+  /** How its x402 price is looked up, when a call without a key pays one of its own. */
+  price?: { operation: string; tier: PriceTier };
 }
 
-/** A tool's error as structured content: the API's error body (its code is one of /openapi.json's ErrorCode). */
-export const ToolError = z
-  .object({
-    error: z.object({
-      code: z
-        .string()
-        .meta({ description: "The API's error code (the ErrorCode list of /openapi.json)", example: "BAD_REQUEST" }),
-      message: z.string(),
-      param: z.string().optional().meta({ description: "The argument at fault, where there is one" }),
-      details: z.record(z.string(), z.unknown()).optional(),
-    }),
-    message: z.string(),
-  })
-  .meta({ id: "ToolError", description: "The call failed: the API's error code and message" });
-export type ToolErrorBody = z.infer<typeof ToolError>;
+/**
+ * A tool's error as structured content: the API's error body (its code is one of /openapi.json's ErrorCode). Described
+ * once, in the server's instructions (endpoint.ts SHARED_INSTRUCTIONS), not in every tool's output schema.
+ */
+export type ToolErrorBody = {
+  error: { code: string; message: string; param?: string; details?: Record<string, unknown> };
+  message: string;
+};

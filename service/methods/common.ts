@@ -1,8 +1,9 @@
 import { z } from "zod";
 import { address, chainIdInput, executionMode, gasLimitField, nonceField } from "../wire/fields";
+import { wireOnly } from "../wire/field-aliases";
 /** Fields every prepare body may carry (docs/wire-conventions.md, What existing clients send). */
 export const commonFields = {
-  method: z.string().optional(),
+  method: wireOnly(z.string().optional(), "the path or the tool names the method"),
   chainId: chainIdInput,
   executionMode: executionMode.optional(),
   gasLimit: gasLimitField.optional().meta({ description: "Overrides the estimated gas limit of every transaction" }),

@@ -1,9 +1,19 @@
-import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import type { Request, Response } from "express";
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
 import { defineRoute, type RouteDefinition } from "../http/route";
 import { McpEndpoint, presentedKey, type McpConnection } from "../mcp/endpoint";
+import { serverSdk } from "../mcp/sdk";
+import {
+  INVALID_REQUEST,
+  jsonRpcError,
+  messageRefusal,
+  originAllowed,
+  requestedSelection,
+  type OwnOrigin,
+  type Refusal,
+} from "../mcp/protocol";
+import type { Selection } from "../mcp/toolsets";
 import { metricsOf } from "../metrics";
 import type { Services } from "../usecases/services";
 
@@ -33,7 +43,7 @@ const JsonRpcAnswer = z
 
 /**
  * POST /mcp: every route of this list as an MCP tool (service/mcp/), over Streamable HTTP. `routes` is the list itself,
- * read when the first call comes (the tools are generated from it).
+ * read when the first call comes (the tools are generated from it then, not when the service starts).
  */
 export function mcpRoutes(services: Services, routes: () => RouteDefinition<any, any>[], version: string) {
   const endpoint = new McpEndpoint(
@@ -41,6 +51,7 @@ export function mcpRoutes(services: Services, routes: () => RouteDefinition<any,
       config: services.config,
       logger: services.logger,
       metrics: { observeTool: (...a) => metricsOf(services, version).observeTool(...a) },
+      prices: services.prices,
     },
     routes,
     version,
@@ -51,13 +62,14 @@ export function mcpRoutes(services: Services, routes: () => RouteDefinition<any,
       path: "/mcp",
       operationId: "mcp",
       summary:
-        "The Model Context Protocol endpoint (Streamable HTTP, stateless): every operation of this API as an MCP tool",
+        "The Model Context Protocol endpoint (Streamable HTTP, stateless): the operations of this API as MCP tools",
       description:
-        "For MCP clients (AI agents): `tools/list` lists a tool per route, named as the hosted server of the API names them where it has one " +
-        "(create_tokenization, get_token_info, agent_register, …), with the route's JSON Schema as input and its answer as structured output; " +
+        "For MCP clients (AI agents): `tools/list` lists the tools of the toolsets asked for (`?toolsets=a,b` or the X-MCP-Toolsets header; `all`; " +
+        "default: the agent's own: context, transactions, agents, agent_tokens, rams), `?readonly=true` or X-MCP-Readonly only the reads; " +
+        "each tool is named as the hosted server of the API names it where it has one (create_tokenization, get_token_info, agent_register, …). " +
         "`tools/call` runs the route with the credentials of this request: an API key in x-api-key or Authorization: Bearer, or an x402 payment " +
         'in `params._meta["x402/payment"]` (a paid tool without one answers isError with the PaymentRequired). Send `Accept: application/json, text/event-stream`. ' +
-        "A private key is never taken: the stdio server (npm run --silent mcp) signs locally.",
+        "A browser page of another origin than the service's (or MCP_ALLOWED_ORIGINS) is refused with 403. A private key is never taken: the stdio server (npm run --silent mcp) signs locally.",
       tags: ["mcp"],
       access: ACCESS.public,
       tool: false,
@@ -70,7 +82,22 @@ export function mcpRoutes(services: Services, routes: () => RouteDefinition<any,
         },
       },
       handler: async ({ req, res }) => {
-        const server = endpoint.serverFor(connectionOf(req, res));
+        const own = ownOriginOf(services, req);
+        if (!originAllowed(req.header("origin"), own))
+          return refuse(res, {
+            status: 403,
+            body: jsonRpcError(INVALID_REQUEST, `Forbidden: Origin ${req.header("origin")} may not use this endpoint`),
+          });
+        const refusal = messageRefusal(req.body, req.header("mcp-protocol-version"));
+        if (refusal) return refuse(res, refusal);
+        const selection = requestedSelection(
+          req.query,
+          (name) => req.header(name),
+          new Set(endpoint.catalogue().keys()),
+        );
+        if ("status" in selection) return refuse(res, selection);
+        const server = await endpoint.serverFor(connectionOf(req, res, selection));
+        const { StreamableHTTPServerTransport } = await serverSdk();
         const transport = new StreamableHTTPServerTransport({
           sessionIdGenerator: undefined,
           enableJsonResponse: true,
@@ -86,11 +113,25 @@ export function mcpRoutes(services: Services, routes: () => RouteDefinition<any,
   ];
 }
 
+function refuse(res: Response, refusal: Refusal): void {
+  res.status(refusal.status).json(refusal.body);
+}
+
+/** Where the service itself is, for the Origin check (mcp/protocol.ts): never the Host header. */
+export function ownOriginOf(services: Pick<Services, "config">, req: Request): OwnOrigin {
+  return {
+    publicBaseUrl: services.config.PUBLIC_BASE_URL,
+    localAddress: req.socket.localAddress,
+    localPort: req.socket.localPort,
+    allowed: services.config.MCP_ALLOWED_ORIGINS ?? [],
+  };
+}
+
 /** Proxy headers passed on to the route a tool calls (see mcp/dispatch.ts Origin). */
 const FORWARDED = ["x-forwarded-for", "x-forwarded-proto", "x-forwarded-host"];
 
 /** What the MCP endpoint's tool calls need of the HTTP request to /mcp: its key, its origin, its app and its log. */
-function connectionOf(req: Request, res: Response): McpConnection {
+function connectionOf(req: Request, res: Response, selection: Selection): McpConnection {
   const forwarded = Object.fromEntries(
     FORWARDED.map((name) => [name, req.header(name)]).filter(
       (entry): entry is [string, string] => entry[1] !== undefined,
@@ -106,6 +147,7 @@ function connectionOf(req: Request, res: Response): McpConnection {
       requestId: res.locals.requestId ?? "mcp",
     },
     reachedAt: `${req.protocol}://${req.get("host")}`,
+    selection,
     log: res.locals.log,
   };
 }

@@ -56,11 +56,15 @@ const Readiness = z
   })
   .meta({ id: "Readiness" });
 
-/** GET <path>: one network's contract addresses and explorer (two paths answer it). */
-function networkInfoRoute(services: Services, path: string) {
+/**
+ * GET <path>: one network's contract addresses and explorer (two paths answer it; the second is the same MCP tool as
+ * the first, get_network_info).
+ */
+function networkInfoRoute(services: Services, path: string, tool: false | undefined = undefined) {
   return defineRoute({
     method: "get",
     path,
+    ...(tool === false ? { tool } : {}),
     summary: "Contract addresses and explorer of one network (public)",
     tags: ["network"],
     access: ACCESS.public,
@@ -123,6 +127,6 @@ export function metaRoutes(services: Services) {
       },
     }),
     networkInfoRoute(services, "/get-network-info"),
-    networkInfoRoute(services, "/get-api-network-info"),
+    networkInfoRoute(services, "/get-api-network-info", false),
   ];
 }

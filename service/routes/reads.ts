@@ -32,6 +32,7 @@ import { clientSubject } from "../auth/client-address";
 import { TokenizerInfo, tokenizerInfoView } from "../domains/tokenization/views";
 import { TokenControlList, TransferCheck, tokenControlsView, transferCheckView } from "../reads/issuer-controls";
 import { CapTable, capTableCsv, capTableView } from "../reads/cap-table";
+import { aliasOf } from "../wire/field-aliases";
 
 const symbol = z.string().trim().min(1);
 
@@ -83,7 +84,7 @@ function getBalanceWhitelistRoute(services: Services) {
     query: z.object({
       tokenSymbol: symbol,
       investorAddress: address.optional(),
-      walletAddress: address.optional(),
+      walletAddress: aliasOf(address.optional(), "investorAddress"),
       investorEmail: email.optional(),
     }),
     handler: async ({ query, caller }) => {
@@ -109,7 +110,11 @@ function getWhitelistStatusRoute(services: Services) {
     tags: ["reads"],
     access: ACCESS.keyEndpoint,
     response: WhitelistStatus,
-    query: z.object({ tokenSymbol: symbol, investorAddress: address.optional(), address: address.optional() }),
+    query: z.object({
+      tokenSymbol: symbol,
+      investorAddress: address.optional(),
+      address: aliasOf(address.optional(), "investorAddress"),
+    }),
     handler: async ({ query, caller }) => {
       const apiKey = caller.apiKey!;
       const wallet = query.investorAddress ?? query.address;
@@ -161,7 +166,11 @@ function getInvestorInfoRoute(services: Services) {
     tags: ["reads"],
     access: ACCESS.keyEndpoint,
     response: InvestorInfo,
-    query: z.object({ tokenSymbol: symbol, email: email.optional(), investorEmail: email.optional() }),
+    query: z.object({
+      tokenSymbol: symbol,
+      email: email.optional(),
+      investorEmail: aliasOf(email.optional(), "email"),
+    }),
     handler: async ({ query, caller }) => {
       const apiKey = caller.apiKey!;
       const investorEmail = query.email ?? query.investorEmail;

@@ -102,6 +102,11 @@ function sendTransactionsRoute(services: Services) {
       "the service keeps every hash and whichever is mined wins.",
     tags: ["write"],
     access: ACCESS.agenticWrite,
+    tool: {
+      description:
+        "Takes { txId, signedTransactions } (client-signed), { txId, txHash } (client-broadcast) or { txId } (service-relayed, paid with x402). " +
+        "Answers when the batch ended, or pending (wait_for_transaction follows it). Without an API key it pays the rest of the method's x402 price.",
+    },
     body: sendBodySchema,
     idempotent: true,
     response: {
@@ -128,6 +133,10 @@ function getTransactionStatusRoute(services: Services) {
       "up on every chain it serves: at most 30 such reads a minute per API key, or per client IP without one (429 with Retry-After).",
     tags: ["write"],
     access: ACCESS.keyScoped,
+    tool: {
+      description:
+        "A batch prepared under an API key is read with that key; a keyless one by its txId or one of its transaction hashes.",
+    },
     query: statusQuery,
     response: TransactionStatus,
     rateLimited: true,

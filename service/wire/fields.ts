@@ -21,7 +21,7 @@ export const address = z
     "has an invalid EIP-55 checksum (mixed case that is not the checksum form)",
   )
   .transform((v) => checksumAddress(v.toLowerCase()))
-  .meta({ type: "string", pattern: "^0x[a-fA-F0-9]{40}$", example: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" });
+  .meta({ type: "string", pattern: "^0x[a-fA-F0-9]{40}$", example: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed" });
 
 const hasMixedCase = (hex: string) => /[a-f]/.test(hex) && /[A-F]/.test(hex);
 

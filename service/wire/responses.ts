@@ -11,7 +11,7 @@ import { ERROR_CODE_LIST, ERROR_CODES } from "../error-codes";
 const address = z
   .string()
   .regex(/^0x[a-fA-F0-9]{40}$/)
-  .meta({ example: "0x70997970C51812dc3A010C7d01b50e0d17dc79C8" });
+  .meta({ example: "0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed" });
 const hex = z.string().regex(/^0x[0-9a-fA-F]*$/);
 const hash32 = z.string().regex(/^0x[0-9a-fA-F]{64}$/);
 /** A decimal integer as a string (amounts in base units, gas): never a JSON number, which loses digits above 2^53. */

@@ -8,6 +8,7 @@ import { identityRegistryInterface } from "../../service/chains/contracts";
 import { Contract } from "ethers";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
+import { ToolListChangedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
 import { ADDED_TOOLS, HOSTED_TOOLS, structured, toolErrorOf } from "../helpers/mcp";
 
 const ROOT = path.resolve(__dirname, "../..");
@@ -62,21 +63,84 @@ describe("e2e: the MCP stdio server (node bin/run.js mcp) with the official SDK'
     await service?.stop();
   });
 
-  it("serves the service's tools by the same names, with configure and get_config of its own; a private key configured here is never sent", async () => {
+  it("serves the default toolsets (TAK_TOOLSETS=all: every tool, by the service's names), with configure, get_config and the toolset tools of its own; nothing configures it but its environment", async () => {
     const client = await stdioClient({ TAK_PRIVATE_KEY: agentOwner.privateKey });
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).to.include.members([...HOSTED_TOOLS, ...ADDED_TOOLS]);
+    const names = tools.map((t) => t.name);
+    expect(names.length).to.be.at.most(40);
+    expect(Buffer.byteLength(JSON.stringify({ jsonrpc: "2.0", id: 1, result: { tools } }))).to.be.at.most(48 * 1024);
+    expect(names).to.include.members([
+      "configure",
+      "get_config",
+      "list_toolsets",
+      "enable_toolset",
+      "agent_register",
+      "rams_execute",
+    ]);
+    expect(names).to.not.include("create_tokenization");
+    const all = await stdioClient({ TAK_TOOLSETS: "all" });
+    expect((await all.listTools()).tools.map((t) => t.name)).to.include.members([...HOSTED_TOOLS, ...ADDED_TOOLS]);
     expect(structured(await client.callTool({ name: "get_config", arguments: {} }))).to.deep.equal({
       env: "sandbox",
       baseUrl: service.url,
       hasApiKey: false,
       hasPrivateKey: true,
+      walletAddress: agentOwner.address,
     });
-    const bad = toolErrorOf(await client.callTool({ name: "configure", arguments: { privateKey: "0x1234" } }));
-    expect(bad).to.include({ code: "BAD_REQUEST", param: "privateKey" });
-    expect(bad.message).to.not.include("0x1234");
+    for (const [field, value, variable] of [
+      ["privateKey", "0x" + "12".repeat(32), "TAK_PRIVATE_KEY"],
+      ["baseUrl", "http://127.0.0.1:9", "TAK_BASE_URL"],
+      ["apiKey", "tak_other", "TAK_API_KEY"],
+    ]) {
+      const refused = toolErrorOf(await client.callTool({ name: "configure", arguments: { [field]: value } }));
+      expect(refused).to.include({ code: "BAD_REQUEST", param: field });
+      expect(refused.message).to.include(variable).and.not.include(value);
+    }
+    expect(structured(await client.callTool({ name: "get_config", arguments: {} })).baseUrl).to.equal(service.url);
     const wrongEnv = toolErrorOf(await client.callTool({ name: "configure", arguments: { env: "production" } }));
     expect(wrongEnv).to.include({ param: "env" });
+  });
+
+  it("lists and enables toolsets during the session, announcing the change; read-only lists no write and refuses one", async () => {
+    const client = await stdioClient({ TAK_TOOLSETS: "agents" });
+    let changed = 0;
+    client.setNotificationHandler(ToolListChangedNotificationSchema, async () => void changed++);
+    const toolsets = structured(await client.callTool({ name: "list_toolsets", arguments: {} })).toolsets as {
+      name: string;
+      enabled: boolean;
+    }[];
+    expect(toolsets.find((t) => t.name === "agents")!.enabled).to.equal(true);
+    expect(toolsets.find((t) => t.name === "tokens")!.enabled).to.equal(false);
+    const outside = await client.callTool({ name: "get_token_info", arguments: { tokenSymbol: "X" } }).then(
+      () => expect.fail("a tool of a toolset not enabled was called"),
+      (error: { code: number; message: string }) => error,
+    );
+    expect(outside.code).to.equal(-32602);
+    expect(outside.message).to.match(/enable_toolset \{ "toolset": "tokens" \}/);
+    expect(
+      structured(await client.callTool({ name: "enable_toolset", arguments: { toolset: "tokens" } })).tools,
+    ).to.include("get_token_info");
+    for (let i = 0; i < 50 && changed === 0; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(changed).to.equal(1);
+    expect((await client.listTools()).tools.map((t) => t.name)).to.include.members([
+      "get_token_info",
+      "agent_register",
+    ]);
+
+    const readOnly = await stdioClient({
+      TAK_PRIVATE_KEY: agentOwner.privateKey,
+      TAK_TOOLSETS: "all",
+      TAK_READONLY: "1",
+    });
+    const { tools } = await readOnly.listTools();
+    expect(tools.filter((t) => t.annotations?.readOnlyHint !== true).map((t) => t.name)).to.deep.equal([]);
+    expect(tools.map((t) => t.name)).to.include.members(["enable_toolset", "get_agent_info"]);
+    const write = await readOnly.callTool({ name: "agent_register", arguments: { chainId: "14a34", name: "n" } }).then(
+      () => expect.fail("a write was run read-only"),
+      (error: { code: number; message: string }) => error,
+    );
+    expect(write.code).to.equal(-32602);
+    expect(write.message).to.match(/agent_register writes, and this server is read-only \(TAK_READONLY\)/);
   });
 
   it("registers an agent with a private key and x402: checked, signed and sent by the stdio server, which pays the quoted price", async () => {
@@ -98,22 +162,24 @@ describe("e2e: the MCP stdio server (node bin/run.js mcp) with the official SDK'
       { timeout: 240_000 },
     );
     const done = structured(result);
-    expect(done.status.status, JSON.stringify(done.status)).to.equal("success");
-    expect(done.prepared.transactions[0].from).to.equal(agentOwner.address);
+    expect(done.status, JSON.stringify(done)).to.equal("success");
     expect(done.signed).to.deep.equal([
       {
         to: sandbox.deployments[84532].contracts.IdentityRegistry,
+        contract: "the IdentityRegistry",
         function: "register(string)",
-        arguments: { agentURI: done.prepared.info.agentURI },
+        arguments: { agentURI: done.info.agentURI },
       },
     ]);
+    // Each fact once: no raw transactions, no send summary beside the final status.
+    expect(done).to.not.have.any.keys("prepared", "sent", "transactions");
     // Two quotes (client-signed: half at prepare, half at send), both paid from the local wallet.
     expect(done.payments.map((p: { tool: string }) => p.tool)).to.deep.equal(["agent_register", "send_transactions"]);
     const quoted = done.payments.reduce((sum: bigint, p: { amount: string }) => sum + BigInt(p.amount), 0n);
     expect(quoted).to.equal(PRICE);
     for (const p of done.payments) expect(p.settlement).to.include({ success: true, payer: agentOwner.address });
     expect(before - (await usdc.balanceOf(agentOwner.address))).to.equal(quoted);
-    const agentId = done.status.outcome.agentId;
+    const agentId = done.outcome.agentId;
     const registry = new Contract(
       sandbox.deployments[84532].contracts.IdentityRegistry,
       identityRegistryInterface,

@@ -269,7 +269,7 @@ describe("the production build: npm run build, npm ci --omit=dev, npm run serve"
       command: process.execPath,
       args: [path.join(installDir, "bin", "run.js"), "mcp"],
       cwd: installDir,
-      env: { TAK_BASE_URL: service.url, TAK_API_KEY: key },
+      env: { TAK_BASE_URL: service.url, TAK_API_KEY: key, TAK_TOOLSETS: "default,tokens" },
       stderr: "pipe",
     });
     const mcp = new Client({ name: "production-build", version: "1.0.0" });

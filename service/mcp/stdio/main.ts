@@ -1,7 +1,9 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { StdioServerTransport } from "@modelcontextprotocol/sdk/server/stdio.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import { StdioSession } from "./session";
+import { SHARED_INSTRUCTIONS } from "../endpoint";
+import { SelectionError } from "../toolsets";
+import { StdioSession, type SessionHooks } from "./session";
 import { SettingsError, settingsFromEnv } from "./settings";
 
 /**
@@ -13,27 +15,49 @@ import { SettingsError, settingsFromEnv } from "./settings";
 const VERSION = "1.0.0";
 
 const INSTRUCTIONS = `Tools for the Tokenized-Asset Transaction API, served from the service at TAK_BASE_URL.
-Without a wallet, writes answer unsigned transactions (sign them, then send_transactions); paid tools answer x402 payment requirements.
-With a wallet (TAK_PRIVATE_KEY), each write is checked against its request, signed and sent here, its x402 payments paid, and followed to its end.`;
+Toolsets: list_toolsets lists them, enable_toolset adds one to the tools listed.
+With a wallet (TAK_PRIVATE_KEY), a prepare tool runs the write to its end: each prepared transaction is checked against the request (the method's function and contract, the amounts, recipients and spenders asked, fees and gas within bounds), shown to you where the client can ask, signed here and sent; x402 payments are paid within TAK_MAX_PAYMENT per call and TAK_MAX_SPEND per session. Its result: { txId, status, outcome?, txHashes?, info, signed (each call signed, decoded), payments }.
+Without a wallet, writes answer unsigned transactions and paid tools their x402 payment requirements.
+${SHARED_INSTRUCTIONS}`;
 
 function warn(message: string): void {
   process.stderr.write(`tak-mcp: ${message}\n`);
 }
 
 async function main(): Promise<void> {
-  let session: StdioSession;
-  try {
-    const settings = settingsFromEnv(process.env);
-    session = new StdioSession(settings, VERSION, warn);
-  } catch (error) {
-    if (!(error instanceof SettingsError)) throw error;
-    warn(error.message);
-    process.exit(2);
-  }
   const server = new Server(
     { name: "tokenized-asset-tx-api-stdio", version: VERSION },
-    { capabilities: { tools: {} }, instructions: INSTRUCTIONS },
+    { capabilities: { tools: { listChanged: true } }, instructions: INSTRUCTIONS },
   );
+  const hooks: SessionHooks = {
+    async confirm(message) {
+      if (!server.getClientCapabilities()?.elicitation) return undefined;
+      const answer = await server.elicitInput({
+        message,
+        requestedSchema: {
+          type: "object",
+          properties: {
+            confirm: {
+              type: "boolean",
+              title: "Sign and send",
+              description: "Sign these transactions with this wallet",
+            },
+          },
+          required: ["confirm"],
+        },
+      });
+      return answer.action === "accept" && answer.content?.confirm === true;
+    },
+    toolsChanged: () => void server.sendToolListChanged().catch(() => undefined),
+  };
+  let session: StdioSession;
+  try {
+    session = new StdioSession(settingsFromEnv(process.env), VERSION, warn, hooks);
+  } catch (error) {
+    if (!(error instanceof SettingsError) && !(error instanceof SelectionError)) throw error;
+    warn(error instanceof SelectionError ? `TAK_TOOLSETS ${error.message.replace(/^toolsets: /, "")}` : error.message);
+    process.exit(2);
+  }
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: await session.listTools() }));
   server.setRequestHandler(CallToolRequestSchema, async (request) =>
     session.call(request.params.name, request.params.arguments ?? {}, request.params._meta ?? {}),

@@ -22,7 +22,10 @@ export class RemoteService {
   private connected(): Promise<Client> {
     this.client ??= (async () => {
       const client = new Client({ name: "tak-stdio", version: this.version });
-      const headers: Record<string, string> = this.apiKey ? { "x-api-key": this.apiKey } : {};
+      const headers: Record<string, string> = {
+        "x-mcp-toolsets": "all",
+        ...(this.apiKey ? { "x-api-key": this.apiKey } : {}),
+      };
       await client.connect(
         new StreamableHTTPClientTransport(new URL(`${this.baseUrl}/mcp`), { requestInit: { headers } }),
       );

@@ -1,11 +1,14 @@
-import type { Wallet } from "ethers";
-import { parseChainId } from "../../chains/networks";
+import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { PAYMENT_META, PAYMENT_RESPONSE_META, paymentRequiredOf, toolError, type CallToolResult } from "../calls";
-import { ConfigureInput, sessionTools, type ConfigView, type ToolListing } from "../session-tools";
-import { PaymentRefused, signPayment, type Requirement } from "./payer";
+import type { ConfigView, ToolListing } from "../session-tools";
+import { selectionOf, selects, toolsetOf, TOOLSETS, type Selection } from "../toolsets";
+import { ChainReads } from "./chain-reads";
+import { configureOverStdio, LOCAL_TOOLS, ok, toolsetsView } from "./local-tools";
+import { CallBudget, Payer, PaymentRefused, type Requirement } from "./payer";
+import { Pins } from "./pins";
 import { RemoteService } from "./remote";
-import { parseBaseUrl, SettingsError, walletOf, type StdioSettings } from "./settings";
-import { addressesIn, verifyPrepared, VerificationError, type DecodedCall, type PreparedTransaction } from "./verify";
+import type { StdioSettings } from "./settings";
+import { runWrite, type WriteSession } from "./write";
 
 /** An x402 payment this server signed during a call. */
 interface PaymentMade {
@@ -16,264 +19,216 @@ interface PaymentMade {
   settlement?: unknown;
 }
 
-const PREPARES_META = "tak/prepares";
-/** How long a write waits for its batch after the send answered it pending. */
-const WAIT_SECONDS = 120;
-
-const WITH_A_KEY =
-  "\n\nThis stdio server has a wallet (TAK_PRIVATE_KEY): it checks each prepared transaction against the request (chain, sender, target, every address it names), signs it here, sends it, pays x402 when asked and waits for the batch; the result is { prepared, signed, sent, status, payments }. executionMode service-relayed lets the service's relayer send it (paid with x402).";
-
-const ok = (value: Record<string, unknown>): CallToolResult => ({
-  structuredContent: value,
-  content: [{ type: "text", text: JSON.stringify(value) }],
-});
-
-/** A step's error, saying which step of a write it ended (the prepare, the checks, the send). */
-function atStep(result: CallToolResult, step: string): CallToolResult {
-  return { ...result, content: [...result.content, { type: "text", text: `(at ${step})` }] };
+/** What the session asks of the MCP server it answers through (main.ts). */
+export interface SessionHooks {
+  /** Shows the person a message and asks to go on: true, false (declined), undefined (the client cannot ask). */
+  confirm(message: string): Promise<boolean | undefined>;
+  /** The tool list changed (a toolset was enabled): notifications/tools/list_changed. */
+  toolsChanged(): void;
 }
 
+const PREPARES_META = "tak/prepares";
+
 /**
- * The stdio server's session: the service's tools (its /mcp), with configure and get_config answered here, x402
- * payments signed here when a wallet is configured, and a prepare tool with a wallet run to its end (check, sign,
- * send, wait) instead of answering unsigned transactions.
+ * The stdio server's session: the service's tools (its /mcp, every toolset) listed as the session's toolsets and
+ * read-only mode choose, configure and get_config answered here, x402 payments signed here when a wallet is configured
+ * (payer.ts), and a prepare tool with a wallet run to its end (write.ts) instead of answering unsigned transactions.
  */
 export class StdioSession {
-  private remote: RemoteService;
-  private prepares = new Map<string, string>();
+  private readonly remote: RemoteService;
+  private readonly pins: Pins;
+  private readonly chain: ChainReads;
+  private readonly payer?: Payer;
+  private readonly enabled: Set<string>;
+  private tools?: ToolListing[];
+  private readonly payments = new WeakMap<CallBudget, PaymentMade[]>();
 
   constructor(
-    private settings: StdioSettings,
-    private readonly version: string,
+    private readonly settings: StdioSettings,
+    version: string,
     private readonly warn: (message: string) => void,
+    private readonly hooks: SessionHooks,
   ) {
     this.remote = new RemoteService(settings.baseUrl, settings.apiKey, version);
+    this.enabled = new Set(selectionOf({ toolsets: settings.toolsets }, new Set()).toolsets);
+    this.pins = new Pins(async (tool, args) => {
+      const result = await this.remote.call(tool, args);
+      if (result.isError) throw new Error(`${tool}: ${result.content.map((c) => c.text).join(" ")}`);
+      return result.structuredContent ?? {};
+    }, settings.deploymentsDir);
+    this.chain = new ChainReads(settings.rpcUrls, settings.maxFee);
+    if (settings.wallet) this.payer = new Payer(settings.wallet, this.pins, settings);
+  }
+
+  private get selection(): Selection {
+    return { toolsets: this.enabled, tools: new Set(), readOnly: this.settings.readOnly };
+  }
+
+  /** The service's tools (all of them, once); a prepare tool with a wallet answers the write's end (no output schema). */
+  private async serviceTools(): Promise<ToolListing[]> {
+    if (this.tools) return this.tools;
+    const listed = await this.remote.listTools();
+    this.tools = listed
+      .filter((t) => !LOCAL_TOOLS.some((l) => l.name === t.name))
+      .map((t) => {
+        if (!this.settings.wallet || typeof t._meta?.[PREPARES_META] !== "string") return t;
+        const { outputSchema: _answers, ...rest } = t;
+        return rest;
+      });
+    return this.tools;
   }
 
   async listTools(): Promise<ToolListing[]> {
-    const local = sessionTools("stdio").filter((t) => t.name !== "wait_for_transaction");
     let remote: ToolListing[];
     try {
-      remote = await this.remote.listTools();
+      remote = await this.serviceTools();
     } catch (error) {
-      this.warn(
-        `${(error as Error).message}: only configure and get_config are listed (configure a baseUrl that answers)`,
-      );
-      return local;
+      this.warn(`${(error as Error).message}: only this server's own tools are listed (is TAK_BASE_URL right?)`);
+      return LOCAL_TOOLS;
     }
-    this.prepares = new Map(
-      remote
-        .filter((t) => typeof t._meta?.[PREPARES_META] === "string")
-        .map((t) => [t.name, t._meta![PREPARES_META] as string]),
-    );
-    const mine = new Set(local.map((t) => t.name));
-    const theirs = remote
-      .filter((t) => !mine.has(t.name))
-      .map((t) => (this.prepares.has(t.name) ? this.asWrite(t) : t));
-    return [...local, ...theirs];
-  }
-
-  /** A prepare tool as listed here: its answer is the write's whole course when a wallet signs (so no output schema). */
-  private asWrite(tool: ToolListing): ToolListing {
-    const { outputSchema: _answers, ...rest } = tool;
-    return { ...rest, description: tool.description + WITH_A_KEY };
+    return [
+      ...LOCAL_TOOLS,
+      ...remote.filter((t) =>
+        selects(this.selection, { name: t.name, readOnly: t.annotations?.readOnlyHint === true }),
+      ),
+    ];
   }
 
   async call(name: string, args: Record<string, unknown>, meta: Record<string, unknown>): Promise<CallToolResult> {
+    if (LOCAL_TOOLS.some((t) => t.name === name)) return this.local(name, args);
+    let tools: ToolListing[];
     try {
-      if (name === "get_config") return ok({ ...(await this.view()) });
-      if (name === "configure") return await this.configure(args);
-      if (!this.prepares.size) await this.listTools();
-      if (this.settings.wallet && this.prepares.has(name) && meta[PAYMENT_META] === undefined)
-        return await this.write(name, this.prepares.get(name)!, args, this.settings.wallet);
-      // Only the caller's own payment goes on to the service (a progress token would name a request it never saw).
-      return await this.paying(
-        name,
-        args,
-        meta[PAYMENT_META] === undefined ? {} : { [PAYMENT_META]: meta[PAYMENT_META] },
-        [],
+      tools = await this.serviceTools();
+    } catch (error) {
+      return toolError("UNAVAILABLE", (error as Error).message);
+    }
+    const tool = tools.find((t) => t.name === name);
+    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name} (tools/list lists them)`);
+    const readOnly = tool.annotations?.readOnlyHint === true;
+    if (this.settings.readOnly && !readOnly)
+      throw new McpError(ErrorCode.InvalidParams, `${name} writes, and this server is read-only (TAK_READONLY)`);
+    if (!selects(this.selection, { name, readOnly }))
+      throw new McpError(
+        ErrorCode.InvalidParams,
+        `${name} is in the toolset ${toolsetOf(name)}, which is not enabled: enable_toolset { "toolset": "${toolsetOf(name)}" }`,
       );
+    try {
+      const prepares = tool._meta?.[PREPARES_META];
+      const budget = new CallBudget();
+      if (this.settings.wallet && typeof prepares === "string" && meta[PAYMENT_META] === undefined)
+        return await runWrite(this.writeSession(), name, prepares, args);
+      // Only the caller's own payment goes on to the service (a progress token would name a request it never saw).
+      const own = meta[PAYMENT_META] === undefined ? {} : { [PAYMENT_META]: meta[PAYMENT_META] };
+      return await this.paying(name, args, budget, own);
     } catch (error) {
       return toolError("UNAVAILABLE", (error as Error).message);
     }
   }
 
+  private async local(name: string, args: Record<string, unknown>): Promise<CallToolResult> {
+    if (name === "list_toolsets") return ok(toolsetsView(this.enabled, this.settings.readOnly));
+    if (name === "enable_toolset") {
+      const toolset = TOOLSETS.find((t) => t.name === args.toolset);
+      if (!toolset)
+        return toolError("BAD_REQUEST", `toolset: one of ${TOOLSETS.map((t) => t.name).join(", ")}`, "toolset", {
+          field: "toolset",
+        });
+      const added = !this.enabled.has(toolset.name);
+      this.enabled.add(toolset.name);
+      if (added) this.hooks.toolsChanged();
+      return ok({ enabled: [...this.enabled], tools: [...toolset.tools] });
+    }
+    const view = await this.view();
+    return name === "get_config" ? ok({ ...view }) : configureOverStdio(args, view);
+  }
+
   private async view(): Promise<ConfigView> {
-    const remote = await this.remote.call("get_config", {});
-    const env = (remote.structuredContent as { env?: string } | undefined)?.env ?? "unknown";
+    const remote = await this.remote.call("get_config", {}).catch(() => undefined);
+    const env = (remote?.structuredContent as { env?: string } | undefined)?.env ?? "unknown";
     return {
       env,
       baseUrl: this.settings.baseUrl,
       hasApiKey: this.settings.apiKey !== undefined,
       hasPrivateKey: this.settings.wallet !== undefined,
+      ...(this.settings.wallet ? { walletAddress: this.settings.wallet.address } : {}),
     };
-  }
-
-  private async configure(args: Record<string, unknown>): Promise<CallToolResult> {
-    const parsed = ConfigureInput.safeParse(args);
-    if (!parsed.success) {
-      const field = parsed.error.issues[0].path.join(".");
-      return toolError("BAD_REQUEST", `${field} ${parsed.error.issues[0].message}`, field, { field });
-    }
-    const { baseUrl, apiKey, privateKey, env } = parsed.data;
-    const next: StdioSettings = { ...this.settings };
-    try {
-      if (baseUrl !== undefined) next.baseUrl = parseBaseUrl(baseUrl, "baseUrl");
-      if (privateKey !== undefined) next.wallet = privateKey ? walletOf(privateKey, "privateKey") : undefined;
-    } catch (error) {
-      const field = (error as Error).message.split(" ")[0];
-      if (error instanceof SettingsError) return toolError("BAD_REQUEST", error.message, field, { field });
-      throw error;
-    }
-    if (apiKey !== undefined) next.apiKey = apiKey || undefined;
-    if (next.baseUrl !== this.settings.baseUrl || next.apiKey !== this.settings.apiKey) {
-      await this.remote.close();
-      this.remote = new RemoteService(next.baseUrl, next.apiKey, this.version);
-      this.prepares.clear();
-    }
-    this.settings = next;
-    const view = await this.view();
-    if (env !== undefined && env !== view.env)
-      return toolError(
-        "BAD_REQUEST",
-        `env: the service at ${view.baseUrl} is the ${view.env} deployment, not ${env}`,
-        "env",
-        { field: "env" },
-      );
-    return ok({ ...view });
-  }
-
-  /** Calls a tool, paying the x402 payment it asks for with the local wallet (once), unless the caller paid itself. */
-  private async paying(
-    name: string,
-    args: Record<string, unknown>,
-    meta: Record<string, unknown>,
-    payments: PaymentMade[],
-  ): Promise<CallToolResult> {
-    const result = await this.remote.call(name, args, meta);
-    const required = paymentRequiredOf(result);
-    const wallet = this.settings.wallet;
-    if (!required || !wallet || meta[PAYMENT_META] !== undefined) return result;
-    const requirement = required.accepts[0] as unknown as Requirement | undefined;
-    if (!requirement) return result;
-    let payment: Record<string, unknown>;
-    try {
-      payment = await signPayment(wallet, requirement, this.settings.maxPayment);
-    } catch (error) {
-      if (!(error instanceof PaymentRefused)) throw error;
-      return toolError("PAYMENT_REQUIRED", `Not paid: ${error.message}`, undefined, { paymentRequired: required });
-    }
-    const paid = await this.remote.call(name, args, { ...meta, [PAYMENT_META]: payment });
-    const settlement = paid._meta?.[PAYMENT_RESPONSE_META];
-    if (!paid.isError)
-      payments.push({
-        tool: name,
-        amount: requirement.amount,
-        network: requirement.network,
-        payTo: requirement.payTo,
-        ...(settlement ? { settlement } : {}),
-      });
-    return paid;
   }
 
   /**
-   * A write with the local wallet: prepared (paid if asked), checked against the request, signed here, sent (paid if
-   * asked), followed to its end. Relayed, the service's relayer signs: only the payment is signed here.
+   * Signs a payment for `requirement` within `budget` (payer.ts), recording it for the call's result; the refusal as
+   * the tool's error.
    */
-  private async write(
+  private async pay(
     tool: string,
-    prepares: string,
-    args: Record<string, unknown>,
-    wallet: Wallet,
-  ): Promise<CallToolResult> {
-    const mode = (typeof args.executionMode === "string" ? args.executionMode : "client-signed").replace(
-      "brickken-relayed",
-      "service-relayed",
-    );
-    if (mode === "client-broadcast")
-      return toolError(
-        "BAD_REQUEST",
-        "executionMode client-broadcast: this server sends through the service; use client-signed (the default) or service-relayed",
-        "executionMode",
-      );
-    const relayed = mode === "service-relayed";
-    const request: Record<string, unknown> = { ...args };
-    const chainId = parseChainId(request.chainId);
-    if (!relayed) {
-      const signer = request.signerAddress;
-      if (signer === undefined) request.signerAddress = wallet.address;
-      else if (typeof signer !== "string" || signer.toLowerCase() !== wallet.address.toLowerCase()) {
-        return toolError(
-          "BAD_REQUEST",
-          `signerAddress ${JSON.stringify(signer)} is not this server's wallet ${wallet.address}: it signs only with its own key`,
-          "signerAddress",
-        );
-      }
-      if (chainId === undefined)
-        return toolError(
-          "BAD_REQUEST",
-          "chainId is required: this server signs only for the chain the request names",
-          "chainId",
-        );
+    requirement: Requirement,
+    budget: CallBudget,
+  ): Promise<Record<string, unknown> | CallToolResult> {
+    try {
+      const payment = await this.payer!.sign(requirement, budget);
+      const made = this.payments.get(budget) ?? [];
+      made.push({ tool, amount: requirement.amount, network: requirement.network, payTo: requirement.payTo });
+      this.payments.set(budget, made);
+      return payment;
+    } catch (error) {
+      if (!(error instanceof PaymentRefused)) throw error;
+      return toolError("PAYMENT_REQUIRED", `Not paid: ${error.message}`, undefined, { requirement });
     }
-    const payments: PaymentMade[] = [];
-    const prepared = await this.paying(tool, request, {}, payments);
-    if (prepared.isError)
-      return atStep(prepared, `${tool}: the prepare of ${prepares === "*" ? String(request.method) : prepares}`);
-    const answer = prepared.structuredContent as {
-      txId: string;
-      transactions: PreparedTransaction[];
-      streamToken?: string;
-    };
-    let signed: DecodedCall[] = [];
-    let send: Record<string, unknown> = { txId: answer.txId };
-    if (!relayed) {
-      try {
-        signed = verifyPrepared(answer.transactions, {
-          wallet: wallet.address,
-          chainId: chainId!,
-          known: await this.knownAddresses(request),
-        });
-      } catch (error) {
-        if (!(error instanceof VerificationError)) throw error;
-        return toolError(
-          "TRANSACTION_MISMATCH",
-          `The prepared transactions do not match the request: ${error.message}`,
-          `transactions.${error.transactionIndex}.${error.field}`,
-          {
-            txId: answer.txId,
-            transactionIndex: error.transactionIndex,
-            field: error.field,
-          },
-        );
-      }
-      const signedTransactions: string[] = [];
-      for (const tx of answer.transactions) signedTransactions.push(await wallet.signTransaction(tx));
-      send = { txId: answer.txId, signedTransactions };
-    }
-    const sent = await this.paying("send_transactions", send, {}, payments);
-    if (sent.isError) return atStep(sent, `send_transactions of txId ${answer.txId}`);
-    let status = sent.structuredContent as Record<string, unknown>;
-    if (status.status !== "success" && status.status !== "rejected") {
-      const waited = await this.remote.call("wait_for_transaction", {
-        txId: answer.txId,
-        ...(answer.streamToken ? { streamToken: answer.streamToken } : {}),
-        timeoutSeconds: WAIT_SECONDS,
-      });
-      if (!waited.isError) status = waited.structuredContent as Record<string, unknown>;
-    }
-    return ok({ prepared: answer, signed, sent: sent.structuredContent, status, payments });
   }
 
-  /** The addresses a prepared call may name: the request's, and the contracts the service publishes for its chain and token. */
-  private async knownAddresses(request: Record<string, unknown>): Promise<Set<string>> {
-    const known = addressesIn(request);
-    const network = await this.remote.call("get_network_info", { chainId: request.chainId });
-    if (!network.isError) addressesIn(network.structuredContent, known);
-    if (typeof request.tokenSymbol === "string") {
-      const token = await this.remote.call("get_tokenizer_info", { tokenSymbol: request.tokenSymbol });
-      if (!token.isError) addressesIn(token.structuredContent, known);
-    }
-    return known;
+  /**
+   * Calls a tool, paying with the local wallet the x402 payment it asks for (once), unless the caller paid itself.
+   * `prepaid`: a payment already signed for this call (the send of a batch whose price the prepare answered), sent
+   * with it; a service that asks again is not paid twice.
+   */
+  private async paying(
+    name: string,
+    args: Record<string, unknown>,
+    budget: CallBudget,
+    meta: Record<string, unknown> = {},
+    prepaid?: Record<string, unknown>,
+  ): Promise<CallToolResult> {
+    const result = await this.remote.call(name, args, prepaid ? { ...meta, [PAYMENT_META]: prepaid } : meta);
+    this.settled(budget, name, result);
+    const required = paymentRequiredOf(result);
+    if (!required || !this.payer || prepaid || meta[PAYMENT_META] !== undefined) return result;
+    const requirement = required.accepts[0] as unknown as Requirement | undefined;
+    if (!requirement) return result;
+    const payment = await this.pay(name, requirement, budget);
+    if ("content" in payment)
+      return {
+        ...(payment as CallToolResult),
+        structuredContent: { ...(payment as CallToolResult).structuredContent, paymentRequired: required },
+      };
+    const paid = await this.remote.call(name, args, { ...meta, [PAYMENT_META]: payment });
+    this.settled(budget, name, paid);
+    return paid;
+  }
+
+  /** Adds a settlement the service answered to the payment of `tool` it settles. */
+  private settled(budget: CallBudget, tool: string, result: CallToolResult): void {
+    const settlement = result._meta?.[PAYMENT_RESPONSE_META];
+    const made = [...(this.payments.get(budget) ?? [])]
+      .reverse()
+      .find((p) => p.tool === tool && p.settlement === undefined);
+    if (settlement && made) made.settlement = settlement;
+  }
+
+  private writeSession(): WriteSession {
+    return {
+      wallet: this.settings.wallet!,
+      pins: this.pins,
+      chain: this.chain,
+      confirmPolicy: this.settings.confirm,
+      confirm: (message) => this.hooks.confirm(message),
+      paying: (name, args, budget, prepaid) => this.paying(name, args, budget, {}, prepaid),
+      pay: (tool, requirement, budget) => this.pay(tool, requirement, budget),
+      call: (name, args) => this.remote.call(name, args),
+      paymentsOf: (budget) => this.payments.get(budget) ?? [],
+    };
+  }
+
+  async close(): Promise<void> {
+    this.chain.close();
+    await this.remote.close();
   }
 }

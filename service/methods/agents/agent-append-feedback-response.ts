@@ -8,13 +8,17 @@ import { defineMethod } from "../types";
 import { agenticMethod, authorizeAgentChange, recordAgentActivity, relayedPayerRule } from "./common";
 import { bytes32, feedbackEntry, feedbackEntryFields } from "./feedback";
 import { agentOnChain, registries } from "../../domains/agents/agents";
+import { aliasOf } from "../../wire/field-aliases";
 
 const body = z.object({
   ...feedbackEntryFields,
   agentUuid: z.string().trim().uuid().optional(),
   clientAddress: address.meta({ description: "The client that gave the feedback" }),
   responseURI: z.string().trim().max(2048).optional(),
-  responseUri: z.string().trim().max(2048).optional().meta({ description: "Alias of responseURI" }),
+  responseUri: aliasOf(
+    z.string().trim().max(2048).optional().meta({ description: "Alias of responseURI" }),
+    "responseURI",
+  ),
   responseHash: bytes32.optional(),
 });
 type Body = z.infer<typeof body>;

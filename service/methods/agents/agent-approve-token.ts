@@ -5,10 +5,11 @@ import { address } from "../../wire/fields";
 import { defineMethod } from "../types";
 import { agenticMethod } from "./common";
 import { agentTokenAndAmount, agentTokenBody, encodeToken, recordTokenActivity, tokenInfo } from "./agent-tokens";
+import { aliasOf } from "../../wire/field-aliases";
 
 const body = agentTokenBody({
   spenderAddress: address.optional(),
-  spender: address.optional().meta({ description: "Alias of spenderAddress" }),
+  spender: aliasOf(address.optional().meta({ description: "Alias of spenderAddress" }), "spenderAddress"),
 });
 type Body = z.infer<typeof body>;
 

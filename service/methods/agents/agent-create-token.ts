@@ -7,6 +7,7 @@ import { agentCommonFields, agenticMethod, ownerEmailOf, recordAgentActivity } f
 import { defineMethod } from "../types";
 import { ACCESS } from "../../auth/access-rules";
 import { toUnits } from "../../model/units";
+import { aliasOf } from "../../wire/field-aliases";
 
 const agentSymbol = z
   .string()
@@ -17,7 +18,7 @@ const body = z.object({
   ...agentCommonFields,
   name: z.string().trim().min(1).max(100),
   symbol: agentSymbol.optional(),
-  tokenSymbol: agentSymbol.optional(),
+  tokenSymbol: aliasOf(agentSymbol.optional(), "symbol"),
   agentWallet: address.meta({ description: "Owns the token and may mint it" }),
   premint: decimalAmount.default("0").meta({ description: "Human units minted to agentWallet" }),
   decimals: integerString.default("18"),

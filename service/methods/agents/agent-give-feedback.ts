@@ -7,6 +7,7 @@ import { defineMethod } from "../types";
 import { agentCommonFields, agenticMethod, agentRefFields, recordAgentActivity, relayedPayerRule } from "./common";
 import { bytes32, isOwnerOrOperator } from "./feedback";
 import { agentOnChain, registries } from "../../domains/agents/agents";
+import { aliasOf } from "../../wire/field-aliases";
 
 /** The reputation registry's bound on |value|. */
 const MAX_ABS_VALUE = 10n ** 38n;
@@ -29,7 +30,7 @@ const body = z.object({
   tag2: text(100),
   endpoint: text(2048),
   feedbackURI: text(2048),
-  feedbackUri: text(2048).meta({ description: "Alias of feedbackURI" }),
+  feedbackUri: aliasOf(text(2048).meta({ description: "Alias of feedbackURI" }), "feedbackURI"),
   feedbackHash: bytes32.optional(),
 });
 type Body = z.infer<typeof body>;

@@ -14,10 +14,11 @@ import {
   requireBalance,
   tokenInfo,
 } from "./agent-tokens";
+import { aliasOf } from "../../wire/field-aliases";
 
 const body = agentTokenBody({
   to: address.optional(),
-  recipientAddress: address.optional().meta({ description: "Alias of to" }),
+  recipientAddress: aliasOf(address.optional().meta({ description: "Alias of to" }), "to"),
 });
 type Body = z.infer<typeof body>;
 

@@ -14,20 +14,21 @@ import type { Queryable } from "../../store/db";
 import type { AgentCategory, AgentRecord } from "../../store/agents";
 import type { ConfirmedBatch, MethodContext, MethodServices } from "../types";
 import { AGENT_CHAINS, baseChainOf, ownerOf, registries } from "../../domains/agents/agents";
+import { aliasOf, wireOnly } from "../../wire/field-aliases";
 /** Fields every agentic body may carry (the common prepare fields and the x402 facades' own). */
 export const agentCommonFields = {
-  method: z.string().optional(),
+  method: wireOnly(z.string().optional(), "the path or the tool names the method"),
   chainId: chainIdInput.optional().meta({ description: "8453 or 84532 (default: the environment's Base chain)" }),
   executionMode: executionMode.optional(),
   signerAddress: address.optional().meta({ description: "Required when client-signed; omitted when service-relayed" }),
   gasLimit: gasLimitField.optional(),
   nonce: nonceField.optional(),
-  privateRpcUrl: z
-    .string()
-    .optional()
-    .meta({ description: "Accepted for compatibility; the service uses its own RPC" }),
+  privateRpcUrl: wireOnly(
+    z.string().optional().meta({ description: "Accepted for compatibility; the service uses its own RPC" }),
+    "the service uses its own RPC",
+  ),
   ownerEmail: email.optional(),
-  email: email.optional().meta({ description: "Alias of ownerEmail" }),
+  email: aliasOf(email.optional().meta({ description: "Alias of ownerEmail" }), "ownerEmail"),
 };
 
 /** An agent named by agentUuid (this service's handle) or agentId (its ERC-721 id on the chain's registry). */

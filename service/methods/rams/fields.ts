@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { address, booleanish, chainIdInput, executionMode, integerString } from "../../wire/fields";
 import { REASONS, type ReasonName } from "../../domains/rams/compliance";
+import { aliasOf, wireOnly } from "../../wire/field-aliases";
 
 /**
  * Request fields of the RAMS surface (docs/wire-conventions.md, What existing clients send): the same parsers serve the
@@ -155,14 +156,14 @@ export const amountIndex = z
 
 /** Fields every RAMS prepare body may carry (ramsGrantPrincipal's and the others'). */
 export const ramsCommonFields = {
-  method: z.string().optional(),
+  method: wireOnly(z.string().optional(), "the path or the tool names the method"),
   chainId: chainIdInput.optional().meta({ description: "11155111 (Sepolia) only; default 11155111" }),
   executionMode: executionMode.optional(),
   signerAddress: address.optional().meta({ description: "Required when client-signed; omitted when service-relayed" }),
   gasLimit: integerString.optional(),
   nonce: integerString.optional(),
   ownerEmail: z.string().optional(),
-  email: z.string().optional(),
+  email: aliasOf(z.string().optional(), "ownerEmail"),
 };
 
 /** The signature-path fields of the four signable operations. */

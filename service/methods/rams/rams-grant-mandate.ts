@@ -10,6 +10,7 @@ import { checkPrincipal } from "../../domains/rams/compliance";
 import { mandateStatus, readMandate } from "../../domains/rams/mandates";
 import { simulate } from "../../domains/rams/reverts";
 import { grantParams, grantMessage } from "../../domains/rams/messages";
+import { aliasOf } from "../../wire/field-aliases";
 
 /** The mandate's parameters (the body of ramsGrantMandate); also the query of GET /rams/typed-data/grant-mandate. */
 export const grantFields = {
@@ -18,7 +19,10 @@ export const grantFields = {
   validFrom: uint48.optional().meta({ type: "integer", description: "Unix seconds (uint48); default 0 (immediate)" }),
   validUntil: uint48.meta({ type: "integer", description: "Unix seconds (uint48); after now and after validFrom" }),
   complianceProvider: address.optional().meta({ description: "Non-zero; default: the chain's ComplianceProvider" }),
-  complianceProviderAddress: address.optional().meta({ description: "Alias of complianceProvider" }),
+  complianceProviderAddress: aliasOf(
+    address.optional().meta({ description: "Alias of complianceProvider" }),
+    "complianceProvider",
+  ),
   identityRef: nonZeroBytes32.meta({ description: "Must match the principal's record at the compliance provider" }),
   asset: address.meta({ description: "The asset the mandate is scoped to" }),
   maxTransactionValue: cap,

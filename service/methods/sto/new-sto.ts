@@ -9,6 +9,7 @@ import { ACCESS } from "../../auth/access-rules";
 import { fromUnits, toUnits } from "../../model/units";
 import { authorizedToken, requireTokenizer, securityToken } from "../../domains/tokenization/tokens";
 import { chainNow, currentOffering } from "../../domains/offerings/offerings";
+import { aliasOf } from "../../wire/field-aliases";
 
 const isoDate = z
   .string()
@@ -22,19 +23,19 @@ const body = z.object({
   tokenSymbol: z.string().trim().min(1),
   offeringName: z.string().trim().min(1).max(200).optional(),
   tokenAmount: decimalAmount.optional().meta({ description: "Tokens offered, whole tokens (CLI-3: issuanceAmount)" }),
-  issuanceAmount: decimalAmount.optional(),
+  issuanceAmount: aliasOf(decimalAmount.optional(), "tokenAmount"),
   acceptedCoin: z
     .string()
     .trim()
     .optional()
     .meta({ description: "Payment token symbol; must be the token's (USDC or USDT)" }),
-  paymentTokenSymbol: z.string().trim().optional(),
+  paymentTokenSymbol: aliasOf(z.string().trim().optional(), "acceptedCoin"),
   startDate: isoDate,
   endDate: isoDate,
   minRaiseUSD: decimalAmount.optional().meta({ description: "Soft cap, payment-token units (CLI-3: softCap)" }),
   maxRaiseUSD: decimalAmount.optional().meta({ description: "Hard cap, payment-token units (CLI-3: hardCap)" }),
-  softCap: decimalAmount.optional(),
-  hardCap: decimalAmount.optional(),
+  softCap: aliasOf(decimalAmount.optional(), "minRaiseUSD"),
+  hardCap: aliasOf(decimalAmount.optional(), "maxRaiseUSD"),
   minInvestment: decimalAmount,
   maxInvestment: decimalAmount,
   tokenPrice: decimalAmount.optional().meta({ description: "Checked against maxRaiseUSD / tokenAmount when given" }),

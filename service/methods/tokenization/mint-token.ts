@@ -5,6 +5,7 @@ import { address, booleanish, decimalAmount, email } from "../../wire/fields";
 import { signerFields } from "../common";
 import { recordEventsOfRecordedToken } from "../token-events";
 import { defineMethod } from "../types";
+import { aliasOf } from "../../wire/field-aliases";
 import { ACCESS } from "../../auth/access-rules";
 import { knownWallet, type KnownWallet } from "../../onboarding/wallets";
 import { fromUnits, toUnits } from "../../model/units";
@@ -17,7 +18,7 @@ const MINT_GAS_CEILING = 150_000n;
 
 const mintEntry = z.object({
   investorEmail: email.optional(),
-  email: email.optional(),
+  email: aliasOf(email.optional(), "investorEmail"),
   investorAddress: address.optional(),
   amount: decimalAmount.meta({ description: "Whole tokens (human units)" }),
   needWhitelist: booleanish.default(true),

@@ -16,6 +16,7 @@ import { paymentAsset } from "../../domains/tokenization/tokens";
 import { tokenizerInfoView } from "../../domains/tokenization/views";
 import { investorIdFor } from "../../domains/tokenization/investors";
 import { RecordsRefused } from "../../engine/records-refused";
+import { aliasOf } from "../../wire/field-aliases";
 
 export const TOKEN_TYPES = [
   "EQUITY",
@@ -45,18 +46,21 @@ const body = z.object({
     .max(100)
     .optional()
     .meta({ description: "Company or asset name (CLI-3 sends tokenName)" }),
-  tokenName: z.string().trim().min(1).max(100).optional(),
-  tokenizerCompanyName: z.string().trim().min(1).max(100).optional(),
+  tokenName: aliasOf(z.string().trim().min(1).max(100).optional(), "name"),
+  tokenizerCompanyName: aliasOf(z.string().trim().min(1).max(100).optional(), "name"),
   tokenSymbol: z
     .string()
     .trim()
     .regex(/^[A-Z0-9]{2,5}$/, "must be 2 to 5 characters A-Z or 0-9")
     .optional(),
-  symbol: z
-    .string()
-    .trim()
-    .regex(/^[A-Z0-9]{2,5}$/, "must be 2 to 5 characters A-Z or 0-9")
-    .optional(),
+  symbol: aliasOf(
+    z
+      .string()
+      .trim()
+      .regex(/^[A-Z0-9]{2,5}$/, "must be 2 to 5 characters A-Z or 0-9")
+      .optional(),
+    "tokenSymbol",
+  ),
   tokenType: z.enum(TOKEN_TYPES).default("EQUITY"),
   supplyCap: decimalAmount.default("0").meta({ description: "Maximum supply in whole tokens; 0 = no cap" }),
   url: z.string().trim().max(2048).default(""),

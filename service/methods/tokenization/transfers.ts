@@ -14,6 +14,7 @@ import {
   transferRestriction,
   type TransferRestriction,
 } from "../../domains/tokenization/restrictions";
+import { aliasOf } from "../../wire/field-aliases";
 
 const erc20Interface = IERC20Metadata__factory.createInterface();
 
@@ -60,7 +61,7 @@ const transferToBody = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
   to: address.optional(),
-  recipientAddress: address.optional(),
+  recipientAddress: aliasOf(address.optional(), "to"),
   amount: decimalAmount,
 });
 type TransferToBody = z.infer<typeof transferToBody>;
@@ -152,7 +153,7 @@ const approveBody = z.object({
   ...signerFields,
   tokenSymbol: z.string().trim().min(1),
   spenderAddress: address.optional(),
-  spender: address.optional(),
+  spender: aliasOf(address.optional(), "spenderAddress"),
   amount: decimalAmount,
   investorAddress: address.optional().meta({ description: "Owner; must equal signerAddress when given" }),
   tokenizerEmail: email.optional(),
