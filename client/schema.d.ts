@@ -2220,7 +2220,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set or change the signed-in operator's password (at least 12 characters) */
+        /**
+         * Set or change the signed-in operator's password; every other session of the operator ends
+         * @description The current password is required when the operator has one (unless this session was opened by a one-time link in the last 10 minutes). The new one must be at least 12 characters and hard to guess (zxcvbn score 3 of 4). Wrong current passwords count toward the operator's sign-in lockout.
+         */
         post: operations["consoleSetPassword"];
         delete?: never;
         options?: never;
@@ -4684,7 +4687,10 @@ export interface components {
             /** @description What the wallet signed (EIP-4361), proving the details and the wallet */
             signedMessage: string | null;
             submittedAt: string | null;
+            /** @description Who decided, as tenants see it: the provider ("operator") */
             reviewedBy: string | null;
+            /** @description The operator who decided (their e-mail), or "admin tool"; null before a decision */
+            decidedBy: string | null;
             reviewedAt: string | null;
             reason: string | null;
         };
@@ -12555,7 +12561,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The new password: at least 12 characters, and hard to guess */
                     password: string;
+                    /** @description The password now: required when the operator has one, unless this session was opened by a one-time link in the last 10 minutes */
+                    currentPassword?: string;
                 };
             };
         };
@@ -12569,6 +12578,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         operator: components["schemas"]["ConsoleOperator"];
+                        /** @description The operator's other sessions this change ended */
+                        sessionsEnded: number;
                     };
                 };
             };

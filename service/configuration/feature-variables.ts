@@ -175,6 +175,12 @@ export const featureVariables = {
       "How long an operator stays signed in to the console (/console) after signing in; then the session ends and the operator signs in again.",
     rule: "a duration (`30m`, `8h`, `1d`)",
   }),
+  CONSOLE_SESSION_IDLE_TIMEOUT: variable(duration.prefault("30m"), {
+    group: "console",
+    about:
+      "A console session not used for this long ends (the operator signs in again), however long CONSOLE_SESSION_TTL still gives it.",
+    rule: "a duration (`15m`, `30m`, `2h`)",
+  }),
   CONSOLE_SIGN_IN_LINK_TTL: variable(duration.prefault("1h"), {
     group: "console",
     about: "How long a one-time sign-in link printed by `npm run admin -- operators add|link` works (once).",

@@ -61,7 +61,10 @@ function consolePage(
       const base = basePathOf(services);
       let signedIn: SignedIn;
       try {
-        signedIn = await authenticate(services.operatorSessions, req, "viewer", { change: false });
+        signedIn = await authenticate(services.operatorSessions, req, "viewer", {
+          change: false,
+          idleMs: services.config.CONSOLE_SESSION_IDLE_TIMEOUT,
+        });
       } catch (error) {
         const reason =
           error instanceof ApiError && typeof error.details?.reason === "string" ? error.details.reason : "";
@@ -96,7 +99,8 @@ function consolePage(
 
 const REASONS: Record<string, string> = {
   expired: "Your session has expired: sign in again.",
-  revoked: "Your session was ended (signed out, or revoked by an administrator): sign in again.",
+  revoked: "Your session was ended (signed out, your password changed, or revoked by an administrator): sign in again.",
+  idle: "Your session ended after a while without use: sign in again.",
   unknown_session: "Your session is not known here: sign in again.",
 };
 
@@ -119,7 +123,10 @@ function signInRoute(services: Services) {
       const next = one(req.query.next) ?? `${base}/console`;
       if (
         !token &&
-        (await authenticate(services.operatorSessions, req, "viewer", { change: false }).then(
+        (await authenticate(services.operatorSessions, req, "viewer", {
+          change: false,
+          idleMs: services.config.CONSOLE_SESSION_IDLE_TIMEOUT,
+        }).then(
           () => true,
           () => false,
         ))
@@ -206,7 +213,9 @@ export function consolePageRoutes(services: Services, options: ConsoleOptions) {
     consolePage(services, "/console/audit", "Audit log", async (ctx, req) =>
       auditPage(ctx, q(req, "actor"), await auditList(services, { actor: q(req, "actor"), before: q(req, "before") })),
     ),
-    consolePage(services, "/console/account", "Account", async (ctx) => accountPage(ctx, ctx.signedIn.expiresAt)),
+    consolePage(services, "/console/account", "Account", async (ctx) =>
+      accountPage(ctx, ctx.signedIn, services.config.CONSOLE_SESSION_IDLE_TIMEOUT),
+    ),
   ];
 }
 
