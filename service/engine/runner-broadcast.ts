@@ -142,6 +142,7 @@ export class FirstBroadcast {
           batch,
           tx,
           `transaction ${tx.index + 1} would revert: ${error.reason}; nothing was sent`,
+          error.outOfGas ? "ours" : "payer",
         );
         return "refused";
       }

@@ -1,4 +1,4 @@
-import { keccak256, type TransactionReceipt } from "ethers";
+import { keccak256, Transaction, type TransactionReceipt } from "ethers";
 import type { Chain } from "../chains/registry";
 import type { WatchedBlock } from "../chains/reorg-watch";
 import { isChainUnavailable } from "../chains/rpc-errors";
@@ -9,7 +9,7 @@ import { TransactionTracker, type TrackerDeps } from "./tracker";
 import type { Batch, BatchTransaction } from "../model/batch";
 import { FirstBroadcast } from "./runner-broadcast";
 import { BatchEnding, update } from "./runner-ending";
-import type { Confirmation, RelaySigner, RunnerDeps, RunnerWiring, SettlementPort } from "./runner-ports";
+import type { Confirmation, FailureCause, RelaySigner, RunnerDeps, RunnerWiring, SettlementPort } from "./runner-ports";
 
 /** A run that could not reach its chain tries again after this long, doubling up to RETRY_MAX_MS. */
 const RETRY_START_MS = 500;
@@ -192,7 +192,7 @@ export class BatchRunner {
       const outcome = await this.untilConfirmedOnChain(batch, chain, current, acceptedAt, asked);
       if (outcome.kind === "stopped" || outcome.kind === "timeout") return undefined; // resumed later
       if (outcome.kind === "ended") {
-        await this.ending.reject(batch, outcome.tx, outcome.status, outcome.error);
+        await this.ending.reject(batch, outcome.tx, outcome.status, outcome.error, undefined, outcome.cause);
         return this.ending.ended(batch);
       }
       const { receipt } = outcome;
@@ -203,6 +203,7 @@ export class BatchRunner {
           "reverted",
           `transaction ${current.index + 1} reverted on-chain`,
           receipt,
+          revertCause(batch, outcome.tx, receipt),
         );
         this.log.warn({ txId, index: current.index, hash: receipt.hash }, "transaction reverted; batch rejected");
         return this.ending.ended(batch);
@@ -389,6 +390,20 @@ export class BatchRunner {
     })().finally(() => this.active.delete(key));
     this.active.set(key, run);
   }
+}
+
+/**
+ * Whose failure a mined revert is: the payer's (its call reverted on the chain as it stood), unless a relayed
+ * transaction used all the gas the service signed it with (it ran out of gas: the service's estimate, ours).
+ */
+export function revertCause(
+  batch: Pick<Batch, "executionMode">,
+  tx: Pick<BatchTransaction, "signedRaw" | "unsigned">,
+  receipt: Pick<TransactionReceipt, "gasUsed">,
+): FailureCause {
+  if (batch.executionMode !== "service-relayed") return "payer";
+  const limit = tx.signedRaw ? Transaction.from(tx.signedRaw).gasLimit : BigInt(tx.unsigned.gasLimit);
+  return receipt.gasUsed >= limit ? "ours" : "payer";
 }
 
 /** The hash of signed raw bytes (what the chain will call the transaction). */

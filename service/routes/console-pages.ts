@@ -18,6 +18,8 @@ import { kycPage } from "../console/pages/kyc";
 import { CONSOLE_CSP, page, type PageContext } from "../console/pages/layout";
 import { overviewPage } from "../console/pages/overview";
 import { paymentPage, paymentsPage } from "../console/pages/payments";
+import { refundsPage } from "../console/pages/refunds";
+import { listRefunds, refundRow } from "../console/refunds";
 import { accountPage, signInPage } from "../console/pages/sign-in";
 import { transactionPage, transactionsPage } from "../console/pages/transactions";
 import { webhookPage, webhooksPage } from "../console/pages/webhooks";
@@ -193,9 +195,15 @@ export function consolePageRoutes(services: Services, options: ConsoleOptions) {
       const query = { status: q(req, "status") as never, payer: q(req, "payer"), before: q(req, "before") };
       return paymentsPage(ctx, query, await listPayments(services, query), (await paymentTotals(services, 7)).totals);
     }),
-    consolePage(services, "/console/payments/{id}", "A payment", async (ctx, req) =>
-      paymentPage(ctx, await paymentDetail(services, String(req.params.id))),
-    ),
+    consolePage(services, "/console/refunds", "Refunds", async (ctx, req) => {
+      const query = { status: q(req, "status"), before: q(req, "before") };
+      return refundsPage(ctx, query, await listRefunds(services, query));
+    }),
+    consolePage(services, "/console/payments/{id}", "A payment", async (ctx, req) => {
+      const detail = await paymentDetail(services, String(req.params.id));
+      const refund = await services.paymentRefunds.get(detail.payment.id);
+      return paymentPage(ctx, detail, refund && refundRow(refund));
+    }),
     consolePage(services, "/console/webhooks", "Webhooks", async (ctx, req) =>
       webhooksPage(ctx, await listEndpoints(services, { before: q(req, "before") })),
     ),
@@ -228,6 +236,7 @@ export const CONSOLE_PAGE_PATHS = [
   "/console/transactions/{txId}",
   "/console/payments",
   "/console/payments/{id}",
+  "/console/refunds",
   "/console/webhooks",
   "/console/webhooks/{id}",
   "/console/kyc",

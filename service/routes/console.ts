@@ -30,6 +30,7 @@ import {
 } from "../wire/console";
 import { consoleRoute } from "./console-route";
 import { consoleChangeRoutes, type ConsoleOptions } from "./console-changes";
+import { consoleRefundRoutes } from "./console-refunds";
 
 /** The path prefix PUBLIC_BASE_URL gives the service ("" at the root): the cookie's path and the pages' links. */
 export const basePathOf = (services: Services) =>
@@ -235,5 +236,6 @@ export function consoleRoutes(services: Services, options: ConsoleOptions) {
     ...transactionRoutes(services),
     ...paymentAndAuditRoutes(services),
     ...consoleChangeRoutes(services, options),
+    ...consoleRefundRoutes(services),
   ];
 }

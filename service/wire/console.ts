@@ -90,7 +90,7 @@ export const ConsoleOverview = z
     ),
     wallets: z.array(
       z.strictObject({
-        role: z.enum(["relayer", "settlement"]),
+        role: z.enum(["relayer", "settlement", "refund"]),
         chainId: z.number().int(),
         address: z.string(),
         balanceWei: integerText.nullable(),
