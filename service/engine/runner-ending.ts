@@ -70,6 +70,28 @@ export class BatchEnding {
   }
 
   /**
+   * Ends a relayed batch nothing of which was ever signed because its chain does not answer (a failure of ours): in one
+   * database transaction that holds its transactions' and payments' rows, rejected, its reserved payments released and
+   * its settled ones owed back; its credit comes back. Undefined, and nothing changed, when something of it was signed
+   * meanwhile (it can still reach the chain: it waits for it) or a payment of it is being settled (tried again later).
+   */
+  async abandonUnsent(batch: Batch, error: string): Promise<Batch | undefined> {
+    const { batches, credits, db, payments } = this.services;
+    const paid = !batch.apiKeyId ? this.settlement : undefined;
+    const ended = await db.transaction(async (q) => {
+      if (!(await batches.lockNothingSent(q, batch.txId))) return undefined;
+      await batches.reject(batch.txId, 0, "refused", error, undefined, q);
+      await payments.releaseReservedWithin(q, batch.txId, `the operation failed: ${error}`);
+      await credits.refund(q, batch.txId);
+      return { owed: (await paid?.owedBackWithin?.(q, batch.txId, error)) ?? 0 };
+    });
+    if (!ended) return undefined;
+    this.log.error({ txId: batch.txId, reason: error }, "batch abandoned: its chain did not answer; nothing was sent");
+    paid?.owedBackCommitted?.(batch.txId, ended.owed);
+    return this.services.batches.get(batch.txId);
+  }
+
+  /**
    * Ends a batch before anything of it was sent (its transaction would revert, or its payment failed): nothing spent.
    * `cause`: whose failure it is (a transaction that would run out of the gas the service gives it is ours).
    */

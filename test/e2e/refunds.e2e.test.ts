@@ -4,6 +4,7 @@ import { Wallet, parseEther, type JsonRpcProvider } from "ethers";
 import { BKN__factory, USDC__factory } from "../../typechain-types";
 import { addOperator, ConsoleClient } from "../helpers/console";
 import { distinctClient } from "../helpers/relayed";
+import { StallableRpc } from "../helpers/stallable-rpc";
 import { createOwnSandbox, providerFor, RELAYER_INDEX, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";
 import { payWithEthers, quoteOf } from "../helpers/x402";
@@ -219,5 +220,78 @@ describe(`e2e: refunds owed after a failure of ours, paid by an operator (chains
     expect(status.payments[0].refund).to.deep.include({ status: "owed", amount: PRICE.toString() });
     const listed = await treasurer.get("/console/api/refunds?status=owed");
     expect(listed.body.items.map((r: { txId: string }) => r.txId)).to.include(txId!);
+  });
+
+  it("a chain that stops answering after the payment settled, before anything was sent: abandoned after CHAIN_UNREACHABLE_GIVE_UP_MS, the payment owed back", async () => {
+    const rpc = await StallableRpc.start(sandbox.sepolia.url);
+    const stalling = await startTestService(sandbox, {
+      env: {
+        [`RPC_URL_${SEPOLIA}`]: rpc.url,
+        RPC_TIMEOUT_MS: "300",
+        RPC_RETRY_BUDGET_MS: "600",
+        CHAIN_UNREACHABLE_GIVE_UP_MS: "3000",
+        SEND_WAIT_MS: "1000",
+      },
+    });
+    try {
+      const funder = sandbox.accounts[3].connect(base);
+      const payer = new Wallet(Wallet.createRandom().privateKey, base);
+      await (await funder.sendTransaction({ to: payer.address, value: parseEther("1") })).wait();
+      await (await USDC__factory.connect(await usdc().getAddress(), funder).transfer(payer.address, PRICE)).wait();
+      const recipient = Wallet.createRandom().address;
+      const quote = quoteOf(
+        await stalling.api.post("/faucet/bkn", { recipientAddress: recipient }, { "Idempotency-Key": randomUUID() }),
+      ).accepts[0];
+      // Base Sepolia held: the settlement waits in its pool (the claim was simulated on Sepolia before it); Sepolia then
+      // stops answering, and the settlement is mined.
+      await sandbox.baseSepolia.provider.request({ method: "evm_setIntervalMining", params: [0] });
+      let claimed;
+      try {
+        claimed = stalling.api.post(
+          "/faucet/bkn",
+          { recipientAddress: recipient },
+          { "Idempotency-Key": randomUUID(), "X-PAYMENT": await payWithEthers(payer, quote), ...distinctClient() },
+        );
+        await until("the claim's settlement in the pool", async () => {
+          const [row] = await stalling.services.db.query<{ n: number }>(
+            "SELECT count(*)::int AS n FROM payments WHERE payer = $1 AND settle_tx_hash IS NOT NULL",
+            [payer.address.toLowerCase()],
+          );
+          return row.n === 1;
+        });
+        rpc.stall();
+        await sandbox.baseSepolia.provider.request({ method: "evm_mine", params: [] });
+      } finally {
+        await sandbox.baseSepolia.provider.request({ method: "evm_setIntervalMining", params: [BLOCK_TIME * 1000] });
+      }
+      await claimed; // its answer reads the chain too: a 503 while it does not answer
+      const [{ tx_id: txId }] = await stalling.services.db.query<{ tx_id: string }>(
+        "SELECT tx_id FROM payments WHERE payer = $1",
+        [payer.address.toLowerCase()],
+      );
+      await until(
+        "the claim abandoned",
+        async () => (await stalling.services.batches.get(txId))?.status === "rejected",
+      );
+      // Back online, nothing of it is sent: the relayer's nonce on Sepolia does not move.
+      const relayerNonce = await sepolia.getTransactionCount(relayer());
+      rpc.resume();
+      const ended = (await stalling.api.get("/get-transaction-status", { txId })).body;
+      expect(ended.error).to.match(
+        /^chain 11155111 did not answer for \d+ s before anything was sent; nothing was sent$/,
+      );
+      expect(ended.transactions[0]).to.include({ status: "rejected", hash: null });
+      expect(ended.payments[0]).to.deep.include({ status: "settled" });
+      expect(ended.payments[0].refund).to.deep.include({ status: "owed", amount: PRICE.toString() });
+      await new Promise((r) => setTimeout(r, 3_000));
+      expect(await sepolia.getTransactionCount(relayer())).to.equal(relayerNonce);
+      expect(
+        await BKN__factory.connect(sandbox.deployments[SEPOLIA].contracts.BKN, sepolia).balanceOf(recipient),
+      ).to.equal(0n);
+    } finally {
+      rpc.resume();
+      await stalling.stop();
+      await rpc.close();
+    }
   });
 });
