@@ -3,7 +3,8 @@ import { expect } from "chai";
 import { Wallet } from "ethers";
 import { SIGN_IN_LIMITS } from "../../service/auth/sign-in-limits";
 import { adminTokenPath } from "../../service/runtime-files";
-import { addOperator, ConsoleClient } from "../helpers/console";
+import { launchChromium } from "../helpers/browser";
+import { addOperator, ConsoleClient, seriousViolations, signInWithKeyboard } from "../helpers/console";
 import { submitThroughLink } from "../helpers/kyc";
 import { getSandbox, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type TestService } from "../helpers/service";
@@ -194,6 +195,37 @@ describe("e2e: operator accounts", function () {
     } finally {
       await untrusting.stop();
     }
+  });
+
+  it("in the browser: the Account page asks for the current password; a weak one is refused with advice; a change keeps this session and ends the others", async () => {
+    await addOperator(service.services, "browser@accounts.test", "viewer", password);
+    const elsewhere = new ConsoleClient(service.url);
+    await elsewhere.signIn({ email: "browser@accounts.test", password });
+    const browser = await launchChromium();
+    const errors: string[] = [];
+    try {
+      const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+      page.on("pageerror", (error) => errors.push(error.message));
+      await signInWithKeyboard(page, service.url, "browser@accounts.test", password);
+      await page.getByRole("link", { name: "Account" }).click();
+      await page.waitForURL(`${service.url}/console/account`);
+      expect(await page.textContent("main")).to.include("20 minutes without use");
+      expect(await seriousViolations(page)).to.deep.equal([]);
+      await page.getByLabel("Current password").fill(password);
+      await page.getByLabel(/^New password/).fill("aaaaaaaaaaaa");
+      await page.getByRole("button", { name: "Save password" }).click();
+      await page.locator("#notice.error").waitFor();
+      expect(await page.textContent("#notice")).to.include("too easy to guess");
+      await page.getByLabel(/^New password/).fill("juniper cobalt harvest lantern");
+      await Promise.all([page.waitForEvent("load"), page.getByRole("button", { name: "Save password" }).click()]);
+      await page.locator("#notice.success").waitFor();
+      expect(await page.textContent("#notice")).to.include("your other sessions were ended");
+      expect(page.url()).to.equal(`${service.url}/console/account`);
+      expect((await elsewhere.get("/console/api/session")).body.error.details).to.deep.equal({ reason: "revoked" });
+    } finally {
+      await browser.close();
+    }
+    expect(errors, "page errors").to.deep.equal([]);
   });
 
   it("a KYC decision names the operator who made it in the console; tenants still see it reviewed by the operator", async () => {

@@ -2,7 +2,8 @@ import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { Wallet, parseEther, type JsonRpcProvider } from "ethers";
 import { BKN__factory, USDC__factory } from "../../typechain-types";
-import { addOperator, ConsoleClient } from "../helpers/console";
+import { launchChromium } from "../helpers/browser";
+import { addOperator, ConsoleClient, screenshot, seriousViolations, signInWithKeyboard } from "../helpers/console";
 import { distinctClient } from "../helpers/relayed";
 import { StallableRpc } from "../helpers/stallable-rpc";
 import { createOwnSandbox, providerFor, RELAYER_INDEX, type Sandbox } from "../helpers/sandbox";
@@ -220,6 +221,49 @@ describe(`e2e: refunds owed after a failure of ours, paid by an operator (chains
     expect(status.payments[0].refund).to.deep.include({ status: "owed", amount: PRICE.toString() });
     const listed = await treasurer.get("/console/api/refunds?status=owed");
     expect(listed.body.items.map((r: { txId: string }) => r.txId)).to.include(txId!);
+  });
+
+  it("in the browser: the Refunds page lists what is owed; an admin marks one paid with their transaction (confirmed first); the payment page shows it", async () => {
+    const [owed] = await service.services.paymentRefunds.page({ limit: 1, status: "owed" });
+    expect(owed, "the cancelled claim's refund").to.not.equal(undefined);
+    const paid = await (
+      await USDC__factory.connect(await usdc().getAddress(), sandbox.accounts[3].connect(base)).transfer(
+        owed.payer,
+        BigInt(owed.amount),
+      )
+    ).wait();
+    const browser = await launchChromium();
+    const errors: string[] = [];
+    try {
+      const page = await (await browser.newContext({ viewport: { width: 1280, height: 900 } })).newPage();
+      page.on("pageerror", (error) => errors.push(error.message));
+      await signInWithKeyboard(page, service.url, "treasurer@refunds.test", password);
+      await page.getByRole("link", { name: "Refunds" }).click();
+      await page.waitForURL(`${service.url}/console/refunds`);
+      expect(await page.textContent("main"))
+        .to.include("No refund wallet is configured")
+        .and.include("Still owed");
+      expect(await seriousViolations(page)).to.deep.equal([]);
+      await screenshot(page, "console-refunds");
+      await page.fill(`#tx-${owed.paymentId}`, paid!.hash);
+      await page.getByRole("button", { name: "Mark paid" }).click();
+      await page.locator("dialog#confirm").waitFor({ state: "visible" });
+      expect(await page.textContent("#confirm-text")).to.include(owed.payer);
+      await Promise.all([page.waitForEvent("load"), page.click("#confirm-ok")]);
+      await page.locator("#notice.success").waitFor();
+      expect(await page.textContent("#notice")).to.include("The refund is marked paid.");
+      expect((await service.services.paymentRefunds.get(owed.paymentId))?.status).to.equal("refunded");
+      await page.goto(`${service.url}/console/payments/${owed.paymentId}`);
+      const detail = (await page.textContent("main"))!;
+      expect(detail)
+        .to.include("Owed back")
+        .and.include(paid!.hash.toLowerCase())
+        .and.include("treasurer@refunds.test");
+      expect(await seriousViolations(page)).to.deep.equal([]);
+    } finally {
+      await browser.close();
+    }
+    expect(errors, "page errors").to.deep.equal([]);
   });
 
   it("a chain that stops answering after the payment settled, before anything was sent: abandoned after CHAIN_UNREACHABLE_GIVE_UP_MS, the payment owed back", async () => {
