@@ -2220,7 +2220,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Set or change the signed-in operator's password (at least 12 characters) */
+        /**
+         * Set or change the signed-in operator's password; every other session of the operator ends
+         * @description The current password is required when the operator has one (unless this session was opened by a one-time link in the last 10 minutes). The new one must be at least 12 characters and hard to guess (zxcvbn score 3 of 4). Wrong current passwords count toward the operator's sign-in lockout.
+         */
         post: operations["consoleSetPassword"];
         delete?: never;
         options?: never;
@@ -2637,6 +2640,43 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/console/api/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Payments owed back after a failure of the service's, newest first: owed, being sent by the refund wallet, refunded */
+        get: operations["consoleRefunds"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/refunds/{paymentId}/mark-paid": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mark an owed refund paid by the operator's own transaction (checked on chain; audited)
+         * @description The transaction must be mined and confirmed on the payment's chain and transfer at least the owed amount of the payment's asset to the payer; each transaction marks one refund. A refund the refund wallet is sending, or already refunded, is a 409.
+         */
+        post: operations["consoleRefundMarkPaid"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "transaction.broadcast": {
@@ -2769,6 +2809,40 @@ export interface webhooks {
         put?: never;
         /** An x402 payment of a batch was released: nothing was charged */
         post: operations["paymentReleasedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.refund_owed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A settled x402 payment is owed back: its operation failed for a reason of the service's (payment.refund says why); it is refunded by the service's refund wallet or by the operator */
+        post: operations["paymentRefundOwedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "payment.refunded": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** An owed x402 payment was paid back to its payer (payment.refund.transaction, confirmed on the payment chain) */
+        post: operations["paymentRefundedEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4684,7 +4758,10 @@ export interface components {
             /** @description What the wallet signed (EIP-4361), proving the details and the wallet */
             signedMessage: string | null;
             submittedAt: string | null;
+            /** @description Who decided, as tenants see it: the provider ("operator") */
             reviewedBy: string | null;
+            /** @description The operator who decided (their e-mail), or "admin tool"; null before a decision */
+            decidedBy: string | null;
             reviewedAt: string | null;
             reason: string | null;
         };
@@ -4746,7 +4823,7 @@ export interface components {
             }[];
             wallets: {
                 /** @enum {string} */
-                role: "relayer" | "settlement";
+                role: "relayer" | "settlement" | "refund";
                 chainId: number;
                 address: string;
                 balanceWei: string | null;
@@ -4840,6 +4917,44 @@ export interface components {
             amount: string;
             overridden: boolean;
         };
+        ConsoleRefund: {
+            paymentId: string;
+            /** @description The batch whose failure owes it */
+            txId: string;
+            network: string;
+            asset: string;
+            /** @description Who is paid back */
+            payer: string;
+            /** @description Base units of the asset (USDC: 6 decimals) */
+            amount: string;
+            /** @description Why the operation failed */
+            reason: string;
+            /** @enum {string} */
+            status: "owed" | "sending" | "refunded";
+            attempts: number;
+            lastError: string | null;
+            /** @description ISO 8601 */
+            nextAttemptAt: string;
+            /** @description The refund's transaction (the mined one once refunded) */
+            transaction: string | null;
+            /** @description "refund wallet", or the e-mail of the operator who paid it and marked it */
+            refundedBy: string | null;
+            /** @description ISO 8601 */
+            createdAt: string;
+            refundedAt: string | null;
+        };
+        ConsoleRefundList: {
+            items: components["schemas"]["ConsoleRefund"][];
+            /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
+            next: string | null;
+            /** @description The refund wallet that pays refunds automatically; null: operators pay and mark them */
+            refundWallet: string | null;
+            /** @description What is still owed (owed or sending), per asset */
+            owed: {
+                asset: string;
+                amount: string;
+            }[];
+        };
         ConsoleReplayed: {
             replayed: components["schemas"]["ConsoleDelivery"][];
         };
@@ -4865,7 +4980,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to receive; empty or absent: all of them */
-            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
+            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "payment.refund_owed" | "payment.refunded" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
             description?: string;
             /** @description Without an API key: the batch (prepared without a key, not sent yet) whose events to receive */
             txId?: string;
@@ -5008,7 +5123,7 @@ export interface components {
          */
         ErrorCode: "BAD_REQUEST" | "PREFLIGHT_FAILED" | "TRANSACTION_MISMATCH" | "INVALID_SIGNATURE" | "REPLACEMENT_UNDERPRICED" | "MALFORMED_JSON" | "MALFORMED_URL" | "REQUEST_ABORTED" | "UNAUTHORIZED" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "OUT_OF_CREDITS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_PAID" | "IDEMPOTENCY_CONFLICT" | "LINK_USED" | "LINK_REPLACED" | "LINK_EXPIRED" | "LINK_LOCKED" | "EVENT_ID_EXPIRED" | "BATCH_EXPIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_CHARSET" | "UNSUPPORTED_ENCODING" | "RATE_LIMITED" | "FAUCET_COOLDOWN" | "INTERNAL_ERROR" | "CHAIN_READ_FAILED" | "UNAVAILABLE" | "PAYMENT_NOT_SETTLED" | "CHAIN_UNAVAILABLE";
         /** @description An event: its id (position), type, time, the txId / chain / hash it concerns, and its data */
-        Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["TokenFrozenEvent"] | components["schemas"]["TokenAddressFrozenEvent"] | components["schemas"]["TokenForcedTransferEvent"] | components["schemas"]["TokenWalletRecoveredEvent"] | components["schemas"]["TokenPausedEvent"] | components["schemas"]["TokenRoleChangedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
+        Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["PaymentRefundOwedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["TokenFrozenEvent"] | components["schemas"]["TokenAddressFrozenEvent"] | components["schemas"]["TokenForcedTransferEvent"] | components["schemas"]["TokenWalletRecoveredEvent"] | components["schemas"]["TokenPausedEvent"] | components["schemas"]["TokenRoleChangedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
         ExecutorAction: {
             chainId: string;
             /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
@@ -6055,10 +6170,55 @@ export interface components {
             step: string;
             settlementTransaction: string | null;
             releaseReason?: string;
+            refund?: components["schemas"]["PaymentRefund"];
         };
         PaymentEventData: {
             txId: string;
             payment: components["schemas"]["Payment"];
+        };
+        /** @description Only a failure of the payer's is charged: a payment settled for an operation that then failed for a reason of the service's is paid back, once */
+        PaymentRefund: {
+            /**
+             * @description owed: recorded, to be paid back (by the service's refund wallet, or by the operator); sending: the refund's transaction is sent; refunded: it is confirmed on the payment chain
+             * @enum {string}
+             */
+            status: "owed" | "sending" | "refunded";
+            /** @description Base units of the payment's asset, paid back to the payer */
+            amount: string;
+            /** @description Why the operation failed (a failure of the service's, not the payer's) */
+            reason: string;
+            /** @description The refund's transaction on the payment's chain, once sent */
+            transaction: string | null;
+            /** @description ISO 8601: when it was confirmed refunded */
+            refundedAt: string | null;
+        };
+        /** @description An owed x402 payment was paid back to its payer (payment.refund.transaction, confirmed on the payment chain) */
+        PaymentRefundedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "payment.refunded";
+            data: components["schemas"]["PaymentEventData"];
+        };
+        /** @description A settled x402 payment is owed back: its operation failed for a reason of the service's (payment.refund says why); it is refunded by the service's refund wallet or by the operator */
+        PaymentRefundOwedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "payment.refund_owed";
+            data: components["schemas"]["PaymentEventData"];
         };
         /** @description An x402 payment of a batch was released: nothing was charged */
         PaymentReleasedEvent: {
@@ -7481,7 +7641,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types to receive; empty or absent: all of them */
-            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
+            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "payment.refund_owed" | "payment.refunded" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
             description?: string | null;
             /** @description true re-enables a disabled endpoint (its failures forgotten); false disables it */
             enabled?: boolean;
@@ -12312,7 +12472,7 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description Comma-separated event types to receive (default: all): transaction.broadcast, transaction.confirmed, transaction.failed, transaction.replaced, transaction.reorged, batch.completed, payment.settled, payment.released, token.created, token.frozen, token.address_frozen, token.forced_transfer, token.wallet_recovered, token.paused, token.role_changed, offering.created, offering.closed, agent.registered, mandate.granted, mandate.revoked, mandate.executed, kyc.submitted, kyc.approved, kyc.rejected */
+                /** @description Comma-separated event types to receive (default: all): transaction.broadcast, transaction.confirmed, transaction.failed, transaction.replaced, transaction.reorged, batch.completed, payment.settled, payment.released, payment.refund_owed, payment.refunded, token.created, token.frozen, token.address_frozen, token.forced_transfer, token.wallet_recovered, token.paused, token.role_changed, offering.created, offering.closed, agent.registered, mandate.granted, mandate.revoked, mandate.executed, kyc.submitted, kyc.approved, kyc.rejected */
                 types?: string;
                 /** @description Only this batch's events. Without an API key: required, a batch prepared without a key */
                 txId?: string;
@@ -12555,7 +12715,10 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description The new password: at least 12 characters, and hard to guess */
                     password: string;
+                    /** @description The password now: required when the operator has one, unless this session was opened by a one-time link in the last 10 minutes */
+                    currentPassword?: string;
                 };
             };
         };
@@ -12569,6 +12732,8 @@ export interface operations {
                 content: {
                     "application/json": {
                         operator: components["schemas"]["ConsoleOperator"];
+                        /** @description The operator's other sessions this change ended */
+                        sessionsEnded: number;
                     };
                 };
             };
@@ -13392,6 +13557,71 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    consoleRefunds: {
+        parameters: {
+            query?: {
+                status?: "owed" | "sending" | "refunded";
+                /** @description The `next` of the previous page */
+                before?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleRefundList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleRefundMarkPaid: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                paymentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The operator's transaction that paid it: confirmed on the payment's chain, transferring at least the amount of the asset to the payer */
+                    transaction: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleRefund"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     transactionBroadcastEvent: {
         parameters: {
             query?: never;
@@ -13661,6 +13891,78 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["PaymentReleasedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentRefundOwedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentRefundOwedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    paymentRefundedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PaymentRefundedEvent"];
             };
         };
         responses: {

@@ -23,6 +23,8 @@ import { ExternalFacilitator, type FacilitatorServices } from "./payments/paymen
 import { Prices } from "./payments/pricing";
 import { BatchSettlement } from "./payments/batch-settlement";
 import { paymentTermsOf, X402ConfigError } from "./payments/payment-terms";
+import { RefundTransactions } from "./payments/refund-transactions";
+import { PaymentRefunder } from "./payments/refunds";
 import { PaymentSettler } from "./payments/settler";
 import { X402 } from "./payments/x402";
 import { forgetFinalStatus } from "./reads/transaction-status";
@@ -175,6 +177,7 @@ async function buildServices(
     preparedExpiry: new PreparedExpiry({ ...stores, config }, logger.child({ component: "batches" })),
     x402: payments?.gate,
     paymentSettler: payments?.settler,
+    paymentRefunder: payments?.refunder,
     walletBalances,
     plannerStatistics: new PlannerStatistics(db, logger.child({ component: "store" })),
   };
@@ -188,10 +191,17 @@ async function paymentsOf(
   if (!terms) return undefined;
   const log = services.logger.child({ component: "x402" });
   const settler = new PaymentSettler(services, terms, log);
+  const refundWallet = services.wallets.refund;
+  const refunder = new PaymentRefunder(
+    services,
+    refundWallet && new RefundTransactions(services, terms.chain, refundWallet, log.child({ wallet: "refund" })),
+    log.child({ component: "refunds" }),
+  );
   return {
     settler,
+    refunder,
     gate: new X402(services, terms, settler, log),
-    settlement: new BatchSettlement(services, terms, settler, log),
+    settlement: new BatchSettlement(services, terms, settler, log, refunder),
   };
 }
 
@@ -217,6 +227,7 @@ export async function beginWork(services: Services): Promise<void> {
   if (resumed) logger.info({ resumed }, "resuming batches left mid-flight");
   await services.paymentSettler?.recover();
   services.paymentSettler?.startRecovery();
+  services.paymentRefunder?.start();
   await services.runner
     .watchRecent()
     .catch((error) => logger.warn({ err: (error as Error).message }, "recent confirmations not watched for reorgs"));
@@ -238,6 +249,7 @@ export async function endWork(services: Services, ms: number): Promise<void> {
   const left = () => Math.max(0, deadline - Date.now());
   const { logger } = services;
   services.paymentSettler?.stop();
+  const refunds = services.paymentRefunder?.stop();
   services.preparedExpiry.stop();
   await services.relayerKeyRotation.stop();
   services.walletBalances.stop();
@@ -245,6 +257,8 @@ export async function endWork(services: Services, ms: number): Promise<void> {
   services.eventStreams.stop();
   if (!(await settledWithin(services.runner.stop(), left())))
     logger.warn({ timeoutMs: ms }, "batch runs still waiting on a chain; they resume at the next start");
+  if (refunds && !(await settledWithin(refunds, left())))
+    logger.warn("a refund pass still waiting on the chain; its refunds are followed at the next start");
   if (!(await settledWithin(Promise.all([services.webhookDispatcher.stop(), services.eventNotifier.stop()]), left()))) {
     logger.warn("webhook deliveries still in flight; they are retried at the next start");
   }

@@ -35,6 +35,8 @@ export interface Config extends RawConfig {
   relayerPkcs11?: Pkcs11KeyReference;
   /** The settlement key on a PKCS#11 token (X402_SETTLEMENT_PKCS11_*). */
   settlementPkcs11?: Pkcs11KeyReference;
+  /** The refund key on a PKCS#11 token (X402_REFUND_PKCS11_*). */
+  refundPkcs11?: Pkcs11KeyReference;
   x402DisabledChains: Set<number>;
   /** X402_PAYMENT_CHAIN_ID, else the environment's Base chain. */
   x402PaymentChainId: number;
@@ -129,6 +131,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, options: Load
     relayerExtraKeys,
     relayerPkcs11: pkcs11.relayer,
     settlementPkcs11: pkcs11.settlement,
+    refundPkcs11: pkcs11.refund,
     x402DisabledChains: new Set(raw.X402_DISABLED_CHAINS),
     x402PaymentChainId: raw.X402_PAYMENT_CHAIN_ID ?? (raw.ENVIRONMENT === "production" ? 8453 : 84532),
     environmentDir: path.resolve(raw.DATA_DIR, raw.ENVIRONMENT),

@@ -9,10 +9,11 @@ import type { EventStreams } from "./events/stream";
 import type { Relayer } from "./engine/relayer";
 import type { WalletBalances } from "./wallet-balances";
 import type { WebhookDispatcher } from "./events/dispatcher";
+import type { PaymentRefunder } from "./payments/refunds";
 import type { X402 } from "./payments/x402";
 
 /** What the metrics read. */
-export type MetricsSources = Pick<Stores, "db" | "webhooks"> & {
+export type MetricsSources = Pick<Stores, "db" | "webhooks" | "paymentRefunds"> & {
   chains: ChainRegistry;
   config: Config;
   eventStreams: EventStreams;
@@ -20,6 +21,7 @@ export type MetricsSources = Pick<Stores, "db" | "webhooks"> & {
   walletBalances?: Pick<WalletBalances, "current">;
   webhookDispatcher: WebhookDispatcher;
   x402?: Pick<X402, "failures">;
+  paymentRefunder?: Pick<PaymentRefunder, "outcomes">;
 };
 
 /**
@@ -32,9 +34,11 @@ export type MetricsSources = Pick<Stores, "db" | "webhooks"> & {
  * | tak_batches                              | gauge     | status                 | the database, on scrape                |
  * | tak_payments                             | gauge     | state                  | the database, on scrape (x402)         |
  * | tak_x402_settlement_failures_total       | counter   | cause (ours/payer)     | this process's failed settlements: ours stay owed, the payer's release |
+ * | tak_x402_refunds                         | gauge     | state (owed/sending/refunded) | the database, on scrape: payments owed back after a failure of ours |
+ * | tak_x402_refunds_total                   | counter   | outcome                | this process: owed (recorded), sent, refunded (confirmed), failed (not sendable, or reverted) |
  * | tak_relayer_balance_eth                  | gauge     | chain_id, address      | each chain, on scrape                  |
  * | tak_relayer_nonce_lag                    | gauge     | chain_id, address      | database counter − chain pending nonce |
- * | tak_wallet_balance_eth                   | gauge     | chain_id, wallet, address | wallet-balances.ts (relayer, settlement) |
+ * | tak_wallet_balance_eth                   | gauge     | chain_id, wallet, address | wallet-balances.ts (relayer, settlement, refund) |
  * | tak_wallet_balance_low                   | gauge     | chain_id, wallet, address | 1 below 100 transactions at current fees |
  * | tak_chain_up                             | gauge     | chain_id               | 1 when the chain answered the scrape   |
  * | tak_db_pool_connections                  | gauge     | state (total/idle/waiting) | the PostgreSQL pool; PGlite: total 1 |
@@ -226,6 +230,28 @@ export class Metrics {
         this.inc({ cause: "payer" }, services.x402?.failures.payer ?? 0);
       },
     });
+    new Gauge({
+      name: "tak_x402_refunds",
+      help: "x402 payments owed back after a failure of the service's, by state: owed (to be paid: by the refund wallet, or by an operator), sending, refunded",
+      labelNames: ["state"],
+      registers,
+      async collect() {
+        const { counts } = await services.paymentRefunds.totals();
+        this.reset();
+        for (const [state, n] of Object.entries(counts)) this.set({ state }, n);
+      },
+    });
+    new Counter({
+      name: "tak_x402_refunds_total",
+      help: "Refunds this process recorded (owed), sent with the refund wallet, saw confirmed (refunded), or could not send or saw revert (failed: tried again)",
+      labelNames: ["outcome"],
+      registers,
+      collect() {
+        this.reset();
+        for (const outcome of ["owed", "sent", "refunded", "failed"] as const)
+          this.inc({ outcome }, services.paymentRefunder?.outcomes[outcome] ?? 0);
+      },
+    });
     // The chain gauges share one read of the chains per scrape (prom-client collects every metric concurrently).
     let chainRead: { at: number; done: Promise<ChainFacts[]> } | undefined;
     const chainFacts = () => {
@@ -273,7 +299,7 @@ export class Metrics {
     const walletReadings = () => services.walletBalances?.current() ?? Promise.resolve([]);
     new Gauge({
       name: "tak_wallet_balance_eth",
-      help: "Native balance of the service's relayer and x402 settlement wallets per chain (last reading)",
+      help: "Native balance of the service's relayer, x402 settlement and refund wallets per chain (last reading)",
       labelNames: ["chain_id", "wallet", "address"],
       registers,
       async collect() {

@@ -11,12 +11,12 @@ export type BalanceServices = {
   config: Config;
   logger: Logger;
   relayer: Pick<Relayer, "addresses">;
-  wallets: Pick<ServiceWallets, "settlement">;
+  wallets: Pick<ServiceWallets, "settlement" | "refund">;
 };
 
 /** A wallet the service signs with and pays gas from, on one chain. */
 export interface ServiceWallet {
-  role: "relayer" | "settlement";
+  role: "relayer" | "settlement" | "refund";
   chainId: number;
   address: string;
   provider: Provider;
@@ -63,7 +63,10 @@ export class WalletBalances {
     this.balances = wallets.map((w) => ({ role: w.role, chainId: w.chainId, address: w.address }));
   }
 
-  /** The wallets of a running service: its relayer keys on each served chain, its settlement key on the x402 payment chain. */
+  /**
+   * The wallets of a running service: its relayer keys on each served chain, its settlement key and its refund key on
+   * the x402 payment chain.
+   */
   static forService(services: BalanceServices): WalletBalances {
     const { config } = services;
     const wallets: ServiceWallet[] = [];
@@ -82,6 +85,15 @@ export class WalletBalances {
         provider: paymentChain.provider,
       });
     }
+    // The refund wallet pays gas (and USDC) on the payment chain when a payment is owed back.
+    const refund = services.wallets.refund;
+    if (config.X402_ENABLED && refund && paymentChain)
+      wallets.push({
+        role: "refund",
+        chainId: paymentChain.chainId,
+        address: refund.address,
+        provider: paymentChain.provider,
+      });
     return new WalletBalances(wallets, services.logger.child({ component: "wallet-balances" }));
   }
 

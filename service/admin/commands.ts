@@ -88,6 +88,7 @@ function kycRecordView(r: KycInvestorRecord) {
     signedMessage: r.proofMessage,
     submittedAt: r.submittedAt,
     reviewedBy: r.reviewedBy,
+    decidedBy: r.decidedBy,
     reviewedAt: r.reviewedAt,
     reason: r.reviewReason,
     createdAt: r.createdAt,
@@ -273,10 +274,11 @@ async function commandResult(stores: AdminStores, cmd: AdminCommand, context: Ad
     case "kyc.reject": {
       // The operator's provider; a vendor's provider would call the same transition from its webhook.
       const provider = new OperatorKycProvider(stores.db, stores.kyc);
+      const by = context.actor ?? ADMIN_TOOL_ACTOR;
       const decision =
         cmd.command === "kyc.approve"
-          ? ({ decision: "approve" } as const)
-          : ({ decision: "reject", reason: cmd.reason } as const);
+          ? ({ decision: "approve", by } as const)
+          : ({ decision: "reject", reason: cmd.reason, by } as const);
       return kycRecordView(await provider.decide({ email: cmd.email, keyId: cmd.keyId }, decision));
     }
   }

@@ -27,8 +27,9 @@ const EMAIL = /^[^@\s]+@[^@\s]+$/;
 
 /**
  * `operators add|list|remove|link|password|revoke-sessions` and `audit list`: the console's accounts. An operator signs
- * in with a password (kept as an scrypt hash) or with a one-time link this command prints (kept as its hash; it works
- * once, until it expires). Removing an operator, or revoking its sessions, signs it out everywhere at once.
+ * in with a password (kept as an scrypt hash; one easy to guess is refused) or with a one-time link this command prints
+ * (kept as its hash; it works once, until it expires). Removing an operator, revoking its sessions or setting its
+ * password signs it out everywhere at once.
  */
 export async function runOperatorCommand(
   stores: OperatorStores,
@@ -44,7 +45,8 @@ export async function runOperatorCommand(
       const email = checkedEmail(cmd.email);
       if (!OPERATOR_ROLES.includes(cmd.role as OperatorRole))
         throw badRequest(`role must be one of ${OPERATOR_ROLES.join(", ")}`, { field: "role" });
-      const passwordHash = cmd.password === undefined ? null : await hashPassword(checkedPassword(cmd.password));
+      const passwordHash =
+        cmd.password === undefined ? null : await hashPassword(await checkedPassword(cmd.password, email));
       const added = await stores.operators.add({ email, role: cmd.role as OperatorRole, passwordHash });
       if (!added)
         throw conflict(`An operator ${email} exists already (operators list); remove it first to change its role`, {
@@ -63,9 +65,13 @@ export async function runOperatorCommand(
         signInLink: await signInLink(stores, await known(stores, cmd.email), links),
       };
     case "operators.password": {
+      // A password set for the operator (forgotten, or taken): whoever was signed in with the old one is signed out.
       const operator = await known(stores, cmd.email);
-      await stores.operators.setPassword(operator.id, await hashPassword(checkedPassword(cmd.password)));
-      return { ...operator, hasPassword: true };
+      await stores.operators.setPassword(
+        operator.id,
+        await hashPassword(await checkedPassword(cmd.password, operator.email)),
+      );
+      return { ...operator, hasPassword: true, sessionsRevoked: await stores.operatorSessions.revokeAll(operator.id) };
     }
     case "operators.revoke-sessions": {
       const operator = await known(stores, cmd.email);
@@ -79,8 +85,9 @@ function checkedEmail(email: string): string {
   return email.toLowerCase();
 }
 
-function checkedPassword(password: string): string {
-  const problem = passwordProblem(password ?? "");
+/** A new password that is long and hard enough to guess (auth/operator-passwords.ts), the operator's e-mail aside. */
+async function checkedPassword(password: string, email: string): Promise<string> {
+  const problem = await passwordProblem(password ?? "", [email]);
   if (problem) throw badRequest(`password ${problem}`, { field: "password" });
   return password;
 }

@@ -6,9 +6,10 @@ import type { RequestHeaders, RequestHost } from "../wire/request";
 
 /**
  * The console's session: a random token in a cookie that is HttpOnly (no script reads it), SameSite=Strict (no other
- * site's page sends it) and Secure (HTTPS only) unless the console is reached on this machine (localhost), kept in the
- * database only as its hash (store/operator-sessions.ts). Every change also carries the CSRF token in a header: an
- * HMAC of the session token, so it is never stored, differs per session and cannot be made without the cookie.
+ * site's page sends it) and Secure (HTTPS only) whenever the request came over HTTPS, kept in the database only as its
+ * hash (store/operator-sessions.ts). It ends at its expiry, at sign-out, or once unused for the idle timeout. Every
+ * change also carries the CSRF token in a header: an HMAC of the session token, so it is never stored, differs per
+ * session and cannot be made without the cookie.
  */
 export const SESSION_COOKIE = "tak_console";
 export const CSRF_HEADER = "x-csrf-token";
@@ -20,15 +21,13 @@ export const newConsoleToken = (): string => randomBytes(32).toString("base64url
 export const csrfTokenOf = (sessionToken: string): string =>
   createHmac("sha256", sessionToken).update("tak-console-csrf").digest("base64url");
 
-const LOOPBACK_HOSTS = new Set(["localhost", "127.0.0.1", "::1", "[::1]"]);
-
-/** The request reached the service on this machine (http://localhost, 127.0.0.1, [::1]): the cookie may go without Secure. */
-export const isLoopbackHost = (hostname: string): boolean =>
-  LOOPBACK_HOSTS.has(hostname.toLowerCase()) || hostname.toLowerCase().endsWith(".localhost");
-
-/** Set-Cookie for a new session, sent only to `path` (the console's, /console) and Secure unless reached on localhost. */
+/**
+ * Set-Cookie for a new session, sent only to `path` (the console's, /console), Secure when the request came over
+ * HTTPS: its protocol as the service saw it, or as a proxy TRUST_PROXY trusts says (X-Forwarded-Proto). Never the
+ * Host header, which any client names as it likes.
+ */
 export function sessionCookie(
-  req: Pick<RequestHost, "hostname">,
+  req: Pick<RequestHost, "protocol">,
   token: string,
   maxAgeSeconds: number,
   path = "/console",
@@ -39,12 +38,12 @@ export function sessionCookie(
     "HttpOnly",
     "SameSite=Strict",
     `Max-Age=${Math.max(0, Math.floor(maxAgeSeconds))}`,
-    ...(isLoopbackHost(req.hostname) ? [] : ["Secure"]),
+    ...(req.protocol === "https" ? ["Secure"] : []),
   ].join("; ");
 }
 
 /** Set-Cookie that removes the session cookie (sign-out). */
-export function clearedSessionCookie(req: Pick<RequestHost, "hostname">, path = "/console"): string {
+export function clearedSessionCookie(req: Pick<RequestHost, "protocol">, path = "/console"): string {
   return sessionCookie(req, "", 0, path);
 }
 
@@ -64,28 +63,37 @@ export interface SignedIn {
   token: string;
   csrfToken: string;
   expiresAt: string;
+  /** How the session was opened, and when (a fresh one-time link stands in for the current password). */
+  via: "password" | "link";
+  createdAt: string;
 }
 
+/** A session's use is written at most this often (a page's requests come in bursts): the idle timeout's grain. */
+const TOUCH_EVERY_MS = 15_000;
+
 /** Why a request has no usable session: its page sends the browser to the sign-in page, its JSON answer says 401. */
-export type SessionProblem = "no_session" | "unknown_session" | "revoked" | "expired";
+export type SessionProblem = "no_session" | "unknown_session" | "revoked" | "expired" | "idle";
 
 const PROBLEMS: Record<SessionProblem, string> = {
   no_session: "Sign in to the console first",
   unknown_session: "This console session is not known (it may belong to another deployment): sign in again",
-  revoked: "This console session was ended (signed out, or revoked by an administrator): sign in again",
+  revoked:
+    "This console session was ended (signed out, the password changed, or revoked by an administrator): sign in again",
   expired: "This console session has expired: sign in again",
+  idle: "This console session ended after a while without use: sign in again",
 };
 
 /**
- * The operator a console request comes from, checked: a live session (401 otherwise, `details.reason` saying why), a
- * role that allows `needed` (403), and for a change (`change`) the session's CSRF token in x-csrf-token and no Origin
- * but the service's own (as the request reached it, or PUBLIC_BASE_URL's: `publicOrigin`) (403).
+ * The operator a console request comes from, checked: a live session (401 otherwise, `details.reason` saying why:
+ * also a session unused for `idleMs`), a role that allows `needed` (403), and for a change (`change`) the session's
+ * CSRF token in x-csrf-token and no Origin but the service's own (as the request reached it, or PUBLIC_BASE_URL's:
+ * `publicOrigin`) (403). A request that passes counts as the session's use (its idle time starts again).
  */
 export async function authenticate(
-  sessions: Pick<OperatorSessions, "find">,
+  sessions: Pick<OperatorSessions, "find" | "touch">,
   req: RequestHeaders & RequestHost,
   needed: OperatorRole,
-  options: { change: boolean; publicOrigin?: string },
+  options: { change: boolean; idleMs: number; publicOrigin?: string },
 ): Promise<SignedIn> {
   const token = sessionTokenOf(req);
   const refuse = (reason: SessionProblem) => unauthorized(PROBLEMS[reason], { reason });
@@ -94,6 +102,7 @@ export async function authenticate(
   if (!session) throw refuse("unknown_session");
   if (session.revokedAt) throw refuse("revoked");
   if (Date.parse(session.expiresAt) <= Date.now()) throw refuse("expired");
+  if (Date.parse(session.lastSeenAt) + options.idleMs <= Date.now()) throw refuse("idle");
   const csrfToken = csrfTokenOf(token);
   if (options.change) {
     assertSameOrigin(req, options.publicOrigin);
@@ -112,7 +121,9 @@ export async function authenticate(
       needed,
     });
   }
-  return { operator: session.operator, token, csrfToken, expiresAt: session.expiresAt };
+  if (Date.now() - Date.parse(session.lastSeenAt) >= TOUCH_EVERY_MS) await sessions.touch(token);
+  const { operator, expiresAt, via, createdAt } = session;
+  return { operator, token, csrfToken, expiresAt, via, createdAt };
 }
 
 /**

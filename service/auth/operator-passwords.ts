@@ -1,4 +1,5 @@
 import { randomBytes, scrypt, timingSafeEqual, type ScryptOptions } from "node:crypto";
+import type { ZxcvbnFactory } from "@zxcvbn-ts/core";
 
 /**
  * Operators' passwords, kept as scrypt hashes (memory-hard: 32 MiB and about 0.1 s of one core per guess, so a stolen
@@ -12,12 +13,47 @@ const maxmemOf = (N: number, r: number) => 256 * N * r;
 
 export const PASSWORD_MIN = 12;
 export const PASSWORD_MAX = 200;
+/**
+ * The least zxcvbn score a new password must have: 3 ("safely unguessable", about 10^8 guesses and more) is out of
+ * reach of online guessing under the sign-in limits, and slow against a stolen table of scrypt hashes.
+ */
+export const PASSWORD_MIN_SCORE = 3;
 
-/** Why a password is refused (too short or too long), or undefined when it may be used. */
-export function passwordProblem(password: string): string | undefined {
+/**
+ * zxcvbn-ts (the maintained TypeScript port of Dropbox's estimator) with its common-password, name and keyboard-pattern
+ * lists and English words: loaded and built at the first check (its dictionaries take a few hundred milliseconds, which
+ * a start of the service or of the admin tool should not pay).
+ */
+let estimator: Promise<ZxcvbnFactory> | undefined;
+async function strengthOf(password: string, userInputs: string[]) {
+  estimator ??= (async () => {
+    const [{ ZxcvbnFactory }, common, english] = await Promise.all([
+      import("@zxcvbn-ts/core"),
+      import("@zxcvbn-ts/language-common"),
+      import("@zxcvbn-ts/language-en"),
+    ]);
+    return new ZxcvbnFactory({
+      dictionary: { ...common.dictionary, ...english.dictionary },
+      graphs: common.adjacencyGraphs,
+      translations: english.translations,
+    });
+  })();
+  return (await estimator).check(password, userInputs);
+}
+
+/**
+ * Why a password is refused, or undefined when it may be used: too short or too long, or too easy to guess (a score
+ * below PASSWORD_MIN_SCORE: repeated characters, a common password, keyboard patterns, a date, or the words of
+ * `userInputs`, e.g. the operator's e-mail), with the estimator's own advice.
+ */
+export async function passwordProblem(password: string, userInputs: string[] = []): Promise<string | undefined> {
   if (password.length < PASSWORD_MIN) return `must be at least ${PASSWORD_MIN} characters`;
   if (password.length > PASSWORD_MAX) return `must be at most ${PASSWORD_MAX} characters`;
-  return undefined;
+  const inputs = userInputs.flatMap((input) => [input, ...input.split(/[^A-Za-z0-9]+/).filter((w) => w.length > 2)]);
+  const { score, feedback } = await strengthOf(password, inputs);
+  if (score >= PASSWORD_MIN_SCORE) return undefined;
+  const advice = [feedback.warning, ...feedback.suggestions].filter(Boolean).join(" ");
+  return `is too easy to guess (strength ${score} of 4, at least ${PASSWORD_MIN_SCORE} needed)${advice ? `: ${advice}` : ""}`;
 }
 
 function derive(

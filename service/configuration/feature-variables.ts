@@ -50,6 +50,43 @@ export const featureVariables = {
     about: "The token's user PIN (give it as X402_SETTLEMENT_PKCS11_PIN_FILE).",
     secret: true,
   }),
+  X402_REFUND_PRIVATE_KEY: variable(privateKey.optional(), {
+    group: "x402",
+    about:
+      "Key of the refund wallet: it pays back, in USDC on the payment chain, a payment settled for an operation that then failed for a reason of the service's (the relayer without gas money, a transaction the service signed refused). Fund it with USDC and some ETH for gas. Without one, such refunds wait on the console's Refunds page for an operator to pay and mark. A key of its own: not the relayer's nor the settlement key.",
+    secret: true,
+    example: "<0x… 32-byte hex key>",
+  }),
+  X402_REFUND_KEYSTORE: variable(z.string().optional(), {
+    group: "x402",
+    about:
+      "The refund key as an encrypted JSON keystore, decrypted at start with X402_REFUND_KEYSTORE_PASSWORD: instead of X402_REFUND_PRIVATE_KEY.",
+    rule: "a file path",
+  }),
+  X402_REFUND_KEYSTORE_PASSWORD: variable(z.string().optional(), {
+    group: "x402",
+    about: "The password of X402_REFUND_KEYSTORE (give it as X402_REFUND_KEYSTORE_PASSWORD_FILE).",
+    secret: true,
+  }),
+  X402_REFUND_PKCS11_MODULE: variable(z.string().optional(), {
+    group: "x402",
+    about:
+      "The refund key on a PKCS#11 token: the token's PKCS#11 library (instead of X402_REFUND_PRIVATE_KEY and X402_REFUND_KEYSTORE). Needs X402_REFUND_PKCS11_TOKEN_LABEL, X402_REFUND_PKCS11_KEY_LABEL and X402_REFUND_PKCS11_PIN too.",
+    rule: "a readable file path",
+  }),
+  X402_REFUND_PKCS11_TOKEN_LABEL: variable(z.string().optional(), {
+    group: "x402",
+    about: "The label of the token that holds the refund key.",
+  }),
+  X402_REFUND_PKCS11_KEY_LABEL: variable(z.string().optional(), {
+    group: "x402",
+    about: "The label (CKA_LABEL) of the refund key pair (secp256k1) on the token.",
+  }),
+  X402_REFUND_PKCS11_PIN: variable(z.string().optional(), {
+    group: "x402",
+    about: "The token's user PIN (give it as X402_REFUND_PKCS11_PIN_FILE).",
+    secret: true,
+  }),
   X402_PAYMENT_CHAIN_ID: variable(z.coerce.number().int().positive().optional(), {
     group: "x402",
     about:
@@ -174,6 +211,12 @@ export const featureVariables = {
     about:
       "How long an operator stays signed in to the console (/console) after signing in; then the session ends and the operator signs in again.",
     rule: "a duration (`30m`, `8h`, `1d`)",
+  }),
+  CONSOLE_SESSION_IDLE_TIMEOUT: variable(duration.prefault("30m"), {
+    group: "console",
+    about:
+      "A console session not used for this long ends (the operator signs in again), however long CONSOLE_SESSION_TTL still gives it.",
+    rule: "a duration (`15m`, `30m`, `2h`)",
   }),
   CONSOLE_SIGN_IN_LINK_TTL: variable(duration.prefault("1h"), {
     group: "console",

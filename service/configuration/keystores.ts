@@ -9,6 +9,7 @@ const KEYSTORE_KEYS = [
     keystore: "X402_SETTLEMENT_KEYSTORE",
     password: "X402_SETTLEMENT_KEYSTORE_PASSWORD",
   },
+  { key: "X402_REFUND_PRIVATE_KEY", keystore: "X402_REFUND_KEYSTORE", password: "X402_REFUND_KEYSTORE_PASSWORD" },
 ] as const;
 
 /**

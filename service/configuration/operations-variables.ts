@@ -44,6 +44,18 @@ export const operationsVariables = {
       about: "Give up waiting for a receipt after this long; the batch stays pending and is resumed on the next start.",
     },
   ),
+  CHAIN_UNREACHABLE_GIVE_UP_MS: variable(
+    z.coerce
+      .number()
+      .int()
+      .min(1000)
+      .default(15 * 60_000),
+    {
+      group: "operations",
+      about:
+        "A relayed batch nothing of which was signed yet ends rejected once its chain has not answered for this long (a failure of the service's: a payment it settled is owed back); anything signed waits for its chain.",
+    },
+  ),
   SHUTDOWN_TIMEOUT_MS: variable(z.coerce.number().int().min(0).default(10_000), {
     group: "operations",
     about: "On SIGTERM/SIGINT: how long requests in flight may take to finish before their connections are closed.",

@@ -22,24 +22,32 @@ const PKCS11_KEYS = [
     rawKey: "X402_SETTLEMENT_PRIVATE_KEY",
     keystore: "X402_SETTLEMENT_KEYSTORE",
   },
+  {
+    role: "refund",
+    prefix: "X402_REFUND_PKCS11_",
+    rawKey: "X402_REFUND_PRIVATE_KEY",
+    keystore: "X402_REFUND_KEYSTORE",
+  },
 ] as const;
 
 const PARTS = ["MODULE", "TOKEN_LABEL", "KEY_LABEL", "PIN"] as const;
 
 /**
- * The relayer's and the settlement wallet's PKCS#11 references (RELAYER_PKCS11_*, X402_SETTLEMENT_PKCS11_*): all four
- * variables of a group or none, the module a readable file, and the key given once (not also as a raw key or a
- * keystore). `env` is the environment after secret files and keystores were read in.
+ * The relayer's, the settlement and the refund wallets' PKCS#11 references (RELAYER_PKCS11_*, X402_SETTLEMENT_PKCS11_*,
+ * X402_REFUND_PKCS11_*): all four variables of a group or none, the module a readable file, and the key given once
+ * (not also as a raw key or a keystore). `env` is the environment after secret files and keystores were read in.
  */
 export function readPkcs11Keys(env: Record<string, string | undefined>): {
   relayer?: Pkcs11KeyReference;
   settlement?: Pkcs11KeyReference;
+  refund?: Pkcs11KeyReference;
   problems: string[];
 } {
   const problems: string[] = [];
   const found: {
     relayer?: Pkcs11KeyReference;
     settlement?: Pkcs11KeyReference;
+    refund?: Pkcs11KeyReference;
   } = {};
   for (const { role, prefix, rawKey, keystore } of PKCS11_KEYS) {
     const given = PARTS.filter((part) => env[prefix + part]);

@@ -42,6 +42,7 @@ export function investorView(r: KycInvestorRecord, keyEmail: string | null): Inv
     signedMessage: r.proofMessage,
     submittedAt: r.submittedAt,
     reviewedBy: r.reviewedBy,
+    decidedBy: r.decidedBy,
     reviewedAt: r.reviewedAt,
     reason: r.reviewReason,
   };
@@ -49,9 +50,10 @@ export function investorView(r: KycInvestorRecord, keyEmail: string | null): Inv
 
 /**
  * Approves or rejects an investor: the admin command's own decision (onboarding/provider.ts applyDecision, the same
- * transitions and checks), written to the audit log as this operator's (the record says reviewed by "operator", as
- * tenants see it: operators' e-mails stay inside). The decision's event (kyc.approved, kyc.rejected) reaches the
- * inviting key's webhooks and streams; the investor's page shows it.
+ * transitions and checks), written to the audit log as this operator's and recorded as decided by this operator
+ * (`decidedBy`, shown in the console; tenants see reviewed by "operator": operators' e-mails stay inside). The
+ * decision's event (kyc.approved, kyc.rejected) reaches the inviting key's webhooks and streams; the investor's page
+ * shows it.
  */
 export async function decideKyc(
   services: Services,

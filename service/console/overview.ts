@@ -79,7 +79,12 @@ async function walletViews(services: Services): Promise<Overview["wallets"]> {
         transactionsLeft: w.wei === undefined || !perTransaction ? null : Number(w.wei / perTransaction),
         low: w.low ?? null,
         nextNonce: (await services.walletNonces.next(w.chainId, w.address)) ?? null,
-        inFlight: w.role === "relayer" ? await services.batchSearch.inFlight(w.chainId, w.address) : settlingHere,
+        inFlight:
+          w.role === "relayer"
+            ? await services.batchSearch.inFlight(w.chainId, w.address)
+            : w.role === "refund"
+              ? (await services.paymentRefunds.totals()).counts.sending
+              : settlingHere,
         readAt: w.readAt === undefined ? null : new Date(w.readAt).toISOString(),
       };
     }),

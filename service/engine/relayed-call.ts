@@ -23,9 +23,15 @@ const SETTLEMENT_GAS = 120_000n;
 const delegateInterface = PaidRelayDelegate__factory.createInterface();
 const SETTLE_AND_CALL = delegateInterface.getFunction("settleAndCall").selector;
 
-/** A relayed transaction whose simulation reverts: it is not signed, and nothing is spent. */
+/**
+ * A relayed transaction whose simulation reverts: it is not signed, and nothing is spent. `outOfGas`: it runs out of the
+ * gas the service would give it (the service's estimate: a failure of ours), not a revert of the call itself.
+ */
 export class WouldRevert extends Error {
-  constructor(readonly reason: string) {
+  constructor(
+    readonly reason: string,
+    readonly outOfGas = false,
+  ) {
     super(reason);
   }
 }
@@ -123,7 +129,7 @@ export async function simulateRelayedCall(
     if (isChainUnavailable(error) || !isRevert(error)) throw error;
     const data = revertDataOf(error);
     if (gas && (!data || data === "0x") && /out of gas/i.test(nodeMessage(error)))
-      throw new WouldRevert(`it runs out of gas at the limit it would be signed with (${BigInt(gas)})`);
+      throw new WouldRevert(`it runs out of gas at the limit it would be signed with (${BigInt(gas)})`, true);
     throw new WouldRevert(relayedRevertReason(data));
   }
 }

@@ -222,6 +222,8 @@ export class Relayer {
             replacing,
             bind,
           );
+          // The batch ended while this waited for the row (abandoned by another runner): nothing is signed for it.
+          if (ENDED.has(current.status)) throw new TransactionEnded(`transaction ${tx.index} of ${batch.txId} ended`);
           // The payment is not reserved any more (another settler took it): signing without it would give the work away.
           if (bind && !boundHere) throw new PaymentNotCarried("the payment is no longer reserved for this transaction");
           ticket = nonceOrderOf(this.services).register(chain.chainId, signer.address, nonce);
@@ -410,6 +412,12 @@ async function broadcastSigned(chain: Chain, ticket: NonceTicket, signed: Relaye
   });
   return verdict.kind === "accepted" ? { ...signed, acceptedAt: Date.now(), receipt } : signed;
 }
+
+/** The states of a transaction that has ended: it is never signed (again). */
+const ENDED = new Set(["refused", "reverted", "unseen", "confirmed"]);
+
+/** The transaction to sign ended meanwhile (its batch was abandoned by another runner): nothing was signed. */
+export class TransactionEnded extends Error {}
 
 /** Thrown out of the signing transaction (rolling back its nonce and binding) when another runner signed first. */
 class SignedElsewhere extends Error {

@@ -2,7 +2,13 @@ import type { TransactionReceipt } from "ethers";
 import type { Logger } from "../logger";
 import type { Batch, BatchTransaction } from "../model/batch";
 import type { PaymentRecord } from "../store/payments";
-import { PaymentNotCarried, WouldRevert, type OperationSettlement, type RelayedSignature } from "./relayer";
+import {
+  PaymentNotCarried,
+  TransactionEnded,
+  WouldRevert,
+  type OperationSettlement,
+  type RelayedSignature,
+} from "./relayer";
 import type { BatchEnding } from "./runner-ending";
 import type { BatchHooks, RelaySigner, RunnerDeps, RunnerStop, SettlementPort } from "./runner-ports";
 
@@ -142,9 +148,11 @@ export class FirstBroadcast {
           batch,
           tx,
           `transaction ${tx.index + 1} would revert: ${error.reason}; nothing was sent`,
+          error.outOfGas ? "ours" : "payer",
         );
         return "refused";
       }
+      if (error instanceof TransactionEnded) return "refused"; // ended by another runner: read back
       if (!(error instanceof PaymentNotCarried)) throw error;
       this.log.warn(
         { txId: batch.txId, reason: error.message },

@@ -4,7 +4,7 @@ import type { Logger } from "../logger";
 import type { Batch, BatchTransaction } from "../model/batch";
 import type { PaymentRecord } from "../store/payments";
 import { RecordsRefused } from "./records-refused";
-import type { BatchHooks, Confirmation, RunnerDeps, SettlementPort } from "./runner-ports";
+import type { BatchHooks, Confirmation, FailureCause, RunnerDeps, SettlementPort } from "./runner-ports";
 
 /**
  * How a batch's run ends: successful (the method's records and the batch's end in one database transaction, its
@@ -30,8 +30,10 @@ export class BatchEnding {
   }
 
   /**
-   * Ends a batch at a reverted or refused transaction. Its payment is released (nothing charged); its credit comes
-   * back when the caller got nothing from it: a relayed batch, or one whose first transaction never reached the chain.
+   * Ends a batch at a reverted or refused transaction. Its payment is released (nothing charged) unless it was settled;
+   * its credit comes back when the caller got nothing from it: a relayed batch, or one whose first transaction never
+   * reached the chain. A failure of ours (`cause`) also owes back, in the same database transaction, the payments it
+   * had settled (refunds: payments/refunds.ts); a failure of the payer's stays charged.
    */
   async reject(
     batch: Batch,
@@ -39,8 +41,17 @@ export class BatchEnding {
     status: "reverted" | "refused" | "unseen",
     error: string,
     receipt?: { blockNumber: number; gasUsed: bigint },
+    cause: FailureCause = "payer",
   ): Promise<void> {
-    await this.services.batches.reject(batch.txId, tx.index, status, error, receipt);
+    const owedBack = cause === "ours" && !batch.apiKeyId ? this.settlement : undefined;
+    let owed = 0;
+    if (owedBack?.owedBackWithin)
+      owed = await this.services.db.transaction(async (q) => {
+        await this.services.batches.reject(batch.txId, tx.index, status, error, receipt, q);
+        return owedBack.owedBackWithin!(q, batch.txId, error);
+      });
+    else await this.services.batches.reject(batch.txId, tx.index, status, error, receipt);
+    owedBack?.owedBackCommitted?.(batch.txId, owed);
     update(batch, tx.index, {
       status,
       error,
@@ -58,10 +69,35 @@ export class BatchEnding {
     await this.settlement?.releaseForBatch(batch.txId, `the operation failed: ${error}`);
   }
 
-  /** Ends a batch before anything of it was sent (its transaction would revert, or its payment failed): nothing spent. */
-  async refuse(batch: Batch, tx: BatchTransaction, error: string): Promise<void> {
+  /**
+   * Ends a relayed batch nothing of which was ever signed because its chain does not answer (a failure of ours): in one
+   * database transaction that holds its transactions' and payments' rows, rejected, its reserved payments released and
+   * its settled ones owed back; its credit comes back. Undefined, and nothing changed, when something of it was signed
+   * meanwhile (it can still reach the chain: it waits for it) or a payment of it is being settled (tried again later).
+   */
+  async abandonUnsent(batch: Batch, error: string): Promise<Batch | undefined> {
+    const { batches, credits, db, payments } = this.services;
+    const paid = !batch.apiKeyId ? this.settlement : undefined;
+    const ended = await db.transaction(async (q) => {
+      if (!(await batches.lockNothingSent(q, batch.txId))) return undefined;
+      await batches.reject(batch.txId, 0, "refused", error, undefined, q);
+      await payments.releaseReservedWithin(q, batch.txId, `the operation failed: ${error}`);
+      await credits.refund(q, batch.txId);
+      return { owed: (await paid?.owedBackWithin?.(q, batch.txId, error)) ?? 0 };
+    });
+    if (!ended) return undefined;
+    this.log.error({ txId: batch.txId, reason: error }, "batch abandoned: its chain did not answer; nothing was sent");
+    paid?.owedBackCommitted?.(batch.txId, ended.owed);
+    return this.services.batches.get(batch.txId);
+  }
+
+  /**
+   * Ends a batch before anything of it was sent (its transaction would revert, or its payment failed): nothing spent.
+   * `cause`: whose failure it is (a transaction that would run out of the gas the service gives it is ours).
+   */
+  async refuse(batch: Batch, tx: BatchTransaction, error: string, cause: FailureCause = "payer"): Promise<void> {
     this.log.warn({ txId: batch.txId, index: tx.index, reason: error }, "batch refused before anything was sent");
-    await this.reject(batch, tx, "refused", error);
+    await this.reject(batch, tx, "refused", error, undefined, cause);
   }
 
   /**

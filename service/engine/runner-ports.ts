@@ -74,6 +74,13 @@ export interface SettlementPort {
     payments?: PaymentRecord[],
   ): Promise<void>;
   releaseForBatch(txId: string, reason: string): Promise<void>;
+  /**
+   * Inside the database transaction that ends a batch rejected for a failure of the service's (FailureCause "ours"):
+   * the payments it had settled are owed back to their payers. Answers how many.
+   */
+  owedBackWithin?(q: Queryable, txId: string, reason: string): Promise<number>;
+  /** Once that transaction committed: the refunds are sent (or listed for the operator). */
+  owedBackCommitted?(txId: string, owed: number): void;
   /** A reorg deeper than its confirmations took a settlement off the chain. */
   afterDeepReorg(paymentId: string): Promise<void>;
   /** A deep reorg took a batch's transaction off the chain: a payment settled in it is settling again. */
@@ -90,6 +97,14 @@ export interface SettlementPort {
   ): Promise<PaymentRecord[]>;
   keepSettledAfterCommit?(settled: PaymentRecord[]): void;
 }
+
+/**
+ * Whose failure ended a batch rejected: the payer's ("payer": its call reverted on the chain as it stood, it was refused
+ * before anything was sent, a hash it reported never appeared, the node refused the bytes it signed) is charged for the
+ * attempt; the service's ("ours": the node refused bytes the relayer signed, e.g. the relayer without gas money; the
+ * operator cancelled it; it ran out of the gas the service gave it) gives back what the payer paid (refund).
+ */
+export type FailureCause = "payer" | "ours";
 
 /** What the last transaction's confirmation writes together with the batch's end. */
 export interface Confirmation {

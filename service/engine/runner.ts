@@ -1,4 +1,4 @@
-import { keccak256, type TransactionReceipt } from "ethers";
+import { keccak256, Transaction, type TransactionReceipt } from "ethers";
 import type { Chain } from "../chains/registry";
 import type { WatchedBlock } from "../chains/reorg-watch";
 import { isChainUnavailable } from "../chains/rpc-errors";
@@ -9,7 +9,7 @@ import { TransactionTracker, type TrackerDeps } from "./tracker";
 import type { Batch, BatchTransaction } from "../model/batch";
 import { FirstBroadcast } from "./runner-broadcast";
 import { BatchEnding, update } from "./runner-ending";
-import type { Confirmation, RelaySigner, RunnerDeps, RunnerWiring, SettlementPort } from "./runner-ports";
+import type { Confirmation, FailureCause, RelaySigner, RunnerDeps, RunnerWiring, SettlementPort } from "./runner-ports";
 
 /** A run that could not reach its chain tries again after this long, doubling up to RETRY_MAX_MS. */
 const RETRY_START_MS = 500;
@@ -19,7 +19,8 @@ const RETRY_MAX_MS = 15_000;
  * Drives sending batches to an end: broadcast each transaction in order, wait until it is confirmed on the canonical
  * chain, and only then the next; stop at the first revert or refusal. Every step is read from and written to the
  * store first, so a batch interrupted by a crash resumes where it stopped: re-sending the same signed bytes can never
- * send anything twice. A chain that cannot be reached pauses the run, never ends it. Confirmed transactions stay
+ * send anything twice. A chain that cannot be reached pauses the run (it ends only a relayed batch nothing of which
+ * was signed, after CHAIN_UNREACHABLE_GIVE_UP_MS: abandonIfUnreachable). Confirmed transactions stay
  * watched for deeper reorgs (chains/reorg-watch.ts): one taken off the chain is sent again.
  */
 export class BatchRunner {
@@ -147,13 +148,21 @@ export class BatchRunner {
     await Promise.allSettled([...this.active.values()]);
   }
 
-  /** drive, again after a pause whenever the chain could not be reached (nothing it did is lost: it is all stored). */
+  /**
+   * drive, again after a pause whenever the chain could not be reached (nothing it did is lost: it is all stored). A
+   * relayed batch nothing of which was signed is abandoned once its chain has not answered for
+   * CHAIN_UNREACHABLE_GIVE_UP_MS (runner-ending.ts abandonUnsent: a failure of ours); anything signed waits for its chain.
+   */
   private async driveThroughOutages(txId: string, sending?: Batch): Promise<Batch | undefined> {
+    let outageSince: number | undefined;
     for (let pause = RETRY_START_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
       try {
         return await this.drive(txId, sending);
       } catch (error) {
         if (this.stopped || !isChainUnavailable(error)) throw error;
+        outageSince ??= Date.now();
+        const abandoned = await this.abandonIfUnreachable(txId, outageSince);
+        if (abandoned) return abandoned;
         this.log.warn(
           { txId, err: errorFacts(error), retryInMs: pause },
           "chain not reachable; the batch waits and goes on",
@@ -163,6 +172,16 @@ export class BatchRunner {
         if (this.stopped) return undefined;
       }
     }
+  }
+
+  /** A relayed batch whose chain has not answered since `since` for longer than the bound: abandoned when nothing was sent. */
+  private async abandonIfUnreachable(txId: string, since: number): Promise<Batch | undefined> {
+    const waited = Date.now() - since;
+    if (waited < this.services.config.CHAIN_UNREACHABLE_GIVE_UP_MS) return undefined;
+    const batch = await this.services.batches.get(txId);
+    if (batch?.status !== "sending" || batch.executionMode !== "service-relayed") return undefined;
+    const reason = `chain ${batch.chainId} did not answer for ${Math.round(waited / 1000)} s before anything was sent; nothing was sent`;
+    return this.ending.abandonUnsent(batch, reason);
   }
 
   private async drive(txId: string, sending?: Batch): Promise<Batch | undefined> {
@@ -192,7 +211,7 @@ export class BatchRunner {
       const outcome = await this.untilConfirmedOnChain(batch, chain, current, acceptedAt, asked);
       if (outcome.kind === "stopped" || outcome.kind === "timeout") return undefined; // resumed later
       if (outcome.kind === "ended") {
-        await this.ending.reject(batch, outcome.tx, outcome.status, outcome.error);
+        await this.ending.reject(batch, outcome.tx, outcome.status, outcome.error, undefined, outcome.cause);
         return this.ending.ended(batch);
       }
       const { receipt } = outcome;
@@ -203,6 +222,7 @@ export class BatchRunner {
           "reverted",
           `transaction ${current.index + 1} reverted on-chain`,
           receipt,
+          revertCause(batch, outcome.tx, receipt),
         );
         this.log.warn({ txId, index: current.index, hash: receipt.hash }, "transaction reverted; batch rejected");
         return this.ending.ended(batch);
@@ -389,6 +409,20 @@ export class BatchRunner {
     })().finally(() => this.active.delete(key));
     this.active.set(key, run);
   }
+}
+
+/**
+ * Whose failure a mined revert is: the payer's (its call reverted on the chain as it stood), unless a relayed
+ * transaction used all the gas the service signed it with (it ran out of gas: the service's estimate, ours).
+ */
+export function revertCause(
+  batch: Pick<Batch, "executionMode">,
+  tx: Pick<BatchTransaction, "signedRaw" | "unsigned">,
+  receipt: Pick<TransactionReceipt, "gasUsed">,
+): FailureCause {
+  if (batch.executionMode !== "service-relayed") return "payer";
+  const limit = tx.signedRaw ? Transaction.from(tx.signedRaw).gasLimit : BigInt(tx.unsigned.gasLimit);
+  return receipt.gasUsed >= limit ? "ours" : "payer";
 }
 
 /** The hash of signed raw bytes (what the chain will call the transaction). */

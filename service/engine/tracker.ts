@@ -9,6 +9,7 @@ import type { Batches } from "../store/batches";
 import { feeCapWei, replacementFees, type Fees } from "../chains/fee-bump";
 import type { Batch, BatchTransaction } from "../model/batch";
 import { PaymentNotCarried, WouldRevert } from "./relayer";
+import type { FailureCause as Cause } from "./runner-ports";
 
 /** How often a reported hash with no receipt is looked up (is the node aware of it, was its nonce used?). */
 const UNSEEN_CHECK_MS = 2_000;
@@ -31,9 +32,10 @@ export type MinedOutcome =
   | { kind: "mined"; receipt: TransactionReceipt; tx: BatchTransaction }
   /**
    * The batch ends at this transaction: refused by the node, a reported hash that never appeared, or a relayed one the
-   * operator cancelled (a no-op took its nonce: the operation never ran, as if it had reverted).
+   * operator cancelled (a no-op took its nonce: the operation never ran, as if it had reverted). `cause`: whose
+   * failure it is (runner-ports.ts FailureCause; a failure of ours owes the payment back).
    */
-  | { kind: "ended"; status: "refused" | "unseen" | "reverted"; error: string; tx: BatchTransaction }
+  | { kind: "ended"; status: "refused" | "unseen" | "reverted"; error: string; tx: BatchTransaction; cause: Cause }
   /** No receipt within RECEIPT_TIMEOUT_MS: the batch stays pending (resumed by the sweeper). */
   | { kind: "timeout" }
   | { kind: "stopped" };
@@ -178,7 +180,7 @@ export class TransactionTracker {
     }
     if (this.tx.status === "broadcast" && !this.tx.signedRaw) {
       const mismatch = await this.checkReportedTransaction();
-      if (mismatch) return { kind: "ended", status: "refused", error: mismatch, tx: this.tx };
+      if (mismatch) return { kind: "ended", status: "refused", error: mismatch, tx: this.tx, cause: "payer" };
     }
     if (this.batch.executionMode === "service-relayed" && isNoOp(receipt)) {
       const error = `cancelled by the operator: a no-op transaction (${receipt.hash}, block ${receipt.blockNumber}) took nonce ${this.tx.unsigned.nonce}; the operation did not run`;
@@ -186,7 +188,7 @@ export class TransactionTracker {
         { txId: this.batch.txId, index: this.tx.index, hash: receipt.hash },
         "relayed transaction cancelled; batch rejected",
       );
-      return { kind: "ended", status: "reverted", error, tx: this.tx };
+      return { kind: "ended", status: "reverted", error, tx: this.tx, cause: "ours" };
     }
     return { kind: "mined", receipt, tx: this.tx };
   }
@@ -239,7 +241,8 @@ export class TransactionTracker {
           { txId: this.batch.txId, index: this.tx.index, refusal: verdict.message },
           "node refused the transaction; batch rejected",
         );
-        return { kind: "ended", status: "refused", error: verdict.message, tx: this.tx };
+        // Bytes the relayer signed are ours (e.g. the relayer without gas money); a client's are the client's.
+        return { kind: "ended", status: "refused", error: verdict.message, tx: this.tx, cause: this.ownBytes() };
     }
   }
 
@@ -262,13 +265,19 @@ export class TransactionTracker {
           status: "refused",
           error: `signed again after its nonce was used elsewhere, it ${error instanceof WouldRevert ? `would revert: ${error.reason}` : `cannot carry its payment: ${error.message}`}; nothing was sent`,
           tx: this.tx,
+          cause: error instanceof WouldRevert && !error.outOfGas ? "payer" : "ours",
         };
       }
       this.lastBroadcast = 0;
       this.sentAtHead = -1;
       return undefined;
     }
-    return { kind: "ended", status: "refused", error: message, tx: this.tx };
+    return { kind: "ended", status: "refused", error: message, tx: this.tx, cause: this.ownBytes() };
+  }
+
+  /** Whose are this transaction's bytes: the relayer's (a failure of them is ours), or the client's. */
+  private ownBytes(): Cause {
+    return this.batch.executionMode === "service-relayed" ? "ours" : "payer";
   }
 
   /** Replaces a relayed transaction with higher fees when it is not mined after some blocks or is priced out. */
@@ -359,7 +368,7 @@ export class TransactionTracker {
         { txId: this.batch.txId, index: this.tx.index, hash: this.tx.txHash },
         "reported transaction never appeared; batch rejected",
       );
-      return { kind: "ended", status: "unseen", error: verdict, tx: this.tx };
+      return { kind: "ended", status: "unseen", error: verdict, tx: this.tx, cause: "payer" };
     }
     return undefined;
   }

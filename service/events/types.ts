@@ -209,6 +209,16 @@ export const EVENT_CATALOGUE = {
     summary: "An x402 payment of a batch was released: nothing was charged",
     data: PaymentEventData,
   },
+  "payment.refund_owed": {
+    summary:
+      "A settled x402 payment is owed back: its operation failed for a reason of the service's (payment.refund says why); it is refunded by the service's refund wallet or by the operator",
+    data: PaymentEventData,
+  },
+  "payment.refunded": {
+    summary:
+      "An owed x402 payment was paid back to its payer (payment.refund.transaction, confirmed on the payment chain)",
+    data: PaymentEventData,
+  },
   "token.created": {
     summary: "newTokenization confirmed: the security token, its escrow and its record",
     data: TokenizerInfo,

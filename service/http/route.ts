@@ -88,7 +88,8 @@ export interface RouteDefinition<Q = unknown, B = unknown> {
   tool?: { name?: string; prepares?: string; description?: string } | false;
   /**
    * The route's body is not a request of this API but an envelope of others, each checked by the route it reaches
-   * (POST /mcp: a tool call's arguments go through the input guard of the route the tool calls).
+   * (POST /mcp: a tool call's arguments go through the input guard of the route the tool calls), or the handler calls
+   * the input guard itself (POST /admin/command: which secret-named field it takes depends on the command).
    */
   guardsOwnInput?: boolean;
   /**

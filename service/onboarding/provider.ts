@@ -8,7 +8,8 @@ export interface KycTarget {
   keyId?: string;
 }
 
-export type KycDecision = { decision: "approve" } | { decision: "reject"; reason: string };
+/** A decision, and who made it (`by`: an operator's e-mail, or "admin tool"; operators see it, tenants do not). */
+export type KycDecision = ({ decision: "approve" } | { decision: "reject"; reason: string }) & { by?: string };
 
 /**
  * Who decides a KYC outcome. This service ships the operator's provider: submissions wait until the operator runs
@@ -87,7 +88,7 @@ export async function applyDecision(
           { status: current.status },
         );
       }
-      const approved = await store.decide(q, current.id, "approved", actor, null);
+      const approved = await store.decide(q, current.id, "approved", actor, null, d.by ?? null);
       await store.addEvent(q, current.id, "approved", actor, { walletAddress: current.walletAddress });
       return approved;
     }
@@ -97,7 +98,7 @@ export async function applyDecision(
       });
     }
     await store.voidLinks(q, current.id);
-    const rejected = await store.decide(q, current.id, "rejected", actor, reason);
+    const rejected = await store.decide(q, current.id, "rejected", actor, reason, d.by ?? null);
     await store.addEvent(q, current.id, "rejected", actor, { reason, previousStatus: current.status });
     return rejected;
   });

@@ -8,6 +8,7 @@ import type { PaymentRecord } from "../store/payments";
 import type { Stores } from "../store/stores";
 import { paidIn, settledBy, transferWithAuthorizationCalldata } from "./eip3009";
 import type { PaymentTerms } from "./payment-terms";
+import type { PaymentRefunder } from "./refunds";
 import type { PaymentSettler } from "./settler";
 
 /**
@@ -30,8 +31,8 @@ export type PaidFirst = { kind: "paid" } | { kind: "refused"; reason: string } |
  * The runner's settlement port (engine/runner-ports.ts SettlementPort): what happens to a batch's payments around its
  * run. Before the first broadcast, the payment its transaction carries or those settled first; the relayer's bind
  * and set-hash callbacks for a carried payment; at the end, settled with the batch (inside its last database
- * transaction when carried) or released with it; after a deep reorg, settling again. One payment's own lifecycle is
- * the settler's (payments/settler.ts).
+ * transaction when carried), released with it, or owed back after a failure of ours (payments/refunds.ts); after a
+ * deep reorg, settling again. One payment's own lifecycle is the settler's (payments/settler.ts).
  */
 export class BatchSettlement implements SettlementPort {
   constructor(
@@ -39,7 +40,18 @@ export class BatchSettlement implements SettlementPort {
     private readonly terms: PaymentTerms,
     private readonly settler: PaymentSettler,
     private readonly log: Logger,
+    /** Where payments owed back after a failure of ours go (payments/refunds.ts). */
+    private readonly refunder: PaymentRefunder,
   ) {}
+
+  /** Inside the transaction that ends a batch rejected for a failure of ours: its settled payments owed back. */
+  owedBackWithin(q: Queryable, txId: string, reason: string): Promise<number> {
+    return this.refunder.owedBackWithin(q, txId, reason);
+  }
+
+  owedBackCommitted(txId: string, owed: number): void {
+    this.refunder.owedBackCommitted(txId, owed);
+  }
 
   /**
    * What a batch's payments need before its first broadcast (PaymentPlan). One payment may ride in the batch's only

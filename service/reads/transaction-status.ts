@@ -7,18 +7,24 @@ import type { Batch } from "../model/batch";
 import { badRequest, notFound } from "../errors";
 import type { ChainTransactionStatus, PaymentView } from "../wire/responses";
 import type { PaymentRecord } from "../store/payments";
+import { refundView, type RefundRecord } from "../store/payment-refunds";
 import type { Stores } from "../store/stores";
 import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
 import { JsonText } from "../wire/json-text";
 
 /** What transaction-status reads. */
-export type StatusServices = Pick<Stores, "batches" | "payments"> & { chains: ChainRegistry; config: Config };
+export type StatusServices = Pick<Stores, "batches" | "payments" | "paymentRefunds"> & {
+  chains: ChainRegistry;
+  config: Config;
+};
 
 /** What a final batch's status is made of; it never changes again, so every request may be answered from memory. */
 interface FinalStatus {
   batch: Batch;
   payments: PaymentRecord[];
+  /** Payments owed back after a failure of ours, by payment (read only for a rejected batch that had a payment settled). */
+  refunds?: Map<string, RefundRecord>;
   /** Its answers once serialized, by the hash they were asked with ("" for none). */
   answers?: Map<string, JsonText>;
 }
@@ -28,8 +34,9 @@ const FINAL_STATUSES_KEPT = 2_000;
 
 /**
  * Final batches' statuses by txId, and their transactions' hashes. Final means nothing about it can change any more:
- * the batch succeeded or was rejected for good (not a client-broadcast one that may be reported again), and each of its
- * payments is settled or released. A pending or prepared batch is always read from the database.
+ * the batch succeeded or was rejected for good (not a client-broadcast one that may be reported again), each of its
+ * payments is settled or released, and each refund owed is refunded. A pending or prepared batch is always read from
+ * the database.
  */
 class FinalStatuses {
   readonly byTxId = new TtlCache<string, FinalStatus>(Infinity, FINAL_STATUSES_KEPT);
@@ -84,11 +91,15 @@ class FinalStatuses {
 /** How long a recently final status is answered from memory. */
 const RECENT_FINAL_MS = 1_000;
 
-export function isFinal({ batch, payments }: FinalStatus): boolean {
+export function isFinal({ batch, payments, refunds }: FinalStatus): boolean {
   const batchFinal =
     (batch.status === "success" && !batch.transactions.some((t) => t.reorgedAt)) ||
     (batch.status === "rejected" && !reportable(batch));
-  return batchFinal && payments.every((p) => p.status === "settled" || p.status === "released");
+  return (
+    batchFinal &&
+    payments.every((p) => p.status === "settled" || p.status === "released") &&
+    [...(refunds?.values() ?? [])].every((r) => r.status === "refunded")
+  );
 }
 
 /** One cache per service instance, keyed by its batch store (the runner forgets through it, before the service is whole). */
@@ -141,7 +152,8 @@ export async function transactionStatus(
     const readAt = Date.now();
     const batch = await services.batches.get(txId);
     if (!batch) throw unknown();
-    status = { batch, payments: await services.payments.forBatch(batch.txId) };
+    const payments = await services.payments.forBatch(batch.txId);
+    status = { batch, payments, refunds: await refundsOf(services, batch, payments) };
     cache.keepIfFinal(status, readAt);
   }
   if (!mayReadBatch(status.batch, callerKeyId)) {
@@ -150,11 +162,15 @@ export async function transactionStatus(
     return chainTransactionStatus(services, query.hash!);
   }
   const final = status;
-  const answer = () => ({ ...statusView(final.batch, query.hash), payments: final.payments.map(paymentView) });
+  const answer = () => ({
+    ...statusView(final.batch, query.hash),
+    payments: final.payments.map((p) => paymentView(p, final.refunds?.get(p.id))),
+  });
   return kept ? cache.answer(final, query.hash, answer) : answer();
 }
 
-export function paymentView(p: PaymentRecord): z.infer<typeof PaymentView> {
+/** A payment as its payer reads it, with its refund when it is owed back (`refund`). */
+export function paymentView(p: PaymentRecord, refund?: RefundRecord): z.infer<typeof PaymentView> {
   return {
     status: p.status,
     amount: p.amount,
@@ -163,7 +179,22 @@ export function paymentView(p: PaymentRecord): z.infer<typeof PaymentView> {
     step: p.subject.split(":")[0],
     settlementTransaction: p.settlement?.transaction ?? p.settleTxHash ?? null,
     ...(p.releaseReason ? { releaseReason: p.releaseReason } : {}),
+    ...(refund ? { refund: refundView(refund) } : {}),
   };
+}
+
+/**
+ * The refunds of a batch's payments: only a rejected batch with a settled payment can owe one (a failure of ours after
+ * the payment), so no other batch costs a read.
+ */
+export async function refundsOf(
+  services: Pick<Stores, "paymentRefunds">,
+  batch: Pick<Batch, "txId" | "status">,
+  payments: PaymentRecord[],
+): Promise<Map<string, RefundRecord> | undefined> {
+  if (batch.status !== "rejected" || !payments.some((p) => p.status === "settled")) return undefined;
+  const refunds = await services.paymentRefunds.forBatch(batch.txId);
+  return new Map(refunds.map((r) => [r.paymentId, r]));
 }
 
 /** A hash this service never saw: answer from the chains it serves. */

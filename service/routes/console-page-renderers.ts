@@ -6,6 +6,7 @@ export { kycPage } from "../console/pages/kyc";
 export { CONSOLE_CSP, page } from "../console/pages/layout";
 export { overviewPage } from "../console/pages/overview";
 export { paymentPage, paymentsPage } from "../console/pages/payments";
+export { refundsPage } from "../console/pages/refunds";
 export { accountPage, signInPage } from "../console/pages/sign-in";
 export { transactionPage, transactionsPage } from "../console/pages/transactions";
 export { webhookPage, webhooksPage } from "../console/pages/webhooks";

@@ -12,6 +12,7 @@ import { listPayments, paymentDetail, paymentTotals } from "../console/payments"
 import { searchTransactions, transactionDetail } from "../console/transactions";
 import { endpointDetail, listEndpoints } from "../console/webhooks";
 import type { PageContext } from "../console/pages/layout";
+import { listRefunds, refundRow } from "../console/refunds";
 import { ApiError } from "../errors";
 import { toApiError } from "../http/error-mapping";
 import { defineRoute } from "../http/route";
@@ -59,7 +60,10 @@ function consolePage(
       const base = basePathOf(services);
       let signedIn: SignedIn;
       try {
-        signedIn = await authenticate(services.operatorSessions, req, "viewer", { change: false });
+        signedIn = await authenticate(services.operatorSessions, req, "viewer", {
+          change: false,
+          idleMs: services.config.CONSOLE_SESSION_IDLE_TIMEOUT,
+        });
       } catch (error) {
         const reason =
           error instanceof ApiError && typeof error.details?.reason === "string" ? error.details.reason : "";
@@ -96,7 +100,8 @@ function consolePage(
 
 const REASONS: Record<string, string> = {
   expired: "Your session has expired: sign in again.",
-  revoked: "Your session was ended (signed out, or revoked by an administrator): sign in again.",
+  revoked: "Your session was ended (signed out, your password changed, or revoked by an administrator): sign in again.",
+  idle: "Your session ended after a while without use: sign in again.",
   unknown_session: "Your session is not known here: sign in again.",
 };
 
@@ -119,7 +124,10 @@ function signInRoute(services: Services) {
       const next = one(req.query.next) ?? `${base}/console`;
       if (
         !token &&
-        (await authenticate(services.operatorSessions, req, "viewer", { change: false }).then(
+        (await authenticate(services.operatorSessions, req, "viewer", {
+          change: false,
+          idleMs: services.config.CONSOLE_SESSION_IDLE_TIMEOUT,
+        }).then(
           () => true,
           () => false,
         ))
@@ -188,9 +196,15 @@ export function consolePageRoutes(services: Services, options: ConsoleOptions) {
       const [list, totals] = [await listPayments(services, query), (await paymentTotals(services, 7)).totals];
       return (await pages()).paymentsPage(ctx, query, list, totals);
     }),
-    consolePage(services, "/console/payments/{id}", "A payment", async (ctx, req) =>
-      (await pages()).paymentPage(ctx, await paymentDetail(services, String(req.params.id))),
-    ),
+    consolePage(services, "/console/refunds", "Refunds", async (ctx, req) => {
+      const query = { status: q(req, "status"), before: q(req, "before") };
+      return (await pages()).refundsPage(ctx, query, await listRefunds(services, query));
+    }),
+    consolePage(services, "/console/payments/{id}", "A payment", async (ctx, req) => {
+      const detail = await paymentDetail(services, String(req.params.id));
+      const refund = await services.paymentRefunds.get(detail.payment.id);
+      return (await pages()).paymentPage(ctx, detail, refund && refundRow(refund));
+    }),
     consolePage(services, "/console/webhooks", "Webhooks", async (ctx, req) =>
       (await pages()).webhooksPage(ctx, await listEndpoints(services, { before: q(req, "before") })),
     ),
@@ -211,7 +225,7 @@ export function consolePageRoutes(services: Services, options: ConsoleOptions) {
       return (await pages()).auditPage(ctx, q(req, "actor"), entries);
     }),
     consolePage(services, "/console/account", "Account", async (ctx) =>
-      (await pages()).accountPage(ctx, ctx.signedIn.expiresAt),
+      (await pages()).accountPage(ctx, ctx.signedIn, services.config.CONSOLE_SESSION_IDLE_TIMEOUT),
     ),
   ];
 }
@@ -225,6 +239,7 @@ export const CONSOLE_PAGE_PATHS = [
   "/console/transactions/{txId}",
   "/console/payments",
   "/console/payments/{id}",
+  "/console/refunds",
   "/console/webhooks",
   "/console/webhooks/{id}",
   "/console/kyc",

@@ -54,6 +54,7 @@ export function consoleRoute<Q, B>(services: Services, e: ConsoleEndpoint<Q, B>)
         req,
         await authenticate(services.operatorSessions, req, e.role, {
           change: e.method !== "get",
+          idleMs: services.config.CONSOLE_SESSION_IDLE_TIMEOUT,
           publicOrigin: publicOrigin(services),
         }),
       );

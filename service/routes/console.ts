@@ -30,6 +30,7 @@ import {
 } from "../wire/console";
 import { consoleRoute } from "./console-route";
 import { consoleChangeRoutes, type ConsoleOptions } from "./console-changes";
+import { consoleRefundRoutes } from "./console-refunds";
 
 /** The path prefix PUBLIC_BASE_URL gives the service ("" at the root): the cookie's path and the pages' links. */
 export const basePathOf = (services: Services) =>
@@ -61,6 +62,7 @@ function sessionRoutes(services: Services) {
         );
         const opened = await signIn(services, req, body);
         const seconds = (Date.parse(opened.expiresAt) - Date.now()) / 1000;
+        // Secure as the request's protocol says (X-Forwarded-Proto only from a proxy TRUST_PROXY trusts).
         res.setHeader("Set-Cookie", sessionCookie(req, opened.token, seconds, cookiePath()));
         res.setHeader("Cache-Control", "no-store");
         return { operator: opened.operator, csrfToken: opened.csrfToken, expiresAt: opened.expiresAt };
@@ -87,7 +89,7 @@ function sessionRoutes(services: Services) {
       role: "viewer",
       response: z.strictObject({ signedOut: z.literal(true) }),
       handler: async ({ req, res, signedIn }) => {
-        await signOut(services, signedIn);
+        await signOut(services, signedIn, req);
         res.setHeader("Set-Cookie", clearedSessionCookie(req, cookiePath()));
         return { signedOut: true as const };
       },
@@ -96,12 +98,17 @@ function sessionRoutes(services: Services) {
       method: "post",
       path: "/console/api/password",
       operationId: "consoleSetPassword",
-      summary: "Set or change the signed-in operator's password (at least 12 characters)",
+      summary: "Set or change the signed-in operator's password; every other session of the operator ends",
+      description:
+        "The current password is required when the operator has one (unless this session was opened by a one-time link in the last 10 minutes). The new one must be at least 12 characters and hard to guess (zxcvbn score 3 of 4). Wrong current passwords count toward the operator's sign-in lockout.",
       role: "viewer",
-      takesSecrets: ["password"],
+      takesSecrets: ["password", "currentPassword"],
       body: PasswordBody,
-      response: z.strictObject({ operator: ConsoleOperator }),
-      handler: async ({ body, signedIn }) => ({ operator: await setOwnPassword(services, signedIn, body.password) }),
+      response: z.strictObject({
+        operator: ConsoleOperator,
+        sessionsEnded: z.number().int().meta({ description: "The operator's other sessions this change ended" }),
+      }),
+      handler: async ({ body, req, signedIn }) => setOwnPassword(services, signedIn, body, req),
     }),
   ];
 }
@@ -229,5 +236,6 @@ export function consoleRoutes(services: Services, options: ConsoleOptions) {
     ...transactionRoutes(services),
     ...paymentAndAuditRoutes(services),
     ...consoleChangeRoutes(services, options),
+    ...consoleRefundRoutes(services),
   ];
 }

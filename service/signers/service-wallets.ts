@@ -10,6 +10,8 @@ export interface ServiceWallets {
   relayer: Map<number, ServiceSigner[]>;
   /** The in-process facilitator's settlement wallet, when one is configured. */
   settlement?: ServiceSigner;
+  /** The wallet that pays owed x402 payments back (payments/refunds.ts), when one is configured. */
+  refund?: ServiceSigner;
   /** Lets go of every signer (a token's sessions). */
   close(): Promise<void>;
 }
@@ -63,7 +65,16 @@ export function openServiceWallets(config: Config): ServiceWallets {
     const settlement = config.X402_SETTLEMENT_PRIVATE_KEY
       ? signerOf(config.X402_SETTLEMENT_PRIVATE_KEY)
       : settlementToken;
-    return { relayer, settlement, close };
+    const refund = config.X402_REFUND_PRIVATE_KEY
+      ? signerOf(config.X402_REFUND_PRIVATE_KEY)
+      : onToken(config.refundPkcs11, "X402_REFUND_PKCS11_");
+    // Its nonces are its own (no other part of the service heals or takes them): a key shared with another wallet would clash.
+    const shared = refund && [settlement, ...[...relayer.values()].flat()].find((w) => w?.address === refund.address);
+    if (shared)
+      throw new WalletOpenError(
+        `the refund key (X402_REFUND_*) is ${shared === settlement ? "the settlement key" : "a relayer key"}: the refund wallet needs a key of its own (${refund.address})`,
+      );
+    return { relayer, settlement, refund, close };
   } catch (error) {
     void close();
     throw error;

@@ -32,6 +32,22 @@ export class BatchTransactions {
     return toTx(row, this.sealer);
   }
 
+  /**
+   * Locks every transaction row of a batch and its payments' rows for the rest of the database transaction; true when
+   * nothing of it was ever signed and no payment of it is being settled: nothing of it can reach a chain any more, nor
+   * be paid meanwhile, once this transaction ends it (engine/runner-ending.ts abandonUnsent).
+   */
+  async lockNothingSent(tx: Queryable, txId: string): Promise<boolean> {
+    const [row] = await tx.query<{ signed: boolean; settling: boolean }>(
+      `WITH txs AS (SELECT tx_hash FROM batch_transactions WHERE tx_id = $1 FOR UPDATE),
+            paid AS (SELECT status FROM payments WHERE tx_id = $1 FOR UPDATE)
+       SELECT EXISTS (SELECT 1 FROM txs WHERE tx_hash IS NOT NULL) AS signed,
+              EXISTS (SELECT 1 FROM paid WHERE status = 'settling') AS settling`,
+      [txId],
+    );
+    return !row.signed && !row.settling;
+  }
+
   /** One transaction of a batch as stored now, with its replaced forms (a runner re-reads it after another party replaced it). */
   async transaction(txId: string, index: number): Promise<BatchTransaction | undefined> {
     const [row] = await this.db.query<{ tx: TxRow | string }>(

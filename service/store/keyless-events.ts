@@ -12,6 +12,8 @@ export const KEYLESS_EVENT_TYPES = [
   "batch.completed",
   "payment.settled",
   "payment.released",
+  "payment.refund_owed",
+  "payment.refunded",
 ] as const;
 
 /** The catalogue's event types (events/types.ts describes each and its payload). */

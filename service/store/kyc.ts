@@ -25,6 +25,8 @@ export interface KycInvestorRecord {
   proofMessage: string | null;
   submittedAt: string | null;
   reviewedBy: string | null;
+  /** Who decided the review (an operator's e-mail, or "admin tool"): operators see it, tenants see reviewedBy. */
+  decidedBy: string | null;
   reviewedAt: string | null;
   reviewReason: string | null;
   createdAt: string;
@@ -60,6 +62,7 @@ interface InvestorRow {
   proof_message: string | null;
   submitted_at: Date | string | null;
   reviewed_by: string | null;
+  decided_by: string | null;
   reviewed_at: Date | string | null;
   review_reason: string | null;
   created_at: Date | string;
@@ -68,7 +71,7 @@ interface InvestorRow {
 
 /** Columns of kyc_investors a listing returns (the proof's signature stays in the table). */
 const INVESTOR_COLUMNS = `id, api_key_id, email, email_sealed, details_sealed, reason_sealed, need_kyc, status, first_name, last_name, country,
-  wallet_address, proof_message, submitted_at, reviewed_by, reviewed_at, review_reason, created_at, updated_at`;
+  wallet_address, proof_message, submitted_at, reviewed_by, decided_by, reviewed_at, review_reason, created_at, updated_at`;
 
 /** What the clear columns of an older version's row are set back to once it is sealed. */
 const NOTHING_IN_CLEAR =
@@ -118,6 +121,7 @@ export class KycStore extends KycLinks {
       proofMessage: details.proofMessage,
       submittedAt: isoOrNull(r.submitted_at),
       reviewedBy: r.reviewed_by,
+      decidedBy: r.decided_by,
       reviewedAt: isoOrNull(r.reviewed_at),
       reviewReason: r.reason_sealed ? this.sealing.openReason(r.id, r.reason_sealed) : r.review_reason,
       createdAt: iso(r.created_at),
@@ -250,11 +254,12 @@ export class KycStore extends KycLinks {
     status: "approved" | "rejected",
     by: string,
     reason: string | null,
+    decidedBy: string | null = null,
   ): Promise<KycInvestorRecord> {
     const [row] = await q.query<InvestorRow>(
-      `UPDATE kyc_investors SET status = $2, reviewed_by = $3, reviewed_at = now(), reason_sealed = $4, updated_at = now()
+      `UPDATE kyc_investors SET status = $2, reviewed_by = $3, reviewed_at = now(), reason_sealed = $4, decided_by = $5, updated_at = now()
        WHERE id = $1 RETURNING ${INVESTOR_COLUMNS}`,
-      [id, status, by, reason === null ? null : this.sealing.sealReason(id, reason)],
+      [id, status, by, reason === null ? null : this.sealing.sealReason(id, reason), decidedBy],
     );
     const decided = this.toInvestor(row);
     await emitEvent(q, kycEvent(status === "approved" ? "kyc.approved" : "kyc.rejected", decided));

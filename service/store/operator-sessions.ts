@@ -7,6 +7,8 @@ export interface SessionRecord {
   via: "password" | "link";
   createdAt: string;
   expiresAt: string;
+  /** When a request last came with it (written at most every few seconds: auth/console-session.ts). */
+  lastSeenAt: string;
   revokedAt: string | null;
 }
 
@@ -19,6 +21,7 @@ interface SessionRow {
   via: "password" | "link";
   created_at: Date | string;
   expires_at: Date | string;
+  last_seen_at: Date | string;
   revoked_at: Date | string | null;
   removed_at: Date | string | null;
 }
@@ -49,7 +52,7 @@ export class OperatorSessions {
   async find(token: string): Promise<SessionRecord | undefined> {
     const [row] = await this.db.query<SessionRow>(
       `SELECT o.id, o.email, o.role, o.password_hash IS NOT NULL AS has_password, o.created_at AS operator_created_at, o.removed_at,
-              s.via, s.created_at, s.expires_at, s.revoked_at
+              s.via, s.created_at, s.expires_at, s.last_seen_at, s.revoked_at
        FROM operator_sessions s JOIN operators o ON o.id = s.operator_id WHERE s.token_hash = $1`,
       [consoleTokenHash(token)],
     );
@@ -65,8 +68,16 @@ export class OperatorSessions {
       via: row.via,
       createdAt: iso(row.created_at),
       expiresAt: iso(row.expires_at),
+      lastSeenAt: iso(row.last_seen_at),
       revokedAt: row.revoked_at === null ? null : iso(row.revoked_at),
     };
+  }
+
+  /** The session was used now (its idle time starts again). */
+  async touch(token: string): Promise<void> {
+    await this.db.query("UPDATE operator_sessions SET last_seen_at = now() WHERE token_hash = $1", [
+      consoleTokenHash(token),
+    ]);
   }
 
   /** Ends one session (sign-out). */
@@ -81,11 +92,11 @@ export class OperatorSessions {
     );
   }
 
-  /** Ends every session of an operator; answers how many were open. */
-  async revokeAll(operatorId: string): Promise<number> {
-    const rows = await this.db.query(
-      "UPDATE operator_sessions SET revoked_at = now() WHERE operator_id = $1 AND revoked_at IS NULL AND expires_at > now() RETURNING token_hash",
-      [operatorId],
+  /** Ends every session of an operator but the one of `except` (a token), if given; answers how many were open. */
+  async revokeAll(operatorId: string, except?: string, q: Queryable = this.db): Promise<number> {
+    const rows = await q.query(
+      "UPDATE operator_sessions SET revoked_at = now() WHERE operator_id = $1 AND revoked_at IS NULL AND expires_at > now() AND token_hash <> $2 RETURNING token_hash",
+      [operatorId, except === undefined ? "" : consoleTokenHash(except)],
     );
     return rows.length;
   }

@@ -97,13 +97,13 @@ export class Operators {
     });
   }
 
-  async setPassword(id: string, passwordHash: string): Promise<boolean> {
+  async setPassword(id: string, passwordHash: string, q: Queryable = this.db): Promise<boolean> {
     return (
       (
-        await this.db.query(
-          "UPDATE operators SET password_hash = $2 WHERE id = $1 AND removed_at IS NULL RETURNING id",
-          [id, passwordHash],
-        )
+        await q.query("UPDATE operators SET password_hash = $2 WHERE id = $1 AND removed_at IS NULL RETURNING id", [
+          id,
+          passwordHash,
+        ])
       ).length > 0
     );
   }
@@ -117,10 +117,11 @@ export class Operators {
   }
 
   /**
-   * Uses a sign-in link, once: the operator it signs in, or why not. Inside `q` (the transaction that also opens the
-   * session), so a link is used only if the session is made.
+   * Uses a sign-in link, once: the operator it signs in, or why not (with the e-mail of the operator a used or expired
+   * link was made for). Inside `q` (the transaction that also opens the session), so a link is used only if the
+   * session is made.
    */
-  async useLink(q: Queryable, token: string): Promise<OperatorRecord | LinkRefusal> {
+  async useLink(q: Queryable, token: string): Promise<OperatorRecord | { refused: LinkRefusal; email?: string }> {
     const [row] = await q.query<OperatorRow & { used: boolean; expired: boolean }>(
       `WITH link AS (SELECT * FROM operator_sign_in_links WHERE token_hash = $1 FOR UPDATE),
        used AS (UPDATE operator_sign_in_links l SET used_at = now() FROM link WHERE l.token_hash = link.token_hash AND link.used_at IS NULL AND link.expires_at > now())
@@ -128,9 +129,9 @@ export class Operators {
        FROM link JOIN operators o ON o.id = link.operator_id`,
       [consoleTokenHash(token)],
     );
-    if (!row) return "unknown";
-    if (row.used) return "used";
-    if (row.expired) return "expired";
+    if (!row) return { refused: "unknown" };
+    if (row.used) return { refused: "used", email: row.email };
+    if (row.expired) return { refused: "expired", email: row.email };
     return toRecord(row);
   }
 }

@@ -404,6 +404,19 @@ export class Payments {
     });
   }
 
+  /** Releases a batch's reserved payments inside the caller's transaction `q` (which holds their rows), with events. */
+  async releaseReservedWithin(q: Queryable, txId: string, reason: string): Promise<void> {
+    const rows = await q.query<PaymentEventRow>(
+      `UPDATE payments SET status = 'released', release_reason = $2, ${ENDED_CLEARS}, updated_at = now()
+       WHERE tx_id = $1 AND status = 'reserved' RETURNING ${PAYMENT_EVENT_COLUMNS}`,
+      [txId, reason],
+    );
+    for (const row of rows) {
+      const event = paymentEvent("payment.released", row);
+      if (event) await emitEvent(q, event);
+    }
+  }
+
   /**
    * Seals what rows written before sealing existed hold in clear (the payload of a payment still reserved or settling,
    * its settlement transaction); migration 008 already cleared ended payments. Run at start; returns how many rows.

@@ -17,6 +17,7 @@ import { Offerings } from "./offerings";
 import { OperatorSessions } from "./operator-sessions";
 import { Operators } from "./operators";
 import { Payments } from "./payments";
+import { PaymentRefunds } from "./payment-refunds";
 import { PaymentSearch } from "./payment-search";
 import { RamsExecutors } from "./rams";
 import { RelayerKeys } from "./relayer-keys";
@@ -56,6 +57,8 @@ export interface Stores {
   /** Held by whoever takes a service wallet's nonce, until its broadcast: keeps instances' broadcasts in nonce order. */
   walletLocks: WalletLocks;
   payments: Payments;
+  /** Payments owed back after a failure of the service's, and their refunds. */
+  paymentRefunds: PaymentRefunds;
   kyc: KycStore;
   /** Webhook endpoints and deliveries (events/). */
   webhooks: Webhooks;
@@ -93,6 +96,7 @@ export function openStores(db: Db, sealer: Sealer, logger: Logger): Stores {
     relayerKeys: new RelayerKeys(db),
     walletLocks: new WalletLocks(db, logger.child({ component: "wallet-locks" })),
     payments: new Payments(db, sealer),
+    paymentRefunds: new PaymentRefunds(db, sealer),
     kyc: new KycStore(db, sealer),
     webhooks: new Webhooks(db, sealer),
     faucetClaims: new FaucetClaims(db),

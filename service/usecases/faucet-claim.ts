@@ -13,7 +13,7 @@ import type { Batch } from "../model/batch";
 import { FAUCET_CREDIT_METHOD } from "../model/plans";
 import { fromUnits } from "../model/units";
 import { assertX402Available } from "../payments/x402";
-import { paymentView } from "../reads/transaction-status";
+import { paymentView, refundsOf } from "../reads/transaction-status";
 import type { PaymentRecord } from "../store/payments";
 import type { RequestFacts } from "../wire/request";
 import type { FaucetClaim } from "../wire/responses";
@@ -134,7 +134,9 @@ async function faucetResponse(
       cooldownEndsAt: outcome?.cooldownEndsAt ?? null,
       txId: batch.txId,
       ...(batch.error ? { error: batch.error } : {}),
-      ...(payment ? { payment: paymentView(payment) } : {}),
+      ...(payment
+        ? { payment: paymentView(payment, (await refundsOf(services, batch, [payment]))?.get(payment.id)) }
+        : {}),
     } satisfies z.infer<typeof FaucetClaim>,
     headers: payment?.status === "settled" ? paymentResponseHeaders(payment.settlement) : {},
   };

@@ -13,6 +13,7 @@ import type { Logger } from "../logger";
 import type { Mailer } from "../onboarding/mailer";
 import type { KycProvider } from "../onboarding/provider";
 import type { Prices } from "../payments/pricing";
+import type { PaymentRefunder } from "../payments/refunds";
 import type { PaymentSettler } from "../payments/settler";
 import type { X402 } from "../payments/x402";
 import type { ServiceWallets } from "../signers/service-wallets";
@@ -47,7 +48,9 @@ export interface Services extends Stores {
   x402?: X402;
   /** What happens to reserved payments (settled, released, recovered after a restart); undefined as x402 is. */
   paymentSettler?: PaymentSettler;
-  /** Balances of the relayer and settlement wallets, read in the background once the service listens. */
+  /** Payments owed back after a failure of ours: sent by the refund wallet when there is one; undefined as x402 is. */
+  paymentRefunder?: PaymentRefunder;
+  /** Balances of the relayer, settlement and refund wallets, read in the background once the service listens. */
   walletBalances: WalletBalanceWatch;
   /** The embedded database's planner statistics, refreshed in the background once the service listens. */
   plannerStatistics: PlannerStatistics;

@@ -22,7 +22,7 @@ import { chainFor, planBatch, storeBatch } from "../methods/prepare";
 import type { MethodDefinition } from "../methods/types";
 import type { Batch } from "../model/batch";
 import { sendSummary } from "../model/batch-views";
-import { paymentView } from "../reads/transaction-status";
+import { paymentView, refundsOf } from "../reads/transaction-status";
 import type { Queryable } from "../store/db";
 import type { PaymentRecord } from "../store/payments";
 import { echoedExecutionMode, type ExecutionMode } from "../wire/fields";
@@ -218,9 +218,11 @@ export async function sendWrite(services: Services, req: RequestFacts, caller: C
     (await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS)) ??
     (await services.batches.get(batch.txId))!;
   const settled = payment ? await services.x402!.settledOrStored(payment.id) : undefined;
+  // Settled, then the operation failed for a reason of ours: the answer says it is owed back.
+  const refund = settled && (await refundsOf(services, after, [settled]))?.get(settled.id);
   return {
     status: after.status === "sending" ? 202 : 200,
-    body: { ...sendSummary(after), ...(settled ? { payment: paymentView(settled) } : {}) },
+    body: { ...sendSummary(after), ...(settled ? { payment: paymentView(settled, refund) } : {}) },
     headers: settled?.status === "settled" ? paymentResponseHeaders(settled.settlement) : {},
   };
 }

@@ -95,7 +95,14 @@ export const ConsoleInvestor = z
       .nullable()
       .meta({ description: "What the wallet signed (EIP-4361), proving the details and the wallet" }),
     submittedAt: nullableTime,
-    reviewedBy: z.string().nullable(),
+    reviewedBy: z
+      .string()
+      .nullable()
+      .meta({ description: 'Who decided, as tenants see it: the provider ("operator")' }),
+    decidedBy: z
+      .string()
+      .nullable()
+      .meta({ description: 'The operator who decided (their e-mail), or "admin tool"; null before a decision' }),
     reviewedAt: nullableTime,
     reason: z.string().nullable(),
   })

@@ -43,7 +43,13 @@ export const SignInBody = z
     }),
   ])
   .meta({ id: "ConsoleSignIn" });
-export const PasswordBody = z.strictObject({ password: z.string() });
+export const PasswordBody = z.strictObject({
+  password: z.string().meta({ description: "The new password: at least 12 characters, and hard to guess" }),
+  currentPassword: z.string().optional().meta({
+    description:
+      "The password now: required when the operator has one, unless this session was opened by a one-time link in the last 10 minutes",
+  }),
+});
 
 // ---------------------------------------------------------------------------------------------------------------
 // Overview
@@ -84,7 +90,7 @@ export const ConsoleOverview = z
     ),
     wallets: z.array(
       z.strictObject({
-        role: z.enum(["relayer", "settlement"]),
+        role: z.enum(["relayer", "settlement", "refund"]),
         chainId: z.number().int(),
         address: z.string(),
         balanceWei: integerText.nullable(),

@@ -107,6 +107,27 @@ export const PaymentSettlement = z
     description: "The settlement, base64 JSON in the PAYMENT-RESPONSE header of a paid answer",
   });
 
+/** A settled payment owed back to its payer: its operation failed for a reason of the service's. */
+export const PaymentRefund = z
+  .strictObject({
+    status: z.enum(["owed", "sending", "refunded"]).meta({
+      description:
+        "owed: recorded, to be paid back (by the service's refund wallet, or by the operator); sending: the refund's transaction is sent; refunded: it is confirmed on the payment chain",
+    }),
+    amount: integerText.meta({ description: "Base units of the payment's asset, paid back to the payer" }),
+    reason: z.string().meta({ description: "Why the operation failed (a failure of the service's, not the payer's)" }),
+    transaction: z
+      .string()
+      .nullable()
+      .meta({ description: "The refund's transaction on the payment's chain, once sent" }),
+    refundedAt: z.string().nullable().meta({ description: "ISO 8601: when it was confirmed refunded" }),
+  })
+  .meta({
+    id: "PaymentRefund",
+    description:
+      "Only a failure of the payer's is charged: a payment settled for an operation that then failed for a reason of the service's is paid back, once",
+  });
+
 /** A payment as reads show it (send summary, transaction status, faucet). */
 export const PaymentView = z
   .strictObject({
@@ -117,6 +138,7 @@ export const PaymentView = z
     step: z.string().meta({ description: "prepare, send, call or faucet" }),
     settlementTransaction: z.string().nullable(),
     releaseReason: z.string().optional(),
+    refund: PaymentRefund.optional(),
   })
   .meta({ id: "Payment" });
 

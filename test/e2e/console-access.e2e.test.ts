@@ -28,7 +28,7 @@ describe("e2e: the operator console's sign-in and refusals", function () {
     await service?.stop();
   });
 
-  it("a password signs in: the cookie is HttpOnly, SameSite=Strict, scoped to /console and expires; Secure outside localhost", async () => {
+  it("a password signs in: the cookie is HttpOnly, SameSite=Strict, scoped to /console and expires; Secure over HTTPS", async () => {
     const admin = new ConsoleClient(service.url);
     const res = await admin.signIn({ email: "admin@console.test", password });
     expect(res.status, JSON.stringify(res.body)).to.equal(200);
@@ -38,15 +38,23 @@ describe("e2e: the operator console's sign-in and refusals", function () {
     const maxAge = Number(/Max-Age=(\d+)/.exec(cookie)![1]);
     expect(maxAge).to.be.within(8 * 3600 - 5, 8 * 3600);
     expect((await admin.get("/console/api/session")).body.operator.email).to.equal("admin@console.test");
-    // Reached through a public host name (a proxy in front names it), the cookie is Secure.
-    const proxied = await new ConsoleClient(service.url).request(
-      "POST",
-      "/console/api/session",
-      { email: "admin@console.test", password },
-      { headers: { "x-forwarded-host": "console.example.com", "x-forwarded-proto": "https" } },
-    );
+    // Secure follows the request's protocol as a trusted proxy (TRUST_PROXY: loopback here) names it, not the host:
+    // HTTPS at the proxy, even for a host called localhost, is Secure; a public host name over plain HTTP is not.
+    const signInVia = (headers: Record<string, string>) =>
+      new ConsoleClient(service.url).request(
+        "POST",
+        "/console/api/session",
+        { email: "admin@console.test", password },
+        { headers },
+      );
+    const proxied = await signInVia({ "x-forwarded-host": "console.example.com", "x-forwarded-proto": "https" });
     expect(proxied.status).to.equal(200);
     expect(proxied.headers.get("set-cookie")).to.match(/; Secure$/);
+    const httpsToLocalhost = await signInVia({ "x-forwarded-host": "localhost", "x-forwarded-proto": "https" });
+    expect(httpsToLocalhost.headers.get("set-cookie")).to.match(/; Secure$/);
+    const plainPublicHost = await signInVia({ "x-forwarded-host": "console.example.com" });
+    expect(plainPublicHost.status).to.equal(200);
+    expect(plainPublicHost.headers.get("set-cookie")).to.not.include("Secure");
     // Nothing usable at rest: the session is stored as a hash, the password as scrypt.
     const [stored] = await service.services.db.query<{ token_hash: string }>(
       "SELECT token_hash FROM operator_sessions LIMIT 1",

@@ -113,7 +113,13 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, "console-keys");
     const audit = await service.services.auditLog.list({ limit: 10, actor: "ops@console.test" });
-    expect(audit.map((e) => e.action)).to.deep.equal(["prices.set", "credits.add", "signers.add", "keys.create"]);
+    expect(audit.map((e) => e.action)).to.deep.equal([
+      "prices.set",
+      "credits.add",
+      "signers.add",
+      "keys.create",
+      "console.sign-in", // the sign-in is audited too
+    ]);
   });
 
   it("webhooks: a delivery that failed at the tenant's receiver is replayed from the console and the second attempt arrives", async () => {

@@ -295,7 +295,7 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     expect(await usdc().balanceOf(payer.address)).to.equal(PRICE);
   });
 
-  it("paid, then the operation fails: charged for the attempt (two claims for one recipient, both paid; one mints, the other is refused)", async () => {
+  it("paid, then the operation fails for a reason of the payer's: charged, nothing owed back (two claims for one recipient, both paid; one mints, the other is refused)", async () => {
     const payer = await payerWith(2n * PRICE);
     const recipient = Wallet.createRandom().address;
     const quote = await faucetQuote();
@@ -321,6 +321,10 @@ describe(`e2e: payment integrity (chains mining every ${BLOCK_TIME} s)`, functio
     expect((await paymentOfClaim(a.body.txId)).status).to.equal("settled");
     expect((await paymentOfClaim(b.body.txId)).status).to.equal("settled");
     expect(await usdc().balanceOf(payer.address), "both attempts paid").to.equal(0n);
+    // The payer's own race (a claim for a recipient in its cooldown) is the payer's failure: no refund is owed.
+    const rejected = batches.find((x) => x.status === "rejected")!;
+    expect(rejected.payments[0]).to.not.have.property("refund");
+    expect(await service.services.paymentRefunds.forBatch(rejected.txId)).to.deep.equal([]);
     expect(await bkn().balanceOf(recipient)).to.equal(parseUnits("100", 18));
   });
 

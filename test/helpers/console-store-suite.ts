@@ -55,12 +55,15 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
       expect(await operators.add({ email: "ada@store.test", role: "viewer", passwordHash: null })).to.equal(undefined);
       await operators.addLink(ada.id, "link-token", new Date(Date.now() + 60_000));
       await operators.addLink(ada.id, "old-token", new Date(Date.now() - 1_000));
-      expect(await db.transaction((q) => operators.useLink(q, "old-token"))).to.equal("expired");
-      expect(await db.transaction((q) => operators.useLink(q, "nobody's"))).to.equal("unknown");
+      expect(await db.transaction((q) => operators.useLink(q, "old-token"))).to.deep.equal({
+        refused: "expired",
+        email: "ada@store.test",
+      });
+      expect(await db.transaction((q) => operators.useLink(q, "nobody's"))).to.deep.equal({ refused: "unknown" });
       expect(await db.transaction((q) => operators.useLink(q, "link-token"))).to.deep.include({
         email: "ada@store.test",
       });
-      expect(await db.transaction((q) => operators.useLink(q, "link-token"))).to.equal("used");
+      expect(await db.transaction((q) => operators.useLink(q, "link-token"))).to.deep.include({ refused: "used" });
       await sessions.open(db, ada.id, "session-token", "link", 60_000);
       const found = (await sessions.find("session-token"))!;
       expect(found.operator.email).to.equal("ada@store.test");
@@ -69,13 +72,21 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
       await operators.addLink(ada.id, "unused-token", new Date(Date.now() + 60_000));
       expect(await operators.remove("ada@store.test")).to.include({ id: ada.id });
       expect(await sessions.find("session-token")).to.equal(undefined);
-      expect(await db.transaction((q) => operators.useLink(q, "unused-token"))).to.equal("used");
+      expect(await db.transaction((q) => operators.useLink(q, "unused-token"))).to.deep.include({ refused: "used" });
       const again = (await operators.add({ email: "ada@store.test", role: "viewer", passwordHash: "scrypt$…" }))!;
       expect(again.id).to.not.equal(ada.id);
       expect(again.hasPassword).to.equal(true);
       await sessions.open(db, again.id, "second-session", "password", 60_000);
-      expect(await sessions.revokeAll(again.id)).to.equal(1);
+      await sessions.open(db, again.id, "third-session", "password", 60_000);
+      // A password change ends every session but the one that made it.
+      expect(await sessions.revokeAll(again.id, "third-session")).to.equal(1);
       expect((await sessions.find("second-session"))!.revokedAt).to.be.a("string");
+      expect((await sessions.find("third-session"))!.revokedAt).to.equal(null);
+      expect(await sessions.revokeAll(again.id)).to.equal(1);
+      // A session's use is written (the idle timeout counts from it).
+      await db.query("UPDATE operator_sessions SET last_seen_at = now() - interval '1 hour'");
+      await sessions.touch("third-session");
+      expect(Date.now() - Date.parse((await sessions.find("third-session"))!.lastSeenAt)).to.be.below(60_000);
     });
 
     it("the audit log: newest first by entry (not by text: entry 10 after 9), a page before an entry, one actor's", async () => {

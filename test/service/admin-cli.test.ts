@@ -374,6 +374,73 @@ describe("operator CLI (scripts/admin.ts)", function () {
       expect(await service.services.apiKeys.verify(created.apiKey)).to.equal(undefined);
     });
 
+    it("operators add --password-file and operators password work through the running service; the password ends the operator's sessions", async () => {
+      const passwordFile = path.join(dataDir, "ops-password");
+      fs.writeFileSync(passwordFile, "lantern orbit pickle saffron\n", { mode: 0o600 });
+      const added = json(
+        await admin(
+          dataDir,
+          "operators",
+          "add",
+          "--email",
+          "live@example.com",
+          "--role",
+          "admin",
+          "--password-file",
+          passwordFile,
+        ),
+      );
+      expect(added).to.deep.include({ email: "live@example.com", role: "admin", hasPassword: true });
+      const signIn = (password: string) =>
+        service.api.post("/console/api/session", { email: "live@example.com", password });
+      const first = await signIn("lantern orbit pickle saffron");
+      expect(first.status, JSON.stringify(first.body)).to.equal(200);
+      const cookie = first.headers.get("set-cookie")!.split(";")[0];
+
+      fs.writeFileSync(passwordFile, "aaaaaaaaaaaa\n");
+      const weak = await admin(dataDir, "operators", "password", "live@example.com", "--password-file", passwordFile);
+      expect(weak.code).to.equal(1);
+      expect(errorOf(weak)).to.include("too easy to guess");
+      fs.writeFileSync(passwordFile, "harbor tundra velvet ostrich\n");
+      const changed = json(
+        await admin(dataDir, "operators", "password", "live@example.com", "--password-file", passwordFile),
+      );
+      expect(changed).to.deep.include({ email: "live@example.com", hasPassword: true, sessionsRevoked: 1 });
+      const ended = await service.api.get("/console/api/session", {}, { cookie });
+      expect(ended.status).to.equal(401);
+      expect((await signIn("lantern orbit pickle saffron")).status).to.equal(401);
+      expect((await signIn("harbor tundra velvet ostrich")).status).to.equal(200);
+      const [audited] = await service.services.auditLog.list({ limit: 1, action: "operators.password" });
+      expect(audited).to.deep.include({ actor: "admin tool", target: "live@example.com" });
+      expect(JSON.stringify(audited)).to.not.include("harbor tundra");
+    });
+
+    it("POST /admin/command takes an operator's password only for the commands that set one; a wallet's key is refused as anywhere", async () => {
+      const token = fs.readFileSync(path.join(dataDir, "sandbox", "admin-token"), "utf8").trim();
+      const send = (body: Record<string, unknown>) =>
+        service.api.post("/admin/command", body, { "x-admin-token": token });
+      const key = Wallet.createRandom().privateKey;
+      for (const body of [
+        { command: "operators.add", email: "k@example.com", role: "viewer", privateKey: key },
+        {
+          command: "operators.add",
+          email: "k@example.com",
+          role: "viewer",
+          password: "x",
+          nested: { mnemonic: "a b c" },
+        },
+        { command: "keys.create", email: "k@example.com", plan: "Starter", password: "quiet ember lattice" },
+      ]) {
+        const refused = await send(body);
+        expect(refused.status, JSON.stringify(body)).to.equal(400);
+        expect(refused.body.error.message).to.include("never send a private key or seed phrase");
+      }
+      expect(await service.services.operators.byEmail("k@example.com")).to.equal(undefined);
+      expect(await service.services.apiKeys.list()).to.satisfy((keys: { email: string }[]) =>
+        keys.every((k) => k.email !== "k@example.com"),
+      );
+    });
+
     it("errors of a routed command keep exit code 1 and a JSON error", async () => {
       const bad = await admin(dataDir, "keys", "revoke", "0000000000000000");
       expect(bad.code).to.equal(1);

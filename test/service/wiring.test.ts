@@ -24,7 +24,7 @@ interface Finding {
 /** Names whose properties are never assigned from outside once composed: the composed services and the runner. */
 const COMPOSED = /^(services|runner)$/;
 /** Services members that may be absent, each for a reason of configuration (x402 off, no SMTP_URL). */
-const OPTIONAL_BY_CONFIGURATION = ["mailer", "paymentSettler", "x402"];
+const OPTIONAL_BY_CONFIGURATION = ["mailer", "paymentRefunder", "paymentSettler", "x402"];
 
 function parse(file: string, text: string): ts.SourceFile {
   return ts.createSourceFile(file, text, ts.ScriptTarget.Latest, true);

@@ -59,6 +59,8 @@ const BADGES: Record<string, string> = {
   refused: "bad",
   failed: "bad",
   released: "warn",
+  refunded: "ok",
+  owed: "bad",
   revoked: "bad",
   disabled: "bad",
   sending: "warn",

@@ -26,7 +26,7 @@ ${facts([
   ["Country", i.country ?? "—"],
   ["Verified wallet", code(i.walletAddress)],
   ["Submitted", time(i.submittedAt)],
-  ["Reviewed", i.reviewedAt ? html`${time(i.reviewedAt)} by ${i.reviewedBy}` : "—"],
+  ["Decided", i.reviewedAt ? html`${time(i.reviewedAt)} by ${i.decidedBy ?? i.reviewedBy}` : "—"],
   ["Reason", i.reason ?? "—"],
 ])}
 ${i.signedMessage ? html`<details><summary>The message the wallet signed</summary><pre>${i.signedMessage}</pre></details>` : ""}

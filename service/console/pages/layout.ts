@@ -13,6 +13,7 @@ export const NAV = [
   ["overview", "Overview", "/console"],
   ["transactions", "Transactions", "/console/transactions"],
   ["payments", "Payments", "/console/payments"],
+  ["refunds", "Refunds", "/console/refunds"],
   ["webhooks", "Webhooks", "/console/webhooks"],
   ["kyc", "KYC review", "/console/kyc"],
   ["keys", "Keys and money", "/console/keys"],

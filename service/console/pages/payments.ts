@@ -1,5 +1,7 @@
 import { formatUnits } from "ethers";
+import type { z } from "zod";
 import type { PaymentRow, PaymentTotal } from "../../store/payment-search";
+import type { ConsoleRefund } from "../../wire/console-refunds";
 import { badge, code, facts, field, html, pager, table, time } from "./html";
 import { page, type PageContext } from "./layout";
 
@@ -63,9 +65,25 @@ ${pager(`${base}/console/payments`, { status: query.status, payer: query.payer }
   );
 }
 
-/** One payment, its settlement transaction and the other payments that transaction carried. */
-export function paymentPage(ctx: PageContext, d: { payment: PaymentRow; batchMates: PaymentRow[] }): string {
+/**
+ * One payment, its settlement transaction and the other payments that transaction carried; its refund when it is owed
+ * back after a failure of the service's.
+ */
+export function paymentPage(
+  ctx: PageContext,
+  d: { payment: PaymentRow; batchMates: PaymentRow[] },
+  refund?: z.infer<typeof ConsoleRefund>,
+): string {
   const p = d.payment;
+  const owedBack = refund
+    ? html`<section aria-labelledby="refund"><h2 id="refund">Owed back</h2>${facts([
+        ["Refund", html`${badge(refund.status)} <a href="${ctx.base}/console/refunds">Refunds</a>`],
+        ["Why", refund.reason],
+        ["Refund transaction", code(refund.transaction)],
+        ["Paid by", refund.refundedBy ?? "—"],
+        ["Refunded", time(refund.refundedAt)],
+      ])}</section>`
+    : "";
   return page(
     ctx,
     "payments",
@@ -91,7 +109,7 @@ export function paymentPage(ctx: PageContext, d: { payment: PaymentRow; batchMat
       ],
       ["Reserved", time(p.createdAt)],
       ["Last change", time(p.updatedAt)],
-    ])}</section>
+    ])}</section>${owedBack}
 <section aria-labelledby="mates"><h2 id="mates">Other payments of its settlement transaction</h2>
 ${table(
   "Payments settled by the same transaction",

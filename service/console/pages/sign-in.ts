@@ -1,4 +1,6 @@
-import { actionForm, field, html } from "./html";
+import type { SignedIn } from "../../auth/console-session";
+import { LINK_FRESH_MS } from "../sign-in";
+import { actionForm, field, html, time } from "./html";
 import { barePage, page, type PageContext } from "./layout";
 
 /**
@@ -24,16 +26,23 @@ export function signInPage(base: string, next: string, linkToken?: string, reaso
   );
 }
 
-/** The account page: who is signed in, the password, sign-out. */
-export function accountPage(ctx: PageContext, expiresAt: string): string {
+/**
+ * The account page: who is signed in and until when, and the password: changing it needs the current one (but right
+ * after a one-time link: LINK_FRESH_MS) and ends the operator's other sessions.
+ */
+export function accountPage(ctx: PageContext, session: SignedIn, idleMs: number): string {
   const { base } = ctx;
+  const needsCurrent =
+    ctx.operator.hasPassword && !(session.via === "link" && Date.now() - Date.parse(session.createdAt) < LINK_FRESH_MS);
+  const fields = html`${needsCurrent ? field("current-password", "Current password", { name: "currentPassword", type: "password", required: true, autocomplete: "current-password" }) : ""}${field("new-password", "New password (at least 12 characters, hard to guess: several unrelated words work well)", { name: "password", type: "password", required: true, autocomplete: "new-password" })}`;
   return page(
     ctx,
     "account",
     "Account",
-    html`<section><p>Signed in as <strong>${ctx.operator.email}</strong> (${ctx.operator.role}); this session ends at <time datetime="${expiresAt}">${expiresAt.replace("T", " ").replace(/\.\d+Z$/, " UTC")}</time>.</p>
+    html`<section><p>Signed in as <strong>${ctx.operator.email}</strong> (${ctx.operator.role}); this session ends at ${time(session.expiresAt)}, or after ${Math.round(idleMs / 60_000)} minutes without use.</p>
 <h2>${ctx.operator.hasPassword ? "Change your password" : "Set a password"}</h2>
-${actionForm({ action: `${base}/console/api/password`, label: "Save password", className: "stack", done: "Your password is saved.", fields: field("new-password", "New password (at least 12 characters)", { name: "password", type: "password", required: true, autocomplete: "new-password" }) })}
+<p class="muted">Your other sessions (other browsers, other devices) end when you save a new password.</p>
+${actionForm({ action: `${base}/console/api/password`, label: "Save password", className: "stack", done: "Your password is saved; your other sessions were ended.", fields })}
 </section>`,
   );
 }
