@@ -33,7 +33,14 @@ export type MinedOutcome =
    * The batch ends at this transaction: refused by the node, a reported hash that never appeared, or a relayed one the
    * operator cancelled (a no-op took its nonce: the operation never ran, as if it had reverted).
    */
-  | { kind: "ended"; status: "refused" | "unseen" | "reverted"; error: string; tx: BatchTransaction }
+  | {
+      kind: "ended";
+      status: "refused" | "unseen" | "reverted";
+      error: string;
+      tx: BatchTransaction;
+      /** The mined cancellation's receipt (its block is the transaction's). */
+      receipt?: TransactionReceipt;
+    }
   /** No receipt within RECEIPT_TIMEOUT_MS: the batch stays pending (resumed by the sweeper). */
   | { kind: "timeout" }
   | { kind: "stopped" };
@@ -186,7 +193,7 @@ export class TransactionTracker {
         { txId: this.batch.txId, index: this.tx.index, hash: receipt.hash },
         "relayed transaction cancelled; batch rejected",
       );
-      return { kind: "ended", status: "reverted", error, tx: this.tx };
+      return { kind: "ended", status: "reverted", error, tx: this.tx, receipt };
     }
     return { kind: "mined", receipt, tx: this.tx };
   }
@@ -338,7 +345,12 @@ export class TransactionTracker {
   }
 
   private async markBroadcast(): Promise<void> {
-    await this.deps.batches.setTxBroadcast(this.batch.txId, this.tx.index);
+    // The head it went out at: the console counts its pending age in blocks from there.
+    await this.deps.batches.setTxBroadcast(
+      this.batch.txId,
+      this.tx.index,
+      this.sentAtHead >= 0 ? this.sentAtHead : null,
+    );
     this.tx = { ...this.tx, status: "broadcast", broadcastAt: this.tx.broadcastAt ?? new Date().toISOString() };
   }
 

@@ -1,98 +1,35 @@
 import fs from "node:fs";
 import path from "node:path";
-import type { Request, Response } from "express";
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
-import { authenticate, type SignedIn } from "../auth/console-session";
+import { authenticate } from "../auth/console-session";
 import { auditPage as auditList } from "../console/audit";
 import { keysView } from "../console/keys";
 import { kycQueue } from "../console/kyc";
 import { overview } from "../console/overview";
 import { listPayments, paymentDetail, paymentTotals } from "../console/payments";
-import { searchTransactions, transactionDetail } from "../console/transactions";
+import { transactionDetail } from "../console/transaction-detail";
+import { searchTransactions } from "../console/transactions";
 import { endpointDetail, listEndpoints } from "../console/webhooks";
 import { auditPage } from "../console/pages/audit";
-import { html } from "../console/pages/html";
 import { keysPage } from "../console/pages/keys";
 import { kycPage } from "../console/pages/kyc";
-import { CONSOLE_CSP, page, type PageContext } from "../console/pages/layout";
 import { overviewPage } from "../console/pages/overview";
 import { paymentPage, paymentsPage } from "../console/pages/payments";
 import { accountPage, signInPage } from "../console/pages/sign-in";
-import { transactionPage, transactionsPage } from "../console/pages/transactions";
-import { webhookPage, webhooksPage } from "../console/pages/webhooks";
+import { transactionPage } from "../console/pages/transaction";
+import { transactionsPage, type ChainChoice } from "../console/pages/transactions";
+import { webhookPage } from "../console/pages/webhook";
+import { webhooksPage } from "../console/pages/webhooks";
+import { AuditQuery, DeliveriesQuery, EndpointsQuery, PaymentsQuery, TransactionsQuery } from "../console/queries";
 import { ApiError } from "../errors";
-import { toApiError } from "../http/error-mapping";
 import { defineRoute } from "../http/route";
 import type { Services } from "../usecases/services";
 import { basePathOf } from "./console";
 import type { ConsoleOptions } from "./console-changes";
-
-function send(res: Response, status: number, body: string): void {
-  res.status(status);
-  res.setHeader("Content-Type", "text/html; charset=utf-8");
-  res.setHeader("Content-Security-Policy", CONSOLE_CSP);
-  res.setHeader("Referrer-Policy", "no-referrer");
-  res.setHeader("Cache-Control", "no-store");
-  res.setHeader("X-Frame-Options", "DENY");
-  res.end(body);
-}
+import { consolePage, filteredPage, sendPage as send } from "./console-page-route";
 
 const one = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
-
-/** A console page: rendered for a live session; without one, the browser is sent to sign in (and back afterwards). */
-function consolePage(
-  services: Services,
-  pagePath: string,
-  summary: string,
-  render: (ctx: PageContext & { signedIn: SignedIn }, req: Request) => Promise<string | { redirect: string }>,
-) {
-  return defineRoute({
-    method: "get",
-    path: pagePath,
-    operationId: `consolePage${pagePath.replace(/[^A-Za-z]/g, "")}`,
-    summary,
-    tags: ["console"],
-    access: ACCESS.operatorSession,
-    hidden: true,
-    tool: false,
-    response: { 200: { description: "The page", content: { mediaType: "text/html", schema: { type: "string" } } } },
-    handler: async ({ req, res }) => {
-      const base = basePathOf(services);
-      let signedIn: SignedIn;
-      try {
-        signedIn = await authenticate(services.operatorSessions, req, "viewer", { change: false });
-      } catch (error) {
-        const reason =
-          error instanceof ApiError && typeof error.details?.reason === "string" ? error.details.reason : "";
-        const query = new URLSearchParams({
-          next: `${base}${req.originalUrl}`,
-          ...(reason && reason !== "no_session" ? { reason } : {}),
-        });
-        return void res.redirect(303, `${base}/console/sign-in?${query.toString()}`);
-      }
-      const ctx = { operator: signedIn.operator, csrfToken: signedIn.csrfToken, base, signedIn };
-      try {
-        const rendered = await render(ctx, req);
-        if (typeof rendered === "string") send(res, 200, rendered);
-        else res.redirect(303, rendered.redirect);
-      } catch (error) {
-        const refused = toApiError(error);
-        if (!refused || refused.status >= 500) throw error;
-        send(
-          res,
-          refused.status,
-          page(
-            ctx,
-            "overview",
-            "This page cannot be shown",
-            html`<p class="notice error" role="alert">${refused.message}</p><p><a href="${base}/console">Back to the overview</a></p>`,
-          ),
-        );
-      }
-    },
-  });
-}
 
 const REASONS: Record<string, string> = {
   expired: "Your session has expired: sign in again.",
@@ -163,7 +100,70 @@ function assetRoute() {
   });
 }
 
-const q = (req: Request, name: string) => one(req.query[name]);
+const q = (req: { query: Record<string, unknown> }, name: string) => one(req.query[name]);
+
+const chainChoices = (services: Services): ChainChoice[] =>
+  services.chains.list().map((c) => ({ chainId: c.chainId, name: c.network.name }));
+
+/** The lists: their filters in the URL (parsed as their JSON endpoints parse them), a refused one shown on the page. */
+function listPages(services: Services) {
+  const chains = () => chainChoices(services);
+  return [
+    consolePage(services, "/console/transactions", "Transactions", async (ctx, req) =>
+      filteredPage(
+        req,
+        TransactionsQuery,
+        async (query, values) => {
+          const found = await searchTransactions(services, query);
+          if (found.match && query.q) return { redirect: `${ctx.base}/console/transactions/${found.match}` };
+          return transactionsPage(ctx, chains(), values, found);
+        },
+        (values, error) => transactionsPage(ctx, chains(), values, undefined, error),
+      ),
+    ),
+    consolePage(services, "/console/payments", "Payments", async (ctx, req) => {
+      const totals = (await paymentTotals(services, 7)).totals;
+      return filteredPage(
+        req,
+        PaymentsQuery,
+        async (query, values) => paymentsPage(ctx, chains(), values, await listPayments(services, query), totals),
+        (values, error) => paymentsPage(ctx, chains(), values, undefined, totals, error),
+      );
+    }),
+    consolePage(services, "/console/webhooks", "Webhooks", async (ctx, req) =>
+      filteredPage(
+        req,
+        EndpointsQuery,
+        async (query, values) => webhooksPage(ctx, values, await listEndpoints(services, query)),
+        (values, error) => webhooksPage(ctx, values, undefined, error),
+      ),
+    ),
+    consolePage(services, "/console/webhooks/{id}", "A webhook endpoint", async (ctx, req) => {
+      const id = String(req.params.id);
+      return filteredPage(
+        req,
+        DeliveriesQuery,
+        async (query, values) => {
+          const detail = await endpointDetail(services, id, query);
+          return webhookPage(ctx, detail, values, detail);
+        },
+        async (values, error) => {
+          const detail = await endpointDetail(services, id, {});
+          return webhookPage(ctx, detail, values, undefined, error);
+        },
+      );
+    }),
+    consolePage(services, "/console/audit", "Audit log", async (ctx, req) => {
+      const actions = await services.auditLog.actions();
+      return filteredPage(
+        req,
+        AuditQuery,
+        async (query, values) => auditPage(ctx, actions, values, await auditList(services, query)),
+        (values, error) => auditPage(ctx, actions, values, undefined, error),
+      );
+    }),
+  ];
+}
 
 /** The console's pages (HTML; hidden from /openapi.json, whose "console" tag lists their JSON endpoints). */
 export function consolePageRoutes(services: Services, options: ConsoleOptions) {
@@ -173,38 +173,19 @@ export function consolePageRoutes(services: Services, options: ConsoleOptions) {
     consolePage(services, "/console", "The console's overview", async (ctx) =>
       overviewPage(ctx, await overview(services)),
     ),
-    consolePage(services, "/console/transactions", "Transactions", async (ctx, req) => {
-      const query = { q: q(req, "q"), status: q(req, "status") as never, before: q(req, "before") };
-      const found = await searchTransactions(services, query);
-      if (found.match && query.q) return { redirect: `${ctx.base}/console/transactions/${found.match}` };
-      return transactionsPage(ctx, query, found);
-    }),
+    ...listPages(services),
     consolePage(services, "/console/transactions/{txId}", "A batch", async (ctx, req) =>
       transactionPage(ctx, await transactionDetail(services, String(req.params.txId).toLowerCase())),
     ),
-    consolePage(services, "/console/payments", "Payments", async (ctx, req) => {
-      const query = { status: q(req, "status") as never, payer: q(req, "payer"), before: q(req, "before") };
-      return paymentsPage(ctx, query, await listPayments(services, query), (await paymentTotals(services, 7)).totals);
-    }),
     consolePage(services, "/console/payments/{id}", "A payment", async (ctx, req) =>
       paymentPage(ctx, await paymentDetail(services, String(req.params.id))),
     ),
-    consolePage(services, "/console/webhooks", "Webhooks", async (ctx, req) =>
-      webhooksPage(ctx, await listEndpoints(services, { before: q(req, "before") })),
-    ),
-    consolePage(services, "/console/webhooks/{id}", "A webhook endpoint", async (ctx, req) => {
-      const query = { status: q(req, "status") as never, before: q(req, "before") };
-      return webhookPage(ctx, await endpointDetail(services, String(req.params.id), query), query);
-    }),
     consolePage(services, "/console/kyc", "KYC review", async (ctx, req) => {
       const status = q(req, "status") ?? "submitted";
       return kycPage(ctx, status, await kycQueue(services, { status: status as never, before: q(req, "before") }));
     }),
     consolePage(services, "/console/keys", "Keys and money", async (ctx) =>
       keysPage(ctx, await keysView(services, options.pricedOperations())),
-    ),
-    consolePage(services, "/console/audit", "Audit log", async (ctx, req) =>
-      auditPage(ctx, q(req, "actor"), await auditList(services, { actor: q(req, "actor"), before: q(req, "before") })),
     ),
     consolePage(services, "/console/account", "Account", async (ctx) => accountPage(ctx, ctx.signedIn.expiresAt)),
   ];

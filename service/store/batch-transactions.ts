@@ -263,14 +263,18 @@ export class BatchTransactions {
     );
   }
 
-  /** A signed transaction went out; its transaction.broadcast event is written in the same transaction. */
-  async setTxBroadcast(txId: string, index: number): Promise<void> {
+  /**
+   * A signed transaction went out (at block `head` of its chain, when known); its transaction.broadcast event is
+   * written in the same transaction.
+   */
+  async setTxBroadcast(txId: string, index: number, head: number | null = null): Promise<void> {
     await this.db.transaction(async (q) => {
       const [row] = await q.query<TxRow & BatchFactsRow>(
-        `UPDATE batch_transactions t SET status = 'broadcast', broadcast_at = COALESCE(t.broadcast_at, now())
+        `UPDATE batch_transactions t SET status = 'broadcast', broadcast_at = COALESCE(t.broadcast_at, now()),
+           broadcast_block = COALESCE(t.broadcast_block, $3)
          FROM batches b WHERE t.tx_id = $1 AND t.index = $2 AND t.status = 'signed' AND b.tx_id = t.tx_id
          RETURNING t.*, ${BATCH_FACTS}`,
-        [txId, index],
+        [txId, index, head],
       );
       if (row) await emitEvents(q, [broadcastEvent(factsOf(txId, row), toTx(row, this.sealer))]);
     });

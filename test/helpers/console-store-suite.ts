@@ -220,7 +220,7 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
       expect(await admin.disable("wh_a", "by the operator")).to.equal(true);
       expect(await admin.disable("wh_a", "twice")).to.equal(false);
       expect(await admin.endpoint("wh_a")).to.include({ disabledReason: "by the operator" });
-      expect(await admin.endpoints({ limit: 10, disabled: false })).to.deep.equal([]);
+      expect(await admin.endpoints({ limit: 10, state: "active" })).to.deep.equal([]);
       expect(await admin.endpoint("wh_none")).to.equal(undefined);
     });
   });
