@@ -17,10 +17,11 @@ const known = new Map<string, MinedFacts>();
 
 /**
  * A mined transaction as the chain has it: its block, and, when it reverted, why. The receipt says only that it
- * reverted; the reason comes from running the same call again on the state before its block (eth_call at block − 1):
- * its revert data decoded with every error our contracts declare (a relayed operation's OperationFailed and
- * SettlementFailed unwrapped), or "out of gas" when it used all the gas it had. A call that depended on a transaction
- * earlier in its block may not revert again: the page says so. Null when the chain does not know the hash (yet).
+ * reverted; the reason comes from running the same call again on the state its block left (eth_call at that block:
+ * what earlier transactions of the block did, which a revert often comes from, is in it): its revert data decoded with
+ * every error our contracts declare (a relayed operation's OperationFailed and SettlementFailed unwrapped), or "out of
+ * gas" when it used all the gas it had. A call that passes on that state (a later transaction of the block changed
+ * what it depended on) is said as such. Null when the chain does not know the hash (yet).
  */
 export async function minedFacts(chain: Chain, hash: string): Promise<MinedFacts | null> {
   const kept = known.get(hash);
@@ -54,11 +55,11 @@ async function replayedReason(
         data: tx.data,
         value: tx.value,
         gasLimit: tx.gasLimit,
-        blockTag: Math.max(0, blockNumber - 1),
+        blockTag: blockNumber,
       }),
       HEAD_TIMEOUT_MS,
     );
-    return "it did not revert when replayed on the state before its block: it depended on a transaction earlier in the same block";
+    return "it does not revert when replayed on the state its block left: a later transaction of the block changed what it depended on";
   } catch (error) {
     const data = revertDataOf(error);
     if (data !== undefined || /revert/i.test((error as Error).message ?? "")) return relayedRevertReason(data);

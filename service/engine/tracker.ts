@@ -345,12 +345,10 @@ export class TransactionTracker {
   }
 
   private async markBroadcast(): Promise<void> {
-    // The head it went out at: the console counts its pending age in blocks from there.
-    await this.deps.batches.setTxBroadcast(
-      this.batch.txId,
-      this.tx.index,
-      this.sentAtHead >= 0 ? this.sentAtHead : null,
-    );
+    // The head it went out at, as fresh as the chain's watcher has it (its last poll may be old): the console counts
+    // its pending age in blocks from there.
+    const head = (await this.chain.blocks.freshHead()) ?? (this.sentAtHead >= 0 ? this.sentAtHead : null);
+    await this.deps.batches.setTxBroadcast(this.batch.txId, this.tx.index, head);
     this.tx = { ...this.tx, status: "broadcast", broadcastAt: this.tx.broadcastAt ?? new Date().toISOString() };
   }
 
