@@ -5,6 +5,8 @@ import { code, html, pager, table, time, type Html } from "./html";
 import { page, type PageContext } from "./layout";
 
 const FILTERS = ["actor", "action", "target", "from", "to"];
+/** Changes of an entry shown before the rest fold away. */
+const SHOWN = 8;
 
 /** What changed, field by field: removed values struck, added ones marked, the unchanged ones counted. */
 function diff(e: AuditView): Html {
@@ -16,7 +18,12 @@ function diff(e: AuditView): Html {
       return html`<li>${name}<del>${c.before}</del> <span class="muted">(removed)</span></li>`;
     return html`<li>${name}<del>${c.before}</del> → <ins>${c.after}</ins></li>`;
   });
-  return html`<ul class="diff">${items}${e.unchanged ? html`<li class="muted">${e.unchanged} field${e.unchanged > 1 ? "s" : ""} unchanged</li>` : ""}</ul>`;
+  const unchanged = e.unchanged
+    ? html`<li class="muted">${e.unchanged} field${e.unchanged > 1 ? "s" : ""} unchanged</li>`
+    : "";
+  if (items.length <= SHOWN) return html`<ul class="diff">${items}${unchanged}</ul>`;
+  // A record created or removed whole (a key and its thirty credit balances) shows its first fields, the rest folded.
+  return html`<ul class="diff">${items.slice(0, SHOWN)}</ul><details id="audit-${e.id}"><summary>${items.length - SHOWN} more fields</summary><ul class="diff">${items.slice(SHOWN)}${unchanged}</ul></details>`;
 }
 
 /** Every change operators made, newest first: who, what, on what, when, and what changed; filtered, paged both ways. */
