@@ -2235,8 +2235,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Chains (head, RPC URLs), the service's wallets, the queues, and the last hour's and day's activity */
+        /** The triage's signals (stale heads, stuck transactions, wallets short of a day of spend, deliveries and settlements owed), chains, wallets, queues, and the last hour's and day's activity */
         get: operations["consoleOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every tenant's events from now on (Server-Sent Events): the console's pages read themselves again on each
+         * @description The service's event stream (GET /events) for an operator: every event committed after the connection, of every tenant, as `id:`, `event:`, `data:` lines, with a heartbeat comment while nothing happens. Counts against EVENT_STREAMS_PER_CLIENT.
+         */
+        get: operations["consoleEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2252,7 +2272,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Batches, newest first: by txId or hash (the batch that has it), address, API key id or status */
+        /** Batches, newest first, paged both ways with counts: by txId or hash (the batch that has it), address or API key id, chain, method, status, time range, stuck */
         get: operations["consoleTransactions"];
         put?: never;
         post?: never;
@@ -2269,7 +2289,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A batch: its request, transactions (with the actions open to them), timeline, events and payments */
+        /** A batch: its request; its transactions as they stand (pending for how many blocks and how long, the fee against the base fee, which hash is live after a replacement or a cancellation, the actions that still make sense; a mined revert's block and reason decoded); timeline, events, payments */
         get: operations["consoleTransaction"];
         put?: never;
         post?: never;
@@ -2337,7 +2357,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** x402 payments, newest first: by state, payer, batch or settlement transaction */
+        /** x402 payments, newest first, paged both ways with counts: by state, payer, batch, settlement transaction, chain, what they paid for, time range */
         get: operations["consolePayments"];
         put?: never;
         post?: never;
@@ -2388,7 +2408,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The audit log: every change operators made (console and admin tool), newest first */
+        /** The audit log: every change operators made (console and admin tool), newest first, each with what changed field by field */
         get: operations["consoleAudit"];
         put?: never;
         post?: never;
@@ -2405,7 +2425,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every tenant's webhook endpoints, with the deliveries each is owed, failed and delivered */
+        /** Every tenant's webhook endpoints with their state and the deliveries each is owed, failed and delivered, paged both ways with counts */
         get: operations["consoleWebhooks"];
         put?: never;
         post?: never;
@@ -2422,7 +2442,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An endpoint and its deliveries, newest first, each with every attempt (status code, latency, error) and its next retry */
+        /** An endpoint and its deliveries, newest first: each attempt's request and response (bodies cut, the signature never shown), what holds an owed one back, replays linked to their original; by status, event type and time range */
         get: operations["consoleWebhook"];
         put?: never;
         post?: never;
@@ -2475,8 +2495,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Disable an endpoint: nothing is delivered to it until its owner enables it again */
+        /** Disable an endpoint: nothing is delivered to it until it is enabled again (by the operator or its owner) */
         post: operations["consoleWebhookDisable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/webhooks/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Enable a disabled endpoint again, its failures forgotten: the deliveries it is still owed are attempted at once */
+        post: operations["consoleWebhookEnable"];
         delete?: never;
         options?: never;
         head?: never;
@@ -4502,6 +4539,22 @@ export interface components {
             items: components["schemas"]["ConsoleAuditEntry"][];
             /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
             next: string | null;
+            /** @description Cursor of the previous (newer) page: pass it as `after`; null on the first page */
+            previous: string | null;
+            /** @description Rows the filters match */
+            total: number;
+            /** @description The 1-based place of the page's first row (0: empty) */
+            first: number;
+        };
+        ConsoleAuditChange: {
+            /** @description The field, as a.b[0].c; empty for a value that is not an object */
+            path: string;
+            /** @enum {string} */
+            change: "added" | "removed" | "changed";
+            /** @description The value before, as JSON (cut at 200 characters) */
+            before: string | null;
+            /** @description The value after, as JSON (cut at 200 characters) */
+            after: string | null;
         };
         ConsoleAuditEntry: {
             id: string;
@@ -4510,6 +4563,10 @@ export interface components {
             target: string | null;
             before: unknown;
             after: unknown;
+            /** @description What differs between before and after, field by field */
+            changes: components["schemas"]["ConsoleAuditChange"][];
+            /** @description Fields present before and after with the same value */
+            unchanged: number;
             /** @description ISO 8601 */
             at: string;
         };
@@ -4537,18 +4594,46 @@ export interface components {
                     [key: string]: unknown;
                 } | null;
             };
+            /** @description The batch's chain as this instance sees it (null: not served here) */
+            chain: {
+                name: string;
+                currency: string;
+                explorer: string | null;
+                headBlock: number | null;
+            } | null;
             transactions: {
                 index: number;
                 status: string;
+                /**
+                 * @description pending: waiting to be mined; cancelling: the operator's no-op is live at its nonce; cancelled: the no-op was mined
+                 * @enum {string}
+                 */
+                state: "prepared" | "signed" | "broadcast" | "pending" | "cancelling" | "confirmed" | "reverted" | "cancelled" | "refused" | "unseen";
+                /** @description The state in words: which hash is live, what happens next */
+                stateText: string;
                 hash: string | null;
+                /** @description While it waits to be mined: the hash the service follows (the replaced ones are kept) */
+                liveHash: string | null;
                 from: string;
                 to: string;
                 nonce: number;
                 maxFeePerGas: string;
                 maxPriorityFeePerGas: string;
+                /** @description While it waits: the chain head's base fee (wei) */
+                baseFeePerGas: string | null;
+                pending: {
+                    /** @description The head when it was first broadcast */
+                    sinceBlock: number | null;
+                    blocks: number | null;
+                    seconds: number | null;
+                    /** @description blocks estimated from the time and the chain's block time */
+                    estimated: boolean;
+                } | null;
                 blockNumber: number | null;
                 gasUsed: string | null;
                 error: string | null;
+                /** @description A mined revert's reason: its call replayed, the revert decoded with the contracts' errors */
+                revertReason: string | null;
                 replaced: {
                     hash: string;
                     maxFeePerGas: string | null;
@@ -4594,6 +4679,12 @@ export interface components {
             items: components["schemas"]["ConsoleBatchRow"][];
             /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
             next: string | null;
+            /** @description Cursor of the previous (newer) page: pass it as `after`; null on the first page */
+            previous: string | null;
+            /** @description Rows the filters match */
+            total: number;
+            /** @description The 1-based place of the page's first row (0: empty) */
+            first: number;
         };
         ConsoleBatchRow: {
             txId: string;
@@ -4628,14 +4719,37 @@ export interface components {
             manual: boolean;
             /** @enum {string} */
             status: "pending" | "delivering" | "delivered" | "failed";
+            /** @description Why an owed delivery is not on its way: held behind delivery N, its endpoint disabled, … */
+            waiting: string | null;
+            /** @description The earlier delivery of the same batch it waits for (events reach a receiver in order) */
+            heldBehind: string | null;
+            /** @description The delivery this one replays */
+            replayOf: string | null;
+            /** @description Its replays, oldest first */
+            replays: string[];
+            /** @description The JSON every attempt POSTs (the event), its first 2 KiB */
+            requestBody: string;
+            requestBodyBytes: number;
             attempts: {
                 attempt: number;
                 /** @description ISO 8601 */
                 at: string;
                 durationMs: number;
-                statusCode: number | null;
-                response: string | null;
-                error: string | null;
+                request: {
+                    /** @constant */
+                    method: "POST";
+                    url: string;
+                    /** @description As sent, but the signature (made with the endpoint's secret, never shown) */
+                    headers: {
+                        [key: string]: string;
+                    };
+                };
+                response: {
+                    statusCode: number | null;
+                    /** @description The answer's first KiB, anything that looks like a secret hidden */
+                    body: string | null;
+                    error: string | null;
+                };
             }[];
             nextAttemptAt: string | null;
             deliveredAt: string | null;
@@ -4650,6 +4764,11 @@ export interface components {
             url: string;
             description: string | null;
             eventTypes: string[];
+            /**
+             * @description The one name of its state: disabled, failing (since failingSince) or active
+             * @enum {string}
+             */
+            state: "active" | "failing" | "disabled";
             disabledAt: string | null;
             disabledReason: string | null;
             failingSince: string | null;
@@ -4661,14 +4780,28 @@ export interface components {
         };
         ConsoleEndpointDetail: {
             endpoint: components["schemas"]["ConsoleEndpoint"];
-            deliveries: components["schemas"]["ConsoleDelivery"][];
+            /** @description The event types its deliveries carry */
+            eventTypes: string[];
+            items: components["schemas"]["ConsoleDelivery"][];
             /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
             next: string | null;
+            /** @description Cursor of the previous (newer) page: pass it as `after`; null on the first page */
+            previous: string | null;
+            /** @description Rows the filters match */
+            total: number;
+            /** @description The 1-based place of the page's first row (0: empty) */
+            first: number;
         };
         ConsoleEndpointList: {
             items: components["schemas"]["ConsoleEndpoint"][];
             /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
             next: string | null;
+            /** @description Cursor of the previous (newer) page: pass it as `after`; null on the first page */
+            previous: string | null;
+            /** @description Rows the filters match */
+            total: number;
+            /** @description The 1-based place of the page's first row (0: empty) */
+            first: number;
         };
         ConsoleInvestor: {
             id: string;
@@ -4725,13 +4858,23 @@ export interface components {
         ConsoleOverview: {
             /** @description ISO 8601 */
             generatedAt: string;
+            /** @description The thresholds, each as a state: chain heads older than a few block times, stuck transactions, wallets short of a day of their spend, deliveries owed to enabled endpoints, settlements owed */
+            signals: components["schemas"]["ConsoleSignal"][];
             chains: {
                 chainId: number;
                 name: string;
+                /** @description The native currency's symbol */
+                currency: string;
                 confirmations: number;
                 /** @description null: the chain did not answer within 3 s */
                 headBlock: number | null;
                 headAgeSeconds: number | null;
+                /** @description Seconds between blocks, measured over the last 20 */
+                blockSeconds: number;
+                /** @description The head's base fee (wei) */
+                baseFeePerGas: string | null;
+                /** @description EXPLORER_URL_<chainId>, or the network's usual explorer */
+                explorer: string | null;
                 rpc: {
                     /** @description Scheme and host only (providers put keys in paths) */
                     url: string;
@@ -4749,12 +4892,20 @@ export interface components {
                 role: "relayer" | "settlement";
                 chainId: number;
                 address: string;
+                currency: string;
                 balanceWei: string | null;
-                /** @description In the chain's native currency (ether) */
+                /** @description In the chain's native currency, at most 6 decimals */
                 balance: string | null;
+                /** @description What it spent in the last 24 h, priced at the current max fee (wei) */
+                spentPerDayWei: string | null;
                 /** @description Transactions of 200,000 gas it still pays for at the current max fee */
                 transactionsLeft: number | null;
                 low: boolean | null;
+                /**
+                 * @description ok: nothing to do; warn: look soon; bad: look now
+                 * @enum {string}
+                 */
+                state: "ok" | "warn" | "bad";
                 /** @description The next nonce the service takes for it */
                 nextNonce: number | null;
                 /** @description Its transactions signed and not mined yet */
@@ -4764,9 +4915,15 @@ export interface components {
             queue: {
                 prepared: number;
                 sending: number;
+                /** @description Batches with a transaction stuck (see signals) */
+                stuck: number;
                 paymentsReserved: number;
                 paymentsSettling: number;
+                /** @description Deliveries owed to enabled endpoints */
                 webhooksOwed: number;
+                /** @description Deliveries waiting at disabled endpoints */
+                webhooksPaused: number;
+                /** @description Of the deliveries owed to enabled endpoints */
                 oldestUndeliveredSeconds: number;
             };
             /** @description 60 one-minute buckets, oldest first */
@@ -4822,6 +4979,12 @@ export interface components {
             items: components["schemas"]["ConsolePayment"][];
             /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
             next: string | null;
+            /** @description Cursor of the previous (newer) page: pass it as `after`; null on the first page */
+            previous: string | null;
+            /** @description Rows the filters match */
+            total: number;
+            /** @description The 1-based place of the page's first row (0: empty) */
+            first: number;
         };
         ConsolePaymentTotals: {
             days: number;
@@ -4849,6 +5012,21 @@ export interface components {
             csrfToken: string;
             /** @description ISO 8601 */
             expiresAt: string;
+        };
+        ConsoleSignal: {
+            id: string;
+            /**
+             * @description ok: nothing to do; warn: look soon; bad: look now
+             * @enum {string}
+             */
+            state: "ok" | "warn" | "bad";
+            title: string;
+            /** @description The figure, with its unit */
+            value: string;
+            /** @description What the state means and what to look at */
+            words: string;
+            /** @description The console list filtered to what the figure counts */
+            link: string | null;
         };
         ConsoleSignIn: {
             /** @description The operator's e-mail */
@@ -12605,14 +12783,51 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    consoleEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream until the page leaves or the service stops */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     consoleTransactions: {
         parameters: {
             query?: {
                 /** @description txId, transaction hash, address or API key id */
                 q?: string;
+                /** @description Chain id */
+                chain?: number;
+                method?: "agentAppendFeedbackResponse" | "agentApproveToken" | "agentBurnToken" | "agentCreateToken" | "agentGiveFeedback" | "agentMintToken" | "agentRegister" | "agentRevokeFeedback" | "agentSetMetadata" | "agentSetURI" | "agentSetWallet" | "agentTransferFromToken" | "agentTransferOwnership" | "agentTransferToken" | "approve" | "burnToken" | "claimDividends" | "claimTokens" | "closeOffer" | "dividendDistribution" | "faucetBkn" | "forcedTransfer" | "freezeAddress" | "freezeTokens" | "grantTokenRole" | "mintToken" | "newInvest" | "newSto" | "newTokenization" | "pauseToken" | "ramsExecute" | "ramsExtendMandate" | "ramsFreezeAgent" | "ramsGrantMandate" | "ramsGrantPrincipal" | "ramsRevokeMandate" | "ramsRevokePrincipal" | "ramsSetExecutorAction" | "ramsSetOperator" | "ramsUnfreezeAgent" | "recoverWallet" | "resolveOfferingClaim" | "revokeTokenRole" | "transferFrom" | "transferTo" | "unfreezeTokens" | "unpauseToken" | "whitelist";
                 status?: "prepared" | "sending" | "success" | "rejected";
-                /** @description The `next` of the previous page */
+                /** @description Only batches with a transaction pending longer than CONSOLE_STUCK_AFTER_BLOCKS blocks, or priced below its chain's base fee */
+                stuck?: "1";
+                /** @description From this time on (UTC when no zone is given) */
+                from?: string;
+                /** @description Before this time (UTC when no zone is given) */
+                to?: string;
+                /** @description The page of rows older than this cursor: the `next` (before) or `previous` (after) of the page beside it */
                 before?: string;
+                /** @description The page of rows newer than this cursor: the `next` (before) or `previous` (after) of the page beside it */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -12786,8 +13001,18 @@ export interface operations {
                 payer?: string;
                 txId?: string;
                 settlement?: string;
-                /** @description The `next` of the previous page */
+                /** @description Chain id */
+                chain?: number;
+                /** @description What it paid for: a batch's method, or a paid route's path (/get-agents) */
+                method?: string;
+                /** @description From this time on (UTC when no zone is given) */
+                from?: string;
+                /** @description Before this time (UTC when no zone is given) */
+                to?: string;
+                /** @description The page of rows older than this cursor: the `next` (before) or `previous` (after) of the page beside it */
                 before?: string;
+                /** @description The page of rows newer than this cursor: the `next` (before) or `previous` (after) of the page beside it */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -12871,9 +13096,18 @@ export interface operations {
     consoleAudit: {
         parameters: {
             query?: {
+                /** @description An operator's e-mail, or `admin tool` */
                 actor?: string;
-                /** @description The `next` of the previous page */
+                action?: string;
+                target?: string;
+                /** @description From this time on (UTC when no zone is given) */
+                from?: string;
+                /** @description Before this time (UTC when no zone is given) */
+                to?: string;
+                /** @description The page of rows older than this cursor: the `next` (before) or `previous` (after) of the page beside it */
                 before?: string;
+                /** @description The page of rows newer than this cursor: the `next` (before) or `previous` (after) of the page beside it */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -12901,9 +13135,13 @@ export interface operations {
     consoleWebhooks: {
         parameters: {
             query?: {
-                disabled?: "true" | "false";
-                /** @description The `next` of the previous page */
+                state?: "active" | "failing" | "disabled";
+                /** @description Only enabled endpoints with deliveries owed */
+                owed?: "1";
+                /** @description The page of rows older than this cursor: the `next` (before) or `previous` (after) of the page beside it */
                 before?: string;
+                /** @description The page of rows newer than this cursor: the `next` (before) or `previous` (after) of the page beside it */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -12932,10 +13170,15 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "delivering" | "delivered" | "failed";
+                type?: "agent.registered" | "batch.completed" | "kyc.approved" | "kyc.rejected" | "kyc.submitted" | "mandate.executed" | "mandate.granted" | "mandate.revoked" | "offering.closed" | "offering.created" | "payment.released" | "payment.settled" | "token.address_frozen" | "token.created" | "token.forced_transfer" | "token.frozen" | "token.paused" | "token.role_changed" | "token.wallet_recovered" | "transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.reorged" | "transaction.replaced" | "webhook.test";
+                /** @description From this time on (UTC when no zone is given) */
                 from?: string;
+                /** @description Before this time (UTC when no zone is given) */
                 to?: string;
-                /** @description The `next` of the previous page */
+                /** @description The page of rows older than this cursor: the `next` (before) or `previous` (after) of the page beside it */
                 before?: string;
+                /** @description The page of rows newer than this cursor: the `next` (before) or `previous` (after) of the page beside it */
+                after?: string;
             };
             header?: never;
             path: {
@@ -13053,6 +13296,38 @@ export interface operations {
                 "application/json": {
                     reason?: string;
                 };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleWebhookEnable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
             };
         };
         responses: {

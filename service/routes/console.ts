@@ -154,7 +154,8 @@ function transactionRoutes(services: Services) {
       method: "get",
       path: "/console/api/transactions/{txId}",
       operationId: "consoleTransaction",
-      summary: "A batch: its request, transactions (with the actions open to them), timeline, events and payments",
+      summary:
+        "A batch: its request; its transactions as they stand (pending for how many blocks and how long, the fee against the base fee, which hash is live after a replacement or a cancellation, the actions that still make sense; a mined revert's block and reason decoded); timeline, events, payments",
       role: "viewer",
       response: ConsoleBatch,
       handler: async ({ req }) => transactionDetail(services, String(req.params.txId).toLowerCase()),
