@@ -100,8 +100,6 @@ export const TX_JSON = `json_build_object(
 export const toTx = (row: TxRow, sealer: Sealer): BatchTransaction => ({
   broadcastAt:
     row.broadcast_at === null || row.broadcast_at === undefined ? null : new Date(row.broadcast_at).toISOString(),
-  broadcastBlock:
-    row.broadcast_block === null || row.broadcast_block === undefined ? null : Number(row.broadcast_block),
   index: row.index,
   unsigned: jsonColumn(row.unsigned)!,
   signedRaw: openSigned(sealer, row.signed_raw, row.tx_hash),
@@ -115,6 +113,10 @@ export const toTx = (row: TxRow, sealer: Sealer): BatchTransaction => ({
   reorgedAt: row.reorged_at === null || row.reorged_at === undefined ? null : new Date(row.reorged_at).toISOString(),
   reorgs: row.reorgs ?? 0,
   replaced: (jsonColumn(row.replaced ?? null) ?? []).map((r) => toReplaced(r, sealer)),
+  // Only once recorded: the engine's copies of a batch and the stored one compare equal until then.
+  ...(row.broadcast_block === null || row.broadcast_block === undefined
+    ? {}
+    : { broadcastBlock: Number(row.broadcast_block) }),
 });
 
 /** The batch columns a transaction event needs, beside a batch_transactions row (see BatchFactsRow). */
