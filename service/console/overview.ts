@@ -6,7 +6,6 @@ import { ether, headSignal, paymentSignals, stuckSignal, walletSignal, webhooksS
 
 /** The span the wallets' recent spend is measured over. */
 const SPEND_HOURS = 24;
-
 /**
  * The console's overview, from the service's own state: first what needs someone (the triage's signals: stale heads,
  * stuck transactions, wallets short of a day of spend, deliveries and settlements owed, each linking to its list),

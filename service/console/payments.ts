@@ -60,10 +60,21 @@ export async function paymentDetail(
   return { payment, batchMates: shared.filter((p) => p.id !== payment.id) };
 }
 
-/** What the payments of the last `days` days charged, per day and operation. */
+/** Totals are read again at most this often for one span (every page of the payments list shows them). */
+const TOTALS_TTL_MS = 30_000;
+const totalsRead = new WeakMap<Services, Map<number, { at: number; totals: Promise<PaymentTotal[]> }>>();
+
+/** What the payments of the last `days` days charged, per day and operation (read at most every 30 s). */
 export async function paymentTotals(
   services: Services,
   days: number,
 ): Promise<{ days: number; totals: PaymentTotal[] }> {
-  return { days, totals: await services.paymentSearch.totals(days) };
+  let spans = totalsRead.get(services);
+  if (!spans) totalsRead.set(services, (spans = new Map()));
+  const kept = spans.get(days);
+  if (kept && Date.now() - kept.at < TOTALS_TTL_MS) return { days, totals: await kept.totals };
+  const totals = services.paymentSearch.totals(days);
+  spans.set(days, { at: Date.now(), totals });
+  totals.catch(() => spans.delete(days));
+  return { days, totals: await totals };
 }

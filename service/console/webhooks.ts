@@ -24,26 +24,23 @@ export async function listEndpoints(services: Services, query: EndpointsQuery): 
 
 /**
  * An endpoint and a page of its deliveries (every attempt of each, what it sends, what holds it back), newest first,
- * by status, event type and time range; and the event types its deliveries carry.
+ * by status, event type and time range.
  */
 export async function endpointDetail(
   services: Services,
   id: string,
   query: DeliveriesQuery,
-): Promise<{ endpoint: EndpointRow; eventTypes: string[] } & ListPage<DeliveryView>> {
+): Promise<{ endpoint: EndpointRow } & ListPage<DeliveryView>> {
   const endpoint = await knownEndpoint(services, id);
   const filter: DeliveryFilter = { status: query.status, eventType: query.type, from: query.from, to: query.to };
   const before = parseIdCursor(query.before, "before");
   const after = parseIdCursor(query.after, "after");
-  const [page, eventTypes] = await Promise.all([
-    listPage(
-      (limit) => services.webhookAdmin.deliveries(endpoint.id, { ...filter, before, after, limit }),
-      (first) => services.webhookAdmin.countDeliveries(endpoint.id, filter, first?.id),
-      (row) => row.id,
-    ),
-    services.webhookAdmin.eventTypes(endpoint.id),
-  ]);
-  return { endpoint, eventTypes, ...page, items: page.items.map((d) => deliveryView(endpoint, d)) };
+  const page = await listPage(
+    (limit) => services.webhookAdmin.deliveries(endpoint.id, { ...filter, before, after, limit }),
+    (first) => services.webhookAdmin.countDeliveries(endpoint.id, filter, first?.id),
+    (row) => row.id,
+  );
+  return { endpoint, ...page, items: page.items.map((d) => deliveryView(endpoint, d)) };
 }
 
 /** Delivers one delivery's event again now (as its tenant's redeliver does), linked to it, written to the audit log. */

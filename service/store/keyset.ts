@@ -32,6 +32,8 @@ export type KeysetCursor = string[];
 export interface KeysetList {
   select: string;
   from: string;
+  /** What counting needs of `from`, when less (a join only the selected columns need). */
+  countFrom?: string;
   filter: (c: Conditions) => void;
   /** The ordering key's columns and their SQL types, e.g. ["b.created_at", "b.tx_id"], ["timestamptz", "text"]. */
   key: string[];
@@ -72,7 +74,7 @@ export async function keysetCount(
   list.filter(c);
   const newer = first ? `count(*) FILTER (WHERE ${bound(list, c, first, ">")})::int` : "0";
   const [row] = await db.query<{ total: number; newer: number }>(
-    `SELECT count(*)::int AS total, ${newer} AS newer FROM ${list.from} ${c.where}`,
+    `SELECT count(*)::int AS total, ${newer} AS newer FROM ${list.countFrom ?? list.from} ${c.where}`,
     c.params,
   );
   return { total: row.total, newer: row.newer };

@@ -44,12 +44,9 @@ export const ConsoleDelivery = z
     txId: z.string().nullable(),
     manual: z.boolean(),
     status: z.enum(["pending", "delivering", "delivered", "failed"]),
-    waiting: z
-      .string()
-      .nullable()
-      .meta({
-        description: "Why an owed delivery is not on its way: held behind delivery N, its endpoint disabled, …",
-      }),
+    waiting: z.string().nullable().meta({
+      description: "Why an owed delivery is not on its way: held behind delivery N, its endpoint disabled, …",
+    }),
     heldBehind: z
       .string()
       .nullable()
@@ -89,7 +86,6 @@ export const ConsoleDelivery = z
 export const ConsoleEndpointDetail = z
   .strictObject({
     endpoint: ConsoleEndpoint,
-    eventTypes: z.array(z.string()).meta({ description: "The event types its deliveries carry" }),
     items: z.array(ConsoleDelivery),
     ...pageFields,
   })

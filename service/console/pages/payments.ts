@@ -87,7 +87,7 @@ ${pager(`${base}/console/payments`, kept(values, FILTERS), list)}`
     "Payments",
     html`<section>${form}</section>
 <section aria-labelledby="list"><h2 id="list">x402 payments${filteredBy(values, { status: "state", payer: "payer", chain: "on chain", method: "for", txId: "of batch", settlement: "settled by", from: "from", to: "to" })}</h2>${results}</section>
-<section aria-labelledby="totals"><h2 id="totals">Totals, the last 7 days</h2>${sums}</section>`,
+<section aria-labelledby="totals"><h2 id="totals">Totals, the last 7 days <span class="muted">(read at most every 30 s)</span></h2>${sums}</section>`,
   );
 }
 

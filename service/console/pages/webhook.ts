@@ -1,7 +1,7 @@
 import { roleAllows } from "../../store/operators";
 import type { EndpointRow } from "../../store/webhook-admin";
 import type { ListPage } from "../paging";
-import { DELIVERY_STATUSES } from "../queries";
+import { DELIVERY_EVENT_TYPES, DELIVERY_STATUSES } from "../queries";
 import type { DeliveryView } from "../webhook-attempts";
 import { filterForm, filteredBy, kept, type FilterError } from "./filters";
 import { actionForm, badge, facts, field, hashOf, html, number, pager, table, time, type Html } from "./html";
@@ -78,7 +78,7 @@ ${actionForm({ action: `${api}/disable`, label: "Disable", danger: true, confirm
 /** An endpoint, its deliveries (every attempt's request and response), replays linked both ways, enable or disable. */
 export function webhookPage(
   ctx: PageContext,
-  d: { endpoint: EndpointRow; eventTypes: string[] },
+  d: { endpoint: EndpointRow },
   values: Record<string, string | undefined>,
   list: ListPage<DeliveryView> | undefined,
   error?: FilterError,
@@ -97,7 +97,8 @@ export function webhookPage(
         name: "type",
         label: "Event type",
         kind: "select",
-        options: ["", ...new Set([...d.eventTypes, ...(values.type ? [values.type] : [])])],
+        // The types it subscribes to (every type when it names none).
+        options: ["", ...(e.eventTypes.length ? [...e.eventTypes, "webhook.test"] : DELIVERY_EVENT_TYPES)],
       },
       { name: "from", label: "Created from", kind: "time" },
       { name: "to", label: "to", kind: "time" },

@@ -16,3 +16,12 @@ CREATE INDEX batches_status_created_idx ON batches (status, created_at, tx_id);
 CREATE INDEX payments_status_created_idx ON payments (status, created_at, id);
 CREATE INDEX payments_payer_created_idx ON payments (payer, created_at, id);
 CREATE INDEX operator_audit_action_idx ON operator_audit (action, id);
+-- A search by address: the signer, or any transaction from or to it.
+CREATE INDEX batches_signer_idx ON batches (lower(signer));
+CREATE INDEX batch_transactions_from_idx ON batch_transactions (lower(unsigned->>'from'));
+CREATE INDEX batch_transactions_to_idx ON batch_transactions (lower(unsigned->>'to'));
+-- The overview's last hour: batches ended and payments settled or released lately.
+CREATE INDEX batches_completed_idx ON batches (completed_at) WHERE status IN ('success', 'rejected');
+CREATE INDEX payments_updated_idx ON payments (updated_at) WHERE status IN ('settled', 'released');
+-- What the relayer spent in the last day (the overview's wallets).
+CREATE INDEX batches_relayed_completed_idx ON batches (chain_id, completed_at) WHERE execution_mode = 'service-relayed';
