@@ -1,7 +1,6 @@
 import { z } from "zod";
 import { EVENT_TYPES } from "../events/types";
 import { METHODS } from "../methods";
-import { KYC_STATUSES } from "../store/kyc";
 
 /**
  * What the console's lists may be filtered by, as the URL states it: one schema per list, read by its JSON endpoint
@@ -149,11 +148,6 @@ export const AuditQuery = z
   })
   .superRefine(ordered);
 export type AuditQuery = z.infer<typeof AuditQuery>;
-
-export const KycQuery = z.strictObject({
-  status: oneOf(KYC_STATUSES as unknown as [string, ...string[]], "a KYC status").optional(),
-  before: z.string().max(200).optional(),
-});
 
 /** A page's query as its form sent it: empty fields left out (a form sends every field, filled or not). */
 export function filledIn(query: Record<string, unknown>): Record<string, unknown> {

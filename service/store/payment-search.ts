@@ -122,7 +122,10 @@ function paymentList(f: PaymentFilter): KeysetList {
         c.add(`(p.settle_tx_hash = ${h} OR p.settlement->>'transaction' = ${h})`);
       }
       if (f.chainId !== undefined) c.add(`p.network = ${c.param(`eip155:${f.chainId}`)}`);
-      if (f.operation) c.add(`${OPERATION} = ${c.param(f.operation)}`);
+      // OPERATION's two sides apart: a method through its batches (their index), a route among payments of no batch.
+      if (f.operation?.startsWith("/"))
+        c.add(`b.method IS NULL AND split_part(p.route, '?', 1) = ${c.param(f.operation)}`);
+      else if (f.operation) c.add(`b.method = ${c.param(f.operation)}`);
       if (f.from) c.add(`p.created_at >= ${c.param(f.from)}::timestamptz`);
       if (f.to) c.add(`p.created_at < ${c.param(f.to)}::timestamptz`);
     },
