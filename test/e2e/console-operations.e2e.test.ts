@@ -387,6 +387,16 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
       .and.include("webhook.replay")
       .and.include("kyc.approve")
       .and.include("admin tool");
+    // Each entry as what changed: the credits added read as their balance before, struck, and after.
+    const credits = page.locator("tr", { hasText: "credits.add" }).first();
+    const [was, is] = await Promise.all([
+      credits.locator("ul.diff del").first().textContent(),
+      credits.locator("ul.diff ins").first().textContent(),
+    ]);
+    expect(Number(is) - Number(was)).to.equal(25);
+    await page.goto(`${service.url}/console/audit?action=credits.add`);
+    expect(await page.locator(".pager .count").textContent()).to.equal("1–1 of 1");
+    await page.goto(`${service.url}/console/audit`);
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, "console-audit");
     // The skip link is the first stop of the keyboard and moves it to the page's content.

@@ -84,6 +84,18 @@ describe("e2e (browser): the console's triage — a stuck transaction, filters, 
     expect(await signalState("stuck")).to.equal("ok");
     expect(await page.getAttribute("main", "data-live")).to.equal("/console/api/events");
 
+    // The console's event stream, as the page reads it: a session's, every tenant's events, unnamed messages.
+    expect((await fetch(`${service.url}/console/api/events`)).status).to.equal(401);
+    const cookie = (await context.cookies()).map((c) => `${c.name}=${c.value}`).join("; ");
+    const stream = new AbortController();
+    const streamed = await fetch(`${service.url}/console/api/events`, { headers: { cookie }, signal: stream.signal });
+    expect(streamed.headers.get("content-type")).to.match(/^text\/event-stream/);
+    let heard = "";
+    const reading = (async () => {
+      const decoder = new TextDecoder();
+      for await (const chunk of streamed.body as unknown as AsyncIterable<Uint8Array>) heard += decoder.decode(chunk);
+    })().catch(() => undefined);
+
     const txId = await prepareRelayedToken(service.api, "STUCK", sandbox.accounts[6].address);
     await base.request({ method: "evm_setAutomine", params: [false] });
     const sent = await payRelayedSend(service.api, txId, sandbox.accounts[3]);
@@ -174,6 +186,16 @@ describe("e2e (browser): the console's triage — a stuck transaction, filters, 
     const mined = (await page.locator("section.transaction").first().textContent())!;
     expect(mined).to.match(/Mined in block \d+/);
     expect(await page.getByRole("button", { name: "Replace with higher fees" }).count()).to.equal(0);
+
+    await until(
+      "the stream carried the batch's end",
+      async () => heard,
+      (h) => h.includes('"type":"batch.completed"'),
+    );
+    stream.abort();
+    await reading;
+    expect(heard).to.include(`"txId":"${txId}"`).and.include('"type":"transaction.broadcast"');
+    expect(heard).to.not.match(/^event:/m); // one listener hears them all
 
     await page.goto(`${service.url}/console`);
     await until(
