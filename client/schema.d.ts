@@ -4780,8 +4780,6 @@ export interface components {
         };
         ConsoleEndpointDetail: {
             endpoint: components["schemas"]["ConsoleEndpoint"];
-            /** @description The event types its deliveries carry */
-            eventTypes: string[];
             items: components["schemas"]["ConsoleDelivery"][];
             /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
             next: string | null;
