@@ -27,11 +27,14 @@ export async function overview(services: Services): Promise<Overview> {
     services.batchSearch.activity(60, 1),
     services.batchSearch.activity(48, 30),
   ]);
+  // The longest wait in blocks: from the head recorded at its broadcast, else its time over the chain's block time.
   const oldestBlocks = Math.max(
     -1,
     ...inFlight.map((c) => {
-      const head = facts.find((f) => f.chainId === c.chainId)?.head;
-      return head && c.oldestBroadcastBlock !== null ? head.number - c.oldestBroadcastBlock : -1;
+      const chain = facts.find((f) => f.chainId === c.chainId);
+      if (chain?.head && c.oldestBroadcastBlock !== null) return chain.head.number - c.oldestBroadcastBlock;
+      if (!chain || !c.oldestBroadcastAt) return -1;
+      return Math.floor((now - Date.parse(c.oldestBroadcastAt)) / 1000 / chain.blockSeconds);
     }),
   );
   const signals: Signal[] = [
