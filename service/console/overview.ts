@@ -1,11 +1,14 @@
 import { LOW_BALANCE, type WalletBalance } from "../wallet-balances";
 import type { Overview } from "../wire/console";
 import type { Services } from "../usecases/services";
+import { recently } from "./recently";
 import { chainFacts, headAgeSeconds, stuckBounds, type ChainFacts } from "./chain-facts";
 import { ether, headSignal, paymentSignals, stuckSignal, walletSignal, webhooksSignal, type Signal } from "./triage";
 
 /** The span the wallets' recent spend is measured over. */
 const SPEND_HOURS = 24;
+/** The last day's half-hour buckets and the wallets' day of spend are read at most this often (they move slowly). */
+const SLOW_TTL_MS = 30_000;
 /**
  * The console's overview, from the service's own state: first what needs someone (the triage's signals: stale heads,
  * stuck transactions, wallets short of a day of spend, deliveries and settlements owed, each linking to its list),
@@ -25,7 +28,7 @@ export async function overview(services: Services): Promise<Overview> {
     services.batchSearch.count({ stuck: stuckBounds(facts, afterBlocks, now) }),
     services.batchSearch.inFlightByChain(),
     services.batchSearch.activity(60, 1),
-    services.batchSearch.activity(48, 30),
+    recently(services, "activity-day", SLOW_TTL_MS, () => services.batchSearch.activity(48, 30)),
   ]);
   // The longest wait in blocks: from the head recorded at its broadcast, else its time over the chain's block time.
   const oldestBlocks = Math.max(
@@ -102,7 +105,9 @@ async function walletViews(
   const readings: WalletBalance[] = (await services.walletBalances?.current(15_000, 500)) ?? [];
   const [settlingHere, settlements] = await Promise.all([
     services.paymentSearch.settlementsInFlight(),
-    services.paymentSearch.settlementTransactionsSince(SPEND_HOURS),
+    recently(services, "settlements-day", SLOW_TTL_MS, () =>
+      services.paymentSearch.settlementTransactionsSince(SPEND_HOURS),
+    ),
   ]);
   return Promise.all(
     readings.map(async (w) => {
@@ -110,7 +115,13 @@ async function walletViews(
         w.lowBelowWei === undefined ? undefined : w.lowBelowWei / (LOW_BALANCE.transactions * LOW_BALANCE.gas);
       const gas =
         w.role === "relayer"
-          ? BigInt((await services.batchSearch.gasUsedSince(w.chainId, w.address, SPEND_HOURS)).gas)
+          ? BigInt(
+              (
+                await recently(services, `gas-day-${w.chainId}-${w.address}`, SLOW_TTL_MS, () =>
+                  services.batchSearch.gasUsedSince(w.chainId, w.address, SPEND_HOURS),
+                )
+              ).gas,
+            )
           : BigInt(settlements) * LOW_BALANCE.gas;
       const spentPerDayWei = perGas === undefined ? null : gas * perGas;
       const currency = facts.find((f) => f.chainId === w.chainId)?.currency ?? "ETH";

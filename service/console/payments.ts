@@ -1,6 +1,7 @@
 import { badRequest, notFound } from "../errors";
 import type { PaymentFilter, PaymentRow, PaymentTotal } from "../store/payment-search";
 import type { Services } from "../usecases/services";
+import { recently } from "./recently";
 import { listPage, parseTimeCursor, timeCursor, UUID, type ListPage } from "./paging";
 import type { PaymentsQuery } from "./queries";
 
@@ -62,19 +63,14 @@ export async function paymentDetail(
 
 /** Totals are read again at most this often for one span (every page of the payments list shows them). */
 const TOTALS_TTL_MS = 30_000;
-const totalsRead = new WeakMap<Services, Map<number, { at: number; totals: Promise<PaymentTotal[]> }>>();
 
 /** What the payments of the last `days` days charged, per day and operation (read at most every 30 s). */
 export async function paymentTotals(
   services: Services,
   days: number,
 ): Promise<{ days: number; totals: PaymentTotal[] }> {
-  let spans = totalsRead.get(services);
-  if (!spans) totalsRead.set(services, (spans = new Map()));
-  const kept = spans.get(days);
-  if (kept && Date.now() - kept.at < TOTALS_TTL_MS) return { days, totals: await kept.totals };
-  const totals = services.paymentSearch.totals(days);
-  spans.set(days, { at: Date.now(), totals });
-  totals.catch(() => spans.delete(days));
-  return { days, totals: await totals };
+  const totals = await recently(services, `payment-totals-${days}`, TOTALS_TTL_MS, () =>
+    services.paymentSearch.totals(days),
+  );
+  return { days, totals };
 }
