@@ -30,9 +30,18 @@ const SIZE = { batches: 10_000, payments: 10_000, deliveries: 10_000, audit: 1_0
  * x402 payments settled five to a Multicall3 transaction, one endpoint's webhook deliveries with their attempts, the
  * audit log), in SQL, before the service owns it.
  */
-async function seed(
-  db: Db,
-): Promise<{ keyId: string; txId: string; hash: string; address: string; paymentId: string; endpointId: string }> {
+export async function seedConsole(db: Db): Promise<{
+  keyId: string;
+  txId: string;
+  hash: string;
+  address: string;
+  paymentId: string;
+  endpointId: string;
+  payer: string;
+  deepBatch: string;
+  deepPayment: string;
+  deepDelivery: string;
+}> {
   const { record } = await new ApiKeys(db).create({ email: "tenant@bench.test", plan: "Enterprise" });
   await new Operators(db).add({
     email: "ops@bench.test",
@@ -42,7 +51,8 @@ async function seed(
   const n = SIZE.batches;
   await db.query(
     `INSERT INTO batches (tx_id, chain_id, method, execution_mode, signer, api_key_id, status, body, plan, info, error, created_at, updated_at, sent_at, completed_at)
-     SELECT '0x' || md5('tx' || i) || md5('id' || i), 84532, (ARRAY['agentCreateToken', 'agentRegister', 'mintToken', 'faucetBkn'])[1 + i % 4],
+     SELECT '0x' || md5('tx' || i) || md5('id' || i), CASE WHEN i % 5 = 0 THEN 11155111 ELSE 84532 END,
+            (ARRAY['agentCreateToken', 'agentRegister', 'mintToken', 'faucetBkn'])[1 + i % 4],
             CASE WHEN i % 3 = 0 THEN 'service-relayed' ELSE 'client-signed' END, '0x' || lpad(to_hex(i % 200), 40, '0'),
             CASE WHEN i % 3 = 0 THEN NULL ELSE $2 END,
             CASE WHEN i % 50 = 0 THEN 'sending' WHEN i % 7 = 0 THEN 'rejected' ELSE 'success' END,
@@ -53,11 +63,12 @@ async function seed(
     [n, record.id],
   );
   await db.query(
-    `INSERT INTO batch_transactions (tx_id, index, unsigned, tx_hash, status, block_number, gas_used, broadcast_at, confirmed_at)
+    `INSERT INTO batch_transactions (tx_id, index, unsigned, tx_hash, status, block_number, gas_used, broadcast_at, broadcast_block, confirmed_at)
      SELECT b.tx_id, 0, jsonb_build_object('from', b.signer, 'to', '0x' || lpad(to_hex(7 + length(b.method)), 40, '0'), 'nonce', 1, 'chainId', 84532, 'data', '0x', 'value', '0x00',
               'type', 2, 'maxFeePerGas', '2000000000', 'maxPriorityFeePerGas', '1000000000', 'gasLimit', '0x30d40'),
             '0x' || md5('hash' || b.tx_id) || md5('h2' || b.tx_id), CASE b.status WHEN 'success' THEN 'confirmed' WHEN 'rejected' THEN 'reverted' ELSE 'broadcast' END,
-            CASE WHEN b.status = 'sending' THEN NULL ELSE 100 END, CASE WHEN b.status = 'sending' THEN NULL ELSE 50000 END, b.sent_at, b.completed_at
+            CASE WHEN b.status = 'sending' THEN NULL ELSE 100 END, CASE WHEN b.status = 'sending' THEN NULL ELSE 50000 END, b.sent_at,
+            CASE WHEN b.status = 'sending' THEN 1 END, b.completed_at
      FROM batches b`,
   );
   await db.query(
@@ -102,6 +113,18 @@ async function seed(
   const [payment] = await db.query<{ id: string }>(
     "SELECT id::text AS id FROM payments WHERE status = 'settled' ORDER BY created_at LIMIT 1 OFFSET 5000",
   );
+  // Cursors of rows half-way down each list: a page there costs what one at the top does (both ways).
+  const [deepBatch] = await db.query<{ cursor: string }>(
+    `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '~' || tx_id AS cursor
+     FROM batches WHERE chain_id = 84532 ORDER BY created_at DESC, tx_id DESC OFFSET 4000 LIMIT 1`,
+  );
+  const [deepPayment] = await db.query<{ cursor: string }>(
+    `SELECT to_char(created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') || '~' || id AS cursor
+     FROM payments WHERE status = 'settled' ORDER BY created_at DESC, id DESC OFFSET 4500 LIMIT 1`,
+  );
+  const [deepDelivery] = await db.query<{ id: string }>(
+    "SELECT id::text AS id FROM webhook_deliveries ORDER BY id DESC OFFSET 5000 LIMIT 1",
+  );
   return {
     keyId: record.id,
     txId: sample.tx_id,
@@ -109,7 +132,40 @@ async function seed(
     address: sample.signer,
     paymentId: payment.id,
     endpointId,
+    payer: "0x" + "0".repeat(38) + "2a",
+    deepBatch: deepBatch.cursor,
+    deepPayment: deepPayment.cursor,
+    deepDelivery: deepDelivery.id,
   };
+}
+
+/** The lists with their filters applied, a page deep down each (older and newer), as an operator on call asks them. */
+function filteredPages(facts: Awaited<ReturnType<typeof seedConsole>>): string[] {
+  const day = (hoursAgo: number) => encodeURIComponent(new Date(Date.now() - hoursAgo * 3_600_000).toISOString());
+  const e = encodeURIComponent;
+  return [
+    `/console/transactions?chain=84532&method=mintToken&status=success&from=${day(20)}&to=${day(2)}`,
+    `/console/transactions?chain=11155111&status=rejected`,
+    "/console/transactions?stuck=1",
+    `/console/transactions?chain=84532&before=${e(facts.deepBatch)}`,
+    `/console/transactions?chain=84532&after=${e(facts.deepBatch)}`,
+    `/console/transactions?q=${facts.keyId}&method=agentRegister&from=${day(12)}`,
+    `/console/payments?status=settled&chain=84532&method=${e("/get-agents")}&from=${day(20)}&to=${day(1)}`,
+    `/console/payments?status=released&method=agentRegister`,
+    `/console/payments?payer=${facts.payer}&status=settled`,
+    `/console/payments?status=settled&before=${e(facts.deepPayment)}`,
+    `/console/payments?status=settled&after=${e(facts.deepPayment)}`,
+    "/console/webhooks?owed=1",
+    "/console/webhooks?state=disabled",
+    `/console/webhooks/${facts.endpointId}?status=failed&type=batch.completed`,
+    `/console/webhooks/${facts.endpointId}?type=transaction.confirmed&from=${day(20)}&to=${day(4)}`,
+    `/console/webhooks/${facts.endpointId}?before=${facts.deepDelivery}`,
+    `/console/webhooks/${facts.endpointId}?after=${facts.deepDelivery}`,
+    `/console/audit?action=credits.add&from=${day(1)}`,
+    `/console/api/transactions?chain=84532&status=success&method=faucetBkn`,
+    `/console/api/payments?chain=84532&status=released`,
+    `/console/api/webhooks/${facts.endpointId}?type=batch.completed&status=delivered`,
+  ];
 }
 
 /** Each console page and JSON list, asked `rounds` times one after the other (after two warm-ups), with the operator's session. */
@@ -121,10 +177,10 @@ export async function measureConsole(
   const sandbox = await createSandbox(hre, { deploymentsDir: path.join(dir, "deployments") });
   const started = Date.now();
   const db = await openDb({ dataDir: path.join(dir, "data", "sandbox", "pglite") });
-  let facts: Awaited<ReturnType<typeof seed>>;
+  let facts: Awaited<ReturnType<typeof seedConsole>>;
   try {
     await migrate(db);
-    facts = await seed(db);
+    facts = await seedConsole(db);
     await db.query("ANALYZE");
   } finally {
     await db.close();
@@ -165,6 +221,8 @@ export async function measureConsole(
       "/console/api/overview",
       "/console/api/transactions?status=sending",
       "/console/api/payments/totals?days=30",
+      // The filters of issue 50, applied (chain, method, status, time range, stuck, state, event type), both ways.
+      ...filteredPages(facts),
     ];
     const rows: ConsoleRow[] = [];
     for (const page of pages) {

@@ -121,7 +121,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Mint to one or more investors (whitelisting new recipients first) */
+        /** Mint to one or more investors (whitelisting new recipients first); tokenizer or MINTER_ROLE */
         post: operations["prepareTransactionsMintToken"];
         delete?: never;
         options?: never;
@@ -138,7 +138,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Whitelist or blacklist investor wallets */
+        /** Whitelist or blacklist investor wallets (binding each added wallet to its investor); tokenizer or WHITELISTER_ROLE */
         post: operations["prepareTransactionsWhitelist"];
         delete?: never;
         options?: never;
@@ -325,8 +325,144 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Recover an investor's lost wallet to its new one (balance, freezes, dividends); tokenizer or RECOVERY_ROLE */
+        /** Request the recovery of an investor's lost wallet into its new one, proven by the new wallet; executable after the token's delay. RECOVERY_ROLE */
         post: operations["prepareTransactionsRecoverWallet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/cancelWalletRecovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a pending wallet recovery: signed by the wallet being recovered (it is not lost) or RECOVERY_ROLE */
+        post: operations["prepareTransactionsCancelWalletRecovery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/executeWalletRecovery": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Execute a pending wallet recovery after the token's delay; RECOVERY_ROLE or the new wallet */
+        post: operations["prepareTransactionsExecuteWalletRecovery"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/transferTokenizer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Start handing the token over to a new tokenizer key (it accepts with acceptTokenizer); tokenizer */
+        post: operations["prepareTransactionsTransferTokenizer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/acceptTokenizer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept the token's tokenizer role handed over with transferTokenizer; the new tokenizer key */
+        post: operations["prepareTransactionsAcceptTokenizer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/cancelTokenizerTransfer": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a handover of the token not yet accepted; tokenizer */
+        post: operations["prepareTransactionsCancelTokenizerTransfer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/scheduleTokenUpgrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Schedule the token and its escrow for the version the factory publishes; executable after the upgrade delay. Tokenizer */
+        post: operations["prepareTransactionsScheduleTokenUpgrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/cancelTokenUpgrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel the scheduled upgrade of the token and its escrow. Tokenizer */
+        post: operations["prepareTransactionsCancelTokenUpgrade"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/executeTokenUpgrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Execute the scheduled upgrade of the token and its escrow once the delay is over. Tokenizer */
+        post: operations["prepareTransactionsExecuteTokenUpgrade"];
         delete?: never;
         options?: never;
         head?: never;
@@ -376,7 +512,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE */
+        /** Grant an agent a role on a token (minter, whitelister, freezer, enforcer, recovery, pauser); tokenizer */
         post: operations["prepareTransactionsGrantTokenRole"];
         delete?: never;
         options?: never;
@@ -393,7 +529,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE */
+        /** Revoke an agent's role on a token; tokenizer */
         post: operations["prepareTransactionsRevokeTokenRole"];
         delete?: never;
         options?: never;
@@ -461,8 +597,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Close the ongoing offering (success pays the tokenizer; failure opens refunds) */
+        /** Close the ongoing offering (success: the tokenizer withdraws the proceeds; failure opens refunds) */
         post: operations["prepareTransactionsCloseOffer"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/withdrawProceeds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Withdraw the proceeds of a successful offering to the tokenizer (once) */
+        post: operations["prepareTransactionsWithdrawProceeds"];
         delete?: never;
         options?: never;
         head?: never;
@@ -820,6 +973,23 @@ export interface paths {
         put?: never;
         /** RAMS: approve or withdraw an operator of the principal (direct by the principal, or its EIP-712 signature; relayable with a signature) */
         post: operations["prepareTransactionsRamsSetOperator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/prepare-transactions/ramsInvalidateNonces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** RAMS: the principal voids its unused EIP-712 signatures by moving its nonce forward (the principal only; always client-signed) */
+        post: operations["prepareTransactionsRamsInvalidateNonces"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1228,6 +1398,23 @@ export interface paths {
         put?: never;
         /** RAMS: approve or withdraw an operator of the principal (direct by the principal, or its EIP-712 signature; relayable with a signature) — facade (default execution mode: client-signed) */
         post: operations["x402RamsSetOperator"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/x402/rams/invalidate-nonces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** RAMS: the principal voids its unused EIP-712 signatures by moving its nonce forward (the principal only; always client-signed) — facade (default execution mode: client-signed) */
+        post: operations["x402RamsInvalidateNonces"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2238,8 +2425,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Chains (head, RPC URLs), the service's wallets, the queues, and the last hour's and day's activity */
+        /** The triage's signals (stale heads, stuck transactions, wallets short of a day of spend, deliveries and settlements owed), chains, wallets, queues, and the last hour's and day's activity */
         get: operations["consoleOverview"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Every tenant's events from now on (Server-Sent Events): the console's pages read themselves again on each
+         * @description The service's event stream (GET /events) for an operator: every event committed after the connection, of every tenant, as `id:`, `event:`, `data:` lines, with a heartbeat comment while nothing happens. Counts against EVENT_STREAMS_PER_CLIENT.
+         */
+        get: operations["consoleEvents"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2255,7 +2462,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Batches, newest first: by txId or hash (the batch that has it), address, API key id or status */
+        /** Batches, newest first, paged both ways with counts: by txId or hash (the batch that has it), address or API key id, chain, method, status, time range, stuck */
         get: operations["consoleTransactions"];
         put?: never;
         post?: never;
@@ -2272,7 +2479,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A batch: its request, transactions (with the actions open to them), timeline, events and payments */
+        /** A batch: its request; its transactions as they stand (pending for how many blocks and how long, the fee against the base fee, which hash is live after a replacement or a cancellation, the actions that still make sense; a mined revert's block and reason decoded); timeline, events, payments */
         get: operations["consoleTransaction"];
         put?: never;
         post?: never;
@@ -2340,7 +2547,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** x402 payments, newest first: by state, payer, batch or settlement transaction */
+        /** x402 payments, newest first, paged both ways with counts: by state, payer, batch, settlement transaction, chain, what they paid for, time range */
         get: operations["consolePayments"];
         put?: never;
         post?: never;
@@ -2391,7 +2598,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** The audit log: every change operators made (console and admin tool), newest first */
+        /** The audit log: every change operators made (console and admin tool), newest first, each with what changed field by field */
         get: operations["consoleAudit"];
         put?: never;
         post?: never;
@@ -2408,7 +2615,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Every tenant's webhook endpoints, with the deliveries each is owed, failed and delivered */
+        /** Every tenant's webhook endpoints with their state and the deliveries each is owed, failed and delivered, paged both ways with counts */
         get: operations["consoleWebhooks"];
         put?: never;
         post?: never;
@@ -2425,7 +2632,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** An endpoint and its deliveries, newest first, each with every attempt (status code, latency, error) and its next retry */
+        /** An endpoint and its deliveries, newest first: each attempt's request and response (bodies cut, the signature never shown), what holds an owed one back, replays linked to their original; by status, event type and time range */
         get: operations["consoleWebhook"];
         put?: never;
         post?: never;
@@ -2478,8 +2685,25 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Disable an endpoint: nothing is delivered to it until its owner enables it again */
+        /** Disable an endpoint: nothing is delivered to it until it is enabled again (by the operator or its owner) */
         post: operations["consoleWebhookDisable"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/api/webhooks/{id}/enable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Enable a disabled endpoint again, its failures forgotten: the deliveries it is still owed are attempted at once */
+        post: operations["consoleWebhookEnable"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2926,8 +3150,59 @@ export interface webhooks {
         };
         get?: never;
         put?: never;
-        /** A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (recoverWallet) */
+        /** A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (executeWalletRecovery) */
         post: operations["tokenWalletRecoveredEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.recovery_pending": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A wallet recovery was requested (recoverWallet; executable after the token's delay) or cancelled (cancelWalletRecovery) */
+        post: operations["tokenRecoveryPendingEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.tokenizer_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A token's tokenizer handover started (transferTokenizer) or completed (acceptTokenizer) */
+        post: operations["tokenTokenizerChangedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "token.upgrade": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A token's or its escrow's upgrade was scheduled, cancelled or executed (scheduleTokenUpgrade, cancelTokenUpgrade, executeTokenUpgrade) */
+        post: operations["tokenUpgradeEvent"];
         delete?: never;
         options?: never;
         head?: never;
@@ -3141,6 +3416,35 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description Accept the token's tokenizer role handed over with transferTokenizer; the new tokenizer key */
+        AcceptTokenizerBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
+            signerAddress: string;
+            tokenSymbol: string;
+        };
+        /** @description Accept the token's tokenizer role handed over with transferTokenizer; the new tokenizer key */
+        AcceptTokenizerRequest: {
+            /**
+             * @description acceptTokenizer
+             * @enum {string}
+             */
+            method: "acceptTokenizer";
+        } & components["schemas"]["AcceptTokenizerBody"];
         /** @description Append a response to feedback on an agent (its owner responds; relayed, the wallet it is held for pays) */
         AgentAppendFeedbackResponseBody: {
             method?: string;
@@ -4336,6 +4640,98 @@ export interface components {
              */
             method: "burnToken";
         } & components["schemas"]["BurnTokenBody"];
+        /** @description Cancel a handover of the token not yet accepted; tokenizer */
+        CancelTokenizerTransferBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
+            signerAddress: string;
+            tokenSymbol: string;
+        };
+        /** @description Cancel a handover of the token not yet accepted; tokenizer */
+        CancelTokenizerTransferRequest: {
+            /**
+             * @description cancelTokenizerTransfer
+             * @enum {string}
+             */
+            method: "cancelTokenizerTransfer";
+        } & components["schemas"]["CancelTokenizerTransferBody"];
+        /** @description Cancel the scheduled upgrade of the token and its escrow. Tokenizer */
+        CancelTokenUpgradeBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
+            signerAddress: string;
+            tokenSymbol: string;
+        };
+        /** @description Cancel the scheduled upgrade of the token and its escrow. Tokenizer */
+        CancelTokenUpgradeRequest: {
+            /**
+             * @description cancelTokenUpgrade
+             * @enum {string}
+             */
+            method: "cancelTokenUpgrade";
+        } & components["schemas"]["CancelTokenUpgradeBody"];
+        /** @description Cancel a pending wallet recovery: signed by the wallet being recovered (it is not lost) or RECOVERY_ROLE */
+        CancelWalletRecoveryBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description The wallet whose recovery is pending
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            lostWallet: string;
+        };
+        /** @description Cancel a pending wallet recovery: signed by the wallet being recovered (it is not lost) or RECOVERY_ROLE */
+        CancelWalletRecoveryRequest: {
+            /**
+             * @description cancelWalletRecovery
+             * @enum {string}
+             */
+            method: "cancelWalletRecovery";
+        } & components["schemas"]["CancelWalletRecoveryBody"];
         CanExecute: {
             chainId: string;
             /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
@@ -4351,7 +4747,7 @@ export interface components {
             amount: string;
             /** @description The registry's canExecute */
             canExecute: boolean;
-            /** @description canExecute and the principal still compliant: what an execution needs */
+            /** @description canExecute and the principal compliant: what an execution needs (the same as canExecute on this version's registry, which asks the compliance provider itself) */
             allowed: boolean;
             /** @description The first failing check */
             reason: {
@@ -4515,7 +4911,7 @@ export interface components {
              */
             method: "claimTokens";
         } & components["schemas"]["ClaimTokensBody"];
-        /** @description Close the ongoing offering (success pays the tokenizer; failure opens refunds) */
+        /** @description Close the ongoing offering (success: the tokenizer withdraws the proceeds; failure opens refunds) */
         CloseOfferBody: {
             method?: string;
             /**
@@ -4541,7 +4937,7 @@ export interface components {
             tokenizerEmail?: string;
             tokenSymbol: string;
         };
-        /** @description Close the ongoing offering (success pays the tokenizer; failure opens refunds) */
+        /** @description Close the ongoing offering (success: the tokenizer withdraws the proceeds; failure opens refunds) */
         CloseOfferRequest: {
             /**
              * @description closeOffer
@@ -4576,6 +4972,22 @@ export interface components {
             items: components["schemas"]["ConsoleAuditEntry"][];
             /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
             next: string | null;
+            /** @description Cursor of the previous (newer) page: pass it as `after`; null on the first page */
+            previous: string | null;
+            /** @description Rows the filters match */
+            total: number;
+            /** @description The 1-based place of the page's first row (0: empty) */
+            first: number;
+        };
+        ConsoleAuditChange: {
+            /** @description The field, as a.b[0].c; empty for a value that is not an object */
+            path: string;
+            /** @enum {string} */
+            change: "added" | "removed" | "changed";
+            /** @description The value before, as JSON (cut at 200 characters) */
+            before: string | null;
+            /** @description The value after, as JSON (cut at 200 characters) */
+            after: string | null;
         };
         ConsoleAuditEntry: {
             id: string;
@@ -4584,6 +4996,10 @@ export interface components {
             target: string | null;
             before: unknown;
             after: unknown;
+            /** @description What differs between before and after, field by field */
+            changes: components["schemas"]["ConsoleAuditChange"][];
+            /** @description Fields present before and after with the same value */
+            unchanged: number;
             /** @description ISO 8601 */
             at: string;
         };
@@ -4611,18 +5027,46 @@ export interface components {
                     [key: string]: unknown;
                 } | null;
             };
+            /** @description The batch's chain as this instance sees it (null: not served here) */
+            chain: {
+                name: string;
+                currency: string;
+                explorer: string | null;
+                headBlock: number | null;
+            } | null;
             transactions: {
                 index: number;
                 status: string;
+                /**
+                 * @description pending: waiting to be mined; cancelling: the operator's no-op is live at its nonce; cancelled: the no-op was mined
+                 * @enum {string}
+                 */
+                state: "prepared" | "signed" | "broadcast" | "pending" | "cancelling" | "confirmed" | "reverted" | "cancelled" | "refused" | "unseen";
+                /** @description The state in words: which hash is live, what happens next */
+                stateText: string;
                 hash: string | null;
+                /** @description While it waits to be mined: the hash the service follows (the replaced ones are kept) */
+                liveHash: string | null;
                 from: string;
                 to: string;
                 nonce: number;
                 maxFeePerGas: string;
                 maxPriorityFeePerGas: string;
+                /** @description While it waits: the chain head's base fee (wei) */
+                baseFeePerGas: string | null;
+                pending: {
+                    /** @description The head when it was first broadcast */
+                    sinceBlock: number | null;
+                    blocks: number | null;
+                    seconds: number | null;
+                    /** @description blocks estimated from the time and the chain's block time */
+                    estimated: boolean;
+                } | null;
                 blockNumber: number | null;
                 gasUsed: string | null;
                 error: string | null;
+                /** @description A mined revert's reason: its call replayed, the revert decoded with the contracts' errors */
+                revertReason: string | null;
                 replaced: {
                     hash: string;
                     maxFeePerGas: string | null;
@@ -4668,6 +5112,12 @@ export interface components {
             items: components["schemas"]["ConsoleBatchRow"][];
             /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
             next: string | null;
+            /** @description Cursor of the previous (newer) page: pass it as `after`; null on the first page */
+            previous: string | null;
+            /** @description Rows the filters match */
+            total: number;
+            /** @description The 1-based place of the page's first row (0: empty) */
+            first: number;
         };
         ConsoleBatchRow: {
             txId: string;
@@ -4702,14 +5152,37 @@ export interface components {
             manual: boolean;
             /** @enum {string} */
             status: "pending" | "delivering" | "delivered" | "failed";
+            /** @description Why an owed delivery is not on its way: held behind delivery N, its endpoint disabled, … */
+            waiting: string | null;
+            /** @description The earlier delivery of the same batch it waits for (events reach a receiver in order) */
+            heldBehind: string | null;
+            /** @description The delivery this one replays */
+            replayOf: string | null;
+            /** @description Its replays, oldest first */
+            replays: string[];
+            /** @description The JSON every attempt POSTs (the event), its first 2 KiB */
+            requestBody: string;
+            requestBodyBytes: number;
             attempts: {
                 attempt: number;
                 /** @description ISO 8601 */
                 at: string;
                 durationMs: number;
-                statusCode: number | null;
-                response: string | null;
-                error: string | null;
+                request: {
+                    /** @constant */
+                    method: "POST";
+                    url: string;
+                    /** @description As sent, but the signature (made with the endpoint's secret, never shown) */
+                    headers: {
+                        [key: string]: string;
+                    };
+                };
+                response: {
+                    statusCode: number | null;
+                    /** @description The answer's first KiB, anything that looks like a secret hidden */
+                    body: string | null;
+                    error: string | null;
+                };
             }[];
             nextAttemptAt: string | null;
             deliveredAt: string | null;
@@ -4724,6 +5197,11 @@ export interface components {
             url: string;
             description: string | null;
             eventTypes: string[];
+            /**
+             * @description The one name of its state: disabled, failing (since failingSince) or active
+             * @enum {string}
+             */
+            state: "active" | "failing" | "disabled";
             disabledAt: string | null;
             disabledReason: string | null;
             failingSince: string | null;
@@ -4735,14 +5213,26 @@ export interface components {
         };
         ConsoleEndpointDetail: {
             endpoint: components["schemas"]["ConsoleEndpoint"];
-            deliveries: components["schemas"]["ConsoleDelivery"][];
+            items: components["schemas"]["ConsoleDelivery"][];
             /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
             next: string | null;
+            /** @description Cursor of the previous (newer) page: pass it as `after`; null on the first page */
+            previous: string | null;
+            /** @description Rows the filters match */
+            total: number;
+            /** @description The 1-based place of the page's first row (0: empty) */
+            first: number;
         };
         ConsoleEndpointList: {
             items: components["schemas"]["ConsoleEndpoint"][];
             /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
             next: string | null;
+            /** @description Cursor of the previous (newer) page: pass it as `after`; null on the first page */
+            previous: string | null;
+            /** @description Rows the filters match */
+            total: number;
+            /** @description The 1-based place of the page's first row (0: empty) */
+            first: number;
         };
         ConsoleInvestor: {
             id: string;
@@ -4802,13 +5292,23 @@ export interface components {
         ConsoleOverview: {
             /** @description ISO 8601 */
             generatedAt: string;
+            /** @description The thresholds, each as a state: chain heads older than a few block times, stuck transactions, wallets short of a day of their spend, deliveries owed to enabled endpoints, settlements owed */
+            signals: components["schemas"]["ConsoleSignal"][];
             chains: {
                 chainId: number;
                 name: string;
+                /** @description The native currency's symbol */
+                currency: string;
                 confirmations: number;
                 /** @description null: the chain did not answer within 3 s */
                 headBlock: number | null;
                 headAgeSeconds: number | null;
+                /** @description Seconds between blocks, measured over the last 20 */
+                blockSeconds: number;
+                /** @description The head's base fee (wei) */
+                baseFeePerGas: string | null;
+                /** @description EXPLORER_URL_<chainId>, or the network's usual explorer */
+                explorer: string | null;
                 rpc: {
                     /** @description Scheme and host only (providers put keys in paths) */
                     url: string;
@@ -4826,12 +5326,20 @@ export interface components {
                 role: "relayer" | "settlement" | "refund";
                 chainId: number;
                 address: string;
+                currency: string;
                 balanceWei: string | null;
-                /** @description In the chain's native currency (ether) */
+                /** @description In the chain's native currency, at most 6 decimals */
                 balance: string | null;
+                /** @description What it spent in the last 24 h, priced at the current max fee (wei) */
+                spentPerDayWei: string | null;
                 /** @description Transactions of 200,000 gas it still pays for at the current max fee */
                 transactionsLeft: number | null;
                 low: boolean | null;
+                /**
+                 * @description ok: nothing to do; warn: look soon; bad: look now
+                 * @enum {string}
+                 */
+                state: "ok" | "warn" | "bad";
                 /** @description The next nonce the service takes for it */
                 nextNonce: number | null;
                 /** @description Its transactions signed and not mined yet */
@@ -4841,9 +5349,15 @@ export interface components {
             queue: {
                 prepared: number;
                 sending: number;
+                /** @description Batches with a transaction stuck (see signals) */
+                stuck: number;
                 paymentsReserved: number;
                 paymentsSettling: number;
+                /** @description Deliveries owed to enabled endpoints */
                 webhooksOwed: number;
+                /** @description Deliveries waiting at disabled endpoints */
+                webhooksPaused: number;
+                /** @description Of the deliveries owed to enabled endpoints */
                 oldestUndeliveredSeconds: number;
             };
             /** @description 60 one-minute buckets, oldest first */
@@ -4899,6 +5413,12 @@ export interface components {
             items: components["schemas"]["ConsolePayment"][];
             /** @description Cursor of the next (older) page: pass it as `before`; null on the last page */
             next: string | null;
+            /** @description Cursor of the previous (newer) page: pass it as `after`; null on the first page */
+            previous: string | null;
+            /** @description Rows the filters match */
+            total: number;
+            /** @description The 1-based place of the page's first row (0: empty) */
+            first: number;
         };
         ConsolePaymentTotals: {
             days: number;
@@ -4965,6 +5485,21 @@ export interface components {
             /** @description ISO 8601 */
             expiresAt: string;
         };
+        ConsoleSignal: {
+            id: string;
+            /**
+             * @description ok: nothing to do; warn: look soon; bad: look now
+             * @enum {string}
+             */
+            state: "ok" | "warn" | "bad";
+            title: string;
+            /** @description The figure, with its unit */
+            value: string;
+            /** @description What the state means and what to look at */
+            words: string;
+            /** @description The console list filtered to what the figure counts */
+            link: string | null;
+        };
         ConsoleSignIn: {
             /** @description The operator's e-mail */
             email: string;
@@ -4980,7 +5515,7 @@ export interface components {
              */
             url: string;
             /** @description The event types to receive; empty or absent: all of them */
-            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "payment.refund_owed" | "payment.refunded" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
+            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "payment.refund_owed" | "payment.refunded" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.recovery_pending" | "token.tokenizer_changed" | "token.upgrade" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
             description?: string;
             /** @description Without an API key: the batch (prepared without a key, not sent yet) whose events to receive */
             txId?: string;
@@ -5123,7 +5658,70 @@ export interface components {
          */
         ErrorCode: "BAD_REQUEST" | "PREFLIGHT_FAILED" | "TRANSACTION_MISMATCH" | "INVALID_SIGNATURE" | "REPLACEMENT_UNDERPRICED" | "MALFORMED_JSON" | "MALFORMED_URL" | "REQUEST_ABORTED" | "UNAUTHORIZED" | "PAYMENT_REQUIRED" | "FORBIDDEN" | "OUT_OF_CREDITS" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "CONFLICT" | "ALREADY_PAID" | "IDEMPOTENCY_CONFLICT" | "LINK_USED" | "LINK_REPLACED" | "LINK_EXPIRED" | "LINK_LOCKED" | "EVENT_ID_EXPIRED" | "BATCH_EXPIRED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "UNSUPPORTED_CHARSET" | "UNSUPPORTED_ENCODING" | "RATE_LIMITED" | "FAUCET_COOLDOWN" | "INTERNAL_ERROR" | "CHAIN_READ_FAILED" | "UNAVAILABLE" | "PAYMENT_NOT_SETTLED" | "CHAIN_UNAVAILABLE";
         /** @description An event: its id (position), type, time, the txId / chain / hash it concerns, and its data */
-        Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["PaymentRefundOwedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["TokenFrozenEvent"] | components["schemas"]["TokenAddressFrozenEvent"] | components["schemas"]["TokenForcedTransferEvent"] | components["schemas"]["TokenWalletRecoveredEvent"] | components["schemas"]["TokenPausedEvent"] | components["schemas"]["TokenRoleChangedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
+        Event: components["schemas"]["TransactionBroadcastEvent"] | components["schemas"]["TransactionConfirmedEvent"] | components["schemas"]["TransactionFailedEvent"] | components["schemas"]["TransactionReplacedEvent"] | components["schemas"]["TransactionReorgedEvent"] | components["schemas"]["BatchCompletedEvent"] | components["schemas"]["PaymentSettledEvent"] | components["schemas"]["PaymentReleasedEvent"] | components["schemas"]["PaymentRefundOwedEvent"] | components["schemas"]["PaymentRefundedEvent"] | components["schemas"]["TokenCreatedEvent"] | components["schemas"]["TokenFrozenEvent"] | components["schemas"]["TokenAddressFrozenEvent"] | components["schemas"]["TokenForcedTransferEvent"] | components["schemas"]["TokenWalletRecoveredEvent"] | components["schemas"]["TokenRecoveryPendingEvent"] | components["schemas"]["TokenTokenizerChangedEvent"] | components["schemas"]["TokenUpgradeEvent"] | components["schemas"]["TokenPausedEvent"] | components["schemas"]["TokenRoleChangedEvent"] | components["schemas"]["OfferingCreatedEvent"] | components["schemas"]["OfferingClosedEvent"] | components["schemas"]["AgentRegisteredEvent"] | components["schemas"]["MandateGrantedEvent"] | components["schemas"]["MandateRevokedEvent"] | components["schemas"]["MandateExecutedEvent"] | components["schemas"]["KycSubmittedEvent"] | components["schemas"]["KycApprovedEvent"] | components["schemas"]["KycRejectedEvent"] | components["schemas"]["WebhookTestEvent"];
+        /** @description Execute the scheduled upgrade of the token and its escrow once the delay is over. Tokenizer */
+        ExecuteTokenUpgradeBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
+            signerAddress: string;
+            tokenSymbol: string;
+        };
+        /** @description Execute the scheduled upgrade of the token and its escrow once the delay is over. Tokenizer */
+        ExecuteTokenUpgradeRequest: {
+            /**
+             * @description executeTokenUpgrade
+             * @enum {string}
+             */
+            method: "executeTokenUpgrade";
+        } & components["schemas"]["ExecuteTokenUpgradeBody"];
+        /** @description Execute a pending wallet recovery after the token's delay; RECOVERY_ROLE or the new wallet */
+        ExecuteWalletRecoveryBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description The wallet whose recovery is pending
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            lostWallet: string;
+        };
+        /** @description Execute a pending wallet recovery after the token's delay; RECOVERY_ROLE or the new wallet */
+        ExecuteWalletRecoveryRequest: {
+            /**
+             * @description executeWalletRecovery
+             * @enum {string}
+             */
+            method: "executeWalletRecovery";
+        } & components["schemas"]["ExecuteWalletRecoveryBody"];
         ExecutorAction: {
             chainId: string;
             /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
@@ -5293,7 +5891,7 @@ export interface components {
              */
             method: "freezeTokens";
         } & components["schemas"]["FreezeTokensBody"];
-        /** @description Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE */
+        /** @description Grant an agent a role on a token (minter, whitelister, freezer, enforcer, recovery, pauser); tokenizer */
         GrantTokenRoleBody: {
             method?: string;
             /**
@@ -5314,17 +5912,17 @@ export interface components {
             signerAddress: string;
             tokenSymbol: string;
             /**
-             * @description FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE, PAUSER_ROLE or DEFAULT_ADMIN_ROLE (case-insensitive; the _ROLE suffix may be left out, admin for DEFAULT_ADMIN_ROLE)
+             * @description MINTER_ROLE, WHITELISTER_ROLE, FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE or PAUSER_ROLE (case-insensitive; the _ROLE suffix may be left out). DEFAULT_ADMIN_ROLE is the tokenizer's alone: it moves with transferTokenizer and acceptTokenizer
              * @enum {string}
              */
-            role: "DEFAULT_ADMIN_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
+            role: "DEFAULT_ADMIN_ROLE" | "MINTER_ROLE" | "WHITELISTER_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
             /**
              * @description The agent's wallet
              * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             account: string;
         };
-        /** @description Grant an agent a role on a token (freezer, enforcer, recovery, pauser, admin); tokenizer or DEFAULT_ADMIN_ROLE */
+        /** @description Grant an agent a role on a token (minter, whitelister, freezer, enforcer, recovery, pauser); tokenizer */
         GrantTokenRoleRequest: {
             /**
              * @description grantTokenRole
@@ -5708,7 +6306,7 @@ export interface components {
             type: "mandate.revoked";
             data: components["schemas"]["MandateRevokedData"];
         };
-        /** @description Mint to one or more investors (whitelisting new recipients first) */
+        /** @description Mint to one or more investors (whitelisting new recipients first); tokenizer or MINTER_ROLE */
         MintTokenBody: {
             method?: string;
             /**
@@ -5751,7 +6349,7 @@ export interface components {
                 surname?: string;
             }[];
         };
-        /** @description Mint to one or more investors (whitelisting new recipients first) */
+        /** @description Mint to one or more investors (whitelisting new recipients first); tokenizer or MINTER_ROLE */
         MintTokenRequest: {
             /**
              * @description mintToken
@@ -6626,6 +7224,52 @@ export interface components {
              */
             method: "ramsGrantPrincipal";
         } & components["schemas"]["RamsGrantPrincipalBody"];
+        /** @description RAMS: the principal voids its unused EIP-712 signatures by moving its nonce forward (the principal only; always client-signed) */
+        RamsInvalidateNoncesBody: {
+            method?: string;
+            /**
+             * @description 11155111 (Sepolia) only; default 11155111
+             * @example aa36a7
+             */
+            chainId?: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /**
+             * @description Required when client-signed; omitted when service-relayed
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            signerAddress?: string;
+            gasLimit?: string | number;
+            nonce?: string | number;
+            ownerEmail?: string;
+            email?: string;
+            /**
+             * @description The principal whose unused signatures are voided; it signs the call
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            principal: string;
+            /**
+             * @description The principal's next EIP-712 nonce: every signature carrying a lower one is void. Default: the current nonce + 1 (voids every signature made for the current nonce, which is what GET /rams/typed-data hands out); send a higher one to void signatures made ahead for later nonces. At most 2^64-1 above the current nonce
+             * @example 1
+             */
+            newNonce?: string | number;
+            /**
+             * @description Overrides the chain's AgentMandate registry
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            agentMandateAddress?: string;
+        };
+        /** @description RAMS: the principal voids its unused EIP-712 signatures by moving its nonce forward (the principal only; always client-signed) */
+        RamsInvalidateNoncesRequest: {
+            /**
+             * @description ramsInvalidateNonces
+             * @enum {string}
+             */
+            method: "ramsInvalidateNonces";
+        } & components["schemas"]["RamsInvalidateNoncesBody"];
         /** @description RAMS: revoke a mandate (direct by the principal or an approved operator, or the principal's EIP-712 signature; relayable with a signature) */
         RamsRevokeMandateBody: {
             method?: string;
@@ -6916,7 +7560,7 @@ export interface components {
                 error?: string;
             }[];
         };
-        /** @description Recover an investor's lost wallet to its new one (balance, freezes, dividends); tokenizer or RECOVERY_ROLE */
+        /** @description Request the recovery of an investor's lost wallet into its new one, proven by the new wallet; executable after the token's delay. RECOVERY_ROLE */
         RecoverWalletBody: {
             method?: string;
             /**
@@ -6942,18 +7586,22 @@ export interface components {
              */
             lostWallet: string;
             /**
-             * @description The investor's new wallet: receives the balance, frozen amount and unclaimed dividends
+             * @description The investor's new wallet: after the token's recovery delay it receives the balance, frozen amount and unclaimed dividends
              * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             newWallet: string;
             /**
              * Format: email
-             * @description Recorded for the new wallet (default: the lost wallet's)
+             * @description The investor (default: the one recorded for lostWallet)
              * @example issuer@example.com
              */
             investorEmail?: string;
+            /** @description The recovery request the new wallet signs (EIP-4361 layout). Leave it out once: the 400 answer's details.messageToSign is the message to sign */
+            newWalletMessage?: string;
+            /** @description newWallet's personal_sign (EIP-191) signature of newWalletMessage */
+            newWalletSignature?: string;
         };
-        /** @description Recover an investor's lost wallet to its new one (balance, freezes, dividends); tokenizer or RECOVERY_ROLE */
+        /** @description Request the recovery of an investor's lost wallet into its new one, proven by the new wallet; executable after the token's delay. RECOVERY_ROLE */
         RecoverWalletRequest: {
             /**
              * @description recoverWallet
@@ -6989,12 +7637,17 @@ export interface components {
             /** @description On-chain offering number; default: the latest */
             offeringId?: string | number;
             /**
-             * @description Deliver the investor's tokens to this wallet of the investor (its recovery wallet); must be allowed to receive
+             * @description Deliver the investor's tokens to this wallet of the investor (its recovery wallet): bound to the same investor on the token and allowed to receive
              * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             deliverTo?: string;
-            /** @description true: pay the investment back from the tokenizer (approving the escrow first when needed) */
+            /** @description true: pay the investment back: its tokens' price from the tokenizer (approving the escrow first when needed), the rest from the escrow */
             refund?: boolean | ("true" | "false" | "TRUE" | "FALSE" | "True" | "False");
+            /**
+             * @description With refund: the wallet paid (default: the investor's own); another must be bound to the same investor
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            refundTo?: string;
         };
         /** @description Settle the offering position of an investor the token refuses: tokens to its recovery wallet, or the investment back */
         ResolveOfferingClaimRequest: {
@@ -7004,7 +7657,7 @@ export interface components {
              */
             method: "resolveOfferingClaim";
         } & components["schemas"]["ResolveOfferingClaimBody"];
-        /** @description Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE */
+        /** @description Revoke an agent's role on a token; tokenizer */
         RevokeTokenRoleBody: {
             method?: string;
             /**
@@ -7025,17 +7678,17 @@ export interface components {
             signerAddress: string;
             tokenSymbol: string;
             /**
-             * @description FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE, PAUSER_ROLE or DEFAULT_ADMIN_ROLE (case-insensitive; the _ROLE suffix may be left out, admin for DEFAULT_ADMIN_ROLE)
+             * @description MINTER_ROLE, WHITELISTER_ROLE, FREEZER_ROLE, ENFORCER_ROLE, RECOVERY_ROLE or PAUSER_ROLE (case-insensitive; the _ROLE suffix may be left out). DEFAULT_ADMIN_ROLE is the tokenizer's alone: it moves with transferTokenizer and acceptTokenizer
              * @enum {string}
              */
-            role: "DEFAULT_ADMIN_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
+            role: "DEFAULT_ADMIN_ROLE" | "MINTER_ROLE" | "WHITELISTER_ROLE" | "FREEZER_ROLE" | "ENFORCER_ROLE" | "RECOVERY_ROLE" | "PAUSER_ROLE";
             /**
              * @description The agent's wallet
              * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
              */
             account: string;
         };
-        /** @description Revoke an agent's role on a token; tokenizer or DEFAULT_ADMIN_ROLE */
+        /** @description Revoke an agent's role on a token; tokenizer */
         RevokeTokenRoleRequest: {
             /**
              * @description revokeTokenRole
@@ -7047,6 +7700,35 @@ export interface components {
             /** @description How long the previous secret keeps signing beside the new one (default 86400; at most 7 days) */
             gracePeriodSeconds?: number;
         };
+        /** @description Schedule the token and its escrow for the version the factory publishes; executable after the upgrade delay. Tokenizer */
+        ScheduleTokenUpgradeBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
+            signerAddress: string;
+            tokenSymbol: string;
+        };
+        /** @description Schedule the token and its escrow for the version the factory publishes; executable after the upgrade delay. Tokenizer */
+        ScheduleTokenUpgradeRequest: {
+            /**
+             * @description scheduleTokenUpgrade
+             * @enum {string}
+             */
+            method: "scheduleTokenUpgrade";
+        } & components["schemas"]["ScheduleTokenUpgradeBody"];
         /** @description The batch after the send: 200 once it ended (success or rejected), 202 while pending */
         SendSummary: {
             /** @description false once the batch is rejected */
@@ -7143,7 +7825,7 @@ export interface components {
             controls: {
                 id: string;
                 /** @enum {string} */
-                action: "frozen" | "address_frozen" | "address_unfrozen" | "forced_transfer" | "recovery" | "paused" | "unpaused" | "role_granted" | "role_revoked";
+                action: "frozen" | "address_frozen" | "address_unfrozen" | "forced_transfer" | "recovery" | "paused" | "unpaused" | "role_granted" | "role_revoked" | "recovery_requested" | "recovery_cancelled" | "tokenizer_transfer_started" | "tokenizer_changed" | "upgrade_scheduled" | "upgrade_cancelled" | "upgraded";
                 account: string | null;
                 counterparty: string | null;
                 /** @description Moved, or the frozen amount after a freeze (human units) */
@@ -7290,6 +7972,20 @@ export interface components {
                 };
             };
         };
+        /** @description A wallet recovery was requested (recoverWallet; executable after the token's delay) or cancelled (cancelWalletRecovery) */
+        TokenRecoveryPendingEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "token.recovery_pending";
+            data: components["schemas"]["TokenControlData"];
+        };
         /** @description An agent was granted or lost a role on a token (grantTokenRole, revokeTokenRole) */
         TokenRoleChangedEvent: {
             /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
@@ -7304,7 +8000,35 @@ export interface components {
             type: "token.role_changed";
             data: components["schemas"]["TokenControlData"];
         };
-        /** @description A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (recoverWallet) */
+        /** @description A token's tokenizer handover started (transferTokenizer) or completed (acceptTokenizer) */
+        TokenTokenizerChangedEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "token.tokenizer_changed";
+            data: components["schemas"]["TokenControlData"];
+        };
+        /** @description A token's or its escrow's upgrade was scheduled, cancelled or executed (scheduleTokenUpgrade, cancelTokenUpgrade, executeTokenUpgrade) */
+        TokenUpgradeEvent: {
+            /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
+            id: string;
+            /** @description When the change was committed (ISO 8601) */
+            timestamp: string;
+            txId: string | null;
+            chainId: number | null;
+            /** @description The transaction hash the event is about, where one applies */
+            hash: string | null;
+            /** @constant */
+            type: "token.upgrade";
+            data: components["schemas"]["TokenControlData"];
+        };
+        /** @description A lost wallet's balance, frozen amount and dividends moved to the investor's new wallet (executeWalletRecovery) */
         TokenWalletRecoveredEvent: {
             /** @description The event's position in the outbox (decimal): webhook-id, the stream's id, Last-Event-ID */
             id: string;
@@ -7523,6 +8247,40 @@ export interface components {
             /** @example 100 */
             amount: string | number;
         };
+        /** @description Start handing the token over to a new tokenizer key (it accepts with acceptTokenizer); tokenizer */
+        TransferTokenizerBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
+            signerAddress: string;
+            tokenSymbol: string;
+            /**
+             * @description The tokenizer's new key (a multisig such as a Safe, or another wallet); it accepts with acceptTokenizer
+             * @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed
+             */
+            newTokenizer: string;
+        };
+        /** @description Start handing the token over to a new tokenizer key (it accepts with acceptTokenizer); tokenizer */
+        TransferTokenizerRequest: {
+            /**
+             * @description transferTokenizer
+             * @enum {string}
+             */
+            method: "transferTokenizer";
+        } & components["schemas"]["TransferTokenizerBody"];
         /** @description Transfer tokens from the signer to a whitelisted wallet */
         TransferToRequest: {
             /**
@@ -7641,7 +8399,7 @@ export interface components {
              */
             url?: string;
             /** @description The event types to receive; empty or absent: all of them */
-            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "payment.refund_owed" | "payment.refunded" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
+            eventTypes?: ("transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.replaced" | "transaction.reorged" | "batch.completed" | "payment.settled" | "payment.released" | "payment.refund_owed" | "payment.refunded" | "token.created" | "token.frozen" | "token.address_frozen" | "token.forced_transfer" | "token.wallet_recovered" | "token.recovery_pending" | "token.tokenizer_changed" | "token.upgrade" | "token.paused" | "token.role_changed" | "offering.created" | "offering.closed" | "agent.registered" | "mandate.granted" | "mandate.revoked" | "mandate.executed" | "kyc.submitted" | "kyc.approved" | "kyc.rejected")[];
             description?: string | null;
             /** @description true re-enables a disabled endpoint (its failures forgotten); false disables it */
             enabled?: boolean;
@@ -7759,7 +8517,7 @@ export interface components {
             type: "webhook.test";
             data: components["schemas"]["WebhookTestData"];
         };
-        /** @description Whitelist or blacklist investor wallets */
+        /** @description Whitelist or blacklist investor wallets (binding each added wallet to its investor); tokenizer or WHITELISTER_ROLE */
         WhitelistBody: {
             method?: string;
             /**
@@ -7802,7 +8560,7 @@ export interface components {
                 type?: string;
             };
         };
-        /** @description Whitelist or blacklist investor wallets */
+        /** @description Whitelist or blacklist investor wallets (binding each added wallet to its investor); tokenizer or WHITELISTER_ROLE */
         WhitelistRequest: {
             /**
              * @description whitelist
@@ -7817,6 +8575,37 @@ export interface components {
             whitelistStatus: boolean;
             whitelisted: boolean;
         };
+        /** @description Withdraw the proceeds of a successful offering to the tokenizer (once) */
+        WithdrawProceedsBody: {
+            method?: string;
+            /**
+             * @description Decimal (11155111), 0x hex (0xaa36a7) or bare hex code (aa36a7)
+             * @example aa36a7
+             */
+            chainId: string | number;
+            /**
+             * @description client-signed (default), client-broadcast or service-relayed (alias brickken-relayed)
+             * @enum {string}
+             */
+            executionMode?: "client-signed" | "client-broadcast" | "service-relayed" | "brickken-relayed";
+            /** @description Overrides the estimated gas limit of every transaction */
+            gasLimit?: string | number;
+            /** @description First nonce to use instead of the signer's pending nonce */
+            nonce?: string | number;
+            /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
+            signerAddress: string;
+            tokenSymbol: string;
+            /** @description On-chain offering number; default: the latest */
+            offeringId?: string | number;
+        };
+        /** @description Withdraw the proceeds of a successful offering to the tokenizer (once) */
+        WithdrawProceedsRequest: {
+            /**
+             * @description withdrawProceeds
+             * @enum {string}
+             */
+            method: "withdrawProceeds";
+        } & components["schemas"]["WithdrawProceedsBody"];
         X402Discovery: {
             x402Version: number;
             enabled: boolean;
@@ -8050,7 +8839,7 @@ export interface operations {
         };
         requestBody: {
             content: {
-                "application/json": components["schemas"]["NewTokenizationRequest"] | components["schemas"]["MintTokenRequest"] | components["schemas"]["WhitelistRequest"] | components["schemas"]["BurnTokenRequest"] | components["schemas"]["TransferToRequest"] | components["schemas"]["TransferFromRequest"] | components["schemas"]["ApproveRequest"] | components["schemas"]["DividendDistributionRequest"] | components["schemas"]["ClaimDividendsRequest"] | components["schemas"]["FreezeTokensRequest"] | components["schemas"]["UnfreezeTokensRequest"] | components["schemas"]["FreezeAddressRequest"] | components["schemas"]["ForcedTransferRequest"] | components["schemas"]["RecoverWalletRequest"] | components["schemas"]["PauseTokenRequest"] | components["schemas"]["UnpauseTokenRequest"] | components["schemas"]["GrantTokenRoleRequest"] | components["schemas"]["RevokeTokenRoleRequest"] | components["schemas"]["NewStoRequest"] | components["schemas"]["NewInvestRequest"] | components["schemas"]["ClaimTokensRequest"] | components["schemas"]["CloseOfferRequest"] | components["schemas"]["ResolveOfferingClaimRequest"] | components["schemas"]["AgentRegisterRequest"] | components["schemas"]["AgentSetURIRequest"] | components["schemas"]["AgentSetMetadataRequest"] | components["schemas"]["AgentSetWalletRequest"] | components["schemas"]["AgentTransferOwnershipRequest"] | components["schemas"]["AgentGiveFeedbackRequest"] | components["schemas"]["AgentRevokeFeedbackRequest"] | components["schemas"]["AgentAppendFeedbackResponseRequest"] | components["schemas"]["AgentCreateTokenRequest"] | components["schemas"]["AgentMintTokenRequest"] | components["schemas"]["AgentBurnTokenRequest"] | components["schemas"]["AgentTransferTokenRequest"] | components["schemas"]["AgentTransferFromTokenRequest"] | components["schemas"]["AgentApproveTokenRequest"] | components["schemas"]["RamsGrantPrincipalRequest"] | components["schemas"]["RamsRevokePrincipalRequest"] | components["schemas"]["RamsGrantMandateRequest"] | components["schemas"]["RamsRevokeMandateRequest"] | components["schemas"]["RamsExtendMandateRequest"] | components["schemas"]["RamsSetOperatorRequest"] | components["schemas"]["RamsExecuteRequest"] | components["schemas"]["RamsSetExecutorActionRequest"] | components["schemas"]["RamsFreezeAgentRequest"] | components["schemas"]["RamsUnfreezeAgentRequest"];
+                "application/json": components["schemas"]["NewTokenizationRequest"] | components["schemas"]["MintTokenRequest"] | components["schemas"]["WhitelistRequest"] | components["schemas"]["BurnTokenRequest"] | components["schemas"]["TransferToRequest"] | components["schemas"]["TransferFromRequest"] | components["schemas"]["ApproveRequest"] | components["schemas"]["DividendDistributionRequest"] | components["schemas"]["ClaimDividendsRequest"] | components["schemas"]["FreezeTokensRequest"] | components["schemas"]["UnfreezeTokensRequest"] | components["schemas"]["FreezeAddressRequest"] | components["schemas"]["ForcedTransferRequest"] | components["schemas"]["RecoverWalletRequest"] | components["schemas"]["CancelWalletRecoveryRequest"] | components["schemas"]["ExecuteWalletRecoveryRequest"] | components["schemas"]["TransferTokenizerRequest"] | components["schemas"]["AcceptTokenizerRequest"] | components["schemas"]["CancelTokenizerTransferRequest"] | components["schemas"]["ScheduleTokenUpgradeRequest"] | components["schemas"]["CancelTokenUpgradeRequest"] | components["schemas"]["ExecuteTokenUpgradeRequest"] | components["schemas"]["PauseTokenRequest"] | components["schemas"]["UnpauseTokenRequest"] | components["schemas"]["GrantTokenRoleRequest"] | components["schemas"]["RevokeTokenRoleRequest"] | components["schemas"]["NewStoRequest"] | components["schemas"]["NewInvestRequest"] | components["schemas"]["ClaimTokensRequest"] | components["schemas"]["CloseOfferRequest"] | components["schemas"]["WithdrawProceedsRequest"] | components["schemas"]["ResolveOfferingClaimRequest"] | components["schemas"]["AgentRegisterRequest"] | components["schemas"]["AgentSetURIRequest"] | components["schemas"]["AgentSetMetadataRequest"] | components["schemas"]["AgentSetWalletRequest"] | components["schemas"]["AgentTransferOwnershipRequest"] | components["schemas"]["AgentGiveFeedbackRequest"] | components["schemas"]["AgentRevokeFeedbackRequest"] | components["schemas"]["AgentAppendFeedbackResponseRequest"] | components["schemas"]["AgentCreateTokenRequest"] | components["schemas"]["AgentMintTokenRequest"] | components["schemas"]["AgentBurnTokenRequest"] | components["schemas"]["AgentTransferTokenRequest"] | components["schemas"]["AgentTransferFromTokenRequest"] | components["schemas"]["AgentApproveTokenRequest"] | components["schemas"]["RamsGrantPrincipalRequest"] | components["schemas"]["RamsRevokePrincipalRequest"] | components["schemas"]["RamsGrantMandateRequest"] | components["schemas"]["RamsRevokeMandateRequest"] | components["schemas"]["RamsExtendMandateRequest"] | components["schemas"]["RamsSetOperatorRequest"] | components["schemas"]["RamsInvalidateNoncesRequest"] | components["schemas"]["RamsExecuteRequest"] | components["schemas"]["RamsSetExecutorActionRequest"] | components["schemas"]["RamsFreezeAgentRequest"] | components["schemas"]["RamsUnfreezeAgentRequest"];
             };
         };
         responses: {
@@ -8581,6 +9370,294 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    prepareTransactionsCancelWalletRecovery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelWalletRecoveryBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsExecuteWalletRecovery: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecuteWalletRecoveryBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsTransferTokenizer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TransferTokenizerBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsAcceptTokenizer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptTokenizerBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsCancelTokenizerTransfer: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelTokenizerTransferBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsScheduleTokenUpgrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScheduleTokenUpgradeBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsCancelTokenUpgrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelTokenUpgradeBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsExecuteTokenUpgrade: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ExecuteTokenUpgradeBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     prepareTransactionsPauseToken: {
         parameters: {
             query?: never;
@@ -8846,6 +9923,42 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["CloseOfferBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsWithdrawProceeds: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WithdrawProceedsBody"];
             };
         };
         responses: {
@@ -9659,6 +10772,45 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RamsSetOperatorBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description When x402 paid the call: the settlement (base64 JSON) */
+                    "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    prepareTransactionsRamsInvalidateNonces: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RamsInvalidateNoncesBody"];
             };
         };
         responses: {
@@ -10595,6 +11747,45 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["RamsSetOperatorBody"];
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    /** @description When x402 paid the call: the settlement (base64 JSON) */
+                    "PAYMENT-RESPONSE"?: string;
+                    /** @description true on an answer given again for a retry under the same Idempotency-Key */
+                    "Idempotent-Replayed"?: "true";
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataPrepareResponse"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            402: components["responses"]["PaymentRequired"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    x402RamsInvalidateNonces: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Names this request: a retry with the same key and body gets the first answer and is charged once (kept 24 hours); the same key with another body is a 409 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RamsInvalidateNoncesBody"];
             };
         };
         responses: {
@@ -12472,7 +13663,7 @@ export interface operations {
     streamEvents: {
         parameters: {
             query?: {
-                /** @description Comma-separated event types to receive (default: all): transaction.broadcast, transaction.confirmed, transaction.failed, transaction.replaced, transaction.reorged, batch.completed, payment.settled, payment.released, payment.refund_owed, payment.refunded, token.created, token.frozen, token.address_frozen, token.forced_transfer, token.wallet_recovered, token.paused, token.role_changed, offering.created, offering.closed, agent.registered, mandate.granted, mandate.revoked, mandate.executed, kyc.submitted, kyc.approved, kyc.rejected */
+                /** @description Comma-separated event types to receive (default: all): transaction.broadcast, transaction.confirmed, transaction.failed, transaction.replaced, transaction.reorged, batch.completed, payment.settled, payment.released, payment.refund_owed, payment.refunded, token.created, token.frozen, token.address_frozen, token.forced_transfer, token.wallet_recovered, token.recovery_pending, token.tokenizer_changed, token.upgrade, token.paused, token.role_changed, offering.created, offering.closed, agent.registered, mandate.granted, mandate.revoked, mandate.executed, kyc.submitted, kyc.approved, kyc.rejected */
                 types?: string;
                 /** @description Only this batch's events. Without an API key: required, a batch prepared without a key */
                 txId?: string;
@@ -12770,14 +13961,51 @@ export interface operations {
             "5XX": components["responses"]["ServerError"];
         };
     };
+    consoleEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description text/event-stream until the page leaves or the service stops */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
     consoleTransactions: {
         parameters: {
             query?: {
                 /** @description txId, transaction hash, address or API key id */
                 q?: string;
+                /** @description Chain id */
+                chain?: number;
+                method?: "acceptTokenizer" | "agentAppendFeedbackResponse" | "agentApproveToken" | "agentBurnToken" | "agentCreateToken" | "agentGiveFeedback" | "agentMintToken" | "agentRegister" | "agentRevokeFeedback" | "agentSetMetadata" | "agentSetURI" | "agentSetWallet" | "agentTransferFromToken" | "agentTransferOwnership" | "agentTransferToken" | "approve" | "burnToken" | "cancelTokenUpgrade" | "cancelTokenizerTransfer" | "cancelWalletRecovery" | "claimDividends" | "claimTokens" | "closeOffer" | "dividendDistribution" | "executeTokenUpgrade" | "executeWalletRecovery" | "faucetBkn" | "forcedTransfer" | "freezeAddress" | "freezeTokens" | "grantTokenRole" | "mintToken" | "newInvest" | "newSto" | "newTokenization" | "pauseToken" | "ramsExecute" | "ramsExtendMandate" | "ramsFreezeAgent" | "ramsGrantMandate" | "ramsGrantPrincipal" | "ramsInvalidateNonces" | "ramsRevokeMandate" | "ramsRevokePrincipal" | "ramsSetExecutorAction" | "ramsSetOperator" | "ramsUnfreezeAgent" | "recoverWallet" | "resolveOfferingClaim" | "revokeTokenRole" | "scheduleTokenUpgrade" | "transferFrom" | "transferTo" | "transferTokenizer" | "unfreezeTokens" | "unpauseToken" | "whitelist" | "withdrawProceeds";
                 status?: "prepared" | "sending" | "success" | "rejected";
-                /** @description The `next` of the previous page */
+                /** @description Only batches with a transaction pending longer than CONSOLE_STUCK_AFTER_BLOCKS blocks, or priced below its chain's base fee */
+                stuck?: "1";
+                /** @description From this time on (UTC when no zone is given) */
+                from?: string;
+                /** @description Before this time (UTC when no zone is given) */
+                to?: string;
+                /** @description The page of rows older than this cursor: the `next` (before) or `previous` (after) of the page beside it */
                 before?: string;
+                /** @description The page of rows newer than this cursor: the `next` (before) or `previous` (after) of the page beside it */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -12951,8 +14179,18 @@ export interface operations {
                 payer?: string;
                 txId?: string;
                 settlement?: string;
-                /** @description The `next` of the previous page */
+                /** @description Chain id */
+                chain?: number;
+                /** @description What it paid for: a batch's method, or a paid route's path (/get-agents) */
+                method?: string;
+                /** @description From this time on (UTC when no zone is given) */
+                from?: string;
+                /** @description Before this time (UTC when no zone is given) */
+                to?: string;
+                /** @description The page of rows older than this cursor: the `next` (before) or `previous` (after) of the page beside it */
                 before?: string;
+                /** @description The page of rows newer than this cursor: the `next` (before) or `previous` (after) of the page beside it */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -13036,9 +14274,18 @@ export interface operations {
     consoleAudit: {
         parameters: {
             query?: {
+                /** @description An operator's e-mail, or `admin tool` */
                 actor?: string;
-                /** @description The `next` of the previous page */
+                action?: string;
+                target?: string;
+                /** @description From this time on (UTC when no zone is given) */
+                from?: string;
+                /** @description Before this time (UTC when no zone is given) */
+                to?: string;
+                /** @description The page of rows older than this cursor: the `next` (before) or `previous` (after) of the page beside it */
                 before?: string;
+                /** @description The page of rows newer than this cursor: the `next` (before) or `previous` (after) of the page beside it */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -13066,9 +14313,13 @@ export interface operations {
     consoleWebhooks: {
         parameters: {
             query?: {
-                disabled?: "true" | "false";
-                /** @description The `next` of the previous page */
+                state?: "active" | "failing" | "disabled";
+                /** @description Only enabled endpoints with deliveries owed */
+                owed?: "1";
+                /** @description The page of rows older than this cursor: the `next` (before) or `previous` (after) of the page beside it */
                 before?: string;
+                /** @description The page of rows newer than this cursor: the `next` (before) or `previous` (after) of the page beside it */
+                after?: string;
             };
             header?: never;
             path?: never;
@@ -13097,10 +14348,15 @@ export interface operations {
         parameters: {
             query?: {
                 status?: "pending" | "delivering" | "delivered" | "failed";
+                type?: "agent.registered" | "batch.completed" | "kyc.approved" | "kyc.rejected" | "kyc.submitted" | "mandate.executed" | "mandate.granted" | "mandate.revoked" | "offering.closed" | "offering.created" | "payment.refund_owed" | "payment.refunded" | "payment.released" | "payment.settled" | "token.address_frozen" | "token.created" | "token.forced_transfer" | "token.frozen" | "token.paused" | "token.recovery_pending" | "token.role_changed" | "token.tokenizer_changed" | "token.upgrade" | "token.wallet_recovered" | "transaction.broadcast" | "transaction.confirmed" | "transaction.failed" | "transaction.reorged" | "transaction.replaced" | "webhook.test";
+                /** @description From this time on (UTC when no zone is given) */
                 from?: string;
+                /** @description Before this time (UTC when no zone is given) */
                 to?: string;
-                /** @description The `next` of the previous page */
+                /** @description The page of rows older than this cursor: the `next` (before) or `previous` (after) of the page beside it */
                 before?: string;
+                /** @description The page of rows newer than this cursor: the `next` (before) or `previous` (after) of the page beside it */
+                after?: string;
             };
             header?: never;
             path: {
@@ -13218,6 +14474,38 @@ export interface operations {
                 "application/json": {
                     reason?: string;
                 };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ConsoleEndpoint"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            503: components["responses"]["ChainUnavailable"];
+            "4XX": components["responses"]["ClientError"];
+            "5XX": components["responses"]["ServerError"];
+        };
+    };
+    consoleWebhookEnable: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": Record<string, never>;
             };
         };
         responses: {
@@ -14143,6 +15431,114 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": components["schemas"]["TokenWalletRecoveredEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenRecoveryPendingEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenRecoveryPendingEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenTokenizerChangedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenTokenizerChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Received: any 2xx ends the delivery (answer fast; redirects are not followed) */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Anything else, or no answer within the timeout: retried (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    tokenUpgradeEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /** @description The event's id: the same on every retry (drop duplicates by it) */
+                "webhook-id": string;
+                /** @description Seconds since the epoch when this attempt was signed (refuse old ones: replay) */
+                "webhook-timestamp": string;
+                /** @description Space-separated `v1,<base64>` HMAC-SHA256 signatures of `id.timestamp.body` (two during a secret rotation); verify with a Standard Webhooks library and the endpoint's `whsec_` secret */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["TokenUpgradeEvent"];
             };
         };
         responses: {

@@ -27,6 +27,8 @@ export interface Config extends RawConfig {
   rpcEndpoints: Map<number, string[]>;
   /** Confirmations per chain id set by CONFIRMATIONS_<chainId>. */
   confirmationsByChain: Map<number, number>;
+  /** Block explorers per chain id set by EXPLORER_URL_<chainId> (the console's links). */
+  explorerUrls: Map<number, string>;
   /** Relayer key per chain id: RELAYER_PRIVATE_KEY_<chainId>, else RELAYER_PRIVATE_KEY. */
   relayerKeys: Map<number, string>;
   /** The relayer's further keys per chain id (RELAYER_EXTRA_PRIVATE_KEYS[_<chainId>]); only chains with a relayer key. */
@@ -100,7 +102,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, options: Load
   }
   if (problems.length || !parsed.success) throw new ConfigError(`Invalid configuration: ${problems.join("; ")}`);
   const raw = parsed.data;
-  const { rpcEndpoints, confirmationsByChain, relayerKeys } = perChain;
+  const { rpcEndpoints, confirmationsByChain, explorerUrls, relayerKeys } = perChain;
   for (const [name, chainId] of [...perChain.named].filter(([, id]) => !rpcEndpoints.has(id))) {
     problems.push(
       `${name}: chain ${chainId} has no RPC_URL_${chainId}, so it is not served; set RPC_URL_${chainId} or remove ${name}`,
@@ -127,6 +129,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, options: Load
     rpcUrls: new Map([...rpcEndpoints].map(([id, urls]) => [id, urls[0]])),
     rpcEndpoints,
     confirmationsByChain,
+    explorerUrls,
     relayerKeys,
     relayerExtraKeys,
     relayerPkcs11: pkcs11.relayer,
@@ -139,10 +142,11 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env, options: Load
   };
 }
 
-/** RPC_URL_<id>, CONFIRMATIONS_<id>, RELAYER_PRIVATE_KEY_<id> (and the names of every per-chain variable set, with its chain). */
+/** RPC_URL_<id>, CONFIRMATIONS_<id>, EXPLORER_URL_<id>, RELAYER_PRIVATE_KEY_<id> (and the names of every per-chain variable set, with its chain). */
 function readChainVariables(env: Record<string, string | undefined>, problems: string[]) {
   const rpcEndpoints = new Map<number, string[]>();
   const confirmationsByChain = new Map<number, number>();
+  const explorerUrls = new Map<number, string>();
   const relayerKeys = new Map<number, string>();
   const named = new Map<string, number>();
   for (const [name, value] of Object.entries(env)) {
@@ -158,9 +162,10 @@ function readChainVariables(env: Record<string, string | undefined>, problems: s
     if (prefix === "RPC_URL_") rpcEndpoints.set(found.chainId, checked.data as string[]);
     else named.set(name, found.chainId);
     if (prefix === "CONFIRMATIONS_") confirmationsByChain.set(found.chainId, checked.data as number);
+    if (prefix === "EXPLORER_URL_") explorerUrls.set(found.chainId, checked.data as string);
     if (prefix === "RELAYER_PRIVATE_KEY_") relayerKeys.set(found.chainId, value);
   }
-  return { rpcEndpoints, confirmationsByChain, relayerKeys, named };
+  return { rpcEndpoints, confirmationsByChain, explorerUrls, relayerKeys, named };
 }
 
 /** Per chain with a relayer key (`relayerChains`): RELAYER_EXTRA_PRIVATE_KEYS_<chainId>, else RELAYER_EXTRA_PRIVATE_KEYS. */

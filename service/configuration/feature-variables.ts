@@ -206,6 +206,11 @@ export const featureVariables = {
     { group: "kyc", about: "How long a KYC link stays valid, in hours (fractions allowed)." },
   ),
 
+  CONSOLE_STUCK_AFTER_BLOCKS: variable(z.coerce.number().int().min(1).max(10_000).default(10), {
+    group: "console",
+    about:
+      "The console's overview flags a transaction that is still not mined this many blocks after it was first broadcast (or whose fee cap is below the chain's base fee), and links to the batches it holds up.",
+  }),
   CONSOLE_SESSION_TTL: variable(duration.prefault("8h"), {
     group: "console",
     about:

@@ -54,6 +54,18 @@ export const CHAIN_VARIABLES: ChainVariable[] = [
     doc: { group: "chains", about: "Confirmations on one chain (beside CONFIRMATIONS for all)." },
   },
   {
+    prefix: "EXPLORER_URL_",
+    value: z
+      .string()
+      .regex(/^https?:\/\/[^\s?#]+[^\s?#/]$/, "must be an http(s):// URL without a trailing slash, query or fragment"),
+    doc: {
+      group: "chains",
+      about:
+        "The block explorer the operator console links hashes, addresses and blocks of one chain to (`<url>/tx/<hash>`, `/address/<address>`, `/block/<number>`). Unset: the public network's usual explorer (service/chains/networks.ts), none for other chains and for the local sandbox's chains.",
+      example: "https://sepolia.basescan.org",
+    },
+  },
+  {
     prefix: "RELAYER_PRIVATE_KEY_",
     general: "RELAYER_PRIVATE_KEY",
     value: privateKey,

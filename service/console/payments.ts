@@ -1,41 +1,45 @@
-import { isAddress } from "ethers";
 import { badRequest, notFound } from "../errors";
-import type { PaymentRow, PaymentTotal } from "../store/payment-search";
-import type { PaymentStatus } from "../store/payments";
+import type { PaymentFilter, PaymentRow, PaymentTotal } from "../store/payment-search";
 import type { Services } from "../usecases/services";
-import { paged, parseTimeCursor, timeCursor } from "./paging";
+import { recently } from "./recently";
+import { listPage, parseTimeCursor, timeCursor, UUID, type ListPage } from "./paging";
+import type { PaymentsQuery } from "./queries";
 
-export interface PaymentQuery {
-  status?: PaymentStatus;
-  payer?: string;
-  txId?: string;
-  settlement?: string;
-  before?: string;
-}
-
-/** x402 payments, newest first, a page at a time: by state, payer, batch or settlement transaction. */
-export async function listPayments(
-  services: Services,
-  query: PaymentQuery,
-): Promise<{ items: PaymentRow[]; next: string | null }> {
-  if (query.payer && !isAddress(query.payer))
-    throw badRequest("payer must be an address (0x + 40 hex)", { field: "payer" });
-  for (const field of ["txId", "settlement"] as const) {
-    if (query[field] && !/^0x[0-9a-fA-F]{64}$/.test(query[field]))
-      throw badRequest(`${field} must be 0x + 64 hex`, { field });
-  }
-  const before = parseTimeCursor(query.before);
-  return paged(
+/**
+ * x402 payments, newest first, a page at a time both ways: by state, payer, batch, settlement transaction, chain,
+ * what they paid for and a time range of their reservation.
+ */
+export async function listPayments(services: Services, query: PaymentsQuery): Promise<ListPage<PaymentRow>> {
+  if (query.chain !== undefined && !services.chains.find(query.chain))
+    throw badRequest(
+      `chain must be a chain this service serves: ${services.chains
+        .list()
+        .map((c) => c.chainId)
+        .join(", ")}`,
+      { field: "chain" },
+    );
+  const filter: PaymentFilter = {
+    status: query.status,
+    payer: query.payer,
+    txId: query.txId,
+    settlementTransaction: query.settlement,
+    chainId: query.chain,
+    operation: query.method,
+    from: query.from,
+    to: query.to,
+  };
+  const before = parseTimeCursor(query.before, "before", UUID);
+  const after = parseTimeCursor(query.after, "after", UUID);
+  return listPage(
     (limit) =>
       services.paymentSearch.page({
-        status: query.status,
-        payer: query.payer,
-        txId: query.txId,
-        settlementTransaction: query.settlement,
+        ...filter,
         before: before && { createdAt: before.at, id: before.id },
+        after: after && { createdAt: after.at, id: after.id },
         limit,
       }),
-    (last) => timeCursor(last.createdAt, last.id),
+    (first) => services.paymentSearch.count(filter, first),
+    (row) => timeCursor(row.createdAt, row.id),
   );
 }
 
@@ -57,10 +61,16 @@ export async function paymentDetail(
   return { payment, batchMates: shared.filter((p) => p.id !== payment.id) };
 }
 
-/** What the payments of the last `days` days charged, per day and operation. */
+/** Totals are read again at most this often for one span (every page of the payments list shows them). */
+const TOTALS_TTL_MS = 30_000;
+
+/** What the payments of the last `days` days charged, per day and operation (read at most every 30 s). */
 export async function paymentTotals(
   services: Services,
   days: number,
 ): Promise<{ days: number; totals: PaymentTotal[] }> {
-  return { days, totals: await services.paymentSearch.totals(days) };
+  const totals = await recently(services, `payment-totals-${days}`, TOTALS_TTL_MS, () =>
+    services.paymentSearch.totals(days),
+  );
+  return { days, totals };
 }

@@ -6,7 +6,7 @@ import type { RefundRecord, RefundStatus } from "../store/payment-refunds";
 import { REFUND_STATUSES } from "../store/payment-refunds";
 import type { Services } from "../usecases/services";
 import type { ConsoleRefund } from "../wire/console-refunds";
-import { paged, parseTimeCursor, timeCursor } from "./paging";
+import { PAGE_SIZE, parseTimeCursor, timeCursor, UUID } from "./paging";
 
 /** A refund as the console shows it. */
 export function refundRow(r: RefundRecord): z.infer<typeof ConsoleRefund> {
@@ -36,19 +36,19 @@ export function refundRow(r: RefundRecord): z.infer<typeof ConsoleRefund> {
 export async function listRefunds(services: Services, query: { status?: string; before?: string }) {
   if (query.status && !REFUND_STATUSES.includes(query.status as RefundStatus))
     throw badRequest(`status must be one of ${REFUND_STATUSES.join(", ")}`, { field: "status" });
-  const before = parseTimeCursor(query.before);
-  const [page, totals] = await Promise.all([
-    paged(
-      (limit) =>
-        services.paymentRefunds.page({
-          limit,
-          status: (query.status || undefined) as RefundStatus | undefined,
-          before: before && { createdAt: before.at, paymentId: before.id },
-        }),
-      (last) => timeCursor(last.createdAt, last.paymentId),
-    ),
+  const before = parseTimeCursor(query.before, "before", UUID);
+  // Refunds are few: paged older-only (olderPager), one row more than a page telling whether there is an older one.
+  const [rows, totals] = await Promise.all([
+    services.paymentRefunds.page({
+      limit: PAGE_SIZE + 1,
+      status: (query.status || undefined) as RefundStatus | undefined,
+      before: before && { createdAt: before.at, paymentId: before.id },
+    }),
     services.paymentRefunds.totals(),
   ]);
+  const items = rows.slice(0, PAGE_SIZE);
+  const last = items[items.length - 1];
+  const page = { items, next: rows.length > PAGE_SIZE && last ? timeCursor(last.createdAt, last.paymentId) : null };
   return {
     items: page.items.map(refundRow),
     next: page.next,

@@ -1,50 +1,55 @@
 import { badRequest, conflict, notFound } from "../errors";
-import type { DeliveryRow, EndpointRow } from "../store/webhook-admin";
-import type { DeliveryStatus } from "../store/webhook-deliveries";
+import type { DeliveryFilter, DeliveryRow, EndpointRow } from "../store/webhook-admin";
 import type { OperatorRecord } from "../store/operators";
 import { replayDelivery } from "../usecases/webhook-replay";
 import type { Services } from "../usecases/services";
-import { paged } from "./paging";
+import { listPage, parseEndpointCursor, parseIdCursor, type ListPage } from "./paging";
+import type { DeliveriesQuery, EndpointsQuery } from "./queries";
+import { deliveryView, type DeliveryView } from "./webhook-attempts";
 
 /** At most this many failed deliveries are sent again by one replay of a time range. */
 export const REPLAY_RANGE_MAX = 500;
 
-/** Every tenant's webhook endpoints with their backlog, a page at a time. */
-export async function listEndpoints(
-  services: Services,
-  query: { before?: string; disabled?: boolean },
-): Promise<{ items: EndpointRow[]; next: string | null }> {
-  if (query.before && !/^wh_[0-9a-f]{1,64}$/.test(query.before))
-    throw badRequest("before must be the `next` cursor of an earlier page", { field: "before" });
-  return paged(
-    (limit) => services.webhookAdmin.endpoints({ limit, before: query.before, disabled: query.disabled }),
-    (last) => last.id,
+/** Every tenant's webhook endpoints with their backlog and state, a page at a time both ways. */
+export async function listEndpoints(services: Services, query: EndpointsQuery): Promise<ListPage<EndpointRow>> {
+  const filter = { state: query.state, owed: query.owed === "1" };
+  const before = parseEndpointCursor(query.before, "before");
+  const after = parseEndpointCursor(query.after, "after");
+  return listPage(
+    (limit) => services.webhookAdmin.endpoints({ ...filter, before, after, limit }),
+    (first) => services.webhookAdmin.countEndpoints(filter, first?.id),
+    (row) => row.id,
   );
 }
 
-/** An endpoint and a page of its deliveries (every attempt of each), newest first. */
+/**
+ * An endpoint and a page of its deliveries (every attempt of each, what it sends, what holds it back), newest first,
+ * by status, event type and time range.
+ */
 export async function endpointDetail(
   services: Services,
   id: string,
-  query: { before?: string; status?: DeliveryStatus; from?: string; to?: string },
-): Promise<{ endpoint: EndpointRow; deliveries: DeliveryRow[]; next: string | null }> {
+  query: DeliveriesQuery,
+): Promise<{ endpoint: EndpointRow } & ListPage<DeliveryView>> {
   const endpoint = await knownEndpoint(services, id);
-  if (query.before && !/^\d{1,18}$/.test(query.before))
-    throw badRequest("before must be the `next` cursor of an earlier page", { field: "before" });
-  const page = await paged(
-    (limit) => services.webhookAdmin.deliveries(endpoint.id, { ...query, limit }),
-    (last) => last.id,
+  const filter: DeliveryFilter = { status: query.status, eventType: query.type, from: query.from, to: query.to };
+  const before = parseIdCursor(query.before, "before");
+  const after = parseIdCursor(query.after, "after");
+  const page = await listPage(
+    (limit) => services.webhookAdmin.deliveries(endpoint.id, { ...filter, before, after, limit }),
+    (first) => services.webhookAdmin.countDeliveries(endpoint.id, filter, first?.id),
+    (row) => row.id,
   );
-  return { endpoint, deliveries: page.items, next: page.next };
+  return { endpoint, ...page, items: page.items.map((d) => deliveryView(endpoint, d)) };
 }
 
-/** Delivers one delivery's event again now (as its tenant's redeliver does), written to the audit log. */
+/** Delivers one delivery's event again now (as its tenant's redeliver does), linked to it, written to the audit log. */
 export async function replayOne(
   services: Services,
   operator: OperatorRecord,
   endpointId: string,
   deliveryId: string,
-): Promise<DeliveryRow> {
+): Promise<DeliveryView> {
   const endpoint = await knownEndpoint(services, endpointId);
   const replayed = await replayDelivery(services, endpoint, deliveryId);
   await services.auditLog.record({
@@ -54,9 +59,7 @@ export async function replayOne(
     before: { deliveryId },
     after: { deliveryId: replayed.id, eventId: replayed.eventId },
   });
-  return (
-    await services.webhookAdmin.deliveries(endpoint.id, { limit: 1, before: String(BigInt(replayed.id) + 1n) })
-  )[0];
+  return deliveryView(endpoint, (await services.webhookAdmin.delivery(endpoint.id, replayed.id))!);
 }
 
 /** Delivers again every failed delivery of an endpoint created in [from, to) (at most REPLAY_RANGE_MAX), audited. */
@@ -65,14 +68,13 @@ export async function replayFailed(
   operator: OperatorRecord,
   endpointId: string,
   range: { from: string; to: string },
-): Promise<DeliveryRow[]> {
+): Promise<DeliveryView[]> {
   const endpoint = await knownEndpoint(services, endpointId);
   if (Date.parse(range.from) >= Date.parse(range.to)) throw badRequest("to must be after from", { field: "to" });
   if (endpoint.disabledAt)
-    throw conflict(
-      `Webhook endpoint ${endpoint.id} is disabled (${endpoint.disabledReason}): its owner enables it first`,
-      { field: "id" },
-    );
+    throw conflict(`Webhook endpoint ${endpoint.id} is disabled (${endpoint.disabledReason}): enable it first`, {
+      field: "id",
+    });
   const failed = await services.webhookAdmin.failedIn(endpoint.id, range.from, range.to, REPLAY_RANGE_MAX);
   const replayed: string[] = [];
   for (const deliveryId of failed) replayed.push((await replayDelivery(services, endpoint, deliveryId)).id);
@@ -84,14 +86,14 @@ export async function replayFailed(
     after: { replayed },
   });
   if (!replayed.length) return [];
-  const newest = await services.webhookAdmin.deliveries(endpoint.id, {
+  const newest: DeliveryRow[] = await services.webhookAdmin.deliveries(endpoint.id, {
     limit: replayed.length,
     before: String(BigInt(replayed[replayed.length - 1]) + 1n),
   });
-  return newest.filter((d) => replayed.includes(d.id));
+  return newest.filter((d) => replayed.includes(d.id)).map((d) => deliveryView(endpoint, d));
 }
 
-/** Disables an endpoint for every delivery (its owner may enable it again with PATCH), audited. */
+/** Disables an endpoint for every delivery (the operator, or its owner with PATCH, enables it again), audited. */
 export async function disableEndpoint(
   services: Services,
   operator: OperatorRecord,
@@ -107,8 +109,33 @@ export async function disableEndpoint(
     actor: operator.email,
     action: "webhook.disable",
     target: endpoint.id,
-    before: { disabledAt: endpoint.disabledAt },
-    after: { disabledAt: after.disabledAt, disabledReason: after.disabledReason },
+    before: { state: endpoint.state, disabledAt: endpoint.disabledAt },
+    after: { state: after.state, disabledAt: after.disabledAt, disabledReason: after.disabledReason },
+  });
+  return after;
+}
+
+/**
+ * Enables a disabled endpoint again (whoever disabled it: the operator, its owner, or the dispatcher after failing for
+ * WEBHOOK_DISABLE_AFTER), its failures forgotten; the deliveries it is still owed are attempted at once. Audited.
+ */
+export async function enableEndpoint(
+  services: Services,
+  operator: OperatorRecord,
+  endpointId: string,
+): Promise<EndpointRow> {
+  const endpoint = await knownEndpoint(services, endpointId);
+  if (!(await services.webhookAdmin.enable(endpoint.id)))
+    throw conflict(`Webhook endpoint ${endpoint.id} is not disabled (it is ${endpoint.state})`, { field: "id" });
+  services.webhooks.endpointChanges++; // a dispatcher that knew of no enabled endpoint looks again
+  services.webhookDispatcher.wake();
+  const after = (await services.webhookAdmin.endpoint(endpoint.id))!;
+  await services.auditLog.record({
+    actor: operator.email,
+    action: "webhook.enable",
+    target: endpoint.id,
+    before: { state: endpoint.state, disabledAt: endpoint.disabledAt, disabledReason: endpoint.disabledReason },
+    after: { state: after.state, disabledAt: after.disabledAt },
   });
   return after;
 }

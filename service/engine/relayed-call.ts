@@ -148,7 +148,7 @@ function isRevert(error: unknown): boolean {
  * Why a relayed call would revert, in words: a payment the delegate could not take (the payer's authorization
  * refused), or the operation's own revert, decoded.
  */
-function relayedRevertReason(data: string | undefined): string {
+export function relayedRevertReason(data: string | undefined): string {
   if (data) {
     for (const name of ["SettlementFailed", "OperationFailed"] as const) {
       try {

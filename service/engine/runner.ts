@@ -211,7 +211,7 @@ export class BatchRunner {
       const outcome = await this.untilConfirmedOnChain(batch, chain, current, acceptedAt, asked);
       if (outcome.kind === "stopped" || outcome.kind === "timeout") return undefined; // resumed later
       if (outcome.kind === "ended") {
-        await this.ending.reject(batch, outcome.tx, outcome.status, outcome.error, undefined, outcome.cause);
+        await this.ending.reject(batch, outcome.tx, outcome.status, outcome.error, outcome.receipt, outcome.cause);
         return this.ending.ended(batch);
       }
       const { receipt } = outcome;

@@ -35,7 +35,15 @@ export type MinedOutcome =
    * operator cancelled (a no-op took its nonce: the operation never ran, as if it had reverted). `cause`: whose
    * failure it is (runner-ports.ts FailureCause; a failure of ours owes the payment back).
    */
-  | { kind: "ended"; status: "refused" | "unseen" | "reverted"; error: string; tx: BatchTransaction; cause: Cause }
+  | {
+      kind: "ended";
+      status: "refused" | "unseen" | "reverted";
+      error: string;
+      tx: BatchTransaction;
+      cause: Cause;
+      /** The mined cancellation's receipt (its block is the transaction's). */
+      receipt?: TransactionReceipt;
+    }
   /** No receipt within RECEIPT_TIMEOUT_MS: the batch stays pending (resumed by the sweeper). */
   | { kind: "timeout" }
   | { kind: "stopped" };
@@ -188,7 +196,7 @@ export class TransactionTracker {
         { txId: this.batch.txId, index: this.tx.index, hash: receipt.hash },
         "relayed transaction cancelled; batch rejected",
       );
-      return { kind: "ended", status: "reverted", error, tx: this.tx, cause: "ours" };
+      return { kind: "ended", status: "reverted", error, tx: this.tx, cause: "ours", receipt };
     }
     return { kind: "mined", receipt, tx: this.tx };
   }
@@ -347,13 +355,16 @@ export class TransactionTracker {
   }
 
   private async markBroadcast(): Promise<void> {
+    // The head it went out at, as fresh as the chain's watcher has it (its last poll may be old): the console counts
+    // its pending age in blocks from there.
+    const head = (await this.chain.blocks.freshHead()) ?? (this.sentAtHead >= 0 ? this.sentAtHead : null);
     const sent: BatchTransaction = {
       ...this.tx,
       status: "broadcast",
       broadcastAt: this.tx.broadcastAt ?? new Date().toISOString(),
     };
     // The event is built from this run's copy (equal to the row it wrote): one statement.
-    await this.deps.batches.setTxBroadcast(this.batch.txId, this.tx.index, { batch: this.batch, tx: sent });
+    await this.deps.batches.setTxBroadcast(this.batch.txId, this.tx.index, head, { batch: this.batch, tx: sent });
     this.tx = sent;
   }
 

@@ -62,6 +62,8 @@ export interface BatchTransaction {
   index: number;
   /** When it was broadcast (or its hash reported), ISO 8601. */
   broadcastAt?: string | null;
+  /** The chain's head when it was first broadcast (null when not recorded: a client-reported hash, an older row). */
+  broadcastBlock?: number | null;
   unsigned: UnsignedTransaction;
   signedRaw: string | null;
   txHash: string | null;

@@ -1,7 +1,15 @@
 import { z } from "zod";
 import { createKey, keysCommand, keysView, type PricedOperation } from "../console/keys";
 import { decideKyc, kycQueue } from "../console/kyc";
-import { disableEndpoint, endpointDetail, listEndpoints, replayFailed, replayOne } from "../console/webhooks";
+import { DeliveriesQuery, EndpointsQuery } from "../console/queries";
+import {
+  disableEndpoint,
+  enableEndpoint,
+  endpointDetail,
+  listEndpoints,
+  replayFailed,
+  replayOne,
+} from "../console/webhooks";
 import { KYC_STATUSES } from "../store/kyc";
 import type { Services } from "../usecases/services";
 import {
@@ -42,29 +50,21 @@ function webhookRoutes(services: Services) {
       method: "get",
       path: "/console/api/webhooks",
       operationId: "consoleWebhooks",
-      summary: "Every tenant's webhook endpoints, with the deliveries each is owed, failed and delivered",
+      summary:
+        "Every tenant's webhook endpoints with their state and the deliveries each is owed, failed and delivered, paged both ways with counts",
       role: "viewer",
-      query: z.strictObject({ disabled: z.enum(["true", "false"]).optional(), before: cursor }),
+      query: EndpointsQuery,
       response: ConsoleEndpointList,
-      handler: async ({ query }) =>
-        listEndpoints(services, {
-          before: query.before,
-          disabled: query.disabled === undefined ? undefined : query.disabled === "true",
-        }),
+      handler: async ({ query }) => listEndpoints(services, query),
     }),
     consoleRoute(services, {
       method: "get",
       path: "/console/api/webhooks/{id}",
       operationId: "consoleWebhook",
       summary:
-        "An endpoint and its deliveries, newest first, each with every attempt (status code, latency, error) and its next retry",
+        "An endpoint and its deliveries, newest first: each attempt's request and response (bodies cut, the signature never shown), what holds an owed one back, replays linked to their original; by status, event type and time range",
       role: "viewer",
-      query: z.strictObject({
-        status: z.enum(["pending", "delivering", "delivered", "failed"]).optional(),
-        from: z.iso.datetime({ offset: true }).optional(),
-        to: z.iso.datetime({ offset: true }).optional(),
-        before: cursor,
-      }),
+      query: DeliveriesQuery,
       response: ConsoleEndpointDetail,
       handler: async ({ req, query }) => endpointDetail(services, param(req, "id"), query),
     }),
@@ -95,12 +95,24 @@ function webhookRoutes(services: Services) {
       method: "post",
       path: "/console/api/webhooks/{id}/disable",
       operationId: "consoleWebhookDisable",
-      summary: "Disable an endpoint: nothing is delivered to it until its owner enables it again",
+      summary:
+        "Disable an endpoint: nothing is delivered to it until it is enabled again (by the operator or its owner)",
       role: "admin",
       body: DisableBody,
       response: ConsoleEndpoint,
       handler: async ({ req, body, signedIn }) =>
         disableEndpoint(services, signedIn.operator, param(req, "id"), body.reason),
+    }),
+    consoleRoute(services, {
+      method: "post",
+      path: "/console/api/webhooks/{id}/enable",
+      operationId: "consoleWebhookEnable",
+      summary:
+        "Enable a disabled endpoint again, its failures forgotten: the deliveries it is still owed are attempted at once",
+      role: "admin",
+      body: z.strictObject({}),
+      response: ConsoleEndpoint,
+      handler: async ({ req, signedIn }) => enableEndpoint(services, signedIn.operator, param(req, "id")),
     }),
   ];
 }

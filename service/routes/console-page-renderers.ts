@@ -1,12 +1,12 @@
 /** The console's page renderers, which routes/console-pages.ts loads on the first page asked for. */
 export { auditPage } from "../console/pages/audit";
-export { html } from "../console/pages/html";
 export { keysPage } from "../console/pages/keys";
 export { kycPage } from "../console/pages/kyc";
-export { CONSOLE_CSP, page } from "../console/pages/layout";
 export { overviewPage } from "../console/pages/overview";
 export { paymentPage, paymentsPage } from "../console/pages/payments";
 export { refundsPage } from "../console/pages/refunds";
 export { accountPage, signInPage } from "../console/pages/sign-in";
-export { transactionPage, transactionsPage } from "../console/pages/transactions";
-export { webhookPage, webhooksPage } from "../console/pages/webhooks";
+export { transactionPage } from "../console/pages/transaction";
+export { transactionsPage } from "../console/pages/transactions";
+export { webhookPage } from "../console/pages/webhook";
+export { webhooksPage } from "../console/pages/webhooks";

@@ -4,13 +4,13 @@ import { assertSameOrigin, clearedSessionCookie, sessionCookie } from "../auth/c
 import { auditPage } from "../console/audit";
 import { overview } from "../console/overview";
 import { listPayments, paymentDetail, paymentTotals } from "../console/payments";
+import { serveConsoleEvents } from "../console/live";
+import { AuditQuery, PaymentsQuery, TransactionsQuery } from "../console/queries";
 import { setOwnPassword, signIn, signOut } from "../console/sign-in";
-import {
-  searchTransactions,
-  transactionAction,
-  transactionDetail,
-  type TransactionAction,
-} from "../console/transactions";
+import { transactionDetail } from "../console/transaction-detail";
+import { searchTransactions, transactionAction, type TransactionAction } from "../console/transactions";
+import { clientSubject } from "../auth/client-address";
+import { eventStreamSink } from "../http/event-stream-sink";
 import { defineRoute } from "../http/route";
 import type { Services } from "../usecases/services";
 import {
@@ -113,10 +113,6 @@ function sessionRoutes(services: Services) {
   ];
 }
 
-const cursor = z.string().optional().meta({ description: "The `next` of the previous page" });
-const BATCH_STATUSES = ["prepared", "sending", "success", "rejected"] as const;
-const PAYMENT_STATES = ["reserved", "settling", "settled", "released"] as const;
-
 /** The overview, and transactions with the operator's actions on relayed ones. */
 function transactionRoutes(services: Services) {
   return [
@@ -124,33 +120,49 @@ function transactionRoutes(services: Services) {
       method: "get",
       path: "/console/api/overview",
       operationId: "consoleOverview",
-      summary: "Chains (head, RPC URLs), the service's wallets, the queues, and the last hour's and day's activity",
+      summary:
+        "The triage's signals (stale heads, stuck transactions, wallets short of a day of spend, deliveries and settlements owed), chains, wallets, queues, and the last hour's and day's activity",
       role: "viewer",
       response: ConsoleOverview,
       handler: async () => overview(services),
     }),
     consoleRoute(services, {
       method: "get",
+      path: "/console/api/events",
+      operationId: "consoleEvents",
+      summary:
+        "Every tenant's events from now on (Server-Sent Events): the console's pages read themselves again on each",
+      description:
+        "The service's event stream (GET /events) for an operator: every event committed after the connection, of every tenant, as `id:`, `event:`, `data:` lines, with a heartbeat comment while nothing happens. Counts against EVENT_STREAMS_PER_CLIENT.",
+      role: "viewer",
+      response: {
+        200: {
+          description: "text/event-stream until the page leaves or the service stops",
+          content: { mediaType: "text/event-stream", schema: { type: "string" } },
+        },
+      },
+      handler: async ({ req, res }) => serveConsoleEvents(services, eventStreamSink(req, res), clientSubject(req)),
+    }),
+    consoleRoute(services, {
+      method: "get",
       path: "/console/api/transactions",
       operationId: "consoleTransactions",
-      summary: "Batches, newest first: by txId or hash (the batch that has it), address, API key id or status",
+      summary:
+        "Batches, newest first, paged both ways with counts: by txId or hash (the batch that has it), address or API key id, chain, method, status, time range, stuck",
       role: "viewer",
-      query: z.strictObject({
-        q: z.string().optional().meta({ description: "txId, transaction hash, address or API key id" }),
-        status: z.enum(BATCH_STATUSES).optional(),
-        before: cursor,
-      }),
+      query: TransactionsQuery,
       response: ConsoleBatchList,
       handler: async ({ query }) => {
-        const { items, next } = await searchTransactions(services, query);
-        return { items, next };
+        const { match: _match, ...page } = await searchTransactions(services, query);
+        return page;
       },
     }),
     consoleRoute(services, {
       method: "get",
       path: "/console/api/transactions/{txId}",
       operationId: "consoleTransaction",
-      summary: "A batch: its request, transactions (with the actions open to them), timeline, events and payments",
+      summary:
+        "A batch: its request; its transactions as they stand (pending for how many blocks and how long, the fee against the base fee, which hash is live after a replacement or a cancellation, the actions that still make sense; a mined revert's block and reason decoded); timeline, events, payments",
       role: "viewer",
       response: ConsoleBatch,
       handler: async ({ req }) => transactionDetail(services, String(req.params.txId).toLowerCase()),
@@ -183,15 +195,10 @@ function paymentAndAuditRoutes(services: Services) {
       method: "get",
       path: "/console/api/payments",
       operationId: "consolePayments",
-      summary: "x402 payments, newest first: by state, payer, batch or settlement transaction",
+      summary:
+        "x402 payments, newest first, paged both ways with counts: by state, payer, batch, settlement transaction, chain, what they paid for, time range",
       role: "viewer",
-      query: z.strictObject({
-        status: z.enum(PAYMENT_STATES).optional(),
-        payer: z.string().optional(),
-        txId: z.string().optional(),
-        settlement: z.string().optional(),
-        before: cursor,
-      }),
+      query: PaymentsQuery,
       response: ConsolePaymentList,
       handler: async ({ query }) => listPayments(services, query),
     }),
@@ -220,9 +227,10 @@ function paymentAndAuditRoutes(services: Services) {
       method: "get",
       path: "/console/api/audit",
       operationId: "consoleAudit",
-      summary: "The audit log: every change operators made (console and admin tool), newest first",
+      summary:
+        "The audit log: every change operators made (console and admin tool), newest first, each with what changed field by field",
       role: "viewer",
-      query: z.strictObject({ actor: z.string().optional(), before: cursor }),
+      query: AuditQuery,
       response: ConsoleAudit,
       handler: async ({ query }) => auditPage(services, query),
     }),

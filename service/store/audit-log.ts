@@ -1,4 +1,5 @@
 import type { Db, Queryable } from "./db";
+import { keysetCount, keysetPage, type Conditions, type KeysetList } from "./keyset";
 
 /** The admin tool's name in the audit log (a command run on the server, not signed in as anyone). */
 export const ADMIN_TOOL_ACTOR = "admin tool";
@@ -26,6 +27,32 @@ interface AuditRow {
   at: Date | string;
 }
 
+export interface AuditFilter {
+  /** An operator's e-mail (any letter case), or ADMIN_TOOL_ACTOR. */
+  actor?: string;
+  action?: string;
+  target?: string;
+  /** Recorded at or after `from` and before `to` (ISO 8601). */
+  from?: string;
+  to?: string;
+}
+
+function auditList(f: AuditFilter): KeysetList {
+  return {
+    select: "id::text AS id, actor, action, target, before, after, at",
+    from: "operator_audit",
+    key: ["operator_audit.id"],
+    keyTypes: ["bigint"],
+    filter: (c: Conditions) => {
+      if (f.actor) c.add(`actor = ${c.param(f.actor.toLowerCase())}`);
+      if (f.action) c.add(`action = ${c.param(f.action)}`);
+      if (f.target) c.add(`target = ${c.param(f.target)}`);
+      if (f.from) c.add(`at >= ${c.param(f.from)}::timestamptz`);
+      if (f.to) c.add(`at < ${c.param(f.to)}::timestamptz`);
+    },
+  };
+}
+
 const json = (v: unknown) => (typeof v === "string" ? (JSON.parse(v) as unknown) : v);
 
 /**
@@ -49,26 +76,16 @@ export class AuditLog {
     ]);
   }
 
-  /** Newest first, `limit` entries older than entry `before` (its id) when given; optionally one actor's, action's or target's. */
-  async list(options: {
-    limit: number;
-    before?: string;
-    actor?: string;
-    action?: string;
-    target?: string;
-  }): Promise<AuditEntry[]> {
-    const rows = await this.db.query<AuditRow>(
-      `SELECT id::text AS id, actor, action, target, before, after, at FROM operator_audit
-       WHERE ($2::bigint IS NULL OR id < $2) AND ($3::text IS NULL OR actor = $3) AND ($4::text IS NULL OR action = $4) AND ($5::text IS NULL OR target = $5)
-       ORDER BY operator_audit.id DESC LIMIT $1`,
-      [
-        options.limit,
-        options.before ?? null,
-        options.actor?.toLowerCase() ?? null,
-        options.action ?? null,
-        options.target ?? null,
-      ],
-    );
+  /**
+   * Newest first, `limit` entries older than entry `before` (or newer than entry `after`) when given; optionally one
+   * actor's, action's or target's, in a time range.
+   */
+  async list(options: AuditFilter & { limit: number; before?: string; after?: string }): Promise<AuditEntry[]> {
+    const rows = await keysetPage<AuditRow>(this.db, auditList(options), {
+      before: options.before === undefined ? undefined : [options.before],
+      after: options.after === undefined ? undefined : [options.after],
+      limit: options.limit,
+    });
     return rows.map((r) => ({
       id: r.id,
       actor: r.actor,
@@ -78,5 +95,17 @@ export class AuditLog {
       after: json(r.after),
       at: new Date(r.at).toISOString(),
     }));
+  }
+
+  /** How many entries the filter matches, and how many of them are newer than entry `first`. */
+  count(filter: AuditFilter, first?: string): Promise<{ total: number; newer: number }> {
+    return keysetCount(this.db, auditList(filter), first === undefined ? undefined : [first]);
+  }
+
+  /** The actions recorded so far (for the filter's choices). */
+  async actions(): Promise<string[]> {
+    return (await this.db.query<{ action: string }>("SELECT DISTINCT action FROM operator_audit ORDER BY action")).map(
+      (r) => r.action,
+    );
   }
 }

@@ -32,6 +32,7 @@ export interface BatchRow {
 
 export interface TxRow {
   broadcast_at: Date | string | null;
+  broadcast_block?: string | number | null;
   index: number;
   unsigned: UnsignedTransaction;
   signed_raw: string | null;
@@ -89,7 +90,7 @@ const toReplaced = (r: ReplacedRow, sealer: Sealer): ReplacedTransaction => ({
 export const TX_JSON = `json_build_object(
   'index', t.index, 'unsigned', t.unsigned, 'signed_raw', t.signed_raw, 'tx_hash', t.tx_hash, 'status', t.status,
   'block_number', t.block_number::text, 'gas_used', t.gas_used::text, 'error', t.error, 'broadcast_at', t.broadcast_at,
-  'block_hash', t.block_hash, 'waiting', t.waiting, 'reorged_at', t.reorged_at, 'reorgs', t.reorgs,
+  'broadcast_block', t.broadcast_block::text, 'block_hash', t.block_hash, 'waiting', t.waiting, 'reorged_at', t.reorged_at, 'reorgs', t.reorgs,
   'replaced', (SELECT json_agg(json_build_object('tx_hash', r.tx_hash, 'signed_raw', r.signed_raw, 'max_fee_per_gas', r.max_fee_per_gas::text,
                  'max_priority_fee_per_gas', r.max_priority_fee_per_gas::text, 'replaced_at', r.replaced_at) ORDER BY r.replaced_at)
                FROM batch_transaction_replacements r WHERE r.tx_id = t.tx_id AND r.index = t.index)
@@ -112,6 +113,10 @@ export const toTx = (row: TxRow, sealer: Sealer): BatchTransaction => ({
   reorgedAt: row.reorged_at === null || row.reorged_at === undefined ? null : new Date(row.reorged_at).toISOString(),
   reorgs: row.reorgs ?? 0,
   replaced: (jsonColumn(row.replaced ?? null) ?? []).map((r) => toReplaced(r, sealer)),
+  // Only once recorded: the engine's copies of a batch and the stored one compare equal until then.
+  ...(row.broadcast_block === null || row.broadcast_block === undefined
+    ? {}
+    : { broadcastBlock: Number(row.broadcast_block) }),
 });
 
 /** The batch columns a transaction event needs, beside a batch_transactions row (see BatchFactsRow). */

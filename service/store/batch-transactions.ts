@@ -287,31 +287,39 @@ export class BatchTransactions {
   }
 
   /**
-   * A signed transaction went out; its transaction.broadcast event is written in the same transaction. Given `sent`, the
-   * run's copy of the batch and of the transaction (equal to the rows it wrote), the event is built from it and written
-   * by the same statement, only when that statement moved the transaction: one statement, no transaction of its own.
+   * A signed transaction went out (at block `head` of its chain, when known); its transaction.broadcast event is
+   * written in the same transaction. Given `sent`, the run's copy of the batch and of the transaction (equal to the rows
+   * it wrote), the event is built from it and written by the same statement, only when that statement moved the
+   * transaction: one statement, no transaction of its own.
    */
-  async setTxBroadcast(txId: string, index: number, sent?: { batch: BatchFacts; tx: BatchTransaction }): Promise<void> {
+  async setTxBroadcast(
+    txId: string,
+    index: number,
+    head: number | null = null,
+    sent?: { batch: BatchFacts; tx: BatchTransaction },
+  ): Promise<void> {
     if (sent?.tx.txHash) {
       // Only while the row holds the copy's bytes (its hash); otherwise the row is read, as without a copy.
       const [row] = await this.db.query<{ moved: number }>(
         `WITH moved AS (
-           UPDATE batch_transactions t SET status = 'broadcast', broadcast_at = COALESCE(t.broadcast_at, now())
+           UPDATE batch_transactions t SET status = 'broadcast', broadcast_at = COALESCE(t.broadcast_at, now()),
+             broadcast_block = COALESCE(t.broadcast_block, $5)
            WHERE t.tx_id = $1 AND t.index = $2 AND t.status = 'signed' AND t.tx_hash = $4 RETURNING t.tx_id
          ), events AS (
            ${insertEventsSql("$3", "EXISTS (SELECT 1 FROM moved)")}
          )
          SELECT count(*)::int AS moved FROM moved`,
-        [txId, index, eventRows([broadcastEvent(sent.batch, sent.tx)]), sent.tx.txHash.toLowerCase()],
+        [txId, index, eventRows([broadcastEvent(sent.batch, sent.tx)]), sent.tx.txHash.toLowerCase(), head],
       );
       if (row.moved) return;
     }
     await this.db.transaction(async (q) => {
       const [row] = await q.query<TxRow & BatchFactsRow>(
-        `UPDATE batch_transactions t SET status = 'broadcast', broadcast_at = COALESCE(t.broadcast_at, now())
+        `UPDATE batch_transactions t SET status = 'broadcast', broadcast_at = COALESCE(t.broadcast_at, now()),
+           broadcast_block = COALESCE(t.broadcast_block, $3)
          FROM batches b WHERE t.tx_id = $1 AND t.index = $2 AND t.status = 'signed' AND b.tx_id = t.tx_id
          RETURNING t.*, ${BATCH_FACTS}`,
-        [txId, index],
+        [txId, index, head],
       );
       if (row) await emitEvents(q, [broadcastEvent(factsOf(txId, row), toTx(row, this.sealer))]);
     });

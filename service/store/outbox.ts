@@ -112,8 +112,14 @@ export function toEnvelope(row: EventRow): EventEnvelope {
   };
 }
 
-/** Whose events a stream reads: an API key's (optionally one txId's), or one keyless batch's. */
-export type EventAudience = { apiKeyId: string; txId?: string } | { apiKeyId: null; txId: string };
+/**
+ * Whose events a stream reads: an API key's (optionally one txId's), one keyless batch's, or every tenant's (the
+ * operator console's live view: `operators`, never given to a tenant's stream).
+ */
+export type EventAudience =
+  | { apiKeyId: string; txId?: string }
+  | { apiKeyId: null; txId: string }
+  | { operators: true; apiKeyId?: undefined; txId?: undefined };
 
 /**
  * Events of `audience` after position `after` (committed ones only) and, with `through`, up to that position, oldest
@@ -128,17 +134,18 @@ export async function eventsAfter(
   const rows = await q.query<EventRow>(
     `SELECT ${EVENT_COLUMNS} FROM events
      WHERE position > $1::bigint AND ($6::bigint IS NULL OR position <= $6::bigint) AND endpoint_id IS NULL
-       AND (CASE WHEN $2::text IS NULL THEN api_key_id IS NULL AND tx_id = $3::text ELSE api_key_id = $2::text END)
+       AND ($7::boolean OR CASE WHEN $2::text IS NULL THEN api_key_id IS NULL AND tx_id = $3::text ELSE api_key_id = $2::text END)
        AND ($3::text IS NULL OR tx_id = $3::text)
        AND ($4::text[] IS NULL OR type = ANY ($4::text[]))
      ORDER BY events.position LIMIT $5`,
     [
       after,
-      audience.apiKeyId,
+      audience.apiKeyId ?? null,
       audience.txId?.toLowerCase() ?? null,
       options.types?.length ? options.types : null,
       options.limit ?? 500,
       options.through ?? null,
+      "operators" in audience,
     ],
   );
   return rows.map(toEnvelope);
@@ -160,6 +167,7 @@ export async function allEventsAfter(q: Queryable, after: string, limit = 500): 
 
 /** Whether an event belongs to a stream's audience and types: eventsAfter's filter, for events already read. */
 export function inAudience(event: AudienceEvent, audience: EventAudience, types?: string[]): boolean {
+  if ("operators" in audience) return !types?.length || types.includes(event.type);
   if (
     audience.apiKeyId === null
       ? event.apiKeyId !== null || event.txId !== audience.txId.toLowerCase()

@@ -1,4 +1,5 @@
 import type { Db } from "./db";
+import { keysetCount, keysetPage, type Conditions, type KeysetList } from "./keyset";
 import type { PaymentStatus } from "./payment-records";
 
 /** An x402 payment as the operator sees it (never its signed authorization or settlement bytes). */
@@ -30,7 +31,19 @@ export interface PaymentFilter {
   txId?: string;
   /** Payments settled by this transaction (the others of a Multicall3 batch). */
   settlementTransaction?: string;
+  /** Paid on this chain (the payment's network, eip155:<chainId>). */
+  chainId?: number;
+  /** What it paid for: the batch's method, or the paid route's path (/get-agents). */
+  operation?: string;
+  /** Reserved at or after `from` and before `to` (ISO 8601). */
+  from?: string;
+  to?: string;
+}
+
+/** A page of a filtered list: after or before a row's cursor (its `createdAt` and `id`), newest first. */
+export interface PaymentPage extends PaymentFilter {
   before?: { createdAt: string; id: string };
+  after?: { createdAt: string; id: string };
   limit: number;
 }
 
@@ -64,6 +77,8 @@ interface Row {
   updated_at: Date | string;
 }
 
+const OPERATION = "COALESCE(b.method, split_part(p.route, '?', 1))";
+
 const COLUMNS = `p.id::text AS id, p.subject, p.route, p.tx_id, b.method, p.network, p.asset, p.amount::text AS amount, p.payer, p.pay_to, p.status,
   p.release_reason, p.settlement, p.settle_tx_hash, p.settle_in_operation, p.updated_at,
   to_char(p.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS cursor`;
@@ -91,29 +106,76 @@ function toRow(r: Row): PaymentRow {
   };
 }
 
+/** The payments list with a filter's conditions, keyed newest first by (created_at, id). */
+function paymentList(f: PaymentFilter): KeysetList {
+  return {
+    select: COLUMNS,
+    from: "payments p LEFT JOIN batches b ON b.tx_id = p.tx_id",
+    key: ["p.created_at", "p.id"],
+    keyTypes: ["timestamptz", "uuid"],
+    filter: (c: Conditions) => {
+      if (f.status) c.add(`p.status = ${c.param(f.status)}`);
+      if (f.payer) c.add(`p.payer = ${c.param(f.payer.toLowerCase())}`);
+      if (f.txId) c.add(`p.tx_id = ${c.param(f.txId.toLowerCase())}`);
+      if (f.settlementTransaction) {
+        const h = c.param(f.settlementTransaction.toLowerCase());
+        c.add(`(p.settle_tx_hash = ${h} OR p.settlement->>'transaction' = ${h})`);
+      }
+      if (f.chainId !== undefined) c.add(`p.network = ${c.param(`eip155:${f.chainId}`)}`);
+      // OPERATION's two sides apart: a method through its batches (their index), a route among payments of no batch.
+      if (f.operation?.startsWith("/"))
+        c.add(`b.method IS NULL AND split_part(p.route, '?', 1) = ${c.param(f.operation)}`);
+      else if (f.operation) c.add(`b.method = ${c.param(f.operation)}`);
+      if (f.from) c.add(`p.created_at >= ${c.param(f.from)}::timestamptz`);
+      if (f.to) c.add(`p.created_at < ${c.param(f.to)}::timestamptz`);
+    },
+  };
+}
+
 /** x402 payments as the operator looks for them (payments.ts keeps their state machine), and their totals. */
 export class PaymentSearch {
   constructor(private readonly db: Db) {}
 
   /** A page of payments, newest first. */
-  async page(filter: PaymentFilter): Promise<PaymentRow[]> {
-    const rows = await this.db.query<Row>(
-      `SELECT ${COLUMNS} FROM payments p LEFT JOIN batches b ON b.tx_id = p.tx_id
-       WHERE ($1::text IS NULL OR p.status = $1) AND ($2::text IS NULL OR p.payer = $2) AND ($3::text IS NULL OR p.tx_id = $3)
-         AND ($4::text IS NULL OR p.settle_tx_hash = $4 OR p.settlement->>'transaction' = $4)
-         AND ($5::timestamptz IS NULL OR (p.created_at, p.id) < ($5::timestamptz, $6::uuid))
-       ORDER BY p.created_at DESC, p.id DESC LIMIT $7`,
-      [
-        filter.status ?? null,
-        filter.payer?.toLowerCase() ?? null,
-        filter.txId?.toLowerCase() ?? null,
-        filter.settlementTransaction?.toLowerCase() ?? null,
-        filter.before?.createdAt ?? null,
-        filter.before?.id ?? null,
-        filter.limit,
-      ],
-    );
+  async page(page: PaymentPage): Promise<PaymentRow[]> {
+    const rows = await keysetPage<Row>(this.db, paymentList(page), {
+      before: page.before && [page.before.createdAt, page.before.id],
+      after: page.after && [page.after.createdAt, page.after.id],
+      limit: page.limit,
+    });
     return rows.map(toRow);
+  }
+
+  /** How many payments the filter matches, and how many of them are newer than `first` (a page's first row). */
+  count(filter: PaymentFilter, first?: { createdAt: string; id: string }): Promise<{ total: number; newer: number }> {
+    return keysetCount(this.db, paymentList(filter), first && [first.createdAt, first.id]);
+  }
+
+  /**
+   * Payments waiting on something of ours, by state: reserved (the work not done yet) and settling (the settlement not
+   * mined yet), each with its oldest's last change.
+   */
+  async owed(): Promise<Record<"reserved" | "settling", { count: number; oldestAt: string | null }>> {
+    const rows = await this.db.query<{ status: "reserved" | "settling"; n: number; oldest: Date | string | null }>(
+      "SELECT status, count(*)::int AS n, min(updated_at) AS oldest FROM payments WHERE status IN ('reserved', 'settling') GROUP BY status",
+    );
+    const owed = { reserved: { count: 0, oldestAt: null }, settling: { count: 0, oldestAt: null } } as Record<
+      "reserved" | "settling",
+      { count: number; oldestAt: string | null }
+    >;
+    for (const r of rows)
+      owed[r.status] = { count: r.n, oldestAt: r.oldest === null ? null : new Date(r.oldest).toISOString() };
+    return owed;
+  }
+
+  /** Settlement transactions of its own the facilitator sent in the last `hours` (what the settlement wallet spends on). */
+  async settlementTransactionsSince(hours: number): Promise<number> {
+    const [row] = await this.db.query<{ n: number }>(
+      `SELECT count(DISTINCT settle_tx_hash)::int AS n FROM payments
+       WHERE settle_tx_hash IS NOT NULL AND NOT settle_in_operation AND updated_at >= now() - make_interval(hours => $1)`,
+      [hours],
+    );
+    return row.n;
   }
 
   async get(id: string): Promise<PaymentRow | undefined> {
@@ -138,7 +200,7 @@ export class PaymentSearch {
       released: number;
     }>(
       `SELECT to_char(date_trunc('day', p.created_at AT TIME ZONE 'UTC'), 'YYYY-MM-DD') AS day,
-              COALESCE(b.method, split_part(p.route, '?', 1)) AS operation,
+              ${OPERATION} AS operation,
               count(*) FILTER (WHERE p.status = 'settled')::int AS settled,
               COALESCE(sum(p.amount) FILTER (WHERE p.status = 'settled'), 0)::text AS amount,
               count(*) FILTER (WHERE p.status = 'released')::int AS released

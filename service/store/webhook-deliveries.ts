@@ -195,12 +195,15 @@ export class WebhookDeliveries {
     return rows.map(toDelivery);
   }
 
-  /** A new delivery of a delivery's event to its endpoint, due now and outside the ordering (the receiver asked for it). */
+  /**
+   * A new delivery of a delivery's event to its endpoint, due now and outside the ordering (the receiver or the operator
+   * asked for it), which remembers the delivery it replays.
+   */
   async redeliver(endpointId: string, deliveryId: string): Promise<DeliveryRecord | undefined> {
     if (!/^\d{1,18}$/.test(deliveryId)) return undefined;
     const [row] = await this.db.query<{ id: string }>(
-      `INSERT INTO webhook_deliveries (endpoint_id, event_id, position, ordering_key, manual)
-       SELECT endpoint_id, event_id, position, ordering_key, true FROM webhook_deliveries WHERE id = $2 AND endpoint_id = $1
+      `INSERT INTO webhook_deliveries (endpoint_id, event_id, position, ordering_key, manual, replay_of)
+       SELECT endpoint_id, event_id, position, ordering_key, true, id FROM webhook_deliveries WHERE id = $2 AND endpoint_id = $1
        RETURNING id::text AS id`,
       [endpointId, deliveryId],
     );

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { next, nullableTime, timestamp } from "./console";
+import { next, nullableTime, pageFields, timestamp } from "./console";
 
 /**
  * The operator console's JSON for the pages served by routes/console-changes.ts: webhook endpoints and their
@@ -19,6 +19,9 @@ export const ConsoleEndpoint = z
     url: z.string(),
     description: z.string().nullable(),
     eventTypes: z.array(z.string()),
+    state: z
+      .enum(["active", "failing", "disabled"])
+      .meta({ description: "The one name of its state: disabled, failing (since failingSince) or active" }),
     disabledAt: nullableTime,
     disabledReason: z.string().nullable(),
     failingSince: nullableTime,
@@ -30,7 +33,7 @@ export const ConsoleEndpoint = z
   .meta({ id: "ConsoleEndpoint" });
 
 export const ConsoleEndpointList = z
-  .strictObject({ items: z.array(ConsoleEndpoint), next })
+  .strictObject({ items: z.array(ConsoleEndpoint), ...pageFields })
   .meta({ id: "ConsoleEndpointList" });
 
 export const ConsoleDelivery = z
@@ -41,14 +44,37 @@ export const ConsoleDelivery = z
     txId: z.string().nullable(),
     manual: z.boolean(),
     status: z.enum(["pending", "delivering", "delivered", "failed"]),
+    waiting: z.string().nullable().meta({
+      description: "Why an owed delivery is not on its way: held behind delivery N, its endpoint disabled, …",
+    }),
+    heldBehind: z
+      .string()
+      .nullable()
+      .meta({ description: "The earlier delivery of the same batch it waits for (events reach a receiver in order)" }),
+    replayOf: z.string().nullable().meta({ description: "The delivery this one replays" }),
+    replays: z.array(z.string()).meta({ description: "Its replays, oldest first" }),
+    requestBody: z.string().meta({ description: "The JSON every attempt POSTs (the event), its first 2 KiB" }),
+    requestBodyBytes: z.number().int(),
     attempts: z.array(
       z.strictObject({
         attempt: z.number().int(),
         at: timestamp,
         durationMs: z.number().int(),
-        statusCode: z.number().int().nullable(),
-        response: z.string().nullable(),
-        error: z.string().nullable(),
+        request: z.strictObject({
+          method: z.literal("POST"),
+          url: z.string(),
+          headers: z
+            .record(z.string(), z.string())
+            .meta({ description: "As sent, but the signature (made with the endpoint's secret, never shown)" }),
+        }),
+        response: z.strictObject({
+          statusCode: z.number().int().nullable(),
+          body: z
+            .string()
+            .nullable()
+            .meta({ description: "The answer's first KiB, anything that looks like a secret hidden" }),
+          error: z.string().nullable(),
+        }),
       }),
     ),
     nextAttemptAt: nullableTime,
@@ -58,7 +84,11 @@ export const ConsoleDelivery = z
   .meta({ id: "ConsoleDelivery" });
 
 export const ConsoleEndpointDetail = z
-  .strictObject({ endpoint: ConsoleEndpoint, deliveries: z.array(ConsoleDelivery), next })
+  .strictObject({
+    endpoint: ConsoleEndpoint,
+    items: z.array(ConsoleDelivery),
+    ...pageFields,
+  })
   .meta({ id: "ConsoleEndpointDetail" });
 
 export const ReplayBody = z.strictObject({

@@ -15,6 +15,17 @@ export const next = z
   .nullable()
   .meta({ description: "Cursor of the next (older) page: pass it as `before`; null on the last page" });
 
+/** Where a page stands: the cursors beside it and the counts (lists page both ways). */
+export const pageFields = {
+  next,
+  previous: z
+    .string()
+    .nullable()
+    .meta({ description: "Cursor of the previous (newer) page: pass it as `after`; null on the first page" }),
+  total: z.number().int().meta({ description: "Rows the filters match" }),
+  first: z.number().int().meta({ description: "The 1-based place of the page's first row (0: empty)" }),
+};
+
 export const ConsoleOperator = z
   .strictObject({
     id: z.string(),
@@ -64,16 +75,42 @@ const ActivityBucket = z.strictObject({
   released: z.number().int(),
 });
 
+const SignalState = z
+  .enum(["ok", "warn", "bad"])
+  .meta({ description: "ok: nothing to do; warn: look soon; bad: look now" });
+
+export const ConsoleSignal = z
+  .strictObject({
+    id: z.string(),
+    state: SignalState,
+    title: z.string(),
+    value: z.string().meta({ description: "The figure, with its unit" }),
+    words: z.string().meta({ description: "What the state means and what to look at" }),
+    link: z.string().nullable().meta({ description: "The console list filtered to what the figure counts" }),
+  })
+  .meta({ id: "ConsoleSignal" });
+
 export const ConsoleOverview = z
   .strictObject({
     generatedAt: timestamp,
+    signals: z.array(ConsoleSignal).meta({
+      description:
+        "The thresholds, each as a state: chain heads older than a few block times, stuck transactions, wallets short of a day of their spend, deliveries owed to enabled endpoints, settlements owed",
+    }),
     chains: z.array(
       z.strictObject({
         chainId: z.number().int(),
         name: z.string(),
+        currency: z.string().meta({ description: "The native currency's symbol" }),
         confirmations: z.number().int(),
         headBlock: z.number().int().nullable().meta({ description: "null: the chain did not answer within 3 s" }),
         headAgeSeconds: z.number().nullable(),
+        blockSeconds: z.number().meta({ description: "Seconds between blocks, measured over the last 20" }),
+        baseFeePerGas: integerText.nullable().meta({ description: "The head's base fee (wei)" }),
+        explorer: z
+          .string()
+          .nullable()
+          .meta({ description: "EXPLORER_URL_<chainId>, or the network's usual explorer" }),
         rpc: z.array(
           z.strictObject({
             url: z.string().meta({ description: "Scheme and host only (providers put keys in paths)" }),
@@ -93,14 +130,19 @@ export const ConsoleOverview = z
         role: z.enum(["relayer", "settlement", "refund"]),
         chainId: z.number().int(),
         address: z.string(),
+        currency: z.string(),
         balanceWei: integerText.nullable(),
-        balance: z.string().nullable().meta({ description: "In the chain's native currency (ether)" }),
+        balance: z.string().nullable().meta({ description: "In the chain's native currency, at most 6 decimals" }),
+        spentPerDayWei: integerText
+          .nullable()
+          .meta({ description: "What it spent in the last 24 h, priced at the current max fee (wei)" }),
         transactionsLeft: z
           .number()
           .int()
           .nullable()
           .meta({ description: "Transactions of 200,000 gas it still pays for at the current max fee" }),
         low: z.boolean().nullable(),
+        state: SignalState,
         nextNonce: z.number().int().nullable().meta({ description: "The next nonce the service takes for it" }),
         inFlight: z.number().int().meta({ description: "Its transactions signed and not mined yet" }),
         readAt: nullableTime,
@@ -109,10 +151,12 @@ export const ConsoleOverview = z
     queue: z.strictObject({
       prepared: z.number().int(),
       sending: z.number().int(),
+      stuck: z.number().int().meta({ description: "Batches with a transaction stuck (see signals)" }),
       paymentsReserved: z.number().int(),
       paymentsSettling: z.number().int(),
-      webhooksOwed: z.number().int(),
-      oldestUndeliveredSeconds: z.number(),
+      webhooksOwed: z.number().int().meta({ description: "Deliveries owed to enabled endpoints" }),
+      webhooksPaused: z.number().int().meta({ description: "Deliveries waiting at disabled endpoints" }),
+      oldestUndeliveredSeconds: z.number().meta({ description: "Of the deliveries owed to enabled endpoints" }),
     }),
     lastHour: z.array(ActivityBucket).meta({ description: "60 one-minute buckets, oldest first" }),
     lastDay: z.array(ActivityBucket).meta({ description: "48 half-hour buckets, oldest first" }),
@@ -142,7 +186,7 @@ export const ConsoleBatchRow = z
   .meta({ id: "ConsoleBatchRow" });
 
 export const ConsoleBatchList = z
-  .strictObject({ items: z.array(ConsoleBatchRow), next })
+  .strictObject({ items: z.array(ConsoleBatchRow), ...pageFields })
   .meta({ id: "ConsoleBatchList" });
 
 const TimelineEntry = z.strictObject({
@@ -159,15 +203,50 @@ const TimelineEntry = z.strictObject({
 const ConsoleTransaction = z.strictObject({
   index: z.number().int(),
   status: z.string(),
+  state: z
+    .enum([
+      "prepared",
+      "signed",
+      "broadcast",
+      "pending",
+      "cancelling",
+      "confirmed",
+      "reverted",
+      "cancelled",
+      "refused",
+      "unseen",
+    ])
+    .meta({
+      description:
+        "pending: waiting to be mined; cancelling: the operator's no-op is live at its nonce; cancelled: the no-op was mined",
+    }),
+  stateText: z.string().meta({ description: "The state in words: which hash is live, what happens next" }),
   hash: z.string().nullable(),
+  liveHash: z
+    .string()
+    .nullable()
+    .meta({ description: "While it waits to be mined: the hash the service follows (the replaced ones are kept)" }),
   from: z.string(),
   to: z.string(),
   nonce: z.number().int(),
-  maxFeePerGas: z.string(),
-  maxPriorityFeePerGas: z.string(),
+  maxFeePerGas: integerText,
+  maxPriorityFeePerGas: integerText,
+  baseFeePerGas: integerText.nullable().meta({ description: "While it waits: the chain head's base fee (wei)" }),
+  pending: z
+    .strictObject({
+      sinceBlock: z.number().int().nullable().meta({ description: "The head when it was first broadcast" }),
+      blocks: z.number().int().nullable(),
+      seconds: z.number().int().nullable(),
+      estimated: z.boolean().meta({ description: "blocks estimated from the time and the chain's block time" }),
+    })
+    .nullable(),
   blockNumber: z.number().int().nullable(),
   gasUsed: z.string().nullable(),
   error: z.string().nullable(),
+  revertReason: z
+    .string()
+    .nullable()
+    .meta({ description: "A mined revert's reason: its call replayed, the revert decoded with the contracts' errors" }),
   replaced: z.array(
     z.strictObject({
       hash: z.string(),
@@ -207,6 +286,15 @@ export const ConsoleBatch = z
       body: z.record(z.string(), z.unknown()).meta({ description: "The request as it was parsed" }),
       outcome: z.record(z.string(), z.unknown()).nullable(),
     }),
+    chain: z
+      .strictObject({
+        name: z.string(),
+        currency: z.string(),
+        explorer: z.string().nullable(),
+        headBlock: z.number().int().nullable(),
+      })
+      .nullable()
+      .meta({ description: "The batch's chain as this instance sees it (null: not served here)" }),
     transactions: z.array(ConsoleTransaction),
     timeline: z.array(TimelineEntry),
     events: z.array(Event),
@@ -255,7 +343,7 @@ export const ConsolePayment = z
   .meta({ id: "ConsolePayment" });
 
 export const ConsolePaymentList = z
-  .strictObject({ items: z.array(ConsolePayment), next })
+  .strictObject({ items: z.array(ConsolePayment), ...pageFields })
   .meta({ id: "ConsolePaymentList" });
 
 export const ConsolePaymentDetail = z
@@ -285,6 +373,15 @@ export const ConsolePaymentTotals = z
 // ---------------------------------------------------------------------------------------------------------------
 // Audit
 
+export const ConsoleAuditChange = z
+  .strictObject({
+    path: z.string().meta({ description: "The field, as a.b[0].c; empty for a value that is not an object" }),
+    change: z.enum(["added", "removed", "changed"]),
+    before: z.string().nullable().meta({ description: "The value before, as JSON (cut at 200 characters)" }),
+    after: z.string().nullable().meta({ description: "The value after, as JSON (cut at 200 characters)" }),
+  })
+  .meta({ id: "ConsoleAuditChange" });
+
 export const ConsoleAuditEntry = z
   .strictObject({
     id: z.string(),
@@ -293,10 +390,14 @@ export const ConsoleAuditEntry = z
     target: z.string().nullable(),
     before: z.unknown(),
     after: z.unknown(),
+    changes: z.array(ConsoleAuditChange).meta({ description: "What differs between before and after, field by field" }),
+    unchanged: z.number().int().meta({ description: "Fields present before and after with the same value" }),
     at: timestamp,
   })
   .meta({ id: "ConsoleAuditEntry" });
-export const ConsoleAudit = z.strictObject({ items: z.array(ConsoleAuditEntry), next }).meta({ id: "ConsoleAudit" });
+export const ConsoleAudit = z
+  .strictObject({ items: z.array(ConsoleAuditEntry), ...pageFields })
+  .meta({ id: "ConsoleAudit" });
 
 export type Overview = z.infer<typeof ConsoleOverview>;
 export type BatchDetail = z.infer<typeof ConsoleBatch>;

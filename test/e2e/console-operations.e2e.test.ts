@@ -4,7 +4,8 @@ import type { Browser, BrowserContext, Page } from "playwright-core";
 import { launchChromium } from "../helpers/browser";
 import { addOperator, seriousViolations, screenshot, signInWithKeyboard } from "../helpers/console";
 import { submitThroughLink } from "../helpers/kyc";
-import { getSandbox } from "../helpers/sandbox";
+import { execute } from "../helpers/flow";
+import { getSandbox, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";
 import { WebhookReceiver } from "../helpers/webhook-receiver";
 
@@ -25,6 +26,8 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
   let receiver: WebhookReceiver;
   let tenant: ApiClient;
   let endpointId: string;
+  let tenantKeyId: string;
+  let sandbox: Sandbox;
   const password = "operations console password";
   const pageErrors: string[] = [];
   const investor = Wallet.createRandom();
@@ -32,7 +35,8 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
 
   before(async () => {
     receiver = await WebhookReceiver.start();
-    service = await startTestService(await getSandbox(), { env: { WEBHOOK_RETRY_SCHEDULE: "200ms" } });
+    sandbox = await getSandbox();
+    service = await startTestService(sandbox, { env: { WEBHOOK_RETRY_SCHEDULE: "200ms" } });
     await addOperator(service.services, "ops@console.test", "admin", password);
     await addOperator(service.services, "watch@console.test", "viewer", password);
     browser = await launchChromium();
@@ -82,6 +86,7 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
     expect(created.status, JSON.stringify(created.body)).to.equal(201);
     endpointId = created.body.id;
     const keyId = key.split("_")[1];
+    tenantKeyId = keyId;
 
     await page.reload();
     expect(await page.textContent("main"))
@@ -145,12 +150,36 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
 
     receiver.answer = () => ({ status: 200 });
     await page.goto(`${service.url}/console/webhooks`);
+    // One name for its state, in the list as on its page.
+    const listed = page.locator("tr", { hasText: endpointId });
+    expect(await listed.locator(".badge").first().textContent()).to.equal("failing");
     await page.getByRole("link", { name: endpointId }).click();
     await page.waitForURL(`${service.url}/console/webhooks/${endpointId}`);
+    expect(await page.locator("dl.facts .badge").first().textContent()).to.equal("failing");
     const row = page.locator("tr", { hasText: "kyc.submitted" }).first();
     expect(await row.textContent())
       .to.include("failed")
       .and.include("500");
+    // Each attempt as a provider shows it: the request (the signature never), the receiver's answer.
+    await row.locator("details.attempts summary").click();
+    const attempts = row.locator("details.attempts");
+    expect(await attempts.locator("summary").textContent()).to.equal("2 attempts: 500, 500");
+    const shown = (await attempts.textContent())!;
+    expect(shown)
+      .to.include('"type":"kyc.submitted"')
+      .and.include(`webhook-id: ${failed.eventId}`)
+      .and.include("webhook-signature: v1,… (signed with the endpoint's secret: not shown)")
+      .and.include("status 500")
+      .and.include("receiver down");
+    const sentSignature = firstArrival[0].headers["webhook-signature"];
+    expect(await page.content()).to.not.include(sentSignature.slice(3, 30));
+    expect(await seriousViolations(page)).to.deep.equal([]);
+    await screenshot(page, "console-webhook-attempts");
+    // The event-type filter, stated in the URL.
+    await page.selectOption("#f-type", "kyc.submitted");
+    await Promise.all([page.waitForURL(/type=kyc.submitted/), page.getByRole("button", { name: "Filter" }).click()]);
+    const typed = page.getByRole("region", { name: "Deliveries, newest first" }).locator("tbody tr");
+    for (const text of await typed.allTextContents()) expect(text).to.include("kyc.submitted");
     await row.getByRole("button", { name: "Replay" }).click();
     await confirmDialog();
     await receiver.waitFor(
@@ -166,9 +195,18 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
       (d) => d.length === 1,
     );
     await page.reload();
-    expect(await page.textContent("main"))
-      .to.include("(replay)")
+    // The replay links to its original, and the original to its replay.
+    const [replay] = await deliveries("delivered");
+    expect(replay.replayOf).to.equal(failed.id);
+    const replayRow = page.locator("tr", { has: page.locator(`#delivery-${replay.id}`) });
+    expect(await replayRow.textContent())
+      .to.include(`replay of delivery ${failed.id}`)
       .and.include("delivered");
+    expect(await replayRow.getByRole("link", { name: failed.id }).getAttribute("href")).to.equal(
+      `/console/webhooks/${endpointId}#delivery-${failed.id}`,
+    );
+    const originalRow = page.locator("tr", { has: page.locator(`#delivery-${failed.id}`) });
+    expect(await originalRow.textContent()).to.include(`replayed as ${replay.id}`);
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, "console-webhook");
   });
@@ -253,6 +291,91 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
     );
   });
 
+  it("webhooks: a disabled endpoint is enabled again from the console; deliveries caught by a disable are paused, not owed, and go once it is enabled", async () => {
+    expect((await service.services.webhookAdmin.endpoint(endpointId))!.state).to.equal("disabled");
+    await page.goto(`${service.url}/console/webhooks/${endpointId}`);
+    expect(await page.getByRole("button", { name: "Disable" }).count()).to.equal(0);
+    await page.getByRole("button", { name: "Enable" }).click();
+    await confirmDialog();
+    expect(await page.locator("dl.facts .badge").first().textContent()).to.equal("active");
+    expect((await tenant.get("/webhooks")).body.webhooks[0].disabledAt).to.equal(null);
+    const [enabled] = await service.services.auditLog.list({ limit: 1, target: endpointId });
+    expect(enabled).to.include({ actor: "ops@console.test", action: "webhook.enable" });
+    expect(enabled.before).to.include({ state: "disabled" });
+
+    // A delivery whose attempt fails while the endpoint is being disabled stays owed to a disabled endpoint: paused.
+    receiver.answer = () => ({ status: 503, delayMs: 1500 });
+    const before = receiver.received.length;
+    const caughtTest = await tenant.post(`/webhooks/${endpointId}/test`, {});
+    expect(caughtTest.status).to.equal(202);
+    const caughtEvent: string = caughtTest.body.eventId;
+    await until(
+      "its attempt under way",
+      () => service.services.webhookAdmin.deliveries(endpointId, { limit: 1 }),
+      ([d]) => d?.status === "delivering",
+    );
+    expect(
+      await service.services.webhookAdmin.disable(endpointId, "disabled by the operator ops@console.test"),
+    ).to.equal(true);
+    await receiver.waitFor("the failed attempt", (all) => all.length > before);
+    const [caught] = await until(
+      "the delivery pending again",
+      () => service.services.webhookAdmin.deliveries(endpointId, { limit: 1 }),
+      ([d]) => d?.status === "pending",
+    );
+    await page.goto(`${service.url}/console/webhooks/${endpointId}?status=pending`);
+    const paused = page.locator("tr", { has: page.locator(`#delivery-${caught.id}`) });
+    expect(await paused.textContent())
+      .to.include("paused")
+      .and.include("the endpoint is disabled");
+    await page.goto(`${service.url}/console`);
+    expect(await page.locator("#signal-webhooks").textContent()).to.include("1 more wait at disabled endpoints");
+    expect(await page.locator("#signal-webhooks .signal-value").textContent()).to.equal("0"); // none owed to enabled ones
+
+    receiver.answer = () => ({ status: 200 });
+    await page.goto(`${service.url}/console/webhooks/${endpointId}`);
+    await page.getByRole("button", { name: "Enable" }).click();
+    await confirmDialog();
+    await receiver.waitFor("the paused delivery, once enabled", () =>
+      receiver.delivered().some((r) => r.headers["webhook-id"] === caughtEvent),
+    );
+    expect(await seriousViolations(page)).to.deep.equal([]);
+  });
+
+  it("webhooks: a delivery held behind an earlier one of its batch says so", async () => {
+    const wallet = sandbox.accounts[7];
+    await service.services.signers.add(wallet.address, { keyId: tenantKeyId });
+    // The receiver holds the batch's first event a while: the batch's next events wait for it, in order.
+    receiver.answer = (event) => ({ status: 200, delayMs: event?.type === "transaction.broadcast" ? 6000 : 0 });
+    const { prepared } = await execute(tenant, wallet, {
+      method: "agentRegister",
+      chainId: "14a34",
+      ownerEmail: "owner@console.test",
+      name: "Held agent",
+      description: "An agent whose events wait in order",
+      image: "https://example.com/agent.png",
+      services: [{ name: "A2A", endpoint: "https://agent.example.com/card.json", version: "0.3.0" }],
+      tags: ["qa"],
+      x402Support: "true",
+    });
+    const held = await until(
+      "a delivery held behind the broadcast",
+      () => service.services.webhookAdmin.deliveries(endpointId, { limit: 10 }),
+      (d) => d.some((x) => x.txId === prepared.txId && x.heldBehind !== null),
+    );
+    const first = held.find((x) => x.txId === prepared.txId && x.eventType === "transaction.broadcast")!;
+    await page.goto(`${service.url}/console/webhooks/${endpointId}`);
+    const waiting = page.locator("tr", { hasText: "batch.completed" }).first();
+    expect(await waiting.textContent()).to.include(`held behind delivery ${first.id}`);
+    expect(await seriousViolations(page)).to.deep.equal([]);
+    receiver.answer = () => ({ status: 200 });
+    await until(
+      "the batch's events delivered in order",
+      () => service.services.webhookAdmin.deliveries(endpointId, { limit: 10 }),
+      (d) => d.filter((x) => x.txId === prepared.txId).every((x) => x.status === "delivered"),
+    );
+  });
+
   it("a viewer reads every page but sees no action; the audit log, account and sign-in pages, and the skip link", async () => {
     const watcher = await context.browser()!.newContext({ viewport: { width: 1280, height: 900 } });
     const viewerPage = await watcher.newPage();
@@ -270,6 +393,16 @@ describe("e2e (browser): the console's keys, webhooks, KYC review and audit log"
       .and.include("webhook.replay")
       .and.include("kyc.approve")
       .and.include("admin tool");
+    // Each entry as what changed: the credits added read as their balance before, struck, and after.
+    const credits = page.locator("tr", { hasText: "credits.add" }).first();
+    const [was, is] = await Promise.all([
+      credits.locator("ul.diff del").first().textContent(),
+      credits.locator("ul.diff ins").first().textContent(),
+    ]);
+    expect(Number(is) - Number(was)).to.equal(25);
+    await page.goto(`${service.url}/console/audit?action=credits.add`);
+    expect(await page.locator(".pager .count").textContent()).to.equal("1–1 of 1");
+    await page.goto(`${service.url}/console/audit`);
     expect(await seriousViolations(page)).to.deep.equal([]);
     await screenshot(page, "console-audit");
     // The skip link is the first stop of the keyboard and moves it to the page's content.

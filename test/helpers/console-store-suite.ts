@@ -8,6 +8,7 @@ import { OperatorSessions } from "../../service/store/operator-sessions";
 import { Operators } from "../../service/store/operators";
 import { PaymentSearch } from "../../service/store/payment-search";
 import { WebhookAdmin } from "../../service/store/webhook-admin";
+import { WebhookDeliveries } from "../../service/store/webhook-deliveries";
 
 /**
  * The operator console's stores against one backend (a fresh, unmigrated database from `open`): accounts, links and
@@ -108,6 +109,15 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
         (await audit.list({ limit: 3, actor: "EVEN@store.test" })).map((e) => (e.after as { n: number }).n),
       ).to.deep.equal([12, 10, 8]);
       expect(await audit.list({ limit: 50, target: "nothing" })).to.deep.equal([]);
+      await audit.record({ actor: "odd@store.test", action: "keys.revoke", target: keyId });
+      expect(await audit.actions()).to.deep.equal(["credits.add", "keys.revoke"]);
+      expect(await audit.count({ action: "credits.add" })).to.deep.equal({ total: 12, newer: 0 });
+      expect(await audit.count({ actor: "odd@store.test" }, first[1].id)).to.deep.equal({ total: 7, newer: 1 });
+      const back = await audit.list({ limit: 3, after: first[3].id, action: "credits.add" });
+      expect(back.map((e) => (e.after as { n: number }).n)).to.deep.equal([12, 11, 10]);
+      const since = (await audit.list({ limit: 1 }))[0].at;
+      expect((await audit.list({ limit: 50, from: since })).map((e) => e.action)).to.include("keys.revoke");
+      expect(await audit.list({ limit: 50, to: "2000-01-01T00:00:00Z" })).to.deep.equal([]);
     });
 
     it("batches: pages newest first whose cursor never skips rows of one timestamp; by status, key, address or txId", async () => {
@@ -135,6 +145,75 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
       expect((await search.page({ txId: one, limit: 1 })).map((b) => b.txId)).to.deep.equal([one]);
       expect(await search.queueDepth()).to.deep.equal({ prepared: 0, sending: 12 });
       expect(await search.inFlight(84532, "0x" + "0".repeat(40))).to.equal(6); // 20, 40, … 120: in flight, signed by 0x0…0
+    });
+
+    it("batches: filters by chain, method and time; counts that place a page; pages both ways; stuck transactions; in flight per chain; the relayer's gas", async () => {
+      const search = new BatchSearch(db);
+      await db.query(
+        "UPDATE batches SET chain_id = 11155111 WHERE tx_id IN (SELECT tx_id FROM batches ORDER BY created_at DESC, tx_id DESC LIMIT 30)",
+      );
+      const sepolia = { chainId: 11155111 };
+      expect(await search.count(sepolia)).to.deep.equal({ total: 30, newer: 0 });
+      const first = await search.page({ ...sepolia, limit: 10 });
+      const second = await search.page({ ...sepolia, limit: 10, before: first[9] });
+      expect(second.map((b) => b.chainId)).to.deep.equal(Array(10).fill(11155111));
+      expect(await search.count(sepolia, second[0])).to.deep.equal({ total: 30, newer: 10 });
+      // Back from the second page: the first again, newest first.
+      expect((await search.page({ ...sepolia, limit: 10, after: second[0] })).map((b) => b.txId)).to.deep.equal(
+        first.map((b) => b.txId),
+      );
+      expect(await search.count({ chainId: 84532, method: "mintToken" })).to.deep.equal({ total: 90, newer: 0 });
+      expect((await search.count({ method: "burnToken" })).total).to.equal(0);
+      const all = await search.page({ limit: 200 });
+      const edge = all[50].createdAt;
+      expect((await search.count({ to: edge })).total).to.equal(all.filter((b) => b.createdAt < edge).length);
+      expect((await search.count({ from: edge })).total).to.equal(all.filter((b) => b.createdAt >= edge).length);
+
+      // In flight (every tenth batch): six sent at block 100 a minute ago, the others at a block not recorded, now.
+      await db.query(
+        `UPDATE batch_transactions SET broadcast_block = CASE WHEN right(tx_id, 2) IN ('0a', '1e', '32', '46', '5a', '6e') THEN 100 END,
+           broadcast_at = CASE WHEN right(tx_id, 2) IN ('0a', '1e', '32', '46', '5a', '6e') THEN now() - interval '1 minute' ELSE now() END,
+           unsigned = unsigned || '{"maxFeePerGas": "1000"}'
+         WHERE status = 'broadcast'`,
+      );
+      const bound = (maxBroadcastBlock: number | null, sentBefore: Date, baseFeePerGas: string | null) =>
+        [84532, 11155111].map((chainId) => ({
+          chainId,
+          maxBroadcastBlock,
+          sentBefore: sentBefore.toISOString(),
+          baseFeePerGas,
+        }));
+      const minuteAgo = new Date(Date.now() - 30_000);
+      expect((await search.count({ stuck: bound(100, minuteAgo, null) })).total).to.equal(6);
+      expect((await search.count({ stuck: bound(99, minuteAgo, null) })).total).to.equal(0);
+      // Without the head, by time: the six of a minute ago; the others are a second old.
+      expect((await search.count({ stuck: bound(null, minuteAgo, null) })).total).to.equal(6);
+      expect((await search.count({ stuck: bound(0, minuteAgo, "1001") })).total, "priced below").to.equal(12);
+      expect((await search.count({ stuck: bound(0, minuteAgo, "1000") })).total).to.equal(0);
+      const stuck = await search.page({ stuck: bound(100, minuteAgo, null), limit: 50 });
+      expect(stuck.every((b) => b.status === "sending")).to.equal(true);
+      const inFlight = await search.inFlightByChain();
+      const sending = (chainId: number) => all.filter((x) => x.status === "sending" && x.chainId === chainId).length;
+      expect(inFlight.map((c) => [c.chainId, c.transactions]).sort()).to.deep.equal([
+        [11155111, sending(11155111)],
+        [84532, sending(84532)],
+      ]);
+      expect(sending(11155111) + sending(84532)).to.equal(12);
+      expect(inFlight.find((c) => c.chainId === 84532)!.oldestBroadcastBlock).to.equal(100);
+
+      // The relayer's spend: the gas of its mined transactions (relayed batches that ended) in the last hours.
+      const [a, b] = all.filter((x) => x.status === "success" && x.chainId === 84532 && x.signer === all[40].signer);
+      await db.query("UPDATE batches SET execution_mode = 'service-relayed' WHERE tx_id = ANY ($1::text[])", [
+        [a.txId, b.txId],
+      ]);
+      await db.query("UPDATE batch_transactions SET gas_used = 21000 WHERE tx_id = ANY ($1::text[])", [
+        [a.txId, b.txId],
+      ]);
+      expect(await search.gasUsedSince(84532, a.signer.toUpperCase().replace("0X", "0x"), 24)).to.deep.equal({
+        gas: "42000",
+        transactions: 2,
+      });
+      expect((await search.gasUsedSince(11155111, a.signer, 24)).transactions).to.equal(0);
     });
 
     it("activity: batches ended per bucket by outcome with p50/p95 time to confirmed; payments settled and released", async () => {
@@ -186,6 +265,34 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
       expect(totals.find((t) => t.operation === "/send-transactions")).to.include({ settled: 0, released: 1 });
       expect(await search.counts()).to.deep.equal({ reserved: 0, settling: 0, settled: 6, released: 1 });
       expect(await search.settlementsInFlight()).to.equal(0);
+      // By chain, by what they paid for, by time; counted; both ways.
+      expect((await search.count({ chainId: 84532 })).total).to.equal(7);
+      expect((await search.count({ chainId: 8453 })).total).to.equal(0);
+      expect((await search.count({ operation: "mintToken" })).total).to.equal(6);
+      expect((await search.page({ operation: "/send-transactions", limit: 10 })).map((p) => p.subject)).to.deep.equal([
+        "send:7",
+      ]);
+      expect((await search.count({ to: all[3].createdAt })).total).to.equal(
+        all.filter((p) => p.createdAt < all[3].createdAt).length,
+      );
+      const older = await search.page({ limit: 3, before: page1[2] });
+      expect((await search.page({ limit: 3, after: older[0] })).map((p) => p.id)).to.deep.equal(
+        page1.slice(0, 3).map((p) => p.id),
+      );
+      expect(await search.count({}, older[0])).to.deep.equal({ total: 7, newer: 3 });
+      // Owed: reserved and settling ones with their oldest; settlement transactions of the facilitator lately.
+      expect(await search.owed()).to.deep.equal({
+        reserved: { count: 0, oldestAt: null },
+        settling: { count: 0, oldestAt: null },
+      });
+      await db.query(
+        "UPDATE payments SET status = 'settling', updated_at = now() - interval '5 minutes' WHERE subject = 'send:1'",
+      );
+      const owed = await search.owed();
+      expect(owed.settling.count).to.equal(1);
+      expect(Date.now() - Date.parse(owed.settling.oldestAt!)).to.be.within(290_000, 320_000);
+      expect(await search.settlementTransactionsSince(24)).to.equal(2);
+      await db.query("UPDATE payments SET status = 'settled' WHERE subject = 'send:1'");
     });
 
     it("webhooks: every tenant's endpoints with their backlog; an endpoint's deliveries with attempts, paged; the failed of a range; disable", async () => {
@@ -231,8 +338,60 @@ export function describeConsoleStores(label: string, open: () => Promise<Db>, cl
       expect(await admin.disable("wh_a", "by the operator")).to.equal(true);
       expect(await admin.disable("wh_a", "twice")).to.equal(false);
       expect(await admin.endpoint("wh_a")).to.include({ disabledReason: "by the operator" });
-      expect(await admin.endpoints({ limit: 10, disabled: false })).to.deep.equal([]);
+      expect(await admin.endpoints({ limit: 10, state: "active" })).to.deep.equal([]);
       expect(await admin.endpoint("wh_none")).to.equal(undefined);
+      expect((await admin.endpoint("wh_a"))!.state).to.equal("disabled");
+      // Owed to enabled endpoints, or paused at disabled ones; enabled again, a paused delivery is owed.
+      expect(await admin.owed()).to.deep.include({ owed: 0, paused: 4 });
+      expect(await admin.enable("wh_a")).to.equal(true);
+      expect(await admin.enable("wh_a")).to.equal(false);
+      expect(await admin.endpoint("wh_a")).to.include({ state: "active", disabledAt: null, failingSince: null });
+      const owed = await admin.owed();
+      expect(owed).to.deep.include({ owed: 4, paused: 0 });
+      expect(owed.oldestOwedSeconds).to.be.greaterThan(0);
+      expect((await admin.countEndpoints({ owed: true })).total).to.equal(1);
+      expect((await admin.countEndpoints({ state: "failing" })).total).to.equal(0);
+    });
+
+    it("webhooks: a batch's deliveries held behind its earliest owed one; replays linked both ways; what each attempt sends; by event type", async () => {
+      const admin = new WebhookAdmin(db);
+      const deliveries = new WebhookDeliveries(db);
+      const txId = "0x" + "ab".repeat(32);
+      await db.query(
+        "INSERT INTO webhook_endpoints (id, api_key_id, url, event_types, secret_sealed) VALUES ('wh_b', $1, 'https://b.example/hook', '{transaction.broadcast,batch.completed}', 'sealed')",
+        [keyId],
+      );
+      await db.query(
+        "INSERT INTO events (type, api_key_id, tx_id, ordering_key, data) SELECT t, $1, $2, $2, jsonb_build_object('n', n) FROM unnest(ARRAY['transaction.broadcast', 'batch.completed']) WITH ORDINALITY AS x(t, n)",
+        [keyId, txId],
+      );
+      const rows = await admin.deliveries("wh_b", { limit: 10 });
+      expect(rows.map((d) => d.eventType)).to.deep.equal(["batch.completed", "transaction.broadcast"]);
+      const [completed, broadcast] = rows;
+      // The first is being attempted: the next waits behind it (each receiver gets a batch's events in order).
+      expect(completed.heldBehind).to.equal(broadcast.id);
+      expect(broadcast.heldBehind).to.equal(null);
+      expect(JSON.parse(broadcast.requestBody)).to.deep.include({
+        type: "transaction.broadcast",
+        txId,
+        data: { n: 1 },
+      });
+      expect(broadcast.requestBodyBytes).to.equal(Buffer.byteLength(broadcast.requestBody));
+      await db.query("UPDATE webhook_deliveries SET status = 'failed' WHERE id = $1", [broadcast.id]);
+      expect((await admin.delivery("wh_b", completed.id))!.heldBehind, "a failed one holds nothing").to.equal(null);
+      const replay = (await deliveries.redeliver("wh_b", broadcast.id))!;
+      const again = (await deliveries.redeliver("wh_b", broadcast.id))!;
+      expect((await admin.delivery("wh_b", replay.id))!.replayOf).to.equal(broadcast.id);
+      expect((await admin.delivery("wh_b", broadcast.id))!.replays).to.deep.equal([replay.id, again.id]);
+      const typed = await admin.deliveries("wh_b", { limit: 10, eventType: "transaction.broadcast" });
+      expect(typed.map((d) => d.id)).to.deep.equal([again.id, replay.id, broadcast.id]);
+      expect(await admin.countDeliveries("wh_b", { eventType: "transaction.broadcast" }, replay.id)).to.deep.equal({
+        total: 3,
+        newer: 1,
+      });
+      expect(
+        (await admin.deliveries("wh_b", { limit: 1, after: broadcast.id, eventType: "transaction.broadcast" }))[0].id,
+      ).to.equal(replay.id);
     });
   });
 }

@@ -9,9 +9,9 @@ export interface Series<T> {
 }
 
 const W = 640;
-const H = 170;
-const LEFT = 44;
-const BOTTOM = 22;
+const H = 150;
+const LEFT = 4;
+const BOTTOM = 4;
 const TOP = 8;
 
 const axisLabel = (at: string) => at.slice(11, 16);
@@ -68,15 +68,13 @@ export function chart<T extends { at: string }>(
   const first = buckets[0]?.at ?? "";
   const last = buckets[buckets.length - 1]?.at ?? "";
   const description = `${title}, ${first && axisLabel(first)} to ${last && axisLabel(last)} UTC. ${totals.join("; ")}.`;
-  const axes =
-    `<line x1="${LEFT}" y1="${TOP + plotH}" x2="${W - 8}" y2="${TOP + plotH}" stroke="#4a5468"></line>` +
-    `<text x="${LEFT - 6}" y="${TOP + 10}" text-anchor="end" font-size="11" fill="#1b2230">${max}</text>` +
-    `<text x="${LEFT - 6}" y="${TOP + plotH}" text-anchor="end" font-size="11" fill="#1b2230">0</text>` +
-    `<text x="${LEFT}" y="${H - 6}" font-size="11" fill="#1b2230">${first && axisLabel(first)}</text>` +
-    `<text x="${W - 8}" y="${H - 6}" text-anchor="end" font-size="11" fill="#1b2230">${last && axisLabel(last)}</text>`;
+  // The axis' words are HTML beside the drawing, not SVG text: they keep the page's font size however narrow the chart.
+  const axis = `<line x1="${LEFT}" y1="${TOP + plotH}" x2="${W - 8}" y2="${TOP + plotH}" stroke="#4a5468"></line>`;
   return html`<figure>
 <figcaption id="${id}-caption">${title} <span class="muted">(${unit})</span></figcaption>
-<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${id}-title ${id}-desc"><title id="${id}-title">${title}</title><desc id="${id}-desc">${description}</desc>${raw(axes + marks)}</svg>
+<div class="chart-frame"><span class="y-max" aria-hidden="true">${max} ${unit}</span>
+<svg class="chart" viewBox="0 0 ${W} ${H}" role="img" aria-labelledby="${id}-title ${id}-desc"><title id="${id}-title">${title}</title><desc id="${id}-desc">${description}</desc>${raw(axis + marks)}</svg>
+<div class="x-axis" aria-hidden="true"><span>${first && axisLabel(first)} UTC</span><span>${last && axisLabel(last)} UTC</span></div></div>
 <div class="legend">${series.map((s) => html`<span class="${s.className}">${s.label}</span>`)}</div>
 </figure>`;
 }

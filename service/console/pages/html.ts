@@ -54,6 +54,7 @@ const BADGES: Record<string, string> = {
   delivered: "ok",
   approved: "ok",
   active: "ok",
+  healthy: "ok",
   rejected: "bad",
   reverted: "bad",
   refused: "bad",
@@ -64,6 +65,12 @@ const BADGES: Record<string, string> = {
   revoked: "bad",
   disabled: "bad",
   sending: "warn",
+  failing: "warn",
+  cancelling: "warn",
+  cancelled: "bad",
+  paused: "warn",
+  delivering: "warn",
+  reserved: "neutral",
   pending: "warn",
   settling: "warn",
   submitted: "warn",
@@ -85,13 +92,72 @@ export function table(caption: string, headers: string[], rows: unknown[][], emp
 export const facts = (entries: [string, unknown][]) =>
   html`<dl class="facts">${entries.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`;
 
-/** The link to the next (older) page, keeping the list's other parameters. */
-export function pager(path: string, params: Record<string, string | undefined>, next: string | null): Html {
+/** Where a list page stands, as the JSON lists say it (console/paging.ts ListPage). */
+export interface PageInfo {
+  next: string | null;
+  previous: string | null;
+  total: number;
+  first: number;
+  items: unknown[];
+}
+
+/**
+ * The pager of a list: newer and older pages (the list's other parameters kept), and where this page stands
+ * ("51–100 of 10,000").
+ */
+export function pager(path: string, params: Record<string, string | undefined>, page: PageInfo): Html {
+  const link = (extra: Record<string, string>) => {
+    const query = new URLSearchParams(
+      Object.entries({ ...params, ...extra }).filter((e): e is [string, string] => !!e[1]),
+    ).toString();
+    return `${path}${query ? `?${query}` : ""}`;
+  };
+  const count = page.items.length
+    ? `${number(page.first)}–${number(page.first + page.items.length - 1)} of ${number(page.total)}`
+    : `0 of ${number(page.total)}`;
+  return html`<nav class="pager" aria-label="Pages">
+${page.previous ? html`<a href="${link({})}">Newest</a><a rel="prev" href="${link({ after: page.previous })}">← Newer</a>` : html`<span class="muted">Newest page</span>`}
+<span class="count" aria-live="polite">${count}</span>
+${page.next ? html`<a rel="next" href="${link({ before: page.next })}">Older →</a>` : html`<span class="muted">Oldest page</span>`}
+</nav>`;
+}
+
+/** The link to the next (older) page of a list paged by offset (the KYC queue). */
+export function olderPager(path: string, params: Record<string, string | undefined>, next: string | null): Html {
   if (!next) return html``;
   const query = new URLSearchParams(
     Object.entries({ ...params, before: next }).filter((e): e is [string, string] => !!e[1]),
   ).toString();
   return html`<nav class="pager" aria-label="Pages"><a href="${path}?${query}">Older entries</a></nav>`;
+}
+
+/** A whole number with thousands separators. */
+export const number = (n: number) => n.toLocaleString("en-US");
+
+/**
+ * A hash or an address, shortened (0x1234…abcd) unless `full`, the whole value in its title, a button that copies it,
+ * and a link to the chain's block explorer when there is one.
+ */
+export function hashOf(
+  value: string | null | undefined,
+  options: { explorer?: string | null; kind?: "tx" | "address" | "block"; full?: boolean; href?: string } = {},
+): Html {
+  if (!value) return html`<span class="muted">—</span>`;
+  const shown = options.full || value.length <= 14 ? value : `${value.slice(0, 6)}…${value.slice(-4)}`;
+  const text = options.href
+    ? html`<a href="${options.href}"><code title="${value}">${shown}</code></a>`
+    : html`<code title="${value}">${shown}</code>`;
+  const explorer =
+    options.explorer && options.kind
+      ? html` <a class="explorer" href="${options.explorer}/${options.kind}/${value}" rel="noopener noreferrer" target="_blank" aria-label="${value} on the block explorer (new tab)">explorer</a>`
+      : "";
+  return html`<span class="hash">${text}<button type="button" class="copy" data-copy="${value}" aria-label="Copy ${value}">copy</button>${explorer}</span>`;
+}
+
+/** A signal's or a wallet's state: colour, a symbol and a word (never colour alone). */
+export function stateBadge(state: "ok" | "warn" | "bad"): Html {
+  const [symbol, word] = { ok: ["●", "OK"], warn: ["▲", "Warning"], bad: ["■", "Failing"] }[state];
+  return html`<span class="badge state-${state}"><span aria-hidden="true">${symbol}</span> ${word}</span>`;
 }
 
 export interface ActionForm {
@@ -138,13 +204,18 @@ export function field(
     value?: string;
     placeholder?: string;
     dataType?: "number" | "time";
-    options?: string[];
+    /** A select's choices: values, or [value, label] pairs; "" is "any". */
+    options?: (string | [string, string])[];
     autocomplete?: string;
+    /** The id of the message saying why its value was refused. */
+    invalid?: string;
   },
 ): Html {
-  const common = html`id="${id}" name="${input.name}"${raw(input.required ? " required" : "")}${raw(input.dataType ? ` data-type="${input.dataType}"` : "")}`;
+  const invalid = input.invalid ? raw(` aria-invalid="true" aria-describedby="${esc(input.invalid)}"`) : "";
+  const common = html`id="${id}" name="${input.name}"${raw(input.required ? " required" : "")}${raw(input.dataType ? ` data-type="${input.dataType}"` : "")}${invalid}`;
+  const choice = (o: string | [string, string]) => (typeof o === "string" ? [o, o || "any"] : o);
   const control = input.options
-    ? html`<select ${common}>${input.options.map((o) => html`<option value="${o}"${raw(o === input.value ? " selected" : "")}>${o || "any"}</option>`)}</select>`
+    ? html`<select ${common}>${input.options.map(choice).map(([v, l]) => html`<option value="${v}"${raw(v === input.value ? " selected" : "")}>${l}</option>`)}</select>`
     : input.type === "textarea"
       ? html`<textarea ${common} rows="2">${input.value ?? ""}</textarea>`
       : html`<input ${common} type="${input.type ?? "text"}" value="${input.value ?? ""}"${raw(input.type === "datetime-local" ? ' step="1"' : "")}${raw(input.placeholder ? ` placeholder="${esc(input.placeholder)}"` : "")}${raw(

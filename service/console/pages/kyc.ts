@@ -1,7 +1,7 @@
 import { KYC_STATUSES } from "../../store/kyc";
 import { roleAllows } from "../../store/operators";
 import type { Investor } from "../../wire/console-changes";
-import { actionForm, badge, code, facts, field, html, pager, time } from "./html";
+import { actionForm, badge, code, facts, field, html, olderPager, time } from "./html";
 import { page, type PageContext } from "./layout";
 
 /** The review queue: each investor's details, the wallet it proved and the message it signed, and the decision. */
@@ -36,6 +36,6 @@ ${decide}</section>`;
     ctx,
     "kyc",
     "KYC review",
-    html`<section>${filter}</section>${cards.length ? cards : html`<p class="muted">No investor is ${status}.</p>`}${pager(`${base}/console/kyc`, { status }, list.next)}`,
+    html`<section>${filter}</section>${cards.length ? cards : html`<p class="muted">No investor is ${status}.</p>`}${olderPager(`${base}/console/kyc`, { status }, list.next)}`,
   );
 }

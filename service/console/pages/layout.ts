@@ -7,21 +7,34 @@ export interface PageContext {
   csrfToken: string;
   /** The service's path prefix (PUBLIC_BASE_URL's path), "" at the root. */
   base: string;
+  /** The block explorer of each served chain that has one (console/chain-facts.ts explorerOf): links go there. */
+  explorers?: Record<number, string>;
 }
 
-export const NAV = [
-  ["overview", "Overview", "/console"],
-  ["transactions", "Transactions", "/console/transactions"],
-  ["payments", "Payments", "/console/payments"],
-  ["refunds", "Refunds", "/console/refunds"],
-  ["webhooks", "Webhooks", "/console/webhooks"],
-  ["kyc", "KYC review", "/console/kyc"],
-  ["keys", "Keys and money", "/console/keys"],
-  ["audit", "Audit log", "/console/audit"],
-  ["account", "Account", "/console/account"],
-] as const;
+/** One entry of the navigation: its section id (a page marks itself with it), its label and its path. */
+export interface NavEntry {
+  id: string;
+  label: string;
+  path: string;
+}
 
-export type Section = (typeof NAV)[number][0];
+/**
+ * The console's sections, in the navigation's order. A new page adds its entry here (and passes its id to `page`);
+ * at 390 px wide the navigation folds behind a Menu button, so the list may grow.
+ */
+export const NAV: NavEntry[] = [
+  { id: "overview", label: "Overview", path: "/console" },
+  { id: "transactions", label: "Transactions", path: "/console/transactions" },
+  { id: "payments", label: "Payments", path: "/console/payments" },
+  { id: "refunds", label: "Refunds", path: "/console/refunds" },
+  { id: "webhooks", label: "Webhooks", path: "/console/webhooks" },
+  { id: "kyc", label: "KYC review", path: "/console/kyc" },
+  { id: "keys", label: "Keys and money", path: "/console/keys" },
+  { id: "audit", label: "Audit log", path: "/console/audit" },
+  { id: "account", label: "Account", path: "/console/account" },
+];
+
+export type Section = string;
 
 /**
  * The Content-Security-Policy of every console page: nothing but this service's own script, styles and JSON; no
@@ -56,9 +69,18 @@ const confirmDialog = html`<dialog id="confirm" aria-labelledby="confirm-title" 
 <div class="buttons"><button type="button" id="confirm-cancel" class="secondary">Cancel</button><button type="button" id="confirm-ok" class="danger">Confirm</button></div>
 </dialog>`;
 
+export interface PageOptions {
+  /**
+   * The page shows live state: it listens to the console's event stream and reads itself again (its #live part) when
+   * something happens, and every LIVE_EVERY_MS in any case (ages and thresholds move with time alone).
+   */
+  live?: boolean;
+}
+
 /** A signed-in page: the navigation (the current section marked), who is signed in, the page's content. */
-export function page(ctx: PageContext, section: Section, title: string, body: Html): string {
+export function page(ctx: PageContext, section: Section, title: string, body: Html, options: PageOptions = {}): string {
   const { base } = ctx;
+  const live = options.live ? html` data-live="${base}/console/api/events"` : html``;
   return `<!doctype html>\n${
     html`<html lang="en">
 ${head(title, base, ctx.csrfToken)}
@@ -66,13 +88,19 @@ ${head(title, base, ctx.csrfToken)}
 <a class="skip" href="#main">Skip to content</a>
 <header>
 <span class="brand">Operator console</span>
-<nav aria-label="Console sections"><ul>${NAV.map(([id, label, path]) => html`<li><a href="${base}${path}"${id === section ? html` aria-current="page"` : ""}>${label}</a></li>`)}</ul></nav>
+<button type="button" class="menu" id="menu-button" aria-expanded="false" aria-controls="menu">Menu</button>
+<div class="menu-panel" id="menu">
+<nav aria-label="Console sections"><ul>${NAV.map(({ id, label, path }) => html`<li><a href="${base}${path}"${id === section ? html` aria-current="page"` : ""}>${label}</a></li>`)}</ul></nav>
 <div class="who"><span>${ctx.operator.email} (${ctx.operator.role})</span>${actionForm({ action: `${base}/console/api/session`, method: "DELETE", label: "Sign out", redirect: `${base}/console/sign-in` })}</div>
+</div>
 </header>
-<main id="main" tabindex="-1">
+<main id="main" tabindex="-1"${live}>
 <h1>${title}</h1>
 <div id="notice" class="notice" tabindex="-1" hidden></div>
+${options.live ? html`<p class="live-status muted" id="live-status" aria-live="off">Updates by itself.</p>` : ""}
+<div id="live">
 ${body}
+</div>
 </main>
 ${confirmDialog}
 </body>

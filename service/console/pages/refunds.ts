@@ -2,7 +2,7 @@ import { formatUnits } from "ethers";
 import type { z } from "zod";
 import { roleAllows } from "../../store/operators";
 import type { ConsoleRefund, ConsoleRefundList } from "../../wire/console-refunds";
-import { actionForm, badge, code, field, html, pager, table, time } from "./html";
+import { actionForm, badge, code, field, html, olderPager, table, time } from "./html";
 import { page, type PageContext } from "./layout";
 
 type Refund = z.infer<typeof ConsoleRefund>;
@@ -60,6 +60,6 @@ export function refundsPage(
       ["Payment", "Owed since", "State", "Amount", "Payer", "Batch", "Why", "Refund transaction", "Last problem", ""],
       rows,
       "No refund matches.",
-    )}${pager(`${base}/console/refunds`, { status: query.status }, list.next)}</section>`,
+    )}${olderPager(`${base}/console/refunds`, { status: query.status }, list.next)}</section>`,
   );
 }

@@ -1,126 +1,71 @@
 import type { BatchRow } from "../../store/batch-search";
-import { roleAllows } from "../../store/operators";
-import type { BatchDetail } from "../../wire/console";
-import { actionForm, badge, code, facts, field, html, pager, table, time, type Html } from "./html";
+import type { ListPage } from "../paging";
+import { BATCH_STATUSES, METHOD_NAMES } from "../queries";
+import { filterForm, filteredBy, kept, type FilterError } from "./filters";
+import { badge, hashOf, html, pager, table, time } from "./html";
 import { page, type PageContext } from "./layout";
 
-const STATUSES = ["", "prepared", "sending", "success", "rejected"];
+/** A served chain, as the filters offer it. */
+export interface ChainChoice {
+  chainId: number;
+  name: string;
+}
 
-/** The transactions page: the search form and a page of batches, newest first. */
+const FILTERS = ["q", "chain", "method", "status", "stuck", "from", "to"];
+
+/** The transactions page: the filters (in the URL) and a page of batches, newest first, paged both ways. */
 export function transactionsPage(
   ctx: PageContext,
-  query: { q?: string; status?: string },
-  list: { items: BatchRow[]; next: string | null },
+  chains: ChainChoice[],
+  values: Record<string, string | undefined>,
+  list: ListPage<BatchRow> | undefined,
+  error?: FilterError,
 ): string {
   const { base } = ctx;
-  const search = html`<form method="get" action="${base}/console/transactions" class="inline" role="search" aria-label="Search transactions">
-${field("q", "txId, hash, address or API key id", { name: "q", value: query.q ?? "" })}
-${field("status", "Status", { name: "status", value: query.status ?? "", options: STATUSES })}
-<button type="submit">Search</button></form>`;
-  const rows = list.items.map((b) => [
-    html`<a href="${base}/console/transactions/${b.txId}">${b.txId.slice(0, 18)}…</a>`,
-    time(b.createdAt),
-    b.method,
-    b.executionMode,
-    badge(b.status),
-    b.chainId,
-    code(b.signer),
-    b.apiKeyId ? code(b.apiKeyId) : html`<span class="muted">x402</span>`,
-    b.hashes.map((h) => html`${code(h)} `),
-  ]);
+  const form = filterForm({
+    action: `${base}/console/transactions`,
+    label: "Filter transactions",
+    values,
+    error,
+    fields: [
+      { name: "q", label: "txId, hash, address or API key id", kind: "text" },
+      {
+        name: "chain",
+        label: "Chain",
+        kind: "select",
+        options: [["", "any"], ...chains.map((c): [string, string] => [String(c.chainId), `${c.name} (${c.chainId})`])],
+      },
+      { name: "method", label: "Method", kind: "select", options: ["", ...METHOD_NAMES] },
+      { name: "status", label: "Status", kind: "select", options: ["", ...BATCH_STATUSES] },
+      { name: "from", label: "Prepared from", kind: "time" },
+      { name: "to", label: "to", kind: "time" },
+      { name: "stuck", label: "Stuck only", kind: "checkbox" },
+    ],
+  });
+  const rows = (list?.items ?? []).map((b) => {
+    const explorer = ctx.explorers?.[b.chainId];
+    return [
+      hashOf(b.txId, { href: `${base}/console/transactions/${b.txId}` }),
+      time(b.createdAt),
+      b.method,
+      b.executionMode,
+      badge(b.status),
+      chains.find((c) => c.chainId === b.chainId)?.name ?? b.chainId,
+      hashOf(b.signer, { explorer, kind: "address" }),
+      b.apiKeyId ? html`<code>${b.apiKeyId}</code>` : html`<span class="muted">x402</span>`,
+      b.hashes.map((h) => hashOf(h, { explorer, kind: "tx" })),
+    ];
+  });
+  const results = list
+    ? html`${table("Batches, newest first", ["txId", "Prepared", "Method", "Execution", "Status", "Chain", "Signer", "Key", "Hashes"], rows, "No batch matches.")}
+${pager(`${base}/console/transactions`, kept(values, FILTERS), list)}`
+    : html`<p class="muted">Nothing is listed until the filter is corrected.</p>`;
   return page(
     ctx,
     "transactions",
     "Transactions",
-    html`<section>${search}</section>
-<section aria-labelledby="found"><h2 id="found">Batches</h2>
-${table("Batches, newest first", ["txId", "Prepared", "Method", "Execution", "Status", "Chain", "Signer", "Key", "Hashes"], rows, "No batch matches.")}
-${pager(`${base}/console/transactions`, { q: query.q, status: query.status }, list.next)}</section>`,
+    html`<section>${form}</section>
+<section aria-labelledby="found"><h2 id="found">Batches${filteredBy(values, { q: "matching", chain: "on chain", method: "method", status: "status", stuck: "stuck", from: "from", to: "to" })}</h2>
+${results}</section>`,
   );
-}
-
-/** One batch: what it is, its transactions with the operator's actions, its timeline, events and payments. */
-export function transactionPage(ctx: PageContext, d: BatchDetail): string {
-  const { batch } = d;
-  const admin = roleAllows(ctx.operator.role, "admin");
-  const about = facts([
-    ["txId", code(batch.txId)],
-    ["Status", badge(batch.status)],
-    ["Method", batch.method],
-    ["Execution", batch.executionMode],
-    ["Chain", batch.chainId],
-    ["Signer", code(batch.signer)],
-    ["API key", batch.apiKeyId ? code(batch.apiKeyId) : "none (paid with x402)"],
-    ["Prepared", time(batch.createdAt)],
-    ["Sent", time(batch.sentAt)],
-    ["Ended", time(batch.completedAt)],
-    ["Error", batch.error ?? html`<span class="muted">—</span>`],
-  ]);
-  const transactions = d.transactions.map(
-    (
-      t,
-    ) => html`<section aria-labelledby="tx-${t.index}"><h3 id="tx-${t.index}">Transaction ${t.index + 1} ${badge(t.status)}</h3>
-${facts([
-  ["Hash", code(t.hash)],
-  ["From → to", html`${code(t.from)} → ${code(t.to)}`],
-  ["Nonce", t.nonce],
-  ["Fees (max, tip)", `${t.maxFeePerGas} / ${t.maxPriorityFeePerGas} wei`],
-  ["Block", t.blockNumber ?? "—"],
-  ["Gas used", t.gasUsed ?? "—"],
-  ["Replaced", t.replaced.length ? t.replaced.map((r) => html`${code(r.hash)} (${time(r.replacedAt)}) `) : "—"],
-  ["Waiting", t.waiting ?? "—"],
-  ["Reorgs", t.reorgs],
-  ["Error", t.error ?? "—"],
-])}
-${admin && t.actions.length ? actions(ctx, batch.txId, t.index, t.nonce) : ""}
-</section>`,
-  );
-  const timeline = html`<ol class="timeline">${d.timeline.map((s) => html`<li>${time(s.at)} <strong>${s.what}</strong>${s.index === null ? "" : ` (transaction ${s.index + 1})`} ${s.hash ? code(s.hash) : ""} <span>${s.detail}</span></li>`)}</ol>`;
-  const payments = table(
-    "Payments of this batch",
-    ["Payment", "Step", "Status", "Amount", "Payer", "Settlement", "Reason"],
-    d.payments.map((p) => [
-      html`<a href="${ctx.base}/console/payments/${p.id}">${p.id.slice(0, 8)}…</a>`,
-      p.subject.split(":")[0],
-      badge(p.status),
-      p.amount,
-      code(p.payer),
-      code(p.settlementTransaction),
-      p.releaseReason ?? "",
-    ]),
-    "No x402 payment (an API key's credits paid, or nothing yet).",
-  );
-  const events = table(
-    "Events of this batch",
-    ["Event", "Type", "When", "Data"],
-    d.events.map((e) => [
-      e.id,
-      e.type,
-      time(e.timestamp),
-      html`<details><summary>data</summary><pre>${JSON.stringify(e.data, null, 2)}</pre></details>`,
-    ]),
-    "No event kept (they are pruned after EVENT_RETENTION_DAYS).",
-  );
-  return page(
-    ctx,
-    "transactions",
-    `Batch ${batch.txId.slice(0, 18)}…`,
-    html`<section aria-labelledby="about"><h2 id="about">The batch</h2>${about}
-<h3>Request</h3><pre>${JSON.stringify(batch.body, null, 2)}</pre>
-${batch.outcome ? html`<h3>Outcome</h3><pre>${JSON.stringify(batch.outcome, null, 2)}</pre>` : ""}</section>
-<section aria-labelledby="txs"><h2 id="txs">Transactions</h2>${transactions}</section>
-<section aria-labelledby="timeline"><h2 id="timeline">Timeline</h2>${timeline}</section>
-<section aria-labelledby="payments"><h2 id="payments">Payments</h2>${payments}</section>
-<section aria-labelledby="events"><h2 id="events">Events</h2>${events}</section>`,
-  );
-}
-
-function actions(ctx: PageContext, txId: string, index: number, nonce: number): Html {
-  const at = (what: string) => `${ctx.base}/console/api/transactions/${txId}/${what}`;
-  const n = index + 1;
-  return html`<div aria-label="Actions on transaction ${n}" role="group">
-${actionForm({ action: at("rebroadcast"), label: "Re-broadcast now", hidden: { index }, confirm: `Send transaction ${n} to the node again now (the same signed bytes)?`, done: `Transaction ${n} was sent again.` })}
-${actionForm({ action: at("replace"), label: "Replace with higher fees", hidden: { index }, confirm: `Replace transaction ${n} with the same one at higher fees (at least 12.5% more)? The relayer pays the difference.`, done: `Transaction ${n} was replaced with higher fees.` })}
-${actionForm({ action: at("cancel"), label: "Cancel", danger: true, hidden: { index }, confirm: `Cancel transaction ${n}: replace it with a no-op at nonce ${nonce}? Once the no-op is mined the batch ends rejected, its payment released.`, done: `Transaction ${n} is being cancelled: a no-op took its place.` })}
-</div>`;
 }

@@ -1,98 +1,62 @@
-import type { DeliveryRow, EndpointRow } from "../../store/webhook-admin";
-import { roleAllows } from "../../store/operators";
-import { actionForm, badge, code, facts, field, html, pager, table, time } from "./html";
+import type { EndpointRow } from "../../store/webhook-admin";
+import type { ListPage } from "../paging";
+import { ENDPOINT_STATES } from "../queries";
+import { filterForm, filteredBy, kept, type FilterError } from "./filters";
+import { badge, code, hashOf, html, number, pager, table, time, type Html } from "./html";
 import { page, type PageContext } from "./layout";
 
-/** Every tenant's endpoints with their backlog. */
-export function webhooksPage(ctx: PageContext, list: { items: EndpointRow[]; next: string | null }): string {
+/** An endpoint's state, named the same in the list, on its page and in the JSON: disabled, failing or active. */
+export function endpointState(e: EndpointRow): Html {
+  if (e.state === "disabled")
+    return html`${badge("disabled")} <span>since ${time(e.disabledAt)}: ${e.disabledReason ?? "no reason given"}</span>`;
+  if (e.state === "failing") return html`${badge("failing")} <span>since ${time(e.failingSince)}</span>`;
+  return badge("active");
+}
+
+export const tenantOf = (base: string, e: EndpointRow): Html =>
+  e.keyEmail
+    ? html`${e.keyEmail} ${code(e.apiKeyId)}`
+    : html`batch ${hashOf(e.txId, { href: `${base}/console/transactions/${e.txId}` })}`;
+
+const FILTERS = ["state", "owed"];
+
+/** Every tenant's endpoints with their state and backlog, filtered by state or by deliveries owed. */
+export function webhooksPage(
+  ctx: PageContext,
+  values: Record<string, string | undefined>,
+  list: ListPage<EndpointRow> | undefined,
+  error?: FilterError,
+): string {
   const { base } = ctx;
-  const rows = list.items.map((e) => [
+  const form = filterForm({
+    action: `${base}/console/webhooks`,
+    label: "Filter webhook endpoints",
+    values,
+    error,
+    fields: [
+      { name: "state", label: "State", kind: "select", options: ["", ...ENDPOINT_STATES] },
+      { name: "owed", label: "With deliveries owed (enabled endpoints)", kind: "checkbox" },
+    ],
+  });
+  const rows = (list?.items ?? []).map((e) => [
     html`<a href="${base}/console/webhooks/${e.id}">${e.id}</a>`,
-    e.keyEmail ? html`${e.keyEmail} ${code(e.apiKeyId)}` : html`batch ${code(e.txId)}`,
+    tenantOf(base, e),
     code(e.url),
-    e.disabledAt
-      ? html`${badge("disabled")} ${e.disabledReason}`
-      : e.failingSince
-        ? html`${badge("failed")} failing since ${time(e.failingSince)}`
-        : badge("active"),
-    e.pending,
-    e.failed,
-    e.delivered,
+    endpointState(e),
+    e.pending ? html`<a href="${base}/console/webhooks/${e.id}?status=pending">${number(e.pending)}</a>` : "0",
+    e.failed ? html`<a href="${base}/console/webhooks/${e.id}?status=failed">${number(e.failed)}</a>` : "0",
+    number(e.delivered),
   ]);
+  const results = list
+    ? html`${table("Webhook endpoints", ["Endpoint", "Tenant", "URL", "State", "Owed", "Failed", "Delivered"], rows, "No webhook endpoint matches.")}
+${pager(`${base}/console/webhooks`, kept(values, FILTERS), list)}`
+    : html`<p class="muted">Nothing is listed until the filter is corrected.</p>`;
   return page(
     ctx,
     "webhooks",
     "Webhooks",
-    html`<section aria-labelledby="endpoints"><h2 id="endpoints">Endpoints</h2>
-${table("Webhook endpoints", ["Endpoint", "Tenant", "URL", "State", "Owed", "Failed", "Delivered"], rows, "No webhook endpoint.")}
-${pager(`${base}/console/webhooks`, {}, list.next)}</section>`,
-  );
-}
-
-/** An endpoint's deliveries and their attempts, with the replays and the switch-off. */
-export function webhookPage(
-  ctx: PageContext,
-  d: { endpoint: EndpointRow; deliveries: DeliveryRow[]; next: string | null },
-  query: { status?: string },
-): string {
-  const { base } = ctx;
-  const e = d.endpoint;
-  const admin = roleAllows(ctx.operator.role, "admin");
-  const api = `${base}/console/api/webhooks/${e.id}`;
-  const attempts = (r: DeliveryRow) =>
-    r.attempts.length
-      ? html`<ul>${r.attempts.map((a) => html`<li>#${a.attempt} ${time(a.at)}: ${a.statusCode ?? "no answer"}, ${a.durationMs} ms${a.error ? html` — ${a.error}` : ""}</li>`)}</ul>`
-      : html`<span class="muted">none yet</span>`;
-  const rows = d.deliveries.map((r) => [
-    r.id,
-    html`${r.eventType} <span class="muted">(event ${r.eventId})</span>`,
-    r.txId ? html`<a href="${base}/console/transactions/${r.txId}">${r.txId.slice(0, 14)}…</a>` : "—",
-    html`${badge(r.status)}${r.manual ? " (replay)" : ""}`,
-    attempts(r),
-    time(r.nextAttemptAt),
-    admin && !e.disabledAt
-      ? actionForm({
-          action: `${api}/replay`,
-          label: "Replay",
-          hidden: { deliveryId: r.id },
-          confirm: `Deliver event ${r.eventId} (${r.eventType}) to ${e.url} again now?`,
-          done: `Delivery ${r.id} is being replayed.`,
-        })
-      : "",
-  ]);
-  const now = new Date();
-  const dayAgo = new Date(now.getTime() - 24 * 3_600_000);
-  const local = (d: Date) => d.toISOString().slice(0, 19);
-  const bulk = html`<section aria-labelledby="bulk"><h2 id="bulk">Replay failed deliveries</h2>
-${actionForm({
-  action: `${api}/replay-failed`,
-  label: "Replay every failed delivery in this range",
-  confirm: `Deliver every failed delivery of ${e.id} created in this range again now?`,
-  done: "The failed deliveries of the range are being replayed.",
-  fields: html`${field("from", "From (UTC)", { name: "from", type: "datetime-local", required: true, value: local(dayAgo), dataType: "time" })}${field("to", "To (UTC)", { name: "to", type: "datetime-local", required: true, value: local(new Date(now.getTime() + 60_000)), dataType: "time" })}`,
-})}
-<h2>Disable the endpoint</h2>
-${actionForm({ action: `${api}/disable`, label: "Disable", danger: true, confirm: `Disable ${e.url}? Nothing is delivered to it until its owner enables it again.`, done: "The endpoint is disabled.", fields: field("reason", "Reason (told to its owner)", { name: "reason" }) })}
-</section>`;
-  return page(
-    ctx,
-    "webhooks",
-    `Webhook ${e.id}`,
-    html`<section aria-labelledby="about"><h2 id="about">The endpoint</h2>${facts([
-      ["URL", code(e.url)],
-      ["Tenant", e.keyEmail ? html`${e.keyEmail} ${code(e.apiKeyId)}` : html`batch ${code(e.txId)}`],
-      ["Events", e.eventTypes.length ? e.eventTypes.join(", ") : "every type"],
-      [
-        "State",
-        e.disabledAt ? html`${badge("disabled")} since ${time(e.disabledAt)}: ${e.disabledReason}` : badge("active"),
-      ],
-      ["Failing since", time(e.failingSince)],
-      ["Owed, failed, delivered", `${e.pending}, ${e.failed}, ${e.delivered}`],
-    ])}</section>
-${admin && !e.disabledAt ? bulk : ""}
-<section aria-labelledby="deliveries"><h2 id="deliveries">Deliveries</h2>
-<form method="get" action="${base}/console/webhooks/${e.id}" class="inline" aria-label="Filter deliveries">${field("status", "Status", { name: "status", value: query.status ?? "", options: ["", "pending", "delivering", "delivered", "failed"] })}<button type="submit">Filter</button></form>
-${table("Deliveries, newest first", ["Delivery", "Event", "Batch", "Status", "Attempts (status code, latency)", "Next retry", "Action"], rows, "No delivery.")}
-${pager(`${base}/console/webhooks/${e.id}`, { status: query.status }, d.next)}</section>`,
+    html`<section>${form}</section>
+<section aria-labelledby="endpoints"><h2 id="endpoints">Endpoints${filteredBy(values, { state: "state", owed: "with deliveries owed" })}</h2>
+${results}</section>`,
   );
 }
