@@ -11,6 +11,7 @@ import type { WalletBalances } from "./wallet-balances";
 import type { WebhookDispatcher } from "./events/dispatcher";
 import type { PaymentRefunder } from "./payments/refunds";
 import type { X402 } from "./payments/x402";
+import { poolOf, readChains, type ChainFacts } from "./metrics-readings";
 
 /** What the metrics read. */
 export type MetricsSources = Pick<Stores, "db" | "webhooks" | "paymentRefunds"> & {
@@ -384,65 +385,6 @@ function dbWorkCounters(registers: Registry[], services: MetricsSources): void {
         for (const [work, f] of Object.entries(services.db.work.snapshot())) this.inc({ work }, read(f));
       },
     });
-}
-
-interface ChainFacts {
-  chainId: string;
-  up: boolean;
-  /** Each relayer key's (its own first); a key whose readings did not answer in time has none. */
-  relayers: { address: string; balance?: number; nonceLag?: number }[];
-}
-
-/** Each served chain: does it answer, each relayer key's balance and nonce lag (database counter − pending nonce). */
-async function readChains(services: MetricsSources): Promise<ChainFacts[]> {
-  return Promise.all(
-    services.chains.list().map(async (chain): Promise<ChainFacts> => {
-      const facts: ChainFacts = { chainId: String(chain.chainId), up: false, relayers: [] };
-      try {
-        await withTimeout(chain.provider.getBlockNumber(), 3000);
-        facts.up = true;
-      } catch {
-        return facts; // reported by tak_chain_up; its relayer values are left out
-      }
-      const readKey = async (address: string) => {
-        const [wei, pending, rows] = await Promise.all([
-          withTimeout(chain.provider.getBalance(address), 3000),
-          withTimeout(chain.provider.getTransactionCount(address, "pending"), 3000),
-          services.db.query<{ next_nonce: string }>(
-            "SELECT next_nonce::text AS next_nonce FROM wallet_nonces WHERE chain_id = $1 AND address = $2",
-            [chain.chainId, address.toLowerCase()],
-          ),
-        ]);
-        return {
-          address,
-          balance: Number(formatEther(wei)),
-          nonceLag: rows[0] ? Number(rows[0].next_nonce) - pending : 0,
-        };
-      };
-      const read = await Promise.allSettled(services.relayer.addresses(chain.chainId).map(readKey));
-      facts.relayers = read.flatMap((r) => (r.status === "fulfilled" ? [r.value] : []));
-      return facts;
-    }),
-  );
-}
-
-/**
- * The `pg` pool behind a PostgreSQL database (read, never used). The store keeps it private; reading it here keeps the
- * store's interface unchanged (a `stats()` on Db would be the cleaner home once the store is touched anyway).
- */
-function poolOf(services: MetricsSources): { totalCount: number; idleCount: number; waitingCount: number } | undefined {
-  if (services.db.kind !== "postgres") return undefined;
-  const pool = (services.db as unknown as { pool?: { totalCount: number; idleCount: number; waitingCount: number } })
-    .pool;
-  return pool && typeof pool.totalCount === "number" ? pool : undefined;
-}
-
-function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([
-    promise,
-    new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms))),
-  ]).finally(() => clearTimeout(timer));
 }
 
 const instances = new WeakMap<MetricsSources, Metrics>();

@@ -47,6 +47,7 @@ export const LAYERS: { name: string; members: string[] }[] = [
       "admin/",
       "lifecycle/",
       "metrics.ts",
+      "metrics-readings.ts",
       "wallet-balances.ts",
     ],
   },

@@ -1,6 +1,6 @@
 import { Transaction } from "ethers";
 import { notFound } from "../errors";
-import { feesOf } from "../engine/tracker";
+import { feesOf } from "../engine/transaction-facts";
 import type { Batch, BatchTransaction } from "../model/batch";
 import type { BatchDetail } from "../wire/console";
 import type { Services } from "../usecases/services";

@@ -10,7 +10,7 @@ import { publicStatus } from "../model/batch-views";
 import type { Stores } from "../store/stores";
 import type { Relayer } from "./relayer";
 import type { BatchRunner } from "./runner";
-import { feesOf } from "./tracker";
+import { feesOf } from "./transaction-facts";
 
 /** What the operator's actions on relayed transactions use. */
 export type OperatorActionServices = Pick<Stores, "batches"> & {

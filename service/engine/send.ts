@@ -16,7 +16,7 @@ import {
 import { typeName } from "../wire/fields";
 import type { Queryable } from "../store/db";
 import { isValidReplacement, type Fees } from "../chains/fee-bump";
-import { feesOf, reportedMismatch } from "./tracker";
+import { feesOf, reportedMismatch } from "./transaction-facts";
 import type { Batch, BatchTransaction, BatchTxStatus } from "../model/batch";
 import type { Stores } from "../store/stores";
 import type { Config } from "../config";
