@@ -25,6 +25,9 @@ contract StoEscrow is ReentrancyGuardTransient, DelayedUpgrades, IStoEscrow {
         uint256 invested;
         uint256 tokensOwed;
         bool claimed;
+        /// @dev The investor the wallet was bound to when it first paid (0: unbound then): the position is that
+        ///      investor's, wherever the wallet is bound later.
+        bytes32 investorId;
     }
 
     /// @custom:storage-location erc7201:tak.storage.StoEscrow
@@ -210,6 +213,7 @@ contract StoEscrow is ReentrancyGuardTransient, DelayedUpgrades, IStoEscrow {
         }
         Position storage p = _s().positions[id][msg.sender];
         if (p.invested + accepted > o.maxInvestment) revert AboveMaximumInvestment(p.invested + accepted, o.maxInvestment);
+        if (p.invested == 0) p.investorId = token_.investorOf(msg.sender);
 
         uint256 received = _pull(IERC20(token_.paymentToken()), accepted);
         uint256 tokens = _credit(o, p, received);
@@ -305,7 +309,7 @@ contract StoEscrow is ReentrancyGuardTransient, DelayedUpgrades, IStoEscrow {
     /// @inheritdoc IStoEscrow
     function redirectClaim(uint256 offeringId, address investor, address recipient) external nonReentrant onlyTokenizer {
         (Offering storage o, Position storage p) = _refusedPosition(offeringId, investor);
-        _requireSameInvestor(investor, recipient);
+        _requireSameInvestor(p, investor, recipient);
         p.claimed = true;
         uint256 tokens = p.tokensOwed;
         uint256 remainder = p.invested - _cost(o, tokens);
@@ -320,7 +324,7 @@ contract StoEscrow is ReentrancyGuardTransient, DelayedUpgrades, IStoEscrow {
     /// @inheritdoc IStoEscrow
     function refundClaim(uint256 offeringId, address investor, address recipient) external nonReentrant onlyTokenizer {
         (Offering storage o, Position storage p) = _refusedPosition(offeringId, investor);
-        if (recipient != investor) _requireSameInvestor(investor, recipient);
+        if (recipient != investor) _requireSameInvestor(p, investor, recipient);
         p.claimed = true;
         uint256 amount = p.invested;
         uint256 cost = _cost(o, p.tokensOwed);
@@ -340,9 +344,11 @@ contract StoEscrow is ReentrancyGuardTransient, DelayedUpgrades, IStoEscrow {
         return Math.mulDiv(tokens, o.hardCap, o.tokenAmount, Math.Rounding.Ceil);
     }
 
-    function _requireSameInvestor(address investor, address recipient) private view {
+    /// @dev `recipient` is bound to the investor who paid for the position: the one its wallet was bound to when it
+    ///      paid, else (unbound then) the one it is bound to now. A wallet rebound since cannot carry the position away.
+    function _requireSameInvestor(Position storage p, address investor, address recipient) private view {
         ISecurityToken token_ = _s().token;
-        bytes32 id = token_.investorOf(investor);
+        bytes32 id = p.investorId != bytes32(0) ? p.investorId : token_.investorOf(investor);
         if (recipient == address(0) || id == bytes32(0) || token_.investorOf(recipient) != id) {
             revert NotSameInvestor(investor, recipient);
         }

@@ -16,7 +16,8 @@ pragma solidity ^0.8.28;
 ///   after a success, an investor who can no longer receive the token (removed from the whitelist, frozen, or
 ///   recovered to a new wallet) is answered with the token's restriction code, and the tokenizer either delivers its
 ///   tokens to another wallet bound to the same investor (`redirectClaim`) or pays its investment back to the investor
-///   or such a wallet (`refundClaim`).
+///   or such a wallet (`refundClaim`). A position is the investor's its wallet was bound to when it first paid: binding
+///   the wallet to another investor afterwards does not carry the position with it.
 ///
 /// Pricing: an investor's tokens are computed on its whole position, `floor(invested * tokenAmount / hardCap)`, so two
 /// tickets buy what one ticket of their sum buys; the position costs `ceil(tokens * hardCap / tokenAmount)` and the
@@ -90,7 +91,8 @@ interface IStoEscrow {
     error InvestorCanClaim(address investor);
     /// @notice The offering failed: investors claim their refunds themselves.
     error OfferingNotSucceeded(uint256 offeringId);
-    /// @notice `recipient` is neither `investor` nor a wallet the token binds to the same investor.
+    /// @notice `recipient` is neither `investor` nor a wallet the token binds to the investor who paid for the
+    ///         position (the one `investor` was bound to when it first paid; if it was unbound then, the one it is now).
     error NotSameInvestor(address investor, address recipient);
     /// @notice The proceeds of the offering were already withdrawn, or there are none.
     error NothingToWithdraw(uint256 offeringId);
@@ -160,10 +162,11 @@ interface IStoEscrow {
     /// @notice What `investor` is paid back at its claim after a success: what it paid above its tokens' price.
     function remainderOf(uint256 offeringId, address investor) external view returns (uint256);
     /// @notice After a success, delivers the tokens owed to `investor`, who cannot receive them, to `recipient`: a
-    ///         wallet the token binds to the same investor and allows to receive. Tokenizer only.
+    ///         wallet the token binds to the investor who paid for the position (see {NotSameInvestor}) and allows to
+    ///         receive. Tokenizer only.
     function redirectClaim(uint256 offeringId, address investor, address recipient) external;
     /// @notice After a success, pays the investment of `investor`, who cannot receive the token, back to `recipient`
-    ///         (the investor, or a wallet the token binds to the same investor) and releases its tokens'
+    ///         (the investor, or a wallet the token binds to the investor who paid) and releases its tokens'
     ///         reservation: the price of its tokens from the tokenizer (which approves this escrow on the payment
     ///         token), what it paid above it from the escrow. Tokenizer only.
     function refundClaim(uint256 offeringId, address investor, address recipient) external;
