@@ -22,17 +22,31 @@ interface ForgeRun {
 }
 
 /**
- * `forge test` (the npm package's launcher, which starts the native binary, which starts the solc wrapper) in a process
- * group of its own, tracked so that `after(stopStartedProcesses)` or this Mocha process's exit kills the whole group
- * whatever happened, a timeout included.
+ * Runs a command and, should the process that started it die (a Mocha worker killed, Ctrl-C, a crash: its `exit` hooks
+ * need not run), kills the whole process group it leads: the end of its stdin, a pipe only that process writes to,
+ * says its parent is gone. It passes the command's exit code on.
+ */
+const GUARD = `
+const { spawn } = require("node:child_process");
+const killGroup = () => { try { process.kill(-process.pid, "SIGKILL"); } catch {} };
+process.stdin.on("end", killGroup).on("error", killGroup).resume();
+const child = spawn(process.argv[1], process.argv.slice(2), { stdio: ["ignore", "inherit", "inherit"] });
+child.on("exit", (code) => process.exit(code ?? 1));
+`;
+
+/**
+ * `forge test` (the npm package's launcher, which starts the native binary, which starts the solc wrapper) under the
+ * guard, in a process group of its own, tracked so that `after(stopStartedProcesses)` or this Mocha process's exit
+ * kills the whole group whatever happened, a timeout included; the guard covers the exits that run no hook.
  */
 function runForge(args: string[]): Promise<ForgeRun> {
   return new Promise((resolve, reject) => {
-    const child = spawn(path.join(ROOT, "node_modules/.bin/forge"), args, {
+    const forge = path.join(ROOT, "node_modules/.bin/forge");
+    const child = spawn(process.execPath, ["-e", GUARD, forge, ...args], {
       cwd: ROOT,
       env: { ...process.env, FOUNDRY_PROFILE: "default", NO_COLOR: "1" },
       detached: true,
-      stdio: ["ignore", "pipe", "pipe"],
+      stdio: ["pipe", "pipe", "pipe"],
     });
     trackProcess(child, { group: true });
     let stdout = "";
