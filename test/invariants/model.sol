@@ -68,6 +68,9 @@ contract InvariantModel {
 
     mapping(bytes32 invariantKey => uint256) public violations;
     mapping(bytes32 invariantKey => string) public firstViolation;
+    /// @notice Successful calls per action in this run. No invariant reads it: it says what a campaign reached (read
+    ///         it from an `afterInvariant()` hook of a test deriving from the suite); the handlers' biases were tuned
+    ///         with it.
     mapping(bytes32 action => uint256) public successes;
 
     error NotHandler(address caller);

@@ -127,28 +127,31 @@ contract SecurityTokenInvariants is SecurityTokenSystem, InvariantTest {
     }
 
     function _recoverySelectors() private pure returns (bytes4[] memory s) {
-        s = new bytes4[](5);
+        s = new bytes4[](7);
         s[0] = RecoveryHandler.warp.selector;
         s[1] = RecoveryHandler.setRecoveryDelay.selector;
         s[2] = RecoveryHandler.requestRecovery.selector;
-        s[3] = RecoveryHandler.cancelRecovery.selector;
-        s[4] = RecoveryHandler.executeRecovery.selector;
+        s[3] = RecoveryHandler.requestRecovery.selector;
+        s[4] = RecoveryHandler.cancelRecovery.selector;
+        s[5] = RecoveryHandler.executeRecovery.selector;
+        s[6] = RecoveryHandler.executeRecovery.selector;
     }
 
     function _offeringSelectors() private pure returns (bytes4[] memory s) {
-        s = new bytes4[](12);
+        s = new bytes4[](13);
         s[0] = OfferingHandler.newOffering.selector;
-        s[1] = OfferingHandler.invest.selector;
+        s[1] = OfferingHandler.newOffering.selector;
         s[2] = OfferingHandler.invest.selector;
         s[3] = OfferingHandler.invest.selector;
-        s[4] = OfferingHandler.setOfferingPaused.selector;
-        s[5] = OfferingHandler.close.selector;
-        s[6] = OfferingHandler.claim.selector;
+        s[4] = OfferingHandler.invest.selector;
+        s[5] = OfferingHandler.setOfferingPaused.selector;
+        s[6] = OfferingHandler.close.selector;
         s[7] = OfferingHandler.claim.selector;
-        s[8] = OfferingHandler.withdrawProceeds.selector;
-        s[9] = OfferingHandler.redirectClaim.selector;
-        s[10] = OfferingHandler.refundClaim.selector;
-        s[11] = OfferingHandler.rebindAndResolve.selector;
+        s[8] = OfferingHandler.claim.selector;
+        s[9] = OfferingHandler.withdrawProceeds.selector;
+        s[10] = OfferingHandler.redirectClaim.selector;
+        s[11] = OfferingHandler.refundClaim.selector;
+        s[12] = OfferingHandler.rebindAndResolve.selector;
     }
 
     function _adminSelectors() private pure returns (bytes4[] memory s) {

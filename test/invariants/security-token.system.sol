@@ -23,7 +23,7 @@ import {RecoveryHandler} from "./handlers/recovery-handler.sol";
 /// @notice A security token and its offering escrow created by the real TokenFactory behind ERC-1967 proxies (two
 ///         published implementation pairs to upgrade between), a hostile payment token, fifteen actors with their
 ///         roles and investor bindings, the model and the handlers that drive them; and the named checks the
-///         invariant suite runs after every call and the regression tests after a replayed counterexample.
+///         invariant suite runs after every call.
 abstract contract SecurityTokenSystem {
     using Strings for uint256;
 
@@ -60,21 +60,6 @@ abstract contract SecurityTokenSystem {
         model.addHandler(address(recovery));
         model.addHandler(address(offerings));
         model.addHandler(address(admin));
-    }
-
-    /// @dev Every check, in the order docs/testing.md lists the invariants.
-    function _checkAll() internal view {
-        _checkSupplyEqualsSumOfBalances();
-        _checkSupplyPlusReservedWithinCap();
-        _checkTokenHoldsEveryUnclaimedDividend();
-        _checkEntitlementsMoveOnlyByRecovery();
-        _checkRestrictionCodePredictsOutcome();
-        _checkEscrowReservationsEqualTokensOwed();
-        _checkEscrowSolvent();
-        _checkNoRoleExceedsItsGrant();
-        _checkFrozenMeansFrozen();
-        _checkRecoveryOnlyWithinInvestor();
-        _checkOfferingPaysItsInvestor();
     }
 
     // ───────────────────────────── the checks ─────────────────────────────

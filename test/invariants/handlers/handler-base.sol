@@ -71,6 +71,19 @@ abstract contract HandlerBase {
         return _actor(seed >> 2);
     }
 
+    /// @dev Three times in four an actor holding tokens (from a random starting point), else `_holder`: a move
+    ///      needs a sender with something to move.
+    function _sender(uint256 seed) internal view returns (address) {
+        if (seed % 4 != 0) {
+            uint256 count = model.actorCount();
+            for (uint256 i; i < count; ++i) {
+                address a = model.actor(((seed >> 2) % count + i) % count);
+                if (token.balanceOf(a) != 0) return a;
+            }
+        }
+        return _holder(seed >> 2);
+    }
+
     /// @dev Who tries a restricted action: the tokenizer, the role's first holder, or any actor (twice as likely).
     function _caller(uint256 seed, bytes32 role) internal view returns (address) {
         uint256 pick = seed % 4;

@@ -15,7 +15,7 @@ contract HolderHandler is HandlerBase {
     constructor(System memory s) HandlerBase(s) {}
 
     function transfer(uint256 fromSeed, uint256 toSeed, uint256 amountSeed) external {
-        address from = _holder(fromSeed);
+        address from = _sender(fromSeed);
         address to = _holder(toSeed);
         uint256 amount = _amountOf(from, amountSeed);
         uint8 code = token.detectTransferRestriction(from, to, amount);
@@ -32,7 +32,7 @@ contract HolderHandler is HandlerBase {
 
     function transferFrom(uint256 spenderSeed, uint256 fromSeed, uint256 toSeed, uint256 amountSeed) external {
         address spender = _actor(spenderSeed);
-        address from = _holder(fromSeed);
+        address from = _sender(fromSeed);
         address to = _holder(toSeed);
         uint256 amount = _amountOf(from, amountSeed);
         vm.prank(from);
@@ -50,7 +50,7 @@ contract HolderHandler is HandlerBase {
     }
 
     function burn(uint256 holderSeed, uint256 amountSeed) external {
-        address holder = _holder(holderSeed);
+        address holder = _sender(holderSeed);
         uint256 amount = _amountOf(holder, amountSeed);
         if (amount == 0) amount = 1; // a zero burn is refused as such (ZeroAmount), not by a restriction
         uint8 code = token.detectTransferRestriction(holder, address(0), amount);

@@ -135,7 +135,7 @@ contract IssuerHandler is HandlerBase {
     ///         took beyond the unfrozen part.
     function forcedTransfer(uint256 callerSeed, uint256 fromSeed, uint256 toSeed, uint256 amountSeed) external {
         address caller = _caller(callerSeed, ENFORCER);
-        address from = _holder(fromSeed);
+        address from = _sender(fromSeed);
         address to = _holder(toSeed);
         uint256 balance = token.balanceOf(from);
         uint256 amount = _bound(amountSeed, 0, balance + balance / 4 + 1);
@@ -162,12 +162,12 @@ contract IssuerHandler is HandlerBase {
         }
     }
 
-    /// @notice Pauses one time in four, else unpauses: the token runs most of the time.
+    /// @notice Pauses one time in eight, else unpauses: the token runs most of the time.
     function pauseOrUnpause(uint256 callerSeed, uint256 pauseSeed) external {
         address caller = _caller(callerSeed, PAUSER);
         bool allowed = model.holds(PAUSER, caller);
         bool ok;
-        if (pauseSeed % 4 == 0) {
+        if (pauseSeed % 8 == 0) {
             vm.prank(caller);
             try token.pause() {
                 ok = true;

@@ -31,7 +31,7 @@ contract OfferingHandler is HandlerBase {
         uint256 maxInvestment = _bound(_word(termsSeed, 4), minInvestment == 0 ? 1 : minInvestment, hardCap);
         uint256 startSeed = _word(termsSeed, 5);
         uint64 start = uint64(block.timestamp + (startSeed % 2 == 0 ? 0 : _bound(startSeed >> 1, 1, 1 days)));
-        uint64 end = uint64(start + _bound(_word(termsSeed, 6), 1 hours, 5 days));
+        uint64 end = uint64(start + _bound(_word(termsSeed, 6), 1 hours, 10 days));
         bool allowed = model.holds(DEFAULT_ADMIN, caller);
         bool ok;
         vm.prank(caller);
@@ -41,12 +41,17 @@ contract OfferingHandler is HandlerBase {
         _checkAllowed("newOffering", caller, ok, allowed);
     }
 
-    /// @notice Investing also checks that the escrow takes money only from a wallet the token would deliver to.
+    /// @notice Investing also checks that the escrow takes money only from a wallet the token would deliver to. Three
+    ///         times in four the amount is within the offering's limits for this investor, else anything up to half
+    ///         the hard cap.
     function invest(uint256 investorSeed, uint256 amountSeed) external {
         address investor = _holder(investorSeed);
         uint256 id = escrow.currentOfferingId();
-        uint256 hardCap = escrow.offering(id).hardCap;
-        uint256 amount = _bound(amountSeed, 0, hardCap / 2 + 10);
+        IStoEscrow.Offering memory o = escrow.offering(id);
+        uint256 room = o.maxInvestment > escrow.invested(id, investor) ? o.maxInvestment - escrow.invested(id, investor) : 0;
+        uint256 amount = amountSeed % 4 != 0 && room != 0
+            ? _bound(amountSeed >> 2, o.minInvestment, room)
+            : _bound(amountSeed >> 2, 0, o.hardCap / 2 + 10);
         _fund(investor, amount);
         vm.prank(investor);
         usd.approve(address(escrow), amount);
@@ -224,10 +229,19 @@ contract OfferingHandler is HandlerBase {
         return _holder(seed >> 2);
     }
 
-    /// @dev One of the offerings created so far (1 when there is none: refused as unknown).
+    /// @dev One of the offerings created so far (1 when there is none: refused as unknown): three times in four a
+    ///      closed one that took money, when there is one, from a random starting point.
     function _offering(uint256 seed) private view returns (uint256) {
         uint256 current = escrow.currentOfferingId();
-        return current == 0 ? 1 : _bound(seed, 1, current);
+        if (current == 0) return 1;
+        if (seed % 4 != 0) {
+            for (uint256 i; i < current; ++i) {
+                uint256 id = 1 + ((seed >> 2) % current + i) % current;
+                IStoEscrow.Offering memory o = escrow.offering(id);
+                if (o.closed && o.raised != 0) return id;
+            }
+        }
+        return _bound(seed >> 2, 1, current);
     }
 
     function _word(uint256 seed, uint256 index) private pure returns (uint256) {
