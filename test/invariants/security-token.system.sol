@@ -224,8 +224,9 @@ abstract contract SecurityTokenSystem {
         (holders[2], ids[2], preMints[2]) = (a[10], "investor-b", 500);
         (holders[3], ids[3], preMints[3]) = (a[11], "investor-b", 0);
         (holders[4], ids[4], preMints[4]) = (a[12], "investor-c", 200);
-        ITokenFactory.TokenizationParams memory params =
-            ITokenFactory.TokenizationParams("Invariant Share", "INV", 0, SUPPLY_CAP, address(usd), holders, ids, preMints);
+        ITokenFactory.TokenizationParams memory params = ITokenFactory.TokenizationParams(
+            "Invariant Share", "INV", 0, SUPPLY_CAP, address(usd), holders, ids, preMints
+        );
         vm.prank(a[0]);
         (address token_, address escrow_) = factory.newTokenization(params);
         token = ISecurityToken(token_);

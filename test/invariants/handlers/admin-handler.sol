@@ -2,7 +2,9 @@
 pragma solidity ^0.8.28;
 
 import {IAccessControl} from "@openzeppelin/contracts/access/IAccessControl.sol";
-import {IAccessControlDefaultAdminRules} from "@openzeppelin/contracts/access/extensions/IAccessControlDefaultAdminRules.sol";
+import {
+    IAccessControlDefaultAdminRules
+} from "@openzeppelin/contracts/access/extensions/IAccessControlDefaultAdminRules.sol";
 import {ISecurityToken} from "../../../contracts/tokenization/interfaces/ISecurityToken.sol";
 import {DelayedUpgrades} from "../../../contracts/upgrades/DelayedUpgrades.sol";
 import {HandlerBase, System} from "./handler-base.sol";
@@ -161,7 +163,9 @@ contract AdminHandler is HandlerBase {
         InvariantModel.ScheduledUpgrade memory expected = model.scheduledUpgrade(proxy);
         (address implementation,) = DelayedUpgrades(proxy).scheduledUpgrade();
         if (!scheduled || implementation == address(0)) {
-            implementation = model.implementation(proxy, DelayedUpgrades(proxy).implementation() == model.implementation(proxy, 0) ? 1 : 0);
+            implementation = model.implementation(
+                proxy, DelayedUpgrades(proxy).implementation() == model.implementation(proxy, 0) ? 1 : 0
+            );
         }
         bool allowed = model.holds(DEFAULT_ADMIN, caller);
         bool ok;

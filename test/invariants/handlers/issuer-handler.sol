@@ -51,9 +51,8 @@ contract IssuerHandler is HandlerBase {
     function whitelistInvestors(uint256 callerSeed, uint256 walletSeed, uint256 investorSeed) external {
         address caller = _caller(callerSeed, WHITELISTER);
         address wallet = walletSeed % 2 == 0 ? _emptyWallet(walletSeed >> 1) : _holder(walletSeed >> 1);
-        bytes32 investorId = [bytes32(0), bytes32("investor-a"), bytes32("investor-b"), bytes32("investor-c")][
-            investorSeed % 4
-        ];
+        bytes32 investorId =
+            [bytes32(0), bytes32("investor-a"), bytes32("investor-b"), bytes32("investor-c")][investorSeed % 4];
         bytes32 before = token.investorOf(wallet);
         bool holds = token.balanceOf(wallet) != 0 || token.getFrozenTokens(wallet) != 0
             || token.withdrawableDividendOf(wallet) != 0 || token.pendingRecovery(wallet).newWallet != address(0);
@@ -208,7 +207,8 @@ contract IssuerHandler is HandlerBase {
             address wallet = model.actor(FIRST_WALLET + ((seed % WALLETS + i) % WALLETS));
             if (
                 token.balanceOf(wallet) == 0 && token.getFrozenTokens(wallet) == 0
-                    && token.withdrawableDividendOf(wallet) == 0 && token.pendingRecovery(wallet).newWallet == address(0)
+                    && token.withdrawableDividendOf(wallet) == 0
+                    && token.pendingRecovery(wallet).newWallet == address(0)
             ) return wallet;
         }
         return _holder(seed);

@@ -48,7 +48,8 @@ contract OfferingHandler is HandlerBase {
         address investor = _holder(investorSeed);
         uint256 id = escrow.currentOfferingId();
         IStoEscrow.Offering memory o = escrow.offering(id);
-        uint256 room = o.maxInvestment > escrow.invested(id, investor) ? o.maxInvestment - escrow.invested(id, investor) : 0;
+        uint256 room =
+            o.maxInvestment > escrow.invested(id, investor) ? o.maxInvestment - escrow.invested(id, investor) : 0;
         uint256 amount = amountSeed % 4 != 0 && room != 0
             ? _bound(amountSeed >> 2, o.minInvestment, room)
             : _bound(amountSeed >> 2, 0, o.hardCap / 2 + 10);
@@ -60,7 +61,9 @@ contract OfferingHandler is HandlerBase {
         try escrow.invest(amount) {
             model.succeeded("invest");
             model.paid(id, investor);
-            if (!eligible) _fail(model.OFFERING_OWNERSHIP(), string.concat("took money from ", model.nameOf(investor)));
+            if (!eligible) {
+                _fail(model.OFFERING_OWNERSHIP(), string.concat("took money from ", model.nameOf(investor)));
+            }
         } catch {}
     }
 

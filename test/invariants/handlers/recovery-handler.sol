@@ -37,7 +37,9 @@ contract RecoveryHandler is HandlerBase {
     /// @notice Three times in four within a few days, else anywhere from half a day to 32 days (out of bounds too).
     function setRecoveryDelay(uint256 callerSeed, uint256 delaySeed) external {
         address caller = _caller(callerSeed, DEFAULT_ADMIN);
-        uint48 delay = uint48(_bound(delaySeed >> 2, delaySeed % 4 == 0 ? 12 hours : 1 days, delaySeed % 4 == 0 ? 32 days : 3 days));
+        uint48 delay = uint48(
+            _bound(delaySeed >> 2, delaySeed % 4 == 0 ? 12 hours : 1 days, delaySeed % 4 == 0 ? 32 days : 3 days)
+        );
         bool allowed = model.holds(DEFAULT_ADMIN, caller);
         bool ok;
         vm.prank(caller);
@@ -79,7 +81,10 @@ contract RecoveryHandler is HandlerBase {
         _checkAllowed("cancelRecovery", caller, ok, allowed);
         if (!ok) return;
         if (model.pendingRecovery(lostWallet).newWallet == address(0)) {
-            _fail(model.RECOVERY(), string.concat("cancelled a recovery of ", model.nameOf(lostWallet), " never requested"));
+            _fail(
+                model.RECOVERY(),
+                string.concat("cancelled a recovery of ", model.nameOf(lostWallet), " never requested")
+            );
         }
         model.clearRecovery(lostWallet);
     }
@@ -100,7 +105,9 @@ contract RecoveryHandler is HandlerBase {
         _checkAllowed("executeRecovery", caller, ok, allowed);
         if (!ok) return;
         if (pending.newWallet != newWallet || block.timestamp < pending.executableAt) {
-            _fail(model.RECOVERY(), string.concat("recovery of ", model.nameOf(lostWallet), " not as requested or early"));
+            _fail(
+                model.RECOVERY(), string.concat("recovery of ", model.nameOf(lostWallet), " not as requested or early")
+            );
         }
         _checkSameInvestor("executed", lostWallet, newWallet);
         _checkMoved(lostWallet, newWallet, b);
@@ -154,7 +161,10 @@ contract RecoveryHandler is HandlerBase {
         // Rounding: the two magnified entitlements add up before the division, so the sum may gain one unit.
         uint256 sum = token.accumulativeDividendOf(newWallet);
         if (sum < b.newEntitlement + b.lostEntitlement || sum > b.newEntitlement + b.lostEntitlement + 1) {
-            _fail(model.ENTITLEMENTS(), string.concat("recovery into ", model.nameOf(newWallet), " changed the entitlement"));
+            _fail(
+                model.ENTITLEMENTS(),
+                string.concat("recovery into ", model.nameOf(newWallet), " changed the entitlement")
+            );
         }
     }
 
