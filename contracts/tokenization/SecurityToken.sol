@@ -443,20 +443,27 @@ contract SecurityToken is
     // ───────────────────────────── dividends ─────────────────────────────
 
     /// @inheritdoc ISecurityToken
+    /// @dev Pulls first and distributes what arrived (at most `amount`): a fee-on-transfer payment token delivers less
+    ///      than it was asked for, and crediting `amount` would promise holders more than the token holds.
     function distributeDividends(uint256 amount) external nonReentrant onlyRole(DEFAULT_ADMIN_ROLE) {
         if (amount == 0) revert ZeroAmount();
         uint256 supply = totalSupply();
         if (supply == 0) revert NoSupply();
 
         SecurityTokenStorage storage $ = _s();
-        uint256 magnified = amount * MAGNITUDE + $.carriedRemainder;
+        IERC20 paymentToken_ = IERC20($.paymentToken);
+        uint256 before = paymentToken_.balanceOf(address(this));
+        paymentToken_.safeTransferFrom(msg.sender, address(this), amount);
+        uint256 received = paymentToken_.balanceOf(address(this)) - before;
+        if (received > amount) received = amount;
+        if (received == 0) revert ZeroAmount();
+
+        uint256 magnified = received * MAGNITUDE + $.carriedRemainder;
         uint256 pps = $.magnifiedDividendPerShare + magnified / supply;
         $.magnifiedDividendPerShare = uint256(pps.toUint248());
         $.carriedRemainder = magnified % supply;
-        $.totalDividendsDistributed += amount;
-        emit DividendsDistributed(msg.sender, amount, pps);
-
-        IERC20($.paymentToken).safeTransferFrom(msg.sender, address(this), amount);
+        $.totalDividendsDistributed += received;
+        emit DividendsDistributed(msg.sender, received, pps);
     }
 
     /// @inheritdoc ISecurityToken

@@ -213,7 +213,6 @@ contract StoEscrow is ReentrancyGuardTransient, DelayedUpgrades, IStoEscrow {
         }
         Position storage p = _s().positions[id][msg.sender];
         if (p.invested + accepted > o.maxInvestment) revert AboveMaximumInvestment(p.invested + accepted, o.maxInvestment);
-
         if (p.invested == 0) p.investorId = token_.investorOf(msg.sender);
         uint256 received = _pull(IERC20(token_.paymentToken()), accepted);
         uint256 tokens = _credit(o, p, received);

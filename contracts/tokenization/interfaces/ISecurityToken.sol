@@ -93,7 +93,7 @@ interface ISecurityToken is IERC20Metadata, IERC7943Fungible, IERC1404 {
     event SupplyReserved(uint256 amount, uint256 totalReserved);
     /// @notice Emitted when the escrow releases unused reserved supply.
     event ReservationReleased(uint256 amount, uint256 totalReserved);
-    /// @notice Emitted on every dividend distribution.
+    /// @notice Emitted on every dividend distribution; `amount` is what arrived and was distributed.
     event DividendsDistributed(address indexed distributor, uint256 amount, uint256 magnifiedDividendPerShare);
     /// @notice Emitted when `holder` withdraws `amount` of the payment token.
     event DividendClaimed(address indexed holder, uint256 amount);
@@ -156,8 +156,9 @@ interface ISecurityToken is IERC20Metadata, IERC7943Fungible, IERC1404 {
     /// @notice Mints reserved supply to an investor allowed to receive. Escrow only; not while paused.
     function mintReserved(address to, uint256 amount) external;
 
-    /// @notice Pulls `amount` of the payment token from the tokenizer (spender: this token) and distributes it pro rata
-    ///         to current holders. O(1). Tokenizer only.
+    /// @notice Pulls `amount` of the payment token from the tokenizer (spender: this token) and distributes what
+    ///         arrived (less than `amount` with a fee-on-transfer token) pro rata to current holders. O(1). Tokenizer
+    ///         only.
     function distributeDividends(uint256 amount) external;
     /// @notice Sends the caller its withdrawable dividend. O(1). Refused while paused or while the caller is frozen as a
     ///         whole address: the entitlement is kept and claimable later.

@@ -16,7 +16,8 @@ pragma solidity ^0.8.28;
 ///   after a success, an investor who can no longer receive the token (removed from the whitelist, frozen, or
 ///   recovered to a new wallet) is answered with the token's restriction code, and the tokenizer either delivers its
 ///   tokens to another wallet bound to the same investor (`redirectClaim`) or pays its investment back to the investor
-///   or such a wallet (`refundClaim`).
+///   or such a wallet (`refundClaim`). A position is the investor's its wallet was bound to when it first paid: binding
+///   the wallet to another investor afterwards does not carry the position with it.
 ///
 /// Pricing: an investor's tokens are computed on its whole position, `floor(invested * tokenAmount / hardCap)`, so two
 /// tickets buy what one ticket of their sum buys; the position costs `ceil(tokens * hardCap / tokenAmount)` and the
@@ -165,7 +166,7 @@ interface IStoEscrow {
     ///         allows to receive. Tokenizer only.
     function redirectClaim(uint256 offeringId, address investor, address recipient) external;
     /// @notice After a success, pays the investment of `investor`, who cannot receive the token, back to `recipient`
-    ///         (the investor, or a wallet the token binds to the same investor) and releases its tokens'
+    ///         (the investor, or a wallet the token binds to the investor who paid) and releases its tokens'
     ///         reservation: the price of its tokens from the tokenizer (which approves this escrow on the payment
     ///         token), what it paid above it from the escrow. Tokenizer only.
     function refundClaim(uint256 offeringId, address investor, address recipient) external;

@@ -1,3 +1,4 @@
+import { anyValue } from "@nomicfoundation/hardhat-chai-matchers/withArgs";
 import { expect } from "chai";
 import { ethers } from "hardhat";
 import fc from "fast-check";
@@ -67,6 +68,46 @@ describe("SecurityToken dividends", function () {
       )
         .to.be.revertedWithCustomError(tokenImpl, "InvalidPaymentToken")
         .withArgs(outsider.address);
+    });
+  });
+
+  describe("a payment token that takes a fee on transfer", function () {
+    it("distributes what arrived, never what was asked (DividendsDistributed and the total say so); the token stays solvent", async function () {
+      const { factory, tokenizer, alice, bob } = await loadFixture(deployFactoryFixture);
+      const fot = await ethers.deployContract("FeeOnTransferERC20", [100]); // 1 %
+      const { token } = await createTokenization(
+        factory,
+        tokenizer,
+        tokenizationParams(await fot.getAddress(), {
+          initialHolders: [alice.address, bob.address],
+          preMints: [TOKENS(3), TOKENS(1)],
+        }),
+      );
+      await fot.mint(tokenizer.address, USDC(1000));
+      await fot.connect(tokenizer).approve(token.target, USDC(1000));
+      const arrived = USDC(1000) - USDC(10);
+      await expect(token.connect(tokenizer).distributeDividends(USDC(1000)))
+        .to.emit(token, "DividendsDistributed")
+        .withArgs(tokenizer.address, arrived, anyValue);
+      expect(await token.totalDividendsDistributed()).to.equal(arrived);
+      const owed = (await token.withdrawableDividendOf(alice.address)) + (await token.withdrawableDividendOf(bob.address));
+      expect(owed <= (await fot.balanceOf(token.target))).to.equal(true);
+    });
+
+    it("refuses a distribution of which nothing arrives (ZeroAmount)", async function () {
+      const { factory, tokenizer, alice } = await loadFixture(deployFactoryFixture);
+      const fot = await ethers.deployContract("FeeOnTransferERC20", [10_000]); // takes it all
+      const { token } = await createTokenization(
+        factory,
+        tokenizer,
+        tokenizationParams(await fot.getAddress(), { initialHolders: [alice.address], preMints: [TOKENS(1)] }),
+      );
+      await fot.mint(tokenizer.address, USDC(10));
+      await fot.connect(tokenizer).approve(token.target, USDC(10));
+      await expect(token.connect(tokenizer).distributeDividends(USDC(10))).to.be.revertedWithCustomError(
+        token,
+        "ZeroAmount",
+      );
     });
   });
 
