@@ -7804,7 +7804,7 @@ export interface components {
             /** @example 0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAed */
             tokenAddress: string;
             /** @enum {string} */
-            action: "frozen" | "address_frozen" | "address_unfrozen" | "forced_transfer" | "recovery" | "paused" | "unpaused" | "role_granted" | "role_revoked";
+            action: "frozen" | "address_frozen" | "address_unfrozen" | "forced_transfer" | "recovery" | "paused" | "unpaused" | "role_granted" | "role_revoked" | "recovery_requested" | "recovery_cancelled" | "tokenizer_transfer_started" | "tokenizer_changed" | "upgrade_scheduled" | "upgrade_cancelled" | "upgraded";
             /** @description The holder acted on (forced transfer, recovery: the one tokens left; role: the agent) */
             account: string | null;
             /** @description Forced transfer: the receiver; recovery: the new wallet */

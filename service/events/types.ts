@@ -5,6 +5,7 @@ import { Offering } from "../reads/sto";
 import { KEYLESS_EVENT_TYPES } from "../store/keyless-events";
 import { AgentSummary } from "../domains/agents/views";
 import { TokenizerInfo } from "../domains/tokenization/views";
+import { TOKEN_CONTROL_ACTIONS } from "../store/token-controls";
 
 /**
  * The event catalogue: every event type, what its `data` holds (a zod schema, also the OpenAPI `webhooks` section and
@@ -135,17 +136,7 @@ export const TokenControlData = z
   .strictObject({
     tokenSymbol: z.string(),
     tokenAddress: address,
-    action: z.enum([
-      "frozen",
-      "address_frozen",
-      "address_unfrozen",
-      "forced_transfer",
-      "recovery",
-      "paused",
-      "unpaused",
-      "role_granted",
-      "role_revoked",
-    ]),
+    action: z.enum(TOKEN_CONTROL_ACTIONS),
     account: address
       .nullable()
       .meta({ description: "The holder acted on (forced transfer, recovery: the one tokens left; role: the agent)" }),

@@ -1,3 +1,4 @@
+import { securityTokenInterface } from "../chains/contracts";
 import type { Log, LogDescription, TransactionReceipt } from "ethers";
 import { getAddress, ZeroHash } from "ethers";
 import { emitEvent } from "../store/outbox";
@@ -161,6 +162,13 @@ export async function recordControlEvent(
 ): Promise<boolean> {
   const found = controlOf(event, receipt, log);
   if (!found) return false;
+  // A token's creation sets its implementation (Upgraded) and its tokenizer (the default admin's RoleGranted): that is
+  // the token.created event's, not an upgrade or a handover.
+  if (
+    (found.control.action === "upgraded" || found.control.action === "tokenizer_changed") &&
+    createdIn(receipt, log.address)
+  )
+    return true;
   const { control, type } = found;
   await batch.services.tokenControls.record(tx, token.id, control);
   const checksum = (v: string | null) => (v === null ? null : getAddress(v));
@@ -185,4 +193,11 @@ export async function recordControlEvent(
     },
   });
   return true;
+}
+
+const INITIALIZED = securityTokenInterface.getEvent("Initialized").topicHash;
+
+/** Whether the receipt initialized the contract at `address` (a proxy made and initialized in it). */
+function createdIn(receipt: TransactionReceipt, address: string): boolean {
+  return receipt.logs.some((l) => l.address.toLowerCase() === address.toLowerCase() && l.topics[0] === INITIALIZED);
 }
