@@ -48,7 +48,7 @@ describe("e2e: token safeguards (tokenizer handover, held dividends, upgrades af
         (e.data && SecurityToken__factory.createInterface().parseError(e.data)?.name) ??
         e.shortMessage ??
         e.message ??
-        String(e),
+        "rejected",
     );
   const freshWallet = async () => {
     const wallet = Wallet.createRandom();
