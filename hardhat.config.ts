@@ -4,6 +4,7 @@ import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD, TASK_TEST_GET_TEST_FILES } from "
 import type { HardhatUserConfig } from "hardhat/config";
 import "@nomicfoundation/hardhat-toolbox";
 import { etherscanConfig } from "./scripts/lib/verify-config";
+import { selectedTier, tierOf } from "./test/tiers";
 
 /** The compiler comes from the `solc` npm package: Hardhat cannot download compilers on offline machines. */
 const SOLC_VERSION = "0.8.28";
@@ -21,13 +22,13 @@ subtask(TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD).setAction(async (args: { solcVersi
 });
 
 /**
- * `hardhat test` with no files runs everything under test/ except test/postgres/, the suite that needs a PostgreSQL
- * server (`npm run test:pg`, run by .ci/run).
+ * `hardhat test` with no files runs one tier (test/tiers.ts): TEST_TIER, or `fast`, which is `npm test`.
  */
 subtask(TASK_TEST_GET_TEST_FILES).setAction(async (args: { testFiles: string[] }, _hre, runSuper) => {
   const files: string[] = await runSuper(args);
   if (args.testFiles.length) return files;
-  return files.filter((file) => !file.split(path.sep).join("/").includes("/test/postgres/"));
+  const tier = selectedTier();
+  return files.filter((file) => tierOf(file) === tier);
 });
 
 /**
@@ -73,7 +74,7 @@ const config: HardhatUserConfig = {
     baseSepolia: { url: rpcUrl(84532), chainId: 84532, accounts: deployerAccounts },
     base: { url: rpcUrl(8453), chainId: 8453, accounts: deployerAccounts },
   },
-  mocha: { timeout: 120_000, ...testWorkers() },
+  mocha: { timeout: 120_000, ...testWorkers(), ...(process.env.TEST_TIMINGS ? { require: ["/tmp/tt/timing-hooks.js"] } : {}) },
   typechain: { outDir: "typechain-types", target: "ethers-v6" },
   gasReporter: { enabled: false },
   /** `npx hardhat run scripts/verify.ts --network sepolia|baseSepolia` (ETHERSCAN_API_KEY); see scripts/lib/verify-config.ts. */

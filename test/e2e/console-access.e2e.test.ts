@@ -1,3 +1,4 @@
+// tier: browser
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import { runAdminCommand } from "../../service/admin/commands";

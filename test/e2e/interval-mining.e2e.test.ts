@@ -1,3 +1,4 @@
+// tier: chaos
 import { expect } from "chai";
 import { parseUnits, type JsonRpcProvider, type Wallet } from "ethers";
 import { AgentToken__factory, SecurityToken__factory, USDC__factory } from "../../typechain-types";

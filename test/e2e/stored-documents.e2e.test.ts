@@ -1,3 +1,4 @@
+// tier: browser
 import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
 import { expect } from "chai";
