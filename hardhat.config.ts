@@ -45,6 +45,10 @@ function testWorkers(): { parallel?: boolean; jobs?: number } {
   return jobs > 1 && !otherNetwork ? { parallel: true, jobs } : {};
 }
 
+/** TEST_TIMINGS=<file> records each test file's time there (test/helpers/file-timings.ts). */
+const fileTimings = () =>
+  process.env.TEST_TIMINGS ? { require: [path.join(__dirname, "test/helpers/file-timings.ts")] } : {};
+
 /**
  * A network's RPC URL for the deploy and verify scripts: RPC_URL_<chainId>, the variable the service reads (its first
  * URL when it lists several), so one .env serves both.
@@ -74,7 +78,7 @@ const config: HardhatUserConfig = {
     baseSepolia: { url: rpcUrl(84532), chainId: 84532, accounts: deployerAccounts },
     base: { url: rpcUrl(8453), chainId: 8453, accounts: deployerAccounts },
   },
-  mocha: { timeout: 120_000, ...testWorkers(), ...(process.env.TEST_TIMINGS ? { require: ["/tmp/tt/timing-hooks.js"] } : {}) },
+  mocha: { timeout: 120_000, ...testWorkers(), ...fileTimings() },
   typechain: { outDir: "typechain-types", target: "ethers-v6" },
   gasReporter: { enabled: false },
   /** `npx hardhat run scripts/verify.ts --network sepolia|baseSepolia` (ETHERSCAN_API_KEY); see scripts/lib/verify-config.ts. */
