@@ -3,7 +3,7 @@ import type { ExecutionMode } from "../wire/fields";
 
 /**
  * Which credential works where, as data (docs/wire-conventions.md, Access, credits and prices). Every route and every
- * prepare method names one rule; the gate (service/access/gate.ts) is the only code that reads them.
+ * prepare method names one rule; the gate (service/auth/gate.ts) is the only code that reads them.
  *
  * | rule           | API key                      | x402 without a key                              |
  * |----------------|------------------------------|-------------------------------------------------|

@@ -7,7 +7,7 @@ import {
   type Router,
 } from "express";
 import type { ZodType } from "zod";
-import { CallPayment, identify, type Caller, type GateServices } from "../access/gate";
+import { CallPayment, identify, type Caller, type GateServices } from "../auth/gate";
 import type { AccessRule } from "../auth/access-rules";
 import { ApiError } from "../errors";
 import { JsonText } from "../wire/json-text";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
-import type { Caller } from "../access/gate";
+import type { Caller } from "../auth/gate";
 import { conflict, notFound, validationError } from "../errors";
 import { SUBSCRIBABLE_TYPES } from "../events/types";
 import { responseFields } from "../wire/responses";
