@@ -61,7 +61,7 @@ export class CallPayment {
     private readonly req: RequestFacts,
     private readonly rule: AccessRule,
     readonly caller: Caller,
-    /** The payment header's value, as the client sent it (http/x402-headers.ts). */
+    /** The payment header's value, as the client sent it. */
     private readonly paymentHeader: string | undefined,
   ) {}
 

@@ -29,11 +29,11 @@ import { operatorConfig, openConfiguredDb, runningService } from "./setup";
 import { UsageError } from "./usage-error";
 
 /**
- * `npm run admin -- <command>` (on a server: `node dist/service/operator/admin.js <command>`): the operator's commands
- * (service/operator/commands.ts), with the service's configuration. Arguments are checked before anything is opened
- * (operator/arguments.ts); with the service stopped, or on PostgreSQL, it opens the database (whose schema must be this
- * version's); while a service holds the embedded database it goes through that service. Prints JSON; an error is one
- * JSON line on stderr, exit 2 for the command line, 1 for what the command met.
+ * `npm run admin -- <command>` (on a server: `node dist/service/operator/admin.js <command>`): the operator's commands,
+ * with the service's configuration. Arguments are checked before anything is opened; with the service stopped, or on
+ * PostgreSQL, it opens the database (whose schema must be this version's); while a service holds the embedded database
+ * it goes through that service. Prints JSON; an error is one JSON line on stderr, exit 2 for the command line, 1 for
+ * what the command met.
  */
 async function main() {
   const argv = process.argv.slice(2);
