@@ -112,7 +112,7 @@ export class BatchEnding {
     payer: string | undefined,
   ): Promise<boolean> {
     const method = this.methods(batch.method);
-    // A batch prepared under a key is never paid with x402 (access/gate.ts admitSend): nothing to settle or look up.
+    // A batch prepared under a key is never paid with x402 (auth/gate.ts admitSend): nothing to settle or look up.
     const paid = !batch.apiKeyId && this.settlement;
     let marked: false | { toSettle: PaymentRecord[] | undefined; settledHere: PaymentRecord[] };
     try {

@@ -7,9 +7,9 @@ import { AlreadyPaid, PaymentNotSettled, PaymentRequired, X402Unavailable } from
 const MAPPINGS: ((error: unknown) => ApiError | undefined)[] = [
   // Already an answer of the catalogue, thrown by a layer that may name HTTP statuses (methods, domains, use cases).
   (error) => (error instanceof ApiError ? error : undefined),
-  // The engine (engine/errors.ts).
+  // The engine's refusals.
   engineError,
-  // The payment core (payments/payment-errors.ts).
+  // The payment core's refusals.
   paymentError,
 ];
 

@@ -10,7 +10,7 @@ import type { RequestHeaders } from "../wire/request";
 /** Headers a client may carry its payment in (docs/wire-conventions.md, Transport); header names match in any case. */
 const PAYMENT_HEADERS = ["x-payment", "payment-signature"];
 
-/** The payment header's value, as the payment core takes it (payments/x402.ts reserve). */
+/** The payment header's value, as the payment core's reserve takes it. */
 export function paymentHeaderOf(req: RequestHeaders): string | undefined {
   for (const name of PAYMENT_HEADERS) {
     const value = req.header(name);

@@ -1,4 +1,4 @@
-import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../access/gate";
+import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../auth/gate";
 import { newTxId } from "../engine/prepare";
 import { EngineError } from "../engine/errors";
 import { replacePendingTransactions } from "../engine/replace";
@@ -32,7 +32,7 @@ import type { Services } from "./services";
 
 /**
  * Prepare one method's batch: rate limit, key, body, chain, access (key or payment), the method's plan and the engine's
- * unsigned transactions; the batch is stored, and paid for when x402 pays, in one step (access/gate.chargePrepare).
+ * unsigned transactions; the batch is stored, and paid for when x402 pays, in one step (auth/gate.chargePrepare).
  */
 export async function prepareWrite(
   services: Services,

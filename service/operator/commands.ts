@@ -113,8 +113,8 @@ async function signerScope(stores: AdminStores, cmd: { keyId?: string; allKeys?:
 }
 
 /**
- * Runs one operator command (printed as JSON by operator/admin.ts; the console calls the same commands). A command that
- * changes something is written to the audit log with what it changed, before and after (admin/audit.ts), once it
+ * Runs one operator command (printed as JSON by the admin tool; the console calls the same commands). A command that
+ * changes something is written to the audit log with what it changed, before and after (audit.ts), once it
  * succeeded.
  */
 export async function runAdminCommand(
@@ -248,7 +248,7 @@ async function commandResult(stores: AdminStores, cmd: AdminCommand, context: Ad
     case "prices.list":
       return { defaults: DEFAULT_PRICES, overrides: await stores.prices.overrides() };
     case "rams.executors.record": {
-      // The chain steps ran in the CLI (service/admin/rams-setup.ts); this records the principal's default executor.
+      // The chain steps ran in the CLI (setupExecutor); this records the principal's default executor.
       for (const field of ["executor", "registry", "principal", "owner"] as const) {
         if (!isAddress(cmd[field] ?? ""))
           throw badRequest(`${field} must be a 0x-prefixed 20-byte hex address`, { field });
