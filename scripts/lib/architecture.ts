@@ -30,7 +30,15 @@ export interface LongFunction {
 export const LAYERS: { name: string; members: string[] }[] = [
   {
     name: "foundation",
-    members: ["config.ts", "configuration/", "errors.ts", "error-codes.ts", "logger.ts", "runtime-files.ts"],
+    members: [
+      "config.ts",
+      "configuration/",
+      "errors.ts",
+      "error-codes.ts",
+      "logger.ts",
+      "runtime-files.ts",
+      "lazy-module.ts",
+    ],
   },
   { name: "primitives", members: ["crypto/", "signers/", "model/", "wire/", "cache/"] },
   { name: "chains", members: ["chains/"] },

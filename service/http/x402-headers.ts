@@ -1,5 +1,5 @@
-import { encodePaymentResponseHeader } from "@x402/core/http";
 import type { SettleResponse } from "@x402/core/types";
+import { x402Http } from "../payments/x402-modules";
 import type { RequestHeaders } from "../wire/request";
 
 /**
@@ -21,5 +21,5 @@ export function paymentHeaderOf(req: RequestHeaders): string | undefined {
 
 /** The PAYMENT-RESPONSE header of a settled payment (none without a settlement). */
 export function paymentResponseHeaders(settlement: SettleResponse | undefined): Record<string, string> {
-  return settlement ? { "PAYMENT-RESPONSE": encodePaymentResponseHeader(settlement) } : {};
+  return settlement ? { "PAYMENT-RESPONSE": x402Http().encodePaymentResponseHeader(settlement) } : {};
 }
