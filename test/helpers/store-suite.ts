@@ -188,6 +188,15 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           "grantTokenRole",
           "revokeTokenRole",
           "resolveOfferingClaim",
+          "cancelWalletRecovery",
+          "executeWalletRecovery",
+          "transferTokenizer",
+          "acceptTokenizer",
+          "cancelTokenizerTransfer",
+          "scheduleTokenUpgrade",
+          "cancelTokenUpgrade",
+          "executeTokenUpgrade",
+          "withdrawProceeds",
         ];
         for (const plan of PLANS) {
           const { record } = await apiKeys.create({ email: `${plan.toLowerCase()}@example.com`, plan });

@@ -114,14 +114,14 @@ describe("errors: the error answers clients rely on, bad bodies and send mismatc
         /not whitelisted/,
       );
     });
-    it("400 when the signer is not the tokenizer of the token", async () => {
+    it("400 when the signer is neither the tokenizer of the token nor holds the role the write needs", async () => {
       expectError(
         await api.post("/prepare-transactions", {
           ...whitelistBody(stranger.address),
           signerAddress: sandbox.accounts[2].address,
         }),
         400,
-        /not the tokenizer/,
+        /does not hold WHITELISTER.*only the tokenizer \(0x[0-9a-fA-F]{40}\) or an agent it granted/,
       );
     });
   });
