@@ -67,6 +67,7 @@ export const newSto = defineMethod({
   summary: "Create a security token offering (soft/hard cap, min/max ticket, window)",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);

@@ -38,6 +38,7 @@ export const forcedTransfer = defineMethod({
   summary: "Force a transfer from a holder (court order, enforcement); tokenizer or ENFORCER_ROLE",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "ENFORCER_ROLE");

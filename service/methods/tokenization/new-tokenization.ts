@@ -100,6 +100,7 @@ export const newTokenization = defineMethod({
   summary: "Tokenize an asset: deploy a security token (and its STO escrow), premint to initial holders",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const symbol = b.tokenSymbol ?? b.symbol;

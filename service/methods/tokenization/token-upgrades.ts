@@ -79,6 +79,7 @@ function upgradeMethod(
     summary,
     body,
     access: ACCESS.keyMethod,
+    metered: true,
     signerOf: (b: Body) => b.signerAddress,
     async plan(ctx, b) {
       const token = await authorizedToken(ctx, b.tokenSymbol);
