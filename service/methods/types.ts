@@ -1,6 +1,7 @@
 import type { ZodType } from "zod";
 import type { ExecutionMode } from "../wire/fields";
 import type { AccessRule } from "../auth/access-rules";
+import type { EventType } from "../events/types";
 import type { ConfirmedFacts } from "../engine/runner-ports";
 import type { PlannedCall } from "../model/batch";
 import type { Queryable } from "../store/db";
@@ -54,6 +55,11 @@ export interface MethodDefinition<B = any> {
    * until first spent or topped up (store/credits.ts), so a new metered method needs no migration. Absent: free for a key.
    */
   metered?: boolean;
+  /**
+   * The catalogue's events (events/types.ts) its confirmation announces, besides the transaction, batch and payment
+   * events of every batch; test/service/method-registry.test.ts holds the catalogue's other types to these.
+   */
+  events?: readonly EventType[];
   /** The service's relayer may sign and send it (service-relayed). */
   relayable?: boolean;
   /**

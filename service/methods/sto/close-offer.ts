@@ -29,6 +29,7 @@ export const closeOffer = defineMethod({
   body,
   access: ACCESS.keyMethod,
   metered: true,
+  events: ["offering.closed"],
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);

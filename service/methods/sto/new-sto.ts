@@ -68,6 +68,7 @@ export const newSto = defineMethod({
   body,
   access: ACCESS.keyMethod,
   metered: true,
+  events: ["offering.created"],
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);

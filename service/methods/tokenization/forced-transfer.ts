@@ -39,6 +39,7 @@ export const forcedTransfer = defineMethod({
   body,
   access: ACCESS.keyMethod,
   metered: true,
+  events: ["token.forced_transfer", "token.frozen"],
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "ENFORCER_ROLE");

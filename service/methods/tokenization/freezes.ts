@@ -35,6 +35,7 @@ export const freezeTokens = defineMethod({
   body: freezeBody,
   access: ACCESS.keyMethod,
   metered: true,
+  events: ["token.frozen"],
   signerOf: (b: FreezeBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "FREEZER_ROLE");
@@ -90,6 +91,7 @@ export const unfreezeTokens = defineMethod({
   body: unfreezeBody,
   access: ACCESS.keyMethod,
   metered: true,
+  events: ["token.frozen"],
   signerOf: (b: UnfreezeBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "FREEZER_ROLE");
@@ -137,6 +139,7 @@ export const freezeAddress = defineMethod({
   body: addressBody,
   access: ACCESS.keyMethod,
   metered: true,
+  events: ["token.address_frozen"],
   signerOf: (b: AddressBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "FREEZER_ROLE");

@@ -23,6 +23,7 @@ function pauseMethod(pause: boolean): MethodDefinition<Body> {
     body,
     access: ACCESS.keyMethod,
     metered: true,
+    events: ["token.paused"],
     signerOf: (b: Body) => b.signerAddress,
     async plan(ctx, b) {
       const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "PAUSER_ROLE");

@@ -54,6 +54,7 @@ export const recoverWallet = defineMethod({
   body,
   access: ACCESS.keyMethod,
   metered: true,
+  events: ["token.recovery_pending"],
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "RECOVERY_ROLE");

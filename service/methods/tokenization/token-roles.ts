@@ -52,6 +52,7 @@ function roleMethod(grant: boolean): MethodDefinition<Body> {
     body,
     access: ACCESS.keyMethod,
     metered: true,
+    events: ["token.role_changed"],
     signerOf: (b: Body) => b.signerAddress,
     async plan(ctx, b) {
       if (b.role === "DEFAULT_ADMIN_ROLE") {

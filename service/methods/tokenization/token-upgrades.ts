@@ -80,6 +80,7 @@ function upgradeMethod(
     body,
     access: ACCESS.keyMethod,
     metered: true,
+    events: ["token.upgrade"],
     signerOf: (b: Body) => b.signerAddress,
     async plan(ctx, b) {
       const token = await authorizedToken(ctx, b.tokenSymbol);

@@ -33,6 +33,7 @@ export const transferTokenizer = defineMethod({
   body: transferBody,
   access: ACCESS.keyMethod,
   metered: true,
+  events: ["token.tokenizer_changed"],
   signerOf: (b: TransferBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);
@@ -74,6 +75,7 @@ export const acceptTokenizer = defineMethod({
   body: tokenOnly,
   access: ACCESS.keyMethod,
   metered: true,
+  events: ["token.tokenizer_changed"],
   signerOf: (b: TokenOnly) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);

@@ -41,6 +41,7 @@ export const cancelWalletRecovery = defineMethod({
   body,
   access: ACCESS.keyMethod,
   metered: true,
+  events: ["token.recovery_pending"],
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const byOwner = b.signerAddress === b.lostWallet;
@@ -80,6 +81,7 @@ export const executeWalletRecovery = defineMethod({
   body,
   access: ACCESS.keyMethod,
   metered: true,
+  events: ["token.wallet_recovered", "token.frozen", "token.address_frozen"],
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol).catch(() =>
