@@ -17,6 +17,7 @@ import { EventStreams } from "./events/stream";
 import { settledWithin } from "./lifecycle/bounded";
 import { createLogger, type Logger } from "./logger";
 import { methodHooks } from "./methods/hooks";
+import { METERED_METHODS } from "./methods/metering";
 import { createMailer } from "./onboarding/mailer";
 import { OperatorKycProvider } from "./onboarding/provider";
 import { InProcessFacilitator } from "./payments/facilitator";
@@ -121,7 +122,7 @@ async function buildServices(
   } else await assertSchemaCurrent(db, "this service");
   const sealer = new Sealer(ensureDataEncryptionKey(config));
   await assertDataKey(db, sealer);
-  const stores = openStores(db, sealer, logger);
+  const stores = openStores(db, sealer, logger, METERED_METHODS);
   const sealed = {
     payments: await stores.payments.sealClearSecrets(),
     transactions: await stores.batches.sealClearSigned(),

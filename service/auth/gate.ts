@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import { missingKeyError, optionalApiKey } from "./api-key";
-import { isMetered } from "../model/plans";
 import type { Batch } from "../model/batch";
 import { badRequest, forbidden } from "../errors";
 import type { ExecutionMode } from "../wire/fields";
@@ -238,7 +237,7 @@ export function admitSend(
     if (!presented) throw missingKeyError("method");
     if (presented.id !== batch.apiKeyId)
       throw forbidden("This txId was prepared under another API key", { txId: batch.txId });
-    return { apiKey: presented, creditKeyId: isMetered(batch.method) ? presented.id : undefined };
+    return { apiKey: presented, creditKeyId: method?.metered ? presented.id : undefined };
   }
   if (presented) return { apiKey: presented };
   if (!method || method.access.key !== "optional") return {};

@@ -9,6 +9,7 @@ import { ApiError } from "../errors";
 import { Prices } from "../payments/pricing";
 import { ApiKeys } from "../store/api-keys";
 import { Credits } from "../store/credits";
+import { METERED_METHODS } from "../methods/metering";
 import { KycStore } from "../store/kyc";
 import { Sealer } from "../crypto/sealed";
 import { assertDataKey } from "../store/key-check";
@@ -80,7 +81,7 @@ async function viaDatabase(config: Config, command: AdminCommand, operations: st
     if (command.command.startsWith("kyc.")) await assertDataKey(db, dataSealer(config));
     const stores = {
       apiKeys: new ApiKeys(db),
-      credits: new Credits(db),
+      credits: new Credits(db, METERED_METHODS),
       signers: new Signers(db),
       prices: new Prices(db, config.ENVIRONMENT),
       tokens: new Tokens(db),

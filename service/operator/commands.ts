@@ -1,5 +1,6 @@
 import { getAddress, isAddress } from "ethers";
-import { FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD, METERED_METHODS, PLANS, type Plan } from "../model/plans";
+import { FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD, PLANS, type Plan } from "../model/plans";
+import { METERED_METHODS } from "../methods/metering";
 import { badRequest, notFound } from "../errors";
 import type { ApiKeys } from "../store/api-keys";
 import type { Credits } from "../store/credits";
@@ -61,7 +62,7 @@ export type AdminCommand =
   | RelayerKeyCommand
   | OperatorCommand;
 
-export const CREDIT_METHODS = [...METERED_METHODS, FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD] as string[];
+export const CREDIT_METHODS = [...METERED_METHODS, FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD];
 
 /** What commands check against that lives above this layer: the operations with a price (app.ts pricedOperations). */
 export interface AdminContext {

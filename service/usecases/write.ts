@@ -140,6 +140,7 @@ async function startSend(
   // One statement marks the batch sending; a reported batch being sent again is first reopened, in one transaction.
   const markSending = async (q: Queryable) => {
     const credit = access.creditKeyId ? { keyId: access.creditKeyId, method: batch.method } : undefined;
+    if (credit) await services.credits.grantPlanned(q, credit.keyId, credit.method);
     const { moved, outOfCredits, hashOwners: taken } = await services.batches.markSending(q, batch.txId, state, credit);
     assertHashesFree(batch, state, taken);
     if (moved) return;

@@ -323,7 +323,7 @@ describe("errors: the error answers clients rely on, bad bodies and send mismatc
       const lastCredit = api;
       const record = (await service.services.apiKeys.verify(api.apiKey!))!;
       await service.services.db.query(
-        "UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'",
+        "INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, 'whitelist', 1) ON CONFLICT (key_id, method) DO UPDATE SET balance = 1",
         [record.id],
       );
       const a = await prepareAndSign(lastCredit, issuer, whitelistBody(sandbox.accounts[14].address));
