@@ -34,7 +34,7 @@ export class BatchSettlement implements RunPayments {
     private readonly refunder: PaymentRefunder,
   ) {}
 
-  /** A batch prepared under a key is never paid with x402 (access/gate.ts admitSend). */
+  /** A batch prepared under a key is never paid with x402 (auth/gate.ts admitSend). */
   paysFor(batch: Batch): boolean {
     return !batch.apiKeyId;
   }
