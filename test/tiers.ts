@@ -31,9 +31,11 @@ export function tierOf(file: string): Tier {
   return named;
 }
 
-/** The tier `hardhat test` runs when it is given no files: TEST_TIER, or `fast`. */
-export function selectedTier(env: NodeJS.ProcessEnv = process.env): Tier {
-  const name = env.TEST_TIER ?? "fast";
-  if (!isTier(name)) throw new Error(`TEST_TIER must be one of ${Object.keys(TIERS).join(", ")}, not "${name}"`);
-  return name;
+/** The tiers `hardhat test` runs when it is given no files: TEST_TIER (one, or several separated by commas), or `fast`. */
+export function selectedTiers(env: NodeJS.ProcessEnv = process.env): Tier[] {
+  const names = (env.TEST_TIER ?? "fast").split(",").map((name) => name.trim());
+  for (const name of names)
+    if (!isTier(name))
+      throw new Error(`TEST_TIER must name tiers among ${Object.keys(TIERS).join(", ")}, not "${name}"`);
+  return names as Tier[];
 }

@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { TIERS, selectedTier, tierOf, type Tier } from "../tiers";
+import { TIERS, selectedTiers, tierOf, type Tier } from "../tiers";
 
 const TEST_ROOT = path.resolve(__dirname, "..");
 
@@ -40,9 +40,10 @@ describe("test tiers (test/tiers.ts)", () => {
       const file = path.join(dir, "x.test.ts");
       fs.writeFileSync(file, "// tier: nightly\n");
       expect(() => tierOf(file)).to.throw(/names no tier/);
-      expect(() => selectedTier({ TEST_TIER: "slow" })).to.throw(/TEST_TIER must be one of/);
-      expect(selectedTier({})).to.equal("fast");
-      expect(selectedTier({ TEST_TIER: "browser" })).to.equal("browser");
+      expect(() => selectedTiers({ TEST_TIER: "e2e,slow" })).to.throw(/TEST_TIER must name tiers among .*"slow"/);
+      expect(selectedTiers({})).to.deep.equal(["fast"]);
+      expect(selectedTiers({ TEST_TIER: "browser" })).to.deep.equal(["browser"]);
+      expect(selectedTiers({ TEST_TIER: "e2e, chaos" })).to.deep.equal(["e2e", "chaos"]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
