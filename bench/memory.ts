@@ -5,6 +5,7 @@ import path from "node:path";
 import { Wallet } from "ethers";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { createSandbox, type Sandbox } from "../scripts/lib/sandbox";
+import { serveNodeArgs } from "../scripts/lib/service-process";
 import { benchSchema, dropSchema, hammer, postJson, serviceEnv, setupReads, type BenchDatabase } from "./reads";
 import { startServiceProcess, type ServiceProcess } from "./service-process";
 
@@ -17,17 +18,6 @@ const LOAD_READ_SECONDS = Number(process.env.BENCH_MEMORY_READ_SECONDS ?? 10);
 const LOAD_WRITES = Number(process.env.BENCH_MEMORY_WRITES ?? 40);
 const RUNS = 2;
 const METRICS_TOKEN = "bench-metrics-token-0123456789abcdef";
-
-/** The node flags `npm run serve` starts the service with (package.json), so the bench measures what a server runs. */
-function serveNodeArgs(): string[] {
-  const serve = (
-    JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as { scripts: Record<string, string> }
-  ).scripts.serve;
-  const words = serve.split(/\s+/);
-  if (words[0] !== "node" || words.at(-1) !== "dist/service/main.js")
-    throw new Error(`npm run serve is not "node … dist/service/main.js": ${serve}`);
-  return words.slice(1, -1);
-}
 
 export const MEMORY_TARGETS = {
   postgresIdleMiB: 100,

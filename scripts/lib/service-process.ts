@@ -7,6 +7,20 @@ const ROOT = path.resolve(__dirname, "../..");
 /** The compiled service (`npm run build`). */
 export const BUILT_SERVICE = path.join(ROOT, "dist", "service", "main.js");
 
+/**
+ * The Node.js options `npm run serve` starts the build with (package.json says them once): a semi-space of 1 MiB and
+ * V8's size-over-speed mode keep the idle service under 100 MiB on Node 24 (`BENCH_ONLY=memory npm run bench`).
+ */
+export function serveNodeArgs(): string[] {
+  const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
+    scripts: Record<string, string>;
+  };
+  const words = pkg.scripts.serve.split(/\s+/);
+  if (words[0] !== "node" || words.at(-1) !== "dist/service/main.js")
+    throw new Error(`npm run serve is not "node … dist/service/main.js": ${pkg.scripts.serve}`);
+  return words.slice(1, -1);
+}
+
 /** The service from the sources with the local sandbox's posture (the test helpers' child processes). */
 export const LOCAL_SERVICE_ARGS = ["-r", "ts-node/register/transpile-only", "scripts/local-service.ts"];
 
@@ -20,7 +34,7 @@ export function serviceCommand(): { command: string; args: string[]; env: NodeJS
   if (process.env.SERVICE_BUILD === "dist") {
     if (!fs.existsSync(BUILT_SERVICE))
       throw new Error(`SERVICE_BUILD=dist but ${BUILT_SERVICE} is missing: run npm run build first`);
-    return { command: process.execPath, args: ["--max-semi-space-size=2", BUILT_SERVICE], env: {} };
+    return { command: process.execPath, args: [...serveNodeArgs(), BUILT_SERVICE], env: {} };
   }
   return {
     command: process.execPath,
