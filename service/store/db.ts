@@ -32,8 +32,14 @@ export interface Db extends Queryable {
    * function that stops listening. On the server it holds one connection, and takes a new one if that one fails.
    */
   listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
-  /** An object with the `query({ text, values })` shape that rate-limiter-flexible's Postgres store expects. */
-  rateLimiterClient(): { query(q: { text: string; values?: unknown[] }): Promise<{ rows: unknown[] }> };
+  /**
+   * An object with the `query({ text, values })` shape that rate-limiter-flexible's Postgres store expects. `lazy`: for
+   * statements nobody waits for (a slot given back); on the server they ride with the next rate-limit trip, or go alone
+   * within a couple of seconds (StatementGatherer).
+   */
+  rateLimiterClient(options?: { lazy?: boolean }): {
+    query(q: { text: string; values?: unknown[] }): Promise<{ rows: unknown[] }>;
+  };
   close(): Promise<void>;
 }
 
@@ -184,19 +190,23 @@ class PostgresDb implements Db {
     };
   }
 
-  /** The rate limits' statements: those issued in one turn of the event loop (a request's, or requests') share a trip. */
+  /**
+   * The rate limits' statements: those issued in one turn of the event loop (a request's, or requests') share a trip,
+   * with the slots given back since the last trip ahead of them.
+   */
   private readonly limiterStatements = new StatementGatherer((texts) =>
     timedTrip(this.work, texts.length, () => this.pool.query(texts.join(";\n"))),
   );
 
-  rateLimiterClient() {
+  rateLimiterClient(options: { lazy?: boolean } = {}) {
     return {
       query: (q: { text: string; values?: unknown[] }) =>
-        this.limiterStatements.run(inlineParameters(q.text, q.values ?? [])),
+        this.limiterStatements.run(inlineParameters(q.text, q.values ?? []), options),
     };
   }
 
   async close() {
+    await this.limiterStatements.flush().catch(() => undefined);
     await this.pool.end();
   }
 }

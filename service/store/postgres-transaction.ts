@@ -101,25 +101,42 @@ export class PostgresTransaction implements Queryable {
   }
 }
 
+/** A statement gathered `lazily` waits at most this long for a trip to ride in before it goes alone. */
+export const LAZY_STATEMENT_MS = 2_000;
+
 /**
  * Statements outside any transaction, gathered for one turn of the event loop and sent as one text (one trip). They
  * run as one implicit transaction: if one fails, none took effect and each is answered with that error. Only for
  * statements whose failure together is harmless (the rate limits' counters).
+ * A `lazy` statement (one nobody waits for: a concurrency slot given back) does not start a trip: it rides ahead of the
+ * next statements gathered, or goes alone after LAZY_STATEMENT_MS. Ahead of them, it has taken effect for every
+ * statement of this process that follows it.
  */
 export class StatementGatherer {
   private waiting: { text: string; resolve(result: QueryResult): void; reject(error: unknown): void }[] = [];
+  private flushScheduled = false;
+  private lazyTimer?: NodeJS.Timeout;
 
   constructor(private readonly trip: (texts: string[]) => Promise<QueryResult | QueryResult[]>) {}
 
-  run(text: string): Promise<QueryResult> {
-    if (!this.waiting.length) setImmediate(() => this.flush());
+  run(text: string, options: { lazy?: boolean } = {}): Promise<QueryResult> {
+    if (options.lazy) this.lazyTimer ??= setTimeout(() => void this.flush(), LAZY_STATEMENT_MS).unref();
+    else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => void this.flush());
+    }
     return new Promise((resolve, reject) => this.waiting.push({ text, resolve, reject }));
   }
 
-  private flush(): void {
+  /** Sends what waits now (lazy statements included); resolves once it was answered. */
+  async flush(): Promise<void> {
+    this.flushScheduled = false;
+    clearTimeout(this.lazyTimer);
+    this.lazyTimer = undefined;
     const batch = this.waiting;
     this.waiting = [];
-    this.trip(batch.map((s) => s.text)).then(
+    if (!batch.length) return;
+    await this.trip(batch.map((s) => s.text)).then(
       (answer) => {
         const results = Array.isArray(answer) ? answer : [answer];
         batch.forEach((s, i) => s.resolve(results[i]));
