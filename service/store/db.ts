@@ -4,7 +4,7 @@ import { Pool, types as pgTypes, type PoolClient } from "pg";
 import { DbWork, timedTrip } from "./db-work";
 import { PreparedStatements } from "./prepared-statements";
 import { PgliteTransaction, Serial } from "./pglite-transaction";
-import { PostgresTransaction, StatementGatherer } from "./postgres-transaction";
+import { PostgresTransaction, StatementGatherer, type LeadStatement } from "./postgres-transaction";
 import { inlineParameters } from "./inline-parameters";
 import { openPglite } from "./pglite-template";
 import { makePrivate, privateDirectory } from "./private-files";
@@ -45,6 +45,8 @@ export interface Db extends Queryable {
 
 /** A connection held apart from the pool (see Db.session). */
 export interface DbSession extends Queryable {
+  /** Runs `fn` in one transaction on this connection; `lead` travels right after its BEGIN, in its first trip. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, lead?: LeadStatement): Promise<T>;
   release(error?: Error): void;
 }
 
@@ -150,7 +152,11 @@ class PostgresDb implements Db {
 
   async session(): Promise<DbSession> {
     const client = await this.pool.connect();
-    return { ...clientQueryable(client, this.work), release: (error?: Error) => client.release(error) };
+    return {
+      ...clientQueryable(client, this.work),
+      transaction: (fn, lead) => new PostgresTransaction(client, this.work, lead).run(fn),
+      release: (error?: Error) => client.release(error),
+    };
   }
 
   async listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {

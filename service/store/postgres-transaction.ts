@@ -4,6 +4,15 @@ import { inlineParameters } from "./inline-parameters";
 import { AFTER_FINAL_QUERY, allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
 
 /**
+ * A statement a transaction sends right after its BEGIN, in its first trip (a session lock taken with the transaction's
+ * first statements: store/wallet-locks.ts). `onFirstTrip` hears how that trip went: undefined, or its error.
+ */
+export interface LeadStatement {
+  text: string;
+  onFirstTrip(error?: unknown): void;
+}
+
+/**
  * One transaction on a PostgreSQL server connection, in as few trips as the embedded database's (pglite-transaction.ts):
  * - BEGIN travels with the transaction's first statement;
  * - a statement nobody reads the rows of (`write`) waits and travels with the next statement, or with COMMIT;
@@ -22,10 +31,17 @@ export class PostgresTransaction implements Queryable {
   /** While `together` issues its statements: those gathered for its one trip. */
   private gathering?: { text: string; resolve(rows: unknown[]): void; reject(error: unknown): void }[];
 
+  /** How many statements wait before anything was sent (BEGIN, and a lead statement). */
+  private readonly unsent: number;
+
   constructor(
     private readonly client: PoolClient,
     private readonly work: DbWork,
-  ) {}
+    private readonly lead?: LeadStatement,
+  ) {
+    if (lead) this.waiting.push(lead.text);
+    this.unsent = this.waiting.length;
+  }
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     const text = inlineParameters(sql, params);
@@ -70,7 +86,7 @@ export class PostgresTransaction implements Queryable {
   async run<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     try {
       const value = await fn(this);
-      if (this.committed || (!this.begun && this.waiting.length === 1)) return value; // committed, or nothing ran
+      if (this.committed || (!this.begun && this.waiting.length === this.unsent)) return value; // committed, or nothing ran
       await this.commit();
       return value;
     } catch (error) {
@@ -95,8 +111,16 @@ export class PostgresTransaction implements Queryable {
     const batch = [...this.waiting, ...texts];
     this.waiting.length = 0;
     // BEGIN is in this trip: whatever fails in it, the transaction is open (aborted) and must be rolled back.
+    const first = !this.begun;
     this.begun = true;
-    const answer = await timedTrip(this.work, batch.length, () => this.client.query(batch.join(";\n")));
+    let answer: QueryResult | QueryResult[];
+    try {
+      answer = await timedTrip(this.work, batch.length, () => this.client.query(batch.join(";\n")));
+    } catch (error) {
+      if (first) this.lead?.onFirstTrip(error);
+      throw error;
+    }
+    if (first) this.lead?.onFirstTrip();
     return (Array.isArray(answer) ? answer : [answer]) as QueryResult[];
   }
 }
