@@ -4,6 +4,7 @@ import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD, TASK_TEST_GET_TEST_FILES } from "
 import type { HardhatUserConfig } from "hardhat/config";
 import "@nomicfoundation/hardhat-toolbox";
 import { etherscanConfig } from "./scripts/lib/verify-config";
+import { selectedTiers, tierOf } from "./test/tiers";
 
 /** The compiler comes from the `solc` npm package: Hardhat cannot download compilers on offline machines. */
 const SOLC_VERSION = "0.8.28";
@@ -21,13 +22,13 @@ subtask(TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD).setAction(async (args: { solcVersi
 });
 
 /**
- * `hardhat test` with no files runs everything under test/ except test/postgres/, the suite that needs a PostgreSQL
- * server (`npm run test:pg`, run by .ci/run).
+ * `hardhat test` with no files runs the tiers TEST_TIER names (test/tiers.ts), or `fast`, which is `npm test`.
  */
 subtask(TASK_TEST_GET_TEST_FILES).setAction(async (args: { testFiles: string[] }, _hre, runSuper) => {
   const files: string[] = await runSuper(args);
   if (args.testFiles.length) return files;
-  return files.filter((file) => !file.split(path.sep).join("/").includes("/test/postgres/"));
+  const tiers = selectedTiers();
+  return files.filter((file) => tiers.includes(tierOf(file)));
 });
 
 /**
@@ -43,6 +44,10 @@ function testWorkers(): { parallel?: boolean; jobs?: number } {
   const otherNetwork = process.argv.includes("--network") || (process.env.HARDHAT_NETWORK ?? "hardhat") !== "hardhat";
   return jobs > 1 && !otherNetwork ? { parallel: true, jobs } : {};
 }
+
+/** TEST_TIMINGS=<file> records each test file's time there (test/helpers/file-timings.ts). */
+const fileTimings = () =>
+  process.env.TEST_TIMINGS ? { require: [path.join(__dirname, "test/helpers/file-timings.ts")] } : {};
 
 /**
  * A network's RPC URL for the deploy and verify scripts: RPC_URL_<chainId>, the variable the service reads (its first
@@ -73,7 +78,7 @@ const config: HardhatUserConfig = {
     baseSepolia: { url: rpcUrl(84532), chainId: 84532, accounts: deployerAccounts },
     base: { url: rpcUrl(8453), chainId: 8453, accounts: deployerAccounts },
   },
-  mocha: { timeout: 120_000, ...testWorkers() },
+  mocha: { timeout: 120_000, ...testWorkers(), ...fileTimings() },
   typechain: { outDir: "typechain-types", target: "ethers-v6" },
   gasReporter: { enabled: false },
   /** `npx hardhat run scripts/verify.ts --network sepolia|baseSepolia` (ETHERSCAN_API_KEY); see scripts/lib/verify-config.ts. */

@@ -4,7 +4,7 @@ import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { createApiClient, execute } from "../client/index";
 import { createSandbox } from "../scripts/lib/sandbox";
-import { emitEvents } from "../service/store/outbox";
+import { emitEvents } from "../service/events/emit";
 import type { NewEvent } from "../service/events/types";
 import { openDb } from "../service/store/db";
 import { WebhookReceiver, type Received } from "../test/helpers/webhook-receiver";

@@ -14,7 +14,7 @@ import {
   type ApiClient,
   type Executed,
 } from "../client/index";
-import { parseSelectorSpec, setupExecutor } from "../service/admin/rams-setup";
+import { parseSelectorSpec, setupExecutor } from "../service/operator/rams-setup";
 import { firstStreamedEvent, WebhookListener, type ListenedEvent } from "./lib/webhook-listener";
 
 /**

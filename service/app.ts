@@ -123,7 +123,7 @@ export function createApp(services: Services, options: { adminToken: string }): 
       const route: string = res.locals.route ?? "(unmatched)";
       metrics.observe(req.method, route, res.statusCode, seconds);
       const unmatched = res.locals.route === undefined ? { path: req.path.slice(0, 200) } : {};
-      // A route called by an MCP tool (service/mcp/dispatch.ts) says which.
+      // A route called by an MCP tool says which.
       const tool = mcpToolOf(req);
       res.locals.log.info(
         {

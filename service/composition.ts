@@ -8,6 +8,7 @@ import { useNativeKeccak } from "./crypto/keccak";
 import { Sealer } from "./crypto/sealed";
 import { Relayer } from "./engine/relayer";
 import { RelayerKeyRotation } from "./engine/relayer-key-rotation";
+import { healWalletNonces } from "./engine/nonce-healing";
 import { BatchRunner } from "./engine/runner";
 import { PreparedExpiry } from "./engine/prepared-expiry";
 import { WebhookDispatcher } from "./events/dispatcher";
@@ -16,12 +17,14 @@ import { EventStreams } from "./events/stream";
 import { settledWithin } from "./lifecycle/bounded";
 import { createLogger, type Logger } from "./logger";
 import { methodHooks } from "./methods/hooks";
+import { METERED_METHODS } from "./methods/metering";
 import { createMailer } from "./onboarding/mailer";
 import { OperatorKycProvider } from "./onboarding/provider";
 import { InProcessFacilitator } from "./payments/facilitator";
 import { ExternalFacilitator, type FacilitatorServices } from "./payments/payment-facilitator";
 import { Prices } from "./payments/pricing";
 import { BatchSettlement } from "./payments/batch-settlement";
+import { NO_PAYMENTS } from "./payments/run-payments";
 import { paymentTermsOf, X402ConfigError } from "./payments/payment-terms";
 import { RefundTransactions } from "./payments/refund-transactions";
 import { PaymentRefunder } from "./payments/refunds";
@@ -119,7 +122,7 @@ async function buildServices(
   } else await assertSchemaCurrent(db, "this service");
   const sealer = new Sealer(ensureDataEncryptionKey(config));
   await assertDataKey(db, sealer);
-  const stores = openStores(db, sealer, logger);
+  const stores = openStores(db, sealer, logger, METERED_METHODS);
   const sealed = {
     payments: await stores.payments.sealClearSecrets(),
     transactions: await stores.batches.sealClearSigned(),
@@ -146,7 +149,7 @@ async function buildServices(
     { ...stores, chains, config, relayer },
     {
       methods: methodHooks({ ...stores, config, chains, baseUrl, relayer }),
-      settlement: payments?.settlement,
+      payments: payments?.runPayments ?? NO_PAYMENTS,
       relaySigner: (batch, tx, signOptions) => relayer.sign(batch, tx, signOptions),
       onReorged: (txId) => forgetFinalStatus(stores, txId),
     },
@@ -201,7 +204,7 @@ async function paymentsOf(
     settler,
     refunder,
     gate: new X402(services, terms, settler, log),
-    settlement: new BatchSettlement(services, terms, settler, log, refunder),
+    runPayments: new BatchSettlement(services, terms, settler, log, refunder),
   };
 }
 
@@ -213,7 +216,10 @@ function facilitatorFor(services: FacilitatorServices & { wallets: ServiceWallet
     throw new X402ConfigError(
       "x402 needs a settlement key (X402_SETTLEMENT_PRIVATE_KEY, X402_SETTLEMENT_KEYSTORE or X402_SETTLEMENT_PKCS11_MODULE) or X402_FACILITATOR_URL (or X402_ENABLED=false)",
     );
-  return new InProcessFacilitator(services, chain, services.wallets.settlement);
+  const wallet = services.wallets.settlement;
+  return new InProcessFacilitator(services, chain, wallet, () =>
+    healWalletNonces(services, chain, wallet, services.logger.child({ component: "x402" })),
+  );
 }
 
 /**

@@ -6,7 +6,7 @@ import type { Stores } from "./store/stores";
 /** What these readings need of the service (a part of metrics.ts's MetricsSources). */
 type Readable = Pick<Stores, "db"> & { chains: ChainRegistry; relayer: Pick<Relayer, "addresses"> };
 
-// What /metrics reads from the chains and the database pool on each scrape (service/metrics.ts registers the gauges).
+// What /metrics reads from the chains and the database pool on each scrape (the metrics register the gauges).
 
 export interface ChainFacts {
   chainId: string;

@@ -296,7 +296,7 @@ export class Metrics {
             if (r.nonceLag !== undefined) this.set({ chain_id: f.chainId, address: r.address }, r.nonceLag);
       },
     });
-    // Read in the background (service/wallet-balances.ts): a scrape waits at most 1 s for a stale reading.
+    // Read in the background: a scrape waits at most 1 s for a stale reading.
     const walletReadings = () => services.walletBalances?.current() ?? Promise.resolve([]);
     new Gauge({
       name: "tak_wallet_balance_eth",
@@ -354,7 +354,7 @@ export class Metrics {
   }
 }
 
-/** The database's trips, statements and time per kind of work (store/db-work.ts), read on scrape. */
+/** The database's trips, statements and time per kind of work, read on scrape. */
 function dbWorkCounters(registers: Registry[], services: MetricsSources): void {
   const figures: [string, string, (f: DbWorkFigures) => number][] = [
     [

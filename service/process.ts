@@ -6,7 +6,7 @@ const STOP_GRACE_MS = 7_000;
 
 /**
  * The service as a process: serve the API with the configuration from `env` until SIGTERM or SIGINT, then stop
- * gracefully (service/server.ts: no new connections, requests in flight finish within SHUTDOWN_TIMEOUT_MS, batches
+ * gracefully (no new connections, requests in flight finish within SHUTDOWN_TIMEOUT_MS, batches
  * stay resumable, the database closes) and exit 0. That holds in every state: a signal during start-up stops the
  * service as soon as it is up, and whatever a stop still waits on after SHUTDOWN_TIMEOUT_MS + 7 s (an RPC that never
  * answers, a database that does not close), the process exits 0 then. A second signal while stopping exits at once (1).

@@ -24,7 +24,7 @@ export function ensureAdminToken(config: Pick<Config, "ADMIN_TOKEN" | "profile" 
   return keptSecret(config, adminTokenPath(config));
 }
 
-/** The data encryption key (crypto/sealed.ts): DATA_ENCRYPTION_KEY; in the local sandbox only, else the kept one, else a new one. */
+/** The data encryption key: DATA_ENCRYPTION_KEY; in the local sandbox only, else the kept one, else a new one. */
 export function ensureDataEncryptionKey(
   config: Pick<Config, "DATA_ENCRYPTION_KEY" | "profile" | "environmentDir">,
 ): string {

@@ -25,7 +25,7 @@ export interface StartOptions {
 }
 
 /**
- * Opens the port, composes the service (service/composition.ts) and starts its background work. Used by main.ts,
+ * Opens the port, composes the service and starts its background work. Used by main.ts,
  * dev.ts and tests. While it composes, the port answers as lifecycle/starting.ts says (`/health` 200 "starting",
  * everything else 503 with Retry-After); then the API. The answer's stop() stops gracefully, within
  * SHUTDOWN_TIMEOUT_MS whatever the state.

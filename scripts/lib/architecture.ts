@@ -1,7 +1,7 @@
 /**
  * Reads service/'s shape from its source: the import graph (with type-only imports marked), its circles, the
  * imports that break the layer order, and the functions longer than a limit. `npm run architecture` prints it;
- * test/service/architecture.test.ts holds the code to it and to docs/ARCHITECTURE.md.
+ * test/service/architecture.test.ts holds the code to it, to docs/ARCHITECTURE.md and to the folders' READMEs.
  */
 import fs from "node:fs";
 import path from "node:path";
@@ -23,12 +23,22 @@ export interface LongFunction {
 /**
  * The layers of service/, lowest first. A module may import from its own layer and from layers below it; an import
  * that runs back up is a break (type-only ones included: the rule is about what a reader has to know).
- * Each entry names directories (`dir/`) or top-level files (`file.ts`).
+ * Each entry names directories (`dir/`) or files (`main.ts`, `auth/gate.ts`); a file named on its own is in that layer,
+ * not its directory's (the gate reads payments, so it sits above the rest of auth/; the operator's two programs start
+ * the app, so they sit with the composition files).
  */
 export const LAYERS: { name: string; members: string[] }[] = [
   {
     name: "foundation",
-    members: ["config.ts", "configuration/", "errors.ts", "error-codes.ts", "logger.ts", "runtime-files.ts"],
+    members: [
+      "config.ts",
+      "configuration/",
+      "errors.ts",
+      "error-codes.ts",
+      "logger.ts",
+      "runtime-files.ts",
+      "lazy-module.ts",
+    ],
   },
   { name: "primitives", members: ["crypto/", "signers/", "model/", "wire/", "cache/"] },
   { name: "chains", members: ["chains/"] },
@@ -41,10 +51,10 @@ export const LAYERS: { name: string; members: string[] }[] = [
     members: [
       "methods/",
       "onboarding/",
-      "access/",
+      "auth/gate.ts",
       "reads/",
       "events/",
-      "admin/",
+      "operator/",
       "lifecycle/",
       "metrics.ts",
       "metrics-readings.ts",
@@ -55,7 +65,18 @@ export const LAYERS: { name: string; members: string[] }[] = [
   { name: "use cases", members: ["usecases/", "console/"] },
   { name: "mcp", members: ["mcp/"] },
   { name: "routes", members: ["routes/"] },
-  { name: "composition", members: ["app.ts", "composition.ts", "server.ts", "process.ts", "main.ts", "operator/"] },
+  {
+    name: "composition",
+    members: [
+      "app.ts",
+      "composition.ts",
+      "server.ts",
+      "process.ts",
+      "main.ts",
+      "operator/admin.ts",
+      "operator/migrate.ts",
+    ],
+  },
 ];
 
 const ROOT = path.resolve(__dirname, "..", "..");
@@ -243,13 +264,15 @@ export function circles(edges: ImportEdge[]): string[][] {
   return found;
 }
 
-/** The layer a service file belongs to (its index in LAYERS), or undefined when no layer names it. */
+/** The layer a service file belongs to (its index in LAYERS, by the longest member that holds it), or undefined. */
 export function layerOf(file: string): number | undefined {
   const inside = path.relative("service", file).split(path.sep).join("/");
-  const index = LAYERS.findIndex((layer) =>
-    layer.members.some((m) => (m.endsWith("/") ? inside.startsWith(m) : inside === m)),
-  );
-  return index < 0 ? undefined : index;
+  let best: { index: number; length: number } | undefined;
+  for (const [index, layer] of LAYERS.entries())
+    for (const m of layer.members)
+      if ((m.endsWith("/") ? inside.startsWith(m) : inside === m) && m.length > (best?.length ?? -1))
+        best = { index, length: m.length };
+  return best?.index;
 }
 
 /** Imports from a lower layer to a higher one. */
@@ -284,7 +307,7 @@ export function longFiles(files = serviceFiles()): { file: string; lines: number
 }
 
 /**
- * The length past which a function of service/ must be named, with its reason, in docs/ARCHITECTURE.md. Counted on the
+ * The length past which a function of service/ must be named, with its reason, in its folder's README.md. Counted on the
  * formatted code (Prettier at 120 columns lays out one argument or property per line where a call does not fit).
  */
 export const LONG_FUNCTION_LINES = 80;
@@ -313,12 +336,72 @@ export function longFunctions(limit: number, files = serviceFiles()): LongFuncti
   return out.sort((a, b) => b.lines - a.lines);
 }
 
-/** `file:name` entries that docs/ARCHITECTURE.md lists under its long-functions heading, with the reason given. */
-export function documentedLongFunctions(document: string): Set<string> {
+/**
+ * The map and the folder READMEs are read on a page: the map at most 12 KiB, a folder's README at most 4 KiB, and no
+ * line of either over 200 characters (tables of 1,000-character rows were what made the old map unreadable).
+ */
+export const MAP_MAX_BYTES = 12_288;
+export const README_MAX_BYTES = 4_096;
+export const DOC_MAX_LINE = 200;
+
+/** The folders at the top of service/ (`engine`, `store`, …): each keeps a README.md the map links to. */
+export function serviceFolders(): string[] {
+  return fs
+    .readdirSync(SERVICE, { withFileTypes: true })
+    .filter((e) => e.isDirectory())
+    .map((e) => e.name)
+    .sort();
+}
+
+/** The README that describes a service file: its top folder's, or service/README.md for the files at the top. */
+export function readmeOf(file: string): string {
+  const parts = path.relative("service", file).split(path.sep);
+  return parts.length > 1 ? `service/${parts[0]}/README.md` : "service/README.md";
+}
+
+/** service/README.md and every folder's README.md, from the repository root (whether or not each exists yet). */
+export function readmePaths(): string[] {
+  return ["service/README.md", ...serviceFolders().map((dir) => `service/${dir}/README.md`)];
+}
+
+/**
+ * `file:name` entries a README lists under its long-functions heading, with the reason given, as paths from the
+ * repository root (a README names its files from its own folder: `command-table.ts:commandTable`).
+ */
+export function documentedLongFunctions(readme: string, text: string): Set<string> {
   const heading = `## Functions longer than ${LONG_FUNCTION_LINES} lines`;
-  const start = document.indexOf(heading);
+  const start = text.indexOf(heading);
   if (start < 0) return new Set();
-  const next = document.indexOf("\n## ", start + heading.length);
-  const section = document.slice(start, next < 0 ? undefined : next);
-  return new Set([...section.matchAll(/`(service\/[^`:]+\.ts):([A-Za-z0-9_$]+)`/g)].map((m) => `${m[1]}:${m[2]}`));
+  const next = text.indexOf("\n## ", start + heading.length);
+  const section = text.slice(start, next < 0 ? undefined : next);
+  const folder = path.posix.dirname(readme);
+  return new Set(
+    [...section.matchAll(/`([^`:\s]+\.ts):([A-Za-z0-9_$]+)`/g)].map((m) => `${path.posix.join(folder, m[1])}:${m[2]}`),
+  );
+}
+
+/** Paths a document names (`runner.ts`, `engine/send.ts`, `store/migrations/`), not globs, placeholders or URLs. */
+export function pathsNamedInDocument(text: string): string[] {
+  const withoutUrls = text.replace(/https?:\/\/\S+/g, "");
+  const file =
+    /(?<![\w/.:@<>*$-])((?:\.{1,2}\/)*[\w@-][\w.@-]*(?:\/[\w.@-]+)*\.(?:ts|js|sql|sol|md|css|html))(?![\w/*<>-])/g;
+  return [...new Set([...withoutUrls.matchAll(file)].map((m) => m[1]))];
+}
+
+/**
+ * The paths of `paths`, named in the document at `document`, that are not in the tree: each is looked for from the
+ * document's folder, from service/ and from the repository root.
+ */
+export function missingPaths(document: string, paths: string[]): string[] {
+  const bases = [path.join(ROOT, path.dirname(document)), SERVICE, ROOT];
+  return paths.filter((p) => !bases.some((base) => fs.existsSync(path.join(base, p))));
+}
+
+/** Lines of `text` longer than `max` characters, as `line N (length)`. */
+export function longLines(text: string, max = DOC_MAX_LINE): string[] {
+  return text
+    .split("\n")
+    .map((line, i) => ({ line: i + 1, length: line.length }))
+    .filter((l) => l.length > max)
+    .map((l) => `line ${l.line} (${l.length})`);
 }

@@ -3,7 +3,7 @@ import type { ExecutionMode } from "../wire/fields";
 
 /**
  * Which credential works where, as data (docs/wire-conventions.md, Access, credits and prices). Every route and every
- * prepare method names one rule; the gate (service/access/gate.ts) is the only code that reads them.
+ * prepare method names one rule; the gate is the only code that reads them.
  *
  * | rule           | API key                      | x402 without a key                              |
  * |----------------|------------------------------|-------------------------------------------------|
@@ -25,7 +25,7 @@ export type PriceTier = "write" | "faucet" | "agentGetter" | "ramsRead";
 export interface AccessRule {
   name: string;
   /**
-   * required: no key → a 401 or 400 (missingKeyError in ./api-key.ts); optional: a key is used when sent, else x402
+   * required: no key → a 401 or 400 (missingKeyError); optional: a key is used when sent, else x402
    * pays; none: credentials are ignored.
    */
   key: "required" | "optional" | "none";
@@ -51,7 +51,7 @@ export const ACCESS = {
   keyOrTxId: { name: "keyOrTxId", key: "optional" },
   /**
    * The operator console's JSON (/console/api/…): no API key, no payment; the handler checks the operator's session
-   * cookie, role and CSRF token (auth/console-session.ts).
+   * cookie, role and CSRF token.
    */
   operatorSession: { name: "operatorSession", key: "none" },
 } as const satisfies Record<string, AccessRule>;

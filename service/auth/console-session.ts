@@ -7,7 +7,7 @@ import type { RequestHeaders, RequestHost } from "../wire/request";
 /**
  * The console's session: a random token in a cookie that is HttpOnly (no script reads it), SameSite=Strict (no other
  * site's page sends it) and Secure (HTTPS only) whenever the request came over HTTPS, kept in the database only as its
- * hash (store/operator-sessions.ts). It ends at its expiry, at sign-out, or once unused for the idle timeout. Every
+ * hash. It ends at its expiry, at sign-out, or once unused for the idle timeout. Every
  * change also carries the CSRF token in a header: an HMAC of the session token, so it is never stored, differs per
  * session and cannot be made without the cookie.
  */

@@ -13,7 +13,7 @@ import type { ClientAddress } from "../wire/request";
  *                   that IP answers 429 until the window ends, so link tokens cannot be guessed at any useful rate
  *
  * Refusals are 429 with Retry-After (seconds). A link also counts the refused submissions made through it and locks
- * itself at MAX_LINK_FAILURES (onboarding/links.ts).
+ * itself at MAX_LINK_FAILURES.
  */
 export const ONBOARDING_LIMITS = { requestsPerMinute: 60, unknownLinks: 20, unknownLinksWindowSeconds: 15 * 60 };
 

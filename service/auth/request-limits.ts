@@ -5,8 +5,8 @@ import { limiterStore } from "./rate-limits";
 
 /**
  * Limits on requests that cost the service more than a read of its own records, each counted per subject (an API key
- * or a client IP, auth/client-address.ts) in a fixed window, in the database shared by every instance on PostgreSQL
- * and in the process on the embedded database (auth/rate-limits.ts limiterStore). Over a limit: 429 with Retry-After.
+ * or a client IP) in a fixed window, in the database shared by every instance on PostgreSQL
+ * and in the process on the embedded database (limiterStore). Over a limit: 429 with Retry-After.
  *
  *   document uploads (PATCH /patch-token-docs)      20 per minute per IP, 10 per minute per key
  *   status by a hash this service never saw          30 per minute per IP or key (each asks every chain it serves)

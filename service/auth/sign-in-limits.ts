@@ -14,7 +14,7 @@ import type { ClientAddress } from "../wire/request";
  *   refused links       10 per 15 minutes per client IP (a link token nobody has, used or expired)
  *
  * Refusals are 429 with Retry-After (seconds). A limit's first refusal in its window is a lockout beginning (the
- * console audits it: console/sign-in.ts); the refusals after it are the same lockout.
+ * console audits it); the refusals after it are the same lockout.
  */
 export const SIGN_IN_LIMITS = { attemptsPerMinute: 20, refusedPasswords: 5, refusedLinks: 10, windowSeconds: 15 * 60 };
 

@@ -9,7 +9,7 @@ let nonceAheadRetries = 0;
 export const nonceAheadRetryCount = () => nonceAheadRetries;
 
 /**
- * Sends signed bytes and says what the node made of them (chains/rpc-errors.ts). "accepted" also when the node
+ * Sends signed bytes and says what the node made of them. "accepted" also when the node
  * refused them but has the transaction anyway ("already known", an answer lost on the way, or mined already). A nonce
  * ahead of the account's next one is retried for a short while: transactions signed concurrently by one service
  * wallet can reach the node out of order, and nodes that do not queue them (Hardhat automine) refuse the early one.

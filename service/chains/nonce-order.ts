@@ -6,8 +6,8 @@ const MAX_WAIT_MS = 30_000;
  * (under the wallet's row lock, so registrations come in nonce order); its broadcast then waits until every lower nonce
  * this process registered was broadcast or dropped. Nodes that do not queue a nonce ahead of the account's next one
  * (Hardhat automine answers "nonce too high") then never see one out of order from this process. Across processes
- * sharing a PostgreSQL server the wallet's lock (store/wallet-locks.ts) keeps the order: all nonces registered here
- * were taken in one turn of it. The broadcast retry (chains/broadcast.ts) remains for what neither covers.
+ * sharing a PostgreSQL server the wallet's lock keeps the order: all nonces registered here
+ * were taken in one turn of it. The broadcast's retry remains for what neither covers.
  */
 export class NonceOrder {
   private readonly lanes = new Map<string, Map<number, Promise<void>>>();

@@ -14,7 +14,7 @@ export interface Chain {
   deployment: Deployment;
   /** Its RPC URLs (RPC_URL_<chainId>, comma-separated), in the operator's order. */
   rpcUrls: string[];
-  /** Every call fails over between the URLs and retries passing failures (chains/rpc.ts). */
+  /** Every call fails over between the URLs and retries passing failures. */
   provider: ResilientRpcProvider;
   /** Blocks (counting its own) before a transaction on this chain counts as confirmed. */
   confirmations: number;

@@ -5,7 +5,7 @@ import { environments, privateKey, trustProxy } from "./value-rules";
 /**
  * The variables of where the service runs and what it signs with, in the order docs/configuration.md and .env.example
  * list them: deployment (listening, networks, data), the secrets it keeps, chains (RPC, confirmations, reorgs) and the
- * relayer. service/configuration/variables.ts joins them with the others into the one schema.
+ * relayer. They join the others in the one schema.
  */
 export const deploymentVariables = {
   ENVIRONMENT: variable(z.enum(environments).default("sandbox"), {

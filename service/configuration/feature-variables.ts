@@ -5,7 +5,7 @@ import { addressElement, booleanFromEnv, chainIdElement, duration, durations, li
 /**
  * The variables of what the service offers beyond relaying: x402 payments (with RAMS_ALLOWED_CONTRACTS, of the chains
  * group, where it has always stood in the schema's order), webhooks and event streams, investor onboarding (KYC) and
- * its mail, the operator console. service/configuration/variables.ts joins them with the others into the one schema.
+ * its mail, the operator console. They join the others in the one schema.
  */
 export const featureVariables = {
   X402_ENABLED: variable(booleanFromEnv.default(true), {

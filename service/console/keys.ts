@@ -1,4 +1,4 @@
-import { runAdminCommand, CREDIT_METHODS } from "../admin/commands";
+import { runAdminCommand, CREDIT_METHODS } from "../operator/commands";
 import { formatUnits } from "ethers";
 import type { PriceTier } from "../auth/access-rules";
 import { PLANS } from "../model/plans";

@@ -1,4 +1,4 @@
-import { runAdminCommand } from "../admin/commands";
+import { runAdminCommand } from "../operator/commands";
 import { badRequest, notFound } from "../errors";
 import { KYC_STATUSES, type KycInvestorRecord, type KycStatus } from "../store/kyc";
 import type { OperatorRecord } from "../store/operators";

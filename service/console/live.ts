@@ -2,7 +2,7 @@ import type { EventSink } from "../events/stream";
 import type { Services } from "../usecases/services";
 
 /**
- * The console's live view: the service's own event stream (events/stream.ts, the shared feed every SSE stream reads)
+ * The console's live view: the service's own event stream (the shared feed every SSE stream reads)
  * with every tenant's events, from now on, for a signed-in operator's page. A page that shows live state (the
  * overview, a batch) listens and reads itself again when something happened (console.js); the stream ends with the
  * service or when the page goes, and counts against EVENT_STREAMS_PER_CLIENT like any stream of its client address.

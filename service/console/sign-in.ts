@@ -68,7 +68,7 @@ async function admitted(services: Services, client: ClientAddress, email: string
 /**
  * Signs an operator in with its e-mail and password, or with a one-time link's token, and opens a session that ends
  * after CONSOLE_SESSION_TTL (or CONSOLE_SESSION_IDLE_TIMEOUT without use). Attempts are rate-limited
- * (auth/sign-in-limits.ts); a wrong password and a wrong e-mail are refused alike, in the same time. Every sign-in, refusal
+ * (sign-in limits); a wrong password and a wrong e-mail are refused alike, in the same time. Every sign-in, refusal
  * and lockout is in the audit log with the e-mail and the client's address; neither the password nor any token is
  * ever logged.
  */
@@ -125,7 +125,7 @@ export async function signOut(services: Services, signedIn: SignedIn, client: Cl
  * The signed-in operator sets its password (after signing in with a link, or to change it). An operator who has a
  * password gives the current one (a stolen session cannot make itself an account), unless this session was opened by
  * a one-time link within LINK_FRESH_MS (the link proved who it is: a forgotten password). The new one must be hard to
- * guess (auth/operator-passwords.ts). Every other session of the operator ends with the change. Audited without either
+ * guess. Every other session of the operator ends with the change. Audited without either
  * password.
  */
 export async function setOwnPassword(

@@ -50,7 +50,7 @@ export function recoverSigner(digest: string | Uint8Array, signature: SignatureL
 /**
  * `wallet.signTransaction(request)` (same bytes), signed natively when it can be: for requests that name their
  * addresses (no ENS name to resolve) and whose `from`, if given, is the wallet. A plain EIP-1559 request is also
- * serialized without ethers (crypto/eip1559.ts).
+ * serialized without ethers.
  */
 export async function signTransaction(wallet: BaseWallet, request: TransactionRequest): Promise<string> {
   if (!native) return wallet.signTransaction(request);

@@ -7,7 +7,7 @@ import { isChainUnavailable, latestFirst } from "../chains/rpc-errors";
 import { describeRevert } from "../domains/rams/reverts";
 import type { BatchTransaction } from "../model/batch";
 import type { ServiceSigner } from "../signers/signer";
-import type { Queryable } from "../store/db";
+import type { OperationSettlement } from "../payments/run-payments";
 
 /*
  * What a relayed transaction is made of before the relayer signs it: its calldata and gas, wrapped with the payment it
@@ -41,23 +41,6 @@ export class WouldRevert extends Error {
  * payment is no longer reserved): nothing is signed; the payment is settled on its own first, or the batch refused.
  */
 export class PaymentNotCarried extends Error {}
-
-/**
- * An x402 payment settled inside a relayed operation's transaction: the relayer sends the transaction to itself and
- * its EIP-7702 code (PaidRelayDelegate) runs `asset.transferWithAuthorization(...)` and then the operation, atomically.
- */
-export interface OperationSettlement {
-  /** The wallet that pays. */
-  payer: string;
-  /** The payment asset (USDC). */
-  asset: string;
-  /** The complete calldata of transferWithAuthorization, from the payer's signed authorization. */
-  calldata: string;
-  /** Binds the payment to the transaction being signed (inside its database transaction); false: sign without it. */
-  bind(q: Queryable): Promise<boolean>;
-  /** Records the signed transaction's hash on the payment (same database transaction). */
-  setHash(q: Queryable, hash: string): Promise<void>;
-}
 
 /**
  * What the relayer sends for `tx`: its calldata and gas limit, and, with a payment to settle in it (the delegate

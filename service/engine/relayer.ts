@@ -8,7 +8,8 @@ import { invalid, notNow } from "./errors";
 import { errorFacts, type Logger } from "../logger";
 import { feeCapWei, type Fees } from "../chains/fee-bump";
 import { healWalletNonces } from "./nonce-healing";
-import { PaymentNotCarried, relayedCall, simulateRelayedCall, type OperationSettlement } from "./relayed-call";
+import type { OperationSettlement } from "../payments/run-payments";
+import { PaymentNotCarried, relayedCall, simulateRelayedCall } from "./relayed-call";
 import { keyOf, RelayerDelegation } from "./relayer-delegation";
 import { RelayerKeyRing } from "./relayer-keys";
 import type { Batch, BatchTransaction } from "../model/batch";
@@ -18,7 +19,7 @@ import type { ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
 import type { ServiceSigner } from "../signers/signer";
 
-export { PaymentNotCarried, WouldRevert, type OperationSettlement } from "./relayed-call";
+export { PaymentNotCarried, WouldRevert } from "./relayed-call";
 
 /** What the relayer uses. */
 export type RelayerServices = Pick<Stores, "batches" | "db" | "walletLocks" | "walletNonces"> & {
@@ -213,7 +214,7 @@ export class Relayer {
         .transaction(async (q): Promise<RelayedSignature> => {
           ticket?.drop(); // a retried transaction body takes its nonce again
           ticket = undefined;
-          const bind = wrapped && settle ? (within: Queryable) => settle.bind(within) : undefined;
+          const bind = wrapped && settle ? (within: Queryable) => settle.bindInSameTransaction(within) : undefined;
           const { current, nonce, boundHere } = await this.lockNonceAndBind(
             q,
             chain,
@@ -246,7 +247,7 @@ export class Relayer {
             from: undefined,
           });
           const txHash = keccak256(signedRaw);
-          if (bound && settle) await settle.setHash(q, txHash);
+          if (bound && settle) await settle.recordHashInSameTransaction(q, txHash);
           await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
           // What the row holds now (lockTransaction reads no replaced forms: a replacement is read back by its caller).
           return {

@@ -1,16 +1,9 @@
 import type { TransactionReceipt } from "ethers";
 import type { Logger } from "../logger";
 import type { Batch, BatchTransaction } from "../model/batch";
-import type { PaymentRecord } from "../store/payments";
-import {
-  PaymentNotCarried,
-  TransactionEnded,
-  WouldRevert,
-  type OperationSettlement,
-  type RelayedSignature,
-} from "./relayer";
-import type { BatchEnding } from "./runner-ending";
-import type { BatchHooks, RelaySigner, RunnerDeps, RunnerStop, SettlementPort } from "./runner-ports";
+import type { OperationSettlement, RunPayments } from "../payments/run-payments";
+import { PaymentNotCarried, TransactionEnded, WouldRevert, type RelayedSignature } from "./relayer";
+import type { BatchHooks, BatchRun, FailureCause, RelaySigner, RunnerDeps, RunnerStop } from "./runner-ports";
 
 /** A batch waiting for its payment tries again after this long, doubling up to RETRY_MAX_MS. */
 const RETRY_START_MS = 500;
@@ -18,49 +11,28 @@ const RETRY_MAX_MS = 15_000;
 
 /**
  * What comes before a batch's transactions reach the chain: its payments settled first or carried by its transaction
- * (through the settlement port), a relayed transaction simulated, completed with its payer and signed by the relayer.
+ * (through the payments port, RunPayments), a relayed transaction simulated, completed with its payer and signed by the relayer.
  * Part of the batch runner (engine/runner.ts).
  */
 export class FirstBroadcast {
   constructor(
     private readonly services: RunnerDeps,
     private readonly methods: (name: string) => BatchHooks | undefined,
-    private readonly settlement: SettlementPort | undefined,
+    private readonly payments: RunPayments,
     private readonly relaySigner: RelaySigner,
-    private readonly ending: BatchEnding,
     private readonly stop: RunnerStop,
     private readonly log: Logger,
   ) {}
 
-  /** Payers this process's runs learnt on the way (the payment their last transaction carries), by txId. */
-  readonly payers = new Map<string, string>();
-
-  /**
-   * The payment a send reserved just before it started its batch's run here, by txId. A service-relayed batch has no
-   * other (its prepare is free, and a subject is paid once), so it is all of the batch's payments: not read back.
-   */
-  readonly sendPayments = new Map<string, PaymentRecord>();
-
-  /** The wallet whose x402 payment pays for a batch: its send payment's payer, else its prepare payment's. */
-  async payerOf(batch: Batch): Promise<string | undefined> {
-    if (batch.apiKeyId) return undefined;
-    const known = this.payers.get(batch.txId);
-    if (known) return known;
-    const payments = await this.services.payments.forBatch(batch.txId);
-    const paid = payments.filter((p) => p.status !== "released");
-    return (paid.find((p) => p.subject.startsWith("send:")) ?? paid[0])?.payer;
-  }
-
   /**
    * No work before its payment: before a keyless batch's first broadcast, the payment its only transaction can carry
    * (relayed on the payment chain by a key that delegates to PaidRelayDelegate) rides in it, and every other payment
-   * is settled first, once a simulation shows the relayed transaction would go through. A payment the payer made
-   * unusable refuses the batch (released: nothing charged, nothing sent); one owed for a failure of ours (the
-   * settlement wallet without gas) is tried again while the batch waits.
+   * is settled first, once a simulation shows the relayed transaction would go through (RunPayments.beforeBroadcast).
+   * A payment the payer made unusable refuses the batch (the caller ends it: nothing charged, nothing sent); one owed
+   * for a failure of ours (the settlement wallet without gas) is tried again while the batch waits.
    */
-  async payFirst(batch: Batch, canCarry = true): Promise<{ carried?: OperationSettlement } | "refused" | "stopped"> {
-    const settlement = this.settlement;
-    if (batch.apiKeyId || !settlement) return {};
+  async payFirst(run: BatchRun, batch: Batch, canCarry = true): Promise<Paid | Refusal | "stopped"> {
+    if (!this.payments.paysFor(batch)) return {};
     const first = batch.transactions[0];
     const relayedUnsigned = batch.executionMode === "service-relayed" && first.status === "prepared";
     const carries =
@@ -68,32 +40,22 @@ export class FirstBroadcast {
       relayedUnsigned &&
       batch.transactions.length === 1 &&
       !!this.services.relayer.delegate(batch.chainId, first.unsigned.from);
-    let known: PaymentRecord[] | undefined = this.sendPayments.has(batch.txId)
-      ? [this.sendPayments.get(batch.txId)!]
-      : undefined;
-    let simulated = false;
+    let known = run.sendPayment ? [run.sendPayment] : undefined;
+    let simulated = !relayedUnsigned;
+    const wouldRevert = async (payer?: string) => {
+      if (simulated) return undefined;
+      simulated = true;
+      const revert = await this.wouldRevert(batch, first, payer);
+      return revert && `transaction ${first.index + 1} would revert: ${revert}`;
+    };
     for (let pause = RETRY_START_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
-      const plan = await settlement.paymentPlan(batch.txId, batch.chainId, carries, known);
+      const outcome = await this.payments.beforeBroadcast(batch, { canCarry: carries, known, wouldRevert });
       known = undefined; // read again after an attempt
-      if (!plan.first.length) return { carried: plan.carried };
-      if (relayedUnsigned && !simulated) {
-        const revert = await this.wouldRevert(batch, first);
-        if (revert) {
-          await this.ending.refuse(
-            batch,
-            first,
-            `transaction ${first.index + 1} would revert: ${revert}; nothing was sent`,
-          );
-          return "refused";
-        }
-        simulated = true;
+      if (outcome.kind === "go") {
+        run.payer ??= outcome.payer;
+        return { carried: outcome.carried };
       }
-      const outcome = await settlement.settleFirst(plan.first);
-      if (outcome.kind === "paid") return {};
-      if (outcome.kind === "refused") {
-        await this.ending.refuse(batch, first, `${outcome.reason}; nothing was sent`);
-        return "refused";
-      }
+      if (outcome.kind === "refused") return { refused: `${outcome.reason}; nothing was sent`, tx: first };
       this.log.warn(
         { txId: batch.txId, reason: outcome.reason, retryInMs: pause },
         "the batch's payment is owed and not settled yet; the batch waits for it",
@@ -104,8 +66,8 @@ export class FirstBroadcast {
   }
 
   /** Why a relayed transaction would revert now (simulated from its relayer: simulateRelayedCall), or undefined. */
-  private async wouldRevert(batch: Batch, tx: BatchTransaction): Promise<string | undefined> {
-    const data = await this.boundData(batch, tx);
+  private async wouldRevert(batch: Batch, tx: BatchTransaction, payer?: string): Promise<string | undefined> {
+    const data = await this.boundData(batch, tx, payer);
     try {
       await this.services.relayer.simulate(batch, tx, data);
       return undefined;
@@ -116,52 +78,50 @@ export class FirstBroadcast {
   }
 
   /** Calldata a relayed transaction is completed with at send time (it names the payer), when its method does so. */
-  private async boundData(batch: Batch, tx: BatchTransaction): Promise<string | undefined> {
+  private async boundData(batch: Batch, tx: BatchTransaction, payer?: string): Promise<string | undefined> {
     const method = this.methods(batch.method);
-    const payer = method?.bindRelayed ? await this.payerOf(batch) : undefined;
     return method?.bindRelayed && payer ? method.bindRelayed(batch, tx.index, payer) : undefined;
   }
 
   /**
    * A relayed transaction is signed (nonce, fees, calldata naming the payer) right before its broadcast, which the
    * relayer makes: `acceptedAt` when the node took the bytes. `carried`: the payment it carries (payFirst). A
-   * transaction that would revert is refused unsigned; a payment that can no longer ride in it is settled first.
+   * transaction that would revert is refused unsigned (the caller ends the batch); a payment that can no longer ride
+   * in it is settled first. Undefined: another runner ended the batch meanwhile (read it back).
    */
   async signRelayed(
+    run: BatchRun,
     batch: Batch,
     tx: BatchTransaction,
     carried?: OperationSettlement,
   ): Promise<
-    { current: BatchTransaction; acceptedAt?: number; receipt?: Promise<TransactionReceipt | null> } | "refused"
+    { current: BatchTransaction; acceptedAt?: number; receipt?: Promise<TransactionReceipt | null> } | Refusal | "ended"
   > {
     if (batch.executionMode !== "service-relayed")
       throw new Error(`transaction ${tx.index} of ${batch.txId} was never signed`);
-    const data = await this.boundData(batch, tx);
+    const data = await this.boundData(batch, tx, run.payer);
     const settle = tx.index === batch.transactions.length - 1 ? carried : undefined;
-    if (settle) this.payers.set(batch.txId, settle.payer);
+    if (settle) run.payer = settle.payer;
     let signature: RelayedSignature;
     try {
       signature = await this.relaySigner(batch, tx, { data, settle });
     } catch (error) {
-      if (error instanceof WouldRevert) {
-        await this.ending.refuse(
-          batch,
+      if (error instanceof WouldRevert)
+        return {
+          refused: `transaction ${tx.index + 1} would revert: ${error.reason}; nothing was sent`,
           tx,
-          `transaction ${tx.index + 1} would revert: ${error.reason}; nothing was sent`,
-          error.outOfGas ? "ours" : "payer",
-        );
-        return "refused";
-      }
-      if (error instanceof TransactionEnded) return "refused"; // ended by another runner: read back
+          cause: error.outOfGas ? "ours" : "payer",
+        };
+      if (error instanceof TransactionEnded) return "ended"; // ended by another runner: read back
       if (!(error instanceof PaymentNotCarried)) throw error;
       this.log.warn(
         { txId: batch.txId, reason: error.message },
         "the payment cannot ride in its operation's transaction; it is settled first",
       );
-      const paid = await this.payFirst(batch, false);
-      if (paid === "refused") return "refused";
+      const paid = await this.payFirst(run, batch, false);
       if (paid === "stopped") throw error;
-      return this.signRelayed(batch, tx);
+      if ("refused" in paid) return paid;
+      return this.signRelayed(run, batch, tx);
     }
     const { signedRaw, txHash, stored, acceptedAt, receipt } = signature;
     // The relayer re-priced (and numbered) it: what it stored, or read back when another runner signed it first.
@@ -174,4 +134,16 @@ export class FirstBroadcast {
       };
     return { current, acceptedAt, receipt };
   }
+}
+
+/** The batch's payments allow its broadcast: `carried`, the one its transaction carries. */
+export interface Paid {
+  carried?: OperationSettlement;
+}
+
+/** The batch is refused before anything of it was sent, at `tx`, for `cause`'s failure (the payer's unless told). */
+export interface Refusal {
+  refused: string;
+  tx: BatchTransaction;
+  cause?: FailureCause;
 }

@@ -1,23 +1,24 @@
-import type { TransactionReceipt } from "ethers";
+import { Transaction, type TransactionReceipt } from "ethers";
 import type { Chain } from "../chains/registry";
 import type { Logger } from "../logger";
 import type { Batch, BatchTransaction } from "../model/batch";
+import type { RunPayments } from "../payments/run-payments";
 import type { PaymentRecord } from "../store/payments";
 import { RecordsRefused } from "./records-refused";
-import type { BatchHooks, Confirmation, FailureCause, RunnerDeps, SettlementPort } from "./runner-ports";
+import type { Refusal } from "./runner-broadcast";
+import type { BatchHooks, BatchRun, Confirmation, FailureCause, RunnerDeps } from "./runner-ports";
 
 /**
- * How a batch's run ends: successful (the method's records and the batch's end in one database transaction, its
- * payments settled), rejected at a reverted or refused transaction (payment released, credit back), or refused
- * before anything was sent. Part of the batch runner (engine/runner.ts).
+ * How a batch's run ends: successful (the method's records and the batch's end in one database transaction, the
+ * payments its last transaction carried settled in it), rejected at a reverted or refused transaction (credit back),
+ * or refused before anything was sent. What the batch's payments need once that end committed is left in the run
+ * (`run.end`), and the runner hands it to them (RunPayments.afterRun). Part of the batch runner (engine/runner.ts).
  */
 export class BatchEnding {
   constructor(
     private readonly services: RunnerDeps,
     private readonly methods: (name: string) => BatchHooks | undefined,
-    private readonly settlement: SettlementPort | undefined,
-    /** Batches whose rows a reorg changed while their run was under way (the runner's): read back at the end. */
-    private readonly reorgedDuringRun: ReadonlySet<string>,
+    private readonly payments: RunPayments,
     private readonly log: Logger,
   ) {}
 
@@ -33,25 +34,26 @@ export class BatchEnding {
    * Ends a batch at a reverted or refused transaction. Its payment is released (nothing charged) unless it was settled;
    * its credit comes back when the caller got nothing from it: a relayed batch, or one whose first transaction never
    * reached the chain. A failure of ours (`cause`) also owes back, in the same database transaction, the payments it
-   * had settled (refunds: payments/refunds.ts); a failure of the payer's stays charged.
+   * had settled (refunds: payments/refunds.ts); a failure of the payer's stays charged. Answers the batch as it now
+   * stands (ended).
    */
   async reject(
+    run: BatchRun,
     batch: Batch,
     tx: BatchTransaction,
     status: "reverted" | "refused" | "unseen",
     error: string,
     receipt?: { blockNumber: number; gasUsed: bigint },
     cause: FailureCause = "payer",
-  ): Promise<void> {
-    const owedBack = cause === "ours" && !batch.apiKeyId ? this.settlement : undefined;
-    let owed = 0;
-    if (owedBack?.owedBackWithin)
-      owed = await this.services.db.transaction(async (q) => {
-        await this.services.batches.reject(batch.txId, tx.index, status, error, receipt, q);
-        return owedBack.owedBackWithin!(q, batch.txId, error);
-      });
-    else await this.services.batches.reject(batch.txId, tx.index, status, error, receipt);
-    owedBack?.owedBackCommitted?.(batch.txId, owed);
+  ): Promise<Batch | undefined> {
+    const paid = this.payments.paysFor(batch);
+    const owed =
+      cause === "ours" && paid
+        ? await this.services.db.transaction(async (q) => {
+            await this.services.batches.reject(batch.txId, tx.index, status, error, receipt, q);
+            return this.payments.owedBackInSameTransaction(q, batch.txId, error);
+          })
+        : await this.services.batches.reject(batch.txId, tx.index, status, error, receipt).then(() => 0);
     update(batch, tx.index, {
       status,
       error,
@@ -66,38 +68,41 @@ export class BatchEnding {
     if (relayed || (tx.index === 0 && status !== "reverted")) {
       await this.services.db.transaction((q) => this.services.credits.refund(q, batch.txId));
     }
-    await this.settlement?.releaseForBatch(batch.txId, `the operation failed: ${error}`);
+    if (paid) run.end = { kind: "rejected", txId: batch.txId, reason: error, owed };
+    return this.ended(batch);
   }
 
   /**
    * Ends a relayed batch nothing of which was ever signed because its chain does not answer (a failure of ours): in one
-   * database transaction that holds its transactions' and payments' rows, rejected, its reserved payments released and
-   * its settled ones owed back; its credit comes back. Undefined, and nothing changed, when something of it was signed
+   * database transaction that holds its transactions' and payments' rows, rejected, its credit back, its reserved
+   * payments released and its settled ones owed back. Undefined, and nothing changed, when something of it was signed
    * meanwhile (it can still reach the chain: it waits for it) or a payment of it is being settled (tried again later).
    */
-  async abandonUnsent(batch: Batch, error: string): Promise<Batch | undefined> {
-    const { batches, credits, db, payments } = this.services;
-    const paid = !batch.apiKeyId ? this.settlement : undefined;
+  async abandonUnsent(run: BatchRun, batch: Batch, error: string): Promise<Batch | undefined> {
+    const { batches, credits, db } = this.services;
+    const paid = this.payments.paysFor(batch);
     const ended = await db.transaction(async (q) => {
       if (!(await batches.lockNothingSent(q, batch.txId))) return undefined;
       await batches.reject(batch.txId, 0, "refused", error, undefined, q);
-      await payments.releaseReservedWithin(q, batch.txId, `the operation failed: ${error}`);
       await credits.refund(q, batch.txId);
-      return { owed: (await paid?.owedBackWithin?.(q, batch.txId, error)) ?? 0 };
+      if (!paid) return { owed: 0 };
+      await this.payments.releaseReservedInSameTransaction(q, batch.txId, error);
+      return { owed: await this.payments.owedBackInSameTransaction(q, batch.txId, error) };
     });
     if (!ended) return undefined;
     this.log.error({ txId: batch.txId, reason: error }, "batch abandoned: its chain did not answer; nothing was sent");
-    paid?.owedBackCommitted?.(batch.txId, ended.owed);
+    if (paid) run.end = { kind: "rejected", txId: batch.txId, reason: error, owed: ended.owed, released: true };
     return this.services.batches.get(batch.txId);
   }
 
   /**
    * Ends a batch before anything of it was sent (its transaction would revert, or its payment failed): nothing spent.
-   * `cause`: whose failure it is (a transaction that would run out of the gas the service gives it is ours).
+   * The refusal's `cause`: whose failure it is (a transaction that would run out of the gas the service gives it is
+   * ours). Answers the batch as it now stands.
    */
-  async refuse(batch: Batch, tx: BatchTransaction, error: string, cause: FailureCause = "payer"): Promise<void> {
-    this.log.warn({ txId: batch.txId, index: tx.index, reason: error }, "batch refused before anything was sent");
-    await this.reject(batch, tx, "refused", error, undefined, cause);
+  async refused(run: BatchRun, batch: Batch, { tx, refused, cause }: Refusal): Promise<Batch | undefined> {
+    this.log.warn({ txId: batch.txId, index: tx.index, reason: refused }, "batch refused before anything was sent");
+    return this.reject(run, batch, tx, "refused", refused, undefined, cause);
   }
 
   /**
@@ -105,6 +110,7 @@ export class BatchEnding {
    * runner (or instance) finished it. `payer`: the wallet whose x402 payment paid for the batch, if any.
    */
   async finish(
+    run: BatchRun,
     batch: Batch,
     chain: Chain,
     receipts: TransactionReceipt[],
@@ -112,53 +118,44 @@ export class BatchEnding {
     payer: string | undefined,
   ): Promise<boolean> {
     const method = this.methods(batch.method);
-    // A batch prepared under a key is never paid with x402 (access/gate.ts admitSend): nothing to settle or look up.
-    const paid = !batch.apiKeyId && this.settlement;
-    let marked: false | { toSettle: PaymentRecord[] | undefined; settledHere: PaymentRecord[] };
+    const paid = this.payments.paysFor(batch);
+    let marked: false | { payments: PaymentRecord[] | undefined; settledHere: PaymentRecord[] };
     try {
-      marked = await this.finishIn(batch, chain, receipts, lastConfirmed, method, payer, paid);
+      marked = await this.finishIn(run, batch, chain, receipts, lastConfirmed, method, payer, paid);
     } catch (error) {
       if (!(error instanceof RecordsRefused)) throw error;
-      await this.refuseRecords(batch, receipts, lastConfirmed, error.reason);
+      await this.refuseRecords(run, batch, receipts, lastConfirmed, error.reason);
       return false;
     }
     if (!marked) return false;
     batch.status = "success";
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
-    if (paid) {
-      paid.keepSettledAfterCommit?.(marked.settledHere);
-      const settled = new Set(marked.settledHere.map((p) => p.id));
-      await paid.settleForBatch(
-        batch.txId,
-        receipts,
-        batch,
-        marked.toSettle?.filter((p) => !settled.has(p.id)),
-      );
-    }
+    if (paid) run.end = { kind: "success", batch, receipts, ...marked };
     return true;
   }
 
   /** finish's database transaction: the batch ended, the method's records, the payments it carried settled. */
   private finishIn(
+    run: BatchRun,
     batch: Batch,
     chain: Chain,
     receipts: TransactionReceipt[],
     lastConfirmed: Confirmation | undefined,
     method: BatchHooks | undefined,
     payer: string | undefined,
-    paid: false | undefined | SettlementPort,
+    paid: boolean,
   ) {
     return this.services.db.transaction(async (q) => {
-      const { batches, payments } = this.services;
+      const { batches } = this.services;
       // Ended first: the row lock makes a second finisher (another runner or instance) find it ended and write nothing.
       // The run's copy (equal to the rows it wrote) gives the events, written by the same statement, unless a reorg
-      // changed the rows meanwhile. The payments to settle are read with it (one trip).
-      const ended = this.reorgedDuringRun.has(batch.txId) ? undefined : { ...batch, status: "success" as const };
-      const [success, toSettle] = await q.together(
+      // changed the rows meanwhile. The batch's payments are read with it (one trip).
+      const ended = run.reorged ? undefined : { ...batch, status: "success" as const };
+      const [success, payments] = await q.together(
         () =>
           [
             batches.markSuccess(q, batch.txId, lastConfirmed, ended),
-            paid ? payments.forBatch(batch.txId, q) : Promise.resolve(undefined),
+            paid ? this.payments.readInSameTransaction(q, batch.txId) : Promise.resolve(undefined),
           ] as const,
       );
       if (!success) return false;
@@ -178,11 +175,10 @@ export class BatchEnding {
         batch.outcome = outcome;
       }
       // A payment settled inside the last transaction is settled with the batch's end: one commit, no trip of its own.
-      const settledHere =
-        paid && toSettle && paid.settleWithinFinish
-          ? await paid.settleWithinFinish(q, batch, receipts[receipts.length - 1], toSettle)
-          : [];
-      return { toSettle, settledHere };
+      const settledHere = payments
+        ? await this.payments.settleCarriedInSameTransaction(q, batch, receipts[receipts.length - 1], payments)
+        : [];
+      return { payments, settledHere };
     });
   }
 
@@ -192,6 +188,7 @@ export class BatchEnding {
    * as for a success: the operation ran on chain.
    */
   private async refuseRecords(
+    run: BatchRun,
     batch: Batch,
     receipts: TransactionReceipt[],
     lastConfirmed: Confirmation | undefined,
@@ -204,11 +201,25 @@ export class BatchEnding {
       "batch confirmed on chain but not recorded: it lost a race; rejected",
     );
     await db.transaction((q) => credits.refund(q, batch.txId));
-    if (!batch.apiKeyId && this.settlement) await this.settlement.settleForBatch(batch.txId, receipts);
+    if (this.payments.paysFor(batch)) run.end = { kind: "confirmed-unrecorded", txId: batch.txId, receipts };
   }
 }
 
 /** Mirrors a row this run just wrote into its copy of the batch. */
 export function update(batch: Batch, index: number, patch: Partial<BatchTransaction>): void {
   batch.transactions[index] = { ...batch.transactions[index], ...patch };
+}
+
+/**
+ * Whose failure a mined revert is: the payer's (its call reverted on the chain as it stood), unless a relayed
+ * transaction used all the gas the service signed it with (it ran out of gas: the service's estimate, ours).
+ */
+export function revertCause(
+  batch: Pick<Batch, "executionMode">,
+  tx: Pick<BatchTransaction, "signedRaw" | "unsigned">,
+  receipt: Pick<TransactionReceipt, "gasUsed">,
+): FailureCause {
+  if (batch.executionMode !== "service-relayed") return "payer";
+  const limit = tx.signedRaw ? Transaction.from(tx.signedRaw).gasLimit : BigInt(tx.unsigned.gasLimit);
+  return receipt.gasUsed >= limit ? "ours" : "payer";
 }

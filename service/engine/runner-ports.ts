@@ -3,9 +3,10 @@ import type { Chain, ChainRegistry } from "../chains/registry";
 import type { Config } from "../config";
 import type { Batch, BatchTransaction } from "../model/batch";
 import type { Queryable } from "../store/db";
+import type { OperationSettlement, RunEnd, RunPayments } from "../payments/run-payments";
 import type { PaymentRecord } from "../store/payments";
 import type { Stores } from "../store/stores";
-import type { OperationSettlement, RelayedSignature, Relayer } from "./relayer";
+import type { RelayedSignature, Relayer } from "./relayer";
 
 /**
  * What the batch runner is given by the composition root (engine/runner.ts and the runner-*.ts files it is made of):
@@ -19,8 +20,27 @@ export type RelaySigner = (
   options?: { replacing?: string; data?: string; settle?: OperationSettlement },
 ) => Promise<RelayedSignature>;
 
+/**
+ * One run of one batch in this process: what it learnt on the way, shared by the runner's parts (runner.ts,
+ * runner-broadcast.ts, runner-ending.ts) and by nothing else.
+ */
+export interface BatchRun {
+  readonly txId: string;
+  /**
+   * The payment the send reserved just before it started this run. A service-relayed batch has no other (its prepare
+   * is free, and a subject is paid once), so it is all of the batch's payments: not read back.
+   */
+  readonly sendPayment?: PaymentRecord;
+  /** The wallet whose payment pays for the batch, once its payments said so (payFirst) or its transaction carries it. */
+  payer?: string;
+  /** A reorg changed the batch's rows while the run was under way (the run's copy may not show it): read back at the end. */
+  reorged: boolean;
+  /** How the run ended, as the batch's payments hear of it once that end committed (RunPayments.afterRun). */
+  end?: RunEnd;
+}
+
 /** What the runner uses: the stores it writes, the chains, the configuration and the relayer. */
-export type RunnerDeps = Pick<Stores, "batches" | "credits" | "db" | "payments"> & {
+export type RunnerDeps = Pick<Stores, "batches" | "credits" | "db"> & {
   chains: ChainRegistry;
   config: Config;
   relayer: Relayer;
@@ -48,56 +68,6 @@ export interface BatchHooks {
   onConfirmed?(q: Queryable, confirmed: ConfirmedFacts): Promise<Record<string, unknown> | void>;
 }
 
-/** Where the x402 payments of a batch are settled or released (payments/batch-settlement.ts), when x402 is on. */
-export interface SettlementPort {
-  /**
-   * Before a batch's first broadcast: the payment its only transaction may carry (`canCarry`: relayed by a key that
-   * delegates to PaidRelayDelegate) and those to settle first. `payments`: the batch's payments, when the caller knows them all.
-   */
-  paymentPlan(
-    txId: string,
-    chainId: number,
-    canCarry: boolean,
-    payments?: PaymentRecord[],
-  ): Promise<{ carried?: OperationSettlement; first: PaymentRecord[] }>;
-  /** Settles payments before their operation is broadcast: paid, refused (released: nothing done) or waiting (owed). */
-  settleFirst(
-    payments: PaymentRecord[],
-  ): Promise<{ kind: "paid" } | { kind: "refused"; reason: string } | { kind: "waiting"; reason: string }>;
-  /** The payment bound to a relayed batch's transaction, for signing it again with a fresh nonce. */
-  boundSettlement(txId: string): Promise<OperationSettlement | undefined>;
-  /** `ended`: the batch as the run that confirmed it just stored it; `payments`: its payments, read as it ended. */
-  settleForBatch(
-    txId: string,
-    receipts?: TransactionReceipt[],
-    ended?: Batch,
-    payments?: PaymentRecord[],
-  ): Promise<void>;
-  releaseForBatch(txId: string, reason: string): Promise<void>;
-  /**
-   * Inside the database transaction that ends a batch rejected for a failure of the service's (FailureCause "ours"):
-   * the payments it had settled are owed back to their payers. Answers how many.
-   */
-  owedBackWithin?(q: Queryable, txId: string, reason: string): Promise<number>;
-  /** Once that transaction committed: the refunds are sent (or listed for the operator). */
-  owedBackCommitted?(txId: string, owed: number): void;
-  /** A reorg deeper than its confirmations took a settlement off the chain. */
-  afterDeepReorg(paymentId: string): Promise<void>;
-  /** A deep reorg took a batch's transaction off the chain: a payment settled in it is settling again. */
-  afterOperationReorg?(txId: string): Promise<void>;
-  /**
-   * Inside the transaction that ends a batch successfully: settles the payments its last transaction carried (the
-   * receipt shows them paid); answers them, for keepSettledAfterCommit once that transaction committed.
-   */
-  settleWithinFinish?(
-    q: Queryable,
-    batch: Batch,
-    receipt: TransactionReceipt | undefined,
-    payments: PaymentRecord[],
-  ): Promise<PaymentRecord[]>;
-  keepSettledAfterCommit?(settled: PaymentRecord[]): void;
-}
-
 /**
  * Whose failure ended a batch rejected: the payer's ("payer": its call reverted on the chain as it stood, it was refused
  * before anything was sent, a hash it reported never appeared, the node refused the bytes it signed) is charged for the
@@ -117,8 +87,8 @@ export interface Confirmation {
 export interface RunnerWiring {
   /** A batch's method's hooks, by the method's name (methods/hooks.ts). */
   methods: (name: string) => BatchHooks | undefined;
-  /** Where payments of batches go (payments/batch-settlement.ts); undefined when x402 is off. */
-  settlement: SettlementPort | undefined;
+  /** The port to batches' payments (payments/run-payments.ts; NO_PAYMENTS when x402 is off). */
+  payments: RunPayments;
   /** Signs service-relayed transactions (the relayer). */
   relaySigner: RelaySigner;
   /** Told when a reorg changed a batch that may have been final (read caches forget it). */

@@ -1,15 +1,16 @@
-import { keccak256, Transaction, type TransactionReceipt } from "ethers";
+import type { TransactionReceipt } from "ethers";
 import type { Chain } from "../chains/registry";
 import type { WatchedBlock } from "../chains/reorg-watch";
 import { isChainUnavailable } from "../chains/rpc-errors";
 import { errorFacts, type Logger } from "../logger";
+import type { RunPayments } from "../payments/run-payments";
 import type { PaymentRecord } from "../store/payments";
 import { untilConfirmed } from "../chains/confirmations";
 import { TransactionTracker, type TrackerDeps } from "./tracker";
 import type { Batch, BatchTransaction } from "../model/batch";
 import { FirstBroadcast } from "./runner-broadcast";
-import { BatchEnding, update } from "./runner-ending";
-import type { Confirmation, FailureCause, RelaySigner, RunnerDeps, RunnerWiring, SettlementPort } from "./runner-ports";
+import { BatchEnding, revertCause, update } from "./runner-ending";
+import type { BatchRun, Confirmation, RelaySigner, RunnerDeps, RunnerWiring } from "./runner-ports";
 
 /** A run that could not reach its chain tries again after this long, doubling up to RETRY_MAX_MS. */
 const RETRY_START_MS = 500;
@@ -25,6 +26,8 @@ const RETRY_MAX_MS = 15_000;
  */
 export class BatchRunner {
   private readonly active = new Map<string, Promise<Batch | undefined>>();
+  /** The runs under way in this process, by txId: each one's state in one object. */
+  private readonly runs = new Map<string, BatchRun>();
   /** Trackers of transactions waiting to be mined, by "<txId>:<index>" (a client's replacement tells them). */
   private readonly waiting = new Map<string, TransactionTracker>();
   private sweeper?: NodeJS.Timeout;
@@ -34,7 +37,7 @@ export class BatchRunner {
   private readonly stopSignal = new Promise<void>((resolve) => (this.stopping = resolve));
   private readonly stop$ = { stopped: () => this.stopped, signal: this.stopSignal };
 
-  private readonly settlement: SettlementPort | undefined;
+  private readonly payments: RunPayments;
   private readonly relaySigner: RelaySigner;
   private readonly onReorged: (txId: string) => void;
   private readonly ending: BatchEnding;
@@ -45,45 +48,41 @@ export class BatchRunner {
     wiring: RunnerWiring,
     private readonly log: Logger,
   ) {
-    this.settlement = wiring.settlement;
+    this.payments = wiring.payments;
     this.relaySigner = wiring.relaySigner;
     this.onReorged = wiring.onReorged;
-    this.ending = new BatchEnding(services, wiring.methods, wiring.settlement, this.reorgedDuringRun, log);
-    this.broadcast = new FirstBroadcast(
-      services,
-      wiring.methods,
-      wiring.settlement,
-      wiring.relaySigner,
-      this.ending,
-      this.stop$,
-      log,
-    );
+    this.ending = new BatchEnding(services, wiring.methods, wiring.payments, log);
+    this.broadcast = new FirstBroadcast(services, wiring.methods, wiring.payments, wiring.relaySigner, this.stop$, log);
     for (const chain of services.chains.list())
       chain.reorgWatch.onReorg = (entry) => void this.afterDeepReorg(chain, entry);
   }
 
   /**
    * Runs (or joins the run of) one batch in this process. `sending` is the batch as its send just stored it (status
-   * sending), which spares reading it back. Resolves with the batch as the run left it (what the store now holds), or
-   * undefined when the run did not end it here.
+   * sending), which spares reading it back; `payment`, the payment the send reserved for it. Resolves with the batch
+   * as the run left it (what the store now holds), or undefined when the run did not end it here. Its payments hear
+   * of its end (RunPayments.afterRun) before it resolves.
    */
   run(txId: string, sending?: Batch, payment?: PaymentRecord): Promise<Batch | undefined> {
     const running = this.active.get(txId);
     if (running) return running;
-    if (payment) this.broadcast.sendPayments.set(txId, payment);
-    const run = this.driveThroughOutages(txId, sending)
+    const run: BatchRun = { txId, sendPayment: payment, reorged: false };
+    this.runs.set(txId, run);
+    const ran = this.driveThroughOutages(run, sending)
+      .then(async (ended) => {
+        if (run.end) await this.payments.afterRun(run.end);
+        return ended;
+      })
       .catch((error) => {
         this.log.error({ txId, err: errorFacts(error) }, "batch run failed; it will be resumed");
         return undefined;
       })
       .finally(() => {
         this.active.delete(txId);
-        this.reorgedDuringRun.delete(txId);
-        this.broadcast.payers.delete(txId);
-        this.broadcast.sendPayments.delete(txId);
+        this.runs.delete(txId);
       });
-    this.active.set(txId, run);
-    return run;
+    this.active.set(txId, ran);
+    return ran;
   }
 
   /** Resolves when the batch's run ends (with its ended batch, see run) or after `ms` (undefined), whichever is first. */
@@ -111,8 +110,12 @@ export class BatchRunner {
 
   /** Transactions replaced before their run got to them (their run's copy is stale). */
   private readonly replacedAhead = new Set<string>();
-  /** Batches whose rows a reorg changed while their run was under way (its copy may not show it): read back at the end. */
-  private readonly reorgedDuringRun = new Set<string>();
+
+  /** A reorg changed a batch's rows: its run under way, if any, reads them back at the end. */
+  private reorgedDuringRun(txId: string): void {
+    const run = this.runs.get(txId);
+    if (run) run.reorged = true;
+  }
 
   /** Resumes every batch left mid-flight (after a restart), and keeps doing so periodically. */
   async resumeAll(): Promise<number> {
@@ -153,15 +156,16 @@ export class BatchRunner {
    * relayed batch nothing of which was signed is abandoned once its chain has not answered for
    * CHAIN_UNREACHABLE_GIVE_UP_MS (runner-ending.ts abandonUnsent: a failure of ours); anything signed waits for its chain.
    */
-  private async driveThroughOutages(txId: string, sending?: Batch): Promise<Batch | undefined> {
+  private async driveThroughOutages(run: BatchRun, sending?: Batch): Promise<Batch | undefined> {
+    const { txId } = run;
     let outageSince: number | undefined;
     for (let pause = RETRY_START_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
       try {
-        return await this.drive(txId, sending);
+        return await this.drive(run, sending);
       } catch (error) {
         if (this.stopped || !isChainUnavailable(error)) throw error;
         outageSince ??= Date.now();
-        const abandoned = await this.abandonIfUnreachable(txId, outageSince);
+        const abandoned = await this.abandonIfUnreachable(run, outageSince);
         if (abandoned) return abandoned;
         this.log.warn(
           { txId, err: errorFacts(error), retryInMs: pause },
@@ -175,16 +179,17 @@ export class BatchRunner {
   }
 
   /** A relayed batch whose chain has not answered since `since` for longer than the bound: abandoned when nothing was sent. */
-  private async abandonIfUnreachable(txId: string, since: number): Promise<Batch | undefined> {
+  private async abandonIfUnreachable(run: BatchRun, since: number): Promise<Batch | undefined> {
     const waited = Date.now() - since;
     if (waited < this.services.config.CHAIN_UNREACHABLE_GIVE_UP_MS) return undefined;
-    const batch = await this.services.batches.get(txId);
+    const batch = await this.services.batches.get(run.txId);
     if (batch?.status !== "sending" || batch.executionMode !== "service-relayed") return undefined;
     const reason = `chain ${batch.chainId} did not answer for ${Math.round(waited / 1000)} s before anything was sent; nothing was sent`;
-    return this.ending.abandonUnsent(batch, reason);
+    return this.ending.abandonUnsent(run, batch, reason);
   }
 
-  private async drive(txId: string, sending?: Batch): Promise<Batch | undefined> {
+  private async drive(run: BatchRun, sending?: Batch): Promise<Batch | undefined> {
+    const { txId } = run;
     const { batches, chains } = this.services;
     const stored = sending ?? (await batches.get(txId));
     if (!stored || stored.status !== "sending") return undefined;
@@ -195,73 +200,93 @@ export class BatchRunner {
     const receipts: TransactionReceipt[] = [];
     // The last transaction's confirmation is written with the batch's end (one database transaction fewer).
     let lastConfirmed: Confirmation | undefined;
-    const paid = await this.broadcast.payFirst(batch);
+    const paid = await this.broadcast.payFirst(run, batch);
     if (paid === "stopped") return undefined;
-    if (paid === "refused") return this.ending.ended(batch);
+    if ("refused" in paid) return this.ending.refused(run, batch, paid);
 
     for (const tx of batch.transactions) {
       if (this.stopped) return undefined;
       if (tx.status === "reverted" || tx.status === "refused" || tx.status === "unseen") return batch;
       const signed =
         tx.status === "prepared"
-          ? await this.broadcast.signRelayed(batch, tx, paid.carried)
+          ? await this.broadcast.signRelayed(run, batch, tx, paid.carried)
           : { current: await this.latest(batch, tx), acceptedAt: undefined, receipt: undefined };
-      if (signed === "refused") return this.ending.ended(batch);
+      if (signed === "ended") return this.ending.ended(batch);
+      if ("refused" in signed) return this.ending.refused(run, batch, signed);
       const { current, acceptedAt, receipt: asked } = signed;
       const outcome = await this.untilConfirmedOnChain(batch, chain, current, acceptedAt, asked);
       if (outcome.kind === "stopped" || outcome.kind === "timeout") return undefined; // resumed later
-      if (outcome.kind === "ended") {
-        await this.ending.reject(batch, outcome.tx, outcome.status, outcome.error, outcome.receipt, outcome.cause);
-        return this.ending.ended(batch);
-      }
+      if (outcome.kind === "ended")
+        return this.ending.reject(
+          run,
+          batch,
+          outcome.tx,
+          outcome.status,
+          outcome.error,
+          outcome.receipt,
+          outcome.cause,
+        );
       const { receipt } = outcome;
       if (receipt.status !== 1) {
-        await this.ending.reject(
+        this.log.warn({ txId, index: current.index, hash: receipt.hash }, "transaction reverted; batch rejected");
+        const error = `transaction ${current.index + 1} reverted on-chain`;
+        return this.ending.reject(
+          run,
           batch,
           outcome.tx,
           "reverted",
-          `transaction ${current.index + 1} reverted on-chain`,
+          error,
           receipt,
           revertCause(batch, outcome.tx, receipt),
         );
-        this.log.warn({ txId, index: current.index, hash: receipt.hash }, "transaction reverted; batch rejected");
-        return this.ending.ended(batch);
       }
-      if (batch.transactions[current.index].status !== "confirmed") {
-        const confirmed: Confirmation = {
-          index: current.index,
-          blockNumber: receipt.blockNumber,
-          blockHash: receipt.blockHash,
-          gasUsed: receipt.gasUsed,
-        };
-        if (current.index === batch.transactions.length - 1) lastConfirmed = confirmed;
-        else
-          await batches.setTxConfirmed(
-            txId,
-            confirmed.index,
-            confirmed.blockNumber,
-            confirmed.gasUsed,
-            confirmed.blockHash,
-          );
-        const broadcastAt = batch.transactions[current.index].broadcastAt ?? new Date().toISOString();
-        update(batch, current.index, {
-          ...outcome.tx,
-          status: "confirmed",
-          blockNumber: receipt.blockNumber,
-          blockHash: receipt.blockHash,
-          gasUsed: receipt.gasUsed.toString(),
-          broadcastAt,
-          waiting: null,
-        });
-      }
+      lastConfirmed = (await this.confirmed(batch, outcome.tx, receipt)) ?? lastConfirmed;
       this.watchForDeepReorg(chain, txId, current.index, receipt);
       receipts.push(receipt);
     }
 
     // The run's copy holds what the relayer signed and what the trackers ended with: no read-back for a success.
-    return (await this.ending.finish(batch, chain, receipts, lastConfirmed, await this.broadcast.payerOf(batch)))
+    return (await this.ending.finish(run, batch, chain, receipts, lastConfirmed, run.payer))
       ? batch
       : batches.get(txId);
+  }
+
+  /**
+   * A transaction confirmed: stored so at once, unless it is the batch's last (its confirmation is written with the
+   * batch's end, one database transaction fewer: answered, for finish). Nothing when it was already.
+   */
+  private async confirmed(
+    batch: Batch,
+    tx: BatchTransaction,
+    receipt: TransactionReceipt,
+  ): Promise<Confirmation | undefined> {
+    if (batch.transactions[tx.index].status === "confirmed") return undefined;
+    const confirmed: Confirmation = {
+      index: tx.index,
+      blockNumber: receipt.blockNumber,
+      blockHash: receipt.blockHash,
+      gasUsed: receipt.gasUsed,
+    };
+    const last = tx.index === batch.transactions.length - 1;
+    if (!last)
+      await this.services.batches.setTxConfirmed(
+        batch.txId,
+        confirmed.index,
+        confirmed.blockNumber,
+        confirmed.gasUsed,
+        confirmed.blockHash,
+      );
+    const broadcastAt = batch.transactions[tx.index].broadcastAt ?? new Date().toISOString();
+    update(batch, tx.index, {
+      ...tx,
+      status: "confirmed",
+      blockNumber: receipt.blockNumber,
+      blockHash: receipt.blockHash,
+      gasUsed: receipt.gasUsed.toString(),
+      broadcastAt,
+      waiting: null,
+    });
+    return last ? confirmed : undefined;
   }
 
   /** The run's copy of a transaction, or what is stored when it was replaced meanwhile. */
@@ -292,7 +317,7 @@ export class BatchRunner {
         if (confirmed.kind === "confirmed") return { kind: "mined" as const, receipt: confirmed.receipt, tx: mined.tx };
         if (confirmed.kind === "stopped") return confirmed;
         chain.shallowReorgs++;
-        this.reorgedDuringRun.add(batch.txId);
+        this.reorgedDuringRun(batch.txId);
         await this.services.batches.markReorged(batch.txId, tx.index, false, confirmed.blockNumber);
         this.log.warn(
           { txId: batch.txId, index: tx.index, hash: mined.receipt.hash, blockNumber: confirmed.blockNumber },
@@ -320,7 +345,7 @@ export class BatchRunner {
               await relayer.syncNonces();
               const settle =
                 tx.index === batch.transactions.length - 1
-                  ? await this.settlement?.boundSettlement(batch.txId)
+                  ? await this.payments.boundSettlement(batch.txId)
                   : undefined;
               await this.relaySigner(batch, tx, { replacing: tx.txHash!, data: tx.unsigned.data, settle });
               return (await batches.transaction(batch.txId, tx.index))!;
@@ -344,8 +369,7 @@ export class BatchRunner {
   private async afterDeepReorg(chain: Chain, entry: WatchedBlock): Promise<void> {
     if (entry.key.startsWith("payment:")) {
       const paymentId = entry.key.slice("payment:".length);
-      const txId = (await this.services.payments.get(paymentId))?.txId;
-      await this.settlement?.afterDeepReorg(paymentId);
+      const txId = await this.payments.afterSettlementReorg(paymentId);
       if (txId) this.onReorged(txId);
       return;
     }
@@ -357,12 +381,12 @@ export class BatchRunner {
       { txId, index, chainId: chain.chainId, blockNumber: entry.blockNumber, blockHash: entry.blockHash },
       "reorg deeper than the confirmations took a confirmed transaction off the chain; sending it again",
     );
-    if (this.active.has(txId)) this.reorgedDuringRun.add(txId);
+    this.reorgedDuringRun(txId);
     await this.services.batches
       .markReorged(txId, index, true, entry.blockNumber)
       .catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg"));
-    await this.settlement
-      ?.afterOperationReorg?.(txId)
+    await this.payments
+      .afterOperationReorg(txId)
       .catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg of a payment"));
     this.onReorged(txId);
     await this.bringBack(chain, txId, index);
@@ -394,7 +418,7 @@ export class BatchRunner {
               "transaction taken off the chain by a reorg is back on chain",
             );
           // A payment settled in it follows its fate (settled again, or released if it reverted this time).
-          await this.settlement?.settleForBatch(txId);
+          await this.payments.afterBackOnChain(txId);
           return undefined;
         } catch (error) {
           if (!isChainUnavailable(error))
@@ -409,23 +433,4 @@ export class BatchRunner {
     })().finally(() => this.active.delete(key));
     this.active.set(key, run);
   }
-}
-
-/**
- * Whose failure a mined revert is: the payer's (its call reverted on the chain as it stood), unless a relayed
- * transaction used all the gas the service signed it with (it ran out of gas: the service's estimate, ours).
- */
-export function revertCause(
-  batch: Pick<Batch, "executionMode">,
-  tx: Pick<BatchTransaction, "signedRaw" | "unsigned">,
-  receipt: Pick<TransactionReceipt, "gasUsed">,
-): FailureCause {
-  if (batch.executionMode !== "service-relayed") return "payer";
-  const limit = tx.signedRaw ? Transaction.from(tx.signedRaw).gasLimit : BigInt(tx.unsigned.gasLimit);
-  return receipt.gasUsed >= limit ? "ours" : "payer";
-}
-
-/** The hash of signed raw bytes (what the chain will call the transaction). */
-export function hashOfRaw(signedRaw: string): string {
-  return keccak256(signedRaw);
 }

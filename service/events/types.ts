@@ -2,7 +2,7 @@ import { z, type ZodType } from "zod";
 import { BatchStatus, PaymentView, responseFields, TransactionView } from "../wire/responses";
 import { KYC_STATUSES } from "../store/kyc";
 import { Offering } from "../reads/sto";
-import { KEYLESS_EVENT_TYPES } from "../store/keyless-events";
+import { KEYLESS_EVENT_TYPES, STORE_EVENT_TYPES } from "../store/keyless-events";
 import { AgentSummary } from "../domains/agents/views";
 import { TokenizerInfo } from "../domains/tokenization/views";
 import { TOKEN_CONTROL_ACTIONS } from "../store/token-controls";
@@ -275,8 +275,14 @@ export const EVENT_TYPES = Object.keys(EVENT_CATALOGUE) as EventType[];
 export const SUBSCRIBABLE_TYPES = EVENT_TYPES.filter((t) => t !== "webhook.test");
 /** Types emitted for batches prepared without a key (service/store/keyless-events.ts). */
 export const KEYLESS_TYPES: EventType[] = [...KEYLESS_EVENT_TYPES];
+/** Types the store writes itself; the others are announced by the methods that declare them (MethodDefinition.events). */
+export const STORE_TYPES: readonly EventType[] = STORE_EVENT_TYPES;
 
 export type EventData<T extends EventType> = z.infer<(typeof EVENT_CATALOGUE)[T]["data"]>;
+/** The types announcing an issuer control (their data is TokenControlData): what methods/control-events.ts writes. */
+export type TokenControlEventType = {
+  [T in EventType]: (typeof EVENT_CATALOGUE)[T]["data"] extends typeof TokenControlData ? T : never;
+}[EventType];
 
 /**
  * An event to write, for `emitEvent(q, event)`. `apiKeyId` names the tenant (null for a batch prepared without a key:

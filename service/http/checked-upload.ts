@@ -1,5 +1,5 @@
 import type { Request, Response } from "express";
-import multer, { type StorageEngine } from "multer";
+import type { StorageEngine } from "multer";
 import { ApiError, badRequest } from "../errors";
 import {
   ALLOWED_DOCUMENT_TYPES,
@@ -8,6 +8,10 @@ import {
   SNIFF_BYTES,
   type CheckedFile,
 } from "../model/document-types";
+import { lazyModule } from "../lazy-module";
+
+/** multer (multipart bodies), loaded with the first upload. */
+const multer = lazyModule<typeof import("multer")>("multer");
 
 export interface UploadRules {
   /** The file fields taken (one file each); any other file field is refused. */
@@ -125,7 +129,7 @@ export async function receiveCheckedFiles(
   // A refusal answers at once and the connection closes after the answer: the rest of the upload is never read.
   let refuse!: (error: ApiError) => void;
   const refused = new Promise<never>((_resolve, reject) => (refuse = reject));
-  const upload = multer({
+  const upload = multer()({
     storage: checkedMemoryStorage((error) => refuse(error), rules.maxFileBytes),
     limits: {
       fileSize: rules.maxFileBytes,

@@ -1,5 +1,5 @@
-import { encodePaymentRequiredHeader } from "@x402/core/http";
 import { EngineError } from "../engine/errors";
+import { x402Http } from "../payments/x402-modules";
 import { ApiError, badRequest, unauthorized } from "../errors";
 import { AlreadyPaid, PaymentNotSettled, PaymentRequired, X402Unavailable } from "../payments/payment-errors";
 
@@ -7,9 +7,9 @@ import { AlreadyPaid, PaymentNotSettled, PaymentRequired, X402Unavailable } from
 const MAPPINGS: ((error: unknown) => ApiError | undefined)[] = [
   // Already an answer of the catalogue, thrown by a layer that may name HTTP statuses (methods, domains, use cases).
   (error) => (error instanceof ApiError ? error : undefined),
-  // The engine (engine/errors.ts).
+  // The engine's refusals.
   engineError,
-  // The payment core (payments/payment-errors.ts).
+  // The payment core's refusals.
   paymentError,
 ];
 
@@ -59,7 +59,7 @@ function engineError(error: unknown): ApiError | undefined {
 function paymentError(error: unknown): ApiError | undefined {
   if (error instanceof PaymentRequired) {
     return new ApiError("PAYMENT_REQUIRED", error.message, error.details, {
-      "PAYMENT-REQUIRED": encodePaymentRequiredHeader(error.quote),
+      "PAYMENT-REQUIRED": x402Http().encodePaymentRequiredHeader(error.quote),
     });
   }
   if (error instanceof AlreadyPaid) return new ApiError("ALREADY_PAID", error.message, { subject: error.subject });

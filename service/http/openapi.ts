@@ -106,7 +106,7 @@ function security(rule: AccessRule, route: RouteDefinition<any, any>): Json[] {
   }
 }
 
-/** The rule can take an x402 payment: an optional key with a price (service/auth/access-rules.ts). */
+/** The rule can take an x402 payment: an optional key with a price. */
 export const takesPayment = (rule: AccessRule) => rule.key === "optional" && rule.price !== undefined;
 
 const TAGS = [

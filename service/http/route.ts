@@ -7,7 +7,7 @@ import {
   type Router,
 } from "express";
 import type { ZodType } from "zod";
-import { CallPayment, identify, type Caller, type GateServices } from "../access/gate";
+import { CallPayment, identify, type Caller, type GateServices } from "../auth/gate";
 import type { AccessRule } from "../auth/access-rules";
 import { ApiError } from "../errors";
 import { JsonText } from "../wire/json-text";
@@ -49,7 +49,7 @@ export interface RouteDefinition<Q = unknown, B = unknown> {
   summary: string;
   tags: string[];
   /**
-   * Who may call it and who pays (service/auth/access-rules.ts). The router checks the key before the handler runs; a
+   * Who may call it and who pays (an access rule). The router checks the key before the handler runs; a
    * paid handler takes its payment with `payment.take(...)` after its own checks, and the router settles it on success.
    * Routes whose rule depends on the body (prepare, send) get an optional-key rule and let the write flow decide.
    */
@@ -74,13 +74,13 @@ export interface RouteDefinition<Q = unknown, B = unknown> {
   operationId?: string;
   /**
    * Takes an Idempotency-Key header (the paid write routes): a retry of the same request under the key gets the first
-   * successful answer again and is charged once; another request under it is a 409 (http/idempotency.ts).
+   * successful answer again and is charged once; another request under it is a 409.
    */
   idempotent?: boolean;
   /** Hidden routes are mounted but left out of /openapi.json (operator endpoints). */
   hidden?: boolean;
   /**
-   * How the route appears among the MCP tools (service/mcp/catalogue.ts): by default it is a tool named after its
+   * How the route appears among the MCP tools: by default it is a tool named after its
    * operationId; `name` names it otherwise, `prepares` marks the tool that prepares a method's transactions,
    * `description` says in fewer words what a model needs of the route's description; `false` leaves it out (a facade
    * of a method that already is a tool).

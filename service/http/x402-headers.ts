@@ -1,5 +1,5 @@
-import { encodePaymentResponseHeader } from "@x402/core/http";
 import type { SettleResponse } from "@x402/core/types";
+import { x402Http } from "../payments/x402-modules";
 import type { RequestHeaders } from "../wire/request";
 
 /**
@@ -10,7 +10,7 @@ import type { RequestHeaders } from "../wire/request";
 /** Headers a client may carry its payment in (docs/wire-conventions.md, Transport); header names match in any case. */
 const PAYMENT_HEADERS = ["x-payment", "payment-signature"];
 
-/** The payment header's value, as the payment core takes it (payments/x402.ts reserve). */
+/** The payment header's value, as the payment core's reserve takes it. */
 export function paymentHeaderOf(req: RequestHeaders): string | undefined {
   for (const name of PAYMENT_HEADERS) {
     const value = req.header(name);
@@ -21,5 +21,5 @@ export function paymentHeaderOf(req: RequestHeaders): string | undefined {
 
 /** The PAYMENT-RESPONSE header of a settled payment (none without a settlement). */
 export function paymentResponseHeaders(settlement: SettleResponse | undefined): Record<string, string> {
-  return settlement ? { "PAYMENT-RESPONSE": encodePaymentResponseHeader(settlement) } : {};
+  return settlement ? { "PAYMENT-RESPONSE": x402Http().encodePaymentResponseHeader(settlement) } : {};
 }

@@ -1,10 +1,6 @@
-import {
-  decodePaymentRequiredHeader,
-  decodePaymentResponseHeader,
-  encodePaymentSignatureHeader,
-} from "@x402/core/http";
 import type { PaymentPayload } from "@x402/core/types";
 import { IDEMPOTENCY_HEADER } from "../http/idempotency";
+import { x402Http } from "../payments/x402-modules";
 import { IDEMPOTENCY_ARGUMENT, type RouteTool, type ToolErrorBody } from "./tool";
 
 /**
@@ -90,7 +86,7 @@ export function httpCallOf(
         `_meta["${PAYMENT_META}"] must be an x402 PaymentPayload object`,
         `_meta.${PAYMENT_META}`,
       );
-    headers["x-payment"] = encodePaymentSignatureHeader(payment as PaymentPayload);
+    headers["x-payment"] = x402Http().encodePaymentSignatureHeader(payment as PaymentPayload);
   }
   let path = tool.call.path;
   for (const name of tool.call.pathParameters) {
@@ -156,7 +152,7 @@ export function toolResultOf(answer: HttpAnswer): CallToolResult {
   const requestId = header(answer, "x-request-id");
   if (requestId) meta[REQUEST_ID_META] = requestId;
   const settlement = header(answer, "payment-response");
-  if (settlement) meta[PAYMENT_RESPONSE_META] = decodePaymentResponseHeader(settlement);
+  if (settlement) meta[PAYMENT_RESPONSE_META] = x402Http().decodePaymentResponseHeader(settlement);
   const body = parsed(answer);
   if (answer.status >= 200 && answer.status < 300) {
     const structured =
@@ -171,7 +167,7 @@ export function toolResultOf(answer: HttpAnswer): CallToolResult {
   }
   const required = answer.status === 402 ? header(answer, "payment-required") : undefined;
   if (required) {
-    const paymentRequired = decodePaymentRequiredHeader(required) as unknown as Record<string, unknown>;
+    const paymentRequired = x402Http().decodePaymentRequiredHeader(required) as unknown as Record<string, unknown>;
     const reason = (body as { message?: string } | undefined)?.message;
     return {
       isError: true,

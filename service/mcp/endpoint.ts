@@ -68,7 +68,7 @@ export interface McpConnection {
 /**
  * POST /mcp: the Model Context Protocol over Streamable HTTP, stateless (no session id: any instance answers any
  * request, as for the REST API). Each request gets a server of its own (`serverFor`), which the route connects to a
- * transport of its own (routes/mcp.ts); tool calls go through the service's own routes in process (dispatch.ts), with
+ * transport of its own; tool calls go through the service's own routes in process, with
  * the credentials of the MCP request. The catalogue is built on the first MCP request, not when the service starts.
  */
 export class McpEndpoint {

@@ -18,7 +18,7 @@ const WIRE_ONLY = "x-tak-wire-only";
  * by zod; its body is inlined at the root here, so that the root says what it is (MCP wants `type: "object"` there).
  *
  * A tool's schema is read by a model on every turn, so it says each thing once: an input lists one name per field
- * (the second names of service/wire/field-aliases.ts are left out), the type a field is sent as (a field documented
+ * (the second names of field aliases are left out), the type a field is sent as (a field documented
  * as `type: "string"` that also takes a number loses its `anyOf`), no OpenAPI `example`; an output keeps the shape
  * (types, properties, required, enums, descriptions) and drops what only validates input (lengths, patterns, bounds).
  */

@@ -1,11 +1,11 @@
 import { securityTokenInterface } from "../chains/contracts";
 import type { Log, LogDescription, TransactionReceipt } from "ethers";
 import { getAddress, ZeroHash } from "ethers";
-import { emitEvent } from "../store/outbox";
+import { emitEvent } from "../events/emit";
 import type { Queryable } from "../store/db";
 import type { TokenRecord } from "../store/tokens";
 import type { TokenControl } from "../store/token-controls";
-import type { EventType } from "../events/types";
+import type { TokenControlEventType } from "../events/types";
 import { fromUnits } from "../model/units";
 import { TOKEN_ROLES } from "../domains/tokenization/roles";
 import type { ConfirmedBatch } from "./types";
@@ -19,7 +19,7 @@ function controlOf(
   event: LogDescription,
   receipt: TransactionReceipt,
   log: Log,
-): { control: TokenControl; type: EventType } | undefined {
+): { control: TokenControl; type: TokenControlEventType } | undefined {
   const lifecycle = lifecycleControlOf(event, receipt, log);
   if (lifecycle) return lifecycle;
   const at = { txHash: receipt.hash, logIndex: log.index, blockNumber: receipt.blockNumber };
@@ -96,7 +96,7 @@ function lifecycleControlOf(
   event: LogDescription,
   receipt: TransactionReceipt,
   log: Log,
-): { control: TokenControl; type: EventType } | undefined {
+): { control: TokenControl; type: TokenControlEventType } | undefined {
   const at = { txHash: receipt.hash, logIndex: log.index, blockNumber: receipt.blockNumber };
   const none = { account: null, counterparty: null, amount: null, role: null, agent: null };
   const a = event.args;

@@ -1,110 +1,15 @@
-import { approve, burnToken, transferFrom, transferTo } from "./tokenization/transfers";
-import { claimDividends, dividendDistribution } from "./tokenization/dividends";
-import { mintToken } from "./tokenization/mint-token";
-import { newTokenization } from "./tokenization/new-tokenization";
-import { whitelist } from "./tokenization/whitelist";
-import { freezeAddress, freezeTokens, unfreezeTokens } from "./tokenization/freezes";
-import { forcedTransfer } from "./tokenization/forced-transfer";
-import { recoverWallet } from "./tokenization/recover-wallet";
-import { cancelWalletRecovery, executeWalletRecovery } from "./tokenization/wallet-recovery-steps";
-import { acceptTokenizer, cancelTokenizerTransfer, transferTokenizer } from "./tokenization/tokenizer-handover";
-import { cancelTokenUpgrade, executeTokenUpgrade, scheduleTokenUpgrade } from "./tokenization/token-upgrades";
-import { pauseToken, unpauseToken } from "./tokenization/pause";
-import { grantTokenRole, revokeTokenRole } from "./tokenization/token-roles";
-import { resolveOfferingClaim } from "./sto/resolve-offering-claim";
-import { claimTokens } from "./sto/claim-tokens";
-import { closeOffer, withdrawProceeds } from "./sto/close-offer";
-import { newInvest } from "./sto/new-invest";
-import { newSto } from "./sto/new-sto";
-import { agentAppendFeedbackResponse } from "./agents/agent-append-feedback-response";
-import { agentApproveToken } from "./agents/agent-approve-token";
 import { agentBurnToken } from "./agents/agent-burn-token";
-import { agentCreateToken } from "./agents/agent-create-token";
-import { agentGiveFeedback } from "./agents/agent-give-feedback";
 import { agentMintToken } from "./agents/agent-mint-token";
-import { agentRegister } from "./agents/agent-register";
-import { agentRevokeFeedback } from "./agents/agent-revoke-feedback";
-import { agentSetMetadata } from "./agents/agent-set-metadata";
-import { agentSetURI } from "./agents/agent-set-uri";
-import { agentSetWallet } from "./agents/agent-set-wallet";
-import { agentTransferFromToken } from "./agents/agent-transfer-from-token";
-import { agentTransferOwnership } from "./agents/agent-transfer-ownership";
-import { agentTransferToken } from "./agents/agent-transfer-token";
-import { ramsExecute } from "./rams/rams-execute";
-import { ramsExtendMandate } from "./rams/rams-extend-mandate";
-import { ramsFreezeAgent } from "./rams/rams-freeze-agent";
-import { ramsGrantMandate } from "./rams/rams-grant-mandate";
-import { ramsGrantPrincipal } from "./rams/rams-grant-principal";
-import { ramsInvalidateNonces } from "./rams/rams-invalidate-nonces";
-import { ramsRevokeMandate } from "./rams/rams-revoke-mandate";
-import { ramsRevokePrincipal } from "./rams/rams-revoke-principal";
-import { ramsSetExecutorAction } from "./rams/rams-set-executor-action";
-import { ramsSetOperator } from "./rams/rams-set-operator";
-import { ramsUnfreezeAgent } from "./rams/rams-unfreeze-agent";
-import { faucetBkn } from "./faucet-bkn";
+import { METHODS } from "./registry";
+import { burnToken } from "./tokenization/transfers";
+import { mintToken } from "./tokenization/mint-token";
 import type { MethodDefinition } from "./types";
 
-/** Every prepare method. Adding a method is one module and one line here. */
-export const METHODS: MethodDefinition[] = [
-  newTokenization,
-  mintToken,
-  whitelist,
-  burnToken,
-  transferTo,
-  transferFrom,
-  approve,
-  dividendDistribution,
-  claimDividends,
-  freezeTokens,
-  unfreezeTokens,
-  freezeAddress,
-  forcedTransfer,
-  recoverWallet,
-  cancelWalletRecovery,
-  executeWalletRecovery,
-  transferTokenizer,
-  acceptTokenizer,
-  cancelTokenizerTransfer,
-  scheduleTokenUpgrade,
-  cancelTokenUpgrade,
-  executeTokenUpgrade,
-  pauseToken,
-  unpauseToken,
-  grantTokenRole,
-  revokeTokenRole,
-  newSto,
-  newInvest,
-  claimTokens,
-  closeOffer,
-  withdrawProceeds,
-  resolveOfferingClaim,
-  agentRegister,
-  agentSetURI,
-  agentSetMetadata,
-  agentSetWallet,
-  agentTransferOwnership,
-  agentGiveFeedback,
-  agentRevokeFeedback,
-  agentAppendFeedbackResponse,
-  agentCreateToken,
-  agentMintToken,
-  agentBurnToken,
-  agentTransferToken,
-  agentTransferFromToken,
-  agentApproveToken,
-  ramsGrantPrincipal,
-  ramsRevokePrincipal,
-  ramsGrantMandate,
-  ramsRevokeMandate,
-  ramsExtendMandate,
-  ramsSetOperator,
-  ramsInvalidateNonces,
-  ramsExecute,
-  ramsSetExecutorAction,
-  ramsFreezeAgent,
-  ramsUnfreezeAgent,
-  faucetBkn,
-];
+/**
+ * Every prepare method: registry.ts, generated from the modules that define them (`npm run methods:generate`). A new
+ * method is its own module under service/methods/ (declaring its access, metering and events) and its test.
+ */
+export { METHODS };
 
 /** Methods a client may name on /prepare-transactions. */
 export const PUBLIC_METHODS = METHODS.filter((m) => !m.internal);

@@ -1,6 +1,7 @@
 import type { ZodType } from "zod";
 import type { ExecutionMode } from "../wire/fields";
 import type { AccessRule } from "../auth/access-rules";
+import type { EventType } from "../events/types";
 import type { ConfirmedFacts } from "../engine/runner-ports";
 import type { PlannedCall } from "../model/batch";
 import type { Queryable } from "../store/db";
@@ -44,10 +45,21 @@ export interface MethodDefinition<B = any> {
   /** The wallet that must sign (and be whitelisted). */
   signerOf(body: B): string;
   /**
-   * Who may call it and who pays (service/auth/access-rules.ts): ACCESS.keyMethod for the key surface (metered per
-   * METERED_METHODS), ACCESS.agenticWrite for methods a key or an x402 payment may pay for.
+   * Who may call it and who pays (service/auth/access-rules.ts): ACCESS.keyMethod for the key surface,
+   * ACCESS.agenticWrite for methods a key or an x402 payment may pay for (the price of its `access.price` tier).
    */
   access: AccessRule;
+  /**
+   * A send under an API key spends one credit of this method's own balance. Each plan grants its credits
+   * (PLAN_CREDITS) of every metered method, a method metered later included: a key's balance is its plan's credits
+   * until first spent or topped up (store/credits.ts), so a new metered method needs no migration. Absent: free for a key.
+   */
+  metered?: boolean;
+  /**
+   * The catalogue's events (events/types.ts) its confirmation announces, besides the transaction, batch and payment
+   * events of every batch; test/service/method-registry.test.ts holds the catalogue's other types to these.
+   */
+  events?: readonly EventType[];
   /** The service's relayer may sign and send it (service-relayed). */
   relayable?: boolean;
   /**

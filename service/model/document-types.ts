@@ -12,7 +12,7 @@ export interface DocumentType {
   starts(head: Buffer): boolean;
 }
 
-/** A file received whole, with the kind its bytes showed (model/document-types.ts). */
+/** A file received whole, with the kind its bytes showed. */
 export interface CheckedFile {
   buffer: Buffer;
   /** The Content-Type its bytes showed; the type the uploader declared is never used. */

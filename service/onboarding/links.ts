@@ -31,7 +31,7 @@ export function linkExpiry(ttlHours: number, from = new Date()): Date {
 export const MAX_LINK_FAILURES = 10;
 
 /**
- * The database holds a link's token only as its hash (store/kyc-links.ts) and, while the link is open, sealed with the
+ * The database holds a link's token only as its hash and, while the link is open, sealed with the
  * data key, so reads can show the live link (kycUrl) to the issuer. The seal is bound to the link (its hash).
  */
 export function sealLinkToken(sealer: Sealer, token: string): string {

@@ -1,14 +1,15 @@
 import fs from "node:fs";
 import path from "node:path";
 import { JsonRpcProvider, Wallet } from "ethers";
-import { runAdminCommand, type AdminCommand } from "../admin/commands";
-import { parseSelectorSpec, setupExecutor } from "../admin/rams-setup";
+import { runAdminCommand, type AdminCommand } from "./commands";
+import { parseSelectorSpec, setupExecutor } from "./rams-setup";
 import { readDeployment, type Deployment } from "../chains/deployments";
 import type { Config } from "../config";
 import { ApiError } from "../errors";
 import { Prices } from "../payments/pricing";
 import { ApiKeys } from "../store/api-keys";
 import { Credits } from "../store/credits";
+import { METERED_METHODS } from "../methods/metering";
 import { KycStore } from "../store/kyc";
 import { Sealer } from "../crypto/sealed";
 import { assertDataKey } from "../store/key-check";
@@ -21,7 +22,7 @@ import { RelayerKeys } from "../store/relayer-keys";
 import { AuditLog } from "../store/audit-log";
 import { OperatorSessions } from "../store/operator-sessions";
 import { Operators } from "../store/operators";
-import type { RelayerKeysContext } from "../admin/relayer-keys";
+import type { RelayerKeysContext } from "./relayer-keys";
 import { openServiceWallets } from "../signers/service-wallets";
 import { parseArguments } from "./arguments";
 import type { SetupExecutorCommand } from "./command-table";
@@ -29,11 +30,11 @@ import { operatorConfig, openConfiguredDb, runningService } from "./setup";
 import { UsageError } from "./usage-error";
 
 /**
- * `npm run admin -- <command>` (on a server: `node dist/service/operator/admin.js <command>`): the operator's commands
- * (service/admin/commands.ts), with the service's configuration. Arguments are checked before anything is opened
- * (operator/arguments.ts); with the service stopped, or on PostgreSQL, it opens the database (whose schema must be this
- * version's); while a service holds the embedded database it goes through that service. Prints JSON; an error is one
- * JSON line on stderr, exit 2 for the command line, 1 for what the command met.
+ * `npm run admin -- <command>` (on a server: `node dist/service/operator/admin.js <command>`): the operator's commands,
+ * with the service's configuration. Arguments are checked before anything is opened; with the service stopped, or on
+ * PostgreSQL, it opens the database (whose schema must be this version's); while a service holds the embedded database
+ * it goes through that service. Prints JSON; an error is one JSON line on stderr, exit 2 for the command line, 1 for
+ * what the command met.
  */
 async function main() {
   const argv = process.argv.slice(2);
@@ -80,7 +81,7 @@ async function viaDatabase(config: Config, command: AdminCommand, operations: st
     if (command.command.startsWith("kyc.")) await assertDataKey(db, dataSealer(config));
     const stores = {
       apiKeys: new ApiKeys(db),
-      credits: new Credits(db),
+      credits: new Credits(db, METERED_METHODS),
       signers: new Signers(db),
       prices: new Prices(db, config.ENVIRONMENT),
       tokens: new Tokens(db),

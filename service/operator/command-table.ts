@@ -1,6 +1,6 @@
 import { isAddress } from "ethers";
 import { z } from "zod";
-import { CREDIT_METHODS, type AdminCommand } from "../admin/commands";
+import { CREDIT_METHODS, type AdminCommand } from "./commands";
 import { PLANS } from "../model/plans";
 import { KYC_STATUSES } from "../store/kyc";
 import { OPERATOR_ROLES } from "../store/operators";

@@ -1,6 +1,6 @@
 import fs from "node:fs";
 import path from "node:path";
-import { findDataDir } from "../admin/data-dir";
+import { findDataDir } from "./data-dir";
 import { loadConfig, type Config } from "../config";
 import { withEnvFile } from "../configuration/env-file";
 import { adminTokenPath, runtimeFilePath } from "../runtime-files";

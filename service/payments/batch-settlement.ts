@@ -1,6 +1,4 @@
 import type { TransactionReceipt } from "ethers";
-import type { SettlementPort } from "../engine/runner-ports";
-import type { OperationSettlement } from "../engine/relayer";
 import type { Logger } from "../logger";
 import type { Batch } from "../model/batch";
 import type { Queryable } from "../store/db";
@@ -9,6 +7,7 @@ import type { Stores } from "../store/stores";
 import { paidIn, settledBy, transferWithAuthorizationCalldata } from "./eip3009";
 import type { PaymentTerms } from "./payment-terms";
 import type { PaymentRefunder } from "./refunds";
+import type { BeforeBroadcast, OperationSettlement, RunEnd, RunPayments } from "./run-payments";
 import type { PaymentSettler } from "./settler";
 
 /**
@@ -18,23 +17,14 @@ import type { PaymentSettler } from "./settler";
  */
 const IN_OPERATION_MARGIN_S = 60;
 
-/** A batch's payments before its first broadcast: the one its transaction carries, and those settled first. */
-export interface PaymentPlan {
-  carried?: OperationSettlement & { payment: PaymentRecord };
-  first: PaymentRecord[];
-}
-
-/** Payments settled before their operation (BatchSettlement.settleFirst). */
-export type PaidFirst = { kind: "paid" } | { kind: "refused"; reason: string } | { kind: "waiting"; reason: string };
-
 /**
- * The runner's settlement port (engine/runner-ports.ts SettlementPort): what happens to a batch's payments around its
- * run. Before the first broadcast, the payment its transaction carries or those settled first; the relayer's bind
- * and set-hash callbacks for a carried payment; at the end, settled with the batch (inside its last database
- * transaction when carried), released with it, or owed back after a failure of ours (payments/refunds.ts); after a
- * deep reorg, settling again. One payment's own lifecycle is the settler's (payments/settler.ts).
+ * The runner's port to a batch's payments (payments/run-payments.ts RunPayments), and its one implementation. Before
+ * the first broadcast, the payment its transaction carries or those settled first; the relayer's bind and record-hash
+ * calls for a carried payment; at the end, settled with the batch (inside its last database transaction when carried),
+ * released with it, or owed back after a failure of ours (payments/refunds.ts); after a deep reorg, settling again.
+ * One payment's own lifecycle is the settler's (payments/settler.ts).
  */
-export class BatchSettlement implements SettlementPort {
+export class BatchSettlement implements RunPayments {
   constructor(
     private readonly services: Pick<Stores, "payments">,
     private readonly terms: PaymentTerms,
@@ -44,29 +34,45 @@ export class BatchSettlement implements SettlementPort {
     private readonly refunder: PaymentRefunder,
   ) {}
 
-  /** Inside the transaction that ends a batch rejected for a failure of ours: its settled payments owed back. */
-  owedBackWithin(q: Queryable, txId: string, reason: string): Promise<number> {
-    return this.refunder.owedBackWithin(q, txId, reason);
-  }
-
-  owedBackCommitted(txId: string, owed: number): void {
-    this.refunder.owedBackCommitted(txId, owed);
+  /** A batch prepared under a key is never paid with x402 (auth/gate.ts admitSend). */
+  paysFor(batch: Batch): boolean {
+    return !batch.apiKeyId;
   }
 
   /**
-   * What a batch's payments need before its first broadcast (PaymentPlan). One payment may ride in the batch's only
-   * transaction (`canCarry`: relayed by a key that delegates to PaidRelayDelegate): the relayer's EIP-7702 delegate
-   * runs the EIP-3009 transfer and the operation atomically, so neither happens without the other. Every other payment
-   * is settled first: an external facilitator (it sends its own transactions), a payment on another chain than the
-   * operation, an authorization close to its expiry, a signature only the facilitator can use (ERC-6492), a batch of
-   * several transactions or one the client signed. `known`: all of the batch's payments, when the caller has them.
+   * What a batch's payments need before its first broadcast. One payment may ride in the batch's only transaction
+   * (`canCarry`: relayed by a key that delegates to PaidRelayDelegate): the relayer's EIP-7702 delegate runs the
+   * EIP-3009 transfer and the operation atomically, so neither happens without the other. Every other payment is
+   * settled first, one after the other, once the operation would go through: an external facilitator (it sends its
+   * own transactions), a payment on another chain than the operation, an authorization close to its expiry, a
+   * signature only the facilitator can use (ERC-6492), a batch of several transactions or one the client signed.
+   * Refused when one was released (its authorization can no longer be used: nothing charged, nothing done); waiting
+   * when one is still owed after a failure of ours (the caller tries again shortly).
    */
-  async paymentPlan(txId: string, chainId: number, canCarry: boolean, known?: PaymentRecord[]): Promise<PaymentPlan> {
-    const open = (known ?? (await this.services.payments.forBatch(txId))).filter(
-      (p) => p.status === "reserved" || (p.status === "settling" && !p.settleInOperation),
-    );
-    const carried = canCarry ? this.carrierOf(open, chainId) : undefined;
-    return { carried, first: open.filter((p) => p !== carried?.payment) };
+  async beforeBroadcast(
+    batch: Batch,
+    options: {
+      canCarry: boolean;
+      known?: PaymentRecord[];
+      wouldRevert: (payer?: string) => Promise<string | undefined>;
+    },
+  ): Promise<BeforeBroadcast> {
+    const all = options.known ?? (await this.services.payments.forBatch(batch.txId));
+    const paid = all.filter((p) => p.status !== "released");
+    const payer = (paid.find((p) => p.subject.startsWith("send:")) ?? paid[0])?.payer;
+    const open = all.filter((p) => p.status === "reserved" || (p.status === "settling" && !p.settleInOperation));
+    const carried = options.canCarry ? this.carrierOf(open, batch.chainId) : undefined;
+    const first = open.filter((p) => p !== carried?.payment);
+    if (!first.length) return { kind: "go", carried, payer };
+    const revert = await options.wouldRevert(payer);
+    if (revert) return { kind: "refused", reason: revert };
+    for (const payment of first) {
+      const outcome = await this.settler.settleOutcome(payment);
+      if (outcome.kind === "released")
+        return { kind: "refused", reason: `the payment could not be settled: ${outcome.reason}` };
+      if (outcome.kind === "pending") return { kind: "waiting", reason: outcome.reason };
+    }
+    return { kind: "go", payer };
   }
 
   /** The one reserved payment of `open` that can ride in the operation's transaction on `chainId`, if any. */
@@ -87,8 +93,8 @@ export class BatchSettlement implements SettlementPort {
       payer: payment.payer,
       asset: payment.asset,
       calldata,
-      bind: (q) => payments.bindToOperation(q, payment.id),
-      setHash: (q, hash) => payments.setOperationHash(q, payment.id, hash),
+      bindInSameTransaction: (q) => payments.bindToOperation(q, payment.id),
+      recordHashInSameTransaction: (q, hash) => payments.setOperationHash(q, payment.id, hash),
     };
   }
 
@@ -107,34 +113,22 @@ export class BatchSettlement implements SettlementPort {
       payer: bound.payer,
       asset: bound.asset,
       calldata,
-      bind: (q) => payments.stillBoundToOperation(q, bound.id),
-      setHash: (q, hash) => payments.setOperationHash(q, bound.id, hash),
+      bindInSameTransaction: (q) => payments.stillBoundToOperation(q, bound.id),
+      recordHashInSameTransaction: (q, hash) => payments.setOperationHash(q, bound.id, hash),
     };
   }
 
-  /**
-   * Settles `payments` before their operation is broadcast, one after the other: paid when every one is settled;
-   * refused when one was released (its authorization can no longer be used: nothing charged, nothing done); waiting
-   * when one is still owed after a failure of ours (the caller tries again shortly).
-   */
-  async settleFirst(payments: PaymentRecord[]): Promise<PaidFirst> {
-    for (const payment of payments) {
-      const outcome = await this.settler.settleOutcome(payment);
-      if (outcome.kind === "released")
-        return { kind: "refused", reason: `the payment could not be settled: ${outcome.reason}` };
-      if (outcome.kind === "pending") return { kind: "waiting", reason: outcome.reason };
-    }
-    return { kind: "paid" };
+  readInSameTransaction(q: Queryable, txId: string): Promise<PaymentRecord[]> {
+    return this.services.payments.forBatch(txId, q);
   }
 
   /**
    * Inside the database transaction that ends a relayed batch successfully (`q`): settles the payments its last
    * transaction carried (`receipt`, mined with status 1 and showing each one's authorization used), so the batch's
    * success and its payment's settlement are one commit and cost no trip of their own. Answers the payments it
-   * settled, to be kept for the send's answer once that transaction committed (keepSettledAfterCommit); the rest are
-   * left to settleForBatch.
+   * settled, kept for the send's answer once that transaction committed (afterRun); the rest are settled then.
    */
-  async settleWithinFinish(
+  async settleCarriedInSameTransaction(
     q: Queryable,
     batch: Batch,
     receipt: TransactionReceipt | undefined,
@@ -151,20 +145,48 @@ export class BatchSettlement implements SettlementPort {
     return settled;
   }
 
-  /** What settleWithinFinish settled, once its transaction committed: logged, and kept for the send's answer. */
-  keepSettledAfterCommit(settled: PaymentRecord[]): void {
-    for (const payment of settled) {
-      this.settler.keepSettled(payment);
-      this.log.info(
-        { paymentId: payment.id, transaction: payment.settlement?.transaction },
-        "payment settled with its operation",
-      );
+  owedBackInSameTransaction(q: Queryable, txId: string, reason: string): Promise<number> {
+    return this.refunder.owedBackWithin(q, txId, reason);
+  }
+
+  releaseReservedInSameTransaction(q: Queryable, txId: string, reason: string): Promise<void> {
+    return this.services.payments.releaseReservedWithin(q, txId, `the operation failed: ${reason}`);
+  }
+
+  /**
+   * Once a run's end committed. A success: what settleCarriedInSameTransaction settled is logged and kept for the
+   * send's answer, and the batch's other payments are settled, with what the runner hands over (its `receipts` spare
+   * a payment settled in the last one a lookup, the batch a read of it, `payments` a read of them). A batch confirmed
+   * but not recorded: its payments settled all the same (the operation ran on chain). A rejection: the payments owed
+   * back are sent (or listed for the operator), the reserved ones released.
+   */
+  async afterRun(end: RunEnd): Promise<void> {
+    if (end.kind === "success") {
+      for (const payment of end.settledHere) {
+        this.settler.keepSettled(payment);
+        this.log.info(
+          { paymentId: payment.id, transaction: payment.settlement?.transaction },
+          "payment settled with its operation",
+        );
+      }
+      const settledHere = new Set(end.settledHere.map((p) => p.id));
+      const rest = end.payments?.filter((p) => !settledHere.has(p.id));
+      return this.settleForBatch(end.batch.txId, end.receipts, end.batch, rest);
     }
+    if (end.kind === "confirmed-unrecorded") return this.settleForBatch(end.txId, end.receipts);
+    this.refunder.owedBackCommitted(end.txId, end.owed);
+    if (!end.released) await this.releaseForBatch(end.txId, `the operation failed: ${end.reason}`);
+  }
+
+  async afterSettlementReorg(paymentId: string): Promise<string | undefined> {
+    const txId = (await this.services.payments.get(paymentId))?.txId ?? undefined;
+    await this.settler.afterDeepReorg(paymentId);
+    return txId;
   }
 
   /**
    * A reorg deeper than its confirmations took a batch's transaction off the chain: a payment settled in it is
-   * settling again, and settled (or released) once the runner has it back on chain (settleForBatch).
+   * settling again, and settled (or released) once the runner has it back on chain (afterBackOnChain).
    */
   async afterOperationReorg(txId: string): Promise<void> {
     for (const p of await this.services.payments.forBatch(txId)) {
@@ -172,12 +194,12 @@ export class BatchSettlement implements SettlementPort {
     }
   }
 
-  /**
-   * Settles a confirmed batch's payments. The runner hands over what it has: its `receipts` (in order) spare a payment
-   * settled in the last one a lookup, `ended` (the batch as its run just stored it) a read of the batch, and
-   * `payments` (read in the transaction that ended it) a read of its payments.
-   */
-  async settleForBatch(
+  afterBackOnChain(txId: string): Promise<void> {
+    return this.settleForBatch(txId);
+  }
+
+  /** Settles a confirmed batch's payments that are not settled yet. */
+  private async settleForBatch(
     txId: string,
     receipts?: TransactionReceipt[],
     ended?: Batch,
@@ -189,16 +211,11 @@ export class BatchSettlement implements SettlementPort {
     }
   }
 
-  async releaseForBatch(txId: string, reason: string): Promise<void> {
+  private async releaseForBatch(txId: string, reason: string): Promise<void> {
     for (const p of await this.services.payments.forBatch(txId)) {
       if (p.status === "reserved") await this.settler.release(p.id, reason);
       // Settled in the operation's transaction, which reverted or never reached the chain: the payment went with it.
       else if (p.status === "settling" && p.settleInOperation) await this.settler.release(p.id, reason, true);
     }
-  }
-
-  /** A reorg deeper than its confirmations took a settlement off the chain: settled again. */
-  afterDeepReorg(paymentId: string): Promise<void> {
-    return this.settler.afterDeepReorg(paymentId);
   }
 }

@@ -4,7 +4,6 @@ import { paidIn, settledBy, transferWithAuthorizationCalldata, verifyPlainTransf
 import { SettlementBatches } from "./settlement-batches";
 import { SettlementTransactions } from "./settlement-transactions";
 import { SettlementError, type FacilitatorServices, type PaymentFacilitator } from "./payment-facilitator";
-import { healWalletNonces } from "../engine/nonce-healing";
 import { multicall3Interface } from "../chains/contracts";
 import { MULTICALL3_ADDRESS } from "../chains/networks";
 import { isChainUnavailable } from "../chains/rpc-errors";
@@ -46,6 +45,8 @@ export class InProcessFacilitator implements PaymentFacilitator {
     private readonly services: FacilitatorServices,
     private readonly chain: Chain,
     private readonly wallet: ServiceSigner,
+    /** Keeps the settlement wallet's nonces in line with its chain (the engine's nonce healing, handed in by the composition). */
+    private readonly healWalletNonces: () => Promise<void>,
   ) {
     this.settlementAddress = wallet.address;
     this.transactions = new SettlementTransactions(services, chain, wallet);
@@ -56,7 +57,7 @@ export class InProcessFacilitator implements PaymentFacilitator {
   }
 
   healNonces(): Promise<void> {
-    return healWalletNonces(this.services, this.chain, this.wallet, this.services.logger.child({ component: "x402" }));
+    return this.healWalletNonces();
   }
 
   /** A plain account's EIP-3009 payment is checked natively (payments/eip3009.ts); any other by the library. */

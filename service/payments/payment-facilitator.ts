@@ -1,9 +1,9 @@
-import { HTTPFacilitatorClient } from "@x402/core/server";
 import type { PaymentPayload, PaymentRequirements, SettleResponse, VerifyResponse } from "@x402/core/types";
 import type { PaymentRecord } from "../store/payments";
 import type { Stores } from "../store/stores";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
+import { x402Server, type X402Server } from "./x402-modules";
 
 /**
  * What the payment core asks of a facilitator (PaymentFacilitator), how a settlement fails (SettlementError), and the
@@ -55,9 +55,9 @@ export interface PaymentFacilitator {
 }
 
 export class ExternalFacilitator implements PaymentFacilitator {
-  private readonly client: HTTPFacilitatorClient;
+  private readonly client: InstanceType<X402Server["HTTPFacilitatorClient"]>;
   constructor(url: string) {
-    this.client = new HTTPFacilitatorClient({ url });
+    this.client = new (x402Server().HTTPFacilitatorClient)({ url });
   }
   verify(payload: PaymentPayload, requirements: PaymentRequirements) {
     return this.client.verify(payload, requirements);

@@ -1,4 +1,3 @@
-import { decodePaymentSignatureHeader } from "@x402/core/http";
 import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/core/types";
 import { isChainUnavailable } from "../chains/rpc-errors";
 import { checksumAddress } from "../crypto/checksum-address";
@@ -11,6 +10,7 @@ import { displayPrice } from "./pricing";
 import type { Stores } from "../store/stores";
 import type { Config } from "../config";
 import { AlreadyPaid, PaymentNotSettled, PaymentRequired, X402Unavailable } from "./payment-errors";
+import { x402Http } from "./x402-modules";
 import type { PaymentTerms } from "./payment-terms";
 import { SETTLE_MARGIN_S, type PaymentSettler } from "./settler";
 
@@ -140,7 +140,7 @@ export class X402 {
     if (!header) throw this.paymentRequired(charge);
     let payload: PaymentPayload;
     try {
-      payload = decodePaymentSignatureHeader(header);
+      payload = x402Http().decodePaymentSignatureHeader(header);
     } catch {
       throw this.paymentRequired(charge, "invalid payment header: not base64-encoded x402 JSON");
     }

@@ -4,7 +4,7 @@ import { responseFields } from "../wire/responses";
 import type { Chain } from "../chains/registry";
 import { badRequest, notFound } from "../errors";
 import type { AgentActivity, AgentRecord } from "../store/agents";
-import type { Caller } from "../access/gate";
+import type { Caller } from "../auth/gate";
 import type { Stores } from "../store/stores";
 import type { ChainRegistry } from "../chains/registry";
 import { AGENT_CHAINS, identityView } from "../domains/agents/agents";

@@ -76,7 +76,7 @@ export const TokenControlList = z
       "Issuer controls confirmed on the token, oldest first (freezes, forced transfers, recoveries, pauses, roles)",
   });
 
-/** GET /get-token-controls: the records the controls' events left (methods/control-events.ts). */
+/** GET /get-token-controls: the records the controls' events left. */
 export async function tokenControlsView(
   ctx: DomainContext,
   token: TokenRecord,

@@ -117,7 +117,7 @@ export function forgetFinalStatus(services: Pick<StatusServices, "batches">, txI
 
 /**
  * Who may read a batch: a batch prepared under an API key, only that key; a batch prepared without one (paid with
- * x402, or relayed), whoever names it. Its txId is 32 random bytes (engine/prepare.ts newTxId), so naming it is a
+ * x402, or relayed), whoever names it. Its txId is 32 random bytes (newTxId), so naming it is a
  * capability; its transactions' hashes are public on the chain once sent, and so is what they carry.
  */
 export function mayReadBatch(batch: Pick<Batch, "apiKeyId">, callerKeyId: string | undefined): boolean {

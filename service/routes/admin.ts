@@ -1,8 +1,8 @@
 import { timingSafeEqual } from "node:crypto";
 import type { Request } from "express";
 import { z } from "zod";
-import { runAdminCommand, type AdminCommand, type AdminContext } from "../admin/commands";
-import type { RelayerKeysContext } from "../admin/relayer-keys";
+import { runAdminCommand, type AdminCommand, type AdminContext } from "../operator/commands";
+import type { RelayerKeysContext } from "../operator/relayer-keys";
 import { unauthorized } from "../errors";
 import { ACCESS } from "../auth/access-rules";
 import { guardInput } from "../http/input-guard";

@@ -1,4 +1,4 @@
-/** The console's page renderers, which routes/console-pages.ts loads on the first page asked for. */
+/** The console's page renderers, loaded on the first page asked for. */
 export { auditPage } from "../console/pages/audit";
 export { keysPage } from "../console/pages/keys";
 export { kycPage } from "../console/pages/kyc";

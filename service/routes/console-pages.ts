@@ -25,7 +25,7 @@ const one = (v: unknown) => (typeof v === "string" && v !== "" ? v : undefined);
 
 /**
  * The pages' renderers, loaded on the first page asked for rather than at start: most instances never serve one, and
- * the console's JSON endpoints (routes/console.ts) do not need them.
+ * the console's JSON endpoints do not need them.
  */
 let renderers: Promise<typeof import("./console-page-renderers")> | undefined;
 const pages = () => (renderers ??= import("./console-page-renderers"));

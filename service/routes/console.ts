@@ -237,7 +237,7 @@ function paymentAndAuditRoutes(services: Services) {
   ];
 }
 
-/** The operator console's JSON endpoints (/console/api/…); its pages are routes/console-pages.ts. */
+/** The operator console's JSON endpoints (/console/api/…). */
 export function consoleRoutes(services: Services, options: ConsoleOptions) {
   return [
     ...sessionRoutes(services),

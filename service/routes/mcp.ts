@@ -117,7 +117,7 @@ function refuse(res: Response, refusal: Refusal): void {
   res.status(refusal.status).json(refusal.body);
 }
 
-/** Where the service itself is, for the Origin check (mcp/protocol.ts): never the Host header. */
+/** Where the service itself is, for the Origin check: never the Host header. */
 export function ownOriginOf(services: Pick<Services, "config">, req: Request): OwnOrigin {
   return {
     publicBaseUrl: services.config.PUBLIC_BASE_URL,

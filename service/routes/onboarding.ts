@@ -221,6 +221,6 @@ export function onboardingRoutes(services: Services) {
   ];
 }
 
-/** The 404 of a token no link has (onboarding/submission.ts linkError("unknown")). */
+/** The 404 of a token no link has (linkError("unknown")). */
 const isUnknownLink = (error: unknown) =>
   error instanceof ApiError && error.status === 404 && error.details?.field === "token";

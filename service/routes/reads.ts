@@ -325,7 +325,7 @@ function patchTokenDocsRoute(services: Services) {
         .optional()
         .meta({ description: "The token, here instead of the form field (checked before the body is read)" }),
     }),
-    // Multipart: the handler parses it (http/checked-upload.ts), so the schema only documents the text field.
+    // Multipart: the handler parses it, so the schema only documents the text field.
     documentedBody: z.object({ tokenSymbol: symbol }),
     multipartFiles: DOCUMENT_FIELDS.map((d) => d.field),
     handler: async ({ req, res, caller, query }) => {

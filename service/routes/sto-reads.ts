@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
-import type { Caller } from "../access/gate";
+import type { Caller } from "../auth/gate";
 import { defineRoute } from "../http/route";
 import {
   InvestmentList,

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ACCESS } from "../auth/access-rules";
-import type { Caller } from "../access/gate";
+import type { Caller } from "../auth/gate";
 import { conflict, notFound, validationError } from "../errors";
 import { SUBSCRIBABLE_TYPES } from "../events/types";
 import { responseFields } from "../wire/responses";
@@ -184,8 +184,8 @@ function deliveryView(d: DeliveryRecord): z.infer<typeof WebhookDelivery> {
 
 /**
  * Webhook endpoints: an API key's (every event of the key, or the types it names), or, without a key, one batch's that
- * was prepared without one (its transaction, batch and payment events). Thin adapters over store/webhooks.ts; the
- * deliveries themselves are the dispatcher's (events/dispatcher.ts).
+ * was prepared without one (its transaction, batch and payment events). Thin adapters over the webhooks store; the
+ * deliveries themselves are the dispatcher's.
  */
 const keyOf = (caller: Caller) => caller.apiKey!.id;
 

@@ -150,7 +150,7 @@ function getTransactionStatusRoute(services: Services) {
 }
 
 /**
- * The prepare / send / status flow. Routes only adapt HTTP: who may call and who pays is decided by service/access,
+ * The prepare / send / status flow. Routes only adapt HTTP: who may call and who pays is decided by service/auth/gate.ts,
  * what to do by the method, how to do it on-chain by the engine.
  */
 export function writeRoutes(services: Services) {

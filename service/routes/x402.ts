@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { resourceUrl } from "../access/gate";
+import { resourceUrl } from "../auth/gate";
 import { ACCESS } from "../auth/access-rules";
 import { address } from "../wire/fields";
 import { FaucetClaim, PaymentRequirements, responseFields } from "../wire/responses";

@@ -16,7 +16,7 @@ export type DigestSigning = (digest: Uint8Array) => Promise<Signature>;
 
 /**
  * A transaction signed through `signDigest` with the bytes ethers' Wallet.signTransaction gives for the same request:
- * a plain EIP-1559 request serialized by crypto/eip1559.ts, any other (EIP-7702 authorizations, access lists) by ethers.
+ * a plain EIP-1559 request serialized natively, any other (EIP-7702 authorizations, access lists) by ethers.
  */
 export async function signTransactionWithDigest(
   address: string,

@@ -4,7 +4,7 @@ import type { AuthorizationFields, ServiceSigner } from "./signer";
 
 /**
  * A service wallet whose key is in this process's memory (RELAYER_PRIVATE_KEY, a decrypted keystore): transactions are
- * signed by the native secp256k1 build when it loads (crypto/secp256k1.ts, the fast path), with ethers' bytes.
+ * signed by the native secp256k1 build when it loads (the fast path), with ethers' bytes.
  */
 export class KeySigner implements ServiceSigner {
   readonly kind = "key" as const;

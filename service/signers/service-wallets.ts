@@ -10,7 +10,7 @@ export interface ServiceWallets {
   relayer: Map<number, ServiceSigner[]>;
   /** The in-process facilitator's settlement wallet, when one is configured. */
   settlement?: ServiceSigner;
-  /** The wallet that pays owed x402 payments back (payments/refunds.ts), when one is configured. */
+  /** The wallet that pays owed x402 payments back, when one is configured. */
   refund?: ServiceSigner;
   /** Lets go of every signer (a token's sessions). */
   close(): Promise<void>;

@@ -3,7 +3,6 @@ import {
   FAUCET_CREDIT_METHOD,
   FAUCET_CREDITS,
   INVITATION_CREDIT_METHOD,
-  METERED_METHODS,
   PLAN_CREDITS,
   type Plan,
 } from "../model/plans";
@@ -116,21 +115,15 @@ export class ApiKeys {
   }
 }
 
+/**
+ * The balances that are not a method's: faucet claims and invitations. Metered methods' balances are the plan's
+ * credits until first used (store/credits.ts), written then.
+ */
 async function grantInitialCredits(tx: Queryable, keyId: string, plan: Plan) {
-  for (const method of METERED_METHODS) {
-    await tx.query("INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)", [
-      keyId,
-      method,
-      PLAN_CREDITS[plan],
-    ]);
-  }
-  await tx.query("INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)", [
+  await tx.query("INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3), ($1, $4, $5)", [
     keyId,
     FAUCET_CREDIT_METHOD,
     FAUCET_CREDITS,
-  ]);
-  await tx.query("INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)", [
-    keyId,
     INVITATION_CREDIT_METHOD,
     PLAN_CREDITS[plan],
   ]);

@@ -1,16 +1,46 @@
+import { PLAN_CREDITS } from "../model/plans";
 import type { Db, Queryable } from "./db";
 
 export type SpendResult = { ok: true; balance: number } | { ok: false; reason: "out_of_credits" | "already_charged" };
 
-/** Per-key, per-method credit balances and the ledger of charged batches. */
+/**
+ * Per-key, per-method credit balances and the ledger of charged batches. A key's balance of a metered method is its
+ * plan's credits (PLAN_CREDITS) until the balance's row is first written, by its first spend or top-up, with those
+ * credits (grantPlanned): a method metered after the key was made, or after this version, needs no migration, and a
+ * balance is granted once, whenever the row is written and by whichever instance.
+ */
 export class Credits {
-  constructor(private readonly db: Db) {}
+  private readonly metered: ReadonlySet<string>;
+
+  /** `metered`: the balances a plan grants (methods/metering.ts: the methods that declare it, and the endpoints). */
+  constructor(
+    private readonly db: Db,
+    metered: readonly string[],
+  ) {
+    this.metered = new Set(metered);
+  }
+
+  /**
+   * Writes the key's balance of a metered method as its plan grants it, when the key has no row for it yet; nothing
+   * otherwise. It writes what the missing row already meant, so it may run in any transaction, or none, any number of
+   * times: a row once written is never granted again.
+   */
+  async grantPlanned(q: Queryable, keyId: string, method: string): Promise<void> {
+    if (!this.metered.has(method)) return;
+    await q.write(
+      `INSERT INTO credit_balances (key_id, method, balance)
+       SELECT id, $2, ($3::jsonb ->> plan)::int FROM api_keys WHERE id = $1
+       ON CONFLICT (key_id, method) DO NOTHING`,
+      [keyId, method, JSON.stringify(PLAN_CREDITS)],
+    );
+  }
 
   /**
    * Spends one credit of `method` for batch `txId`, inside the caller's transaction. The conditional UPDATE makes two
    * concurrent spends of the last credit serialize on the row: exactly one succeeds. A batch is charged at most once.
    */
   async spend(tx: Queryable, keyId: string, method: string, txId: string): Promise<SpendResult> {
+    await this.grantPlanned(tx, keyId, method);
     // One statement. The charge row first: a concurrent spend of the same txId waits on it and then finds it taken, so
     // the balance is only touched by the spend that charged. A refunded charge (a reopened batch) is charged again.
     const [row] = await tx.query<{ charged: number; balance: number | null }>(
@@ -48,8 +78,9 @@ export class Credits {
     return true;
   }
 
-  /** Operator top-up; creates the balance row when the method had none. */
+  /** Operator top-up, on top of what the plan grants; creates the balance row when the method had none. */
   async add(keyId: string, method: string, amount: number): Promise<number> {
+    await this.grantPlanned(this.db, keyId, method);
     const rows = await this.db.query<{ balance: number }>(
       `INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)
        ON CONFLICT (key_id, method) DO UPDATE SET balance = credit_balances.balance + EXCLUDED.balance
@@ -59,10 +90,15 @@ export class Credits {
     return rows[0].balance;
   }
 
+  /** Every balance of the key: its rows, and its plan's credits of each metered method it has no row for yet. */
   async balances(keyId: string): Promise<Record<string, number>> {
     const rows = await this.db.query<{ method: string; balance: number }>(
-      "SELECT method, balance FROM credit_balances WHERE key_id = $1 ORDER BY method",
-      [keyId],
+      `SELECT method, balance FROM credit_balances WHERE key_id = $1
+       UNION ALL
+       SELECT m.method, ($3::jsonb ->> k.plan)::int FROM api_keys k CROSS JOIN unnest($2::text[]) AS m (method)
+       WHERE k.id = $1 AND NOT EXISTS (SELECT 1 FROM credit_balances b WHERE b.key_id = k.id AND b.method = m.method)
+       ORDER BY method`,
+      [keyId, [...this.metered], JSON.stringify(PLAN_CREDITS)],
     );
     return Object.fromEntries(rows.map((r) => [r.method, r.balance]));
   }

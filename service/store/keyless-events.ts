@@ -16,29 +16,17 @@ export const KEYLESS_EVENT_TYPES = [
   "payment.refunded",
 ] as const;
 
-/** The catalogue's event types (events/types.ts describes each and its payload). */
-export const EVENT_TYPE_NAMES = [
+/**
+ * The event types the store writes itself (batches, payments, onboarding, the webhook test). The others are the methods'
+ * (each declares those its confirmation announces, MethodDefinition.events), written through events/emit.ts; the
+ * catalogue (events/types.ts) describes them all, and is checked to hold these.
+ */
+export const STORE_EVENT_TYPES = [
   ...KEYLESS_EVENT_TYPES,
-  "token.created",
-  "token.frozen",
-  "token.address_frozen",
-  "token.forced_transfer",
-  "token.wallet_recovered",
-  "token.recovery_pending",
-  "token.tokenizer_changed",
-  "token.upgrade",
-  "token.paused",
-  "token.role_changed",
-  "offering.created",
-  "offering.closed",
-  "agent.registered",
-  "mandate.granted",
-  "mandate.revoked",
-  "mandate.executed",
   "kyc.submitted",
   "kyc.approved",
   "kyc.rejected",
   "webhook.test",
 ] as const;
 
-export type EventType = (typeof EVENT_TYPE_NAMES)[number];
+export type StoreEventType = (typeof STORE_EVENT_TYPES)[number];

@@ -1,5 +1,5 @@
 import type { Queryable } from "./db";
-import { KEYLESS_EVENT_TYPES, type EventType } from "./keyless-events";
+import { KEYLESS_EVENT_TYPES, type StoreEventType } from "./keyless-events";
 
 /**
  * An event to write. `type` names an entry of the catalogue (events/types.ts: the types, their payload schemas, what
@@ -7,8 +7,8 @@ import { KEYLESS_EVENT_TYPES, type EventType } from "./keyless-events";
  * without a key: only KEYLESS_EVENT_TYPES are then delivered, to its txId's subscribers). `orderingKey` defaults to
  * `txId`: events with one key reach each receiver in the order they were committed.
  */
-export interface NewEvent {
-  type: EventType;
+export interface NewEvent<T extends string = StoreEventType> {
+  type: T;
   apiKeyId: string | null;
   txId?: string | null;
   chainId?: number | null;
@@ -20,7 +20,7 @@ export interface NewEvent {
 /** An event as written (webhook body, SSE data): its position, type, commit time, what it concerns, its data. */
 export interface EventEnvelope {
   id: string;
-  type: EventType;
+  type: string;
   timestamp: string;
   txId: string | null;
   chainId: number | null;
@@ -39,14 +39,23 @@ export interface EventEnvelope {
  *                      data: { ...transactionEventData(batch, tx), replacedHash } });
  * ```
  */
-export async function emitEvent(q: Queryable, event: NewEvent): Promise<void> {
-  await emitEvents(q, [event]);
+export async function emitEvent<T extends string = StoreEventType>(
+  q: Queryable,
+  event: NewEvent<NoInfer<T>>,
+): Promise<void> {
+  await emitEvents<T>(q, [event]);
 }
 
 const keyless = new Set<string>(KEYLESS_EVENT_TYPES);
 
-/** Several events, in this order (their positions follow it). transaction.broadcast is written once per hash. */
-export async function emitEvents(q: Queryable, events: NewEvent[]): Promise<void> {
+/**
+ * Several events, in this order (their positions follow it). transaction.broadcast is written once per hash. The types
+ * are the store's own unless the caller names the catalogue's (events/emit.ts does, for the methods' events).
+ */
+export async function emitEvents<T extends string = StoreEventType>(
+  q: Queryable,
+  events: NewEvent<NoInfer<T>>[],
+): Promise<void> {
   const rows = eventRows(events);
   if (rows === null) return;
   await q.write(insertEventsSql("$1"), [rows]);
@@ -56,7 +65,7 @@ export async function emitEvents(q: Queryable, events: NewEvent[]): Promise<void
  * The events to write as one JSON parameter for insertEventsSql (null when none is kept). An event without a tenant
  * reaches only its txId's subscribers, and only the kinds the public status already shows.
  */
-export function eventRows(events: NewEvent[]): string | null {
+export function eventRows(events: NewEvent<string>[]): string | null {
   const kept = events.filter((e) => e.apiKeyId || (e.txId && keyless.has(e.type)));
   if (!kept.length) return null;
   return JSON.stringify(
@@ -89,7 +98,7 @@ export function insertEventsSql(param: string, onlyIf = "true"): string {
 
 interface EventRow {
   position: string;
-  type: EventType;
+  type: string;
   tx_id: string | null;
   chain_id: number | null;
   hash: string | null;

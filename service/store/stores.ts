@@ -75,13 +75,16 @@ export interface Stores {
   webhookAdmin: WebhookAdmin;
 }
 
-/** The aggregates over `db`, built once per process. */
-export function openStores(db: Db, sealer: Sealer, logger: Logger): Stores {
+/**
+ * The aggregates over `db`, built once per process. `meteredMethods`: the balances each plan grants credits of
+ * (methods/metering.ts, derived from the methods' declarations).
+ */
+export function openStores(db: Db, sealer: Sealer, logger: Logger, meteredMethods: readonly string[]): Stores {
   return {
     db,
     sealer,
     apiKeys: new ApiKeys(db),
-    credits: new Credits(db),
+    credits: new Credits(db, meteredMethods),
     signers: new Signers(db),
     tokens: new Tokens(db),
     agents: new Agents(db),

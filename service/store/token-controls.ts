@@ -1,6 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Db, Queryable } from "./db";
 
+/**
+ * The actions a control may record, the one list of them: the event catalogue's TokenControlData, GET
+ * /get-token-controls and the check in `record` read it (the database keeps no CHECK of its own since migration 083).
+ */
 export const TOKEN_CONTROL_ACTIONS = [
   "frozen",
   "address_frozen",
@@ -20,6 +24,7 @@ export const TOKEN_CONTROL_ACTIONS = [
   "upgraded",
 ] as const;
 export type TokenControlAction = (typeof TOKEN_CONTROL_ACTIONS)[number];
+const knownActions = new Set<string>(TOKEN_CONTROL_ACTIONS);
 
 /** One issuer control as its event proves it. `amount` in token base units (the frozen amount after a freeze). */
 export interface TokenControl {
@@ -59,6 +64,7 @@ export class TokenControls {
 
   /** Idempotent: a batch's receipts recorded twice (a resume) write each event once. */
   async record(tx: Queryable, tokenId: string, c: TokenControl): Promise<void> {
+    if (!knownActions.has(c.action)) throw new Error(`unknown token control action ${String(c.action)}`);
     await tx.write(
       `INSERT INTO token_controls (id, token_id, action, account, counterparty, amount, role, agent, tx_hash, log_index, block_number)
        VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) ON CONFLICT (tx_hash, log_index) DO NOTHING`,

@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { z } from "zod";
 import { BKN__factory } from "../../typechain-types/factories/contracts/payments/BKN__factory";
-import { resourceUrl, type Caller } from "../access/gate";
+import { resourceUrl, type Caller } from "../auth/gate";
 import { shareOf } from "../auth/access-rules";
 import type { Chain } from "../chains/registry";
 import { newTxId } from "../engine/prepare";

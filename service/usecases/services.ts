@@ -22,9 +22,9 @@ import type { PlannerStatistics } from "../store/planner-statistics";
 import type { WalletBalanceWatch } from "../wallet-balances";
 
 /**
- * Everything the service is made of, as the routes and the app receive it; built once per process by compose()
- * (service/composition.ts). Only the top of the house holds it whole
- * (the app, the routes, this module and server.ts); every part below is handed the narrow view it declares it needs.
+ * Everything the service is made of, as the routes and the app receive it; built once per process by compose().
+ * Only the top of the house holds it whole (the app, the routes, this module and server.ts); every part below is
+ * handed the narrow view it declares it needs.
  */
 export interface Services extends Stores {
   config: Config;
@@ -33,7 +33,7 @@ export interface Services extends Stores {
   logger: Logger;
   chains: ChainRegistry;
   rateLimiter: PrepareRateLimiter;
-  /** Limits on uploads and on status reads that ask the chains (auth/request-limits.ts). */
+  /** Limits on uploads and on status reads that ask the chains. */
   requestLimits: RequestLimits;
   runner: BatchRunner;
   /** Deletes prepared batches nobody sent once they expire (PREPARED_BATCH_TTL_HOURS). */

@@ -23,7 +23,7 @@ const symbolIn = (value: unknown) => (typeof value === "string" ? value.trim() :
 /**
  * PATCH /patch-token-docs: everything that can be refused is refused before the files are kept. Before the body is read
  * (here): the key's upload rate, its patch-token-docs credit and, when the query names it, the token's scope; as the
- * body arrives (the route reads it, http/checked-upload.ts, after a Content-Length over the limits was refused): the
+ * body arrives (the route reads it, after a Content-Length over the limits was refused): the
  * token's scope once its tokenSymbol field was read (send it before the files, `scope`), each file's kind from its
  * first bytes (415) and its size (413). Then the documents are stored and the credit spent in one transaction (`store`).
  */

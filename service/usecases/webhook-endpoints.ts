@@ -1,4 +1,4 @@
-import type { Caller } from "../access/gate";
+import type { Caller } from "../auth/gate";
 import { conflict, forbidden, notFound, unauthorized, validationError } from "../errors";
 import { checkDestination, DestinationRefused, parseWebhookUrl } from "../events/destination";
 import { destinationPolicy } from "../events/policy";

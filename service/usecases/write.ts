@@ -1,4 +1,4 @@
-import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../access/gate";
+import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../auth/gate";
 import { newTxId } from "../engine/prepare";
 import { EngineError } from "../engine/errors";
 import { replacePendingTransactions } from "../engine/replace";
@@ -32,7 +32,7 @@ import type { Services } from "./services";
 
 /**
  * Prepare one method's batch: rate limit, key, body, chain, access (key or payment), the method's plan and the engine's
- * unsigned transactions; the batch is stored, and paid for when x402 pays, in one step (access/gate.chargePrepare).
+ * unsigned transactions; the batch is stored, and paid for when x402 pays, in one step (auth/gate.chargePrepare).
  */
 export async function prepareWrite(
   services: Services,
@@ -140,6 +140,7 @@ async function startSend(
   // One statement marks the batch sending; a reported batch being sent again is first reopened, in one transaction.
   const markSending = async (q: Queryable) => {
     const credit = access.creditKeyId ? { keyId: access.creditKeyId, method: batch.method } : undefined;
+    if (credit) await services.credits.grantPlanned(q, credit.keyId, credit.method);
     const { moved, outOfCredits, hashOwners: taken } = await services.batches.markSending(q, batch.txId, state, credit);
     assertHashesFree(batch, state, taken);
     if (moved) return;

@@ -4,7 +4,7 @@ import { next, nullableTime, pageFields, timestamp } from "./console";
 /**
  * The operator console's JSON for the pages served by routes/console-changes.ts: webhook endpoints and their
  * deliveries (replay, disable), investors' KYC (approve, reject), keys, credits and prices. Strict objects, as every
- * response schema of the API (wire/console.ts has the others).
+ * response schema of the API.
  */
 
 // ---------------------------------------------------------------------------------------------------------------

@@ -4,7 +4,7 @@ import { z, type ZodType } from "zod";
  * Request fields the API accepts for the clients that already send them, and does not offer to new ones: the second
  * name of a field (tokenName beside name, spender beside spenderAddress), or a field that only says what the request
  * already says (a prepare body's `method` on /prepare-transactions/{method}). The REST API keeps taking them
- * (docs/wire-conventions.md); the MCP tools list one name per field (service/mcp/json-schema.ts leaves these out).
+ * (docs/wire-conventions.md); the MCP tools list one name per field (their JSON Schema leaves these out).
  */
 export interface WireOnly {
   /** The field this one is another name of. */

@@ -2,7 +2,7 @@ import type { ZodType } from "zod";
 
 /**
  * Names a new user got nearly right: how far two names are apart, which known name a given one is close to, the
- * fields a schema knows, and the value at a path of the input. http/input-hints.ts and wire/parse-input.ts use them.
+ * fields a schema knows, and the value at a path of the input.
  */
 
 /** Edit distance with adjacent transpositions (optimal string alignment), case-insensitive. */

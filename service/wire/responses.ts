@@ -208,7 +208,7 @@ export const dataEnvelope = <T extends ZodType>(schema: T, id?: string) => {
 export const FacadePrepareResponse = dataEnvelope(PrepareResponse, "DataPrepareResponse");
 
 // ---------------------------------------------------------------------------------------------------------------
-// Send and status (the views of service/model/batch-views.ts and service/reads/transaction-status.ts)
+// Send and status
 
 const publicStatus = z.enum(["prepared", "pending", "success", "rejected"]);
 

@@ -1,6 +1,7 @@
+// tier: browser
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { runAdminCommand } from "../../service/admin/commands";
+import { runAdminCommand } from "../../service/operator/commands";
 import { SIGN_IN_LIMITS } from "../../service/auth/sign-in-limits";
 import { launchChromium } from "../helpers/browser";
 import { addOperator, ConsoleClient } from "../helpers/console";

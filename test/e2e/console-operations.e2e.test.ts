@@ -1,3 +1,4 @@
+// tier: browser
 import { expect } from "chai";
 import { Wallet } from "ethers";
 import type { Browser, BrowserContext, Page } from "playwright-core";

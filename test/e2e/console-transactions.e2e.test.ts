@@ -1,3 +1,4 @@
+// tier: browser
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { id, Wallet } from "ethers";

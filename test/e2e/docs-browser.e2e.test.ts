@@ -1,3 +1,4 @@
+// tier: browser
 import path from "node:path";
 import { expect } from "chai";
 import type { Browser } from "playwright-core";

@@ -1,8 +1,8 @@
 import { expect } from "chai";
 import { id as keccakId, parseUnits, Wallet } from "ethers";
 import { RAMS_COMPLIANCE_OWNER_INDEX } from "../../scripts/lib/sandbox";
-import { parseSelectorSpec, setupExecutor } from "../../service/admin/rams-setup";
-import { runAdminCommand } from "../../service/admin/commands";
+import { parseSelectorSpec, setupExecutor } from "../../service/operator/rams-setup";
+import { runAdminCommand } from "../../service/operator/commands";
 import { pruneEvents } from "../../service/store/outbox";
 import { Event } from "../../service/events/types";
 import { USDC__factory } from "../../typechain-types";

@@ -226,7 +226,7 @@ describe("e2e: hostile input and tenants", function () {
     });
 
     it("the operator binds the e-mail to the other key (admin command): it may then read", async () => {
-      const { runAdminCommand } = await import("../../service/admin/commands");
+      const { runAdminCommand } = await import("../../service/operator/commands");
       await runAdminCommand(service.services, {
         command: "keys.bind-email",
         keyId: keyBId,

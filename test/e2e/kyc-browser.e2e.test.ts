@@ -1,8 +1,9 @@
+// tier: browser
 import path from "node:path";
 import { expect } from "chai";
 import { getBytes, toUtf8String, Wallet } from "ethers";
 import type { Browser } from "playwright-core";
-import { runAdminCommand } from "../../service/admin/commands";
+import { runAdminCommand } from "../../service/operator/commands";
 import { ARTIFACTS, launchChromium } from "../helpers/browser";
 import { getSandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";

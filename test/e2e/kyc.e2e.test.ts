@@ -4,7 +4,7 @@ import path from "node:path";
 import { expect } from "chai";
 import { Wallet, type HDNodeWallet } from "ethers";
 import { SecurityToken__factory } from "../../typechain-types";
-import { runAdminCommand } from "../../service/admin/commands";
+import { runAdminCommand } from "../../service/operator/commands";
 import { INVITATION_CREDIT_METHOD } from "../../service/model/plans";
 import { linkTokenHash } from "../../service/store/kyc-links";
 import { runAdminCli } from "../helpers/admin-cli";

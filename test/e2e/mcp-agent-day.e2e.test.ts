@@ -1,11 +1,12 @@
+// tier: e2e
 import path from "node:path";
 import { expect } from "chai";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { JsonRpcProvider, Wallet, id as keccakId } from "ethers";
 import { RAMS_COMPLIANCE_OWNER_INDEX, RAMS_ENFORCER_INDEX } from "../../scripts/lib/sandbox";
-import { runAdminCommand } from "../../service/admin/commands";
-import { parseSelectorSpec, setupExecutor } from "../../service/admin/rams-setup";
+import { runAdminCommand } from "../../service/operator/commands";
+import { parseSelectorSpec, setupExecutor } from "../../service/operator/rams-setup";
 import { AgentToken__factory, USDC__factory } from "../../typechain-types";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type TestService } from "../helpers/service";

@@ -1,3 +1,4 @@
+// tier: e2e
 import path from "node:path";
 import { expect } from "chai";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";

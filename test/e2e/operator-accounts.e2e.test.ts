@@ -1,3 +1,4 @@
+// tier: browser
 import fs from "node:fs";
 import { expect } from "chai";
 import { Wallet } from "ethers";

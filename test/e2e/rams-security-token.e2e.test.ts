@@ -1,8 +1,8 @@
 import { expect } from "chai";
 import { JsonRpcProvider, Wallet, id as keccakId } from "ethers";
 import { RAMS_COMPLIANCE_OWNER_INDEX, RAMS_ENFORCER_INDEX } from "../../scripts/lib/sandbox";
-import { parseSelectorSpec, setupExecutor } from "../../service/admin/rams-setup";
-import { runAdminCommand } from "../../service/admin/commands";
+import { parseSelectorSpec, setupExecutor } from "../../service/operator/rams-setup";
+import { runAdminCommand } from "../../service/operator/commands";
 import { SecurityToken__factory } from "../../typechain-types";
 import { execute } from "../helpers/flow";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";

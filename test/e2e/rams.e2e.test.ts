@@ -1,8 +1,8 @@
 import { expect } from "chai";
 import { JsonRpcProvider, TypedDataEncoder, verifyTypedData, Wallet, ZeroHash, id as keccakId } from "ethers";
 import { RAMS_COMPLIANCE_OWNER_INDEX, RAMS_ENFORCER_INDEX } from "../../scripts/lib/sandbox";
-import { parseSelectorSpec, setupExecutor } from "../../service/admin/rams-setup";
-import { runAdminCommand } from "../../service/admin/commands";
+import { parseSelectorSpec, setupExecutor } from "../../service/operator/rams-setup";
+import { runAdminCommand } from "../../service/operator/commands";
 import {
   AgentExecutor__factory,
   AgentMandate__factory,
@@ -23,7 +23,7 @@ import { decodePaymentResponse, payWithEthers, quoteOf } from "../helpers/x402";
 /**
  * RAMS (ERC-8226) through HTTP on the local Sepolia chain: the issue's "Done when" flow in one test, then one test per
  * pre-check, input rule, relay rule and read. Real HTTP, real chain (the shared sandbox), real database; the executor
- * is set up with the operator command's code (service/admin/rams-setup.ts).
+ * is set up with the operator command's code (service/operator/rams-setup.ts).
  */
 describe("e2e: RAMS (ERC-8226 mandates, compliance, executor)", function () {
   this.timeout(240_000);

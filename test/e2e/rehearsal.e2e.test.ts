@@ -1,3 +1,4 @@
+// tier: chaos
 import type { ChildProcess } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";

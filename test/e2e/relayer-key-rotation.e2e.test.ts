@@ -1,9 +1,10 @@
+// tier: e2e
 import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
 import { concat, encryptKeystoreJsonSync, Wallet } from "ethers";
-import { runRelayerKeyCommand } from "../../service/admin/relayer-keys";
+import { runRelayerKeyCommand } from "../../service/operator/relayer-keys";
 import { parseArguments } from "../../service/operator/arguments";
 import { UsageError } from "../../service/operator/usage-error";
 import { openDb, type Db } from "../../service/store/db";

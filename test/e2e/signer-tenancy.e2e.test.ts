@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { runAdminCommand } from "../../service/admin/commands";
+import { runAdminCommand } from "../../service/operator/commands";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { startTestService, type ApiClient, type ApiResponse, type TestService } from "../helpers/service";
 

@@ -1,3 +1,4 @@
+// tier: browser
 import { createHash, randomBytes } from "node:crypto";
 import http from "node:http";
 import { expect } from "chai";
@@ -226,7 +227,7 @@ describe("e2e (browser): uploaded documents cannot run on the API's origin", fun
     const broke = await service.services.apiKeys.create({ email: "broke@documents.test", plan: "Starter" });
     const credits = (await service.services.credits.balances(broke.record.id))["patch-token-docs"];
     await service.services.db.query(
-      "UPDATE credit_balances SET balance = 0 WHERE key_id = $1 AND method = 'patch-token-docs'",
+      "INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, 'patch-token-docs', 0) ON CONFLICT (key_id, method) DO UPDATE SET balance = 0",
       [broke.record.id],
     );
     expect(credits).to.be.above(0);

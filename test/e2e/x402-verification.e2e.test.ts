@@ -2,6 +2,7 @@ import { expect } from "chai";
 import { Signature, Wallet } from "ethers";
 import type { PaymentPayload, PaymentRequirements } from "@x402/core/types";
 import { USDC__factory } from "../../typechain-types";
+import { healWalletNonces } from "../../service/engine/nonce-healing";
 import { InProcessFacilitator } from "../../service/payments/facilitator";
 import { KeySigner } from "../../service/signers/key-signer";
 import { verifyPlainTransferAuthorization } from "../../service/payments/eip3009";
@@ -35,7 +36,10 @@ describe("e2e: x402 verification, native beside the library", function () {
     sandbox = await getSandbox();
     service = await startTestService(sandbox);
     chain = service.services.chains.find(84532)!;
-    facilitator = new InProcessFacilitator(service.services, chain, new KeySigner(Wallet.createRandom().privateKey));
+    const wallet = new KeySigner(Wallet.createRandom().privateKey);
+    facilitator = new InProcessFacilitator(service.services, chain, wallet, () =>
+      healWalletNonces(service.services, chain, wallet, service.services.logger),
+    );
     requirements = service.services.x402!.requirements({
       amount: 10_000n,
       routeKey: "POST /send-transactions",

@@ -1,9 +1,9 @@
 import { expect } from "chai";
 import { Wallet } from "ethers";
-import { revertCause } from "../../service/engine/runner";
+import { revertCause } from "../../service/engine/runner-ending";
 
 /**
- * Whose failure a mined revert is (engine/runner.ts revertCause): the payer's call reverted on the chain as it stood
+ * Whose failure a mined revert is (engine/runner-ending.ts revertCause): the payer's call reverted on the chain as it stood
  * (charged), unless a relayed transaction used every unit of the gas the service signed it with (ran out of gas: the
  * service's estimate, so the payment is owed back).
  */

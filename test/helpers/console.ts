@@ -2,7 +2,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
 import type { Page } from "playwright-core";
-import { runAdminCommand } from "../../service/admin/commands";
+import { runAdminCommand } from "../../service/operator/commands";
 import type { Services } from "../../service/composition";
 import { ARTIFACTS } from "./browser";
 import { ApiClient, type ApiResponse } from "./service";

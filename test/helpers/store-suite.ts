@@ -3,7 +3,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { expect } from "chai";
 import type { UnsignedTransaction } from "../../service/model/batch";
-import { METERED_METHODS, PLANS, PLAN_CREDITS } from "../../service/model/plans";
+import { PLANS, PLAN_CREDITS } from "../../service/model/plans";
+import { METERED_METHODS } from "../../service/methods/metering";
 import { ApiKeys, VERIFIED_KEY_TTL_MS } from "../../service/store/api-keys";
 import { Batches, NEW_TX_STATE } from "../../service/store/batches";
 import { Sealer } from "../../service/crypto/sealed";
@@ -15,6 +16,7 @@ import { Signers } from "../../service/store/signers";
 import { KycStore } from "../../service/store/kyc";
 import { linkTokenHash } from "../../service/store/kyc-links";
 import { Tokens } from "../../service/store/tokens";
+import { TOKEN_CONTROL_ACTIONS, TokenControls, type TokenControlAction } from "../../service/store/token-controls";
 import { PaymentConflict, Payments, PaymentShortfall } from "../../service/store/payments";
 import { IdempotentRequests } from "../../service/store/idempotent-requests";
 import { WalletNonces } from "../../service/store/wallet-nonces";
@@ -36,10 +38,18 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
     before(async () => {
       db = await open();
       apiKeys = new ApiKeys(db);
-      credits = new Credits(db);
+      credits = new Credits(db, METERED_METHODS);
       signers = new Signers(db);
       batches = new Batches(db, sealer);
     });
+
+    /** A key's balance of `method` set to `balance`, written whether or not the key had used it yet. */
+    const setBalance = (keyId: string, method: string, balance: number) =>
+      db.query(
+        `INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, $2, $3)
+         ON CONFLICT (key_id, method) DO UPDATE SET balance = EXCLUDED.balance`,
+        [keyId, method, balance],
+      );
 
     after(async () => {
       await db?.close();
@@ -162,9 +172,9 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
     describe("Credits", () => {
       it("grants 10 / 100 / 10000 per metered method and invitations by plan, and 10 faucet claims on every plan", async () => {
         // The promised figures and the original list of 13 metered methods, written out here rather than read from the
-        // code, and the issuer controls added to it, metered like the tokenizer's other writes.
+        // code; the methods metered since declare it in their own modules (methods/metering.ts reads them).
         const specCredits = { Starter: 10, Professional: 100, Enterprise: 10_000 } as const;
-        const specMetered = [
+        const promisedMetered = [
           "newTokenization",
           "whitelist",
           "mintToken",
@@ -178,26 +188,56 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           "claimTokens",
           "closeOffer",
           "patch-token-docs",
-          "freezeTokens",
-          "unfreezeTokens",
-          "freezeAddress",
-          "forcedTransfer",
-          "recoverWallet",
-          "pauseToken",
-          "unpauseToken",
-          "grantTokenRole",
-          "revokeTokenRole",
-          "resolveOfferingClaim",
         ];
+        expect(METERED_METHODS).to.include.members([...promisedMetered, "freezeTokens", "withdrawProceeds"]);
+        expect(METERED_METHODS).to.not.include("claimDividends");
         for (const plan of PLANS) {
           const { record } = await apiKeys.create({ email: `${plan.toLowerCase()}@example.com`, plan });
           const balances = await credits.balances(record.id);
-          for (const method of specMetered) expect(balances[method], `${plan} ${method}`).to.equal(specCredits[plan]);
+          for (const method of METERED_METHODS)
+            expect(balances[method], `${plan} ${method}`).to.equal(specCredits[plan]);
           expect(balances.faucet, `${plan} faucet`).to.equal(10);
           expect(balances.invitation, `${plan} invitations`).to.equal(specCredits[plan]);
+          expect(Object.keys(balances).sort()).to.deep.equal([...METERED_METHODS, "faucet", "invitation"].sort());
         }
-        expect([...METERED_METHODS].sort()).to.deep.equal([...specMetered].sort());
         expect(PLAN_CREDITS).to.deep.equal(specCredits);
+      });
+
+      it("a method metered after a key was made: its plan's credits on first use, granted once, without a migration", async () => {
+        const { record } = await apiKeys.create({ email: "older-key@example.com", plan: "Professional" });
+        // The next version declares one more metered method; the key was made before it.
+        const later = new Credits(db, [...METERED_METHODS, "laterMethod", "laterTopUp"]);
+        expect((await later.balances(record.id)).laterMethod).to.equal(100);
+        expect((await credits.balances(record.id)).laterMethod, "unknown to this version").to.equal(undefined);
+        const spend = () => db.transaction((tx) => later.spend(tx, record.id, "laterMethod", "tx-" + randomUUID()));
+        expect(await spend()).to.deep.equal({ ok: true, balance: 99 });
+        // Granted once: the written row is the balance from then on, whoever grants again.
+        await later.grantPlanned(db, record.id, "laterMethod");
+        await db.transaction((tx) => later.grantPlanned(tx, record.id, "laterMethod"));
+        expect(await spend()).to.deep.equal({ ok: true, balance: 98 });
+        expect((await later.balances(record.id)).laterMethod).to.equal(98);
+        // A top-up before the first use comes on top of the plan's credits.
+        expect(await later.add(record.id, "laterTopUp", 5)).to.equal(105);
+        // A balance written before (by an older version's grant at creation, or a migration) is kept as it is.
+        await setBalance(record.id, "mintToken", 3);
+        await credits.grantPlanned(db, record.id, "mintToken");
+        expect((await credits.balances(record.id)).mintToken).to.equal(3);
+        // Only metered balances are granted: an unmetered method's stays empty.
+        await credits.grantPlanned(db, record.id, "claimDividends");
+        expect(
+          await db.query("SELECT 1 FROM credit_balances WHERE key_id = $1 AND method = 'claimDividends'", [record.id]),
+        ).to.have.length(0);
+      });
+
+      it("two first spends of a never-used balance grant it once and take two credits", async () => {
+        const { record } = await apiKeys.create({ email: "first-use@example.com", plan: "Starter" });
+        const results = await Promise.all(
+          ["a", "b"].map((n) =>
+            db.transaction((tx) => credits.spend(tx, record.id, "pauseToken", `tx-first-${n}-${record.id}`)),
+          ),
+        );
+        expect(results.map((r) => (r.ok ? r.balance : -1)).sort()).to.deep.equal([8, 9]);
+        expect((await credits.balances(record.id)).pauseToken).to.equal(8);
       });
 
       it("spend inside a transaction decrements, charges a txId once and stops at 0", async () => {
@@ -262,7 +302,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
       it("two concurrent spends of the last credit: exactly one succeeds", async () => {
         const { record } = await apiKeys.create({ email: "race@example.com", plan: "Starter" });
-        await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'newSto'", [record.id]);
+        await setBalance(record.id, "newSto", 1);
         const a = "tx-" + randomBytes(8).toString("hex");
         const b = "tx-" + randomBytes(8).toString("hex");
         const results = await Promise.all([
@@ -297,9 +337,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
       it("many concurrent spends never overdraw", async () => {
         const { record } = await apiKeys.create({ email: "race2@example.com", plan: "Starter" });
-        await db.query("UPDATE credit_balances SET balance = 3 WHERE key_id = $1 AND method = 'closeOffer'", [
-          record.id,
-        ]);
+        await setBalance(record.id, "closeOffer", 3);
         const results = await Promise.all(
           Array.from({ length: 8 }, () =>
             db.transaction((tx) => credits.spend(tx, record.id, "closeOffer", "tx-" + randomBytes(8).toString("hex"))),
@@ -387,6 +425,45 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(await signers.list()).to.deep.equal([{ address: bob, keyId: null }]);
         expect(await signers.remove(bob, "all-keys")).to.equal(true);
         expect(await signers.list()).to.deep.equal([]);
+      });
+    });
+
+    describe("TokenControls", () => {
+      it("records every action of TOKEN_CONTROL_ACTIONS (the one list: no CHECK repeats it) and refuses any other", async () => {
+        const wallet = "0x70997970C51812dc3A010C7d01b50e0d17dc79C8";
+        const tokenId = randomUUID();
+        await new Tokens(db).insert(db, {
+          id: tokenId,
+          chainId: 11155111,
+          symbol: `C${randomBytes(3).toString("hex").toUpperCase()}`,
+          name: "n",
+          tokenName: "n",
+          tokenType: "EQUITY",
+          tokenizerEmail: "controls@example.com",
+          tokenizerAddress: wallet,
+          companyWalletAddress: wallet,
+          apiKeyId: null,
+          tokenAddress: wallet,
+          escrowAddress: wallet,
+          paymentToken: { symbol: "USDC", address: wallet, decimals: 6 },
+          decimals: 18,
+          supplyCap: "0",
+          initialSupply: "0",
+          url: "",
+          createdTxId: "tx",
+          createdTxHash: "0x" + "00".repeat(32),
+          createdBlock: 1,
+        });
+        const controls = new TokenControls(db);
+        const none = { account: null, counterparty: null, amount: null, role: null, agent: null, blockNumber: 1 };
+        const txHash = "0x" + "ab".repeat(32);
+        for (const [logIndex, action] of TOKEN_CONTROL_ACTIONS.entries())
+          await db.transaction((tx) => controls.record(tx, tokenId, { ...none, action, txHash, logIndex }));
+        const { controls: recorded } = await controls.list(tokenId, { limit: 100, offset: 0 });
+        expect(recorded.map((c) => c.action)).to.deep.equal([...TOKEN_CONTROL_ACTIONS]);
+        const unknown = { ...none, action: "melted" as TokenControlAction, txHash, logIndex: 99 };
+        const refused = await db.transaction((tx) => controls.record(tx, tokenId, unknown)).catch((e: Error) => e);
+        expect(String(refused)).to.include("unknown token control action melted");
       });
     });
 
@@ -831,9 +908,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
       it("markSending refuses a hash another batch holds: nothing moves, nothing is spent, and it names that batch", async () => {
         const { record } = await apiKeys.create({ email: "mark-taken@example.com", plan: "Starter" });
-        await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [
-          record.id,
-        ]);
+        await setBalance(record.id, "whitelist", 1);
         const credit = { keyId: record.id, method: "whitelist" };
         const holder = randomBytes(16).toString("hex");
         await batches.create(newBatch(holder, null));
@@ -878,9 +953,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
       it("markSending with a credit spends it in the same statement: once per batch, never below 0, nothing without a credit", async () => {
         const { record } = await apiKeys.create({ email: "mark-spend@example.com", plan: "Starter" });
-        await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [
-          record.id,
-        ]);
+        await setBalance(record.id, "whitelist", 1);
         const credit = { keyId: record.id, method: "whitelist" };
         const balance = async () =>
           (
@@ -920,9 +993,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         const { record } = await apiKeys.create({ email: "mark-race@example.com", plan: "Starter" });
         const credit = { keyId: record.id, method: "whitelist" };
         for (let round = 0; round < 5; round++) {
-          await db.query("UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'", [
-            record.id,
-          ]);
+          await setBalance(record.id, "whitelist", 1);
           const ids = [randomBytes(16).toString("hex"), randomBytes(16).toString("hex")];
           for (const id of ids) await batches.create(newBatch(id, record.id));
           const results = await Promise.all(

@@ -36,6 +36,8 @@ describe("PostgreSQL server: the outbox's ids", function () {
     const txB = "0x" + "b".repeat(64);
     const slow = db.transaction(async (q: Queryable) => {
       await emitEvent(q, testEvent("k", txA));
+      // A write rides with the transaction's next statement (store/postgres-transaction.ts): one read sends it now.
+      await q.query("SELECT 1");
       firstInserted();
       await firstMayCommit;
     });

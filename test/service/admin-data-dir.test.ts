@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { findDataDir } from "../../service/admin/data-dir";
+import { findDataDir } from "../../service/operator/data-dir";
 
 describe("npm run admin without DATA_DIR: which data directory it works on", () => {
   let root: string;

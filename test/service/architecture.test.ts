@@ -3,6 +3,7 @@ import fs from "node:fs";
 import path from "node:path";
 import {
   circles,
+  DOC_MAX_LINE,
   documentedLongFunctions,
   engineHttpErrorImports,
   importEdges,
@@ -10,22 +11,33 @@ import {
   layerOf,
   LONG_FUNCTION_LINES,
   longFiles,
+  longLines,
+  MAP_MAX_BYTES,
   MAX_FILE_LINES,
   longFunctions,
+  missingPaths,
   outsideHttpEdge,
   packageImporters,
+  pathsNamedInDocument,
+  README_MAX_BYTES,
+  readmeOf,
+  readmePaths,
   serviceDirectories,
   serviceFiles,
+  serviceFolders,
   type ImportEdge,
 } from "../../scripts/lib/architecture";
 
 const ROOT = path.join(__dirname, "..", "..");
-const DOCUMENT = path.join(ROOT, "docs", "ARCHITECTURE.md");
+const MAP = "docs/ARCHITECTURE.md";
+const read = (file: string) =>
+  fs.existsSync(path.join(ROOT, file)) ? fs.readFileSync(path.join(ROOT, file), "utf8") : "";
 
-describe("the architecture of service/ (docs/ARCHITECTURE.md, scripts/lib/architecture.ts)", () => {
+describe("the architecture of service/ (docs/ARCHITECTURE.md, the folders' READMEs, scripts/lib/architecture.ts)", () => {
   const files = serviceFiles();
   const edges = importEdges(files);
-  const document = fs.readFileSync(DOCUMENT, "utf8");
+  const map = read(MAP);
+  const readmes = readmePaths();
 
   it("the import reader sees imports, type-only imports, and a circle when there is one", () => {
     expect(edges.length).to.be.greaterThan(files.length);
@@ -99,19 +111,64 @@ describe("the architecture of service/ (docs/ARCHITECTURE.md, scripts/lib/archit
     expect(offenders).to.deep.equal([]);
   });
 
-  it("names every directory under service/ in docs/ARCHITECTURE.md", () => {
-    const missing = serviceDirectories().filter((dir) => !document.includes(`service/${dir}`));
-    expect(missing).to.deep.equal([]);
+  it(`keeps ${MAP} to a page: at most ${MAP_MAX_BYTES} bytes, no line over ${DOC_MAX_LINE} characters`, () => {
+    expect(Buffer.byteLength(map), MAP).to.be.within(1, MAP_MAX_BYTES);
+    expect(longLines(map), MAP).to.deep.equal([]);
   });
 
-  it(`has no function over ${LONG_FUNCTION_LINES} lines that docs/ARCHITECTURE.md does not name with its reason`, () => {
-    const explained = documentedLongFunctions(document);
-    const unexplained = longFunctions(LONG_FUNCTION_LINES, files)
-      .filter((f) => !explained.has(`${f.file}:${f.name}`))
-      .map((f) => `${f.file}:${f.name} (${f.lines} lines)`);
+  it("gives every folder of service/ a short README.md, and the map links to each", () => {
+    expect(serviceFolders()).to.include.members(["engine", "store", "operator", "auth"]);
+    expect(readmes.filter((readme) => !fs.existsSync(path.join(ROOT, readme)))).to.deep.equal([]);
+    const unlinked = readmes.filter((readme) => !map.includes(`](../${readme})`));
+    expect(unlinked, "READMEs the map does not link").to.deep.equal([]);
+    for (const readme of readmes) {
+      const text = read(readme);
+      expect(Buffer.byteLength(text), readme).to.be.at.most(README_MAX_BYTES);
+      expect(longLines(text), readme).to.deep.equal([]);
+    }
+  });
+
+  it("names every folder under service/ in its parent's README (or the map), and only files that exist", () => {
+    const parentReadme = (dir: string) => {
+      const parts = dir.split("/").filter(Boolean);
+      return parts.length === 1 ? MAP : `service/${parts[0]}/README.md`;
+    };
+    const unnamed = serviceDirectories().filter((dir) => {
+      const parts = dir.split("/").filter(Boolean);
+      const named = parts.length === 1 ? `service/${dir}` : `${parts.slice(1).join("/")}/`;
+      return !read(parentReadme(dir)).includes(named);
+    });
+    expect(unnamed, "folders their parent's README does not name").to.deep.equal([]);
+    // the path reader sees names, and sees past globs, placeholders and URLs
+    expect(
+      pathsNamedInDocument("`runner.ts`, engine/send.ts; `intents-*.ts`, NNN_<name>.sql, https://x.org/a.ts, `x.ts:f`"),
+    ).to.deep.equal(["runner.ts", "engine/send.ts", "x.ts"]);
+    expect(missingPaths("service/engine/README.md", ["runner.ts", "store/outbox.ts", "gone.ts"])).to.deep.equal([
+      "gone.ts",
+    ]);
+    const stale = [MAP, ...readmes].flatMap((doc) =>
+      missingPaths(doc, pathsNamedInDocument(read(doc))).map((p) => `${doc} names ${p}`),
+    );
+    expect(stale, "paths named in the map or a README that are not in the tree").to.deep.equal([]);
+  });
+
+  it(`has no function over ${LONG_FUNCTION_LINES} lines that its folder's README does not name with its reason`, () => {
+    expect(readmeOf("service/engine/relayer.ts")).to.equal("service/engine/README.md");
+    expect(readmeOf("service/metrics.ts")).to.equal("service/README.md");
+    expect([
+      ...documentedLongFunctions(
+        "service/methods/README.md",
+        "## Functions longer than 80 lines\n- `sto/new-sto.ts:plan`",
+      ),
+    ]).to.deep.equal(["service/methods/sto/new-sto.ts:plan"]);
+    const long = longFunctions(LONG_FUNCTION_LINES, files);
+    const explained = new Set(readmes.flatMap((readme) => [...documentedLongFunctions(readme, read(readme))]));
+    const unexplained = long
+      .filter((f) => !documentedLongFunctions(readmeOf(f.file), read(readmeOf(f.file))).has(`${f.file}:${f.name}`))
+      .map((f) => `${f.file}:${f.name} (${f.lines} lines, name it in ${readmeOf(f.file)})`);
     expect(unexplained).to.deep.equal([]);
-    // and the document names no long function that is gone (it stays true)
-    const present = new Set(longFunctions(LONG_FUNCTION_LINES, files).map((f) => `${f.file}:${f.name}`));
+    // and no README names a long function that is gone (it stays true)
+    const present = new Set(long.map((f) => `${f.file}:${f.name}`));
     expect([...explained].filter((name) => !present.has(name))).to.deep.equal([]);
   });
 

@@ -1,3 +1,4 @@
+// tier: browser
 import { execFileSync } from "node:child_process";
 import { expect } from "chai";
 import { chooseChromium } from "../helpers/browser";

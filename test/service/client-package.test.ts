@@ -1,3 +1,4 @@
+// tier: release
 import fs from "node:fs";
 import path from "node:path";
 import { expect } from "chai";

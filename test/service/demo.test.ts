@@ -1,3 +1,4 @@
+// tier: release
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";

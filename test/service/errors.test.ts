@@ -114,14 +114,14 @@ describe("errors: the error answers clients rely on, bad bodies and send mismatc
         /not whitelisted/,
       );
     });
-    it("400 when the signer is not the tokenizer of the token", async () => {
+    it("400 when the signer is neither the tokenizer of the token nor holds the role the write needs", async () => {
       expectError(
         await api.post("/prepare-transactions", {
           ...whitelistBody(stranger.address),
           signerAddress: sandbox.accounts[2].address,
         }),
         400,
-        /not the tokenizer/,
+        /does not hold WHITELISTER.*only the tokenizer \(0x[0-9a-fA-F]{40}\) or an agent it granted/,
       );
     });
   });
@@ -323,7 +323,7 @@ describe("errors: the error answers clients rely on, bad bodies and send mismatc
       const lastCredit = api;
       const record = (await service.services.apiKeys.verify(api.apiKey!))!;
       await service.services.db.query(
-        "UPDATE credit_balances SET balance = 1 WHERE key_id = $1 AND method = 'whitelist'",
+        "INSERT INTO credit_balances (key_id, method, balance) VALUES ($1, 'whitelist', 1) ON CONFLICT (key_id, method) DO UPDATE SET balance = 1",
         [record.id],
       );
       const a = await prepareAndSign(lastCredit, issuer, whitelistBody(sandbox.accounts[14].address));

@@ -1,3 +1,4 @@
+// tier: release
 import { execFile, execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import fs from "node:fs";

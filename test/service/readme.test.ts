@@ -1,3 +1,4 @@
+// tier: release
 import { execFile } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";

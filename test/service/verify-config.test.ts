@@ -93,6 +93,7 @@ describe("contract verification configuration (hardhat-verify, scripts/verify.ts
       expect(plan.find((p) => p.name === "TokenFactory")!.constructorArguments).to.deep.equal([
         deployment.contracts.SecurityTokenImplementation,
         deployment.contracts.StoEscrowImplementation,
+        deployment.deployer,
       ]);
     } finally {
       provider.destroy();

@@ -92,7 +92,7 @@ export function table(caption: string, headers: string[], rows: unknown[][], emp
 export const facts = (entries: [string, unknown][]) =>
   html`<dl class="facts">${entries.map(([k, v]) => html`<dt>${k}</dt><dd>${v}</dd>`)}</dl>`;
 
-/** Where a list page stands, as the JSON lists say it (console/paging.ts ListPage). */
+/** Where a list page stands, as the JSON lists say it (ListPage). */
 export interface PageInfo {
   next: string | null;
   previous: string | null;

@@ -7,7 +7,7 @@ export interface PageContext {
   csrfToken: string;
   /** The service's path prefix (PUBLIC_BASE_URL's path), "" at the root. */
   base: string;
-  /** The block explorer of each served chain that has one (console/chain-facts.ts explorerOf): links go there. */
+  /** The block explorer of each served chain that has one (explorerOf): links go there. */
   explorers?: Record<number, string>;
 }
 

@@ -9,7 +9,7 @@ import { assertOwnContract } from "./contract-code";
 // ERC-8226 (RAMS) contracts on chain: which contract a call uses, reading from it, the chain's clock and the signature
 // deadlines measured against it; for writes and reads alike.
 
-/** RAMS runs on Sepolia only, in both environments (NETWORKS' alsoServes in chains/networks.ts). */
+/** RAMS runs on Sepolia only, in both environments (NETWORKS' alsoServes). */
 export const RAMS_CHAIN_ID = 11155111;
 
 /** A signature deadline is at most this far ahead of the chain's clock; the typed-data default is one hour. */

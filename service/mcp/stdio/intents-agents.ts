@@ -374,6 +374,19 @@ export const AGENT_INTENTS: IntentTable = {
       ];
     },
   },
+  ramsInvalidateNonces: {
+    // It voids signatures that grant or change rights: asked for like the writes it cancels.
+    movesValue: true,
+    async calls(b, ctx) {
+      return [
+        call(agentMandateInterface, await mandates(b, ctx), "the AgentMandate registry", "invalidateNonces", {
+          // Unset, the service picks the current nonce + 1; a higher one only voids more of the principal's own
+          // unused signatures.
+          newNonce: b.newNonce === undefined ? anything : equal(BigInt(b.newNonce), "the newNonce asked"),
+        }),
+      ];
+    },
+  },
   ramsFreezeAgent: freeze("freezeAgent"),
   ramsUnfreezeAgent: freeze("unfreezeAgent"),
 };

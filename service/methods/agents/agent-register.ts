@@ -4,7 +4,7 @@ import { z } from "zod";
 import { ACCESS } from "../../auth/access-rules";
 import { identityRegistryInterface, parseEventLog } from "../../chains/contracts";
 import { defineMethod } from "../types";
-import { emitEvent } from "../../store/outbox";
+import { emitEvent } from "../../events/emit";
 import { agentCommonFields, agenticMethod, ownerEmailOf, recordAgentActivity } from "./common";
 import { profileFields, profileOf, registrationFile } from "./profile";
 import { registrationUrl, registries } from "../../domains/agents/agents";
@@ -26,6 +26,7 @@ export const agentRegister = defineMethod({
   summary: "Register an AI agent on the ERC-8004 identity registry (registration file served by this service)",
   body,
   access: ACCESS.agenticWrite,
+  events: ["agent.registered"],
   relayable: true,
   facadePath: "/x402/agent/register",
   async plan(ctx, b: Body) {

@@ -19,7 +19,7 @@ import {
 } from "../../domains/rams/typed-data";
 import type { Queryable } from "../../store/db";
 import { recordAgentActivity } from "../agents/common";
-import { emitEvents } from "../../store/outbox";
+import { emitEvents } from "../../events/emit";
 import type { NewEvent } from "../../events/types";
 import { mandateAt, onChain, RAMS_CHAIN_ID, requireDeadline, type ContractRef } from "../../domains/rams/on-chain";
 

@@ -78,6 +78,7 @@ export const ramsExecute = defineMethod({
   summary:
     "RAMS: an agent executes a call (raw target + data, or an ERC-20 transferFrom) through the principal's AgentExecutor within its mandate (always client-signed)",
   body,
+  events: ["mandate.executed"],
   facadePath: "/x402/rams/execute",
   async plan(ctx, b: Body) {
     const agent = getAddress(requireClientSigned(ctx, "ramsExecute"));

@@ -44,6 +44,7 @@ export const ramsGrantMandate = defineMethod({
   summary:
     "RAMS: grant an agent a value-capped mandate over one asset (direct by the principal, or its EIP-712 signature; relayable with a signature)",
   body,
+  events: ["mandate.granted"],
   relayable: true,
   facadePath: "/x402/rams/grant-mandate",
   async plan(ctx, b: Body) {

@@ -26,6 +26,7 @@ export const ramsRevokeMandate = defineMethod({
   summary:
     "RAMS: revoke a mandate (direct by the principal or an approved operator, or the principal's EIP-712 signature; relayable with a signature)",
   body,
+  events: ["mandate.revoked"],
   relayable: true,
   facadePath: "/x402/rams/revoke-mandate",
   async plan(ctx, b: Body) {

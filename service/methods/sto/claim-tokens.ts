@@ -25,6 +25,7 @@ export const claimTokens = defineMethod({
   summary: "Claim tokens from a successful offering, or the payment back from a failed one",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: Body) => investorSigner(b),
   async plan(ctx, b) {
     const investor = getAddress(investorSigner(b));

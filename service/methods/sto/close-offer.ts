@@ -28,6 +28,8 @@ export const closeOffer = defineMethod({
   summary: "Close the ongoing offering (success: the tokenizer withdraws the proceeds; failure opens refunds)",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
+  events: ["offering.closed"],
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);
@@ -88,6 +90,7 @@ export const withdrawProceeds = defineMethod({
   summary: "Withdraw the proceeds of a successful offering to the tokenizer (once)",
   body: withdrawBody,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: WithdrawBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);

@@ -7,7 +7,7 @@ import { commonFields } from "../common";
 import type { Queryable } from "../../store/db";
 import type { TokenRecord } from "../../store/tokens";
 import { recordTokenEvents } from "../token-events";
-import { emitEvent } from "../../store/outbox";
+import { emitEvent } from "../../events/emit";
 import { offeringRecordView } from "../../domains/offerings/views";
 import type { ConfirmedBatch } from "../types";
 import { fromUnits } from "../../model/units";

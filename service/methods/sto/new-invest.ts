@@ -32,6 +32,7 @@ export const newInvest = defineMethod({
   summary: "Invest in the ongoing offering (approve first when the allowance is short)",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: Body) => investorSigner(b),
   async plan(ctx, b) {
     const investor = getAddress(investorSigner(b));

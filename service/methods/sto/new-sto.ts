@@ -67,6 +67,8 @@ export const newSto = defineMethod({
   summary: "Create a security token offering (soft/hard cap, min/max ticket, window)",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
+  events: ["offering.created"],
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);

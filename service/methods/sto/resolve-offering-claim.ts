@@ -141,6 +141,7 @@ export const resolveOfferingClaim = defineMethod({
     "Settle the offering position of an investor the token refuses: tokens to its recovery wallet, or the investment back",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     if (b.refundTo !== undefined && b.refund !== true)

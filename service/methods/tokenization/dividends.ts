@@ -27,6 +27,7 @@ export const dividendDistribution = defineMethod({
   summary: "Distribute payment-token dividends to holders (approve the token address first)",
   body: distributionBody,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: DistributionBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);
@@ -94,6 +95,7 @@ export const claimDividends = defineMethod({
   summary: "Withdraw the signer's accumulated dividends",
   body: claimBody,
   access: ACCESS.keyMethod,
+  metered: false,
   signerOf: (b: ClaimBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);

@@ -38,6 +38,8 @@ export const forcedTransfer = defineMethod({
   summary: "Force a transfer from a holder (court order, enforcement); tokenizer or ENFORCER_ROLE",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
+  events: ["token.forced_transfer", "token.frozen"],
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "ENFORCER_ROLE");

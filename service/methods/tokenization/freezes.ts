@@ -34,6 +34,8 @@ export const freezeTokens = defineMethod({
   summary: "Freeze an amount of a holder's tokens (ERC-7943); tokenizer or FREEZER_ROLE",
   body: freezeBody,
   access: ACCESS.keyMethod,
+  metered: true,
+  events: ["token.frozen"],
   signerOf: (b: FreezeBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "FREEZER_ROLE");
@@ -88,6 +90,8 @@ export const unfreezeTokens = defineMethod({
   summary: "Unfreeze an amount of a holder's frozen tokens; tokenizer or FREEZER_ROLE",
   body: unfreezeBody,
   access: ACCESS.keyMethod,
+  metered: true,
+  events: ["token.frozen"],
   signerOf: (b: UnfreezeBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "FREEZER_ROLE");
@@ -134,6 +138,8 @@ export const freezeAddress = defineMethod({
   summary: "Freeze (or unfreeze) a whole address: it neither sends nor receives; tokenizer or FREEZER_ROLE",
   body: addressBody,
   access: ACCESS.keyMethod,
+  metered: true,
+  events: ["token.address_frozen"],
   signerOf: (b: AddressBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "FREEZER_ROLE");

@@ -44,6 +44,7 @@ export const mintToken = defineMethod({
   summary: "Mint to one or more investors (whitelisting new recipients first); tokenizer or MINTER_ROLE",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "MINTER_ROLE");

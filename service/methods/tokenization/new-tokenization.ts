@@ -10,7 +10,7 @@ import { defineMethod, type ConfirmedBatch } from "../types";
 import type { Queryable } from "../../store/db";
 import { ACCESS } from "../../auth/access-rules";
 import { knownWallet } from "../../onboarding/wallets";
-import { emitEvent } from "../../store/outbox";
+import { emitEvent } from "../../events/emit";
 import { fromUnits, toUnits } from "../../model/units";
 import { paymentAsset } from "../../domains/tokenization/tokens";
 import { tokenizerInfoView } from "../../domains/tokenization/views";
@@ -100,6 +100,8 @@ export const newTokenization = defineMethod({
   summary: "Tokenize an asset: deploy a security token (and its STO escrow), premint to initial holders",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
+  events: ["token.created"],
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const symbol = b.tokenSymbol ?? b.symbol;

@@ -22,6 +22,8 @@ function pauseMethod(pause: boolean): MethodDefinition<Body> {
       : "Unpause a token; tokenizer or PAUSER_ROLE",
     body,
     access: ACCESS.keyMethod,
+    metered: true,
+    events: ["token.paused"],
     signerOf: (b: Body) => b.signerAddress,
     async plan(ctx, b) {
       const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "PAUSER_ROLE");

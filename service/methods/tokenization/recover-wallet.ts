@@ -53,6 +53,8 @@ export const recoverWallet = defineMethod({
     "Request the recovery of an investor's lost wallet into its new one, proven by the new wallet; executable after the token's delay. RECOVERY_ROLE",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
+  events: ["token.recovery_pending"],
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "RECOVERY_ROLE");

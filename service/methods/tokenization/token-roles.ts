@@ -51,6 +51,8 @@ function roleMethod(grant: boolean): MethodDefinition<Body> {
       : "Revoke an agent's role on a token; tokenizer",
     body,
     access: ACCESS.keyMethod,
+    metered: true,
+    events: ["token.role_changed"],
     signerOf: (b: Body) => b.signerAddress,
     async plan(ctx, b) {
       if (b.role === "DEFAULT_ADMIN_ROLE") {

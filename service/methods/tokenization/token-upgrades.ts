@@ -79,6 +79,8 @@ function upgradeMethod(
     summary,
     body,
     access: ACCESS.keyMethod,
+    metered: true,
+    events: ["token.upgrade"],
     signerOf: (b: Body) => b.signerAddress,
     async plan(ctx, b) {
       const token = await authorizedToken(ctx, b.tokenSymbol);

@@ -32,6 +32,8 @@ export const transferTokenizer = defineMethod({
   summary: "Start handing the token over to a new tokenizer key (it accepts with acceptTokenizer); tokenizer",
   body: transferBody,
   access: ACCESS.keyMethod,
+  metered: true,
+  events: ["token.tokenizer_changed"],
   signerOf: (b: TransferBody) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);
@@ -72,6 +74,8 @@ export const acceptTokenizer = defineMethod({
   summary: "Accept the token's tokenizer role handed over with transferTokenizer; the new tokenizer key",
   body: tokenOnly,
   access: ACCESS.keyMethod,
+  metered: true,
+  events: ["token.tokenizer_changed"],
   signerOf: (b: TokenOnly) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);
@@ -123,6 +127,7 @@ export const cancelTokenizerTransfer = defineMethod({
   summary: "Cancel a handover of the token not yet accepted; tokenizer",
   body: tokenOnly,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: TokenOnly) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol);

@@ -73,6 +73,7 @@ export const transferTo = defineMethod({
   summary: "Transfer tokens from the signer to a whitelisted wallet",
   body: transferToBody,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: TransferToBody) => b.signerAddress,
   async plan(ctx, b) {
     const to = b.to ?? b.recipientAddress;
@@ -115,6 +116,7 @@ export const transferFrom = defineMethod({
   summary: "Transfer tokens from an owner that approved the signer",
   body: transferFromBody,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: TransferFromBody) => b.signerAddress,
   async plan(ctx, b) {
     const asset = await resolveAsset(ctx, b.tokenSymbol);
@@ -171,6 +173,7 @@ export const approve = defineMethod({
   summary: "Approve a spender (for dividends: the security token's address on the payment token)",
   body: approveBody,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: ApproveBody) => b.signerAddress,
   async plan(ctx, b) {
     const spender = b.spenderAddress ?? b.spender;
@@ -226,6 +229,7 @@ export const burnToken = defineMethod({
   summary: "Burn tokens from the signer's own balance",
   body: burnBody,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: BurnBody) => b.signerAddress,
   async plan(ctx, b) {
     const asset = await resolveAsset(ctx, b.tokenSymbol);

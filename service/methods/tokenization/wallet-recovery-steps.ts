@@ -40,6 +40,8 @@ export const cancelWalletRecovery = defineMethod({
   summary: "Cancel a pending wallet recovery: signed by the wallet being recovered (it is not lost) or RECOVERY_ROLE",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
+  events: ["token.recovery_pending"],
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const byOwner = b.signerAddress === b.lostWallet;
@@ -78,6 +80,8 @@ export const executeWalletRecovery = defineMethod({
   summary: "Execute a pending wallet recovery after the token's delay; RECOVERY_ROLE or the new wallet",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
+  events: ["token.wallet_recovered", "token.frozen", "token.address_frozen"],
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await authorizedToken(ctx, b.tokenSymbol).catch(() =>

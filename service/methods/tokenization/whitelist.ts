@@ -46,6 +46,7 @@ export const whitelist = defineMethod({
     "Whitelist or blacklist investor wallets (binding each added wallet to its investor); tokenizer or WHITELISTER_ROLE",
   body,
   access: ACCESS.keyMethod,
+  metered: true,
   signerOf: (b: Body) => b.signerAddress,
   async plan(ctx, b) {
     const token = await tokenForRoleHolder(ctx, b.tokenSymbol, b.signerAddress, "WHITELISTER_ROLE");

@@ -34,7 +34,7 @@ interface KeyOnChain {
 
 /**
  * `relayer-keys list|add|drain|remove`: relayer keys rotated on a running service. The decision is stored
- * (store/relayer-keys.ts) and every instance follows it within seconds (engine/relayer-key-rotation.ts): a key added
+ * and every instance follows it within seconds (engine/relayer-key-rotation.ts): a key added
  * takes new operations once set up; a drained key takes none but finishes its own; a key is removed only once drained
  * and without work left.
  */

@@ -1,5 +1,6 @@
 import { getAddress, isAddress } from "ethers";
-import { FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD, METERED_METHODS, PLANS, type Plan } from "../model/plans";
+import { FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD, PLANS, type Plan } from "../model/plans";
+import { METERED_METHODS } from "../methods/metering";
 import { badRequest, notFound } from "../errors";
 import type { ApiKeys } from "../store/api-keys";
 import type { Credits } from "../store/credits";
@@ -61,7 +62,7 @@ export type AdminCommand =
   | RelayerKeyCommand
   | OperatorCommand;
 
-export const CREDIT_METHODS = [...METERED_METHODS, FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD] as string[];
+export const CREDIT_METHODS = [...METERED_METHODS, FAUCET_CREDIT_METHOD, INVITATION_CREDIT_METHOD];
 
 /** What commands check against that lives above this layer: the operations with a price (app.ts pricedOperations). */
 export interface AdminContext {
@@ -113,8 +114,8 @@ async function signerScope(stores: AdminStores, cmd: { keyId?: string; allKeys?:
 }
 
 /**
- * Runs one operator command (printed as JSON by operator/admin.ts; the console calls the same commands). A command that
- * changes something is written to the audit log with what it changed, before and after (admin/audit.ts), once it
+ * Runs one operator command (printed as JSON by the admin tool; the console calls the same commands). A command that
+ * changes something is written to the audit log with what it changed, before and after (audit.ts), once it
  * succeeded.
  */
 export async function runAdminCommand(
@@ -248,7 +249,7 @@ async function commandResult(stores: AdminStores, cmd: AdminCommand, context: Ad
     case "prices.list":
       return { defaults: DEFAULT_PRICES, overrides: await stores.prices.overrides() };
     case "rams.executors.record": {
-      // The chain steps ran in the CLI (service/admin/rams-setup.ts); this records the principal's default executor.
+      // The chain steps ran in the CLI (setupExecutor); this records the principal's default executor.
       for (const field of ["executor", "registry", "principal", "owner"] as const) {
         if (!isAddress(cmd[field] ?? ""))
           throw badRequest(`${field} must be a 0x-prefixed 20-byte hex address`, { field });

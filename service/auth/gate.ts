@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { missingKeyError, optionalApiKey } from "../auth/api-key";
-import { isMetered } from "../model/plans";
+import { missingKeyError, optionalApiKey } from "./api-key";
 import type { Batch } from "../model/batch";
 import { badRequest, forbidden } from "../errors";
 import type { ExecutionMode } from "../wire/fields";
@@ -9,8 +8,8 @@ import { assertX402Available, RELAYED_NEEDS_X402, type Charge, type PayerCheck, 
 import type { PaymentRequirements, SettleResponse } from "@x402/core/types";
 import type { ApiKeyRecord } from "../store/api-keys";
 import type { PaymentRecord } from "../store/payments";
-import { shareOf, type AccessRule } from "../auth/access-rules";
-import type { KeyServices } from "../auth/api-key";
+import { shareOf, type AccessRule } from "./access-rules";
+import type { KeyServices } from "./api-key";
 import type { X402Services } from "../payments/x402";
 import type { Prices } from "../payments/pricing";
 import type { RequestFacts, RequestHeaders } from "../wire/request";
@@ -61,7 +60,7 @@ export class CallPayment {
     private readonly req: RequestFacts,
     private readonly rule: AccessRule,
     readonly caller: Caller,
-    /** The payment header's value, as the client sent it (http/x402-headers.ts). */
+    /** The payment header's value, as the client sent it. */
     private readonly paymentHeader: string | undefined,
   ) {}
 
@@ -238,7 +237,7 @@ export function admitSend(
     if (!presented) throw missingKeyError("method");
     if (presented.id !== batch.apiKeyId)
       throw forbidden("This txId was prepared under another API key", { txId: batch.txId });
-    return { apiKey: presented, creditKeyId: isMetered(batch.method) ? presented.id : undefined };
+    return { apiKey: presented, creditKeyId: method?.metered ? presented.id : undefined };
   }
   if (presented) return { apiKey: presented };
   if (!method || method.access.key !== "optional") return {};

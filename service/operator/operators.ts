@@ -85,7 +85,7 @@ function checkedEmail(email: string): string {
   return email.toLowerCase();
 }
 
-/** A new password that is long and hard enough to guess (auth/operator-passwords.ts), the operator's e-mail aside. */
+/** A new password that is long and hard enough to guess, the operator's e-mail aside. */
 async function checkedPassword(password: string, email: string): Promise<string> {
   const problem = await passwordProblem(password ?? "", [email]);
   if (problem) throw badRequest(`password ${problem}`, { field: "password" });

@@ -13,7 +13,7 @@ import type { ExecutorSetupOptions, ExecutorSetupResult, SelectorSpec, SetupCont
  * Every step first reads the chain and does nothing when it is already in place. Steps the operator (the registry
  * admin) can do are sent with its key; a step that needs another wallet's key is sent when that key is given, and
  * otherwise returned as a prepared, unsigned transaction for that wallet (with the API method that prepares it too).
- * Used by `npm run admin -- rams setup-executor` (service/operator/admin.ts) and by the tests.
+ * Used by `npm run admin -- rams setup-executor` and by the tests.
  */
 
 /** Known selectors and the argument index of their amount: `transferFrom`, `transferFrom:2`, `0x23b872dd:2`, `approve:none`. */
