@@ -39,13 +39,20 @@ const CONCURRENCY_LEASE_SECONDS = 120;
 
 /**
  * A counter of `points` per `duration` seconds: in the database (table rate_limits) on a PostgreSQL server, shared by
- * every instance; in this process's memory on the embedded database, which belongs to one process.
+ * every instance; in this process's memory on the embedded database, which belongs to one process. `lazy`: its
+ * statements ride with the next rate-limit trip (Db.rateLimiterClient), for points given back that nobody waits for.
  */
-export function limiterStore(db: Db, keyPrefix: string, points: number, duration: number): RateLimiterAbstract {
+export function limiterStore(
+  db: Db,
+  keyPrefix: string,
+  points: number,
+  duration: number,
+  options: { lazy?: boolean } = {},
+): RateLimiterAbstract {
   return db.kind === "pglite"
     ? new RateLimiterMemory({ keyPrefix, points, duration })
     : new RateLimiterPostgres({
-        storeClient: db.rateLimiterClient(),
+        storeClient: db.rateLimiterClient(options),
         storeType: "client",
         tableName: "rate_limits",
         tableCreated: true,
@@ -71,6 +78,12 @@ interface Tier {
   rate: BurstyRateLimiter;
   wallet?: RateLimiterAbstract;
   concurrency: RateLimiterAbstract;
+  /**
+   * The same counter, for a finished request's slot given back: on PostgreSQL that statement rides with the next
+   * rate-limit trip of this instance (ahead of it: this instance never counts a slot given back), or goes alone within
+   * 2 s; other instances may count the slot that long after the request ended.
+   */
+  concurrencyRelease: RateLimiterAbstract;
 }
 
 export class PrepareRateLimiter {
@@ -78,18 +91,24 @@ export class PrepareRateLimiter {
   private readonly keyed: Tier;
 
   constructor(db: Db) {
-    const store = (keyPrefix: string, points: number, duration: number) =>
-      limiterStore(db, keyPrefix, points, duration);
+    const store = (keyPrefix: string, points: number, duration: number, lazy = false) =>
+      limiterStore(db, keyPrefix, points, duration, { lazy });
     const tier = (name: string, limits: PrepareLimits): Tier => {
       const extra = limits.burst - limits.perMinute;
       const refillSeconds = Math.ceil((extra / limits.perMinute) * 60);
+      const concurrency = store(`${name}_conc`, limits.concurrent, CONCURRENCY_LEASE_SECONDS);
       return {
         rate: new BurstyRateLimiter(
           store(`${name}_min`, limits.perMinute, 60),
           store(`${name}_burst`, extra, refillSeconds),
         ),
         wallet: limits.perWalletPerMinute ? store(`${name}_wallet`, limits.perWalletPerMinute, 60) : undefined,
-        concurrency: store(`${name}_conc`, limits.concurrent, CONCURRENCY_LEASE_SECONDS),
+        concurrency,
+        // In memory the counter is the limiter object itself: the same one takes and gives back.
+        concurrencyRelease:
+          db.kind === "pglite"
+            ? concurrency
+            : store(`${name}_conc`, limits.concurrent, CONCURRENCY_LEASE_SECONDS, true),
       };
     };
     this.anonymous = tier("prep_anon", ANONYMOUS_LIMITS);
@@ -98,7 +117,8 @@ export class PrepareRateLimiter {
 
   /**
    * Counts one prepare against the caller's limits (the validated key when there is one, else the client IP, plus
-   * the signer wallet without a key) and holds a concurrency slot. Returns the release function; throws a 429.
+   * the signer wallet without a key) and holds a concurrency slot. Returns the release function (it gives the slot back
+   * without waiting for the database); throws a 429.
    */
   async admit(
     client: ClientAddress,
@@ -126,7 +146,8 @@ export class PrepareRateLimiter {
     return async () => {
       if (released) return;
       released = true;
-      await tier.concurrency.reward(subject, 1).catch(() => undefined);
+      // Not awaited: the request's answer does not wait for its slot's statement (see Tier.concurrencyRelease).
+      void tier.concurrencyRelease.reward(subject, 1).catch(() => undefined);
     };
   }
 }

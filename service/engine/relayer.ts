@@ -207,9 +207,10 @@ export class Relayer {
     ]);
     const cap = feeCapWei(this.services.config.RELAYER_MAX_FEE_GWEI);
     let ticket: NonceTicket | undefined;
-    const release = await this.services.walletLocks.hold(chain.chainId, signer.address);
+    // The lock rides with the signing transaction's first trip when this hold opens the wallet's turn.
+    const hold = await this.services.walletLocks.take(chain.chainId, signer.address);
     try {
-      const signed = await this.services.db
+      const signed = await hold
         .transaction(async (q): Promise<RelayedSignature> => {
           ticket?.drop(); // a retried transaction body takes its nonce again
           ticket = undefined;
@@ -265,7 +266,7 @@ export class Relayer {
       return fresh ? await broadcastSigned(chain, fresh, signed) : signed;
     } finally {
       ticket?.drop();
-      await release();
+      await hold.release();
     }
   }
 

@@ -4,7 +4,7 @@ import { Pool, types as pgTypes, type PoolClient } from "pg";
 import { DbWork, timedTrip } from "./db-work";
 import { PreparedStatements } from "./prepared-statements";
 import { PgliteTransaction, Serial } from "./pglite-transaction";
-import { PostgresTransaction, StatementGatherer } from "./postgres-transaction";
+import { PostgresTransaction, StatementGatherer, type LeadStatement } from "./postgres-transaction";
 import { inlineParameters } from "./inline-parameters";
 import { openPglite } from "./pglite-template";
 import { makePrivate, privateDirectory } from "./private-files";
@@ -32,13 +32,21 @@ export interface Db extends Queryable {
    * function that stops listening. On the server it holds one connection, and takes a new one if that one fails.
    */
   listen(channel: string, onNotify: () => void): Promise<() => Promise<void>>;
-  /** An object with the `query({ text, values })` shape that rate-limiter-flexible's Postgres store expects. */
-  rateLimiterClient(): { query(q: { text: string; values?: unknown[] }): Promise<{ rows: unknown[] }> };
+  /**
+   * An object with the `query({ text, values })` shape that rate-limiter-flexible's Postgres store expects. `lazy`: for
+   * statements nobody waits for (a slot given back); on the server they ride with the next rate-limit trip, or go alone
+   * within a couple of seconds (StatementGatherer).
+   */
+  rateLimiterClient(options?: { lazy?: boolean }): {
+    query(q: { text: string; values?: unknown[] }): Promise<{ rows: unknown[] }>;
+  };
   close(): Promise<void>;
 }
 
 /** A connection held apart from the pool (see Db.session). */
 export interface DbSession extends Queryable {
+  /** Runs `fn` in one transaction on this connection; `lead` travels right after its BEGIN, in its first trip. */
+  transaction<T>(fn: (tx: Queryable) => Promise<T>, lead?: LeadStatement): Promise<T>;
   release(error?: Error): void;
 }
 
@@ -144,7 +152,11 @@ class PostgresDb implements Db {
 
   async session(): Promise<DbSession> {
     const client = await this.pool.connect();
-    return { ...clientQueryable(client, this.work), release: (error?: Error) => client.release(error) };
+    return {
+      ...clientQueryable(client, this.work),
+      transaction: (fn, lead) => new PostgresTransaction(client, this.work, lead).run(fn),
+      release: (error?: Error) => client.release(error),
+    };
   }
 
   async listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {
@@ -184,19 +196,23 @@ class PostgresDb implements Db {
     };
   }
 
-  /** The rate limits' statements: those issued in one turn of the event loop (a request's, or requests') share a trip. */
+  /**
+   * The rate limits' statements: those issued in one turn of the event loop (a request's, or requests') share a trip,
+   * with the slots given back since the last trip ahead of them.
+   */
   private readonly limiterStatements = new StatementGatherer((texts) =>
     timedTrip(this.work, texts.length, () => this.pool.query(texts.join(";\n"))),
   );
 
-  rateLimiterClient() {
+  rateLimiterClient(options: { lazy?: boolean } = {}) {
     return {
       query: (q: { text: string; values?: unknown[] }) =>
-        this.limiterStatements.run(inlineParameters(q.text, q.values ?? [])),
+        this.limiterStatements.run(inlineParameters(q.text, q.values ?? []), options),
     };
   }
 
   async close() {
+    await this.limiterStatements.flush().catch(() => undefined);
     await this.pool.end();
   }
 }

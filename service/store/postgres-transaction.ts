@@ -4,6 +4,15 @@ import { inlineParameters } from "./inline-parameters";
 import { AFTER_FINAL_QUERY, allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
 
 /**
+ * A statement a transaction sends right after its BEGIN, in its first trip (a session lock taken with the transaction's
+ * first statements: store/wallet-locks.ts). `onFirstTrip` hears how that trip went: undefined, or its error.
+ */
+export interface LeadStatement {
+  text: string;
+  onFirstTrip(error?: unknown): void;
+}
+
+/**
  * One transaction on a PostgreSQL server connection, in as few trips as the embedded database's (pglite-transaction.ts):
  * - BEGIN travels with the transaction's first statement;
  * - a statement nobody reads the rows of (`write`) waits and travels with the next statement, or with COMMIT;
@@ -22,10 +31,17 @@ export class PostgresTransaction implements Queryable {
   /** While `together` issues its statements: those gathered for its one trip. */
   private gathering?: { text: string; resolve(rows: unknown[]): void; reject(error: unknown): void }[];
 
+  /** How many statements wait before anything was sent (BEGIN, and a lead statement). */
+  private readonly unsent: number;
+
   constructor(
     private readonly client: PoolClient,
     private readonly work: DbWork,
-  ) {}
+    private readonly lead?: LeadStatement,
+  ) {
+    if (lead) this.waiting.push(lead.text);
+    this.unsent = this.waiting.length;
+  }
 
   async query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     const text = inlineParameters(sql, params);
@@ -70,7 +86,7 @@ export class PostgresTransaction implements Queryable {
   async run<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     try {
       const value = await fn(this);
-      if (this.committed || (!this.begun && this.waiting.length === 1)) return value; // committed, or nothing ran
+      if (this.committed || (!this.begun && this.waiting.length === this.unsent)) return value; // committed, or nothing ran
       await this.commit();
       return value;
     } catch (error) {
@@ -95,31 +111,56 @@ export class PostgresTransaction implements Queryable {
     const batch = [...this.waiting, ...texts];
     this.waiting.length = 0;
     // BEGIN is in this trip: whatever fails in it, the transaction is open (aborted) and must be rolled back.
+    const first = !this.begun;
     this.begun = true;
-    const answer = await timedTrip(this.work, batch.length, () => this.client.query(batch.join(";\n")));
+    let answer: QueryResult | QueryResult[];
+    try {
+      answer = await timedTrip(this.work, batch.length, () => this.client.query(batch.join(";\n")));
+    } catch (error) {
+      if (first) this.lead?.onFirstTrip(error);
+      throw error;
+    }
+    if (first) this.lead?.onFirstTrip();
     return (Array.isArray(answer) ? answer : [answer]) as QueryResult[];
   }
 }
+
+/** A statement gathered `lazily` waits at most this long for a trip to ride in before it goes alone. */
+export const LAZY_STATEMENT_MS = 2_000;
 
 /**
  * Statements outside any transaction, gathered for one turn of the event loop and sent as one text (one trip). They
  * run as one implicit transaction: if one fails, none took effect and each is answered with that error. Only for
  * statements whose failure together is harmless (the rate limits' counters).
+ * A `lazy` statement (one nobody waits for: a concurrency slot given back) does not start a trip: it rides ahead of the
+ * next statements gathered, or goes alone after LAZY_STATEMENT_MS. Ahead of them, it has taken effect for every
+ * statement of this process that follows it.
  */
 export class StatementGatherer {
   private waiting: { text: string; resolve(result: QueryResult): void; reject(error: unknown): void }[] = [];
+  private flushScheduled = false;
+  private lazyTimer?: NodeJS.Timeout;
 
   constructor(private readonly trip: (texts: string[]) => Promise<QueryResult | QueryResult[]>) {}
 
-  run(text: string): Promise<QueryResult> {
-    if (!this.waiting.length) setImmediate(() => this.flush());
+  run(text: string, options: { lazy?: boolean } = {}): Promise<QueryResult> {
+    if (options.lazy) this.lazyTimer ??= setTimeout(() => void this.flush(), LAZY_STATEMENT_MS).unref();
+    else if (!this.flushScheduled) {
+      this.flushScheduled = true;
+      setImmediate(() => void this.flush());
+    }
     return new Promise((resolve, reject) => this.waiting.push({ text, resolve, reject }));
   }
 
-  private flush(): void {
+  /** Sends what waits now (lazy statements included); resolves once it was answered. */
+  async flush(): Promise<void> {
+    this.flushScheduled = false;
+    clearTimeout(this.lazyTimer);
+    this.lazyTimer = undefined;
     const batch = this.waiting;
     this.waiting = [];
-    this.trip(batch.map((s) => s.text)).then(
+    if (!batch.length) return;
+    await this.trip(batch.map((s) => s.text)).then(
       (answer) => {
         const results = Array.isArray(answer) ? answer : [answer];
         batch.forEach((s, i) => s.resolve(results[i]));

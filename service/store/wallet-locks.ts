@@ -1,5 +1,5 @@
 import { errorFacts, type Logger } from "../logger";
-import type { Db, DbSession } from "./db";
+import type { Db, DbSession, Queryable } from "./db";
 
 /**
  * How long this instance keeps taking new nonces of a wallet under one hold of its lock while its own work keeps
@@ -15,8 +15,18 @@ const MAX_WAIT_MS = 30_000;
 export const WALLET_LOCK_KEY = "hashtext('tak:wallet-broadcasts'), hashtext(current_schema() || ':' || $1)";
 export const walletLockName = (chainId: number, address: string) => `${chainId}:${address.toLowerCase()}`;
 
+/** PostgreSQL's error when a lock was not granted within lock_timeout. */
+const LOCK_NOT_AVAILABLE = "55P03";
+
 /** Ends a hold taken with WalletLocks.hold; resolves once the lock is given up when it was the turn's last holder. */
 export type WalletRelease = () => Promise<void>;
+
+/** A hold taken with WalletLocks.take: its database transaction (the first one may carry the lock), then its release. */
+export interface WalletHold {
+  /** Runs `fn` in one database transaction under the hold (see WalletLocks.take). */
+  transaction<T>(fn: (q: Queryable) => Promise<T>): Promise<T>;
+  release: WalletRelease;
+}
 
 /**
  * Broadcasts of a service wallet (relayer, x402 settlement) in nonce order across the instances sharing one PostgreSQL
@@ -34,18 +44,35 @@ export class WalletLocks {
     private readonly log: Logger,
   ) {}
 
+  /** Holds the wallet (its lock taken in a trip of its own when this hold opens the turn). */
   async hold(chainId: number, address: string): Promise<WalletRelease> {
-    if (!this.db.session) return async () => undefined;
-    const name = walletLockName(chainId, address);
+    const hold = await this.take(chainId, address, false);
+    return hold.release;
+  }
+
+  /**
+   * Holds the wallet for work that starts with a database transaction (taking a nonce): when this hold opens the turn,
+   * the lock is taken by that transaction's first trip, on a connection then kept until the turn ends (one trip fewer),
+   * and the turn's other holders wait for that trip. The lock refused within its bound: the transaction runs again
+   * without it, as a broadcast without the lock goes on.
+   */
+  take(chainId: number, address: string, carried = true): Promise<WalletHold> {
+    const db = this.db;
+    if (!db.session)
+      return Promise.resolve({ transaction: (fn) => db.transaction(fn), release: async () => undefined });
+    return this.join(walletLockName(chainId, address), carried);
+  }
+
+  private async join(name: string, carried: boolean): Promise<WalletHold> {
     for (;;) {
       const turn = this.turns.get(name);
-      if (turn && !turn.closed) return turn.join();
+      if (turn && !turn.closed) return turn.join(carried);
       if (turn) {
         await turn.ended;
         if (this.turns.get(name) === turn) this.turns.delete(name);
         continue;
       }
-      this.turns.set(name, new Turn(name, () => this.db.session!(), this.log));
+      this.turns.set(name, new Turn(name, this.db, this.log));
     }
   }
 }
@@ -56,23 +83,38 @@ class Turn {
   readonly ended: Promise<void>;
   private end!: () => void;
   private holders = 0;
+  /** The session holding the lock once it is taken (undefined: going on without it). */
   private readonly locked: Promise<DbSession | undefined>;
+  private settle!: (session: DbSession | undefined) => void;
+  private settled = false;
+  /** No holder joined yet: the first one takes the lock. */
+  private opened = false;
   private closeTimer?: NodeJS.Timeout;
   private holdTimer?: NodeJS.Timeout;
   private unlocking?: Promise<void>;
 
   constructor(
     private readonly name: string,
-    openSession: () => Promise<DbSession>,
+    private readonly db: Db,
     private readonly log: Logger,
   ) {
     this.ended = new Promise((resolve) => (this.end = resolve));
-    this.locked = this.lock(openSession);
+    this.locked = new Promise((resolve) => (this.settle = resolve));
   }
 
-  async join(): Promise<WalletRelease> {
+  async join(carried: boolean): Promise<WalletHold> {
     this.holders++;
+    const release = this.releaser();
+    if (!this.opened) {
+      this.opened = true;
+      if (carried) return { transaction: this.takingTransaction(), release };
+      this.lockApart();
+    }
     await this.locked;
+    return { transaction: (fn) => this.db.transaction(fn), release };
+  }
+
+  private releaser(): WalletRelease {
     let released = false;
     return async () => {
       if (released) return;
@@ -81,20 +123,90 @@ class Turn {
     };
   }
 
-  private async lock(openSession: () => Promise<DbSession>): Promise<DbSession | undefined> {
-    let session: DbSession | undefined;
-    try {
-      session = await openSession();
-      // One trip: the wait's bound is set first (a statement's outputs are computed in order), then the lock waits.
-      await session.query(`SELECT set_config('lock_timeout', $2, false), pg_advisory_lock(${WALLET_LOCK_KEY})`, [
-        this.name,
-        String(MAX_WAIT_MS),
-      ]);
-    } catch (error) {
-      this.log.warn({ wallet: this.name, err: errorFacts(error) }, "wallet lock not taken; broadcasting without it");
-      session?.release(error as Error);
-      session = undefined;
-    }
+  /**
+   * The opening holder's transactions: the first one on a session of its own, the lock taken right after its BEGIN;
+   * the lock's wait is bounded (lock_timeout, local to the transaction) and the bound lifted once it is granted.
+   */
+  private takingTransaction(): WalletHold["transaction"] {
+    let first = true;
+    return async <T>(fn: (q: Queryable) => Promise<T>): Promise<T> => {
+      if (!first || this.settled) {
+        await this.locked;
+        return this.db.transaction(fn);
+      }
+      first = false;
+      let session: DbSession;
+      try {
+        session = await this.db.session!();
+      } catch (error) {
+        this.notTaken(error);
+        return this.db.transaction(fn);
+      }
+      let firstTripError: unknown;
+      let tripSent = false;
+      const lead = {
+        text: `SELECT set_config('lock_timeout', '${MAX_WAIT_MS}', true), pg_advisory_lock(${WALLET_LOCK_KEY.replace("$1", quoted(this.name))}), set_config('lock_timeout', '0', true)`,
+        onFirstTrip: (error?: unknown) => {
+          tripSent = true;
+          if (error) firstTripError = error;
+          else this.taken(session);
+        },
+      };
+      try {
+        return await session.transaction(fn, lead);
+      } catch (error) {
+        if (firstTripError === undefined) throw error; // failed after the lock was taken: it is held until the turn ends
+        // Whether the lock was granted before the trip failed or not, the connection is closed: it holds nothing.
+        session.release(firstTripError as Error);
+        if (lockWaitFailed(firstTripError)) {
+          this.notTaken(firstTripError);
+          return this.db.transaction(fn);
+        }
+        this.lockApart(); // for the holders waiting; this one failed on its own
+        throw error;
+      } finally {
+        // The transaction sent nothing (it failed or ended before its first statement): the lock is taken apart.
+        if (!tripSent) this.lockApart(session);
+      }
+    };
+  }
+
+  /** Takes the lock in a trip of its own (on `session`, else a new one), unless it is taken already. */
+  private lockApart(session?: DbSession): void {
+    if (this.settled) return session?.release();
+    void (async () => {
+      try {
+        session ??= await this.db.session!();
+        // One trip: the wait's bound is set first (a statement's outputs are computed in order), then the lock waits.
+        await session.query(`SELECT set_config('lock_timeout', $2, false), pg_advisory_lock(${WALLET_LOCK_KEY})`, [
+          this.name,
+          String(MAX_WAIT_MS),
+        ]);
+        this.taken(session);
+      } catch (error) {
+        this.notTaken(error, session);
+      }
+    })();
+  }
+
+  private taken(session: DbSession): void {
+    // Taken apart after the turn ended without it (its opening holder let go first): given back at once.
+    if (this.settled) return void this.giveUp(session);
+    this.settled = true;
+    this.startTimers();
+    this.settle(session);
+  }
+
+  private notTaken(error: unknown, session?: DbSession): void {
+    session?.release(error as Error);
+    if (this.settled) return;
+    this.log.warn({ wallet: this.name, err: errorFacts(error) }, "wallet lock not taken; broadcasting without it");
+    this.settled = true;
+    this.startTimers();
+    this.settle(undefined);
+  }
+
+  private startTimers(): void {
     this.closeTimer = setTimeout(() => {
       this.closed = true;
       if (this.holders === 0) void this.close();
@@ -106,33 +218,56 @@ class Turn {
       );
       void this.close();
     }, MAX_HOLD_MS).unref();
-    return session;
   }
 
-  /** No new holders; the lock is given up (now, or once the session is open if it still opens). */
+  /** No new holders; the lock is given up (now, or once it is taken if it still is). */
   private close(): Promise<void> {
     this.closed = true;
     if (this.unlocking) return this.unlocking;
-    clearTimeout(this.closeTimer);
-    clearTimeout(this.holdTimer);
+    // The opening holder let go before its transaction took the lock: nobody waits for it any more.
+    if (!this.settled) this.notTakenQuietly();
     this.unlocking = this.locked.then(async (session) => {
-      if (session) {
-        try {
-          await session.query(`SELECT pg_advisory_unlock(${WALLET_LOCK_KEY}), set_config('lock_timeout', '0', false)`, [
-            this.name,
-          ]);
-          session.release();
-        } catch (error) {
-          // The connection is discarded: a session that ends gives its advisory locks up.
-          this.log.warn(
-            { wallet: this.name, err: errorFacts(error) },
-            "wallet lock not released; its connection is closed",
-          );
-          session.release(error as Error);
-        }
-      }
+      clearTimeout(this.closeTimer);
+      clearTimeout(this.holdTimer);
+      if (session) await this.giveUp(session);
       this.end();
     });
     return this.unlocking;
   }
+
+  /** The lock given back and its session returned (or closed, which gives its advisory locks up). */
+  private async giveUp(session: DbSession): Promise<void> {
+    try {
+      await session.query(`SELECT pg_advisory_unlock(${WALLET_LOCK_KEY}), set_config('lock_timeout', '0', false)`, [
+        this.name,
+      ]);
+      session.release();
+    } catch (error) {
+      this.log.warn(
+        { wallet: this.name, err: errorFacts(error) },
+        "wallet lock not released; its connection is closed",
+      );
+      session.release(error as Error);
+    }
+  }
+
+  private notTakenQuietly(): void {
+    this.settled = true;
+    this.settle(undefined);
+  }
+}
+
+/**
+ * A trip failed in a wait or with its connection: the lock refused within its bound (55P03), a deadlock (40P01), a
+ * cancelled wait (57014), or no answer at all (no SQLSTATE).
+ */
+function lockWaitFailed(error: unknown): boolean {
+  const code = (error as { code?: unknown })?.code;
+  if (typeof code !== "string" || !/^[0-9A-Z]{5}$/.test(code)) return true;
+  return [LOCK_NOT_AVAILABLE, "40P01", "57014"].includes(code);
+}
+
+/** A text as a SQL literal (the lock's name: chain id and lower-case hex address). */
+function quoted(text: string): string {
+  return `'${text.replace(/'/g, "''")}'`;
 }

@@ -4,6 +4,7 @@ import { Pool } from "pg";
 import { openDb, type Db } from "../../service/store/db";
 import { inlineParameters } from "../../service/store/inline-parameters";
 import { countedAs } from "../../service/store/db-work";
+import { LAZY_STATEMENT_MS } from "../../service/store/postgres-transaction";
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 
@@ -86,6 +87,29 @@ describe("PostgreSQL server: trips per transaction", function () {
       .catch((e: { code?: string }) => e);
     expect((failed as { code?: string }).code).to.equal("23505");
     expect(await db.query("SELECT v FROM probe WHERE id = 1")).to.deep.equal([{ v: "uno" }]);
+  });
+
+  it("a rate limit's lazy statement rides ahead of the next one gathered: one trip, applied before it", async () => {
+    await db.query("CREATE TABLE counter (k text PRIMARY KEY, n int)");
+    await db.query("INSERT INTO counter VALUES ('slot', 1)");
+    const lazy = db.rateLimiterClient({ lazy: true });
+    const eager = db.rateLimiterClient();
+    const { value, trips, statements } = await counted(async () => {
+      const given = lazy.query({ text: "UPDATE counter SET n = n - $1 WHERE k = $2", values: [1, "slot"] });
+      await new Promise((resolve) => setTimeout(resolve, 50)); // the lazy one alone starts no trip
+      const read = await eager.query({ text: "SELECT n FROM counter WHERE k = $1", values: ["slot"] });
+      await given;
+      return read.rows;
+    });
+    expect(value).to.deep.equal([{ n: 0 }]);
+    expect([trips, statements]).to.deep.equal([1, 2]);
+    const alone = await counted(async () => {
+      const started = Date.now();
+      await lazy.query({ text: "UPDATE counter SET n = n + 1 WHERE k = $1", values: ["slot"] });
+      return Date.now() - started;
+    });
+    expect(alone.value).to.be.within(LAZY_STATEMENT_MS - 100, LAZY_STATEMENT_MS + 2_000);
+    expect(alone.trips).to.equal(1);
   });
 
   it("parameters written in read back as given: quotes, backslashes, NUL refused, JSON, arrays, bytes, NULL", async () => {

@@ -4,6 +4,7 @@ import { Pool } from "pg";
 import { createLogger } from "../../service/logger";
 import { openDb, type Db } from "../../service/store/db";
 import { WALLET_LOCK_KEY, WalletLocks, walletLockName } from "../../service/store/wallet-locks";
+import { countedAs } from "../../service/store/db-work";
 
 const DATABASE_URL = process.env.TEST_DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/test";
 const WALLET = "0x" + "ab".repeat(20);
@@ -69,6 +70,75 @@ describe("PostgreSQL server: a service wallet's lock across instances", function
     expect(await lockIsFree()).to.equal(false);
     await releaseB();
     await releaseB(); // a second release does nothing
+    expect(await lockIsFree()).to.equal(true);
+  });
+
+  it("a hold that opens the turn takes the lock with its transaction's first trip; the turn's other holders wait for it", async () => {
+    const [a, b] = dbs.map((db) => new WalletLocks(db, createLogger("silent")));
+    const kind = "carried " + randomBytes(4).toString("hex");
+    const events: string[] = [];
+    await countedAs(kind, async () => {
+      const opening = await a.take(CHAIN_ID, WALLET);
+      const joining = a.take(CHAIN_ID, WALLET).then((hold) => {
+        events.push("joined");
+        return hold;
+      });
+      const value = await opening.transaction(async (q) => {
+        const [row] = await q.query<{ one: number }>("SELECT 1 AS one");
+        events.push("first trip");
+        return row.one;
+      });
+      expect(value).to.equal(1);
+      const joined = await joining;
+      expect(events).to.deep.equal(["first trip", "joined"]);
+      expect(await lockIsFree()).to.equal(false);
+      // Another instance waits until this one's turn ends.
+      const other = b.hold(CHAIN_ID, WALLET).then((release) => {
+        events.push("other instance held");
+        return release;
+      });
+      await untilSomeoneWaits();
+      await joined.transaction((q) => q.query("SELECT 2"));
+      await opening.release();
+      await joined.release();
+      await (
+        await other
+      )();
+    });
+    expect(events).to.deep.equal(["first trip", "joined", "other instance held"]);
+    expect(await lockIsFree()).to.equal(true);
+    // The opening transaction: one trip (BEGIN, the lock, its statement) and its COMMIT; the joiner's two; the lock given
+    // back; the other instance's lock and its release.
+    expect(dbs[0].work.snapshot()[kind].trips).to.equal(2 + 2 + 1);
+  });
+
+  it("an opening transaction that fails after the lock was taken keeps the turn; the lock is given back at release", async () => {
+    const locks = new WalletLocks(dbs[0], createLogger("silent"));
+    const hold = await locks.take(CHAIN_ID, WALLET);
+    const failure = await hold
+      .transaction(async (q) => {
+        await q.query("SELECT 1");
+        throw new Error("signed elsewhere");
+      })
+      .catch((error: Error) => error);
+    expect(failure.message).to.equal("signed elsewhere");
+    expect(await lockIsFree()).to.equal(false);
+    await hold.release();
+    expect(await lockIsFree()).to.equal(true);
+  });
+
+  it("an opening transaction whose first statement fails: the lock is not kept, the turn's other holders still get it", async () => {
+    const locks = new WalletLocks(dbs[0], createLogger("silent"));
+    const hold = await locks.take(CHAIN_ID, WALLET);
+    const joining = locks.take(CHAIN_ID, WALLET);
+    const failure = await hold
+      .transaction((q) => q.query("SELECT * FROM no_such_table"))
+      .catch((error: { code?: string }) => error);
+    expect((failure as { code?: string }).code).to.equal("42P01");
+    const joined = await joining;
+    expect(await lockIsFree()).to.equal(false);
+    await hold.release();
+    await joined.release();
     expect(await lockIsFree()).to.equal(true);
   });
 
