@@ -4,7 +4,7 @@ import { TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD, TASK_TEST_GET_TEST_FILES } from "
 import type { HardhatUserConfig } from "hardhat/config";
 import "@nomicfoundation/hardhat-toolbox";
 import { etherscanConfig } from "./scripts/lib/verify-config";
-import { selectedTiers, tierOf } from "./test/tiers";
+import { longestFirst, selectedTiers, tierOf } from "./test/tiers";
 
 /** The compiler comes from the `solc` npm package: Hardhat cannot download compilers on offline machines. */
 const SOLC_VERSION = "0.8.28";
@@ -22,13 +22,17 @@ subtask(TASK_COMPILE_SOLIDITY_GET_SOLC_BUILD).setAction(async (args: { solcVersi
 });
 
 /**
- * `hardhat test` with no files runs the tiers TEST_TIER names (test/tiers.ts), or `fast`, which is `npm test`.
+ * `hardhat test` with no files runs the tiers TEST_TIER names (test/tiers.ts), or `fast`, which is `npm test`, the
+ * longest files first.
  */
 subtask(TASK_TEST_GET_TEST_FILES).setAction(async (args: { testFiles: string[] }, _hre, runSuper) => {
   const files: string[] = await runSuper(args);
   if (args.testFiles.length) return files;
   const tiers = selectedTiers();
-  return files.filter((file) => tiers.includes(tierOf(file)));
+  return longestFirst(
+    files.filter((file) => tiers.includes(tierOf(file))),
+    __dirname,
+  );
 });
 
 /**

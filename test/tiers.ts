@@ -39,3 +39,14 @@ export function selectedTiers(env: NodeJS.ProcessEnv = process.env): Tier[] {
       throw new Error(`TEST_TIER must name tiers among ${Object.keys(TIERS).join(", ")}, not "${name}"`);
   return names as Tier[];
 }
+
+/**
+ * The files longest first, by test/file-times.json (`npm run test:file-times`); files it does not know yet go last.
+ * Mocha's workers take files in order, so the long ones start early and the workers finish together.
+ */
+export function longestFirst(files: string[], root: string): string[] {
+  const timesFile = path.join(root, "test", "file-times.json");
+  const times: Record<string, number> = fs.existsSync(timesFile) ? JSON.parse(fs.readFileSync(timesFile, "utf8")) : {};
+  const seconds = (file: string) => times[path.relative(root, file).split(path.sep).join("/")] ?? 0;
+  return [...files].sort((a, b) => seconds(b) - seconds(a));
+}

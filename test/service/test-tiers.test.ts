@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import { expect } from "chai";
-import { TIERS, selectedTiers, tierOf, type Tier } from "../tiers";
+import { TIERS, longestFirst, selectedTiers, tierOf, type Tier } from "../tiers";
 
 const TEST_ROOT = path.resolve(__dirname, "..");
 
@@ -46,6 +46,25 @@ describe("test tiers (test/tiers.ts)", () => {
       expect(selectedTiers({ TEST_TIER: "e2e, chaos" })).to.deep.equal(["e2e", "chaos"]);
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("starts the longest files first by test/file-times.json, files it does not know last", () => {
+    const root = fs.mkdtempSync(path.join(os.tmpdir(), "tak-times-"));
+    try {
+      fs.mkdirSync(path.join(root, "test"));
+      fs.writeFileSync(
+        path.join(root, "test", "file-times.json"),
+        JSON.stringify({ "test/a.test.ts": 3, "test/b.test.ts": 40 }),
+      );
+      const files = ["new", "a", "b"].map((name) => path.join(root, "test", `${name}.test.ts`));
+      expect(longestFirst(files, root).map((f) => path.basename(f))).to.deep.equal([
+        "b.test.ts",
+        "a.test.ts",
+        "new.test.ts",
+      ]);
+    } finally {
+      fs.rmSync(root, { recursive: true, force: true });
     }
   });
 });
