@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { BatchStatus } from "../../service/model/batch";
+import type { Queryable } from "../../service/store/db";
 import type { PaymentEventType } from "../../service/store/payment-events";
 import type { RefundRecord, RefundStore } from "../../service/store/payment-refunds";
 import {
@@ -10,6 +11,13 @@ import {
   type PaymentStore,
   type Settlement,
 } from "../../service/store/payments";
+
+/** The `q` a fake store is handed where the real one writes in the caller's transaction: any SQL through it fails. */
+export const NO_SQL: Queryable = {
+  query: () => Promise.reject(new Error("an in-memory fake runs no SQL")),
+  write: () => Promise.reject(new Error("an in-memory fake runs no SQL")),
+  finalQuery: () => Promise.reject(new Error("an in-memory fake runs no SQL")),
+} as unknown as Queryable;
 
 /**
  * In-memory payments and refunds (service/store/payments.ts PaymentStore, payment-refunds.ts RefundStore), sharing
