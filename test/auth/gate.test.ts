@@ -43,7 +43,7 @@ describe("access gate (in-memory payments)", () => {
   const key = (id = randomBytes(8).toString("hex")): ApiKeyRecord => ({
     id,
     email: `${id}@example.com`,
-    plan: "Starter" as ApiKeyRecord["plan"],
+    plan: "Starter",
     createdAt: new Date().toISOString(),
     revokedAt: null,
   });
