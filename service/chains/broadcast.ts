@@ -10,8 +10,8 @@ export const nonceAheadRetryCount = () => nonceAheadRetries;
 
 /**
  * The part of a chain's RPC provider that takes signed transactions and answers for them: nonces, the transactions
- * it holds, their receipts, its head. What broadcast() asks of a node; test/fakes/chain.ts is an in-memory one, held to
- * an in-process Hardhat chain by test/contracts-of/chain-node.test.ts.
+ * it holds, their receipts, its head. What broadcast() asks of a node; an in-memory one (test/fakes/) passes the same
+ * contract tests as an in-process Hardhat chain.
  */
 export type ChainNode = Pick<
   JsonRpcProvider,

@@ -53,7 +53,7 @@ const EVENT_COLUMNS = `p.subject, p.tx_id, p.network, p.amount, p.payer, p.statu
 
 /**
  * The refunds as the payment core writes them (payments/refunds.ts): owed with the batch's end, then refunded.
- * PaymentRefunds below is the database's; test/fakes/payment-stores.ts an in-memory one held to the same contract.
+ * PaymentRefunds below is the database's; an in-memory one (test/fakes/) passes the same contract tests.
  */
 export interface RefundStore {
   recordOwedWithin(q: Queryable, txId: string, reason: string): Promise<number>;

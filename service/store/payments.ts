@@ -4,8 +4,10 @@ import { emitEvent, eventRows, insertEventsSql } from "./outbox";
 import { PAYMENT_EVENT_COLUMNS, paymentEvent, type PaymentEventRow } from "./payment-events";
 import { fieldsOf, payloadPurpose, settlementPurpose, toRecord, type PaymentRecord } from "./payment-records";
 import type { Db, Queryable } from "./db";
+import type { NewPayment, PaymentStore, Settlement } from "./payment-store";
 
 export type { PaymentRecord, PaymentStatus } from "./payment-records";
+export type { NewPayment, PaymentStore, Settlement } from "./payment-store";
 
 export class PaymentConflict extends Error {
   constructor(readonly reason: "authorization_used" | "subject_paid") {
@@ -42,8 +44,6 @@ export const ENDED_CLEARS =
 const settleStatement = (returning: string) =>
   `UPDATE payments SET status = 'settled', settlement = $2, ${ENDED_CLEARS}, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling') RETURNING ${returning}`;
 
-export type Settlement = { transaction?: string; [field: string]: unknown };
-
 /** settleStatement with the payment.settled event, written only when this statement is the one that settles. */
 const settleWithEventSql = (returning: string) =>
   `WITH settled AS (${settleStatement(returning)}), events AS (
@@ -69,60 +69,6 @@ function settleWithEventParams(payment: PaymentRecord, settlement: Settlement, a
     api_key_id: apiKeyId,
   });
   return [payment.id, JSON.stringify(settlement), event ? eventRows([event]) : null];
-}
-
-/** What a new reservation gives: the payment as verified, before the store assigns its id and state. */
-export type NewPayment = Omit<
-  PaymentRecord,
-  | "id"
-  | "status"
-  | "settleTxRaw"
-  | "settleTxHash"
-  | "settleTxReplaced"
-  | "settlement"
-  | "releaseReason"
-  | "settleInOperation"
->;
-
-/**
- * The payments' state machine as the payment core writes it (payments/settler.ts, x402.ts, batch-settlement.ts):
- * reserved → settling → settled, or released. Payments below is the database's; test/fakes/payment-stores.ts an
- * in-memory one held to the same contract (test/contracts-of/payment-store.ts). Methods taking `q` write inside the
- * caller's database transaction.
- */
-export interface PaymentStore {
-  reserve(p: NewPayment, balance?: bigint): Promise<PaymentRecord>;
-  openAmount(payer: string, asset: string, q?: Queryable): Promise<bigint>;
-  get(id: string, q?: Queryable): Promise<PaymentRecord | undefined>;
-  forBatch(txId: string, q?: Queryable): Promise<PaymentRecord[]>;
-  unfinished(quietForMs?: number): Promise<PaymentRecord[]>;
-  claimForSettlement(id: string): Promise<boolean>;
-  bindToOperation(q: Queryable, id: string): Promise<boolean>;
-  stillBoundToOperation(q: Queryable, id: string): Promise<boolean>;
-  setOperationHash(q: Queryable, id: string, hash: string): Promise<void>;
-  markSettling(
-    q: Queryable,
-    id: string,
-    raw: string,
-    hash: string,
-    sender?: { from: string; nonce: number },
-  ): Promise<void>;
-  unmarkSettling(id: string): Promise<void>;
-  unclaim(id: string): Promise<void>;
-  unsettle(id: string): Promise<void>;
-  markSettled(
-    id: string,
-    settlement: Settlement,
-    known?: { payment: PaymentRecord; apiKeyId: string | null },
-  ): Promise<PaymentRecord | undefined>;
-  settleWithin(
-    q: Queryable,
-    payment: PaymentRecord,
-    settlement: Settlement,
-    apiKeyId: string | null,
-  ): Promise<PaymentRecord>;
-  markReleased(id: string, reason: string, settlementFailed?: boolean): Promise<boolean>;
-  releaseReservedWithin(q: Queryable, txId: string, reason: string): Promise<void>;
 }
 
 /** x402 payments and their state machine (reserved → settling → settled, or released). */
