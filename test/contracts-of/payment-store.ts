@@ -1,8 +1,16 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { expect } from "chai";
-import type { Queryable } from "../../service/store/db";
-import type { RefundStore } from "../../service/store/payment-refunds";
-import { PaymentConflict, PaymentShortfall, type NewPayment, type PaymentStore } from "../../service/store/payments";
+import { Sealer } from "../../service/crypto/sealed";
+import { Batches } from "../../service/store/batches";
+import type { Db, Queryable } from "../../service/store/db";
+import { PaymentRefunds, type RefundStore } from "../../service/store/payment-refunds";
+import {
+  PaymentConflict,
+  Payments,
+  PaymentShortfall,
+  type NewPayment,
+  type PaymentStore,
+} from "../../service/store/payments";
 
 /** One implementation of the payment stores, as the contract drives it. */
 export interface PaymentStoresUnderTest {
@@ -350,4 +358,44 @@ export function describePaymentStoreContract(label: string, open: () => Promise<
       });
     });
   });
+}
+
+/** The database's payment stores on `db` (migrated), as the contract drives them; `close` ends the database. */
+export function databasePaymentStores(db: Db, close: () => Promise<void>): PaymentStoresUnderTest {
+  const sealer = new Sealer("s".repeat(64));
+  const batches = new Batches(db, sealer);
+  return {
+    payments: new Payments(db, sealer),
+    refunds: new PaymentRefunds(db, sealer),
+    q: db,
+    async batch(txId, status) {
+      await batches.create({
+        txId,
+        chainId: 84532,
+        method: "whitelist",
+        executionMode: "service-relayed",
+        signer: "0x" + "1".repeat(40),
+        apiKeyId: null,
+        body: {},
+        plan: {},
+        info: {},
+        transactions: [],
+      });
+      if (status === "rejected") await db.query("UPDATE batches SET status = 'rejected' WHERE tx_id = $1", [txId]);
+    },
+    events: async (txId) =>
+      (
+        await db.query<{ type: string }>(
+          "SELECT type FROM events WHERE tx_id = $1 AND type LIKE 'payment.%' ORDER BY id",
+          [txId],
+        )
+      ).map((r) => r.type),
+    backdate: async (id, ms) => {
+      await db.query(
+        "UPDATE payments SET updated_at = now() - make_interval(secs => $2::float8 / 1000) WHERE id = $1",
+        [id, ms],
+      );
+    },
+    close,
+  };
 }
