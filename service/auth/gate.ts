@@ -11,11 +11,11 @@ import type { PaymentRecord } from "../store/payments";
 import { shareOf, type AccessRule } from "./access-rules";
 import type { KeyServices } from "./api-key";
 import type { X402Services } from "../payments/x402";
-import type { Prices } from "../payments/pricing";
+import type { PriceList } from "../payments/pricing";
 import type { RequestFacts, RequestHeaders } from "../wire/request";
 
 /** What the access gate uses: who may call, who pays. */
-export type GateServices = KeyServices & X402Services & { prices: Prices };
+export type GateServices = KeyServices & X402Services & { prices: PriceList };
 
 /**
  * The one place that decides who may call and who pays: API keys per the rule of a route or method, x402 payments

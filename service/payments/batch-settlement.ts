@@ -2,8 +2,7 @@ import type { TransactionReceipt } from "ethers";
 import type { Logger } from "../logger";
 import type { Batch } from "../model/batch";
 import type { Queryable } from "../store/db";
-import type { PaymentRecord } from "../store/payments";
-import type { Stores } from "../store/stores";
+import type { PaymentRecord, PaymentStore } from "../store/payments";
 import { paidIn, settledBy, transferWithAuthorizationCalldata } from "./eip3009";
 import type { PaymentTerms } from "./payment-terms";
 import type { PaymentRefunder } from "./refunds";
@@ -26,7 +25,7 @@ const IN_OPERATION_MARGIN_S = 60;
  */
 export class BatchSettlement implements RunPayments {
   constructor(
-    private readonly services: Pick<Stores, "payments">,
+    private readonly services: { payments: PaymentStore },
     private readonly terms: PaymentTerms,
     private readonly settler: PaymentSettler,
     private readonly log: Logger,

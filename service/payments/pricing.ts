@@ -24,8 +24,13 @@ export const displayPrice = (amount: bigint) =>
 /** How long an instance quotes a stored price after reading it: an operator's change reaches other instances within this. */
 const PRICE_CACHE_MS = 1_000;
 
+/** What a price is asked of (auth/gate.ts): an operation's price, in base units of USDC. */
+export interface PriceList {
+  of(operation: string, tier: PriceTier): Promise<bigint>;
+}
+
 /** Prices of this environment: the stored override of an operation, else its tier's default. */
-export class Prices {
+export class Prices implements PriceList {
   /** operation → its stored override, or null when it has none (a paid call quotes and checks its price twice). */
   private readonly overridden = new TtlCache<string, bigint | null>(PRICE_CACHE_MS, 1_000);
 

@@ -1,6 +1,6 @@
 import { errorFacts, type Logger } from "../logger";
 import type { Queryable } from "../store/db";
-import type { Stores } from "../store/stores";
+import type { RefundStore } from "../store/payment-refunds";
 import type { RefundTransactions } from "./refund-transactions";
 
 /** Refunds owed or in flight are looked at this often (a failure of ours wakes the refunder at once). */
@@ -30,7 +30,7 @@ export class PaymentRefunder {
   private readonly stop$ = { stopped: () => this.stopped, signal: this.stopSignal };
 
   constructor(
-    private readonly services: Pick<Stores, "paymentRefunds">,
+    private readonly services: { paymentRefunds: RefundStore },
     /** The refund wallet's transactions on the payment chain; undefined without a refund wallet. */
     private readonly wallet: RefundTransactions | undefined,
     private readonly log: Logger,

@@ -3,15 +3,15 @@ import type { TransactionReceipt } from "ethers";
 import { isChainUnavailable } from "../chains/rpc-errors";
 import type { Logger } from "../logger";
 import type { Batch } from "../model/batch";
-import type { PaymentRecord } from "../store/payments";
-import type { Stores } from "../store/stores";
+import type { Batches } from "../store/batches";
+import type { PaymentRecord, PaymentStore } from "../store/payments";
 import { TtlCache } from "../cache/ttl-cache";
 import { paidIn, settledBy, transferWithAuthorizationCalldata } from "./eip3009";
 import { SettlementError } from "./payment-facilitator";
 import type { PaymentTerms } from "./payment-terms";
 
 /** What the settler reads and writes: the payments and the batches they pay for. */
-export type SettlerServices = Pick<Stores, "batches" | "payments">;
+export type SettlerServices = { batches: Pick<Batches, "get">; payments: PaymentStore };
 
 /** A settlement is not started this close to its authorization's expiry (the facilitator needs validBefore ≥ now + 6 s). */
 export const SETTLE_MARGIN_S = 10;

@@ -2,12 +2,17 @@ import type { PaymentPayload, PaymentRequirements, SettleResponse } from "@x402/
 import { isChainUnavailable } from "../chains/rpc-errors";
 import { checksumAddress } from "../crypto/checksum-address";
 import type { Logger } from "../logger";
-import { PaymentConflict, PaymentShortfall, type PaymentRecord, type Payments } from "../store/payments";
+import {
+  PaymentConflict,
+  PaymentShortfall,
+  type NewPayment,
+  type PaymentRecord,
+  type PaymentStore,
+} from "../store/payments";
 import { acceptedMismatch } from "./accepted";
 import { encodeCall } from "../chains/abi-words";
 import { usdcInterface } from "../chains/contracts";
 import { displayPrice } from "./pricing";
-import type { Stores } from "../store/stores";
 import type { Config } from "../config";
 import { AlreadyPaid, PaymentNotSettled, PaymentRequired, X402Unavailable } from "./payment-errors";
 import { x402Http } from "./x402-modules";
@@ -15,7 +20,7 @@ import type { PaymentTerms } from "./payment-terms";
 import { SETTLE_MARGIN_S, type PaymentSettler } from "./settler";
 
 /** What the x402 gate uses: the payments it reserves, the configuration. */
-export type X402Deps = Pick<Stores, "payments"> & { config: Config };
+export type X402Deps = { payments: PaymentStore; config: Config };
 
 /** What callers of the gate hold: the configuration, and the gate when x402 is on. */
 export type X402Services = { config: Config; x402?: X402 };
@@ -193,7 +198,7 @@ export class X402 {
    * verification proved it covers this one alone: the balance is read only when the payer owes others, which the first
    * reservation, made without it, finds out).
    */
-  private async hold(charge: Charge, record: Parameters<Payments["reserve"]>[0]): Promise<PaymentRecord> {
+  private async hold(charge: Charge, record: NewPayment): Promise<PaymentRecord> {
     const { payments } = this.services;
     try {
       const payment = await payments.reserve(record).catch(async (error: unknown) => {

@@ -52,11 +52,24 @@ const EVENT_COLUMNS = `p.subject, p.tx_id, p.network, p.amount, p.payer, p.statu
   p.release_reason, (SELECT b.api_key_id FROM batches b WHERE b.tx_id = p.tx_id) AS api_key_id`;
 
 /**
+ * The refunds as the payment core writes them (payments/refunds.ts): owed with the batch's end, then refunded.
+ * PaymentRefunds below is the database's; an in-memory one (test/fakes/) passes the same contract tests.
+ */
+export interface RefundStore {
+  recordOwedWithin(q: Queryable, txId: string, reason: string): Promise<number>;
+  get(paymentId: string): Promise<RefundRecord | undefined>;
+  forBatch(txId: string): Promise<RefundRecord[]>;
+  sending(network: string): Promise<RefundRecord[]>;
+  postpone(paymentId: string, problem: string, retryInMs: number): Promise<void>;
+  markPaidBy(paymentId: string, operator: string, hash: string, blockNumber: number): Promise<RefundRecord | undefined>;
+}
+
+/**
  * Payments owed back to their payers after a failure of the service's, and their refunds: recorded with the batch's
  * end, claimed and signed by one instance, sent, and marked refunded once their transaction is confirmed (or an
  * operator's is). Each change of state writes its event (payment.refund_owed, payment.refunded) in its transaction.
  */
-export class PaymentRefunds {
+export class PaymentRefunds implements RefundStore {
   constructor(
     private readonly db: Db,
     private readonly sealer: Sealer,

@@ -4,8 +4,10 @@ import { emitEvent, eventRows, insertEventsSql } from "./outbox";
 import { PAYMENT_EVENT_COLUMNS, paymentEvent, type PaymentEventRow } from "./payment-events";
 import { fieldsOf, payloadPurpose, settlementPurpose, toRecord, type PaymentRecord } from "./payment-records";
 import type { Db, Queryable } from "./db";
+import type { NewPayment, PaymentStore, Settlement } from "./payment-store";
 
 export type { PaymentRecord, PaymentStatus } from "./payment-records";
+export type { NewPayment, PaymentStore, Settlement } from "./payment-store";
 
 export class PaymentConflict extends Error {
   constructor(readonly reason: "authorization_used" | "subject_paid") {
@@ -42,8 +44,6 @@ export const ENDED_CLEARS =
 const settleStatement = (returning: string) =>
   `UPDATE payments SET status = 'settled', settlement = $2, ${ENDED_CLEARS}, updated_at = now() WHERE id = $1 AND status IN ('reserved', 'settling') RETURNING ${returning}`;
 
-type Settlement = { transaction?: string; [field: string]: unknown };
-
 /** settleStatement with the payment.settled event, written only when this statement is the one that settles. */
 const settleWithEventSql = (returning: string) =>
   `WITH settled AS (${settleStatement(returning)}), events AS (
@@ -72,7 +72,7 @@ function settleWithEventParams(payment: PaymentRecord, settlement: Settlement, a
 }
 
 /** x402 payments and their state machine (reserved → settling → settled, or released). */
-export class Payments {
+export class Payments implements PaymentStore {
   constructor(
     private readonly db: Db,
     private readonly sealer: Sealer,
@@ -88,20 +88,7 @@ export class Payments {
    * taken only if the payer has no other open payment. The sum and the insert run under the payer's lock (per
    * schema, payer and asset): of concurrent authorizations against one balance, only those it covers are taken.
    */
-  async reserve(
-    p: Omit<
-      PaymentRecord,
-      | "id"
-      | "status"
-      | "settleTxRaw"
-      | "settleTxHash"
-      | "settleTxReplaced"
-      | "settlement"
-      | "releaseReason"
-      | "settleInOperation"
-    >,
-    balance?: bigint,
-  ): Promise<PaymentRecord> {
+  async reserve(p: NewPayment, balance?: bigint): Promise<PaymentRecord> {
     const id = randomUUID();
     const [payer, asset] = [p.payer.toLowerCase(), p.asset.toLowerCase()];
     const cover = balance ?? BigInt(p.amount);
