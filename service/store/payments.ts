@@ -186,37 +186,39 @@ export class Payments implements PaymentStore {
   }
 
   /**
-   * Binds a reserved payment to the relayed transaction that settles it with its operation (reserved → settling,
-   * settled in operation), inside the database transaction that stores that transaction's signed bytes: both or
-   * neither. False when the payment is no longer reserved (another settler has it): the operation is then signed
-   * without it.
+   * Binds a reserved payment to the relayed transaction that settles it with its operation, inside the database
+   * transaction that stores that transaction's signed bytes: both or neither. The row is locked here and written once,
+   * with the hash (setOperationHash: reserved → settling, settled in operation); no other settler can take it between.
+   * False when the payment is no longer reserved (another settler has it): the operation is then signed without it.
    */
   async bindToOperation(q: Queryable, id: string): Promise<boolean> {
+    const rows = await q.query("SELECT id FROM payments WHERE id = $1 AND status = 'reserved' FOR UPDATE", [id]);
+    return rows.length > 0;
+  }
+
+  /**
+   * A payment bound to its operation's transaction is still so (settling with it): a transaction signed again with a
+   * fresh nonce carries it as the first did. Inside the database transaction that stores the new bytes, which locks
+   * the row until setOperationHash writes it.
+   */
+  async stillBoundToOperation(q: Queryable, id: string): Promise<boolean> {
     const rows = await q.query(
-      "UPDATE payments SET status = 'settling', settle_in_operation = true, updated_at = now() WHERE id = $1 AND status = 'reserved' RETURNING id",
+      "SELECT id FROM payments WHERE id = $1 AND status = 'settling' AND settle_in_operation FOR UPDATE",
       [id],
     );
     return rows.length > 0;
   }
 
   /**
-   * A payment bound to its operation's transaction is still so (settling with it): a transaction signed again with a
-   * fresh nonce carries it as the first did. Inside the database transaction that stores the new bytes.
+   * The hash of the relayed transaction a payment locked by bindToOperation or stillBoundToOperation is settled in
+   * (same database transaction): the payment is settling with that transaction from its commit on.
    */
-  async stillBoundToOperation(q: Queryable, id: string): Promise<boolean> {
-    const rows = await q.query(
-      "UPDATE payments SET updated_at = now() WHERE id = $1 AND status = 'settling' AND settle_in_operation RETURNING id",
-      [id],
-    );
-    return rows.length > 0;
-  }
-
-  /** The hash of the relayed transaction a payment bound by bindToOperation is settled in (same database transaction). */
   async setOperationHash(q: Queryable, id: string, hash: string): Promise<void> {
-    await q.write("UPDATE payments SET settle_tx_hash = $2, updated_at = now() WHERE id = $1 AND settle_in_operation", [
-      id,
-      hash.toLowerCase(),
-    ]);
+    await q.write(
+      `UPDATE payments SET status = 'settling', settle_in_operation = true, settle_tx_hash = $2, updated_at = now()
+       WHERE id = $1 AND (status = 'reserved' OR (status = 'settling' AND settle_in_operation))`,
+      [id, hash.toLowerCase()],
+    );
   }
 
   /** The settlement transaction (sealed), persisted before it is broadcast (write-ahead), with its sender and nonce. */
