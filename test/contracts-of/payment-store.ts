@@ -234,23 +234,30 @@ export function describePaymentStoreContract(label: string, open: () => Promise<
     });
 
     describe("settled with its operation", () => {
-      it("bound to the operation only while reserved; then no settler may claim it, and a re-signed transaction keeps it", async () => {
+      it("bound to the operation only while reserved, written once with its hash; then no settler may claim it, and a re-signed transaction keeps it", async () => {
         const p = await reserve();
         expect(await s.payments.bindToOperation(s.q, p.id)).to.equal(true);
-        expect(await s.payments.get(p.id)).to.deep.include({ status: "settling", settleInOperation: true });
+        const tx = hash();
+        await s.payments.setOperationHash(s.q, p.id, tx);
+        expect(await s.payments.get(p.id)).to.deep.include({
+          status: "settling",
+          settleInOperation: true,
+          settleTxHash: tx.toLowerCase(),
+        });
         expect(await s.payments.bindToOperation(s.q, p.id)).to.equal(false);
         expect(await s.payments.claimForSettlement(p.id)).to.equal(false);
         expect(await s.payments.stillBoundToOperation(s.q, p.id)).to.equal(true);
-        const tx = hash();
-        await s.payments.setOperationHash(s.q, p.id, tx);
-        expect((await s.payments.get(p.id))!.settleTxHash).to.equal(tx.toLowerCase());
+        const again = hash();
+        await s.payments.setOperationHash(s.q, p.id, again);
+        expect((await s.payments.get(p.id))!.settleTxHash).to.equal(again.toLowerCase());
         await s.payments.unclaim(p.id);
         await s.payments.unmarkSettling(p.id);
         expect(await statusOf(p.id)).to.equal("settling");
         const other = await reserve();
         expect(await s.payments.stillBoundToOperation(s.q, other.id)).to.equal(false);
+        await s.payments.markReleased(other.id, "gone");
         await s.payments.setOperationHash(s.q, other.id, hash());
-        expect((await s.payments.get(other.id))!.settleTxHash).to.equal(null);
+        expect(await s.payments.get(other.id)).to.deep.include({ status: "released", settleTxHash: null });
       });
 
       it("settleWithin settles it with the batch's end and answers it settled; released with its reverted operation, it names no transaction", async () => {
@@ -278,6 +285,7 @@ export function describePaymentStoreContract(label: string, open: () => Promise<
         const txId = await newBatch();
         const [reserved, bound, elsewhere] = [await reserve({ txId }), await reserve({ txId }), await reserve()];
         await s.payments.bindToOperation(s.q, bound.id);
+        await s.payments.setOperationHash(s.q, bound.id, hash());
         await s.payments.releaseReservedWithin(s.q, txId, "the operation failed: nothing sent");
         expect(await s.payments.get(reserved.id)).to.deep.include({
           status: "released",
@@ -299,6 +307,7 @@ export function describePaymentStoreContract(label: string, open: () => Promise<
         ];
         await s.payments.markSettled(settled.id, { transaction: hash() });
         await s.payments.bindToOperation(s.q, inOperation.id);
+        await s.payments.setOperationHash(s.q, inOperation.id, hash());
         await s.payments.settleWithin(s.q, (await s.payments.get(inOperation.id))!, { transaction: hash() }, null);
         expect(await s.refunds.recordOwedWithin(s.q, txId, "the relayer had no gas")).to.equal(1);
         expect(await s.refunds.recordOwedWithin(s.q, txId, "again")).to.equal(0);

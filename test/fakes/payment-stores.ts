@@ -168,23 +168,22 @@ export class FakePayments implements PaymentStore {
     return Promise.resolve(true);
   }
 
+  // The real store locks the row in bind / stillBound and writes it once in setOperationHash, in one transaction.
   bindToOperation(_q: unknown, id: string): Promise<boolean> {
-    const row = this.row(id);
-    if (row?.record.status !== "reserved") return Promise.resolve(false);
-    this.touch(row, { status: "settling", settleInOperation: true });
-    return Promise.resolve(true);
+    return Promise.resolve(this.row(id)?.record.status === "reserved");
   }
 
   stillBoundToOperation(_q: unknown, id: string): Promise<boolean> {
-    const row = this.row(id);
-    if (row?.record.status !== "settling" || !row.record.settleInOperation) return Promise.resolve(false);
-    this.touch(row, {});
-    return Promise.resolve(true);
+    const record = this.row(id)?.record;
+    return Promise.resolve(record?.status === "settling" && record.settleInOperation === true);
   }
 
   setOperationHash(_q: unknown, id: string, hash: string): Promise<void> {
     const row = this.row(id);
-    if (row?.record.settleInOperation) this.touch(row, { settleTxHash: hash.toLowerCase() });
+    const bindable =
+      row?.record.status === "reserved" || (row?.record.status === "settling" && row.record.settleInOperation);
+    if (row && bindable)
+      this.touch(row, { status: "settling", settleInOperation: true, settleTxHash: hash.toLowerCase() });
     return Promise.resolve();
   }
 
