@@ -42,7 +42,7 @@ const NO_OP_GAS = 60_000n;
 export interface RelayedSignature {
   signedRaw: string;
   txHash: string;
-  /** The transaction as this call stored it; undefined when another runner had signed it, or it replaced a stored form (read it back). */
+  /** The transaction as this call stored it (the store's answer); undefined when another runner had signed it (read it back). */
   stored?: BatchTransaction;
   /** When the node accepted this call's broadcast of the bytes (they need not be sent again right away). */
   acceptedAt?: number;
@@ -247,13 +247,8 @@ export class Relayer {
           });
           const txHash = keccak256(signedRaw);
           if (bound && settle) await settle.recordHashInSameTransaction(q, txHash);
-          await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
-          // What the row holds now (lockTransaction reads no replaced forms: a replacement is read back by its caller).
-          return {
-            signedRaw,
-            txHash,
-            stored: replacing ? undefined : { ...current, unsigned, signedRaw, txHash, status: "signed" },
-          };
+          const stored = await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
+          return { signedRaw, txHash, stored };
         })
         .catch((error: unknown) => {
           if (error instanceof SignedElsewhere) return error.signature;

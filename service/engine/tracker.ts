@@ -351,22 +351,20 @@ export class TransactionTracker {
         }
       : null;
     if (JSON.stringify(waiting) === JSON.stringify(this.tx.waiting ?? null)) return;
-    await this.deps.batches.setWaiting(this.batch.txId, this.tx.index, waiting);
-    this.tx = { ...this.tx, waiting };
+    this.tx = (await this.deps.batches.setWaiting(this.batch.txId, this.tx.index, waiting)) ?? this.tx;
   }
 
   private async markBroadcast(): Promise<void> {
     // The head it went out at, as fresh as the chain's watcher has it (its last poll may be old): the console counts
     // its pending age in blocks from there.
     const head = (await this.chain.blocks.freshHead()) ?? (this.sentAtHead >= 0 ? this.sentAtHead : null);
-    const sent: BatchTransaction = {
-      ...this.tx,
-      status: "broadcast",
-      broadcastAt: this.tx.broadcastAt ?? new Date().toISOString(),
-    };
-    // The event is built from this run's copy (equal to the row it wrote): one statement.
-    await this.deps.batches.setTxBroadcast(this.batch.txId, this.tx.index, head, { batch: this.batch, tx: sent });
-    this.tx = sent;
+    // The event is built from the signed transaction as the store returned it: one statement. Not signed any more
+    // (another runner recorded its broadcast first): read back.
+    const { txId } = this.batch;
+    this.tx =
+      (await this.deps.batches.setTxBroadcast(txId, this.tx.index, head, { batch: this.batch, tx: this.tx })) ??
+      (await this.deps.batches.transaction(txId, this.tx.index)) ??
+      this.tx;
   }
 
   /** A reported hash the service has no bytes for may never appear (a typo, a dropped or replaced transaction). */

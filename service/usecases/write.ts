@@ -17,7 +17,6 @@ import { badRequest, conflict, outOfCredits as outOfCreditsError } from "../erro
 import { parseInput } from "../wire/parse-input";
 import { paymentHeaderOf, paymentResponseHeaders } from "../http/x402-headers";
 import { findPublicMethod } from "../methods";
-import { PaymentRequired } from "../payments/payment-errors";
 import { chainFor, planBatch, storeBatch } from "../methods/prepare";
 import type { MethodDefinition } from "../methods/types";
 import type { Batch } from "../model/batch";
@@ -138,12 +137,13 @@ async function startSend(
     ? await chargeSend(services, req, paymentHeaderOf(req), access, batch, method, checkPayer)
     : undefined;
   // One statement marks the batch sending; a reported batch being sent again is first reopened, in one transaction.
-  const markSending = async (q: Queryable) => {
+  // Answers the batch as that statement left it: what its run starts from.
+  const markSending = async (q: Queryable): Promise<Batch> => {
     const credit = access.creditKeyId ? { keyId: access.creditKeyId, method: batch.method } : undefined;
     if (credit) await services.credits.grantPlanned(q, credit.keyId, credit.method);
-    const { moved, outOfCredits, hashOwners: taken } = await services.batches.markSending(q, batch.txId, state, credit);
+    const { sent, outOfCredits, hashOwners: taken } = await services.batches.markSending(q, batch.txId, state, credit);
     assertHashesFree(batch, state, taken);
-    if (moved) return;
+    if (sent) return sent;
     // Only a prepared batch moves: of two concurrent sends of one txId, the second finds it moved and gets the 409.
     await loadSendableBatch(services, batch.txId, q);
     if (outOfCredits) throw outOfCreditsError(batch.method);
@@ -151,10 +151,11 @@ async function startSend(
       txId: batch.txId,
     });
   };
+  let sent: Batch;
   try {
-    if (!reportable(batch)) await markSending(services.db);
+    if (!reportable(batch)) sent = await markSending(services.db);
     else {
-      await services.db.transaction(async (q) => {
+      sent = await services.db.transaction(async (q) => {
         if (request.kind !== "reported")
           throw badRequest("This txId's reported hash never appeared: report the right hash with { txId, txHash }", {
             field: "txHash",
@@ -162,18 +163,14 @@ async function startSend(
         if ((await services.batches.lock(q, batch.txId)) !== "rejected")
           await loadSendableBatch(services, batch.txId, q);
         await services.batches.reopen(q, batch.txId);
-        await markSending(q);
+        return markSending(q);
       });
     }
   } catch (error) {
     if (payment) await services.x402!.release(payment.id, `send refused: ${(error as Error).message}`);
     throw error;
   }
-  void services.runner.run(
-    batch.txId,
-    sendingBatch(batch, state),
-    batch.executionMode === "service-relayed" ? payment : undefined,
-  );
+  void services.runner.run(batch.txId, sent, batch.executionMode === "service-relayed" ? payment : undefined);
   return payment;
 }
 
@@ -209,12 +206,7 @@ export async function sendWrite(services: Services, req: RequestFacts, caller: C
     return { status: 202, body: sendSummary(replaced) };
   }
   const { batch, hashOwners } = loaded;
-  const payment = await startSend(services, req, caller, batch, body, request, hashOwners).catch((error: unknown) => {
-    // Quoted its price and nothing else (the 402 comes before the batch is marked sending): the paid retry that usually
-    // follows finds the batch in memory.
-    if (error instanceof PaymentRequired) services.batches.keepForSend(batch);
-    throw error;
-  });
+  const payment = await startSend(services, req, caller, batch, body, request, hashOwners);
   const after =
     (await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS)) ??
     (await services.batches.get(batch.txId))!;
@@ -225,40 +217,5 @@ export async function sendWrite(services: Services, req: RequestFacts, caller: C
     status: after.status === "sending" ? 202 : 200,
     body: { ...sendSummary(after), ...(settled ? { payment: paymentView(settled, refund) } : {}) },
     headers: settled?.status === "settled" ? paymentResponseHeaders(settled.settlement) : {},
-  };
-}
-
-/** The batch as markSending (after a reopen, if any) just stored it: what its runner starts from. */
-function sendingBatch(batch: Batch, state: ReturnType<typeof sendingState>): Batch {
-  const now = new Date().toISOString();
-  const sent = new Map(state.map((s) => [s.index, s]));
-  const reopened = reportable(batch);
-  return {
-    ...batch,
-    status: "sending",
-    ...(reopened ? { failedIndex: null, error: null } : {}),
-    transactions: batch.transactions.map((t) => {
-      const s = sent.get(t.index);
-      const base = reopened
-        ? {
-            ...t,
-            status: "prepared" as const,
-            txHash: null,
-            signedRaw: null,
-            error: null,
-            broadcastAt: null,
-            blockNumber: null,
-            gasUsed: null,
-          }
-        : t;
-      if (!s) return base;
-      return {
-        ...base,
-        signedRaw: s.signedRaw,
-        txHash: s.txHash?.toLowerCase() ?? null,
-        status: s.status,
-        broadcastAt: s.status === "broadcast" ? now : null,
-      };
-    }),
   };
 }

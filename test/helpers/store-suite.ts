@@ -715,17 +715,18 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(await batches.inFlight()).to.not.include(txId);
       });
 
-      it("markSending / setTxConfirmed / reject: a batch whose second transaction reverted", async () => {
+      it("markSending / setTxBroadcast / setTxConfirmed / reject: a batch whose second transaction reverted; each answers what it wrote", async () => {
         const txId = randomBytes(16).toString("hex");
         await batches.create(newBatch(txId, null));
-        await db.transaction(async (tx) => {
+        const { sent } = await db.transaction(async (tx) => {
           expect(await batches.lock(tx, txId)).to.equal("prepared");
-          await batches.markSending(tx, txId, [
+          return batches.markSending(tx, txId, [
             { index: 0, signedRaw: "0x02aa", txHash: hash(0xa1).toUpperCase().replace("0X", "0x"), status: "signed" },
             { index: 1, signedRaw: "0x02bb", txHash: hash(0xb2), status: "signed" },
           ]);
         });
         let batch = (await batches.get(txId))!;
+        expect(sent).to.deep.equal(batch);
         expect(batch.status).to.equal("sending");
         expect(batch.transactions.map((t) => [t.status, t.signedRaw, t.txHash])).to.deep.equal([
           ["signed", "0x02aa", hash(0xa1)],
@@ -740,13 +741,20 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(await batches.inFlight()).to.include(txId);
         expect(await batches.txIdByHash(hash(0xa1).toUpperCase().replace("0X", "0x"))).to.equal(txId);
 
-        await batches.setTxBroadcast(txId, 0);
-        await batches.setTxConfirmed(txId, 0, 42, 21_000n);
-        await batches.reject(txId, 1, "reverted", "execution reverted: NotWhitelisted", {
+        const broadcast = await batches.setTxBroadcast(txId, 0, 7, { batch, tx: batch.transactions[0] });
+        expect(broadcast).to.deep.equal(await batches.transaction(txId, 0));
+        expect(broadcast).to.deep.include({ status: "broadcast", broadcastBlock: 7 });
+        // Broadcast already: nothing written, nothing answered.
+        expect(await batches.setTxBroadcast(txId, 0, 8, { batch, tx: batch.transactions[0] })).to.equal(undefined);
+        const confirmed = await batches.setTxConfirmed(txId, 0, 42, 21_000n);
+        expect(confirmed).to.deep.equal(await batches.transaction(txId, 0));
+        expect(await batches.setTxConfirmed(txId, 0, 42, 21_000n)).to.equal(undefined);
+        const rejected = await batches.reject(txId, 1, "reverted", "execution reverted: NotWhitelisted", {
           blockNumber: 43,
           gasUsed: 30_000n,
         });
         batch = (await batches.get(txId))!;
+        expect(rejected).to.deep.equal(batch);
         expect(batch.status).to.equal("rejected");
         expect(batch.failedIndex).to.equal(1);
         expect(batch.error).to.equal("execution reverted: NotWhitelisted");
@@ -794,8 +802,9 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         ]);
         await batches.setTxConfirmed(txId, 0, 50, 60_000n);
         await batches.setTxConfirmed(txId, 1, 51, 2n ** 70n);
-        await db.transaction((tx) => batches.markSuccess(tx, txId));
+        const ended = await db.transaction((tx) => batches.markSuccess(tx, txId));
         const batch = (await batches.get(txId))!;
+        expect(ended).to.deep.equal(batch);
         expect(batch.status).to.equal("success");
         expect(batch.failedIndex).to.equal(null);
         expect(batch.transactions.map((t) => [t.status, t.blockNumber, t.gasUsed])).to.deep.equal([
@@ -828,21 +837,16 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
             { index: 0, signedRaw: "0x02ee", txHash: hash(Number.parseInt(txId.slice(0, 6), 16)), status: "signed" },
           ]);
           const sending = (await batches.get(txId))!;
-          const ended = {
-            ...sending,
-            status: "success" as const,
-            transactions: [{ ...sending.transactions[0], status: "confirmed" as const, blockNumber: 9 }],
-          };
           return db.transaction(async (tx) => {
-            expect(
-              await batches.markSuccess(
-                tx,
-                txId,
-                { index: 0, blockNumber: 9, gasUsed: 21_000n, blockHash: hash(9) },
-                ended,
-              ),
-            ).to.equal(true);
-            await batches.setOutcome(tx, txId, outcome);
+            const ended = await batches.markSuccess(
+              tx,
+              txId,
+              { index: 0, blockNumber: 9, gasUsed: 21_000n, blockHash: hash(9) },
+              sending,
+            );
+            expect(ended).to.deep.include({ status: "success" });
+            expect(ended!.transactions[0]).to.deep.include({ status: "confirmed", blockNumber: 9, blockHash: hash(9) });
+            expect((await batches.setOutcome(tx, ended!, outcome)).outcome).to.deep.equal(outcome);
             return tx.query<{ position: string | null }>(
               "SELECT position::text AS position FROM events WHERE tx_id = $1",
               [txId],
@@ -1026,13 +1030,14 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           { index: 1, signedRaw: "0x02f2", txHash: hash(0xf2), status: "signed" },
         ]);
         await batches.setTxConfirmed(txId, 0, 60, 1n);
-        expect(
-          await db.transaction((tx) => batches.markSuccess(tx, txId, { index: 1, blockNumber: 61, gasUsed: 2n })),
-        ).to.equal(true);
+        const ended = await db.transaction((tx) =>
+          batches.markSuccess(tx, txId, { index: 1, blockNumber: 61, gasUsed: 2n }),
+        );
         expect(
           await db.transaction((tx) => batches.markSuccess(tx, txId, { index: 1, blockNumber: 99, gasUsed: 9n })),
-        ).to.equal(false);
+        ).to.equal(undefined);
         const batch = (await batches.get(txId))!;
+        expect(ended).to.deep.equal(batch);
         expect(batch.status).to.equal("success");
         expect(batch.transactions.map((t) => [t.status, t.blockNumber, t.gasUsed])).to.deep.equal([
           ["confirmed", 60, "1"],
@@ -1056,7 +1061,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect((await batches.getWithHashOwners("no-such-batch", [hash(0xf1)])).batch).to.equal(undefined);
       });
 
-      it("forSend: a batch kept for its first send equals what the database gives back, serves one attempt (or one after a 402 quote), and its status is checked when marked", async () => {
+      it("forSend: a batch kept for its first send equals what the database gives back, serves every attempt until one marks it sending, and its status is checked when marked", async () => {
         const here = new Batches(db, sealer);
         const elsewhere = new Batches(db, sealer); // another instance on the same database
         const txId = randomBytes(16).toString("hex");
@@ -1076,20 +1081,19 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(kept.batch!.status).to.equal("prepared");
         expect([...kept.hashOwners]).to.deep.equal([]); // its own hash is not another batch's
         expect((await db.transaction((tx) => here.markSending(tx, again, []))).moved).to.equal(false);
-        // Only the first attempt is served from memory.
+        // Once a send tried to mark it, it is read from the database.
         expect((await here.forSend(again, [])).batch!.status).to.equal("sending");
         expect([...(await here.forSend(txId, [hash(0xa7)])).hashOwners]).to.deep.equal([[hash(0xa7), again]]);
 
-        // A send only quoted (402) gives its prepared copy back for the paid attempt; a batch no longer prepared is not kept.
+        // A send that wrote nothing (e.g. only quoted its price: 402) leaves it in memory for the paid attempt.
         const quoted = randomBytes(16).toString("hex");
         await here.create(newBatch(quoted, null));
         const looked = (await here.forSend(quoted, [])).batch!;
-        here.keepForSend(looked);
         expect((await here.forSend(quoted, [])).batch).to.equal(looked); // the same object: from memory, no statement
-        const sending = (await here.forSend(again, [])).batch!;
-        here.keepForSend(sending);
-        const reread = (await here.forSend(again, [])).batch!;
-        expect(reread).to.not.equal(sending); // read from the database again
+        const { sent } = await db.transaction((tx) => here.markSending(tx, quoted, []));
+        const reread = (await here.forSend(quoted, [])).batch!;
+        expect(reread).to.not.equal(looked); // read from the database again
+        expect(reread).to.deep.equal(sent);
         expect(reread.status).to.equal("sending");
       });
     });
