@@ -22,7 +22,7 @@ import type { ServiceSigner } from "../signers/signer";
 export { PaymentNotCarried, WouldRevert } from "./relayed-call";
 
 /** What the relayer uses. */
-export type RelayerServices = Pick<Stores, "batches" | "db" | "walletLocks" | "walletNonces"> & {
+export type RelayerServices = Pick<Stores, "batchTransactions" | "db" | "walletLocks" | "walletNonces"> & {
   chains: ChainRegistry;
   config: Config;
 };
@@ -247,7 +247,14 @@ export class Relayer {
           });
           const txHash = keccak256(signedRaw);
           if (bound && settle) await settle.recordHashInSameTransaction(q, txHash);
-          const stored = await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
+          const stored = await this.services.batchTransactions.setTxSigned(
+            batch.txId,
+            tx.index,
+            signedRaw,
+            txHash,
+            q,
+            unsigned,
+          );
           return { signedRaw, txHash, stored };
         })
         .catch((error: unknown) => {
@@ -281,7 +288,7 @@ export class Relayer {
     const [current, nonce, boundHere] = await q.together(
       () =>
         [
-          this.services.batches.lockTransaction(q, batch.txId, tx.index),
+          this.services.batchTransactions.lockTransaction(q, batch.txId, tx.index),
           this.services.walletNonces.take(q, chain.chainId, signer.address, () =>
             chain.provider.getTransactionCount(signer.address, "pending"),
           ),
@@ -342,7 +349,7 @@ export class Relayer {
       maxPriorityFeePerGas: BigInt(tx.unsigned.maxPriorityFeePerGas),
     };
     if (
-      !(await this.services.batches.replaceSigned(
+      !(await this.services.batchTransactions.replaceSigned(
         this.services.db,
         batch.txId,
         tx.index,
@@ -353,7 +360,7 @@ export class Relayer {
     )
       return undefined;
     const verdict = await broadcast(chain.provider, signedRaw, txHash);
-    const stored = await this.services.batches.transaction(batch.txId, tx.index);
+    const stored = await this.services.batchTransactions.transaction(batch.txId, tx.index);
     return { tx: stored ?? { ...tx, signedRaw, txHash, unsigned }, verdict };
   }
 

@@ -125,7 +125,7 @@ export class FirstBroadcast {
     }
     const { stored, acceptedAt, receipt } = signature;
     // The relayer re-priced (and numbered) it: what it stored, or read back when another runner signed it first.
-    const current = stored ?? (await this.services.batches.transaction(batch.txId, tx.index));
+    const current = stored ?? (await this.services.batchTransactions.transaction(batch.txId, tx.index));
     if (!current) throw new Error(`transaction ${tx.index} of ${batch.txId} is not stored`);
     return { current, acceptedAt, receipt };
   }

@@ -65,10 +65,10 @@ export class BatchEnding {
    * meanwhile (it can still reach the chain: it waits for it) or a payment of it is being settled (tried again later).
    */
   async abandonUnsent(run: BatchRun, batch: Batch, error: string): Promise<Batch | undefined> {
-    const { batches, credits, db } = this.services;
+    const { batches, batchTransactions, credits, db } = this.services;
     const paid = this.payments.paysFor(batch);
     const ended = await db.transaction(async (q) => {
-      if (!(await batches.lockNothingSent(q, batch.txId))) return undefined;
+      if (!(await batchTransactions.lockNothingSent(q, batch.txId))) return undefined;
       const rejected = await batches.reject(batch.txId, 0, "refused", error, undefined, q);
       await credits.refund(q, batch.txId);
       if (!paid) return { rejected, owed: 0 };

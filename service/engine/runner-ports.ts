@@ -40,7 +40,7 @@ export interface BatchRun {
 }
 
 /** What the runner uses: the stores it writes, the chains, the configuration and the relayer. */
-export type RunnerDeps = Pick<Stores, "batches" | "credits" | "db"> & {
+export type RunnerDeps = Pick<Stores, "batches" | "batchTransactions" | "credits" | "db"> & {
   chains: ChainRegistry;
   config: Config;
   relayer: Relayer;

@@ -129,7 +129,7 @@ export class BatchRunner {
     for (const chain of this.services.chains.list()) {
       const head = await chain.provider.getBlockNumber().catch(() => undefined);
       if (head === undefined) continue;
-      for (const t of await this.services.batches.recentlyConfirmed(
+      for (const t of await this.services.batchTransactions.recentlyConfirmed(
         chain.chainId,
         head - this.services.config.REORG_WATCH_BLOCKS,
       )) {
@@ -271,10 +271,15 @@ export class BatchRunner {
       gasUsed: receipt.gasUsed,
     };
     if (tx.index === batch.transactions.length - 1) return { batch: withTransaction(batch, tx), last: confirmed };
-    const { batches } = this.services;
+    const { batchTransactions } = this.services;
     const stored =
-      (await batches.setTxConfirmed(batch.txId, tx.index, receipt.blockNumber, receipt.gasUsed, receipt.blockHash)) ??
-      (await batches.transaction(batch.txId, tx.index)); // confirmed by another runner first
+      (await batchTransactions.setTxConfirmed(
+        batch.txId,
+        tx.index,
+        receipt.blockNumber,
+        receipt.gasUsed,
+        receipt.blockHash,
+      )) ?? (await batchTransactions.transaction(batch.txId, tx.index)); // confirmed by another runner first
     if (!stored) throw new Error(`transaction ${tx.index} of ${batch.txId} is not stored`);
     return { batch: withTransaction(batch, stored) };
   }
@@ -282,7 +287,7 @@ export class BatchRunner {
   /** A transaction as its run last had it returned, or what is stored when it was replaced meanwhile. */
   private async latest(batch: Batch, tx: BatchTransaction): Promise<BatchTransaction> {
     if (!this.replacedAhead.delete(`${batch.txId}:${tx.index}`)) return tx;
-    return (await this.services.batches.transaction(batch.txId, tx.index)) ?? tx;
+    return (await this.services.batchTransactions.transaction(batch.txId, tx.index)) ?? tx;
   }
 
   /**
@@ -308,7 +313,7 @@ export class BatchRunner {
         if (confirmed.kind === "stopped") return confirmed;
         chain.shallowReorgs++;
         this.reorgedDuringRun(batch.txId);
-        await this.services.batches.markReorged(batch.txId, tx.index, false, confirmed.blockNumber);
+        await this.services.batchTransactions.markReorged(batch.txId, tx.index, false, confirmed.blockNumber);
         this.log.warn(
           { txId: batch.txId, index: tx.index, hash: mined.receipt.hash, blockNumber: confirmed.blockNumber },
           "reorg took the transaction off the chain before its confirmations; waiting for it again",
@@ -321,9 +326,9 @@ export class BatchRunner {
 
   private trackerDeps(batch: Batch, chain: Chain): TrackerDeps {
     const relayed = batch.executionMode === "service-relayed";
-    const { relayer, batches, config } = this.services;
+    const { relayer, batchTransactions, config } = this.services;
     return {
-      batches,
+      batchTransactions,
       config,
       log: this.log,
       stop: this.stop$,
@@ -342,7 +347,7 @@ export class BatchRunner {
                 data: tx.unsigned.data,
                 settle,
               });
-              return signature.stored ?? (await batches.transaction(batch.txId, tx.index))!;
+              return signature.stored ?? (await batchTransactions.transaction(batch.txId, tx.index))!;
             },
             replace: (tx: BatchTransaction, fees) => relayer.replace(batch, tx, fees),
             healNonces: () => relayer.healNonces(chain),
@@ -376,7 +381,7 @@ export class BatchRunner {
       "reorg deeper than the confirmations took a confirmed transaction off the chain; sending it again",
     );
     this.reorgedDuringRun(txId);
-    await this.services.batches
+    await this.services.batchTransactions
       .markReorged(txId, index, true, entry.blockNumber)
       .catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg"));
     await this.payments
@@ -398,7 +403,7 @@ export class BatchRunner {
           if (!batch || !tx?.txHash) return undefined;
           const outcome = await this.untilConfirmedOnChain(batch, chain, { ...tx, status: "broadcast" });
           if (outcome.kind !== "mined") return undefined;
-          await this.services.batches.markBackOnChain(txId, index, outcome.receipt);
+          await this.services.batchTransactions.markBackOnChain(txId, index, outcome.receipt);
           this.onReorged(txId);
           this.watchForDeepReorg(chain, txId, index, outcome.receipt);
           if (outcome.receipt.status !== 1)

@@ -5,7 +5,7 @@ import type { Chain } from "../chains/registry";
 import type { BroadcastVerdict } from "../chains/rpc-errors";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
-import type { Batches } from "../store/batches";
+import type { BatchTransactions } from "../store/batch-transactions";
 import { feeCapWei, replacementFees, type Fees } from "../chains/fee-bump";
 import type { Batch, BatchTransaction } from "../model/batch";
 import { PaymentNotCarried, WouldRevert } from "./relayer";
@@ -51,7 +51,7 @@ export type MinedOutcome =
 
 /** What the tracker needs from the rest of the engine. */
 export interface TrackerDeps {
-  batches: Batches;
+  batchTransactions: BatchTransactions;
   config: Config;
   log: Logger;
   stop: { stopped: () => boolean; signal: Promise<void> };
@@ -112,7 +112,7 @@ export class TransactionTracker {
 
   /** Someone replaced the transaction (a client's replacement through the API): use what is stored now. */
   async reload(): Promise<void> {
-    const stored = await this.deps.batches.transaction(this.batch.txId, this.tx.index);
+    const stored = await this.deps.batchTransactions.transaction(this.batch.txId, this.tx.index);
     this.lastReload = Date.now();
     if (stored && stored.txHash !== this.tx.txHash) {
       this.tx = stored;
@@ -180,8 +180,8 @@ export class TransactionTracker {
     this.chain.blocks.observe(receipt.blockNumber);
     if (receipt.hash.toLowerCase() !== this.tx.txHash!.toLowerCase()) {
       // An earlier form won: it becomes the transaction's hash, the current one is listed as replaced.
-      await this.deps.batches.promoteReplaced(this.batch.txId, this.tx.index, receipt.hash);
-      this.tx = (await this.deps.batches.transaction(this.batch.txId, this.tx.index)) ?? this.tx;
+      await this.deps.batchTransactions.promoteReplaced(this.batch.txId, this.tx.index, receipt.hash);
+      this.tx = (await this.deps.batchTransactions.transaction(this.batch.txId, this.tx.index)) ?? this.tx;
       this.deps.log.info(
         { txId: this.batch.txId, index: this.tx.index, hash: receipt.hash },
         "an earlier form of the transaction was mined",
@@ -351,7 +351,7 @@ export class TransactionTracker {
         }
       : null;
     if (JSON.stringify(waiting) === JSON.stringify(this.tx.waiting ?? null)) return;
-    this.tx = (await this.deps.batches.setWaiting(this.batch.txId, this.tx.index, waiting)) ?? this.tx;
+    this.tx = (await this.deps.batchTransactions.setWaiting(this.batch.txId, this.tx.index, waiting)) ?? this.tx;
   }
 
   private async markBroadcast(): Promise<void> {
@@ -362,8 +362,11 @@ export class TransactionTracker {
     // (another runner recorded its broadcast first): read back.
     const { txId } = this.batch;
     this.tx =
-      (await this.deps.batches.setTxBroadcast(txId, this.tx.index, head, { batch: this.batch, tx: this.tx })) ??
-      (await this.deps.batches.transaction(txId, this.tx.index)) ??
+      (await this.deps.batchTransactions.setTxBroadcast(txId, this.tx.index, head, {
+        batch: this.batch,
+        tx: this.tx,
+      })) ??
+      (await this.deps.batchTransactions.transaction(txId, this.tx.index)) ??
       this.tx;
   }
 

@@ -22,14 +22,14 @@ import { emitEvents, eventRows, insertEventsSql } from "./outbox";
 import type { Db, Queryable } from "./db";
 
 /**
- * The transactions of stored batches, one at a time: their signed forms (sealed), broadcast and confirmation, fee
- * replacements, reorgs and what holds them back. Batches (batches.ts) adds each batch's own life on top, so the engine
- * holds one store of batches.
+ * The transactions of stored batches, one at a time (the batch_transactions rows and their replacements): their signed
+ * forms (sealed), broadcast and confirmation, fee replacements, reorgs and what holds them back. A batch's own life
+ * (stored, sent, ended) is Batches' (batches.ts).
  */
 export class BatchTransactions {
   constructor(
-    protected readonly db: Db,
-    protected readonly sealer: Sealer,
+    private readonly db: Db,
+    private readonly sealer: Sealer,
   ) {}
 
   /** Locks one transaction's row for the rest of the database transaction and returns it. */

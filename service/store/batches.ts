@@ -1,11 +1,11 @@
 import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus } from "../model/batch";
 import { TtlCache } from "../cache/ttl-cache";
 import { broadcastEvent, completedEvent, endedAs, failedEvent, successEvents } from "./batch-events";
-import { BatchTransactions } from "./batch-transactions";
 import { hashOwnersOf, returnedTransactions, sealSigned, toBatch, TX_JSON, type BatchRow } from "./batch-rows";
 import { emitEvents, eventRows, insertEventsSql } from "./outbox";
 import type { NewEvent } from "./outbox";
-import type { Queryable } from "./db";
+import type { Sealer } from "../crypto/sealed";
+import type { Db, Queryable } from "./db";
 
 /** How long, and how many, prepared batches an instance keeps in memory for their first send. */
 const PREPARED_KEPT_MS = 10 * 60_000;
@@ -18,16 +18,22 @@ export const NEW_TX_STATE: Pick<
 > = { broadcastAt: null, blockHash: null, waiting: null, reorgedAt: null, reorgs: 0, replaced: [] };
 
 /**
- * Persistence of prepared batches and their transactions: the engine's write-ahead log. A batch's life is here
- * (stored, sent, ended, reopened, pruned); its transactions' own records are BatchTransactions'.
+ * Persistence of prepared batches: the engine's write-ahead log. A batch's life is here (stored, sent, ended, reopened,
+ * pruned), read and written with its transactions' rows as one; one transaction's own records (signed, broadcast,
+ * confirmed, replaced, reorged) are BatchTransactions' (batch-transactions.ts).
  */
-export class Batches extends BatchTransactions {
+export class Batches {
   /**
    * Batches this instance prepared and nobody has tried to send yet (or a send was only quoted a price), as stored (a
    * send is usually the next request):
    * their content never changes, and the status a send relies on is checked again when it marks the batch sending.
    */
   private readonly justPrepared = new TtlCache<string, Batch>(PREPARED_KEPT_MS, PREPARED_KEPT);
+
+  constructor(
+    private readonly db: Db,
+    private readonly sealer: Sealer,
+  ) {}
 
   /** Stores a batch and its transactions in one statement (atomic on its own). */
   async create(batch: Omit<Batch, "status" | "failedIndex" | "error" | "outcome" | "createdAt">): Promise<void> {
