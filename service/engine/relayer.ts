@@ -360,8 +360,9 @@ export class Relayer {
     )
       return undefined;
     const verdict = await broadcast(chain.provider, signedRaw, txHash);
+    // As stored now, with the form it replaced listed (read back: replaceSigned answers only whether it moved).
     const stored = await this.services.batchTransactions.transaction(batch.txId, tx.index);
-    return { tx: stored ?? { ...tx, signedRaw, txHash, unsigned }, verdict };
+    return stored && { tx: stored, verdict };
   }
 
   /**
