@@ -125,7 +125,7 @@ async function buildServices(
   const stores = openStores(db, sealer, logger, METERED_METHODS);
   const sealed = {
     payments: await stores.payments.sealClearSecrets(),
-    transactions: await stores.batches.sealClearSigned(),
+    transactions: await stores.batchTransactions.sealClearSigned(),
     kyc: await stores.kyc.sealClearDetails(),
   };
   if (sealed.payments || sealed.transactions || sealed.kyc)
@@ -166,7 +166,7 @@ async function buildServices(
     rateLimiter: new RateLimiter(db),
     requestLimits: new RequestLimits(db),
     prices: new Prices(db, config.ENVIRONMENT),
-    kycProvider: new OperatorKycProvider(db, stores.kyc),
+    kycProvider: new OperatorKycProvider(db, stores.kyc, stores.kycLinks),
     mailer: createMailer(config),
     eventNotifier,
     webhookDispatcher: new WebhookDispatcher(

@@ -14,7 +14,7 @@ import type { X402 } from "./payments/x402";
 import { poolOf, readChains, type ChainFacts } from "./metrics-readings";
 
 /** What the metrics read. */
-export type MetricsSources = Pick<Stores, "db" | "webhooks" | "paymentRefunds"> & {
+export type MetricsSources = Pick<Stores, "db" | "webhookDeliveries" | "paymentRefunds"> & {
   chains: ChainRegistry;
   config: Config;
   eventStreams: EventStreams;
@@ -162,7 +162,7 @@ export class Metrics {
       | undefined;
     const backlog = () => {
       if (!backlogRead || Date.now() - backlogRead.at > 1000)
-        backlogRead = { at: Date.now(), done: services.webhooks.backlog() };
+        backlogRead = { at: Date.now(), done: services.webhookDeliveries.backlog() };
       return backlogRead.done;
     };
     new Gauge({

@@ -21,7 +21,8 @@ export async function searchTransactions(
   const q = query.q?.trim() ?? "";
   if (/^0x[0-9a-fA-F]{64}$/.test(q)) {
     const txId =
-      (await services.batchSearch.page({ txId: q, limit: 1 }))[0]?.txId ?? (await services.batches.txIdByHash(q));
+      (await services.batchSearch.page({ txId: q, limit: 1 }))[0]?.txId ??
+      (await services.batchTransactions.txIdByHash(q));
     const items = txId ? await services.batchSearch.page({ txId, limit: 1 }) : [];
     return {
       items,

@@ -20,6 +20,7 @@ export type DomainServices = Pick<
   | "ramsExecutors"
   | "investors"
   | "kyc"
+  | "kycLinks"
   | "offerings"
   | "dividends"
   | "tokenControls"

@@ -22,7 +22,7 @@ import type { ServiceSigner } from "../signers/signer";
 export { PaymentNotCarried, WouldRevert } from "./relayed-call";
 
 /** What the relayer uses. */
-export type RelayerServices = Pick<Stores, "batches" | "db" | "walletLocks" | "walletNonces"> & {
+export type RelayerServices = Pick<Stores, "batchTransactions" | "db" | "walletLocks" | "walletNonces"> & {
   chains: ChainRegistry;
   config: Config;
 };
@@ -42,7 +42,7 @@ const NO_OP_GAS = 60_000n;
 export interface RelayedSignature {
   signedRaw: string;
   txHash: string;
-  /** The transaction as this call stored it; undefined when another runner had signed it, or it replaced a stored form (read it back). */
+  /** The transaction as this call stored it (the store's answer); undefined when another runner had signed it (read it back). */
   stored?: BatchTransaction;
   /** When the node accepted this call's broadcast of the bytes (they need not be sent again right away). */
   acceptedAt?: number;
@@ -248,13 +248,15 @@ export class Relayer {
           });
           const txHash = keccak256(signedRaw);
           if (bound && settle) await settle.recordHashInSameTransaction(q, txHash);
-          await this.services.batches.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q, unsigned);
-          // What the row holds now (lockTransaction reads no replaced forms: a replacement is read back by its caller).
-          return {
+          const stored = await this.services.batchTransactions.setTxSigned(
+            batch.txId,
+            tx.index,
             signedRaw,
             txHash,
-            stored: replacing ? undefined : { ...current, unsigned, signedRaw, txHash, status: "signed" },
-          };
+            q,
+            unsigned,
+          );
+          return { signedRaw, txHash, stored };
         })
         .catch((error: unknown) => {
           if (error instanceof SignedElsewhere) return error.signature;
@@ -287,7 +289,7 @@ export class Relayer {
     const [current, nonce, boundHere] = await q.together(
       () =>
         [
-          this.services.batches.lockTransaction(q, batch.txId, tx.index),
+          this.services.batchTransactions.lockTransaction(q, batch.txId, tx.index),
           this.services.walletNonces.take(q, chain.chainId, signer.address, () =>
             chain.provider.getTransactionCount(signer.address, "pending"),
           ),
@@ -348,7 +350,7 @@ export class Relayer {
       maxPriorityFeePerGas: BigInt(tx.unsigned.maxPriorityFeePerGas),
     };
     if (
-      !(await this.services.batches.replaceSigned(
+      !(await this.services.batchTransactions.replaceSigned(
         this.services.db,
         batch.txId,
         tx.index,
@@ -359,8 +361,9 @@ export class Relayer {
     )
       return undefined;
     const verdict = await broadcast(chain.provider, signedRaw, txHash);
-    const stored = await this.services.batches.transaction(batch.txId, tx.index);
-    return { tx: stored ?? { ...tx, signedRaw, txHash, unsigned }, verdict };
+    // As stored now, with the form it replaced listed (read back: replaceSigned answers only whether it moved).
+    const stored = await this.services.batchTransactions.transaction(batch.txId, tx.index);
+    return stored && { tx: stored, verdict };
   }
 
   /**

@@ -9,7 +9,7 @@ import type { Logger } from "../logger";
 import type { BatchRunner } from "./runner";
 
 /** What a client's replacement uses. */
-export type ReplaceServices = Pick<Stores, "batches" | "db"> & {
+export type ReplaceServices = Pick<Stores, "batches" | "batchTransactions" | "db"> & {
   chains: ChainRegistry;
   logger: Logger;
   runner: BatchRunner;
@@ -35,7 +35,7 @@ export async function replacePendingTransactions(
   const market = await marketFees(chain);
   for (const r of clientReplacements(batch, signed, market.maxFeePerGas)) {
     if (
-      !(await services.batches.replaceSigned(
+      !(await services.batchTransactions.replaceSigned(
         services.db,
         txId,
         r.index,

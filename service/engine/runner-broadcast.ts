@@ -123,15 +123,10 @@ export class FirstBroadcast {
       if ("refused" in paid) return paid;
       return this.signRelayed(run, batch, tx);
     }
-    const { signedRaw, txHash, stored, acceptedAt, receipt } = signature;
+    const { stored, acceptedAt, receipt } = signature;
     // The relayer re-priced (and numbered) it: what it stored, or read back when another runner signed it first.
-    const current = stored ??
-      (await this.services.batches.transaction(batch.txId, tx.index)) ?? {
-        ...tx,
-        signedRaw,
-        txHash,
-        status: "signed" as const,
-      };
+    const current = stored ?? (await this.services.batchTransactions.transaction(batch.txId, tx.index));
+    if (!current) throw new Error(`transaction ${tx.index} of ${batch.txId} is not stored`);
     return { current, acceptedAt, receipt };
   }
 }

@@ -23,19 +23,11 @@ export class BatchEnding {
   ) {}
 
   /**
-   * The batch as a run that ended it early (a revert, a refusal) left it. A relayed batch is read back: a transaction
-   * the relayer re-signed or replaced on the way is only partly in the run's copy.
-   */
-  async ended(batch: Batch): Promise<Batch | undefined> {
-    return batch.executionMode === "service-relayed" ? this.services.batches.get(batch.txId) : batch;
-  }
-
-  /**
    * Ends a batch at a reverted or refused transaction. Its payment is released (nothing charged) unless it was settled;
    * its credit comes back when the caller got nothing from it: a relayed batch, or one whose first transaction never
    * reached the chain. A failure of ours (`cause`) also owes back, in the same database transaction, the payments it
    * had settled (refunds: payments/refunds.ts); a failure of the payer's stays charged. Answers the batch as it now
-   * stands (ended).
+   * stands (ended): as the rejecting write returned it, read back when another writer had ended it.
    */
   async reject(
     run: BatchRun,
@@ -47,20 +39,14 @@ export class BatchEnding {
     cause: FailureCause = "payer",
   ): Promise<Batch | undefined> {
     const paid = this.payments.paysFor(batch);
-    const owed =
+    const { batches } = this.services;
+    const { rejected, owed } =
       cause === "ours" && paid
-        ? await this.services.db.transaction(async (q) => {
-            await this.services.batches.reject(batch.txId, tx.index, status, error, receipt, q);
-            return this.payments.owedBackInSameTransaction(q, batch.txId, error);
-          })
-        : await this.services.batches.reject(batch.txId, tx.index, status, error, receipt).then(() => 0);
-    update(batch, tx.index, {
-      status,
-      error,
-      blockNumber: receipt?.blockNumber ?? null,
-      gasUsed: receipt?.gasUsed.toString() ?? null,
-    });
-    Object.assign(batch, { status: "rejected", failedIndex: tx.index, error });
+        ? await this.services.db.transaction(async (q) => ({
+            rejected: await batches.reject(batch.txId, tx.index, status, error, receipt, q),
+            owed: await this.payments.owedBackInSameTransaction(q, batch.txId, error),
+          }))
+        : { rejected: await batches.reject(batch.txId, tx.index, status, error, receipt), owed: 0 };
     const relayed = batch.executionMode === "service-relayed";
     // A relayed transaction the node refused never used its nonce; one refused before it was signed never had one.
     if (relayed && status === "refused" && tx.signedRaw)
@@ -69,7 +55,7 @@ export class BatchEnding {
       await this.services.db.transaction((q) => this.services.credits.refund(q, batch.txId));
     }
     if (paid) run.end = { kind: "rejected", txId: batch.txId, reason: error, owed };
-    return this.ended(batch);
+    return rejected ?? batches.get(batch.txId);
   }
 
   /**
@@ -79,20 +65,20 @@ export class BatchEnding {
    * meanwhile (it can still reach the chain: it waits for it) or a payment of it is being settled (tried again later).
    */
   async abandonUnsent(run: BatchRun, batch: Batch, error: string): Promise<Batch | undefined> {
-    const { batches, credits, db } = this.services;
+    const { batches, batchTransactions, credits, db } = this.services;
     const paid = this.payments.paysFor(batch);
     const ended = await db.transaction(async (q) => {
-      if (!(await batches.lockNothingSent(q, batch.txId))) return undefined;
-      await batches.reject(batch.txId, 0, "refused", error, undefined, q);
+      if (!(await batchTransactions.lockNothingSent(q, batch.txId))) return undefined;
+      const rejected = await batches.reject(batch.txId, 0, "refused", error, undefined, q);
       await credits.refund(q, batch.txId);
-      if (!paid) return { owed: 0 };
+      if (!paid) return { rejected, owed: 0 };
       await this.payments.releaseReservedInSameTransaction(q, batch.txId, error);
-      return { owed: await this.payments.owedBackInSameTransaction(q, batch.txId, error) };
+      return { rejected, owed: await this.payments.owedBackInSameTransaction(q, batch.txId, error) };
     });
     if (!ended) return undefined;
     this.log.error({ txId: batch.txId, reason: error }, "batch abandoned: its chain did not answer; nothing was sent");
     if (paid) run.end = { kind: "rejected", txId: batch.txId, reason: error, owed: ended.owed, released: true };
-    return this.services.batches.get(batch.txId);
+    return ended.rejected ?? batches.get(batch.txId);
   }
 
   /**
@@ -106,8 +92,9 @@ export class BatchEnding {
   }
 
   /**
-   * Records what the receipts prove and marks the batch successful, atomically and at most once. False when another
-   * runner (or instance) finished it. `payer`: the wallet whose x402 payment paid for the batch, if any.
+   * Records what the receipts prove and marks the batch successful, atomically and at most once. Answers the batch as
+   * the ending wrote it (success, or rejected when its method refused the records); undefined when another runner (or
+   * instance) finished it. `payer`: the wallet whose x402 payment paid for the batch, if any.
    */
   async finish(
     run: BatchRun,
@@ -116,22 +103,21 @@ export class BatchEnding {
     receipts: TransactionReceipt[],
     lastConfirmed: Confirmation | undefined,
     payer: string | undefined,
-  ): Promise<boolean> {
+  ): Promise<Batch | undefined> {
     const method = this.methods(batch.method);
     const paid = this.payments.paysFor(batch);
-    let marked: false | { payments: PaymentRecord[] | undefined; settledHere: PaymentRecord[] };
+    let marked: { ended: Batch; payments: PaymentRecord[] | undefined; settledHere: PaymentRecord[] } | undefined;
     try {
       marked = await this.finishIn(run, batch, chain, receipts, lastConfirmed, method, payer, paid);
     } catch (error) {
       if (!(error instanceof RecordsRefused)) throw error;
-      await this.refuseRecords(run, batch, receipts, lastConfirmed, error.reason);
-      return false;
+      return this.refuseRecords(run, batch, receipts, lastConfirmed, error.reason);
     }
-    if (!marked) return false;
-    batch.status = "success";
+    if (!marked) return undefined;
+    const { ended, payments, settledHere } = marked;
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
-    if (paid) run.end = { kind: "success", batch, receipts, ...marked };
-    return true;
+    if (paid) run.end = { kind: "success", batch: ended, receipts, payments, settledHere };
+    return ended;
   }
 
   /** finish's database transaction: the batch ended, the method's records, the payments it carried settled. */
@@ -148,17 +134,17 @@ export class BatchEnding {
     return this.services.db.transaction(async (q) => {
       const { batches } = this.services;
       // Ended first: the row lock makes a second finisher (another runner or instance) find it ended and write nothing.
-      // The run's copy (equal to the rows it wrote) gives the events, written by the same statement, unless a reorg
+      // The batch as the store last returned it gives the events, written by the same statement, unless a reorg
       // changed the rows meanwhile. The batch's payments are read with it (one trip).
-      const ended = run.reorged ? undefined : { ...batch, status: "success" as const };
+      const sending = run.reorged ? undefined : batch;
       const [success, payments] = await q.together(
         () =>
           [
-            batches.markSuccess(q, batch.txId, lastConfirmed, ended),
+            batches.markSuccess(q, batch.txId, lastConfirmed, sending),
             paid ? this.payments.readInSameTransaction(q, batch.txId) : Promise.resolve(undefined),
           ] as const,
       );
-      if (!success) return false;
+      if (!success) return undefined;
       const outcome = await method?.onConfirmed?.(q, {
         txId: batch.txId,
         chain,
@@ -170,22 +156,20 @@ export class BatchEnding {
         record: batch.plan,
         receipts,
       });
-      if (outcome) {
-        await batches.setOutcome(q, batch.txId, outcome);
-        batch.outcome = outcome;
-      }
+      const ended = outcome ? await batches.setOutcome(q, success, outcome) : success;
       // A payment settled inside the last transaction is settled with the batch's end: one commit, no trip of its own.
       const settledHere = payments
-        ? await this.payments.settleCarriedInSameTransaction(q, batch, receipts[receipts.length - 1], payments)
+        ? await this.payments.settleCarriedInSameTransaction(q, ended, receipts[receipts.length - 1], payments)
         : [];
-      return { payments, settledHere };
+      return { ended, payments, settledHere };
     });
   }
 
   /**
    * A confirmed batch whose method refused to record it (it lost a race: RecordsRefused): it ends rejected with the
    * reason, its transactions confirmed, nothing recorded, its credit back. A payment of a batch without a key is settled
-   * as for a success: the operation ran on chain.
+   * as for a success: the operation ran on chain. Answers the batch as rejectConfirmed wrote it (undefined: another
+   * runner ended it).
    */
   private async refuseRecords(
     run: BatchRun,
@@ -193,21 +177,18 @@ export class BatchEnding {
     receipts: TransactionReceipt[],
     lastConfirmed: Confirmation | undefined,
     reason: string,
-  ): Promise<void> {
+  ): Promise<Batch | undefined> {
     const { batches, credits, db } = this.services;
-    if (!(await batches.rejectConfirmed(batch.txId, lastConfirmed, reason))) return;
+    const rejected = await batches.rejectConfirmed(batch.txId, lastConfirmed, reason);
+    if (!rejected) return undefined;
     this.log.warn(
       { txId: batch.txId, method: batch.method, reason },
       "batch confirmed on chain but not recorded: it lost a race; rejected",
     );
     await db.transaction((q) => credits.refund(q, batch.txId));
     if (this.payments.paysFor(batch)) run.end = { kind: "confirmed-unrecorded", txId: batch.txId, receipts };
+    return rejected;
   }
-}
-
-/** Mirrors a row this run just wrote into its copy of the batch. */
-export function update(batch: Batch, index: number, patch: Partial<BatchTransaction>): void {
-  batch.transactions[index] = { ...batch.transactions[index], ...patch };
 }
 
 /**

@@ -33,14 +33,14 @@ export interface BatchRun {
   readonly sendPayment?: PaymentRecord;
   /** The wallet whose payment pays for the batch, once its payments said so (payFirst) or its transaction carries it. */
   payer?: string;
-  /** A reorg changed the batch's rows while the run was under way (the run's copy may not show it): read back at the end. */
+  /** A reorg changed the batch's rows while the run was under way (what the store last answered it may not show it): read back at the end. */
   reorged: boolean;
   /** How the run ended, as the batch's payments hear of it once that end committed (RunPayments.afterRun). */
   end?: RunEnd;
 }
 
 /** What the runner uses: the stores it writes, the chains, the configuration and the relayer. */
-export type RunnerDeps = Pick<Stores, "batches" | "credits" | "db"> & {
+export type RunnerDeps = Pick<Stores, "batches" | "batchTransactions" | "credits" | "db"> & {
   chains: ChainRegistry;
   config: Config;
   relayer: Relayer;

@@ -9,7 +9,7 @@ import { untilConfirmed } from "../chains/confirmations";
 import { TransactionTracker, type TrackerDeps } from "./tracker";
 import type { Batch, BatchTransaction } from "../model/batch";
 import { FirstBroadcast } from "./runner-broadcast";
-import { BatchEnding, revertCause, update } from "./runner-ending";
+import { BatchEnding, revertCause } from "./runner-ending";
 import type { BatchRun, Confirmation, RelaySigner, RunnerDeps, RunnerWiring } from "./runner-ports";
 
 /** A run that could not reach its chain tries again after this long, doubling up to RETRY_MAX_MS. */
@@ -108,7 +108,7 @@ export class BatchRunner {
     else this.replacedAhead.add(`${txId}:${index}`);
   }
 
-  /** Transactions replaced before their run got to them (their run's copy is stale). */
+  /** Transactions replaced before their run got to them (what their run holds of them is stale). */
   private readonly replacedAhead = new Set<string>();
 
   /** A reorg changed a batch's rows: its run under way, if any, reads them back at the end. */
@@ -129,7 +129,7 @@ export class BatchRunner {
     for (const chain of this.services.chains.list()) {
       const head = await chain.provider.getBlockNumber().catch(() => undefined);
       if (head === undefined) continue;
-      for (const t of await this.services.batches.recentlyConfirmed(
+      for (const t of await this.services.batchTransactions.recentlyConfirmed(
         chain.chainId,
         head - this.services.config.REORG_WATCH_BLOCKS,
       )) {
@@ -191,10 +191,10 @@ export class BatchRunner {
   private async drive(run: BatchRun, sending?: Batch): Promise<Batch | undefined> {
     const { txId } = run;
     const { batches, chains } = this.services;
-    const stored = sending ?? (await batches.get(txId));
-    if (!stored || stored.status !== "sending") return undefined;
-    // Our own copy, kept equal to the rows as this run writes them (see `update`).
-    const batch: Batch = { ...stored, transactions: [...stored.transactions] };
+    // The batch as the store last answered: what markSending (or a read) returned, then each transaction as its last
+    // write returned it. The run writes through the store and keeps the answers; it never patches a row itself.
+    let batch = sending ?? (await batches.get(txId));
+    if (!batch || batch.status !== "sending") return undefined;
     const chain = chains.find(batch.chainId);
     if (!chain) throw new Error(`chain ${batch.chainId} of batch ${txId} is not served`);
     const receipts: TransactionReceipt[] = [];
@@ -204,14 +204,15 @@ export class BatchRunner {
     if (paid === "stopped") return undefined;
     if ("refused" in paid) return this.ending.refused(run, batch, paid);
 
-    for (const tx of batch.transactions) {
+    for (let index = 0; index < batch.transactions.length; index++) {
+      const tx: BatchTransaction = batch.transactions[index];
       if (this.stopped) return undefined;
       if (tx.status === "reverted" || tx.status === "refused" || tx.status === "unseen") return batch;
       const signed =
         tx.status === "prepared"
           ? await this.broadcast.signRelayed(run, batch, tx, paid.carried)
           : { current: await this.latest(batch, tx), acceptedAt: undefined, receipt: undefined };
-      if (signed === "ended") return this.ending.ended(batch);
+      if (signed === "ended") return batches.get(txId); // ended by another runner
       if ("refused" in signed) return this.ending.refused(run, batch, signed);
       const { current, acceptedAt, receipt: asked } = signed;
       const outcome = await this.untilConfirmedOnChain(batch, chain, current, acceptedAt, asked);
@@ -240,59 +241,53 @@ export class BatchRunner {
           revertCause(batch, outcome.tx, receipt),
         );
       }
-      lastConfirmed = (await this.confirmed(batch, outcome.tx, receipt)) ?? lastConfirmed;
+      const written = await this.confirmed(batch, outcome.tx, receipt);
+      batch = written.batch;
+      lastConfirmed = written.last ?? lastConfirmed;
       this.watchForDeepReorg(chain, txId, current.index, receipt);
       receipts.push(receipt);
     }
 
-    // The run's copy holds what the relayer signed and what the trackers ended with: no read-back for a success.
-    return (await this.ending.finish(run, batch, chain, receipts, lastConfirmed, run.payer))
-      ? batch
-      : batches.get(txId);
+    // The batch as the statement that ended it returned it: no read-back for an end.
+    return (await this.ending.finish(run, batch, chain, receipts, lastConfirmed, run.payer)) ?? batches.get(txId);
   }
 
   /**
    * A transaction confirmed: stored so at once, unless it is the batch's last (its confirmation is written with the
-   * batch's end, one database transaction fewer: answered, for finish). Nothing when it was already.
+   * batch's end, one database transaction fewer: answered as `last`, for finish). Answers the batch with the
+   * transaction as the store returned it (the last one: as its tracker's last write returned it). Nothing written when
+   * it was confirmed already.
    */
   private async confirmed(
     batch: Batch,
     tx: BatchTransaction,
     receipt: TransactionReceipt,
-  ): Promise<Confirmation | undefined> {
-    if (batch.transactions[tx.index].status === "confirmed") return undefined;
+  ): Promise<{ batch: Batch; last?: Confirmation }> {
+    if (batch.transactions[tx.index].status === "confirmed") return { batch };
     const confirmed: Confirmation = {
       index: tx.index,
       blockNumber: receipt.blockNumber,
       blockHash: receipt.blockHash,
       gasUsed: receipt.gasUsed,
     };
-    const last = tx.index === batch.transactions.length - 1;
-    if (!last)
-      await this.services.batches.setTxConfirmed(
+    if (tx.index === batch.transactions.length - 1) return { batch: withTransaction(batch, tx), last: confirmed };
+    const { batchTransactions } = this.services;
+    const stored =
+      (await batchTransactions.setTxConfirmed(
         batch.txId,
-        confirmed.index,
-        confirmed.blockNumber,
-        confirmed.gasUsed,
-        confirmed.blockHash,
-      );
-    const broadcastAt = batch.transactions[tx.index].broadcastAt ?? new Date().toISOString();
-    update(batch, tx.index, {
-      ...tx,
-      status: "confirmed",
-      blockNumber: receipt.blockNumber,
-      blockHash: receipt.blockHash,
-      gasUsed: receipt.gasUsed.toString(),
-      broadcastAt,
-      waiting: null,
-    });
-    return last ? confirmed : undefined;
+        tx.index,
+        receipt.blockNumber,
+        receipt.gasUsed,
+        receipt.blockHash,
+      )) ?? (await batchTransactions.transaction(batch.txId, tx.index)); // confirmed by another runner first
+    if (!stored) throw new Error(`transaction ${tx.index} of ${batch.txId} is not stored`);
+    return { batch: withTransaction(batch, stored) };
   }
 
-  /** The run's copy of a transaction, or what is stored when it was replaced meanwhile. */
+  /** A transaction as its run last had it returned, or what is stored when it was replaced meanwhile. */
   private async latest(batch: Batch, tx: BatchTransaction): Promise<BatchTransaction> {
     if (!this.replacedAhead.delete(`${batch.txId}:${tx.index}`)) return tx;
-    return (await this.services.batches.transaction(batch.txId, tx.index)) ?? tx;
+    return (await this.services.batchTransactions.transaction(batch.txId, tx.index)) ?? tx;
   }
 
   /**
@@ -318,7 +313,7 @@ export class BatchRunner {
         if (confirmed.kind === "stopped") return confirmed;
         chain.shallowReorgs++;
         this.reorgedDuringRun(batch.txId);
-        await this.services.batches.markReorged(batch.txId, tx.index, false, confirmed.blockNumber);
+        await this.services.batchTransactions.markReorged(batch.txId, tx.index, false, confirmed.blockNumber);
         this.log.warn(
           { txId: batch.txId, index: tx.index, hash: mined.receipt.hash, blockNumber: confirmed.blockNumber },
           "reorg took the transaction off the chain before its confirmations; waiting for it again",
@@ -331,9 +326,9 @@ export class BatchRunner {
 
   private trackerDeps(batch: Batch, chain: Chain): TrackerDeps {
     const relayed = batch.executionMode === "service-relayed";
-    const { relayer, batches, config } = this.services;
+    const { relayer, batchTransactions, config } = this.services;
     return {
-      batches,
+      batchTransactions,
       config,
       log: this.log,
       stop: this.stop$,
@@ -347,8 +342,12 @@ export class BatchRunner {
                 tx.index === batch.transactions.length - 1
                   ? await this.payments.boundSettlement(batch.txId)
                   : undefined;
-              await this.relaySigner(batch, tx, { replacing: tx.txHash!, data: tx.unsigned.data, settle });
-              return (await batches.transaction(batch.txId, tx.index))!;
+              const signature = await this.relaySigner(batch, tx, {
+                replacing: tx.txHash!,
+                data: tx.unsigned.data,
+                settle,
+              });
+              return signature.stored ?? (await batchTransactions.transaction(batch.txId, tx.index))!;
             },
             replace: (tx: BatchTransaction, fees) => relayer.replace(batch, tx, fees),
             healNonces: () => relayer.healNonces(chain),
@@ -382,7 +381,7 @@ export class BatchRunner {
       "reorg deeper than the confirmations took a confirmed transaction off the chain; sending it again",
     );
     this.reorgedDuringRun(txId);
-    await this.services.batches
+    await this.services.batchTransactions
       .markReorged(txId, index, true, entry.blockNumber)
       .catch((error) => this.log.error({ txId, err: errorFacts(error) }, "could not record the reorg"));
     await this.payments
@@ -404,7 +403,7 @@ export class BatchRunner {
           if (!batch || !tx?.txHash) return undefined;
           const outcome = await this.untilConfirmedOnChain(batch, chain, { ...tx, status: "broadcast" });
           if (outcome.kind !== "mined") return undefined;
-          await this.services.batches.markBackOnChain(txId, index, outcome.receipt);
+          await this.services.batchTransactions.markBackOnChain(txId, index, outcome.receipt);
           this.onReorged(txId);
           this.watchForDeepReorg(chain, txId, index, outcome.receipt);
           if (outcome.receipt.status !== 1)
@@ -433,4 +432,9 @@ export class BatchRunner {
     })().finally(() => this.active.delete(key));
     this.active.set(key, run);
   }
+}
+
+/** `batch` with one of its transactions as the store returned it. */
+function withTransaction(batch: Batch, tx: BatchTransaction): Batch {
+  return { ...batch, transactions: batch.transactions.map((t) => (t.index === tx.index ? tx : t)) };
 }

@@ -5,7 +5,7 @@ import type { Chain } from "../chains/registry";
 import type { BroadcastVerdict } from "../chains/rpc-errors";
 import type { Config } from "../config";
 import type { Logger } from "../logger";
-import type { Batches } from "../store/batches";
+import type { BatchTransactions } from "../store/batch-transactions";
 import { feeCapWei, replacementFees, type Fees } from "../chains/fee-bump";
 import type { Batch, BatchTransaction } from "../model/batch";
 import { PaymentNotCarried, WouldRevert } from "./relayer";
@@ -51,7 +51,7 @@ export type MinedOutcome =
 
 /** What the tracker needs from the rest of the engine. */
 export interface TrackerDeps {
-  batches: Batches;
+  batchTransactions: BatchTransactions;
   config: Config;
   log: Logger;
   stop: { stopped: () => boolean; signal: Promise<void> };
@@ -112,7 +112,7 @@ export class TransactionTracker {
 
   /** Someone replaced the transaction (a client's replacement through the API): use what is stored now. */
   async reload(): Promise<void> {
-    const stored = await this.deps.batches.transaction(this.batch.txId, this.tx.index);
+    const stored = await this.deps.batchTransactions.transaction(this.batch.txId, this.tx.index);
     this.lastReload = Date.now();
     if (stored && stored.txHash !== this.tx.txHash) {
       this.tx = stored;
@@ -180,8 +180,8 @@ export class TransactionTracker {
     this.chain.blocks.observe(receipt.blockNumber);
     if (receipt.hash.toLowerCase() !== this.tx.txHash!.toLowerCase()) {
       // An earlier form won: it becomes the transaction's hash, the current one is listed as replaced.
-      await this.deps.batches.promoteReplaced(this.batch.txId, this.tx.index, receipt.hash);
-      this.tx = (await this.deps.batches.transaction(this.batch.txId, this.tx.index)) ?? this.tx;
+      await this.deps.batchTransactions.promoteReplaced(this.batch.txId, this.tx.index, receipt.hash);
+      this.tx = (await this.deps.batchTransactions.transaction(this.batch.txId, this.tx.index)) ?? this.tx;
       this.deps.log.info(
         { txId: this.batch.txId, index: this.tx.index, hash: receipt.hash },
         "an earlier form of the transaction was mined",
@@ -351,22 +351,23 @@ export class TransactionTracker {
         }
       : null;
     if (JSON.stringify(waiting) === JSON.stringify(this.tx.waiting ?? null)) return;
-    await this.deps.batches.setWaiting(this.batch.txId, this.tx.index, waiting);
-    this.tx = { ...this.tx, waiting };
+    this.tx = (await this.deps.batchTransactions.setWaiting(this.batch.txId, this.tx.index, waiting)) ?? this.tx;
   }
 
   private async markBroadcast(): Promise<void> {
     // The head it went out at, as fresh as the chain's watcher has it (its last poll may be old): the console counts
     // its pending age in blocks from there.
     const head = (await this.chain.blocks.freshHead()) ?? (this.sentAtHead >= 0 ? this.sentAtHead : null);
-    const sent: BatchTransaction = {
-      ...this.tx,
-      status: "broadcast",
-      broadcastAt: this.tx.broadcastAt ?? new Date().toISOString(),
-    };
-    // The event is built from this run's copy (equal to the row it wrote): one statement.
-    await this.deps.batches.setTxBroadcast(this.batch.txId, this.tx.index, head, { batch: this.batch, tx: sent });
-    this.tx = sent;
+    // The event is built from the signed transaction as the store returned it: one statement. Not signed any more
+    // (another runner recorded its broadcast first): read back.
+    const { txId } = this.batch;
+    this.tx =
+      (await this.deps.batchTransactions.setTxBroadcast(txId, this.tx.index, head, {
+        batch: this.batch,
+        tx: this.tx,
+      })) ??
+      (await this.deps.batchTransactions.transaction(txId, this.tx.index)) ??
+      this.tx;
   }
 
   /** A reported hash the service has no bytes for may never appear (a typo, a dropped or replaced transaction). */

@@ -10,7 +10,10 @@ import type { Config } from "../config";
 import type { EventNotifier } from "./notifier";
 
 /** What the webhook dispatcher uses. */
-export type DispatcherServices = Pick<Stores, "db" | "webhooks"> & { config: Config; eventNotifier: EventNotifier };
+export type DispatcherServices = Pick<Stores, "db" | "webhooks" | "webhookDeliveries"> & {
+  config: Config;
+  eventNotifier: EventNotifier;
+};
 
 /** Without a wake-up (NOTIFY), due deliveries are looked for at least this often. */
 const POLL_MS = 1_000;
@@ -49,9 +52,9 @@ export class WebhookDispatcher {
   async start(): Promise<void> {
     if (this.running) return;
     this.running = true;
-    const { db, webhooks } = this.services;
+    const { db, webhookDeliveries } = this.services;
     if (db.kind === "pglite") {
-      const released = await webhooks.releaseAllClaims();
+      const released = await webhookDeliveries.releaseAllClaims();
       if (released) this.log.info({ released }, "deliveries a stopped process had claimed are due again");
     }
     this.unsubscribe = this.services.eventNotifier.subscribe(() => this.wake());
@@ -79,7 +82,7 @@ export class WebhookDispatcher {
   }
 
   private async run(): Promise<void> {
-    const { config, webhooks } = this.services;
+    const { config, webhookDeliveries } = this.services;
     while (this.running) {
       // A wake-up comes from inside a commit: whatever that commit's caller does next (answer its request) runs first.
       // On the embedded database a claim runs on this thread and would hold that answer back.
@@ -94,7 +97,7 @@ export class WebhookDispatcher {
       }
       if (room > 0) {
         try {
-          claimed = await webhooks.claim(this.instance, room, this.leaseMs);
+          claimed = await webhookDeliveries.claim(this.instance, room, this.leaseMs);
         } catch (error) {
           if (this.running) this.log.error({ err: errorFacts(error) }, "could not claim webhook deliveries");
         }
@@ -119,12 +122,12 @@ export class WebhookDispatcher {
    * always claims.
    */
   private async mayHaveDeliveries(): Promise<boolean> {
-    const { db, webhooks } = this.services;
+    const { db, webhooks, webhookDeliveries } = this.services;
     if (db.kind !== "pglite") return true;
     const known = this.endpointsKnown;
     if (known && known.changes === webhooks.endpointChanges && Date.now() < known.until) return known.any;
     const changes = webhooks.endpointChanges;
-    const any = await webhooks.anyEnabledEndpoint().catch(() => true);
+    const any = await webhookDeliveries.anyEnabledEndpoint().catch(() => true);
     this.endpointsKnown = { any, changes, until: Date.now() + POLL_MS };
     return any;
   }
@@ -138,7 +141,7 @@ export class WebhookDispatcher {
    */
   private async untilNextDue(): Promise<number> {
     try {
-      const next = await this.services.webhooks.nextDue();
+      const next = await this.services.webhookDeliveries.nextDue();
       const wait = next ? next.getTime() - Date.now() : POLL_MS;
       return wait > 0 ? Math.min(POLL_MS, wait) : POLL_MS;
     } catch {
@@ -162,7 +165,7 @@ export class WebhookDispatcher {
   }
 
   private async deliver(d: ClaimedDelivery): Promise<void> {
-    const { config, webhooks } = this.services;
+    const { config, webhooks, webhookDeliveries } = this.services;
     let outcome: AttemptOutcome;
     try {
       const body = JSON.stringify(d.event);
@@ -184,7 +187,7 @@ export class WebhookDispatcher {
     }
     let status: DeliveryStatus | undefined;
     try {
-      status = await webhooks.recordAttempt(
+      status = await webhookDeliveries.recordAttempt(
         this.instance,
         d,
         outcome,

@@ -13,7 +13,8 @@ import type { MethodDefinition, MethodServices } from "./types";
  */
 
 /** What a prepare uses: what methods use to plan, the signer whitelist and the batches it stores. */
-export type PrepareServices = MethodServices & Pick<Stores, "signers" | "batches" | "walletNonces">;
+export type PrepareServices = MethodServices &
+  Pick<Stores, "signers" | "batches" | "batchTransactions" | "walletNonces">;
 
 export interface PrepareInput {
   method: MethodDefinition;
@@ -94,7 +95,7 @@ export async function planBatch(services: PrepareServices, input: PrepareInput):
     heldNonce:
       relayed || body.nonce !== undefined
         ? undefined
-        : services.batches.highestNonceInFlight(chain.chainId, plan.signer),
+        : services.batchTransactions.highestNonceInFlight(chain.chainId, plan.signer),
     relayed: relayed ? { provisionalNonce: services.walletNonces.provisional(chain.chainId, plan.signer) } : undefined,
   });
   const info = {

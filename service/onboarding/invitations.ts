@@ -12,7 +12,7 @@ import type { Logger } from "../logger";
 import type { Mailer } from "./mailer";
 
 /** What a KYC invitation uses. */
-export type InvitationServices = Pick<Stores, "credits" | "db" | "kyc" | "sealer"> & {
+export type InvitationServices = Pick<Stores, "credits" | "db" | "kyc" | "kycLinks" | "sealer"> & {
   baseUrl: string;
   config: Config;
   logger: Logger;
@@ -53,7 +53,7 @@ export async function createKycLink(
   input: { email: string; needKyc: boolean },
 ): Promise<KycLinkResponse> {
   const email = input.email.trim().toLowerCase();
-  const { kyc } = services;
+  const { kyc, kycLinks } = services;
   const { investor, link, token, userCreated } = await services.db.transaction(async (q) => {
     // Serializes invitations of one e-mail, so two concurrent calls cannot both create it.
     await q.query("SELECT pg_advisory_xact_lock(hashtext($1))", [`kyc:${email}`]);
@@ -89,7 +89,7 @@ export async function createKycLink(
       });
       await kyc.addEvent(q, current.id, "created", `key:${apiKey.id}`, { needKyc: input.needKyc });
     } else if (input.needKyc) {
-      const voided = await kyc.voidLinks(q, current.id);
+      const voided = await kycLinks.voidLinks(q, current.id);
       const previousStatus = current.status;
       current = await kyc.restart(q, current.id, true, "invited");
       await kyc.addEvent(q, current.id, "reinvited", `key:${apiKey.id}`, { previousStatus, voidedLinks: voided });
@@ -97,7 +97,7 @@ export async function createKycLink(
     let issued: { record: KycLinkRecord; token: string } | undefined;
     if (input.needKyc) {
       const token = newLinkToken();
-      const record = await kyc.insertLink(q, {
+      const record = await kycLinks.insertLink(q, {
         token,
         tokenSealed: sealLinkToken(services.sealer, token),
         investorId: current.id,
@@ -115,14 +115,14 @@ export async function createKycLink(
   if (link && url && services.mailer) {
     try {
       const { messageId } = await services.mailer.send(invitationMail({ to: email, url, expiresAt: link.expiresAt }));
-      await kyc.recordInvitation(link.tokenHash, { messageId });
+      await kycLinks.recordInvitation(link.tokenHash, { messageId });
       invitationSent = true;
     } catch (error) {
       services.logger.warn(
         { err: (error as Error).message, investorId: investor.id },
         "KYC invitation e-mail was not sent",
       );
-      await kyc.recordInvitation(link.tokenHash, { error: (error as Error).message });
+      await kycLinks.recordInvitation(link.tokenHash, { error: (error as Error).message });
     }
   }
   return {

@@ -1,6 +1,7 @@
 import { badRequest, conflict, notFound } from "../errors";
 import type { Db } from "../store/db";
 import type { KycInvestorRecord, KycStore } from "../store/kyc";
+import type { KycLinks } from "../store/kyc-links";
 
 /** Which investor a decision is about: its e-mail, and the inviting key when several keys invited that e-mail. */
 export interface KycTarget {
@@ -36,6 +37,7 @@ export class OperatorKycProvider implements KycProvider {
   constructor(
     private readonly db: Db,
     private readonly store: KycStore,
+    private readonly links: KycLinks,
   ) {}
 
   async submitted(): Promise<void> {
@@ -43,7 +45,7 @@ export class OperatorKycProvider implements KycProvider {
   }
 
   decide(target: KycTarget, decision: KycDecision): Promise<KycInvestorRecord> {
-    return applyDecision(this.db, this.store, this.name, target, decision);
+    return applyDecision(this.db, this.store, this.links, this.name, target, decision);
   }
 }
 
@@ -53,6 +55,7 @@ const REASON_MAX = 500;
 export async function applyDecision(
   db: Db,
   store: KycStore,
+  links: KycLinks,
   actor: string,
   target: KycTarget,
   d: KycDecision,
@@ -97,7 +100,7 @@ export async function applyDecision(
         status: current.status,
       });
     }
-    await store.voidLinks(q, current.id);
+    await links.voidLinks(q, current.id);
     const rejected = await store.decide(q, current.id, "rejected", actor, reason, d.by ?? null);
     await store.addEvent(q, current.id, "rejected", actor, { reason, previousStatus: current.status });
     return rejected;

@@ -11,7 +11,7 @@ import type { KycProvider } from "./provider";
 import type { Logger } from "../logger";
 
 /** What an investor's submission uses. */
-export type SubmissionServices = Pick<Stores, "db" | "kyc"> & {
+export type SubmissionServices = Pick<Stores, "db" | "kyc" | "kycLinks"> & {
   baseUrl: string;
   kycProvider: KycProvider;
   logger: Logger;
@@ -107,7 +107,7 @@ export async function liveLink(
   services: SubmissionServices,
   token: string,
 ): Promise<{ link: KycLinkRecord; investor: KycInvestorRecord }> {
-  const link = LINK_TOKEN_PATTERN.test(token) ? await services.kyc.linkByToken(token) : undefined;
+  const link = LINK_TOKEN_PATTERN.test(token) ? await services.kycLinks.linkByToken(token) : undefined;
   if (!link) throw linkError("unknown");
   const state = linkState(link);
   if (state !== "live") throw linkError(state);
@@ -123,7 +123,7 @@ export async function outcomeOfUsedLink(
   services: SubmissionServices,
   token: string,
 ): Promise<KycInvestorRecord | undefined> {
-  const link = LINK_TOKEN_PATTERN.test(token) ? await services.kyc.linkByToken(token) : undefined;
+  const link = LINK_TOKEN_PATTERN.test(token) ? await services.kycLinks.linkByToken(token) : undefined;
   if (!link || linkState(link) !== "used") return undefined;
   const investor = await services.kyc.get(link.investorId);
   return investor && ["submitted", "approved", "rejected"].includes(investor.status) ? investor : undefined;
@@ -171,11 +171,11 @@ export async function submitWalletProof(services: SubmissionServices, body: z.in
   } catch (error) {
     // Each refused proof counts against the link; after MAX_LINK_FAILURES it is locked (a fresh link is needed).
     if (error instanceof ApiError && error.status < 500)
-      await services.kyc.recordLinkFailure(link.tokenHash, MAX_LINK_FAILURES);
+      await services.kycLinks.recordLinkFailure(link.tokenHash, MAX_LINK_FAILURES);
     throw error;
   }
   const submitted = await services.db.transaction(async (q) => {
-    const locked = (await services.kyc.linkByToken(body.token, q, true))!;
+    const locked = (await services.kycLinks.linkByToken(body.token, q, true))!;
     const state = linkState(locked);
     if (state !== "live") throw linkError(state);
     const current = (await services.kyc.lock(q, locked.investorId))!;
@@ -183,7 +183,7 @@ export async function submitWalletProof(services: SubmissionServices, body: z.in
       throw conflict(`This onboarding is ${current.status}; it no longer takes submissions`, {
         kycStatus: current.status,
       });
-    await services.kyc.markLinkUsed(q, locked.tokenHash);
+    await services.kycLinks.markLinkUsed(q, locked.tokenHash);
     const updated = await services.kyc.submit(q, current.id, {
       firstName: claims.firstName,
       lastName: claims.lastName,

@@ -5,7 +5,7 @@ import { linkState, linkUrl, openLinkToken } from "./links";
 import type { Stores } from "../store/stores";
 
 /** What the KYC views read. */
-export type KycViewServices = Pick<Stores, "kyc" | "sealer"> & { baseUrl: string };
+export type KycViewServices = Pick<Stores, "kyc" | "kycLinks" | "sealer"> & { baseUrl: string };
 
 /** The onboarding state of an investor as reads show it (its response schema, and its type). */
 export const KycViewSchema = z
@@ -56,7 +56,7 @@ const NO_RECORD: KycView = {
 /** The onboarding state shown by get-investor-info and get-investors. */
 export async function kycView(services: KycViewServices, record: KycInvestorRecord | undefined): Promise<KycView> {
   if (!record) return NO_RECORD;
-  const link = record.status === "invited" ? await services.kyc.openLink(record.id) : undefined;
+  const link = record.status === "invited" ? await services.kycLinks.openLink(record.id) : undefined;
   const token = link !== undefined && linkState(link) === "live" ? openLinkToken(services.sealer, link) : null;
   return {
     investorId: record.id,

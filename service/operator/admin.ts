@@ -11,6 +11,7 @@ import { ApiKeys } from "../store/api-keys";
 import { Credits } from "../store/credits";
 import { METERED_METHODS } from "../methods/metering";
 import { KycStore } from "../store/kyc";
+import { KycLinks } from "../store/kyc-links";
 import { Sealer } from "../crypto/sealed";
 import { assertDataKey } from "../store/key-check";
 import { ensureDataEncryptionKey } from "../runtime-files";
@@ -91,6 +92,7 @@ async function viaDatabase(config: Config, command: AdminCommand, operations: st
       get kyc() {
         return new KycStore(db, dataSealer(config));
       },
+      kycLinks: new KycLinks(db),
       relayerKeys: new RelayerKeys(db),
       operators: new Operators(db),
       operatorSessions: new OperatorSessions(db),

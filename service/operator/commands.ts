@@ -10,6 +10,7 @@ import { DEFAULT_PRICES, type Prices } from "../payments/pricing";
 import type { RamsExecutors } from "../store/rams";
 import type { Db } from "../store/db";
 import { KYC_STATUSES, type KycInvestorRecord, type KycStatus, type KycStore } from "../store/kyc";
+import type { KycLinks } from "../store/kyc-links";
 import { OperatorKycProvider } from "../onboarding/provider";
 import type { RelayerKeys } from "../store/relayer-keys";
 import { runRelayerKeyCommand, type RelayerKeyCommand, type RelayerKeysContext } from "./relayer-keys";
@@ -29,6 +30,7 @@ export interface AdminStores {
   ramsExecutors: RamsExecutors;
   db: Db;
   kyc: KycStore;
+  kycLinks: KycLinks;
   relayerKeys: RelayerKeys;
   operators: Operators;
   operatorSessions: OperatorSessions;
@@ -274,7 +276,7 @@ async function commandResult(stores: AdminStores, cmd: AdminCommand, context: Ad
     case "kyc.approve":
     case "kyc.reject": {
       // The operator's provider; a vendor's provider would call the same transition from its webhook.
-      const provider = new OperatorKycProvider(stores.db, stores.kyc);
+      const provider = new OperatorKycProvider(stores.db, stores.kyc, stores.kycLinks);
       const by = context.actor ?? ADMIN_TOOL_ACTOR;
       const decision =
         cmd.command === "kyc.approve"

@@ -14,7 +14,7 @@ import type { Config } from "../config";
 import { JsonText } from "../wire/json-text";
 
 /** What transaction-status reads. */
-export type StatusServices = Pick<Stores, "batches" | "payments" | "paymentRefunds"> & {
+export type StatusServices = Pick<Stores, "batches" | "batchTransactions" | "payments" | "paymentRefunds"> & {
   chains: ChainRegistry;
   config: Config;
 };
@@ -139,7 +139,8 @@ export async function transactionStatus(
   const cache = finalStatusesOf(services);
   const hash = query.hash?.toLowerCase();
   const txId =
-    query.txId?.toLowerCase() ?? (hash && (cache.txIdByHash.get(hash) ?? (await services.batches.txIdByHash(hash))));
+    query.txId?.toLowerCase() ??
+    (hash && (cache.txIdByHash.get(hash) ?? (await services.batchTransactions.txIdByHash(hash))));
   if (!txId) {
     await beforeChains();
     return chainTransactionStatus(services, query.hash!);

@@ -369,7 +369,7 @@ function webhooksByIdDeliveriesRoute(services: Services) {
     response: DeliveryList,
     handler: async ({ req, query, caller }) => {
       const endpoint = await endpointOf(services, caller, String(req.params.id));
-      const deliveries = await services.webhooks.deliveries(endpoint.id, {
+      const deliveries = await services.webhookDeliveries.deliveries(endpoint.id, {
         limit: query.limit ?? 20,
         status: query.status,
       });

@@ -77,3 +77,38 @@ export function completedEvent(batch: Batch): NewEvent {
     data: statusView(batch),
   };
 }
+
+/**
+ * An ended batch's events when its transactions all confirmed: its last transaction's confirmation (when confirmed by
+ * the ending), batch.completed (success, or rejected when its records were refused).
+ */
+export function successEvents(batch: Batch, lastIndex?: number): NewEvent[] {
+  const last = lastIndex === undefined ? undefined : batch.transactions[lastIndex];
+  return [...(last ? [broadcastEvent(batch, last), confirmedEvent(batch, last)] : []), completedEvent(batch)];
+}
+
+/**
+ * The batch markSuccess's statement leaves, for the events it writes in that statement: `sending` (as the store last
+ * returned it) with the values the statement writes (success; the last transaction confirmed, no longer waiting).
+ */
+export function endedAs(
+  sending: Batch,
+  last: { index: number; blockNumber: number; gasUsed: bigint; blockHash?: string } | undefined,
+): Batch {
+  return {
+    ...sending,
+    status: "success",
+    transactions: sending.transactions.map((t) =>
+      t.index === last?.index
+        ? {
+            ...t,
+            status: "confirmed",
+            blockNumber: last.blockNumber,
+            gasUsed: last.gasUsed.toString(),
+            blockHash: last.blockHash ?? null,
+            waiting: null,
+          }
+        : t,
+    ),
+  };
+}

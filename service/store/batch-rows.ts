@@ -27,7 +27,7 @@ export interface BatchRow {
   outcome: Record<string, unknown> | null;
   created_at: Date | string;
   /** The batch's transactions, aggregated in the same statement (JSON: numbers as text, times as ISO strings). */
-  txs: TxRow[] | null;
+  txs: TxRow[] | string | null;
 }
 
 export interface TxRow {
@@ -96,6 +96,19 @@ export const TX_JSON = `json_build_object(
                FROM batch_transaction_replacements r WHERE r.tx_id = t.tx_id AND r.index = t.index)
 )`;
 
+/**
+ * A batch's transactions as a statement leaves them, for `RETURNING`-style answers: the rows CTE `updated` returned
+ * (`RETURNING t.*`) and, for the others of batch `txIdSql`, the rows as they stand (the statement did not touch them).
+ */
+export const returnedTransactions = (
+  updated: string,
+  txIdSql: string,
+) => `(SELECT json_agg(x.tx ORDER BY x.index) FROM (
+    SELECT t.index, ${TX_JSON} AS tx FROM ${updated} t
+    UNION ALL
+    SELECT t.index, ${TX_JSON} AS tx FROM batch_transactions t WHERE t.tx_id = ${txIdSql} AND t.index NOT IN (SELECT index FROM ${updated})
+  ) x)`;
+
 /** A transaction row (or its JSON from TX_JSON) as the engine sees it, its signed bytes opened. */
 export const toTx = (row: TxRow, sealer: Sealer): BatchTransaction => ({
   broadcastAt:
@@ -118,6 +131,29 @@ export const toTx = (row: TxRow, sealer: Sealer): BatchTransaction => ({
     ? {}
     : { broadcastBlock: Number(row.broadcast_block) }),
 });
+
+/** A batches row with its transactions aggregated (BatchRow.txs) as the engine sees it. */
+export const toBatch = (row: BatchRow, sealer: Sealer): Batch => ({
+  txId: row.tx_id,
+  chainId: row.chain_id,
+  method: row.method,
+  executionMode: row.execution_mode,
+  signer: row.signer,
+  apiKeyId: row.api_key_id,
+  status: row.status,
+  body: jsonColumn(row.body)!,
+  plan: jsonColumn(row.plan)!,
+  info: jsonColumn(row.info)!,
+  failedIndex: row.failed_index,
+  error: row.error,
+  outcome: jsonColumn(row.outcome),
+  createdAt: new Date(row.created_at).toISOString(),
+  transactions: (jsonColumn<TxRow[]>(row.txs) ?? []).map((t) => toTx(t, sealer)),
+});
+
+/** A transaction row that a statement returned as TX_JSON (`RETURNING ${TX_JSON} AS tx`), as the engine sees it. */
+export const toReturnedTx = (row: { tx: TxRow | string }, sealer: Sealer): BatchTransaction =>
+  toTx(jsonColumn(row.tx)!, sealer);
 
 /** The batch columns a transaction event needs, beside a batch_transactions row (see BatchFactsRow). */
 export const BATCH_FACTS = "b.chain_id, b.method, b.execution_mode, b.api_key_id";

@@ -8,19 +8,28 @@ import {
   type BatchFacts,
   type BatchFactsRow,
 } from "./batch-events";
-import { BATCH_FACTS, jsonColumn, sealSigned, toTx, TX_JSON, type ReplacedRow, type TxRow } from "./batch-rows";
+import {
+  BATCH_FACTS,
+  jsonColumn,
+  sealSigned,
+  toReturnedTx,
+  toTx,
+  TX_JSON,
+  type ReplacedRow,
+  type TxRow,
+} from "./batch-rows";
 import { emitEvents, eventRows, insertEventsSql } from "./outbox";
 import type { Db, Queryable } from "./db";
 
 /**
- * The transactions of stored batches, one at a time: their signed forms (sealed), broadcast and confirmation, fee
- * replacements, reorgs and what holds them back. Batches (batches.ts) adds each batch's own life on top, so the engine
- * holds one store of batches.
+ * The transactions of stored batches, one at a time (the batch_transactions rows and their replacements): their signed
+ * forms (sealed), broadcast and confirmation, fee replacements, reorgs and what holds them back. A batch's own life
+ * (stored, sent, ended) is Batches' (batches.ts).
  */
 export class BatchTransactions {
   constructor(
-    protected readonly db: Db,
-    protected readonly sealer: Sealer,
+    private readonly db: Db,
+    private readonly sealer: Sealer,
   ) {}
 
   /** Locks one transaction's row for the rest of the database transaction and returns it. */
@@ -168,13 +177,17 @@ export class BatchTransactions {
     });
   }
 
-  /** Why a broadcast transaction waits (null: nothing known holds it back). */
-  async setWaiting(txId: string, index: number, waiting: TransactionWait | null): Promise<void> {
-    await this.db.query("UPDATE batch_transactions SET waiting = $3 WHERE tx_id = $1 AND index = $2", [
-      txId,
-      index,
-      waiting ? JSON.stringify(waiting) : null,
-    ]);
+  /** Why a broadcast transaction waits (null: nothing known holds it back). Answers the transaction as written. */
+  async setWaiting(
+    txId: string,
+    index: number,
+    waiting: TransactionWait | null,
+  ): Promise<BatchTransaction | undefined> {
+    const [row] = await this.db.query<{ tx: TxRow | string }>(
+      `UPDATE batch_transactions t SET waiting = $3 WHERE t.tx_id = $1 AND t.index = $2 RETURNING ${TX_JSON} AS tx`,
+      [txId, index, waiting ? JSON.stringify(waiting) : null],
+    );
+    return row ? toReturnedTx(row, this.sealer) : undefined;
   }
 
   /**
@@ -265,7 +278,10 @@ export class BatchTransactions {
     return rows.length;
   }
 
-  /** Records the signed form of one transaction (for a relayed one, also its final nonce and fees). */
+  /**
+   * Records the signed form of one transaction (for a relayed one, also its final nonce and fees) and answers it as
+   * written. In a transaction, its last statement (sent with the COMMIT: Queryable.finalQuery).
+   */
   async setTxSigned(
     txId: string,
     index: number,
@@ -273,9 +289,10 @@ export class BatchTransactions {
     txHash: string,
     q: Queryable = this.db,
     unsigned?: UnsignedTransaction,
-  ): Promise<void> {
-    await q.write(
-      "UPDATE batch_transactions SET signed_raw = $3, tx_hash = $4, status = 'signed', unsigned = COALESCE($5, unsigned) WHERE tx_id = $1 AND index = $2",
+  ): Promise<BatchTransaction> {
+    const [row] = await q.finalQuery<{ tx: TxRow | string }>(
+      `UPDATE batch_transactions t SET signed_raw = $3, tx_hash = $4, status = 'signed', unsigned = COALESCE($5, t.unsigned)
+       WHERE t.tx_id = $1 AND t.index = $2 RETURNING ${TX_JSON} AS tx`,
       [
         txId,
         index,
@@ -284,51 +301,56 @@ export class BatchTransactions {
         unsigned ? JSON.stringify(unsigned) : null,
       ],
     );
+    return toReturnedTx(row, this.sealer);
   }
 
   /**
    * A signed transaction went out (at block `head` of its chain, when known); its transaction.broadcast event is
-   * written in the same transaction. Given `sent`, the run's copy of the batch and of the transaction (equal to the rows
-   * it wrote), the event is built from it and written by the same statement, only when that statement moved the
-   * transaction: one statement, no transaction of its own.
+   * written in the same transaction. Given `signed`, the transaction as the store last returned it (signed) and its
+   * batch's facts, the event is built from it and written by the same statement, only when that statement moved the
+   * transaction: one statement, no transaction of its own. Answers the transaction as written; undefined when it was
+   * not signed any more (broadcast or ended already: nothing written).
    */
   async setTxBroadcast(
     txId: string,
     index: number,
     head: number | null = null,
-    sent?: { batch: BatchFacts; tx: BatchTransaction },
-  ): Promise<void> {
-    if (sent?.tx.txHash) {
-      // Only while the row holds the copy's bytes (its hash); otherwise the row is read, as without a copy.
-      const [row] = await this.db.query<{ moved: number }>(
+    signed?: { batch: BatchFacts; tx: BatchTransaction },
+  ): Promise<BatchTransaction | undefined> {
+    if (signed?.tx.txHash) {
+      // Only while the row holds those bytes (their hash); otherwise the row is read, as without them.
+      const [row] = await this.db.query<{ tx: TxRow | string | null }>(
         `WITH moved AS (
            UPDATE batch_transactions t SET status = 'broadcast', broadcast_at = COALESCE(t.broadcast_at, now()),
              broadcast_block = COALESCE(t.broadcast_block, $5)
-           WHERE t.tx_id = $1 AND t.index = $2 AND t.status = 'signed' AND t.tx_hash = $4 RETURNING t.tx_id
+           WHERE t.tx_id = $1 AND t.index = $2 AND t.status = 'signed' AND t.tx_hash = $4 RETURNING ${TX_JSON} AS tx
          ), events AS (
            ${insertEventsSql("$3", "EXISTS (SELECT 1 FROM moved)")}
          )
-         SELECT count(*)::int AS moved FROM moved`,
-        [txId, index, eventRows([broadcastEvent(sent.batch, sent.tx)]), sent.tx.txHash.toLowerCase(), head],
+         SELECT (SELECT tx FROM moved) AS tx`,
+        [txId, index, eventRows([broadcastEvent(signed.batch, signed.tx)]), signed.tx.txHash.toLowerCase(), head],
       );
-      if (row.moved) return;
+      if (row.tx) return toReturnedTx({ tx: row.tx }, this.sealer);
     }
-    await this.db.transaction(async (q) => {
-      const [row] = await q.query<TxRow & BatchFactsRow>(
+    return this.db.transaction(async (q) => {
+      const [row] = await q.query<{ tx: TxRow | string } & BatchFactsRow>(
         `UPDATE batch_transactions t SET status = 'broadcast', broadcast_at = COALESCE(t.broadcast_at, now()),
            broadcast_block = COALESCE(t.broadcast_block, $3)
          FROM batches b WHERE t.tx_id = $1 AND t.index = $2 AND t.status = 'signed' AND b.tx_id = t.tx_id
-         RETURNING t.*, ${BATCH_FACTS}`,
+         RETURNING ${TX_JSON} AS tx, ${BATCH_FACTS}`,
         [txId, index, head],
       );
-      if (row) await emitEvents(q, [broadcastEvent(factsOf(txId, row), toTx(row, this.sealer))]);
+      if (!row) return undefined;
+      const tx = toReturnedTx(row, this.sealer);
+      await emitEvents(q, [broadcastEvent(factsOf(txId, row), tx)]);
+      return tx;
     });
   }
 
   /**
    * A transaction (not the batch's last: see markSuccess) has its confirmations: transaction.confirmed (after its
-   * transaction.broadcast, if the broadcast was never recorded) in the same transaction. A transaction already
-   * confirmed is left as it is (another runner got there first).
+   * transaction.broadcast, if the broadcast was never recorded) in the same transaction. Answers the transaction as
+   * written; undefined when it was confirmed already (another runner got there first: left as it is).
    */
   async setTxConfirmed(
     txId: string,
@@ -336,18 +358,19 @@ export class BatchTransactions {
     blockNumber: number,
     gasUsed: bigint,
     blockHash: string | null = null,
-  ): Promise<void> {
-    await this.db.transaction(async (q) => {
-      const [row] = await q.query<TxRow & BatchFactsRow>(
+  ): Promise<BatchTransaction | undefined> {
+    return this.db.transaction(async (q) => {
+      const [row] = await q.query<{ tx: TxRow | string } & BatchFactsRow>(
         `UPDATE batch_transactions t SET status = 'confirmed', block_number = $3, gas_used = $4, block_hash = $5, waiting = NULL, confirmed_at = now(), broadcast_at = COALESCE(t.broadcast_at, now())
          FROM batches b WHERE t.tx_id = $1 AND t.index = $2 AND t.status <> 'confirmed' AND b.tx_id = t.tx_id
-         RETURNING t.*, ${BATCH_FACTS}`,
+         RETURNING ${TX_JSON} AS tx, ${BATCH_FACTS}`,
         [txId, index, blockNumber, gasUsed.toString(), blockHash],
       );
-      if (!row) return;
+      if (!row) return undefined;
       const facts = factsOf(txId, row);
-      const tx = toTx(row, this.sealer);
+      const tx = toReturnedTx(row, this.sealer);
       await emitEvents(q, [broadcastEvent(facts, tx), confirmedEvent(facts, tx)]);
+      return tx;
     });
   }
 }

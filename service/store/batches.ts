@@ -1,11 +1,11 @@
 import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus } from "../model/batch";
 import { TtlCache } from "../cache/ttl-cache";
-import { broadcastEvent, completedEvent, confirmedEvent, failedEvent } from "./batch-events";
-import { BatchTransactions } from "./batch-transactions";
-import { hashOwnersOf, jsonColumn, sealSigned, toTx, TX_JSON, type BatchRow, type TxRow } from "./batch-rows";
+import { broadcastEvent, completedEvent, endedAs, failedEvent, successEvents } from "./batch-events";
+import { hashOwnersOf, returnedTransactions, sealSigned, toBatch, TX_JSON, type BatchRow } from "./batch-rows";
 import { emitEvents, eventRows, insertEventsSql } from "./outbox";
 import type { NewEvent } from "./outbox";
-import type { Queryable } from "./db";
+import type { Sealer } from "../crypto/sealed";
+import type { Db, Queryable } from "./db";
 
 /** How long, and how many, prepared batches an instance keeps in memory for their first send. */
 const PREPARED_KEPT_MS = 10 * 60_000;
@@ -18,10 +18,11 @@ export const NEW_TX_STATE: Pick<
 > = { broadcastAt: null, blockHash: null, waiting: null, reorgedAt: null, reorgs: 0, replaced: [] };
 
 /**
- * Persistence of prepared batches and their transactions: the engine's write-ahead log. A batch's life is here
- * (stored, sent, ended, reopened, pruned); its transactions' own records are BatchTransactions'.
+ * Persistence of prepared batches: the engine's write-ahead log. A batch's life is here (stored, sent, ended, reopened,
+ * pruned), read and written with its transactions' rows as one; one transaction's own records (signed, broadcast,
+ * confirmed, replaced, reorged) are BatchTransactions' (batch-transactions.ts).
  */
-export class Batches extends BatchTransactions {
+export class Batches {
   /**
    * Batches this instance prepared and nobody has tried to send yet (or a send was only quoted a price), as stored (a
    * send is usually the next request):
@@ -29,18 +30,25 @@ export class Batches extends BatchTransactions {
    */
   private readonly justPrepared = new TtlCache<string, Batch>(PREPARED_KEPT_MS, PREPARED_KEPT);
 
+  constructor(
+    private readonly db: Db,
+    private readonly sealer: Sealer,
+  ) {}
+
   /** Stores a batch and its transactions in one statement (atomic on its own). */
   async create(batch: Omit<Batch, "status" | "failedIndex" | "error" | "outcome" | "createdAt">): Promise<void> {
     const [body, plan, info] = [JSON.stringify(batch.body), JSON.stringify(batch.plan), JSON.stringify(batch.info)];
     const transactions = [...batch.transactions].sort((a, b) => a.index - b.index);
-    const rows = await this.db.query<{ created_at: Date | string }>(
+    const [row] = await this.db.query<BatchRow>(
       `WITH batch AS (
          INSERT INTO batches (tx_id, chain_id, method, execution_mode, signer, api_key_id, status, body, plan, info)
-         VALUES ($1, $2, $3, $4, $5, $6, 'prepared', $7, $8, $9) RETURNING tx_id, created_at
+         VALUES ($1, $2, $3, $4, $5, $6, 'prepared', $7, $8, $9) RETURNING *
+       ), written AS (
+         INSERT INTO batch_transactions (tx_id, index, unsigned, status)
+         SELECT batch.tx_id, (t.ordinality - 1)::integer, t.value, 'prepared' FROM batch, jsonb_array_elements($10::jsonb) WITH ORDINALITY AS t
+         RETURNING *
        )
-       INSERT INTO batch_transactions (tx_id, index, unsigned, status)
-       SELECT batch.tx_id, (t.ordinality - 1)::integer, t.value, 'prepared' FROM batch, jsonb_array_elements($10::jsonb) WITH ORDINALITY AS t
-       RETURNING (SELECT created_at FROM batch)`,
+       SELECT batch.*, ${returnedTransactions("written", "batch.tx_id")} AS txs FROM batch`,
       [
         batch.txId,
         batch.chainId,
@@ -54,35 +62,17 @@ export class Batches extends BatchTransactions {
         JSON.stringify(transactions.map((t) => t.unsigned)),
       ],
     );
-    if (!rows.length) return;
-    // What a read would give back: the JSON as stored, the database's creation time.
-    this.justPrepared.set(batch.txId.toLowerCase(), {
-      ...batch,
-      status: "prepared",
-      body: JSON.parse(body),
-      plan: JSON.parse(plan),
-      info: JSON.parse(info),
-      failedIndex: null,
-      error: null,
-      outcome: null,
-      createdAt: new Date(rows[0].created_at).toISOString(),
-      transactions: transactions.map((t) => ({
-        ...t,
-        unsigned: JSON.parse(JSON.stringify(t.unsigned)),
-        ...NEW_TX_STATE,
-      })),
-    });
+    if (row) this.justPrepared.set(batch.txId.toLowerCase(), toBatch(row, this.sealer));
   }
 
   /**
-   * For a send: the batch (from memory when this instance just prepared it, taken out so that only the first send
-   * attempt uses it) and the other batches that hold any of `hashes` (see getWithHashOwners). With no hashes to look
-   * up, a batch in memory costs no statement.
+   * For a send: the batch (from memory while this instance just prepared it and no send marked it: see markSending)
+   * and the other batches that hold any of `hashes` (see getWithHashOwners). With no hashes to look up, a batch in
+   * memory costs no statement.
    */
   async forSend(txId: string, hashes: string[]): Promise<{ batch?: Batch; hashOwners: Map<string, string> }> {
     const kept = this.justPrepared.get(txId);
     if (!kept) return this.getWithHashOwners(txId, hashes);
-    this.justPrepared.delete(txId);
     if (!hashes.length) return { batch: kept, hashOwners: new Map() };
     const rows = await this.db.query<{ tx_hash: string; tx_id: string }>(
       `SELECT tx_hash, tx_id FROM batch_transactions WHERE tx_hash = ANY($1::text[]) AND tx_id <> $2
@@ -90,14 +80,6 @@ export class Batches extends BatchTransactions {
       [hashes.map((h) => h.toLowerCase()), txId],
     );
     return { batch: kept, hashOwners: new Map(rows.map((r) => [r.tx_hash, r.tx_id])) };
-  }
-
-  /**
-   * A batch a send looked at and left as it was (its 402 quote): kept for the paid attempt that usually follows, as
-   * create keeps it. Only a prepared batch, exactly as read: its status is checked again when it is marked sending.
-   */
-  keepForSend(batch: Batch): void {
-    if (batch.status === "prepared") this.justPrepared.set(batch.txId.toLowerCase(), batch);
   }
 
   async get(txId: string, q: Queryable = this.db): Promise<Batch | undefined> {
@@ -126,25 +108,7 @@ export class Batches extends BatchTransactions {
       [txId, hashes.map((h) => h.toLowerCase())],
     );
     if (!row) return { hashOwners: new Map() };
-    const txs = jsonColumn<TxRow[]>(row.txs) ?? [];
-    const batch: Batch = {
-      txId: row.tx_id,
-      chainId: row.chain_id,
-      method: row.method,
-      executionMode: row.execution_mode,
-      signer: row.signer,
-      apiKeyId: row.api_key_id,
-      status: row.status,
-      body: row.body,
-      plan: row.plan,
-      info: row.info,
-      failedIndex: row.failed_index,
-      error: row.error,
-      outcome: row.outcome,
-      createdAt: new Date(row.created_at).toISOString(),
-      transactions: txs.map((t) => toTx(t, this.sealer)),
-    };
-    return { batch, hashOwners: hashOwnersOf(row.hash_owners) };
+    return { batch: toBatch(row, this.sealer), hashOwners: hashOwnersOf(row.hash_owners) };
   }
 
   /** Locks the batch row for the rest of the transaction and returns its status. */
@@ -165,22 +129,25 @@ export class Batches extends BatchTransactions {
    * With `credit`, the batch that moves spends one credit of that key and method, as Credits.spend does (the charge
    * row first, the balance only by the spend that charged, so a batch is charged once). The balance row is locked
    * before it is read, so two sends on the last credit cannot both move.
+   * `sent`: the batch as the statement left it (when it moved), what its run starts from. Whatever the outcome, this
+   * instance no longer serves the batch from memory (forSend): its status is the database's from now on.
    */
   async markSending(
     q: Queryable,
     txId: string,
     signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
     credit?: { keyId: string; method: string },
-  ): Promise<{ moved: boolean; outOfCredits: boolean; hashOwners: Map<string, string> }> {
+  ): Promise<Moved> {
+    this.justPrepared.delete(txId.toLowerCase());
     // Reported hashes (client-broadcast) are out already: their transaction.broadcast events are written with the move.
     if (!signed.some((s) => s.status === "broadcast")) return this.moveToSending(q, txId, signed, credit);
     const move = async (tx: Queryable) => {
       const result = await this.moveToSending(tx, txId, signed, credit);
-      const batch = result.moved ? await this.get(txId, tx) : undefined;
-      if (batch)
+      const { sent } = result;
+      if (sent)
         await emitEvents(
           tx,
-          batch.transactions.filter((t) => t.status === "broadcast").map((t) => broadcastEvent(batch, t)),
+          sent.transactions.filter((t) => t.status === "broadcast").map((t) => broadcastEvent(sent, t)),
         );
       return result;
     };
@@ -192,24 +159,14 @@ export class Batches extends BatchTransactions {
     txId: string,
     signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
     credit?: { keyId: string; method: string },
-  ): Promise<{ moved: boolean; outOfCredits: boolean; hashOwners: Map<string, string> }> {
-    // A paid relayed send: no hash to check, no credit to take, so the batch alone moves (a third less of the database's
-    // time than the statement below, whose other parts would do nothing).
-    if (!signed.length && !credit) {
-      const [moved] = await q.query<{ moved: number }>(
-        `WITH batch AS (
-           UPDATE batches SET status = 'sending', sent_at = now(), updated_at = now()
-           WHERE tx_id = $1 AND status = 'prepared' RETURNING tx_id
-         ) SELECT count(*)::int AS moved FROM batch`,
-        [txId],
-      );
-      return { moved: moved.moved > 0, outOfCredits: false, hashOwners: new Map() };
-    }
-    const [row] = await q.query<{
-      moved: number;
-      out_of_credits: boolean;
-      taken: Record<string, string> | string | null;
-    }>(
+  ): Promise<Moved> {
+    const [row] = await q.query<
+      BatchRow & {
+        moved: number;
+        out_of_credits: boolean;
+        taken: Record<string, string> | string | null;
+      }
+    >(
       `WITH taken AS (
          SELECT o.tx_hash, o.tx_id FROM batch_transactions o WHERE o.tx_hash = ANY($5::text[]) AND o.tx_id <> $1
          UNION ALL SELECT r.tx_hash, r.tx_id FROM batch_transaction_replacements r WHERE r.tx_hash = ANY($5::text[]) AND r.tx_id <> $1
@@ -219,13 +176,14 @@ export class Batches extends BatchTransactions {
          UPDATE batches SET status = 'sending', sent_at = now(), updated_at = now()
          WHERE tx_id = $1 AND status = 'prepared' AND NOT EXISTS (SELECT 1 FROM taken)
            AND ($3::text IS NULL OR COALESCE((SELECT balance FROM funds), 0) > 0)
-         RETURNING tx_id
+         RETURNING *
        ), txs AS (
          UPDATE batch_transactions t
          SET signed_raw = s.signed_raw, tx_hash = s.tx_hash, status = s.status,
              broadcast_at = CASE WHEN s.status = 'broadcast' THEN now() ELSE NULL END
          FROM batch, jsonb_to_recordset($2::jsonb) AS s(index integer, signed_raw text, tx_hash text, status text)
          WHERE t.tx_id = batch.tx_id AND t.index = s.index
+         RETURNING t.*
        ), charge AS (
          INSERT INTO credit_charges (tx_id, key_id, method) SELECT batch.tx_id, $3::text, $4::text FROM batch WHERE $3::text IS NOT NULL
          ON CONFLICT (tx_id) DO UPDATE SET refunded_at = NULL, charged_at = now() WHERE credit_charges.refunded_at IS NOT NULL
@@ -234,9 +192,11 @@ export class Batches extends BatchTransactions {
          UPDATE credit_balances SET balance = balance - 1
          WHERE key_id = $3::text AND method = $4::text AND balance > 0 AND EXISTS (SELECT 1 FROM charge)
        )
-       SELECT (SELECT count(*) FROM batch)::int AS moved,
+       SELECT b.*, (SELECT count(*) FROM batch)::int AS moved,
               ($3::text IS NOT NULL AND COALESCE((SELECT balance FROM funds), 0) <= 0) AS out_of_credits,
-              (SELECT json_object_agg(tx_hash, tx_id) FROM taken) AS taken`,
+              (SELECT json_object_agg(tx_hash, tx_id) FROM taken) AS taken,
+              ${returnedTransactions("txs", "b.tx_id")} AS txs
+       FROM (SELECT 1) AS one LEFT JOIN batch b ON true`,
       [
         txId,
         JSON.stringify(
@@ -252,7 +212,12 @@ export class Batches extends BatchTransactions {
         signed.flatMap((s) => (s.txHash ? [s.txHash.toLowerCase()] : [])),
       ],
     );
-    return { moved: row.moved > 0, outOfCredits: row.out_of_credits, hashOwners: hashOwnersOf(row.taken) };
+    return {
+      moved: row.moved > 0,
+      outOfCredits: row.out_of_credits,
+      hashOwners: hashOwnersOf(row.taken),
+      ...(row.moved > 0 ? { sent: toBatch(row, this.sealer) } : {}),
+    };
   }
 
   /**
@@ -276,7 +241,10 @@ export class Batches extends BatchTransactions {
     );
   }
 
-  /** Ends a batch as rejected because transaction `index` reverted or was refused by the node. */
+  /**
+   * Ends a batch as rejected because transaction `index` reverted or was refused by the node. Answers the batch as this
+   * ended it; undefined when it was not sending any more (another writer ended it: nothing written).
+   */
   async reject(
     txId: string,
     index: number,
@@ -284,8 +252,8 @@ export class Batches extends BatchTransactions {
     error: string,
     receipt?: { blockNumber: number; gasUsed: bigint },
     q: Queryable = this.db,
-  ): Promise<void> {
-    const rejectIn = async (tx: Queryable) => {
+  ): Promise<Batch | undefined> {
+    const rejectIn = async (tx: Queryable): Promise<Batch | undefined> => {
       await tx.query(
         "UPDATE batch_transactions SET status = $3, error = $4, block_number = $5, gas_used = $6 WHERE tx_id = $1 AND index = $2",
         [txId, index, txStatus, error, receipt?.blockNumber ?? null, receipt?.gasUsed.toString() ?? null],
@@ -294,21 +262,23 @@ export class Batches extends BatchTransactions {
         "UPDATE batches SET status = 'rejected', failed_index = $2, error = $3, completed_at = now(), updated_at = now() WHERE tx_id = $1 AND status = 'sending' RETURNING tx_id",
         [txId, index, error],
       );
-      // Events only from the writer that ended the batch: transaction.failed (a mined revert was broadcast first), batch.completed.
-      const batch = ended.length ? await this.get(txId, tx) : undefined;
-      const failed = batch?.transactions[index];
-      if (!batch || !failed) return;
-      const events: NewEvent[] = txStatus === "reverted" ? [broadcastEvent(batch, failed)] : [];
-      events.push(failedEvent(batch, failed, txStatus), completedEvent(batch));
-      await emitEvents(tx, events);
+      if (!ended.length) return undefined;
       // Signed transactions the chain does not hold could still be broadcast by whoever reads the table (their nonce
       // may be free): a rejected batch keeps only the bytes of mined ones, whose nonce is spent.
       await tx.query(
         "UPDATE batch_transactions SET signed_raw = NULL WHERE tx_id = $1 AND signed_raw IS NOT NULL AND status NOT IN ('confirmed', 'reverted')",
         [txId],
       );
+      // Events only from the writer that ended the batch: transaction.failed (a mined revert was broadcast first), batch.completed.
+      const batch = (await this.get(txId, tx))!;
+      const failed = batch.transactions[index];
+      if (!failed) return batch;
+      const events: NewEvent[] = txStatus === "reverted" ? [broadcastEvent(batch, failed)] : [];
+      events.push(failedEvent(batch, failed, txStatus), completedEvent(batch));
+      await emitEvents(tx, events);
+      return batch;
     };
-    await (q === this.db ? this.db.transaction(rejectIn) : rejectIn(q));
+    return q === this.db ? this.db.transaction(rejectIn) : rejectIn(q);
   }
 
   /**
@@ -316,28 +286,31 @@ export class Batches extends BatchTransactions {
    * given. The row stays locked for the rest of the database transaction, in which the method records what the batch
    * did. False (nothing written) when the batch is no longer sending: another runner or instance ended it.
    *
+   * Answers the batch as the statement left it (undefined when it was not sending any more).
+   *
    * Its events (the last transaction's transaction.confirmed, and .broadcast if never recorded, then batch.completed)
-   * are written by the same statement when the caller hands over `ended`, the batch as the statement leaves it (a runner
-   * keeps its copy equal to the rows it wrote); without it they are read back first (one statement more).
+   * are written by the same statement when the caller hands over `sending`, the batch as the store last returned it
+   * (the events show it with what this statement writes: see endedAs); without it they are read back first (one
+   * statement more).
    */
   async markSuccess(
     tx: Queryable,
     txId: string,
-    lastConfirmed?: { index: number; blockNumber: number; gasUsed: bigint; blockHash?: string },
-    ended?: Batch,
-  ): Promise<boolean> {
-    const events = ended ? eventRows(successEvents(ended, lastConfirmed?.index)) : null;
-    const [row] = await tx.query<{ ended: number }>(
+    lastConfirmed?: LastConfirmation,
+    sending?: Batch,
+  ): Promise<Batch | undefined> {
+    const events = sending ? eventRows(successEvents(endedAs(sending, lastConfirmed), lastConfirmed?.index)) : null;
+    const [row] = await tx.query<BatchRow>(
       `WITH ended AS (
          UPDATE batches SET status = 'success', records_written = true, completed_at = now(), updated_at = now()
-         WHERE tx_id = $1 AND status = 'sending' RETURNING tx_id
+         WHERE tx_id = $1 AND status = 'sending' RETURNING *
        ), confirmed AS (
-         UPDATE batch_transactions SET status = 'confirmed', block_number = $3, gas_used = $4, block_hash = $5, waiting = NULL, confirmed_at = now(), broadcast_at = COALESCE(broadcast_at, now())
-         WHERE tx_id = $1 AND index = $2 AND EXISTS (SELECT 1 FROM ended)
+         UPDATE batch_transactions t SET status = 'confirmed', block_number = $3, gas_used = $4, block_hash = $5, waiting = NULL, confirmed_at = now(), broadcast_at = COALESCE(t.broadcast_at, now())
+         WHERE t.tx_id = $1 AND t.index = $2 AND EXISTS (SELECT 1 FROM ended) RETURNING t.*
        ), events AS (
          ${insertEventsSql("$6", "EXISTS (SELECT 1 FROM ended)")}
        )
-       SELECT count(*)::int AS ended FROM ended`,
+       SELECT ended.*, ${returnedTransactions("confirmed", "ended.tx_id")} AS txs FROM ended`,
       [
         txId,
         lastConfirmed?.index ?? -1,
@@ -347,12 +320,11 @@ export class Batches extends BatchTransactions {
         events,
       ],
     );
-    if (row.ended === 0) return false;
-    if (ended) return true;
+    if (!row) return undefined;
+    const batch = toBatch(row, this.sealer);
     // The method's own events follow from its onConfirmed hook, in this transaction too.
-    const batch = (await this.get(txId, tx))!;
-    await emitEvents(tx, successEvents(batch, lastConfirmed?.index));
-    return true;
+    if (!sending) await emitEvents(tx, successEvents(batch, lastConfirmed?.index));
+    return batch;
   }
 
   /**
@@ -362,7 +334,7 @@ export class Batches extends BatchTransactions {
    */
   async rejectConfirmed(
     txId: string,
-    lastConfirmed: { index: number; blockNumber: number; gasUsed: bigint; blockHash?: string } | undefined,
+    lastConfirmed: LastConfirmation | undefined,
     error: string,
   ): Promise<Batch | undefined> {
     return this.db.transaction(async (q) => {
@@ -396,15 +368,17 @@ export class Batches extends BatchTransactions {
   /**
    * What a successful batch's method recorded of it (inside the transaction that ended it), also added to the
    * batch.completed event that transaction wrote (not committed yet: the latest of its txId, the row lock of the batch
-   * keeps any other finisher waiting).
+   * keeps any other finisher waiting). Answers `ended` (as markSuccess returned it) with that outcome.
    */
-  async setOutcome(tx: Queryable, txId: string, outcome: Record<string, unknown>): Promise<void> {
+  async setOutcome(tx: Queryable, ended: Batch, outcome: Record<string, unknown>): Promise<Batch> {
+    const { txId } = ended;
     await tx.write(
       `WITH batch AS (UPDATE batches SET outcome = $2 WHERE tx_id = $1)
        UPDATE events SET data = jsonb_set(data, '{outcome}', $2::jsonb)
        WHERE id = (SELECT max(id) FROM events WHERE tx_id = $1 AND type = 'batch.completed')`,
       [txId, JSON.stringify(outcome)],
     );
+    return { ...ended, outcome };
   }
 
   /**
@@ -436,11 +410,18 @@ export class Batches extends BatchTransactions {
   }
 }
 
-/**
- * An ended batch's events when its transactions all confirmed: its last transaction's confirmation (when confirmed by
- * the ending), batch.completed (success, or rejected when its records were refused).
- */
-function successEvents(batch: Batch, lastIndex?: number): NewEvent[] {
-  const last = lastIndex === undefined ? undefined : batch.transactions[lastIndex];
-  return [...(last ? [broadcastEvent(batch, last), confirmedEvent(batch, last)] : []), completedEvent(batch)];
+/** The last transaction's confirmation markSuccess (or rejectConfirmed) writes with the batch's end. */
+export interface LastConfirmation {
+  index: number;
+  blockNumber: number;
+  gasUsed: bigint;
+  blockHash?: string;
+}
+
+/** What markSending answers: `sent`, the batch as the statement left it when it moved. */
+export interface Moved {
+  moved: boolean;
+  outOfCredits: boolean;
+  hashOwners: Map<string, string>;
+  sent?: Batch;
 }

@@ -60,11 +60,11 @@ const toLink = (r: LinkRow): KycLinkRecord => ({
 
 /**
  * An investor's single-use onboarding links: issued (stored by the token's hash), looked up by token, used, voided,
- * locked after too many refused submissions, and the invitation e-mail's outcome. KycStore (kyc.ts) adds the
- * investors and their history on top, so onboarding holds one store of KYC records.
+ * locked after too many refused submissions, and the invitation e-mail's outcome. The investors they are for, and
+ * their history, are KycStore's (kyc.ts).
  */
 export class KycLinks {
-  constructor(protected readonly db: Db) {}
+  constructor(private readonly db: Db) {}
 
   /** A new link, stored by its token's hash (the token itself only sealed, for kycUrl while the link is open). */
   async insertLink(

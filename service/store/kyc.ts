@@ -1,7 +1,6 @@
 import type { Sealer } from "../crypto/sealed";
 import { emitEvent } from "./outbox";
 import type { Db, Queryable } from "./db";
-import { KycLinks } from "./kyc-links";
 import { KycSealing, type SealedDetails } from "./kyc-sealing";
 import { iso, isoOrNull } from "./columns";
 
@@ -89,11 +88,13 @@ const PREFERENCE = "ORDER BY (api_key_id = $2) DESC, updated_at DESC, id";
  * tokens). An investor record belongs to the key that first invited the e-mail and is
  * seen by its whole scope; for one token, the scope is the keys that tokenized under that token's tokenizer e-mail.
  */
-export class KycStore extends KycLinks {
+export class KycStore {
   private readonly sealing: KycSealing;
 
-  constructor(db: Db, sealer: Sealer) {
-    super(db);
+  constructor(
+    private readonly db: Db,
+    sealer: Sealer,
+  ) {
     this.sealing = new KycSealing(sealer);
   }
 

@@ -5,6 +5,7 @@ import { Agents } from "./agents";
 import { AuditLog } from "./audit-log";
 import { ApiKeys } from "./api-keys";
 import { Batches } from "./batches";
+import { BatchTransactions } from "./batch-transactions";
 import { BatchSearch } from "./batch-search";
 import { Credits } from "./credits";
 import type { Db } from "./db";
@@ -13,6 +14,7 @@ import { Documents } from "./documents";
 import { IdempotentRequests } from "./idempotent-requests";
 import { Investors } from "./investors";
 import { KycStore } from "./kyc";
+import { KycLinks } from "./kyc-links";
 import { Offerings } from "./offerings";
 import { OperatorSessions } from "./operator-sessions";
 import { Operators } from "./operators";
@@ -28,6 +30,7 @@ import { WalletLocks } from "./wallet-locks";
 import { WalletNonces } from "./wallet-nonces";
 import { WebhookAdmin } from "./webhook-admin";
 import { Webhooks } from "./webhooks";
+import { WebhookDeliveries } from "./webhook-deliveries";
 
 /**
  * Every aggregate of the store over one database. A part of the service that needs some of them says which, e.g.
@@ -51,6 +54,8 @@ export interface Stores {
   offerings: Offerings;
   documents: Documents;
   batches: Batches;
+  /** One transaction of a batch at a time: signed, broadcast, confirmed, replaced, reorged (the engine's runs). */
+  batchTransactions: BatchTransactions;
   walletNonces: WalletNonces;
   /** Relayer keys the operator added, drained or removed on a running service (key rotation). */
   relayerKeys: RelayerKeys;
@@ -60,8 +65,12 @@ export interface Stores {
   /** Payments owed back after a failure of the service's, and their refunds. */
   paymentRefunds: PaymentRefunds;
   kyc: KycStore;
-  /** Webhook endpoints and deliveries (events/). */
+  /** Investors' single-use onboarding links and their invitations (onboarding/). */
+  kycLinks: KycLinks;
+  /** Webhook endpoints (events/). */
   webhooks: Webhooks;
+  /** Webhook deliveries: claimed with a lease, attempted, listed, redelivered (events/dispatcher.ts). */
+  webhookDeliveries: WebhookDeliveries;
   faucetClaims: FaucetClaims;
   /** Answers kept for retries under an Idempotency-Key (the paid write routes). */
   idempotentRequests: IdempotentRequests;
@@ -95,13 +104,16 @@ export function openStores(db: Db, sealer: Sealer, logger: Logger, meteredMethod
     offerings: new Offerings(db),
     documents: new Documents(db),
     batches: new Batches(db, sealer),
+    batchTransactions: new BatchTransactions(db, sealer),
     walletNonces: new WalletNonces(db),
     relayerKeys: new RelayerKeys(db),
     walletLocks: new WalletLocks(db, logger.child({ component: "wallet-locks" })),
     payments: new Payments(db, sealer),
     paymentRefunds: new PaymentRefunds(db, sealer),
     kyc: new KycStore(db, sealer),
+    kycLinks: new KycLinks(db),
     webhooks: new Webhooks(db, sealer),
+    webhookDeliveries: new WebhookDeliveries(db),
     faucetClaims: new FaucetClaims(db),
     idempotentRequests: new IdempotentRequests(db),
     operators: new Operators(db),

@@ -54,10 +54,10 @@ export interface AttemptOutcome {
 /**
  * Webhook deliveries: created by the database when an event commits (migration 010), one per endpoint the event is
  * for; instances claim due ones with FOR UPDATE SKIP LOCKED and a lease, so no two deliver one at once, and record
- * each attempt. Webhooks (webhooks.ts) adds the endpoints on top, so the service holds one store of webhooks.
+ * each attempt. The endpoints they go to are Webhooks' (webhooks.ts).
  */
 export class WebhookDeliveries {
-  constructor(protected readonly db: Db) {}
+  constructor(private readonly db: Db) {}
 
   /**
    * Claims up to `limit` due deliveries for `instance` until now + leaseMs: pending ones whose time came, and ones whose

@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import type { Sealer } from "../crypto/sealed";
 import { newWebhookSecret } from "../crypto/webhook-signing";
 import type { Db, Queryable } from "./db";
-import { WebhookDeliveries, type ClaimedDelivery } from "./webhook-deliveries";
+import type { ClaimedDelivery } from "./webhook-deliveries";
 import { arrayColumn, iso, isoOrNull } from "./columns";
 
 export interface WebhookEndpointRecord {
@@ -66,16 +66,14 @@ export const secretPurpose = (endpointId: string) => `webhook-secret:${endpointI
  * Webhook endpoints (per API key, or per keyless txId): created, changed, their secrets rotated, a test event sent.
  * Their deliveries (claimed, attempted, listed, redelivered) are WebhookDeliveries' (webhook-deliveries.ts).
  */
-export class Webhooks extends WebhookDeliveries {
+export class Webhooks {
   /** Counts this process's endpoint creations and changes (a dispatcher's "no endpoint" knowledge is older when it moved). */
   endpointChanges = 0;
 
   constructor(
-    db: Db,
+    private readonly db: Db,
     private readonly sealer: Sealer,
-  ) {
-    super(db);
-  }
+  ) {}
 
   /** Creates an endpoint; its secret is returned here only (stored sealed). */
   async create(e: {

@@ -62,6 +62,7 @@ export async function claimFaucet(services: Services, req: RequestFacts, caller:
         txId: claim.txId,
       })
     : undefined;
+  let sent: Batch | undefined;
   try {
     await prepareBatch(services, {
       method: findMethod("faucetBkn")!,
@@ -69,12 +70,12 @@ export async function claimFaucet(services: Services, req: RequestFacts, caller:
       executionMode: "service-relayed",
       txId: claim.txId,
     });
-    await services.db.transaction(async (q) => {
+    sent = await services.db.transaction(async (q) => {
       if (apiKey && !(await services.credits.spend(q, apiKey.id, FAUCET_CREDIT_METHOD, claim.txId)).ok) {
         throw outOfCredits(FAUCET_CREDIT_METHOD);
       }
       await services.faucetClaims.insert(q, claim);
-      await services.batches.markSending(q, claim.txId, []);
+      return (await services.batches.markSending(q, claim.txId, [])).sent;
     });
   } catch (error) {
     if (payment) await x402!.release(payment.id, `faucet claim refused: ${(error as Error).message}`);
@@ -82,7 +83,7 @@ export async function claimFaucet(services: Services, req: RequestFacts, caller:
       throw conflict("This Idempotency-Key is being used by a concurrent claim");
     throw error;
   }
-  void services.runner.run(claim.txId);
+  void services.runner.run(claim.txId, sent);
   await services.runner.waitFor(claim.txId, services.config.SEND_WAIT_MS);
   const settled = payment ? await services.payments.get(payment.id) : undefined;
   return faucetResponse(services, (await services.batches.get(claim.txId))!, claim, settled);

@@ -1,11 +1,11 @@
 import { conflict, notFound } from "../errors";
 import type { WebhookDispatcher } from "../events/dispatcher";
-import type { DeliveryRecord } from "../store/webhook-deliveries";
-import type { WebhookEndpointRecord, Webhooks } from "../store/webhooks";
+import type { DeliveryRecord, WebhookDeliveries } from "../store/webhook-deliveries";
+import type { WebhookEndpointRecord } from "../store/webhooks";
 
 /** What a redelivery uses. */
 export type ReplayServices = {
-  webhooks: Pick<Webhooks, "redeliver">;
+  webhookDeliveries: Pick<WebhookDeliveries, "redeliver">;
   webhookDispatcher: Pick<WebhookDispatcher, "wake">;
 };
 
@@ -25,7 +25,7 @@ export async function replayDelivery(
       `Webhook endpoint ${endpoint.id} is disabled (${endpoint.disabledReason}): enable it first (PATCH { enabled: true })`,
       { field: "id" },
     );
-  const delivery = await services.webhooks.redeliver(endpoint.id, deliveryId);
+  const delivery = await services.webhookDeliveries.redeliver(endpoint.id, deliveryId);
   if (!delivery)
     throw notFound(`No delivery ${deliveryId} of webhook endpoint ${endpoint.id}`, { field: "deliveryId" });
   services.webhookDispatcher.wake();

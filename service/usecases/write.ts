@@ -1,33 +1,16 @@
-import { admitPrepare, admitSend, chargePrepare, chargeSend, requireKeyOf, type Caller } from "../auth/gate";
+import { admitPrepare, chargePrepare, requireKeyOf, type Caller } from "../auth/gate";
 import { newTxId } from "../engine/prepare";
-import { EngineError } from "../engine/errors";
-import { replacePendingTransactions } from "../engine/replace";
-import {
-  assertHashesFree,
-  assertReportedTransactions,
-  loadBatchToSend,
-  loadSendableBatch,
-  normalizeSendBody,
-  reportable,
-  sendingState,
-  type SendBody,
-  type SendRequest,
-} from "../engine/send";
-import { badRequest, conflict, outOfCredits as outOfCreditsError } from "../errors";
+import type { SendBody } from "../engine/send";
 import { parseInput } from "../wire/parse-input";
 import { paymentHeaderOf, paymentResponseHeaders } from "../http/x402-headers";
-import { findPublicMethod } from "../methods";
-import { PaymentRequired } from "../payments/payment-errors";
 import { chainFor, planBatch, storeBatch } from "../methods/prepare";
 import type { MethodDefinition } from "../methods/types";
-import type { Batch } from "../model/batch";
 import { sendSummary } from "../model/batch-views";
 import { paymentView, refundsOf } from "../reads/transaction-status";
-import type { Queryable } from "../store/db";
-import type { PaymentRecord } from "../store/payments";
 import { echoedExecutionMode, type ExecutionMode } from "../wire/fields";
 import type { RequestFacts } from "../wire/request";
 import { streamTokenOf } from "../events/stream-tokens";
+import { SendFlow } from "./send-flow";
 import type { Services } from "./services";
 
 /**
@@ -72,193 +55,19 @@ export async function prepareWrite(
 }
 
 /**
- * A relayed batch is sent by the relayer key it was prepared for: when the service no longer has that key (removed from
- * RELAYER_EXTRA_PRIVATE_KEYS since), the batch is refused before anyone pays; preparing it again picks a key it has.
- */
-function assertRelayerStillHas(services: Services, batch: Batch): void {
-  const gone = batch.transactions.find((t) => !services.relayer.hasKey(batch.chainId, t.unsigned.from));
-  if (gone) {
-    throw conflict(
-      `txId ${batch.txId} was prepared for the relayer key ${gone.unsigned.from}, which this service no longer sends with: prepare it again`,
-      {
-        txId: batch.txId,
-        relayer: gone.unsigned.from,
-      },
-    );
-  }
-}
-
-/** Checks one send (body against the batch first, then credentials and payment), then starts broadcasting. */
-async function startSend(
-  services: Services,
-  req: RequestFacts,
-  caller: Caller,
-  batch: Batch,
-  body: SendBody,
-  request: SendRequest,
-  hashOwners: Map<string, string>,
-): Promise<PaymentRecord | undefined> {
-  const method = findPublicMethod(batch.method);
-  let state: ReturnType<typeof sendingState> = [];
-  if (batch.executionMode === "service-relayed") {
-    if (request.kind !== "relayed") {
-      throw badRequest(
-        "A service-relayed txId is sent as { txId } (optionally with transactions) and an x402 payment, without signed transactions",
-        {
-          field: "signedTransactions",
-        },
-      );
-    }
-    for (const [index, t] of (body.transactions ?? []).entries()) {
-      const twin = batch.transactions[index];
-      if (
-        !twin ||
-        (t.to && t.to.toLowerCase() !== twin.unsigned.to.toLowerCase()) ||
-        (t.data && t.data.toLowerCase() !== twin.unsigned.data.toLowerCase())
-      ) {
-        throw badRequest(`transactions[${index}] is not the prepared transaction ${index + 1} of this txId`, {
-          transactionIndex: index,
-        });
-      }
-    }
-    assertRelayerStillHas(services, batch);
-  } else {
-    state = sendingState(batch, request);
-    assertHashesFree(batch, state, hashOwners);
-    if (request.kind === "reported")
-      await assertReportedTransactions(services.chains.resolve(batch.chainId), batch, state);
-  }
-  const access = admitSend(services, caller, batch, method);
-  if (request.kind !== "reported") await method?.checkAtSend?.(services, batch);
-  const checkPayer =
-    method?.checkRelayedPayer && batch.executionMode === "service-relayed"
-      ? (payer: string) => method.checkRelayedPayer!(services, batch, payer)
-      : undefined;
-  const payment = method
-    ? await chargeSend(services, req, paymentHeaderOf(req), access, batch, method, checkPayer)
-    : undefined;
-  // One statement marks the batch sending; a reported batch being sent again is first reopened, in one transaction.
-  const markSending = async (q: Queryable) => {
-    const credit = access.creditKeyId ? { keyId: access.creditKeyId, method: batch.method } : undefined;
-    if (credit) await services.credits.grantPlanned(q, credit.keyId, credit.method);
-    const { moved, outOfCredits, hashOwners: taken } = await services.batches.markSending(q, batch.txId, state, credit);
-    assertHashesFree(batch, state, taken);
-    if (moved) return;
-    // Only a prepared batch moves: of two concurrent sends of one txId, the second finds it moved and gets the 409.
-    await loadSendableBatch(services, batch.txId, q);
-    if (outOfCredits) throw outOfCreditsError(batch.method);
-    throw conflict(`txId ${batch.txId} changed while it was being sent; look it up with GET /get-transaction-status`, {
-      txId: batch.txId,
-    });
-  };
-  try {
-    if (!reportable(batch)) await markSending(services.db);
-    else {
-      await services.db.transaction(async (q) => {
-        if (request.kind !== "reported")
-          throw badRequest("This txId's reported hash never appeared: report the right hash with { txId, txHash }", {
-            field: "txHash",
-          });
-        if ((await services.batches.lock(q, batch.txId)) !== "rejected")
-          await loadSendableBatch(services, batch.txId, q);
-        await services.batches.reopen(q, batch.txId);
-        await markSending(q);
-      });
-    }
-  } catch (error) {
-    if (payment) await services.x402!.release(payment.id, `send refused: ${(error as Error).message}`);
-    throw error;
-  }
-  void services.runner.run(
-    batch.txId,
-    sendingBatch(batch, state),
-    batch.executionMode === "service-relayed" ? payment : undefined,
-  );
-  return payment;
-}
-
-/**
  * Send a prepared batch: signed transactions, client-reported hashes, or a paid relayed txId; a pending client-signed
  * batch's signed transactions with higher fees replace its unmined ones. Answers once the batch ended (200) or after
  * SEND_WAIT_MS while it is still pending (202).
  */
 export async function sendWrite(services: Services, req: RequestFacts, caller: Caller, body: SendBody) {
-  const request = normalizeSendBody(body);
-  // A caller without an API key may be asked to pay (x402): a taken hash is refused before that; so is a reported hash
-  // (before it is looked for on chain).
-  const loaded = await loadBatchToSend(services, request, !caller.apiKey || request.kind === "reported").catch(
-    (error: unknown) => {
-      // Signed transactions for a pending batch: a replacement with higher fees (same nonces), when they are one.
-      if (
-        request.kind === "signed" &&
-        error instanceof EngineError &&
-        error.kind === "conflict" &&
-        error.details?.status === "pending"
-      )
-        return undefined;
-      throw error;
-    },
-  );
-  if (!loaded) {
-    const replaced = await replacePendingTransactions(
-      services,
-      caller.apiKey?.id,
-      request.txId,
-      (request as { signedTransactions: string[] }).signedTransactions,
-    );
-    return { status: 202, body: sendSummary(replaced) };
-  }
-  const { batch, hashOwners } = loaded;
-  const payment = await startSend(services, req, caller, batch, body, request, hashOwners).catch((error: unknown) => {
-    // Quoted its price and nothing else (the 402 comes before the batch is marked sending): the paid retry that usually
-    // follows finds the batch in memory.
-    if (error instanceof PaymentRequired) services.batches.keepForSend(batch);
-    throw error;
-  });
-  const after =
-    (await services.runner.waitFor(batch.txId, services.config.SEND_WAIT_MS)) ??
-    (await services.batches.get(batch.txId))!;
-  const settled = payment ? await services.x402!.settledOrStored(payment.id) : undefined;
+  const result = await new SendFlow(services, req, caller, body).run();
+  if (result.kind === "replaced") return { status: 202, body: sendSummary(result.batch) };
+  const { batch, payment } = result;
   // Settled, then the operation failed for a reason of ours: the answer says it is owed back.
-  const refund = settled && (await refundsOf(services, after, [settled]))?.get(settled.id);
+  const refund = payment && (await refundsOf(services, batch, [payment]))?.get(payment.id);
   return {
-    status: after.status === "sending" ? 202 : 200,
-    body: { ...sendSummary(after), ...(settled ? { payment: paymentView(settled, refund) } : {}) },
-    headers: settled?.status === "settled" ? paymentResponseHeaders(settled.settlement) : {},
-  };
-}
-
-/** The batch as markSending (after a reopen, if any) just stored it: what its runner starts from. */
-function sendingBatch(batch: Batch, state: ReturnType<typeof sendingState>): Batch {
-  const now = new Date().toISOString();
-  const sent = new Map(state.map((s) => [s.index, s]));
-  const reopened = reportable(batch);
-  return {
-    ...batch,
-    status: "sending",
-    ...(reopened ? { failedIndex: null, error: null } : {}),
-    transactions: batch.transactions.map((t) => {
-      const s = sent.get(t.index);
-      const base = reopened
-        ? {
-            ...t,
-            status: "prepared" as const,
-            txHash: null,
-            signedRaw: null,
-            error: null,
-            broadcastAt: null,
-            blockNumber: null,
-            gasUsed: null,
-          }
-        : t;
-      if (!s) return base;
-      return {
-        ...base,
-        signedRaw: s.signedRaw,
-        txHash: s.txHash?.toLowerCase() ?? null,
-        status: s.status,
-        broadcastAt: s.status === "broadcast" ? now : null,
-      };
-    }),
+    status: result.kind === "sending" ? 202 : 200,
+    body: { ...sendSummary(batch), ...(payment ? { payment: paymentView(payment, refund) } : {}) },
+    headers: payment?.status === "settled" ? paymentResponseHeaders(payment.settlement) : {},
   };
 }

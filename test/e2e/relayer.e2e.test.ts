@@ -29,7 +29,7 @@ describe("e2e: concurrent service-relayed sends", function () {
     const second = await service.services.relayer.sign(batch, batch.transactions[0]);
     expect(second).to.include({ signedRaw: first.signedRaw, txHash: first.txHash });
     expect(await counter()).to.equal(after);
-    expect((await service.services.batches.transaction(txId, 0))?.txHash).to.equal(first.txHash);
+    expect((await service.services.batchTransactions.transaction(txId, 0))?.txHash).to.equal(first.txHash);
   });
 
   it(`${SENDS} concurrent paid relayed sends all confirm, with contiguous relayer nonces, one transaction each carrying its payment, broadcast once`, async () => {

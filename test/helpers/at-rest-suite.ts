@@ -4,6 +4,7 @@ import { Sealer } from "../../service/crypto/sealed";
 import type { Db } from "../../service/store/db";
 import { migrate } from "../../service/store/migrate";
 import { Batches } from "../../service/store/batches";
+import { BatchTransactions } from "../../service/store/batch-transactions";
 import { Payments } from "../../service/store/payments";
 import { KycStore } from "../../service/store/kyc";
 import { pruneEvents } from "../../service/store/outbox";
@@ -582,7 +583,8 @@ export function describeAtRest(label: string, open: () => Promise<Db>, cleanup?:
       expect(await payments.sealClearSecrets()).to.equal(0);
       // So is a signed transaction not mined yet; mined ones stay as they are (their nonce is spent).
       const batches = new Batches(db, sealer);
-      expect(await batches.sealClearSigned()).to.equal(1);
+      const batchTransactions = new BatchTransactions(db, sealer);
+      expect(await batchTransactions.sealClearSigned()).to.equal(1);
       all = await dump();
       expect(all, "a pending batch's signed transaction is sealed").not.to.include(raws.pendingBatch.slice(2));
       expect((await batches.get("0xsending"))!.transactions[0].signedRaw).to.equal(raws.pendingBatch);
@@ -591,7 +593,7 @@ export function describeAtRest(label: string, open: () => Promise<Db>, cleanup?:
         raws.reverted,
         null,
       ]);
-      expect(await batches.sealClearSigned()).to.equal(0);
+      expect(await batchTransactions.sealClearSigned()).to.equal(0);
     });
   });
 }

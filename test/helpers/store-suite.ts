@@ -7,6 +7,7 @@ import { PLANS, PLAN_CREDITS } from "../../service/model/plans";
 import { METERED_METHODS } from "../../service/methods/metering";
 import { ApiKeys, VERIFIED_KEY_TTL_MS } from "../../service/store/api-keys";
 import { Batches, NEW_TX_STATE } from "../../service/store/batches";
+import { BatchTransactions } from "../../service/store/batch-transactions";
 import { Sealer } from "../../service/crypto/sealed";
 import { Credits } from "../../service/store/credits";
 import type { Db } from "../../service/store/db";
@@ -14,6 +15,7 @@ import { migrate, migrationFiles, RENAMED_MIGRATIONS } from "../../service/store
 import { assertSchemaCurrent, schemaState } from "../../service/store/schema-version";
 import { Signers } from "../../service/store/signers";
 import { KycStore } from "../../service/store/kyc";
+import { KycLinks } from "../../service/store/kyc-links";
 import { linkTokenHash } from "../../service/store/kyc-links";
 import { Tokens } from "../../service/store/tokens";
 import { TOKEN_CONTROL_ACTIONS, TokenControls, type TokenControlAction } from "../../service/store/token-controls";
@@ -33,6 +35,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
     let credits: Credits;
     let signers: Signers;
     let batches: Batches;
+    let batchTransactions: BatchTransactions;
     const sealer = new Sealer("s".repeat(64));
 
     before(async () => {
@@ -41,6 +44,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
       credits = new Credits(db, METERED_METHODS);
       signers = new Signers(db);
       batches = new Batches(db, sealer);
+      batchTransactions = new BatchTransactions(db, sealer);
     });
 
     /** A key's balance of `method` set to `balance`, written whether or not the key had used it yet. */
@@ -545,6 +549,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
       it("links: stored by the token's hash (never the token); void the open ones, use, lock after failures; submissions and decisions; the event log", async () => {
         const kyc = new KycStore(db, sealer);
+        const kycLinks = new KycLinks(db);
         const key = (await apiKeys.create({ email: "links@kyc.example", plan: "Starter" })).record.id;
         const investor = await db.transaction((q) =>
           kyc.insert(q, { id: randomUUID(), apiKeyId: key, email: "l@kyc.example", needKyc: true, status: "invited" }),
@@ -552,7 +557,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         const expiresAt = new Date(Date.now() + 3600_000);
         const tokens = { first: "t".repeat(43), second: "u".repeat(43), third: "v".repeat(43) };
         const first = await db.transaction((q) =>
-          kyc.insertLink(q, {
+          kycLinks.insertLink(q, {
             token: tokens.first,
             tokenSealed: "sealed-first",
             investorId: investor.id,
@@ -573,12 +578,12 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           .and.to.match(/^[0-9a-f]{64}$/);
         const stored = JSON.stringify(await db.query("SELECT * FROM kyc_links"));
         expect(stored, "the token itself is not stored").not.to.include(tokens.first);
-        expect(await db.transaction((q) => kyc.voidLinks(q, investor.id))).to.equal(1);
-        expect((await kyc.linkByToken(tokens.first))?.tokenSealed, "a voided link keeps no sealed token").to.equal(
+        expect(await db.transaction((q) => kycLinks.voidLinks(q, investor.id))).to.equal(1);
+        expect((await kycLinks.linkByToken(tokens.first))?.tokenSealed, "a voided link keeps no sealed token").to.equal(
           null,
         );
         const second = await db.transaction((q) =>
-          kyc.insertLink(q, {
+          kycLinks.insertLink(q, {
             token: tokens.second,
             tokenSealed: "sealed-second",
             investorId: investor.id,
@@ -586,11 +591,11 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
             expiresAt,
           }),
         );
-        expect((await kyc.openLink(investor.id))?.tokenHash).to.equal(second.tokenHash);
-        expect((await kyc.linkByToken(tokens.first))?.voidedAt).to.be.a("string");
-        expect(await kyc.linkByToken("w".repeat(43))).to.equal(undefined);
-        await kyc.recordInvitation(second.tokenHash, { messageId: "<m@x>" });
-        expect((await kyc.linkByToken(tokens.second))?.invitationMessageId).to.equal("<m@x>");
+        expect((await kycLinks.openLink(investor.id))?.tokenHash).to.equal(second.tokenHash);
+        expect((await kycLinks.linkByToken(tokens.first))?.voidedAt).to.be.a("string");
+        expect(await kycLinks.linkByToken("w".repeat(43))).to.equal(undefined);
+        await kycLinks.recordInvitation(second.tokenHash, { messageId: "<m@x>" });
+        expect((await kycLinks.linkByToken(tokens.second))?.invitationMessageId).to.equal("<m@x>");
         // A third investor's link is locked at the limit of refused submissions and keeps no sealed token.
         const other = await db.transaction((q) =>
           kyc.insert(q, {
@@ -602,7 +607,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           }),
         );
         const third = await db.transaction((q) =>
-          kyc.insertLink(q, {
+          kycLinks.insertLink(q, {
             token: tokens.third,
             tokenSealed: "sealed-third",
             investorId: other.id,
@@ -610,13 +615,16 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
             expiresAt,
           }),
         );
-        expect(await kyc.recordLinkFailure(third.tokenHash, 2)).to.deep.equal({ failedAttempts: 1, locked: false });
-        expect(await kyc.recordLinkFailure(third.tokenHash, 2)).to.deep.equal({ failedAttempts: 2, locked: true });
-        expect(await kyc.linkByToken(tokens.third)).to.deep.include({ failedAttempts: 2, tokenSealed: null });
-        expect((await kyc.linkByToken(tokens.third))?.lockedAt).to.be.a("string");
+        expect(await kycLinks.recordLinkFailure(third.tokenHash, 2)).to.deep.equal({
+          failedAttempts: 1,
+          locked: false,
+        });
+        expect(await kycLinks.recordLinkFailure(third.tokenHash, 2)).to.deep.equal({ failedAttempts: 2, locked: true });
+        expect(await kycLinks.linkByToken(tokens.third)).to.deep.include({ failedAttempts: 2, tokenSealed: null });
+        expect((await kycLinks.linkByToken(tokens.third))?.lockedAt).to.be.a("string");
         await db.transaction(async (q) => {
-          expect((await kyc.linkByToken(tokens.second, q, true))?.usedAt).to.equal(null);
-          await kyc.markLinkUsed(q, second.tokenHash);
+          expect((await kycLinks.linkByToken(tokens.second, q, true))?.usedAt).to.equal(null);
+          await kycLinks.markLinkUsed(q, second.tokenHash);
           const submitted = await kyc.submit(q, investor.id, {
             firstName: "Zoë",
             lastName: "O'Neil",
@@ -633,8 +641,10 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           });
           await kyc.addEvent(q, investor.id, "submitted", "investor", { walletAddress: wallet });
         });
-        expect(await kyc.openLink(investor.id)).to.equal(undefined);
-        expect((await kyc.linkByToken(tokens.second))?.tokenSealed, "a used link keeps no sealed token").to.equal(null);
+        expect(await kycLinks.openLink(investor.id)).to.equal(undefined);
+        expect((await kycLinks.linkByToken(tokens.second))?.tokenSealed, "a used link keeps no sealed token").to.equal(
+          null,
+        );
         const approved = await db.transaction((q) => kyc.decide(q, investor.id, "approved", "operator", null));
         expect(approved).to.deep.include({ status: "approved", reviewedBy: "operator", reviewReason: null });
         const restarted = await db.transaction((q) => kyc.restart(q, investor.id, true, "invited"));
@@ -715,17 +725,18 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(await batches.inFlight()).to.not.include(txId);
       });
 
-      it("markSending / setTxConfirmed / reject: a batch whose second transaction reverted", async () => {
+      it("markSending / setTxBroadcast / setTxConfirmed / reject: a batch whose second transaction reverted; each answers what it wrote", async () => {
         const txId = randomBytes(16).toString("hex");
         await batches.create(newBatch(txId, null));
-        await db.transaction(async (tx) => {
+        const { sent } = await db.transaction(async (tx) => {
           expect(await batches.lock(tx, txId)).to.equal("prepared");
-          await batches.markSending(tx, txId, [
+          return batches.markSending(tx, txId, [
             { index: 0, signedRaw: "0x02aa", txHash: hash(0xa1).toUpperCase().replace("0X", "0x"), status: "signed" },
             { index: 1, signedRaw: "0x02bb", txHash: hash(0xb2), status: "signed" },
           ]);
         });
         let batch = (await batches.get(txId))!;
+        expect(sent).to.deep.equal(batch);
         expect(batch.status).to.equal("sending");
         expect(batch.transactions.map((t) => [t.status, t.signedRaw, t.txHash])).to.deep.equal([
           ["signed", "0x02aa", hash(0xa1)],
@@ -738,15 +749,24 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         );
         expect(stored.map((r) => r.signed_raw.slice(0, 3))).to.deep.equal(["v1.", "v1."]);
         expect(await batches.inFlight()).to.include(txId);
-        expect(await batches.txIdByHash(hash(0xa1).toUpperCase().replace("0X", "0x"))).to.equal(txId);
+        expect(await batchTransactions.txIdByHash(hash(0xa1).toUpperCase().replace("0X", "0x"))).to.equal(txId);
 
-        await batches.setTxBroadcast(txId, 0);
-        await batches.setTxConfirmed(txId, 0, 42, 21_000n);
-        await batches.reject(txId, 1, "reverted", "execution reverted: NotWhitelisted", {
+        const broadcast = await batchTransactions.setTxBroadcast(txId, 0, 7, { batch, tx: batch.transactions[0] });
+        expect(broadcast).to.deep.equal(await batchTransactions.transaction(txId, 0));
+        expect(broadcast).to.deep.include({ status: "broadcast", broadcastBlock: 7 });
+        // Broadcast already: nothing written, nothing answered.
+        expect(await batchTransactions.setTxBroadcast(txId, 0, 8, { batch, tx: batch.transactions[0] })).to.equal(
+          undefined,
+        );
+        const confirmed = await batchTransactions.setTxConfirmed(txId, 0, 42, 21_000n);
+        expect(confirmed).to.deep.equal(await batchTransactions.transaction(txId, 0));
+        expect(await batchTransactions.setTxConfirmed(txId, 0, 42, 21_000n)).to.equal(undefined);
+        const rejected = await batches.reject(txId, 1, "reverted", "execution reverted: NotWhitelisted", {
           blockNumber: 43,
           gasUsed: 30_000n,
         });
         batch = (await batches.get(txId))!;
+        expect(rejected).to.deep.equal(batch);
         expect(batch.status).to.equal("rejected");
         expect(batch.failedIndex).to.equal(1);
         expect(batch.error).to.equal("execution reverted: NotWhitelisted");
@@ -775,7 +795,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           { index: 1, signedRaw: "0x02a1", txHash: hash(0xa1a), status: "signed" },
           { index: 2, signedRaw: "0x02a2", txHash: hash(0xa2), status: "signed" },
         ]);
-        await batches.setTxConfirmed(txId, 0, 60, 21_000n);
+        await batchTransactions.setTxConfirmed(txId, 0, 60, 21_000n);
         await batches.reject(txId, 1, "refused", "replacement transaction underpriced");
         const rejected = (await batches.get(txId))!;
         expect(rejected.transactions.map((t) => [t.status, t.signedRaw])).to.deep.equal([
@@ -792,10 +812,11 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           { index: 0, signedRaw: "0x02cc", txHash: hash(0xc3), status: "signed" },
           { index: 1, signedRaw: "0x02dd", txHash: hash(0xd4), status: "signed" },
         ]);
-        await batches.setTxConfirmed(txId, 0, 50, 60_000n);
-        await batches.setTxConfirmed(txId, 1, 51, 2n ** 70n);
-        await db.transaction((tx) => batches.markSuccess(tx, txId));
+        await batchTransactions.setTxConfirmed(txId, 0, 50, 60_000n);
+        await batchTransactions.setTxConfirmed(txId, 1, 51, 2n ** 70n);
+        const ended = await db.transaction((tx) => batches.markSuccess(tx, txId));
         const batch = (await batches.get(txId))!;
+        expect(ended).to.deep.equal(batch);
         expect(batch.status).to.equal("success");
         expect(batch.failedIndex).to.equal(null);
         expect(batch.transactions.map((t) => [t.status, t.blockNumber, t.gasUsed])).to.deep.equal([
@@ -828,21 +849,16 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
             { index: 0, signedRaw: "0x02ee", txHash: hash(Number.parseInt(txId.slice(0, 6), 16)), status: "signed" },
           ]);
           const sending = (await batches.get(txId))!;
-          const ended = {
-            ...sending,
-            status: "success" as const,
-            transactions: [{ ...sending.transactions[0], status: "confirmed" as const, blockNumber: 9 }],
-          };
           return db.transaction(async (tx) => {
-            expect(
-              await batches.markSuccess(
-                tx,
-                txId,
-                { index: 0, blockNumber: 9, gasUsed: 21_000n, blockHash: hash(9) },
-                ended,
-              ),
-            ).to.equal(true);
-            await batches.setOutcome(tx, txId, outcome);
+            const ended = await batches.markSuccess(
+              tx,
+              txId,
+              { index: 0, blockNumber: 9, gasUsed: 21_000n, blockHash: hash(9) },
+              sending,
+            );
+            expect(ended).to.deep.include({ status: "success" });
+            expect(ended!.transactions[0]).to.deep.include({ status: "confirmed", blockNumber: 9, blockHash: hash(9) });
+            expect((await batches.setOutcome(tx, ended!, outcome)).outcome).to.deep.equal(outcome);
             return tx.query<{ position: string | null }>(
               "SELECT position::text AS position FROM events WHERE tx_id = $1",
               [txId],
@@ -1025,14 +1041,15 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
           { index: 0, signedRaw: "0x02f1", txHash: hash(0xf1), status: "signed" },
           { index: 1, signedRaw: "0x02f2", txHash: hash(0xf2), status: "signed" },
         ]);
-        await batches.setTxConfirmed(txId, 0, 60, 1n);
-        expect(
-          await db.transaction((tx) => batches.markSuccess(tx, txId, { index: 1, blockNumber: 61, gasUsed: 2n })),
-        ).to.equal(true);
+        await batchTransactions.setTxConfirmed(txId, 0, 60, 1n);
+        const ended = await db.transaction((tx) =>
+          batches.markSuccess(tx, txId, { index: 1, blockNumber: 61, gasUsed: 2n }),
+        );
         expect(
           await db.transaction((tx) => batches.markSuccess(tx, txId, { index: 1, blockNumber: 99, gasUsed: 9n })),
-        ).to.equal(false);
+        ).to.equal(undefined);
         const batch = (await batches.get(txId))!;
+        expect(ended).to.deep.equal(batch);
         expect(batch.status).to.equal("success");
         expect(batch.transactions.map((t) => [t.status, t.blockNumber, t.gasUsed])).to.deep.equal([
           ["confirmed", 60, "1"],
@@ -1056,7 +1073,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect((await batches.getWithHashOwners("no-such-batch", [hash(0xf1)])).batch).to.equal(undefined);
       });
 
-      it("forSend: a batch kept for its first send equals what the database gives back, serves one attempt (or one after a 402 quote), and its status is checked when marked", async () => {
+      it("forSend: a batch kept for its first send equals what the database gives back, serves every attempt until one marks it sending, and its status is checked when marked", async () => {
         const here = new Batches(db, sealer);
         const elsewhere = new Batches(db, sealer); // another instance on the same database
         const txId = randomBytes(16).toString("hex");
@@ -1076,20 +1093,19 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(kept.batch!.status).to.equal("prepared");
         expect([...kept.hashOwners]).to.deep.equal([]); // its own hash is not another batch's
         expect((await db.transaction((tx) => here.markSending(tx, again, []))).moved).to.equal(false);
-        // Only the first attempt is served from memory.
+        // Once a send tried to mark it, it is read from the database.
         expect((await here.forSend(again, [])).batch!.status).to.equal("sending");
         expect([...(await here.forSend(txId, [hash(0xa7)])).hashOwners]).to.deep.equal([[hash(0xa7), again]]);
 
-        // A send only quoted (402) gives its prepared copy back for the paid attempt; a batch no longer prepared is not kept.
+        // A send that wrote nothing (e.g. only quoted its price: 402) leaves it in memory for the paid attempt.
         const quoted = randomBytes(16).toString("hex");
         await here.create(newBatch(quoted, null));
         const looked = (await here.forSend(quoted, [])).batch!;
-        here.keepForSend(looked);
         expect((await here.forSend(quoted, [])).batch).to.equal(looked); // the same object: from memory, no statement
-        const sending = (await here.forSend(again, [])).batch!;
-        here.keepForSend(sending);
-        const reread = (await here.forSend(again, [])).batch!;
-        expect(reread).to.not.equal(sending); // read from the database again
+        const { sent } = await db.transaction((tx) => here.markSending(tx, quoted, []));
+        const reread = (await here.forSend(quoted, [])).batch!;
+        expect(reread).to.not.equal(looked); // read from the database again
+        expect(reread).to.deep.equal(sent);
         expect(reread.status).to.equal("sending");
       });
     });
