@@ -29,7 +29,7 @@ export interface NonceSource {
 /**
  * The reads a build needs that do not depend on the planned calls (the signer's first nonce, the market fees), started
  * before the method plans so that they travel while its pre-checks read the chain. A prepare then costs one chain
- * round trip (the estimates) after its pre-checks instead of the nonce, fees and estimates in sequence.
+ * round trip (the estimates) after its pre-checks, instead of one carrying the nonce, the fees and the estimates.
  */
 export interface BuildReads {
   /** The signer they were read for: a plan that names another signer needs its own (see readsFor). */
@@ -55,9 +55,12 @@ export function startBuildReads(chain: Chain, signer: string, source: NonceSourc
   return { signer, startNonce, fees };
 }
 
-/** `early` when it was read for `signer` (addresses compare in any case), else the reads `start` makes for it now. */
+/**
+ * `early` when it was read for `signer` (addresses compare in any case; the transactions are from `signer` as the plan
+ * spells it), else the reads `start` makes for it now.
+ */
 export function readsFor(early: BuildReads, signer: string, start: (signer: string) => BuildReads): BuildReads {
-  return early.signer.toLowerCase() === signer.toLowerCase() ? early : start(signer);
+  return early.signer.toLowerCase() === signer.toLowerCase() ? { ...early, signer } : start(signer);
 }
 
 export interface BuildOptions {
