@@ -2,7 +2,7 @@ import { randomBytes } from "node:crypto";
 import { toBeHex, toQuantity } from "ethers";
 import type { Chain } from "../chains/registry";
 import { decodeRevert, revertDataOf } from "../chains/contracts";
-import { marketFees } from "../chains/fees";
+import { marketFees, type MarketFees } from "../chains/fees";
 import { isChainUnavailable, latestFirst } from "../chains/rpc-errors";
 import { wouldRevert } from "./errors";
 import type { PlannedCall, UnsignedTransaction } from "../model/batch";
@@ -10,23 +10,68 @@ import type { PlannedCall, UnsignedTransaction } from "../model/batch";
 /** Headroom over a gas estimate: state can move a little between prepare and broadcast. */
 const GAS_HEADROOM_PERCENT = 125n;
 
-export interface BuildOptions {
+/** Where the first nonce of a build comes from. */
+export interface NonceSource {
   /** Client-chosen first nonce (a common body field, docs/wire-conventions.md); default: the signer's pending nonce. */
   nonce?: number;
-  /** Client-chosen gas limit applied to every transaction. */
-  gasLimit?: bigint;
   /**
    * The signer's highest nonce the service holds in a batch being sent (it may not be in the node's pool: dropped, or
    * taken off the chain by a reorg and not re-broadcast yet); the default nonce comes after it.
    */
   heldNonce?: Promise<number | undefined>;
   /**
-   * A relayed batch: its relayer takes the nonce when it signs (the one shown is provisional), and simulates the call
-   * with the gas it signs with (engine/relayed-call.ts). `provisionalNonce` is the relayer's counter
-   * (no chain read); the first call is estimated on the latest block first (chains/rpc-errors.ts latestFirst), then
-   * as the node defaults (the pending block).
+   * A relayed batch: its relayer takes the nonce when it signs, so the one shown is provisional: the relayer's counter
+   * (no chain read), the pending count on chain before its first.
    */
-  relayed?: { provisionalNonce: Promise<number | undefined> };
+  provisionalNonce?: Promise<number | undefined>;
+}
+
+/**
+ * The reads a build needs that do not depend on the planned calls (the signer's first nonce, the market fees), started
+ * before the method plans so that they travel while its pre-checks read the chain. A prepare then costs one chain
+ * round trip (the estimates) after its pre-checks, instead of one carrying the nonce, the fees and the estimates.
+ */
+export interface BuildReads {
+  /** The signer they were read for: a plan that names another signer needs its own (see readsFor). */
+  signer: string;
+  startNonce: Promise<number>;
+  fees: Promise<MarketFees>;
+}
+
+/**
+ * Starts the reads of a build for `signer`. A pre-check that refuses the request leaves them unawaited: their failure
+ * is then nobody's answer, so it is marked handled here, and it still rejects the build that awaits them.
+ */
+export function startBuildReads(chain: Chain, signer: string, source: NonceSource = {}): BuildReads {
+  const startNonce =
+    source.nonce !== undefined
+      ? Promise.resolve(source.nonce)
+      : source.provisionalNonce
+        ? source.provisionalNonce.then((held) => held ?? nextNonce(chain, signer))
+        : nextNonce(chain, signer, source.heldNonce);
+  const fees = marketFees(chain);
+  startNonce.catch(() => {});
+  fees.catch(() => {});
+  return { signer, startNonce, fees };
+}
+
+/**
+ * `early` when it was read for `signer` (addresses compare in any case; the transactions are from `signer` as the plan
+ * spells it), else the reads `start` makes for it now.
+ */
+export function readsFor(early: BuildReads, signer: string, start: (signer: string) => BuildReads): BuildReads {
+  return early.signer.toLowerCase() === signer.toLowerCase() ? { ...early, signer } : start(signer);
+}
+
+export interface BuildOptions {
+  /** Client-chosen gas limit applied to every transaction. */
+  gasLimit?: bigint;
+  /**
+   * A relayed batch: the relayer simulates the call with the gas it signs with (engine/relayed-call.ts), so the first
+   * call is estimated on the latest block first (chains/rpc-errors.ts latestFirst), then as the node defaults (the
+   * pending block).
+   */
+  relayed?: boolean;
 }
 
 /** The signer's next nonce: its pending count on chain, or past the last one the service holds for it. */
@@ -44,30 +89,25 @@ export function newTxId(): string {
 }
 
 /**
- * Turns planned calls into unsigned EIP-1559 transactions with sequential nonces, current fees and gas limits.
- * The first call is estimated against the chain as it is; a later call may depend on an earlier one not yet mined,
- * so its estimate is only trusted when it succeeds, and its declared ceiling is the floor (and the fallback).
+ * Turns planned calls into unsigned EIP-1559 transactions from `reads.signer` with sequential nonces, current fees
+ * and gas limits. The first call is estimated against the chain as it is; a later call may depend on an earlier one
+ * not yet mined, so its estimate is only trusted when it succeeds, and its declared ceiling is the floor (and the
+ * fallback).
  */
 export async function buildTransactions(
   chain: Chain,
-  signer: string,
   calls: PlannedCall[],
+  reads: BuildReads,
   options: BuildOptions = {},
 ): Promise<UnsignedTransaction[]> {
-  // Nonce, fees and every estimate are independent reads: asked together, they travel as one JSON-RPC batch.
+  const signer = reads.signer;
+  // Every estimate is an independent read: asked together, they travel as one JSON-RPC batch.
   const estimates = calls.map((call, index) =>
     options.gasLimit !== undefined
       ? Promise.resolve(options.gasLimit)
       : gasFor(chain, signer, call, index, calls.length, !!options.relayed).catch((error: unknown) => error as Error),
   );
-  const [startNonce, fees, gasLimits] = await Promise.all([
-    options.nonce ??
-      (options.relayed
-        ? options.relayed.provisionalNonce.then((held) => held ?? nextNonce(chain, signer))
-        : nextNonce(chain, signer, options.heldNonce)),
-    marketFees(chain),
-    Promise.all(estimates),
-  ]);
+  const [startNonce, fees, gasLimits] = await Promise.all([reads.startNonce, reads.fees, Promise.all(estimates)]);
   const { maxFeePerGas, maxPriorityFeePerGas } = fees;
 
   const transactions: UnsignedTransaction[] = [];

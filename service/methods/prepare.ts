@@ -1,5 +1,5 @@
 import type { Chain } from "../chains/registry";
-import { buildTransactions, newTxId } from "../engine/prepare";
+import { buildTransactions, newTxId, readsFor, startBuildReads } from "../engine/prepare";
 import { badRequest, forbidden } from "../errors";
 import type { UnsignedTransaction } from "../model/batch";
 import type { ApiKeyRecord } from "../store/api-keys";
@@ -71,6 +71,15 @@ export async function planBatch(services: PrepareServices, input: PrepareInput):
     : method.anyRelayerKey
       ? services.relayer.nextKeyAddress(chain.chainId)
       : services.relayer.address(chain.chainId);
+  // The build's reads that need no plan (nonce, fees) start now and travel with the pre-checks' reads of the chain.
+  const buildReads = (who: string) =>
+    startBuildReads(chain, who, {
+      nonce: body.nonce === undefined || relayed ? undefined : Number(BigInt(body.nonce)),
+      heldNonce:
+        relayed || body.nonce !== undefined ? undefined : services.batchTransactions.highestNonceInFlight(chain.chainId, who),
+      provisionalNonce: relayed ? services.walletNonces.provisional(chain.chainId, who) : undefined,
+    });
+  const early = buildReads(signer);
   // The whitelist check and the method's own checks are independent reads: run together, the whitelist answers first.
   const [allowed, planned] = await Promise.allSettled([
     relayed || services.signers.isAllowed(signer, apiKey?.id),
@@ -89,14 +98,9 @@ export async function planBatch(services: PrepareServices, input: PrepareInput):
   }
   if (planned.status === "rejected") throw planned.reason;
   const plan = planned.value;
-  const transactions = await buildTransactions(chain, plan.signer, plan.calls, {
-    nonce: body.nonce === undefined || relayed ? undefined : Number(BigInt(body.nonce)),
+  const transactions = await buildTransactions(chain, plan.calls, readsFor(early, plan.signer, buildReads), {
     gasLimit: body.gasLimit === undefined ? undefined : BigInt(body.gasLimit),
-    heldNonce:
-      relayed || body.nonce !== undefined
-        ? undefined
-        : services.batchTransactions.highestNonceInFlight(chain.chainId, plan.signer),
-    relayed: relayed ? { provisionalNonce: services.walletNonces.provisional(chain.chainId, plan.signer) } : undefined,
+    relayed,
   });
   const info = {
     method: method.name,

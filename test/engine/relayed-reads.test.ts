@@ -1,7 +1,7 @@
 import { expect } from "chai";
 import { Interface, Wallet } from "ethers";
 import { ethers } from "hardhat";
-import { buildTransactions } from "../../service/engine/prepare";
+import { buildTransactions, startBuildReads } from "../../service/engine/prepare";
 import { simulateRelayedCall, WouldRevert } from "../../service/engine/relayed-call";
 import type { BatchTransaction } from "../../service/model/batch";
 import type { ServiceSigner } from "../../service/signers/signer";
@@ -112,7 +112,14 @@ describe("engine: a relayed operation's reads of the chain", function () {
     it("a relayed prepare estimates on the latest block, and on the pending one when the call reverts there", async () => {
       const call = { to: token, data: transfer(10n).data, description: "transfer" };
       const { result, calls } = await recorded(() =>
-        buildTransactions(chain(), relayer, [call], { relayed: { provisionalNonce: Promise.resolve(7) } }),
+        buildTransactions(
+          chain(),
+          [call],
+          startBuildReads(chain(), relayer, { provisionalNonce: Promise.resolve(7) }),
+          {
+            relayed: true,
+          },
+        ),
       );
       expect(result[0].nonce, "the provisional nonce is the relayer's counter").to.equal(7);
       expect(BigInt(result[0].gasLimit)).to.be.greaterThan(21_000n);
