@@ -76,7 +76,9 @@ export async function planBatch(services: PrepareServices, input: PrepareInput):
     startBuildReads(chain, who, {
       nonce: body.nonce === undefined || relayed ? undefined : Number(BigInt(body.nonce)),
       heldNonce:
-        relayed || body.nonce !== undefined ? undefined : services.batchTransactions.highestNonceInFlight(chain.chainId, who),
+        relayed || body.nonce !== undefined
+          ? undefined
+          : services.batchTransactions.highestNonceInFlight(chain.chainId, who),
       provisionalNonce: relayed ? services.walletNonces.provisional(chain.chainId, who) : undefined,
     });
   const early = buildReads(signer);
