@@ -1,14 +1,11 @@
 #!/usr/bin/env bash
 # `npm run test:tiers`: every test tier but the fast one (`npm test`), as .ci/run runs them after it (docs/testing.md).
-# The files of the e2e, browser, release and chaos tiers in one Mocha run, so that its workers share them; then the
-# contracts' deep invariants, their suite on a standalone node and the PostgreSQL tier side by side: each waits mostly
-# on its own chain or server. Each of those three prints its output when it ends, named; the first failure fails the
-# whole once all three ended.
+# The contracts' deep invariants, their suite on a standalone node and the PostgreSQL tier start in the background, and
+# the files of the e2e, browser, release and chaos tiers run meanwhile in one Mocha run on three workers: all of them
+# wait on child processes, chains, browsers, block intervals or the server more than they compute. Each background
+# tier prints its output, named, when it has ended; any failure fails the whole once everything ended.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Four workers (TEST_JOBS): these files wait on child processes, browsers and block intervals more than they compute,
-# and two leave the cores idle half the time.
-TEST_JOBS="${TEST_JOBS:-4}" TEST_TIER=e2e,browser,release,chaos npx hardhat test
 logs="$(mktemp -d "${TMPDIR:-/tmp}/test-tiers.XXXXXX")"
 trap 'rm -rf "$logs"' EXIT
 names=(invariants:deep contracts:node pg)
@@ -18,6 +15,7 @@ for name in "${names[@]}"; do
   pids+=("$!")
 done
 failed=()
+TEST_JOBS="${TEST_JOBS:-3}" TEST_TIER=e2e,browser,release,chaos npx hardhat test || failed+=("e2e,browser,release,chaos")
 for i in "${!names[@]}"; do
   status=0
   wait "${pids[$i]}" || status=$?
