@@ -1,3 +1,4 @@
+// tier: e2e
 import { randomUUID } from "node:crypto";
 import { expect } from "chai";
 import { Wallet, parseEther, parseUnits, type JsonRpcProvider } from "ethers";
