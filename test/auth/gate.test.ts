@@ -72,6 +72,16 @@ describe("access gate (in-memory payments)", () => {
     return { core, x402, services };
   }
 
+  /** The quote of agentRegister's prepare share (5,000) for batch `txId`. */
+  const prepareQuote = (x402: X402, txId: string) =>
+    x402.requirements({
+      subject: `prepare:${txId}`,
+      routeKey: "POST /prepare-transactions",
+      amount: 5_000n,
+      resourceUrl: "https://api.example.com/prepare-transactions",
+      description: "agentRegister: prepare",
+    });
+
   /** A payment header paying exactly `quote` from `payer`, as a client would send it (its signature left out: the facilitator is scripted). */
   const paying = (quote: PaymentRequirements, payer = "0x" + randomBytes(20).toString("hex")) => {
     const now = Math.floor(Date.now() / 1000);
@@ -194,13 +204,7 @@ describe("access gate (in-memory payments)", () => {
       const { services, core, x402 } = gate();
       const access = await admitPrepare(services, {}, relayable, "client-signed", PAYMENT_CHAIN_ID);
       const txId = randomBytes(16).toString("hex");
-      const quote = x402.requirements({
-        subject: `prepare:${txId}`,
-        routeKey: "POST /prepare-transactions",
-        amount: 5_000n,
-        resourceUrl: "https://api.example.com/prepare-transactions",
-        description: "agentRegister: prepare",
-      });
+      const quote = prepareQuote(x402, txId);
       const answer = await chargePrepare(
         services,
         req,
@@ -220,13 +224,7 @@ describe("access gate (in-memory payments)", () => {
       const { services, core, x402 } = gate();
       const access = await admitPrepare(services, {}, relayable, "client-signed", PAYMENT_CHAIN_ID);
       const txId = randomBytes(16).toString("hex");
-      const quote = x402.requirements({
-        subject: `prepare:${txId}`,
-        routeKey: "POST /prepare-transactions",
-        amount: 5_000n,
-        resourceUrl: "https://api.example.com/prepare-transactions",
-        description: "agentRegister: prepare",
-      });
+      const quote = prepareQuote(x402, txId);
       const error = await refusal(() =>
         chargePrepare(services, req, paying(quote), access, { method: relayable, mode: "client-signed", txId }, () =>
           Promise.reject(new Error("disk full")),
