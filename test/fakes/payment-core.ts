@@ -72,10 +72,13 @@ export function fakePaymentCore() {
     return b;
   };
 
-  /** A verified payment reserved for `subject` (a payer of its own unless given), valid for `validForS` seconds. */
+  /**
+   * A verified payment reserved for `subject` (a payer of its own unless given), valid for `validForS` seconds;
+   * `payload`: the payer's signed x402 payload (one without a signature can be neither simulated nor carried).
+   */
   const reserve = (
     txId: string | null,
-    options: { subject?: string; payer?: string; validForS?: number } = {},
+    options: { subject?: string; payer?: string; validForS?: number; payload?: NewPayment["payload"] } = {},
   ): Promise<PaymentRecord> => {
     const payment: NewPayment = {
       subject: options.subject ?? `send:${txId ?? randomUUID()}`,
@@ -88,7 +91,7 @@ export function fakePaymentCore() {
       payer: options.payer ?? "0x" + randomBytes(20).toString("hex"),
       authorizationNonce: "0x" + randomBytes(32).toString("hex"),
       validBefore: Math.floor(Date.now() / 1000) + (options.validForS ?? 300),
-      payload: { x402Version: 2, payload: { authorization: {} } },
+      payload: options.payload ?? { x402Version: 2, payload: { authorization: {} } },
       requirements: {},
     };
     return stores.payments.reserve(payment);
