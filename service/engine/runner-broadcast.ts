@@ -2,6 +2,7 @@ import type { TransactionReceipt } from "ethers";
 import type { Logger } from "../logger";
 import type { Batch, BatchTransaction } from "../model/batch";
 import type { OperationSettlement, RunPayments } from "../payments/run-payments";
+import type { PaymentRecord } from "../store/payments";
 import { PaymentNotCarried, TransactionEnded, WouldRevert, type RelayedSignature } from "./relayer";
 import type { BatchHooks, BatchRun, FailureCause, RelaySigner, RunnerDeps, RunnerStop } from "./runner-ports";
 
@@ -29,9 +30,15 @@ export class FirstBroadcast {
    * (relayed on the payment chain by a key that delegates to PaidRelayDelegate) rides in it, and every other payment
    * is settled first, once a simulation shows the relayed transaction would go through (RunPayments.beforeBroadcast).
    * A payment the payer made unusable refuses the batch (the caller ends it: nothing charged, nothing sent); one owed
-   * for a failure of ours (the settlement wallet without gas) is tried again while the batch waits.
+   * for a failure of ours (the settlement wallet without gas) is tried again while the batch waits. `sendPayment`: the
+   * payment the send reserved just before the run, handed to the payments on the first attempt instead of read back.
    */
-  async payFirst(run: BatchRun, batch: Batch, canCarry = true): Promise<Paid | Refusal | "stopped"> {
+  async payFirst(
+    run: BatchRun,
+    batch: Batch,
+    sendPayment: PaymentRecord | undefined,
+    canCarry = true,
+  ): Promise<Paid | Refusal | "stopped"> {
     if (!this.payments.paysFor(batch)) return {};
     const first = batch.transactions[0];
     const relayedUnsigned = batch.executionMode === "service-relayed" && first.status === "prepared";
@@ -40,7 +47,7 @@ export class FirstBroadcast {
       relayedUnsigned &&
       batch.transactions.length === 1 &&
       !!this.services.relayer.delegate(batch.chainId, first.unsigned.from);
-    let known = run.sendPayment ? [run.sendPayment] : undefined;
+    let known = sendPayment ? [sendPayment] : undefined;
     let simulated = !relayedUnsigned;
     const wouldRevert = async (payer?: string) => {
       if (simulated) return undefined;
@@ -118,7 +125,7 @@ export class FirstBroadcast {
         { txId: batch.txId, reason: error.message },
         "the payment cannot ride in its operation's transaction; it is settled first",
       );
-      const paid = await this.payFirst(run, batch, false);
+      const paid = await this.payFirst(run, batch, undefined, false);
       if (paid === "stopped") throw error;
       if ("refused" in paid) return paid;
       return this.signRelayed(run, batch, tx);

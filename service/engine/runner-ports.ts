@@ -4,7 +4,6 @@ import type { Config } from "../config";
 import type { Batch, BatchTransaction } from "../model/batch";
 import type { Queryable } from "../store/db";
 import type { OperationSettlement, RunEnd, RunPayments } from "../payments/run-payments";
-import type { PaymentRecord } from "../store/payments";
 import type { Stores } from "../store/stores";
 import type { RelayedSignature, Relayer } from "./relayer";
 
@@ -26,11 +25,6 @@ export type RelaySigner = (
  */
 export interface BatchRun {
   readonly txId: string;
-  /**
-   * The payment the send reserved just before it started this run. A service-relayed batch has no other (its prepare
-   * is free, and a subject is paid once), so it is all of the batch's payments: not read back.
-   */
-  readonly sendPayment?: PaymentRecord;
   /** The wallet whose payment pays for the batch, once its payments said so (payFirst) or its transaction carries it. */
   payer?: string;
   /** A reorg changed the batch's rows while the run was under way (what the store last answered it may not show it): read back at the end. */

@@ -66,9 +66,9 @@ export class BatchRunner {
   run(txId: string, sending?: Batch, payment?: PaymentRecord): Promise<Batch | undefined> {
     const running = this.active.get(txId);
     if (running) return running;
-    const run: BatchRun = { txId, sendPayment: payment, reorged: false };
+    const run: BatchRun = { txId, reorged: false };
     this.runs.set(txId, run);
-    const ran = this.driveThroughOutages(run, sending)
+    const ran = this.driveThroughOutages(run, sending, payment)
       .then(async (ended) => {
         if (run.end) await this.payments.afterRun(run.end);
         return ended;
@@ -156,12 +156,16 @@ export class BatchRunner {
    * relayed batch nothing of which was signed is abandoned once its chain has not answered for
    * CHAIN_UNREACHABLE_GIVE_UP_MS (runner-ending.ts abandonUnsent: a failure of ours); anything signed waits for its chain.
    */
-  private async driveThroughOutages(run: BatchRun, sending?: Batch): Promise<Batch | undefined> {
+  private async driveThroughOutages(
+    run: BatchRun,
+    sending?: Batch,
+    sendPayment?: PaymentRecord,
+  ): Promise<Batch | undefined> {
     const { txId } = run;
     let outageSince: number | undefined;
     for (let pause = RETRY_START_MS; ; pause = Math.min(pause * 2, RETRY_MAX_MS)) {
       try {
-        return await this.drive(run, sending);
+        return await this.drive(run, sending, sendPayment);
       } catch (error) {
         if (this.stopped || !isChainUnavailable(error)) throw error;
         outageSince ??= Date.now();
@@ -171,7 +175,7 @@ export class BatchRunner {
           { txId, err: errorFacts(error), retryInMs: pause },
           "chain not reachable; the batch waits and goes on",
         );
-        sending = undefined; // read back what the run stored
+        sending = sendPayment = undefined; // read back what the run stored
         await Promise.race([new Promise((resolve) => setTimeout(resolve, pause)), this.stopSignal]);
         if (this.stopped) return undefined;
       }
@@ -188,7 +192,12 @@ export class BatchRunner {
     return this.ending.abandonUnsent(run, batch, reason);
   }
 
-  private async drive(run: BatchRun, sending?: Batch): Promise<Batch | undefined> {
+  /**
+   * One attempt at the batch's run. `sending` and `sendPayment`: the batch as its send stored it and the payment the send
+   * reserved for it. A service-relayed batch has no other payment (its prepare is free, and a subject is paid once), so
+   * that one is all of its payments, handed to them before the first broadcast instead of read back.
+   */
+  private async drive(run: BatchRun, sending?: Batch, sendPayment?: PaymentRecord): Promise<Batch | undefined> {
     const { txId } = run;
     const { batches, chains } = this.services;
     // The batch as the store last answered: what markSending (or a read) returned, then each transaction as its last
@@ -200,7 +209,7 @@ export class BatchRunner {
     const receipts: TransactionReceipt[] = [];
     // The last transaction's confirmation is written with the batch's end (one database transaction fewer).
     let lastConfirmed: Confirmation | undefined;
-    const paid = await this.broadcast.payFirst(run, batch);
+    const paid = await this.broadcast.payFirst(run, batch, sendPayment);
     if (paid === "stopped") return undefined;
     if ("refused" in paid) return this.ending.refused(run, batch, paid);
 

@@ -217,7 +217,8 @@ describe("batch runner's decisions (real stores on PGlite, FakeChain, payment co
       const payment = await p.core.reserve(batch.txId, { payer: payer.address, payload: signedPayload(payer) });
       const run = runOf(batch);
 
-      const paid = await p.first.payFirst(run, batch);
+      // The payment as the send reserved it, handed over rather than read back (engine/runner.ts drive).
+      const paid = await p.first.payFirst(run, batch, payment);
       if (paid === "stopped" || "refused" in paid) throw new Error(`not paid: ${JSON.stringify(paid)}`);
       expect(paid.carried).to.deep.include({ payer: payment.payer, asset: USDC });
       expect(run.payer).to.equal(payment.payer);
@@ -254,7 +255,7 @@ describe("batch runner's decisions (real stores on PGlite, FakeChain, payment co
       const payer = Wallet.createRandom();
       const payment = await p.core.reserve(batch.txId, { payer: payer.address, payload: signedPayload(payer) });
       const run = runOf(batch);
-      const paid = await p.first.payFirst(run, batch);
+      const paid = await p.first.payFirst(run, batch, undefined);
       if (paid === "stopped" || "refused" in paid) throw new Error(`not paid: ${JSON.stringify(paid)}`);
       p.signer.failures.push(new PaymentNotCarried("the relayer no longer delegates to PaidRelayDelegate"));
 
@@ -279,7 +280,7 @@ describe("batch runner's decisions (real stores on PGlite, FakeChain, payment co
       p.relayer.wouldRevert = "execution reverted: not whitelisted";
       const run = runOf(batch);
 
-      const refusal = await p.first.payFirst(run, batch);
+      const refusal = await p.first.payFirst(run, batch, undefined);
       expect(refusal).to.deep.equal({
         refused: "transaction 1 would revert: execution reverted: not whitelisted; nothing was sent",
         tx: batch.transactions[0],
@@ -307,7 +308,7 @@ describe("batch runner's decisions (real stores on PGlite, FakeChain, payment co
         const batch = await p.batch();
         const payment = await p.core.reserve(batch.txId);
         const run = runOf(batch);
-        expect(await p.first.payFirst(run, batch)).to.deep.equal({ carried: undefined });
+        expect(await p.first.payFirst(run, batch, undefined)).to.deep.equal({ carried: undefined });
         expect(await p.core.statusOf(payment.id)).to.equal("settled");
         p.signer.failures.push(new WouldRevert("execution reverted: not whitelisted", outOfGas));
 
