@@ -45,7 +45,8 @@ export class BatchSettlement implements RunPayments {
    * settled first, one after the other, once the operation would go through: an external facilitator (it sends its
    * own transactions), a payment on another chain than the operation, an authorization close to its expiry, a
    * signature only the facilitator can use (ERC-6492), a batch of several transactions or one the client signed.
-   * Refused when one was released (its authorization can no longer be used: nothing charged, nothing done); waiting
+   * Refused when one was released (its authorization can no longer be used: nothing charged, nothing done), unless a
+   * later payment of the same share replaced it (a send refused, then sent again); waiting
    * when one is still owed after a failure of ours (the caller tries again shortly).
    */
   async beforeBroadcast(
@@ -58,6 +59,10 @@ export class BatchSettlement implements RunPayments {
   ): Promise<BeforeBroadcast> {
     const all = options.known ?? (await this.services.payments.forBatch(batch.txId));
     const paid = all.filter((p) => p.status !== "released");
+    // A share (the prepare's, the send's) whose every payment was released is unpaid: its work is not done for free.
+    const unpaid = all.find((p) => !paid.some((q) => q.subject === p.subject));
+    if (unpaid)
+      return { kind: "refused", reason: `the payment was released: ${unpaid.releaseReason ?? "unknown reason"}` };
     const payer = (paid.find((p) => p.subject.startsWith("send:")) ?? paid[0])?.payer;
     const open = all.filter((p) => p.status === "reserved" || (p.status === "settling" && !p.settleInOperation));
     const carried = options.canCarry ? this.carrierOf(open, batch.chainId) : undefined;

@@ -152,8 +152,22 @@ describe("payment lifecycle (payment core on in-memory stores)", () => {
       const p = await core.reserve(b.txId);
       await core.settler.release(p.id, "the authorization expired");
       const decision = await core.port.beforeBroadcast(b, { canCarry: false, wouldRevert: noRevert });
-      // A released payment is neither open nor paid: there is nothing to settle, and no payer.
-      expect(decision).to.deep.equal({ kind: "go", carried: undefined, payer: undefined });
+      // Released (its authorization expired while the batch waited, say): the batch's work is not done unpaid.
+      expect(decision).to.deep.equal({
+        kind: "refused",
+        reason: "the payment was released: the authorization expired",
+      });
+    });
+
+    it("a share paid again after its first payment was released goes with the later payment", async () => {
+      const core = fakePaymentCore();
+      const b = core.batch();
+      const first = await core.reserve(b.txId);
+      await core.settler.release(first.id, "send refused: the body named another hash");
+      const again = await core.reserve(b.txId);
+      const decision = await core.port.beforeBroadcast(b, { canCarry: false, wouldRevert: noRevert });
+      expect(decision).to.deep.equal({ kind: "go", payer: again.payer });
+      expect(await core.statusOf(again.id)).to.equal("settled");
     });
 
     it("rejected for a failure of ours: its reserved payments released in the end's transaction, its settled ones owed back once", async () => {
