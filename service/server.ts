@@ -1,4 +1,4 @@
-import type { AddressInfo } from "node:net";
+import { Server as NetServer, type AddressInfo, type Socket } from "node:net";
 import { createServer, type RequestListener, type Server, type ServerResponse } from "node:http";
 import type { Services } from "./composition";
 import type { Config } from "./config";
@@ -7,6 +7,12 @@ import { startingResponder } from "./lifecycle/starting";
 import type { Logger } from "./logger";
 import { ensureAdminToken, removeRuntimeFile, writeRuntimeFile } from "./runtime-files";
 import type { Db } from "./store/db";
+
+/**
+ * At a stop, how long open keep-alive connections stay up (unless the drain lasts longer): a request their clients sent
+ * as the signal came is still on its way. Over the network, this covers a round trip or two.
+ */
+const KEEP_ALIVE_LINGER_MS = 250;
 
 export interface RunningService {
   services: Services;
@@ -61,7 +67,7 @@ export async function startService(config: Config, options: StartOptions = {}): 
   const dispose = () => composed.dispose();
   const { logger, chains, db } = services;
   answer = createApp(services, { adminToken: ensureAdminToken(config) });
-  const inFlight = countRequests(server);
+  const { inFlight, openConnections, drain } = countRequests(server);
   writeRuntimeFile(config, { pid: process.pid, url });
   logger.info(
     { url, environment: config.ENVIRONMENT, chains: chains.list().map((c) => c.chainId), db: db.kind },
@@ -78,22 +84,29 @@ export async function startService(config: Config, options: StartOptions = {}): 
      * No new connections; the background work ends (a send waiting on its batch then answers 202 pending; the batch
      * stays "sending" and is resumed by the next start; a run stuck on an unresponsive RPC is not waited for past the
      * bound); requests in flight get what is left of SHUTDOWN_TIMEOUT_MS before their connections are closed; then the
-     * chains and the database close (bounded too).
+     * chains and the database close (bounded too). Open keep-alive connections are not cut at the signal: a request a
+     * client sent on one just before it would be lost unanswered (its client sees a reset, not an answer). For at least
+     * KEEP_ALIVE_LINGER_MS while any is open, and until the drain ends, what arrives on them is answered with
+     * `Connection: close`, so each closes after its answer.
      */
     async stop() {
       if (stopped) return;
       stopped = true;
       const deadline = Date.now() + config.SHUTDOWN_TIMEOUT_MS;
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      const lingerUntil = Math.min(deadline, Date.now() + KEEP_ALIVE_LINGER_MS);
+      drain();
+      // The listening socket only: http.Server's own close() would also cut the idle keep-alive connections now.
+      const closed = new Promise<void>((resolve) => NetServer.prototype.close.call(server, () => resolve()));
       await endWork(services, config.SHUTDOWN_TIMEOUT_MS);
-      while (inFlight() > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      const draining = () => inFlight() > 0 || (Date.now() < lingerUntil && openConnections() > 0);
+      while (draining() && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
       if (inFlight() > 0)
         logger.warn(
           { inFlight: inFlight(), timeoutMs: config.SHUTDOWN_TIMEOUT_MS },
           "closing connections of requests still in flight",
         );
       server.closeAllConnections();
+      server.close(); // http.Server's own housekeeping (its timer for header timeouts); nothing is left to close
       await settledWithin(closed, 1_000);
       removeRuntimeFile(config);
       await dispose();
@@ -101,12 +114,23 @@ export async function startService(config: Config, options: StartOptions = {}): 
   };
 }
 
-/** The number of requests in flight on `server`, so a stop can let them finish. */
-function countRequests(server: Server): () => number {
+/**
+ * The number of requests in flight on `server`, so a stop can let them finish; once `drain()` was called, every
+ * answer asks its client to close the connection.
+ */
+function countRequests(server: Server): { inFlight: () => number; openConnections: () => number; drain: () => void } {
   let inFlight = 0;
-  server.on("request", (_req, res: ServerResponse) => {
+  let open = 0;
+  let draining = false;
+  server.on("connection", (socket: Socket) => {
+    open++;
+    socket.once("close", () => open--);
+  });
+  // Ahead of the app's listener, so the header is set before anything of the answer is written.
+  server.prependListener("request", (_req, res: ServerResponse) => {
     inFlight++;
+    if (draining) res.setHeader("connection", "close");
     res.once("close", () => inFlight--);
   });
-  return () => inFlight;
+  return { inFlight: () => inFlight, openConnections: () => open, drain: () => (draining = true) };
 }
