@@ -7,6 +7,7 @@ import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { createSandbox, type Sandbox } from "../scripts/lib/sandbox";
 import { serveNodeArgs } from "../scripts/lib/service-process";
 import { benchSchema, dropSchema, hammer, postJson, serviceEnv, setupReads, type BenchDatabase } from "./reads";
+import { benchRuns } from "./runs-table";
 import { startServiceProcess, type ServiceProcess } from "./service-process";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -32,6 +33,10 @@ export const MEMORY_TARGETS = {
 };
 
 export interface StartSample {
+  /** Which run (BENCH_RUNS on PostgreSQL, each on a schema of its own; the embedded database once). */
+  run: number;
+  /** The 1-minute load average when the start was launched and when it was read. */
+  load: [number, number];
   database: BenchDatabase;
   state: "fresh" | "existing";
   /** Until /health first answered 200: liveness, "starting" from the moment the port opens. */
@@ -95,22 +100,22 @@ export async function measureMemory(
   for (const dir of ["dist", "bin"]) fs.cpSync(path.join(ROOT, dir), path.join(installDir, dir), { recursive: true });
 
   const sandbox = await createSandbox(hre, { deploymentsDir: path.join(work, "deployments") });
-  const schema = benchSchema();
+  const schemas: string[] = [];
   // The built service has the production posture: its secrets given, the schema migrated first (npm run migrate).
-  const env = (database: BenchDatabase, dataDir: string) => ({
+  const env = (database: BenchDatabase, dataDir: string, schema: string) => ({
     ...serviceEnv(sandbox, dataDir, database, schema),
     ADMIN_TOKEN: "bench-admin-token-0123456789abcdef",
     DATA_ENCRYPTION_KEY: "bench-data-encryption-key-0123456789abcdef",
     // A production start serves /metrics only with a token (the heap and external memory are read there).
     METRICS_TOKEN: METRICS_TOKEN,
   });
-  const start = (database: BenchDatabase, dataDir: string, collectableGarbage = false) => {
+  const start = (database: BenchDatabase, dataDir: string, schema: string, collectableGarbage = false) => {
     execFileSync(process.execPath, ["dist/service/operator/migrate.js"], {
       cwd: installDir,
-      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env(database, dataDir) },
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, ...env(database, dataDir, schema) },
       stdio: ["ignore", "ignore", "inherit"],
     });
-    return startServiceProcess(env(database, dataDir), {
+    return startServiceProcess(env(database, dataDir, schema), {
       entry: "dist/service/main.js",
       cwd: installDir,
       nodeArgs: serveNodeArgs(),
@@ -119,14 +124,23 @@ export async function measureMemory(
   };
   const starts: StartSample[] = [];
   try {
-    for (const database of ["postgres", "embedded"] as const) {
-      const dataDir = path.join(work, `data-${database}`);
+    // PostgreSQL (the target's database) in BENCH_RUNS runs, each on a fresh schema and then on it again; the
+    // embedded database once.
+    const runs = [
+      ...Array.from({ length: benchRuns() }, (_, i) => ["postgres", i + 1] as const),
+      ["embedded", 1] as const,
+    ];
+    for (const [database, run] of runs) {
+      const dataDir = path.join(work, `data-${database}-${run}`);
+      const schema = benchSchema();
+      schemas.push(schema);
       for (const state of ["fresh", "existing"] as const) {
-        const service = await start(database, dataDir);
+        const loadAtLaunch = loadNow();
+        const service = await start(database, dataDir, schema);
         try {
-          starts.push(await idleSample(service, database, state));
+          starts.push({ run, ...(await idleSample(service, database, state, loadAtLaunch)) });
           log(
-            `  ${database} ${state}: /health after ${starts.at(-1)!.healthAfterMs} ms, serving after ${starts.at(-1)!.servingAfterMs} ms (${starts.at(-1)!.startCpuSeconds} s of CPU); ${starts.at(-1)!.rssMiB} MiB RSS 20 s after launch (heap ${starts.at(-1)!.heapUsedMiB}, external ${starts.at(-1)!.externalMiB})`,
+            `  run ${run} ${database} ${state} (load ${starts.at(-1)!.load.join(" → ")}): /health after ${starts.at(-1)!.healthAfterMs} ms, serving after ${starts.at(-1)!.servingAfterMs} ms (${starts.at(-1)!.startCpuSeconds} s of CPU); ${starts.at(-1)!.rssMiB} MiB RSS 20 s after launch (heap ${starts.at(-1)!.heapUsedMiB}, external ${starts.at(-1)!.externalMiB})`,
           );
         } finally {
           await service.stop();
@@ -134,15 +148,13 @@ export async function measureMemory(
       }
     }
     // Forced collections after the runs tell growth from garbage not collected yet (node --expose-gc, bench/gc-on-signal.js).
-    const service = await start("postgres", path.join(work, "data-postgres"), true);
+    const service = await start("postgres", path.join(work, "data-postgres-1"), schemas[0], true);
     try {
       const load = await loadRuns(service, sandbox, log);
-      const byKey = (database: BenchDatabase, state: string) =>
-        starts.find((s) => s.database === database && s.state === state)!;
       const pass = {
-        postgresIdle:
-          byKey("postgres", "fresh").rssMiB <= MEMORY_TARGETS.postgresIdleMiB &&
-          byKey("postgres", "existing").rssMiB <= MEMORY_TARGETS.postgresIdleMiB,
+        postgresIdle: starts
+          .filter((s) => s.database === "postgres")
+          .every((s) => s.rssMiB <= MEMORY_TARGETS.postgresIdleMiB),
         postgresAfterLoad: Math.max(...load.afterRunsMiB) <= MEMORY_TARGETS.postgresAfterLoadMiB,
         flatBetweenRuns:
           Math.abs(load.heapAfterGcMiB[RUNS - 1] - load.heapAfterGcMiB[RUNS - 2]) <= MEMORY_TARGETS.flatHeapMiB,
@@ -167,21 +179,25 @@ export async function measureMemory(
     }
   } finally {
     await sandbox.close();
-    await dropSchema(schema);
+    for (const schema of schemas) await dropSchema(schema);
     fs.rmSync(work, { recursive: true, force: true });
   }
 }
+
+const loadNow = () => Math.round(os.loadavg()[0] * 10) / 10;
 
 async function idleSample(
   service: ServiceProcess,
   database: BenchDatabase,
   state: "fresh" | "existing",
-): Promise<StartSample> {
+  loadAtLaunch: number,
+): Promise<Omit<StartSample, "run">> {
   const wait = service.launchedAt + IDLE_AFTER_MS - Date.now();
   if (wait > 0) await new Promise((r) => setTimeout(r, wait));
   const rssMiB = service.rssMiB();
   const metric = await metricsOf(service);
   return {
+    load: [loadAtLaunch, loadNow()],
     database,
     state,
     healthAfterMs: service.healthyAfterMs,

@@ -472,10 +472,12 @@ async function memoryPart(): Promise<boolean> {
   console.log("\nMemory and start-up of the built service (node dist/service/main.js, production dependencies only)");
   const result = await measureMemory(hre);
   const t = MEMORY_TARGETS;
-  console.log(`database  state     /health after  serving after  start CPU  RSS at 20 s  heap used  external`);
+  console.log(
+    `run  load        database  state     /health after  serving after  start CPU  RSS at 20 s  heap used  external`,
+  );
   for (const s of result.starts) {
     console.log(
-      `${s.database.padEnd(9)} ${s.state.padEnd(9)} ${`${s.healthAfterMs} ms`.padStart(13)}  ${`${s.servingAfterMs} ms`.padStart(13)}  ${`${s.startCpuSeconds} s`.padStart(9)}  ${`${s.rssMiB} MiB`.padStart(11)}  ${`${s.heapUsedMiB}`.padStart(9)}  ${`${s.externalMiB}`.padStart(8)}`,
+      `${String(s.run).padEnd(4)} ${s.load.join("→").padEnd(11)} ${s.database.padEnd(9)} ${s.state.padEnd(9)} ${`${s.healthAfterMs} ms`.padStart(13)}  ${`${s.servingAfterMs} ms`.padStart(13)}  ${`${s.startCpuSeconds} s`.padStart(9)}  ${`${s.rssMiB} MiB`.padStart(11)}  ${`${s.heapUsedMiB}`.padStart(9)}  ${`${s.externalMiB}`.padStart(8)}`,
     );
   }
   console.log(
