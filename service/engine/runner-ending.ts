@@ -24,10 +24,11 @@ export class BatchEnding {
 
   /**
    * Ends a batch at a reverted or refused transaction. Its payment is released (nothing charged) unless it was settled;
-   * its credit comes back when the caller got nothing from it: a relayed batch, or one whose first transaction never
-   * reached the chain. A failure of ours (`cause`) also owes back, in the same database transaction, the payments it
-   * had settled (refunds: payments/refunds.ts); a failure of the payer's stays charged. Answers the batch as it now
-   * stands (ended): as the rejecting write returned it, read back when another writer had ended it.
+   * its credit comes back, in the database transaction that rejects it, when the caller got nothing from it: a relayed
+   * batch, or one whose first transaction never reached the chain. A failure of ours (`cause`) also owes back, in that
+   * transaction too, the payments it had settled (refunds: payments/refunds.ts); a failure of the payer's stays charged.
+   * Answers the batch as it now stands (ended): as the rejecting write returned it, read back when another writer had
+   * ended it (that writer gave back what its end gives back).
    */
   async reject(
     run: BatchRun,
@@ -39,21 +40,19 @@ export class BatchEnding {
     cause: FailureCause = "payer",
   ): Promise<Batch | undefined> {
     const paid = this.payments.paysFor(batch);
-    const { batches } = this.services;
-    const { rejected, owed } =
-      cause === "ours" && paid
-        ? await this.services.db.transaction(async (q) => ({
-            rejected: await batches.reject(batch.txId, tx.index, status, error, receipt, q),
-            owed: await this.payments.owedBackInSameTransaction(q, batch.txId, error),
-          }))
-        : { rejected: await batches.reject(batch.txId, tx.index, status, error, receipt), owed: 0 };
+    const { batches, credits } = this.services;
     const relayed = batch.executionMode === "service-relayed";
+    const creditBack = relayed || (tx.index === 0 && status !== "reverted");
+    const { rejected, owed } = await this.services.db.transaction(async (q) => {
+      const rejected = await batches.reject(batch.txId, tx.index, status, error, receipt, q);
+      if (!rejected) return { rejected, owed: 0 };
+      if (creditBack) await credits.refund(q, batch.txId);
+      const owesBack = cause === "ours" && paid;
+      return { rejected, owed: owesBack ? await this.payments.owedBackInSameTransaction(q, batch.txId, error) : 0 };
+    });
     // A relayed transaction the node refused never used its nonce; one refused before it was signed never had one.
     if (relayed && status === "refused" && tx.signedRaw)
       await this.services.relayer.onRefused(this.services.chains.find(batch.chainId)!, tx);
-    if (relayed || (tx.index === 0 && status !== "reverted")) {
-      await this.services.db.transaction((q) => this.services.credits.refund(q, batch.txId));
-    }
     if (paid) run.end = { kind: "rejected", txId: batch.txId, reason: error, owed };
     return rejected ?? batches.get(batch.txId);
   }
@@ -179,13 +178,16 @@ export class BatchEnding {
     reason: string,
   ): Promise<Batch | undefined> {
     const { batches, credits, db } = this.services;
-    const rejected = await batches.rejectConfirmed(batch.txId, lastConfirmed, reason);
+    const rejected = await db.transaction(async (q) => {
+      const ended = await batches.rejectConfirmed(batch.txId, lastConfirmed, reason, q);
+      if (ended) await credits.refund(q, batch.txId);
+      return ended;
+    });
     if (!rejected) return undefined;
     this.log.warn(
       { txId: batch.txId, method: batch.method, reason },
       "batch confirmed on chain but not recorded: it lost a race; rejected",
     );
-    await db.transaction((q) => credits.refund(q, batch.txId));
     if (this.payments.paysFor(batch)) run.end = { kind: "confirmed-unrecorded", txId: batch.txId, receipts };
     return rejected;
   }

@@ -336,8 +336,9 @@ export class Batches {
     txId: string,
     lastConfirmed: LastConfirmation | undefined,
     error: string,
+    within: Queryable = this.db,
   ): Promise<Batch | undefined> {
-    return this.db.transaction(async (q) => {
+    const rejectIn = async (q: Queryable): Promise<Batch | undefined> => {
       const ended = await q.query<{ last: number }>(
         `UPDATE batches SET status = 'rejected', failed_index = (SELECT max(index) FROM batch_transactions WHERE tx_id = $1), error = $2,
            completed_at = now(), updated_at = now()
@@ -362,7 +363,8 @@ export class Batches {
       const batch = (await this.get(txId, q))!;
       await emitEvents(q, successEvents(batch, lastConfirmed?.index));
       return batch;
-    });
+    };
+    return within === this.db ? this.db.transaction(rejectIn) : rejectIn(within);
   }
 
   /**

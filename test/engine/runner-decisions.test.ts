@@ -354,6 +354,28 @@ describe("batch runner's decisions (real stores on PGlite, FakeChain, payment co
       expect(keyedRun.end, "a batch under a key has no payments to tell").to.equal(undefined);
     });
 
+    it("a rejection that finds the batch ended by another writer gives nothing back: its credit stays spent, nothing is owed", async () => {
+      const p = relayedParts();
+      const keyId = await newKey(stores);
+      const batch = await p.batch(keyId);
+      const run = runOf(batch);
+      expect((await stores.credits.balances(keyId)).whitelist).to.equal(9);
+      await stores.db.transaction((q) => stores.batches.markSuccess(q, batch.txId));
+
+      const ended = await p.ending.reject(
+        run,
+        batch,
+        batch.transactions[0],
+        "refused",
+        "node refused it",
+        undefined,
+        "ours",
+      );
+      expect(ended?.status, "as the other writer left it").to.equal("success");
+      expect((await stores.credits.balances(keyId)).whitelist).to.equal(9);
+      expect(run.end, "a batch under a key has no payments to tell").to.equal(undefined);
+    });
+
     it("abandoning does nothing once something of the batch was signed meanwhile: it may still reach its chain", async () => {
       const p = relayedParts();
       const batch = await p.batch();
