@@ -94,7 +94,8 @@ export class FirstBroadcast {
    * A relayed transaction is signed (nonce, fees, calldata naming the payer) right before its broadcast, which the
    * relayer makes: `acceptedAt` when the node took the bytes. `carried`: the payment it carries (payFirst). A
    * transaction that would revert is refused unsigned (the caller ends the batch); a payment that can no longer ride
-   * in it is settled first. Undefined: another runner ended the batch meanwhile (read it back).
+   * in it is settled first. "ended": another runner ended the batch meanwhile (read it back); "stopped": the runner
+   * stopped while that payment waited to be settled (the next start resumes the batch).
    */
   async signRelayed(
     run: BatchRun,
@@ -102,7 +103,10 @@ export class FirstBroadcast {
     tx: BatchTransaction,
     carried?: OperationSettlement,
   ): Promise<
-    { current: BatchTransaction; acceptedAt?: number; receipt?: Promise<TransactionReceipt | null> } | Refusal | "ended"
+    | { current: BatchTransaction; acceptedAt?: number; receipt?: Promise<TransactionReceipt | null> }
+    | Refusal
+    | "ended"
+    | "stopped"
   > {
     if (batch.executionMode !== "service-relayed")
       throw new Error(`transaction ${tx.index} of ${batch.txId} was never signed`);
@@ -126,7 +130,7 @@ export class FirstBroadcast {
         "the payment cannot ride in its operation's transaction; it is settled first",
       );
       const paid = await this.payFirst(run, batch, undefined, false);
-      if (paid === "stopped") throw error;
+      if (paid === "stopped") return "stopped";
       if ("refused" in paid) return paid;
       return this.signRelayed(run, batch, tx);
     }

@@ -222,6 +222,7 @@ export class BatchRunner {
           ? await this.broadcast.signRelayed(run, batch, tx, paid.carried)
           : { current: await this.latest(batch, tx), acceptedAt: undefined, receipt: undefined };
       if (signed === "ended") return batches.get(txId); // ended by another runner
+      if (signed === "stopped") return undefined; // resumed by the next start
       if ("refused" in signed) return this.ending.refused(run, batch, signed);
       const { current, acceptedAt, receipt: asked } = signed;
       const outcome = await this.untilConfirmedOnChain(batch, chain, current, acceptedAt, asked);
