@@ -33,11 +33,20 @@ export interface BatchRun {
   end?: RunEnd;
 }
 
+/**
+ * What the runner asks of the relayer (engine/relayer.ts) besides signing (RelaySigner): a key's delegation, a
+ * simulation, the nonces after a refusal or a replacement.
+ */
+export type RunnerRelayer = Pick<
+  Relayer,
+  "delegate" | "simulate" | "onRefused" | "replace" | "healNonces" | "syncNonces"
+>;
+
 /** What the runner uses: the stores it writes, the chains, the configuration and the relayer. */
 export type RunnerDeps = Pick<Stores, "batches" | "batchTransactions" | "credits" | "db"> & {
   chains: ChainRegistry;
   config: Config;
-  relayer: Relayer;
+  relayer: RunnerRelayer;
 };
 
 /** A confirmed batch as the runner hands it to its method (methods/hooks.ts adds what methods may use). */

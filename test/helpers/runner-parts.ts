@@ -15,8 +15,8 @@ import type { Chain, ChainRegistry } from "../../service/chains/registry";
 import { ReorgWatch } from "../../service/chains/reorg-watch";
 import { loadConfig } from "../../service/config";
 import { Sealer } from "../../service/crypto/sealed";
-import { PaymentNotCarried, WouldRevert, type Relayer } from "../../service/engine/relayer";
-import type { RelaySigner } from "../../service/engine/runner-ports";
+import { PaymentNotCarried, WouldRevert } from "../../service/engine/relayer";
+import type { RelaySigner, RunnerRelayer } from "../../service/engine/runner-ports";
 import { METERED_METHODS } from "../../service/methods/metering";
 import type { Batch, UnsignedTransaction } from "../../service/model/batch";
 import { BatchSettlement } from "../../service/payments/batch-settlement";
@@ -88,7 +88,7 @@ export function registryOf(chain: Chain): ChainRegistry {
 /**
  * What the runner asks of the relayer before signing: which code a key delegates to, and whether a call would revert.
  * Scripted, not the real Relayer: it learns its delegation from the key's code on chain (EIP-7702) and simulates with
- * eth_call, and FakeChain executes nothing. Anything else the runner asked of it would fail the test.
+ * eth_call, and FakeChain executes nothing. What it is not scripted for fails the test, saying what was asked.
  */
 export class ScriptedRelayer {
   delegating = false;
@@ -97,14 +97,19 @@ export class ScriptedRelayer {
   /** The calls simulated: the batch's, with the calldata its method completed (none: the prepared calldata). */
   readonly simulated: { txId: string; data?: string }[] = [];
 
-  asRelayer(): Relayer {
+  asRelayer(): RunnerRelayer {
+    const unscripted = (what: string) => () => Promise.reject(new Error(`the scripted relayer does not ${what}`));
     return {
       delegate: () => (this.delegating ? "0x" + "de".repeat(20) : undefined),
       simulate: (batch: Batch, _tx: unknown, data?: string) => {
         this.simulated.push({ txId: batch.txId, data });
         return this.wouldRevert ? Promise.reject(new WouldRevert(this.wouldRevert)) : Promise.resolve();
       },
-    } as unknown as Relayer;
+      onRefused: unscripted("take a refused nonce back"),
+      replace: unscripted("replace transactions"),
+      healNonces: unscripted("heal nonces"),
+      syncNonces: unscripted("sync nonces"),
+    };
   }
 }
 
