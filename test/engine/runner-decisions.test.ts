@@ -208,14 +208,21 @@ describe("batch runner's decisions (real stores on PGlite, FakeChain, payment co
       return signed.current;
     };
 
-    it("a payment its only transaction can carry goes to the signer, not settled first; the ending settles it in its own transaction", async () => {
-      const p = relayedParts({ onConfirmed: (_q, facts) => Promise.resolve({ paidBy: facts.payer }) });
+    /** A relayed batch whose one payment its transaction can carry (a delegating key, a signed authorization). */
+    const carriable = async (hooks: BatchHooks = {}) => {
+      const p = relayedParts(hooks);
       p.core.facilitator.settlesInOperation = true;
       p.relayer.delegating = true;
       const batch = await p.batch();
       const payer = Wallet.createRandom();
       const payment = await p.core.reserve(batch.txId, { payer: payer.address, payload: signedPayload(payer) });
-      const run = runOf(batch);
+      return { p, batch, payment, run: runOf(batch) };
+    };
+
+    it("a payment its only transaction can carry goes to the signer, not settled first; the ending settles it in its own transaction", async () => {
+      const { p, batch, payment, run } = await carriable({
+        onConfirmed: (_q, facts) => Promise.resolve({ paidBy: facts.payer }),
+      });
 
       // The payment as the send reserved it, handed over rather than read back (engine/runner.ts drive).
       const paid = await p.first.payFirst(run, batch, payment);
@@ -248,13 +255,7 @@ describe("batch runner's decisions (real stores on PGlite, FakeChain, payment co
     });
 
     it("a payment that can no longer ride in its transaction is settled first, once the call would go through, then it is signed without it", async () => {
-      const p = relayedParts();
-      p.core.facilitator.settlesInOperation = true;
-      p.relayer.delegating = true;
-      const batch = await p.batch();
-      const payer = Wallet.createRandom();
-      const payment = await p.core.reserve(batch.txId, { payer: payer.address, payload: signedPayload(payer) });
-      const run = runOf(batch);
+      const { p, batch, payment, run } = await carriable();
       const paid = await p.first.payFirst(run, batch, undefined);
       if (paid === "stopped" || "refused" in paid) throw new Error(`not paid: ${JSON.stringify(paid)}`);
       p.signer.failures.push(new PaymentNotCarried("the relayer no longer delegates to PaidRelayDelegate"));
