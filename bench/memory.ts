@@ -7,7 +7,7 @@ import type { HardhatRuntimeEnvironment } from "hardhat/types";
 import { createSandbox, type Sandbox } from "../scripts/lib/sandbox";
 import { serveNodeArgs } from "../scripts/lib/service-process";
 import { benchSchema, dropSchema, hammer, postJson, serviceEnv, setupReads, type BenchDatabase } from "./reads";
-import { benchRuns } from "./runs-table";
+import { benchRuns, loadNow } from "./runs-table";
 import { startServiceProcess, type ServiceProcess } from "./service-process";
 
 const ROOT = path.resolve(__dirname, "..");
@@ -183,8 +183,6 @@ export async function measureMemory(
     fs.rmSync(work, { recursive: true, force: true });
   }
 }
-
-const loadNow = () => Math.round(os.loadavg()[0] * 10) / 10;
 
 async function idleSample(
   service: ServiceProcess,

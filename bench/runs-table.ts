@@ -5,7 +5,8 @@ import path from "node:path";
 /** How many times a part that reports runs measures (BENCH_RUNS, default 3: the figures the issues ask for). */
 export const benchRuns = () => Math.max(1, Number(process.env.BENCH_RUNS ?? 3));
 
-const loadNow = () => Math.round(os.loadavg()[0] * 10) / 10;
+/** The 1-minute load average, to one decimal (what each bench table prints beside its figures). */
+export const loadNow = () => Math.round(os.loadavg()[0] * 10) / 10;
 
 /**
  * Runs `measure` BENCH_RUNS times in a row and writes bench/results/<name>-runs-latest.md: one table, each run's rows
