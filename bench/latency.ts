@@ -2,7 +2,7 @@ import fs from "node:fs";
 import os from "node:os";
 import path from "node:path";
 import type { HardhatRuntimeEnvironment } from "hardhat/types";
-import { JsonRpcProvider, Transaction, Wallet, type TransactionRequest } from "ethers";
+import { JsonRpcProvider, Transaction, Wallet, ZeroHash, type TransactionRequest } from "ethers";
 import { createSandboxProcess } from "../scripts/lib/chains-process";
 import { loadConfig } from "../service/config";
 import { securityTokenInterface } from "../service/chains/contracts";
@@ -124,6 +124,9 @@ function row(
  * against the same chain, interleaved round by round with the service's samples so both see the same machine load.
  * Both sides use Node's http client over kept-alive connections (ethers' own, for the raw side). Each phase starts with
  * WARMUP_ROUNDS rounds on both sides that are not counted (the first run of each statement prepares it; code compiles).
+ *
+ * Both sides estimate and send the same transaction: the one the service plans for the body (whitelistInvestors of
+ * one wallet; checked against the service's first prepare).
  *
  * - prepare (whitelist, 1 tx): POST /prepare-transactions vs. pending nonce + fee data + estimateGas + one eth_call,
  *   made together (one JSON-RPC batch, as the service makes them). Target: service p50 ≤ LATENCY_RATIO (1.5) × raw p50.
@@ -256,8 +259,10 @@ export async function measureLatencyOn(setup: LatencyTarget, rounds: number): Pr
       tokenSymbol: symbol,
       userToWhitelist: [{ investorAddress: address, whitelistStatus: true }],
     });
+    // The call the service plans for this body (one wallet, no e-mail: bound to no investor), so both sides estimate
+    // and send the same transaction.
     const whitelistData = (address: string) =>
-      securityTokenInterface.encodeFunctionData("setWhitelisted", [address, true]);
+      securityTokenInterface.encodeFunctionData("whitelistInvestors", [[address], [ZeroHash]]);
 
     // prepare
     const a = await tokenFor("BNCHA");
@@ -278,11 +283,14 @@ export async function measureLatencyOn(setup: LatencyTarget, rounds: number): Pr
         ]),
       );
       const rawMs = performance.now() - started;
-      const serviceMs = (
-        await prepareRpc.service(measured(i), () =>
-          call(a.key, "/prepare-transactions", whitelistBody("BNCHA", investor)),
-        )
-      ).ms;
+      const servicePrepared = await prepareRpc.service(measured(i), () =>
+        call(a.key, "/prepare-transactions", whitelistBody("BNCHA", investor)),
+      );
+      const serviceMs = servicePrepared.ms;
+      if (i === 0 && servicePrepared.json.transactions?.[0]?.data !== whitelistData(investor))
+        throw new Error(
+          `the service planned another call than the raw side's: ${JSON.stringify(servicePrepared.json)}`,
+        );
       const floorMs = (await call(a.key, "/prepare-transactions", { chainId: "aa36a7" }, 400)).ms; // "method is required"
       if (!measured(i)) continue;
       rawPrepare.push(rawMs);
@@ -303,7 +311,7 @@ export async function measureLatencyOn(setup: LatencyTarget, rounds: number): Pr
         nonce,
         chainId: SEPOLIA,
         type: 2,
-        gasLimit: 100_000n,
+        gasLimit: 200_000n,
         maxFeePerGas: fees.maxFeePerGas,
         maxPriorityFeePerGas: fees.maxPriorityFeePerGas,
       };

@@ -5,14 +5,14 @@ const MAX_ENTRIES = 10_000;
 
 /**
  * Chain reads (eth_call at "latest") of one chain, answered from memory while the chain's head is the one they were
- * read at. Each read first takes a fresh head (BlockWatcher.freshHead: one seen by a poll sent at most the read age
- * before the request, 20 ms on an instant chain, a sixth of the block interval on others, at most 1 s; waiting for
- * the next poll when the last is older), and is answered by an entry read at that head or a later one. So an answer
- * reflects the chain at most the read age before the request arrived: a change made elsewhere (another instance,
- * another wallet) may be missed for that long. A block this instance learns of (a receipt its runner saw:
- * chain.blocks.observe) retires every older entry at once, so a send confirmed by this instance is always seen by the
- * reads that follow it. When no fresh head can be had (the poll failed) reads fall back to CoalescedReads, which never
- * answer from before the question.
+ * read at. A read takes a fresh head when there is one (BlockWatcher.freshHeadNow: one seen by a poll sent at most the
+ * read age before the request, 20 ms on an instant chain, a sixth of the block interval on others, at most 1 s), and
+ * is answered by an entry read at that head or a later one. So an answer reflects the chain at most the read age
+ * before the request arrived: a change made elsewhere (another instance, another wallet) may be missed for that long.
+ * A block this instance learns of (a receipt its runner saw: chain.blocks.observe) retires every older entry at once,
+ * so a send confirmed by this instance is always seen by the reads that follow it. Without a fresh head (the first
+ * read after a quiet spell, or the poll failed) a read does not wait for a poll: it goes to the chain through
+ * CoalescedReads, which never answer from before the question, while the poll it started serves the reads after it.
  */
 export class BlockReads {
   private head = -1;
@@ -20,13 +20,13 @@ export class BlockReads {
   private readonly uncached = new CoalescedReads();
 
   constructor(
-    private readonly blocks: Pick<BlockWatcher, "freshHead">,
+    private readonly blocks: Pick<BlockWatcher, "freshHeadNow">,
     private readonly maxEntries = MAX_ENTRIES,
   ) {}
 
   /** `load`'s answer; callers of one key must load the same thing (the key names what is read). */
   async read<V>(key: string, load: () => Promise<V>): Promise<V> {
-    const head = await this.blocks.freshHead();
+    const head = this.blocks.freshHeadNow();
     if (head === undefined) return this.uncached.read(key, load);
     // A reader given an older head than the entries' (answers interleaved) may take them: they are newer than it needs.
     if (head > this.head) {

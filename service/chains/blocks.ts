@@ -37,7 +37,7 @@ interface Waiter {
  * settlements). It polls eth_blockNumber only while someone waits, starts fast and then backs off to a fraction of the
  * block interval it observes, and wakes every waiter whose block has come with one request, however many wait.
  *
- * Cached chain reads ask it for a fresh head (freshHead): while they ask, it also polls, one poll in flight at most,
+ * Cached chain reads ask it for a fresh head (freshHead, freshHeadNow): while they ask, it also polls, one poll in flight at most,
  * a new one sent every half read age (or at once while a reader waits), and stops READERS_LINGER_MS after the last ask.
  */
 export class BlockWatcher {
@@ -119,6 +119,27 @@ export class BlockWatcher {
       else this.activeSince = now;
       void this.poll();
     });
+  }
+
+  /**
+   * The head freshHead would answer at once, or undefined when it would wait (the last poll is older than the read
+   * age, or none answered); a poll is then sent, for the readers that follow. A reader given undefined reads the chain
+   * itself: its answer is of the chain after its question, which a cached read waits a poll's round trip to promise.
+   */
+  freshHeadNow(): number | undefined {
+    const now = Date.now();
+    this.readersUntil = now + READERS_LINGER_MS;
+    if (this.destroyed) return undefined;
+    if (this.head >= 0 && this.polledAt >= now - this.readAgeMs()) {
+      if (!this.polling && !this.timer) this.startPolling();
+      return this.head;
+    }
+    if (!this.polling) {
+      if (this.timer) clearTimeout(this.timer);
+      else this.activeSince = now;
+      void this.poll();
+    }
+    return undefined;
   }
 
   /** How old a head freshHead may answer: 20 ms until a block interval is known, then a sixth of it, at most 1 s. */

@@ -136,6 +136,21 @@ describe("engine: the per-chain block watcher", function () {
     expect(await watcher.freshHead(), "destroyed: no head, readers go uncached").to.equal(undefined);
   });
 
+  it("freshHeadNow: nothing while no poll is recent enough (it sends one, one at a time), then the head at once", async () => {
+    const watcher = new BlockWatcher(counted);
+    watcher.fixedReadAgeMs = 60_000;
+    const head = await provider.getBlockNumber();
+    polls = 0;
+    expect(watcher.freshHeadNow()).to.equal(undefined);
+    expect(watcher.freshHeadNow()).to.equal(undefined);
+    expect(polls, "one poll under way serves both").to.equal(1);
+    expect(await watcher.freshHead(), "the poll under way answers").to.equal(head);
+    expect(watcher.freshHeadNow()).to.equal(head);
+    expect(polls).to.equal(1);
+    watcher.destroy();
+    expect(watcher.freshHeadNow()).to.equal(undefined);
+  });
+
   it("freshHead answers nothing when its poll fails (readers then read uncached)", async () => {
     const watcher = new BlockWatcher({ getBlockNumber: () => Promise.reject(new Error("node down")) });
     expect(await watcher.freshHead()).to.equal(undefined);

@@ -92,6 +92,7 @@ describe("read caches and their invalidation", function () {
         const reads = new BlockReads(watcher);
         let loads = 0;
         const load = async () => ++loads;
+        await watcher.freshHead(); // a head polled just now: reads are kept for it
         expect(await Promise.all([reads.read("k", load), reads.read("k", load)])).to.deep.equal([1, 1]);
         expect(await reads.read("k", load)).to.equal(1);
         expect(await reads.read("other", load)).to.equal(2);
@@ -109,6 +110,29 @@ describe("read caches and their invalidation", function () {
       } finally {
         watcher.destroy();
         provider.destroy();
+      }
+    });
+
+    it("BlockReads: without a fresh head a read does not wait for a poll: it reads at once, uncached, and the poll it started serves the reads after it", async () => {
+      const answer = deferred<number>();
+      let polls = 0;
+      const watcher = new BlockWatcher({ getBlockNumber: () => (polls++, answer.promise) });
+      watcher.fixedReadAgeMs = 60_000;
+      try {
+        const reads = new BlockReads(watcher);
+        let loads = 0;
+        const load = async () => ++loads;
+        expect(await reads.read("k", load), "answered while the poll is unanswered").to.equal(1);
+        expect(await reads.read("k", load), "still no head: read again, never from before the question").to.equal(2);
+        expect(polls, "one poll in flight at most").to.equal(1);
+        answer.resolve(7);
+        await tick();
+        await tick();
+        expect(await reads.read("k", load)).to.equal(3);
+        expect(await reads.read("k", load), "kept for the head the poll saw").to.equal(3);
+        expect(polls).to.equal(1);
+      } finally {
+        watcher.destroy();
       }
     });
 
