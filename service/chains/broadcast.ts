@@ -25,7 +25,12 @@ export type ChainNode = Pick<
  * wallet can reach the node out of order, and nodes that do not queue them (Hardhat automine) refuse the early one.
  * Passing RPC failures were already retried by the provider; they come back as "transient", never as a refusal.
  */
-export async function broadcast(provider: ChainNode, signedRaw: string, hash: string): Promise<BroadcastVerdict> {
+export async function broadcast(
+  provider: ChainNode,
+  signedRaw: string,
+  hash: string,
+  refusedAhead?: () => void,
+): Promise<BroadcastVerdict> {
   const deadline = Date.now() + NONCE_AHEAD_WAIT_MS;
   // Short waits: the predecessor is usually one commit away (another instance's), and every wait here holds this
   // wallet's later nonces too.
@@ -43,6 +48,7 @@ export async function broadcast(provider: ChainNode, signedRaw: string, hash: st
       if (known || receipt) return { kind: "accepted" };
       if (verdict.kind !== "nonce-ahead" || Date.now() > deadline) return verdict;
       nonceAheadRetries++;
+      refusedAhead?.();
       await new Promise((resolve) => setTimeout(resolve, delay));
     }
   }

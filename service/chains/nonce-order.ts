@@ -1,61 +1,126 @@
 /** How long a broadcast waits for this process's lower nonces before it goes anyway (a stuck predecessor must not hold the wallet). */
 const MAX_WAIT_MS = 30_000;
+/**
+ * At most this many broadcasts leave together: with the receipt each asks for, they fill one JSON-RPC batch of the
+ * chain's provider (chains/rpc.ts RPC_BATCH_MAX, 20), so they reach the node in one request, in nonce order.
+ */
+export const WAVE_MAX = 10;
 
 /**
  * Broadcasts of one service wallet in nonce order, within this process. A nonce is registered right after it is taken
- * (under the wallet's row lock, so registrations come in nonce order); its broadcast then waits until every lower nonce
- * this process registered was broadcast or dropped. Nodes that do not queue a nonce ahead of the account's next one
- * (Hardhat automine answers "nonce too high") then never see one out of order from this process. Across processes
- * sharing a PostgreSQL server the wallet's lock keeps the order: all nonces registered here
- * were taken in one turn of it. The broadcast's retry remains for what neither covers.
+ * (under the wallet's row lock); its broadcast then waits until every lower nonce this process registered was
+ * broadcast or dropped. Those ready meanwhile leave together, in nonce order, as one request to the node (a wave of at
+ * most WAVE_MAX), and the next wave leaves once the node answered this one: a burst of a thousand relayed operations
+ * costs its wallet a hundred round trips to the node, not a thousand one after the other. Nodes that queue a nonce
+ * ahead of the account's next one (every public network's) take a wave whatever order they run it in. A node that
+ * refuses one ("nonce too high": Hardhat automining, which runs a batch's calls concurrently) makes its lane send one
+ * at a time from then on; the refused one is retried (chains/broadcast.ts). Across processes sharing a PostgreSQL
+ * server the wallet's lock keeps the order: all nonces registered here were taken in one turn of it.
  */
 export class NonceOrder {
-  private readonly lanes = new Map<string, Map<number, Promise<void>>>();
+  private readonly lanes = new Map<string, Lane>();
 
   /** Registers `nonce` of `wallet` on `chainId`; the ticket must end with `broadcast` or `drop`. */
   register(chainId: number, wallet: string, nonce: number): NonceTicket {
     const laneKey = `${chainId}:${wallet.toLowerCase()}`;
     let lane = this.lanes.get(laneKey);
-    if (!lane) this.lanes.set(laneKey, (lane = new Map()));
-    const before = [...lane].filter(([n]) => n < nonce).map(([, done]) => done);
-    let finish!: () => void;
-    const done = new Promise<void>((resolve) => (finish = resolve));
-    lane.set(nonce, done);
-    let ended = false;
-    const end = () => {
-      if (ended) return;
-      ended = true;
-      if (lane.get(nonce) === done) lane.delete(nonce);
-      if (lane.size === 0 && this.lanes.get(laneKey) === lane) this.lanes.delete(laneKey);
-      finish();
-    };
-    return {
-      nonce,
-      broadcast: async <T>(send: () => Promise<T>): Promise<T> => {
-        try {
-          await waitAtMost(Promise.all(before), MAX_WAIT_MS);
-          return await send();
-        } finally {
-          end();
-        }
-      },
-      drop: end,
-    };
+    // A lane stays once made (one per service wallet and chain): it remembers a node that does not queue nonces ahead.
+    if (!lane) this.lanes.set(laneKey, (lane = new Lane()));
+    return lane.register(nonce);
   }
 }
 
 export interface NonceTicket {
   readonly nonce: number;
-  /** Runs `send` once every lower nonce registered before this one was broadcast or dropped; then frees this nonce. */
-  broadcast<T>(send: () => Promise<T>): Promise<T>;
+  /**
+   * Runs `send` once every lower nonce registered before this one was broadcast or dropped; then frees this nonce.
+   * `send` calls `refusedAhead` when the node refused its nonce as ahead of the account's (it does not queue them).
+   */
+  broadcast<T>(send: (refusedAhead: () => void) => Promise<T>): Promise<T>;
   /** The nonce will not be broadcast from here (its transaction rolled back, or someone else sends the bytes). */
   drop(): void;
 }
 
-async function waitAtMost(promise: Promise<unknown>, ms: number): Promise<void> {
-  let timer: NodeJS.Timeout | undefined;
-  await Promise.race([promise, new Promise<void>((resolve) => (timer = setTimeout(resolve, ms)))]);
-  clearTimeout(timer);
+/** A registered nonce whose broadcast was asked for: it leaves with the next wave it heads or joins. */
+interface Ready {
+  go(): Promise<unknown>;
+  timer: NodeJS.Timeout;
+}
+
+/** One wallet's nonces on one chain: registered, waiting for their turn, and the wave in flight. */
+class Lane {
+  /** Registered nonces not broadcast or dropped yet; undefined until the nonce's broadcast is asked for. */
+  private readonly open = new Map<number, Ready | undefined>();
+  private inFlight = false;
+  /** The node refused a nonce ahead of the account's: one broadcast at a time. */
+  private oneAtATime = false;
+
+  register(nonce: number): NonceTicket {
+    this.open.set(nonce, undefined);
+    let ended = false;
+    const end = () => {
+      if (ended) return false;
+      ended = true;
+      const ready = this.open.get(nonce);
+      if (ready) clearTimeout(ready.timer);
+      this.open.delete(nonce);
+      this.next();
+      return true;
+    };
+    return {
+      nonce,
+      broadcast: <T>(send: (refusedAhead: () => void) => Promise<T>) =>
+        new Promise<T>((resolve, reject) => {
+          if (ended) return reject(new Error(`nonce ${nonce} was broadcast or dropped already`));
+          const refusedAhead = () => (this.oneAtATime = true);
+          const go = () => {
+            ended = true;
+            let sent: Promise<T>;
+            try {
+              sent = send(refusedAhead);
+            } catch (error) {
+              sent = Promise.reject(error);
+            }
+            sent.then(resolve, reject);
+            return sent;
+          };
+          // A predecessor never ready (stuck) does not hold this one longer than MAX_WAIT_MS: it goes alone.
+          const timer = setTimeout(() => {
+            if (this.open.get(nonce) !== ready) return;
+            this.open.delete(nonce);
+            void go().catch(() => undefined);
+            this.next();
+          }, MAX_WAIT_MS);
+          const ready: Ready = { go, timer };
+          this.open.set(nonce, ready);
+          this.next();
+        }),
+      drop: () => void end(),
+    };
+  }
+
+  /** Sends the next wave: the lowest open nonces, as long as each is ready, unless a wave is in flight. */
+  private next(): void {
+    if (this.inFlight || !this.open.size) return;
+    const wave: [number, Ready][] = [];
+    for (const [nonce, ready] of [...this.open].sort(([a], [b]) => a - b)) {
+      if (!ready) break;
+      wave.push([nonce, ready]);
+      if (wave.length >= (this.oneAtATime ? 1 : WAVE_MAX)) break;
+    }
+    if (!wave.length) return;
+    this.inFlight = true;
+    // Started in nonce order within this turn of the event loop: the provider sends them as one batch, in this order.
+    const sent = wave.map(([nonce, ready]) => {
+      clearTimeout(ready.timer);
+      this.open.delete(nonce);
+      return ready.go();
+    });
+    void Promise.allSettled(sent).then(() => {
+      this.inFlight = false;
+      this.next();
+    });
+  }
 }
 
 const perService = new WeakMap<object, NonceOrder>();

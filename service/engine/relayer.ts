@@ -409,8 +409,8 @@ export class Relayer {
  */
 async function broadcastSigned(chain: Chain, ticket: NonceTicket, signed: RelayedSignature): Promise<RelayedSignature> {
   let receipt: Promise<TransactionReceipt | null> | undefined;
-  const verdict = await ticket.broadcast(() => {
-    const sent = broadcast(chain.provider, signed.signedRaw, signed.txHash);
+  const verdict = await ticket.broadcast((refusedAhead) => {
+    const sent = broadcast(chain.provider, signed.signedRaw, signed.txHash, refusedAhead);
     receipt = chain.provider.getTransactionReceipt(signed.txHash);
     receipt.catch(() => undefined); // awaited (or dropped) by the run's tracker
     return sent;

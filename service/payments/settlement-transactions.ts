@@ -71,7 +71,9 @@ export class SettlementTransactions {
       // under the wallet's lock, ahead of any other instance's next nonce).
       const committed = ticket;
       ticket = undefined;
-      verdict = await committed!.broadcast(() => broadcast(provider, signed.raw, signed.hash));
+      verdict = await committed!.broadcast((refusedAhead) =>
+        broadcast(provider, signed.raw, signed.hash, refusedAhead),
+      );
     } finally {
       ticket?.drop();
       await release();

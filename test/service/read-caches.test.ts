@@ -5,7 +5,7 @@ import { CoalescedReads } from "../../service/cache/coalesced-reads";
 import { BlockWatcher } from "../../service/chains/blocks";
 import { RecordCache } from "../../service/cache/record-cache";
 import { TtlCache } from "../../service/cache/ttl-cache";
-import { NonceOrder } from "../../service/chains/nonce-order";
+import { NonceOrder, WAVE_MAX } from "../../service/chains/nonce-order";
 import { getSandbox, providerFor, type Sandbox } from "../helpers/sandbox";
 import { forgetFinalStatus } from "../../service/reads/transaction-status";
 import { startTestService, type TestService } from "../helpers/service";
@@ -158,6 +158,49 @@ describe("read caches and their invalidation", function () {
       eight.drop();
       await nineSent;
       expect(sent).to.deep.equal([9, 5, 6, 7, 9]);
+    });
+
+    it("NonceOrder: nonces ready meanwhile leave together in nonce order (a wave of at most WAVE_MAX) once the wave in flight was answered; a node refusing a nonce ahead makes the lane one at a time", async () => {
+      const order = new NonceOrder();
+      /** The broadcasts as they left: a new wave starts when none is with the node. */
+      let waves: number[][] = [];
+      let withNode = 0;
+      const sendOf = (nonce: number, answer: Promise<void>, refused?: boolean) => async (refusedAhead: () => void) => {
+        if (withNode === 0) waves.push([]);
+        waves[waves.length - 1].push(nonce);
+        withNode++;
+        if (refused) refusedAhead();
+        try {
+          await answer;
+        } finally {
+          withNode--;
+        }
+      };
+      const tickets = Array.from({ length: 14 }, (_, i) => order.register(1, "0xabc", 10 + i));
+      const node = deferred<void>();
+      const first = tickets[0].broadcast(sendOf(10, node.promise));
+      // 11…23 become ready while 10 is with the node: they wait for its answer, then leave ten at a time.
+      const rest = tickets.slice(1).map((t) => t.broadcast(sendOf(t.nonce, Promise.resolve())));
+      await tick();
+      expect(waves).to.deep.equal([[10]]);
+      node.resolve();
+      await Promise.all([first, ...rest]);
+      expect(waves).to.deep.equal([[10], [11, 12, 13, 14, 15, 16, 17, 18, 19, 20], [21, 22, 23]]);
+      expect(WAVE_MAX).to.equal(10);
+      // The node refused one as ahead of the account's next nonce: this lane sends one at a time from then on.
+      waves = [];
+      const [a, b, c] = [30, 31, 32].map((n) => order.register(1, "0xabc", n));
+      const held = deferred<void>();
+      const aSent = a.broadcast(sendOf(30, held.promise, true));
+      const later = [b, c].map((t) => t.broadcast(sendOf(t.nonce, Promise.resolve())));
+      held.resolve();
+      await Promise.all([aSent, ...later]);
+      expect(waves).to.deep.equal([[30], [31], [32]]);
+      // Another wallet's lane is its own: it still sends waves (the first ready leaves at once, the next two together).
+      waves = [];
+      const other = [5, 6, 7].map((n) => order.register(1, "0xdef", n));
+      await Promise.all(other.map((t) => t.broadcast(sendOf(t.nonce, Promise.resolve()))));
+      expect(waves).to.deep.equal([[5], [6, 7]]);
     });
   });
 
