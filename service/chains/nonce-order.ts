@@ -59,13 +59,12 @@ class Lane {
     this.open.set(nonce, undefined);
     let ended = false;
     const end = () => {
-      if (ended) return false;
+      if (ended) return;
       ended = true;
       const ready = this.open.get(nonce);
       if (ready) clearTimeout(ready.timer);
       this.open.delete(nonce);
       this.next();
-      return true;
     };
     return {
       nonce,
@@ -75,12 +74,8 @@ class Lane {
           const refusedAhead = () => (this.oneAtATime = true);
           const go = () => {
             ended = true;
-            let sent: Promise<T>;
-            try {
-              sent = send(refusedAhead);
-            } catch (error) {
-              sent = Promise.reject(error);
-            }
+            // Called now (not a tick later): a wave's sends must reach the provider in nonce order, in this turn.
+            const sent = new Promise<T>((settle) => settle(send(refusedAhead)));
             sent.then(resolve, reject);
             return sent;
           };
@@ -95,7 +90,7 @@ class Lane {
           this.open.set(nonce, ready);
           this.next();
         }),
-      drop: () => void end(),
+      drop: end,
     };
   }
 
