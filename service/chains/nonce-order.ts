@@ -5,27 +5,34 @@ const MAX_WAIT_MS = 30_000;
  * chain's provider (chains/rpc.ts RPC_BATCH_MAX, 20), so they reach the node in one request, in nonce order.
  */
 export const WAVE_MAX = 10;
+/** After the node refused a nonce ahead of the account's, the lane sends one at a time this long. */
+const REFUSED_PAUSE_MS = 30_000;
 
 /**
  * Broadcasts of one service wallet in nonce order, within this process. A nonce is registered right after it is taken
  * (under the wallet's row lock); its broadcast then waits until every lower nonce this process registered was
  * broadcast or dropped. Those ready meanwhile leave together, in nonce order, as one request to the node (a wave of at
  * most WAVE_MAX), and the next wave leaves once the node answered this one: a burst of a thousand relayed operations
- * costs its wallet a hundred round trips to the node, not a thousand one after the other. Nodes that queue a nonce
- * ahead of the account's next one (every public network's) take a wave whatever order they run it in. A node that
- * refuses one ("nonce too high": Hardhat automining, which runs a batch's calls concurrently) makes its lane send one
- * at a time from then on; the refused one is retried (chains/broadcast.ts). Across processes sharing a PostgreSQL
- * server the wallet's lock keeps the order: all nonces registered here were taken in one turn of it.
+ * costs its wallet a hundred round trips to the node, not a thousand one after the other. Waves go only to a node that
+ * queues a nonce ahead of the account's next one (every public network's; see nonce-queueing.ts): it takes a wave
+ * whatever order it runs its calls in. To a node that refuses one ("nonce too high": Hardhat while it mines each
+ * transaction at once, which also runs a batch's calls in any order) the lane sends one at a time, and for
+ * REFUSED_PAUSE_MS after any refusal; the refused one is retried (chains/broadcast.ts). Across processes sharing a
+ * PostgreSQL server the wallet's lock keeps the order: all nonces registered here were taken in one turn of it.
  */
 export class NonceOrder {
   private readonly lanes = new Map<string, Lane>();
 
-  /** Registers `nonce` of `wallet` on `chainId`; the ticket must end with `broadcast` or `drop`. */
-  register(chainId: number, wallet: string, nonce: number): NonceTicket {
+  /**
+   * Registers `nonce` of `wallet` on `chainId`; the ticket must end with `broadcast` or `drop`. `queuesAhead`: whether
+   * the chain's node takes a nonce ahead of the account's now (default: it does).
+   */
+  register(chainId: number, wallet: string, nonce: number, queuesAhead: () => boolean = () => true): NonceTicket {
     const laneKey = `${chainId}:${wallet.toLowerCase()}`;
     let lane = this.lanes.get(laneKey);
-    // A lane stays once made (one per service wallet and chain): it remembers a node that does not queue nonces ahead.
+    // A lane stays once made (one per service wallet and chain): it remembers a refusal for REFUSED_PAUSE_MS.
     if (!lane) this.lanes.set(laneKey, (lane = new Lane()));
+    lane.queuesAhead = queuesAhead;
     return lane.register(nonce);
   }
 }
@@ -52,8 +59,10 @@ class Lane {
   /** Registered nonces not broadcast or dropped yet; undefined until the nonce's broadcast is asked for. */
   private readonly open = new Map<number, Ready | undefined>();
   private inFlight = false;
-  /** The node refused a nonce ahead of the account's: one broadcast at a time. */
-  private oneAtATime = false;
+  /** Whether the node takes a nonce ahead of the account's (waves), as the lane's last registration said. */
+  queuesAhead: () => boolean = () => true;
+  /** Until then one broadcast at a time: the node refused a nonce ahead of the account's. */
+  private refusedUntil = 0;
 
   register(nonce: number): NonceTicket {
     this.open.set(nonce, undefined);
@@ -71,7 +80,7 @@ class Lane {
       broadcast: <T>(send: (refusedAhead: () => void) => Promise<T>) =>
         new Promise<T>((resolve, reject) => {
           if (ended) return reject(new Error(`nonce ${nonce} was broadcast or dropped already`));
-          const refusedAhead = () => (this.oneAtATime = true);
+          const refusedAhead = () => (this.refusedUntil = Date.now() + REFUSED_PAUSE_MS);
           const go = () => {
             ended = true;
             // Called now (not a tick later): a wave's sends must reach the provider in nonce order, in this turn.
@@ -97,11 +106,12 @@ class Lane {
   /** Sends the next wave: the lowest open nonces, as long as each is ready, unless a wave is in flight. */
   private next(): void {
     if (this.inFlight || !this.open.size) return;
+    const size = Date.now() < this.refusedUntil || !this.queuesAhead() ? 1 : WAVE_MAX;
     const wave: [number, Ready][] = [];
     for (const [nonce, ready] of [...this.open].sort(([a], [b]) => a - b)) {
       if (!ready) break;
       wave.push([nonce, ready]);
-      if (wave.length >= (this.oneAtATime ? 1 : WAVE_MAX)) break;
+      if (wave.length >= size) break;
     }
     if (!wave.length) return;
     this.inFlight = true;

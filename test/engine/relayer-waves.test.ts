@@ -1,4 +1,6 @@
 import { expect } from "chai";
+import { switchMining } from "../../scripts/lib/local-chain";
+import { NonceQueueing } from "../../service/chains/nonce-queueing";
 import { payRelayedSend, prepareRelayedToken } from "../helpers/relayed";
 import { RpcFaultProxy } from "../helpers/rpc-faults";
 import { createOwnSandbox, providerFor, RELAYER_INDEX, type Sandbox } from "../helpers/sandbox";
@@ -29,6 +31,34 @@ describe("engine: a relayer key's broadcasts leave in waves", function () {
     await service?.stop();
     await proxy?.close();
     await sandbox?.close();
+  });
+
+  it("asks the node whether it queues a nonce ahead: a Hardhat chain mining each transaction at once does not; on an interval it does; so does another client; a node that cannot say is sent one at a time", async () => {
+    const provider = providerFor(sandbox.sepolia);
+    const node = new NonceQueueing(provider);
+    const request = ({ method, params }: { method: string; params?: unknown[] }) => provider.send(method, params ?? []);
+    try {
+      expect(node.queuesAhead(), "not known before the node answered").to.equal(false);
+      await node.check();
+      expect(node.queuesAhead(), "interval mining").to.equal(true);
+      await switchMining({ request }, 0);
+      await node.check();
+      expect(node.queuesAhead(), "mining each transaction at once").to.equal(false);
+    } finally {
+      await switchMining({ request }, 1000);
+      provider.destroy();
+    }
+    const geth = new NonceQueueing({
+      send: async (method: string) => {
+        if (method === "web3_clientVersion") return "Geth/v1.14.11-stable/linux-amd64/go1.23.2";
+        throw new Error(`${method} is not served here`);
+      },
+    });
+    await geth.check();
+    expect(geth.queuesAhead()).to.equal(true);
+    const silent = new NonceQueueing({ send: () => Promise.reject(new Error("connection refused")) });
+    await silent.check();
+    expect(silent.queuesAhead()).to.equal(false);
   });
 
   it(`${SENDS} concurrent paid operations: all confirmed, the relayer's nonces contiguous, broadcast in a few requests`, async () => {

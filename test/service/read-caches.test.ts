@@ -196,6 +196,11 @@ describe("read caches and their invalidation", function () {
       held.resolve();
       await Promise.all([aSent, ...later]);
       expect(waves).to.deep.equal([[30], [31], [32]]);
+      // A node that does not queue nonces ahead of the account's (as its lane's registrations say) gets one at a time.
+      waves = [];
+      const unqueued = [40, 41, 42].map((n) => order.register(1, "0xfed", n, () => false));
+      await Promise.all(unqueued.map((t) => t.broadcast(sendOf(t.nonce, Promise.resolve()))));
+      expect(waves).to.deep.equal([[40], [41], [42]]);
       // Another wallet's lane is its own: it still sends waves (the first ready leaves at once, the next two together).
       waves = [];
       const other = [5, 6, 7].map((n) => order.register(1, "0xdef", n));
