@@ -40,8 +40,9 @@ export class NonceOrder {
 export interface NonceTicket {
   readonly nonce: number;
   /**
-   * Runs `send` once every lower nonce registered before this one was broadcast or dropped; then frees this nonce.
-   * `send` calls `refusedAhead` when the node refused its nonce as ahead of the account's (it does not queue them).
+   * Runs `send` once every lower nonce of its wallet registered here was broadcast or dropped (with those ready at
+   * the same time, in one wave); then frees this nonce. `send` calls `refusedAhead` when the node refused its nonce as
+   * ahead of the account's (it does not queue them).
    */
   broadcast<T>(send: (refusedAhead: () => void) => Promise<T>): Promise<T>;
   /** The nonce will not be broadcast from here (its transaction rolled back, or someone else sends the bytes). */
