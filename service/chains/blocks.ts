@@ -37,8 +37,9 @@ interface Waiter {
  * settlements). It polls eth_blockNumber only while someone waits, starts fast and then backs off to a fraction of the
  * block interval it observes, and wakes every waiter whose block has come with one request, however many wait.
  *
- * Cached chain reads ask it for a fresh head (freshHead, freshHeadNow): while they ask, it also polls, one poll in flight at most,
- * a new one sent every half read age (or at once while a reader waits), and stops READERS_LINGER_MS after the last ask.
+ * Cached chain reads ask it for a fresh head (freshHead, freshHeadNow): while they ask, it also polls, one poll in
+ * flight at most, a new one sent every half read age (or at once while a reader waits), and stops READERS_LINGER_MS
+ * after the last ask.
  */
 export class BlockWatcher {
   /** Highest block number seen; -1 before the first poll. */
@@ -104,21 +105,10 @@ export class BlockWatcher {
    * under steady reads the head is fresh without waiting and without an RPC per read.
    */
   freshHead(): Promise<number | undefined> {
-    const now = Date.now();
-    this.readersUntil = now + READERS_LINGER_MS;
-    if (this.destroyed) return Promise.resolve(undefined);
-    const since = now - this.readAgeMs();
-    if (this.head >= 0 && this.polledAt >= since) {
-      if (!this.polling && !this.timer) this.startPolling();
-      return Promise.resolve(this.head);
-    }
-    return new Promise((resolve) => {
-      this.freshWaiters.push({ since, resolve });
-      if (this.polling) return; // its answer, or the poll sent right after it, serves this reader
-      if (this.timer) clearTimeout(this.timer);
-      else this.activeSince = now;
-      void this.poll();
-    });
+    const head = this.freshHeadNow();
+    if (head !== undefined || this.destroyed) return Promise.resolve(head);
+    // freshHeadNow sent a poll, or one is under way: its answer, or the poll sent right after it, serves this reader.
+    return new Promise((resolve) => this.freshWaiters.push({ since: Date.now() - this.readAgeMs(), resolve }));
   }
 
   /**

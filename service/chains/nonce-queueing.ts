@@ -52,3 +52,9 @@ export function nonceQueueingOf(node: Pick<JsonRpcProvider, "send">): NonceQueue
   if (!queueing) perNode.set(node, (queueing = new NonceQueueing(node)));
   return queueing;
 }
+
+/** Whether `node` takes a nonce ahead of the account's now, as NonceOrder.register asks it. */
+export function queuesAheadOf(node: Pick<JsonRpcProvider, "send">): () => boolean {
+  const queueing = nonceQueueingOf(node);
+  return () => queueing.queuesAhead();
+}

@@ -2,7 +2,7 @@ import { Transaction, keccak256, type TransactionReceipt } from "ethers";
 import { broadcast } from "../chains/broadcast";
 import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
-import { nonceQueueingOf } from "../chains/nonce-queueing";
+import { queuesAheadOf } from "../chains/nonce-queueing";
 import type { Chain } from "../chains/registry";
 import type { BroadcastVerdict } from "../chains/rpc-errors";
 import { invalid, notNow } from "./errors";
@@ -229,7 +229,12 @@ export class Relayer {
           if (ENDED.has(current.status)) throw new TransactionEnded(`transaction ${tx.index} of ${batch.txId} ended`);
           // The payment is not reserved any more (another settler took it): signing without it would give the work away.
           if (bind && !boundHere) throw new PaymentNotCarried("the payment is no longer reserved for this transaction");
-          ticket = nonceOrderOf(this.services).register(chain.chainId, signer.address, nonce, queuesAheadOf(chain));
+          ticket = nonceOrderOf(this.services).register(
+            chain.chainId,
+            signer.address,
+            nonce,
+            queuesAheadOf(chain.provider),
+          );
           const bound = boundHere && wrapped;
           const unsigned = {
             ...tx.unsigned,
@@ -408,12 +413,6 @@ export class Relayer {
  * batch (the same turn of the event loop). A refusal is left to the runner, which sends the same bytes next and
  * decides (reject, give the nonce back, re-sign).
  */
-/** Whether `chain`'s node takes a nonce ahead of the account's now (chains/nonce-queueing.ts), for NonceOrder. */
-function queuesAheadOf(chain: Chain): () => boolean {
-  const queueing = nonceQueueingOf(chain.provider);
-  return () => queueing.queuesAhead();
-}
-
 async function broadcastSigned(chain: Chain, ticket: NonceTicket, signed: RelayedSignature): Promise<RelayedSignature> {
   let receipt: Promise<TransactionReceipt | null> | undefined;
   const verdict = await ticket.broadcast((refusedAhead) => {

@@ -3,7 +3,7 @@ import type { Hex } from "viem";
 import { broadcast } from "../chains/broadcast";
 import { marketFees } from "../chains/fees";
 import { nonceOrderOf, type NonceTicket } from "../chains/nonce-order";
-import { nonceQueueingOf } from "../chains/nonce-queueing";
+import { queuesAheadOf } from "../chains/nonce-queueing";
 import type { Chain } from "../chains/registry";
 import { untilConfirmed } from "../chains/confirmations";
 import { feeCapWei, replacementFees } from "../chains/fee-bump";
@@ -53,8 +53,7 @@ export class SettlementTransactions {
         const nonce = await this.services.walletNonces.take(q, chainId, from, () =>
           provider.getTransactionCount(from, "pending"),
         );
-        const queueing = nonceQueueingOf(provider);
-        ticket = nonceOrderOf(this.services).register(chainId, from, nonce, () => queueing.queuesAhead());
+        ticket = nonceOrderOf(this.services).register(chainId, from, nonce, queuesAheadOf(provider));
         const raw = await this.wallet.signTransaction({
           to,
           data,
