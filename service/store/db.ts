@@ -3,6 +3,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { Pool, types as pgTypes, type PoolClient } from "pg";
 import { DbWork, timedTrip } from "./db-work";
 import { PreparedStatements } from "./prepared-statements";
+import { PgliteProtocol } from "./pglite-protocol";
 import { PgliteTransaction, Serial } from "./pglite-transaction";
 import { PostgresTransaction, StatementGatherer, type LeadStatement } from "./postgres-transaction";
 import { inlineParameters } from "./inline-parameters";
@@ -59,13 +60,16 @@ pgTypes.setTypeParser(20, (v) => v);
 class PgliteDb implements Db {
   readonly kind = "pglite" as const;
   readonly work = new DbWork();
-  private readonly statements = new PreparedStatements();
+  private readonly statements: PreparedStatements;
   /** The one connection runs one statement or transaction at a time (PgliteTransaction sends BEGIN itself). */
   private readonly turns = new Serial();
   private constructor(
     private readonly pg: PGlite,
+    protocol: PgliteProtocol,
     private readonly dataDir?: string,
-  ) {}
+  ) {
+    this.statements = new PreparedStatements(pg, protocol);
+  }
 
   /** On disk, the database's directory and its parent are private to the service's user (0700, files 0600). */
   static async open(dataDir?: string): Promise<PgliteDb> {
@@ -82,11 +86,12 @@ class PgliteDb implements Db {
     // grew are made again by PlannerStatistics.
     await pg.exec(`SET random_page_cost = ${EMBEDDED_RANDOM_PAGE_COST}`);
     if (dataDir) makePrivate(dataDir);
-    return new PgliteDb(pg, dataDir);
+    const { protocol } = await import("@electric-sql/pglite");
+    return new PgliteDb(pg, new PgliteProtocol(pg, protocol.serialize), dataDir);
   }
 
   query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
-    return this.turns.run(() => this.statements.run<T>(this.pg, sql, params, this.work));
+    return this.turns.run(() => this.statements.run<T>(sql, params, this.work));
   }
 
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {

@@ -1,75 +1,85 @@
+import type { PGlite } from "@electric-sql/pglite";
 import { escapeLiteral } from "pg";
 import { timedTrip, type DbWork } from "./db-work";
+import type { PgliteProtocol, PreparedStatement, Step, StepResult } from "./pglite-protocol";
 
-/** What runs SQL on the embedded database: PGlite itself or one of its open transactions. */
-interface PgliteTarget {
-  query<T>(sql: string, params?: unknown[]): Promise<{ rows: T[] }>;
-  exec(sql: string): Promise<{ rows: unknown[] }[]>;
-}
-
-/** Statements that PREPARE accepts; anything else (DDL, SET, BEGIN…) runs as given. */
+/** Statements kept prepared: those a service runs with parameters (DDL, SET, BEGIN… run as given). */
 const PREPARABLE = /^\s*(select|insert|update|delete|with|values)\b/i;
 
 /**
  * Parameterised queries on the embedded database, each planned once. PGlite's own `query` parses, describes and plans
- * a statement on every call (six trips into its WASM engine); a statement PREPAREd once and run with EXECUTE takes one
- * trip and no planning: about a third of the CPU for the engine's typical statements. PGlite has no named-statement
- * API, so EXECUTE gets its parameters as literals: the text the wire protocol would carry, quoted by node-postgres'
- * escapeLiteral. Prepared statements belong to the session and survive a rolled-back transaction.
+ * a statement on every call (six trips into its WASM engine); a statement prepared once under a name (as a server
+ * driver's named statement) runs with Bind + Execute: one trip, no parsing or planning, its parameters as values
+ * (PgliteProtocol). Prepared statements belong to the session and survive a rolled-back transaction.
  */
 export class PreparedStatements {
-  /** SQL text → its statement's name (a preparation under way is awaited by whoever asks meanwhile). */
-  private readonly names = new Map<string, Promise<string>>();
-  /** SQL text → its statement's name, once prepared. */
-  private readonly ready = new Map<string, string>();
+  /** SQL text → its statement (a preparation under way is awaited by whoever asks meanwhile). */
+  private readonly names = new Map<string, Promise<PreparedStatement>>();
+  /** SQL text → its statement, once prepared. */
+  private readonly ready = new Map<string, PreparedStatement>();
 
   /** `max` bounds how many statements are kept; SQL beyond it runs unprepared. */
-  constructor(private readonly max = 1_000) {}
+  constructor(
+    private readonly pg: PGlite,
+    private readonly protocol: PgliteProtocol,
+    private readonly max = 1_000,
+  ) {}
 
-  async run<T>(target: PgliteTarget, sql: string, params: readonly unknown[], work: DbWork): Promise<T[]> {
-    const text = await this.executable(target, sql, params, work);
-    if (text === undefined) return (await timedTrip(work, 1, () => target.query<T>(sql, params as unknown[]))).rows;
-    const [result] = await timedTrip(work, 1, () => target.exec(text));
+  /** One statement in a trip of its own: prepared (the first time, a trip more), or through PGlite's `query`. */
+  async run<T>(sql: string, params: readonly unknown[], work: DbWork): Promise<T[]> {
+    const step = await this.step(sql, params, work);
+    if (!step) return this.unprepared<T>(sql, params, work);
+    const [result] = await this.trip([step], work);
     return result.rows as T[];
   }
 
+  /** Runs `steps` in one trip (PgliteProtocol.run), counted in `work`. */
+  trip(steps: readonly Step[], work: DbWork): Promise<StepResult[]> {
+    return timedTrip(work, steps.length, () => this.protocol.run(steps));
+  }
+
+  /** A statement through PGlite's own `query`: parsed and planned for this call (see step). */
+  async unprepared<T>(sql: string, params: readonly unknown[], work: DbWork): Promise<T[]> {
+    return (await timedTrip(work, 1, () => this.pg.query<T>(sql, params as unknown[]))).rows;
+  }
+
   /**
-   * The statement as SQL text that `exec` runs (an EXECUTE of its prepared form, parameters as literals), so that it
-   * can travel with other statements in one trip; undefined when it runs through `query` instead (no parameters, not
-   * preparable, or the cache is full). Prepares the statement the first time.
+   * The statement as a step of a trip (its prepared form with its parameters' text), so that it can travel with other
+   * statements; undefined when it runs through `unprepared` instead (no parameters, not preparable, or the cache is
+   * full). Prepares the statement the first time.
    */
-  async executable(
-    target: PgliteTarget,
-    sql: string,
-    params: readonly unknown[],
-    work: DbWork,
-  ): Promise<string | undefined> {
+  async step(sql: string, params: readonly unknown[], work: DbWork): Promise<Step | undefined> {
     if (!params.length || !PREPARABLE.test(sql) || (!this.names.has(sql) && this.names.size >= this.max))
       return undefined;
-    const args = params.map(literal).join(", ");
-    return `EXECUTE ${await this.nameOf(target, sql, work)}(${args})`;
+    const values = params.map(parameterText);
+    return { prepared: await this.prepared(sql, work), values };
   }
 
-  /** executable()'s text, without waiting, for a statement already prepared; undefined for any other. */
-  readyText(sql: string, params: readonly unknown[]): string | undefined {
-    const name = params.length ? this.ready.get(sql) : undefined;
-    return name && `EXECUTE ${name}(${params.map(literal).join(", ")})`;
+  /** step()'s answer, without waiting, for a statement already prepared; undefined for any other. */
+  readyStep(sql: string, params: readonly unknown[]): Step | undefined {
+    const prepared = params.length ? this.ready.get(sql) : undefined;
+    return prepared && { prepared, values: params.map(parameterText) };
   }
 
-  private nameOf(target: PgliteTarget, sql: string, work: DbWork): Promise<string> {
-    let name = this.names.get(sql);
-    if (!name) {
-      const chosen = `tak_${this.names.size + 1}`;
-      name = timedTrip(work, 1, () => target.exec(`PREPARE ${chosen} AS ${sql}`)).then(() => {
-        this.ready.set(sql, chosen);
-        return chosen;
+  private prepared(sql: string, work: DbWork): Promise<PreparedStatement> {
+    let prepared = this.names.get(sql);
+    if (!prepared) {
+      const name = `tak_${this.names.size + 1}`;
+      prepared = timedTrip(work, 1, () => this.protocol.prepare(name, sql)).then((statement) => {
+        this.ready.set(sql, statement);
+        return statement;
       });
-      this.names.set(sql, name);
+      this.names.set(sql, prepared);
       // A statement that cannot be prepared fails here as it would have failed unprepared; it is tried anew next time.
-      name.catch(() => this.names.delete(sql));
+      prepared.catch(() => this.names.delete(sql));
     }
-    return name;
+    return prepared;
   }
+}
+
+/** A parameter as PostgreSQL's text form (what node-postgres sends for it); null for SQL NULL. */
+function parameterText(value: unknown): string | null {
+  return value === null || value === undefined ? null : textOf(value);
 }
 
 /** A parameter as a SQL literal: what node-postgres would send as its text form, quoted. */
@@ -77,7 +87,6 @@ export function literal(value: unknown): string {
   if (value === null || value === undefined) return "NULL";
   return escapeLiteral(textOf(value));
 }
-
 function textOf(value: unknown): string {
   let text: string;
   if (typeof value === "string") text = value;
