@@ -1,6 +1,9 @@
 import { PLAN_CREDITS } from "../model/plans";
 import type { Db, Queryable } from "./db";
 
+/** How many written balances Credits remembers (a key and a method each). */
+const GRANTED_KEPT = 10_000;
+
 export type SpendResult = { ok: true; balance: number } | { ok: false; reason: "out_of_credits" | "already_charged" };
 
 /**
@@ -11,6 +14,11 @@ export type SpendResult = { ok: true; balance: number } | { ok: false; reason: "
  */
 export class Credits {
   private readonly metered: ReadonlySet<string>;
+  /**
+   * Balances this process wrote (or found written) outside any transaction: committed rows, which are never granted
+   * again, so asking again would be a statement that does nothing. Bounded: past GRANTED_KEPT it starts over.
+   */
+  private readonly granted = new Set<string>();
 
   /** `metered`: the balances a plan grants (methods/metering.ts: the methods that declare it, and the endpoints). */
   constructor(
@@ -27,12 +35,18 @@ export class Credits {
    */
   async grantPlanned(q: Queryable, keyId: string, method: string): Promise<void> {
     if (!this.metered.has(method)) return;
+    const balance = `${keyId}\n${method}`;
+    if (this.granted.has(balance)) return;
     await q.write(
       `INSERT INTO credit_balances (key_id, method, balance)
        SELECT id, $2, ($3::jsonb ->> plan)::int FROM api_keys WHERE id = $1
        ON CONFLICT (key_id, method) DO NOTHING`,
       [keyId, method, JSON.stringify(PLAN_CREDITS)],
     );
+    // Inside a transaction the row is not written until it commits (it may roll back): only a write of its own counts.
+    if (q !== this.db) return;
+    if (this.granted.size >= GRANTED_KEPT) this.granted.clear();
+    this.granted.add(balance);
   }
 
   /**

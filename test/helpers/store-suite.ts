@@ -233,6 +233,26 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         ).to.have.length(0);
       });
 
+      it("a balance granted outside a transaction is not asked for again; one granted in a rolled-back transaction is", async () => {
+        const { record } = await apiKeys.create({ email: "granted-once@example.com", plan: "Starter" });
+        const trips = () => Object.values(db.work.snapshot()).reduce((n, f) => n + f.trips, 0);
+        const written = async () =>
+          (await db.query("SELECT 1 FROM credit_balances WHERE key_id = $1 AND method = 'mintToken'", [record.id]))
+            .length;
+        await db
+          .transaction(async (tx) => {
+            await credits.grantPlanned(tx, record.id, "mintToken");
+            throw new Error("rolled back");
+          })
+          .catch(() => undefined);
+        expect(await written(), "rolled back with its transaction").to.equal(0);
+        await credits.grantPlanned(db, record.id, "mintToken");
+        expect(await written(), "granted once asked again").to.equal(1);
+        const before = trips();
+        await credits.grantPlanned(db, record.id, "mintToken");
+        expect(trips() - before, "a statement that could only do nothing").to.equal(0);
+      });
+
       it("two first spends of a never-used balance grant it once and take two credits", async () => {
         const { record } = await apiKeys.create({ email: "first-use@example.com", plan: "Starter" });
         const results = await Promise.all(
