@@ -1,4 +1,12 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes } from "node:crypto";
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createHmac,
+  createSecretKey,
+  randomBytes,
+  type KeyObject,
+} from "node:crypto";
 
 /**
  * Authenticated encryption (AES-256-GCM) for what the database may hold only while it is needed and never in clear:

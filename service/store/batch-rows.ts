@@ -158,7 +158,7 @@ export const toReturnedTx = (row: { tx: TxRow | string }, sealer: Sealer): Batch
 /** The batch columns a transaction event needs, beside a batch_transactions row (see BatchFactsRow). */
 export const BATCH_FACTS = "b.chain_id, b.method, b.execution_mode, b.api_key_id";
 
-/** A json column as its value: node-postgres parses json, PGlite's EXECUTE path may hand it over as text. */
+/** A json column as its value: both drivers parse json, a value typed text holding JSON is parsed here. */
 export function jsonColumn<T>(value: T | string | null): T | null {
   return typeof value === "string" ? (JSON.parse(value) as T) : value;
 }
