@@ -79,6 +79,8 @@ export class TransactionTracker {
   private lastSeenCheck = 0;
   private lastReload = Date.now();
   private lastBump = 0;
+  /** The fees of the bytes last looked at (parsing signed bytes is most of a look at a pending transaction). */
+  private feesSeen?: { signedRaw: string; fees: Fees };
   /** The head when the current bytes were last sent (fee bumps count blocks from there). */
   private sentAtHead = -1;
   private nonceTakenSeen = 0;
@@ -289,10 +291,18 @@ export class TransactionTracker {
     return this.batch.executionMode === "service-relayed" ? "ours" : "payer";
   }
 
+  /** The fees the transaction's current bytes carry. */
+  private currentFees(): Fees {
+    const { signedRaw } = this.tx;
+    if (!signedRaw) return feesOf(this.tx);
+    if (this.feesSeen?.signedRaw !== signedRaw) this.feesSeen = { signedRaw, fees: feesOf(this.tx) };
+    return this.feesSeen.fees;
+  }
+
   /** Replaces a relayed transaction with higher fees when it is not mined after some blocks or is priced out. */
   private async bumpIfStuck(head: number, underpriced: boolean): Promise<void> {
     if (!this.deps.replace || Date.now() - this.lastBump < MIN_BUMP_INTERVAL_MS) return;
-    const current = feesOf(this.tx);
+    const current = this.currentFees();
     const stale = this.sentAtHead >= 0 && head - this.sentAtHead >= this.deps.config.RELAYER_BUMP_AFTER_BLOCKS;
     const market = await marketFees(this.chain);
     if (!underpriced && !stale && current.maxFeePerGas >= market.baseFeePerGas) return;
@@ -326,7 +336,7 @@ export class TransactionTracker {
   /** A client-signed transaction whose fee cap is below the base fee: say so, with fees that would be mined now. */
   private async noteWaiting(refusal?: string): Promise<void> {
     const market = await marketFees(this.chain);
-    const { maxFeePerGas } = feesOf(this.tx);
+    const { maxFeePerGas } = this.currentFees();
     if (maxFeePerGas >= market.baseFeePerGas && !refusal) {
       if (this.tx.waiting) await this.setWaiting(undefined, market);
       return;
