@@ -110,7 +110,8 @@ class PgliteDb implements Db {
 
   async listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {
     const unlisten = await this.turns.run(() => this.pg.listen(channel, () => onNotify()));
-    return () => this.turns.run(unlisten);
+    // Called with no argument: PGlite's unlisten takes a transaction to run UNLISTEN in as its first.
+    return () => this.turns.run(() => unlisten());
   }
 
   rateLimiterClient() {

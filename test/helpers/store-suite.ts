@@ -1487,6 +1487,33 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(await outside).to.equal("before");
         expect(await probe(5)).to.equal("before");
       });
+
+      it("a listener hears what a transaction notifies once it commits, and nothing of one rolled back", async () => {
+        const heard: number[] = [];
+        const stop = await db.listen("tak_probe", () => heard.push(Date.now()));
+        const quiet = heard.length; // a listener is called once when it starts (anything committed meanwhile)
+        const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+        try {
+          await db
+            .transaction(async (tx) => {
+              await tx.query("SELECT pg_notify('tak_probe', $1)", ["rolled back"]);
+              throw new Error("roll back");
+            })
+            .catch(() => undefined);
+          await settle();
+          expect(heard.length, "rolled back").to.equal(quiet);
+          await db.transaction(async (tx) => {
+            await tx.write("INSERT INTO tx_probe (id, v) VALUES ($1, $2)", [16, "notified"]);
+            await tx.query("SELECT pg_notify('tak_probe', $1)", ["in a transaction"]);
+          });
+          await db.query("SELECT pg_notify('tak_probe', $1)", ["alone"]);
+          for (let waited = 0; heard.length < quiet + 2 && waited < 3000; waited += 50)
+            await new Promise((resolve) => setTimeout(resolve, 50));
+          expect(heard.length, "the transaction's and the statement's").to.equal(quiet + 2);
+        } finally {
+          await stop();
+        }
+      });
     });
   });
 }
