@@ -40,9 +40,9 @@ interface Message {
  * statement that fails makes the engine skip the rest up to the Sync: the statements after it in that trip do not run,
  * and the error is thrown (the transaction, if one is open, is left aborted for the caller to roll back).
  *
- * Measured against EXECUTE of the same prepared statement in PGlite's `exec` (the simple protocol, parameters as
- * quoted literals), 2,000 calls each: a lookup by key 0.043 vs 0.056 ms, an update of a JSON column 0.165 vs 0.198 ms,
- * three such updates in a transaction 0.47 vs 0.81 ms (bench/results/embedded-db-time.md, 2026-12-06).
+ * Against EXECUTE of the same prepared statement in PGlite's `exec` (the simple protocol, parameters as quoted literals),
+ * 2,000 calls each: a lookup by key 0.043 vs 0.056 ms, an update of a JSON column 0.165 vs 0.198 ms; in the lanes bench
+ * the difference is within the machine's noise (bench/results/embedded-db-time.md, 2026-12-06).
  */
 export class PgliteProtocol {
   constructor(
