@@ -18,11 +18,15 @@ import {
  * sealed for one purpose (say, a payment's id) cannot be moved to another row and opened there.
  */
 export class Sealer {
-  private readonly key: Buffer;
+  /**
+   * Imported once: a cipher given the key as bytes imports it on every call, which cost 3–4× the sealing itself (20.8
+   * vs 7.3 µs to seal, 17.2 vs 4.6 µs to open a signed transaction's bytes, Node 24).
+   */
+  private readonly key: KeyObject;
 
   constructor(secret: string) {
     // Any length of secret works; the cipher key is its SHA-256.
-    this.key = createHash("sha256").update(secret, "utf8").digest();
+    this.key = createSecretKey(createHash("sha256").update(secret, "utf8").digest());
   }
 
   seal(plain: string, purpose: string): string {
