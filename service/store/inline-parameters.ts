@@ -1,7 +1,8 @@
-import { literal } from "./prepared-statements";
+import { escapeLiteral } from "pg";
+import { parameterText } from "./parameter-text";
 
 /**
- * `sql` with each parameter ($1, $2…) written in as a quoted literal (prepared-statements.ts `literal`: the text
+ * `sql` with each parameter ($1, $2…) written in as a quoted literal (`literal`: the text
  * node-postgres would send for it), so that statements can travel several to one text in PostgreSQL's simple query
  * protocol: one trip instead of one per statement. A quoted literal is of unknown type until its context types it, as an
  * untyped parameter is. Placeholders inside quoted strings, quoted names, dollar-quoted bodies and comments are left
@@ -48,4 +49,10 @@ function quotedEnd(sql: string, start: number, quote: string): number {
 function endOf(sql: string, closing: string, from: number): number {
   const at = sql.indexOf(closing, from);
   return at < 0 ? sql.length : at + closing.length;
+}
+
+/** A parameter as a SQL literal: what node-postgres would send as its text form, quoted. */
+export function literal(value: unknown): string {
+  const text = parameterText(value);
+  return text === null ? "NULL" : escapeLiteral(text);
 }
