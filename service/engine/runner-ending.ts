@@ -3,7 +3,7 @@ import type { Chain } from "../chains/registry";
 import type { Logger } from "../logger";
 import type { Batch, BatchTransaction } from "../model/batch";
 import type { RunPayments } from "../payments/run-payments";
-import type { PaymentRecord } from "../store/payments";
+import { endedElsewhere } from "../store/batches";
 import { RecordsRefused } from "./records-refused";
 import type { Refusal } from "./runner-broadcast";
 import type { BatchHooks, BatchRun, Confirmation, FailureCause, RunnerDeps } from "./runner-ports";
@@ -105,15 +105,16 @@ export class BatchEnding {
   ): Promise<Batch | undefined> {
     const method = this.methods(batch.method);
     const paid = this.payments.paysFor(batch);
-    let marked: { ended: Batch; payments: PaymentRecord[] | undefined; settledHere: PaymentRecord[] } | undefined;
+    let marked: Awaited<ReturnType<BatchEnding["finishIn"]>>;
     try {
       marked = await this.finishIn(run, batch, chain, receipts, lastConfirmed, method, payer, paid);
     } catch (error) {
+      if (endedElsewhere(error)) return undefined; // another runner (or instance) ended it: nothing of this one stays
       if (!(error instanceof RecordsRefused)) throw error;
       return this.refuseRecords(run, batch, receipts, lastConfirmed, error.reason);
     }
-    if (!marked) return undefined;
-    const { ended, payments, settledHere } = marked;
+    const { payments, settledHere } = marked;
+    const ended = withOutcome(await marked.marked, marked.outcome);
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
     if (paid) run.end = { kind: "success", batch: ended, receipts, payments, settledHere };
     return ended;
@@ -132,18 +133,14 @@ export class BatchEnding {
   ) {
     return this.services.db.transaction(async (q) => {
       const { batches } = this.services;
-      // Ended first: the row lock makes a second finisher (another runner or instance) find it ended and write nothing.
-      // The batch as the store last returned it gives the events, written by the same statement, unless a reorg
-      // changed the rows meanwhile. The batch's payments are read with it (one trip).
+      // Ended first: the row lock makes a second finisher (another runner or instance) find it ended; its markSuccess
+      // then fails the transaction before anything issued after it ran (endedElsewhere). So the method's records are
+      // issued without waiting for its answer: they travel in its trip, with the COMMIT when nothing needs rows
+      // meanwhile (one trip for the end). The batch as the store last returned it gives the events, written by the
+      // same statement, unless a reorg changed the rows meanwhile. The batch's payments are read in the same trip.
       const sending = run.reorged ? undefined : batch;
-      const [success, payments] = await q.together(
-        () =>
-          [
-            batches.markSuccess(q, batch.txId, lastConfirmed, sending),
-            paid ? this.payments.readInSameTransaction(q, batch.txId) : Promise.resolve(undefined),
-          ] as const,
-      );
-      if (!success) return undefined;
+      const marked = batches.markSuccess(q, batch.txId, lastConfirmed, sending);
+      const read = paid ? this.payments.readInSameTransaction(q, batch.txId) : undefined;
       const outcome = await method?.onConfirmed?.(q, {
         txId: batch.txId,
         chain,
@@ -155,12 +152,15 @@ export class BatchEnding {
         record: batch.plan,
         receipts,
       });
-      const ended = outcome ? await batches.setOutcome(q, success, outcome) : success;
+      if (outcome) await batches.setOutcome(q, batch.txId, outcome);
+      // Nothing waits for markSuccess's answer here unless the payments are settled: the COMMIT carries it.
+      if (!read) return { marked, outcome, payments: undefined, settledHere: [] };
       // A payment settled inside the last transaction is settled with the batch's end: one commit, no trip of its own.
-      const settledHere = payments
-        ? await this.payments.settleCarriedInSameTransaction(q, ended, receipts[receipts.length - 1], payments)
-        : [];
-      return { ended, payments, settledHere };
+      const payments = await read;
+      const ended = withOutcome(await marked, outcome);
+      const last = receipts[receipts.length - 1];
+      const settledHere = await this.payments.settleCarriedInSameTransaction(q, ended, last, payments);
+      return { marked, outcome, payments, settledHere };
     });
   }
 
@@ -191,6 +191,11 @@ export class BatchEnding {
     if (this.payments.paysFor(batch)) run.end = { kind: "confirmed-unrecorded", txId: batch.txId, receipts };
     return rejected;
   }
+}
+
+/** The batch as markSuccess ended it, with what its method recorded of it (Batches.setOutcome). */
+function withOutcome(success: Batch, outcome: Record<string, unknown> | void): Batch {
+  return outcome ? { ...success, outcome } : success;
 }
 
 /**

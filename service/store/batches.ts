@@ -284,23 +284,21 @@ export class Batches {
   /**
    * Ends a sending batch successfully, and in the same statement records its last transaction's confirmation when
    * given. The row stays locked for the rest of the database transaction, in which the method records what the batch
-   * did. False (nothing written) when the batch is no longer sending: another runner or instance ended it.
+   * did. The statement waits for the transaction's next statement (Queryable.ahead): the method's records, and the
+   * COMMIT, may travel in its trip. When the batch is no longer sending (another runner or instance ended it) the
+   * statement fails, and the transaction with it, before anything after it ran: `endedElsewhere(error)` tells that
+   * failure from others.
    *
-   * Answers the batch as the statement left it (undefined when it was not sending any more).
+   * Answers the batch as the statement left it.
    *
    * Its events (the last transaction's transaction.confirmed, and .broadcast if never recorded, then batch.completed)
    * are written by the same statement when the caller hands over `sending`, the batch as the store last returned it
    * (the events show it with what this statement writes: see endedAs); without it they are read back first (one
    * statement more).
    */
-  async markSuccess(
-    tx: Queryable,
-    txId: string,
-    lastConfirmed?: LastConfirmation,
-    sending?: Batch,
-  ): Promise<Batch | undefined> {
+  async markSuccess(tx: Queryable, txId: string, lastConfirmed?: LastConfirmation, sending?: Batch): Promise<Batch> {
     const events = sending ? eventRows(successEvents(endedAs(sending, lastConfirmed), lastConfirmed?.index)) : null;
-    const [row] = await tx.query<BatchRow>(
+    const [row] = await tx.ahead<BatchRow>(
       `WITH ended AS (
          UPDATE batches SET status = 'success', records_written = true, completed_at = now(), updated_at = now()
          WHERE tx_id = $1 AND status = 'sending' RETURNING *
@@ -310,7 +308,9 @@ export class Batches {
        ), events AS (
          ${insertEventsSql("$6", "EXISTS (SELECT 1 FROM ended)")}
        )
-       SELECT ended.*, ${returnedTransactions("confirmed", "ended.tx_id")} AS txs FROM ended`,
+       SELECT ended.*, ${returnedTransactions("confirmed", "ended.tx_id")} AS txs
+       FROM (SELECT 1) AS one LEFT JOIN ended ON true
+       WHERE tak_assert(ended.tx_id IS NOT NULL, 'batch ' || $1 || ' is not sending: another runner ended it')`,
       [
         txId,
         lastConfirmed?.index ?? -1,
@@ -320,7 +320,6 @@ export class Batches {
         events,
       ],
     );
-    if (!row) return undefined;
     const batch = toBatch(row, this.sealer);
     // The method's own events follow from its onConfirmed hook, in this transaction too.
     if (!sending) await emitEvents(tx, successEvents(batch, lastConfirmed?.index));
@@ -370,17 +369,15 @@ export class Batches {
   /**
    * What a successful batch's method recorded of it (inside the transaction that ended it), also added to the
    * batch.completed event that transaction wrote (not committed yet: the latest of its txId, the row lock of the batch
-   * keeps any other finisher waiting). Answers `ended` (as markSuccess returned it) with that outcome.
+   * keeps any other finisher waiting).
    */
-  async setOutcome(tx: Queryable, ended: Batch, outcome: Record<string, unknown>): Promise<Batch> {
-    const { txId } = ended;
+  async setOutcome(tx: Queryable, txId: string, outcome: Record<string, unknown>): Promise<void> {
     await tx.write(
       `WITH batch AS (UPDATE batches SET outcome = $2 WHERE tx_id = $1)
        UPDATE events SET data = jsonb_set(data, '{outcome}', $2::jsonb)
        WHERE id = (SELECT max(id) FROM events WHERE tx_id = $1 AND type = 'batch.completed')`,
       [txId, JSON.stringify(outcome)],
     );
-    return { ...ended, outcome };
   }
 
   /**
@@ -410,6 +407,14 @@ export class Batches {
     );
     return rows.map((r) => r.tx_id);
   }
+}
+
+/** The SQLSTATE of tak_assert (migration 085): a statement found what it checks false. */
+const ASSERTION_FAILED = "TK001";
+
+/** The error Batches.markSuccess fails with when another runner (or instance) had ended the batch. */
+export function endedElsewhere(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === ASSERTION_FAILED;
 }
 
 /** The last transaction's confirmation markSuccess (or rejectConfirmed) writes with the batch's end. */

@@ -104,6 +104,10 @@ class PgliteDb implements Db {
 
   together = allIssued;
 
+  ahead<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    return this.query<T>(sql, params);
+  }
+
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     return this.turns.run(() => new PgliteTransaction(this.pg, this.statements, this.work).run(fn));
   }
@@ -146,6 +150,10 @@ class PostgresDb implements Db {
   }
 
   together = allIssued;
+
+  ahead<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    return this.query<T>(sql, params);
+  }
 
   async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const client = await this.pool.connect();
@@ -232,6 +240,7 @@ function clientQueryable(client: PoolClient, work: DbWork): Queryable {
     write: async (sql, params) => void (await query(sql, params)),
     finalQuery: query,
     together: allIssued,
+    ahead: query,
   };
 }
 

@@ -19,17 +19,23 @@ export class Serial {
  * One transaction on the embedded database, with fewer trips into its engine than BEGIN, each statement and COMMIT
  * apart (each trip costs ~0.05–0.3 ms of the request's thread whatever the statement does):
  * - BEGIN travels with the transaction's first statement;
- * - a statement nobody reads the rows of (`write`) waits and travels with the next statement, or with COMMIT.
+ * - a statement nobody reads the rows of (`write`) waits and travels with the next statement, or with COMMIT;
+ * - so does a statement whose rows are read later (`ahead`), at the latest at the end of the event loop's turn.
  * A statement that fails in a combined trip fails the transaction there, as it would have alone: the statements after
  * it in that trip do not run, the transaction is rolled back and the error is thrown from the `query` (or the
  * commit) that carried it. The caller (PgliteDb) holds the connection for the transaction's whole length.
  */
 export class PgliteTransaction implements Queryable {
-  /** Statements to run ahead of the next one: BEGIN until it was sent, then deferred writes. */
-  private readonly waiting: Step[] = [BEGIN];
+  /**
+   * Statements to run ahead of the next one: BEGIN until it was sent, then deferred writes and `ahead` statements (those
+   * with `answer`, told their rows once the trip that carried them ran).
+   */
+  private readonly waiting: Waiting[] = [{ step: BEGIN }];
   private begun = false;
   /** A finalQuery carried the COMMIT. */
   private committed = false;
+  /** The transaction failed and was (or is being) rolled back. */
+  private ended = false;
   /** While `together` issues its statements: those gathered for its one trip. */
   private gathering?: { step: Step; resolve(rows: unknown[]): void; reject(error: unknown): void }[];
 
@@ -66,7 +72,24 @@ export class PgliteTransaction implements Queryable {
     if (this.committed) throw new Error(AFTER_FINAL_QUERY);
     const step = await this.statements.step(sql, params, this.work);
     if (step === undefined) await this.unprepared(sql, params);
-    else this.waiting.push(step);
+    else this.waiting.push({ step });
+  }
+
+  ahead<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    if (this.committed) return Promise.reject(new Error(AFTER_FINAL_QUERY));
+    if (!this.statements.preparable(sql, params)) return this.query<T>(sql, params);
+    // Its place is taken now: a statement prepared on its first run keeps its turn while it is prepared.
+    const entry: Waiting = { step: this.statements.step(sql, params, this.work) as Promise<Step> };
+    const rows = new Promise<T[]>((resolve, reject) => {
+      entry.answer = { resolve: (r) => resolve(r as T[]), reject };
+    });
+    this.waiting.push(entry);
+    rows.catch(() => undefined); // read by its caller, or by nobody when the transaction failed before it was
+    // Nothing else issued in this turn of the event loop: it goes on its own rather than wait for a carrier.
+    setImmediate(() => {
+      if (!this.committed && !this.ended && this.waiting.includes(entry)) this.send([]).catch(() => undefined);
+    });
+    return rows;
   }
 
   /**
@@ -99,6 +122,9 @@ export class PgliteTransaction implements Queryable {
       await this.commit();
       return value;
     } catch (error) {
+      this.ended = true;
+      // Statements that never ran: their promises hear why.
+      for (const { answer } of this.waiting.splice(0)) answer?.reject(error);
       if (this.begun && !this.committed)
         await timedTrip(this.work, 1, () => this.pg.exec("ROLLBACK")).catch(() => undefined);
       throw error;
@@ -121,14 +147,29 @@ export class PgliteTransaction implements Queryable {
   }
 
   /** One trip: what waits, then `steps`. */
-  private send(steps: Step[]): Promise<StepResult[]> {
+  private async send(steps: Step[]): Promise<StepResult[]> {
     if (this.committed) throw new Error(AFTER_FINAL_QUERY);
-    const trip = [...this.waiting, ...steps];
-    this.waiting.length = 0;
+    const ahead = this.waiting.splice(0);
     // BEGIN is in this trip: whatever fails in it, the transaction is open (aborted) and must be rolled back.
     this.begun = true;
-    return this.statements.trip(trip, this.work);
+    let results: StepResult[];
+    try {
+      const before = await Promise.all(ahead.map((w) => Promise.resolve(w.step)));
+      results = await this.statements.trip([...before, ...steps], this.work);
+    } catch (error) {
+      for (const { answer } of ahead) answer?.reject(error);
+      throw error;
+    }
+    ahead.forEach(({ answer }, i) => answer?.resolve(results[i].rows));
+    return results;
   }
+}
+
+/** A statement waiting for the transaction's next trip; `answer` when someone reads its rows (`ahead`). */
+interface Waiting {
+  /** A promise while the statement is prepared (its first run): the trip waits for it, in its place. */
+  step: Step | Promise<Step>;
+  answer?: { resolve(rows: unknown[]): void; reject(error: unknown): void };
 }
 
 const BEGIN: Step = { text: "BEGIN" };

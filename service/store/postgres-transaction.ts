@@ -16,18 +16,25 @@ export interface LeadStatement {
  * One transaction on a PostgreSQL server connection, in as few trips as the embedded database's (pglite-transaction.ts):
  * - BEGIN travels with the transaction's first statement;
  * - a statement nobody reads the rows of (`write`) waits and travels with the next statement, or with COMMIT;
- * - statements issued `together` travel in one trip.
+ * - statements issued `together` travel in one trip;
+ * - a statement whose rows are read later (`ahead`) waits as a write does, at the latest to the end of the event loop's
+ *   turn.
  * The statements of one trip go as one text in the simple query protocol, their parameters written in as literals
  * (inline-parameters.ts). A statement that fails in a combined trip fails the transaction there, as it would have alone:
  * the statements after it in that text do not run, the transaction is rolled back and the error is thrown from the
  * `query` (or the commit) that carried it.
  */
 export class PostgresTransaction implements Queryable {
-  /** Statements (as SQL text) to run ahead of the next one: BEGIN until it was sent, then deferred writes. */
-  private readonly waiting: string[] = ["BEGIN"];
+  /**
+   * Statements (as SQL text) to run ahead of the next one: BEGIN until it was sent, then deferred writes and `ahead`
+   * statements (those with `answer`, told their rows once the trip that carried them ran).
+   */
+  private readonly waiting: Waiting[] = [{ text: "BEGIN" }];
   private begun = false;
   /** A finalQuery carried the COMMIT. */
   private committed = false;
+  /** The transaction failed and was (or is being) rolled back. */
+  private ended = false;
   /** While `together` issues its statements: those gathered for its one trip. */
   private gathering?: { text: string; resolve(rows: unknown[]): void; reject(error: unknown): void }[];
 
@@ -39,7 +46,7 @@ export class PostgresTransaction implements Queryable {
     private readonly work: DbWork,
     private readonly lead?: LeadStatement,
   ) {
-    if (lead) this.waiting.push(lead.text);
+    if (lead) this.waiting.push({ text: lead.text });
     this.unsent = this.waiting.length;
   }
 
@@ -60,7 +67,22 @@ export class PostgresTransaction implements Queryable {
 
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {
     if (this.committed) throw new Error(AFTER_FINAL_QUERY);
-    this.waiting.push(inlineParameters(sql, params));
+    this.waiting.push({ text: inlineParameters(sql, params) });
+  }
+
+  ahead<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
+    if (this.committed) return Promise.reject(new Error(AFTER_FINAL_QUERY));
+    const waiting: Waiting = { text: inlineParameters(sql, params) };
+    const rows = new Promise<T[]>((resolve, reject) => {
+      waiting.answer = { resolve: (r) => resolve(r as T[]), reject };
+    });
+    this.waiting.push(waiting);
+    rows.catch(() => undefined); // read by its caller, or by nobody when the transaction failed before it was
+    // Nothing else issued in this turn of the event loop: it goes on its own rather than wait for a carrier.
+    setImmediate(() => {
+      if (!this.committed && !this.ended && this.waiting.includes(waiting)) this.send([]).catch(() => undefined);
+    });
+    return rows;
   }
 
   /** The statements `issue` starts, gathered into one trip (after what waits). */
@@ -90,6 +112,9 @@ export class PostgresTransaction implements Queryable {
       await this.commit();
       return value;
     } catch (error) {
+      this.ended = true;
+      // Statements that never ran: their promises hear why.
+      for (const { answer } of this.waiting.splice(0)) answer?.reject(error);
       if (this.begun && !this.committed)
         await timedTrip(this.work, 1, () => this.client.query("ROLLBACK")).catch(() => undefined);
       throw error;
@@ -108,8 +133,8 @@ export class PostgresTransaction implements Queryable {
   /** One trip: what waits, then `texts`; the answer of each statement, in order. */
   private async send(texts: string[]): Promise<QueryResult[]> {
     if (this.committed) throw new Error(AFTER_FINAL_QUERY);
-    const batch = [...this.waiting, ...texts];
-    this.waiting.length = 0;
+    const ahead = this.waiting.splice(0);
+    const batch = [...ahead.map((w) => w.text), ...texts];
     // BEGIN is in this trip: whatever fails in it, the transaction is open (aborted) and must be rolled back.
     const first = !this.begun;
     this.begun = true;
@@ -118,11 +143,20 @@ export class PostgresTransaction implements Queryable {
       answer = await timedTrip(this.work, batch.length, () => this.client.query(batch.join(";\n")));
     } catch (error) {
       if (first) this.lead?.onFirstTrip(error);
+      for (const w of ahead) w.answer?.reject(error);
       throw error;
     }
     if (first) this.lead?.onFirstTrip();
-    return (Array.isArray(answer) ? answer : [answer]) as QueryResult[];
+    const results = (Array.isArray(answer) ? answer : [answer]) as QueryResult[];
+    ahead.forEach((w, i) => w.answer?.resolve(results[i].rows));
+    return results;
   }
+}
+
+/** A statement waiting for the transaction's next trip; `answer` when someone reads its rows (`ahead`). */
+interface Waiting {
+  text: string;
+  answer?: { resolve(rows: unknown[]): void; reject(error: unknown): void };
 }
 
 /** A statement gathered `lazily` waits at most this long for a trip to ride in before it goes alone. */

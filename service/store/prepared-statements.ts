@@ -49,10 +49,14 @@ export class PreparedStatements {
    * full). Prepares the statement the first time.
    */
   async step(sql: string, params: readonly unknown[], work: DbWork): Promise<Step | undefined> {
-    if (!params.length || !PREPARABLE.test(sql) || (!this.names.has(sql) && this.names.size >= this.max))
-      return undefined;
+    if (!this.preparable(sql, params)) return undefined;
     const values = params.map(parameterText);
     return { prepared: await this.prepared(sql, work), values };
+  }
+
+  /** Whether `step` answers a step for this statement (else it runs through `unprepared`). */
+  preparable(sql: string, params: readonly unknown[]): boolean {
+    return params.length > 0 && PREPARABLE.test(sql) && (this.names.has(sql) || this.names.size < this.max);
   }
 
   /** step()'s answer, without waiting, for a statement already prepared; undefined for any other. */

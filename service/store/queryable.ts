@@ -18,6 +18,14 @@ export interface Queryable {
    * in one trip into the engine; everywhere else they run as issued. If one fails, the transaction fails.
    */
   together<T extends readonly unknown[]>(issue: () => { readonly [K in keyof T]: Promise<T[K]> }): Promise<T>;
+  /**
+   * A statement whose rows are read later. In a transaction it waits as a `write` does and travels with the
+   * transaction's next statement or its COMMIT, at the latest at the end of this turn of the event loop (so awaiting
+   * it alone never hangs); its promise answers once that trip ran. If it fails, the transaction fails there: the
+   * statements after it in that trip do not run, and its promise and the carrier's reject with the error. Outside a
+   * transaction, `query`.
+   */
+  ahead<T = Record<string, unknown>>(sql: string, params?: readonly unknown[]): Promise<T[]>;
 }
 
 /** `together` where statements run as issued: the promises, awaited. */

@@ -6,7 +6,7 @@ import type { UnsignedTransaction } from "../../service/model/batch";
 import { PLANS, PLAN_CREDITS } from "../../service/model/plans";
 import { METERED_METHODS } from "../../service/methods/metering";
 import { ApiKeys, VERIFIED_KEY_TTL_MS } from "../../service/store/api-keys";
-import { Batches, NEW_TX_STATE } from "../../service/store/batches";
+import { Batches, endedElsewhere, NEW_TX_STATE } from "../../service/store/batches";
 import { BatchTransactions } from "../../service/store/batch-transactions";
 import { Sealer } from "../../service/crypto/sealed";
 import { Credits } from "../../service/store/credits";
@@ -877,8 +877,8 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
               sending,
             );
             expect(ended).to.deep.include({ status: "success" });
-            expect(ended!.transactions[0]).to.deep.include({ status: "confirmed", blockNumber: 9, blockHash: hash(9) });
-            expect((await batches.setOutcome(tx, ended!, outcome)).outcome).to.deep.equal(outcome);
+            expect(ended.transactions[0]).to.deep.include({ status: "confirmed", blockNumber: 9, blockHash: hash(9) });
+            await batches.setOutcome(tx, txId, outcome);
             return tx.query<{ position: string | null }>(
               "SELECT position::text AS position FROM events WHERE tx_id = $1",
               [txId],
@@ -1065,10 +1065,20 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         const ended = await db.transaction((tx) =>
           batches.markSuccess(tx, txId, { index: 1, blockNumber: 61, gasUsed: 2n }),
         );
-        expect(
-          await db.transaction((tx) => batches.markSuccess(tx, txId, { index: 1, blockNumber: 99, gasUsed: 9n })),
-        ).to.equal(undefined);
+        // A second end (another runner's) fails its transaction before what travels with it runs: the COMMIT, and a
+        // write issued after it, leave nothing.
+        let failed: unknown;
+        await db
+          .transaction(async (tx) => {
+            const again = batches.markSuccess(tx, txId, { index: 1, blockNumber: 99, gasUsed: 9n });
+            await tx.write("UPDATE batches SET error = $2 WHERE tx_id = $1", [txId, "written by the loser"]);
+            return again;
+          })
+          .catch((error) => (failed = error));
+        expect(endedElsewhere(failed), String(failed)).to.equal(true);
+        expect(endedElsewhere(new Error("another"))).to.equal(false);
         const batch = (await batches.get(txId))!;
+        expect(batch.error).to.equal(null);
         expect(ended).to.deep.equal(batch);
         expect(batch.status).to.equal("success");
         expect(batch.transactions.map((t) => [t.status, t.blockNumber, t.gasUsed])).to.deep.equal([
@@ -1443,6 +1453,87 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
               [db.query<{ v: string }>(read, [6]), db.query<{ n: number }>("SELECT $1::int + 1 AS n", [1])] as const,
           ),
         ).to.deep.equal([[{ v: "six+" }], [{ n: 2 }]]);
+      });
+
+      it("a statement whose rows are read later (ahead) travels with the next statement or the COMMIT, or alone at the end of the turn; failing, it fails the transaction and what carried it", async () => {
+        await db.query("INSERT INTO tx_probe (id, v) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET v = EXCLUDED.v", [
+          8,
+          "eight",
+        ]);
+        const bump = "UPDATE tx_probe SET v = v || $2 WHERE id = $1 RETURNING v";
+        const read = "SELECT v FROM tx_probe WHERE id = $1";
+        const append = "UPDATE tx_probe SET v = v || $2 WHERE id = $1";
+        // Each prepared before it is counted (on the embedded database, a statement's first run prepares it: a trip).
+        await db.query(bump, [0, "prepared"]);
+        await db.query(read, [0]);
+        await db.query(append, [0, "prepared"]);
+        const trips = () => Object.values(db.work.snapshot()).reduce((n, f) => n + f.trips, 0);
+        // Carried by the next statement: one trip for both, each with its own rows, in the order issued.
+        let before = trips();
+        const [bumped, after] = await db.transaction(async (tx) => {
+          const ahead = tx.ahead<{ v: string }>(bump, [8, "+a"]);
+          const read8 = await tx.query<{ v: string }>(read, [8]);
+          return [await ahead, read8];
+        });
+        expect(bumped).to.deep.equal([{ v: "eight+a" }]);
+        expect(after).to.deep.equal([{ v: "eight+a" }]);
+        // BEGIN, both statements, then the COMMIT: two trips on the embedded database (BEGIN travels with them).
+        if (db.kind === "pglite") expect(trips() - before).to.equal(2);
+        // Carried by the COMMIT when nobody reads its rows before the transaction ends: one trip in all.
+        before = trips();
+        let later: Promise<{ v: string }[]> | undefined;
+        await db.transaction(async (tx) => {
+          later = tx.ahead<{ v: string }>(bump, [8, "+b"]);
+          await tx.write(append, [8, "+c"]);
+        });
+        if (db.kind === "pglite") expect(trips() - before).to.equal(1);
+        expect(await later).to.deep.equal([{ v: "eight+a+b" }]);
+        expect(await probe(8)).to.equal("eight+a+b+c");
+        // Awaited with nothing to carry it: it goes alone at the end of the turn, and its transaction goes on.
+        const alone = await db.transaction(async (tx) => {
+          const rows = await tx.ahead<{ v: string }>(bump, [8, "+d"]);
+          await tx.write(append, [8, "+e"]);
+          return rows;
+        });
+        expect(alone).to.deep.equal([{ v: "eight+a+b+c+d" }]);
+        expect(await probe(8)).to.equal("eight+a+b+c+d+e");
+        // Failing: the transaction fails there; it and its carrier reject with the error, nothing after it runs.
+        let failed: unknown;
+        let ahead: Promise<unknown> | undefined;
+        let reached = false;
+        await db
+          .transaction(async (tx) => {
+            ahead = tx.ahead("INSERT INTO tx_probe (id, v) VALUES ($1, $2) RETURNING v", [8, "duplicate"]);
+            await tx.query(bump, [8, "+never"]);
+            reached = true;
+          })
+          .catch((error) => (failed = error));
+        expect((failed as { code?: string })?.code).to.equal("23505");
+        expect(reached).to.equal(false);
+        expect(
+          await ahead!.then(
+            () => "answered",
+            (error: { code?: string }) => error.code,
+          ),
+        ).to.equal("23505");
+        expect(await probe(8)).to.equal("eight+a+b+c+d+e");
+        // Issued in a transaction that threw before any trip: it hears that error, and nothing ran.
+        let orphan: Promise<unknown> | undefined;
+        await db
+          .transaction(async (tx) => {
+            orphan = tx.ahead(bump, [8, "+orphan"]);
+            throw new Error("changed my mind");
+          })
+          .catch(() => undefined);
+        expect(
+          await orphan!.then(
+            () => "answered",
+            (error: Error) => error.message,
+          ),
+        ).to.equal("changed my mind");
+        expect(await probe(8)).to.equal("eight+a+b+c+d+e");
+        // Outside a transaction it is a query.
+        expect(await db.ahead<{ v: string }>(read, [8])).to.deep.equal([{ v: "eight+a+b+c+d+e" }]);
       });
 
       it("a transaction that throws leaves nothing of its writes, queued or run", async () => {
