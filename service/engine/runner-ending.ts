@@ -105,16 +105,16 @@ export class BatchEnding {
   ): Promise<Batch | undefined> {
     const method = this.methods(batch.method);
     const paid = this.payments.paysFor(batch);
-    let marked: Awaited<ReturnType<BatchEnding["finishIn"]>>;
+    let written: Awaited<ReturnType<BatchEnding["finishIn"]>>;
     try {
-      marked = await this.finishIn(run, batch, chain, receipts, lastConfirmed, method, payer, paid);
+      written = await this.finishIn(run, batch, chain, receipts, lastConfirmed, method, payer, paid);
     } catch (error) {
       if (endedElsewhere(error)) return undefined; // another runner (or instance) ended it: nothing of this one stays
       if (!(error instanceof RecordsRefused)) throw error;
       return this.refuseRecords(run, batch, receipts, lastConfirmed, error.reason);
     }
-    const { payments, settledHere } = marked;
-    const ended = withOutcome(await marked.marked, marked.outcome);
+    const { payments, settledHere } = written;
+    const ended = withOutcome(await written.marked, written.outcome);
     this.log.info({ txId: batch.txId, method: batch.method }, "batch confirmed");
     if (paid) run.end = { kind: "success", batch: ended, receipts, payments, settledHere };
     return ended;
