@@ -106,12 +106,21 @@ export class BatchEnding {
     const method = this.methods(batch.method);
     const paid = this.payments.paysFor(batch);
     let written: Awaited<ReturnType<BatchEnding["finishIn"]>>;
+    let marked: Promise<Batch> | undefined;
     try {
-      written = await this.finishIn(run, batch, chain, receipts, lastConfirmed, method, payer, paid);
+      written = await this.finishIn(run, batch, chain, receipts, lastConfirmed, method, payer, paid, (m) => {
+        marked = m;
+      });
     } catch (error) {
-      if (endedElsewhere(error)) return undefined; // another runner (or instance) ended it: nothing of this one stays
-      if (!(error instanceof RecordsRefused)) throw error;
-      return this.refuseRecords(run, batch, receipts, lastConfirmed, error.reason);
+      // The end's own failure first: once markSuccess failed, later statements of the transaction fail as aborted.
+      const cause: unknown =
+        (await marked?.then(
+          () => undefined,
+          (failure: unknown) => failure,
+        )) ?? error;
+      if (endedElsewhere(cause)) return undefined; // another runner (or instance) ended it: nothing of this one stays
+      if (!(cause instanceof RecordsRefused)) throw cause;
+      return this.refuseRecords(run, batch, receipts, lastConfirmed, cause.reason);
     }
     const { payments, settledHere } = written;
     const ended = withOutcome(await written.marked, written.outcome);
@@ -130,6 +139,7 @@ export class BatchEnding {
     method: BatchHooks | undefined,
     payer: string | undefined,
     paid: boolean,
+    issued: (marked: Promise<Batch>) => void,
   ) {
     return this.services.db.transaction(async (q) => {
       const { batches } = this.services;
@@ -140,7 +150,12 @@ export class BatchEnding {
       // same statement, unless a reorg changed the rows meanwhile. The batch's payments are read in the same trip.
       const sending = run.reorged ? undefined : batch;
       const marked = batches.markSuccess(q, batch.txId, lastConfirmed, sending);
+      issued(marked);
       const read = paid ? this.payments.readInSameTransaction(q, batch.txId) : undefined;
+      // Both fail with markSuccess's trip, maybe while the method's hook still runs (its I/O awaited): they are read
+      // once it returned, or by finish when the transaction failed, not left as unhandled rejections meanwhile.
+      marked.catch(() => undefined);
+      read?.catch(() => undefined);
       const outcome = await method?.onConfirmed?.(q, {
         txId: batch.txId,
         chain,

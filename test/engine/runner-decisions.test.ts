@@ -254,36 +254,50 @@ describe("batch runner's decisions (real stores on PGlite, FakeChain, payment co
       expect(run.end.settledHere.map((s) => s.id)).to.deep.equal([payment.id]);
     });
 
-    it("a success that finds the batch ended by another runner leaves nothing of its own: no records, its payment not settled here, nothing told", async () => {
-      const { p, batch, payment, run } = await carriable({
-        // The method's records travel with the end's statement (Queryable.ahead); they must not outlive its failure.
-        onConfirmed: async (q, facts) => {
-          await q.write("UPDATE batches SET error = $2 WHERE tx_id = $1", [facts.txId, "recorded by the loser"]);
-          return { paidBy: facts.payer };
-        },
-      });
-      const paid = await p.first.payFirst(run, batch, payment);
-      if (paid === "stopped" || "refused" in paid) throw new Error(`not paid: ${JSON.stringify(paid)}`);
-      const current = signedTx(await p.first.signRelayed(run, batch, batch.transactions[0], paid.carried));
-      await stores.db.transaction((q) => stores.batches.markSuccess(q, batch.txId)); // the other runner's end
+    for (const reads of [false, true])
+      it(`a success that finds the batch ended by another runner leaves nothing of its own: no records, its payment not settled here, nothing told${reads ? " (its method reads first: the statements after the end's fail as aborted, no rejection is left unhandled)" : ""}`, async () => {
+        const unhandled: unknown[] = [];
+        const onUnhandled = (reason: unknown) => void unhandled.push(reason);
+        process.prependListener("unhandledRejection", onUnhandled);
+        try {
+          const { p, batch, payment, run } = await carriable({
+            // The method's records travel with the end's statement (Queryable.ahead); they must not outlive its failure.
+            onConfirmed: async (q, facts) => {
+              if (reads) {
+                await q.query("SELECT $1::text AS tx_id", [facts.txId]);
+                await new Promise((resolve) => setTimeout(resolve, 20)); // other I/O: the end's failure lands meanwhile
+              }
+              await q.write("UPDATE batches SET error = $2 WHERE tx_id = $1", [facts.txId, "recorded by the loser"]);
+              return { paidBy: facts.payer };
+            },
+          });
+          const paid = await p.first.payFirst(run, batch, payment);
+          if (paid === "stopped" || "refused" in paid) throw new Error(`not paid: ${JSON.stringify(paid)}`);
+          const current = signedTx(await p.first.signRelayed(run, batch, batch.transactions[0], paid.carried));
+          await stores.db.transaction((q) => stores.batches.markSuccess(q, batch.txId)); // the other runner's end
 
-      const receipt = carryingReceipt(p.key.address, current.txHash!, payment);
-      const { blockNumber, blockHash, gasUsed } = receipt;
-      const last = { index: 0, blockNumber, blockHash, gasUsed };
-      const ended = await p.ending.finish(
-        run,
-        { ...batch, transactions: [current] },
-        p.chain,
-        [receipt],
-        last,
-        run.payer,
-      );
-      expect(ended, "another runner ended it").to.equal(undefined);
-      const after = await stored(batch.txId);
-      expect([after.status, after.error, after.outcome ?? null]).to.deep.equal(["success", null, null]);
-      expect(await p.core.stores.payments.get(payment.id)).to.deep.include({ status: "settling" });
-      expect(run.end).to.equal(undefined);
-    });
+          const receipt = carryingReceipt(p.key.address, current.txHash!, payment);
+          const { blockNumber, blockHash, gasUsed } = receipt;
+          const last = { index: 0, blockNumber, blockHash, gasUsed };
+          const ended = await p.ending.finish(
+            run,
+            { ...batch, transactions: [current] },
+            p.chain,
+            [receipt],
+            last,
+            run.payer,
+          );
+          expect(ended, "another runner ended it").to.equal(undefined);
+          const after = await stored(batch.txId);
+          expect([after.status, after.error, after.outcome ?? null]).to.deep.equal(["success", null, null]);
+          expect(await p.core.stores.payments.get(payment.id)).to.deep.include({ status: "settling" });
+          expect(run.end).to.equal(undefined);
+          await new Promise((resolve) => setImmediate(resolve));
+          expect(unhandled).to.deep.equal([]);
+        } finally {
+          process.removeListener("unhandledRejection", onUnhandled);
+        }
+      });
 
     it("a payment that can no longer ride in its transaction is settled first, once the call would go through, then it is signed without it", async () => {
       const { p, batch, payment, run } = await carriable();
