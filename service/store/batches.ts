@@ -287,7 +287,8 @@ export class Batches {
    * did. The statement waits for the transaction's next statement (Queryable.ahead): the method's records, and the
    * COMMIT, may travel in its trip. When the batch is no longer sending (another runner or instance ended it) the
    * statement fails, and the transaction with it, before anything after it ran: `endedElsewhere(error)` tells that
-   * failure from others.
+   * failure from others. A caller that awaits other work before this answer handles its rejection meanwhile (an
+   * unhandled one ends the process): BatchEnding.finish does.
    *
    * Answers the batch as the statement left it.
    *
