@@ -3,6 +3,7 @@ import { timedTrip, type DbWork } from "./db-work";
 import { AFTER_FINAL_QUERY, allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
 import type { PreparedStatements } from "./prepared-statements";
 import type { Step, StepResult } from "./pglite-protocol";
+import { WaitingStatements } from "./waiting-statements";
 
 /** Runs one job at a time, in the order they were asked for: the embedded database has one connection. */
 export class Serial {
@@ -27,15 +28,13 @@ export class Serial {
  */
 export class PgliteTransaction implements Queryable {
   /**
-   * Statements to run ahead of the next one: BEGIN until it was sent, then deferred writes and `ahead` statements (those
-   * with `answer`, told their rows once the trip that carried them ran).
+   * Statements to run ahead of the next one (BEGIN until it was sent, then deferred writes and `ahead` ones); a promise
+   * while a statement is prepared on its first run: the trip waits for it, in its place.
    */
-  private readonly waiting: Waiting[] = [{ step: BEGIN }];
+  private readonly waiting = new WaitingStatements<Step | Promise<Step>>([BEGIN]);
   private begun = false;
   /** A finalQuery carried the COMMIT. */
   private committed = false;
-  /** The transaction failed and was (or is being) rolled back. */
-  private ended = false;
   /** While `together` issues its statements: those gathered for its one trip. */
   private gathering?: { step: Step; resolve(rows: unknown[]): void; reject(error: unknown): void }[];
 
@@ -72,24 +71,15 @@ export class PgliteTransaction implements Queryable {
     if (this.committed) throw new Error(AFTER_FINAL_QUERY);
     const step = await this.statements.step(sql, params, this.work);
     if (step === undefined) await this.unprepared(sql, params);
-    else this.waiting.push({ step });
+    else this.waiting.add(step);
   }
 
   ahead<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     if (this.committed) return Promise.reject(new Error(AFTER_FINAL_QUERY));
     if (!this.statements.preparable(sql, params)) return this.query<T>(sql, params);
     // Its place is taken now: a statement prepared on its first run keeps its turn while it is prepared.
-    const entry: Waiting = { step: this.statements.step(sql, params, this.work) as Promise<Step> };
-    const rows = new Promise<T[]>((resolve, reject) => {
-      entry.answer = { resolve: (r) => resolve(r as T[]), reject };
-    });
-    this.waiting.push(entry);
-    rows.catch(() => undefined); // read by its caller, or by nobody when the transaction failed before it was
-    // Nothing else issued in this turn of the event loop: it goes on its own rather than wait for a carrier.
-    setImmediate(() => {
-      if (!this.committed && !this.ended && this.waiting.includes(entry)) this.send([]).catch(() => undefined);
-    });
-    return rows;
+    const step = this.statements.step(sql, params, this.work) as Promise<Step>;
+    return this.waiting.addAhead<T>(step, () => this.send([]));
   }
 
   /**
@@ -122,9 +112,7 @@ export class PgliteTransaction implements Queryable {
       await this.commit();
       return value;
     } catch (error) {
-      this.ended = true;
-      // Statements that never ran: their promises hear why.
-      for (const { answer } of this.waiting.splice(0)) answer?.reject(error);
+      this.waiting.failAll(error);
       if (this.begun && !this.committed)
         await timedTrip(this.work, 1, () => this.pg.exec("ROLLBACK")).catch(() => undefined);
       throw error;
@@ -149,27 +137,20 @@ export class PgliteTransaction implements Queryable {
   /** One trip: what waits, then `steps`. */
   private async send(steps: Step[]): Promise<StepResult[]> {
     if (this.committed) throw new Error(AFTER_FINAL_QUERY);
-    const ahead = this.waiting.splice(0);
+    const ahead = this.waiting.take();
     // BEGIN is in this trip: whatever fails in it, the transaction is open (aborted) and must be rolled back.
     this.begun = true;
     let results: StepResult[];
     try {
-      const before = await Promise.all(ahead.map((w) => Promise.resolve(w.step)));
+      const before = await Promise.all(ahead.statements.map((step) => Promise.resolve(step)));
       results = await this.statements.trip([...before, ...steps], this.work);
     } catch (error) {
-      for (const { answer } of ahead) answer?.reject(error);
+      ahead.failed(error);
       throw error;
     }
-    ahead.forEach(({ answer }, i) => answer?.resolve(results[i].rows));
+    ahead.answered((i) => results[i].rows);
     return results;
   }
-}
-
-/** A statement waiting for the transaction's next trip; `answer` when someone reads its rows (`ahead`). */
-interface Waiting {
-  /** A promise while the statement is prepared (its first run): the trip waits for it, in its place. */
-  step: Step | Promise<Step>;
-  answer?: { resolve(rows: unknown[]): void; reject(error: unknown): void };
 }
 
 const BEGIN: Step = { text: "BEGIN" };

@@ -2,6 +2,7 @@ import type { PoolClient, QueryResult } from "pg";
 import { timedTrip, type DbWork } from "./db-work";
 import { inlineParameters } from "./inline-parameters";
 import { AFTER_FINAL_QUERY, allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
+import { WaitingStatements } from "./waiting-statements";
 
 /**
  * A statement a transaction sends right after its BEGIN, in its first trip (a session lock taken with the transaction's
@@ -25,16 +26,11 @@ export interface LeadStatement {
  * `query` (or the commit) that carried it.
  */
 export class PostgresTransaction implements Queryable {
-  /**
-   * Statements (as SQL text) to run ahead of the next one: BEGIN until it was sent, then deferred writes and `ahead`
-   * statements (those with `answer`, told their rows once the trip that carried them ran).
-   */
-  private readonly waiting: Waiting[] = [{ text: "BEGIN" }];
+  /** Statements (SQL text) to run ahead of the next one (BEGIN until it was sent, then deferred writes and `ahead` ones). */
+  private readonly waiting = new WaitingStatements<string>(["BEGIN"]);
   private begun = false;
   /** A finalQuery carried the COMMIT. */
   private committed = false;
-  /** The transaction failed and was (or is being) rolled back. */
-  private ended = false;
   /** While `together` issues its statements: those gathered for its one trip. */
   private gathering?: { text: string; resolve(rows: unknown[]): void; reject(error: unknown): void }[];
 
@@ -46,7 +42,7 @@ export class PostgresTransaction implements Queryable {
     private readonly work: DbWork,
     private readonly lead?: LeadStatement,
   ) {
-    if (lead) this.waiting.push({ text: lead.text });
+    if (lead) this.waiting.add(lead.text);
     this.unsent = this.waiting.length;
   }
 
@@ -67,22 +63,12 @@ export class PostgresTransaction implements Queryable {
 
   async write(sql: string, params: readonly unknown[] = []): Promise<void> {
     if (this.committed) throw new Error(AFTER_FINAL_QUERY);
-    this.waiting.push({ text: inlineParameters(sql, params) });
+    this.waiting.add(inlineParameters(sql, params));
   }
 
   ahead<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
     if (this.committed) return Promise.reject(new Error(AFTER_FINAL_QUERY));
-    const waiting: Waiting = { text: inlineParameters(sql, params) };
-    const rows = new Promise<T[]>((resolve, reject) => {
-      waiting.answer = { resolve: (r) => resolve(r as T[]), reject };
-    });
-    this.waiting.push(waiting);
-    rows.catch(() => undefined); // read by its caller, or by nobody when the transaction failed before it was
-    // Nothing else issued in this turn of the event loop: it goes on its own rather than wait for a carrier.
-    setImmediate(() => {
-      if (!this.committed && !this.ended && this.waiting.includes(waiting)) this.send([]).catch(() => undefined);
-    });
-    return rows;
+    return this.waiting.addAhead<T>(inlineParameters(sql, params), () => this.send([]));
   }
 
   /** The statements `issue` starts, gathered into one trip (after what waits). */
@@ -112,9 +98,7 @@ export class PostgresTransaction implements Queryable {
       await this.commit();
       return value;
     } catch (error) {
-      this.ended = true;
-      // Statements that never ran: their promises hear why.
-      for (const { answer } of this.waiting.splice(0)) answer?.reject(error);
+      this.waiting.failAll(error);
       if (this.begun && !this.committed)
         await timedTrip(this.work, 1, () => this.client.query("ROLLBACK")).catch(() => undefined);
       throw error;
@@ -133,8 +117,8 @@ export class PostgresTransaction implements Queryable {
   /** One trip: what waits, then `texts`; the answer of each statement, in order. */
   private async send(texts: string[]): Promise<QueryResult[]> {
     if (this.committed) throw new Error(AFTER_FINAL_QUERY);
-    const ahead = this.waiting.splice(0);
-    const batch = [...ahead.map((w) => w.text), ...texts];
+    const ahead = this.waiting.take();
+    const batch = [...ahead.statements, ...texts];
     // BEGIN is in this trip: whatever fails in it, the transaction is open (aborted) and must be rolled back.
     const first = !this.begun;
     this.begun = true;
@@ -143,20 +127,14 @@ export class PostgresTransaction implements Queryable {
       answer = await timedTrip(this.work, batch.length, () => this.client.query(batch.join(";\n")));
     } catch (error) {
       if (first) this.lead?.onFirstTrip(error);
-      for (const w of ahead) w.answer?.reject(error);
+      ahead.failed(error);
       throw error;
     }
     if (first) this.lead?.onFirstTrip();
     const results = (Array.isArray(answer) ? answer : [answer]) as QueryResult[];
-    ahead.forEach((w, i) => w.answer?.resolve(results[i].rows));
+    ahead.answered((i) => results[i].rows);
     return results;
   }
-}
-
-/** A statement waiting for the transaction's next trip; `answer` when someone reads its rows (`ahead`). */
-interface Waiting {
-  text: string;
-  answer?: { resolve(rows: unknown[]): void; reject(error: unknown): void };
 }
 
 /** A statement gathered `lazily` waits at most this long for a trip to ride in before it goes alone. */
