@@ -116,7 +116,7 @@ export class SendFlow {
             transactionIndex: index,
           });
       }
-      this.assertRelayerStillHas(batch);
+      await this.assertRelayerStillHas(batch);
       return [];
     }
     const state = sendingState(batch, request);
@@ -129,9 +129,16 @@ export class SendFlow {
   /**
    * A relayed batch is sent by the relayer key it was prepared for: when the service no longer has that key (removed
    * from RELAYER_EXTRA_PRIVATE_KEYS since), the batch is refused before anyone pays; preparing it again picks a key it has.
+   * Another instance may have taken up a key the operator just added before this one's next refresh of the operator's
+   * records (KEY_REFRESH_MS): a key this instance does not know is looked for there (and set up) before the refusal.
    */
-  private assertRelayerStillHas(batch: Batch): void {
-    const gone = batch.transactions.find((t) => !this.services.relayer.hasKey(batch.chainId, t.unsigned.from));
+  private async assertRelayerStillHas(batch: Batch): Promise<void> {
+    const unknown = () => batch.transactions.find((t) => !this.services.relayer.hasKey(batch.chainId, t.unsigned.from));
+    if (unknown()) {
+      await this.services.relayerKeyRotation.refresh();
+      await this.services.relayerKeyRotation.settled();
+    }
+    const gone = unknown();
     if (gone)
       throw conflict(
         `txId ${batch.txId} was prepared for the relayer key ${gone.unsigned.from}, which this service no longer sends with: prepare it again`,

@@ -206,6 +206,8 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
     const done = (n: number) => until(`${n} operations`, () => operations.length >= n || failures.length > 0);
     try {
       await done(6);
+      // The other instance does not refresh on its own meanwhile: it learns of the key when it is asked to send with it.
+      await other.services.relayerKeyRotation.stop();
       const added = await admin({
         command: "relayer-keys.add",
         source: {
@@ -217,6 +219,30 @@ describe("e2e: relayer key rotation under load, without a restart", function () 
       expect(added.status, JSON.stringify(added.body)).to.equal(200);
       expect(added.body.result).to.include({ address: newKey.address, state: "active", origin: "keystore" });
       await until("the new key set up", () => relayer.keys.standing(CHAIN, newKey.address) === "active");
+      // A batch this instance prepared for the new key, sent through the other before its next refresh: taken up then.
+      expect(other.services.relayer.hasKey(CHAIN, newKey.address)).to.equal(false);
+      let forNewKey: string;
+      for (;;) {
+        const txId = await prepareRelayedToken(service.api, `NEW${symbol++}`, sandbox.accounts[6].address);
+        const from = (await service.services.batches.get(txId))!.transactions[0].unsigned.from;
+        if (from === newKey.address) {
+          forNewKey = txId;
+          break;
+        }
+        // Sent, not left prepared: a batch prepared for the old key would hold its removal back below.
+        const sent = await payRelayedSend(service.api, txId, payer);
+        operations.push({ txId, preparedAt: Date.now(), from, status: sent.status, body: sent.body });
+      }
+      const sentEarly = await payRelayedSend(other.api, forNewKey, payer);
+      expect([sentEarly.status, sentEarly.body.status], JSON.stringify(sentEarly.body)).to.deep.equal([200, "success"]);
+      operations.push({
+        txId: forNewKey,
+        preparedAt: Date.now(),
+        from: newKey.address,
+        status: sentEarly.status,
+        body: sentEarly.body,
+      });
+      other.services.relayerKeyRotation.start();
       await until(
         "the other instance holding the new key",
         () => other.services.relayer.keys.standing(CHAIN, newKey.address) === "active",
