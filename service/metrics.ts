@@ -45,7 +45,7 @@ export type MetricsSources = Pick<Stores, "db" | "webhookDeliveries" | "paymentR
  * | tak_db_pool_connections                  | gauge     | state (total/idle/waiting) | the PostgreSQL pool; PGlite: total 1 |
  * | tak_db_round_trips_total                 | counter   | work                   | trips to the database by route template (work a request started, its runner's included) or background |
  * | tak_db_statements_total                  | counter   | work                   | statements those trips carried         |
- * | tak_db_seconds_total                     | counter   | work                   | time spent awaiting those trips        |
+ * | tak_db_seconds_total                     | counter   | work                   | time spent awaiting those trips (embedded: the engine's call, run on this thread) |
  * | tak_db_cpu_seconds_total                 | counter   | work                   | this process's CPU meanwhile (the embedded database's own cost) |
  * | tak_broadcast_nonce_ahead_retries        | gauge     |                        | re-sends after "nonce too high" (process) |
  * | tak_reorgs_total                         | counter   | chain_id, depth        | transactions a reorg took off the chain: before or after their confirmations |

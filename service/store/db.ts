@@ -3,7 +3,7 @@ import type { PGlite } from "@electric-sql/pglite";
 import { Pool, types as pgTypes, type PoolClient } from "pg";
 import { DbWork, timedTrip } from "./db-work";
 import { PreparedStatements } from "./prepared-statements";
-import { PgliteProtocol } from "./pglite-protocol";
+import { PgliteProtocol, type Wire } from "./pglite-protocol";
 import { PgliteTransaction, Serial } from "./pglite-transaction";
 import { PostgresTransaction, StatementGatherer, type LeadStatement } from "./postgres-transaction";
 import { inlineParameters } from "./inline-parameters";
@@ -60,15 +60,19 @@ pgTypes.setTypeParser(20, (v) => v);
 class PgliteDb implements Db {
   readonly kind = "pglite" as const;
   readonly work = new DbWork();
+  private readonly protocol: PgliteProtocol;
   private readonly statements: PreparedStatements;
   /** The one connection runs one statement or transaction at a time (PgliteTransaction sends BEGIN itself). */
   private readonly turns = new Serial();
+  /** Channel → who listens (see listen). */
+  private readonly listeners = new Map<string, Set<() => void>>();
   private constructor(
     private readonly pg: PGlite,
-    protocol: PgliteProtocol,
+    wire: Wire,
     private readonly dataDir?: string,
   ) {
-    this.statements = new PreparedStatements(pg, protocol);
+    this.protocol = new PgliteProtocol(pg, wire, (channel) => this.notify(channel));
+    this.statements = new PreparedStatements(this.protocol);
   }
 
   /** On disk, the database's directory and its parent are private to the service's user (0700, files 0600). */
@@ -87,7 +91,7 @@ class PgliteDb implements Db {
     await pg.exec(`SET random_page_cost = ${EMBEDDED_RANDOM_PAGE_COST}`);
     if (dataDir) makePrivate(dataDir);
     const { protocol } = await import("@electric-sql/pglite");
-    return new PgliteDb(pg, new PgliteProtocol(pg, protocol.serialize), dataDir);
+    return new PgliteDb(pg, protocol, dataDir);
   }
 
   query<T>(sql: string, params: readonly unknown[] = []): Promise<T[]> {
@@ -109,19 +113,36 @@ class PgliteDb implements Db {
   }
 
   transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
-    return this.turns.run(() => new PgliteTransaction(this.pg, this.statements, this.work).run(fn));
+    return this.turns.run(() => new PgliteTransaction(this.statements, this.work).run(fn));
   }
 
+  /**
+   * A NOTIFY reaches `onNotify` by either path into the engine: PGlite's own calls dispatch it to what `pg.listen`
+   * registered, this class's trips (PgliteProtocol) to `notify`. Channels are plain lower-case names.
+   */
   async listen(channel: string, onNotify: () => void): Promise<() => Promise<void>> {
-    const unlisten = await this.turns.run(() => this.pg.listen(channel, () => onNotify()));
-    // Called with no argument: PGlite's unlisten takes a transaction to run UNLISTEN in as its first.
-    return () => this.turns.run(() => unlisten());
+    const hear = () => onNotify();
+    const unlisten = await this.turns.run(() => this.protocol.viaPglite((pg) => pg.listen(channel, hear)));
+    const hearing = this.listeners.get(channel) ?? new Set<() => void>();
+    this.listeners.set(channel, hearing.add(hear));
+    return () => {
+      hearing.delete(hear);
+      // Called with no argument: PGlite's unlisten takes a transaction to run UNLISTEN in as its first.
+      return this.turns.run(() => this.protocol.viaPglite(() => unlisten()));
+    };
+  }
+
+  /** As PGlite dispatches a notification: each listener in a microtask of its own. */
+  private notify(channel: string) {
+    for (const hear of this.listeners.get(channel) ?? []) queueMicrotask(hear);
   }
 
   rateLimiterClient() {
     return {
       query: (q: { text: string; values?: unknown[] }) =>
-        this.turns.run(() => timedTrip(this.work, 1, () => this.pg.query(q.text, q.values ?? []))),
+        this.turns.run(() =>
+          timedTrip(this.work, 1, () => this.protocol.viaPglite((pg) => pg.query(q.text, q.values ?? []))),
+        ),
     };
   }
 

@@ -24,13 +24,14 @@ export interface StepResult {
   command?: string;
 }
 
-/** PGlite's wire-protocol message builders (its exported `protocol.serialize`). */
-type Serialize = (typeof import("@electric-sql/pglite"))["protocol"]["serialize"];
-/** A backend message as PGlite parses it: what this module reads of them. */
+/** PGlite's wire-protocol module (its exported `protocol`): message builders and the backend messages' parser. */
+export type Wire = (typeof import("@electric-sql/pglite"))["protocol"];
+/** A backend message as that parser gives it: what this module reads of them. */
 interface Message {
   name: string;
   fields?: unknown[];
   text?: string;
+  channel?: string;
 }
 
 /**
@@ -40,27 +41,41 @@ interface Message {
  * statement that fails makes the engine skip the rest up to the Sync: the statements after it in that trip do not run,
  * and the error is thrown (the transaction, if one is open, is left aborted for the caller to roll back).
  *
+ * A trip runs synchronously: the engine is called on this thread and its answer parsed here, with no promise between
+ * the call and the answer, so nothing else of the process runs meanwhile and a trip's time is the engine's (PGlite's
+ * `execProtocolStream` answers after its query lock and several promise turns, during which other requests' code ran
+ * and was counted as the database's: bench/results/embedded-db-time.md). The caller runs one trip or transaction at a
+ * time (PgliteDb's turns); PGlite's own calls (`query`, `exec`, `listen`), which talk to the engine over several of
+ * its calls, go through `viaPglite`, and a trip waits until none is under way (`busy`).
+ *
  * Against EXECUTE of the same prepared statement in PGlite's `exec` (the simple protocol, parameters as quoted literals),
- * 2,000 calls each: a lookup by key 0.043 vs 0.056 ms, an update of a JSON column 0.165 vs 0.198 ms; in the lanes bench
- * the difference is within the machine's noise (bench/results/embedded-db-time.md, 2026-12-06).
+ * 2,000 calls each: a lookup by key 0.043 vs 0.056 ms, an update of a JSON column 0.165 vs 0.198 ms.
  */
 export class PgliteProtocol {
+  /** PGlite's own calls under way (see viaPglite), and the trips waiting for them to end. */
+  private pgliteCalls = 0;
+  private readonly waitingForPglite: (() => void)[] = [];
+
+  /** `onNotification`: a NOTIFY the engine delivered in a trip's answer (a committed transaction's). */
   constructor(
     private readonly pg: PGlite,
-    private readonly serialize: Serialize,
+    private readonly wire: Wire,
+    private readonly onNotification: (channel: string) => void = () => undefined,
   ) {}
 
   /** Prepares `sql` under `name` and learns its result's columns (one trip). */
-  async prepare(name: string, sql: string): Promise<PreparedStatement> {
-    const s = this.serialize;
-    const messages = await this.exchange([s.parse({ name, text: sql }), s.describe({ type: "S", name }), s.sync()]);
+  prepare(name: string, sql: string): PreparedStatement {
+    this.assertIdle();
+    const s = this.wire.serialize;
+    const messages = this.exchange([s.parse({ name, text: sql }), s.describe({ type: "S", name }), s.sync()]);
     const description = messages.find((m) => m.name === "rowDescription");
     return { name, columns: columnsOf(description) };
   }
 
   /** Runs `steps` in one trip; answers each one's result, in order. */
-  async run(steps: readonly Step[]): Promise<StepResult[]> {
-    const s = this.serialize;
+  run(steps: readonly Step[]): StepResult[] {
+    this.assertIdle();
+    const s = this.wire.serialize;
     const parts: Uint8Array[] = [];
     for (const step of steps) {
       if ("text" in step)
@@ -68,8 +83,29 @@ export class PgliteProtocol {
       else parts.push(s.bind({ statement: step.prepared.name, values: [...step.values] }), s.execute({}));
     }
     parts.push(s.sync());
-    const messages = await this.exchange(parts);
-    return this.results(steps, messages);
+    return this.results(steps, this.exchange(parts));
+  }
+
+  /**
+   * `call` through PGlite's own API (query, exec, listen): it talks to the engine over several of PGlite's calls,
+   * between which no trip of this class may run (it would take the unnamed statement or portal that call is using).
+   */
+  async viaPglite<T>(call: (pg: PGlite) => Promise<T>): Promise<T> {
+    this.pgliteCalls++;
+    try {
+      return await call(this.pg);
+    } finally {
+      if (--this.pgliteCalls === 0) this.waitingForPglite.splice(0).forEach((resume) => resume());
+    }
+  }
+
+  /** Undefined when a trip may run now; else a promise of the end of PGlite's calls under way (check again then). */
+  busy(): Promise<void> | undefined {
+    return this.pgliteCalls ? new Promise<void>((resume) => this.waitingForPglite.push(resume)) : undefined;
+  }
+
+  private assertIdle() {
+    if (this.pgliteCalls) throw new Error("a trip into the embedded database while one of PGlite's own calls runs");
   }
 
   /** Steps' results out of the engine's answer: rows between each step's start and its command's completion. */
@@ -103,14 +139,34 @@ export class PgliteProtocol {
   }
 
   /**
-   * One call into the engine with these messages; throws the first error it answered. Under PGlite's own query lock,
-   * which its `query` and `exec` take: one exchange at a time, whoever asks.
+   * One call into the engine with these messages, answered synchronously: its messages, parsed; throws the first error
+   * it answered. PGlite's `execProtocolRawStream` hands the answer over while it runs (with `syncToFs: false` it awaits
+   * nothing); an answer without its closing ReadyForQuery means the call failed (its reason is in the promise).
    */
-  private exchange(parts: Uint8Array[]): Promise<Message[]> {
-    const message = concatenated(parts);
-    return this.pg._runExclusiveQuery(
-      async () => (await this.pg.execProtocolStream(message, { syncToFs: false })) as Message[],
-    );
+  private exchange(parts: Uint8Array[]): Message[] {
+    const chunks: Uint8Array[] = [];
+    const call = this.pg.execProtocolRawStream(concatenated(parts), {
+      syncToFs: false,
+      // A view into the engine's memory, valid during this callback only.
+      onRawData: (chunk) => chunks.push(chunk.slice()),
+    });
+    const messages: Message[] = [];
+    new this.wire.Parser().parse(concatenated(chunks), (message) => messages.push(message));
+    if (messages[messages.length - 1]?.name !== "readyForQuery") {
+      const failed = new Error("the embedded database's engine did not answer (the reason is this error's cause)");
+      // The engine's own error rejects PGlite's promise, a turn later: it becomes the cause by the time this is read.
+      call.catch((reason: unknown) => (failed.cause = reason));
+      throw failed;
+    }
+    call.catch(() => undefined);
+    let error: Error | undefined;
+    for (const message of messages) {
+      // The engine's errors come as the parser's DatabaseError (an Error: code, detail…), as PGlite throws them.
+      if (message instanceof Error) error ??= message;
+      else if (message.name === "notification" && message.channel) this.onNotification(message.channel);
+    }
+    if (error) throw error;
+    return messages;
   }
 }
 
@@ -120,6 +176,7 @@ function columnsOf(description: Message | undefined): Column[] {
 }
 
 function concatenated(parts: Uint8Array[]): Uint8Array {
+  if (parts.length === 1) return parts[0];
   let length = 0;
   for (const p of parts) length += p.length;
   const out = new Uint8Array(length);

@@ -1,5 +1,4 @@
-import type { PGlite } from "@electric-sql/pglite";
-import { timedTrip, type DbWork } from "./db-work";
+import type { DbWork } from "./db-work";
 import { AFTER_FINAL_QUERY, allIssued, TRANSACTION_ROLLED_BACK, type Queryable } from "./queryable";
 import type { PreparedStatements } from "./prepared-statements";
 import type { Step, StepResult } from "./pglite-protocol";
@@ -39,7 +38,6 @@ export class PgliteTransaction implements Queryable {
   private gathering?: { step: Step; resolve(rows: unknown[]): void; reject(error: unknown): void }[];
 
   constructor(
-    private readonly pg: PGlite,
     private readonly statements: PreparedStatements,
     private readonly work: DbWork,
   ) {}
@@ -113,8 +111,7 @@ export class PgliteTransaction implements Queryable {
       return value;
     } catch (error) {
       this.waiting.failAll(error);
-      if (this.begun && !this.committed)
-        await timedTrip(this.work, 1, () => this.pg.exec("ROLLBACK")).catch(() => undefined);
+      if (this.begun && !this.committed) await this.statements.trip([ROLLBACK], this.work).catch(() => undefined);
       throw error;
     }
   }
@@ -155,3 +152,4 @@ export class PgliteTransaction implements Queryable {
 
 const BEGIN: Step = { text: "BEGIN" };
 const COMMIT: Step = { text: "COMMIT" };
+const ROLLBACK: Step = { text: "ROLLBACK" };

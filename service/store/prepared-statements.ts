@@ -1,5 +1,4 @@
-import type { PGlite } from "@electric-sql/pglite";
-import { timedTrip, type DbWork } from "./db-work";
+import { timedSyncTrip, timedTrip, type DbWork } from "./db-work";
 import { parameterText } from "./parameter-text";
 import type { PgliteProtocol, PreparedStatement, Step, StepResult } from "./pglite-protocol";
 
@@ -20,27 +19,27 @@ export class PreparedStatements {
 
   /** `max` bounds how many statements are kept; SQL beyond it runs unprepared. */
   constructor(
-    private readonly pg: PGlite,
     private readonly protocol: PgliteProtocol,
     private readonly max = 1_000,
   ) {}
 
   /** One statement in a trip of its own: prepared (the first time, a trip more), or through PGlite's `query`. */
   async run<T>(sql: string, params: readonly unknown[], work: DbWork): Promise<T[]> {
-    const step = await this.step(sql, params, work);
+    const step = this.readyStep(sql, params) ?? (await this.step(sql, params, work));
     if (!step) return this.unprepared<T>(sql, params, work);
     const [result] = await this.trip([step], work);
     return result.rows as T[];
   }
 
-  /** Runs `steps` in one trip (PgliteProtocol.run), counted in `work`. */
+  /** Runs `steps` in one trip (PgliteProtocol.run), counted in `work`: at once, unless one of PGlite's calls runs. */
   trip(steps: readonly Step[], work: DbWork): Promise<StepResult[]> {
-    return timedTrip(work, steps.length, () => this.protocol.run(steps));
+    return this.whenIdle(() => timedSyncTrip(work, steps.length, () => this.protocol.run(steps)));
   }
 
   /** A statement through PGlite's own `query`: parsed and planned for this call (see step). */
   async unprepared<T>(sql: string, params: readonly unknown[], work: DbWork): Promise<T[]> {
-    return (await timedTrip(work, 1, () => this.pg.query<T>(sql, params as unknown[]))).rows;
+    return (await timedTrip(work, 1, () => this.protocol.viaPglite((pg) => pg.query<T>(sql, params as unknown[]))))
+      .rows;
   }
 
   /**
@@ -69,14 +68,25 @@ export class PreparedStatements {
     let prepared = this.names.get(sql);
     if (!prepared) {
       const name = `tak_${this.names.size + 1}`;
-      prepared = timedTrip(work, 1, () => this.protocol.prepare(name, sql)).then((statement) => {
-        this.ready.set(sql, statement);
-        return statement;
-      });
+      prepared = this.prepareNow(name, sql, work);
       this.names.set(sql, prepared);
       // A statement that cannot be prepared fails here as it would have failed unprepared; it is tried anew next time.
       prepared.catch(() => this.names.delete(sql));
     }
     return prepared;
+  }
+
+  private prepareNow(name: string, sql: string, work: DbWork): Promise<PreparedStatement> {
+    return this.whenIdle(() => {
+      const statement = timedSyncTrip(work, 1, () => this.protocol.prepare(name, sql));
+      this.ready.set(sql, statement);
+      return statement;
+    });
+  }
+
+  /** Runs `trip` once none of PGlite's own calls is under way: at once in the common case, with no promise turn first. */
+  private async whenIdle<T>(trip: () => T): Promise<T> {
+    for (let busy = this.protocol.busy(); busy; busy = this.protocol.busy()) await busy;
+    return trip();
   }
 }

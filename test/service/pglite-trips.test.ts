@@ -28,7 +28,7 @@ describe("embedded database: trips into the engine per transaction", function ()
   const transaction = <T>(fn: (tx: PgliteTransaction) => Promise<T>): Promise<T> => {
     trips = protocol.trips;
     trips.length = 0;
-    const tx = new PgliteTransaction(pg, statements, new DbWork());
+    const tx = new PgliteTransaction(statements, new DbWork());
     return tx.run(() => fn(tx));
   };
   let protocol: RecordedProtocol;
@@ -36,8 +36,8 @@ describe("embedded database: trips into the engine per transaction", function ()
   before(async () => {
     pg = await openPglite();
     const { protocol: wire } = await import("@electric-sql/pglite");
-    protocol = new RecordedProtocol(pg, wire.serialize);
-    statements = new PreparedStatements(pg, protocol);
+    protocol = new RecordedProtocol(pg, wire);
+    statements = new PreparedStatements(protocol);
     await pg.exec("CREATE TABLE trip_probe (id int PRIMARY KEY, v text)");
     // Each statement prepared once, as a running service has them.
     await transaction(async (tx) => {
@@ -95,5 +95,34 @@ describe("embedded database: trips into the engine per transaction", function ()
       await tx.query("UPDATE trip_probe SET v = v || $2 WHERE id = $1 RETURNING v", [1, "+"]);
     });
     expect(trips).to.have.length(3);
+  });
+
+  it("a trip's time is the engine's: code queued meanwhile runs after it, not inside its measured time", async () => {
+    const work = new DbWork();
+    const step = (await statements.step("SELECT v FROM trip_probe WHERE id = $1", [1], work))!;
+    const busyMs = 60;
+    // Queued before the trip: it would run inside the trip if the trip awaited anything between the call and its answer.
+    void Promise.resolve().then(() => {
+      const until = performance.now() + busyMs;
+      while (performance.now() < until);
+    });
+    const started = performance.now();
+    const [answer] = await statements.trip([step], work);
+    expect(performance.now() - started).to.be.at.least(busyMs); // the queued code did run before the caller resumed
+    expect(answer.rows).to.have.length(1);
+    expect(work.snapshot().background.ms).to.be.below(busyMs / 2);
+  });
+
+  it("trips issued while one of PGlite's own calls runs wait for it: neither takes the other's unnamed statement", async () => {
+    const work = new DbWork();
+    const own = statements.unprepared<{ n: number }>("SELECT $1::int + 1 AS n, pg_sleep(0)", [41], work);
+    const trips: Promise<unknown>[] = [];
+    for (let i = 0; i < 30; i++) {
+      await null;
+      trips.push(statements.trip([{ text: `SELECT ${i} AS i` }], work));
+    }
+    expect(await own).to.deep.equal([{ n: 42, pg_sleep: "" }]);
+    const answers = (await Promise.all(trips)) as { rows: { i: number }[] }[][];
+    expect(answers.map(([a]) => a.rows[0].i)).to.deep.equal([...Array(30).keys()]);
   });
 });
