@@ -1,10 +1,7 @@
 import type { PGlite } from "@electric-sql/pglite";
+import { readAnswer, type Column, type StepResult } from "./pglite-answer";
 
-/** A result column as the engine describes it. */
-interface Column {
-  name: string;
-  dataTypeID: number;
-}
+export type { StepResult } from "./pglite-answer";
 
 /** A statement the engine holds prepared under `name` (a protocol-level Parse), with the columns its rows have. */
 export interface PreparedStatement {
@@ -18,21 +15,11 @@ export interface PreparedStatement {
  */
 export type Step = { prepared: PreparedStatement; values: readonly (string | null)[] } | { text: string };
 
-/** What one step answered: its rows, and the command tag's first word (INSERT, COMMIT, ROLLBACK…). */
-export interface StepResult {
-  rows: unknown[];
-  command?: string;
-}
-
 /** PGlite's wire-protocol module (its exported `protocol`): message builders and the backend messages' parser. */
 export type Wire = (typeof import("@electric-sql/pglite"))["protocol"];
-/** A backend message as that parser gives it: what this module reads of them. */
-interface Message {
-  name: string;
-  fields?: unknown[];
-  text?: string;
-  channel?: string;
-}
+
+/** The size of the buffer a trip's answer is copied into, kept between trips. */
+const ANSWER_BUFFER_KEPT = 64 * 1024;
 
 /**
  * Trips into the embedded engine over the extended query protocol, as a PostgreSQL driver talks to a server: a prepared
@@ -55,6 +42,8 @@ export class PgliteProtocol {
   /** PGlite's own calls under way (see viaPglite), and the trips waiting for them to end. */
   private pgliteCalls = 0;
   private readonly waitingForPglite: (() => void)[] = [];
+  /** Where the engine's answer to a trip is copied (grown as needed, reused: a trip is read before the next one). */
+  private answerBuffer = Buffer.allocUnsafe(ANSWER_BUFFER_KEPT);
 
   /** `onNotification`: a NOTIFY the engine delivered in a trip's answer (a committed transaction's). */
   constructor(
@@ -67,9 +56,8 @@ export class PgliteProtocol {
   prepare(name: string, sql: string): PreparedStatement {
     this.assertIdle();
     const s = this.wire.serialize;
-    const messages = this.exchange([s.parse({ name, text: sql }), s.describe({ type: "S", name }), s.sync()]);
-    const description = messages.find((m) => m.name === "rowDescription");
-    return { name, columns: columnsOf(description) };
+    const answer = this.exchange([s.parse({ name, text: sql }), s.describe({ type: "S", name }), s.sync()], () => []);
+    return { name, columns: answer.described ?? [] };
   }
 
   /** Runs `steps` in one trip; answers each one's result, in order. */
@@ -83,7 +71,10 @@ export class PgliteProtocol {
       else parts.push(s.bind({ statement: step.prepared.name, values: [...step.values] }), s.execute({}));
     }
     parts.push(s.sync());
-    return this.results(steps, this.exchange(parts));
+    return this.exchange(parts, (i) => {
+      const step = steps[i];
+      return step && "prepared" in step ? step.prepared.columns : [];
+    }).results;
   }
 
   /**
@@ -108,71 +99,51 @@ export class PgliteProtocol {
     if (this.pgliteCalls) throw new Error("a trip into the embedded database while one of PGlite's own calls runs");
   }
 
-  /** Steps' results out of the engine's answer: rows between each step's start and its command's completion. */
-  private results(steps: readonly Step[], messages: Message[]): StepResult[] {
-    const results: StepResult[] = [];
-    const parsers = this.pg.parsers;
-    const columnsOfStep = (i: number) => {
-      const step = steps[i];
-      return step && "prepared" in step ? step.prepared.columns : [];
-    };
-    let columns = columnsOfStep(0);
-    let rows: unknown[] = [];
-    for (const message of messages) {
-      if (message.name === "rowDescription") columns = columnsOf(message);
-      else if (message.name === "dataRow") {
-        const row: Record<string, unknown> = {};
-        const fields = message.fields as (string | null)[];
-        for (let i = 0; i < columns.length; i++) {
-          const value = fields[i];
-          const parse = parsers[columns[i].dataTypeID];
-          row[columns[i].name] = value === null ? null : parse ? parse(value, columns[i].dataTypeID) : value;
-        }
-        rows.push(row);
-      } else if (message.name === "commandComplete" || message.name === "emptyQuery") {
-        results.push({ rows, command: message.text?.split(" ")[0] });
-        rows = [];
-        columns = columnsOfStep(results.length);
-      }
-    }
-    return results;
-  }
-
   /**
-   * One call into the engine with these messages, answered synchronously: its messages, parsed; throws the first error
-   * it answered. PGlite's `execProtocolRawStream` hands the answer over while it runs (with `syncToFs: false` it awaits
-   * nothing); an answer without its closing ReadyForQuery means the call failed (its reason is in the promise).
+   * One call into the engine with these messages, answered synchronously: its answer, read (readAnswer); throws the
+   * first error it answered. PGlite's `execProtocolRawStream` hands the answer over while it runs (with
+   * `syncToFs: false` it awaits nothing); an answer without its closing ReadyForQuery means the call failed (its reason
+   * is in the promise).
    */
-  private exchange(parts: Uint8Array[]): Message[] {
-    const chunks: Uint8Array[] = [];
+  private exchange(parts: Uint8Array[], columnsOf: (i: number) => readonly Column[]) {
+    let length = 0;
     const call = this.pg.execProtocolRawStream(concatenated(parts), {
       syncToFs: false,
-      // A view into the engine's memory, valid during this callback only.
-      onRawData: (chunk) => chunks.push(chunk.slice()),
+      // A view into the engine's memory, valid during this callback only: copied into this class's buffer.
+      onRawData: (chunk) => {
+        if (length + chunk.length > this.answerBuffer.length) {
+          const grown = Buffer.allocUnsafe(Math.max(2 * this.answerBuffer.length, length + chunk.length));
+          this.answerBuffer.copy(grown, 0, 0, length);
+          this.answerBuffer = grown;
+        }
+        this.answerBuffer.set(chunk, length);
+        length += chunk.length;
+      },
     });
-    const messages: Message[] = [];
-    new this.wire.Parser().parse(concatenated(chunks), (message) => messages.push(message));
-    if (messages[messages.length - 1]?.name !== "readyForQuery") {
+    const bytes = this.answerBuffer.subarray(0, length);
+    // A large answer (a console page) leaves no large buffer behind.
+    if (this.answerBuffer.length > ANSWER_BUFFER_KEPT) this.answerBuffer = Buffer.allocUnsafe(ANSWER_BUFFER_KEPT);
+    const answer = readAnswer(bytes, columnsOf, this.pg.parsers);
+    if (!answer.complete) {
       const failed = new Error("the embedded database's engine did not answer (the reason is this error's cause)");
       // The engine's own error rejects PGlite's promise, a turn later: it becomes the cause by the time this is read.
       call.catch((reason: unknown) => (failed.cause = reason));
       throw failed;
     }
     call.catch(() => undefined);
-    let error: Error | undefined;
-    for (const message of messages) {
-      // The engine's errors come as the parser's DatabaseError (an Error: code, detail…), as PGlite throws them.
-      if (message instanceof Error) error ??= message;
-      else if (message.name === "notification" && message.channel) this.onNotification(message.channel);
-    }
-    if (error) throw error;
-    return messages;
+    for (const channel of answer.notified) this.onNotification(channel);
+    if (answer.failed) throw this.firstError(bytes);
+    return answer;
   }
-}
 
-function columnsOf(description: Message | undefined): Column[] {
-  const fields = (description?.fields ?? []) as { name: string; dataTypeID: number }[];
-  return fields.map((f) => ({ name: f.name, dataTypeID: f.dataTypeID }));
+  /** The first error in an answer, as PGlite's parser builds it (a DatabaseError: code, detail…), as PGlite throws it. */
+  private firstError(bytes: Uint8Array): Error {
+    let error: Error | undefined;
+    new this.wire.Parser().parse(bytes, (message) => {
+      if (message instanceof Error) error ??= message;
+    });
+    return error ?? new Error("the embedded database answered an error it did not describe");
+  }
 }
 
 function concatenated(parts: Uint8Array[]): Uint8Array {
