@@ -118,7 +118,7 @@ describe("embedded database: trips into the engine per transaction", function ()
     const own = statements.unprepared<{ n: number }>("SELECT $1::int + 1 AS n, pg_sleep(0)", [41], work);
     const trips: Promise<unknown>[] = [];
     for (let i = 0; i < 30; i++) {
-      await null;
+      await Promise.resolve();
       trips.push(statements.trip([{ text: `SELECT ${i} AS i` }], work));
     }
     expect(await own).to.deep.equal([{ n: 42, pg_sleep: "" }]);
