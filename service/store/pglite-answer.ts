@@ -85,8 +85,8 @@ export function readAnswer(bytes: Buffer, columnsOf: (i: number) => readonly Col
       }
       case 0x43 /* C: CommandComplete */:
       case 0x49 /* I: EmptyQueryResponse */: {
-        const tag = type === 0x43 ? bytes.toString("utf8", p, end - 1) : "";
-        answer.results.push({ rows, command: type === 0x43 ? tag.split(" ")[0] : undefined });
+        const command = type === 0x43 ? bytes.toString("utf8", p, end - 1).split(" ")[0] : undefined;
+        answer.results.push({ rows, command });
         rows = [];
         columns = columnsOf(answer.results.length);
         break;

@@ -33,7 +33,7 @@ export class PreparedStatements {
 
   /** Runs `steps` in one trip (PgliteProtocol.run), counted in `work`: at once, unless one of PGlite's calls runs. */
   trip(steps: readonly Step[], work: DbWork): Promise<StepResult[]> {
-    return this.whenIdle(() => timedSyncTrip(work, steps.length, () => this.protocol.run(steps)));
+    return this.protocol.whenIdle(() => timedSyncTrip(work, steps.length, () => this.protocol.run(steps)));
   }
 
   /** A statement through PGlite's own `query`: parsed and planned for this call (see step). */
@@ -77,16 +77,10 @@ export class PreparedStatements {
   }
 
   private prepareNow(name: string, sql: string, work: DbWork): Promise<PreparedStatement> {
-    return this.whenIdle(() => {
+    return this.protocol.whenIdle(() => {
       const statement = timedSyncTrip(work, 1, () => this.protocol.prepare(name, sql));
       this.ready.set(sql, statement);
       return statement;
     });
-  }
-
-  /** Runs `trip` once none of PGlite's own calls is under way: at once in the common case, with no promise turn first. */
-  private async whenIdle<T>(trip: () => T): Promise<T> {
-    for (let busy = this.protocol.busy(); busy; busy = this.protocol.busy()) await busy;
-    return trip();
   }
 }
