@@ -46,7 +46,7 @@ export type MetricsSources = Pick<Stores, "db" | "webhookDeliveries" | "paymentR
  * | tak_db_round_trips_total                 | counter   | work                   | trips to the database by route template (work a request started, its runner's included) or background |
  * | tak_db_statements_total                  | counter   | work                   | statements those trips carried         |
  * | tak_db_seconds_total                     | counter   | work                   | time spent awaiting those trips (embedded: the engine's call, run on this thread) |
- * | tak_db_cpu_seconds_total                 | counter   | work                   | this process's CPU meanwhile (the embedded database's own cost) |
+ * | tak_db_cpu_seconds_total                 | counter   | work                   | the service thread's CPU meanwhile (the embedded database's own cost) |
  * | tak_broadcast_nonce_ahead_retries        | gauge     |                        | re-sends after "nonce too high" (process) |
  * | tak_reorgs_total                         | counter   | chain_id, depth        | transactions a reorg took off the chain: before or after their confirmations |
  * | tak_rpc_calls_total                      | counter   | chain_id, endpoint, outcome | RPC requests per URL (scheme and host only): ok, failed, throttled |

@@ -1,4 +1,5 @@
 import type { PGlite } from "@electric-sql/pglite";
+import { encodeTrip } from "./pglite-request";
 import { readAnswer, type Column, type StepResult } from "./pglite-answer";
 
 export type { StepResult } from "./pglite-answer";
@@ -24,7 +25,7 @@ const ANSWER_BUFFER_KEPT = 64 * 1024;
 /**
  * Trips into the embedded engine over the extended query protocol, as a PostgreSQL driver talks to a server: a prepared
  * statement runs as Bind + Execute of its name with its parameters as values (no SQL text to parse, no literals to
- * quote), and a trip's statements share one buffer and one Sync, so the engine runs them in order in one call. A
+ * quote), and a trip's statements share one buffer (written by encodeTrip) and one Sync, so the engine runs them in order in one call. A
  * statement that fails makes the engine skip the rest up to the Sync: the statements after it in that trip do not run,
  * and the error is thrown (the transaction, if one is open, is left aborted for the caller to roll back).
  *
@@ -56,22 +57,15 @@ export class PgliteProtocol {
   prepare(name: string, sql: string): PreparedStatement {
     this.assertIdle();
     const s = this.wire.serialize;
-    const answer = this.exchange([s.parse({ name, text: sql }), s.describe({ type: "S", name }), s.sync()], () => []);
+    const message = Buffer.concat([s.parse({ name, text: sql }), s.describe({ type: "S", name }), s.sync()]);
+    const answer = this.exchange(message, () => []);
     return { name, columns: answer.described ?? [] };
   }
 
   /** Runs `steps` in one trip; answers each one's result, in order. */
   run(steps: readonly Step[]): StepResult[] {
     this.assertIdle();
-    const s = this.wire.serialize;
-    const parts: Uint8Array[] = [];
-    for (const step of steps) {
-      if ("text" in step)
-        parts.push(s.parse({ text: step.text }), s.bind({}), s.describe({ type: "P" }), s.execute({}));
-      else parts.push(s.bind({ statement: step.prepared.name, values: [...step.values] }), s.execute({}));
-    }
-    parts.push(s.sync());
-    return this.exchange(parts, (i) => {
+    return this.exchange(encodeTrip(steps), (i) => {
       const step = steps[i];
       return step && "prepared" in step ? step.prepared.columns : [];
     }).results;
@@ -109,9 +103,9 @@ export class PgliteProtocol {
    * `syncToFs: false` it awaits nothing); an answer without its closing ReadyForQuery means the call failed (its reason
    * is in the promise).
    */
-  private exchange(parts: Uint8Array[], columnsOf: (i: number) => readonly Column[]) {
+  private exchange(message: Uint8Array, columnsOf: (i: number) => readonly Column[]) {
     let length = 0;
-    const call = this.pg.execProtocolRawStream(Buffer.concat(parts), {
+    const call = this.pg.execProtocolRawStream(message, {
       syncToFs: false,
       // A view into the engine's memory, valid during this callback only: copied into this class's buffer.
       onRawData: (chunk) => {
