@@ -46,7 +46,6 @@ export type MetricsSources = Pick<Stores, "db" | "webhookDeliveries" | "paymentR
  * | tak_db_round_trips_total                 | counter   | work                   | trips to the database by route template (work a request started, its runner's included) or background |
  * | tak_db_statements_total                  | counter   | work                   | statements those trips carried         |
  * | tak_db_seconds_total                     | counter   | work                   | time spent awaiting those trips (embedded: the engine's call, run on this thread) |
- * | tak_db_cpu_seconds_total                 | counter   | work                   | the service thread's CPU meanwhile (the embedded database's own cost) |
  * | tak_broadcast_nonce_ahead_retries        | gauge     |                        | re-sends after "nonce too high" (process) |
  * | tak_reorgs_total                         | counter   | chain_id, depth        | transactions a reorg took off the chain: before or after their confirmations |
  * | tak_rpc_calls_total                      | counter   | chain_id, endpoint, outcome | RPC requests per URL (scheme and host only): ok, failed, throttled |
@@ -368,11 +367,6 @@ function dbWorkCounters(registers: Registry[], services: MetricsSources): void {
       (f) => f.statements,
     ],
     ["tak_db_seconds_total", "Time spent awaiting the database's answers, by the work that asked", (f) => f.ms / 1000],
-    [
-      "tak_db_cpu_seconds_total",
-      "This process's CPU time while it awaited the database, by the work that asked (on the embedded database, the engine's own cost: it runs on this thread)",
-      (f) => f.cpuMs / 1000,
-    ],
   ];
   for (const [name, help, read] of figures)
     new Counter({

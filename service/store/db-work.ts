@@ -1,14 +1,17 @@
 import { AsyncLocalStorage } from "node:async_hooks";
 
 /**
- * What the database did for one kind of work: trips to it (each one answer awaited), statements, time awaited, and
- * the service's thread's CPU time meanwhile (on the embedded database, the engine's own cost: it runs on this thread).
+ * What the database did for one kind of work: trips to it (each one answer awaited), statements, and time awaited (on
+ * the embedded database, the engine's call and the reading of its answer: they run on this thread).
+ *
+ * No CPU time per trip: the process's (getrusage RUSAGE_SELF) cost 20-45 µs a call in the lanes bench, which counted
+ * ~0.5 ms of its own per paid operation as the database's; the thread's (RUSAGE_THREAD) is not brought up to date for
+ * the running thread, so a trip's reading is mostly zero or a whole scheduler tick (bench/results/embedded-db-time.md).
  */
 export interface DbWorkFigures {
   trips: number;
   statements: number;
   ms: number;
-  cpuMs: number;
 }
 
 /** The kind of work running now (a route template, set by the HTTP layer around its handler). */
@@ -31,15 +34,14 @@ export function countedAs<T>(kind: string, fn: () => T): T {
 export class DbWork {
   private readonly byKind = new Map<string, DbWorkFigures>();
 
-  /** One trip of `statements` statements that took `ms` from asking to the answer, `cpuMs` of this thread's CPU. */
-  record(statements: number, ms: number, cpuMs: number): void {
+  /** One trip of `statements` statements that took `ms` from asking to the answer. */
+  record(statements: number, ms: number): void {
     const kind = current.getStore() ?? BACKGROUND_WORK;
     let figures = this.byKind.get(kind);
-    if (!figures) this.byKind.set(kind, (figures = { trips: 0, statements: 0, ms: 0, cpuMs: 0 }));
+    if (!figures) this.byKind.set(kind, (figures = { trips: 0, statements: 0, ms: 0 }));
     figures.trips++;
     figures.statements += statements;
     figures.ms += ms;
-    figures.cpuMs += cpuMs;
   }
 
   /** A copy of the figures so far, per kind. */
@@ -50,11 +52,11 @@ export class DbWork {
 
 /** Times one trip of `statements` statements into `work`. */
 export async function timedTrip<T>(work: DbWork, statements: number, trip: () => Promise<T>): Promise<T> {
-  const clock = startClock();
+  const started = performance.now();
   try {
     return await trip();
   } finally {
-    clock.record(work, statements);
+    work.record(statements, performance.now() - started);
   }
 }
 
@@ -63,33 +65,10 @@ export async function timedTrip<T>(work: DbWork, statements: number, trip: () =>
  * of the process is counted in it.
  */
 export function timedSyncTrip<T>(work: DbWork, statements: number, trip: () => T): T {
-  const clock = startClock();
+  const started = performance.now();
   try {
     return trip();
   } finally {
-    clock.record(work, statements);
+    work.record(statements, performance.now() - started);
   }
-}
-
-/**
- * This thread's CPU time (Node 23.9+; the whole process's before it). The process's figure sums every thread's, which
- * the kernel reads from each of them: in the lanes bench it cost 20-45 µs a call, a tenth of the database time it was
- * measuring per paid operation; the thread's own costs under a microsecond (bench/results/embedded-db-time.md).
- */
-const threadCpu: (since?: NodeJS.CpuUsage) => NodeJS.CpuUsage =
-  "threadCpuUsage" in process
-    ? (since) => (process as unknown as { threadCpuUsage: typeof process.cpuUsage }).threadCpuUsage(since)
-    : (since) => process.cpuUsage(since);
-
-function startClock() {
-  // The CPU read outside the wall clock's span, so that the clock does not time itself.
-  const cpu = threadCpu();
-  const started = performance.now();
-  return {
-    record(work: DbWork, statements: number) {
-      const ms = performance.now() - started;
-      const used = threadCpu(cpu);
-      work.record(statements, ms, (used.user + used.system) / 1000);
-    },
-  };
 }
