@@ -149,8 +149,13 @@ export class Payments implements PaymentStore {
 
   /** The payment of a subject: the open or settled one, else the latest released one. */
   async bySubject(subject: string): Promise<PaymentRecord | undefined> {
+    // Each part by its own partial index (payments_open_subject, payments_released_subject_idx).
     const [row] = await this.db.query(
-      "SELECT * FROM payments WHERE subject = $1 ORDER BY (status <> 'released') DESC, created_at DESC LIMIT 1",
+      `SELECT * FROM (
+         (SELECT * FROM payments WHERE subject = $1 AND status <> 'released')
+         UNION ALL
+         (SELECT * FROM payments WHERE subject = $1 AND status = 'released' ORDER BY created_at DESC LIMIT 1)
+       ) p ORDER BY (status <> 'released') DESC LIMIT 1`,
       [subject],
     );
     return row && this.record(row);

@@ -1182,7 +1182,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(refused.balance).to.equal(undefined);
       });
 
-      it("a subject is paid once while its payment is open or settled; a released payment does not block a new one", async () => {
+      it("a subject is paid once while its payment is open or settled; a released payment does not block a new one; bySubject finds the open one, else the latest released", async () => {
         const subject = `send:${randomUUID()}`;
         const first = await payments.reserve(reservation(newPayer(), subject));
         const second = await payments.reserve(reservation(newPayer(), subject)).catch((e) => e);
@@ -1192,6 +1192,10 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         const again = await payments.reserve(reservation(newPayer(), subject));
         expect((await payments.bySubject(subject))!.id).to.equal(again.id);
         expect((await payments.get(first.id))!.status).to.equal("released");
+        // With none open or settled, the subject's payment is the latest released one.
+        expect(await payments.markReleased(again.id, "the operation never ran")).to.equal(true);
+        expect((await payments.bySubject(subject))!.id).to.equal(again.id);
+        expect(await payments.bySubject(`send:${randomUUID()}`)).to.equal(undefined);
       });
 
       it("unfinished(quietForMs) leaves out payments changed within that time", async () => {
