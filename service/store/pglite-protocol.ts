@@ -25,9 +25,10 @@ const ANSWER_BUFFER_KEPT = 64 * 1024;
 /**
  * Trips into the embedded engine over the extended query protocol, as a PostgreSQL driver talks to a server: a prepared
  * statement runs as Bind + Execute of its name with its parameters as values (no SQL text to parse, no literals to
- * quote), and a trip's statements share one buffer (written by encodeTrip) and one Sync, so the engine runs them in order in one call. A
- * statement that fails makes the engine skip the rest up to the Sync: the statements after it in that trip do not run,
- * and the error is thrown (the transaction, if one is open, is left aborted for the caller to roll back).
+ * quote), and a trip's statements share one buffer (written by encodeTrip) and one Sync, so the engine runs them in
+ * order in one call. A statement that fails makes the engine skip the rest up to the Sync: the statements after it in
+ * that trip do not run, and the error is thrown (the transaction, if one is open, is left aborted for the caller to
+ * roll back).
  *
  * A trip runs synchronously: the engine is called on this thread and its answer parsed here, with no promise between
  * the call and the answer, so nothing else of the process runs meanwhile and a trip's time is the engine's (PGlite's
