@@ -147,11 +147,17 @@ export class BatchEnding {
       // then fails the transaction before anything issued after it ran (endedElsewhere). So the method's records are
       // issued without waiting for its answer: they travel in its trip, with the COMMIT when nothing needs rows
       // meanwhile (one trip for the end). The batch as the store last returned it gives the events, written by the
-      // same statement, unless a reorg changed the rows meanwhile. The batch's payments are read in the same trip.
+      // same statement, unless a reorg changed the rows meanwhile. The batch's payments are read in the same trip,
+      // unless the run knows them: the one its transaction carried is settled from what the run wrote of it.
       const sending = run.reorged ? undefined : batch;
       const marked = batches.markSuccess(q, batch.txId, lastConfirmed, sending);
       issued(marked);
-      const read = paid ? this.payments.readInSameTransaction(q, batch.txId) : undefined;
+      const last = receipts[receipts.length - 1];
+      // The payment the batch's transaction carried is known to the run (no read: the end in one trip), unless a reorg
+      // changed the rows meanwhile or the transaction was signed more than once (RunPayments.knownAtEnd). Its
+      // settlement is guarded by the payment's status as the read's was: a payment another writer ended stays so.
+      const known = paid && !run.reorged ? this.payments.knownAtEnd(run.carried, last) : undefined;
+      const read = paid && !known ? this.payments.readInSameTransaction(q, batch.txId) : undefined;
       // Both fail with markSuccess's trip, maybe while the method's hook still runs (its I/O awaited): they are read
       // once it returned, or by finish when the transaction failed, not left as unhandled rejections meanwhile.
       marked.catch(() => undefined);
@@ -168,12 +174,17 @@ export class BatchEnding {
         receipts,
       });
       if (outcome) await batches.setOutcome(q, batch.txId, outcome);
-      // Nothing waits for markSuccess's answer here unless the payments are settled: the COMMIT carries it.
+      // Nothing waits for markSuccess's answer here unless the payments are read: the COMMIT carries it.
+      if (known) {
+        // Settled with the batch's end from the run's batch (its last transaction as its tracker had it, mined in
+        // `last`): its settlement waits for the COMMIT too.
+        const settledHere = await this.payments.settleCarriedInSameTransaction(q, batch, last, known);
+        return { marked, outcome, payments: known, settledHere };
+      }
       if (!read) return { marked, outcome, payments: undefined, settledHere: [] };
       // A payment settled inside the last transaction is settled with the batch's end: one commit, no trip of its own.
       const payments = await read;
       const ended = withOutcome(await marked, outcome);
-      const last = receipts[receipts.length - 1];
       const settledHere = await this.payments.settleCarriedInSameTransaction(q, ended, last, payments);
       return { marked, outcome, payments, settledHere };
     });

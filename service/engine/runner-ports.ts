@@ -27,6 +27,8 @@ export interface BatchRun {
   readonly txId: string;
   /** The wallet whose payment pays for the batch, once its payments said so (payFirst) or its transaction carries it. */
   payer?: string;
+  /** The payment the batch's only transaction carries, as payFirst bound it (its end settles it: RunPayments.knownAtEnd). */
+  carried?: OperationSettlement;
   /** A reorg changed the batch's rows while the run was under way (what the store last answered it may not show it): read back at the end. */
   reorged: boolean;
   /** How the run ended, as the batch's payments hear of it once that end committed (RunPayments.afterRun). */

@@ -92,13 +92,22 @@ export class BatchSettlement implements RunPayments {
     const calldata = transferWithAuthorizationCalldata(payment.payload);
     if (!calldata) return undefined;
     const { payments } = this.services;
+    const hashes: string[] = [];
     return {
       payment,
       payer: payment.payer,
       asset: payment.asset,
       calldata,
       bindInSameTransaction: (q) => payments.bindToOperation(q, payment.id),
-      recordHashInSameTransaction: (q, hash) => payments.setOperationHash(q, payment.id, hash),
+      recordHashInSameTransaction: async (q, hash) => {
+        await payments.setOperationHash(q, payment.id, hash);
+        hashes.push(hash.toLowerCase());
+      },
+      // What setOperationHash writes, on the payment as beforeBroadcast had it (reserved).
+      recorded: () =>
+        hashes.length === 1
+          ? { ...payment, status: "settling", settleInOperation: true, settleTxHash: hashes[0] }
+          : undefined,
     };
   }
 
@@ -119,11 +128,18 @@ export class BatchSettlement implements RunPayments {
       calldata,
       bindInSameTransaction: (q) => payments.stillBoundToOperation(q, bound.id),
       recordHashInSameTransaction: (q, hash) => payments.setOperationHash(q, bound.id, hash),
+      recorded: () => undefined, // signed again: the batch's end reads its payments back
     };
   }
 
   readInSameTransaction(q: Queryable, txId: string): Promise<PaymentRecord[]> {
     return this.services.payments.forBatch(txId, q);
+  }
+
+  knownAtEnd(carried: OperationSettlement | undefined, receipt: TransactionReceipt | undefined): PaymentRecord[] | undefined {
+    const payment = carried?.recorded();
+    if (!payment || !receipt || payment.settleTxHash !== receipt.hash.toLowerCase()) return undefined;
+    return [payment];
   }
 
   /**

@@ -30,6 +30,13 @@ export interface RunPayments {
   /** The batch's payments, read in the transaction that ends it successfully (issued together with its end). */
   readInSameTransaction(q: Queryable, txId: string): Promise<PaymentRecord[]>;
   /**
+   * The batch's payments at its successful end, known without a read: the one its only transaction carried
+   * (`carried`, from beforeBroadcast), when that recorded exactly one transaction hash and `receipt` is that
+   * transaction's. A batch whose transaction carries a payment has no other open one (beforeBroadcast carries one only
+   * then), so the end settles it with the batch in one trip. Undefined: read them (readInSameTransaction).
+   */
+  knownAtEnd(carried: OperationSettlement | undefined, receipt: TransactionReceipt | undefined): PaymentRecord[] | undefined;
+  /**
    * In the transaction that ends a batch successfully: the payments its last transaction carried settled (the receipt
    * shows them paid). Answers them, for RunEnd's `settledHere`.
    */
@@ -90,6 +97,11 @@ export interface OperationSettlement {
   bindInSameTransaction(q: Queryable): Promise<boolean>;
   /** Records the signed transaction's hash on the payment. */
   recordHashInSameTransaction(q: Queryable, hash: string): Promise<void>;
+  /**
+   * The payment as recordHashInSameTransaction left it (settling with that transaction), when it was called exactly
+   * once: the run used it only after that transaction committed. Undefined when it was called never or more than once.
+   */
+  recorded(): PaymentRecord | undefined;
 }
 
 /** The port when x402 is off: no batch has payments. */
@@ -98,6 +110,7 @@ export const NO_PAYMENTS: RunPayments = {
   beforeBroadcast: () => Promise.resolve({ kind: "go" }),
   boundSettlement: () => Promise.resolve(undefined),
   readInSameTransaction: () => Promise.resolve([]),
+  knownAtEnd: () => undefined,
   settleCarriedInSameTransaction: () => Promise.resolve([]),
   owedBackInSameTransaction: () => Promise.resolve(0),
   releaseReservedInSameTransaction: () => Promise.resolve(),

@@ -254,6 +254,40 @@ describe("batch runner's decisions (real stores on PGlite, FakeChain, payment co
       expect(run.end.settledHere.map((s) => s.id)).to.deep.equal([payment.id]);
     });
 
+    it("the payment the run bound (drive hands it over: run.carried) is settled with the batch's end from what the run wrote, not read back; signed twice, it is read back", async () => {
+      for (const signedTwice of [false, true]) {
+        const { p, batch, payment, run } = await carriable();
+        const paid = await p.first.payFirst(run, batch, payment);
+        if (paid === "stopped" || "refused" in paid) throw new Error(`not paid: ${JSON.stringify(paid)}`);
+        run.carried = paid.carried; // as engine/runner.ts drive does
+        const current = signedTx(await p.first.signRelayed(run, batch, batch.transactions[0], paid.carried));
+        // A second hash recorded through the same binding (a re-sign): what the run wrote is no longer one answer.
+        if (signedTwice) await paid.carried!.recordHashInSameTransaction(stores.db, current.txHash!);
+        const reads: string[] = [];
+        const forBatch = p.core.stores.payments.forBatch.bind(p.core.stores.payments);
+        p.core.stores.payments.forBatch = (txId: string) => (reads.push(txId), forBatch(txId));
+
+        const receipt = carryingReceipt(p.key.address, current.txHash!, payment);
+        const { blockNumber, blockHash, gasUsed } = receipt;
+        const ended = await p.ending.finish(
+          run,
+          { ...batch, transactions: [current] },
+          p.chain,
+          [receipt],
+          { index: 0, blockNumber, blockHash, gasUsed },
+          run.payer,
+        );
+        expect(ended).to.deep.include({ status: "success" });
+        expect(reads, signedTwice ? "read back" : "nothing read back").to.deep.equal(signedTwice ? [batch.txId] : []);
+        const settled = await p.core.stores.payments.get(payment.id);
+        expect(settled).to.deep.include({ status: "settled" });
+        expect(settled?.settlement?.transaction).to.equal(receipt.hash);
+        if (run.end?.kind !== "success") throw new Error(`run ended ${run.end?.kind}`);
+        expect(run.end.settledHere.map((s) => s.id)).to.deep.equal([payment.id]);
+        expect(p.core.stores.events.filter((e) => e.type === "payment.settled")).to.have.length(1);
+      }
+    });
+
     for (const reads of [false, true])
       it(`a success that finds the batch ended by another runner leaves nothing of its own: no records, its payment not settled here, nothing told${reads ? " (its method reads first: the statements after the end's fail as aborted, no rejection is left unhandled)" : ""}`, async () => {
         const unhandled: unknown[] = [];

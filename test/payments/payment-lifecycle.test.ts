@@ -1,4 +1,5 @@
 import { expect } from "chai";
+import type { TransactionReceipt } from "ethers";
 import { NO_SQL } from "../fakes/payment-stores";
 import { fakePaymentCore } from "../fakes/payment-core";
 
@@ -256,6 +257,59 @@ describe("payment lifecycle (payment core on in-memory stores)", () => {
         await new Promise((resolve) => setImmediate(resolve));
       expect(await core.statusOf(p.id)).to.equal("settled");
       expect(core.facilitator.awaited).to.deep.equal([p.id]);
+    });
+  });
+
+  describe("the payment a relayed transaction carries, known at the batch's end (RunPayments.knownAtEnd)", () => {
+    /** A core whose facilitator settles inside the operation, and a reserved payment its transaction can carry. */
+    const carriedSetup = async () => {
+      const core = fakePaymentCore();
+      core.facilitator.settlesInOperation = true;
+      const b = core.batch("sending", { executionMode: "service-relayed" });
+      const payer = "0x" + "d0".repeat(20);
+      const p = await core.reserve(b.txId, {
+        payer,
+        payload: {
+          x402Version: 2,
+          payload: {
+            authorization: {
+              from: payer,
+              to: "0x" + "b0".repeat(20),
+              value: "10000",
+              validAfter: "0",
+              validBefore: String(Math.floor(Date.now() / 1000) + 300),
+              nonce: "0x" + "e0".repeat(32),
+            },
+            signature: "0x" + "11".repeat(32) + "22".repeat(32) + "1b",
+          },
+        },
+      });
+      const decision = await core.port.beforeBroadcast(b, { canCarry: true, wouldRevert: noRevert });
+      if (decision.kind !== "go" || !decision.carried) throw new Error("the payment was not carried");
+      return { core, p, carried: decision.carried };
+    };
+    const receiptOf = (hash: string) => ({ hash }) as TransactionReceipt;
+    const HASH = "0x" + "ab".repeat(32);
+
+    it("bound once and mined in that transaction: the payment as the store then holds it, no read", async () => {
+      const { core, p, carried } = await carriedSetup();
+      expect(carried.recorded()).to.equal(undefined); // nothing recorded yet
+      expect(await carried.bindInSameTransaction(NO_SQL)).to.equal(true);
+      await carried.recordHashInSameTransaction(NO_SQL, HASH.toUpperCase().replace("0X", "0x"));
+      const known = core.port.knownAtEnd(carried, receiptOf(HASH));
+      expect(known).to.deep.equal([await core.stores.payments.get(p.id)]);
+      expect(known![0]).to.deep.include({ status: "settling", settleInOperation: true, settleTxHash: HASH });
+    });
+
+    it("another transaction mined (a replacement), a second hash recorded, no receipt or nothing carried: read back", async () => {
+      const { core, carried } = await carriedSetup();
+      await carried.recordHashInSameTransaction(NO_SQL, HASH);
+      expect(core.port.knownAtEnd(carried, receiptOf("0x" + "cd".repeat(32)))).to.equal(undefined);
+      expect(core.port.knownAtEnd(carried, undefined)).to.equal(undefined);
+      expect(core.port.knownAtEnd(undefined, receiptOf(HASH))).to.equal(undefined);
+      await carried.recordHashInSameTransaction(NO_SQL, "0x" + "cd".repeat(32));
+      expect(core.port.knownAtEnd(carried, receiptOf(HASH))).to.equal(undefined);
+      expect(core.port.knownAtEnd(carried, receiptOf("0x" + "cd".repeat(32)))).to.equal(undefined);
     });
   });
 
