@@ -60,6 +60,7 @@ export class FirstBroadcast {
       known = undefined; // read again after an attempt
       if (outcome.kind === "go") {
         run.payer ??= outcome.payer;
+        run.carried = outcome.carried; // its binding, kept for the batch's end (RunPayments.knownAtEnd)
         return { carried: outcome.carried };
       }
       if (outcome.kind === "refused") return { refused: `${outcome.reason}; nothing was sent`, tx: first };

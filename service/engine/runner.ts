@@ -212,7 +212,6 @@ export class BatchRunner {
     const paid = await this.broadcast.payFirst(run, batch, sendPayment);
     if (paid === "stopped") return undefined;
     if ("refused" in paid) return this.ending.refused(run, batch, paid);
-    run.carried = paid.carried;
 
     for (let index = 0; index < batch.transactions.length; index++) {
       const tx: BatchTransaction = batch.transactions[index];

@@ -136,7 +136,10 @@ export class BatchSettlement implements RunPayments {
     return this.services.payments.forBatch(txId, q);
   }
 
-  knownAtEnd(carried: OperationSettlement | undefined, receipt: TransactionReceipt | undefined): PaymentRecord[] | undefined {
+  knownAtEnd(
+    carried: OperationSettlement | undefined,
+    receipt: TransactionReceipt | undefined,
+  ): PaymentRecord[] | undefined {
     const payment = carried?.recorded();
     if (!payment || !receipt || payment.settleTxHash !== receipt.hash.toLowerCase()) return undefined;
     return [payment];

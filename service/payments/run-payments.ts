@@ -35,7 +35,10 @@ export interface RunPayments {
    * transaction's. A batch whose transaction carries a payment has no other open one (beforeBroadcast carries one only
    * then), so the end settles it with the batch in one trip. Undefined: read them (readInSameTransaction).
    */
-  knownAtEnd(carried: OperationSettlement | undefined, receipt: TransactionReceipt | undefined): PaymentRecord[] | undefined;
+  knownAtEnd(
+    carried: OperationSettlement | undefined,
+    receipt: TransactionReceipt | undefined,
+  ): PaymentRecord[] | undefined;
   /**
    * In the transaction that ends a batch successfully: the payments its last transaction carried settled (the receipt
    * shows them paid). Answers them, for RunEnd's `settledHere`.

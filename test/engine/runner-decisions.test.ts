@@ -254,12 +254,12 @@ describe("batch runner's decisions (real stores on PGlite, FakeChain, payment co
       expect(run.end.settledHere.map((s) => s.id)).to.deep.equal([payment.id]);
     });
 
-    it("the payment the run bound (drive hands it over: run.carried) is settled with the batch's end from what the run wrote, not read back; signed twice, it is read back", async () => {
+    it("the payment the run bound (payFirst keeps it: run.carried) is settled with the batch's end from what the run wrote, not read back; signed twice, it is read back", async () => {
       for (const signedTwice of [false, true]) {
         const { p, batch, payment, run } = await carriable();
         const paid = await p.first.payFirst(run, batch, payment);
         if (paid === "stopped" || "refused" in paid) throw new Error(`not paid: ${JSON.stringify(paid)}`);
-        run.carried = paid.carried; // as engine/runner.ts drive does
+        expect(run.carried, "kept for the batch's end").to.equal(paid.carried);
         const current = signedTx(await p.first.signRelayed(run, batch, batch.transactions[0], paid.carried));
         // A second hash recorded through the same binding (a re-sign): what the run wrote is no longer one answer.
         if (signedTwice) await paid.carried!.recordHashInSameTransaction(stores.db, current.txHash!);

@@ -232,8 +232,15 @@ export class FakePayments implements PaymentStore {
     return Promise.resolve(this.settle(id, settlement));
   }
 
-  settleWithin(_q: unknown, payment: PaymentRecord, settlement: Settlement): Promise<PaymentRecord> {
-    this.settle(payment.id, settlement);
+  /**
+   * In the caller's database transaction `q`, as the real store writes it: applied once the trip that carries it ran
+   * (so never when a statement before it failed the transaction, as another runner's end makes markSuccess fail);
+   * with no transaction (NO_SQL), at once.
+   */
+  settleWithin(q: Queryable, payment: PaymentRecord, settlement: Settlement): Promise<PaymentRecord> {
+    const apply = () => void this.settle(payment.id, settlement);
+    if (q === NO_SQL) apply();
+    else q.ahead("SELECT $1::int AS settled_within", [1]).then(apply, () => undefined);
     return Promise.resolve({
       ...copy(payment),
       ...FakePayments.ended(payment),
