@@ -175,16 +175,11 @@ export class BatchEnding {
       });
       if (outcome) await batches.setOutcome(q, batch.txId, outcome);
       // Nothing waits for markSuccess's answer here unless the payments are read: the COMMIT carries it.
-      if (known) {
-        // Settled with the batch's end from the run's batch (its last transaction as its tracker had it, mined in
-        // `last`): its settlement waits for the COMMIT too.
-        const settledHere = await this.payments.settleCarriedInSameTransaction(q, batch, last, known);
-        return { marked, outcome, payments: known, settledHere };
-      }
-      if (!read) return { marked, outcome, payments: undefined, settledHere: [] };
+      if (!paid) return { marked, outcome, payments: undefined, settledHere: [] };
       // A payment settled inside the last transaction is settled with the batch's end: one commit, no trip of its own.
-      const payments = await read;
-      const ended = withOutcome(await marked, outcome);
+      // Known, it is settled from the run's batch (its last transaction as its tracker had it, mined in `last`).
+      const payments = known ?? (await read!);
+      const ended = known ? batch : withOutcome(await marked, outcome);
       const settledHere = await this.payments.settleCarriedInSameTransaction(q, ended, last, payments);
       return { marked, outcome, payments, settledHere };
     });
