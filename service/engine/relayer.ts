@@ -255,11 +255,11 @@ export class Relayer {
           const txHash = keccak256(signedRaw);
           if (bound && settle) await settle.recordHashInSameTransaction(q, txHash);
           const stored = await this.services.batchTransactions.setTxSigned(
+            q,
             batch.txId,
-            tx.index,
+            current,
             signedRaw,
             txHash,
-            q,
             unsigned,
           );
           return { signedRaw, txHash, stored };

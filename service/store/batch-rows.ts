@@ -19,9 +19,9 @@ export interface BatchRow {
   signer: string;
   api_key_id: string | null;
   status: BatchStatus;
-  body: Record<string, unknown>;
-  plan: Record<string, unknown>;
-  info: Record<string, unknown>;
+  body: Record<string, unknown> | string;
+  plan: Record<string, unknown> | string;
+  info: Record<string, unknown> | string;
   failed_index: number | null;
   error: string | null;
   outcome: Record<string, unknown> | null;
@@ -86,14 +86,17 @@ const toReplaced = (r: ReplacedRow, sealer: Sealer): ReplacedTransaction => ({
   replacedAt: new Date(r.replaced_at).toISOString(),
 });
 
+/** The replaced forms of transaction row `t`, as JSON (NULL when it has none). */
+export const REPLACED_JSON = `(SELECT json_agg(json_build_object('tx_hash', r.tx_hash, 'signed_raw', r.signed_raw, 'max_fee_per_gas', r.max_fee_per_gas::text,
+                 'max_priority_fee_per_gas', r.max_priority_fee_per_gas::text, 'replaced_at', r.replaced_at) ORDER BY r.replaced_at)
+               FROM batch_transaction_replacements r WHERE r.tx_id = t.tx_id AND r.index = t.index)`;
+
 /** The columns of one transaction and its replaced forms, as JSON (one row per transaction). */
 export const TX_JSON = `json_build_object(
   'index', t.index, 'unsigned', t.unsigned, 'signed_raw', t.signed_raw, 'tx_hash', t.tx_hash, 'status', t.status,
   'block_number', t.block_number::text, 'gas_used', t.gas_used::text, 'error', t.error, 'broadcast_at', t.broadcast_at,
   'broadcast_block', t.broadcast_block::text, 'block_hash', t.block_hash, 'waiting', t.waiting, 'reorged_at', t.reorged_at, 'reorgs', t.reorgs,
-  'replaced', (SELECT json_agg(json_build_object('tx_hash', r.tx_hash, 'signed_raw', r.signed_raw, 'max_fee_per_gas', r.max_fee_per_gas::text,
-                 'max_priority_fee_per_gas', r.max_priority_fee_per_gas::text, 'replaced_at', r.replaced_at) ORDER BY r.replaced_at)
-               FROM batch_transaction_replacements r WHERE r.tx_id = t.tx_id AND r.index = t.index)
+  'replaced', ${REPLACED_JSON}
 )`;
 
 /**

@@ -11,6 +11,7 @@ import {
 import {
   BATCH_FACTS,
   jsonColumn,
+  REPLACED_JSON,
   sealSigned,
   toReturnedTx,
   toTx,
@@ -18,6 +19,7 @@ import {
   type ReplacedRow,
   type TxRow,
 } from "./batch-rows";
+import { broadcastFrom, signedFrom } from "./batch-known";
 import { emitEvents, eventRows, insertEventsSql } from "./outbox";
 import type { Db, Queryable } from "./db";
 
@@ -32,12 +34,12 @@ export class BatchTransactions {
     private readonly sealer: Sealer,
   ) {}
 
-  /** Locks one transaction's row for the rest of the database transaction and returns it. */
+  /** Locks one transaction's row for the rest of the database transaction and returns it, with its replaced forms. */
   async lockTransaction(tx: Queryable, txId: string, index: number): Promise<BatchTransaction> {
-    const [row] = await tx.query<TxRow>("SELECT * FROM batch_transactions WHERE tx_id = $1 AND index = $2 FOR UPDATE", [
-      txId,
-      index,
-    ]);
+    const [row] = await tx.query<TxRow>(
+      `SELECT t.*, ${REPLACED_JSON} AS replaced FROM batch_transactions t WHERE t.tx_id = $1 AND t.index = $2 FOR UPDATE OF t`,
+      [txId, index],
+    );
     return toTx(row, this.sealer);
   }
 
@@ -280,28 +282,23 @@ export class BatchTransactions {
 
   /**
    * Records the signed form of one transaction (for a relayed one, also its final nonce and fees) and answers it as
-   * written. In a transaction, its last statement (sent with the COMMIT: Queryable.finalQuery).
+   * written: `locked`, the row as lockTransaction answered it in this database transaction, with what this changed. Its
+   * last statement (sent with the COMMIT: Queryable.finalQuery).
    */
   async setTxSigned(
+    q: Queryable,
     txId: string,
-    index: number,
+    locked: BatchTransaction,
     signedRaw: string,
     txHash: string,
-    q: Queryable = this.db,
     unsigned?: UnsignedTransaction,
   ): Promise<BatchTransaction> {
-    const [row] = await q.finalQuery<{ tx: TxRow | string }>(
-      `UPDATE batch_transactions t SET signed_raw = $3, tx_hash = $4, status = 'signed', unsigned = COALESCE($5, t.unsigned)
-       WHERE t.tx_id = $1 AND t.index = $2 RETURNING ${TX_JSON} AS tx`,
-      [
-        txId,
-        index,
-        sealSigned(this.sealer, signedRaw, txHash),
-        txHash.toLowerCase(),
-        unsigned ? JSON.stringify(unsigned) : null,
-      ],
+    const unsignedJson = unsigned ? JSON.stringify(unsigned) : null;
+    await q.finalQuery(
+      "UPDATE batch_transactions SET signed_raw = $3, tx_hash = $4, status = 'signed', unsigned = COALESCE($5, unsigned) WHERE tx_id = $1 AND index = $2",
+      [txId, locked.index, sealSigned(this.sealer, signedRaw, txHash), txHash.toLowerCase(), unsignedJson],
     );
-    return toReturnedTx(row, this.sealer);
+    return signedFrom(locked, signedRaw, txHash, unsignedJson);
   }
 
   /**
@@ -319,18 +316,20 @@ export class BatchTransactions {
   ): Promise<BatchTransaction | undefined> {
     if (signed?.tx.txHash) {
       // Only while the row holds those bytes (their hash); otherwise the row is read, as without them.
-      const [row] = await this.db.query<{ tx: TxRow | string | null }>(
+      // The statement changes the row's status and broadcast columns alone: the rest is signed.tx's (batch-known.ts).
+      const [row] = await this.db.query<{ broadcast_at: Date | string; broadcast_block: string | null }>(
         `WITH moved AS (
            UPDATE batch_transactions t SET status = 'broadcast', broadcast_at = COALESCE(t.broadcast_at, now()),
              broadcast_block = COALESCE(t.broadcast_block, $5)
-           WHERE t.tx_id = $1 AND t.index = $2 AND t.status = 'signed' AND t.tx_hash = $4 RETURNING ${TX_JSON} AS tx
+           WHERE t.tx_id = $1 AND t.index = $2 AND t.status = 'signed' AND t.tx_hash = $4
+           RETURNING t.broadcast_at, t.broadcast_block::text
          ), events AS (
            ${insertEventsSql("$3", "EXISTS (SELECT 1 FROM moved)")}
          )
-         SELECT (SELECT tx FROM moved) AS tx`,
+         SELECT * FROM moved`,
         [txId, index, eventRows([broadcastEvent(signed.batch, signed.tx)]), signed.tx.txHash.toLowerCase(), head],
       );
-      if (row.tx) return toReturnedTx({ tx: row.tx }, this.sealer);
+      if (row) return broadcastFrom(signed.tx, row);
     }
     return this.db.transaction(async (q) => {
       const [row] = await q.query<{ tx: TxRow | string } & BatchFactsRow>(

@@ -1,7 +1,8 @@
-import type { Batch, BatchStatus, BatchTransaction, BatchTxStatus } from "../model/batch";
+import type { Batch, BatchStatus, BatchTransaction } from "../model/batch";
 import { TtlCache } from "../cache/ttl-cache";
 import { broadcastEvent, completedEvent, endedAs, failedEvent, successEvents } from "./batch-events";
 import { hashOwnersOf, returnedTransactions, sealSigned, toBatch, TX_JSON, type BatchRow } from "./batch-rows";
+import { endedAt, preparedFrom, sentFrom, type Moved, type SendingTransaction } from "./batch-known";
 import { emitEvents, eventRows, insertEventsSql } from "./outbox";
 import type { NewEvent } from "./outbox";
 import type { Sealer } from "../crypto/sealed";
@@ -35,20 +36,23 @@ export class Batches {
     private readonly sealer: Sealer,
   ) {}
 
-  /** Stores a batch and its transactions in one statement (atomic on its own). */
+  /**
+   * Stores a batch and its transactions in one statement (atomic on its own). What this instance keeps of it for the
+   * send (justPrepared) is what it wrote, read back from the same JSON texts, with the time the row was stored.
+   */
   async create(batch: Omit<Batch, "status" | "failedIndex" | "error" | "outcome" | "createdAt">): Promise<void> {
     const [body, plan, info] = [JSON.stringify(batch.body), JSON.stringify(batch.plan), JSON.stringify(batch.info)];
     const transactions = [...batch.transactions].sort((a, b) => a.index - b.index);
-    const [row] = await this.db.query<BatchRow>(
+    const unsigned = JSON.stringify(transactions.map((t) => t.unsigned));
+    const [row] = await this.db.query<{ created_at: Date | string }>(
       `WITH batch AS (
          INSERT INTO batches (tx_id, chain_id, method, execution_mode, signer, api_key_id, status, body, plan, info)
-         VALUES ($1, $2, $3, $4, $5, $6, 'prepared', $7, $8, $9) RETURNING *
+         VALUES ($1, $2, $3, $4, $5, $6, 'prepared', $7, $8, $9) RETURNING tx_id, created_at
        ), written AS (
          INSERT INTO batch_transactions (tx_id, index, unsigned, status)
          SELECT batch.tx_id, (t.ordinality - 1)::integer, t.value, 'prepared' FROM batch, jsonb_array_elements($10::jsonb) WITH ORDINALITY AS t
-         RETURNING *
        )
-       SELECT batch.*, ${returnedTransactions("written", "batch.tx_id")} AS txs FROM batch`,
+       SELECT batch.created_at FROM batch`,
       [
         batch.txId,
         batch.chainId,
@@ -59,10 +63,14 @@ export class Batches {
         body,
         plan,
         info,
-        JSON.stringify(transactions.map((t) => t.unsigned)),
+        unsigned,
       ],
     );
-    if (row) this.justPrepared.set(batch.txId.toLowerCase(), toBatch(row, this.sealer));
+    if (row)
+      this.justPrepared.set(
+        batch.txId.toLowerCase(),
+        preparedFrom(batch, { body, plan, info, unsigned }, row.created_at, this.sealer),
+      );
   }
 
   /**
@@ -129,20 +137,22 @@ export class Batches {
    * With `credit`, the batch that moves spends one credit of that key and method, as Credits.spend does (the charge
    * row first, the balance only by the spend that charged, so a batch is charged once). The balance row is locked
    * before it is read, so two sends on the last credit cannot both move.
-   * `sent`: the batch as the statement left it (when it moved), what its run starts from. Whatever the outcome, this
+   * `sent`: the batch as the statement left it (when it moved), what its run starts from: given `prepared` (the batch
+   * read while prepared, whose rows only a move changes), built from it (batch-known.ts). Whatever the outcome, this
    * instance no longer serves the batch from memory (forSend): its status is the database's from now on.
    */
   async markSending(
     q: Queryable,
     txId: string,
-    signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
+    signed: SendingTransaction[],
     credit?: { keyId: string; method: string },
+    prepared?: Batch,
   ): Promise<Moved> {
     this.justPrepared.delete(txId.toLowerCase());
     // Reported hashes (client-broadcast) are out already: their transaction.broadcast events are written with the move.
-    if (!signed.some((s) => s.status === "broadcast")) return this.moveToSending(q, txId, signed, credit);
+    if (!signed.some((s) => s.status === "broadcast")) return this.moveToSending(q, txId, signed, credit, prepared);
     const move = async (tx: Queryable) => {
-      const result = await this.moveToSending(tx, txId, signed, credit);
+      const result = await this.moveToSending(tx, txId, signed, credit, prepared);
       const { sent } = result;
       if (sent)
         await emitEvents(
@@ -157,14 +167,17 @@ export class Batches {
   private async moveToSending(
     q: Queryable,
     txId: string,
-    signed: { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[],
+    signed: SendingTransaction[],
     credit?: { keyId: string; method: string },
+    prepared?: Batch,
   ): Promise<Moved> {
+    const known = prepared?.status === "prepared" ? prepared : undefined;
     const [row] = await q.query<
       BatchRow & {
         moved: number;
         out_of_credits: boolean;
         taken: Record<string, string> | string | null;
+        moved_at: Date | string;
       }
     >(
       `WITH taken AS (
@@ -192,10 +205,10 @@ export class Batches {
          UPDATE credit_balances SET balance = balance - 1
          WHERE key_id = $3::text AND method = $4::text AND balance > 0 AND EXISTS (SELECT 1 FROM charge)
        )
-       SELECT b.*, (SELECT count(*) FROM batch)::int AS moved,
+       SELECT ${known ? "now() AS moved_at" : `b.*, ${returnedTransactions("txs", "b.tx_id")} AS txs`},
+              (SELECT count(*) FROM batch)::int AS moved,
               ($3::text IS NOT NULL AND COALESCE((SELECT balance FROM funds), 0) <= 0) AS out_of_credits,
-              (SELECT json_object_agg(tx_hash, tx_id) FROM taken) AS taken,
-              ${returnedTransactions("txs", "b.tx_id")} AS txs
+              (SELECT json_object_agg(tx_hash, tx_id) FROM taken) AS taken
        FROM (SELECT 1) AS one LEFT JOIN batch b ON true`,
       [
         txId,
@@ -212,11 +225,12 @@ export class Batches {
         signed.flatMap((s) => (s.txHash ? [s.txHash.toLowerCase()] : [])),
       ],
     );
+    const moved = row.moved > 0;
     return {
-      moved: row.moved > 0,
+      moved,
       outOfCredits: row.out_of_credits,
       hashOwners: hashOwnersOf(row.taken),
-      ...(row.moved > 0 ? { sent: toBatch(row, this.sealer) } : {}),
+      ...(moved ? { sent: known ? sentFrom(known, signed, row.moved_at) : toBatch(row, this.sealer) } : {}),
     };
   }
 
@@ -298,8 +312,9 @@ export class Batches {
    * statement more).
    */
   async markSuccess(tx: Queryable, txId: string, lastConfirmed?: LastConfirmation, sending?: Batch): Promise<Batch> {
-    const events = sending ? eventRows(successEvents(endedAs(sending, lastConfirmed), lastConfirmed?.index)) : null;
-    const [row] = await tx.ahead<BatchRow>(
+    const ended = sending && endedAs(sending, lastConfirmed);
+    const events = ended ? eventRows(successEvents(ended, lastConfirmed?.index)) : null;
+    const [row] = await tx.ahead<BatchRow & { ended_at: Date | string }>(
       `WITH ended AS (
          UPDATE batches SET status = 'success', records_written = true, completed_at = now(), updated_at = now()
          WHERE tx_id = $1 AND status = 'sending' RETURNING *
@@ -309,7 +324,7 @@ export class Batches {
        ), events AS (
          ${insertEventsSql("$6", "EXISTS (SELECT 1 FROM ended)")}
        )
-       SELECT ended.*, ${returnedTransactions("confirmed", "ended.tx_id")} AS txs
+       SELECT ${ended ? "now() AS ended_at" : `ended.*, ${returnedTransactions("confirmed", "ended.tx_id")} AS txs`}
        FROM (SELECT 1) AS one LEFT JOIN ended ON true
        WHERE tak_assert(ended.tx_id IS NOT NULL, 'batch ' || $1 || ' is not sending: another runner ended it')`,
       [
@@ -321,9 +336,11 @@ export class Batches {
         events,
       ],
     );
+    // Given the batch as it was sending, the answer is built from it with what the statement wrote (batch-known.ts).
+    if (ended) return endedAt(ended, lastConfirmed?.index, row.ended_at);
     const batch = toBatch(row, this.sealer);
     // The method's own events follow from its onConfirmed hook, in this transaction too.
-    if (!sending) await emitEvents(tx, successEvents(batch, lastConfirmed?.index));
+    await emitEvents(tx, successEvents(batch, lastConfirmed?.index));
     return batch;
   }
 
@@ -424,12 +441,4 @@ export interface LastConfirmation {
   blockNumber: number;
   gasUsed: bigint;
   blockHash?: string;
-}
-
-/** What markSending answers: `sent`, the batch as the statement left it when it moved. */
-export interface Moved {
-  moved: boolean;
-  outOfCredits: boolean;
-  hashOwners: Map<string, string>;
-  sent?: Batch;
 }

@@ -184,7 +184,7 @@ export class SendFlow {
     const { services } = this;
     const credit = access.creditKeyId ? { keyId: access.creditKeyId, method: batch.method } : undefined;
     if (credit) await services.credits.grantPlanned(q, credit.keyId, credit.method);
-    const { sent, outOfCredits, hashOwners } = await services.batches.markSending(q, batch.txId, state, credit);
+    const { sent, outOfCredits, hashOwners } = await services.batches.markSending(q, batch.txId, state, credit, batch);
     assertHashesFree(batch, state, hashOwners);
     if (sent) return sent;
     // Only a prepared batch moves: of two concurrent sends of one txId, the second finds it moved and gets the 409.

@@ -139,7 +139,8 @@ export function scriptedSigner(stores: RunnerStores, key: BaseWallet) {
       if (options.settle && !(await options.settle.bindInSameTransaction(q)))
         throw new PaymentNotCarried("the payment is no longer reserved for this transaction");
       if (options.settle) await options.settle.recordHashInSameTransaction(q, txHash);
-      return stores.batchTransactions.setTxSigned(batch.txId, tx.index, signedRaw, txHash, q);
+      const locked = await stores.batchTransactions.lockTransaction(q, batch.txId, tx.index);
+      return stores.batchTransactions.setTxSigned(q, batch.txId, locked, signedRaw, txHash);
     });
     return { signedRaw, txHash, stored };
   };

@@ -1138,6 +1138,78 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(reread).to.deep.equal(sent);
         expect(reread.status).to.equal("sending");
       });
+
+      it("the writes that answer from what the caller holds (batch-known.ts) answer what a read then gives: marked sending (signed, reported), signed over the locked row (replaced forms kept, fees changed), ended with a broadcast never recorded", async () => {
+        const txId = randomBytes(16).toString("hex");
+        await batches.create(newBatch(txId, null));
+        const prepared = (await batches.get(txId))!;
+        const signed = [
+          {
+            index: 0,
+            signedRaw: "0x02e1",
+            txHash: hash(0x5e1).toUpperCase().replace("0X", "0x"),
+            status: "signed" as const,
+          },
+          { index: 1, signedRaw: "0x02e2", txHash: hash(0x5e2), status: "signed" as const },
+        ];
+        const { sent } = await batches.markSending(db, txId, signed, undefined, prepared);
+        expect(sent).to.deep.equal(await batches.get(txId));
+
+        const reported = randomBytes(16).toString("hex");
+        await batches.create(newBatch(reported, null));
+        const moved = await batches.markSending(
+          db,
+          reported,
+          [0, 1].map((index) => ({
+            index,
+            signedRaw: null,
+            txHash: hash(0x5100 + index),
+            status: "broadcast" as const,
+          })),
+          undefined,
+          await batches.get(reported),
+        );
+        expect(moved.sent!.transactions[0].broadcastAt).to.be.a("string");
+        expect(moved.sent).to.deep.equal(await batches.get(reported));
+
+        // Replaced once (its former form listed), then signed again over the locked row with other fees.
+        await batchTransactions.replaceSigned(
+          db,
+          txId,
+          0,
+          hash(0x5e1),
+          { signedRaw: "0x02e3", txHash: hash(0x5e3) },
+          { maxFeePerGas: 5n, maxPriorityFeePerGas: 1n },
+        );
+        const before = await batchTransactions.transaction(txId, 0);
+        const resigned = await db.transaction(async (q) => {
+          const locked = await batchTransactions.lockTransaction(q, txId, 0);
+          expect(locked).to.deep.equal(before);
+          return batchTransactions.setTxSigned(
+            q,
+            txId,
+            locked,
+            "0x02e4",
+            hash(0x5e4).toUpperCase().replace("0X", "0x"),
+            {
+              ...unsigned(7),
+              maxFeePerGas: "3000000000",
+            },
+          );
+        });
+        expect(resigned.replaced.map((r) => r.hash)).to.deep.equal([hash(0x5e1)]);
+        expect(resigned).to.deep.equal(await batchTransactions.transaction(txId, 0));
+
+        // Ended from the batch as it was sending, its last transaction's broadcast never recorded: the end's time.
+        await batchTransactions.setTxConfirmed(txId, 0, 70, 1n);
+        const sending = (await batches.get(txId))!;
+        expect(sending.transactions[1].broadcastAt).to.equal(null);
+        const ended = await db.transaction((tx) =>
+          batches.markSuccess(tx, txId, { index: 1, blockNumber: 71, gasUsed: 2n, blockHash: hash(0x571) }, sending),
+        );
+        expect(ended.transactions[1].broadcastAt).to.be.a("string");
+        expect(ended).to.deep.equal(await batches.get(txId));
+      });
     });
 
     describe("Payments", () => {
