@@ -1197,7 +1197,7 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
             },
           );
         });
-        expect(resigned.replaced.map((r) => r.hash)).to.deep.equal([hash(0x5e1)]);
+        expect(resigned.replaced?.map((r) => r.hash)).to.deep.equal([hash(0x5e1)]);
         expect(resigned).to.deep.equal(await batchTransactions.transaction(txId, 0));
 
         // Ended from the batch as it was sending, its last transaction's broadcast never recorded: the end's time.
