@@ -1256,7 +1256,24 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
 
       it("a subject is paid once while its payment is open or settled; a released payment does not block a new one; bySubject finds the open one, else the latest released", async () => {
         const subject = `send:${randomUUID()}`;
-        const first = await payments.reserve(reservation(newPayer(), subject));
+        // Mixed-case addresses and nonce, a quote with nested fields: the reservation answers the row it wrote (built
+        // from what it was given: store/payments.ts), as a read gives it, payload included.
+        const given = {
+          ...reservation(newPayer().toUpperCase().replace("0X", "0x"), subject),
+          payTo: "0x" + "Bc".repeat(20),
+          authorizationNonce: "0x" + randomBytes(32).toString("hex").toUpperCase(),
+          payload: { x402Version: 1, payload: { authorization: { from: "0xAb", value: "10000" }, signature: "0x01" } },
+          requirements: {
+            scheme: "exact",
+            amount: "10000",
+            extra: { name: "USDC", version: "2" },
+            maxTimeoutSeconds: 60,
+          },
+        };
+        const first = await payments.reserve(given);
+        const stored = (await payments.get(first.id))!;
+        expect({ ...first }).to.deep.equal({ ...stored });
+        expect(first.payload).to.deep.equal(given.payload);
         const second = await payments.reserve(reservation(newPayer(), subject)).catch((e) => e);
         expect(second).to.be.instanceOf(PaymentConflict);
         expect(second.reason).to.equal("subject_paid");
