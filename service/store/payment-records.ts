@@ -46,6 +46,74 @@ export const settlementPurpose = (id: string) => `payment-settlement:${id}`;
  * A payment row as a record. The sealed payload is opened only when `payload` is read (most reads never need it); a
  * value that cannot be opened (DATA_ENCRYPTION_KEY changed) throws then, with a reason the settlement reports.
  */
+/** The columns a reservation inserts ($1… in this order), beside its status. */
+export const RESERVED_COLUMNS = [
+  "id",
+  "subject",
+  "route",
+  "tx_id",
+  "network",
+  "asset",
+  "pay_to",
+  "amount",
+  "payer",
+  "authorization_nonce",
+  "valid_before",
+  "payload_sealed",
+  "requirements",
+] as const;
+
+/** What a reservation of `p` inserts under `id` (addresses and nonce lowercased, the quote as JSON text). */
+export function reservedRow(
+  id: string,
+  p: Pick<
+    PaymentRecord,
+    | "subject"
+    | "route"
+    | "txId"
+    | "network"
+    | "asset"
+    | "payTo"
+    | "amount"
+    | "payer"
+    | "authorizationNonce"
+    | "validBefore"
+    | "requirements"
+  >,
+  payloadSealed: string,
+): Record<(typeof RESERVED_COLUMNS)[number], string | number | null> {
+  return {
+    id,
+    subject: p.subject,
+    route: p.route,
+    tx_id: p.txId,
+    network: p.network,
+    asset: p.asset.toLowerCase(),
+    pay_to: p.payTo.toLowerCase(),
+    amount: BigInt(p.amount).toString(),
+    payer: p.payer.toLowerCase(),
+    authorization_nonce: p.authorizationNonce.toLowerCase(),
+    valid_before: p.validBefore,
+    payload_sealed: payloadSealed,
+    requirements: JSON.stringify(p.requirements),
+  };
+}
+
+/** A reservation's row as a read gives it: what it inserted (reservedRow) and the columns it leaves to their defaults. */
+export function reservedAsRead(written: ReturnType<typeof reservedRow>): Record<string, unknown> {
+  return {
+    ...written,
+    requirements: JSON.parse(written.requirements as string),
+    status: "reserved",
+    settle_tx_raw: null,
+    settle_tx_hash: null,
+    settle_tx_replaced: [],
+    settlement: null,
+    release_reason: null,
+    settle_in_operation: false,
+  };
+}
+
 export function toRecord(r: any, sealer: Sealer): PaymentRecord {
   const record = {
     id: r.id,

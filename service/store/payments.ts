@@ -2,7 +2,16 @@ import { randomUUID } from "node:crypto";
 import type { Sealer } from "../crypto/sealed";
 import { emitEvent, eventRows, insertEventsSql } from "./outbox";
 import { PAYMENT_EVENT_COLUMNS, paymentEvent, type PaymentEventRow } from "./payment-events";
-import { fieldsOf, payloadPurpose, settlementPurpose, toRecord, type PaymentRecord } from "./payment-records";
+import {
+  fieldsOf,
+  payloadPurpose,
+  RESERVED_COLUMNS,
+  reservedAsRead,
+  reservedRow,
+  settlementPurpose,
+  toRecord,
+  type PaymentRecord,
+} from "./payment-records";
 import type { Db, Queryable } from "./db";
 import type { NewPayment, PaymentStore, Settlement } from "./payment-store";
 
@@ -71,17 +80,6 @@ function settleWithEventParams(payment: PaymentRecord, settlement: Settlement, a
   return [payment.id, JSON.stringify(settlement), event ? eventRows([event]) : null];
 }
 
-/** The columns of a payment just reserved that its insert leaves to their defaults. */
-const RESERVED_DEFAULTS = {
-  status: "reserved",
-  settle_tx_raw: null,
-  settle_tx_hash: null,
-  settle_tx_replaced: [],
-  settlement: null,
-  release_reason: null,
-  settle_in_operation: false,
-};
-
 /** x402 payments and their state machine (reserved → settling → settled, or released). */
 export class Payments implements PaymentStore {
   constructor(
@@ -107,47 +105,18 @@ export class Payments implements PaymentStore {
       return await this.db.transaction(async (q) => {
         await q.write(PAYER_LOCK_SQL, [`${payer}:${asset}`]);
         // One trip with the lock and the COMMIT: whether the row was taken, or (nothing taken) the open sum that
-        // refused it. The row taken is what these values wrote, with the columns' defaults: built here, not read back.
-        const written = {
-          id,
-          subject: p.subject,
-          route: p.route,
-          tx_id: p.txId,
-          network: p.network,
-          asset,
-          pay_to: p.payTo.toLowerCase(),
-          amount: BigInt(p.amount).toString(),
-          payer,
-          authorization_nonce: p.authorizationNonce.toLowerCase(),
-          valid_before: p.validBefore,
-          payload_sealed: this.sealer.seal(JSON.stringify(p.payload), payloadPurpose(id)),
-          requirements: JSON.stringify(p.requirements),
-        };
+        // refused it. The row taken is what these values wrote (reservedRow): built here, not read back.
+        const written = reservedRow(id, p, this.sealer.seal(JSON.stringify(p.payload), payloadPurpose(id)));
         const [row] = await q.finalQuery<{ taken: boolean; open_total: string }>(
           `WITH open AS (${openSumSql("$9", "$6")}), taken AS (
-             INSERT INTO payments (id, subject, route, tx_id, network, asset, pay_to, amount, payer, authorization_nonce, valid_before, payload_sealed, requirements, status)
+             INSERT INTO payments (${RESERVED_COLUMNS.join(", ")}, status)
              SELECT $1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12,$13,'reserved' FROM open WHERE open.total + $8::numeric <= $14::numeric RETURNING id
            )
            SELECT taken.id IS NOT NULL AS taken, open.total::text AS open_total FROM open LEFT JOIN taken ON true`,
-          [
-            id,
-            written.subject,
-            written.route,
-            written.tx_id,
-            written.network,
-            asset,
-            written.pay_to,
-            written.amount,
-            payer,
-            written.authorization_nonce,
-            written.valid_before,
-            written.payload_sealed,
-            written.requirements,
-            cover.toString(),
-          ],
+          [...RESERVED_COLUMNS.map((column) => written[column]), cover.toString()],
         );
         if (!row.taken) throw new PaymentShortfall(BigInt(row.open_total), balance);
-        return this.record({ ...written, ...RESERVED_DEFAULTS, requirements: JSON.parse(written.requirements) });
+        return this.record(reservedAsRead(written));
       });
     } catch (error) {
       const e = error as { code?: string; constraint?: string; message?: string };
