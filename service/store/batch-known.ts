@@ -96,6 +96,14 @@ export function sentFrom(prepared: Batch, signed: SendingTransaction[], movedAt:
   };
 }
 
+/** The last transaction's confirmation markSuccess (or rejectConfirmed) writes with the batch's end. */
+export interface LastConfirmation {
+  index: number;
+  blockNumber: number;
+  gasUsed: bigint;
+  blockHash?: string;
+}
+
 /**
  * A batch as the statement that ends it successfully left it (`ended`: the batch as it was sending, with what that
  * statement writes: batch-events.ts endedAs), its last transaction broadcast at `at` if its broadcast was never

@@ -2,7 +2,14 @@ import type { Batch, BatchStatus, BatchTransaction } from "../model/batch";
 import { TtlCache } from "../cache/ttl-cache";
 import { broadcastEvent, completedEvent, endedAs, failedEvent, successEvents } from "./batch-events";
 import { hashOwnersOf, returnedTransactions, sealSigned, toBatch, TX_JSON, type BatchRow } from "./batch-rows";
-import { endedAt, preparedFrom, sentFrom, type Moved, type SendingTransaction } from "./batch-known";
+import {
+  endedAt,
+  preparedFrom,
+  sentFrom,
+  type LastConfirmation,
+  type Moved,
+  type SendingTransaction,
+} from "./batch-known";
 import { emitEvents, eventRows, insertEventsSql } from "./outbox";
 import type { NewEvent } from "./outbox";
 import type { Sealer } from "../crypto/sealed";
@@ -172,6 +179,8 @@ export class Batches {
     prepared?: Batch,
   ): Promise<Moved> {
     const known = prepared?.status === "prepared" ? prepared : undefined;
+    // A relayed batch (nothing signed yet) without a credit to spend: the move alone.
+    const lone = known && !signed.length && !credit;
     const [row] = await q.query<
       BatchRow & {
         moved: number;
@@ -180,7 +189,10 @@ export class Batches {
         moved_at: Date | string;
       }
     >(
-      `WITH taken AS (
+      lone
+        ? `WITH batch AS (UPDATE batches SET status = 'sending', sent_at = now(), updated_at = now() WHERE tx_id = $1 AND status = 'prepared' RETURNING 1)
+           SELECT now() AS moved_at, (SELECT count(*) FROM batch)::int AS moved, false AS out_of_credits, NULL::json AS taken`
+        : `WITH taken AS (
          SELECT o.tx_hash, o.tx_id FROM batch_transactions o WHERE o.tx_hash = ANY($5::text[]) AND o.tx_id <> $1
          UNION ALL SELECT r.tx_hash, r.tx_id FROM batch_transaction_replacements r WHERE r.tx_hash = ANY($5::text[]) AND r.tx_id <> $1
        ), funds AS (
@@ -210,20 +222,22 @@ export class Batches {
               ($3::text IS NOT NULL AND COALESCE((SELECT balance FROM funds), 0) <= 0) AS out_of_credits,
               (SELECT json_object_agg(tx_hash, tx_id) FROM taken) AS taken
        FROM (SELECT 1) AS one LEFT JOIN batch b ON true`,
-      [
-        txId,
-        JSON.stringify(
-          signed.map((s) => ({
-            index: s.index,
-            signed_raw: sealSigned(this.sealer, s.signedRaw, s.txHash),
-            tx_hash: s.txHash?.toLowerCase() ?? null,
-            status: s.status,
-          })),
-        ),
-        credit?.keyId ?? null,
-        credit?.method ?? null,
-        signed.flatMap((s) => (s.txHash ? [s.txHash.toLowerCase()] : [])),
-      ],
+      lone
+        ? [txId]
+        : [
+            txId,
+            JSON.stringify(
+              signed.map((s) => ({
+                index: s.index,
+                signed_raw: sealSigned(this.sealer, s.signedRaw, s.txHash),
+                tx_hash: s.txHash?.toLowerCase() ?? null,
+                status: s.status,
+              })),
+            ),
+            credit?.keyId ?? null,
+            credit?.method ?? null,
+            signed.flatMap((s) => (s.txHash ? [s.txHash.toLowerCase()] : [])),
+          ],
     );
     const moved = row.moved > 0;
     return {
@@ -433,12 +447,4 @@ const ASSERTION_FAILED = "TK001";
 /** The error Batches.markSuccess fails with when another runner (or instance) had ended the batch. */
 export function endedElsewhere(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === ASSERTION_FAILED;
-}
-
-/** The last transaction's confirmation markSuccess (or rejectConfirmed) writes with the batch's end. */
-export interface LastConfirmation {
-  index: number;
-  blockNumber: number;
-  gasUsed: bigint;
-  blockHash?: string;
 }

@@ -103,7 +103,8 @@ export class Payments implements PaymentStore {
     const cover = balance ?? BigInt(p.amount);
     try {
       return await this.db.transaction(async (q) => {
-        await q.write(PAYER_LOCK_SQL, [`${payer}:${asset}`]);
+        // On the embedded database one connection runs every transaction after the other: nothing interleaves.
+        if (this.db.kind === "postgres") await q.write(PAYER_LOCK_SQL, [`${payer}:${asset}`]);
         // One trip with the lock and the COMMIT: whether the row was taken, or (nothing taken) the open sum that
         // refused it. The row taken is what these values wrote (reservedRow): built here, not read back.
         const written = reservedRow(id, p, this.sealer.seal(JSON.stringify(p.payload), payloadPurpose(id)));

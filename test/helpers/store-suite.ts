@@ -1172,6 +1172,19 @@ export function describeStore(label: string, open: () => Promise<Db>, cleanup?: 
         expect(moved.sent!.transactions[0].broadcastAt).to.be.a("string");
         expect(moved.sent).to.deep.equal(await batches.get(reported));
 
+        // Relayed (nothing signed yet), no credit: the move alone; a second move from the same prepared copy finds it moved.
+        const relayed = randomBytes(16).toString("hex");
+        await batches.create(newBatch(relayed, null));
+        const stale = (await batches.get(relayed))!;
+        const alone = await batches.markSending(db, relayed, [], undefined, stale);
+        expect(alone.sent).to.deep.equal(await batches.get(relayed));
+        expect(alone.sent!.status).to.equal("sending");
+        expect(await batches.markSending(db, relayed, [], undefined, stale)).to.deep.equal({
+          moved: false,
+          outOfCredits: false,
+          hashOwners: new Map(),
+        });
+
         // Replaced once (its former form listed), then signed again over the locked row with other fees.
         await batchTransactions.replaceSigned(
           db,
