@@ -17,8 +17,9 @@ import { typeName } from "../wire/fields";
 import type { Queryable } from "../store/db";
 import { isValidReplacement, type Fees } from "../chains/fee-bump";
 import { feesOf, reportedMismatch } from "./transaction-facts";
-import type { Batch, BatchTransaction, BatchTxStatus } from "../model/batch";
+import type { Batch, BatchTransaction } from "../model/batch";
 import type { Stores } from "../store/stores";
+import type { SendingTransaction } from "../store/batch-known";
 import type { Config } from "../config";
 
 /** What a send's checks read. */
@@ -247,10 +248,7 @@ export function reportable(batch: Batch): boolean {
 }
 
 /** What to write for each transaction when a client-signed or client-broadcast batch starts sending. */
-export function sendingState(
-  batch: Batch,
-  request: SendRequest,
-): { index: number; signedRaw: string | null; txHash: string | null; status: BatchTxStatus }[] {
+export function sendingState(batch: Batch, request: SendRequest): SendingTransaction[] {
   if (request.kind === "signed") {
     return verifySignedTransactions(batch, request.signedTransactions, undefined, request.oneString).map((s) => ({
       ...s,
