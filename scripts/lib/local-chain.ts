@@ -1,7 +1,7 @@
 import type { EIP1193Provider, HardhatNetworkConfig, HardhatRuntimeEnvironment } from "hardhat/types";
 import { createProvider } from "hardhat/internal/core/providers/construction";
 import { JsonRpcServer } from "hardhat/internal/hardhat-network/jsonrpc/server";
-
+import { callsInOrder } from "./calls-in-order";
 import { MULTICALL3_ADDRESS } from "../../service/chains/networks";
 
 /** An in-process Hardhat chain with a chosen chain id, served over JSON-RPC on 127.0.0.1. */
@@ -112,7 +112,8 @@ export async function startLocalChain(hre: HardhatRuntimeEnvironment, options: L
   // Real chains have Multicall3 at its canonical address; give local chains the same.
   const multicall = await hre.artifacts.readArtifact("Multicall3");
   await provider.request({ method: "hardhat_setCode", params: [MULTICALL3_ADDRESS, multicall.deployedBytecode] });
-  const server = new JsonRpcServer({ hostname, port: options.port ?? 0, provider });
+  // A batch's calls answered in order, as geth answers them (a receipt asked after a send sees what the send mined).
+  const server = new JsonRpcServer({ hostname, port: options.port ?? 0, provider: callsInOrder(provider) });
   const address = await server.listen();
   let idleTimer: NodeJS.Timeout | undefined;
   const chain: LocalChain = {

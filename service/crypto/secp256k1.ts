@@ -2,6 +2,7 @@ import {
   computeAddress,
   getBytes,
   hexlify,
+  keccak256,
   recoverAddress,
   Signature,
   Transaction,
@@ -45,6 +46,21 @@ export function recoverSigner(digest: string | Uint8Array, signature: SignatureL
   const compact = getBytes(sig.r + sig.s.slice(2));
   const publicKey = native.ecdsaRecover(compact, sig.yParity, getBytes(digest), false);
   return computeAddress("0x" + Buffer.from(publicKey).toString("hex"));
+}
+
+/**
+ * The lowercase address whose key made signature `rs` (r ‖ s, 64 bytes) with parity `yParity` over `digest`, recovered
+ * natively; undefined without the native build or when no key can have made it (the caller asks ethers instead, for
+ * its answer or its refusal). ethers refuses an s in the upper half of 256 bits (its "non-canonical s"): so does this.
+ */
+export function recoverNatively(digest: Uint8Array, rs: Uint8Array, yParity: 0 | 1): string | undefined {
+  if (!native || rs.length !== 64 || rs[32] >= 0x80) return undefined;
+  try {
+    const publicKey = native.ecdsaRecover(rs, yParity, digest, false);
+    return "0x" + keccak256(publicKey.subarray(1)).slice(26);
+  } catch {
+    return undefined;
+  }
 }
 
 /**

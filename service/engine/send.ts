@@ -2,7 +2,8 @@ import { Transaction, keccak256 } from "ethers";
 import type { Chain } from "../chains/registry";
 import { z } from "zod";
 import { checksumAddress } from "../crypto/checksum-address";
-import { recoverSigner } from "../crypto/secp256k1";
+import { decodeSigned, unsignedDigest } from "../crypto/eip1559";
+import { recoverNatively, recoverSigner } from "../crypto/secp256k1";
 import {
   badSignature,
   conflicting,
@@ -17,7 +18,7 @@ import { typeName } from "../wire/fields";
 import type { Queryable } from "../store/db";
 import { isValidReplacement, type Fees } from "../chains/fee-bump";
 import { feesOf, reportedMismatch } from "./transaction-facts";
-import type { Batch, BatchTransaction } from "../model/batch";
+import type { Batch, BatchTransaction, UnsignedTransaction } from "../model/batch";
 import type { Stores } from "../store/stores";
 import type { SendingTransaction } from "../store/batch-known";
 import type { Config } from "../config";
@@ -134,6 +135,8 @@ export function verifySignedTransactions(
   }
   return prepared.map((twin, index) => {
     const raw = signed[index];
+    const feeCeiling = feeCeilingOf(twin.unsigned, feeCeilingBase);
+    if (matchesPlainly(raw, twin.unsigned, feeCeiling)) return { index, signedRaw: raw, txHash: keccak256(raw) };
     let tx: Transaction;
     try {
       tx = Transaction.from(raw);
@@ -170,11 +173,6 @@ export function verifySignedTransactions(
     for (const [field, want, got] of checks) {
       if (want !== got) throw mismatch(index, field, want, got);
     }
-    // A wallet may re-price fees (the chain moved since prepare), within a bound: never above FEE_CEILING_FACTOR × the
-    // prepared maxFeePerGas, and a priority fee no higher than the max fee. Lower fees are the signer's own risk.
-    const prepared = BigInt(expected.maxFeePerGas);
-    const feeCeiling =
-      (feeCeilingBase !== undefined && feeCeilingBase > prepared ? feeCeilingBase : prepared) * FEE_CEILING_FACTOR;
     if ((tx.maxFeePerGas ?? 0n) > feeCeiling)
       throw mismatch(index, "maxFeePerGas", `at most ${feeCeiling}`, tx.maxFeePerGas);
     if ((tx.maxPriorityFeePerGas ?? 0n) > (tx.maxFeePerGas ?? 0n)) {
@@ -186,6 +184,39 @@ export function verifySignedTransactions(
       throw invalid(`signedTransactions[${index}] is not canonically encoded`, { transactionIndex: index });
     return { index, signedRaw: raw, txHash: keccak256(raw) };
   });
+}
+
+/**
+ * A wallet may re-price fees (the chain moved since prepare), within a bound: never above FEE_CEILING_FACTOR × the
+ * prepared maxFeePerGas (or `base`, when higher), and a priority fee no higher than the max fee. Lower fees are the
+ * signer's own risk.
+ */
+function feeCeilingOf(expected: UnsignedTransaction, base: bigint | undefined): bigint {
+  const prepared = BigInt(expected.maxFeePerGas);
+  return (base !== undefined && base > prepared ? base : prepared) * FEE_CEILING_FACTOR;
+}
+
+/**
+ * Whether `raw` passes every check of verifySignedTransactions, decided without ethers for the common case: a plain
+ * type-2 transaction in the canonical encoding (decodeSigned), recovered natively. False means "not decided here":
+ * ethers decodes it again and finds what differs, or accepts what only it can read.
+ */
+function matchesPlainly(raw: string, expected: UnsignedTransaction, feeCeiling: bigint): boolean {
+  const decoded = decodeSigned(raw);
+  if (!decoded) return false;
+  const { fields } = decoded;
+  const signer = recoverNatively(unsignedDigest(fields), decoded.rs, decoded.yParity);
+  return (
+    signer === expected.from.toLowerCase() &&
+    fields.chainId === BigInt(expected.chainId) &&
+    fields.nonce === BigInt(expected.nonce) &&
+    fields.to.toLowerCase() === expected.to.toLowerCase() &&
+    fields.value === BigInt(expected.value) &&
+    "0x" + fields.data.toString("hex") === expected.data.toLowerCase() &&
+    fields.gasLimit === BigInt(expected.gasLimit) &&
+    fields.maxFeePerGas <= feeCeiling &&
+    fields.maxPriorityFeePerGas <= fields.maxFeePerGas
+  );
 }
 
 /** Loads a batch for sending, or explains why it cannot be sent (unknown, pending, already done). */
