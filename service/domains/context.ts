@@ -43,4 +43,11 @@ export interface DomainContext<S = DomainServices> {
   services: S;
   chain: Chain;
   apiKey?: ApiKeyRecord;
+  /**
+   * Given by a prepare: takes a pre-check that reads the chain and decides nothing the plan builds on (the signer
+   * holds a role), to run beside the rest of the plan and the gas estimates instead of before them. The prepare awaits
+   * it before it answers, and its refusal comes before anything else the plan or the build found. Absent, the caller
+   * awaits the check where it makes it.
+   */
+  deferCheck?: (check: Promise<void>) => void;
 }

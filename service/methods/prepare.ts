@@ -59,8 +59,9 @@ export function chainFor(services: PrepareServices, method: MethodDefinition, bo
  * The prepare half of a write up to the point where it could be stored: resolve the chain, settle who signs (the
  * body's signer, which the operator must have whitelisted for the caller's key, or for every key, or the service's
  * relayer), let the method plan its calls
- * (its pre-checks read the chain) and build the unsigned transactions. Everything a client could get wrong is found
- * here, before anyone is asked to pay.
+ * (its pre-checks read the chain; one that decides nothing the plan builds on, the signer's role, it may defer to run
+ * beside the gas estimates: DomainContext.deferCheck) and build the unsigned transactions. Everything a client could
+ * get wrong is found here, before anyone is asked to pay.
  */
 export async function planBatch(services: PrepareServices, input: PrepareInput): Promise<PlannedBatch> {
   const { method, body, apiKey, executionMode } = input;
@@ -82,10 +83,11 @@ export async function planBatch(services: PrepareServices, input: PrepareInput):
       provisionalNonce: relayed ? services.walletNonces.provisional(chain.chainId, who) : undefined,
     });
   const early = buildReads(signer);
+  const deferred = deferredChecks();
   // The whitelist check and the method's own checks are independent reads: run together, the whitelist answers first.
   const [allowed, planned] = await Promise.allSettled([
     relayed || services.signers.isAllowed(signer, apiKey?.id),
-    method.plan({ services, chain, apiKey, signer, executionMode }, body),
+    method.plan({ services, chain, apiKey, signer, executionMode, deferCheck: deferred.add }, body),
   ]);
   if (allowed.status === "rejected") throw allowed.reason;
   if (!allowed.value) {
@@ -98,12 +100,21 @@ export async function planBatch(services: PrepareServices, input: PrepareInput):
       },
     );
   }
-  if (planned.status === "rejected") throw planned.reason;
+  if (planned.status === "rejected") {
+    await deferred.passed();
+    throw planned.reason;
+  }
   const plan = planned.value;
-  const transactions = await buildTransactions(chain, plan.calls, readsFor(early, plan.signer, buildReads), {
-    gasLimit: body.gasLimit === undefined ? undefined : BigInt(body.gasLimit),
-    relayed,
-  });
+  const [checked, built] = await Promise.allSettled([
+    deferred.passed(),
+    buildTransactions(chain, plan.calls, readsFor(early, plan.signer, buildReads), {
+      gasLimit: body.gasLimit === undefined ? undefined : BigInt(body.gasLimit),
+      relayed,
+    }),
+  ]);
+  if (checked.status === "rejected") throw checked.reason;
+  if (built.status === "rejected") throw built.reason;
+  const transactions = built.value;
   const info = {
     method: method.name,
     chainId: chain.chainId,
@@ -123,6 +134,23 @@ export async function planBatch(services: PrepareServices, input: PrepareInput):
     transactions,
     info,
     record: plan.record ?? {},
+  };
+}
+
+/**
+ * The pre-checks a plan deferred (DomainContext.deferCheck): `passed` settles when every one has, and refuses with the
+ * first one, in the order they were made, that refused.
+ */
+function deferredChecks() {
+  const checks: Promise<void>[] = [];
+  return {
+    add: (check: Promise<void>) => {
+      check.catch(() => undefined); // awaited by passed(); a prepare refused before it must not leave it unhandled
+      checks.push(check);
+    },
+    passed: async () => {
+      for (const check of checks) await check;
+    },
   };
 }
 

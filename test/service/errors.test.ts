@@ -124,6 +124,21 @@ describe("errors: the error answers clients rely on, bad bodies and send mismatc
         /does not hold WHITELISTER.*only the tokenizer \(0x[0-9a-fA-F]{40}\) or an agent it granted/,
       );
     });
+    it("that refusal comes first although the role is checked beside the rest of the plan (an e-mail with no known wallet)", async () => {
+      const body = {
+        ...whitelistBody(stranger.address),
+        userToWhitelist: [{ investorEmail: "nobody-known@errors.test", whitelistStatus: true }],
+      };
+      // The tokenizer as signer: the plan's own refusal of the e-mail.
+      const planRefusal = await api.post("/prepare-transactions", { ...body, signerAddress: issuer.address });
+      expect(planRefusal.status).to.be.within(400, 499);
+      expect(planRefusal.body.error.message).to.not.match(/does not hold/);
+      expectError(
+        await api.post("/prepare-transactions", { ...body, signerAddress: sandbox.accounts[2].address }),
+        400,
+        /does not hold WHITELISTER/,
+      );
+    });
   });
 
   describe("bad bodies", () => {

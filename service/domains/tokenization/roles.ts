@@ -67,10 +67,20 @@ export async function tokenForRoleHolder(
   // An agent's own key reaches the token through a role granted to its signer. The tokenizer's roles are implicit:
   // they never open the token to another key (a key acts on its own tokenizer's tokens, wire-conventions rule 4).
   const isTokenizer = signer.toLowerCase() === token.tokenizerAddress.toLowerCase();
-  if ((found.keyMayUse || !isTokenizer) && (await holdsTokenRole(ctx, token, role, signer))) return token;
-  if (!found.keyMayUse) throw forbidden("Unauthorized token symbol", { tokenSymbol: symbol });
-  throw preflightError(
-    `signerAddress ${signer} does not hold ${role} on ${symbol}: only the tokenizer (${token.tokenizerAddress}) or an agent it granted ${role} may ${TOKEN_ROLES[role].allows}`,
-    { field: "signerAddress", role, tokenizer: token.tokenizerAddress },
-  );
+  if (!found.keyMayUse) {
+    if (!isTokenizer && (await holdsTokenRole(ctx, token, role, signer))) return token;
+    throw forbidden("Unauthorized token symbol", { tokenSymbol: symbol });
+  }
+  // The key's own token: the plan may go on while the chain answers (a key that may not see the token learns nothing
+  // more of it than the refusal, so its check above is awaited first).
+  const held = holdsTokenRole(ctx, token, role, signer).then((holds) => {
+    if (holds) return;
+    throw preflightError(
+      `signerAddress ${signer} does not hold ${role} on ${symbol}: only the tokenizer (${token.tokenizerAddress}) or an agent it granted ${role} may ${TOKEN_ROLES[role].allows}`,
+      { field: "signerAddress", role, tokenizer: token.tokenizerAddress },
+    );
+  });
+  if (ctx.deferCheck) ctx.deferCheck(held);
+  else await held;
+  return token;
 }
