@@ -16,7 +16,7 @@ const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "obj
  * `tokenSymbol is required. Received unknown parameter: tokenSymbl. Did you mean tokenSymbol?` Otherwise `error`.
  * `known` holds the fields the route knows (a known field is never taken for a misspelling).
  */
-export function withMisspellingHint(error: unknown, input: unknown, known: Set<string> = new Set()): unknown {
+export function withMisspellingHint(error: unknown, input: unknown, known: ReadonlySet<string> = new Set()): unknown {
   if (!(error instanceof ApiError) || error.code !== "BAD_REQUEST" || !error.param) return error;
   const path = error.param.split(".");
   if (valueAt(input, path) !== undefined) return error;

@@ -41,8 +41,18 @@ export function closestName(given: string, candidates: Iterable<string>): string
   return best?.name;
 }
 
+/** knownKeys' answers by schema: a schema does not change once built, and a union of every method's is slow to walk. */
+const knownKeysOf = new WeakMap<ZodType, ReadonlySet<string>>();
+
 /** The field names a zod schema knows at its top level (objects, and every branch of unions and intersections). */
-export function knownKeys(schema: ZodType | undefined): Set<string> {
+export function knownKeys(schema: ZodType | undefined): ReadonlySet<string> {
+  if (!schema) return new Set();
+  let keys = knownKeysOf.get(schema);
+  if (!keys) knownKeysOf.set(schema, (keys = walkKeys(schema)));
+  return keys;
+}
+
+function walkKeys(schema: ZodType): Set<string> {
   const keys = new Set<string>();
   const seen = new Set<unknown>();
   const walk = (s: unknown) => {
