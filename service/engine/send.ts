@@ -1,9 +1,7 @@
-import { Transaction, keccak256 } from "ethers";
+import { keccak256 } from "ethers";
 import type { Chain } from "../chains/registry";
 import { z } from "zod";
 import { checksumAddress } from "../crypto/checksum-address";
-import { decodeSigned, unsignedDigest } from "../crypto/eip1559";
-import { recoverNatively, recoverSigner } from "../crypto/secp256k1";
 import {
   badSignature,
   conflicting,
@@ -18,7 +16,8 @@ import { typeName } from "../wire/fields";
 import type { Queryable } from "../store/db";
 import { isValidReplacement, type Fees } from "../chains/fee-bump";
 import { feesOf, reportedMismatch } from "./transaction-facts";
-import type { Batch, BatchTransaction, UnsignedTransaction } from "../model/batch";
+import { readPlainly, readWithEthers } from "./signed-facts";
+import type { Batch, BatchTransaction } from "../model/batch";
 import type { Stores } from "../store/stores";
 import type { SendingTransaction } from "../store/batch-known";
 import type { Config } from "../config";
@@ -135,88 +134,44 @@ export function verifySignedTransactions(
   }
   return prepared.map((twin, index) => {
     const raw = signed[index];
-    const feeCeiling = feeCeilingOf(twin.unsigned, feeCeilingBase);
-    if (matchesPlainly(raw, twin.unsigned, feeCeiling)) return { index, signedRaw: raw, txHash: keccak256(raw) };
-    let tx: Transaction;
-    try {
-      tx = Transaction.from(raw);
-    } catch {
-      throw invalid(`signedTransactions[${index}] is not a serialized transaction`, { transactionIndex: index });
-    }
-    if (!tx.signature) throw invalid(`signedTransactions[${index}] is not signed`, { transactionIndex: index });
-    let from: string;
-    try {
-      from = recoverSigner(tx.unsignedHash, tx.signature);
-    } catch {
-      throw badSignature(`signedTransactions[${index}] has a signature no key can have made`, {
-        transactionIndex: index,
-      });
-    }
+    const tx = readPlainly(raw) ?? readWithEthers(raw, index);
     const expected = twin.unsigned;
-    if (checksumAddress(from) !== checksumAddress(expected.from)) {
-      throw badSignature(`signedTransactions[${index}] is signed by ${from}, not by ${expected.from}`, {
+    if (checksumAddress(tx.from) !== checksumAddress(expected.from)) {
+      throw badSignature(`signedTransactions[${index}] is signed by ${tx.from}, not by ${expected.from}`, {
         transactionIndex: index,
         expectedSigner: expected.from,
-        actualSigner: from,
+        actualSigner: tx.from,
       });
     }
     const checks: [string, unknown, unknown][] = [
       ["type", expected.type, tx.type],
       ["chainId", BigInt(expected.chainId), tx.chainId],
       ["nonce", expected.nonce, tx.nonce],
-      ["to", expected.to.toLowerCase(), (tx.to ?? "").toLowerCase()],
+      ["to", expected.to.toLowerCase(), tx.to.toLowerCase()],
       ["value", BigInt(expected.value), tx.value],
       ["data", expected.data.toLowerCase(), tx.data.toLowerCase()],
       ["gasLimit", BigInt(expected.gasLimit), tx.gasLimit],
-      ["accessList", 0, tx.accessList?.length ?? 0],
+      ["accessList", 0, tx.accessListLength],
     ];
     for (const [field, want, got] of checks) {
       if (want !== got) throw mismatch(index, field, want, got);
     }
-    if ((tx.maxFeePerGas ?? 0n) > feeCeiling)
-      throw mismatch(index, "maxFeePerGas", `at most ${feeCeiling}`, tx.maxFeePerGas);
-    if ((tx.maxPriorityFeePerGas ?? 0n) > (tx.maxFeePerGas ?? 0n)) {
+    // A wallet may re-price fees (the chain moved since prepare), within a bound: never above FEE_CEILING_FACTOR × the
+    // prepared maxFeePerGas, and a priority fee no higher than the max fee. Lower fees are the signer's own risk.
+    const preparedFee = BigInt(expected.maxFeePerGas);
+    const feeCeiling =
+      (feeCeilingBase !== undefined && feeCeilingBase > preparedFee ? feeCeilingBase : preparedFee) *
+      FEE_CEILING_FACTOR;
+    if (tx.maxFeePerGas > feeCeiling) throw mismatch(index, "maxFeePerGas", `at most ${feeCeiling}`, tx.maxFeePerGas);
+    if (tx.maxPriorityFeePerGas > tx.maxFeePerGas) {
       throw mismatch(index, "maxPriorityFeePerGas", `at most maxFeePerGas ${tx.maxFeePerGas}`, tx.maxPriorityFeePerGas);
     }
     // The chain names a transaction by the hash of the bytes it was sent; ethers names it by the hash of its own
     // re-encoding. The two agree only for the canonical encoding.
-    if (tx.serialized !== raw.toLowerCase())
+    if (!tx.canonical)
       throw invalid(`signedTransactions[${index}] is not canonically encoded`, { transactionIndex: index });
     return { index, signedRaw: raw, txHash: keccak256(raw) };
   });
-}
-
-/**
- * A wallet may re-price fees (the chain moved since prepare), within a bound: never above FEE_CEILING_FACTOR × the
- * prepared maxFeePerGas (or `base`, when higher), and a priority fee no higher than the max fee. Lower fees are the
- * signer's own risk.
- */
-function feeCeilingOf(expected: UnsignedTransaction, base: bigint | undefined): bigint {
-  const prepared = BigInt(expected.maxFeePerGas);
-  return (base !== undefined && base > prepared ? base : prepared) * FEE_CEILING_FACTOR;
-}
-
-/**
- * Whether `raw` passes every check of verifySignedTransactions, decided without ethers for the common case: a plain
- * type-2 transaction in the canonical encoding (decodeSigned), recovered natively. False means "not decided here":
- * ethers decodes it again and finds what differs, or accepts what only it can read.
- */
-function matchesPlainly(raw: string, expected: UnsignedTransaction, feeCeiling: bigint): boolean {
-  const decoded = decodeSigned(raw);
-  if (!decoded) return false;
-  const { fields } = decoded;
-  const signer = recoverNatively(unsignedDigest(fields), decoded.rs, decoded.yParity);
-  return (
-    signer === expected.from.toLowerCase() &&
-    fields.chainId === BigInt(expected.chainId) &&
-    fields.nonce === BigInt(expected.nonce) &&
-    fields.to.toLowerCase() === expected.to.toLowerCase() &&
-    fields.value === BigInt(expected.value) &&
-    "0x" + fields.data.toString("hex") === expected.data.toLowerCase() &&
-    fields.gasLimit === BigInt(expected.gasLimit) &&
-    fields.maxFeePerGas <= feeCeiling &&
-    fields.maxPriorityFeePerGas <= fields.maxFeePerGas
-  );
 }
 
 /** Loads a batch for sending, or explains why it cannot be sent (unknown, pending, already done). */
